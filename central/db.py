@@ -1,0 +1,52 @@
+"""The office database: one SQLAlchemy ``MetaData`` every central module adds its tables to, and the
+engine factory (SQLite by default, PostgreSQL in production; the same code and migrations).
+
+Events are append-only and keep the gate's MAC; everything else is derived from them and can be
+rebuilt. Table modules: ``central.ledger.schema`` (events, dead letters, gate sequences, shifts,
+statements), ``central.registry.schema``, ``central.rotation.schema``... Alembic (``central/migrations``)
+sees them all through ``central.db.load_all_tables()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from sqlalchemy import MetaData, create_engine, event
+from sqlalchemy.engine import Engine
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+metadata = MetaData(naming_convention=NAMING)
+
+TABLE_MODULES: list[str] = []  # filled as modules land, e.g. "central.ledger.schema"
+
+
+def load_all_tables() -> MetaData:
+    """Import every table module so ``metadata`` knows all tables; return it."""
+    for name in TABLE_MODULES:
+        importlib.import_module(name)
+    return metadata
+
+
+def make_engine(url: str, **kwargs) -> Engine:
+    """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``).
+
+    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection.
+    """
+    engine = create_engine(url, **kwargs)
+    if engine.dialect.name == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record):  # pragma: no cover - trivial
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=FULL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+    return engine

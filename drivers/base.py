@@ -1,0 +1,75 @@
+"""The reader interface (STYLE.md 5): one method that yields ``CardRead``, ``close()``, context manager.
+
+A ``CardRead`` is what a reader saw: the canonical UID, the reader's id and kind (``control`` for the
+control-card reader, ``badge`` for the badge reader), the monotonic clock in nanoseconds
+(``time.monotonic_ns()``) and the wall clock as an aware UTC datetime, both taken when the read
+completed. Readers also report faults and recoveries through an optional ``on_status`` callback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+from collections.abc import Callable, Iterator
+from typing import Protocol, runtime_checkable
+
+from portgate.records import ReaderKind
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CardRead:
+    """One card presentation seen by one reader.
+
+    ``uid``: canonical upper-case hex (``portgate.uid.canonical_uid``). ``mono_ns``: monotonic clock
+    reading in ns. ``wall``: aware UTC datetime.
+    """
+
+    uid: str
+    reader_id: str
+    kind: ReaderKind
+    mono_ns: int
+    wall: dt.datetime
+
+    def __post_init__(self) -> None:
+        if self.wall.tzinfo is None:
+            raise ValueError("CardRead.wall must be an aware datetime")
+
+
+class ReaderState(enum.StrEnum):
+    """Reader lifecycle reported through ``on_status`` (faults become events and metrics)."""
+
+    ABSENT = "absent"  # device or daemon not there; retrying with back-off
+    READY = "ready"  # reader present, waiting for a card
+    FAULT = "fault"  # an error happened; detail in the status message
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReaderStatus:
+    reader_id: str
+    state: ReaderState
+    detail: str = ""
+
+
+StatusCallback = Callable[[ReaderStatus], None]
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """A card reader. ``reads()`` blocks and yields reads until ``close()`` is called.
+
+    ``reads()`` never raises a vendor exception: faults are reported via the status callback given to
+    the constructor and the reader recovers by itself. ``close()`` may be called from another thread
+    and makes ``reads()`` return.
+    """
+
+    reader_id: str
+    kind: ReaderKind
+
+    def reads(self) -> Iterator[CardRead]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Reader: ...
+
+    def __exit__(self, *exc: object) -> None: ...

@@ -1,0 +1,1 @@
+"""Gate rules G1-G11 (RULES.md), pure. ``decide`` lives in ``edge.rules.engine``."""

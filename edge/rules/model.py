@@ -1,0 +1,147 @@
+"""The seam between the gate's pure rules engine and everything around it.
+
+``edge.rules.decide(view, presentation, now, rulebook) -> Decision`` (implemented in
+``edge.rules.engine``) is a pure function: everything it needs comes in through these types. The
+local SQLite store (``edge.store``) and the in-memory replay view (``edge.replay``) both implement
+``GateView``. Nothing here reads a clock, a database or a socket (STYLE.md 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+from collections.abc import Sequence
+from typing import Protocol
+
+from portgate.records import Card, EscalaEntry, Worker
+
+
+class Outcome(enum.StrEnum):
+    ADMIT = "admit"
+    EXIT = "exit"
+    DENY = "deny"
+    INSPECTOR = "inspector"  # an inspector card opened inspector mode (G10); not a boarding
+
+
+class Flag(enum.StrEnum):
+    """Flags raised for the union inspector / the office. Value = wire text."""
+
+    RETAIN_CARD = "RETAIN_CARD"  # G2
+    BORROWED_CARD = "BORROWED_CARD"  # G4
+    DOUBLE_ASSIGNMENT = "DOUBLE_ASSIGNMENT"  # G5
+    NOT_DISPATCHED = "NOT_DISPATCHED"  # G6
+    ROTATION_JUMP = "ROTATION_JUMP"  # G6
+    REST_SHORT = "REST_SHORT"  # G7 (warn mode)
+    STALE_DATA = "STALE_DATA"  # G8
+    CLOCK_UNTRUSTED = "CLOCK_UNTRUSTED"  # G8
+    NO_ENTRY = "NO_ENTRY"  # G9
+    CONFISCATE = "CONFISCATE"  # G10: this read confiscated the card
+    COVERAGE_GAP = "COVERAGE_GAP"  # G11
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OpenShift:
+    """A shift that is open (admitted, not exited): at this gate, or elsewhere as relayed by the
+    office's presence messages. Times are aware UTC."""
+
+    registration: str
+    gate_id: str
+    ship: str
+    admitted_at: dt.datetime
+    dispatch: EscalaEntry | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class InspectorSession:
+    """Inspector mode (G10) opened by an inspector card; valid until ``until_mono_ns``."""
+
+    inspector_uid: str
+    inspector_registration: str
+    until_mono_ns: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Presentation:
+    """What the gate loop hands the engine for one decision, after debounce and pairing.
+
+    ``uid`` and ``reader_kind`` are the read being decided (canonical UID text, or the raw text if
+    the reader produced something that is not a valid UID). ``badge_uid``/``badge_mono_ns`` is the
+    badge read paired with a control card inside the pairing window, if any (G4). ``mono_ns`` is the
+    monotonic clock at the read.
+    """
+
+    uid: str
+    reader_id: str
+    reader_kind: str  # "control" | "badge"
+    mono_ns: int
+    badge_uid: str | None = None
+    badge_mono_ns: int | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Now:
+    """The clock as the gate knows it: aware UTC wall time, monotonic ns, and whether the wall
+    clock is NTP-synchronised (G8)."""
+
+    wall: dt.datetime
+    mono_ns: int
+    clock_trusted: bool = True
+
+
+class GateView(Protocol):
+    """Read-only view of the gate's local state used by the rules. All times aware UTC."""
+
+    gate_id: str
+    ship: str | None  # IMO of the ship this gate serves today, if configured
+
+    def card(self, uid: str) -> Card | None: ...
+
+    def worker(self, registration: str) -> Worker | None: ...
+
+    def dispatches(self, registration: str, around: dt.datetime) -> Sequence[EscalaEntry]:
+        """Escala entries of this worker (any gate/ship) whose local date is within a day of
+        ``around``."""
+        ...
+
+    def gate_dispatches(self, around: dt.datetime) -> Sequence[EscalaEntry]:
+        """Escala entries for this gate within a day of ``around`` (for ROTATION_JUMP, G11)."""
+        ...
+
+    def open_shift(self, registration: str) -> OpenShift | None:
+        """This worker's open shift at any gate (local, or from relayed presence), or None."""
+        ...
+
+    def last_shift_end(self, registration: str) -> dt.datetime | None:
+        """End of this worker's previous shift (exit time), for the rest rule G7."""
+        ...
+
+    def pending_flags(self, uid: str) -> Sequence[str]:
+        """Flags raised on this card by earlier decisions today (for the G10 confiscation reason)."""
+        ...
+
+    def data_updated_at(self) -> dt.datetime | None:
+        """When the older of the roster and escala copies was last updated (G8)."""
+        ...
+
+    def inspector_session(self) -> InspectorSession | None: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decision:
+    """The engine's answer. ``rules_failed`` lists every failed rule id (not just the first), in
+    rule order; ``message_pt``/``message_en`` name the reasons in plain words for the watchman."""
+
+    outcome: Outcome
+    rules_failed: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
+    message_pt: str = ""
+    message_en: str = ""
+    registration: str | None = None
+    card_kind: str | None = None
+    dispatch: EscalaEntry | None = None  # the escala entry admitted/exited against
+    badge_registration: str | None = None
+    confiscate: bool = False  # G10: block this card locally at once and send ahead of others
+    confiscation_reason: str | None = None  # the flag that motivated it
+    confiscation_article: str | None = None
+    opens_inspector_session: bool = False

@@ -1,0 +1,88 @@
+"""The ``portgate`` command. Sub-commands live in their own modules and are imported lazily, so a
+gate does not import the office's database code and vice versa.
+
+To add a command: write a ``click.Command`` or ``click.Group`` in its module and add one line to
+``COMMANDS`` (name -> "module:attribute").
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from portgate.errors import PortgateError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: ("module:attribute", one-line help shown in `portgate --help`)
+    "demo": ("portgate.demo.cli:demo", "Run a whole port day on this machine (real broker, readers)."),
+    "edge": ("edge.cli:edge", "Run or inspect a gate (the gangway device)."),
+    "replay": ("edge.cli:replay", "Replay taps.csv through the gate rules; one JSON line per read."),
+    "central": ("central.cli:central", "Run the office: MQTT ingest into the ledger."),
+    "ledger": ("central.ledger.cli:ledger", "Ledger database: migrate, shifts, reconciliation."),
+    "pay": ("central.pay.cli:pay", "Compute watchmen's pay statements (rules P1-P7)."),
+    "production": ("central.production.cli:production", "Stevedore / dock-work production pay (E, C)."),
+    "registry": ("central.registry.cli:registry", "Workers, cards, sanctions (R4)."),
+    "rotation": ("central.rotation.cli:rotation", "Rotation (rodízio) and the daily escala (R1-R6)."),
+    "crew": ("central.inspection.cli:crew", "Crew hours book (K1-K5) and foreign-crew share (N1-N6)."),
+    "wire": ("wire.cli:wire", "Wire contract: regenerate JSON Schemas and the AsyncAPI document."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in COMMANDS:
+            return None
+        target, _help = COMMANDS[name]
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and module_name.startswith(exc.name):
+                return _unavailable(name, target)
+            raise
+        return getattr(module, attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _unavailable(name: str, target: str) -> click.Command:
+    @click.command(name=name, context_settings={"ignore_unknown_options": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def cmd(args: tuple[str, ...]) -> None:
+        raise click.ClickException(f"'{name}' is not available in this build ({target})")
+
+    return cmd
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="portgate")
+def cli() -> None:
+    """portgate: gangway access control and port-labour ledger."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2."""
+    try:
+        rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except PortgateError as exc:
+        click.echo(f"portgate: {exc}", err=True)
+        return 2
+    return rv if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

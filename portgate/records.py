@@ -1,0 +1,309 @@
+"""Domain records read from the data files of DESIGN.md (workers, cards, escala, taps).
+
+Frozen dataclasses validated when built (STYLE.md 3). Times are aware datetimes; dates are local
+calendar dates of the port. ``load_csv`` reads a whole file and either returns every record or raises
+one ``BadInput`` naming every bad row by file and line: nothing is half-read.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+from portgate.errors import BadInput
+from portgate.uid import canonical_uid
+
+
+class WorkerStatus(enum.StrEnum):
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    CANCELLED = "cancelled"
+
+
+class CardKind(enum.StrEnum):
+    CONTROL = "control"  # cartão de controle
+    BADGE = "badge"  # chapa
+    INSPECTOR = "inspector"  # Fiscal do Sindicato
+
+
+class CardStatus(enum.StrEnum):
+    ACTIVE = "active"
+    LOST = "lost"
+    CONFISCATED = "confiscated"
+    REPLACED = "replaced"
+
+
+class Voyage(enum.StrEnum):
+    LONG_HAUL = "long_haul"  # longo curso
+    CABOTAGE = "cabotage"  # cabotagem
+
+
+class Berth(enum.StrEnum):
+    BERTHED = "berthed"  # atracado
+    ANCHORED = "anchored"  # fundeado / ao largo
+
+
+class ReaderKind(enum.StrEnum):
+    CONTROL = "control"
+    BADGE = "badge"
+
+
+def _date(value: str, field: str) -> dt.date | None:
+    if value is None or value.strip() == "":
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise BadInput(f"{field} {value!r} is not an ISO date (YYYY-MM-DD)") from exc
+
+
+def _int(value: str, field: str, *, optional: bool = False) -> int | None:
+    if value is None or value.strip() == "":
+        if optional:
+            return None
+        raise BadInput(f"{field} is required")
+    try:
+        return int(value.strip())
+    except ValueError as exc:
+        raise BadInput(f"{field} {value!r} is not a whole number") from exc
+
+
+def _enum(cls: type[enum.StrEnum], value: str, field: str):
+    try:
+        return cls((value or "").strip())
+    except ValueError as exc:
+        allowed = "|".join(m.value for m in cls)
+        raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
+
+
+def _text(value: str, field: str) -> str:
+    if value is None or not value.strip():
+        raise BadInput(f"{field} is required")
+    return value.strip()
+
+
+def parse_aware(value: str, field: str = "at") -> dt.datetime:
+    """Parse an ISO 8601 timestamp that carries an offset; return it in UTC.
+
+    Raises ``BadInput`` for a naive or malformed timestamp (DESIGN.md: times carry their offset).
+    """
+    try:
+        stamp = dt.datetime.fromisoformat((value or "").strip())
+    except ValueError as exc:
+        raise BadInput(f"{field} {value!r} is not an ISO 8601 timestamp") from exc
+    if stamp.tzinfo is None:
+        raise BadInput(f"{field} {value!r} has no UTC offset")
+    return stamp.astimezone(dt.UTC)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Worker:
+    """A registered port worker (matrícula). ``rotation_number`` orders the rodízio."""
+
+    registration: str
+    name: str
+    category: str
+    status: WorkerStatus
+    suspended_from: dt.date | None = None
+    suspended_until: dt.date | None = None
+    health_exam_date: dt.date | None = None
+    booklet_revalidated_year: int | None = None
+    rotation_number: int | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str]) -> Worker:
+        return cls(
+            registration=_text(row.get("registration"), "registration"),
+            name=_text(row.get("name"), "name"),
+            category=_text(row.get("category"), "category"),
+            status=_enum(WorkerStatus, row.get("status"), "status"),
+            suspended_from=_date(row.get("suspended_from"), "suspended_from"),
+            suspended_until=_date(row.get("suspended_until"), "suspended_until"),
+            health_exam_date=_date(row.get("health_exam_date"), "health_exam_date"),
+            booklet_revalidated_year=_int(
+                row.get("booklet_revalidated_year"), "booklet_revalidated_year", optional=True
+            ),
+            rotation_number=_int(row.get("rotation_number"), "rotation_number", optional=True),
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Card:
+    """A card: control card, badge (chapa) or inspector card, with its canonical UID."""
+
+    uid: str
+    kind: CardKind
+    registration: str
+    status: CardStatus
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str]) -> Card:
+        return cls(
+            uid=canonical_uid(_text(row.get("uid"), "uid")),
+            kind=_enum(CardKind, row.get("kind"), "kind"),
+            registration=_text(row.get("registration"), "registration"),
+            status=_enum(CardStatus, row.get("status"), "status"),
+        )
+
+
+def parse_period(text: str) -> tuple[int, int]:
+    """Parse a period such as ``19-01`` into (start hour, end hour). Raises ``BadInput``."""
+    try:
+        start_s, end_s = text.strip().split("-")
+        start, end = int(start_s), int(end_s)
+    except (ValueError, AttributeError) as exc:
+        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)") from exc
+    if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
+        raise BadInput(f"period {text!r} has hours out of range")
+    return start, end
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EscalaEntry:
+    """One dispatch: a worker, a ship, a post and function, in one period of one local date."""
+
+    date: dt.date
+    period: str
+    ship: str
+    ship_name: str
+    voyage: Voyage
+    berth: Berth
+    gate_id: str
+    post: str
+    function: str
+    registration: str
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str]) -> EscalaEntry:
+        period = _text(row.get("period"), "period")
+        parse_period(period)
+        date = _date(row.get("date"), "date")
+        if date is None:
+            raise BadInput("date is required")
+        return cls(
+            date=date,
+            period=period,
+            ship=_text(row.get("ship"), "ship"),
+            ship_name=(row.get("ship_name") or "").strip(),
+            voyage=_enum(Voyage, row.get("voyage"), "voyage"),
+            berth=_enum(Berth, row.get("berth"), "berth"),
+            gate_id=_text(row.get("gate_id"), "gate_id"),
+            post=_text(row.get("post"), "post"),
+            function=_text(row.get("function"), "function"),
+            registration=_text(row.get("registration"), "registration"),
+        )
+
+    def bounds(self, tz: ZoneInfo | str) -> tuple[dt.datetime, dt.datetime]:
+        """Return the period's (start, end) as aware UTC datetimes, in the port's time zone ``tz``.
+
+        A period whose end hour is not after its start hour ends on the next local day (19-01).
+        """
+        zone = ZoneInfo(tz) if isinstance(tz, str) else tz
+        start_h, end_h = parse_period(self.period)
+        start = dt.datetime.combine(self.date, dt.time(start_h), zone)
+        end_day = self.date if end_h > start_h else self.date + dt.timedelta(days=1)
+        end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
+        return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tap:
+    """A recorded or scripted read (taps.csv): when, at which gate, on which reader, which UID."""
+
+    at: dt.datetime
+    gate_id: str
+    reader: ReaderKind
+    uid: str
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str]) -> Tap:
+        return cls(
+            at=parse_aware(row.get("at")),
+            gate_id=_text(row.get("gate_id"), "gate_id"),
+            reader=_enum(ReaderKind, row.get("reader"), "reader"),
+            uid=(row.get("uid") or "").strip(),  # validated by the gate: a bad UID is a DENY, not a crash
+        )
+
+
+R = TypeVar("R")
+
+COLUMNS: dict[type, tuple[str, ...]] = {
+    Worker: (
+        "registration", "name", "category", "status", "suspended_from", "suspended_until",
+        "health_exam_date", "booklet_revalidated_year", "rotation_number",
+    ),
+    Card: ("uid", "kind", "registration", "status"),
+    EscalaEntry: (
+        "date", "period", "ship", "ship_name", "voyage", "berth", "gate_id", "post", "function",
+        "registration",
+    ),
+    Tap: ("at", "gate_id", "reader", "uid"),
+}
+
+
+def parse_rows(
+    rows: Iterable[Mapping[str, str]],
+    build: Callable[[Mapping[str, str]], R],
+    *,
+    source: str,
+    required: Iterable[str] = (),
+    first_line: int = 2,
+) -> list[R]:
+    """Build one record per row with ``build``; raise one ``BadInput`` naming every bad row.
+
+    ``source`` names the file in messages (``workers.csv:7: status 'x' is not one of ...``).
+    """
+    out: list[R] = []
+    errors: list[str] = []
+    for line, row in enumerate(rows, start=first_line):
+        if None in row:  # more cells than header columns
+            errors.append(f"{source}:{line}: {len(row[None])} cell(s) more than the header has")
+            continue
+        missing = [c for c in required if row.get(c) is None]
+        if missing:
+            errors.append(f"{source}:{line}: missing column(s) {', '.join(missing)}")
+            continue
+        try:
+            out.append(build(row))
+        except BadInput as exc:
+            errors.append(f"{source}:{line}: {exc.reason}")
+    if errors:
+        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
+        raise BadInput("\n".join(shown), where=None)
+    return out
+
+
+def load_csv(path: str | Path, record: type[R]) -> list[R]:
+    """Read a UTF-8 CSV file with a header row into records of type ``record``.
+
+    Raises ``BadInput`` if the file is missing, a required column is absent from the header, or any
+    row is invalid (every bad row is listed with its line number; no partial result is returned).
+    """
+    path = Path(path)
+    columns = COLUMNS[record]
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            required = [c for c in columns if _is_required(record, c)]
+            absent = [c for c in required if c not in header]
+            if absent:
+                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
+            return parse_rows(reader, record.from_row, source=path.name, required=required)
+    except FileNotFoundError as exc:
+        raise BadInput("file not found", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput("file is not UTF-8", where=str(path)) from exc
+
+
+def _is_required(record: type, column: str) -> bool:
+    for f in dataclasses.fields(record):
+        if f.name == column:
+            return f.default is dataclasses.MISSING
+    return False
