@@ -23,7 +23,10 @@ NAMING = {
 }
 metadata = MetaData(naming_convention=NAMING)
 
-TABLE_MODULES: list[str] = []  # filled as modules land, e.g. "central.ledger.schema"
+TABLE_MODULES: list[str] = [
+    "central.ledger.schema",
+    # add your table module here, one line each
+]
 
 
 def load_all_tables() -> MetaData:

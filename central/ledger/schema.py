@@ -1,0 +1,68 @@
+"""Ledger tables that the MQTT ingest writes and everything else reads.
+
+``events`` is append-only: one row per gate event, deduplicated by ``event_id``, keeping the gate's
+MAC and the exact wire bytes. ``dead_letters`` keeps anything rejected with the reason and the raw
+payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Table,
+    Text,
+)
+
+from central.db import metadata
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event_id", String(36), nullable=False, unique=True),
+    Column("port", String(64), nullable=False),
+    Column("gate_id", String(64), nullable=False),
+    Column("boot_id", String(64), nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("occurred_at", DateTime(timezone=True), nullable=False),  # aware UTC
+    Column("clock_trusted", Boolean, nullable=False),
+    Column("mono_ns", BigInteger, nullable=False),
+    Column("type", String(32), nullable=False),  # payload tag: tap | confiscation | reader | alert
+    Column("registration", String(64), nullable=True),  # from the payload, for lookups
+    Column("decision", String(16), nullable=True),  # tap decision: admit | exit | deny | inspector
+    Column("payload", JSON, nullable=False),  # the payload as a JSON object
+    Column("mac", String(64), nullable=False),
+    Column("raw", LargeBinary, nullable=False),  # exact wire bytes
+    Column("received_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_events_gate_seq", events.c.gate_id, events.c.seq)
+Index("ix_events_registration_time", events.c.registration, events.c.occurred_at)
+
+dead_letters = Table(
+    "dead_letters",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("received_at", DateTime(timezone=True), nullable=False),
+    Column("topic", String(255), nullable=False),
+    Column("reason", Text, nullable=False),  # e.g. "bad MAC", "malformed: ...", "unknown gate g9"
+    Column("gate_id", String(64), nullable=True),
+    Column("event_id", String(36), nullable=True),
+    Column("raw", LargeBinary, nullable=False),
+)
+
+gate_progress = Table(
+    "gate_progress",
+    metadata,
+    Column("gate_id", String(64), primary_key=True),
+    Column("highest_seq", BigInteger, nullable=False),  # highest sequence seen
+    Column("contiguous_seq", BigInteger, nullable=False),  # all of 1..contiguous_seq are in events
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
