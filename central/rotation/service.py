@@ -101,16 +101,14 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
     busy = _busy(session, start, start + 2 * horizon + dt.timedelta(days=1))
     turns = _turns(session)
     result = dispatch(reqs, workers, turns, busy, settings)
-    req_ids: dict[str, int] = {}
-    if reqs:
-        filled = Counter(a.requisition.ref for a in result.assignments)
-        for r in reqs:
-            req_ids[r.ref] = session.execute(requisitions.insert().values(
-                **{k: v for k, v in dataclasses.asdict(r).items()},
-                voyage=r.voyage.value, berth=r.berth.value, filled=filled[r.ref],
-                created_at=now, actor=actor)).inserted_primary_key[0]
+    req_ids: dict[int, int] = {}  # id(requisition) -> row id (refs need not be unique)
+    filled = Counter(id(a.requisition) for a in result.assignments)
+    for r in reqs:
+        values = dataclasses.asdict(r) | {"voyage": r.voyage.value, "berth": r.berth.value}
+        req_ids[id(r)] = session.execute(requisitions.insert().values(
+            **values, filled=filled[id(r)], created_at=now, actor=actor)).inserted_primary_key[0]
     ids = tuple(_store_entry(session, a.entry, operator=a.requisition.operator,
-                             requisition_id=req_ids[a.requisition.ref], settings=settings,
+                             requisition_id=req_ids[id(a.requisition)], settings=settings,
                              actor=actor, now=now, prev_turn=turns.get(a.entry.registration, 0))
                 for a in result.assignments)
     _save_turns(session, result.turns, {w.registration: w.category for w in workers})
