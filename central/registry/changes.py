@@ -74,3 +74,12 @@ def audit(
     session.execute(
         insert(audit_log).values(at=now, actor=actor, action=action, subject=subject, detail=detail)
     )
+
+
+def record_changes(session: Session, kind: Kind, rows: list[tuple[Op, str, dict[str, Any] | None]],
+                   *, actor: str, now: dt.datetime) -> None:
+    """Append many change rows of ``kind`` at once, in order (``(op, key, body)`` each)."""
+    if rows:
+        session.execute(insert(downlink_changes), [
+            {"kind": kind, "op": op, "key": key, "body": payload, "created_at": now, "actor": actor}
+            for op, key, payload in rows])

@@ -139,7 +139,7 @@ def sanctions_cmd(url, actor, start, end):
         rep = reports.sanctions(session, start, end)
     for kind, rows in rep.items():
         for row in rows:
-            _out({"kind": kind} | row)
+            _out({"section": kind} | row)
 
 
 @rotation.command("sizing")

@@ -11,10 +11,10 @@ import datetime as dt
 from collections import Counter
 from pathlib import Path
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from central.registry.changes import audit, aware, body, record_change, utcnow
+from central.registry.changes import audit, aware, body, record_change, record_changes, utcnow
 from central.registry.store import get_worker, list_workers, record_infraction
 from central.registry.schema import workers as workers_t
 from central.rotation.engine import (
@@ -60,10 +60,20 @@ def _save_turns(session: Session, new: dict[str, int], categories: dict[str, str
                for r, t in new.items() if r not in existing]
     if inserts:
         session.execute(rotation_turns.insert(), inserts)
-    for reg, turn in new.items():
-        if reg in existing:
-            session.execute(update(rotation_turns).where(rotation_turns.c.registration == reg)
-                            .values(last_turn=turn))
+    updates = [{"reg": r, "turn": t} for r, t in new.items() if r in existing]
+    if updates:
+        session.execute(update(rotation_turns).where(
+            rotation_turns.c.registration == bindparam("reg")).values(last_turn=bindparam("turn"))
+            .execution_options(synchronize_session=False), updates)
+
+
+def _insert_many(session: Session, table, rows: list[dict]) -> list[int]:
+    """Insert ``rows`` in one executemany; return their ids in the same order."""
+    if not rows:
+        return []
+    result = session.execute(table.insert().returning(table.c.id, sort_by_parameter_order=True),
+                             rows)
+    return [int(i) for i in result.scalars()]
 
 
 def _store_entry(session: Session, entry: EscalaEntry, *, operator: str, requisition_id: int | None,
@@ -101,16 +111,22 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
     busy = _busy(session, start, start + 2 * horizon + dt.timedelta(days=1))
     turns = _turns(session)
     result = dispatch(reqs, workers, turns, busy, settings)
-    req_ids: dict[int, int] = {}  # id(requisition) -> row id (refs need not be unique)
     filled = Counter(id(a.requisition) for a in result.assignments)
-    for r in reqs:
-        values = dataclasses.asdict(r) | {"voyage": r.voyage.value, "berth": r.berth.value}
-        req_ids[id(r)] = session.execute(requisitions.insert().values(
-            **values, filled=filled[id(r)], created_at=now, actor=actor)).inserted_primary_key[0]
-    ids = tuple(_store_entry(session, a.entry, operator=a.requisition.operator,
-                             requisition_id=req_ids[id(a.requisition)], settings=settings,
-                             actor=actor, now=now, prev_turn=turns.get(a.entry.registration, 0))
-                for a in result.assignments)
+    req_rows = [dataclasses.asdict(r) | {"voyage": r.voyage.value, "berth": r.berth.value,
+                                         "filled": filled[id(r)], "created_at": now, "actor": actor}
+                for r in reqs]
+    req_ids = dict(zip((id(r) for r in reqs), _insert_many(session, requisitions, req_rows)))
+    entry_rows = []
+    for a in result.assignments:
+        start_at, end_at = a.entry.bounds(settings.tz)
+        entry_rows.append(body(a.entry) | {
+            "date": a.entry.date, "operator": a.requisition.operator,
+            "requisition_id": req_ids[id(a.requisition)], "start_at": start_at, "end_at": end_at,
+            "status": "active", "prev_turn": turns.get(a.entry.registration, 0), "created_at": now})
+    ids = tuple(_insert_many(session, escala, entry_rows))
+    record_changes(session, "escala", [
+        ("upsert", str(i), body(a.entry) | {"id": i}) for i, a in zip(ids, result.assignments)],
+        actor=actor, now=now)
     _save_turns(session, result.turns, {w.registration: w.category for w in workers})
     audit(session, actor=actor, action="rotation.dispatch", subject=day.isoformat(),
           detail={"requisitions": len(reqs), "dispatched": len(ids),
