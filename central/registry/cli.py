@@ -171,3 +171,25 @@ def case_report(url, actor, case_id):
     """Print the report of one case for the labour office (DTM)."""
     with transaction(url) as session:
         click.echo(confiscation.case_report(session, case_id), nl=False)
+
+
+@registry.command()
+@common
+@click.argument("registration")
+@click.option("--date", "exam_date", required=True, callback=iso_date)
+def exam(url, actor, registration, exam_date):
+    """Record a health exam (G3: valid 24 months)."""
+    with transaction(url) as session:
+        store.record_health_exam(session, registration, exam_date=exam_date, actor=actor)
+    click.echo(f"{registration} health exam {exam_date}")
+
+
+@registry.command()
+@common
+@click.argument("registration")
+@click.option("--year", type=int, required=True)
+def booklet(url, actor, registration, year):
+    """Record the yearly booklet revalidation (G3)."""
+    with transaction(url) as session:
+        store.revalidate_booklet(session, registration, year=year, actor=actor)
+    click.echo(f"{registration} booklet revalidated for {year}")

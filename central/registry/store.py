@@ -269,3 +269,27 @@ def record_of(session: Session, registration: str) -> list[dict]:
     rows = session.execute(select(penalties).where(penalties.c.registration == registration)
                            .order_by(penalties.c.id))
     return [dict(r._mapping) for r in rows]
+
+
+def record_health_exam(session: Session, registration: str, *, exam_date: dt.date, actor: str,
+                       now: dt.datetime | None = None) -> Worker:
+    """Record a health exam (G3: valid for 24 months); the roster copy gets the new date."""
+    now = now or utcnow()
+    worker = dataclasses.replace(get_worker(session, registration), health_exam_date=exam_date)
+    session.execute(health_exams.insert().values(registration=registration, exam_date=exam_date,
+                                                 recorded_at=now, actor=actor))
+    save_worker(session, worker, actor=actor, now=now, action="worker.health_exam",
+                detail={"exam_date": exam_date.isoformat()})
+    return worker
+
+
+def revalidate_booklet(session: Session, registration: str, *, year: int, actor: str,
+                       now: dt.datetime | None = None) -> Worker:
+    """Record the yearly booklet revalidation (G3; DL 2.032 art. 5 §4)."""
+    now = now or utcnow()
+    worker = dataclasses.replace(get_worker(session, registration), booklet_revalidated_year=year)
+    session.execute(booklet_revalidations.insert().values(registration=registration, year=year,
+                                                          recorded_at=now, actor=actor))
+    save_worker(session, worker, actor=actor, now=now, action="worker.booklet",
+                detail={"year": year})
+    return worker

@@ -203,3 +203,27 @@ def test_changes_since_returns_only_newer_changes_of_one_kind(imported, engine):
 def test_missing_actor_is_refused(imported, engine):
     with Session(engine) as s, s.begin(), pytest.raises(BadInput, match="actor"):
         store.transition_card(s, "11223344", "lost", actor=" ", now=store.utcnow())
+
+
+def test_health_exam_and_booklet_update_the_roster_copy(imported, capsys):
+    assert run("registry", "exam", "V001", "--date", "2026-02-01", "--db", imported, "--actor",
+               "med") == 0
+    change = last_change(imported)
+    assert (change.key, change.body["health_exam_date"], change.actor) == ("V001", "2026-02-01",
+                                                                           "med")
+    assert run("registry", "booklet", "V001", "--year", "2027", "--db", imported, "--actor",
+               "ana") == 0
+    assert last_change(imported).body["booklet_revalidated_year"] == 2027
+    assert run("registry", "exam", "V999", "--date", "2026-02-01", "--db", imported, "--actor",
+               "med") == 2
+    assert "no worker with registration 'V999'" in capsys.readouterr().err
+
+
+def test_the_rotation_core_imports_no_database_or_clock_code():
+    import subprocess
+    import sys
+
+    code = ("import sys, central.rotation.engine, central.rotation.eligibility; "
+            "bad = [m for m in ('sqlalchemy', 'paho', 'central.db') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    subprocess.run([sys.executable, "-c", code], check=True)
