@@ -4,7 +4,6 @@ and the office reports (escala vs presence, coverage gaps, sanctions, sizing).""
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 
 import click

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from central.registry import store
 from central.registry.api import changes_since, roster_snapshot
-from central.registry.confiscation import case_report, list_cases, record_confiscation, return_card
+from central.registry.confiscation import list_cases, record_confiscation, return_card
 from central.registry.schema import penalties
 from portgate.cli import main
 from portgate.errors import BadInput
