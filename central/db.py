@@ -25,6 +25,8 @@ metadata = MetaData(naming_convention=NAMING)
 
 TABLE_MODULES: list[str] = [
     "central.ledger.schema",
+    "central.registry.schema",
+    "central.rotation.schema",
     # add your table module here, one line each
 ]
 

@@ -1,0 +1,85 @@
+"""The change feed and the audit log: every registry or escala change is one versioned
+``downlink_changes`` row (what the MQTT downlink publishes to the gates) and one ``audit_log`` row
+naming who made it. Also the JSON bodies of the records as they travel in change rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+from typing import Any, Literal
+
+from sqlalchemy import insert
+from sqlalchemy.orm import Session
+
+from central.registry.schema import audit_log, downlink_changes
+from portgate.records import Card, EscalaEntry, Worker
+
+Kind = Literal["roster", "cards", "escala"]
+Op = Literal["upsert", "delete"]
+
+
+def utcnow() -> dt.datetime:
+    """The office clock (aware UTC). Only the database layer reads it; the pure cores never do."""
+    return dt.datetime.now(dt.UTC)
+
+
+def aware(value: dt.datetime | None) -> dt.datetime | None:
+    """SQLite returns naive datetimes for ``DateTime(timezone=True)``: they are UTC; make them aware."""
+    if value is None:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def body(record: Worker | Card | EscalaEntry) -> dict[str, Any]:
+    """JSON-ready dict of a record: dates as ISO text, enums as their values, None kept."""
+    out: dict[str, Any] = {}
+    for field in dataclasses.fields(record):
+        value = getattr(record, field.name)
+        if isinstance(value, enum.Enum):
+            value = value.value
+        elif isinstance(value, dt.date):
+            value = value.isoformat()
+        out[field.name] = value
+    return out
+
+
+def record_change(
+    session: Session, kind: Kind, op: Op, key: str, payload: dict[str, Any] | None, *, actor: str,
+    now: dt.datetime,
+) -> int:
+    """Append one change row; return its id, which is the new version of ``kind``.
+
+    The row commits with the caller's transaction, so a change is published only if the state it
+    describes was saved.
+    """
+    result = session.execute(
+        insert(downlink_changes).values(
+            kind=kind, op=op, key=key, body=payload, created_at=now, actor=actor
+        )
+    )
+    return int(result.inserted_primary_key[0])
+
+
+def audit(
+    session: Session, *, actor: str, action: str, subject: str, detail: dict[str, Any],
+    now: dt.datetime,
+) -> None:
+    """Append one audit-log row: who (``actor``) did ``action`` to ``subject``, with ``detail``."""
+    if not actor or not actor.strip():
+        from portgate.errors import BadInput
+
+        raise BadInput("actor is required (who makes the change)", where="--actor")
+    session.execute(
+        insert(audit_log).values(at=now, actor=actor, action=action, subject=subject, detail=detail)
+    )
+
+
+def record_changes(session: Session, kind: Kind, rows: list[tuple[Op, str, dict[str, Any] | None]],
+                   *, actor: str, now: dt.datetime) -> None:
+    """Append many change rows of ``kind`` at once, in order (``(op, key, body)`` each)."""
+    if rows:
+        session.execute(insert(downlink_changes), [
+            {"kind": kind, "op": op, "key": key, "body": payload, "created_at": now, "actor": actor}
+            for op, key, payload in rows])

@@ -1,0 +1,195 @@
+"""``portgate registry``: workers, cards, sanctions (R4) and confiscation cases (G10).
+
+Every command takes ``--db URL`` (SQLAlchemy URL; SQLite by default) and ``--actor NAME`` (who makes
+the change: written on the audit log and on every change row sent to the gates). A command either
+commits everything it changed or nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+
+import click
+from sqlalchemy.orm import Session
+
+from central import db
+from central.registry import confiscation, store
+from central.registry.changes import body
+from portgate.uid import canonical_uid
+
+DEFAULT_DB = "sqlite:///portgate-office.db"
+
+
+@contextlib.contextmanager
+def transaction(url: str):
+    """A session in one transaction on ``url`` (tables created if absent); commit or roll back."""
+    engine = db.make_engine(url)
+    db.load_all_tables().create_all(engine)
+    try:
+        with Session(engine) as session, session.begin():
+            yield session
+    finally:
+        engine.dispose()
+
+
+def common(fn):
+    fn = click.option("--actor", required=True, help="Who makes the change (audit log).")(fn)
+    return click.option("--db", "url", default=DEFAULT_DB, show_default=True,
+                        help="Database URL.")(fn)
+
+
+def iso_date(_ctx, _param, value):
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} is not YYYY-MM-DD") from exc
+
+
+@click.group("registry")
+def registry() -> None:
+    """Workers, cards, sanctions (R4) and confiscation cases (G10)."""
+
+
+@registry.command("import")
+@common
+@click.option("--workers", "workers_csv", type=click.Path(dir_okay=False), help="workers.csv")
+@click.option("--cards", "cards_csv", type=click.Path(dir_okay=False), help="cards.csv")
+def import_cmd(url, actor, workers_csv, cards_csv):
+    """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line)."""
+    if not workers_csv and not cards_csv:
+        raise click.UsageError("give --workers and/or --cards")
+    with transaction(url) as session:
+        counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
+                                    actor=actor)
+    click.echo(f"imported {counts['workers']} worker(s), {counts['cards']} card(s)")
+
+
+@registry.command()
+@common
+@click.argument("registration")
+@click.option("--from", "start", required=True, callback=iso_date, help="First day (YYYY-MM-DD).")
+@click.option("--days", type=int, required=True, help="10 to 30 (R4).")
+@click.option("--reason", required=True)
+@click.option("--article", default="83.611 art. 21 a", show_default=True)
+@click.option("--case", "case_id", type=int, default=None, help="Confiscation case it decides.")
+def suspend(url, actor, registration, start, days, reason, article, case_id):
+    """Suspend a registration for 10-30 days from a date (effective at the gates on that date)."""
+    with transaction(url) as session:
+        w = store.suspend(session, registration, start=start, days=days, reason=reason,
+                          article=article, actor=actor, case_id=case_id)
+    click.echo(f"{w.registration} suspended {w.suspended_from} .. {w.suspended_until}")
+
+
+@registry.command()
+@common
+@click.argument("registration")
+@click.option("--on", "on", required=True, callback=iso_date, help="Effective date.")
+@click.option("--reason", required=True)
+@click.option("--article", default="83.611 art. 21 b", show_default=True)
+@click.option("--case", "case_id", type=int, default=None)
+def cancel(url, actor, registration, on, reason, article, case_id):
+    """Cancel a registration (R4)."""
+    with transaction(url) as session:
+        store.cancel(session, registration, on=on, reason=reason, article=article, actor=actor,
+                     case_id=case_id)
+    click.echo(f"{registration} cancelled from {on}")
+
+
+@registry.command("replace-card")
+@common
+@click.argument("uid")
+@click.option("--new-uid", required=True)
+def replace_card(url, actor, uid, new_uid):
+    """Replace a card (active, lost or confiscated) by a new one of the same kind and holder."""
+    with transaction(url) as session:
+        new = store.replace_card(session, canonical_uid(uid), new_uid, actor=actor)
+    click.echo(f"{uid} replaced by {new.uid} ({new.kind.value}, {new.registration})")
+
+
+@registry.command()
+@common
+@click.argument("uid")
+def lost(url, actor, uid):
+    """Report a card lost: it is blocked at every gate."""
+    with transaction(url) as session:
+        store.transition_card(session, canonical_uid(uid), "lost", actor=actor,
+                              now=store.utcnow())
+    click.echo(f"{uid} reported lost")
+
+
+@registry.command("return-card")
+@common
+@click.argument("uid")
+@click.option("--decision", required=True, help="The labour office's decision, for the case.")
+def return_card(url, actor, uid, decision):
+    """Return a confiscated card: active again at every gate, its cases closed."""
+    with transaction(url) as session:
+        confiscation.return_card(session, canonical_uid(uid), decision=decision, actor=actor)
+    click.echo(f"{uid} returned")
+
+
+@registry.command("list")
+@common
+@click.option("--what", type=click.Choice(["workers", "cards", "record"]), default="workers",
+              show_default=True)
+@click.option("--registration", default=None, help="For cards or record.")
+@click.option("--category", default=None)
+def list_cmd(url, actor, what, registration, category):
+    """List workers, cards, or one worker's registration record (JSON lines)."""
+    with transaction(url) as session:
+        if what == "workers":
+            rows = [body(w) for w in store.list_workers(session, category)]
+        elif what == "cards":
+            rows = [body(c) for c in store.list_cards(session, registration)]
+        else:
+            if not registration:
+                raise click.UsageError("--what record needs --registration")
+            rows = store.record_of(session, registration)
+    for row in rows:
+        click.echo(json.dumps(row, default=str, ensure_ascii=False))
+
+
+@registry.command()
+@common
+@click.option("--status", type=click.Choice(["open", "closed"]), default=None)
+def cases(url, actor, status):
+    """List confiscation cases (JSON lines)."""
+    with transaction(url) as session:
+        rows = confiscation.list_cases(session, status)
+    for row in rows:
+        click.echo(json.dumps(row, default=str, ensure_ascii=False))
+
+
+@registry.command("case-report")
+@common
+@click.argument("case_id", type=int)
+def case_report(url, actor, case_id):
+    """Print the report of one case for the labour office (DTM)."""
+    with transaction(url) as session:
+        click.echo(confiscation.case_report(session, case_id), nl=False)
+
+
+@registry.command()
+@common
+@click.argument("registration")
+@click.option("--date", "exam_date", required=True, callback=iso_date)
+def exam(url, actor, registration, exam_date):
+    """Record a health exam (G3: valid 24 months)."""
+    with transaction(url) as session:
+        store.record_health_exam(session, registration, exam_date=exam_date, actor=actor)
+    click.echo(f"{registration} health exam {exam_date}")
+
+
+@registry.command()
+@common
+@click.argument("registration")
+@click.option("--year", type=int, required=True)
+def booklet(url, actor, registration, year):
+    """Record the yearly booklet revalidation (G3)."""
+    with transaction(url) as session:
+        store.revalidate_booklet(session, registration, year=year, actor=actor)
+    click.echo(f"{registration} booklet revalidated for {year}")

@@ -1,0 +1,161 @@
+"""Registry tables (rules R4, G2, G3, G10).
+
+- ``workers``: one row per registration (matrícula) in one category, with the fields of
+  ``workers.csv``; ``suspended_from``/``suspended_until`` carry a scheduled or current suspension so
+  the gate's G3 applies it on its dates.
+- ``health_exams`` / ``booklet_revalidations``: the history behind ``workers.health_exam_date`` and
+  ``workers.booklet_revalidated_year`` (the worker row keeps the latest).
+- ``cards``: control cards, badges (chapas) and inspector cards, current status; ``card_events``:
+  their lifecycle (issued, lost, replaced, confiscated, returned).
+- ``inspectors``: union inspectors (Fiscais do Sindicato); their cards are ``cards`` of kind inspector.
+- ``penalties``: the worker's registration record (83.611 art. 20 §3): suspensions, cancellations,
+  infractions (refusals R3, confiscations G10).
+- ``cases``: confiscation cases for the labour office (DTM), 83.611 art. 20 §1.
+- ``downlink_changes``: the versioned change feed the MQTT downlink publishes (id = version).
+- ``audit_log``: who changed what, one row per command.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+)
+
+from central.db import metadata
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("registration", String(64), primary_key=True),
+    Column("name", String(255), nullable=False),
+    Column("category", String(64), nullable=False),
+    Column("status", String(16), nullable=False),  # active | suspended | cancelled
+    Column("suspended_from", Date, nullable=True),
+    Column("suspended_until", Date, nullable=True),
+    Column("health_exam_date", Date, nullable=True),
+    Column("booklet_revalidated_year", Integer, nullable=True),
+    Column("rotation_number", Integer, nullable=True),
+    Column("cancelled_on", Date, nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
+
+health_exams = Table(
+    "health_exams",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("registration", String(64), ForeignKey("workers.registration"), nullable=False),
+    Column("exam_date", Date, nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+)
+
+booklet_revalidations = Table(
+    "booklet_revalidations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("registration", String(64), ForeignKey("workers.registration"), nullable=False),
+    Column("year", Integer, nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+)
+
+inspectors = Table(
+    "inspectors",
+    metadata,
+    Column("registration", String(64), primary_key=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("active", Integer, nullable=False, default=1),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+cards = Table(
+    "cards",
+    metadata,
+    Column("uid", String(32), primary_key=True),
+    Column("kind", String(16), nullable=False),  # control | badge | inspector
+    Column("registration", String(64), nullable=False),
+    Column("status", String(16), nullable=False),  # active | lost | confiscated | replaced
+    Column("replaced_by", String(32), nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_cards_registration", cards.c.registration)
+
+card_events = Table(
+    "card_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uid", String(32), ForeignKey("cards.uid"), nullable=False),
+    Column("event", String(16), nullable=False),  # issued | lost | replaced | confiscated | returned
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("detail", Text, nullable=False, default=""),
+)
+
+penalties = Table(
+    "penalties",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("registration", String(64), ForeignKey("workers.registration"), nullable=False),
+    Column("kind", String(16), nullable=False),  # suspension | cancellation | infraction
+    Column("rule", String(8), nullable=False),  # R3 | R4 | G10
+    Column("article", String(64), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("starts_on", Date, nullable=True),
+    Column("ends_on", Date, nullable=True),
+    Column("case_id", Integer, ForeignKey("cases.id"), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+)
+Index("ix_penalties_registration", penalties.c.registration)
+
+cases = Table(
+    "cases",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event_id", String(36), nullable=True, unique=True),  # the gate event; dedupe key
+    Column("card_uid", String(32), nullable=False),
+    Column("registration", String(64), nullable=True),
+    Column("inspector_uid", String(32), nullable=False),
+    Column("inspector_registration", String(64), nullable=True),
+    Column("gate_id", String(64), nullable=False),
+    Column("reason_flag", String(32), nullable=False),
+    Column("article", String(64), nullable=False),
+    Column("occurred_at", DateTime(timezone=True), nullable=False),
+    Column("status", String(16), nullable=False),  # open | closed
+    Column("decision", Text, nullable=False, default=""),
+    Column("opened_at", DateTime(timezone=True), nullable=False),
+)
+
+downlink_changes = Table(
+    "downlink_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),  # the version
+    Column("kind", String(16), nullable=False),  # roster | cards | escala
+    Column("op", String(8), nullable=False),  # upsert | delete
+    Column("key", String(128), nullable=False),
+    Column("body", JSON, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+)
+Index("ix_downlink_changes_kind_id", downlink_changes.c.kind, downlink_changes.c.id)
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("subject", String(128), nullable=False),
+    Column("detail", JSON, nullable=False),
+)

@@ -1,0 +1,295 @@
+"""Registry operations: import, suspension and cancellation (R4), card lifecycle (G2).
+
+Every function works inside the caller's transaction (``with session.begin():``) and, for each
+state change, appends a change row for the gates and an audit row naming the actor. A function that
+raises ``BadInput`` has written nothing the caller will commit: roll back and show the message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from central.registry.changes import audit, body, record_change, utcnow
+from central.registry.schema import (
+    booklet_revalidations,
+    card_events,
+    cards,
+    health_exams,
+    inspectors,
+    penalties,
+    workers,
+)
+from portgate.errors import BadInput
+from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus, load_csv
+
+SUSPENSION_DAYS = (10, 30)  # R4: 10 to 30 days today (Lei 12.815 art. 33); up to 30 in 83.611 art. 21 a
+
+# Card lifecycle as data (STYLE.md 2): (from status, event) -> new status. Anything else is refused.
+CARD_TRANSITIONS: dict[tuple[str, str], str] = {
+    ("active", "lost"): "lost",
+    ("active", "confiscated"): "confiscated",
+    ("active", "replaced"): "replaced",
+    ("lost", "replaced"): "replaced",
+    ("confiscated", "replaced"): "replaced",
+    ("confiscated", "returned"): "active",
+    ("lost", "returned"): "active",  # a lost card found again
+}
+
+
+def worker_from_row(row) -> Worker:
+    """Build a ``Worker`` from a ``workers`` row."""
+    return Worker(
+        registration=row.registration, name=row.name, category=row.category,
+        status=WorkerStatus(row.status), suspended_from=row.suspended_from,
+        suspended_until=row.suspended_until, health_exam_date=row.health_exam_date,
+        booklet_revalidated_year=row.booklet_revalidated_year, rotation_number=row.rotation_number,
+    )
+
+
+def card_from_row(row) -> Card:
+    """Build a ``Card`` from a ``cards`` row."""
+    return Card(uid=row.uid, kind=CardKind(row.kind), registration=row.registration,
+                status=CardStatus(row.status))
+
+
+def get_worker(session: Session, registration: str) -> Worker:
+    """The worker with ``registration``; ``BadInput`` if there is none."""
+    row = session.execute(select(workers).where(workers.c.registration == registration)).first()
+    if row is None:
+        raise BadInput(f"no worker with registration {registration!r}", where="registration")
+    return worker_from_row(row)
+
+
+def get_card(session: Session, uid: str) -> Card:
+    """The card with canonical ``uid``; ``BadInput`` if there is none."""
+    row = session.execute(select(cards).where(cards.c.uid == uid)).first()
+    if row is None:
+        raise BadInput(f"no card with uid {uid!r}", where="uid")
+    return card_from_row(row)
+
+
+def _upsert(session: Session, table, values: dict, key: str) -> None:
+    exists = session.execute(select(table.c[key]).where(table.c[key] == values[key])).first()
+    if exists:
+        session.execute(update(table).where(table.c[key] == values[key]).values(**values))
+    else:
+        session.execute(table.insert().values(**values))
+
+
+def save_worker(session: Session, worker: Worker, *, actor: str, now: dt.datetime,
+                action: str, detail: dict | None = None) -> int:
+    """Write ``worker``; emit a roster change and an audit row. Returns the change version."""
+    values = dataclasses.asdict(worker) | {"status": worker.status.value, "updated_at": now}
+    _upsert(session, workers, values, "registration")
+    audit(session, actor=actor, action=action, subject=worker.registration,
+          detail=detail or body(worker), now=now)
+    return record_change(session, "roster", "upsert", worker.registration, body(worker),
+                         actor=actor, now=now)
+
+
+def save_card(session: Session, card: Card, *, event: str, actor: str, now: dt.datetime,
+              detail: str = "", replaced_by: str | None = None) -> int:
+    """Write ``card``, append its lifecycle event, emit a cards change and an audit row."""
+    values = body(card) | {"updated_at": now, "replaced_by": replaced_by}  # no dates in a card
+    _upsert(session, cards, values, "uid")
+    session.execute(card_events.insert().values(uid=card.uid, event=event, at=now, actor=actor,
+                                                detail=detail))
+    audit(session, actor=actor, action=f"card.{event}", subject=card.uid,
+          detail=body(card) | {"detail": detail}, now=now)
+    return record_change(session, "cards", "upsert", card.uid, body(card), actor=actor, now=now)
+
+
+def transition_card(session: Session, uid: str, event: str, *, actor: str, now: dt.datetime,
+                    detail: str = "", replaced_by: str | None = None) -> Card:
+    """Move card ``uid`` through ``event`` (lost, confiscated, replaced, returned) per
+    ``CARD_TRANSITIONS``; ``BadInput`` if the card is unknown or the move is not allowed (G2)."""
+    card = get_card(session, uid)
+    new = CARD_TRANSITIONS.get((card.status.value, event))
+    if new is None:
+        raise BadInput(f"card {uid} is {card.status.value}: cannot be {event}", where="uid")
+    changed = Card(uid=card.uid, kind=card.kind, registration=card.registration,
+                   status=CardStatus(new))
+    save_card(session, changed, event=event, actor=actor, now=now, detail=detail,
+              replaced_by=replaced_by)
+    return changed
+
+
+def import_files(session: Session, *, workers_csv: str | Path | None = None,
+                 cards_csv: str | Path | None = None, actor: str,
+                 now: dt.datetime | None = None) -> dict[str, int]:
+    """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
+
+    Every row of both files is validated first (``load_csv`` names each bad row ``file:line``);
+    a card whose registration is neither in the file nor already registered is a bad row too
+    (inspector cards create an inspector). Raises ``BadInput`` listing every bad row; the caller
+    rolls back so nothing is half-imported. Returns counts ``{"workers": n, "cards": m}``.
+    """
+    now = now or utcnow()
+    new_workers = load_csv(workers_csv, Worker) if workers_csv else []
+    new_cards = load_csv(cards_csv, Card) if cards_csv else []
+    known = {w.registration for w in new_workers}
+    known |= set(session.execute(select(workers.c.registration)).scalars())
+    errors = []
+    seen: dict[str, int] = {}
+    for line, card in enumerate(new_cards, start=2):
+        if card.uid in seen:
+            errors.append(f"{Path(cards_csv).name}:{line}: uid {card.uid} repeats line {seen[card.uid]}")
+        seen[card.uid] = line
+        if card.kind is not CardKind.INSPECTOR and card.registration not in known:
+            errors.append(f"{Path(cards_csv).name}:{line}: registration {card.registration!r} is not "
+                          "registered")
+    regs: dict[str, int] = {}
+    for line, worker in enumerate(new_workers, start=2):
+        if worker.registration in regs:
+            errors.append(f"{Path(workers_csv).name}:{line}: registration {worker.registration} "
+                          f"repeats line {regs[worker.registration]}")
+        regs[worker.registration] = line
+    if errors:
+        raise BadInput("\n".join(errors))
+    for worker in new_workers:
+        save_worker(session, worker, actor=actor, now=now, action="worker.import")
+        if worker.health_exam_date:
+            session.execute(health_exams.insert().values(
+                registration=worker.registration, exam_date=worker.health_exam_date,
+                recorded_at=now, actor=actor))
+        if worker.booklet_revalidated_year:
+            session.execute(booklet_revalidations.insert().values(
+                registration=worker.registration, year=worker.booklet_revalidated_year,
+                recorded_at=now, actor=actor))
+    for card in new_cards:
+        save_card(session, card, event="issued", actor=actor, now=now, detail="import")
+        if card.kind is CardKind.INSPECTOR:
+            _upsert(session, inspectors, {"registration": card.registration, "name": "",
+                                          "active": 1, "updated_at": now}, "registration")
+    return {"workers": len(new_workers), "cards": len(new_cards)}
+
+
+def suspend(session: Session, registration: str, *, start: dt.date, days: int, reason: str,
+            article: str, actor: str, now: dt.datetime | None = None,
+            case_id: int | None = None) -> Worker:
+    """Suspend ``registration`` for ``days`` days from ``start`` (inclusive) (R4, 83.611 art. 21 a;
+    10-30 days under Lei 12.815 art. 33).
+
+    The worker row gets status ``suspended`` with ``suspended_from``/``suspended_until`` so the
+    gates' G3 applies it on those dates only, and the penalty goes on the registration record
+    (art. 20 §3). ``BadInput`` if the worker is unknown or cancelled, or ``days`` out of range.
+    """
+    now = now or utcnow()
+    low, high = SUSPENSION_DAYS
+    if not low <= days <= high:
+        raise BadInput(f"a suspension lasts {low} to {high} days, not {days}", where="--days")
+    worker = get_worker(session, registration)
+    if worker.status is WorkerStatus.CANCELLED:
+        raise BadInput(f"registration {registration} is cancelled", where="registration")
+    until = start + dt.timedelta(days=days - 1)
+    changed = dataclasses.replace(worker, status=WorkerStatus.SUSPENDED, suspended_from=start,
+                                  suspended_until=until)
+    session.execute(penalties.insert().values(
+        registration=registration, kind="suspension", rule="R4", article=article, reason=reason,
+        starts_on=start, ends_on=until, case_id=case_id, created_at=now, actor=actor))
+    save_worker(session, changed, actor=actor, now=now, action="worker.suspend",
+                detail={"from": start.isoformat(), "until": until.isoformat(), "reason": reason,
+                        "article": article})
+    return changed
+
+
+def cancel(session: Session, registration: str, *, on: dt.date, reason: str, article: str,
+           actor: str, now: dt.datetime | None = None, case_id: int | None = None) -> Worker:
+    """Cancel ``registration`` (R4, 83.611 art. 21 b) from date ``on``: recorded on the registration
+    record; the roster change carries status ``cancelled`` (G3 denies at every gate).
+    ``BadInput`` if unknown or already cancelled."""
+    now = now or utcnow()
+    worker = get_worker(session, registration)
+    if worker.status is WorkerStatus.CANCELLED:
+        raise BadInput(f"registration {registration} is already cancelled", where="registration")
+    changed = dataclasses.replace(worker, status=WorkerStatus.CANCELLED)
+    session.execute(penalties.insert().values(
+        registration=registration, kind="cancellation", rule="R4", article=article, reason=reason,
+        starts_on=on, ends_on=None, case_id=case_id, created_at=now, actor=actor))
+    save_worker(session, changed, actor=actor, now=now, action="worker.cancel",
+                detail={"on": on.isoformat(), "reason": reason, "article": article})
+    session.execute(update(workers).where(workers.c.registration == registration)
+                    .values(cancelled_on=on))
+    return changed
+
+
+def record_infraction(session: Session, registration: str, *, rule: str, article: str,
+                      reason: str, actor: str, now: dt.datetime, case_id: int | None = None) -> None:
+    """Put an infraction on the worker's registration record (83.611 art. 20 §3)."""
+    get_worker(session, registration)
+    session.execute(penalties.insert().values(
+        registration=registration, kind="infraction", rule=rule, article=article, reason=reason,
+        starts_on=None, ends_on=None, case_id=case_id, created_at=now, actor=actor))
+    audit(session, actor=actor, action="worker.infraction", subject=registration,
+          detail={"rule": rule, "article": article, "reason": reason}, now=now)
+
+
+def replace_card(session: Session, old_uid: str, new_uid: str, *, actor: str,
+                 now: dt.datetime | None = None) -> Card:
+    """Replace card ``old_uid`` (active, lost or confiscated) by a new card ``new_uid`` of the same
+    kind and registration. Both changes go to the gates. ``BadInput`` if ``new_uid`` exists."""
+    from portgate.uid import canonical_uid
+
+    now = now or utcnow()
+    new_uid = canonical_uid(new_uid)
+    if session.execute(select(cards.c.uid).where(cards.c.uid == new_uid)).first():
+        raise BadInput(f"card {new_uid} already exists", where="--new-uid")
+    old = transition_card(session, old_uid, "replaced", actor=actor, now=now,
+                          detail=f"replaced by {new_uid}", replaced_by=new_uid)
+    new = Card(uid=new_uid, kind=old.kind, registration=old.registration, status=CardStatus.ACTIVE)
+    save_card(session, new, event="issued", actor=actor, now=now, detail=f"replaces {old_uid}")
+    return new
+
+
+def list_workers(session: Session, category: str | None = None) -> list[Worker]:
+    """Every worker (optionally of one category), by category then rotation number."""
+    stmt = select(workers).order_by(workers.c.category, workers.c.rotation_number,
+                                    workers.c.registration)
+    if category:
+        stmt = stmt.where(workers.c.category == category)
+    return [worker_from_row(r) for r in session.execute(stmt)]
+
+
+def list_cards(session: Session, registration: str | None = None) -> list[Card]:
+    """Every card (optionally of one registration), by uid."""
+    stmt = select(cards).order_by(cards.c.uid)
+    if registration:
+        stmt = stmt.where(cards.c.registration == registration)
+    return [card_from_row(r) for r in session.execute(stmt)]
+
+
+def record_of(session: Session, registration: str) -> list[dict]:
+    """The worker's registration record: every penalty, oldest first (83.611 art. 20 §3)."""
+    get_worker(session, registration)
+    rows = session.execute(select(penalties).where(penalties.c.registration == registration)
+                           .order_by(penalties.c.id))
+    return [dict(r._mapping) for r in rows]
+
+
+def record_health_exam(session: Session, registration: str, *, exam_date: dt.date, actor: str,
+                       now: dt.datetime | None = None) -> Worker:
+    """Record a health exam (G3: valid for 24 months); the roster copy gets the new date."""
+    now = now or utcnow()
+    worker = dataclasses.replace(get_worker(session, registration), health_exam_date=exam_date)
+    session.execute(health_exams.insert().values(registration=registration, exam_date=exam_date,
+                                                 recorded_at=now, actor=actor))
+    save_worker(session, worker, actor=actor, now=now, action="worker.health_exam",
+                detail={"exam_date": exam_date.isoformat()})
+    return worker
+
+
+def revalidate_booklet(session: Session, registration: str, *, year: int, actor: str,
+                       now: dt.datetime | None = None) -> Worker:
+    """Record the yearly booklet revalidation (G3; DL 2.032 art. 5 §4)."""
+    now = now or utcnow()
+    worker = dataclasses.replace(get_worker(session, registration), booklet_revalidated_year=year)
+    session.execute(booklet_revalidations.insert().values(registration=registration, year=year,
+                                                          recorded_at=now, actor=actor))
+    save_worker(session, worker, actor=actor, now=now, action="worker.booklet",
+                detail={"year": year})
+    return worker

@@ -1,0 +1,143 @@
+"""Office reports (R5, R6, G11): escala vs presence, gangway coverage gaps, confiscations and
+sanctions, and the 25-shift sizing figure. Read-only queries over the registry, the stored escala and
+the ledger ``events`` table (tap admits are the presence).
+
+Readings: a dispatched worker "boarded" if a tap admit with their registration is in the ledger at
+the entry's gate between 30 min before the period start and the period end. An admit "without
+dispatch" is one on the date whose registration has no active escala entry at that gate covering the
+admit time (with the same 30 min early tolerance). A coverage gap (G11) is a long-haul ship's period
+on the escala where no admit of a worker dispatched to the ``portalo`` post at that gate happened
+by 30 min after the period start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections import defaultdict
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central.ledger.schema import events
+from central.registry.changes import aware
+from central.registry.schema import cases, penalties, workers
+from central.rotation.schema import escala
+
+EARLY = dt.timedelta(minutes=30)  # G6 early-arrival tolerance
+COVERAGE_DELAY = dt.timedelta(minutes=30)  # G11 setting
+GANGWAY_POST = "portalo"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PresenceReport:
+    dispatched_not_boarded: list[dict]
+    boarded_without_dispatch: list[dict]
+
+
+def _day_window(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    start = dt.datetime.combine(day, dt.time(), dt.UTC) - dt.timedelta(days=1)
+    return start, start + dt.timedelta(days=3)
+
+
+def _admits(session: Session, start: dt.datetime, end: dt.datetime) -> list:
+    return session.execute(select(events.c.event_id, events.c.gate_id, events.c.registration,
+                                  events.c.occurred_at).where(
+        events.c.type == "tap", events.c.decision == "admit",
+        events.c.occurred_at >= start, events.c.occurred_at < end)).all()
+
+
+def _entries(session: Session, day: dt.date) -> list:
+    return session.execute(select(escala).where(escala.c.date == day, escala.c.status == "active")
+                           .order_by(escala.c.start_at, escala.c.id)).all()
+
+
+def presence(session: Session, day: dt.date) -> PresenceReport:
+    """Escala of ``day`` vs tap admits in the ledger (R5, Lei 9.719 art. 7)."""
+    entries = _entries(session, day)
+    if entries:
+        lo = min(aware(e.start_at) for e in entries) - EARLY
+        hi = max(aware(e.end_at) for e in entries)
+    else:
+        lo, hi = _day_window(day)
+    admits = _admits(session, lo, hi)
+    by_key = defaultdict(list)
+    for a in admits:
+        by_key[(a.registration, a.gate_id)].append(aware(a.occurred_at))
+    missing = []
+    for e in entries:
+        start, end = aware(e.start_at), aware(e.end_at)
+        if not any(start - EARLY <= t < end for t in by_key.get((e.registration, e.gate_id), ())):
+            missing.append({"entry": e.id, "registration": e.registration, "ship": e.ship,
+                            "gate_id": e.gate_id, "period": e.period, "post": e.post})
+    covering = defaultdict(list)
+    for e in entries:
+        covering[(e.registration, e.gate_id)].append((aware(e.start_at) - EARLY, aware(e.end_at)))
+    extra = []
+    for a in admits:
+        t = aware(a.occurred_at)
+        if not any(s <= t < e for s, e in covering.get((a.registration, a.gate_id), ())):
+            extra.append({"event_id": a.event_id, "registration": a.registration,
+                          "gate_id": a.gate_id, "at": t.isoformat()})
+    return PresenceReport(missing, extra)
+
+
+def coverage_gaps(session: Session, day: dt.date, delay: dt.timedelta = COVERAGE_DELAY) -> list[dict]:
+    """Long-haul ships' periods of ``day`` with no gangway watchman admitted ``delay`` after the
+    period start (G11, 83.611 arts. 5-8). Ships and periods come from the escala."""
+    entries = [e for e in _entries(session, day) if e.voyage == "long_haul"]
+    if not entries:
+        return []
+    admits = _admits(session, min(aware(e.start_at) for e in entries) - EARLY,
+                     max(aware(e.start_at) for e in entries) + delay)
+    gangway = defaultdict(set)
+    slots = {}
+    for e in entries:
+        key = (e.ship, e.gate_id, e.period)
+        slots.setdefault(key, (aware(e.start_at), e.ship_name))
+        if e.post == GANGWAY_POST:
+            gangway[key].add(e.registration)
+    gaps = []
+    for key, (start, ship_name) in sorted(slots.items()):
+        ship, gate_id, period = key
+        ok = any(a.gate_id == gate_id and a.registration in gangway[key]
+                 and start - EARLY <= aware(a.occurred_at) <= start + delay for a in admits)
+        if not ok:
+            gaps.append({"ship": ship, "ship_name": ship_name, "gate_id": gate_id,
+                         "period": period, "start": start.isoformat(),
+                         "dispatched": sorted(gangway[key]), "rule": "G11"})
+    return gaps
+
+
+def sanctions(session: Session, start: dt.date, end: dt.date) -> dict[str, list[dict]]:
+    """Confiscation cases opened and penalties recorded from ``start`` to ``end`` (inclusive)."""
+    lo = dt.datetime.combine(start, dt.time(), dt.UTC)
+    hi = dt.datetime.combine(end + dt.timedelta(days=1), dt.time(), dt.UTC)
+    cs = session.execute(select(cases).where(cases.c.occurred_at >= lo, cases.c.occurred_at < hi)
+                         .order_by(cases.c.id)).all()
+    ps = session.execute(select(penalties).where(penalties.c.created_at >= lo,
+                                                 penalties.c.created_at < hi)
+                         .order_by(penalties.c.id)).all()
+    return {"confiscations": [dict(r._mapping) for r in cs],
+            "penalties": [dict(r._mapping) for r in ps]}
+
+
+def sizing(session: Session, month: dt.date, category: str = "vigia", target: int = 25) -> dict:
+    """R6 (83.611 art. 13): average shifts per registered worker of ``category`` per month over the
+    12 months before ``month`` (its first day), from the stored escala; and the number of workers
+    that would give each ``target`` shifts a month. Registered = not cancelled today (the registry
+    keeps no history of head counts)."""
+    first = month.replace(day=1)
+    y, m = divmod(first.year * 12 + first.month - 1 - 12, 12)
+    since = dt.date(y, m + 1, 1)
+    shifts = session.execute(select(func.count()).select_from(escala).join(
+        workers, workers.c.registration == escala.c.registration).where(
+        escala.c.status == "active", escala.c.date >= since, escala.c.date < first,
+        workers.c.category == category)).scalar() or 0
+    registered = session.execute(select(func.count()).select_from(workers).where(
+        workers.c.category == category, workers.c.status != "cancelled")).scalar() or 0
+    per_month = shifts / 12
+    return {"from": since.isoformat(), "to": (first - dt.timedelta(days=1)).isoformat(),
+            "category": category, "shifts": shifts, "registered": registered,
+            "average_shifts_per_worker_month": round(per_month / registered, 2) if registered else None,
+            "target": target, "workers_for_target": round(per_month / target, 1), "rule": "R6"}

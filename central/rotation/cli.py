@@ -1,0 +1,151 @@
+"""``portgate rotation``: dispatch the day's requisitions, refusals, substitutions, exports (R1-R6)
+and the office reports (escala vs presence, coverage gaps, sanctions, sizing)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import click
+
+from central import reports
+from central.registry.cli import common, iso_date, transaction
+from central.rotation import service
+from central.rotation.requisitions import load_requisitions
+
+
+def _out(obj) -> None:
+    click.echo(json.dumps(obj, default=str, ensure_ascii=False))
+
+
+@click.group("rotation")
+def rotation() -> None:
+    """Rotation (rodízio) and the daily escala (R1-R6); reports."""
+
+
+@rotation.command("dispatch")
+@common
+@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--requisitions", "path", required=True, type=click.Path(dir_okay=False))
+def dispatch_cmd(url, actor, day, path):
+    """Fill requisitions.csv for DATE from the rotation; store and publish the escala."""
+    reqs = load_requisitions(path)
+    with transaction(url) as session:
+        done = service.dispatch_day(session, day, reqs, actor=actor)
+    res = done.result
+    _out({"date": day, "requisitions": len(reqs), "dispatched": len(done.entry_ids),
+          "skipped": len(res.skips), "ineligible": len(res.ineligible),
+          "shortfalls": {s.requisition.ref: s.missing for s in res.shortfalls}})
+
+
+@rotation.command("list")
+@common
+@click.option("--date", "day", required=True, callback=iso_date)
+def list_cmd(url, actor, day):
+    """The day's active escala, one JSON line per entry (with its id)."""
+    with transaction(url) as session:
+        rows = service.day_entries(session, day)
+    for entry_id, operator, entry in rows:
+        _out({"id": entry_id, "operator": operator} | dataclasses.asdict(entry))
+
+
+@rotation.command("export")
+@common
+@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
+def export_cmd(url, actor, day, out_dir):
+    """Write the day's escala per operator and per ship as escala.csv files (R5)."""
+    with transaction(url) as session:
+        paths = service.export(session, day, out_dir)
+    for p in paths:
+        click.echo(str(p))
+
+
+@rotation.command("refuse")
+@common
+@click.option("--entry", "entry_id", type=int, required=True)
+@click.option("--reason", required=True)
+@click.option("--health-proof", default=None, help="Reference of the medical proof (no infraction).")
+def refuse_cmd(url, actor, entry_id, reason, health_proof):
+    """Record a refusal of a dispatch (R3) and dispatch the next worker in the rotation."""
+    with transaction(url) as session:
+        refusal, new_id = service.refuse(session, entry_id, reason=reason, actor=actor,
+                                         health_proof=health_proof)
+    _out({"refusal": refusal, "infraction": not health_proof, "new_entry": new_id})
+
+
+@rotation.command("substitute")
+@common
+@click.option("--entry", "entry_id", type=int, required=True)
+@click.option("--reason", required=True)
+@click.option("--registration", default=None, help="Named substitute (checked for eligibility).")
+def substitute_cmd(url, actor, entry_id, reason, registration):
+    """Late substitution: replace an entry by the next eligible worker, re-published at once."""
+    with transaction(url) as session:
+        new_id = service.substitute(session, entry_id, reason=reason, actor=actor,
+                                    registration=registration)
+    _out({"removed": entry_id, "new_entry": new_id})
+
+
+@rotation.command("fairness")
+@common
+@click.option("--month", required=True, help="YYYY-MM")
+@click.option("--category", default="vigia", show_default=True)
+def fairness_cmd(url, actor, month, category):
+    """Shifts per worker in a month, average, spread and distance from 25 (R6)."""
+    try:
+        year, mon = (int(x) for x in month.split("-"))
+    except ValueError as exc:
+        raise click.BadParameter(f"{month!r} is not YYYY-MM", param_hint="--month") from exc
+    with transaction(url) as session:
+        f = service.month_fairness(session, year, mon, category)
+    for reg, n in sorted(f.shifts.items()):
+        _out({"registration": reg, "shifts": n, "distance_from_target": f.distance(reg)})
+    _out({"average": round(f.average, 2), "spread": f.spread, "fairest_spread": f.fairest_spread,
+          "target": f.target})
+
+
+@rotation.command("presence")
+@common
+@click.option("--date", "day", required=True, callback=iso_date)
+def presence_cmd(url, actor, day):
+    """Escala vs presence: dispatched and not boarded, boarded without dispatch (R5)."""
+    with transaction(url) as session:
+        rep = reports.presence(session, day)
+    for row in rep.dispatched_not_boarded:
+        _out({"kind": "dispatched_not_boarded"} | row)
+    for row in rep.boarded_without_dispatch:
+        _out({"kind": "boarded_without_dispatch"} | row)
+
+
+@rotation.command("coverage")
+@common
+@click.option("--date", "day", required=True, callback=iso_date)
+def coverage_cmd(url, actor, day):
+    """Gangway coverage gaps of long-haul ships (G11)."""
+    with transaction(url) as session:
+        for row in reports.coverage_gaps(session, day):
+            _out(row)
+
+
+@rotation.command("sanctions")
+@common
+@click.option("--from", "start", required=True, callback=iso_date)
+@click.option("--to", "end", required=True, callback=iso_date)
+def sanctions_cmd(url, actor, start, end):
+    """Confiscations and penalties recorded in a date range."""
+    with transaction(url) as session:
+        rep = reports.sanctions(session, start, end)
+    for kind, rows in rep.items():
+        for row in rows:
+            _out({"section": kind} | row)
+
+
+@rotation.command("sizing")
+@common
+@click.option("--month", "day", required=True, callback=iso_date, help="First day of the month.")
+@click.option("--category", default="vigia", show_default=True)
+def sizing_cmd(url, actor, day, category):
+    """R6: average shifts per registered watchman per month over the previous 12 months."""
+    with transaction(url) as session:
+        _out(reports.sizing(session, day, category))

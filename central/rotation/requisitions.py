@@ -1,0 +1,68 @@
+"""requisitions.csv: the requisitioners' requests for workers, one row per ship, post and period.
+
+Columns (header row, UTF-8): ``ref`` (optional, the requisitioner's reference; default
+``requisitions.csv:LINE``), ``date`` (local date, YYYY-MM-DD), ``period`` (``07-13``...),
+``operator`` (who requisitioned: the port operator / shipping agent), ``ship`` (IMO),
+``ship_name`` (optional), ``voyage`` (``long_haul|cabotage``), ``berth`` (``berthed|anchored``),
+``gate_id``, ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
+``workers`` (how many, >= 1), ``category`` (optional; default from the function:
+``vigia_chefe`` -> ``vigia``, ``contramestre`` -> ``estivador``).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from pathlib import Path
+
+from central.rotation.engine import Requisition, category_of
+from portgate.errors import BadInput
+from portgate.records import Berth, EscalaEntry, Voyage, parse_rows
+
+COLUMNS = ("ref", "date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id",
+           "post", "function", "workers", "category")
+REQUIRED = ("date", "period", "operator", "ship", "voyage", "berth", "gate_id", "post", "function",
+            "workers")
+
+
+def _build(source: str):
+    line = {"n": 1}
+
+    def build(row: Mapping[str, str]) -> Requisition:
+        line["n"] += 1
+        probe = EscalaEntry.from_row(dict(row) | {"registration": "-"})  # validates shared columns
+        operator = (row.get("operator") or "").strip()
+        if not operator:
+            raise BadInput("operator is required")
+        try:
+            count = int((row.get("workers") or "").strip())
+        except ValueError as exc:
+            raise BadInput(f"workers {row.get('workers')!r} is not a whole number") from exc
+        if count < 1:
+            raise BadInput(f"workers must be at least 1, not {count}")
+        function = probe.function
+        category = (row.get("category") or "").strip() or category_of(function)
+        return Requisition(
+            ref=(row.get("ref") or "").strip() or f"{source}:{line['n']}", date=probe.date,
+            period=probe.period, operator=operator, ship=probe.ship, ship_name=probe.ship_name,
+            voyage=Voyage(probe.voyage), berth=Berth(probe.berth), gate_id=probe.gate_id,
+            post=probe.post, function=function, workers=count, category=category)
+
+    return build
+
+
+def load_requisitions(path: str | Path) -> list[Requisition]:
+    """Read requisitions.csv. Raises ``BadInput`` naming every bad row ``file:line`` (nothing is
+    returned if any row is bad), or the missing header columns, or a missing/non-UTF-8 file."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if absent:
+                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
+            return parse_rows(reader, _build(path.name), source=path.name, required=REQUIRED)
+    except FileNotFoundError as exc:
+        raise BadInput("file not found", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput("file is not UTF-8", where=str(path)) from exc

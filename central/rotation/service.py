@@ -1,0 +1,270 @@
+"""The rotation against the database: dispatch a day, refusals (R3), late substitutions, export
+(R5), monthly fairness. Each function runs inside the caller's transaction and publishes every escala
+change as a change row (the MQTT downlink sends it to the gates at once) with an audit row.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+from collections import Counter
+from pathlib import Path
+
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.orm import Session
+
+from central.registry.changes import audit, aware, body, record_change, record_changes, utcnow
+from central.registry.store import get_worker, list_workers, record_infraction
+from central.registry.schema import workers as workers_t
+from central.rotation.engine import (
+    DispatchResult,
+    Fairness,
+    Requisition,
+    RotationSettings,
+    category_of,
+    dispatch,
+    fairness,
+)
+from central.rotation.schema import escala, refusals, requisitions, rotation_turns
+from portgate.errors import BadInput
+from portgate.records import COLUMNS, Berth, EscalaEntry, Voyage
+
+
+def entry_from_row(row) -> EscalaEntry:
+    """Build an ``EscalaEntry`` from an ``escala`` row."""
+    return EscalaEntry(date=row.date, period=row.period, ship=row.ship, ship_name=row.ship_name,
+                       voyage=Voyage(row.voyage), berth=Berth(row.berth), gate_id=row.gate_id,
+                       post=row.post, function=row.function, registration=row.registration)
+
+
+def _busy(session: Session, start: dt.datetime, end: dt.datetime,
+          skip_id: int | None = None) -> dict[str, list[tuple[dt.datetime, dt.datetime]]]:
+    stmt = select(escala.c.id, escala.c.registration, escala.c.start_at, escala.c.end_at).where(
+        escala.c.status == "active", escala.c.end_at > start, escala.c.start_at < end)
+    out: dict[str, list] = {}
+    for row in session.execute(stmt):
+        if row.id != skip_id:
+            out.setdefault(row.registration, []).append((aware(row.start_at), aware(row.end_at)))
+    return out
+
+
+def _turns(session: Session) -> dict[str, int]:
+    return dict(session.execute(select(rotation_turns.c.registration, rotation_turns.c.last_turn)).all())
+
+
+def _save_turns(session: Session, new: dict[str, int], categories: dict[str, str]) -> None:
+    existing = set(session.execute(select(rotation_turns.c.registration).where(
+        rotation_turns.c.registration.in_(list(new)))).scalars()) if new else set()
+    inserts = [{"registration": r, "category": categories[r], "last_turn": t}
+               for r, t in new.items() if r not in existing]
+    if inserts:
+        session.execute(rotation_turns.insert(), inserts)
+    updates = [{"reg": r, "turn": t} for r, t in new.items() if r in existing]
+    if updates:
+        session.execute(update(rotation_turns).where(
+            rotation_turns.c.registration == bindparam("reg")).values(last_turn=bindparam("turn"))
+            .execution_options(synchronize_session=False), updates)
+
+
+def _insert_many(session: Session, table, rows: list[dict]) -> list[int]:
+    """Insert ``rows`` in one executemany; return their ids in the same order."""
+    if not rows:
+        return []
+    result = session.execute(table.insert().returning(table.c.id, sort_by_parameter_order=True),
+                             rows)
+    return [int(i) for i in result.scalars()]
+
+
+def _store_entry(session: Session, entry: EscalaEntry, *, operator: str, requisition_id: int | None,
+                 settings: RotationSettings, actor: str, now: dt.datetime,
+                 prev_turn: int | None = None) -> int:
+    start, end = entry.bounds(settings.tz)
+    entry_id = session.execute(escala.insert().values(
+        **dataclasses.asdict(entry) | {"voyage": entry.voyage.value, "berth": entry.berth.value},
+        operator=operator, requisition_id=requisition_id, start_at=start, end_at=end,
+        status="active", prev_turn=prev_turn, created_at=now)).inserted_primary_key[0]
+    record_change(session, "escala", "upsert", str(entry_id), body(entry) | {"id": entry_id},
+                  actor=actor, now=now)
+    return int(entry_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class DayResult:
+    result: DispatchResult
+    entry_ids: tuple[int, ...]
+
+
+def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, actor: str,
+                 settings: RotationSettings = RotationSettings(),
+                 now: dt.datetime | None = None) -> DayResult:
+    """Fill the day's requisitions from the rotation (R1, R2) and store the escala; every entry is
+    published as an escala change row. ``BadInput`` if a requisition is for another date (nothing
+    is written). Returns the engine's result and the stored entry ids."""
+    now = now or utcnow()
+    wrong = [r.ref for r in reqs if r.date != day]
+    if wrong:
+        raise BadInput(f"requisition(s) not for {day}: {', '.join(wrong[:10])}", where="--date")
+    workers = list_workers(session)
+    horizon = dt.timedelta(days=2)
+    start = dt.datetime.combine(day, dt.time(), dt.UTC) - horizon
+    busy = _busy(session, start, start + 2 * horizon + dt.timedelta(days=1))
+    turns = _turns(session)
+    result = dispatch(reqs, workers, turns, busy, settings)
+    filled = Counter(id(a.requisition) for a in result.assignments)
+    req_rows = [dataclasses.asdict(r) | {"voyage": r.voyage.value, "berth": r.berth.value,
+                                         "filled": filled[id(r)], "created_at": now, "actor": actor}
+                for r in reqs]
+    req_ids = dict(zip((id(r) for r in reqs), _insert_many(session, requisitions, req_rows)))
+    entry_rows = []
+    for a in result.assignments:
+        start_at, end_at = a.entry.bounds(settings.tz)
+        entry_rows.append(body(a.entry) | {
+            "date": a.entry.date, "operator": a.requisition.operator,
+            "requisition_id": req_ids[id(a.requisition)], "start_at": start_at, "end_at": end_at,
+            "status": "active", "prev_turn": turns.get(a.entry.registration, 0), "created_at": now})
+    ids = tuple(_insert_many(session, escala, entry_rows))
+    record_changes(session, "escala", [
+        ("upsert", str(i), body(a.entry) | {"id": i}) for i, a in zip(ids, result.assignments)],
+        actor=actor, now=now)
+    _save_turns(session, result.turns, {w.registration: w.category for w in workers})
+    audit(session, actor=actor, action="rotation.dispatch", subject=day.isoformat(),
+          detail={"requisitions": len(reqs), "dispatched": len(ids),
+                  "shortfalls": {s.requisition.ref: s.missing for s in result.shortfalls}}, now=now)
+    return DayResult(result, ids)
+
+
+def _active_entry(session: Session, entry_id: int):
+    row = session.execute(select(escala).where(escala.c.id == entry_id)).first()
+    if row is None:
+        raise BadInput(f"no escala entry {entry_id}", where="--entry")
+    if row.status != "active":
+        raise BadInput(f"escala entry {entry_id} was already removed ({row.removed_reason})",
+                       where="--entry")
+    return row
+
+
+def _remove(session: Session, row, reason: str, *, actor: str, now: dt.datetime) -> None:
+    session.execute(update(escala).where(escala.c.id == row.id)
+                    .values(status="removed", removed_reason=reason))
+    record_change(session, "escala", "delete", str(row.id), body(entry_from_row(row)) | {"id": row.id},
+                  actor=actor, now=now)
+
+
+def substitute(session: Session, entry_id: int, *, reason: str, actor: str,
+               registration: str | None = None, settings: RotationSettings = RotationSettings(),
+               now: dt.datetime | None = None, exclude: frozenset[str] = frozenset()) -> int | None:
+    """Late substitution: remove escala entry ``entry_id`` and dispatch the next eligible worker of
+    the rotation (or ``registration``, checked for eligibility) to the same ship, post and period.
+    Both changes are published at once (a delete and an upsert change row). Returns the new entry
+    id, or None if nobody eligible is left (the position stays open and is reported).
+    ``BadInput`` if the entry is unknown/removed or the named worker is not eligible (R2)."""
+    now = now or utcnow()
+    row = _active_entry(session, entry_id)
+    req_row = session.execute(select(requisitions).where(
+        requisitions.c.id == row.requisition_id)).first() if row.requisition_id else None
+    req = Requisition(
+        ref=f"substitute:{entry_id}", date=row.date, period=row.period, operator=row.operator,
+        ship=row.ship, ship_name=row.ship_name, voyage=Voyage(row.voyage), berth=Berth(row.berth),
+        gate_id=row.gate_id, post=row.post, function=row.function, workers=1,
+        category=req_row.category if req_row else category_of(row.function))
+    _remove(session, row, reason, actor=actor, now=now)
+    start = aware(row.start_at) - dt.timedelta(days=2)
+    busy = _busy(session, start, start + dt.timedelta(days=5), skip_id=row.id)
+    if registration is not None:
+        pool = [get_worker(session, registration)]
+        pool = [dataclasses.replace(w, rotation_number=w.rotation_number or 0) for w in pool]
+    else:
+        pool = list_workers(session)
+    turns = _turns(session)
+    result = dispatch([req], pool, turns, busy, settings, exclude=exclude | {row.registration})
+    if registration is not None and not result.assignments:
+        problems = result.ineligible.get(registration) or tuple(s.reason for s in result.skips)
+        raise BadInput(f"{registration} is not eligible: {', '.join(problems) or 'other category'}",
+                       where="--registration")
+    new_id = None
+    if result.assignments:
+        a = result.assignments[0]
+        new_id = _store_entry(session, a.entry, operator=row.operator,
+                              requisition_id=row.requisition_id, settings=settings, actor=actor,
+                              now=now, prev_turn=turns.get(a.entry.registration, 0))
+        if registration is None:
+            _save_turns(session, result.turns, {a.entry.registration: req.category})
+    audit(session, actor=actor, action="rotation.substitute", subject=str(entry_id),
+          detail={"reason": reason, "out": row.registration, "new_entry": new_id,
+                  "in": result.assignments[0].entry.registration if result.assignments else None},
+          now=now)
+    return new_id
+
+
+def refuse(session: Session, entry_id: int, *, reason: str, actor: str,
+           health_proof: str | None = None, settings: RotationSettings = RotationSettings(),
+           now: dt.datetime | None = None) -> tuple[int, int | None]:
+    """Record that the worker of escala entry ``entry_id`` refused it (R3, 83.611 art. 10 sole
+    paragraph) and dispatch the next eligible worker in their place.
+
+    With ``health_proof`` (the reference of the medical proof) the refusal is no infraction and the
+    worker keeps their place in the rotation (their turn is given back). Without it, the refusal is
+    an infraction on the registration record and the turn counts as taken.
+    Returns (refusal id, new escala entry id or None).
+    """
+    now = now or utcnow()
+    row = _active_entry(session, entry_id)
+    infraction = not (health_proof and health_proof.strip())
+    refusal_id = session.execute(refusals.insert().values(
+        escala_id=entry_id, registration=row.registration, date=row.date,
+        health_proof=None if infraction else health_proof.strip(), infraction=int(infraction),
+        reason=reason, created_at=now, actor=actor)).inserted_primary_key[0]
+    if infraction:
+        record_infraction(session, row.registration, rule="R3", article="83.611 art. 10 par. único",
+                          reason=f"refused dispatch {entry_id}: {reason}", actor=actor, now=now)
+    elif row.prev_turn is not None:  # give the turn back: the worker keeps their place
+        session.execute(update(rotation_turns).where(rotation_turns.c.registration ==
+                                                     row.registration)
+                        .values(last_turn=row.prev_turn))
+    new_id = substitute(session, entry_id, reason=f"refused: {reason}", actor=actor,
+                        settings=settings, now=now)
+    return int(refusal_id), new_id
+
+
+def day_entries(session: Session, day: dt.date) -> list[tuple[int, str, EscalaEntry]]:
+    """The active escala of ``day``: (entry id, operator, entry), by period, ship, post."""
+    rows = session.execute(select(escala).where(escala.c.date == day, escala.c.status == "active")
+                           .order_by(escala.c.start_at, escala.c.ship, escala.c.post, escala.c.id))
+    return [(r.id, r.operator, entry_from_row(r)) for r in rows]
+
+
+def export(session: Session, day: dt.date, out_dir: str | Path) -> list[Path]:
+    """Write the day's escala per operator and per ship (R5, Lei 9.719 art. 7) as escala.csv files:
+    ``escala-DATE-operator-NAME.csv`` and ``escala-DATE-ship-IMO.csv``. Returns the paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    groups: dict[tuple[str, str], list[EscalaEntry]] = {}
+    for _id, operator, entry in day_entries(session, day):
+        groups.setdefault(("operator", operator), []).append(entry)
+        groups.setdefault(("ship", entry.ship), []).append(entry)
+    paths = []
+    for (by, name), entries in sorted(groups.items()):
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+        path = out_dir / f"escala-{day.isoformat()}-{by}-{safe}.csv"
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=COLUMNS[EscalaEntry])
+            writer.writeheader()
+            for entry in entries:
+                writer.writerow(body(entry))
+        paths.append(path)
+    return paths
+
+
+def month_fairness(session: Session, year: int, month: int, category: str = "vigia",
+                   target: int = 25) -> Fairness:
+    """Shifts per registered (not cancelled) worker of ``category`` in a month, against the target."""
+    first = dt.date(year, month, 1)
+    nxt = dt.date(year + month // 12, month % 12 + 1, 1)
+    regs = list(session.execute(select(workers_t.c.registration).where(
+        workers_t.c.category == category, workers_t.c.status != "cancelled")).scalars())
+    counts = dict(session.execute(
+        select(escala.c.registration, func.count()).where(
+            escala.c.status == "active", escala.c.date >= first, escala.c.date < nxt)
+        .group_by(escala.c.registration)).all())
+    return fairness(counts, regs, target)
