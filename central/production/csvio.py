@@ -45,6 +45,7 @@ COLUMNS = {
     "tally": ("gang_id", "ship", "date", "period", "cargo_class", "quantity"),
     "interruptions": ("gang_id", "kind"),  # and minutes, or start and end
     "disputes": ("gang_id", "registration", "rule"),  # optional: amount, reason
+    "minimums": ("registration", "monthly_minimum"),
 }
 
 
@@ -298,3 +299,12 @@ def read_gang_work(gang: str | Path, tally: str | Path, interruptions: str | Pat
     if errors:
         raise BadInput("\n".join(errors))
     return assemble(parts["members"], parts["tally"], parts["interruptions"], parts["disputes"], tz=tz)
+
+
+def minimum_from_row(row: Mapping[str, str], source: str) -> tuple[str, Decimal]:
+    return _text(row, "registration"), _decimal(row, "monthly_minimum", places=2)
+
+
+def read_minimums(path: str | Path) -> list[tuple[str, Decimal]]:
+    """Read ``minimums.csv`` (registration, monthly_minimum BRL) for C6."""
+    return read_rows(path, "minimums", minimum_from_row)
