@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from central.pay.lines import CENT, StatementLine
 from central.production.model import GangResult, GangWork
@@ -57,14 +57,16 @@ def import_results(engine: Engine, batch: Sequence[tuple[GangWork, GangResult]],
     batch is written), ``StoreError`` for any other database failure (nothing written either)."""
     imported_at = require_aware(imported_at, "imported_at")
     ids: list[int] = []
+    g = production_gangs
     try:
         with engine.begin() as conn:
+            for work, _result in batch:
+                if conn.execute(select(g.c.id).where(g.c.gang_id == work.gang_id,
+                                                     g.c.work_date == work.date)).first() is not None:
+                    raise BadInput(f"gang {work.gang_id} of {work.date} is already imported; nothing of "
+                                   f"this batch was written", where=source)
             for work, result in batch:
-                try:
-                    ids.append(_write_gang(conn, work, result, imported_at, source))
-                except IntegrityError as exc:
-                    raise BadInput(f"gang {work.gang_id} of {work.date} is already imported; nothing "
-                                   f"of this batch was written", where=source) from exc
+                ids.append(_write_gang(conn, work, result, imported_at, source))
     except SQLAlchemyError as exc:
         raise StoreError(f"production import failed, nothing written: {exc}") from exc
     return ids
