@@ -27,6 +27,7 @@ TABLE_MODULES: list[str] = [
     "central.ledger.schema",
     "central.registry.schema",
     "central.rotation.schema",
+    "central.production.schema",
     # add your table module here, one line each
 ]
 

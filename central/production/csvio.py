@@ -1,0 +1,310 @@
+"""The office's CSV files for production pay, read into ``GangWork`` values (docs/production.md).
+
+- ``tariffs.csv``: cargo_class, unit (t|unit), labour_tariff (BRL), effective_from (YYYY-MM-DD)
+- ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked
+- ``tally.csv``: gang_id, ship, date, period, cargo_class, quantity
+- ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset)
+- ``disputes.csv``: gang_id, registration, rule, amount (empty: the whole line), reason
+
+Each reader returns every record or raises one ``BadInput`` naming every bad row ``file:line``;
+``assemble`` groups rows by gang and checks that the files agree (a tally for a gang with no
+members, members with no tally, rows of one gang on different ships/dates). Row builders take a
+mapping and a ``source`` so the bus ingest (``central.production.ingest``) reuses them.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from pathlib import Path
+from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+from central.production.model import (
+    Dispute,
+    GangWork,
+    Interruption,
+    Member,
+    Tariff,
+    TariffTable,
+    TallyRow,
+)
+from portgate.errors import BadInput
+from portgate.records import parse_aware, parse_period
+
+R = TypeVar("R")
+NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+SIXTY = Decimal(60)
+
+COLUMNS = {
+    "tariffs": ("cargo_class", "unit", "labour_tariff", "effective_from"),
+    "gang": ("gang_id", "registration", "role"),  # optional: holds_worked, boarded, minutes_worked
+    "tally": ("gang_id", "ship", "date", "period", "cargo_class", "quantity"),
+    "interruptions": ("gang_id", "kind"),  # and minutes, or start and end
+    "disputes": ("gang_id", "registration", "rule"),  # optional: amount, reason
+    "minimums": ("registration", "monthly_minimum"),
+}
+
+
+def _text(row: Mapping[str, str], field: str) -> str:
+    value = (row.get(field) or "").strip()
+    if not value:
+        raise BadInput(f"{field} is required")
+    return value
+
+
+def _decimal(row: Mapping[str, str], field: str, *, places: int | None = None,
+             optional: bool = False) -> Decimal | None:
+    raw = (row.get(field) or "").strip()
+    if not raw:
+        if optional:
+            return None
+        raise BadInput(f"{field} is required")
+    if not NUMBER.fullmatch(raw):  # plain decimal only: "1,000", "1e3", "NaN", "1_0" are refused
+        raise BadInput(f"{field} {raw!r} is not a number (digits with an optional . decimal point)")
+    value = Decimal(raw)
+    if value < 0:
+        raise BadInput(f"{field} {raw!r} must not be negative")
+    if places is not None and value.as_tuple().exponent < -places:
+        raise BadInput(f"{field} {raw!r} has more than {places} decimal places")
+    return value
+
+
+def _date(row: Mapping[str, str], field: str) -> dt.date:
+    raw = _text(row, field)
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError as exc:
+        raise BadInput(f"{field} {raw!r} is not an ISO date (YYYY-MM-DD)") from exc
+
+
+def _bool(row: Mapping[str, str], field: str, default: bool) -> bool:
+    raw = (row.get(field) or "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("yes", "true", "1", "sim", "s"):
+        return True
+    if raw in ("no", "false", "0", "nao", "não", "n"):
+        return False
+    raise BadInput(f"{field} {raw!r} is not yes|no")
+
+
+def tariff_from_row(row: Mapping[str, str], source: str) -> Tariff:
+    unit = _text(row, "unit")
+    if unit not in ("t", "unit"):
+        raise BadInput(f"unit {unit!r} is not t|unit")
+    return Tariff(cargo_class=_text(row, "cargo_class"), unit=unit,  # type: ignore[arg-type]
+                  labour_tariff=_decimal(row, "labour_tariff"),
+                  effective_from=_date(row, "effective_from"), source=source)
+
+
+def member_from_row(row: Mapping[str, str], source: str) -> tuple[str, Member]:
+    holds_raw = (row.get("holds_worked") or "").strip()
+    try:
+        holds = int(holds_raw) if holds_raw else 1
+    except ValueError as exc:
+        raise BadInput(f"holds_worked {holds_raw!r} is not a whole number") from exc
+    if holds < 0:
+        raise BadInput(f"holds_worked {holds_raw!r} must not be negative")
+    boarded = _bool(row, "boarded", True)
+    minutes = _decimal(row, "minutes_worked", optional=True)
+    if boarded and minutes is None:
+        raise BadInput("minutes_worked is required for a member who boarded")
+    return _text(row, "gang_id"), Member(
+        registration=_text(row, "registration"), role=_text(row, "role"), holds_worked=holds,
+        boarded=boarded, minutes_worked=minutes or Decimal(0), source=source)
+
+
+def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str, dt.date, str], TallyRow]:
+    period = _text(row, "period")
+    parse_period(period)
+    key = (_text(row, "gang_id"), _text(row, "ship"), _date(row, "date"), period)
+    return key, TallyRow(cargo_class=_text(row, "cargo_class"),
+                         quantity=_decimal(row, "quantity", places=3), source=source)
+
+
+def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Interruption]:
+    minutes = _decimal(row, "minutes", optional=True)
+    start_raw, end_raw = (row.get("start") or "").strip(), (row.get("end") or "").strip()
+    if start_raw or end_raw:
+        if not (start_raw and end_raw):
+            raise BadInput("start and end go together")
+        start, end = parse_aware(start_raw, "start"), parse_aware(end_raw, "end")
+        if end <= start:
+            raise BadInput("end must be after start")
+        spanned = Decimal((end - start) // dt.timedelta(seconds=1)) / SIXTY
+        if minutes is not None and minutes != spanned:
+            raise BadInput(f"minutes {minutes} disagrees with start..end ({spanned} min)")
+        minutes = spanned
+    if minutes is None:
+        raise BadInput("give minutes, or start and end")
+    if minutes <= 0:
+        raise BadInput("minutes must be > 0")
+    return _text(row, "gang_id"), Interruption(kind=_text(row, "kind"), minutes=minutes, source=source)
+
+
+def dispute_from_row(row: Mapping[str, str], source: str) -> tuple[str, Dispute]:
+    return _text(row, "gang_id"), Dispute(
+        registration=_text(row, "registration"), rule=_text(row, "rule"),
+        amount=_decimal(row, "amount", places=2, optional=True),
+        reason=(row.get("reason") or "").strip(), source=source)
+
+
+def read_rows(path: str | Path, kind: str, build: Callable[[Mapping[str, str], str], R]) -> list[R]:
+    """Read a CSV file of ``kind`` (a key of ``COLUMNS``) with ``build(row, source)``.
+
+    Raises ``BadInput`` if the file is missing, not UTF-8, lacks a column, or has bad rows (every
+    bad row is listed as ``file:line``)."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = [h.strip() for h in reader.fieldnames or []]
+            reader.fieldnames = header
+            absent = [c for c in COLUMNS[kind] if c not in header]
+            if absent:
+                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
+            rows = [(f"{path.name}:{line}", row) for line, row in enumerate(reader, start=2)]
+    except FileNotFoundError as exc:
+        raise BadInput("file not found", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput("file is not UTF-8", where=str(path)) from exc
+    return build_rows(rows, build, source=path.name)
+
+
+def build_rows(rows: Iterable[tuple[str, Mapping[str, str]]],
+               build: Callable[[Mapping[str, str], str], R], *, source: str = "") -> list[R]:
+    """Build records from ``(where, row)`` pairs with ``build(row, where)``; raise one ``BadInput``
+    naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``)."""
+    out: list[R] = []
+    errors: list[str] = []
+    for where, row in rows:
+        if None in row:  # more cells than header columns
+            errors.append(f"{where}: {len(row[None])} cell(s) more than the header has")
+            continue
+        try:
+            out.append(build(row, where))
+        except BadInput as exc:
+            errors.append(f"{where}: {exc.reason}")
+    if errors:
+        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
+        raise BadInput("\n".join(shown))
+    return out
+
+
+def read_tariffs(path: str | Path) -> TariffTable:
+    """Read ``tariffs.csv``; a class listed twice with the same ``effective_from`` is an error."""
+    tariffs = read_rows(path, "tariffs", tariff_from_row)
+    seen: dict[tuple[str, dt.date], str] = {}
+    errors = []
+    for t in tariffs:
+        key = (t.cargo_class, t.effective_from)
+        if key in seen:
+            errors.append(f"{t.source}: {t.cargo_class} from {t.effective_from} already given at {seen[key]}")
+        seen[key] = t.source
+    if errors:
+        raise BadInput("\n".join(errors))
+    return TariffTable(tuple(tariffs))
+
+
+def assemble(members: Iterable[tuple[str, Member]],
+             tally: Iterable[tuple[tuple[str, str, dt.date, str], TallyRow]],
+             interruptions: Iterable[tuple[str, Interruption]] = (),
+             disputes: Iterable[tuple[str, Dispute]] = (),
+             *, tz: str | ZoneInfo = "America/Sao_Paulo") -> list[GangWork]:
+    """Group the rows by gang into ``GangWork`` values, in the order gangs first appear in the tally.
+
+    ``service_end`` is the end of the gang's period on its date in the port's time zone ``tz``.
+    Raises ``BadInput`` naming every row that does not fit: a tally for a gang with no members or
+    nobody who boarded, tally rows of one gang on different ships/dates/periods, members, waits or
+    disputes for a gang with no tally, a registration twice in one gang."""
+    zone = ZoneInfo(tz) if isinstance(tz, str) else tz
+    errors: list[str] = []
+    heads: dict[str, tuple[str, dt.date, str, str]] = {}
+    rows: dict[str, list[TallyRow]] = {}
+    for (gang, ship, day, period), row in tally:
+        if gang not in heads:
+            heads[gang] = (ship, day, period, row.source)
+            rows[gang] = []
+        elif heads[gang][:3] != (ship, day, period):
+            errors.append(f"{row.source}: gang {gang} is on {heads[gang][0]} {heads[gang][1]} "
+                          f"{heads[gang][2]} at {heads[gang][3]}; one gang, one ship, date and period")
+            continue
+        rows[gang].append(row)
+    crew: dict[str, list[Member]] = {g: [] for g in heads}
+    for gang, member in members:
+        if gang not in crew:
+            errors.append(f"{member.source}: gang {gang} has no row in the tally (enter quantity 0 if "
+                          f"it moved nothing)")
+        elif any(m.registration == member.registration for m in crew[gang]):
+            errors.append(f"{member.source}: {member.registration} is listed twice in gang {gang}")
+        else:
+            crew[gang].append(member)
+    for gang, (_ship, _day, _period, source) in heads.items():
+        if not crew[gang]:
+            errors.append(f"{source}: tally for gang {gang}, but gang.csv lists nobody for it")
+        elif not any(m.boarded for m in crew[gang]):
+            errors.append(f"{source}: tally for gang {gang}, but nobody of that gang boarded")
+    stops: dict[str, list[Interruption]] = {g: [] for g in heads}
+    for gang, stop in interruptions:
+        if gang not in heads:
+            errors.append(f"{stop.source}: gang {gang} has no row in the tally")
+        else:
+            stops[gang].append(stop)
+    doubts: dict[str, list[Dispute]] = {g: [] for g in heads}
+    for gang, dispute in disputes:
+        if gang not in heads:
+            errors.append(f"{dispute.source}: gang {gang} has no row in the tally")
+        else:
+            doubts[gang].append(dispute)
+    if errors:
+        raise BadInput("\n".join(errors))
+    works = []
+    for gang, (ship, day, period, _source) in heads.items():
+        works.append(GangWork(gang_id=gang, ship=ship, date=day, period=period,
+                              service_end=period_end(day, period, zone), members=tuple(crew[gang]),
+                              tally=tuple(rows[gang]), interruptions=tuple(stops[gang]),
+                              disputes=tuple(doubts[gang])))
+    return works
+
+
+def period_end(day: dt.date, period: str, zone: ZoneInfo) -> dt.datetime:
+    """End of ``period`` (``07-11``, ``19-01``) begun on local ``day``, as aware UTC."""
+    start_h, end_h = parse_period(period)
+    end_day = day if end_h > start_h else day + dt.timedelta(days=1)
+    end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
+    return end.astimezone(dt.UTC)
+
+
+def read_gang_work(gang: str | Path, tally: str | Path, interruptions: str | Path | None = None,
+                   disputes: str | Path | None = None, *, tz: str = "America/Sao_Paulo") -> list[GangWork]:
+    """Read the office's files into ``GangWork`` values. Every file is read and checked before any
+    error is raised, so one run names every bad row of every file."""
+    errors: list[str] = []
+    parts: dict[str, list] = {}
+    jobs = [("members", gang, "gang", member_from_row), ("tally", tally, "tally", tally_from_row),
+            ("interruptions", interruptions, "interruptions", interruption_from_row),
+            ("disputes", disputes, "disputes", dispute_from_row)]
+    for name, path, kind, build in jobs:
+        if path is None:
+            parts[name] = []
+            continue
+        try:
+            parts[name] = read_rows(path, kind, build)
+        except BadInput as exc:
+            errors.append(str(exc))
+    if errors:
+        raise BadInput("\n".join(errors))
+    return assemble(parts["members"], parts["tally"], parts["interruptions"], parts["disputes"], tz=tz)
+
+
+def minimum_from_row(row: Mapping[str, str], source: str) -> tuple[str, Decimal]:
+    return _text(row, "registration"), _decimal(row, "monthly_minimum", places=2)
+
+
+def read_minimums(path: str | Path) -> list[tuple[str, Decimal]]:
+    """Read ``minimums.csv`` (registration, monthly_minimum BRL) for C6."""
+    return read_rows(path, "minimums", minimum_from_row)

@@ -1,0 +1,154 @@
+"""Values the production-pay engine takes and returns. Frozen dataclasses, already validated for
+shape by whoever built them (``csvio`` for the office's CSV files, ``ingest`` for bus messages);
+the engine checks them against the rulebook and the tariff table.
+
+Every input value carries ``source`` (``tally.csv:4``, ``message m1 tally[0]``) so an error names
+the row. Quantities and minutes are ``Decimal``; money is ``Decimal`` BRL; times are aware UTC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import Decimal
+from typing import Literal
+
+from central.pay.lines import StatementLine
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tariff:
+    """One row of the port's tariff table: the labour column ("montante da mão de obra", E1) for a
+    cargo class, per tonne (``t``) or per unit (``unit``), in force from ``effective_from``."""
+
+    cargo_class: str
+    unit: Literal["t", "unit"]
+    labour_tariff: Decimal
+    effective_from: dt.date
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TariffTable:
+    """The tariffs of a port; ``lookup`` picks the one in force on a date."""
+
+    tariffs: tuple[Tariff, ...]
+
+    def lookup(self, cargo_class: str, day: dt.date) -> Tariff | None:
+        """The tariff of ``cargo_class`` with the latest ``effective_from`` ≤ ``day``, or None."""
+        best = None
+        for t in self.tariffs:
+            if t.cargo_class == cargo_class and t.effective_from <= day:
+                if best is None or t.effective_from > best.effective_from:
+                    best = t
+        return best
+
+    def classes(self) -> set[str]:
+        return {t.cargo_class for t in self.tariffs}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Member:
+    """A gang member from the escala, and whether they actually boarded (gate events).
+
+    ``minutes_worked``: minutes of actual work of this member (gate admit to exit less the gang's
+    waits), used by the guarantee (E3/C2). ``holds_worked`` matters for per-hold roles (E2)."""
+
+    registration: str
+    role: str
+    holds_worked: int = 1
+    boarded: bool = True
+    minutes_worked: Decimal = Decimal(0)
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TallyRow:
+    """Cargo a gang moved in one class: ``quantity`` in the tariff's unit (t or units), ≥ 0."""
+
+    cargo_class: str
+    quantity: Decimal
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Interruption:
+    """One continuous wait, stoppage or worked meal interval of the whole gang (E4, E5, C3, C4)."""
+
+    kind: str  # late_start | rain | rough_water | tide | third_party | meal_worked
+    minutes: Decimal
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Dispute:
+    """A member's line(s) of one rule in doubt (E6, art. 10 §1): ``amount`` of it, or all if None."""
+
+    registration: str
+    rule: str
+    amount: Decimal | None = None
+    reason: str = ""
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GangWork:
+    """Everything one gang did on one ship, date and period, as the office recorded it.
+
+    ``service_end``: aware UTC end of the day's service (the E6 deadline runs from it)."""
+
+    gang_id: str
+    ship: str
+    date: dt.date
+    period: str
+    service_end: dt.datetime
+    members: tuple[Member, ...]
+    tally: tuple[TallyRow, ...]
+    interruptions: tuple[Interruption, ...] = ()
+    disputes: tuple[Dispute, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MemberStatement:
+    """One member's statement for the gang: lines with rule ids, their total, the disputed part
+    (recorded, deposited) and the undisputed part payable by ``due_at`` (E6)."""
+
+    registration: str
+    role: str
+    quotas: Decimal
+    minutes_worked: Decimal
+    lines: tuple[StatementLine, ...]
+    total: Decimal
+    disputed: Decimal
+    payable: Decimal
+    due_at: dt.datetime
+    disputes: tuple[Dispute, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GangSummary:
+    """Per-gang figures: the E1 labour lines and amount, tonnes moved, total quotas, the exact
+    quota value, the sum of the rounded shares and the rounding difference (labour − shares)."""
+
+    gang_id: str
+    ship: str
+    date: dt.date
+    period: str
+    rulebook: str
+    rulebook_version: dt.date
+    labour_lines: tuple[StatementLine, ...]
+    labour_amount: Decimal
+    tonnes: Decimal
+    total_quotas: Decimal
+    quota_value: Decimal
+    shares_total: Decimal
+    rounding_difference: Decimal
+    absent: tuple[str, ...]  # registrations on the escala who did not board (paid nothing, art. 14)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GangResult:
+    summary: GangSummary
+    members: tuple[MemberStatement, ...]
+    billing: tuple[StatementLine, ...]  # C5: billed to the shipowner
+    billing_total: Decimal
