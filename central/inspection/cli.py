@@ -145,7 +145,9 @@ def _checklist_text(kind: Operation | None) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def share(vessel_path: Path | None, kind: str | None, days: int | None, crew_path: Path,
           fmt: str) -> int:
-    """Brazilian crew required vs on board, per rule (N1-N5), and the inspection checklist (N6)."""
+    """Brazilian crew required vs on board, per rule (N1-N5), and the inspection checklist (N6).
+
+    Exit status 0 if the vessel complies, 1 if it does not, 2 for bad input."""
     vessel = None
     if vessel_path is not None:
         if kind is not None or days is not None:
@@ -161,7 +163,7 @@ def share(vessel_path: Path | None, kind: str | None, days: int | None, crew_pat
         click.echo(json.dumps(_share_json(report, vessel), ensure_ascii=False, indent=2))
     else:
         click.echo(_share_text(report, vessel))
-    return 0
+    return 0 if report.complies else 1
 
 
 @crew.command()

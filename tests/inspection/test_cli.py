@@ -166,6 +166,13 @@ def test_share_names_the_bad_crew_row(crew_csv, capsys, row, message):
     assert code == 2 and message in err and out == ""
 
 
+def test_share_exit_status_is_one_when_the_vessel_does_not_comply(crew_csv, capsys):
+    code, out, _ = run(["crew", "share", "--kind", "fishing_leased", "--days", "10", "--crew",
+                        str(crew_csv(CREW))], capsys)
+    assert code == 1  # 2 Brazilians of 5, 2/3 of 5 = 3.33 -> 4 required
+    assert "N4" in out and "NÃO CUMPRE / DOES NOT COMPLY" in out
+
+
 def test_share_refuses_negative_days_and_bad_vessel_keys(crew_csv, tmp_path, capsys):
     code, _, err = run(["crew", "share", "--kind", "cabotage", "--days", "-3", "--crew",
                         str(crew_csv(CREW))], capsys)
@@ -194,3 +201,20 @@ def test_checklist_command(capsys):
     code, out, _ = run(["crew", "checklist", "--kind", "offshore_support", "--format", "json"],
                        capsys)
     assert [i["key"] for i in json.loads(out)][-4:] == ["caa", "work_permits", "visas", "logbook"]
+
+
+def test_a_file_without_a_required_column_is_refused(tmp_path, capsys):
+    path = tmp_path / "crew.csv"
+    path.write_text("crew_id,name,nationality,level\n1,Ana,BR,officer\n", encoding="utf-8")
+    code, _, err = run(["crew", "share", "--kind", "cruise", "--days", "40", "--crew", str(path)],
+                       capsys)
+    assert code == 2 and "crew.csv:1: header lacks column(s) branch" in err
+
+
+def test_every_bad_row_is_listed_at_once(periods_csv, tmp_path, capsys):
+    rows = GOOD + [period_row("D", "x", "2024-06-10T13:30-03:00"),
+                   period_row("E", "2024-06-10T11:00-03:00", "2024-06-10T13:30-03:00", kind="")]
+    code, _, err = run(["crew", "hours", "--periods", str(periods_csv(rows)), "--ship", "9300001",
+                        "--from", "2024-06-10", "--to", "2024-06-10", "--out",
+                        str(tmp_path / "o")], capsys)
+    assert code == 2 and "periods.csv:6: start 'x'" in err and "periods.csv:7: kind ''" in err
