@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import html
 import io
 from zoneinfo import ZoneInfo
@@ -75,15 +76,18 @@ td.n { text-align: right; } tr.over td { font-weight: bold; }
 """
 
 
+@functools.lru_cache(maxsize=65536)
+def _esc(value: str) -> str:
+    return html.escape(value)  # book cells repeat a lot (names, dates, rules): escape each once
+
+
 def _table(headers: list[str], rows: list[list[str]], numeric: set[int], marked=()) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    opens = ["<td class=n>" if j in numeric else "<td>" for j in range(len(headers))]
     body = []
     for i, row in enumerate(rows):
         cls = ' class="over"' if i in marked else ""
-        cells = "".join(
-            f'<td{" class=n" if j in numeric else ""}>{html.escape(str(c))}</td>'
-            for j, c in enumerate(row)
-        )
+        cells = "".join(f"{opens[j]}{_esc(str(c))}</td>" for j, c in enumerate(row))
         body.append(f"<tr{cls}>{cells}</tr>")
     if not rows:
         body.append(f'<tr><td colspan="{len(headers)}">Nenhum lançamento / no entries</td></tr>')

@@ -74,8 +74,8 @@ def _choice(cls: type[enum.StrEnum], value: str | None, field: str, *, optional:
     if not text and optional:
         return None
     try:
-        return cls(text)
-    except ValueError as exc:
+        return cls._value2member_map_[text]
+    except KeyError as exc:
         allowed = "|".join(m.value for m in cls) + ("|''" if optional else "")
         raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
 
