@@ -6,8 +6,9 @@ pass over the same file.
     .venv/bin/python bench/crew_hours.py --smoke    # 3 crew x 14 days, seconds
 
 Prints its figures, then one JSON line {"bench", "figures", "baseline", "ratio", "target"}.
-Target (ours; DESIGN.md sets none for this tool): the whole book within 20x the bare CSV read (it parses and checks
-every timestamp, computes K1-K5 and renders three outputs); a year of 40 crew takes about 2 s.
+Target (ours; DESIGN.md sets none for this tool): the whole book within 20x the bare CSV read (it
+parses and checks every timestamp, computes K1-K5 and renders three outputs); a year of 40 crew
+takes about 2 s.
 """
 
 from __future__ import annotations
@@ -52,11 +53,20 @@ def make_file(path: Path, crew: int, days: int, seed: int = 7) -> int:
                         spans.append((20 * 60, 20 * 60 + 20))
                     kind, wt = "work", ""
                 for a, b in spans:
-                    w.writerow(["9300001", f"C{c:03d}", f"Crew {c}", "marinheiro",
-                                (day + dt.timedelta(minutes=a)).isoformat(),
-                                (day + dt.timedelta(minutes=b)).isoformat(), kind, wt,
-                                "true" if rng.random() < 0.5 else "false",
-                                rng.choice(["rest", "pay", ""])])
+                    w.writerow(
+                        [
+                            "9300001",
+                            f"C{c:03d}",
+                            f"Crew {c}",
+                            "marinheiro",
+                            (day + dt.timedelta(minutes=a)).isoformat(),
+                            (day + dt.timedelta(minutes=b)).isoformat(),
+                            kind,
+                            wt,
+                            "true" if rng.random() < 0.5 else "false",
+                            rng.choice(["rest", "pay", ""]),
+                        ]
+                    )
                     rows += 1
     return rows
 
@@ -87,9 +97,13 @@ def main() -> None:
         result = {}
 
         def book():
-            b = compute_book(read_periods(path), ship="9300001", date_from=dt.date(2024, 1, 1),
-                             date_to=dt.date(2024, 1, 1) + dt.timedelta(days=days - 1),
-                             tz="America/Sao_Paulo")
+            b = compute_book(
+                read_periods(path),
+                ship="9300001",
+                date_from=dt.date(2024, 1, 1),
+                date_to=dt.date(2024, 1, 1) + dt.timedelta(days=days - 1),
+                tz="America/Sao_Paulo",
+            )
             book_render.overtime_csv(b)
             book_render.transgressions_csv(b)
             book_render.book_html(b)
@@ -104,9 +118,17 @@ def main() -> None:
     print(f"baseline csv read: {base_s * 1000:.1f} ms ({rows / base_s:,.0f} rows/s)")
     print(f"hours book:        {book_s * 1000:.1f} ms ({rows / book_s:,.0f} rows/s)")
     print(f"ratio {ratio:.1f}x (target <= {TARGET}x)")
-    print(json.dumps({"bench": "crew_hours", "figures": {"rows": rows, "book_s": round(book_s, 4)},
-                      "baseline": {"csv_read_s": round(base_s, 4)}, "ratio": round(ratio, 2),
-                      "target": TARGET}))
+    print(
+        json.dumps(
+            {
+                "bench": "crew_hours",
+                "figures": {"rows": rows, "book_s": round(book_s, 4)},
+                "baseline": {"csv_read_s": round(base_s, 4)},
+                "ratio": round(ratio, 2),
+                "target": TARGET,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

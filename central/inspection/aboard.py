@@ -1,11 +1,11 @@
 """Who is on board, from the gangway gate's taps, against the crew list (pure core).
 
-A crew member's card tapped at the vessel's gate with decision ``admit`` boards them; ``exit`` takes
-them ashore (``deny`` and ``inspector`` taps move nobody). Their state at time ``at`` is that of their
-last admit/exit at or before ``at``, in the gate's sequence order (the per-gate gapless ``seq`` is the
-true order even when the gate's clock was not trusted). Someone on the crew list with no tap at all
-is *presumed aboard* (never went ashore through this gate). Someone aboard who is not on the crew
-list is reported too: the inspector wants to know every person on board.
+A crew member's card tapped at the vessel's gate with decision ``admit`` boards them; ``exit``
+takes them ashore (``deny`` and ``inspector`` taps move nobody). Their state at time ``at`` is that
+of their last admit/exit at or before ``at``, in the gate's sequence order (the per-gate gapless
+``seq`` is the true order even when the gate's clock was not trusted). Someone on the crew list
+with no tap at all is *presumed aboard* (never went ashore through this gate). Someone aboard who
+is not on the crew list is reported too: the inspector wants to know every person on board.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class Passage(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class GateTap:
-    """One admit/exit tap at the gangway gate: ``registration`` is the card holder's id (crew_id)."""
+    """One admit/exit tap at the gangway gate; ``registration`` is the holder's id (crew_id)."""
 
     registration: str
     at: dt.datetime  # aware UTC (occurred_at)

@@ -29,10 +29,19 @@ def gate_taps(engine: Engine, gate_id: str, *, until: dt.datetime) -> list[GateT
     """
     until = require_aware(until, "until")
     query = (
-        select(events.c.registration, events.c.occurred_at, events.c.seq, events.c.decision,
-               events.c.clock_trusted, events.c.payload)
-        .where(events.c.gate_id == gate_id, events.c.type == "tap",
-               events.c.decision.in_([p.value for p in Passage]))
+        select(
+            events.c.registration,
+            events.c.occurred_at,
+            events.c.seq,
+            events.c.decision,
+            events.c.clock_trusted,
+            events.c.payload,
+        )
+        .where(
+            events.c.gate_id == gate_id,
+            events.c.type == "tap",
+            events.c.decision.in_([p.value for p in Passage]),
+        )
         .order_by(events.c.seq)
     )
     try:

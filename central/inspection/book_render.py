@@ -1,6 +1,7 @@
 """Render a ``crew_hours.HoursBook`` as the two books of art. 4 (K5): ``overtime_book.csv``,
 ``transgressions.csv`` and one printable ``book.html`` (A4, no scripts, no external files).
-Pure: text in, text out. Durations are written as minutes and as ``HhMM``; times in the ship's zone."""
+Pure: text in, text out. Durations are written as minutes and as ``HhMM``; times in the ship's
+zone."""
 
 from __future__ import annotations
 
@@ -14,12 +15,31 @@ from zoneinfo import ZoneInfo
 from central.inspection.crew_hours import HoursBook
 
 OVERTIME_COLUMNS = (
-    "ship", "crew_id", "name", "role", "date", "worked_min", "normal_min", "overtime_min",
-    "overtime_hours", "port_traffic_overtime_min", "compensation",
+    "ship",
+    "crew_id",
+    "name",
+    "role",
+    "date",
+    "worked_min",
+    "normal_min",
+    "overtime_min",
+    "overtime_hours",
+    "port_traffic_overtime_min",
+    "compensation",
 )
 TRANSGRESSION_COLUMNS = (
-    "ship", "crew_id", "name", "date", "rule", "article", "start", "end", "amount_min",
-    "detail_pt", "detail_en", "source",
+    "ship",
+    "crew_id",
+    "name",
+    "date",
+    "rule",
+    "article",
+    "start",
+    "end",
+    "amount_min",
+    "detail_pt",
+    "detail_en",
+    "source",
 )
 
 
@@ -46,22 +66,50 @@ def _csv(columns, rows) -> str:
 
 def overtime_csv(book: HoursBook) -> str:
     """The overtime book (livro de horas extraordinárias), one row per crew member and civil day."""
-    return _csv(OVERTIME_COLUMNS, [
-        (book.ship, e.crew_id, e.name, e.role, e.date.isoformat(), _min(e.worked), _min(e.normal),
-         _min(e.overtime), e.overtime_hours, _min(e.port_traffic_overtime), e.compensation)
-        for e in book.overtime
-    ])
+    return _csv(
+        OVERTIME_COLUMNS,
+        [
+            (
+                book.ship,
+                e.crew_id,
+                e.name,
+                e.role,
+                e.date.isoformat(),
+                _min(e.worked),
+                _min(e.normal),
+                _min(e.overtime),
+                e.overtime_hours,
+                _min(e.port_traffic_overtime),
+                e.compensation,
+            )
+            for e in book.overtime
+        ],
+    )
 
 
 def transgressions_csv(book: HoursBook) -> str:
     """The transgressions book (livro de transgressões), one row per transgression."""
     zone = ZoneInfo(book.tz)
-    return _csv(TRANSGRESSION_COLUMNS, [
-        (book.ship, t.crew_id, t.name, t.date.isoformat(), t.rule, t.article,
-         _local(t.start, zone), _local(t.end, zone), _min(t.amount), t.detail_pt, t.detail_en,
-         t.where)
-        for t in book.transgressions
-    ])
+    return _csv(
+        TRANSGRESSION_COLUMNS,
+        [
+            (
+                book.ship,
+                t.crew_id,
+                t.name,
+                t.date.isoformat(),
+                t.rule,
+                t.article,
+                _local(t.start, zone),
+                _local(t.end, zone),
+                _min(t.amount),
+                t.detail_pt,
+                t.detail_en,
+                t.where,
+            )
+            for t in book.transgressions
+        ],
+    )
 
 
 _STYLE = """
@@ -96,31 +144,80 @@ def _table(headers: list[str], rows: list[list[str]], numeric: set[int], marked=
 
 def book_html(book: HoursBook) -> str:
     """The printable book: header (ship, period, zone), the overtime book, the weekly port-traffic
-    totals and the transgressions book, with signature lines for the master (art. 4 sole paragraph)."""
+    totals and the transgressions book, with a signature line for the master (art. 4 sole
+    paragraph)."""
     zone = ZoneInfo(book.tz)
     esc = html.escape
     title = f"Navio {esc(book.ship)} — {book.date_from.isoformat()} a {book.date_to.isoformat()}"
     overtime = _table(
-        ["Tripulante", "Nome", "Função", "Dia", "Trabalho", "Normal", "Extra (exato)",
-         "Extra (horas, K4)", "Extra tráfego porto", "Compensação"],
-        [[e.crew_id, e.name, e.role, e.date.isoformat(), _hm(e.worked), _hm(e.normal),
-          _hm(e.overtime), str(e.overtime_hours), _hm(e.port_traffic_overtime), e.compensation]
-         for e in book.overtime],
+        [
+            "Tripulante",
+            "Nome",
+            "Função",
+            "Dia",
+            "Trabalho",
+            "Normal",
+            "Extra (exato)",
+            "Extra (horas, K4)",
+            "Extra tráfego porto",
+            "Compensação",
+        ],
+        [
+            [
+                e.crew_id,
+                e.name,
+                e.role,
+                e.date.isoformat(),
+                _hm(e.worked),
+                _hm(e.normal),
+                _hm(e.overtime),
+                str(e.overtime_hours),
+                _hm(e.port_traffic_overtime),
+                e.compensation,
+            ]
+            for e in book.overtime
+        ],
         {4, 5, 6, 7, 8},
     )
     weeks = _table(
-        ["Tripulante", "Nome", "Semana ISO", "Extra tráfego porto", "Extra (horas)", "Limite 30h00"],
-        [[w.crew_id, w.name, f"{w.iso_year}-W{w.iso_week:02d}", _hm(w.port_traffic_overtime),
-          str(w.overtime_hours), "EXCEDIDO / exceeded" if w.exceeds_cap else "ok"]
-         for w in book.weeks],
+        [
+            "Tripulante",
+            "Nome",
+            "Semana ISO",
+            "Extra tráfego porto",
+            "Extra (horas)",
+            "Limite 30h00",
+        ],
+        [
+            [
+                w.crew_id,
+                w.name,
+                f"{w.iso_year}-W{w.iso_week:02d}",
+                _hm(w.port_traffic_overtime),
+                str(w.overtime_hours),
+                "EXCEDIDO / exceeded" if w.exceeds_cap else "ok",
+            ]
+            for w in book.weeks
+        ],
         {3, 4},
         marked={i for i, w in enumerate(book.weeks) if w.exceeds_cap},
     )
     trans = _table(
         ["Tripulante", "Nome", "Dia", "Regra", "Artigo", "Início", "Fim", "Descrição", "Origem"],
-        [[t.crew_id, t.name, t.date.isoformat(), t.rule, t.article, _local(t.start, zone),
-          _local(t.end, zone), f"{t.detail_pt} / {t.detail_en}", t.where]
-         for t in book.transgressions],
+        [
+            [
+                t.crew_id,
+                t.name,
+                t.date.isoformat(),
+                t.rule,
+                t.article,
+                _local(t.start, zone),
+                _local(t.end, zone),
+                f"{t.detail_pt} / {t.detail_en}",
+                t.where,
+            ]
+            for t in book.transgressions
+        ],
         set(),
     )
     return f"""<!DOCTYPE html>

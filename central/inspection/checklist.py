@@ -21,29 +21,52 @@ ART_7: tuple[ChecklistItem, ...] = (
     ChecklistItem("ship_registry", "art. 7", "Registro do navio", "Ship's registry"),
     ChecklistItem("crew_list", "art. 7", "Lista de tripulantes", "Crew list"),
     ChecklistItem("ship_particulars", "art. 7", "Dados gerais do navio", "Ship particulars"),
-    ChecklistItem("contracts", "art. 7", "Contratos de engajamento dos tripulantes",
-                  "Crew contracts of employment"),
-    ChecklistItem("safe_manning", "art. 7", "Certificado de tripulação mínima de segurança",
-                  "Minimum safe manning certificate"),
-    ChecklistItem("crew_payroll", "art. 7",
-                  "Lista de recibos do último pagamento efetuado à tripulação",
-                  "Receipts of the last crew payroll"),
+    ChecklistItem(
+        "contracts",
+        "art. 7",
+        "Contratos de engajamento dos tripulantes",
+        "Crew contracts of employment",
+    ),
+    ChecklistItem(
+        "safe_manning",
+        "art. 7",
+        "Certificado de tripulação mínima de segurança",
+        "Minimum safe manning certificate",
+    ),
+    ChecklistItem(
+        "crew_payroll",
+        "art. 7",
+        "Lista de recibos do último pagamento efetuado à tripulação",
+        "Receipts of the last crew payroll",
+    ),
 )
 
 # art. 13 II and V: the CAA and the foreign crew's work permits are asked for in cabotage and
 # offshore support (the kinds here that the text names); III: visas are checked for every kind.
 _CAA_KINDS = {Operation.CABOTAGE, Operation.OFFSHORE_SUPPORT}
 ART_13_CAA = (
-    ChecklistItem("caa", "art. 13 II", "Certificado de Autorização de Afretamento (CAA) do DMM",
-                  "Chartering Authorisation Certificate (CAA) from the DMM"),
-    ChecklistItem("work_permits", "art. 13 V",
-                  "Autorizações de trabalho dos tripulantes estrangeiros",
-                  "Work permits of the foreign crew"),
+    ChecklistItem(
+        "caa",
+        "art. 13 II",
+        "Certificado de Autorização de Afretamento (CAA) do DMM",
+        "Chartering Authorisation Certificate (CAA) from the DMM",
+    ),
+    ChecklistItem(
+        "work_permits",
+        "art. 13 V",
+        "Autorizações de trabalho dos tripulantes estrangeiros",
+        "Work permits of the foreign crew",
+    ),
 )
-ART_13_VISAS = ChecklistItem("visas", "art. 13 III", "Vistos dos tripulantes estrangeiros",
-                             "Visas of the foreign crew")
-ART_13_LOG = ChecklistItem("logbook", "art. 13 VI", "Diário de Navegação (dias em AJB)",
-                           "Logbook (days in Brazilian waters)")
+ART_13_VISAS = ChecklistItem(
+    "visas", "art. 13 III", "Vistos dos tripulantes estrangeiros", "Visas of the foreign crew"
+)
+ART_13_LOG = ChecklistItem(
+    "logbook",
+    "art. 13 VI",
+    "Diário de Navegação (dias em AJB)",
+    "Logbook (days in Brazilian waters)",
+)
 
 
 def checklist(kind: Operation | None = None) -> list[ChecklistItem]:

@@ -3,8 +3,8 @@ seed 004: Decreto-Lei of 29 June 1939 on the 8-hour day of crews of Brazilian me
 
 Pure core: no clock, no files, no database. Input is a list of ``WorkPeriod`` (one crew member's
 period of effective work, aware UTC), the ship's time zone (civil days are counted there) and the
-local dates of the report. Output is a ``HoursBook``: one ``OvertimeEntry`` per crew member and civil
-day with work, one ``WeekEntry`` per crew member and ISO week, and the ``Transgression`` list.
+local dates of the report. Output is a ``HoursBook``: one ``OvertimeEntry`` per crew member and
+civil day with work, one ``WeekEntry`` per crew member and ISO week, and the ``Transgression`` list.
 
 Readings (see docs/inspection.md):
 
@@ -13,10 +13,10 @@ Readings (see docs/inspection.md):
   less than an hour), but never past the start of that person's next period; it is also entered in
   the transgressions book (``K1_SHORT_PERIOD``).
 - K3/K4: the overtime of a civil day is the counted work past the 8th hour, in time order. It is
-  booked in whole hours, a fraction counting as a whole hour (art. 3 sole paragraph), per crew member
-  and civil day. Port-traffic overtime is the part of that overtime lying in periods marked
-  ``port_traffic``; its weekly cap (30 h, art. 2 §2) is checked on the exact time served, per ISO week
-  (Monday 00:00 to Sunday 24:00, ship's time zone): 30 h 00 min complies, 30 h 01 min does not.
+  booked in whole hours, a fraction counting as a whole hour (art. 3 sole paragraph), per crew
+  member and civil day. Port-traffic overtime is the part of that overtime lying in periods marked
+  ``port_traffic``; its weekly cap (30 h, art. 2 §2) is checked on the exact time served, per ISO
+  week (Monday 00:00 to Sunday 24:00, ship's time zone): 30 h 00 min complies, 30 h 01 min does not.
 - K2: back-to-back watch rows form one watch. A watch longer than 4 h, or a gap shorter than 4 h
   between the end of one watch and the start of the next, is a transgression (exactly 4 h complies).
 """
@@ -42,7 +42,15 @@ MIN_WATCH_INTERVAL = 4 * HOUR  # K2, art. 1 §4
 PORT_TRAFFIC_WEEK_CAP = 30 * HOUR  # K3, art. 2 §2
 
 PERIOD_COLUMNS = (
-    "ship", "crew_id", "name", "role", "start", "end", "kind", "watch_type", "port_traffic",
+    "ship",
+    "crew_id",
+    "name",
+    "role",
+    "start",
+    "end",
+    "kind",
+    "watch_type",
+    "port_traffic",
     "compensation",
 )
 REQUIRED_COLUMNS = ("ship", "crew_id", "start", "end", "kind")
@@ -103,9 +111,13 @@ class WorkPeriod:
         if self.start.tzinfo is None or self.end.tzinfo is None:
             raise BadInput("start and end must carry a UTC offset")
         if self.end <= self.start:
-            raise BadInput(f"end {self.end.isoformat()} is not after start {self.start.isoformat()}")
+            raise BadInput(
+                f"end {self.end.isoformat()} is not after start {self.start.isoformat()}"
+            )
         if self.kind is Kind.WATCH and self.watch_type is None:
-            raise BadInput("watch_type is required when kind is watch (engine|bridge|vigilance|other)")
+            raise BadInput(
+                "watch_type is required when kind is watch (engine|bridge|vigilance|other)"
+            )
         if self.kind is Kind.WORK and self.watch_type is not None:
             raise BadInput("watch_type must be empty when kind is work")
 
@@ -136,7 +148,9 @@ class WorkPeriod:
             kind=_choice(Kind, row.get("kind"), "kind", optional=False),
             watch_type=_choice(WatchType, row.get("watch_type"), "watch_type", optional=True),
             port_traffic=flag in _TRUE,
-            compensation=_choice(Compensation, row.get("compensation"), "compensation", optional=True),
+            compensation=_choice(
+                Compensation, row.get("compensation"), "compensation", optional=True
+            ),
             where=where,
         )
 
@@ -201,7 +215,7 @@ class OvertimeEntry:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class WeekEntry:
-    """A crew member's port-traffic overtime in one ISO week, against the 30 h cap (K3, art. 2 §2)."""
+    """A crew member's port-traffic overtime in one ISO week vs the 30 h cap (K3, art. 2 §2)."""
 
     crew_id: str
     name: str
@@ -280,7 +294,7 @@ def _split_days(pieces: Iterable[_Piece], zone: ZoneInfo) -> dict[dt.date, list[
 
 def whole_hours(span: dt.timedelta) -> int:
     """Overtime booked in whole hours: a fraction of an hour counts as a whole hour (K4, art. 3
-    sole paragraph). ``whole_hours(1 min) == 1``, ``whole_hours(2 h) == 2``, ``whole_hours(0) == 0``."""
+    sole paragraph): 1 min -> 1, 2 h -> 2, 2 h 01 min -> 3, 0 -> 0."""
     return math.ceil(span / HOUR)
 
 
@@ -306,9 +320,16 @@ def _day_entry(person: WorkPeriod, day: dt.date, pieces: list[_Piece]) -> Overti
     overtime = max(dt.timedelta(), worked - NORMAL_DAY)
     comp = "" if not comps else comps.pop() if len(comps) == 1 else "mixed"
     return OvertimeEntry(
-        crew_id=person.crew_id, name=person.name, role=person.role, date=day, worked=worked,
-        normal=min(worked, NORMAL_DAY), overtime=overtime, overtime_hours=whole_hours(overtime),
-        port_traffic_overtime=port, compensation=comp,
+        crew_id=person.crew_id,
+        name=person.name,
+        role=person.role,
+        date=day,
+        worked=worked,
+        normal=min(worked, NORMAL_DAY),
+        overtime=overtime,
+        overtime_hours=whole_hours(overtime),
+        port_traffic_overtime=port,
+        compensation=comp,
     )
 
 
@@ -321,23 +342,40 @@ def _watch_transgressions(items: Sequence[WorkPeriod], zone: ZoneInfo) -> list[T
         length = last.end - first.start
         day = first.start.astimezone(zone).date()
         if length > MAX_WATCH:
-            out.append(Transgression(
-                first.crew_id, first.name, day, "K2_WATCH_LENGTH", "DL 1939 art. 1 §4",
-                first.start, last.end, length,
-                f"quarto de {_fmt(length)} excede o máximo de 4h00",
-                f"watch of {_fmt(length)} exceeds the 4h00 maximum", where,
-            ))
+            out.append(
+                Transgression(
+                    first.crew_id,
+                    first.name,
+                    day,
+                    "K2_WATCH_LENGTH",
+                    "DL 1939 art. 1 §4",
+                    first.start,
+                    last.end,
+                    length,
+                    f"quarto de {_fmt(length)} excede o máximo de 4h00",
+                    f"watch of {_fmt(length)} exceeds the 4h00 maximum",
+                    where,
+                )
+            )
         if i > 0:
             prev = watches[i - 1][-1]
             gap = first.start - prev.end
             if gap < MIN_WATCH_INTERVAL:
-                out.append(Transgression(
-                    first.crew_id, first.name, day, "K2_WATCH_INTERVAL", "DL 1939 art. 1 §4",
-                    prev.end, first.start, gap,
-                    f"intervalo de {_fmt(gap)} entre quartos é menor que 4h00",
-                    f"interval of {_fmt(gap)} between watches is shorter than 4h00",
-                    ", ".join(x for x in (prev.where, where) if x),
-                ))
+                out.append(
+                    Transgression(
+                        first.crew_id,
+                        first.name,
+                        day,
+                        "K2_WATCH_INTERVAL",
+                        "DL 1939 art. 1 §4",
+                        prev.end,
+                        first.start,
+                        gap,
+                        f"intervalo de {_fmt(gap)} entre quartos é menor que 4h00",
+                        f"interval of {_fmt(gap)} between watches is shorter than 4h00",
+                        ", ".join(x for x in (prev.where, where) if x),
+                    )
+                )
     return out
 
 
@@ -380,13 +418,21 @@ def compute_book(
         for spell in short:
             day = spell[0].start.astimezone(zone).date()
             length = spell[-1].end - spell[0].start
-            trans.append(Transgression(
-                crew_id, person.name, day, "K1_SHORT_PERIOD", "DL 1939 art. 1 §3",
-                spell[0].start, spell[-1].end, length,
-                f"período intermitente de {_fmt(length)} (menor que 1h00), computado como 1h00",
-                f"intermittent period of {_fmt(length)} (under 1h00), counted as 1h00",
-                ", ".join(p.where for p in spell if p.where),
-            ))
+            trans.append(
+                Transgression(
+                    crew_id,
+                    person.name,
+                    day,
+                    "K1_SHORT_PERIOD",
+                    "DL 1939 art. 1 §3",
+                    spell[0].start,
+                    spell[-1].end,
+                    length,
+                    f"período intermitente de {_fmt(length)} (menor que 1h00), computado como 1h00",
+                    f"intermittent period of {_fmt(length)} (under 1h00), counted as 1h00",
+                    ", ".join(p.where for p in spell if p.where),
+                )
+            )
         trans.extend(_watch_transgressions(items, zone))
         days = {d: _day_entry(person, d, ps) for d, ps in _split_days(pieces, zone).items()}
         entries.extend(days[d] for d in sorted(days) if in_range(d))
@@ -399,17 +445,35 @@ def compute_book(
                 continue
             port = sum((e.port_traffic_overtime for e in es), dt.timedelta())
             over_cap = port > PORT_TRAFFIC_WEEK_CAP
-            weeks.append(WeekEntry(crew_id, person.name, year, week, monday, port,
-                                   sum(e.overtime_hours for e in es), over_cap))
+            weeks.append(
+                WeekEntry(
+                    crew_id,
+                    person.name,
+                    year,
+                    week,
+                    monday,
+                    port,
+                    sum(e.overtime_hours for e in es),
+                    over_cap,
+                )
+            )
             if over_cap:
-                weekly.append(Transgression(
-                    crew_id, person.name, monday + dt.timedelta(days=6), "K3_PORT_TRAFFIC_CAP",
-                    "DL 1939 art. 2 §2", None, None, port,
-                    f"{_fmt(port)} de horas extraordinárias para tráfego no porto na semana "
-                    f"{year}-W{week:02d}, acima do limite de 30h00",
-                    f"{_fmt(port)} of port-traffic overtime in week {year}-W{week:02d}, "
-                    f"above the 30h00 cap",
-                ))
+                weekly.append(
+                    Transgression(
+                        crew_id,
+                        person.name,
+                        monday + dt.timedelta(days=6),
+                        "K3_PORT_TRAFFIC_CAP",
+                        "DL 1939 art. 2 §2",
+                        None,
+                        None,
+                        port,
+                        f"{_fmt(port)} de horas extraordinárias para tráfego no porto na semana "
+                        f"{year}-W{week:02d}, acima do limite de 30h00",
+                        f"{_fmt(port)} of port-traffic overtime in week {year}-W{week:02d}, "
+                        f"above the 30h00 cap",
+                    )
+                )
     trans = [t for t in trans if in_range(t.date)] + weekly
     trans.sort(key=lambda t: (t.date, t.crew_id, t.start or dt.datetime.max.replace(tzinfo=dt.UTC)))
     return HoursBook(ship, date_from, date_to, str(zone.key), entries, weeks, trans)

@@ -14,7 +14,8 @@ Readings (see docs/inspection.md):
 - Rounding: cabotage rounds each group's share half up (fraction >= 0.5 -> next whole person, else
   down, N3); every other rule rounds up (N5, "at least").
 - Cabotage groups are the six cells technical level x branch (officer, graduated, non-graduated x
-  deck, engine). Crew of branch ``other`` (catering, hotel) are outside N3 and listed as not counted.
+  deck, engine). Crew of branch ``other`` (catering, hotel) are outside N3 and listed as not
+  counted.
 - Brazilian means nationality ``BR`` (ISO 3166-1 alpha-2).
 """
 
@@ -75,26 +76,41 @@ class Regime:
 
 
 REGIMES: dict[Operation, Regime] = {
-    Operation.OFFSHORE_SUPPORT: Regime("N1", Rounding.UP, False, (
-        Tier(90, Fraction(1, 3), "art. 13 VI c 1.1"),
-        Tier(180, Fraction(1, 2), "art. 13 VI c 1.2"),
-        Tier(360, Fraction(2, 3), "art. 13 VI c 1.3"),
-    )),
-    Operation.EXPLORATION: Regime("N2", Rounding.UP, False, (
-        Tier(180, Fraction(1, 5), "art. 13 VI c 2.1"),
-        Tier(360, Fraction(1, 3), "art. 13 VI c 2.2"),
-        Tier(720, Fraction(2, 3), "art. 13 VI c 2.3"),
-    )),
-    Operation.CABOTAGE: Regime("N3", Rounding.HALF_UP, True, (
-        Tier(90, Fraction(1, 5), "art. 13 VI c 3.1"),
-        Tier(180, Fraction(1, 3), "art. 13 VI c 3.2"),
-    )),
-    Operation.FISHING_LEASED: Regime("N4", Rounding.UP, False, (
-        Tier(0, Fraction(2, 3), "art. 13 VI a"),
-    )),
-    Operation.CRUISE: Regime("N4", Rounding.UP, False, (
-        Tier(30, Fraction(1, 4), "art. 13 VI b", strict=True),
-    )),
+    Operation.OFFSHORE_SUPPORT: Regime(
+        "N1",
+        Rounding.UP,
+        False,
+        (
+            Tier(90, Fraction(1, 3), "art. 13 VI c 1.1"),
+            Tier(180, Fraction(1, 2), "art. 13 VI c 1.2"),
+            Tier(360, Fraction(2, 3), "art. 13 VI c 1.3"),
+        ),
+    ),
+    Operation.EXPLORATION: Regime(
+        "N2",
+        Rounding.UP,
+        False,
+        (
+            Tier(180, Fraction(1, 5), "art. 13 VI c 2.1"),
+            Tier(360, Fraction(1, 3), "art. 13 VI c 2.2"),
+            Tier(720, Fraction(2, 3), "art. 13 VI c 2.3"),
+        ),
+    ),
+    Operation.CABOTAGE: Regime(
+        "N3",
+        Rounding.HALF_UP,
+        True,
+        (
+            Tier(90, Fraction(1, 5), "art. 13 VI c 3.1"),
+            Tier(180, Fraction(1, 3), "art. 13 VI c 3.2"),
+        ),
+    ),
+    Operation.FISHING_LEASED: Regime(
+        "N4", Rounding.UP, False, (Tier(0, Fraction(2, 3), "art. 13 VI a"),)
+    ),
+    Operation.CRUISE: Regime(
+        "N4", Rounding.UP, False, (Tier(30, Fraction(1, 4), "art. 13 VI b", strict=True),)
+    ),
 }
 
 _ISO2 = re.compile(r"^[A-Z]{2}$")
@@ -144,9 +160,13 @@ class CrewMember:
                 raise BadInput(f"{field} is required")
         nationality = values["nationality"].upper()
         if not _ISO2.match(nationality):
-            raise BadInput(f"nationality {values['nationality']!r} is not an ISO 3166 two-letter code")
+            raise BadInput(
+                f"nationality {values['nationality']!r} is not an ISO 3166 two-letter code"
+            )
         return cls(
-            crew_id=values["crew_id"], name=values["name"], nationality=nationality,
+            crew_id=values["crew_id"],
+            name=values["name"],
+            nationality=nationality,
             level=_choice(Level, row.get("level"), "level"),
             branch=_choice(Branch, row.get("branch"), "branch"),
             role=(row.get("role") or "").strip(),
@@ -160,7 +180,9 @@ def check_unique(crew: Sequence[CrewMember], where: Sequence[str] | None = None)
     for i, member in enumerate(crew):
         here = where[i] if where else f"#{i + 1}"
         if member.crew_id in seen:
-            errors.append(f"{here}: crew_id {member.crew_id} already listed at {seen[member.crew_id]}")
+            errors.append(
+                f"{here}: crew_id {member.crew_id} already listed at {seen[member.crew_id]}"
+            )
         else:
             seen[member.crew_id] = here
     if errors:
@@ -236,9 +258,12 @@ def assess(kind: Operation, days: int, crew: Iterable[CrewMember]) -> ShareRepor
         counted = [m for m in crew if m.branch is not Branch.OTHER]
         not_counted = [m for m in crew if m.branch is Branch.OTHER]
         groups = [
-            (f"{level.value}/{branch.value}",
-             [m for m in counted if m.level is level and m.branch is branch])
-            for level in Level for branch in (Branch.DECK, Branch.ENGINE)
+            (
+                f"{level.value}/{branch.value}",
+                [m for m in counted if m.level is level and m.branch is branch],
+            )
+            for level in Level
+            for branch in (Branch.DECK, Branch.ENGINE)
         ]
     else:
         not_counted = []
@@ -247,9 +272,18 @@ def assess(kind: Operation, days: int, crew: Iterable[CrewMember]) -> ShareRepor
     for name, members in groups:
         brazilians = sum(1 for m in members if m.brazilian)
         required = required_count(len(members), tier.share, regime.rounding) if tier else 0
-        checks.append(ShareCheck(regime.rule, article, name, len(members),
-                                 tier.share if tier else None, required, brazilians,
-                                 brazilians >= required))
+        checks.append(
+            ShareCheck(
+                regime.rule,
+                article,
+                name,
+                len(members),
+                tier.share if tier else None,
+                required,
+                brazilians,
+                brazilians >= required,
+            )
+        )
     if tier is None:
         first = regime.tiers[0]
         bound = f"mais de {first.from_days}" if first.strict else f"a partir de {first.from_days}"

@@ -11,21 +11,25 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from central.inspection.crew_hours import PERIOD_COLUMNS, REQUIRED_COLUMNS, WorkPeriod
+from central.inspection.crew_hours import REQUIRED_COLUMNS, WorkPeriod
 from central.inspection.crew_share import CREW_REQUIRED, CrewMember, check_unique
 from portgate.errors import BadInput
 
 R = TypeVar("R")
 
 
-def _read(path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]) -> list[R]:
+def _read(
+    path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]
+) -> list[R]:
     try:
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             header = reader.fieldnames or []
             absent = [c for c in required if c not in header]
             if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=f"{path.name}:1")
+                raise BadInput(
+                    f"header lacks column(s) {', '.join(absent)}", where=f"{path.name}:1"
+                )
             rows = [(reader.line_num, row) for row in reader]
     except FileNotFoundError as exc:
         raise BadInput("file not found", where=str(path)) from exc

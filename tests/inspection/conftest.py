@@ -22,21 +22,51 @@ def at(day: str, hhmm: str) -> dt.datetime:
     return base + dt.timedelta(hours=int(h), minutes=int(m))
 
 
-def work(crew_id: str, day: str, start: str, end: str, *, end_day: str | None = None,
-         kind: Kind = Kind.WORK, watch: WatchType | None = None, port: bool = False,
-         comp=None, ship: str = "9300001", where: str = "") -> WorkPeriod:
-    return WorkPeriod(ship=ship, crew_id=crew_id, name=f"Tripulante {crew_id}", role="marinheiro",
-                      start=at(day, start), end=at(end_day or day, end), kind=kind,
-                      watch_type=watch, port_traffic=port, compensation=comp, where=where)
+def work(
+    crew_id: str,
+    day: str,
+    start: str,
+    end: str,
+    *,
+    end_day: str | None = None,
+    kind: Kind = Kind.WORK,
+    watch: WatchType | None = None,
+    port: bool = False,
+    comp=None,
+    ship: str = "9300001",
+    where: str = "",
+) -> WorkPeriod:
+    return WorkPeriod(
+        ship=ship,
+        crew_id=crew_id,
+        name=f"Tripulante {crew_id}",
+        role="marinheiro",
+        start=at(day, start),
+        end=at(end_day or day, end),
+        kind=kind,
+        watch_type=watch,
+        port_traffic=port,
+        compensation=comp,
+        where=where,
+    )
 
 
-def watch(crew_id: str, day: str, start: str, end: str, *, end_day: str | None = None,
-          wt: WatchType = WatchType.ENGINE, **kw) -> WorkPeriod:
+def watch(
+    crew_id: str,
+    day: str,
+    start: str,
+    end: str,
+    *,
+    end_day: str | None = None,
+    wt: WatchType = WatchType.ENGINE,
+    **kw,
+) -> WorkPeriod:
     return work(crew_id, day, start, end, end_day=end_day, kind=Kind.WATCH, watch=wt, **kw)
 
 
-def member(crew_id: str, nationality: str, level: Level = Level.OFFICER,
-           branch: Branch = Branch.DECK) -> CrewMember:
+def member(
+    crew_id: str, nationality: str, level: Level = Level.OFFICER, branch: Branch = Branch.DECK
+) -> CrewMember:
     return CrewMember(crew_id, f"Pessoa {crew_id}", nationality, level, branch)
 
 
@@ -48,16 +78,37 @@ def write_csv(path: Path, columns, rows) -> Path:
     return path
 
 
-def period_row(crew_id, start, end, kind="work", watch_type="", port_traffic="false",
-               compensation="", ship="9300001", name="", role="marinheiro"):
-    return [ship, crew_id, name or f"Tripulante {crew_id}", role, start, end, kind, watch_type,
-            port_traffic, compensation]
+def period_row(
+    crew_id,
+    start,
+    end,
+    kind="work",
+    watch_type="",
+    port_traffic="false",
+    compensation="",
+    ship="9300001",
+    name="",
+    role="marinheiro",
+):
+    return [
+        ship,
+        crew_id,
+        name or f"Tripulante {crew_id}",
+        role,
+        start,
+        end,
+        kind,
+        watch_type,
+        port_traffic,
+        compensation,
+    ]
 
 
 @pytest.fixture
 def periods_csv(tmp_path):
     def make(rows, name="periods.csv"):
         return write_csv(tmp_path / name, PERIOD_COLUMNS, rows)
+
     return make
 
 
@@ -65,4 +116,5 @@ def periods_csv(tmp_path):
 def crew_csv(tmp_path):
     def make(rows, name="crew.csv"):
         return write_csv(tmp_path / name, CREW_COLUMNS, rows)
+
     return make

@@ -11,8 +11,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_crew_hours_bench_smoke_prints_its_json_line():
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "crew_hours.py"), "--smoke"],
-                         check=True, capture_output=True, text=True, cwd=ROOT).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "crew_hours.py"), "--smoke"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout
     last = json.loads(out.strip().splitlines()[-1])
     assert last["bench"] == "crew_hours"
     assert last["figures"]["rows"] > 0 and last["baseline"]["csv_read_s"] > 0

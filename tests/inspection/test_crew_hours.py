@@ -23,8 +23,13 @@ M = dt.timedelta(minutes=1)
 
 
 def book(periods, date_from=MON, date_to="2024-06-16", tz=TZ, ship="9300001"):
-    return compute_book(periods, ship=ship, date_from=dt.date.fromisoformat(date_from),
-                        date_to=dt.date.fromisoformat(date_to), tz=tz)
+    return compute_book(
+        periods,
+        ship=ship,
+        date_from=dt.date.fromisoformat(date_from),
+        date_to=dt.date.fromisoformat(date_to),
+        tz=tz,
+    )
 
 
 def day_line(b, crew_id, day):
@@ -39,10 +44,16 @@ def rules(b):
 
 # K1 / K3 / K4: the day -------------------------------------------------------------------------
 
+
 def test_exactly_eight_hours_is_normal_work_without_overtime():
     b = book([work("A", MON, "08:00", "12:00"), work("A", MON, "13:00", "17:00")])
     line = day_line(b, "A", MON)
-    assert (line.worked, line.normal, line.overtime, line.overtime_hours) == (8 * H, 8 * H, 0 * H, 0)
+    assert (line.worked, line.normal, line.overtime, line.overtime_hours) == (
+        8 * H,
+        8 * H,
+        0 * H,
+        0,
+    )
     assert line.compensation == ""
     assert b.transgressions == []
 
@@ -70,8 +81,13 @@ def test_whole_hours_rule_on_its_edges():
 
 
 def test_short_intermittent_period_counts_one_hour_and_is_booked_k1():
-    b = book([work("A", MON, "08:00", "12:00"), work("A", MON, "13:00", "17:00"),
-              work("A", MON, "20:00", "20:20", where="periods.csv:4")])
+    b = book(
+        [
+            work("A", MON, "08:00", "12:00"),
+            work("A", MON, "13:00", "17:00"),
+            work("A", MON, "20:00", "20:20", where="periods.csv:4"),
+        ]
+    )
     line = day_line(b, "A", MON)
     assert line.worked == 9 * H
     assert line.overtime_hours == 1
@@ -119,12 +135,15 @@ def test_overtime_is_the_work_after_the_eighth_hour_for_port_traffic():
     assert day_line(b, "B", MON).port_traffic_overtime == 2 * H
 
 
-@pytest.mark.parametrize(("comps", "expected"), [
-    ((Compensation.REST,), "rest"),
-    ((Compensation.PAY,), "pay"),
-    ((None,), "pending"),
-    ((Compensation.REST, Compensation.PAY), "mixed"),
-])
+@pytest.mark.parametrize(
+    ("comps", "expected"),
+    [
+        ((Compensation.REST,), "rest"),
+        ((Compensation.PAY,), "pay"),
+        ((None,), "pending"),
+        ((Compensation.REST, Compensation.PAY), "mixed"),
+    ],
+)
 def test_compensation_status_of_the_overtime_k4(comps, expected):
     periods = [work("A", MON, "06:00", "14:00")]
     start = 14
@@ -135,12 +154,17 @@ def test_compensation_status_of_the_overtime_k4(comps, expected):
 
 
 def test_compensation_of_periods_within_the_eight_hours_does_not_count():
-    b = book([work("A", MON, "08:00", "12:00", comp=Compensation.PAY),
-              work("A", MON, "13:00", "18:00", comp=Compensation.REST)])
+    b = book(
+        [
+            work("A", MON, "08:00", "12:00", comp=Compensation.PAY),
+            work("A", MON, "13:00", "18:00", comp=Compensation.REST),
+        ]
+    )
     assert day_line(b, "A", MON).compensation == "rest"
 
 
 # K3: the week --------------------------------------------------------------------------------
+
 
 def _port_week(extra_saturday_end):
     # Mon-Fri 08:00-22:00 port traffic: 14 h a day, 6 h overtime a day, 30 h in the week.
@@ -175,8 +199,10 @@ def test_thirty_hours_and_one_minute_exceeds_the_weekly_cap_k3():
 
 def test_the_week_runs_monday_to_sunday():
     # Sun 9 June and Mon 10 June fall in different ISO weeks: 20 h + 20 h never adds up to 40 h.
-    periods = [work("A", "2024-06-09", "00:00", "00:00", end_day="2024-06-10", port=True),
-               work("A", MON, "00:00", "00:00", end_day="2024-06-11", port=True)]
+    periods = [
+        work("A", "2024-06-09", "00:00", "00:00", end_day="2024-06-10", port=True),
+        work("A", MON, "00:00", "00:00", end_day="2024-06-11", port=True),
+    ]
     b = book(periods, date_from="2024-06-09", date_to=MON)
     assert [(w.iso_week, w.port_traffic_overtime) for w in b.weeks] == [(23, 16 * H), (24, 16 * H)]
     assert not any(w.exceeds_cap for w in b.weeks)
@@ -189,6 +215,7 @@ def test_the_weekly_cap_uses_days_before_the_report_range():
 
 
 # K2: watches ---------------------------------------------------------------------------------
+
 
 def test_a_watch_of_exactly_four_hours_complies_k2():
     b = book([watch("A", MON, "00:00", "04:00"), watch("A", MON, "08:00", "12:00")])
@@ -203,31 +230,43 @@ def test_a_watch_of_four_hours_and_one_minute_is_a_transgression_k2():
 
 
 def test_an_interval_shorter_than_four_hours_between_watches_is_a_transgression_k2():
-    b = book([watch("A", MON, "00:00", "04:00"), watch("A", MON, "07:59", "11:59",
-                                                       wt=WatchType.BRIDGE)])
+    b = book(
+        [watch("A", MON, "00:00", "04:00"), watch("A", MON, "07:59", "11:59", wt=WatchType.BRIDGE)]
+    )
     (t,) = b.transgressions
     assert (t.rule, t.amount) == ("K2_WATCH_INTERVAL", 3 * H + 59 * M)
 
 
 def test_back_to_back_watch_rows_are_one_watch():
-    assert book([watch("A", MON, "00:00", "02:00"), watch("A", MON, "02:00", "04:00")]
-                ).transgressions == []
-    assert rules(book([watch("A", MON, "00:00", "02:00"), watch("A", MON, "02:00", "04:01")])
-                 ) == ["K2_WATCH_LENGTH"]
+    assert (
+        book([watch("A", MON, "00:00", "02:00"), watch("A", MON, "02:00", "04:00")]).transgressions
+        == []
+    )
+    assert rules(book([watch("A", MON, "00:00", "02:00"), watch("A", MON, "02:00", "04:01")])) == [
+        "K2_WATCH_LENGTH"
+    ]
 
 
 def test_work_between_watches_does_not_shorten_the_interval():
-    b = book([watch("A", MON, "00:00", "04:00"), work("A", MON, "05:00", "07:00"),
-              watch("A", MON, "08:00", "12:00")])
+    b = book(
+        [
+            watch("A", MON, "00:00", "04:00"),
+            work("A", MON, "05:00", "07:00"),
+            watch("A", MON, "08:00", "12:00"),
+        ]
+    )
     assert b.transgressions == []
 
 
 # bad input -----------------------------------------------------------------------------------
 
+
 def test_overlapping_periods_of_one_person_name_both_rows():
-    periods = [work("A", MON, "08:00", "12:00", where="periods.csv:2"),
-               work("A", MON, "11:00", "13:00", where="periods.csv:3"),
-               work("B", MON, "11:00", "13:00", where="periods.csv:4")]
+    periods = [
+        work("A", MON, "08:00", "12:00", where="periods.csv:2"),
+        work("A", MON, "11:00", "13:00", where="periods.csv:3"),
+        work("B", MON, "11:00", "13:00", where="periods.csv:4"),
+    ]
     with pytest.raises(BadInput) as err:
         check_overlaps(periods)
     assert "periods.csv:3" in str(err.value) and "overlaps periods.csv:2" in str(err.value)
@@ -243,8 +282,15 @@ def test_period_ending_before_it_starts_is_refused():
 
 def test_watch_without_watch_type_is_refused():
     with pytest.raises(BadInput, match="watch_type is required"):
-        WorkPeriod.from_row({"ship": "S", "crew_id": "A", "start": "2024-06-10T08:00-03:00",
-                             "end": "2024-06-10T09:00-03:00", "kind": "watch"})
+        WorkPeriod.from_row(
+            {
+                "ship": "S",
+                "crew_id": "A",
+                "start": "2024-06-10T08:00-03:00",
+                "end": "2024-06-10T09:00-03:00",
+                "kind": "watch",
+            }
+        )
 
 
 def test_unknown_ship_and_reversed_range_are_refused():
@@ -252,4 +298,3 @@ def test_unknown_ship_and_reversed_range_are_refused():
         book([work("A", MON, "08:00", "12:00")], ship="nope")
     with pytest.raises(BadInput, match="before --from"):
         book([work("A", MON, "08:00", "12:00")], date_from="2024-06-16", date_to=MON)
-
