@@ -1,0 +1,105 @@
+"""File boundary of the inspection tools: read periods.csv and crew.csv (every bad row named by
+file and line, nothing half-read) and write a set of output files atomically (all or nothing)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from central.inspection.crew_hours import REQUIRED_COLUMNS, WorkPeriod
+from central.inspection.crew_share import CREW_REQUIRED, CrewMember, check_unique
+from portgate.errors import BadInput
+
+R = TypeVar("R")
+
+
+def _read(
+    path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]
+) -> list[R]:
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            absent = [c for c in required if c not in header]
+            if absent:
+                raise BadInput(
+                    f"header lacks column(s) {', '.join(absent)}", where=f"{path.name}:1"
+                )
+            rows = [(reader.line_num, row) for row in reader]
+    except FileNotFoundError as exc:
+        raise BadInput("file not found", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput("file is not UTF-8", where=str(path)) from exc
+    except csv.Error as exc:
+        raise BadInput(f"not a valid CSV file: {exc}", where=str(path)) from exc
+    out: list[R] = []
+    errors: list[str] = []
+    for line, row in rows:
+        where = f"{path.name}:{line}"
+        if None in row:
+            errors.append(f"{where}: {len(row[None])} cell(s) more than the header has")
+            continue
+        try:
+            out.append(build(row, where))
+        except BadInput as exc:
+            errors.append(f"{where}: {exc.reason}")
+    if errors:
+        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
+        raise BadInput("\n".join(shown))
+    return out
+
+
+def read_periods(path: str | Path) -> list[WorkPeriod]:
+    """Read periods.csv (columns ``crew_hours.PERIOD_COLUMNS``). Raises one ``BadInput`` listing
+    every bad row as ``periods.csv:LINE: reason``; overlaps are checked by ``compute_book``."""
+    return _read(Path(path), REQUIRED_COLUMNS, lambda row, where: WorkPeriod.from_row(row, where))
+
+
+def read_crew(path: str | Path) -> list[CrewMember]:
+    """Read crew.csv (``crew_share.CREW_COLUMNS``). Raises ``BadInput`` naming every bad row and
+    any crew_id listed twice (``crew.csv:LINE``)."""
+    path = Path(path)
+    wheres: list[str] = []
+
+    def build(row: Mapping[str, str], where: str) -> CrewMember:
+        member = CrewMember.from_row(row)
+        wheres.append(where)
+        return member
+
+    crew = _read(path, CREW_REQUIRED, build)
+    check_unique(crew, wheres)
+    return crew
+
+
+def write_all(out_dir: str | Path, files: Mapping[str, str]) -> list[Path]:
+    """Write ``files`` (name -> text) into ``out_dir`` all or nothing.
+
+    Files are written to a temporary directory next to ``out_dir`` and moved in only when all are
+    written; if ``out_dir`` does not exist the whole temporary directory is renamed to it. A failure
+    leaves no output file behind. Returns the written paths.
+    """
+    out = Path(out_dir)
+    parent = out.parent if str(out.parent) else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    try:
+        for name, text in files.items():
+            with (tmp / name).open("w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if not out.exists():
+            tmp.rename(out)
+        else:
+            for name in files:
+                os.replace(tmp / name, out / name)
+            tmp.rmdir()
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise BadInput(f"cannot write outputs: {exc}", where=str(out)) from exc
+    return [out / name for name in files]
