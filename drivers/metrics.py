@@ -24,8 +24,8 @@ READER_FAULTS = Counter(
 class StatusReporter:
     """Turns a driver's state changes and faults into metrics, log lines and ``on_status`` calls.
 
-    ``status(state, detail, fault)`` calls ``on_status`` when the state changes or a fault is
-    reported (repeated identical states during back-off are not repeated). ``count(fault, detail)``
+    ``status(state, detail, fault)`` calls ``on_status`` when the state or its detail changes or a
+    fault is reported (identical states repeated during back-off are not passed on). ``count(fault, detail)``
     records a fault in the metric and the log only (noise on a serial line, a mistyped number):
     those are not reader faults worth an event each.
     """
@@ -34,6 +34,7 @@ class StatusReporter:
         self.reader_id = reader_id
         self._on_status = on_status
         self._state: ReaderState | None = None
+        self._detail = ""
         self._lock = threading.Lock()
         self.log = structlog.get_logger(logger_name).bind(reader_id=reader_id)
         READER_UP.labels(reader_id=reader_id).set(0)
@@ -44,8 +45,8 @@ class StatusReporter:
 
     def status(self, state: ReaderState, detail: str = "", fault: FaultKind | None = None) -> None:
         with self._lock:
-            changed = state is not self._state
-            self._state = state
+            changed = (state, detail) != (self._state, self._detail)
+            self._state, self._detail = state, detail
         READER_UP.labels(reader_id=self.reader_id).set(1 if state is ReaderState.READY else 0)
         if fault is not None:
             READER_FAULTS.labels(reader_id=self.reader_id, kind=fault.value).inc()

@@ -39,6 +39,7 @@ from portgate.uid import canonical_uid
 
 PNP_READER = "\\\\?PnP?\\Notification"
 GET_UID = bytes.fromhex("FFCA000000")
+MAX_ATTEMPTS = 3  # transactions tried per card presentation before giving up until it is removed
 
 # Errors after which the context is unusable: release it and establish a new one.
 _CONTEXT_LOST = {
@@ -140,6 +141,10 @@ def read_card(context: int, reader: str, data_file: DataFile | None = None) -> _
             hresult, response = _transmit(hcard, protocol, apdu)
             if hresult != scard.SCARD_S_SUCCESS:
                 return _classify(hresult, "a leitura do UID")
+            if len(response) < 2:  # vpcd answers an empty APDU when the card vanished mid-command
+                return _Outcome(
+                    fault=FaultKind.CARD_REMOVED, detail="cartão retirado durante a leitura do UID"
+                )
             answer = interpret_get_data(response)
             if answer.retry_le is None:
                 break
@@ -253,7 +258,7 @@ class PcscReader:
                 return None
         return None
 
-    def _relist(self, context: int, handled: set[str]) -> None:
+    def _relist(self, context: int, handled: dict[str, int]) -> None:
         hresult, names = scard.SCardListReaders(context, [])
         if hresult == scard.SCARD_E_NO_READERS_AVAILABLE:
             names = []
@@ -262,7 +267,7 @@ class PcscReader:
         matching = [n for n in names if fnmatch.fnmatchcase(n, self.name_pattern)]
         for gone in [n for n in self.readers if n not in matching]:
             del self.readers[gone]
-            handled.discard(gone)
+            handled.pop(gone, None)
             self.reporter.status(
                 ReaderState.READY if self.readers else ReaderState.ABSENT,
                 f"leitor removido: {gone}", FaultKind.READER_LOST,
@@ -277,15 +282,20 @@ class PcscReader:
             )
 
     def _watch(self, context: int) -> Iterator[CardRead]:
-        handled: set[str] = set()  # readers whose current card was already read (or refused)
+        # reader -> event counter (upper 16 bits of the event state, pcsc-lite) of the card already
+        # read or refused there; a changed counter while present means a new card
+        handled: dict[str, int] = {}
+        attempts: dict[str, int] = {}  # failed transactions on the current card (retried on poll)
         pnp_state = scard.SCARD_STATE_UNAWARE
         self._relist(context, handled)
         while not self._closed.is_set():
             states = [(PNP_READER, pnp_state)] + list(self.readers.items())
             hresult, events = scard.SCardGetStatusChange(context, self.poll_ms, states)
-            if hresult in (scard.SCARD_E_TIMEOUT, scard.SCARD_E_CANCELLED):
-                if hresult == scard.SCARD_E_TIMEOUT:
-                    self._relist(context, handled)
+            if hresult == scard.SCARD_E_CANCELLED:
+                continue
+            if hresult == scard.SCARD_E_TIMEOUT:
+                self._relist(context, handled)
+                yield from self._read_new_cards(context, handled, attempts)  # retry failed reads
                 continue
             if hresult in _READER_GONE:
                 self._relist(context, handled)
@@ -297,31 +307,40 @@ class PcscReader:
                 if name == PNP_READER:
                     relist = relist or bool(event & scard.SCARD_STATE_CHANGED)
                     pnp_state = event & ~scard.SCARD_STATE_CHANGED
-                    continue
-                if event & (scard.SCARD_STATE_UNKNOWN | scard.SCARD_STATE_IGNORE):
+                elif event & (scard.SCARD_STATE_UNKNOWN | scard.SCARD_STATE_IGNORE):
                     relist = True
-                    continue
-                if name not in self.readers:
-                    continue
-                self.readers[name] = event & ~scard.SCARD_STATE_CHANGED
-                present = event & scard.SCARD_STATE_PRESENT and not event & scard.SCARD_STATE_MUTE
-                if not present:
-                    handled.discard(name)
-                    continue
-                if name in handled:
-                    continue
-                handled.add(name)
-                read = self._read(context, name)
-                if read is not None:
-                    yield read
+                elif name in self.readers:
+                    self.readers[name] = event & ~scard.SCARD_STATE_CHANGED
+            yield from self._read_new_cards(context, handled, attempts)
             if relist:
                 self._relist(context, handled)
 
-    def _read(self, context: int, name: str) -> CardRead | None:
+    def _read_new_cards(
+        self, context: int, handled: dict[str, int], attempts: dict[str, int]
+    ) -> Iterator[CardRead]:
+        for name, event in list(self.readers.items()):
+            present = event & scard.SCARD_STATE_PRESENT and not event & scard.SCARD_STATE_MUTE
+            if not present:
+                handled.pop(name, None)
+                attempts.pop(name, None)
+                continue
+            counter = event >> 16
+            if handled.get(name) == counter:
+                continue
+            read, final = self._read(context, name)
+            attempts[name] = attempts.get(name, 0) + 1
+            if final or attempts[name] >= MAX_ATTEMPTS:
+                handled[name], attempts[name] = counter, 0
+            if read is not None:
+                yield read
+
+    def _read(self, context: int, name: str) -> tuple[CardRead | None, bool]:
+        """(read, final): ``final`` is False when the transaction failed in a way worth retrying
+        while the card still looks present (removed mid-read and put back, PC/SC hiccup)."""
         outcome = read_card(context, name, self.data_file)
         mono_ns, wall = time.monotonic_ns(), dt.datetime.now(dt.UTC)
         if outcome.uid is None:
             state = ReaderState.READY if self.readers else ReaderState.ABSENT
             self.reporter.status(state, f"{name}: {outcome.detail}", outcome.fault)
-            return None
-        return CardRead(outcome.uid, self.reader_id, self.kind, mono_ns, wall, outcome.data)
+            return None, outcome.fault is FaultKind.UNSUPPORTED_CARD
+        return CardRead(outcome.uid, self.reader_id, self.kind, mono_ns, wall, outcome.data), True

@@ -75,7 +75,8 @@ class VirtualCard:
 
     # -- control ---------------------------------------------------------------------------------
     def insert(self, uid: str, *, wait: float | None = 10.0) -> None:
-        """Put the card with ``uid`` on the reader; with ``wait``, block until vpcd accepted it."""
+        """Put the card with ``uid`` on the reader; with ``wait``, block until vpcd has sent the card
+        its first message (pcscd polls vpcd every 400 ms, so this takes up to ~0.4 s)."""
         self.remove()
         self.uid = bytes.fromhex(uid)
         self._inserted.set()
@@ -85,7 +86,8 @@ class VirtualCard:
             raise TimeoutError(f"vpcd on port {self.port} did not accept the virtual card")
 
     def remove(self) -> None:
-        """Take the card off the reader (closes the connection); returns when it is gone."""
+        """Take the card off the reader (closes the connection); returns when it is gone. pcscd
+        notices at its next poll of vpcd (up to ~0.4 s later)."""
         self._inserted.clear()
         self._drop()
         if self._thread is not None:
@@ -127,7 +129,6 @@ class VirtualCard:
                     return
                 self._sock = sock
             self._selected = None
-            self.connected.set()
             try:
                 self._serve(sock)
             except OSError:
@@ -146,6 +147,7 @@ class VirtualCard:
             msg = _recv_exact(sock, size) if size else b""
             if msg is None:
                 return
+            self.connected.set()  # vpcd accepted us and talks to the card (not just the backlog)
             if size == 1:
                 if msg[0] == 4:
                     _send(sock, self.atr)
