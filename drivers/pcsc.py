@@ -17,7 +17,7 @@ its own PC/SC context and loop:
 
 One ``PcscReader`` watches the readers whose PC/SC name matches ``name_pattern`` (fnmatch glob,
 e.g. ``"ACS ACR122U*"``); a gate with a control-card reader and a badge reader runs two instances
-with different patterns, reader ids and kinds (``drivers.config``).
+with different patterns, reader ids and kinds.
 """
 
 from __future__ import annotations
