@@ -1,0 +1,148 @@
+"""Serial readers against a real pseudo-terminal (the writer side plays the RDM6300)."""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import REGISTRY
+
+from drivers.base import FaultKind, ReaderState
+from drivers.serial_rfid import Em4100SerialReader, LineSerialReader
+from portgate.records import ReaderKind
+
+
+def em4100(device, reader_id="rfid", **kwargs):  # type: ignore[no-untyped-def]
+    return lambda cb: Em4100SerialReader(reader_id, ReaderKind.BADGE, str(device.path), on_status=cb, **kwargs)
+
+
+def ready(running):  # type: ignore[no-untyped-def]
+    return running.wait_status(lambda s: s.state is ReaderState.READY)
+
+
+def faults(reader_id: str, kind: FaultKind) -> float:
+    return REGISTRY.get_sample_value(
+        "portgate_reader_faults_total", {"reader_id": reader_id, "kind": kind.value}
+    ) or 0.0
+
+
+def test_frame_becomes_a_read(pty_device, run_reader):
+    running = run_reader(em4100(pty_device))
+    ready(running)
+    pty_device.frame("62E3086CD5")
+    read = running.next_read()
+    assert (read.uid, read.reader_id, read.kind) == ("62E3086CD5", "rfid", ReaderKind.BADGE)
+
+
+def test_card_held_with_repeats_every_65_ms_gives_one_read(pty_device, run_reader):
+    running = run_reader(em4100(pty_device))
+    ready(running)
+    sent = pty_device.hold("0102030405", seconds=1.0)
+    assert sent >= 10
+    assert running.next_read().uid == "0102030405"
+    assert running.no_read(0.3)
+
+
+def test_same_card_after_a_gap_is_a_new_presentation(pty_device, run_reader):
+    running = run_reader(em4100(pty_device, debounce_ms=200))
+    ready(running)
+    pty_device.hold("0102030405", seconds=0.2)
+    assert running.next_read().uid == "0102030405"
+    time.sleep(0.4)
+    pty_device.frame("0102030405")
+    assert running.next_read().uid == "0102030405"
+
+
+def test_different_card_is_read_at_once(pty_device, run_reader):
+    running = run_reader(em4100(pty_device))
+    ready(running)
+    pty_device.frame("0102030405")
+    pty_device.frame("AABBCCDDEE")
+    assert [running.next_read().uid, running.next_read().uid] == ["0102030405", "AABBCCDDEE"]
+
+
+def test_noise_split_frames_and_bad_checksums(pty_device, run_reader):
+    before = faults("rfid-noise", FaultKind.BAD_FRAME)
+    running = run_reader(em4100(pty_device, "rfid-noise"))
+    ready(running)
+    pty_device.noise(200, seed=7)
+    pty_device.frame("0102030405", checksum=0x00)
+    pty_device.frame("0000000000")
+    pty_device.split_frame("AABBCCDDEE", pieces=5)
+    pty_device.frame("1122334455", eol=b"\r\n")
+    assert [running.next_read().uid, running.next_read().uid] == ["AABBCCDDEE", "1122334455"]
+    assert running.no_read(0.3)
+    assert faults("rfid-noise", FaultKind.BAD_FRAME) >= before + 2
+
+
+def test_device_vanishing_and_coming_back_is_recovered(pty_device, run_reader):
+    before = faults("rfid-usb", FaultKind.DEVICE_LOST)
+    running = run_reader(em4100(pty_device, "rfid-usb"))
+    ready(running)
+    pty_device.frame("0102030405")
+    assert running.next_read().uid == "0102030405"
+    pty_device.unplug()
+    lost = running.wait_status(lambda s: s.state is not ReaderState.READY)
+    assert lost.fault is FaultKind.DEVICE_LOST
+    running.wait_status(lambda s: s.state is ReaderState.ABSENT)
+    assert REGISTRY.get_sample_value("portgate_reader_up", {"reader_id": "rfid-usb"}) == 0
+    pty_device.plug()
+    ready(running)
+    pty_device.frame("0102030405")  # same card again: a new presentation after the reopen
+    assert running.next_read().uid == "0102030405"
+    assert faults("rfid-usb", FaultKind.DEVICE_LOST) == before + 1
+
+
+def test_device_missing_at_start_is_waited_for(tmp_path, run_reader):
+    from portgate.testkit.pty_reader import PtyReader
+
+    device = PtyReader(tmp_path / "late")
+    running = run_reader(em4100(device, "rfid-late"))
+    status = running.wait_status(lambda s: True)
+    assert (status.state, status.fault) == (ReaderState.ABSENT, FaultKind.OPEN_FAILED)
+    with device:
+        ready(running)
+        device.frame("0102030405")
+        assert running.next_read().uid == "0102030405"
+
+
+def test_watchdog_reopens_a_silent_port(pty_device, run_reader):
+    running = run_reader(em4100(pty_device, "rfid-wd", watchdog_s=0.3))
+    ready(running)
+    status = running.wait_status(lambda s: s.fault is FaultKind.SILENT)
+    assert status.state is ReaderState.FAULT
+    ready(running)
+    pty_device.frame("0102030405")
+    assert running.next_read().uid == "0102030405"
+
+
+def test_close_makes_reads_return(pty_device, run_reader):
+    running = run_reader(em4100(pty_device))
+    ready(running)
+    running.stop()
+
+
+def test_line_reader_converts_with_site_uid_format(pty_device, run_reader):
+    running = run_reader(
+        lambda cb: LineSerialReader(
+            "line", "control", str(pty_device.path), uid_format="decimal10", on_status=cb
+        )
+    )
+    ready(running)
+    pty_device.line("0439041101")
+    read = running.next_read()
+    assert (read.uid, read.kind) == ("1A2B3C4D", ReaderKind.CONTROL)
+
+
+def test_line_reader_drops_numbers_that_do_not_fit(pty_device, run_reader):
+    before = faults("line-bad", FaultKind.BAD_NUMBER)
+    running = run_reader(
+        lambda cb: LineSerialReader(
+            "line-bad", "control", str(pty_device.path), uid_format="decimal10", on_status=cb
+        )
+    )
+    ready(running)
+    pty_device.line("12AB")
+    pty_device.line("9999999999")  # > 32 bits
+    pty_device.line("0000000001", eol=b"\n")
+    assert running.next_read().uid == "00000001"
+    assert faults("line-bad", FaultKind.BAD_NUMBER) == before + 2
