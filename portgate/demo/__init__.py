@@ -1,0 +1,1 @@
+"""``portgate demo``: a whole port day on this one machine, on real protocols (issue 2)."""

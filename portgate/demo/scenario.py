@@ -1,0 +1,112 @@
+"""The scripted port day under ``config/demo/``: what is played, and what must come out.
+
+Files: ``workers.csv``, ``cards.csv``, ``escala.csv``, ``taps.csv`` (DESIGN.md formats),
+``expected.csv`` (the decision each control-card read must get, by taps.csv line number) and
+``scenario.toml`` (gates, the broker outage window, the expected pay per registration).
+Pure: reads files, compares results; starts nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from portgate.config import load_toml
+from portgate.records import Tap, load_csv
+
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "config" / "demo"
+
+
+class GateSpec(msgspec.Struct, forbid_unknown_fields=True):
+    gate_id: str
+    ship: str
+    readers: Literal["serial", "pcsc"]
+    card_and_badge_required: bool = False
+
+
+class Outage(msgspec.Struct, forbid_unknown_fields=True):
+    from_line: int
+    to_line: int
+    seconds: float = 20.0
+
+
+class ScenarioFile(msgspec.Struct, forbid_unknown_fields=True):
+    port: str
+    timezone: str
+    day: dt.date
+    gates: list[GateSpec]
+    outage: Outage | None = None
+    expected_pay: dict[str, str] = {}
+
+
+class Expected(msgspec.Struct, frozen=True):
+    taps_line: int
+    gate_id: str
+    registration: str
+    decision: str
+    rules_failed: tuple[str, ...]
+    flags: tuple[str, ...]
+
+
+class Scenario:
+    """A loaded scenario directory. ``taps`` are (line number, Tap) in play order."""
+
+    def __init__(self, directory: str | Path = DEFAULT_DIR) -> None:
+        self.dir = Path(directory)
+        self.spec = load_toml(self.dir / "scenario.toml", ScenarioFile)
+        self.workers_csv = self.dir / "workers.csv"
+        self.cards_csv = self.dir / "cards.csv"
+        self.escala_csv = self.dir / "escala.csv"
+        self.taps_csv = self.dir / "taps.csv"
+        self.taps: list[tuple[int, Tap]] = list(enumerate(load_csv(self.taps_csv, Tap), start=2))
+        self.expected: dict[int, Expected] = {}
+        with (self.dir / "expected.csv").open(newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                exp = Expected(
+                    taps_line=int(row["taps_line"]), gate_id=row["gate_id"],
+                    registration=row["registration"], decision=row["decision"],
+                    rules_failed=tuple(row["rules_failed"].split()), flags=tuple(row["flags"].split()),
+                )
+                self.expected[exp.taps_line] = exp
+        self.expected_pay = {reg: Decimal(v) for reg, v in self.spec.expected_pay.items()}
+
+    def gate(self, gate_id: str) -> GateSpec:
+        for g in self.spec.gates:
+            if g.gate_id == gate_id:
+                return g
+        raise KeyError(gate_id)
+
+
+def check_decision(exp: Expected, decision: str, rules_failed, flags) -> str | None:
+    """Compare one decision with its expectation; return a mismatch description or None.
+
+    Rules failed must match exactly; the expected flags must all be present (others may be too).
+    """
+    problems = []
+    if decision != exp.decision:
+        problems.append(f"decision {decision} != {exp.decision}")
+    if tuple(rules_failed) != exp.rules_failed:
+        problems.append(f"rules {list(rules_failed)} != {list(exp.rules_failed)}")
+    missing = [f for f in exp.flags if f not in flags]
+    if missing:
+        problems.append(f"flags lack {missing}")
+    if not problems:
+        return None
+    return f"taps.csv:{exp.taps_line} ({exp.gate_id} {exp.registration}): " + "; ".join(problems)
+
+
+def check_pay(expected: dict[str, Decimal], totals: dict[str, Decimal]) -> list[str]:
+    """Compare pay totals per registration with the expectation; return mismatch descriptions."""
+    out = []
+    for reg, amount in sorted(expected.items()):
+        got = totals.get(reg)
+        if got != amount:
+            out.append(f"pay {reg}: {got} != expected {amount}")
+    for reg in sorted(set(totals) - set(expected)):
+        out.append(f"pay {reg}: unexpected statement of {totals[reg]}")
+    return out
