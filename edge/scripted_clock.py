@@ -36,17 +36,17 @@ class ScriptedClock:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._base = (dt.datetime.now(dt.UTC), time.monotonic_ns())
-        self._mtime = -1
+        self._raw = b""
 
     def _refresh(self) -> None:
         try:
-            mtime = self.path.stat().st_mtime_ns
-            if mtime == self._mtime:
+            raw = self.path.read_bytes()
+            if raw == self._raw:
                 return
-            data = json.loads(self.path.read_text())
+            data = json.loads(raw)
             wall = dt.datetime.fromisoformat(data["wall"]).astimezone(dt.UTC)
             self._base = (wall, int(data["mono_ns"]))
-            self._mtime = mtime
+            self._raw = raw
         except (OSError, ValueError, KeyError, TypeError):
             return
 
