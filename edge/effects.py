@@ -40,10 +40,12 @@ def effects_of(
     *,
     boot_id: str,
     inspector_ttl_ns: int,
+    ship: str | None = None,
     find_dispatch: Callable[[tuple], EscalaEntry | None] = lambda key: None,
 ) -> Effects:
     """The store changes caused by ``event`` (see module doc). ``find_dispatch`` maps an escala
-    identity (date, period, ship, post, registration) to the full entry in the local copy."""
+    identity (date, period, ship, post, registration) to the full entry in the local copy; ``ship`` is
+    the gate's configured ship, used for an ADMIT without dispatch."""
     p = event.payload
     at = event.occurred_at
     if isinstance(p, ConfiscationPayload):
@@ -61,7 +63,7 @@ def effects_of(
                 berth=Berth(d.berth), gate_id=event.gate_id, post=d.post, function=d.function,
                 registration=p.registration,
             )
-        ship = entry.ship if entry else ""
+        ship = entry.ship if entry else (ship or "")
         return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry), flags=flags)
     if p.decision == "exit" and p.registration:
         return Effects(close=(p.registration, at), flags=flags)

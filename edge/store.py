@@ -28,6 +28,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import structlog
 from sqlalchemy import create_engine, delete, event, insert, select
@@ -141,8 +142,10 @@ class Store:
     Raises ``StoreError`` if the file cannot be created at all.
     """
 
-    def __init__(self, path: str | Path, *, gate_id: str, ship: str | None = None, boot_id: str = "") -> None:
+    def __init__(self, path: str | Path, *, gate_id: str, ship: str | None = None, boot_id: str = "",
+                 tz: str = "America/Sao_Paulo") -> None:
         self.path = Path(path)
+        self.tz = ZoneInfo(tz)
         self.gate_id = gate_id
         self.ship = ship
         self.boot_id = boot_id
@@ -229,11 +232,11 @@ class Store:
         return Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]), _d(r[6]), r[7], r[8])
 
     def dispatches(self, registration: str, around: dt.datetime) -> Sequence[EscalaEntry]:
-        day = around.date()
+        day = around.astimezone(self.tz).date()  # escala dates are local dates of the port
         return [e for e in self._by_reg.get(registration, ()) if abs((e.date - day).days) <= 1]
 
     def gate_dispatches(self, around: dt.datetime) -> Sequence[EscalaEntry]:
-        day = around.date()
+        day = around.astimezone(self.tz).date()
         return [e for e in self._by_gate.get(self.gate_id, ()) if abs((e.date - day).days) <= 1]
 
     def open_shift(self, registration: str) -> OpenShift | None:
@@ -401,6 +404,7 @@ class Store:
                 cutoff = _iso(fx.flags[0][2] - FLAG_TTL)
                 c.execute(delete(t.pending_flags).where(t.pending_flags.c.at < cutoff))
             if fx.block is not None:
+                c.execute(delete(t.pending_flags).where(t.pending_flags.c.uid == fx.block[0]))
                 c.execute(insert(t.blocklist).prefix_with("OR REPLACE"),
                           {"uid": fx.block[0], "reason": fx.block[1], "at": _iso(fx.block[2])})
             if fx.inspector is not None or fx.end_inspector:
@@ -427,6 +431,7 @@ class Store:
                     del self._flags[uid]
         if fx.block is not None:
             self._blocked[fx.block[0]] = fx.block[1]
+            self._flags.pop(fx.block[0], None)  # the confiscation consumed the pending flags
         if fx.end_inspector:
             self._inspector = None
         if fx.inspector is not None:

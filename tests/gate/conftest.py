@@ -38,3 +38,52 @@ def journal(tmp_path) -> Journal:
     j = Journal(tmp_path / "journal.db", port="santos", gate_id=GATE, key=KEY, boot_id="boot-1")
     yield j
     j.close()
+
+
+class QueueReader:
+    """A tiny ``drivers.base.Reader`` fed from a queue by the test (None ends ``reads()``)."""
+
+    def __init__(self, reader_id: str = "r-control", kind: str = "control") -> None:
+        import queue
+
+        from portgate.records import ReaderKind
+
+        self.reader_id = reader_id
+        self.kind = ReaderKind(kind)
+        self.q: queue.Queue = queue.Queue()
+
+    def reads(self):
+        while (item := self.q.get()) is not None:
+            yield item
+
+    def close(self) -> None:
+        self.q.put(None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def card_read(uid: str, clock: FakeClock, *, kind: str = "control", reader_id: str | None = None):
+    from drivers.base import CardRead
+    from portgate.records import ReaderKind
+
+    return CardRead(uid=uid, reader_id=reader_id or f"r-{kind}", kind=ReaderKind(kind),
+                    mono_ns=clock.mono_ns(), wall=clock.wall())
+
+
+@pytest.fixture
+def make_loop(store, journal, clock):
+    from edge.clock import GuardedClock
+    from edge.indicator import RecordingIndicator
+    from edge.loop import GateLoop
+    from edge.rules.rulebook import default_gate_rulebook
+
+    def make(rulebook=None, **kw):
+        return GateLoop(readers=kw.pop("readers", []), store=store, journal=journal,
+                        clock=GuardedClock(clock), indicator=kw.pop("indicator", RecordingIndicator()),
+                        rulebook=rulebook or default_gate_rulebook(), **kw)
+
+    return make
