@@ -54,7 +54,10 @@ CREATE TABLE IF NOT EXISTS journal (
     sent INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS journal_outbox ON journal (priority DESC, seq) WHERE sent = 0;
+DROP INDEX IF EXISTS journal_outbox;
+-- Only priority rows are indexed (a partial index is not touched by ordinary inserts, keeping the
+-- hot-path commit small); ordinary unsent rows are found by primary key from the low-water mark.
+CREATE INDEX IF NOT EXISTS journal_outbox_high ON journal (priority DESC, seq) WHERE sent = 0 AND priority > 0;
 CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -110,12 +113,13 @@ class Journal:
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.executescript(_SCHEMA)
             row = self._conn.execute("SELECT max(seq) FROM journal").fetchone()
-            self._depth = self._conn.execute(
-                "SELECT count(*) FROM journal WHERE sent = 0"
-            ).fetchone()[0]
+            self._depth, low = self._conn.execute(
+                "SELECT count(*), min(seq) FROM journal WHERE sent = 0"
+            ).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"journal {self.path}: {exc}") from exc
         self._last_seq = max(row[0] or 0, floor)  # never go backwards (see module doc)
+        self._low = low if low is not None else self._last_seq + 1  # no unsent row below this seq
 
         if reason is not None:
             from wire.events import AlertPayload
@@ -215,6 +219,11 @@ class Journal:
                 self._conn.execute("ROLLBACK") if self._conn.in_transaction else None
                 raise StoreError(f"journal mark_sent failed: {exc}") from exc
             self._depth -= max(changed, 0)
+            if min(seqs) <= self._low:
+                row = self._conn.execute(
+                    "SELECT min(seq) FROM journal WHERE seq >= ? AND sent = 0", (self._low,)
+                ).fetchone()
+                self._low = row[0] if row[0] is not None else self._last_seq + 1
             self._write_hwm(max(seqs))
 
     # -- reading -------------------------------------------------------------------------------
@@ -223,9 +232,16 @@ class Journal:
         """Up to ``limit`` unsent events, priority 1 first, then by seq ascending."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT body FROM journal WHERE sent = 0 ORDER BY priority DESC, seq LIMIT ?",
+                "SELECT body FROM journal WHERE sent = 0 AND priority > 0"
+                " ORDER BY priority DESC, seq LIMIT ?",
                 (limit,),
             ).fetchall()
+            if len(rows) < limit:
+                rows += self._conn.execute(
+                    "SELECT body FROM journal WHERE seq >= ? AND sent = 0 AND priority <= 0"
+                    " ORDER BY seq LIMIT ?",
+                    (self._low, limit - len(rows)),
+                ).fetchall()
         return [_decoder.decode(r[0]) for r in rows]
 
     def events_between(self, seq_from: int, seq_to: int) -> list[wire.Event]:
@@ -249,7 +265,8 @@ class Journal:
         """``occurred_at`` of the unsent event with the lowest seq, or None if the outbox is empty."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT created_at FROM journal WHERE sent = 0 ORDER BY seq LIMIT 1"
+                "SELECT created_at FROM journal WHERE seq >= ? AND sent = 0 ORDER BY seq LIMIT 1",
+                (self._low,),
             ).fetchone()
         return dt.datetime.fromisoformat(row[0]) if row else None
 

@@ -56,7 +56,8 @@ from portgate.records import (
 log = structlog.get_logger(__name__)
 
 COPIES = ("roster", "cards", "escala", "presence")
-FLAG_TTL = dt.timedelta(hours=24)  # pending flags are "today's" flags (G10)
+FLAG_TTL = dt.timedelta(hours=24)
+_DAY = dt.timedelta(days=1)  # pending flags are "today's" flags (G10)
 
 
 def _iso(value: dt.datetime | None) -> str | None:
@@ -198,10 +199,10 @@ class Store:
 
     def _index_escala(self, entries: Sequence[EscalaEntry]) -> None:
         by_reg: dict[str, list[EscalaEntry]] = defaultdict(list)
-        by_gate: dict[str, list[EscalaEntry]] = defaultdict(list)
+        by_gate: dict[tuple[str, dt.date], list[EscalaEntry]] = defaultdict(list)
         for e in entries:
             by_reg[e.registration].append(e)
-            by_gate[e.gate_id].append(e)
+            by_gate[(e.gate_id, e.date)].append(e)
         self._by_reg, self._by_gate = by_reg, by_gate
         self._escala_keys = {escala_key(e): e for e in entries}
 
@@ -238,7 +239,10 @@ class Store:
 
     def gate_dispatches(self, around: dt.datetime) -> Sequence[EscalaEntry]:
         day = around.astimezone(self.tz).date()
-        return [e for e in self._by_gate.get(self.gate_id, ()) if abs((e.date - day).days) <= 1]
+        out: list[EscalaEntry] = []
+        for d in (day - _DAY, day, day + _DAY):
+            out.extend(self._by_gate.get((self.gate_id, d), ()))
+        return out
 
     def open_shift(self, registration: str) -> OpenShift | None:
         """Local open shift at this gate first, else the office's relayed presence."""
@@ -314,7 +318,7 @@ class Store:
             self._set_version(c, "escala", version, at),
         ))
         self._index_escala(es)
-        mine = len(self._by_gate.get(self.gate_id, ()))
+        mine = sum(len(v) for (g, _), v in self._by_gate.items() if g == self.gate_id)
         (log.warning if es and not mine else log.info)(
             "escala_replaced", version=version, entries=len(es), for_this_gate=mine, gate_id=self.gate_id
         )
