@@ -103,3 +103,18 @@ def test_bench_smoke_prints_its_json_line():
     assert last["bench"] == "gate_decision"
     assert {"p50_ms", "p99_ms", "rss_mb"} <= set(last["figures"]) and last["baseline"]["p50_ms"] > 0
     assert set(last["ratio"]) == {"p50", "p99"}
+
+
+def test_a_driver_missing_from_this_build_is_a_config_error_naming_the_reader(tmp_path):
+    from edge.config import ReaderConfig
+    from edge.readers import open_reader
+
+    try:
+        import drivers.pcsc  # noqa: F401
+    except ImportError:
+        with pytest.raises(ConfigError, match="readers.r1.driver"):
+            open_reader(ReaderConfig(id="r1", kind="control", driver="pcsc"), lambda s: None)
+    else:
+        with pytest.raises(ConfigError, match="readers.r1.options"):
+            open_reader(ReaderConfig(id="r1", kind="control", driver="pcsc", options={"nonsense": 1}),
+                        lambda s: None)
