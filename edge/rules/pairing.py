@@ -93,6 +93,11 @@ class Pairing:
         held, self._held = self._held, None
         return [_alone(held)] if held is not None else []
 
+    @property
+    def tracked(self) -> int:
+        """How many UIDs the debounce window currently remembers (memory check)."""
+        return len(self._last)
+
     def _is_bounce(self, read: Read) -> bool:
         while self._last:  # prune UIDs whose window has passed (kept in acceptance order)
             uid, at = next(iter(self._last.items()))

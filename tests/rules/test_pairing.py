@@ -1,0 +1,86 @@
+"""Debounce (G9) and badge pairing (G4) in front of the engine."""
+
+from __future__ import annotations
+
+from edge.rules.model import Presentation
+from edge.rules.pairing import Dropped, Pairing, Read
+
+S = 1_000_000_000
+
+
+def _pairing() -> Pairing:
+    return Pairing(debounce_ns=3 * S, pairing_window_ns=15 * S)
+
+
+def control(uid: str, t: float) -> Read:
+    return Read(uid, "GA/control", "control", int(t * S))
+
+
+def badge(uid: str, t: float) -> Read:
+    return Read(uid, "GA/badge", "badge", int(t * S))
+
+
+def test_second_read_inside_the_debounce_window_is_dropped():
+    p = _pairing()
+    assert p.feed(control("AA01", 0)) == [Presentation("AA01", "GA/control", "control", 0)]
+    assert p.feed(control("AA01", 3)) == [Dropped(control("AA01", 3))]
+    assert isinstance(p.feed(control("AA01", 6.5))[0], Presentation)
+
+
+def test_debounce_is_per_card():
+    p = _pairing()
+    p.feed(control("AA01", 0))
+    assert isinstance(p.feed(control("AA02", 1))[0], Presentation)
+
+
+def test_badge_then_control_card_inside_the_window_pair():
+    p = _pairing()
+    assert p.feed(badge("BB01", 0)) == []
+    [out] = p.feed(control("AA01", 15))
+    assert out.badge_uid == "BB01" and out.badge_mono_ns == 0 and out.uid == "AA01"
+
+
+def test_badge_left_alone_comes_out_after_the_window():
+    p = _pairing()
+    p.feed(badge("BB01", 0))
+    assert p.expire(15 * S) == []
+    [alone] = p.expire(15 * S + 1)
+    assert alone.reader_kind == "badge" and alone.badge_uid is None
+    out = p.feed(control("AA01", 20))
+    assert out[0].badge_uid is None
+
+
+def test_late_control_card_releases_the_badge_first():
+    p = _pairing()
+    p.feed(badge("BB01", 0))
+    first, second = p.feed(control("AA01", 16))
+    assert (first.uid, first.reader_kind) == ("BB01", "badge")
+    assert (second.uid, second.badge_uid) == ("AA01", None)
+
+
+def test_second_badge_replaces_the_first():
+    p = _pairing()
+    p.feed(badge("BB01", 0))
+    [released] = p.feed(badge("BB02", 1))
+    assert released.uid == "BB01"
+    assert p.feed(control("AA01", 2))[0].badge_uid == "BB02"
+
+
+def test_clock_going_backwards_never_pairs_or_drops():
+    p = _pairing()
+    p.feed(badge("BB01", 100))
+    out = p.feed(control("BB01", 50))
+    assert [o.uid for o in out] == ["BB01", "BB01"]  # released badge, then an unpaired read
+
+
+def test_flush_releases_a_waiting_badge():
+    p = _pairing()
+    p.feed(badge("BB01", 0))
+    assert [o.uid for o in p.flush()] == ["BB01"] and p.flush() == []
+
+
+def test_memory_stays_bounded_by_the_window():
+    p = _pairing()
+    for i in range(10_000):
+        p.feed(control(f"AA{i:06d}", i * 10))
+    assert p.tracked == 1

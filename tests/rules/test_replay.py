@@ -1,0 +1,121 @@
+"""``portgate replay`` through the real CLI entry, shared and isolated gates, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from portgate.cli import cli
+
+DATA = Path(__file__).parent / "data"
+
+
+def _run(taps: str | Path, *extra: str, data: Path = DATA):
+    args = ["replay", "--workers", str(data / "workers.csv"), "--cards", str(data / "cards.csv"),
+            "--escala", str(data / "escala.csv"), "--taps", str(taps), *extra]
+    result = CliRunner().invoke(cli, args)
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    return result, lines
+
+
+def test_shared_gates_deny_the_second_ship():
+    result, lines = _run(DATA / "taps_two_gates.csv")
+    assert result.exit_code == 0, result.output
+    assert [(l["gate_id"], l["decision"], l["rules_failed"]) for l in lines] == [
+        ("GA", "admit", []), ("GA", "debounced", []), ("GB", "deny", ["G5"]),
+    ]
+    assert lines[2]["flags"] == ["DOUBLE_ASSIGNMENT"] and lines[2]["registration"] == "1001"
+    assert set(lines[0]) == {"at", "gate_id", "uid", "registration", "decision", "rules_failed",
+                             "flags", "message"}
+
+
+def test_isolated_gates_both_admit():
+    result, lines = _run(DATA / "taps_two_gates.csv", "--isolated")
+    assert result.exit_code == 0, result.output
+    assert [l["decision"] for l in lines] == ["admit", "debounced", "admit"]
+
+
+def test_a_day_at_one_gate_in_english():
+    result, lines = _run(DATA / "taps_day.csv", "--lang", "en")
+    assert result.exit_code == 0, result.output
+    got = [(l["uid"], l["decision"], l["rules_failed"]) for l in lines]
+    assert got == [
+        ("AA000001", "admit", []),
+        ("AA000001", "debounced", []),
+        ("AA000003", "deny", ["G3", "G6"]),
+        ("nonsense!", "deny", ["G1"]),
+        ("AA000009", "exit", ["G2"]),
+        ("BB000001", "paired", []),
+        ("AA000002", "deny", ["G4"]),
+        ("AA000001", "exit", ["G9"]),
+        ("CC000001", "inspector", []),
+        ("AA000004", "deny", ["G3", "G6", "G10"]),
+    ]
+    assert lines[6]["message"] == ("DENIED — control card of registration 1002 with the badge of "
+                                   "registration 1001. Call the inspector. [G4]")
+    assert "ROTATION_JUMP" in lines[9]["flags"] and "CONFISCATE" in lines[9]["flags"]
+
+
+def test_card_and_badge_rulebook_and_a_lone_badge(tmp_path):
+    rulebook = tmp_path / "gate.toml"
+    rulebook.write_text("[[version]]\neffective_from = 2026-01-01\n[version.g4]\ncard_and_badge_required = true\n")
+    taps = tmp_path / "taps.csv"
+    taps.write_text("at,gate_id,reader,uid\n"
+                    "2026-04-10T06:50:00-03:00,GA,control,AA000001\n"
+                    "2026-04-10T06:51:00-03:00,GA,badge,BB000001\n"
+                    "2026-04-10T06:51:10-03:00,GA,control,AA000001\n"
+                    "2026-04-10T12:59:00-03:00,GA,badge,BB000002\n")
+    result, lines = _run(taps, "--rulebook", str(rulebook))
+    assert result.exit_code == 0, result.output
+    assert [(l["decision"], l["rules_failed"]) for l in lines] == [
+        ("deny", ["G4"]), ("paired", []), ("admit", []), ("deny", ["G4"]),
+    ]
+    assert "Apresente a chapa." in lines[0]["message"]
+    assert "Apresente o cartão de controle." in lines[3]["message"]
+
+
+def test_bad_rows_are_named_and_exit_2_without_traceback(tmp_path):
+    taps = tmp_path / "taps.csv"
+    taps.write_text("at,gate_id,reader,uid\n"
+                    "2026-04-10T06:50:00-03:00,GA,control,AA000001\n"
+                    "2026-04-10T06:50:00,GA,control,AA000001\n"
+                    "2026-04-10T06:51:00-03:00,GA,elbow,AA000001\n")
+    result, lines = _run(taps)
+    assert result.exit_code == 2 and lines == []
+    assert "taps.csv:3: at '2026-04-10T06:50:00' has no UTC offset" in result.stderr
+    assert "taps.csv:4: reader 'elbow'" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_bad_roster_file_and_missing_file(tmp_path):
+    workers = tmp_path / "workers.csv"
+    workers.write_text((DATA / "workers.csv").read_text().replace("1002,Bruno Lima,vigia,active",
+                                                                  "1002,Bruno Lima,vigia,sleeping"))
+    for name in ("cards.csv", "escala.csv"):
+        (tmp_path / name).write_text((DATA / name).read_text())
+    result, _ = _run(DATA / "taps_day.csv", data=tmp_path)
+    assert result.exit_code == 2 and "workers.csv:3: status 'sleeping'" in result.stderr
+    result, _ = _run(tmp_path / "absent.csv")
+    assert result.exit_code == 2 and "absent.csv: file not found" in result.stderr
+
+
+def test_bad_rulebook_exits_2_naming_the_key(tmp_path):
+    rulebook = tmp_path / "gate.toml"
+    rulebook.write_text("[[version]]\neffective_from = 2026-01-01\n[version.g7]\nmode = 'maybe'\n")
+    result, _ = _run(DATA / "taps_day.csv", "--rulebook", str(rulebook))
+    assert result.exit_code == 2 and "$.version[0].g7.mode" in result.stderr
+
+
+def test_console_script_streams_json_lines():
+    exe = Path(sys.executable).with_name("portgate")
+    out = subprocess.run(
+        [str(exe), "replay", "--workers", str(DATA / "workers.csv"), "--cards", str(DATA / "cards.csv"),
+         "--escala", str(DATA / "escala.csv"), "--taps", str(DATA / "taps_two_gates.csv")],
+        capture_output=True, text=True, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert [json.loads(l)["decision"] for l in out.stdout.splitlines()] == ["admit", "debounced", "deny"]

@@ -1,0 +1,70 @@
+"""Gate rulebook files: defaults, versions by effective date, errors naming the key."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from edge.rules.rulebook import GateRulebook, default_gate_rulebook, load_gate_rulebook
+from portgate.errors import ConfigError
+
+DEFAULT_FILE = Path(__file__).resolve().parents[2] / "config" / "rulebooks" / "gate-default.toml"
+
+
+def test_shipped_default_file_matches_the_built_in_defaults():
+    books = load_gate_rulebook(DEFAULT_FILE)
+    book = books.for_date(dt.date(2026, 6, 1))
+    assert book == GateRulebook(effective_from=dt.date(2026, 1, 1))
+    assert default_gate_rulebook().g7.rest_hours == 11
+    assert book.g4.pairing_window_s == 15 and book.g9.debounce_s == 3 and book.g10.inspector_mode_s == 60
+
+
+def _write(tmp_path, text: str) -> Path:
+    path = tmp_path / "gate.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_for_date_picks_the_latest_version_in_force(tmp_path):
+    books = load_gate_rulebook(_write(tmp_path, """
+[[version]]
+effective_from = 2026-07-01
+[version.g7]
+mode = "warn"
+[[version]]
+effective_from = 2026-01-01
+"""))
+    assert books.for_date(dt.date(2026, 6, 30)).g7.mode == "deny"
+    assert books.for_date(dt.date(2026, 7, 1)).g7.mode == "warn"
+    with pytest.raises(ConfigError, match="no gate rulebook version in force on 2025-12-31"):
+        books.for_date(dt.date(2025, 12, 31))
+
+
+@pytest.mark.parametrize("body,key", [
+    ('[version.g7]\nmode = "sometimes"', "$.version[0].g7.mode"),
+    ("[version.g6]\nearly_tolerance_min = -1", "$.version[0].g6.early_tolerance_min"),
+    ("[version.g9]\ndebounce = 3", "$.version[0].g9"),
+    ("[version.g1]\nenabled = false", "$.version[0].g1"),
+    ('port_timezone = "Mars/Olympus"', "$.version[0]"),
+    ("[version.g3]\nbooklet_revalidation_month = 13", "$.version[0].g3.booklet_revalidation_month"),
+])
+def test_invalid_file_names_the_key(tmp_path, body, key):
+    path = _write(tmp_path, f"[[version]]\neffective_from = 2026-01-01\n{body}\n")
+    with pytest.raises(ConfigError) as info:
+        load_gate_rulebook(path)
+    assert info.value.key == key and str(path) in str(info.value)
+
+
+def test_duplicate_effective_dates_are_refused(tmp_path):
+    path = _write(tmp_path, "[[version]]\neffective_from = 2026-01-01\n[[version]]\neffective_from = 2026-01-01\n")
+    with pytest.raises(ConfigError, match="same effective_from"):
+        load_gate_rulebook(path)
+
+
+def test_missing_and_unparsable_files(tmp_path):
+    with pytest.raises(ConfigError, match="file not found"):
+        load_gate_rulebook(tmp_path / "absent.toml")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_gate_rulebook(_write(tmp_path, "[[version]\n"))
