@@ -77,6 +77,8 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     gpio: GpioConfig = msgspec.field(default_factory=GpioConfig)
     lang: Literal["pt", "en"] = "pt"
     clock_trust: Literal["ntp", "always", "never"] = "ntp"  # "always" only for a dev machine
+    clock: Literal["system", "scripted"] = "system"  # "scripted": demo/rehearsal only
+    clock_file: str | None = None  # for clock = "scripted" (edge.scripted_clock)
     log_json: bool | None = None
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only)
@@ -100,4 +102,5 @@ def load_gate_config(path: str | Path) -> GateConfig:
     return msgspec.structs.replace(
         cfg, mqtt=mqtt, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
         indicator_file=rel(cfg.indicator_file), seed=seed,
+        clock_file=rel(cfg.clock_file),
     )

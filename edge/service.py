@@ -30,7 +30,14 @@ log = structlog.get_logger(__name__)
 
 
 def make_clock(cfg: GateConfig):
-    """System clock wrapped in ``GuardedClock``; ``clock_trust`` = ntp (adjtimex), always, never."""
+    """System clock wrapped in ``GuardedClock``; ``clock_trust`` = ntp (adjtimex), always, never.
+    ``clock = "scripted"`` (demo only) follows ``clock_file`` (``edge.scripted_clock``)."""
+    if cfg.clock == "scripted":
+        if not cfg.clock_file:
+            raise ConfigError("clock = 'scripted' needs clock_file", key="clock_file")
+        from edge.scripted_clock import ScriptedClock
+
+        return GuardedClock(ScriptedClock(cfg.clock_file))
     probe = {"ntp": None, "always": lambda: True, "never": lambda: False}[cfg.clock_trust]
     inner = SystemClock() if probe is None else SystemClock(probe=probe)
     return GuardedClock(inner)
