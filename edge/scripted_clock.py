@@ -4,8 +4,8 @@ real gate service. Never for production: the gate config must say ``clock = "scr
 
 File format (JSON, replaced atomically by ``set_scripted_time``):
 ``{"wall": "<ISO 8601 with offset>", "mono_ns": <CLOCK_MONOTONIC ns when it was written>}``.
-The clock returns ``wall + (monotonic_now - mono_ns)``: time runs on from the last scripted instant.
-CLOCK_MONOTONIC is system-wide on Linux, so the writer and the gate agree across processes.
+The clock returns ``wall`` as written: scripted time stands still between two scripted instants,
+so every event carries exactly the time the script gave it (``mono_ns`` is kept for diagnosis).
 """
 
 from __future__ import annotations
@@ -52,8 +52,7 @@ class ScriptedClock:
 
     def wall(self) -> dt.datetime:
         self._refresh()
-        wall, mono = self._base
-        return wall + dt.timedelta(microseconds=(time.monotonic_ns() - mono) // 1000)
+        return self._base[0]
 
     def mono_ns(self) -> int:
         return time.monotonic_ns()
