@@ -1,0 +1,1 @@
+"""Helpers that start real components (mosquitto, PostgreSQL, ...) for tests and the demo."""
