@@ -1,1 +1,0 @@
-"""Helpers that start real components (mosquitto, PostgreSQL, ...) for tests and the demo."""
