@@ -5,9 +5,10 @@
 ``stop()`` (SIGTERM: the broker saves its persistence file), ``kill()`` (SIGKILL: whatever was not
 autosaved is lost, like a power cut) and ``start()`` again on the same port and directory.
 
-Running as root: mosquitto drops privileges to the user ``mosquitto``, so the work directory is
-chowned to that user (it must be able to write its persistence file). If that user does not exist the
-config says ``user root`` instead.
+Running as root: mosquitto would drop privileges to the user ``mosquitto``, which cannot write its
+persistence file inside a root-owned private directory (e.g. pytest's 0700 temporary directories),
+and would then lose every session on restart without saying so. The generated config therefore says
+``user root`` when we are root; the production config (``config/mosquitto/``) keeps the drop.
 
 Optional ``users`` (name -> password) writes a password file with ``mosquitto_passwd`` and turns
 anonymous access off; optional ``acl`` text is written to an ACL file.
@@ -16,7 +17,6 @@ anonymous access off; optional ``acl`` text is written to an ACL file.
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import signal
 import socket
@@ -97,24 +97,13 @@ class Mosquitto:
             acl_path.write_text(self.acl)
             lines.append(f"acl_file {acl_path}")
         if os.geteuid() == 0:
-            try:
-                ent = pwd.getpwnam("mosquitto")
-            except KeyError:
-                lines.append("user root")
-            else:
-                for path in [self.workdir, *self.workdir.rglob("*")]:
-                    os.chown(path, ent.pw_uid, ent.pw_gid)
+            # Without this mosquitto drops to the user ``mosquitto``, which usually cannot reach a
+            # root-owned private temporary directory (pytest's are 0700): persistence would then
+            # silently fail to save and sessions would not survive a restart.
+            lines.append("user root")
         if self.extra:
             lines.append(self.extra)
         self.conf_path.write_text("\n".join(lines) + "\n")
-        if os.geteuid() == 0:
-            try:
-                ent = pwd.getpwnam("mosquitto")
-                os.chown(self.conf_path, ent.pw_uid, ent.pw_gid)
-                self.log_path.touch()
-                os.chown(self.log_path, ent.pw_uid, ent.pw_gid)
-            except KeyError:
-                pass
 
     # -- life cycle ---------------------------------------------------------------------------
     def start(self, timeout: float = 10.0) -> Mosquitto:
