@@ -1,0 +1,1 @@
+"""Helpers that start real components for tests and the demo (shipped in the package)."""
