@@ -170,6 +170,7 @@ class Sync:
         client.subscribe([(self.t_cmd, 1), (topics.downlink_filter(self.port), 1)])
         client.publish(self.t_status, self._status("online", "birth"), qos=1, retain=True)
         self.connected.set()
+        self.stats["connects"] += 1
         log.info("mqtt.connected", gate_id=self.gate_id, session_present=flags.session_present)
         self._wake.set()
 
