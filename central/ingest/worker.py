@@ -32,7 +32,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.config import CentralConfig
-from central.ingest import ledger, presence
+from central.ingest import blocklist, ledger, presence
 from central.ingest.keys import KeyRing
 from portgate.errors import BadInput
 from wire import connection, topics
@@ -157,6 +157,8 @@ class IngestWorker:
             log.warning("ingest.dead_letter", topic=d.topic, reason=d.reason, gate_id=d.gate_id)
         if self.settings.relay_presence:
             self._relay(inserted, now)
+        if blocklist.has_confiscation(inserted):
+            self._publish_blocklist(now)
         self._handle_gaps(gaps)
         for msg in requests:
             self._answer(msg)
@@ -167,6 +169,28 @@ class IngestWorker:
             if delta is not None:
                 self.client.publish(topics.downlink(self.port, "presence", "delta"), dl.encode(delta), qos=1)
                 self.stats["presence_relayed"] += 1
+
+    def _publish_blocklist(self, now: dt.datetime) -> None:
+        """Publish the whole blocklist (retained snapshot) after a confiscation was committed."""
+        snap = self._blocklist_snapshot(now)
+        if snap is None:
+            return
+        self.client.publish(topics.downlink(self.port, "cards", "snapshot"), dl.encode(snap), qos=1, retain=True)
+        self.stats["blocklist_published"] += 1
+        log.info("ingest.blocklist_published", version=snap.version, blocked=len(snap.blocked))
+
+    def _blocklist_snapshot(self, now: dt.datetime):
+        try:
+            base = self.snapshots.snapshot("cards", now) if self.snapshots is not None else None
+        except BadInput as exc:
+            log.error("ingest.snapshot_failed", kind="cards", error=str(exc))
+            base = None
+        try:
+            with self.engine.connect() as conn:
+                return blocklist.snapshot(conn, now, base)
+        except SQLAlchemyError:
+            log.exception("ingest.blocklist_failed")
+            return None
 
     def _handle_gaps(self, gaps: list[ledger.Gap]) -> None:
         now = time.monotonic()
@@ -216,6 +240,8 @@ class IngestWorker:
         if req.kind == "presence":
             with self.engine.connect() as conn:
                 snap = presence.snapshot(conn, now)
+        elif req.kind == "cards":
+            snap = self._blocklist_snapshot(now)
         elif self.snapshots is not None:
             try:
                 snap = self.snapshots.snapshot(req.kind, now)

@@ -158,3 +158,24 @@ def test_the_broker_acl_refuses_a_gate_publishing_as_another(tmp_path, office, m
         assert impostor.journal.outbox_depth() == 1
     finally:
         broker.kill()
+
+
+def test_a_confiscation_at_one_gate_blocks_the_card_at_the_others(broker, office, make_gate):
+    """G10: the office relays a confiscation committed in the ledger as a blocklist snapshot."""
+    from wire.events import ConfiscationPayload
+
+    office.start(broker)
+    g1, g2 = make_gate("g1"), make_gate("g2")
+    c = office_client(broker)
+    publish_snapshot(c, PORT, "roster", roster(1, ["1001"]))
+    g1.start(broker, store=g1.store)
+    g2.start(broker, store=g2.store)
+    wait_until(lambda: g2.store.versions()["roster"][0] == 1, what="roster at g2")
+    uid = "AA001001"  # the control card roster() gives registration 1001
+    assert g2.store.card(uid).status == CardStatus.ACTIVE
+    g1.journal.append(ConfiscationPayload(uid=uid, registration="1001", inspector_uid="FF000001",
+                                          inspector_registration="F1", reason_flag="BORROWED_CARD",
+                                          article="83.611 art. 20 j/l"), now=now(), priority=1)
+    g1.sync.notify()
+    wait_until(lambda: g2.store.card(uid).status == CardStatus.CONFISCATED, what="card blocked at g2")
+    c.loop_stop()
