@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 
@@ -30,6 +31,11 @@ def run(config_path: str) -> None:
     click.echo(f"central: ingesting port {config.port} with {len(ingest.workers)} worker(s)", err=True)
     done.wait()
     ingest.stop()
+    totals: dict[str, int] = {}
+    for worker in ingest.workers:
+        for name, value in worker.stats.items():
+            totals[name] = totals.get(name, 0) + value
+    click.echo(json.dumps({"event": "ingest.totals", **totals}), err=True)
 
 
 @central.command("add-gate")

@@ -11,7 +11,9 @@ from typing import Literal
 
 import msgspec
 
+from edge.sync.settings import SyncSettings
 from portgate.config import load_toml
+from wire.connection import MqttConfig
 
 
 class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -25,23 +27,6 @@ class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     device: str = ""
     uid_format: Literal["hex", "hex_reversed", "decimal10", "wiegand26"] = "hex"
     options: dict[str, str | int | float | bool] = {}
-
-
-class MqttConfig(msgspec.Struct, forbid_unknown_fields=True):
-    """Broker connection used by ``edge.sync.Sync`` (outbox publisher and downlinks)."""
-
-    host: str
-    port: int = 1883
-    username: str | None = None
-    password_file: str | None = None
-    tls: bool = False
-    ca_file: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
-    client_id: str | None = None
-    keepalive: int = 30
-    session_expiry: int = 7 * 24 * 3600
-    inflight: int = 20
 
 
 class GpioConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -81,7 +66,8 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     clock_file: str | None = None  # for clock = "scripted" (edge.scripted_clock)
     log_json: bool | None = None
     seed: SeedConfig | None = None
-    mqtt: MqttConfig | None = None  # absent: standalone gate (journal only)
+    mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
+    sync: SyncSettings = msgspec.field(default_factory=SyncSettings)  # uplink tuning
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
@@ -96,8 +82,8 @@ def load_gate_config(path: str | Path) -> GateConfig:
 
     seed = cfg.seed and SeedConfig(rel(cfg.seed.workers), rel(cfg.seed.cards), rel(cfg.seed.escala))
     mqtt = cfg.mqtt and msgspec.structs.replace(
-        cfg.mqtt, password_file=rel(cfg.mqtt.password_file), ca_file=rel(cfg.mqtt.ca_file),
-        cert_file=rel(cfg.mqtt.cert_file), key_file=rel(cfg.mqtt.key_file),
+        cfg.mqtt, password_file=rel(cfg.mqtt.password_file), tls_ca_file=rel(cfg.mqtt.tls_ca_file),
+        tls_cert_file=rel(cfg.mqtt.tls_cert_file), tls_key_file=rel(cfg.mqtt.tls_key_file),
     )
     return msgspec.structs.replace(
         cfg, mqtt=mqtt, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),

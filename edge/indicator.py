@@ -93,6 +93,7 @@ class FileIndicator:
         record = {
             "outcome": decision.outcome.value, "colour": COLOURS[decision.outcome],
             "message": message(decision, lang), "rules": list(decision.rules_failed),
+            "flags": [f.value for f in decision.flags],
             "registration": decision.registration,
             "seq": event.seq if event else None, "event_id": event.event_id if event else None,
             "uid": getattr(event.payload, "uid", None) if event else None,

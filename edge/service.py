@@ -94,7 +94,8 @@ class GateService:
         if cfg.mqtt is not None:
             from edge.sync import Sync  # the MQTT teammate's module; only imported when configured
 
-            self.sync = Sync(cfg.mqtt, self.journal, self.store)
+            self.sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
+                             boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now)
 
     def run(self) -> None:
         from portgate.notify import Notifier

@@ -37,12 +37,12 @@ import time
 import uuid
 from collections.abc import Callable
 
-import msgspec
 import structlog
 from prometheus_client import Counter, Gauge
 
 from edge.sync.downlink import Downlink
 from edge.sync.outbox import Outbox
+from edge.sync.settings import SyncSettings
 from edge.sync.ratelimit import TokenBucket
 from portgate.errors import BadInput
 from wire import connection, topics
@@ -55,21 +55,6 @@ OUTBOX_DEPTH = Gauge("portgate_outbox_depth", "Unsent events in the gate outbox"
 PUBLISHED = Counter("portgate_uplink_published_total", "Events published (incl. resends)", ["gate_id"])
 ACKED = Counter("portgate_uplink_acked_total", "Events acknowledged by the broker", ["gate_id"])
 REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure reason code", ["gate_id"])
-
-
-class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Uplink tuning (TOML ``[sync]``): window = max unacked publishes; rate = publishes/s (0 = no
-    limit), burst = bucket size; high_water = outbox depth that raises OUTBOX_HIGH_WATER."""
-
-    window: int = 100
-    rate: float = 2000.0
-    burst: float = 200.0
-    high_water: int = 100_000
-    check_every_s: float = 5.0
-    reject_backoff_s: float = 5.0
-    poll_s: float = 0.5
-    mark_batch: int = 500
-    mark_every_s: float = 0.1
 
 
 def _system_now():

@@ -1,0 +1,20 @@
+"""Uplink tuning settings of the gate sync (TOML ``[sync]`` in gate.toml)."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Uplink tuning (TOML ``[sync]``): window = max unacked publishes; rate = publishes/s (0 = no
+    limit), burst = bucket size; high_water = outbox depth that raises OUTBOX_HIGH_WATER."""
+
+    window: int = 100
+    rate: float = 2000.0
+    burst: float = 200.0
+    high_water: int = 100_000
+    check_every_s: float = 5.0
+    reject_backoff_s: float = 5.0
+    poll_s: float = 0.5
+    mark_batch: int = 500
+    mark_every_s: float = 0.1

@@ -1,0 +1,34 @@
+"""``portgate demo`` command."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+
+import click
+
+from portgate.demo.scenario import DEFAULT_DIR, Scenario
+
+
+@click.command("demo")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the broker, ledger, gate state and logs go (default: run/demo-<time>).")
+@click.option("--scenario", "scenario_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=DEFAULT_DIR, show_default=True, help="Directory with the scripted day.")
+@click.option("--lang", type=click.Choice(["pt", "en"]), default="pt", show_default=True,
+              help="Language of the watchman's messages.")
+@click.option("--no-outage", is_flag=True, help="Do not stop the broker in the middle of the day.")
+def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool) -> None:
+    """Play a whole port day on this machine: a private mosquitto, the office (ingest + SQLite
+    ledger) and two gates on two ships with real readers (serial RFID on pseudo-terminals; PC/SC via
+    pcscd + vpcd with a virtual card). Shows each decision as the watchman sees it, then the
+    reconciliation and the day's pay statements. Exit status 0 only if all of it is right."""
+    from portgate.demo.run import run_demo
+
+    scenario = Scenario(scenario_dir)
+    if run_dir is None:
+        run_dir = Path("run") / f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    status = run_demo(run_dir.resolve(), scenario, lang=lang, outage=not no_outage,
+                      out=lambda text: click.echo(text))
+    sys.exit(status)

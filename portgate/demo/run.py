@@ -1,0 +1,457 @@
+"""``portgate demo``: play the scripted port day of ``config/demo/`` through the real parts.
+
+What runs (each a real process or device, on loopback, in a run directory the demo creates):
+
+- a private mosquitto (``portgate.testkit.mosquitto``), persistence on;
+- the office: ``portgate central run`` (ingest into a SQLite ledger, presence and blocklist relay,
+  snapshot requests answered from the scenario's CSV files);
+- one ``portgate edge run`` process per gate. ``g-aurora`` reads two EM4100/RDM6300 serial readers
+  on pseudo-terminals (control card + badge); ``g-nordic`` reads a PC/SC reader through a private
+  pcscd + vpcd with a virtual card (a serial reader instead when pcscd/vpcd are not installed).
+
+The demo writes the tap's time into each gate's scripted clock file (``edge.scripted_clock``), then
+presents the card: a frame on the pty, or the virtual card on vpcd. It reads what the watchman saw
+from the gate's decision file, checks it against ``expected.csv``, stops the broker for the outage
+window while taps go on, and at the end reconciles gate journals with the ledger and computes pay
+with ``portgate pay``. Exit status 0 only if every decision, every event and every pay total is right.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+
+from edge.scripted_clock import set_scripted_time
+from portgate.demo.scenario import Scenario, check_decision, check_pay
+from portgate.records import Tap
+
+PORTGATE = [sys.executable, "-m", "portgate.cli"]
+
+
+def pcsc_available() -> bool:
+    """True when pcscd and the vpcd driver are installed (the PC/SC gate can run for real)."""
+    from portgate.testkit.pcsc import VPCD_DRIVER
+
+    return shutil.which("pcscd") is not None and Path(VPCD_DRIVER).exists()
+
+
+class DemoFailed(Exception):
+    """The demo could not run (a component did not start); the message says which."""
+
+
+class Gate:
+    """One gate process and the devices the demo drives for it."""
+
+    def __init__(self, run: DemoRun, spec) -> None:
+        self.run = run
+        self.spec = spec
+        self.gate_id = spec.gate_id
+        self.dir = run.dir / self.gate_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.clock_file = self.dir / "clock.json"
+        self.decisions_file = self.dir / "decisions.jsonl"
+        self.decisions_file.touch()
+        self._seen = 0
+        self.proc: subprocess.Popen | None = None
+        self.ptys: dict[str, object] = {}
+        self.card = None
+        self.pcscd = None
+        self.env = dict(os.environ)
+        self.kind = spec.readers if (spec.readers != "pcsc" or pcsc_available()) else "serial"
+
+    # -- devices -------------------------------------------------------------------------------
+    def _reader_config(self) -> str:
+        if self.kind == "pcsc":
+            from portgate.testkit.pcsc import PcscDaemon
+            from portgate.testkit.vicc import VirtualCard
+
+            self.pcscd = PcscDaemon(self.dir / "pcscd")
+            self.pcscd.start()
+            self.env.update(self.pcscd.client_env())
+            self.card = VirtualCard(port=self.pcscd.port)
+            name = self.pcscd.entries[0].name
+            return (f'[[readers]]\nid = "{self.gate_id}-pcsc"\nkind = "control"\ndriver = "pcsc"\n'
+                    f'device = "{name}*"\n')
+        from portgate.testkit.pty_reader import PtyReader
+
+        text = ""
+        kinds = ["control", "badge"] if self.spec.card_and_badge_required else ["control"]
+        for kind in kinds:
+            pty = PtyReader(self.dir / f"tty-{kind}")
+            pty.plug()
+            self.ptys[kind] = pty
+            text += (f'[[readers]]\nid = "{self.gate_id}-{kind}"\nkind = "{kind}"\ndriver = "serial"\n'
+                     f'device = "{pty.path}"\n')
+        return text
+
+    def write_config(self, key_file: Path, mqtt_port: int) -> Path:
+        rulebook = self.dir / "gate-rules.toml"
+        rulebook.write_text(
+            'name = "demo"\n[[version]]\neffective_from = 2026-01-01\n'
+            f'port_timezone = "{self.run.scenario.spec.timezone}"\n'
+            f"[version.g4]\ncard_and_badge_required = {str(self.spec.card_and_badge_required).lower()}\n"
+        )
+        set_scripted_time(self.clock_file, self.run.day_start)
+        config = self.dir / "gate.toml"
+        config.write_text(
+            f'port = "{self.run.scenario.spec.port}"\ngate_id = "{self.gate_id}"\nship = "{self.spec.ship}"\n'
+            f'state_dir = "{self.dir / "state"}"\nkey_file = "{key_file}"\nrulebook = "{rulebook}"\n'
+            f'indicator = "file"\nindicator_file = "{self.decisions_file}"\nlang = "{self.run.lang}"\n'
+            f'clock = "scripted"\nclock_file = "{self.clock_file}"\nclock_trust = "always"\n'
+            f"log_json = true\n\n[mqtt]\nhost = \"127.0.0.1\"\nport = {mqtt_port}\n\n"
+            + self._reader_config()
+        )
+        return config
+
+    def start(self, config: Path) -> None:
+        (self.dir / "state").mkdir(exist_ok=True)
+        log = open(self.dir / "gate.log", "ab")
+        self.proc = subprocess.Popen([*PORTGATE, "edge", "run", "--config", str(config)],
+                                     stdout=log, stderr=subprocess.STDOUT, env=self.env)
+
+    # -- playing -------------------------------------------------------------------------------
+    def present(self, tap: Tap) -> None:
+        """Present ``tap``'s card to the right reader at the tap's scripted time."""
+        set_scripted_time(self.clock_file, tap.at)
+        if self.kind == "pcsc":
+            self.card.insert(tap.uid)
+        else:
+            pty = self.ptys.get(tap.reader.value) or self.ptys["control"]
+            pty.frame(tap.uid)
+
+    def lift(self) -> None:
+        """Take the card away (PC/SC: remove it, and let pcscd notice before the next one)."""
+        if self.kind == "pcsc" and self.card is not None:
+            self.card.remove()
+            time.sleep(0.5)
+
+    def new_decisions(self) -> list[dict]:
+        lines = self.decisions_file.read_text(encoding="utf-8").splitlines()
+        fresh = [json.loads(line) for line in lines[self._seen:]]
+        self._seen = len(lines)
+        return fresh
+
+    def wait_decision(self, timeout: float = 20.0) -> dict | None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            fresh = self.new_decisions()
+            if fresh:
+                return fresh[-1]
+            if self.proc is not None and self.proc.poll() is not None:
+                raise DemoFailed(f"gate {self.gate_id} exited ({self.proc.returncode}); see {self.dir}/gate.log")
+            time.sleep(0.02)
+        return None
+
+    def journal_ids(self) -> set[str]:
+        with contextlib.closing(sqlite3.connect(f"file:{self.dir}/state/journal.db?mode=ro", uri=True)) as db:
+            return {row[0] for row in db.execute("SELECT event_id FROM journal")}
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for pty in self.ptys.values():
+            pty.unplug()
+        if self.card is not None:
+            self.card.remove()
+        if self.pcscd is not None:
+            self.pcscd.stop()
+
+
+class DemoRun:
+    """One run of the demo in ``run_dir``. ``play()`` returns the process exit status."""
+
+    def __init__(self, run_dir: Path, scenario: Scenario, *, lang: str = "pt",
+                 out: Callable[[str], None] = print, outage: bool = True) -> None:
+        self.dir = run_dir
+        self.scenario = scenario
+        self.lang = lang
+        self.out = out
+        self.outage = outage and scenario.spec.outage is not None
+        from zoneinfo import ZoneInfo
+
+        self.tz = ZoneInfo(scenario.spec.timezone)
+        self.day_start = dt.datetime.combine(scenario.spec.day, dt.time(0), self.tz)
+        self.ledger_url = f"sqlite:///{self.dir / 'ledger.db'}"
+        self.broker = None
+        self.office: subprocess.Popen | None = None
+        self.gates: dict[str, Gate] = {}
+        self.problems: list[str] = []
+        self.broker_up = True
+
+    # -- set-up --------------------------------------------------------------------------------
+    def start(self) -> None:
+        from central.ingest.keys import add_gate
+        from portgate.testkit.mosquitto import Mosquitto
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.broker = Mosquitto(self.dir / "broker")
+        self.broker.start()
+        self.out(f"broker   mosquitto on 127.0.0.1:{self.broker.port} (persistence in {self.dir / 'broker'})")
+        keys = self.dir / "keys"
+        keys.mkdir(exist_ok=True)
+        sc = self.scenario
+        central = self.dir / "central.toml"
+        central.write_text(
+            f'database_url = "{self.ledger_url}"\nport = "{sc.spec.port}"\nkeys_dir = "{keys}"\nworkers = 1\n\n'
+            f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
+            f'[ingest]\ngap_grace_s = 2.0\nreplay_every_s = 5.0\n\n'
+            f'[publish]\nworkers_csv = "{sc.workers_csv}"\ncards_csv = "{sc.cards_csv}"\n'
+            f'escala_csv = "{sc.escala_csv}"\n'
+        )
+        for spec in sc.spec.gates:
+            self.gates[spec.gate_id] = Gate(self, spec)
+        key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
+        self._publish_snapshots()
+        self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
+                                       stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
+        self.out(f"office   portgate central run (ledger {self.dir / 'ledger.db'})")
+        for gid, gate in self.gates.items():
+            config = gate.write_config(key_files[gid], self.broker.port)
+            gate.start(config)
+            how = {"pcsc": "PC/SC reader via pcscd + vpcd, virtual card",
+                   "serial": "EM4100 serial reader(s) on pseudo-terminals"}[gate.kind]
+            if gate.spec.readers == "pcsc" and gate.kind != "pcsc":
+                how += " (pcscd/vpcd not installed: serial instead of PC/SC)"
+            self.out(f"gate     {gid} ship {gate.spec.ship}: {how}")
+        self._wait_ready()
+
+    def _publish_snapshots(self) -> None:
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        from central.publish import publish_files
+
+        sc = self.scenario
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-publisher-demo",
+                             protocol=mqtt.MQTTv5)
+        client.connect("127.0.0.1", self.broker.port)
+        client.loop_start()
+        try:
+            publish_files(client, sc.spec.port, workers=sc.workers_csv, cards=sc.cards_csv,
+                          escala=sc.escala_csv, version=1, at=self.day_start)
+        finally:
+            client.disconnect()
+            client.loop_stop()
+
+    def _wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until every gate has its roster and escala copies from the office."""
+        deadline = time.monotonic() + timeout
+        pending = set(self.gates)
+        while pending and time.monotonic() < deadline:
+            for gid in list(pending):
+                gate = self.gates[gid]
+                if gate.proc.poll() is not None:
+                    raise DemoFailed(f"gate {gid} exited at start; see {gate.dir}/gate.log")
+                if self._copies_ready(gate):
+                    pending.discard(gid)
+            time.sleep(0.2)
+        if pending:
+            raise DemoFailed(f"gates {sorted(pending)} got no roster/escala from the office in {timeout:.0f} s")
+        time.sleep(0.5)  # readers open
+
+    @staticmethod
+    def _copies_ready(gate: Gate) -> bool:
+        path = gate.dir / "state" / "store.db"
+        if not path.exists():
+            return False
+        try:
+            from edge.store_schema import versions
+
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                rows = dict(db.execute(f"SELECT name, version FROM {versions.name}").fetchall())
+        except sqlite3.Error:
+            return False
+        return bool(rows.get("roster")) and bool(rows.get("escala"))
+
+    # -- the day -------------------------------------------------------------------------------
+    def _ledger_ids(self, gate_id: str) -> set[str]:
+        path = self.dir / "ledger.db"
+        if not path.exists():
+            return set()
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                return {r[0] for r in db.execute("SELECT event_id FROM events WHERE gate_id = ?", (gate_id,))}
+        except sqlite3.Error:
+            return set()
+
+    def drained(self) -> bool:
+        return all(g.journal_ids() <= self._ledger_ids(gid) for gid, g in self.gates.items())
+
+    def wait_drained(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.drained():
+                return True
+            time.sleep(0.1)
+        return False
+
+    def play(self) -> None:
+        sc = self.scenario
+        outage = sc.spec.outage if self.outage else None
+        total = len(sc.taps)
+        pause = 0.0
+        for index, (line, tap) in enumerate(sc.taps, start=1):
+            if outage and line == outage.from_line:
+                self.wait_drained(30)
+                self.broker.stop()
+                self.broker_up = False
+                pause = outage.seconds / max(1, outage.to_line - outage.from_line + 1)
+                self.out(f"--- broker stopped: taps go on, gates keep journaling ({outage.seconds:.0f} s) ---")
+                outage_started = time.monotonic()
+            if self.broker_up:
+                # Cross-gate facts (presence, blocklist) travel through the office: let them arrive.
+                self.wait_drained(15)
+                time.sleep(0.4)
+            gate = self.gates[tap.gate_id]
+            gate.present(tap)
+            if line in sc.expected:
+                shown = gate.wait_decision()
+                self._show(index, total, line, tap, shown)
+            else:
+                time.sleep(0.15)  # a badge, held for pairing with the control card
+            gate.lift()
+            if pause:
+                time.sleep(pause)
+            if outage and line == outage.to_line:
+                time.sleep(max(0.0, outage.seconds - (time.monotonic() - outage_started)))
+                self.broker.start()
+                self.broker_up = True
+                pause = 0.0
+                self.out("--- broker started again: outboxes drain ---")
+
+    def _show(self, index: int, total: int, line: int, tap: Tap, shown: dict | None) -> None:
+        local = tap.at.astimezone(self.tz).strftime("%d/%m %H:%M")
+        exp = self.scenario.expected[line]
+        if shown is None:
+            self.problems.append(f"taps.csv:{line}: no decision shown at {tap.gate_id}")
+            self.out(f"[{index:2}/{total}] {local} {tap.gate_id:9} (nenhuma decisão)  ✗")
+            return
+        mark = {"green": "✔", "red": "✘", "amber": "!"}.get(shown.get("colour"), "·")
+        problem = check_decision(exp, shown["outcome"], shown.get("rules", []), shown.get("flags", []))
+        if problem:
+            self.problems.append(problem)
+        status = "" if problem is None else "   <-- UNEXPECTED"
+        self.out(f"[{index:2}/{total}] {local} {tap.gate_id:9} {mark} {shown['message']}{status}")
+
+    # -- after the day -------------------------------------------------------------------------
+    def reconcile(self) -> bool:
+        """Every event each gate journaled is in the ledger exactly once; no gaps remain."""
+        ok = self.wait_drained(90)
+        self.out("\nReconciliation (gate journals vs office ledger)")
+        self.out(f"  {'gate':10} {'journaled':>9} {'decisions':>9} {'in ledger':>9} {'missing':>7} {'gaps':>5}")
+        with contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True)) as db:
+            for gid, gate in self.gates.items():
+                journal = gate.journal_ids()
+                ledger = self._ledger_ids(gid)
+                missing = journal - ledger
+                decided = sum(1 for _ in gate.decisions_file.open(encoding="utf-8"))
+                row = db.execute("SELECT highest_seq, contiguous_seq FROM gate_progress WHERE gate_id = ?",
+                                 (gid,)).fetchone()
+                gaps = 0 if row is None else row[0] - row[1]
+                rows = db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gid,)).fetchone()[0]
+                self.out(f"  {gid:10} {len(journal):9} {decided:9} {rows:9} {len(missing):7} {gaps:5}")
+                if missing or gaps or rows != len(journal):
+                    ok = False
+                    self.problems.append(f"{gid}: {len(missing)} event(s) missing from the ledger, {gaps} gap(s)")
+        return ok
+
+    def office_totals(self) -> dict:
+        """The ingest's own counts, printed by ``portgate central run`` when it stops."""
+        log = self.dir / "central.log"
+        totals: dict = {}
+        if log.exists():
+            for text in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                if text.startswith("{") and '"ingest.totals"' in text:
+                    with contextlib.suppress(ValueError):
+                        totals = json.loads(text)
+        return totals
+
+    def pay(self) -> dict[str, Decimal]:
+        """Run ``portgate pay`` on the ledger for the day and print the statements."""
+        sc = self.scenario
+        day = sc.spec.day
+        cmd = [*PORTGATE, "pay", "--db", self.ledger_url, "--from", day.isoformat(),
+               "--to", (day + dt.timedelta(days=1)).isoformat()]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            self.problems.append(f"portgate pay failed ({done.returncode}): {done.stderr.strip()[:500]}")
+            return {}
+        totals: dict[str, Decimal] = {}
+        self.out("\nPay statements (RULES.md P1-P7), from the ledger")
+        for text in done.stdout.splitlines():
+            row = json.loads(text)
+            reg = row.get("registration")
+            if row.get("rule") == "TOTAL":
+                totals[reg] = totals.get(reg, Decimal(0)) + Decimal(row["amount"])
+                self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} R$ {row['amount']:>8}")
+            elif row.get("rule"):
+                self.out(f"  {reg} {row.get('work_day')}  {row['rule']:5} {row.get('article', ''):22} "
+                         f"R$ {row['amount']:>8}")
+            else:
+                self.out(f"  {reg} held: {row}")
+        self.problems.extend(check_pay(sc.expected_pay, totals))
+        return totals
+
+    def stop(self) -> None:
+        for gate in self.gates.values():
+            with contextlib.suppress(Exception):
+                gate.stop()
+        if self.office is not None and self.office.poll() is None:
+            self.office.send_signal(signal.SIGTERM)
+            try:
+                self.office.wait(15)
+            except subprocess.TimeoutExpired:
+                self.office.kill()
+        if self.broker is not None:
+            with contextlib.suppress(Exception):
+                self.broker.stop()
+
+
+def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: bool = True,
+             out: Callable[[str], None] = print) -> int:
+    """Play the day; print decisions, reconciliation and pay; return the exit status (0 = all right)."""
+    demo = DemoRun(run_dir, scenario, lang=lang, out=out, outage=outage)
+    started = time.monotonic()
+    try:
+        demo.start()
+        out(f"\nPlaying {len(scenario.taps)} taps of {scenario.spec.day} ({scenario.spec.port})\n")
+        demo.play()
+        # Gates stop after the drain so the graceful "offline" status is sent.
+        balanced = demo.reconcile()
+        demo.stop()  # gates send their graceful "offline"; the office prints its totals
+        totals = demo.office_totals()
+        out(f"  office: {totals.get('inserted', '?')} events written, {totals.get('duplicates', '?')} duplicates "
+            f"dropped, {totals.get('dead_letters', '?')} dead letters, "
+            f"{totals.get('replay_requests', '?')} replay requests")
+        demo.pay()
+    except DemoFailed as exc:
+        out(f"demo failed: {exc}")
+        demo.stop()
+        return 2
+    finally:
+        demo.stop()
+    out(f"\nRun directory: {run_dir}  ({time.monotonic() - started:.0f} s)")
+    if demo.problems:
+        out("\nPROBLEMS:")
+        for p in demo.problems:
+            out(f"  - {p}")
+        return 1
+    out("All decisions as expected; every event is in the ledger exactly once; pay matches RULES.md." if balanced
+        else "Reconciliation did not balance.")
+    return 0 if balanced else 1
