@@ -25,6 +25,7 @@ metadata = MetaData(naming_convention=NAMING)
 
 TABLE_MODULES: list[str] = [
     "central.ledger.schema",
+    "central.ledger.tables",
     # add your table module here, one line each
 ]
 
