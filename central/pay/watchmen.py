@@ -25,8 +25,8 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from central.pay.calendar import HolidayCalendar
-from central.pay.lines import StatementLine, money_sum
-from central.pay.rulebook import LineRule, Rulebook, Terms, parse_window
+from central.pay.lines import StatementLine
+from central.pay.rulebook import Rulebook, Terms, parse_window
 from portgate.errors import BadInput
 
 #: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
@@ -131,8 +131,8 @@ def counted_extension_hours(minutes: int, terms: Terms) -> Decimal:
 # -- the engine ------------------------------------------------------------------------------------
 
 def _check_times(shift: WatchShift) -> None:
-    for name in ("period_start", "period_end", "admit_at", "exit_at"):
-        value = getattr(shift, name)
+    for name, value in (("period_start", shift.period_start), ("period_end", shift.period_end),
+                        ("admit_at", shift.admit_at), ("exit_at", shift.exit_at)):
         if value is None:
             continue
         if value.tzinfo is None:
@@ -144,24 +144,6 @@ def _check_times(shift: WatchShift) -> None:
         raise BadInput("period_end is not after period_start", where=shift.shift_id)
     if shift.admit_at is not None and shift.exit_at is not None and shift.exit_at < shift.admit_at:
         raise BadInput("exit_at is before admit_at (backwards clock): held", where=shift.shift_id)
-
-
-def _applies(rule: LineRule, *, night: bool, sunday: bool, holiday: bool, shift: WatchShift,
-             hours: Decimal) -> bool:
-    when = rule.when
-    if when == "always":
-        return True
-    if when == "night":
-        return night
-    if when == "sunday":
-        return sunday
-    if when == "holiday":
-        return holiday
-    if when == "meal_worked":
-        return shift.meal_worked
-    if when == "anchored":
-        return shift.berth == "anchored"
-    return hours > 0  # extension
 
 
 def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) -> Statement:
@@ -195,10 +177,14 @@ def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) 
     sunday = day.weekday() == 6 and not holiday
     flags = (EXTENSION_OVER_CAP,) if hours > terms.extension_cap_hours else ()
 
+    applies = {"always": True, "night": night, "sunday": sunday, "holiday": holiday,
+               "meal_worked": shift.meal_worked, "anchored": shift.berth == "anchored",
+               "extension": hours > 0}
     lines: list[StatementLine] = []
     by_rule: dict[str, Decimal] = {}
+    total = Decimal("0.00")
     for rule in terms.lines:
-        if not _applies(rule, night=night, sunday=sunday, holiday=holiday, shift=shift, hours=hours):
+        if not applies[rule.when]:
             continue
         if rule.basis == "day_wage":
             amount = sde * rule.rate
@@ -215,6 +201,7 @@ def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) 
         line = StatementLine(rule.rule, rule.article, rule.description, amount)
         lines.append(line)
         by_rule[rule.rule] = line.amount
+        total += line.amount  # exact: every amount is already in cents
 
     service_end = max(end, exit_at) if exit_at is not None else end
     return Statement(
@@ -223,7 +210,7 @@ def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) 
         rulebook=rulebook.id,
         work_day=day,
         lines=tuple(lines),
-        total=money_sum(line.amount for line in lines),
+        total=total,
         due_at=service_end + dt.timedelta(hours=rulebook.payment_due_hours),
         service_end=service_end,
         flags=flags,
