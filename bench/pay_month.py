@@ -132,9 +132,10 @@ def measure(url: str, workers: int, shifts_each: int, label: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="50 workers")
+    parser.add_argument("--workers", type=int, help="number of workers (default 5000)")
     parser.add_argument("--postgres", action="store_true", help="also run on PostgreSQL")
     args = parser.parse_args()
-    workers = 50 if args.smoke else 5000
+    workers = args.workers or (50 if args.smoke else 5000)
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = measure(f"sqlite:///{tmp}/bench.db", workers, 25, "sqlite")
     figures = {"sqlite_pay_s": round(sqlite["pay_s"], 4), "sqlite_rebuild_s": round(sqlite["rebuild_s"], 3),

@@ -127,22 +127,28 @@ def read_shifts(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[
             .order_by(shift_flags.c.id)
         ):
             flag_map[sid].append(Flag(code, detail))
+        c = shifts.c
         rows = conn.execute(
-            select(shifts).where(shifts.c.work_date >= date_from, shifts.c.work_date <= date_to)
-            .order_by(shifts.c.period_start, shifts.c.registration)
-        ).mappings()
-        return [
-            Shift(
-                shift_id=r["shift_id"], registration=r["registration"], ship=r["ship"],
-                work_date=r["work_date"], period=r["period"], function=r["function"],
-                berth=r["berth"], voyage=r["voyage"], post=r["post"], gate_id=r["gate_id"],
-                period_start=as_utc(r["period_start"]), period_end=as_utc(r["period_end"]),
-                admit_at=as_utc(r["admit_at"]), exit_at=as_utc(r["exit_at"]),
-                closed_by=r["closed_by"], admit_event_id=r["admit_event_id"],
-                exit_event_id=r["exit_event_id"], meal_worked=r["meal_worked"],
-                flags=tuple(flag_map.get(r["shift_id"], ())),
-            )
-            for r in rows
-        ]
+            select(c.shift_id, c.registration, c.ship, c.work_date, c.period, c.function, c.berth,
+                   c.voyage, c.post, c.gate_id, c.period_start, c.period_end, c.admit_at, c.exit_at,
+                   c.closed_by, c.admit_event_id, c.exit_event_id, c.meal_worked)
+            .where(c.work_date >= date_from, c.work_date <= date_to)
+            .order_by(c.period_start, c.registration)
+        )
+        utc = dt.UTC
+        out = []
+        for (sid, reg, ship, wdate, period, function, berth, voyage, post, gate, pstart, pend,
+             admit, exit_, closed_by, admit_id, exit_id, meal) in rows:
+            # SQLite hands back naive UTC: put the zone back (PostgreSQL is already aware)
+            if pstart.tzinfo is None:
+                pstart, pend = pstart.replace(tzinfo=utc), pend.replace(tzinfo=utc)
+                admit = admit.replace(tzinfo=utc) if admit is not None else None
+                exit_ = exit_.replace(tzinfo=utc) if exit_ is not None else None
+            elif pstart.tzinfo is not utc:
+                pstart, pend, admit, exit_ = (as_utc(v) for v in (pstart, pend, admit, exit_))
+            out.append(Shift(sid, reg, ship, wdate, period, function, berth, voyage, post, gate,
+                             pstart, pend, admit, exit_, closed_by, admit_id, exit_id, bool(meal),
+                             tuple(flag_map[sid]) if sid in flag_map else ()))
+        return out
     except SQLAlchemyError as exc:
         raise StoreError(f"reading shifts failed: {exc}") from exc

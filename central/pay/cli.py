@@ -24,7 +24,7 @@ import click
 from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
 from central.pay.lines import money_str
 from central.pay.rulebook import load_rulebook
-from central.pay.watchmen import Statement, pay_shift
+from central.pay.watchmen import ShiftPayer, Statement
 from portgate.errors import BadInput
 from portgate.records import parse_aware
 
@@ -99,7 +99,7 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
     _port, rulebook, calendar = load_setup(port_config)
     if shifts_csv:
         found = __import__("central.pay.shifts_csv", fromlist=["x"]).load_shifts_csv(
-            shifts_csv, calendar.zone, build=lambda s: pay_shift(s, rulebook, calendar))
+            shifts_csv, calendar.zone, build=ShiftPayer(rulebook, calendar).pay)
         emit([row for st in found for row in statement_rows(st)], fmt)
         return
     if not (db_url and date_from and date_to):

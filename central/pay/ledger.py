@@ -20,7 +20,7 @@ from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook
-from central.pay.watchmen import Statement, pay_shift
+from central.pay.watchmen import ShiftPayer, Statement
 from portgate.errors import BadInput, StoreError
 
 
@@ -41,6 +41,7 @@ class PayRun:
 def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
     """Pay every shift that is not held (pure). Held shifts and engine refusals (``BadInput``) are
     returned in ``held`` with their reasons; nothing is silently dropped."""
+    payer = ShiftPayer(rulebook, calendar)
     paid: list[Statement] = []
     held: list[Held] = []
     for s in found:
@@ -48,7 +49,7 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
         try:
-            paid.append(pay_shift(s.to_pay(), rulebook, calendar))
+            paid.append(payer.pay(s.to_pay()))
         except BadInput as exc:
             held.append(Held(s, (str(exc),)))
     return PayRun(paid, held)

@@ -259,3 +259,18 @@ def test_total_is_the_sum_of_lines_and_never_negative(start, hours, extra, funct
     assert st_.total >= 0 and all(line.amount >= 0 for line in st_.lines)
     assert all(line.amount == line.amount.quantize(Decimal("0.01")) for line in st_.lines)
     assert st_.lines[0].rule in ("P1", "CCT-1")
+
+
+def test_a_payer_reusing_lines_gives_the_same_statements_as_pay_shift():
+    from central.pay.watchmen import ShiftPayer
+
+    payer = ShiftPayer(BOOK, CAL)
+    cases = [shift(t(2026, 3, d, h), exit_after=dt.timedelta(minutes=m), berth=b)
+             for d in (14, 15) for h in (7, 19) for m in (0, 45, 45, 130) for b in ("berthed", "anchored")]
+    cases = [dataclasses_replace(c, shift_id=f"s{i}") for i, c in enumerate(cases)]
+    assert [payer.pay(c) for c in cases] == [pay_shift(c, BOOK, CAL) for c in cases]
+
+
+def dataclasses_replace(obj, **changes):
+    import dataclasses
+    return dataclasses.replace(obj, **changes)
