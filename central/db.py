@@ -28,6 +28,7 @@ TABLE_MODULES: list[str] = [
     "central.registry.schema",
     "central.rotation.schema",
     "central.production.schema",
+    "central.ledger.tables",
     # add your table module here, one line each
 ]
 

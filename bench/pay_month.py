@@ -1,0 +1,156 @@
+"""Benchmark: the pay run for one month (5,000 workers x 25 shifts) from the ledger database,
+next to just reading the same shift rows in the same run (DESIGN.md target: <= 3x the read time).
+
+    .venv/bin/python bench/pay_month.py            # 5,000 workers (SQLite)
+    .venv/bin/python bench/pay_month.py --smoke    # 50 workers
+    .venv/bin/python bench/pay_month.py --postgres # also on a throw-away PostgreSQL cluster
+
+Set-up (not timed as the figure): signed tap events for every shift are inserted into the events
+table and the shifts are rebuilt from them (its time is printed too). Timed, best of 3:
+- baseline: SELECT of the month's rows from ``shifts`` (+ flags), fetched as Python rows;
+- figure: ``pay_from_ledger`` without storing = read_shifts (rows -> Shift) + pay_shifts (P1-P7).
+The last line is the JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import select  # noqa: E402
+
+from central.db import make_engine  # noqa: E402
+from central.ledger.migrate import upgrade  # noqa: E402
+from central.ledger.store import insert_events, rebuild_shifts  # noqa: E402
+from central.ledger.tables import shift_flags, shifts  # noqa: E402
+from central.pay.cli import load_setup  # noqa: E402
+from central.pay.ledger import pay_from_ledger  # noqa: E402
+from portgate.testkit.shift_events import ShiftEvents, dispatch  # noqa: E402
+
+Z = ZoneInfo("America/Sao_Paulo")
+PERIODS = ("07-13", "13-19", "19-01", "01-07")
+FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
+
+
+def populate(url: str, workers: int, shifts_each: int, rng: random.Random) -> int:
+    from central.ledger.shifts import period_bounds
+
+    upgrade(url)
+    engine = make_engine(url)
+    gates = [ShiftEvents(f"g{i}") for i in range(40)]
+    batch: list = []
+    count = 0
+    days = [FIRST + dt.timedelta(days=i) for i in range(31)]
+    plan = []
+    for w in range(workers):
+        reg = f"{100000 + w}"
+        for day in sorted(rng.sample(days, shifts_each)):
+            period = rng.choice(PERIODS)
+            start, end = period_bounds(day, period, Z)
+            ship = f"93{w % 200:05d}"
+            d = dispatch(day, period, ship, berth=rng.choice(("berthed", "anchored")),
+                         function="vigia_chefe" if w % 10 == 0 else "vigia")
+            gate = gates[w % 40]
+            admit = start - dt.timedelta(minutes=rng.randint(0, 20))
+            exit_ = end + dt.timedelta(minutes=rng.choice((0, 3, 9, 15, 45, 80, 130)))
+            plan.append((admit, gate, "admit", reg, d))
+            plan.append((exit_, gate, "exit", reg, d))
+    plan.sort(key=lambda p: p[0])
+    received = dt.datetime(2026, 4, 2, tzinfo=dt.UTC)
+    with engine.begin() as conn:
+        for at, gate, kind, reg, d in plan:
+            batch.append(gate.tap(kind, reg, at, d))
+            if len(batch) >= 5000:
+                insert_events(conn, batch, received)
+                count += len(batch)
+                batch = []
+        insert_events(conn, batch, received)
+        count += len(batch)
+    engine.dispose()
+    return count
+
+
+def best(fn, repeat=3) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), result
+
+
+def measure(url: str, workers: int, shifts_each: int, label: str) -> dict:
+    rng = random.Random(7)
+    t0 = time.perf_counter()
+    n_events = populate(url, workers, shifts_each, rng)
+    insert_s = time.perf_counter() - t0
+    engine = make_engine(url)
+    now = dt.datetime(2026, 4, 2, tzinfo=dt.UTC)
+    t0 = time.perf_counter()
+    rebuilt = rebuild_shifts(engine, FIRST, LAST, Z, now=now)
+    rebuild_s = time.perf_counter() - t0
+    _port, rulebook, calendar = load_setup(None)
+
+    def read_rows():
+        with engine.connect() as conn:
+            rows = conn.execute(select(shifts).where(shifts.c.work_date >= FIRST,
+                                                     shifts.c.work_date <= LAST)).all()
+            conn.execute(select(shift_flags).join(shifts, shifts.c.shift_id == shift_flags.c.shift_id)
+                         .where(shifts.c.work_date >= FIRST, shifts.c.work_date <= LAST)).all()
+        return len(rows)
+
+    def pay_run():
+        return pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=now, store=False)
+
+    read_s, n_rows = best(read_rows)
+    pay_s, run = best(pay_run)
+    t0 = time.perf_counter()
+    pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=now, store=True)
+    store_s = time.perf_counter() - t0
+    engine.dispose()
+    total = sum(s.total for s in run.statements)
+    print(f"[{label}] events inserted: {n_events} in {insert_s:.2f} s; shifts rebuilt from events: "
+          f"{len(rebuilt)} in {rebuild_s:.2f} s")
+    print(f"[{label}] baseline read of {n_rows} shift rows: {read_s:.3f} s")
+    print(f"[{label}] pay run (read + P1-P7) of {len(run.statements)} statements "
+          f"({len(run.held)} held), total R$ {total}: {pay_s:.3f} s  ratio {pay_s / read_s:.2f}")
+    print(f"[{label}] pay run storing statements and lines: {store_s:.2f} s")
+    return {"read_s": read_s, "pay_s": pay_s, "rebuild_s": rebuild_s, "store_s": store_s,
+            "shifts": n_rows, "statements": len(run.statements)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="50 workers")
+    parser.add_argument("--workers", type=int, help="number of workers (default 5000)")
+    parser.add_argument("--postgres", action="store_true", help="also run on PostgreSQL")
+    args = parser.parse_args()
+    workers = args.workers or (50 if args.smoke else 5000)
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite = measure(f"sqlite:///{tmp}/bench.db", workers, 25, "sqlite")
+    figures = {"sqlite_pay_s": round(sqlite["pay_s"], 4), "sqlite_rebuild_s": round(sqlite["rebuild_s"], 3),
+               "sqlite_store_s": round(sqlite["store_s"], 3), "shifts": sqlite["shifts"]}
+    baseline = {"sqlite_read_s": round(sqlite["read_s"], 4)}
+    if args.postgres:
+        from portgate.testkit.postgres import PostgresCluster
+
+        with PostgresCluster() as pg:
+            pgm = measure(pg.url, workers, 25, "postgresql")
+        figures["postgresql_pay_s"] = round(pgm["pay_s"], 4)
+        baseline["postgresql_read_s"] = round(pgm["read_s"], 4)
+    print(json.dumps({"bench": "pay_month", "figures": figures, "baseline": baseline,
+                      "ratio": round(sqlite["pay_s"] / sqlite["read_s"], 2), "target": 3.0}))
+
+
+if __name__ == "__main__":
+    main()
