@@ -117,15 +117,21 @@ def write_batch(
     for a in accepted:
         unique.setdefault(a.event.event_id, a)
     if unique:
-        by_id = {eid: a.event for eid, a in unique.items()}
-        stmt = (
-            _insert(conn, events)
-            .values([_row(a, received_at) for a in unique.values()])
-            .on_conflict_do_nothing(index_elements=["event_id"])
-            .returning(events.c.id, events.c.event_id)
-        )
-        for row_id, event_id in conn.execute(stmt):
-            inserted.append((row_id, by_id[event_id]))
+        ids = list(unique)
+        existing = set(conn.execute(select(events.c.event_id).where(events.c.event_id.in_(ids))).scalars())
+        fresh = [unique[i] for i in ids if i not in existing]
+        if fresh:
+            # executemany (fast path); ON CONFLICT covers a concurrent worker inserting the same id
+            conn.execute(
+                _insert(conn, events).on_conflict_do_nothing(index_elements=["event_id"]),
+                [_row(a, received_at) for a in fresh],
+            )
+            mine = {a.event.event_id: a.event for a in fresh}
+            rows = conn.execute(
+                select(events.c.id, events.c.event_id)
+                .where(events.c.event_id.in_(list(mine)), events.c.received_at == received_at)
+            )
+            inserted = [(row_id, mine[event_id]) for row_id, event_id in rows]
     if rejected:
         conn.execute(
             dead_letters.insert(),
