@@ -30,6 +30,7 @@ class CardRead:
     kind: ReaderKind
     mono_ns: int
     wall: dt.datetime
+    data: bytes | None = None  # contents of the card's data file, when the reader is set to read one
 
     def __post_init__(self) -> None:
         if self.wall.tzinfo is None:
@@ -44,11 +45,31 @@ class ReaderState(enum.StrEnum):
     FAULT = "fault"  # an error happened; detail in the status message
 
 
+class FaultKind(enum.StrEnum):
+    """What went wrong (label ``kind`` of ``portgate_reader_faults_total``)."""
+
+    OPEN_FAILED = "open_failed"  # device path missing / cannot be opened
+    DEVICE_LOST = "device_lost"  # serial/input device vanished while in use (USB unplug)
+    SILENT = "silent"  # no byte for longer than the watchdog: port reopened
+    DAEMON_LOST = "daemon_lost"  # pcscd stopped or unreachable: new context with back-off
+    READER_LOST = "reader_lost"  # a PC/SC reader was unplugged
+    CARD_REMOVED = "card_removed"  # card left the field mid-transaction: no read
+    UNSUPPORTED_CARD = "unsupported_card"  # GET DATA answered with a status word we do not accept
+    PCSC_ERROR = "pcsc_error"  # any other PC/SC error code
+    BAD_FRAME = "bad_frame"  # serial frame with bad checksum, zero id or malformed (metric only)
+    BAD_NUMBER = "bad_number"  # typed/printed number that does not fit uid_format (metric only)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ReaderStatus:
+    """A state change or a fault of one reader. ``fault`` is set when this status reports a fault
+    (the state may still be READY, e.g. an unsupported card on a working reader). ``detail`` is a
+    pt-BR message for the watchman's screen and the event stream."""
+
     reader_id: str
     state: ReaderState
     detail: str = ""
+    fault: FaultKind | None = None
 
 
 StatusCallback = Callable[[ReaderStatus], None]

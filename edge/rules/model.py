@@ -145,3 +145,4 @@ class Decision:
     confiscation_reason: str | None = None  # the flag that motivated it
     confiscation_article: str | None = None
     opens_inspector_session: bool = False
+    reasons: tuple[str, ...] = ()  # message keys of edge.rules.messages, e.g. ("G2.control",)

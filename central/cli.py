@@ -1,0 +1,99 @@
+"""``portgate central``: run the office ingest, provision gate keys, publish downlink snapshots."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import click
+
+from portgate.config import load_toml
+
+
+@click.group()
+def central() -> None:
+    """The office: MQTT ingest into the ledger, gate keys, downlink snapshots."""
+
+
+@central.command("run")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False), help="central.toml")
+def run(config_path: str) -> None:
+    """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
+    from central.config import CentralConfig
+    from central.ingest.service import Ingest
+
+    config = load_toml(config_path, CentralConfig)
+    ingest = Ingest(config).start()
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    click.echo(f"central: ingesting port {config.port} with {len(ingest.workers)} worker(s)", err=True)
+    done.wait()
+    ingest.stop()
+
+
+@central.command("add-gate")
+@click.option("--gate-id", required=True, help="The gate id (one topic level, e.g. g1).")
+@click.option("--keys-dir", type=click.Path(file_okay=False), help="Defaults to keys_dir of --config.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml")
+@click.option("--rotate", is_flag=True, help="Replace an existing key (the gate must get the new file).")
+def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool) -> None:
+    """Create the gate's HMAC key file (0600) and print where to copy it."""
+    from central.config import CentralConfig
+    from central.ingest.keys import add_gate
+
+    if keys_dir is None:
+        if config_path is None:
+            raise click.UsageError("give --keys-dir or --config")
+        keys_dir = load_toml(config_path, CentralConfig).keys_dir
+    path = add_gate(keys_dir, gate_id, overwrite=rotate)
+    click.echo(str(path))
+    click.echo(
+        f"Copy {path} to the gate as /etc/portgate/gate.key (mode 0600, owner of the gate service) "
+        f"and set key_file in its gate.toml.",
+        err=True,
+    )
+
+
+@central.command("publish")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (mqtt + port)")
+@click.option("--host", default=None)
+@click.option("--mqtt-port", type=int, default=None)
+@click.option("--port", "port_name", default=None, help="Port id (topic level), e.g. santos.")
+@click.option("--workers", type=click.Path(exists=True, dir_okay=False))
+@click.option("--cards", type=click.Path(exists=True, dir_okay=False))
+@click.option("--escala", type=click.Path(exists=True, dir_okay=False))
+@click.option("--version", "version", type=int, default=None, help="Snapshot version (default: file mtime ms).")
+def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, version) -> None:
+    """Publish retained roster/cards/escala snapshots built from CSV files."""
+    from central.config import CentralConfig
+    from central.publish import publish_files
+    from wire import connection
+
+    if config_path:
+        cfg = load_toml(config_path, CentralConfig)
+        mqtt_cfg, port_name = cfg.mqtt, port_name or cfg.port
+    else:
+        mqtt_cfg = connection.MqttConfig()
+    if host or mqtt_port:
+        import msgspec
+
+        mqtt_cfg = msgspec.structs.replace(mqtt_cfg, host=host or mqtt_cfg.host, port=mqtt_port or mqtt_cfg.port)
+    if not port_name:
+        raise click.UsageError("give --port or --config")
+    client = connection.make_client(mqtt_cfg, f"publisher-{port_name}")
+    props = connection.connect_properties(mqtt_cfg)
+    props.SessionExpiryInterval = 0  # a one-shot publisher keeps no session
+    client.connect(mqtt_cfg.host, mqtt_cfg.port, clean_start=False, properties=props)
+    client.loop_start()
+    try:
+        done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    for kind, v in done.items():
+        click.echo(f"{kind}: version {v}")
+    if not done:
+        raise click.UsageError("nothing to publish: give --workers with --cards, --cards, or --escala")
+
+

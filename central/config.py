@@ -1,0 +1,56 @@
+"""The office configuration (``central.toml``), parsed completely at start-up (STYLE.md 12).
+
+```toml
+database_url = "sqlite:///var/lib/portgate/ledger.db"   # or postgresql+psycopg://user@host/db
+port = "santos"
+keys_dir = "/etc/portgate/keys"       # one <gate_id>.key per gate (0600), see `central add-gate`
+workers = 1                           # ingest workers (threads, each its own MQTT session)
+
+[mqtt]                                # wire.connection.MqttConfig
+host = "127.0.0.1"
+port = 1883
+
+[ingest]
+batch_size = 200                      # events per ledger commit
+batch_time_s = 0.05                   # max wait to fill a batch
+gap_grace_s = 5.0                     # a sequence gap older than this triggers a replay request
+replay_every_s = 30.0                 # do not repeat the same replay request more often
+share_group = "ledger"                # $share/<group>/portgate/v1/<port>/gate/+/events
+
+[publish]                             # optional: where snapshots are served from on request
+workers_csv = "data/workers.csv"
+cards_csv = "data/cards.csv"
+escala_csv = "data/escala.csv"
+```
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from wire.connection import MqttConfig
+
+
+class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    batch_size: int = 200
+    batch_time_s: float = 0.05
+    gap_grace_s: float = 5.0
+    replay_every_s: float = 30.0
+    share_group: str = "ledger"
+    relay_presence: bool = True
+
+
+class PublishSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    workers_csv: str | None = None
+    cards_csv: str | None = None
+    escala_csv: str | None = None
+
+
+class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    database_url: str
+    port: str
+    keys_dir: str
+    workers: int = 1
+    mqtt: MqttConfig = MqttConfig()
+    ingest: IngestSettings = IngestSettings()
+    publish: PublishSettings = PublishSettings()

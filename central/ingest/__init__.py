@@ -1,0 +1,1 @@
+"""Office MQTT ingest: events from every gate into the ledger, exactly once."""

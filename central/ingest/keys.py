@@ -1,0 +1,54 @@
+"""Per-gate HMAC keys at the office: one file ``<keys_dir>/<gate_id>.key`` per gate, mode 0600.
+
+Provisioning (``portgate central add-gate --gate-id g1``) writes a fresh 32-byte random key as 64
+hex characters; the same file is copied to the gate (its ``key_file`` setting). The key bytes used
+for HMAC-SHA256 are the file's text (without the trailing newline) on both sides.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from pathlib import Path
+
+from portgate.config import read_secret, write_secret
+from portgate.errors import BadInput, ConfigError
+from wire.topics import check_id
+
+
+def key_path(keys_dir: str | Path, gate_id: str) -> Path:
+    return Path(keys_dir) / f"{check_id(gate_id, 'gate_id')}.key"
+
+
+def add_gate(keys_dir: str | Path, gate_id: str, *, overwrite: bool = False) -> Path:
+    """Create the key file of ``gate_id`` (0600) and return its path.
+
+    Raises ``BadInput`` if the gate already has a key (pass ``overwrite`` to rotate it).
+    """
+    path = key_path(keys_dir, gate_id)
+    if path.exists() and not overwrite:
+        raise BadInput(f"gate {gate_id} already has a key (use --rotate to replace it)", where=str(path))
+    write_secret(path, secrets.token_hex(32).encode() + b"\n")
+    return path
+
+
+class KeyRing:
+    """Looks up gate keys in ``keys_dir`` (cached; a new gate's file is picked up on first use)."""
+
+    def __init__(self, keys_dir: str | Path) -> None:
+        self.keys_dir = Path(keys_dir)
+        self._cache: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+
+    def key(self, gate_id: str) -> bytes | None:
+        """The key of ``gate_id``, or None if the gate is unknown (no key file, bad id, bad mode)."""
+        with self._lock:
+            if gate_id in self._cache:
+                return self._cache[gate_id]
+        try:
+            key = read_secret(key_path(self.keys_dir, gate_id), what="gate key")
+        except (ConfigError, BadInput):
+            return None
+        with self._lock:
+            self._cache[gate_id] = key
+        return key

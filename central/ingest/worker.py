@@ -1,0 +1,231 @@
+"""One ingest worker: an MQTT v5 persistent session on a shared subscription, writing batches to the
+ledger and acknowledging each message only after the ledger commit.
+
+- Session: ``clean_start=False`` always, session expiry from config, ``manual_ack=True``. paho then
+  sends the PUBACK only when we call ``client.ack(mid, qos)``, which we do after the batch's
+  transaction committed. A crash between receive and commit leaves the messages unacknowledged: the
+  broker redelivers them to the session (or to another worker of the share group) and the
+  ``event_id`` dedupe makes the second copy a no-op.
+- Subscription: ``$share/<group>/portgate/v1/<port>/gate/+/events`` so N workers split the stream;
+  N workers give the same ledger as one (dedupe + per-gate progress recomputed from the ledger).
+- Batches: up to ``batch_size`` messages or ``batch_time_s``, one transaction. A database error
+  keeps the batch (no ack) and retries it after a back-off; nothing is dropped.
+- Rejects (malformed, bad MAC, unknown gate, topic/gate mismatch) become ``dead_letters`` rows in
+  the same transaction, and are acknowledged (they will never become valid).
+- After commit: a ``PresenceDelta`` per new admit/exit; a ``ReplayCommand`` to a gate whose sequence
+  gap has been open for ``gap_grace_s`` (repeated at most every ``replay_every_s``).
+- Snapshot requests from gates (``office/requests``, shared too) are answered from the ledger
+  (presence) or from a snapshot source (roster/cards/escala).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import queue
+import threading
+import time
+
+import structlog
+from prometheus_client import Counter
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.config import CentralConfig
+from central.ingest import ledger, presence
+from central.ingest.keys import KeyRing
+from portgate.errors import BadInput
+from wire import connection, topics
+from wire import downlink as dl
+
+log = structlog.get_logger("central.ingest")
+
+INGESTED = Counter("portgate_ingest_events_total", "Events newly written to the ledger")
+DUPLICATES = Counter("portgate_ingest_duplicates_total", "Events already in the ledger")
+DEAD = Counter("portgate_ingest_dead_letters_total", "Messages rejected to dead_letters")
+
+
+class IngestWorker:
+    """One worker (thread + MQTT session). ``start()``/``stop()``; ``stats`` counts what it did."""
+
+    def __init__(
+        self, config: CentralConfig, engine: Engine, keys: KeyRing, *, index: int = 0, snapshots=None
+    ) -> None:
+        self.config = config
+        self.settings = config.ingest
+        self.engine = engine
+        self.keys = keys
+        self.snapshots = snapshots
+        self.port = config.port
+        self.index = index
+        client_id = config.mqtt.client_id or f"ledger-{config.port}"
+        self.client = connection.make_client(config.mqtt, f"{client_id}-{index}", manual_ack=True)
+        self.client.on_connect = self._on_connect
+        self.client.on_message = self._on_message
+        self.client.max_queued_messages_set(0)
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.connected = threading.Event()
+        self.stats: collections.Counter = collections.Counter()
+        self._gaps: dict[tuple[str, int], tuple[float, float]] = {}  # (gate, from) -> (first, last request)
+        self._next_gap_scan = 0.0
+        self.t_events = topics.shared_gate_events(self.port, self.settings.share_group)
+        self.t_requests = f"$share/{self.settings.share_group}/{topics.office_requests(self.port)}"
+
+    def start(self) -> IngestWorker:
+        self._thread = threading.Thread(target=self._run, name=f"ingest-{self.index}", daemon=True)
+        self._thread.start()
+        connection.start(self.client, self.config.mqtt, receive_maximum=max(10, self.settings.batch_size * 2))
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the current batch, then disconnect (the session and unacked messages stay)."""
+        self._stopping.set()
+        if self._thread:
+            self._thread.join(timeout)
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # paho network thread ---------------------------------------------------------------------------
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.warning("ingest.connect_refused", reason=str(reason_code))
+            return
+        client.subscribe([(self.t_events, 1), (self.t_requests, 1)])
+        self.connected.set()
+        log.info("ingest.connected", worker=self.index, session_present=flags.session_present)
+
+    def _on_message(self, client, userdata, message) -> None:
+        self._queue.put(message)
+
+    # worker thread ---------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            batch = self._collect()
+            if batch:
+                self._process(batch)
+            self._scan_gaps()
+
+    def _collect(self) -> list:
+        try:
+            first = self._queue.get(timeout=0.2)
+        except queue.Empty:
+            return []
+        batch = [first]
+        deadline = time.monotonic() + self.settings.batch_time_s
+        while len(batch) < self.settings.batch_size:
+            remaining = deadline - time.monotonic()
+            try:
+                batch.append(self._queue.get(timeout=max(0.0, remaining)) if remaining > 0 else self._queue.get_nowait())
+            except queue.Empty:
+                break
+        return batch
+
+    def _process(self, batch: list) -> None:
+        accepted, rejected, requests = [], [], []
+        for msg in batch:
+            if msg.topic == topics.office_requests(self.port):
+                requests.append(msg)
+                continue
+            verdict = ledger.check(msg.topic, bytes(msg.payload), self.port, self.keys)
+            (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
+        delay = 0.5
+        while True:
+            now = dt.datetime.now(dt.UTC)
+            try:
+                with self.engine.begin() as conn:
+                    inserted = ledger.write_batch(conn, accepted, rejected, now)
+                    gaps = ledger.update_progress(conn, {a.event.gate_id for a in accepted}, now)
+                break
+            except SQLAlchemyError:
+                log.exception("ingest.commit_failed", worker=self.index, retry_in=delay)
+                if self._stopping.is_set():
+                    return  # not acknowledged: the broker redelivers after restart
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
+        for msg in batch:  # only now, after the commit
+            self.client.ack(msg.mid, msg.qos)
+        n_new = len(inserted)
+        self.stats["inserted"] += n_new
+        self.stats["duplicates"] += len(accepted) - n_new
+        self.stats["dead_letters"] += len(rejected)
+        INGESTED.inc(n_new)
+        DUPLICATES.inc(len(accepted) - n_new)
+        DEAD.inc(len(rejected))
+        for d in rejected:
+            log.warning("ingest.dead_letter", topic=d.topic, reason=d.reason, gate_id=d.gate_id)
+        if self.settings.relay_presence:
+            self._relay(inserted, now)
+        self._handle_gaps(gaps)
+        for msg in requests:
+            self._answer(msg)
+
+    def _relay(self, inserted, now) -> None:
+        for row_id, event in inserted:
+            delta = presence.delta_for(row_id, event, now)
+            if delta is not None:
+                self.client.publish(topics.downlink(self.port, "presence", "delta"), dl.encode(delta), qos=1)
+                self.stats["presence_relayed"] += 1
+
+    def _handle_gaps(self, gaps: list[ledger.Gap]) -> None:
+        now = time.monotonic()
+        open_keys = set()
+        for gap in gaps:
+            key = (gap.gate_id, gap.seq_from)
+            open_keys.add(key)
+            first, last = self._gaps.get(key, (now, 0.0))
+            self._gaps[key] = (first, last)
+            if now - first >= self.settings.gap_grace_s and now - last >= self.settings.replay_every_s:
+                cmd = dl.ReplayCommand(seq_from=gap.seq_from, seq_to=gap.seq_to, at=dt.datetime.now(dt.UTC))
+                self.client.publish(topics.gate_cmd(self.port, gap.gate_id), dl.encode(cmd), qos=1)
+                self._gaps[key] = (first, now)
+                self.stats["replay_requests"] += 1
+                log.warning("ingest.gap_replay", gate_id=gap.gate_id, seq_from=gap.seq_from, seq_to=gap.seq_to)
+        gates = {g.gate_id for g in gaps}
+        for key in [k for k in self._gaps if k[0] in gates and k not in open_keys]:
+            del self._gaps[key]
+
+    def _scan_gaps(self) -> None:
+        """Re-check open gaps periodically, also when the gate has gone quiet."""
+        now = time.monotonic()
+        if now < self._next_gap_scan:
+            return
+        self._next_gap_scan = now + max(0.2, self.settings.gap_grace_s / 2)
+        try:
+            with self.engine.begin() as conn:
+                gates = ledger.open_gaps(conn)
+                gaps = ledger.update_progress(conn, gates, dt.datetime.now(dt.UTC)) if gates else []
+        except SQLAlchemyError:
+            log.exception("ingest.gap_scan_failed")
+            return
+        if gates:
+            self._handle_gaps(gaps)
+        for key in [k for k in self._gaps if k[0] not in gates]:
+            del self._gaps[key]
+
+    def _answer(self, msg) -> None:
+        try:
+            req = dl.decode(bytes(msg.payload), dl.Command, where=msg.topic)
+        except BadInput as exc:
+            log.warning("ingest.bad_request", error=str(exc))
+            return
+        if not isinstance(req, dl.SnapshotRequest):
+            return
+        now = dt.datetime.now(dt.UTC)
+        if req.kind == "presence":
+            with self.engine.connect() as conn:
+                snap = presence.snapshot(conn, now)
+        elif self.snapshots is not None:
+            try:
+                snap = self.snapshots.snapshot(req.kind, now)
+            except BadInput as exc:
+                log.error("ingest.snapshot_failed", kind=req.kind, error=str(exc))
+                return
+        else:
+            snap = None
+        if snap is None:
+            log.warning("ingest.snapshot_unavailable", kind=req.kind, gate_id=req.gate_id)
+            return
+        self.client.publish(topics.downlink(self.port, req.kind, "snapshot"), dl.encode(snap), qos=1, retain=True)
+        self.stats["snapshots_served"] += 1

@@ -1,0 +1,232 @@
+"""Pay of port watchmen: rules P1-P7 of RULES.md (Decreto 83.611/1979 arts. 25-27, default rulebook)
+as a pure function ``pay_shift(shift, rulebook, calendar) -> Statement``. No clock, no database.
+
+Definitions (RULES.md, P):
+- work day: the local date (port time zone) holding most of the ordinary period's minutes; a tie
+  goes to the start date (``work_day``);
+- night shift: at least ``night_min_share`` (default half) of the ordinary minutes fall inside the
+  night window, default 19:00-07:00 (``night_share``);
+- extension: whole minutes from the period end to the exit; ``tolerance_minutes`` or less counts as
+  nothing; beyond that each started hour counts whole (``rounding = "ceil_hour"``) or minutes count
+  exactly (``"minute"``) (``counted_extension_hours``). More than ``extension_cap_hours`` counted is
+  still paid and flagged EXTENSION_OVER_CAP (art. 26 a);
+- SDe = SD x the function's multiplier (vigia_chefe 1.5, art. 26 §3); SH = SDe / ordinary hours.
+
+Money is Decimal (BRL): each line rounded half up to the cent (``StatementLine``), a ``lines`` basis
+(P7, art. 27) sums already-rounded lines, the total is the sum of the rounded lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import Decimal
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+from central.pay.calendar import HolidayCalendar
+from central.pay.lines import StatementLine, money_sum
+from central.pay.rulebook import LineRule, Rulebook, Terms, parse_window
+from portgate.errors import BadInput
+
+#: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
+PLAUSIBLE_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"
+_DAY = dt.timedelta(days=1)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WatchShift:
+    """What pay needs of one shift. Times are aware datetimes (any offset; compared in UTC).
+
+    ``exit_at`` ``None`` means the shift was closed at the period end (no extension).
+    ``berth`` is ``"berthed"`` or ``"anchored"``; ``function`` a key of the rulebook's functions.
+    """
+
+    shift_id: str
+    registration: str
+    function: str
+    ship: str
+    berth: str
+    period_start: dt.datetime
+    period_end: dt.datetime
+    admit_at: dt.datetime | None
+    exit_at: dt.datetime | None
+    meal_worked: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Statement:
+    """The pay of one shift: lines in rulebook order, the total (sum of rounded lines), the work day,
+    the flags raised (e.g. EXTENSION_OVER_CAP) and when payment is due (48 h after the service)."""
+
+    shift_id: str
+    registration: str
+    rulebook: str
+    work_day: dt.date
+    lines: tuple[StatementLine, ...]
+    total: Decimal
+    due_at: dt.datetime
+    service_end: dt.datetime
+    flags: tuple[str, ...] = ()
+    extension_minutes: int = 0
+    extension_hours: Decimal = Decimal(0)
+
+
+# -- definitions (pure, cached: a month of shifts shares few distinct periods) --------------------
+
+@lru_cache(maxsize=8192)
+def work_day(start: dt.datetime, end: dt.datetime, zone: ZoneInfo) -> dt.date:
+    """Local date holding most of [start, end); a tie goes to the start date (RULES.md P)."""
+    local_start = start.astimezone(zone)
+    day = local_start.date()
+    best_day, best = day, dt.timedelta(0)
+    cursor = start
+    while cursor < end:
+        next_midnight = dt.datetime.combine(day + _DAY, dt.time(0), zone).astimezone(dt.UTC)
+        piece = min(end, next_midnight) - cursor
+        if piece > best:
+            best_day, best = day, piece
+        cursor, day = next_midnight, day + _DAY
+    return best_day
+
+
+@lru_cache(maxsize=8192)
+def night_share(start: dt.datetime, end: dt.datetime, zone: ZoneInfo, window: str) -> Decimal:
+    """Share (0..1) of [start, end) inside the local night window ``"HH-HH"`` (e.g. 19-07)."""
+    w_start, w_end = parse_window(window, "night_window")
+    total = (end - start).total_seconds()
+    if total <= 0:
+        return Decimal(0)
+    inside = 0.0
+    day = start.astimezone(zone).date() - _DAY
+    last = end.astimezone(zone).date()
+    while day <= last:
+        ws = dt.datetime.combine(day, dt.time(0), zone) + dt.timedelta(hours=w_start)
+        end_day = day + _DAY if w_end <= w_start else day
+        we = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=w_end)
+        lo, hi = max(start, ws.astimezone(dt.UTC)), min(end, we.astimezone(dt.UTC))
+        if hi > lo:
+            inside += (hi - lo).total_seconds()
+        day += _DAY
+    return Decimal(int(inside)) / Decimal(int(total))
+
+
+def extension_minutes(period_end: dt.datetime, exit_at: dt.datetime | None) -> int:
+    """Whole minutes worked after the period end (0 if no exit or an exit before the end)."""
+    if exit_at is None or exit_at <= period_end:
+        return 0
+    return int((exit_at - period_end).total_seconds() // 60)
+
+
+def counted_extension_hours(minutes: int, terms: Terms) -> Decimal:
+    """Extension hours that are paid: 0 within tolerance, else ceil to the hour or exact minutes."""
+    if minutes <= terms.tolerance_minutes:
+        return Decimal(0)
+    if terms.rounding == "ceil_hour":
+        return Decimal(-(-minutes // 60))
+    return Decimal(minutes) / Decimal(60)
+
+
+# -- the engine ------------------------------------------------------------------------------------
+
+def _check_times(shift: WatchShift) -> None:
+    for name in ("period_start", "period_end", "admit_at", "exit_at"):
+        value = getattr(shift, name)
+        if value is None:
+            continue
+        if value.tzinfo is None:
+            raise BadInput(f"{name} has no UTC offset", where=shift.shift_id)
+        if value < PLAUSIBLE_FROM:
+            raise BadInput(f"{name} {value.isoformat()} is implausible (unset clock): held",
+                           where=shift.shift_id)
+    if shift.period_end <= shift.period_start:
+        raise BadInput("period_end is not after period_start", where=shift.shift_id)
+    if shift.admit_at is not None and shift.exit_at is not None and shift.exit_at < shift.admit_at:
+        raise BadInput("exit_at is before admit_at (backwards clock): held", where=shift.shift_id)
+
+
+def _applies(rule: LineRule, *, night: bool, sunday: bool, holiday: bool, shift: WatchShift,
+             hours: Decimal) -> bool:
+    when = rule.when
+    if when == "always":
+        return True
+    if when == "night":
+        return night
+    if when == "sunday":
+        return sunday
+    if when == "holiday":
+        return holiday
+    if when == "meal_worked":
+        return shift.meal_worked
+    if when == "anchored":
+        return shift.berth == "anchored"
+    return hours > 0  # extension
+
+
+def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) -> Statement:
+    """Compute the statement of one watchman shift (rules P1-P7, 83.611 arts. 25-27).
+
+    Returns a ``Statement`` whose lines carry rule id and article. Raises ``BadInput`` (naming the
+    shift id) for a function the rulebook does not know, a naive or implausible (pre-2000, e.g. 1970)
+    timestamp or an exit before the admit: the caller holds such a shift for review, never pays it.
+    Raises ``ConfigError`` if no wage or terms are in force on the work day.
+    """
+    _check_times(shift)
+    zone = calendar.zone
+    start = shift.period_start.astimezone(dt.UTC)
+    end = shift.period_end.astimezone(dt.UTC)
+    day = work_day(start, end, zone)
+    terms = rulebook.terms_on(day)
+    multiplier = terms.functions.get(shift.function)
+    if multiplier is None:
+        raise BadInput(
+            f"function {shift.function!r} is not in rulebook {rulebook.id} "
+            f"(one of: {', '.join(sorted(terms.functions))})",
+            where=shift.shift_id,
+        )
+    sde = rulebook.wage_on(day) * multiplier
+    sh = sde / terms.ordinary_hours
+    exit_at = shift.exit_at.astimezone(dt.UTC) if shift.exit_at is not None else None
+    minutes = extension_minutes(end, exit_at)
+    hours = counted_extension_hours(minutes, terms)
+    night = night_share(start, end, zone, terms.night_window) >= terms.night_min_share
+    holiday = calendar.is_holiday(day)
+    sunday = day.weekday() == 6 and not holiday
+    flags = (EXTENSION_OVER_CAP,) if hours > terms.extension_cap_hours else ()
+
+    lines: list[StatementLine] = []
+    by_rule: dict[str, Decimal] = {}
+    for rule in terms.lines:
+        if not _applies(rule, night=night, sunday=sunday, holiday=holiday, shift=shift, hours=hours):
+            continue
+        if rule.basis == "day_wage":
+            amount = sde * rule.rate
+        elif rule.basis == "extension_hours":
+            top = hours if rule.to_hours is None else min(hours, rule.to_hours)
+            band = top - rule.from_hours
+            if band <= 0:
+                continue
+            amount = band * sh * rule.rate
+        elif rule.basis == "lines":
+            amount = sum((by_rule.get(ref, Decimal(0)) for ref in rule.of), Decimal(0)) * rule.rate
+        else:  # fixed
+            amount = rule.amount
+        line = StatementLine(rule.rule, rule.article, rule.description, amount)
+        lines.append(line)
+        by_rule[rule.rule] = line.amount
+
+    service_end = max(end, exit_at) if exit_at is not None else end
+    return Statement(
+        shift_id=shift.shift_id,
+        registration=shift.registration,
+        rulebook=rulebook.id,
+        work_day=day,
+        lines=tuple(lines),
+        total=money_sum(line.amount for line in lines),
+        due_at=service_end + dt.timedelta(hours=rulebook.payment_due_hours),
+        service_end=service_end,
+        flags=flags,
+        extension_minutes=minutes,
+        extension_hours=hours,
+    )

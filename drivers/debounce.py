@@ -1,0 +1,29 @@
+"""One read per card presentation (pure; rule G9 "a second read of the same card within the
+debounce window is the same read").
+
+A reader that repeats a frame while the card is held (the RDM6300 repeats every ~65 ms) must give
+one read. A presentation ends when the same UID has not been seen for longer than ``gap_ns``; a
+different UID starts a new presentation at once.
+"""
+
+from __future__ import annotations
+
+
+class Debouncer:
+    """``seen(uid, mono_ns) -> bool``: True when this sighting starts a new presentation."""
+
+    def __init__(self, gap_ns: int) -> None:
+        if gap_ns < 0:
+            raise ValueError("gap_ns must be >= 0")
+        self.gap_ns = gap_ns
+        self._uid: str | None = None
+        self._last_ns = 0
+
+    def seen(self, uid: str, mono_ns: int) -> bool:
+        same = uid == self._uid and mono_ns - self._last_ns <= self.gap_ns
+        self._uid, self._last_ns = uid, mono_ns
+        return not same
+
+    def reset(self) -> None:
+        """Forget the current presentation (e.g. after the device was reopened)."""
+        self._uid = None

@@ -1,0 +1,214 @@
+"""Serial RFID readers (pyserial): EM4100/RDM6300 framed readers and line-oriented readers.
+
+Both open ``device`` (a path such as ``/dev/serial/by-id/...`` or a udev symlink), turn bytes into
+UIDs, give one read per card presentation (``debounce_ms``, default 500 ms) and recover by
+themselves: when the device disappears (USB unplug: pyserial raises ``SerialException``/``OSError``)
+or stays silent longer than ``watchdog_s`` (off by default: most readers are silent when idle), the
+port is closed and reopened with back-off. Faults go to ``on_status`` and the metrics
+(``drivers.metrics``). ``close()`` from another thread makes ``reads()`` return within ~50 ms.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from collections.abc import Iterator
+
+import serial
+
+from drivers.base import CardRead, FaultKind, ReaderState, StatusCallback
+from drivers.debounce import Debouncer
+from drivers.em4100 import Frame, FrameParser
+from drivers.metrics import Backoff, StatusReporter
+from portgate.errors import BadInput
+from portgate.records import ReaderKind
+from portgate.uid import UidFormat, convert_uid
+
+_READ_TIMEOUT_S = 0.05
+MAX_LINE = 64
+
+
+class _SerialReader:
+    """Open/reopen/watchdog loop shared by the serial reader families; subclasses decode bytes."""
+
+    _logger = "drivers.serial"
+
+    def __init__(
+        self,
+        reader_id: str,
+        kind: ReaderKind | str,
+        device: str,
+        *,
+        baudrate: int = 9600,
+        debounce_ms: int = 500,
+        watchdog_s: float | None = None,
+        backoff: Backoff | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> None:
+        self.reader_id, self.kind, self.device = reader_id, ReaderKind(kind), device
+        self.baudrate = baudrate
+        self.watchdog_ns = int(watchdog_s * 1e9) if watchdog_s else None
+        self._debouncer = Debouncer(debounce_ms * 1_000_000)
+        self._backoff = backoff or Backoff(0.05, 2.0)
+        self._closed = threading.Event()
+        self._port: serial.Serial | None = None
+        self._lock = threading.Lock()
+        self.reporter = StatusReporter(reader_id, on_status, self._logger)
+
+    # -- to be provided by subclasses ------------------------------------------------------------
+    def _reset_decoder(self) -> None:
+        raise NotImplementedError
+
+    def _decode(self, data: bytes) -> list[str]:
+        raise NotImplementedError
+
+    # -- Reader interface ------------------------------------------------------------------------
+    def reads(self) -> Iterator[CardRead]:
+        """Yield one ``CardRead`` per card presentation until ``close()``; never raises for device
+        faults (they are reported and the port is reopened)."""
+        while not self._closed.is_set():
+            port = self._open()
+            if port is None:
+                return
+            try:
+                yield from self._pump(port)
+            finally:
+                with self._lock:
+                    self._port = None
+                port.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        with self._lock:
+            port = self._port
+        if port is not None:
+            try:
+                port.cancel_read()
+            except (OSError, AttributeError, serial.SerialException):
+                pass
+
+    def __enter__(self) -> _SerialReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------------
+    def _open(self) -> serial.Serial | None:
+        while not self._closed.is_set():
+            try:
+                port = serial.Serial(self.device, self.baudrate, timeout=_READ_TIMEOUT_S)
+            except (serial.SerialException, OSError) as exc:
+                if self.reporter.state is not ReaderState.ABSENT:
+                    self.reporter.status(
+                        ReaderState.ABSENT,
+                        f"leitor serial {self.device} indisponível: {exc}",
+                        FaultKind.OPEN_FAILED,
+                    )
+                if self._backoff.wait(self._closed):
+                    return None
+                continue
+            with self._lock:
+                self._port = port
+            if self._closed.is_set():
+                port.close()
+                return None
+            self._backoff.reset()
+            self._reset_decoder()
+            self._debouncer.reset()
+            self.reporter.status(ReaderState.READY, f"leitor serial {self.device} aberto")
+            return port
+        return None
+
+    def _pump(self, port: serial.Serial) -> Iterator[CardRead]:
+        last_rx = time.monotonic_ns()
+        while not self._closed.is_set():
+            try:
+                data = port.read(max(1, port.in_waiting))
+            except (serial.SerialException, OSError, TypeError) as exc:
+                # TypeError: pyserial on a port closed by cancel/close from another thread
+                if self._closed.is_set():
+                    return
+                self.reporter.status(
+                    ReaderState.FAULT, f"leitor serial {self.device} desconectado: {exc}",
+                    FaultKind.DEVICE_LOST,
+                )
+                return
+            now = time.monotonic_ns()
+            if not data:
+                if self.watchdog_ns is not None and now - last_rx > self.watchdog_ns:
+                    self.reporter.status(
+                        ReaderState.FAULT,
+                        f"leitor serial {self.device} em silêncio há mais de "
+                        f"{self.watchdog_ns / 1e9:g} s; reabrindo",
+                        FaultKind.SILENT,
+                    )
+                    return
+                continue
+            last_rx = now
+            for uid in self._decode(data):
+                if self._debouncer.seen(uid, now):
+                    yield CardRead(uid, self.reader_id, self.kind, now, dt.datetime.now(dt.UTC))
+
+
+class Em4100SerialReader(_SerialReader):
+    """RDM6300-style 125 kHz reader: EM4100 frames (``drivers.em4100``) at 9600 baud.
+
+    Bad frames (checksum, zero id, malformed) are dropped and counted as ``bad_frame`` faults in
+    the metric and the log; they never become a read.
+    """
+
+    _logger = "drivers.serial_rfid.em4100"
+
+    def _reset_decoder(self) -> None:
+        self._parser = FrameParser()
+
+    def _decode(self, data: bytes) -> list[str]:
+        uids = []
+        for item in self._parser.feed(data):
+            if isinstance(item, Frame):
+                uids.append(item.uid)
+            else:
+                self.reporter.count(FaultKind.BAD_FRAME, f"{item.reason}: {item.raw!r}")
+        return uids
+
+
+class LineSerialReader(_SerialReader):
+    """A reader that prints the card number and a newline (CR, LF or CRLF).
+
+    The number is converted with the site's ``uid_format`` (``portgate.uid.convert_uid``; ``nbytes``
+    for the numeric formats). A line that does not fit is dropped and counted as ``bad_number``;
+    a line longer than 64 bytes is treated as noise.
+    """
+
+    _logger = "drivers.serial_rfid.line"
+
+    def __init__(
+        self, reader_id: str, kind: ReaderKind | str, device: str, *,
+        uid_format: UidFormat | str, nbytes: int = 4, **kwargs: object,
+    ) -> None:
+        super().__init__(reader_id, kind, device, **kwargs)  # type: ignore[arg-type]
+        self.uid_format, self.nbytes = UidFormat(uid_format), nbytes
+
+    def _reset_decoder(self) -> None:
+        self._line = bytearray()
+
+    def _decode(self, data: bytes) -> list[str]:
+        uids = []
+        for byte in data:
+            if byte not in (0x0A, 0x0D):
+                if len(self._line) < MAX_LINE:
+                    self._line.append(byte)
+                else:
+                    self._line.clear()
+                    self.reporter.count(FaultKind.BAD_NUMBER, "linha longa demais")
+                continue
+            text, self._line = self._line.decode("ascii", "replace").strip(), bytearray()
+            if not text:
+                continue
+            try:
+                uids.append(convert_uid(text, self.uid_format, nbytes=self.nbytes))
+            except BadInput as exc:
+                self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
+        return uids

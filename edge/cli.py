@@ -1,0 +1,49 @@
+"""``portgate edge`` (the gate service; sub-commands added by the gate module) and
+``portgate replay`` (the gate rules over CSV files, no hardware)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from portgate.errors import PortgateError
+
+
+@click.group()
+def edge() -> None:
+    """Run or inspect a gate (the gangway device)."""
+
+
+@click.command()
+@click.option("--workers", required=True, help="workers.csv")
+@click.option("--cards", required=True, help="cards.csv")
+@click.option("--escala", required=True, help="escala.csv")
+@click.option("--taps", required=True, help="taps.csv (streamed)")
+@click.option("--rulebook", default=None, help="gate rulebook TOML (default: built-in gate-default)")
+@click.option("--isolated", is_flag=True, help="replay each gate alone (partitioned, offline)")
+@click.option("--lang", type=click.Choice(["pt", "en"]), default="pt", show_default=True)
+@click.pass_context
+def replay(ctx: click.Context, workers: str, cards: str, escala: str, taps: str,
+           rulebook: str | None, isolated: bool, lang: str) -> None:
+    """Replay taps.csv through the gate rules; one JSON line per read.
+
+    Each line: {at, gate_id, uid, registration, decision, rules_failed, flags, message}. Bad input
+    prints the bad rows and exits with status 2.
+    """
+    from edge.replay import run_replay
+    from edge.rules.rulebook import GateRulebooks, load_gate_rulebook
+
+    out = sys.stdout
+
+    def emit(result: dict) -> None:
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+
+    try:
+        books = load_gate_rulebook(rulebook) if rulebook else GateRulebooks()
+        run_replay(workers, cards, escala, taps, books, isolated=isolated, lang=lang, emit=emit)
+    except PortgateError as exc:
+        click.echo(f"portgate: {exc}", err=True)
+        ctx.exit(2)
+    out.flush()

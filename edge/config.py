@@ -1,0 +1,99 @@
+"""Gate configuration (``gate.toml``): parsed and validated completely at start-up (STYLE.md 12).
+
+See ``config/gate.example.toml`` and docs/gate.md for every key. A bad key stops the service with a
+``ConfigError`` naming it (``$.readers[0].driver``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from portgate.config import load_toml
+
+
+class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """One card reader. ``driver``: serial | pcsc | fake | wedge | fifo (fifo: lines ``UID`` or
+    ``control UID`` from a named pipe, for tests and the demo). ``device``: serial port, PC/SC
+    reader name, input device or FIFO path. ``options``: passed to the driver as keyword arguments."""
+
+    id: str
+    kind: Literal["control", "badge"]
+    driver: Literal["serial", "pcsc", "fake", "wedge", "fifo"]
+    device: str = ""
+    uid_format: Literal["hex", "hex_reversed", "decimal10", "wiegand26"] = "hex"
+    options: dict[str, str | int | float | bool] = {}
+
+
+class MqttConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """Broker connection used by ``edge.sync.Sync`` (outbox publisher and downlinks)."""
+
+    host: str
+    port: int = 1883
+    username: str | None = None
+    password_file: str | None = None
+    tls: bool = False
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    client_id: str | None = None
+    keepalive: int = 30
+    session_expiry: int = 7 * 24 * 3600
+    inflight: int = 20
+
+
+class GpioConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """BCM pin numbers for the GPIO indicator (``indicator = "gpio"``); 0 = not wired."""
+
+    green: int = 17
+    red: int = 27
+    amber: int = 22
+    buzzer: int = 23
+    relay: int = 0  # turnstile / door strike, pulsed on ADMIT and EXIT
+    pulse_s: float = 2.0
+
+
+class SeedConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """CSV files loaded into the store at start when its copies are empty (a gate without office,
+    the demo). Paths relative to the config file."""
+
+    workers: str
+    cards: str
+    escala: str | None = None
+
+
+class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
+    port: str  # port code, e.g. "santos" (first level of the MQTT topic tree)
+    gate_id: str
+    state_dir: str  # holds store.db, journal.db (+ .hwm)
+    key_file: str  # HMAC key of this gate, mode 0600
+    ship: str | None = None  # IMO number of the ship this gate serves
+    readers: list[ReaderConfig] = []
+    rulebook: str | None = None  # TOML file of gate rule settings; default rulebook if absent
+    indicator: Literal["console", "gpio", "file", "none"] = "console"
+    indicator_file: str | None = None  # for indicator = "file": one JSON line per decision
+    gpio: GpioConfig = msgspec.field(default_factory=GpioConfig)
+    lang: Literal["pt", "en"] = "pt"
+    clock_trust: Literal["ntp", "always", "never"] = "ntp"  # "always" only for a dev machine
+    log_json: bool | None = None
+    seed: SeedConfig | None = None
+    mqtt: MqttConfig | None = None  # absent: standalone gate (journal only)
+
+
+def load_gate_config(path: str | Path) -> GateConfig:
+    """Read and validate ``gate.toml``; relative paths are resolved against its directory.
+    Raises ``ConfigError`` naming the key."""
+    path = Path(path)
+    cfg = load_toml(path, GateConfig)
+    base = path.resolve().parent
+
+    def rel(p: str | None) -> str | None:
+        return None if p is None else str((base / p) if not Path(p).is_absolute() else Path(p))
+
+    seed = cfg.seed and SeedConfig(rel(cfg.seed.workers), rel(cfg.seed.cards), rel(cfg.seed.escala))
+    return msgspec.structs.replace(
+        cfg, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
+        indicator_file=rel(cfg.indicator_file), seed=seed,
+    )

@@ -1,0 +1,73 @@
+"""What a journaled gate event changes in the local store (pure: event in, ``Effects`` out).
+
+One code path for the live loop and for the boot-time replay of journal events the store has not
+applied yet (``edge.store.Store.applied_seq``):
+
+- tap ADMIT -> open a local shift with the dispatch (G5, G9);
+- tap EXIT -> close it and record the worker's last shift end (G7, G9);
+- tap flags (ROTATION_JUMP, BORROWED_CARD, ...) -> pending flags on the card (reason for G10);
+- tap INSPECTOR -> inspector session until ``mono_ns + inspector_ttl_ns`` (G10; only within the
+  same boot: monotonic time restarts with the process);
+- confiscation -> block the card at once, end the inspector session (G10).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable
+
+from edge.rules.model import InspectorSession, OpenShift
+from portgate.records import Berth, EscalaEntry, Voyage
+from wire.events import ConfiscationPayload, Event, TapPayload
+
+# Flags that are not about the card (they describe the gate's data or clock), not kept as pending.
+NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Effects:
+    open: OpenShift | None = None
+    close: tuple[str, dt.datetime] | None = None  # (registration, ended_at)
+    flags: tuple[tuple[str, str, dt.datetime], ...] = ()  # (uid, flag, at)
+    block: tuple[str, str, dt.datetime] | None = None  # (uid, reason, at)
+    inspector: InspectorSession | None = None
+    end_inspector: bool = False
+
+
+def effects_of(
+    event: Event,
+    *,
+    boot_id: str,
+    inspector_ttl_ns: int,
+    ship: str | None = None,
+    find_dispatch: Callable[[tuple], EscalaEntry | None] = lambda key: None,
+) -> Effects:
+    """The store changes caused by ``event`` (see module doc). ``find_dispatch`` maps an escala
+    identity (date, period, ship, post, registration) to the full entry in the local copy; ``ship`` is
+    the gate's configured ship, used for an ADMIT without dispatch."""
+    p = event.payload
+    at = event.occurred_at
+    if isinstance(p, ConfiscationPayload):
+        return Effects(block=(p.uid, f"confiscated: {p.reason_flag}", at), end_inspector=True)
+    if not isinstance(p, TapPayload):
+        return Effects()
+    flags = tuple((p.uid, f, at) for f in p.flags if f not in NOT_PENDING)
+    if p.decision == "admit" and p.registration:
+        entry = None
+        if p.dispatch is not None:
+            d = p.dispatch
+            key = (d.date, d.period, d.ship, d.post, p.registration)
+            entry = find_dispatch(key) or EscalaEntry(
+                date=d.date, period=d.period, ship=d.ship, ship_name="", voyage=Voyage(d.voyage),
+                berth=Berth(d.berth), gate_id=event.gate_id, post=d.post, function=d.function,
+                registration=p.registration,
+            )
+        ship = entry.ship if entry else (ship or "")
+        return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry), flags=flags)
+    if p.decision == "exit" and p.registration:
+        return Effects(close=(p.registration, at), flags=flags)
+    if p.decision == "inspector" and event.boot_id == boot_id:
+        session = InspectorSession(p.uid, p.registration or "", event.mono_ns + inspector_ttl_ns)
+        return Effects(inspector=session, flags=flags)
+    return Effects(flags=flags)

@@ -1,0 +1,293 @@
+"""The gate's append-only journal and outbox: one SQLite file, WAL, ``synchronous=FULL``.
+
+Every event the gate raises is appended here and COMMITTED before anybody is told about it (the
+indicator shows green/red only after ``append`` returns; STYLE.md 7). Each event gets the next
+gapless per-gate sequence number, a fresh event id and the HMAC of ``wire.events.sign``. The same
+rows are the outbox: a row is unsent until the MQTT publisher calls ``mark_sent`` on the PUBACK for
+its own message. Priority-1 rows (confiscations, alerts) leave the outbox before ordinary ones.
+
+Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
+across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
+aside and a fresh file started; numbering then *continues* after the highest sequence number known
+from (a) the quarantined file, read best-effort, and (b) the high-water mark file ``<journal>.hwm``
+that is rewritten whenever rows are marked sent and at close. The first event of the fresh file is
+an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
+``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
+treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as lost in quarantine
+(kept on the device for forensics), not as a gap to replay forever. Numbering never goes backwards,
+so the office never sees a repeated (gate, seq) from the same device unless both the file and the
+high-water mark were lost.
+
+Stdlib ``sqlite3`` is used directly here (not SQLAlchemy): the journal is the one write on the hot
+path and its cost must stay next to a bare SQLite commit (bench/gate_decision.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+import structlog
+
+from edge.rules.model import Now
+from edge.sqlite_files import check_integrity, quarantine, salvage_max
+from portgate.errors import StoreError
+from wire import events as wire
+
+log = structlog.get_logger(__name__)
+
+PRIORITY_NORMAL = 0
+PRIORITY_HIGH = 1  # confiscations, alerts: jump the outbox queue (G10)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    kind TEXT NOT NULL,
+    body BLOB NOT NULL,
+    sent INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journal_outbox ON journal (priority DESC, seq) WHERE sent = 0;
+CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+_decoder = msgspec.json.Decoder(wire.Event)
+
+
+def _kind(payload: wire.Payload) -> str:
+    return type(payload).__struct_config__.tag  # "tap" | "confiscation" | "reader" | "alert"
+
+
+class Journal:
+    """Append-only, signed, gapless event journal + outbox.
+
+    ``path``: the SQLite file (created with its parent directory). ``port``/``gate_id`` go in every
+    event; ``key`` is the gate's HMAC key; ``boot_id`` identifies this process start. ``clock`` is
+    only used for the quarantine alert's timestamp (default: the system clock).
+
+    Raises ``StoreError`` if the file cannot be created at all (disk full, read-only mount): the
+    service must not start. Thread-safe: the gate loop appends while the MQTT thread drains.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        port: str,
+        gate_id: str,
+        key: bytes,
+        boot_id: str,
+        clock=None,
+    ) -> None:
+        self.path = Path(path)
+        self.port = port
+        self.gate_id = gate_id
+        self.boot_id = boot_id
+        self._key = key
+        self._lock = threading.Lock()
+        self._hwm_path = Path(str(self.path) + ".hwm")
+        self.quarantined_to: Path | None = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+        reason = check_integrity(self.path)
+        floor = self._read_hwm()
+        if reason is not None:
+            self.quarantined_to = quarantine(self.path, reason)
+            salvaged = salvage_max(self.quarantined_to, "SELECT max(seq) FROM journal")
+            floor = max(floor, salvaged or 0)
+        try:
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_SCHEMA)
+            row = self._conn.execute("SELECT max(seq) FROM journal").fetchone()
+            self._depth = self._conn.execute(
+                "SELECT count(*) FROM journal WHERE sent = 0"
+            ).fetchone()[0]
+        except sqlite3.Error as exc:
+            raise StoreError(f"journal {self.path}: {exc}") from exc
+        self._last_seq = max(row[0] or 0, floor)  # never go backwards (see module doc)
+
+        if reason is not None:
+            from wire.events import AlertPayload
+
+            sent_hwm = self._read_hwm(sent=True)
+            detail = (
+                f"journal quarantined to {self.quarantined_to.name}; reason={reason!r}; "
+                f"resumed_at={self._last_seq + 1} lost_after={sent_hwm if sent_hwm else -1}"
+            )
+            self.append(AlertPayload(code="STORE_QUARANTINED", detail=detail), now=_now(clock), priority=PRIORITY_HIGH)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def append(self, payload: wire.Payload, *, now: Now, priority: int = PRIORITY_NORMAL) -> wire.Event:
+        """Append one event and COMMIT it (fsync); return the signed event.
+
+        ``now``: the gate's clock at the event (wall is aware UTC; ``clock_trusted`` is copied into
+        the event, G8). ``priority``: 1 for confiscations and alerts. Raises ``StoreError`` if the
+        commit fails (disk full, I/O error); then nothing was written and the seq is not used.
+        """
+        return self.append_many([payload], now=now, priority=priority)[0]
+
+    def append_many(
+        self, payloads: Sequence[wire.Payload], *, now: Now, priority: int = PRIORITY_NORMAL
+    ) -> list[wire.Event]:
+        """Append several events in ONE transaction (consecutive seqs); all or none are committed.
+
+        Used for a confiscation: the tap and its ``ConfiscationPayload`` commit together (G10).
+        """
+        occurred = now.wall.astimezone(dt.UTC)
+        created = occurred.isoformat()
+        with self._lock:
+            seq = self._last_seq
+            out: list[wire.Event] = []
+            rows = []
+            for payload in payloads:
+                seq += 1
+                event = wire.sign(
+                    wire.Event(
+                        event_id=wire.new_event_id(),
+                        port=self.port,
+                        gate_id=self.gate_id,
+                        boot_id=self.boot_id,
+                        seq=seq,
+                        occurred_at=occurred,
+                        clock_trusted=now.clock_trusted,
+                        mono_ns=now.mono_ns,
+                        payload=payload,
+                    ),
+                    self._key,
+                )
+                out.append(event)
+                rows.append((seq, event.event_id, priority, _kind(payload), wire.encode(event), created))
+            try:
+                if len(rows) == 1:
+                    self._conn.execute(
+                        "INSERT INTO journal (seq, event_id, priority, kind, body, created_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        rows[0],
+                    )
+                else:
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        self._conn.executemany(
+                            "INSERT INTO journal (seq, event_id, priority, kind, body, created_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?)",
+                            rows,
+                        )
+                        self._conn.execute("COMMIT")
+                    except BaseException:
+                        self._conn.execute("ROLLBACK")
+                        raise
+            except sqlite3.Error as exc:
+                raise StoreError(f"journal append failed: {exc}") from exc
+            self._last_seq = seq
+            self._depth += len(rows)
+        return out
+
+    def mark_sent(self, seqs: Iterable[int]) -> None:
+        """Mark rows as delivered (called on the PUBACK for each row's own message id).
+
+        Unknown or already-sent seqs are ignored. Also refreshes the ``.hwm`` high-water mark file
+        used to continue numbering after a quarantine.
+        """
+        seqs = list(seqs)
+        if not seqs:
+            return
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                cur = self._conn.executemany(
+                    "UPDATE journal SET sent = 1 WHERE seq = ? AND sent = 0", [(s,) for s in seqs]
+                )
+                changed = cur.rowcount
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._conn.execute("ROLLBACK") if self._conn.in_transaction else None
+                raise StoreError(f"journal mark_sent failed: {exc}") from exc
+            self._depth -= max(changed, 0)
+            self._write_hwm(max(seqs))
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def outbox_batch(self, limit: int) -> list[wire.Event]:
+        """Up to ``limit`` unsent events, priority 1 first, then by seq ascending."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT body FROM journal WHERE sent = 0 ORDER BY priority DESC, seq LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [_decoder.decode(r[0]) for r in rows]
+
+    def events_between(self, seq_from: int, seq_to: int) -> list[wire.Event]:
+        """Events with ``seq_from <= seq <= seq_to`` in seq order (for the office's replay request);
+        sent or not. Seqs lost in a quarantine are simply absent."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT body FROM journal WHERE seq BETWEEN ? AND ? ORDER BY seq", (seq_from, seq_to)
+            ).fetchall()
+        return [_decoder.decode(r[0]) for r in rows]
+
+    def events_after(self, seq: int) -> list[wire.Event]:
+        """Events with seq greater than ``seq`` (used at boot to re-apply effects to the store)."""
+        return self.events_between(seq + 1, self._last_seq)
+
+    def outbox_depth(self) -> int:
+        """Number of unsent events."""
+        return self._depth
+
+    def oldest_unsent_at(self) -> dt.datetime | None:
+        """``occurred_at`` of the unsent event with the lowest seq, or None if the outbox is empty."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT created_at FROM journal WHERE sent = 0 ORDER BY seq LIMIT 1"
+            ).fetchone()
+        return dt.datetime.fromisoformat(row[0]) if row else None
+
+    def last_seq(self) -> int:
+        """The highest sequence number used (0 for a fresh journal)."""
+        return self._last_seq
+
+    def close(self) -> None:
+        """Write the high-water mark and close the file. Idempotent."""
+        with self._lock:
+            if self._conn is None:
+                return
+            self._write_hwm(None)
+            self._conn.close()
+            self._conn = None
+
+    # -- high-water mark -----------------------------------------------------------------------
+
+    def _read_hwm(self, *, sent: bool = False) -> int:
+        try:
+            last, sent_max = self._hwm_path.read_text().split()[:2]
+            return int(sent_max if sent else last)
+        except (OSError, ValueError):
+            return 0
+
+    def _write_hwm(self, sent_seq: int | None) -> None:
+        sent_max = max(self._read_hwm(sent=True), sent_seq or 0)
+        tmp = self._hwm_path.with_suffix(".hwm.tmp")
+        try:
+            tmp.write_text(f"{self._last_seq} {sent_max}\n")
+            os.replace(tmp, self._hwm_path)
+        except OSError as exc:  # not fatal: only used to continue numbering after a quarantine
+            log.warning("journal_hwm_write_failed", error=str(exc))
+
+
+def _now(clock) -> Now:
+    if clock is not None:
+        return clock.now()
+    from edge.clock import SystemClock
+
+    return SystemClock().now()

@@ -1,0 +1,398 @@
+"""The gate decision, rules G1-G10 (RULES.md section G). Pure: no clock, database, socket or env.
+
+``decide(view, presentation, now, rulebook) -> Decision`` evaluates every rule on every read and
+returns every failed rule id in rule order (not just the first), the flags for the inspector and the
+office, and the watchman's message in pt-BR and English (``edge.rules.messages``).
+
+What the gate loop does before and after (not here): it drops a second read of the same card inside
+the debounce window and pairs a badge read with the control card that follows it
+(``edge.rules.pairing``) BEFORE calling ``decide``; after it, it journals the decision, opens or
+closes the shift, records the flags on the card (``pending_flags``), opens the inspector session when
+``opens_inspector_session`` and, on ``confiscate``, blocks the card locally and closes the session.
+The readings chosen where RULES.md is silent are documented in ``docs/rules.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+
+from edge.rules import messages
+from edge.rules.model import Decision, Flag, GateView, Now, Outcome, Presentation
+from edge.rules.rulebook import GateRulebook
+from portgate.errors import BadInput
+from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker, WorkerStatus
+from portgate.timeutil import require_aware
+from portgate.uid import canonical_uid
+
+# G10: the confiscation reason is the flag pending on the card; its article of Decreto 83.611.
+CONFISCATION_ARTICLES: dict[str, str] = {
+    Flag.BORROWED_CARD.value: "83.611 art. 20 j/l",
+    Flag.ROTATION_JUMP.value: "83.611 art. 20 i",
+}
+INSPECTOR_DECISION = "INSPECTOR_DECISION"
+INSPECTOR_DECISION_ARTICLE = "83.611 art. 20 §1"
+
+_FLAG_ORDER = {flag: i for i, flag in enumerate(Flag)}
+
+
+@dataclasses.dataclass
+class _Acc:
+    """Collects failed rules, reasons, flags and actions while the rules are evaluated."""
+
+    denying: set[str] = dataclasses.field(default_factory=set)
+    failed: set[str] = dataclasses.field(default_factory=set)
+    reasons: list[tuple[str, Mapping[str, object]]] = dataclasses.field(default_factory=list)
+    flags: set[Flag] = dataclasses.field(default_factory=set)
+    actions: list[str] = dataclasses.field(default_factory=list)
+
+    def fail(self, rule: str, key: str, *, deny: bool = True, flag: Flag | None = None,
+             action: str | None = None, **params: object) -> None:
+        self.failed.add(rule)
+        if deny:
+            self.denying.add(rule)
+        self.reasons.append((key, params))
+        if flag is not None:
+            self.flags.add(flag)
+        if action is not None:
+            self.actions.append(action)
+
+    def decision(self, outcome: Outcome, **fields: object) -> Decision:
+        dispatch = fields.get("dispatch")
+        if isinstance(dispatch, EscalaEntry) and outcome in (Outcome.ADMIT, Outcome.EXIT):
+            key = "ok.admit" if outcome is Outcome.ADMIT else "ok.exit"
+            self.reasons.insert(0, (key, {
+                "ship": dispatch.ship, "ship_name": dispatch.ship_name or dispatch.ship,
+                "post": dispatch.post, "period": dispatch.period,
+            }))
+        elif outcome is Outcome.EXIT:
+            self.reasons.insert(0, ("ok.exit_unknown", {}))
+        rules = tuple(sorted(self.failed, key=lambda r: int(r[1:])))
+        flags = tuple(sorted(self.flags, key=_FLAG_ORDER.__getitem__))
+        head = outcome.value
+        return Decision(
+            outcome=outcome,
+            rules_failed=rules,
+            flags=flags,
+            message_pt=messages.render(head, self.reasons, self.actions, rules, "pt"),
+            message_en=messages.render(head, self.reasons, self.actions, rules, "en"),
+            reasons=tuple(key for key, _ in self.reasons),
+            **fields,
+        )
+
+
+def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateRulebook) -> Decision:
+    """Decide one presentation at the gate ``view.gate_id`` (rules G1-G10).
+
+    ``now.wall`` must be an aware datetime (``ValueError`` otherwise: a programming error). Any
+    state the view returns and any read text give a ``Decision``; nothing else is raised. Returns
+    ADMIT (with the matched ``EscalaEntry``), EXIT (closes the open shift, G9), DENY or INSPECTOR
+    (G10, ``opens_inspector_session``).
+    """
+    wall = require_aware(now.wall, "now.wall")
+    acc = _Acc()
+    uid = _canonical(presentation.uid)
+    if uid is None:  # G1, 83.611 art. 1: the reader produced no valid UID
+        acc.fail("G1", "G1.malformed", uid=_short(presentation.uid))
+        return acc.decision(Outcome.DENY)
+    card = view.card(uid)
+    if card is None:  # G1, 83.611 art. 1
+        acc.fail("G1", "G1.unknown", uid=uid)
+        return acc.decision(Outcome.DENY)
+    if card.kind is CardKind.INSPECTOR:
+        return _inspector_card(card, rulebook, acc)
+    if card.kind is CardKind.BADGE:
+        return _badge_alone(card, rulebook, acc)
+    return _control_card(view, presentation, now, wall, rulebook, card, acc)
+
+
+def _inspector_card(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
+    """G10 (83.611 art. 20 §1): an active inspector card opens inspector mode."""
+    common = {"registration": card.registration, "card_kind": card.kind.value}
+    if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
+        acc.fail("G2", "G2.inspector", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
+        return acc.decision(Outcome.DENY, **common)
+    if not rb.g10.enabled:
+        acc.fail("G10", "G10.disabled")
+        return acc.decision(Outcome.DENY, **common)
+    acc.reasons.append(("G10.session", {}))
+    return acc.decision(Outcome.INSPECTOR, opens_inspector_session=True, **common)
+
+
+def _badge_alone(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
+    """A badge (chapa) not followed by a control card inside the pairing window: the control card
+    is what a worker must present (83.611 art. 20 j, l), so this is a DENY under G4."""
+    if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
+        acc.fail("G2", "G2.badge", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
+    acc.fail("G4", "G4.badge_alone", action="present_card")
+    return acc.decision(Outcome.DENY, registration=card.registration, card_kind=card.kind.value)
+
+
+def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
+                  rb: GateRulebook, card: Card, acc: _Acc) -> Decision:
+    reg = card.registration
+    tz = rb.tz
+    common: dict[str, object] = {"registration": reg, "card_kind": card.kind.value}
+
+    # G2 (83.611 art. 20 §1): lost, replaced or confiscated -> keep the card for the inspector.
+    if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
+        acc.fail("G2", "G2.control", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
+
+    open_shift = view.open_shift(reg)
+    exiting = open_shift is not None and open_shift.gate_id == view.gate_id  # G9
+    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exiting)
+    if badge_reg is not None:
+        common["badge_registration"] = badge_reg
+    _check_data(view, now, wall, rb, acc)  # G8
+
+    session = view.inspector_session()
+    confiscating = rb.g10.enabled and session is not None and session.until_mono_ns > now.mono_ns
+
+    if exiting and not confiscating:  # G9: closes the open shift at this gate
+        return acc.decision(Outcome.EXIT, dispatch=open_shift.dispatch, **common)
+
+    outcome, matched = Outcome.ADMIT, None
+    if not exiting:
+        admit_entry, late_entry = _match_escala(view, reg, wall, rb)
+        if admit_entry is None and late_entry is not None and rb.g9.enabled and not confiscating:
+            # G9 reading: past the late tolerance, no open shift -> an exit with no recorded entry.
+            acc.fail("G9", "G9.no_entry", deny=False, flag=Flag.NO_ENTRY)
+            return acc.decision(Outcome.EXIT, dispatch=late_entry, **common)
+        matched = admit_entry
+        _check_registration(view.worker(reg), reg, wall.astimezone(tz).date(), rb, acc)  # G3
+        _check_two_ships(view, reg, open_shift, matched, rb, acc)  # G5
+        if matched is None and rb.g6.enabled:
+            _not_dispatched(view, reg, wall, rb, acc)  # G6
+        _check_rest(view, reg, matched, wall, rb, acc)  # G7
+
+    if confiscating:
+        return _confiscate(view, p, card, acc, common)
+    if acc.denying:
+        outcome = Outcome.DENY
+    return acc.decision(outcome, dispatch=matched if outcome is Outcome.ADMIT else None, **common)
+
+
+def _confiscate(view: GateView, p: Presentation, card: Card, acc: _Acc,
+                common: dict[str, object]) -> Decision:
+    """G10 (83.611 art. 20 §1): in inspector mode the control card is confiscated; the reason is
+    the flag raised on this read or pending on the card (ROTATION_JUMP -> art. 20 i, BORROWED_CARD
+    -> art. 20 j/l), else the inspector's own decision (art. 20 §1)."""
+    raised = [f.value for f in sorted(acc.flags, key=_FLAG_ORDER.__getitem__)]
+    pending = [str(f) for f in view.pending_flags(card.uid)]
+    reason = next((f for f in raised + pending if f in CONFISCATION_ARTICLES), INSPECTOR_DECISION)
+    article = CONFISCATION_ARTICLES.get(reason, INSPECTOR_DECISION_ARTICLE)
+    acc.failed.add("G10")
+    acc.flags.add(Flag.CONFISCATE)
+    acc.reasons.insert(0, ("G10.confiscate", {"article": article}))
+    acc.actions.append("send_ahead")
+    return acc.decision(Outcome.DENY, confiscate=True, confiscation_reason=reason,
+                        confiscation_article=article, **common)
+
+
+def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, acc: _Acc,
+                 *, exiting: bool) -> str | None:
+    """G4 (83.611 art. 20 j, l): the badge paired with the control card must be of the same
+    registration. Returns the badge's registration when a badge was paired."""
+    if not rb.g4.enabled:
+        return None
+    window_ns = rb.g4.pairing_window_s * 1_000_000_000
+    paired = (
+        p.badge_uid is not None
+        and (p.badge_mono_ns is None or 0 <= p.mono_ns - p.badge_mono_ns <= window_ns)
+    )
+    if not paired:
+        if rb.g4.card_and_badge_required and not exiting:
+            acc.fail("G4", "G4.badge_missing", action="present_badge")
+        return None
+    badge_uid = _canonical(p.badge_uid)
+    badge = view.card(badge_uid) if badge_uid is not None else None
+    if badge is None or badge.kind is not CardKind.BADGE:
+        acc.fail("G4", "G4.badge_unknown", action="call_inspector", uid=_short(p.badge_uid))
+        return None
+    if badge.registration != reg:
+        acc.fail("G4", "G4.mismatch", flag=Flag.BORROWED_CARD, action="call_inspector",
+                 registration=reg, badge_registration=badge.registration)
+    if rb.g2.enabled and badge.status is not CardStatus.ACTIVE:
+        acc.fail("G2", "G2.badge", flag=Flag.RETAIN_CARD, action="retain", status=badge.status.value)
+    return badge.registration
+
+
+def _check_data(view: GateView, now: Now, wall: dt.datetime, rb: GateRulebook, acc: _Acc) -> None:
+    """G8 (operational): stale roster/escala copy or unsynchronised clock -> flags; deny mode."""
+    if not rb.g8.enabled:
+        return
+    deny = rb.g8.stale_mode == "deny"
+    updated = _utc(view.data_updated_at())
+    if updated is None or wall - updated > dt.timedelta(hours=rb.g8.data_max_age_hours):
+        acc.fail("G8", "G8.stale", deny=deny, flag=Flag.STALE_DATA)
+    if not now.clock_trusted:
+        acc.fail("G8", "G8.clock", deny=deny, flag=Flag.CLOCK_UNTRUSTED)
+
+
+def _check_registration(worker: Worker | None, reg: str, today: dt.date, rb: GateRulebook,
+                        acc: _Acc) -> None:
+    """G3 (83.611 arts. 1, 17, 21; DL 2.032 art. 5 §4): registration valid on local ``today``."""
+    if not rb.g3.enabled:
+        return
+    if worker is None:
+        acc.fail("G3", "G3.no_registration", registration=reg)
+        return
+    if worker.status is WorkerStatus.CANCELLED:
+        acc.fail("G3", "G3.cancelled")
+    if _suspended(worker, today):
+        acc.fail("G3", "G3.suspended")
+    months = rb.g3.health_exam_max_age_months
+    if worker.health_exam_date is None:
+        acc.fail("G3", "G3.health_missing")
+    elif _add_months(worker.health_exam_date, months) < today:
+        acc.fail("G3", "G3.health_expired", exam=worker.health_exam_date.isoformat(), months=months)
+    if worker.category in rb.g3.booklet_categories:
+        needed = today.year if today.month > rb.g3.booklet_revalidation_month else today.year - 1
+        if worker.booklet_revalidated_year is None or worker.booklet_revalidated_year < needed:
+            acc.fail("G3", "G3.booklet", year=needed)
+
+
+def _suspended(worker: Worker, today: dt.date) -> bool:
+    """Inside a suspension: dated suspensions count whatever the status says; a status of
+    ``suspended`` with no dates is an open-ended suspension."""
+    start, end = worker.suspended_from, worker.suspended_until
+    if start is None and end is None:
+        return worker.status is WorkerStatus.SUSPENDED
+    return (start is None or start <= today) and (end is None or today <= end)
+
+
+def _check_two_ships(view: GateView, reg: str, open_shift, matched: EscalaEntry | None,
+                     rb: GateRulebook, acc: _Acc) -> None:
+    """G5 (83.611 art. 22; Lei 9.719 art. 7): not on two ships at once."""
+    if not rb.g5.enabled:
+        return
+    if open_shift is not None and not _same_ship(view, open_shift.gate_id, open_shift.ship):
+        acc.fail("G5", "G5.open_shift", flag=Flag.DOUBLE_ASSIGNMENT,
+                 ship=open_shift.ship, gate_id=open_shift.gate_id)
+    if matched is None:
+        return
+    here = _bounds(matched, rb)
+    if here is None:
+        return
+    for entry in view.dispatches(reg, here[0]):
+        if entry.registration != reg or _same_ship(view, entry.gate_id, entry.ship):
+            continue
+        other = _bounds(entry, rb)
+        if other is not None and other[0] < here[1] and here[0] < other[1]:
+            acc.fail("G5", "G5.dispatched", flag=Flag.DOUBLE_ASSIGNMENT,
+                     ship=entry.ship, period=entry.period)
+            return
+
+
+def _not_dispatched(view: GateView, reg: str, wall: dt.datetime, rb: GateRulebook,
+                    acc: _Acc) -> None:
+    """G6 (83.611 arts. 10, 20 i): not on this gate's escala now -> NOT_DISPATCHED; if this gate's
+    post for the period covering now is dispatched to someone else, also ROTATION_JUMP."""
+    acc.fail("G6", "G6.not_dispatched", flag=Flag.NOT_DISPATCHED)
+    early = dt.timedelta(minutes=rb.g6.early_tolerance_min)
+    for entry in view.gate_dispatches(wall):
+        if entry.gate_id != view.gate_id or entry.registration == reg:
+            continue
+        bounds = _bounds(entry, rb)
+        if bounds is not None and bounds[0] - early <= wall < bounds[1]:
+            acc.fail("G6", "G6.rotation_jump", flag=Flag.ROTATION_JUMP, action="call_inspector",
+                     post=entry.post, period=entry.period, other=entry.registration)
+            return
+
+
+def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.datetime,
+                rb: GateRulebook, acc: _Acc) -> None:
+    """G7 (Lei 9.719 art. 8): at least ``rest_hours`` between the previous shift's end and the
+    start of this period (the read time when no period matched)."""
+    if not rb.g7.enabled:
+        return
+    last = _utc(view.last_shift_end(reg))
+    if last is None:
+        return
+    bounds = _bounds(matched, rb) if matched is not None else None
+    start = bounds[0] if bounds is not None else wall
+    rest = start - last
+    if rest < dt.timedelta(hours=rb.g7.rest_hours):
+        deny = rb.g7.mode == "deny"
+        acc.fail("G7", "G7.rest", deny=deny, flag=None if deny else Flag.REST_SHORT,
+                 rest=_hours_text(rest), hours=rb.g7.rest_hours)
+
+
+def _match_escala(view: GateView, reg: str, wall: dt.datetime,
+                  rb: GateRulebook) -> tuple[EscalaEntry | None, EscalaEntry | None]:
+    """G6/G9: this worker's entry at this gate whose admission window
+    ``[start - early, start + late]`` holds ``wall`` (nearest start wins), and, failing that, an
+    entry whose window has passed but whose period (plus the exit grace) has not: the NO_ENTRY case.
+    """
+    early = dt.timedelta(minutes=rb.g6.early_tolerance_min)
+    late = dt.timedelta(minutes=rb.g6.late_tolerance_min)
+    grace = dt.timedelta(minutes=rb.g9.exit_grace_min)
+    admit: tuple[dt.timedelta, EscalaEntry] | None = None
+    past: tuple[dt.datetime, EscalaEntry] | None = None
+    for entry in view.dispatches(reg, wall):
+        if entry.gate_id != view.gate_id or entry.registration != reg:
+            continue
+        bounds = _bounds(entry, rb)
+        if bounds is None:
+            continue
+        start, end = bounds
+        if start - early <= wall <= start + late:
+            distance = abs(wall - start)
+            if admit is None or distance < admit[0]:
+                admit = (distance, entry)
+        elif start + late < wall <= end + grace and (past is None or start > past[0]):
+            past = (start, entry)
+    return (admit[1] if admit else None), (past[1] if past else None)
+
+
+def _same_ship(view: GateView, gate_id: str, ship: str) -> bool:
+    return gate_id == view.gate_id or (view.ship is not None and ship == view.ship)
+
+
+def _bounds(entry: EscalaEntry, rb: GateRulebook) -> tuple[dt.datetime, dt.datetime] | None:
+    try:
+        return entry.bounds(rb.tz)
+    except (BadInput, ValueError, OverflowError):
+        return None
+
+
+def _canonical(raw: object) -> str | None:
+    try:
+        return canonical_uid(raw)  # type: ignore[arg-type]
+    except BadInput:
+        return None
+
+
+def _short(raw: object) -> str:
+    text = raw if isinstance(raw, str) else repr(raw)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _utc(value: dt.datetime | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:  # the view promised aware UTC; read a naive value as UTC
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
+
+
+def _add_months(day: dt.date, months: int) -> dt.date:
+    year, month0 = divmod(day.month - 1 + months, 12)
+    year += day.year
+    if year > dt.MAXYEAR:
+        return dt.date.max
+    month = month0 + 1
+    last = [31, 29 if _leap(year) else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month0]
+    return dt.date(year, month, min(day.day, last))
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def _hours_text(delta: dt.timedelta) -> str:
+    minutes = int(delta.total_seconds() // 60)
+    sign = "-" if minutes < 0 else ""
+    minutes = abs(minutes)
+    return f"{sign}{minutes // 60}h{minutes % 60:02d}"

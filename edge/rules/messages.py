@@ -1,0 +1,150 @@
+"""What the watchman reads: one table of texts per rule reason and flag, pt-BR first, English.
+
+A message is ``HEAD — reason; reason. Action. Action. [G2, G4]``, e.g.
+``NEGADO — cartão bloqueado (confiscado). Retenha o cartão e chame o fiscal. [G2]``.
+Texts are ``str.format`` templates; their fields come from the engine (registrations, ship, period).
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+# key -> (pt-BR, English)
+HEADS: dict[str, tuple[str, str]] = {
+    "admit": ("LIBERADO", "ADMITTED"),
+    "exit": ("SAÍDA", "EXIT"),
+    "deny": ("NEGADO", "DENIED"),
+    "inspector": ("MODO FISCAL", "INSPECTOR MODE"),
+}
+
+REASONS: dict[str, tuple[str, str]] = {
+    # G1
+    "G1.malformed": ("leitura inválida do cartão ({uid})", "unreadable card ({uid})"),
+    "G1.unknown": ("cartão desconhecido ({uid})", "unknown card ({uid})"),
+    # G2
+    "G2.control": ("cartão bloqueado ({status})", "card blocked ({status})"),
+    "G2.badge": ("chapa bloqueada ({status})", "badge blocked ({status})"),
+    "G2.inspector": ("cartão de fiscal bloqueado ({status})", "inspector card blocked ({status})"),
+    # G3
+    "G3.no_registration": (
+        "matrícula {registration} fora do cadastro", "registration {registration} not on the roster"
+    ),
+    "G3.cancelled": ("matrícula cancelada", "registration cancelled"),
+    "G3.suspended": ("matrícula suspensa", "registration suspended"),
+    "G3.health_missing": ("sem exame de saúde registrado", "no health exam on record"),
+    "G3.health_expired": (
+        "exame de saúde vencido (de {exam}, limite {months} meses)",
+        "health exam expired (from {exam}, limit {months} months)",
+    ),
+    "G3.booklet": (
+        "caderneta não revalidada para {year}", "registration booklet not revalidated for {year}"
+    ),
+    # G4
+    "G4.badge_missing": ("falta a chapa", "badge missing"),
+    "G4.badge_unknown": ("chapa não reconhecida ({uid})", "badge not recognised ({uid})"),
+    "G4.mismatch": (
+        "cartão da matrícula {registration} com chapa da matrícula {badge_registration}",
+        "control card of registration {registration} with the badge of registration "
+        "{badge_registration}",
+    ),
+    "G4.badge_alone": ("chapa lida sem cartão de controle", "badge read without a control card"),
+    # G5
+    "G5.open_shift": (
+        "já está em turno no navio {ship} (portaló {gate_id})",
+        "already on shift on ship {ship} (gangway {gate_id})",
+    ),
+    "G5.dispatched": (
+        "escalado para o navio {ship} no mesmo período ({period})",
+        "dispatched to ship {ship} in the same period ({period})",
+    ),
+    # G6
+    "G6.not_dispatched": (
+        "não escalado para este navio neste horário",
+        "not dispatched to this ship at this time",
+    ),
+    "G6.rotation_jump": (
+        "o posto {post} ({period}) está escalado para a matrícula {other}",
+        "post {post} ({period}) is dispatched to registration {other}",
+    ),
+    # G7
+    "G7.rest": (
+        "descanso de {rest} desde o último turno (mínimo {hours} h)",
+        "rest of {rest} since the last shift (minimum {hours} h)",
+    ),
+    # G8
+    "G8.stale": ("dados locais desatualizados", "local data out of date"),
+    "G8.clock": ("relógio não sincronizado", "clock not synchronised"),
+    # G9
+    "G9.no_entry": (
+        "saída sem entrada registrada (se está chegando, passou da tolerância de atraso)",
+        "exit with no recorded entry (if arriving, the late tolerance has passed)",
+    ),
+    # G10
+    "G10.confiscate": (
+        "cartão apreendido pelo fiscal ({article})",
+        "card confiscated by the inspector ({article})",
+    ),
+    "G10.session": ("apresente o cartão a apreender", "present the card to confiscate"),
+    "G10.disabled": ("modo fiscal desligado nesta porta", "inspector mode switched off at this port"),
+    # ADMIT / EXIT details
+    "ok.admit": (
+        "navio {ship_name} ({ship}), posto {post}, período {period}",
+        "ship {ship_name} ({ship}), post {post}, period {period}",
+    ),
+    "ok.exit": ("turno encerrado ({period})", "shift closed ({period})"),
+    "ok.exit_unknown": ("turno encerrado", "shift closed"),
+}
+
+ACTIONS: dict[str, tuple[str, str]] = {
+    "retain": ("Retenha o cartão e chame o fiscal.", "Keep the card and call the inspector."),
+    "call_inspector": ("Chame o fiscal.", "Call the inspector."),
+    "present_badge": ("Apresente a chapa.", "Present the badge."),
+    "present_card": ("Apresente o cartão de controle.", "Present the control card."),
+    "send_ahead": ("Cartão bloqueado em todos os portalós.", "Card blocked at every gangway."),
+}
+
+# Card statuses in plain words (for the {status} field).
+STATUS_WORDS: dict[str, tuple[str, str]] = {
+    "lost": ("perdido", "lost"),
+    "replaced": ("substituído", "replaced"),
+    "confiscated": ("confiscado", "confiscated"),
+    "active": ("ativo", "active"),
+}
+
+
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _lang_index(lang: str) -> int:
+    return 0 if lang == "pt" else 1
+
+
+def render(
+    head: str,
+    reasons: Iterable[tuple[str, Mapping[str, object]]],
+    actions: Iterable[str],
+    rules: Iterable[str],
+    lang: str,
+) -> str:
+    """Render one message in ``lang`` ("pt" or "en"). Unknown template fields render as ``?``."""
+    i = _lang_index(lang)
+    parts = [HEADS[head][i]]
+    texts = [REASONS[key][i].format_map(_Blank(_localise(params, i))) for key, params in reasons]
+    text = parts[0] + (" — " + "; ".join(texts) + "." if texts else ".")
+    for action in dict.fromkeys(actions):
+        text += " " + ACTIONS[action][i]
+    rule_list = list(dict.fromkeys(rules))
+    if rule_list:
+        text += " [" + ", ".join(rule_list) + "]"
+    return text
+
+
+def _localise(params: Mapping[str, object], i: int) -> dict[str, object]:
+    out = dict(params)
+    status = out.get("status")
+    if isinstance(status, str) and status in STATUS_WORDS:
+        out["status"] = STATUS_WORDS[status][i]
+    return out

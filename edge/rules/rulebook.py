@@ -1,0 +1,188 @@
+"""Gate rulebook: every setting of rules G1-G11 (RULES.md section G), versioned by effective date.
+
+A rulebook file is TOML in ``config/rulebooks/`` (``gate-default.toml`` reproduces the seeds)::
+
+    name = "gate-default"
+    [[version]]
+    effective_from = 2026-01-01
+    port_timezone = "America/Sao_Paulo"
+    [version.g7]
+    rest_hours = 11
+    mode = "deny"
+
+Every rule has a sub-table ``gN`` with at least ``enabled``; an absent sub-table or key takes the
+default below. ``load_gate_rulebook(path)`` validates the whole file at start-up (STYLE.md 12) and
+raises ``ConfigError`` naming the bad key (``$.version[0].g7.mode``). Choosing the version in force
+on a date (``GateRulebooks.for_date``) is pure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Annotated, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import msgspec
+
+from portgate.config import load_toml
+from portgate.errors import ConfigError
+
+NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class _Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    enabled: bool = True
+
+
+class G1Settings(_Rule):
+    """G1 unknown card (83.611 art. 1). Cannot be switched off: an unknown card names no worker."""
+
+    def __post_init__(self) -> None:
+        if not self.enabled:
+            raise ValueError("G1 cannot be switched off: an unknown card names no worker to admit")
+
+
+class G2Settings(_Rule):
+    """G2 card not active -> DENY + RETAIN_CARD (83.611 art. 20 §1)."""
+
+
+class G3Settings(_Rule):
+    """G3 registration valid on the local date (83.611 arts. 1, 17, 21; DL 2.032 art. 5 §4)."""
+
+    health_exam_max_age_months: Positive = 24
+    booklet_categories: tuple[str, ...] = ("estivador",)
+    # The booklet must show the current year once this month is over (3 = first quarter).
+    booklet_revalidation_month: Annotated[int, msgspec.Meta(ge=1, le=12)] = 3
+
+
+class G4Settings(_Rule):
+    """G4 borrowed card: control card + badge of the same registration (83.611 art. 20 j, l)."""
+
+    card_and_badge_required: bool = False
+    pairing_window_s: Positive = 15
+
+
+class G5Settings(_Rule):
+    """G5 no worker on two ships at once (83.611 art. 22; Lei 9.719 art. 7)."""
+
+
+class G6Settings(_Rule):
+    """G6 dispatched for this gate in a period covering now (83.611 arts. 10, 20 i)."""
+
+    early_tolerance_min: NonNeg = 30
+    late_tolerance_min: NonNeg = 60
+
+
+class G7Settings(_Rule):
+    """G7 rest between shifts (Lei 9.719 art. 8)."""
+
+    rest_hours: NonNeg = 11
+    mode: Literal["deny", "warn"] = "deny"
+
+
+class G8Settings(_Rule):
+    """G8 stale local data or untrusted clock (operational)."""
+
+    data_max_age_hours: Positive = 24
+    stale_mode: Literal["admit_flagged", "deny"] = "admit_flagged"
+
+
+class G9Settings(_Rule):
+    """G9 exit, NO_ENTRY, debounce (operational)."""
+
+    debounce_s: NonNeg = 3
+    # After the late-arrival tolerance and until the period's end plus this grace (the at most 2 h
+    # extension), a read with no open shift is recorded as an EXIT flagged NO_ENTRY.
+    exit_grace_min: NonNeg = 120
+
+
+class G10Settings(_Rule):
+    """G10 inspector mode and confiscation (83.611 art. 20 §1, §3)."""
+
+    inspector_mode_s: Positive = 60
+
+
+class G11Settings(_Rule):
+    """G11 gangway coverage for long-haul ships (83.611 arts. 5-8)."""
+
+    coverage_grace_min: NonNeg = 30
+    watch_periods: tuple[str, ...] = ("07-13", "13-19", "19-01", "01-07")
+    watch_functions: tuple[str, ...] = ("vigia", "vigia_chefe")
+    gangway_post: str = "portalo"
+
+
+class GateRulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The gate settings in force from ``effective_from`` (a local date of the port)."""
+
+    effective_from: dt.date = dt.date(1979, 6, 25)
+    port_timezone: str = "America/Sao_Paulo"
+    g1: G1Settings = G1Settings()
+    g2: G2Settings = G2Settings()
+    g3: G3Settings = G3Settings()
+    g4: G4Settings = G4Settings()
+    g5: G5Settings = G5Settings()
+    g6: G6Settings = G6Settings()
+    g7: G7Settings = G7Settings()
+    g8: G8Settings = G8Settings()
+    g9: G9Settings = G9Settings()
+    g10: G10Settings = G10Settings()
+    g11: G11Settings = G11Settings()
+
+    def __post_init__(self) -> None:
+        try:
+            ZoneInfo(self.port_timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {self.port_timezone!r}") from exc
+        from portgate.records import parse_period  # local: keeps the import graph flat
+        from portgate.errors import BadInput
+
+        for period in self.g11.watch_periods:
+            try:
+                parse_period(period)
+            except BadInput as exc:
+                raise ValueError(f"g11.watch_periods: {exc.reason}") from exc
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The port's time zone (local dates and periods are read in it)."""
+        return ZoneInfo(self.port_timezone)
+
+
+class GateRulebooks(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """All versions of one port's gate rulebook, sorted by ``effective_from``."""
+
+    name: str = "gate-default"
+    version: tuple[GateRulebook, ...] = (GateRulebook(),)
+
+    def __post_init__(self) -> None:
+        if not self.version:
+            raise ValueError("at least one [[version]] is required")
+        dates = [v.effective_from for v in self.version]
+        if len(set(dates)) != len(dates):
+            raise ValueError("two versions have the same effective_from")
+
+    def for_date(self, date: dt.date) -> GateRulebook:
+        """The version in force on local ``date``: the latest with ``effective_from <= date``.
+
+        Raises ``ConfigError`` if ``date`` is before every version (the file does not cover it; fix
+        the configuration). Pure.
+        """
+        chosen = None
+        for v in sorted(self.version, key=lambda v: v.effective_from):
+            if v.effective_from <= date:
+                chosen = v
+        if chosen is None:
+            raise ConfigError(f"no gate rulebook version in force on {date}", key="version")
+        return chosen
+
+
+def load_gate_rulebook(path: str | Path) -> GateRulebooks:
+    """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key."""
+    return load_toml(path, GateRulebooks)
+
+
+def default_gate_rulebook() -> GateRulebook:
+    """The rulebook that reproduces the seeds (every default above)."""
+    return GateRulebook()

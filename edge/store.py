@@ -1,0 +1,490 @@
+"""The gate's local store: SQLite through SQLAlchemy Core, WAL, one file under the state dir.
+
+It holds the office's copies (roster of workers and cards, escala, presence, blocklist) with their
+version and updated-at, and the state the gate derives from its own journal (open shifts at this
+gate, last shift end per worker, pending flags per card, the inspector session). It implements
+``edge.rules.model.GateView`` for the rules engine.
+
+Speed and memory (bench/gate_decision.py: 50,000 workers, RSS <= 60 MB): workers, cards and last
+shift ends are looked up in SQLite by primary key on every read (tens of microseconds, no Python
+copy of the roster); the small, hot tables (escala, open shifts, presence, blocklist, pending flags,
+inspector session, versions) are mirrored in dicts updated on every write.
+
+Durability: ``synchronous=NORMAL`` (WAL). The office's copies are re-sent by the office (retained
+snapshots); the derived state is re-applied from the journal at boot: ``apply_event`` records the
+journal seq it applied in the same transaction (``applied_seq``), and the gate loop replays every
+journal event after it (see ``edge.loop``). So a crash between the journal commit and the store
+update loses nothing.
+
+Thread-safety: one connection guarded by a lock; the gate loop and the MQTT downlink thread may
+call any method.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import threading
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import structlog
+from sqlalchemy import create_engine, delete, event, insert, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from edge import store_schema as t
+from edge.effects import Effects
+from edge.rules.model import InspectorSession, OpenShift
+from edge.sqlite_files import check_integrity, quarantine
+from portgate.errors import BadInput, StoreError
+from portgate.records import (
+    COLUMNS,
+    Card,
+    CardKind,
+    CardStatus,
+    EscalaEntry,
+    Worker,
+    WorkerStatus,
+    load_csv,
+    parse_rows,
+)
+
+log = structlog.get_logger(__name__)
+
+COPIES = ("roster", "cards", "escala", "presence")
+FLAG_TTL = dt.timedelta(hours=24)  # pending flags are "today's" flags (G10)
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.astimezone(dt.UTC).isoformat()
+
+
+def _dt(text: str | None) -> dt.datetime | None:
+    return None if text is None else dt.datetime.fromisoformat(text)
+
+
+def _d(text: str | None) -> dt.date | None:
+    return None if not text else dt.date.fromisoformat(text)
+
+
+def _as_records(items: Iterable, record: type, source: str) -> list:
+    """Accept records or mappings (rows from a CSV or a decoded JSON message); rows are validated
+    with the record's ``from_row`` and every bad row is named in one ``BadInput``."""
+    items = list(items)
+    rows = [i for i in items if not isinstance(i, record)]
+    if not rows:
+        return items
+    if any(not isinstance(r, Mapping) for r in rows):
+        raise BadInput(f"{source}: expected {record.__name__} records or mappings")
+    required = [c for c in COLUMNS[record] if c in _REQUIRED[record]]
+    text_rows = [{k: ("" if v is None else str(v)) for k, v in r.items()} for r in rows]
+    parsed = iter(parse_rows(text_rows, record.from_row, source=source, required=required, first_line=1))
+    return [i if isinstance(i, record) else next(parsed) for i in items]
+
+
+_REQUIRED = {
+    Worker: {"registration", "name", "category", "status"},
+    Card: {"uid", "kind", "registration", "status"},
+    EscalaEntry: set(COLUMNS[EscalaEntry]) - {"ship_name"},
+}
+
+
+def _worker_row(w: Worker) -> dict:
+    return {
+        "registration": w.registration, "name": w.name, "category": w.category,
+        "status": w.status.value, "suspended_from": w.suspended_from and w.suspended_from.isoformat(),
+        "suspended_until": w.suspended_until and w.suspended_until.isoformat(),
+        "health_exam_date": w.health_exam_date and w.health_exam_date.isoformat(),
+        "booklet_revalidated_year": w.booklet_revalidated_year, "rotation_number": w.rotation_number,
+    }
+
+
+def _card_row(c: Card) -> dict:
+    return {"uid": c.uid, "kind": c.kind.value, "registration": c.registration, "status": c.status.value}
+
+
+def _escala_row(e: EscalaEntry) -> dict:
+    return {
+        "date": e.date.isoformat(), "period": e.period, "ship": e.ship, "ship_name": e.ship_name,
+        "voyage": e.voyage.value, "berth": e.berth.value, "gate_id": e.gate_id, "post": e.post,
+        "function": e.function, "registration": e.registration,
+    }
+
+
+def _escala_from_row(r: Mapping) -> EscalaEntry:
+    return EscalaEntry.from_row({k: str(v) for k, v in r.items() if k != "id"})
+
+
+def escala_key(e: EscalaEntry) -> tuple:
+    """The identity of an escala entry (one worker on one post of one ship in one period)."""
+    return (e.date, e.period, e.ship, e.post, e.registration)
+
+
+def _dispatch_json(e: EscalaEntry | None) -> str | None:
+    return None if e is None else json.dumps(_escala_row(e))
+
+
+def _dispatch_from_json(text: str | None) -> EscalaEntry | None:
+    return None if not text else _escala_from_row(json.loads(text))
+
+
+class Store:
+    """The local store (implements ``GateView``).
+
+    ``path``: SQLite file. ``gate_id``/``ship``: this gate and the IMO of the ship it serves (or
+    None). ``boot_id``: this process start (an inspector session does not survive a restart).
+
+    A corrupt file at start-up is moved aside (``quarantined_to`` is then set, with
+    ``quarantine_reason``) and a fresh one created: the caller raises a STORE_QUARANTINED alert.
+    Raises ``StoreError`` if the file cannot be created at all.
+    """
+
+    def __init__(self, path: str | Path, *, gate_id: str, ship: str | None = None, boot_id: str = "",
+                 tz: str = "America/Sao_Paulo") -> None:
+        self.path = Path(path)
+        self.tz = ZoneInfo(tz)
+        self.gate_id = gate_id
+        self.ship = ship
+        self.boot_id = boot_id
+        self.quarantined_to: Path | None = None
+        self.quarantine_reason: str | None = None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        reason = check_integrity(self.path)
+        if reason is not None:
+            self.quarantined_to = quarantine(self.path, reason)
+            self.quarantine_reason = reason
+        self._lock = threading.RLock()
+        try:
+            self._engine = create_engine(
+                f"sqlite:///{self.path}",
+                poolclass=StaticPool,
+                connect_args={"check_same_thread": False, "timeout": 30},
+            )
+            event.listen(self._engine, "connect", _pragmas)
+            t.metadata.create_all(self._engine)
+            self._raw = self._engine.raw_connection()
+            self._load_caches()
+        except SQLAlchemyError as exc:
+            raise StoreError(f"store {self.path}: {exc}") from exc
+
+    # -- caches ------------------------------------------------------------------------------------
+
+    def _load_caches(self) -> None:
+        with self._engine.connect() as c:
+            self._versions = {n: (0, None) for n in COPIES}
+            for r in c.execute(select(t.versions)):
+                self._versions[r.name] = (r.version, _dt(r.updated_at))
+            self._blocked = {r.uid: r.reason for r in c.execute(select(t.blocklist))}
+            self._flags: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
+            for r in c.execute(select(t.pending_flags)):
+                self._flags[r.uid][r.flag] = _dt(r.at)
+            self._open: dict[tuple[str, str], OpenShift] = {}
+            for r in c.execute(select(t.open_shifts)):
+                self._open[(r.registration, r.origin)] = OpenShift(
+                    r.registration, r.gate_id, r.ship, _dt(r.admitted_at), _dispatch_from_json(r.dispatch)
+                )
+            self._inspector = None
+            r = c.execute(select(t.inspector_session)).first()
+            if r is not None and r.boot_id == self.boot_id:
+                self._inspector = InspectorSession(r.inspector_uid, r.inspector_registration, r.until_mono_ns)
+            m = c.execute(select(t.meta.c.value).where(t.meta.c.key == "applied_seq")).first()
+            self._applied_seq = int(m[0]) if m else 0
+            entries = [_escala_from_row(r._mapping) for r in c.execute(select(t.escala))]
+        self._index_escala(entries)
+
+    def _index_escala(self, entries: Sequence[EscalaEntry]) -> None:
+        by_reg: dict[str, list[EscalaEntry]] = defaultdict(list)
+        by_gate: dict[str, list[EscalaEntry]] = defaultdict(list)
+        for e in entries:
+            by_reg[e.registration].append(e)
+            by_gate[e.gate_id].append(e)
+        self._by_reg, self._by_gate = by_reg, by_gate
+        self._escala_keys = {escala_key(e): e for e in entries}
+
+    # -- GateView ----------------------------------------------------------------------------------
+
+    def card(self, uid: str) -> Card | None:
+        """The card with this canonical UID, or None (G1). A card on the local blocklist is
+        returned with status ``confiscated`` whatever the roster copy says (G2, G10)."""
+        with self._lock:
+            row = self._raw.execute(
+                "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (uid,)
+            ).fetchone()
+            blocked = uid in self._blocked
+        if row is None:
+            return None
+        status = CardStatus.CONFISCATED if blocked else CardStatus(row[3])
+        return Card(uid=row[0], kind=CardKind(row[1]), registration=row[2], status=status)
+
+    def worker(self, registration: str) -> Worker | None:
+        with self._lock:
+            r = self._raw.execute(
+                "SELECT registration, name, category, status, suspended_from, suspended_until,"
+                " health_exam_date, booklet_revalidated_year, rotation_number"
+                " FROM workers WHERE registration = ?",
+                (registration,),
+            ).fetchone()
+        if r is None:
+            return None
+        return Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]), _d(r[6]), r[7], r[8])
+
+    def dispatches(self, registration: str, around: dt.datetime) -> Sequence[EscalaEntry]:
+        day = around.astimezone(self.tz).date()  # escala dates are local dates of the port
+        return [e for e in self._by_reg.get(registration, ()) if abs((e.date - day).days) <= 1]
+
+    def gate_dispatches(self, around: dt.datetime) -> Sequence[EscalaEntry]:
+        day = around.astimezone(self.tz).date()
+        return [e for e in self._by_gate.get(self.gate_id, ()) if abs((e.date - day).days) <= 1]
+
+    def open_shift(self, registration: str) -> OpenShift | None:
+        """Local open shift at this gate first, else the office's relayed presence."""
+        return self._open.get((registration, "local")) or self._open.get((registration, "presence"))
+
+    def last_shift_end(self, registration: str) -> dt.datetime | None:
+        with self._lock:
+            r = self._raw.execute(
+                "SELECT ended_at FROM last_shift_end WHERE registration = ?", (registration,)
+            ).fetchone()
+        return _dt(r[0]) if r else None
+
+    def pending_flags(self, uid: str) -> Sequence[str]:
+        flags = self._flags.get(uid)
+        return sorted(flags, key=flags.__getitem__) if flags else ()
+
+    def data_updated_at(self) -> dt.datetime | None:
+        """The older of the roster and escala copies' updated-at (G8); None if either never came."""
+        stamps = [self._versions["roster"][1], self._versions["escala"][1]]
+        return None if None in stamps else min(stamps)
+
+    def inspector_session(self) -> InspectorSession | None:
+        return self._inspector
+
+    # -- office copies (called by the MQTT downlink and by load_csv_files) -------------------------
+
+    def versions(self) -> dict[str, tuple[int, dt.datetime | None]]:
+        """``{copy: (version, updated_at)}`` for roster, cards, escala, presence ((0, None) if never)."""
+        return dict(self._versions)
+
+    def replace_roster(self, version: int, workers: Iterable, cards: Iterable, at: dt.datetime) -> None:
+        """Replace the whole roster copy (workers and cards) with a snapshot at ``version``.
+
+        ``workers``/``cards``: ``Worker``/``Card`` records or mappings with the CSV columns. Raises
+        ``BadInput`` naming every bad row; then nothing is changed (the old copy stays in force).
+        """
+        ws = _as_records(workers, Worker, "roster.workers")
+        cs = _as_records(cards, Card, "roster.cards")
+        self._write(lambda c: (
+            c.execute(delete(t.workers)), c.execute(delete(t.cards)),
+            ws and c.execute(insert(t.workers), [_worker_row(w) for w in ws]),
+            cs and c.execute(insert(t.cards), [_card_row(x) for x in cs]),
+            self._settle_blocklist(c, cs),
+            self._set_version(c, "roster", version, at), self._set_version(c, "cards", version, at),
+        ))
+        log.info("roster_replaced", version=version, workers=len(ws), cards=len(cs))
+
+    def apply_roster_delta(
+        self, from_version: int, to_version: int, workers_upsert: Iterable, cards_upsert: Iterable,
+        at: dt.datetime,
+    ) -> bool:
+        """Apply a delta on top of ``from_version``. Returns False (and changes nothing) when the
+        copy is not at ``from_version``: the caller then asks the office for a snapshot."""
+        if self._versions["roster"][0] != from_version:
+            log.warning("roster_delta_out_of_order", have=self._versions["roster"][0], base=from_version)
+            return False
+        ws = _as_records(workers_upsert, Worker, "roster_delta.workers")
+        cs = _as_records(cards_upsert, Card, "roster_delta.cards")
+        self._write(lambda c: (
+            ws and c.execute(insert(t.workers).prefix_with("OR REPLACE"), [_worker_row(w) for w in ws]),
+            cs and c.execute(insert(t.cards).prefix_with("OR REPLACE"), [_card_row(x) for x in cs]),
+            self._settle_blocklist(c, cs),
+            self._set_version(c, "roster", to_version, at), self._set_version(c, "cards", to_version, at),
+        ))
+        return True
+
+    def replace_escala(self, version: int, entries: Iterable, at: dt.datetime) -> None:
+        """Replace the escala copy (all gates: other gates' entries are needed for G5). Raises
+        ``BadInput`` naming every bad row; then nothing changes."""
+        es = _dedupe(_as_records(entries, EscalaEntry, "escala"))
+        self._write(lambda c: (
+            c.execute(delete(t.escala)), es and c.execute(insert(t.escala), [_escala_row(e) for e in es]),
+            self._set_version(c, "escala", version, at),
+        ))
+        self._index_escala(es)
+        mine = len(self._by_gate.get(self.gate_id, ()))
+        (log.warning if es and not mine else log.info)(
+            "escala_replaced", version=version, entries=len(es), for_this_gate=mine, gate_id=self.gate_id
+        )
+
+    def apply_escala_delta(
+        self, from_version: int, to_version: int, upsert: Iterable, remove: Iterable, at: dt.datetime
+    ) -> bool:
+        """Upsert and remove escala entries (identity: date, period, ship, post, registration).
+        Returns False when the copy is not at ``from_version`` (caller asks for a snapshot)."""
+        if self._versions["escala"][0] != from_version:
+            return False
+        ups = _as_records(upsert, EscalaEntry, "escala_delta.upsert")
+        rms = _as_records(remove, EscalaEntry, "escala_delta.remove")
+        current = dict(self._escala_keys)
+        for e in rms:
+            current.pop(escala_key(e), None)
+        for e in ups:
+            current[escala_key(e)] = e
+        es = list(current.values())
+        self._write(lambda c: (
+            c.execute(delete(t.escala)), es and c.execute(insert(t.escala), [_escala_row(e) for e in es]),
+            self._set_version(c, "escala", to_version, at),
+        ))
+        self._index_escala(es)
+        return True
+
+    def block_card(self, uid: str, reason: str, at: dt.datetime) -> None:
+        """Block a card at once (confiscated here or blocked by the office; G10). The block stays
+        until a roster copy itself shows the card as not active."""
+        self._write(lambda c: c.execute(
+            insert(t.blocklist).prefix_with("OR REPLACE"), {"uid": uid, "reason": reason, "at": _iso(at)}
+        ))
+        self._blocked[uid] = reason
+        log.warning("card_blocked", uid=uid, reason=reason)
+
+    def set_presence(
+        self, registration: str, shift: OpenShift | None, version: int, at: dt.datetime | None = None
+    ) -> None:
+        """Record (or clear, with None) a worker's open shift as relayed by the office (G5)."""
+        def work(c):
+            c.execute(delete(t.open_shifts).where(
+                (t.open_shifts.c.registration == registration) & (t.open_shifts.c.origin == "presence")))
+            if shift is not None:
+                c.execute(insert(t.open_shifts), _open_row(shift, "presence"))
+            self._set_version(c, "presence", version, at or (shift.admitted_at if shift else None))
+
+        self._write(work)
+        if shift is None:
+            self._open.pop((registration, "presence"), None)
+        else:
+            self._open[(registration, "presence")] = shift
+
+    def load_csv_files(self, workers: str | Path, cards: str | Path, escala: str | Path | None = None,
+                       *, version: int = 1, at: dt.datetime | None = None) -> None:
+        """Seed the copies from the data files of DESIGN.md (demo, tests, a gate without office).
+        Raises ``BadInput`` naming every bad row of every file."""
+        at = at or dt.datetime.now(dt.UTC)
+        self.replace_roster(version, load_csv(workers, Worker), load_csv(cards, Card), at)
+        if escala is not None:
+            self.replace_escala(version, load_csv(escala, EscalaEntry), at)
+
+    # -- derived state (from the gate's own journal) -----------------------------------------------
+
+    @property
+    def applied_seq(self) -> int:
+        """The last journal seq whose effects are in this store (boot replay starts after it)."""
+        return self._applied_seq
+
+    def apply(self, seq: int, fx: Effects) -> None:
+        """Apply the effects of journal event ``seq`` in one transaction together with
+        ``applied_seq``. Events at or below ``applied_seq`` are ignored (idempotent replay)."""
+        if seq <= self._applied_seq:
+            return
+
+        def work(c):
+            if fx.close is not None:
+                reg, ended = fx.close
+                c.execute(delete(t.open_shifts).where(
+                    (t.open_shifts.c.registration == reg) & (t.open_shifts.c.origin == "local")))
+                c.execute(insert(t.last_shift_end).prefix_with("OR REPLACE"),
+                          {"registration": reg, "ended_at": _iso(ended)})
+            if fx.open is not None:
+                c.execute(insert(t.open_shifts).prefix_with("OR REPLACE"), _open_row(fx.open, "local"))
+            for uid, flag, at in fx.flags:
+                c.execute(insert(t.pending_flags).prefix_with("OR REPLACE"),
+                          {"uid": uid, "flag": flag, "at": _iso(at)})
+            if fx.flags:
+                cutoff = _iso(fx.flags[0][2] - FLAG_TTL)
+                c.execute(delete(t.pending_flags).where(t.pending_flags.c.at < cutoff))
+            if fx.block is not None:
+                c.execute(delete(t.pending_flags).where(t.pending_flags.c.uid == fx.block[0]))
+                c.execute(insert(t.blocklist).prefix_with("OR REPLACE"),
+                          {"uid": fx.block[0], "reason": fx.block[1], "at": _iso(fx.block[2])})
+            if fx.inspector is not None or fx.end_inspector:
+                c.execute(delete(t.inspector_session))
+            if fx.inspector is not None:
+                s = fx.inspector
+                c.execute(insert(t.inspector_session), {
+                    "id": 1, "boot_id": self.boot_id, "inspector_uid": s.inspector_uid,
+                    "inspector_registration": s.inspector_registration, "until_mono_ns": s.until_mono_ns})
+            c.execute(insert(t.meta).prefix_with("OR REPLACE"), {"key": "applied_seq", "value": str(seq)})
+
+        self._write(work)
+        if fx.close is not None:
+            self._open.pop((fx.close[0], "local"), None)
+        if fx.open is not None:
+            self._open[(fx.open.registration, "local")] = fx.open
+        for uid, flag, at in fx.flags:
+            self._flags[uid][flag] = at
+        if fx.flags:
+            cutoff = fx.flags[0][2] - FLAG_TTL
+            for uid in list(self._flags):
+                self._flags[uid] = {f: a for f, a in self._flags[uid].items() if a >= cutoff}
+                if not self._flags[uid]:
+                    del self._flags[uid]
+        if fx.block is not None:
+            self._blocked[fx.block[0]] = fx.block[1]
+            self._flags.pop(fx.block[0], None)  # the confiscation consumed the pending flags
+        if fx.end_inspector:
+            self._inspector = None
+        if fx.inspector is not None:
+            self._inspector = fx.inspector
+        self._applied_seq = seq
+
+    def find_dispatch(self, key: tuple) -> EscalaEntry | None:
+        """The escala entry with this identity (see ``escala_key``), if in the copy."""
+        return self._escala_keys.get(key)
+
+    def close(self) -> None:
+        with self._lock:
+            self._raw.close()
+            self._engine.dispose()
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _write(self, work) -> None:
+        with self._lock:
+            try:
+                with self._engine.begin() as c:
+                    work(c)
+            except SQLAlchemyError as exc:
+                raise StoreError(f"store write failed: {exc}") from exc
+
+    def _set_version(self, c, name: str, version: int, at: dt.datetime | None) -> None:
+        c.execute(insert(t.versions).prefix_with("OR REPLACE"),
+                  {"name": name, "version": version, "updated_at": _iso(at)})
+        self._versions[name] = (version, at)
+
+    def _settle_blocklist(self, c, cards: Sequence[Card]) -> None:
+        # Once the office's roster itself shows a blocked card as not active, the roster governs.
+        done = [x.uid for x in cards if x.uid in self._blocked and x.status is not CardStatus.ACTIVE]
+        if done:
+            c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(done)))
+            for uid in done:
+                self._blocked.pop(uid, None)
+
+
+def _open_row(s: OpenShift, origin: str) -> dict:
+    return {
+        "registration": s.registration, "origin": origin, "gate_id": s.gate_id, "ship": s.ship,
+        "admitted_at": _iso(s.admitted_at), "dispatch": _dispatch_json(s.dispatch),
+    }
+
+
+def _dedupe(entries: list[EscalaEntry]) -> list[EscalaEntry]:
+    return list({escala_key(e): e for e in entries}.values())
+
+
+def _pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA cache_size=-2000")
+    cur.close()

@@ -1,0 +1,115 @@
+"""Tables of the gate's local store (SQLite through SQLAlchemy Core). See ``edge.store``."""
+
+from __future__ import annotations
+
+from sqlalchemy import Column, Index, Integer, MetaData, String, Table, Text
+
+metadata = MetaData()
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("registration", String, primary_key=True),
+    Column("name", String, nullable=False),
+    Column("category", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("suspended_from", String),  # ISO date
+    Column("suspended_until", String),
+    Column("health_exam_date", String),
+    Column("booklet_revalidated_year", Integer),
+    Column("rotation_number", Integer),
+)
+
+cards = Table(
+    "cards",
+    metadata,
+    Column("uid", String, primary_key=True),  # canonical UID
+    Column("kind", String, nullable=False),
+    Column("registration", String, nullable=False),
+    Column("status", String, nullable=False),
+)
+Index("ix_cards_registration", cards.c.registration)
+
+# Cards blocked at this gate (confiscated here, or blocked by the office): effective at once and
+# kept across roster snapshots until the office's roster itself says the card is not active.
+blocklist = Table(
+    "blocklist",
+    metadata,
+    Column("uid", String, primary_key=True),
+    Column("reason", String, nullable=False),
+    Column("at", String, nullable=False),  # ISO UTC
+)
+
+escala = Table(
+    "escala",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("date", String, nullable=False),  # local ISO date
+    Column("period", String, nullable=False),
+    Column("ship", String, nullable=False),
+    Column("ship_name", String, nullable=False),
+    Column("voyage", String, nullable=False),
+    Column("berth", String, nullable=False),
+    Column("gate_id", String, nullable=False),
+    Column("post", String, nullable=False),
+    Column("function", String, nullable=False),
+    Column("registration", String, nullable=False),
+)
+Index("ix_escala_registration", escala.c.registration, escala.c.date)
+Index("ix_escala_gate", escala.c.gate_id, escala.c.date)
+Index(
+    "ux_escala_key", escala.c.date, escala.c.period, escala.c.ship, escala.c.post,
+    escala.c.registration, unique=True,
+)
+
+# Open shifts: origin "local" (admitted at this gate) or "presence" (relayed by the office).
+open_shifts = Table(
+    "open_shifts",
+    metadata,
+    Column("registration", String, primary_key=True),
+    Column("origin", String, primary_key=True),
+    Column("gate_id", String, nullable=False),
+    Column("ship", String, nullable=False),
+    Column("admitted_at", String, nullable=False),
+    Column("dispatch", Text),  # JSON of the EscalaEntry, or NULL
+)
+
+last_shift_end = Table(
+    "last_shift_end",
+    metadata,
+    Column("registration", String, primary_key=True),
+    Column("ended_at", String, nullable=False),
+)
+
+pending_flags = Table(
+    "pending_flags",
+    metadata,
+    Column("uid", String, primary_key=True),
+    Column("flag", String, primary_key=True),
+    Column("at", String, nullable=False),
+)
+
+inspector_session = Table(
+    "inspector_session",
+    metadata,
+    Column("id", Integer, primary_key=True),  # always 1
+    Column("boot_id", String, nullable=False),  # a session does not survive a restart
+    Column("inspector_uid", String, nullable=False),
+    Column("inspector_registration", String, nullable=False),
+    Column("until_mono_ns", Integer, nullable=False),
+)
+
+versions = Table(
+    "versions",
+    metadata,
+    Column("name", String, primary_key=True),  # roster | cards | escala | presence
+    Column("version", Integer, nullable=False),
+    Column("updated_at", String),  # ISO UTC or NULL
+)
+
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String, primary_key=True),  # applied_seq: last journal seq applied here
+    Column("value", String, nullable=False),
+)

@@ -1,0 +1,154 @@
+"""Apply downlink snapshots and deltas to the gate's local store, knowing each copy's version.
+
+``Downlink.apply(kind, form, message, received_at)`` hands the message to the store (each store call
+is one transaction, so a copy is replaced or patched atomically) and returns a ``SnapshotRequest``
+to publish when a delta does not follow the version the gate holds (the gate keeps its copy and
+asks the office for a fresh snapshot; the delta is ignored). A snapshot or delta older than the copy
+is ignored. ``copies()`` reports, per kind, the version held, when the office published it and when
+the gate applied it (the age feeds the G8 stale-data rule).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Protocol
+
+from edge.rules.model import OpenShift
+from wire.downlink import (
+    CardsDelta,
+    CardsSnapshot,
+    EscalaDelta,
+    EscalaSnapshot,
+    PresenceDelta,
+    PresenceSnapshot,
+    RosterDelta,
+    RosterSnapshot,
+    SnapshotRequest,
+)
+
+
+class Store(Protocol):
+    """What the downlink needs from ``edge.store`` (see the gate branch for the real one)."""
+
+    def replace_roster(self, version, workers, cards, at) -> None: ...
+    def apply_roster_delta(self, from_version, to_version, workers_upsert, cards_upsert, at) -> bool: ...
+    def replace_escala(self, version, entries, at) -> None: ...
+    def apply_escala_delta(self, from_version, to_version, upsert, remove, at) -> bool: ...
+    def block_card(self, uid, reason, at) -> None: ...
+    def set_presence(self, registration, shift, version) -> None: ...
+    def versions(self) -> dict: ...
+
+
+@dataclasses.dataclass
+class Copy:
+    """One kind of reference data held by the gate: its version and age."""
+
+    version: int | None = None
+    published_at: dt.datetime | None = None
+    applied_at: dt.datetime | None = None
+
+
+class Downlink:
+    """Applies downlinks for one gate. Not thread-safe: call from one thread (the sync pump)."""
+
+    def __init__(self, store: Store, gate_id: str) -> None:
+        self.store = store
+        self.gate_id = gate_id
+        self._copies = {k: Copy() for k in ("roster", "cards", "escala", "presence")}
+        known = store.versions() or {}
+        for kind in ("roster", "escala", "cards", "presence"):
+            if known.get(kind) is not None:
+                self._copies[kind].version = int(known[kind])
+        self._presence: dict[str, int] = {}  # registration -> version of its newest presence change
+        self.ignored = 0
+        self.requested = 0
+
+    def copies(self) -> dict[str, Copy]:
+        """Per kind: version held, when published by the office, when applied here."""
+        return {k: dataclasses.replace(v) for k, v in self._copies.items()}
+
+    def apply(self, kind: str, form: str, msg, received_at: dt.datetime) -> SnapshotRequest | None:
+        """Apply one decoded downlink message. Returns a snapshot request to publish, or None."""
+        copy = self._copies[kind]
+        if form == "snapshot":
+            if copy.version is not None and msg.version <= copy.version and kind != "presence":
+                self.ignored += 1  # retained snapshot we already hold, or an older one
+                return None
+            self._apply_snapshot(kind, msg)
+            self._set(copy, msg.version, msg.at, received_at)
+            return None
+        if kind == "presence":
+            return self._apply_presence_delta(msg, received_at)
+        if copy.version is not None and msg.to_version <= copy.version:
+            self.ignored += 1  # old delta (already contained in our copy)
+            return None
+        if copy.version != msg.from_version or not self._apply_delta(kind, msg):
+            self.requested += 1
+            return SnapshotRequest(
+                gate_id=self.gate_id, kind=kind, have_version=copy.version, at=received_at
+            )
+        self._set(copy, msg.to_version, msg.at, received_at)
+        return None
+
+    @staticmethod
+    def _set(copy: Copy, version: int, published: dt.datetime, received: dt.datetime) -> None:
+        copy.version = version
+        copy.published_at = published
+        copy.applied_at = received
+
+    def _apply_snapshot(self, kind: str, msg) -> None:
+        if isinstance(msg, RosterSnapshot):
+            self.store.replace_roster(msg.version, msg.workers, msg.cards, msg.at)
+        elif isinstance(msg, EscalaSnapshot):
+            self.store.replace_escala(msg.version, msg.entries, msg.at)
+        elif isinstance(msg, CardsSnapshot):
+            for blocked in msg.blocked:
+                self.store.block_card(blocked.uid, blocked.reason, blocked.at)
+        elif isinstance(msg, PresenceSnapshot):
+            listed = {row.registration for row in msg.open}
+            for registration in list(self._presence):
+                if registration not in listed and self._presence[registration] <= msg.version:
+                    self.store.set_presence(registration, None, msg.version)
+                    del self._presence[registration]
+            for row in msg.open:
+                if row.gate_id == self.gate_id:
+                    continue  # our own admissions are known locally
+                if self._presence.get(row.registration, -1) <= msg.version:
+                    self.store.set_presence(row.registration, _shift(row), msg.version)
+                    self._presence[row.registration] = msg.version
+
+    def _apply_delta(self, kind: str, msg) -> bool:
+        if isinstance(msg, RosterDelta):
+            return bool(
+                self.store.apply_roster_delta(
+                    msg.from_version, msg.to_version, msg.workers_upsert, msg.cards_upsert, msg.at
+                )
+            )
+        if isinstance(msg, EscalaDelta):
+            return bool(
+                self.store.apply_escala_delta(msg.from_version, msg.to_version, msg.upsert, msg.remove, msg.at)
+            )
+        if isinstance(msg, CardsDelta):
+            for blocked in msg.blocked:
+                self.store.block_card(blocked.uid, blocked.reason, blocked.at)
+            return True
+        raise TypeError(f"not a delta: {type(msg).__name__}")
+
+    def _apply_presence_delta(self, msg: PresenceDelta, received_at: dt.datetime) -> None:
+        if msg.open is not None and msg.open.gate_id == self.gate_id:
+            return None  # our own admission, relayed back
+        if self._presence.get(msg.registration, -1) >= msg.version:
+            self.ignored += 1
+            return None
+        self.store.set_presence(msg.registration, _shift(msg.open) if msg.open else None, msg.version)
+        self._presence[msg.registration] = msg.version
+        copy = self._copies["presence"]
+        self._set(copy, max(copy.version or 0, msg.version), msg.at, received_at)
+        return None
+
+
+def _shift(row) -> OpenShift:
+    return OpenShift(
+        registration=row.registration, gate_id=row.gate_id, ship=row.ship, admitted_at=row.admitted_at
+    )

@@ -1,0 +1,309 @@
+"""The gate's MQTT link: store-and-forward uplink of the journal, downlinks into the store.
+
+Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
+
+- Every event is already committed in the journal (the outbox) before it is published. It is
+  published at QoS 1 on a persistent MQTT v5 session (``clean_start=False`` + session expiry) and
+  leaves the outbox (``mark_sent``) only when the PUBACK for *its own* message id arrives. A PUBACK
+  with a failure reason code (e.g. 0x87 not authorised by the broker ACL) leaves the row unsent and
+  pauses publishing for ``reject_backoff_s``.
+- paho calls ``on_publish`` on its network thread, possibly before ``publish()`` has returned the
+  message id to us. So callbacks never touch the journal or the mid map: they push ``(mid, reason)``
+  on a queue. One pump thread owns the journal calls and the mid -> seq map; it records the mid as
+  soon as ``publish()`` returns and processes acks after that, so an early ack finds its mid.
+- Backlog drain: unsent rows in journal order (priority desc, then seq asc), at most ``window``
+  unacknowledged at once (also paho's ``max_inflight_messages``) and at most ``rate`` per second
+  (token bucket, ``burst``), so a fleet reconnecting after an outage does not flood the broker.
+- Outbox full policy: undelivered events are never dropped. When ``outbox_depth()`` reaches
+  ``high_water`` the gate appends one ``OUTBOX_HIGH_WATER`` alert event (priority 1) and sets the
+  ``portgate_outbox_depth`` gauge; the journal keeps growing until the disk is full (``StoreError``
+  at the journal, handled by the gate loop). The alert re-arms when the depth falls below half.
+- Reconnect: paho's network thread reconnects forever with exponential back-off
+  (``reconnect_min_s``..``reconnect_max_s``); messages in flight are resent by paho on reconnect.
+- Status: retained ``GateStatus`` on ``.../status``: Last Will "offline" (reason will), birth
+  "online" on every connect, explicit "offline" (graceful) on ``stop()``; each with the boot id.
+- Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
+- Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.downlink.Downlink``; a delta that
+  does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import msgspec
+import structlog
+from prometheus_client import Counter, Gauge
+
+from edge.sync.downlink import Downlink
+from edge.sync.outbox import Outbox
+from edge.sync.ratelimit import TokenBucket
+from portgate.errors import BadInput
+from wire import connection, topics
+from wire import downlink as dl
+from wire.events import AlertPayload, encode
+
+log = structlog.get_logger("edge.sync")
+
+OUTBOX_DEPTH = Gauge("portgate_outbox_depth", "Unsent events in the gate outbox", ["gate_id"])
+PUBLISHED = Counter("portgate_uplink_published_total", "Events published (incl. resends)", ["gate_id"])
+ACKED = Counter("portgate_uplink_acked_total", "Events acknowledged by the broker", ["gate_id"])
+REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure reason code", ["gate_id"])
+
+
+class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Uplink tuning (TOML ``[sync]``): window = max unacked publishes; rate = publishes/s (0 = no
+    limit), burst = bucket size; high_water = outbox depth that raises OUTBOX_HIGH_WATER."""
+
+    window: int = 100
+    rate: float = 2000.0
+    burst: float = 200.0
+    high_water: int = 100_000
+    check_every_s: float = 5.0
+    reject_backoff_s: float = 5.0
+    poll_s: float = 0.5
+
+
+def _system_now():
+    from edge.rules.model import Now
+
+    return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
+
+
+class Sync:
+    """MQTT sync of one gate. ``start()`` returns at once (connects in the background);
+    ``stop()`` publishes the graceful offline status and disconnects."""
+
+    def __init__(
+        self,
+        mqtt_config: connection.MqttConfig,
+        journal: Outbox,
+        store=None,
+        *,
+        port: str,
+        gate_id: str,
+        boot_id: str | None = None,
+        settings: SyncSettings = SyncSettings(),
+        now: Callable[[], object] = _system_now,
+    ) -> None:
+        self.config = mqtt_config
+        self.journal = journal
+        self.port = topics.check_id(port, "port")
+        self.gate_id = topics.check_id(gate_id, "gate_id")
+        self.boot_id = boot_id or getattr(journal, "boot_id", None) or str(uuid.uuid4())
+        self.settings = settings
+        self.now = now
+        self.downlink = Downlink(store, gate_id) if store is not None else None
+        self.t_events = topics.gate_events(port, gate_id)
+        self.t_status = topics.gate_status(port, gate_id)
+        self.t_cmd = topics.gate_cmd(port, gate_id)
+        self.client = connection.make_client(mqtt_config, mqtt_config.client_id or f"gate-{port}-{gate_id}")
+        self.client.max_inflight_messages_set(settings.window)
+        self.client.max_queued_messages_set(0)
+        self.client.will_set(self.t_status, self._status("offline", "will"), qos=1, retain=True)
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_publish = self._on_publish
+        self.client.on_message = self._on_message
+        self.connected = threading.Event()
+        self._acks: queue.SimpleQueue = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._inflight: dict[int, int | None] = {}  # mid -> seq (pump thread only)
+        self._inflight_seqs: set[int] = set()
+        self._replay: collections.deque = collections.deque()
+        self._paused_until = 0.0
+        self._alerted = False
+        self._next_check = 0.0
+        self._bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
+        self._pump: threading.Thread | None = None
+        self.stats = collections.Counter()
+
+    # -- life cycle -------------------------------------------------------------------------------
+    def start(self) -> Sync:
+        """Connect in the background (retrying forever) and start the pump thread."""
+        self._pump = threading.Thread(target=self._run, name=f"sync-{self.gate_id}", daemon=True)
+        self._pump.start()
+        connection.start(self.client, self.config)
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Publish the graceful "offline" status (if connected), disconnect, join the pump."""
+        self._stopping.set()
+        self._wake.set()
+        if self._pump:
+            self._pump.join(timeout)
+        if self.connected.is_set():
+            info = self.client.publish(self.t_status, self._status("offline", "graceful"), qos=1, retain=True)
+            try:
+                info.wait_for_publish(timeout)
+            except (RuntimeError, ValueError):
+                pass
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def notify(self) -> None:
+        """Tell the pump a new event was journaled (it also polls every ``poll_s``)."""
+        self._wake.set()
+
+    @property
+    def inflight(self) -> int:
+        return len(self._inflight)
+
+    # -- paho callbacks (network thread): only queue and wake -----------------------------------
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.warning("mqtt.connect_refused", gate_id=self.gate_id, reason=str(reason_code))
+            return
+        client.subscribe([(self.t_cmd, 1), (topics.downlink_filter(self.port), 1)])
+        client.publish(self.t_status, self._status("online", "birth"), qos=1, retain=True)
+        self.connected.set()
+        log.info("mqtt.connected", gate_id=self.gate_id, session_present=flags.session_present)
+        self._wake.set()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self.connected.clear()
+        log.info("mqtt.disconnected", gate_id=self.gate_id, reason=str(reason_code))
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
+        self._acks.put((mid, reason_code.is_failure, str(reason_code)))
+        self._wake.set()
+
+    def _on_message(self, client, userdata, message) -> None:
+        self._inbox.put((message.topic, bytes(message.payload)))
+        self._wake.set()
+
+    # -- pump thread -------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(self.settings.poll_s)
+            self._wake.clear()
+            try:
+                self._drain_acks()
+                self._drain_inbox()
+                if self.connected.is_set():
+                    self._fill_window()
+                self._check_depth()
+            except Exception:  # noqa: BLE001 - the pump must survive anything and keep the outbox
+                log.exception("sync.pump_error", gate_id=self.gate_id)
+                time.sleep(self.settings.poll_s)
+        self._drain_acks()
+
+    def _drain_acks(self) -> None:
+        done: list[int] = []
+        while True:
+            try:
+                mid, failed, reason = self._acks.get_nowait()
+            except queue.Empty:
+                break
+            if mid not in self._inflight:
+                continue  # status/request messages, not outbox rows
+            seq = self._inflight.pop(mid)
+            if seq is None:
+                continue
+            self._inflight_seqs.discard(seq)
+            if failed:
+                REJECTED.labels(self.gate_id).inc()
+                self.stats["rejected"] += 1
+                self._paused_until = time.monotonic() + self.settings.reject_backoff_s
+                log.error("uplink.rejected", gate_id=self.gate_id, seq=seq, reason=reason)
+            else:
+                done.append(seq)
+        if done:
+            self.journal.mark_sent(done)
+            ACKED.labels(self.gate_id).inc(len(done))
+            self.stats["acked"] += len(done)
+
+    def _fill_window(self) -> None:
+        now = time.monotonic()
+        if now < self._paused_until:
+            self._wake_later(self._paused_until - now)
+            return
+        free = self.settings.window - len(self._inflight)
+        if free <= 0:
+            return
+        rows: list[tuple[object, bool]] = []  # (event, came from a replay command)
+        while self._replay and len(rows) < free:
+            rows.append((self._replay.popleft(), True))
+        if len(rows) < free:
+            batch = self.journal.outbox_batch(len(self._inflight_seqs) + free - len(rows))
+            fresh = [e for e in batch if e.seq not in self._inflight_seqs][: free - len(rows)]
+            rows += [(e, False) for e in fresh]
+        for i, (event, _replayed) in enumerate(rows):
+            if not self._bucket.take(time.monotonic()):
+                # replayed rows go back to the front; outbox rows are simply read again later
+                self._replay.extendleft(reversed([e for e, r in rows[i:] if r]))
+                self._wake_later(self._bucket.wait_time())
+                return
+            info = self.client.publish(self.t_events, encode(event), qos=1)
+            self._inflight[info.mid] = event.seq
+            self._inflight_seqs.add(event.seq)
+            PUBLISHED.labels(self.gate_id).inc()
+            self.stats["published"] += 1
+        if rows:
+            self._wake.set()  # more may be waiting
+
+    def _wake_later(self, delay: float) -> None:
+        t = threading.Timer(max(0.001, delay), self._wake.set)
+        t.daemon = True
+        t.start()
+
+    def _drain_inbox(self) -> None:
+        while True:
+            try:
+                topic, payload = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                if topic == self.t_cmd:
+                    self._command(dl.decode(payload, dl.Command, where=topic))
+                elif self.downlink is not None:
+                    _port, kind, form = topics.parse_downlink_topic(topic)
+                    msg = dl.decode_downlink(payload, kind, form, where=topic)
+                    request = self.downlink.apply(kind, form, msg, dt.datetime.now(dt.UTC))
+                    if request is not None:
+                        self.client.publish(topics.office_requests(self.port), dl.encode(request), qos=1)
+                        log.info("downlink.snapshot_requested", gate_id=self.gate_id, kind=kind)
+            except BadInput as exc:
+                self.stats["bad_downlink"] += 1
+                log.warning("downlink.rejected", gate_id=self.gate_id, topic=topic, error=str(exc))
+
+    def _command(self, cmd) -> None:
+        if isinstance(cmd, dl.ReplayCommand):
+            events = self.journal.events_between(cmd.seq_from, cmd.seq_to)
+            self._replay.extend(events)
+            self.stats["replayed"] += len(events)
+            log.info("uplink.replay", gate_id=self.gate_id, seq_from=cmd.seq_from, seq_to=cmd.seq_to, n=len(events))
+
+    def _check_depth(self) -> None:
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + self.settings.check_every_s
+        depth = self.journal.outbox_depth()
+        OUTBOX_DEPTH.labels(self.gate_id).set(depth)
+        if depth >= self.settings.high_water and not self._alerted:
+            self.journal.append(
+                AlertPayload(code="OUTBOX_HIGH_WATER", detail=f"{depth} events unsent"),
+                now=self.now(),
+                priority=1,
+            )
+            self._alerted = True
+            log.warning("outbox.high_water", gate_id=self.gate_id, depth=depth)
+        elif depth < self.settings.high_water // 2:
+            self._alerted = False
+
+    def _status(self, state: str, reason: str) -> bytes:
+        return dl.encode(
+            dl.GateStatus(
+                port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
+                reason=reason, at=dt.datetime.now(dt.UTC),
+            )
+        )

@@ -1,0 +1,172 @@
+"""A throw-away PostgreSQL cluster for tests, benchmarks and the demo.
+
+``PostgresCluster`` runs ``initdb`` + ``pg_ctl`` from ``/usr/lib/postgresql/<ver>/bin`` (highest
+version found, or ``PG_BIN``-style ``bindir`` argument) on a free loopback port, with its unix
+socket in the same temporary directory. Run as root, the server runs as an unprivileged user
+(``postgres`` if it exists, else ``nobody``) through ``runuser -u USER --``, and the data directory is
+owned by that user. ``url`` is a SQLAlchemy URL (``postgresql+psycopg://...``) over TCP loopback with
+trust authentication. ``stop()`` stops the server (fast mode) and removes the directory.
+
+Usage::
+
+    with PostgresCluster() as pg:
+        engine = make_engine(pg.url)
+
+Errors: ``StoreError`` if no PostgreSQL binaries are found or the server does not start (the
+message carries the tail of the server log).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+from portgate.errors import StoreError
+
+DEFAULT_DB = "portgate"
+
+
+def find_bindir() -> Path:
+    """The newest ``/usr/lib/postgresql/*/bin`` that has ``initdb`` and ``pg_ctl``."""
+    candidates = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
+    )
+    for bindir in reversed(candidates):
+        if (Path(bindir) / "initdb").exists() and (Path(bindir) / "pg_ctl").exists():
+            return Path(bindir)
+    found = shutil.which("pg_ctl")
+    if found:
+        return Path(found).parent
+    raise StoreError("no PostgreSQL server binaries found (looked in /usr/lib/postgresql/*/bin)")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _run_as_user() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+            return name
+        except KeyError:
+            continue
+    raise StoreError("running as root and no unprivileged user (postgres, nobody) to run PostgreSQL")
+
+
+class PostgresCluster:
+    """One throw-away cluster. ``start()`` returns the SQLAlchemy URL; ``stop()`` removes everything."""
+
+    def __init__(self, *, bindir: str | Path | None = None, dbname: str = DEFAULT_DB) -> None:
+        self.bindir = Path(bindir) if bindir else find_bindir()
+        self.dbname = dbname
+        self.user = _run_as_user()
+        self.port: int | None = None
+        self.tmp: Path | None = None
+        self.url: str | None = None
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _cmd(self, *args: str) -> list[str]:
+        cmd = [str(self.bindir / args[0]), *args[1:]]
+        return ["runuser", "-u", self.user, "--", *cmd] if self.user else cmd
+
+    def _run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(self._cmd(*args), capture_output=True, text=True, check=False)
+
+    @property
+    def datadir(self) -> Path:
+        assert self.tmp is not None
+        return self.tmp / "data"
+
+    @property
+    def logfile(self) -> Path:
+        assert self.tmp is not None
+        return self.tmp / "server.log"
+
+    def _log_tail(self) -> str:
+        try:
+            return self.logfile.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> str:
+        """initdb, start on a free port, create the database; return the SQLAlchemy URL."""
+        self.tmp = Path(tempfile.mkdtemp(prefix="portgate-pg-"))
+        os.chmod(self.tmp, 0o755)
+        if self.user:
+            entry = pwd.getpwnam(self.user)
+            os.chown(self.tmp, entry.pw_uid, entry.pw_gid)
+        init = self._run("initdb", "-D", str(self.datadir), "-U", "postgres", "-A", "trust",
+                         "-E", "UTF8", "--locale=C", "--no-sync")
+        if init.returncode != 0:
+            self._cleanup()
+            raise StoreError(f"initdb failed: {init.stderr.strip()[-1000:]}")
+        for _attempt in range(3):
+            self.port = free_port()
+            opts = (f"-p {self.port} -k {self.tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
+                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=50")
+            started = self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.logfile),
+                                "-o", opts, "-w", "-t", "60", "start")
+            if started.returncode == 0:
+                break
+        else:
+            tail = self._log_tail()
+            self._cleanup()
+            raise StoreError(f"PostgreSQL did not start: {started.stderr.strip()} {tail}")
+        created = self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
+                            self.dbname)
+        if created.returncode != 0:
+            self.stop()
+            raise StoreError(f"createdb failed: {created.stderr.strip()}")
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{self.dbname}"
+        return self.url
+
+    def create_database(self, name: str) -> str:
+        """Create another database in the same cluster; return its URL (one per test module)."""
+        done = self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+        if done.returncode != 0:
+            raise StoreError(f"createdb {name} failed: {done.stderr.strip()}")
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown) and remove its directory. Safe to call twice."""
+        if self.tmp is not None and self.datadir.exists():
+            self._run("pg_ctl", "-D", str(self.datadir), "-m", "fast", "-w", "stop")
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+        self.url = None
+
+    def __enter__(self) -> PostgresCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def postgres_url(**kwargs):
+    """Context manager yielding the URL of a fresh throw-away cluster; stops it on exit."""
+    cluster = PostgresCluster(**kwargs)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()

@@ -1,0 +1,116 @@
+"""The journal: committed appends, gapless seq across restarts, outbox priority, quarantine."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from edge.journal import Journal
+from edge.rules.model import Now
+from wire.events import AlertPayload, ConfiscationPayload, TapPayload, verify
+
+from .conftest import GATE, KEY, T0
+
+NOW = Now(wall=T0, mono_ns=5, clock_trusted=False)
+
+
+def tap(uid="0A04A10001", decision="admit"):
+    return TapPayload(uid=uid, reader_id="r1", reader_kind="control", decision=decision)
+
+
+def conf(uid="0A04A10001"):
+    return ConfiscationPayload(uid=uid, registration="V001", inspector_uid="1F", inspector_registration="F1",
+                               reason_flag="ROTATION_JUMP", article="83.611 art. 20 i")
+
+
+def open_journal(path, boot="boot-1"):
+    return Journal(path, port="santos", gate_id=GATE, key=KEY, boot_id=boot)
+
+
+def test_append_returns_a_signed_event_already_committed(journal, tmp_path):
+    ev = journal.append(tap(), now=NOW)
+    assert (ev.seq, ev.gate_id, ev.port, ev.boot_id, ev.occurred_at, ev.clock_trusted, ev.mono_ns) == (
+        1, GATE, "santos", "boot-1", T0, False, 5)
+    assert verify(ev, KEY)
+    # a second, independent connection sees the row: it was committed before append returned
+    other = sqlite3.connect(tmp_path / "journal.db")
+    assert other.execute("SELECT seq, event_id FROM journal").fetchall() == [(1, ev.event_id)]
+    other.close()
+
+
+def test_seq_is_gapless_and_continues_across_restarts(tmp_path):
+    j = open_journal(tmp_path / "j.db")
+    seqs = [j.append(tap(), now=NOW).seq for _ in range(5)]
+    j.close()
+    j2 = open_journal(tmp_path / "j.db", boot="boot-2")
+    more = [j2.append(tap(), now=NOW) for _ in range(3)]
+    assert seqs + [e.seq for e in more] == list(range(1, 9))
+    assert {e.boot_id for e in more} == {"boot-2"}
+    assert [e.seq for e in j2.events_between(1, 100)] == list(range(1, 9))
+    j2.close()
+
+
+def test_outbox_serves_priority_first_then_seq_and_forgets_only_what_was_marked_sent(journal):
+    journal.append(tap("01010101"), now=NOW)
+    journal.append(tap("02020202"), now=NOW)
+    journal.append(conf(), now=NOW, priority=1)
+    journal.append(tap("03030303"), now=NOW)
+    assert [e.seq for e in journal.outbox_batch(10)] == [3, 1, 2, 4]
+    assert [e.seq for e in journal.outbox_batch(2)] == [3, 1]
+    assert journal.outbox_depth() == 4
+    assert journal.oldest_unsent_at() == T0
+    journal.mark_sent([3, 1, 1, 999])
+    assert journal.outbox_depth() == 2
+    assert [e.seq for e in journal.outbox_batch(10)] == [2, 4]
+    journal.mark_sent([2, 4])
+    assert journal.outbox_batch(10) == [] and journal.oldest_unsent_at() is None
+    assert [e.seq for e in journal.events_between(2, 3)] == [2, 3]  # replay serves sent rows too
+
+
+def test_append_many_commits_consecutive_seqs_together(journal):
+    evs = journal.append_many([tap(), conf()], now=NOW, priority=1)
+    assert [e.seq for e in evs] == [1, 2] and journal.last_seq() == 2
+    assert [type(e.payload).__name__ for e in journal.outbox_batch(5)] == ["TapPayload", "ConfiscationPayload"]
+
+
+def test_outbox_depth_survives_restart(tmp_path):
+    j = open_journal(tmp_path / "j.db")
+    for _ in range(4):
+        j.append(tap(), now=NOW)
+    j.mark_sent([1])
+    j.close()
+    j2 = open_journal(tmp_path / "j.db")
+    assert j2.outbox_depth() == 3 and j2.last_seq() == 4
+    j2.close()
+
+
+def test_corrupt_journal_is_quarantined_and_numbering_continues_with_an_alert_first(tmp_path):
+    path = tmp_path / "j.db"
+    j = open_journal(path)
+    for _ in range(10):
+        j.append(tap(), now=NOW)
+    j.mark_sent(range(1, 7))
+    j.close()
+    # scribble over the middle of the file (a torn SD-card write)
+    data = bytearray(path.read_bytes())
+    data[100:] = b"\xff" * (len(data) - 100)
+    path.write_bytes(bytes(data))
+
+    j2 = open_journal(path, boot="boot-2")
+    assert j2.quarantined_to is not None and j2.quarantined_to.exists()
+    first = j2.outbox_batch(1)[0]
+    assert isinstance(first.payload, AlertPayload) and first.payload.code == "STORE_QUARANTINED"
+    assert first.seq == 11  # never goes backwards: the office sees no repeated seq
+    assert "resumed_at=11 lost_after=6" in first.payload.detail
+    assert j2.append(tap(), now=NOW).seq == 12
+    j2.close()
+
+
+def test_garbage_journal_file_without_hwm_starts_at_one_with_the_alert(tmp_path):
+    path = tmp_path / "j.db"
+    path.write_bytes(b"\x00garbage" * 1000)
+    j = open_journal(path)
+    ev = j.outbox_batch(5)
+    assert [(e.seq, e.payload.code) for e in ev] == [(1, "STORE_QUARANTINED")]
+    assert "lost_after=-1" in ev[0].payload.detail
+    assert [p.name.split(".corrupt-")[0] for p in tmp_path.glob("j.db.corrupt-*")] == ["j.db"]
+    j.close()

@@ -1,0 +1,156 @@
+"""The local store: round-trips of the office's copies, deltas, blocklist, presence, derived state."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from edge.effects import Effects
+from edge.rules.model import InspectorSession, OpenShift
+from edge.store import Store
+from portgate.errors import BadInput
+from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus
+
+from .conftest import GATE, SHIP, T0
+
+
+def test_seeded_copies_round_trip_through_sqlite(store, tmp_path):
+    store.close()
+    again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    card = again.card("0A04A10001")
+    assert card == Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.ACTIVE)
+    w = again.worker("V001")
+    assert (w.name, w.status, w.health_exam_date, w.rotation_number) == (
+        "Ana Lima", WorkerStatus.ACTIVE, dt.date(2025, 6, 1), 1)
+    assert [e.registration for e in again.gate_dispatches(T0)] == ["V001", "V002", "V005", "V008",
+                                                                  "V011", "V012", "V015", "V016"]
+    assert [e.ship for e in again.dispatches("V003", T0)] == ["9300002"]
+    assert again.versions()["roster"] == (1, T0)
+    assert again.data_updated_at() == T0
+    again.close()
+
+
+def test_unknown_card_and_worker_are_none(store):
+    assert store.card("DEADBEEF") is None
+    assert store.worker("X999") is None
+    assert store.dispatches("X999", T0) == []
+
+
+def test_dispatches_outside_a_day_are_not_returned(store):
+    assert store.dispatches("V001", T0 + dt.timedelta(days=3)) == []
+
+
+def test_roster_delta_applies_on_its_base_version_only(store):
+    w = Worker("V099", "Nova Pessoa", "vigia", WorkerStatus.ACTIVE)
+    c = Card("0A0A0A0A99", CardKind.CONTROL, "V099", CardStatus.ACTIVE)
+    assert store.apply_roster_delta(5, 6, [w], [c], T0) is False  # copy is at 1: ask for a snapshot
+    assert store.card("0A0A0A0A99") is None
+    assert store.apply_roster_delta(1, 2, [w], [c], T0 + dt.timedelta(hours=1)) is True
+    assert store.card("0A0A0A0A99").registration == "V099"
+    assert store.versions()["roster"] == (2, T0 + dt.timedelta(hours=1))
+    assert store.versions()["cards"][0] == 2
+
+
+def test_escala_delta_upserts_and_removes(store):
+    v001 = store.dispatches("V001", T0)[0]
+    moved = type(v001)(**{**{f: getattr(v001, f) for f in v001.__slots__}, "registration": "V030"})
+    assert store.apply_escala_delta(1, 2, [moved], [v001], T0) is True
+    assert store.dispatches("V001", T0) == []
+    assert store.dispatches("V030", T0) == [moved]
+    assert store.apply_escala_delta(1, 3, [], [], T0) is False
+
+
+def test_blocked_card_reads_as_confiscated_at_once_and_survives_a_stale_snapshot(store, tmp_path):
+    store.block_card("0A04A10001", "confiscated: ROTATION_JUMP", T0)
+    assert store.card("0A04A10001").status is CardStatus.CONFISCATED
+    # an older office snapshot still says active: the local block stands
+    store.replace_roster(2, [store.worker("V001")],
+                         [Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.ACTIVE)], T0)
+    assert store.card("0A04A10001").status is CardStatus.CONFISCATED
+    # once the office's roster shows it confiscated, the roster governs (and can later reactivate)
+    store.replace_roster(3, [store.worker("V001")],
+                         [Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.CONFISCATED)], T0)
+    store.replace_roster(4, [store.worker("V001")],
+                         [Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.ACTIVE)], T0)
+    assert store.card("0A04A10001").status is CardStatus.ACTIVE
+
+
+def test_presence_relayed_by_the_office_is_an_open_shift_elsewhere(store):
+    shift = OpenShift("V003", "g-nordic", "9300002", T0)
+    store.set_presence("V003", shift, 7)
+    assert store.open_shift("V003") == shift
+    assert store.versions()["presence"][0] == 7
+    store.set_presence("V003", None, 8)
+    assert store.open_shift("V003") is None
+
+
+def test_derived_state_is_applied_once_per_journal_seq_and_persists(store, tmp_path):
+    entry = store.dispatches("V001", T0)[0]
+    store.apply(1, Effects(open=OpenShift("V001", GATE, SHIP, T0, entry),
+                           flags=(("0A04A10001", "ROTATION_JUMP", T0),)))
+    store.apply(1, Effects(close=("V001", T0)))  # same seq again: ignored
+    assert store.open_shift("V001").dispatch == entry
+    store.apply(2, Effects(inspector=InspectorSession("1F1F1F1F", "F001", 99)))
+    store.close()
+    again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP, boot_id="boot-1")
+    assert again.applied_seq == 2
+    assert again.open_shift("V001").dispatch == entry
+    assert again.pending_flags("0A04A10001") == ["ROTATION_JUMP"]
+    assert again.inspector_session() == InspectorSession("1F1F1F1F", "F001", 99)
+    again.apply(3, Effects(close=("V001", T0 + dt.timedelta(hours=6))))
+    assert again.open_shift("V001") is None
+    assert again.last_shift_end("V001") == T0 + dt.timedelta(hours=6)
+    again.close()
+    other_boot = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP, boot_id="boot-2")
+    assert other_boot.inspector_session() is None  # mono time restarted: the session is gone
+    other_boot.close()
+
+
+def test_pending_flags_expire_after_a_day(store):
+    store.apply(1, Effects(flags=(("0A04A10001", "BORROWED_CARD", T0),)))
+    later = T0 + dt.timedelta(hours=25)
+    store.apply(2, Effects(flags=(("0A04A10002", "ROTATION_JUMP", later),)))
+    assert store.pending_flags("0A04A10001") == ()
+    assert store.pending_flags("0A04A10002") == ["ROTATION_JUMP"]
+
+
+def test_roster_copy_with_missing_fields_is_refused_naming_rows_and_changes_nothing(store):
+    rows = [
+        {"registration": "V200", "name": "Ok", "category": "vigia", "status": "active"},
+        {"registration": "V201", "category": "vigia", "status": "active"},  # no name
+        {"registration": "V202", "name": "X", "category": "vigia", "status": "on_leave"},
+    ]
+    with pytest.raises(BadInput) as err:
+        store.replace_roster(9, rows, [], T0)
+    text = str(err.value)
+    assert "roster.workers:2: missing column(s) name" in text
+    assert "roster.workers:3: status 'on_leave'" in text
+    assert store.versions()["roster"][0] == 1
+    assert store.worker("V001") is not None and store.worker("V200") is None
+
+
+def test_roster_rows_from_json_with_numbers_are_accepted(store):
+    rows = [{"registration": "V300", "name": "Json", "category": "vigia", "status": "active",
+             "rotation_number": 42, "booklet_revalidated_year": None}]
+    store.replace_roster(10, rows, [{"uid": "0a:0b:0c:0d", "kind": "control", "registration": "V300",
+                                     "status": "active"}], T0)
+    assert store.worker("V300").rotation_number == 42
+    assert store.card("0A0B0C0D").registration == "V300"
+
+
+def test_escala_for_another_gate_only_leaves_this_gate_without_dispatches(store):
+    nordic = [e for e in store.dispatches("V003", T0)]
+    store.replace_escala(5, nordic, T0)
+    assert store.gate_dispatches(T0) == []
+    assert store.dispatches("V003", T0) == nordic  # still known for G5 (double assignment)
+
+
+def test_corrupt_store_file_is_quarantined_and_a_fresh_one_created(tmp_path):
+    path = tmp_path / "store.db"
+    path.write_bytes(b"this is not a database at all" * 200)
+    s = Store(path, gate_id=GATE)
+    assert s.quarantined_to is not None and s.quarantined_to.exists()
+    assert s.quarantined_to.read_bytes().startswith(b"this is not")
+    assert s.card("0A04A10001") is None and s.versions()["roster"] == (0, None)
+    s.close()

@@ -1,0 +1,36 @@
+"""The throw-away PostgreSQL test kit starts a real server, serves SQL, and removes itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from portgate.testkit.postgres import PostgresCluster
+
+
+def test_cluster_serves_sql_and_removes_its_directory():
+    cluster = PostgresCluster()
+    url = cluster.start()
+    tmp = Path(cluster.tmp)
+    assert url.startswith("postgresql+psycopg://")
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("select 1 + 1")).scalar() == 2
+        version = conn.execute(text("show server_version")).scalar()
+    engine.dispose()
+    assert int(version.split(".")[0]) >= 15
+    cluster.stop()
+    assert not tmp.exists()
+    cluster.stop()  # idempotent
+
+
+def test_session_cluster_gives_separate_databases(pg_cluster):
+    url_a = pg_cluster.create_database("kit_a")
+    url_b = pg_cluster.create_database("kit_b")
+    assert url_a != url_b
+    for url in (url_a, url_b):
+        engine = create_engine(url)
+        with engine.connect() as conn:
+            assert conn.execute(text("select current_database()")).scalar() in {"kit_a", "kit_b"}
+        engine.dispose()

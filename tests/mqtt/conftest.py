@@ -1,0 +1,143 @@
+"""Fixtures for the MQTT tests: a real private mosquitto per test, gates (journal + Sync) and the
+office ingest writing to a real SQLite ledger."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+
+import pytest
+from sqlalchemy import select
+
+from central.config import CentralConfig, IngestSettings
+from central.db import load_all_tables, make_engine
+from central.ingest.keys import add_gate
+from central.ingest.service import Ingest
+from central.ledger.schema import dead_letters, events
+from edge.rules.model import Now
+from edge.sync import Sync, SyncSettings
+from portgate.config import read_secret
+from portgate.testkit.mosquitto import Mosquitto
+from tests.mqtt.sqlite_outbox import SqliteOutbox
+from wire.connection import MqttConfig
+
+PORT = "santos"
+
+
+def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
+    """Poll ``predicate`` until true; fail the test (not hang) if it never becomes true."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def now() -> Now:
+    return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
+
+
+@pytest.fixture
+def broker(tmp_path):
+    m = Mosquitto(tmp_path / "broker")
+    m.start()
+    yield m
+    m.kill()
+
+
+@pytest.fixture
+def keys_dir(tmp_path):
+    d = tmp_path / "keys"
+    d.mkdir()
+    return d
+
+
+class Office:
+    """The ledger database and helpers to start ingest workers against a broker."""
+
+    def __init__(self, tmp_path, keys_dir, url=None):
+        self.url = url or f"sqlite:///{tmp_path / 'ledger.db'}"
+        self.engine = make_engine(self.url)
+        load_all_tables().create_all(self.engine)
+        self.keys_dir = keys_dir
+        self.running: list[Ingest] = []
+
+    def config(self, broker, *, workers=1, mqtt=None, **ingest) -> CentralConfig:
+        ingest.setdefault("gap_grace_s", 0.5)
+        ingest.setdefault("replay_every_s", 2.0)
+        return CentralConfig(
+            database_url=self.url, port=PORT, keys_dir=str(self.keys_dir), workers=workers,
+            mqtt=mqtt or MqttConfig(host=broker.host, port=broker.port),
+            ingest=IngestSettings(**ingest),
+        )
+
+    def start(self, broker, **kw) -> Ingest:
+        ingest = Ingest(self.config(broker, **kw), engine=self.engine).start()
+        assert ingest.wait_connected()
+        self.running.append(ingest)
+        return ingest
+
+    def stop_all(self):
+        for i in self.running:
+            i.stop()
+        self.running.clear()
+
+    def events(self, gate_id=None):
+        q = select(events.c.gate_id, events.c.seq, events.c.event_id).order_by(events.c.id)
+        if gate_id:
+            q = q.where(events.c.gate_id == gate_id)
+        with self.engine.connect() as c:
+            return c.execute(q).all()
+
+    def dead(self):
+        with self.engine.connect() as c:
+            return c.execute(select(dead_letters.c.reason, dead_letters.c.gate_id)).all()
+
+
+@pytest.fixture
+def office(tmp_path, keys_dir):
+    o = Office(tmp_path, keys_dir)
+    yield o
+    o.stop_all()
+    o.engine.dispose()
+
+
+class Gate:
+    def __init__(self, tmp_path, keys_dir, gate_id):
+        self.gate_id = gate_id
+        key_file = add_gate(keys_dir, gate_id)
+        self.key = read_secret(key_file)
+        self.journal = SqliteOutbox(
+            tmp_path / f"{gate_id}.journal", port=PORT, gate_id=gate_id, key=self.key, boot_id=str(uuid.uuid4())
+        )
+        self.sync: Sync | None = None
+
+    def start(self, broker, store=None, **settings) -> Sync:
+        settings.setdefault("check_every_s", 0.2)
+        self.sync = Sync(
+            MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=0.2, reconnect_max_s=1),
+            self.journal, store, port=PORT, gate_id=self.gate_id, settings=SyncSettings(**settings),
+        ).start()
+        return self.sync
+
+    def stop(self):
+        if self.sync:
+            self.sync.stop()
+            self.sync = None
+
+
+@pytest.fixture
+def make_gate(tmp_path, keys_dir):
+    gates: list[Gate] = []
+
+    def make(gate_id="g1"):
+        g = Gate(tmp_path, keys_dir, gate_id)
+        gates.append(g)
+        return g
+
+    yield make
+    for g in gates:
+        g.stop()

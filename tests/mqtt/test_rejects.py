@@ -1,0 +1,84 @@
+"""Everything bad lands in dead_letters (or is dropped as a duplicate) and the ingest keeps going."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import msgspec
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.sqlite_outbox import tap
+from wire import topics
+from wire.events import Event, encode, new_event_id, sign
+
+
+def raw_client(broker) -> mqtt.Client:
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="intruder", protocol=mqtt.MQTTv5)
+    c.connect(broker.host, broker.port)
+    c.loop_start()
+    return c
+
+
+def forged(gate_id: str, key: bytes, seq: int = 1) -> Event:
+    return sign(
+        Event(
+            event_id=new_event_id(), port=PORT, gate_id=gate_id, boot_id="b", seq=seq,
+            occurred_at=dt.datetime.now(dt.UTC), clock_trusted=True, mono_ns=1, payload=tap(seq),
+        ),
+        key,
+    )
+
+
+def publish(c, topic, payload):
+    c.publish(topic, payload, qos=1).wait_for_publish(5)
+
+
+def test_bad_mac_malformed_unknown_gate_and_mismatch_go_to_dead_letters(broker, office, make_gate):
+    office.start(broker)
+    gate = make_gate("g1")
+    gate.start(broker)
+    c = raw_client(broker)
+    t1 = topics.gate_events(PORT, "g1")
+    publish(c, t1, encode(forged("g1", b"not-the-key")))  # forged MAC
+    publish(c, t1, b"{not json")  # malformed
+    publish(c, t1, b'{"event_id": "x"}')  # schema violation
+    publish(c, topics.gate_events(PORT, "g9"), encode(forged("g9", b"k")))  # unknown gate
+    publish(c, topics.gate_events(PORT, "g2"), encode(sign(forged("g1", gate.key), gate.key)))  # g1 as g2
+    wait_until(lambda: len(office.dead()) == 5, what="5 dead letters")
+    reasons = sorted(r.reason.split(":")[0] for r in office.dead())
+    assert reasons == ["bad MAC", "malformed", "malformed", "topic/gate mismatch", "unknown gate g9"]
+    # the ingest keeps running: a valid tap still arrives
+    gate.journal.append(tap(1), now=now())
+    gate.sync.notify()
+    wait_until(lambda: len(office.events("g1")) == 1, what="the valid tap")
+    c.loop_stop()
+
+
+def test_a_replayed_old_event_is_dropped_as_a_duplicate(broker, office, make_gate):
+    ingest = office.start(broker)
+    gate = make_gate("g1")
+    event = gate.journal.append(tap(1), now=now())
+    gate.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 1, what="first copy")
+    c = raw_client(broker)
+    for _ in range(3):
+        publish(c, topics.gate_events(PORT, "g1"), encode(event))  # attacker or broker resends
+    wait_until(lambda: ingest.workers[0].stats["duplicates"] == 3, what="3 duplicates seen")
+    assert len(office.events("g1")) == 1
+    assert office.dead() == []
+    c.loop_stop()
+
+
+def test_an_event_with_a_tampered_payload_fails_the_mac(broker, office, make_gate):
+    office.start(broker)
+    gate = make_gate("g1")
+    event = gate.journal.append(tap(1, registration="1001"), now=now())
+    tampered = msgspec.structs.replace(event, payload=tap(1, registration="6666"))
+    c = raw_client(broker)
+    publish(c, topics.gate_events(PORT, "g1"), encode(tampered))
+    wait_until(lambda: len(office.dead()) == 1, what="dead letter")
+    assert office.dead()[0].reason == "bad MAC"
+    assert office.events() == []
+    c.loop_stop()

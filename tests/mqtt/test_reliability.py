@@ -1,0 +1,153 @@
+"""Outages and crashes: broker down during taps, ingest killed before commit, a big backlog, a gap."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from portgate.testkit.mosquitto import Mosquitto
+from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.sqlite_outbox import tap
+
+pytestmark = pytest.mark.mqtt
+
+
+@pytest.mark.slow
+def test_broker_down_during_taps_then_restarted_everything_arrives_in_order(broker, office, make_gate):
+    office.start(broker)
+    gates = [make_gate("g1"), make_gate("g2")]
+    for g in gates:
+        g.start(broker, window=20)
+    stop = threading.Event()
+
+    def tapping(g):
+        i = 0
+        while not stop.is_set():
+            i += 1
+            g.journal.append(tap(i), now=now())
+            g.sync.notify()
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=tapping, args=(g,)) for g in gates]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    broker.stop()  # graceful: the broker saves the ledger's queued messages
+    time.sleep(2.0)  # taps continue while the broker is down
+    broker.start()
+    time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join()
+    for g in gates:
+        last = g.journal.last_seq()
+        wait_until(lambda g=g, last=last: len(office.events(g.gate_id)) == last, what=f"all of {g.gate_id}")
+        seqs = [r.seq for r in office.events(g.gate_id)]  # in ledger insertion order
+        assert seqs == list(range(1, last + 1)), "per-gate order kept"
+        wait_until(lambda g=g: g.journal.outbox_depth() == 0, what="outbox empty")
+
+
+def _central_toml(tmp_path, office, broker, **ingest) -> str:
+    lines = [
+        f'database_url = "{office.url}"', f'port = "{PORT}"', f'keys_dir = "{office.keys_dir}"', "workers = 1",
+        "[mqtt]", f'host = "{broker.host}"', f"port = {broker.port}", "[ingest]",
+        *[f"{k} = {v}" for k, v in ingest.items()],
+    ]
+    path = tmp_path / "central.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _run_central(config: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "portgate.cli", "central", "run", "--config", config],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+    )
+
+
+@pytest.mark.slow
+def test_ingest_killed_between_receive_and_commit_redelivers_exactly_one_row(tmp_path, broker, office, make_gate):
+    # a long batch window keeps received messages uncommitted in the process when we kill it
+    config = _central_toml(tmp_path, office, broker, batch_size=100000, batch_time_s=30.0)
+    proc = _run_central(config)
+    wait_until(lambda: "ledger-santos-0" in broker.log(), what="ingest connected")
+    time.sleep(0.3)  # its SUBSCRIBE follows the CONNECT
+    gate = make_gate("g1")
+    for i in range(200):
+        gate.journal.append(tap(i), now=now())
+    gate.start(broker)
+    wait_until(lambda: gate.journal.outbox_depth() == 0, what="broker acked all 200")
+    time.sleep(0.5)  # delivered to the ingest, waiting in its batch
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert office.events() == [], "nothing was committed before the kill"
+    config = _central_toml(tmp_path, office, broker, batch_size=50, batch_time_s=0.05)
+    proc = _run_central(config)
+    try:
+        wait_until(lambda: len(office.events()) == 200, what="redelivered")
+        time.sleep(1.0)  # any extra copy would show up now
+        rows = office.events()
+        assert len(rows) == 200 and len({r.event_id for r in rows}) == 200
+        assert sorted(r.seq for r in rows) == list(range(1, 201))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+
+
+def test_commit_then_crash_before_ack_redelivers_and_dedupes(broker, office, make_gate, mocker):
+    ingest = office.start(broker)
+    worker = ingest.workers[0]
+    mocker.patch.object(worker.client, "ack")  # the process "dies" after the commit, before any PUBACK
+    gate = make_gate("g1")
+    for i in range(30):
+        gate.journal.append(tap(i), now=now())
+    gate.start(broker)
+    wait_until(lambda: len(office.events()) == 30, what="committed")
+    office.stop_all()
+    again = office.start(broker)  # same client id: the broker redelivers the unacknowledged messages
+    wait_until(lambda: again.workers[0].stats["duplicates"] >= 30, what="redelivery seen as duplicates")
+    assert len(office.events()) == 30
+
+
+@pytest.mark.slow
+def test_a_gate_offline_for_hours_drains_its_big_backlog(broker, office, make_gate):
+    office.start(broker, batch_size=500)
+    gate = make_gate("g1")
+    gate.journal.append_many((tap(i) for i in range(10_000)), now=now())
+    gate.start(broker, window=200, rate=0)
+    wait_until(lambda: len(office.events("g1")) == 10_000, timeout=120, what="backlog drained")
+    wait_until(lambda: gate.journal.outbox_depth() == 0, what="outbox empty")
+    assert [r.seq for r in office.events("g1")] == list(range(1, 10_001))
+
+
+def test_a_gap_is_detected_and_repaired_by_a_replay_request(tmp_path, office, make_gate):
+    # autosave never: a SIGKILL of the broker loses messages it had already acknowledged
+    broker = Mosquitto(tmp_path / "fragile", autosave_interval=3600).start()
+    try:
+        ingest = office.start(broker)
+        office.stop_all()  # the ledger's session now queues messages in the broker's memory
+        gate = make_gate("g1")
+        gate.start(broker)
+        for i in range(20):
+            gate.journal.append(tap(i), now=now())
+        gate.sync.notify()
+        wait_until(lambda: gate.journal.outbox_depth() == 0, what="acked by the broker")
+        broker.kill()  # ...and lost with it
+        broker.start()
+        wait_until(lambda: gate.sync.connected.is_set(), what="gate reconnected")
+        ingest = office.start(broker)
+        for i in range(20, 30):
+            gate.journal.append(tap(i), now=now())
+        gate.sync.notify()
+        wait_until(lambda: len(office.events("g1")) == 30, timeout=30, what="gap repaired")
+        assert sorted(r.seq for r in office.events("g1")) == list(range(1, 31))
+        assert ingest.workers[0].stats["replay_requests"] >= 1
+        assert gate.sync.stats["replayed"] >= 20
+    finally:
+        broker.kill()

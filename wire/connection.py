@@ -1,0 +1,87 @@
+"""How gates and the office connect to the broker: one config struct and one paho client factory.
+
+Both sides use paho-mqtt 2.x with ``CallbackAPIVersion.VERSION2`` and MQTT v5. Sessions are always
+persistent: ``clean_start=False`` with a session expiry (DESIGN.md: a v5 session first created with
+``clean_start=True`` is lost when mosquitto restarts, so we never use it).
+"""
+
+from __future__ import annotations
+
+import ssl
+
+import msgspec
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from portgate.config import read_secret
+
+
+class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Broker connection settings (TOML section ``[mqtt]``).
+
+    ``password_file`` / ``tls_*`` name files (secrets are never inline). ``session_expiry_s`` is how
+    long the broker keeps the persistent session (and queued QoS 1 messages) while disconnected.
+    ``reconnect_min_s``/``reconnect_max_s`` bound the exponential reconnect back-off (forever).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    client_id: str = ""
+    username: str | None = None
+    password_file: str | None = None
+    tls_ca_file: str | None = None
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    keepalive_s: int = 30
+    session_expiry_s: int = 7 * 24 * 3600
+    reconnect_min_s: float = 0.5
+    reconnect_max_s: float = 30.0
+    receive_maximum: int = 1000
+
+
+def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False) -> mqtt.Client:
+    """A paho v5 client with credentials/TLS from ``config`` and the reconnect back-off set.
+
+    Raises ``ConfigError`` if a password file is unreadable or too open.
+    """
+    client = mqtt.Client(
+        CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        protocol=mqtt.MQTTv5,
+        manual_ack=manual_ack,
+    )
+    if config.username:
+        password = read_secret(config.password_file, what="MQTT password").decode() if config.password_file else None
+        client.username_pw_set(config.username, password)
+    if config.tls_ca_file:
+        client.tls_set(
+            ca_certs=config.tls_ca_file,
+            certfile=config.tls_cert_file,
+            keyfile=config.tls_key_file,
+            tls_version=ssl.PROTOCOL_TLS_CLIENT,
+        )
+    client.reconnect_delay_set(min_delay=max(1, int(config.reconnect_min_s)), max_delay=int(config.reconnect_max_s))
+    return client
+
+
+def connect_properties(config: MqttConfig, *, receive_maximum: int | None = None) -> Properties:
+    """CONNECT properties: the session expiry and how many unacked messages we accept at once."""
+    props = Properties(PacketTypes.CONNECT)
+    props.SessionExpiryInterval = config.session_expiry_s
+    props.ReceiveMaximum = min(65535, receive_maximum or config.receive_maximum)
+    return props
+
+
+def start(client: mqtt.Client, config: MqttConfig, *, receive_maximum: int | None = None) -> None:
+    """Connect asynchronously with ``clean_start=False`` and run paho's network thread, which
+    reconnects with back-off forever (also when the broker is down at start)."""
+    client.connect_async(
+        config.host,
+        config.port,
+        keepalive=config.keepalive_s,
+        clean_start=False,
+        properties=connect_properties(config, receive_maximum=receive_maximum),
+    )
+    client.loop_start()

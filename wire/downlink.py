@@ -1,0 +1,207 @@
+"""Downlink messages (office -> gates), gate status and commands.
+
+Every message carries ``schema`` (``wire.SCHEMA_VERSION``). Reference data travels as versioned
+snapshots (retained, so a gate that connects gets the newest at once) and deltas. A delta names the
+version it applies on (``from_version``) and the one it produces (``to_version``); a gate whose copy
+is not at ``from_version`` ignores the delta and asks the office for a snapshot (``SnapshotRequest``).
+
+Kinds (topic ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``):
+
+- ``roster``: workers and their cards (``portgate.records.Worker`` / ``Card`` rows, CSV columns).
+- ``cards``: the blocklist: cards that must be refused at once (confiscated, lost) with the reason.
+- ``escala``: the dispatch roster (``EscalaEntry`` rows) for the dates it covers.
+- ``presence``: open shifts relayed from the other gates (an admit opens one, an exit closes it).
+  Presence deltas are not a chain: each carries a monotonic ``version`` (the ledger row id of the
+  event that caused it) and a gate keeps, per worker, the newest.
+
+Times are aware UTC datetimes (ISO 8601 on the wire).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+import msgspec
+
+from portgate.errors import BadInput
+from portgate.records import Card, EscalaEntry, Worker
+from wire import SCHEMA_VERSION
+
+_S = {"frozen": True, "forbid_unknown_fields": True}
+
+
+class RosterSnapshot(msgspec.Struct, **_S):
+    """Every worker and card of the port at ``version`` (replaces the gate's copy)."""
+
+    version: int
+    at: dt.datetime
+    workers: list[Worker]
+    cards: list[Card]
+    schema: int = SCHEMA_VERSION
+
+
+class RosterDelta(msgspec.Struct, **_S):
+    """Workers and cards added or changed between ``from_version`` and ``to_version``."""
+
+    from_version: int
+    to_version: int
+    at: dt.datetime
+    workers_upsert: list[Worker] = []
+    cards_upsert: list[Card] = []
+    schema: int = SCHEMA_VERSION
+
+
+class BlockedCard(msgspec.Struct, **_S):
+    """A card that every gate must refuse from now on (G2/G10): confiscated, lost, replaced."""
+
+    uid: str
+    reason: str  # e.g. "confiscated", "lost"
+    at: dt.datetime
+
+
+class CardsSnapshot(msgspec.Struct, **_S):
+    """The whole blocklist at ``version``."""
+
+    version: int
+    at: dt.datetime
+    blocked: list[BlockedCard]
+    schema: int = SCHEMA_VERSION
+
+
+class CardsDelta(msgspec.Struct, **_S):
+    """Cards blocked between ``from_version`` and ``to_version``."""
+
+    from_version: int
+    to_version: int
+    at: dt.datetime
+    blocked: list[BlockedCard]
+    schema: int = SCHEMA_VERSION
+
+
+class EscalaSnapshot(msgspec.Struct, **_S):
+    """The dispatch roster at ``version`` (all entries the office currently publishes)."""
+
+    version: int
+    at: dt.datetime
+    entries: list[EscalaEntry]
+    schema: int = SCHEMA_VERSION
+
+
+class EscalaDelta(msgspec.Struct, **_S):
+    """Entries added/changed (``upsert``) and cancelled (``remove``) since ``from_version``."""
+
+    from_version: int
+    to_version: int
+    at: dt.datetime
+    upsert: list[EscalaEntry] = []
+    remove: list[EscalaEntry] = []
+    schema: int = SCHEMA_VERSION
+
+
+class PresenceRow(msgspec.Struct, **_S):
+    """An open shift at some gate: admitted, not yet exited."""
+
+    registration: str
+    gate_id: str
+    ship: str
+    admitted_at: dt.datetime
+
+
+class PresenceSnapshot(msgspec.Struct, **_S):
+    """Every open shift of the port as the ledger knows it at ``version``."""
+
+    version: int
+    at: dt.datetime
+    open: list[PresenceRow]
+    schema: int = SCHEMA_VERSION
+
+
+class PresenceDelta(msgspec.Struct, **_S):
+    """One worker's presence changed: ``open`` is the new open shift, or None after an exit."""
+
+    version: int
+    at: dt.datetime
+    registration: str
+    open: PresenceRow | None
+    source_event_id: str = ""
+    schema: int = SCHEMA_VERSION
+
+
+class GateStatus(msgspec.Struct, **_S):
+    """Retained gate status: ``online`` birth on connect, ``offline`` as Last Will or on stop."""
+
+    port: str
+    gate_id: str
+    boot_id: str
+    state: Literal["online", "offline"]
+    reason: Literal["birth", "will", "graceful"]
+    at: dt.datetime
+    schema: int = SCHEMA_VERSION
+
+
+class ReplayCommand(msgspec.Struct, tag="replay", **_S):
+    """Office -> gate: republish events ``seq_from..seq_to`` inclusive (a gap was detected)."""
+
+    seq_from: int
+    seq_to: int
+    at: dt.datetime
+    schema: int = SCHEMA_VERSION
+
+
+class SnapshotRequest(msgspec.Struct, tag="snapshot_request", **_S):
+    """Gate -> office: please republish the snapshot of ``kind`` (my copy is at ``have_version``)."""
+
+    gate_id: str
+    kind: Literal["roster", "cards", "escala", "presence"]
+    have_version: int | None
+    at: dt.datetime
+    schema: int = SCHEMA_VERSION
+
+
+Command = ReplayCommand | SnapshotRequest
+
+DOWNLINK_TYPES: dict[tuple[str, str], type] = {
+    ("roster", "snapshot"): RosterSnapshot,
+    ("roster", "delta"): RosterDelta,
+    ("cards", "snapshot"): CardsSnapshot,
+    ("cards", "delta"): CardsDelta,
+    ("escala", "snapshot"): EscalaSnapshot,
+    ("escala", "delta"): EscalaDelta,
+    ("presence", "snapshot"): PresenceSnapshot,
+    ("presence", "delta"): PresenceDelta,
+}
+
+_encoder = msgspec.json.Encoder(order="sorted")
+_decoders: dict[object, msgspec.json.Decoder] = {}
+
+
+def encode(message: msgspec.Struct) -> bytes:
+    """Wire bytes (JSON, keys sorted) of any message of this module."""
+    return _encoder.encode(message)
+
+
+def decode(data: bytes, kind: type | object, *, where: str | None = None):
+    """Parse ``data`` as ``kind`` (a Struct type or the ``Command`` union).
+
+    Raises ``BadInput`` (with ``where``, e.g. the topic) if malformed or of an unknown schema.
+    """
+    decoder = _decoders.get(kind)
+    if decoder is None:
+        decoder = _decoders[kind] = msgspec.json.Decoder(kind)
+    try:
+        message = decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise BadInput(f"malformed message: {exc}", where=where) from exc
+    if message.schema != SCHEMA_VERSION:
+        raise BadInput(f"unsupported schema version {message.schema}", where=where)
+    return message
+
+
+def decode_downlink(data: bytes, kind: str, form: str, *, where: str | None = None):
+    """Parse a downlink payload of ``kind``/``form`` (from the topic). Raises ``BadInput``."""
+    try:
+        cls = DOWNLINK_TYPES[(kind, form)]
+    except KeyError as exc:
+        raise BadInput(f"unknown downlink {kind}/{form}", where=where) from exc
+    return decode(data, cls, where=where)

@@ -1,0 +1,106 @@
+"""The MQTT topic tree, one function per topic (DESIGN.md, wire contract).
+
+Everything lives under ``portgate/v1/{port}/``::
+
+    portgate/v1/{port}/gate/{gate_id}/events      gate -> office   QoS 1   signed Event
+    portgate/v1/{port}/gate/{gate_id}/status      gate -> all      QoS 1   GateStatus, retained (birth/LWT)
+    portgate/v1/{port}/gate/{gate_id}/cmd         office -> gate   QoS 1   Command (replay a range)
+    portgate/v1/{port}/office/requests            gate -> office   QoS 1   Command (snapshot request)
+    portgate/v1/{port}/down/{kind}/snapshot       office -> gates  QoS 1   *Snapshot, retained
+    portgate/v1/{port}/down/{kind}/delta          office -> gates  QoS 1   *Delta
+
+``kind`` is one of ``DOWNLINK_KINDS``. Port and gate ids must be non-empty and contain none of the
+MQTT special characters ``/ + # $`` (``check_id`` raises ``BadInput`` otherwise).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from portgate.errors import BadInput
+
+ROOT = "portgate/v1"
+DOWNLINK_KINDS: tuple[str, ...] = ("roster", "cards", "escala", "presence")
+DownKind = Literal["roster", "cards", "escala", "presence"]
+SHARE_GROUP = "ledger"
+
+
+def check_id(value: str, what: str = "id") -> str:
+    """Return ``value`` if usable as one topic level; raise ``BadInput`` naming ``what`` otherwise."""
+    if not value or any(ch in value for ch in "/+#$\x00") or value != value.strip():
+        raise BadInput(f"{what} {value!r} is not a valid topic level (no / + # $ or spaces)")
+    return value
+
+
+def gate_events(port: str, gate_id: str) -> str:
+    """Uplink of signed events from one gate (QoS 1, not retained)."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/events"
+
+
+def gate_status(port: str, gate_id: str) -> str:
+    """Retained status of one gate: birth on connect, Last Will / graceful "offline"."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/status"
+
+
+def gate_cmd(port: str, gate_id: str) -> str:
+    """Commands from the office to one gate (replay a sequence range)."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/cmd"
+
+
+def office_requests(port: str) -> str:
+    """Requests from gates to the office (a snapshot when a delta does not follow its version)."""
+    return f"{ROOT}/{check_id(port, 'port')}/office/requests"
+
+
+def downlink(port: str, kind: str, form: Literal["snapshot", "delta"]) -> str:
+    """Downlink of ``kind`` (roster, cards, escala, presence) as a retained snapshot or a delta."""
+    if kind not in DOWNLINK_KINDS:
+        raise BadInput(f"downlink kind {kind!r} is not one of {'|'.join(DOWNLINK_KINDS)}")
+    if form not in ("snapshot", "delta"):
+        raise BadInput(f"downlink form {form!r} is not snapshot|delta")
+    return f"{ROOT}/{check_id(port, 'port')}/down/{kind}/{form}"
+
+
+def downlink_filter(port: str) -> str:
+    """Subscription filter for every downlink of a port (what a gate subscribes to)."""
+    return f"{ROOT}/{check_id(port, 'port')}/down/#"
+
+
+def all_gate_events(port: str) -> str:
+    """Filter matching the event uplink of every gate of ``port``."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/+/events"
+
+
+def shared_gate_events(port: str, group: str = SHARE_GROUP) -> str:
+    """Shared subscription (``$share/ledger/...``): the broker spreads events over ingest workers."""
+    return f"$share/{check_id(group, 'group')}/{all_gate_events(port)}"
+
+
+def all_gate_status(port: str) -> str:
+    """Filter matching the status topic of every gate of ``port``."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/+/status"
+
+
+def parse_gate_topic(topic: str) -> tuple[str, str, str]:
+    """Split ``portgate/v1/{port}/gate/{gate_id}/{leaf}`` into (port, gate_id, leaf).
+
+    Raises ``BadInput`` (where=topic) if the topic is not a gate topic of this tree.
+    """
+    parts = topic.split("/")
+    if len(parts) != 6 or f"{parts[0]}/{parts[1]}" != ROOT or parts[3] != "gate":
+        raise BadInput("not a portgate gate topic", where=topic)
+    return parts[2], parts[4], parts[5]
+
+
+def parse_downlink_topic(topic: str) -> tuple[str, str, str]:
+    """Split ``portgate/v1/{port}/down/{kind}/{form}`` into (port, kind, form); ``BadInput`` if not."""
+    parts = topic.split("/")
+    if (
+        len(parts) != 6
+        or f"{parts[0]}/{parts[1]}" != ROOT
+        or parts[3] != "down"
+        or parts[4] not in DOWNLINK_KINDS
+        or parts[5] not in ("snapshot", "delta")
+    ):
+        raise BadInput("not a portgate downlink topic", where=topic)
+    return parts[2], parts[4], parts[5]
