@@ -27,6 +27,7 @@ TABLE_MODULES: list[str] = [
     "central.ledger.schema",
     "central.registry.schema",
     "central.rotation.schema",
+    "central.ledger.tables",
     # add your table module here, one line each
 ]
 

@@ -1,0 +1,77 @@
+"""``portgate ledger``: migrate the office database; rebuild and list shifts with their flags.
+
+    portgate ledger migrate --db URL
+    portgate ledger shifts --db URL --from 2026-03-01 --to 2026-03-31 [--port-config F] [--no-rebuild]
+
+``shifts`` prints one JSON line per shift (id, registration, ship, period, times, closed_by, held,
+flags).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import click
+
+from portgate.errors import BadInput
+
+
+def _date(value: str, name: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise BadInput(f"{value!r} is not a date YYYY-MM-DD", where=name) from exc
+
+
+def _iso(value):
+    return value.isoformat() if value is not None else None
+
+
+@click.group()
+def ledger() -> None:
+    """Ledger database: migrate, shifts, reconciliation."""
+
+
+@ledger.command()
+@click.option("--db", "db_url", required=True, help="Database URL.")
+def migrate(db_url: str) -> None:
+    """Bring the database to the newest schema (Alembic upgrade head)."""
+    from central.ledger.migrate import upgrade
+
+    click.echo(f"at revision {upgrade(db_url)}")
+
+
+@ledger.command()
+@click.option("--db", "db_url", required=True)
+@click.option("--from", "date_from", required=True)
+@click.option("--to", "date_to", required=True)
+@click.option("--port-config", help="Port TOML (time zone). Default: the example.")
+@click.option("--no-rebuild", is_flag=True, help="List the stored shifts without rebuilding.")
+def shifts(db_url, date_from, date_to, port_config, no_rebuild) -> None:
+    """Rebuild the shifts of work dates [--from, --to] from the events and list them with flags."""
+    from central.db import make_engine
+    from central.ledger.migrate import upgrade
+    from central.ledger.store import read_shifts, rebuild_shifts
+    from central.pay.cli import load_setup
+
+    _port, _book, calendar = load_setup(port_config)
+    first, last = _date(date_from, "--from"), _date(date_to, "--to")
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        if not no_rebuild:
+            rebuild_shifts(engine, first, last, calendar.zone, now=dt.datetime.now(dt.UTC))
+        with engine.connect() as conn:
+            found = read_shifts(conn, first, last)
+    finally:
+        engine.dispose()
+    for s in found:
+        click.echo(json.dumps({
+            "shift_id": s.shift_id, "registration": s.registration, "ship": s.ship,
+            "work_date": s.work_date.isoformat(), "period": s.period, "function": s.function,
+            "berth": s.berth, "gate_id": s.gate_id, "period_start": _iso(s.period_start),
+            "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
+            "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "held": s.held,
+            "flags": [{"flag": f.code, "detail": f.detail} for f in s.flags],
+        }, ensure_ascii=False))

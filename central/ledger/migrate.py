@@ -1,0 +1,65 @@
+"""Run the office database migrations programmatically (Alembic, ``central/migrations``).
+
+``upgrade(url)`` brings a database (SQLite or PostgreSQL) to the newest revision; the services call
+it at start-up and ``portgate ledger migrate --db URL`` calls it by hand. Safe to run twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.db import make_engine
+from portgate.errors import StoreError
+
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+
+def alembic_config(url: str | None = None) -> Config:
+    """An Alembic ``Config`` pointing at ``central/migrations`` (and at ``url`` if given)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    if url:
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def head() -> str:
+    """The newest revision id in ``central/migrations/versions``."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def upgrade(url: str, revision: str = "head") -> str:
+    """Upgrade the database at ``url`` to ``revision``; return the revision it is now at.
+
+    Raises ``StoreError`` if the database cannot be reached or a migration fails.
+    """
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            cfg = alembic_config(url)
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except SQLAlchemyError as exc:
+        raise StoreError(f"migration of {engine.url.render_as_string(hide_password=True)} failed: {exc}") from exc
+    finally:
+        engine.dispose()
+
+
+def current(url: str) -> str | None:
+    """The revision the database at ``url`` is at (``None`` if never migrated)."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot read the revision: {exc}") from exc
+    finally:
+        engine.dispose()

@@ -1,0 +1,256 @@
+"""Shift reconstruction: admit/exit tap events -> shifts, with flags (RULES.md G5, G8, G9; DESIGN.md
+"reliability": pay is never computed from a 1970 or backwards timestamp).
+
+``reconstruct(events, zone)`` is the pure core (a list of ``wire.events.Event`` in, shifts out).
+``rebuild_shifts(engine, date_from, date_to, zone)`` reads the events table, reconstructs, and
+replaces the derived ``shifts`` / ``shift_flags`` rows of those work dates. ``read_shifts`` reads them
+back for pay.
+
+How a shift is formed: tap events decided ``admit`` or ``exit`` that carry a registration and the
+escala dispatch are grouped by (registration, ship, dispatch date, period). The earliest admit opens
+the shift, the latest exit after it closes it. Flags (``HOLD_FLAGS`` keep a shift from being paid
+until someone reviews it):
+
+- MISSING_EXIT: admit with no exit; closed at the period end (paid without extension, reviewed).
+- NO_ENTRY (hold): exit with no admit (G9).
+- REPEATED_ADMIT: more than one admit for the same dispatch (the earliest counts).
+- DOUBLE_ASSIGNMENT (hold): the same worker on two ships with overlapping shifts, found after the
+  fact (e.g. two gates offline, G5 / 83.611 art. 22). Both shifts are kept and flagged.
+- CLOCK_PLACED: an event's clock was not trusted; its time was placed from a trusted event of the
+  same gate boot: anchor time + (mono_ns - anchor mono_ns). Paid, flagged for review.
+- CLOCK_UNPLACEABLE (hold): untrusted clock and no trusted event in that boot to place it by.
+- CLOCK_BACKWARDS (hold): a trusted time earlier than an earlier-sequenced trusted event of the same
+  boot, or an exit before its admit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from zoneinfo import ZoneInfo
+
+from central.pay.watchmen import PLAUSIBLE_FROM, WatchShift
+from portgate.records import parse_period
+from wire.events import Event, TapPayload
+
+HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
+#: A trusted clock may step back this much (NTP slew, two readers) before it counts as backwards.
+BACKWARDS_SLACK = dt.timedelta(seconds=2)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Flag:
+    code: str
+    detail: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Shift:
+    """A reconstructed shift. Times are aware UTC; ``admit_at``/``exit_at`` ``None`` when missing or
+    not placeable. ``held`` is True when a flag in ``HOLD_FLAGS`` is raised: never pay it."""
+
+    shift_id: str
+    registration: str
+    ship: str
+    work_date: dt.date
+    period: str
+    function: str
+    berth: str
+    voyage: str | None
+    post: str | None
+    gate_id: str | None
+    period_start: dt.datetime
+    period_end: dt.datetime
+    admit_at: dt.datetime | None
+    exit_at: dt.datetime | None
+    closed_by: str  # exit | period_end | none
+    admit_event_id: str | None = None
+    exit_event_id: str | None = None
+    meal_worked: bool = False
+    flags: tuple[Flag, ...] = ()
+
+    @property
+    def held(self) -> bool:
+        return any(f.code in HOLD_FLAGS for f in self.flags)
+
+    def to_pay(self) -> WatchShift:
+        """The pay engine's view. A shift closed at the period end has no extension."""
+        return WatchShift(
+            shift_id=self.shift_id, registration=self.registration, function=self.function,
+            ship=self.ship, berth=self.berth, period_start=self.period_start,
+            period_end=self.period_end, admit_at=self.admit_at,
+            exit_at=self.exit_at if self.closed_by == "exit" else None,
+            meal_worked=self.meal_worked,
+        )
+
+
+def shift_key(registration: str, ship: str, day: dt.date, period: str) -> str:
+    """The stable id of a shift: ``registration/ship/YYYY-MM-DD/HH-HH`` (same from events and CSV)."""
+    return f"{registration}/{ship}/{day.isoformat()}/{period}"
+
+
+def period_bounds(day: dt.date, period: str, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    """(start, end) in UTC of ``period`` (``"19-01"``) on local date ``day``; crosses midnight if
+    the end hour is not after the start hour. Raises ``BadInput`` for a malformed period."""
+    start_h, end_h = parse_period(period)
+    start = dt.datetime.combine(day, dt.time(0), zone) + dt.timedelta(hours=start_h)
+    end_day = day if end_h > start_h else day + dt.timedelta(days=1)
+    end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
+    return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
+
+
+# -- clock placement ---------------------------------------------------------------------------------
+
+def _trusted(ev: Event) -> bool:
+    return ev.clock_trusted and ev.occurred_at >= PLAUSIBLE_FROM
+
+
+def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]]:
+    """Time of every event (by event id) and the clock flags raised for it.
+
+    Trusted, plausible clock: its own time (CLOCK_BACKWARDS if earlier than an earlier-sequenced
+    trusted event of the same boot). Otherwise: placed from the nearest-by-sequence trusted event of
+    the same (gate, boot) by monotonic time (CLOCK_PLACED), or ``None`` (CLOCK_UNPLACEABLE).
+    """
+    boots: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for ev in events:
+        boots[(ev.gate_id, ev.boot_id)].append(ev)
+    placed: dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]] = {}
+    for (gate, boot), items in boots.items():
+        items.sort(key=lambda e: e.seq)
+        anchors = [e for e in items if _trusted(e)]
+        anchor_seqs = [e.seq for e in anchors]
+        latest: dt.datetime | None = None
+        for ev in items:
+            if _trusted(ev):
+                at = ev.occurred_at.astimezone(dt.UTC)
+                if latest is not None and at < latest - BACKWARDS_SLACK:
+                    placed[ev.event_id] = (at, (Flag("CLOCK_BACKWARDS",
+                                                     f"{gate} boot {boot} seq {ev.seq}: {at.isoformat()} "
+                                                     f"< {latest.isoformat()}"),))
+                    continue
+                latest = at if latest is None else max(latest, at)
+                placed[ev.event_id] = (at, ())
+                continue
+            if not anchors:
+                placed[ev.event_id] = (None, (Flag("CLOCK_UNPLACEABLE",
+                                                   f"{gate} boot {boot} seq {ev.seq}: no trusted event "
+                                                   "in this boot"),))
+                continue
+            i = bisect.bisect_left(anchor_seqs, ev.seq)
+            near = [anchors[j] for j in (i - 1, i) if 0 <= j < len(anchors)]
+            anchor = min(near, key=lambda a: abs(a.seq - ev.seq))
+            at = anchor.occurred_at.astimezone(dt.UTC) + dt.timedelta(
+                microseconds=(ev.mono_ns - anchor.mono_ns) // 1000)
+            placed[ev.event_id] = (at, (Flag("CLOCK_PLACED",
+                                             f"{gate} boot {boot} seq {ev.seq} placed from seq "
+                                             f"{anchor.seq}"),))
+    return placed
+
+
+# -- reconstruction ----------------------------------------------------------------------------------
+
+def _is_shift_tap(ev: Event) -> bool:
+    p = ev.payload
+    return (isinstance(p, TapPayload) and p.decision in ("admit", "exit")
+            and p.registration is not None and p.dispatch is not None)
+
+
+def reconstruct(events: Iterable[Event], zone: ZoneInfo) -> list[Shift]:
+    """Rebuild shifts from gate events (pure). ``events`` may hold any event types and any order;
+    non-tap events only serve as clock anchors. ``zone`` is the port's time zone (periods are local).
+
+    Returns shifts ordered by (period start, registration), each with its flags. Never drops a valid
+    admit or exit: a conflict or a bad clock becomes a flag.
+    """
+    events = list(events)
+    placed = place_times(events)
+    groups: dict[tuple[str, str, dt.date, str], list[Event]] = defaultdict(list)
+    for ev in events:
+        if _is_shift_tap(ev):
+            d = ev.payload.dispatch
+            groups[(ev.payload.registration, d.ship, d.date, d.period)].append(ev)
+
+    shifts = [_one_shift(key, evs, placed, zone) for key, evs in groups.items()]
+    shifts = _flag_conflicts(shifts)
+    shifts.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
+    return shifts
+
+
+def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
+    registration, ship, day, period = key
+    start, end = period_bounds(day, period, zone)
+    flags: list[Flag] = []
+
+    def order(ev: Event):
+        at = placed[ev.event_id][0]
+        return (at if at is not None else start, ev.gate_id, ev.seq)
+
+    evs.sort(key=order)
+    admits = [e for e in evs if e.payload.decision == "admit"]
+    exits = [e for e in evs if e.payload.decision == "exit"]
+    admit = admits[0] if admits else None
+    admit_at = placed[admit.event_id][0] if admit else None
+    if len(admits) > 1:
+        flags.append(Flag("REPEATED_ADMIT", f"{len(admits)} admits; the earliest counts"))
+    exit_ev = None
+    if exits:
+        later = [e for e in exits if admit_at is None or placed[e.event_id][0] is None
+                 or placed[e.event_id][0] >= admit_at]
+        exit_ev = later[-1] if later else exits[-1]
+    exit_at = placed[exit_ev.event_id][0] if exit_ev else None
+    for ev in (admit, exit_ev):
+        if ev is not None:
+            flags.extend(placed[ev.event_id][1])
+    if admit is None:
+        flags.append(Flag("NO_ENTRY", "exit with no admit (G9)"))
+    if exit_ev is None:
+        flags.append(Flag("MISSING_EXIT", "no exit: closed at the period end"))
+        closed_by = "period_end"
+    else:
+        closed_by = "exit"
+    if admit_at is not None and exit_at is not None and exit_at < admit_at:
+        flags.append(Flag("CLOCK_BACKWARDS", "exit before admit"))
+    base = (admit or exit_ev)
+    d = base.payload.dispatch
+    return Shift(
+        shift_id=shift_key(registration, ship, day, period), registration=registration, ship=ship,
+        work_date=day, period=period, function=d.function, berth=d.berth, voyage=d.voyage,
+        post=d.post, gate_id=base.gate_id, period_start=start, period_end=end,
+        admit_at=admit_at, exit_at=exit_at, closed_by=closed_by,
+        admit_event_id=admit.event_id if admit else None,
+        exit_event_id=exit_ev.event_id if exit_ev else None,
+        flags=tuple(dict.fromkeys(flags)),
+    )
+
+
+def _occupied(s: Shift) -> tuple[dt.datetime, dt.datetime]:
+    lo = s.admit_at or s.period_start
+    hi = s.exit_at if s.closed_by == "exit" and s.exit_at is not None else s.period_end
+    return lo, max(lo, hi)
+
+
+def _flag_conflicts(shifts: list[Shift]) -> list[Shift]:
+    """DOUBLE_ASSIGNMENT on both shifts when one worker's shifts on different ships overlap."""
+    by_worker: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(shifts):
+        by_worker[s.registration].append(i)
+    extra: dict[int, list[Flag]] = defaultdict(list)
+    for idxs in by_worker.values():
+        if len(idxs) < 2:
+            continue
+        idxs.sort(key=lambda i: _occupied(shifts[i])[0])
+        for a_pos, a in enumerate(idxs):
+            a_lo, a_hi = _occupied(shifts[a])
+            for b in idxs[a_pos + 1:]:
+                b_lo, b_hi = _occupied(shifts[b])
+                if b_lo >= a_hi:
+                    break
+                if shifts[a].ship != shifts[b].ship:
+                    extra[a].append(Flag("DOUBLE_ASSIGNMENT", f"overlaps {shifts[b].shift_id}"))
+                    extra[b].append(Flag("DOUBLE_ASSIGNMENT", f"overlaps {shifts[a].shift_id}"))
+    return [dataclasses.replace(s, flags=s.flags + tuple(extra[i])) if i in extra else s
+            for i, s in enumerate(shifts)]

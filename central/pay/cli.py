@@ -1,0 +1,163 @@
+"""``portgate pay``: watchmen's pay statements (rules P1-P7) from the ledger or from shifts.csv.
+
+    portgate pay --db URL --from 2026-03-01 --to 2026-03-31 [--port-config port.toml] [--format csv]
+    portgate pay --shifts shifts.csv --port-config port.toml [--format csv]
+    portgate pay overdue --db URL [--at ISO]
+    portgate pay mark-paid --db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
+
+Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
+amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``); a held shift prints
+``rule: "HELD"`` with ``amount: null`` and its reasons. ``--format csv`` prints the same columns.
+Amounts are strings with two decimals. Bad input: a message naming the row, exit status 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
+from central.pay.lines import money_str
+from central.pay.rulebook import load_rulebook
+from central.pay.watchmen import Statement, pay_shift
+from portgate.errors import BadInput
+from portgate.records import parse_aware
+
+DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
+FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags")
+
+
+def load_setup(port_config: str | None):
+    """(port config, rulebook, calendar) from a port TOML (default: config/port.example.toml)."""
+    port: PortConfig = load_port_config(port_config or DEFAULT_PORT_CONFIG)
+    rulebook = load_rulebook(port.rulebook)
+    calendar = HolidayCalendar.from_config(port, rulebook.timezone)
+    return port, rulebook, calendar
+
+
+def statement_rows(st: Statement) -> list[dict]:
+    """The printed rows of one statement: its lines, then the TOTAL row."""
+    base = {"registration": st.registration, "work_day": st.work_day.isoformat(),
+            "shift_id": st.shift_id}
+    rows = [{**base, "rule": line.rule, "article": line.article, "amount": money_str(line.amount)}
+            for line in st.lines]
+    rows.append({**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
+                 "due_at": st.due_at.isoformat(), "flags": list(st.flags)})
+    return rows
+
+
+def held_row(shift, reasons) -> dict:
+    return {"registration": shift.registration, "work_day": shift.work_date.isoformat(),
+            "shift_id": shift.shift_id, "rule": "HELD", "article": "", "amount": None,
+            "flags": list(reasons)}
+
+
+def emit(rows: list[dict], fmt: str) -> None:
+    if fmt == "json":
+        for row in rows:
+            click.echo(json.dumps(row, ensure_ascii=False))
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        out = dict(row)
+        out["flags"] = ";".join(row.get("flags") or [])
+        out["amount"] = "" if row["amount"] is None else row["amount"]
+        writer.writerow(out)
+
+
+def _date(value: str | None, name: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"{value!r} is not a date YYYY-MM-DD", where=name) from exc
+
+
+def _at(value: str | None) -> dt.datetime:
+    return parse_aware(value, "--at") if value else dt.datetime.now(dt.UTC)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--db", "db_url", help="Ledger database URL (sqlite:///... or postgresql+psycopg://...).")
+@click.option("--from", "date_from", help="First work day (YYYY-MM-DD), with --db.")
+@click.option("--to", "date_to", help="Last work day (YYYY-MM-DD), with --db.")
+@click.option("--shifts", "shifts_csv", type=click.Path(dir_okay=False),
+              help="shifts.csv to pay instead of the ledger.")
+@click.option("--port-config", help="Port TOML (state, holidays, rulebook). Default: the example.")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
+@click.option("--no-rebuild", is_flag=True, help="Pay the stored shifts without rebuilding them.")
+@click.pass_context
+def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild):
+    """Compute watchmen's pay statements (rules P1-P7) from the ledger or a shifts.csv."""
+    if ctx.invoked_subcommand is not None:
+        return
+    _port, rulebook, calendar = load_setup(port_config)
+    if shifts_csv:
+        found = __import__("central.pay.shifts_csv", fromlist=["x"]).load_shifts_csv(
+            shifts_csv, calendar.zone, build=lambda s: pay_shift(s, rulebook, calendar))
+        emit([row for st in found for row in statement_rows(st)], fmt)
+        return
+    if not (db_url and date_from and date_to):
+        raise click.UsageError("give --shifts FILE, or --db URL --from DATE --to DATE")
+    from central.ledger.migrate import upgrade
+    from central.ledger.store import rebuild_shifts
+    from central.pay.ledger import pay_from_ledger
+    from central.db import make_engine
+
+    first, last = _date(date_from, "--from"), _date(date_to, "--to")
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        if not no_rebuild:
+            rebuild_shifts(engine, first, last, calendar.zone, now=now)
+        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now)
+    finally:
+        engine.dispose()
+    rows = [row for st in run.statements for row in statement_rows(st)]
+    rows += [held_row(h.shift, h.reasons) for h in run.held]
+    emit(rows, fmt)
+
+
+@pay.command("overdue")
+@click.option("--db", "db_url", required=True)
+@click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
+def overdue_cmd(db_url, at):
+    """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
+    from central.db import make_engine
+    from central.pay.ledger import overdue
+
+    engine = make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            found = overdue(conn, _at(at))
+    finally:
+        engine.dispose()
+    for s in found:
+        click.echo(json.dumps({"statement_id": s.statement_id, "registration": s.registration,
+                               "work_day": s.work_day.isoformat(), "shift_id": s.shift_id,
+                               "amount": money_str(s.total), "due_at": s.due_at.isoformat()},
+                              ensure_ascii=False))
+
+
+@pay.command("mark-paid")
+@click.option("--db", "db_url", required=True)
+@click.option("--at", help="When it was paid (ISO 8601 with offset). Default: now.")
+@click.option("--ref", help="Payment reference (bank transfer id, payroll batch).")
+@click.argument("statement_ids", nargs=-1, required=True)
+def mark_paid_cmd(db_url, at, ref, statement_ids):
+    """Mark statements paid. Unknown or already-paid ids: error, nothing changed."""
+    from central.db import make_engine
+    from central.pay.ledger import mark_paid
+
+    engine = make_engine(db_url)
+    try:
+        mark_paid(engine, list(statement_ids), _at(at), ref)
+    finally:
+        engine.dispose()
+    click.echo(f"{len(statement_ids)} statement(s) marked paid")

@@ -1,0 +1,150 @@
+"""Pay statements in the ledger: compute from stored shifts, store with the due time, list overdue
+ones, mark paid (Lei 9.719 art. 2 §1: pay is due 48 h after the end of the service).
+
+A rebuild replaces unpaid statements of the shifts it pays and never touches a paid one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from decimal import Decimal
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.ledger.shifts import Shift
+from central.ledger.store import as_utc, read_shifts
+from central.ledger.tables import statement_lines, statements
+from central.pay.calendar import HolidayCalendar
+from central.pay.lines import StatementLine
+from central.pay.rulebook import Rulebook
+from central.pay.watchmen import Statement, pay_shift
+from portgate.errors import BadInput, StoreError
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Held:
+    """A shift that was not paid and why (its hold flags, or the pay engine's refusal)."""
+
+    shift: Shift
+    reasons: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PayRun:
+    statements: list[Statement]
+    held: list[Held]
+
+
+def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
+    """Pay every shift that is not held (pure). Held shifts and engine refusals (``BadInput``) are
+    returned in ``held`` with their reasons; nothing is silently dropped."""
+    paid: list[Statement] = []
+    held: list[Held] = []
+    for s in found:
+        if s.held:
+            held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
+            continue
+        try:
+            paid.append(pay_shift(s.to_pay(), rulebook, calendar))
+        except BadInput as exc:
+            held.append(Held(s, (str(exc),)))
+    return PayRun(paid, held)
+
+
+def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebook: Rulebook,
+                    calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True) -> PayRun:
+    """Pay the stored shifts of work dates [date_from, date_to]; store the statements unless
+    ``store`` is False. Raises ``StoreError`` on a database failure."""
+    try:
+        with engine.connect() as conn:
+            found = read_shifts(conn, date_from, date_to)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"reading shifts failed: {exc}") from exc
+    run = pay_shifts(found, rulebook, calendar)
+    if store:
+        save_statements(engine, run.statements, now=now)
+    return run
+
+
+def statement_id(st: Statement) -> str:
+    return f"{st.shift_id}@{st.rulebook}"
+
+
+def _cents(amount: Decimal) -> int:
+    return int(amount * 100)
+
+
+def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime) -> int:
+    """Insert statements and their lines, replacing unpaid ones with the same id; a paid statement
+    is kept as it is. Returns how many were written."""
+    if not found:
+        return 0
+    try:
+        with engine.begin() as conn:
+            ids = [statement_id(s) for s in found]
+            paid: set[str] = set()
+            for chunk in range(0, len(ids), 500):
+                part = ids[chunk:chunk + 500]
+                paid.update(conn.execute(select(statements.c.statement_id).where(
+                    statements.c.statement_id.in_(part), statements.c.paid_at.is_not(None))).scalars())
+                unpaid = [i for i in part if i not in paid]
+                conn.execute(delete(statement_lines).where(statement_lines.c.statement_id.in_(unpaid)))
+                conn.execute(delete(statements).where(statements.c.statement_id.in_(unpaid)))
+            todo = [s for s in found if statement_id(s) not in paid]
+            if todo:
+                conn.execute(insert(statements), [{
+                    "statement_id": statement_id(s), "shift_id": s.shift_id,
+                    "registration": s.registration, "rulebook": s.rulebook, "work_day": s.work_day,
+                    "total_cents": _cents(s.total), "flags": ",".join(s.flags),
+                    "service_end": s.service_end, "due_at": s.due_at, "computed_at": now,
+                } for s in todo])
+                conn.execute(insert(statement_lines), [{
+                    "statement_id": statement_id(s), "position": n, "rule": line.rule,
+                    "article": line.article, "description": line.description,
+                    "amount_cents": _cents(line.amount),
+                } for s in todo for n, line in enumerate(s.lines)])
+            return len(todo)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"saving statements failed: {exc}") from exc
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredStatement:
+    statement_id: str
+    shift_id: str
+    registration: str
+    work_day: dt.date
+    total: Decimal
+    due_at: dt.datetime
+    paid_at: dt.datetime | None
+    lines: tuple[StatementLine, ...] = ()
+
+
+def overdue(conn: Connection, at: dt.datetime) -> list[StoredStatement]:
+    """Unpaid statements whose due time is before ``at`` (aware), oldest first."""
+    rows = conn.execute(
+        select(statements).where(statements.c.paid_at.is_(None), statements.c.due_at < at)
+        .order_by(statements.c.due_at, statements.c.statement_id)
+    ).mappings()
+    return [StoredStatement(r["statement_id"], r["shift_id"], r["registration"], r["work_day"],
+                            Decimal(r["total_cents"]) / 100, as_utc(r["due_at"]), None)
+            for r in rows]
+
+
+def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
+    """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist or are
+    already paid (nothing is changed then)."""
+    with engine.begin() as conn:
+        rows = dict(conn.execute(select(statements.c.statement_id, statements.c.paid_at)
+                                 .where(statements.c.statement_id.in_(ids))).all())
+        unknown = [i for i in ids if i not in rows]
+        already = [i for i in ids if rows.get(i) is not None]
+        if unknown or already:
+            parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
+                [f"already paid: {', '.join(already)}"] if already else [])
+            raise BadInput("; ".join(parts), where="statement")
+        conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
+                     .values(paid_at=at, paid_ref=ref))

@@ -1,0 +1,162 @@
+"""``portgate pay`` and ``portgate ledger``: CSV path, ledger path (equal results), overdue, paid,
+and bad input naming the row with exit status 2."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+from zoneinfo import ZoneInfo
+
+from central.db import make_engine
+from central.ledger.migrate import upgrade
+from central.ledger.store import insert_events
+from portgate.cli import main
+from portgate.testkit.shift_events import ShiftEvents, dispatch
+
+Z = ZoneInfo("America/Sao_Paulo")
+
+# (registration, function, ship, berth, date, period, admit local, exit local or None)
+SHIFTS = [
+    ("100", "vigia", "9300001", "berthed", dt.date(2026, 3, 10), "07-13", (3, 10, 6, 55), (3, 10, 13, 5)),
+    ("101", "vigia_chefe", "9300002", "anchored", dt.date(2026, 3, 15), "19-01", (3, 15, 18, 58), (3, 16, 2, 30)),
+    ("102", "vigia", "9300001", "berthed", dt.date(2026, 3, 31), "19-01", (3, 31, 19, 0), (4, 1, 1, 40)),
+    ("103", "vigia", "9300003", "berthed", dt.date(2026, 3, 14), "13-19", (3, 14, 13, 0), None),
+]
+
+
+def loc(parts) -> dt.datetime:
+    return dt.datetime(2026, *parts, tzinfo=Z)
+
+
+def bounds(day, period):
+    from central.ledger.shifts import period_bounds
+    return period_bounds(day, period, Z)
+
+
+def write_csv(path, rows=SHIFTS):
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["registration", "function", "ship", "berth", "period_start", "period_end",
+                    "admit_at", "exit_at", "meal_worked"])
+        for reg, fn, ship, berth, day, period, admit, exit_ in rows:
+            start, end = bounds(day, period)
+            w.writerow([reg, fn, ship, berth, start.astimezone(Z).isoformat(), end.astimezone(Z).isoformat(),
+                        loc(admit).isoformat(), loc(exit_).isoformat() if exit_ else "", "false"])
+    return path
+
+
+def run(capsys, *args) -> tuple[int, list[dict], str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines() if line.startswith("{")], err
+
+
+def test_pay_from_csv_prints_lines_and_totals(tmp_path, capsys):
+    code, rows, _ = run(capsys, "pay", "--shifts", str(write_csv(tmp_path / "shifts.csv")))
+    assert code == 0
+    totals = {r["registration"]: r["amount"] for r in rows if r["rule"] == "TOTAL"}
+    assert totals == {"100": "180.00", "101": "696.60", "102": "261.00", "103": "180.00"}
+    p2 = [r for r in rows if r["rule"] == "P2" and r["registration"] == "101"][0]
+    assert p2 == {"registration": "101", "work_day": "2026-03-15",
+                  "shift_id": "101/9300002/2026-03-15/19-01", "rule": "P2",
+                  "article": "83.611 art. 26 a", "amount": "108.00"}
+
+
+def test_pay_csv_format(tmp_path, capsys):
+    assert main(["pay", "--shifts", str(write_csv(tmp_path / "s.csv")), "--format", "csv"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "registration,work_day,shift_id,rule,article,amount,due_at,flags"
+    assert "101,2026-03-15,101/9300002/2026-03-15/19-01,TOTAL,,696.60," in "\n".join(out)
+
+
+def test_bad_rows_are_named_and_exit_2(tmp_path, capsys):
+    path = write_csv(tmp_path / "bad.csv")
+    text = path.read_text().splitlines()
+    text[2] = text[2].replace("anchored", "floating")
+    text.append("104,estivador,9300001,berthed,2026-03-10T07:00:00-03:00,2026-03-10T13:00:00-03:00,"
+                "2026-03-10T07:00:00-03:00,,no")
+    text.append("105,vigia,9300001,berthed,2026-03-10T07:00:00,2026-03-10T13:00:00-03:00,x,,no")
+    path.write_text("\n".join(text) + "\n")
+    code, rows, err = run(capsys, "pay", "--shifts", str(path))
+    assert code == 2 and rows == []
+    assert "bad.csv:3: berth 'floating'" in err
+    assert "bad.csv:6:" in err and "estivador" in err
+    assert "bad.csv:7: period_start" in err
+
+
+def test_missing_column_is_named(tmp_path, capsys):
+    path = tmp_path / "cols.csv"
+    path.write_text("registration,function\n100,vigia\n")
+    code, _, err = run(capsys, "pay", "--shifts", str(path))
+    assert code == 2 and "missing column(s): ship" in err
+
+
+def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):
+    """Events built with wire.events, inserted, reconstructed and paid == the same shifts as CSV."""
+    upgrade(db_url)
+    gates = {ship: ShiftEvents(f"g{ship[-1]}") for ship in ("9300001", "9300002", "9300003")}
+    evs = []
+    for reg, fn, ship, berth, day, period, admit, exit_ in sorted(SHIFTS, key=lambda s: s[6]):
+        d = dispatch(day, period, ship, berth=berth, function=fn)
+        evs.append((loc(admit), gates[ship], "admit", reg, d))
+        if exit_:
+            evs.append((loc(exit_), gates[ship], "exit", reg, d))
+    evs.sort(key=lambda e: e[0])
+    built = [g.tap(kind, reg, at.astimezone(dt.UTC), d) for at, g, kind, reg, d in evs]
+    engine = make_engine(db_url)
+    with engine.begin() as conn:
+        insert_events(conn, built, dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
+    engine.dispose()
+
+    _, from_csv, _ = run(capsys, "pay", "--shifts", str(write_csv(tmp_path / "s.csv")))
+    code, from_db, _ = run(capsys, "pay", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31")
+    assert code == 0
+    strip = lambda rows: sorted((r["shift_id"], r["rule"], r["amount"], r.get("due_at")) for r in rows)  # noqa: E731
+    assert strip(from_db) == strip(from_csv)
+    assert len([r for r in from_db if r["rule"] == "TOTAL"]) == 4
+
+    # statements are stored with their due time: overdue after 48 h, gone once paid
+    code, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-03-13T00:00:00+00:00")
+    assert [o["shift_id"] for o in overdue] == ["100/9300001/2026-03-10/07-13"]
+    code, _, _ = run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "lote-1",
+                     overdue[0]["statement_id"])
+    assert code == 0
+    _, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-03-13T00:00:00+00:00")
+    assert overdue == []
+    code, _, err = run(capsys, "pay", "mark-paid", "--db", db_url, "nope@x")
+    assert code == 2 and "unknown: nope@x" in err
+    # a second run keeps the paid statement and still lists the rest as overdue later
+    run(capsys, "pay", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31")
+    _, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-05-01T00:00:00+00:00")
+    assert len(overdue) == 3
+
+
+def test_ledger_cli_migrate_and_shifts_list_flags(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    code = main(["ledger", "migrate", "--db", url])
+    assert code == 0 and "at revision 0001" in capsys.readouterr().out
+    g = ShiftEvents()
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        insert_events(conn, [g.admit("100", loc((3, 10, 7, 0)).astimezone(dt.UTC),
+                                     dispatch(dt.date(2026, 3, 10), "07-13"))], dt.datetime.now(dt.UTC))
+    engine.dispose()
+    code, rows, _ = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
+    assert code == 0 and rows[0]["closed_by"] == "period_end"
+    assert rows[0]["flags"][0]["flag"] == "MISSING_EXIT"
+
+
+def test_held_shift_is_printed_as_held_not_paid(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    upgrade(url)
+    g = ShiftEvents()
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        insert_events(conn, [g.exit("100", loc((3, 10, 13, 0)).astimezone(dt.UTC),
+                                    dispatch(dt.date(2026, 3, 10), "07-13"))], dt.datetime.now(dt.UTC))
+    engine.dispose()
+    code, rows, _ = run(capsys, "pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
+    assert code == 0
+    assert [(r["rule"], r["amount"]) for r in rows] == [("HELD", None)]
+    assert rows[0]["flags"][0].startswith("NO_ENTRY")
