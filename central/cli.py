@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import threading
-
 import click
 
 from portgate.config import load_toml
@@ -21,15 +18,19 @@ def run(config_path: str) -> None:
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
     from central.config import CentralConfig
     from central.ingest.service import Ingest
+    from central.runner import run_central
 
     config = load_toml(config_path, CentralConfig)
-    ingest = Ingest(config).start()
-    done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    click.echo(f"central: ingesting port {config.port} with {len(ingest.workers)} worker(s)", err=True)
-    done.wait()
-    ingest.stop()
+    run_central(config, lambda: Ingest(config))
+
+
+@central.command("check-config")
+@click.argument("config_path", type=click.Path(dir_okay=False))
+def check_config(config_path: str) -> None:
+    """Validate central.toml completely (keys, types, secret files) without starting anything."""
+    from portgate.checkconfig import check_central
+
+    click.echo(check_central(config_path))
 
 
 @central.command("add-gate")
