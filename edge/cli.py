@@ -47,3 +47,16 @@ def replay(ctx: click.Context, workers: str, cards: str, escala: str, taps: str,
         click.echo(f"portgate: {exc}", err=True)
         ctx.exit(2)
     out.flush()
+
+
+@edge.command("run")
+@click.option("--config", "config_path", required=True, help="gate.toml")
+def run(config_path: str) -> None:
+    """Run the gate: readers -> rules -> journal -> indicator (and MQTT sync if configured)."""
+    from edge.config import load_gate_config
+    from edge.service import GateService
+    from portgate.logs import configure_logging
+
+    cfg = load_gate_config(config_path)
+    configure_logging(json=cfg.log_json)
+    GateService(cfg).run()

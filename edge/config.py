@@ -93,7 +93,11 @@ def load_gate_config(path: str | Path) -> GateConfig:
         return None if p is None else str((base / p) if not Path(p).is_absolute() else Path(p))
 
     seed = cfg.seed and SeedConfig(rel(cfg.seed.workers), rel(cfg.seed.cards), rel(cfg.seed.escala))
+    mqtt = cfg.mqtt and msgspec.structs.replace(
+        cfg.mqtt, password_file=rel(cfg.mqtt.password_file), ca_file=rel(cfg.mqtt.ca_file),
+        cert_file=rel(cfg.mqtt.cert_file), key_file=rel(cfg.mqtt.key_file),
+    )
     return msgspec.structs.replace(
-        cfg, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
+        cfg, mqtt=mqtt, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
         indicator_file=rel(cfg.indicator_file), seed=seed,
     )

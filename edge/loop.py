@@ -48,6 +48,7 @@ NO_JOURNAL_PT = "Falha do registro (disco): entrada negada. Chame o supervisor."
 NO_JOURNAL_EN = "Journal failure (disk): entry denied. Call the supervisor."
 _MAX_UID_TEXT = 64
 _STOP = object()
+INBOX_SIZE = 16
 
 
 def internal_failure(message_pt: str = INTERNAL_PT, message_en: str = INTERNAL_EN) -> Decision:
@@ -117,7 +118,9 @@ class GateLoop:
         self.tick_s = tick_s
         self.pairing = Pairing.from_rulebook(self._rulebook_at(clock.now()))
         self._ttl_ns = self._rulebook_at(clock.now()).g10.inspector_mode_s * 1_000_000_000
-        self.inbox: queue.Queue = queue.Queue()
+        # Bounded: a reader waits (its reads stay in the device/pipe) while the gate is busy, so a
+        # crash loses at most INBOX_SIZE undecided reads, and a hostile reader cannot eat memory.
+        self.inbox: queue.Queue = queue.Queue(maxsize=INBOX_SIZE)
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
 
@@ -142,8 +145,12 @@ class GateLoop:
             self._threads.append(th)
 
     def on_status(self, status: ReaderStatus) -> None:
-        """Status callback for the readers' constructors: faults become journal events."""
-        self.inbox.put(status)
+        """Status callback for the readers' constructors: faults become journal events. Waits at
+        most 1 s for room in the inbox; a status that still finds it full is only logged."""
+        try:
+            self.inbox.put(status, timeout=1.0)
+        except queue.Full:
+            log.warning("reader_status_dropped", reader_id=status.reader_id, state=status.state.value)
 
     def run(self, *, watchdog: Callable[[], None] | None = None) -> None:
         """Recover, start the readers and process the inbox until ``stop()``."""
@@ -165,7 +172,10 @@ class GateLoop:
     def stop(self) -> None:
         """Ask the loop and the readers to stop (callable from any thread or a signal handler)."""
         self._stopping.set()
-        self.inbox.put(_STOP)
+        try:
+            self.inbox.put_nowait(_STOP)
+        except queue.Full:
+            pass  # the loop sees _stopping at its next item
         for reader in self.readers:
             try:
                 reader.close()
@@ -275,7 +285,12 @@ class GateLoop:
         while not self._stopping.is_set():
             try:
                 for read in reader.reads():
-                    self.inbox.put(read)
+                    while not self._stopping.is_set():
+                        try:
+                            self.inbox.put(read, timeout=0.5)
+                            break
+                        except queue.Full:
+                            continue
                     backoff = 0.5
                 return  # reads() returned: the reader was closed
             except Exception as exc:  # the Reader contract says never; a bug must not kill the gate

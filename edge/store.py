@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sqlite3
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -388,35 +389,44 @@ class Store:
         if seq <= self._applied_seq:
             return
 
-        def work(c):
-            if fx.close is not None:
-                reg, ended = fx.close
-                c.execute(delete(t.open_shifts).where(
-                    (t.open_shifts.c.registration == reg) & (t.open_shifts.c.origin == "local")))
-                c.execute(insert(t.last_shift_end).prefix_with("OR REPLACE"),
-                          {"registration": reg, "ended_at": _iso(ended)})
-            if fx.open is not None:
-                c.execute(insert(t.open_shifts).prefix_with("OR REPLACE"), _open_row(fx.open, "local"))
-            for uid, flag, at in fx.flags:
-                c.execute(insert(t.pending_flags).prefix_with("OR REPLACE"),
-                          {"uid": uid, "flag": flag, "at": _iso(at)})
-            if fx.flags:
-                cutoff = _iso(fx.flags[0][2] - FLAG_TTL)
-                c.execute(delete(t.pending_flags).where(t.pending_flags.c.at < cutoff))
-            if fx.block is not None:
-                c.execute(delete(t.pending_flags).where(t.pending_flags.c.uid == fx.block[0]))
-                c.execute(insert(t.blocklist).prefix_with("OR REPLACE"),
-                          {"uid": fx.block[0], "reason": fx.block[1], "at": _iso(fx.block[2])})
-            if fx.inspector is not None or fx.end_inspector:
-                c.execute(delete(t.inspector_session))
-            if fx.inspector is not None:
-                s = fx.inspector
-                c.execute(insert(t.inspector_session), {
-                    "id": 1, "boot_id": self.boot_id, "inspector_uid": s.inspector_uid,
-                    "inspector_registration": s.inspector_registration, "until_mono_ns": s.until_mono_ns})
-            c.execute(insert(t.meta).prefix_with("OR REPLACE"), {"key": "applied_seq", "value": str(seq)})
-
-        self._write(work)
+        # Raw DBAPI statements (not SQLAlchemy Core) on this hot path: it runs after every read.
+        stmts: list[tuple[str, tuple]] = []
+        if fx.close is not None:
+            reg, ended = fx.close
+            stmts.append(("DELETE FROM open_shifts WHERE registration = ? AND origin = 'local'", (reg,)))
+            stmts.append(("INSERT OR REPLACE INTO last_shift_end (registration, ended_at) VALUES (?, ?)",
+                          (reg, _iso(ended))))
+        if fx.open is not None:
+            r = _open_row(fx.open, "local")
+            stmts.append(("INSERT OR REPLACE INTO open_shifts (registration, origin, gate_id, ship,"
+                          " admitted_at, dispatch) VALUES (?, ?, ?, ?, ?, ?)",
+                          (r["registration"], r["origin"], r["gate_id"], r["ship"], r["admitted_at"],
+                           r["dispatch"])))
+        for uid, flag, at in fx.flags:
+            stmts.append(("INSERT OR REPLACE INTO pending_flags (uid, flag, at) VALUES (?, ?, ?)",
+                          (uid, flag, _iso(at))))
+        if fx.flags:
+            stmts.append(("DELETE FROM pending_flags WHERE at < ?", (_iso(fx.flags[0][2] - FLAG_TTL),)))
+        if fx.block is not None:
+            stmts.append(("DELETE FROM pending_flags WHERE uid = ?", (fx.block[0],)))
+            stmts.append(("INSERT OR REPLACE INTO blocklist (uid, reason, at) VALUES (?, ?, ?)",
+                          (fx.block[0], fx.block[1], _iso(fx.block[2]))))
+        if fx.inspector is not None or fx.end_inspector:
+            stmts.append(("DELETE FROM inspector_session", ()))
+        if fx.inspector is not None:
+            i = fx.inspector
+            stmts.append(("INSERT INTO inspector_session (id, boot_id, inspector_uid,"
+                          " inspector_registration, until_mono_ns) VALUES (1, ?, ?, ?, ?)",
+                          (self.boot_id, i.inspector_uid, i.inspector_registration, i.until_mono_ns)))
+        stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)", (str(seq),)))
+        with self._lock:
+            try:
+                for sql, params in stmts:
+                    self._raw.execute(sql, params)
+                self._raw.commit()
+            except sqlite3.Error as exc:
+                self._raw.rollback()
+                raise StoreError(f"store apply failed: {exc}") from exc
         if fx.close is not None:
             self._open.pop((fx.close[0], "local"), None)
         if fx.open is not None:

@@ -1,0 +1,115 @@
+"""The gate service: build everything from ``GateConfig`` and run the loop (``portgate edge run``).
+
+Start-up order: logging; HMAC key (``read_secret``: mode 0600); store (corrupt file quarantined);
+journal (corrupt file quarantined, alert first); a STORE_QUARANTINED alert for a quarantined store;
+seed CSV files if the store has no roster yet; readers (``edge.readers``); indicator; the loop; then,
+only if ``[mqtt]`` is configured, ``edge.sync.Sync(config.mqtt, journal, store)`` (imported lazily;
+without it the gate runs standalone and the journal keeps everything until a sync is configured).
+SIGTERM/SIGINT stop the loop cleanly (readers closed, journal closed, systemd told STOPPING).
+"""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from pathlib import Path
+
+import structlog
+
+from edge.clock import GuardedClock, SystemClock
+from edge.config import GateConfig
+from edge.indicator import ConsoleIndicator, FileIndicator, GpioIndicator, Indicator, NullIndicator
+from edge.journal import PRIORITY_HIGH, Journal
+from edge.loop import GateLoop
+from edge.store import Store
+from portgate.config import read_secret
+from portgate.errors import ConfigError
+from wire.events import AlertPayload
+
+log = structlog.get_logger(__name__)
+
+
+def make_clock(cfg: GateConfig):
+    """System clock wrapped in ``GuardedClock``; ``clock_trust`` = ntp (adjtimex), always, never."""
+    probe = {"ntp": None, "always": lambda: True, "never": lambda: False}[cfg.clock_trust]
+    inner = SystemClock() if probe is None else SystemClock(probe=probe)
+    return GuardedClock(inner)
+
+
+def make_indicator(cfg: GateConfig) -> Indicator:
+    if cfg.indicator == "console":
+        return ConsoleIndicator()
+    if cfg.indicator == "file":
+        if not cfg.indicator_file:
+            raise ConfigError("indicator = 'file' needs indicator_file", key="indicator_file")
+        return FileIndicator(cfg.indicator_file)
+    if cfg.indicator == "gpio":
+        return GpioIndicator(cfg.gpio, console=ConsoleIndicator())
+    return NullIndicator()
+
+
+def load_rulebook(cfg: GateConfig):
+    from edge.rules.rulebook import GateRulebooks, load_gate_rulebook
+
+    return load_gate_rulebook(cfg.rulebook) if cfg.rulebook else GateRulebooks()
+
+
+class GateService:
+    """Everything one gate process owns. ``build`` opens files; ``run`` blocks until stopped."""
+
+    def __init__(self, cfg: GateConfig, *, clock=None, indicator: Indicator | None = None) -> None:
+        self.cfg = cfg
+        self.boot_id = str(uuid.uuid4())
+        self.clock = clock or make_clock(cfg)
+        self.rulebook = load_rulebook(cfg)
+        key = read_secret(cfg.key_file, what="gate HMAC key")
+        state = Path(cfg.state_dir)
+        tz = self.rulebook.version[-1].port_timezone
+        self.store = Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz)
+        self.journal = Journal(state / "journal.db", port=cfg.port, gate_id=cfg.gate_id, key=key,
+                               boot_id=self.boot_id, clock=self.clock)
+        if self.store.quarantined_to is not None:
+            self.journal.append(AlertPayload(
+                code="STORE_QUARANTINED",
+                detail=f"store quarantined to {self.store.quarantined_to.name}; "
+                       f"reason={self.store.quarantine_reason!r}; copies empty until the office resends",
+            ), now=self.clock.now(), priority=PRIORITY_HIGH)
+        if cfg.seed is not None and self.store.versions()["roster"][0] == 0:
+            self.store.load_csv_files(cfg.seed.workers, cfg.seed.cards, cfg.seed.escala,
+                                      at=self.clock.now().wall)
+        from edge.readers import open_readers
+
+        self.loop = GateLoop(readers=[], store=self.store, journal=self.journal, clock=self.clock,
+                             indicator=indicator or make_indicator(cfg), rulebook=self.rulebook,
+                             lang=cfg.lang)
+        self.loop.readers = open_readers(cfg.readers, on_status=self.loop.on_status)
+        self.sync = None
+        if cfg.mqtt is not None:
+            from edge.sync import Sync  # the MQTT teammate's module; only imported when configured
+
+            self.sync = Sync(cfg.mqtt, self.journal, self.store)
+
+    def run(self) -> None:
+        from portgate.notify import Notifier
+
+        notifier = Notifier()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.loop.stop())
+        if self.sync is not None:
+            self.sync.start()
+        log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,
+                 last_seq=self.journal.last_seq(), readers=[r.reader_id for r in self.loop.readers],
+                 mqtt=self.sync is not None)
+        notifier.ready(f"gate {self.cfg.gate_id} seq {self.journal.last_seq()}")
+        try:
+            self.loop.run(watchdog=notifier.watchdog)
+        finally:
+            notifier.stopping()
+            self.close()
+
+    def close(self) -> None:
+        if self.sync is not None:
+            self.sync.stop()
+        self.journal.close()
+        self.store.close()
+

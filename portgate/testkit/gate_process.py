@@ -1,0 +1,64 @@
+"""Run a real gate process (``portgate edge run``) fed by a FIFO reader and writing its decisions to
+a file indicator: used by the gate crash test and the demo."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from portgate.config import write_secret
+
+DEMO = Path(__file__).resolve().parents[2] / "config" / "demo"
+
+
+def write_gate_config(root: Path, *, gate_id: str = "g-aurora", ship: str = "9300001",
+                      key: bytes = b"gate-test-key", demo: Path = DEMO) -> Path:
+    """A standalone gate.toml under ``root`` (state dir, 0600 key, FIFO control reader, file
+    indicator, demo CSV seed, clock trusted). Returns its path. The FIFO is ``root/reads.fifo``, the
+    indicator file ``root/shown.jsonl``."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_secret(root / "gate.key", key)
+    fifo = root / "reads.fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo, 0o600)
+    cfg = root / "gate.toml"
+    cfg.write_text(f"""
+port = "santos"
+gate_id = "{gate_id}"
+ship = "{ship}"
+state_dir = "state"
+key_file = "gate.key"
+indicator = "file"
+indicator_file = "shown.jsonl"
+clock_trust = "always"
+log_json = true
+
+[[readers]]
+id = "r-control"
+kind = "control"
+driver = "fifo"
+device = "{fifo}"
+
+[seed]
+workers = "{demo / 'workers.csv'}"
+cards = "{demo / 'cards.csv'}"
+escala = "{demo / 'escala.csv'}"
+""")
+    return cfg
+
+
+def start_gate(config: Path, *, log_path: Path | None = None) -> subprocess.Popen:
+    """Start ``portgate edge run --config <config>`` in its own process group."""
+    log = open(log_path or config.with_name("gate.log"), "ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "portgate.cli", "edge", "run", "--config", str(config)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+
+
+def kill_gate(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> int:
+    proc.send_signal(sig)
+    return proc.wait(timeout=60)

@@ -1,0 +1,105 @@
+"""The gate service and its configuration: standalone start, quarantine alerts at boot, bad config,
+and the benchmark's smoke run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edge.config import load_gate_config
+from edge.indicator import RecordingIndicator
+from edge.service import GateService
+from portgate.errors import ConfigError
+from portgate.testkit.gate_process import write_gate_config
+from wire.events import AlertPayload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_example_config_parses_and_resolves_paths():
+    cfg = load_gate_config(ROOT / "config" / "gate.example.toml")
+    assert cfg.gate_id == "g-aurora" and [r.kind for r in cfg.readers] == ["control", "badge"]
+    assert cfg.rulebook == str(ROOT / "config" / "rulebooks" / "gate-default.toml")
+    assert cfg.mqtt.port == 8883 and cfg.mqtt.tls
+
+
+def test_unknown_key_is_refused_naming_it(tmp_path):
+    cfg = write_gate_config(tmp_path)
+    cfg.write_text(cfg.read_text().replace('indicator = "file"', 'indicator = "file"\ndebounce = 3'))
+    with pytest.raises(ConfigError) as err:
+        load_gate_config(cfg)
+    assert "debounce" in str(err.value)
+
+
+def test_bad_reader_driver_is_refused_naming_the_key(tmp_path):
+    cfg = write_gate_config(tmp_path)
+    cfg.write_text(cfg.read_text().replace('driver = "fifo"', 'driver = "usb-magic"'))
+    with pytest.raises(ConfigError) as err:
+        load_gate_config(cfg)
+    assert "readers[0].driver" in str(err.value)
+
+
+def test_key_file_readable_by_others_stops_the_service(tmp_path):
+    cfg = load_gate_config(write_gate_config(tmp_path))
+    os.chmod(cfg.key_file, 0o644)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        GateService(cfg, indicator=RecordingIndicator())
+
+
+def test_standalone_service_seeds_the_store_and_journals_without_mqtt(tmp_path):
+    svc = GateService(load_gate_config(write_gate_config(tmp_path)), indicator=RecordingIndicator())
+    assert svc.sync is None
+    assert svc.store.card("0A04A10001").registration == "V001"
+    assert [r.reader_id for r in svc.loop.readers] == ["r-control"]
+    svc.close()
+
+
+def test_corrupt_store_and_journal_at_boot_are_quarantined_with_alerts_first(tmp_path):
+    cfg = load_gate_config(write_gate_config(tmp_path))
+    state = Path(cfg.state_dir)
+    state.mkdir(parents=True)
+    (state / "store.db").write_bytes(b"garbage" * 500)
+    (state / "journal.db").write_bytes(b"more garbage" * 500)
+    svc = GateService(cfg, indicator=RecordingIndicator())
+    alerts = svc.journal.outbox_batch(10)
+    assert [(e.seq, type(e.payload)) for e in alerts] == [(1, AlertPayload), (2, AlertPayload)]
+    assert {e.payload.code for e in alerts} == {"STORE_QUARANTINED"}
+    assert "journal quarantined" in alerts[0].payload.detail
+    assert "store quarantined" in alerts[1].payload.detail
+    assert sorted(p.name.split(".corrupt-")[0] for p in state.glob("*.corrupt-*")) == ["journal.db", "store.db"]
+    assert svc.store.card("0A04A10001") is not None  # fresh store re-seeded from the CSV files
+    svc.close()
+
+
+def test_gate_run_exits_cleanly_on_sigterm(tmp_path):
+    import signal
+    import time
+
+    from portgate.testkit.gate_process import kill_gate, start_gate
+
+    cfg = write_gate_config(tmp_path)
+    proc = start_gate(cfg)
+    fd = os.open(tmp_path / "reads.fifo", os.O_RDWR)
+    os.write(fd, b"0A04A10001\nnot-hex\n")
+    deadline = time.monotonic() + 60
+    shown = tmp_path / "shown.jsonl"
+    while time.monotonic() < deadline and (not shown.exists() or shown.read_bytes().count(b"\n") < 2):
+        time.sleep(0.05)
+    assert kill_gate(proc, signal.SIGTERM) == 0
+    os.close(fd)
+    lines = [json.loads(x) for x in shown.read_text().splitlines()]
+    assert lines[1]["seq"] == lines[0]["seq"] + 1 and lines[1]["rules"] == ["G1"]  # seq 1: reader ready
+
+
+def test_bench_smoke_prints_its_json_line():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "gate_decision.py"), "--smoke"],
+                         capture_output=True, text=True, check=True, timeout=300)
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["bench"] == "gate_decision"
+    assert {"p50_ms", "p99_ms", "rss_mb"} <= set(last["figures"]) and last["baseline"]["p50_ms"] > 0
+    assert set(last["ratio"]) == {"p50", "p99"}
