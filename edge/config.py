@@ -78,6 +78,9 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     lang: Literal["pt", "en"] = "pt"
     clock_trust: Literal["ntp", "always", "never"] = "ntp"  # "always" only for a dev machine
     log_json: bool | None = None
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    metrics_port: int = 0  # Prometheus /metrics (portgate.metrics); 0 = off
+    metrics_addr: str = "127.0.0.1"
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only)
 

@@ -49,9 +49,7 @@ CLOCK_SYNCHRONISED = Gauge("portgate_clock_synchronised",
                            "1 when the gate's wall clock is NTP-synchronised (events carry clock_trusted)",
                            ["gate_id"])
 MQTT_CONNECTED = Gauge("portgate_mqtt_connected", "1 while the MQTT session is connected", ["client"])
-OPEN_GAPS = Gauge("portgate_ingest_open_gaps", "Sequence gaps waiting for a replay, over all workers")
-REPLAY_REQUESTS = Gauge("portgate_ingest_replay_requests", "Replay requests sent to gates since start")
-WORKERS_ALIVE = Gauge("portgate_ingest_workers_alive", "Ingest worker threads running")
+_office: dict[str, Gauge] = {}  # office-only gauges, registered by watch_ingest (not on a gate)
 
 
 def serve(port: int, addr: str = "127.0.0.1"):
@@ -99,20 +97,28 @@ def _flag(fn: Callable[[], object]) -> Callable[[], float]:
 def watch_gate(gate_id: str, journal, clock, sync=None) -> None:
     """Attach the gate's callback gauges: outbox depth and oldest age (``journal``), clock
     synchronised (``clock.now().clock_trusted``), MQTT connected (``sync.connected``, if any)."""
+    import drivers.metrics  # noqa: F401  (reader_up / reader_faults_total families, always exposed)
+
     OUTBOX_DEPTH.labels(gate_id).set_function(lambda: float(journal.outbox_depth()))
     OUTBOX_OLDEST_AGE.labels(gate_id).set_function(lambda: _age_s(journal.oldest_unsent_at))
-    CLOCK_SYNCHRONISED.labels(gate_id).set_function(_flag(lambda: clock.now().clock_trusted))
+    inner = getattr(clock, "inner", clock)  # GuardedClock wraps the SystemClock (NTP probe)
+    synced = inner.trusted if hasattr(inner, "trusted") else (lambda: clock.now().clock_trusted)
+    CLOCK_SYNCHRONISED.labels(gate_id).set_function(_flag(synced))
     if sync is not None:
         MQTT_CONNECTED.labels(f"gate-{gate_id}").set_function(_flag(sync.connected.is_set))
 
 
 def watch_ingest(workers: list) -> None:
     """Attach the office's callback gauges for a list of ``IngestWorker``."""
+    if not _office:
+        _office["gaps"] = Gauge("portgate_ingest_open_gaps", "Sequence gaps waiting for a replay")
+        _office["replays"] = Gauge("portgate_ingest_replay_requests", "Replay requests sent since start")
+        _office["alive"] = Gauge("portgate_ingest_workers_alive", "Ingest worker threads running")
     for w in workers:
         MQTT_CONNECTED.labels(f"ingest-{w.index}").set_function(_flag(w.connected.is_set))
-    OPEN_GAPS.set_function(lambda: float(sum(len(getattr(w, "_gaps", {})) for w in workers)))
-    REPLAY_REQUESTS.set_function(lambda: float(sum(w.stats["replay_requests"] for w in workers)))
-    WORKERS_ALIVE.set_function(lambda: float(sum(1 for w in workers if worker_alive(w))))
+    _office["gaps"].set_function(lambda: float(sum(len(getattr(w, "_gaps", {})) for w in workers)))
+    _office["replays"].set_function(lambda: float(sum(w.stats["replay_requests"] for w in workers)))
+    _office["alive"].set_function(lambda: float(sum(1 for w in workers if worker_alive(w))))
 
 
 def worker_alive(worker) -> bool:
