@@ -14,13 +14,17 @@ def central() -> None:
 
 @central.command("run")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False), help="central.toml")
-def run(config_path: str) -> None:
+@click.option("--instance", default=None, help="Several processes on one config (portgate-central@.service): "
+              "suffix for the MQTT client ids, so each process has its own sessions in the share group.")
+@click.option("--metrics-port", type=int, default=None, envvar="PORTGATE_METRICS_PORT",
+              help="Override metrics_port (env PORTGATE_METRICS_PORT; 0 = off).")
+def run(config_path: str, instance: str | None, metrics_port: int | None) -> None:
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
     from central.config import CentralConfig
     from central.ingest.service import Ingest
-    from central.runner import run_central
+    from central.runner import for_instance, run_central
 
-    config = load_toml(config_path, CentralConfig)
+    config = for_instance(load_toml(config_path, CentralConfig), instance, metrics_port)
     run_central(config, lambda: Ingest(config))
 
 

@@ -28,6 +28,26 @@ from portgate.notify import Notifier
 log = structlog.get_logger("central.runner")
 
 
+def for_instance(config, instance: str | None, metrics_port: int | None = None):
+    """The config of one instance of ``portgate-central@.service``: MQTT client ids
+    ``<client_id or ledger-<port>>-<instance>-<worker>`` (each process keeps its own persistent
+    sessions in the share group) and, if given, another metrics port. Raises ``ConfigError`` for an
+    instance name that is not a single MQTT-safe word."""
+    import msgspec
+
+    from portgate.errors import ConfigError
+
+    if instance:
+        if not instance.replace("-", "").replace("_", "").isalnum():
+            raise ConfigError(f"instance name {instance!r} must be letters, digits, - or _", key="--instance")
+        base = config.mqtt.client_id or f"ledger-{config.port}"
+        config = msgspec.structs.replace(
+            config, mqtt=msgspec.structs.replace(config.mqtt, client_id=f"{base}-{instance}"))
+    if metrics_port is not None:
+        config = msgspec.structs.replace(config, metrics_port=metrics_port)
+    return config
+
+
 def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0) -> None:
     """Run the office until SIGTERM/SIGINT. ``make_ingest`` builds the (not yet started) ``Ingest``.
 
@@ -35,7 +55,8 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     CLI turns the first into one line and exit status 2.
     """
     configure_logging(json=config.log_json, level=config.log_level)
-    structlog.contextvars.bind_contextvars(service="central", port=config.port)
+    structlog.contextvars.bind_contextvars(service="central", port=config.port,
+                                           client_id=config.mqtt.client_id or f"ledger-{config.port}")
     notifier = Notifier()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
