@@ -57,9 +57,11 @@ class Downlink:
         self.gate_id = gate_id
         self._copies = {k: Copy() for k in ("roster", "cards", "escala", "presence")}
         known = store.versions() or {}
-        for kind in ("roster", "escala", "cards", "presence"):
-            if known.get(kind) is not None:
-                self._copies[kind].version = int(known[kind])
+        for kind in ("roster", "escala"):  # the store's "cards" is the roster's; ours is the blocklist
+            version, updated = known.get(kind, (0, None))
+            if version:
+                self._copies[kind].version = int(version)
+                self._copies[kind].published_at = updated
         self._presence: dict[str, int] = {}  # registration -> version of its newest presence change
         self.ignored = 0
         self.requested = 0

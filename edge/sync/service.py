@@ -68,6 +68,8 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     check_every_s: float = 5.0
     reject_backoff_s: float = 5.0
     poll_s: float = 0.5
+    mark_batch: int = 500
+    mark_every_s: float = 0.1
 
 
 def _system_now():
@@ -118,6 +120,9 @@ class Sync:
         self._stopping = threading.Event()
         self._inflight: dict[int, int | None] = {}  # mid -> seq (pump thread only)
         self._inflight_seqs: set[int] = set()
+        self._unmarked: set[int] = set()  # acknowledged, mark_sent pending (pump thread only)
+        self._next_mark = 0.0
+        self._wake_at = float("inf")
         self._replay: collections.deque = collections.deque()
         self._paused_until = 0.0
         self._alerted = False
@@ -165,6 +170,7 @@ class Sync:
         client.subscribe([(self.t_cmd, 1), (topics.downlink_filter(self.port), 1)])
         client.publish(self.t_status, self._status("online", "birth"), qos=1, retain=True)
         self.connected.set()
+        self.stats["connects"] += 1
         log.info("mqtt.connected", gate_id=self.gate_id, session_present=flags.session_present)
         self._wake.set()
 
@@ -183,8 +189,10 @@ class Sync:
     # -- pump thread -------------------------------------------------------------------------------
     def _run(self) -> None:
         while not self._stopping.is_set():
-            self._wake.wait(self.settings.poll_s)
+            timeout = min(self.settings.poll_s, max(0.0, self._wake_at - time.monotonic()))
+            self._wake.wait(timeout)
             self._wake.clear()
+            self._wake_at = float("inf")
             try:
                 self._drain_acks()
                 self._drain_inbox()
@@ -195,6 +203,7 @@ class Sync:
                 log.exception("sync.pump_error", gate_id=self.gate_id)
                 time.sleep(self.settings.poll_s)
         self._drain_acks()
+        self._flush_marks(force=True)
 
     def _drain_acks(self) -> None:
         done: list[int] = []
@@ -217,9 +226,24 @@ class Sync:
             else:
                 done.append(seq)
         if done:
-            self.journal.mark_sent(done)
+            self._unmarked.update(done)
             ACKED.labels(self.gate_id).inc(len(done))
             self.stats["acked"] += len(done)
+        self._flush_marks()
+
+    def _flush_marks(self, force: bool = False) -> None:
+        """``mark_sent`` the acknowledged rows in one journal transaction: when enough piled up,
+        every ``mark_every_s``, or on stop. Until then they are excluded from publishing (an fsync
+        per PUBACK would cap the drain rate at the disk's commit rate)."""
+        if not self._unmarked:
+            return
+        now = time.monotonic()
+        if force or len(self._unmarked) >= self.settings.mark_batch or now >= self._next_mark:
+            self.journal.mark_sent(sorted(self._unmarked))
+            self._unmarked.clear()
+            self._next_mark = now + self.settings.mark_every_s
+        else:
+            self._wake_later(self._next_mark - now)
 
     def _fill_window(self) -> None:
         now = time.monotonic()
@@ -227,14 +251,17 @@ class Sync:
             self._wake_later(self._paused_until - now)
             return
         free = self.settings.window - len(self._inflight)
-        if free <= 0:
+        # refill in chunks (half a window) rather than one journal read per PUBACK
+        if free <= 0 or (self._inflight and free < max(1, self.settings.window // 2)):
             return
         rows: list[tuple[object, bool]] = []  # (event, came from a replay command)
         while self._replay and len(rows) < free:
             rows.append((self._replay.popleft(), True))
         if len(rows) < free:
-            batch = self.journal.outbox_batch(len(self._inflight_seqs) + free - len(rows))
-            fresh = [e for e in batch if e.seq not in self._inflight_seqs][: free - len(rows)]
+            skip = len(self._inflight_seqs) + len(self._unmarked)
+            batch = self.journal.outbox_batch(skip + free - len(rows))
+            fresh = [e for e in batch if e.seq not in self._inflight_seqs and e.seq not in self._unmarked]
+            fresh = fresh[: free - len(rows)]
             rows += [(e, False) for e in fresh]
         for i, (event, _replayed) in enumerate(rows):
             if not self._bucket.take(time.monotonic()):
@@ -251,9 +278,8 @@ class Sync:
             self._wake.set()  # more may be waiting
 
     def _wake_later(self, delay: float) -> None:
-        t = threading.Timer(max(0.001, delay), self._wake.set)
-        t.daemon = True
-        t.start()
+        """Make the pump's next wait end after ``delay`` seconds at the latest."""
+        self._wake_at = min(self._wake_at, time.monotonic() + max(0.001, delay))
 
     def _drain_inbox(self) -> None:
         while True:

@@ -19,7 +19,8 @@ from edge.rules.model import Now
 from edge.sync import Sync, SyncSettings
 from portgate.config import read_secret
 from portgate.testkit.mosquitto import Mosquitto
-from tests.mqtt.sqlite_outbox import SqliteOutbox
+from edge.journal import Journal
+from edge.store import Store
 from wire.connection import MqttConfig
 
 PORT = "santos"
@@ -110,15 +111,16 @@ class Gate:
         self.gate_id = gate_id
         key_file = add_gate(keys_dir, gate_id)
         self.key = read_secret(key_file)
-        self.journal = SqliteOutbox(
+        self.journal = Journal(
             tmp_path / f"{gate_id}.journal", port=PORT, gate_id=gate_id, key=self.key, boot_id=str(uuid.uuid4())
         )
+        self.store = Store(tmp_path / f"{gate_id}.store", gate_id=gate_id)
         self.sync: Sync | None = None
 
-    def start(self, broker, store=None, **settings) -> Sync:
+    def start(self, broker, store=None, *, mqtt=None, **settings) -> Sync:
         settings.setdefault("check_every_s", 0.2)
         self.sync = Sync(
-            MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=0.2, reconnect_max_s=1),
+            mqtt or MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=0.2, reconnect_max_s=1),
             self.journal, store, port=PORT, gate_id=self.gate_id, settings=SyncSettings(**settings),
         ).start()
         return self.sync

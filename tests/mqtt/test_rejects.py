@@ -9,7 +9,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from tests.mqtt.conftest import PORT, now, wait_until
-from tests.mqtt.sqlite_outbox import tap
+from tests.mqtt.payloads import tap
 from wire import topics
 from wire.events import Event, encode, new_event_id, sign
 

@@ -13,7 +13,7 @@ import pytest
 
 from portgate.testkit.mosquitto import Mosquitto
 from tests.mqtt.conftest import PORT, now, wait_until
-from tests.mqtt.sqlite_outbox import tap
+from tests.mqtt.payloads import tap
 
 pytestmark = pytest.mark.mqtt
 
@@ -119,7 +119,7 @@ def test_commit_then_crash_before_ack_redelivers_and_dedupes(broker, office, mak
 def test_a_gate_offline_for_hours_drains_its_big_backlog(broker, office, make_gate):
     office.start(broker, batch_size=500)
     gate = make_gate("g1")
-    gate.journal.append_many((tap(i) for i in range(10_000)), now=now())
+    gate.journal.append_many([tap(i) for i in range(10_000)], now=now())
     gate.start(broker, window=200, rate=0)
     wait_until(lambda: len(office.events("g1")) == 10_000, timeout=120, what="backlog drained")
     wait_until(lambda: gate.journal.outbox_depth() == 0, what="outbox empty")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.mqtt.conftest import now, wait_until
-from tests.mqtt.sqlite_outbox import tap
+from tests.mqtt.payloads import tap
 
 
 def test_taps_reach_the_ledger_once_in_order_and_leave_the_outbox(broker, office, make_gate):

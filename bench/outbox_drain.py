@@ -1,0 +1,98 @@
+"""Outbox drain rate: N journaled events drained by edge.sync.Sync vs bare paho publishing the same
+payloads at QoS 1 with the same in-flight window, against the same private mosquitto.
+
+    .venv/bin/python bench/outbox_drain.py [--smoke] [--events N] [--window W]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from edge.journal import Journal  # noqa: E402
+from edge.rules.model import Now  # noqa: E402
+from edge.sync import Sync, SyncSettings  # noqa: E402
+from portgate.testkit.mosquitto import Mosquitto  # noqa: E402
+from wire.connection import MqttConfig, make_client  # noqa: E402
+from wire.events import TapPayload, encode  # noqa: E402
+
+
+def bare(broker, payloads, window) -> float:
+    c = make_client(MqttConfig(), "bench-bare")
+    c.max_inflight_messages_set(window)
+    c.max_queued_messages_set(0)
+    slots = threading.Semaphore(window)
+    acked = [0]
+    done = threading.Event()
+
+    def on_publish(*_a):
+        acked[0] += 1
+        slots.release()
+        if acked[0] == len(payloads):
+            done.set()
+
+    c.on_publish = on_publish
+    c.connect(broker.host, broker.port, clean_start=False)
+    c.loop_start()
+    t = time.perf_counter()
+    for p in payloads:
+        slots.acquire()
+        c.publish("portgate/v1/bench/gate/bare/events", p, qos=1)
+    done.wait()
+    elapsed = time.perf_counter() - t
+    c.disconnect()
+    c.loop_stop()
+    return len(payloads) / elapsed
+
+
+def drain(broker, journal, n, window) -> float:
+    sync = Sync(MqttConfig(host=broker.host, port=broker.port), journal, port="bench", gate_id="g1",
+                settings=SyncSettings(window=window, rate=0, high_water=10 * n))
+    t = time.perf_counter()
+    sync.start()
+    while journal.outbox_depth() > 0:
+        time.sleep(0.01)
+    elapsed = time.perf_counter() - t
+    sync.stop()
+    return n / elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--events", type=int, default=100_000)
+    ap.add_argument("--window", type=int, default=100)
+    args = ap.parse_args()
+    n = 500 if args.smoke else args.events
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = Mosquitto(Path(tmp) / "broker").start()
+        try:
+            journal = Journal(Path(tmp) / "j.db", port="bench", gate_id="g1", key=b"k" * 32, boot_id="bench")
+            now = Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns())
+            for start in range(0, n, 5000):
+                journal.append_many(
+                    [TapPayload(uid=f"{i:08X}", reader_id="r1", reader_kind="control", decision="admit",
+                                registration="1001") for i in range(start, min(n, start + 5000))], now=now)
+            payloads = [encode(e) for e in journal.events_between(1, n)]
+            base = bare(broker, payloads, args.window)
+            ours = drain(broker, journal, n, args.window)
+        finally:
+            broker.kill()
+    ratio = ours / base
+    print(f"outbox drain: {ours:,.0f} events/s   bare paho QoS1 window {args.window}: {base:,.0f} events/s   "
+          f"ratio {ratio:.2f} (target >= 0.70)")
+    print(json.dumps({"bench": "outbox_drain", "figures": {"events": n, "events_per_s": round(ours, 1)},
+                      "baseline": {"bare_paho_events_per_s": round(base, 1)}, "ratio": round(ratio, 3),
+                      "target": 0.7}))
+
+
+if __name__ == "__main__":
+    main()
