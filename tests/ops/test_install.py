@@ -68,3 +68,29 @@ def test_unknown_argument_is_refused(tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 2 and "unknown argument" in res.stderr
     assert not (tmp_path / "etc").exists()
+
+
+def test_run_all_smoke_writes_table(tmp_path):
+    import json
+    import sys
+
+    out = tmp_path / "latest.md"
+    res = subprocess.run([sys.executable, str(ROOT / "bench/run_all.py"), "--smoke", "--only", "escala",
+                          "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = json.loads(res.stdout.strip().splitlines()[-1])
+    assert last["bench"] == "run_all" and last["figures"] == {"benchmarks": 1, "failed": []}
+    md = out.read_text()
+    assert "| escala |" in md and "baseline (same run)" in md and "- machine: " in md
+
+
+def test_run_all_reports_a_broken_benchmark():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "bench/run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    assert run_all.last_json('noise\n{"bench": "x", "figures": {"a": 1}}\n') == {"bench": "x", "figures": {"a": 1}}
+    assert run_all.last_json("Traceback ...\nValueError: boom\n") is None
+    md = run_all.table([{"bench": "x", "error": "no JSON line", "tail": "ValueError: boom", "seconds": 0.5}], True)
+    assert "| x | FAILED (no JSON line): ValueError: boom |" in md
