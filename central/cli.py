@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import threading
-
 import click
 
 from portgate.config import load_toml
@@ -18,24 +14,27 @@ def central() -> None:
 
 @central.command("run")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False), help="central.toml")
-def run(config_path: str) -> None:
+@click.option("--instance", default=None, help="Several processes on one config (portgate-central@.service): "
+              "suffix for the MQTT client ids, so each process has its own sessions in the share group.")
+@click.option("--metrics-port", type=int, default=None, envvar="PORTGATE_METRICS_PORT",
+              help="Override metrics_port (env PORTGATE_METRICS_PORT; 0 = off).")
+def run(config_path: str, instance: str | None, metrics_port: int | None) -> None:
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
     from central.config import CentralConfig
     from central.ingest.service import Ingest
+    from central.runner import for_instance, run_central
 
-    config = load_toml(config_path, CentralConfig)
-    ingest = Ingest(config).start()
-    done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    click.echo(f"central: ingesting port {config.port} with {len(ingest.workers)} worker(s)", err=True)
-    done.wait()
-    ingest.stop()
-    totals: dict[str, int] = {}
-    for worker in ingest.workers:
-        for name, value in worker.stats.items():
-            totals[name] = totals.get(name, 0) + value
-    click.echo(json.dumps({"event": "ingest.totals", **totals}), err=True)
+    config = for_instance(load_toml(config_path, CentralConfig), instance, metrics_port)
+    run_central(config, lambda: Ingest(config))
+
+
+@central.command("check-config")
+@click.argument("config_path", type=click.Path(dir_okay=False))
+def check_config(config_path: str) -> None:
+    """Validate central.toml completely (keys, types, secret files) without starting anything."""
+    from portgate.checkconfig import check_central
+
+    click.echo(check_central(config_path))
 
 
 @central.command("add-gate")

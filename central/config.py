@@ -17,6 +17,9 @@ gap_grace_s = 5.0                     # a sequence gap older than this triggers 
 replay_every_s = 30.0                 # do not repeat the same replay request more often
 share_group = "ledger"                # $share/<group>/portgate/v1/<port>/gate/+/events
 
+metrics_port = 9102                   # Prometheus /metrics; 0 = off
+metrics_addr = "127.0.0.1"
+
 [publish]                             # optional: where snapshots are served from on request
 workers_csv = "data/workers.csv"
 cards_csv = "data/cards.csv"
@@ -54,3 +57,7 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mqtt: MqttConfig = MqttConfig()
     ingest: IngestSettings = IngestSettings()
     publish: PublishSettings = PublishSettings()
+    metrics_port: int = 0  # Prometheus /metrics (portgate.metrics); 0 = off
+    metrics_addr: str = "127.0.0.1"
+    log_json: bool | None = None  # None: JSON unless stderr is a terminal
+    log_level: str = "info"

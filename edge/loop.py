@@ -37,6 +37,7 @@ from edge.rules.model import Decision, Now, Outcome, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read
 from edge.rules.rulebook import GateRulebook, GateRulebooks
 from edge.store import Store
+from portgate import metrics
 from portgate.errors import StoreError
 from wire.events import ConfiscationPayload, Dispatch, Event, ReaderPayload, TapPayload
 
@@ -123,6 +124,7 @@ class GateLoop:
         self.inbox: queue.Queue = queue.Queue(maxsize=INBOX_SIZE)
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
+        self._shown_ns = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -207,7 +209,16 @@ class GateLoop:
         return shown
 
     def process(self, p: Presentation) -> Decision:
-        """Decide, journal (committed), show, then update the store. Returns the decision shown."""
+        """Decide, journal (committed), show, then update the store. Returns the decision shown.
+        Log lines inside carry ``reader_id``; the decision is counted in ``portgate.metrics``."""
+        with structlog.contextvars.bound_contextvars(reader_id=p.reader_id):
+            self._shown_ns = 0
+            decision = self._process(p)
+        metrics.observe_decision(decision.outcome.value, decision.rules_failed,
+                                 (self._shown_ns - p.mono_ns) / 1e9 if p.mono_ns and self._shown_ns else None)
+        return decision
+
+    def _process(self, p: Presentation) -> Decision:
         now: Now = self.clock.now()
         try:
             decision = self.decide(self.store, p, now, self._rulebook_at(now))
@@ -258,6 +269,7 @@ class GateLoop:
             self.indicator.show(decision, self.lang, event=event)
         except Exception:  # a broken LED must not stop the gate; the event is already journaled
             log.exception("indicator_failed")
+        self._shown_ns = self.clock.now().mono_ns  # read -> indicator latency (portgate.metrics)
 
     def _apply(self, ev: Event) -> None:
         fx = effects_of(ev, boot_id=self.journal.boot_id,

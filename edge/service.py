@@ -103,6 +103,11 @@ class GateService:
         notifier = Notifier()
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.loop.stop())
+        structlog.contextvars.bind_contextvars(gate_id=self.cfg.gate_id, port=self.cfg.port)
+        from portgate import metrics
+
+        metrics.serve(self.cfg.metrics_port, self.cfg.metrics_addr)
+        metrics.watch_gate(self.cfg.gate_id, self.journal, self.clock, self.sync)
         if self.sync is not None:
             self.sync.start()
         log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,

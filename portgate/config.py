@@ -41,6 +41,9 @@ def convert(raw: object, schema: type[T], *, path: str | None = None) -> T:
         text = str(exc)
         key = text.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in text else None
         message = text.split(" - at `", 1)[0]
+        if message.startswith("Object contains unknown field `"):  # name the key itself
+            field = message.split("`")[1]
+            key, message = f"{key or '$'}.{field}", "unknown key (misspelt, or not valid here)"
         raise ConfigError(message, key=key, path=path) from exc
 
 

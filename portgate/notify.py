@@ -22,6 +22,11 @@ class Notifier:
         self._interval = usec / 2e6 if usec else 5.0
         self._last = 0.0
 
+    @property
+    def interval(self) -> float:
+        """Seconds between watchdog pings (half of ``WATCHDOG_USEC``; 5 s without a watchdog)."""
+        return self._interval
+
     def _send(self, text: str) -> None:
         if self._n is not None:
             self._n.notify(text)

@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Callable
 
 import structlog
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter
 
 from edge.sync.downlink import Downlink
 from edge.sync.outbox import Outbox
@@ -51,7 +51,7 @@ from wire.events import AlertPayload, encode
 
 log = structlog.get_logger("edge.sync")
 
-OUTBOX_DEPTH = Gauge("portgate_outbox_depth", "Unsent events in the gate outbox", ["gate_id"])
+from portgate.metrics import OUTBOX_DEPTH  # noqa: E402  (shared with the gate service)
 PUBLISHED = Counter("portgate_uplink_published_total", "Events published (incl. resends)", ["gate_id"])
 ACKED = Counter("portgate_uplink_acked_total", "Events acknowledged by the broker", ["gate_id"])
 REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure reason code", ["gate_id"])

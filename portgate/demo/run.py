@@ -377,7 +377,7 @@ class DemoRun:
         totals: dict = {}
         if log.exists():
             for text in log.read_text(encoding="utf-8", errors="replace").splitlines():
-                if text.startswith("{") and '"ingest.totals"' in text:
+                if text.startswith("{") and '"ingest.totals"' in text:  # central runs with log_json
                     with contextlib.suppress(ValueError):
                         totals = json.loads(text)
         return totals

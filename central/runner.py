@@ -1,0 +1,91 @@
+"""The office service's life cycle (``portgate central run``): logging, metrics, systemd.
+
+Start-up order: structlog (JSON under systemd, ``port`` bound to every line); the Prometheus
+endpoint (``metrics_port``, 0 = off); the ingest workers (database tables, MQTT sessions); wait up
+to ``ready_wait_s`` for every worker's MQTT session, then ``READY=1`` (with a STATUS saying whether
+the broker was reached: the workers keep reconnecting in the background, so a broker that is down
+at start does not make systemd restart the office in a loop).
+
+Main loop: every ``Notifier.interval`` seconds, ``WATCHDOG=1`` only if every worker thread is still
+alive. A dead worker (a bug) therefore stops the pings and systemd (``WatchdogSec=``) restarts the
+service; unacknowledged messages are redelivered by the broker, so nothing is lost.
+
+SIGTERM/SIGINT: ``STOPPING=1``, finish the current batches, disconnect (sessions stay on the broker).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+
+import structlog
+
+from portgate import metrics
+from portgate.logs import configure_logging
+from portgate.notify import Notifier
+
+log = structlog.get_logger("central.runner")
+
+
+def for_instance(config, instance: str | None, metrics_port: int | None = None):
+    """The config of one instance of ``portgate-central@.service``: MQTT client ids
+    ``<client_id or ledger-<port>>-<instance>-<worker>`` (each process keeps its own persistent
+    sessions in the share group) and, if given, another metrics port. Raises ``ConfigError`` for an
+    instance name that is not a single MQTT-safe word."""
+    import msgspec
+
+    from portgate.errors import ConfigError
+
+    if instance:
+        if not instance.replace("-", "").replace("_", "").isalnum():
+            raise ConfigError(f"instance name {instance!r} must be letters, digits, - or _", key="--instance")
+        base = config.mqtt.client_id or f"ledger-{config.port}"
+        config = msgspec.structs.replace(
+            config, mqtt=msgspec.structs.replace(config.mqtt, client_id=f"{base}-{instance}"))
+    if metrics_port is not None:
+        config = msgspec.structs.replace(config, metrics_port=metrics_port)
+    return config
+
+
+def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0) -> None:
+    """Run the office until SIGTERM/SIGINT. ``make_ingest`` builds the (not yet started) ``Ingest``.
+
+    Raises ``ConfigError`` (bad secret file), ``OSError`` (metrics port taken) before READY; the
+    CLI turns the first into one line and exit status 2.
+    """
+    configure_logging(json=config.log_json, level=config.log_level)
+    structlog.contextvars.bind_contextvars(service="central", port=config.port,
+                                           client_id=config.mqtt.client_id or f"ledger-{config.port}")
+    notifier = Notifier()
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    ingest = make_ingest()
+    metrics.serve(config.metrics_port, config.metrics_addr)
+    ingest.start()
+    metrics.watch_ingest(ingest.workers)
+    connected = ingest.wait_connected(timeout=ready_wait_s)
+    status = (f"ingesting port {config.port} with {len(ingest.workers)} worker(s)"
+              + ("" if connected else "; broker not reached yet, retrying"))
+    log.info("central_started", workers=len(ingest.workers), broker_connected=connected,
+             metrics_port=config.metrics_port)
+    notifier.ready(status)
+    tick = max(0.05, min(notifier.interval / 2, 1.0))
+    reported_dead = False
+    try:
+        while not done.wait(tick):
+            if all(metrics.worker_alive(w) for w in ingest.workers):
+                notifier.watchdog()
+            elif not reported_dead:
+                reported_dead = True
+                log.error("ingest_worker_died", alive=sum(map(metrics.worker_alive, ingest.workers)))
+    finally:
+        notifier.stopping()
+        log.info("central_stopping")
+        ingest.stop()
+        totals: dict[str, int] = {}
+        for worker in ingest.workers:
+            for name, value in worker.stats.items():
+                totals[name] = totals.get(name, 0) + value
+        log.info("ingest.totals", **totals)

@@ -1,0 +1,135 @@
+"""Fixtures for the operations tests: a fake systemd notify socket, service subprocesses, scrapes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from portgate.testkit.mosquitto import Mosquitto, free_port
+
+PORTGATE = [sys.executable, "-m", "portgate.cli"]
+
+
+def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class NotifySocket:
+    """A unix datagram socket standing in for systemd's ``NOTIFY_SOCKET``; records every message."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.sock.settimeout(0.1)
+        self.messages: list[str] = []
+
+    def poll(self) -> list[str]:
+        while True:
+            try:
+                data = self.sock.recv(4096)
+            except (TimeoutError, BlockingIOError):
+                return self.messages
+            self.messages.append(data.decode())
+
+    def seen(self, text: str) -> int:
+        return sum(1 for m in self.poll() if text in m.split("\n"))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def notify_socket(tmp_path):
+    ns = NotifySocket(tmp_path / "notify.sock")
+    yield ns
+    ns.close()
+
+
+class Service:
+    """A ``portgate ...`` subprocess with stdout/stderr captured to files."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str], workdir: Path) -> None:
+        self.out = workdir / "service.out"
+        self.err = workdir / "service.err"
+        self.proc = subprocess.Popen([*PORTGATE, *args], env=env, stdout=self.out.open("wb"),
+                                     stderr=self.err.open("wb"), cwd=workdir)
+
+    def output(self) -> str:
+        return self.out.read_text(errors="replace") + self.err.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float = 20.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def start_service(tmp_path):
+    started: list[Service] = []
+
+    def start(args: list[str], *, notify: NotifySocket | None = None, watchdog_usec: int = 0,
+              extra_env: dict[str, str] | None = None) -> Service:
+        env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "WATCHDOG_USEC")}
+        env["PYTHONUNBUFFERED"] = "1"
+        if notify is not None:
+            env["NOTIFY_SOCKET"] = str(notify.path)
+        if watchdog_usec:
+            env["WATCHDOG_USEC"] = str(watchdog_usec)
+        env.update(extra_env or {})
+        svc = Service(args, env=env, workdir=tmp_path)
+        started.append(svc)
+        return svc
+
+    yield start
+    for svc in started:
+        svc.stop()
+
+
+def scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        return resp.read().decode()
+
+
+def run_cli(args: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([*PORTGATE, *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+@pytest.fixture
+def broker(tmp_path):
+    with Mosquitto(tmp_path / "broker") as b:
+        yield b
+
+
+@pytest.fixture
+def secure_broker(tmp_path):
+    """A broker with a password: user ``office`` / ``ledger-pw-Secr3t`` and ``g1`` / ``gate-pw-Secr3t``."""
+    users = {"office": "ledger-pw-Secr3t", "g1": "gate-pw-Secr3t"}
+    with Mosquitto(tmp_path / "sbroker", users=users) as b:
+        b.users_passwords = users
+        yield b
+
+
+__all__ = ["free_port", "scrape", "run_cli", "wait_until"]

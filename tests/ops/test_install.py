@@ -1,0 +1,96 @@
+"""The install scripts, run into a staging root (PORTGATE_ROOT): files, modes, idempotence."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def install(script: str, root: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PORTGATE_ROOT": str(root), "SKIP_VENV": "1"}
+    res = subprocess.run(["bash", str(ROOT / "scripts" / script)], env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_install_gate_and_office_idempotent(tmp_path):
+    install("install-gate.sh", tmp_path)
+    etc = tmp_path / "etc" / "portgate"
+    assert mode(etc) == 0o750 and mode(etc / "gate.toml") == 0o640
+    assert (tmp_path / "etc/systemd/system/portgate-gate.service").read_text() == \
+        (ROOT / "systemd/portgate-gate.service").read_text()
+    assert (tmp_path / "etc/udev/rules.d/99-portgate-readers.rules").exists()
+    # the operator edits the config and provides the key (too open at first)
+    (etc / "gate.toml").write_text((etc / "gate.toml").read_text() + "\n# edited\n")
+    (etc / "gate.key").write_text("k" * 64)
+    (etc / "gate.key").chmod(0o644)
+    res = install("install-gate.sh", tmp_path)
+    assert "keeping existing" in res.stdout
+    assert (etc / "gate.toml").read_text().endswith("# edited\n")
+    assert mode(etc / "gate.key") == 0o600  # secrets are tightened, never rewritten
+    assert (etc / "gate.key").read_text() == "k" * 64
+
+    install("install-office.sh", tmp_path)
+    install("install-office.sh", tmp_path)
+    assert mode(etc / "central.toml") == 0o640 and mode(etc / "keys") == 0o700
+    conf = (tmp_path / "etc/mosquitto/conf.d/portgate.conf").read_text()
+    assert conf == (ROOT / "config/mosquitto/mosquitto.conf").read_text()
+    for needle in ("persistence true", "allow_anonymous false", "acl_file", "listener 8883"):
+        assert needle in conf
+    assert mode(tmp_path / "etc/mosquitto/portgate.passwd") == 0o600
+    for unit in ("portgate-central.service", "portgate-central@.service"):
+        assert (tmp_path / "etc/systemd/system" / unit).exists()
+
+
+def test_scripts_parse_and_lint():
+    for script in ("install-common.sh", "install-gate.sh", "install-office.sh"):
+        res = subprocess.run(["bash", "-n", str(ROOT / "scripts" / script)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+    if shutil.which("shellcheck"):
+        res = subprocess.run(["shellcheck", "-x", "-S", "warning", *(str(ROOT / "scripts" / s) for s in
+                              ("install-gate.sh", "install-office.sh"))], capture_output=True, text=True,
+                             cwd=ROOT / "scripts")
+        assert res.returncode == 0, res.stdout
+
+
+def test_unknown_argument_is_refused(tmp_path):
+    env = {**os.environ, "PORTGATE_ROOT": str(tmp_path), "SKIP_VENV": "1"}
+    res = subprocess.run(["bash", str(ROOT / "scripts/install-gate.sh"), "--bogus"], env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and "unknown argument" in res.stderr
+    assert not (tmp_path / "etc").exists()
+
+
+def test_run_all_smoke_writes_table(tmp_path):
+    import json
+    import sys
+
+    out = tmp_path / "latest.md"
+    res = subprocess.run([sys.executable, str(ROOT / "bench/run_all.py"), "--smoke", "--only", "escala",
+                          "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = json.loads(res.stdout.strip().splitlines()[-1])
+    assert last["bench"] == "run_all" and last["figures"] == {"benchmarks": 1, "failed": []}
+    md = out.read_text()
+    assert "| escala |" in md and "baseline (same run)" in md and "- machine: " in md
+
+
+def test_run_all_reports_a_broken_benchmark():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "bench/run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    assert run_all.last_json('noise\n{"bench": "x", "figures": {"a": 1}}\n') == {"bench": "x", "figures": {"a": 1}}
+    assert run_all.last_json("Traceback ...\nValueError: boom\n") is None
+    md = run_all.table([{"bench": "x", "error": "no JSON line", "tail": "ValueError: boom", "seconds": 0.5}], True)
+    assert "| x | FAILED (no JSON line): ValueError: boom |" in md
