@@ -14,7 +14,9 @@ class Ingest:
         self.config = config
         self.engine = engine or make_engine(config.database_url)
         if create_tables:
-            load_all_tables().create_all(self.engine)
+            from central.ledger.migrate import upgrade_engine
+
+            upgrade_engine(self.engine)
         self.keys = KeyRing(config.keys_dir)
         p = config.publish
         snapshots = CsvSnapshots(p.workers_csv, p.cards_csv, p.escala_csv)

@@ -12,9 +12,11 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from central.db import make_engine
+from central.db import load_all_tables, make_engine
 from portgate.errors import StoreError
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -41,16 +43,32 @@ def upgrade(url: str, revision: str = "head") -> str:
     """
     engine = make_engine(url)
     try:
+        return upgrade_engine(engine, revision)
+    finally:
+        engine.dispose()
+
+
+def upgrade_engine(engine: Engine, revision: str = "head") -> str:
+    """Upgrade the database behind ``engine``; return its revision. A database that already holds
+    the office tables without Alembic's bookkeeping (made by ``create_all`` in a test or an early
+    build) is completed with ``create_all`` and stamped at head first, so nothing is created twice.
+
+    Raises ``StoreError`` if the database cannot be reached or a migration fails.
+    """
+    url = engine.url.render_as_string(hide_password=False)
+    try:
         with engine.begin() as conn:
             cfg = alembic_config(url)
             cfg.attributes["connection"] = conn
+            names = set(inspect(conn).get_table_names())
+            if "alembic_version" not in names and "events" in names:
+                load_all_tables().create_all(conn, checkfirst=True)
+                command.stamp(cfg, "head")
             command.upgrade(cfg, revision)
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except SQLAlchemyError as exc:
         raise StoreError(f"migration of {engine.url.render_as_string(hide_password=True)} failed: {exc}") from exc
-    finally:
-        engine.dispose()
 
 
 def current(url: str) -> str | None:

@@ -39,14 +39,11 @@ def from_cents(value: int) -> Decimal:
 
 
 def ensure_tables(engine: Engine) -> None:
-    """Create the production tables if they do not exist (Alembic migrations take over once the
-    project has them). Raises ``StoreError`` if the database cannot be reached."""
-    from central.db import metadata
+    """Bring the office database to the newest schema (Alembic, ``central/migrations``), which
+    includes the production tables. Raises ``StoreError`` if it cannot be reached or migrated."""
+    from central.ledger.migrate import upgrade_engine
 
-    try:
-        metadata.create_all(engine, tables=list(TABLES), checkfirst=True)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"cannot create production tables: {exc}") from exc
+    upgrade_engine(engine)
 
 
 def import_results(engine: Engine, batch: Sequence[tuple[GangWork, GangResult]], *,

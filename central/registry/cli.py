@@ -24,9 +24,11 @@ DEFAULT_DB = "sqlite:///portgate-office.db"
 
 @contextlib.contextmanager
 def transaction(url: str):
-    """A session in one transaction on ``url`` (tables created if absent); commit or roll back."""
+    """A session in one transaction on ``url`` (migrated to the newest schema first); commit or roll back."""
     engine = db.make_engine(url)
-    db.load_all_tables().create_all(engine)
+    from central.ledger.migrate import upgrade_engine
+
+    upgrade_engine(engine)
     try:
         with Session(engine) as session, session.begin():
             yield session

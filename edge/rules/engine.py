@@ -141,13 +141,13 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
 
     open_shift = view.open_shift(reg)
     exiting = open_shift is not None and open_shift.gate_id == view.gate_id  # G9
-    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exiting)
+    session = view.inspector_session()
+    confiscating = rb.g10.enabled and session is not None and session.until_mono_ns > now.mono_ns
+    # The inspector presents the card to confiscate: no badge is asked for (G4 reading).
+    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exiting or confiscating)
     if badge_reg is not None:
         common["badge_registration"] = badge_reg
     _check_data(view, now, wall, rb, acc)  # G8
-
-    session = view.inspector_session()
-    confiscating = rb.g10.enabled and session is not None and session.until_mono_ns > now.mono_ns
 
     if exiting and not confiscating:  # G9: closes the open shift at this gate
         return acc.decision(Outcome.EXIT, dispatch=open_shift.dispatch, **common)

@@ -37,6 +37,8 @@ from portgate.demo.scenario import Scenario, check_decision, check_pay
 from portgate.records import Tap
 
 PORTGATE = [sys.executable, "-m", "portgate.cli"]
+DEBOUNCE_S = 3.5  # the gate rulebook's G9 debounce (3 s) plus a margin
+REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
 
 
 def pcsc_available() -> bool:
@@ -63,6 +65,7 @@ class Gate:
         self.decisions_file = self.dir / "decisions.jsonl"
         self.decisions_file.touch()
         self._seen = 0
+        self._last_shown: dict[str, float] = {}  # uid -> monotonic time it was last presented
         self.proc: subprocess.Popen | None = None
         self.ptys: dict[str, object] = {}
         self.card = None
@@ -122,7 +125,14 @@ class Gate:
 
     # -- playing -------------------------------------------------------------------------------
     def present(self, tap: Tap) -> None:
-        """Present ``tap``'s card to the right reader at the tap's scripted time."""
+        """Present ``tap``'s card to the right reader at the tap's scripted time.
+
+        The gate drops a second read of the same card within the debounce window (G9, real
+        monotonic time): a card shown again is held back until the window has passed."""
+        last = self._last_shown.get(tap.uid)
+        if last is not None:
+            time.sleep(max(0.0, last + DEBOUNCE_S - time.monotonic()))
+        self._last_shown[tap.uid] = time.monotonic()
         set_scripted_time(self.clock_file, tap.at)
         if self.kind == "pcsc":
             self.card.insert(tap.uid)
@@ -193,6 +203,8 @@ class DemoRun:
         self.gates: dict[str, Gate] = {}
         self.problems: list[str] = []
         self.broker_up = True
+        self.published_version = 0
+        self.published_at: dt.datetime | None = None
 
     # -- set-up --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -208,7 +220,7 @@ class DemoRun:
         sc = self.scenario
         central = self.dir / "central.toml"
         central.write_text(
-            f'database_url = "{self.ledger_url}"\nport = "{sc.spec.port}"\nkeys_dir = "{keys}"\nworkers = 1\n\n'
+            f'database_url = "{self.ledger_url}"\nport = "{sc.spec.port}"\nkeys_dir = "{keys}"\nworkers = 1\nlog_json = true\n\n'
             f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
             f'[ingest]\ngap_grace_s = 2.0\nreplay_every_s = 5.0\n\n'
             f'[publish]\nworkers_csv = "{sc.workers_csv}"\ncards_csv = "{sc.cards_csv}"\n'
@@ -231,29 +243,40 @@ class DemoRun:
             self.out(f"gate     {gid} ship {gate.spec.ship}: {how}")
         self._wait_ready()
 
-    def _publish_snapshots(self) -> None:
+    def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
+        """The office publishes the roster, the blocklist base and the escala (retained
+        snapshots, a new version each time). Later calls refresh roster and escala only, as the
+        office does every period, so the gates' copies never go stale (G8)."""
+        import msgspec
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
-        from central.publish import publish_files
+        from central.publish import CsvSnapshots, publish_snapshot
 
         sc = self.scenario
+        at = at or self.day_start
+        self.published_version += 1
+        kinds = ("roster", "cards", "escala") if self.published_version == 1 else ("roster", "escala")
+        source = CsvSnapshots(sc.workers_csv, sc.cards_csv, sc.escala_csv)
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-publisher-demo",
                              protocol=mqtt.MQTTv5)
         client.connect("127.0.0.1", self.broker.port)
         client.loop_start()
         try:
-            publish_files(client, sc.spec.port, workers=sc.workers_csv, cards=sc.cards_csv,
-                          escala=sc.escala_csv, version=1, at=self.day_start)
+            for kind in kinds:
+                msg = msgspec.structs.replace(source.snapshot(kind, at), version=self.published_version)
+                publish_snapshot(client, sc.spec.port, kind, msg)
         finally:
             client.disconnect()
             client.loop_stop()
+        self.published_at = at
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
         """Wait until every gate has its roster and escala copies from the office."""
         deadline = time.monotonic() + timeout
         pending = set(self.gates)
         while pending and time.monotonic() < deadline:
+            self._check_office()
             for gid in list(pending):
                 gate = self.gates[gid]
                 if gate.proc.poll() is not None:
@@ -264,6 +287,10 @@ class DemoRun:
         if pending:
             raise DemoFailed(f"gates {sorted(pending)} got no roster/escala from the office in {timeout:.0f} s")
         time.sleep(0.5)  # readers open
+
+    def _check_office(self) -> None:
+        if self.office is not None and self.office.poll() is not None:
+            raise DemoFailed(f"the office exited ({self.office.returncode}); see {self.dir}/central.log")
 
     @staticmethod
     def _copies_ready(gate: Gate) -> bool:
@@ -296,6 +323,7 @@ class DemoRun:
     def wait_drained(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            self._check_office()
             if self.drained():
                 return True
             time.sleep(0.1)
@@ -306,6 +334,7 @@ class DemoRun:
         outage = sc.spec.outage if self.outage else None
         total = len(sc.taps)
         pause = 0.0
+        previous: Tap | None = None
         for index, (line, tap) in enumerate(sc.taps, start=1):
             if outage and line == outage.from_line:
                 self.wait_drained(30)
@@ -314,10 +343,15 @@ class DemoRun:
                 pause = outage.seconds / max(1, outage.to_line - outage.from_line + 1)
                 self.out(f"--- broker stopped: taps go on, gates keep journaling ({outage.seconds:.0f} s) ---")
                 outage_started = time.monotonic()
-            if self.broker_up:
+            paired = tap.reader.value == "control" and previous is not None and \
+                previous.reader.value == "badge" and previous.gate_id == tap.gate_id
+            if self.broker_up and not paired:
                 # Cross-gate facts (presence, blocklist) travel through the office: let them arrive.
+                if self.published_at is not None and tap.at - self.published_at >= REFRESH:
+                    self._publish_snapshots(tap.at)
                 self.wait_drained(15)
                 time.sleep(0.4)
+            previous = tap
             gate = self.gates[tap.gate_id]
             gate.present(tap)
             if line in sc.expected:

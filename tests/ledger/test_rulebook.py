@@ -33,7 +33,7 @@ def test_both_shipped_rulebooks_and_the_port_example_load():
     (lambda r: r["terms"][0]["lines"][6].__setitem__("of", ["P9"]), "$.terms[0].lines[6].of"),
     (lambda r: r["day_wages"][0].__setitem__("amount", "-1"), "$.day_wages[0].amount"),
     (lambda r: r.__setitem__("timezone", "Mars/Olympus"), "$.timezone"),
-    (lambda r: r["terms"][0].__setitem__("surprise", 1), "$.terms[0]"),
+    (lambda r: r["terms"][0].__setitem__("surprise", 1), "$.terms[0].surprise"),
     (lambda r: r["terms"][0]["functions"].__setitem__("vigia", "0"), "$.terms[0].functions.vigia"),
     (lambda r: r["terms"][0]["lines"][0].__setitem__("when", "sometimes"), "$.terms[0].lines[0].when"),
 ])

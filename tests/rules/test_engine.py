@@ -421,6 +421,17 @@ def test_g10_next_control_card_is_confiscated_with_the_pending_reason(port, pend
     assert d.message_pt.startswith(f"NEGADO — cartão apreendido pelo fiscal ({article})")
 
 
+def test_g10_confiscation_at_a_card_and_badge_gate_asks_for_no_badge(port):
+    """The inspector presents the card to confiscate: G4's missing badge is not a reason then."""
+    uid = port.worker("1001")
+    port.dispatch("1001")
+    port.presence.pending[uid] = ["BORROWED_CARD"]
+    port.read(_inspector(port), local(7), rulebook=CARD_AND_BADGE)
+    d = port.read(uid, local(7, 0, 30), rulebook=CARD_AND_BADGE)
+    assert d.confiscate and d.rules_failed == ("G10",)
+    assert "chapa" not in d.message_pt
+
+
 def test_g10_rotation_jump_found_on_the_read_itself_is_the_reason(port):
     uid = port.worker("1001")
     port.worker("1002")

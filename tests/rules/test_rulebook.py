@@ -45,7 +45,7 @@ effective_from = 2026-01-01
 @pytest.mark.parametrize("body,key", [
     ('[version.g7]\nmode = "sometimes"', "$.version[0].g7.mode"),
     ("[version.g6]\nearly_tolerance_min = -1", "$.version[0].g6.early_tolerance_min"),
-    ("[version.g9]\ndebounce = 3", "$.version[0].g9"),
+    ("[version.g9]\ndebounce = 3", "$.version[0].g9.debounce"),
     ("[version.g1]\nenabled = false", "$.version[0].g1"),
     ('port_timezone = "Mars/Olympus"', "$.version[0]"),
     ("[version.g3]\nbooklet_revalidation_month = 13", "$.version[0].g3.booklet_revalidation_month"),
