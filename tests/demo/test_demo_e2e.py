@@ -1,0 +1,52 @@
+"""End to end: ``portgate demo`` plays the scripted day through real readers (pseudo-terminals and
+pcscd + vpcd), a real mosquitto (stopped and restarted mid-day) and the office, and checks every
+decision, the reconciliation and the pay totals (RULES.md worked example 2: V017 = 696.60)."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+
+
+def test_portgate_demo_plays_the_day_and_everything_balances(tmp_path):
+    run_dir = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "portgate.cli", "demo", "--run-dir", str(run_dir)],
+                          capture_output=True, text=True, timeout=600)
+    out = done.stdout
+    assert done.returncode == 0, out[-4000:] + done.stderr[-2000:]
+    assert "All decisions as expected" in out
+    # What the watchman saw, in Portuguese, with rule ids.
+    assert "NEGADO — cartão da matrícula V008 com chapa da matrícula V009" in out  # borrowed card
+    assert "cartão apreendido pelo fiscal (83.611 art. 20 j/l)" in out  # confiscation
+    assert "[G5, G6]" in out  # a worker trying to board a second ship
+    assert "cartão desconhecido" in out and "[G1]" in out
+    assert "broker stopped" in out and "broker started again" in out
+    # Pay from the ledger: worked example 2 of RULES.md.
+    assert "V017 2026-03-15  TOTAL" in out and "696.60" in out
+    # The ledger really holds every gate's events once, and the blocklist reached the other gate.
+    with closing(sqlite3.connect(run_dir / "ledger.db")) as db:
+        ids = [r[0] for r in db.execute("SELECT event_id FROM events")]
+        assert len(ids) == len(set(ids)) > 30
+        confiscations = db.execute("SELECT payload FROM events WHERE type = 'confiscation'").fetchall()
+    assert [json.loads(p[0])["reason_flag"] for p in confiscations] == ["BORROWED_CARD"]
+    nordic = (run_dir / "g-nordic" / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
+    retained = [json.loads(line) for line in nordic if "RETAIN_CARD" in line]
+    assert any(d["registration"] == "V008" for d in retained)  # blocked at the other gate afterwards
+
+
+def test_demo_exits_non_zero_when_the_scenario_expects_otherwise(tmp_path):
+    """A reconciliation or expectation that does not hold makes the demo fail (exit 1)."""
+    import shutil
+
+    from portgate.demo.scenario import DEFAULT_DIR
+
+    scenario = tmp_path / "scenario"
+    shutil.copytree(DEFAULT_DIR, scenario)
+    text = (scenario / "scenario.toml").read_text()
+    (scenario / "scenario.toml").write_text(text.replace('V017 = "696.60"', 'V017 = "1.00"'))
+    done = subprocess.run([sys.executable, "-m", "portgate.cli", "demo", "--run-dir", str(tmp_path / "run"),
+                           "--scenario", str(scenario), "--no-outage"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1
+    assert "pay V017: 696.60 != expected 1.00" in done.stdout
