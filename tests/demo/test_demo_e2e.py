@@ -33,6 +33,19 @@ def test_portgate_demo_plays_the_day_and_everything_balances(tmp_path):
     nordic = (run_dir / "g-nordic" / "decisions.jsonl").read_text(encoding="utf-8").splitlines()
     retained = [json.loads(line) for line in nordic if "RETAIN_CARD" in line]
     assert any(d["registration"] == "V008" for d in retained)  # blocked at the other gate afterwards
+    # Issue 6: pay from events that came through the real gates and broker equals pay from the same
+    # shifts given as CSV (config/demo/shifts.csv: the admits and exits of the day, by hand).
+    from portgate.demo.scenario import DEFAULT_DIR
+
+    def pay(*args):
+        done = subprocess.run([sys.executable, "-m", "portgate.cli", "pay", *args],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return sorted(done.stdout.splitlines())
+
+    from_ledger = pay("--db", f"sqlite:///{run_dir / 'ledger.db'}", "--from", "2026-03-15", "--to", "2026-03-16")
+    from_csv = pay("--shifts", str(DEFAULT_DIR / "shifts.csv"))
+    assert from_ledger == from_csv and len(from_csv) > 40
 
 
 def test_demo_exits_non_zero_when_the_scenario_expects_otherwise(tmp_path):
