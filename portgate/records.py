@@ -247,6 +247,29 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 }
 
 
+def build_rows(
+    rows: Iterable[tuple[str, Mapping[str, str]]],
+    build: Callable[[Mapping[str, str], str], R],
+) -> list[R]:
+    """Build one record per ``(where, row)`` pair with ``build(row, where)``; raise one
+    ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``).
+    A row with more cells than the header is bad. Nothing is returned unless every row is good."""
+    out: list[R] = []
+    errors: list[str] = []
+    for where, row in rows:
+        if None in row:  # more cells than header columns
+            errors.append(f"{where}: {len(row[None])} cell(s) more than the header has")
+            continue
+        try:
+            out.append(build(row, where))
+        except BadInput as exc:
+            errors.append(f"{where}: {exc.reason}")
+    if errors:
+        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
+        raise BadInput("\n".join(shown))
+    return out
+
+
 def parse_rows(
     rows: Iterable[Mapping[str, str]],
     build: Callable[[Mapping[str, str]], R],
@@ -257,26 +280,18 @@ def parse_rows(
 ) -> list[R]:
     """Build one record per row with ``build``; raise one ``BadInput`` naming every bad row.
 
-    ``source`` names the file in messages (``workers.csv:7: status 'x' is not one of ...``).
+    ``source`` names the file in messages (``workers.csv:7: status 'x' is not one of ...``); a row
+    lacking a ``required`` column (a short row) is bad.
     """
-    out: list[R] = []
-    errors: list[str] = []
-    for line, row in enumerate(rows, start=first_line):
-        if None in row:  # more cells than header columns
-            errors.append(f"{source}:{line}: {len(row[None])} cell(s) more than the header has")
-            continue
+    required = tuple(required)
+
+    def checked(row: Mapping[str, str], _where: str) -> R:
         missing = [c for c in required if row.get(c) is None]
         if missing:
-            errors.append(f"{source}:{line}: missing column(s) {', '.join(missing)}")
-            continue
-        try:
-            out.append(build(row))
-        except BadInput as exc:
-            errors.append(f"{source}:{line}: {exc.reason}")
-    if errors:
-        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
-        raise BadInput("\n".join(shown), where=None)
-    return out
+            raise BadInput(f"missing column(s) {', '.join(missing)}")
+        return build(row)
+
+    return build_rows(((f"{source}:{line}", row) for line, row in enumerate(rows, start=first_line)), checked)
 
 
 def load_csv(path: str | Path, record: type[R]) -> list[R]:
@@ -300,6 +315,8 @@ def load_csv(path: str | Path, record: type[R]) -> list[R]:
         raise BadInput("file not found", where=str(path)) from exc
     except UnicodeDecodeError as exc:
         raise BadInput("file is not UTF-8", where=str(path)) from exc
+    except csv.Error as exc:
+        raise BadInput(f"not a valid CSV file: {exc}", where=str(path)) from exc
 
 
 def _is_required(record: type, column: str) -> bool:

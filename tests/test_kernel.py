@@ -104,3 +104,17 @@ def test_decode_rejects_malformed_payload():
         decode(b'{"event_id": 1}')
     with pytest.raises(BadInput):
         decode(b"\xff not json")
+
+
+def test_load_csv_refuses_a_file_that_is_not_csv(tmp_path):
+    path = tmp_path / "workers.csv"
+    path.write_bytes(b"registration,name,category,status\nV1,A\x00na,vigia,active\n")
+    with pytest.raises(BadInput, match="not a valid CSV file"):
+        load_csv(path, Worker)
+
+
+def test_load_csv_reports_a_short_row(tmp_path):
+    path = tmp_path / "cards.csv"
+    path.write_text("uid,kind,registration,status\n1A2B3C4D,control\n", encoding="utf-8")
+    with pytest.raises(BadInput, match=r"cards.csv:2: missing column\(s\) registration, status"):
+        load_csv(path, Card)

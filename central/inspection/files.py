@@ -14,6 +14,7 @@ from typing import TypeVar
 from central.inspection.crew_hours import REQUIRED_COLUMNS, WorkPeriod
 from central.inspection.crew_share import CREW_REQUIRED, CrewMember, check_unique
 from portgate.errors import BadInput
+from portgate.records import build_rows
 
 R = TypeVar("R")
 
@@ -37,21 +38,7 @@ def _read(
         raise BadInput("file is not UTF-8", where=str(path)) from exc
     except csv.Error as exc:
         raise BadInput(f"not a valid CSV file: {exc}", where=str(path)) from exc
-    out: list[R] = []
-    errors: list[str] = []
-    for line, row in rows:
-        where = f"{path.name}:{line}"
-        if None in row:
-            errors.append(f"{where}: {len(row[None])} cell(s) more than the header has")
-            continue
-        try:
-            out.append(build(row, where))
-        except BadInput as exc:
-            errors.append(f"{where}: {exc.reason}")
-    if errors:
-        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
-        raise BadInput("\n".join(shown))
-    return out
+    return build_rows(((f"{path.name}:{line}", row) for line, row in rows), build)
 
 
 def read_periods(path: str | Path) -> list[WorkPeriod]:

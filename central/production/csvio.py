@@ -33,7 +33,7 @@ from central.production.model import (
     TallyRow,
 )
 from portgate.errors import BadInput
-from portgate.records import parse_aware, parse_period
+from portgate.records import build_rows, parse_aware, parse_period
 
 R = TypeVar("R")
 NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
@@ -172,27 +172,9 @@ def read_rows(path: str | Path, kind: str, build: Callable[[Mapping[str, str], s
         raise BadInput("file not found", where=str(path)) from exc
     except UnicodeDecodeError as exc:
         raise BadInput("file is not UTF-8", where=str(path)) from exc
-    return build_rows(rows, build, source=path.name)
+    return build_rows(rows, build)
 
 
-def build_rows(rows: Iterable[tuple[str, Mapping[str, str]]],
-               build: Callable[[Mapping[str, str], str], R], *, source: str = "") -> list[R]:
-    """Build records from ``(where, row)`` pairs with ``build(row, where)``; raise one ``BadInput``
-    naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``)."""
-    out: list[R] = []
-    errors: list[str] = []
-    for where, row in rows:
-        if None in row:  # more cells than header columns
-            errors.append(f"{where}: {len(row[None])} cell(s) more than the header has")
-            continue
-        try:
-            out.append(build(row, where))
-        except BadInput as exc:
-            errors.append(f"{where}: {exc.reason}")
-    if errors:
-        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
-        raise BadInput("\n".join(shown))
-    return out
 
 
 def read_tariffs(path: str | Path) -> TariffTable:
