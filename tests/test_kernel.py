@@ -108,7 +108,7 @@ def test_decode_rejects_malformed_payload():
 
 def test_load_csv_refuses_a_file_that_is_not_csv(tmp_path):
     path = tmp_path / "workers.csv"
-    path.write_bytes(b"registration,name,category,status\nV1,A\x00na,vigia,active\n")
+    path.write_text("registration,name,category,status\nV1," + "A" * 200_000 + ",vigia,active\n")
     with pytest.raises(BadInput, match="not a valid CSV file"):
         load_csv(path, Worker)
 
