@@ -8,8 +8,9 @@ What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, Q
 - ``roster``: every worker and card (``central.registry.api.roster_snapshot``); deltas carry the
   workers and cards upserted by ``roster``/``cards`` change rows.
 - ``cards`` (the blocklist): every registry card whose status is not ``active``, plus the ledger's
-  confiscations of cards the registry does not know (``central.ingest.blocklist``); deltas carry the
-  cards that became not active and new ledger confiscations.
+  confiscations the registry does not account for (card unknown to it, or no case opened for the
+  event; as in ``central.ingest.blocklist``); deltas carry the cards that became not active and new
+  such ledger confiscations.
 - ``escala``: the active entries of today and tomorrow (port time zone ``tz``); deltas carry the
   upserts and removals of those dates (a late substitution is one removal plus one upsert).
 
@@ -51,7 +52,7 @@ from central.config import CentralConfig
 from central.ledger.schema import events
 from central.registry.api import changes_since, escala_snapshot, roster_snapshot
 from central.registry.changes import aware
-from central.registry.schema import cards, downlink_changes
+from central.registry.schema import cards, cases, downlink_changes
 from portgate.errors import ConfigError
 from portgate.records import Card, EscalaEntry, Worker
 from wire import connection, topics
@@ -110,10 +111,26 @@ def _newest(session: Session, upto: int, *kinds: str) -> int:
     return int(value or 0)
 
 
-def _ledger_confiscations(session: Session, after: int = 0) -> list:
-    return session.execute(
-        select(events.c.id, events.c.payload, events.c.occurred_at)
-        .where(events.c.type == "confiscation", events.c.id > after).order_by(events.c.id)).all()
+def _ledger_blocks(session: Session, after: int = 0, upto: int | None = None) -> list[dl.BlockedCard]:
+    """Ledger confiscations (row id in ``(after, upto]``) the registry does not account for: the
+    card is unknown to it, or no case was opened for the event (``record_confiscation`` refused it).
+    A confiscation with a case is governed by the registry card's status (returned = unblocked)."""
+    stmt = (select(events.c.id, events.c.event_id, events.c.payload, events.c.occurred_at)
+            .where(events.c.type == "confiscation", events.c.id > after).order_by(events.c.id))
+    if upto is not None:
+        stmt = stmt.where(events.c.id <= upto)
+    rows = session.execute(stmt).all()
+    if not rows:
+        return []
+    known = {r[0] for r in session.execute(select(cards.c.uid))}
+    with_case = {r[0] for r in session.execute(
+        select(cases.c.event_id).where(cases.c.event_id.in_([r.event_id for r in rows])))}
+    out = []
+    for row in rows:
+        uid = (row.payload or {}).get("uid")
+        if uid and (uid not in known or row.event_id not in with_case):
+            out.append(dl.BlockedCard(uid=uid, reason="confiscated", at=aware(row.occurred_at)))
+    return out
 
 
 class DownlinkPublisher:
@@ -227,13 +244,10 @@ class DownlinkPublisher:
     @staticmethod
     def _blocklist(session: Session, at: dt.datetime) -> list[dl.BlockedCard]:
         rows = session.execute(select(cards.c.uid, cards.c.status, cards.c.updated_at)).all()
-        known = {r.uid for r in rows}
         blocked = {r.uid: dl.BlockedCard(uid=r.uid, reason=r.status, at=aware(r.updated_at) or at)
                    for r in rows if r.status != "active"}
-        for row in _ledger_confiscations(session):
-            uid = (row.payload or {}).get("uid")
-            if uid and uid not in known:
-                blocked[uid] = dl.BlockedCard(uid=uid, reason="confiscated", at=aware(row.occurred_at))
+        for b in _ledger_blocks(session):
+            blocked.setdefault(b.uid, b)
         return list(blocked.values())
 
     # -- polling -----------------------------------------------------------------------------------
@@ -305,11 +319,7 @@ class DownlinkPublisher:
                    for c in self._changes(session, "cards", old, new)
                    if c.op == "upsert" and c.body and c.body.get("status") != "active"]
         if new.ledger_id > old.ledger_id:
-            known = {r[0] for r in session.execute(select(cards.c.uid))}
-            for row in _ledger_confiscations(session, old.ledger_id):
-                uid = (row.payload or {}).get("uid")
-                if uid and uid not in known and row.id <= new.ledger_id:
-                    blocked.append(dl.BlockedCard(uid=uid, reason="confiscated", at=aware(row.occurred_at)))
+            blocked += _ledger_blocks(session, old.ledger_id, new.ledger_id)
         return dl.CardsDelta(from_version=old.version, to_version=new.version, at=at,
                              blocked=blocked)
 

@@ -166,3 +166,20 @@ def test_a_gate_that_missed_deltas_asks_for_a_snapshot_and_catches_up(broker, of
     assert sync.downlink.requested >= 1
     with Session(office.engine) as s:
         assert g2.store.versions()["roster"][0] == 10**15 + roster_snapshot(s)[0]
+
+
+def test_a_confiscation_the_registry_refuses_still_blocks_the_card(broker, office, make_gate):
+    """An inconsistent event (known card, unknown registration): no case, logged; the ledger blocks."""
+    regs = office.add_workers(1)
+    ingest = office.start(broker)
+    g1, g2 = make_gate("g1"), make_gate("g2")
+    g1.start(broker, store=g1.store)
+    g2.start(broker, store=g2.store)
+    uid = control_uid(regs[0])
+    wait_until(lambda: g2.store.card(uid) is not None, what="roster at g2")
+    confiscate(g1, uid, "NOBODY")
+    wait_until(lambda: g2.store.card(uid).status is CardStatus.CONFISCATED, what="card blocked at g2")
+    with Session(office.engine) as s:
+        assert confiscation.list_cases(s) == []
+    assert ingest.workers[0].stats["cases_opened"] == 0
+    assert len(office.events("g1")) == 1
