@@ -20,7 +20,12 @@ share_group = "ledger"                # $share/<group>/portgate/v1/<port>/gate/+
 metrics_port = 9102                   # Prometheus /metrics; 0 = off
 metrics_addr = "127.0.0.1"
 
-[publish]                             # optional: where snapshots are served from on request
+[publish]                             # where roster/cards/escala downlinks come from
+source = "csv"                        # "csv" (the files below, on request) or "registry" (central/downlink.py)
+tz = "America/Sao_Paulo"              # registry source: the port's time zone (escala of today + tomorrow)
+poll_s = 1.0                          # registry source: how often downlink_changes is read
+snapshot_min_s = 5.0                  # registry source: retained snapshot refreshed at most this often after changes
+snapshot_every_s = 300.0              # registry source: and at least this often
 workers_csv = "data/workers.csv"
 cards_csv = "data/cards.csv"
 escala_csv = "data/escala.csv"
@@ -28,6 +33,8 @@ escala_csv = "data/escala.csv"
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import msgspec
 
@@ -44,6 +51,11 @@ class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class PublishSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    source: Literal["csv", "registry"] = "csv"
+    tz: str = "America/Sao_Paulo"
+    poll_s: float = 1.0
+    snapshot_min_s: float = 5.0
+    snapshot_every_s: float = 300.0
     workers_csv: str | None = None
     cards_csv: str | None = None
     escala_csv: str | None = None

@@ -71,11 +71,13 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     log.info("central_started", workers=len(ingest.workers), broker_connected=connected,
              metrics_port=config.metrics_port)
     notifier.ready(status)
+    publisher = getattr(ingest, "publisher", None)  # [publish] source = "registry"
+    watched = [*ingest.workers, *([publisher] if publisher is not None else [])]
     tick = max(0.05, min(notifier.interval / 2, 1.0))
     reported_dead = False
     try:
         while not done.wait(tick):
-            if all(metrics.worker_alive(w) for w in ingest.workers):
+            if all(metrics.worker_alive(w) for w in watched):
                 notifier.watchdog()
             elif not reported_dead:
                 reported_dead = True

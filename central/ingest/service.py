@@ -1,4 +1,6 @@
-"""``Ingest``: N ``IngestWorker`` s sharing one subscription, over one engine and one key ring."""
+"""``Ingest``: N ``IngestWorker`` s sharing one subscription, over one engine and one key ring; with
+``[publish] source = "registry"`` also the ``DownlinkPublisher`` (central/downlink.py) thread, which
+serves the workers' snapshot answers too."""
 
 from __future__ import annotations
 
@@ -19,13 +21,21 @@ class Ingest:
             upgrade_engine(self.engine)
         self.keys = KeyRing(config.keys_dir)
         p = config.publish
-        snapshots = CsvSnapshots(p.workers_csv, p.cards_csv, p.escala_csv)
+        self.publisher = None
+        if p.source == "registry":
+            from central.downlink import DownlinkPublisher
+
+            self.publisher = snapshots = DownlinkPublisher(config, self.engine)
+        else:
+            snapshots = CsvSnapshots(p.workers_csv, p.cards_csv, p.escala_csv)
         self.workers = [
             IngestWorker(config, self.engine, self.keys, index=i, snapshots=snapshots)
             for i in range(max(1, config.workers))
         ]
 
     def start(self) -> Ingest:
+        if self.publisher is not None:
+            self.publisher.start()
         for w in self.workers:
             w.start()
         return self
@@ -33,6 +43,9 @@ class Ingest:
     def stop(self) -> None:
         for w in self.workers:
             w.stop()
+        if self.publisher is not None:
+            self.publisher.stop()
 
     def wait_connected(self, timeout: float = 10.0) -> bool:
-        return all(w.connected.wait(timeout) for w in self.workers)
+        parts = [*self.workers, *([self.publisher] if self.publisher is not None else [])]
+        return all(p.connected.wait(timeout) for p in parts)

@@ -16,6 +16,9 @@ ledger and acknowledging each message only after the ledger commit.
   gap has been open for ``gap_grace_s`` (repeated at most every ``replay_every_s``).
 - Snapshot requests from gates (``office/requests``, shared too) are answered from the ledger
   (presence) or from a snapshot source (roster/cards/escala).
+- With ``[publish] source = "registry"``: each new confiscation also opens its case in the registry
+  (``record_confiscation``, same transaction as the ledger write) and the ``DownlinkPublisher``
+  (central/downlink.py) answers snapshot requests and publishes the blocklist delta.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from central.ingest.keys import KeyRing
 from portgate.errors import BadInput
 from wire import connection, topics
 from wire import downlink as dl
+from wire.events import ConfiscationPayload
 
 log = structlog.get_logger("central.ingest")
 
@@ -56,6 +60,7 @@ class IngestWorker:
         self.engine = engine
         self.keys = keys
         self.snapshots = snapshots
+        self.registry = config.publish.source == "registry"  # snapshots is then a DownlinkPublisher
         self.port = config.port
         self.index = index
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
@@ -136,6 +141,8 @@ class IngestWorker:
             try:
                 with self.engine.begin() as conn:
                     inserted = ledger.write_batch(conn, accepted, rejected, now)
+                    if self.registry:
+                        confiscated = self._record_confiscations(conn, inserted, now)
                     gaps = ledger.update_progress(conn, {a.event.gate_id for a in accepted}, now)
                 break
             except SQLAlchemyError:
@@ -158,7 +165,11 @@ class IngestWorker:
         if self.settings.relay_presence:
             self._relay(inserted, now)
         if blocklist.has_confiscation(inserted):
-            self._publish_blocklist(now)
+            if self.registry:
+                self.stats["cases_opened"] += confiscated
+                self.snapshots.wake()  # the publisher sends the blocklist delta now
+            else:
+                self._publish_blocklist(now)
         self._handle_gaps(gaps)
         for msg in requests:
             self._answer(msg)
@@ -170,6 +181,29 @@ class IngestWorker:
                 self.client.publish(topics.downlink(self.port, "presence", "delta"), dl.encode(delta), qos=1)
                 self.stats["presence_relayed"] += 1
 
+    def _record_confiscations(self, conn, inserted, now: dt.datetime) -> int:
+        """Registry source: open the case and block the card in the registry for each new
+        confiscation (``record_confiscation``, idempotent by event id), in the ledger's transaction.
+        A confiscation the registry refuses (``BadInput``, e.g. an unknown registration) is logged
+        and stays in the ledger (its card is still blocked through the ledger part of the blocklist)."""
+        from sqlalchemy.orm import Session
+
+        from central.registry.confiscation import record_confiscation
+
+        done = 0
+        with Session(bind=conn, join_transaction_mode="create_savepoint") as session:
+            for _row, event in inserted:
+                if not isinstance(event.payload, ConfiscationPayload):
+                    continue
+                try:
+                    with session.begin_nested():
+                        record_confiscation(session, event, now=now)
+                    done += 1
+                except BadInput as exc:
+                    log.error("ingest.confiscation_not_recorded", event_id=event.event_id, error=str(exc))
+            session.commit()  # releases the session's savepoint; the ledger transaction commits it
+        return done
+
     def _publish_blocklist(self, now: dt.datetime) -> None:
         """Publish the whole blocklist (retained snapshot) after a confiscation was committed."""
         snap = self._blocklist_snapshot(now)
@@ -180,6 +214,12 @@ class IngestWorker:
         log.info("ingest.blocklist_published", version=snap.version, blocked=len(snap.blocked))
 
     def _blocklist_snapshot(self, now: dt.datetime):
+        if self.registry:
+            try:
+                return self.snapshots.snapshot("cards", now)
+            except SQLAlchemyError:
+                log.exception("ingest.blocklist_failed")
+                return None
         try:
             base = self.snapshots.snapshot("cards", now) if self.snapshots is not None else None
         except BadInput as exc:
@@ -245,6 +285,9 @@ class IngestWorker:
         elif self.snapshots is not None:
             try:
                 snap = self.snapshots.snapshot(req.kind, now)
+            except SQLAlchemyError:
+                log.exception("ingest.snapshot_failed", kind=req.kind)
+                return
             except BadInput as exc:
                 log.error("ingest.snapshot_failed", kind=req.kind, error=str(exc))
                 return
