@@ -25,7 +25,7 @@ def test_example_config_parses_and_resolves_paths():
     cfg = load_gate_config(ROOT / "config" / "gate.example.toml")
     assert cfg.gate_id == "g-aurora" and [r.kind for r in cfg.readers] == ["control", "badge"]
     assert cfg.rulebook == str(ROOT / "config" / "rulebooks" / "gate-default.toml")
-    assert cfg.mqtt.port == 8883 and cfg.mqtt.tls
+    assert cfg.mqtt.port == 8883 and cfg.mqtt.tls_ca_file == "/etc/portgate/ca.pem"
 
 
 def test_unknown_key_is_refused_naming_it(tmp_path):
