@@ -139,7 +139,10 @@ class _Dialect:
         mark = "%s" if self.pg else "?"
         self.one_row = "(" + ", ".join([mark] * len(_COLUMNS)) + ")"
         self.head = f"INSERT INTO {events.name} ({', '.join(_COLUMNS)}) VALUES "
-        self.tail = " ON CONFLICT (event_id) DO NOTHING RETURNING id, event_id"
+        # PostgreSQL returns the inserted rows in the same round trip. SQLite would step (and release
+        # the GIL) once per RETURNING row, which a busy MQTT network thread turns into a wait per
+        # row; there the ids come from lastrowid/rowcount instead (see ``_sqlite_ids``).
+        self.tail = " ON CONFLICT (event_id) DO NOTHING" + (" RETURNING id, event_id" if self.pg else "")
         self.datetime = events.c.occurred_at.type.dialect_impl(dialect).bind_processor(dialect) or _identity
         if not self.pg:
             self.datetime = _sqlite_datetime
@@ -206,7 +209,8 @@ def write_batch(
         for i in range(0, len(fresh), _ROWS_PER_STATEMENT):
             chunk = fresh[i : i + _ROWS_PER_STATEMENT]
             params = tuple(itertools.chain.from_iterable(_values(a, d, at) for a in chunk))
-            rows = conn.exec_driver_sql(d.sql(len(chunk)), params).all()
+            result = conn.exec_driver_sql(d.sql(len(chunk)), params)
+            rows = result.all() if d.pg else _sqlite_ids(conn, result, chunk, received_at)
             inserted += [(row_id, unique[event_id].event) for row_id, event_id in rows]
     if rejected:
         conn.execute(
@@ -221,6 +225,32 @@ def write_batch(
         )
     inserted.sort(key=lambda r: r[0])
     return inserted
+
+
+def _sqlite_ids(conn: Connection, result, chunk: list[Accepted], at: dt.datetime) -> list[tuple[int, str]]:
+    """(id, event_id) of the rows one SQLite multi-row insert really inserted.
+
+    When every row was inserted (the usual case) SQLite gave them consecutive rowids in VALUES
+    order under the write lock (new rowid = largest + 1), ending at ``lastrowid``; one single-row
+    query confirms the first one. Otherwise (duplicates, or the check fails) the rows are looked up
+    by event id and this batch's ``received_at``.
+    """
+    n, last = result.rowcount, result.lastrowid
+    if n == len(chunk) and last:
+        first = conn.exec_driver_sql(
+            "SELECT id FROM events WHERE event_id = ?", (chunk[0].event.event_id,)
+        ).scalar()
+        if first == last - n + 1:
+            return [(first + i, a.event.event_id) for i, a in enumerate(chunk)]
+    if n == 0:
+        return []
+    return list(
+        conn.execute(
+            select(events.c.id, events.c.event_id).where(
+                events.c.event_id.in_([a.event.event_id for a in chunk]), events.c.received_at == at
+            )
+        )
+    )
 
 
 def update_progress(
