@@ -103,7 +103,7 @@ def ingest(broker, data, url, keys_dir, workers: int, group: str) -> float:
     load_all_tables().create_all(engine)
     cfg = CentralConfig(database_url=url, port=PORT, keys_dir=str(keys_dir), workers=workers,
                         mqtt=MqttConfig(host=broker.host, port=broker.port, client_id=f"bench-{group}"),
-                        ingest=IngestSettings(batch_size=200, share_group=group, relay_presence=False))
+                        ingest=IngestSettings(share_group=group, relay_presence=False))
     first = Ingest(cfg, engine=engine).start()
     first.wait_connected()
     time.sleep(0.5)

@@ -11,7 +11,7 @@ host = "127.0.0.1"
 port = 1883
 
 [ingest]
-batch_size = 200                      # events per ledger commit
+batch_size = 1000                     # events per ledger commit
 batch_time_s = 0.05                   # max wait to fill a batch
 gap_grace_s = 5.0                     # a sequence gap older than this triggers a replay request
 replay_every_s = 30.0                 # do not repeat the same replay request more often
@@ -42,7 +42,7 @@ from wire.connection import MqttConfig
 
 
 class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    batch_size: int = 200
+    batch_size: int = 1000
     batch_time_s: float = 0.05
     gap_grace_s: float = 5.0
     replay_every_s: float = 30.0

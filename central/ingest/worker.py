@@ -129,12 +129,16 @@ class IngestWorker:
 
     def _process(self, batch: list) -> None:
         accepted, rejected, requests = [], [], []
+        t_requests = topics.office_requests(self.port)
         for msg in batch:
-            if msg.topic == topics.office_requests(self.port):
+            if msg.topic == t_requests:
                 requests.append(msg)
                 continue
             verdict = ledger.check(msg.topic, bytes(msg.payload), self.port, self.keys)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
+        seen: dict[str, list[int]] = {}  # gate -> sequences of this batch (for update_progress)
+        for a in accepted:
+            seen.setdefault(a.event.gate_id, []).append(a.event.seq)
         delay = 0.5
         while True:
             now = dt.datetime.now(dt.UTC)
@@ -143,7 +147,7 @@ class IngestWorker:
                     inserted = ledger.write_batch(conn, accepted, rejected, now)
                     if self.registry:
                         confiscated = self._record_confiscations(conn, inserted, now)
-                    gaps = ledger.update_progress(conn, {a.event.gate_id for a in accepted}, now)
+                    gaps = ledger.update_progress(conn, seen, now, seen=seen)
                 break
             except SQLAlchemyError:
                 log.exception("ingest.commit_failed", worker=self.index, retry_in=delay)

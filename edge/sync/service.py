@@ -109,12 +109,15 @@ class Sync:
         self._next_mark = 0.0
         self._wake_at = float("inf")
         self._replay: collections.deque = collections.deque()
+        self._ahead: collections.deque = collections.deque()  # outbox rows read, not yet published
         self._paused_until = 0.0
         self._alerted = False
         self._next_check = 0.0
         self._bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
         self._pump: threading.Thread | None = None
         self.stats = collections.Counter()
+        self._published = PUBLISHED.labels(self.gate_id)
+        self._acked = ACKED.labels(self.gate_id)
 
     # -- life cycle -------------------------------------------------------------------------------
     def start(self) -> Sync:
@@ -164,7 +167,7 @@ class Sync:
         log.info("mqtt.disconnected", gate_id=self.gate_id, reason=str(reason_code))
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
-        self._acks.put((mid, reason_code.is_failure, str(reason_code)))
+        self._acks.put((mid, reason_code))
         self._wake.set()
 
     def _on_message(self, client, userdata, message) -> None:
@@ -194,7 +197,7 @@ class Sync:
         done: list[int] = []
         while True:
             try:
-                mid, failed, reason = self._acks.get_nowait()
+                mid, reason = self._acks.get_nowait()
             except queue.Empty:
                 break
             if mid not in self._inflight:
@@ -203,16 +206,16 @@ class Sync:
             if seq is None:
                 continue
             self._inflight_seqs.discard(seq)
-            if failed:
+            if reason.is_failure:
                 REJECTED.labels(self.gate_id).inc()
                 self.stats["rejected"] += 1
                 self._paused_until = time.monotonic() + self.settings.reject_backoff_s
-                log.error("uplink.rejected", gate_id=self.gate_id, seq=seq, reason=reason)
+                log.error("uplink.rejected", gate_id=self.gate_id, seq=seq, reason=str(reason))
             else:
                 done.append(seq)
         if done:
             self._unmarked.update(done)
-            ACKED.labels(self.gate_id).inc(len(done))
+            self._acked.inc(len(done))
             self.stats["acked"] += len(done)
         self._flush_marks()
 
@@ -236,31 +239,44 @@ class Sync:
             self._wake_later(self._paused_until - now)
             return
         free = self.settings.window - len(self._inflight)
-        # refill in chunks (half a window) rather than one journal read per PUBACK
-        if free <= 0 or (self._inflight and free < max(1, self.settings.window // 2)):
+        # top the window up at once: rows come from the in-memory read-ahead, not one journal
+        # read per PUBACK (the journal is queried once per ``read_ahead`` rows)
+        if free <= 0:
             return
         rows: list[tuple[object, bool]] = []  # (event, came from a replay command)
         while self._replay and len(rows) < free:
             rows.append((self._replay.popleft(), True))
-        if len(rows) < free:
-            skip = len(self._inflight_seqs) + len(self._unmarked)
-            batch = self.journal.outbox_batch(skip + free - len(rows))
-            fresh = [e for e in batch if e.seq not in self._inflight_seqs and e.seq not in self._unmarked]
-            fresh = fresh[: free - len(rows)]
-            rows += [(e, False) for e in fresh]
+        if len(rows) < free and not self._ahead:
+            self._read_ahead()
+        while self._ahead and len(rows) < free:
+            rows.append((self._ahead.popleft(), False))
+        published = 0
         for i, (event, _replayed) in enumerate(rows):
             if not self._bucket.take(time.monotonic()):
-                # replayed rows go back to the front; outbox rows are simply read again later
+                # not published: back to the front of where they came from, in order
                 self._replay.extendleft(reversed([e for e, r in rows[i:] if r]))
+                self._ahead.extendleft(reversed([e for e, r in rows[i:] if not r]))
                 self._wake_later(self._bucket.wait_time())
-                return
+                break
             info = self.client.publish(self.t_events, encode(event), qos=1)
             self._inflight[info.mid] = event.seq
             self._inflight_seqs.add(event.seq)
-            PUBLISHED.labels(self.gate_id).inc()
-            self.stats["published"] += 1
-        if rows:
-            self._wake.set()  # more may be waiting
+            published += 1
+        if published:
+            self._published.inc(published)
+            self.stats["published"] += published
+            if published == len(rows):
+                self._wake.set()  # more may be waiting
+
+    def _read_ahead(self) -> None:
+        """Refill the in-memory read-ahead with up to ``read_ahead`` unsent rows in outbox order
+        (one journal query per refill instead of one per window refill). Rows in flight or acked
+        but not yet marked are skipped; the pending marks are flushed first so the query need not
+        read past them."""
+        self._flush_marks(force=True)
+        want = max(self.settings.read_ahead, self.settings.window)
+        batch = self.journal.outbox_batch(len(self._inflight_seqs) + want)
+        self._ahead.extend(e for e in batch if e.seq not in self._inflight_seqs)
 
     def _wake_later(self, delay: float) -> None:
         """Make the pump's next wait end after ``delay`` seconds at the latest."""
@@ -307,6 +323,7 @@ class Sync:
                 priority=1,
             )
             self._alerted = True
+            self._ahead.clear()  # re-read: the priority alert goes before the rows read ahead
             log.warning("outbox.high_water", gate_id=self.gate_id, depth=depth)
         elif depth < self.settings.high_water // 2:
             self._alerted = False

@@ -7,7 +7,8 @@ import msgspec
 
 class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Uplink tuning (TOML ``[sync]``): window = max unacked publishes; rate = publishes/s (0 = no
-    limit), burst = bucket size; high_water = outbox depth that raises OUTBOX_HIGH_WATER."""
+    limit), burst = bucket size; high_water = outbox depth that raises OUTBOX_HIGH_WATER;
+    read_ahead = outbox rows read per journal query (a new priority row waits at most that many)."""
 
     window: int = 100
     rate: float = 2000.0
@@ -18,3 +19,4 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     poll_s: float = 0.5
     mark_batch: int = 500
     mark_every_s: float = 0.1
+    read_ahead: int = 1000  # outbox rows read per journal query (kept in memory until published)
