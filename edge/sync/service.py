@@ -210,6 +210,9 @@ class Sync:
                 REJECTED.labels(self.gate_id).inc()
                 self.stats["rejected"] += 1
                 self._paused_until = time.monotonic() + self.settings.reject_backoff_s
+                # Re-read from the journal at the next fill, so the refused row goes out again
+                # before the later rows waiting in the read-ahead (per-gate order).
+                self._ahead.clear()
                 log.error("uplink.rejected", gate_id=self.gate_id, seq=seq, reason=str(reason))
             else:
                 done.append(seq)

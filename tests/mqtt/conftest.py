@@ -93,6 +93,14 @@ class Office:
         with self.engine.connect() as c:
             return c.execute(q).all()
 
+    def contiguous(self, gate_id):
+        """The gate's gapless prefix as the office knows it (gate_progress.contiguous_seq)."""
+        from central.ledger.schema import gate_progress
+
+        with self.engine.connect() as c:
+            return c.execute(select(gate_progress.c.contiguous_seq)
+                             .where(gate_progress.c.gate_id == gate_id)).scalar()
+
     def dead(self):
         with self.engine.connect() as c:
             return c.execute(select(dead_letters.c.reason, dead_letters.c.gate_id)).all()

@@ -50,10 +50,10 @@ def test_broker_down_during_taps_then_restarted_everything_arrives_in_order(brok
         wait_until(lambda g=g, last=last: len(office.events(g.gate_id)) == last, what=f"all of {g.gate_id}")
         seqs = [r.seq for r in office.events(g.gate_id)]  # in ledger insertion order
         assert sorted(seqs) == list(range(1, last + 1)), "every event once, no gap"
-        # Order: QoS 1 redelivery after a broker restart may move an event by less than the
-        # in-flight window (20); the office orders each gate's events by seq (gate_progress).
-        displaced = [s for i, s in enumerate(seqs) if abs(s - (i + 1)) >= 20]
-        assert displaced == [], "per-gate order kept within the in-flight window"
+        # Per-gate order is the gate's sequence: QoS 1 redelivery after a broker restart may let
+        # some events arrive after later ones, so the office keeps each gate's order by seq and
+        # knows the gapless prefix (gate_progress.contiguous_seq), which is what shifts are built on.
+        wait_until(lambda g=g, last=last: office.contiguous(g.gate_id) == last, what="contiguous")
         wait_until(lambda g=g: g.journal.outbox_depth() == 0, what="outbox empty")
 
 
