@@ -68,6 +68,29 @@ def cli() -> None:
     """portgate: gangway access control and port-labour ledger."""
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    import csv
+    import decimal
+
+    errors: list[type[BaseException]] = [OSError, OverflowError, csv.Error, decimal.InvalidOperation]
+    try:
+        from sqlalchemy.exc import ArgumentError
+
+        errors.append(ArgumentError)
+    except ImportError:  # pragma: no cover - sqlalchemy is a dependency
+        pass
+    return tuple(errors)
+
+
+_USER_ERRORS = _user_errors()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2."""
     try:
@@ -80,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except PortgateError as exc:
         click.echo(f"portgate: {exc}", err=True)
+        return 2
+    except _USER_ERRORS as exc:
+        # At the boundary only: a file that cannot be read or written, a value out of range, a
+        # database URL that is not one. The message names it; no traceback for the user.
+        click.echo(f"portgate: {_describe(exc)}", err=True)
         return 2
     return rv if isinstance(rv, int) else 0
 

@@ -118,6 +118,17 @@ class Worker:
 
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> Worker:
+        """Build from a workers.csv row; raises ``BadInput`` for a bad field, a suspension that
+        ends before it starts, or a negative rotation number."""
+        worker = cls._from_row(row)
+        if worker.suspended_from and worker.suspended_until and worker.suspended_from > worker.suspended_until:
+            raise BadInput(f"suspended_from {worker.suspended_from} is after suspended_until {worker.suspended_until}")
+        if worker.rotation_number is not None and worker.rotation_number < 0:
+            raise BadInput(f"rotation_number {worker.rotation_number} is negative")
+        return worker
+
+    @classmethod
+    def _from_row(cls, row: Mapping[str, str]) -> Worker:
         return cls(
             registration=_text(row.get("registration"), "registration"),
             name=_text(row.get("name"), "name"),
@@ -131,6 +142,7 @@ class Worker:
             ),
             rotation_number=_int(row.get("rotation_number"), "rotation_number", optional=True),
         )
+
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -118,3 +118,15 @@ def test_load_csv_reports_a_short_row(tmp_path):
     path.write_text("uid,kind,registration,status\n1A2B3C4D,control\n", encoding="utf-8")
     with pytest.raises(BadInput, match=r"cards.csv:2: missing column\(s\) registration, status"):
         load_csv(path, Card)
+
+
+def test_a_suspension_that_ends_before_it_starts_is_refused(tmp_path):
+    path = tmp_path / "workers.csv"
+    path.write_text("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+                    "booklet_revalidated_year,rotation_number\n"
+                    "V1,Ana,vigia,suspended,2026-03-20,2026-03-10,2025-06-01,,1\n"
+                    "V2,Bia,vigia,active,,,2025-06-01,,-1\n", encoding="utf-8")
+    with pytest.raises(BadInput) as err:
+        load_csv(path, Worker)
+    assert "workers.csv:2: suspended_from 2026-03-20 is after" in str(err.value)
+    assert "workers.csv:3: rotation_number -1 is negative" in str(err.value)

@@ -1,7 +1,8 @@
 """``portgate registry``: workers, cards, sanctions (R4) and confiscation cases (G10).
 
-Every command takes ``--db URL`` (SQLAlchemy URL; SQLite by default) and ``--actor NAME`` (who makes
-the change: written on the audit log and on every change row sent to the gates). A command either
+Every command takes ``--db URL`` (SQLAlchemy URL; SQLite by default) and ``--actor NAME`` (who
+makes the change, default the login name or ``$PORTGATE_ACTOR``: written on the audit log and on
+every change row sent to the gates). A command either
 commits everything it changed or nothing.
 """
 
@@ -36,8 +37,18 @@ def transaction(url: str):
         engine.dispose()
 
 
+def _login_name() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container without passwd entry)
+        return "unknown"
+
+
 def common(fn):
-    fn = click.option("--actor", required=True, help="Who makes the change (audit log).")(fn)
+    fn = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
+                      help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(fn)
     return click.option("--db", "url", default=DEFAULT_DB, show_default=True,
                         help="Database URL.")(fn)
 

@@ -134,7 +134,10 @@ def render(
     parts = [HEADS[head][i]]
     texts = [REASONS[key][i].format_map(_Blank(_localise(params, i))) for key, params in reasons]
     text = parts[0] + (" — " + "; ".join(texts) + "." if texts else ".")
-    for action in dict.fromkeys(actions):
+    wanted = list(dict.fromkeys(actions))
+    if "retain" in wanted and "call_inspector" in wanted:  # "retain" already says: call the inspector
+        wanted.remove("call_inspector")
+    for action in wanted:
         text += " " + ACTIONS[action][i]
     rule_list = list(dict.fromkeys(rules))
     if rule_list:

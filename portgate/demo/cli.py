@@ -29,6 +29,9 @@ def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool) -
     scenario = Scenario(scenario_dir)
     if run_dir is None:
         run_dir = Path("run") / f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
+    if run_dir.exists() and any(run_dir.iterdir()):
+        # A day is played on fresh gates and a fresh ledger: old state would decide differently.
+        raise click.ClickException(f"run directory {run_dir} is not empty: choose another or remove it")
     status = run_demo(run_dir.resolve(), scenario, lang=lang, outage=not no_outage,
                       out=lambda text: click.echo(text))
     sys.exit(status)

@@ -485,3 +485,12 @@ def _fields(worker):
     import dataclasses
 
     return {f.name: getattr(worker, f.name) for f in dataclasses.fields(worker)}
+
+
+def test_a_retained_card_message_asks_for_the_inspector_once(port):
+    port.worker("1001")
+    uid = port.card("AA00FFFF", "1001", status=CardStatus.LOST)
+    d = port.read(uid, local(7))
+    assert "G2" in d.rules_failed
+    assert d.message_pt.lower().count("chame o fiscal") == 1
+    assert d.message_en.lower().count("call the inspector") == 1
