@@ -73,7 +73,7 @@ def check_taps(path: str | Path) -> int:
 
 def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             absent = [c for c in COLUMNS[Tap] if c not in (reader.fieldnames or [])]
             if absent:
@@ -81,6 +81,10 @@ def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
             for line, row in enumerate(reader, start=2):
                 if None in row:
                     yield None, f"{path.name}:{line}: {len(row[None])} cell(s) more than the header has"
+                    continue
+                short = [c for c in COLUMNS[Tap] if row.get(c) is None]
+                if short:
+                    yield None, f"{path.name}:{line}: missing column(s) {', '.join(short)}"
                     continue
                 try:
                     yield Tap.from_row(row), None

@@ -315,7 +315,7 @@ def load_csv(path: str | Path, record: type[R]) -> list[R]:
     path = Path(path)
     columns = COLUMNS[record]
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
             reader = csv.DictReader(fh)
             header = reader.fieldnames or []
             required = [c for c in columns if _is_required(record, c)]

@@ -130,3 +130,9 @@ def test_a_suspension_that_ends_before_it_starts_is_refused(tmp_path):
         load_csv(path, Worker)
     assert "workers.csv:2: suspended_from 2026-03-20 is after" in str(err.value)
     assert "workers.csv:3: rotation_number -1 is negative" in str(err.value)
+
+
+def test_a_csv_saved_with_a_byte_order_mark_reads_like_any_other(tmp_path):
+    path = tmp_path / "cards.csv"
+    path.write_text("\ufeffuid,kind,registration,status\n1A2B3C4D,control,V1,active\n", encoding="utf-8")
+    assert load_csv(path, Card)[0].uid == "1A2B3C4D"

@@ -37,6 +37,10 @@ class KeyRing:
 
     def __init__(self, keys_dir: str | Path) -> None:
         self.keys_dir = Path(keys_dir)
+        if not self.keys_dir.is_dir():
+            # Every event would be dead-lettered as "unknown gate": refuse to start instead.
+            raise ConfigError("keys_dir is not a directory (portgate central add-gate creates it)",
+                              key="keys_dir", path=str(self.keys_dir))
         self._cache: dict[str, bytes] = {}
         self._lock = threading.Lock()
 

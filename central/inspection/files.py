@@ -23,7 +23,7 @@ def _read(
     path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]
 ) -> list[R]:
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
             reader = csv.DictReader(fh)
             header = reader.fieldnames or []
             absent = [c for c in required if c not in header]

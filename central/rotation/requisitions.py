@@ -56,7 +56,7 @@ def load_requisitions(path: str | Path) -> list[Requisition]:
     returned if any row is bad), or the missing header columns, or a missing/non-UTF-8 file."""
     path = Path(path)
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
             reader = csv.DictReader(fh)
             absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
             if absent:
