@@ -91,7 +91,8 @@ def _text(value: str, field: str) -> str:
 def parse_aware(value: str, field: str = "at") -> dt.datetime:
     """Parse an ISO 8601 timestamp that carries an offset; return it in UTC.
 
-    Raises ``BadInput`` for a naive or malformed timestamp (DESIGN.md: times carry their offset).
+    Raises ``BadInput`` for a naive or malformed timestamp (DESIGN.md: times carry their offset), or
+    one whose UTC time falls outside year 1..9999.
     """
     try:
         stamp = dt.datetime.fromisoformat((value or "").strip())
@@ -99,7 +100,10 @@ def parse_aware(value: str, field: str = "at") -> dt.datetime:
         raise BadInput(f"{field} {value!r} is not an ISO 8601 timestamp") from exc
     if stamp.tzinfo is None:
         raise BadInput(f"{field} {value!r} has no UTC offset")
-    return stamp.astimezone(dt.UTC)
+    try:
+        return stamp.astimezone(dt.UTC)
+    except OverflowError as exc:  # 0001-01-01T00:00+03:00, 9999-12-31T23:00-03:00
+        raise BadInput(f"{field} {value!r} is out of the representable date range") from exc
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -14,14 +14,7 @@ import json
 
 import click
 
-from portgate.errors import BadInput
-
-
-def _date(value: str, name: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError as exc:
-        raise BadInput(f"{value!r} is not a date YYYY-MM-DD", where=name) from exc
+from central.cli_args import day_range, db_url_arg
 
 
 def _iso(value):
@@ -39,6 +32,7 @@ def migrate(db_url: str) -> None:
     """Bring the database to the newest schema (Alembic upgrade head)."""
     from central.ledger.migrate import upgrade
 
+    db_url_arg(db_url, must_exist=False)
     click.echo(f"at revision {upgrade(db_url)}")
 
 
@@ -56,7 +50,8 @@ def shifts(db_url, date_from, date_to, port_config, no_rebuild) -> None:
     from central.pay.cli import load_setup
 
     _port, _book, calendar = load_setup(port_config)
-    first, last = _date(date_from, "--from"), _date(date_to, "--to")
+    first, last = day_range(date_from, date_to)
+    db_url_arg(db_url, must_exist=True)
     upgrade(db_url)
     engine = make_engine(db_url)
     try:

@@ -175,7 +175,7 @@ def reconstruct(events: Iterable[Event], zone: ZoneInfo) -> list[Shift]:
             groups[(ev.payload.registration, d.ship, d.date, d.period)].append(ev)
 
     shifts = [_one_shift(key, evs, placed, zone) for key, evs in groups.items()]
-    shifts = _flag_conflicts(shifts)
+    shifts = flag_conflicts(shifts)
     shifts.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
     return shifts
 
@@ -233,8 +233,9 @@ def _occupied(s: Shift) -> tuple[dt.datetime, dt.datetime]:
     return lo, max(lo, hi)
 
 
-def _flag_conflicts(shifts: list[Shift]) -> list[Shift]:
-    """DOUBLE_ASSIGNMENT on both shifts when one worker's shifts on different ships overlap."""
+def flag_conflicts(shifts: list[Shift]) -> list[Shift]:
+    """DOUBLE_ASSIGNMENT on both shifts when one worker's shifts on different ships overlap (by the
+    admit..exit times, or the period where one is missing). Pure; the pay CSV reader uses it too."""
     by_worker: dict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(shifts):
         by_worker[s.registration].append(i)

@@ -21,12 +21,11 @@ from pathlib import Path
 
 import click
 
+from central.cli_args import day_range, db_url_arg, time_arg
 from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
 from central.pay.lines import money_str
 from central.pay.rulebook import load_rulebook
-from central.pay.watchmen import ShiftPayer, Statement
-from portgate.errors import BadInput
-from portgate.records import parse_aware
+from central.pay.watchmen import Statement
 
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags")
@@ -71,15 +70,8 @@ def emit(rows: list[dict], fmt: str) -> None:
         writer.writerow(out)
 
 
-def _date(value: str | None, name: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(value)
-    except (TypeError, ValueError) as exc:
-        raise BadInput(f"{value!r} is not a date YYYY-MM-DD", where=name) from exc
-
-
 def _at(value: str | None) -> dt.datetime:
-    return parse_aware(value, "--at") if value else dt.datetime.now(dt.UTC)
+    return time_arg(value, "--at") if value else dt.datetime.now(dt.UTC)
 
 
 @click.group(invoke_without_command=True)
@@ -98,18 +90,21 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
         return
     _port, rulebook, calendar = load_setup(port_config)
     if shifts_csv:
-        found = __import__("central.pay.shifts_csv", fromlist=["x"]).load_shifts_csv(
-            shifts_csv, calendar.zone, build=ShiftPayer(rulebook, calendar).pay)
-        emit([row for st in found for row in statement_rows(st)], fmt)
+        from central.pay.shifts_csv import pay_shifts_csv
+
+        run = pay_shifts_csv(shifts_csv, rulebook, calendar)
+        rows = [row for st in run.statements for row in statement_rows(st)]
+        emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
         return
     if not (db_url and date_from and date_to):
         raise click.UsageError("give --shifts FILE, or --db URL --from DATE --to DATE")
+    first, last = day_range(date_from, date_to)
+    db_url_arg(db_url, must_exist=True)
     from central.ledger.migrate import upgrade
     from central.ledger.store import rebuild_shifts
     from central.pay.ledger import pay_from_ledger
     from central.db import make_engine
 
-    first, last = _date(date_from, "--from"), _date(date_to, "--to")
     upgrade(db_url)
     engine = make_engine(db_url)
     now = dt.datetime.now(dt.UTC)
@@ -132,10 +127,12 @@ def overdue_cmd(db_url, at):
     from central.db import make_engine
     from central.pay.ledger import overdue
 
+    reference = _at(at)
+    db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
         with engine.connect() as conn:
-            found = overdue(conn, _at(at))
+            found = overdue(conn, reference)
     finally:
         engine.dispose()
     for s in found:
@@ -155,9 +152,11 @@ def mark_paid_cmd(db_url, at, ref, statement_ids):
     from central.db import make_engine
     from central.pay.ledger import mark_paid
 
+    paid_at = _at(at)
+    db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
-        mark_paid(engine, list(statement_ids), _at(at), ref)
+        mark_paid(engine, list(statement_ids), paid_at, ref)
     finally:
         engine.dispose()
     click.echo(f"{len(statement_ids)} statement(s) marked paid")

@@ -20,7 +20,7 @@ from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook
-from central.pay.watchmen import ShiftPayer, Statement
+from central.pay.watchmen import ShiftPayer, Statement, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
 
 
@@ -39,8 +39,9 @@ class PayRun:
 
 
 def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
-    """Pay every shift that is not held (pure). Held shifts and engine refusals (``BadInput``) are
-    returned in ``held`` with their reasons; nothing is silently dropped."""
+    """Pay every shift that is not held (pure). Held shifts, periods that are not an ordinary period
+    of the rulebook (``ordinary_period_problem``) and engine refusals (``BadInput``) are returned in
+    ``held`` with their reasons; nothing is silently dropped."""
     payer = ShiftPayer(rulebook, calendar)
     paid: list[Statement] = []
     held: list[Held] = []
@@ -49,6 +50,9 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
         try:
+            problem = ordinary_period_problem(s.to_pay(), rulebook, calendar.zone)
+            if problem is not None:
+                raise BadInput(f"{problem}: held", where=s.shift_id)
             paid.append(payer.pay(s.to_pay()))
         except BadInput as exc:
             held.append(Held(s, (str(exc),)))

@@ -31,6 +31,10 @@ from portgate.errors import BadInput
 
 #: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
 PLAUSIBLE_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+#: ... and from this on (a typo such as 9999; nothing after 2100 is a real shift).
+PLAUSIBLE_UNTIL = dt.datetime(2101, 1, 1, tzinfo=dt.UTC)
+#: An exit more than this after the period end is not an extension (a forgotten exit tap): held.
+MAX_EXIT_AFTER_END = dt.timedelta(hours=24)
 EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"
 _DAY = dt.timedelta(days=1)
 
@@ -140,18 +144,50 @@ def _check_times(shift: WatchShift) -> None:
         if value < PLAUSIBLE_FROM:
             raise BadInput(f"{name} {value.isoformat()} is implausible (unset clock): held",
                            where=shift.shift_id)
+        if value >= PLAUSIBLE_UNTIL:
+            raise BadInput(f"{name} {value.isoformat()} is implausible (after 2100): held",
+                           where=shift.shift_id)
     if shift.period_end <= shift.period_start:
         raise BadInput("period_end is not after period_start", where=shift.shift_id)
+    if shift.admit_at is not None and shift.admit_at > shift.period_end:
+        raise BadInput(f"admit_at {shift.admit_at.isoformat()} is after period_end "
+                       f"{shift.period_end.isoformat()}: held", where=shift.shift_id)
     if shift.admit_at is not None and shift.exit_at is not None and shift.exit_at < shift.admit_at:
         raise BadInput("exit_at is before admit_at (backwards clock): held", where=shift.shift_id)
+    if shift.exit_at is not None and shift.exit_at > shift.period_end + MAX_EXIT_AFTER_END:
+        raise BadInput(f"exit_at {shift.exit_at.isoformat()} is more than 24 h after period_end "
+                       f"{shift.period_end.isoformat()}: held", where=shift.shift_id)
+
+
+def ordinary_period_problem(shift: WatchShift, rulebook: Rulebook, zone: ZoneInfo) -> str | None:
+    """Why ``shift``'s period is not an ordinary period of the rulebook, or ``None`` if it is.
+
+    An ordinary period (83.611 art. 9) starts and ends on whole local hours (port time zone ``zone``)
+    and lasts the ``ordinary_hours`` of the terms in force on its work day (6 h in both example
+    rulebooks), counted on the local wall clock (a period across a DST change still counts 6 h).
+    P1 pays one day wage per ordinary period, so another length cannot be priced: the CSV reader
+    refuses the row, the ledger path holds the shift. Raises ``ConfigError`` if no terms are in force.
+    """
+    start, end = shift.period_start.astimezone(zone), shift.period_end.astimezone(zone)
+    for name, value in (("period_start", start), ("period_end", end)):
+        if (value.minute, value.second, value.microsecond) != (0, 0, 0):
+            return f"{name} {value.isoformat()} is not on a whole local hour ({zone.key})"
+    ordinary = rulebook.terms_on(work_day(shift.period_start.astimezone(dt.UTC),
+                                          shift.period_end.astimezone(dt.UTC), zone)).ordinary_hours
+    wall = end.replace(tzinfo=None) - start.replace(tzinfo=None)
+    if wall != dt.timedelta(hours=ordinary):
+        return (f"period {start.isoformat()}..{end.isoformat()} lasts {wall} on the local clock; "
+                f"the ordinary period of rulebook {rulebook.id} is {ordinary} h (83.611 art. 9)")
+    return None
 
 
 def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) -> Statement:
     """Compute the statement of one watchman shift (rules P1-P7, 83.611 arts. 25-27).
 
     Returns a ``Statement`` whose lines carry rule id and article. Raises ``BadInput`` (naming the
-    shift id) for a function the rulebook does not know, a naive or implausible (pre-2000, e.g. 1970)
-    timestamp or an exit before the admit: the caller holds such a shift for review, never pays it.
+    shift id) for a function the rulebook does not know, a naive or implausible (pre-2000, e.g. 1970,
+    or after 2100) timestamp, an admit after the period end, an exit before the admit or more than
+    24 h after the period end: the caller holds such a shift for review, never pays it.
     Raises ``ConfigError`` if no wage or terms are in force on the work day.
     """
     return ShiftPayer(rulebook, calendar).pay(shift)

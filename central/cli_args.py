@@ -1,0 +1,71 @@
+"""Command-line arguments shared by the office commands (``portgate pay``, ``portgate ledger``):
+work-day ranges and database URLs, checked before anything is opened so a typo is a clear
+``BadInput`` (exit status 2), never a traceback or a new empty database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from portgate.errors import BadInput
+
+#: Work days and times outside this range are refused (an unset clock says 1970; 0001 and 9999 do
+#: not survive a time-zone conversion). Same lower bound as pay's ``PLAUSIBLE_FROM``.
+FIRST_DAY = dt.date(2000, 1, 1)
+LAST_DAY = dt.date(2100, 12, 31)
+
+
+def work_day_arg(value: str | None, name: str) -> dt.date:
+    """``YYYY-MM-DD`` -> date in [2000-01-01, 2100-12-31]. Raises ``BadInput`` naming the option."""
+    try:
+        day = dt.date.fromisoformat((value or "").strip())
+    except ValueError as exc:
+        raise BadInput(f"{value!r} is not a date YYYY-MM-DD", where=name) from exc
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise BadInput(f"{value!r} is outside {FIRST_DAY}..{LAST_DAY}", where=name)
+    return day
+
+
+def day_range(date_from: str | None, date_to: str | None) -> tuple[dt.date, dt.date]:
+    """(first, last) work days of ``--from``/``--to``; ``--from`` after ``--to`` is ``BadInput``."""
+    first, last = work_day_arg(date_from, "--from"), work_day_arg(date_to, "--to")
+    if first > last:
+        raise BadInput(f"{first} is after --to {last}", where="--from")
+    return first, last
+
+
+def time_arg(value: str, name: str) -> dt.datetime:
+    """ISO 8601 timestamp with offset -> aware UTC, in years 2000..2100. Raises ``BadInput``."""
+    from portgate.records import parse_aware
+
+    at = parse_aware(value, name)
+    if not FIRST_DAY <= at.date() <= LAST_DAY:
+        raise BadInput(f"{name} {value!r} is outside {FIRST_DAY}..{LAST_DAY}")
+    return at
+
+
+def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
+    """Check a database URL before connecting. Returns the parsed URL.
+
+    Raises ``BadInput`` naming ``--db`` when the text is not a SQLAlchemy URL or names an unknown
+    dialect/driver, and, when ``must_exist`` (commands that read a ledger), when it is a SQLite file
+    that does not exist or an in-memory SQLite database (which would be created empty and read as
+    "no shifts"). A file given as a SQLite URI (``?uri=true``) is not checked.
+    """
+    try:
+        url = make_url(value)
+        url.get_dialect()  # unknown dialect or driver -> NoSuchModuleError (an ArgumentError)
+    except ArgumentError as exc:
+        raise BadInput(f"{value!r} is not a database URL (sqlite:///path.db or "
+                       f"postgresql+psycopg://user@host/db): {exc}", where=name) from exc
+    if must_exist and url.get_backend_name() == "sqlite" and url.query.get("uri") != "true":
+        if url.database in (None, "", ":memory:"):
+            raise BadInput("an in-memory SQLite database holds no ledger; give a file", where=name)
+        if not Path(url.database).is_file():
+            raise BadInput(f"SQLite file {url.database!r} does not exist (run "
+                           f"`portgate ledger migrate --db URL` to create a ledger)", where=name)
+    return url
