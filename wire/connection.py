@@ -8,6 +8,7 @@ persistent: ``clean_start=False`` with a session expiry (DESIGN.md: a v5 session
 from __future__ import annotations
 
 import ssl
+from typing import Annotated
 
 import msgspec
 import paho.mqtt.client as mqtt
@@ -27,7 +28,7 @@ class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """
 
     host: str = "127.0.0.1"
-    port: int = 1883
+    port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 1883
     client_id: str = ""
     username: str | None = None
     password_file: str | None = None
@@ -63,7 +64,26 @@ def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False)
             tls_version=ssl.PROTOCOL_TLS_CLIENT,
         )
     client.reconnect_delay_set(min_delay=max(1, int(config.reconnect_min_s)), max_delay=int(config.reconnect_max_s))
+    client.on_connect_fail = _connect_failed_logger(config, client_id)
     return client
+
+
+def _connect_failed_logger(config: MqttConfig, client_id: str):
+    """A warning when the broker cannot be reached (first failure, then every 10th), so an
+    unreachable or mistyped broker is visible in the logs; paho keeps retrying with back-off."""
+    import structlog
+
+    log = structlog.get_logger("wire.connection")
+    failures = 0
+
+    def on_connect_fail(_client, _userdata) -> None:
+        nonlocal failures
+        failures += 1
+        if failures == 1 or failures % 10 == 0:
+            log.warning("mqtt.unreachable", client_id=client_id, host=config.host, port=config.port,
+                        failures=failures)
+
+    return on_connect_fail
 
 
 def connect_properties(config: MqttConfig, *, receive_maximum: int | None = None) -> Properties:

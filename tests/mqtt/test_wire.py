@@ -39,3 +39,32 @@ def test_committed_schemas_and_asyncapi_are_up_to_date():
     for rel, text in generate.render().items():
         path = generate.HERE / rel
         assert path.exists() and path.read_text(encoding="utf-8") == text, f"run `portgate wire generate` ({rel})"
+
+
+def test_an_unreachable_broker_is_logged_as_a_warning():
+    import time
+
+    from structlog.testing import capture_logs
+
+    from wire.connection import MqttConfig, make_client, start
+
+    config = MqttConfig(host="127.0.0.1", port=1, reconnect_min_s=1, reconnect_max_s=1)
+    client = make_client(config, "probe-unreachable")
+    with capture_logs() as logs:
+        start(client, config)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(e["event"] == "mqtt.unreachable" for e in logs):
+            time.sleep(0.05)
+        client.loop_stop()
+    warning = next(e for e in logs if e["event"] == "mqtt.unreachable")
+    assert warning["log_level"] == "warning" and warning["port"] == 1
+
+
+def test_a_broker_port_out_of_range_is_a_config_error():
+    import pytest
+
+    from portgate.config import ConfigError, convert
+    from wire.connection import MqttConfig
+
+    with pytest.raises(ConfigError, match="port"):
+        convert({"host": "h", "port": 99999}, MqttConfig)
