@@ -10,6 +10,7 @@ port is closed and reopened with back-off. Faults go to ``on_status`` and the me
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 import threading
 import time
@@ -29,7 +30,7 @@ _READ_TIMEOUT_S = 0.05
 MAX_LINE = 64
 
 
-class _SerialReader:
+class _SerialReader(abc.ABC):
     """Open/reopen/watchdog loop shared by the serial reader families; subclasses decode bytes."""
 
     _logger = "drivers.serial"
@@ -57,11 +58,13 @@ class _SerialReader:
         self.reporter = StatusReporter(reader_id, on_status, self._logger)
 
     # -- to be provided by subclasses ------------------------------------------------------------
+    @abc.abstractmethod
     def _reset_decoder(self) -> None:
-        raise NotImplementedError
+        """Forget any partial frame or line (after the port was reopened)."""
 
+    @abc.abstractmethod
     def _decode(self, data: bytes) -> list[str]:
-        raise NotImplementedError
+        """Canonical UIDs completed by ``data``."""
 
     # -- Reader interface ------------------------------------------------------------------------
     def reads(self) -> Iterator[CardRead]:
