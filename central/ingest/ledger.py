@@ -450,7 +450,8 @@ def record_losses(conn: Connection, inserted: list[tuple[int, Event]], now: dt.d
                 detail=payload.detail[:2000], recorded_at=now,
             )
             .on_conflict_do_nothing(index_elements=["event_id"])
+            .returning(gate_losses.c.id)
         )
-        if result.rowcount:
+        if result.first() is not None:  # (rowcount is not reliable with ON CONFLICT on every driver)
             losses.append(Loss(event.gate_id, seq_from, seq_to, event.event_id))
     return losses
