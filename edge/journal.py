@@ -9,8 +9,10 @@ its own message. Priority-1 rows (confiscations, alerts) leave the outbox before
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
 aside and a fresh file started; numbering then *continues* after the highest sequence number known
-from (a) the quarantined file, read best-effort, and (b) the high-water mark file ``<journal>.hwm``
-that is rewritten whenever rows are marked sent and at close. The first event of the fresh file is
+from the high-water mark file ``<journal>.hwm`` (rewritten whenever rows are marked sent, every
+``HWM_EVERY`` appended seqs and at close; authoritative) and the quarantined file, read
+best-effort, believed only if plausible (``hwm <= salvaged <= hwm + SALVAGE_SLACK``, or there is no
+hwm file; see ``recovered_floor``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
 treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as lost in quarantine
@@ -40,6 +42,9 @@ from portgate.errors import StoreError
 from wire import events as wire
 
 log = structlog.get_logger(__name__)
+
+HWM_EVERY = 64  # the .hwm file is also rewritten every this many appended seqs (cheap: no fsync)
+SALVAGE_SLACK = 1024  # a seq salvaged from a corrupt file is believed only up to hwm + this
 
 PRIORITY_NORMAL = 0
 PRIORITY_HIGH = 1  # confiscations, alerts: jump the outbox queue (G10)
@@ -104,7 +109,12 @@ class Journal:
         if reason is not None:
             self.quarantined_to = quarantine(self.path, reason)
             salvaged = salvage_max(self.quarantined_to, "SELECT max(seq) FROM journal")
-            floor = max(floor, salvaged or 0)
+            floor = recovered_floor(salvaged, floor if self._hwm_path.exists() and self._hwm_valid() else None)
+            log.warning(
+                "journal_seq_recovered", path=str(self.path), hwm=self._read_hwm(), hwm_file=self._hwm_path.exists(),
+                salvaged=salvaged, chosen=floor, salvage_trusted=salvaged is not None and floor == salvaged,
+            )
+        self._hwm_written = floor
         try:
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30
@@ -196,6 +206,8 @@ class Journal:
                 raise StoreError(f"journal append failed: {exc}") from exc
             self._last_seq = seq
             self._depth += len(rows)
+            if seq - self._hwm_written >= HWM_EVERY:
+                self._write_hwm(None)
         return out
 
     def mark_sent(self, seqs: Iterable[int]) -> None:
@@ -292,14 +304,38 @@ class Journal:
         except (OSError, ValueError):
             return 0
 
+    def _hwm_valid(self) -> bool:
+        try:
+            return len([int(w) for w in self._hwm_path.read_text().split()[:2]]) == 2
+        except (OSError, ValueError):
+            return False
+
     def _write_hwm(self, sent_seq: int | None) -> None:
         sent_max = max(self._read_hwm(sent=True), sent_seq or 0)
         tmp = self._hwm_path.with_suffix(".hwm.tmp")
         try:
             tmp.write_text(f"{self._last_seq} {sent_max}\n")
             os.replace(tmp, self._hwm_path)
+            self._hwm_written = self._last_seq
         except OSError as exc:  # not fatal: only used to continue numbering after a quarantine
             log.warning("journal_hwm_write_failed", error=str(exc))
+
+
+def recovered_floor(salvaged: int | None, hwm: int | None) -> int:
+    """The sequence number to continue after when a corrupt journal was quarantined.
+
+    ``hwm``: the last seq of the ``.hwm`` file (None if there is no readable file); it is
+    authoritative. ``salvaged``: ``max(seq)`` read best-effort from the corrupt file, which can be
+    garbage (a torn page read as a huge number). With an hwm file the salvaged value is believed only
+    if ``hwm <= salvaged <= hwm + SALVAGE_SLACK`` (the file lags the journal by at most ``HWM_EVERY``
+    appends plus a batch); otherwise the hwm wins. Without one, a non-negative salvaged value is all
+    there is. Returns >= 0.
+    """
+    if hwm is None:
+        return max(salvaged or 0, 0)
+    if salvaged is not None and hwm <= salvaged <= hwm + SALVAGE_SLACK:
+        return salvaged
+    return max(hwm, 0)
 
 
 def _now(clock) -> Now:

@@ -8,7 +8,10 @@ topic/gate mismatch (a gate publishing as another), unknown gate (no key), bad M
 NOTHING RETURNING`` per 1000 events, so a redelivered or replayed event is a no-op, and inserts the
 dead letters. It returns the rows actually inserted (id, event) so the caller can relay presence for
 new admits/exits. ``update_progress`` updates ``gate_progress`` (highest and contiguous sequence per
-gate), in memory from the batch when it simply continues the gate's run.
+gate), in memory from the batch when it simply continues the gate's run, and returns every missing
+range of a gate (bounded per round) so one replay round can fill them all. ``record_losses`` turns a
+gate's ``STORE_QUARANTINED`` alert (``resumed_at=N lost_after=M``) into a ``gate_losses`` row
+``M+1..N-1``: those sequences count as accounted for and are never asked for again.
 """
 
 from __future__ import annotations
@@ -18,17 +21,24 @@ import datetime as dt
 import hashlib
 import hmac
 import itertools
+import re
 
 import msgspec
+import structlog
 from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from central.ingest.keys import KeyRing
-from central.ledger.schema import dead_letters, events, gate_progress
+from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION, topics
-from wire.events import Event, canonical_bytes, decode
+from wire.events import AlertPayload, Event, canonical_bytes, decode
+
+log = structlog.get_logger("central.ingest")
+
+MAX_GAP_RANGES = 50  # missing ranges returned per gate per round (one ReplayCommand each)
+MAX_GAP_EVENTS = 10_000  # missing sequences returned per gate per round, in total
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -254,12 +264,23 @@ def _sqlite_ids(conn: Connection, result, chunk: list[Accepted], at: dt.datetime
 
 
 def update_progress(
-    conn: Connection, gate_ids, now: dt.datetime, *, seen: dict[str, list[int]] | None = None, walk: int = 5000
+    conn: Connection,
+    gate_ids,
+    now: dt.datetime,
+    *,
+    seen: dict[str, list[int]] | None = None,
+    walk: int = 5000,
+    max_ranges: int = MAX_GAP_RANGES,
+    max_events: int = MAX_GAP_EVENTS,
 ) -> list[Gap]:
     """Advance ``gate_progress`` for ``gate_ids`` from the ledger; return the gaps found.
 
-    ``contiguous_seq`` = all of 1..n are in the ledger; ``highest_seq`` = the largest seen. A gap
-    is the first run of missing sequences after ``contiguous_seq``.
+    ``contiguous_seq`` = every one of 1..n is in the ledger or inside a recorded ``gate_losses``
+    range; ``highest_seq`` = the largest seen. The gaps are the runs of missing sequences after
+    ``contiguous_seq`` among the next ``walk`` ledger rows of the gate, at most ``max_ranges`` runs
+    and ``max_events`` sequences per gate (the last run is cut to fit), lost ranges left out; the
+    caller asks the gate for all of them in one round. Rows beyond the ``walk`` window are found in
+    a later round.
 
     ``seen`` (gate -> sequences of this batch, all now in the ledger) lets the common case skip the
     ledger queries: when the batch continues the gate's contiguous run and nothing beyond it is
@@ -283,7 +304,7 @@ def update_progress(
         current = known.get(gate_id)
         contiguous, highest = current if current is not None else (0, 0)
         batch = seen.get(gate_id)
-        next_present = None
+        holes: list[tuple[int, int]] = []
         fast = False
         if current is not None and batch:
             for seq in sorted(batch):
@@ -302,12 +323,15 @@ def update_progress(
                 .order_by(events.c.seq)
                 .limit(walk)
             ).scalars().all()
-            for seq in seqs:
-                if seq == contiguous + 1:
-                    contiguous = seq
-                elif seq > contiguous + 1:
-                    next_present = seq
-                    break
+            losses = conn.execute(
+                select(gate_losses.c.seq_from, gate_losses.c.seq_to)
+                .where(gate_losses.c.gate_id == gate_id, gate_losses.c.seq_to > contiguous)
+                .order_by(gate_losses.c.seq_from)
+            ).all()
+            window_end = seqs[-1] if len(seqs) >= walk else None
+            contiguous, holes = scan_sequences(
+                contiguous, seqs, losses, window_end=window_end, max_ranges=max_ranges, max_events=max_events
+            )
             highest = conn.execute(select(func.max(events.c.seq)).where(events.c.gate_id == gate_id)).scalar() or 0
         ins = _insert(conn, gate_progress).values(
             gate_id=gate_id, highest_seq=highest, contiguous_seq=contiguous, updated_at=now
@@ -328,9 +352,42 @@ def update_progress(
                 },
             )
         )
-        if next_present is not None:
-            gaps.append(Gap(gate_id, contiguous + 1, next_present - 1))
+        gaps += [Gap(gate_id, a, b) for a, b in holes]
     return gaps
+
+
+def scan_sequences(
+    contiguous: int,
+    seqs,
+    losses,
+    *,
+    window_end: int | None = None,
+    max_ranges: int = MAX_GAP_RANGES,
+    max_events: int = MAX_GAP_EVENTS,
+) -> tuple[int, list[tuple[int, int]]]:
+    """Pure: from ``contiguous`` (all of 1..contiguous accounted for), the sorted present sequences
+    ``seqs`` (> contiguous) and the lost ranges ``losses`` [(from, to) inclusive], return the new
+    contiguous sequence and the missing runs [(from, to) inclusive] (at most ``max_ranges`` runs and
+    ``max_events`` sequences; the last run cut to fit). ``window_end``: ``seqs`` is only known up to
+    this sequence (a ``LIMIT``-ed read), so lost ranges starting after it are ignored for now.
+    """
+    covered = [(s, s) for s in seqs]
+    covered += [(a, b) for a, b in losses if b > contiguous and (window_end is None or a <= window_end + 1)]
+    covered.sort()
+    cursor = contiguous  # every sequence <= cursor is present or lost
+    first_hole: int | None = None
+    holes: list[tuple[int, int]] = []
+    budget = max_events
+    for a, b in covered:
+        if a > cursor + 1:
+            if first_hole is None:
+                first_hole = cursor
+            if len(holes) < max_ranges and budget > 0:
+                hi = min(a - 1, cursor + budget)
+                holes.append((cursor + 1, hi))
+                budget -= hi - cursor
+        cursor = max(cursor, b)
+    return (first_hole if first_hole is not None else cursor), holes
 
 
 def open_gaps(conn: Connection) -> list[str]:
@@ -340,3 +397,61 @@ def open_gaps(conn: Connection) -> list[str]:
             select(gate_progress.c.gate_id).where(gate_progress.c.highest_seq > gate_progress.c.contiguous_seq)
         ).scalars()
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Loss:
+    """Sequences ``seq_from..seq_to`` of ``gate_id`` were lost with a quarantined journal."""
+
+    gate_id: str
+    seq_from: int
+    seq_to: int
+    event_id: str
+
+
+_KV = re.compile(r"\b(resumed_at|lost_after)=(-?\d+)\b")
+
+
+def parse_quarantine(detail: str) -> tuple[int, int] | None:
+    """``(resumed_at, lost_after)`` from a journal ``STORE_QUARANTINED`` alert's detail, or None
+    (a store quarantine alert, or a detail without both words)."""
+    found = dict(_KV.findall(detail))
+    if "resumed_at" not in found or "lost_after" not in found:
+        return None
+    return int(found["resumed_at"]), int(found["lost_after"])
+
+
+def record_losses(conn: Connection, inserted: list[tuple[int, Event]], now: dt.datetime) -> list[Loss]:
+    """Inside the batch's transaction, before ``update_progress``: for each newly inserted journal
+    ``STORE_QUARANTINED`` alert (``resumed_at=N lost_after=M``), insert a ``gate_losses`` row
+    ``max(M, 0)+1 .. N-1`` (idempotent by the alert's event id). Return the losses recorded.
+
+    The range is only trusted up to the alert itself: ``N`` larger than the alert's own seq (the
+    alert is the first event of the fresh journal, so ``N`` equals it) is cut to the alert's seq,
+    so a bad detail can never hide sequences the gate has not reached. An empty range records
+    nothing (``lost_after=-1 resumed_at=1``: nothing was lost). Docs: docs/gate.md "Quarantine".
+    """
+    losses: list[Loss] = []
+    for _row, event in inserted:
+        payload = event.payload
+        if not isinstance(payload, AlertPayload) or payload.code != "STORE_QUARANTINED":
+            continue
+        parsed = parse_quarantine(payload.detail)
+        if parsed is None:
+            continue
+        resumed_at, lost_after = parsed
+        seq_from, seq_to = max(lost_after, 0) + 1, min(resumed_at, event.seq) - 1
+        if seq_to < seq_from:
+            continue
+        result = conn.execute(
+            _insert(conn, gate_losses)
+            .values(
+                gate_id=event.gate_id, seq_from=seq_from, seq_to=seq_to, event_id=event.event_id,
+                detail=payload.detail[:2000], recorded_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["event_id"])
+            .returning(gate_losses.c.id)
+        )
+        if result.first() is not None:  # (rowcount is not reliable with ON CONFLICT on every driver)
+            losses.append(Loss(event.gate_id, seq_from, seq_to, event.event_id))
+    return losses

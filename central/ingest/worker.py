@@ -12,8 +12,13 @@ ledger and acknowledging each message only after the ledger commit.
   keeps the batch (no ack) and retries it after a back-off; nothing is dropped.
 - Rejects (malformed, bad MAC, unknown gate, topic/gate mismatch) become ``dead_letters`` rows in
   the same transaction, and are acknowledged (they will never become valid).
-- After commit: a ``PresenceDelta`` per new admit/exit; a ``ReplayCommand`` to a gate whose sequence
-  gap has been open for ``gap_grace_s`` (repeated at most every ``replay_every_s``).
+- After commit: a ``PresenceDelta`` per new admit/exit. Gap repair in rounds: once a gate has had a
+  missing range for ``gap_grace_s``, one round sends a ``ReplayCommand`` for EVERY missing
+  range of that gate (up to ``ledger.MAX_GAP_RANGES`` ranges / ``MAX_GAP_EVENTS`` sequences). The
+  next round for the gate comes when the previous round's ranges are all filled (more holes beyond
+  the bound) or, for ranges still open, after ``replay_every_s``.
+- A gate's journal ``STORE_QUARANTINED`` alert records its lost range in ``gate_losses`` in the
+  same transaction (``ledger.record_losses``), so that range is never chased as a gap.
 - Snapshot requests from gates (``office/requests``, shared too) are answered from the ledger
   (presence) or from a snapshot source (roster/cards/escala).
 - With ``[publish] source = "registry"``: each new confiscation also opens its case in the registry
@@ -49,6 +54,11 @@ DUPLICATES = Counter("portgate_ingest_duplicates_total", "Events already in the 
 DEAD = Counter("portgate_ingest_dead_letters_total", "Messages rejected to dead_letters")
 
 
+def _overlap(asked, gaps) -> bool:
+    """True if any gap intersects any of the ``asked`` (from, to) ranges (both inclusive)."""
+    return any(a <= g.seq_to and g.seq_from <= b for a, b in asked for g in gaps)
+
+
 class IngestWorker:
     """One worker (thread + MQTT session). ``start()``/``stop()``; ``stats`` counts what it did."""
 
@@ -73,7 +83,8 @@ class IngestWorker:
         self._thread: threading.Thread | None = None
         self.connected = threading.Event()
         self.stats: collections.Counter = collections.Counter()
-        self._gaps: dict[tuple[str, int], tuple[float, float]] = {}  # (gate, from) -> (first, last request)
+        self._gaps: dict[str, float] = {}  # gate -> since when it has had an open gap (monotonic)
+        self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
         self._next_gap_scan = 0.0
         self.t_events = topics.shared_gate_events(self.port, self.settings.share_group)
         self.t_requests = f"$share/{self.settings.share_group}/{topics.office_requests(self.port)}"
@@ -147,6 +158,7 @@ class IngestWorker:
                     inserted = ledger.write_batch(conn, accepted, rejected, now)
                     if self.registry:
                         confiscated = self._record_confiscations(conn, inserted, now)
+                    losses = ledger.record_losses(conn, inserted, now)
                     gaps = ledger.update_progress(conn, seen, now, seen=seen)
                 break
             except SQLAlchemyError:
@@ -164,6 +176,12 @@ class IngestWorker:
         INGESTED.inc(n_new)
         DUPLICATES.inc(len(accepted) - n_new)
         DEAD.inc(len(rejected))
+        for loss in losses:
+            self.stats["losses_recorded"] += 1
+            log.warning(
+                "ingest.gate_loss_recorded", gate_id=loss.gate_id, seq_from=loss.seq_from, seq_to=loss.seq_to,
+                event_id=loss.event_id, reason="journal quarantined on the gate; not replayable",
+            )
         for d in rejected:
             log.warning("ingest.dead_letter", topic=d.topic, reason=d.reason, gate_id=d.gate_id)
         if self.settings.relay_presence:
@@ -175,6 +193,7 @@ class IngestWorker:
             else:
                 self._publish_blocklist(now)
         self._handle_gaps(gaps)
+        self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
         for msg in requests:
             self._answer(msg)
 
@@ -237,22 +256,43 @@ class IngestWorker:
             return None
 
     def _handle_gaps(self, gaps: list[ledger.Gap]) -> None:
+        """Send replay rounds for ``gaps`` (all open gaps of the gates they name).
+
+        Per gate, once it has had an open gap for ``gap_grace_s`` (messages still in flight fill
+        most holes by then), a round asks for every open range at once (one ``ReplayCommand``
+        each; a range that was still in flight arrives twice, and the second copy is a no-op). A new
+        round is sent when no open gap overlaps the previous round's ranges (they
+        were all filled: ask for the next ones now) or ``replay_every_s`` after the previous one.
+        """
         now = time.monotonic()
-        open_keys = set()
+        by_gate: dict[str, list[ledger.Gap]] = {}
         for gap in gaps:
-            key = (gap.gate_id, gap.seq_from)
-            open_keys.add(key)
-            first, last = self._gaps.get(key, (now, 0.0))
-            self._gaps[key] = (first, last)
-            if now - first >= self.settings.gap_grace_s and now - last >= self.settings.replay_every_s:
-                cmd = dl.ReplayCommand(seq_from=gap.seq_from, seq_to=gap.seq_to, at=dt.datetime.now(dt.UTC))
-                self.client.publish(topics.gate_cmd(self.port, gap.gate_id), dl.encode(cmd), qos=1)
-                self._gaps[key] = (first, now)
-                self.stats["replay_requests"] += 1
-                log.warning("ingest.gap_replay", gate_id=gap.gate_id, seq_from=gap.seq_from, seq_to=gap.seq_to)
-        gates = {g.gate_id for g in gaps}
-        for key in [k for k in self._gaps if k[0] in gates and k not in open_keys]:
-            del self._gaps[key]
+            by_gate.setdefault(gap.gate_id, []).append(gap)
+        for gate_id, ripe in by_gate.items():
+            since = self._gaps.setdefault(gate_id, now)
+            if now - since < self.settings.gap_grace_s:
+                continue
+            last, asked = self._rounds.get(gate_id, (None, ()))
+            if last is not None and now - last < self.settings.replay_every_s and _overlap(asked, ripe):
+                continue  # the previous round is still being answered (or part of it cannot be)
+            at = dt.datetime.now(dt.UTC)
+            for gap in ripe:
+                cmd = dl.ReplayCommand(seq_from=gap.seq_from, seq_to=gap.seq_to, at=at)
+                self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
+            self._rounds[gate_id] = (now, tuple((g.seq_from, g.seq_to) for g in ripe))
+            self.stats["replay_requests"] += len(ripe)
+            self.stats["replay_rounds"] += 1
+            log.warning(
+                "ingest.gap_replay", gate_id=gate_id, ranges=len(ripe),
+                events=sum(g.seq_to - g.seq_from + 1 for g in ripe),
+                first=(ripe[0].seq_from, ripe[0].seq_to), last=(ripe[-1].seq_from, ripe[-1].seq_to),
+            )
+
+    def _forget_gaps(self, gate_ids) -> None:
+        """Drop the gap bookkeeping of gates that have no open gap any more."""
+        for gate_id in gate_ids:
+            self._gaps.pop(gate_id, None)
+            self._rounds.pop(gate_id, None)
 
     def _scan_gaps(self) -> None:
         """Re-check open gaps periodically, also when the gate has gone quiet."""
@@ -269,8 +309,9 @@ class IngestWorker:
             return
         if gates:
             self._handle_gaps(gaps)
-        for key in [k for k in self._gaps if k[0] not in gates]:
-            del self._gaps[key]
+        gone = (set(self._gaps) | set(self._rounds)) - set(gates)
+        if gone:
+            self._forget_gaps(gone)
 
     def _answer(self, msg) -> None:
         try:

@@ -2,7 +2,8 @@
 
 ``events`` is append-only: one row per gate event, deduplicated by ``event_id``, keeping the gate's
 MAC and the exact wire bytes. ``dead_letters`` keeps anything rejected with the reason and the raw
-payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps.
+payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps. ``gate_losses`` records
+sequence ranges a gate reported lost with a quarantined journal (never replayed; skipped by gaps).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Index,
+    UniqueConstraint,
     Integer,
     LargeBinary,
     String,
@@ -66,3 +68,17 @@ gate_progress = Table(
     Column("contiguous_seq", BigInteger, nullable=False),  # all of 1..contiguous_seq are in events
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
+
+gate_losses = Table(
+    "gate_losses",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("gate_id", String(64), nullable=False),
+    Column("seq_from", BigInteger, nullable=False),  # first lost sequence (lost_after + 1)
+    Column("seq_to", BigInteger, nullable=False),  # last lost sequence (resumed_at - 1), inclusive
+    Column("event_id", String(36), nullable=False),  # the STORE_QUARANTINED alert that reported it
+    Column("detail", Text, nullable=False),  # the alert's detail, as sent
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("event_id"),
+)
+Index("ix_gate_losses_gate_seq", gate_losses.c.gate_id, gate_losses.c.seq_from)
