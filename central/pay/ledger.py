@@ -45,15 +45,19 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
     payer = ShiftPayer(rulebook, calendar)
     paid: list[Statement] = []
     held: list[Held] = []
+    period_problems: dict[tuple[dt.datetime, dt.datetime], str | None] = {}  # periods repeat
     for s in found:
         if s.held:
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
         try:
-            problem = ordinary_period_problem(s.to_pay(), rulebook, calendar.zone)
-            if problem is not None:
-                raise BadInput(f"{problem}: held", where=s.shift_id)
-            paid.append(payer.pay(s.to_pay()))
+            shift = s.to_pay()
+            key = (shift.period_start, shift.period_end)
+            if key not in period_problems:
+                period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
+            if period_problems[key] is not None:
+                raise BadInput(f"{period_problems[key]}: held", where=s.shift_id)
+            paid.append(payer.pay(shift))
         except BadInput as exc:
             held.append(Held(s, (str(exc),)))
     return PayRun(paid, held)
