@@ -74,6 +74,8 @@ class Shift:
 
     @property
     def held(self) -> bool:
+        if not self.flags:  # the common case, on the pay run's hot path
+            return False
         return any(f.code in HOLD_FLAGS for f in self.flags)
 
     def to_pay(self) -> WatchShift:

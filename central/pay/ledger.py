@@ -7,7 +7,9 @@ A rebuild replaces unpaid statements of the shifts it pays and never touches a p
 from __future__ import annotations
 
 import dataclasses
+import contextlib
 import datetime as dt
+import gc
 from decimal import Decimal
 
 from sqlalchemy import delete, insert, select, update
@@ -67,15 +69,29 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
                     calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True) -> PayRun:
     """Pay the stored shifts of work dates [date_from, date_to]; store the statements unless
     ``store`` is False. Raises ``StoreError`` on a database failure."""
-    try:
-        with engine.connect() as conn:
-            found = read_shifts(conn, date_from, date_to)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"reading shifts failed: {exc}") from exc
-    run = pay_shifts(found, rulebook, calendar)
+    # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
+    # again and again (none of them form cycles), so it is paused for the read and the pay run.
+    with _no_cyclic_gc():
+        try:
+            with engine.connect() as conn:
+                found = read_shifts(conn, date_from, date_to)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"reading shifts failed: {exc}") from exc
+        run = pay_shifts(found, rulebook, calendar)
     if store:
         save_statements(engine, run.statements, now=now)
     return run
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def statement_id(st: Statement) -> str:
