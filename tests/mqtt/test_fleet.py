@@ -99,8 +99,12 @@ def test_two_ingest_workers_on_a_shared_subscription_give_the_same_ledger_as_one
     one = Office(tmp_path / "one", keys_dir)
     two = Office(tmp_path / "two", keys_dir)
     try:
-        one.start(broker, share_group="one")
-        pair = two.start(broker, workers=2, share_group="two", batch_size=20)
+        # Two offices: each needs its own MQTT client ids (the same id would make the broker drop
+        # one session for the other, again and again).
+        one.start(broker, share_group="one", mqtt=MqttConfig(host=broker.host, port=broker.port,
+                                                            client_id="ledger-one"))
+        pair = two.start(broker, workers=2, share_group="two", batch_size=20,
+                         mqtt=MqttConfig(host=broker.host, port=broker.port, client_id="ledger-two"))
         gates = [make_gate(f"g{i}") for i in (1, 2, 3)]
         for g in gates:
             g.journal.append_many([tap(i) for i in range(300)], now=now())
