@@ -8,10 +8,12 @@ persistent: ``clean_start=False`` with a session expiry (DESIGN.md: a v5 session
 from __future__ import annotations
 
 import ssl
+import time
 from typing import Annotated
 
 import msgspec
 import paho.mqtt.client as mqtt
+import structlog
 from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
@@ -65,14 +67,36 @@ def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False)
         )
     client.reconnect_delay_set(min_delay=max(1, int(config.reconnect_min_s)), max_delay=int(config.reconnect_max_s))
     client.on_connect_fail = _connect_failed_logger(config, client_id)
+    client.on_disconnect = log_disconnect(client_id)
     return client
+
+
+def log_disconnect(client_id: str, *, window_s: float = 60.0, flapping_after: int = 3):
+    """An ``on_disconnect`` callback that logs why the broker closed the session. Being thrown off
+    ``flapping_after`` times within ``window_s`` is logged as an error: most often another process
+    uses the same client id (two offices or two gates configured alike take turns on the broker;
+    v5 reason "Session taken over", which mosquitto may report as an unspecified error)."""
+    log = structlog.get_logger("wire.connection")
+    recent: list[float] = []
+
+    def on_disconnect(_client, _userdata, _flags, reason_code, _properties) -> None:
+        if not getattr(reason_code, "is_failure", False):
+            return  # our own clean disconnect
+        now = time.monotonic()
+        recent[:] = [t for t in recent if now - t < window_s] + [now]
+        reason = str(reason_code)
+        log.warning("mqtt.disconnected", client_id=client_id, reason=reason)
+        if "taken over" in reason.lower() or len(recent) == flapping_after:
+            log.error("mqtt.session_flapping", client_id=client_id, disconnects=len(recent),
+                      window_s=window_s, reason=reason,
+                      hint="another client may use this client id; give each process its own")
+
+    return on_disconnect
 
 
 def _connect_failed_logger(config: MqttConfig, client_id: str):
     """A warning when the broker cannot be reached (first failure, then every 10th), so an
     unreachable or mistyped broker is visible in the logs; paho keeps retrying with back-off."""
-    import structlog
-
     log = structlog.get_logger("wire.connection")
     failures = 0
 

@@ -95,6 +95,7 @@ class Sync:
         self.client.max_queued_messages_set(0)
         self.client.will_set(self.t_status, self._status("offline", "will"), qos=1, retain=True)
         self.client.on_connect = self._on_connect
+        self._log_disconnect = self.client.on_disconnect  # wire.connection.log_disconnect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
@@ -164,6 +165,7 @@ class Sync:
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
+        self._log_disconnect(client, userdata, flags, reason_code, properties)
         log.info("mqtt.disconnected", gate_id=self.gate_id, reason=str(reason_code))
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:

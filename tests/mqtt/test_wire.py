@@ -68,3 +68,29 @@ def test_a_broker_port_out_of_range_is_a_config_error():
 
     with pytest.raises(ConfigError, match="port"):
         convert({"host": "h", "port": 99999}, MqttConfig)
+
+
+def test_a_second_client_with_the_same_id_is_logged_as_an_error(tmp_path):
+    import time
+
+    from structlog.testing import capture_logs
+
+    from portgate.testkit.mosquitto import Mosquitto
+    from wire.connection import MqttConfig, make_client, start
+
+    with Mosquitto(tmp_path / "broker") as broker:
+        config = MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=1)
+        first = make_client(config, "same-id")
+        with capture_logs() as logs:
+            start(first, config)
+            time.sleep(0.5)
+            second = make_client(config, "same-id")
+            start(second, config)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not any(e["event"] == "mqtt.session_flapping" for e in logs):
+                time.sleep(0.05)
+            for c in (first, second):
+                c.disconnect()
+                c.loop_stop()
+    taken = [e for e in logs if e["event"] == "mqtt.session_flapping"]
+    assert taken and taken[0]["log_level"] == "error" and taken[0]["client_id"] == "same-id"
