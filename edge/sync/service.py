@@ -105,6 +105,7 @@ class Sync:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._inflight: dict[int, int | None] = {}  # mid -> seq (pump thread only)
+        self._oldest_unacked: float | None = None  # monotonic time the window last made progress
         self._inflight_seqs: set[int] = set()
         self._unmarked: set[int] = set()  # acknowledged, mark_sent pending (pump thread only)
         self._next_mark = 0.0
@@ -159,6 +160,7 @@ class Sync:
         client.subscribe([(self.t_cmd, 1), (topics.downlink_filter(self.port), 1)])
         client.publish(self.t_status, self._status("online", "birth"), qos=1, retain=True)
         self.connected.set()
+        self._oldest_unacked = None  # paho resends what was in flight: give it time to be acked
         self.stats["connects"] += 1
         log.info("mqtt.connected", gate_id=self.gate_id, session_present=flags.session_present)
         self._wake.set()
@@ -187,6 +189,7 @@ class Sync:
                 self._drain_acks()
                 self._drain_inbox()
                 if self.connected.is_set():
+                    self._expire_stale_window()
                     self._fill_window()
                 self._check_depth()
             except Exception:  # noqa: BLE001 - the pump must survive anything and keep the outbox
@@ -208,6 +211,7 @@ class Sync:
             if seq is None:
                 continue
             self._inflight_seqs.discard(seq)
+            self._oldest_unacked = time.monotonic()  # the window moves
             if reason.is_failure:
                 REJECTED.labels(self.gate_id).inc()
                 self.stats["rejected"] += 1
@@ -237,6 +241,30 @@ class Sync:
             self._next_mark = now + self.settings.mark_every_s
         else:
             self._wake_later(self._next_mark - now)
+
+    def _expire_stale_window(self) -> None:
+        """At-least-once even if a PUBACK never comes (a message lost between paho and a broker
+        that restarted): when connected and no outbox PUBACK arrived for ``ack_timeout_s`` while
+        rows are in flight, forget those message ids and publish the rows again (the office
+        dedupes by event id). Rows are still marked sent only on their own PUBACK."""
+        pending = [m for m, seq in self._inflight.items() if seq is not None]
+        now = time.monotonic()
+        if not pending:
+            self._oldest_unacked = None
+            return
+        if self._oldest_unacked is None:
+            self._oldest_unacked = now
+            return
+        if now - self._oldest_unacked < self.settings.ack_timeout_s:
+            self._wake_later(self.settings.ack_timeout_s - (now - self._oldest_unacked))
+            return
+        for mid in pending:
+            self._inflight_seqs.discard(self._inflight.pop(mid))
+        self._ahead.clear()
+        self._oldest_unacked = None
+        self.stats["ack_timeouts"] += 1
+        log.warning("uplink.ack_timeout", gate_id=self.gate_id, republished=len(pending),
+                    after_s=self.settings.ack_timeout_s)
 
     def _fill_window(self) -> None:
         now = time.monotonic()

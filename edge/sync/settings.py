@@ -20,3 +20,4 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mark_batch: int = 500
     mark_every_s: float = 0.1
     read_ahead: int = 1000  # outbox rows read per journal query (kept in memory until published)
+    ack_timeout_s: float = 15.0  # connected, yet no PUBACK for this long: publish those rows again
