@@ -180,6 +180,17 @@ def parse_period(text: str) -> tuple[int, int]:
     return start, end
 
 
+def period_bounds(day: dt.date, period: str, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    """(start, end) in UTC of ``period`` (``"19-01"``) on local date ``day`` in ``zone``; it crosses
+    midnight if the end hour is not after the start hour. Raises ``BadInput`` for a malformed period.
+    The one place a period becomes instants: the escala, the ledger and the pay CSV all use it."""
+    start_h, end_h = parse_period(period)
+    start = dt.datetime.combine(day, dt.time(0), zone) + dt.timedelta(hours=start_h)
+    end_day = day if end_h > start_h else day + dt.timedelta(days=1)
+    end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
+    return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class EscalaEntry:
     """One dispatch: a worker, a ship, a post and function, in one period of one local date."""
@@ -220,12 +231,7 @@ class EscalaEntry:
 
         A period whose end hour is not after its start hour ends on the next local day (19-01).
         """
-        zone = ZoneInfo(tz) if isinstance(tz, str) else tz
-        start_h, end_h = parse_period(self.period)
-        start = dt.datetime.combine(self.date, dt.time(start_h), zone)
-        end_day = self.date if end_h > start_h else self.date + dt.timedelta(days=1)
-        end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
-        return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
+        return period_bounds(self.date, self.period, ZoneInfo(tz) if isinstance(tz, str) else tz)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from zoneinfo import ZoneInfo
 
 from central.pay.watchmen import PLAUSIBLE_FROM, WatchShift
-from portgate.records import parse_period
+from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
 from wire.events import Event, TapPayload
 
 HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
@@ -94,14 +94,6 @@ def shift_key(registration: str, ship: str, day: dt.date, period: str) -> str:
     return f"{registration}/{ship}/{day.isoformat()}/{period}"
 
 
-def period_bounds(day: dt.date, period: str, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
-    """(start, end) in UTC of ``period`` (``"19-01"``) on local date ``day``; crosses midnight if
-    the end hour is not after the start hour. Raises ``BadInput`` for a malformed period."""
-    start_h, end_h = parse_period(period)
-    start = dt.datetime.combine(day, dt.time(0), zone) + dt.timedelta(hours=start_h)
-    end_day = day if end_h > start_h else day + dt.timedelta(days=1)
-    end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
-    return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
 
 
 # -- clock placement ---------------------------------------------------------------------------------
