@@ -115,6 +115,7 @@ class Journal:
                 salvaged=salvaged, chosen=floor, salvage_trusted=salvaged is not None and floor == salvaged,
             )
         self._hwm_written = floor
+        self._sent_hwm = self._read_hwm(sent=True)  # highest seq marked sent, as in the .hwm file
         try:
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30
@@ -213,48 +214,69 @@ class Journal:
     def mark_sent(self, seqs: Iterable[int]) -> None:
         """Mark rows as delivered (called on the PUBACK for each row's own message id).
 
-        Unknown or already-sent seqs are ignored. Also refreshes the ``.hwm`` high-water mark file
-        used to continue numbering after a quarantine.
+        ``seqs``: the rows whose own PUBACK arrived, any order; unknown or already-sent seqs are
+        ignored. One transaction, one ``UPDATE ... BETWEEN`` per contiguous run of ``seqs`` (each
+        run holds only seqs that were passed in, never a neighbour that was not acknowledged).
+
+        This transaction alone is committed with ``synchronous=NORMAL`` (no fsync; the connection is
+        set back to ``FULL`` for appends before the lock is released): a mark is only a hint that the
+        broker has the event. Losing it in a power cut makes the uplink publish the row again and the
+        office drops the duplicate by event id; an fsync per PUBACK group would instead stall the
+        drain and wear the SD card. Also refreshes the ``.hwm`` file (highest seq sent). Raises
+        ``StoreError`` if the update fails (nothing marked; the caller keeps the rows pending).
         """
-        seqs = list(seqs)
-        if not seqs:
+        runs = seq_runs(seqs)
+        if not runs:
             return
         with self._lock:
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                cur = self._conn.executemany(
-                    "UPDATE journal SET sent = 1 WHERE seq = ? AND sent = 0", [(s,) for s in seqs]
-                )
-                changed = cur.rowcount
-                self._conn.execute("COMMIT")
+                try:
+                    self._conn.execute("PRAGMA synchronous=NORMAL")
+                    self._conn.execute("BEGIN IMMEDIATE")
+                    cur = self._conn.executemany(
+                        "UPDATE journal SET sent = 1 WHERE seq BETWEEN ? AND ? AND sent = 0", runs
+                    )
+                    changed = cur.rowcount
+                    self._conn.execute("COMMIT")
+                except sqlite3.Error:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+                finally:
+                    self._conn.execute("PRAGMA synchronous=FULL")  # appends stay fsync'd (STYLE.md 7)
             except sqlite3.Error as exc:
-                self._conn.execute("ROLLBACK") if self._conn.in_transaction else None
                 raise StoreError(f"journal mark_sent failed: {exc}") from exc
             self._depth -= max(changed, 0)
-            if min(seqs) <= self._low:
+            if runs[0][0] <= self._low:
                 row = self._conn.execute(
                     "SELECT min(seq) FROM journal WHERE seq >= ? AND sent = 0", (self._low,)
                 ).fetchone()
                 self._low = row[0] if row[0] is not None else self._last_seq + 1
-            self._write_hwm(max(seqs))
+            self._write_hwm(runs[-1][1])
 
     # -- reading -------------------------------------------------------------------------------
 
     def outbox_batch(self, limit: int) -> list[wire.Event]:
         """Up to ``limit`` unsent events, priority 1 first, then by seq ascending."""
+        return [_decoder.decode(body) for _seq, body in self.outbox_wire(limit)]
+
+    def outbox_wire(self, limit: int) -> list[tuple[int, bytes]]:
+        """``outbox_batch`` as stored: up to ``limit`` ``(seq, wire bytes)`` of unsent events in the
+        same order. The bytes are ``wire.events.encode`` of the signed event, written once by
+        ``append``; the uplink publishes them as they are (no decode and re-encode per event)."""
         with self._lock:
             rows = self._conn.execute(
-                "SELECT body FROM journal WHERE sent = 0 AND priority > 0"
+                "SELECT seq, body FROM journal WHERE sent = 0 AND priority > 0"
                 " ORDER BY priority DESC, seq LIMIT ?",
                 (limit,),
             ).fetchall()
             if len(rows) < limit:
                 rows += self._conn.execute(
-                    "SELECT body FROM journal WHERE seq >= ? AND sent = 0 AND priority <= 0"
+                    "SELECT seq, body FROM journal WHERE seq >= ? AND sent = 0 AND priority <= 0"
                     " ORDER BY seq LIMIT ?",
                     (self._low, limit - len(rows)),
                 ).fetchall()
-        return [_decoder.decode(r[0]) for r in rows]
+        return rows
 
     def events_between(self, seq_from: int, seq_to: int) -> list[wire.Event]:
         """Events with ``seq_from <= seq <= seq_to`` in seq order (for the office's replay request);
@@ -311,7 +333,7 @@ class Journal:
             return False
 
     def _write_hwm(self, sent_seq: int | None) -> None:
-        sent_max = max(self._read_hwm(sent=True), sent_seq or 0)
+        sent_max = self._sent_hwm = max(self._sent_hwm, sent_seq or 0)
         tmp = self._hwm_path.with_suffix(".hwm.tmp")
         try:
             tmp.write_text(f"{self._last_seq} {sent_max}\n")
@@ -336,6 +358,18 @@ def recovered_floor(salvaged: int | None, hwm: int | None) -> int:
     if salvaged is not None and hwm <= salvaged <= hwm + SALVAGE_SLACK:
         return salvaged
     return max(hwm, 0)
+
+
+def seq_runs(seqs: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted, de-duplicated ``seqs`` as inclusive contiguous runs: ``[5, 1, 2, 3, 9, 2]`` ->
+    ``[(1, 3), (5, 5), (9, 9)]``. Every seq of every run is one of ``seqs``."""
+    runs: list[tuple[int, int]] = []
+    for s in sorted(set(seqs)):
+        if runs and s == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], s)
+        else:
+            runs.append((s, s))
+    return runs
 
 
 def _now(clock) -> Now:

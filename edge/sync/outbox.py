@@ -22,6 +22,10 @@ class Outbox(Protocol):
         """Up to ``limit`` unsent events, priority descending then sequence ascending."""
         ...
 
+    def outbox_wire(self, limit: int) -> list[tuple[int, bytes]]:
+        """``outbox_batch`` as ``(seq, wire bytes)``: the stored encoding, published as it is."""
+        ...
+
     def mark_sent(self, seqs: Iterable[int]) -> None:
         """Mark these sequences delivered (idempotent)."""
         ...

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
-import queue
 import threading
 import time
 import uuid
@@ -100,18 +99,20 @@ class Sync:
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
         self.connected = threading.Event()
-        self._acks: queue.SimpleQueue = queue.SimpleQueue()
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        # filled by paho callbacks, emptied by the pump (deque append/popleft are thread-safe)
+        self._acks: collections.deque[tuple[int, object]] = collections.deque()
+        self._inbox: collections.deque[tuple[str, bytes]] = collections.deque()
         self._wake = threading.Event()
         self._stopping = threading.Event()
-        self._inflight: dict[int, int | None] = {}  # mid -> seq (pump thread only)
+        self._inflight: dict[int, int] = {}  # mid -> seq of outbox/replayed rows (pump thread only)
         self._oldest_unacked: float | None = None  # monotonic time the window last made progress
         self._inflight_seqs: set[int] = set()
         self._unmarked: set[int] = set()  # acknowledged, mark_sent pending (pump thread only)
         self._next_mark = 0.0
         self._wake_at = float("inf")
-        self._replay: collections.deque = collections.deque()
-        self._ahead: collections.deque = collections.deque()  # outbox rows read, not yet published
+        # (seq, wire bytes) waiting to be published: replay commands first, then the outbox read-ahead
+        self._replay: collections.deque[tuple[int, bytes]] = collections.deque()
+        self._ahead: collections.deque[tuple[int, bytes]] = collections.deque()
         self._paused_until = 0.0
         self._alerted = False
         self._next_check = 0.0
@@ -171,11 +172,12 @@ class Sync:
         log.info("mqtt.disconnected", gate_id=self.gate_id, reason=str(reason_code))
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
-        self._acks.put((mid, reason_code))
-        self._wake.set()
+        self._acks.append((mid, reason_code))
+        if not self._wake.is_set():  # set: the pump has not cleared it yet, so it drains after us
+            self._wake.set()
 
     def _on_message(self, client, userdata, message) -> None:
-        self._inbox.put((message.topic, bytes(message.payload)))
+        self._inbox.append((message.topic, bytes(message.payload)))
         self._wake.set()
 
     # -- pump thread -------------------------------------------------------------------------------
@@ -200,16 +202,12 @@ class Sync:
 
     def _drain_acks(self) -> None:
         done: list[int] = []
-        while True:
-            try:
-                mid, reason = self._acks.get_nowait()
-            except queue.Empty:
-                break
-            if mid not in self._inflight:
-                continue  # status/request messages, not outbox rows
-            seq = self._inflight.pop(mid)
+        acks, inflight = self._acks, self._inflight
+        while acks:
+            mid, reason = acks.popleft()
+            seq = inflight.pop(mid, None)
             if seq is None:
-                continue
+                continue  # status/request messages, not outbox rows
             self._inflight_seqs.discard(seq)
             self._oldest_unacked = time.monotonic()  # the window moves
             if reason.is_failure:
@@ -247,9 +245,8 @@ class Sync:
         that restarted): when connected and no outbox PUBACK arrived for ``ack_timeout_s`` while
         rows are in flight, forget those message ids and publish the rows again (the office
         dedupes by event id). Rows are still marked sent only on their own PUBACK."""
-        pending = [m for m, seq in self._inflight.items() if seq is not None]
         now = time.monotonic()
-        if not pending:
+        if not self._inflight:
             self._oldest_unacked = None
             return
         if self._oldest_unacked is None:
@@ -258,8 +255,9 @@ class Sync:
         if now - self._oldest_unacked < self.settings.ack_timeout_s:
             self._wake_later(self.settings.ack_timeout_s - (now - self._oldest_unacked))
             return
-        for mid in pending:
-            self._inflight_seqs.discard(self._inflight.pop(mid))
+        pending = len(self._inflight)
+        self._inflight.clear()
+        self._inflight_seqs.clear()
         self._ahead.clear()
         self._oldest_unacked = None
         self.stats["ack_timeouts"] += 1
@@ -267,60 +265,61 @@ class Sync:
                     after_s=self.settings.ack_timeout_s)
 
     def _fill_window(self) -> None:
+        """Top the window up at once: replayed rows first, then the outbox read-ahead, each publish
+        taking a token from the rate limiter. Rows come from memory; the journal is queried only
+        when the read-ahead holds fewer rows than there are free slots (once per ``read_ahead``
+        rows while draining a backlog). The pump is woken again by the next PUBACK or ``notify``."""
         now = time.monotonic()
         if now < self._paused_until:
             self._wake_later(self._paused_until - now)
             return
         free = self.settings.window - len(self._inflight)
-        # top the window up at once: rows come from the in-memory read-ahead, not one journal
-        # read per PUBACK (the journal is queried once per ``read_ahead`` rows)
         if free <= 0:
             return
-        rows: list[tuple[object, bool]] = []  # (event, came from a replay command)
+        rows: list[tuple[tuple[int, bytes], bool]] = []  # ((seq, wire bytes), came from a replay command)
         while self._replay and len(rows) < free:
             rows.append((self._replay.popleft(), True))
-        if len(rows) < free and not self._ahead:
+        if len(rows) + len(self._ahead) < free:
+            # running short: read again (rows still held are unpublished, so they come back first)
+            self._ahead.clear()
             self._read_ahead()
         while self._ahead and len(rows) < free:
             rows.append((self._ahead.popleft(), False))
         published = 0
-        for i, (event, _replayed) in enumerate(rows):
+        for i, ((seq, body), _replayed) in enumerate(rows):
             if not self._bucket.take(time.monotonic()):
                 # not published: back to the front of where they came from, in order
                 self._replay.extendleft(reversed([e for e, r in rows[i:] if r]))
                 self._ahead.extendleft(reversed([e for e, r in rows[i:] if not r]))
                 self._wake_later(self._bucket.wait_time())
                 break
-            info = self.client.publish(self.t_events, encode(event), qos=1)
-            self._inflight[info.mid] = event.seq
-            self._inflight_seqs.add(event.seq)
+            info = self.client.publish(self.t_events, body, qos=1)
+            self._inflight[info.mid] = seq
+            self._inflight_seqs.add(seq)
             published += 1
         if published:
             self._published.inc(published)
             self.stats["published"] += published
-            if published == len(rows):
-                self._wake.set()  # more may be waiting
 
     def _read_ahead(self) -> None:
         """Refill the in-memory read-ahead with up to ``read_ahead`` unsent rows in outbox order
-        (one journal query per refill instead of one per window refill). Rows in flight or acked
-        but not yet marked are skipped; the pending marks are flushed first so the query need not
-        read past them."""
+        (one journal query per refill instead of one per window refill), as the stored wire bytes
+        (``Outbox.outbox_wire``: published as they are, never decoded and re-encoded). Rows in
+        flight are skipped; the pending marks are flushed first so the query need not read past
+        acknowledged rows."""
         self._flush_marks(force=True)
         want = max(self.settings.read_ahead, self.settings.window)
-        batch = self.journal.outbox_batch(len(self._inflight_seqs) + want)
-        self._ahead.extend(e for e in batch if e.seq not in self._inflight_seqs)
+        rows = self.journal.outbox_wire(len(self._inflight_seqs) + want)
+        inflight = self._inflight_seqs
+        self._ahead.extend(r for r in rows if r[0] not in inflight)
 
     def _wake_later(self, delay: float) -> None:
         """Make the pump's next wait end after ``delay`` seconds at the latest."""
         self._wake_at = min(self._wake_at, time.monotonic() + max(0.001, delay))
 
     def _drain_inbox(self) -> None:
-        while True:
-            try:
-                topic, payload = self._inbox.get_nowait()
-            except queue.Empty:
-                return
+        while self._inbox:
+            topic, payload = self._inbox.popleft()
             try:
                 if topic == self.t_cmd:
                     self._command(dl.decode(payload, dl.Command, where=topic))
@@ -338,7 +337,7 @@ class Sync:
     def _command(self, cmd) -> None:
         if isinstance(cmd, dl.ReplayCommand):
             events = self.journal.events_between(cmd.seq_from, cmd.seq_to)
-            self._replay.extend(events)
+            self._replay.extend((e.seq, encode(e)) for e in events)
             self.stats["replayed"] += len(events)
             log.info("uplink.replay", gate_id=self.gate_id, seq_from=cmd.seq_from, seq_to=cmd.seq_to, n=len(events))
 

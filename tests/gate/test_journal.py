@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from edge.journal import Journal
 from edge.rules.model import Now
-from wire.events import AlertPayload, ConfiscationPayload, TapPayload, verify
+from wire.events import AlertPayload, ConfiscationPayload, TapPayload, decode, encode, verify
 
 from .conftest import GATE, KEY, T0
 
@@ -64,6 +66,61 @@ def test_outbox_serves_priority_first_then_seq_and_forgets_only_what_was_marked_
     journal.mark_sent([2, 4])
     assert journal.outbox_batch(10) == [] and journal.oldest_unsent_at() is None
     assert [e.seq for e in journal.events_between(2, 3)] == [2, 3]  # replay serves sent rows too
+
+
+def test_outbox_wire_serves_the_stored_signed_bytes_in_outbox_order(journal):
+    evs = [journal.append(tap("01010101"), now=NOW), journal.append(conf(), now=NOW, priority=1),
+           journal.append(tap("02020202"), now=NOW)]
+    wire_rows = journal.outbox_wire(10)
+    assert [seq for seq, _ in wire_rows] == [2, 1, 3] == [e.seq for e in journal.outbox_batch(10)]
+    by_seq = {e.seq: e for e in evs}
+    for seq, body in wire_rows:
+        assert isinstance(body, bytes) and body == encode(by_seq[seq])  # published as they are
+        assert decode(body) == by_seq[seq] and verify(decode(body), KEY)
+    assert journal.outbox_wire(1) == wire_rows[:1]
+
+
+def test_mark_sent_marks_exactly_the_given_seqs_not_the_gaps_between_runs(journal):
+    for i in range(8):
+        journal.append(tap(f"{i:08X}"), now=NOW)
+    journal.mark_sent([7, 1, 2, 4, 5, 2])  # runs 1-2, 4-5, 7; 3, 6 and 8 were not acknowledged
+    assert [e.seq for e in journal.outbox_batch(10)] == [3, 6, 8]
+    assert journal.outbox_depth() == 3 and journal.oldest_unsent_at() == T0
+    journal.mark_sent([3, 6, 8])
+    assert journal.outbox_depth() == 0 and journal.outbox_batch(10) == []
+
+
+def test_mark_sent_skips_the_fsync_but_appends_stay_synchronous_full(journal):
+    journal.append(tap(), now=NOW)
+    full = journal._conn.execute("PRAGMA synchronous").fetchone()[0]
+    journal.mark_sent([1])
+    assert full == 2 and journal._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+
+
+def test_a_failed_mark_sent_raises_store_error_marks_nothing_and_keeps_appends_full(journal, mocker):
+    from portgate.errors import StoreError
+
+    journal.append(tap(), now=NOW)
+    real = journal._conn
+    # sqlite3.Connection is immutable: wrap it to fail the UPDATE (a real disk error is not on demand)
+    conn = mocker.MagicMock(wraps=real)
+    conn.executemany.side_effect = sqlite3.OperationalError("disk I/O error")
+    type(conn).in_transaction = mocker.PropertyMock(side_effect=lambda: real.in_transaction)
+    journal._conn = conn
+    try:
+        with pytest.raises(StoreError, match="mark_sent"):
+            journal.mark_sent([1])
+    finally:
+        journal._conn = real
+    assert not real.in_transaction and real.execute("PRAGMA synchronous").fetchone()[0] == 2
+    assert journal.outbox_depth() == 1 and [e.seq for e in journal.outbox_batch(5)] == [1]
+
+
+def test_seq_runs_groups_contiguous_seqs():
+    from edge.journal import seq_runs
+
+    assert seq_runs([5, 1, 2, 3, 9, 2]) == [(1, 3), (5, 5), (9, 9)]
+    assert seq_runs([]) == [] and seq_runs(range(10, 0, -1)) == [(1, 10)]
 
 
 def test_append_many_commits_consecutive_seqs_together(journal):
