@@ -4,7 +4,7 @@
 database_url = "sqlite:///var/lib/portgate/ledger.db"   # or postgresql+psycopg://user@host/db
 port = "santos"
 keys_dir = "/etc/portgate/keys"       # one <gate_id>.key per gate (0600), see `central add-gate`
-workers = 1                           # ingest workers (threads, each its own MQTT session)
+workers = 1                           # ingest workers (each its own MQTT session and ledger writer)
 
 [mqtt]                                # wire.connection.MqttConfig
 host = "127.0.0.1"
@@ -16,6 +16,7 @@ batch_time_s = 0.05                   # max wait to fill a batch
 gap_grace_s = 5.0                     # a sequence gap older than this triggers a replay request
 replay_every_s = 30.0                 # do not repeat the same replay request more often
 share_group = "ledger"                # $share/<group>/portgate/v1/<port>/gate/+/events
+writer = "process"                    # ledger writes in a child process per worker, or "thread"
 
 metrics_port = 9102                   # Prometheus /metrics; 0 = off
 metrics_addr = "127.0.0.1"
@@ -48,6 +49,7 @@ class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     replay_every_s: float = 30.0
     share_group: str = "ledger"
     relay_presence: bool = True
+    writer: Literal["process", "thread"] = "process"  # central/ingest/link.py
 
 
 class PublishSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

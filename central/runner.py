@@ -22,6 +22,7 @@ from collections.abc import Callable
 import structlog
 
 from portgate import metrics
+from portgate.gctune import tune_for_service
 from portgate.logs import configure_logging
 from portgate.notify import Notifier
 
@@ -64,6 +65,7 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     ingest = make_ingest()
     metrics.serve(config.metrics_port, config.metrics_addr)
     ingest.start()
+    tune_for_service()  # portgate/gctune.py: start-up objects frozen, fewer collections
     metrics.watch_ingest(ingest.workers)
     connected = ingest.wait_connected(timeout=ready_wait_s)
     status = (f"ingesting port {config.port} with {len(ingest.workers)} worker(s)"

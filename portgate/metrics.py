@@ -113,15 +113,17 @@ def watch_ingest(workers: list) -> None:
     if not _office:
         _office["gaps"] = Gauge("portgate_ingest_open_gaps", "Sequence gaps waiting for a replay")
         _office["replays"] = Gauge("portgate_ingest_replay_requests", "Replay requests sent since start")
-        _office["alive"] = Gauge("portgate_ingest_workers_alive", "Ingest worker threads running")
+        _office["alive"] = Gauge("portgate_ingest_workers_alive", "Ingest workers running (session thread and ledger writer)")
     for w in workers:
         MQTT_CONNECTED.labels(f"ingest-{w.index}").set_function(_flag(w.connected.is_set))
-    _office["gaps"].set_function(lambda: float(sum(len(getattr(w, "_gaps", {})) for w in workers)))
+    _office["gaps"].set_function(lambda: float(sum(w.open_gaps for w in workers)))
     _office["replays"].set_function(lambda: float(sum(w.stats["replay_requests"] for w in workers)))
     _office["alive"].set_function(lambda: float(sum(1 for w in workers if worker_alive(w))))
 
 
 def worker_alive(worker) -> bool:
-    """True while an ingest worker's thread runs (the office's watchdog pings only if all are)."""
+    """True while an ingest worker runs (the office's watchdog pings only if all are)."""
+    if hasattr(worker, "alive"):
+        return worker.alive()
     thread = getattr(worker, "_thread", None)
     return bool(thread is not None and thread.is_alive())

@@ -1,4 +1,5 @@
-"""``Ingest``: N ``IngestWorker`` s sharing one subscription, over one engine and one key ring; with
+"""``Ingest``: N ``IngestWorker`` s sharing one subscription, over one engine and one key ring (each
+worker's ledger writer runs in its own child process by default, central/ingest/link.py); with
 ``[publish] source = "registry"`` also the ``DownlinkPublisher`` (central/downlink.py) thread, which
 serves the workers' snapshot answers too."""
 
@@ -9,6 +10,12 @@ from central.db import load_all_tables, make_engine
 from central.ingest.keys import KeyRing
 from central.ingest.worker import IngestWorker
 from central.publish import CsvSnapshots
+from portgate.errors import ConfigError
+
+
+def _in_memory(engine) -> bool:
+    url = engine.url
+    return url.get_backend_name() == "sqlite" and (url.database or ":memory:") == ":memory:"
 
 
 class Ingest:
@@ -20,6 +27,9 @@ class Ingest:
 
             upgrade_engine(self.engine)
         self.keys = KeyRing(config.keys_dir)
+        if config.ingest.writer == "process" and _in_memory(self.engine):
+            raise ConfigError("an in-memory SQLite ledger cannot be shared with a writer process; "
+                              "use a file, or ingest.writer = \"thread\"", key="ingest.writer")
         p = config.publish
         self.publisher = None
         if p.source == "registry":

@@ -69,6 +69,32 @@ def _central_toml(tmp_path, office, broker, **ingest) -> str:
     return str(path)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every living process below ``pid`` (from /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, ValueError):
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        below = [p for p, pp in parents.items() if pp in frontier]
+        found += below
+        frontier = below
+    return found
+
+
 def _run_central(config: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "portgate.cli", "central", "run", "--config", config],
@@ -89,9 +115,12 @@ def test_ingest_killed_between_receive_and_commit_redelivers_exactly_one_row(tmp
     gate.start(broker)
     wait_until(lambda: gate.journal.outbox_depth() == 0, what="broker acked all 200")
     time.sleep(0.5)  # delivered to the ingest, waiting in its batch
+    helpers = _descendants(proc.pid)  # the writer process (and multiprocessing's fork server)
+    assert helpers, "the ledger writer runs in a process of its own"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert office.events() == [], "nothing was committed before the kill"
+    wait_until(lambda: not any(_alive(p) for p in helpers), timeout=15, what="no writer left behind")
     config = _central_toml(tmp_path, office, broker, batch_size=50, batch_time_s=0.05)
     proc = _run_central(config)
     try:

@@ -1,0 +1,325 @@
+"""The ledger writer of one ingest worker: checks a batch of uplink messages, commits it to the
+ledger in one transaction, then sends what follows from that commit (presence relay, replay
+requests for sequence gaps) on its own MQTT client.
+
+The worker (central/ingest/worker.py) owns the MQTT session, hands each batch over as
+``(batch_id, [(topic, payload bytes), ...])`` and acknowledges the batch's messages only when the
+writer reports the commit with an ``Outcome``. The writer never acknowledges anything, so a crash
+anywhere before the report means redelivery, and the ``event_id`` dedupe makes a second copy a no-op.
+
+Where it runs (``[ingest] writer``, central/ingest/link.py): ``"process"`` (the default) a child
+process per worker, so that paho's network thread, which reads one packet per ``select()`` with
+several system calls, never queues for the GIL behind decoding, MAC checks and database writes (in
+one process the two took turns and the ingest ran at a third of a bare subscriber's rate);
+``"thread"`` a thread of the worker process (an in-memory SQLite ledger, or when a second process
+per worker is unwanted).
+
+- Batches: one transaction per batch. A database error keeps the batch and retries it after a
+  back-off (0.5 s doubling to 30 s) until it commits or the worker goes away; nothing is dropped.
+- Rejects (malformed, bad MAC, unknown gate, topic/gate mismatch) become ``dead_letters`` rows in
+  the same transaction (they will never become valid; the worker acknowledges them with the batch).
+- After commit: a ``PresenceDelta`` per new admit/exit. Gap repair in rounds: once a gate has had a
+  missing range for ``gap_grace_s``, one round sends a ``ReplayCommand`` for EVERY missing range of
+  that gate (up to ``ledger.MAX_GAP_RANGES`` ranges / ``MAX_GAP_EVENTS`` sequences). The next round
+  for the gate comes when the previous round's ranges are all filled (more holes beyond the bound)
+  or, for ranges still open, after ``replay_every_s``. Open gaps are also re-checked periodically
+  (``scan``), so a gate that went quiet still gets its replay.
+- A gate's journal ``STORE_QUARANTINED`` alert records its lost range in ``gate_losses`` in the same
+  transaction (``ledger.record_losses``), so that range is never chased as a gap.
+- With ``[publish] source = "registry"``: each new confiscation also opens its case in the registry
+  (``record_confiscation``, same transaction). ``Outcome.confiscations`` tells the worker to publish
+  the blocklist (or wake the registry's downlink publisher).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import structlog
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.config import CentralConfig
+from central.ingest import blocklist, ledger, presence
+from central.ingest.keys import KeyRing
+from portgate.errors import BadInput
+from wire import connection, topics
+from wire import downlink as dl
+from wire.events import ConfiscationPayload
+
+log = structlog.get_logger("central.ingest")
+
+
+class Abandoned(Exception):
+    """The batch was not committed because the writer is going away (worker stopped or gone); it
+    was not acknowledged either, so the broker redelivers it."""
+
+
+@dataclasses.dataclass(slots=True)
+class Outcome:
+    """What the writer reports to its worker.
+
+    ``batch_id``: the committed batch (its messages may now be acknowledged), or None for a report
+    of a periodic gap scan. ``stats``: counts since the previous report (``inserted``,
+    ``duplicates``, ``dead_letters``, ``presence_relayed``, ``replay_requests``, ``replay_rounds``,
+    ``losses_recorded``, ``cases_opened``, ``commit_retries``). ``confiscations``: a new confiscation was committed.
+    ``open_gaps``: gates that currently have a missing range.
+    """
+
+    batch_id: int | None
+    stats: dict[str, int]
+    confiscations: bool = False
+    open_gaps: int = 0
+
+
+class LedgerWriter:
+    """Checks and commits batches; ``start()`` connects its publish-only MQTT client
+    (``<client_id>-<index>-writer``), ``close()`` disconnects it.
+
+    ``abandon()`` is asked between retries of a failed commit: True gives up the batch
+    (``Abandoned``, not acknowledged, redelivered later). ``notify(outcome)`` receives the reports
+    made while a commit is being retried (``batch_id`` None), so a stuck database shows at once.
+    """
+
+    def __init__(
+        self, config: CentralConfig, engine: Engine, keys: KeyRing, *, index: int = 0,
+        abandon: Callable[[], bool] = lambda: False, notify: Callable[[Outcome], None] = lambda _out: None,
+    ) -> None:
+        self.config = config
+        self.settings = config.ingest
+        self.engine = engine
+        self.keys = keys
+        self.index = index
+        self.port = config.port
+        self.registry = config.publish.source == "registry"
+        self.abandon = abandon
+        self.notify = notify
+        client_id = config.mqtt.client_id or f"ledger-{config.port}"
+        self.client = connection.make_client(config.mqtt, f"{client_id}-{index}-writer")
+        self.client.max_queued_messages_set(0)
+        self._stats: collections.Counter = collections.Counter()
+        self._gaps: dict[str, float] = {}  # gate -> since when it has had an open gap (monotonic)
+        self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
+        self._next_gap_scan = 0.0
+
+    def start(self) -> LedgerWriter:
+        connection.start(self.client, self.config.mqtt)
+        return self
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    def _report(self, batch_id: int | None, confiscations: bool = False) -> Outcome:
+        stats, self._stats = dict(self._stats), collections.Counter()
+        return Outcome(batch_id, stats, confiscations, len(self._gaps))
+
+    # -- one batch ---------------------------------------------------------------------------------
+    def process(self, batch_id: int, items: list[tuple[str, bytes]]) -> Outcome:
+        """Check and commit one batch of ``(topic, payload)``; then relay presence and ask for gaps.
+
+        Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
+        until ``abandon()`` said so (the caller must not acknowledge the batch).
+        """
+        accepted, rejected = [], []
+        for topic, payload in items:
+            verdict = ledger.check(topic, payload, self.port, self.keys)
+            (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
+        seen: dict[str, list[int]] = {}  # gate -> sequences of this batch (for update_progress)
+        for a in accepted:
+            seen.setdefault(a.event.gate_id, []).append(a.event.seq)
+        delay = 0.5
+        while True:
+            now = dt.datetime.now(dt.UTC)
+            try:
+                with self.engine.begin() as conn:
+                    inserted = ledger.write_batch(conn, accepted, rejected, now)
+                    opened = self._record_confiscations(conn, inserted, now) if self.registry else 0
+                    losses = ledger.record_losses(conn, inserted, now)
+                    gaps = ledger.update_progress(conn, seen, now, seen=seen)
+                break
+            except SQLAlchemyError as exc:
+                log.error("ingest.commit_failed", worker=self.index, retry_in=delay, error=db_error(exc),
+                          events=len(accepted))
+                self._stats["commit_retries"] += 1
+                self.notify(self._report(None))  # visible now (metrics, tests), not only after the commit
+                if self.abandon():
+                    raise Abandoned(batch_id) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 30.0)
+                if self.abandon():
+                    raise Abandoned(batch_id) from None
+        n_new = len(inserted)
+        self._stats["inserted"] += n_new
+        self._stats["duplicates"] += len(accepted) - n_new
+        self._stats["dead_letters"] += len(rejected)
+        self._stats["cases_opened"] += opened
+        for loss in losses:
+            self._stats["losses_recorded"] += 1
+            log.warning(
+                "ingest.gate_loss_recorded", gate_id=loss.gate_id, seq_from=loss.seq_from, seq_to=loss.seq_to,
+                event_id=loss.event_id, reason="journal quarantined on the gate; not replayable",
+            )
+        for d in rejected:
+            log.warning("ingest.dead_letter", topic=d.topic, reason=d.reason, gate_id=d.gate_id)
+        if self.settings.relay_presence:
+            self._relay(inserted, now)
+        self._handle_gaps(gaps)
+        self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
+        return self._report(batch_id, blocklist.has_confiscation(inserted))
+
+    def _relay(self, inserted, now) -> None:
+        for row_id, event in inserted:
+            delta = presence.delta_for(row_id, event, now)
+            if delta is not None:
+                self.client.publish(topics.downlink(self.port, "presence", "delta"), dl.encode(delta), qos=1)
+                self._stats["presence_relayed"] += 1
+
+    def _record_confiscations(self, conn, inserted, now: dt.datetime) -> int:
+        """Registry source: open the case and block the card in the registry for each new
+        confiscation (``record_confiscation``, idempotent by event id), in the ledger's transaction.
+        A confiscation the registry refuses (``BadInput``, e.g. an unknown registration) is logged
+        and stays in the ledger (its card is still blocked through the ledger part of the blocklist)."""
+        from sqlalchemy.orm import Session
+
+        from central.registry.confiscation import record_confiscation
+
+        done = 0
+        with Session(bind=conn, join_transaction_mode="create_savepoint") as session:
+            for _row, event in inserted:
+                if not isinstance(event.payload, ConfiscationPayload):
+                    continue
+                try:
+                    with session.begin_nested():
+                        record_confiscation(session, event, now=now)
+                    done += 1
+                except BadInput as exc:
+                    log.error("ingest.confiscation_not_recorded", event_id=event.event_id, error=str(exc))
+            session.commit()  # releases the session's savepoint; the ledger transaction commits it
+        return done
+
+    # -- gaps --------------------------------------------------------------------------------------
+    def _handle_gaps(self, gaps: list[ledger.Gap]) -> None:
+        """Send replay rounds for ``gaps`` (all open gaps of the gates they name).
+
+        Per gate, once it has had an open gap for ``gap_grace_s`` (messages still in flight fill
+        most holes by then), a round asks for every open range at once (one ``ReplayCommand``
+        each; a range that was still in flight arrives twice, and the second copy is a no-op). A new
+        round is sent when no open gap overlaps the previous round's ranges (they were all filled:
+        ask for the next ones now) or ``replay_every_s`` after the previous one.
+        """
+        now = time.monotonic()
+        by_gate: dict[str, list[ledger.Gap]] = {}
+        for gap in gaps:
+            by_gate.setdefault(gap.gate_id, []).append(gap)
+        for gate_id, ripe in by_gate.items():
+            since = self._gaps.setdefault(gate_id, now)
+            if now - since < self.settings.gap_grace_s:
+                continue
+            last, asked = self._rounds.get(gate_id, (None, ()))
+            if last is not None and now - last < self.settings.replay_every_s and _overlap(asked, ripe):
+                continue  # the previous round is still being answered (or part of it cannot be)
+            at = dt.datetime.now(dt.UTC)
+            for gap in ripe:
+                cmd = dl.ReplayCommand(seq_from=gap.seq_from, seq_to=gap.seq_to, at=at)
+                self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
+            self._rounds[gate_id] = (now, tuple((g.seq_from, g.seq_to) for g in ripe))
+            self._stats["replay_requests"] += len(ripe)
+            self._stats["replay_rounds"] += 1
+            log.warning(
+                "ingest.gap_replay", gate_id=gate_id, ranges=len(ripe),
+                events=sum(g.seq_to - g.seq_from + 1 for g in ripe),
+                first=(ripe[0].seq_from, ripe[0].seq_to), last=(ripe[-1].seq_from, ripe[-1].seq_to),
+            )
+
+    def _forget_gaps(self, gate_ids) -> None:
+        """Drop the gap bookkeeping of gates that have no open gap any more."""
+        for gate_id in gate_ids:
+            self._gaps.pop(gate_id, None)
+            self._rounds.pop(gate_id, None)
+
+    @property
+    def scan_every_s(self) -> float:
+        return max(0.2, self.settings.gap_grace_s / 2)
+
+    def scan(self) -> Outcome | None:
+        """Re-check open gaps if a scan is due (every ``scan_every_s``), also when the gate has gone
+        quiet; return a report if something changed (replays sent, gaps opened or closed)."""
+        now = time.monotonic()
+        if now < self._next_gap_scan:
+            return None
+        self._next_gap_scan = now + self.scan_every_s
+        open_before = len(self._gaps)
+        try:
+            with self.engine.begin() as conn:
+                gates = ledger.open_gaps(conn)
+                gaps = ledger.update_progress(conn, gates, dt.datetime.now(dt.UTC)) if gates else []
+        except SQLAlchemyError as exc:
+            log.error("ingest.gap_scan_failed", error=db_error(exc))
+            return None
+        if gates:
+            self._handle_gaps(gaps)
+        gone = (set(self._gaps) | set(self._rounds)) - set(gates)
+        if gone:
+            self._forget_gaps(gone)
+        if len(self._gaps) == open_before and not self._stats:
+            return None
+        return self._report(None)
+
+
+def db_error(exc: SQLAlchemyError) -> str:
+    """One short line for a database error: the driver's message without SQLAlchemy's statement and
+    parameters (a batch's statement carries every payload, hundreds of kilobytes)."""
+    orig = getattr(exc, "orig", None)
+    text = f"{type(orig).__name__}: {orig}" if orig is not None else f"{type(exc).__name__}: {exc}"
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _overlap(asked, gaps) -> bool:
+    """True if any gap intersects any of the ``asked`` (from, to) ranges (both inclusive)."""
+    return any(a <= g.seq_to and g.seq_from <= b for a, b in asked for g in gaps)
+
+
+def run_process(conn, config: CentralConfig, index: int) -> None:
+    """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
+
+    Reads ``(batch_id, items)`` from ``conn`` and answers each with an ``Outcome`` once committed;
+    between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
+    ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or a new
+    parent process): exit without acknowledging anything. SIGINT and SIGTERM are ignored: the
+    worker decides when its writer stops (after the batches already handed over).
+    """
+    from central.db import make_engine
+    from portgate.gctune import tune_for_service
+    from portgate.logs import configure_logging
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    configure_logging(json=config.log_json, level=config.log_level)
+    structlog.contextvars.bind_contextvars(service="central", port=config.port, worker=index, role="writer")
+    parent = os.getppid()
+    engine = make_engine(config.database_url)
+    writer = LedgerWriter(config, engine, KeyRing(config.keys_dir), index=index,
+                          abandon=lambda: os.getppid() != parent, notify=conn.send).start()
+    tune_for_service()
+    try:
+        while True:
+            if conn.poll(writer.scan_every_s):
+                message = conn.recv()
+                if message is None:
+                    break
+                conn.send(writer.process(*message))
+            report = writer.scan()
+            if report is not None:
+                conn.send(report)
+    except (EOFError, OSError, Abandoned):
+        pass  # the worker is gone: nothing more can be acknowledged
+    finally:
+        writer.close()
+        engine.dispose()

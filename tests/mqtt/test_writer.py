@@ -1,0 +1,140 @@
+"""The ledger writer of an ingest worker (central/ingest/writer.py, link.py): in its own process by
+default, or in a thread; killed, blocked by a locked database, stopped while blocked."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+
+import pytest
+from sqlalchemy import select
+
+from central.config import CentralConfig, IngestSettings
+from central.ingest.service import Ingest
+from central.ledger.schema import gate_progress
+from portgate.errors import ConfigError
+from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.payloads import tap
+
+pytestmark = pytest.mark.mqtt
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_the_writer_runs_in_its_own_process_by_default(broker, office, make_gate):
+    ingest = office.start(broker)
+    link = ingest.workers[0].link
+    assert link.pid is not None and link.pid != os.getpid() and _alive(link.pid)
+    gate = make_gate("g1")
+    for i in range(20):
+        gate.journal.append(tap(i), now=now())
+    gate.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 20, what="committed by the writer process")
+    assert ingest.workers[0].stats["inserted"] == 20
+    pid = link.pid
+    office.stop_all()
+    wait_until(lambda: not _alive(pid), timeout=10, what="writer process ended with its worker")
+
+
+def test_a_killed_writer_process_is_restarted_and_every_event_lands_once(broker, office, make_gate):
+    ingest = office.start(broker, batch_size=50)
+    worker = ingest.workers[0]
+    gate = make_gate("g1")
+    gate.journal.append_many([tap(i) for i in range(3000)], now=now())
+    gate.start(broker, window=200, rate=0)
+    wait_until(lambda: len(office.events("g1")) > 0, what="ingest under way")
+    first = worker.link.pid
+    os.kill(first, signal.SIGKILL)
+    wait_until(lambda: worker.link.restarts >= 1, what="writer restarted")
+    assert worker.link.pid != first
+    wait_until(lambda: len(office.events("g1")) == 3000, timeout=60, what="all events committed")
+    rows = office.events("g1")
+    assert sorted(r.seq for r in rows) == list(range(1, 3001))
+    assert len({r.event_id for r in rows}) == 3000
+    assert worker.alive()
+    wait_until(lambda: office.contiguous("g1") == 3000, what="progress complete")
+
+
+def test_a_thread_writer_gives_the_same_ledger(broker, office, make_gate):
+    ingest = office.start(broker, writer="thread")
+    assert ingest.workers[0].link.__class__.__name__ == "WriterThread"
+    gate = make_gate("g1")
+    for i in range(30):
+        gate.journal.append(tap(i), now=now())
+    gate.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 30, what="committed by the writer thread")
+    assert sorted(r.seq for r in office.events("g1")) == list(range(1, 31))
+    assert ingest.workers[0].stats["inserted"] == 30
+
+
+def test_an_in_memory_ledger_with_a_writer_process_is_refused(broker, keys_dir):
+    config = CentralConfig(database_url="sqlite://", port=PORT, keys_dir=str(keys_dir))
+    with pytest.raises(ConfigError) as err:
+        Ingest(config)
+    assert err.value.key == "ingest.writer"
+    thread = CentralConfig(database_url="sqlite://", port=PORT, keys_dir=str(keys_dir),
+                           ingest=IngestSettings(writer="thread"))
+    Ingest(thread).engine.dispose()  # accepted
+
+
+def _lock(path) -> sqlite3.Connection:
+    """Hold SQLite's write lock from another connection (a real fault: another writer, a backup)."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=5)
+    conn.execute("BEGIN EXCLUSIVE")
+    return conn
+
+
+@pytest.mark.parametrize("writer", ["process", "thread"])
+def test_a_locked_database_delays_the_commit_but_loses_nothing(tmp_path, broker, office, make_gate, writer):
+    ingest = office.start(broker, writer=writer)
+    gate = make_gate("g1")
+    gate.start(broker)
+    blocker = _lock(tmp_path / "ledger.db")
+    try:
+        for i in range(40):
+            gate.journal.append(tap(i), now=now())
+        gate.sync.notify()
+        wait_until(lambda: ingest.workers[0].stats["commit_retries"] >= 1, timeout=30,
+                   what="the commit failed on the lock and is being retried")
+        assert gate.journal.outbox_depth() == 0  # the broker has them; the ledger does not yet
+    finally:
+        blocker.rollback()
+        blocker.close()
+    wait_until(lambda: len(office.events("g1")) == 40, timeout=60, what="committed once the lock was released")
+    assert sorted(r.seq for r in office.events("g1")) == list(range(1, 41))
+
+
+def test_stopping_while_the_database_is_locked_acknowledges_nothing(tmp_path, broker, office, make_gate):
+    ingest = office.start(broker)
+    gate = make_gate("g1")
+    gate.start(broker)
+    blocker = _lock(tmp_path / "ledger.db")
+    try:
+        for i in range(25):
+            gate.journal.append(tap(i), now=now())
+        gate.sync.notify()
+        wait_until(lambda: ingest.workers[0].stats["commit_retries"] >= 1, timeout=30, what="commit blocked")
+        pid = ingest.workers[0].link.pid
+        for running in office.running:
+            for w in running.workers:
+                w.stop(timeout=2.0)  # the writer cannot finish: it is killed, nothing acknowledged
+        office.running.clear()
+        wait_until(lambda: not _alive(pid), timeout=10, what="blocked writer ended")
+    finally:
+        blocker.rollback()
+        blocker.close()
+    assert office.events("g1") == []
+    office.start(broker)  # same client id: the broker redelivers the 25 unacknowledged messages
+    wait_until(lambda: len(office.events("g1")) == 25, timeout=30, what="redelivered after restart")
+    with office.engine.connect() as c:
+        assert c.execute(select(gate_progress.c.contiguous_seq)).scalar() == 25
+    time.sleep(0.5)
+    assert len(office.events("g1")) == 25
