@@ -56,14 +56,18 @@ def bench_parser(n: int) -> tuple[float, float]:
 
 
 def bench_serial_latency(n: int) -> tuple[list[float], list[float]]:
+    with tempfile.TemporaryDirectory(prefix="bench-pty-") as tmp:
+        return _serial_latency(n, Path(tmp))
+
+
+def _serial_latency(n: int, tmp: Path) -> tuple[list[float], list[float]]:
     import serial
 
     from drivers.serial_rfid import Em4100SerialReader
 
-    tmp = tempfile.mkdtemp(prefix="bench-pty-")
     uids = [f"{i + 1:010X}" for i in range(n)]  # all different: no debounce between them
     driver_ms: list[float] = []
-    with PtyReader(Path(tmp) / "rfid") as dev:
+    with PtyReader(tmp / "rfid") as dev:
         reader = Em4100SerialReader("bench", "badge", str(dev.path))
         reads: queue.Queue = queue.Queue()
         thread = threading.Thread(target=lambda: [reads.put(r) for r in reader.reads()], daemon=True)
@@ -80,7 +84,7 @@ def bench_serial_latency(n: int) -> tuple[list[float], list[float]]:
         reader.close()
         thread.join(5)
     bare_ms: list[float] = []
-    with PtyReader(Path(tmp) / "bare") as dev:
+    with PtyReader(tmp / "bare") as dev:
         port = serial.Serial(str(dev.path), 9600, timeout=0.05)
         for uid in uids:
             frame = encode_frame(uid)
