@@ -18,6 +18,7 @@ from typing import Literal
 
 import msgspec
 
+from portgate.errors import BadInput
 from wire import SCHEMA_VERSION
 
 
@@ -128,8 +129,6 @@ def encode(event: Event) -> bytes:
 
 def decode(data: bytes) -> Event:
     """Parse wire bytes into an ``Event``. Raises ``portgate.errors.BadInput`` if malformed."""
-    from portgate.errors import BadInput
-
     try:
         event = _decoder.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
