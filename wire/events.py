@@ -14,7 +14,7 @@ import datetime as dt
 import hashlib
 import hmac
 import uuid
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -79,6 +79,8 @@ class AlertPayload(msgspec.Struct, frozen=True, tag="alert", forbid_unknown_fiel
 
 Payload = TapPayload | ConfiscationPayload | ReaderPayload | AlertPayload
 
+INT64_MAX = 2**63 - 1  # seq and mono_ns are 64-bit columns in the ledger: larger is malformed
+
 
 class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One gate event as it travels on the wire and is stored in journal and ledger."""
@@ -87,10 +89,10 @@ class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     port: str
     gate_id: str
     boot_id: str
-    seq: int  # per-gate gapless sequence, starts at 1
+    seq: Annotated[int, msgspec.Meta(ge=1, le=INT64_MAX)]  # per-gate gapless sequence, starts at 1
     occurred_at: dt.datetime  # aware UTC
     clock_trusted: bool
-    mono_ns: int
+    mono_ns: Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]  # the gate's monotonic clock
     payload: Payload
     schema: int = SCHEMA_VERSION
     mac: str = ""  # hex HMAC-SHA256 of canonical_bytes(event) with the gate's key

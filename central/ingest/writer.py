@@ -43,7 +43,7 @@ from collections.abc import Callable
 
 import structlog
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
 
 from central.config import CentralConfig
 from central.ingest import blocklist, ledger, presence
@@ -131,18 +131,12 @@ class LedgerWriter:
         for topic, payload in items:
             verdict = ledger.check(topic, payload, self.port, self.keys)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
-        seen: dict[str, list[int]] = {}  # gate -> sequences of this batch (for update_progress)
-        for a in accepted:
-            seen.setdefault(a.event.gate_id, []).append(a.event.seq)
+        n_rejected = len(rejected)
         delay = 0.5
         while True:
             now = dt.datetime.now(dt.UTC)
             try:
-                with self.engine.begin() as conn:
-                    inserted = ledger.write_batch(conn, accepted, rejected, now)
-                    opened = self._record_confiscations(conn, inserted, now) if self.registry else 0
-                    losses = ledger.record_losses(conn, inserted, now)
-                    gaps = ledger.update_progress(conn, seen, now, seen=seen)
+                inserted, opened, losses, gaps, seen, rejected = self._commit(accepted, rejected, now)
                 break
             except SQLAlchemyError as exc:
                 log.error("ingest.commit_failed", worker=self.index, retry_in=delay, error=db_error(exc),
@@ -157,7 +151,7 @@ class LedgerWriter:
                     raise Abandoned(batch_id) from None
         n_new = len(inserted)
         self._stats["inserted"] += n_new
-        self._stats["duplicates"] += len(accepted) - n_new
+        self._stats["duplicates"] += len(accepted) - n_new - (len(rejected) - n_rejected)
         self._stats["dead_letters"] += len(rejected)
         self._stats["cases_opened"] += opened
         for loss in losses:
@@ -173,6 +167,47 @@ class LedgerWriter:
         self._handle_gaps(gaps)
         self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
         return self._report(batch_id, blocklist.has_confiscation(inserted))
+
+    def _commit(self, accepted, rejected, now):
+        """The batch in one transaction. If the database refuses it for what is in it (``unstorable``:
+        a value it cannot hold; retrying would refuse it again and stall the ingest), the batch goes
+        in again one event per transaction and the refused events become dead letters
+        (``unstorable: <driver message>``) with their raw bytes. Other database errors propagate
+        (the caller retries the batch)."""
+        try:
+            with self.engine.begin() as conn:
+                inserted = ledger.write_batch(conn, accepted, rejected, now)
+                opened = self._record_confiscations(conn, inserted, now) if self.registry else 0
+                losses = ledger.record_losses(conn, inserted, now)
+                seen = _sequences(accepted)
+                gaps = ledger.update_progress(conn, seen, now, seen=seen)
+            return inserted, opened, losses, gaps, seen, rejected
+        except Exception as exc:
+            if not unstorable(exc):
+                raise
+            log.error("ingest.batch_unstorable", worker=self.index, error=db_error(exc), events=len(accepted),
+                      action="one event per transaction; the refused ones become dead letters")
+        inserted, opened, losses, refused = [], 0, [], []
+        for a in accepted:
+            try:
+                with self.engine.begin() as conn:
+                    mine = ledger.write_batch(conn, [a], [], now)
+                    opened += self._record_confiscations(conn, mine, now) if self.registry else 0
+                    losses += ledger.record_losses(conn, mine, now)
+                inserted += mine
+            except Exception as exc:
+                if not unstorable(exc):
+                    raise
+                refused.append(ledger.DeadLetter(a.topic, f"unstorable: {db_error(exc)}", a.raw, a.event.gate_id,
+                                                 a.event.event_id))
+        gone = {d.event_id for d in refused}
+        kept = [a for a in accepted if a.event.event_id not in gone]
+        with self.engine.begin() as conn:
+            ledger.write_batch(conn, [], rejected + refused, now)
+            seen = _sequences(kept)
+            gaps = ledger.update_progress(conn, seen, now, seen=seen)
+        inserted.sort(key=lambda r: r[0])
+        return inserted, opened, losses, gaps, seen, rejected + refused
 
     def _relay(self, inserted, now) -> None:
         for row_id, event in inserted:
@@ -273,10 +308,30 @@ class LedgerWriter:
         return self._report(None)
 
 
-def db_error(exc: SQLAlchemyError) -> str:
+def _sequences(accepted) -> dict[str, list[int]]:
+    """gate -> the sequences of these accepted events (for ``ledger.update_progress``)."""
+    seen: dict[str, list[int]] = {}
+    for a in accepted:
+        seen.setdefault(a.event.gate_id, []).append(a.event.seq)
+    return seen
+
+
+def unstorable(exc: BaseException) -> bool:
+    """True for an error caused by the data itself, which a retry would meet again: the database's
+    ``DataError``/``IntegrityError`` (e.g. PostgreSQL refusing a NUL character in text), or the
+    driver refusing a value (``OverflowError``/``ValueError``/``TypeError``, raised directly or
+    wrapped in a ``StatementError``). Connection, lock and disk errors are not: they pass."""
+    if isinstance(exc, (DataError, IntegrityError)):
+        return True
+    if isinstance(exc, StatementError) and not isinstance(exc, DBAPIError):
+        exc = exc.orig
+    return isinstance(exc, (OverflowError, ValueError, TypeError, UnicodeError))
+
+
+def db_error(exc: BaseException) -> str:
     """One short line for a database error: the driver's message without SQLAlchemy's statement and
     parameters (a batch's statement carries every payload, hundreds of kilobytes)."""
-    orig = getattr(exc, "orig", None)
+    orig = getattr(exc, "orig", None) if isinstance(exc, SQLAlchemyError) else None
     text = f"{type(orig).__name__}: {orig}" if orig is not None else f"{type(exc).__name__}: {exc}"
     return text.splitlines()[0][:300] if text else type(exc).__name__
 

@@ -82,3 +82,23 @@ def test_an_event_with_a_tampered_payload_fails_the_mac(broker, office, make_gat
     assert office.dead()[0].reason == "bad MAC"
     assert office.events() == []
     c.loop_stop()
+
+
+def test_numbers_too_big_for_the_ledger_are_malformed_even_with_a_valid_mac(broker, office, make_gate):
+    """seq and mono_ns are 64-bit ledger columns: a key holder's 2**63 is a dead letter, not a crash
+    of the writer (which would take the batch down with it, again at every redelivery)."""
+    ingest = office.start(broker)
+    gate = make_gate("g1")
+    gate.start(broker)
+    c = raw_client(broker)
+    t1 = topics.gate_events(PORT, "g1")
+    publish(c, t1, encode(forged("g1", gate.key, seq=2**63)))
+    huge_clock = msgspec.structs.replace(forged("g1", gate.key, seq=7), mono_ns=2**64)
+    publish(c, t1, encode(sign(huge_clock, gate.key)))
+    wait_until(lambda: len(office.dead()) == 2, what="2 dead letters")
+    assert all(r.reason.startswith("malformed") for r in office.dead())
+    gate.journal.append(tap(1), now=now())
+    gate.sync.notify()
+    wait_until(lambda: len(office.events("g1")) == 1, what="the valid tap")
+    assert ingest.workers[0].link.restarts == 0
+    c.loop_stop()
