@@ -35,7 +35,7 @@ escala_csv = "data/escala.csv"
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -43,8 +43,8 @@ from wire.connection import MqttConfig
 
 
 class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    batch_size: int = 1000
-    batch_time_s: float = 0.05
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 1000
+    batch_time_s: Annotated[float, msgspec.Meta(gt=0)] = 0.05
     gap_grace_s: float = 5.0
     replay_every_s: float = 30.0
     share_group: str = "ledger"
@@ -67,7 +67,7 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     database_url: str
     port: str
     keys_dir: str
-    workers: int = 1
+    workers: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
     mqtt: MqttConfig = MqttConfig()
     ingest: IngestSettings = IngestSettings()
     publish: PublishSettings = PublishSettings()

@@ -96,6 +96,9 @@ def check_central(path: str | Path) -> str:
         url = make_url(cfg.database_url)
     except ArgumentError as exc:
         raise ConfigError(f"not a database URL: {exc}", key="$.database_url") from exc
+    if url.get_backend_name() == "sqlite" and (url.database or ":memory:") == ":memory:":
+        raise ConfigError("an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
+                          key="$.database_url")
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
     if cfg.workers < 1:
         raise ConfigError("must be at least 1", key="$.workers")

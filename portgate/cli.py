@@ -92,7 +92,8 @@ def _describe(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2."""
+    """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2 (1 for
+    ``StoreUnavailable``: a database server not reachable yet, worth a restart)."""
     try:
         rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
     except click.exceptions.Abort:
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except PortgateError as exc:
         click.echo(f"portgate: {exc}", err=True)
-        return 2
+        return getattr(exc, "exit_code", 2)
     except _USER_ERRORS as exc:
         # At the boundary only: a file that cannot be read or written, a value out of range, a
         # database URL that is not one. The message names it; no traceback for the user.

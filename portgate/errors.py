@@ -50,3 +50,10 @@ class BrokerUnavailable(PortgateError):
 
 class StoreError(PortgateError):
     """A local database cannot be used (corrupt, unwritable)."""
+
+
+class StoreUnavailable(StoreError):
+    """A database server cannot be reached (yet): the command exits 1, not 2, so systemd's
+    ``Restart=on-failure`` tries again (``RestartPreventExitStatus=2`` only stops configuration errors)."""
+
+    exit_code = 1

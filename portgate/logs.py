@@ -45,7 +45,9 @@ def configure_logging(*, json: bool | None = None, level: str = "info") -> None:
     structlog.configure(
         processors=[*processors, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # one write() per line (WriteLogger), so lines from the office's writer processes sharing
+        # stderr never interleave (print() wrote the text and its newline separately)
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
     logging.basicConfig(level=numeric, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")

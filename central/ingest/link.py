@@ -16,8 +16,10 @@ dedupe makes the ones already committed no-ops.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 
 import structlog
@@ -30,6 +32,7 @@ from central.ingest.keys import KeyRing
 log = structlog.get_logger("central.ingest")
 
 OnOutcome = Callable[[writer.Outcome], None]
+MAX_DEATHS = 5
 _context = None
 
 
@@ -50,6 +53,7 @@ class WriterProcess:
         self.index = index
         self.on_outcome = on_outcome
         self.restarts = 0
+        self.deaths_in_a_row = 0  # deaths without an outcome in between (a batch that kills it)
         self._unanswered: dict[int, list] = {}  # batch id -> items, in hand-over order
         self._lock = threading.Lock()  # the pipe's sending end and _unanswered, across a restart
         self._stopping = threading.Event()
@@ -66,7 +70,7 @@ class WriterProcess:
     def _spawn(self) -> None:
         ctx = _forkserver()
         ours, theirs = ctx.Pipe()
-        proc = ctx.Process(target=writer.run_process, args=(theirs, self.config, self.index),
+        proc = ctx.Process(target=writer.run_process, args=(theirs, self.config, self.index, os.getpid()),
                            name=f"portgate-ingest-writer-{self.index}", daemon=True)
         proc.start()
         theirs.close()
@@ -93,6 +97,9 @@ class WriterProcess:
                 if self._stopping.is_set():
                     return
                 self._proc.join(1.0)
+                if self._stopping.is_set():
+                    return
+                self.deaths_in_a_row += 1
                 log.error("ingest.writer_died", worker=self.index, exitcode=self._proc.exitcode,
                           unanswered_batches=len(self._unanswered), restart_in_s=delay)
                 if self._stopping.wait(delay):
@@ -101,6 +108,7 @@ class WriterProcess:
                 self._restart()
                 continue
             delay = 1.0
+            self.deaths_in_a_row = 0
             if out.batch_id is not None:
                 with self._lock:
                     self._unanswered.pop(out.batch_id, None)
@@ -120,8 +128,10 @@ class WriterProcess:
                     resent_batches=len(self._unanswered))
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Let the child commit what it was handed, then end it (killed after ``timeout``)."""
+        """Let the child commit what it was handed, then end it; killed at ``timeout`` (which also
+        frees a sender blocked on a full pipe)."""
         self._stopping.set()
+        deadline = time.monotonic() + timeout
         if self._lock.acquire(timeout=timeout):
             try:
                 self._conn.send(None)
@@ -130,15 +140,17 @@ class WriterProcess:
             finally:
                 self._lock.release()
         if self._thread is not None:
-            self._thread.join(timeout)
+            self._thread.join(max(0.0, deadline - time.monotonic()))
         if self._proc.is_alive():
-            log.warning("ingest.writer_killed", worker=self.index, reason=f"not finished after {timeout} s")
+            log.warning("ingest.writer_killed", worker=self.index, reason=f"not finished after {timeout:.1f} s")
             self._proc.kill()
         self._proc.join(5.0)
         self._conn.close()
 
     def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """The link's thread runs and the writer is not dying again and again on the same batch
+        (``MAX_DEATHS`` in a row: the watchdog then stops, the service is restarted and it shows)."""
+        return self._thread is not None and self._thread.is_alive() and self.deaths_in_a_row < MAX_DEATHS
 
 
 class WriterThread:

@@ -5,6 +5,8 @@ serves the workers' snapshot answers too."""
 
 from __future__ import annotations
 
+import threading
+
 from central.config import CentralConfig
 from central.db import load_all_tables, make_engine
 from central.ingest.keys import KeyRing
@@ -27,9 +29,9 @@ class Ingest:
 
             upgrade_engine(self.engine)
         self.keys = KeyRing(config.keys_dir)
-        if config.ingest.writer == "process" and _in_memory(self.engine):
-            raise ConfigError("an in-memory SQLite ledger cannot be shared with a writer process; "
-                              "use a file, or ingest.writer = \"thread\"", key="ingest.writer")
+        if _in_memory(self.engine):
+            raise ConfigError("an in-memory SQLite ledger is private to one connection: the office needs a "
+                              "file (sqlite:///path) or PostgreSQL", key="database_url")
         p = config.publish
         self.publisher = None
         if p.source == "registry":
@@ -50,9 +52,15 @@ class Ingest:
             w.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop every worker at once (each within ``timeout``), then the publisher."""
         for w in self.workers:
-            w.stop()
+            w.begin_stop()
+        stoppers = [threading.Thread(target=w.stop, args=(timeout,), daemon=True) for w in self.workers]
+        for t in stoppers:
+            t.start()
+        for t in stoppers:
+            t.join(timeout + 5.0)
         if self.publisher is not None:
             self.publisher.stop()
 

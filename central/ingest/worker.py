@@ -110,22 +110,29 @@ class IngestWorker:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Hand over the open batch, let the writer commit what it has, acknowledge it, then
-        disconnect (the session, and anything not acknowledged, stay on the broker)."""
-        self._stopping.set()
-        self._wake.set()
-        self._requests.put(_STOP)
+        disconnect (the session, and anything not acknowledged, stay on the broker). Everything
+        within ``timeout`` seconds: a writer that cannot finish (database down) is killed."""
+        self.begin_stop()
+        deadline = time.monotonic() + timeout
         if self._thread:
-            self._thread.join(timeout)
-        self.link.stop(timeout)
+            self._thread.join(max(0.0, deadline - time.monotonic()))
+        self.link.stop(max(0.5, deadline - time.monotonic()))
         self._drain_acks()
         if self._requests_thread:
-            self._requests_thread.join(timeout)
+            self._requests_thread.join(max(0.1, deadline - time.monotonic()))
         self.client.disconnect()
         self.client.loop_stop()
 
+    def begin_stop(self) -> None:
+        """Stop taking messages and hand over what is in hand (``stop`` then waits for it)."""
+        self._stopping.set()
+        self._wake.set()
+        self._requests.put(_STOP)
+
     def alive(self) -> bool:
-        """True while the sender thread and the writer link run (the office's watchdog)."""
-        return bool(self._thread is not None and self._thread.is_alive() and self.link.alive())
+        """True while the sender and requests threads and the writer link run (the office's watchdog)."""
+        threads = (self._thread, self._requests_thread)
+        return all(t is not None and t.is_alive() for t in threads) and self.link.alive()
 
     # paho network thread ---------------------------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -223,7 +230,7 @@ class IngestWorker:
                 return
             try:
                 self._answer(msg)
-            except SQLAlchemyError as exc:
+            except Exception as exc:  # noqa: BLE001 - a request must never stop this thread (its acks keep the window open)
                 log.error("ingest.snapshot_failed", topic=msg.topic, error=db_error(exc))  # the gate asks again
             self.client.ack(msg.mid, msg.qos)
 

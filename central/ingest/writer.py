@@ -104,7 +104,7 @@ class LedgerWriter:
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}-writer")
         self.client.max_queued_messages_set(0)
         self._stats: collections.Counter = collections.Counter()
-        self._gaps: dict[str, float] = {}  # gate -> since when it has had an open gap (monotonic)
+        self._gaps: dict[str, tuple[int, float]] = {}  # gate -> (its first missing seq, since when: monotonic)
         self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
         self._next_gap_scan = 0.0
 
@@ -254,8 +254,11 @@ class LedgerWriter:
         for gap in gaps:
             by_gate.setdefault(gap.gate_id, []).append(gap)
         for gate_id, ripe in by_gate.items():
-            since = self._gaps.setdefault(gate_id, now)
-            if now - since < self.settings.gap_grace_s:
+            first = ripe[0].seq_from  # the grace is per hole: a hole filled and a new one opened restarts it
+            held = self._gaps.get(gate_id)
+            if held is None or held[0] != first:
+                self._gaps[gate_id] = held = (first, now)
+            if now - held[1] < self.settings.gap_grace_s:
                 continue
             last, asked = self._rounds.get(gate_id, (None, ()))
             if last is not None and now - last < self.settings.replay_every_s and _overlap(asked, ripe):
@@ -341,13 +344,24 @@ def _overlap(asked, gaps) -> bool:
     return any(a <= g.seq_to and g.seq_from <= b for a, b in asked for g in gaps)
 
 
-def run_process(conn, config: CentralConfig, index: int) -> None:
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> None:
     """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
 
     Reads ``(batch_id, items)`` from ``conn`` and answers each with an ``Outcome`` once committed;
     between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
-    ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or a new
-    parent process): exit without acknowledging anything. SIGINT and SIGTERM are ignored: the
+    ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or process
+    ``worker_pid`` no longer there while a commit is being retried): exit without acknowledging
+    anything. SIGINT and SIGTERM are ignored: the
     worker decides when its writer stops (after the batches already handed over).
     """
     from central.db import make_engine
@@ -358,10 +372,9 @@ def run_process(conn, config: CentralConfig, index: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_logging(json=config.log_json, level=config.log_level)
     structlog.contextvars.bind_contextvars(service="central", port=config.port, worker=index, role="writer")
-    parent = os.getppid()
     engine = make_engine(config.database_url)
     writer = LedgerWriter(config, engine, KeyRing(config.keys_dir), index=index,
-                          abandon=lambda: os.getppid() != parent, notify=conn.send).start()
+                          abandon=lambda: _gone(worker_pid), notify=conn.send).start()
     tune_for_service()
     try:
         while True:

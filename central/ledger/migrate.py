@@ -14,10 +14,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from central.db import load_all_tables, make_engine
-from portgate.errors import StoreError
+from portgate.errors import StoreError, StoreUnavailable
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -39,7 +39,8 @@ def head() -> str:
 def upgrade(url: str, revision: str = "head") -> str:
     """Upgrade the database at ``url`` to ``revision``; return the revision it is now at.
 
-    Raises ``StoreError`` if the database cannot be reached or a migration fails.
+    Raises ``StoreUnavailable`` if a database server cannot be reached (exit 1: systemd retries),
+    ``StoreError`` if a migration fails (message: the driver's first line).
     """
     engine = make_engine(url)
     try:
@@ -53,7 +54,8 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
     the office tables without Alembic's bookkeeping (made by ``create_all`` in a test or an early
     build) is completed with ``create_all`` and stamped at head first, so nothing is created twice.
 
-    Raises ``StoreError`` if the database cannot be reached or a migration fails.
+    Raises ``StoreUnavailable`` if a database server cannot be reached (exit 1: systemd retries),
+    ``StoreError`` if a migration fails (message: the driver's first line).
     """
     url = engine.url.render_as_string(hide_password=False)
     try:
@@ -68,7 +70,12 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except SQLAlchemyError as exc:
-        raise StoreError(f"migration of {engine.url.render_as_string(hide_password=True)} failed: {exc}") from exc
+        where = engine.url.render_as_string(hide_password=True)
+        orig = getattr(exc, "orig", None) or exc
+        first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
+            raise StoreUnavailable(f"database {where} not reachable: {first}") from exc
+        raise StoreError(f"migration of {where} failed: {first}") from exc
 
 
 def current(url: str) -> str | None:

@@ -76,14 +76,15 @@ def test_a_thread_writer_gives_the_same_ledger(broker, office, make_gate):
     assert ingest.workers[0].stats["inserted"] == 30
 
 
-def test_an_in_memory_ledger_with_a_writer_process_is_refused(broker, keys_dir):
-    config = CentralConfig(database_url="sqlite://", port=PORT, keys_dir=str(keys_dir))
-    with pytest.raises(ConfigError) as err:
-        Ingest(config)
-    assert err.value.key == "ingest.writer"
-    thread = CentralConfig(database_url="sqlite://", port=PORT, keys_dir=str(keys_dir),
-                           ingest=IngestSettings(writer="thread"))
-    Ingest(thread).engine.dispose()  # accepted
+def test_an_in_memory_ledger_is_refused_whatever_the_writer(broker, keys_dir):
+    """Each connection to ``sqlite://`` is its own empty database: neither a writer process nor a
+    writer thread would see the tables (found by a tester: the thread writer failed every commit)."""
+    for writer in ("process", "thread"):
+        config = CentralConfig(database_url="sqlite://", port=PORT, keys_dir=str(keys_dir),
+                               ingest=IngestSettings(writer=writer))
+        with pytest.raises(ConfigError) as err:
+            Ingest(config)
+        assert err.value.key == "database_url"
 
 
 def _lock(path) -> sqlite3.Connection:
@@ -172,3 +173,61 @@ def test_an_event_the_database_refuses_becomes_a_dead_letter_and_the_batch_still
         finally:
             office.stop_all()
             office.engine.dispose()
+
+
+def test_a_snapshot_request_that_fails_in_an_unexpected_way_does_not_stop_the_ingest(tmp_path, broker, office,
+                                                                                     make_gate):
+    """Found by a tester: a CSV path that became a directory raised IsADirectoryError on the
+    requests thread, which died; its unacknowledged requests then filled the session's receive
+    window and no event came in any more, while the watchdog still saw a live worker."""
+    import datetime as dt
+
+    from central.config import PublishSettings
+    from tests.mqtt.test_rejects import publish, raw_client
+    from wire import downlink as dl
+    from wire import topics
+
+    (tmp_path / "cards.csv").mkdir()
+    config = office.config(broker, batch_size=3)
+    config = msgspec.structs.replace(config, publish=PublishSettings(cards_csv=str(tmp_path / "cards.csv")))
+    ingest = Ingest(config, engine=office.engine).start()
+    office.running.append(ingest)
+    assert ingest.wait_connected()
+    c = raw_client(broker)
+    for _ in range(15):  # more than the receive window (3 * batch_size)
+        request = dl.SnapshotRequest(gate_id="g1", kind="cards", have_version=None, at=dt.datetime.now(dt.UTC))
+        publish(c, topics.office_requests(PORT), dl.encode(request))
+    gate = make_gate("g1")
+    for i in range(20):
+        gate.journal.append(tap(i), now=now())
+    gate.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 20, what="events still ingested after the failed requests")
+    assert ingest.workers[0].alive()
+    c.loop_stop()
+
+
+def test_batch_size_and_workers_below_one_are_refused(tmp_path):
+    from portgate.config import load_toml
+
+    for body in ("workers = 0\n", "[ingest]\nbatch_size = 0\n"):
+        path = tmp_path / "central.toml"
+        path.write_text(f'database_url = "sqlite:///x.db"\nport = "s"\nkeys_dir = "k"\n{body}')
+        with pytest.raises(ConfigError) as err:
+            load_toml(path, CentralConfig)
+        assert "workers" in str(err.value) or "batch_size" in str(err.value)
+
+
+def test_an_unreachable_database_server_at_start_exits_1_so_systemd_retries(tmp_path, broker, keys_dir):
+    import subprocess
+    import sys
+
+    from portgate.testkit.postgres import free_port
+
+    path = tmp_path / "central.toml"
+    path.write_text(f'database_url = "postgresql+psycopg://portgate@127.0.0.1:{free_port()}/ledger"\n'
+                    f'port = "{PORT}"\nkeys_dir = "{keys_dir}"\n[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n')
+    run = subprocess.run([sys.executable, "-m", "portgate.cli", "central", "run", "--config", str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.startswith("portgate:")]
+    assert len(lines) == 1 and "not reachable" in lines[0]
