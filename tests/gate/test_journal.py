@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from edge.journal import Journal
+from portgate.testkit.journal_faults import tear
 from edge.rules.model import Now
 from wire.events import AlertPayload, ConfiscationPayload, TapPayload, decode, encode, verify
 
@@ -173,27 +174,6 @@ def test_garbage_journal_file_without_hwm_starts_at_one_with_the_alert(tmp_path)
     j.close()
 
 
-def _tear(path, *, garbage_seq=None):
-    """Corrupt a closed journal file as a torn SD-card write does: optionally a row with a garbage
-    seq lands in the journal table, then a page of another table (journal_meta) is overwritten, so
-    ``quick_check`` fails while ``max(seq)`` still reads (the garbage)."""
-    c = sqlite3.connect(path)
-    c.execute("PRAGMA journal_mode=DELETE")
-    if garbage_seq is not None:
-        c.execute(
-            "INSERT INTO journal (seq, event_id, kind, body, created_at) VALUES (?, 'x', 'tap', x'00', 'x')",
-            (garbage_seq,),
-        )
-    c.executemany("INSERT INTO journal_meta VALUES (?, ?)", [(f"k{i}", "v" * 100) for i in range(100)])
-    c.commit()
-    root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal_meta'").fetchone()[0]
-    size = c.execute("PRAGMA page_size").fetchone()[0]
-    c.close()
-    data = bytearray(path.read_bytes())
-    data[(root - 1) * size : root * size] = b"\xa5" * size
-    path.write_bytes(bytes(data))
-
-
 def _journal_with(path, n, sent):
     j = open_journal(path)
     j.append_many([tap() for _ in range(n)], now=NOW)
@@ -205,7 +185,7 @@ def test_a_garbage_seq_salvaged_from_a_corrupt_journal_loses_to_the_hwm_file(tmp
     path = tmp_path / "j.db"
     _journal_with(path, 417, 400)
     assert (tmp_path / "j.db.hwm").read_text().split() == ["417", "400"]
-    _tear(path, garbage_seq=637482)
+    tear(path, garbage_seq=637482)
     from edge.sqlite_files import salvage_max
     j = open_journal(path, boot="boot-2")
     assert j.quarantined_to is not None
@@ -220,7 +200,7 @@ def test_a_plausible_salvaged_seq_ahead_of_a_stale_hwm_file_is_kept(tmp_path):
     path = tmp_path / "j.db"
     _journal_with(path, 417, 400)
     (tmp_path / "j.db.hwm").write_text("400 400\n")  # the hwm file lags the journal (crash before close)
-    _tear(path)
+    tear(path)
     j = open_journal(path, boot="boot-2")
     alert = j.outbox_batch(1)[0]
     assert alert.seq == 418 and "resumed_at=418 lost_after=400" in alert.payload.detail
@@ -231,7 +211,7 @@ def test_without_an_hwm_file_the_salvaged_seq_is_all_there_is(tmp_path):
     path = tmp_path / "j.db"
     _journal_with(path, 20, 0)
     (tmp_path / "j.db.hwm").unlink()
-    _tear(path)
+    tear(path)
     j = open_journal(path, boot="boot-2")
     alert = j.outbox_batch(1)[0]
     assert alert.seq == 21 and "lost_after=-1" in alert.payload.detail

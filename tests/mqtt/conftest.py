@@ -37,6 +37,15 @@ def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05, what: s
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def process_alive(pid: int) -> bool:
+    """True while process ``pid`` exists and is not a zombie (from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def now() -> Now:
     return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 import time
 
 import pytest
@@ -11,6 +10,7 @@ from sqlalchemy import select
 
 from central.ingest import ledger
 from central.ledger.schema import gate_losses
+from portgate.testkit.journal_faults import tear
 from tests.mqtt.conftest import now, wait_until
 from tests.mqtt.payloads import tap
 
@@ -79,18 +79,6 @@ def test_scan_sequences_ignores_losses_beyond_a_limited_window():
     assert ledger.scan_sequences(2, [5], [(1, 4)]) == (5, [])
 
 
-def _corrupt(path):
-    """Tear the closed journal file (a page of journal_meta overwritten): quick_check fails."""
-    c = sqlite3.connect(path)
-    c.execute("PRAGMA journal_mode=DELETE")
-    c.executemany("INSERT INTO journal_meta VALUES (?, ?)", [(f"k{i}", "v" * 100) for i in range(100)])
-    c.commit()
-    root = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'journal_meta'").fetchone()[0]
-    size = c.execute("PRAGMA page_size").fetchone()[0]
-    c.close()
-    data = bytearray(path.read_bytes())
-    data[(root - 1) * size : root * size] = b"\xa5" * size
-    path.write_bytes(bytes(data))
 
 
 def test_an_office_receiving_a_quarantine_alert_stops_asking_for_the_lost_range(tmp_path, broker, office, make_gate):
@@ -109,7 +97,7 @@ def test_an_office_receiving_a_quarantine_alert_stops_asking_for_the_lost_range(
         gate.journal.append(tap(i), now=now())
     gate.journal.close()
     path = tmp_path / "g1.journal"
-    _corrupt(path)
+    tear(path)
     gate.journal = Journal(path, port="santos", gate_id="g1", key=gate.key, boot_id="boot-2")
     assert gate.journal.quarantined_to is not None
     gate.start(broker)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from portgate.testkit.mosquitto import Mosquitto
-from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.conftest import PORT, now, process_alive, wait_until
 from tests.mqtt.payloads import tap
 
 pytestmark = pytest.mark.mqtt
@@ -69,14 +69,6 @@ def _central_toml(tmp_path, office, broker, **ingest) -> str:
     return str(path)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _descendants(pid: int) -> list[int]:
     """Every living process below ``pid`` (from /proc)."""
     parents = {}
@@ -120,7 +112,7 @@ def test_ingest_killed_between_receive_and_commit_redelivers_exactly_one_row(tmp
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert office.events() == [], "nothing was committed before the kill"
-    wait_until(lambda: not any(_alive(p) for p in helpers), timeout=15, what="no writer left behind")
+    wait_until(lambda: not any(process_alive(p) for p in helpers), timeout=15, what="no writer left behind")
     config = _central_toml(tmp_path, office, broker, batch_size=50, batch_time_s=0.05)
     proc = _run_central(config)
     try:

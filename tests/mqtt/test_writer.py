@@ -16,24 +16,16 @@ from central.config import CentralConfig, IngestSettings
 from central.ingest.service import Ingest
 from central.ledger.schema import gate_progress
 from portgate.errors import ConfigError
-from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.conftest import PORT, now, process_alive, wait_until
 from tests.mqtt.payloads import tap
 
 pytestmark = pytest.mark.mqtt
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_the_writer_runs_in_its_own_process_by_default(broker, office, make_gate):
     ingest = office.start(broker)
     link = ingest.workers[0].link
-    assert link.pid is not None and link.pid != os.getpid() and _alive(link.pid)
+    assert link.pid is not None and link.pid != os.getpid() and process_alive(link.pid)
     gate = make_gate("g1")
     for i in range(20):
         gate.journal.append(tap(i), now=now())
@@ -42,7 +34,7 @@ def test_the_writer_runs_in_its_own_process_by_default(broker, office, make_gate
     assert ingest.workers[0].stats["inserted"] == 20
     pid = link.pid
     office.stop_all()
-    wait_until(lambda: not _alive(pid), timeout=10, what="writer process ended with its worker")
+    wait_until(lambda: not process_alive(pid), timeout=10, what="writer process ended with its worker")
 
 
 def test_a_killed_writer_process_is_restarted_and_every_event_lands_once(broker, office, make_gate):
@@ -129,7 +121,7 @@ def test_stopping_while_the_database_is_locked_acknowledges_nothing(tmp_path, br
             for w in running.workers:
                 w.stop(timeout=2.0)  # the writer cannot finish: it is killed, nothing acknowledged
         office.running.clear()
-        wait_until(lambda: not _alive(pid), timeout=10, what="blocked writer ended")
+        wait_until(lambda: not process_alive(pid), timeout=10, what="blocked writer ended")
     finally:
         blocker.rollback()
         blocker.close()
