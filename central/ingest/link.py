@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +44,19 @@ def _forkserver():
         ctx.set_forkserver_preload(["central.ingest.writer", "central.db", "portgate.logs"])
         _context = ctx
     return _context
+
+
+def _widen(conn, size: int = 4 << 20) -> None:
+    """Ask for a socket send buffer that holds a whole batch (the kernel caps it at
+    ``net.core.wmem_max``): a batch is handed over from paho's network thread, whose send then
+    returns at once instead of waiting for the writer's reader thread to take it."""
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+    except OSError:
+        pass  # best effort: a smaller buffer only means a short wait in the send
+    finally:
+        sock.close()
 
 
 class WriterProcess:
@@ -74,6 +88,7 @@ class WriterProcess:
                            name=f"portgate-ingest-writer-{self.index}", daemon=True)
         proc.start()
         theirs.close()
+        _widen(ours)
         self._proc, self._conn = proc, ours
 
     @property

@@ -37,7 +37,9 @@ import collections
 import dataclasses
 import datetime as dt
 import os
+import queue
 import signal
+import threading
 import time
 from collections.abc import Callable
 
@@ -354,10 +356,31 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def _read_ahead(conn) -> queue.SimpleQueue:
+    """Read the worker's batches as soon as they come, on a thread, into a queue: the worker hands
+    them over from paho's network thread, which must not wait for a commit to finish before its
+    send completes. The queue holds at most what the broker's receive maximum lets the worker hold
+    unacknowledged. End of file or a broken pipe is put in the queue as the exception."""
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            while True:
+                message = conn.recv()
+                inbox.put(message)
+                if message is None:
+                    return
+        except (EOFError, OSError) as exc:
+            inbox.put(exc)
+
+    threading.Thread(target=read, name="ingest-writer-reader", daemon=True).start()
+    return inbox
+
+
 def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> None:
     """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
 
-    Reads ``(batch_id, items)`` from ``conn`` and answers each with an ``Outcome`` once committed;
+    Reads ``(batch_id, items)`` from ``conn`` (read ahead on a thread) and answers each with an ``Outcome`` once committed;
     between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
     ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or process
     ``worker_pid`` no longer there while a commit is being retried): exit without acknowledging
@@ -376,12 +399,18 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
     writer = LedgerWriter(config, engine, KeyRing(config.keys_dir), index=index,
                           abandon=lambda: _gone(worker_pid), notify=conn.send).start()
     tune_for_service()
+    inbox = _read_ahead(conn)
     try:
         while True:
-            if conn.poll(writer.scan_every_s):
-                message = conn.recv()
-                if message is None:
-                    break
+            try:
+                message = inbox.get(timeout=writer.scan_every_s)
+            except queue.Empty:
+                message = ()
+            if message is None:
+                break
+            if isinstance(message, BaseException):
+                raise message
+            if message:
                 conn.send(writer.process(*message))
             report = writer.scan()
             if report is not None:
