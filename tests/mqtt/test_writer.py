@@ -31,7 +31,8 @@ def test_the_writer_runs_in_its_own_process_by_default(broker, office, make_gate
         gate.journal.append(tap(i), now=now())
     gate.start(broker)
     wait_until(lambda: len(office.events("g1")) == 20, what="committed by the writer process")
-    assert ingest.workers[0].stats["inserted"] == 20
+    # the writer reports after its commit: the count follows the rows by a moment
+    wait_until(lambda: ingest.workers[0].stats["inserted"] == 20, what="the commit reported to the worker")
     pid = link.pid
     office.stop_all()
     wait_until(lambda: not process_alive(pid), timeout=10, what="writer process ended with its worker")
@@ -65,7 +66,7 @@ def test_a_thread_writer_gives_the_same_ledger(broker, office, make_gate):
     gate.start(broker)
     wait_until(lambda: len(office.events("g1")) == 30, what="committed by the writer thread")
     assert sorted(r.seq for r in office.events("g1")) == list(range(1, 31))
-    assert ingest.workers[0].stats["inserted"] == 30
+    wait_until(lambda: ingest.workers[0].stats["inserted"] == 30, what="the commit reported to the worker")
 
 
 def test_an_in_memory_ledger_is_refused_whatever_the_writer(broker, keys_dir):
