@@ -167,6 +167,39 @@ class _Dialect:
         return self.head + ", ".join([self.one_row] * n_rows) + self.tail
 
 
+# PostgreSQL: one array parameter per column (``unnest``), so the statement text is short and
+# fixed. psycopg parses a statement's placeholders in Python and caches that only for short
+# statements: a 15,000-placeholder ``VALUES`` list was re-parsed for every batch and cost the
+# writer about 100 us per event (profiled), more than everything else it does.
+_PG_TYPES = (
+    "text", "text", "text", "text", "bigint", "timestamptz", "boolean", "bigint", "text", "text", "text",
+    "text", "text", "bytea",
+)
+_PG_INSERT = (
+    f"INSERT INTO {events.name} ({', '.join(_COLUMNS)}) "
+    f"SELECT {', '.join(_COLUMNS[:11])}, payload::json, mac, raw, %s::timestamptz FROM unnest("
+    + ", ".join(f"%b::{t}[]" for t in _PG_TYPES)  # binary: no text escaping of each element
+    + f") AS u({', '.join(_COLUMNS[:14])}) ON CONFLICT (event_id) DO NOTHING RETURNING id, event_id"
+)
+
+
+def _pg_insert(conn: Connection, chunk: list[Accepted], received_at: dt.datetime) -> list[tuple[int, str]]:
+    """PostgreSQL: insert ``chunk`` as column arrays; (id, event_id) of the rows really inserted."""
+    rows = [_pg_values(a) for a in chunk]
+    columns = [list(column) for column in zip(*rows)]
+    return conn.exec_driver_sql(_PG_INSERT, (received_at, *columns)).all()
+
+
+def _pg_values(a: Accepted) -> tuple:
+    e = a.event
+    payload = e.payload
+    return (
+        e.event_id, e.port, e.gate_id, e.boot_id, e.seq, e.occurred_at, e.clock_trusted, e.mono_ns,
+        type(payload).__struct_config__.tag, getattr(payload, "registration", None),
+        getattr(payload, "decision", None), _json.encode(payload).decode(), e.mac, a.raw,
+    )
+
+
 def _identity(value):
     return value
 
@@ -218,9 +251,11 @@ def write_batch(
         fresh = list(unique.values())
         for i in range(0, len(fresh), _ROWS_PER_STATEMENT):
             chunk = fresh[i : i + _ROWS_PER_STATEMENT]
-            params = tuple(itertools.chain.from_iterable(_values(a, d, at) for a in chunk))
-            result = conn.exec_driver_sql(d.sql(len(chunk)), params)
-            rows = result.all() if d.pg else _sqlite_ids(conn, result, chunk, received_at)
+            if d.pg:
+                rows = _pg_insert(conn, chunk, received_at)
+            else:
+                params = tuple(itertools.chain.from_iterable(_values(a, d, at) for a in chunk))
+                rows = _sqlite_ids(conn, conn.exec_driver_sql(d.sql(len(chunk)), params), chunk, received_at)
             inserted += [(row_id, unique[event_id].event) for row_id, event_id in rows]
     if rejected:
         conn.execute(
