@@ -70,6 +70,23 @@ def publish_all(broker, data: list[bytes]) -> None:
     c.loop_stop()
 
 
+def forget_sessions(broker, client_ids: list[str]) -> None:
+    """End the persistent sessions a measurement left on the broker (a clean start with expiry 0).
+    Left in place, each would keep a share-group or wildcard subscription and collect a copy of
+    every later round's events: the broker's queues grew round after round and later rounds, the
+    two-worker ones last of all, ran slower for it."""
+    for client_id in client_ids:
+        c = make_client(MqttConfig(), client_id)
+        done = threading.Event()
+        c.on_connect = lambda *_a: done.set()
+        c.connect(broker.host, broker.port, clean_start=True,
+                  properties=connect_properties(MqttConfig(session_expiry_s=0)))
+        c.loop_start()
+        done.wait(10)
+        c.disconnect()
+        c.loop_stop()
+
+
 def bare(broker, data) -> float:
     cfg = MqttConfig(host=broker.host, port=broker.port, receive_maximum=400)
     got = [0]
@@ -104,6 +121,7 @@ def bare(broker, data) -> float:
     elapsed = time.perf_counter() - t
     c.disconnect()
     c.loop_stop()
+    forget_sessions(broker, ["bench-bare-sub"])
     return len(data) / elapsed
 
 
@@ -125,6 +143,7 @@ def ingest(broker, data, url, keys_dir, workers: int, group: str) -> float:
         time.sleep(0.005)
     elapsed = time.perf_counter() - t
     again.stop()
+    forget_sessions(broker, [f"bench-{group}-{i}{end}" for i in range(workers) for end in ("", "-writer")])
     with engine.connect() as c:  # and the ledger agrees
         stored = c.execute(select(func.count()).select_from(events)).scalar()
     if stored != len(data):
