@@ -32,6 +32,10 @@ def add_gate(keys_dir: str | Path, gate_id: str, *, overwrite: bool = False) -> 
     return path
 
 
+class KeyUnreadable(Exception):
+    """A gate's key file exists but cannot be read (its message says which and why)."""
+
+
 class KeyRing:
     """Looks up gate keys in ``keys_dir`` (cached; a new gate's file is picked up on first use)."""
 
@@ -45,7 +49,12 @@ class KeyRing:
         self._lock = threading.Lock()
 
     def key(self, gate_id: str) -> bytes | None:
-        """The key of ``gate_id``, or None if the gate is unknown (no key file, bad id, bad mode)."""
+        """The key of ``gate_id``, or None if the gate is unknown (no key file, bad id, bad mode).
+
+        Raises ``KeyUnreadable`` if the key file is there but cannot be read (permissions, a
+        directory in its place): that gate's events become dead letters saying so (raw bytes
+        kept), the other gates go on; it is read again for the next event, so fixing the file is enough.
+        """
         with self._lock:
             if gate_id in self._cache:
                 return self._cache[gate_id]
@@ -53,6 +62,8 @@ class KeyRing:
             key = read_secret(key_path(self.keys_dir, gate_id), what="gate key")
         except (ConfigError, BadInput):
             return None
+        except OSError as exc:
+            raise KeyUnreadable(f"key of gate {gate_id} unreadable: {type(exc).__name__}: {exc}") from exc
         with self._lock:
             self._cache[gate_id] = key
         return key

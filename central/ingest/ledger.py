@@ -29,7 +29,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from central.ingest.keys import KeyRing
+from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION, topics
@@ -89,7 +89,10 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing) -> Accepted | DeadLe
             topic, f"topic/gate mismatch: event of {event.port}/{event.gate_id} on {topic}", raw, t_gate,
             event.event_id,
         )
-    key = keys.key(event.gate_id)
+    try:
+        key = keys.key(event.gate_id)
+    except KeyUnreadable as exc:
+        return DeadLetter(topic, str(exc), raw, event.gate_id, event.event_id)
     if key is None:
         return DeadLetter(topic, f"unknown gate {event.gate_id}", raw, event.gate_id, event.event_id)
     if not _verify(event, key, raw):
@@ -205,8 +208,12 @@ def _identity(value):
 
 
 def _sqlite_datetime(value: dt.datetime) -> str:
-    """What SQLAlchemy's SQLite ``DateTime`` stores (``YYYY-MM-DD HH:MM:SS.ffffff``, the fields as
-    given, no offset), at a tenth of the cost of its bind processor."""
+    """What SQLAlchemy's SQLite ``DateTime`` stores (``YYYY-MM-DD HH:MM:SS.ffffff``, no offset), at a
+    tenth of the cost of its bind processor; in UTC, which is how the ledger reads it back (a gate
+    sending another offset must not shift the time). Raises ``OverflowError`` for an instant
+    outside years 1-9999 in UTC (the event becomes an ``unstorable`` dead letter)."""
+    if value.utcoffset():
+        value = value.astimezone(dt.UTC)
     return value.isoformat(" ", "microseconds")[:26]
 
 
@@ -262,14 +269,23 @@ def write_batch(
             dead_letters.insert(),
             [
                 {
-                    "received_at": received_at, "topic": d.topic, "reason": d.reason,
-                    "gate_id": d.gate_id, "event_id": d.event_id, "raw": d.raw,
+                    "received_at": received_at, "topic": _fit(d.topic, 255), "reason": _fit(d.reason, 4000),
+                    "gate_id": _fit(d.gate_id, 64), "event_id": _fit(d.event_id, 36), "raw": d.raw,
                 }
                 for d in rejected
             ],
         )
     inserted.sort(key=lambda r: r[0])
     return inserted
+
+
+def _fit(text: str | None, size: int) -> str | None:
+    """A dead letter's text as every database stores it: NUL characters (refused by PostgreSQL)
+    shown as U+FFFD and cut to the column's size. The raw bytes keep the exact message; a dead
+    letter the database refused would be retried forever and stall the ingest."""
+    if text is None:
+        return None
+    return text.replace("\x00", "\ufffd")[:size]
 
 
 def _sqlite_ids(conn: Connection, result, chunk: list[Accepted], at: dt.datetime) -> list[tuple[int, str]]:

@@ -11,8 +11,8 @@ import msgspec
 from sqlalchemy import select
 
 from central.db import load_all_tables, make_engine
-from central.ingest.ledger import Accepted, write_batch
-from central.ledger.schema import events
+from central.ingest.ledger import Accepted, DeadLetter, write_batch
+from central.ledger.schema import dead_letters, events
 from wire import topics
 from wire.events import INT64_MAX, AlertPayload, ConfiscationPayload, Event, TapPayload, encode, new_event_id
 
@@ -85,3 +85,34 @@ def test_duplicates_in_the_batch_and_in_the_ledger_are_skipped_and_not_returned(
 def _utc(value: dt.datetime) -> dt.datetime:
     """SQLite gives the stored fields back without an offset (they were written in UTC)."""
     return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
+def test_an_offset_other_than_utc_is_stored_as_the_same_instant(db_url):
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    a = _batch()[0]
+    local = dt.datetime(2026, 3, 15, 10, 0, tzinfo=dt.timezone(dt.timedelta(hours=-3)))
+    a = Accepted(a.topic, msgspec.structs.replace(a.event, occurred_at=local), a.raw)
+    with engine.begin() as conn:
+        write_batch(conn, [a], [], RECEIVED)
+    with engine.connect() as conn:
+        stored = conn.execute(select(events.c.occurred_at)).scalar()
+    assert _utc(stored) == dt.datetime(2026, 3, 15, 13, 0, tzinfo=dt.UTC)
+    engine.dispose()
+
+
+def test_a_dead_letter_is_stored_whatever_its_text(db_url):
+    """NUL characters (PostgreSQL refuses them in text) and over-long ids or topics: refused, the
+    dead letter would have been retried forever and stalled the ingest. The raw bytes stay exact."""
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    dead = DeadLetter("portgate/v1/santos/gate/" + "g" * 300 + "/events", "topic/gate mismatch: g1\x00 on g1",
+                      b"\x00raw\xff", gate_id="g1\x00" + "x" * 100, event_id="e" * 40)
+    with engine.begin() as conn:
+        write_batch(conn, [], [dead], RECEIVED)
+    with engine.connect() as conn:
+        row = conn.execute(select(dead_letters)).one()
+    assert bytes(row.raw) == dead.raw
+    assert row.reason == "topic/gate mismatch: g1\ufffd on g1"
+    assert row.gate_id == ("g1\ufffd" + "x" * 100)[:64] and row.event_id == "e" * 36 and len(row.topic) == 255
+    engine.dispose()
