@@ -44,9 +44,9 @@ from wire.connection import MqttConfig
 
 class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     batch_size: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 1000
-    batch_time_s: Annotated[float, msgspec.Meta(gt=0)] = 0.05
-    gap_grace_s: float = 5.0
-    replay_every_s: float = 30.0
+    batch_time_s: Annotated[float, msgspec.Meta(ge=0.001, le=60)] = 0.05  # below 1 ms the flusher busy-loops
+    gap_grace_s: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 5.0
+    replay_every_s: Annotated[float, msgspec.Meta(ge=0.1, le=86_400)] = 30.0
     share_group: str = "ledger"
     relay_presence: bool = True
     writer: Literal["process", "thread"] = "process"  # central/ingest/link.py

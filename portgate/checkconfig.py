@@ -102,6 +102,13 @@ def check_central(path: str | Path) -> str:
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
     if cfg.workers < 1:
         raise ConfigError("must be at least 1", key="$.workers")
+    from portgate.errors import BadInput
+    from wire import topics
+
+    try:
+        topics.shared_gate_events(cfg.port, cfg.ingest.share_group)  # what ``central run`` subscribes to
+    except BadInput as exc:
+        raise ConfigError(str(exc), key="$.ingest.share_group") from exc
     keys = sorted(Path(cfg.keys_dir).glob("*.key"))
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")

@@ -156,6 +156,7 @@ class WriterProcess:
                 self._lock.release()
         if self._thread is not None:
             self._thread.join(max(0.0, deadline - time.monotonic()))
+        self._proc.join(max(0.0, deadline - time.monotonic()))  # its pipe closes a moment before it ends
         if self._proc.is_alive():
             log.warning("ingest.writer_killed", worker=self.index, reason=f"not finished after {timeout:.1f} s")
             self._proc.kill()

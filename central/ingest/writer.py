@@ -377,6 +377,20 @@ def _read_ahead(conn) -> queue.SimpleQueue:
     return inbox
 
 
+def _or_exit(work, *args):
+    """Run the writer's ``work``; an unexpected error is logged with its traceback and ends the
+    process with status 1 (the link logs the death and starts a new writer). Without this, an
+    ``OSError`` from the work (a file it reads) would pass for the worker's pipe closing: a silent
+    exit with status 0."""
+    try:
+        return work(*args)
+    except Abandoned:
+        raise
+    except Exception:
+        log.exception("ingest.writer_failed")
+        raise SystemExit(1) from None
+
+
 def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> None:
     """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
 
@@ -411,8 +425,8 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
             if isinstance(message, BaseException):
                 raise message
             if message:
-                conn.send(writer.process(*message))
-            report = writer.scan()
+                conn.send(_or_exit(writer.process, *message))
+            report = _or_exit(writer.scan)
             if report is not None:
                 conn.send(report)
     except (EOFError, OSError, Abandoned):

@@ -36,6 +36,7 @@ def test_the_writer_runs_in_its_own_process_by_default(broker, office, make_gate
     pid = link.pid
     office.stop_all()
     wait_until(lambda: not process_alive(pid), timeout=10, what="writer process ended with its worker")
+    assert link._proc.exitcode == 0, "a clean stop lets the writer finish; it is not killed"
 
 
 def test_a_killed_writer_process_is_restarted_and_every_event_lands_once(broker, office, make_gate):
@@ -208,6 +209,49 @@ def test_batch_size_and_workers_below_one_are_refused(tmp_path):
         with pytest.raises(ConfigError) as err:
             load_toml(path, CentralConfig)
         assert "workers" in str(err.value) or "batch_size" in str(err.value)
+
+
+@pytest.mark.parametrize("body, key", [
+    ("batch_time_s = inf", "batch_time_s"),  # killed the flusher (a wait that long overflows)
+    ("batch_time_s = 1e-6", "batch_time_s"),  # a busy loop
+    ("gap_grace_s = -1.0", "gap_grace_s"),
+    ("replay_every_s = nan", "replay_every_s"),
+    ('share_group = "a/b"', "share_group"),  # run refused it; check-config said ok
+])
+def test_check_config_refuses_ingest_settings_that_run_cannot_use(tmp_path, body, key):
+    from portgate.checkconfig import check_central
+
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    path = tmp_path / "central.toml"
+    path.write_text(f'database_url = "sqlite:///{tmp_path / "x.db"}"\nport = "s"\nkeys_dir = "{keys}"\n'
+                    f"[ingest]\n{body}\n")
+    with pytest.raises(ConfigError) as err:
+        check_central(path)
+    assert key in str(err.value)
+
+
+def test_an_unreadable_gate_key_dead_letters_that_gate_and_the_others_go_on(broker, office, make_gate, keys_dir):
+    """A key file that cannot be read (here a directory in its place; in production a file the
+    service user may not read) used to end the writer process again and again, silently: the
+    ledger stopped for every gate. Now that gate's events are dead letters saying why."""
+    from tests.mqtt.test_rejects import forged, publish, raw_client
+    from wire import topics
+    from wire.events import encode
+
+    ingest = office.start(broker)
+    g1 = make_gate("g1")
+    (keys_dir / "g2.key").mkdir(mode=0o700)  # passes the mode check, then cannot be read
+    c = raw_client(broker)
+    publish(c, topics.gate_events(PORT, "g2"), encode(forged("g2", b"k" * 32, seq=1)))
+    for i in range(10):
+        g1.journal.append(tap(i), now=now())
+    g1.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 10, what="g1 still ingested")
+    wait_until(lambda: len(office.dead()) == 1, what="g2's event dead-lettered")
+    assert "key of gate g2 unreadable" in office.dead()[0].reason
+    assert ingest.workers[0].link.restarts == 0 and ingest.workers[0].alive()
+    c.loop_stop()
 
 
 def test_an_unreachable_database_server_at_start_exits_1_so_systemd_retries(tmp_path, broker, keys_dir):
