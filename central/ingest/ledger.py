@@ -139,35 +139,16 @@ _ROWS_PER_STATEMENT = 1000  # 15 parameters a row: well under SQLite's 32766 and
 _json = msgspec.json.Encoder()
 
 
-class _Dialect:
-    """Per-dialect pieces of the raw multi-row insert (built once per dialect, then cached).
+# SQLite: a multi-row ``VALUES`` insert that bypasses SQLAlchemy's per-row bind processing (the
+# hot path of the ingest): values are converted here as the column types would store them. No
+# RETURNING: SQLite would step (and release the GIL) once per returned row; the ids come from
+# lastrowid/rowcount instead (``_sqlite_ids``).
+_SQLITE_ROW = "(" + ", ".join(["?"] * len(_COLUMNS)) + ")"
 
-    The events insert bypasses SQLAlchemy's per-row bind processing (the hot path of the ingest):
-    values are converted here exactly as the column types would store them (SQLite: datetimes via
-    the ``DateTime`` type's own bind processor; the payload JSON encoded once by msgspec).
-    """
 
-    def __init__(self, dialect) -> None:
-        self.pg = dialect.name == "postgresql"
-        mark = "%s" if self.pg else "?"
-        self.one_row = "(" + ", ".join([mark] * len(_COLUMNS)) + ")"
-        self.head = f"INSERT INTO {events.name} ({', '.join(_COLUMNS)}) VALUES "
-        # PostgreSQL returns the inserted rows in the same round trip. SQLite would step (and release
-        # the GIL) once per RETURNING row, which a busy MQTT network thread turns into a wait per
-        # row; there the ids come from lastrowid/rowcount instead (see ``_sqlite_ids``).
-        self.tail = " ON CONFLICT (event_id) DO NOTHING" + (" RETURNING id, event_id" if self.pg else "")
-        self.datetime = events.c.occurred_at.type.dialect_impl(dialect).bind_processor(dialect) or _identity
-        if not self.pg:
-            self.datetime = _sqlite_datetime
-        if self.pg:
-            from psycopg.types.json import Json
-
-            self.json = lambda text: Json(text, dumps=_identity)
-        else:
-            self.json = _identity
-
-    def sql(self, n_rows: int) -> str:
-        return self.head + ", ".join([self.one_row] * n_rows) + self.tail
+def _sqlite_sql(n_rows: int) -> str:
+    return (f"INSERT INTO {events.name} ({', '.join(_COLUMNS)}) VALUES "
+            + ", ".join([_SQLITE_ROW] * n_rows) + " ON CONFLICT (event_id) DO NOTHING")
 
 
 # PostgreSQL: one array parameter per column (``unnest``), so the statement text is short and
@@ -188,23 +169,20 @@ _PG_INSERT = (
 
 def _pg_insert(conn: Connection, chunk: list[Accepted], received_at: dt.datetime) -> list[tuple[int, str]]:
     """PostgreSQL: insert ``chunk`` as column arrays; (id, event_id) of the rows really inserted."""
-    rows = [_pg_values(a) for a in chunk]
+    rows = [_event_values(a, a.event.occurred_at) for a in chunk]
     columns = [list(column) for column in zip(*rows)]
     return conn.exec_driver_sql(_PG_INSERT, (received_at, *columns)).all()
 
 
-def _pg_values(a: Accepted) -> tuple:
+def _event_values(a: Accepted, occurred_at) -> tuple:
+    """The 14 event columns of ``_COLUMNS`` (all but ``received_at``), ``occurred_at`` as given."""
     e = a.event
     payload = e.payload
     return (
-        e.event_id, e.port, e.gate_id, e.boot_id, e.seq, e.occurred_at, e.clock_trusted, e.mono_ns,
+        e.event_id, e.port, e.gate_id, e.boot_id, e.seq, occurred_at, e.clock_trusted, e.mono_ns,
         type(payload).__struct_config__.tag, getattr(payload, "registration", None),
         getattr(payload, "decision", None), _json.encode(payload).decode(), e.mac, a.raw,
     )
-
-
-def _identity(value):
-    return value
 
 
 def _sqlite_datetime(value: dt.datetime) -> str:
@@ -217,26 +195,6 @@ def _sqlite_datetime(value: dt.datetime) -> str:
     return value.isoformat(" ", "microseconds")[:26]
 
 
-_dialects: dict[str, _Dialect] = {}
-
-
-def _dialect(conn: Connection) -> _Dialect:
-    d = _dialects.get(conn.dialect.name)
-    if d is None:
-        d = _dialects[conn.dialect.name] = _Dialect(conn.dialect)
-    return d
-
-
-def _values(a: Accepted, d: _Dialect, received_at) -> tuple:
-    e = a.event
-    payload = e.payload
-    return (
-        e.event_id, e.port, e.gate_id, e.boot_id, e.seq, d.datetime(e.occurred_at), e.clock_trusted,
-        e.mono_ns, type(payload).__struct_config__.tag, getattr(payload, "registration", None),
-        getattr(payload, "decision", None), d.json(_json.encode(payload).decode()), e.mac, a.raw, received_at,
-    )
-
-
 def write_batch(
     conn: Connection, accepted: list[Accepted], rejected: list[DeadLetter], received_at: dt.datetime
 ) -> list[tuple[int, Event]]:
@@ -244,25 +202,26 @@ def write_batch(
     in ledger id order.
 
     Duplicates inside the batch (first copy wins) and against the ledger are skipped: one
-    multi-row ``INSERT ... ON CONFLICT (event_id) DO NOTHING RETURNING id, event_id`` per 1000
-    events (SQLite >= 3.35 and PostgreSQL), so a redelivered, replayed or concurrently inserted
-    event is a no-op and only the rows really inserted come back.
+    ``INSERT ... ON CONFLICT (event_id) DO NOTHING`` per 1000 events (SQLite >= 3.35: a multi-row
+    ``VALUES``; PostgreSQL: column arrays with ``RETURNING id, event_id``), so a redelivered,
+    replayed or concurrently inserted event is a no-op and only the rows really inserted come back.
     """
     inserted: list[tuple[int, Event]] = []
     unique: dict[str, Accepted] = {}
     for a in accepted:
         unique.setdefault(a.event.event_id, a)
     if unique:
-        d = _dialect(conn)
-        at = d.datetime(received_at)
+        pg = conn.dialect.name == "postgresql"
+        at = _sqlite_datetime(received_at)
         fresh = list(unique.values())
         for i in range(0, len(fresh), _ROWS_PER_STATEMENT):
             chunk = fresh[i : i + _ROWS_PER_STATEMENT]
-            if d.pg:
+            if pg:
                 rows = _pg_insert(conn, chunk, received_at)
             else:
-                params = tuple(itertools.chain.from_iterable(_values(a, d, at) for a in chunk))
-                rows = _sqlite_ids(conn, conn.exec_driver_sql(d.sql(len(chunk)), params), chunk, received_at)
+                params = tuple(itertools.chain.from_iterable(
+                    (*_event_values(a, _sqlite_datetime(a.event.occurred_at)), at) for a in chunk))
+                rows = _sqlite_ids(conn, conn.exec_driver_sql(_sqlite_sql(len(chunk)), params), chunk, received_at)
             inserted += [(row_id, unique[event_id].event) for row_id, event_id in rows]
     if rejected:
         conn.execute(

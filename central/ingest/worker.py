@@ -100,7 +100,7 @@ class IngestWorker:
         self.open_gaps = 0
         self._requests_topic = topics.office_requests(self.port)
         self.t_events = topics.shared_gate_events(self.port, self.settings.share_group)
-        self.t_requests = f"$share/{self.settings.share_group}/{topics.office_requests(self.port)}"
+        self.t_requests = f"$share/{self.settings.share_group}/{self._requests_topic}"
 
     def start(self) -> IngestWorker:
         self.link.start()
