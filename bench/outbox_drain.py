@@ -3,6 +3,8 @@ payloads at QoS 1 with the same in-flight window, against the same private mosqu
 
 Baseline and drain take turns for ``--rounds`` rounds (3), each drain on a freshly filled journal,
 and the medians are compared; both are timed to the last PUBACK, and the outbox must then be empty.
+A QoS 1 subscriber in its own process (``portgate.testkit.sink``) stands for the office: without a
+subscriber the broker answers "No matching subscribers" and the gate keeps its rows.
 
     .venv/bin/python bench/outbox_drain.py [--smoke] [--events N] [--window W] [--rounds R]
 """
@@ -25,6 +27,7 @@ from edge.journal import Journal  # noqa: E402
 from edge.rules.model import Now  # noqa: E402
 from edge.sync import Sync, SyncSettings  # noqa: E402
 from portgate.testkit.mosquitto import Mosquitto  # noqa: E402
+from portgate.testkit.sink import Sink  # noqa: E402
 from wire.connection import MqttConfig, make_client  # noqa: E402
 from wire.events import TapPayload, encode  # noqa: E402
 
@@ -101,11 +104,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         broker = Mosquitto(Path(tmp) / "broker").start()
         try:
-            for r in range(rounds):  # baseline and drain take turns; medians are compared
-                journal = fill(Path(tmp) / f"j{r}.db", n)
-                payloads = [encode(e) for e in journal.events_between(1, n)]
-                bases.append(bare(broker, payloads, args.window))
-                ours_runs.append(drain(broker, journal, n, args.window))
+            with Sink(broker.host, broker.port, "portgate/v1/bench/gate/+/events"):
+                for r in range(rounds):  # baseline and drain take turns; medians are compared
+                    journal = fill(Path(tmp) / f"j{r}.db", n)
+                    payloads = [encode(e) for e in journal.events_between(1, n)]
+                    bases.append(bare(broker, payloads, args.window))
+                    ours_runs.append(drain(broker, journal, n, args.window))
         finally:
             broker.kill()
     base, ours = statistics.median(bases), statistics.median(ours_runs)

@@ -7,6 +7,12 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   leaves the outbox (``mark_sent``) only when the PUBACK for *its own* message id arrives. A PUBACK
   with a failure reason code (e.g. 0x87 not authorised by the broker ACL) leaves the row unsent and
   pauses publishing for ``reject_backoff_s``.
+- A PUBACK "No matching subscribers" (0x10) means the broker delivered the event to nobody: the
+  office's subscription is missing, e.g. mosquitto 2.0 does not restore a ``$share`` subscription
+  from its persistence file, so after a broker restart the office's session is back without it until
+  the office reconnects and subscribes again. Such a row also stays unsent; publishing pauses for
+  ``unrouted_backoff_s``, doubling while rows keep coming back unrouted up to
+  ``unrouted_backoff_max_s``, back to the minimum on the first routed PUBACK.
 - paho calls ``on_publish`` on its network thread, possibly before ``publish()`` has returned the
   message id to us. So callbacks never touch the journal or the mid map: they append
   ``(mid, reason)`` to a deque and wake the pump (no other per-message work on paho's thread). One
@@ -60,6 +66,9 @@ from portgate.metrics import OUTBOX_DEPTH  # noqa: E402  (shared with the gate s
 PUBLISHED = Counter("portgate_uplink_published_total", "Events published (incl. resends)", ["gate_id"])
 ACKED = Counter("portgate_uplink_acked_total", "Events acknowledged by the broker", ["gate_id"])
 REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure reason code", ["gate_id"])
+UNROUTED = Counter("portgate_uplink_unrouted_total",
+                   "PUBACKs 'No matching subscribers': the office was not subscribed, row kept", ["gate_id"])
+NO_MATCHING_SUBSCRIBERS = 0x10  # MQTT v5 PUBACK reason code
 
 
 def _system_now():
@@ -120,6 +129,7 @@ class Sync:
         self._replay: collections.deque[tuple[int, bytes]] = collections.deque()
         self._ahead: collections.deque[tuple[int, bytes]] = collections.deque()
         self._paused_until = 0.0
+        self._unrouted_wait = settings.unrouted_backoff_s  # next pause after an unrouted PUBACK
         self._alerted = False
         self._next_check = 0.0
         self._bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
@@ -201,6 +211,7 @@ class Sync:
                     self._fill_window()
                 self._check_depth()
             except Exception:  # noqa: BLE001 - the pump must survive anything and keep the outbox
+                self.stats["pump_errors"] += 1
                 log.exception("sync.pump_error", gate_id=self.gate_id)
                 time.sleep(self.settings.poll_s)
         self._drain_acks()
@@ -217,7 +228,9 @@ class Sync:
                 continue  # status/request messages, not outbox rows
             self._inflight_seqs.discard(seq)
             moved = True
-            if reason.is_failure:
+            if reason.value == NO_MATCHING_SUBSCRIBERS:
+                self._unrouted(seq)
+            elif reason.is_failure:
                 REJECTED.labels(self.gate_id).inc()
                 self.stats["rejected"] += 1
                 self._paused_until = time.monotonic() + self.settings.reject_backoff_s
@@ -230,10 +243,27 @@ class Sync:
         if moved:
             self._oldest_unacked = time.monotonic()  # the window moves
         if done:
+            self._unrouted_wait = self.settings.unrouted_backoff_s
             self._unmarked.update(done)
             self._acked.inc(len(done))
             self.stats["acked"] += len(done)
         self._flush_marks(force=not self._inflight)  # the link went idle: mark now
+
+    def _unrouted(self, seq: int) -> None:
+        """The broker routed row ``seq`` to no subscriber (PUBACK 0x10): the row stays unsent and
+        publishing pauses; each new pause (an attempt after the last one ended) is twice as long,
+        up to ``unrouted_backoff_max_s``. The rows are re-read from the journal afterwards, so the
+        unrouted ones go out again first (per-gate order)."""
+        UNROUTED.labels(self.gate_id).inc()
+        self.stats["unrouted"] += 1
+        self._ahead.clear()
+        now = time.monotonic()
+        if now < self._paused_until:
+            return  # the rest of a window sent before the pause began
+        self._paused_until = now + self._unrouted_wait
+        log.warning("uplink.unrouted", gate_id=self.gate_id, seq=seq, retry_in_s=self._unrouted_wait,
+                    hint="no subscriber for the gate's events: is the office ingest connected?")
+        self._unrouted_wait = min(self._unrouted_wait * 2, self.settings.unrouted_backoff_max_s)
 
     def _flush_marks(self, force: bool = False) -> None:
         """``mark_sent`` the acknowledged rows in one journal transaction (one ``UPDATE`` per
@@ -272,7 +302,7 @@ class Sync:
         self._ahead.clear()
         self._oldest_unacked = None
         self.stats["ack_timeouts"] += 1
-        log.warning("uplink.ack_timeout", gate_id=self.gate_id, republished=len(pending),
+        log.warning("uplink.ack_timeout", gate_id=self.gate_id, republished=pending,
                     after_s=self.settings.ack_timeout_s)
 
     def _fill_window(self) -> None:

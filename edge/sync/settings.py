@@ -21,3 +21,5 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mark_every_s: float = 0.1
     read_ahead: int = 1000  # outbox rows read per journal query (kept in memory until published)
     ack_timeout_s: float = 15.0  # connected, yet no PUBACK for this long: publish those rows again
+    unrouted_backoff_s: float = 1.0  # PUBACK "no matching subscribers": first pause before retrying
+    unrouted_backoff_max_s: float = 30.0  # ... doubling up to this while rows keep coming back unrouted

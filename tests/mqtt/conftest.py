@@ -102,6 +102,23 @@ class Office:
         with self.engine.connect() as c:
             return c.execute(q).all()
 
+    def wait_all_of(self, gate, last: int, timeout: float = 30.0) -> None:
+        """Wait until the ledger holds ``last`` events of ``gate``; on timeout fail with what is
+        missing and the gate's uplink state (a bare count says nothing about why)."""
+        try:
+            wait_until(lambda: len(self.events(gate.gate_id)) == last, timeout=timeout, what=f"all of {gate.gate_id}")
+        except AssertionError:
+            have = [r.seq for r in self.events(gate.gate_id)]
+            missing = sorted(set(range(1, last + 1)) - set(have))
+            sync = gate.sync
+            raise AssertionError(
+                f"{gate.gate_id}: {len(have)} of {last} events in the ledger after {timeout} s; missing "
+                f"{missing[:20]}{'...' if len(missing) > 20 else ''} ({len(missing)}), duplicates "
+                f"{len(have) - len(set(have))}; gate outbox depth {gate.journal.outbox_depth()}, connected "
+                f"{sync.connected.is_set() if sync else None}, in flight {sync.inflight if sync else None}, "
+                f"uplink stats {dict(sync.stats) if sync else None}; dead letters {self.dead()}"
+            ) from None
+
     def contiguous(self, gate_id):
         """The gate's gapless prefix as the office knows it (gate_progress.contiguous_seq)."""
         from central.ledger.schema import gate_progress

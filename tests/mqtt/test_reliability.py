@@ -47,8 +47,7 @@ def test_broker_down_during_taps_then_restarted_everything_arrives_in_order(brok
         t.join()
     for g in gates:
         last = g.journal.last_seq()
-        wait_until(lambda g=g, last=last: len(office.events(g.gate_id)) == last, timeout=90,
-                   what=f"all of {g.gate_id}")  # a lost PUBACK is republished after ack_timeout_s
+        office.wait_all_of(g, last, timeout=90)  # a lost PUBACK is republished after ack_timeout_s
         seqs = [r.seq for r in office.events(g.gate_id)]  # in ledger insertion order
         assert sorted(seqs) == list(range(1, last + 1)), "every event once, no gap"
         # Per-gate order is the gate's sequence: QoS 1 redelivery after a broker restart may let
@@ -56,6 +55,48 @@ def test_broker_down_during_taps_then_restarted_everything_arrives_in_order(brok
         # knows the gapless prefix (gate_progress.contiguous_seq), which is what shifts are built on.
         wait_until(lambda g=g, last=last: office.contiguous(g.gate_id) == last, what="contiguous")
         wait_until(lambda g=g: g.journal.outbox_depth() == 0, what="outbox empty")
+
+
+def test_events_nobody_subscribed_to_stay_in_the_outbox_until_the_office_subscribes(broker, office, make_gate):
+    """The broker answers PUBACK "No matching subscribers" while no office is subscribed: the gate
+    keeps those rows unsent and tries again (doubling pauses), so they reach the office when it
+    comes; a gate that marked them sent would have lost them for good."""
+    gate = make_gate("g1")
+    sync = gate.start(broker, window=5, unrouted_backoff_s=0.2, unrouted_backoff_max_s=0.4)
+    gate.journal.append_many([tap(i) for i in range(1, 13)], now=now())
+    sync.notify()
+    wait_until(lambda: sync.stats["unrouted"] + sync.stats["acked"] >= 12, what="PUBACKs for every row")
+    assert gate.journal.outbox_depth() == 12 and sync.stats["acked"] == 0, "nobody has them yet"
+    office.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 12, what="every event once the office subscribed")
+    assert sorted(r.seq for r in office.events("g1")) == list(range(1, 13))
+    wait_until(lambda: gate.journal.outbox_depth() == 0, what="outbox empty")
+    assert sync.stats["pump_errors"] == 0
+
+
+@pytest.mark.slow
+def test_a_gate_back_before_the_office_after_a_broker_restart_loses_nothing(broker, office, make_gate):
+    """mosquitto 2.0 restores the office's session from its persistence file but not its
+    ``$share`` subscription: until the office reconnects and subscribes again, the broker routes a
+    gate's events to nobody. A gate that reconnects first keeps them in its outbox (the tail of a
+    stream: no later event would ever reveal the gap to the office)."""
+    office.start(broker)
+    gate = make_gate("g1")
+    sync = gate.start(broker, unrouted_backoff_s=0.2, unrouted_backoff_max_s=0.5)
+    gate.journal.append_many([tap(i) for i in range(1, 6)], now=now())
+    sync.notify()
+    wait_until(lambda: len(office.events("g1")) == 5, what="1..5 before the restart")
+    office.stop_all()  # a clean stop: the session stays on the broker
+    broker.stop()
+    broker.start()
+    wait_until(lambda: sync.connected.is_set(), what="the gate reconnected")
+    gate.journal.append_many([tap(i) for i in range(6, 11)], now=now())
+    sync.notify()
+    wait_until(lambda: sync.stats["unrouted"] + sync.stats["acked"] >= 10, what="PUBACKs for 6..10")
+    office.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 10, what="6..10 after the office subscribed again")
+    assert sorted(r.seq for r in office.events("g1")) == list(range(1, 11))
+    wait_until(lambda: gate.journal.outbox_depth() == 0, what="outbox empty")
 
 
 def _central_toml(tmp_path, office, broker, **ingest) -> str:
@@ -201,4 +242,5 @@ def test_a_puback_that_never_comes_does_not_stall_the_outbox(broker, office, mak
     wait_until(lambda: len(office.events("g1")) == 40, what="all events in the ledger")
     wait_until(lambda: gate.journal.outbox_depth() == 0, what="outbox empty")
     assert len(dropped) == 5 and sync.stats["ack_timeouts"] >= 1
+    assert sync.stats["pump_errors"] == 0
     sync.client.on_publish = real
