@@ -69,17 +69,35 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
 @click.option("--cards", type=click.Path(exists=True, dir_okay=False))
 @click.option("--escala", type=click.Path(exists=True, dir_okay=False))
 @click.option("--version", "version", type=int, default=None, help="Snapshot version (default: file mtime ms).")
-def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, version) -> None:
-    """Publish retained roster/cards/escala snapshots built from CSV files."""
+@click.option("--no-ledger", is_flag=True,
+              help="Publish the blocklist from --cards alone, without the cards confiscated at the gates "
+                   "(only for a port whose ledger has no confiscations).")
+def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, version, no_ledger) -> None:
+    """Publish retained roster/cards/escala snapshots built from CSV files.
+
+    The blocklist (--cards) also holds the cards confiscated at the gates, read from the ledger
+    named by --config: a gate replaces its copy of the office's blocklist with each snapshot."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from central.config import CentralConfig
     from central.publish import publish_files
     from wire import connection
 
+    cfg = None
     if config_path:
         cfg = load_toml(config_path, CentralConfig)
         mqtt_cfg, port_name = cfg.mqtt, port_name or cfg.port
     else:
         mqtt_cfg = connection.MqttConfig()
+    ledger = None
+    if cards and not no_ledger:
+        if cfg is None:
+            raise click.UsageError(
+                "--cards needs --config: the blocklist also holds the cards confiscated at the gates, "
+                "from the ledger's database (or give --no-ledger if the ledger has no confiscations)")
+        from central.db import make_engine
+
+        ledger = make_engine(cfg.database_url)
     if host or mqtt_port:
         import msgspec
 
@@ -92,10 +110,16 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     client.connect(mqtt_cfg.host, mqtt_cfg.port, clean_start=False, properties=props)
     client.loop_start()
     try:
-        done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version)
+        done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
+                             ledger=ledger)
+    except SQLAlchemyError as exc:
+        raise click.ClickException(f"ledger database {cfg.database_url}: {exc.__class__.__name__}: "
+                                   f"{str(exc).splitlines()[0]}") from exc
     finally:
         client.disconnect()
         client.loop_stop()
+        if ledger is not None:
+            ledger.dispose()
     for kind, v in done.items():
         click.echo(f"{kind}: version {v}")
     if not done:

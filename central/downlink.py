@@ -10,7 +10,9 @@ What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, Q
 - ``cards`` (the blocklist): every registry card whose status is not ``active``, plus the ledger's
   confiscations the registry does not account for (card unknown to it, or no case opened for the
   event; as in ``central.ingest.blocklist``); deltas carry the cards that became not active and new
-  such ledger confiscations.
+  such ledger confiscations (``blocked``), and the cards that became active again (``unblocked``:
+  returned to their holder; unless a ledger confiscation the registry does not account for still
+  blocks the card, as in the snapshot).
 - ``escala``: the active entries of today and tomorrow (port time zone ``tz``); deltas carry the
   upserts and removals of those dates (a late substitution is one removal plus one upsert).
 
@@ -315,13 +317,21 @@ class DownlinkPublisher:
             cards_upsert=[_record(c.body, Card) for c in changes if c.kind == "cards"])
 
     def _cards_delta(self, session, old: Mark, new: Mark, at):
-        blocked = [dl.BlockedCard(uid=c.key, reason=c.body.get("status", "blocked"), at=c.created_at)
-                   for c in self._changes(session, "cards", old, new)
-                   if c.op == "upsert" and c.body and c.body.get("status") != "active"]
+        status: dict[str, dl.BlockedCard | None] = {}  # newest change per card: blocked, or None = active
+        for c in self._changes(session, "cards", old, new):
+            if c.op == "upsert" and c.body:
+                active = c.body.get("status") == "active"
+                status[c.key] = None if active else dl.BlockedCard(
+                    uid=c.key, reason=c.body.get("status", "blocked"), at=c.created_at)
+        blocked = [b for b in status.values() if b is not None]
         if new.ledger_id > old.ledger_id:
             blocked += _ledger_blocks(session, old.ledger_id, new.ledger_id)
+        unblocked = [uid for uid, b in status.items() if b is None]
+        if unblocked:  # a ledger block the registry does not account for still stands (as in the snapshot)
+            still = {b.uid for b in _ledger_blocks(session, 0, new.ledger_id)}
+            unblocked = [uid for uid in unblocked if uid not in still]
         return dl.CardsDelta(from_version=old.version, to_version=new.version, at=at,
-                             blocked=blocked)
+                             blocked=blocked, unblocked=unblocked)
 
     def _escala_delta(self, session, old: Mark, new: Mark, at):
         if old.day != new.day:

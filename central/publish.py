@@ -77,13 +77,24 @@ def publish_snapshot(client: mqtt.Client, port: str, kind: str, message, *, time
 
 
 def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, escala=None,
-                  version: int | None = None, at: dt.datetime | None = None) -> dict[str, int]:
-    """Publish every snapshot the given files allow; return kind -> version published."""
+                  version: int | None = None, at: dt.datetime | None = None, ledger=None) -> dict[str, int]:
+    """Publish every snapshot the given files allow; return kind -> version published.
+
+    ``ledger``: the office database's SQLAlchemy engine. The blocklist snapshot then also holds
+    the cards confiscated at the gates (``central.ingest.blocklist.snapshot``, the same list and
+    version the ingest publishes). A gate replaces its copy of the office's blocklist with each
+    snapshot, so without it those cards would be admitted again. Raises ``BadInput`` (bad CSV rows)
+    and ``SQLAlchemyError`` (database)."""
     at = at or dt.datetime.now(dt.UTC)
     done: dict[str, int] = {}
     source = CsvSnapshots(workers, cards, escala)
     for kind in ("roster", "cards", "escala"):
         msg = source.snapshot(kind, at)
+        if msg is not None and kind == "cards" and ledger is not None:
+            from central.ingest import blocklist
+
+            with ledger.connect() as conn:
+                msg = blocklist.snapshot(conn, at, msg)
         if msg is not None:
             if version is not None:
                 import msgspec

@@ -179,7 +179,8 @@ class Store:
             self._versions = {n: (0, None) for n in COPIES}
             for r in c.execute(select(t.versions)):
                 self._versions[r.name] = (r.version, _dt(r.updated_at))
-            self._blocked = {r.uid: r.reason for r in c.execute(select(t.blocklist))}
+            self._blocked = {r.uid: r.reason for r in c.execute(select(t.blocklist))}  # confiscated here
+            self._office_blocked = {r.uid: r.reason for r in c.execute(select(t.office_blocks))}
             self._flags: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
             for r in c.execute(select(t.pending_flags)):
                 self._flags[r.uid][r.flag] = _dt(r.at)
@@ -209,17 +210,23 @@ class Store:
     # -- GateView ----------------------------------------------------------------------------------
 
     def card(self, uid: str) -> Card | None:
-        """The card with this canonical UID, or None (G1). A card on the local blocklist is
-        returned with status ``confiscated`` whatever the roster copy says (G2, G10)."""
+        """The card with this canonical UID, or None (G1). A card confiscated here or on the
+        office's blocklist is returned with status ``confiscated`` whatever the roster copy says
+        (G2, G10)."""
         with self._lock:
             row = self._raw.execute(
                 "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (uid,)
             ).fetchone()
-            blocked = uid in self._blocked
+            blocked = uid in self._blocked or uid in self._office_blocked
         if row is None:
             return None
         status = CardStatus.CONFISCATED if blocked else CardStatus(row[3])
         return Card(uid=row[0], kind=CardKind(row[1]), registration=row[2], status=status)
+
+    def block_reason(self, uid: str) -> str | None:
+        """Why the card with this canonical UID is blocked here (confiscated at this gate, or on
+        the office's blocklist), or None; also for a card the roster copy does not know."""
+        return self._blocked.get(uid) or self._office_blocked.get(uid)
 
     def worker(self, registration: str) -> Worker | None:
         with self._lock:
@@ -346,13 +353,57 @@ class Store:
         return True
 
     def block_card(self, uid: str, reason: str, at: dt.datetime) -> None:
-        """Block a card at once (confiscated here or blocked by the office; G10). The block stays
-        until a roster copy itself shows the card as not active."""
+        """Block a card confiscated at this gate at once (G10, 83.611 art. 20 §1; the gate loop
+        does the same through ``apply_event``). The block stays until the office shows it knows of
+        the confiscation: a roster copy shows the card as not active, or an office blocklist
+        snapshot lists the card (from then on the office's blocklist governs, so a card the office
+        returns is admitted again). ``at``: aware UTC. Raises ``StoreError``."""
         self._write(lambda c: c.execute(
             insert(t.blocklist).prefix_with("OR REPLACE"), {"uid": uid, "reason": reason, "at": _iso(at)}
         ))
         self._blocked[uid] = reason
         log.warning("card_blocked", uid=uid, reason=reason)
+
+    def replace_office_blocks(self, blocked: Iterable) -> None:
+        """Replace the office's blocklist copy with a snapshot (downlink ``cards``, G2/G10):
+        ``blocked`` holds ``wire.downlink.BlockedCard`` (uid, reason, aware UTC ``at``). A card the
+        office no longer lists (returned, found) is admitted again, unless it was confiscated here
+        and the office does not know yet; a card confiscated here that the office now lists is its
+        block from now on. One transaction; raises ``StoreError`` (the old copy stays)."""
+        rows = {b.uid: {"uid": b.uid, "reason": b.reason, "at": _iso(b.at)} for b in blocked}
+        with self._lock:  # (re-entrant) no confiscation here may slip between the read and the write
+            known_here = [uid for uid in self._blocked if uid in rows]
+            self._write(lambda c: (
+                c.execute(delete(t.office_blocks)),
+                rows and c.execute(insert(t.office_blocks), list(rows.values())),
+                known_here and c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(known_here))),
+            ))
+            released = [uid for uid in self._office_blocked if uid not in rows]
+            self._office_blocked = {uid: r["reason"] for uid, r in rows.items()}
+            for uid in known_here:
+                self._blocked.pop(uid, None)
+        log.info("blocklist_replaced", blocked=len(rows), released=len(released), taken_over=len(known_here))
+
+    def add_office_blocks(self, blocked: Iterable, unblocked: Iterable[str] = ()) -> None:
+        """Apply a blocklist delta to the office's copy: add ``blocked`` (``BlockedCard`` as above)
+        and lift the office's blocks of the ``unblocked`` UIDs (cards returned or found; a card
+        confiscated here stays blocked until the office shows it knows, see ``block_card``). One
+        transaction; raises ``StoreError`` (nothing changed)."""
+        rows = {b.uid: {"uid": b.uid, "reason": b.reason, "at": _iso(b.at)} for b in blocked}
+        lifted = [uid for uid in unblocked if uid not in rows]
+        if not rows and not lifted:
+            return
+        with self._lock:
+            self._write(lambda c: (
+                lifted and c.execute(delete(t.office_blocks).where(t.office_blocks.c.uid.in_(lifted))),
+                rows and c.execute(insert(t.office_blocks).prefix_with("OR REPLACE"), list(rows.values())),
+            ))
+            for uid in lifted:
+                if self._office_blocked.pop(uid, None) is not None:
+                    log.info("card_unblocked", uid=uid, by="office")
+            for r in rows.values():
+                self._office_blocked[r["uid"]] = r["reason"]
+                log.warning("card_blocked", uid=r["uid"], reason=r["reason"], by="office")
 
     def set_presence(
         self, registration: str, shift: OpenShift | None, version: int, at: dt.datetime | None = None
@@ -477,7 +528,7 @@ class Store:
         self._versions[name] = (version, at)
 
     def _settle_blocklist(self, c, cards: Sequence[Card]) -> None:
-        # Once the office's roster itself shows a blocked card as not active, the roster governs.
+        # Once the office's roster itself shows a card confiscated here as not active, the roster governs.
         done = [x.uid for x in cards if x.uid in self._blocked and x.status is not CardStatus.ACTIVE]
         if done:
             c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(done)))

@@ -30,10 +30,21 @@ cards = Table(
 )
 Index("ix_cards_registration", cards.c.registration)
 
-# Cards blocked at this gate (confiscated here, or blocked by the office): effective at once and
-# kept across roster snapshots until the office's roster itself says the card is not active.
+# Cards confiscated at this gate (G10): effective at once, and kept until the office shows it knows
+# of the confiscation: its roster says the card is not active, or its blocklist lists the card.
+# (Named "blocklist" since the first store files; office blocks are in ``office_blocks``.)
 blocklist = Table(
     "blocklist",
+    metadata,
+    Column("uid", String, primary_key=True),
+    Column("reason", String, nullable=False),
+    Column("at", String, nullable=False),  # ISO UTC
+)
+
+# The office's blocklist copy (downlink ``cards``): a snapshot replaces it, a delta adds to it; so a
+# card the office no longer lists (returned, found) is no longer blocked here.
+office_blocks = Table(
+    "office_blocks",
     metadata,
     Column("uid", String, primary_key=True),
     Column("reason", String, nullable=False),

@@ -9,6 +9,8 @@ Kinds (topic ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``):
 
 - ``roster``: workers and their cards (``portgate.records.Worker`` / ``Card`` rows, CSV columns).
 - ``cards``: the blocklist: cards that must be refused at once (confiscated, lost) with the reason.
+  A snapshot is the whole list (a card not in it is not blocked by the office); a delta adds
+  ``blocked`` cards and lifts the blocks of ``unblocked`` ones (returned to their holder, found).
 - ``escala``: the dispatch roster (``EscalaEntry`` rows) for the dates it covers.
 - ``presence``: open shifts relayed from the other gates (an admit opens one, an exit closes it).
   Presence deltas are not a chain: each carries a monotonic ``version`` (the ledger row id of the
@@ -70,12 +72,14 @@ class CardsSnapshot(msgspec.Struct, **_S):
 
 
 class CardsDelta(msgspec.Struct, **_S):
-    """Cards blocked between ``from_version`` and ``to_version``."""
+    """Cards blocked, and cards no longer blocked (``unblocked``: canonical UIDs of cards returned
+    to their holder or found), between ``from_version`` and ``to_version``."""
 
     from_version: int
     to_version: int
     at: dt.datetime
     blocked: list[BlockedCard]
+    unblocked: list[str] = []
     schema: int = SCHEMA_VERSION
 
 

@@ -35,7 +35,8 @@ class Store(Protocol):
     def apply_roster_delta(self, from_version, to_version, workers_upsert, cards_upsert, at) -> bool: ...
     def replace_escala(self, version, entries, at) -> None: ...
     def apply_escala_delta(self, from_version, to_version, upsert, remove, at) -> bool: ...
-    def block_card(self, uid, reason, at) -> None: ...
+    def replace_office_blocks(self, blocked) -> None: ...
+    def add_office_blocks(self, blocked, unblocked=()) -> None: ...
     def set_presence(self, registration, shift, version) -> None: ...
     def versions(self) -> dict: ...
 
@@ -105,8 +106,7 @@ class Downlink:
         elif isinstance(msg, EscalaSnapshot):
             self.store.replace_escala(msg.version, msg.entries, msg.at)
         elif isinstance(msg, CardsSnapshot):
-            for blocked in msg.blocked:
-                self.store.block_card(blocked.uid, blocked.reason, blocked.at)
+            self.store.replace_office_blocks(msg.blocked)  # a card no longer listed is admitted again
         elif isinstance(msg, PresenceSnapshot):
             listed = {row.registration for row in msg.open}
             for registration in list(self._presence):
@@ -132,8 +132,7 @@ class Downlink:
                 self.store.apply_escala_delta(msg.from_version, msg.to_version, msg.upsert, msg.remove, msg.at)
             )
         if isinstance(msg, CardsDelta):
-            for blocked in msg.blocked:
-                self.store.block_card(blocked.uid, blocked.reason, blocked.at)
+            self.store.add_office_blocks(msg.blocked, unblocked=msg.unblocked)
             return True
         raise TypeError(f"not a delta: {type(msg).__name__}")
 

@@ -89,3 +89,35 @@ def test_the_escala_version_grows_with_the_day_and_republishes_the_snapshot(reg)
     assert snap.version == nxt[1] and [e.date for e in snap.entries] == [today() + dt.timedelta(days=1)]
     assert pub.snapshot("presence", noon) is None
     assert msgspec.json.decode(msgspec.json.encode(snap))["version"] == nxt[1]
+
+
+def test_a_card_found_again_is_unblocked_unless_a_confiscation_without_a_case_still_blocks_it(reg):
+    """Cards delta ``unblocked``: a card back to ``active`` is lifted at the gates, except one the
+    ledger still blocks (a confiscation the registry opened no case for), as the snapshot says."""
+    from central.ledger.schema import events
+    from wire import downlink as dl
+
+    reg.add_workers(2)
+    pub = publisher(reg)
+    sent: list[tuple[str, bytes]] = []
+    real = pub.client.publish
+    pub.client.publish = lambda topic, payload, **kw: (sent.append((topic, payload)), real(topic, payload, **kw))[1]
+    pub.poll_once()
+    at = utcnow()
+    with Session(reg.engine) as s, s.begin():
+        for uid in ("AA000001", "AA000002"):
+            store.transition_card(s, uid, "lost", actor=ACTOR, now=at)
+        s.execute(insert(events).values(  # confiscated at a gate; no case (the registry refused it)
+            event_id="00000000-0000-4000-8000-000000000001", port="santos", gate_id="g1", boot_id="b",
+            seq=1, occurred_at=at, clock_trusted=True, mono_ns=1, type="confiscation", registration=None,
+            decision=None, payload={"uid": "AA000002"}, mac="m", raw=b"{}", received_at=at))
+    pub.poll_once()
+    with Session(reg.engine) as s, s.begin():
+        for uid in ("AA000001", "AA000002"):
+            store.transition_card(s, uid, "returned", actor=ACTOR, now=utcnow())  # found again
+    sent.clear()
+    pub.poll_once()
+    (delta,) = [dl.decode_downlink(p, "cards", "delta", where=t) for t, p in sent if t.endswith("cards/delta")]
+    assert delta.unblocked == ["AA000001"] and delta.blocked == []
+    snapshot = pub.snapshot("cards", utcnow())
+    assert [b.uid for b in snapshot.blocked] == ["AA000002"]  # the delta and the snapshot agree

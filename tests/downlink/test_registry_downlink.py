@@ -127,6 +127,37 @@ def test_a_confiscation_opens_a_case_and_blocks_the_card_at_another_gate(broker,
     assert present(g2.store, uid, dt.datetime.now(dt.UTC)).outcome is Outcome.DENY
 
 
+def test_a_returned_card_is_admitted_again_at_every_gate(broker, office, make_gate):
+    """A card confiscated at g1 and returned by the office (the DTM decided) is active again at both
+    gates within seconds: the office's blocklist no longer lists it, and the block g1 made itself
+    was taken over by the office's copy once the office listed the card. (It used to stay blocked
+    at the gates until their store was reset: a wrong "no" at every gangway.)"""
+    regs = office.add_workers(2)
+    office.start(broker)
+    g1, g2 = make_gate("g1"), make_gate("g2")
+    g1.start(broker, store=g1.store)
+    g2.start(broker, store=g2.store)
+    uid = control_uid(regs[0])
+    wait_until(lambda: g1.store.card(uid) is not None and g2.store.card(uid) is not None, what="roster at the gates")
+    g1.store.block_card(uid, "confiscated: BORROWED_CARD", dt.datetime.now(dt.UTC))  # as g1's loop does
+    confiscate(g1, uid, regs[0])
+    wait_until(lambda: g2.store.card(uid).status is CardStatus.CONFISCATED, what="card blocked at g2")
+
+    def registry_status():
+        with Session(office.engine) as s:
+            return store.get_card(s, uid).status
+
+    wait_until(lambda: registry_status() is CardStatus.CONFISCATED, what="case opened")
+    time.sleep(1.0)  # let every downlink of the confiscation reach the gates first
+    with Session(office.engine) as s, s.begin():
+        confiscation.return_card(s, uid, decision="devolvido pela DTM", actor=ACTOR)
+    for gate in (g1, g2):
+        wait_until(lambda gate=gate: gate.store.card(uid).status is CardStatus.ACTIVE, timeout=20,
+                   what=f"card active again at {gate.gate_id}")
+        assert gate.store.block_reason(uid) is None
+        assert "G2" not in present(gate.store, uid, dt.datetime.now(dt.UTC)).rules_failed
+
+
 def test_an_unknown_card_confiscated_is_blocked_through_the_ledger(broker, office, make_gate):
     office.add_workers(1)
     office.start(broker)
@@ -135,7 +166,7 @@ def test_an_unknown_card_confiscated_is_blocked_through_the_ledger(broker, offic
     g2.start(broker, store=g2.store)
     wait_until(lambda: g2.store.versions()["roster"][0] > 0, what="roster at g2")
     confiscate(g1, "CC000009", "X999")
-    wait_until(lambda: "CC000009" in g2.store._blocked, what="unknown card blocked at g2")
+    wait_until(lambda: g2.store.block_reason("CC000009") is not None, what="unknown card blocked at g2")
     with Session(office.engine) as s:
         (case,) = confiscation.list_cases(s)
         assert case["card_uid"] == "CC000009"

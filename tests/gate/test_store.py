@@ -76,6 +76,63 @@ def test_blocked_card_reads_as_confiscated_at_once_and_survives_a_stale_snapshot
     assert store.card("0A04A10001").status is CardStatus.ACTIVE
 
 
+def _blocked(uid, reason="confiscated"):
+    from wire.downlink import BlockedCard
+
+    return BlockedCard(uid=uid, reason=reason, at=T0)
+
+
+def test_the_office_blocklist_snapshot_replaces_its_copy_and_a_returned_card_is_admitted(store, tmp_path):
+    a, b = "0A04A10001", "0A04A10002"
+    store.add_office_blocks([_blocked(a), _blocked(b, "lost")])
+    assert store.card(a).status is CardStatus.CONFISCATED and store.block_reason(b) == "lost"
+    store.replace_office_blocks([_blocked(b, "lost")])  # a was returned: the office no longer lists it
+    assert store.card(a).status is CardStatus.ACTIVE and store.block_reason(a) is None
+    store.close()
+    again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)  # the copy survives a restart
+    assert again.card(a).status is CardStatus.ACTIVE and again.card(b).status is CardStatus.CONFISCATED
+    again.close()
+
+
+def test_a_blocklist_delta_adds_and_lifts_the_office_blocks_only(store):
+    a, b, here = "0A04A10001", "0A04A10002", "0A04A10003"
+    store.block_card(here, "confiscated: BORROWED_CARD", T0)  # the office does not know yet
+    store.add_office_blocks([_blocked(a), _blocked(b)])
+    store.add_office_blocks([], unblocked=[a, here, "FFFFFFFF"])  # a returned; unknown UIDs are ignored
+    assert store.card(a).status is CardStatus.ACTIVE
+    assert store.card(b).status is CardStatus.CONFISCATED
+    assert store.card(here).status is CardStatus.CONFISCATED, "a confiscation here waits for the office"
+    store.add_office_blocks([_blocked(a)], unblocked=[a])  # blocked again in the same delta wins
+    assert store.card(a).status is CardStatus.CONFISCATED
+
+
+def test_a_card_confiscated_here_is_kept_until_the_office_lists_it_then_follows_the_office(store, tmp_path):
+    uid = "0A04A10001"
+    store.block_card(uid, "confiscated: ROTATION_JUMP", T0)
+    store.replace_office_blocks([])  # published before the office had the confiscation
+    assert store.card(uid).status is CardStatus.CONFISCATED
+    store.replace_office_blocks([_blocked(uid)])  # the office knows: its blocklist governs from now on
+    store.close()
+    again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    assert again.card(uid).status is CardStatus.CONFISCATED
+    again.replace_office_blocks([])  # returned by the office
+    assert again.card(uid).status is CardStatus.ACTIVE
+    again.close()
+
+
+def test_a_blocklist_write_that_fails_changes_nothing(store, mocker):
+    """A disk error (a fault a real SQLite file does not give on demand) leaves the copy as it was."""
+    from portgate.errors import StoreError
+
+    store.add_office_blocks([_blocked("0A04A10001")])
+    mocker.patch.object(store, "_write", side_effect=StoreError("disk I/O error"))
+    with pytest.raises(StoreError):
+        store.replace_office_blocks([])
+    with pytest.raises(StoreError):
+        store.add_office_blocks([], unblocked=["0A04A10001"])
+    assert store.card("0A04A10001").status is CardStatus.CONFISCATED
+
+
 def test_presence_relayed_by_the_office_is_an_open_shift_elsewhere(store):
     shift = OpenShift("V003", "g-nordic", "9300002", T0)
     store.set_presence("V003", shift, 7)

@@ -1,0 +1,85 @@
+"""``portgate central publish``: retained snapshots from CSV files, and a blocklist that keeps the
+cards confiscated at the gates (real mosquitto, real SQLite ledger, the real command)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from tests.mqtt.conftest import PORT, now, wait_until
+from wire import downlink as dl
+from wire import topics
+from wire.events import ConfiscationPayload
+
+CARDS = "uid,kind,registration,status\nAA000001,control,1001,active\nAA000002,control,1002,lost\n"
+
+
+def portgate(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "portgate.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def retained_blocklist(broker) -> dl.CardsSnapshot:
+    got: list[bytes] = []
+    ready = threading.Event()
+    c = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+    c.on_connect = lambda c, *_a: c.subscribe(topics.downlink(PORT, "cards", "snapshot"), 1)
+
+    def on_message(_c, _u, msg):
+        got.append(msg.payload)
+        ready.set()
+
+    c.on_message = on_message
+    c.connect(broker.host, broker.port)
+    c.loop_start()
+    try:
+        assert ready.wait(10), "no retained blocklist"
+    finally:
+        c.disconnect()
+        c.loop_stop()
+    return dl.decode_downlink(got[-1], "cards", "snapshot", where="test")
+
+
+def test_the_published_blocklist_keeps_the_cards_confiscated_at_the_gates(tmp_path, broker, office, make_gate):
+    office.start(broker)
+    gate = make_gate("g1")
+    gate.start(broker)
+    gate.journal.append(ConfiscationPayload(uid="AA000009", registration="1009", inspector_uid="FF000001",
+                                            inspector_registration="F1", reason_flag="BORROWED_CARD",
+                                            article="83.611 art. 20 j/l"), now=now(), priority=1)
+    gate.sync.notify()
+    wait_until(lambda: len(office.events("g1")) == 1, what="the confiscation in the ledger")
+    office.stop_all()
+    cards = tmp_path / "cards.csv"
+    cards.write_text(CARDS)
+    config = tmp_path / "central.toml"
+    config.write_text(f'database_url = "{office.url}"\nport = "{PORT}"\nkeys_dir = "{office.keys_dir}"\n'
+                      f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n')
+    done = portgate("central", "publish", "--config", str(config), "--cards", str(cards))
+    assert done.returncode == 0, done.stderr
+    snap = retained_blocklist(broker)
+    assert {(b.uid, b.reason) for b in snap.blocked} == {("AA000002", "lost"), ("AA000009", "confiscated")}
+
+
+def test_a_blocklist_without_the_ledger_is_refused_unless_asked_for(tmp_path, broker):
+    cards = tmp_path / "cards.csv"
+    cards.write_text(CARDS)
+    where = ["--host", broker.host, "--mqtt-port", str(broker.port), "--port", PORT, "--cards", str(cards)]
+    refused = portgate("central", "publish", *where)
+    assert refused.returncode == 2 and "--cards needs --config" in refused.stderr
+    done = portgate("central", "publish", *where, "--no-ledger")
+    assert done.returncode == 0, done.stderr
+    assert [b.uid for b in retained_blocklist(broker).blocked] == ["AA000002"]
+
+
+def test_an_unreadable_ledger_is_a_clear_error(tmp_path, broker):
+    cards = tmp_path / "cards.csv"
+    cards.write_text(CARDS)
+    config = tmp_path / "central.toml"
+    config.write_text(f'database_url = "sqlite:///{tmp_path}/empty.db"\nport = "{PORT}"\n'
+                      f'keys_dir = "{tmp_path}"\n[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n')
+    failed = portgate("central", "publish", "--config", str(config), "--cards", str(cards))
+    assert failed.returncode == 1 and "ledger database" in failed.stderr and "Traceback" not in failed.stderr
