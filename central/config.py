@@ -15,6 +15,7 @@ batch_size = 1000                     # events per ledger commit
 batch_time_s = 0.05                   # max wait to fill a batch
 gap_grace_s = 5.0                     # a sequence gap older than this triggers a replay request
 replay_every_s = 30.0                 # do not repeat the same replay request more often
+tail_grace_s = 30.0                   # ledger below a gate's acknowledged sent_seq this long: ask for the tail
 share_group = "ledger"                # $share/<group>/portgate/v1/<port>/gate/+/events
 writer = "process"                    # ledger writes in a child process per worker, or "thread"
 
@@ -47,6 +48,7 @@ class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     batch_time_s: Annotated[float, msgspec.Meta(ge=0.001, le=60)] = 0.05  # below 1 ms the flusher busy-loops
     gap_grace_s: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 5.0
     replay_every_s: Annotated[float, msgspec.Meta(ge=0.1, le=86_400)] = 30.0
+    tail_grace_s: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 30.0  # ledger below a gate's sent_seq this long: replay
     share_group: str = "ledger"
     relay_presence: bool = True
     writer: Literal["process", "thread"] = "process"  # central/ingest/link.py

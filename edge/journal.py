@@ -308,6 +308,11 @@ class Journal:
         """The highest sequence number used (0 for a fresh journal)."""
         return self._last_seq
 
+    def sent_through(self) -> int:
+        """The highest ``n`` such that every event ``1..n`` is marked sent (0 if none): what the
+        gate tells the office it has delivered (``GateStatus.sent_seq``)."""
+        return self._low - 1
+
     def close(self) -> None:
         """Write the high-water mark and close the file. Idempotent."""
         with self._lock:

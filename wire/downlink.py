@@ -133,14 +133,21 @@ class PresenceDelta(msgspec.Struct, **_S):
 
 
 class GateStatus(msgspec.Struct, **_S):
-    """Retained gate status: ``online`` birth on connect, ``offline`` as Last Will or on stop."""
+    """Retained gate status: ``online`` birth on connect, ``online`` progress while the delivered
+    watermark moves, ``offline`` as Last Will or on stop.
+
+    ``sent_seq``: every event ``1..sent_seq`` of this gate was acknowledged by the broker (None from
+    a gate that does not say). The office compares it with its ledger and asks the gate to replay a
+    tail it never received (lost in a broker crash, or routed to nobody while its subscription was
+    missing): no later event would reveal such a gap."""
 
     port: str
     gate_id: str
     boot_id: str
     state: Literal["online", "offline"]
-    reason: Literal["birth", "will", "graceful"]
+    reason: Literal["birth", "will", "graceful", "progress"]
     at: dt.datetime
+    sent_seq: int | None = None
     schema: int = SCHEMA_VERSION
 
 

@@ -142,7 +142,10 @@ class IngestWorker:
         if reason_code.is_failure:
             log.warning("ingest.connect_refused", reason=str(reason_code))
             return
-        client.subscribe([(self.t_events, 1), (self.t_requests, 1)])
+        subscriptions = [(self.t_events, 1), (self.t_requests, 1)]
+        if self.index == 0:  # the gates' retained statuses (sent_seq) for the tail check (writer.py)
+            subscriptions.append((topics.all_gate_status(self.port), 1))
+        client.subscribe(subscriptions)
         self.connected.set()
         log.info("ingest.connected", worker=self.index, session_present=flags.session_present)
 

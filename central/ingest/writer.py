@@ -24,6 +24,13 @@ per worker is unwanted).
   for the gate comes when the previous round's ranges are all filled (more holes beyond the bound)
   or, for ranges still open, after ``replay_every_s``. Open gaps are also re-checked periodically
   (``scan``), so a gate that went quiet still gets its replay.
+- Tails: worker 0 also reads the gates' retained ``GateStatus`` (``sent_seq``: every event up to
+  it acknowledged by the broker). A gate whose ledger progress stays below its ``sent_seq`` for
+  ``tail_grace_s`` (no new event of it in the ledger meanwhile) is asked to replay the rest
+  (``ReplayCommand(seen + 1, sent_seq)``, at most ``MAX_GAP_EVENTS``, again every
+  ``replay_every_s``): events the broker acknowledged but never delivered (lost in a broker crash
+  before its autosave, or routed to another subscriber while the office's was missing after a
+  restart) leave no hole for the gap repair to see when no later event follows.
 - A gate's journal ``STORE_QUARANTINED`` alert records its lost range in ``gate_losses`` in the same
   transaction (``ledger.record_losses``), so that range is never chased as a gap.
 - With ``[publish] source = "registry"``: each new confiscation also opens its case in the registry
@@ -44,12 +51,14 @@ import time
 from collections.abc import Callable
 
 import structlog
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
 
 from central.config import CentralConfig
 from central.ingest import blocklist, ledger, presence
 from central.ingest.keys import KeyRing
+from central.ledger.schema import gate_progress
 from portgate.errors import BadInput
 from wire import connection, topics
 from wire import downlink as dl
@@ -109,6 +118,8 @@ class LedgerWriter:
         self._gaps: dict[str, tuple[int, float]] = {}  # gate -> (its first missing seq, since when: monotonic)
         self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
         self._next_gap_scan = 0.0
+        self._claims: dict[str, int] = {}  # gate -> the highest sent_seq its status claimed
+        self._tails: dict[str, tuple[int, float, float | None]] = {}  # gate -> (ledger's seq, since, last ask)
 
     def start(self) -> LedgerWriter:
         connection.start(self.client, self.config.mqtt)
@@ -131,6 +142,9 @@ class LedgerWriter:
         """
         accepted, rejected = [], []
         for topic, payload in items:
+            if topic.endswith("/status"):
+                self._claim(topic, payload, rejected)
+                continue
             verdict = ledger.check(topic, payload, self.port, self.keys)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
         n_rejected = len(rejected)
@@ -278,6 +292,52 @@ class LedgerWriter:
                 first=(ripe[0].seq_from, ripe[0].seq_to), last=(ripe[-1].seq_from, ripe[-1].seq_to),
             )
 
+    # -- tails ---------------------------------------------------------------------------------------
+    def _claim(self, topic: str, payload: bytes, rejected: list) -> None:
+        """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``). A status that
+        does not parse, or names another port or gate than its topic, becomes a dead letter."""
+        gate_id = None
+        try:
+            port, gate_id, _leaf = topics.parse_gate_topic(topic)
+            status = dl.decode(payload, dl.GateStatus, where=topic)
+            if (status.port, status.gate_id) != (port, gate_id) or port != self.port:
+                raise BadInput(f"status of {status.port}/{status.gate_id} on {topic}", where=topic)
+        except BadInput as exc:
+            rejected.append(ledger.DeadLetter(topic, f"bad status: {exc}", payload, gate_id))
+            return
+        if status.sent_seq is not None and status.sent_seq > self._claims.get(gate_id, 0):
+            self._claims[gate_id] = status.sent_seq
+
+    def _check_tails(self) -> None:
+        """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (see the
+        module docstring). Raises ``SQLAlchemyError`` (the caller logs; the next scan tries again)."""
+        now = time.monotonic()
+        with self.engine.connect() as conn:
+            seen = {g: max(c, h) for g, c, h in conn.execute(
+                select(gate_progress.c.gate_id, gate_progress.c.contiguous_seq, gate_progress.c.highest_seq)
+                .where(gate_progress.c.gate_id.in_(list(self._claims))))}
+        for gate_id, claim in list(self._claims.items()):
+            have = seen.get(gate_id, 0)
+            if have >= claim:
+                del self._claims[gate_id]
+                self._tails.pop(gate_id, None)
+                continue
+            held = self._tails.get(gate_id)
+            if held is None or held[0] != have:  # new, or the ledger moved: still arriving
+                self._tails[gate_id] = (have, now, None)
+                continue
+            _have, since, asked = held
+            if now - since < self.settings.tail_grace_s or (asked is not None and now - asked < self.settings.replay_every_s):
+                continue
+            seq_to = min(claim, have + ledger.MAX_GAP_EVENTS)
+            cmd = dl.ReplayCommand(seq_from=have + 1, seq_to=seq_to, at=dt.datetime.now(dt.UTC))
+            self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
+            self._tails[gate_id] = (have, since, now)
+            self._stats["replay_requests"] += 1
+            self._stats["tail_replays"] += 1
+            log.warning("ingest.tail_replay", gate_id=gate_id, seq_from=have + 1, seq_to=seq_to, sent_seq=claim,
+                        reason="the gate's broker-acknowledged events never reached the ledger")
+
     def _forget_gaps(self, gate_ids) -> None:
         """Drop the gap bookkeeping of gates that have no open gap any more."""
         for gate_id in gate_ids:
@@ -308,6 +368,11 @@ class LedgerWriter:
         gone = (set(self._gaps) | set(self._rounds)) - set(gates)
         if gone:
             self._forget_gaps(gone)
+        if self._claims:
+            try:
+                self._check_tails()
+            except SQLAlchemyError as exc:
+                log.error("ingest.tail_scan_failed", error=db_error(exc))
         if len(self._gaps) == open_before and not self._stats:
             return None
         return self._report(None)

@@ -45,3 +45,7 @@ class Outbox(Protocol):
     def last_seq(self) -> int:
         """Highest sequence committed (0 if none)."""
         ...
+
+    def sent_through(self) -> int:
+        """Highest ``n`` with every sequence ``1..n`` marked sent (0 if none)."""
+        ...

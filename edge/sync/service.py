@@ -33,7 +33,11 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
 - Reconnect: paho's network thread reconnects forever with exponential back-off
   (``reconnect_min_s``..``reconnect_max_s``); messages in flight are resent by paho on reconnect.
 - Status: retained ``GateStatus`` on ``.../status``: Last Will "offline" (reason will), birth
-  "online" on every connect, explicit "offline" (graceful) on ``stop()``; each with the boot id.
+  "online" on every connect, explicit "offline" (graceful) on ``stop()``; each with the boot id and
+  ``sent_seq`` (every event up to it acknowledged by the broker). While connected, an "online"
+  (progress) status follows when ``sent_seq`` moved, at most every ``status_every_s``: the office
+  asks for a replay of a tail the broker acknowledged but never delivered (a broker crash before
+  its autosave, a subscription missing after a restart while someone else was subscribed).
 - Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
 - Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.downlink.Downlink``; a delta that
   does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office.
@@ -95,6 +99,7 @@ class Sync:
     ) -> None:
         self.config = mqtt_config
         self.journal = journal
+        self._sent_seq = journal.sent_through()  # every seq up to it acknowledged; refreshed after each mark flush
         self.port = topics.check_id(port, "port")
         self.gate_id = topics.check_id(gate_id, "gate_id")
         self.boot_id = boot_id or getattr(journal, "boot_id", None) or str(uuid.uuid4())
@@ -132,6 +137,8 @@ class Sync:
         self._unrouted_wait = settings.unrouted_backoff_s  # next pause after an unrouted PUBACK
         self._alerted = False
         self._next_check = 0.0
+        self._status_seq: int | None = None  # sent_seq of the last progress status published
+        self._next_status = 0.0
         self._bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
         self._pump: threading.Thread | None = None
         self.stats = collections.Counter()
@@ -209,6 +216,7 @@ class Sync:
                 if self.connected.is_set():
                     self._expire_stale_window()
                     self._fill_window()
+                    self._progress_status()
                 self._check_depth()
             except Exception:  # noqa: BLE001 - the pump must survive anything and keep the outbox
                 self.stats["pump_errors"] += 1
@@ -278,6 +286,7 @@ class Sync:
             self.journal.mark_sent(sorted(self._unmarked))
             self._unmarked.clear()
             self._next_mark = now + self.settings.mark_every_s
+            self._sent_seq = self.journal.sent_through()
         else:
             self._wake_later(self._next_mark - now)
 
@@ -354,6 +363,19 @@ class Sync:
         inflight = self._inflight_seqs
         self._ahead.extend(r for r in rows if r[0] not in inflight)
 
+    def _progress_status(self) -> None:
+        """Publish an "online" (progress) status when ``sent_seq`` moved since the last one, at most
+        every ``status_every_s`` (retained, QoS 1; not an outbox row, so not tracked)."""
+        if self._sent_seq == self._status_seq:
+            return
+        now = time.monotonic()
+        if now < self._next_status:
+            self._wake_later(self._next_status - now)
+            return
+        self.client.publish(self.t_status, self._status("online", "progress"), qos=1, retain=True)
+        self._status_seq = self._sent_seq
+        self._next_status = now + self.settings.status_every_s
+
     def _wake_later(self, delay: float) -> None:
         """Make the pump's next wait end after ``delay`` seconds at the latest."""
         self._wake_at = min(self._wake_at, time.monotonic() + max(0.001, delay))
@@ -405,6 +427,6 @@ class Sync:
         return dl.encode(
             dl.GateStatus(
                 port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-                reason=reason, at=dt.datetime.now(dt.UTC),
+                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq,
             )
         )

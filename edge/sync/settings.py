@@ -23,3 +23,4 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ack_timeout_s: float = 15.0  # connected, yet no PUBACK for this long: publish those rows again
     unrouted_backoff_s: float = 1.0  # PUBACK "no matching subscribers": first pause before retrying
     unrouted_backoff_max_s: float = 30.0  # ... doubling up to this while rows keep coming back unrouted
+    status_every_s: float = 30.0  # progress status (sent_seq) at most this often while it moves

@@ -102,3 +102,27 @@ def test_numbers_too_big_for_the_ledger_are_malformed_even_with_a_valid_mac(brok
     wait_until(lambda: len(office.events("g1")) == 1, what="the valid tap")
     assert ingest.workers[0].link.restarts == 0
     c.loop_stop()
+
+
+def test_a_bad_gate_status_goes_to_dead_letters_and_a_good_one_after_it_counts(broker, office, make_gate):
+    """The office reads the gates' statuses for their ``sent_seq``: one that does not parse, or names
+    another gate than its topic, is a dead letter; the ingest goes on and takes the next one."""
+    from wire import downlink as dl
+
+    ingest = office.start(broker, tail_grace_s=0.2)
+    gate = make_gate("g1")
+    gate.journal.append_many([tap(i) for i in range(1, 4)], now=now())  # journaled, never published
+    c = raw_client(broker)
+    status = topics.gate_status(PORT, "g1")
+    publish(c, status, b"{not json")
+    other = dl.GateStatus(port=PORT, gate_id="g2", boot_id="b", state="online", reason="progress",
+                          at=dt.datetime.now(dt.UTC), sent_seq=3)
+    publish(c, status, dl.encode(other))
+    wait_until(lambda: len(office.dead()) == 2, what="two dead letters")
+    assert all(reason.startswith("bad status") for reason, _gate in office.dead())
+    mine = msgspec.structs.replace(other, gate_id="g1")
+    publish(c, status, dl.encode(mine))  # as the gate would after its broker acknowledged 1..3
+    wait_until(lambda: ingest.workers[0].stats["tail_replays"] >= 1, what="the good status counted")
+    gate.start(broker)
+    office.wait_all_of(gate, 3)
+    assert ingest.workers[0].alive()

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from portgate.testkit.mosquitto import Mosquitto
+from portgate.testkit.sink import Sink
 from tests.mqtt.conftest import PORT, now, process_alive, wait_until
 from tests.mqtt.payloads import tap
 
@@ -218,6 +219,73 @@ def test_a_gap_is_detected_and_repaired_by_a_replay_request(tmp_path, office, ma
         assert gate.sync.stats["replayed"] >= 20
     finally:
         broker.kill()
+
+
+def test_a_tail_the_broker_lost_in_a_crash_is_replayed_without_any_later_event(tmp_path, office, make_gate):
+    """The broker acknowledged 20 events, queued them for the office in memory and was killed
+    before its autosave. No later event follows to reveal a gap; the gate's status says
+    ``sent_seq`` 20 (its birth status on reconnecting), so the office asks for the tail."""
+    broker = Mosquitto(tmp_path / "fragile", autosave_interval=3600).start()
+    try:
+        office.start(broker)
+        office.stop_all()
+        gate = make_gate("g1")
+        gate.start(broker, status_every_s=0.2)
+        gate.journal.append_many([tap(i) for i in range(1, 21)], now=now())
+        gate.sync.notify()
+        wait_until(lambda: gate.journal.outbox_depth() == 0, what="acked by the broker")
+        broker.kill()
+        broker.start()
+        wait_until(lambda: gate.sync.stats["connects"] >= 2, what="gate reconnected")
+        ingest = office.start(broker, tail_grace_s=0.5)
+        office.wait_all_of(gate, 20)
+        assert sorted(r.seq for r in office.events("g1")) == list(range(1, 21))
+        assert ingest.workers[0].stats["tail_replays"] >= 1
+    finally:
+        broker.kill()
+
+
+def test_a_tail_routed_to_another_subscriber_while_the_office_was_away_is_replayed(broker, office, make_gate):
+    """After a broker restart the office's ``$share`` subscription is missing until it comes back;
+    a monitoring client subscribed to the gates' events makes the broker acknowledge them as
+    routed, so the gate marks them sent. Its progress status (``sent_seq``) brings them back."""
+    office.start(broker)
+    gate = make_gate("g1")
+    sync = gate.start(broker, status_every_s=0.2)
+    gate.journal.append_many([tap(i) for i in range(1, 6)], now=now())
+    sync.notify()
+    office.wait_all_of(gate, 5)
+    office.stop_all()
+    broker.stop()
+    broker.start()
+    wait_until(lambda: sync.stats["connects"] >= 2, what="gate reconnected")
+    monitor = Sink(broker.host, broker.port, "portgate/v1/santos/gate/+/events").__enter__()
+    try:
+        gate.journal.append_many([tap(i) for i in range(6, 11)], now=now())
+        sync.notify()
+        wait_until(lambda: gate.journal.outbox_depth() == 0, what="acknowledged as routed (to the monitor)")
+        assert sync.stats["unrouted"] == 0
+        time.sleep(0.5)  # the progress status (sent_seq 10) goes out
+        ingest = office.start(broker, tail_grace_s=0.5)
+        office.wait_all_of(gate, 10)
+        assert sorted(r.seq for r in office.events("g1")) == list(range(1, 11))
+        assert ingest.workers[0].stats["tail_replays"] >= 1
+    finally:
+        monitor.__exit__()
+
+
+def test_no_tail_replay_while_the_gate_is_in_step(broker, office, make_gate):
+    """A gate whose every acknowledged event is in the ledger is never asked for a replay."""
+    ingest = office.start(broker, tail_grace_s=0.2)
+    gate = make_gate("g1")
+    sync = gate.start(broker, status_every_s=0.1)
+    for i in range(1, 41):
+        gate.journal.append(tap(i), now=now())
+        sync.notify()
+        time.sleep(0.02)
+    office.wait_all_of(gate, 40)
+    time.sleep(1.5)  # several progress statuses and tail scans
+    assert ingest.workers[0].stats["tail_replays"] == 0 and sync.stats["replayed"] == 0
 
 
 def test_a_puback_that_never_comes_does_not_stall_the_outbox(broker, office, make_gate):
