@@ -470,9 +470,12 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
         balanced = demo.reconcile()
         demo.stop()  # gates send their graceful "offline"; the office prints its totals
         totals = demo.office_totals()
-        out(f"  office: {totals.get('inserted', '?')} events written, {totals.get('duplicates', '?')} duplicates "
-            f"dropped, {totals.get('dead_letters', '?')} dead letters, "
-            f"{totals.get('replay_requests', '?')} replay requests")
+        # The ingest logs only the counters it incremented: absent means 0 once its totals line is
+        # there; without that line (the office did not stop cleanly) the counts are unknown.
+        absent = 0 if totals else "?"
+        out(f"  office: {totals.get('inserted', absent)} events written, {totals.get('duplicates', absent)} "
+            f"duplicates dropped, {totals.get('dead_letters', absent)} dead letters, "
+            f"{totals.get('replay_requests', absent)} replay requests")
         demo.pay()
     except DemoFailed as exc:
         out(f"demo failed: {exc}")

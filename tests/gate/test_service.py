@@ -44,6 +44,32 @@ def test_bad_reader_driver_is_refused_naming_the_key(tmp_path):
     assert "readers[0].driver" in str(err.value)
 
 
+@pytest.mark.parametrize("sync, key", [
+    ("unrouted_backoff_s = 0", "$.sync.unrouted_backoff_s"),  # busy-looped the uplink
+    ("unrouted_backoff_s = -1", "$.sync.unrouted_backoff_s"),
+    ("unrouted_backoff_s = nan", "$.sync.unrouted_backoff_s"),
+    ("unrouted_backoff_s = inf", "$.sync.unrouted_backoff_s"),  # never published again
+    ("unrouted_backoff_s = 10\nunrouted_backoff_max_s = 1", "unrouted_backoff_max_s"),
+    ("window = 0", "$.sync.window"),
+])
+def test_out_of_range_sync_setting_is_refused_naming_it(tmp_path, sync, key):
+    cfg = write_gate_config(tmp_path)
+    cfg.write_text(cfg.read_text() + f"\n[sync]\n{sync}\n")
+    with pytest.raises(ConfigError) as err:
+        load_gate_config(cfg)
+    assert key in str(err.value)
+
+
+def test_example_sync_block_uncommented_is_accepted(tmp_path):
+    text = (ROOT / "config" / "gate.example.toml").read_text()
+    head, block = text.split("# [sync]\n", 1)
+    block = "[sync]\n" + "\n".join(line.removeprefix("# ") for line in block.splitlines()) + "\n"
+    cfg = tmp_path / "gate.toml"
+    cfg.write_text(head + block)
+    sync = load_gate_config(cfg).sync
+    assert (sync.window, sync.rate, sync.unrouted_backoff_max_s) == (100, 2000.0, 30.0)
+
+
 def test_key_file_readable_by_others_stops_the_service(tmp_path):
     cfg = load_gate_config(write_gate_config(tmp_path))
     os.chmod(cfg.key_file, 0o644)

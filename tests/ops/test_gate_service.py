@@ -78,6 +78,9 @@ def test_gate_bad_config_names_key_exit_2(tmp_path):
     cfg.write_text(good.replace("[[readers]]", "readerz = 1\n[[readers]]"))
     res = run_cli(["edge", "check-config", str(cfg)])
     assert res.returncode == 2 and "$.readerz" in res.stderr, res.stderr
+    cfg.write_text(good + "\n[sync]\nunrouted_backoff_s = nan\n")  # nan/0 busy-looped the uplink
+    res = run_cli(["edge", "check-config", str(cfg)])
+    assert res.returncode == 2 and "$.sync.unrouted_backoff_s" in res.stderr, res.stderr
 
 
 def test_gate_check_config_ok_and_open_key(tmp_path):
