@@ -40,7 +40,9 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   its autosave, a subscription missing after a restart while someone else was subscribed).
 - Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
 - Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.downlink.Downlink``; a delta that
-  does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office.
+  does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office. A
+  request the broker routed to nobody (the office not subscribed, e.g. just after a broker restart)
+  is published again after the current unrouted pause.
 """
 
 from __future__ import annotations
@@ -134,6 +136,10 @@ class Sync:
         self._replay: collections.deque[tuple[int, bytes]] = collections.deque()
         self._ahead: collections.deque[tuple[int, bytes]] = collections.deque()
         self._paused_until = 0.0
+        self._requests: dict[int, bytes] = {}  # mid -> snapshot request published, until its PUBACK
+        self._unrouted_requests: collections.deque[bytes] = collections.deque()  # to publish again
+        self._requests_at = 0.0  # when to publish them again (monotonic)
+        self._request_wait = settings.unrouted_backoff_s  # doubling like the events' pause
         self._unrouted_wait = settings.unrouted_backoff_s  # next pause after an unrouted PUBACK
         self._alerted = False
         self._next_check = 0.0
@@ -217,6 +223,7 @@ class Sync:
                     self._expire_stale_window()
                     self._fill_window()
                     self._progress_status()
+                    self._retry_requests()
                 self._check_depth()
             except Exception:  # noqa: BLE001 - the pump must survive anything and keep the outbox
                 self.stats["pump_errors"] += 1
@@ -233,7 +240,8 @@ class Sync:
             mid, reason = acks.popleft()
             seq = inflight.pop(mid, None)
             if seq is None:
-                continue  # status/request messages, not outbox rows
+                self._request_acked(mid, reason)  # or a status: not tracked
+                continue
             self._inflight_seqs.discard(seq)
             moved = True
             if reason.value == NO_MATCHING_SUBSCRIBERS:
@@ -256,6 +264,39 @@ class Sync:
             self._acked.inc(len(done))
             self.stats["acked"] += len(done)
         self._flush_marks(force=not self._inflight)  # the link went idle: mark now
+
+    def _request_acked(self, mid: int, reason) -> None:
+        """A snapshot request routed to nobody is published again after a pause (``unrouted_backoff_s``
+        doubling up to ``unrouted_backoff_max_s``, back to the minimum once one is routed)."""
+        body = self._requests.pop(mid, None)
+        if body is None:
+            return
+        if reason.value != NO_MATCHING_SUBSCRIBERS:
+            self._request_wait = self.settings.unrouted_backoff_s
+            return
+        self.stats["requests_unrouted"] += 1
+        if not self._unrouted_requests:
+            self._requests_at = time.monotonic() + self._request_wait
+            log.warning("downlink.request_unrouted", gate_id=self.gate_id, retry_in_s=self._request_wait,
+                        hint="no office subscribed to snapshot requests yet")
+            self._request_wait = min(self._request_wait * 2, self.settings.unrouted_backoff_max_s)
+        self._unrouted_requests.append(body)
+
+    def _publish_request(self, body: bytes) -> None:
+        info = self.client.publish(topics.office_requests(self.port), body, qos=1)
+        if len(self._requests) >= 100:  # PUBACKs that never came (a lost session): forget the oldest
+            self._requests.pop(next(iter(self._requests)))
+        self._requests[info.mid] = body
+
+    def _retry_requests(self) -> None:
+        if not self._unrouted_requests:
+            return
+        now = time.monotonic()
+        if now < self._requests_at:
+            self._wake_later(self._requests_at - now)
+            return
+        while self._unrouted_requests:
+            self._publish_request(self._unrouted_requests.popleft())
 
     def _unrouted(self, seq: int) -> None:
         """The broker routed row ``seq`` to no subscriber (PUBACK 0x10): the row stays unsent and
@@ -391,7 +432,7 @@ class Sync:
                     msg = dl.decode_downlink(payload, kind, form, where=topic)
                     request = self.downlink.apply(kind, form, msg, dt.datetime.now(dt.UTC))
                     if request is not None:
-                        self.client.publish(topics.office_requests(self.port), dl.encode(request), qos=1)
+                        self._publish_request(dl.encode(request))
                         log.info("downlink.snapshot_requested", gate_id=self.gate_id, kind=kind)
             except BadInput as exc:
                 self.stats["bad_downlink"] += 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import datetime as dt
 
 import paho.mqtt.client as mqtt
@@ -61,6 +63,27 @@ def test_snapshot_then_delta_then_out_of_order_delta_asks_for_a_snapshot(broker,
     assert requests[0] == dl.SnapshotRequest(gate_id="g1", kind="roster", have_version=6, at=requests[0].at)
     assert gate.store.versions()["roster"][0] == 6  # the copy is kept
     assert sync.downlink.copies()["roster"].version == 6
+    c.loop_stop()
+
+
+def test_a_snapshot_request_nobody_was_subscribed_to_is_sent_again(broker, make_gate):
+    """After a broker restart the office's shared subscription to requests is missing until it
+    subscribes again: the request comes back "No matching subscribers" and goes out again later."""
+    gate = make_gate("g1")
+    c = office_client(broker)
+    publish_snapshot(c, PORT, "roster", roster(5, ["1001"]))
+    sync = gate.start(broker, store=gate.store, unrouted_backoff_s=0.3, unrouted_backoff_max_s=0.6)
+    wait_until(lambda: gate.store.versions()["roster"][0] == 5, what="snapshot applied")
+    skipping = dl.RosterDelta(from_version=8, to_version=9, at=AT)
+    c.publish(topics.downlink(PORT, "roster", "delta"), dl.encode(skipping), qos=1).wait_for_publish(5)
+    wait_until(lambda: sync.stats["requests_unrouted"] >= 1, what="the request routed to nobody")
+    requests = []
+    c.on_message = lambda cl, u, m: requests.append(dl.decode(m.payload, dl.Command))
+    c.subscribe(topics.office_requests(PORT), 1)  # the office is back
+    wait_until(lambda: requests, what="the request sent again")
+    assert requests[0] == dl.SnapshotRequest(gate_id="g1", kind="roster", have_version=5, at=requests[0].at)
+    time.sleep(1.0)
+    assert len(requests) == 1, "routed once: not sent again"
     c.loop_stop()
 
 
