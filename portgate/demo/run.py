@@ -233,6 +233,7 @@ class DemoRun:
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
         self.out(f"office   portgate central run (ledger {self.dir / 'ledger.db'})")
+        self._wait_office_subscribed()
         for gid, gate in self.gates.items():
             config = gate.write_config(key_files[gid], self.broker.port)
             gate.start(config)
@@ -270,6 +271,18 @@ class DemoRun:
             client.disconnect()
             client.loop_stop()
         self.published_at = at
+
+    def _wait_office_subscribed(self, timeout: float = 30.0) -> None:
+        """Wait until the office's ingest is connected (and so subscribed), so the gates' first
+        events are not answered "No matching subscribers" (they would only wait and go again)."""
+        log = self.dir / "central.log"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_office()
+            if log.exists() and "ingest.connected" in log.read_text(errors="replace"):
+                return
+            time.sleep(0.1)
+        raise DemoFailed(f"the office did not connect to the broker in {timeout:.0f} s; see {log}")
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
         """Wait until every gate has its roster and escala copies from the office."""
