@@ -33,6 +33,7 @@ from central.ingest.keys import KeyRing
 log = structlog.get_logger("central.ingest")
 
 OnOutcome = Callable[[writer.Outcome], None]
+RESTORE_BATCH = -1  # id of the batch of ``restore()`` messages a restarted child gets (nothing to acknowledge)
 MAX_DEATHS = 5
 _context = None
 
@@ -62,10 +63,12 @@ def _widen(conn, size: int = 4 << 20) -> None:
 class WriterProcess:
     """The writer in a child process; ``restarts`` counts the children started after a death."""
 
-    def __init__(self, config: CentralConfig, index: int, on_outcome: OnOutcome) -> None:
+    def __init__(self, config: CentralConfig, index: int, on_outcome: OnOutcome,
+                 restore: Callable[[], list[tuple[str, bytes]]] = lambda: []) -> None:
         self.config = config
         self.index = index
         self.on_outcome = on_outcome
+        self.restore = restore  # messages a new child must see again (the gates' statuses)
         self.restarts = 0
         self.deaths_in_a_row = 0  # deaths without an outcome in between (a batch that kills it)
         self._unanswered: dict[int, list] = {}  # batch id -> items, in hand-over order
@@ -134,7 +137,9 @@ class WriterProcess:
             self._conn.close()
             self._spawn()
             self.restarts += 1
-            for batch_id, items in self._unanswered.items():
+            items = self.restore()
+            batches = [*self._unanswered.items(), *([(RESTORE_BATCH, items)] if items else [])]
+            for batch_id, items in batches:
                 try:
                     self._conn.send((batch_id, items))
                 except OSError:

@@ -81,7 +81,7 @@ class IngestWorker:
         self.client.on_message = self._on_message  # gate events and office requests (no topic filters: cheaper)
         self.client.max_queued_messages_set(0)
         if self.settings.writer == "process":
-            self.link = WriterProcess(config, index, self._on_outcome)
+            self.link = WriterProcess(config, index, self._on_outcome, restore=self._held_statuses)
         else:
             self.link = WriterThread(config, engine, keys, index, self._on_outcome)
         self._batch: list = []  # the open batch: received, not yet handed to the writer
@@ -99,6 +99,8 @@ class IngestWorker:
         self.stats: collections.Counter = collections.Counter()
         self.open_gaps = 0
         self._requests_topic = topics.office_requests(self.port)
+        self._statuses: dict[str, bytes] = {}  # status topic -> newest payload (worker 0 only)
+        self._statuses_lock = threading.Lock()
         self.t_events = topics.shared_gate_events(self.port, self.settings.share_group)
         self.t_requests = f"$share/{self.settings.share_group}/{self._requests_topic}"
 
@@ -137,6 +139,11 @@ class IngestWorker:
         threads = (self._thread, self._requests_thread)
         return all(t is not None and t.is_alive() for t in threads) and self.link.alive()
 
+    def _held_statuses(self) -> list[tuple[str, bytes]]:
+        """The newest status of each gate, for a writer started again (``WriterProcess.restore``)."""
+        with self._statuses_lock:
+            return list(self._statuses.items())
+
     # paho network thread ---------------------------------------------------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
@@ -156,6 +163,9 @@ class IngestWorker:
             if not self._stopping.is_set():
                 self._requests.put(message)
             return
+        if message.topic.endswith("/status"):  # kept for a restarted writer (its claims are in memory)
+            with self._statuses_lock:
+                self._statuses[message.topic] = bytes(message.payload)
         with self._batch_lock:
             if self._stopping.is_set():
                 return  # not acknowledged: redelivered to the next session

@@ -57,8 +57,8 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyErro
 
 from central.config import CentralConfig
 from central.ingest import blocklist, ledger, presence
-from central.ingest.keys import KeyRing
-from central.ledger.schema import gate_progress
+from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ledger.schema import dead_letters, gate_progress
 from portgate.errors import BadInput
 from wire import connection, topics
 from wire import downlink as dl
@@ -118,8 +118,8 @@ class LedgerWriter:
         self._gaps: dict[str, tuple[int, float]] = {}  # gate -> (its first missing seq, since when: monotonic)
         self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
         self._next_gap_scan = 0.0
-        self._claims: dict[str, int] = {}  # gate -> the highest sent_seq its status claimed
-        self._tails: dict[str, tuple[int, float, float | None]] = {}  # gate -> (ledger's seq, since, last ask)
+        self._claims: dict[str, int] = {}  # gate -> the sent_seq its statuses claim
+        self._tails: dict[str, _Tail] = {}
 
     def start(self) -> LedgerWriter:
         connection.start(self.client, self.config.mqtt)
@@ -294,49 +294,78 @@ class LedgerWriter:
 
     # -- tails ---------------------------------------------------------------------------------------
     def _claim(self, topic: str, payload: bytes, rejected: list) -> None:
-        """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``). A status that
-        does not parse, or names another port or gate than its topic, becomes a dead letter."""
+        """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``): the newest
+        status's, except that a Last Will (set when the gate connected, so older) never lowers it;
+        a gate whose journal started again says a lower one. A status that does not parse, names
+        another port or gate than its topic, comes from a gate without a key, or claims a
+        ``sent_seq`` outside 0..2**63-1 becomes a dead letter."""
         gate_id = None
         try:
             port, gate_id, _leaf = topics.parse_gate_topic(topic)
             status = dl.decode(payload, dl.GateStatus, where=topic)
             if (status.port, status.gate_id) != (port, gate_id) or port != self.port:
                 raise BadInput(f"status of {status.port}/{status.gate_id} on {topic}", where=topic)
-        except BadInput as exc:
+            if status.sent_seq is not None and not 0 <= status.sent_seq < 2**63:
+                raise BadInput(f"sent_seq {status.sent_seq} out of range", where=topic)
+            if self.keys.key(gate_id) is None:
+                raise BadInput(f"unknown gate {gate_id}", where=topic)
+        except (BadInput, KeyUnreadable) as exc:
             rejected.append(ledger.DeadLetter(topic, f"bad status: {exc}", payload, gate_id))
             return
-        if status.sent_seq is not None and status.sent_seq > self._claims.get(gate_id, 0):
-            self._claims[gate_id] = status.sent_seq
+        if status.sent_seq is None:
+            return
+        held = self._claims.get(gate_id, 0)
+        self._claims[gate_id] = max(held, status.sent_seq) if status.reason == "will" else status.sent_seq
 
     def _check_tails(self) -> None:
         """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (see the
-        module docstring). Raises ``SQLAlchemyError`` (the caller logs; the next scan tries again)."""
+        module docstring). A round that did not move the ledger is followed by the next after
+        ``replay_every_s`` doubling (at most ``TAIL_MAX_WAIT_S``); a round whose replayed events
+        were dead-lettered (the gate's key changed, unreadable) stops the asking until the ledger
+        moves for that gate again (error ``ingest.tail_refused``), so a refused gate is not made to
+        republish its tail for ever. Raises ``SQLAlchemyError`` (the caller logs; the next scan
+        tries again)."""
         now = time.monotonic()
         with self.engine.connect() as conn:
             seen = {g: max(c, h) for g, c, h in conn.execute(
                 select(gate_progress.c.gate_id, gate_progress.c.contiguous_seq, gate_progress.c.highest_seq)
                 .where(gate_progress.c.gate_id.in_(list(self._claims))))}
-        for gate_id, claim in list(self._claims.items()):
-            have = seen.get(gate_id, 0)
-            if have >= claim:
-                del self._claims[gate_id]
-                self._tails.pop(gate_id, None)
-                continue
-            held = self._tails.get(gate_id)
-            if held is None or held[0] != have:  # new, or the ledger moved: still arriving
-                self._tails[gate_id] = (have, now, None)
-                continue
-            _have, since, asked = held
-            if now - since < self.settings.tail_grace_s or (asked is not None and now - asked < self.settings.replay_every_s):
-                continue
-            seq_to = min(claim, have + ledger.MAX_GAP_EVENTS)
-            cmd = dl.ReplayCommand(seq_from=have + 1, seq_to=seq_to, at=dt.datetime.now(dt.UTC))
-            self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
-            self._tails[gate_id] = (have, since, now)
-            self._stats["replay_requests"] += 1
-            self._stats["tail_replays"] += 1
-            log.warning("ingest.tail_replay", gate_id=gate_id, seq_from=have + 1, seq_to=seq_to, sent_seq=claim,
-                        reason="the gate's broker-acknowledged events never reached the ledger")
+            for gate_id, claim in list(self._claims.items()):
+                have = seen.get(gate_id, 0)
+                if have >= claim:
+                    del self._claims[gate_id]
+                    self._tails.pop(gate_id, None)
+                    continue
+                tail = self._tails.get(gate_id)
+                if tail is None or tail.have != have:  # new, or the ledger moved: still arriving
+                    self._tails[gate_id] = _Tail(have, now)
+                    continue
+                if tail.refused or now - tail.since < self.settings.tail_grace_s:
+                    continue
+                if tail.asked is not None:
+                    wait = min(self.settings.replay_every_s * 2 ** (tail.rounds - 1), TAIL_MAX_WAIT_S)
+                    if now - tail.asked < wait:
+                        continue
+                    if _dead_letters_since(conn, gate_id, tail.asked_at):
+                        tail.refused = True
+                        self._stats["tail_refused"] += 1
+                        log.error("ingest.tail_refused", gate_id=gate_id, seq_from=have + 1, sent_seq=claim,
+                                  reason="the replayed events were dead-lettered (see dead_letters: the gate's key?)",
+                                  action="not asked again until the ledger moves for this gate")
+                        continue
+                self._ask_tail(gate_id, have, claim, tail, now)
+
+    def _ask_tail(self, gate_id: str, have: int, claim: int, tail: _Tail, now: float) -> None:
+        seq_to = min(claim, have + ledger.MAX_GAP_EVENTS)
+        tail.asked_at = dt.datetime.now(dt.UTC)
+        cmd = dl.ReplayCommand(seq_from=have + 1, seq_to=seq_to, at=tail.asked_at)
+        self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
+        tail.asked = now
+        tail.rounds += 1
+        self._stats["replay_requests"] += 1
+        self._stats["tail_replays"] += 1
+        log.warning("ingest.tail_replay", gate_id=gate_id, seq_from=have + 1, seq_to=seq_to, sent_seq=claim,
+                    round=tail.rounds, reason="the gate's broker-acknowledged events never reached the ledger")
 
     def _forget_gaps(self, gate_ids) -> None:
         """Drop the gap bookkeeping of gates that have no open gap any more."""
@@ -376,6 +405,30 @@ class LedgerWriter:
         if len(self._gaps) == open_before and not self._stats:
             return None
         return self._report(None)
+
+
+TAIL_MAX_WAIT_S = 3600.0  # longest pause between two tail rounds that did not move the ledger
+
+
+@dataclasses.dataclass(slots=True)
+class _Tail:
+    """A gate whose ledger is below its claimed ``sent_seq``: ``have`` its ledger progress, since
+    ``since`` (monotonic); the last round asked at ``asked`` (monotonic) / ``asked_at`` (UTC)."""
+
+    have: int
+    since: float
+    asked: float | None = None
+    asked_at: dt.datetime | None = None
+    rounds: int = 0
+    refused: bool = False
+
+
+def _dead_letters_since(conn, gate_id: str, since: dt.datetime | None) -> bool:
+    """True if a message of ``gate_id`` was dead-lettered at or after ``since`` (aware UTC)."""
+    if since is None:
+        return False
+    return conn.execute(select(dead_letters.c.id).where(
+        dead_letters.c.gate_id == gate_id, dead_letters.c.received_at >= since).limit(1)).first() is not None
 
 
 def _sequences(accepted) -> dict[str, list[int]]:

@@ -118,7 +118,11 @@ def test_a_bad_gate_status_goes_to_dead_letters_and_a_good_one_after_it_counts(b
     other = dl.GateStatus(port=PORT, gate_id="g2", boot_id="b", state="online", reason="progress",
                           at=dt.datetime.now(dt.UTC), sent_seq=3)
     publish(c, status, dl.encode(other))
-    wait_until(lambda: len(office.dead()) == 2, what="two dead letters")
+    ghost = msgspec.structs.replace(other, gate_id="ghost")  # no key: not a gate of this port
+    publish(c, topics.gate_status(PORT, "ghost"), dl.encode(ghost))
+    huge = msgspec.structs.replace(other, gate_id="g1", sent_seq=2**63)
+    publish(c, status, dl.encode(huge))
+    wait_until(lambda: len(office.dead()) == 4, what="four dead letters")
     assert all(reason.startswith("bad status") for reason, _gate in office.dead())
     mine = msgspec.structs.replace(other, gate_id="g1")
     publish(c, status, dl.encode(mine))  # as the gate would after its broker acknowledged 1..3

@@ -274,6 +274,54 @@ def test_a_tail_routed_to_another_subscriber_while_the_office_was_away_is_replay
         monitor.__exit__()
 
 
+def test_a_gate_whose_tail_is_refused_is_not_asked_again_and_again(broker, office, make_gate):
+    """A gate whose events are dead-lettered (its key changed at the office) never reaches its own
+    sent_seq in the ledger: one tail round shows the replayed events refused, and the office stops
+    asking (it made the gate republish its whole tail every round, a flood of dead letters)."""
+    from central.ingest.keys import add_gate
+
+    gate = make_gate("g1")
+    add_gate(office.keys_dir, "g1", overwrite=True)  # the office no longer has the gate's key
+    ingest = office.start(broker, tail_grace_s=0.3, replay_every_s=0.5)
+    sync = gate.start(broker, status_every_s=0.1)
+    gate.journal.append_many([tap(i) for i in range(1, 31)], now=now())
+    sync.notify()
+    wait_until(lambda: ingest.workers[0].stats["tail_refused"] >= 1, what="the tail given up")
+    dead = len(office.dead())
+    time.sleep(2.0)  # four more replay_every_s: nothing more is asked
+    assert ingest.workers[0].stats["tail_replays"] == 1 and len(office.dead()) == dead == 60
+    assert office.events("g1") == []
+
+
+def test_a_restarted_ledger_writer_still_knows_the_gates_claims(tmp_path, office, make_gate):
+    """The claims live in the writer's memory; the statuses come through worker 0's session and are
+    not sent again when only the writer process dies. The worker hands the newest status of each
+    gate to the new writer, so the tail is still replayed."""
+    import os
+
+    broker = Mosquitto(tmp_path / "fragile", autosave_interval=3600).start()
+    try:
+        office.start(broker)
+        office.stop_all()
+        gate = make_gate("g1")
+        gate.start(broker)
+        gate.journal.append_many([tap(i) for i in range(1, 21)], now=now())
+        gate.sync.notify()
+        wait_until(lambda: gate.journal.outbox_depth() == 0, what="acked by the broker")
+        broker.kill()  # the 20 events queued for the office are lost
+        broker.start()
+        wait_until(lambda: gate.sync.stats["connects"] >= 2, what="gate reconnected")
+        ingest = office.start(broker, tail_grace_s=4.0)
+        worker = ingest.workers[0]
+        time.sleep(1.0)  # the gate's status reached the writer
+        os.kill(worker.link.pid, signal.SIGKILL)
+        wait_until(lambda: worker.link.restarts >= 1, what="writer restarted")
+        office.wait_all_of(gate, 20)
+        assert worker.stats["tail_replays"] >= 1
+    finally:
+        broker.kill()
+
+
 def test_no_tail_replay_while_the_gate_is_in_step(broker, office, make_gate):
     """A gate whose every acknowledged event is in the ledger is never asked for a replay."""
     ingest = office.start(broker, tail_grace_s=0.2)
