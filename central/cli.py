@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ssl
+from pathlib import Path
+
 import click
 
 from portgate.config import load_toml
@@ -95,9 +98,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
             raise click.UsageError(
                 "--cards needs --config: the blocklist also holds the cards confiscated at the gates, "
                 "from the ledger's database (or give --no-ledger if the ledger has no confiscations)")
-        from central.db import make_engine
-
-        ledger = make_engine(cfg.database_url)
+        ledger = _open_ledger(cfg.database_url)
     if host or mqtt_port:
         import msgspec
 
@@ -107,13 +108,21 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     client = connection.make_client(mqtt_cfg, f"publisher-{port_name}")
     props = connection.connect_properties(mqtt_cfg)
     props.SessionExpiryInterval = 0  # a one-shot publisher keeps no session
-    client.connect(mqtt_cfg.host, mqtt_cfg.port, clean_start=False, properties=props)
+    try:
+        client.connect(mqtt_cfg.host, mqtt_cfg.port, clean_start=False, properties=props)
+    except ssl.SSLError:
+        raise  # a TLS setting (certificate, CA): a configuration error, exit 2
+    except OSError as exc:  # refused, timed out, no route, unknown host: exit 1, worth a retry
+        if ledger is not None:
+            ledger.dispose()
+        raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port} not reachable: "
+                                   f"{exc.strerror or exc}") from exc
     client.loop_start()
     try:
         done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
                              ledger=ledger)
     except SQLAlchemyError as exc:
-        raise click.ClickException(f"ledger database {cfg.database_url}: {exc.__class__.__name__}: "
+        raise click.ClickException(f"ledger database {_shown(cfg.database_url)}: {exc.__class__.__name__}: "
                                    f"{str(exc).splitlines()[0]}") from exc
     finally:
         client.disconnect()
@@ -124,5 +133,46 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         click.echo(f"{kind}: version {v}")
     if not done:
         raise click.UsageError("nothing to publish: give --workers with --cards, --cards, or --escala")
+
+
+LEDGER_MISSING = "not the office's ledger, or not created yet (`portgate central run` creates it, " \
+                 "or `portgate ledger migrate --db URL`)"
+
+
+def _shown(url: str) -> str:
+    """``url`` with its password masked, for messages."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _open_ledger(url: str):
+    """An engine on the office's ledger at ``url``, checked to hold the ``events`` table (any
+    database). A SQLite file that does not exist is refused before connecting, so no empty file
+    is left behind. Raises ``click.ClickException`` (exit 1, one line naming the database) when the
+    file or the table is missing or the database cannot be read; the caller disposes the engine."""
+    from sqlalchemy import inspect
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from central.db import make_engine
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" \
+            and parsed.database not in (None, "", ":memory:") and not Path(parsed.database).is_file():
+        raise click.ClickException(f"ledger database {_shown(url)}: file {parsed.database} does not exist: "
+                                   f"{LEDGER_MISSING}")
+    engine = make_engine(url)
+    try:
+        has_events = inspect(engine).has_table("events")
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        orig = getattr(exc, "orig", None) or exc
+        first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        raise click.ClickException(f"ledger database {_shown(url)} not readable: {first}") from exc
+    if not has_events:
+        engine.dispose()
+        raise click.ClickException(f"ledger database {_shown(url)} has no events table: {LEDGER_MISSING}")
+    return engine
 
 

@@ -24,6 +24,22 @@ from wire.events import ConfiscationPayload, Event, TapPayload
 # Flags that are not about the card (they describe the gate's data or clock), not kept as pending.
 NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP"}
 
+# The reason the gate records for a card it confiscated itself: "confiscated: <reason flag>", e.g.
+# "confiscated: BORROWED_CARD" (the office's blocklist reasons are plain card statuses: "confiscated",
+# "lost", "replaced"). Every release so far wrote this format; the store's upgrade relies on it.
+CONFISCATION_PREFIX = "confiscated: "
+
+
+def confiscation_reason(reason_flag: str) -> str:
+    """The block reason of a card confiscated at this gate for ``reason_flag`` (G10)."""
+    return f"{CONFISCATION_PREFIX}{reason_flag}"
+
+
+def is_gate_confiscation(reason: str) -> bool:
+    """True if ``reason`` is one the gate wrote for its own confiscation (see ``confiscation_reason``),
+    False for a reason from the office's blocklist."""
+    return reason.startswith(CONFISCATION_PREFIX)
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Effects:
@@ -49,7 +65,7 @@ def effects_of(
     p = event.payload
     at = event.occurred_at
     if isinstance(p, ConfiscationPayload):
-        return Effects(block=(p.uid, f"confiscated: {p.reason_flag}", at), end_inspector=True)
+        return Effects(block=(p.uid, confiscation_reason(p.reason_flag), at), end_inspector=True)
     if not isinstance(p, TapPayload):
         return Effects()
     flags = tuple((p.uid, f, at) for f in p.flags if f not in NOT_PENDING)

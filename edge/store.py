@@ -32,12 +32,12 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import structlog
-from sqlalchemy import create_engine, delete, event, insert, select
+from sqlalchemy import create_engine, delete, event, insert, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from edge import store_schema as t
-from edge.effects import Effects
+from edge.effects import Effects, is_gate_confiscation
 from edge.rules.model import InspectorSession, OpenShift
 from edge.sqlite_files import check_integrity, quarantine
 from portgate.errors import BadInput, StoreError
@@ -166,6 +166,9 @@ class Store:
                 connect_args={"check_same_thread": False, "timeout": 30},
             )
             event.listen(self._engine, "connect", _pragmas)
+            tables = inspect(self._engine)
+            if tables.has_table("blocklist") and not tables.has_table("office_blocks"):
+                _upgrade_blocklist(self._engine, self.path)
             t.metadata.create_all(self._engine)
             self._raw = self._engine.raw_connection()
             self._load_caches()
@@ -534,6 +537,27 @@ class Store:
             c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(done)))
             for uid in done:
                 self._blocked.pop(uid, None)
+
+
+def _upgrade_blocklist(engine, path: Path) -> None:
+    """Upgrade a store file written before ``office_blocks`` existed: its ``blocklist`` held both the
+    cards confiscated at this gate and the office's blocks. Rows whose reason is not a gate
+    confiscation (``edge.effects.is_gate_confiscation``: "confiscated: <flag>"; the office's reasons
+    are plain statuses such as "confiscated", "lost", "replaced") move to ``office_blocks``, so the
+    next office snapshot governs them (a card returned before the upgrade is admitted again); the
+    gate's own confiscations stay in ``blocklist``. One transaction, which also creates
+    ``office_blocks``: a crash leaves the old file as it was, upgraded at the next open. Raises
+    ``SQLAlchemyError`` (the caller reports a ``StoreError``)."""
+    with engine.connect() as c:
+        c.exec_driver_sql("BEGIN IMMEDIATE")  # pysqlite does not begin a transaction before DDL
+        rows = c.execute(select(t.blocklist)).all()
+        office = [r._asdict() for r in rows if not is_gate_confiscation(r.reason)]
+        t.office_blocks.create(c)
+        if office:
+            c.execute(insert(t.office_blocks), office)
+            c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(select(t.office_blocks.c.uid))))
+        c.commit()
+    log.info("store_upgraded", path=str(path), office_blocks=len(office), kept_local=len(rows) - len(office))
 
 
 def _open_row(s: OpenShift, origin: str) -> dict:

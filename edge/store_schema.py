@@ -32,7 +32,8 @@ Index("ix_cards_registration", cards.c.registration)
 
 # Cards confiscated at this gate (G10): effective at once, and kept until the office shows it knows
 # of the confiscation: its roster says the card is not active, or its blocklist lists the card.
-# (Named "blocklist" since the first store files; office blocks are in ``office_blocks``.)
+# (Named "blocklist" since the first store files; office blocks are in ``office_blocks``.) The reason
+# of a confiscation here is "confiscated: <reason flag>" (``edge.effects.confiscation_reason``).
 blocklist = Table(
     "blocklist",
     metadata,
@@ -42,7 +43,10 @@ blocklist = Table(
 )
 
 # The office's blocklist copy (downlink ``cards``): a snapshot replaces it, a delta adds to it; so a
-# card the office no longer lists (returned, found) is no longer blocked here.
+# card the office no longer lists (returned, found) is no longer blocked here. Upgrade: a file written
+# before this table existed kept the office's blocks in ``blocklist``; on opening it, the rows whose
+# reason is not a gate confiscation (not "confiscated: <flag>", i.e. the office's plain "confiscated",
+# "lost", "replaced") move here, in one transaction (``edge.store._upgrade_blocklist``).
 office_blocks = Table(
     "office_blocks",
     metadata,

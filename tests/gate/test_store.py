@@ -120,6 +120,98 @@ def test_a_card_confiscated_here_is_kept_until_the_office_lists_it_then_follows_
     again.close()
 
 
+def _old_format_store(path, rows):
+    """A store file as the release before ``office_blocks`` wrote it: one ``blocklist`` table for
+    the gate's confiscations and the office's blocks alike (roster seeded: the cards are active)."""
+    import sqlite3
+
+    from .conftest import DEMO
+
+    s = Store(path, gate_id=GATE, ship=SHIP)
+    s.load_csv_files(DEMO / "workers.csv", DEMO / "cards.csv", at=T0)
+    s.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE office_blocks")
+        db.executemany("INSERT INTO blocklist (uid, reason, at) VALUES (?, ?, ?)", rows)
+    db.close()
+
+
+def test_an_old_store_file_moves_the_office_blocks_out_of_the_local_blocklist(tmp_path):
+    from structlog.testing import capture_logs
+
+    returned, lost, here = "0A04A10001", "0A04A10002", "0A04A10003"
+    _old_format_store(tmp_path / "store.db", [
+        (returned, "confiscated", T0.isoformat()),  # the office's blocks (plain card statuses)
+        (lost, "lost", T0.isoformat()),
+        (here, "confiscated: BORROWED_CARD", T0.isoformat()),  # confiscated at this gate
+    ])
+    with capture_logs() as logs:
+        s = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    assert [(e["office_blocks"], e["kept_local"]) for e in logs if e["event"] == "store_upgraded"] == [(2, 1)]
+    assert all(s.card(uid).status is CardStatus.CONFISCATED for uid in (returned, lost, here))
+    assert s.block_reason(lost) == "lost"
+    s.replace_office_blocks([_blocked(lost, "lost")])  # the office returned the first card before the upgrade
+    assert s.card(returned).status is CardStatus.ACTIVE and s.block_reason(returned) is None
+    assert s.card(lost).status is CardStatus.CONFISCATED
+    assert s.card(here).status is CardStatus.CONFISCATED, "the gate's own confiscation waits for the office"
+    s.close()
+    with capture_logs() as logs:  # upgraded once: a later open moves nothing
+        again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    assert not [e for e in logs if e["event"] == "store_upgraded"]
+    assert again.card(returned).status is CardStatus.ACTIVE and again.card(here).status is CardStatus.CONFISCATED
+    again.close()
+
+
+def test_an_old_store_file_with_only_gate_confiscations_keeps_them_local(tmp_path):
+    here = "0A04A10003"
+    _old_format_store(tmp_path / "store.db", [(here, "confiscated: ROTATION_JUMP", T0.isoformat())])
+    s = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    s.replace_office_blocks([])
+    assert s.block_reason(here) == "confiscated: ROTATION_JUMP"
+    s.close()
+
+
+def test_a_new_store_file_is_not_upgraded(tmp_path):
+    from structlog.testing import capture_logs
+
+    with capture_logs() as logs:
+        s = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    assert not [e for e in logs if e["event"] == "store_upgraded"]
+    s.close()
+
+
+def test_an_upgrade_that_fails_leaves_the_old_file_to_upgrade_at_the_next_open(tmp_path, mocker):
+    """A disk error mid-upgrade (a fault a real SQLite file does not give on demand): the whole move
+    is rolled back (no office_blocks table, the rows still in blocklist) and redone at the next open."""
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    import edge.store
+    from portgate.errors import StoreError
+
+    _old_format_store(tmp_path / "store.db", [("0A04A10001", "lost", T0.isoformat())])
+    real_delete = edge.store.delete
+
+    def failing_delete(table):  # the last statement of the move, after office_blocks was created and filled
+        if table.name == "blocklist":
+            raise OperationalError("DELETE FROM blocklist", {}, sqlite3.OperationalError("disk I/O error"))
+        return real_delete(table)
+
+    mocker.patch("edge.store.delete", side_effect=failing_delete)
+    with pytest.raises(StoreError, match="disk I/O error"):
+        Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        assert db.execute("SELECT name FROM sqlite_master WHERE name = 'office_blocks'").fetchall() == []
+        assert db.execute("SELECT uid, reason FROM blocklist").fetchall() == [("0A04A10001", "lost")]
+    db.close()
+    mocker.stopall()
+    s = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
+    s.replace_office_blocks([])
+    assert s.card("0A04A10001").status is CardStatus.ACTIVE
+    s.close()
+
+
 def test_a_blocklist_write_that_fails_changes_nothing(store, mocker):
     """A disk error (a fault a real SQLite file does not give on demand) leaves the copy as it was."""
     from portgate.errors import StoreError

@@ -75,11 +75,50 @@ def test_a_blocklist_without_the_ledger_is_refused_unless_asked_for(tmp_path, br
     assert [b.uid for b in retained_blocklist(broker).blocked] == ["AA000002"]
 
 
-def test_an_unreadable_ledger_is_a_clear_error(tmp_path, broker):
+def _config(tmp_path, database_url, broker) -> str:
+    config = tmp_path / "central.toml"
+    config.write_text(f'database_url = "{database_url}"\nport = "{PORT}"\n'
+                      f'keys_dir = "{tmp_path}"\n[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n')
+    return str(config)
+
+
+def test_a_missing_sqlite_ledger_is_a_clear_error_and_is_not_created(tmp_path, broker):
     cards = tmp_path / "cards.csv"
     cards.write_text(CARDS)
-    config = tmp_path / "central.toml"
-    config.write_text(f'database_url = "sqlite:///{tmp_path}/empty.db"\nport = "{PORT}"\n'
-                      f'keys_dir = "{tmp_path}"\n[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n')
-    failed = portgate("central", "publish", "--config", str(config), "--cards", str(cards))
-    assert failed.returncode == 1 and "ledger database" in failed.stderr and "Traceback" not in failed.stderr
+    missing = tmp_path / "ledger.db"
+    failed = portgate("central", "publish", "--config", _config(tmp_path, f"sqlite:///{missing}", broker),
+                      "--cards", str(cards))
+    assert failed.returncode == 1, failed.stderr
+    assert f"ledger database sqlite:///{missing}: file {missing} does not exist" in failed.stderr
+    assert "portgate central run" in failed.stderr and "Traceback" not in failed.stderr
+    assert len(failed.stderr.strip().splitlines()) == 1
+    assert not missing.exists() and not list(tmp_path.glob("ledger.db*"))
+
+
+def test_a_database_without_the_events_table_is_not_a_ledger(tmp_path, broker):
+    import sqlite3
+
+    cards = tmp_path / "cards.csv"
+    cards.write_text(CARDS)
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)")
+    db.close()
+    failed = portgate("central", "publish", "--config", _config(tmp_path, f"sqlite:///{other}", broker),
+                      "--cards", str(cards))
+    assert failed.returncode == 1, failed.stderr
+    assert f"ledger database sqlite:///{other} has no events table" in failed.stderr
+    assert "Traceback" not in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
+
+
+def test_an_unreachable_broker_exits_1_naming_it(tmp_path):
+    from portgate.testkit.mosquitto import free_port
+
+    cards = tmp_path / "cards.csv"
+    cards.write_text(CARDS)
+    port = free_port()  # nothing listens there
+    failed = portgate("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(port), "--port", PORT,
+                      "--cards", str(cards), "--no-ledger")
+    assert failed.returncode == 1, failed.stderr
+    assert f"MQTT broker 127.0.0.1:{port} not reachable" in failed.stderr
+    assert "Traceback" not in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
