@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from portgate.config import load_toml
+from portgate.errors import BrokerUnavailable
 
 
 @click.group()
@@ -117,10 +118,14 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
             ledger.dispose()
         raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port} not reachable: "
                                    f"{exc.strerror or exc}") from exc
+    refused: list[str] = []
+    client.on_publish = lambda _c, _u, _mid, rc, _p: rc.is_failure and refused.append(str(rc))
     client.loop_start()
     try:
         done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
                              ledger=ledger)
+    except BrokerUnavailable as exc:
+        raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port}: {exc}") from exc
     except SQLAlchemyError as exc:
         raise click.ClickException(f"ledger database {_shown(cfg.database_url)}: {exc.__class__.__name__}: "
                                    f"{str(exc).splitlines()[0]}") from exc
@@ -129,6 +134,9 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         client.loop_stop()
         if ledger is not None:
             ledger.dispose()
+    if refused:
+        raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port} refused the snapshots: "
+                                   f"{', '.join(sorted(set(refused)))} (the broker's ACL for this user?)")
     for kind, v in done.items():
         click.echo(f"{kind}: version {v}")
     if not done:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 
+from portgate.errors import BrokerUnavailable
 from portgate.records import Card, CardStatus, EscalaEntry, Worker, load_csv
 from wire import topics
 from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, RosterSnapshot, encode
@@ -71,9 +72,18 @@ class CsvSnapshots:
 
 
 def publish_snapshot(client: mqtt.Client, port: str, kind: str, message, *, timeout: float = 10.0) -> None:
-    """Publish ``message`` retained at QoS 1 on the ``kind`` snapshot topic and wait for the PUBACK."""
-    info = client.publish(topics.downlink(port, kind, "snapshot"), encode(message), qos=1, retain=True)
-    info.wait_for_publish(timeout)
+    """Publish ``message`` retained at QoS 1 on the ``kind`` snapshot topic and wait for the PUBACK.
+
+    Raises ``BrokerUnavailable`` if the broker did not acknowledge it within ``timeout`` seconds or
+    the connection was lost (the gates did not get it: publish again). A PUBACK with a failure
+    reason (e.g. not authorised) is the caller's to see (``on_publish``)."""
+    try:
+        info = client.publish(topics.downlink(port, kind, "snapshot"), encode(message), qos=1, retain=True)
+        info.wait_for_publish(timeout)
+    except (RuntimeError, ValueError) as exc:  # paho: not connected, or the publish failed
+        raise BrokerUnavailable(f"{kind} snapshot not published: {exc}") from exc
+    if not info.is_published():
+        raise BrokerUnavailable(f"{kind} snapshot not acknowledged by the broker within {timeout:g} s")
 
 
 def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, escala=None,

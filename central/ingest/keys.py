@@ -7,8 +7,10 @@ for HMAC-SHA256 are the file's text (without the trailing newline) on both sides
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
+import time
 from pathlib import Path
 
 from portgate.config import read_secret, write_secret
@@ -37,15 +39,19 @@ class KeyUnreadable(Exception):
 
 
 class KeyRing:
-    """Looks up gate keys in ``keys_dir`` (cached; a new gate's file is picked up on first use)."""
+    """Looks up gate keys in ``keys_dir``: cached, and each cached key's file is looked at again
+    (``os.stat``) at most every ``recheck_s`` seconds, so a new gate's file is picked up on first
+    use and a key replaced or restored (``add-gate --overwrite``) within ``recheck_s``, without a
+    restart of the office."""
 
-    def __init__(self, keys_dir: str | Path) -> None:
+    def __init__(self, keys_dir: str | Path, *, recheck_s: float = 5.0) -> None:
         self.keys_dir = Path(keys_dir)
         if not self.keys_dir.is_dir():
             # Every event would be dead-lettered as "unknown gate": refuse to start instead.
             raise ConfigError("keys_dir is not a directory (portgate central add-gate creates it)",
                               key="keys_dir", path=str(self.keys_dir))
-        self._cache: dict[str, bytes] = {}
+        self.recheck_s = recheck_s
+        self._cache: dict[str, tuple[bytes, int, float]] = {}  # gate -> (key, file mtime_ns, checked at)
         self._lock = threading.Lock()
 
     def key(self, gate_id: str) -> bytes | None:
@@ -55,15 +61,32 @@ class KeyRing:
         directory in its place): that gate's events become dead letters saying so (raw bytes
         kept), the other gates go on; it is read again for the next event, so fixing the file is enough.
         """
+        now = time.monotonic()
         with self._lock:
-            if gate_id in self._cache:
-                return self._cache[gate_id]
+            held = self._cache.get(gate_id)
+        if held is not None and now - held[2] < self.recheck_s:
+            return held[0]
         try:
-            key = read_secret(key_path(self.keys_dir, gate_id), what="gate key")
+            path = key_path(self.keys_dir, gate_id)
+            mtime = os.stat(path).st_mtime_ns
+        except (BadInput, ConfigError):
+            return None
+        except FileNotFoundError:
+            with self._lock:
+                self._cache.pop(gate_id, None)  # the gate was removed
+            return None
+        except OSError as exc:
+            raise KeyUnreadable(f"key of gate {gate_id} unreadable: {type(exc).__name__}: {exc}") from exc
+        if held is not None and held[1] == mtime:
+            with self._lock:
+                self._cache[gate_id] = (held[0], mtime, now)
+            return held[0]
+        try:
+            key = read_secret(path, what="gate key")
         except (ConfigError, BadInput):
             return None
         except OSError as exc:
             raise KeyUnreadable(f"key of gate {gate_id} unreadable: {type(exc).__name__}: {exc}") from exc
         with self._lock:
-            self._cache[gate_id] = key
+            self._cache[gate_id] = (key, mtime, now)
         return key

@@ -297,7 +297,7 @@ class LedgerWriter:
         """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``): the newest
         status's, except that a Last Will (set when the gate connected, so older) never lowers it;
         a gate whose journal started again says a lower one. A status that does not parse, names
-        another port or gate than its topic, comes from a gate without a key, or claims a
+        another port or gate than its topic, comes from a gate without a key file, or claims a
         ``sent_seq`` outside 0..2**63-1 becomes a dead letter."""
         gate_id = None
         try:
@@ -307,9 +307,13 @@ class LedgerWriter:
                 raise BadInput(f"status of {status.port}/{status.gate_id} on {topic}", where=topic)
             if status.sent_seq is not None and not 0 <= status.sent_seq < 2**63:
                 raise BadInput(f"sent_seq {status.sent_seq} out of range", where=topic)
-            if self.keys.key(gate_id) is None:
+            try:
+                known = self.keys.key(gate_id) is not None
+            except KeyUnreadable:
+                known = True  # its events are dead letters until the file is fixed; the tail waits
+            if not known:
                 raise BadInput(f"unknown gate {gate_id}", where=topic)
-        except (BadInput, KeyUnreadable) as exc:
+        except BadInput as exc:
             rejected.append(ledger.DeadLetter(topic, f"bad status: {exc}", payload, gate_id))
             return
         if status.sent_seq is None:
@@ -321,10 +325,11 @@ class LedgerWriter:
         """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (see the
         module docstring). A round that did not move the ledger is followed by the next after
         ``replay_every_s`` doubling (at most ``TAIL_MAX_WAIT_S``); a round whose replayed events
-        were dead-lettered (the gate's key changed, unreadable) stops the asking until the ledger
-        moves for that gate again (error ``ingest.tail_refused``), so a refused gate is not made to
-        republish its tail for ever. Raises ``SQLAlchemyError`` (the caller logs; the next scan
-        tries again)."""
+        were dead-lettered (the gate's key changed, unreadable) makes the next round wait
+        ``TAIL_MAX_WAIT_S`` (error ``ingest.tail_refused``), so a refused gate is not made to
+        republish its tail every round, and one whose key is fixed gets its tail within that hour
+        (at once if the ledger moves for it: a new event, a gap repair). Raises ``SQLAlchemyError``
+        (the caller logs; the next scan tries again)."""
         now = time.monotonic()
         with self.engine.connect() as conn:
             seen = {g: max(c, h) for g, c, h in conn.execute(
@@ -340,19 +345,24 @@ class LedgerWriter:
                 if tail is None or tail.have != have:  # new, or the ledger moved: still arriving
                     self._tails[gate_id] = _Tail(have, now)
                     continue
-                if tail.refused or now - tail.since < self.settings.tail_grace_s:
+                if now - tail.since < self.settings.tail_grace_s:
                     continue
                 if tail.asked is not None:
-                    wait = min(self.settings.replay_every_s * 2 ** (tail.rounds - 1), TAIL_MAX_WAIT_S)
-                    if now - tail.asked < wait:
-                        continue
-                    if _dead_letters_since(conn, gate_id, tail.asked_at):
-                        tail.refused = True
-                        self._stats["tail_refused"] += 1
-                        log.error("ingest.tail_refused", gate_id=gate_id, seq_from=have + 1, sent_seq=claim,
-                                  reason="the replayed events were dead-lettered (see dead_letters: the gate's key?)",
-                                  action="not asked again until the ledger moves for this gate")
-                        continue
+                    if tail.refused:
+                        if now - tail.asked < TAIL_MAX_WAIT_S:
+                            continue
+                        tail.refused = False  # once more: the key may have been fixed
+                    else:
+                        wait = min(self.settings.replay_every_s * 2 ** (tail.rounds - 1), TAIL_MAX_WAIT_S)
+                        if now - tail.asked < wait:
+                            continue
+                        if _dead_letters_since(conn, gate_id, tail.asked_at):
+                            tail.refused = True
+                            self._stats["tail_refused"] += 1
+                            log.error("ingest.tail_refused", gate_id=gate_id, seq_from=have + 1, sent_seq=claim,
+                                      reason="the replayed events were dead-lettered (see dead_letters: the gate's key?)",
+                                      action=f"asked again in {TAIL_MAX_WAIT_S:g} s, or at once when the ledger moves")
+                            continue
                 self._ask_tail(gate_id, have, claim, tail, now)
 
     def _ask_tail(self, gate_id: str, have: int, claim: int, tail: _Tail, now: float) -> None:

@@ -122,3 +122,43 @@ def test_an_unreachable_broker_exits_1_naming_it(tmp_path):
     assert failed.returncode == 1, failed.stderr
     assert f"MQTT broker 127.0.0.1:{port} not reachable" in failed.stderr
     assert "Traceback" not in failed.stderr and len(failed.stderr.strip().splitlines()) == 1
+
+
+def test_snapshots_the_broker_never_acknowledges_are_an_error(tmp_path):
+    """A broker that takes the connection and answers nothing: exit 1, not "published"."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held = []
+    threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()
+    escala = tmp_path / "escala.csv"
+    escala.write_text("date,period,ship,ship_name,voyage,berth,gate_id,post,function,registration\n")
+    try:
+        failed = portgate("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(server.getsockname()[1]),
+                          "--port", PORT, "--escala", str(escala))
+    finally:
+        server.close()
+    assert failed.returncode == 1 and "not acknowledged" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_snapshots_the_broker_refuses_are_an_error(tmp_path):
+    """The broker's ACL lets the publisher read but not write: PUBACK "Not authorized", exit 1."""
+    from portgate.testkit.mosquitto import Mosquitto
+
+    broker = Mosquitto(tmp_path / "acl", users={"office": "pw"}, acl="user office\ntopic read #\n").start()
+    try:
+        pw = tmp_path / "pw"
+        pw.write_text("pw")
+        pw.chmod(0o600)
+        config = tmp_path / "central.toml"
+        config.write_text(f'database_url = "sqlite:///{tmp_path}/l.db"\nport = "{PORT}"\nkeys_dir = "{tmp_path}"\n'
+                          f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\nusername = "office"\n'
+                          f'password_file = "{pw}"\n')
+        cards = tmp_path / "cards.csv"
+        cards.write_text(CARDS)
+        failed = portgate("central", "publish", "--config", str(config), "--cards", str(cards), "--no-ledger")
+        assert failed.returncode == 1 and "refused" in failed.stderr, failed.stderr
+    finally:
+        broker.kill()

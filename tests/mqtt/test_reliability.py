@@ -277,8 +277,10 @@ def test_a_tail_routed_to_another_subscriber_while_the_office_was_away_is_replay
 def test_a_gate_whose_tail_is_refused_is_not_asked_again_and_again(broker, office, make_gate):
     """A gate whose events are dead-lettered (its key changed at the office) never reaches its own
     sent_seq in the ledger: one tail round shows the replayed events refused, and the office stops
-    asking (it made the gate republish its whole tail every round, a flood of dead letters)."""
-    from central.ingest.keys import add_gate
+    asking for an hour (it made the gate republish its whole tail every round, a flood of dead
+    letters). With its key back at the office (no restart), the next event brings everything."""
+    from central.ingest.keys import KeyRing, add_gate, key_path
+    from portgate.config import write_secret
 
     gate = make_gate("g1")
     add_gate(office.keys_dir, "g1", overwrite=True)  # the office no longer has the gate's key
@@ -291,6 +293,11 @@ def test_a_gate_whose_tail_is_refused_is_not_asked_again_and_again(broker, offic
     time.sleep(2.0)  # four more replay_every_s: nothing more is asked
     assert ingest.workers[0].stats["tail_replays"] == 1 and len(office.dead()) == dead == 60
     assert office.events("g1") == []
+    write_secret(key_path(office.keys_dir, "g1"), gate.key)  # the office gets the gate's key back
+    time.sleep(KeyRing(office.keys_dir).recheck_s + 0.5)  # the writer looks at the file again
+    gate.journal.append(tap(31), now=now())
+    sync.notify()
+    office.wait_all_of(gate, 31)  # read again within KeyRing.recheck_s; the gap repair asks for 1..30
 
 
 def test_a_restarted_ledger_writer_still_knows_the_gates_claims(tmp_path, office, make_gate):
