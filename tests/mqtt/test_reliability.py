@@ -221,22 +221,29 @@ def test_a_gap_is_detected_and_repaired_by_a_replay_request(tmp_path, office, ma
         broker.kill()
 
 
+def _tail_lost_in_a_broker_crash(broker, office, make_gate, **settings):
+    """Gate g1's events 1..20, acknowledged by ``broker`` (autosave never) and queued for an office
+    that was away, lost when the broker is killed and started again; returns the gate, reconnected."""
+    office.start(broker)
+    office.stop_all()
+    gate = make_gate("g1")
+    gate.start(broker, **settings)
+    gate.journal.append_many([tap(i) for i in range(1, 21)], now=now())
+    gate.sync.notify()
+    wait_until(lambda: gate.journal.outbox_depth() == 0, what="acked by the broker")
+    broker.kill()  # the 20 events queued for the office are lost
+    broker.start()
+    wait_until(lambda: gate.sync.stats["connects"] >= 2, what="gate reconnected")
+    return gate
+
+
 def test_a_tail_the_broker_lost_in_a_crash_is_replayed_without_any_later_event(tmp_path, office, make_gate):
     """The broker acknowledged 20 events, queued them for the office in memory and was killed
     before its autosave. No later event follows to reveal a gap; the gate's status says
     ``sent_seq`` 20 (its birth status on reconnecting), so the office asks for the tail."""
     broker = Mosquitto(tmp_path / "fragile", autosave_interval=3600).start()
     try:
-        office.start(broker)
-        office.stop_all()
-        gate = make_gate("g1")
-        gate.start(broker, status_every_s=0.2)
-        gate.journal.append_many([tap(i) for i in range(1, 21)], now=now())
-        gate.sync.notify()
-        wait_until(lambda: gate.journal.outbox_depth() == 0, what="acked by the broker")
-        broker.kill()
-        broker.start()
-        wait_until(lambda: gate.sync.stats["connects"] >= 2, what="gate reconnected")
+        gate = _tail_lost_in_a_broker_crash(broker, office, make_gate, status_every_s=0.2)
         ingest = office.start(broker, tail_grace_s=0.5)
         office.wait_all_of(gate, 20)
         assert sorted(r.seq for r in office.events("g1")) == list(range(1, 21))
@@ -308,16 +315,7 @@ def test_a_restarted_ledger_writer_still_knows_the_gates_claims(tmp_path, office
 
     broker = Mosquitto(tmp_path / "fragile", autosave_interval=3600).start()
     try:
-        office.start(broker)
-        office.stop_all()
-        gate = make_gate("g1")
-        gate.start(broker)
-        gate.journal.append_many([tap(i) for i in range(1, 21)], now=now())
-        gate.sync.notify()
-        wait_until(lambda: gate.journal.outbox_depth() == 0, what="acked by the broker")
-        broker.kill()  # the 20 events queued for the office are lost
-        broker.start()
-        wait_until(lambda: gate.sync.stats["connects"] >= 2, what="gate reconnected")
+        gate = _tail_lost_in_a_broker_crash(broker, office, make_gate)
         ingest = office.start(broker, tail_grace_s=4.0)
         worker = ingest.workers[0]
         time.sleep(1.0)  # the gate's status reached the writer
