@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata)
+# chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
+DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
+  chromium fonts-dejavu-core)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi
 
 missing=()
