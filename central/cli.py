@@ -32,15 +32,6 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     run_central(config, lambda: Ingest(config))
 
 
-@central.command("check-config")
-@click.argument("config_path", type=click.Path(dir_okay=False))
-def check_config(config_path: str) -> None:
-    """Validate central.toml completely (keys, types, secret files) without starting anything."""
-    from portgate.checkconfig import check_central
-
-    click.echo(check_central(config_path))
-
-
 @central.command("add-gate")
 @click.option("--gate-id", required=True, help="The gate id (one topic level, e.g. g1).")
 @click.option("--keys-dir", type=click.Path(file_okay=False), help="Defaults to keys_dir of --config.")

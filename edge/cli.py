@@ -60,12 +60,3 @@ def run(config_path: str) -> None:
     cfg = load_gate_config(config_path)
     configure_logging(json=cfg.log_json, level=cfg.log_level)
     GateService(cfg).run()
-
-
-@edge.command("check-config")
-@click.argument("config_path")
-def check_config(config_path: str) -> None:
-    """Validate gate.toml completely (keys, types, secret files) without starting anything."""
-    from portgate.checkconfig import check_gate
-
-    click.echo(check_gate(config_path))

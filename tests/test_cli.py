@@ -8,7 +8,7 @@ DEMO = Path(__file__).resolve().parents[1] / "config" / "demo"
 
 
 def portgate(*args):
-    return subprocess.run([sys.executable, "-m", "portgate.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
                           timeout=120)
 
 

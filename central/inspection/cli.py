@@ -3,7 +3,7 @@
 
 Thin layer: parse options and files, call the pure cores, render, write atomically. Errors are
 ``PortgateError`` (``BadInput`` naming file and line, ``ConfigError`` naming the key), turned into a
-one-line message and exit status 2 by ``portgate.cli.main``.
+one-line message and exit status 2 by ``app.cli.main``.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def start_gate(config: Path, *, log_path: Path | None = None) -> subprocess.Pope
     """Start ``portgate edge run --config <config>`` in its own process group."""
     log = open(log_path or config.with_name("gate.log"), "ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "portgate.cli", "edge", "run", "--config", str(config)],
+        [sys.executable, "-m", "app.cli", "edge", "run", "--config", str(config)],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
 

@@ -12,7 +12,7 @@ from contextlib import closing
 
 def test_portgate_demo_plays_the_day_and_everything_balances(tmp_path):
     run_dir = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "portgate.cli", "demo", "--run-dir", str(run_dir)],
+    done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(run_dir)],
                           capture_output=True, text=True, timeout=600)
     out = done.stdout
     assert done.returncode == 0, out[-4000:] + done.stderr[-2000:]
@@ -39,10 +39,10 @@ def test_portgate_demo_plays_the_day_and_everything_balances(tmp_path):
     assert any(d["registration"] == "V008" for d in retained)  # blocked at the other gate afterwards
     # Issue 6: pay from events that came through the real gates and broker equals pay from the same
     # shifts given as CSV (config/demo/shifts.csv: the admits and exits of the day, by hand).
-    from portgate.demo.scenario import DEFAULT_DIR
+    from app.demo.scenario import DEFAULT_DIR
 
     def pay(*args):
-        done = subprocess.run([sys.executable, "-m", "portgate.cli", "pay", *args],
+        done = subprocess.run([sys.executable, "-m", "app.cli", "pay", *args],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return sorted(done.stdout.splitlines())
@@ -56,13 +56,13 @@ def test_demo_exits_non_zero_when_the_scenario_expects_otherwise(tmp_path):
     """A reconciliation or expectation that does not hold makes the demo fail (exit 1)."""
     import shutil
 
-    from portgate.demo.scenario import DEFAULT_DIR
+    from app.demo.scenario import DEFAULT_DIR
 
     scenario = tmp_path / "scenario"
     shutil.copytree(DEFAULT_DIR, scenario)
     text = (scenario / "scenario.toml").read_text()
     (scenario / "scenario.toml").write_text(text.replace('V017 = "696.60"', 'V017 = "1.00"'))
-    done = subprocess.run([sys.executable, "-m", "portgate.cli", "demo", "--run-dir", str(tmp_path / "run"),
+    done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(tmp_path / "run"),
                            "--scenario", str(scenario), "--no-outage"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1

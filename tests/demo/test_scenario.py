@@ -8,7 +8,7 @@ from decimal import Decimal
 from edge.replay import Replay
 from edge.memview import Roster
 from edge.rules.rulebook import GateRulebooks
-from portgate.demo.scenario import Expected, Scenario, check_decision, check_pay
+from app.demo.scenario import Expected, Scenario, check_decision, check_pay
 from portgate.records import Card, EscalaEntry, Worker, load_csv
 
 

@@ -12,7 +12,7 @@ from central.db import load_all_tables, make_engine
 from central.inspection.aboard import GateTap, Passage, State, who_is_aboard
 from central.inspection.aboard_db import gate_taps
 from central.ledger.schema import events
-from portgate.cli import main
+from app.cli import main
 from portgate.errors import StoreError
 from tests.inspection.conftest import CREW_COLUMNS, member, write_csv
 from wire.events import Event, TapPayload, encode, new_event_id, sign

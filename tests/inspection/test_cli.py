@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from portgate.cli import main
+from app.cli import main
 from tests.inspection.conftest import period_row
 
 

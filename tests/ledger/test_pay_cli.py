@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from central.db import make_engine
 from central.ledger.migrate import upgrade
 from central.ledger.store import insert_events
-from portgate.cli import main
+from app.cli import main
 from portgate.testkit.shift_events import ShiftEvents, dispatch
 
 Z = ZoneInfo("America/Sao_Paulo")

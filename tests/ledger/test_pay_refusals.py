@@ -246,7 +246,7 @@ def test_the_installed_command_prints_no_traceback(tmp_path):
                  ["pay", "--db", f"sqlite:///{tmp_path / 'x.db'}", "--from", "0001-01-01", "--to", "9999-12-31"],
                  ["ledger", "shifts", "--db", f"sqlite:///{tmp_path / 'x.db'}", "--from", "0001-01-01",
                   "--to", "2026-01-01"]):
-        proc = subprocess.run([sys.executable, "-m", "portgate.cli", *args], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True)
         assert proc.returncode == 2, (args, proc.stderr)
         assert proc.stdout == "" and "Traceback" not in proc.stderr and proc.stderr.startswith("portgate: ")
     assert not (tmp_path / "x.db").exists()

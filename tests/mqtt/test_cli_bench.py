@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from central.config import CentralConfig
-from portgate.cli import main
+from app.cli import main
 from portgate.config import load_toml
 from portgate.errors import ConfigError
 

@@ -19,7 +19,7 @@ CARDS = "uid,kind,registration,status\nAA000001,control,1001,active\nAA000002,co
 
 
 def portgate(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "portgate.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=60)
 
 
 def retained_blocklist(broker) -> dl.CardsSnapshot:

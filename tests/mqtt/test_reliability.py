@@ -131,7 +131,7 @@ def _descendants(pid: int) -> list[int]:
 
 def _run_central(config: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "portgate.cli", "central", "run", "--config", config],
+        [sys.executable, "-m", "app.cli", "central", "run", "--config", config],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
     )
 

@@ -219,7 +219,7 @@ def test_batch_size_and_workers_below_one_are_refused(tmp_path):
     ('share_group = "a/b"', "share_group"),  # run refused it; check-config said ok
 ])
 def test_check_config_refuses_ingest_settings_that_run_cannot_use(tmp_path, body, key):
-    from portgate.checkconfig import check_central
+    from app.checkconfig import check_central
 
     keys = tmp_path / "keys"
     keys.mkdir()
@@ -263,7 +263,7 @@ def test_an_unreachable_database_server_at_start_exits_1_so_systemd_retries(tmp_
     path = tmp_path / "central.toml"
     path.write_text(f'database_url = "postgresql+psycopg://portgate@127.0.0.1:{free_port()}/ledger"\n'
                     f'port = "{PORT}"\nkeys_dir = "{keys_dir}"\n[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n')
-    run = subprocess.run([sys.executable, "-m", "portgate.cli", "central", "run", "--config", str(path)],
+    run = subprocess.run([sys.executable, "-m", "app.cli", "central", "run", "--config", str(path)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1, run.stderr
     lines = [line for line in run.stderr.splitlines() if line.startswith("portgate:")]

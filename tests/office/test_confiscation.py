@@ -12,7 +12,7 @@ from central.registry import store
 from central.registry.api import changes_since, roster_snapshot
 from central.registry.confiscation import list_cases, record_confiscation, return_card
 from central.registry.schema import penalties
-from portgate.cli import main
+from app.cli import main
 from portgate.errors import BadInput
 from tests.office.conftest import worker
 from wire.events import AlertPayload, ConfiscationPayload, Event, new_event_id

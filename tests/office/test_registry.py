@@ -14,7 +14,7 @@ from central.registry import store
 from central.registry.api import changes_since, roster_snapshot
 from central.registry.schema import audit_log, card_events, downlink_changes, penalties, workers
 from central.rotation.eligibility import Ineligible, registration_problems
-from portgate.cli import main
+from app.cli import main
 from portgate.errors import BadInput
 from tests.office.conftest import WORKER_COLUMNS, worker_rows, write_csv
 

@@ -14,7 +14,7 @@ from central import reports
 from central.ledger.schema import events
 from central.registry import store
 from central.rotation import service
-from portgate.cli import main
+from app.cli import main
 from tests.office.conftest import DAY, requisition, worker
 
 UTC = dt.UTC

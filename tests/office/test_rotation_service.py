@@ -13,7 +13,7 @@ from central.registry.api import changes_since, escala_snapshot
 from central.registry.schema import penalties
 from central.rotation.requisitions import load_requisitions
 from central.rotation.schema import refusals
-from portgate.cli import main
+from app.cli import main
 from portgate.errors import BadInput
 from portgate.records import EscalaEntry, load_csv
 from tests.office.conftest import (

@@ -15,7 +15,7 @@ import pytest
 
 from portgate.testkit.mosquitto import Mosquitto, free_port
 
-PORTGATE = [sys.executable, "-m", "portgate.cli"]
+PORTGATE = [sys.executable, "-m", "app.cli"]
 
 
 def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):

@@ -14,7 +14,7 @@ from central.production.engine import pay_gangs
 from central.production.rulebook import find_rulebook
 from central.production.schema import production_lines, production_members
 from central.production.store import count_rows, ensure_tables, import_results, stored_gangs
-from portgate.cli import main
+from app.cli import main
 from portgate.errors import BadInput, PortgateError
 from tests.production.conftest import EXAMPLES
 

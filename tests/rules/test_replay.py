@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from portgate.cli import cli
+from app.cli import cli
 
 DATA = Path(__file__).parent / "data"
 

@@ -7,12 +7,15 @@ TOML into the typed config (every key, every type), then open every secret it na
 naming the key (the CLI prints one line and exits 2); success returns a one-line summary.
 
 Nothing is connected to (no broker, no database, no reader): the check runs on an installer's
-machine or in ``ExecStartPre=`` before the unit starts.
+machine or in ``ExecStartPre=`` before the unit starts. ``app.cli`` adds the two commands below to
+the ``edge`` and ``central`` groups (the check reads both layers' configs, so it lives above them).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import click
 
 from portgate.config import read_secret
 from portgate.errors import ConfigError
@@ -118,3 +121,17 @@ def check_central(path: str | Path) -> str:
     parts = [f"port {cfg.port}", f"database {url.get_backend_name()}", f"{cfg.workers} worker(s)",
              f"{len(keys)} gate key(s)", _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)
+
+
+@click.command("check-config")
+@click.argument("config_path")
+def gate_check_config(config_path: str) -> None:
+    """Validate gate.toml completely (keys, types, secret files) without starting anything."""
+    click.echo(check_gate(config_path))
+
+
+@click.command("check-config")
+@click.argument("config_path", type=click.Path(dir_okay=False))
+def central_check_config(config_path: str) -> None:
+    """Validate central.toml completely (keys, types, secret files) without starting anything."""
+    click.echo(check_central(config_path))

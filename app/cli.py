@@ -2,7 +2,8 @@
 gate does not import the office's database code and vice versa.
 
 To add a command: write a ``click.Command`` or ``click.Group`` in its module and add one line to
-``COMMANDS`` (name -> "module:attribute").
+``COMMANDS`` (name -> "module:attribute"). ``GROUP_COMMANDS`` adds commands of this layer to a group
+of a lower one (``edge check-config``), since a lower layer never imports ``app``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from portgate.errors import PortgateError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown in `portgate --help`)
-    "demo": ("portgate.demo.cli:demo", "Run a whole port day on this machine (real broker, readers)."),
+    "demo": ("app.demo.cli:demo", "Run a whole port day on this machine (real broker, readers)."),
     "edge": ("edge.cli:edge", "Run or inspect a gate (the gangway device)."),
     "replay": ("edge.cli:replay", "Replay taps.csv through the gate rules; one JSON line per read."),
     "central": ("central.cli:central", "Run the office: MQTT ingest into the ledger."),
@@ -28,6 +29,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "crew": ("central.inspection.cli:crew", "Crew hours book (K1-K5) and foreign-crew share (N1-N6)."),
     "wire": ("wire.cli:wire", "Wire contract: regenerate JSON Schemas and the AsyncAPI document."),
 }
+
+GROUP_COMMANDS: dict[str, tuple[str, ...]] = {
+    # group name: ("module:attribute", ...) commands added to that group when it is loaded
+    "edge": ("app.checkconfig:gate_check_config",),
+    "central": ("app.checkconfig:central_check_config",),
+}
+
+
+def _load(target: str):
+    module_name, attr = target.split(":")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 class LazyGroup(click.Group):
@@ -45,7 +57,11 @@ class LazyGroup(click.Group):
             if exc.name and module_name.startswith(exc.name):
                 return _unavailable(name, target)
             raise
-        return getattr(module, attr)
+        command = getattr(module, attr)
+        for extra in GROUP_COMMANDS.get(name, ()):
+            sub = _load(extra)
+            command.add_command(sub, sub.name)
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]

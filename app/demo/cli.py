@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from portgate.demo.scenario import DEFAULT_DIR, Scenario
+from app.demo.scenario import DEFAULT_DIR, Scenario
 
 
 @click.command("demo")
@@ -24,7 +24,7 @@ def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool) -
     ledger) and two gates on two ships with real readers (serial RFID on pseudo-terminals; PC/SC via
     pcscd + vpcd with a virtual card). Shows each decision as the watchman sees it, then the
     reconciliation and the day's pay statements. Exit status 0 only if all of it is right."""
-    from portgate.demo.run import run_demo
+    from app.demo.run import run_demo
 
     scenario = Scenario(scenario_dir)
     if run_dir is None:

@@ -33,10 +33,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from edge.scripted_clock import set_scripted_time
-from portgate.demo.scenario import Scenario, check_decision, check_pay
+from app.demo.scenario import Scenario, check_decision, check_pay
 from portgate.records import Tap
 
-PORTGATE = [sys.executable, "-m", "portgate.cli"]
+PORTGATE = [sys.executable, "-m", "app.cli"]
 DEBOUNCE_S = 3.5  # the gate rulebook's G9 debounce (3 s) plus a margin
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
 
