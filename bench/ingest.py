@@ -38,7 +38,7 @@ from central.ingest.service import Ingest  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from portgate.config import read_secret  # noqa: E402
 from portgate.gctune import tune_for_service  # noqa: E402
-from portgate.testkit.mosquitto import Mosquitto  # noqa: E402
+from app.demo.mosquitto import Mosquitto  # noqa: E402
 from wire import topics  # noqa: E402
 from wire.connection import MqttConfig, connect_properties, make_client  # noqa: E402
 from wire.events import Event, TapPayload, encode, new_event_id, sign  # noqa: E402
@@ -172,7 +172,7 @@ def main() -> None:
         if args.no_postgres:
             cluster = contextlib.nullcontext(None)
         else:
-            from portgate.testkit.postgres import PostgresCluster
+            from testkit.postgres import PostgresCluster
 
             cluster = PostgresCluster()
         try:

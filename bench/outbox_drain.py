@@ -3,7 +3,7 @@ payloads at QoS 1 with the same in-flight window, against the same private mosqu
 
 Baseline and drain take turns for ``--rounds`` rounds (3), each drain on a freshly filled journal,
 and the medians are compared; both are timed to the last PUBACK, and the outbox must then be empty.
-A QoS 1 subscriber in its own process (``portgate.testkit.sink``) stands for the office: without a
+A QoS 1 subscriber in its own process (``testkit.sink``) stands for the office: without a
 subscriber the broker answers "No matching subscribers" and the gate keeps its rows.
 
     .venv/bin/python bench/outbox_drain.py [--smoke] [--events N] [--window W] [--rounds R]
@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from edge.journal import Journal  # noqa: E402
 from edge.rules.model import Now  # noqa: E402
 from edge.sync import Sync, SyncSettings  # noqa: E402
-from portgate.testkit.mosquitto import Mosquitto  # noqa: E402
-from portgate.testkit.sink import Sink  # noqa: E402
+from app.demo.mosquitto import Mosquitto  # noqa: E402
+from testkit.sink import Sink  # noqa: E402
 from wire.connection import MqttConfig, make_client  # noqa: E402
 from wire.events import TapPayload, encode  # noqa: E402
 

@@ -35,7 +35,7 @@ from central.ledger.store import insert_events, rebuild_shifts  # noqa: E402
 from central.ledger.tables import shift_flags, shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
 from central.pay.ledger import pay_from_ledger  # noqa: E402
-from portgate.testkit.shift_events import ShiftEvents, dispatch  # noqa: E402
+from testkit.shift_events import ShiftEvents, dispatch  # noqa: E402
 
 Z = ZoneInfo("America/Sao_Paulo")
 PERIODS = ("07-13", "13-19", "19-01", "01-07")
@@ -142,7 +142,7 @@ def main() -> None:
                "sqlite_store_s": round(sqlite["store_s"], 3), "shifts": sqlite["shifts"]}
     baseline = {"sqlite_read_s": round(sqlite["read_s"], 4)}
     if args.postgres:
-        from portgate.testkit.postgres import PostgresCluster
+        from testkit.postgres import PostgresCluster
 
         with PostgresCluster() as pg:
             pgm = measure(pg.url, workers, 25, "postgresql")

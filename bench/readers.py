@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from drivers.em4100 import Frame, FrameParser, encode_frame  # noqa: E402
-from portgate.testkit.pcsc import PcscDaemon  # noqa: E402
-from portgate.testkit.pty_reader import PtyReader  # noqa: E402
-from portgate.testkit.vicc import VirtualCard  # noqa: E402
+from app.demo.pcsc import PcscDaemon  # noqa: E402
+from app.demo.pty_reader import PtyReader  # noqa: E402
+from app.demo.vicc import VirtualCard  # noqa: E402
 
 VALID = re.compile(rb"\x02([0-9A-Fa-f]{12})[\r\n]{0,2}\x03")
 

@@ -1,6 +1,6 @@
 """Build the configured card readers (``[[readers]]`` in gate.toml).
 
-``fifo`` is built here (``portgate.testkit.fifo_reader``); the hardware drivers live in ``drivers/``
+``fifo`` is built here (``drivers.fifo_reader``); the hardware drivers live in ``drivers/``
 and are imported lazily, so a gate imports only the driver it uses:
 
 - ``pcsc``: ``drivers.pcsc.PcscReader(id, kind, name_pattern=device or "*", **options)``;
@@ -24,7 +24,7 @@ def open_reader(cfg: ReaderConfig, on_status: StatusCallback) -> Reader:
     """One reader from its config. Raises ``ConfigError`` naming the reader if its driver is not
     available in this build or refuses the settings."""
     if cfg.driver == "fifo":
-        from portgate.testkit.fifo_reader import FifoReader
+        from drivers.fifo_reader import FifoReader
 
         if not cfg.device:
             raise ConfigError("fifo reader needs device = <path of the FIFO>", key=f"readers.{cfg.id}.device")

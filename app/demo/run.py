@@ -2,7 +2,7 @@
 
 What runs (each a real process or device, on loopback, in a run directory the demo creates):
 
-- a private mosquitto (``portgate.testkit.mosquitto``), persistence on;
+- a private mosquitto (``app.demo.mosquitto``), persistence on;
 - the office: ``portgate central run`` (ingest into a SQLite ledger, presence and blocklist relay,
   snapshot requests answered from the scenario's CSV files);
 - one ``portgate edge run`` process per gate. ``g-aurora`` reads two EM4100/RDM6300 serial readers
@@ -43,7 +43,7 @@ REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala ever
 
 def pcsc_available() -> bool:
     """True when pcscd and the vpcd driver are installed (the PC/SC gate can run for real)."""
-    from portgate.testkit.pcsc import VPCD_DRIVER
+    from app.demo.pcsc import VPCD_DRIVER
 
     return shutil.which("pcscd") is not None and Path(VPCD_DRIVER).exists()
 
@@ -76,8 +76,8 @@ class Gate:
     # -- devices -------------------------------------------------------------------------------
     def _reader_config(self) -> str:
         if self.kind == "pcsc":
-            from portgate.testkit.pcsc import PcscDaemon
-            from portgate.testkit.vicc import VirtualCard
+            from app.demo.pcsc import PcscDaemon
+            from app.demo.vicc import VirtualCard
 
             self.pcscd = PcscDaemon(self.dir / "pcscd")
             self.pcscd.start()
@@ -86,7 +86,7 @@ class Gate:
             name = self.pcscd.entries[0].name
             return (f'[[readers]]\nid = "{self.gate_id}-pcsc"\nkind = "control"\ndriver = "pcsc"\n'
                     f'device = "{name}*"\n')
-        from portgate.testkit.pty_reader import PtyReader
+        from app.demo.pty_reader import PtyReader
 
         text = ""
         kinds = ["control", "badge"] if self.spec.card_and_badge_required else ["control"]
@@ -209,7 +209,7 @@ class DemoRun:
     # -- set-up --------------------------------------------------------------------------------
     def start(self) -> None:
         from central.ingest.keys import add_gate
-        from portgate.testkit.mosquitto import Mosquitto
+        from app.demo.mosquitto import Mosquitto
 
         self.dir.mkdir(parents=True, exist_ok=True)
         self.broker = Mosquitto(self.dir / "broker")

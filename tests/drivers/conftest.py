@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from drivers.base import CardRead, ReaderStatus
-from portgate.testkit.pcsc import PcscDaemon
-from portgate.testkit.pty_reader import PtyReader
-from portgate.testkit.vicc import VirtualCard
+from app.demo.pcsc import PcscDaemon
+from app.demo.pty_reader import PtyReader
+from app.demo.vicc import VirtualCard
 
 WAIT = 15.0
 POLL_S = 0.5  # pcscd polls vpcd for card presence every 400 ms  # safety net against a hung test, not a performance limit

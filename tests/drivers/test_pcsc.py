@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 from drivers.base import FaultKind, ReaderState
 from drivers.pcsc import DataFile, PcscReader, interpret_get_data
 from portgate.records import ReaderKind
-from portgate.testkit.pcsc import VpcdEntry, free_port_pair
+from app.demo.pcsc import VpcdEntry, free_port_pair
 
 pytestmark = pytest.mark.pcsc
 

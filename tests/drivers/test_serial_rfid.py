@@ -93,7 +93,7 @@ def test_device_vanishing_and_coming_back_is_recovered(pty_device, run_reader):
 
 
 def test_device_missing_at_start_is_waited_for(tmp_path, run_reader):
-    from portgate.testkit.pty_reader import PtyReader
+    from app.demo.pty_reader import PtyReader
 
     device = PtyReader(tmp_path / "late")
     running = run_reader(em4100(device, "rfid-late"))

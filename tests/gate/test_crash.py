@@ -14,7 +14,7 @@ import msgspec
 import pytest
 
 from edge.loop import INBOX_SIZE
-from portgate.testkit.gate_process import kill_gate, start_gate, write_gate_config
+from testkit.gate_process import kill_gate, start_gate, write_gate_config
 from wire.events import Event, verify
 
 pytestmark = pytest.mark.slow

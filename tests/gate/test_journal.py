@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from edge.journal import Journal
-from portgate.testkit.journal_faults import tear
+from testkit.journal_faults import tear
 from edge.rules.model import Now
 from wire.events import AlertPayload, ConfiscationPayload, TapPayload, decode, encode, verify
 

@@ -15,7 +15,7 @@ from edge.config import load_gate_config
 from edge.indicator import RecordingIndicator
 from edge.service import GateService
 from portgate.errors import ConfigError
-from portgate.testkit.gate_process import write_gate_config
+from testkit.gate_process import write_gate_config
 from wire.events import AlertPayload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_gate_run_exits_cleanly_on_sigterm(tmp_path):
     import signal
     import time
 
-    from portgate.testkit.gate_process import kill_gate, start_gate
+    from testkit.gate_process import kill_gate, start_gate
 
     cfg = write_gate_config(tmp_path)
     proc = start_gate(cfg)

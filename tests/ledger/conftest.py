@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from portgate.testkit.postgres import PostgresCluster
+from testkit.postgres import PostgresCluster
 
 _counter = itertools.count(1)
 

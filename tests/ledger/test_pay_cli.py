@@ -12,7 +12,7 @@ from central.db import make_engine
 from central.ledger.migrate import upgrade
 from central.ledger.store import insert_events
 from app.cli import main
-from portgate.testkit.shift_events import ShiftEvents, dispatch
+from testkit.shift_events import ShiftEvents, dispatch
 
 Z = ZoneInfo("America/Sao_Paulo")
 

@@ -14,7 +14,7 @@ import pytest
 from central.db import make_engine
 from central.ledger.migrate import upgrade
 from central.ledger.store import insert_events
-from portgate.testkit.shift_events import ShiftEvents, dispatch
+from testkit.shift_events import ShiftEvents, dispatch
 from tests.ledger.test_pay_cli import SHIFTS, Z, loc, run, write_csv
 
 HEADER = "registration,function,ship,berth,period_start,period_end,admit_at,exit_at,meal_worked"

@@ -14,7 +14,7 @@ from central.ledger.migrate import head, upgrade
 from central.ledger.schema import events
 from central.ledger.shifts import reconstruct
 from central.ledger.store import insert_events, read_shifts, rebuild_shifts
-from portgate.testkit.shift_events import ShiftEvents, dispatch
+from testkit.shift_events import ShiftEvents, dispatch
 
 Z = ZoneInfo("America/Sao_Paulo")
 NOW = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
-from portgate.testkit.postgres import PostgresCluster
+from testkit.postgres import PostgresCluster
 
 
 def test_cluster_serves_sql_and_removes_its_directory():

@@ -18,7 +18,7 @@ from central.ledger.schema import dead_letters, events
 from edge.rules.model import Now
 from edge.sync import Sync, SyncSettings
 from portgate.config import read_secret
-from portgate.testkit.mosquitto import Mosquitto
+from app.demo.mosquitto import Mosquitto
 from edge.journal import Journal
 from edge.store import Store
 from wire.connection import MqttConfig

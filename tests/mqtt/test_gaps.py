@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from central.ingest import ledger
 from central.ledger.schema import gate_losses
-from portgate.testkit.journal_faults import tear
+from testkit.journal_faults import tear
 from tests.mqtt.conftest import now, wait_until
 from tests.mqtt.payloads import tap
 

@@ -112,7 +112,7 @@ def test_a_database_without_the_events_table_is_not_a_ledger(tmp_path, broker):
 
 
 def test_an_unreachable_broker_exits_1_naming_it(tmp_path):
-    from portgate.testkit.mosquitto import free_port
+    from app.demo.mosquitto import free_port
 
     cards = tmp_path / "cards.csv"
     cards.write_text(CARDS)
@@ -145,7 +145,7 @@ def test_snapshots_the_broker_never_acknowledges_are_an_error(tmp_path):
 
 def test_snapshots_the_broker_refuses_are_an_error(tmp_path):
     """The broker's ACL lets the publisher read but not write: PUBACK "Not authorized", exit 1."""
-    from portgate.testkit.mosquitto import Mosquitto
+    from app.demo.mosquitto import Mosquitto
 
     broker = Mosquitto(tmp_path / "acl", users={"office": "pw"}, acl="user office\ntopic read #\n").start()
     try:

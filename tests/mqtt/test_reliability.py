@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from portgate.testkit.mosquitto import Mosquitto
-from portgate.testkit.sink import Sink
+from app.demo.mosquitto import Mosquitto
+from testkit.sink import Sink
 from tests.mqtt.conftest import PORT, now, process_alive, wait_until
 from tests.mqtt.payloads import tap
 

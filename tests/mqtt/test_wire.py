@@ -75,7 +75,7 @@ def test_a_second_client_with_the_same_id_is_logged_as_an_error(tmp_path):
 
     from structlog.testing import capture_logs
 
-    from portgate.testkit.mosquitto import Mosquitto
+    from app.demo.mosquitto import Mosquitto
     from wire.connection import MqttConfig, make_client, start
 
     with Mosquitto(tmp_path / "broker") as broker:

@@ -140,7 +140,7 @@ def test_an_event_the_database_refuses_becomes_a_dead_letter_and_the_batch_still
     """PostgreSQL refuses a NUL character in text (a key holder's event that the JSON schema allows):
     retrying the batch would meet it again forever, so the batch goes in one event at a time and
     that event alone becomes a dead letter with its raw bytes."""
-    from portgate.testkit.postgres import PostgresCluster
+    from testkit.postgres import PostgresCluster
     from tests.mqtt.conftest import Gate, Office
     from tests.mqtt.test_rejects import forged, publish, raw_client
     from wire import topics
@@ -258,7 +258,7 @@ def test_an_unreachable_database_server_at_start_exits_1_so_systemd_retries(tmp_
     import subprocess
     import sys
 
-    from portgate.testkit.postgres import free_port
+    from testkit.postgres import free_port
 
     path = tmp_path / "central.toml"
     path.write_text(f'database_url = "postgresql+psycopg://portgate@127.0.0.1:{free_port()}/ledger"\n'

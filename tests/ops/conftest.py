@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from portgate.testkit.mosquitto import Mosquitto, free_port
+from app.demo.mosquitto import Mosquitto, free_port
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
 

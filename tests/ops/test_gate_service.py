@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from portgate.testkit.gate_process import write_gate_config
+from testkit.gate_process import write_gate_config
 from tests.ops.conftest import free_port, run_cli, scrape, wait_until
 
 SECRET = b"gate-hmac-K3y-never-in-logs"

@@ -21,7 +21,7 @@ from edge.journal import Journal
 from edge.rules.model import Now
 from edge.sync import Sync
 from portgate.config import read_secret
-from portgate.testkit.postgres import PostgresCluster
+from testkit.postgres import PostgresCluster
 from tests.ops.conftest import free_port, scrape, wait_until
 from tests.ops.test_central_service import central_toml
 from wire.connection import MqttConfig

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from portgate.testkit.browser import BrowserUnavailable, chromium_path, launch_chromium
+from testkit.browser import BrowserUnavailable, chromium_path, launch_chromium
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -25,7 +25,7 @@ class Sink:
     """A throw-away QoS 1 subscriber on ``topic`` at ``host:port`` while the ``with`` block runs."""
 
     def __init__(self, host: str, port: int, topic: str, *, timeout: float = 10.0) -> None:
-        self.args = [sys.executable, "-m", "portgate.testkit.sink", host, str(port), topic]
+        self.args = [sys.executable, "-m", "testkit.sink", host, str(port), topic]
         self.timeout = timeout
         self.proc: subprocess.Popen | None = None
 

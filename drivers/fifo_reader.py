@@ -1,6 +1,6 @@
 """A card reader fed through a named pipe (FIFO): one read per line, ``UID`` or ``KIND UID``.
 
-Used by the gate crash test and the demo to script a burst of taps into a real gate process
+Used by tests to script a burst of taps into a real gate process
 (``driver = "fifo"`` in gate.toml). Implements ``drivers.base.Reader``. The pipe is opened
 read-write, so it never sees end-of-file when a writer goes away, and read one byte at a time, so a
 killed gate loses at most the line it was reading (like a tap that got no light). A line that is

@@ -1,5 +1,5 @@
 """Run a real gate process (``portgate edge run``) fed by a FIFO reader and writing its decisions to
-a file indicator: used by the gate crash test and the demo."""
+a file indicator: used by the gate crash and service tests."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from portgate.config import write_secret
 
-DEMO = Path(__file__).resolve().parents[2] / "config" / "demo"
+DEMO = Path(__file__).resolve().parents[1] / "config" / "demo"
 
 
 def write_gate_config(root: Path, *, gate_id: str = "g-aurora", ship: str = "9300001",
