@@ -73,7 +73,7 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mqtt: MqttConfig = MqttConfig()
     ingest: IngestSettings = IngestSettings()
     publish: PublishSettings = PublishSettings()
-    metrics_port: int = 0  # Prometheus /metrics (portgate.metrics); 0 = off
+    metrics_port: int = 0  # Prometheus /metrics (central.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
     log_json: bool | None = None  # None: JSON unless stderr is a terminal
     log_level: str = "info"

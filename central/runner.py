@@ -21,9 +21,10 @@ from collections.abc import Callable
 
 import structlog
 
-from portgate import metrics
+from central import metrics
 from portgate.gctune import tune_for_service
 from portgate.logs import configure_logging
+from portgate.metrics import serve
 from portgate.notify import Notifier
 
 log = structlog.get_logger("central.runner")
@@ -63,7 +64,7 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     ingest = make_ingest()
-    metrics.serve(config.metrics_port, config.metrics_addr)
+    serve(config.metrics_port, config.metrics_addr)
     ingest.start()
     tune_for_service()  # portgate/gctune.py: start-up objects frozen, fewer collections
     metrics.watch_ingest(ingest.workers)

@@ -66,7 +66,7 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     clock_file: str | None = None  # for clock = "scripted" (edge.scripted_clock)
     log_json: bool | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    metrics_port: int = 0  # Prometheus /metrics (portgate.metrics); 0 = off
+    metrics_port: int = 0  # Prometheus /metrics (edge.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection

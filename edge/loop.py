@@ -37,7 +37,7 @@ from edge.rules.model import Decision, Now, Outcome, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read
 from edge.rules.rulebook import GateRulebook, GateRulebooks
 from edge.store import Store
-from portgate import metrics
+from edge import metrics
 from portgate.errors import StoreError
 from wire.events import ConfiscationPayload, Dispatch, Event, ReaderPayload, TapPayload
 
@@ -210,7 +210,7 @@ class GateLoop:
 
     def process(self, p: Presentation) -> Decision:
         """Decide, journal (committed), show, then update the store. Returns the decision shown.
-        Log lines inside carry ``reader_id``; the decision is counted in ``portgate.metrics``."""
+        Log lines inside carry ``reader_id``; the decision is counted in ``edge.metrics``."""
         with structlog.contextvars.bound_contextvars(reader_id=p.reader_id):
             self._shown_ns = 0
             decision = self._process(p)
@@ -269,7 +269,7 @@ class GateLoop:
             self.indicator.show(decision, self.lang, event=event)
         except Exception:  # a broken LED must not stop the gate; the event is already journaled
             log.exception("indicator_failed")
-        self._shown_ns = self.clock.now().mono_ns  # read -> indicator latency (portgate.metrics)
+        self._shown_ns = self.clock.now().mono_ns  # read -> indicator latency (edge.metrics)
 
     def _apply(self, ev: Event) -> None:
         fx = effects_of(ev, boot_id=self.journal.boot_id,

@@ -104,9 +104,10 @@ class GateService:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self.loop.stop())
         structlog.contextvars.bind_contextvars(gate_id=self.cfg.gate_id, port=self.cfg.port)
-        from portgate import metrics
+        from edge import metrics
+        from portgate.metrics import serve
 
-        metrics.serve(self.cfg.metrics_port, self.cfg.metrics_addr)
+        serve(self.cfg.metrics_port, self.cfg.metrics_addr)
         metrics.watch_gate(self.cfg.gate_id, self.journal, self.clock, self.sync)
         if self.sync is not None:
             self.sync.start()

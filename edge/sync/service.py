@@ -68,7 +68,7 @@ from wire.events import AlertPayload, encode
 
 log = structlog.get_logger("edge.sync")
 
-from portgate.metrics import OUTBOX_DEPTH  # noqa: E402  (shared with the gate service)
+from edge.metrics import OUTBOX_DEPTH  # noqa: E402  (shared with the gate service)
 PUBLISHED = Counter("portgate_uplink_published_total", "Events published (incl. resends)", ["gate_id"])
 ACKED = Counter("portgate_uplink_acked_total", "Events acknowledged by the broker", ["gate_id"])
 REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure reason code", ["gate_id"])

@@ -1,0 +1,68 @@
+"""The gate's Prometheus metrics (``portgate edge run``; default registry, served by
+``portgate.metrics.serve``). Counters and the histogram are updated where things happen; the gauges
+are callbacks attached by ``watch_gate`` and computed at scrape time.
+
+- ``portgate_decisions_total{outcome,rule}``: decisions shown; ``rule`` is the first rule that
+  failed (the one whose message the watchman sees) or ``none`` for an ADMIT/EXIT without objection.
+- ``portgate_tap_latency_seconds``: histogram, read (monotonic time the reader saw the card) ->
+  decision shown on the indicator; includes the pairing window when a control card waits for a badge.
+- ``portgate_outbox_depth{gate_id}``, ``portgate_outbox_oldest_age_seconds{gate_id}``: unsent
+  events and how long the oldest has waited (0 when the outbox is empty).
+- ``portgate_clock_synchronised{gate_id}``: 1 when the kernel says NTP has synchronised the clock
+  (events carry the same flag as ``clock_trusted``, rule G8).
+- ``portgate_mqtt_connected{client="gate-<id>"}`` (``portgate.metrics``): absent on a standalone gate.
+- ``portgate_reader_up{reader_id}``, ``portgate_reader_faults_total{reader_id,kind}``: from
+  ``drivers.metrics``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+
+from prometheus_client import Counter, Gauge, Histogram
+
+import drivers.metrics  # noqa: F401  (reader_up / reader_faults_total families, always exposed)
+from portgate.metrics import MQTT_CONNECTED, flag
+
+DECISIONS = Counter("portgate_decisions_total", "Gate decisions shown, by outcome and first failed rule",
+                    ["outcome", "rule"])
+TAP_LATENCY = Histogram(
+    "portgate_tap_latency_seconds", "Card read to decision shown on the indicator (seconds)",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 2.0, 5.0),
+)
+OUTBOX_DEPTH = Gauge("portgate_outbox_depth", "Unsent events in the gate outbox", ["gate_id"])
+OUTBOX_OLDEST_AGE = Gauge("portgate_outbox_oldest_age_seconds",
+                          "Age of the oldest unsent event in the gate outbox (0 if empty)", ["gate_id"])
+CLOCK_SYNCHRONISED = Gauge("portgate_clock_synchronised",
+                           "1 when the gate's wall clock is NTP-synchronised (events carry clock_trusted)",
+                           ["gate_id"])
+
+
+def observe_decision(outcome: str, rules_failed: Iterable[str], latency_s: float | None) -> None:
+    """Count one decision shown and, when the read time is known, its read -> indicator latency."""
+    rules = list(rules_failed)
+    DECISIONS.labels(outcome=outcome, rule=rules[0] if rules else "none").inc()
+    if latency_s is not None and latency_s >= 0:
+        TAP_LATENCY.observe(latency_s)
+
+
+def _age_s(oldest: Callable[[], dt.datetime | None]) -> float:
+    at = oldest()
+    if at is None:
+        return 0.0
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=dt.UTC)
+    return max(0.0, (dt.datetime.now(dt.UTC) - at).total_seconds())
+
+
+def watch_gate(gate_id: str, journal, clock, sync=None) -> None:
+    """Attach the gate's callback gauges: outbox depth and oldest age (``journal``), clock
+    synchronised (``clock.now().clock_trusted``), MQTT connected (``sync.connected``, if any)."""
+    OUTBOX_DEPTH.labels(gate_id).set_function(lambda: float(journal.outbox_depth()))
+    OUTBOX_OLDEST_AGE.labels(gate_id).set_function(lambda: _age_s(journal.oldest_unsent_at))
+    inner = getattr(clock, "inner", clock)  # GuardedClock wraps the SystemClock (NTP probe)
+    synced = inner.trusted if hasattr(inner, "trusted") else (lambda: clock.now().clock_trusted)
+    CLOCK_SYNCHRONISED.labels(gate_id).set_function(flag(synced))
+    if sync is not None:
+        MQTT_CONNECTED.labels(f"gate-{gate_id}").set_function(flag(sync.connected.is_set))
