@@ -1,4 +1,24 @@
-"""Shared pytest fixtures. Component fixtures (mosquitto, pcscd+vpcd, PostgreSQL) live in
-``tests/fixtures_*.py`` modules registered below, each starting the real server on loopback."""
+"""Shared pytest set-up. Component fixtures (mosquitto, PostgreSQL) live in the suites' conftest
+modules; a test that uses one is marked for it here, so ``-m mqtt`` / ``-m "not postgres"`` select
+by what a test really starts rather than by a marker someone remembered to write."""
+
+from __future__ import annotations
+
+import pytest
 
 pytest_plugins: list[str] = []
+
+BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/mqtt, tests/ops)
+PG_FIXTURES = frozenset({"pg", "pg_cluster", "pg_url"})  # a throw-away PostgreSQL cluster
+
+
+def pytest_collection_modifyitems(config, items):
+    """Add ``mqtt`` to every test that uses a broker fixture and ``postgres`` to every test that uses
+    a PostgreSQL fixture, directly or through another fixture, or runs as ``db_url[postgresql]``."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & BROKER_FIXTURES:
+            item.add_marker(pytest.mark.mqtt)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if names & PG_FIXTURES or params.get("db_url") == "postgresql":
+            item.add_marker(pytest.mark.postgres)

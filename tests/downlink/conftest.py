@@ -17,7 +17,7 @@ from central.registry.store import save_card, save_worker
 from central.rotation.engine import Requisition
 from central.rotation.service import dispatch_day
 from portgate.records import Berth, Card, CardKind, CardStatus, Voyage, Worker, WorkerStatus
-from tests.mqtt.conftest import PORT, Office, broker, keys_dir, make_gate, now, wait_until  # noqa: F401
+from tests.mqtt.conftest import PORT, Office, broker, keys_dir, make_gate, now  # noqa: F401
 
 TZ = ZoneInfo("America/Sao_Paulo")
 ACTOR = "clerk"

@@ -16,7 +16,8 @@ from edge.rules.engine import decide
 from edge.rules.model import Now, Outcome, Presentation
 from edge.rules.rulebook import GateRulebook
 from portgate.records import CardStatus, WorkerStatus
-from tests.downlink.conftest import ACTOR, TZ, control_uid, now, today, wait_until
+from tests.downlink.conftest import ACTOR, TZ, control_uid, now, today
+from testkit.wait import wait_until
 from wire.connection import MqttConfig
 from wire.events import ConfiscationPayload
 

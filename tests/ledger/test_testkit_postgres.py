@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from testkit.postgres import PostgresCluster
 
 
+@pytest.mark.postgres  # starts its own cluster, not through a fixture
 def test_cluster_serves_sql_and_removes_its_directory():
     cluster = PostgresCluster()
     url = cluster.start()

@@ -19,22 +19,12 @@ from edge.rules.model import Now
 from edge.sync import Sync, SyncSettings
 from portgate.config import read_secret
 from app.demo.mosquitto import Mosquitto
+from testkit.wait import wait_until
 from edge.journal import Journal
 from edge.store import Store
 from wire.connection import MqttConfig
 
 PORT = "santos"
-
-
-def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
-    """Poll ``predicate`` until true; fail the test (not hang) if it never becomes true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def process_alive(pid: int) -> bool:

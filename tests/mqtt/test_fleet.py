@@ -15,7 +15,8 @@ from central.ledger.schema import gate_progress
 from central.publish import publish_snapshot
 from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus
 from app.demo.mosquitto import Mosquitto
-from tests.mqtt.conftest import PORT, Office, now, wait_until
+from tests.mqtt.conftest import PORT, Office, now
+from testkit.wait import wait_until
 from tests.mqtt.payloads import tap
 from wire import downlink as dl
 from wire import topics

@@ -11,7 +11,8 @@ from sqlalchemy import select
 from central.ingest import ledger
 from central.ledger.schema import gate_losses
 from testkit.journal_faults import tear
-from tests.mqtt.conftest import now, wait_until
+from tests.mqtt.conftest import now
+from testkit.wait import wait_until
 from tests.mqtt.payloads import tap
 
 pytestmark = pytest.mark.mqtt

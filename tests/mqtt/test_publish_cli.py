@@ -10,7 +10,8 @@ import threading
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.conftest import PORT, now
+from testkit.wait import wait_until
 from wire import downlink as dl
 from wire import topics
 from wire.events import ConfiscationPayload

@@ -8,7 +8,8 @@ import msgspec
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from tests.mqtt.conftest import PORT, now, wait_until
+from tests.mqtt.conftest import PORT, now
+from testkit.wait import wait_until
 from tests.mqtt.payloads import tap
 from wire import topics
 from wire.events import Event, encode, new_event_id, sign

@@ -13,7 +13,8 @@ import pytest
 
 from app.demo.mosquitto import Mosquitto
 from testkit.sink import Sink
-from tests.mqtt.conftest import PORT, now, process_alive, wait_until
+from tests.mqtt.conftest import PORT, now, process_alive
+from testkit.wait import wait_until
 from tests.mqtt.payloads import tap
 
 pytestmark = pytest.mark.mqtt

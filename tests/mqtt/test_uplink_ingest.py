@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.mqtt.conftest import now, wait_until
+from tests.mqtt.conftest import now
+from testkit.wait import wait_until
 from tests.mqtt.payloads import tap
 
 

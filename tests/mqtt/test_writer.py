@@ -16,7 +16,8 @@ from central.config import CentralConfig, IngestSettings
 from central.ingest.service import Ingest
 from central.ledger.schema import gate_progress
 from portgate.errors import ConfigError
-from tests.mqtt.conftest import PORT, now, process_alive, wait_until
+from tests.mqtt.conftest import PORT, now, process_alive
+from testkit.wait import wait_until
 from tests.mqtt.payloads import tap
 
 pytestmark = pytest.mark.mqtt
@@ -136,6 +137,7 @@ def test_stopping_while_the_database_is_locked_acknowledges_nothing(tmp_path, br
     assert len(office.events("g1")) == 25
 
 
+@pytest.mark.postgres  # starts its own cluster, not through a fixture
 def test_an_event_the_database_refuses_becomes_a_dead_letter_and_the_batch_still_lands(tmp_path, broker, keys_dir):
     """PostgreSQL refuses a NUL character in text (a key holder's event that the JSON schema allows):
     retrying the batch would meet it again forever, so the batch goes in one event at a time and

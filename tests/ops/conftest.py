@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -16,16 +15,6 @@ import pytest
 from app.demo.mosquitto import Mosquitto, free_port
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
-
-
-def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class NotifySocket:
@@ -132,4 +121,4 @@ def secure_broker(tmp_path):
         yield b
 
 
-__all__ = ["free_port", "scrape", "run_cli", "wait_until"]
+__all__ = ["free_port", "scrape", "run_cli"]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from central.ingest.keys import add_gate
 from portgate.config import write_secret
-from tests.ops.conftest import free_port, run_cli, scrape, wait_until
+from tests.ops.conftest import free_port, run_cli, scrape
+from testkit.wait import wait_until
 
 
 def central_toml(tmp_path: Path, broker, *, metrics_port: int = 0, user: str | None = None,

@@ -8,7 +8,8 @@ import json
 import os
 
 from testkit.gate_process import write_gate_config
-from tests.ops.conftest import free_port, run_cli, scrape, wait_until
+from tests.ops.conftest import free_port, run_cli, scrape
+from testkit.wait import wait_until
 
 SECRET = b"gate-hmac-K3y-never-in-logs"
 

@@ -22,7 +22,8 @@ from edge.rules.model import Now
 from edge.sync import Sync
 from portgate.config import read_secret
 from testkit.postgres import PostgresCluster
-from tests.ops.conftest import free_port, scrape, wait_until
+from tests.ops.conftest import free_port, scrape
+from testkit.wait import wait_until
 from tests.ops.test_central_service import central_toml
 from wire.connection import MqttConfig
 from wire.events import TapPayload
