@@ -24,7 +24,7 @@ from drivers.em4100 import Frame, FrameParser
 from drivers.metrics import Backoff, StatusReporter
 from portgate.errors import BadInput
 from portgate.records import ReaderKind
-from portgate.uid import UidFormat, convert_uid
+from portgate.uid import UidFormat, read_uid
 
 _READ_TIMEOUT_S = 0.05
 MAX_LINE = 64
@@ -180,19 +180,19 @@ class Em4100SerialReader(_SerialReader):
 class LineSerialReader(_SerialReader):
     """A reader that prints the card number and a newline (CR, LF or CRLF).
 
-    The number is converted with the site's ``uid_format`` (``portgate.uid.convert_uid``; ``nbytes``
-    for the numeric formats). A line that does not fit is dropped and counted as ``bad_number``;
-    a line longer than 64 bytes is treated as noise.
+    The number is read in the reader's declared ``uid_format`` (``portgate.uid.read_uid``: a whole
+    UID, or ``<form>:<hex>`` for the forms that carry only its low bits). A line that does not fit
+    is dropped and counted as ``bad_number``; a line longer than 64 bytes is treated as noise.
     """
 
     _logger = "drivers.serial_rfid.line"
 
     def __init__(
         self, reader_id: str, kind: ReaderKind | str, device: str, *,
-        uid_format: UidFormat | str, nbytes: int = 4, **kwargs: object,
+        uid_format: UidFormat | str, **kwargs: object,
     ) -> None:
         super().__init__(reader_id, kind, device, **kwargs)  # type: ignore[arg-type]
-        self.uid_format, self.nbytes = UidFormat(uid_format), nbytes
+        self.uid_format = UidFormat(uid_format)
 
     def _reset_decoder(self) -> None:
         self._line = bytearray()
@@ -211,7 +211,7 @@ class LineSerialReader(_SerialReader):
             if not text:
                 continue
             try:
-                uids.append(convert_uid(text, self.uid_format, nbytes=self.nbytes))
+                uids.append(read_uid(text, self.uid_format).text)
             except BadInput as exc:
                 self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
         return uids

@@ -5,8 +5,8 @@ digits from the main row and the keypad (and hex letters A-F for readers that ty
 collected, modifiers (Shift, Ctrl, Alt, Meta, Caps/Num Lock) are ignored, Enter / keypad Enter ends
 the number, and an incomplete burst is dropped when no key came for ``timeout_ns`` (a person typing
 or a half-read card). ``WedgeReader`` opens ``/dev/input/...``, grabs it exclusively (so the numbers
-do not reach a console), feeds key-down events to ``KeyBurst`` and converts each number with the
-site's ``uid_format``. It reopens the device when it disappears (USB unplug).
+do not reach a console), feeds key-down events to ``KeyBurst`` and reads each number in the
+reader's declared ``uid_format`` (``portgate.uid.read_uid``). It reopens the device when it disappears (USB unplug).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from drivers.debounce import Debouncer
 from drivers.metrics import Backoff, StatusReporter
 from portgate.errors import BadInput
 from portgate.records import ReaderKind
-from portgate.uid import UidFormat, convert_uid
+from portgate.uid import UidFormat, read_uid
 
 KEY_CHARS: dict[int, str] = {getattr(ecodes, f"KEY_{d}"): str(d) for d in range(10)}
 KEY_CHARS.update({getattr(ecodes, f"KEY_KP{d}"): str(d) for d in range(10)})
@@ -93,7 +93,7 @@ class KeyBurst:
 class WedgeReader:
     """``Reader`` for a keyboard-wedge reader at ``device`` (``/dev/input/by-id/...-event-kbd``).
 
-    ``uid_format``/``nbytes``: how the typed number becomes a canonical UID. ``burst_timeout_ms``:
+    ``uid_format``: the form the reader types (``portgate.uid.read_uid``). ``burst_timeout_ms``:
     gap after which an unfinished number is dropped. ``grab``: take the device exclusively.
     """
 
@@ -104,7 +104,6 @@ class WedgeReader:
         device: str,
         *,
         uid_format: UidFormat | str,
-        nbytes: int = 4,
         burst_timeout_ms: int = 200,
         debounce_ms: int = 500,
         grab: bool = True,
@@ -112,7 +111,7 @@ class WedgeReader:
         on_status: StatusCallback | None = None,
     ) -> None:
         self.reader_id, self.kind, self.device = reader_id, ReaderKind(kind), device
-        self.uid_format, self.nbytes, self.grab = UidFormat(uid_format), nbytes, grab
+        self.uid_format, self.grab = UidFormat(uid_format), grab
         self._burst_timeout_ns = burst_timeout_ms * 1_000_000
         self._debouncer = Debouncer(debounce_ms * 1_000_000)
         self._backoff = backoff or Backoff(0.1, 3.0)
@@ -181,7 +180,7 @@ class WedgeReader:
 
     def _convert(self, text: str, now: int) -> CardRead | None:
         try:
-            uid = convert_uid(text, self.uid_format, nbytes=self.nbytes)
+            uid = read_uid(text, self.uid_format).text
         except BadInput as exc:
             self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
             return None

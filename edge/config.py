@@ -25,7 +25,8 @@ class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     kind: Literal["control", "badge"]
     driver: Literal["serial", "pcsc", "fake", "wedge", "fifo"]
     device: str = ""
-    uid_format: Literal["hex", "hex_reversed", "decimal10", "wiegand26"] = "hex"
+    # the form this reader produces (portgate.uid): whole UID, or only its low 32/24 bits
+    uid_format: Literal["hex", "hex_reversed", "decimal10_le", "decimal10", "dez8", "wiegand26"] = "hex"
     options: dict[str, str | int | float | bool] = {}
 
 

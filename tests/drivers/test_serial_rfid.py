@@ -121,7 +121,7 @@ def test_close_makes_reads_return(pty_device, run_reader):
     running.stop()
 
 
-def test_line_reader_converts_with_site_uid_format(pty_device, run_reader):
+def test_line_reader_reads_in_its_declared_uid_format(pty_device, run_reader):
     running = run_reader(
         lambda cb: LineSerialReader(
             "line", "control", str(pty_device.path), uid_format="decimal10", on_status=cb
@@ -130,7 +130,7 @@ def test_line_reader_converts_with_site_uid_format(pty_device, run_reader):
     ready(running)
     pty_device.line("0439041101")
     read = running.next_read()
-    assert (read.uid, read.kind) == ("1A2B3C4D", ReaderKind.CONTROL)
+    assert (read.uid, read.kind) == ("decimal10:1A2B3C4D", ReaderKind.CONTROL)  # the low 32 bits
 
 
 def test_line_reader_drops_numbers_that_do_not_fit(pty_device, run_reader):
@@ -144,5 +144,5 @@ def test_line_reader_drops_numbers_that_do_not_fit(pty_device, run_reader):
     pty_device.line("12AB")
     pty_device.line("9999999999")  # > 32 bits
     pty_device.line("0000000001", eol=b"\n")
-    assert running.next_read().uid == "00000001"
+    assert running.next_read().uid == "decimal10:00000001"
     assert faults("line-bad", FaultKind.BAD_NUMBER) == before + 2
