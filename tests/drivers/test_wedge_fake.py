@@ -93,6 +93,9 @@ class _VanishingDevice:
     def grab(self) -> None:
         pass
 
+    def capabilities(self) -> dict:
+        return {ecodes.EV_KEY: [*DIGIT.values(), ecodes.KEY_ENTER]}
+
     def fileno(self) -> int:
         return self._r
 
