@@ -2,8 +2,12 @@
 
 Each figure is printed next to a baseline measured in the same run:
 - parser: frames/s through ``FrameParser`` vs a bare ``re.finditer`` scan of the same bytes;
-- serial latency: last frame byte written on the pty -> ``CardRead`` out of the driver, vs the
+- serial latency: last frame byte written on the pty -> ``CardRead`` out of the driver (one frame
+  per card, confirmation off), vs the
   same bytes arriving in a bare pyserial read loop on the same kind of pty;
+- confirm-by-repeat: a card held in front of an EM4100 reader (frames every 65 ms): last byte of
+  the first frame -> ``CardRead`` with the default ``confirm_ms`` (150: the read waits for the first
+  repeat), vs the bare read of the same held card with confirmation off, interleaved in one run;
 - PC/SC: one read cycle (connect, GET DATA, disconnect) through ``drivers.pcsc.read_card`` via
   pcscd + vpcd + the virtual card, vs a bare pyscard connect/transmit/disconnect loop.
 Last line: one JSON object; ``ratio`` is PC/SC driver cycle / bare cycle (target <= 1.5).
@@ -68,7 +72,7 @@ def _serial_latency(n: int, tmp: Path) -> tuple[list[float], list[float]]:
     uids = [f"{i + 1:010X}" for i in range(n)]  # all different: no debounce between them
     driver_ms: list[float] = []
     with PtyReader(tmp / "rfid") as dev:
-        reader = Em4100SerialReader("bench", "badge", str(dev.path))
+        reader = Em4100SerialReader("bench", "badge", str(dev.path), confirm_ms=0)  # one frame each
         reads: queue.Queue = queue.Queue()
         thread = threading.Thread(target=lambda: [reads.put(r) for r in reader.reads()], daemon=True)
         thread.start()
@@ -99,6 +103,48 @@ def _serial_latency(n: int, tmp: Path) -> tuple[list[float], list[float]]:
             bare_ms.append((time.monotonic_ns() - t0) / 1e6)
         port.close()
     return driver_ms, bare_ms
+
+
+def bench_confirm_latency(n: int) -> tuple[list[float], list[float]]:
+    with tempfile.TemporaryDirectory(prefix="bench-confirm-") as tmp:
+        return _confirm_latency(n, Path(tmp))
+
+
+def _confirm_latency(n: int, tmp: Path) -> tuple[list[float], list[float]]:
+    from drivers.serial_rfid import Em4100SerialReader
+    from app.demo.pty_reader import REPEAT_S
+
+    out: dict[int, list[float]] = {150: [], 0: []}
+    with PtyReader(tmp / "confirm") as dev_c, PtyReader(tmp / "bare") as dev_b:
+        readers = {150: (Em4100SerialReader("bench-confirm", "control", str(dev_c.path)), dev_c),
+                   0: (Em4100SerialReader("bench-bare", "control", str(dev_b.path), confirm_ms=0), dev_b)}
+        assert readers[150][0].confirm_ms == 150  # the default for EM4100 readers
+        queues: dict[int, queue.Queue] = {}
+        for window, (reader, _dev) in readers.items():
+            q: queue.Queue = queue.Queue()
+            queues[window] = q
+            threading.Thread(target=lambda r=reader, q=q: [q.put(x) for x in r.reads()], daemon=True).start()
+        time.sleep(0.3)
+        for i in range(n):
+            uid = f"{0xC000000000 + i + 1:010X}"  # a new card each time: no debounce between them
+            for window in (150, 0) if i % 2 else (0, 150):  # interleaved: machine noise hits both alike
+                reader, dev = readers[window]
+                frame = encode_frame(uid)
+                dev.write(frame[:-1])
+                time.sleep(0.002)
+                t0 = time.monotonic_ns()
+                dev.write(frame[-1:])
+                while True:  # the card stays held: the reader repeats until the gate has read it
+                    try:
+                        read = queues[window].get(timeout=REPEAT_S)
+                        break
+                    except queue.Empty:
+                        dev.write(frame)
+                out[window].append((read.mono_ns - t0) / 1e6)
+                time.sleep(0.05)  # the next card is another one: read at once, no debounce
+        for reader, _dev in readers.values():
+            reader.close()
+    return out[150], out[0]
 
 
 def bench_pcsc(n: int) -> tuple[float, float, float]:
@@ -157,6 +203,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
     args = ap.parse_args()
     n_parse, n_pty, n_pcsc = (2_000, 20, 20) if args.smoke else (200_000, 300, 500)
+    n_confirm = 4 if args.smoke else 60
 
     parser_rate, regex_rate = bench_parser(n_parse)
     print(f"parser: {parser_rate:,.0f} frames/s   (baseline bare regex scan: {regex_rate:,.0f} frames/s)")
@@ -164,6 +211,14 @@ def main() -> None:
     print(
         f"serial latency last byte -> CardRead: p50 {pct(driver_ms, .5):.2f} ms p99 {pct(driver_ms, .99):.2f} ms"
         f"   (baseline bare pyserial read: p50 {pct(bare_ms, .5):.2f} ms p99 {pct(bare_ms, .99):.2f} ms)"
+    )
+    confirm_ms, held_bare_ms = bench_confirm_latency(n_confirm)
+    added_ms = pct(confirm_ms, .5) - pct(held_bare_ms, .5)
+    print(
+        f"confirm-by-repeat, card held (frames every 65 ms), first frame -> CardRead: "
+        f"p50 {pct(confirm_ms, .5):.2f} ms p99 {pct(confirm_ms, .99):.2f} ms"
+        f"   (baseline bare read, confirmation off: p50 {pct(held_bare_ms, .5):.2f} ms"
+        f" p99 {pct(held_bare_ms, .99):.2f} ms)   added p50 {added_ms:.2f} ms"
     )
     cycle_ms, bare_cycle_ms, insert_ms = bench_pcsc(n_pcsc)
     ratio = cycle_ms / bare_cycle_ms
@@ -180,6 +235,9 @@ def main() -> None:
                     "parser_frames_per_s": round(parser_rate),
                     "serial_latency_p50_ms": round(pct(driver_ms, .5), 3),
                     "serial_latency_p99_ms": round(pct(driver_ms, .99), 3),
+                    "confirm_latency_p50_ms": round(pct(confirm_ms, .5), 3),
+                    "confirm_latency_p99_ms": round(pct(confirm_ms, .99), 3),
+                    "confirm_added_p50_ms": round(added_ms, 3),
                     "pcsc_cycle_ms": round(cycle_ms, 4),
                     "pcsc_insert_to_read_ms": round(insert_ms, 1),
                 },
@@ -187,6 +245,8 @@ def main() -> None:
                     "regex_frames_per_s": round(regex_rate),
                     "bare_serial_latency_p50_ms": round(pct(bare_ms, .5), 3),
                     "bare_serial_latency_p99_ms": round(pct(bare_ms, .99), 3),
+                    "held_bare_read_p50_ms": round(pct(held_bare_ms, .5), 3),
+                    "held_bare_read_p99_ms": round(pct(held_bare_ms, .99), 3),
                     "bare_pcsc_cycle_ms": round(bare_cycle_ms, 4),
                 },
                 "ratio": round(ratio, 3),

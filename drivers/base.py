@@ -56,6 +56,7 @@ class FaultKind(enum.StrEnum):
     CARD_REMOVED = "card_removed"  # card left the field mid-transaction: no read
     UNSUPPORTED_CARD = "unsupported_card"  # GET DATA answered with a status word we do not accept
     PCSC_ERROR = "pcsc_error"  # any other PC/SC error code
+    NO_DIGIT_KEYS = "no_digit_keys"  # the wedge's input node types no digits (wrong /dev/input node)
     BAD_FRAME = "bad_frame"  # serial frame with bad checksum, zero id or malformed (metric only)
     BAD_NUMBER = "bad_number"  # typed/printed number that does not fit uid_format (metric only)
 

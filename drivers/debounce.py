@@ -27,3 +27,32 @@ class Debouncer:
     def reset(self) -> None:
         """Forget the current presentation (e.g. after the device was reopened)."""
         self._uid = None
+
+
+class RepeatConfirm:
+    """``seen(uid, mono_ns) -> bool``: True when this sighting repeats the previous one (same UID
+    within ``window_ns``), i.e. the frame is confirmed and may become a read.
+
+    An RDM6300-class reader repeats the frame every ~65 ms while a card is held, so a real card
+    gives a confirmed frame ~65 ms after the first; line noise that happens to pass the checksum is
+    an isolated frame and never does (a phantom card, G1, or a punch for the wrong person).
+    ``window_ns = 0`` confirms every sighting (off).
+    """
+
+    def __init__(self, window_ns: int) -> None:
+        if window_ns < 0:
+            raise ValueError("window_ns must be >= 0")
+        self.window_ns = window_ns
+        self._uid: str | None = None
+        self._last_ns = 0
+
+    def seen(self, uid: str, mono_ns: int) -> bool:
+        if not self.window_ns:
+            return True
+        confirmed = uid == self._uid and 0 <= mono_ns - self._last_ns <= self.window_ns
+        self._uid, self._last_ns = uid, mono_ns
+        return confirmed
+
+    def reset(self) -> None:
+        """Forget the last sighting (after the device was reopened)."""
+        self._uid = None

@@ -1,7 +1,9 @@
 """Serial RFID readers (pyserial): EM4100/RDM6300 framed readers and line-oriented readers.
 
 Both open ``device`` (a path such as ``/dev/serial/by-id/...`` or a udev symlink), turn bytes into
-UIDs, give one read per card presentation (``debounce_ms``, default 500 ms) and recover by
+UIDs, publish a UID only once an identical repeat confirms it within ``confirm_ms`` (default 150 ms
+for EM4100 readers, which repeat every ~65 ms while a card is held; off for line readers; 0 = off),
+give one read per card presentation (``debounce_ms``, default 500 ms) and recover by
 themselves: when the device disappears (USB unplug: pyserial raises ``SerialException``/``OSError``)
 or stays silent longer than ``watchdog_s`` (off by default: most readers are silent when idle), the
 port is closed and reopened with back-off. Faults go to ``on_status`` and the metrics
@@ -19,12 +21,12 @@ from collections.abc import Iterator
 import serial
 
 from drivers.base import CardRead, FaultKind, ReaderState, StatusCallback
-from drivers.debounce import Debouncer
+from drivers.debounce import Debouncer, RepeatConfirm
 from drivers.em4100 import Frame, FrameParser
 from drivers.metrics import Backoff, StatusReporter
 from portgate.errors import BadInput
 from portgate.records import ReaderKind
-from portgate.uid import UidFormat, convert_uid
+from portgate.uid import UidFormat, read_uid
 
 _READ_TIMEOUT_S = 0.05
 MAX_LINE = 64
@@ -34,6 +36,7 @@ class _SerialReader(abc.ABC):
     """Open/reopen/watchdog loop shared by the serial reader families; subclasses decode bytes."""
 
     _logger = "drivers.serial"
+    DEFAULT_CONFIRM_MS = 0
 
     def __init__(
         self,
@@ -43,12 +46,17 @@ class _SerialReader(abc.ABC):
         *,
         baudrate: int = 9600,
         debounce_ms: int = 500,
+        confirm_ms: int | None = None,
         watchdog_s: float | None = None,
         backoff: Backoff | None = None,
         on_status: StatusCallback | None = None,
     ) -> None:
         self.reader_id, self.kind, self.device = reader_id, ReaderKind(kind), device
         self.baudrate = baudrate
+        self.confirm_ms = self.DEFAULT_CONFIRM_MS if confirm_ms is None else confirm_ms
+        if not isinstance(self.confirm_ms, int) or isinstance(self.confirm_ms, bool) or self.confirm_ms < 0:
+            raise ValueError(f"confirm_ms must be a whole number of ms >= 0, got {confirm_ms!r}")
+        self._confirm = RepeatConfirm(self.confirm_ms * 1_000_000)
         self.watchdog_ns = int(watchdog_s * 1e9) if watchdog_s else None
         self._debouncer = Debouncer(debounce_ms * 1_000_000)
         self._backoff = backoff or Backoff(0.05, 2.0)
@@ -119,6 +127,7 @@ class _SerialReader(abc.ABC):
                 return None
             self._backoff.reset()
             self._reset_decoder()
+            self._confirm.reset()
             self._debouncer.reset()
             self.reporter.status(ReaderState.READY, f"leitor serial {self.device} aberto")
             return port
@@ -151,6 +160,8 @@ class _SerialReader(abc.ABC):
                 continue
             last_rx = now
             for uid in self._decode(data):
+                if not self._confirm.seen(uid, now):
+                    continue  # not (yet) repeated: an isolated frame is noise
                 if self._debouncer.seen(uid, now):
                     yield CardRead(uid, self.reader_id, self.kind, now, dt.datetime.now(dt.UTC))
 
@@ -159,10 +170,13 @@ class Em4100SerialReader(_SerialReader):
     """RDM6300-style 125 kHz reader: EM4100 frames (``drivers.em4100``) at 9600 baud.
 
     Bad frames (checksum, zero id, malformed) are dropped and counted as ``bad_frame`` faults in
-    the metric and the log; they never become a read.
+    the metric and the log; they never become a read. A good frame becomes a read only when the
+    same frame comes again within ``confirm_ms`` (default 150): the reader repeats while the card is
+    held, an isolated frame is noise.
     """
 
     _logger = "drivers.serial_rfid.em4100"
+    DEFAULT_CONFIRM_MS = 150
 
     def _reset_decoder(self) -> None:
         self._parser = FrameParser()
@@ -180,19 +194,19 @@ class Em4100SerialReader(_SerialReader):
 class LineSerialReader(_SerialReader):
     """A reader that prints the card number and a newline (CR, LF or CRLF).
 
-    The number is converted with the site's ``uid_format`` (``portgate.uid.convert_uid``; ``nbytes``
-    for the numeric formats). A line that does not fit is dropped and counted as ``bad_number``;
-    a line longer than 64 bytes is treated as noise.
+    The number is read in the reader's declared ``uid_format`` (``portgate.uid.read_uid``: a whole
+    UID, or ``<form>:<hex>`` for the forms that carry only its low bits). A line that does not fit
+    is dropped and counted as ``bad_number``; a line longer than 64 bytes is treated as noise.
     """
 
     _logger = "drivers.serial_rfid.line"
 
     def __init__(
         self, reader_id: str, kind: ReaderKind | str, device: str, *,
-        uid_format: UidFormat | str, nbytes: int = 4, **kwargs: object,
+        uid_format: UidFormat | str, **kwargs: object,
     ) -> None:
         super().__init__(reader_id, kind, device, **kwargs)  # type: ignore[arg-type]
-        self.uid_format, self.nbytes = UidFormat(uid_format), nbytes
+        self.uid_format = UidFormat(uid_format)
 
     def _reset_decoder(self) -> None:
         self._line = bytearray()
@@ -211,7 +225,7 @@ class LineSerialReader(_SerialReader):
             if not text:
                 continue
             try:
-                uids.append(convert_uid(text, self.uid_format, nbytes=self.nbytes))
+                uids.append(read_uid(text, self.uid_format).text)
             except BadInput as exc:
                 self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
         return uids

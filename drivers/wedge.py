@@ -5,19 +5,21 @@ digits from the main row and the keypad (and hex letters A-F for readers that ty
 collected, modifiers (Shift, Ctrl, Alt, Meta, Caps/Num Lock) are ignored, Enter / keypad Enter ends
 the number, and an incomplete burst is dropped when no key came for ``timeout_ns`` (a person typing
 or a half-read card). ``WedgeReader`` opens ``/dev/input/...``, grabs it exclusively (so the numbers
-do not reach a console), feeds key-down events to ``KeyBurst`` and converts each number with the
-site's ``uid_format``. It reopens the device when it disappears (USB unplug).
+do not reach a console), feeds key-down events to ``KeyBurst`` and reads each number in the
+reader's declared ``uid_format`` (``portgate.uid.read_uid``). It reopens the device when it disappears (USB unplug).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
+import glob
 import os
 import select
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 
 from evdev import ecodes
 
@@ -26,7 +28,7 @@ from drivers.debounce import Debouncer
 from drivers.metrics import Backoff, StatusReporter
 from portgate.errors import BadInput
 from portgate.records import ReaderKind
-from portgate.uid import UidFormat, convert_uid
+from portgate.uid import UidFormat, read_uid
 
 KEY_CHARS: dict[int, str] = {getattr(ecodes, f"KEY_{d}"): str(d) for d in range(10)}
 KEY_CHARS.update({getattr(ecodes, f"KEY_KP{d}"): str(d) for d in range(10)})
@@ -39,6 +41,8 @@ MODIFIER_KEYS = frozenset(
         "CAPSLOCK NUMLOCK SCROLLLOCK"
     ).split()
 )
+MAIN_DIGITS = frozenset(getattr(ecodes, f"KEY_{d}") for d in range(10))
+KEYPAD_DIGITS = frozenset(getattr(ecodes, f"KEY_KP{d}") for d in range(10))
 KEY_DOWN = 1  # evdev key event values: 0 up, 1 down, 2 autorepeat
 MAX_CHARS = 32
 
@@ -90,10 +94,45 @@ class KeyBurst:
         return dropped
 
 
+def types_numbers(capabilities: Mapping[int, Sequence[object]]) -> bool:
+    """True when an input node's capabilities (``InputDevice.capabilities()``: ``{EV_*: [codes]}``)
+    hold the ten digits (main row or keypad) and an Enter key: what a card reader types with. A
+    mouse, a power button or the "consumer control" node a keyboard reader also has do not."""
+    keys = set(capabilities.get(ecodes.EV_KEY, ()))
+    return (MAIN_DIGITS <= keys or KEYPAD_DIGITS <= keys) and bool(keys & ENTER_KEYS)
+
+
+def number_typing_nodes(input_dir: str = "/dev/input") -> list[str]:
+    """The input nodes under ``input_dir`` that can type a card number, as ``path (name)``, with
+    their ``/dev/input/by-id`` link when there is one; nodes that cannot be opened are skipped."""
+    import evdev
+
+    by_id = {os.path.realpath(p): p for p in sorted(glob.glob(os.path.join(input_dir, "by-id", "*")))}
+    found = []
+    for path in sorted(evdev.list_devices(input_dir)):
+        try:
+            dev = evdev.InputDevice(path)
+        except OSError:
+            continue
+        try:
+            if types_numbers(dev.capabilities()):
+                link = by_id.get(os.path.realpath(path))
+                found.append(f"{link or path} ({dev.name})")
+        finally:
+            dev.close()
+    return found
+
+
+def wrong_node_text(device: str, nodes: Sequence[str]) -> str:
+    """English one-line refusal for a node without digit keys, naming the nodes to use instead."""
+    use = ("; use " + " or ".join(nodes)) if nodes else "; no input node here types digits"
+    return f"input node {device} has no digit keys (not a card reader's keyboard node){use}"
+
+
 class WedgeReader:
     """``Reader`` for a keyboard-wedge reader at ``device`` (``/dev/input/by-id/...-event-kbd``).
 
-    ``uid_format``/``nbytes``: how the typed number becomes a canonical UID. ``burst_timeout_ms``:
+    ``uid_format``: the form the reader types (``portgate.uid.read_uid``). ``burst_timeout_ms``:
     gap after which an unfinished number is dropped. ``grab``: take the device exclusively.
     """
 
@@ -104,7 +143,6 @@ class WedgeReader:
         device: str,
         *,
         uid_format: UidFormat | str,
-        nbytes: int = 4,
         burst_timeout_ms: int = 200,
         debounce_ms: int = 500,
         grab: bool = True,
@@ -112,13 +150,14 @@ class WedgeReader:
         on_status: StatusCallback | None = None,
     ) -> None:
         self.reader_id, self.kind, self.device = reader_id, ReaderKind(kind), device
-        self.uid_format, self.nbytes, self.grab = UidFormat(uid_format), nbytes, grab
+        self.uid_format, self.grab = UidFormat(uid_format), grab
         self._burst_timeout_ns = burst_timeout_ms * 1_000_000
         self._debouncer = Debouncer(debounce_ms * 1_000_000)
         self._backoff = backoff or Backoff(0.1, 3.0)
         self._closed = threading.Event()
         self._wake_r, self._wake_w = os.pipe()
         self.reporter = StatusReporter(reader_id, on_status, "drivers.wedge")
+        self._wrong_reported = False  # a node without digit keys is reported once, until READY
 
     def reads(self) -> Iterator[CardRead]:
         """Yield one ``CardRead`` per typed number until ``close()``; device faults are reported
@@ -126,11 +165,19 @@ class WedgeReader:
         import evdev  # imported here: the module's pure part needs only ecodes
 
         while not self._closed.is_set():
+            dev = None
             try:
                 dev = evdev.InputDevice(self.device)
+                if not types_numbers(dev.capabilities()):
+                    dev.close()
+                    self._wrong_node()
+                    continue
                 if self.grab:
                     dev.grab()
             except OSError as exc:
+                if dev is not None:
+                    with contextlib.suppress(OSError):
+                        dev.close()
                 if self.reporter.state is not ReaderState.ABSENT:
                     self.reporter.status(
                         ReaderState.ABSENT, f"leitor teclado {self.device} indisponível: {exc}",
@@ -139,6 +186,7 @@ class WedgeReader:
                 self._backoff.wait(self._closed)
                 continue
             self._backoff.reset()
+            self._wrong_reported = False
             self.reporter.status(ReaderState.READY, f"leitor teclado {self.device} aberto")
             try:
                 yield from self._pump(dev)
@@ -147,6 +195,35 @@ class WedgeReader:
                     dev.close()
                 except OSError:
                     pass
+
+    def check_device(self) -> str | None:
+        """Why ``device`` cannot be this reader (an input node without digit keys, naming the nodes
+        to use), or None: it types numbers, or it is absent now (``reads()`` waits for it)."""
+        import evdev
+
+        try:
+            dev = evdev.InputDevice(self.device)
+        except OSError:
+            return None
+        try:
+            if types_numbers(dev.capabilities()):
+                return None
+        finally:
+            dev.close()
+        return wrong_node_text(self.device, number_typing_nodes())
+
+    def _wrong_node(self) -> None:
+        """The node types no digits: never READY; report once (naming the nodes to use), retry."""
+        if not self._wrong_reported:
+            self._wrong_reported = True
+            nodes = number_typing_nodes()
+            use = ("; use " + " ou ".join(nodes)) if nodes else ""
+            self.reporter.status(
+                ReaderState.FAULT,
+                f"leitor teclado {self.device} não tem teclas de dígitos (não é o nó do leitor){use}",
+                FaultKind.NO_DIGIT_KEYS,
+            )
+        self._backoff.wait(self._closed)
 
     def _pump(self, dev: object) -> Iterator[CardRead]:
         burst = KeyBurst(self._burst_timeout_ns)
@@ -181,7 +258,7 @@ class WedgeReader:
 
     def _convert(self, text: str, now: int) -> CardRead | None:
         try:
-            uid = convert_uid(text, self.uid_format, nbytes=self.nbytes)
+            uid = read_uid(text, self.uid_format).text
         except BadInput as exc:
             self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
             return None

@@ -7,7 +7,7 @@ See ``config/gate.example.toml`` and docs/gate.md for every key. A bad key stops
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -19,14 +19,23 @@ from wire.connection import MqttConfig
 class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     """One card reader. ``driver``: serial | pcsc | fake | wedge | fifo (fifo: lines ``UID`` or
     ``control UID`` from a named pipe, for tests and the demo). ``device``: serial port, PC/SC
-    reader name, input device or FIFO path. ``options``: passed to the driver as keyword arguments."""
+    reader name, input device or FIFO path. ``options``: passed to the driver as keyword arguments.
+    ``confirm_ms`` (serial readers only): publish a UID only once an identical repeat comes within
+    this many ms; absent = the driver's default (150 for EM4100 readers, off for line readers), 0 = off.
+    """
 
     id: str
     kind: Literal["control", "badge"]
     driver: Literal["serial", "pcsc", "fake", "wedge", "fifo"]
     device: str = ""
-    uid_format: Literal["hex", "hex_reversed", "decimal10", "wiegand26"] = "hex"
+    # the form this reader produces (portgate.uid): whole UID, or only its low 32/24 bits
+    uid_format: Literal["hex", "hex_reversed", "decimal10_le", "decimal10", "dez8", "wiegand26"] = "hex"
+    confirm_ms: Annotated[int, msgspec.Meta(ge=0, le=2000)] | None = None
     options: dict[str, str | int | float | bool] = {}
+
+    def __post_init__(self) -> None:
+        if self.confirm_ms is not None and self.driver != "serial":
+            raise ValueError(f"confirm_ms applies to serial readers only (reader {self.id!r})")
 
 
 class GpioConfig(msgspec.Struct, forbid_unknown_fields=True):

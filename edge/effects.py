@@ -22,7 +22,7 @@ from portgate.records import Berth, EscalaEntry, Voyage
 from wire.events import ConfiscationPayload, Event, TapPayload
 
 # Flags that are not about the card (they describe the gate's data or clock), not kept as pending.
-NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP"}
+NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP", "PARTIAL_UID"}
 
 # The reason the gate records for a card it confiscated itself: "confiscated: <reason flag>", e.g.
 # "confiscated: BORROWED_CARD" (the office's blocklist reasons are plain card statuses: "confiscated",

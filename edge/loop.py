@@ -59,14 +59,15 @@ def internal_failure(message_pt: str = INTERNAL_PT, message_en: str = INTERNAL_E
 
 
 def tap_payload(p: Presentation, d: Decision) -> TapPayload:
-    """The journal record of one decided presentation (what the watchman was shown, in pt-BR)."""
+    """The journal record of one decided presentation (what the watchman was shown, in pt-BR).
+    ``uid`` is the matched card's UID (a partial read names it, G1), else the read's text."""
     dispatch = None
     if d.dispatch is not None:
         e = d.dispatch
         dispatch = Dispatch(date=e.date, period=e.period, ship=e.ship, berth=e.berth.value,
                             voyage=e.voyage.value, post=e.post, function=e.function)
     return TapPayload(
-        uid=p.uid, reader_id=p.reader_id,
+        uid=d.card_uid or p.uid, reader_id=p.reader_id,
         reader_kind="badge" if p.reader_kind == "badge" else "control",
         decision=d.outcome.value, rules_failed=list(d.rules_failed), flags=[f.value for f in d.flags],
         message=d.message_pt, registration=d.registration, card_kind=d.card_kind,
@@ -230,7 +231,7 @@ class GateLoop:
         if decision.confiscate:
             session = self.store.inspector_session()
             payloads.append(ConfiscationPayload(
-                uid=p.uid, registration=decision.registration,
+                uid=decision.card_uid or p.uid, registration=decision.registration,
                 inspector_uid=session.inspector_uid if session else "",
                 inspector_registration=session.inspector_registration if session else None,
                 reason_flag=decision.confiscation_reason or "INSPECTOR_DECISION",

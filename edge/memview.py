@@ -17,7 +17,9 @@ from collections.abc import Iterable, Sequence
 from zoneinfo import ZoneInfo
 
 from edge.rules.model import Decision, Flag, InspectorSession, Now, OpenShift, Outcome, Presentation
+from portgate.errors import BadInput
 from portgate.records import Card, CardStatus, EscalaEntry, Worker
+from portgate.uid import PARTIAL_BITS, low_bits, parse_read
 
 _DAY = dt.timedelta(days=1)
 
@@ -29,6 +31,15 @@ class Roster:
                  escala: Iterable[EscalaEntry]) -> None:
         self.workers = {w.registration: w for w in workers}
         self.cards = {c.uid: c for c in cards}
+        # partial reads (portgate.uid): {bits: {low bits hex: [cards]}}, built once
+        self.by_low_bits: dict[int, dict[str, list[Card]]] = {
+            bits: defaultdict(list) for bits in set(PARTIAL_BITS.values())
+        }
+        for card in self.cards.values():
+            for bits, index in self.by_low_bits.items():
+                low = low_bits(card.uid, bits)
+                if low is not None:
+                    index[low].append(card)
         self.by_registration: dict[str, list[EscalaEntry]] = defaultdict(list)
         self.by_gate: dict[tuple[str, dt.date], list[EscalaEntry]] = defaultdict(list)
         for entry in escala:
@@ -61,10 +72,24 @@ class MemoryGateView:
 
     # --- GateView -------------------------------------------------------------------------
     def card(self, uid: str) -> Card | None:
-        card = self.roster.cards.get(uid)
-        if card is not None and uid in self.presence.blocked:
+        found = self._cards(uid)
+        card = found[0] if len(found) == 1 else None
+        if card is not None and card.uid in self.presence.blocked:
             return dataclasses.replace(card, status=CardStatus.CONFISCATED)
         return card
+
+    def cards_sharing(self, uid: str) -> int:
+        return len(self._cards(uid))
+
+    def _cards(self, uid: str) -> Sequence[Card]:
+        try:
+            read = parse_read(uid)
+        except BadInput:
+            return ()
+        if read.bits is None:
+            card = self.roster.cards.get(read.hex)
+            return (card,) if card is not None else ()
+        return self.roster.by_low_bits[read.bits].get(read.hex, ())
 
     def worker(self, registration: str) -> Worker | None:
         return self.roster.workers.get(registration)
@@ -112,7 +137,7 @@ class MemoryGateView:
               *, inspector_mode_s: int) -> None:
         """Record ``decision`` in the presence state (open/close shift, flags, session, block)."""
         reg = decision.registration
-        uid = presentation.uid
+        uid = decision.card_uid or presentation.uid
         for flag in decision.flags:
             if flag in (Flag.BORROWED_CARD, Flag.ROTATION_JUMP) and flag.value not in self.presence.pending[uid]:
                 self.presence.pending[uid].append(flag.value)

@@ -5,8 +5,10 @@ and are imported lazily, so a gate imports only the driver it uses:
 
 - ``pcsc``: ``drivers.pcsc.PcscReader(id, kind, name_pattern=device or "*", **options)``;
 - ``serial``: ``drivers.serial_rfid.Em4100SerialReader`` (``options.protocol = "em4100"``, default)
-  or ``LineSerialReader`` (``protocol = "line"``, converts with ``uid_format``), on ``device``;
-- ``wedge``: ``drivers.wedge.WedgeReader(id, kind, device, uid_format=..., **options)``;
+  or ``LineSerialReader`` (``protocol = "line"``, reads in ``uid_format``), on ``device``, with
+  ``confirm_ms`` when set (confirm-by-repeat; the driver's default otherwise);
+- ``wedge``: ``drivers.wedge.WedgeReader(id, kind, device, uid_format=..., **options)``; an input
+  node present but without digit keys is a ``ConfigError`` naming the nodes that have them;
 - ``fake``: ``drivers.fake.FakeReader(id, kind)`` (scripted in code; the demo feeds it).
 """
 
@@ -37,13 +39,19 @@ def open_reader(cfg: ReaderConfig, on_status: StatusCallback) -> Reader:
             return cls(cfg.id, cfg.kind, cfg.device or "*", on_status=on_status, **opts)
         if cfg.driver == "serial":
             module = importlib.import_module("drivers.serial_rfid")
+            if cfg.confirm_ms is not None:
+                opts["confirm_ms"] = cfg.confirm_ms
             if opts.pop("protocol", "em4100") == "line":
                 return module.LineSerialReader(cfg.id, cfg.kind, cfg.device, uid_format=cfg.uid_format,
                                                on_status=on_status, **opts)
             return module.Em4100SerialReader(cfg.id, cfg.kind, cfg.device, on_status=on_status, **opts)
         if cfg.driver == "wedge":
             cls = importlib.import_module("drivers.wedge").WedgeReader
-            return cls(cfg.id, cfg.kind, cfg.device, uid_format=cfg.uid_format, on_status=on_status, **opts)
+            reader = cls(cfg.id, cfg.kind, cfg.device, uid_format=cfg.uid_format, on_status=on_status, **opts)
+            problem = reader.check_device()
+            if problem is not None:
+                raise ConfigError(problem, key=f"{key}.device")
+            return reader
         cls = importlib.import_module("drivers.fake").FakeReader
         return cls(cfg.id, cfg.kind, on_status=on_status, **opts)
     except (ImportError, AttributeError) as exc:

@@ -29,8 +29,9 @@ from edge.rules.rulebook import GateRulebooks
 from portgate.errors import BadInput
 from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_csv
 from portgate.timeutil import iso
-from portgate.uid import canonical_uid
+from portgate.uid import UidFormat, read_uid
 
+_TAP_REQUIRED = tuple(c for c in COLUMNS[Tap] if c != "uid_form")  # uid_form: hex when absent
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _NS_PER_US = 1000
 
@@ -75,14 +76,14 @@ def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            absent = [c for c in COLUMNS[Tap] if c not in (reader.fieldnames or [])]
+            absent = [c for c in _TAP_REQUIRED if c not in (reader.fieldnames or [])]
             if absent:
                 raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
             for line, row in enumerate(reader, start=2):
                 if None in row:
                     yield None, f"{path.name}:{line}: {len(row[None])} cell(s) more than the header has"
                     continue
-                short = [c for c in COLUMNS[Tap] if row.get(c) is None]
+                short = [c for c in _TAP_REQUIRED if row.get(c) is None]
                 if short:
                     yield None, f"{path.name}:{line}: missing column(s) {', '.join(short)}"
                     continue
@@ -131,7 +132,7 @@ class Replay:
         view, pairing = self._gate(tap.gate_id, rulebook)
         pairing.debounce_ns = rulebook.g9.debounce_s * 1_000_000_000
         pairing.pairing_window_ns = rulebook.g4.pairing_window_s * 1_000_000_000
-        read = Read(uid=_uid(tap.uid), reader_id=f"{tap.gate_id}/{tap.reader.value}",
+        read = Read(uid=_uid(tap.uid, tap.uid_form), reader_id=f"{tap.gate_id}/{tap.reader.value}",
                     reader_kind=tap.reader.value, mono_ns=mono)
         for item in pairing.feed(read):
             if isinstance(item, Dropped):
@@ -214,8 +215,9 @@ def run_replay(workers: str | Path, cards: str | Path, escala: str | Path, taps:
     return count
 
 
-def _uid(raw: str) -> str:
+def _uid(raw: str, form: UidFormat) -> str:
+    """The text a reader of ``form`` gives for ``raw`` (``portgate.uid.read_uid``)."""
     try:
-        return canonical_uid(raw)
+        return read_uid(raw, form).text
     except BadInput:
         return raw  # decided as G1 (malformed), never a crash

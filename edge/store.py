@@ -41,6 +41,7 @@ from edge.effects import Effects, is_gate_confiscation
 from edge.rules.model import InspectorSession, OpenShift
 from edge.sqlite_files import check_integrity, quarantine
 from portgate.errors import BadInput, StoreError
+from portgate.uid import ReadUid, parse_read
 from portgate.records import (
     COLUMNS,
     Card,
@@ -170,6 +171,9 @@ class Store:
             if tables.has_table("blocklist") and not tables.has_table("office_blocks"):
                 _upgrade_blocklist(self._engine, self.path)
             t.metadata.create_all(self._engine)
+            with self._engine.begin() as c:  # also on files made before these indexes existed
+                for ddl in t.CARD_BITS_INDEXES:
+                    c.exec_driver_sql(ddl)
             self._raw = self._engine.raw_connection()
             self._load_caches()
         except SQLAlchemyError as exc:
@@ -213,18 +217,37 @@ class Store:
     # -- GateView ----------------------------------------------------------------------------------
 
     def card(self, uid: str) -> Card | None:
-        """The card with this canonical UID, or None (G1). A card confiscated here or on the
-        office's blocklist is returned with status ``confiscated`` whatever the roster copy says
-        (G2, G10)."""
-        with self._lock:
-            row = self._raw.execute(
-                "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (uid,)
-            ).fetchone()
-            blocked = uid in self._blocked or uid in self._office_blocked
-        if row is None:
+        """The card a read names (G1), or None. ``uid``: a canonical UID, or a partial read
+        ``<form>:<hex>`` (``portgate.uid``) matched on the low bits of the enrolled UIDs through an
+        expression index (no scan of the roster); a partial read two cards share names none. A card
+        confiscated here or on the office's blocklist is returned with status ``confiscated``
+        whatever the roster copy says (G2, G10)."""
+        read = _read(uid)
+        if read is None:
             return None
+        rows = self._card_rows(read, 2)
+        if len(rows) != 1:
+            return None
+        row = rows[0]
+        blocked = row[0] in self._blocked or row[0] in self._office_blocked
         status = CardStatus.CONFISCATED if blocked else CardStatus(row[3])
         return Card(uid=row[0], kind=CardKind(row[1]), registration=row[2], status=status)
+
+    def cards_sharing(self, uid: str) -> int:
+        """How many cards carry the bits of the read ``uid`` (counted up to 100)."""
+        read = _read(uid)
+        return 0 if read is None else len(self._card_rows(read, 100))
+
+    def _card_rows(self, read: ReadUid, limit: int) -> list[tuple]:
+        with self._lock:
+            if read.bits is None:
+                return self._raw.execute(
+                    "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (read.hex,)
+                ).fetchall()
+            return self._raw.execute(
+                f"SELECT uid, kind, registration, status FROM cards WHERE {t.low_bits_sql(read.bits)} = ?"
+                " LIMIT ?", (read.hex, limit),
+            ).fetchall()
 
     def block_reason(self, uid: str) -> str | None:
         """Why the card with this canonical UID is blocked here (confiscated at this gate, or on
@@ -537,6 +560,13 @@ class Store:
             c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(done)))
             for uid in done:
                 self._blocked.pop(uid, None)
+
+
+def _read(text: str) -> ReadUid | None:
+    try:
+        return parse_read(text)
+    except BadInput:
+        return None
 
 
 def _upgrade_blocklist(engine, path: Path) -> None:

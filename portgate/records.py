@@ -17,7 +17,7 @@ from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from portgate.errors import BadInput
-from portgate.uid import canonical_uid
+from portgate.uid import UidFormat, canonical_uid, enrol_uid
 
 
 class WorkerStatus(enum.StrEnum):
@@ -160,8 +160,21 @@ class Card:
 
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> Card:
+        """Build from a record of the office's copy (``uid`` canonical). Raises ``BadInput``."""
+        return cls._build(row, canonical_uid(_text(row.get("uid"), "uid")))
+
+    @classmethod
+    def from_csv_row(cls, row: Mapping[str, str]) -> Card:
+        """Build from a cards.csv row written by a person: ``uid`` in the optional column
+        ``uid_form`` (``portgate.uid.enrol_uid``: 10 decimal digits with no form are refused as
+        ambiguous). Raises ``BadInput``."""
+        form = (row.get("uid_form") or "").strip() or None
+        return cls._build(row, enrol_uid(_text(row.get("uid"), "uid"), form))
+
+    @classmethod
+    def _build(cls, row: Mapping[str, str], uid: str) -> Card:
         return cls(
-            uid=canonical_uid(_text(row.get("uid"), "uid")),
+            uid=uid,
             kind=_enum(CardKind, row.get("kind"), "kind"),
             registration=_text(row.get("registration"), "registration"),
             status=_enum(CardStatus, row.get("status"), "status"),
@@ -242,6 +255,7 @@ class Tap:
     gate_id: str
     reader: ReaderKind
     uid: str
+    uid_form: UidFormat = UidFormat.HEX  # the form the reader produced (portgate.uid)
 
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> Tap:
@@ -250,6 +264,7 @@ class Tap:
             gate_id=_text(row.get("gate_id"), "gate_id"),
             reader=_enum(ReaderKind, row.get("reader"), "reader"),
             uid=(row.get("uid") or "").strip(),  # validated by the gate: a bad UID is a DENY, not a crash
+            uid_form=_enum(UidFormat, row.get("uid_form") or "hex", "uid_form"),
         )
 
 
@@ -265,7 +280,7 @@ COLUMNS: dict[type, tuple[str, ...]] = {
         "date", "period", "ship", "ship_name", "voyage", "berth", "gate_id", "post", "function",
         "registration",
     ),
-    Tap: ("at", "gate_id", "reader", "uid"),
+    Tap: ("at", "gate_id", "reader", "uid", "uid_form"),
 }
 
 
@@ -332,7 +347,8 @@ def load_csv(path: str | Path, record: type[R]) -> list[R]:
             absent = [c for c in required if c not in header]
             if absent:
                 raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            return parse_rows(reader, record.from_row, source=path.name, required=required)
+            build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
+            return parse_rows(reader, build, source=path.name, required=required)
     except FileNotFoundError as exc:
         raise BadInput("file not found", where=str(path)) from exc
     except UnicodeDecodeError as exc:

@@ -1,5 +1,5 @@
-"""Run a real gate process (``portgate edge run``) fed by a FIFO reader and writing its decisions to
-a file indicator: used by the gate crash and service tests."""
+"""Run a real gate process (``portgate edge run``) fed by a FIFO reader (or a serial reader on a
+pseudo-terminal) and writing its decisions to a file indicator: used by the gate tests."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ DEMO = Path(__file__).resolve().parents[1] / "config" / "demo"
 
 
 def write_gate_config(root: Path, *, gate_id: str = "g-aurora", ship: str = "9300001",
-                      key: bytes = b"gate-test-key", demo: Path = DEMO) -> Path:
+                      key: bytes = b"gate-test-key", demo: Path = DEMO,
+                      serial_device: Path | None = None) -> Path:
     """A standalone gate.toml under ``root`` (state dir, 0600 key, FIFO control reader, file
     indicator, demo CSV seed, clock trusted). Returns its path. The FIFO is ``root/reads.fifo``, the
-    indicator file ``root/shown.jsonl``."""
+    indicator file ``root/shown.jsonl``. ``serial_device``: the control reader is an EM4100 serial
+    reader on that path instead (a ``app.demo.pty_reader.PtyReader``)."""
     root.mkdir(parents=True, exist_ok=True)
     write_secret(root / "gate.key", key)
     fifo = root / "reads.fifo"
@@ -39,8 +41,8 @@ log_json = true
 [[readers]]
 id = "r-control"
 kind = "control"
-driver = "fifo"
-device = "{fifo}"
+driver = "{'serial' if serial_device else 'fifo'}"
+device = "{serial_device or fifo}"
 
 [seed]
 workers = "{demo / 'workers.csv'}"

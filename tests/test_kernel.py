@@ -8,7 +8,7 @@ import pytest
 from portgate.config import ConfigError, convert, load_toml, read_secret, write_secret
 from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker, load_csv
-from portgate.uid import UidFormat, canonical_uid, convert_uid
+from portgate.uid import UidFormat, canonical_uid, enrol_uid, parse_read, read_uid
 from wire.events import Event, TapPayload, decode, encode, new_event_id, sign, verify
 
 
@@ -22,13 +22,57 @@ def test_canonical_uid_rejects_bad_text(raw):
         canonical_uid(raw)
 
 
-def test_site_formats_convert_without_guessing():
-    assert convert_uid("0439041101", UidFormat.DECIMAL10) == "1A2B3C4D"
-    assert convert_uid("4D3C2B1A", UidFormat.HEX_REVERSED) == "1A2B3C4D"
-    assert convert_uid("01200042", UidFormat.WIEGAND26) == "0C002A"
-    assert convert_uid("0000000001", UidFormat.DECIMAL10) == "00000001"
+def test_reader_forms_read_without_guessing():
+    assert read_uid("4D3C2B1A", UidFormat.HEX_REVERSED).text == "1A2B3C4D"
+    assert read_uid("0439041101", UidFormat.DECIMAL10).text == "decimal10:1A2B3C4D"  # low 32 bits
+    assert read_uid("0000000001", UidFormat.DECIMAL10).text == "decimal10:00000001"
+    assert read_uid("01200042", UidFormat.WIEGAND26).text == "wiegand26:0C002A"  # 012 / 00042
+    assert read_uid("00786474", UidFormat.DEZ8).text == "dez8:0C002A"
+    # little-endian 10 digits (13.56 MHz wedges): 0xC3B2A104 = 3283263748 is the UID 04A1B2C3
+    assert read_uid("3283263748", UidFormat.DECIMAL10_LE).text == "04A1B2C3"
+    for raw, fmt in [("1A2B3C4D", UidFormat.DECIMAL10), ("4294967296", UidFormat.DECIMAL10),
+                     ("25600000", UidFormat.WIEGAND26), ("16777216", UidFormat.DEZ8), ("123", UidFormat.DEZ8)]:
+        with pytest.raises(BadInput, match=fmt.value):
+            read_uid(raw, fmt)
+
+
+def test_one_em_card_is_matched_by_each_of_its_numbers():
+    em = "62E3086CD5"  # EM4100 ID as a serial RDM6300 gives it; printed DEZ10 3808980181, W26 008,27861
+    dez10 = read_uid("3808980181", UidFormat.DECIMAL10)
+    w26 = read_uid("00827861", UidFormat.WIEGAND26)
+    dez8 = read_uid(f"{0x086CD5:08d}", UidFormat.DEZ8)
+    assert [r.matches(em) for r in (dez10, w26, dez8)] == [True, True, True]
+    assert (dez10.bits, dez10.collision_prone, w26.bits, w26.collision_prone) == (32, False, 24, True)
+    assert not dez10.matches("63E3086CD6")
+    assert parse_read(w26.text) == w26 and parse_read(em).text == em
     with pytest.raises(BadInput):
-        convert_uid("1A2B3C4D", UidFormat.DECIMAL10)
+        parse_read("wiegand26:E3086CD5")  # 24 bits are 6 hex digits
+
+
+def test_ten_decimal_digits_in_cards_csv_need_a_form():
+    with pytest.raises(BadInput, match="uid_form"):
+        enrol_uid("0439041101", None)
+    assert enrol_uid("0439041101", "hex") == "0439041101"
+    assert enrol_uid("0439041101", "decimal10") == "1A2B3C4D"
+    assert enrol_uid("3283263748", "decimal10_le") == "04A1B2C3"
+    assert enrol_uid("62e3086cd5", None) == "62E3086CD5"
+    with pytest.raises(BadInput, match="24 bits"):
+        enrol_uid("22727861", "wiegand26")
+    with pytest.raises(BadInput, match="uid_form"):
+        enrol_uid("0439041101", "octal")
+
+
+def test_cards_csv_refuses_an_ambiguous_uid_and_reads_its_form(tmp_path):
+    path = tmp_path / "cards.csv"
+    path.write_text("uid,kind,registration,status\n0439041101,control,V1,active\n", encoding="utf-8")
+    with pytest.raises(BadInput, match=r"cards.csv:2: uid 0439041101 is 10 decimal digits"):
+        load_csv(path, Card)
+    path.write_text("uid,kind,registration,status,uid_form\n0439041101,control,V1,active,hex\n"
+                    "3283263748,badge,V1,active,decimal10_le\n", encoding="utf-8")
+    assert [c.uid for c in load_csv(path, Card)] == ["0439041101", "04A1B2C3"]
+    # the office's copy holds canonical UIDs: no form is asked for there
+    assert Card.from_row({"uid": "0439041101", "kind": "control", "registration": "V1",
+                          "status": "active"}).uid == "0439041101"
 
 
 def test_escala_period_crossing_midnight_ends_next_day():

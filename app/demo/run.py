@@ -38,6 +38,7 @@ from portgate.records import Tap
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
 DEBOUNCE_S = 3.5  # the gate rulebook's G9 debounce (3 s) plus a margin
+HOLD_S = 0.15  # a card held this long gives 3 frames, 65 ms apart (the serial readers confirm by repeat)
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
 
 
@@ -138,7 +139,7 @@ class Gate:
             self.card.insert(tap.uid)
         else:
             pty = self.ptys.get(tap.reader.value) or self.ptys["control"]
-            pty.frame(tap.uid)
+            pty.hold(tap.uid, HOLD_S)  # a card shown: the reader repeats its frame (confirm-by-repeat)
 
     def lift(self) -> None:
         """Take the card away (PC/SC: remove it, and let pcscd notice before the next one)."""

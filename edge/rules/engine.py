@@ -24,7 +24,7 @@ from edge.rules.rulebook import GateRulebook
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker, WorkerStatus
 from portgate.timeutil import require_aware
-from portgate.uid import canonical_uid
+from portgate.uid import collision_prone, normal_read
 
 # G10: the confiscation reason is the flag pending on the card; its article of Decreto 83.611.
 CONFISCATION_ARTICLES: dict[str, str] = {
@@ -46,6 +46,7 @@ class _Acc:
     reasons: list[tuple[str, Mapping[str, object]]] = dataclasses.field(default_factory=list)
     flags: set[Flag] = dataclasses.field(default_factory=set)
     actions: list[str] = dataclasses.field(default_factory=list)
+    card_uid: str | None = None
 
     def fail(self, rule: str, key: str, *, deny: bool = True, flag: Flag | None = None,
              action: str | None = None, **params: object) -> None:
@@ -78,6 +79,7 @@ class _Acc:
             message_pt=messages.render(head, self.reasons, self.actions, rules, "pt"),
             message_en=messages.render(head, self.reasons, self.actions, rules, "en"),
             reasons=tuple(key for key, _ in self.reasons),
+            card_uid=self.card_uid,
             **fields,
         )
 
@@ -97,9 +99,13 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
         acc.fail("G1", "G1.malformed", uid=_short(presentation.uid))
         return acc.decision(Outcome.DENY)
     card = view.card(uid)
-    if card is None:  # G1, 83.611 art. 1
-        acc.fail("G1", "G1.unknown", uid=uid)
+    if card is None:  # G1, 83.611 art. 1; a partial read two cards share names neither
+        twins = view.cards_sharing(uid)
+        acc.fail("G1", "G1.ambiguous" if twins > 1 else "G1.unknown", uid=uid, count=twins)
         return acc.decision(Outcome.DENY)
+    acc.card_uid = card.uid
+    if collision_prone(uid):  # G1 reading: matched on 24 bits only
+        acc.flags.add(Flag.PARTIAL_UID)
     if card.kind is CardKind.INSPECTOR:
         return _inspector_card(card, rulebook, acc)
     if card.kind is CardKind.BADGE:
@@ -358,10 +364,8 @@ def _bounds(entry: EscalaEntry, rb: GateRulebook) -> tuple[dt.datetime, dt.datet
 
 
 def _canonical(raw: object) -> str | None:
-    try:
-        return canonical_uid(raw)  # type: ignore[arg-type]
-    except BadInput:
-        return None
+    """The read's text (canonical UID or partial ``<form>:<hex>``), or None if it is no read."""
+    return normal_read(raw)
 
 
 def _short(raw: object) -> str:

@@ -22,6 +22,11 @@ REASONS: dict[str, tuple[str, str]] = {
     # G1
     "G1.malformed": ("leitura inválida do cartão ({uid})", "unreadable card ({uid})"),
     "G1.unknown": ("cartão desconhecido ({uid})", "unknown card ({uid})"),
+    "G1.ambiguous": (
+        "número parcial do cartão ({uid}) é de {count} cartões: leia no leitor serial ou chame o supervisor",
+        "partial card number ({uid}) belongs to {count} cards: read it at the serial reader or call "
+        "the supervisor",
+    ),
     # G2
     "G2.control": ("cartão bloqueado ({status})", "card blocked ({status})"),
     "G2.badge": ("chapa bloqueada ({status})", "badge blocked ({status})"),

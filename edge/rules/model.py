@@ -38,6 +38,7 @@ class Flag(enum.StrEnum):
     NO_ENTRY = "NO_ENTRY"  # G9
     CONFISCATE = "CONFISCATE"  # G10: this read confiscated the card
     COVERAGE_GAP = "COVERAGE_GAP"  # G11
+    PARTIAL_UID = "PARTIAL_UID"  # G1: matched on 24 bits of the UID only (collision-prone)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -95,7 +96,15 @@ class GateView(Protocol):
     gate_id: str
     ship: str | None  # IMO of the ship this gate serves today, if configured
 
-    def card(self, uid: str) -> Card | None: ...
+    def card(self, uid: str) -> Card | None:
+        """The card a read names: ``uid`` is the text of a read (``portgate.uid.parse_read``: a
+        canonical UID, or ``<form>:<hex>`` for a reader that gives only the low bits). A partial
+        read names the one card whose UID carries those bits; None when no card or several do."""
+        ...
+
+    def cards_sharing(self, uid: str) -> int:
+        """How many cards carry the bits of the read ``uid`` (more than 1: the read is ambiguous)."""
+        ...
 
     def worker(self, registration: str) -> Worker | None: ...
 
@@ -146,3 +155,4 @@ class Decision:
     confiscation_article: str | None = None
     opens_inspector_session: bool = False
     reasons: tuple[str, ...] = ()  # message keys of edge.rules.messages, e.g. ("G2.control",)
+    card_uid: str | None = None  # the matched card's canonical UID (the read may be partial, G1)

@@ -27,3 +27,7 @@ def test_readers_bench_smoke_prints_json_line(pcscd_session):
     assert result["bench"] == "readers"
     assert result["figures"]["parser_frames_per_s"] > 0
     assert result["baseline"]["bare_pcsc_cycle_ms"] > 0 and result["ratio"] > 0
+    # confirm-by-repeat waits for the held card's first repeat (~65 ms); the bare read does not
+    figures, baseline = result["figures"], result["baseline"]
+    assert figures["confirm_latency_p50_ms"] >= 60 > baseline["held_bare_read_p50_ms"]
+    assert "confirm-by-repeat" in out and "baseline bare read, confirmation off" in out

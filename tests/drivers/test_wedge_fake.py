@@ -93,6 +93,9 @@ class _VanishingDevice:
     def grab(self) -> None:
         pass
 
+    def capabilities(self) -> dict:
+        return {ecodes.EV_KEY: [*DIGIT.values(), ecodes.KEY_ENTER]}
+
     def fileno(self) -> int:
         return self._r
 
@@ -117,7 +120,7 @@ def test_device_unplugged_is_reported_and_reopened(mocker, run_reader):
     running = run_reader(
         lambda cb: WedgeReader("kbd2", "badge", "/dev/input/event-x", uid_format="decimal10", on_status=cb)
     )
-    assert running.next_read().uid == "1A2B3C4D"
+    assert running.next_read().uid == "decimal10:1A2B3C4D"
     status = running.wait_status(lambda s: s.fault is FaultKind.DEVICE_LOST)
     assert status.state is ReaderState.FAULT
     running.wait_status(lambda s: s.state is ReaderState.READY)

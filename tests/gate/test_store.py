@@ -303,3 +303,44 @@ def test_corrupt_store_file_is_quarantined_and_a_fresh_one_created(tmp_path):
     assert s.quarantined_to.read_bytes().startswith(b"this is not")
     assert s.card("0A04A10001") is None and s.versions()["roster"] == (0, None)
     s.close()
+
+
+def test_a_partial_read_finds_the_card_by_its_low_bits_through_an_index(store):
+    """G1: DEZ10 (low 32 bits) and W26 (low 24 bits) reads name the card enrolled by its EM ID."""
+    store.apply_roster_delta(1, 2, [], [Card("62E3086CD5", CardKind.CONTROL, "V001", CardStatus.ACTIVE)], T0)
+    assert store.card("decimal10:E3086CD5").uid == "62E3086CD5"
+    assert store.card("wiegand26:086CD5").registration == "V001"
+    assert store.cards_sharing("wiegand26:086CD5") == 1
+    assert store.card("decimal10:E3086CD6") is None and store.cards_sharing("decimal10:E3086CD6") == 0
+    for bits in (32, 24):
+        plan = store._raw.execute(
+            f"EXPLAIN QUERY PLAN SELECT uid FROM cards WHERE substr(uid, -{bits // 4}) = ?", ("X",)
+        ).fetchall()
+        assert any(f"ix_cards_low{bits}" in row[-1] for row in plan), plan  # an index probe, no scan
+
+
+def test_cards_sharing_the_bits_of_a_partial_read_name_none(store):
+    store.apply_roster_delta(1, 2, [], [Card("62E3086CD5", CardKind.CONTROL, "V001", CardStatus.ACTIVE),
+                                        Card("7700086CD5", CardKind.CONTROL, "V002", CardStatus.ACTIVE)], T0)
+    assert store.card("wiegand26:086CD5") is None
+    assert store.cards_sharing("dez8:086CD5") == 2
+    assert store.card("decimal10:E3086CD5").registration == "V001"  # 32 bits tell them apart
+
+
+def test_a_card_blocked_here_is_blocked_whichever_number_reads_it(store):
+    store.apply_roster_delta(1, 2, [], [Card("62E3086CD5", CardKind.CONTROL, "V001", CardStatus.ACTIVE)], T0)
+    store.block_card("62E3086CD5", "confiscated: BORROWED_CARD", T0)
+    assert store.card("wiegand26:086CD5").status is CardStatus.CONFISCATED
+
+
+def test_a_store_file_made_before_the_bit_indexes_gets_them_at_open(tmp_path):
+    path = tmp_path / "old.db"
+    Store(path, gate_id=GATE).close()
+    import sqlite3
+
+    with sqlite3.connect(path) as c:
+        c.execute("DROP INDEX ix_cards_low32")
+    again = Store(path, gate_id=GATE)
+    names = {r[0] for r in again._raw.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"ix_cards_low32", "ix_cards_low24"} <= names
+    again.close()
