@@ -149,7 +149,9 @@ class GuardedClock:
     the rulebook's first version), or more than ``tolerance_s`` before the highest wall reading of
     this process (the clock fell back while running). Then ``now()`` returns
     ``Now(estimated=True, clock_trusted=False)`` whose ``wall`` is the gate's estimate: the last
-    plausible reading (or the floor, before any) plus the monotonic time elapsed since it. The
+    plausible reading (or the floor, before any) plus the monotonic time elapsed since it, and
+    never before the floor or a ``hint`` (the office's stamp on the local copies, plus the
+    monotonic time since the gate learned it). The
     decision and the journal use the estimate; the office places the event by its boot id, seq and
     monotonic time and never pays from it (``central.ledger.shifts.place_times``). ``last_raw``
     keeps the wall clock as read, for the CLOCK_UNTRUSTED alert.
@@ -169,6 +171,7 @@ class GuardedClock:
         self._anchor: tuple[dt.datetime, int] | None = None  # last plausible (wall, mono)
         self._start_mono = inner.mono_ns()
         self._lock = threading.Lock()
+        self._hint: tuple[dt.datetime, int] | None = None  # (stamp, mono when learned)
         self.last_raw: dt.datetime | None = None
         for floor in (last_trusted, not_before):
             if floor is not None:
@@ -187,6 +190,17 @@ class GuardedClock:
             if at > self._floor:
                 self._floor = at
 
+    def hint(self, at: dt.datetime) -> None:
+        """A time known to have passed (aware), e.g. the office's stamp on the local copies: the
+        estimate never goes below it. Unlike ``raise_floor`` it never makes a reading untrusted
+        (another clock's stamp may be a few seconds ahead of this one)."""
+        at = at.astimezone(dt.UTC)
+        mono = self.inner.mono_ns()
+        with self._lock:
+            if self._hint is None or at > self._hint[0] + dt.timedelta(
+                    microseconds=max(0, mono - self._hint[1]) // 1000):
+                self._hint = (at, mono)  # at least the monotonic time since then has passed too
+
     def now(self) -> Now:
         now = self.inner.now()
         with self._lock:
@@ -199,4 +213,8 @@ class GuardedClock:
                 return now
             base, base_mono = self._anchor or (self._floor, self._start_mono)
             elapsed = dt.timedelta(microseconds=max(0, now.mono_ns - base_mono) // 1000)
-        return Now(wall=base + elapsed, mono_ns=now.mono_ns, clock_trusted=False, estimated=True)
+            wall = max(base + elapsed, self._floor)
+            if self._hint is not None:
+                wall = max(wall, self._hint[0] + dt.timedelta(
+                    microseconds=max(0, now.mono_ns - self._hint[1]) // 1000))
+        return Now(wall=wall, mono_ns=now.mono_ns, clock_trusted=False, estimated=True)

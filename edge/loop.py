@@ -351,7 +351,12 @@ class GateLoop:
 
     def _watch_clock(self, now: Now) -> None:
         """G13: journal the clock becoming implausible (with the reading and the estimate) and
-        trusted again (the anchor the office places this boot's untrusted events by)."""
+        trusted again (the anchor the office places this boot's untrusted events by). While the
+        clock is an estimate, the office's stamp on the local copies bounds it from below."""
+        if now.estimated and hasattr(self.clock, "hint"):
+            stamp = self.store.data_updated_at()
+            if stamp is not None:
+                self.clock.hint(stamp)
         if now.estimated and self._clock_trusted is not False:
             raw = getattr(self.clock, "last_raw", None)
             detail = (f"wall clock read {raw.isoformat() if raw else '?'} is implausible; "

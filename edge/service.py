@@ -82,6 +82,9 @@ class GateService:
         last_trusted = self.journal.last_trusted_at()
         if last_trusted is not None and hasattr(self.clock, "raise_floor"):
             self.clock.raise_floor(last_trusted)  # G13: a wall clock before it is implausible
+        stamp = self.store.data_updated_at()
+        if stamp is not None and hasattr(self.clock, "hint"):
+            self.clock.hint(stamp)  # G13: an estimate never goes below the office's stamp
         if self.store.quarantined_to is not None:
             self.journal.append(AlertPayload(
                 code="STORE_QUARANTINED",

@@ -139,3 +139,30 @@ def test_G13_a_journal_that_cannot_commit_lets_the_worker_out_unrecorded(store, 
     [out] = loop.handle(card_read(V001_CARD, inner))
     assert out.outcome is Outcome.EXIT and "NÃO registrada" in out.message_pt
     assert store.open_shift("V001") is not None  # nothing journaled, nothing changed
+
+
+def test_G13_a_fresh_gate_at_1970_estimates_from_the_offices_stamp_on_its_copies(tmp_path, journal):
+    from edge.store import Store
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[2] / "config" / "demo"
+    store = Store(tmp_path / "fresh.db", gate_id="g-aurora", ship="9300001", boot_id="boot-1")
+    store.load_csv_files(demo / "workers.csv", demo / "cards.csv", demo / "escala.csv",
+                         at=T0 - dt.timedelta(minutes=20))  # stamped by the office
+    inner = FakeClock(EPOCH_BOOT)
+    clock = GuardedClock(inner, not_before=GateRulebooks().first_start)  # no journal yet: no last trusted time
+    loop = _loop(store, journal, clock)
+    loop.handle(None)  # the tick learns the stamp
+    inner.advance(20 * 60)
+    [decision] = loop.handle(card_read(V001_CARD, inner))
+    assert decision.outcome is Outcome.ADMIT and Flag.CLOCK_UNTRUSTED in decision.flags
+    assert _taps(journal)[0].occurred_at == T0  # stamp + 20 min of monotonic time
+    store.close()
+
+
+def test_G13_a_hint_never_makes_a_plausible_reading_untrusted():
+    inner = FakeClock(T0)
+    clock = GuardedClock(inner)
+    clock.hint(T0 + dt.timedelta(seconds=10))  # another clock a little ahead
+    now = clock.now()
+    assert now.clock_trusted and now.wall == T0
