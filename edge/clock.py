@@ -4,7 +4,8 @@
 ctypes, whether the clock is synchronised: the same test systemd's ``timedatectl show -p
 NTPSynchronized`` makes (return value not ``TIME_ERROR`` and ``STA_UNSYNC`` clear in ``status``). It
 is cached for 10 s. A Pi without RTC boots with a 1970 or stale clock and ``STA_UNSYNC`` set until
-NTP (chrony, systemd-timesyncd) has synchronised it, so early events are flagged CLOCK_UNTRUSTED (G8).
+NTP (chrony, systemd-timesyncd) has synchronised it, so early events are flagged CLOCK_UNTRUSTED (G8);
+``GuardedClock`` replaces an implausible wall reading by the gate's estimate (G13).
 On a platform without ``adjtimex`` the clock is reported untrusted.
 
 ``FakeClock`` is the test double: set or advance wall and monotonic time by hand.
@@ -140,29 +141,80 @@ class FakeClock:
 
 
 class GuardedClock:
-    """Wraps a clock and distrusts wall time that jumps backwards or is implausibly old.
+    """Wraps a clock and never lets an implausible wall clock decide (G8, G13).
 
-    If the wall clock is earlier than the previous reading by more than ``tolerance_s`` while the
-    monotonic clock moved forward, or earlier than ``MIN_PLAUSIBLE`` (a Pi without RTC boots in
-    1970), ``now()`` reports ``clock_trusted=False`` (G8: the event is flagged, the wall time is kept
-    as read so the office can see it; pay is never computed from it). Trust returns once the wall
-    clock is past the highest value seen again and the inner clock trusts itself.
+    A wall reading is implausible when it is before ``MIN_PLAUSIBLE`` (2000: a Pi without RTC boots
+    in 1970), before the gate's last trusted time (``last_trusted``: the newest trusted event in its
+    journal, given at start-up or later by ``raise_floor``), before ``not_before`` (the start of
+    the rulebook's first version), or more than ``tolerance_s`` before the highest wall reading of
+    this process (the clock fell back while running). Then ``now()`` returns
+    ``Now(estimated=True, clock_trusted=False)`` whose ``wall`` is the gate's estimate: the last
+    plausible reading (or the floor, before any) plus the monotonic time elapsed since it, and
+    never before the floor or a ``hint`` (the office's stamp on the local copies, plus the
+    monotonic time since the gate learned it). The
+    decision and the journal use the estimate; the office places the event by its boot id, seq and
+    monotonic time and never pays from it (``central.ledger.shifts.place_times``). ``last_raw``
+    keeps the wall clock as read, for the CLOCK_UNTRUSTED alert.
+
+    A plausible reading is trusted when the inner clock trusts itself (NTP synchronised); trust
+    returns as soon as the wall clock is plausible again. Thread-safe.
     """
 
-    MIN_PLAUSIBLE = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+    MIN_PLAUSIBLE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
-    def __init__(self, inner: Clock, *, tolerance_s: float = 1.0) -> None:
+    def __init__(self, inner: Clock, *, tolerance_s: float = 1.0, last_trusted: dt.datetime | None = None,
+                 not_before: dt.datetime | None = None) -> None:
         self.inner = inner
         self._tolerance = dt.timedelta(seconds=tolerance_s)
+        self._floor = self.MIN_PLAUSIBLE
         self._high: dt.datetime | None = None
+        self._anchor: tuple[dt.datetime, int] | None = None  # last plausible (wall, mono)
+        self._start_mono = inner.mono_ns()
+        self._lock = threading.Lock()
+        self._hint: tuple[dt.datetime, int] | None = None  # (stamp, mono when learned)
+        self.last_raw: dt.datetime | None = None
+        for floor in (last_trusted, not_before):
+            if floor is not None:
+                self.raise_floor(floor)
+
+    @property
+    def floor(self) -> dt.datetime:
+        """The earliest wall time this clock accepts as plausible (aware UTC)."""
+        return self._floor
+
+    def raise_floor(self, at: dt.datetime) -> None:
+        """Never accept a wall time before ``at`` (aware) again: the gate's last trusted time, or
+        the start of its rulebook's first version."""
+        at = at.astimezone(dt.UTC)
+        with self._lock:
+            if at > self._floor:
+                self._floor = at
+
+    def hint(self, at: dt.datetime) -> None:
+        """A time known to have passed (aware), e.g. the office's stamp on the local copies: the
+        estimate never goes below it. Unlike ``raise_floor`` it never makes a reading untrusted
+        (another clock's stamp may be a few seconds ahead of this one)."""
+        at = at.astimezone(dt.UTC)
+        mono = self.inner.mono_ns()
+        with self._lock:
+            if self._hint is None or at > self._hint[0] + dt.timedelta(
+                    microseconds=max(0, mono - self._hint[1]) // 1000):
+                self._hint = (at, mono)  # at least the monotonic time since then has passed too
 
     def now(self) -> Now:
         now = self.inner.now()
-        trusted = now.clock_trusted and now.wall >= self.MIN_PLAUSIBLE
-        if self._high is not None and now.wall < self._high - self._tolerance:
-            trusted = False
-        if self._high is None or now.wall > self._high:
-            self._high = now.wall
-        if trusted == now.clock_trusted:
-            return now
-        return Now(wall=now.wall, mono_ns=now.mono_ns, clock_trusted=trusted)
+        with self._lock:
+            self.last_raw = now.wall
+            low = self._floor if self._high is None else max(self._floor, self._high)
+            if now.wall >= low - self._tolerance:
+                self._anchor = (now.wall, now.mono_ns)
+                if self._high is None or now.wall > self._high:
+                    self._high = now.wall
+                return now
+            base, base_mono = self._anchor or (self._floor, self._start_mono)
+            elapsed = dt.timedelta(microseconds=max(0, now.mono_ns - base_mono) // 1000)
+            wall = max(base + elapsed, self._floor)
+            if self._hint is not None:
+                wall = max(wall, self._hint[0] + dt.timedelta(
+                    microseconds=max(0, now.mono_ns - self._hint[1]) // 1000))
+        return Now(wall=wall, mono_ns=now.mono_ns, clock_trusted=False, estimated=True)

@@ -70,7 +70,7 @@ _decoder = msgspec.json.Decoder(wire.Event)
 
 
 def _kind(payload: wire.Payload) -> str:
-    return type(payload).__struct_config__.tag  # "tap" | "confiscation" | "reader" | "alert"
+    return type(payload).__struct_config__.tag  # "tap" | "confiscation" | "reader" | "alert" | "coverage"
 
 
 class Journal:
@@ -290,6 +290,20 @@ class Journal:
     def events_after(self, seq: int) -> list[wire.Event]:
         """Events with seq greater than ``seq`` (used at boot to re-apply effects to the store)."""
         return self.events_between(seq + 1, self._last_seq)
+
+    def last_trusted_at(self) -> dt.datetime | None:
+        """``occurred_at`` of the newest event journaled with a trusted clock (aware UTC), or None:
+        the gate's last trusted time (G13; read once at start-up, newest rows first)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT body FROM journal ORDER BY seq DESC")
+            for (body,) in rows:
+                try:
+                    event = _decoder.decode(body)
+                except msgspec.DecodeError:
+                    continue
+                if event.clock_trusted:
+                    return event.occurred_at.astimezone(dt.UTC)
+        return None
 
     def outbox_depth(self) -> int:
         """Number of unsent events."""

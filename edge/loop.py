@@ -4,20 +4,40 @@ One thread per reader puts its ``CardRead`` values (and status changes) on a ``q
 loop thread is the only one that decides, so decisions are made one at a time in arrival order.
 For each presentation (``edge.rules.pairing``):
 
-1. ``now`` from the clock (``edge.clock.GuardedClock``: a wall clock that jumps backwards is
-   flagged untrusted, G8);
+1. ``now`` from the clock (``edge.clock.GuardedClock``: an implausible wall clock, G13, is
+   replaced by the gate's estimate and flagged untrusted, G8); the rulebook version is the one in
+   force on that date, or the newest held when the clock is an estimate
+   (``GateRulebooks.in_force``);
 2. ``decide(store, presentation, now, rulebook)``; an exception there is a bug: it is logged with
-   its traceback and the read is shown and journaled as DENY "falha interna" (rule id ``INTERNAL``);
+   its traceback and the read is shown and journaled as DENY "falha interna" (rule id ``INTERNAL``),
+   except for a worker with an open shift at this gate: an exit is never refused because of a gate
+   fault (G13), so it is an EXIT with rule id ``INTERNAL``;
 3. the tap (and, on a confiscation, the ``ConfiscationPayload`` in the same transaction, priority 1)
    is appended to the journal and COMMITTED;
 4. only then the indicator shows the decision (if the journal cannot commit, the watchman sees DENY
-   "falha do registro" and nothing is admitted);
+   "falha do registro" and nothing is admitted; a worker leaving is shown EXIT "saída não
+   registrada" and his shift stays open, G13);
 5. the store applies the event's effects (``edge.effects``: open/close shift, pending flags, block
    the card at once on a confiscation, inspector session). At start-up, journal events after the
    store's ``applied_seq`` are re-applied first, so a kill between 3 and 5 loses nothing.
 
 Nothing a reader sends can stop the loop: a malformed UID is decided (G1 DENY) and journaled.
 Reader faults and recoveries are journaled as ``ReaderPayload`` events (priority 1).
+
+Card + badge (G4): the first read of a pair is held by the pairing until the other arrives or the
+window passes; the loop's tick (``handle(None)``, every ``tick_s`` when no read comes) releases
+it, so BADGE_MISSING is decided at most a tick after the window.
+
+On its tick the loop also (priority-1 events, so they leave the outbox first):
+
+- journals ``AlertPayload(code="CLOCK_UNTRUSTED")`` when the wall clock becomes implausible (G13:
+  detail = the wall clock as read, the estimate, the boot id) and ``code="CLOCK_TRUSTED"`` when it
+  is plausible and trusted again: a trusted event of this boot the office places the untrusted
+  ones from (boot id, seq, monotonic time);
+- every ``coverage_every_s`` (and after every admit) evaluates G11 on the local copy
+  (``edge.rules.coverage``, with the watchmen aboard = the shifts open at this gate) and journals
+  a ``CoveragePayload`` ``raised`` for each new gap and ``ended`` when a watchman is admitted or
+  the period ends. Not evaluated while the clock is untrusted (an estimate could raise a false gap).
 """
 
 from __future__ import annotations
@@ -33,13 +53,15 @@ from drivers.base import CardRead, Reader, ReaderStatus
 from edge.effects import effects_of
 from edge.indicator import Indicator
 from edge.journal import PRIORITY_HIGH, PRIORITY_NORMAL, Journal
+from edge.rules.coverage import CoverageGap, coverage_gaps
 from edge.rules.model import Decision, Now, Outcome, Presentation
-from edge.rules.pairing import Dropped, Pairing, Read
+from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebook, GateRulebooks
 from edge.store import Store
 from edge import metrics
 from portgate.errors import StoreError
-from wire.events import ConfiscationPayload, Dispatch, Event, ReaderPayload, TapPayload
+from wire.events import (AlertPayload, ConfiscationPayload, CoveragePayload, Dispatch, Event,
+                         ReaderPayload, TapPayload)
 
 log = structlog.get_logger(__name__)
 
@@ -47,6 +69,10 @@ INTERNAL_PT = "Falha interna do sistema: entrada negada. Chame o supervisor."
 INTERNAL_EN = "Internal failure: entry denied. Call the supervisor."
 NO_JOURNAL_PT = "Falha do registro (disco): entrada negada. Chame o supervisor."
 NO_JOURNAL_EN = "Journal failure (disk): entry denied. Call the supervisor."
+INTERNAL_EXIT_PT = "SAÍDA — falha interna do sistema: saída registrada. Avise o supervisor."
+INTERNAL_EXIT_EN = "EXIT — internal failure: exit recorded. Tell the supervisor."
+NO_JOURNAL_EXIT_PT = "SAÍDA — falha do registro (disco): saída NÃO registrada. Anote a hora e chame o supervisor."
+NO_JOURNAL_EXIT_EN = "EXIT — journal failure (disk): exit NOT recorded. Write down the time and call the supervisor."
 _MAX_UID_TEXT = 64
 _STOP = object()
 INBOX_SIZE = 16
@@ -56,6 +82,15 @@ def internal_failure(message_pt: str = INTERNAL_PT, message_en: str = INTERNAL_E
     """The DENY shown when the gate itself failed (not a rule): rule id ``INTERNAL``."""
     return Decision(outcome=Outcome.DENY, rules_failed=("INTERNAL",), message_pt=message_pt,
                     message_en=message_en)
+
+
+def internal_exit(message_pt: str = INTERNAL_EXIT_PT, message_en: str = INTERNAL_EXIT_EN,
+                  registration: str | None = None, dispatch=None) -> Decision:
+    """The EXIT shown when the gate itself failed for a worker with an open shift here: an exit
+    is never refused because of a gate fault (G13). Rule id ``INTERNAL``."""
+    return Decision(outcome=Outcome.EXIT, rules_failed=("INTERNAL",), message_pt=message_pt,
+                    message_en=message_en, registration=registration, card_kind="control",
+                    dispatch=dispatch)
 
 
 def tap_payload(p: Presentation, d: Decision) -> TapPayload:
@@ -103,6 +138,7 @@ class GateLoop:
         lang: str = "pt",
         on_event: Callable[[Event], None] | None = None,
         tick_s: float = 0.2,
+        coverage_every_s: float = 5.0,
     ) -> None:
         if decide is None:
             from edge.rules import decide as _decide
@@ -118,8 +154,13 @@ class GateLoop:
         self.lang = lang
         self.on_event = on_event
         self.tick_s = tick_s
-        self.pairing = Pairing.from_rulebook(self._rulebook_at(clock.now()))
-        self._ttl_ns = self._rulebook_at(clock.now()).g10.inspector_mode_s * 1_000_000_000
+        start = self._rulebook_at(clock.now())
+        self.pairing = Pairing.from_rulebook(start, expects_badge=self._expects_badge)
+        self._ttl_ns = start.g10.inspector_mode_s * 1_000_000_000
+        self._coverage_every_ns = int(coverage_every_s * 1e9)
+        self._coverage_at: int | None = None
+        self._gaps: dict[tuple, CoverageGap] = {}  # G11 gaps raised and not yet ended
+        self._clock_trusted: bool | None = None  # last clock state journaled (None: none yet)
         # Bounded: a reader waits (its reads stay in the device/pipe) while the gate is busy, so a
         # crash loses at most INBOX_SIZE undecided reads, and a hostile reader cannot eat memory.
         self.inbox: queue.Queue = queue.Queue(maxsize=INBOX_SIZE)
@@ -194,7 +235,10 @@ class GateLoop:
             self._journal_status(item)
             return []
         if item is None:
-            ready = self.pairing.expire(self.clock.now().mono_ns)
+            now = self.clock.now()
+            self._watch_clock(now)
+            self._check_coverage(now)
+            ready = self.pairing.expire(now.mono_ns)
         else:
             read = Read(uid=_clean_uid(getattr(item, "uid", "")),
                         reader_id=str(getattr(item, "reader_id", "?")),
@@ -215,17 +259,21 @@ class GateLoop:
         with structlog.contextvars.bound_contextvars(reader_id=p.reader_id):
             self._shown_ns = 0
             decision = self._process(p)
+        last_read_ns = max(p.mono_ns, p.badge_mono_ns or 0)  # a pair is decided at its second read
         metrics.observe_decision(decision.outcome.value, decision.rules_failed,
-                                 (self._shown_ns - p.mono_ns) / 1e9 if p.mono_ns and self._shown_ns else None)
+                                 (self._shown_ns - last_read_ns) / 1e9 if p.mono_ns and self._shown_ns else None)
         return decision
 
     def _process(self, p: Presentation) -> Decision:
         now: Now = self.clock.now()
+        self._watch_clock(now)
         try:
             decision = self.decide(self.store, p, now, self._rulebook_at(now))
         except Exception:  # a bug in the engine or the store: never crash the gate on a read
             log.exception("decide_failed", uid=p.uid, reader_id=p.reader_id)
-            decision = internal_failure()
+            leaving = self._leaving(p)
+            decision = (internal_failure() if leaving is None
+                        else internal_exit(registration=leaving.registration, dispatch=leaving.dispatch))
         payloads = [tap_payload(p, decision)]
         priority = PRIORITY_NORMAL
         if decision.confiscate:
@@ -242,7 +290,11 @@ class GateLoop:
             events = self.journal.append_many(payloads, now=now, priority=priority)
         except StoreError:
             log.exception("journal_append_failed", uid=p.uid)
-            failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
+            if decision.outcome is Outcome.EXIT:  # G13: never keep a worker aboard for a gate fault
+                failed = internal_exit(NO_JOURNAL_EXIT_PT, NO_JOURNAL_EXIT_EN,
+                                       registration=decision.registration)
+            else:
+                failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
             self._show(failed, None)
             return failed
         self._show(decision, events[0])
@@ -250,6 +302,8 @@ class GateLoop:
             self._apply(ev)
             if self.on_event is not None:
                 self.on_event(ev)
+        if decision.outcome is Outcome.ADMIT and self._gaps:
+            self._check_coverage(now, force=True)  # G11: a watchman admitted ends the gap at once
         log.info("gate_decision", seq=events[0].seq, event_id=events[0].event_id, uid=p.uid,
                  outcome=decision.outcome.value, rules=list(decision.rules_failed),
                  clock_trusted=now.clock_trusted)
@@ -259,11 +313,101 @@ class GateLoop:
 
     def _rulebook_at(self, now: Now) -> GateRulebook:
         """The rulebook version in force on the local date of ``now`` (a ``GateRulebooks`` file
-        holds several, by effective date); a single ``GateRulebook`` is used as is."""
-        if not hasattr(self.rulebook, "for_date"):
+        holds several, by effective date), the newest held when the clock is an estimate or the
+        date is before every version (G13); a single ``GateRulebook`` is used as is."""
+        if not hasattr(self.rulebook, "in_force"):
             return self.rulebook
-        tz = self.rulebook.version[-1].tz
-        return self.rulebook.for_date(now.wall.astimezone(tz).date())
+        return self.rulebook.in_force(now.wall, estimated=now.estimated)
+
+    def _expects_badge(self, read: Read) -> bool:
+        """G4: hold this control read for a badge (``edge.rules.pairing.badge_expected``)."""
+        try:
+            return badge_expected(self.store, self._rulebook_at(self.clock.now()), read)
+        except Exception:  # a store fault: decide at once (the engine then sees the same store)
+            log.exception("badge_expected_failed", uid=read.uid)
+            return False
+
+    def _leaving(self, p: Presentation):
+        """The open shift at this gate of the card's holder, if the store can tell (G13)."""
+        try:
+            from portgate.uid import canonical_uid
+
+            card = self.store.card(canonical_uid(p.uid))
+            shift = self.store.open_shift(card.registration) if card is not None else None
+        except Exception:
+            log.exception("open_shift_lookup_failed", uid=p.uid)
+            return None
+        return shift if shift is not None and shift.gate_id == self.store.gate_id else None
+
+    def _alert(self, payload, now: Now) -> None:
+        """Journal a priority-1 event of the gate itself (clock, coverage) and apply it."""
+        try:
+            ev = self.journal.append(payload, now=now, priority=PRIORITY_HIGH)
+        except StoreError:
+            log.exception("journal_append_failed", kind=type(payload).__name__)
+            return
+        self._apply(ev)
+        if self.on_event is not None:
+            self.on_event(ev)
+
+    def _watch_clock(self, now: Now) -> None:
+        """G13: journal the clock becoming implausible (with the reading and the estimate) and
+        trusted again (the anchor the office places this boot's untrusted events by). While the
+        clock is an estimate, the office's stamp on the local copies bounds it from below."""
+        if now.estimated and hasattr(self.clock, "hint"):
+            stamp = self.store.data_updated_at()
+            if stamp is not None:
+                self.clock.hint(stamp)
+        if now.estimated and self._clock_trusted is not False:
+            raw = getattr(self.clock, "last_raw", None)
+            detail = (f"wall clock read {raw.isoformat() if raw else '?'} is implausible; "
+                      f"deciding on the estimate {now.wall.isoformat()} and the newest rulebook; "
+                      f"boot={self.journal.boot_id} mono_ns={now.mono_ns}")
+            self._clock_trusted = False
+            log.warning("clock_untrusted", detail=detail)
+            self._alert(AlertPayload(code="CLOCK_UNTRUSTED", detail=detail), now)
+        elif now.clock_trusted and self._clock_trusted is False:
+            self._clock_trusted = True
+            detail = f"wall clock trusted again; boot={self.journal.boot_id} mono_ns={now.mono_ns}"
+            log.info("clock_trusted", detail=detail)
+            self._alert(AlertPayload(code="CLOCK_TRUSTED", detail=detail), now)
+        elif self._clock_trusted is None and now.clock_trusted:
+            self._clock_trusted = True
+
+    def _check_coverage(self, now: Now, *, force: bool = False) -> None:
+        """G11 (83.611 arts. 5-8) live: raise and end coverage gaps from the local copy."""
+        if not force and self._coverage_at is not None and \
+                0 <= now.mono_ns - self._coverage_at < self._coverage_every_ns:
+            return
+        self._coverage_at = now.mono_ns
+        if not now.clock_trusted:
+            return
+        try:
+            aboard = self.store.open_shifts_here()
+            gaps = coverage_gaps(self.store.gate_dispatches(now.wall), aboard, now.wall,
+                                 self._rulebook_at(now))
+        except Exception:  # a bug must not stop the gate deciding; the next tick tries again
+            log.exception("coverage_check_failed")
+            return
+        current = {g.key: g for g in gaps}
+        for key, gap in current.items():
+            if key not in self._gaps:
+                self._gaps[key] = gap
+                log.warning("coverage_gap", ship=gap.ship, date=gap.date.isoformat(), period=gap.period)
+                self._alert(_coverage_payload(gap, "raised"), now)
+        for key, gap in list(self._gaps.items()):
+            if key in current:
+                continue
+            del self._gaps[key]
+            watchman = next((s.registration for s in aboard if s.dispatch is not None
+                             and (s.dispatch.ship, s.dispatch.date, s.dispatch.period)
+                             == (gap.ship, gap.date, gap.period)), None)
+            if watchman is None and now.wall < gap.end:
+                watchman = next((s.registration for s in aboard if s.ship == gap.ship), None)
+            ended_by = "period_end" if now.wall >= gap.end else "watchman_admitted"
+            log.info("coverage_gap_ended", ship=gap.ship, period=gap.period, ended_by=ended_by)
+            self._alert(_coverage_payload(gap, "ended", ended_by=ended_by,
+                                          watchman=watchman if ended_by == "watchman_admitted" else None), now)
 
     def _show(self, decision: Decision, event: Event | None) -> None:
         try:
@@ -313,3 +457,10 @@ class GateLoop:
                 self.inbox.put(ReaderStatus(reader.reader_id, ReaderState.FAULT, f"reader crashed: {exc}"))
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)
+
+
+def _coverage_payload(gap: CoverageGap, state: str, *, ended_by: str | None = None,
+                      watchman: str | None = None) -> CoveragePayload:
+    return CoveragePayload(state=state, ship=gap.ship, date=gap.date, period=gap.period,
+                           voyage=gap.voyage.value, due_at=gap.due_at, period_end=gap.end,
+                           dispatched=list(gap.dispatched), ended_by=ended_by, watchman=watchman)

@@ -11,7 +11,7 @@ taps share presence (a connected port) unless ``isolated`` (each gate partitione
 
 Each result is a dict ``{at, gate_id, uid, registration, decision, rules_failed, flags, message}``;
 ``decision`` is ``admit|exit|deny|inspector``, or ``debounced`` (dropped as the same read) or
-``paired`` (a badge consumed by the control card that followed it).
+``paired`` (a badge paired with the control card read before or after it, G4).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from edge.memview import MemoryGateView, Presence, Roster
 from edge.rules.engine import decide
 from edge.rules.model import Now, Presentation
-from edge.rules.pairing import Dropped, Pairing, Read
+from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebooks
 from portgate.errors import BadInput
 from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_csv
@@ -117,7 +117,10 @@ class Replay:
             presence = Presence() if self.isolated else self.shared
             self.views[gate_id] = MemoryGateView(gate_id, self.roster, presence,
                                                  tz=rulebook.port_timezone)
-            self.pairings[gate_id] = Pairing.from_rulebook(rulebook)
+            view = self.views[gate_id]
+            self.pairings[gate_id] = Pairing.from_rulebook(
+                rulebook, expects_badge=lambda read: badge_expected(
+                    view, self.rulebooks.for_date(wall_of(read.mono_ns).astimezone(self.tz).date()), read))
         return self.views[gate_id], self.pairings[gate_id]
 
     def feed(self, tap: Tap) -> list[Result]:
@@ -155,9 +158,11 @@ class Replay:
 
     def _decide(self, gate_id: str, presentation: Presentation) -> list[Result]:
         view = self.views[gate_id]
-        wall = wall_of(presentation.mono_ns)
+        # Decided when the second read of a pair arrives (either order, G4), as at the gate.
+        decided_ns = max(presentation.mono_ns, presentation.badge_mono_ns or presentation.mono_ns)
+        wall = wall_of(decided_ns)
         rulebook = self.rulebooks.for_date(wall.astimezone(view.tz).date())
-        now = Now(wall=wall, mono_ns=presentation.mono_ns, clock_trusted=True)
+        now = Now(wall=wall, mono_ns=decided_ns, clock_trusted=True)
         view.ship = view.ship_at(wall)
         view.updated_at = wall
         out: list[Result] = []
@@ -169,7 +174,7 @@ class Replay:
                                   f"badge read with card {presentation.uid}"))
         decision = decide(view, presentation, now, rulebook)
         view.apply(decision, presentation, now, inspector_mode_s=rulebook.g10.inspector_mode_s)
-        line = self._line(gate_id, presentation.mono_ns, presentation.uid, decision.registration,
+        line = self._line(gate_id, decided_ns, presentation.uid, decision.registration,
                           decision.outcome.value, decision.message_pt, decision.message_en)
         line["rules_failed"] = list(decision.rules_failed)
         line["flags"] = [f.value for f in decision.flags]

@@ -1,7 +1,9 @@
 """The gate service: build everything from ``GateConfig`` and run the loop (``portgate edge run``).
 
-Start-up order: logging; HMAC key (``read_secret``: mode 0600); store (corrupt file quarantined);
-journal (corrupt file quarantined, alert first); a STORE_QUARANTINED alert for a quarantined store;
+Start-up order: logging; rulebook; clock (``GuardedClock``: a wall clock before the rulebook's
+first version is implausible, G13); HMAC key (``read_secret``: mode 0600); store (corrupt file
+quarantined); journal (corrupt file quarantined, alert first; its newest trusted event is the
+gate's last trusted time, and a wall clock before it is implausible, G13); a STORE_QUARANTINED alert for a quarantined store;
 seed CSV files if the store has no roster yet; readers (``edge.readers``); indicator; the loop; then,
 only if ``[mqtt]`` is configured, ``edge.sync.Sync(config.mqtt, journal, store)`` (imported lazily;
 without it the gate runs standalone and the journal keeps everything until a sync is configured).
@@ -67,14 +69,22 @@ class GateService:
     def __init__(self, cfg: GateConfig, *, clock=None, indicator: Indicator | None = None) -> None:
         self.cfg = cfg
         self.boot_id = str(uuid.uuid4())
-        self.clock = clock or make_clock(cfg)
         self.rulebook = load_rulebook(cfg)
+        self.clock = clock or make_clock(cfg)
+        if hasattr(self.clock, "raise_floor"):  # G13: before the first version is implausible
+            self.clock.raise_floor(self.rulebook.first_start)
         key = read_secret(cfg.key_file, what="gate HMAC key")
         state = Path(cfg.state_dir)
         tz = self.rulebook.version[-1].port_timezone
         self.store = Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz)
         self.journal = Journal(state / "journal.db", port=cfg.port, gate_id=cfg.gate_id, key=key,
                                boot_id=self.boot_id, clock=self.clock)
+        last_trusted = self.journal.last_trusted_at()
+        if last_trusted is not None and hasattr(self.clock, "raise_floor"):
+            self.clock.raise_floor(last_trusted)  # G13: a wall clock before it is implausible
+        stamp = self.store.data_updated_at()
+        if stamp is not None and hasattr(self.clock, "hint"):
+            self.clock.hint(stamp)  # G13: an estimate never goes below the office's stamp
         if self.store.quarantined_to is not None:
             self.journal.append(AlertPayload(
                 code="STORE_QUARANTINED",

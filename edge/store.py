@@ -281,6 +281,10 @@ class Store:
         """Local open shift at this gate first, else the office's relayed presence."""
         return self._open.get((registration, "local")) or self._open.get((registration, "presence"))
 
+    def open_shifts_here(self) -> list[OpenShift]:
+        """The shifts open at this gate (admitted here, not exited), for G11 coverage."""
+        return [s for (_reg, origin), s in self._open.items() if origin == "local"]
+
     def last_shift_end(self, registration: str) -> dt.datetime | None:
         with self._lock:
             r = self._raw.execute(

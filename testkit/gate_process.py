@@ -64,3 +64,32 @@ def start_gate(config: Path, *, log_path: Path | None = None) -> subprocess.Pope
 def kill_gate(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> int:
     proc.send_signal(sig)
     return proc.wait(timeout=60)
+
+
+def write_serial_gate_config(root: Path, *, key_file: Path, mqtt_port: int, gate_id: str = "g-aurora",
+                             ship: str = "9300001", card_and_badge: bool = False,
+                             demo: Path = DEMO) -> Path:
+    """A gate.toml under ``root`` as a gate in the field runs: EM4100 serial readers on
+    pseudo-terminals (``root/tty-control``, and ``root/tty-badge`` when ``card_and_badge``), the
+    scripted clock ``root/clock.json`` (write it with ``edge.scripted_clock.set_scripted_time``
+    before the start), MQTT to ``127.0.0.1:mqtt_port``, a file indicator ``root/shown.jsonl``, the
+    demo CSV seed and a rulebook from 2026-01-01 (card + badge as asked). Returns its path."""
+    root.mkdir(parents=True, exist_ok=True)
+    rulebook = root / "gate-rules.toml"
+    rulebook.write_text('name = "test"\n[[version]]\neffective_from = 2026-01-01\n'
+                        f"[version.g4]\ncard_and_badge_required = {str(card_and_badge).lower()}\n")
+    readers = ""
+    for kind in ("control", "badge") if card_and_badge else ("control",):
+        readers += (f'[[readers]]\nid = "{gate_id}-{kind}"\nkind = "{kind}"\ndriver = "serial"\n'
+                    f'device = "{root / f"tty-{kind}"}"\n\n')
+    cfg = root / "gate.toml"
+    cfg.write_text(
+        f'port = "santos"\ngate_id = "{gate_id}"\nship = "{ship}"\nstate_dir = "state"\n'
+        f'key_file = "{key_file}"\nrulebook = "{rulebook}"\nindicator = "file"\n'
+        f'indicator_file = "shown.jsonl"\nclock = "scripted"\nclock_file = "clock.json"\n'
+        f'log_json = true\n\n{readers}'
+        f'[seed]\nworkers = "{demo / "workers.csv"}"\ncards = "{demo / "cards.csv"}"\n'
+        f'escala = "{demo / "escala.csv"}"\n\n'
+        f'[mqtt]\nhost = "127.0.0.1"\nport = {mqtt_port}\n'
+    )
+    return cfg

@@ -73,11 +73,28 @@ class ReaderPayload(msgspec.Struct, frozen=True, tag="reader", forbid_unknown_fi
 class AlertPayload(msgspec.Struct, frozen=True, tag="alert", forbid_unknown_fields=True):
     """An operational alert raised by the gate (corrupt store quarantined, outbox filling, ...)."""
 
-    code: str  # e.g. "STORE_QUARANTINED", "OUTBOX_HIGH_WATER", "COVERAGE_GAP", "CLOCK_UNTRUSTED"
+    code: str  # e.g. "STORE_QUARANTINED", "OUTBOX_HIGH_WATER", "CLOCK_UNTRUSTED", "CLOCK_TRUSTED"
     detail: str = ""
 
 
-Payload = TapPayload | ConfiscationPayload | ReaderPayload | AlertPayload
+class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknown_fields=True):
+    """A gangway coverage gap raised or ended at the gate from its local escala copy (G11,
+    83.611 arts. 5-8). One ``raised`` and one ``ended`` per (gate, ship, date, period); a gate
+    restarted while a gap is open raises it again (the office keys gaps by ship, date, period)."""
+
+    state: Literal["raised", "ended"]
+    ship: str  # IMO number
+    date: dt.date  # local date of the period
+    period: str  # e.g. "07-13"
+    voyage: Literal["long_haul", "cabotage"]
+    due_at: dt.datetime  # period start + grace (aware UTC): no watchman aboard by then
+    period_end: dt.datetime  # aware UTC
+    dispatched: list[str] = []  # registrations dispatched to the gangway post for the period
+    ended_by: Literal["watchman_admitted", "period_end"] | None = None  # for state = "ended"
+    watchman: str | None = None  # registration of the watchman whose admission ended the gap
+
+
+Payload = TapPayload | ConfiscationPayload | ReaderPayload | AlertPayload | CoveragePayload
 
 INT64_MAX = 2**63 - 1  # seq and mono_ns are 64-bit columns in the ledger: larger is malformed
 

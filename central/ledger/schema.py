@@ -37,7 +37,7 @@ events = Table(
     Column("occurred_at", DateTime(timezone=True), nullable=False),  # aware UTC
     Column("clock_trusted", Boolean, nullable=False),
     Column("mono_ns", BigInteger, nullable=False),
-    Column("type", String(32), nullable=False),  # payload tag: tap | confiscation | reader | alert
+    Column("type", String(32), nullable=False),  # payload tag: tap | confiscation | reader | alert | coverage
     Column("registration", String(64), nullable=True),  # from the payload, for lookups
     Column("decision", String(16), nullable=True),  # tap decision: admit | exit | deny | inspector
     Column("payload", JSON, nullable=False),  # the payload as a JSON object

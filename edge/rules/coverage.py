@@ -33,6 +33,7 @@ class CoverageGap:
     period: str
     start: dt.datetime
     due_at: dt.datetime
+    end: dt.datetime
     dispatched: tuple[str, ...]  # registrations dispatched to the gangway post for the period
     flag: Flag = Flag.COVERAGE_GAP
 
@@ -81,7 +82,7 @@ def coverage_gaps(gate_dispatches: Sequence[EscalaEntry], admitted: Iterable[Ope
                 continue
             gaps.append(CoverageGap(
                 gate_id=sample.gate_id, ship=ship, ship_name=sample.ship_name, voyage=sample.voyage,
-                date=date, period=period, start=start, due_at=start + grace,
+                date=date, period=period, start=start, due_at=start + grace, end=end,
                 dispatched=tuple(e.registration for e in watch
                                  if e.ship == ship and e.date == date and e.period == period),
             ))

@@ -5,7 +5,7 @@ returns every failed rule id in rule order (not just the first), the flags for t
 office, and the watchman's message in pt-BR and English (``edge.rules.messages``).
 
 What the gate loop does before and after (not here): it drops a second read of the same card inside
-the debounce window and pairs a badge read with the control card that follows it
+the debounce window and pairs a badge read with the control card read before or after it
 (``edge.rules.pairing``) BEFORE calling ``decide``; after it, it journals the decision, opens or
 closes the shift, records the flags on the card (``pending_flags``), opens the inspector session when
 ``opens_inspector_session`` and, on ``confiscate``, blocks the card locally and closes the session.
@@ -198,14 +198,15 @@ def _confiscate(view: GateView, p: Presentation, card: Card, acc: _Acc,
 
 def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, acc: _Acc,
                  *, exiting: bool) -> str | None:
-    """G4 (83.611 art. 20 j, l): the badge paired with the control card must be of the same
-    registration. Returns the badge's registration when a badge was paired."""
+    """G4 (83.611 art. 20 j, l): the badge paired with the control card (read before or after it,
+    within the window) must be of the same registration. Returns the badge's registration when a
+    badge was paired."""
     if not rb.g4.enabled:
         return None
     window_ns = rb.g4.pairing_window_s * 1_000_000_000
     paired = (
         p.badge_uid is not None
-        and (p.badge_mono_ns is None or 0 <= p.mono_ns - p.badge_mono_ns <= window_ns)
+        and (p.badge_mono_ns is None or abs(p.mono_ns - p.badge_mono_ns) <= window_ns)  # either order
     )
     if not paired:
         if rb.g4.card_and_badge_required and not exiting:

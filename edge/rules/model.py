@@ -83,11 +83,15 @@ class Presentation:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Now:
     """The clock as the gate knows it: aware UTC wall time, monotonic ns, and whether the wall
-    clock is NTP-synchronised (G8)."""
+    clock is NTP-synchronised and plausible (G8). ``estimated``: the wall clock read was
+    implausible (G13: before 2000, before the gate's last trusted time or its rulebook's first
+    version) and ``wall`` is the gate's estimate (``edge.clock.GuardedClock``); then
+    ``clock_trusted`` is False and the newest rulebook version decides."""
 
     wall: dt.datetime
     mono_ns: int
     clock_trusted: bool = True
+    estimated: bool = False
 
 
 class GateView(Protocol):

@@ -6,20 +6,28 @@ and ``portgate replay`` share it.
 - Debounce (G9): a read of a UID already accepted less than ``debounce_ns`` earlier (on any reader
   of this gate) is the same read: it comes out as ``Dropped`` and is not decided. Measured from the
   last *accepted* read, so a card held on the reader yields at most one decision per window.
-- Pairing (G4): a badge read is held. A control-reader read arriving at most ``pairing_window_ns``
-  after it comes out as one ``Presentation`` with ``badge_uid``/``badge_mono_ns`` set. A held badge
-  that no control read claims in time comes out on its own (``reader_kind="badge"``) — when the next
-  read arrives after the window, or when the caller calls ``expire(mono_ns)`` (the gate loop does
-  so on a timer; replay at the end of the stream, ``flush``). A second badge replaces the held one,
-  which comes out on its own first. The order the watchman follows is: badge, then control card.
+- Pairing (G4, 83.611 art. 20 j, l): the control card and the badge are read in either order.
+  The first read of a pair is held: a badge always; a control card when ``expects_badge(read)``
+  says its holder must show a badge now (see ``badge_expected``). The other read of the pair,
+  arriving at most ``pairing_window_ns`` after the held one, makes one ``Presentation`` with the
+  control card's ``uid``/``mono_ns`` and ``badge_uid``/``badge_mono_ns`` set, whichever came
+  first. A held read no second read claims in time comes out on its own (a badge with
+  ``reader_kind="badge"``: G4 badge alone; a control card without ``badge_uid``: G4 BADGE_MISSING)
+  when the next read arrives after the window, or when the caller calls ``expire(mono_ns)`` (the
+  gate loop on its tick; replay at the end of the stream, ``flush``). A second read of the same
+  kind as the held one releases the held one first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from collections.abc import Callable
 
-from edge.rules.model import Presentation
+from edge.rules.model import GateView, Presentation
+from portgate.errors import BadInput
+from portgate.records import CardKind, CardStatus
+from portgate.uid import canonical_uid
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,22 +48,58 @@ class Dropped:
     reason: str = "debounce"
 
 
-class Pairing:
-    """Debounce + badge pairing for one gate. Memory: one entry per UID seen within the window."""
+def badge_expected(view: GateView, rulebook, read: Read) -> bool:
+    """G4 (83.611 art. 20 j, l): must this control read wait for a badge read?
 
-    def __init__(self, *, debounce_ns: int, pairing_window_ns: int) -> None:
+    True only where card + badge is required (``rulebook.g4``) and the read is an entry attempt by
+    an active control card: not an exit (open shift at this gate, G9), not a card shown to an
+    inspector in inspector mode (G10), not an unknown or blocked card (decided at once, G1/G2).
+    Pure: reads ``view`` only.
+    """
+    g4 = rulebook.g4
+    if read.reader_kind == "badge" or not (g4.enabled and g4.card_and_badge_required):
+        return False
+    try:
+        card = view.card(canonical_uid(read.uid))
+    except BadInput:
+        return False
+    if card is None or card.kind is not CardKind.CONTROL or card.status is not CardStatus.ACTIVE:
+        return False
+    shift = view.open_shift(card.registration)
+    if shift is not None and shift.gate_id == view.gate_id:
+        return False
+    session = view.inspector_session()
+    return not (rulebook.g10.enabled and session is not None and session.until_mono_ns > read.mono_ns)
+
+
+class Pairing:
+    """Debounce + badge pairing for one gate. Memory: one entry per UID seen within the window.
+
+    ``expects_badge(read) -> bool``: whether a control read is held for a badge (default: never,
+    so a control read is decided at once unless a badge is already held).
+    """
+
+    def __init__(self, *, debounce_ns: int, pairing_window_ns: int,
+                 expects_badge: Callable[[Read], bool] | None = None) -> None:
         if debounce_ns < 0 or pairing_window_ns < 0:
             raise ValueError("windows must be >= 0 ns")
         self.debounce_ns = debounce_ns
         self.pairing_window_ns = pairing_window_ns
+        self.expects_badge = expects_badge or (lambda read: False)
         self._last: OrderedDict[str, int] = OrderedDict()
         self._held: Read | None = None
 
     @classmethod
-    def from_rulebook(cls, rulebook) -> Pairing:
+    def from_rulebook(cls, rulebook, *, expects_badge: Callable[[Read], bool] | None = None) -> Pairing:
         """Windows from ``GateRulebook.g9.debounce_s`` and ``g4.pairing_window_s``."""
         return cls(debounce_ns=rulebook.g9.debounce_s * 1_000_000_000,
-                   pairing_window_ns=rulebook.g4.pairing_window_s * 1_000_000_000)
+                   pairing_window_ns=rulebook.g4.pairing_window_s * 1_000_000_000,
+                   expects_badge=expects_badge)
+
+    @property
+    def holding(self) -> Read | None:
+        """The read waiting for the other half of its pair, if any."""
+        return self._held
 
     def feed(self, read: Read) -> list[Presentation | Dropped]:
         """Take one read; return what is ready, in order (0, 1 or 2 items)."""
@@ -63,22 +107,26 @@ class Pairing:
         if self._is_bounce(read):
             out.append(Dropped(read))
             return out
-        if read.reader_kind == "badge":
-            if self._held is not None:
-                out.append(_alone(self._held))
-            self._held = read
+        held = self._held
+        badge = read.reader_kind == "badge"
+        if held is not None and (held.reader_kind == "badge") != badge:  # the other half: a pair
+            self._held = None
+            control, other = (held, read) if badge else (read, held)
+            out.append(Presentation(uid=control.uid, reader_id=control.reader_id,
+                                    reader_kind=control.reader_kind, mono_ns=control.mono_ns,
+                                    badge_uid=other.uid, badge_mono_ns=other.mono_ns))
             return out
-        held, self._held = self._held, None
-        if held is not None:
-            out.append(Presentation(uid=read.uid, reader_id=read.reader_id,
-                                    reader_kind=read.reader_kind, mono_ns=read.mono_ns,
-                                    badge_uid=held.uid, badge_mono_ns=held.mono_ns))
+        if held is not None:  # same kind again: the held one goes alone
+            self._held = None
+            out.append(_alone(held))
+        if badge or self.expects_badge(read):
+            self._held = read
         else:
             out.append(_alone(read))
         return out
 
     def expire(self, mono_ns: int) -> list[Presentation]:
-        """Release a held badge whose pairing window has passed at ``mono_ns`` (or went backwards)."""
+        """Release a held read whose pairing window has passed at ``mono_ns`` (or went backwards)."""
         held = self._held
         if held is None:
             return []

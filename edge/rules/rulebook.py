@@ -178,6 +178,34 @@ class GateRulebooks(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         return chosen
 
 
+    @property
+    def newest(self) -> GateRulebook:
+        """The version with the latest ``effective_from`` (G13: what an untrusted clock decides on)."""
+        return max(self.version, key=lambda v: v.effective_from)
+
+    @property
+    def first_start(self) -> dt.datetime:
+        """Local midnight (aware UTC) of the first version's ``effective_from``: a wall clock
+        before it is implausible (G13)."""
+        first = min(self.version, key=lambda v: v.effective_from)
+        midnight = dt.datetime(first.effective_from.year, first.effective_from.month,
+                               first.effective_from.day, tzinfo=first.tz)
+        return midnight.astimezone(dt.UTC)
+
+    def in_force(self, wall: dt.datetime, *, estimated: bool = False) -> GateRulebook:
+        """The version that decides a read at aware ``wall`` (G13, operational). ``estimated``
+        (the wall clock was implausible, ``edge.rules.model.Now.estimated``) or a date before
+        every version: the newest version held; otherwise ``for_date`` of the local date. Never
+        raises for a date. Pure."""
+        if estimated:
+            return self.newest
+        tz = self.version[-1].tz
+        try:
+            return self.for_date(wall.astimezone(tz).date())
+        except ConfigError:
+            return self.newest
+
+
 def load_gate_rulebook(path: str | Path) -> GateRulebooks:
     """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key."""
     return load_toml(path, GateRulebooks)

@@ -80,6 +80,53 @@ def test_own_badge_and_card_admit_when_both_are_required(make_loop, clock):
     assert decision.outcome is Outcome.ADMIT
 
 
+def test_G4_card_then_own_badge_within_the_window_admits_once(make_loop, clock, journal, store):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    assert loop.handle(card_read(V001_CARD, clock)) == []  # held for its badge
+    clock.advance(14)
+    assert loop.handle(None) == []  # a tick inside the window decides nothing
+    [decision] = loop.handle(card_read(V001_BADGE, clock, kind="badge"))
+    assert decision.outcome is Outcome.ADMIT and decision.badge_registration == "V001"
+    [ev] = taps(journal)
+    assert (ev.payload.uid, ev.payload.badge_uid, ev.payload.decision) == (V001_CARD, V001_BADGE, "admit")
+    assert ev.occurred_at == clock.wall()  # decided (and journaled) when the badge came
+    assert store.open_shift("V001") is not None
+
+
+def test_G4_card_then_someone_elses_badge_is_a_borrowed_card_naming_both(make_loop, clock, journal, store):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(3)
+    [decision] = loop.handle(card_read(V002_BADGE, clock, kind="badge"))
+    assert decision.outcome is Outcome.DENY and Flag.BORROWED_CARD in decision.flags
+    [ev] = taps(journal)
+    assert (ev.payload.registration, ev.payload.badge_registration) == ("V001", "V002")
+    assert "V001" in ev.payload.message and "V002" in ev.payload.message
+    assert store.pending_flags(V001_CARD) == ["BORROWED_CARD"] and store.open_shift("V001") is None
+
+
+def test_G4_card_without_badge_is_denied_badge_missing_on_the_tick_after_the_window(make_loop, clock, journal):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(15.5)
+    [decision] = loop.handle(None)  # timer tick
+    assert decision.outcome is Outcome.DENY and decision.reasons == ("G4.badge_missing",)
+    assert [e.payload.uid for e in taps(journal)] == [V001_CARD]
+
+
+def test_G4_an_exit_is_not_held_for_a_badge(make_loop, clock, journal):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    loop.handle(card_read(V001_BADGE, clock, kind="badge"))
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(6 * 3600)
+    [decision] = loop.handle(card_read(V001_CARD, clock))
+    assert decision.outcome is Outcome.EXIT
+
+
 def test_a_lonely_badge_is_decided_when_the_pairing_window_passes(make_loop, clock, journal):
     loop = make_loop()
     loop.handle(card_read(V001_BADGE, clock, kind="badge"))
@@ -150,15 +197,17 @@ def test_a_clock_jumping_backwards_flags_the_event_untrusted_and_still_decides(m
     assert Flag.CLOCK_UNTRUSTED in decision.flags
     first, second = taps(journal)
     assert first.clock_trusted and not second.clock_trusted
-    assert second.mono_ns > first.mono_ns and second.seq == first.seq + 1
+    assert second.mono_ns > first.mono_ns and second.seq == first.seq + 2  # the CLOCK_UNTRUSTED alert between
+    assert second.occurred_at == first.occurred_at + dt.timedelta(seconds=10)  # G13: the estimate
 
 
-def test_a_1970_clock_is_untrusted(make_loop, clock, journal):
-    loop = make_loop()
+def test_G13_a_1970_clock_is_untrusted_and_decides_on_the_estimate(make_loop, clock, journal):
+    loop = make_loop()  # the loop read the clock at T0 when it was built: the last plausible time
     clock.set_wall(dt.datetime(1970, 1, 1, 0, 5, tzinfo=dt.UTC))
     [decision] = loop.handle(card_read(V001_CARD, clock))
-    assert decision.outcome is Outcome.DENY  # not dispatched in 1970, and flagged
-    assert not taps(journal)[0].clock_trusted
+    assert decision.outcome is Outcome.ADMIT and Flag.CLOCK_UNTRUSTED in decision.flags
+    [tap] = taps(journal)
+    assert not tap.clock_trusted and tap.occurred_at.year == 2026
 
 
 def test_store_effects_lost_in_a_crash_are_reapplied_from_the_journal(make_loop, clock, store, journal, mocker):

@@ -57,3 +57,30 @@ def test_the_uplink_publishes_the_journal_bytes_once_each_in_outbox_order(broker
     finally:
         sub.loop_stop()
         sub.disconnect()
+
+
+def test_G11_coverage_events_reach_the_ledger_and_are_stored_not_dead_lettered(broker, office, make_gate):
+    import datetime as dt
+
+    from sqlalchemy import select
+
+    from central.ledger.schema import events
+    from edge.journal import PRIORITY_HIGH
+    from wire.events import CoveragePayload
+
+    office.start(broker)
+    gate = make_gate("g1")
+    due = dt.datetime(2026, 3, 15, 4, 30, tzinfo=dt.UTC)
+    common = dict(ship="9300001", date=dt.date(2026, 3, 15), period="01-07", voyage="long_haul",
+                  due_at=due, period_end=due + dt.timedelta(hours=5, minutes=30), dispatched=["V001"])
+    gate.journal.append(CoveragePayload(state="raised", **common), now=now(), priority=PRIORITY_HIGH)
+    gate.journal.append(CoveragePayload(state="ended", ended_by="watchman_admitted", watchman="V002", **common),
+                        now=now(), priority=PRIORITY_HIGH)
+    gate.start(broker)
+    wait_until(lambda: len(office.events("g1")) == 2, what="2 coverage rows")
+    with office.engine.connect() as c:
+        rows = c.execute(select(events.c.type, events.c.payload).order_by(events.c.seq)).all()
+    assert [(t, p["state"], p["period"]) for t, p in rows] == [("coverage", "raised", "01-07"),
+                                                                ("coverage", "ended", "01-07")]
+    assert rows[1][1]["watchman"] == "V002"
+    assert office.dead() == []

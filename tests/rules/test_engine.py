@@ -494,3 +494,27 @@ def test_a_retained_card_message_asks_for_the_inspector_once(port):
     assert "G2" in d.rules_failed
     assert d.message_pt.lower().count("chame o fiscal") == 1
     assert d.message_en.lower().count("call the inspector") == 1
+
+
+def test_G4_badge_read_after_the_card_within_the_window_is_paired(port):
+    uid = port.worker("1001")
+    port.dispatch("1001")
+    d = port.read(uid, local(7), badge="BB001001", badge_at=local(7, 0, 15), rulebook=CARD_AND_BADGE)
+    assert d.outcome is Outcome.ADMIT and d.badge_registration == "1001"
+
+
+def test_G4_someone_elses_badge_after_the_card_is_a_borrowed_card_naming_both(port):
+    uid = port.worker("1001")
+    port.worker("1002")
+    port.dispatch("1001")
+    d = port.read(uid, local(7), badge="BB001002", badge_at=local(7, 0, 4), rulebook=CARD_AND_BADGE)
+    assert d.outcome is Outcome.DENY and d.flags == (Flag.BORROWED_CARD,)
+    assert (d.registration, d.badge_registration) == ("1001", "1002")
+    assert "matrícula 1001 com chapa da matrícula 1002" in d.message_pt
+
+
+def test_G4_badge_after_the_card_outside_the_window_counts_as_missing(port):
+    uid = port.worker("1001")
+    port.dispatch("1001")
+    d = port.read(uid, local(7), badge="BB001001", badge_at=local(7, 0, 16), rulebook=CARD_AND_BADGE)
+    assert d.reasons == ("G4.badge_missing",)

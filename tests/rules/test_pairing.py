@@ -84,3 +84,49 @@ def test_memory_stays_bounded_by_the_window():
     for i in range(10_000):
         p.feed(control(f"AA{i:06d}", i * 10))
     assert p.tracked == 1
+
+
+# --- G4: card and badge in either order (RULES.md G4, 83.611 art. 20 j, l) -------------------------
+def _holding_pairing() -> Pairing:
+    return Pairing(debounce_ns=3 * S, pairing_window_ns=15 * S,
+                   expects_badge=lambda read: read.uid.startswith("AA"))
+
+
+def test_G4_card_then_badge_within_the_window_make_one_presentation():
+    p = _holding_pairing()
+    assert p.feed(control("AA01", 0)) == []  # held: its holder must show a badge
+    [out] = p.feed(badge("BB01", 15))
+    assert (out.uid, out.reader_kind, out.mono_ns) == ("AA01", "control", 0)
+    assert (out.badge_uid, out.badge_mono_ns) == ("BB01", 15 * S)
+    assert p.holding is None
+
+
+def test_G4_card_alone_is_released_when_the_window_passes_badge_missing():
+    p = _holding_pairing()
+    p.feed(control("AA01", 0))
+    assert p.expire(15 * S) == []
+    [alone] = p.expire(15 * S + 1)
+    assert (alone.uid, alone.badge_uid) == ("AA01", None)
+
+
+def test_G4_card_then_late_badge_releases_the_card_first_and_holds_the_badge():
+    p = _holding_pairing()
+    p.feed(control("AA01", 0))
+    [card] = p.feed(badge("BB01", 16))
+    assert (card.uid, card.badge_uid) == ("AA01", None)
+    assert p.holding == badge("BB01", 16)
+
+
+def test_G4_a_second_card_releases_the_held_card_alone():
+    p = _holding_pairing()
+    p.feed(control("AA01", 0))
+    [first] = p.feed(control("AA02", 5))
+    assert (first.uid, first.badge_uid) == ("AA01", None)
+    [pair] = p.feed(badge("BB02", 6))
+    assert (pair.uid, pair.badge_uid) == ("AA02", "BB02")
+
+
+def test_G4_a_card_that_needs_no_badge_is_decided_at_once():
+    p = _holding_pairing()
+    [out] = p.feed(control("CC01", 0))
+    assert out.uid == "CC01" and p.holding is None

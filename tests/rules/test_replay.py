@@ -78,6 +78,28 @@ def test_card_and_badge_rulebook_and_a_lone_badge(tmp_path):
     assert "Apresente o cartão de controle." in lines[3]["message"]
 
 
+def test_G4_card_then_badge_in_either_order_and_a_borrowed_badge_after_the_card(tmp_path):
+    rulebook = tmp_path / "gate.toml"
+    rulebook.write_text("[[version]]\neffective_from = 2026-01-01\n[version.g4]\ncard_and_badge_required = true\n")
+    taps = tmp_path / "taps.csv"
+    taps.write_text("at,gate_id,reader,uid\n"
+                    "2026-04-10T06:50:00-03:00,GA,control,AA000001\n"   # card, then own badge 5 s later
+                    "2026-04-10T06:50:05-03:00,GA,badge,BB000001\n"
+                    "2026-04-10T12:40:00-03:00,GA,control,AA000002\n"   # card, then 1001's badge
+                    "2026-04-10T12:40:04-03:00,GA,badge,BB000001\n"
+                    "2026-04-10T12:45:00-03:00,GA,control,AA000002\n")  # card alone: window passes
+    result, lines = _run(taps, "--rulebook", str(rulebook))
+    assert result.exit_code == 0, result.output
+    assert [(l["uid"], l["decision"], l["rules_failed"], l["flags"]) for l in lines] == [
+        ("BB000001", "paired", [], []), ("AA000001", "admit", [], []),
+        ("BB000001", "paired", [], []), ("AA000002", "deny", ["G4"], ["BORROWED_CARD"]),
+        ("AA000002", "deny", ["G4"], []),
+    ]
+    assert lines[1]["at"] == "2026-04-10T09:50:05+00:00"  # decided when the second read came
+    assert "matrícula 1002 com chapa da matrícula 1001" in lines[3]["message"]
+    assert "falta a chapa" in lines[4]["message"]
+
+
 def test_bad_rows_are_named_and_exit_2_without_traceback(tmp_path):
     taps = tmp_path / "taps.csv"
     taps.write_text("at,gate_id,reader,uid\n"

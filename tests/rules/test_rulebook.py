@@ -68,3 +68,17 @@ def test_missing_and_unparsable_files(tmp_path):
         load_gate_rulebook(tmp_path / "absent.toml")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_gate_rulebook(_write(tmp_path, "[[version]\n"))
+
+
+def test_G13_an_estimated_clock_or_a_date_before_every_version_decides_on_the_newest_version():
+    import datetime as dt
+
+    from edge.rules.rulebook import GateRulebook, GateRulebooks, G7Settings
+
+    books = GateRulebooks(version=(GateRulebook(effective_from=dt.date(2026, 1, 1)),
+                                   GateRulebook(effective_from=dt.date(2026, 6, 1), g7=G7Settings(rest_hours=12))))
+    march = dt.datetime(2026, 3, 15, 12, tzinfo=dt.UTC)
+    assert books.in_force(march).g7.rest_hours == 11  # a trusted date: the version in force
+    assert books.in_force(march, estimated=True).g7.rest_hours == 12  # G13: the newest held
+    assert books.in_force(dt.datetime(1970, 1, 1, tzinfo=dt.UTC)).g7.rest_hours == 12  # never raises
+    assert books.first_start == dt.datetime(2026, 1, 1, 3, tzinfo=dt.UTC)  # local midnight, Sao Paulo

@@ -1,0 +1,256 @@
+"""A real gate process (``portgate edge run``) with EM4100 serial readers on pseudo-terminals, its
+scripted clock, a real mosquitto and the office ingest writing a SQLite ledger; then the ledger's
+shifts and ``portgate pay``. G4 (card and badge in either order) and G13 (a gate clock at 1970)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from zoneinfo import ZoneInfo
+
+import msgspec
+import pytest
+
+from central.config import CentralConfig, IngestSettings
+from central.db import load_all_tables, make_engine
+from central.ingest.keys import add_gate
+from central.ingest.service import Ingest
+from edge.scripted_clock import set_scripted_time
+from testkit.gate_process import start_gate, write_serial_gate_config
+from app.demo.mosquitto import Mosquitto
+from app.demo.pty_reader import PtyReader
+from wire.connection import MqttConfig
+from wire.events import Event
+
+TZ = ZoneInfo("America/Sao_Paulo")
+GATE = "g-aurora"
+V001_CARD, V001_BADGE, V002_CARD, V009_BADGE, V003_CARD = (
+    "0A04A10001", "0B0B01BADE", "0A04A10002", "0B0B09BADE", "0A04A10003")
+HOLD_S = 0.25  # a card held in front of an RDM6300: its frame repeats every ~65 ms
+
+
+def local(hour: int, minute: int = 0, second: int = 0) -> dt.datetime:
+    return dt.datetime(2026, 3, 15, hour, minute, second, tzinfo=TZ)
+
+
+def wait_for(predicate, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class FieldGate:
+    """One gate process, its pty readers, its clock file and what it showed and journaled."""
+
+    def __init__(self, root, key_file, broker, *, card_and_badge: bool) -> None:
+        self.root = root
+        self.config = write_serial_gate_config(root, key_file=key_file, mqtt_port=broker.port,
+                                               card_and_badge=card_and_badge)
+        self.ptys = {kind: PtyReader(root / f"tty-{kind}")
+                     for kind in (("control", "badge") if card_and_badge else ("control",))}
+        self.proc: subprocess.Popen | None = None
+        self._seen = 0
+
+    def start(self, at: dt.datetime) -> None:
+        set_scripted_time(self.root / "clock.json", at)
+        for pty in self.ptys.values():
+            pty.plug()
+        ready_before = self._count("reader")
+        self.proc = start_gate(self.config)
+        wait_for(lambda: self._count("reader") >= ready_before + len(self.ptys) or self._exited(),
+                 "the readers to be ready")
+        assert self.proc.poll() is None, (self.root / "gate.log").read_text()[-3000:]
+
+    def _exited(self) -> bool:
+        return self.proc is not None and self.proc.poll() is not None
+
+    def set_time(self, at: dt.datetime) -> None:
+        set_scripted_time(self.root / "clock.json", at)
+
+    def show(self, kind: str, uid: str, at: dt.datetime | None = None) -> None:
+        if at is not None:
+            self.set_time(at)
+        self.ptys[kind].hold(uid, HOLD_S)
+
+    def decisions(self) -> list[dict]:
+        path = self.root / "shown.jsonl"
+        return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+    def next_decision(self, timeout: float = 30.0) -> dict:
+        got = wait_for(lambda: len(self.decisions()) > self._seen or None, "a decision", timeout)
+        assert got
+        shown = self.decisions()[self._seen]
+        self._seen += 1
+        return shown
+
+    def journal(self) -> list[Event]:
+        path = self.root / "state" / "journal.db"
+        if not path.exists():
+            return []
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            rows = db.execute("SELECT body FROM journal ORDER BY seq").fetchall()
+        return [msgspec.json.decode(r[0], type=Event) for r in rows]
+
+    def _count(self, kind: str) -> int:
+        path = self.root / "state" / "journal.db"
+        if not path.exists():
+            return 0
+        try:
+            with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                return db.execute("SELECT count(*) FROM journal WHERE kind = ?", (kind,)).fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+    def stop(self) -> int | None:
+        code = None
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            code = self.proc.wait(30)
+        for pty in self.ptys.values():
+            pty.unplug()
+        return code
+
+
+@pytest.fixture
+def field(tmp_path):
+    """Broker, office ingest (SQLite ledger) and a factory of gate processes; all stopped after."""
+    broker = Mosquitto(tmp_path / "broker")
+    broker.start()
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    key_file = add_gate(keys, GATE)
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    engine = make_engine(url)
+    load_all_tables().create_all(engine)
+    ingest = Ingest(CentralConfig(database_url=url, port="santos", keys_dir=str(keys), workers=1,
+                                  mqtt=MqttConfig(host=broker.host, port=broker.port),
+                                  ingest=IngestSettings(gap_grace_s=0.5, replay_every_s=2.0)),
+                    engine=engine).start()
+    assert ingest.wait_connected()
+    gates: list[FieldGate] = []
+
+    class Field:
+        ledger_url = url
+        ledger = tmp_path / "ledger.db"
+
+        @staticmethod
+        def gate(card_and_badge: bool = False) -> FieldGate:
+            g = FieldGate(tmp_path / "gate", key_file, broker, card_and_badge=card_and_badge)
+            gates.append(g)
+            return g
+
+        @staticmethod
+        def ledger_ids() -> set[str]:
+            with closing(sqlite3.connect(tmp_path / "ledger.db")) as db:
+                return {r[0] for r in db.execute("SELECT event_id FROM events")}
+
+        @staticmethod
+        def wait_drained(gate: FieldGate) -> None:
+            wait_for(lambda: {e.event_id for e in gate.journal()} <= Field.ledger_ids(),
+                     "every journaled event in the ledger", timeout=60)
+
+        @staticmethod
+        def pay_and_shifts() -> tuple[list[dict], list[dict]]:
+            run = [sys.executable, "-m", "app.cli"]
+            db = ["--db", url, "--from", "2026-03-15", "--to", "2026-03-15"]
+            pay = subprocess.run([*run, "pay", *db], capture_output=True, text=True, timeout=120)
+            assert pay.returncode == 0, pay.stderr
+            shifts = subprocess.run([*run, "ledger", "shifts", *db, "--no-rebuild"],
+                                    capture_output=True, text=True, timeout=120)
+            assert shifts.returncode == 0, shifts.stderr
+            return ([json.loads(x) for x in pay.stdout.splitlines()],
+                    [json.loads(x) for x in shifts.stdout.splitlines()])
+
+    yield Field
+    for g in gates:
+        g.stop()
+    ingest.stop()
+    engine.dispose()
+    broker.kill()
+
+
+def _total(pay: list[dict], registration: str) -> str | None:
+    return next((r["amount"] for r in pay if r.get("registration") == registration
+                 and r.get("rule") == "TOTAL"), None)
+
+
+def test_G4_card_then_badge_at_a_real_gate_admits_and_a_borrowed_badge_is_flagged_and_paid_right(field):
+    gate = field.gate(card_and_badge=True)
+    gate.start(local(0, 40))
+    gate.show("control", V001_CARD, local(0, 40))  # card first ...
+    time.sleep(1.0)
+    assert gate.decisions() == []  # ... held for the badge, nothing shown yet
+    gate.show("badge", V001_BADGE, local(0, 40, 2))
+    shown = gate.next_decision()
+    assert shown["outcome"] == "admit", shown
+    gate.show("control", V002_CARD, local(0, 45))  # card, then someone else's badge
+    gate.show("badge", V009_BADGE, local(0, 45, 3))
+    borrowed = gate.next_decision()
+    assert borrowed["outcome"] == "deny" and "BORROWED_CARD" in borrowed["flags"], borrowed
+    assert "V002" in borrowed["message"] and "V009" in borrowed["message"]
+    time.sleep(3.5)  # past the debounce window of V001's card (G9, real monotonic time)
+    gate.show("control", V001_CARD, local(6, 58))  # the exit is not held for a badge
+    assert gate.next_decision(timeout=10)["outcome"] == "exit"
+    taps = [e for e in gate.journal() if e.payload.__struct_config__.tag == "tap"]
+    assert [(t.payload.uid, t.payload.badge_uid, t.payload.decision) for t in taps] == [
+        (V001_CARD, V001_BADGE, "admit"), (V002_CARD, V009_BADGE, "deny"), (V001_CARD, None, "exit")]
+    assert (taps[1].payload.registration, taps[1].payload.badge_registration) == ("V002", "V009")
+    field.wait_drained(gate)
+    pay, shifts = field.pay_and_shifts()
+    [v001] = [s for s in shifts if s["registration"] == "V001"]
+    assert (v001["admit_at"], v001["exit_at"], v001["held"]) == (
+        local(0, 40, 2).astimezone(dt.UTC).isoformat(), local(6, 58).astimezone(dt.UTC).isoformat(), False)
+    assert not [s for s in shifts if s["registration"] == "V002"]  # denied: no shift
+    assert _total(pay, "V001") == "315.00"  # as in the demo day: 01-07 Sunday night, exit 06:58
+
+
+def test_G13_a_gate_restarted_with_its_clock_at_1970_decides_journals_and_pay_uses_placed_times(field):
+    gate = field.gate()
+    gate.start(local(0, 40))
+    gate.show("control", V001_CARD, local(0, 40))
+    assert gate.next_decision()["outcome"] == "admit"
+    gate.show("control", V003_CARD, local(6, 50))  # any read: the gate's last trusted time
+    gate.next_decision()
+    field.wait_drained(gate)
+    assert gate.stop() == 0
+
+    gate.start(dt.datetime(1970, 1, 1, 0, 0, 9, tzinfo=dt.UTC))  # a Pi without RTC boots at 1970
+    time.sleep(1.0)
+    assert gate.proc.poll() is None  # today: exit 2, "no gate rulebook version in force on 1969-12-31"
+    gate.show("control", V001_CARD)  # V001 leaves while the clock says 1970
+    out = gate.next_decision()
+    assert out["outcome"] == "exit" and "CLOCK_UNTRUSTED" in out["flags"], out
+    time.sleep(2.0)
+    gate.set_time(local(6, 58))  # the clock syncs
+    wait_for(lambda: any(getattr(e.payload, "code", "") == "CLOCK_TRUSTED" for e in gate.journal()),
+             "the CLOCK_TRUSTED alert")
+    events = gate.journal()
+    boot = events[-1].boot_id
+    this_boot = [e for e in events if e.boot_id == boot]
+    alerts = [e.payload.code for e in this_boot if e.payload.__struct_config__.tag == "alert"]
+    assert alerts == ["CLOCK_UNTRUSTED", "CLOCK_TRUSTED"]
+    assert any("read 1970-01-01T00:00:09" in getattr(e.payload, "detail", "") for e in this_boot)
+    [exit_tap] = [e for e in this_boot if e.payload.__struct_config__.tag == "tap"]
+    assert not exit_tap.clock_trusted and exit_tap.occurred_at.year == 2026  # the estimate, not 1970
+    anchor = this_boot[-1]
+    assert anchor.clock_trusted and anchor.seq > exit_tap.seq and anchor.mono_ns > exit_tap.mono_ns
+
+    field.wait_drained(gate)
+    pay, shifts = field.pay_and_shifts()
+    [v001] = [s for s in shifts if s["registration"] == "V001"]
+    placed = anchor.occurred_at + dt.timedelta(microseconds=(exit_tap.mono_ns - anchor.mono_ns) // 1000)
+    assert v001["exit_at"] == placed.isoformat()  # placed by boot, seq and monotonic time
+    assert local(6, 57) <= placed <= local(6, 58)
+    assert [f["flag"] for f in v001["flags"]] == ["CLOCK_PLACED"] and not v001["held"]
+    assert _total(pay, "V001") == "315.00"
+    assert "1970" not in json.dumps(pay) and "1970" not in json.dumps(shifts)
