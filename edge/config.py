@@ -13,6 +13,7 @@ import msgspec
 
 from edge.sync.settings import SyncSettings
 from portgate.config import load_toml
+from portgate.errors import ConfigError
 from wire.connection import MqttConfig
 
 
@@ -72,12 +73,31 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
     sync: SyncSettings = msgspec.field(default_factory=SyncSettings)  # uplink tuning
 
+    def directions(self) -> dict[str, str]:
+        """Reader id -> declared direction (G6, G9), for the gate loop's presentations."""
+        return {r.id: r.direction for r in self.readers}
+
+
+def check_directions(readers: list[ReaderConfig], *, path: str | None = None) -> None:
+    """G9: a badge reader takes no direction (the paired control read's reader decides), and a gate
+    with control readers must have one that records exits (``out`` or ``both``). Raises
+    ``ConfigError`` naming the reader."""
+    for i, r in enumerate(readers):
+        if r.kind == "badge" and r.direction != "both":
+            raise ConfigError(f"reader {r.id!r} is a badge reader: direction applies to control readers",
+                              key=f"$.readers[{i}].direction", path=path)
+    control = [r for r in readers if r.kind == "control"]
+    if control and all(r.direction == "in" for r in control):
+        raise ConfigError("every control reader is declared 'in': no exit could be recorded "
+                          "(declare one 'out' or 'both')", key="$.readers", path=path)
+
 
 def load_gate_config(path: str | Path) -> GateConfig:
     """Read and validate ``gate.toml``; relative paths are resolved against its directory.
     Raises ``ConfigError`` naming the key."""
     path = Path(path)
     cfg = load_toml(path, GateConfig)
+    check_directions(cfg.readers, path=str(path))
     base = path.resolve().parent
 
     def rel(p: str | None) -> str | None:

@@ -22,10 +22,11 @@ Reader faults and recoveries are journaled as ``ReaderPayload`` events (priority
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import structlog
 
@@ -86,7 +87,8 @@ class GateLoop:
 
     ``decide``: the rules function (``edge.rules.decide``; replaceable for tests of the failure
     path). ``lang``: the indicator's language. ``on_event``: optional callback after each journaled
-    event (metrics, the MQTT publisher's wake-up).
+    event (metrics, the MQTT publisher's wake-up). ``directions``: reader id -> declared direction
+    (``in|out|both``, G6/G9), set on each presentation before it is decided; absent = ``both``.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class GateLoop:
         lang: str = "pt",
         on_event: Callable[[Event], None] | None = None,
         tick_s: float = 0.2,
+        directions: Mapping[str, str] | None = None,
     ) -> None:
         if decide is None:
             from edge.rules import decide as _decide
@@ -117,6 +120,7 @@ class GateLoop:
         self.lang = lang
         self.on_event = on_event
         self.tick_s = tick_s
+        self.directions = dict(directions or {})
         self.pairing = Pairing.from_rulebook(self._rulebook_at(clock.now()))
         self._ttl_ns = self._rulebook_at(clock.now()).g10.inspector_mode_s * 1_000_000_000
         # Bounded: a reader waits (its reads stay in the device/pipe) while the gate is busy, so a
@@ -219,6 +223,9 @@ class GateLoop:
         return decision
 
     def _process(self, p: Presentation) -> Decision:
+        direction = self.directions.get(p.reader_id)
+        if direction is not None and direction != p.direction:  # G6/G9: the reader's declaration
+            p = dataclasses.replace(p, direction=direction)
         now: Now = self.clock.now()
         try:
             decision = self.decide(self.store, p, now, self._rulebook_at(now))

@@ -1,7 +1,8 @@
 """``portgate replay``: run the gate rules over CSV files with no hardware, one result per read.
 
 Inputs (DESIGN.md data files): workers.csv, cards.csv, escala.csv (loaded whole: they are the gate's
-local copies) and taps.csv (streamed twice: once to validate every row, once to decide, so memory
+local copies) and taps.csv (optional column ``direction``: the reader's declared ``in|out|both``,
+G6/G9) (streamed twice: once to validate every row, once to decide, so memory
 does not grow with the number of taps and nothing is printed for a file with a bad row).
 
 Each tap's ``at`` is the wall clock, the monotonic clock is derived from it (ns since the epoch),
@@ -10,13 +11,14 @@ badge pairing are done by ``edge.rules.pairing`` exactly as the gate loop does. 
 taps share presence (a connected port) unless ``isolated`` (each gate partitioned, as offline).
 
 Each result is a dict ``{at, gate_id, uid, registration, decision, rules_failed, flags, message}``;
-``decision`` is ``admit|exit|deny|inspector``, or ``debounced`` (dropped as the same read) or
+``decision`` is ``admit|exit|deny|inspector|aboard``, or ``debounced`` (dropped as the same read) or
 ``paired`` (a badge consumed by the control card that followed it).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -75,14 +77,15 @@ def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            absent = [c for c in COLUMNS[Tap] if c not in (reader.fieldnames or [])]
+            required = [c for c in COLUMNS[Tap] if c != "direction"]  # direction: optional column
+            absent = [c for c in required if c not in (reader.fieldnames or [])]
             if absent:
                 raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
             for line, row in enumerate(reader, start=2):
                 if None in row:
                     yield None, f"{path.name}:{line}: {len(row[None])} cell(s) more than the header has"
                     continue
-                short = [c for c in COLUMNS[Tap] if row.get(c) is None]
+                short = [c for c in required if row.get(c) is None]
                 if short:
                     yield None, f"{path.name}:{line}: missing column(s) {', '.join(short)}"
                     continue
@@ -108,6 +111,7 @@ class Replay:
         self.shared = Presence()
         self.views: dict[str, MemoryGateView] = {}
         self.pairings: dict[str, Pairing] = {}
+        self.directions: dict[str, str] = {}  # reader id -> declared direction (G6, G9)
         # The port's time zone picks the rulebook version (a port does not change zone).
         self.tz = rulebooks.version[0].tz
 
@@ -131,8 +135,11 @@ class Replay:
         view, pairing = self._gate(tap.gate_id, rulebook)
         pairing.debounce_ns = rulebook.g9.debounce_s * 1_000_000_000
         pairing.pairing_window_ns = rulebook.g4.pairing_window_s * 1_000_000_000
-        read = Read(uid=_uid(tap.uid), reader_id=f"{tap.gate_id}/{tap.reader.value}",
-                    reader_kind=tap.reader.value, mono_ns=mono)
+        reader_id = f"{tap.gate_id}/{tap.reader.value}"
+        if tap.direction.value != "both":  # a gate's entry and exit readers are two readers
+            reader_id += f"/{tap.direction.value}"
+            self.directions[reader_id] = tap.direction.value
+        read = Read(uid=_uid(tap.uid), reader_id=reader_id, reader_kind=tap.reader.value, mono_ns=mono)
         for item in pairing.feed(read):
             if isinstance(item, Dropped):
                 card = view.card(item.read.uid)
@@ -166,6 +173,9 @@ class Replay:
                                   presentation.badge_uid, badge.registration if badge else None,
                                   "paired", f"chapa lida com o cartão {presentation.uid}",
                                   f"badge read with card {presentation.uid}"))
+        direction = self.directions.get(presentation.reader_id)
+        if direction is not None:
+            presentation = dataclasses.replace(presentation, direction=direction)
         decision = decide(view, presentation, now, rulebook)
         view.apply(decision, presentation, now, inspector_mode_s=rulebook.g10.inspector_mode_s)
         line = self._line(gate_id, presentation.mono_ns, presentation.uid, decision.registration,
