@@ -20,12 +20,16 @@ from wire.connection import MqttConfig
 class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     """One card reader. ``driver``: serial | pcsc | fake | wedge | fifo (fifo: lines ``UID`` or
     ``control UID`` from a named pipe, for tests and the demo). ``device``: serial port, PC/SC
-    reader name, input device or FIFO path. ``options``: passed to the driver as keyword arguments."""
+    reader name, input device or FIFO path. ``options``: passed to the driver as keyword arguments.
+    ``direction`` (G6, G9): ``in`` (entry only: a worker aboard is shown "already aboard"), ``out``
+    (exit only: a read with no open shift is an EXIT flagged NO_ENTRY) or ``both`` (default: the
+    worker's state says entry or exit). Only a control reader takes ``in``/``out``."""
 
     id: str
     kind: Literal["control", "badge"]
     driver: Literal["serial", "pcsc", "fake", "wedge", "fifo"]
     device: str = ""
+    direction: Literal["in", "out", "both"] = "both"
     uid_format: Literal["hex", "hex_reversed", "decimal10", "wiegand26"] = "hex"
     options: dict[str, str | int | float | bool] = {}
 
