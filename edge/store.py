@@ -60,6 +60,9 @@ FLAG_TTL = dt.timedelta(hours=24)
 _DAY = dt.timedelta(days=1)  # pending flags are "today's" flags (G10)
 
 
+_BLOCK_STATUSES = frozenset(s.value for s in CardStatus if s is not CardStatus.ACTIVE)
+
+
 def _iso(value: dt.datetime | None) -> str | None:
     return None if value is None else value.astimezone(dt.UTC).isoformat()
 
@@ -213,17 +216,25 @@ class Store:
     # -- GateView ----------------------------------------------------------------------------------
 
     def card(self, uid: str) -> Card | None:
-        """The card with this canonical UID, or None (G1). A card confiscated here or on the
-        office's blocklist is returned with status ``confiscated`` whatever the roster copy says
-        (G2, G10)."""
+        """The card with this canonical UID, or None (G1). A card confiscated here is returned with
+        status ``confiscated``; one on the office's blocklist with the blocklist's status (``lost``,
+        ``replaced``, ``confiscated``: the watchman is told which, G2), whatever the roster copy
+        says (G2, G10)."""
         with self._lock:
             row = self._raw.execute(
                 "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (uid,)
             ).fetchone()
-            blocked = uid in self._blocked or uid in self._office_blocked
+            here = uid in self._blocked
+            reason = self._blocked.get(uid) if here else self._office_blocked.get(uid)
+            blocked = here or uid in self._office_blocked
         if row is None:
             return None
-        status = CardStatus.CONFISCATED if blocked else CardStatus(row[3])
+        if not blocked:
+            status = CardStatus(row[3])
+        elif reason in _BLOCK_STATUSES:
+            status = CardStatus(reason)
+        else:
+            status = CardStatus.CONFISCATED
         return Card(uid=row[0], kind=CardKind(row[1]), registration=row[2], status=status)
 
     def block_reason(self, uid: str) -> str | None:
