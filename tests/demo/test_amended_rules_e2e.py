@@ -9,6 +9,8 @@ gate's journal, the ledger's shifts and the pay.
   exit with NO_ENTRY.
 - G6/G9: an entry attempt past the late tolerance is DENY LATE_ARRIVAL (no shift); only the exit
   reader records an exit with no entry (EXIT + NO_ENTRY: the shift is held, not paid).
+- G9/P: an exit two hours before the period end is EARLY_EXIT; the statement is computed and on
+  hold for the office's review.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ TAPS = f"""at,gate_id,reader,uid,direction
 2026-03-15T12:45:00-03:00,g-aurora,control,{OLD_V011},
 2026-03-15T13:02:00-03:00,g-aurora,control,0A04A10008,out
 2026-03-15T14:30:00-03:00,g-aurora,control,{OLD_V012},
+2026-03-15T18:45:00-03:00,g-aurora,control,0A04A1000F,
 2026-03-15T19:02:00-03:00,g-aurora,control,0A04A1000B,
+2026-03-15T23:00:00-03:00,g-aurora,control,0A04A1000F,
 """
 EXPECTED = """taps_line,gate_id,registration,decision,rules_failed,flags
 2,g-aurora,V008,admit,,
@@ -46,7 +50,9 @@ EXPECTED = """taps_line,gate_id,registration,decision,rules_failed,flags
 6,g-aurora,V011,deny,G2,RETAIN_CARD
 7,g-aurora,V008,exit,,
 8,g-aurora,V012,deny,G2 G6,RETAIN_CARD LATE_ARRIVAL
-9,g-aurora,V011,exit,,
+9,g-aurora,V015,admit,,
+10,g-aurora,V011,exit,,
+11,g-aurora,V015,exit,G9,EARLY_EXIT
 """
 SCENARIO = """port = "santos"
 timezone = "America/Sao_Paulo"
@@ -62,6 +68,7 @@ exit_reader = true
 [expected_pay]
 V008 = "270.00"   # 07-13 Sunday, berthed, exit 13:02 at the exit reader
 V011 = "270.00"   # 13-19 Sunday: his shift survived the lost card at 12:45
+V015 = "315.00"   # 19-01 Sunday night, out at 23:00: paid as computed, on hold (EARLY_EXIT)
 """
 
 
@@ -111,7 +118,9 @@ def test_g2_and_g6_g9_through_a_real_gate_broker_office_and_pay(tmp_path):
         ("deny", "V011", ["RETAIN_CARD"]),
         ("exit", "V008", []),
         ("deny", "V012", ["RETAIN_CARD", "LATE_ARRIVAL"]),
+        ("admit", "V015", []),
         ("exit", "V011", []),
+        ("exit", "V015", ["EARLY_EXIT"]),
     ]
 
     # The ledger's shifts: V011's admit 12:40 and exit 19:02 in one shift; V001 held (NO_ENTRY);
@@ -127,10 +136,11 @@ def test_g2_and_g6_g9_through_a_real_gate_broker_office_and_pay(tmp_path):
         "V008": ("exit", 0, 1, 1),
         "V011": ("exit", 0, 1, 1),
         "V001": ("exit", 1, 0, 1),
+        "V015": ("exit", 0, 1, 1),
     }
-    assert flags == {"V001": "NO_ENTRY"}
+    assert flags == {"V001": "NO_ENTRY", "V015": "EARLY_EXIT"}
 
-    # The pay: V011 paid in full, V001 held for review and not paid.
+    # The pay: V011 paid in full, V001 held and not paid, V015 computed and on hold for review.
     pay = subprocess.run([sys.executable, "-m", "portgate.cli", "pay", "--db",
                           f"sqlite:///{run_dir / 'ledger.db'}", "--from", "2026-03-15",
                           "--to", "2026-03-15", "--no-rebuild"],
@@ -138,6 +148,10 @@ def test_g2_and_g6_g9_through_a_real_gate_broker_office_and_pay(tmp_path):
     assert pay.returncode == 0, pay.stderr
     rows = [json.loads(line) for line in pay.stdout.splitlines()]
     totals = {r["registration"]: r["amount"] for r in rows if r["rule"] in ("TOTAL", "HELD")}
-    assert totals == {"V008": "270.00", "V011": "270.00", "V001": None}
+    assert totals == {"V008": "270.00", "V011": "270.00", "V001": None, "V015": "315.00"}
     held = [r for r in rows if r["rule"] == "HELD"][0]
     assert held["flags"][0].startswith("NO_ENTRY")
+    holds = {r["registration"]: r.get("hold") for r in rows if r["rule"] == "TOTAL"}
+    assert holds == {"V008": None, "V011": None, "V015": (
+        "EARLY_EXIT: exit at 23:00, 120 min before the period end 01:00 (G9; 83.611 arts. 9, 20 b, e)")}
+    assert "ON HOLD: EARLY_EXIT" in out
