@@ -152,15 +152,16 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
     session = view.inspector_session()
     confiscating = rb.g10.enabled and session is not None and session.until_mono_ns > now.mono_ns
     exit_read = aboard or (direction == Direction.OUT.value and rb.g9.enabled)
+    worker = view.worker(reg) if not aboard else None  # read once: G3, G4 per category, G12
     # The inspector presents the card to confiscate: no badge is asked for (G4 reading).
-    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exit_read or confiscating)
+    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exit_read or confiscating, worker=worker)
     if badge_reg is not None:
         common["badge_registration"] = badge_reg
     _check_data(view, now, wall, rb, acc)  # G8
 
     if confiscating:
         if not aboard:
-            _entry_rules(view, reg, open_shift, wall, rb, acc, blocked=blocked)
+            _entry_rules(view, reg, worker, open_shift, wall, rb, acc)
         return _confiscate(view, p, card, acc, common)
     if aboard:
         if blocked:  # G2: the holder's shift stays open
@@ -173,7 +174,7 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
         admit_entry, late_entry = _match_escala(view, reg, wall, rb)
         acc.fail("G9", "G9.no_entry", deny=False, flag=Flag.NO_ENTRY)
         return acc.decision(Outcome.EXIT, dispatch=admit_entry or late_entry, **common)
-    matched = _entry_rules(view, reg, open_shift, wall, rb, acc, blocked=blocked)
+    matched = _entry_rules(view, reg, worker, open_shift, wall, rb, acc)
     if acc.denying:
         return acc.decision(Outcome.DENY, **common)
     return acc.decision(Outcome.ADMIT, dispatch=matched, **common)
@@ -182,12 +183,11 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
 _DIRECTIONS = frozenset(d.value for d in Direction)
 
 
-def _entry_rules(view: GateView, reg: str, open_shift: OpenShift | None, wall: dt.datetime,
-                 rb: GateRulebook, acc: _Acc, *, blocked: bool) -> EscalaEntry | None:
+def _entry_rules(view: GateView, reg: str, worker: Worker | None, open_shift: OpenShift | None,
+                 wall: dt.datetime, rb: GateRulebook, acc: _Acc) -> EscalaEntry | None:
     """An entry attempt (no open shift at this gate): G3, G5, G6 (LATE_ARRIVAL, NOT_DISPATCHED,
     ROTATION_JUMP), G7 and G12, every one evaluated. Returns the escala entry admitted against."""
     admit_entry, late_entry = _match_escala(view, reg, wall, rb)
-    worker = view.worker(reg)
     _check_registration(worker, reg, wall.astimezone(rb.tz).date(), rb, acc)  # G3
     _check_two_ships(view, reg, open_shift, admit_entry, rb, acc)  # G5
     if admit_entry is None and rb.g6.enabled:
@@ -256,7 +256,7 @@ def _confiscate(view: GateView, p: Presentation, card: Card, acc: _Acc,
 
 
 def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, acc: _Acc,
-                 *, exiting: bool) -> str | None:
+                 *, exiting: bool, worker: Worker | None = None) -> str | None:
     """G4 (83.611 art. 20 j, l): the badge paired with the control card must be of the same
     registration. Returns the badge's registration when a badge was paired."""
     if not rb.g4.enabled:
@@ -267,7 +267,7 @@ def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, ac
         and (p.badge_mono_ns is None or 0 <= p.mono_ns - p.badge_mono_ns <= window_ns)
     )
     if not paired:
-        if _badge_required(view, rb, reg) and not exiting:
+        if not exiting and _badge_required(rb, worker):
             acc.fail("G4", "G4.badge_missing", action="present_badge")
         return None
     badge_uid = _canonical(p.badge_uid)
@@ -283,13 +283,10 @@ def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, ac
     return badge.registration
 
 
-def _badge_required(view: GateView, rb: GateRulebook, reg: str) -> bool:
+def _badge_required(rb: GateRulebook, worker: Worker | None) -> bool:
     """G4 (DL 2.032 arts. 17, 29): card + badge required at this gate, or for the worker's category."""
     if rb.g4.card_and_badge_required:
         return True
-    if not rb.g4.card_and_badge_categories:
-        return False
-    worker = view.worker(reg)
     return worker is not None and worker.category in rb.g4.card_and_badge_categories
 
 
