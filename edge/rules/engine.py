@@ -215,7 +215,8 @@ def _aboard_read(open_shift: OpenShift, wall: dt.datetime, direction: str, rb: G
             acc.reasons.append(("G9.aboard_in", {"since": local_admit}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
         stay = dt.timedelta(minutes=rb.g9.min_stay_minutes)
-        if admitted is not None and wall - admitted < stay:
+        # A wall clock now before the admit is a clock fault: the exit is not refused (G13).
+        if admitted is not None and dt.timedelta(0) <= wall - admitted < stay:
             acc.reasons.append(("G9.aboard", {"since": local_admit,
                                               "minutes": rb.g9.min_stay_minutes}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)

@@ -142,6 +142,14 @@ def test_g9_a_read_within_min_stay_is_already_aboard_and_changes_nothing(port):
     assert port.presence.last_end == {}
 
 
+def test_g9_a_clock_now_before_the_admit_does_not_hold_the_worker_aboard(port):
+    uid = port.worker("1001")
+    port.dispatch("1001", "07-13")
+    assert port.read(uid, local(7, 2)).outcome is Outcome.ADMIT
+    d = port.read(uid, local(7, 0))  # the wall clock stepped back: never refuse an exit (G13)
+    assert d.outcome is Outcome.EXIT
+
+
 def test_g9_min_stay_is_a_rulebook_setting(port):
     uid = port.worker("1001")
     port.dispatch("1001", "07-13")
