@@ -13,6 +13,7 @@ import msgspec
 
 from edge.sync.settings import SyncSettings
 from portgate.config import load_toml
+from portgate.errors import ConfigError
 from wire.connection import MqttConfig
 
 
@@ -22,12 +23,16 @@ class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     reader name, input device or FIFO path. ``options``: passed to the driver as keyword arguments.
     ``confirm_ms`` (serial readers only): publish a UID only once an identical repeat comes within
     this many ms; absent = the driver's default (150 for EM4100 readers, off for line readers), 0 = off.
+    ``direction`` (G6, G9): ``in`` (entry only: a worker aboard is shown "already aboard"), ``out``
+    (exit only: a read with no open shift is an EXIT flagged NO_ENTRY) or ``both`` (default: the
+    worker's state says entry or exit). Only a control reader takes ``in``/``out``.
     """
 
     id: str
     kind: Literal["control", "badge"]
     driver: Literal["serial", "pcsc", "fake", "wedge", "fifo"]
     device: str = ""
+    direction: Literal["in", "out", "both"] = "both"
     # the form this reader produces (portgate.uid): whole UID, or only its low 32/24 bits
     uid_format: Literal["hex", "hex_reversed", "decimal10_le", "decimal10", "dez8", "wiegand26"] = "hex"
     confirm_ms: Annotated[int, msgspec.Meta(ge=0, le=2000)] | None = None
@@ -81,12 +86,31 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
     sync: SyncSettings = msgspec.field(default_factory=SyncSettings)  # uplink tuning
 
+    def directions(self) -> dict[str, str]:
+        """Reader id -> declared direction (G6, G9), for the gate loop's presentations."""
+        return {r.id: r.direction for r in self.readers}
+
+
+def check_directions(readers: list[ReaderConfig], *, path: str | None = None) -> None:
+    """G9: a badge reader takes no direction (the paired control read's reader decides), and a gate
+    with control readers must have one that records exits (``out`` or ``both``). Raises
+    ``ConfigError`` naming the reader."""
+    for i, r in enumerate(readers):
+        if r.kind == "badge" and r.direction != "both":
+            raise ConfigError(f"reader {r.id!r} is a badge reader: direction applies to control readers",
+                              key=f"$.readers[{i}].direction", path=path)
+    control = [r for r in readers if r.kind == "control"]
+    if control and all(r.direction == "in" for r in control):
+        raise ConfigError("every control reader is declared 'in': no exit could be recorded "
+                          "(declare one 'out' or 'both')", key="$.readers", path=path)
+
 
 def load_gate_config(path: str | Path) -> GateConfig:
     """Read and validate ``gate.toml``; relative paths are resolved against its directory.
     Raises ``ConfigError`` naming the key."""
     path = Path(path)
     cfg = load_toml(path, GateConfig)
+    check_directions(cfg.readers, path=str(path))
     base = path.resolve().parent
 
     def rel(p: str | None) -> str | None:

@@ -2,7 +2,8 @@
 
 ``show(decision, lang, *, event=None)`` is called by the gate loop only AFTER the decision's event is
 committed to the journal (STYLE.md 7); ``event`` is that journaled event (seq, event id) when there
-is one. Colours: green = ADMIT, blue = EXIT, red = DENY, amber = INSPECTOR mode.
+is one. Colours: green = ADMIT, blue = EXIT, red = DENY, amber = INSPECTOR mode and ABOARD (G9:
+already aboard, nothing changed; the relay stays closed).
 
 - ``ConsoleIndicator``: one coloured line on a terminal (dev machine, demo).
 - ``RecordingIndicator``: keeps every call (tests).
@@ -21,13 +22,14 @@ from typing import Protocol, TextIO
 from edge.rules.model import Decision, Outcome
 from wire.events import Event
 
-COLOURS = {Outcome.ADMIT: "green", Outcome.EXIT: "blue", Outcome.DENY: "red", Outcome.INSPECTOR: "amber"}
+COLOURS = {Outcome.ADMIT: "green", Outcome.EXIT: "blue", Outcome.DENY: "red", Outcome.INSPECTOR: "amber",
+           Outcome.ABOARD: "amber"}
 _ANSI = {"green": "\x1b[1;32m", "blue": "\x1b[1;34m", "red": "\x1b[1;31m", "amber": "\x1b[1;33m"}
 _WORDS = {
     "pt": {Outcome.ADMIT: "ENTRADA LIBERADA", Outcome.EXIT: "SAÍDA", Outcome.DENY: "ENTRADA NEGADA",
-           Outcome.INSPECTOR: "MODO FISCAL"},
+           Outcome.INSPECTOR: "MODO FISCAL", Outcome.ABOARD: "JÁ A BORDO"},
     "en": {Outcome.ADMIT: "ADMITTED", Outcome.EXIT: "EXIT", Outcome.DENY: "DENIED",
-           Outcome.INSPECTOR: "INSPECTOR MODE"},
+           Outcome.INSPECTOR: "INSPECTOR MODE", Outcome.ABOARD: "ALREADY ABOARD"},
 }
 
 

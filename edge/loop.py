@@ -42,10 +42,11 @@ On its tick the loop also (priority-1 events, so they leave the outbox first):
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import structlog
 
@@ -122,7 +123,8 @@ class GateLoop:
 
     ``decide``: the rules function (``edge.rules.decide``; replaceable for tests of the failure
     path). ``lang``: the indicator's language. ``on_event``: optional callback after each journaled
-    event (metrics, the MQTT publisher's wake-up).
+    event (metrics, the MQTT publisher's wake-up). ``directions``: reader id -> declared direction
+    (``in|out|both``, G6/G9), set on each presentation before it is decided; absent = ``both``.
     """
 
     def __init__(
@@ -139,6 +141,7 @@ class GateLoop:
         on_event: Callable[[Event], None] | None = None,
         tick_s: float = 0.2,
         coverage_every_s: float = 5.0,
+        directions: Mapping[str, str] | None = None,
     ) -> None:
         if decide is None:
             from edge.rules import decide as _decide
@@ -161,6 +164,7 @@ class GateLoop:
         self._coverage_at: int | None = None
         self._gaps: dict[tuple, CoverageGap] = {}  # G11 gaps raised and not yet ended
         self._clock_trusted: bool | None = None  # last clock state journaled (None: none yet)
+        self.directions = dict(directions or {})
         # Bounded: a reader waits (its reads stay in the device/pipe) while the gate is busy, so a
         # crash loses at most INBOX_SIZE undecided reads, and a hostile reader cannot eat memory.
         self.inbox: queue.Queue = queue.Queue(maxsize=INBOX_SIZE)
@@ -265,6 +269,9 @@ class GateLoop:
         return decision
 
     def _process(self, p: Presentation) -> Decision:
+        direction = self.directions.get(p.reader_id)
+        if direction is not None and direction != p.direction:  # G6/G9: the reader's declaration
+            p = dataclasses.replace(p, direction=direction)
         now: Now = self.clock.now()
         self._watch_clock(now)
         try:

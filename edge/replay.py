@@ -1,7 +1,8 @@
 """``portgate replay``: run the gate rules over CSV files with no hardware, one result per read.
 
 Inputs (DESIGN.md data files): workers.csv, cards.csv, escala.csv (loaded whole: they are the gate's
-local copies) and taps.csv (streamed twice: once to validate every row, once to decide, so memory
+local copies) and taps.csv (optional column ``direction``: the reader's declared ``in|out|both``,
+G6/G9) (streamed twice: once to validate every row, once to decide, so memory
 does not grow with the number of taps and nothing is printed for a file with a bad row).
 
 Each tap's ``at`` is the wall clock, the monotonic clock is derived from it (ns since the epoch),
@@ -10,13 +11,14 @@ badge pairing are done by ``edge.rules.pairing`` exactly as the gate loop does. 
 taps share presence (a connected port) unless ``isolated`` (each gate partitioned, as offline).
 
 Each result is a dict ``{at, gate_id, uid, registration, decision, rules_failed, flags, message}``;
-``decision`` is ``admit|exit|deny|inspector``, or ``debounced`` (dropped as the same read) or
+``decision`` is ``admit|exit|deny|inspector|aboard``, or ``debounced`` (dropped as the same read) or
 ``paired`` (a badge paired with the control card read before or after it, G4).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,7 +33,7 @@ from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_csv
 from portgate.timeutil import iso
 from portgate.uid import UidFormat, read_uid
 
-_TAP_REQUIRED = tuple(c for c in COLUMNS[Tap] if c != "uid_form")  # uid_form: hex when absent
+_TAP_REQUIRED = tuple(c for c in COLUMNS[Tap] if c not in ("uid_form", "direction"))  # optional columns
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _NS_PER_US = 1000
 
@@ -109,6 +111,7 @@ class Replay:
         self.shared = Presence()
         self.views: dict[str, MemoryGateView] = {}
         self.pairings: dict[str, Pairing] = {}
+        self.directions: dict[str, str] = {}  # reader id -> declared direction (G6, G9)
         # The port's time zone picks the rulebook version (a port does not change zone).
         self.tz = rulebooks.version[0].tz
 
@@ -135,7 +138,11 @@ class Replay:
         view, pairing = self._gate(tap.gate_id, rulebook)
         pairing.debounce_ns = rulebook.g9.debounce_s * 1_000_000_000
         pairing.pairing_window_ns = rulebook.g4.pairing_window_s * 1_000_000_000
-        read = Read(uid=_uid(tap.uid, tap.uid_form), reader_id=f"{tap.gate_id}/{tap.reader.value}",
+        reader_id = f"{tap.gate_id}/{tap.reader.value}"
+        if tap.direction.value != "both":  # a gate's entry and exit readers are two readers
+            reader_id += f"/{tap.direction.value}"
+            self.directions[reader_id] = tap.direction.value
+        read = Read(uid=_uid(tap.uid, tap.uid_form), reader_id=reader_id,
                     reader_kind=tap.reader.value, mono_ns=mono)
         for item in pairing.feed(read):
             if isinstance(item, Dropped):
@@ -172,6 +179,9 @@ class Replay:
                                   presentation.badge_uid, badge.registration if badge else None,
                                   "paired", f"chapa lida com o cartão {presentation.uid}",
                                   f"badge read with card {presentation.uid}"))
+        direction = self.directions.get(presentation.reader_id)
+        if direction is not None:
+            presentation = dataclasses.replace(presentation, direction=direction)
         decision = decide(view, presentation, now, rulebook)
         view.apply(decision, presentation, now, inspector_mode_s=rulebook.g10.inspector_mode_s)
         line = self._line(gate_id, decided_ns, presentation.uid, decision.registration,

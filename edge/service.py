@@ -98,7 +98,7 @@ class GateService:
 
         self.loop = GateLoop(readers=[], store=self.store, journal=self.journal, clock=self.clock,
                              indicator=indicator or make_indicator(cfg), rulebook=self.rulebook,
-                             lang=cfg.lang)
+                             lang=cfg.lang, directions=cfg.directions())
         self.loop.readers = open_readers(cfg.readers, on_status=self.loop.on_status)
         self.sync = None
         if cfg.mqtt is not None:

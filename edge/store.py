@@ -61,6 +61,9 @@ FLAG_TTL = dt.timedelta(hours=24)
 _DAY = dt.timedelta(days=1)  # pending flags are "today's" flags (G10)
 
 
+_BLOCK_STATUSES = frozenset(s.value for s in CardStatus if s is not CardStatus.ACTIVE)
+
+
 def _iso(value: dt.datetime | None) -> str | None:
     return None if value is None else value.astimezone(dt.UTC).isoformat()
 
@@ -220,8 +223,9 @@ class Store:
         """The card a read names (G1), or None. ``uid``: a canonical UID, or a partial read
         ``<form>:<hex>`` (``portgate.uid``) matched on the low bits of the enrolled UIDs through an
         expression index (no scan of the roster); a partial read two cards share names none. A card
-        confiscated here or on the office's blocklist is returned with status ``confiscated``
-        whatever the roster copy says (G2, G10)."""
+        confiscated here is returned with status ``confiscated``; one on the office's blocklist with
+        the blocklist's status (``lost``, ``replaced``, ``confiscated``: the watchman is told which,
+        G2), whatever the roster copy says (G2, G10)."""
         read = _read(uid)
         if read is None:
             return None
@@ -229,8 +233,16 @@ class Store:
         if len(rows) != 1:
             return None
         row = rows[0]
-        blocked = row[0] in self._blocked or row[0] in self._office_blocked
-        status = CardStatus.CONFISCATED if blocked else CardStatus(row[3])
+        with self._lock:
+            here = row[0] in self._blocked
+            reason = self._blocked.get(row[0]) if here else self._office_blocked.get(row[0])
+            blocked = here or row[0] in self._office_blocked
+        if not blocked:
+            status = CardStatus(row[3])
+        elif reason in _BLOCK_STATUSES:
+            status = CardStatus(reason)
+        else:
+            status = CardStatus.CONFISCATED
         return Card(uid=row[0], kind=CardKind(row[1]), registration=row[2], status=status)
 
     def cards_sharing(self, uid: str) -> int:

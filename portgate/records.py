@@ -54,6 +54,14 @@ class ReaderKind(enum.StrEnum):
     BADGE = "badge"
 
 
+class ReaderDirection(enum.StrEnum):
+    """A reader's declared direction (RULES.md G6, G9): entry only, exit only, or both."""
+
+    IN = "in"
+    OUT = "out"
+    BOTH = "both"
+
+
 def _date(value: str, field: str) -> dt.date | None:
     if value is None or value.strip() == "":
         return None
@@ -249,22 +257,27 @@ class EscalaEntry:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Tap:
-    """A recorded or scripted read (taps.csv): when, at which gate, on which reader, which UID."""
+    """A recorded or scripted read (taps.csv): when, at which gate, on which reader, which UID, and
+    the reader's declared direction (optional column ``direction``: ``in|out|both``, default
+    ``both``; G6, G9)."""
 
     at: dt.datetime
     gate_id: str
     reader: ReaderKind
     uid: str
     uid_form: UidFormat = UidFormat.HEX  # the form the reader produced (portgate.uid)
+    direction: ReaderDirection = ReaderDirection.BOTH
 
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> Tap:
+        direction = (row.get("direction") or "").strip()
         return cls(
             at=parse_aware(row.get("at")),
             gate_id=_text(row.get("gate_id"), "gate_id"),
             reader=_enum(ReaderKind, row.get("reader"), "reader"),
             uid=(row.get("uid") or "").strip(),  # validated by the gate: a bad UID is a DENY, not a crash
             uid_form=_enum(UidFormat, row.get("uid_form") or "hex", "uid_form"),
+            direction=_enum(ReaderDirection, direction, "direction") if direction else ReaderDirection.BOTH,
         )
 
 
@@ -280,7 +293,7 @@ COLUMNS: dict[type, tuple[str, ...]] = {
         "date", "period", "ship", "ship_name", "voyage", "berth", "gate_id", "post", "function",
         "registration",
     ),
-    Tap: ("at", "gate_id", "reader", "uid", "uid_form"),
+    Tap: ("at", "gate_id", "reader", "uid", "uid_form", "direction"),
 }
 
 

@@ -26,8 +26,9 @@ class ShiftEvents:
         self._seq = itertools.count(1)
 
     def tap(self, decision: str, registration: str, at: dt.datetime, dispatch: Dispatch, *,
-            trusted: bool = True, wall: dt.datetime | None = None) -> Event:
-        """One tap at true time ``at``; an untrusted clock reports ``wall`` (default 1970 + offset)."""
+            trusted: bool = True, wall: dt.datetime | None = None, flags: tuple[str, ...] = ()) -> Event:
+        """One tap at true time ``at``; an untrusted clock reports ``wall`` (default 1970 + offset).
+        ``flags``: the gate's flags on the decision (e.g. ``("EARLY_EXIT",)``)."""
         mono_ns = int((at - self.mono_origin).total_seconds() * 1_000_000_000)
         if not trusted and wall is None:
             wall = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + (at - self.mono_origin)
@@ -36,7 +37,8 @@ class ShiftEvents:
             seq=next(self._seq), occurred_at=(at if trusted else wall).astimezone(dt.UTC),
             clock_trusted=trusted, mono_ns=mono_ns,
             payload=TapPayload(uid="04A1B2C3", reader_id="r1", reader_kind="control",
-                               decision=decision, registration=registration, dispatch=dispatch),
+                               decision=decision, registration=registration, dispatch=dispatch,
+                               flags=list(flags)),
         )
         return sign(event, self.key)
 

@@ -40,7 +40,8 @@ class TapPayload(msgspec.Struct, frozen=True, tag="tap", forbid_unknown_fields=T
     uid: str  # canonical UID as read (may be invalid text if the reader sent garbage: then DENY)
     reader_id: str
     reader_kind: Literal["control", "badge"]
-    decision: Literal["admit", "exit", "deny", "inspector"]
+    # "aboard" (G9): the worker aboard read again before min_stay_minutes; changes no shift.
+    decision: Literal["admit", "exit", "deny", "inspector", "aboard"]
     rules_failed: list[str] = []  # rule ids, e.g. ["G5", "G6"]
     flags: list[str] = []  # e.g. ["DOUBLE_ASSIGNMENT"]
     message: str = ""  # what the watchman was shown (pt-BR)

@@ -97,6 +97,12 @@ class Gate:
             self.ptys[kind] = pty
             text += (f'[[readers]]\nid = "{self.gate_id}-{kind}"\nkind = "{kind}"\ndriver = "serial"\n'
                      f'device = "{pty.path}"\n')
+        if self.spec.exit_reader:  # G9: an exit-only control reader
+            pty = PtyReader(self.dir / "tty-out")
+            pty.plug()
+            self.ptys["out"] = pty
+            text += (f'[[readers]]\nid = "{self.gate_id}-out"\nkind = "control"\ndriver = "serial"\n'
+                     f'device = "{pty.path}"\ndirection = "out"\n')
         return text
 
     def write_config(self, key_file: Path, mqtt_port: int) -> Path:
@@ -138,7 +144,8 @@ class Gate:
         if self.kind == "pcsc":
             self.card.insert(tap.uid)
         else:
-            pty = self.ptys.get(tap.reader.value) or self.ptys["control"]
+            key = "out" if tap.direction.value == "out" and "out" in self.ptys else tap.reader.value
+            pty = self.ptys.get(key) or self.ptys["control"]
             pty.hold(tap.uid, HOLD_S)  # a card shown: the reader repeats its frame (confirm-by-repeat)
 
     def lift(self) -> None:
@@ -447,7 +454,10 @@ class DemoRun:
             reg = row.get("registration")
             if row.get("rule") == "TOTAL":
                 totals[reg] = totals.get(reg, Decimal(0)) + Decimal(row["amount"])
-                self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} R$ {row['amount']:>8}")
+                hold = f"  ON HOLD: {row['hold']}" if row.get("hold") else ""
+                self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} R$ {row['amount']:>8}{hold}")
+            elif row.get("rule") == "HELD":  # not paid until reviewed (NO_ENTRY, ...)
+                self.out(f"  {reg} {row.get('work_day')}  HELD  {'; '.join(row.get('flags') or [])}")
             elif row.get("rule"):
                 self.out(f"  {reg} {row.get('work_day')}  {row['rule']:5} {row.get('article', ''):22} "
                          f"R$ {row['amount']:>8}")

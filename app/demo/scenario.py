@@ -23,10 +23,14 @@ DEFAULT_DIR = Path(__file__).resolve().parents[2] / "config" / "demo"
 
 
 class GateSpec(msgspec.Struct, forbid_unknown_fields=True):
+    """One gate of the scenario. ``exit_reader`` (serial gates): a second control reader declared
+    ``direction = "out"`` (G9); taps.csv rows with ``direction = out`` are read on it."""
+
     gate_id: str
     ship: str
     readers: Literal["serial", "pcsc"]
     card_and_badge_required: bool = False
+    exit_reader: bool = False
 
 
 class Outage(msgspec.Struct, forbid_unknown_fields=True):

@@ -21,6 +21,9 @@ until someone reviews it):
 - CLOCK_UNPLACEABLE (hold): untrusted clock and no trusted event in that boot to place it by.
 - CLOCK_BACKWARDS (hold): a trusted time earlier than an earlier-sequenced trusted event of the same
   boot, or an exit before its admit.
+- EARLY_EXIT (review, ``REVIEW_FLAGS``): the exit the gate flagged EARLY_EXIT (G9: more than the
+  tolerance before the end of the ordinary period, 83.611 arts. 9, 20 b, e). The shift is paid as
+  computed, and its statement is on hold for the office's review (RULES.md P).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from portgate.records import period_bounds  # noqa: F401  (re-exported: central.
 from wire.events import Event, TapPayload
 
 HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
+#: Paid as computed, the statement on hold until the office reviews it (RULES.md P, G9).
+REVIEW_FLAGS = frozenset({"EARLY_EXIT"})
 #: A trusted clock may step back this much (NTP slew, two readers) before it counts as backwards.
 BACKWARDS_SLACK = dt.timedelta(seconds=2)
 
@@ -77,6 +82,13 @@ class Shift:
         if not self.flags:  # the common case, on the pay run's hot path
             return False
         return any(f.code in HOLD_FLAGS for f in self.flags)
+
+    @property
+    def review_reasons(self) -> tuple[str, ...]:
+        """``CODE: detail`` of each ``REVIEW_FLAGS`` flag: the statement's hold reasons."""
+        if not self.flags:
+            return ()
+        return tuple(f"{f.code}: {f.detail}" for f in self.flags if f.code in REVIEW_FLAGS)
 
     def to_pay(self) -> WatchShift:
         """The pay engine's view. A shift closed at the period end has no extension."""
@@ -201,6 +213,8 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
             flags.extend(placed[ev.event_id][1])
     if admit is None:
         flags.append(Flag("NO_ENTRY", "exit with no admit (G9)"))
+    if exit_ev is not None and "EARLY_EXIT" in exit_ev.payload.flags:
+        flags.append(Flag("EARLY_EXIT", _early_detail(exit_at, end, zone)))
     if exit_ev is None:
         flags.append(Flag("MISSING_EXIT", "no exit: closed at the period end"))
         closed_by = "period_end"
@@ -219,6 +233,14 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         exit_event_id=exit_ev.event_id if exit_ev else None,
         flags=tuple(dict.fromkeys(flags)),
     )
+
+
+def _early_detail(exit_at: dt.datetime | None, end: dt.datetime, zone: ZoneInfo) -> str:
+    if exit_at is None:
+        return "exit flagged at the gate (G9; 83.611 arts. 9, 20 b, e)"
+    minutes = int((end - exit_at).total_seconds() // 60)
+    return (f"exit at {exit_at.astimezone(zone):%H:%M}, {minutes} min before the period end "
+            f"{end.astimezone(zone):%H:%M} (G9; 83.611 arts. 9, 20 b, e)")
 
 
 def _occupied(s: Shift) -> tuple[dt.datetime, dt.datetime]:

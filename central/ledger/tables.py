@@ -76,6 +76,11 @@ statements = Table(
     Column("computed_at", DateTime(timezone=True), nullable=False),
     Column("paid_at", DateTime(timezone=True), nullable=True),
     Column("paid_ref", String(128), nullable=True),
+    # On hold for the office's review (RULES.md P: an EARLY_EXIT shift, G9): not payable until
+    # released; a rebuild keeps the release when the reason is the same.
+    Column("hold_reason", Text, nullable=True),
+    Column("hold_released_at", DateTime(timezone=True), nullable=True),
+    Column("hold_note", String(255), nullable=True),
 )
 Index("ix_statements_due", statements.c.paid_at, statements.c.due_at)
 Index("ix_statements_work_day", statements.c.work_day)

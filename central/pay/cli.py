@@ -4,10 +4,12 @@
     portgate pay --shifts shifts.csv --port-config port.toml [--format csv]
     portgate pay overdue --db URL [--at ISO]
     portgate pay mark-paid --db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
+    portgate pay release --db URL --note TEXT [--at ISO] STATEMENT_ID...
 
 Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
-amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``); a held shift prints
-``rule: "HELD"`` with ``amount: null`` and its reasons. ``--format csv`` prints the same columns.
+amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``, and ``hold`` when
+the statement is on hold for the office's review: an EARLY_EXIT shift, RULES.md P and G9, paid as
+computed once released); a held shift prints ``rule: "HELD"`` with ``amount: null`` and its reasons. ``--format csv`` prints the same columns.
 Amounts are strings with two decimals. Bad input: a message naming the row, exit status 2.
 """
 
@@ -28,7 +30,8 @@ from central.pay.rulebook import load_rulebook
 from central.pay.watchmen import Statement
 
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
-FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags")
+FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
+          "hold")
 
 
 def load_setup(port_config: str | None):
@@ -45,8 +48,11 @@ def statement_rows(st: Statement) -> list[dict]:
             "shift_id": st.shift_id}
     rows = [{**base, "rule": line.rule, "article": line.article, "amount": money_str(line.amount)}
             for line in st.lines]
-    rows.append({**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
-                 "due_at": st.due_at.isoformat(), "flags": list(st.flags)})
+    total = {**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
+             "due_at": st.due_at.isoformat(), "flags": list(st.flags)}
+    if st.hold_reason:
+        total["hold"] = st.hold_reason
+    rows.append(total)
     return rows
 
 
@@ -136,10 +142,12 @@ def overdue_cmd(db_url, at):
     finally:
         engine.dispose()
     for s in found:
-        click.echo(json.dumps({"statement_id": s.statement_id, "registration": s.registration,
-                               "work_day": s.work_day.isoformat(), "shift_id": s.shift_id,
-                               "amount": money_str(s.total), "due_at": s.due_at.isoformat()},
-                              ensure_ascii=False))
+        row = {"statement_id": s.statement_id, "registration": s.registration,
+               "work_day": s.work_day.isoformat(), "shift_id": s.shift_id,
+               "amount": money_str(s.total), "due_at": s.due_at.isoformat()}
+        if s.hold_reason:
+            row["hold"] = s.hold_reason
+        click.echo(json.dumps(row, ensure_ascii=False))
 
 
 @pay.command("mark-paid")
@@ -148,7 +156,7 @@ def overdue_cmd(db_url, at):
 @click.option("--ref", help="Payment reference (bank transfer id, payroll batch).")
 @click.argument("statement_ids", nargs=-1, required=True)
 def mark_paid_cmd(db_url, at, ref, statement_ids):
-    """Mark statements paid. Unknown or already-paid ids: error, nothing changed."""
+    """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
     from central.db import make_engine
     from central.pay.ledger import mark_paid
 
@@ -160,3 +168,24 @@ def mark_paid_cmd(db_url, at, ref, statement_ids):
     finally:
         engine.dispose()
     click.echo(f"{len(statement_ids)} statement(s) marked paid")
+
+
+@pay.command("release")
+@click.option("--db", "db_url", required=True)
+@click.option("--at", help="When the office decided (ISO 8601 with offset). Default: now.")
+@click.option("--note", required=True, help="Who reviewed it and why (1-255 characters).")
+@click.argument("statement_ids", nargs=-1, required=True)
+def release_cmd(db_url, at, note, statement_ids):
+    """Release statements on hold (EARLY_EXIT, RULES.md P): paid as computed. Unknown, paid or
+    not-held ids: error, nothing changed."""
+    from central.db import make_engine
+    from central.pay.ledger import release_holds
+
+    released_at = _at(at)
+    db_url_arg(db_url, must_exist=True)
+    engine = make_engine(db_url)
+    try:
+        release_holds(engine, list(statement_ids), released_at, note)
+    finally:
+        engine.dispose()
+    click.echo(f"{len(statement_ids)} statement(s) released")

@@ -1,7 +1,11 @@
 """Pay statements in the ledger: compute from stored shifts, store with the due time, list overdue
 ones, mark paid (Lei 9.719 art. 2 §1: pay is due 48 h after the end of the service).
 
-A rebuild replaces unpaid statements of the shifts it pays and never touches a paid one.
+A shift flagged for review (``central.ledger.shifts.REVIEW_FLAGS``: EARLY_EXIT, G9) is paid as
+computed and its statement is stored on hold (``hold_reason``): ``mark_paid`` refuses it until the
+office releases it (``release_holds``, RULES.md P: "paid as computed unless the office records the
+infraction"). A rebuild replaces unpaid statements of the shifts it pays and never touches a paid
+one; a release is kept while the hold reason stays the same.
 """
 
 from __future__ import annotations
@@ -59,7 +63,11 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
                 period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
             if period_problems[key] is not None:
                 raise BadInput(f"{period_problems[key]}: held", where=s.shift_id)
-            paid.append(payer.pay(shift))
+            statement = payer.pay(shift)
+            review = s.review_reasons
+            if review:  # RULES.md P: paid as computed, on hold for the office's review
+                statement = dataclasses.replace(statement, hold_reason="; ".join(review))
+            paid.append(statement)
         except BadInput as exc:
             held.append(Held(s, (str(exc),)))
     return PayRun(paid, held)
@@ -111,10 +119,17 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime)
         with engine.begin() as conn:
             ids = [statement_id(s) for s in found]
             paid: set[str] = set()
+            released: dict[str, tuple[str, dt.datetime, str | None]] = {}
             for chunk in range(0, len(ids), 500):
                 part = ids[chunk:chunk + 500]
                 paid.update(conn.execute(select(statements.c.statement_id).where(
                     statements.c.statement_id.in_(part), statements.c.paid_at.is_not(None))).scalars())
+                for sid, reason, at, note in conn.execute(select(
+                        statements.c.statement_id, statements.c.hold_reason,
+                        statements.c.hold_released_at, statements.c.hold_note).where(
+                        statements.c.statement_id.in_(part), statements.c.paid_at.is_(None),
+                        statements.c.hold_released_at.is_not(None))):
+                    released[sid] = (reason, at, note)
                 unpaid = [i for i in part if i not in paid]
                 conn.execute(delete(statement_lines).where(statement_lines.c.statement_id.in_(unpaid)))
                 conn.execute(delete(statements).where(statements.c.statement_id.in_(unpaid)))
@@ -125,6 +140,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime)
                     "registration": s.registration, "rulebook": s.rulebook, "work_day": s.work_day,
                     "total_cents": _cents(s.total), "flags": ",".join(s.flags),
                     "service_end": s.service_end, "due_at": s.due_at, "computed_at": now,
+                    "hold_reason": s.hold_reason, **_kept_release(s, released.get(statement_id(s))),
                 } for s in todo])
                 conn.execute(insert(statement_lines), [{
                     "statement_id": statement_id(s), "position": n, "rule": line.rule,
@@ -134,6 +150,13 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime)
             return len(todo)
     except SQLAlchemyError as exc:
         raise StoreError(f"saving statements failed: {exc}") from exc
+
+
+def _kept_release(st: Statement, old: tuple[str, dt.datetime, str | None] | None) -> dict:
+    """The release of the statement this one replaces, kept if it released the same hold."""
+    if old is not None and st.hold_reason is not None and old[0] == st.hold_reason:
+        return {"hold_released_at": old[1], "hold_note": old[2]}
+    return {"hold_released_at": None, "hold_note": None}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -146,6 +169,7 @@ class StoredStatement:
     due_at: dt.datetime
     paid_at: dt.datetime | None
     lines: tuple[StatementLine, ...] = ()
+    hold_reason: str | None = None  # set while on hold (not released)
 
 
 def overdue(conn: Connection, at: dt.datetime) -> list[StoredStatement]:
@@ -155,21 +179,52 @@ def overdue(conn: Connection, at: dt.datetime) -> list[StoredStatement]:
         .order_by(statements.c.due_at, statements.c.statement_id)
     ).mappings()
     return [StoredStatement(r["statement_id"], r["shift_id"], r["registration"], r["work_day"],
-                            Decimal(r["total_cents"]) / 100, as_utc(r["due_at"]), None)
+                            Decimal(r["total_cents"]) / 100, as_utc(r["due_at"]), None,
+                            hold_reason=_on_hold(r))
             for r in rows]
 
 
+def _on_hold(row) -> str | None:
+    return row["hold_reason"] if row["hold_reason"] and row["hold_released_at"] is None else None
+
+
 def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
-    """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist or are
-    already paid (nothing is changed then)."""
+    """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist, are
+    already paid, or are on hold for review (RULES.md P; nothing is changed then)."""
     with engine.begin() as conn:
-        rows = dict(conn.execute(select(statements.c.statement_id, statements.c.paid_at)
-                                 .where(statements.c.statement_id.in_(ids))).all())
+        found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
+                                    statements.c.hold_reason, statements.c.hold_released_at)
+                             .where(statements.c.statement_id.in_(ids))).mappings().all()
+        rows = {r["statement_id"]: r for r in found}
         unknown = [i for i in ids if i not in rows]
-        already = [i for i in ids if rows.get(i) is not None]
-        if unknown or already:
+        already = [i for i in ids if i in rows and rows[i]["paid_at"] is not None]
+        held = [i for i in ids if i in rows and rows[i]["paid_at"] is None and _on_hold(rows[i])]
+        if unknown or already or held:
             parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
-                [f"already paid: {', '.join(already)}"] if already else [])
+                [f"already paid: {', '.join(already)}"] if already else []) + (
+                [f"on hold for review (release it first): {', '.join(held)}"] if held else [])
             raise BadInput("; ".join(parts), where="statement")
         conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
                      .values(paid_at=at, paid_ref=ref))
+
+
+def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) -> None:
+    """The office reviewed these held statements and releases them to be paid as computed
+    (RULES.md P). Raises ``BadInput`` naming ids that do not exist, are paid, or are not on hold
+    (nothing is changed then); ``note`` (1-255 characters) says who decided and why."""
+    note = (note or "").strip()
+    if not note or len(note) > 255:
+        raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
+    with engine.begin() as conn:
+        found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
+                                    statements.c.hold_reason, statements.c.hold_released_at)
+                             .where(statements.c.statement_id.in_(ids))).mappings().all()
+        rows = {r["statement_id"]: r for r in found}
+        unknown = [i for i in ids if i not in rows]
+        not_held = [i for i in ids if i in rows and (rows[i]["paid_at"] is not None or not _on_hold(rows[i]))]
+        if unknown or not_held:
+            parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
+                [f"not on hold: {', '.join(not_held)}"] if not_held else [])
+            raise BadInput("; ".join(parts), where="statement")
+        conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
+                     .values(hold_released_at=at, hold_note=note))

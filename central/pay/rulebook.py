@@ -44,6 +44,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
+from central.registry.sanctions import SuspensionLimits
 from portgate.config import convert
 from portgate.errors import ConfigError
 
@@ -102,6 +103,7 @@ class Rulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     terms: list[Terms]
     timezone: str = "America/Sao_Paulo"
     payment_due_hours: int = 48  # Lei 9.719 art. 2 §1
+    suspension: SuspensionLimits | None = None  # R4 (central.registry.sanctions)
 
     def wage_on(self, day: dt.date) -> Decimal:
         """SD in force on ``day``. Raises ``ConfigError`` if the table starts after ``day``."""

@@ -62,7 +62,9 @@ class WatchShift:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Statement:
     """The pay of one shift: lines in rulebook order, the total (sum of rounded lines), the work day,
-    the flags raised (e.g. EXTENSION_OVER_CAP) and when payment is due (48 h after the service)."""
+    the flags raised (e.g. EXTENSION_OVER_CAP) and when payment is due (48 h after the service).
+    ``hold_reason``: why the statement waits for the office's review before payment (an EARLY_EXIT
+    shift, RULES.md P and G9), or None."""
 
     shift_id: str
     registration: str
@@ -75,6 +77,7 @@ class Statement:
     flags: tuple[str, ...] = ()
     extension_minutes: int = 0
     extension_hours: Decimal = Decimal(0)
+    hold_reason: str | None = None
 
 
 # -- definitions (pure, cached: a month of shifts shares few distinct periods) --------------------

@@ -17,6 +17,7 @@ from typing import Literal
 
 import msgspec
 
+from central.registry.sanctions import SuspensionLimits
 from portgate.config import load_toml
 from portgate.errors import BadInput, ConfigError
 
@@ -109,6 +110,7 @@ class Rulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     id: str
     title: str
     versions: list[RulebookVersion]
+    suspension: SuspensionLimits | None = None  # R4 (central.registry.sanctions)
 
     def version_for(self, day: dt.date, *, where: str | None = None) -> RulebookVersion:
         """The version in force on ``day`` (latest ``effective_from`` ≤ day).

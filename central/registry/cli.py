@@ -85,15 +85,29 @@ def import_cmd(url, actor, workers_csv, cards_csv):
 @common
 @click.argument("registration")
 @click.option("--from", "start", required=True, callback=iso_date, help="First day (YYYY-MM-DD).")
-@click.option("--days", type=int, required=True, help="10 to 30 (R4).")
+@click.option("--days", type=int, required=True, help="Within the rulebook's limits (R4).")
 @click.option("--reason", required=True)
-@click.option("--article", default="83.611 art. 21 a", show_default=True)
+@click.option("--article", default=None, help="Default: the rulebook's suspension article.")
 @click.option("--case", "case_id", type=int, default=None, help="Confiscation case it decides.")
-def suspend(url, actor, registration, start, days, reason, article, case_id):
-    """Suspend a registration for 10-30 days from a date (effective at the gates on that date)."""
+@click.option("--rulebook", "rulebook", type=click.Path(dir_okay=False), default=None,
+              help="Rulebook TOML whose [suspension] limits apply. Default: the port config's rulebook.")
+@click.option("--port-config", default=None, help="Port TOML naming the rulebook. Default: the example.")
+def suspend(url, actor, registration, start, days, reason, article, case_id, rulebook, port_config):
+    """Suspend a registration for N days from a date (effective at the gates on that date). The
+    allowed length is the rulebook's (R4): up to 30 days under decreto-83611-1979 (art. 21 a), 1-30
+    under dl-2032-1940 (art. 30), 10-30 for a rulebook with none (Lei 12.815 art. 33)."""
+    from central.registry.sanctions import load_suspension_limits
+
+    if rulebook is None:
+        from central.pay.calendar import load_port_config
+        from central.pay.cli import DEFAULT_PORT_CONFIG
+
+        rulebook = load_port_config(port_config or DEFAULT_PORT_CONFIG).rulebook
+    _book, limits = load_suspension_limits(rulebook)
     with transaction(url) as session:
         w = store.suspend(session, registration, start=start, days=days, reason=reason,
-                          article=article, actor=actor, case_id=case_id)
+                          article=article or limits.article, actor=actor, case_id=case_id,
+                          limits=limits)
     click.echo(f"{w.registration} suspended {w.suspended_from} .. {w.suspended_until}")
 
 

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from central.registry.changes import audit, body, record_change, utcnow
+from central.registry.sanctions import TODAY, SuspensionLimits
 from central.registry.schema import (
     booklet_revalidations,
     card_events,
@@ -27,7 +28,6 @@ from central.registry.schema import (
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus, load_csv
 
-SUSPENSION_DAYS = (10, 30)  # R4: 10 to 30 days today (Lei 12.815 art. 33); up to 30 in 83.611 art. 21 a
 
 # Card lifecycle as data (STYLE.md 2): (from status, event) -> new status. Anything else is refused.
 CARD_TRANSITIONS: dict[tuple[str, str], str] = {
@@ -171,18 +171,19 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
 
 def suspend(session: Session, registration: str, *, start: dt.date, days: int, reason: str,
             article: str, actor: str, now: dt.datetime | None = None,
-            case_id: int | None = None) -> Worker:
-    """Suspend ``registration`` for ``days`` days from ``start`` (inclusive) (R4, 83.611 art. 21 a;
-    10-30 days under Lei 12.815 art. 33).
+            case_id: int | None = None, limits: SuspensionLimits = TODAY) -> Worker:
+    """Suspend ``registration`` for ``days`` days from ``start`` (inclusive) (R4): ``limits`` are the
+    rulebook's (``central.registry.sanctions``: up to 30 days under 83.611 art. 21 a, 1-30 under
+    DL 2.032 art. 30; by default today's 10-30 days, Lei 12.815 art. 33).
 
     The worker row gets status ``suspended`` with ``suspended_from``/``suspended_until`` so the
     gates' G3 applies it on those dates only, and the penalty goes on the registration record
     (art. 20 §3). ``BadInput`` if the worker is unknown or cancelled, or ``days`` out of range.
     """
     now = now or utcnow()
-    low, high = SUSPENSION_DAYS
-    if not low <= days <= high:
-        raise BadInput(f"a suspension lasts {low} to {high} days, not {days}", where="--days")
+    problem = limits.problem(days)
+    if problem is not None:
+        raise BadInput(problem, where="--days")
     worker = get_worker(session, registration)
     if worker.status is WorkerStatus.CANCELLED:
         raise BadInput(f"registration {registration} is cancelled", where="registration")

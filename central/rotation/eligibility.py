@@ -36,8 +36,15 @@ class Ineligible(enum.StrEnum):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ValiditySettings:
+    """G3 settings of the rotation: the health exam's validity per category (yearly for
+    ``estivador``, DL 2.032 art. 28 §1; ``health_exam_months`` otherwise), booklet categories."""
+
     health_exam_months: int = 24
     booklet_categories: frozenset[str] = frozenset({"estivador"})
+    health_exam_months_by_category: tuple[tuple[str, int], ...] = (("estivador", 12),)
+
+    def health_months(self, category: str) -> int:
+        return dict(self.health_exam_months_by_category).get(category, self.health_exam_months)
 
 
 def _months_before(day: dt.date, months: int) -> dt.date:
@@ -56,7 +63,7 @@ def registration_problems(worker: Worker, on: dt.date,
                           settings: ValiditySettings = ValiditySettings()) -> list[Ineligible]:
     """Every G3 problem of ``worker``'s registration on local date ``on`` (empty list = valid).
 
-    Rule G3 (83.611 arts. 1, 17, 21; DL 2.032 art. 5 §4; Lei 12.815 art. 33). Pure.
+    Rule G3 (83.611 arts. 1, 17, 21; DL 2.032 arts. 5 §4, 28 §1; Lei 12.815 art. 33). Pure.
     """
     problems: list[Ineligible] = []
     if worker.status is WorkerStatus.CANCELLED:
@@ -64,7 +71,7 @@ def registration_problems(worker: Worker, on: dt.date,
     if suspended_on(worker, on):
         problems.append(Ineligible.SUSPENDED)
     if worker.health_exam_date is None or worker.health_exam_date < _months_before(
-            on, settings.health_exam_months):
+            on, settings.health_months(worker.category)):
         problems.append(Ineligible.HEALTH_EXAM)
     if worker.category in settings.booklet_categories:
         needed = on.year if on.month > 3 else on.year - 1

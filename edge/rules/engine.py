@@ -1,4 +1,4 @@
-"""The gate decision, rules G1-G10 (RULES.md section G). Pure: no clock, database, socket or env.
+"""The gate decision, rules G1-G10 and G12 (RULES.md section G). Pure: no clock, database, socket or env.
 
 ``decide(view, presentation, now, rulebook) -> Decision`` evaluates every rule on every read and
 returns every failed rule id in rule order (not just the first), the flags for the inspector and the
@@ -19,7 +19,9 @@ import datetime as dt
 from collections.abc import Mapping
 
 from edge.rules import messages
-from edge.rules.model import Decision, Flag, GateView, Now, Outcome, Presentation
+from edge.rules.model import (
+    Decision, Direction, Flag, GateView, Now, OpenShift, Outcome, Presentation,
+)
 from edge.rules.rulebook import GateRulebook
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker, WorkerStatus
@@ -85,12 +87,15 @@ class _Acc:
 
 
 def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateRulebook) -> Decision:
-    """Decide one presentation at the gate ``view.gate_id`` (rules G1-G10).
+    """Decide one presentation at the gate ``view.gate_id`` (rules G1-G10, G12).
 
     ``now.wall`` must be an aware datetime (``ValueError`` otherwise: a programming error). Any
     state the view returns and any read text give a ``Decision``; nothing else is raised. Returns
-    ADMIT (with the matched ``EscalaEntry``), EXIT (closes the open shift, G9), DENY or INSPECTOR
-    (G10, ``opens_inspector_session``).
+    ADMIT (with the matched ``EscalaEntry``), EXIT (closes the open shift, G9; at an ``out`` reader
+    with no open shift, EXIT flagged NO_ENTRY), ABOARD (the worker aboard read again before
+    ``min_stay_minutes``, or at an ``in`` reader: changes nothing, G9), DENY (a blocked card is
+    always DENY, G2; an entry attempt past the late tolerance is DENY LATE_ARRIVAL, G6) or
+    INSPECTOR (G10, ``opens_inspector_session``).
     """
     wall = require_aware(now.wall, "now.wall")
     acc = _Acc()
@@ -140,43 +145,104 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
     reg = card.registration
     tz = rb.tz
     common: dict[str, object] = {"registration": reg, "card_kind": card.kind.value}
+    direction = p.direction if p.direction in _DIRECTIONS else Direction.BOTH.value
 
-    # G2 (83.611 art. 20 §1): lost, replaced or confiscated -> keep the card for the inspector.
-    if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
+    # G2 (83.611 art. 20 §1): lost, replaced or confiscated -> keep the card for the inspector. A
+    # blocked card never opens or closes a shift, whoever shows it and wherever its holder is.
+    blocked = rb.g2.enabled and card.status is not CardStatus.ACTIVE
+    if blocked:
         acc.fail("G2", "G2.control", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
 
     open_shift = view.open_shift(reg)
-    exiting = open_shift is not None and open_shift.gate_id == view.gate_id  # G9
+    aboard = open_shift is not None and open_shift.gate_id == view.gate_id  # G9
     session = view.inspector_session()
     confiscating = rb.g10.enabled and session is not None and session.until_mono_ns > now.mono_ns
+    exit_read = aboard or (direction == Direction.OUT.value and rb.g9.enabled)
+    worker = view.worker(reg) if not aboard else None  # read once: G3, G4 per category, G12
     # The inspector presents the card to confiscate: no badge is asked for (G4 reading).
-    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exiting or confiscating)
+    badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exit_read or confiscating, worker=worker)
     if badge_reg is not None:
         common["badge_registration"] = badge_reg
     _check_data(view, now, wall, rb, acc)  # G8
 
-    if exiting and not confiscating:  # G9: closes the open shift at this gate
-        return acc.decision(Outcome.EXIT, dispatch=open_shift.dispatch, **common)
-
-    outcome, matched = Outcome.ADMIT, None
-    if not exiting:
-        admit_entry, late_entry = _match_escala(view, reg, wall, rb)
-        if admit_entry is None and late_entry is not None and rb.g9.enabled and not confiscating:
-            # G9 reading: past the late tolerance, no open shift -> an exit with no recorded entry.
-            acc.fail("G9", "G9.no_entry", deny=False, flag=Flag.NO_ENTRY)
-            return acc.decision(Outcome.EXIT, dispatch=late_entry, **common)
-        matched = admit_entry
-        _check_registration(view.worker(reg), reg, wall.astimezone(tz).date(), rb, acc)  # G3
-        _check_two_ships(view, reg, open_shift, matched, rb, acc)  # G5
-        if matched is None and rb.g6.enabled:
-            _not_dispatched(view, reg, wall, rb, acc)  # G6
-        _check_rest(view, reg, matched, wall, rb, acc)  # G7
-
     if confiscating:
+        if not aboard:
+            _entry_rules(view, reg, worker, open_shift, wall, rb, acc)
         return _confiscate(view, p, card, acc, common)
+    if aboard:
+        if blocked:  # G2: the holder's shift stays open
+            return acc.decision(Outcome.DENY, **common)
+        return _aboard_read(open_shift, wall, direction, rb, acc, common)  # G9
+    if direction == Direction.OUT.value and rb.g9.enabled:
+        if blocked:  # G2: a blocked card records no exit either
+            return acc.decision(Outcome.DENY, **common)
+        # G9: an exit reader and no open shift -> EXIT with no recorded entry.
+        admit_entry, late_entry = _match_escala(view, reg, wall, rb)
+        acc.fail("G9", "G9.no_entry", deny=False, flag=Flag.NO_ENTRY)
+        return acc.decision(Outcome.EXIT, dispatch=admit_entry or late_entry, **common)
+    matched = _entry_rules(view, reg, worker, open_shift, wall, rb, acc)
     if acc.denying:
-        outcome = Outcome.DENY
-    return acc.decision(outcome, dispatch=matched if outcome is Outcome.ADMIT else None, **common)
+        return acc.decision(Outcome.DENY, **common)
+    return acc.decision(Outcome.ADMIT, dispatch=matched, **common)
+
+
+_DIRECTIONS = frozenset(d.value for d in Direction)
+
+
+def _entry_rules(view: GateView, reg: str, worker: Worker | None, open_shift: OpenShift | None,
+                 wall: dt.datetime, rb: GateRulebook, acc: _Acc) -> EscalaEntry | None:
+    """An entry attempt (no open shift at this gate): G3, G5, G6 (LATE_ARRIVAL, NOT_DISPATCHED,
+    ROTATION_JUMP), G7 and G12, every one evaluated. Returns the escala entry admitted against."""
+    admit_entry, late_entry = _match_escala(view, reg, wall, rb)
+    _check_registration(worker, reg, wall.astimezone(rb.tz).date(), rb, acc)  # G3
+    _check_two_ships(view, reg, open_shift, admit_entry, rb, acc)  # G5
+    if admit_entry is None and rb.g6.enabled:
+        if late_entry is not None:  # G6: dispatched, but past the late tolerance
+            start = _bounds(late_entry, rb)
+            acc.fail("G6", "G6.late", flag=Flag.LATE_ARRIVAL, period=late_entry.period,
+                     late=_hours_text(wall - start[0]) if start else "?",
+                     tolerance=rb.g6.late_tolerance_min)
+        else:
+            _not_dispatched(view, reg, wall, rb, acc)  # G6
+    _check_rest(view, reg, admit_entry, wall, rb, acc)  # G7
+    _check_category(worker, admit_entry or late_entry, rb, acc)  # G12
+    return admit_entry
+
+
+def _aboard_read(open_shift: OpenShift, wall: dt.datetime, direction: str, rb: GateRulebook,
+                 acc: _Acc, common: dict[str, object]) -> Decision:
+    """G9 (83.611 arts. 9, 20 b, e): a read by the worker aboard. Sooner than ``min_stay_minutes``
+    after the admit, or at an entry-only reader: ABOARD (changes nothing). Otherwise EXIT, flagged
+    EARLY_EXIT when more than ``early_exit_tolerance_min`` before the ordinary period's end."""
+    admitted = _utc(open_shift.admitted_at)
+    if rb.g9.enabled:
+        local_admit = admitted.astimezone(rb.tz).strftime("%H:%M") if admitted else "?"
+        if direction == Direction.IN.value:
+            acc.reasons.append(("G9.aboard_in", {"since": local_admit}))
+            return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
+        stay = dt.timedelta(minutes=rb.g9.min_stay_minutes)
+        # A wall clock now before the admit is a clock fault: the exit is not refused (G13).
+        if admitted is not None and dt.timedelta(0) <= wall - admitted < stay:
+            acc.reasons.append(("G9.aboard", {"since": local_admit,
+                                              "minutes": rb.g9.min_stay_minutes}))
+            return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
+        bounds = _bounds(open_shift.dispatch, rb) if open_shift.dispatch is not None else None
+        tolerance = dt.timedelta(minutes=rb.g9.early_exit_tolerance_min)
+        if bounds is not None and wall < bounds[1] - tolerance:
+            acc.fail("G9", "G9.early_exit", deny=False, flag=Flag.EARLY_EXIT,
+                     early=_hours_text(bounds[1] - wall), period=open_shift.dispatch.period)
+    return acc.decision(Outcome.EXIT, dispatch=open_shift.dispatch, **common)
+
+
+def _check_category(worker: Worker | None, entry: EscalaEntry | None, rb: GateRulebook,
+                    acc: _Acc) -> None:
+    """G12 (83.611 art. 1; DL 2.032 art. 12 §1): the post's function must be one the worker's
+    category may fill (``rb.g12.categories``). Checked against the entry the read matched."""
+    if not rb.g12.enabled or worker is None or entry is None:
+        return
+    if not rb.g12.may_fill(worker.category, entry.function):
+        acc.fail("G12", "G12.wrong_category", flag=Flag.WRONG_CATEGORY,
+                 category=worker.category, function=entry.function)
 
 
 def _confiscate(view: GateView, p: Presentation, card: Card, acc: _Acc,
@@ -197,7 +263,7 @@ def _confiscate(view: GateView, p: Presentation, card: Card, acc: _Acc,
 
 
 def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, acc: _Acc,
-                 *, exiting: bool) -> str | None:
+                 *, exiting: bool, worker: Worker | None = None) -> str | None:
     """G4 (83.611 art. 20 j, l): the badge paired with the control card (read before or after it,
     within the window) must be of the same registration. Returns the badge's registration when a
     badge was paired."""
@@ -209,7 +275,7 @@ def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, ac
         and (p.badge_mono_ns is None or abs(p.mono_ns - p.badge_mono_ns) <= window_ns)  # either order
     )
     if not paired:
-        if rb.g4.card_and_badge_required and not exiting:
+        if not exiting and _badge_required(rb, worker):
             acc.fail("G4", "G4.badge_missing", action="present_badge")
         return None
     badge_uid = _canonical(p.badge_uid)
@@ -223,6 +289,13 @@ def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, ac
     if rb.g2.enabled and badge.status is not CardStatus.ACTIVE:
         acc.fail("G2", "G2.badge", flag=Flag.RETAIN_CARD, action="retain", status=badge.status.value)
     return badge.registration
+
+
+def _badge_required(rb: GateRulebook, worker: Worker | None) -> bool:
+    """G4 (DL 2.032 arts. 17, 29): card + badge required at this gate, or for the worker's category."""
+    if rb.g4.card_and_badge_required:
+        return True
+    return worker is not None and worker.category in rb.g4.card_and_badge_categories
 
 
 def _check_data(view: GateView, now: Now, wall: dt.datetime, rb: GateRulebook, acc: _Acc) -> None:
@@ -239,7 +312,8 @@ def _check_data(view: GateView, now: Now, wall: dt.datetime, rb: GateRulebook, a
 
 def _check_registration(worker: Worker | None, reg: str, today: dt.date, rb: GateRulebook,
                         acc: _Acc) -> None:
-    """G3 (83.611 arts. 1, 17, 21; DL 2.032 art. 5 §4): registration valid on local ``today``."""
+    """G3 (83.611 arts. 1, 17, 21; DL 2.032 arts. 5 §4, 28 §1): registration valid on local
+    ``today``; the health exam's validity is the one of the worker's category."""
     if not rb.g3.enabled:
         return
     if worker is None:
@@ -249,7 +323,8 @@ def _check_registration(worker: Worker | None, reg: str, today: dt.date, rb: Gat
         acc.fail("G3", "G3.cancelled")
     if _suspended(worker, today):
         acc.fail("G3", "G3.suspended")
-    months = rb.g3.health_exam_max_age_months
+    months = rb.g3.health_exam_months_by_category.get(worker.category,
+                                                      rb.g3.health_exam_max_age_months)
     if worker.health_exam_date is None:
         acc.fail("G3", "G3.health_missing")
     elif _add_months(worker.health_exam_date, months) < today:
@@ -330,7 +405,8 @@ def _match_escala(view: GateView, reg: str, wall: dt.datetime,
                   rb: GateRulebook) -> tuple[EscalaEntry | None, EscalaEntry | None]:
     """G6/G9: this worker's entry at this gate whose admission window
     ``[start - early, start + late]`` holds ``wall`` (nearest start wins), and, failing that, an
-    entry whose window has passed but whose period (plus the exit grace) has not: the NO_ENTRY case.
+    entry whose window has passed but whose period (plus the exit grace) has not: the LATE_ARRIVAL
+    case at an entry reader, the NO_ENTRY case at an exit reader.
     """
     early = dt.timedelta(minutes=rb.g6.early_tolerance_min)
     late = dt.timedelta(minutes=rb.g6.late_tolerance_min)

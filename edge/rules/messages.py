@@ -16,6 +16,7 @@ HEADS: dict[str, tuple[str, str]] = {
     "exit": ("SAÍDA", "EXIT"),
     "deny": ("NEGADO", "DENIED"),
     "inspector": ("MODO FISCAL", "INSPECTOR MODE"),
+    "aboard": ("JÁ A BORDO", "ALREADY ABOARD"),
 }
 
 REASONS: dict[str, tuple[str, str]] = {
@@ -72,6 +73,12 @@ REASONS: dict[str, tuple[str, str]] = {
         "o posto {post} ({period}) está escalado para a matrícula {other}",
         "post {post} ({period}) is dispatched to registration {other}",
     ),
+    "G6.late": (
+        "chegada após a tolerância de atraso (período {period}, {late} após o início, "
+        "tolerância {tolerance} min)",
+        "arrival past the late tolerance (period {period}, {late} after the start, "
+        "tolerance {tolerance} min)",
+    ),
     # G7
     "G7.rest": (
         "descanso de {rest} desde o último turno (mínimo {hours} h)",
@@ -81,9 +88,23 @@ REASONS: dict[str, tuple[str, str]] = {
     "G8.stale": ("dados locais desatualizados", "local data out of date"),
     "G8.clock": ("relógio não sincronizado", "clock not synchronised"),
     # G9
-    "G9.no_entry": (
-        "saída sem entrada registrada (se está chegando, passou da tolerância de atraso)",
-        "exit with no recorded entry (if arriving, the late tolerance has passed)",
+    "G9.no_entry": ("saída sem entrada registrada", "exit with no recorded entry"),
+    "G9.aboard": (
+        "entrada registrada às {since}; nada foi alterado (permanência mínima {minutes} min)",
+        "entry recorded at {since}; nothing changed (minimum stay {minutes} min)",
+    ),
+    "G9.aboard_in": (
+        "entrada registrada às {since}; a saída é pelo leitor de saída",
+        "entry recorded at {since}; exits are read at the exit reader",
+    ),
+    "G9.early_exit": (
+        "saída antecipada: {early} antes do fim do período {period}",
+        "early exit: {early} before the end of period {period}",
+    ),
+    # G12
+    "G12.wrong_category": (
+        "categoria {category} não pode exercer a função {function}",
+        "category {category} may not fill the function {function}",
     ),
     # G10
     "G10.confiscate": (

@@ -22,6 +22,17 @@ class Outcome(enum.StrEnum):
     EXIT = "exit"
     DENY = "deny"
     INSPECTOR = "inspector"  # an inspector card opened inspector mode (G10); not a boarding
+    # G9: a read by the worker aboard before ``min_stay_minutes`` (or at an entry-only reader):
+    # shown "already aboard", changes nothing (no shift opened or closed, not a refusal).
+    ABOARD = "aboard"
+
+
+class Direction(enum.StrEnum):
+    """How a reader is declared in the gate configuration (G6, G9). Value = config text."""
+
+    IN = "in"  # entry reader: a read by a worker aboard does not close the shift
+    OUT = "out"  # exit reader: a read with no open shift is an EXIT flagged NO_ENTRY
+    BOTH = "both"  # the default: the worker's state says entry or exit
 
 
 class Flag(enum.StrEnum):
@@ -32,13 +43,16 @@ class Flag(enum.StrEnum):
     DOUBLE_ASSIGNMENT = "DOUBLE_ASSIGNMENT"  # G5
     NOT_DISPATCHED = "NOT_DISPATCHED"  # G6
     ROTATION_JUMP = "ROTATION_JUMP"  # G6
+    LATE_ARRIVAL = "LATE_ARRIVAL"  # G6: entry attempt past the late tolerance
     REST_SHORT = "REST_SHORT"  # G7 (warn mode)
     STALE_DATA = "STALE_DATA"  # G8
     CLOCK_UNTRUSTED = "CLOCK_UNTRUSTED"  # G8
     NO_ENTRY = "NO_ENTRY"  # G9
+    EARLY_EXIT = "EARLY_EXIT"  # G9: exit before the end of the ordinary period (83.611 arts. 9, 20 b, e)
     CONFISCATE = "CONFISCATE"  # G10: this read confiscated the card
     COVERAGE_GAP = "COVERAGE_GAP"  # G11
     PARTIAL_UID = "PARTIAL_UID"  # G1: matched on 24 bits of the UID only (collision-prone)
+    WRONG_CATEGORY = "WRONG_CATEGORY"  # G12
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,7 +83,8 @@ class Presentation:
     ``uid`` and ``reader_kind`` are the read being decided (canonical UID text, or the raw text if
     the reader produced something that is not a valid UID). ``badge_uid``/``badge_mono_ns`` is the
     badge read paired with a control card inside the pairing window, if any (G4). ``mono_ns`` is the
-    monotonic clock at the read.
+    monotonic clock at the read. ``direction`` is the reader's declared direction (``Direction``
+    text, from the gate configuration; G6, G9); an unknown text is read as ``both``.
     """
 
     uid: str
@@ -78,6 +93,7 @@ class Presentation:
     mono_ns: int
     badge_uid: str | None = None
     badge_mono_ns: int | None = None
+    direction: str = Direction.BOTH.value
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -25,9 +25,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from edge.rules.model import GateView, Presentation
-from portgate.errors import BadInput
 from portgate.records import CardKind, CardStatus
-from portgate.uid import canonical_uid
+from portgate.uid import normal_read
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -51,20 +50,25 @@ class Dropped:
 def badge_expected(view: GateView, rulebook, read: Read) -> bool:
     """G4 (83.611 art. 20 j, l): must this control read wait for a badge read?
 
-    True only where card + badge is required (``rulebook.g4``) and the read is an entry attempt by
-    an active control card: not an exit (open shift at this gate, G9), not a card shown to an
-    inspector in inspector mode (G10), not an unknown or blocked card (decided at once, G1/G2).
-    Pure: reads ``view`` only.
+    True only where card + badge is required (``rulebook.g4``: at this gate, or for the worker's
+    category, DL 2.032 arts. 17, 29) and the read is an entry attempt by an active control card: not
+    an exit (open shift at this gate, G9), not a card shown to an inspector in inspector mode (G10),
+    not an unknown or blocked card (decided at once, G1/G2). The read may be a canonical UID or a
+    partial read ``<form>:<hex>`` (``portgate.uid``). Pure: reads ``view`` only.
     """
     g4 = rulebook.g4
-    if read.reader_kind == "badge" or not (g4.enabled and g4.card_and_badge_required):
+    if read.reader_kind == "badge" or not g4.enabled:
         return False
-    try:
-        card = view.card(canonical_uid(read.uid))
-    except BadInput:
+    if not g4.card_and_badge_required and not g4.card_and_badge_categories:
         return False
+    uid = normal_read(read.uid)
+    card = view.card(uid) if uid is not None else None
     if card is None or card.kind is not CardKind.CONTROL or card.status is not CardStatus.ACTIVE:
         return False
+    if not g4.card_and_badge_required:
+        worker = view.worker(card.registration)
+        if worker is None or worker.category not in g4.card_and_badge_categories:
+            return False
     shift = view.open_shift(card.registration)
     if shift is not None and shift.gate_id == view.gate_id:
         return False

@@ -1,4 +1,4 @@
-"""Gate rulebook: every setting of rules G1-G11 (RULES.md section G), versioned by effective date.
+"""Gate rulebook: every setting of rules G1-G12 (RULES.md section G), versioned by effective date.
 
 A rulebook file is TOML in ``config/rulebooks/`` (``gate-default.toml`` reproduces the seeds)::
 
@@ -49,18 +49,30 @@ class G2Settings(_Rule):
 
 
 class G3Settings(_Rule):
-    """G3 registration valid on the local date (83.611 arts. 1, 17, 21; DL 2.032 art. 5 §4)."""
+    """G3 registration valid on the local date (83.611 arts. 1, 17, 21; DL 2.032 arts. 5 §4, 28 §1).
+
+    ``health_exam_max_age_months`` is the validity of the health exam for a category not listed in
+    ``health_exam_months_by_category`` (category -> months; the stevedore's inspection is yearly,
+    DL 2.032 art. 28 §1)."""
 
     health_exam_max_age_months: Positive = 24
+    health_exam_months_by_category: dict[str, Positive] = msgspec.field(
+        default_factory=lambda: {"estivador": 12})
     booklet_categories: tuple[str, ...] = ("estivador",)
     # The booklet must show the current year once this month is over (3 = first quarter).
     booklet_revalidation_month: Annotated[int, msgspec.Meta(ge=1, le=12)] = 3
 
 
 class G4Settings(_Rule):
-    """G4 borrowed card: control card + badge of the same registration (83.611 art. 20 j, l)."""
+    """G4 borrowed card: control card + badge of the same registration (83.611 art. 20 j, l).
+
+    Card + badge is required at this gate for everybody when ``card_and_badge_required`` (the
+    setting per gate: each gate names its rulebook file), and for the workers of the categories in
+    ``card_and_badge_categories`` at every gate (the stevedore's numbered badge is a duty, DL 2.032
+    arts. 17, 29)."""
 
     card_and_badge_required: bool = False
+    card_and_badge_categories: tuple[str, ...] = ("estivador",)
     pairing_window_s: Positive = 15
 
 
@@ -90,11 +102,17 @@ class G8Settings(_Rule):
 
 
 class G9Settings(_Rule):
-    """G9 exit, NO_ENTRY, debounce (operational)."""
+    """G9 exit, already aboard, EARLY_EXIT, NO_ENTRY, debounce (83.611 arts. 9, 20 b, e; operational).
+
+    ``min_stay_minutes``: a read by the worker aboard sooner than this after the admit is "already
+    aboard" and changes nothing. ``early_exit_tolerance_min``: an exit more than this before the end
+    of the ordinary period is flagged EARLY_EXIT. ``exit_grace_min``: after the late tolerance and
+    until the period's end plus this grace (the at most 2 h extension), a read with no open shift
+    names its period (LATE_ARRIVAL at an entry reader, NO_ENTRY at an exit reader)."""
 
     debounce_s: NonNeg = 3
-    # After the late-arrival tolerance and until the period's end plus this grace (the at most 2 h
-    # extension), a read with no open shift is recorded as an EXIT flagged NO_ENTRY.
+    min_stay_minutes: NonNeg = 5
+    early_exit_tolerance_min: NonNeg = 10
     exit_grace_min: NonNeg = 120
 
 
@@ -113,6 +131,28 @@ class G11Settings(_Rule):
     gangway_post: str = "portalo"
 
 
+#: G12 default table: worker category -> the post functions it may fill (83.611 art. 1: watch work
+#: exclusively by registered watchmen; DL 2.032 art. 12 §1; DL 3.844 art. 4 for the dock-work roles).
+DEFAULT_CATEGORY_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "vigia": ("vigia", "vigia_chefe"),
+    "estivador": ("estivador", "contramestre", "contramestre_geral"),
+    "capatazia": ("trabalhador", "motorista_armazem", "feitor", "ajudante_feitor",
+                  "motorista_guindaste", "conferente"),
+}
+
+
+class G12Settings(_Rule):
+    """G12 the post's function must be one the worker's category may fill (83.611 art. 1; DL 2.032
+    art. 12 §1). ``categories``: worker category -> functions; a function no category lists is
+    filled by nobody (WRONG_CATEGORY): a port adding a function adds it here."""
+
+    categories: dict[str, tuple[str, ...]] = msgspec.field(
+        default_factory=lambda: dict(DEFAULT_CATEGORY_FUNCTIONS))
+
+    def may_fill(self, category: str, function: str) -> bool:
+        return function in self.categories.get(category, ())
+
+
 class GateRulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The gate settings in force from ``effective_from`` (a local date of the port)."""
 
@@ -129,6 +169,7 @@ class GateRulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     g9: G9Settings = G9Settings()
     g10: G10Settings = G10Settings()
     g11: G11Settings = G11Settings()
+    g12: G12Settings = G12Settings()
 
     def __post_init__(self) -> None:
         try:

@@ -90,7 +90,7 @@ def test_the_office_blocklist_snapshot_replaces_its_copy_and_a_returned_card_is_
     assert store.card(a).status is CardStatus.ACTIVE and store.block_reason(a) is None
     store.close()
     again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)  # the copy survives a restart
-    assert again.card(a).status is CardStatus.ACTIVE and again.card(b).status is CardStatus.CONFISCATED
+    assert again.card(a).status is CardStatus.ACTIVE and again.card(b).status is CardStatus.LOST  # G2: the blocklist status is shown
     again.close()
 
 
@@ -148,11 +148,12 @@ def test_an_old_store_file_moves_the_office_blocks_out_of_the_local_blocklist(tm
     with capture_logs() as logs:
         s = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
     assert [(e["office_blocks"], e["kept_local"]) for e in logs if e["event"] == "store_upgraded"] == [(2, 1)]
-    assert all(s.card(uid).status is CardStatus.CONFISCATED for uid in (returned, lost, here))
+    assert all(s.card(uid).status is CardStatus.CONFISCATED for uid in (returned, here))
+    assert s.card(lost).status is CardStatus.LOST  # G2: the blocklist status is shown
     assert s.block_reason(lost) == "lost"
     s.replace_office_blocks([_blocked(lost, "lost")])  # the office returned the first card before the upgrade
     assert s.card(returned).status is CardStatus.ACTIVE and s.block_reason(returned) is None
-    assert s.card(lost).status is CardStatus.CONFISCATED
+    assert s.card(lost).status is CardStatus.LOST
     assert s.card(here).status is CardStatus.CONFISCATED, "the gate's own confiscation waits for the office"
     s.close()
     with capture_logs() as logs:  # upgraded once: a later open moves nothing

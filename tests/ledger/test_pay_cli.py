@@ -66,7 +66,7 @@ def test_pay_from_csv_prints_lines_and_totals(tmp_path, capsys):
 def test_pay_csv_format(tmp_path, capsys):
     assert main(["pay", "--shifts", str(write_csv(tmp_path / "s.csv")), "--format", "csv"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "registration,work_day,shift_id,rule,article,amount,due_at,flags"
+    assert out[0] == "registration,work_day,shift_id,rule,article,amount,due_at,flags,hold"
     assert "101,2026-03-15,101/9300002/2026-03-15/19-01,TOTAL,,696.60," in "\n".join(out)
 
 
@@ -162,3 +162,57 @@ def test_held_shift_is_printed_as_held_not_paid(tmp_path, capsys):
     assert code == 0
     assert [(r["rule"], r["amount"]) for r in rows] == [("HELD", None)]
     assert rows[0]["flags"][0].startswith("NO_ENTRY")
+
+
+def _early_exit_ledger(tmp_path) -> str:
+    """One vigia admitted 06:55 and out at 11:00 on a 07-13 period, the exit flagged EARLY_EXIT."""
+    url = f"sqlite:///{tmp_path / 'early.db'}"
+    upgrade(url)
+    g = ShiftEvents()
+    d = dispatch(dt.date(2026, 3, 10), "07-13")
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        insert_events(conn, [g.admit("100", loc((3, 10, 6, 55)).astimezone(dt.UTC), d),
+                             g.exit("100", loc((3, 10, 11, 0)).astimezone(dt.UTC), d,
+                                    flags=("EARLY_EXIT",))], dt.datetime.now(dt.UTC))
+    engine.dispose()
+    return url
+
+
+def test_g9_early_exit_statement_is_computed_and_on_hold_for_review(tmp_path, capsys):
+    url = _early_exit_ledger(tmp_path)
+    code, rows, _ = run(capsys, "pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
+    assert code == 0
+    total = [r for r in rows if r["rule"] == "TOTAL"][0]
+    assert total["amount"] == "180.00"  # paid as computed (RULES.md P)
+    assert total["hold"] == ("EARLY_EXIT: exit at 11:00, 120 min before the period end 13:00 "
+                             "(G9; 83.611 arts. 9, 20 b, e)")
+    code, shifts, _ = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10",
+                          "--to", "2026-03-10")
+    assert [f["flag"] for f in shifts[0]["flags"]] == ["EARLY_EXIT"]
+    code, overdue, _ = run(capsys, "pay", "overdue", "--db", url, "--at", "2026-03-20T00:00:00+00:00")
+    assert overdue[0]["hold"].startswith("EARLY_EXIT")
+    sid = overdue[0]["statement_id"]
+
+    # not payable while on hold; released by the office, then payable; a rebuild keeps the release
+    code, _, err = run(capsys, "pay", "mark-paid", "--db", url, sid)
+    assert code == 2 and f"on hold for review (release it first): {sid}" in err
+    code, _, err = run(capsys, "pay", "release", "--db", url, "--note", " ", sid)
+    assert code == 2 and "note" in err
+    code, _, _ = run(capsys, "pay", "release", "--db", url, "--note", "Ana: saída autorizada", sid)
+    assert code == 0
+    code, _, err = run(capsys, "pay", "release", "--db", url, "--note", "again", sid)
+    assert code == 2 and f"not on hold: {sid}" in err
+    run(capsys, "pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
+    _, overdue, _ = run(capsys, "pay", "overdue", "--db", url, "--at", "2026-03-20T00:00:00+00:00")
+    assert "hold" not in overdue[0]
+    assert run(capsys, "pay", "mark-paid", "--db", url, sid)[0] == 0
+
+
+def test_g9_early_exit_hold_in_csv_output(tmp_path, capsys):
+    url = _early_exit_ledger(tmp_path)
+    assert main(["pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
+    total = [r for r in rows if r["rule"] == "TOTAL"][0]
+    assert total["amount"] == "180.00" and total["hold"].startswith("EARLY_EXIT: exit at 11:00")
+    assert all(r["hold"] == "" for r in rows if r["rule"] != "TOTAL")

@@ -4,6 +4,7 @@ actor, suspensions carry their dates to the gates, the change feed."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -127,12 +128,38 @@ def test_a_suspension_takes_effect_on_its_start_date_at_the_gates(imported, engi
     assert registration_problems(v001, dt.date(2026, 3, 22)) == []
 
 
-@pytest.mark.parametrize("days", ["9", "31"])
-def test_suspension_outside_10_to_30_days_is_refused(imported, days, capsys):
+RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
+
+
+@pytest.mark.parametrize("rulebook,days,ok,article", [
+    (None, "5", True, "83.611 art. 21 a"),          # the port's default rulebook: up to 30 days
+    (None, "1", True, "83.611 art. 21 a"),
+    (None, "31", False, "83.611 art. 21 a"),
+    ("dl-2032-1940.toml", "1", True, "DL 2.032 art. 30"),
+    ("dl-2032-1940.toml", "31", False, "DL 2.032 art. 30"),
+    ("example-cct-2026.toml", "9", False, "Lei 12.815 art. 33"),   # today's law: 10 to 30
+    ("example-cct-2026.toml", "10", True, "Lei 12.815 art. 33"),
+])
+def test_r4_suspension_limits_come_from_the_rulebook(imported, rulebook, days, ok, article, capsys):
+    extra = ["--rulebook", str(RULEBOOKS / rulebook)] if rulebook else []
     assert run("registry", "suspend", "V002", "--db", imported, "--actor", "b", "--from",
-               "2026-03-12", "--days", days, "--reason", "x") == 2
-    assert "10 to 30 days" in capsys.readouterr().err
-    assert count(imported, penalties) == 0
+               "2026-03-12", "--days", days, "--reason", "x", *extra) == (0 if ok else 2)
+    if ok:
+        with db.make_engine(imported).connect() as conn:
+            row = conn.execute(select(penalties)).mappings().one()
+        assert row["article"] == article and row["rule"] == "R4"
+        assert (row["ends_on"] - row["starts_on"]).days == int(days) - 1
+    else:
+        assert f"days ({article}), not {days}" in capsys.readouterr().err
+        assert count(imported, penalties) == 0
+
+
+def test_r4_a_bad_suspension_table_is_a_config_error(imported, tmp_path, capsys):
+    book = tmp_path / "book.toml"
+    book.write_text('id = "x"\n[suspension]\nmin_days = 20\nmax_days = 10\n')
+    assert run("registry", "suspend", "V002", "--db", imported, "--actor", "b", "--from",
+               "2026-03-12", "--days", "15", "--reason", "x", "--rulebook", str(book)) == 2
+    assert "min_days 20 is above max_days 10" in capsys.readouterr().err
 
 
 def test_cancel_sends_a_cancelled_roster_row_and_refuses_a_second_time(imported, capsys):

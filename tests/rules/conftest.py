@@ -73,12 +73,13 @@ class Port:
     def read(self, uid: str, at: dt.datetime, gate: str = "GA", *, badge: str | None = None,
              badge_at: dt.datetime | None = None, trusted: bool = True, reader: str = "control",
              updated_at: dt.datetime | None | str = "fresh", apply: bool = True,
-             rulebook: GateRulebook | None = None) -> Decision:
+             rulebook: GateRulebook | None = None, direction: str = "both") -> Decision:
         view = self.view(gate)
         view.updated_at = at if updated_at == "fresh" else updated_at
         p = Presentation(uid=uid, reader_id=f"{gate}/{reader}", reader_kind=reader, mono_ns=mono(at),
                          badge_uid=badge,
-                         badge_mono_ns=mono(badge_at or at - dt.timedelta(seconds=2)) if badge else None)
+                         badge_mono_ns=mono(badge_at or at - dt.timedelta(seconds=2)) if badge else None,
+                         direction=direction)
         now = Now(wall=at, mono_ns=mono(at), clock_trusted=trusted)
         rb = rulebook or self.rulebook
         decision = decide(view, p, now, rb)

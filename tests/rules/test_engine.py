@@ -139,8 +139,8 @@ def test_g3_card_of_a_registration_missing_from_the_roster(port):
 
 def test_g3_lists_every_registration_reason(port):
     uid = port.worker("1004", category="estivador", status=WorkerStatus.CANCELLED, health_exam_date=None)
-    port.dispatch("1004")
-    d = port.read(uid, local(7))
+    port.dispatch("1004", function="estivador")
+    d = port.read(uid, local(7), badge="BB001004")
     assert d.reasons == ("G3.cancelled", "G3.health_missing", "G3.booklet")
     assert d.rules_failed == ("G3",)
 
@@ -275,14 +275,14 @@ def test_g6_early_arrival_tolerance(port, minutes_early, outcome):
     assert d.outcome is outcome
 
 
-@pytest.mark.parametrize("minutes_late,outcome", [(60, Outcome.ADMIT), (61, Outcome.EXIT)])
+@pytest.mark.parametrize("minutes_late,outcome", [(60, Outcome.ADMIT), (61, Outcome.DENY)])
 def test_g6_late_arrival_tolerance(port, minutes_late, outcome):
     uid = port.worker("1001")
     port.dispatch("1001", "07-13")
     d = port.read(uid, local(7) + dt.timedelta(minutes=minutes_late))
     assert d.outcome is outcome
-    if outcome is Outcome.EXIT:  # G9 reading: past the tolerance with no entry -> NO_ENTRY
-        assert d.flags == (Flag.NO_ENTRY,) and d.rules_failed == ("G9",)
+    if outcome is Outcome.DENY:  # G6: an entry attempt past the tolerance -> LATE_ARRIVAL
+        assert d.flags == (Flag.LATE_ARRIVAL,) and d.rules_failed == ("G6",)
 
 
 def test_g6_admit_carries_the_matched_escala_entry(port):
@@ -373,10 +373,10 @@ def test_g9_exit_is_not_blocked_by_a_registration_problem(port):
     assert port.read(uid, local(13)).outcome is Outcome.EXIT
 
 
-def test_g9_exit_without_entry_is_recorded_with_no_entry(port):
+def test_g9_exit_without_entry_is_recorded_with_no_entry_at_an_exit_reader(port):
     uid = port.worker("1001")
     entry = port.dispatch("1001")
-    d = port.read(uid, local(13, 5))
+    d = port.read(uid, local(13, 5), direction="out")
     assert d.outcome is Outcome.EXIT and d.flags == (Flag.NO_ENTRY,) and d.dispatch == entry
 
 

@@ -48,10 +48,10 @@ def test_a_day_at_one_gate_in_english():
         ("AA000001", "debounced", []),
         ("AA000003", "deny", ["G3", "G6"]),
         ("nonsense!", "deny", ["G1"]),
-        ("AA000009", "exit", ["G2"]),
+        ("AA000009", "deny", ["G2"]),  # the holder's old card: his shift stays open (G2)
         ("BB000001", "paired", []),
         ("AA000002", "deny", ["G4"]),
-        ("AA000001", "exit", ["G9"]),
+        ("AA000001", "exit", []),  # his own exit closes it
         ("CC000001", "inspector", []),
         ("AA000004", "deny", ["G3", "G6", "G10"]),
     ]
