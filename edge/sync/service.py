@@ -465,9 +465,29 @@ class Sync:
             self._alerted = False
 
     def _status(self, state: str, reason: str) -> bytes:
+        """The retained status with what the office's live view shows: outbox depth and oldest
+        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8)."""
         return dl.encode(
             dl.GateStatus(
                 port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq,
+                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq, **self._health(),
             )
         )
+
+    def _health(self) -> dict:
+        out: dict = {}
+        depth = getattr(self.journal, "outbox_depth", None)
+        if depth is not None:
+            out["outbox_depth"] = depth()
+        oldest = getattr(self.journal, "oldest_unsent_at", None)
+        if oldest is not None:
+            value = oldest()
+            out["oldest_unsent_at"] = value.astimezone(dt.UTC) if value is not None and value.tzinfo else value
+        trusted = getattr(self.now(), "clock_trusted", None)
+        if isinstance(trusted, bool):
+            out["clock_trusted"] = trusted
+        store = getattr(self.downlink, "store", None)
+        updated = getattr(store, "data_updated_at", None)
+        if updated is not None:
+            out["copies_updated_at"] = updated()
+        return out
