@@ -22,7 +22,6 @@ from sqlalchemy import and_, func, or_, select, tuple_
 from sqlalchemy.engine import Connection
 
 from central.calls.schema import coverage_alarms, ship_calls
-from central.ingest import presence
 from central.ledger.schema import events, gate_progress, gate_status
 from central.registry.changes import aware
 from central.registry.schema import cases, workers
@@ -119,12 +118,17 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
         ship_calls.c.arrival <= now, or_(ship_calls.c.departure.is_(None), ship_calls.c.departure > now))
         .order_by(ship_calls.c.ship)).all()
     today = now.astimezone(tz).date()
-    entries = conn.execute(select(escala).where(
+    entries = conn.execute(select(escala.c.date, escala.c.period, escala.c.ship, escala.c.ship_name, escala.c.voyage,
+                                  escala.c.berth, escala.c.gate_id, escala.c.post, escala.c.function,
+                                  escala.c.registration, escala.c.start_at, escala.c.end_at).where(
         escala.c.status == "active",
         or_(escala.c.date == today, and_(escala.c.start_at <= now, escala.c.end_at > now)))
         .order_by(escala.c.start_at, escala.c.ship, escala.c.post)).all()
-    open_rows = presence.snapshot(conn, now).open
-    regs = {r.registration for r in open_rows} | {e.registration for e in entries}
+    gate_ship = {c.gate_id: c.ship for c in calls if c.gate_id}
+    for e in entries:
+        gate_ship.setdefault(e.gate_id, e.ship)
+    open_rows = aboard_now(conn, gate_ship)
+    regs = {r[0] for r in open_rows} | {e.registration for e in entries}
     names = dict(conn.execute(select(workers.c.registration, workers.c.name)
                               .where(workers.c.registration.in_(regs))).all()) if regs else {}
     alarmed = set(conn.execute(select(coverage_alarms.c.ship).where(coverage_alarms.c.ended_at.is_(None))).scalars())
@@ -137,27 +141,38 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
                                   "gate_id": e.gate_id, "arrival": None, "departure": None})
     aboard_by_ship: dict[str, list] = {}
     aboard_regs: dict[str, str] = {}
-    for r in open_rows:
-        aboard_by_ship.setdefault(r.ship, []).append((r.registration, names.get(r.registration, ""),
-                                                       r.admitted_at))
-        aboard_regs[r.registration] = r.ship
+    for reg, ship, at in open_rows:
+        aboard_by_ship.setdefault(ship, []).append((reg, names.get(reg, ""), at))
+        aboard_regs[reg] = ship
+    by_ship: dict[str, list] = {}
+    for e in entries:
+        by_ship.setdefault(e.ship, []).append(e)
     out = []
     for ship, info in sorted(ships.items()):
         periods: dict[tuple, list[Post]] = {}
-        for e in entries:
-            if e.ship != ship:
-                continue
-            key = (e.date, e.period, aware(e.start_at), aware(e.end_at))
+        for e in by_ship.get(ship, ()):
+            key = (e.date, e.period, e.start_at, e.end_at)
             periods.setdefault(key, []).append(Post(e.post, e.function, e.registration,
                                                     names.get(e.registration, ""),
                                                     aboard_regs.get(e.registration) == ship))
         out.append(ShipRow(
             **info,
-            periods=[PeriodRow(p, d, s, en, posts) for (d, p, s, en), posts in periods.items()],
+            periods=[PeriodRow(p, d, aware(s), aware(en), posts) for (d, p, s, en), posts in periods.items()],
             aboard=sorted(aboard_by_ship.get(ship, [])),
             alarm=ship in alarmed,
         ))
     return out
+
+
+def aboard_now(conn: Connection, gate_ship: dict[str, str]) -> list[tuple[str, str, dt.datetime]]:
+    """(registration, ship, admitted at) of every worker whose latest admit/exit in the ledger (by
+    row id, as ``central.ingest.presence``) is an admit at a gate serving a known ship."""
+    latest = (select(func.max(events.c.id))
+              .where(events.c.decision.in_(("admit", "exit")), events.c.registration.is_not(None))
+              .group_by(events.c.registration))
+    rows = conn.execute(select(events.c.registration, events.c.gate_id, events.c.occurred_at)
+                        .where(events.c.id.in_(latest), events.c.decision == "admit")).all()
+    return [(r.registration, gate_ship[r.gate_id], aware(r.occurred_at)) for r in rows if r.gate_id in gate_ship]
 
 
 def open_alarms(conn: Connection) -> list[dict]:
