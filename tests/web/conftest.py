@@ -4,6 +4,7 @@ routes, middleware and templates) under Starlette's TestClient, users of every r
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 
 import pytest
@@ -31,9 +32,28 @@ class Clock:
         return self.at
 
 
-@pytest.fixture
-def engine(tmp_path):
-    engine = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
+_counter = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """One throw-away PostgreSQL cluster for the web suite, removed at the end."""
+    from portgate.testkit.postgres import PostgresCluster
+
+    cluster = PostgresCluster()
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path):
+    """A migrated ledger: a SQLite file, or a fresh database in the session's PostgreSQL cluster."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    else:
+        url = request.getfixturevalue("pg_cluster").create_database(f"web{next(_counter)}")
+    engine = make_engine(url)
     upgrade_engine(engine)
     yield engine
     engine.dispose()
