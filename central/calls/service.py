@@ -52,6 +52,11 @@ def _when(text: str, where: str, *, optional: bool = False) -> dt.datetime | Non
     return value.astimezone(dt.UTC)
 
 
+def parse_time(text: str, where: str) -> dt.datetime:
+    """An ISO 8601 time with offset, as aware UTC; ``BadInput`` naming ``where`` otherwise."""
+    return _when(text, where)
+
+
 def parse_call(row: dict, where: str) -> ShipCall:
     """One call from a CSV row or a form (``where`` prefixes the field name in errors)."""
     ship = (row.get("ship") or "").strip()

@@ -200,3 +200,14 @@ def test_every_change_made_in_the_web_is_in_the_audit_log_with_the_user(app):
     with Session(app.state.web.engine) as s:
         row = s.execute(select(audit_log).where(audit_log.c.action == "ship_call.save")).one()
     assert row.actor == "web:office" and row.subject == "9300001"
+
+
+def test_login_never_redirects_off_site(app):
+    c = TestClient(app, follow_redirects=False)
+    token = csrf_of(c.get("/login").text)
+    for target in ("//evil.example/", "https://evil.example/", "/\\evil.example"):
+        r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": target})
+        assert r.status_code == 303 and r.headers["location"] == "/", target
+        token = csrf_of(c.get("/").text)
+        c.post("/logout", data={"csrf_token": token})
+        token = csrf_of(c.get("/login").text)

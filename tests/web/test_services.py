@@ -196,3 +196,34 @@ def test_a_confiscation_opens_its_case_with_the_csv_downlink_source(tmp_path):
     assert case["registration"] == "V008" and case["reason_flag"] == "BORROWED_CARD" and case["status"] == "open"
     engine.dispose()
     assert msgspec
+
+
+def test_the_office_records_a_departure_in_the_web_form_and_ships_csv_from_the_command_line(app, tmp_path):
+    from central.calls.schema import ship_calls
+    from portgate.cli import main
+    from tests.web.conftest import logged_in
+
+    c, token = logged_in(app, "office")
+    form = {"ship": "9300009", "ship_name": "Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g9",
+            "arrival": "2026-03-15T06:00:00-03:00", "departure": "", "csrf_token": token}
+    assert c.post("/ships", data=form).status_code == 303
+    with Session(app.state.web.engine) as s:
+        call_id = s.execute(select(ship_calls.c.id)).scalar_one()
+    r = c.post(f"/ships/{call_id}/departure", data={"departure": "2026-03-15T05:00:00-03:00", "csrf_token": token})
+    assert r.status_code == 400 and "not after arrival" in r.text
+    r = c.post(f"/ships/{call_id}/departure", data={"departure": "2026-03-16T06:00:00-03:00", "csrf_token": token})
+    assert r.status_code == 303
+    with Session(app.state.web.engine) as s:
+        assert s.execute(select(ship_calls.c.departure)).scalar_one() is not None
+    if app.state.web.engine.dialect.name != "sqlite":
+        return
+    cfg = tmp_path / "central.toml"
+    cfg.write_text(f'database_url = "{app.state.web.engine.url}"\nport = "santos"\nkeys_dir = "{tmp_path}"\n')
+    ships = tmp_path / "ships.csv"
+    ships.write_text("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+                     "9300010,Nordic,long_haul,anchored,g10,2026-03-15T06:00:00-03:00,\n")
+    assert main(["office", "import-ships", "--config", str(cfg), "--ships", str(ships)]) == 0
+    ships.write_text("ship,ship_name,voyage,berth,gate_id,arrival,departure\nX,,,,,,\n")
+    assert main(["office", "import-ships", "--config", str(cfg), "--ships", str(ships)]) == 2
+    with Session(app.state.web.engine) as s:
+        assert s.execute(select(ship_calls.c.ship).order_by(ship_calls.c.ship)).scalars().all() == ["9300009", "9300010"]

@@ -62,6 +62,23 @@ async def ship_import(request: Request):
     return RedirectResponse("/ships", status_code=303)
 
 
+@guarded(*WRITERS)
+async def ship_departure(request: Request):
+    form = await request.form()
+    web = request.app.state.web
+    actor = f"web:{request.state.user.login}"
+    try:
+        call_id = int(request.path_params["call_id"])
+        when = service.parse_time(str(form.get("departure") or ""), "departure")
+        await run_in_threadpool(web.with_session,
+                                lambda s: service.set_departure(s, call_id, when, actor=actor, now=web.now()))
+    except ValueError:
+        return bad_input(request, "call id is a number")
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse("/ships", status_code=303)
+
+
 @guarded(*ALL_ROLES)
 async def alarm_list(request: Request):
     web = request.app.state.web
@@ -73,5 +90,6 @@ ROUTES = [
     Route("/ships", ship_list, methods=["GET"]),
     Route("/ships", ship_add, methods=["POST"]),
     Route("/ships/import", ship_import, methods=["POST"]),
+    Route("/ships/{call_id}/departure", ship_departure, methods=["POST"]),
     Route("/alarms", alarm_list, methods=["GET"]),
 ]
