@@ -170,3 +170,27 @@ def test_english_is_one_switch_away(port, page):
     page.wait_for_url(port.url + "/")
     assert page.locator("h1").inner_text() == "Live port"
     assert "offline" in page.locator('[data-gate="g-a"]').inner_text()
+
+
+def test_the_login_and_the_flag_filters_work_with_the_keyboard_alone_on_a_desktop(port, browser):
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    try:
+        pg.goto(port.url + "/login")
+        pg.keyboard.type("fiscal")  # the login field has the focus
+        pg.keyboard.press("Tab")
+        pg.keyboard.type(PASSWORD)
+        pg.keyboard.press("Enter")
+        pg.wait_for_url(port.url + "/")
+        pg.goto(port.url + "/flags")
+        pg.get_by_label("Ocorrência").focus()
+        pg.get_by_label("Ocorrência").select_option("BORROWED_CARD")
+        pg.keyboard.press("Tab")  # the filter button follows the last field
+        focused = pg.evaluate("() => document.activeElement.textContent")
+        assert focused.strip() == "Filtrar"
+        pg.keyboard.press("Enter")  # the focused filter button
+        pg.wait_for_url("**/flags?*flag=BORROWED_CARD*")
+        assert pg.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
+    finally:
+        context.close()
