@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "registry": ("central.registry.cli:registry", "Workers, cards, sanctions (R4)."),
     "rotation": ("central.rotation.cli:rotation", "Rotation (rodízio) and the daily escala (R1-R6)."),
     "crew": ("central.inspection.cli:crew", "Crew hours book (K1-K5) and foreign-crew share (N1-N6)."),
+    "office": ("central.web.cli:office", "Office web application: serve it, its users, ship calls."),
     "wire": ("wire.cli:wire", "Wire contract: regenerate JSON Schemas and the AsyncAPI document."),
 }
 

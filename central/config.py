@@ -31,6 +31,15 @@ snapshot_every_s = 300.0              # registry source: and at least this often
 workers_csv = "data/workers.csv"
 cards_csv = "data/cards.csv"
 escala_csv = "data/escala.csv"
+
+[web]                                 # portgate office serve (central/web/), see docs/operations.md
+secret_file = "/etc/portgate/web-session.key"   # default <keys_dir>/web-session.key, created 0600 if missing
+secure_cookies = false                # true behind a TLS reverse proxy
+session_hours = 12.0
+lang = "pt"                           # pt | en (each user can switch)
+tz = "America/Sao_Paulo"
+copies_max_age_h = 24.0               # G8
+coverage_grace_min = 30               # G11
 ```
 """
 
@@ -65,6 +74,20 @@ class PublishSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     escala_csv: str | None = None
 
 
+class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[web]``: the office web application (``portgate office serve``, central/web/)."""
+
+    secret_file: str | None = None  # session signing key (0600); default <keys_dir>/web-session.key, made if missing
+    secure_cookies: bool = False  # Secure cookies behind a TLS reverse proxy (always on with uvicorn's own TLS)
+    session_hours: Annotated[float, msgspec.Meta(gt=0, le=24 * 30)] = 12.0
+    lang: Literal["pt", "en"] = "pt"
+    tz: str = "America/Sao_Paulo"  # the port's time zone for dates shown and period starts
+    copies_max_age_h: Annotated[float, msgspec.Meta(gt=0)] = 24.0  # G8: a gate's copies older than this are stale
+    coverage_grace_min: Annotated[int, msgspec.Meta(ge=0, le=360)] = 30  # G11: minutes after a period start
+    poll_s: Annotated[float, msgspec.Meta(ge=0.05, le=10)] = 0.3  # how often the live stream looks at the ledger
+    rulebook: str | None = None  # pay rulebook whose [suspension] limits bind case decisions (R4); default: the example port's
+
+
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     database_url: str
     port: str
@@ -73,6 +96,7 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     mqtt: MqttConfig = MqttConfig()
     ingest: IngestSettings = IngestSettings()
     publish: PublishSettings = PublishSettings()
+    web: WebSettings = WebSettings()
     metrics_port: int = 0  # Prometheus /metrics (central.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
     log_json: bool | None = None  # None: JSON unless stderr is a terminal

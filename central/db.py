@@ -29,6 +29,8 @@ TABLE_MODULES: list[str] = [
     "central.rotation.schema",
     "central.production.schema",
     "central.ledger.tables",
+    "central.web.schema",
+    "central.calls.schema",
     # add your table module here, one line each
 ]
 

@@ -11,7 +11,8 @@
 # - mosquitto with the production configuration from config/mosquitto/: persistence, no anonymous
 #   access, password file, ACL, TLS listener 8883 (/etc/mosquitto/conf.d/portgate.conf,
 #   /etc/mosquitto/portgate.acl; certificates in /etc/mosquitto/certs/ are yours to provide);
-# - systemd unit portgate-central.service, enabled (started with --start). For several ingest
+# - systemd units portgate-central.service and portgate-office-web.service (the web application on
+#   127.0.0.1:8080, behind your TLS reverse proxy), enabled (started with --start). For several ingest
 #   processes enable portgate-central@1 ... @N instead (see docs/operations.md, "Scale-out").
 # PostgreSQL is not installed here: point database_url at your database server.
 source "$(dirname "$0")/install-common.sh"
@@ -41,9 +42,9 @@ if ! staging; then
   done
 fi
 
-install_units portgate-central.service portgate-central@.service
+install_units portgate-central.service portgate-central@.service portgate-office-web.service
 if ! staging && [ "${SKIP_VENV:-0}" != 1 ]; then
   "$PREFIX/venv/bin/portgate" central check-config "$ETC/central.toml" || say "fix $ETC/central.toml, then: systemctl start portgate-central"
 fi
-enable_units mosquitto.service portgate-central.service
+enable_units mosquitto.service portgate-central.service portgate-office-web.service
 say "office installed"

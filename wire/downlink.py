@@ -139,7 +139,8 @@ class GateStatus(msgspec.Struct, **_S):
     ``sent_seq``: every event ``1..sent_seq`` of this gate was acknowledged by the broker (None from
     a gate that does not say). The office compares it with its ledger and asks the gate to replay a
     tail it never received (lost in a broker crash, or routed to nobody while its subscription was
-    missing): no later event would reveal such a gap."""
+    missing): no later event would reveal such a gap. ``outbox_depth``, ``oldest_unsent_at``,
+    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said)."""
 
     port: str
     gate_id: str
@@ -148,6 +149,10 @@ class GateStatus(msgspec.Struct, **_S):
     reason: Literal["birth", "will", "graceful", "progress"]
     at: dt.datetime
     sent_seq: int | None = None
+    outbox_depth: int | None = None  # events journaled and not yet acknowledged by the broker
+    oldest_unsent_at: dt.datetime | None = None  # occurred_at of the oldest of them
+    clock_trusted: bool | None = None  # the gate's wall clock is synchronised (G8, G13)
+    copies_updated_at: dt.datetime | None = None  # when its roster/escala copies were last updated (G8)
     schema: int = SCHEMA_VERSION
 
 

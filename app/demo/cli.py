@@ -19,11 +19,14 @@ from app.demo.scenario import DEFAULT_DIR, Scenario
 @click.option("--lang", type=click.Choice(["pt", "en"]), default="pt", show_default=True,
               help="Language of the watchman's messages.")
 @click.option("--no-outage", is_flag=True, help="Do not stop the broker in the middle of the day.")
-def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool) -> None:
+@click.option("--keep-serving", is_flag=True,
+              help="Keep the office web application up after the reconciliation, until Ctrl-C.")
+def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool, keep_serving: bool) -> None:
     """Play a whole port day on this machine: a private mosquitto, the office (ingest + SQLite
     ledger) and two gates on two ships with real readers (serial RFID on pseudo-terminals; PC/SC via
     pcscd + vpcd with a virtual card). Shows each decision as the watchman sees it, then the
-    reconciliation and the day's pay statements. Exit status 0 only if all of it is right."""
+    reconciliation and the day's pay statements. The office web application runs on a free loopback
+    port meanwhile (URL and login printed). Exit status 0 only if all of it is right."""
     from app.demo.run import run_demo
 
     scenario = Scenario(scenario_dir)
@@ -33,5 +36,5 @@ def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool) -
         # A day is played on fresh gates and a fresh ledger: old state would decide differently.
         raise click.ClickException(f"run directory {run_dir} is not empty: choose another or remove it")
     status = run_demo(run_dir.resolve(), scenario, lang=lang, outage=not no_outage,
-                      out=lambda text: click.echo(text))
+                      out=lambda text: click.echo(text), keep_serving=keep_serving)
     sys.exit(status)

@@ -213,6 +213,8 @@ class DemoRun:
         self.broker_up = True
         self.published_version = 0
         self.published_at: dt.datetime | None = None
+        self.web = None
+        self.web_url: str | None = None
 
     # -- set-up --------------------------------------------------------------------------------
     def start(self) -> None:
@@ -238,6 +240,9 @@ class DemoRun:
             self.gates[spec.gate_id] = Gate(self, spec)
         key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
         self._publish_snapshots()
+        from app.demo.web import prepare_ledger
+
+        prepare_ledger(self.ledger_url, sc, self.day_start)
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
         self.out(f"office   portgate central run (ledger {self.dir / 'ledger.db'})")
@@ -250,7 +255,17 @@ class DemoRun:
             if gate.spec.readers == "pcsc" and gate.kind != "pcsc":
                 how += " (pcscd/vpcd not installed: serial instead of PC/SC)"
             self.out(f"gate     {gid} ship {gate.spec.ship}: {how}")
+        self._start_web()
         self._wait_ready()
+
+    def _start_web(self) -> None:
+        """The office web application on a free loopback port, on the scripted day's clock."""
+        from app.demo.web import DEMO_PASSWORD, DEMO_USER, DemoWeb
+
+        self.web = DemoWeb(self.ledger_url, [g.clock_file for g in self.gates.values()],
+                           self.scenario.spec.timezone)
+        self.web_url = self.web.start()
+        self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (portgate office serve)")
 
     def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
         """The office publishes the roster, the blocklist base and the escala (retained
@@ -482,9 +497,26 @@ class DemoRun:
 
 
 def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: bool = True,
-             out: Callable[[str], None] = print) -> int:
-    """Play the day; print decisions, reconciliation and pay; return the exit status (0 = all right)."""
+             out: Callable[[str], None] = print, keep_serving: bool = False) -> int:
+    """Play the day; print decisions, reconciliation and pay; return the exit status (0 = all right).
+    ``keep_serving``: the web application stays up on the day's ledger until Ctrl-C."""
     demo = DemoRun(run_dir, scenario, lang=lang, out=out, outage=outage)
+    try:
+        status = _play(demo, run_dir, scenario, out)
+        if keep_serving and demo.web is not None and status != 2:
+            out(f"\nThe office web application stays up at {demo.web_url} (login printed above); Ctrl-C to stop.")
+            try:
+                while demo.web.thread is not None and demo.web.thread.is_alive():
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                out("stopped")
+        return status
+    finally:
+        if demo.web is not None:
+            demo.web.stop()
+
+
+def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str], None]) -> int:
     started = time.monotonic()
     try:
         demo.start()

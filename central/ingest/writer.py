@@ -33,9 +33,12 @@ per worker is unwanted).
   restart) leave no hole for the gap repair to see when no later event follows.
 - A gate's journal ``STORE_QUARANTINED`` alert records its lost range in ``gate_losses`` in the same
   transaction (``ledger.record_losses``), so that range is never chased as a gap.
-- With ``[publish] source = "registry"``: each new confiscation also opens its case in the registry
-  (``record_confiscation``, same transaction). ``Outcome.confiscations`` tells the worker to publish
-  the blocklist (or wake the registry's downlink publisher).
+- Each new confiscation also opens its case in the registry (``record_confiscation``, same
+  transaction), whatever the downlink source: an inspector's confiscation always reaches ``cases``.
+  ``Outcome.confiscations`` tells the worker to publish the blocklist (or wake the registry's
+  downlink publisher).
+- Each gate's retained status (worker 0) is kept in ``gate_status`` in the batch's transaction
+  (``central.ingest.status``), for the office's live view.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyErro
 
 from central.config import CentralConfig
 from central.ingest import blocklist, ledger, presence
+from central.ingest import status as gate_status
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ledger.schema import dead_letters, gate_progress
 from portgate.errors import BadInput
@@ -140,10 +144,12 @@ class LedgerWriter:
         Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
         until ``abandon()`` said so (the caller must not acknowledge the batch).
         """
-        accepted, rejected = [], []
+        accepted, rejected, statuses = [], [], []
         for topic, payload in items:
             if topic.endswith("/status"):
-                self._claim(topic, payload, rejected)
+                status = self._claim(topic, payload, rejected)
+                if status is not None:
+                    statuses.append(status)
                 continue
             verdict = ledger.check(topic, payload, self.port, self.keys)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
@@ -152,7 +158,7 @@ class LedgerWriter:
         while True:
             now = dt.datetime.now(dt.UTC)
             try:
-                inserted, opened, losses, gaps, seen, rejected = self._commit(accepted, rejected, now)
+                inserted, opened, losses, gaps, seen, rejected = self._commit(accepted, rejected, now, statuses)
                 break
             except SQLAlchemyError as exc:
                 log.error("ingest.commit_failed", worker=self.index, retry_in=delay, error=db_error(exc),
@@ -184,7 +190,7 @@ class LedgerWriter:
         self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
         return self._report(batch_id, blocklist.has_confiscation(inserted))
 
-    def _commit(self, accepted, rejected, now):
+    def _commit(self, accepted, rejected, now, statuses=()):
         """The batch in one transaction. If the database refuses it for what is in it (``unstorable``:
         a value it cannot hold; retrying would refuse it again and stall the ingest), the batch goes
         in again one event per transaction and the refused events become dead letters
@@ -193,8 +199,9 @@ class LedgerWriter:
         try:
             with self.engine.begin() as conn:
                 inserted = ledger.write_batch(conn, accepted, rejected, now)
-                opened = self._record_confiscations(conn, inserted, now) if self.registry else 0
+                opened = self._record_confiscations(conn, inserted, now)
                 losses = ledger.record_losses(conn, inserted, now)
+                gate_status.store(conn, list(statuses), now)
                 seen = _sequences(accepted)
                 gaps = ledger.update_progress(conn, seen, now, seen=seen)
             return inserted, opened, losses, gaps, seen, rejected
@@ -208,7 +215,7 @@ class LedgerWriter:
             try:
                 with self.engine.begin() as conn:
                     mine = ledger.write_batch(conn, [a], [], now)
-                    opened += self._record_confiscations(conn, mine, now) if self.registry else 0
+                    opened += self._record_confiscations(conn, mine, now)
                     losses += ledger.record_losses(conn, mine, now)
                 inserted += mine
             except Exception as exc:
@@ -220,6 +227,7 @@ class LedgerWriter:
         kept = [a for a in accepted if a.event.event_id not in gone]
         with self.engine.begin() as conn:
             ledger.write_batch(conn, [], rejected + refused, now)
+            gate_status.store(conn, list(statuses), now)
             seen = _sequences(kept)
             gaps = ledger.update_progress(conn, seen, now, seen=seen)
         inserted.sort(key=lambda r: r[0])
@@ -233,7 +241,7 @@ class LedgerWriter:
                 self._stats["presence_relayed"] += 1
 
     def _record_confiscations(self, conn, inserted, now: dt.datetime) -> int:
-        """Registry source: open the case and block the card in the registry for each new
+        """Open the case (and block the card in the registry, when it holds the card) for each new
         confiscation (``record_confiscation``, idempotent by event id), in the ledger's transaction.
         A confiscation the registry refuses (``BadInput``, e.g. an unknown registration) is logged
         and stays in the ledger (its card is still blocked through the ledger part of the blocklist)."""
@@ -293,7 +301,7 @@ class LedgerWriter:
             )
 
     # -- tails ---------------------------------------------------------------------------------------
-    def _claim(self, topic: str, payload: bytes, rejected: list) -> None:
+    def _claim(self, topic: str, payload: bytes, rejected: list) -> dl.GateStatus | None:
         """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``): the newest
         status's, except that a Last Will (set when the gate connected, so older) never lowers it;
         a gate whose journal started again says a lower one. A status that does not parse, names
@@ -315,11 +323,11 @@ class LedgerWriter:
                 raise BadInput(f"unknown gate {gate_id}", where=topic)
         except BadInput as exc:
             rejected.append(ledger.DeadLetter(topic, f"bad status: {exc}", payload, gate_id))
-            return
-        if status.sent_seq is None:
-            return
-        held = self._claims.get(gate_id, 0)
-        self._claims[gate_id] = max(held, status.sent_seq) if status.reason == "will" else status.sent_seq
+            return None
+        if status.sent_seq is not None:
+            held = self._claims.get(gate_id, 0)
+            self._claims[gate_id] = max(held, status.sent_seq) if status.reason == "will" else status.sent_seq
+        return status
 
     def _check_tails(self) -> None:
         """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (see the

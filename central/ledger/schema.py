@@ -2,7 +2,8 @@
 
 ``events`` is append-only: one row per gate event, deduplicated by ``event_id``, keeping the gate's
 MAC and the exact wire bytes. ``dead_letters`` keeps anything rejected with the reason and the raw
-payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps. ``gate_losses`` records
+payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps. ``gate_status`` keeps each gate's newest retained status (online/offline, boot id, outbox depth,
+clock, copies), as the office's ingest receives it. ``gate_losses`` records
 sequence ranges a gate reported lost with a quarantined journal (never replayed; skipped by gaps).
 """
 
@@ -67,6 +68,23 @@ gate_progress = Table(
     Column("highest_seq", BigInteger, nullable=False),  # highest sequence seen
     Column("contiguous_seq", BigInteger, nullable=False),  # all of 1..contiguous_seq are in events
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+gate_status = Table(
+    "gate_status",
+    metadata,
+    Column("gate_id", String(64), primary_key=True),
+    Column("state", String(16), nullable=False),  # online | offline
+    Column("reason", String(16), nullable=False),  # birth | will | graceful | progress
+    Column("boot_id", String(64), nullable=False),
+    Column("since", DateTime(timezone=True), nullable=False),  # when it entered this state
+    Column("at", DateTime(timezone=True), nullable=False),  # the status message's own time
+    Column("sent_seq", BigInteger, nullable=True),
+    Column("outbox_depth", Integer, nullable=True),
+    Column("oldest_unsent_at", DateTime(timezone=True), nullable=True),
+    Column("clock_trusted", Boolean, nullable=True),
+    Column("copies_updated_at", DateTime(timezone=True), nullable=True),
+    Column("received_at", DateTime(timezone=True), nullable=False),
 )
 
 gate_losses = Table(

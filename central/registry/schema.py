@@ -25,6 +25,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Table,
     Text,
@@ -134,6 +135,32 @@ cases = Table(
     Column("status", String(16), nullable=False),  # open | closed
     Column("decision", Text, nullable=False, default=""),
     Column("opened_at", DateTime(timezone=True), nullable=False),
+    # due process (R7, 83.611 art. 21 §1, §2): central/registry/cases.py
+    Column("source_event_id", String(36), nullable=True),  # the flagged event a case was opened from
+    Column("charge", Text, nullable=True),
+    Column("evidence", Text, nullable=True),
+    Column("defence", Text, nullable=True),
+    Column("defence_at", DateTime(timezone=True), nullable=True),
+    Column("decision_kind", String(16), nullable=True),  # none | reprimand | suspension | cancellation
+    Column("decision_days", Integer, nullable=True),
+    Column("decision_start", Date, nullable=True),
+    Column("decided_at", DateTime(timezone=True), nullable=True),
+    Column("appeal", Text, nullable=True),
+    Column("appeal_at", DateTime(timezone=True), nullable=True),
+    Column("appeal_outcome", String(16), nullable=True),  # upheld | overturned | waived
+    Column("final_at", DateTime(timezone=True), nullable=True),
+)
+
+case_attachments = Table(
+    "case_attachments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("case_id", Integer, ForeignKey("cases.id"), nullable=False),
+    Column("filename", String(255), nullable=False),
+    Column("content_type", String(128), nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("uploaded_at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
 )
 
 downlink_changes = Table(

@@ -143,7 +143,7 @@ class Sync:
         self._unrouted_wait = settings.unrouted_backoff_s  # next pause after an unrouted PUBACK
         self._alerted = False
         self._next_check = 0.0
-        self._status_seq: int | None = None  # sent_seq of the last progress status published
+        self._status_seq: tuple | None = None  # (sent_seq, clock trust, copies time) of the last progress status
         self._next_status = 0.0
         self._bucket = TokenBucket(settings.rate, settings.burst, time.monotonic())
         self._pump: threading.Thread | None = None
@@ -406,15 +406,17 @@ class Sync:
 
     def _progress_status(self) -> None:
         """Publish an "online" (progress) status when ``sent_seq`` moved since the last one, at most
-        every ``status_every_s`` (retained, QoS 1; not an outbox row, so not tracked)."""
-        if self._sent_seq == self._status_seq:
+        every ``status_every_s`` (retained, QoS 1; not an outbox row, so not tracked); also when the
+        clock's trust or the local copies' update time changed (the office's live view shows them)."""
+        mark = (self._sent_seq, *self._health_mark())
+        if mark == self._status_seq:
             return
         now = time.monotonic()
         if now < self._next_status:
             self._wake_later(self._next_status - now)
             return
         self.client.publish(self.t_status, self._status("online", "progress"), qos=1, retain=True)
-        self._status_seq = self._sent_seq
+        self._status_seq = mark
         self._next_status = now + self.settings.status_every_s
 
     def _wake_later(self, delay: float) -> None:
@@ -465,9 +467,35 @@ class Sync:
             self._alerted = False
 
     def _status(self, state: str, reason: str) -> bytes:
+        """The retained status with what the office's live view shows: outbox depth and oldest
+        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8)."""
         return dl.encode(
             dl.GateStatus(
                 port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq,
+                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq, **self._health(),
             )
         )
+
+    def _health_mark(self) -> tuple:
+        """What changes a status besides ``sent_seq``: clock trust and the copies' update time."""
+        store = getattr(self.downlink, "store", None)
+        updated = getattr(store, "data_updated_at", None)
+        return (getattr(self.now(), "clock_trusted", None), updated() if updated is not None else None)
+
+    def _health(self) -> dict:
+        out: dict = {}
+        depth = getattr(self.journal, "outbox_depth", None)
+        if depth is not None:
+            out["outbox_depth"] = depth()
+        oldest = getattr(self.journal, "oldest_unsent_at", None)
+        if oldest is not None:
+            value = oldest()
+            out["oldest_unsent_at"] = value.astimezone(dt.UTC) if value is not None and value.tzinfo else value
+        trusted = getattr(self.now(), "clock_trusted", None)
+        if isinstance(trusted, bool):
+            out["clock_trusted"] = trusted
+        store = getattr(self.downlink, "store", None)
+        updated = getattr(store, "data_updated_at", None)
+        if updated is not None:
+            out["copies_updated_at"] = updated()
+        return out

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-UNITS = ["portgate-gate.service", "portgate-central.service", "portgate-central@.service"]
+UNITS = ["portgate-gate.service", "portgate-central.service", "portgate-central@.service",
+         "portgate-office-web.service"]
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 needs_analyze = pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze not installed")
 
@@ -38,7 +39,7 @@ def test_units_verify_without_warnings(tmp_path):
     d = unit_copies(tmp_path)
     args = [SYSTEMD_ANALYZE, "verify", "--man=no",
             str(d / "portgate-gate.service"), str(d / "portgate-central.service"),
-            str(d / "portgate-central@1.service")]
+            str(d / "portgate-central@1.service"), str(d / "portgate-office-web.service")]
     res = subprocess.run(args, capture_output=True, text=True, cwd=d)
     assert res.returncode == 0, res.stderr
     ours = [line for line in (res.stdout + res.stderr).splitlines() if "portgate" in line]

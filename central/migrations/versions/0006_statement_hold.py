@@ -1,7 +1,7 @@
 """statement hold for the office's review (EARLY_EXIT, RULES.md P and G9)
 
 Revision ID: 0006
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01 09:30:00
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0006'
-down_revision = '0003'
+down_revision = '0004'
 branch_labels = None
 depends_on = None
 

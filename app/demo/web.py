@@ -1,0 +1,100 @@
+"""The office web application during ``portgate demo``: a user, the registry, the escala and the
+ship calls of the scripted day in the ledger, and the app served on a free loopback port in a
+thread of the demo process, its clock following the gates' scripted clocks (the day plays in
+minutes), so a new user can open the browser on a real day.
+
+Login printed by the demo: ``demo`` / ``DEMO_PASSWORD`` (role inspector: flags and cases; the live
+view and the alarms are open to every role).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import threading
+import time
+from pathlib import Path
+
+from edge.scripted_clock import ScriptedClock
+from portgate.records import EscalaEntry, load_csv
+
+DEMO_USER = "demo"
+DEMO_PASSWORD = "portgate-demo"
+
+
+def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "demo") -> None:
+    """Migrate the ledger and put in it what the office keeps for the day: the registry
+    (workers.csv, cards.csv), the escala (escala.csv), one ship call per ship (arrival at 01:00 of
+    the day, still in port) and the demo user."""
+    from sqlalchemy.orm import Session
+
+    from central.calls.service import ShipCall, save_call
+    from central.db import make_engine
+    from central.ledger.migrate import upgrade_engine
+    from central.registry.store import import_files
+    from central.rotation.engine import RotationSettings
+    from central.rotation.service import _store_entry
+    from central.web.users import add_user
+
+    engine = make_engine(url)
+    try:
+        upgrade_engine(engine)
+        now = day_start
+        settings = RotationSettings(tz=scenario.spec.timezone)
+        entries = load_csv(scenario.escala_csv, EscalaEntry)
+        with Session(engine) as s, s.begin():
+            import_files(s, workers_csv=scenario.workers_csv, cards_csv=scenario.cards_csv, actor=actor, now=now)
+            ships = {}
+            for entry in entries:
+                _store_entry(s, entry, operator="demo", requisition_id=None, settings=settings, actor=actor, now=now)
+                ships.setdefault(entry.ship, entry)
+            arrival = (day_start + dt.timedelta(hours=1)).astimezone(dt.UTC)
+            for ship, e in sorted(ships.items()):
+                save_call(s, ShipCall(ship, e.ship_name, e.voyage.value, e.berth.value, e.gate_id, arrival, None),
+                          actor=actor, now=now)
+            add_user(s, DEMO_USER, role="inspector", password=DEMO_PASSWORD, name="Demo", actor=actor)
+    finally:
+        engine.dispose()
+
+
+class DemoWeb:
+    """``portgate office``'s app in a thread: ``start()`` returns the URL, ``stop()`` ends it."""
+
+    def __init__(self, url: str, clock_files: list[Path], tz: str) -> None:
+        self.db_url = url
+        self.clocks = [ScriptedClock(p) for p in clock_files]
+        self.tz = tz
+        self.server = None
+        self.thread: threading.Thread | None = None
+        self.engine = None
+
+    def now(self) -> dt.datetime:
+        return max(c.wall() for c in self.clocks)
+
+    def start(self) -> str:
+        import uvicorn
+
+        from central.config import WebSettings
+        from central.db import make_engine
+        from central.web.app import create_app
+        from app.demo.mosquitto import free_port
+
+        self.engine = make_engine(self.db_url)
+        app = create_app(self.engine, WebSettings(tz=self.tz), secrets.token_bytes(32), now=self.now)
+        port = free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                                    timeout_graceful_shutdown=1))
+        self.thread = threading.Thread(target=self.server.run, name="demo-web", daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{port}/"
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.should_exit = True
+        if self.thread is not None:
+            self.thread.join(10)
+        if self.engine is not None:
+            self.engine.dispose()

@@ -1,0 +1,251 @@
+"""Benchmark: the office web application's live page over a day of 5,000 workers, 60 ships in port
+and 100,000 ledger events (DESIGN.md targets: p95 page time <= 2x its SQL queries alone; event
+committed -> visible in the browser p95 <= 2 s).
+
+The real app (``central.web.app.create_app``) is served by uvicorn on loopback over a SQLite
+ledger filled here: the registry, one ship call and an escala of 4 periods x 10 posts per ship,
+60 gate statuses, and the events (taps with admits, exits, denials, some flags) spread over the
+day. Figures, all in the same run:
+
+- ``page_p95_ms``: ``GET /live/panel`` (what the page fetches on every change) over HTTP, logged in;
+- ``sql_p95_ms`` (the baseline): the exact SQL statements that one render executes (captured with
+  a SQLAlchemy cursor hook), replayed on a raw sqlite3 connection, the whole set per sample,
+  each sample right after a page sample (the machine is shared: both see the same load);
+- ``live_p95_ms``: a tap admit committed to the ledger (``write_batch``, the ingest's own path) ->
+  the worker shown aboard in headless Chromium on the live page (SSE notice + htmx fetch).
+
+``--smoke``: 200 workers, 5 ships, 2,000 events, few samples. Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import random
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx  # noqa: E402
+from sqlalchemy import event as sa_event  # noqa: E402
+
+from central.calls.schema import ship_calls  # noqa: E402
+from central.config import WebSettings  # noqa: E402
+from central.db import make_engine  # noqa: E402
+from central.ingest.ledger import Accepted, write_batch  # noqa: E402
+from central.ledger.migrate import upgrade_engine  # noqa: E402
+from central.ledger.schema import events, gate_status  # noqa: E402
+from central.registry.schema import workers  # noqa: E402
+from central.rotation.schema import escala  # noqa: E402
+from wire.events import Dispatch, Event, TapPayload, encode, new_event_id, sign  # noqa: E402
+
+TZ = "America/Sao_Paulo"
+PERIODS = ((1, "01-07"), (7, "07-13"), (13, "13-19"), (19, "19-01"))
+POSTS = 10
+PASSWORD = "bench password"
+
+
+def p95(values: list[float]) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
+
+
+def fill(engine, n_workers: int, n_ships: int, n_events: int, now: dt.datetime, rng: random.Random) -> list[str]:
+    """The day in the ledger; returns the registrations free to be admitted during the live test."""
+    from zoneinfo import ZoneInfo
+
+    from central.web.users import add_user
+    from sqlalchemy.orm import Session
+
+    tz = ZoneInfo(TZ)
+    day = now.astimezone(tz).date()
+    regs = [f"W{i:05d}" for i in range(1, n_workers + 1)]
+    with engine.begin() as conn:
+        conn.execute(workers.insert(), [dict(registration=r, name=f"Trabalhador {i}", category="vigia", status="active",
+                                             rotation_number=i, updated_at=now) for i, r in enumerate(regs, 1)])
+        rows, calls, statuses = [], [], []
+        it = itertools.cycle(regs)
+        for s in range(n_ships):
+            ship, gate = f"9{s:06d}", f"g{s:03d}"
+            calls.append(dict(ship=ship, ship_name=f"Navio {s}", voyage="long_haul" if s % 3 else "cabotage",
+                              berth="berthed" if s % 2 else "anchored", gate_id=gate,
+                              arrival=now - dt.timedelta(days=1), departure=None, updated_at=now, actor="bench"))
+            statuses.append(dict(gate_id=gate, state="online", reason="progress", boot_id="b", since=now, at=now,
+                                 sent_seq=1, outbox_depth=0, oldest_unsent_at=None, clock_trusted=True,
+                                 copies_updated_at=now, received_at=now))
+            for hour, label in PERIODS:
+                start = dt.datetime.combine(day, dt.time(hour), tz).astimezone(dt.UTC)
+                for p in range(POSTS):
+                    rows.append(dict(date=day, period=label, ship=ship, ship_name=f"Navio {s}", voyage="long_haul",
+                                     berth="berthed", gate_id=gate, post="portalo" if p == 0 else f"p{p}",
+                                     function="vigia", registration=next(it), operator="op", start_at=start,
+                                     end_at=start + dt.timedelta(hours=6), status="active", created_at=now))
+        conn.execute(ship_calls.insert(), calls)
+        conn.execute(escala.insert(), rows)
+        conn.execute(gate_status.insert(), statuses)
+        start = dt.datetime.combine(day, dt.time(0), tz).astimezone(dt.UTC)
+        span = max(1.0, (now - start).total_seconds() - 120)
+        batch, seqs = [], {}
+        busy = regs[: n_workers // 2]
+        for i in range(n_events):
+            s = rng.randrange(n_ships)
+            gate = f"g{s:03d}"
+            seq = seqs[gate] = seqs.get(gate, 0) + 1
+            reg = busy[rng.randrange(len(busy))]
+            decision = rng.choice(("admit", "exit", "exit", "deny"))
+            flags = ["BORROWED_CARD"] if decision == "deny" and rng.random() < 0.1 else []
+            payload = {"type": "tap", "uid": "AA" + reg[1:], "reader_id": "r", "reader_kind": "control",
+                       "decision": decision, "rules_failed": [], "flags": flags, "message": "",
+                       "registration": reg, "dispatch": {"date": day.isoformat(), "period": "07-13",
+                                                          "ship": f"9{s:06d}", "berth": "berthed",
+                                                          "voyage": "long_haul", "post": "p1", "function": "vigia"}}
+            at = start + dt.timedelta(seconds=span * i / n_events)
+            batch.append(dict(event_id=new_event_id(), port="santos", gate_id=gate, boot_id="b", seq=seq,
+                              occurred_at=at, clock_trusted=True, mono_ns=i, type="tap", registration=reg,
+                              decision=decision, payload=payload, mac="0" * 64, raw=b"{}", received_at=at))
+            if len(batch) == 5000:
+                conn.execute(events.insert(), batch)
+                batch = []
+        if batch:
+            conn.execute(events.insert(), batch)
+    with Session(engine) as s, s.begin():
+        add_user(s, "bench", role="auditor", password=PASSWORD, actor="bench")
+    return regs[n_workers // 2:]
+
+
+def serve(engine, now_fn):
+    import uvicorn
+
+    from central.web.app import create_app
+    from app.demo.mosquitto import free_port
+
+    app = create_app(engine, WebSettings(tz=TZ, poll_s=0.2), b"b" * 32, now=now_fn, background=False)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           timeout_graceful_shutdown=1))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    return server, thread, f"http://127.0.0.1:{port}"
+
+
+def login(client: httpx.Client) -> None:
+    token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text).group(1)
+    r = client.post("/login", data={"login": "bench", "password": PASSWORD, "csrf_token": token, "next": "/"})
+    assert r.status_code == 303, r.status_code
+
+
+def capture_sql(engine, client: httpx.Client) -> list[tuple[str, tuple]]:
+    """The statements one render of the live panel executes (SELECTs only)."""
+    seen: list[tuple[str, tuple]] = []
+
+    def hook(conn, cursor, statement, parameters, context, executemany):
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append((statement, tuple(parameters) if parameters else ()))
+
+    sa_event.listen(engine, "before_cursor_execute", hook)
+    try:
+        client.get("/live/panel")
+    finally:
+        sa_event.remove(engine, "before_cursor_execute", hook)
+    return seen
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--smoke", action="store_true")
+    args = ap.parse_args(argv)
+    n_workers, n_ships, n_events, samples, live_samples = (
+        (200, 5, 2_000, 15, 3) if args.smoke else (5_000, 60, 100_000, 60, 20))
+    rng = random.Random(17)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-office-web-"))
+    path = tmp / "ledger.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade_engine(engine)
+    now = dt.datetime.now(dt.UTC)
+    t0 = time.monotonic()
+    free = fill(engine, n_workers, n_ships, n_events, now, rng)
+    fill_s = time.monotonic() - t0
+    server, thread, url = serve(engine, lambda: dt.datetime.now(dt.UTC))
+    try:
+        with httpx.Client(base_url=url, follow_redirects=False, timeout=60) as client:
+            login(client)
+            client.get("/live/panel")  # warm
+            statements = capture_sql(engine, client)
+            raw = sqlite3.connect(path)
+            page_ms, sql_ms = [], []
+            for _ in range(samples):  # interleaved, so both see the same load on a shared machine
+                t = time.perf_counter()
+                r = client.get("/live/panel")
+                page_ms.append((time.perf_counter() - t) * 1000)
+                assert r.status_code == 200
+                t = time.perf_counter()
+                for statement, params in statements:
+                    raw.execute(statement, params).fetchall()
+                sql_ms.append((time.perf_counter() - t) * 1000)
+            raw.close()
+        live_ms = live_latency(engine, url, free, live_samples, now)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        engine.dispose()
+    page, sql = p95(page_ms), p95(sql_ms)
+    live = p95(live_ms) if live_ms else None
+    print(json.dumps({
+        "bench": "office_web",
+        "figures": {"page_p95_ms": round(page, 2), "page_p50_ms": round(statistics.median(page_ms), 2),
+                    "sql_p50_ms": round(statistics.median(sql_ms), 2), "live_p95_ms": None if live is None else round(live, 1),
+                    "live_max_ms": round(max(live_ms), 1) if live_ms else None,
+                    "statements_per_page": len(statements), "workers": n_workers, "ships": n_ships,
+                    "events": n_events, "fill_s": round(fill_s, 1)},
+        "baseline": {"sql_p95_ms": round(sql, 2)},
+        "ratio": round(page / sql, 3) if sql else None,
+        "target": "page p95 <= 2x its SQL alone; event -> browser p95 <= 2000 ms",
+    }))
+    return 0
+
+
+def live_latency(engine, url: str, free: list[str], n: int, now: dt.datetime) -> list[float]:
+    from testkit.browser import launch_chromium
+
+    out = []
+    with launch_chromium() as browser:
+        page = browser.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(url + "/login")
+        page.fill("#login", "bench")
+        page.fill("#password", PASSWORD)
+        page.click("form[action='/login'] button[type=submit]")
+        page.wait_for_url(url + "/")
+        time.sleep(1.0)  # the SSE stream is open
+        for i in range(n):
+            reg = free[i]
+            at = dt.datetime.now(dt.UTC)
+            payload = TapPayload(uid="AA" + reg[1:], reader_id="r", reader_kind="control", decision="admit",
+                                 registration=reg, dispatch=Dispatch(date=at.date(), period="07-13", ship="9000000",
+                                                                     berth="berthed", voyage="long_haul", post="p1",
+                                                                     function="vigia"))
+            ev = sign(Event(event_id=new_event_id(), port="santos", gate_id="g000", boot_id="live", seq=10**9 + i,
+                            occurred_at=at, clock_trusted=True, mono_ns=i, payload=payload), b"k")
+            locator = page.locator(f'.person[data-registration="{reg}"]')
+            with engine.begin() as conn:
+                write_batch(conn, [Accepted("portgate/v1/santos/gate/g000/events", ev, encode(ev))], [], at)
+            t = time.perf_counter()
+            locator.wait_for()
+            out.append((time.perf_counter() - t) * 1000)
+            time.sleep(0.3)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

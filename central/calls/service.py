@@ -1,0 +1,136 @@
+"""Ship calls the office keeps (G11 needs the whole stay, not only requisitioned periods).
+
+``ships.csv`` columns: ship (IMO), ship_name, voyage (``long_haul|cabotage``), berth
+(``berthed|anchored``), gate_id, arrival, departure (ISO 8601 with offset; departure empty while
+the ship is in port). A call is keyed by (ship, arrival): importing the same call again updates it.
+Every change is an ``audit_log`` row naming the actor. ``BadInput`` names the file and line (or
+the form field) of a bad value; the caller rolls back, nothing is half-imported.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime as dt
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from central.calls.schema import ship_calls
+from central.registry.changes import audit, aware, utcnow
+from portgate.errors import BadInput
+
+COLUMNS = ("ship", "ship_name", "voyage", "berth", "gate_id", "arrival", "departure")
+VOYAGES = ("long_haul", "cabotage")
+BERTHS = ("berthed", "anchored")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ShipCall:
+    ship: str
+    ship_name: str
+    voyage: str
+    berth: str
+    gate_id: str | None
+    arrival: dt.datetime
+    departure: dt.datetime | None
+
+
+def _when(text: str, where: str, *, optional: bool = False) -> dt.datetime | None:
+    text = (text or "").strip()
+    if not text:
+        if optional:
+            return None
+        raise BadInput("a time is required", where=where)
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadInput(f"{text!r} is not an ISO 8601 time", where=where) from None
+    if value.tzinfo is None:
+        raise BadInput(f"{text!r} has no UTC offset", where=where)
+    return value.astimezone(dt.UTC)
+
+
+def parse_time(text: str, where: str) -> dt.datetime:
+    """An ISO 8601 time with offset, as aware UTC; ``BadInput`` naming ``where`` otherwise."""
+    return _when(text, where)
+
+
+def parse_call(row: dict, where: str) -> ShipCall:
+    """One call from a CSV row or a form (``where`` prefixes the field name in errors)."""
+    ship = (row.get("ship") or "").strip()
+    if not ship.isdigit() or not 5 <= len(ship) <= 10:
+        raise BadInput(f"ship {ship!r} is not an IMO number", where=f"{where}ship")
+    voyage = (row.get("voyage") or "").strip()
+    if voyage not in VOYAGES:
+        raise BadInput(f"voyage {voyage!r} is not one of {'|'.join(VOYAGES)}", where=f"{where}voyage")
+    berth = (row.get("berth") or "").strip()
+    if berth not in BERTHS:
+        raise BadInput(f"berth {berth!r} is not one of {'|'.join(BERTHS)}", where=f"{where}berth")
+    arrival = _when(row.get("arrival", ""), f"{where}arrival")
+    departure = _when(row.get("departure", ""), f"{where}departure", optional=True)
+    if departure is not None and departure <= arrival:
+        raise BadInput("departure is not after arrival", where=f"{where}departure")
+    return ShipCall(ship, (row.get("ship_name") or "").strip()[:255], voyage, berth,
+                    (row.get("gate_id") or "").strip() or None, arrival, departure)
+
+
+def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime | None = None) -> int:
+    """Insert or update the call (ship, arrival); return its id."""
+    now = now or utcnow()
+    values = dataclasses.asdict(call) | {"updated_at": now, "actor": actor}
+    found = session.execute(select(ship_calls.c.id).where(ship_calls.c.ship == call.ship,
+                                                          ship_calls.c.arrival == call.arrival)).first()
+    if found:
+        session.execute(update(ship_calls).where(ship_calls.c.id == found.id).values(**values))
+        call_id = int(found.id)
+    else:
+        call_id = int(session.execute(ship_calls.insert().values(**values)).inserted_primary_key[0])
+    audit(session, actor=actor, action="ship_call.save", subject=call.ship,
+          detail={"id": call_id, "arrival": call.arrival.isoformat(),
+                  "departure": call.departure.isoformat() if call.departure else None,
+                  "voyage": call.voyage, "gate_id": call.gate_id}, now=now)
+    return call_id
+
+
+def import_csv(session: Session, path: str | Path, *, actor: str, now: dt.datetime | None = None) -> int:
+    """Import ``ships.csv``; every bad row named ``file:line`` in one ``BadInput``. Returns the count."""
+    path = Path(path)
+    errors, calls = [], []
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise BadInput(f"{path.name}:1: missing columns {', '.join(missing)}")
+        for line, row in enumerate(reader, start=2):
+            try:
+                calls.append(parse_call(row, ""))
+            except BadInput as exc:
+                errors.append(f"{path.name}:{line}: {exc}")
+    if errors:
+        raise BadInput("\n".join(errors))
+    for call in calls:
+        save_call(session, call, actor=actor, now=now)
+    return len(calls)
+
+
+def set_departure(session: Session, call_id: int, departure: dt.datetime, *, actor: str,
+                  now: dt.datetime | None = None) -> None:
+    """Record the ship's departure. ``BadInput`` if the call is unknown or departure <= arrival."""
+    now = now or utcnow()
+    row = session.execute(select(ship_calls).where(ship_calls.c.id == call_id)).first()
+    if row is None:
+        raise BadInput(f"no ship call {call_id}", where="call")
+    if departure <= aware(row.arrival):
+        raise BadInput("departure is not after arrival", where="departure")
+    session.execute(update(ship_calls).where(ship_calls.c.id == call_id)
+                    .values(departure=departure, updated_at=now, actor=actor))
+    audit(session, actor=actor, action="ship_call.departure", subject=row.ship,
+          detail={"id": call_id, "departure": departure.isoformat()}, now=now)
+
+
+def list_calls(session: Session, limit: int = 500) -> list[dict]:
+    """The newest calls first."""
+    rows = session.execute(select(ship_calls).order_by(ship_calls.c.arrival.desc()).limit(limit))
+    return [dict(r._mapping) | {"arrival": aware(r.arrival), "departure": aware(r.departure)} for r in rows]

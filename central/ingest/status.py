@@ -1,0 +1,44 @@
+"""Keep each gate's newest retained status in ``gate_status`` (the live view reads it).
+
+``store`` runs inside the ingest batch's transaction. A status replaces the stored one when it is
+not older (``at``), or when it is a Last Will (the broker sends it when the gate is gone, but its
+``at`` is the time the gate connected). ``since`` is when the gate entered its current state: kept
+while the state and boot id stay, else the status's time (the reception time for a Last Will).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import Connection
+
+from central.ledger.schema import gate_status
+from central.registry.changes import aware
+from wire.downlink import GateStatus
+
+
+def store(conn: Connection, statuses: list[GateStatus], now: dt.datetime) -> int:
+    """Upsert the gates' statuses (in arrival order); return how many rows changed."""
+    changed = 0
+    for s in statuses:
+        row = conn.execute(select(gate_status).where(gate_status.c.gate_id == s.gate_id)).first()
+        at = s.at.astimezone(dt.UTC)
+        if row is not None and s.reason != "will" and at < aware(row.at):
+            continue  # an older status delivered late
+        same = row is not None and row.state == s.state and row.boot_id == s.boot_id
+        since = aware(row.since) if same else (now if s.reason == "will" else at)
+        values = dict(
+            state=s.state, reason=s.reason, boot_id=s.boot_id, since=since, at=at, sent_seq=s.sent_seq,
+            outbox_depth=s.outbox_depth, oldest_unsent_at=s.oldest_unsent_at, clock_trusted=s.clock_trusted,
+            copies_updated_at=s.copies_updated_at, received_at=now,
+        )
+        if s.reason == "will" and row is not None:  # the Will carries what the gate knew at connect: keep newer figures
+            values = {k: v for k, v in values.items()
+                      if k in ("state", "reason", "since", "received_at", "boot_id")}
+        if row is None:
+            conn.execute(gate_status.insert().values(gate_id=s.gate_id, **values))
+        else:
+            conn.execute(update(gate_status).where(gate_status.c.gate_id == s.gate_id).values(**values))
+        changed += 1
+    return changed

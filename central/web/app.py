@@ -1,0 +1,147 @@
+"""The office web application's factory: ``create_app(engine, settings, secret)``.
+
+One ``WebState`` on ``app.state.web`` holds the ledger engine (the same database as
+``central run``), the ``[web]`` settings and the port's time zone; endpoints run their database
+work in the thread pool through ``WebState.with_session`` / ``WebState.read``. Middleware, outer
+first: security headers, the signed session cookie (``SessionMiddleware``: itsdangerous, HttpOnly,
+SameSite=Lax, Secure when ``secure``). Static files (``static/``, vendored htmx with its licence)
+are public; every other route is wrapped by ``central.web.security.guarded``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from central.config import WebSettings
+
+STATIC = Path(__file__).resolve().parent / "static"
+T = TypeVar("T")
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+
+
+def suspension_limits(settings: WebSettings):
+    """R4 limits for case decisions: the ``[suspension]`` table of ``[web] rulebook``, or of the
+    rulebook the example port configuration names (as ``portgate registry suspend`` does).
+    Raises ``ConfigError`` naming the file when it cannot be read."""
+    from central.pay.calendar import load_port_config
+    from central.pay.cli import DEFAULT_PORT_CONFIG
+    from central.registry.sanctions import load_suspension_limits
+
+    rulebook = settings.rulebook or load_port_config(DEFAULT_PORT_CONFIG).rulebook
+    return load_suspension_limits(rulebook)[1]
+
+
+class WebState:
+    """What every request needs: the engine, the settings, the clock and time zone."""
+
+    def __init__(self, engine: Engine, settings: WebSettings, now: Callable[[], dt.datetime] | None = None):
+        self.engine = engine
+        self.settings = settings
+        self.tz = ZoneInfo(settings.tz)
+        self.now = now or (lambda: dt.datetime.now(dt.UTC))
+        self.suspension_limits = suspension_limits(settings)
+
+    def with_session(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn(session)`` in one transaction (committed if it returns, rolled back if it raises)."""
+        with Session(self.engine) as session, session.begin():
+            return fn(session)
+
+    def read(self, fn: Callable[..., T], *args) -> T:
+        """Run ``fn(connection, *args)`` on a read connection."""
+        with self.engine.connect() as conn:
+            return fn(conn, *args)
+
+
+class SecurityHeaders:
+    """Adds CSP, no-sniff, no framing and a same-origin referrer to every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"same-origin"),
+                ]
+                if not any(k == b"cache-control" for k, _v in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def routes() -> list:
+    from central.web.routes import auth, cases, flags, live, ships, users
+
+    return [
+        *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+
+
+def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: bool = False,
+               now: Callable[[], dt.datetime] | None = None, background: bool = True) -> Starlette:
+    """The ASGI application over ``engine``. ``secret``: the session signing key (>= 32 bytes);
+    ``secure``: Secure cookies (TLS). ``background``: run the office coverage check (G11) in the
+    server's lifespan. ``ValueError`` for a short secret."""
+    if len(secret) < 32:
+        raise ValueError("the session secret must have at least 32 bytes")
+    state = WebState(engine, settings, now)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        task = None
+        if background:
+            from central.web.background import start_coverage
+
+            task = start_coverage(state)
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+    app = Starlette(
+        routes=routes(),
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(SessionMiddleware, secret_key=secret.hex(), session_cookie="portgate_session",
+                       max_age=int(settings.session_hours * 3600), same_site="lax", https_only=secure),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.web = state
+    return app
+
+
+def route_table(app: Starlette) -> list[Route]:
+    """Every ``Route`` of ``app`` (not the static mount): what the security tests enumerate."""
+    return [r for r in app.routes if isinstance(r, Route)]

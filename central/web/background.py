@@ -1,0 +1,30 @@
+"""Work the web server does on its own while it runs: the office coverage check (G11) every
+second (``central.calls.coverage.evaluate``), so an alarm is raised and ended live."""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
+
+log = structlog.get_logger("central.web")
+
+EVERY_S = 1.0
+
+
+def start_coverage(state) -> asyncio.Task:
+    from central.calls.coverage import evaluate
+
+    async def loop():
+        while True:
+            try:
+                await run_in_threadpool(
+                    state.with_session,
+                    lambda s: evaluate(s, state.now(), state.tz, state.settings.coverage_grace_min))
+            except SQLAlchemyError as exc:  # the database is down: the next round tries again
+                log.error("web.coverage_failed", error=str(exc).splitlines()[0])
+            await asyncio.sleep(EVERY_S)
+
+    return asyncio.get_running_loop().create_task(loop(), name="coverage")

@@ -1,0 +1,167 @@
+"""``portgate office``: serve the office web application and manage its users.
+
+- ``serve --config central.toml [--host 127.0.0.1] [--port 8080] [--ssl-certfile F --ssl-keyfile K]``:
+  migrate the ledger, then uvicorn on the app (``central.web.app.create_app``); TLS by uvicorn
+  when both files are given (cookies Secure), or behind a reverse proxy with
+  ``[web] secure_cookies = true`` (docs/operations.md).
+- ``add-user / set-password / disable-user``: users in the ledger database; the password is read
+  from ``--password-file`` or asked on the terminal (never on the command line).
+- ``import-ships``: ``ships.csv`` into the ship calls (G11).
+
+Errors in data or configuration: one line, exit status 2.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import secrets
+from pathlib import Path
+
+import click
+
+from portgate.config import load_toml, write_secret
+from portgate.errors import BadInput, ConfigError
+
+
+def _config(path: str):
+    from central.config import CentralConfig
+
+    return load_toml(path, CentralConfig)
+
+
+def session_secret(config) -> bytes:
+    """The session signing key from ``[web] secret_file`` (default ``<keys_dir>/web-session.key``),
+    created (0600, 32 random bytes) when missing. ``ConfigError`` when it is unreadable or short."""
+    path = Path(config.web.secret_file or Path(config.keys_dir) / "web-session.key")
+    if not path.exists():
+        write_secret(path, secrets.token_bytes(32))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the session key: {exc.strerror}", path=str(path)) from exc
+    if len(data) < 32:
+        raise ConfigError("the session key has fewer than 32 bytes", path=str(path))
+    return data
+
+
+def _engine(config):
+    from central.db import make_engine
+    from central.ledger.migrate import upgrade_engine
+
+    engine = make_engine(config.database_url)
+    upgrade_engine(engine)
+    return engine
+
+
+def _password(password_file: str | None, confirm: bool = True) -> str:
+    if password_file:
+        try:
+            return Path(password_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise BadInput(f"cannot read {password_file}: {exc.strerror}", where="--password-file") from exc
+    env = os.environ.get("PORTGATE_PASSWORD")
+    if env:
+        return env
+    first = getpass.getpass("password: ")
+    if confirm and getpass.getpass("again: ") != first:
+        raise BadInput("the two passwords differ", where="password")
+    return first
+
+
+def _actor(actor: str | None) -> str:
+    return actor or f"cli:{getpass.getuser()}"
+
+
+@click.group()
+def office() -> None:
+    """The office web application: serve it, manage its users, import ship calls."""
+
+
+@office.command("serve")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False), help="central.toml")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=int)
+@click.option("--ssl-certfile", type=click.Path(dir_okay=False, exists=True), default=None)
+@click.option("--ssl-keyfile", type=click.Path(dir_okay=False, exists=True), default=None)
+def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_keyfile: str | None) -> None:
+    """Serve the web application on HOST:PORT until SIGTERM/SIGINT."""
+    import uvicorn
+
+    from central.web.app import create_app
+
+    if bool(ssl_certfile) != bool(ssl_keyfile):
+        raise click.UsageError("give both --ssl-certfile and --ssl-keyfile, or neither")
+    config = _config(config_path)
+    engine = _engine(config)
+    tls = bool(ssl_certfile)
+    app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies)
+    click.echo(f"office web on {'https' if tls else 'http'}://{host}:{port}/", err=True)
+    uvicorn.run(app, host=host, port=port, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+                log_level=config.log_level, timeout_graceful_shutdown=3, proxy_headers=True,
+                forwarded_allow_ips="127.0.0.1")
+
+
+def _session(config_path: str):
+    from sqlalchemy.orm import Session
+
+    return Session(_engine(_config(config_path)))
+
+
+@office.command("add-user")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--login", required=True)
+@click.option("--role", required=True, type=click.Choice(["office", "inspector", "auditor", "admin"]))
+@click.option("--name", default="")
+@click.option("--password-file", type=click.Path(dir_okay=False), default=None,
+              help="Read the password from this file (else $PORTGATE_PASSWORD, else asked).")
+@click.option("--actor", default=None, help="Who makes the change (default: your login).")
+def add_user_cmd(config_path, login, role, name, password_file, actor):
+    """Add a user of the web application."""
+    from central.web.users import add_user
+
+    password = _password(password_file)
+    with _session(config_path) as s, s.begin():
+        user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor))
+    click.echo(f"user {user.login} ({user.role}) added")
+
+
+@office.command("set-password")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--login", required=True)
+@click.option("--password-file", type=click.Path(dir_okay=False), default=None)
+@click.option("--actor", default=None)
+def set_password_cmd(config_path, login, password_file, actor):
+    """Set a user's password (also unlocks a login locked by wrong passwords)."""
+    from central.web.users import set_password
+
+    password = _password(password_file)
+    with _session(config_path) as s, s.begin():
+        set_password(s, login, password, actor=_actor(actor))
+    click.echo(f"password of {login} set")
+
+
+@office.command("disable-user")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--login", required=True)
+@click.option("--actor", default=None)
+def disable_user_cmd(config_path, login, actor):
+    """Disable a user (its sessions stop at their next request)."""
+    from central.web.users import disable_user
+
+    with _session(config_path) as s, s.begin():
+        disable_user(s, login, actor=_actor(actor))
+    click.echo(f"user {login} disabled")
+
+
+@office.command("import-ships")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--ships", "ships_csv", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--actor", default=None)
+def import_ships_cmd(config_path, ships_csv, actor):
+    """Import ships.csv (ship calls: arrival to departure) for the coverage alarm (G11)."""
+    from central.calls.service import import_csv
+
+    with _session(config_path) as s, s.begin():
+        n = import_csv(s, ships_csv, actor=_actor(actor))
+    click.echo(f"{n} ship call(s) imported")

@@ -1,0 +1,138 @@
+"""The inspectors' queue of flagged events, read from the ledger, and the taps around one event.
+
+Filters (all optional, each validated before it reaches SQL; values are bound parameters and the
+LIKE patterns are built only from validated text, so no filter can widen the query):
+
+- ``date``: local date (``YYYY-MM-DD``) of the event in the port's time zone;
+- ``ship``: IMO number (digits) of the event's dispatch;
+- ``gate``: gate id; ``worker``: registration (card holder or the badge's holder);
+- ``flag``: one of ``FLAGS`` (``CONFISCATION`` = a confiscation event).
+
+``BadInput`` names the filter whose value is not acceptable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Text, and_, cast, or_, select
+from sqlalchemy.engine import Connection
+
+from central.ledger.schema import events
+from central.registry.changes import aware
+from central.registry.schema import cases
+from portgate.errors import BadInput
+
+FLAGS = ("BORROWED_CARD", "ROTATION_JUMP", "DOUBLE_ASSIGNMENT", "NO_ENTRY", "EARLY_EXIT", "LATE_ARRIVAL",
+         "WRONG_CATEGORY", "CLOCK_UNTRUSTED", "STALE_DATA", "RETAIN_CARD", "CONFISCATION")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+PAGE = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class Filters:
+    date: dt.date | None = None
+    ship: str | None = None
+    gate: str | None = None
+    worker: str | None = None
+    flag: str | None = None
+
+
+def parse_filters(params) -> Filters:
+    """``Filters`` from query parameters; empty values are no filter."""
+    def get(name):
+        value = (params.get(name) or "").strip()
+        return value or None
+
+    date = get("date")
+    try:
+        day = dt.date.fromisoformat(date) if date else None
+    except ValueError:
+        raise BadInput(f"date {date!r} is not YYYY-MM-DD", where="date") from None
+    ship = get("ship")
+    if ship and not (ship.isdigit() and len(ship) <= 10):
+        raise BadInput(f"ship {ship!r} is not an IMO number", where="ship")
+    gate, worker = get("gate"), get("worker")
+    for name, value in (("gate", gate), ("worker", worker)):
+        if value and not _ID.match(value):
+            raise BadInput(f"{name} {value!r} has characters an id does not have", where=name)
+    flag = get("flag")
+    if flag and flag not in FLAGS:
+        raise BadInput(f"flag {flag!r} is not one of {', '.join(FLAGS)}", where="flag")
+    return Filters(day, ship, gate, worker, flag)
+
+
+@dataclasses.dataclass(frozen=True)
+class FlagRow:
+    event_id: str
+    gate_id: str
+    seq: int
+    occurred_at: dt.datetime
+    registration: str | None
+    badge_registration: str | None
+    flags: list[str]
+    decision: str | None
+    message: str
+    ship: str | None
+    case_id: int | None
+
+
+def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> list[FlagRow]:
+    text = cast(events.c.payload, Text)
+    q = select(events.c.event_id, events.c.gate_id, events.c.seq, events.c.occurred_at, events.c.registration,
+               events.c.type, events.c.decision, events.c.payload).where(
+        or_(events.c.type == "confiscation", and_(events.c.type == "tap", text.like('%"flags":["%'))))
+    if f.date:
+        start = dt.datetime.combine(f.date, dt.time(0), tz).astimezone(dt.UTC)
+        q = q.where(events.c.occurred_at >= start, events.c.occurred_at < start + dt.timedelta(days=1))
+    if f.gate:
+        q = q.where(events.c.gate_id == f.gate)
+    if f.worker:
+        q = q.where(or_(events.c.registration == f.worker, text.like(f'%"badge_registration":"{f.worker}"%')))
+    if f.ship:
+        q = q.where(text.like(f'%"ship":"{f.ship}"%'))
+    if f.flag == "CONFISCATION":
+        q = q.where(events.c.type == "confiscation")
+    elif f.flag:
+        q = q.where(text.like(f'%"{f.flag}"%'))
+    rows = conn.execute(q.order_by(events.c.occurred_at.desc(), events.c.id.desc()).limit(limit)).all()
+    ids = [r.event_id for r in rows]
+    opened = dict(conn.execute(select(cases.c.event_id, cases.c.id).where(cases.c.event_id.in_(ids))).all()) if ids else {}
+    out = []
+    for r in rows:
+        p = r.payload or {}
+        flags = ["CONFISCATION", p.get("reason_flag", "")] if r.type == "confiscation" else list(p.get("flags") or [])
+        out.append(FlagRow(r.event_id, r.gate_id, r.seq, aware(r.occurred_at), r.registration or p.get("registration"),
+                           p.get("badge_registration"), [x for x in flags if x], r.decision,
+                           p.get("message") or (f"{p.get('reason_flag')} ({p.get('article')})" if r.type == "confiscation" else ""),
+                           (p.get("dispatch") or {}).get("ship"), opened.get(r.event_id)))
+    return out
+
+
+def _flags_of(kind: str, payload: dict) -> list[str]:
+    if kind == "confiscation":
+        return [x for x in (payload.get("reason_flag"),) if x]
+    return list(payload.get("flags") or [])
+
+
+def event_row(conn: Connection, event_id: str):
+    row = conn.execute(select(events).where(events.c.event_id == event_id)).first()
+    if row is None:
+        raise BadInput(f"no event {event_id}", where="event")
+    return row
+
+
+def taps_around(conn: Connection, event_id: str, n: int = 10) -> list[dict]:
+    """The ``n`` events before and after ``event_id`` at the same gate (by sequence)."""
+    row = event_row(conn, event_id)
+    rows = conn.execute(select(events.c.event_id, events.c.seq, events.c.occurred_at, events.c.type,
+                               events.c.decision, events.c.registration, events.c.payload)
+                        .where(events.c.gate_id == row.gate_id, events.c.seq >= row.seq - n,
+                               events.c.seq <= row.seq + n).order_by(events.c.seq)).all()
+    return [{"event_id": r.event_id, "seq": r.seq, "occurred_at": aware(r.occurred_at), "type": r.type,
+             "decision": r.decision, "registration": r.registration,
+             "flags": _flags_of(r.type, r.payload or {}), "message": (r.payload or {}).get("message", ""),
+             "uid": (r.payload or {}).get("uid", ""), "this": r.event_id == event_id} for r in rows]

@@ -1,0 +1,199 @@
+"""What the live port view shows, read from the ledger (no writes, no rules of its own).
+
+- ``gate_rows``: every gate known to the office (a retained status or events), online/offline with
+  its boot id and since when, outbox depth, oldest unsent age, clock trusted, copies stale (G8,
+  ``copies_max_age_h``), and its last event.
+- ``ship_rows``: every ship in port (a ship call between arrival and departure, or a ship of an
+  escala period running now), with per period the posts dispatched and who is aboard now.
+- ``open_alarms``: coverage alarms (G11) still raised.
+- ``version``: a small tuple that changes whenever anything above may have changed (the live
+  stream sends a change notice when it does).
+
+Times in the ledger are UTC; SQLite returns them naive (``aware`` makes them aware).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import and_, func, or_, select, tuple_
+from sqlalchemy.engine import Connection
+
+from central.calls.schema import coverage_alarms, ship_calls
+from central.ledger.schema import events, gate_progress, gate_status
+from central.registry.changes import aware
+from central.registry.schema import cases, workers
+from central.rotation.schema import escala
+
+
+@dataclasses.dataclass(frozen=True)
+class GateRow:
+    gate_id: str
+    online: bool | None  # None: no status received yet
+    reason: str | None
+    boot_id: str | None
+    since: dt.datetime | None
+    outbox_depth: int | None
+    oldest_unsent_s: float | None
+    clock_trusted: bool | None
+    copies_stale: bool | None
+    last_event_at: dt.datetime | None
+    last_event: str | None  # e.g. "tap admit V001" / "alert COVERAGE_GAP"
+
+
+def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> list[GateRow]:
+    statuses = {r.gate_id: r for r in conn.execute(select(gate_status))}
+    tops = dict(conn.execute(select(events.c.gate_id, func.max(events.c.seq)).group_by(events.c.gate_id)).all())
+    last: dict[str, object] = {}
+    if tops:
+        rows = conn.execute(select(events.c.gate_id, events.c.occurred_at, events.c.type, events.c.decision,
+                                   events.c.registration, events.c.payload)
+                            .where(tuple_(events.c.gate_id, events.c.seq).in_(list(tops.items()))))
+        last = {r.gate_id: r for r in rows}
+    gates = sorted(set(statuses) | set(tops)
+                   | set(conn.execute(select(gate_progress.c.gate_id)).scalars()))
+    out = []
+    for gate_id in gates:
+        s = statuses.get(gate_id)
+        e = last.get(gate_id)
+        text = None
+        if e is not None:
+            payload = e.payload or {}
+            detail = e.decision or payload.get("code") or payload.get("reason_flag") or payload.get("state") or ""
+            who = e.registration or payload.get("watchman") or ""  # a coverage end names its watchman
+            text = " ".join(x for x in (e.type, detail, who) if x)
+        oldest = aware(s.oldest_unsent_at) if s is not None else None
+        copies = aware(s.copies_updated_at) if s is not None else None
+        out.append(GateRow(
+            gate_id=gate_id,
+            online=None if s is None else s.state == "online",
+            reason=None if s is None else s.reason,
+            boot_id=None if s is None else s.boot_id,
+            since=None if s is None else aware(s.since),
+            outbox_depth=None if s is None else s.outbox_depth,
+            oldest_unsent_s=None if oldest is None else max(0.0, (now - oldest).total_seconds()),
+            clock_trusted=None if s is None else s.clock_trusted,
+            copies_stale=None if copies is None else now - copies > dt.timedelta(hours=copies_max_age_h),
+            last_event_at=None if e is None else aware(e.occurred_at),
+            last_event=text,
+        ))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Post:
+    post: str
+    function: str
+    registration: str
+    name: str
+    aboard: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class PeriodRow:
+    period: str
+    date: dt.date
+    start: dt.datetime
+    end: dt.datetime
+    posts: list[Post]
+
+
+@dataclasses.dataclass(frozen=True)
+class ShipRow:
+    ship: str
+    ship_name: str
+    voyage: str
+    berth: str
+    gate_id: str | None
+    arrival: dt.datetime | None
+    departure: dt.datetime | None
+    periods: list[PeriodRow]
+    aboard: list[tuple[str, str, dt.datetime]]  # (registration, name, admitted at)
+    alarm: bool
+
+
+def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]:
+    calls = conn.execute(select(ship_calls).where(
+        ship_calls.c.arrival <= now, or_(ship_calls.c.departure.is_(None), ship_calls.c.departure > now))
+        .order_by(ship_calls.c.ship)).all()
+    today = now.astimezone(tz).date()
+    entries = conn.execute(select(escala.c.date, escala.c.period, escala.c.ship, escala.c.ship_name, escala.c.voyage,
+                                  escala.c.berth, escala.c.gate_id, escala.c.post, escala.c.function,
+                                  escala.c.registration, escala.c.start_at, escala.c.end_at).where(
+        escala.c.status == "active",
+        or_(escala.c.date == today, and_(escala.c.start_at <= now, escala.c.end_at > now)))
+        .order_by(escala.c.start_at, escala.c.ship, escala.c.post)).all()
+    gate_ship = {c.gate_id: c.ship for c in calls if c.gate_id}
+    for e in entries:
+        gate_ship.setdefault(e.gate_id, e.ship)
+    open_rows = aboard_now(conn, gate_ship)
+    regs = {r[0] for r in open_rows} | {e.registration for e in entries}
+    names = dict(conn.execute(select(workers.c.registration, workers.c.name)
+                              .where(workers.c.registration.in_(regs))).all()) if regs else {}
+    alarmed = set(conn.execute(select(coverage_alarms.c.ship).where(coverage_alarms.c.ended_at.is_(None))).scalars())
+    ships: dict[str, dict] = {}
+    for c in calls:
+        ships[c.ship] = {"ship": c.ship, "ship_name": c.ship_name, "voyage": c.voyage, "berth": c.berth,
+                         "gate_id": c.gate_id, "arrival": aware(c.arrival), "departure": aware(c.departure)}
+    for e in entries:
+        ships.setdefault(e.ship, {"ship": e.ship, "ship_name": e.ship_name, "voyage": e.voyage, "berth": e.berth,
+                                  "gate_id": e.gate_id, "arrival": None, "departure": None})
+    aboard_by_ship: dict[str, list] = {}
+    aboard_regs: dict[str, str] = {}
+    for reg, ship, at in open_rows:
+        aboard_by_ship.setdefault(ship, []).append((reg, names.get(reg, ""), at))
+        aboard_regs[reg] = ship
+    by_ship: dict[str, list] = {}
+    for e in entries:
+        by_ship.setdefault(e.ship, []).append(e)
+    out = []
+    for ship, info in sorted(ships.items()):
+        periods: dict[tuple, list[Post]] = {}
+        for e in by_ship.get(ship, ()):
+            key = (e.date, e.period, e.start_at, e.end_at)
+            periods.setdefault(key, []).append(Post(e.post, e.function, e.registration,
+                                                    names.get(e.registration, ""),
+                                                    aboard_regs.get(e.registration) == ship))
+        out.append(ShipRow(
+            **info,
+            periods=[PeriodRow(p, d, aware(s), aware(en), posts) for (d, p, s, en), posts in periods.items()],
+            aboard=sorted(aboard_by_ship.get(ship, [])),
+            alarm=ship in alarmed,
+        ))
+    return out
+
+
+def aboard_now(conn: Connection, gate_ship: dict[str, str]) -> list[tuple[str, str, dt.datetime]]:
+    """(registration, ship, admitted at) of every worker whose latest admit/exit in the ledger (by
+    row id, as ``central.ingest.presence``) is an admit at a gate serving a known ship."""
+    latest = (select(func.max(events.c.id))
+              .where(events.c.decision.in_(("admit", "exit")), events.c.registration.is_not(None))
+              .group_by(events.c.registration))
+    rows = conn.execute(select(events.c.registration, events.c.gate_id, events.c.occurred_at)
+                        .where(events.c.id.in_(latest), events.c.decision == "admit")).all()
+    return [(r.registration, gate_ship[r.gate_id], aware(r.occurred_at)) for r in rows if r.gate_id in gate_ship]
+
+
+def open_alarms(conn: Connection) -> list[dict]:
+    rows = conn.execute(select(coverage_alarms, ship_calls.c.ship_name)
+                        .join(ship_calls, ship_calls.c.id == coverage_alarms.c.call_id)
+                        .where(coverage_alarms.c.ended_at.is_(None)).order_by(coverage_alarms.c.raised_at))
+    return [dict(r._mapping) | {"period_start": aware(r.period_start), "raised_at": aware(r.raised_at)} for r in rows]
+
+
+def version(conn: Connection) -> tuple:
+    """Changes whenever an event, a gate status, an alarm, a ship call, the escala or a case changes."""
+    q = select(
+        select(func.max(events.c.id)).scalar_subquery(),
+        select(func.max(gate_status.c.received_at)).scalar_subquery(),
+        select(func.max(coverage_alarms.c.id)).scalar_subquery(),
+        select(func.count()).select_from(coverage_alarms).where(coverage_alarms.c.ended_at.is_not(None))
+        .scalar_subquery(),
+        select(func.max(ship_calls.c.updated_at)).scalar_subquery(),
+        select(func.max(escala.c.id)).scalar_subquery(),
+        select(func.count()).select_from(escala).where(escala.c.status == "active").scalar_subquery(),
+        select(func.max(cases.c.id)).scalar_subquery(),
+    )
+    return tuple(str(v) for v in conn.execute(q).one())

@@ -1,0 +1,1 @@
+"""Route modules of the office web application; each exports ``ROUTES``."""

@@ -1,0 +1,75 @@
+"""Log in, log out, switch language."""
+
+from __future__ import annotations
+
+import secrets
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
+
+from central.web.i18n import LANGS
+from central.web.render import page
+from central.web.security import csrf_ok, csrf_token, guarded, public, safe_next
+from central.web.users import LoginRefused, check_login
+
+
+@public
+async def login_form(request: Request):
+    return page(request, "login.html", error=None, next=safe_next(request.query_params.get("next")))
+
+
+@public
+async def login(request: Request):
+    form = await request.form()
+    nxt = safe_next(str(form.get("next") or "/"))
+    if not await csrf_ok(request):
+        return page(request, "login.html", status_code=403, error="csrf", next=nxt)
+    login_name = str(form.get("login") or "")
+    password = str(form.get("password") or "")
+    address = request.client.host if request.client else "?"
+    web = request.app.state.web
+
+    def attempt(session):
+        try:
+            return check_login(session, login_name, password, address=address, now=web.now())
+        except LoginRefused as exc:
+            return exc  # returned, not raised: the failure row commits with the transaction
+
+    outcome = await run_in_threadpool(web.with_session, attempt)
+    if isinstance(outcome, LoginRefused):
+        key = "login_locked" if outcome.locked else "login_wrong"
+        return page(request, "login.html", status_code=429 if outcome.locked else 401, error=key, next=nxt)
+    lang = request.session.get("lang")
+    request.session.clear()  # a new session after login (no fixation)
+    request.session.update({"uid": outcome.id, "csrf": secrets.token_urlsafe(32)})
+    if lang:
+        request.session["lang"] = lang
+    return RedirectResponse(nxt, status_code=303)
+
+
+@guarded()
+async def logout(request: Request):
+    request.session.clear()
+    return RedirectResponse("/login", status_code=303)
+
+
+@public
+async def set_lang(request: Request):
+    """Language switch (pt | en), also before login; CSRF-checked like every change."""
+    if not await csrf_ok(request):
+        return page(request, "error.html", status_code=403, message_key="csrf", detail="")
+    form = await request.form()
+    lang = str(form.get("lang") or "pt")
+    request.session["lang"] = lang if lang in LANGS else "pt"
+    csrf_token(request)
+    return RedirectResponse(safe_next(str(form.get("next") or "/")), status_code=303)
+
+
+ROUTES = [
+    Route("/login", login_form, methods=["GET"]),
+    Route("/login", login, methods=["POST"]),
+    Route("/logout", logout, methods=["POST"]),
+    Route("/lang", set_lang, methods=["POST"]),
+]

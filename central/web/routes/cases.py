@@ -1,0 +1,164 @@
+"""Cases (R7): opened from a flag, the defence, the decision, the appeal, final.
+
+Inspectors change cases; auditors and admins read them. Each action calls
+``central.registry.cases`` in one transaction; a ``BadInput`` is shown on the case page (400) and
+nothing is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from central.registry import cases as svc
+from central.web.render import bad_input, page
+from central.web.security import guarded
+from portgate.errors import BadInput
+
+WRITERS = ("inspector",)
+READERS = ("inspector", "auditor", "admin")
+
+
+def _actor(request: Request) -> str:
+    return f"web:{request.state.user.login}"
+
+
+def _case_id(request: Request) -> int:
+    try:
+        return int(request.path_params["case_id"])
+    except ValueError:
+        raise BadInput("case id is a number", where="case") from None
+
+
+async def _act(request: Request, fn) -> Response:
+    web = request.app.state.web
+    try:
+        result = await run_in_threadpool(web.with_session, fn)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    target = result if isinstance(result, int) else _case_id(request)
+    return RedirectResponse(f"/cases/{target}", status_code=303)
+
+
+@guarded(*READERS)
+async def case_list(request: Request):
+    web = request.app.state.web
+    rows = await run_in_threadpool(web.with_session, svc.list_open)
+    return page(request, "cases.html", rows=rows)
+
+
+@guarded(*WRITERS)
+async def case_open(request: Request):
+    form = await request.form()
+    actor = _actor(request)
+    return await _act(request, lambda s: svc.open_from_event(
+        s, str(form.get("event_id") or ""), flag=str(form.get("flag") or ""), charge=str(form.get("charge") or ""),
+        article=str(form.get("article") or ""), evidence=str(form.get("evidence") or ""), actor=actor))
+
+
+@guarded(*READERS)
+async def case_detail(request: Request):
+    web = request.app.state.web
+    try:
+        case_id = _case_id(request)
+
+        def load(s):
+            row = svc.get_case(s, case_id)
+            return dict(row._mapping), svc.attachments_of(s, case_id), svc.appeal_deadline(row)
+
+        row, files, deadline = await run_in_threadpool(web.with_session, load)
+    except BadInput as exc:
+        return bad_input(request, str(exc), status_code=404)
+    return page(request, "case.html", case=row, files=files, deadline=deadline,
+                today=web.now().astimezone(web.tz).date(), decisions=svc.DECISIONS)
+
+
+@guarded(*WRITERS)
+async def case_defence(request: Request):
+    form = await request.form()
+    files = []
+    for item in form.getlist("attachment"):
+        if isinstance(item, UploadFile) and item.filename:
+            data = await item.read()
+            files.append((item.filename, item.content_type or "application/octet-stream", data))
+    actor, case_id = _actor(request), _case_id(request)
+    return await _act(request, lambda s: svc.record_defence(s, case_id, str(form.get("defence") or ""),
+                                                            attachments=files, actor=actor))
+
+
+def _int(value) -> int | None:
+    try:
+        return int(str(value)) if value not in (None, "") else None
+    except ValueError:
+        raise BadInput(f"{value!r} is not a whole number", where="days") from None
+
+
+def _date(value) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(value)) if value not in (None, "") else None
+    except ValueError:
+        raise BadInput(f"{value!r} is not YYYY-MM-DD", where="start") from None
+
+
+@guarded(*WRITERS)
+async def case_decide(request: Request):
+    form = await request.form()
+    actor, case_id = _actor(request), _case_id(request)
+    try:
+        days, start = _int(form.get("days")), _date(form.get("start"))
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return await _act(request, lambda s: svc.decide(s, case_id, str(form.get("kind") or ""), days=days,
+                                                    start=start, reason=str(form.get("reason") or ""), actor=actor,
+                                                    limits=request.app.state.web.suspension_limits))
+
+
+@guarded(*WRITERS)
+async def case_appeal(request: Request):
+    form = await request.form()
+    actor, case_id = _actor(request), _case_id(request)
+    return await _act(request, lambda s: svc.file_appeal(s, case_id, str(form.get("appeal") or ""), actor=actor))
+
+
+@guarded(*WRITERS)
+async def case_appeal_outcome(request: Request):
+    form = await request.form()
+    actor, case_id = _actor(request), _case_id(request)
+    return await _act(request, lambda s: svc.decide_appeal(s, case_id, str(form.get("outcome") or ""), actor=actor))
+
+
+@guarded(*WRITERS)
+async def case_waive(request: Request):
+    actor, case_id = _actor(request), _case_id(request)
+    return await _act(request, lambda s: svc.waive_appeal(s, case_id, actor=actor))
+
+
+@guarded(*READERS)
+async def case_attachment(request: Request):
+    web = request.app.state.web
+    try:
+        case_id, att = _case_id(request), int(request.path_params["attachment_id"])
+        row = await run_in_threadpool(web.with_session, lambda s: svc.attachment(s, case_id, att))
+    except (BadInput, ValueError) as exc:
+        return bad_input(request, str(exc), status_code=404)
+    safe = "".join(ch for ch in row.filename if ch.isalnum() or ch in "._-") or "anexo"
+    return Response(row.data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": f'attachment; filename="{safe}"'})
+
+
+ROUTES = [
+    Route("/cases", case_list, methods=["GET"]),
+    Route("/cases", case_open, methods=["POST"]),
+    Route("/cases/{case_id}", case_detail, methods=["GET"]),
+    Route("/cases/{case_id}/defence", case_defence, methods=["POST"]),
+    Route("/cases/{case_id}/decide", case_decide, methods=["POST"]),
+    Route("/cases/{case_id}/appeal", case_appeal, methods=["POST"]),
+    Route("/cases/{case_id}/appeal-outcome", case_appeal_outcome, methods=["POST"]),
+    Route("/cases/{case_id}/waive", case_waive, methods=["POST"]),
+    Route("/cases/{case_id}/attachments/{attachment_id}", case_attachment, methods=["GET"]),
+]

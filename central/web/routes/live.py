@@ -1,0 +1,79 @@
+"""The live port view (home page): gates, ships in port, open coverage alarms; live by SSE.
+
+``/live/stream`` is a Server-Sent Events stream: every ``[web] poll_s`` it reads
+``readmodel.version`` and sends ``event: changed`` when it moved; the page's htmx SSE extension then
+fetches ``/live/panel`` (the same fragment the page was rendered with). A comment line every 15 s
+keeps proxies from closing an idle stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+from central.web import readmodel
+from central.web.render import page
+from central.web.security import ALL_ROLES, guarded
+
+HEARTBEAT_S = 15.0
+
+
+def _panel_data(conn, web):
+    now = web.now()
+    return {
+        "gates": readmodel.gate_rows(conn, now, web.settings.copies_max_age_h),
+        "ships": readmodel.ship_rows(conn, now, web.tz),
+        "alarms": readmodel.open_alarms(conn),
+        "now": now,
+    }
+
+
+@guarded(*ALL_ROLES)
+async def home(request: Request):
+    web = request.app.state.web
+    data = await run_in_threadpool(web.read, _panel_data, web)
+    return page(request, "live.html", **data)
+
+
+@guarded(*ALL_ROLES)
+async def panel(request: Request):
+    web = request.app.state.web
+    data = await run_in_threadpool(web.read, _panel_data, web)
+    return page(request, "live_panel.html", **data)
+
+
+@guarded(*ALL_ROLES)
+async def stream(request: Request):
+    web = request.app.state.web
+
+    async def changes():
+        seen = await run_in_threadpool(web.read, readmodel.version)
+        beat = time.monotonic()
+        yield "retry: 1000\n\n"
+        while True:
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(web.settings.poll_s)
+            current = await run_in_threadpool(web.read, readmodel.version)
+            if current != seen:
+                seen = current
+                yield f"event: changed\ndata: {'.'.join(current)}\n\n"
+                beat = time.monotonic()
+            elif time.monotonic() - beat > HEARTBEAT_S:
+                yield ": keep-alive\n\n"
+                beat = time.monotonic()
+
+    return StreamingResponse(changes(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+ROUTES = [
+    Route("/", home, methods=["GET"]),
+    Route("/live/panel", panel, methods=["GET"]),
+    Route("/live/stream", stream, methods=["GET"]),
+]

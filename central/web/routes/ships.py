@@ -1,0 +1,95 @@
+"""Ship calls (the form and the ``ships.csv`` import) and the coverage alarm list (G11)."""
+
+from __future__ import annotations
+
+import tempfile
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
+
+from central.calls import coverage, service
+from central.web.render import bad_input, page
+from central.web.security import ALL_ROLES, guarded
+from portgate.errors import BadInput
+
+WRITERS = ("office",)
+
+
+@guarded(*ALL_ROLES)
+async def ship_list(request: Request):
+    web = request.app.state.web
+    calls = await run_in_threadpool(web.with_session, service.list_calls)
+    return page(request, "ships.html", calls=calls)
+
+
+@guarded(*WRITERS)
+async def ship_add(request: Request):
+    form = await request.form()
+    web = request.app.state.web
+    actor = f"web:{request.state.user.login}"
+    row = {k: str(form.get(k) or "") for k in service.COLUMNS}
+    try:
+        await run_in_threadpool(web.with_session,
+                                lambda s: service.save_call(s, service.parse_call(row, ""), actor=actor, now=web.now()))
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse("/ships", status_code=303)
+
+
+@guarded(*WRITERS)
+async def ship_import(request: Request):
+    form = await request.form()
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        return bad_input(request, "choose a ships.csv file")
+    data = await upload.read()
+    web = request.app.state.web
+    actor = f"web:{request.state.user.login}"
+
+    def work(s):
+        with tempfile.NamedTemporaryFile(suffix="-ships.csv") as fh:
+            fh.write(data)
+            fh.flush()
+            return service.import_csv(s, fh.name, actor=actor, now=web.now())
+
+    try:
+        await run_in_threadpool(web.with_session, work)
+    except (BadInput, UnicodeDecodeError) as exc:
+        return bad_input(request, str(exc).replace(tempfile.gettempdir() + "/", ""))
+    return RedirectResponse("/ships", status_code=303)
+
+
+@guarded(*WRITERS)
+async def ship_departure(request: Request):
+    form = await request.form()
+    web = request.app.state.web
+    actor = f"web:{request.state.user.login}"
+    try:
+        call_id = int(request.path_params["call_id"])
+        when = service.parse_time(str(form.get("departure") or ""), "departure")
+        await run_in_threadpool(web.with_session,
+                                lambda s: service.set_departure(s, call_id, when, actor=actor, now=web.now()))
+    except ValueError:
+        return bad_input(request, "call id is a number")
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse("/ships", status_code=303)
+
+
+@guarded(*ALL_ROLES)
+async def alarm_list(request: Request):
+    web = request.app.state.web
+    rows = await run_in_threadpool(web.with_session, coverage.list_alarms)
+    return page(request, "alarms.html", rows=rows)
+
+
+ROUTES = [
+    Route("/ships", ship_list, methods=["GET"]),
+    Route("/ships", ship_add, methods=["POST"]),
+    Route("/ships/import", ship_import, methods=["POST"]),
+    Route("/ships/{call_id}/departure", ship_departure, methods=["POST"]),
+    Route("/alarms", alarm_list, methods=["GET"]),
+]

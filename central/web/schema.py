@@ -1,0 +1,38 @@
+"""Tables of the office web application: its users and their failed logins.
+
+- ``office_users``: one row per person (login name, display name, role, argon2 hash, disabled flag).
+  Roles: ``office`` (dispatch, registry, pay), ``inspector`` (flags, cases, confiscations),
+  ``auditor`` (read-only everything), ``admin`` (users).
+- ``login_failures``: one row per wrong password or unknown login, with the login and the client
+  address, for the rate limit (``central.web.users.check_login``).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, DateTime, Index, Integer, String, Table
+
+from central.db import metadata
+
+office_users = Table(
+    "office_users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("login", String(64), nullable=False, unique=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("role", String(16), nullable=False),  # office | inspector | auditor | admin
+    Column("password_hash", String(255), nullable=False),  # argon2id (argon2-cffi)
+    Column("disabled", Boolean, nullable=False, default=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("login", String(64), nullable=False),
+    Column("address", String(64), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_login_failures_login_at", login_failures.c.login, login_failures.c.at)
+Index("ix_login_failures_address_at", login_failures.c.address, login_failures.c.at)

@@ -1,0 +1,114 @@
+"""Who may call what: the session's user, its role, and the CSRF token of every change.
+
+Every route endpoint is wrapped by ``guarded(*roles)`` or marked ``public``. A guarded endpoint:
+
+- without a logged-in, enabled user: a page (GET) redirects to ``/login`` (303), anything else
+  (htmx, SSE, POST) answers 401; never the data;
+- with a user whose role is not in ``roles``: 403;
+- with a method that changes state (not GET/HEAD/OPTIONS): the ``X-CSRF-Token`` header or the
+  ``csrf_token`` form field must equal the session's token (constant-time compare), else 403.
+
+The session is Starlette's ``SessionMiddleware`` cookie (signed with itsdangerous, HttpOnly,
+SameSite=Lax, Secure when configured), holding ``uid``, ``csrf`` and ``lang``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+
+from central.web.users import User, active_user
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+ALL_ROLES = ("office", "inspector", "auditor", "admin")
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def csrf_token(request: Request) -> str:
+    """The session's CSRF token, created on first use."""
+    token = request.session.get("csrf")
+    if not token:
+        token = request.session["csrf"] = secrets.token_urlsafe(32)
+    return token
+
+
+async def csrf_ok(request: Request) -> bool:
+    """True when the request carries the session's CSRF token (header or form field)."""
+    expected = request.session.get("csrf")
+    if not expected:
+        return False
+    sent = request.headers.get("x-csrf-token")
+    if not sent:
+        ctype = request.headers.get("content-type", "")
+        if ctype.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+            form = await request.form()
+            value = form.get("csrf_token")
+            sent = value if isinstance(value, str) else None
+    return bool(sent) and hmac.compare_digest(str(sent), str(expected))
+
+
+async def current_user(request: Request) -> User | None:
+    """The enabled user of this session, or None (no session, unknown or disabled user)."""
+    uid = request.session.get("uid")
+    if not isinstance(uid, int):
+        return None
+    app = request.app.state.web
+    return await run_in_threadpool(app.with_session, lambda s: active_user(s, uid))
+
+
+def public(fn: Endpoint) -> Endpoint:
+    """Mark an endpoint reachable without a session (the login page, static files)."""
+    fn.public = True  # type: ignore[attr-defined]
+    return fn
+
+
+def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
+    """Wrap an endpoint with the session, role and CSRF checks above. ``roles``: who may call it."""
+    allowed = tuple(roles) or ALL_ROLES
+
+    def deco(fn: Endpoint) -> Endpoint:
+        @functools.wraps(fn)
+        async def endpoint(request: Request) -> Response:
+            user = await current_user(request)
+            if user is None:
+                wants_page = request.method == "GET" and "hx-request" not in request.headers and \
+                    "text/event-stream" not in request.headers.get("accept", "")
+                if wants_page:
+                    return RedirectResponse("/login?next=" + _local(request.url.path), status_code=303)
+                return PlainTextResponse("login required", status_code=401)
+            if user.role not in allowed:
+                from central.web.render import forbidden
+
+                return forbidden(request, user)
+            if request.method not in SAFE_METHODS and not await csrf_ok(request):
+                return PlainTextResponse("CSRF token missing or wrong", status_code=403)
+            request.state.user = user
+            return await fn(request)
+
+        endpoint.roles = allowed  # type: ignore[attr-defined]
+        return endpoint
+
+    return deco
+
+
+def _local(path: str) -> str:
+    """A path safe to redirect to after login (local, no scheme or host)."""
+    from urllib.parse import quote
+
+    if not path.startswith("/") or path.startswith("//"):
+        return "/"
+    return quote(path, safe="/")
+
+
+def safe_next(value: str | None) -> str:
+    """``value`` if it is a local path, else ``/`` (no open redirect after login)."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/"
+    return value

@@ -1,0 +1,50 @@
+"""``portgate demo --keep-serving``: the office web application runs during the scripted day on a
+free loopback port (URL and login printed) and stays up after the reconciliation until Ctrl-C; in a
+real browser the day's ledger is there: the gates, the borrowed-card flag and the case the
+inspector's confiscation opened by itself."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from app.demo.web import DEMO_PASSWORD, DEMO_USER
+from testkit.browser import launch_chromium
+
+
+def test_the_demo_serves_the_office_web_application_until_ctrl_c(tmp_path):
+    log = tmp_path / "demo.out"
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(tmp_path / "run"),
+                             "--no-outage", "--keep-serving"], stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 500
+        while time.monotonic() < deadline and "Ctrl-C to stop" not in log.read_text():
+            assert proc.poll() is None, log.read_text()[-3000:]
+            time.sleep(1)
+        out = log.read_text()
+        assert "All decisions as expected" in out, out[-3000:]
+        url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo", out, re.M).group(1)
+        with launch_chromium() as browser:
+            page = browser.new_page()
+            page.set_default_timeout(15_000)
+            page.goto(url)
+            page.get_by_label("Usuário").fill(DEMO_USER)
+            page.get_by_label("Senha").fill(DEMO_PASSWORD)
+            page.get_by_role("button", name="Entrar").click()
+            page.wait_for_url(url)
+            for gate in ("g-aurora", "g-nordic"):  # stopped after the day: offline, with their last event
+                page.locator(f'[data-gate="{gate}"][data-state="offline"]').wait_for()
+            page.goto(url + "flags?flag=BORROWED_CARD")
+            assert page.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
+            page.goto(url + "cases")
+            assert "BORROWED_CARD" in page.locator("table").inner_text()  # the confiscation's own case
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0
+        assert "stopped" in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
