@@ -65,12 +65,13 @@ class PtyReader:
         self.write(encode_frame(uid, **kwargs))  # type: ignore[arg-type]
 
     def hold(self, uid: str, seconds: float, interval: float = REPEAT_S) -> int:
-        """Hold a card in front of the reader: repeat its frame every ``interval`` s; returns count."""
+        """Hold a card in front of the reader: repeat its frame every ``interval`` s, at least twice
+        (a card shown is seen by at least two frames); returns the count."""
         count, end = 0, time.monotonic() + seconds
         while True:
             self.frame(uid)
             count += 1
-            if time.monotonic() + interval > end:
+            if count >= 2 and time.monotonic() + interval > end:
                 return count
             time.sleep(interval)
 

@@ -38,7 +38,7 @@ from portgate.records import Tap
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
 DEBOUNCE_S = 3.5  # the gate rulebook's G9 debounce (3 s) plus a margin
-HOLD_S = 0.15  # a card held this long gives 3 frames, 65 ms apart (the serial readers confirm by repeat)
+HOLD_S = 0.6  # a card held this long: its frame repeats every 65 ms, so the reader confirms it even on a busy machine
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
 
 

@@ -32,7 +32,7 @@ TZ = ZoneInfo("America/Sao_Paulo")
 GATE = "g-aurora"
 V001_CARD, V001_BADGE, V002_CARD, V009_BADGE, V003_CARD = (
     "0A04A10001", "0B0B01BADE", "0A04A10002", "0B0B09BADE", "0A04A10003")
-HOLD_S = 0.25  # a card held in front of an RDM6300: its frame repeats every ~65 ms
+HOLD_S = 0.6  # a card held in front of an RDM6300: its frame repeats every ~65 ms
 
 
 def local(hour: int, minute: int = 0, second: int = 0) -> dt.datetime:
