@@ -4,15 +4,17 @@
 waits and stoppages) into per-member statement lines, a gang summary and the shipowner's billing
 lines. ``monthly_top_up`` is C6.
 
-Rounding (documented in docs/production.md):
-- each E1 labour line (quantity × tariff) is rounded to the cent, half up; the labour amount is the
-  sum of those rounded lines;
-- the quota value (labour amount ÷ total quotas) is kept exact (28 significant digits), never
-  rounded; each member's share (quota value × own quotas) is rounded to the cent, half up. The
-  shares may therefore differ from the labour amount by at most half a cent per member; the summary
-  reports that ``rounding_difference``;
-- every other line (guarantee top-up, waits, meal, billing) is computed exactly and rounded half up
-  once, as a line; totals are sums of rounded lines.
+Rounding (RULES.md "Rounding (E and C)", documented in docs/production.md):
+- each E1 labour line (quantity × tariff) is a printed line rounded to the cent, half up; the labour
+  amount is the sum of those rounded lines;
+- each member's share is labour amount × own quotas ÷ total quotas, divided last, rounded half up;
+  the quota value (labour amount ÷ total quotas) is shown exact (28 significant digits), never
+  rounded. The shares may differ from the labour amount by at most half a cent per member; the
+  summary reports that ``rounding_difference``;
+- amounts by time are SD × fraction × minutes ÷ (hours per day × 60) (÷ 480 for the 8-hour day),
+  divided last, so an exact half cent rounds up; each interruption is its own line;
+- every other line (guarantee top-up, billing) is computed exactly and rounded half up once, as a
+  line; totals are sums of rounded (printed) lines.
 """
 
 from __future__ import annotations
@@ -81,6 +83,15 @@ def _num(value: Decimal) -> str:
 def _brl(value: Decimal) -> str:
     """A tariff or rate in BRL: at least two decimals, more only if it has them (``3.20``, ``3.125``)."""
     return format(value, "f") if value.as_tuple().exponent < -2 else str(to_money(value))
+
+
+def by_time(version: RulebookVersion, fraction: Decimal, minutes: Decimal) -> Decimal:
+    """An amount by time, exact: SD × ``fraction`` × ``minutes`` ÷ (hours per day × 60), divided
+    last (RULES.md rounding: SD × minutes ÷ 480 for the 8-hour day), so rounding the line half up
+    rounds an exact half cent up."""
+    with localcontext() as ctx:
+        ctx.prec = 28
+        return version.day_wage * fraction * minutes / (version.hours_per_day * SIXTY)
 
 
 def member_quotas(member: Member, version: RulebookVersion) -> Decimal:
@@ -172,7 +183,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         lines = [StatementLine(version.shares.rule, version.shares.article,
                                text["share"].format(quotas=_num(quotas[m.registration]),
                                                     value=_num(to_money(quota_value))),
-                               quota_value * quotas[m.registration])]
+                               labour_amount * quotas[m.registration] / total_quotas)]
         share = lines[0].amount
         guarantee, key = _guarantee(m, version, tonnes)
         if guarantee > share:
@@ -186,7 +197,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                 continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
             line = StatementLine(rule.rule, rule.article, text[stop.kind].format(
                 minutes=_num(stop.minutes), fraction=_num(rule.wage_fraction)),
-                version.hourly_wage * rule.wage_fraction * stop.minutes / SIXTY)
+                by_time(version, rule.wage_fraction, stop.minutes))
             lines.append(line)
             if rule.billed_to_shipowner:
                 billed.setdefault(i, []).append(line.amount)
@@ -216,7 +227,7 @@ def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[De
     if m.minutes_worked > g.over_minutes and tonnes > g.over_tonnes:
         if g.above == "day":
             return to_money(version.day_wage), "guarantee_day"
-        return to_money(version.hourly_wage * m.minutes_worked / SIXTY), "guarantee_hourly"
+        return to_money(by_time(version, Decimal(1), m.minutes_worked)), "guarantee_hourly"
     return to_money(version.day_wage * g.minimum_day_fraction), "guarantee_half"
 
 
