@@ -3,7 +3,8 @@
 - ``tariffs.csv``: cargo_class, unit (t|unit), labour_tariff (BRL), effective_from (YYYY-MM-DD)
 - ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked
 - ``tally.csv``: gang_id, ship, date, period, cargo_class, quantity
-- ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset)
+- ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset), optional
+  transport (BRL, ``anchorage_travel`` rows only: the launch's cost, E7)
 - ``disputes.csv``: gang_id, registration, rule, amount (empty: the whole line), reason
 
 Each reader returns every record or raises one ``BadInput`` naming every bad row ``file:line``;
@@ -143,7 +144,11 @@ def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Int
         raise BadInput("give minutes, or start and end")
     if minutes <= 0:
         raise BadInput("minutes must be > 0")
-    return _text(row, "gang_id"), Interruption(kind=_text(row, "kind"), minutes=minutes, source=source)
+    kind = _text(row, "kind")
+    transport = _decimal(row, "transport", places=2, optional=True)
+    if transport is not None and kind != "anchorage_travel":
+        raise BadInput(f"transport is only for anchorage_travel rows (E7, DL 2.032 art. 16), not {kind}")
+    return _text(row, "gang_id"), Interruption(kind=kind, minutes=minutes, source=source, transport=transport)
 
 
 def dispute_from_row(row: Mapping[str, str], source: str) -> tuple[str, Dispute]:

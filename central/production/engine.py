@@ -51,6 +51,11 @@ TEXT = {
         "tide": "Espera de maré: {minutes} min × {fraction} do salário-hora",
         "third_party": "Paralisação por terceiros: {minutes} min × {fraction} do salário-hora",
         "meal_worked": "Horário de refeição trabalhado: {minutes} min × {fraction} do salário-hora",
+        "anchorage_travel": "Viagem ao navio ao largo e volta (tempo de trabalho): {minutes} min × "
+                            "{fraction} do salário-hora",
+        "no_equipment": "Paralisação por falta de aparelhamento: {minutes} min × {fraction} do salário-hora",
+        "workers_fault": "Paralisação imputada aos trabalhadores: {minutes} min, não remunerada",
+        "transport": "Condução ao navio ao largo ({source}): R$ {amount}",
         "billing": "Reembolso ao concessionário — {what} ({source}), {n} trabalhador(es)",
         "surcharge": "Acréscimo de {pct}% sobre R$ {base}",
         "top_up": "Complemento do mínimo mensal {month}: R$ {minimum} − R$ {earned}",
@@ -67,11 +72,21 @@ TEXT = {
         "tide": "Tide wait: {minutes} min × {fraction} of the hourly wage",
         "third_party": "Stoppage by third parties: {minutes} min × {fraction} of the hourly wage",
         "meal_worked": "Meal interval worked: {minutes} min × {fraction} of the hourly wage",
+        "anchorage_travel": "Travel to the anchored ship and back (work time): {minutes} min × "
+                            "{fraction} of the hourly wage",
+        "no_equipment": "Stoppage for want of equipment: {minutes} min × {fraction} of the hourly wage",
+        "workers_fault": "Stoppage proven caused by the workers: {minutes} min, not paid",
+        "transport": "Transport to the anchored ship ({source}): R$ {amount}",
         "billing": "Reimbursement — {what} ({source}), {n} worker(s)",
         "surcharge": "Surcharge {pct}% on R$ {base}",
         "top_up": "Monthly minimum top-up {month}: R$ {minimum} − R$ {earned}",
     },
 }
+
+
+#: Kinds that only a stevedoring rulebook pays, with their rule and article (for the refusal).
+KIND_RULES = {"anchorage_travel": "E7 (DL 2.032 art. 16)", "no_equipment": "E8 (DL 2.032 art. 12 §6)",
+              "workers_fault": "E8 (DL 2.032 art. 26)"}
 
 
 def _num(value: Decimal) -> str:
@@ -128,10 +143,15 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
                           f"{work.date} (known: {known})")
     for stop in work.interruptions:
         if stop.kind not in version.interruptions:
+            why = KIND_RULES.get(stop.kind)
             errors.append(f"{stop.source}: kind {stop.kind!r} is not paid under this rulebook "
-                          f"({'|'.join(version.interruptions) or 'none'})")
+                          f"({'|'.join(version.interruptions) or 'none'})"
+                          + (f"; {why} is a rule of stevedoring (dl-2032-1940)" if why else ""))
         elif stop.minutes <= 0:
             errors.append(f"{stop.source}: minutes must be > 0")
+        elif stop.transport is not None and not version.interruptions[stop.kind].billed_to_shipowner:
+            errors.append(f"{stop.source}: transport is billed with a billed kind only; "
+                          f"{stop.kind} is not billed under this rulebook")
     return errors
 
 
@@ -267,8 +287,10 @@ def _settle(work: GangWork, version: RulebookVersion, statements, quotas) -> tup
 
 
 def _billing(work: GangWork, version: RulebookVersion, billed: dict[int, list[Decimal]], text) -> tuple:
-    """C5 (DL 3.844 art. 8): what was paid for billed interruptions, per interruption, plus the
-    surcharge (10%) on their sum, rounded half up."""
+    """The shipowner's billing: per billed interruption what was paid for it to the members (C5,
+    DL 3.844 art. 8: art. 4 §2 waits and meal hours; E7, DL 2.032 art. 16: the travel wages), then
+    the surcharge on their sum (C5 10%; none printed when the rulebook's surcharge is 0), then the
+    transport of each trip to an anchored ship (E7). Each a printed line rounded half up."""
     spec = version.shipowner_billing
     if spec is None or not billed:
         return ()
@@ -280,8 +302,14 @@ def _billing(work: GangWork, version: RulebookVersion, billed: dict[int, list[De
             what=f"{rule.rule} {stop.kind} {_num(stop.minutes)} min", source=stop.source,
             n=len(billed[i])), money_sum(billed[i])))
     base = money_sum(line.amount for line in lines)
-    lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
-        pct=_num(spec.surcharge * 100), base=base), base * spec.surcharge))
+    if spec.surcharge:
+        lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
+            pct=_num(spec.surcharge * 100), base=base), base * spec.surcharge))
+    for i in sorted(billed):
+        stop = work.interruptions[i]
+        if stop.transport is not None:
+            lines.append(StatementLine(spec.rule, spec.article, text["transport"].format(
+                source=stop.source, amount=to_money(stop.transport)), stop.transport))
     return tuple(lines)
 
 

@@ -21,7 +21,10 @@ from portgate.config import load_toml
 from portgate.errors import BadInput, ConfigError
 
 #: Interruption kinds the office may enter (interruptions.csv ``kind``). A rulebook pays a subset.
-INTERRUPTION_KINDS = ("late_start", "rain", "rough_water", "tide", "third_party", "meal_worked")
+INTERRUPTION_KINDS = ("late_start", "rain", "rough_water", "tide", "third_party", "meal_worked",
+                      "anchorage_travel", "no_equipment", "workers_fault")
+#: The kind whose rows may carry a ``transport`` cost (E7, DL 2.032 art. 16).
+TRAVEL_KIND = "anchorage_travel"
 
 
 class Cite(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -76,6 +79,10 @@ class Payment(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ShipownerBilling(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What is billed to the shipowner: the billed interruption lines (C5, DL 3.844 art. 8; E7,
+    DL 2.032 art. 16) plus ``surcharge`` on their sum (C5: 0.10; E7: "a percentagem que lhe
+    couber", the port's figure; 0 prints no surcharge line), plus any transport cost (E7)."""
+
     rule: str
     article: str
     surcharge: Decimal  # C5: 0.10
