@@ -29,6 +29,8 @@ TABLE_MODULES: list[str] = [
     "central.rotation.schema",
     "central.production.schema",
     "central.ledger.tables",
+    "central.ledger.corrections",
+    "central.pay.billing_store",
     # add your table module here, one line each
 ]
 
