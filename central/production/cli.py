@@ -1,4 +1,4 @@
-"""``portgate production``: pay gangs from the office's CSV files (rules E1-E6, C1-C6), import the
+"""``portgate production``: pay gangs from the office's CSV files (rules E1-E8, C1-C6), import the
 results into the ledger in one transaction, and compute the monthly minimum top-up (C6).
 
     portgate production pay --rulebook dl-2032-1940 --gang gang.csv --tally tally.csv \\
@@ -61,7 +61,7 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
 
 @click.group()
 def production() -> None:
-    """Production pay of stevedores (E1-E6, DL 2.032/1940) and dock workers (C1-C6, DL 3.844/1941)."""
+    """Production pay of stevedores (E1-E8, DL 2.032/1940) and dock workers (C1-C6, DL 3.844/1941)."""
 
 
 @production.command("pay")

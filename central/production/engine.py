@@ -1,4 +1,4 @@
-"""The production-pay engine (RULES.md E1-E6, C1-C6). Pure: no I/O, no clock, no environment.
+"""The production-pay engine (RULES.md E1-E8, C1-C6). Pure: no I/O, no clock, no environment.
 
 ``pay_gang(work, rulebook, tariffs)`` turns what one gang did (members who boarded, cargo tallied,
 waits and stoppages) into per-member statement lines, a gang summary and the shipowner's billing
@@ -156,7 +156,7 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
 
 
 def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR") -> GangResult:
-    """Pay one gang (terno) under ``rulebook`` (E1-E6 or C1-C6) with the port's ``tariffs``.
+    """Pay one gang (terno) under ``rulebook`` (E1-E8 or C1-C6) with the port's ``tariffs``.
 
     Returns a ``GangResult``: per member who boarded, statement lines (E2/C1 share, E3/C2
     guarantee top-up, E4/C3 waits and stoppages, E5/C4 meal worked), total, disputed and payable

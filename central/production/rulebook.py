@@ -4,7 +4,7 @@ A rulebook is data: for each version (in force from ``effective_from``) the day 
 table per role, the minimum guarantee, the interruption kinds that are paid and at what fraction of
 the hourly wage, the payment deadline, the shipowner billing and the monthly minimum. Every step
 names the rule id and legal article that the statement lines carry, so the same engine computes
-rules E1-E6 (stevedoring) and C1-C6 (dock work). Parsed and validated whole at start-up
+rules E1-E8 (stevedoring) and C1-C6 (dock work). Parsed and validated whole at start-up
 (STYLE.md 12); a bad key raises ``ConfigError`` naming it.
 """
 
