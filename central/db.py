@@ -31,6 +31,7 @@ TABLE_MODULES: list[str] = [
     "central.ledger.tables",
     "central.ledger.corrections",
     "central.pay.billing_store",
+    "central.registry.admission_store",
     # add your table module here, one line each
 ]
 

@@ -1,4 +1,4 @@
-"""billing lines (P8), shift corrections (P6 meal worked recorded by the office)
+"""billing lines (P8), shift corrections (P6 meal worked recorded by the office), admissions
 
 Revision ID: 0007
 Revises: 0003
@@ -45,9 +45,21 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('shift_corrections', schema=None) as batch_op:
         batch_op.create_index('ix_shift_corrections_shift', ['shift_id', 'id'], unique=False)
+    op.create_table('admissions',
+    sa.Column('registration', sa.String(length=64), nullable=False),
+    sa.Column('birth_date', sa.Date(), nullable=False),
+    sa.Column('nationality', sa.String(length=8), nullable=False),
+    sa.Column('registered_on', sa.Date(), nullable=False),
+    sa.Column('evidence', sa.JSON(), nullable=False),
+    sa.Column('recorded_at', sa.DateTime(timezone=True), nullable=False),
+    sa.Column('actor', sa.String(length=128), nullable=False),
+    sa.ForeignKeyConstraint(['registration'], ['workers.registration'], name=op.f('fk_admissions_registration_workers')),
+    sa.PrimaryKeyConstraint('registration', name=op.f('pk_admissions'))
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('admissions')
     with op.batch_alter_table('shift_corrections', schema=None) as batch_op:
         batch_op.drop_index('ix_shift_corrections_shift')
     op.drop_table('shift_corrections')
