@@ -149,3 +149,18 @@ def sizing_cmd(url, actor, day, category):
     """R6: average shifts per registered watchman per month over the previous 12 months."""
     with transaction(url) as session:
         _out(reports.sizing(session, day, category))
+
+
+@rotation.command("hours")
+@common
+@click.option("--month", default=None, help="YYYY-MM: the monthly return of hours per stevedore.")
+@click.option("--semester", default=None, help="YYYY-1 or YYYY-2: the semester average and verdict.")
+def hours_cmd(url, actor, month, semester):
+    """R8 (DL 2.032 art. 6): hours worked per stevedore in a month, or the semester average per
+    registered stevedore with its verdict (above 1,000 h: enlarge; otherwise: close the registry)."""
+    from central.production.hours import monthly_return, semester_return
+
+    if bool(month) == bool(semester):
+        raise click.UsageError("give --month YYYY-MM or --semester YYYY-1|YYYY-2")
+    with transaction(url) as session:
+        _out(monthly_return(session, month) if month else semester_return(session, semester))
