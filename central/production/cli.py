@@ -36,14 +36,20 @@ def _inputs(fn):
         click.option("--disputes", "disputes_csv", type=click.Path(dir_okay=False), default=None),
         click.option("--tz", default="America/Sao_Paulo", show_default=True, help="The port's time zone."),
         click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR", show_default=True),
+        click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
+                     help="Gang composition table (default: config/gang-composition.toml)."),
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
 
 
-def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang):
+def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang,
+             composition_toml=None):
+    from central.production.composition import load_composition
+
     book = find_rulebook(rulebook, rulebook_dir)
+    composition = load_composition(composition_toml)
     errors = []
     tariffs = works = None
     try:
@@ -56,7 +62,7 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         errors.append(str(exc))
     if errors:
         raise BadInput("\n".join(errors))
-    return works, pay_gangs(works, book, tariffs, lang=lang)
+    return works, pay_gangs(works, book, tariffs, lang=lang, composition=composition)
 
 
 @click.group()

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from decimal import Decimal, localcontext
 
 from central.pay.lines import StatementLine, money_sum, to_money
+from central.production.composition import Composition, composition_problem
 from central.production.model import (
     GangResult,
     GangSummary,
@@ -155,7 +156,8 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
     return errors
 
 
-def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR") -> GangResult:
+def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR",
+             composition: Composition | None = None) -> GangResult:
     """Pay one gang (terno) under ``rulebook`` (E1-E8 or C1-C6) with the port's ``tariffs``.
 
     Returns a ``GangResult``: per member who boarded, statement lines (E2/C1 share, E3/C2
@@ -167,6 +169,10 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     quota table, an unknown cargo class or one with no tariff on the date, a negative quantity, an
     interruption kind the rulebook does not pay, a dispute that matches no line. The caller fixes
     the input; nothing is computed partially.
+
+    With a ``composition`` table and a gang that names its ``unit``, a gang whose boarded members
+    depart from the table is flagged GANG_COMPOSITION on its summary (DL 2.032 art. 13; DL 3.844
+    art. 3); pay is unchanged.
     """
     text = TEXT[lang]
     version = rulebook.version_for(work.date, where=work.tally[0].source if work.tally else work.gang_id)
@@ -233,9 +239,18 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         total_quotas=total_quotas, quota_value=quota_value, shares_total=shares_total,
         rounding_difference=labour_amount - shares_total,
         absent=tuple(m.registration for m in work.members if not m.boarded),
+        flags=_composition_flags(work, composition),
     )
     return GangResult(summary=summary, members=members, billing=billing,
                       billing_total=money_sum(line.amount for line in billing))
+
+
+def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
+    if composition is None or work.unit is None:
+        return ()
+    problem = composition_problem(composition, work.unit, work.units,
+                                  (m.role for m in work.members if m.boarded))
+    return () if problem is None else (problem,)
 
 
 def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[Decimal, str]:
@@ -314,13 +329,13 @@ def _billing(work: GangWork, version: RulebookVersion, billed: dict[int, list[De
 
 
 def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTable,
-              *, lang: str = "pt-BR") -> list[GangResult]:
+              *, lang: str = "pt-BR", composition: Composition | None = None) -> list[GangResult]:
     """``pay_gang`` for each gang; raises one ``BadInput`` listing the problems of every gang, so a
     batch is either wholly computed or not at all."""
     results, errors = [], []
     for work in works:
         try:
-            results.append(pay_gang(work, rulebook, tariffs, lang=lang))
+            results.append(pay_gang(work, rulebook, tariffs, lang=lang, composition=composition))
         except BadInput as exc:
             errors.append(str(exc))
     if errors:

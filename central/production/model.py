@@ -69,6 +69,8 @@ class TallyRow:
     cargo_class: str
     quantity: Decimal
     source: str = ""
+    unit: str | None = None  # work unit of the gang (hold, deck, crane...), composition check
+    units: int = 1
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -110,6 +112,8 @@ class GangWork:
     tally: tuple[TallyRow, ...]
     interruptions: tuple[Interruption, ...] = ()
     disputes: tuple[Dispute, ...] = ()
+    unit: str | None = None  # what the gang worked (hold, deck, crane...) and how many: the
+    units: int = 1           # composition check (DL 2.032 art. 13; DL 3.844 art. 3)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -148,6 +152,7 @@ class GangSummary:
     shares_total: Decimal
     rounding_difference: Decimal
     absent: tuple[str, ...]  # registrations on the escala who did not board (paid nothing, art. 14)
+    flags: tuple[str, ...] = ()  # GANG_COMPOSITION: the gang departs from the port's table
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
