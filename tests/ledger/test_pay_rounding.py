@@ -65,3 +65,16 @@ def test_a_past_wage_row_lets_past_days_be_paid(tmp_path, capsys):
     assert code == 0
     totals = {r["registration"]: r["amount"] for r in rows if r["rule"] == "TOTAL"}
     assert totals == {"100": "180.00", "101": "150.00"}  # 2024-06-04 is a Tuesday: P1 only
+
+
+def test_in_the_ledger_a_day_before_the_wage_table_is_held_not_a_crash():
+    from central.pay.ledger import pay_shifts
+    from central.pay.shifts_csv import as_ledger_shift
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo("America/Sao_Paulo")
+    old = as_ledger_shift(shift(t(2024, 6, 4, 7)), zone)
+    new = as_ledger_shift(shift(t(2026, 3, 10, 7)), zone)
+    run = pay_shifts([old, new], BOOK, CAL)
+    assert [s.total for s in run.statements] == [Decimal("180.00")]
+    assert len(run.held) == 1 and "no day wage in force on 2024-06-04" in run.held[0].reasons[0]
