@@ -3,7 +3,8 @@ average per registered stevedore with its verdict (above 1,000 h: enlarge the re
 average is 1,000 again; otherwise: the registry is closed).
 
 Hours are the ``minutes_worked`` of the members who boarded stevedoring gangs (rulebook
-``dl-2032-1940``) stored by ``portgate production import``, by the gang's work date; registered
+``dl-2032-1940``) stored by ``portgate production import``, plus the gang's ``anchorage_travel``
+minutes (E7: travel to an anchored ship is work time, art. 16), by the gang's work date; registered
 stevedores are the registry's ``estivador`` workers not cancelled (today's count: the registry keeps
 no head-count history). Reading: an average of exactly 1,000 h is not "superior", so the registry is
 closed.
@@ -17,7 +18,7 @@ from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from central.production.schema import production_gangs, production_members
+from central.production.schema import production_gangs, production_inputs, production_members
 from central.registry.schema import workers
 from portgate.errors import BadInput
 
@@ -51,14 +52,19 @@ def semester_bounds(semester: str) -> tuple[dt.date, dt.date]:
 
 
 def _minutes_by_worker(session: Session, first: dt.date, after: dt.date) -> dict[str, tuple[Decimal, int]]:
-    g, m = production_gangs, production_members
+    g, m, i = production_gangs, production_members, production_inputs
+    in_range = (g.c.rulebook == STEVEDORING, g.c.work_date >= first, g.c.work_date < after)
+    travel: dict[int, Decimal] = {}  # E7: travel to an anchored ship counts as work time (art. 16)
+    for gang_row, value in session.execute(
+        select(i.c.gang_row, i.c.value).join(g, g.c.id == i.c.gang_row)
+        .where(*in_range, i.c.kind == "interruption", i.c.what == "anchorage_travel")):
+        travel[gang_row] = travel.get(gang_row, Decimal(0)) + Decimal(value)
     out: dict[str, tuple[Decimal, int]] = {}
-    for reg, minutes in session.execute(
-        select(m.c.registration, m.c.minutes_worked).join(g, g.c.id == m.c.gang_row)
-        .where(g.c.rulebook == STEVEDORING, g.c.work_date >= first, g.c.work_date < after,
-               m.c.boarded == "yes")):
+    for reg, gang_row, minutes in session.execute(
+        select(m.c.registration, m.c.gang_row, m.c.minutes_worked).join(g, g.c.id == m.c.gang_row)
+        .where(*in_range, m.c.boarded == "yes")):
         total, gangs = out.get(reg, (Decimal(0), 0))
-        out[reg] = (total + Decimal(minutes), gangs + 1)
+        out[reg] = (total + Decimal(minutes) + travel.get(gang_row, Decimal(0)), gangs + 1)
     return out
 
 

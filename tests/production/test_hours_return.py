@@ -27,9 +27,10 @@ def ledger(tmp_path, capsys):
         "T2,9123456,2026-03-11,07-13,general,10\nT3,9123456,2026-07-01,07-13,general,10\n", encoding="utf-8")
     (tmp_path / "tariffs.csv").write_text("cargo_class,unit,labour_tariff,effective_from\n"
                                           "general,t,4.50,2026-01-01\n", encoding="utf-8")
+    (tmp_path / "stops.csv").write_text("gang_id,kind,minutes\nT3,anchorage_travel,40\n", encoding="utf-8")
     assert main(["production", "import", "--db", url, "--rulebook", "dl-2032-1940",
                  "--gang", str(tmp_path / "gang.csv"), "--tally", str(tmp_path / "tally.csv"),
-                 "--tariffs", str(tmp_path / "tariffs.csv")]) == 0
+                 "--tariffs", str(tmp_path / "tariffs.csv"), "--interruptions", str(tmp_path / "stops.csv")]) == 0
     capsys.readouterr()
     return url
 
@@ -56,7 +57,8 @@ def test_semester_average_and_verdict(ledger, capsys):
     assert report["average_hours"] == "3.88" and report["verdict"] == "close"
     assert [m["total_hours"] for m in report["months"]] == ["0.00", "0.00", "15.50", "0.00", "0.00", "0.00"]
     code, report = _run(capsys, "--db", ledger, "--semester", "2026-2")
-    assert report["total_hours"] == "10.00"  # T3 on 2026-07-01 belongs to the second semester
+    # T3 on 2026-07-01 belongs to the second semester: 600 min + 40 min of E7 travel = 10.67 h
+    assert report["total_hours"] == "10.67"
 
 
 def test_verdict_enlarge_and_the_exact_limit():
