@@ -31,6 +31,9 @@ TABLE_MODULES: list[str] = [
     "central.ledger.tables",
     "central.web.schema",
     "central.calls.schema",
+    "central.ledger.corrections",
+    "central.pay.billing_store",
+    "central.registry.admission_store",
     # add your table module here, one line each
 ]
 

@@ -481,6 +481,31 @@ class DemoRun:
         self.problems.extend(check_pay(sc.expected_pay, totals))
         return totals
 
+    def billing(self) -> list[dict]:
+        """Run ``portgate pay billing`` for the day: the shipowner's statement of the watchmen's
+        trips to the anchored ship (P8, 83.611 art. 27 sole paragraph). A problem if it fails or an
+        anchored ship of the escala has no P8 line."""
+        sc = self.scenario
+        day = sc.spec.day
+        cmd = [*PORTGATE, "pay", "billing", "--db", self.ledger_url, "--from", day.isoformat(),
+               "--to", (day + dt.timedelta(days=1)).isoformat()]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            self.problems.append(f"portgate pay billing failed ({done.returncode}): {done.stderr.strip()[:500]}")
+            return []
+        found = [json.loads(text) for text in done.stdout.splitlines()]
+        self.out("\nBilling to the shipowner (P8), from the ledger")
+        for st in found:
+            for line in st["lines"]:
+                self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  R$ {line['amount']:>8}  "
+                         f"{line['description']}")
+            self.out(f"  {st['shipowner']}  TOTAL R$ {st['total']:>8}")
+        anchored = {ship for ship in sc.anchored_ships()}
+        billed = {line["ship"] for st in found for line in st["lines"] if line["rule"] == "P8"}
+        if anchored - billed:
+            self.problems.append(f"no P8 billing line for anchored ship(s) {sorted(anchored - billed)}")
+        return found
+
     def stop(self) -> None:
         for gate in self.gates.values():
             with contextlib.suppress(Exception):
@@ -533,6 +558,7 @@ def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str],
             f"duplicates dropped, {totals.get('dead_letters', absent)} dead letters, "
             f"{totals.get('replay_requests', absent)} replay requests")
         demo.pay()
+        demo.billing()
     except DemoFailed as exc:
         out(f"demo failed: {exc}")
         demo.stop()

@@ -79,6 +79,12 @@ class Scenario:
                 self.expected[exp.taps_line] = exp
         self.expected_pay = {reg: Decimal(v) for reg, v in self.spec.expected_pay.items()}
 
+    def anchored_ships(self) -> set[str]:
+        """Ships at anchorage on the escala of the scenario's day (they get P8 billing lines)."""
+        with self.escala_csv.open(newline="", encoding="utf-8") as fh:
+            return {row["ship"] for row in csv.DictReader(fh)
+                    if row.get("berth") == "anchored" and row.get("date") == self.spec.day.isoformat()}
+
     def gate(self, gate_id: str) -> GateSpec:
         for g in self.spec.gates:
             if g.gate_id == gate_id:

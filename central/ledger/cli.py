@@ -2,6 +2,7 @@
 
     portgate ledger migrate --db URL
     portgate ledger shifts --db URL --from 2026-03-01 --to 2026-03-31 [--port-config F] [--no-rebuild]
+    portgate ledger correct-meal --db URL --shift ID --actor NAME --reason TEXT [--not-worked]
 
 ``shifts`` prints one JSON line per shift (id, registration, ship, period, times, closed_by, held,
 flags).
@@ -70,3 +71,28 @@ def shifts(db_url, date_from, date_to, port_config, no_rebuild) -> None:
             "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "held": s.held,
             "flags": [{"flag": f.code, "detail": f.detail} for f in s.flags],
         }, ensure_ascii=False))
+
+
+@ledger.command("correct-meal")
+@click.option("--db", "db_url", required=True)
+@click.option("--shift", "shift_id", required=True, help="Shift id (registration/ship/YYYY-MM-DD/HH-HH).")
+@click.option("--actor", envvar="PORTGATE_ACTOR", required=True,
+              help="Who records it (chief watchman, office clerk); also $PORTGATE_ACTOR.")
+@click.option("--reason", required=True, help="Why: who asked the watchman to stay on post.")
+@click.option("--not-worked", is_flag=True, help="Withdraw an earlier correction (meal not worked).")
+def correct_meal(db_url, shift_id, actor, reason, not_worked) -> None:
+    """Record that the meal interval of a shift was worked (P6, 83.611 art. 26 d), with an audit-log
+    row. Every later rebuild applies it: the shift is flagged MEAL_CORRECTED and pay adds P6."""
+    from central.db import make_engine
+    from central.ledger.corrections import record_meal
+    from central.ledger.migrate import upgrade
+
+    db_url_arg(db_url, must_exist=True)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        record_meal(engine, shift_id, worked=not not_worked, actor=actor, reason=reason,
+                    now=dt.datetime.now(dt.UTC))
+    finally:
+        engine.dispose()
+    click.echo(f"P6 meal interval {'not worked' if not_worked else 'worked'} recorded for {shift_id}")

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.schema import events
+from central.ledger.corrections import apply_corrections
 from central.ledger.shifts import Flag, Shift, reconstruct
 from central.ledger.tables import shift_flags, shifts
 from portgate.errors import StoreError
@@ -23,6 +24,7 @@ from wire.events import Event, TapPayload, decode, encode
 
 #: Events are read this far around the requested work dates (periods cross midnight; extensions).
 MARGIN = dt.timedelta(days=2)
+
 
 
 def as_utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -91,6 +93,7 @@ def rebuild_shifts(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Z
         with engine.begin() as conn:
             found = [s for s in reconstruct(load_events(conn, date_from, date_to, zone), zone)
                      if date_from <= s.work_date <= date_to]
+            found = apply_corrections(conn, found)  # P6 meal worked recorded by the office
             conn.execute(delete(shifts).where(shifts.c.work_date >= date_from,
                                               shifts.c.work_date <= date_to))
             if found:

@@ -5,6 +5,7 @@
     portgate pay overdue --db URL [--at ISO]
     portgate pay mark-paid --db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
     portgate pay release --db URL --note TEXT [--at ISO] STATEMENT_ID...
+    portgate pay billing --db URL --from DATE --to DATE [--shipowners shipowners.csv] [--format csv]
 
 Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
 amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``, and ``hold`` when
@@ -118,6 +119,9 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
         if not no_rebuild:
             rebuild_shifts(engine, first, last, calendar.zone, now=now)
         run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now)
+        from central.pay.billing_store import store_watchmen_billing
+
+        store_watchmen_billing(engine, run.statements, rulebook, first, last, now=now)  # P8
     finally:
         engine.dispose()
     rows = [row for st in run.statements for row in statement_rows(st)]
@@ -189,3 +193,48 @@ def release_cmd(db_url, at, note, statement_ids):
     finally:
         engine.dispose()
     click.echo(f"{len(statement_ids)} statement(s) released")
+
+
+@pay.command("billing")
+@click.option("--db", "db_url", required=True)
+@click.option("--from", "date_from", required=True, help="First work day (YYYY-MM-DD).")
+@click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
+@click.option("--shipowners", "shipowners_csv", type=click.Path(dir_okay=False),
+              help="CSV ship,shipowner: who is billed for each ship (default: billed per ship).")
+@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
+def billing_cmd(db_url, date_from, date_to, shipowners_csv, fmt):
+    """Billing statements per shipowner for work days [--from, --to]: P8 watchmen's transport to an
+    anchored ship (83.611 art. 27 sole paragraph), E7 stevedores' travel wages and transport (DL 2.032
+    art. 16), C5 dock-work waits and meals + 10% (DL 3.844 art. 8), from what `portgate pay --db` and
+    `portgate production import` stored. JSON: one line per shipowner {shipowner, from, to, lines,
+    total}; CSV: one row per line and a TOTAL row per shipowner."""
+    from central.db import make_engine
+    from central.ledger.migrate import upgrade
+    from central.pay.billing import billing_statements
+    from central.pay.billing_store import read_billing, read_shipowners
+
+    first, last = day_range(date_from, date_to)
+    owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
+    db_url_arg(db_url, must_exist=True)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        found = billing_statements(read_billing(engine, first, last), owners, first, last)
+    finally:
+        engine.dispose()
+    if fmt == "json":
+        for st in found:
+            click.echo(json.dumps({
+                "shipowner": st.shipowner, "from": first.isoformat(), "to": last.isoformat(),
+                "lines": [{"rule": x.rule, "article": x.article, "ship": x.ship,
+                           "work_day": x.work_day.isoformat(), "ref": x.ref, "registration": x.registration,
+                           "description": x.description, "amount": money_str(x.amount)} for x in st.lines],
+                "total": money_str(st.total)}, ensure_ascii=False))
+        return
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(("shipowner", "work_day", "ship", "ref", "rule", "article", "description", "amount"))
+    for st in found:
+        for x in st.lines:
+            writer.writerow((st.shipowner, x.work_day.isoformat(), x.ship, x.ref, x.rule, x.article,
+                             x.description, money_str(x.amount)))
+        writer.writerow((st.shipowner, "", "", "", "TOTAL", "", f"{first}..{last}", money_str(st.total)))

@@ -104,6 +104,9 @@ class Rulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     timezone: str = "America/Sao_Paulo"
     payment_due_hours: int = 48  # Lei 9.719 art. 2 §1
     suspension: SuspensionLimits | None = None  # R4 (central.registry.sanctions)
+    #: P8 (83.611 art. 27 sole paragraph): the launch fare of one watchman's round trip from the quay
+    #: to a ship at anchorage, billed to the shipowner (BRL; 0 = not set, the trip is still listed).
+    anchorage_transport_fare: Decimal = Decimal("0")
 
     def wage_on(self, day: dt.date) -> Decimal:
         """SD in force on ``day``. Raises ``ConfigError`` if the table starts after ``day``."""
@@ -153,6 +156,8 @@ def _validate(book: Rulebook, path: str | None) -> Rulebook:
         raise fail("at least one day wage is required", "$.day_wages")
     if not book.terms:
         raise fail("at least one version of the terms is required", "$.terms")
+    if not book.anchorage_transport_fare.is_finite() or book.anchorage_transport_fare < 0:
+        raise fail("must be a non-negative amount", "$.anchorage_transport_fare")
     for i, wage in enumerate(book.day_wages):
         if not wage.amount.is_finite() or wage.amount <= 0:
             raise fail("must be a positive amount", f"$.day_wages[{i}].amount")

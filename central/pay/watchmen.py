@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook, Terms, parse_window
-from portgate.errors import BadInput
+from portgate.errors import BadInput, ConfigError
 
 #: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
 PLAUSIBLE_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
@@ -126,13 +126,34 @@ def extension_minutes(period_end: dt.datetime, exit_at: dt.datetime | None) -> i
     return int((exit_at - period_end).total_seconds() // 60)
 
 
+def counted_extension_minutes(minutes: int, terms: Terms) -> int:
+    """Extension minutes that are paid: 0 within tolerance, else whole started hours (``ceil_hour``,
+    in minutes) or the exact minutes (``minute``)."""
+    if minutes <= terms.tolerance_minutes:
+        return 0
+    if terms.rounding == "ceil_hour":
+        return -(-minutes // 60) * 60
+    return minutes
+
+
 def counted_extension_hours(minutes: int, terms: Terms) -> Decimal:
     """Extension hours that are paid: 0 within tolerance, else ceil to the hour or exact minutes."""
-    if minutes <= terms.tolerance_minutes:
-        return Decimal(0)
-    if terms.rounding == "ceil_hour":
-        return Decimal(-(-minutes // 60))
-    return Decimal(minutes) / Decimal(60)
+    return Decimal(counted_extension_minutes(minutes, terms)) / Decimal(60)
+
+
+def _wage_on(rulebook: Rulebook, day: dt.date, shift_id: str) -> Decimal:
+    """SD in force on ``day``; a day before the rulebook's wage table is a ``BadInput`` naming the
+    shift, the rulebook and how to add a wage (docs/pay.md "Past days"), so a file or a ledger run
+    refuses or holds that shift alone instead of failing without a row."""
+    try:
+        return rulebook.wage_on(day)
+    except ConfigError as exc:
+        first = rulebook.day_wages[0].effective_from.isoformat()
+        raise BadInput(
+            f"rulebook {rulebook.id} has no day wage in force on {day.isoformat()} (its day_wages "
+            f"start {first}); add a [[day_wages]] entry in force from that date to the rulebook "
+            f"file (docs/pay.md, Past days)",
+            where=shift_id) from exc
 
 
 # -- the engine ------------------------------------------------------------------------------------
@@ -234,9 +255,9 @@ class ShiftPayer:
                 f"(one of: {', '.join(sorted(terms.functions))})",
                 where=shift.shift_id,
             )
-        sde = rulebook.wage_on(day) * multiplier
-        sh = sde / terms.ordinary_hours
-        hours = counted_extension_hours(minutes, terms)
+        sde = _wage_on(rulebook, day, shift.shift_id) * multiplier
+        counted = counted_extension_minutes(minutes, terms)
+        hours = Decimal(counted) / Decimal(60)
         night = night_share(start, end, zone, terms.night_window) >= terms.night_min_share
         holiday = calendar.is_holiday(day)
         sunday = day.weekday() == 6 and not holiday
@@ -253,11 +274,13 @@ class ShiftPayer:
             if rule.basis == "day_wage":
                 amount = sde * rule.rate
             elif rule.basis == "extension_hours":
-                top = hours if rule.to_hours is None else min(hours, rule.to_hours)
-                band = top - rule.from_hours
+                # RULES.md rounding: SDe × rate × band minutes ÷ (ordinary hours × 60), divided last,
+                # so an exact half cent rounds up (SH = SDe / 6 is never rounded on the way).
+                top = counted if rule.to_hours is None else min(Decimal(counted), rule.to_hours * 60)
+                band = top - rule.from_hours * 60
                 if band <= 0:
                     continue
-                amount = band * sh * rule.rate
+                amount = sde * rule.rate * band / (terms.ordinary_hours * 60)
             elif rule.basis == "lines":  # P7: on the already-rounded lines named in ``of``
                 amount = sum((by_rule[ref] for ref in rule.of if ref in by_rule), Decimal(0)) * rule.rate
             else:  # fixed

@@ -1,4 +1,4 @@
-"""``portgate production``: pay gangs from the office's CSV files (rules E1-E6, C1-C6), import the
+"""``portgate production``: pay gangs from the office's CSV files (rules E1-E8, C1-C6), import the
 results into the ledger in one transaction, and compute the monthly minimum top-up (C6).
 
     portgate production pay --rulebook dl-2032-1940 --gang gang.csv --tally tally.csv \\
@@ -36,14 +36,20 @@ def _inputs(fn):
         click.option("--disputes", "disputes_csv", type=click.Path(dir_okay=False), default=None),
         click.option("--tz", default="America/Sao_Paulo", show_default=True, help="The port's time zone."),
         click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR", show_default=True),
+        click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
+                     help="Gang composition table (default: config/gang-composition.toml)."),
     ]
     for option in reversed(options):
         fn = option(fn)
     return fn
 
 
-def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang):
+def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang,
+             composition_toml=None):
+    from central.production.composition import load_composition
+
     book = find_rulebook(rulebook, rulebook_dir)
+    composition = load_composition(composition_toml)
     errors = []
     tariffs = works = None
     try:
@@ -56,12 +62,12 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         errors.append(str(exc))
     if errors:
         raise BadInput("\n".join(errors))
-    return works, pay_gangs(works, book, tariffs, lang=lang)
+    return works, pay_gangs(works, book, tariffs, lang=lang, composition=composition)
 
 
 @click.group()
 def production() -> None:
-    """Production pay of stevedores (E1-E6, DL 2.032/1940) and dock workers (C1-C6, DL 3.844/1941)."""
+    """Production pay of stevedores (E1-E8, DL 2.032/1940) and dock workers (C1-C6, DL 3.844/1941)."""
 
 
 @production.command("pay")

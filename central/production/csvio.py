@@ -2,8 +2,10 @@
 
 - ``tariffs.csv``: cargo_class, unit (t|unit), labour_tariff (BRL), effective_from (YYYY-MM-DD)
 - ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked
-- ``tally.csv``: gang_id, ship, date, period, cargo_class, quantity
-- ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset)
+- ``tally.csv``: gang_id, ship, date, period, cargo_class, quantity, optional unit (hold, deck,
+  auxiliary, crane, door: a key of the composition table) and units (how many, default 1)
+- ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset), optional
+  transport (BRL, ``anchorage_travel`` rows only: the launch's cost, E7)
 - ``disputes.csv``: gang_id, registration, rule, amount (empty: the whole line), reason
 
 Each reader returns every record or raises one ``BadInput`` naming every bad row ``file:line``;
@@ -122,8 +124,18 @@ def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str,
     period = _text(row, "period")
     parse_period(period)
     key = (_text(row, "gang_id"), _text(row, "ship"), _date(row, "date"), period)
+    unit = (row.get("unit") or "").strip() or None
+    units_raw = (row.get("units") or "").strip()
+    if units_raw and not unit:
+        raise BadInput("units needs unit (hold, deck, crane...)")
+    try:
+        units = int(units_raw) if units_raw else 1
+    except ValueError as exc:
+        raise BadInput(f"units {units_raw!r} is not a whole number") from exc
+    if units < 1:
+        raise BadInput(f"units must be at least 1, not {units}")
     return key, TallyRow(cargo_class=_text(row, "cargo_class"),
-                         quantity=_decimal(row, "quantity", places=3), source=source)
+                         quantity=_decimal(row, "quantity", places=3), source=source, unit=unit, units=units)
 
 
 def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Interruption]:
@@ -143,7 +155,11 @@ def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Int
         raise BadInput("give minutes, or start and end")
     if minutes <= 0:
         raise BadInput("minutes must be > 0")
-    return _text(row, "gang_id"), Interruption(kind=_text(row, "kind"), minutes=minutes, source=source)
+    kind = _text(row, "kind")
+    transport = _decimal(row, "transport", places=2, optional=True)
+    if transport is not None and kind != "anchorage_travel":
+        raise BadInput(f"transport is only for anchorage_travel rows (E7, DL 2.032 art. 16), not {kind}")
+    return _text(row, "gang_id"), Interruption(kind=kind, minutes=minutes, source=source, transport=transport)
 
 
 def dispute_from_row(row: Mapping[str, str], source: str) -> tuple[str, Dispute]:
@@ -246,10 +262,12 @@ def assemble(members: Iterable[tuple[str, Member]],
         raise BadInput("\n".join(errors))
     works = []
     for gang, (ship, day, period, _source) in heads.items():
+        named = [r for r in rows[gang] if r.unit is not None]
         works.append(GangWork(gang_id=gang, ship=ship, date=day, period=period,
                               service_end=period_end(day, period, zone), members=tuple(crew[gang]),
                               tally=tuple(rows[gang]), interruptions=tuple(stops[gang]),
-                              disputes=tuple(doubts[gang])))
+                              disputes=tuple(doubts[gang]),
+                              unit=named[0].unit if named else None, units=named[0].units if named else 1))
     return works
 
 

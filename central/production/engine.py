@@ -1,18 +1,20 @@
-"""The production-pay engine (RULES.md E1-E6, C1-C6). Pure: no I/O, no clock, no environment.
+"""The production-pay engine (RULES.md E1-E8, C1-C6). Pure: no I/O, no clock, no environment.
 
 ``pay_gang(work, rulebook, tariffs)`` turns what one gang did (members who boarded, cargo tallied,
 waits and stoppages) into per-member statement lines, a gang summary and the shipowner's billing
 lines. ``monthly_top_up`` is C6.
 
-Rounding (documented in docs/production.md):
-- each E1 labour line (quantity × tariff) is rounded to the cent, half up; the labour amount is the
-  sum of those rounded lines;
-- the quota value (labour amount ÷ total quotas) is kept exact (28 significant digits), never
-  rounded; each member's share (quota value × own quotas) is rounded to the cent, half up. The
-  shares may therefore differ from the labour amount by at most half a cent per member; the summary
-  reports that ``rounding_difference``;
-- every other line (guarantee top-up, waits, meal, billing) is computed exactly and rounded half up
-  once, as a line; totals are sums of rounded lines.
+Rounding (RULES.md "Rounding (E and C)", documented in docs/production.md):
+- each E1 labour line (quantity × tariff) is a printed line rounded to the cent, half up; the labour
+  amount is the sum of those rounded lines;
+- each member's share is labour amount × own quotas ÷ total quotas, divided last, rounded half up;
+  the quota value (labour amount ÷ total quotas) is shown exact (28 significant digits), never
+  rounded. The shares may differ from the labour amount by at most half a cent per member; the
+  summary reports that ``rounding_difference``;
+- amounts by time are SD × fraction × minutes ÷ (hours per day × 60) (÷ 480 for the 8-hour day),
+  divided last, so an exact half cent rounds up; each interruption is its own line;
+- every other line (guarantee top-up, billing) is computed exactly and rounded half up once, as a
+  line; totals are sums of rounded (printed) lines.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Iterable
 from decimal import Decimal, localcontext
 
 from central.pay.lines import StatementLine, money_sum, to_money
+from central.production.composition import Composition, composition_problem
 from central.production.model import (
     GangResult,
     GangSummary,
@@ -49,6 +52,11 @@ TEXT = {
         "tide": "Espera de maré: {minutes} min × {fraction} do salário-hora",
         "third_party": "Paralisação por terceiros: {minutes} min × {fraction} do salário-hora",
         "meal_worked": "Horário de refeição trabalhado: {minutes} min × {fraction} do salário-hora",
+        "anchorage_travel": "Viagem ao navio ao largo e volta (tempo de trabalho): {minutes} min × "
+                            "{fraction} do salário-hora",
+        "no_equipment": "Paralisação por falta de aparelhamento: {minutes} min × {fraction} do salário-hora",
+        "workers_fault": "Paralisação imputada aos trabalhadores: {minutes} min, não remunerada",
+        "transport": "Condução ao navio ao largo ({source}): R$ {amount}",
         "billing": "Reembolso ao concessionário — {what} ({source}), {n} trabalhador(es)",
         "surcharge": "Acréscimo de {pct}% sobre R$ {base}",
         "top_up": "Complemento do mínimo mensal {month}: R$ {minimum} − R$ {earned}",
@@ -65,11 +73,21 @@ TEXT = {
         "tide": "Tide wait: {minutes} min × {fraction} of the hourly wage",
         "third_party": "Stoppage by third parties: {minutes} min × {fraction} of the hourly wage",
         "meal_worked": "Meal interval worked: {minutes} min × {fraction} of the hourly wage",
+        "anchorage_travel": "Travel to the anchored ship and back (work time): {minutes} min × "
+                            "{fraction} of the hourly wage",
+        "no_equipment": "Stoppage for want of equipment: {minutes} min × {fraction} of the hourly wage",
+        "workers_fault": "Stoppage proven caused by the workers: {minutes} min, not paid",
+        "transport": "Transport to the anchored ship ({source}): R$ {amount}",
         "billing": "Reimbursement — {what} ({source}), {n} worker(s)",
         "surcharge": "Surcharge {pct}% on R$ {base}",
         "top_up": "Monthly minimum top-up {month}: R$ {minimum} − R$ {earned}",
     },
 }
+
+
+#: Kinds that only a stevedoring rulebook pays, with their rule and article (for the refusal).
+KIND_RULES = {"anchorage_travel": "E7 (DL 2.032 art. 16)", "no_equipment": "E8 (DL 2.032 art. 12 §6)",
+              "workers_fault": "E8 (DL 2.032 art. 26)"}
 
 
 def _num(value: Decimal) -> str:
@@ -81,6 +99,15 @@ def _num(value: Decimal) -> str:
 def _brl(value: Decimal) -> str:
     """A tariff or rate in BRL: at least two decimals, more only if it has them (``3.20``, ``3.125``)."""
     return format(value, "f") if value.as_tuple().exponent < -2 else str(to_money(value))
+
+
+def by_time(version: RulebookVersion, fraction: Decimal, minutes: Decimal) -> Decimal:
+    """An amount by time, exact: SD × ``fraction`` × ``minutes`` ÷ (hours per day × 60), divided
+    last (RULES.md rounding: SD × minutes ÷ 480 for the 8-hour day), so rounding the line half up
+    rounds an exact half cent up."""
+    with localcontext() as ctx:
+        ctx.prec = 28
+        return version.day_wage * fraction * minutes / (version.hours_per_day * SIXTY)
 
 
 def member_quotas(member: Member, version: RulebookVersion) -> Decimal:
@@ -117,15 +144,21 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
                           f"{work.date} (known: {known})")
     for stop in work.interruptions:
         if stop.kind not in version.interruptions:
+            why = KIND_RULES.get(stop.kind)
             errors.append(f"{stop.source}: kind {stop.kind!r} is not paid under this rulebook "
-                          f"({'|'.join(version.interruptions) or 'none'})")
+                          f"({'|'.join(version.interruptions) or 'none'})"
+                          + (f"; {why} is a rule of stevedoring (dl-2032-1940)" if why else ""))
         elif stop.minutes <= 0:
             errors.append(f"{stop.source}: minutes must be > 0")
+        elif stop.transport is not None and not version.interruptions[stop.kind].billed_to_shipowner:
+            errors.append(f"{stop.source}: transport is billed with a billed kind only; "
+                          f"{stop.kind} is not billed under this rulebook")
     return errors
 
 
-def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR") -> GangResult:
-    """Pay one gang (terno) under ``rulebook`` (E1-E6 or C1-C6) with the port's ``tariffs``.
+def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR",
+             composition: Composition | None = None) -> GangResult:
+    """Pay one gang (terno) under ``rulebook`` (E1-E8 or C1-C6) with the port's ``tariffs``.
 
     Returns a ``GangResult``: per member who boarded, statement lines (E2/C1 share, E3/C2
     guarantee top-up, E4/C3 waits and stoppages, E5/C4 meal worked), total, disputed and payable
@@ -136,6 +169,10 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     quota table, an unknown cargo class or one with no tariff on the date, a negative quantity, an
     interruption kind the rulebook does not pay, a dispute that matches no line. The caller fixes
     the input; nothing is computed partially.
+
+    With a ``composition`` table and a gang that names its ``unit``, a gang whose boarded members
+    depart from the table is flagged GANG_COMPOSITION on its summary (DL 2.032 art. 13; DL 3.844
+    art. 3); pay is unchanged.
     """
     text = TEXT[lang]
     version = rulebook.version_for(work.date, where=work.tally[0].source if work.tally else work.gang_id)
@@ -172,7 +209,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         lines = [StatementLine(version.shares.rule, version.shares.article,
                                text["share"].format(quotas=_num(quotas[m.registration]),
                                                     value=_num(to_money(quota_value))),
-                               quota_value * quotas[m.registration])]
+                               labour_amount * quotas[m.registration] / total_quotas)]
         share = lines[0].amount
         guarantee, key = _guarantee(m, version, tonnes)
         if guarantee > share:
@@ -186,7 +223,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                 continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
             line = StatementLine(rule.rule, rule.article, text[stop.kind].format(
                 minutes=_num(stop.minutes), fraction=_num(rule.wage_fraction)),
-                version.hourly_wage * rule.wage_fraction * stop.minutes / SIXTY)
+                by_time(version, rule.wage_fraction, stop.minutes))
             lines.append(line)
             if rule.billed_to_shipowner:
                 billed.setdefault(i, []).append(line.amount)
@@ -202,9 +239,18 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         total_quotas=total_quotas, quota_value=quota_value, shares_total=shares_total,
         rounding_difference=labour_amount - shares_total,
         absent=tuple(m.registration for m in work.members if not m.boarded),
+        flags=_composition_flags(work, composition),
     )
     return GangResult(summary=summary, members=members, billing=billing,
                       billing_total=money_sum(line.amount for line in billing))
+
+
+def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
+    if composition is None or work.unit is None:
+        return ()
+    problem = composition_problem(composition, work.unit, work.units,
+                                  (m.role for m in work.members if m.boarded))
+    return () if problem is None else (problem,)
 
 
 def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[Decimal, str]:
@@ -216,7 +262,7 @@ def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[De
     if m.minutes_worked > g.over_minutes and tonnes > g.over_tonnes:
         if g.above == "day":
             return to_money(version.day_wage), "guarantee_day"
-        return to_money(version.hourly_wage * m.minutes_worked / SIXTY), "guarantee_hourly"
+        return to_money(by_time(version, Decimal(1), m.minutes_worked)), "guarantee_hourly"
     return to_money(version.day_wage * g.minimum_day_fraction), "guarantee_half"
 
 
@@ -256,8 +302,10 @@ def _settle(work: GangWork, version: RulebookVersion, statements, quotas) -> tup
 
 
 def _billing(work: GangWork, version: RulebookVersion, billed: dict[int, list[Decimal]], text) -> tuple:
-    """C5 (DL 3.844 art. 8): what was paid for billed interruptions, per interruption, plus the
-    surcharge (10%) on their sum, rounded half up."""
+    """The shipowner's billing: per billed interruption what was paid for it to the members (C5,
+    DL 3.844 art. 8: art. 4 §2 waits and meal hours; E7, DL 2.032 art. 16: the travel wages), then
+    the surcharge on their sum (C5 10%; none printed when the rulebook's surcharge is 0), then the
+    transport of each trip to an anchored ship (E7). Each a printed line rounded half up."""
     spec = version.shipowner_billing
     if spec is None or not billed:
         return ()
@@ -269,19 +317,25 @@ def _billing(work: GangWork, version: RulebookVersion, billed: dict[int, list[De
             what=f"{rule.rule} {stop.kind} {_num(stop.minutes)} min", source=stop.source,
             n=len(billed[i])), money_sum(billed[i])))
     base = money_sum(line.amount for line in lines)
-    lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
-        pct=_num(spec.surcharge * 100), base=base), base * spec.surcharge))
+    if spec.surcharge:
+        lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
+            pct=_num(spec.surcharge * 100), base=base), base * spec.surcharge))
+    for i in sorted(billed):
+        stop = work.interruptions[i]
+        if stop.transport is not None:
+            lines.append(StatementLine(spec.rule, spec.article, text["transport"].format(
+                source=stop.source, amount=to_money(stop.transport)), stop.transport))
     return tuple(lines)
 
 
 def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTable,
-              *, lang: str = "pt-BR") -> list[GangResult]:
+              *, lang: str = "pt-BR", composition: Composition | None = None) -> list[GangResult]:
     """``pay_gang`` for each gang; raises one ``BadInput`` listing the problems of every gang, so a
     batch is either wholly computed or not at all."""
     results, errors = [], []
     for work in works:
         try:
-            results.append(pay_gang(work, rulebook, tariffs, lang=lang))
+            results.append(pay_gang(work, rulebook, tariffs, lang=lang, composition=composition))
         except BadInput as exc:
             errors.append(str(exc))
     if errors:

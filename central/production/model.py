@@ -69,15 +69,21 @@ class TallyRow:
     cargo_class: str
     quantity: Decimal
     source: str = ""
+    unit: str | None = None  # work unit of the gang (hold, deck, crane...), composition check
+    units: int = 1
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Interruption:
-    """One continuous wait, stoppage or worked meal interval of the whole gang (E4, E5, C3, C4)."""
+    """One continuous wait, stoppage, worked meal interval or trip of the whole gang (E4, E5, E7,
+    E8, C3, C4). ``transport``: for ``anchorage_travel`` only, what the launch to the anchored ship
+    and back cost the stevedoring entity (BRL), billed to the shipowner with the travel wages (E7)."""
 
     kind: str  # late_start | rain | rough_water | tide | third_party | meal_worked
+    #            | anchorage_travel (E7) | no_equipment, workers_fault (E8)
     minutes: Decimal
     source: str = ""
+    transport: Decimal | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,6 +112,8 @@ class GangWork:
     tally: tuple[TallyRow, ...]
     interruptions: tuple[Interruption, ...] = ()
     disputes: tuple[Dispute, ...] = ()
+    unit: str | None = None  # what the gang worked (hold, deck, crane...) and how many: the
+    units: int = 1           # composition check (DL 2.032 art. 13; DL 3.844 art. 3)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -144,6 +152,7 @@ class GangSummary:
     shares_total: Decimal
     rounding_difference: Decimal
     absent: tuple[str, ...]  # registrations on the escala who did not board (paid nothing, art. 14)
+    flags: tuple[str, ...] = ()  # GANG_COMPOSITION: the gang departs from the port's table
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -41,7 +41,7 @@ def result_dict(result: GangResult) -> dict:
             "labour_lines": [_line(x) for x in s.labour_lines], "labour_amount": money_str(s.labour_amount),
             "tonnes": _dec(s.tonnes), "total_quotas": _dec(s.total_quotas), "quota_value": _dec(s.quota_value),
             "shares_total": money_str(s.shares_total), "rounding_difference": money_str(s.rounding_difference),
-            "absent": list(s.absent),
+            "absent": list(s.absent), "flags": list(s.flags),
         },
         "members": [{
             "registration": m.registration, "role": m.role, "quotas": _dec(m.quotas),
@@ -71,6 +71,8 @@ def to_csv(results: Iterable[GangResult]) -> str:
             writer.writerow((s.gang_id, "labour", "", line.rule, line.article, line.description, money_str(line.amount)))
         writer.writerow((s.gang_id, "summary", "", "", "", f"labour amount; {_dec(s.total_quotas)} quotas; "
                          f"quota value {_dec(s.quota_value)}; tonnes {_dec(s.tonnes)}", money_str(s.labour_amount)))
+        for flag in s.flags:
+            writer.writerow((s.gang_id, "flag", "", "", "", flag, ""))
         for m in r.members:
             for line in m.lines:
                 writer.writerow((s.gang_id, "member", m.registration, line.rule, line.article, line.description,

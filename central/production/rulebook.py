@@ -4,7 +4,7 @@ A rulebook is data: for each version (in force from ``effective_from``) the day 
 table per role, the minimum guarantee, the interruption kinds that are paid and at what fraction of
 the hourly wage, the payment deadline, the shipowner billing and the monthly minimum. Every step
 names the rule id and legal article that the statement lines carry, so the same engine computes
-rules E1-E6 (stevedoring) and C1-C6 (dock work). Parsed and validated whole at start-up
+rules E1-E8 (stevedoring) and C1-C6 (dock work). Parsed and validated whole at start-up
 (STYLE.md 12); a bad key raises ``ConfigError`` naming it.
 """
 
@@ -22,7 +22,10 @@ from portgate.config import load_toml
 from portgate.errors import BadInput, ConfigError
 
 #: Interruption kinds the office may enter (interruptions.csv ``kind``). A rulebook pays a subset.
-INTERRUPTION_KINDS = ("late_start", "rain", "rough_water", "tide", "third_party", "meal_worked")
+INTERRUPTION_KINDS = ("late_start", "rain", "rough_water", "tide", "third_party", "meal_worked",
+                      "anchorage_travel", "no_equipment", "workers_fault")
+#: The kind whose rows may carry a ``transport`` cost (E7, DL 2.032 art. 16).
+TRAVEL_KIND = "anchorage_travel"
 
 
 class Cite(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -77,6 +80,10 @@ class Payment(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class ShipownerBilling(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What is billed to the shipowner: the billed interruption lines (C5, DL 3.844 art. 8; E7,
+    DL 2.032 art. 16) plus ``surcharge`` on their sum (C5: 0.10; E7: "a percentagem que lhe
+    couber", the port's figure; 0 prints no surcharge line), plus any transport cost (E7)."""
+
     rule: str
     article: str
     surcharge: Decimal  # C5: 0.10

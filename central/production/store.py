@@ -100,6 +100,8 @@ def _write_gang(conn: Connection, work: GangWork, result: GangResult, at: dt.dat
                    source=t.source) for t in work.tally]
     inputs += [dict(kind="interruption", what=i.kind, registration=None, value=str(i.minutes), note=None,
                     source=i.source) for i in work.interruptions]
+    inputs += [dict(kind="flag", what=flag.split(":", 1)[0], registration=None, value=None, note=flag,
+                    source=work.gang_id) for flag in s.flags]
     inputs += [dict(kind="dispute", what=d.rule, registration=d.registration,
                     value=None if d.amount is None else str(d.amount), note=d.reason, source=d.source)
                for d in work.disputes]

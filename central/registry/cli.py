@@ -220,3 +220,30 @@ def booklet(url, actor, registration, year):
     with transaction(url) as session:
         store.revalidate_booklet(session, registration, year=year, actor=actor)
     click.echo(f"{registration} booklet revalidated for {year}")
+
+
+@registry.command()
+@common
+@click.option("--workers", "workers_csv", required=True, type=click.Path(dir_okay=False),
+              help="workers.csv of the new registrations")
+@click.option("--admissions", "admissions_csv", required=True, type=click.Path(dir_okay=False),
+              help="admissions.csv: birth date, nationality, registration date, evidence per condition")
+def register(url, actor, workers_csv, admissions_csv):
+    """Register new workers with their admission evidence (83.611 art. 15; DL 2.032 art. 5 §1-§3).
+    A registration missing a condition is refused with the article; nothing is written."""
+    from central.registry.admission_store import register as do_register
+
+    with transaction(url) as session:
+        n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor)
+    click.echo(f"{n} worker(s) registered with their admission evidence")
+
+
+@registry.command("admissions")
+@common
+def admissions_cmd(url, actor):
+    """Report the foreigners' share of the stevedore registry (DL 2.032 art. 5 §3: at most one
+    third) and the admission records per category (JSON)."""
+    from central.registry.admission_store import admissions_report
+
+    with transaction(url) as session:
+        click.echo(json.dumps(admissions_report(session), ensure_ascii=False))

@@ -27,15 +27,28 @@ def rotation() -> None:
 @common
 @click.option("--date", "day", required=True, callback=iso_date)
 @click.option("--requisitions", "path", required=True, type=click.Path(dir_okay=False))
-def dispatch_cmd(url, actor, day, path):
+@click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
+              help="Gang composition table (default: config/gang-composition.toml).")
+def dispatch_cmd(url, actor, day, path, composition_toml):
     """Fill requisitions.csv for DATE from the rotation; store and publish the escala."""
+    from zoneinfo import ZoneInfo
+
+    from central.production.composition import load_composition
+    from central.registry.changes import audit, utcnow
+    from central.rotation.requisition_checks import dispatch_flags, read_details
+
     reqs = load_requisitions(path)
+    flags = dispatch_flags(reqs, read_details(path), load_composition(composition_toml),
+                           ZoneInfo(service.RotationSettings().tz))
     with transaction(url) as session:
         done = service.dispatch_day(session, day, reqs, actor=actor)
+        if flags:  # kept with the dispatch (DL 2.032 arts. 9, 13)
+            audit(session, actor=actor, action="rotation.requisition-flags", subject=day.isoformat(),
+                  detail={"flags": flags}, now=utcnow())
     res = done.result
     _out({"date": day, "requisitions": len(reqs), "dispatched": len(done.entry_ids),
           "skipped": len(res.skips), "ineligible": len(res.ineligible),
-          "shortfalls": {s.requisition.ref: s.missing for s in res.shortfalls}})
+          "shortfalls": {s.requisition.ref: s.missing for s in res.shortfalls}, "flags": flags})
 
 
 @rotation.command("list")
@@ -149,3 +162,18 @@ def sizing_cmd(url, actor, day, category):
     """R6: average shifts per registered watchman per month over the previous 12 months."""
     with transaction(url) as session:
         _out(reports.sizing(session, day, category))
+
+
+@rotation.command("hours")
+@common
+@click.option("--month", default=None, help="YYYY-MM: the monthly return of hours per stevedore.")
+@click.option("--semester", default=None, help="YYYY-1 or YYYY-2: the semester average and verdict.")
+def hours_cmd(url, actor, month, semester):
+    """R8 (DL 2.032 art. 6): hours worked per stevedore in a month, or the semester average per
+    registered stevedore with its verdict (above 1,000 h: enlarge; otherwise: close the registry)."""
+    from central.production.hours import monthly_return, semester_return
+
+    if bool(month) == bool(semester):
+        raise click.UsageError("give --month YYYY-MM or --semester YYYY-1|YYYY-2")
+    with transaction(url) as session:
+        _out(monthly_return(session, month) if month else semester_return(session, semester))

@@ -218,8 +218,9 @@ def test_1970_or_backwards_times_are_never_paid():
         pay_shift(backwards, BOOK, CAL)
 
 
-def test_no_wage_in_force_is_a_config_error():
-    with pytest.raises(ConfigError):
+def test_no_wage_in_force_is_refused_naming_the_shift_and_rulebook():
+    with pytest.raises(BadInput, match=r"s1: rulebook decreto-83611-1979 has no day wage in force on "
+                                       r"2020-03-10 \(its day_wages start 2025-01-01\)"):
         pay_shift(shift(t(2020, 3, 10, 7)), BOOK, CAL)
 
 

@@ -1,0 +1,128 @@
+"""Billing lines in the ledger, and the billing statements read back per shipowner and period.
+
+``billing_lines`` holds the P8 lines of watchmen's pay runs (rebuilt with the statements of the
+same work days); the E7 / C5 lines of production stay with their gang (``production_lines``,
+section ``billing``) and are read from there. Money as integer cents.
+
+    store_watchmen_billing(engine, run, rulebook, first, last, now=...) -> lines written
+    read_billing(engine, first, last) -> [BillingLine]
+    read_shipowners(path) -> {ship: shipowner}
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from decimal import Decimal
+from pathlib import Path
+
+from sqlalchemy import BigInteger, Column, Date, DateTime, Index, String, Table, Text, delete, insert, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.db import metadata
+from central.pay.billing import BillingLine, watchmen_billing
+from central.pay.rulebook import Rulebook
+from portgate.errors import BadInput, StoreError
+
+billing_lines = Table(
+    "billing_lines",
+    metadata,
+    Column("billing_id", String(200), primary_key=True),  # "P8:" + shift id
+    Column("source", String(16), nullable=False),  # watchmen
+    Column("ship", String(32), nullable=False),
+    Column("work_day", Date, nullable=False),
+    Column("ref", String(160), nullable=False),  # shift id
+    Column("registration", String(64), nullable=True),
+    Column("rule", String(16), nullable=False),
+    Column("article", String(128), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("amount_cents", BigInteger, nullable=False),
+    Column("computed_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_billing_lines_work_day", billing_lines.c.work_day)
+
+
+def store_watchmen_billing(engine: Engine, statements, rulebook: Rulebook, first: dt.date,
+                           last: dt.date, *, now: dt.datetime) -> list[BillingLine]:
+    """Compute the P8 lines of ``statements`` (paid shifts of work days [first, last]) from the
+    stored shifts' ship and berth, and replace the stored watchmen billing of those days with them.
+    Returns the lines. Raises ``StoreError`` if the database fails."""
+    from central.ledger.tables import shifts
+
+    try:
+        with engine.begin() as conn:
+            berth_of = {sid: (ship, berth) for sid, ship, berth in conn.execute(
+                select(shifts.c.shift_id, shifts.c.ship, shifts.c.berth)
+                .where(shifts.c.work_date >= first, shifts.c.work_date <= last,
+                       shifts.c.berth == "anchored"))}
+            lines = watchmen_billing(statements, berth_of, rulebook)
+            conn.execute(delete(billing_lines).where(billing_lines.c.source == "watchmen",
+                                                     billing_lines.c.work_day >= first,
+                                                     billing_lines.c.work_day <= last))
+            if lines:
+                conn.execute(insert(billing_lines), [{
+                    "billing_id": x.billing_id, "source": x.source, "ship": x.ship,
+                    "work_day": x.work_day, "ref": x.ref, "registration": x.registration,
+                    "rule": x.rule, "article": x.article, "description": x.description,
+                    "amount_cents": int(x.amount * 100), "computed_at": now} for x in lines])
+            return lines
+    except SQLAlchemyError as exc:
+        raise StoreError(f"saving billing lines failed: {exc}") from exc
+
+
+def read_billing(engine: Engine, first: dt.date, last: dt.date) -> list[BillingLine]:
+    """Every billing line of work days [first, last]: watchmen P8 lines and the production gangs'
+    billing lines (E7, C5). Raises ``StoreError`` if the database cannot be read."""
+    from central.production.schema import production_gangs, production_lines
+
+    b, g, ln = billing_lines, production_gangs, production_lines
+    out: list[BillingLine] = []
+    try:
+        with engine.connect() as conn:
+            for r in conn.execute(select(b).where(b.c.work_day >= first, b.c.work_day <= last)).mappings():
+                out.append(BillingLine(r["billing_id"], r["source"], r["ship"], r["work_day"], r["ref"],
+                                       r["registration"], r["rule"], r["article"], r["description"],
+                                       Decimal(r["amount_cents"]) / 100))
+            for r in conn.execute(
+                select(g.c.id, g.c.gang_id, g.c.ship, g.c.work_date, g.c.period, ln.c.seq, ln.c.rule,
+                       ln.c.article, ln.c.description, ln.c.amount_cents)
+                .join(g, g.c.id == ln.c.gang_row)
+                .where(ln.c.section == "billing", g.c.work_date >= first, g.c.work_date <= last)
+                .order_by(g.c.id, ln.c.seq)
+            ).mappings():
+                out.append(BillingLine(f"gang:{r['id']}:{r['seq']}", "production", r["ship"], r["work_date"],
+                                       f"{r['gang_id']} {r['period']}", None, r["rule"], r["article"],
+                                       r["description"], Decimal(r["amount_cents"]) / 100))
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot read billing lines: {exc}") from exc
+    return out
+
+
+def read_shipowners(path: str | Path) -> dict[str, str]:
+    """``shipowners.csv`` (columns ship, shipowner) → {ship: shipowner}. Raises ``BadInput`` naming
+    the file and row for a missing file or column, an empty value or a ship listed twice."""
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in ("ship", "shipowner") if c not in (reader.fieldnames or [])]
+            if missing:
+                raise BadInput(f"missing column(s): {', '.join(missing)}", where=f"{path.name}:1")
+            out: dict[str, str] = {}
+            errors = []
+            for n, row in enumerate(reader, 2):
+                ship, owner = (row.get("ship") or "").strip(), (row.get("shipowner") or "").strip()
+                if not ship or not owner:
+                    errors.append(f"{path.name}:{n}: ship and shipowner are required")
+                elif ship in out:
+                    errors.append(f"{path.name}:{n}: ship {ship} is listed twice")
+                else:
+                    out[ship] = owner
+    except FileNotFoundError as exc:
+        raise BadInput("file not found", where=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise BadInput("file is not UTF-8", where=str(path)) from exc
+    if errors:
+        raise BadInput("\n".join(errors))
+    return out

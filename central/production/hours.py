@@ -1,0 +1,113 @@
+"""R8 (DL 2.032 art. 6): the monthly return of hours worked per stevedore, and the semester
+average per registered stevedore with its verdict (above 1,000 h: enlarge the registry until the
+average is 1,000 again; otherwise: the registry is closed).
+
+Hours are the ``minutes_worked`` of the members who boarded stevedoring gangs (rulebook
+``dl-2032-1940``) stored by ``portgate production import``, plus the gang's ``anchorage_travel``
+minutes (E7: travel to an anchored ship is work time, art. 16), by the gang's work date; registered
+stevedores are the registry's ``estivador`` workers not cancelled (today's count: the registry keeps
+no head-count history). Reading: an average of exactly 1,000 h is not "superior", so the registry is
+closed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central.production.schema import production_gangs, production_inputs, production_members
+from central.registry.schema import workers
+from portgate.errors import BadInput
+
+STEVEDORING = "dl-2032-1940"
+LIMIT_HOURS = Decimal(1000)
+ARTICLE = "DL 2.032 art. 6"
+
+
+def _hours(minutes: Decimal) -> str:
+    return str((minutes / 60).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+def month_bounds(month: str) -> tuple[dt.date, dt.date]:
+    """``YYYY-MM`` → (first day, first day of the next month). ``BadInput`` if malformed."""
+    try:
+        first = dt.date.fromisoformat(f"{month}-01")
+    except ValueError as exc:
+        raise BadInput(f"month {month!r} is not YYYY-MM", where="--month") from exc
+    return first, (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+
+
+def semester_bounds(semester: str) -> tuple[dt.date, dt.date]:
+    """``YYYY-1`` (January-June) or ``YYYY-2`` (July-December) → (first day, day after the last)."""
+    try:
+        year, half = (int(p) for p in semester.split("-"))
+    except ValueError as exc:
+        raise BadInput(f"semester {semester!r} is not YYYY-1 or YYYY-2", where="--semester") from exc
+    if half not in (1, 2) or not 2000 <= year <= 2100:
+        raise BadInput(f"semester {semester!r} is not YYYY-1 or YYYY-2", where="--semester")
+    return (dt.date(year, 1, 1), dt.date(year, 7, 1)) if half == 1 else (dt.date(year, 7, 1), dt.date(year + 1, 1, 1))
+
+
+def _minutes_by_worker(session: Session, first: dt.date, after: dt.date) -> dict[str, tuple[Decimal, int]]:
+    g, m, i = production_gangs, production_members, production_inputs
+    in_range = (g.c.rulebook == STEVEDORING, g.c.work_date >= first, g.c.work_date < after)
+    travel: dict[int, Decimal] = {}  # E7: travel to an anchored ship counts as work time (art. 16)
+    for gang_row, value in session.execute(
+        select(i.c.gang_row, i.c.value).join(g, g.c.id == i.c.gang_row)
+        .where(*in_range, i.c.kind == "interruption", i.c.what == "anchorage_travel")):
+        travel[gang_row] = travel.get(gang_row, Decimal(0)) + Decimal(value)
+    out: dict[str, tuple[Decimal, int]] = {}
+    for reg, gang_row, minutes in session.execute(
+        select(m.c.registration, m.c.gang_row, m.c.minutes_worked).join(g, g.c.id == m.c.gang_row)
+        .where(*in_range, m.c.boarded == "yes")):
+        total, gangs = out.get(reg, (Decimal(0), 0))
+        out[reg] = (total + Decimal(minutes) + travel.get(gang_row, Decimal(0)), gangs + 1)
+    return out
+
+
+def monthly_return(session: Session, month: str) -> dict:
+    """R8: hours worked per stevedore in ``month`` (``YYYY-MM``), for the labour office (art. 6)."""
+    first, after = month_bounds(month)
+    found = _minutes_by_worker(session, first, after)
+    rows = [{"registration": reg, "gangs": n, "hours": _hours(mins)} for reg, (mins, n) in sorted(found.items())]
+    total = sum((mins for mins, _n in found.values()), Decimal(0))
+    return {"rule": "R8", "article": ARTICLE, "month": month, "stevedores": rows,
+            "total_hours": _hours(total)}
+
+
+def semester_verdict(total_minutes: Decimal, registered: int) -> dict:
+    """The semester average per registered stevedore and the verdict (pure). ``enlarge_by``: how many
+    more stevedores bring the average back to 1,000 h (⌈hours ÷ 1,000⌉ − registered)."""
+    hours = total_minutes / 60
+    if registered <= 0:
+        return {"average_hours": None, "verdict": "no stevedores registered", "enlarge_by": None}
+    average = hours / registered
+    if average > LIMIT_HOURS:
+        need = int((hours / LIMIT_HOURS).to_integral_value(rounding=ROUND_CEILING))
+        return {"average_hours": _hours(average * 60), "verdict": "enlarge", "enlarge_by": need - registered}
+    return {"average_hours": _hours(average * 60), "verdict": "close", "enlarge_by": 0}
+
+
+def semester_return(session: Session, semester: str) -> dict:
+    """R8: the semester's hours, the average per registered stevedore and the verdict (art. 6 sole
+    paragraph); the monthly totals beside it."""
+    first, after = semester_bounds(semester)
+    found = _minutes_by_worker(session, first, after)
+    total = sum((mins for mins, _n in found.values()), Decimal(0))
+    registered = session.execute(select(func.count()).select_from(workers).where(
+        workers.c.category == "estivador", workers.c.status != "cancelled")).scalar() or 0
+    months = []
+    day = first
+    while day < after:
+        key = day.strftime("%Y-%m")
+        nxt = month_bounds(key)[1]
+        months.append({"month": key, "total_hours": _hours(sum(
+            (mins for mins, _n in _minutes_by_worker(session, day, nxt).values()), Decimal(0)))})
+        day = nxt
+    return {"rule": "R8", "article": f"{ARTICLE} parágrafo único", "semester": semester,
+            "from": first.isoformat(), "to": (after - dt.timedelta(days=1)).isoformat(),
+            "total_hours": _hours(total), "registered": registered, "limit_hours": str(LIMIT_HOURS),
+            "months": months} | semester_verdict(total, registered)
