@@ -135,6 +135,9 @@ class PresenceDelta(msgspec.Struct, **_S):
     schema: int = SCHEMA_VERSION
 
 
+PHOTO_MAX_BYTES = 256 * 1024  # default cap of one photo file (a passport-style JPEG is 20-60 KB)
+
+
 class PhotoRef(msgspec.Struct, **_S):
     """A worker's photo: the SHA-256 (lower-case hex) of its file, its size and media type."""
 

@@ -28,12 +28,13 @@ from pathlib import Path
 import structlog
 
 from portgate.errors import BadInput, StoreError
+from wire.downlink import PHOTO_MAX_BYTES
 
 log = structlog.get_logger(__name__)
 
 PHOTOS_DB = "photos.db"
 PHOTOS_DIR = "photos"
-DEFAULT_MAX_BYTES = 256 * 1024  # one photo; a passport-style JPEG is 20-60 KB
+DEFAULT_MAX_BYTES = PHOTO_MAX_BYTES  # one photo (wire.downlink); a gate may set its own cap
 MEDIA_TYPES = ("image/jpeg", "image/png", "image/webp")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -186,3 +187,50 @@ def _row(ref) -> tuple:
 def _set_version(c: sqlite3.Connection, version: int, at: dt.datetime) -> None:
     c.execute("INSERT OR REPLACE INTO photos_meta VALUES ('version', ?)", (str(version),))
     c.execute("INSERT OR REPLACE INTO photos_meta VALUES ('updated_at', ?)", (at.isoformat(),))
+
+
+class PhotoDownlink:
+    """Applies the ``photos`` downlink to a ``PhotoStore`` (called by ``edge.sync.Sync``'s pump).
+
+    ``apply(form, msg, received_at)``: ``snapshot`` replaces the index (older or equal versions are
+    ignored), ``delta`` patches it (a delta that does not follow the held version returns a
+    ``SnapshotRequest`` for the office; an old one is ignored), ``file`` stores one photo if the
+    index names it (a file nobody's photo points at is refused, so a stray publisher cannot fill
+    the disk). Raises ``BadInput`` for a refused file (hash, size, media type, not indexed)."""
+
+    def __init__(self, store: PhotoStore, gate_id: str) -> None:
+        self.store = store
+        self.gate_id = gate_id
+        self.ignored = 0
+        self.refused = 0
+
+    def apply(self, form: str, msg, received_at: dt.datetime):
+        from wire.downlink import SnapshotRequest
+
+        have = self.store.version()
+        if form == "file":
+            if not self.store._query("SELECT 1 FROM photos WHERE sha256 = ? LIMIT 1", (check_sha(msg.sha256),)):
+                self.refused += 1
+                raise BadInput(f"photo {msg.sha256[:12]}: not in the photo index")
+            try:
+                self.store.put(msg.sha256, msg.data, msg.media_type)
+            except BadInput:
+                self.refused += 1
+                raise
+            return None
+        if form == "snapshot":
+            if have is not None and msg.version <= have:
+                self.ignored += 1
+                return None
+            self.store.replace_index(msg.version, msg.photos, msg.at)
+            log.info("photos_index_replaced", version=msg.version, photos=len(msg.photos),
+                     missing=len(self.store.missing()))
+            return None
+        if have is not None and msg.to_version <= have:
+            self.ignored += 1
+            return None
+        if have != msg.from_version or not self.store.apply_delta(
+                msg.from_version, msg.to_version, msg.upsert, msg.remove, msg.at):
+            return SnapshotRequest(gate_id=self.gate_id, kind="photos", have_version=have, at=received_at)
+        log.info("photos_delta_applied", to_version=msg.to_version, upsert=len(msg.upsert), remove=len(msg.remove))
+        return None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import random
 import signal
 import sqlite3
 import struct
@@ -32,8 +33,9 @@ T0 = dt.datetime(2026, 3, 15, 4, 20, tzinfo=dt.UTC)
 PORTGATE = [sys.executable, "-m", "portgate.cli"]
 
 
-def png(seed: int, size: int = 24) -> bytes:
-    """A ``size`` x ``size`` RGB PNG whose colours depend on ``seed`` (distinct bytes per seed)."""
+def png(seed: int, size: int = 24, *, pad: int = 0) -> bytes:
+    """A ``size`` x ``size`` RGB PNG whose colours depend on ``seed`` (distinct bytes per seed);
+    ``pad`` random bytes in a private ancillary chunk make it larger (a size-cap test)."""
     r, g, b = (seed * 97) % 256, (seed * 57 + 80) % 256, (seed * 31 + 160) % 256
     rows = b"".join(b"\x00" + bytes((r, g, b)) * size for _ in range(size))
 
@@ -41,6 +43,7 @@ def png(seed: int, size: int = 24) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0))
+            + (chunk(b"prVt", random.Random(seed).randbytes(pad)) if pad else b"")
             + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
@@ -142,6 +145,13 @@ class GateWithScreen:
         if at is not None:
             set_scripted_time(self.clock_file, at)
         self.ptys[kind].frame(uid)
+
+    def pair(self, badge_uid: str, card_uid: str, *, gap_s: float = 0.4) -> None:
+        """Badge, then control card (the order the gate pairs, G4): the readers are separate
+        threads, so the card follows after ``gap_s`` for the badge to reach the gate first."""
+        self.tap(badge_uid, "badge")
+        time.sleep(gap_s)
+        self.tap(card_uid, "control")
 
     def journal_rows(self) -> list[tuple]:
         """Every journal row ``(seq, event_id, kind, body)`` (read-only)."""

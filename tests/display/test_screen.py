@@ -25,8 +25,7 @@ def _photo_bytes(page, person) -> bytes:
 def test_a_tap_shows_name_photo_colour_and_duty(gate, page) -> None:
     page.goto(gate.url)
     page.wait_for_selector("#now.idle")
-    gate.tap("0B0B01BADE", "badge")
-    gate.tap("0A04A10001", "control")
+    gate.pair("0B0B01BADE", "0A04A10001")
     tap = gate.wait_taps(1)[-1]
     assert tap.payload.decision == "admit", tap.payload.message
     _wait_current(page, tap.seq)  # pushed over SSE: no reload
@@ -46,8 +45,7 @@ def test_a_tap_shows_name_photo_colour_and_duty(gate, page) -> None:
 
 def test_a_denial_shows_the_reason_rules_and_what_to_do(gate, page) -> None:
     page.goto(gate.url)
-    gate.tap("0B0B03BADE", "badge")
-    gate.tap("0A04A10003", "control")  # V003 is dispatched to the other ship (g-nordic)
+    gate.pair("0B0B03BADE", "0A04A10003")  # V003 is dispatched to the other ship (g-nordic)
     tap = gate.wait_taps(1)[-1]
     assert tap.payload.decision == "deny"
     _wait_current(page, tap.seq)
@@ -68,8 +66,7 @@ def test_a_denial_shows_the_reason_rules_and_what_to_do(gate, page) -> None:
 
 def test_a_borrowed_card_shows_both_workers_side_by_side(gate, page) -> None:
     page.goto(gate.url)
-    gate.tap("0B0B02BADE", "badge")  # V002's badge ...
-    gate.tap("0A04A10001", "control")  # ... with V001's control card
+    gate.pair("0B0B02BADE", "0A04A10001")  # V002's badge with V001's control card
     tap = gate.wait_taps(1)[-1]
     assert "BORROWED_CARD" in tap.payload.flags and "G4" in tap.payload.rules_failed
     _wait_current(page, tap.seq)
@@ -89,8 +86,7 @@ def test_a_borrowed_card_shows_both_workers_side_by_side(gate, page) -> None:
 
 def test_a_worker_without_photo_gets_the_placeholder_and_other_photos_are_not_served(gate, page) -> None:
     page.goto(gate.url)
-    gate.tap("0B0B04BADE", "badge")
-    gate.tap("0A04A10004", "control")  # V004: no photo on disk
+    gate.pair("0B0B04BADE", "0A04A10004")  # V004: no photo on disk
     tap = gate.wait_taps(1)[-1]
     _wait_current(page, tap.seq)
     assert page.locator("#now img.photo").get_attribute("src") == "/static/placeholder.svg"
@@ -105,10 +101,9 @@ def test_killing_the_screen_changes_nothing_at_the_gate_and_a_restart_shows_the_
             ("0B0B05BADE", "0A04A10005")]
     page.goto(gate.url)
     for i, (badge, card) in enumerate(taps):
-        gate.tap(badge, "badge")
         if i == 1:
             gate.kill_display()  # SIGKILL in the middle of the taps
-        gate.tap(card, "control")
+        gate.pair(badge, card)
         gate.wait_taps(i + 1)
     events = gate.wait_taps(len(taps))
     assert gate.gate.poll() is None  # the gate kept running and deciding
