@@ -153,11 +153,12 @@ def is_mismatch(p: TapPayload) -> bool:
 
 
 class Board:
-    """The last ``HISTORY`` reads (newest last) and the inspector session (wall-clock deadline)."""
+    """The last ``HISTORY`` reads (newest last) and the inspector session (a deadline on the
+    screen's monotonic clock, in seconds)."""
 
     def __init__(self, history: int = HISTORY) -> None:
         self.reads: collections.deque[Shown] = collections.deque(maxlen=history)
-        self.inspector_until: dt.datetime | None = None
+        self.inspector_until: float | None = None
         self.last_event_at: dt.datetime | None = None
         self.last_clock_trusted: bool | None = None
 
@@ -168,23 +169,26 @@ class Board:
     def add(self, s: Shown) -> None:
         self.reads.append(s)
 
-    def note_event(self, event: Event, inspector_mode_s: float) -> None:
+    def note_event(self, event: Event, inspector_mode_s: float, *, mono_s: float, lag_s: float = 0.0) -> None:
         """Track the gate's time, clock trust and inspector mode from any event (tap or
-        confiscation): an INSPECTOR tap opens the countdown, a confiscation ends it."""
+        confiscation): an INSPECTOR tap opens the countdown (``inspector_mode_s`` from the read;
+        ``mono_s``: the screen's monotonic clock now; ``lag_s``: how long ago the gate made the
+        event), a confiscation ends it."""
         self.last_event_at = event.occurred_at
         self.last_clock_trusted = event.clock_trusted
         p = event.payload
         kind = type(p).__struct_config__.tag
         if kind == "tap" and p.decision == "inspector":
-            self.inspector_until = event.occurred_at + dt.timedelta(seconds=inspector_mode_s)
+            self.inspector_until = mono_s + inspector_mode_s - max(0.0, lag_s)
         elif kind == "confiscation":
             self.inspector_until = None
 
-    def inspector_left_s(self, now: dt.datetime) -> int | None:
-        """Whole seconds of inspector mode left at ``now`` (aware), or None when not in it."""
+    def inspector_left_s(self, mono_s: float) -> int | None:
+        """Whole seconds of inspector mode left at ``mono_s`` (the screen's monotonic clock), or
+        None when not in it."""
         if self.inspector_until is None:
             return None
-        left = (self.inspector_until - now).total_seconds()
+        left = self.inspector_until - mono_s
         if left <= 0:
             self.inspector_until = None
             return None

@@ -117,7 +117,8 @@ class Display:
 
     def take(self, ev: Event) -> bool:
         """Put one journal event on the board; True when the screen changed."""
-        self.board.note_event(ev, self.inspector_mode_s)
+        lag = (self.gate_now() - ev.occurred_at).total_seconds()
+        self.board.note_event(ev, self.inspector_mode_s, mono_s=time.monotonic(), lag_s=lag)
         p = ev.payload
         if not isinstance(p, TapPayload):
             return type(p).__struct_config__.tag == "confiscation"
@@ -155,7 +156,7 @@ class Display:
             broker=self._broker, outbox_depth=depth,
             oldest_unsent_s=max(0.0, (now - oldest).total_seconds()) if oldest else None,
             stale=stale, clock_untrusted=self.board.last_clock_trusted is False,
-            journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(now),
+            journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(time.monotonic()),
         )
         return self.status
 

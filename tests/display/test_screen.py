@@ -121,3 +121,54 @@ def test_killing_the_screen_changes_nothing_at_the_gate_and_a_restart_shows_the_
     assert [int(r.get_attribute("data-seq")) for r in page.locator("#history tr.read").all()] == \
         [e.seq for e in reversed(events)]
     assert page.locator("#now .person .name").inner_text() == "Elisa Costa"
+
+
+def test_inspector_mode_is_amber_with_a_countdown_until_the_confiscation(gate, page) -> None:
+    page.goto(gate.url)
+    gate.tap("0F1F5CA001", "control")  # the union inspector's card
+    tap = gate.wait_taps(1)[-1]
+    assert tap.payload.decision == "inspector"
+    _wait_current(page, tap.seq)
+    assert page.locator("#now").evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(199, 120, 0)"
+    assert page.locator("#now .words").inner_text() == "MODO FISCAL"
+    page.wait_for_selector("#inspector-countdown")
+    left = int(page.locator("#inspector-countdown").get_attribute("data-left"))
+    assert 0 < left <= 60  # g10.inspector_mode_s of the default rulebook
+    page.wait_for_function(f"document.querySelector('#inspector-countdown') && "
+                           f"+document.querySelector('#inspector-countdown').dataset.left < {left}")
+    gate.tap("0A04A10002", "control")  # the card to confiscate
+    tap = gate.wait_taps(2)[-1]
+    assert "CONFISCATE" in tap.payload.flags
+    _wait_current(page, tap.seq)
+    assert page.locator("#now .action").inner_text() == "Cartão apreendido: entregue-o ao fiscal."
+    page.wait_for_selector("#inspector-countdown", state="detached")
+
+
+def test_the_screen_opens_the_gate_files_read_only_and_never_holds_the_write_lock(gate, page) -> None:
+    import os
+    import sqlite3
+
+    page.goto(gate.url)
+    gate.pair("0B0B01BADE", "0A04A10001")
+    tap = gate.wait_taps(1)[-1]
+    _wait_current(page, tap.seq)
+    pid = gate.display.pid
+    opened = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.endswith(".db"):  # (SQLite opens a -wal file read-write; query_only keeps it unwritten)
+            flags = int(open(f"/proc/{pid}/fdinfo/{fd}").read().split("flags:")[1].split()[0], 8)
+            opened[os.path.basename(target)] = flags & os.O_ACCMODE
+    assert {"journal.db", "store.db"} <= set(opened)
+    assert all(mode == os.O_RDONLY for mode in opened.values()), opened
+    db = sqlite3.connect(gate.state / "journal.db", timeout=0, isolation_level=None)
+    try:
+        for _ in range(20):  # the screen polls every 20 ms: the write lock is always free
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("ROLLBACK")
+            time.sleep(0.01)
+    finally:
+        db.close()
