@@ -69,6 +69,9 @@ def run(config_path: str) -> None:
 @click.pass_context
 def display(ctx: click.Context, config_path: str, port: int | None, url_file: str | None) -> None:
     """The watchman's screen: follow the gate's journal read-only, serve the page on loopback."""
+    # structlog imports greenlet (a C++ extension, ~2 MB of RSS) when it is installed (SQLAlchemy
+    # brings it); the screen uses neither SQLAlchemy nor greenlets, and its budget is 40 MB.
+    sys.modules.setdefault("greenlet", None)  # type: ignore[assignment]
     from edge.config import load_gate_config
     from edge.display.server import serve
     from portgate.logs import configure_logging

@@ -27,7 +27,6 @@ import datetime as dt
 import re
 import socket
 import time
-import urllib.request
 from pathlib import Path
 
 import jinja2
@@ -36,9 +35,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from edge.config import GateConfig
 from edge.display.board import Board, Person, Status, age_text, is_mismatch, shown
@@ -53,6 +51,18 @@ HERE = Path(__file__).resolve().parent
 STATUS_EVERY_S = 1.0
 KEEPALIVE_S = 15.0
 _SHA = re.compile(r"^[0-9a-f]{64}$")
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".md": "text/plain",
+                "": "text/plain"}
+MAX_PHOTO_BYTES = 4 * 1024 * 1024  # never more than DisplayConfig's highest cap is read into memory
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    """The vendored files, read once (about 60 KB): served from memory, no thread pool."""
+    out = {}
+    for path in (HERE / "static").iterdir():
+        if path.is_file():
+            out[path.name] = (path.read_bytes(), STATIC_TYPES.get(path.suffix, "application/octet-stream"))
+    return out
 
 
 def _rulebook(cfg: GateConfig):
@@ -94,10 +104,11 @@ class Display:
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
         env.globals["age"] = age_text
         self.env = env
+        self._static = _static_files()
         self.app = Starlette(
             routes=[
                 Route("/", self.page), Route("/sse", self.sse), Route("/photo/{sha}", self.photo),
-                Route("/state.json", self.state), Mount("/static", StaticFiles(directory=HERE / "static")),
+                Route("/state.json", self.state), Route("/static/{name}", self.static),
             ],
             middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])],
             lifespan=self._lifespan,
@@ -162,6 +173,8 @@ class Display:
 
     def _broker_from_metrics(self) -> str:
         """The gate's own ``portgate_mqtt_connected`` gauge (its metrics endpoint on loopback)."""
+        import urllib.request  # only for a gate with metrics_port
+
         try:
             with urllib.request.urlopen(self._metrics_url, timeout=0.5) as r:
                 text = r.read().decode("utf-8", "replace")
@@ -250,10 +263,20 @@ class Display:
         if not _SHA.match(sha) or sha not in self.board.photos():
             return Response(status_code=404)
         path = Path(self.cfg.state_dir) / "photos" / sha
-        if not path.is_file():
+        try:  # a small local file, read in the loop (no thread pool: the screen's RSS stays small)
+            with open(path, "rb") as f:
+                data = f.read(MAX_PHOTO_BYTES + 1)
+        except OSError:
             return Response(status_code=404)
-        return FileResponse(path, media_type=self._media.get(sha, "image/jpeg"),
-                            headers={"Cache-Control": "no-store"})
+        if len(data) > MAX_PHOTO_BYTES:
+            return Response(status_code=404)
+        return Response(data, media_type=self._media.get(sha, "image/jpeg"), headers={"Cache-Control": "no-store"})
+
+    async def static(self, request: Request) -> Response:
+        found = self._static.get(request.path_params["name"])
+        if found is None:
+            return Response(status_code=404)
+        return Response(found[0], media_type=found[1], headers={"Cache-Control": "max-age=3600"})
 
     async def state(self, request: Request) -> Response:
         cur = self.board.current
