@@ -108,16 +108,16 @@ class Shown:
 def action_key(p: TapPayload) -> str:
     """What the watchman does now (``ACTIONS`` key), from the decision, its flags and rules."""
     flags = set(p.flags)
-    if p.decision == "admit":
-        return "pass"
-    if p.decision == "exit":
-        return "leave"
     if p.decision == "inspector":
         return "inspector"
     if "CONFISCATE" in flags:
         return "confiscated"
-    if flags & _RETAIN_FLAGS:
+    if flags & _RETAIN_FLAGS:  # also on an EXIT: a borrowed badge is the inspector's business
         return "retain"
+    if p.decision == "admit":
+        return "pass"
+    if p.decision == "exit":
+        return "leave"
     if "INTERNAL" in p.rules_failed:
         return "supervisor"
     if p.rules_failed == ["G4"] and not p.badge_registration:

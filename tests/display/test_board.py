@@ -26,7 +26,8 @@ def _tap(decision="deny", **kw) -> TapPayload:
 
 
 @pytest.mark.parametrize(("payload", "key"), [
-    (_tap("admit"), "pass"), (_tap("exit"), "leave"), (_tap("inspector"), "inspector"),
+    (_tap("admit"), "pass"), (_tap("exit"), "leave"),
+    (_tap("exit", flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "retain"), (_tap("inspector"), "inspector"),
     (_tap(flags=["RETAIN_CARD"], rules_failed=["G2"]), "retain"),
     (_tap(flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "retain"),
     (_tap(flags=["CONFISCATE", "BORROWED_CARD"], rules_failed=["G10"]), "confiscated"),
