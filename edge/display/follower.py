@@ -8,12 +8,15 @@ rows after the last seq seen, in seq order. Every read is a short transaction of
 lived read snapshot would hold the gate's WAL checkpoints back).
 
 A missing or unreadable journal (gate never started, file being replaced) is not an error: ``poll``
-returns nothing and ``online`` is False until the file can be opened again.
+returns nothing and ``online`` is False until the file can be opened again. A journal the gate
+quarantined and started afresh (a new file at the same path, numbering continued) is noticed by its
+inode at the next ``outbox()`` call (about every second) and reopened.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 from pathlib import Path
 
@@ -52,6 +55,7 @@ class JournalFollower:
         self._conn: sqlite3.Connection | None = None
         self._version: int | None = None
         self._low = 0  # no unsent row below this seq (outbox status)
+        self._ino: int | None = None
 
     @property
     def online(self) -> bool:
@@ -61,11 +65,26 @@ class JournalFollower:
     def _connect(self) -> sqlite3.Connection | None:
         if self._conn is None:
             try:
+                self._ino = os.stat(self.path).st_ino
                 self._conn = open_ro(self.path)
                 self._version = None
-            except sqlite3.Error:
+            except (OSError, sqlite3.Error):
                 return None
         return self._conn
+
+    def _replaced(self) -> bool:
+        """True (and the connection dropped) when another file now has the journal's path."""
+        try:
+            ino = os.stat(self.path).st_ino
+        except OSError:
+            ino = None
+        if self._conn is not None and ino != self._ino:
+            log.warning("display_journal_replaced", path=str(self.path))
+            self._conn.close()
+            self._conn = None
+            self._low = 0
+            return True
+        return False
 
     def _drop(self, exc: Exception) -> None:
         log.warning("display_journal_unreadable", path=str(self.path), error=str(exc))
@@ -119,6 +138,7 @@ class JournalFollower:
 
     def outbox(self) -> tuple[int, dt.datetime | None]:
         """``(unsent events, created_at of the oldest unsent)``; ``(0, None)`` if unreadable."""
+        self._replaced()
         conn = self._connect()
         if conn is None:
             return 0, None

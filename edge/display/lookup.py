@@ -10,6 +10,7 @@ answers (the page shows a placeholder), never an exception.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 from pathlib import Path
 
@@ -22,11 +23,13 @@ log = structlog.get_logger(__name__)
 
 
 class _RoFile:
-    """One read-only SQLite file, reopened after an error."""
+    """One read-only SQLite file, reopened after an error or when another file took its path (a
+    quarantined store replaced by a fresh one)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn: sqlite3.Connection | None = None
+        self._ino: int | None = None
 
     def one(self, sql: str, params: tuple = ()) -> tuple | None:
         return self._run(sql, params, all_rows=False)
@@ -36,11 +39,16 @@ class _RoFile:
 
     def _run(self, sql: str, params: tuple, *, all_rows: bool):
         try:
+            ino = os.stat(self.path).st_ino
+            if self._conn is not None and ino != self._ino:
+                self._conn.close()
+                self._conn = None
             if self._conn is None:
                 self._conn = open_ro(self.path)
+                self._ino = ino
             cur = self._conn.execute(sql, params)
             return cur.fetchall() if all_rows else cur.fetchone()
-        except sqlite3.Error as exc:
+        except (OSError, sqlite3.Error) as exc:
             if self._conn is not None:
                 log.warning("display_lookup_failed", path=str(self.path), error=str(exc))
                 self._conn.close()
