@@ -229,9 +229,17 @@ class Display:
         lang = request.query_params.get("lang", self.lang)
         return "en" if lang == "en" else "pt"
 
+    def gate_ship(self) -> str | None:
+        """The ship this gate serves, as ``name (IMO)`` when the escala copy names it."""
+        if not self.cfg.ship:
+            return None
+        name = self.lookup.ship_name(self.cfg.ship)
+        return f"{name} ({self.cfg.ship})" if name else self.cfg.ship
+
     def render(self, name: str, lang: str) -> str:
         return self.env.get_template(name).render(
-            board=self.board, status=self.status, t=labels(lang), lang=lang, gate_id=self.cfg.gate_id)
+            board=self.board, status=self.status, t=labels(lang), lang=lang, gate_id=self.cfg.gate_id,
+            gate_ship=self.gate_ship())
 
     async def page(self, request: Request) -> Response:
         return HTMLResponse(self.render("page.html", self._lang(request)),

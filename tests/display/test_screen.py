@@ -172,3 +172,23 @@ def test_the_screen_opens_the_gate_files_read_only_and_never_holds_the_write_loc
             time.sleep(0.01)
     finally:
         db.close()
+
+
+def test_a_screen_started_before_its_gate_waits_and_then_follows(tmp_path, page) -> None:
+    from portgate.testkit.display import GateWithScreen
+
+    gate = GateWithScreen(tmp_path / "late")
+    try:
+        gate.start_display()  # no gate has ever run: no journal, no store
+        page.goto(gate.url)
+        assert page.locator("#now.idle .words").inner_text() == "AGUARDANDO LEITURA"
+        assert page.locator("#st-journal").count() == 1
+        gate.start_gate()
+        gate.pair("0B0B01BADE", "0A04A10001")
+        tap = gate.wait_taps(1)[-1]
+        _wait_current(page, tap.seq)
+        assert page.locator("#now .person .name").inner_text() == "Ana Lima"
+        assert "MSC Aurora (9300001)" in page.locator("#now").inner_text()
+        page.wait_for_selector("#st-journal", state="detached")
+    finally:
+        gate.stop()
