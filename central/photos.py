@@ -90,7 +90,7 @@ def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, ful
             old = json.loads(manifest_path.read_text(encoding="utf-8"))
             old_version, old_map = int(old["version"]), dict(old["photos"])
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise BadInput(f"{manifest_path}: unreadable manifest ({exc}); publish with --full") from exc
+            raise BadInput(f"{manifest_path}: unreadable manifest ({exc}); publish with --full-photos") from exc
     new_map = {reg: ref.sha256 for reg, (ref, _p) in photos.items()}
     refs = [ref for ref, _p in photos.values()]
     if old is not None and old_map == new_map:

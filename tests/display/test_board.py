@@ -115,3 +115,21 @@ def test_a_non_loopback_host_in_gate_toml_is_one_line_and_exit_2(tmp_path) -> No
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "loopback" in r.stderr and "display" in r.stderr
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from portgate.testkit.gate_process import write_gate_config
+
+    cfg = write_gate_config(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "portgate.cli", "edge", "display", "--config", str(cfg),
+                            "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and f"127.0.0.1:{port}" in r.stderr

@@ -181,3 +181,31 @@ def test_central_publish_photos_on_the_command_line(tmp_path, broker, gate):
     (src / "V002.bmp").write_bytes(b"BM")
     bad = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "V002.bmp" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_gate_photo_store_refuses_bad_names_types_and_sizes(tmp_path):
+    store = PhotoStore(tmp_path, max_bytes=2048)
+    data = png(1)
+    for name, body, media, why in [
+        ("../../etc/passwd", data, "image/png", "not a SHA-256"),
+        (_sha(data).upper(), data, "image/png", "not a SHA-256"),
+        (_sha(data), data, "image/gif", "media type"),
+        (_sha(png(2, pad=4000)), png(2, pad=4000), "image/png", "over the cap"),
+        (_sha(data), png(3), "image/png", "content hash"),
+    ]:
+        with pytest.raises(BadInput, match=why):
+            store.put(name, body, media)
+    assert list((tmp_path / "photos").iterdir()) == []  # nothing written, not even a temporary file
+    assert store.put(_sha(data), data, "image/png").read_bytes() == data
+    store.close()
+
+
+def test_an_unreadable_manifest_asks_for_a_full_publish(tmp_path, office):
+    src = tmp_path / "photos"
+    src.mkdir()
+    (src / "V001.png").write_bytes(png(1))
+    (src / MANIFEST).write_text("{not json")
+    with pytest.raises(BadInput, match="--full"):
+        publish_photos(office, PORT, src)
+    assert publish_photos(office, PORT, src, full=True)["files"] == 1
+    assert json.loads((src / MANIFEST).read_text())["photos"] == {"V001": _sha(png(1))}
