@@ -93,7 +93,8 @@ class JournalFollower:
         self._conn = None
 
     def tail(self, n: int) -> list[wire.Event]:
-        """The last ``n`` tap events (restart: the screen shows the last reads again); sets the
+        """The last ``n`` tap events, with the confiscations among them (restart: the screen shows
+        the last reads again, and knows an inspector session already ended), in seq order; sets the
         position to the journal's last seq so ``poll`` returns only what comes after."""
         conn = self._connect()
         if conn is None:
@@ -101,13 +102,16 @@ class JournalFollower:
         try:
             top = conn.execute("SELECT max(seq) FROM journal").fetchone()[0] or 0
             rows = conn.execute(
-                "SELECT body FROM journal WHERE kind = 'tap' ORDER BY seq DESC LIMIT ?", (n,)
+                "SELECT body FROM journal WHERE kind IN ('tap', 'confiscation') ORDER BY seq DESC LIMIT ?",
+                (2 * n,),  # a confiscation rides with its tap (G10): at most one per tap
             ).fetchall()
         except sqlite3.Error as exc:
             self._drop(exc)
             return []
         self.last_seq = top
-        return [_decoder.decode(r[0]) for r in reversed(rows)]
+        events = [_decoder.decode(r[0]) for r in reversed(rows)]
+        taps = [i for i, e in enumerate(events) if isinstance(e.payload, wire.TapPayload)]
+        return events[taps[-n]:] if len(taps) > n else events
 
     def poll(self, limit: int = 100) -> list[wire.Event]:
         """Events committed since the last call (seq ascending), at most ``limit``; [] if none or

@@ -74,8 +74,8 @@ def _rulebook(cfg: GateConfig):
 
 class Display:
     """The screen's state and its web app. ``cfg``: the gate's configuration (read, never
-    written); ``now``: the gate's wall clock as seen from here (the scripted clock's file for a
-    demo gate, else the system clock)."""
+    written). ``gate_now()`` is the gate's wall clock as seen from here (the scripted clock's file
+    for a demo gate, else the system clock). Raises ``ConfigError`` for an unreadable rulebook."""
 
     def __init__(self, cfg: GateConfig) -> None:
         self.cfg = cfg

@@ -47,6 +47,23 @@ def test_follows_commits_in_order_and_survives_a_missing_or_replaced_journal(tmp
     assert [e.payload.registration for e in f2.tail(10)] == ["V003"] and f2.last_seq == 3
 
 
+def test_tail_keeps_the_last_taps_with_their_confiscations(tmp_path) -> None:
+    from wire.events import ConfiscationPayload, ReaderPayload
+
+    j = _journal(tmp_path / "journal.db")
+    for i in range(12):
+        j.append(_tap(f"V{i:03d}"), now=NOW)
+        j.append(ReaderPayload(reader_id="r", state="ready"), now=NOW)
+    j.append_many([_tap("V100"), ConfiscationPayload(uid="0A04A10001", registration="V100", inspector_uid="i",
+                                                      inspector_registration="F001", reason_flag="F", article="a")],
+                  now=NOW)
+    j.close()
+    events = JournalFollower(tmp_path / "journal.db").tail(3)
+    assert [type(e.payload).__name__ for e in events] == ["TapPayload", "TapPayload", "TapPayload",
+                                                          "ConfiscationPayload"]
+    assert [e.payload.registration for e in events[:3]] == ["V010", "V011", "V100"]
+
+
 def test_lookups_are_read_only_and_absent_files_give_nothing(tmp_path) -> None:
     from edge.display.lookup import Lookup
     from edge.store import Store
