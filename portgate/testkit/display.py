@@ -92,12 +92,13 @@ class GateWithScreen:
                 raise RuntimeError(f"gate did not start; see {self.root / 'gate.log'}")
             time.sleep(0.05)
 
-    def start_display(self, timeout: float = 60.0) -> str:
+    def start_display(self, timeout: float = 60.0, *, port: int = 0) -> str:
+        """Start the screen on ``port`` (0: any free port); returns its URL once it answers."""
         url_file = self.root / "display.url"
         url_file.unlink(missing_ok=True)
         log = open(self.root / "display.log", "ab")
         self.display = subprocess.Popen(
-            [*PORTGATE, "edge", "display", "--config", str(self.config), "--port", "0", "--url-file", str(url_file)],
+            [*PORTGATE, "edge", "display", "--config", str(self.config), "--port", str(port), "--url-file", str(url_file)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while not url_file.exists():

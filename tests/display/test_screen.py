@@ -192,3 +192,17 @@ def test_a_screen_started_before_its_gate_waits_and_then_follows(tmp_path, page)
         page.wait_for_selector("#st-journal", state="detached")
     finally:
         gate.stop()
+
+
+def test_an_open_kiosk_page_reconnects_by_itself_when_the_screen_restarts(gate, page) -> None:
+    port = int(gate.url.rsplit(":", 1)[1].strip("/"))
+    page.goto(gate.url)
+    gate.pair("0B0B01BADE", "0A04A10001")
+    first = gate.wait_taps(1)[-1]
+    _wait_current(page, first.seq)
+    gate.kill_display()
+    gate.pair("0B0B02BADE", "0A04A10002")  # decided while the screen is down
+    second = gate.wait_taps(2)[-1]
+    gate.start_display(port=port)  # the same address, as under systemd
+    _wait_current(page, second.seq, timeout_ms=30_000)  # no reload: the SSE extension reconnects
+    assert page.locator("#now .person .name").inner_text() == "Bruno Santos"
