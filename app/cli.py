@@ -90,16 +90,13 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     import decimal
 
     errors: list[type[BaseException]] = [OSError, OverflowError, csv.Error, decimal.InvalidOperation]
-    try:
-        from sqlalchemy.exc import ArgumentError
-
-        errors.append(ArgumentError)
-    except ImportError:  # pragma: no cover - sqlalchemy is a dependency
-        pass
+    # SQLAlchemy's ArgumentError (a database URL that is not one) can only have been raised by a
+    # command that imported SQLAlchemy: it is not imported here (it would cost every command, the
+    # gate's screen included, about 12 MB).
+    sa_exc = sys.modules.get("sqlalchemy.exc")
+    if sa_exc is not None:
+        errors.append(sa_exc.ArgumentError)
     return tuple(errors)
-
-
-_USER_ERRORS = _user_errors()
 
 
 def _describe(exc: BaseException) -> str:
@@ -122,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except PortgateError as exc:
         click.echo(f"portgate: {exc}", err=True)
         return getattr(exc, "exit_code", 2)
-    except _USER_ERRORS as exc:
+    except _user_errors() as exc:
         # At the boundary only: a file that cannot be read or written, a value out of range, a
         # database URL that is not one. The message names it; no traceback for the user.
         click.echo(f"portgate: {_describe(exc)}", err=True)

@@ -64,11 +64,16 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
 @click.option("--cards", type=click.Path(exists=True, dir_okay=False))
 @click.option("--escala", type=click.Path(exists=True, dir_okay=False))
 @click.option("--version", "version", type=int, default=None, help="Snapshot version (default: file mtime ms).")
+@click.option("--photos", "photos_dir", type=click.Path(exists=True, file_okay=False),
+              help="Directory of workers' photos (<registration>.jpg|png|webp) for the gates' screens; "
+                   "changes since the last publish go as a delta.")
+@click.option("--full-photos", is_flag=True, help="With --photos: send the whole index and every file again.")
 @click.option("--no-ledger", is_flag=True,
               help="Publish the blocklist from --cards alone, without the cards confiscated at the gates "
                    "(only for a port whose ledger has no confiscations).")
-def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, version, no_ledger) -> None:
-    """Publish retained roster/cards/escala snapshots built from CSV files.
+def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, version, photos_dir, full_photos,
+            no_ledger) -> None:
+    """Publish retained roster/cards/escala snapshots built from CSV files, and workers' photos.
 
     The blocklist (--cards) also holds the cards confiscated at the gates, read from the ledger
     named by --config: a gate replaces its copy of the office's blocklist with each snapshot."""
@@ -115,6 +120,13 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     try:
         done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
                              ledger=ledger)
+        if photos_dir:
+            from central.photos import publish_photos
+
+            sent = publish_photos(client, port_name, photos_dir, full=full_photos)
+            done["photos"] = sent["version"]
+            click.echo(f"photos: {'delta' if sent['delta'] else 'index'} to version {sent['version']}, "
+                       f"{sent['files']} file(s) sent, {sent['removed']} withdrawn", err=True)
     except BrokerUnavailable as exc:
         raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port}: {exc}") from exc
     except SQLAlchemyError as exc:
@@ -131,7 +143,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     for kind, v in done.items():
         click.echo(f"{kind}: version {v}")
     if not done:
-        raise click.UsageError("nothing to publish: give --workers with --cards, --cards, or --escala")
+        raise click.UsageError("nothing to publish: give --workers with --cards, --cards, --escala or --photos")
 
 
 LEDGER_MISSING = "not the office's ledger, or not created yet (`portgate central run` creates it, " \

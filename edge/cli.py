@@ -60,3 +60,30 @@ def run(config_path: str) -> None:
     cfg = load_gate_config(config_path)
     configure_logging(json=cfg.log_json, level=cfg.log_level)
     GateService(cfg).run()
+
+
+@edge.command("display")
+@click.option("--config", "config_path", required=True, help="gate.toml (the gate this screen follows)")
+@click.option("--port", type=int, default=None, help="TCP port (default: [display] port; 0: any free port)")
+@click.option("--url-file", default=None, help="write the page's URL to this file once listening")
+@click.pass_context
+def display(ctx: click.Context, config_path: str, port: int | None, url_file: str | None) -> None:
+    """The watchman's screen: follow the gate's journal read-only, serve the page on loopback."""
+    # structlog imports greenlet (a C++ extension, ~2 MB of RSS) when it is installed (SQLAlchemy
+    # brings it); the screen uses neither SQLAlchemy nor greenlets, and its budget is 40 MB.
+    sys.modules.setdefault("greenlet", None)  # type: ignore[assignment]
+    from edge.config import load_gate_config
+    from edge.display.server import serve
+    from portgate.logs import configure_logging
+
+    try:
+        cfg = load_gate_config(config_path)
+    except PortgateError as exc:
+        click.echo(f"portgate: {exc}", err=True)
+        ctx.exit(2)
+    configure_logging(json=cfg.log_json, level=cfg.log_level)
+    try:
+        serve(cfg, port=port, url_file=url_file)
+    except OSError as exc:
+        click.echo(f"portgate: display cannot listen on {cfg.display.host}:{cfg.display.port if port is None else port}: {exc}", err=True)
+        ctx.exit(2)

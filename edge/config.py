@@ -63,6 +63,36 @@ class SeedConfig(msgspec.Struct, forbid_unknown_fields=True):
     escala: str | None = None
 
 
+class DisplayConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """The watchman's screen (``portgate edge display``, ``edge.display``). ``host`` must be a
+    loopback address (the page shows workers' names and photos); ``port``: its TCP port;
+    ``poll_ms``: how often the journal is looked at (1-1000); ``lang``: the screen's first language
+    (default: the gate's ``lang``); ``photo_max_bytes``: the size cap of one photo file accepted
+    from the office (1 KiB - 4 MiB)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8090
+    poll_ms: int = 20
+    lang: Literal["pt", "en"] | None = None
+    photo_max_bytes: int = 256 * 1024
+
+    def __post_init__(self) -> None:
+        import ipaddress
+
+        try:
+            loopback = self.host == "localhost" or ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise ValueError(f"host {self.host!r} is not a loopback address (127.0.0.1, ::1 or localhost)")
+        if not 0 <= self.port <= 65535:
+            raise ValueError("port must be 0-65535")
+        if not 1 <= self.poll_ms <= 1000:
+            raise ValueError("poll_ms must be 1-1000")
+        if not 1024 <= self.photo_max_bytes <= 4 * 1024 * 1024:
+            raise ValueError("photo_max_bytes must be 1024-4194304")
+
+
 class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     port: str  # port code, e.g. "santos" (first level of the MQTT topic tree)
     gate_id: str
@@ -85,6 +115,7 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
     sync: SyncSettings = msgspec.field(default_factory=SyncSettings)  # uplink tuning
+    display: DisplayConfig = msgspec.field(default_factory=DisplayConfig)  # the watchman's screen
 
     def directions(self) -> dict[str, str]:
         """Reader id -> declared direction (G6, G9), for the gate loop's presentations."""

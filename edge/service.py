@@ -104,8 +104,11 @@ class GateService:
         if cfg.mqtt is not None:
             from edge.sync import Sync  # the MQTT teammate's module; only imported when configured
 
+            from edge.sync.photos import PhotoStore
+
+            photos = PhotoStore(state, max_bytes=cfg.display.photo_max_bytes)  # for the screen only
             self.sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
-                             boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now)
+                             boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos)
 
     def run(self) -> None:
         from portgate.notify import Notifier

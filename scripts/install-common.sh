@@ -116,6 +116,7 @@ enable_units() {  # enable_units UNIT...: enabled at boot; started with --start
 for arg in "$@"; do
   case $arg in
     --start) START=1 ;;
+    --display) WITH_DISPLAY=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed 's/^# \{0,1\}//; /^set -euo/d'; exit 0 ;;
     *) echo "install: unknown argument $arg" >&2; exit 2 ;;
   esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install a portgate gate on Raspberry Pi OS / Debian 12 (run as root from a checkout):
 #
-#   sudo scripts/install-gate.sh [--start]
+#   sudo scripts/install-gate.sh [--start] [--display]
 #
 # - Debian packages: python3-venv, pcscd (PC/SC readers), build tools for pyscard;
 # - system user `portgate` (groups via the unit: dialout, input);
@@ -11,7 +11,10 @@
 #   from the office (`portgate central add-gate --gate-id ...`), and the MQTT password file
 #   /etc/portgate/mqtt.password (0600) are checked, not created;
 # - udev rules /etc/udev/rules.d/99-portgate-readers.rules (edit the serial numbers in them);
-# - systemd unit portgate-gate.service, enabled (started with --start).
+# - systemd unit portgate-gate.service, enabled (started with --start);
+# - with --display, the watchman's screen: unit portgate-display.service (after the gate), Chromium
+#   and unclutter, /opt/portgate/bin/portgate-kiosk started by the desktop session's autostart
+#   (labwc and LXDE-pi), screen blanking off (raspi-config). See docs/gate.md "The screen".
 # Running it again upgrades the code and keeps the configuration. See docs/operations.md.
 source "$(dirname "$0")/install-common.sh"
 need_root
@@ -43,4 +46,29 @@ if ! staging && [ "${SKIP_VENV:-0}" != 1 ]; then
   "$PREFIX/venv/bin/portgate" edge check-config "$ETC/gate.toml" || say "fix $ETC/gate.toml, then: systemctl start portgate-gate"
 fi
 enable_units portgate-gate.service
+
+if [ "${WITH_DISPLAY:-0}" = 1 ]; then
+  browser=chromium
+  if ! staging && ! apt-cache show chromium >/dev/null 2>&1; then browser=chromium-browser; fi
+  apt_install "$browser" unclutter
+  install -d -m 0755 "$PREFIX/bin"
+  install -m 0755 "$SRC/scripts/kiosk.sh" "$PREFIX/bin/portgate-kiosk"
+  kiosk_line() {  # kiosk_line FILE LINE: add LINE to an autostart FILE once
+    install -d -m 0755 "$(dirname "$1")"
+    if [ -e "$1" ] && grep -qF "portgate-kiosk" "$1"; then
+      say "keeping existing kiosk line in $1"
+    else
+      echo "$2" >> "$1"
+      say "kiosk started from $1"
+    fi
+  }
+  kiosk_line "$ROOT/etc/xdg/labwc/autostart" "/opt/portgate/bin/portgate-kiosk &"
+  kiosk_line "$ROOT/etc/xdg/lxsession/LXDE-pi/autostart" "@/opt/portgate/bin/portgate-kiosk"
+  if ! staging && command -v raspi-config >/dev/null; then
+    raspi-config nonint do_blanking 1 || say "could not turn screen blanking off (raspi-config)"
+  fi
+  install_units portgate-display.service
+  enable_units portgate-display.service
+  say "screen installed: log the desktop user in automatically (raspi-config: System > Boot / Auto Login)"
+fi
 say "gate installed"

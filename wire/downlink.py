@@ -12,6 +12,9 @@ Kinds (topic ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``):
   A snapshot is the whole list (a card not in it is not blocked by the office); a delta adds
   ``blocked`` cards and lifts the blocks of ``unblocked`` ones (returned to their holder, found).
 - ``escala``: the dispatch roster (``EscalaEntry`` rows) for the dates it covers.
+- ``photos``: which worker has which photo (``PhotosSnapshot`` / ``PhotosDelta``, an index of
+  SHA-256 names) and the photo files themselves (``PhotoFile`` on ``down/photos/file``), kept by
+  the gate on disk for the watchman's screen (``edge.sync.photos``).
 - ``presence``: open shifts relayed from the other gates (an admit opens one, an exit closes it).
   Presence deltas are not a chain: each carries a monotonic ``version`` (the ledger row id of the
   event that caused it) and a gate keeps, per worker, the newest.
@@ -132,6 +135,51 @@ class PresenceDelta(msgspec.Struct, **_S):
     schema: int = SCHEMA_VERSION
 
 
+PHOTO_MAX_BYTES = 256 * 1024  # default cap of one photo file (a passport-style JPEG is 20-60 KB)
+
+
+class PhotoRef(msgspec.Struct, **_S):
+    """A worker's photo: the SHA-256 (lower-case hex) of its file, its size and media type."""
+
+    registration: str
+    sha256: str
+    size: int
+    media_type: str = "image/jpeg"
+
+
+class PhotosSnapshot(msgspec.Struct, **_S):
+    """The whole photo index at ``version`` (which worker has which file); the files themselves
+    travel as ``PhotoFile`` messages. Replaces the gate's index; files no longer named are deleted."""
+
+    version: int
+    at: dt.datetime
+    photos: list[PhotoRef]
+    schema: int = SCHEMA_VERSION
+
+
+class PhotosDelta(msgspec.Struct, **_S):
+    """Photo index rows added or changed (``upsert``) and workers whose photo was withdrawn
+    (``remove``: registrations) since ``from_version``; the new files are sent as ``PhotoFile``."""
+
+    from_version: int
+    to_version: int
+    at: dt.datetime
+    upsert: list[PhotoRef] = []
+    remove: list[str] = []
+    schema: int = SCHEMA_VERSION
+
+
+class PhotoFile(msgspec.Struct, **_S):
+    """The bytes of one photo (base64 in JSON), named by their SHA-256. A gate refuses a file whose
+    hash is not its name or which is over its size cap (``edge.sync.photos``)."""
+
+    sha256: str
+    media_type: str
+    data: bytes
+    at: dt.datetime
+    schema: int = SCHEMA_VERSION
+
+
 class GateStatus(msgspec.Struct, **_S):
     """Retained gate status: ``online`` birth on connect, ``online`` progress while the delivered
     watermark moves, ``offline`` as Last Will or on stop.
@@ -169,7 +217,7 @@ class SnapshotRequest(msgspec.Struct, tag="snapshot_request", **_S):
     """Gate -> office: please republish the snapshot of ``kind`` (my copy is at ``have_version``)."""
 
     gate_id: str
-    kind: Literal["roster", "cards", "escala", "presence"]
+    kind: Literal["roster", "cards", "escala", "presence", "photos"]
     have_version: int | None
     at: dt.datetime
     schema: int = SCHEMA_VERSION
@@ -186,6 +234,9 @@ DOWNLINK_TYPES: dict[tuple[str, str], type] = {
     ("escala", "delta"): EscalaDelta,
     ("presence", "snapshot"): PresenceSnapshot,
     ("presence", "delta"): PresenceDelta,
+    ("photos", "snapshot"): PhotosSnapshot,
+    ("photos", "delta"): PhotosDelta,
+    ("photos", "file"): PhotoFile,
 }
 
 _encoder = msgspec.json.Encoder(order="sorted")

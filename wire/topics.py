@@ -8,6 +8,7 @@ Everything lives under ``portgate/v1/{port}/``::
     portgate/v1/{port}/office/requests            gate -> office   QoS 1   Command (snapshot request)
     portgate/v1/{port}/down/{kind}/snapshot       office -> gates  QoS 1   *Snapshot, retained
     portgate/v1/{port}/down/{kind}/delta          office -> gates  QoS 1   *Delta
+    portgate/v1/{port}/down/photos/file           office -> gates  QoS 1   PhotoFile (one photo's bytes)
 
 ``kind`` is one of ``DOWNLINK_KINDS``. Port and gate ids must be non-empty and contain none of the
 MQTT special characters ``/ + # $`` (``check_id`` raises ``BadInput`` otherwise).
@@ -20,8 +21,9 @@ from typing import Literal
 from portgate.errors import BadInput
 
 ROOT = "portgate/v1"
-DOWNLINK_KINDS: tuple[str, ...] = ("roster", "cards", "escala", "presence")
-DownKind = Literal["roster", "cards", "escala", "presence"]
+DOWNLINK_KINDS: tuple[str, ...] = ("roster", "cards", "escala", "presence", "photos")
+DownKind = Literal["roster", "cards", "escala", "presence", "photos"]
+DOWNLINK_FORMS: tuple[str, ...] = ("snapshot", "delta", "file")  # "file": photos only
 SHARE_GROUP = "ledger"
 
 
@@ -52,12 +54,13 @@ def office_requests(port: str) -> str:
     return f"{ROOT}/{check_id(port, 'port')}/office/requests"
 
 
-def downlink(port: str, kind: str, form: Literal["snapshot", "delta"]) -> str:
-    """Downlink of ``kind`` (roster, cards, escala, presence) as a retained snapshot or a delta."""
+def downlink(port: str, kind: str, form: Literal["snapshot", "delta", "file"]) -> str:
+    """Downlink of ``kind`` (roster, cards, escala, presence, photos) as a retained snapshot, a
+    delta, or (photos only) one photo file."""
     if kind not in DOWNLINK_KINDS:
         raise BadInput(f"downlink kind {kind!r} is not one of {'|'.join(DOWNLINK_KINDS)}")
-    if form not in ("snapshot", "delta"):
-        raise BadInput(f"downlink form {form!r} is not snapshot|delta")
+    if form not in ("snapshot", "delta") and not (form == "file" and kind == "photos"):
+        raise BadInput(f"downlink form {form!r} is not snapshot|delta (or file, for photos)")
     return f"{ROOT}/{check_id(port, 'port')}/down/{kind}/{form}"
 
 
@@ -100,7 +103,8 @@ def parse_downlink_topic(topic: str) -> tuple[str, str, str]:
         or f"{parts[0]}/{parts[1]}" != ROOT
         or parts[3] != "down"
         or parts[4] not in DOWNLINK_KINDS
-        or parts[5] not in ("snapshot", "delta")
+        or parts[5] not in DOWNLINK_FORMS
+        or (parts[5] == "file" and parts[4] != "photos")
     ):
         raise BadInput("not a portgate downlink topic", where=topic)
     return parts[2], parts[4], parts[5]

@@ -5,6 +5,8 @@ What runs (each a real process or device, on loopback, in a run directory the de
 - a private mosquitto (``app.demo.mosquitto``), persistence on;
 - the office: ``portgate central run`` (ingest into a SQLite ledger, presence and blocklist relay,
   snapshot requests answered from the scenario's CSV files);
+- the watchman's screen of the first gate (``portgate edge display``, its URL printed), with the
+  workers' photos sent by the office through the photo downlink (``central.photos``);
 - one ``portgate edge run`` process per gate. ``g-aurora`` reads two EM4100/RDM6300 serial readers
   on pseudo-terminals (control card + badge); ``g-nordic`` reads a PC/SC reader through a private
   pcscd + vpcd with a virtual card (a serial reader instead when pcscd/vpcd are not installed).
@@ -68,6 +70,8 @@ class Gate:
         self._seen = 0
         self._last_shown: dict[str, float] = {}  # uid -> monotonic time it was last presented
         self.proc: subprocess.Popen | None = None
+        self.display: subprocess.Popen | None = None
+        self.config: Path | None = None
         self.ptys: dict[str, object] = {}
         self.card = None
         self.pcscd = None
@@ -124,7 +128,21 @@ class Gate:
         )
         return config
 
+    def start_display(self, timeout: float = 30.0) -> str:
+        """Start the watchman's screen of this gate on a free loopback port; returns its URL."""
+        url_file = self.dir / "display.url"
+        self.display = subprocess.Popen(
+            [*PORTGATE, "edge", "display", "--config", str(self.config), "--port", "0", "--url-file", str(url_file)],
+            stdout=open(self.dir / "display.log", "ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while not url_file.exists():
+            if self.display.poll() is not None or time.monotonic() > deadline:
+                raise DemoFailed(f"the screen of {self.gate_id} did not start; see {self.dir}/display.log")
+            time.sleep(0.05)
+        return url_file.read_text().strip()
+
     def start(self, config: Path) -> None:
+        self.config = config
         (self.dir / "state").mkdir(exist_ok=True)
         log = open(self.dir / "gate.log", "ab")
         self.proc = subprocess.Popen([*PORTGATE, "edge", "run", "--config", str(config)],
@@ -176,6 +194,13 @@ class Gate:
             return {row[0] for row in db.execute("SELECT event_id FROM journal")}
 
     def stop(self) -> None:
+        if self.display is not None and self.display.poll() is None:
+            self.display.send_signal(signal.SIGTERM)
+            try:
+                self.display.wait(15)
+            except subprocess.TimeoutExpired:
+                self.display.kill()
+                self.display.wait()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -257,6 +282,35 @@ class DemoRun:
             self.out(f"gate     {gid} ship {gate.spec.ship}: {how}")
         self._start_web()
         self._wait_ready()
+        sent = self._publish_photos()
+        first = next(iter(self.gates.values()))
+        url = first.start_display()
+        self.out(f"screen   {url}  (the watchman's screen of {first.gate_id}: name, photo and reason of every "
+                 f"read; {sent} photos sent by the office)")
+
+    def _publish_photos(self) -> int:
+        """The office sends the workers' photos (generated pictures; two workers have none, so the
+        screen shows its placeholder) through the photo downlink. Returns how many files."""
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        from central.photos import publish_photos
+        from portgate.records import Worker, load_csv
+        from testkit.display import png
+
+        photos = self.dir / "photos"
+        photos.mkdir(exist_ok=True)
+        workers = load_csv(self.scenario.workers_csv, Worker)
+        for n, w in enumerate(workers[:-2]):
+            (photos / f"{w.registration}.png").write_bytes(png(n + 1, size=96))
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-photos-demo", protocol=mqtt.MQTTv5)
+        client.connect("127.0.0.1", self.broker.port)
+        client.loop_start()
+        try:
+            return publish_photos(client, self.scenario.spec.port, photos)["files"]
+        finally:
+            client.disconnect()
+            client.loop_stop()
 
     def _start_web(self) -> None:
         """The office web application on a free loopback port, on the scripted day's clock."""

@@ -39,6 +39,8 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   asks for a replay of a tail the broker acknowledged but never delivered (a broker crash before
   its autosave, a subscription missing after a restart while someone else was subscribed).
 - Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
+- Photos: ``down/photos/{snapshot,delta,file}`` go to ``edge.sync.photos.PhotoDownlink`` (files on
+  disk in the state directory for the watchman's screen; a refused file is a ``downlink.rejected``).
 - Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.downlink.Downlink``; a delta that
   does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office. A
   request the broker routed to nobody (the office not subscribed, e.g. just after a broker restart)
@@ -98,6 +100,7 @@ class Sync:
         boot_id: str | None = None,
         settings: SyncSettings = SyncSettings(),
         now: Callable[[], object] = _system_now,
+        photos=None,
     ) -> None:
         self.config = mqtt_config
         self.journal = journal
@@ -108,6 +111,12 @@ class Sync:
         self.settings = settings
         self.now = now
         self.downlink = Downlink(store, gate_id) if store is not None else None
+        # workers' photos for the screen (edge.sync.photos.PhotoStore); never in the decision path
+        self.photos = None
+        if photos is not None:
+            from edge.sync.photos import PhotoDownlink
+
+            self.photos = PhotoDownlink(photos, gate_id)
         self.t_events = topics.gate_events(port, gate_id)
         self.t_status = topics.gate_status(port, gate_id)
         self.t_cmd = topics.gate_cmd(port, gate_id)
@@ -429,10 +438,17 @@ class Sync:
             try:
                 if topic == self.t_cmd:
                     self._command(dl.decode(payload, dl.Command, where=topic))
-                elif self.downlink is not None:
+                elif self.downlink is not None or self.photos is not None:
                     _port, kind, form = topics.parse_downlink_topic(topic)
                     msg = dl.decode_downlink(payload, kind, form, where=topic)
-                    request = self.downlink.apply(kind, form, msg, dt.datetime.now(dt.UTC))
+                    if kind == "photos":
+                        if self.photos is None:
+                            continue
+                        request = self.photos.apply(form, msg, dt.datetime.now(dt.UTC))
+                    elif self.downlink is None:
+                        continue
+                    else:
+                        request = self.downlink.apply(kind, form, msg, dt.datetime.now(dt.UTC))
                     if request is not None:
                         self._publish_request(dl.encode(request))
                         log.info("downlink.snapshot_requested", gate_id=self.gate_id, kind=kind)

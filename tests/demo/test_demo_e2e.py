@@ -23,6 +23,10 @@ def test_portgate_demo_plays_the_day_and_everything_balances(tmp_path):
     assert "[G5, G6]" in out  # a worker trying to board a second ship
     assert "cartão desconhecido" in out and "[G1]" in out
     assert "broker stopped" in out and "broker started again" in out
+    # The watchman's screen of the first gate, with the photos the office sent through the downlink.
+    assert re.search(r"screen   http://127\.0\.0\.1:\d+/  \(the watchman's screen of g-aurora", out), out[:3000]
+    photos = [p for p in (run_dir / "g-aurora" / "state" / "photos").iterdir() if not p.name.startswith(".")]
+    assert len(photos) == 38  # 40 workers, two without a photo
     # The office's counts are numbers (a counter never incremented printed "?").
     assert re.search(r"office: \d+ events written, \d+ duplicates dropped, \d+ dead letters, "
                      r"\d+ replay requests", out), out[-4000:]

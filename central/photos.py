@@ -1,0 +1,129 @@
+"""Office side of the photo downlink: workers' photos from a directory to the gates.
+
+``DIR`` holds one file per worker named ``<registration>.<jpg|jpeg|png|webp>``. ``scan(DIR)``
+hashes them (SHA-256) and refuses the whole directory, naming every bad file, when a file is over
+the size cap, empty, or of another type (``BadInput``: exit 2). ``publish_photos`` compares the scan
+with what was published last (the manifest ``DIR/.published.json``: version and registration ->
+SHA-256) and publishes, at QoS 1, in this order:
+
+1. first time (no manifest) or ``full=True``: the index as a ``PhotosSnapshot`` (retained) and
+   every file as a ``PhotoFile`` on ``down/photos/file``;
+2. otherwise, if anything changed: a ``PhotosDelta`` (changed and new rows, withdrawn
+   registrations), the new files only, then the new index as the retained snapshot (so a gate that
+   connects later starts from the newest index);
+3. nothing changed: nothing is published.
+
+The manifest is written only after the broker acknowledged everything. Gates keep the files on disk
+(``edge.sync.photos``) and refuse a file whose hash is not its name or which is over their own cap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+
+from portgate.errors import BadInput, BrokerUnavailable
+from wire import topics
+from wire.downlink import PHOTO_MAX_BYTES, PhotoFile, PhotoRef, PhotosDelta, PhotosSnapshot, encode
+
+MANIFEST = ".published.json"
+SUFFIXES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
+
+
+def scan(directory: str | Path, *, max_bytes: int = PHOTO_MAX_BYTES) -> dict[str, tuple[PhotoRef, Path]]:
+    """``{registration: (PhotoRef, file)}`` for every photo in ``directory``. Raises ``BadInput``
+    naming every bad file (over ``max_bytes``, empty, unknown type, two photos of one worker)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise BadInput(f"{directory}: not a directory of photos")
+    out: dict[str, tuple[PhotoRef, Path]] = {}
+    bad: list[str] = []
+    for path in sorted(directory.iterdir()):
+        if path.name.startswith(".") or not path.is_file():
+            continue
+        media = SUFFIXES.get(path.suffix.lower())
+        reg = path.stem
+        if media is None:
+            bad.append(f"{path.name}: not .jpg, .jpeg, .png or .webp")
+            continue
+        size = path.stat().st_size
+        if size == 0 or size > max_bytes:
+            bad.append(f"{path.name}: {size} bytes (1 to {max_bytes} allowed)")
+            continue
+        if reg in out:
+            bad.append(f"{path.name}: a second photo of {reg}")
+            continue
+        data = path.read_bytes()
+        out[reg] = (PhotoRef(registration=reg, sha256=hashlib.sha256(data).hexdigest(), size=len(data), media_type=media), path)
+    if bad:
+        raise BadInput(f"{directory}: " + "; ".join(bad))
+    return out
+
+
+def _publish(client: mqtt.Client, topic: str, body: bytes, *, retain: bool = False, timeout: float = 30.0) -> None:
+    try:
+        info = client.publish(topic, body, qos=1, retain=retain)
+        info.wait_for_publish(timeout)
+    except (RuntimeError, ValueError) as exc:
+        raise BrokerUnavailable(f"photos not published: {exc}") from exc
+    if not info.is_published():
+        raise BrokerUnavailable(f"photos not acknowledged by the broker within {timeout:g} s")
+
+
+def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, full: bool = False,
+                   version: int | None = None, at: dt.datetime | None = None,
+                   max_bytes: int = PHOTO_MAX_BYTES) -> dict[str, int]:
+    """Publish the photos of ``directory`` (see module doc). Returns ``{"version", "files",
+    "removed", "delta"}`` (delta 0 for a snapshot). Raises ``BadInput`` and ``BrokerUnavailable``."""
+    at = at or dt.datetime.now(dt.UTC)
+    directory = Path(directory)
+    photos = scan(directory, max_bytes=max_bytes)
+    manifest_path = directory / MANIFEST
+    old: dict | None = None
+    if manifest_path.exists() and not full:
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+            old_version, old_map = int(old["version"]), dict(old["photos"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise BadInput(f"{manifest_path}: unreadable manifest ({exc}); publish with --full-photos") from exc
+    new_map = {reg: ref.sha256 for reg, (ref, _p) in photos.items()}
+    refs = [ref for ref, _p in photos.values()]
+    if old is not None and old_map == new_map:
+        return {"version": old_version, "files": 0, "removed": 0, "delta": 0}
+    new_version = version if version is not None else int(at.timestamp() * 1000)
+    if old is not None and new_version <= old_version:
+        new_version = old_version + 1
+    file_topic = topics.downlink(port, "photos", "file")
+
+    def send_files(regs) -> int:
+        sent: set[str] = set()
+        for reg in regs:
+            ref, path = photos[reg]
+            if ref.sha256 in sent:
+                continue
+            _publish(client, file_topic, encode(PhotoFile(sha256=ref.sha256, media_type=ref.media_type,
+                                                          data=path.read_bytes(), at=at)))
+            sent.add(ref.sha256)
+        return len(sent)
+
+    snapshot = encode(PhotosSnapshot(version=new_version, at=at, photos=refs))
+    if old is None:
+        _publish(client, topics.downlink(port, "photos", "snapshot"), snapshot, retain=True)
+        files, removed, delta = send_files(photos), 0, 0
+    else:
+        changed = [reg for reg, sha in new_map.items() if old_map.get(reg) != sha]
+        gone = [reg for reg in old_map if reg not in new_map]
+        _publish(client, topics.downlink(port, "photos", "delta"), encode(PhotosDelta(
+            from_version=old_version, to_version=new_version, at=at,
+            upsert=[photos[reg][0] for reg in changed], remove=gone)))
+        files, removed, delta = send_files(changed), len(gone), 1
+        _publish(client, topics.downlink(port, "photos", "snapshot"), snapshot, retain=True)
+    tmp = manifest_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"version": new_version, "photos": new_map}, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, manifest_path)
+    return {"version": new_version, "files": files, "removed": removed, "delta": delta}

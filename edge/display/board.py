@@ -1,0 +1,229 @@
+"""What the watchman's screen shows, as plain values: one ``Shown`` per read, the last 10, the
+inspector-mode countdown and the status bar. Pure: the caller passes the journaled event, the
+look-up results and the times (no clock, database or socket here).
+
+Colours follow the indicator (``edge.indicator.COLOURS``): green ADMIT, blue EXIT, red DENY, amber
+INSPECTOR. Texts are pt-BR first, English on request (``lang="en"``). The reason is the pt-BR
+message the gate journaled (``TapPayload.message``, the text of ``edge.rules.messages``) without its
+head word; in English the screen names each failed rule in English (``RULE_TITLES``) and keeps the
+journaled text beside it. What to do comes from the flags and rules (``action``).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from wire.events import Event, TapPayload
+
+HISTORY = 10
+
+COLOURS = {"admit": "green", "exit": "blue", "deny": "red", "inspector": "amber"}
+WORDS = {
+    "pt": {"admit": "ENTRADA LIBERADA", "exit": "SAÍDA", "deny": "ENTRADA NEGADA", "inspector": "MODO FISCAL"},
+    "en": {"admit": "ADMITTED", "exit": "EXIT", "deny": "DENIED", "inspector": "INSPECTOR MODE"},
+}
+# rule id -> (pt-BR, English): what the rule is about, in plain words (RULES.md section G)
+RULE_TITLES: dict[str, tuple[str, str]] = {
+    "G1": ("cartão desconhecido ou ilegível", "unknown or unreadable card"),
+    "G2": ("cartão bloqueado", "card blocked"),
+    "G3": ("matrícula irregular", "registration not in order"),
+    "G4": ("cartão e chapa não conferem", "card and badge do not match"),
+    "G5": ("já escalado ou em turno em outro navio", "already on another ship"),
+    "G6": ("fora da escala deste navio", "not dispatched to this ship"),
+    "G7": ("descanso insuficiente", "rest too short"),
+    "G8": ("dados ou relógio do portaló", "gate data or clock"),
+    "G9": ("saída sem entrada", "exit without entry"),
+    "G10": ("modo fiscal", "inspector mode"),
+    "G11": ("posto descoberto", "post not covered"),
+    "INTERNAL": ("falha do sistema", "system failure"),
+}
+ACTIONS: dict[str, tuple[str, str]] = {
+    "retain": ("Retenha o cartão e chame o fiscal.", "Keep the card and call the inspector."),
+    "confiscated": ("Cartão apreendido: entregue-o ao fiscal.", "Card confiscated: hand it to the inspector."),
+    "supervisor": ("Não libere a entrada. Chame o supervisor.", "Do not let the worker board. Call the supervisor."),
+    "refuse": ("Não libere a entrada. Em caso de dúvida, chame o fiscal.",
+               "Do not let the worker board. If in doubt, call the inspector."),
+    "badge": ("Peça a chapa e o cartão de controle (chapa primeiro).",
+              "Ask for the badge and the control card (badge first)."),
+    "inspector": ("Apresente o cartão a apreender.", "Present the card to confiscate."),
+    "pass": ("Pode passar.", "May board."),
+    "leave": ("Saída registrada.", "Exit recorded."),
+}
+_RETAIN_FLAGS = {"RETAIN_CARD", "BORROWED_CARD", "ROTATION_JUMP", "DOUBLE_ASSIGNMENT"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Person:
+    """One worker as the screen shows him: registration, name (None if not on the roster copy),
+    category, and the SHA-256 of his photo file (None: placeholder)."""
+
+    registration: str | None
+    name: str | None = None
+    category: str | None = None
+    photo: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Shown:
+    """One read on the screen."""
+
+    seq: int
+    at_local: str  # HH:MM:SS in the port's time zone
+    outcome: str  # admit | exit | deny | inspector
+    person: Person
+    badge: Person | None  # the badge's holder when it is another worker (G4 mismatch)
+    reason_pt: str  # the journaled pt-BR message without its head word
+    rules: tuple[str, ...]
+    flags: tuple[str, ...]
+    action_key: str
+    ship: str | None = None
+    ship_name: str | None = None
+    post: str | None = None
+    period: str | None = None
+    function: str | None = None
+    uid: str = ""
+
+    @property
+    def colour(self) -> str:
+        return COLOURS.get(self.outcome, "red")
+
+    @property
+    def mismatch(self) -> bool:
+        return self.badge is not None
+
+    def words(self, lang: str) -> str:
+        return WORDS["en" if lang == "en" else "pt"].get(self.outcome, self.outcome.upper())
+
+    def action(self, lang: str) -> str:
+        return ACTIONS[self.action_key][1 if lang == "en" else 0]
+
+    def rule_titles(self, lang: str) -> list[tuple[str, str]]:
+        i = 1 if lang == "en" else 0
+        return [(r, RULE_TITLES.get(r, (r, r))[i]) for r in self.rules]
+
+
+def action_key(p: TapPayload) -> str:
+    """What the watchman does now (``ACTIONS`` key), from the decision, its flags and rules."""
+    flags = set(p.flags)
+    if p.decision == "inspector":
+        return "inspector"
+    if "CONFISCATE" in flags:
+        return "confiscated"
+    if flags & _RETAIN_FLAGS:  # also on an EXIT: a borrowed badge is the inspector's business
+        return "retain"
+    if p.decision == "admit":
+        return "pass"
+    if p.decision == "exit":
+        return "leave"
+    if "INTERNAL" in p.rules_failed:
+        return "supervisor"
+    if p.rules_failed == ["G4"] and not p.badge_registration:
+        return "badge"
+    return "refuse"
+
+
+def reason_text(message: str) -> str:
+    """The journaled message without its head word: ``NEGADO — x. [G2]`` -> ``x. [G2]``."""
+    head, sep, rest = message.partition(" — ")
+    return rest if sep else message
+
+
+def shown(event: Event, *, person: Person, badge: Person | None, ship_name: str | None, tz: ZoneInfo) -> Shown:
+    """The ``Shown`` of a tap event. ``person``: the card holder; ``badge``: the badge holder when
+    it is another registration (else pass None). ``TypeError`` if the event is not a tap."""
+    p = event.payload
+    if not isinstance(p, TapPayload):
+        raise TypeError(f"not a tap event: {type(p).__name__}")
+    d = p.dispatch
+    return Shown(
+        seq=event.seq, at_local=event.occurred_at.astimezone(tz).strftime("%H:%M:%S"), outcome=p.decision,
+        person=person, badge=badge, reason_pt=reason_text(p.message), rules=tuple(p.rules_failed),
+        flags=tuple(p.flags), action_key=action_key(p), ship=d.ship if d else None,
+        ship_name=ship_name, post=d.post if d else None, period=d.period if d else None,
+        function=d.function if d else None, uid=p.uid,
+    )
+
+
+def is_mismatch(p: TapPayload) -> bool:
+    """A control card presented with another worker's badge (G4, BORROWED_CARD)."""
+    return bool(p.badge_registration and p.registration and p.badge_registration != p.registration)
+
+
+class Board:
+    """The last ``HISTORY`` reads (newest last) and the inspector session (a deadline on the
+    screen's monotonic clock, in seconds)."""
+
+    def __init__(self, history: int = HISTORY) -> None:
+        self.reads: collections.deque[Shown] = collections.deque(maxlen=history)
+        self.inspector_until: float | None = None
+        self.last_event_at: dt.datetime | None = None
+        self.last_clock_trusted: bool | None = None
+
+    @property
+    def current(self) -> Shown | None:
+        return self.reads[-1] if self.reads else None
+
+    def add(self, s: Shown) -> None:
+        self.reads.append(s)
+
+    def note_event(self, event: Event, inspector_mode_s: float, *, mono_s: float, lag_s: float = 0.0) -> None:
+        """Track the gate's time, clock trust and inspector mode from any event (tap or
+        confiscation): an INSPECTOR tap opens the countdown (``inspector_mode_s`` from the read;
+        ``mono_s``: the screen's monotonic clock now; ``lag_s``: how long ago the gate made the
+        event), a confiscation ends it."""
+        self.last_event_at = event.occurred_at
+        self.last_clock_trusted = event.clock_trusted
+        p = event.payload
+        kind = type(p).__struct_config__.tag
+        if kind == "tap" and p.decision == "inspector":
+            self.inspector_until = mono_s + inspector_mode_s - max(0.0, lag_s)
+        elif kind == "confiscation":
+            self.inspector_until = None
+
+    def inspector_left_s(self, mono_s: float) -> int | None:
+        """Whole seconds of inspector mode left at ``mono_s`` (the screen's monotonic clock), or
+        None when not in it."""
+        if self.inspector_until is None:
+            return None
+        left = self.inspector_until - mono_s
+        if left <= 0:
+            self.inspector_until = None
+            return None
+        return int(left + 0.999)
+
+    def photos(self) -> set[str]:
+        """SHA-256 names of the photos on the screen now (the only ones the page may fetch)."""
+        out = set()
+        for s in self.reads:
+            for who in (s.person, s.badge):
+                if who is not None and who.photo:
+                    out.add(who.photo)
+        return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Status:
+    """The status bar. ``broker``: "online" | "offline" | "standalone" | "unknown"."""
+
+    broker: str
+    outbox_depth: int
+    oldest_unsent_s: float | None
+    stale: bool
+    clock_untrusted: bool
+    journal_readable: bool
+    inspector_left_s: int | None = None
+
+
+def age_text(seconds: float | None) -> str:
+    """``42 s``, ``7 min``, ``3 h 05``; ``—`` for None."""
+    if seconds is None:
+        return "—"
+    s = int(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    return f"{s // 3600} h {(s % 3600) // 60:02d}"

@@ -1,0 +1,333 @@
+"""``portgate edge display``: the watchman's screen as a small web server on loopback.
+
+One process, separate from the gate (its own systemd unit): a Starlette app under uvicorn (h11, one
+asyncio loop, no workers). A background task polls the journal read-only every ``poll_ms``
+(``edge.display.follower``), turns each tap into a ``Shown`` (``edge.display.board``) with the
+worker's name, category and photo from the gate's state directory (``edge.display.lookup``), and
+wakes the browsers. The page (``templates/page.html``) is server-rendered Jinja2; htmx's SSE
+extension (vendored, ``static/VENDORED.md``) swaps the fragments ``screen`` (current read + last 10)
+and ``status`` (status bar, inspector countdown; every second) pushed on ``GET /sse``.
+
+Never in the gate's decision path: the gate does not know this process exists. Killing it, hanging
+it or never starting it changes nothing at the gate; restarted, it shows the last reads again from
+the journal (``JournalFollower.tail``).
+
+Privacy: the server binds a loopback address only (``DisplayConfig.host``), answers only
+``Host: 127.0.0.1`` / ``localhost`` (no DNS rebinding), and ``GET /photo/<sha256>`` serves only the
+photos of the reads on the screen now (nobody can page through the roster's photos).
+
+Routes: ``/`` (the page, ``?lang=pt|en``), ``/sse`` (event stream), ``/photo/<sha256>``,
+``/state.json`` (what is on the screen, for tests and the benchmark), ``/static/...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import socket
+import time
+from pathlib import Path
+
+import jinja2
+import structlog
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from edge.config import GateConfig
+from edge.display.board import Board, Person, Status, age_text, is_mismatch, shown
+from edge.display.follower import JournalFollower
+from edge.display.lookup import Lookup
+from edge.display.texts import labels
+from wire.events import Event, TapPayload
+
+log = structlog.get_logger(__name__)
+
+HERE = Path(__file__).resolve().parent
+STATUS_EVERY_S = 1.0
+KEEPALIVE_S = 15.0
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".md": "text/plain",
+                "": "text/plain"}
+MAX_PHOTO_BYTES = 4 * 1024 * 1024  # never more than DisplayConfig's highest cap is read into memory
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    """The vendored files, read once (about 60 KB): served from memory, no thread pool."""
+    out = {}
+    for path in (HERE / "static").iterdir():
+        if path.is_file():
+            out[path.name] = (path.read_bytes(), STATIC_TYPES.get(path.suffix, "application/octet-stream"))
+    return out
+
+
+def _rulebook(cfg: GateConfig):
+    from edge.rules.rulebook import GateRulebooks, load_gate_rulebook
+
+    books = load_gate_rulebook(cfg.rulebook) if cfg.rulebook else GateRulebooks()
+    return books.version[-1]
+
+
+class Display:
+    """The screen's state and its web app. ``cfg``: the gate's configuration (read, never
+    written). ``gate_now()`` is the gate's wall clock as seen from here (the scripted clock's file
+    for a demo gate, else the system clock). Raises ``ConfigError`` for an unreadable rulebook."""
+
+    def __init__(self, cfg: GateConfig) -> None:
+        self.cfg = cfg
+        self.lang = cfg.display.lang or cfg.lang
+        state = Path(cfg.state_dir)
+        self.follower = JournalFollower(state / "journal.db")
+        self.lookup = Lookup(state)
+        self.board = Board()
+        rb = _rulebook(cfg)
+        self.tz = rb.tz
+        self.inspector_mode_s = rb.g10.inspector_mode_s
+        self.max_age = dt.timedelta(hours=rb.g8.data_max_age_hours)
+        self._scripted = None
+        if cfg.clock == "scripted" and cfg.clock_file:
+            from edge.scripted_clock import ScriptedClock
+
+            self._scripted = ScriptedClock(cfg.clock_file)
+        self._media: dict[str, str] = {}  # sha256 -> media type of photos on the screen
+        self.screen_version = 0
+        self.status_version = 0
+        self.status = Status("unknown", 0, None, False, False, False)
+        self._changed: asyncio.Event | None = None
+        self._broker = "standalone" if cfg.mqtt is None else "unknown"
+        self._metrics_url = (f"http://127.0.0.1:{cfg.metrics_port}/metrics" if cfg.metrics_port else None)
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
+                                 autoescape=True, trim_blocks=True, lstrip_blocks=True)
+        env.globals["age"] = age_text
+        self.env = env
+        self._static = _static_files()
+        self.app = Starlette(
+            routes=[
+                Route("/", self.page), Route("/sse", self.sse), Route("/photo/{sha}", self.photo),
+                Route("/state.json", self.state), Route("/static/{name}", self.static),
+            ],
+            middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])],
+            lifespan=self._lifespan,
+        )
+
+    # -- following the journal -------------------------------------------------------------------
+
+    def gate_now(self) -> dt.datetime:
+        if self._scripted is not None:
+            return self._scripted.wall()
+        return dt.datetime.now(dt.UTC)
+
+    def load_tail(self) -> None:
+        """Show the last reads again (start-up)."""
+        for ev in self.follower.tail(self.board.reads.maxlen or 10):
+            self.take(ev)
+
+    def take(self, ev: Event) -> bool:
+        """Put one journal event on the board; True when the screen changed."""
+        lag = (self.gate_now() - ev.occurred_at).total_seconds()
+        self.board.note_event(ev, self.inspector_mode_s, mono_s=time.monotonic(), lag_s=lag)
+        p = ev.payload
+        if not isinstance(p, TapPayload):
+            return type(p).__struct_config__.tag == "confiscation"
+        badge = None
+        if is_mismatch(p):
+            badge = self._person(p.badge_registration)
+        ship_name = self.lookup.ship_name(p.dispatch.ship) if p.dispatch else None
+        self.board.add(shown(ev, person=self._person(p.registration), badge=badge, ship_name=ship_name, tz=self.tz))
+        live = self.board.photos()
+        self._media = {k: v for k, v in self._media.items() if k in live}
+        return True
+
+    def _person(self, registration: str | None) -> Person:
+        who = self.lookup.worker(registration)
+        photo = self.lookup.photo(registration)
+        if photo is not None:
+            self._media[photo[0]] = photo[2]
+        return Person(registration=registration, name=who[0] if who else None,
+                      category=who[1] if who else None, photo=photo[0] if photo else None)
+
+    def poll_once(self) -> bool:
+        """Read what the gate committed since the last call; True when the screen changed."""
+        changed = False
+        for ev in self.follower.poll():
+            changed = self.take(ev) or changed
+        return changed
+
+    def refresh_status(self) -> Status:
+        depth, oldest = self.follower.outbox()
+        now = self.gate_now()
+        copies = self.lookup.copies()
+        stamps = [copies.get("roster"), copies.get("escala")]
+        stale = None in stamps or any(now - s > self.max_age for s in stamps if s is not None)
+        self.status = Status(
+            broker=self._broker, outbox_depth=depth,
+            oldest_unsent_s=max(0.0, (now - oldest).total_seconds()) if oldest else None,
+            stale=stale, clock_untrusted=self.board.last_clock_trusted is False,
+            journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(time.monotonic()),
+        )
+        return self.status
+
+    def _broker_from_metrics(self) -> str:
+        """The gate's own ``portgate_mqtt_connected`` gauge (its metrics endpoint on loopback)."""
+        import urllib.request  # only for a gate with metrics_port
+
+        try:
+            with urllib.request.urlopen(self._metrics_url, timeout=0.5) as r:
+                text = r.read().decode("utf-8", "replace")
+        except OSError:
+            return "unknown"
+        m = re.search(r'^portgate_mqtt_connected\{client="gate-[^"]*"\} (\S+)$', text, re.M)
+        if m is None:
+            return "unknown"
+        return "online" if float(m.group(1)) >= 1 else "offline"
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            ev, self._changed = self._changed, asyncio.Event()
+            ev.set()
+
+    async def _follow(self) -> None:
+        poll_s = self.cfg.display.poll_ms / 1000
+        next_status = 0.0
+        while True:
+            try:
+                if self.poll_once():
+                    self.screen_version += 1
+                    self._notify()
+                mono = time.monotonic()
+                if mono >= next_status:
+                    next_status = mono + STATUS_EVERY_S
+                    if self._metrics_url and self.cfg.mqtt is not None:
+                        self._broker = await asyncio.to_thread(self._broker_from_metrics)
+                    self.refresh_status()
+                    self.status_version += 1
+                    self._notify()
+            except Exception:  # noqa: BLE001 - the screen keeps following whatever one read does
+                log.exception("display_follow_failed")
+            await asyncio.sleep(poll_s)
+
+    async def _lifespan(self, app):
+        self._changed = asyncio.Event()
+        self.load_tail()
+        self.refresh_status()
+        task = asyncio.create_task(self._follow())
+        log.info("display_started", gate_id=self.cfg.gate_id, last_seq=self.follower.last_seq)
+        try:
+            yield
+        finally:
+            task.cancel()
+            self.follower.close()
+            self.lookup.close()
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def _lang(self, request: Request) -> str:
+        lang = request.query_params.get("lang", self.lang)
+        return "en" if lang == "en" else "pt"
+
+    def gate_ship(self) -> str | None:
+        """The ship this gate serves, as ``name (IMO)`` when the escala copy names it."""
+        if not self.cfg.ship:
+            return None
+        name = self.lookup.ship_name(self.cfg.ship)
+        return f"{name} ({self.cfg.ship})" if name else self.cfg.ship
+
+    def render(self, name: str, lang: str) -> str:
+        return self.env.get_template(name).render(
+            board=self.board, status=self.status, t=labels(lang), lang=lang, gate_id=self.cfg.gate_id,
+            gate_ship=self.gate_ship())
+
+    async def page(self, request: Request) -> Response:
+        return HTMLResponse(self.render("page.html", self._lang(request)),
+                            headers={"Cache-Control": "no-store"})
+
+    async def sse(self, request: Request) -> Response:
+        lang = self._lang(request)
+
+        async def stream():
+            seen = (-1, -1)
+            while True:
+                waiter = self._changed
+                if seen[0] != self.screen_version:
+                    yield _sse("screen", self.render("_now.html", lang))
+                if seen[1] != self.status_version:
+                    yield _sse("status", self.render("_status.html", lang))
+                seen = (self.screen_version, self.status_version)
+                if waiter is self._changed:
+                    try:
+                        await asyncio.wait_for(waiter.wait(), KEEPALIVE_S)
+                    except TimeoutError:
+                        yield b": keepalive\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def photo(self, request: Request) -> Response:
+        sha = request.path_params["sha"]
+        if not _SHA.match(sha) or sha not in self.board.photos():
+            return Response(status_code=404)
+        path = Path(self.cfg.state_dir) / "photos" / sha
+        try:  # a small local file, read in the loop (no thread pool: the screen's RSS stays small)
+            with open(path, "rb") as f:
+                data = f.read(MAX_PHOTO_BYTES + 1)
+        except OSError:
+            return Response(status_code=404)
+        if len(data) > MAX_PHOTO_BYTES:
+            return Response(status_code=404)
+        return Response(data, media_type=self._media.get(sha, "image/jpeg"), headers={"Cache-Control": "no-store"})
+
+    async def static(self, request: Request) -> Response:
+        found = self._static.get(request.path_params["name"])
+        if found is None:
+            return Response(status_code=404)
+        return Response(found[0], media_type=found[1], headers={"Cache-Control": "max-age=3600"})
+
+    async def state(self, request: Request) -> Response:
+        cur = self.board.current
+        return JSONResponse({
+            "seq": self.follower.last_seq, "current": cur.seq if cur else None,
+            "reads": [r.seq for r in self.board.reads], "status": {
+                "broker": self.status.broker, "outbox_depth": self.status.outbox_depth,
+                "stale": self.status.stale, "clock_untrusted": self.status.clock_untrusted,
+                "inspector_left_s": self.status.inspector_left_s},
+        })
+
+
+def _sse(event: str, html: str) -> bytes:
+    lines = "".join(f"data: {line}\n" for line in html.splitlines() if line.strip())
+    return f"event: {event}\n{lines}\n".encode()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port). Raises ``OSError``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(16)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(cfg: GateConfig, *, port: int | None = None, url_file: str | None = None) -> None:
+    """Run the screen until SIGTERM/SIGINT. Prints (and writes to ``url_file``) its URL once the
+    socket is bound. Raises ``OSError`` if the address is taken."""
+    import uvicorn
+
+    sock = bind(cfg.display.host, cfg.display.port if port is None else port)
+    host, bound = sock.getsockname()[:2]
+    url = f"http://{'127.0.0.1' if host in ('127.0.0.1', '0.0.0.0') else 'localhost'}:{bound}/"
+    display = Display(cfg)
+    config = uvicorn.Config(display.app, log_config=None, access_log=False, lifespan="on", loop="asyncio",
+                            http="h11", ws="none", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    print(f"display: {url}", flush=True)
+    if url_file:
+        tmp = Path(url_file + ".tmp")
+        tmp.write_text(url + "\n")
+        tmp.replace(url_file)
+    server.run(sockets=[sock])

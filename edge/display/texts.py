@@ -1,0 +1,31 @@
+"""The screen's labels, pt-BR first, English (``labels(lang)``)."""
+
+from __future__ import annotations
+
+_PT = {
+    "title": "Portaló", "waiting": "AGUARDANDO LEITURA", "photo_of": "Foto de",
+    "not_on_roster": "(nome fora do cadastro)", "registration": "Matrícula", "category": "categoria",
+    "card_holder": "Dono do cartão", "badge_holder": "Dono da chapa", "function": "Função",
+    "ship": "Navio", "post": "posto", "period": "período", "last_reads": "Últimas leituras",
+    "inspector_mode": "MODO FISCAL", "broker": "Central",
+    "broker_online": "conectada", "broker_offline": "SEM CONEXÃO", "broker_standalone": "portaló isolado",
+    "broker_unknown": "?", "outbox": "A enviar", "oldest": "mais antigo há",
+    "copies": "Dados", "stale": "DESATUALIZADOS", "fresh": "em dia", "clock": "Relógio",
+    "untrusted": "NÃO SINCRONIZADO", "trusted": "ok", "no_journal": "REGISTRO DO PORTALÓ ILEGÍVEL",
+}
+_EN = {
+    "title": "Gangway", "waiting": "WAITING FOR A READ", "photo_of": "Photo of",
+    "not_on_roster": "(name not on the roster)", "registration": "Registration", "category": "category",
+    "card_holder": "Card holder", "badge_holder": "Badge holder", "function": "Function",
+    "ship": "Ship", "post": "post", "period": "period", "last_reads": "Last reads",
+    "inspector_mode": "INSPECTOR MODE", "broker": "Office link",
+    "broker_online": "online", "broker_offline": "OFFLINE", "broker_standalone": "standalone gate",
+    "broker_unknown": "?", "outbox": "Unsent", "oldest": "oldest",
+    "copies": "Data", "stale": "STALE", "fresh": "up to date", "clock": "Clock",
+    "untrusted": "NOT SYNCHRONISED", "trusted": "ok", "no_journal": "GATE JOURNAL UNREADABLE",
+}
+
+
+def labels(lang: str) -> dict[str, str]:
+    """Labels in ``lang`` ("en", anything else is pt-BR)."""
+    return _EN if lang == "en" else _PT

@@ -1,0 +1,135 @@
+"""The screen's pure parts: what to do per decision, the reason text, the inspector countdown,
+the clock flag, the loopback-only setting."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+import msgspec
+import pytest
+
+from edge.config import DisplayConfig
+from edge.display.board import Board, Person, action_key, age_text, is_mismatch, reason_text, shown
+from wire.events import ConfiscationPayload, Dispatch, Event, TapPayload
+
+AT = dt.datetime(2026, 3, 15, 4, 20, tzinfo=dt.UTC)
+
+
+def _event(payload, seq=1, trusted=True) -> Event:
+    return Event(event_id=f"e{seq}", port="santos", gate_id="g1", boot_id="b", seq=seq, occurred_at=AT,
+                 clock_trusted=trusted, mono_ns=1, payload=payload)
+
+
+def _tap(decision="deny", **kw) -> TapPayload:
+    return TapPayload(uid="0A04A10001", reader_id="r", reader_kind="control", decision=decision, **kw)
+
+
+@pytest.mark.parametrize(("payload", "key"), [
+    (_tap("admit"), "pass"), (_tap("exit"), "leave"),
+    (_tap("exit", flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "retain"), (_tap("inspector"), "inspector"),
+    (_tap(flags=["RETAIN_CARD"], rules_failed=["G2"]), "retain"),
+    (_tap(flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "retain"),
+    (_tap(flags=["CONFISCATE", "BORROWED_CARD"], rules_failed=["G10"]), "confiscated"),
+    (_tap(rules_failed=["INTERNAL"]), "supervisor"),
+    (_tap(rules_failed=["G4"]), "badge"),
+    (_tap(rules_failed=["G3"]), "refuse"),
+])
+def test_what_to_do_follows_the_decision_flags_and_rules(payload, key) -> None:
+    assert action_key(payload) == key
+
+
+def test_the_reason_is_the_journaled_message_without_its_head() -> None:
+    assert reason_text("NEGADO — cartão bloqueado (perdido). Retenha o cartão e chame o fiscal. [G2]") == \
+        "cartão bloqueado (perdido). Retenha o cartão e chame o fiscal. [G2]"
+    assert reason_text("texto sem cabeça") == "texto sem cabeça"
+
+
+def test_a_shown_read_carries_duty_rules_and_local_time() -> None:
+    d = Dispatch(date=dt.date(2026, 3, 15), period="01-07", ship="9300001", berth="berthed", voyage="long_haul",
+                 post="portalo", function="vigia")
+    s = shown(_event(_tap("admit", registration="V001", dispatch=d, message="LIBERADO — navio X.")),
+              person=Person("V001", "Ana Lima", "vigia"), badge=None, ship_name="MSC Aurora",
+              tz=ZoneInfo("America/Sao_Paulo"))
+    assert (s.colour, s.at_local, s.ship_name, s.post, s.period, s.function) == \
+        ("green", "01:20:00", "MSC Aurora", "portalo", "01-07", "vigia")
+    assert s.words("pt") == "ENTRADA LIBERADA" and s.words("en") == "ADMITTED"
+    assert not s.mismatch
+    with pytest.raises(TypeError):
+        shown(_event(ConfiscationPayload(uid="x", registration=None, inspector_uid="i", inspector_registration=None,
+                                         reason_flag="F", article="a")),
+              person=Person(None), badge=None, ship_name=None, tz=ZoneInfo("UTC"))
+
+
+def test_mismatch_needs_two_different_registrations() -> None:
+    assert is_mismatch(_tap(registration="V001", badge_registration="V002"))
+    assert not is_mismatch(_tap(registration="V001", badge_registration="V001"))
+    assert not is_mismatch(_tap(registration="V001"))
+
+
+def test_inspector_countdown_runs_on_the_screen_clock_and_a_confiscation_ends_it() -> None:
+    b = Board()
+    b.note_event(_event(_tap("inspector")), 60, mono_s=100.0, lag_s=5.0)
+    assert b.inspector_left_s(100.0) == 55
+    assert b.inspector_left_s(154.5) == 1
+    assert b.inspector_left_s(155.0) is None  # over
+    b.note_event(_event(_tap("inspector"), seq=2), 60, mono_s=200.0)
+    b.note_event(_event(ConfiscationPayload(uid="x", registration=None, inspector_uid="i",
+                                            inspector_registration=None, reason_flag="F", article="a"), seq=3),
+                 60, mono_s=201.0)
+    assert b.inspector_left_s(201.0) is None
+
+
+def test_the_clock_flag_is_the_last_event_s_and_history_keeps_ten() -> None:
+    b = Board()
+    b.note_event(_event(_tap(), trusted=False), 60, mono_s=0)
+    assert b.last_clock_trusted is False
+    for i in range(15):
+        b.add(shown(_event(_tap(), seq=i + 1), person=Person("V001", photo=f"{i:064x}"), badge=None,
+                    ship_name=None, tz=ZoneInfo("UTC")))
+    assert [r.seq for r in b.reads] == list(range(6, 16))
+    assert b.photos() == {f"{i:064x}" for i in range(5, 15)}  # only the photos on the screen
+
+
+def test_age_text() -> None:
+    assert [age_text(None), age_text(42), age_text(7 * 60 + 3), age_text(3 * 3600 + 5 * 60)] == \
+        ["—", "42 s", "7 min", "3 h 05"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "example.org"])
+def test_the_screen_binds_loopback_only(host) -> None:
+    with pytest.raises(msgspec.ValidationError, match="loopback"):
+        msgspec.convert({"host": host}, DisplayConfig)
+    assert msgspec.convert({"host": "::1"}, DisplayConfig).host == "::1"
+
+
+def test_a_non_loopback_host_in_gate_toml_is_one_line_and_exit_2(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from testkit.gate_process import write_gate_config
+
+    cfg = write_gate_config(tmp_path)
+    cfg.write_text(cfg.read_text() + '\n[display]\nhost = "0.0.0.0"\n')
+    r = subprocess.run([sys.executable, "-m", "app.cli", "edge", "display", "--config", str(cfg)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "loopback" in r.stderr and "display" in r.stderr
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(tmp_path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from testkit.gate_process import write_gate_config
+
+    cfg = write_gate_config(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        r = subprocess.run([sys.executable, "-m", "app.cli", "edge", "display", "--config", str(cfg),
+                            "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and f"127.0.0.1:{port}" in r.stderr

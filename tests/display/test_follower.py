@@ -1,0 +1,92 @@
+"""The journal follower against the real ``edge.journal.Journal``: new rows in order, a missing file,
+and a journal replaced by a fresh file (quarantine) is followed on."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from edge.display.follower import JournalFollower
+from edge.journal import Journal
+from edge.rules.model import Now
+from wire.events import TapPayload
+
+NOW = Now(wall=dt.datetime(2026, 3, 15, 4, 20, tzinfo=dt.UTC), mono_ns=1, clock_trusted=True)
+
+
+def _tap(reg: str) -> TapPayload:
+    return TapPayload(uid="0A04A10001", reader_id="r", reader_kind="control", decision="admit", registration=reg)
+
+
+def _journal(path) -> Journal:
+    return Journal(path, port="santos", gate_id="g1", key=b"k" * 16, boot_id="b")
+
+
+def test_follows_commits_in_order_and_survives_a_missing_or_replaced_journal(tmp_path) -> None:
+    path = tmp_path / "journal.db"
+    f = JournalFollower(path)
+    assert f.poll() == [] and not f.online and f.tail(10) == []  # no gate yet: no error
+    j = _journal(path)
+    j.append(_tap("V001"), now=NOW)
+    j.append(_tap("V002"), now=NOW)
+    assert [e.payload.registration for e in f.poll()] == ["V001", "V002"]
+    assert f.poll() == []  # nothing new: data_version unchanged
+    assert f.outbox()[0] == 2
+    j.mark_sent([1])
+    assert f.poll() == [] and f.outbox()[0] == 1
+    j.close()
+    for suffix in ("", "-wal", "-shm"):  # the gate moves the journal aside and starts a fresh one
+        p = tmp_path / f"journal.db{suffix}"
+        if p.exists():
+            p.rename(tmp_path / f"old.db{suffix}")
+    j2 = _journal(path)
+    j2.append(_tap("V003"), now=NOW)
+    f.outbox()  # the periodic check notices the new file
+    assert [(e.seq, e.payload.registration) for e in f.poll()] == [(3, "V003")]
+    j2.close()
+    f2 = JournalFollower(path)  # a restarted screen shows the last reads again
+    assert [e.payload.registration for e in f2.tail(10)] == ["V003"] and f2.last_seq == 3
+
+
+def test_tail_keeps_the_last_taps_with_their_confiscations(tmp_path) -> None:
+    from wire.events import ConfiscationPayload, ReaderPayload
+
+    j = _journal(tmp_path / "journal.db")
+    for i in range(12):
+        j.append(_tap(f"V{i:03d}"), now=NOW)
+        j.append(ReaderPayload(reader_id="r", state="ready"), now=NOW)
+    j.append_many([_tap("V100"), ConfiscationPayload(uid="0A04A10001", registration="V100", inspector_uid="i",
+                                                      inspector_registration="F001", reason_flag="F", article="a")],
+                  now=NOW)
+    j.close()
+    events = JournalFollower(tmp_path / "journal.db").tail(3)
+    assert [type(e.payload).__name__ for e in events] == ["TapPayload", "TapPayload", "TapPayload",
+                                                          "ConfiscationPayload"]
+    assert [e.payload.registration for e in events[:3]] == ["V010", "V011", "V100"]
+
+
+def test_lookups_are_read_only_and_absent_files_give_nothing(tmp_path) -> None:
+    from edge.display.lookup import Lookup
+    from edge.store import Store
+    from edge.sync.photos import PhotoStore, sha256_hex
+    from portgate.records import Worker, WorkerStatus
+    from testkit.display import png
+    from wire.downlink import PhotoRef
+
+    look = Lookup(tmp_path)
+    assert look.worker("V001") is None and look.photo("V001") is None and look.copies() == {}
+    store = Store(tmp_path / "store.db", gate_id="g1")
+    store.replace_roster(3, [Worker("V001", "Ana Lima", "vigia", WorkerStatus.ACTIVE)], [], NOW.wall)
+    photos = PhotoStore(tmp_path)
+    data = png(1)
+    photos.replace_index(1, [PhotoRef("V001", sha256_hex(data), len(data), "image/png"),
+                             PhotoRef("V002", sha256_hex(png(2)), 10, "image/png")], NOW.wall)
+    assert look.photo("V001") is None  # indexed, file not there yet: placeholder
+    photos.put(sha256_hex(data), data, "image/png")
+    assert look.worker("V001") == ("Ana Lima", "vigia")
+    sha, path, media = look.photo("V001")
+    assert path.read_bytes() == data and media == "image/png" and sha == sha256_hex(data)
+    assert look.photo("V002") is None and look.worker("V404") is None
+    assert look.copies()["roster"] == NOW.wall
+    look.close()
+    store.close()
+    photos.close()
