@@ -1,6 +1,6 @@
 """A real gate with two serial readers on pseudo-terminals (control card + badge) and its screen
 (``portgate edge display``) as separate processes: used by the screen tests, the display benchmark
-and the demo.
+and the tests.
 
 ``GateWithScreen(root)`` writes a gate.toml (demo CSV seed, scripted clock at ``T0``, file
 indicator, card + badge readers on ptys), ``start_gate()`` / ``start_display()`` start the real
@@ -13,39 +13,23 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import random
 import signal
 import sqlite3
-import struct
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 from edge.scripted_clock import set_scripted_time
 from portgate.config import write_secret
 from app.demo.pty_reader import PtyReader
+from app.demo.photos import png  # noqa: F401  (the screen tests import it from here)
 
 HOLD_S = 0.3  # seconds a card is held: 4-5 frames 65 ms apart
 DEMO = Path(__file__).resolve().parents[1] / "config" / "demo"
 # 2026-03-15 01:20 local (America/Sao_Paulo) = 04:20 UTC: period 01-07 of the demo escala
 T0 = dt.datetime(2026, 3, 15, 4, 20, tzinfo=dt.UTC)
 PORTGATE = [sys.executable, "-m", "app.cli"]
-
-
-def png(seed: int, size: int = 24, *, pad: int = 0) -> bytes:
-    """A ``size`` x ``size`` RGB PNG whose colours depend on ``seed`` (distinct bytes per seed);
-    ``pad`` random bytes in a private ancillary chunk make it larger (a size-cap test)."""
-    r, g, b = (seed * 97) % 256, (seed * 57 + 80) % 256, (seed * 31 + 160) % 256
-    rows = b"".join(b"\x00" + bytes((r, g, b)) * size for _ in range(size))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0))
-            + (chunk(b"prVt", random.Random(seed).randbytes(pad)) if pad else b"")
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
 
 
 class GateWithScreen:

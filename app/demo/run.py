@@ -296,7 +296,7 @@ class DemoRun:
 
         from central.photos import publish_photos
         from portgate.records import Worker, load_csv
-        from testkit.display import png
+        from app.demo.photos import png
 
         photos = self.dir / "photos"
         photos.mkdir(exist_ok=True)

@@ -80,10 +80,13 @@ class Scenario:
         self.expected_pay = {reg: Decimal(v) for reg, v in self.spec.expected_pay.items()}
 
     def anchored_ships(self) -> set[str]:
-        """Ships at anchorage on the escala of the scenario's day (they get P8 billing lines)."""
+        """Ships at anchorage on the escala of the scenario's day at a gate the scenario runs (their
+        watchmen's shifts get P8 billing lines; a ship whose gate is not played has no shift)."""
+        gates = {g.gate_id for g in self.spec.gates}
         with self.escala_csv.open(newline="", encoding="utf-8") as fh:
             return {row["ship"] for row in csv.DictReader(fh)
-                    if row.get("berth") == "anchored" and row.get("date") == self.spec.day.isoformat()}
+                    if row.get("berth") == "anchored" and row.get("date") == self.spec.day.isoformat()
+                    and row.get("gate_id") in gates}
 
     def gate(self, gate_id: str) -> GateSpec:
         for g in self.spec.gates:

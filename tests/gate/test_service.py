@@ -62,7 +62,8 @@ def test_out_of_range_sync_setting_is_refused_naming_it(tmp_path, sync, key):
 
 def test_example_sync_block_uncommented_is_accepted(tmp_path):
     text = (ROOT / "config" / "gate.example.toml").read_text()
-    head, block = text.split("# [sync]\n", 1)
+    head, rest = text.split("# [sync]\n", 1)
+    block, _after = rest.split("\n\n", 1)  # the [sync] block ends at the first blank line
     block = "[sync]\n" + "\n".join(line.removeprefix("# ") for line in block.splitlines()) + "\n"
     cfg = tmp_path / "gate.toml"
     cfg.write_text(head + block)

@@ -10,6 +10,7 @@ suspended worker refused at the other gate, a gate going offline.
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 import time
 
 import pytest
@@ -95,9 +96,14 @@ def test_a_tap_appears_live_without_reloading(port, page):
 
 def test_the_coverage_alarm_of_a_long_haul_ship_raises_and_clears_live(port, page, engine):
     now = dt.datetime.now(dt.UTC)
+    # arrived 5 minutes ago, but not before the start of the current period (01/07/13/19 local): a
+    # call that began in the previous period would rightly raise an alarm for that period too
+    local = now.astimezone(ZoneInfo("America/Sao_Paulo"))
+    period_start = local.replace(minute=0, second=0, microsecond=0) - dt.timedelta(hours=(local.hour - 1) % 6)
+    arrival = max(now - dt.timedelta(minutes=5), period_start.astimezone(dt.UTC))
     with Session(engine) as s, s.begin():
         save_call(s, ShipCall("9300002", "Nordic Star", "long_haul", "berthed", "g-b",
-                              now - dt.timedelta(minutes=5), None), actor="test")
+                              arrival, None), actor="test")
     alarm = page.locator('.alarm[data-ship="9300002"]')
     alarm.wait_for()
     assert "SEM VIGIA DE PORTALÓ" in alarm.inner_text()
@@ -180,7 +186,8 @@ def test_the_login_and_the_flag_filters_work_with_the_keyboard_alone_on_a_deskto
     pg.set_default_timeout(20_000)
     try:
         pg.goto(port.url + "/login")
-        pg.keyboard.type("fiscal")  # the login field has the focus
+        pg.wait_for_function("() => document.activeElement && document.activeElement.id === 'login'")
+        pg.keyboard.type("fiscal")  # the login field has the focus (autofocus)
         pg.keyboard.press("Tab")
         pg.keyboard.type(PASSWORD)
         pg.keyboard.press("Enter")
