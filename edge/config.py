@@ -13,7 +13,9 @@ import msgspec
 
 from edge.sync.settings import SyncSettings
 from portgate.config import load_toml
+from portgate.errors import BadInput
 from wire.connection import MqttConfig
+from wire.topics import check_id
 
 
 class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -59,6 +61,12 @@ class SeedConfig(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """The whole ``gate.toml``. Checked when built, so ``edge check-config`` and ``edge run`` refuse
+    the same files: ``port`` and ``gate_id`` are topic ids (``wire.topics.check_id``: 1-64 of
+    ``A-Z a-z 0-9 _ . -``, letter or digit first), reader ids are unique, ``indicator = "file"`` names
+    its ``indicator_file`` and ``metrics_port`` is 0-65535. A refusal is a ``ValueError`` naming the
+    key (``ConfigError`` from ``load_gate_config``)."""
+
     port: str  # port code, e.g. "santos" (first level of the MQTT topic tree)
     gate_id: str
     state_dir: str  # holds store.db, journal.db (+ .hwm)
@@ -80,6 +88,20 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
     sync: SyncSettings = msgspec.field(default_factory=SyncSettings)  # uplink tuning
+
+    def __post_init__(self) -> None:
+        for key in ("port", "gate_id"):
+            try:
+                check_id(getattr(self, key), key)
+            except BadInput as exc:
+                raise ValueError(str(exc)) from None
+        ids = [r.id for r in self.readers]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"readers: reader ids must be unique: {ids}")
+        if self.indicator == "file" and not self.indicator_file:
+            raise ValueError("indicator = 'file' needs indicator_file")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ValueError(f"metrics_port must be 0 (off) or a TCP port, got {self.metrics_port}")
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
