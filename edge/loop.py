@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from dataclasses import replace
 import time
 from collections.abc import Callable, Sequence
 
@@ -242,8 +243,8 @@ class GateLoop:
             events = self.journal.append_many(payloads, now=now, priority=priority)
         except StoreError:
             log.exception("journal_append_failed", uid=p.uid)
-            failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
-            self._show(failed, None)
+            failed = replace(internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN), card_uid=decision.card_uid or p.uid)
+            self._show(failed, None)  # counted by the journal, reported once space returns
             return failed
         self._show(decision, events[0])
         for ev in events:
