@@ -63,7 +63,8 @@ class SeedConfig(msgspec.Struct, forbid_unknown_fields=True):
 class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     """The whole ``gate.toml``. Checked when built, so ``edge check-config`` and ``edge run`` refuse
     the same files: ``port`` and ``gate_id`` are topic ids (``wire.topics.check_id``: 1-64 of
-    ``A-Z a-z 0-9 _ . -``, letter or digit first), reader ids are unique, ``indicator = "file"`` names
+    ``A-Z a-z 0-9 _ . -``, letter or digit first), ``[mqtt] username`` (if set) is the gate id,
+    reader ids are unique, ``indicator = "file"`` names
     its ``indicator_file`` and ``metrics_port`` is 0-65535. A refusal is a ``ValueError`` naming the
     key (``ConfigError`` from ``load_gate_config``)."""
 
@@ -95,6 +96,9 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
                 check_id(getattr(self, key), key)
             except BadInput as exc:
                 raise ValueError(str(exc)) from None
+        if self.mqtt is not None and self.mqtt.username and self.mqtt.username != self.gate_id:
+            raise ValueError(f"mqtt.username {self.mqtt.username!r} must be the gate id {self.gate_id!r}: "
+                             "the broker's ACL gives a gate its topics by username (%u)")
         ids = [r.id for r in self.readers]
         if len(set(ids)) != len(ids):
             raise ValueError(f"readers: reader ids must be unique: {ids}")
