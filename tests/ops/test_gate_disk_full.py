@@ -85,6 +85,8 @@ class Collector:
 
 def test_gate_on_a_full_disk_keeps_publishing_and_reports_the_refused_reads(tmp_path, small_fs, start_service):
     broker = Mosquitto(tmp_path / "broker")  # its port is known now; started once the disk is full
+    # a window of 5: the 20+ journaled rows take several windows, each opened only after PUBACKs
+    # whose marks fail on the full disk
     mport = free_port()
     cfg = write_gate_config(tmp_path)
     cfg.write_text(cfg.read_text().replace("[[readers]]", f"metrics_port = {mport}\n\n[[readers]]") + f"""
@@ -95,6 +97,8 @@ reconnect_min_s = 0.2
 reconnect_max_s = 1
 
 [sync]
+window = 5
+read_ahead = 5
 check_every_s = 0.2
 unrouted_backoff_s = 0.2
 unrouted_backoff_max_s = 0.5
