@@ -76,11 +76,6 @@ def check_gate(path: str | Path) -> str:
         _exists(cfg.seed.workers, "$.seed.workers")
         _exists(cfg.seed.cards, "$.seed.cards")
         _exists(cfg.seed.escala, "$.seed.escala")
-    if cfg.indicator == "file" and not cfg.indicator_file:
-        raise ConfigError("indicator = 'file' needs indicator_file", key="$.indicator_file")
-    ids = [r.id for r in cfg.readers]
-    if len(set(ids)) != len(ids):
-        raise ConfigError(f"reader ids must be unique: {ids}", key="$.readers")
     parts = [f"gate {cfg.gate_id}", f"port {cfg.port}", f"{len(cfg.readers)} reader(s)",
              _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)

@@ -56,9 +56,9 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     Raises ``ConfigError`` (bad secret file), ``OSError`` (metrics port taken) before READY; the
     CLI turns the first into one line and exit status 2.
     """
-    configure_logging(json=config.log_json, level=config.log_level)
-    structlog.contextvars.bind_contextvars(service="central", port=config.port,
-                                           client_id=config.mqtt.client_id or f"ledger-{config.port}")
+    configure_logging(json=config.log_json, level=config.log_level,
+                      fields={"service": "central", "port": config.port,
+                              "client_id": config.mqtt.client_id or f"ledger-{config.port}"})
     notifier = Notifier()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -1,7 +1,8 @@
 """Reader metrics (prometheus-client) and the status reporter every driver uses.
 
 - ``portgate_reader_up{reader_id}``: 1 while the reader is READY, 0 while ABSENT or in FAULT.
-- ``portgate_reader_faults_total{reader_id,kind}``: faults by ``FaultKind`` value.
+- ``portgate_reader_faults_total{reader_id,kind}``: faults by ``FaultKind`` value, every kind
+  created at 0 when the reader starts (so ``increase()`` sees the first fault).
 
 Metrics live in the default registry (``prometheus_client.REGISTRY``); the gate exposes it.
 """
@@ -38,6 +39,8 @@ class StatusReporter:
         self._lock = threading.Lock()
         self.log = structlog.get_logger(logger_name).bind(reader_id=reader_id)
         READER_UP.labels(reader_id=reader_id).set(0)
+        for kind in FaultKind:
+            READER_FAULTS.labels(reader_id=reader_id, kind=kind.value)
 
     @property
     def state(self) -> ReaderState | None:

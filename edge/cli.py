@@ -58,7 +58,8 @@ def run(config_path: str) -> None:
     from portgate.logs import configure_logging
 
     cfg = load_gate_config(config_path)
-    configure_logging(json=cfg.log_json, level=cfg.log_level)
+    configure_logging(json=cfg.log_json, level=cfg.log_level,
+                      fields={"service": "gate", "port": cfg.port, "gate_id": cfg.gate_id})
     GateService(cfg).run()
 
 

@@ -13,8 +13,9 @@ import msgspec
 
 from edge.sync.settings import SyncSettings
 from portgate.config import load_toml
-from portgate.errors import ConfigError
+from portgate.errors import BadInput, ConfigError
 from wire.connection import MqttConfig
+from wire.topics import check_id
 
 
 class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
@@ -94,6 +95,13 @@ class DisplayConfig(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
+    """The whole ``gate.toml``. Checked when built, so ``edge check-config`` and ``edge run`` refuse
+    the same files: ``port`` and ``gate_id`` are topic ids (``wire.topics.check_id``: 1-64 of
+    ``A-Z a-z 0-9 _ . -``, letter or digit first), ``[mqtt] username`` (if set) is the gate id,
+    reader ids are unique, ``indicator = "file"`` names
+    its ``indicator_file`` and ``metrics_port`` is 0-65535. A refusal is a ``ValueError`` naming the
+    key (``ConfigError`` from ``load_gate_config``)."""
+
     port: str  # port code, e.g. "santos" (first level of the MQTT topic tree)
     gate_id: str
     state_dir: str  # holds store.db, journal.db (+ .hwm)
@@ -120,6 +128,23 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     def directions(self) -> dict[str, str]:
         """Reader id -> declared direction (G6, G9), for the gate loop's presentations."""
         return {r.id: r.direction for r in self.readers}
+
+    def __post_init__(self) -> None:
+        for key in ("port", "gate_id"):
+            try:
+                check_id(getattr(self, key), key)
+            except BadInput as exc:
+                raise ValueError(str(exc)) from None
+        if self.mqtt is not None and self.mqtt.username and self.mqtt.username != self.gate_id:
+            raise ValueError(f"mqtt.username {self.mqtt.username!r} must be the gate id {self.gate_id!r}: "
+                             "the broker's ACL gives a gate its topics by username (%u)")
+        ids = [r.id for r in self.readers]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"readers: reader ids must be unique: {ids}")
+        if self.indicator == "file" and not self.indicator_file:
+            raise ValueError("indicator = 'file' needs indicator_file")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ValueError(f"metrics_port must be 0 (off) or a TCP port, got {self.metrics_port}")
 
 
 def check_directions(readers: list[ReaderConfig], *, path: str | None = None) -> None:

@@ -84,7 +84,7 @@ class RecordingIndicator:
 
 
 class FileIndicator:
-    """Appends one JSON object per decision (outcome, colour, message, rules, seq, event_id) to
+    """Appends one JSON object per decision (outcome, colour, message, rules, seq, event_id, uid) to
     ``path`` with a single ``write`` on an ``O_APPEND`` descriptor: a line is either whole or absent,
     even if the process is killed (used by the crash test)."""
 
@@ -98,7 +98,8 @@ class FileIndicator:
             "flags": [f.value for f in decision.flags],
             "registration": decision.registration,
             "seq": event.seq if event else None, "event_id": event.event_id if event else None,
-            "uid": getattr(event.payload, "uid", None) if event else None,
+            # without an event (the journal refused it: disk full) the UID the read named
+            "uid": getattr(event.payload, "uid", None) if event else decision.card_uid,
         }
         os.write(self._fd, (json.dumps(record, ensure_ascii=False) + "\n").encode())
 

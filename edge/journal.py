@@ -20,6 +20,18 @@ treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as 
 so the office never sees a repeated (gate, seq) from the same device unless both the file and the
 high-water mark were lost.
 
+Disk full (``SQLITE_FULL``): an append raises ``StoreError`` and nothing is written (the gate shows
+DENY "falha do registro"); the journal counts the refused appends (reads: tap events; others) with
+the time of the first and the last. The first append that commits afterwards carries, in the same
+transaction and just before it, one ``AlertPayload(code="DISK_FULL_REFUSED")`` whose ``detail`` says
+``refused_reads=<n> refused_other=<n> first=<UTC ISO> last=<UTC ISO>``; ``report_refusals`` writes
+it on its own (the uplink calls it every ``check_every_s``, so it is written once space returns
+even if no card is read). Reading and publishing need no disk.
+
+WAL size (``sqlite_files.WAL_PRAGMAS``): the write-ahead log is checkpointed every
+``WAL_AUTOCHECKPOINT_PAGES`` pages and truncated to ``WAL_SIZE_LIMIT`` bytes after each checkpoint,
+and to zero at open and close, so the ``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
+
 Stdlib ``sqlite3`` is used directly here (not SQLAlchemy): the journal is the one write on the hot
 path and its cost must stay next to a bare SQLite commit (bench/gate_decision.py).
 """
@@ -37,7 +49,7 @@ import msgspec
 import structlog
 
 from edge.rules.model import Now
-from edge.sqlite_files import check_integrity, quarantine, salvage_max
+from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
 from portgate.errors import StoreError
 from wire import events as wire
 
@@ -122,6 +134,8 @@ class Journal:
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
+            for pragma in WAL_PRAGMAS:
+                self._conn.execute(pragma)
             self._conn.executescript(_SCHEMA)
             row = self._conn.execute("SELECT max(seq) FROM journal").fetchone()
             self._depth, low = self._conn.execute(
@@ -131,6 +145,9 @@ class Journal:
             raise StoreError(f"journal {self.path}: {exc}") from exc
         self._last_seq = max(row[0] or 0, floor)  # never go backwards (see module doc)
         self._low = low if low is not None else self._last_seq + 1  # no unsent row below this seq
+        self._refused = {"reads": 0, "other": 0}  # appends refused for a full disk, not yet reported
+        self._refused_at: list[dt.datetime] = []  # [first, last] refusal time (UTC)
+        checkpoint(self._conn, self.path)
 
         if reason is not None:
             from wire.events import AlertPayload
@@ -166,7 +183,10 @@ class Journal:
             seq = self._last_seq
             out: list[wire.Event] = []
             rows = []
-            for payload in payloads:
+            report = self._refusal_alert()
+            todo = [(report, PRIORITY_HIGH)] if report is not None else []
+            todo += [(p, priority) for p in payloads]
+            for payload, prio in todo:
                 seq += 1
                 event = wire.sign(
                     wire.Event(
@@ -183,7 +203,7 @@ class Journal:
                     self._key,
                 )
                 out.append(event)
-                rows.append((seq, event.event_id, priority, _kind(payload), wire.encode(event), created))
+                rows.append((seq, event.event_id, prio, _kind(payload), wire.encode(event), created))
             try:
                 if len(rows) == 1:
                     self._conn.execute(
@@ -201,15 +221,65 @@ class Journal:
                         )
                         self._conn.execute("COMMIT")
                     except BaseException:
-                        self._conn.execute("ROLLBACK")
+                        if self._conn.in_transaction:  # SQLite rolls back by itself on SQLITE_FULL
+                            self._conn.execute("ROLLBACK")
                         raise
             except sqlite3.Error as exc:
+                if disk_full(exc):
+                    self._refuse(payloads, occurred)
                 raise StoreError(f"journal append failed: {exc}") from exc
             self._last_seq = seq
             self._depth += len(rows)
+            if report is not None:
+                self._reported(report)
             if seq - self._hwm_written >= HWM_EVERY:
                 self._write_hwm(None)
-        return out
+        return out[1:] if report is not None else out
+
+    def report_refusals(self, *, now: Now) -> bool:
+        """Journal the pending ``DISK_FULL_REFUSED`` alert on its own, if appends were refused for
+        a full disk since the last one (see module doc). Returns True if it was committed, False if
+        there was nothing to report or the disk is still full (tried again at the next call)."""
+        if not self._refused_at:
+            return False
+        try:
+            self.append_many([], now=now)
+        except StoreError:
+            return False
+        return True
+
+    def refused_pending(self) -> dict[str, int]:
+        """Appends refused for a full disk and not yet reported: ``{"reads": n, "other": n}``."""
+        return dict(self._refused)
+
+    def checkpoint(self) -> None:
+        """Copy the WAL into the database and truncate it to zero bytes (best effort: a failure,
+        e.g. on a full disk, is logged and the WAL kept)."""
+        with self._lock:
+            checkpoint(self._conn, self.path)
+
+    def _refuse(self, payloads: Sequence[wire.Payload], at: dt.datetime) -> None:
+        reads = sum(1 for p in payloads if isinstance(p, wire.TapPayload))
+        self._refused["reads"] += reads
+        self._refused["other"] += len(payloads) - reads
+        self._refused_at = [self._refused_at[0] if self._refused_at else at, at]
+        if sum(self._refused.values()) == len(payloads):
+            log.error("journal_disk_full", path=str(self.path), first=at.isoformat())
+
+    def _refusal_alert(self) -> wire.AlertPayload | None:
+        if not self._refused_at:
+            return None
+        first, last = (t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") for t in self._refused_at)
+        return wire.AlertPayload(
+            code="DISK_FULL_REFUSED",
+            detail=f"refused_reads={self._refused['reads']} refused_other={self._refused['other']} "
+                   f"first={first} last={last}",
+        )
+
+    def _reported(self, alert: wire.AlertPayload) -> None:
+        log.warning("journal_disk_full_reported", detail=alert.detail)
+        self._refused = {"reads": 0, "other": 0}
+        self._refused_at = []
 
     def mark_sent(self, seqs: Iterable[int]) -> None:
         """Mark rows as delivered (called on the PUBACK for each row's own message id).
@@ -333,6 +403,7 @@ class Journal:
             if self._conn is None:
                 return
             self._write_hwm(None)
+            checkpoint(self._conn, self.path)
             self._conn.close()
             self._conn = None
 

@@ -302,7 +302,8 @@ class GateLoop:
                                        registration=decision.registration)
             else:
                 failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
-            self._show(failed, None)
+            failed = dataclasses.replace(failed, card_uid=decision.card_uid or p.uid)
+            self._show(failed, None)  # counted by the journal, reported once space returns
             return failed
         self._show(decision, events[0])
         for ev in events:

@@ -4,15 +4,18 @@ are callbacks attached by ``watch_gate`` and computed at scrape time.
 
 - ``portgate_decisions_total{outcome,rule}``: decisions shown; ``rule`` is the first rule that
   failed (the one whose message the watchman sees) or ``none`` for an ADMIT/EXIT without objection.
+  Created at 0 for ``none`` with every outcome and for DENY with every rule of ``RULE_IDS``.
 - ``portgate_tap_latency_seconds``: histogram, read (monotonic time the reader saw the card) ->
   decision shown on the indicator; includes the pairing window when a control card waits for a badge.
 - ``portgate_outbox_depth{gate_id}``, ``portgate_outbox_oldest_age_seconds{gate_id}``: unsent
   events and how long the oldest has waited (0 when the outbox is empty).
 - ``portgate_clock_synchronised{gate_id}``: 1 when the kernel says NTP has synchronised the clock
   (events carry the same flag as ``clock_trusted``, rule G8).
-- ``portgate_mqtt_connected{client="gate-<id>"}`` (``portgate.metrics``): absent on a standalone gate.
+- ``portgate_uplink_connected{gate_id}``: 1 while the MQTT session is up; absent on a standalone gate.
+- ``portgate_uplink_published_total``, ``_acked_total``, ``_rejected_total``, ``_unrouted_total``
+  ``{gate_id}`` (``edge.sync``): created at 0 by ``watch_gate`` when the gate has a sync.
 - ``portgate_reader_up{reader_id}``, ``portgate_reader_faults_total{reader_id,kind}``: from
-  ``drivers.metrics``.
+  ``drivers.metrics`` (every fault kind at 0 from the reader's start).
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ from collections.abc import Callable, Iterable
 from prometheus_client import Counter, Gauge, Histogram
 
 import drivers.metrics  # noqa: F401  (reader_up / reader_faults_total families, always exposed)
-from portgate.metrics import MQTT_CONNECTED, flag
+from portgate.metrics import flag
+
+# the rule ids a DENY can name first (RULES.md G1-G10; INTERNAL: the gate itself failed)
+RULE_IDS = ("G1", "G2", "G3", "G4", "G5", "G6", "G7", "G8", "G9", "G10", "INTERNAL")
+OUTCOMES = ("admit", "exit", "deny", "inspector")
 
 DECISIONS = Counter("portgate_decisions_total", "Gate decisions shown, by outcome and first failed rule",
                     ["outcome", "rule"])
@@ -37,6 +44,16 @@ OUTBOX_OLDEST_AGE = Gauge("portgate_outbox_oldest_age_seconds",
 CLOCK_SYNCHRONISED = Gauge("portgate_clock_synchronised",
                            "1 when the gate's wall clock is NTP-synchronised (events carry clock_trusted)",
                            ["gate_id"])
+UPLINK_CONNECTED = Gauge("portgate_uplink_connected", "1 while the gate's MQTT session is connected",
+                         ["gate_id"])
+
+
+def start_at_zero() -> None:
+    """Create the decision counters for the known label values at 0 (see module doc)."""
+    for outcome in OUTCOMES:
+        DECISIONS.labels(outcome=outcome, rule="none")
+    for rule in RULE_IDS:
+        DECISIONS.labels(outcome="deny", rule=rule)
 
 
 def observe_decision(outcome: str, rules_failed: Iterable[str], latency_s: float | None) -> None:
@@ -58,11 +75,17 @@ def _age_s(oldest: Callable[[], dt.datetime | None]) -> float:
 
 def watch_gate(gate_id: str, journal, clock, sync=None) -> None:
     """Attach the gate's callback gauges: outbox depth and oldest age (``journal``), clock
-    synchronised (``clock.now().clock_trusted``), MQTT connected (``sync.connected``, if any)."""
+    synchronised (``clock.now().clock_trusted``), MQTT connected (``sync.connected``, if any); and
+    the labelled counters at 0 (``start_at_zero``, the uplink's when ``sync`` is given)."""
+    start_at_zero()
     OUTBOX_DEPTH.labels(gate_id).set_function(lambda: float(journal.outbox_depth()))
     OUTBOX_OLDEST_AGE.labels(gate_id).set_function(lambda: _age_s(journal.oldest_unsent_at))
     inner = getattr(clock, "inner", clock)  # GuardedClock wraps the SystemClock (NTP probe)
     synced = inner.trusted if hasattr(inner, "trusted") else (lambda: clock.now().clock_trusted)
     CLOCK_SYNCHRONISED.labels(gate_id).set_function(flag(synced))
     if sync is not None:
-        MQTT_CONNECTED.labels(f"gate-{gate_id}").set_function(flag(sync.connected.is_set))
+        from edge.sync.service import ACKED, PUBLISHED, REJECTED, UNROUTED
+
+        for counter in (PUBLISHED, ACKED, REJECTED, UNROUTED):
+            counter.labels(gate_id)
+        UPLINK_CONNECTED.labels(gate_id).set_function(flag(sync.connected.is_set))

@@ -39,7 +39,7 @@ from sqlalchemy.pool import StaticPool
 from edge import store_schema as t
 from edge.effects import Effects, is_gate_confiscation
 from edge.rules.model import InspectorSession, OpenShift
-from edge.sqlite_files import check_integrity, quarantine
+from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, quarantine
 from portgate.errors import BadInput, StoreError
 from portgate.uid import ReadUid, parse_read
 from portgate.records import (
@@ -550,7 +550,10 @@ class Store:
         return self._escala_keys.get(key)
 
     def close(self) -> None:
+        """Checkpoint the WAL into the file (truncating it) and close."""
         with self._lock:
+            if self._raw.dbapi_connection is not None:  # close() may be called twice
+                checkpoint(self._raw, self.path)
             self._raw.close()
             self._engine.dispose()
 
@@ -622,4 +625,6 @@ def _pragmas(dbapi_conn, _record) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA cache_size=-2000")
+    for pragma in WAL_PRAGMAS:  # the -wal file stays near 1 MiB (edge.sqlite_files)
+        cur.execute(pragma)
     cur.close()

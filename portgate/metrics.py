@@ -5,7 +5,11 @@ then attaches its own *callback gauges* (``edge.metrics.watch_gate``, ``central.
 their value is computed at scrape time from the live objects, so they are never stale and cost
 nothing between scrapes. ``flag(fn)`` turns a predicate into such a callback.
 
-- ``portgate_mqtt_connected{client}``: 1 while the MQTT session is up (``gate-<id>``, ``ingest-<n>``).
+The families are split by service: the gate's live in ``edge.metrics`` (and ``drivers.metrics``,
+``edge.sync``), the office's in ``central.metrics`` (and ``central.ingest.worker``); neither
+process imports the other's, so neither exposes the other's families. A label naming a gate is
+always ``gate_id``. Labelled counters are created at 0 for every label value known at start, so
+``increase()`` sees their first event.
 """
 
 from __future__ import annotations
@@ -13,12 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import structlog
-from prometheus_client import REGISTRY, Gauge, start_http_server
+from prometheus_client import REGISTRY, start_http_server
 
 log = structlog.get_logger(__name__)
-
-MQTT_CONNECTED = Gauge("portgate_mqtt_connected", "1 while the MQTT session is connected", ["client"])
-
 
 def serve(port: int, addr: str = "127.0.0.1"):
     """Start the HTTP endpoint (``GET /metrics``) on ``addr:port`` in a daemon thread.

@@ -5,8 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
+# openssl: the TLS tests make their certificates (testkit/tls.py).
+# jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
-  chromium fonts-dejavu-core)
+  chromium fonts-dejavu-core jq openssl)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi
 
 missing=()

@@ -19,6 +19,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from portgate.config import read_secret
+from wire.diagnosis import Diagnosis, current_exception
 
 
 class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -44,17 +45,45 @@ class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     receive_maximum: int = 1000
 
 
+class _Client(mqtt.Client):
+    """paho's client whose ``on_connect`` setter wraps the callback, so ``diagnosis`` sees every
+    CONNACK whoever sets the callback (the gate's sync, the office's ingest)."""
+
+    diagnosis: Diagnosis | None = None  # set by make_client right after construction
+
+    @property
+    def on_connect(self):
+        return mqtt.Client.on_connect.fget(self)
+
+    @on_connect.setter
+    def on_connect(self, func) -> None:
+        diagnosis = self.diagnosis
+        if diagnosis is None:
+            mqtt.Client.on_connect.fset(self, func)
+            return
+
+        def on_connect(client, userdata, flags, reason_code, properties) -> None:
+            diagnosis.connack(reason_code)
+            if func is not None:
+                func(client, userdata, flags, reason_code, properties)
+
+        mqtt.Client.on_connect.fset(self, on_connect)
+
+
 def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False) -> mqtt.Client:
-    """A paho v5 client with credentials/TLS from ``config`` and the reconnect back-off set.
+    """A paho v5 client with credentials/TLS from ``config`` and the reconnect back-off set; every
+    connection failure is logged with its cause (``wire.diagnosis``).
 
     Raises ``ConfigError`` if a password file is unreadable or too open.
     """
-    client = mqtt.Client(
+    client = _Client(
         CallbackAPIVersion.VERSION2,
         client_id=client_id,
         protocol=mqtt.MQTTv5,
         manual_ack=manual_ack,
     )
+    client.diagnosis = diagnosis = Diagnosis(config, client_id)
+    client.on_connect = None
     if config.username:
         password = read_secret(config.password_file, what="MQTT password").decode() if config.password_file else None
         client.username_pw_set(config.username, password)
@@ -66,20 +95,26 @@ def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False)
             tls_version=ssl.PROTOCOL_TLS_CLIENT,
         )
     client.reconnect_delay_set(min_delay=max(1, int(config.reconnect_min_s)), max_delay=int(config.reconnect_max_s))
-    client.on_connect_fail = _connect_failed_logger(config, client_id)
-    client.on_disconnect = log_disconnect(client_id)
+    client.on_connect_fail = lambda _client, _userdata: diagnosis.connect_failed(current_exception())
+    client.on_disconnect = log_disconnect(client_id, diagnosis=diagnosis)
     return client
 
 
-def log_disconnect(client_id: str, *, window_s: float = 60.0, flapping_after: int = 3):
-    """An ``on_disconnect`` callback that logs why the broker closed the session. Being thrown off
-    ``flapping_after`` times within ``window_s`` is logged as an error: most often another process
-    uses the same client id (two offices or two gates configured alike take turns on the broker;
-    v5 reason "Session taken over", which mosquitto may report as an unspecified error)."""
+def log_disconnect(client_id: str, *, window_s: float = 60.0, flapping_after: int = 3,
+                   diagnosis: Diagnosis | None = None):
+    """An ``on_disconnect`` callback that logs why the broker closed the session. A connection
+    that never became a session (closed before its CONNACK, login refused) is explained by
+    ``diagnosis`` instead. Being thrown off an established session ``flapping_after`` times within
+    ``window_s`` is logged as an error: another process using the same client id (two offices or
+    two gates configured alike take turns on the broker; v5 reason "Session taken over", which
+    mosquitto may report as an unspecified error), or the broker's ACL refusing what the client
+    publishes (mosquitto then closes the connection)."""
     log = structlog.get_logger("wire.connection")
     recent: list[float] = []
 
     def on_disconnect(_client, _userdata, _flags, reason_code, _properties) -> None:
+        if diagnosis is not None and not diagnosis.disconnected(reason_code):
+            return  # never a session: the cause line is already written
         if not getattr(reason_code, "is_failure", False):
             return  # our own clean disconnect
         now = time.monotonic()
@@ -89,25 +124,10 @@ def log_disconnect(client_id: str, *, window_s: float = 60.0, flapping_after: in
         if "taken over" in reason.lower() or len(recent) == flapping_after:
             log.error("mqtt.session_flapping", client_id=client_id, disconnects=len(recent),
                       window_s=window_s, reason=reason,
-                      hint="another client may use this client id; give each process its own")
+                      hint="another client may use this client id (give each process its own), or "
+                           "the broker's ACL refuses a topic it publishes (see the broker's log)")
 
     return on_disconnect
-
-
-def _connect_failed_logger(config: MqttConfig, client_id: str):
-    """A warning when the broker cannot be reached (first failure, then every 10th), so an
-    unreachable or mistyped broker is visible in the logs; paho keeps retrying with back-off."""
-    log = structlog.get_logger("wire.connection")
-    failures = 0
-
-    def on_connect_fail(_client, _userdata) -> None:
-        nonlocal failures
-        failures += 1
-        if failures == 1 or failures % 10 == 0:
-            log.warning("mqtt.unreachable", client_id=client_id, host=config.host, port=config.port,
-                        failures=failures)
-
-    return on_connect_fail
 
 
 def connect_properties(config: MqttConfig, *, receive_maximum: int | None = None) -> Properties:

@@ -10,12 +10,15 @@ Everything lives under ``portgate/v1/{port}/``::
     portgate/v1/{port}/down/{kind}/delta          office -> gates  QoS 1   *Delta
     portgate/v1/{port}/down/photos/file           office -> gates  QoS 1   PhotoFile (one photo's bytes)
 
-``kind`` is one of ``DOWNLINK_KINDS``. Port and gate ids must be non-empty and contain none of the
-MQTT special characters ``/ + # $`` (``check_id`` raises ``BadInput`` otherwise).
+``kind`` is one of ``DOWNLINK_KINDS``. Port and gate ids are ``ID_PATTERN``: 1-64 characters, ASCII
+letters and digits first, then letters, digits, ``_ . -`` (no MQTT special character ``/ + # $``, no
+space, no path). ``check_id`` applies the rule (raises ``BadInput``); typed configuration calls it
+when loaded (``edge.config.GateConfig``), so a bad id never reaches a running service.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from portgate.errors import BadInput
@@ -26,11 +29,16 @@ DownKind = Literal["roster", "cards", "escala", "presence", "photos"]
 DOWNLINK_FORMS: tuple[str, ...] = ("snapshot", "delta", "file")  # "file": photos only
 SHARE_GROUP = "ledger"
 
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z"  # \Z: "$" would accept a trailing newline
+ID_RULE = "1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit"
+_ID = re.compile(ID_PATTERN)
+
 
 def check_id(value: str, what: str = "id") -> str:
-    """Return ``value`` if usable as one topic level; raise ``BadInput`` naming ``what`` otherwise."""
-    if not value or any(ch in value for ch in "/+#$\x00") or value != value.strip():
-        raise BadInput(f"{what} {value!r} is not a valid topic level (no / + # $ or spaces)")
+    """Return ``value`` if it matches ``ID_PATTERN`` (usable as one topic level and as a file name);
+    raise ``BadInput`` naming ``what`` otherwise."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise BadInput(f"{what} {value!r} is not a valid id ({ID_RULE})")
     return value
 
 

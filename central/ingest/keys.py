@@ -35,14 +35,15 @@ def add_gate(keys_dir: str | Path, gate_id: str, *, overwrite: bool = False) -> 
 
 
 class KeyUnreadable(Exception):
-    """A gate's key file exists but cannot be read (its message says which and why)."""
+    """A gate's key file exists but cannot be used: unreadable, empty, or open to group/others
+    (its message names the gate, the file and the cause, e.g. ``chmod 600``)."""
 
 
 class KeyRing:
     """Looks up gate keys in ``keys_dir``: cached, and each cached key's file is looked at again
     (``os.stat``) at most every ``recheck_s`` seconds, so a new gate's file is picked up on first
-    use and a key replaced or restored (``add-gate --overwrite``) within ``recheck_s``, without a
-    restart of the office."""
+    use and a key replaced, restored (``add-gate --overwrite``) or re-permissioned (``chmod``: the
+    mode and change time are compared too) within ``recheck_s``, without a restart of the office."""
 
     def __init__(self, keys_dir: str | Path, *, recheck_s: float = 5.0) -> None:
         self.keys_dir = Path(keys_dir)
@@ -51,15 +52,16 @@ class KeyRing:
             raise ConfigError("keys_dir is not a directory (portgate central add-gate creates it)",
                               key="keys_dir", path=str(self.keys_dir))
         self.recheck_s = recheck_s
-        self._cache: dict[str, tuple[bytes, int, float]] = {}  # gate -> (key, file mtime_ns, checked at)
+        self._cache: dict[str, tuple[bytes, tuple, float]] = {}  # gate -> (key, file signature, checked at)
         self._lock = threading.Lock()
 
     def key(self, gate_id: str) -> bytes | None:
-        """The key of ``gate_id``, or None if the gate is unknown (no key file, bad id, bad mode).
+        """The key of ``gate_id``, or None if the gate is unknown (no key file, an invalid id).
 
-        Raises ``KeyUnreadable`` if the key file is there but cannot be read (permissions, a
-        directory in its place): that gate's events become dead letters saying so (raw bytes
-        kept), the other gates go on; it is read again for the next event, so fixing the file is enough.
+        Raises ``KeyUnreadable`` if the key file is there but cannot be used (mode open to group or
+        others, empty, unreadable, a directory in its place): that gate's events become dead
+        letters saying so (raw bytes kept), the other gates go on; it is read again for the next
+        event, so fixing the file is enough.
         """
         now = time.monotonic()
         with self._lock:
@@ -68,7 +70,8 @@ class KeyRing:
             return held[0]
         try:
             path = key_path(self.keys_dir, gate_id)
-            mtime = os.stat(path).st_mtime_ns
+            st = os.stat(path)
+            mtime = (st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_ino)  # a chmod changes ctime/mode
         except (BadInput, ConfigError):
             return None
         except FileNotFoundError:
@@ -83,8 +86,10 @@ class KeyRing:
             return held[0]
         try:
             key = read_secret(path, what="gate key")
-        except (ConfigError, BadInput):
-            return None
+        except (ConfigError, BadInput) as exc:
+            with self._lock:
+                self._cache.pop(gate_id, None)  # never use a key whose file is no longer acceptable
+            raise KeyUnreadable(f"key of gate {gate_id} not used: {exc}") from exc
         except OSError as exc:
             raise KeyUnreadable(f"key of gate {gate_id} unreadable: {type(exc).__name__}: {exc}") from exc
         with self._lock:

@@ -543,8 +543,8 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    configure_logging(json=config.log_json, level=config.log_level)
-    structlog.contextvars.bind_contextvars(service="central", port=config.port, worker=index, role="writer")
+    configure_logging(json=config.log_json, level=config.log_level,  # every thread of this process
+                      fields={"service": "central", "port": config.port, "worker": index, "role": "writer"})
     engine = make_engine(config.database_url)
     writer = LedgerWriter(config, engine, KeyRing(config.keys_dir), index=index,
                           abandon=lambda: _gone(worker_pid), notify=conn.send).start()

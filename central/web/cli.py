@@ -89,16 +89,20 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     import uvicorn
 
     from central.web.app import create_app
+    from portgate.logs import configure_logging
 
     if bool(ssl_certfile) != bool(ssl_keyfile):
         raise click.UsageError("give both --ssl-certfile and --ssl-keyfile, or neither")
     config = _config(config_path)
+    configure_logging(json=config.log_json, level=config.log_level,
+                      fields={"service": "office-web", "port": config.port})
     engine = _engine(config)
     tls = bool(ssl_certfile)
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies)
     click.echo(f"office web on {'https' if tls else 'http'}://{host}:{port}/", err=True)
     uvicorn.run(app, host=host, port=port, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
-                log_level=config.log_level, timeout_graceful_shutdown=3, proxy_headers=True,
+                log_level=config.log_level, log_config=None,  # uvicorn's lines go through structlog
+                timeout_graceful_shutdown=3, proxy_headers=True,
                 forwarded_allow_ips="127.0.0.1")
 
 

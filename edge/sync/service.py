@@ -23,6 +23,12 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   ``read_ahead`` rows per query, marks acknowledged rows in groups (``mark_batch`` /
   ``mark_every_s``, one transaction, no fsync; a lost mark only republishes) and is woken by
   PUBACKs only, never by itself.
+- Full disk: publishing needs no disk. When ``mark_sent`` fails (``StoreError``: disk full, I/O
+  error) the acknowledged rows stay in memory, are never published again by the read-ahead, and the
+  marks are retried every ``MARK_RETRY_S``; the pump keeps draining meanwhile (a mark lost in a
+  crash only republishes the row, which the office drops by event id). Every ``check_every_s`` the
+  pump also asks the journal to report the reads it refused for a full disk
+  (``Journal.report_refusals``), so that alert is journaled and sent as soon as space returns.
 - Backlog drain: unsent rows in journal order (priority desc, then seq asc), at most ``window``
   unacknowledged at once (also paho's ``max_inflight_messages``) and at most ``rate`` per second
   (token bucket, ``burst``), so a fleet reconnecting after an outage does not flood the broker.
@@ -63,7 +69,7 @@ from edge.sync.downlink import Downlink
 from edge.sync.outbox import Outbox
 from edge.sync.settings import SyncSettings
 from edge.sync.ratelimit import TokenBucket
-from portgate.errors import BadInput
+from portgate.errors import BadInput, StoreError
 from wire import connection, topics
 from wire import downlink as dl
 from wire.events import AlertPayload, encode
@@ -77,6 +83,7 @@ REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure rea
 UNROUTED = Counter("portgate_uplink_unrouted_total",
                    "PUBACKs 'No matching subscribers': the office was not subscribed, row kept", ["gate_id"])
 NO_MATCHING_SUBSCRIBERS = 0x10  # MQTT v5 PUBACK reason code
+MARK_RETRY_S = 5.0  # after a failed mark_sent (full disk), try again this much later
 
 
 def _system_now():
@@ -140,6 +147,7 @@ class Sync:
         self._inflight_seqs: set[int] = set()
         self._unmarked: set[int] = set()  # acknowledged, mark_sent pending (pump thread only)
         self._next_mark = 0.0
+        self._marks_failing = False  # mark_sent failed; retried at _next_mark (MARK_RETRY_S)
         self._wake_at = float("inf")
         # (seq, wire bytes) waiting to be published: replay commands first, then the outbox read-ahead
         self._replay: collections.deque[tuple[int, bytes]] = collections.deque()
@@ -332,8 +340,25 @@ class Sync:
         if not self._unmarked:
             return
         now = time.monotonic()
+        if self._marks_failing and now < self._next_mark and not self._stopping.is_set():
+            self._wake_later(self._next_mark - now)  # a full disk: wait for the retry, keep publishing
+            return
         if force or len(self._unmarked) >= self.settings.mark_batch or now >= self._next_mark:
-            self.journal.mark_sent(sorted(self._unmarked))
+            try:
+                self.journal.mark_sent(sorted(self._unmarked))
+            except StoreError as exc:
+                self.stats["mark_failures"] += 1
+                if not self._marks_failing:
+                    log.error("uplink.marks_deferred", gate_id=self.gate_id, pending=len(self._unmarked),
+                              retry_every_s=MARK_RETRY_S, error=str(exc),
+                              hint="publishing continues; free disk space on the state directory")
+                self._marks_failing = True
+                self._next_mark = now + MARK_RETRY_S
+                self._wake_later(MARK_RETRY_S)
+                return
+            if self._marks_failing:
+                log.info("uplink.marks_recovered", gate_id=self.gate_id, marked=len(self._unmarked))
+                self._marks_failing = False
             self._unmarked.clear()
             self._next_mark = now + self.settings.mark_every_s
             self._sent_seq = self.journal.sent_through()
@@ -409,9 +434,9 @@ class Sync:
         acknowledged rows."""
         self._flush_marks(force=True)
         want = max(self.settings.read_ahead, self.settings.window)
-        rows = self.journal.outbox_wire(len(self._inflight_seqs) + want)
-        inflight = self._inflight_seqs
-        self._ahead.extend(r for r in rows if r[0] not in inflight)
+        rows = self.journal.outbox_wire(len(self._inflight_seqs) + len(self._unmarked) + want)
+        skip = self._inflight_seqs | self._unmarked  # acknowledged, mark pending (a full disk)
+        self._ahead.extend(r for r in rows if r[0] not in skip)
 
     def _progress_status(self) -> None:
         """Publish an "online" (progress) status when ``sent_seq`` moved since the last one, at most
@@ -468,14 +493,22 @@ class Sync:
         if now < self._next_check:
             return
         self._next_check = now + self.settings.check_every_s
+        report = getattr(self.journal, "report_refusals", None)
+        if report is not None and report(now=self.now()):
+            self._ahead.clear()  # re-read: the priority alert goes before the rows read ahead
+            self._wake.set()
         depth = self.journal.outbox_depth()
         OUTBOX_DEPTH.labels(self.gate_id).set(depth)
         if depth >= self.settings.high_water and not self._alerted:
-            self.journal.append(
-                AlertPayload(code="OUTBOX_HIGH_WATER", detail=f"{depth} events unsent"),
-                now=self.now(),
-                priority=1,
-            )
+            try:
+                self.journal.append(
+                    AlertPayload(code="OUTBOX_HIGH_WATER", detail=f"{depth} events unsent"),
+                    now=self.now(),
+                    priority=1,
+                )
+            except StoreError as exc:  # a full disk: raised again at the next check
+                log.warning("outbox.high_water_not_journaled", gate_id=self.gate_id, error=str(exc))
+                return
             self._alerted = True
             self._ahead.clear()  # re-read: the priority alert goes before the rows read ahead
             log.warning("outbox.high_water", gate_id=self.gate_id, depth=depth)
