@@ -7,7 +7,6 @@ one ``BadInput`` naming every bad row by file and line: nothing is half-read.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 import enum
@@ -16,7 +15,9 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from portgate import tables
 from portgate.errors import BadInput
+from portgate.tables import one_line
 from portgate.uid import UidFormat, canonical_uid, enrol_uid
 
 
@@ -289,7 +290,8 @@ def build_rows(
     build: Callable[[Mapping[str, str], str], R],
 ) -> list[R]:
     """Build one record per ``(where, row)`` pair with ``build(row, where)``; raise one
-    ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``).
+    ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``),
+    one line each (control characters in a reason escaped, ``portgate.tables.one_line``).
     A row with more cells than the header is bad. Nothing is returned unless every row is good."""
     out: list[R] = []
     errors: list[str] = []
@@ -300,7 +302,7 @@ def build_rows(
         try:
             out.append(build(row, where))
         except BadInput as exc:
-            errors.append(f"{where}: {exc.reason}")
+            errors.append(f"{where}: {one_line(exc.reason)}")
     if errors:
         shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
         raise BadInput("\n".join(shown))
@@ -337,24 +339,16 @@ def load_csv(path: str | Path, record: type[R]) -> list[R]:
     Raises ``BadInput`` if the file is missing, a required column is absent from the header, or any
     row is invalid (every bad row is listed with its line number; no partial result is returned).
     """
-    path = Path(path)
-    columns = COLUMNS[record]
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            required = [c for c in columns if _is_required(record, c)]
-            absent = [c for c in required if c not in header]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
-            return parse_rows(reader, build, source=path.name, required=required)
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
-    except csv.Error as exc:
-        raise BadInput(f"not a valid CSV file: {exc}", where=str(path)) from exc
+    required = [c for c in COLUMNS[record] if _is_required(record, c)]
+    build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
+
+    def checked(row: Mapping[str, str], _where: str) -> R:
+        missing = [c for c in required if row.get(c) is None]
+        if missing:
+            raise BadInput(f"missing column(s) {', '.join(missing)}")
+        return build(row)
+
+    return build_rows(tables.read_rows(path, required), checked)
 
 
 def _is_required(record: type, column: str) -> bool:

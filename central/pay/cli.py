@@ -26,6 +26,8 @@ from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
 from central.pay.lines import money_str
 from central.pay.rulebook import load_rulebook
 from central.pay.watchmen import Statement
+from portgate.config import naming_key, unreadable
+from portgate.errors import ConfigError
 
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags")
@@ -33,8 +35,17 @@ FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "
 
 def load_setup(port_config: str | None):
     """(port config, rulebook, calendar) from a port TOML (default: config/port.example.toml)."""
-    port: PortConfig = load_port_config(port_config or DEFAULT_PORT_CONFIG)
-    rulebook = load_rulebook(port.rulebook)
+    where = str(port_config or DEFAULT_PORT_CONFIG)
+    try:
+        port: PortConfig = load_port_config(where)
+    except (OSError, ValueError) as exc:  # the rulebook's path too long to look up
+        raise ConfigError(unreadable(exc), key="rulebook", path=where) from exc
+    try:
+        rulebook = load_rulebook(port.rulebook)
+    except ConfigError as exc:
+        raise naming_key(exc, "rulebook", where) from exc
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{port.rulebook[:200]}: {unreadable(exc)}", key="rulebook", path=where) from exc
     calendar = HolidayCalendar.from_config(port, rulebook.timezone)
     return port, rulebook, calendar
 

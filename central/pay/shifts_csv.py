@@ -13,7 +13,6 @@ overlapping times is what the ledger flags DOUBLE_ASSIGNMENT: those shifts are h
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
@@ -28,6 +27,7 @@ from central.pay.watchmen import (PLAUSIBLE_FROM, PLAUSIBLE_UNTIL, ShiftPayer, W
                                   ordinary_period_problem)
 from portgate.errors import BadInput
 from portgate.records import build_rows, parse_aware
+from portgate.tables import read_rows as read_table
 
 COLUMNS = ("registration", "function", "ship", "berth", "period_start", "period_end", "admit_at",
            "exit_at", "meal_worked")
@@ -98,17 +98,7 @@ def load_shifts_csv(path: str | Path, zone: ZoneInfo,
             check(shift)
         return shift
 
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise BadInput(f"missing column(s): {', '.join(missing)}", where=f"{path.name}:1")
-            return build_rows(((f"{path.name}:{line}", row) for line, row in enumerate(reader, 2)), one)
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"not UTF-8: {exc}", where=str(path)) from exc
+    return build_rows(read_table(path, COLUMNS), one)
 
 
 def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:

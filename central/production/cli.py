@@ -20,6 +20,7 @@ from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
 from central.production.rulebook import find_rulebook
 from portgate.errors import BadInput
+from portgate.timeutil import zone
 
 FORMATS = click.Choice(["json", "csv"])
 
@@ -43,6 +44,7 @@ def _inputs(fn):
 
 
 def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang):
+    tz = zone(tz, key="--tz")
     book = find_rulebook(rulebook, rulebook_dir)
     errors = []
     tariffs = works = None
