@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -83,9 +84,19 @@ def _enum(cls: type[enum.StrEnum], value: str, field: str):
         raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _text(value: str, field: str) -> str:
+    """A required text field (a name, an id), stripped. Raises ``BadInput`` if it is empty or holds
+    a control character, a NUL or a line break (no name or id can: they end up on the gate's screen,
+    in one-line logs and in PostgreSQL, which refuses NUL)."""
     if value is None or not value.strip():
         raise BadInput(f"{field} is required")
+    found = _CONTROL.search(value.strip())
+    if found:
+        raise BadInput(f"{field} {one_line(value.strip())!r} contains a control character or line break "
+                       f"({one_line(found.group())})")
     return value.strip()
 
 
@@ -334,7 +345,13 @@ def parse_rows(
 
 
 def load_csv(path: str | Path, record: type[R]) -> list[R]:
-    """Read a UTF-8 CSV file with a header row into records of type ``record``.
+    """``load_csv_rows`` without the places."""
+    return [r for _where, r in load_csv_rows(path, record)]
+
+
+def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
+    """Read a UTF-8 CSV file with a header row (``portgate.tables``) into ``(where, record)``
+    pairs, ``where`` = ``file.csv:LINE``.
 
     Raises ``BadInput`` if the file is missing, a required column is absent from the header, or any
     row is invalid (every bad row is listed with its line number; no partial result is returned).
@@ -342,11 +359,11 @@ def load_csv(path: str | Path, record: type[R]) -> list[R]:
     required = [c for c in COLUMNS[record] if _is_required(record, c)]
     build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
 
-    def checked(row: Mapping[str, str], _where: str) -> R:
+    def checked(row: Mapping[str, str], where: str) -> tuple[str, R]:
         missing = [c for c in required if row.get(c) is None]
         if missing:
             raise BadInput(f"missing column(s) {', '.join(missing)}")
-        return build(row)
+        return where, build(row)
 
     return build_rows(tables.read_rows(path, required), checked)
 
