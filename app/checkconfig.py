@@ -94,10 +94,9 @@ def check_central(path: str | Path) -> str:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from central.config import CentralConfig
-    from portgate.config import load_toml
+    from central.config import load_central_config
 
-    cfg = load_toml(path, CentralConfig)
+    cfg = load_central_config(path)
     try:
         url = make_url(cfg.database_url)
     except ArgumentError as exc:

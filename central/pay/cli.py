@@ -1,9 +1,10 @@
 """``portgate pay``: watchmen's pay statements (rules P1-P7) from the ledger or from shifts.csv.
 
-    portgate pay --db URL --from 2026-03-01 --to 2026-03-31 [--port-config port.toml] [--format csv]
+    portgate pay --config central.toml --from 2026-03-01 --to 2026-03-31 [--port-config port.toml] [--format csv]
+    portgate pay --db URL ...  (instead of --config; a password belongs in PGPASSFILE, not here)
     portgate pay --shifts shifts.csv --port-config port.toml [--format csv]
-    portgate pay overdue --db URL [--at ISO]
-    portgate pay mark-paid --db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
+    portgate pay overdue --config central.toml|--db URL [--at ISO]
+    portgate pay mark-paid --config central.toml|--db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
 
 Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
 amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``); a held shift prints
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import click
 
-from central.cli_args import day_range, db_url_arg, time_arg
+from central.cli_args import database_arg, day_range, db_url_arg, time_arg
 from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
 from central.pay.lines import money_str
 from central.pay.rulebook import load_rulebook
@@ -87,6 +88,8 @@ def _at(value: str | None) -> dt.datetime:
 
 @click.group(invoke_without_command=True)
 @click.option("--db", "db_url", help="Ledger database URL (sqlite:///... or postgresql+psycopg://...).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="central.toml: the ledger of its database_url (instead of --db).")
 @click.option("--from", "date_from", help="First work day (YYYY-MM-DD), with --db.")
 @click.option("--to", "date_to", help="Last work day (YYYY-MM-DD), with --db.")
 @click.option("--shifts", "shifts_csv", type=click.Path(dir_okay=False),
@@ -95,7 +98,7 @@ def _at(value: str | None) -> dt.datetime:
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
 @click.option("--no-rebuild", is_flag=True, help="Pay the stored shifts without rebuilding them.")
 @click.pass_context
-def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild):
+def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild):
     """Compute watchmen's pay statements (rules P1-P7) from the ledger or a shifts.csv."""
     if ctx.invoked_subcommand is not None:
         return
@@ -107,8 +110,9 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
         rows = [row for st in run.statements for row in statement_rows(st)]
         emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
         return
-    if not (db_url and date_from and date_to):
-        raise click.UsageError("give --shifts FILE, or --db URL --from DATE --to DATE")
+    if not ((db_url or config_path) and date_from and date_to):
+        raise click.UsageError("give --shifts FILE, or --config central.toml (or --db URL) --from DATE --to DATE")
+    db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
     from central.ledger.migrate import upgrade
@@ -131,14 +135,16 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
 
 
 @pay.command("overdue")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
-def overdue_cmd(db_url, at):
+def overdue_cmd(db_url, config_path, at):
     """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
     from central.db import make_engine
     from central.pay.ledger import overdue
 
     reference = _at(at)
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
@@ -154,16 +160,18 @@ def overdue_cmd(db_url, at):
 
 
 @pay.command("mark-paid")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--at", help="When it was paid (ISO 8601 with offset). Default: now.")
 @click.option("--ref", help="Payment reference (bank transfer id, payroll batch).")
 @click.argument("statement_ids", nargs=-1, required=True)
-def mark_paid_cmd(db_url, at, ref, statement_ids):
+def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     """Mark statements paid. Unknown or already-paid ids: error, nothing changed."""
     from central.db import make_engine
     from central.pay.ledger import mark_paid
 
     paid_at = _at(at)
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
