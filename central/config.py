@@ -1,7 +1,7 @@
 """The office configuration (``central.toml``), parsed completely at start-up (STYLE.md 12).
 
 ```toml
-database_url = "sqlite:///var/lib/portgate/ledger.db"   # or postgresql+psycopg://user@host/db
+database_url = "sqlite:////var/lib/portgate/ledger.db"  # or postgresql+psycopg://user@host/db
 port = "santos"
 keys_dir = "/etc/portgate/keys"       # one <gate_id>.key per gate (0600), see `central add-gate`
 workers = 1                           # ingest workers (each its own MQTT session and ledger writer)
