@@ -106,7 +106,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if shifts_csv:
         from central.pay.shifts_csv import pay_shifts_csv
 
-        run = pay_shifts_csv(shifts_csv, rulebook, calendar)
+        run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
         rows = [row for st in run.statements for row in statement_rows(st)]
         emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
         return

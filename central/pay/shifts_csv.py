@@ -118,11 +118,14 @@ def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:
     )
 
 
-def pay_shifts_csv(path: str | Path, rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
+def pay_shifts_csv(path: str | Path, rulebook: Rulebook, calendar: HolidayCalendar, *,
+                   now: dt.datetime | None = None) -> PayRun:
     """Read and pay ``shifts.csv`` (rules P1-P7). Every row must be an ordinary period of
     ``rulebook`` the engine can pay, or the whole file is refused (``BadInput`` naming the rows).
     Then, as in the ledger, a worker's overlapping shifts on two ships are flagged DOUBLE_ASSIGNMENT
-    and held (returned in ``held``, not paid); the rest are paid, in file order."""
+    and held (returned in ``held``, not paid); with ``now``, a row with no ``exit_at`` whose period
+    end plus the exit grace is after ``now`` is held OPEN (``pay_shifts``); the rest are paid, in
+    file order."""
     zone, payer = calendar.zone, ShiftPayer(rulebook, calendar)
 
     def payable(shift: WatchShift) -> None:
@@ -135,4 +138,4 @@ def pay_shifts_csv(path: str | Path, rulebook: Rulebook, calendar: HolidayCalend
             raise BadInput(exc.reason.removesuffix(": held")) from exc
 
     shifts = load_shifts_csv(path, zone, payable)
-    return pay_shifts(flag_conflicts([as_ledger_shift(s, zone) for s in shifts]), rulebook, calendar)
+    return pay_shifts(flag_conflicts([as_ledger_shift(s, zone) for s in shifts]), rulebook, calendar, now=now)
