@@ -99,18 +99,20 @@ def convert(raw: object, schema: type[T], *, path: str | None = None) -> T:
 
 def read_secret(path: str | Path, *, what: str = "secret") -> bytes:
     """Read a secret file (MQTT password, HMAC key). Raises ``ConfigError`` if it is missing, empty,
-    or readable by group/others (mode must be 0600 or 0400). Trailing newlines are stripped."""
+    readable by group/others (mode must be 0600 or 0400) or its name cannot be looked up (a NUL, too
+    long); ``OSError`` if it is there but cannot be read (a directory, no permission). Trailing
+    newlines are stripped."""
     path = Path(path)
     where = one_line(str(path))
     try:
         st = path.stat()
-        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ConfigError(f"{what} file must not be accessible by group or others (chmod 600)", path=where)
-        data = path.read_bytes().rstrip(b"\r\n")
     except FileNotFoundError as exc:
         raise ConfigError(f"{what} file not found", path=where) from exc
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a NUL in the name, a name too long
         raise ConfigError(f"{what} file {unreadable(exc)}", path=where) from exc
+    if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise ConfigError(f"{what} file must not be accessible by group or others (chmod 600)", path=where)
+    data = path.read_bytes().rstrip(b"\r\n")  # OSError (a directory, no permission) for the caller
     if not data:
         raise ConfigError(f"{what} file is empty", path=where)
     return data
