@@ -53,6 +53,7 @@ def test_check_config_from_another_directory_finds_the_keys_dir_beside_the_file(
     ["rotation", "list", "--date", "2026-03-10"],
     ["pay", "--from", "2026-03-01", "--to", "2026-03-31"],
     ["pay", "overdue"],
+    ["ledger", "migrate"],
 ])
 def test_a_command_without_a_named_database_is_refused_and_creates_nothing(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
@@ -128,3 +129,11 @@ def test_the_postgresql_password_comes_from_a_0600_file_or_pgpassfile(pg_office,
     assert _count(with_password) == 2
     assert main(["registry", "import", "--db", with_password, "--workers", str(csv_path)]) == 0
     assert "--db carries a password" in capsys.readouterr().err
+
+
+def test_ledger_migrate_with_config_makes_the_ledger_beside_the_file(tmp_path, monkeypatch):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["ledger", "migrate", "--config", _central_toml(conf, "sqlite:///ledger.db")]) == 0
+    assert (conf / "ledger.db").exists()
