@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from portgate.config import read_secret
+from portgate.config import read_secret, unreadable
 from portgate.errors import ConfigError
 
 
@@ -25,7 +25,10 @@ def _exists(path: str | None, key: str, *, directory: bool = False) -> None:
     if path is None:
         return
     p = Path(path)
-    ok = p.is_dir() if directory else p.is_file()
+    try:
+        ok = p.is_dir() if directory else p.is_file()
+    except (OSError, ValueError) as exc:  # a name too long for the file system
+        raise ConfigError(unreadable(exc), key=key) from exc
     if not ok:
         raise ConfigError(f"{'directory' if directory else 'file'} not found: {p}", key=key)
 
@@ -86,10 +89,9 @@ def check_central(path: str | Path) -> str:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from central.config import CentralConfig
-    from portgate.config import load_toml
+    from central.config import load_central_config
 
-    cfg = load_toml(path, CentralConfig)
+    cfg = load_central_config(path)
     try:
         url = make_url(cfg.database_url)
     except ArgumentError as exc:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from portgate.config import load_toml
 from portgate.errors import BrokerUnavailable
 
 
@@ -24,11 +23,11 @@ def central() -> None:
               help="Override metrics_port (env PORTGATE_METRICS_PORT; 0 = off).")
 def run(config_path: str, instance: str | None, metrics_port: int | None) -> None:
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
-    from central.config import CentralConfig
+    from central.config import load_central_config
     from central.ingest.service import Ingest
     from central.runner import for_instance, run_central
 
-    config = for_instance(load_toml(config_path, CentralConfig), instance, metrics_port)
+    config = for_instance(load_central_config(config_path), instance, metrics_port)
     run_central(config, lambda: Ingest(config))
 
 
@@ -39,13 +38,13 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
 @click.option("--rotate", is_flag=True, help="Replace an existing key (the gate must get the new file).")
 def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool) -> None:
     """Create the gate's HMAC key file (0600) and print where to copy it."""
-    from central.config import CentralConfig
+    from central.config import load_central_config
     from central.ingest.keys import add_gate
 
     if keys_dir is None:
         if config_path is None:
             raise click.UsageError("give --keys-dir or --config")
-        keys_dir = load_toml(config_path, CentralConfig).keys_dir
+        keys_dir = load_central_config(config_path).keys_dir
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
     click.echo(
@@ -79,13 +78,13 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     named by --config: a gate replaces its copy of the office's blocklist with each snapshot."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from central.config import CentralConfig
+    from central.config import load_central_config
     from central.publish import publish_files
     from wire import connection
 
     cfg = None
     if config_path:
-        cfg = load_toml(config_path, CentralConfig)
+        cfg = load_central_config(config_path)
         mqtt_cfg, port_name = cfg.mqtt, port_name or cfg.port
     else:
         mqtt_cfg = connection.MqttConfig()

@@ -69,3 +69,27 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
             raise BadInput(f"SQLite file {url.database!r} does not exist (run "
                            f"`portgate ledger migrate --db URL` to create a ledger)", where=name)
     return url
+
+
+def database_arg(db_url: str | None, config_path: str | None) -> str:
+    """The database URL a command works on: ``--db URL`` or the ``database_url`` of ``--config
+    central.toml`` (its relative path and ``database_password_file`` resolved), exactly one of them.
+
+    Raises ``BadInput`` naming the options when neither or both are given (no default database: a
+    forgotten option must not create an empty one in the current directory), ``ConfigError`` for a
+    bad central.toml. A password inside ``--db`` works but is warned about: other users see the
+    command line.
+    """
+    if (db_url is None) == (config_path is None):
+        raise BadInput("name the database: --config central.toml (its database_url) or --db URL, one of them",
+                       where="--db/--config")
+    if config_path is not None:
+        from central.config import load_central_config
+
+        return load_central_config(config_path).database_url
+    if "@" in db_url and ":" in db_url.split("@", 1)[0].split("//", 1)[-1]:
+        import click
+
+        click.echo("portgate: warning: --db carries a password, visible to other users of this machine; "
+                   "use --config (database_password_file) or PGPASSFILE", err=True)
+    return db_url

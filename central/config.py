@@ -1,7 +1,7 @@
 """The office configuration (``central.toml``), parsed completely at start-up (STYLE.md 12).
 
 ```toml
-database_url = "sqlite:///var/lib/portgate/ledger.db"   # or postgresql+psycopg://user@host/db
+database_url = "sqlite:////var/lib/portgate/ledger.db"  # or postgresql+psycopg://user@host/db
 port = "santos"
 keys_dir = "/etc/portgate/keys"       # one <gate_id>.key per gate (0600), see `central add-gate`
 workers = 1                           # ingest workers (each its own MQTT session and ledger writer)
@@ -41,14 +41,25 @@ tz = "America/Sao_Paulo"
 copies_max_age_h = 24.0               # G8
 coverage_grace_min = 30               # G11
 ```
+
+Relative paths (a SQLite ``database_url``'s file, ``keys_dir``, ``database_password_file``, the
+``[mqtt]`` files, the ``[publish]`` CSV files) are relative to the directory of ``central.toml``, as
+in ``gate.toml``: ``load_central_config`` resolves them. A PostgreSQL password is never in the
+file: ``database_password_file`` names a 0600 file holding it, or libpq reads ``PGPASSFILE``
+(default ``~/.pgpass``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import msgspec
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
+from portgate.config import load_toml, read_secret
+from portgate.errors import ConfigError
 from wire.connection import MqttConfig
 
 
@@ -92,6 +103,7 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     database_url: str
     port: str
     keys_dir: str
+    database_password_file: str | None = None  # 0600 file with the PostgreSQL password (or PGPASSFILE)
     workers: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
     mqtt: MqttConfig = MqttConfig()
     ingest: IngestSettings = IngestSettings()
@@ -101,3 +113,49 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     metrics_addr: str = "127.0.0.1"
     log_json: bool | None = None  # None: JSON unless stderr is a terminal
     log_level: str = "info"
+
+
+def load_central_config(path: str | Path) -> CentralConfig:
+    """Read and validate ``central.toml``; relative paths resolved against its directory, and the
+    password of ``database_password_file`` put into ``database_url`` (in memory only).
+
+    Raises ``ConfigError`` naming the key: a bad value, a ``database_url`` that is not a URL, a
+    password file missing or readable by others."""
+    path = Path(path)
+    cfg = load_toml(path, CentralConfig)
+    base = path.resolve().parent
+
+    def rel(p: str | None) -> str | None:
+        return None if p is None else str(base / p) if not Path(p).is_absolute() else p
+
+    mqtt = msgspec.structs.replace(
+        cfg.mqtt, password_file=rel(cfg.mqtt.password_file), tls_ca_file=rel(cfg.mqtt.tls_ca_file),
+        tls_cert_file=rel(cfg.mqtt.tls_cert_file), tls_key_file=rel(cfg.mqtt.tls_key_file))
+    publish = msgspec.structs.replace(
+        cfg.publish, workers_csv=rel(cfg.publish.workers_csv), cards_csv=rel(cfg.publish.cards_csv),
+        escala_csv=rel(cfg.publish.escala_csv))
+    password_file = rel(cfg.database_password_file)
+    return msgspec.structs.replace(
+        cfg, database_url=_database_url(cfg.database_url, base, password_file, str(path)),
+        keys_dir=rel(cfg.keys_dir), mqtt=mqtt, publish=publish, database_password_file=password_file)
+
+
+def _database_url(text: str, base: Path, password_file: str | None, where: str) -> str:
+    try:
+        url = make_url(text)
+    except ArgumentError as exc:
+        raise ConfigError(f"not a database URL: {exc}", key="$.database_url", path=where) from exc
+    if url.get_backend_name() == "sqlite":
+        if url.database and url.database != ":memory:" and url.query.get("uri") != "true" \
+                and not Path(url.database).is_absolute():
+            url = url.set(database=str(base / url.database))
+    elif password_file is not None:
+        if url.password is not None:
+            raise ConfigError("give the password in database_password_file or in database_url, not both",
+                              key="$.database_password_file", path=where)
+        try:
+            password = read_secret(password_file, what="database password").decode()
+        except ConfigError as exc:
+            raise ConfigError(f"{exc.path}: {exc.reason}", key="$.database_password_file", path=where) from exc
+        url = url.set(password=password)
+    return url.render_as_string(hide_password=False)

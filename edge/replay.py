@@ -17,7 +17,6 @@ Each result is a dict ``{at, gate_id, uid, registration, decision, rules_failed,
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
@@ -30,6 +29,8 @@ from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebooks
 from portgate.errors import BadInput
 from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_csv
+from portgate.tables import iter_rows as iter_table
+from portgate.tables import one_line
 from portgate.timeutil import iso
 from portgate.uid import UidFormat, read_uid
 
@@ -75,28 +76,18 @@ def check_taps(path: str | Path) -> int:
 
 
 def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            absent = [c for c in _TAP_REQUIRED if c not in (reader.fieldnames or [])]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            for line, row in enumerate(reader, start=2):
-                if None in row:
-                    yield None, f"{path.name}:{line}: {len(row[None])} cell(s) more than the header has"
-                    continue
-                short = [c for c in _TAP_REQUIRED if row.get(c) is None]
-                if short:
-                    yield None, f"{path.name}:{line}: missing column(s) {', '.join(short)}"
-                    continue
-                try:
-                    yield Tap.from_row(row), None
-                except BadInput as exc:
-                    yield None, f"{path.name}:{line}: {exc.reason}"
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
+    for where, row in iter_table(path, _TAP_REQUIRED):
+        if None in row:
+            yield None, f"{where}: {len(row[None])} cell(s) more than the header has"
+            continue
+        short = [c for c in _TAP_REQUIRED if row.get(c) is None]
+        if short:
+            yield None, f"{where}: missing column(s) {', '.join(short)}"
+            continue
+        try:
+            yield Tap.from_row(row), None
+        except BadInput as exc:
+            yield None, f"{where}: {one_line(exc.reason)}"
 
 
 class Replay:

@@ -4,6 +4,10 @@ or value raises ``ConfigError`` naming the key path (``$.gate.debounce_ms``) and
 
 Secrets are never in the TOML itself: a setting ending in ``_file`` names a file whose contents are
 read by ``read_secret``, which refuses files readable by group or others.
+
+No string anywhere in a configuration may hold a NUL character (no path, URL or id can): it is
+refused naming its key. A file that cannot be opened (a NUL in its name, a name too long, a
+directory) is a ``ConfigError`` naming it, never a traceback.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import TypeVar
 import msgspec
 
 from portgate.errors import ConfigError
+from portgate.tables import one_line
 
 T = TypeVar("T")
 
@@ -24,17 +29,62 @@ T = TypeVar("T")
 def load_toml(path: str | Path, schema: type[T]) -> T:
     """Read ``path`` and convert it to ``schema``; raise ``ConfigError`` naming the bad key."""
     path = Path(path)
+    return convert(read_toml(path), schema, path=one_line(str(path)))
+
+
+def read_toml(path: str | Path) -> dict:
+    """Parse the TOML file at ``path``. Raises ``ConfigError`` naming the file if it is missing,
+    cannot be opened (``unreadable(...)``), is not UTF-8 or not TOML."""
+    path = Path(path)
+    where = one_line(str(path))
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ConfigError("file not found", path=str(path)) from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
-    return convert(raw, schema, path=str(path))
+        raise ConfigError("file not found", path=where) from exc
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError | UnicodeDecodeError):
+            raise ConfigError(f"not valid TOML: {one_line(str(exc))}", path=where) from exc
+        raise ConfigError(unreadable(exc), path=where) from exc
+
+
+def naming_key(exc: ConfigError, key: str, path: str | None) -> ConfigError:
+    """``exc`` (about a file another setting names) restated under that setting: ``path:key: file:
+    reason``; an error already naming a key inside the file is kept as it is."""
+    if exc.key is not None:
+        return exc
+    return ConfigError(f"{exc.path}: {exc.reason}" if exc.path else exc.reason, key=key, path=path)
+
+
+def unreadable(exc: OSError | ValueError) -> str:
+    """One line saying why a path could not be opened (``OSError`` or ``ValueError`` of a NUL)."""
+    if isinstance(exc, ValueError):
+        return "cannot be opened: the path contains a NUL character"
+    return f"cannot be opened: {exc.strerror or exc}"
+
+
+def _nul_key(raw: object, key: str = "$") -> str | None:
+    """The key path of the first string in ``raw`` (keys included) holding a NUL character."""
+    if isinstance(raw, str):
+        return key if "\x00" in raw else None
+    if isinstance(raw, dict):
+        for k, v in raw.items():
+            found = f"{key}.{one_line(str(k))}" if "\x00" in str(k) else _nul_key(v, f"{key}.{k}")
+            if found:
+                return found
+    elif isinstance(raw, list):
+        for i, v in enumerate(raw):
+            found = _nul_key(v, f"{key}[{i}]")
+            if found:
+                return found
+    return None
 
 
 def convert(raw: object, schema: type[T], *, path: str | None = None) -> T:
-    """Convert already-parsed data to ``schema``; raise ``ConfigError`` naming the key path."""
+    """Convert already-parsed data to ``schema``; raise ``ConfigError`` naming the key path (a
+    string with a NUL character anywhere is refused first)."""
+    nul = _nul_key(raw)
+    if nul is not None:
+        raise ConfigError("contains a NUL character", key=nul, path=path)
     try:
         return msgspec.convert(raw, schema, strict=False)
     except msgspec.ValidationError as exc:
@@ -49,19 +99,22 @@ def convert(raw: object, schema: type[T], *, path: str | None = None) -> T:
 
 def read_secret(path: str | Path, *, what: str = "secret") -> bytes:
     """Read a secret file (MQTT password, HMAC key). Raises ``ConfigError`` if it is missing, empty,
-    or readable by group/others (mode must be 0600 or 0400). Trailing newlines are stripped."""
+    readable by group/others (mode must be 0600 or 0400) or its name cannot be looked up (a NUL, too
+    long); ``OSError`` if it is there but cannot be read (a directory, no permission). Trailing
+    newlines are stripped."""
     path = Path(path)
+    where = one_line(str(path))
     try:
         st = path.stat()
     except FileNotFoundError as exc:
-        raise ConfigError(f"{what} file not found", path=str(path)) from exc
+        raise ConfigError(f"{what} file not found", path=where) from exc
+    except (OSError, ValueError) as exc:  # a NUL in the name, a name too long
+        raise ConfigError(f"{what} file {unreadable(exc)}", path=where) from exc
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise ConfigError(
-            f"{what} file must not be accessible by group or others (chmod 600)", path=str(path)
-        )
-    data = path.read_bytes().rstrip(b"\r\n")
+        raise ConfigError(f"{what} file must not be accessible by group or others (chmod 600)", path=where)
+    data = path.read_bytes().rstrip(b"\r\n")  # OSError (a directory, no permission) for the caller
     if not data:
-        raise ConfigError(f"{what} file is empty", path=str(path))
+        raise ConfigError(f"{what} file is empty", path=where)
     return data
 
 

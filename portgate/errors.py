@@ -36,6 +36,7 @@ class ConfigError(PortgateError):
     def __init__(self, message: str, *, key: str | None = None, path: str | None = None) -> None:
         self.key = key
         self.path = path
+        self.reason = message
         where = ":".join(p for p in (path, key) if p)
         super().__init__(f"{where}: {message}" if where else message)
 

@@ -7,16 +7,18 @@ one ``BadInput`` naming every bad row by file and line: nothing is half-read.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from portgate import tables
 from portgate.errors import BadInput
+from portgate.tables import one_line
 from portgate.uid import UidFormat, canonical_uid, enrol_uid
 
 
@@ -90,9 +92,19 @@ def _enum(cls: type[enum.StrEnum], value: str, field: str):
         raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _text(value: str, field: str) -> str:
+    """A required text field (a name, an id), stripped. Raises ``BadInput`` if it is empty or holds
+    a control character, a NUL or a line break (no name or id can: they end up on the gate's screen,
+    in one-line logs and in PostgreSQL, which refuses NUL)."""
     if value is None or not value.strip():
         raise BadInput(f"{field} is required")
+    found = _CONTROL.search(value.strip())
+    if found:
+        raise BadInput(f"{field} {one_line(value.strip())!r} contains a control character or line break "
+                       f"({one_line(found.group())})")
     return value.strip()
 
 
@@ -302,7 +314,8 @@ def build_rows(
     build: Callable[[Mapping[str, str], str], R],
 ) -> list[R]:
     """Build one record per ``(where, row)`` pair with ``build(row, where)``; raise one
-    ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``).
+    ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``),
+    one line each (control characters in a reason escaped, ``portgate.tables.one_line``).
     A row with more cells than the header is bad. Nothing is returned unless every row is good."""
     out: list[R] = []
     errors: list[str] = []
@@ -313,7 +326,7 @@ def build_rows(
         try:
             out.append(build(row, where))
         except BadInput as exc:
-            errors.append(f"{where}: {exc.reason}")
+            errors.append(f"{where}: {one_line(exc.reason)}")
     if errors:
         shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
         raise BadInput("\n".join(shown))
@@ -345,29 +358,27 @@ def parse_rows(
 
 
 def load_csv(path: str | Path, record: type[R]) -> list[R]:
-    """Read a UTF-8 CSV file with a header row into records of type ``record``.
+    """``load_csv_rows`` without the places."""
+    return [r for _where, r in load_csv_rows(path, record)]
+
+
+def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
+    """Read a UTF-8 CSV file with a header row (``portgate.tables``) into ``(where, record)``
+    pairs, ``where`` = ``file.csv:LINE``.
 
     Raises ``BadInput`` if the file is missing, a required column is absent from the header, or any
     row is invalid (every bad row is listed with its line number; no partial result is returned).
     """
-    path = Path(path)
-    columns = COLUMNS[record]
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            required = [c for c in columns if _is_required(record, c)]
-            absent = [c for c in required if c not in header]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
-            return parse_rows(reader, build, source=path.name, required=required)
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
-    except csv.Error as exc:
-        raise BadInput(f"not a valid CSV file: {exc}", where=str(path)) from exc
+    required = [c for c in COLUMNS[record] if _is_required(record, c)]
+    build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
+
+    def checked(row: Mapping[str, str], where: str) -> tuple[str, R]:
+        missing = [c for c in required if row.get(c) is None]
+        if missing:
+            raise BadInput(f"missing column(s) {', '.join(missing)}")
+        return where, build(row)
+
+    return build_rows(tables.read_rows(path, required), checked)
 
 
 def _is_required(record: type, column: str) -> bool:

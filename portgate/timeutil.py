@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from portgate.errors import ConfigError
 
 
 def require_aware(value: dt.datetime, name: str = "time") -> dt.datetime:
@@ -10,6 +13,16 @@ def require_aware(value: dt.datetime, name: str = "time") -> dt.datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"{name} must be an aware datetime, got naive {value!r}")
     return value.astimezone(dt.UTC)
+
+
+def zone(name: str, *, key: str = "timezone", path: str | None = None) -> ZoneInfo:
+    """The IANA time zone ``name`` (``America/Sao_Paulo``). Raises ``ConfigError`` naming ``key``
+    (and ``path``) if it is not one: unknown, empty, a path (``../../etc/passwd``), a NUL."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
+        raise ConfigError(f"unknown time zone {name!r} (an IANA name such as America/Sao_Paulo)",
+                          key=key, path=path) from exc
 
 
 def iso(value: dt.datetime) -> str:

@@ -21,61 +21,74 @@ import msgspec
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION
 
+# Field bounds of the contract (the ledger's columns hold them on every database; a message outside
+# them is a dead letter before it reaches the database): ids 1..64 characters, registrations up to
+# 64, UIDs up to 512 (a reader's garbage included), texts up to 4000, lists up to 64 items.
+EventId = Annotated[str, msgspec.Meta(
+    pattern="^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+    description="lower-case UUID text (36 characters); the dedupe key at the office")]
+Id = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+Short = Annotated[str, msgspec.Meta(max_length=64)]
+Uid = Annotated[str, msgspec.Meta(max_length=512)]
+Text = Annotated[str, msgspec.Meta(max_length=4000)]
+Codes = Annotated[list[Short], msgspec.Meta(max_length=64)]
+Mac = Annotated[str, msgspec.Meta(pattern="^([0-9a-f]{64})?$", description="hex HMAC-SHA256, or empty before signing")]
+
 
 class Dispatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The escala entry a decision was made against (lets the office rebuild shifts)."""
 
     date: dt.date
-    period: str  # e.g. "19-01"
-    ship: str  # IMO number
+    period: Short  # e.g. "19-01"
+    ship: Short  # IMO number
     berth: Literal["berthed", "anchored"]
     voyage: Literal["long_haul", "cabotage"]
-    post: str
-    function: str
+    post: Short
+    function: Short
 
 
 class TapPayload(msgspec.Struct, frozen=True, tag="tap", forbid_unknown_fields=True):
     """A read at the gate and the decision shown for it (rules G1-G11)."""
 
-    uid: str  # canonical UID as read (may be invalid text if the reader sent garbage: then DENY)
-    reader_id: str
+    uid: Uid  # canonical UID as read (may be invalid text if the reader sent garbage: then DENY)
+    reader_id: Id
     reader_kind: Literal["control", "badge"]
     # "aboard" (G9): the worker aboard read again before min_stay_minutes; changes no shift.
     decision: Literal["admit", "exit", "deny", "inspector", "aboard"]
-    rules_failed: list[str] = []  # rule ids, e.g. ["G5", "G6"]
-    flags: list[str] = []  # e.g. ["DOUBLE_ASSIGNMENT"]
-    message: str = ""  # what the watchman was shown (pt-BR)
-    registration: str | None = None
-    card_kind: str | None = None
-    badge_uid: str | None = None  # badge paired with a control card (G4)
-    badge_registration: str | None = None
+    rules_failed: Codes = []  # rule ids, e.g. ["G5", "G6"]
+    flags: Codes = []  # e.g. ["DOUBLE_ASSIGNMENT"]
+    message: Text = ""  # what the watchman was shown (pt-BR)
+    registration: Short | None = None
+    card_kind: Short | None = None
+    badge_uid: Uid | None = None  # badge paired with a control card (G4)
+    badge_registration: Short | None = None
     dispatch: Dispatch | None = None  # for admit/exit: the escala entry
 
 
 class ConfiscationPayload(msgspec.Struct, frozen=True, tag="confiscation", forbid_unknown_fields=True):
     """A union inspector confiscated a control card (G10, 83.611 art. 20 §1)."""
 
-    uid: str
-    registration: str | None
-    inspector_uid: str
-    inspector_registration: str | None
-    reason_flag: str  # e.g. "ROTATION_JUMP", "BORROWED_CARD", "INSPECTOR_DECISION"
-    article: str  # e.g. "83.611 art. 20 i"
+    uid: Uid
+    registration: Short | None
+    inspector_uid: Uid
+    inspector_registration: Short | None
+    reason_flag: Short  # e.g. "ROTATION_JUMP", "BORROWED_CARD", "INSPECTOR_DECISION"
+    article: Text  # e.g. "83.611 art. 20 i"
 
 
 class ReaderPayload(msgspec.Struct, frozen=True, tag="reader", forbid_unknown_fields=True):
     """A reader fault or recovery."""
 
-    reader_id: str
+    reader_id: Id
     state: Literal["absent", "ready", "fault"]
-    detail: str = ""
+    detail: Text = ""
 
 
 class AlertPayload(msgspec.Struct, frozen=True, tag="alert", forbid_unknown_fields=True):
     """An operational alert raised by the gate (corrupt store quarantined, outbox filling, ...)."""
 
-    code: str  # e.g. "STORE_QUARANTINED", "OUTBOX_HIGH_WATER", "CLOCK_UNTRUSTED", "CLOCK_TRUSTED"
-    detail: str = ""
+    code: Id  # e.g. "STORE_QUARANTINED", "OUTBOX_HIGH_WATER", "CLOCK_UNTRUSTED", "CLOCK_TRUSTED"
+    detail: Text = ""
 
 
 class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknown_fields=True):
@@ -84,15 +97,15 @@ class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknow
     restarted while a gap is open raises it again (the office keys gaps by ship, date, period)."""
 
     state: Literal["raised", "ended"]
-    ship: str  # IMO number
+    ship: Short  # IMO number
     date: dt.date  # local date of the period
-    period: str  # e.g. "07-13"
+    period: Short  # e.g. "07-13"
     voyage: Literal["long_haul", "cabotage"]
     due_at: dt.datetime  # period start + grace (aware UTC): no watchman aboard by then
     period_end: dt.datetime  # aware UTC
-    dispatched: list[str] = []  # registrations dispatched to the gangway post for the period
+    dispatched: Codes = []  # registrations dispatched to the gangway post for the period
     ended_by: Literal["watchman_admitted", "period_end"] | None = None  # for state = "ended"
-    watchman: str | None = None  # registration of the watchman whose admission ended the gap
+    watchman: Short | None = None  # registration of the watchman whose admission ended the gap
 
 
 Payload = TapPayload | ConfiscationPayload | ReaderPayload | AlertPayload | CoveragePayload
@@ -103,17 +116,17 @@ INT64_MAX = 2**63 - 1  # seq and mono_ns are 64-bit columns in the ledger: large
 class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One gate event as it travels on the wire and is stored in journal and ledger."""
 
-    event_id: str  # UUID (text); globally unique, the dedupe key at the office
-    port: str
-    gate_id: str
-    boot_id: str
+    event_id: EventId  # lower-case UUID text; globally unique, the dedupe key at the office
+    port: Id
+    gate_id: Id
+    boot_id: Id
     seq: Annotated[int, msgspec.Meta(ge=1, le=INT64_MAX)]  # per-gate gapless sequence, starts at 1
     occurred_at: dt.datetime  # aware UTC
     clock_trusted: bool
     mono_ns: Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]  # the gate's monotonic clock
     payload: Payload
     schema: int = SCHEMA_VERSION
-    mac: str = ""  # hex HMAC-SHA256 of canonical_bytes(event) with the gate's key
+    mac: Mac = ""  # hex HMAC-SHA256 of canonical_bytes(event) with the gate's key
 
 
 _encoder = msgspec.json.Encoder(order="sorted")

@@ -37,6 +37,8 @@ from wire.events import AlertPayload, Event, canonical_bytes, decode
 
 log = structlog.get_logger("central.ingest")
 
+MAX_MESSAGE_BYTES = 131_072  # an uplink message larger than this is refused before decoding
+DEAD_RAW_KEPT = 4096  # bytes of a dead letter's message stored; the rest is named by size and SHA-256
 MAX_GAP_RANGES = 50  # missing ranges returned per gate per round (one ReplayCommand each)
 MAX_GAP_EVENTS = 10_000  # missing sequences returned per gate per round, in total
 
@@ -66,8 +68,16 @@ class Gap:
     seq_to: int
 
 
+def oversize(topic: str, raw: bytes, gate_id: str | None = None) -> DeadLetter | None:
+    """A ``DeadLetter`` if ``raw`` is longer than ``MAX_MESSAGE_BYTES`` (never decoded), else None."""
+    if len(raw) <= MAX_MESSAGE_BYTES:
+        return None
+    return DeadLetter(topic, f"oversize: {len(raw)} bytes, more than {MAX_MESSAGE_BYTES}", raw, gate_id)
+
+
 def check(topic: str, raw: bytes, port: str, keys: KeyRing) -> Accepted | DeadLetter:
-    """Validate one uplink message. Never raises: anything wrong becomes a ``DeadLetter``."""
+    """Validate one uplink message. Never raises: anything wrong becomes a ``DeadLetter``. A message
+    over ``MAX_MESSAGE_BYTES`` is refused before it is decoded."""
     t_gate = _event_topics.get((topic, port))
     if t_gate is None:
         try:
@@ -78,6 +88,9 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing) -> Accepted | DeadLe
             return DeadLetter(topic, f"topic is not an events topic of port {port}", raw, t_gate)
         if len(_event_topics) < 100_000:
             _event_topics[(topic, port)] = t_gate
+    too_big = oversize(topic, raw, t_gate)
+    if too_big is not None:
+        return too_big
     try:
         event = decode(raw)
     except BadInput as exc:
@@ -224,18 +237,21 @@ def write_batch(
                 rows = _sqlite_ids(conn, conn.exec_driver_sql(_sqlite_sql(len(chunk)), params), chunk, received_at)
             inserted += [(row_id, unique[event_id].event) for row_id, event_id in rows]
     if rejected:
-        conn.execute(
-            dead_letters.insert(),
-            [
-                {
-                    "received_at": received_at, "topic": _fit(d.topic, 255), "reason": _fit(d.reason, 4000),
-                    "gate_id": _fit(d.gate_id, 64), "event_id": _fit(d.event_id, 36), "raw": d.raw,
-                }
-                for d in rejected
-            ],
-        )
+        conn.execute(dead_letters.insert(), [dead_letter_row(d, received_at) for d in rejected])
     inserted.sort(key=lambda r: r[0])
     return inserted
+
+
+def dead_letter_row(d: DeadLetter, received_at: dt.datetime) -> dict:
+    """The ``dead_letters`` row of ``d``: texts fitted to their columns; a message longer than
+    ``DEAD_RAW_KEPT`` bytes keeps only its first ``DEAD_RAW_KEPT`` and the reason ends with
+    ``[raw: first K of N bytes, sha256 HEX]`` (the hash of the whole message)."""
+    raw, reason = d.raw, _fit(d.reason, 4000)
+    if len(raw) > DEAD_RAW_KEPT:
+        reason += f" [raw: first {DEAD_RAW_KEPT} of {len(raw)} bytes, sha256 {hashlib.sha256(raw).hexdigest()}]"
+        raw = raw[:DEAD_RAW_KEPT]
+    return {"received_at": received_at, "topic": _fit(d.topic, 255), "reason": reason,
+            "gate_id": _fit(d.gate_id, 64), "event_id": _fit(d.event_id, 36), "raw": raw}
 
 
 def _fit(text: str | None, size: int) -> str | None:

@@ -43,7 +43,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.config import CentralConfig
 from central.ingest import blocklist, presence
 from central.ingest.keys import KeyRing
+from central.ingest.ledger import MAX_MESSAGE_BYTES
 from central.ingest.link import WriterProcess, WriterThread
+from central.ingest.logbudget import LogBudget
 from central.ingest.writer import Outcome, db_error
 from portgate.errors import BadInput
 from wire import connection, topics
@@ -89,6 +91,7 @@ class IngestWorker:
         self._batch_lock = threading.Lock()  # the open batch (paho's thread and the flusher)
         self._pending: dict[int, list[tuple[int, int]]] = {}  # batch id -> (mid, qos) to acknowledge
         self._batch_ids = itertools.count(1)
+        self._request_log_budget = LogBudget()  # ingest.bad_request warnings: 20 a minute
         self._acks: collections.deque = collections.deque()
         self._ack_lock = threading.Lock()
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
@@ -275,9 +278,13 @@ class IngestWorker:
 
     def _answer(self, msg) -> None:
         try:
+            if len(msg.payload) > MAX_MESSAGE_BYTES:
+                raise BadInput(f"oversize: {len(msg.payload)} bytes, more than {MAX_MESSAGE_BYTES}", where=msg.topic)
             req = dl.decode(bytes(msg.payload), dl.Command, where=msg.topic)
         except BadInput as exc:
-            log.warning("ingest.bad_request", error=str(exc))
+            swallowed = self._request_log_budget.take()
+            if swallowed is not None:
+                log.warning("ingest.bad_request", error=str(exc)[:300], suppressed=swallowed)
             return
         if not isinstance(req, dl.SnapshotRequest):
             return

@@ -18,6 +18,9 @@ per worker is unwanted).
   back-off (0.5 s doubling to 30 s) until it commits or the worker goes away; nothing is dropped.
 - Rejects (malformed, bad MAC, unknown gate, topic/gate mismatch) become ``dead_letters`` rows in
   the same transaction (they will never become valid; the worker acknowledges them with the batch).
+  A message over ``ledger.MAX_MESSAGE_BYTES`` is refused before decoding; a dead letter keeps the
+  first ``ledger.DEAD_RAW_KEPT`` bytes and the SHA-256 of the whole. At most 20 ``ingest.dead_letter``
+  warnings a minute are written (``LogBudget``); the next one says how many were ``suppressed``.
 - After commit: a ``PresenceDelta`` per new admit/exit. Gap repair in rounds: once a gate has had a
   missing range for ``gap_grace_s``, one round sends a ``ReplayCommand`` for EVERY missing range of
   that gate (up to ``ledger.MAX_GAP_RANGES`` ranges / ``MAX_GAP_EVENTS`` sequences). The next round
@@ -62,6 +65,7 @@ from central.config import CentralConfig
 from central.ingest import blocklist, ledger, presence
 from central.ingest import status as gate_status
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.logbudget import LogBudget
 from central.ledger.schema import dead_letters, gate_progress
 from portgate.errors import BadInput
 from wire import connection, topics
@@ -124,6 +128,7 @@ class LedgerWriter:
         self._next_gap_scan = 0.0
         self._claims: dict[str, int] = {}  # gate -> the sent_seq its statuses claim
         self._tails: dict[str, _Tail] = {}
+        self._log_budget = LogBudget()  # dead-letter warnings: 20 a minute, the rest counted
 
     def start(self) -> LedgerWriter:
         connection.start(self.client, self.config.mqtt)
@@ -183,7 +188,10 @@ class LedgerWriter:
                 event_id=loss.event_id, reason="journal quarantined on the gate; not replayable",
             )
         for d in rejected:
-            log.warning("ingest.dead_letter", topic=d.topic, reason=d.reason, gate_id=d.gate_id)
+            swallowed = self._log_budget.take()
+            if swallowed is not None:
+                log.warning("ingest.dead_letter", topic=d.topic[:255], reason=d.reason[:300], gate_id=d.gate_id,
+                            suppressed=swallowed)
         if self.settings.relay_presence:
             self._relay(inserted, now)
         self._handle_gaps(gaps)
@@ -310,6 +318,10 @@ class LedgerWriter:
         gate_id = None
         try:
             port, gate_id, _leaf = topics.parse_gate_topic(topic)
+            too_big = ledger.oversize(topic, payload, gate_id)
+            if too_big is not None:
+                rejected.append(too_big)
+                return
             status = dl.decode(payload, dl.GateStatus, where=topic)
             if (status.port, status.gate_id) != (port, gate_id) or port != self.port:
                 raise BadInput(f"status of {status.port}/{status.gate_id} on {topic}", where=topic)

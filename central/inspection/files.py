@@ -3,7 +3,6 @@ file and line, nothing half-read) and write a set of output files atomically (al
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
 import tempfile
@@ -15,6 +14,7 @@ from central.inspection.crew_hours import REQUIRED_COLUMNS, WorkPeriod
 from central.inspection.crew_share import CREW_REQUIRED, CrewMember, check_unique
 from portgate.errors import BadInput
 from portgate.records import build_rows
+from portgate.tables import read_rows as read_table
 
 R = TypeVar("R")
 
@@ -22,23 +22,7 @@ R = TypeVar("R")
 def _read(
     path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]
 ) -> list[R]:
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            absent = [c for c in required if c not in header]
-            if absent:
-                raise BadInput(
-                    f"header lacks column(s) {', '.join(absent)}", where=f"{path.name}:1"
-                )
-            rows = [(reader.line_num, row) for row in reader]
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
-    except csv.Error as exc:
-        raise BadInput(f"not a valid CSV file: {exc}", where=str(path)) from exc
-    return build_rows(((f"{path.name}:{line}", row) for line, row in rows), build)
+    return build_rows(read_table(path, required), build)
 
 
 def read_periods(path: str | Path) -> list[WorkPeriod]:

@@ -1,8 +1,8 @@
 """``portgate ledger``: migrate the office database; rebuild and list shifts with their flags.
 
-    portgate ledger migrate --db URL
-    portgate ledger shifts --db URL --from 2026-03-01 --to 2026-03-31 [--port-config F] [--no-rebuild]
-    portgate ledger correct-meal --db URL --shift ID --actor NAME --reason TEXT [--not-worked]
+    portgate ledger migrate --config central.toml   (or --db URL, one of them)
+    portgate ledger shifts --config central.toml|--db URL --from 2026-03-01 --to 2026-03-31 [--port-config F] [--no-rebuild]
+    portgate ledger correct-meal --config central.toml|--db URL --shift ID --actor NAME --reason TEXT [--not-worked]
 
 ``shifts`` prints one JSON line per shift (id, registration, ship, period, times, closed_by, held,
 flags).
@@ -15,7 +15,7 @@ import json
 
 import click
 
-from central.cli_args import day_range, db_url_arg
+from central.cli_args import database_arg, day_range, db_url_arg
 
 
 def _iso(value):
@@ -28,22 +28,25 @@ def ledger() -> None:
 
 
 @ledger.command()
-@click.option("--db", "db_url", required=True, help="Database URL.")
-def migrate(db_url: str) -> None:
+@click.option("--db", "db_url", help="Database URL (or --config).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml: its database_url.")
+def migrate(db_url: str | None, config_path: str | None) -> None:
     """Bring the database to the newest schema (Alembic upgrade head)."""
     from central.ledger.migrate import upgrade
 
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=False)
     click.echo(f"at revision {upgrade(db_url)}")
 
 
 @ledger.command()
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--from", "date_from", required=True)
 @click.option("--to", "date_to", required=True)
 @click.option("--port-config", help="Port TOML (time zone). Default: the example.")
 @click.option("--no-rebuild", is_flag=True, help="List the stored shifts without rebuilding.")
-def shifts(db_url, date_from, date_to, port_config, no_rebuild) -> None:
+def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild) -> None:
     """Rebuild the shifts of work dates [--from, --to] from the events and list them with flags."""
     from central.db import make_engine
     from central.ledger.migrate import upgrade
@@ -52,6 +55,7 @@ def shifts(db_url, date_from, date_to, port_config, no_rebuild) -> None:
 
     _port, _book, calendar = load_setup(port_config)
     first, last = day_range(date_from, date_to)
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     upgrade(db_url)
     engine = make_engine(db_url)
@@ -74,19 +78,21 @@ def shifts(db_url, date_from, date_to, port_config, no_rebuild) -> None:
 
 
 @ledger.command("correct-meal")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--shift", "shift_id", required=True, help="Shift id (registration/ship/YYYY-MM-DD/HH-HH).")
 @click.option("--actor", envvar="PORTGATE_ACTOR", required=True,
               help="Who records it (chief watchman, office clerk); also $PORTGATE_ACTOR.")
 @click.option("--reason", required=True, help="Why: who asked the watchman to stay on post.")
 @click.option("--not-worked", is_flag=True, help="Withdraw an earlier correction (meal not worked).")
-def correct_meal(db_url, shift_id, actor, reason, not_worked) -> None:
+def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> None:
     """Record that the meal interval of a shift was worked (P6, 83.611 art. 26 d), with an audit-log
     row. Every later rebuild applies it: the shift is flagged MEAL_CORRECTED and pay adds P6."""
     from central.db import make_engine
     from central.ledger.corrections import record_meal
     from central.ledger.migrate import upgrade
 
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     upgrade(db_url)
     engine = make_engine(db_url)

@@ -6,14 +6,17 @@ it at start-up and ``portgate ledger migrate --db URL`` calls it by hand. Safe t
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
-from sqlalchemy.engine import Engine
+from sqlalchemy import func, inspect, select, table
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from central.db import load_all_tables, make_engine
@@ -54,28 +57,81 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
     the office tables without Alembic's bookkeeping (made by ``create_all`` in a test or an early
     build) is completed with ``create_all`` and stamped at head first, so nothing is created twice.
 
-    Raises ``StoreUnavailable`` if a database server cannot be reached (exit 1: systemd retries),
-    ``StoreError`` if a migration fails (message: the driver's first line).
+    The whole upgrade is one transaction, DDL included, with the ``alembic_version`` row in it: a
+    process killed at any point leaves the database as it was before (on SQLite the driver's own
+    transaction handling is switched off for the run and ``BEGIN IMMEDIATE`` opened by hand, as
+    pysqlite would otherwise commit each ``CREATE TABLE`` on its own). Tables a build before that
+    left behind without a revision (empty, no ``events`` table) are dropped and made again.
+
+    Raises ``StoreUnavailable`` if a database server cannot be reached or the SQLite file is locked
+    by another writer (exit 1: systemd retries), ``StoreError`` if a migration fails (message: the
+    driver's first line).
     """
     url = engine.url.render_as_string(hide_password=False)
     try:
-        with engine.begin() as conn:
-            cfg = alembic_config(url)
-            cfg.attributes["connection"] = conn
-            names = set(inspect(conn).get_table_names())
-            if "alembic_version" not in names and "events" in names:
-                load_all_tables().create_all(conn, checkfirst=True)
-                command.stamp(cfg, "head")
-            command.upgrade(cfg, revision)
+        with engine.connect() as conn:
+            with _transactional_ddl(conn):
+                cfg = alembic_config(url)
+                cfg.attributes["connection"] = conn
+                _adopt(conn, cfg)
+                command.upgrade(cfg, revision)
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except SQLAlchemyError as exc:
         where = engine.url.render_as_string(hide_password=True)
         orig = getattr(exc, "orig", None) or exc
         first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
-        if isinstance(exc, OperationalError) and engine.dialect.name != "sqlite":
+        if isinstance(exc, OperationalError) and (
+                engine.dialect.name != "sqlite" or _SQLITE_BUSY.search(first)):
             raise StoreUnavailable(f"database {where} not reachable: {first}") from exc
         raise StoreError(f"migration of {where} failed: {first}") from exc
+
+
+_SQLITE_BUSY = re.compile(r"database is locked|database table is locked|busy", re.IGNORECASE)
+
+
+@contextlib.contextmanager
+def _transactional_ddl(conn: Connection) -> Iterator[None]:
+    """Run the block in one transaction that DDL cannot escape; commit on success, roll back on an
+    exception. PostgreSQL does this by itself; on SQLite the DBAPI connection is put in autocommit
+    mode (``isolation_level=None``) for the block and ``BEGIN IMMEDIATE`` issued explicitly."""
+    if conn.dialect.name != "sqlite":
+        with conn.begin():
+            yield
+        return
+    raw = conn.connection.dbapi_connection
+    saved = raw.isolation_level
+    raw.isolation_level = None
+    try:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+    finally:
+        if raw.in_transaction:  # pragma: no cover - only after a failed rollback
+            raw.rollback()
+        raw.isolation_level = saved
+
+
+def _adopt(conn: Connection, cfg: Config) -> None:
+    """Bring a database without Alembic bookkeeping to a state ``upgrade`` can continue from."""
+    if MigrationContext.configure(conn).get_current_revision() is not None:
+        return
+    names = set(inspect(conn).get_table_names()) - {"alembic_version"}
+    if "events" in names:
+        load_all_tables().create_all(conn, checkfirst=True)
+        command.stamp(cfg, "head")
+        return
+    known = names & set(load_all_tables().tables)
+    for name in known:
+        if conn.execute(select(func.count()).select_from(table(name))).scalar():
+            raise StoreError(f"table {name} holds rows but the database has no revision: "
+                             "restore it from the backup or stamp it by hand")
+    for name in sorted(known):
+        conn.exec_driver_sql(f'DROP TABLE "{name}"')
 
 
 def current(url: str) -> str | None:

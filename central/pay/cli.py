@@ -1,11 +1,12 @@
 """``portgate pay``: watchmen's pay statements (rules P1-P7) from the ledger or from shifts.csv.
 
-    portgate pay --db URL --from 2026-03-01 --to 2026-03-31 [--port-config port.toml] [--format csv]
+    portgate pay --config central.toml --from 2026-03-01 --to 2026-03-31 [--port-config port.toml] [--format csv]
+    portgate pay --db URL ...  (instead of --config; a password belongs in PGPASSFILE, not here)
     portgate pay --shifts shifts.csv --port-config port.toml [--format csv]
-    portgate pay overdue --db URL [--at ISO]
-    portgate pay mark-paid --db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
-    portgate pay release --db URL --note TEXT [--at ISO] STATEMENT_ID...
-    portgate pay billing --db URL --from DATE --to DATE [--shipowners shipowners.csv] [--format csv]
+    portgate pay overdue --config central.toml|--db URL [--at ISO]
+    portgate pay mark-paid --config central.toml|--db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
+    portgate pay release --config central.toml|--db URL --note TEXT [--at ISO] STATEMENT_ID...
+    portgate pay billing --config central.toml|--db URL --from DATE --to DATE [--shipowners shipowners.csv] [--format csv]
 
 Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
 amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``, and ``hold`` when
@@ -24,11 +25,13 @@ from pathlib import Path
 
 import click
 
-from central.cli_args import day_range, db_url_arg, time_arg
+from central.cli_args import database_arg, day_range, db_url_arg, time_arg
 from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
 from central.pay.lines import money_str
 from central.pay.rulebook import load_rulebook
 from central.pay.watchmen import Statement
+from portgate.config import naming_key, unreadable
+from portgate.errors import ConfigError
 
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
@@ -37,8 +40,17 @@ FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "
 
 def load_setup(port_config: str | None):
     """(port config, rulebook, calendar) from a port TOML (default: config/port.example.toml)."""
-    port: PortConfig = load_port_config(port_config or DEFAULT_PORT_CONFIG)
-    rulebook = load_rulebook(port.rulebook)
+    where = str(port_config or DEFAULT_PORT_CONFIG)
+    try:
+        port: PortConfig = load_port_config(where)
+    except (OSError, ValueError) as exc:  # the rulebook's path too long to look up
+        raise ConfigError(unreadable(exc), key="rulebook", path=where) from exc
+    try:
+        rulebook = load_rulebook(port.rulebook)
+    except ConfigError as exc:
+        raise naming_key(exc, "rulebook", where) from exc
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{port.rulebook[:200]}: {unreadable(exc)}", key="rulebook", path=where) from exc
     calendar = HolidayCalendar.from_config(port, rulebook.timezone)
     return port, rulebook, calendar
 
@@ -83,6 +95,8 @@ def _at(value: str | None) -> dt.datetime:
 
 @click.group(invoke_without_command=True)
 @click.option("--db", "db_url", help="Ledger database URL (sqlite:///... or postgresql+psycopg://...).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="central.toml: the ledger of its database_url (instead of --db).")
 @click.option("--from", "date_from", help="First work day (YYYY-MM-DD), with --db.")
 @click.option("--to", "date_to", help="Last work day (YYYY-MM-DD), with --db.")
 @click.option("--shifts", "shifts_csv", type=click.Path(dir_okay=False),
@@ -91,7 +105,7 @@ def _at(value: str | None) -> dt.datetime:
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
 @click.option("--no-rebuild", is_flag=True, help="Pay the stored shifts without rebuilding them.")
 @click.pass_context
-def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild):
+def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild):
     """Compute watchmen's pay statements (rules P1-P7) from the ledger or a shifts.csv."""
     if ctx.invoked_subcommand is not None:
         return
@@ -99,12 +113,13 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
     if shifts_csv:
         from central.pay.shifts_csv import pay_shifts_csv
 
-        run = pay_shifts_csv(shifts_csv, rulebook, calendar)
+        run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
         rows = [row for st in run.statements for row in statement_rows(st)]
         emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
         return
-    if not (db_url and date_from and date_to):
-        raise click.UsageError("give --shifts FILE, or --db URL --from DATE --to DATE")
+    if not ((db_url or config_path) and date_from and date_to):
+        raise click.UsageError("give --shifts FILE, or --config central.toml (or --db URL) --from DATE --to DATE")
+    db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
     from central.ledger.migrate import upgrade
@@ -130,14 +145,16 @@ def pay(ctx, db_url, date_from, date_to, shifts_csv, port_config, fmt, no_rebuil
 
 
 @pay.command("overdue")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
-def overdue_cmd(db_url, at):
+def overdue_cmd(db_url, config_path, at):
     """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
     from central.db import make_engine
     from central.pay.ledger import overdue
 
     reference = _at(at)
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
@@ -155,16 +172,18 @@ def overdue_cmd(db_url, at):
 
 
 @pay.command("mark-paid")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--at", help="When it was paid (ISO 8601 with offset). Default: now.")
 @click.option("--ref", help="Payment reference (bank transfer id, payroll batch).")
 @click.argument("statement_ids", nargs=-1, required=True)
-def mark_paid_cmd(db_url, at, ref, statement_ids):
+def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
     from central.db import make_engine
     from central.pay.ledger import mark_paid
 
     paid_at = _at(at)
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
@@ -175,17 +194,19 @@ def mark_paid_cmd(db_url, at, ref, statement_ids):
 
 
 @pay.command("release")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--at", help="When the office decided (ISO 8601 with offset). Default: now.")
 @click.option("--note", required=True, help="Who reviewed it and why (1-255 characters).")
 @click.argument("statement_ids", nargs=-1, required=True)
-def release_cmd(db_url, at, note, statement_ids):
+def release_cmd(db_url, config_path, at, note, statement_ids):
     """Release statements on hold (EARLY_EXIT, RULES.md P): paid as computed. Unknown, paid or
     not-held ids: error, nothing changed."""
     from central.db import make_engine
     from central.pay.ledger import release_holds
 
     released_at = _at(at)
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
@@ -196,13 +217,14 @@ def release_cmd(db_url, at, note, statement_ids):
 
 
 @pay.command("billing")
-@click.option("--db", "db_url", required=True)
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--from", "date_from", required=True, help="First work day (YYYY-MM-DD).")
 @click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
 @click.option("--shipowners", "shipowners_csv", type=click.Path(dir_okay=False),
               help="CSV ship,shipowner: who is billed for each ship (default: billed per ship).")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
-def billing_cmd(db_url, date_from, date_to, shipowners_csv, fmt):
+def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, fmt):
     """Billing statements per shipowner for work days [--from, --to]: P8 watchmen's transport to an
     anchored ship (83.611 art. 27 sole paragraph), E7 stevedores' travel wages and transport (DL 2.032
     art. 16), C5 dock-work waits and meals + 10% (DL 3.844 art. 8), from what `portgate pay --db` and
@@ -215,6 +237,7 @@ def billing_cmd(db_url, date_from, date_to, shipowners_csv, fmt):
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
+    db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     upgrade(db_url)
     engine = make_engine(db_url)

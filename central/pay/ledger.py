@@ -44,15 +44,36 @@ class PayRun:
     held: list[Held]
 
 
-def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
+#: A shift with no exit read may still get one until its period's end plus this grace: the at most
+#: 2 h extension of the period (83.611 art. 9 §1; the gate's G9 ``exit_grace_min`` default, 120).
+OPEN_GRACE = dt.timedelta(hours=2)
+
+
+def open_until(s: Shift, grace: dt.timedelta = OPEN_GRACE) -> dt.datetime | None:
+    """When a shift with no exit read stops being open (period end + ``grace``); None if it has
+    its exit."""
+    return None if s.closed_by == "exit" else s.period_end + grace
+
+
+def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar, *,
+               now: dt.datetime | None = None, open_grace: dt.timedelta = OPEN_GRACE) -> PayRun:
     """Pay every shift that is not held (pure). Held shifts, periods that are not an ordinary period
     of the rulebook (``ordinary_period_problem``) and engine refusals (``BadInput``) are returned in
-    ``held`` with their reasons; nothing is silently dropped."""
+    ``held`` with their reasons; nothing is silently dropped.
+
+    With ``now`` (aware), a shift with no exit read whose period end plus ``open_grace`` is after
+    ``now`` is still OPEN: held with the reason ``OPEN: ...`` (its exit may yet come; paying it now
+    would pay a full shift nobody has finished), and paid by a run after that time."""
     payer = ShiftPayer(rulebook, calendar)
     paid: list[Statement] = []
     held: list[Held] = []
     period_problems: dict[tuple[dt.datetime, dt.datetime], str | None] = {}  # periods repeat
     for s in found:
+        until = open_until(s, open_grace) if now is not None else None
+        if until is not None and now < until:
+            held.append(Held(s, (f"OPEN: no exit read yet; the shift is open until {until.isoformat()} "
+                                 "(period end + exit grace), paid by a run after that",)))
+            continue
         if s.held:
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
@@ -76,7 +97,8 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
 def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebook: Rulebook,
                     calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True) -> PayRun:
     """Pay the stored shifts of work dates [date_from, date_to]; store the statements unless
-    ``store`` is False. Raises ``StoreError`` on a database failure."""
+    ``store`` is False. A shift still open at ``now`` (no exit, period end + ``OPEN_GRACE`` not
+    reached) is held OPEN, not paid. Raises ``StoreError`` on a database failure."""
     # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
     # again and again (none of them form cycles), so it is paused for the read and the pay run.
     with _no_cyclic_gc():
@@ -85,7 +107,7 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
                 found = read_shifts(conn, date_from, date_to)
         except SQLAlchemyError as exc:
             raise StoreError(f"reading shifts failed: {exc}") from exc
-        run = pay_shifts(found, rulebook, calendar)
+        run = pay_shifts(found, rulebook, calendar, now=now)
     if store:
         save_statements(engine, run.statements, now=now)
     return run

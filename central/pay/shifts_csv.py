@@ -13,7 +13,6 @@ overlapping times is what the ledger flags DOUBLE_ASSIGNMENT: those shifts are h
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping
@@ -28,6 +27,7 @@ from central.pay.watchmen import (PLAUSIBLE_FROM, PLAUSIBLE_UNTIL, ShiftPayer, W
                                   ordinary_period_problem)
 from portgate.errors import BadInput
 from portgate.records import build_rows, parse_aware
+from portgate.tables import read_rows as read_table
 
 COLUMNS = ("registration", "function", "ship", "berth", "period_start", "period_end", "admit_at",
            "exit_at", "meal_worked")
@@ -98,17 +98,7 @@ def load_shifts_csv(path: str | Path, zone: ZoneInfo,
             check(shift)
         return shift
 
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise BadInput(f"missing column(s): {', '.join(missing)}", where=f"{path.name}:1")
-            return build_rows(((f"{path.name}:{line}", row) for line, row in enumerate(reader, 2)), one)
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput(f"not UTF-8: {exc}", where=str(path)) from exc
+    return build_rows(read_table(path, COLUMNS), one)
 
 
 def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:
@@ -128,11 +118,14 @@ def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:
     )
 
 
-def pay_shifts_csv(path: str | Path, rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
+def pay_shifts_csv(path: str | Path, rulebook: Rulebook, calendar: HolidayCalendar, *,
+                   now: dt.datetime | None = None) -> PayRun:
     """Read and pay ``shifts.csv`` (rules P1-P7). Every row must be an ordinary period of
     ``rulebook`` the engine can pay, or the whole file is refused (``BadInput`` naming the rows).
     Then, as in the ledger, a worker's overlapping shifts on two ships are flagged DOUBLE_ASSIGNMENT
-    and held (returned in ``held``, not paid); the rest are paid, in file order."""
+    and held (returned in ``held``, not paid); with ``now``, a row with no ``exit_at`` whose period
+    end plus the exit grace is after ``now`` is held OPEN (``pay_shifts``); the rest are paid, in
+    file order."""
     zone, payer = calendar.zone, ShiftPayer(rulebook, calendar)
 
     def payable(shift: WatchShift) -> None:
@@ -145,4 +138,4 @@ def pay_shifts_csv(path: str | Path, rulebook: Rulebook, calendar: HolidayCalend
             raise BadInput(exc.reason.removesuffix(": held")) from exc
 
     shifts = load_shifts_csv(path, zone, payable)
-    return pay_shifts(flag_conflicts([as_ledger_shift(s, zone) for s in shifts]), rulebook, calendar)
+    return pay_shifts(flag_conflicts([as_ledger_shift(s, zone) for s in shifts]), rulebook, calendar, now=now)

@@ -20,6 +20,7 @@ from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
 from central.production.rulebook import find_rulebook
 from portgate.errors import BadInput
+from portgate.timeutil import zone
 
 FORMATS = click.Choice(["json", "csv"])
 
@@ -48,6 +49,7 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
              composition_toml=None):
     from central.production.composition import load_composition
 
+    tz = zone(tz, key="--tz")
     book = find_rulebook(rulebook, rulebook_dir)
     composition = load_composition(composition_toml)
     errors = []

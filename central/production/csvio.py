@@ -16,7 +16,6 @@ mapping and a ``source`` so the bus ingest (``central.production.ingest``) reuse
 
 from __future__ import annotations
 
-import csv
 import re
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
@@ -35,6 +34,7 @@ from central.production.model import (
     TallyRow,
 )
 from portgate.errors import BadInput
+from portgate import tables
 from portgate.records import build_rows, parse_aware, parse_period
 
 R = TypeVar("R")
@@ -174,21 +174,7 @@ def read_rows(path: str | Path, kind: str, build: Callable[[Mapping[str, str], s
 
     Raises ``BadInput`` if the file is missing, not UTF-8, lacks a column, or has bad rows (every
     bad row is listed as ``file:line``)."""
-    path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            header = [h.strip() for h in reader.fieldnames or []]
-            reader.fieldnames = header
-            absent = [c for c in COLUMNS[kind] if c not in header]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            rows = [(f"{path.name}:{line}", row) for line, row in enumerate(reader, start=2)]
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
-    return build_rows(rows, build)
+    return build_rows(tables.read_rows(path, COLUMNS[kind]), build)
 
 
 

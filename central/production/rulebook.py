@@ -18,7 +18,7 @@ from typing import Literal
 import msgspec
 
 from central.registry.sanctions import SuspensionLimits
-from portgate.config import load_toml
+from portgate.config import load_toml, naming_key, unreadable
 from portgate.errors import BadInput, ConfigError
 
 #: Interruption kinds the office may enter (interruptions.csv ``kind``). A rulebook pays a subset.
@@ -179,11 +179,16 @@ def find_rulebook(name_or_path: str, directory: str | Path | None = None) -> Rul
     """Load a rulebook by id (``dl-2032-1940``, looked up in ``directory``) or by a ``.toml`` path.
 
     Raises ``ConfigError`` if it is not found or invalid, or its ``id`` differs from the name."""
-    candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" or candidate.exists():
-        return load_rulebook(candidate)
-    path = Path(directory or default_rulebook_dir()) / f"{name_or_path}.toml"
-    book = load_rulebook(path)
+    try:
+        candidate = Path(name_or_path)
+        if candidate.suffix == ".toml" or candidate.exists():
+            return load_rulebook(candidate)
+        path = Path(directory or default_rulebook_dir()) / f"{name_or_path}.toml"
+        book = load_rulebook(path)
+    except ConfigError as exc:
+        raise naming_key(exc, "--rulebook", None) from exc
+    except (OSError, ValueError) as exc:  # exists() of a name too long or with a NUL
+        raise ConfigError(unreadable(exc), key="--rulebook") from exc
     if book.id != name_or_path:
         raise ConfigError(f"id {book.id!r} does not match the file name", key="$.id", path=str(path))
     return book

@@ -1,6 +1,8 @@
 """``portgate registry``: workers, cards, sanctions (R4) and confiscation cases (G10).
 
-Every command takes ``--db URL`` (SQLAlchemy URL; SQLite by default) and ``--actor NAME`` (who
+Every command takes ``--config central.toml`` (its ``database_url``, password from
+``database_password_file`` or PGPASSFILE) or ``--db URL``, one of them (no default database), and
+``--actor NAME`` (who
 makes the change, default the login name or ``$PORTGATE_ACTOR``: written on the audit log and on
 every change row sent to the gates). A command either
 commits everything it changed or nothing.
@@ -9,6 +11,7 @@ commits everything it changed or nothing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import datetime as dt
 import json
 
@@ -16,12 +19,10 @@ import click
 from sqlalchemy.orm import Session
 
 from central import db
+from central.cli_args import database_arg
 from central.registry import confiscation, store
 from central.registry.changes import body
 from portgate.uid import canonical_uid
-
-DEFAULT_DB = "sqlite:///portgate-office.db"
-
 
 @contextlib.contextmanager
 def transaction(url: str):
@@ -47,10 +48,18 @@ def _login_name() -> str:
 
 
 def common(fn):
-    fn = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
-                      help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(fn)
-    return click.option("--db", "url", default=DEFAULT_DB, show_default=True,
-                        help="Database URL.")(fn)
+    """Add ``--actor``, ``--config`` and ``--db``; the command receives ``url`` (``database_arg``)."""
+
+    @functools.wraps(fn)
+    def with_database(*args, url, config_path, **kwargs):
+        return fn(*args, url=database_arg(url, config_path), **kwargs)
+
+    cmd = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
+                       help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
+    cmd = click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                       help="central.toml: the office database of its database_url.")(cmd)
+    return click.option("--db", "url", default=None,
+                        help="Database URL (or --config). No password here: use PGPASSFILE.")(cmd)
 
 
 def iso_date(_ctx, _param, value):

@@ -26,7 +26,7 @@ from central.registry.schema import (
     workers,
 )
 from portgate.errors import BadInput
-from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus, load_csv
+from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus, load_csv_rows
 
 
 # Card lifecycle as data (STYLE.md 2): (from status, event) -> new status. Anything else is refused.
@@ -124,31 +124,32 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  now: dt.datetime | None = None) -> dict[str, int]:
     """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
 
-    Every row of both files is validated first (``load_csv`` names each bad row ``file:line``);
+    Every row of both files is validated first (``load_csv_rows`` names each bad row ``file:line``);
     a card whose registration is neither in the file nor already registered is a bad row too
     (inspector cards create an inspector). Raises ``BadInput`` listing every bad row; the caller
     rolls back so nothing is half-imported. Returns counts ``{"workers": n, "cards": m}``.
     """
     now = now or utcnow()
-    new_workers = load_csv(workers_csv, Worker) if workers_csv else []
-    new_cards = load_csv(cards_csv, Card) if cards_csv else []
+    placed_workers = load_csv_rows(workers_csv, Worker) if workers_csv else []
+    placed_cards = load_csv_rows(cards_csv, Card) if cards_csv else []
+    new_workers = [w for _where, w in placed_workers]
+    new_cards = [c for _where, c in placed_cards]
     known = {w.registration for w in new_workers}
     known |= set(session.execute(select(workers.c.registration)).scalars())
     errors = []
-    seen: dict[str, int] = {}
-    for line, card in enumerate(new_cards, start=2):
+    seen: dict[str, str] = {}
+    for where, card in placed_cards:
         if card.uid in seen:
-            errors.append(f"{Path(cards_csv).name}:{line}: uid {card.uid} repeats line {seen[card.uid]}")
-        seen[card.uid] = line
+            errors.append(f"{where}: uid {card.uid} repeats line {seen[card.uid].rsplit(':', 1)[1]}")
+        seen[card.uid] = where
         if card.kind is not CardKind.INSPECTOR and card.registration not in known:
-            errors.append(f"{Path(cards_csv).name}:{line}: registration {card.registration!r} is not "
-                          "registered")
-    regs: dict[str, int] = {}
-    for line, worker in enumerate(new_workers, start=2):
+            errors.append(f"{where}: registration {card.registration!r} is not registered")
+    regs: dict[str, str] = {}
+    for where, worker in placed_workers:
         if worker.registration in regs:
-            errors.append(f"{Path(workers_csv).name}:{line}: registration {worker.registration} "
-                          f"repeats line {regs[worker.registration]}")
-        regs[worker.registration] = line
+            errors.append(f"{where}: registration {worker.registration} "
+                          f"repeats line {regs[worker.registration].rsplit(':', 1)[1]}")
+        regs[worker.registration] = where
     if errors:
         raise BadInput("\n".join(errors))
     for worker in new_workers:

@@ -11,13 +11,13 @@ Columns (header row, UTF-8): ``ref`` (optional, the requisitioner's reference; d
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping
 from pathlib import Path
 
 from central.rotation.engine import Requisition, category_of
 from portgate.errors import BadInput
-from portgate.records import Berth, EscalaEntry, Voyage, parse_rows
+from portgate.records import Berth, EscalaEntry, Voyage, build_rows
+from portgate.tables import read_rows as read_table
 
 COLUMNS = ("ref", "date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id",
            "post", "function", "workers", "category")
@@ -54,15 +54,12 @@ def _build(source: str):
 def load_requisitions(path: str | Path) -> list[Requisition]:
     """Read requisitions.csv. Raises ``BadInput`` naming every bad row ``file:line`` (nothing is
     returned if any row is bad), or the missing header columns, or a missing/non-UTF-8 file."""
-    path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (spreadsheets) is not a column
-            reader = csv.DictReader(fh)
-            absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            return parse_rows(reader, _build(path.name), source=path.name, required=REQUIRED)
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
+    build = _build(Path(path).name)
+
+    def checked(row, _where):
+        missing = [c for c in REQUIRED if row.get(c) is None]
+        if missing:
+            raise BadInput(f"missing column(s) {', '.join(missing)}")
+        return build(row)
+
+    return build_rows(read_table(path, REQUIRED), checked)

@@ -89,7 +89,7 @@ def test_missing_column_is_named(tmp_path, capsys):
     path = tmp_path / "cols.csv"
     path.write_text("registration,function\n100,vigia\n")
     code, _, err = run(capsys, "pay", "--shifts", str(path))
-    assert code == 2 and "missing column(s): ship" in err
+    assert code == 2 and "cols.csv:1: header lacks column(s) ship" in err
 
 
 def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):

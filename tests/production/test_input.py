@@ -113,7 +113,7 @@ def test_boarded_member_needs_minutes_worked(tmp_path):
 
 def test_missing_header_column_and_missing_file(tmp_path):
     write(tmp_path, tally="gang_id,ship,date,period,cargo_class\nT1,9123456,2026-03-10,07-13,bagged\n")
-    with pytest.raises(BadInput, match=r"tally.csv: header lacks column\(s\) quantity"):
+    with pytest.raises(BadInput, match=r"tally.csv:1: header lacks column\(s\) quantity"):
         pay(tmp_path)
     with pytest.raises(BadInput, match="file not found"):
         read_tariffs(tmp_path / "nope.csv")
