@@ -172,7 +172,7 @@ class Display:
         return self.status
 
     def _broker_from_metrics(self) -> str:
-        """The gate's own ``portgate_mqtt_connected`` gauge (its metrics endpoint on loopback)."""
+        """The gate's own ``portgate_uplink_connected`` gauge (its metrics endpoint on loopback)."""
         import urllib.request  # only for a gate with metrics_port
 
         try:
@@ -180,7 +180,7 @@ class Display:
                 text = r.read().decode("utf-8", "replace")
         except OSError:
             return "unknown"
-        m = re.search(r'^portgate_mqtt_connected\{client="gate-[^"]*"\} (\S+)$', text, re.M)
+        m = re.search(r'^portgate_uplink_connected\{gate_id="[^"]*"\} (\S+)$', text, re.M)
         if m is None:
             return "unknown"
         return "online" if float(m.group(1)) >= 1 else "offline"
