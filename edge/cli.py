@@ -60,3 +60,18 @@ def run(config_path: str) -> None:
     cfg = load_gate_config(config_path)
     configure_logging(json=cfg.log_json, level=cfg.log_level)
     GateService(cfg).run()
+
+
+@edge.command("key")
+@click.option("--config", "config_path", required=True, help="gate.toml")
+def key_cmd(config_path: str) -> None:
+    """Print this gate's Ed25519 public key (PEM), making the key pair in state_dir if there is none.
+    Register it at the office: ``portgate central add-gate --gate-id G --public-key FILE``."""
+    from edge.config import load_gate_config
+    from edge.signing import load_or_create
+    from wire.chain import fingerprint, public_pem
+
+    cfg = load_gate_config(config_path)
+    pub = load_or_create(cfg.state_dir).public_key()
+    click.echo(public_pem(pub), nl=False)
+    click.echo(f"fingerprint {fingerprint(pub)}", err=True)

@@ -215,6 +215,16 @@ class DemoRun:
         self.published_at: dt.datetime | None = None
 
     # -- set-up --------------------------------------------------------------------------------
+    def _register_signing_keys(self, keys: Path) -> None:
+        """Each gate's Ed25519 key pair is made in its state dir (as ``portgate edge key`` does on
+        a gate) and its public key registered at the office (``central add-gate --public-key``)."""
+        from central.ingest.keys import register_public_key
+        from edge.signing import load_or_create
+        from wire.chain import public_pem
+
+        for gid, gate in self.gates.items():
+            register_public_key(keys, gid, public_pem(load_or_create(gate.dir / "state").public_key()))
+
     def start(self) -> None:
         from central.ingest.keys import add_gate
         from app.demo.mosquitto import Mosquitto
@@ -237,6 +247,7 @@ class DemoRun:
         for spec in sc.spec.gates:
             self.gates[spec.gate_id] = Gate(self, spec)
         key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
+        self._register_signing_keys(keys)
         self._publish_snapshots()
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
