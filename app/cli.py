@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rotation": ("central.rotation.cli:rotation", "Rotation (rodízio) and the daily escala (R1-R6)."),
     "crew": ("central.inspection.cli:crew", "Crew hours book (K1-K5) and foreign-crew share (N1-N6)."),
     "wire": ("wire.cli:wire", "Wire contract: regenerate JSON Schemas and the AsyncAPI document."),
+    "evidence": ("central.evidence.cli:evidence", "Evidence bundles for a labour court: export, verify."),
 }
 
 GROUP_COMMANDS: dict[str, tuple[str, ...]] = {

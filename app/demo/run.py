@@ -477,6 +477,30 @@ class DemoRun:
         self.problems.extend(check_pay(sc.expected_pay, totals))
         return totals
 
+    def evidence(self, registration: str = "V017") -> Path | None:
+        """Export the evidence bundle of ``registration`` for the day (``portgate evidence export``)
+        into the run directory and check it offline (``portgate evidence verify``)."""
+        if registration not in self.scenario.expected_pay:
+            return None
+        day = self.scenario.spec.day.isoformat()
+        bundle = self.dir / f"evidence-{registration}.zip"
+        cmd = [*PORTGATE, "evidence", "export", "--db", self.ledger_url, "--keys-dir", str(self.dir / "keys"),
+               "--registration", registration, "--from", day, "--to", day, "--out", str(bundle)]
+        for gate in self.gates.values():
+            cmd += ["--gate-rulebook", str(gate.dir / "gate-rules.toml")]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            self.problems.append(f"portgate evidence export failed ({done.returncode}): {done.stderr.strip()[:500]}")
+            return None
+        check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle)], capture_output=True, text=True,
+                               timeout=120)
+        self.out(f"\nEvidence bundle of {registration} (portgate evidence verify {bundle.name})")
+        for line in check.stdout.splitlines():
+            self.out(f"  {line}")
+        if check.returncode != 0:
+            self.problems.append(f"evidence bundle of {registration} does not verify")
+        return bundle
+
     def stop(self) -> None:
         for gate in self.gates.values():
             with contextlib.suppress(Exception):
@@ -512,6 +536,7 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
             f"duplicates dropped, {totals.get('dead_letters', absent)} dead letters, "
             f"{totals.get('replay_requests', absent)} replay requests")
         demo.pay()
+        demo.evidence()
     except DemoFailed as exc:
         out(f"demo failed: {exc}")
         demo.stop()
