@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown in `portgate --help`)
     "demo": ("app.demo.cli:demo", "Run a whole port day on this machine (real broker, readers)."),
     "edge": ("edge.cli:edge", "Run or inspect a gate (the gangway device)."),
-    "replay": ("edge.cli:replay", "Replay taps.csv through the gate rules; one JSON line per read."),
+    "replay": ("app.whatif:replay", "Replay taps.csv, or a past day from the ledger (what-if), through the gate rules."),
     "central": ("central.cli:central", "Run the office: MQTT ingest into the ledger."),
     "ledger": ("central.ledger.cli:ledger", "Ledger database: migrate, shifts, reconciliation."),
     "pay": ("central.pay.cli:pay", "Compute watchmen's pay statements (rules P1-P7)."),

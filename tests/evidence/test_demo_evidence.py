@@ -115,3 +115,37 @@ def test_a_bad_bundle_is_a_one_line_error(tmp_path):
     (tmp_path / "x.zip").write_bytes(b"not a zip")
     done = cli("evidence", "verify", str(tmp_path / "x.zip"))
     assert done.returncode == 2 and "not a readable zip" in done.stderr
+
+
+def _replay(demo, tmp_path, required: bool, *extra):
+    book = tmp_path / f"gate-{required}.toml"
+    book.write_text((demo / "g-aurora" / "gate-rules.toml").read_text().replace(
+        "card_and_badge_required = true", f"card_and_badge_required = {str(required).lower()}"))
+    from app.demo.scenario import DEFAULT_DIR
+
+    done = cli("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
+               "--rulebook", str(book), "--workers", str(DEFAULT_DIR / "workers.csv"),
+               "--cards", str(DEFAULT_DIR / "cards.csv"), "--escala", str(DEFAULT_DIR / "escala.csv"), *extra)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    return rows[:-1], rows[-1]["summary"], done.stderr
+
+
+def test_what_if_without_card_and_badge_changes_the_g4_decisions_and_nothing_else(demo, tmp_path):
+    rows, summary, _ = _replay(demo, tmp_path, True, "--gate", "g-aurora")
+    assert summary["changed"] == summary["rules_changed"] == 0  # the recorded rulebook gives the record
+    rows, summary, err = _replay(demo, tmp_path, False, "--gate", "g-aurora")
+    changed = [r for r in rows if r["changed"] or r["rules_changed"]]
+    assert changed and all("G4" in r["recorded"]["rules_failed"] for r in changed)
+    assert [(r["registration"], r["recorded"]["decision"], r["what_if"]["decision"]) for r in changed] == [
+        ("V008", "deny", "admit")]
+    assert summary == {"reads": len(rows), "changed": 1, "rules_changed": 0, "by_gate": {"g-aurora": 1},
+                       "changes": {"deny -> admit": 1}}
+    assert "nothing stored" in err
+    # over both gates the admitted V008 is then also "already in a shift" at the other gate: the same
+    # decision (deny), one more rule: reported apart, not as a changed decision
+    rows, summary, _ = _replay(demo, tmp_path, False)
+    assert summary["changed"] == 1 and summary["rules_changed"] == 1
+    knock = next(r for r in rows if r["rules_changed"])
+    assert knock["registration"] == "V008" and knock["gate_id"] == "g-nordic"
+    assert set(knock["what_if"]["rules_failed"]) - set(knock["recorded"]["rules_failed"]) == {"G5"}
