@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from central.evidence.receipts import office_key
-from central.evidence.verify import FORMAT
+from central.evidence.verify import FORMAT, _starting_key
 from central.ingest.keys import public_key_path, read_public_keys
 from central.ledger.schema import chain_breaks, chain_receipts, events
 from central.ledger.store import read_shifts
@@ -111,7 +111,8 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
             breaks = conn.execute(select(chain_breaks).where(chain_breaks.c.gate_id == gate,
                                                              chain_breaks.c.seq_to >= lo,
                                                              chain_breaks.c.seq_from <= hi)).mappings().all()
-            report = chain.check_chain(gate, [decode(r) for r in raws], keys[0], first_seq=lo)
+            decoded = [decode(r) for r in raws]
+            report = chain.check_chain(gate, decoded, _starting_key(decoded, keys), first_seq=lo)
             files[f"chain/{gate}.json"] = _json({
                 "gate_id": gate, "seq_from": lo, "seq_to": hi, "head_seq": report.head_seq, "head": report.head,
                 "verified": report.verified, "breaks_at_export": [str(b) for b in report.breaks],

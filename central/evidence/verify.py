@@ -157,7 +157,8 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
 
 
 def _starting_key(events, keys):
-    """The registered key that signs the first signed event (rollovers are followed from there)."""
+    """The registered key that signs the first signed event (rollovers are followed from there);
+    the first key if none does (every event then fails as BAD_SIGNATURE)."""
     first = next((e for e in sorted(events, key=lambda e: e.seq) if e.sig), None)
     for k in keys:
         if first is not None and chain.signature_ok(first, k):
