@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown in `portgate --help`)
     "demo": ("app.demo.cli:demo", "Run a whole port day on this machine (real broker, readers)."),
     "edge": ("edge.cli:edge", "Run or inspect a gate (the gangway device)."),
-    "replay": ("edge.cli:replay", "Replay taps.csv through the gate rules; one JSON line per read."),
+    "replay": ("app.whatif:replay", "Replay taps.csv, or a past day from the ledger (what-if), through the gate rules."),
     "central": ("central.cli:central", "Run the office: MQTT ingest into the ledger."),
     "ledger": ("central.ledger.cli:ledger", "Ledger database: migrate, shifts, reconciliation."),
     "pay": ("central.pay.cli:pay", "Compute watchmen's pay statements (rules P1-P7)."),
@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "crew": ("central.inspection.cli:crew", "Crew hours book (K1-K5) and foreign-crew share (N1-N6)."),
     "office": ("central.web.cli:office", "Office web application: serve it, its users, ship calls."),
     "wire": ("wire.cli:wire", "Wire contract: regenerate JSON Schemas and the AsyncAPI document."),
+    "evidence": ("central.evidence.cli:evidence", "Evidence bundles for a labour court: export, verify."),
 }
 
 GROUP_COMMANDS: dict[str, tuple[str, ...]] = {

@@ -11,7 +11,10 @@ bare subscriber's at ``connect()``.
 The baseline and the one-worker ingests take turns for ``--rounds`` rounds (3) and the medians are
 compared (a shared machine's noise hits both alike); two workers are measured once.
 
-    .venv/bin/python bench/ingest.py [--smoke] [--events N] [--rounds R] [--no-postgres]
+    .venv/bin/python bench/ingest.py [--smoke] [--events N] [--rounds R] [--no-postgres] [--signed]
+
+``--signed``: the events are chained and Ed25519-signed by a gate whose key is registered, so the
+ingest verifies every signature and link (issue 20; compare with the same run without it).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import msgspec
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -42,19 +47,26 @@ from app.demo.mosquitto import Mosquitto  # noqa: E402
 from wire import topics  # noqa: E402
 from wire.connection import MqttConfig, connect_properties, make_client  # noqa: E402
 from wire.events import Event, TapPayload, encode, new_event_id, sign  # noqa: E402
+from wire.chain import GENESIS, new_private_key, public_pem, seal  # noqa: E402
 
 PORT = "bench"
 
 
-def payloads(n: int, key: bytes) -> list[bytes]:
+def payloads(n: int, key: bytes, signer=None) -> list[bytes]:
+    """``n`` tap events of gate g1; with ``signer`` (Ed25519) chained and signed (wire.chain)."""
     at = dt.datetime.now(dt.UTC)
-    return [
-        encode(sign(Event(event_id=new_event_id(), port=PORT, gate_id="g1", boot_id="b", seq=i + 1,
-                          occurred_at=at, clock_trusted=True, mono_ns=i,
-                          payload=TapPayload(uid=f"{i:08X}", reader_id="r1", reader_kind="control",
-                                             decision="deny", registration="1001")), key))
-        for i in range(n)
-    ]
+    out, head = [], GENESIS
+    for i in range(n):
+        ev = Event(event_id=new_event_id(), port=PORT, gate_id="g1", boot_id="b", seq=i + 1,
+                   occurred_at=at, clock_trusted=True, mono_ns=i,
+                   payload=TapPayload(uid=f"{i:08X}", reader_id="r1", reader_kind="control",
+                                      decision="deny", registration="1001"))
+        if signer is None:
+            out.append(encode(sign(ev, key)))
+        else:
+            ev, head = seal(msgspec.structs.replace(ev, prev=head), signer, key)
+            out.append(encode(ev))
+    return out
 
 
 def publish_all(broker, data: list[bytes]) -> None:
@@ -158,6 +170,8 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=3, help="alternating baseline/ingest rounds (medians)")
     ap.add_argument("--no-postgres", action="store_true")
+    ap.add_argument("--signed", action="store_true",
+                    help="signed, chained events from a gate with a registered key (verified on ingest)")
     args = ap.parse_args()
     n = 500 if args.smoke else args.events
     rounds = 1 if args.smoke else max(1, args.rounds)
@@ -167,7 +181,13 @@ def main() -> None:
         tmp = Path(tmp)
         keys = tmp / "keys"
         key = read_secret(add_gate(keys, "g1"))
-        data = payloads(n, key)
+        signer = None
+        if args.signed:
+            from central.ingest.keys import register_public_key
+
+            signer = new_private_key()
+            register_public_key(keys, "g1", public_pem(signer.public_key()))
+        data = payloads(n, key, signer)
         broker = Mosquitto(tmp / "broker").start()
         if args.no_postgres:
             cluster = contextlib.nullcontext(None)
@@ -198,7 +218,7 @@ def main() -> None:
         each = ", ".join(f"{x:,.0f}" for x in runs[k])
         print(f"ingest {k}: {each} events/s (median {v:,.0f}; ratio to the bare median {v / base:.2f})")
     one = min(v for k, v in figures.items() if k.endswith("_1_worker"))
-    print(json.dumps({"bench": "ingest", "figures": {"events": n, "rounds": rounds, **figures},
+    print(json.dumps({"bench": "ingest", "figures": {"events": n, "rounds": rounds, "signed": args.signed, **figures},
                       "baseline": {"bare_paho_events_per_s": round(base, 1)},
                       "ratio": round(one / base, 3), "target": 0.8}))
 

@@ -36,15 +36,25 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
 @click.option("--keys-dir", type=click.Path(file_okay=False), help="Defaults to keys_dir of --config.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml")
 @click.option("--rotate", is_flag=True, help="Replace an existing key (the gate must get the new file).")
-def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool) -> None:
-    """Create the gate's HMAC key file (0600) and print where to copy it."""
+@click.option("--public-key", "public_key",
+              help="The gate's Ed25519 public key: a PEM file (portgate edge key) or base64 text.")
+def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool,
+                 public_key: str | None) -> None:
+    """Create the gate's HMAC key file (0600) and print where to copy it; with --public-key,
+    register the gate's signing key (an existing HMAC key is then kept)."""
     from central.config import load_central_config
-    from central.ingest.keys import add_gate
+    from central.ingest.keys import add_gate, key_path, register_public_key
 
     if keys_dir is None:
         if config_path is None:
             raise click.UsageError("give --keys-dir or --config")
         keys_dir = load_central_config(config_path).keys_dir
+    if public_key is not None:
+        text = Path(public_key).read_text(encoding="ascii") if Path(public_key).is_file() else public_key
+        pub = register_public_key(keys_dir, gate_id, text)
+        click.echo(str(pub))
+        if key_path(keys_dir, gate_id).exists() and not rotate:
+            return
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
     click.echo(

@@ -88,3 +88,18 @@ def display(ctx: click.Context, config_path: str, port: int | None, url_file: st
     except OSError as exc:
         click.echo(f"portgate: display cannot listen on {cfg.display.host}:{cfg.display.port if port is None else port}: {exc}", err=True)
         ctx.exit(2)
+
+
+@edge.command("key")
+@click.option("--config", "config_path", required=True, help="gate.toml")
+def key_cmd(config_path: str) -> None:
+    """Print this gate's Ed25519 public key (PEM), making the key pair in state_dir if there is none.
+    Register it at the office: ``portgate central add-gate --gate-id G --public-key FILE``."""
+    from edge.config import load_gate_config
+    from edge.signing import load_or_create
+    from wire.chain import fingerprint, public_pem
+
+    cfg = load_gate_config(config_path)
+    pub = load_or_create(cfg.state_dir).public_key()
+    click.echo(public_pem(pub), nl=False)
+    click.echo(f"fingerprint {fingerprint(pub)}", err=True)

@@ -32,6 +32,14 @@ WAL size (``sqlite_files.WAL_PRAGMAS``): the write-ahead log is checkpointed eve
 ``WAL_AUTOCHECKPOINT_PAGES`` pages and truncated to ``WAL_SIZE_LIMIT`` bytes after each checkpoint,
 and to zero at open and close, so the ``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
 
+Signed chain (wire/chain.py, docs/evidence.md): with a ``signer`` (the gate's Ed25519 private key)
+every event gets ``prev`` = the hash of the previous event (read back from the last row at start, so
+the chain continues across boots) and a signature beside the HMAC. A journal holding unsigned rows,
+or signed with another key, gets a ``SIGNING_KEY`` alert first (``rotate_key`` signs it with the
+old key). After a quarantine the ``STORE_QUARANTINED`` alert starts a new segment: its ``prev`` is
+the head kept in the ``.hwm`` file (third word) and its detail adds ``last_head_seq=<n>
+last_head=<hex>``.
+
 Stdlib ``sqlite3`` is used directly here (not SQLAlchemy): the journal is the one write on the hot
 path and its cost must stay next to a bare SQLite commit (bench/gate_decision.py).
 """
@@ -51,6 +59,7 @@ import structlog
 from edge.rules.model import Now
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
 from portgate.errors import StoreError
+from wire import chain
 from wire import events as wire
 
 log = structlog.get_logger(__name__)
@@ -105,12 +114,15 @@ class Journal:
         key: bytes,
         boot_id: str,
         clock=None,
+        signer=None,
     ) -> None:
         self.path = Path(path)
         self.port = port
         self.gate_id = gate_id
         self.boot_id = boot_id
         self._key = key
+        self._signer = signer  # Ed25519PrivateKey or None (HMAC only)
+        self._head = chain.GENESIS
         self._lock = threading.Lock()
         self._hwm_path = Path(str(self.path) + ".hwm")
         self.quarantined_to: Path | None = None
@@ -148,6 +160,12 @@ class Journal:
         self._refused = {"reads": 0, "other": 0}  # appends refused for a full disk, not yet reported
         self._refused_at: list[dt.datetime] = []  # [first, last] refusal time (UTC)
         checkpoint(self._conn, self.path)
+        head_seq, head = self._read_hwm_head()
+        if row[0]:
+            self._head = self._hash_of(row[0])
+        elif head is not None:
+            self._head = head
+        known_key = self._meta("signing_key")
 
         if reason is not None:
             from wire.events import AlertPayload
@@ -157,7 +175,15 @@ class Journal:
                 f"journal quarantined to {self.quarantined_to.name}; reason={reason!r}; "
                 f"resumed_at={self._last_seq + 1} lost_after={sent_hwm if sent_hwm else -1}"
             )
+            if signer is not None:
+                detail += f" last_head_seq={head_seq if head is not None else 0} last_head={self._head}"
+                self._set_meta("signing_key", chain.public_raw(signer.public_key()))
             self.append(AlertPayload(code="STORE_QUARANTINED", detail=detail), now=_now(clock), priority=PRIORITY_HIGH)
+        elif signer is not None:
+            mine = chain.public_raw(signer.public_key())
+            if known_key != mine and (row[0] or known_key):
+                self._key_event(signer, known_key, clock)
+            self._set_meta("signing_key", mine)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -186,22 +212,24 @@ class Journal:
             report = self._refusal_alert()
             todo = [(report, PRIORITY_HIGH)] if report is not None else []
             todo += [(p, priority) for p in payloads]
+            head = self._head
             for payload, prio in todo:
                 seq += 1
-                event = wire.sign(
-                    wire.Event(
-                        event_id=wire.new_event_id(),
-                        port=self.port,
-                        gate_id=self.gate_id,
-                        boot_id=self.boot_id,
-                        seq=seq,
-                        occurred_at=occurred,
-                        clock_trusted=now.clock_trusted,
-                        mono_ns=now.mono_ns,
-                        payload=payload,
-                    ),
-                    self._key,
+                event = wire.Event(
+                    event_id=wire.new_event_id(),
+                    port=self.port,
+                    gate_id=self.gate_id,
+                    boot_id=self.boot_id,
+                    seq=seq,
+                    occurred_at=occurred,
+                    clock_trusted=now.clock_trusted,
+                    mono_ns=now.mono_ns,
+                    payload=payload,
                 )
+                if self._signer is not None:
+                    event, head = chain.seal(msgspec.structs.replace(event, prev=head), self._signer, self._key)
+                else:
+                    event = wire.sign(event, self._key)
                 out.append(event)
                 rows.append((seq, event.event_id, prio, _kind(payload), wire.encode(event), created))
             try:
@@ -229,6 +257,7 @@ class Journal:
                     self._refuse(payloads, occurred)
                 raise StoreError(f"journal append failed: {exc}") from exc
             self._last_seq = seq
+            self._head = head if self._signer is not None else self._head
             self._depth += len(rows)
             if report is not None:
                 self._reported(report)
@@ -280,6 +309,92 @@ class Journal:
         log.warning("journal_disk_full_reported", detail=alert.detail)
         self._refused = {"reads": 0, "other": 0}
         self._refused_at = []
+
+    def rotate_key(self, new_signer, *, now: Now) -> wire.Event:
+        """Key rollover: append a ``SIGNING_KEY`` event naming ``new_signer``'s public key, signed
+        by the current key, then sign with the new key. Raises ``StoreError`` as ``append``."""
+        old = self._signer
+        event = self._append_key_event(new_signer, old, now)
+        self._signer = new_signer
+        self._set_meta("signing_key", chain.public_raw(new_signer.public_key()))
+        return event
+
+    def keep_receipt(self, raw: bytes) -> bool:
+        """Keep the office's receipt of this gate's chain (``{"body": <JSON text>, "sig": hex}``,
+        central/evidence/receipts.py) in ``<journal>.receipt`` if it is for this gate, for a seq this
+        journal has reached, and not older than the one kept. Returns True if kept; a malformed
+        receipt is logged and ignored (the office sends the next one)."""
+        try:
+            msg = msgspec.json.decode(raw)
+            body = msgspec.json.decode(msg["body"].encode("utf-8"))
+            seq, gate, _sig = int(body["seq"]), body["gate_id"], str(msg["sig"])
+        except (msgspec.DecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            log.warning("journal_receipt_rejected", error=str(exc))
+            return False
+        kept = self.receipt()
+        if gate != self.gate_id or seq > self._last_seq or (kept is not None and kept["seq"] > seq):
+            log.warning("journal_receipt_rejected", gate_id=gate, seq=seq, last_seq=self._last_seq)
+            return False
+        path = Path(str(self.path) + ".receipt")
+        tmp = path.with_suffix(".receipt.tmp")
+        try:
+            tmp.write_bytes(raw)
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("journal_receipt_write_failed", error=str(exc))
+            return False
+        return True
+
+    def receipt(self) -> dict | None:
+        """The newest receipt kept: ``{"seq", "head", "body", "sig"}``, or None."""
+        try:
+            msg = msgspec.json.decode(Path(str(self.path) + ".receipt").read_bytes())
+            body = msgspec.json.decode(msg["body"].encode("utf-8"))
+            return {"seq": int(body["seq"]), "head": body["head"], "body": msg["body"], "sig": msg["sig"]}
+        except (OSError, msgspec.DecodeError, KeyError, TypeError, ValueError):
+            return None
+
+    def head(self) -> tuple[int, str]:
+        """``(seq, hash)`` of the newest event (``(0, GENESIS)`` for an empty chain)."""
+        with self._lock:
+            return self._last_seq, self._head
+
+    def _key_event(self, signer, known_key: str | None, clock) -> None:
+        """At start: the journal is unsigned (a gate migrated to signing) or was signed with
+        another key whose private half is gone: the new key is named and signs its own event."""
+        self._append_key_event(signer, None, _now(clock), previous=known_key)
+        self._signer = signer
+
+    def _append_key_event(self, new_signer, old_signer, now: Now, previous: str | None = None):
+        from wire.events import AlertPayload
+
+        pub = new_signer.public_key()
+        if old_signer is not None:
+            previous = chain.fingerprint(old_signer.public_key())
+        elif previous is not None:
+            previous = chain.fingerprint(chain.load_public(previous)) + " (old private key unavailable)"
+        detail = (f"public_key={chain.public_raw(pub)} fingerprint={chain.fingerprint(pub)} "
+                  f"previous={previous or 'none'}")
+        self._signer = old_signer or new_signer
+        return self.append(AlertPayload(code=chain.KEY_EVENT, detail=detail), now=now, priority=PRIORITY_HIGH)
+
+    def _hash_of(self, seq: int) -> str:
+        body = self._conn.execute("SELECT body FROM journal WHERE seq = ?", (seq,)).fetchone()[0]
+        try:
+            return chain.event_hash(_decoder.decode(body))
+        except msgspec.DecodeError:
+            return chain.GENESIS
+
+    def _meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM journal_meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        try:
+            self._conn.execute("INSERT INTO journal_meta (key, value) VALUES (?, ?) ON CONFLICT (key)"
+                               " DO UPDATE SET value = excluded.value", (key, value))
+        except sqlite3.Error as exc:
+            raise StoreError(f"journal {self.path}: {exc}") from exc
 
     def mark_sent(self, seqs: Iterable[int]) -> None:
         """Mark rows as delivered (called on the PUBACK for each row's own message id).
@@ -380,8 +495,11 @@ class Journal:
         return self._depth
 
     def oldest_unsent_at(self) -> dt.datetime | None:
-        """``occurred_at`` of the unsent event with the lowest seq, or None if the outbox is empty."""
+        """``occurred_at`` of the unsent event with the lowest seq, or None if the outbox is empty
+        (or the journal is already closed: a status sent while the gate stops)."""
         with self._lock:
+            if self._conn is None:
+                return None
             row = self._conn.execute(
                 "SELECT created_at FROM journal WHERE seq >= ? AND sent = 0 ORDER BY seq LIMIT 1",
                 (self._low,),
@@ -416,6 +534,17 @@ class Journal:
         except (OSError, ValueError):
             return 0
 
+    def _read_hwm_head(self) -> tuple[int, str | None]:
+        """(seq, head hash) kept in the ``.hwm`` file (its first and third words), or (0, None)."""
+        try:
+            found = self._hwm_path.read_text().split()
+            head = found[2]
+            if len(head) == 64 and int(head, 16) >= 0:
+                return int(found[0]), head
+        except (OSError, ValueError, IndexError):
+            pass
+        return 0, None
+
     def _hwm_valid(self) -> bool:
         try:
             return len([int(w) for w in self._hwm_path.read_text().split()[:2]]) == 2
@@ -426,7 +555,8 @@ class Journal:
         sent_max = self._sent_hwm = max(self._sent_hwm, sent_seq or 0)
         tmp = self._hwm_path.with_suffix(".hwm.tmp")
         try:
-            tmp.write_text(f"{self._last_seq} {sent_max}\n")
+            head = f" {self._head}" if self._signer is not None else ""
+            tmp.write_text(f"{self._last_seq} {sent_max}{head}\n")
             os.replace(tmp, self._hwm_path)
             self._hwm_written = self._last_seq
         except OSError as exc:  # not fatal: only used to continue numbering after a quarantine

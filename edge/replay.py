@@ -146,6 +146,29 @@ class Replay:
                 out.extend(self._decide(tap.gate_id, item))
         return out
 
+    def decide_recorded(self, gate_id: str, presentation: Presentation) -> Result:
+        """Decide a presentation recorded by a gate (debounce and pairing were done there): the
+        decision line. A badge paired at the gate that this replay's rulebook would not wait for
+        (``badge_expected`` false, G4) is left out, so the card is decided alone as such a gate
+        would (``badge_unpaired: true`` in the line)."""
+        wall = wall_of(max(presentation.mono_ns, presentation.badge_mono_ns or presentation.mono_ns))
+        rulebook = self.rulebooks.for_date(wall.astimezone(self.tz).date())
+        view, _pairing = self._gate(gate_id, rulebook)
+        if presentation.direction != "both":
+            self.directions[presentation.reader_id] = presentation.direction
+        unpaired = False
+        if presentation.badge_uid is not None:
+            read = Read(uid=presentation.uid, reader_id=presentation.reader_id,
+                        reader_kind=presentation.reader_kind, mono_ns=presentation.mono_ns)
+            view.ship = view.ship_at(wall)
+            if not badge_expected(view, rulebook, read):
+                presentation = dataclasses.replace(presentation, badge_uid=None, badge_mono_ns=None)
+                unpaired = True
+        line = self._decide(gate_id, presentation)[-1]
+        if unpaired:
+            line["badge_unpaired"] = True
+        return line
+
     def flush(self) -> list[Result]:
         """Decide the badges still waiting for a control card (end of the taps)."""
         out: list[Result] = []

@@ -77,8 +77,10 @@ class GateService:
         state = Path(cfg.state_dir)
         tz = self.rulebook.version[-1].port_timezone
         self.store = Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz)
+        from edge.signing import load_or_create
+
         self.journal = Journal(state / "journal.db", port=cfg.port, gate_id=cfg.gate_id, key=key,
-                               boot_id=self.boot_id, clock=self.clock)
+                               boot_id=self.boot_id, clock=self.clock, signer=load_or_create(state))
         last_trusted = self.journal.last_trusted_at()
         if last_trusted is not None and hasattr(self.clock, "raise_floor"):
             self.clock.raise_floor(last_trusted)  # G13: a wall clock before it is implausible

@@ -127,6 +127,11 @@ class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     payload: Payload
     schema: int = SCHEMA_VERSION
     mac: Mac = ""  # hex HMAC-SHA256 of canonical_bytes(event) with the gate's key
+    # Signed chain (wire.chain, docs/evidence.md): hex SHA-256 of the canonical bytes of the gate's
+    # previous event, and hex Ed25519 signature of canonical_bytes(event) by the gate's own key.
+    # Both empty on an unsigned (HMAC-only) event; such an event is encoded without the two keys.
+    prev: Annotated[str, msgspec.Meta(pattern="^([0-9a-f]{64})?$")] = ""
+    sig: Annotated[str, msgspec.Meta(pattern="^([0-9a-f]{128})?$")] = ""
 
 
 _encoder = msgspec.json.Encoder(order="sorted")
@@ -139,8 +144,17 @@ def new_event_id() -> str:
 
 
 def canonical_bytes(event: Event) -> bytes:
-    """The bytes the MAC covers: the event without its ``mac``, keys sorted, UTF-8 JSON."""
-    return _encoder.encode(msgspec.structs.replace(event, mac=""))
+    """The bytes the MAC and the signature cover: the event with ``mac`` and ``sig`` set to "",
+    keys sorted, UTF-8 JSON (an unsigned event without the ``prev`` and ``sig`` keys)."""
+    return _unsigned(_encoder.encode(msgspec.structs.replace(event, mac="", sig="")), event)
+
+
+def _unsigned(data: bytes, event: Event) -> bytes:
+    """An unsigned event's JSON without its empty ``prev`` and ``sig`` (sorted keys: ``prev``
+    comes right before ``schema``, ``sig`` is the last key; no payload has such keys)."""
+    if event.prev or event.sig:
+        return data
+    return data.replace(b',"prev":"","schema":', b',"schema":', 1).removesuffix(b',"sig":""}') + b"}"
 
 
 def sign(event: Event, key: bytes) -> Event:
@@ -156,8 +170,8 @@ def verify(event: Event, key: bytes) -> bool:
 
 
 def encode(event: Event) -> bytes:
-    """Wire bytes of an event (JSON, keys sorted)."""
-    return _encoder.encode(event)
+    """Wire bytes of an event (JSON, keys sorted; an unsigned one without ``prev``/``sig``)."""
+    return _unsigned(_encoder.encode(event), event)
 
 
 def decode(data: bytes) -> Event:

@@ -57,6 +57,11 @@ def gate_cmd(port: str, gate_id: str) -> str:
     return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/cmd"
 
 
+def gate_receipt(port: str, gate_id: str) -> str:
+    """The office's newest signed receipt of one gate's chain (retained, QoS 1; docs/evidence.md)."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/receipt"
+
+
 def office_requests(port: str) -> str:
     """Requests from gates to the office (a snapshot when a delta does not follow its version)."""
     return f"{ROOT}/{check_id(port, 'port')}/office/requests"

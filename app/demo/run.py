@@ -242,6 +242,16 @@ class DemoRun:
         self.web_url: str | None = None
 
     # -- set-up --------------------------------------------------------------------------------
+    def _register_signing_keys(self, keys: Path) -> None:
+        """Each gate's Ed25519 key pair is made in its state dir (as ``portgate edge key`` does on
+        a gate) and its public key registered at the office (``central add-gate --public-key``)."""
+        from central.ingest.keys import register_public_key
+        from edge.signing import load_or_create
+        from wire.chain import public_pem
+
+        for gid, gate in self.gates.items():
+            register_public_key(keys, gid, public_pem(load_or_create(gate.dir / "state").public_key()))
+
     def start(self) -> None:
         from central.ingest.keys import add_gate
         from app.demo.mosquitto import Mosquitto
@@ -264,6 +274,7 @@ class DemoRun:
         for spec in sc.spec.gates:
             self.gates[spec.gate_id] = Gate(self, spec)
         key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
+        self._register_signing_keys(keys)
         self._publish_snapshots()
         from app.demo.web import prepare_ledger
 
@@ -560,6 +571,30 @@ class DemoRun:
             self.problems.append(f"no P8 billing line for anchored ship(s) {sorted(anchored - billed)}")
         return found
 
+    def evidence(self, registration: str = "V017") -> Path | None:
+        """Export the evidence bundle of ``registration`` for the day (``portgate evidence export``)
+        into the run directory and check it offline (``portgate evidence verify``)."""
+        if registration not in self.scenario.expected_pay:
+            return None
+        day = self.scenario.spec.day.isoformat()
+        bundle = self.dir / f"evidence-{registration}.zip"
+        cmd = [*PORTGATE, "evidence", "export", "--db", self.ledger_url, "--keys-dir", str(self.dir / "keys"),
+               "--registration", registration, "--from", day, "--to", day, "--out", str(bundle)]
+        for gate in self.gates.values():
+            cmd += ["--gate-rulebook", str(gate.dir / "gate-rules.toml")]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            self.problems.append(f"portgate evidence export failed ({done.returncode}): {done.stderr.strip()[:500]}")
+            return None
+        check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle)], capture_output=True, text=True,
+                               timeout=120)
+        self.out(f"\nEvidence bundle of {registration} (portgate evidence verify {bundle.name})")
+        for line in check.stdout.splitlines():
+            self.out(f"  {line}")
+        if check.returncode != 0:
+            self.problems.append(f"evidence bundle of {registration} does not verify")
+        return bundle
+
     def stop(self) -> None:
         for gate in self.gates.values():
             with contextlib.suppress(Exception):
@@ -613,6 +648,7 @@ def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str],
             f"{totals.get('replay_requests', absent)} replay requests")
         demo.pay()
         demo.billing()
+        demo.evidence()
     except DemoFailed as exc:
         out(f"demo failed: {exc}")
         demo.stop()

@@ -3,6 +3,9 @@
 Provisioning (``portgate central add-gate --gate-id g1``) writes a fresh 32-byte random key as 64
 hex characters; the same file is copied to the gate (its ``key_file`` setting). The key bytes used
 for HMAC-SHA256 are the file's text (without the trailing newline) on both sides.
+
+A gate that signs its events (wire/chain.py) has its Ed25519 public keys in ``<gate_id>.pub`` (PEM,
+oldest first; ``add-gate --public-key``). The private key never leaves the gate.
 """
 
 from __future__ import annotations
@@ -32,6 +35,39 @@ def add_gate(keys_dir: str | Path, gate_id: str, *, overwrite: bool = False) -> 
         raise BadInput(f"gate {gate_id} already has a key (use --rotate to replace it)", where=str(path))
     write_secret(path, secrets.token_hex(32).encode() + b"\n")
     return path
+
+
+def public_key_path(keys_dir: str | Path, gate_id: str) -> Path:
+    """``<keys_dir>/<gate_id>.pub``: the gate's Ed25519 public keys (PEM blocks, oldest first)."""
+    return Path(keys_dir) / f"{check_id(gate_id, 'gate_id')}.pub"
+
+
+def register_public_key(keys_dir: str | Path, gate_id: str, text: str) -> Path:
+    """Register (append) a gate's Ed25519 public key given as PEM or base64 of the raw 32 bytes;
+    registering a key already there changes nothing. Raises ``BadInput`` if it is not a key."""
+    from wire.chain import fingerprint, load_public, public_pem
+
+    key = load_public(text)
+    path = public_key_path(keys_dir, gate_id)
+    known = {fingerprint(k) for k in read_public_keys(path)}
+    if fingerprint(key) not in known:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="ascii") as fh:
+            fh.write(public_pem(key))
+    return path
+
+
+def read_public_keys(path: str | Path) -> list:
+    """The Ed25519 public keys of a ``.pub`` file (empty if none). Raises ``BadInput`` if a block
+    is not a key."""
+    from wire.chain import load_public
+
+    try:
+        text = Path(path).read_text(encoding="ascii")
+    except FileNotFoundError:
+        return []
+    end = "-----END PUBLIC KEY-----"
+    return [load_public(block + end) for block in text.split(end) if "-----BEGIN" in block]
 
 
 class KeyUnreadable(Exception):
@@ -95,3 +131,39 @@ class KeyRing:
         with self._lock:
             self._cache[gate_id] = (key, mtime, now)
         return key
+
+    def public_keys(self, gate_id: str) -> list:
+        """The gate's registered Ed25519 public keys (``<gate>.pub``), cached like ``key``; empty
+        if the gate does not sign (HMAC only). Raises ``KeyUnreadable`` for an unreadable or
+        malformed file (the event becomes a dead letter saying so)."""
+        now = time.monotonic()
+        name = f"pub:{gate_id}"
+        with self._lock:
+            held = self._cache.get(name)
+        if held is not None and now - held[2] < self.recheck_s:
+            return held[0]
+        try:
+            path = public_key_path(self.keys_dir, gate_id)
+            mtime = os.stat(path).st_mtime_ns
+        except (BadInput, ConfigError, FileNotFoundError):
+            mtime = -1
+        except OSError as exc:
+            raise KeyUnreadable(f"public key of gate {gate_id} unreadable: {exc}") from exc
+        if held is not None and held[1] == mtime:
+            found = held[0]
+        else:
+            try:
+                found = read_public_keys(path) if mtime != -1 else []
+            except (OSError, BadInput) as exc:
+                raise KeyUnreadable(f"public key of gate {gate_id} unreadable: {exc}") from exc
+        with self._lock:
+            self._cache[name] = (found, mtime, now)
+        return found
+
+    def learn_public_key(self, gate_id: str, key) -> None:
+        """Add a key the gate named in a ``SIGNING_KEY`` event signed by a registered key."""
+        from wire.chain import public_pem
+
+        with self._lock:
+            register_public_key(self.keys_dir, gate_id, public_pem(key))
+            self._cache.pop(f"pub:{gate_id}", None)

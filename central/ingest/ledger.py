@@ -2,7 +2,8 @@
 
 ``check`` turns one MQTT message into an accepted ``Event`` or a ``DeadLetter`` with the reason:
 not a gate topic / wrong port, malformed (not JSON, schema violation, unsupported schema version),
-topic/gate mismatch (a gate publishing as another), unknown gate (no key), bad MAC.
+topic/gate mismatch (a gate publishing as another), unknown gate (no key), bad MAC, and for a gate
+with a registered signing key a bad or missing signature (``CHAIN_BREAK ...``, central.ingest.chain).
 
 ``write_batch`` inserts accepted events with one multi-row ``INSERT ... ON CONFLICT (event_id) DO
 NOTHING RETURNING`` per 1000 events, so a redelivered or replayed event is a no-op, and inserts the
@@ -29,6 +30,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
+from central.ingest import chain as chain_check
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
 from portgate.errors import BadInput
@@ -50,6 +52,7 @@ class DeadLetter:
     raw: bytes
     gate_id: str | None = None
     event_id: str | None = None
+    seq: int | None = None  # set on a chain break (central.ingest.chain)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -110,6 +113,12 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing) -> Accepted | DeadLe
         return DeadLetter(topic, f"unknown gate {event.gate_id}", raw, event.gate_id, event.event_id)
     if not _verify(event, key, raw):
         return DeadLetter(topic, "bad MAC", raw, event.gate_id, event.event_id)
+    try:
+        broken = chain_check.signature_problem(event, keys)
+    except KeyUnreadable as exc:
+        return DeadLetter(topic, str(exc), raw, event.gate_id, event.event_id)
+    if broken is not None:
+        return DeadLetter(topic, broken, raw, event.gate_id, event.event_id, event.seq)
     return Accepted(topic, event, raw)
 
 
@@ -130,6 +139,8 @@ def _verify(event: Event, key: bytes, raw: bytes) -> bool:
         base = _macs[key] = hmac.new(key, digestmod=hashlib.sha256)
     quoted = event.mac.encode()
     candidate = raw.replace(b'"mac":"' + quoted + b'"', b'"mac":""', 1)
+    if event.sig:  # a signed event: the signature is blanked in the canonical bytes too
+        candidate = candidate.replace(b'"sig":"' + event.sig.encode() + b'"', b'"sig":""', 1)
     if candidate is not raw and len(candidate) != len(raw):
         mac = base.copy()
         mac.update(candidate)

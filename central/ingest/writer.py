@@ -56,6 +56,7 @@ import threading
 import time
 from collections.abc import Callable
 
+import msgspec
 import structlog
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -64,10 +65,12 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyErro
 from central.config import CentralConfig
 from central.ingest import blocklist, ledger, presence
 from central.ingest import status as gate_status
+from central.ingest import chain as chain_check
+from central.evidence import receipts
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ingest.logbudget import LogBudget
 from central.ledger.schema import dead_letters, gate_progress
-from portgate.errors import BadInput
+from portgate.errors import BadInput, ConfigError
 from wire import connection, topics
 from wire import downlink as dl
 from wire.events import ConfiscationPayload
@@ -129,6 +132,8 @@ class LedgerWriter:
         self._claims: dict[str, int] = {}  # gate -> the sent_seq its statuses claim
         self._tails: dict[str, _Tail] = {}
         self._log_budget = LogBudget()  # dead-letter warnings: 20 a minute, the rest counted
+        self._office_key = None  # Ed25519 key signing chain receipts, loaded at the first commit
+        self._receipts_out: list[dict] = []
 
     def start(self) -> LedgerWriter:
         connection.start(self.client, self.config.mqtt)
@@ -192,6 +197,7 @@ class LedgerWriter:
             if swallowed is not None:
                 log.warning("ingest.dead_letter", topic=d.topic[:255], reason=d.reason[:300], gate_id=d.gate_id,
                             suppressed=swallowed)
+        self._publish_receipts()
         if self.settings.relay_presence:
             self._relay(inserted, now)
         self._handle_gaps(gaps)
@@ -210,8 +216,10 @@ class LedgerWriter:
                 opened = self._record_confiscations(conn, inserted, now)
                 losses = ledger.record_losses(conn, inserted, now)
                 gate_status.store(conn, list(statuses), now)
+                chain_check.record(conn, inserted, rejected, now)
                 seen = _sequences(accepted)
                 gaps = ledger.update_progress(conn, seen, now, seen=seen)
+                self._issue_receipts(conn, seen, now)
             return inserted, opened, losses, gaps, seen, rejected
         except Exception as exc:
             if not unstorable(exc):
@@ -225,6 +233,7 @@ class LedgerWriter:
                     mine = ledger.write_batch(conn, [a], [], now)
                     opened += self._record_confiscations(conn, mine, now)
                     losses += ledger.record_losses(conn, mine, now)
+                    chain_check.record(conn, mine, [], now)
                 inserted += mine
             except Exception as exc:
                 if not unstorable(exc):
@@ -236,10 +245,30 @@ class LedgerWriter:
         with self.engine.begin() as conn:
             ledger.write_batch(conn, [], rejected + refused, now)
             gate_status.store(conn, list(statuses), now)
+            chain_check.record(conn, [], rejected, now)
             seen = _sequences(kept)
             gaps = ledger.update_progress(conn, seen, now, seen=seen)
         inserted.sort(key=lambda r: r[0])
         return inserted, opened, losses, gaps, seen, rejected + refused
+
+    def _issue_receipts(self, conn, seen, now) -> None:
+        """Signed receipts of the gates whose chain advanced (central.evidence.receipts), kept to
+        be published once the batch is committed. Without a usable office key: logged, none."""
+        if self._office_key is None:
+            try:
+                self._office_key = receipts.office_key(self.keys.keys_dir)
+            except (ConfigError, OSError) as exc:
+                self._office_key = False
+                log.error("ingest.office_key_unusable", error=str(exc), action="no chain receipts")
+        if self._office_key:
+            self._receipts_out = receipts.issue(conn, self._office_key, self.port, seen, now)
+
+    def _publish_receipts(self) -> None:
+        for r in self._receipts_out:
+            body = msgspec.json.encode({"body": r["body"].decode("utf-8"), "sig": r["sig"]})
+            self.client.publish(topics.gate_receipt(self.port, r["gate_id"]), body, qos=1, retain=True)
+            self._stats["receipts_issued"] += 1
+        self._receipts_out = []
 
     def _relay(self, inserted, now) -> None:
         for row_id, event in inserted:

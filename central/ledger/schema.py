@@ -100,3 +100,43 @@ gate_losses = Table(
     UniqueConstraint("event_id"),
 )
 Index("ix_gate_losses_gate_seq", gate_losses.c.gate_id, gate_losses.c.seq_from)
+
+# The signed chain of each gate (central.ingest.chain, docs/evidence.md): one row per signed event
+# (its hash and the ``prev`` it names), the breaks found on ingest, and the office's signed receipts.
+event_links = Table(
+    "event_links",
+    metadata,
+    Column("gate_id", String(64), primary_key=True),
+    Column("seq", BigInteger, primary_key=True),
+    Column("event_id", String(36), nullable=False),
+    Column("hash", String(64), nullable=False),  # SHA-256 of the event's canonical bytes (hex)
+    Column("prev", String(64), nullable=False),
+    Column("segment", Boolean, nullable=False, default=False),  # a quarantine segment start
+)
+
+chain_breaks = Table(
+    "chain_breaks",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("gate_id", String(64), nullable=False),
+    Column("seq_from", BigInteger, nullable=False),
+    Column("seq_to", BigInteger, nullable=False),
+    Column("kind", String(32), nullable=False),  # BAD_SIGNATURE, UNSIGNED, FORKED, PREV_MISMATCH, ...
+    Column("detail", Text, nullable=False),
+    Column("event_id", String(36), nullable=True),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_chain_breaks_gate", chain_breaks.c.gate_id, chain_breaks.c.seq_from)
+
+chain_receipts = Table(
+    "chain_receipts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("gate_id", String(64), nullable=False),
+    Column("seq", BigInteger, nullable=False),  # every seq 1..seq is in the ledger or a recorded loss
+    Column("head", String(64), nullable=False),  # hash of the event at seq
+    Column("issued_at", DateTime(timezone=True), nullable=False),
+    Column("body", LargeBinary, nullable=False),  # the signed statement (canonical JSON)
+    Column("sig", String(128), nullable=False),  # hex Ed25519 signature of body by the office key
+)
+Index("ix_chain_receipts_gate", chain_receipts.c.gate_id, chain_receipts.c.seq)

@@ -81,8 +81,17 @@ statements = Table(
     Column("hold_reason", Text, nullable=True),
     Column("hold_released_at", DateTime(timezone=True), nullable=True),
     Column("hold_note", String(255), nullable=True),
+    # Versions (central.pay.versions): a re-run keeps the earlier statement of the shift, marked
+    # superseded with when, by which statement and why; one current statement per shift.
+    Column("version", Integer, nullable=False, default=1, server_default="1"),
+    Column("digest", String(64), nullable=True),  # SHA-256 of the computed statement (hex)
+    Column("computed_by", String(128), nullable=True),  # who ran the pay
+    Column("superseded_at", DateTime(timezone=True), nullable=True),  # None: the current one
+    Column("superseded_by", String(200), nullable=True),
+    Column("superseded_reason", Text, nullable=True),
 )
 Index("ix_statements_due", statements.c.paid_at, statements.c.due_at)
+Index("ix_statements_shift_current", statements.c.shift_id, statements.c.superseded_at)
 Index("ix_statements_work_day", statements.c.work_day)
 
 statement_lines = Table(

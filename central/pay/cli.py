@@ -1,6 +1,8 @@
 """``portgate pay``: watchmen's pay statements (rules P1-P7) from the ledger or from shifts.csv.
 
     portgate pay --config central.toml --from 2026-03-01 --to 2026-03-31 [--port-config port.toml] [--format csv]
+                 [--rulebook ID|FILE] [--by WHO] [--reason TEXT]
+    portgate pay --config central.toml --from D1 --to D2 --what-if ID|FILE
     portgate pay --db URL ...  (instead of --config; a password belongs in PGPASSFILE, not here)
     portgate pay --shifts shifts.csv --port-config port.toml [--format csv]
     portgate pay overdue --config central.toml|--db URL [--at ISO]
@@ -13,6 +15,12 @@ amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``,
 the statement is on hold for the office's review: an EARLY_EXIT shift, RULES.md P and G9, paid as
 computed once released); a held shift prints ``rule: "HELD"`` with ``amount: null`` and its reasons. ``--format csv`` prints the same columns.
 Amounts are strings with two decimals. Bad input: a message naming the row, exit status 2.
+
+Storing supersedes the current statement of a shift when the new one differs
+(``central.pay.versions``): stderr says how many were written, superseded and adjusted (paid).
+``--what-if`` stores nothing and does not rebuild shifts: one JSON line per worker, shift and rule
+``{registration, work_day, shift_id, rule, recorded, what_if, diff, changed}`` comparing the current
+stored statements with the ones the other rulebook gives (``central.pay.whatif``).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
 
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
+RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
           "hold")
 
@@ -53,6 +62,19 @@ def load_setup(port_config: str | None):
         raise ConfigError(f"{port.rulebook[:200]}: {unreadable(exc)}", key="rulebook", path=where) from exc
     calendar = HolidayCalendar.from_config(port, rulebook.timezone)
     return port, rulebook, calendar
+
+
+def rulebook_arg(value: str, name: str):
+    """A pay rulebook by file path or by id in ``config/rulebooks`` (``example-cct-2026``).
+    Raises ``ConfigError`` if neither exists or the file is not valid."""
+    path = Path(value)
+    if not path.exists() and (RULEBOOKS / f"{value}.toml").exists():
+        path = RULEBOOKS / f"{value}.toml"
+    if not path.exists():
+        from portgate.errors import ConfigError
+
+        raise ConfigError(f"no rulebook {value!r} (a file, or an id in {RULEBOOKS})", path=name)
+    return load_rulebook(path)
 
 
 def statement_rows(st: Statement) -> list[dict]:
@@ -104,12 +126,19 @@ def _at(value: str | None) -> dt.datetime:
 @click.option("--port-config", help="Port TOML (state, holidays, rulebook). Default: the example.")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
 @click.option("--no-rebuild", is_flag=True, help="Pay the stored shifts without rebuilding them.")
+@click.option("--rulebook", "rulebook_name", help="Pay rulebook (file or id) instead of the port's.")
+@click.option("--by", "by", help="Who runs the pay (kept on the statements). Default: the login.")
+@click.option("--reason", help="Why pay is re-run (kept on each statement it supersedes).")
+@click.option("--what-if", "what_if", help="Compare with this rulebook (file or id); store nothing.")
 @click.pass_context
-def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild):
+def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, fmt, no_rebuild,
+        rulebook_name, by, reason, what_if):
     """Compute watchmen's pay statements (rules P1-P7) from the ledger or a shifts.csv."""
     if ctx.invoked_subcommand is not None:
         return
     _port, rulebook, calendar = load_setup(port_config)
+    if rulebook_name:
+        rulebook = rulebook_arg(rulebook_name, "--rulebook")
     if shifts_csv:
         from central.pay.shifts_csv import pay_shifts_csv
 
@@ -130,10 +159,17 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     upgrade(db_url)
     engine = make_engine(db_url)
     now = dt.datetime.now(dt.UTC)
+    if what_if:
+        try:
+            _what_if(engine, first, last, rulebook_arg(what_if, "--what-if"), calendar, now, fmt)
+        finally:
+            engine.dispose()
+        return
     try:
         if not no_rebuild:
             rebuild_shifts(engine, first, last, calendar.zone, now=now)
-        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now)
+        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
+                              by=by or _login(), reason=reason)
         from central.pay.billing_store import store_watchmen_billing
 
         store_watchmen_billing(engine, run.statements, rulebook, first, last, now=now)  # P8
@@ -142,6 +178,44 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     rows = [row for st in run.statements for row in statement_rows(st)]
     rows += [held_row(h.shift, h.reasons) for h in run.held]
     emit(rows, fmt)
+    if run.saved is not None:
+        s = run.saved
+        click.echo(f"stored {s.written} statement version(s): {s.superseded} superseded "
+                   f"({s.adjusted} already paid: adjustment line), {s.unchanged} unchanged", err=True)
+
+
+def _login() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
+    from central.pay.ledger import pay_from_ledger
+    from central.pay.whatif import diff_rows, read_current
+
+    run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now, store=False)
+    with engine.connect() as conn:
+        recorded = read_current(conn, [st.shift_id for st in run.statements])
+    rows = diff_rows(run.statements, recorded)
+    if fmt == "json":
+        for row in rows:
+            click.echo(json.dumps(row, ensure_ascii=False))
+    else:
+        fields = ("registration", "work_day", "shift_id", "rule", "recorded", "what_if", "diff",
+                  "changed")
+        writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n",
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    for h in run.held:
+        click.echo(json.dumps(held_row(h.shift, h.reasons), ensure_ascii=False))
+    changed = sum(1 for r in rows if r["rule"] == "TOTAL" and r["changed"])
+    click.echo(f"what-if {rulebook.id}: {changed} of {len(run.statements)} statement total(s) "
+               "change; nothing stored", err=True)
 
 
 @pay.command("overdue")

@@ -4,8 +4,9 @@ ones, mark paid (Lei 9.719 art. 2 §1: pay is due 48 h after the end of the serv
 A shift flagged for review (``central.ledger.shifts.REVIEW_FLAGS``: EARLY_EXIT, G9) is paid as
 computed and its statement is stored on hold (``hold_reason``): ``mark_paid`` refuses it until the
 office releases it (``release_holds``, RULES.md P: "paid as computed unless the office records the
-infraction"). A rebuild replaces unpaid statements of the shifts it pays and never touches a paid
-one; a release is kept while the hold reason stays the same.
+infraction"). Storing a run supersedes the current statement of a shift when the new one differs
+(``central.pay.versions``: kept, marked superseded, a paid one answered by an adjustment line);
+only the current statement is listed overdue, paid or released.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ import datetime as dt
 import gc
 from decimal import Decimal
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.shifts import Shift
 from central.ledger.store import as_utc, read_shifts
-from central.ledger.tables import statement_lines, statements
+from central.ledger.tables import statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook
+from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
 
@@ -42,6 +44,7 @@ class Held:
 class PayRun:
     statements: list[Statement]
     held: list[Held]
+    saved: SaveResult | None = None  # what storing did (versions, central.pay.versions)
 
 
 #: A shift with no exit read may still get one until its period's end plus this grace: the at most
@@ -95,10 +98,13 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
 
 
 def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebook: Rulebook,
-                    calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True) -> PayRun:
+                    calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True,
+                    by: str | None = None, reason: str | None = None) -> PayRun:
     """Pay the stored shifts of work dates [date_from, date_to]; store the statements unless
-    ``store`` is False. A shift still open at ``now`` (no exit, period end + ``OPEN_GRACE`` not
-    reached) is held OPEN, not paid. Raises ``StoreError`` on a database failure."""
+    ``store`` is False, as new versions superseding the current ones that differ
+    (``central.pay.versions``; ``by``: who ran it, ``reason``: why). A shift still open at ``now``
+    (no exit, period end + ``OPEN_GRACE`` not reached) is held OPEN, not paid. Raises
+    ``StoreError`` on a database failure."""
     # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
     # again and again (none of them form cycles), so it is paused for the read and the pay run.
     with _no_cyclic_gc():
@@ -109,7 +115,8 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
             raise StoreError(f"reading shifts failed: {exc}") from exc
         run = pay_shifts(found, rulebook, calendar, now=now)
     if store:
-        save_statements(engine, run.statements, now=now)
+        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
+                                                             by=by, reason=reason))
     return run
 
 
@@ -122,63 +129,6 @@ def _no_cyclic_gc():
     finally:
         if enabled:
             gc.enable()
-
-
-def statement_id(st: Statement) -> str:
-    return f"{st.shift_id}@{st.rulebook}"
-
-
-def _cents(amount: Decimal) -> int:
-    return int(amount * 100)
-
-
-def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime) -> int:
-    """Insert statements and their lines, replacing unpaid ones with the same id; a paid statement
-    is kept as it is. Returns how many were written."""
-    if not found:
-        return 0
-    try:
-        with engine.begin() as conn:
-            ids = [statement_id(s) for s in found]
-            paid: set[str] = set()
-            released: dict[str, tuple[str, dt.datetime, str | None]] = {}
-            for chunk in range(0, len(ids), 500):
-                part = ids[chunk:chunk + 500]
-                paid.update(conn.execute(select(statements.c.statement_id).where(
-                    statements.c.statement_id.in_(part), statements.c.paid_at.is_not(None))).scalars())
-                for sid, reason, at, note in conn.execute(select(
-                        statements.c.statement_id, statements.c.hold_reason,
-                        statements.c.hold_released_at, statements.c.hold_note).where(
-                        statements.c.statement_id.in_(part), statements.c.paid_at.is_(None),
-                        statements.c.hold_released_at.is_not(None))):
-                    released[sid] = (reason, at, note)
-                unpaid = [i for i in part if i not in paid]
-                conn.execute(delete(statement_lines).where(statement_lines.c.statement_id.in_(unpaid)))
-                conn.execute(delete(statements).where(statements.c.statement_id.in_(unpaid)))
-            todo = [s for s in found if statement_id(s) not in paid]
-            if todo:
-                conn.execute(insert(statements), [{
-                    "statement_id": statement_id(s), "shift_id": s.shift_id,
-                    "registration": s.registration, "rulebook": s.rulebook, "work_day": s.work_day,
-                    "total_cents": _cents(s.total), "flags": ",".join(s.flags),
-                    "service_end": s.service_end, "due_at": s.due_at, "computed_at": now,
-                    "hold_reason": s.hold_reason, **_kept_release(s, released.get(statement_id(s))),
-                } for s in todo])
-                conn.execute(insert(statement_lines), [{
-                    "statement_id": statement_id(s), "position": n, "rule": line.rule,
-                    "article": line.article, "description": line.description,
-                    "amount_cents": _cents(line.amount),
-                } for s in todo for n, line in enumerate(s.lines)])
-            return len(todo)
-    except SQLAlchemyError as exc:
-        raise StoreError(f"saving statements failed: {exc}") from exc
-
-
-def _kept_release(st: Statement, old: tuple[str, dt.datetime, str | None] | None) -> dict:
-    """The release of the statement this one replaces, kept if it released the same hold."""
-    if old is not None and st.hold_reason is not None and old[0] == st.hold_reason:
-        return {"hold_released_at": old[1], "hold_note": old[2]}
-    return {"hold_released_at": None, "hold_note": None}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -195,9 +145,11 @@ class StoredStatement:
 
 
 def overdue(conn: Connection, at: dt.datetime) -> list[StoredStatement]:
-    """Unpaid statements whose due time is before ``at`` (aware), oldest first."""
+    """Unpaid current (not superseded) statements whose due time is before ``at`` (aware), oldest
+    first."""
     rows = conn.execute(
-        select(statements).where(statements.c.paid_at.is_(None), statements.c.due_at < at)
+        select(statements).where(statements.c.paid_at.is_(None), statements.c.due_at < at,
+                                 statements.c.superseded_at.is_(None))
         .order_by(statements.c.due_at, statements.c.statement_id)
     ).mappings()
     return [StoredStatement(r["statement_id"], r["shift_id"], r["registration"], r["work_day"],
@@ -212,18 +164,24 @@ def _on_hold(row) -> str | None:
 
 def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
     """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist, are
-    already paid, or are on hold for review (RULES.md P; nothing is changed then)."""
+    already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
+    nothing is changed then)."""
     with engine.begin() as conn:
         found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
-                                    statements.c.hold_reason, statements.c.hold_released_at)
+                                    statements.c.hold_reason, statements.c.hold_released_at,
+                                    statements.c.superseded_by)
                              .where(statements.c.statement_id.in_(ids))).mappings().all()
         rows = {r["statement_id"]: r for r in found}
         unknown = [i for i in ids if i not in rows]
         already = [i for i in ids if i in rows and rows[i]["paid_at"] is not None]
-        held = [i for i in ids if i in rows and rows[i]["paid_at"] is None and _on_hold(rows[i])]
-        if unknown or already or held:
+        stale = [f"{i} (by {rows[i]['superseded_by']})" for i in ids if i in rows
+                 and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
+        held = [i for i in ids if i in rows and rows[i]["paid_at"] is None
+                and not rows[i]["superseded_by"] and _on_hold(rows[i])]
+        if unknown or already or stale or held:
             parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
                 [f"already paid: {', '.join(already)}"] if already else []) + (
+                [f"superseded: {', '.join(stale)}"] if stale else []) + (
                 [f"on hold for review (release it first): {', '.join(held)}"] if held else [])
             raise BadInput("; ".join(parts), where="statement")
         conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
@@ -232,18 +190,20 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
 
 def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) -> None:
     """The office reviewed these held statements and releases them to be paid as computed
-    (RULES.md P). Raises ``BadInput`` naming ids that do not exist, are paid, or are not on hold
-    (nothing is changed then); ``note`` (1-255 characters) says who decided and why."""
+    (RULES.md P). Raises ``BadInput`` naming ids that do not exist, are paid, are superseded, or are
+    not on hold (nothing is changed then); ``note`` (1-255 characters) says who decided and why."""
     note = (note or "").strip()
     if not note or len(note) > 255:
         raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
     with engine.begin() as conn:
         found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
-                                    statements.c.hold_reason, statements.c.hold_released_at)
+                                    statements.c.hold_reason, statements.c.hold_released_at,
+                                    statements.c.superseded_by)
                              .where(statements.c.statement_id.in_(ids))).mappings().all()
         rows = {r["statement_id"]: r for r in found}
         unknown = [i for i in ids if i not in rows]
-        not_held = [i for i in ids if i in rows and (rows[i]["paid_at"] is not None or not _on_hold(rows[i]))]
+        not_held = [i for i in ids if i in rows and (rows[i]["paid_at"] is not None
+                    or rows[i]["superseded_by"] or not _on_hold(rows[i]))]
         if unknown or not_held:
             parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
                 [f"not on hold: {', '.join(not_held)}"] if not_held else [])

@@ -127,6 +127,7 @@ class Sync:
         self.t_events = topics.gate_events(port, gate_id)
         self.t_status = topics.gate_status(port, gate_id)
         self.t_cmd = topics.gate_cmd(port, gate_id)
+        self.t_receipt = topics.gate_receipt(port, gate_id)  # the office's chain receipt (kept)
         self.client = connection.make_client(mqtt_config, mqtt_config.client_id or f"gate-{port}-{gate_id}")
         self.client.max_inflight_messages_set(settings.window)
         self.client.max_queued_messages_set(0)
@@ -204,7 +205,7 @@ class Sync:
         if reason_code.is_failure:
             log.warning("mqtt.connect_refused", gate_id=self.gate_id, reason=str(reason_code))
             return
-        client.subscribe([(self.t_cmd, 1), (topics.downlink_filter(self.port), 1)])
+        client.subscribe([(self.t_cmd, 1), (self.t_receipt, 1), (topics.downlink_filter(self.port), 1)])
         client.publish(self.t_status, self._status("online", "birth"), qos=1, retain=True)
         self.connected.set()
         self._oldest_unacked = None  # paho resends what was in flight: give it time to be acked
@@ -463,6 +464,8 @@ class Sync:
             try:
                 if topic == self.t_cmd:
                     self._command(dl.decode(payload, dl.Command, where=topic))
+                elif topic == self.t_receipt:
+                    self.stats["receipts_kept"] += bool(self.journal.keep_receipt(payload))
                 elif self.downlink is not None or self.photos is not None:
                     _port, kind, form = topics.parse_downlink_topic(topic)
                     msg = dl.decode_downlink(payload, kind, form, where=topic)

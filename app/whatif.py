@@ -1,0 +1,150 @@
+"""``portgate replay``: the gate rules over CSV files (edge.replay), or with ``--from-ledger`` the
+presentations a gate recorded on a past day through another gate rulebook (a safe what-if).
+
+    portgate replay --workers W --cards C --escala E --taps T [--rulebook R] [--isolated]
+    portgate replay --from-ledger --db URL --date D [--gate G] --rulebook R
+                    --workers W --cards C --escala E [--reader-direction READER=in|out ...]
+
+From the ledger: every recorded tap event of the local day ``D`` (the rulebook's port time zone),
+of gate ``G`` or of every gate, in time order, is decided again by the gate rules with rulebook
+``R`` against the gate's copies (workers, cards, escala CSV as the office published them; reader
+directions are not in the events: ``--reader-direction``). Nothing is stored and nothing is sent.
+Output: one JSON line per read ``{at, gate_id, seq, uid, registration, recorded: {decision,
+rules_failed}, what_if: {decision, rules_failed, message}, changed, rules_changed}`` (``changed``:
+the decision differs; ``rules_changed``: same decision, other rules failed, e.g. a knock-on of an
+earlier change), then ``{"summary": {reads, changed, rules_changed, by_gate, changes: {"deny ->
+admit": n, ...}}}``. A badge the rulebook would not wait for is not paired (``badge_unpaired``).
+This lives in ``app`` because it joins the ledger (central) with the gate rules (edge).
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import json
+import sys
+
+import click
+
+from edge.cli import replay as csv_replay
+from portgate.errors import BadInput, PortgateError
+
+
+def recorded_taps(engine, day: dt.date, tz, gate: str | None) -> list:
+    """Tap events of the local ``day`` (optionally of one gate) from the ledger, in time order."""
+    from sqlalchemy import select
+
+    from central.ledger.schema import events
+    from wire.events import decode
+
+    start = dt.datetime.combine(day, dt.time(0), tz)
+    end = start + dt.timedelta(days=1)
+    q = select(events.c.raw).where(events.c.type == "tap", events.c.occurred_at >= start.astimezone(dt.UTC),
+                                   events.c.occurred_at < end.astimezone(dt.UTC))
+    if gate:
+        q = q.where(events.c.gate_id == gate)
+    with engine.connect() as conn:
+        found = [decode(r) for r in conn.execute(q.order_by(events.c.occurred_at, events.c.gate_id,
+                                                           events.c.seq)).scalars()]
+    return sorted(found, key=lambda e: (e.occurred_at, e.mono_ns, e.gate_id, e.seq))
+
+
+def what_if(found: list, replay, directions: dict[str, str]) -> tuple[list[dict], dict]:
+    """Decide each recorded tap again (pure apart from ``replay``'s in-memory views); return the
+    rows and the summary."""
+    from edge.replay import mono_of
+    from edge.rules.model import Presentation
+
+    rows: list[dict] = []
+    changes: collections.Counter = collections.Counter()
+    by_gate: collections.Counter = collections.Counter()
+    n_rules = 0
+    for ev in found:
+        p = ev.payload
+        mono = mono_of(ev.occurred_at.astimezone(dt.UTC))
+        pres = Presentation(uid=p.uid, reader_id=p.reader_id, reader_kind=p.reader_kind, mono_ns=mono,
+                            badge_uid=p.badge_uid, badge_mono_ns=mono if p.badge_uid else None,
+                            direction=directions.get(p.reader_id, "both"))
+        new = replay.decide_recorded(ev.gate_id, pres)
+        changed = new["decision"] != p.decision
+        rules_changed = not changed and sorted(new["rules_failed"]) != sorted(p.rules_failed)
+        if changed:
+            changes[f"{p.decision} -> {new['decision']}"] += 1
+            by_gate[ev.gate_id] += 1
+        elif rules_changed:
+            n_rules += 1
+        rows.append({"at": ev.occurred_at.astimezone(dt.UTC).isoformat(), "gate_id": ev.gate_id, "seq": ev.seq,
+                     "uid": p.uid, "registration": p.registration or new["registration"],
+                     "recorded": {"decision": p.decision, "rules_failed": list(p.rules_failed)},
+                     "what_if": {"decision": new["decision"], "rules_failed": new["rules_failed"],
+                                 "message": new["message"]},
+                     "changed": changed, "rules_changed": rules_changed,
+                     **({"badge_unpaired": True} if new.get("badge_unpaired") else {})})
+    summary = {"reads": len(rows), "changed": sum(changes.values()), "rules_changed": n_rules,
+               "by_gate": dict(by_gate), "changes": dict(changes)}
+    return rows, summary
+
+
+@click.command()
+@click.option("--from-ledger", "from_ledger", is_flag=True, help="Replay a past day recorded in the ledger.")
+@click.option("--db", "db_url", help="Ledger database URL (with --from-ledger).")
+@click.option("--date", "day", help="Local day to replay (YYYY-MM-DD, with --from-ledger).")
+@click.option("--gate", "gate_id", help="Only this gate (with --from-ledger).")
+@click.option("--reader-direction", "reader_dirs", multiple=True, help="READER_ID=in|out (with --from-ledger).")
+@click.option("--workers", help="workers.csv")
+@click.option("--cards", help="cards.csv")
+@click.option("--escala", help="escala.csv")
+@click.option("--taps", help="taps.csv (streamed; not with --from-ledger)")
+@click.option("--rulebook", default=None, help="gate rulebook TOML (default: built-in gate-default)")
+@click.option("--isolated", is_flag=True, help="replay each gate alone (partitioned, offline)")
+@click.option("--lang", type=click.Choice(["pt", "en"]), default="pt", show_default=True)
+@click.pass_context
+def replay(ctx, from_ledger, db_url, day, gate_id, reader_dirs, workers, cards, escala, taps, rulebook,
+           isolated, lang) -> None:
+    """Replay taps.csv, or a past day from the ledger, through the gate rules; one JSON line per read."""
+    if not from_ledger:
+        if not all((workers, cards, escala, taps)):
+            raise click.UsageError("give --workers, --cards, --escala and --taps (or --from-ledger)")
+        ctx.invoke(csv_replay, workers=workers, cards=cards, escala=escala, taps=taps, rulebook=rulebook,
+                   isolated=isolated, lang=lang)
+        return
+    if not all((db_url, day, rulebook, workers, cards, escala)):
+        raise click.UsageError("--from-ledger needs --db, --date, --rulebook, --workers, --cards, --escala")
+    try:
+        _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rulebook, isolated, lang)
+    except PortgateError as exc:
+        click.echo(f"portgate: {exc}", err=True)
+        ctx.exit(2)
+
+
+def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rulebook, isolated, lang) -> None:
+    from central.cli_args import db_url_arg, work_day_arg
+    from central.db import make_engine
+    from edge.memview import Roster
+    from edge.replay import Replay
+    from edge.rules.rulebook import load_gate_rulebook
+    from portgate.records import Card, EscalaEntry, Worker, load_csv
+
+    the_day = work_day_arg(day, "--date")
+    directions = {}
+    for item in reader_dirs:
+        reader, _, direction = item.partition("=")
+        if direction not in ("in", "out", "both") or not reader:
+            raise BadInput(f"{item!r} is not READER_ID=in|out|both", where="--reader-direction")
+        directions[reader] = direction
+    books = load_gate_rulebook(rulebook)
+    roster = Roster(load_csv(workers, Worker), load_csv(cards, Card), load_csv(escala, EscalaEntry))
+    db_url_arg(db_url, must_exist=True)
+    engine = make_engine(db_url)
+    try:
+        found = recorded_taps(engine, the_day, books.version[0].tz, gate_id)
+    finally:
+        engine.dispose()
+    rows, summary = what_if(found, Replay(roster, books, isolated=isolated, lang=lang), directions)
+    out = sys.stdout
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out.write(json.dumps({"summary": summary}, ensure_ascii=False) + "\n")
+    click.echo(f"what-if {rulebook}: {summary['changed']} of {summary['reads']} decision(s) change "
+               f"({', '.join(f'{k}: {v}' for k, v in summary['changes'].items()) or 'none'}), "
+               f"{summary['rules_changed']} with other rules only; nothing stored", err=True)

@@ -1,0 +1,189 @@
+"""Export an evidence bundle of one worker over work days [D1, D2] (docs/evidence.md).
+
+``export`` reads the ledger and writes a zip holding, for every gate whose events concern the
+worker: the raw signed events of the gate's chain from the first such event to the newest office
+receipt (or the last such event), their canonical bytes and raw signatures, the gate's public keys
+and that receipt; the office's public key; the shifts and every version of their statements with
+lines; the gate and pay rulebooks in force; a pt-BR PDF summary; and ``manifest.json`` (SHA-256 of
+every file) signed by the office key (``manifest.sig``). ``central.evidence.verify`` checks it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, select
+from sqlalchemy.engine import Engine
+
+from central.evidence.receipts import office_key
+from central.evidence.verify import FORMAT, _starting_key
+from central.ingest.keys import public_key_path, read_public_keys
+from central.ledger.schema import chain_breaks, chain_receipts, events
+from central.ledger.store import read_shifts
+from central.ledger.tables import statement_lines, statements
+from portgate.errors import BadInput
+from wire import chain
+from wire.events import canonical_bytes, decode
+
+RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
+RECEIPT_REACH = 100_000  # a receipt further than this many seqs beyond the worker's events is not used
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Exported:
+    path: Path
+    gates: dict[str, tuple[int, int]]  # gate -> (seq_from, seq_to) included
+    events: int
+    statements: int
+    shifts: int
+
+
+def _iso(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    return value.isoformat()
+
+
+def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: dt.date, date_to: dt.date,
+           out: str | Path, *, zone: ZoneInfo, gate_rulebooks: list[str | Path] = (),
+           now: dt.datetime) -> Exported:
+    """Write the bundle to ``out``. Raises ``BadInput`` if the worker has no event or shift in the
+    period, or a gate of theirs has no registered public key (its events cannot be proved)."""
+    start = dt.datetime.combine(date_from, dt.time(0), zone) - dt.timedelta(hours=12)
+    end = dt.datetime.combine(date_to + dt.timedelta(days=1), dt.time(0), zone) + dt.timedelta(hours=12)
+    with engine.connect() as conn:
+        shifts = [s for s in read_shifts(conn, date_from, date_to) if s.registration == registration]
+        referenced = {i for s in shifts for i in (s.admit_event_id, s.exit_event_id) if i}
+        mine = conn.execute(select(events.c.gate_id, events.c.seq, events.c.event_id).where(
+            ((events.c.registration == registration) & (events.c.occurred_at >= start)
+             & (events.c.occurred_at < end)) | events.c.event_id.in_(referenced or {""}))).all()
+        if not mine and not shifts:
+            raise BadInput(f"no event or shift of {registration} from {date_from} to {date_to}",
+                           where="--registration")
+        ranges: dict[str, list[int]] = {}
+        for gate, seq, _eid in mine:
+            ranges.setdefault(gate, []).append(seq)
+        files: dict[str, bytes] = {}
+        gates: dict[str, tuple[int, int]] = {}
+        n_events = 0
+        for gate, seqs in sorted(ranges.items()):
+            lo, hi = min(seqs), max(seqs)
+            receipt = conn.execute(select(chain_receipts).where(
+                chain_receipts.c.gate_id == gate, chain_receipts.c.seq >= hi,
+                chain_receipts.c.seq <= hi + RECEIPT_REACH).order_by(chain_receipts.c.seq.desc()).limit(1)
+            ).mappings().first()
+            if receipt is None:  # the newest one before: it still anchors a prefix of the range
+                receipt = conn.execute(select(chain_receipts).where(
+                    chain_receipts.c.gate_id == gate, chain_receipts.c.seq >= lo).order_by(
+                    chain_receipts.c.seq.desc()).limit(1)).mappings().first()
+            if receipt is not None:
+                hi = max(hi, receipt["seq"])
+                files[f"receipts/{gate}.json"] = _json({"body": receipt["body"].decode("utf-8"),
+                                                        "sig": receipt["sig"]})
+            raws = conn.execute(select(events.c.raw).where(
+                events.c.gate_id == gate, events.c.seq.between(lo, hi)).order_by(events.c.seq, events.c.id)
+            ).scalars().all()
+            keys = read_public_keys(public_key_path(keys_dir, gate))
+            if not keys:
+                raise BadInput(f"gate {gate} has no registered public key: its events cannot be proved",
+                               where=str(public_key_path(keys_dir, gate)))
+            files[f"keys/{gate}.pem"] = "".join(chain.public_pem(k) for k in keys).encode("ascii")
+            lines = []
+            for raw in raws:
+                ev = decode(raw)
+                lines.append(bytes(raw).rstrip(b"\n"))
+                if ev.sig:
+                    base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
+                    files[base + ".bin"] = canonical_bytes(ev)
+                    files[base + ".sig"] = bytes.fromhex(ev.sig)
+            files[f"events/{gate}.jsonl"] = b"\n".join(lines) + b"\n"
+            breaks = conn.execute(select(chain_breaks).where(chain_breaks.c.gate_id == gate,
+                                                             chain_breaks.c.seq_to >= lo,
+                                                             chain_breaks.c.seq_from <= hi)).mappings().all()
+            decoded = [decode(r) for r in raws]
+            report = chain.check_chain(gate, decoded, _starting_key(decoded, keys), first_seq=lo)
+            files[f"chain/{gate}.json"] = _json({
+                "gate_id": gate, "seq_from": lo, "seq_to": hi, "head_seq": report.head_seq, "head": report.head,
+                "verified": report.verified, "breaks_at_export": [str(b) for b in report.breaks],
+                "breaks_recorded_on_ingest": [{"kind": b["kind"], "seq_from": b["seq_from"],
+                                               "seq_to": b["seq_to"], "detail": b["detail"]} for b in breaks],
+                "segments": [dataclasses.asdict(s) for s in report.segments]})
+            gates[gate] = (lo, hi)
+            n_events += len(raws)
+        st_rows = conn.execute(select(statements).where(
+            statements.c.registration == registration, statements.c.work_day.between(date_from, date_to))
+            .order_by(statements.c.shift_id, statements.c.version)).mappings().all()
+        ids = [r["statement_id"] for r in st_rows]
+        line_rows: dict[str, list[dict]] = {}
+        if ids:
+            for r in conn.execute(select(statement_lines).where(statement_lines.c.statement_id.in_(ids))
+                                  .order_by(statement_lines.c.statement_id, statement_lines.c.position)).mappings():
+                line_rows.setdefault(r["statement_id"], []).append(
+                    {"rule": r["rule"], "article": r["article"], "description": r["description"],
+                     "amount_cents": r["amount_cents"]})
+        events_of = conn.execute(select(events.c.raw).where(
+            events.c.registration == registration, events.c.occurred_at >= start, events.c.occurred_at < end)
+            .order_by(events.c.occurred_at, events.c.gate_id, events.c.seq)).scalars().all()
+        n_receipts = conn.execute(select(func.count()).select_from(chain_receipts)).scalar()
+    stmts = [{
+        "statement_id": r["statement_id"], "shift_id": r["shift_id"], "version": r["version"],
+        "rulebook": r["rulebook"], "work_day": _iso(r["work_day"]), "total_cents": r["total_cents"],
+        "flags": [f for f in (r["flags"] or "").split(",") if f], "due_at": _iso(r["due_at"]),
+        "computed_at": _iso(r["computed_at"]), "computed_by": r["computed_by"], "digest": r["digest"],
+        "hold_reason": r["hold_reason"], "paid_at": _iso(r["paid_at"]), "paid_ref": r["paid_ref"],
+        "superseded_at": _iso(r["superseded_at"]), "superseded_by": r["superseded_by"],
+        "superseded_reason": r["superseded_reason"], "lines": line_rows.get(r["statement_id"], [])}
+        for r in st_rows]
+    shift_rows = [{
+        "shift_id": s.shift_id, "registration": s.registration, "ship": s.ship, "work_date": _iso(s.work_date),
+        "period": s.period, "function": s.function, "berth": s.berth, "gate_id": s.gate_id,
+        "period_start": _iso(s.period_start), "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
+        "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "admit_event_id": s.admit_event_id,
+        "exit_event_id": s.exit_event_id, "flags": [f"{f.code}: {f.detail}" for f in s.flags]}
+        for s in shifts]
+    files["statements.json"] = _json(stmts)
+    files["shifts.json"] = _json(shift_rows)
+    for rb in sorted({s["rulebook"] for s in stmts}):
+        path = RULEBOOKS / f"{rb}.toml"
+        if path.exists():
+            files[f"rulebooks/pay/{rb}.toml"] = path.read_bytes()
+    for path in gate_rulebooks or [RULEBOOKS / "gate-default.toml"]:
+        path = Path(path)
+        files[f"rulebooks/gate/{path.parent.name}-{path.name}" if gate_rulebooks else
+              f"rulebooks/gate/{path.name}"] = path.read_bytes()
+    from central.evidence.pdf import summary_pdf
+
+    files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
+                                       [decode(r) for r in events_of], gates, zone, now)
+    office = office_key(keys_dir)
+    files["keys/office.pem"] = chain.public_pem(office.public_key()).encode("ascii")
+    manifest = {"format": FORMAT, "registration": registration, "from": date_from.isoformat(),
+                "to": date_to.isoformat(), "created_at": _iso(now),
+                "office_key": chain.fingerprint(office.public_key()), "receipts_in_ledger": n_receipts,
+                "gates": {g: {"seq_from": a, "seq_to": b} for g, (a, b) in gates.items()},
+                "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}}
+    body = _json(manifest)
+    out = Path(out)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("manifest.json", body)
+        zf.writestr("manifest.sig", office.sign(body).hex() + "\n")
+        for name, data in sorted(files.items()):
+            zf.writestr(name, data)
+    out.write_bytes(buf.getvalue())
+    return Exported(out, gates, n_events, len(stmts), len(shift_rows))
+
+
+def _json(value) -> bytes:
+    return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False).encode("utf-8") + b"\n"

@@ -1,0 +1,83 @@
+"""The office's Ed25519 key and its signed receipts of each gate's chain (docs/evidence.md).
+
+The office key lives in ``<keys_dir>/office/signing.key`` (PKCS#8 PEM, 0600; made on first use),
+its public half in ``<keys_dir>/office/signing.pub``. A receipt says "the chain of gate G held up to
+seq N with head H": ``body`` is compact sorted-key UTF-8 JSON ``{"kind":
+"portgate-chain-receipt/1", "port", "gate_id", "seq", "head", "breaks", "issued_at", "text"}``
+(``breaks``: chain breaks recorded for the gate so far) and ``sig`` the hex Ed25519 signature of
+``body``. ``issue`` stores one per gate whose gapless prefix advanced (in the ingest's batch
+transaction); the newest is sent back to the gate, which keeps it (edge/sync).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
+
+from central.ledger.schema import chain_breaks, chain_receipts, event_links, gate_progress
+from portgate.config import read_secret, write_secret
+from portgate.errors import ConfigError
+from wire.chain import public_pem
+
+KIND = "portgate-chain-receipt/1"
+
+
+def office_key(keys_dir: str | Path) -> Ed25519PrivateKey:
+    """The office's signing key, made (0600, with its ``signing.pub``) if there is none. Raises
+    ``ConfigError`` if the file is readable by others or not an Ed25519 PEM key."""
+    path = Path(keys_dir) / "office" / "signing.key"
+    if not path.exists():
+        key = Ed25519PrivateKey.generate()
+        write_secret(path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                             serialization.NoEncryption()))
+        (path.parent / "signing.pub").write_text(public_pem(key.public_key()), encoding="ascii")
+        return key
+    try:
+        key = serialization.load_pem_private_key(read_secret(path, what="office signing key") + b"\n", None)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"not a PEM private key: {exc}", path=str(path)) from exc
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ConfigError("not an Ed25519 private key", path=str(path))
+    return key
+
+
+def receipt_body(port: str, gate_id: str, seq: int, head: str, breaks: int, issued_at: dt.datetime) -> bytes:
+    text = (f"cadeia do portão {gate_id} íntegra até seq {seq} com cabeça {head} / "
+            f"chain of gate {gate_id} held up to seq {seq} with head {head}")
+    body = {"kind": KIND, "port": port, "gate_id": gate_id, "seq": seq, "head": head, "breaks": breaks,
+            "issued_at": issued_at.astimezone(dt.UTC).isoformat().replace("+00:00", "Z"), "text": text}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def issue(conn: Connection, key: Ed25519PrivateKey, port: str, gate_ids, now: dt.datetime) -> list[dict]:
+    """In the caller's transaction: a receipt for each of ``gate_ids`` whose gapless prefix
+    (``gate_progress.contiguous_seq``) is beyond its newest receipt and whose event at that seq is
+    linked (signed). Returns the receipts issued as ``{gate_id, seq, head, body, sig}``."""
+    out: list[dict] = []
+    for gate_id in sorted(set(gate_ids)):
+        contiguous = conn.execute(select(gate_progress.c.contiguous_seq)
+                                  .where(gate_progress.c.gate_id == gate_id)).scalar()
+        if not contiguous:
+            continue
+        last = conn.execute(select(func.max(chain_receipts.c.seq))
+                            .where(chain_receipts.c.gate_id == gate_id)).scalar() or 0
+        if contiguous <= last:
+            continue
+        head = conn.execute(select(event_links.c.hash).where(event_links.c.gate_id == gate_id,
+                                                            event_links.c.seq == contiguous)).scalar()
+        if head is None:
+            continue
+        n_breaks = conn.execute(select(func.count()).select_from(chain_breaks)
+                                .where(chain_breaks.c.gate_id == gate_id)).scalar()
+        body = receipt_body(port, gate_id, contiguous, head, n_breaks, now)
+        row = {"gate_id": gate_id, "seq": contiguous, "head": head, "issued_at": now, "body": body,
+               "sig": key.sign(body).hex()}
+        conn.execute(chain_receipts.insert().values(**row))
+        out.append(row)
+    return out

@@ -1,0 +1,199 @@
+"""Offline check of an evidence bundle (``portgate evidence verify FILE.zip``; docs/evidence.md).
+
+Needs nothing but the zip: no database, no network, no configuration. ``verify_bundle`` returns
+``(failures, notes)``: each failure names the file, gate, seq or statement that does not hold;
+notes say what was checked. Checks, in order:
+
+1. ``manifest.sig`` is the office key's (``keys/office.pem``) Ed25519 signature of
+   ``manifest.json``; every file of the zip is listed there with its SHA-256 and none is missing;
+2. per gate, ``events/<gate>.jsonl`` (the raw signed events, one per line) forms an unbroken chain
+   from the manifest's ``seq_from`` (``wire.chain.check_chain`` with ``keys/<gate>.pem``): every
+   break is a failure; a documented quarantine segment is a note;
+3. ``canonical/<gate>/<seq>-<event_id>.bin`` / ``.sig`` are the canonical bytes and raw signature of
+   each event (for ``openssl pkeyutl -verify``);
+4. ``receipts/<gate>.json`` is signed by the office and its head is the hash of the event at its seq;
+5. ``statements.json``: each total is the sum of its lines, the digest of its computed part matches,
+   at most one current statement per shift; ``shifts.json``: every admit/exit event is in the bundle
+   and verified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from decimal import Decimal
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+
+from portgate.errors import BadInput
+from wire import chain
+from wire.events import canonical_bytes, decode
+
+FORMAT = "portgate-evidence/1"
+ADJUSTMENT_RULE, ADJUSTMENT_FLAG = "ADJ", "ADJUSTMENT"
+
+
+def _keys(text: str) -> list:
+    end = "-----END PUBLIC KEY-----"
+    return [chain.load_public(block + end) for block in text.split(end) if "-----BEGIN" in block]
+
+
+def statement_digest(st: dict) -> str:
+    """The digest of a stored statement's computed part (central.pay.versions.statement_digest):
+    its lines and flags without the adjustment, and their total."""
+    lines = [ln for ln in st["lines"] if ln["rule"] != ADJUSTMENT_RULE]
+    body = {"rulebook": st["rulebook"], "total_cents": sum(ln["amount_cents"] for ln in lines),
+            "flags": [f for f in st["flags"] if f != ADJUSTMENT_FLAG], "hold_reason": st["hold_reason"],
+            "lines": [[ln["rule"], ln["article"], ln["description"], ln["amount_cents"]] for ln in lines]}
+    raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def verify_bundle(path: str | Path) -> tuple[list[str], list[str]]:
+    """(failures, notes) of the bundle at ``path``. Raises ``BadInput`` if it is not a zip or has
+    no manifest (nothing can be checked then)."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise BadInput(f"not a readable zip: {exc}", where=str(path)) from exc
+    with zf:
+        files = {name: zf.read(name) for name in zf.namelist() if not name.endswith("/")}
+    fail: list[str] = []
+    notes: list[str] = []
+    if "manifest.json" not in files:
+        raise BadInput("no manifest.json: not an evidence bundle", where=str(path))
+    try:
+        manifest = json.loads(files["manifest.json"])
+    except ValueError as exc:
+        raise BadInput(f"manifest.json is not JSON: {exc}", where=str(path)) from exc
+    if manifest.get("format") != FORMAT:
+        fail.append(f"manifest.json: format {manifest.get('format')!r} is not {FORMAT}")
+    office = None
+    try:
+        office = _keys(files["keys/office.pem"].decode("ascii"))[0]
+        office.verify(bytes.fromhex(files["manifest.sig"].decode("ascii").strip()), files["manifest.json"])
+        notes.append(f"manifest signed by the office key {chain.fingerprint(office)}")
+    except KeyError as exc:
+        fail.append(f"{exc.args[0]}: missing")
+    except (InvalidSignature, ValueError, IndexError, BadInput):
+        fail.append("manifest.sig: not the office key's signature of manifest.json")
+    listed = manifest.get("files", {})
+    for name, digest in sorted(listed.items()):
+        if name not in files:
+            fail.append(f"{name}: listed in the manifest but missing")
+        elif hashlib.sha256(files[name]).hexdigest() != digest:
+            fail.append(f"{name}: SHA-256 differs from the manifest (edited)")
+    for name in sorted(set(files) - set(listed) - {"manifest.json", "manifest.sig"}):
+        fail.append(f"{name}: not listed in the manifest")
+
+    verified_ids: set[str] = set()
+    for gate, info in sorted(manifest.get("gates", {}).items()):
+        _check_gate(gate, info, files, office, fail, notes, verified_ids)
+    _check_statements(files, fail, notes, verified_ids)
+    return fail, notes
+
+
+def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
+    name = f"events/{gate}.jsonl"
+    try:
+        keys = _keys(files[f"keys/{gate}.pem"].decode("ascii"))
+    except (KeyError, BadInput, UnicodeDecodeError):
+        fail.append(f"keys/{gate}.pem: missing or not a public key")
+        return
+    events = []
+    for n, line in enumerate(files.get(name, b"").splitlines(), 1):
+        try:
+            events.append(decode(line))
+        except BadInput as exc:
+            fail.append(f"{name}:{n}: not an event ({exc.reason[:120]})")
+    if not events:
+        fail.append(f"{name}: no events")
+        return
+    key = _starting_key(events, keys)
+    report = chain.check_chain(gate, events, key, first_seq=int(info.get("seq_from", events[0].seq)))
+    for b in report.breaks:
+        fail.append(f"{name}: {b}")
+    for seg in report.segments:
+        notes.append(f"gate {gate}: documented segment break at seq {seg.seq} (journal quarantined; "
+                     f"lost {seg.lost_from}..{seg.lost_to}; last head {seg.last_head[:16]}...)")
+    broken = {s for b in report.breaks for s in range(b.seq_from, b.seq_to + 1)}
+    by_seq = {}
+    for ev in events:
+        by_seq.setdefault(ev.seq, ev)
+        if ev.sig and ev.seq not in broken:
+            verified_ids.add(ev.event_id)
+        base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
+        if ev.sig and (files.get(base + ".bin") != canonical_bytes(ev)
+                       or files.get(base + ".sig") != bytes.fromhex(ev.sig)):
+            fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
+    notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.get('seq_from')}.."
+                 f"{report.head_seq}, head {report.head[:16]}...")
+    raw = files.get(f"receipts/{gate}.json")
+    if raw is None:
+        notes.append(f"gate {gate}: no office receipt in the bundle")
+        return
+    try:
+        receipt = json.loads(raw)
+        body = receipt["body"].encode("utf-8")
+        if office is None:
+            raise ValueError("no office key")
+        office.verify(bytes.fromhex(receipt["sig"]), body)
+        said = json.loads(body)
+    except (ValueError, KeyError, TypeError, InvalidSignature):
+        fail.append(f"receipts/{gate}.json: not a receipt signed by the office key")
+        return
+    at = by_seq.get(int(said.get("seq", -1)))
+    if said.get("gate_id") != gate:
+        fail.append(f"receipts/{gate}.json: receipt of gate {said.get('gate_id')}")
+    elif at is None:
+        fail.append(f"receipts/{gate}.json: seq {said.get('seq')} is not in the bundle")
+    elif chain.event_hash(at) != said.get("head"):
+        fail.append(f"receipts/{gate}.json: the office saw head {str(said.get('head'))[:16]}... at seq "
+                    f"{at.seq}, the bundle has {chain.event_hash(at)[:16]}... (history rewritten)")
+    else:
+        notes.append(f"gate {gate}: office receipt up to seq {at.seq} matches the chain")
+
+
+def _starting_key(events, keys):
+    """The registered key that signs the first signed event (rollovers are followed from there);
+    the first key if none does (every event then fails as BAD_SIGNATURE)."""
+    first = next((e for e in sorted(events, key=lambda e: e.seq) if e.sig), None)
+    for k in keys:
+        if first is not None and chain.signature_ok(first, k):
+            return k
+    return keys[0] if keys else None
+
+
+def _check_statements(files, fail, notes, verified_ids) -> None:
+    try:
+        statements = json.loads(files.get("statements.json", b"[]"))
+        shifts = json.loads(files.get("shifts.json", b"[]"))
+    except ValueError as exc:
+        fail.append(f"statements.json/shifts.json: not JSON ({exc})")
+        return
+    current: dict[str, list[str]] = {}
+    for st in statements:
+        sid = st.get("statement_id", "?")
+        try:
+            lines = sum(Decimal(ln["amount_cents"]) for ln in st["lines"])
+            if lines != Decimal(st["total_cents"]):
+                fail.append(f"statements.json {sid}: total {Decimal(st['total_cents']) / 100} is not "
+                            f"the sum of its lines {lines / 100}")
+            if st.get("digest") and statement_digest(st) != st["digest"]:
+                fail.append(f"statements.json {sid}: lines differ from those computed (digest)")
+            if st.get("superseded_at") is None:
+                current.setdefault(st["shift_id"], []).append(sid)
+        except (KeyError, TypeError, ArithmeticError) as exc:
+            fail.append(f"statements.json {sid}: malformed ({exc})")
+    for shift, ids in sorted(current.items()):
+        if len(ids) > 1:
+            fail.append(f"statements.json: shift {shift} has {len(ids)} current statements: {', '.join(ids)}")
+    for sh in shifts:
+        for what in ("admit_event_id", "exit_event_id"):
+            eid = sh.get(what)
+            if eid and eid not in verified_ids:
+                fail.append(f"shifts.json {sh.get('shift_id')}: {what.split('_')[0]} event {eid} is not a "
+                            "verified event of the bundle")
+    notes.append(f"{len(statements)} statement(s) of {len(current)} shift(s) checked; {len(shifts)} shift(s)")

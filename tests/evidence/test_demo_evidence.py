@@ -1,0 +1,151 @@
+"""On the demo's day (issue 20): the evidence bundle of V017 verifies and fails, naming what, after
+any edit; ``pay --what-if example-cct-2026`` prints V017's new total beside 696.60."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from wire import chain
+
+DAY = "2026-03-15"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("demo") / "run"
+    done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(run_dir)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "evidence-V017.zip: VERIFIED" in done.stdout
+    return run_dir
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def rewrite(src, dst, change):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        files = {n: zin.read(n) for n in zin.namelist()}
+        for name, data in change(files).items():
+            zout.writestr(name, data)
+
+
+def test_the_v017_bundle_verifies_offline(demo, tmp_path):
+    bundle = demo / "evidence-V017.zip"
+    done = cli("evidence", "verify", str(bundle))
+    assert done.returncode == 0, done.stdout
+    assert "office receipt up to seq" in done.stdout and "VERIFIED" in done.stdout
+    with zipfile.ZipFile(bundle) as zf:
+        names = set(zf.namelist())
+        statements = json.loads(zf.read("statements.json"))
+        assert zf.read("summary.pdf").startswith(b"%PDF")
+    assert {"manifest.json", "manifest.sig", "keys/office.pem", "keys/g-nordic.pem", "events/g-nordic.jsonl",
+            "receipts/g-nordic.json", "shifts.json", "rulebooks/pay/decreto-83611-1979.toml"} <= names
+    assert [s["total_cents"] for s in statements] == [69660]
+
+
+def test_any_edit_of_the_bundle_fails_and_is_named(demo, tmp_path):
+    bundle = demo / "evidence-V017.zip"
+    with zipfile.ZipFile(bundle) as zf:
+        names = zf.namelist()
+    for i, name in enumerate(names):
+        def flip(files, name=name):
+            data = bytearray(files[name])
+            data[len(data) // 2] ^= 0x01
+            return {**files, name: bytes(data)}
+
+        edited = tmp_path / f"e{i}.zip"
+        rewrite(bundle, edited, flip)
+        done = cli("evidence", "verify", str(edited))
+        assert done.returncode == 1, (name, done.stdout)
+        fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL: ")]
+        expected = "manifest.sig" if name in ("manifest.json", "manifest.sig", "keys/office.pem") else name
+        assert any(expected in line for line in fails), (name, fails)
+    # a file removed, or one slipped in
+    rewrite(bundle, tmp_path / "gone.zip", lambda f: {k: v for k, v in f.items() if k != "shifts.json"})
+    assert "FAIL: shifts.json: listed in the manifest but missing" in cli("evidence", "verify", str(tmp_path / "gone.zip")).stdout
+    rewrite(bundle, tmp_path / "extra.zip", lambda f: {**f, "events/g-x.jsonl": b"{}"})
+    assert "FAIL: events/g-x.jsonl: not listed in the manifest" in cli("evidence", "verify", str(tmp_path / "extra.zip")).stdout
+
+
+def test_an_edited_event_with_a_re_signed_manifest_still_fails_on_the_gate_signature(demo, tmp_path):
+    """Whoever holds (or replaces) the office key can redo the manifest, not a gate's signature."""
+    forger = chain.new_private_key()
+
+    def forge(files):
+        files = dict(files)
+        lines = files["events/g-nordic.jsonl"].splitlines()
+        target = next(i for i, line in enumerate(lines) if b'"registration":"V017"' in line and b'"exit"' in line)
+        lines[target] = lines[target].replace(b'"2026-03-16T05:30', b'"2026-03-16T04:00')
+        files["events/g-nordic.jsonl"] = b"\n".join(lines) + b"\n"
+        files["keys/office.pem"] = chain.public_pem(forger.public_key()).encode()
+        manifest = json.loads(files["manifest.json"])
+        manifest["files"] = {n: hashlib.sha256(d).hexdigest() for n, d in files.items()
+                             if n not in ("manifest.json", "manifest.sig")}
+        files["manifest.json"] = json.dumps(manifest).encode()
+        files["manifest.sig"] = forger.sign(files["manifest.json"]).hex().encode()
+        return files
+
+    rewrite(demo / "evidence-V017.zip", tmp_path / "forged.zip", forge)
+    done = cli("evidence", "verify", str(tmp_path / "forged.zip"))
+    assert done.returncode == 1
+    assert "FAIL: events/g-nordic.jsonl: CHAIN_BREAK BAD_SIGNATURE gate g-nordic seq" in done.stdout, done.stdout
+    assert "receipts/g-nordic.json: not a receipt signed by the office key" in done.stdout
+
+
+def test_pay_what_if_prints_v017s_new_total_beside_696_60(demo):
+    done = cli("pay", "--db", f"sqlite:///{demo / 'ledger.db'}", "--from", DAY, "--to", DAY,
+               "--what-if", "example-cct-2026")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    total = next(r for r in rows if r["registration"] == "V017" and r["rule"] == "TOTAL")
+    assert total["recorded"] == "696.60" and total["what_if"] not in (None, "696.60")
+    assert "nothing stored" in done.stderr
+    assert "evidence-V017.zip: VERIFIED" in cli("evidence", "verify", str(demo / "evidence-V017.zip")).stdout
+
+
+def test_a_bad_bundle_is_a_one_line_error(tmp_path):
+    (tmp_path / "x.zip").write_bytes(b"not a zip")
+    done = cli("evidence", "verify", str(tmp_path / "x.zip"))
+    assert done.returncode == 2 and "not a readable zip" in done.stderr
+
+
+def _replay(demo, tmp_path, required: bool, *extra):
+    book = tmp_path / f"gate-{required}.toml"
+    book.write_text((demo / "g-aurora" / "gate-rules.toml").read_text().replace(
+        "card_and_badge_required = true", f"card_and_badge_required = {str(required).lower()}"))
+    from app.demo.scenario import DEFAULT_DIR
+
+    done = cli("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
+               "--rulebook", str(book), "--workers", str(DEFAULT_DIR / "workers.csv"),
+               "--cards", str(DEFAULT_DIR / "cards.csv"), "--escala", str(DEFAULT_DIR / "escala.csv"), *extra)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    return rows[:-1], rows[-1]["summary"], done.stderr
+
+
+def test_what_if_without_card_and_badge_changes_the_g4_decisions_and_nothing_else(demo, tmp_path):
+    rows, summary, _ = _replay(demo, tmp_path, True, "--gate", "g-aurora")
+    assert summary["changed"] == summary["rules_changed"] == 0  # the recorded rulebook gives the record
+    rows, summary, err = _replay(demo, tmp_path, False, "--gate", "g-aurora")
+    changed = [r for r in rows if r["changed"] or r["rules_changed"]]
+    assert changed and all("G4" in r["recorded"]["rules_failed"] for r in changed)
+    assert [(r["registration"], r["recorded"]["decision"], r["what_if"]["decision"]) for r in changed] == [
+        ("V008", "deny", "admit")]
+    assert summary == {"reads": len(rows), "changed": 1, "rules_changed": 0, "by_gate": {"g-aurora": 1},
+                       "changes": {"deny -> admit": 1}}
+    assert "nothing stored" in err
+    # over both gates the admitted V008 is then also "already in a shift" at the other gate: the same
+    # decision (deny), one more rule: reported apart, not as a changed decision
+    rows, summary, _ = _replay(demo, tmp_path, False)
+    assert summary["changed"] == 1 and summary["rules_changed"] == 1
+    knock = next(r for r in rows if r["rules_changed"])
+    assert knock["registration"] == "V008" and knock["gate_id"] == "g-nordic"
+    assert set(knock["what_if"]["rules_failed"]) - set(knock["recorded"]["rules_failed"]) == {"G5"}
