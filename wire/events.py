@@ -4,8 +4,11 @@ Every event carries a globally unique id, the gate id, the boot id, a per-gate g
 number, occurred-at (aware UTC) with a clock-trust flag, the monotonic clock reading (ns), its type
 and payload, and a MAC over a canonical encoding with the gate's key (DESIGN.md, wire contract).
 
-Canonical encoding: the event without ``mac``, JSON-encoded by msgspec with keys sorted
-(``order="sorted"``), UTF-8. ``sign`` and ``verify`` are the only places that compute it.
+Canonical encoding: the event with ``mac`` set to ``""`` (the key stays in place), compact JSON
+encoded by msgspec with keys sorted at every level (``order="sorted"``), UTF-8. The HMAC key is the
+gate's key file text (64 hex characters as ASCII bytes, not the 32 bytes they spell). ``sign`` and
+``verify`` are the only places that compute it; docs/mqtt.md "Verifying a MAC" gives the recipe and
+a test vector for outside consumers.
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ def new_event_id() -> str:
 
 
 def canonical_bytes(event: Event) -> bytes:
-    """The bytes the MAC covers: the event without its ``mac``, keys sorted, UTF-8 JSON."""
+    """The bytes the MAC covers: the event with ``mac=""``, keys sorted, compact UTF-8 JSON."""
     return _encoder.encode(msgspec.structs.replace(event, mac=""))
 
 
