@@ -25,6 +25,8 @@ Times are aware UTC datetimes (ISO 8601 on the wire).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 from typing import Literal
 
 import msgspec
@@ -188,7 +190,11 @@ class GateStatus(msgspec.Struct, **_S):
     a gate that does not say). The office compares it with its ledger and asks the gate to replay a
     tail it never received (lost in a broker crash, or routed to nobody while its subscription was
     missing): no later event would reveal such a gap. ``outbox_depth``, ``oldest_unsent_at``,
-    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said)."""
+    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said).
+
+    ``mac``: HMAC-SHA256 (hex) with the gate's key over the status with ``mac=""``, the recipe of
+    events (``sign_status``; docs/mqtt.md "Verifying a MAC"). The office dead-letters a status that
+    is unsigned or badly signed: a stolen broker password alone cannot claim a ``sent_seq``."""
 
     port: str
     gate_id: str
@@ -202,6 +208,7 @@ class GateStatus(msgspec.Struct, **_S):
     clock_trusted: bool | None = None  # the gate's wall clock is synchronised (G8, G13)
     copies_updated_at: dt.datetime | None = None  # when its roster/escala copies were last updated (G8)
     schema: int = SCHEMA_VERSION
+    mac: str = ""  # hex HMAC-SHA256 of status_canonical_bytes(status) with the gate's key
 
 
 class ReplayCommand(msgspec.Struct, tag="replay", **_S):
@@ -246,6 +253,26 @@ _decoders: dict[object, msgspec.json.Decoder] = {}
 def encode(message: msgspec.Struct) -> bytes:
     """Wire bytes (JSON, keys sorted) of any message of this module."""
     return _encoder.encode(message)
+
+
+def status_canonical_bytes(status: GateStatus) -> bytes:
+    """The bytes a status's MAC covers: the status with ``mac=""``, keys sorted, compact UTF-8 JSON."""
+    return _encoder.encode(msgspec.structs.replace(status, mac=""))
+
+
+def sign_status(status: GateStatus, key: bytes) -> GateStatus:
+    """``status`` with ``mac`` = HMAC-SHA256(key, status_canonical_bytes(status)) in hex; ``key`` is
+    the gate's key file text (the key of its events)."""
+    mac = hmac.new(key, status_canonical_bytes(status), hashlib.sha256).hexdigest()
+    return msgspec.structs.replace(status, mac=mac)
+
+
+def verify_status(status: GateStatus, key: bytes) -> bool:
+    """True if ``status.mac`` is the right MAC for ``key`` (constant-time compare); False if unsigned."""
+    if not status.mac:
+        return False
+    expected = hmac.new(key, status_canonical_bytes(status), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, status.mac)
 
 
 def decode(data: bytes, kind: type | object, *, where: str | None = None):

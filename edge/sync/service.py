@@ -484,13 +484,14 @@ class Sync:
 
     def _status(self, state: str, reason: str) -> bytes:
         """The retained status with what the office's live view shows: outbox depth and oldest
-        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8)."""
-        return dl.encode(
-            dl.GateStatus(
-                port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq, **self._health(),
-            )
+        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8); signed
+        with the gate's key (the journal's, ``wire.downlink.sign_status``)."""
+        status = dl.GateStatus(
+            port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
+            reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq, **self._health(),
         )
+        key = getattr(self.journal, "key", None)  # signed like events: the office refuses it unsigned
+        return dl.encode(dl.sign_status(status, key) if key else status)
 
     def _health_mark(self) -> tuple:
         """What changes a status besides ``sent_seq``: clock trust and the copies' update time."""
