@@ -23,6 +23,7 @@ import msgspec
 
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION
+from wire.timestamps import UtcDatetime
 
 
 class Dispatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -91,8 +92,8 @@ class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknow
     date: dt.date  # local date of the period
     period: str  # e.g. "07-13"
     voyage: Literal["long_haul", "cabotage"]
-    due_at: dt.datetime  # period start + grace (aware UTC): no watchman aboard by then
-    period_end: dt.datetime  # aware UTC
+    due_at: UtcDatetime  # period start + grace (aware UTC): no watchman aboard by then
+    period_end: UtcDatetime  # aware UTC
     dispatched: list[str] = []  # registrations dispatched to the gangway post for the period
     ended_by: Literal["watchman_admitted", "period_end"] | None = None  # for state = "ended"
     watchman: str | None = None  # registration of the watchman whose admission ended the gap
@@ -111,7 +112,7 @@ class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gate_id: str
     boot_id: str
     seq: Annotated[int, msgspec.Meta(ge=1, le=INT64_MAX)]  # per-gate gapless sequence, starts at 1
-    occurred_at: dt.datetime  # aware UTC
+    occurred_at: UtcDatetime  # aware UTC
     clock_trusted: bool
     mono_ns: Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]  # the gate's monotonic clock
     payload: Payload
