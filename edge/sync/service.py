@@ -507,12 +507,13 @@ class Sync:
         oldest = getattr(self.journal, "oldest_unsent_at", None)
         if oldest is not None:
             value = oldest()
-            out["oldest_unsent_at"] = value.astimezone(dt.UTC) if value is not None and value.tzinfo else value
+            out["oldest_unsent_at"] = value if value is not None and value.tzinfo else None  # naive: not said
         trusted = getattr(self.now(), "clock_trusted", None)
         if isinstance(trusted, bool):
             out["clock_trusted"] = trusted
         store = getattr(self.downlink, "store", None)
         updated = getattr(store, "data_updated_at", None)
         if updated is not None:
-            out["copies_updated_at"] = updated()
+            value = updated()
+            out["copies_updated_at"] = value if value is not None and value.tzinfo else None  # naive: not said
         return out

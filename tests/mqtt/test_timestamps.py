@@ -116,3 +116,24 @@ def test_a_time_without_an_offset_is_malformed():
         dl.decode(text, dl.RosterSnapshot)
     with pytest.raises(ValueError, match="no UTC offset"):
         dl.ReplayCommand(seq_from=1, seq_to=2, at=dt.datetime(2026, 1, 1))
+
+
+def test_a_gate_status_with_a_naive_copies_time_leaves_it_unsaid_instead_of_failing(tmp_path, mocker):
+    """A copies time without an offset (a store written by hand, a fault) must not stop the gate
+    building its statuses (its Last Will is built before it connects): the field is left unsaid."""
+    from edge.journal import Journal
+    from edge.store import Store
+    from edge.sync import Sync
+    from wire.connection import MqttConfig
+
+    journal = Journal(tmp_path / "j.db", port="santos", gate_id="g1", key=b"k" * 64, boot_id="b")
+    store = Store(tmp_path / "s.db", gate_id="g1")
+    mocker.patch.object(store, "data_updated_at", return_value=dt.datetime(2026, 3, 14, 19, 0))
+    sync = Sync(MqttConfig(host="127.0.0.1", port=1), journal, store, port="santos", gate_id="g1")
+    status = dl.decode(sync._status("online", "birth"), dl.GateStatus)
+    assert status.copies_updated_at is None and dl.verify_status(status, b"k" * 64)
+    mocker.patch.object(store, "data_updated_at", return_value=LOCAL)
+    status = dl.decode(sync._status("online", "birth"), dl.GateStatus)
+    assert status.copies_updated_at == LOCAL and status.copies_updated_at.tzinfo is dt.UTC
+    journal.close()
+    store.close()
