@@ -506,6 +506,12 @@ class Journal:
             ).fetchone()
         return dt.datetime.fromisoformat(row[0]) if row else None
 
+    @property
+    def key(self) -> bytes:
+        """The gate's HMAC key (its key file's text): events are signed with it, and so are the
+        gate's statuses (``edge.sync``)."""
+        return self._key
+
     def last_seq(self) -> int:
         """The highest sequence number used (0 for a fresh journal)."""
         return self._last_seq

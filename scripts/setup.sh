@@ -7,8 +7,11 @@ cd "$(dirname "$0")/.."
 # chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
 # openssl: the TLS tests make their certificates (testkit/tls.py).
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
+# nodejs + npm: the official AsyncAPI parser and ajv check the wire contract (tools/node/).
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
-  chromium fonts-dejavu-core jq openssl)
+  chromium fonts-dejavu-core jq openssl nodejs)
+# Debian packages npm apart; a nodejs from elsewhere (NodeSource) brings its own npm and conflicts with it
+if ! command -v npm >/dev/null; then DEB_PACKAGES+=(npm); fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi
 
 missing=()
@@ -34,4 +37,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e ".[test]"
+# the contract checkers at the versions of tools/node/package-lock.json (tests/mqtt/test_contract_tools.py);
+# no install scripts (none is needed; one is a telemetry ping)
+(cd tools/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 echo "setup: ready (.venv)"

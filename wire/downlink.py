@@ -19,12 +19,14 @@ Kinds (topic ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``):
   Presence deltas are not a chain: each carries a monotonic ``version`` (the ledger row id of the
   event that caused it) and a gate keeps, per worker, the newest.
 
-Times are aware UTC datetimes (ISO 8601 on the wire).
+Times are aware datetimes, turned into UTC when a message is built or decoded and written ``…Z``
+(``wire.timestamps``); a time without an offset is malformed.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import hashlib
+import hmac
 from typing import Literal
 
 import msgspec
@@ -32,103 +34,103 @@ import msgspec
 from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker
 from wire import SCHEMA_VERSION
+from wire.timestamps import UtcDatetime, UtcMessage
 
-_S = {"frozen": True, "forbid_unknown_fields": True}
 
 
-class RosterSnapshot(msgspec.Struct, **_S):
+class RosterSnapshot(UtcMessage):
     """Every worker and card of the port at ``version`` (replaces the gate's copy)."""
 
     version: int
-    at: dt.datetime
+    at: UtcDatetime
     workers: list[Worker]
     cards: list[Card]
     schema: int = SCHEMA_VERSION
 
 
-class RosterDelta(msgspec.Struct, **_S):
+class RosterDelta(UtcMessage):
     """Workers and cards added or changed between ``from_version`` and ``to_version``."""
 
     from_version: int
     to_version: int
-    at: dt.datetime
+    at: UtcDatetime
     workers_upsert: list[Worker] = []
     cards_upsert: list[Card] = []
     schema: int = SCHEMA_VERSION
 
 
-class BlockedCard(msgspec.Struct, **_S):
+class BlockedCard(UtcMessage):
     """A card that every gate must refuse from now on (G2/G10): confiscated, lost, replaced."""
 
     uid: str
     reason: str  # e.g. "confiscated", "lost"
-    at: dt.datetime
+    at: UtcDatetime
 
 
-class CardsSnapshot(msgspec.Struct, **_S):
+class CardsSnapshot(UtcMessage):
     """The whole blocklist at ``version``."""
 
     version: int
-    at: dt.datetime
+    at: UtcDatetime
     blocked: list[BlockedCard]
     schema: int = SCHEMA_VERSION
 
 
-class CardsDelta(msgspec.Struct, **_S):
+class CardsDelta(UtcMessage):
     """Cards blocked, and cards no longer blocked (``unblocked``: canonical UIDs of cards returned
     to their holder or found), between ``from_version`` and ``to_version``."""
 
     from_version: int
     to_version: int
-    at: dt.datetime
+    at: UtcDatetime
     blocked: list[BlockedCard]
     unblocked: list[str] = []
     schema: int = SCHEMA_VERSION
 
 
-class EscalaSnapshot(msgspec.Struct, **_S):
+class EscalaSnapshot(UtcMessage):
     """The dispatch roster at ``version`` (all entries the office currently publishes)."""
 
     version: int
-    at: dt.datetime
+    at: UtcDatetime
     entries: list[EscalaEntry]
     schema: int = SCHEMA_VERSION
 
 
-class EscalaDelta(msgspec.Struct, **_S):
+class EscalaDelta(UtcMessage):
     """Entries added/changed (``upsert``) and cancelled (``remove``) since ``from_version``."""
 
     from_version: int
     to_version: int
-    at: dt.datetime
+    at: UtcDatetime
     upsert: list[EscalaEntry] = []
     remove: list[EscalaEntry] = []
     schema: int = SCHEMA_VERSION
 
 
-class PresenceRow(msgspec.Struct, **_S):
+class PresenceRow(UtcMessage):
     """An open shift at some gate: admitted, not yet exited."""
 
     registration: str
     gate_id: str
     ship: str
-    admitted_at: dt.datetime
+    admitted_at: UtcDatetime
 
 
-class PresenceSnapshot(msgspec.Struct, **_S):
+class PresenceSnapshot(UtcMessage):
     """Every open shift of the port as the ledger knows it at ``version``."""
 
     version: int
-    at: dt.datetime
+    at: UtcDatetime
     open: list[PresenceRow]
     schema: int = SCHEMA_VERSION
 
 
-class PresenceDelta(msgspec.Struct, **_S):
+class PresenceDelta(UtcMessage):
     """One worker's presence changed: ``open`` is the new open shift, or None after an exit."""
 
     version: int
-    at: dt.datetime
+    at: UtcDatetime
     registration: str
     open: PresenceRow | None
     source_event_id: str = ""
@@ -138,7 +140,7 @@ class PresenceDelta(msgspec.Struct, **_S):
 PHOTO_MAX_BYTES = 256 * 1024  # default cap of one photo file (a passport-style JPEG is 20-60 KB)
 
 
-class PhotoRef(msgspec.Struct, **_S):
+class PhotoRef(UtcMessage):
     """A worker's photo: the SHA-256 (lower-case hex) of its file, its size and media type."""
 
     registration: str
@@ -147,40 +149,40 @@ class PhotoRef(msgspec.Struct, **_S):
     media_type: str = "image/jpeg"
 
 
-class PhotosSnapshot(msgspec.Struct, **_S):
+class PhotosSnapshot(UtcMessage):
     """The whole photo index at ``version`` (which worker has which file); the files themselves
     travel as ``PhotoFile`` messages. Replaces the gate's index; files no longer named are deleted."""
 
     version: int
-    at: dt.datetime
+    at: UtcDatetime
     photos: list[PhotoRef]
     schema: int = SCHEMA_VERSION
 
 
-class PhotosDelta(msgspec.Struct, **_S):
+class PhotosDelta(UtcMessage):
     """Photo index rows added or changed (``upsert``) and workers whose photo was withdrawn
     (``remove``: registrations) since ``from_version``; the new files are sent as ``PhotoFile``."""
 
     from_version: int
     to_version: int
-    at: dt.datetime
+    at: UtcDatetime
     upsert: list[PhotoRef] = []
     remove: list[str] = []
     schema: int = SCHEMA_VERSION
 
 
-class PhotoFile(msgspec.Struct, **_S):
+class PhotoFile(UtcMessage):
     """The bytes of one photo (base64 in JSON), named by their SHA-256. A gate refuses a file whose
     hash is not its name or which is over its size cap (``edge.sync.photos``)."""
 
     sha256: str
     media_type: str
     data: bytes
-    at: dt.datetime
+    at: UtcDatetime
     schema: int = SCHEMA_VERSION
 
 
-class GateStatus(msgspec.Struct, **_S):
+class GateStatus(UtcMessage):
     """Retained gate status: ``online`` birth on connect, ``online`` progress while the delivered
     watermark moves, ``offline`` as Last Will or on stop.
 
@@ -188,38 +190,43 @@ class GateStatus(msgspec.Struct, **_S):
     a gate that does not say). The office compares it with its ledger and asks the gate to replay a
     tail it never received (lost in a broker crash, or routed to nobody while its subscription was
     missing): no later event would reveal such a gap. ``outbox_depth``, ``oldest_unsent_at``,
-    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said)."""
+    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said).
+
+    ``mac``: HMAC-SHA256 (hex) with the gate's key over the status with ``mac=""``, the recipe of
+    events (``sign_status``; docs/mqtt.md "Verifying a MAC"). The office dead-letters a status that
+    is unsigned or badly signed: a stolen broker password alone cannot claim a ``sent_seq``."""
 
     port: str
     gate_id: str
     boot_id: str
     state: Literal["online", "offline"]
     reason: Literal["birth", "will", "graceful", "progress"]
-    at: dt.datetime
+    at: UtcDatetime
     sent_seq: int | None = None
     outbox_depth: int | None = None  # events journaled and not yet acknowledged by the broker
-    oldest_unsent_at: dt.datetime | None = None  # occurred_at of the oldest of them
+    oldest_unsent_at: UtcDatetime | None = None  # occurred_at of the oldest of them
     clock_trusted: bool | None = None  # the gate's wall clock is synchronised (G8, G13)
-    copies_updated_at: dt.datetime | None = None  # when its roster/escala copies were last updated (G8)
+    copies_updated_at: UtcDatetime | None = None  # when its roster/escala copies were last updated (G8)
     schema: int = SCHEMA_VERSION
+    mac: str = ""  # hex HMAC-SHA256 of status_canonical_bytes(status) with the gate's key
 
 
-class ReplayCommand(msgspec.Struct, tag="replay", **_S):
+class ReplayCommand(UtcMessage, tag="replay"):
     """Office -> gate: republish events ``seq_from..seq_to`` inclusive (a gap was detected)."""
 
     seq_from: int
     seq_to: int
-    at: dt.datetime
+    at: UtcDatetime
     schema: int = SCHEMA_VERSION
 
 
-class SnapshotRequest(msgspec.Struct, tag="snapshot_request", **_S):
+class SnapshotRequest(UtcMessage, tag="snapshot_request"):
     """Gate -> office: please republish the snapshot of ``kind`` (my copy is at ``have_version``)."""
 
     gate_id: str
     kind: Literal["roster", "cards", "escala", "presence", "photos"]
     have_version: int | None
-    at: dt.datetime
+    at: UtcDatetime
     schema: int = SCHEMA_VERSION
 
 
@@ -246,6 +253,26 @@ _decoders: dict[object, msgspec.json.Decoder] = {}
 def encode(message: msgspec.Struct) -> bytes:
     """Wire bytes (JSON, keys sorted) of any message of this module."""
     return _encoder.encode(message)
+
+
+def status_canonical_bytes(status: GateStatus) -> bytes:
+    """The bytes a status's MAC covers: the status with ``mac=""``, keys sorted, compact UTF-8 JSON."""
+    return _encoder.encode(msgspec.structs.replace(status, mac=""))
+
+
+def sign_status(status: GateStatus, key: bytes) -> GateStatus:
+    """``status`` with ``mac`` = HMAC-SHA256(key, status_canonical_bytes(status)) in hex; ``key`` is
+    the gate's key file text (the key of its events)."""
+    mac = hmac.new(key, status_canonical_bytes(status), hashlib.sha256).hexdigest()
+    return msgspec.structs.replace(status, mac=mac)
+
+
+def verify_status(status: GateStatus, key: bytes) -> bool:
+    """True if ``status.mac`` is the right MAC for ``key`` (constant-time compare); False if unsigned."""
+    if not status.mac:
+        return False
+    expected = hmac.new(key, status_canonical_bytes(status), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, status.mac)
 
 
 def decode(data: bytes, kind: type | object, *, where: str | None = None):

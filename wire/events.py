@@ -4,8 +4,11 @@ Every event carries a globally unique id, the gate id, the boot id, a per-gate g
 number, occurred-at (aware UTC) with a clock-trust flag, the monotonic clock reading (ns), its type
 and payload, and a MAC over a canonical encoding with the gate's key (DESIGN.md, wire contract).
 
-Canonical encoding: the event without ``mac``, JSON-encoded by msgspec with keys sorted
-(``order="sorted"``), UTF-8. ``sign`` and ``verify`` are the only places that compute it.
+Canonical encoding: the event with ``mac`` set to ``""`` (the key stays in place), compact JSON
+encoded by msgspec with keys sorted at every level (``order="sorted"``), UTF-8. The HMAC key is the
+gate's key file text (64 hex characters as ASCII bytes, not the 32 bytes they spell). ``sign`` and
+``verify`` are the only places that compute it; docs/mqtt.md "Verifying a MAC" gives the recipe and
+a test vector for outside consumers.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import msgspec
 
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION
+from wire.timestamps import UtcDatetime
 
 # Field bounds of the contract (the ledger's columns hold them on every database; a message outside
 # them is a dead letter before it reaches the database): ids 1..64 characters, registrations up to
@@ -101,8 +105,8 @@ class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknow
     date: dt.date  # local date of the period
     period: Short  # e.g. "07-13"
     voyage: Literal["long_haul", "cabotage"]
-    due_at: dt.datetime  # period start + grace (aware UTC): no watchman aboard by then
-    period_end: dt.datetime  # aware UTC
+    due_at: UtcDatetime  # period start + grace (aware UTC): no watchman aboard by then
+    period_end: UtcDatetime  # aware UTC
     dispatched: Codes = []  # registrations dispatched to the gangway post for the period
     ended_by: Literal["watchman_admitted", "period_end"] | None = None  # for state = "ended"
     watchman: Short | None = None  # registration of the watchman whose admission ended the gap
@@ -121,7 +125,7 @@ class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gate_id: Id
     boot_id: Id
     seq: Annotated[int, msgspec.Meta(ge=1, le=INT64_MAX)]  # per-gate gapless sequence, starts at 1
-    occurred_at: dt.datetime  # aware UTC
+    occurred_at: UtcDatetime  # aware UTC
     clock_trusted: bool
     mono_ns: Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]  # the gate's monotonic clock
     payload: Payload

@@ -3,7 +3,7 @@
 Everything lives under ``portgate/v1/{port}/``::
 
     portgate/v1/{port}/gate/{gate_id}/events      gate -> office   QoS 1   signed Event
-    portgate/v1/{port}/gate/{gate_id}/status      gate -> all      QoS 1   GateStatus, retained (birth/LWT)
+    portgate/v1/{port}/gate/{gate_id}/status      gate -> all      QoS 1   signed GateStatus, retained (birth/LWT)
     portgate/v1/{port}/gate/{gate_id}/cmd         office -> gate   QoS 1   Command (replay a range)
     portgate/v1/{port}/office/requests            gate -> office   QoS 1   Command (snapshot request)
     portgate/v1/{port}/down/{kind}/snapshot       office -> gates  QoS 1   *Snapshot, retained

@@ -342,8 +342,10 @@ class LedgerWriter:
         """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``): the newest
         status's, except that a Last Will (set when the gate connected, so older) never lowers it;
         a gate whose journal started again says a lower one. A status that does not parse, names
-        another port or gate than its topic, comes from a gate without a key file, or claims a
-        ``sent_seq`` outside 0..2**63-1 becomes a dead letter."""
+        another port or gate than its topic, comes from a gate without a key file (or one that
+        cannot be read), claims a ``sent_seq`` outside 0..2**63-1, or is unsigned or badly signed
+        (``wire.downlink.verify_status`` with the gate's key: a broker password alone must not make
+        the office ask for replays) becomes a dead letter ``bad status: …``."""
         gate_id = None
         try:
             port, gate_id, _leaf = topics.parse_gate_topic(topic)
@@ -357,11 +359,15 @@ class LedgerWriter:
             if status.sent_seq is not None and not 0 <= status.sent_seq < 2**63:
                 raise BadInput(f"sent_seq {status.sent_seq} out of range", where=topic)
             try:
-                known = self.keys.key(gate_id) is not None
-            except KeyUnreadable:
-                known = True  # its events are dead letters until the file is fixed; the tail waits
-            if not known:
+                key = self.keys.key(gate_id)
+            except KeyUnreadable as exc:
+                raise BadInput(str(exc), where=topic) from None  # cannot be checked: not trusted
+            if key is None:
                 raise BadInput(f"unknown gate {gate_id}", where=topic)
+            if not status.mac:
+                raise BadInput("unsigned (a gate of an older release?)", where=topic)
+            if not dl.verify_status(status, key):
+                raise BadInput("bad MAC", where=topic)
         except BadInput as exc:
             rejected.append(ledger.DeadLetter(topic, f"bad status: {exc}", payload, gate_id))
             return None

@@ -520,13 +520,14 @@ class Sync:
 
     def _status(self, state: str, reason: str) -> bytes:
         """The retained status with what the office's live view shows: outbox depth and oldest
-        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8)."""
-        return dl.encode(
-            dl.GateStatus(
-                port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-                reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq, **self._health(),
-            )
+        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8); signed
+        with the gate's key (the journal's, ``wire.downlink.sign_status``)."""
+        status = dl.GateStatus(
+            port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
+            reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self._sent_seq, **self._health(),
         )
+        key = getattr(self.journal, "key", None)  # signed like events: the office refuses it unsigned
+        return dl.encode(dl.sign_status(status, key) if key else status)
 
     def _health_mark(self) -> tuple:
         """What changes a status besides ``sent_seq``: clock trust and the copies' update time."""
@@ -542,12 +543,13 @@ class Sync:
         oldest = getattr(self.journal, "oldest_unsent_at", None)
         if oldest is not None:
             value = oldest()
-            out["oldest_unsent_at"] = value.astimezone(dt.UTC) if value is not None and value.tzinfo else value
+            out["oldest_unsent_at"] = value if value is not None and value.tzinfo else None  # naive: not said
         trusted = getattr(self.now(), "clock_trusted", None)
         if isinstance(trusted, bool):
             out["clock_trusted"] = trusted
         store = getattr(self.downlink, "store", None)
         updated = getattr(store, "data_updated_at", None)
         if updated is not None:
-            out["copies_updated_at"] = updated()
+            value = updated()
+            out["copies_updated_at"] = value if value is not None and value.tzinfo else None  # naive: not said
         return out

@@ -155,8 +155,10 @@ topic readwrite portgate/#
 pattern write portgate/v1/santos/gate/%u/events
 pattern write portgate/v1/santos/gate/%u/status
 pattern read portgate/v1/santos/gate/%u/cmd
-pattern read portgate/v1/santos/down/#
-pattern write portgate/v1/santos/office/requests
+
+user g1
+topic read portgate/v1/santos/down/#
+topic write portgate/v1/santos/office/requests
 """
 
 

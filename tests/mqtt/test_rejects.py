@@ -125,9 +125,60 @@ def test_a_bad_gate_status_goes_to_dead_letters_and_a_good_one_after_it_counts(b
     publish(c, status, dl.encode(huge))
     wait_until(lambda: len(office.dead()) == 4, what="four dead letters")
     assert all(reason.startswith("bad status") for reason, _gate in office.dead())
-    mine = msgspec.structs.replace(other, gate_id="g1")
+    mine = dl.sign_status(msgspec.structs.replace(other, gate_id="g1"), gate.key)
     publish(c, status, dl.encode(mine))  # as the gate would after its broker acknowledged 1..3
     wait_until(lambda: ingest.workers[0].stats["tail_replays"] >= 1, what="the good status counted")
     gate.start(broker)
     office.wait_all_of(gate, 3)
     assert ingest.workers[0].alive()
+
+
+def test_an_unsigned_or_forged_status_is_a_dead_letter_and_asks_for_no_replay(broker, office, make_gate):
+    """A stolen broker password is not a gate key: a retained status claiming a huge ``sent_seq``
+    unsigned, or signed with another key, is dead-lettered and sets off no tail replay; the gate's
+    own signed status still counts."""
+    from wire import downlink as dl
+
+    ingest = office.start(broker, tail_grace_s=0.2)
+    gate = make_gate("g1")
+    c = raw_client(broker)
+    status = topics.gate_status(PORT, "g1")
+    claim = dl.GateStatus(port=PORT, gate_id="g1", boot_id="b", state="online", reason="progress",
+                          at=dt.datetime.now(dt.UTC), sent_seq=2**62)
+    publish(c, status, dl.encode(claim))
+    publish(c, status, dl.encode(dl.sign_status(claim, b"a-stolen-password-is-not-the-key")))
+    tampered = msgspec.structs.replace(dl.sign_status(claim, gate.key), sent_seq=2**62 + 1)
+    publish(c, status, dl.encode(tampered))
+    wait_until(lambda: len(office.dead()) == 3, what="three dead letters")
+    assert sorted(reason for reason, _gate in office.dead()) == [
+        f"bad status: {status}: bad MAC", f"bad status: {status}: bad MAC",
+        f"bad status: {status}: unsigned (a gate of an older release?)"]
+    gate.journal.append_many([tap(i) for i in range(1, 3)], now=now())
+    gate.start(broker)  # its birth status is signed with its key
+    office.wait_all_of(gate, 2)
+    stats = ingest.workers[0].stats
+    assert stats["tail_replays"] == 0 and stats["replay_requests"] == 0
+    assert len(office.dead()) == 3  # the gate's own statuses were taken
+    c.loop_stop()
+
+
+def test_the_gate_signs_every_status_it_publishes(broker, make_gate):
+    """Birth, progress and graceful offline statuses (and the Last Will set at connect) verify with
+    the gate's key."""
+    from wire import downlink as dl
+
+    seen: list[bytes] = []
+    c = raw_client(broker)
+    c.on_message = lambda _c, _u, m: seen.append(bytes(m.payload))
+    c.subscribe(topics.gate_status(PORT, "g1"), qos=1)
+    gate = make_gate("g1")
+    gate.start(broker)
+    wait_until(lambda: seen, what="the birth status")
+    will = gate.sync.client._will_payload
+    gate.stop()
+    wait_until(lambda: len(seen) >= 2, what="the graceful offline status")
+    statuses = [dl.decode(p, dl.GateStatus) for p in seen]
+    assert {s.reason for s in statuses} >= {"birth", "graceful"}
+    assert all(dl.verify_status(s, gate.key) for s in statuses)
+    assert dl.verify_status(dl.decode(bytes(will), dl.GateStatus), gate.key)
+    c.loop_stop()

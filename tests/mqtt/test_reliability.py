@@ -282,30 +282,42 @@ def test_a_tail_routed_to_another_subscriber_while_the_office_was_away_is_replay
         monitor.__exit__()
 
 
-def test_a_gate_whose_tail_is_refused_is_not_asked_again_and_again(broker, office, make_gate):
-    """A gate whose events are dead-lettered (its key changed at the office) never reaches its own
-    sent_seq in the ledger: one tail round shows the replayed events refused, and the office stops
-    asking for an hour (it made the gate republish its whole tail every round, a flood of dead
-    letters). With its key back at the office (no restart), the next event brings everything."""
+def test_a_gate_whose_tail_is_refused_is_not_asked_again_and_again(tmp_path, office, make_gate):
+    """A gate's signed status claims a tail; then its key changes at the office (rotated, the gate
+    not yet given the new file), so the replayed events are dead-lettered and the ledger never
+    reaches the claim: one tail round shows the replayed events refused, and the office stops asking
+    for an hour (it made the gate republish its whole tail every round, a flood of dead letters).
+    With its key back at the office (no restart), the next event brings everything."""
+    from sqlalchemy import select
+
     from central.ingest.keys import KeyRing, add_gate, key_path
+    from central.ledger.schema import gate_status
     from portgate.config import write_secret
 
-    gate = make_gate("g1")
-    add_gate(office.keys_dir, "g1", overwrite=True)  # the office no longer has the gate's key
-    ingest = office.start(broker, tail_grace_s=0.3, replay_every_s=0.5)
-    sync = gate.start(broker, status_every_s=0.1)
-    gate.journal.append_many([tap(i) for i in range(1, 31)], now=now())
-    sync.notify()
-    wait_until(lambda: ingest.workers[0].stats["tail_refused"] >= 1, what="the tail given up")
-    dead = len(office.dead())
-    time.sleep(2.0)  # four more replay_every_s: nothing more is asked
-    assert ingest.workers[0].stats["tail_replays"] == 1 and len(office.dead()) == dead == 60
-    assert office.events("g1") == []
-    write_secret(key_path(office.keys_dir, "g1"), gate.key)  # the office gets the gate's key back
-    time.sleep(KeyRing(office.keys_dir).recheck_s + 0.5)  # the writer looks at the file again
-    gate.journal.append(tap(31), now=now())
-    sync.notify()
-    office.wait_all_of(gate, 31)  # read again within KeyRing.recheck_s; the gap repair asks for 1..30
+    recheck_s = KeyRing(office.keys_dir).recheck_s
+    broker = Mosquitto(tmp_path / "fragile", autosave_interval=3600).start()
+    try:
+        gate = _tail_lost_in_a_broker_crash(broker, office, make_gate, status_every_s=0.1)
+        ingest = office.start(broker, tail_grace_s=recheck_s + 1.0, replay_every_s=0.5)
+
+        def claimed():
+            with office.engine.connect() as c:
+                return c.execute(select(gate_status.c.sent_seq).where(gate_status.c.gate_id == "g1")).scalar()
+
+        wait_until(lambda: claimed() == 20, what="the gate's signed status taken")
+        add_gate(office.keys_dir, "g1", overwrite=True)  # the office no longer has the gate's key
+        wait_until(lambda: ingest.workers[0].stats["tail_refused"] >= 1, timeout=30, what="the tail given up")
+        dead = len(office.dead())
+        time.sleep(2.0)  # four more replay_every_s: nothing more is asked
+        assert ingest.workers[0].stats["tail_replays"] == 1 and len(office.dead()) == dead == 20
+        assert office.events("g1") == []
+        write_secret(key_path(office.keys_dir, "g1"), gate.key)  # the office gets the gate's key back
+        time.sleep(recheck_s + 0.5)  # the writer looks at the file again
+        gate.journal.append(tap(21), now=now())
+        gate.sync.notify()
+        office.wait_all_of(gate, 21)  # the gap repair asks for 1..20
+    finally:
+        broker.kill()
 
 
 def test_a_restarted_ledger_writer_still_knows_the_gates_claims(tmp_path, office, make_gate):
