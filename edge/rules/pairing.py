@@ -3,9 +3,10 @@
 Pure and synchronous (no clock read: the caller passes each read's monotonic time), so the gate loop
 and ``portgate replay`` share it.
 
-- Debounce (G9): a read of a UID already accepted less than ``debounce_ns`` earlier (on any reader
-  of this gate) is the same read: it comes out as ``Dropped`` and is not decided. Measured from the
-  last *accepted* read, so a card held on the reader yields at most one decision per window.
+- Debounce (G9): a read of a UID read less than ``debounce_ns`` earlier (on any reader of this
+  gate) is the same read: it comes out as ``Dropped`` and is not decided. Measured from the last
+  *read*, dropped ones included, so a card left on the reader (read every second or two) is one
+  read however long it stays there; it is read again only after a gap longer than the window.
 - Pairing (G4, 83.611 art. 20 j, l): the control card and the badge are read in either order.
   The first read of a pair is held: a badge always; a control card when ``expects_badge(read)``
   says its holder must show a badge now (see ``badge_expected``). The other read of the pair,
@@ -151,17 +152,14 @@ class Pairing:
         return len(self._last)
 
     def _is_bounce(self, read: Read) -> bool:
-        while self._last:  # prune UIDs whose window has passed (kept in acceptance order)
+        while self._last:  # prune UIDs whose window has passed (kept in order of last read)
             uid, at = next(iter(self._last.items()))
             if 0 <= read.mono_ns - at <= self.debounce_ns:
                 break
             del self._last[uid]
-        last = self._last.get(read.uid)
-        if last is not None and 0 <= read.mono_ns - last <= self.debounce_ns and self.debounce_ns:
-            return True
-        self._last.pop(read.uid, None)
-        self._last[read.uid] = read.mono_ns
-        return False
+        last = self._last.pop(read.uid, None)
+        self._last[read.uid] = read.mono_ns  # every read, dropped or not, restarts the window
+        return last is not None and 0 <= read.mono_ns - last <= self.debounce_ns and self.debounce_ns > 0
 
 
 def _alone(read: Read) -> Presentation:

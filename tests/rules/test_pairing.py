@@ -130,3 +130,12 @@ def test_G4_a_card_that_needs_no_badge_is_decided_at_once():
     p = _holding_pairing()
     [out] = p.feed(control("CC01", 0))
     assert out.uid == "CC01" and p.holding is None
+
+
+def test_g9_debounce_counts_from_the_last_read_so_a_card_left_on_the_reader_is_one_read():
+    p = _pairing()
+    assert isinstance(p.feed(control("AA01", 0))[0], Presentation)
+    for t in range(2, 400, 2):  # read every 2 s for 6.6 min: each read restarts the window
+        assert p.feed(control("AA01", t)) == [Dropped(control("AA01", t))]
+    assert p.tracked == 1
+    assert isinstance(p.feed(control("AA01", 398 + 3.5))[0], Presentation)  # lifted, shown again

@@ -120,3 +120,13 @@ def test_replay_g12_g3_g4_per_category(tmp_path):
         ("AA000005", "deny", ["G3"], []),
     ]
     assert "limite 12 meses" in lines[4]["message"]
+
+
+def test_replay_g9_a_card_left_on_the_reader_for_minutes_is_one_read(tmp_path):
+    import datetime as dt
+    start = dt.datetime.fromisoformat("2026-04-10T06:55:00-03:00")
+    rows = "".join(f"{(start + dt.timedelta(seconds=s)).isoformat()},GA,control,AA000001\n"
+                   for s in range(0, 396, 2))  # every 2 s for 6.6 min
+    lines = _replay(tmp_path, "at,gate_id,reader,uid\n" + rows)
+    assert lines[0]["decision"] == "admit"
+    assert {l["decision"] for l in lines[1:]} == {"debounced"} and len(lines) == 198
