@@ -158,7 +158,8 @@ class GateLoop:
         self.on_event = on_event
         self.tick_s = tick_s
         start = self._rulebook_at(clock.now())
-        self.pairing = Pairing.from_rulebook(start, expects_badge=self._expects_badge)
+        self.pairing = Pairing.from_rulebook(start, expects_badge=self._expects_badge,
+                                             holder=self._holder)
         self._ttl_ns = start.g10.inspector_mode_s * 1_000_000_000
         self._coverage_every_ns = int(coverage_every_s * 1e9)
         self._coverage_at: int | None = None
@@ -327,6 +328,15 @@ class GateLoop:
             return self.rulebook
         return self.rulebook.in_force(now.wall, estimated=now.estimated)
 
+    def _holder(self, uid: str) -> str | None:
+        """G4: the registration the read ``uid`` names in the roster copy, or None."""
+        try:
+            card = self.store.card(uid)
+        except Exception:  # a store fault: the badge is decided, not matched (never a crash)
+            log.exception("holder_lookup_failed", uid=uid)
+            return None
+        return card.registration if card is not None else None
+
     def _expects_badge(self, read: Read) -> bool:
         """G4: hold this control read for a badge (``edge.rules.pairing.badge_expected``)."""
         try:
@@ -427,7 +437,8 @@ class GateLoop:
     def _apply(self, ev: Event) -> None:
         fx = effects_of(ev, boot_id=self.journal.boot_id,
                         inspector_ttl_ns=self._ttl_ns,
-                        ship=self.store.ship, find_dispatch=self.store.find_dispatch)
+                        ship=self.store.ship, find_dispatch=self.store.find_dispatch,
+                        control_cards=self.store.control_cards)
         try:
             self.store.apply(ev.seq, fx)
         except StoreError:  # re-applied at the next start (applied_seq did not move)

@@ -12,7 +12,8 @@ taps share presence (a connected port) unless ``isolated`` (each gate partitione
 
 Each result is a dict ``{at, gate_id, uid, registration, decision, rules_failed, flags, message}``;
 ``decision`` is ``admit|exit|deny|inspector|aboard``, or ``debounced`` (dropped as the same read) or
-``paired`` (a badge paired with the control card read before or after it, G4).
+``paired`` (a badge paired with the control card read before or after it, G4; or the holder's own
+badge read just after a card already decided).
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ class Replay:
             view = self.views[gate_id]
             self.pairings[gate_id] = Pairing.from_rulebook(
                 rulebook, expects_badge=lambda read: badge_expected(
-                    view, self.rulebooks.for_date(wall_of(read.mono_ns).astimezone(self.tz).date()), read))
+                    view, self.rulebooks.for_date(wall_of(read.mono_ns).astimezone(self.tz).date()), read),
+                holder=lambda uid: getattr(view.card(uid), "registration", None))
         return self.views[gate_id], self.pairings[gate_id]
 
     def feed(self, tap: Tap) -> list[Result]:
@@ -136,7 +138,13 @@ class Replay:
         read = Read(uid=_uid(tap.uid, tap.uid_form), reader_id=reader_id,
                     reader_kind=tap.reader.value, mono_ns=mono)
         for item in pairing.feed(read):
-            if isinstance(item, Dropped):
+            if isinstance(item, Dropped) and item.reason == "paired":  # G4: the holder's own badge
+                card = view.card(item.read.uid)
+                out.append(self._line(tap.gate_id, item.read.mono_ns, item.read.uid,
+                                      card.registration if card else None, "paired",
+                                      "chapa do mesmo trabalhador, lida após o cartão",
+                                      "the same worker's badge, read after the card"))
+            elif isinstance(item, Dropped):
                 card = view.card(item.read.uid)
                 out.append(self._line(tap.gate_id, item.read.mono_ns, item.read.uid,
                                       card.registration if card else None,

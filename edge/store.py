@@ -261,6 +261,12 @@ class Store:
                 " LIMIT ?", (read.hex, limit),
             ).fetchall()
 
+    def control_cards(self, registration: str) -> list[str]:
+        """The UIDs of the control cards of ``registration`` in the roster copy (G4 pending flags)."""
+        with self._lock:
+            return [r[0] for r in self._raw.execute(
+                "SELECT uid FROM cards WHERE registration = ? AND kind = 'control'", (registration,))]
+
     def block_reason(self, uid: str) -> str | None:
         """Why the card with this canonical UID is blocked here (confiscated at this gate, or on
         the office's blocklist), or None; also for a card the roster copy does not know."""

@@ -114,7 +114,7 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     if card.kind is CardKind.INSPECTOR:
         return _inspector_card(card, rulebook, acc)
     if card.kind is CardKind.BADGE:
-        return _badge_alone(card, rulebook, acc)
+        return _badge_alone(view, presentation, card, rulebook, acc)
     return _control_card(view, presentation, now, wall, rulebook, card, acc)
 
 
@@ -131,11 +131,25 @@ def _inspector_card(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
     return acc.decision(Outcome.INSPECTOR, opens_inspector_session=True, **common)
 
 
-def _badge_alone(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
-    """A badge (chapa) not followed by a control card inside the pairing window: the control card
-    is what a worker must present (83.611 art. 20 j, l), so this is a DENY under G4."""
+def _badge_alone(view: GateView, p: Presentation, card: Card, rb: GateRulebook,
+                 acc: _Acc) -> Decision:
+    """A badge (chapa) not paired with a control card (G4, 83.611 art. 20 j, l): DENY under G4.
+
+    Read just after a control card of another registration that was already decided (an optional
+    badge, or an exit; ``p.follows_uid``): the mismatch "in either order" -> DENY of this badge read,
+    flag BORROWED_CARD naming both registrations (``registration`` = the control card's,
+    ``badge_registration`` = the badge's), call the inspector; the card's decision stands. Else the
+    badge came without a control card: present the control card."""
     if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
         acc.fail("G2", "G2.badge", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
+    follows_uid = _canonical(p.follows_uid) if p.follows_uid is not None else None
+    follows = view.card(follows_uid) if follows_uid is not None else None
+    if (rb.g4.enabled and follows is not None and follows.kind is CardKind.CONTROL
+            and follows.registration != card.registration):
+        acc.fail("G4", "G4.mismatch_after", flag=Flag.BORROWED_CARD, action="call_inspector",
+                 registration=follows.registration, badge_registration=card.registration)
+        return acc.decision(Outcome.DENY, registration=follows.registration,
+                            badge_registration=card.registration, card_kind=card.kind.value)
     acc.fail("G4", "G4.badge_alone", action="present_card")
     return acc.decision(Outcome.DENY, registration=card.registration, card_kind=card.kind.value)
 

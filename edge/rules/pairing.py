@@ -17,6 +17,13 @@ and ``portgate replay`` share it.
   when the next read arrives after the window, or when the caller calls ``expire(mono_ns)`` (the
   gate loop on its tick; replay at the end of the stream, ``flush``). A second read of the same
   kind as the held one releases the held one first.
+- Badge after a decided control read (G4 "either order", also where badges are optional): a badge
+  read at most ``pairing_window_ns`` after a control read that was decided alone (not held: the
+  badge was optional for it, or it was an exit) is not held. If ``holder(uid)`` (the registration a
+  UID names) gives the same registration for both, the badge confirms the card: ``Dropped`` with
+  reason ``paired``. Otherwise it comes out at once as a badge ``Presentation`` with
+  ``follows_uid``/``follows_mono_ns`` naming that control read; the engine raises BORROWED_CARD
+  on it. No admit waits for an optional badge.
 """
 
 from __future__ import annotations
@@ -85,7 +92,8 @@ class Pairing:
     """
 
     def __init__(self, *, debounce_ns: int, pairing_window_ns: int,
-                 expects_badge: Callable[[Read], bool] | None = None) -> None:
+                 expects_badge: Callable[[Read], bool] | None = None,
+                 holder: Callable[[str], str | None] | None = None) -> None:
         if debounce_ns < 0 or pairing_window_ns < 0:
             raise ValueError("windows must be >= 0 ns")
         self.debounce_ns = debounce_ns
@@ -93,13 +101,16 @@ class Pairing:
         self.expects_badge = expects_badge or (lambda read: False)
         self._last: OrderedDict[str, int] = OrderedDict()
         self._held: Read | None = None
+        self.holder = holder or (lambda uid: None)
+        self._decided: Read | None = None  # the last control read decided alone (G4, either order)
 
     @classmethod
-    def from_rulebook(cls, rulebook, *, expects_badge: Callable[[Read], bool] | None = None) -> Pairing:
+    def from_rulebook(cls, rulebook, *, expects_badge: Callable[[Read], bool] | None = None,
+                      holder: Callable[[str], str | None] | None = None) -> Pairing:
         """Windows from ``GateRulebook.g9.debounce_s`` and ``g4.pairing_window_s``."""
         return cls(debounce_ns=rulebook.g9.debounce_s * 1_000_000_000,
                    pairing_window_ns=rulebook.g4.pairing_window_s * 1_000_000_000,
-                   expects_badge=expects_badge)
+                   expects_badge=expects_badge, holder=holder)
 
     @property
     def holding(self) -> Read | None:
@@ -124,11 +135,30 @@ class Pairing:
         if held is not None:  # same kind again: the held one goes alone
             self._held = None
             out.append(_alone(held))
+            if not badge:
+                self._decided = held
+        if badge and self._follows(read) is not None:
+            decided, self._decided = self._decided, None
+            same = self.holder(decided.uid)
+            if same is not None and same == self.holder(read.uid):
+                out.append(Dropped(read, reason="paired"))  # the holder's own badge: confirms
+            else:
+                out.append(dataclasses.replace(_alone(read), follows_uid=decided.uid,
+                                               follows_mono_ns=decided.mono_ns))
+            return out
         if badge or self.expects_badge(read):
             self._held = read
         else:
             out.append(_alone(read))
+            self._decided = read
         return out
+
+    def _follows(self, badge: Read) -> Read | None:
+        """The control read decided alone at most the pairing window before ``badge``, if any."""
+        decided = self._decided
+        if decided is None or not 0 <= badge.mono_ns - decided.mono_ns <= self.pairing_window_ns:
+            return None
+        return decided
 
     def expire(self, mono_ns: int) -> list[Presentation]:
         """Release a held read whose pairing window has passed at ``mono_ns`` (or went backwards)."""
