@@ -290,7 +290,7 @@ def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, ac
     )
     if not paired:
         if not exiting and _badge_required(rb, worker):
-            acc.fail("G4", "G4.badge_missing", action="present_badge")
+            acc.fail("G4", "G4.badge_missing", flag=Flag.BADGE_MISSING, action="present_badge")
         return None
     badge_uid = _canonical(p.badge_uid)
     badge = view.card(badge_uid) if badge_uid is not None else None

@@ -93,7 +93,7 @@ def test_G4_card_then_badge_in_either_order_and_a_borrowed_badge_after_the_card(
     assert [(l["uid"], l["decision"], l["rules_failed"], l["flags"]) for l in lines] == [
         ("BB000001", "paired", [], []), ("AA000001", "admit", [], []),
         ("BB000001", "paired", [], []), ("AA000002", "deny", ["G4"], ["BORROWED_CARD"]),
-        ("AA000002", "deny", ["G4"], []),
+        ("AA000002", "deny", ["G4"], ["BADGE_MISSING"]),
     ]
     assert lines[1]["at"] == "2026-04-10T09:50:05+00:00"  # decided when the second read came
     assert "matrícula 1002 com chapa da matrícula 1001" in lines[3]["message"]

@@ -115,7 +115,7 @@ def test_replay_g12_g3_g4_per_category(tmp_path):
     assert _got(lines) == [
         ("BB000004", "paired", [], []),
         ("AA000004", "deny", ["G12"], ["WRONG_CATEGORY"]),
-        ("AA000005", "deny", ["G3", "G4"], []),
+        ("AA000005", "deny", ["G3", "G4"], ["BADGE_MISSING"]),
         ("BB000005", "paired", [], []),
         ("AA000005", "deny", ["G3"], []),
     ]
