@@ -54,7 +54,7 @@ from drivers.base import CardRead, Reader, ReaderStatus
 from edge.effects import effects_of
 from edge.indicator import Indicator
 from edge.journal import PRIORITY_HIGH, PRIORITY_NORMAL, Journal
-from edge.rules.coverage import CoverageGap, coverage_gaps
+from edge.rules.coverage import CoverageGap, coverage_gaps, covering_watchman
 from edge.rules.model import Decision, Now, Outcome, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebook, GateRulebooks
@@ -417,11 +417,7 @@ class GateLoop:
             if key in current:
                 continue
             del self._gaps[key]
-            watchman = next((s.registration for s in aboard if s.dispatch is not None
-                             and (s.dispatch.ship, s.dispatch.date, s.dispatch.period)
-                             == (gap.ship, gap.date, gap.period)), None)
-            if watchman is None and now.wall < gap.end:
-                watchman = next((s.registration for s in aboard if s.ship == gap.ship), None)
+            watchman = covering_watchman(gap, aboard, self._rulebook_at(now))  # G11: a watchman
             ended_by = "period_end" if now.wall >= gap.end else "watchman_admitted"
             log.info("coverage_gap_ended", ship=gap.ship, period=gap.period, ended_by=ended_by)
             self._alert(_coverage_payload(gap, "ended", ended_by=ended_by,
