@@ -4,7 +4,9 @@ One code path for the live loop and for the boot-time replay of journal events t
 applied yet (``edge.store.Store.applied_seq``):
 
 - tap ADMIT -> open a local shift with the dispatch (G5, G9);
-- tap EXIT -> close it and record the worker's last shift end (G7, G9);
+- tap EXIT -> close it and record the worker's last shift end (G7, G9): the end of a real shift,
+  an admit followed by an exit, or a NO_ENTRY exit matched to a period of the escala (worked,
+  entry not recorded); a NO_ENTRY exit with no period starts no rest and records nothing;
 - tap flags (ROTATION_JUMP, BORROWED_CARD, ...) -> pending flags on the card (reason for G10);
   BORROWED_CARD also on every control card of both registrations it names (``registration`` and
   ``badge_registration``: "mismatch in either order flags both registrations", G4), so the
@@ -92,6 +94,8 @@ def effects_of(
         ship = entry.ship if entry else (ship or "")
         return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry), flags=flags)
     if p.decision == "exit" and p.registration:
+        if "NO_ENTRY" in p.flags and p.dispatch is None:  # no shift: no rest starts (G7)
+            return Effects(flags=flags)
         return Effects(close=(p.registration, at), flags=flags)
     if p.decision == "inspector" and event.boot_id == boot_id:
         session = InspectorSession(p.uid, p.registration or "", event.mono_ns + inspector_ttl_ns)

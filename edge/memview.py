@@ -168,4 +168,5 @@ class MemoryGateView:
             )
         elif decision.outcome is Outcome.EXIT:
             self.presence.open_shifts.pop(reg, None)
-            self.presence.last_end[reg] = now.wall
+            if Flag.NO_ENTRY not in decision.flags or decision.dispatch is not None:
+                self.presence.last_end[reg] = now.wall  # a real shift's end (G7, edge.effects)

@@ -400,7 +400,11 @@ def _not_dispatched(view: GateView, reg: str, wall: dt.datetime, rb: GateRuleboo
 def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.datetime,
                 rb: GateRulebook, acc: _Acc) -> None:
     """G7 (Lei 9.719 art. 8): at least ``rest_hours`` between the previous shift's end and the
-    start of this period (the read time when no period matched)."""
+    start of this period (the read time when no period matched). ``last_shift_end`` is the exit of
+    a real shift (an admit followed by an exit, or a NO_ENTRY exit matched to a period; a NO_ENTRY
+    exit with no period starts no rest, ``edge.effects``). The rest is never negative: a shift that
+    ended after this period started (an early exit and a return in the same period, or an
+    extension into it) is a rest of 0h00."""
     if not rb.g7.enabled:
         return
     last = _utc(view.last_shift_end(reg))
@@ -408,7 +412,7 @@ def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.
         return
     bounds = _bounds(matched, rb) if matched is not None else None
     start = bounds[0] if bounds is not None else wall
-    rest = start - last
+    rest = max(start - last, dt.timedelta(0))
     if rest < dt.timedelta(hours=rb.g7.rest_hours):
         deny = rb.g7.mode == "deny"
         acc.fail("G7", "G7.rest", deny=deny, flag=None if deny else Flag.REST_SHORT,

@@ -130,3 +130,20 @@ def test_replay_g9_a_card_left_on_the_reader_for_minutes_is_one_read(tmp_path):
     lines = _replay(tmp_path, "at,gate_id,reader,uid\n" + rows)
     assert lines[0]["decision"] == "admit"
     assert {l["decision"] for l in lines[1:]} == {"debounced"} and len(lines) == 198
+
+
+def test_replay_g7_no_negative_rest_and_a_no_entry_exit_without_period_starts_no_rest(tmp_path):
+    lines = _replay(tmp_path, "at,gate_id,reader,uid,direction\n"
+                    "2026-04-10T07:00:00-03:00,GA,control,AA000001,\n"
+                    "2026-04-10T07:05:00-03:00,GA,control,AA000001,\n"      # early exit
+                    "2026-04-10T07:10:00-03:00,GA,control,AA000001,\n"      # back in the same period
+                    "2026-04-10T15:01:00-03:00,GA,control,AA000002,out\n"   # no entry, no period
+                    "2026-04-10T20:00:00-03:00,GA,control,AA000002,\n")     # not dispatched: G6 only
+    assert _got(lines) == [
+        ("AA000001", "admit", [], []),
+        ("AA000001", "exit", ["G9"], ["EARLY_EXIT"]),
+        ("AA000001", "deny", ["G7"], []),
+        ("AA000002", "exit", ["G9"], ["NO_ENTRY"]),
+        ("AA000002", "deny", ["G6"], ["NOT_DISPATCHED"]),
+    ]
+    assert "descanso de 0h00" in lines[2]["message"], lines[2]["message"]
