@@ -29,7 +29,7 @@ from edge.rules.model import Now, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebooks
 from portgate.errors import BadInput
-from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_csv
+from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_unique_csv
 from portgate.tables import iter_rows as iter_table
 from portgate.tables import one_line
 from portgate.timeutil import iso
@@ -208,7 +208,7 @@ def run_replay(workers: str | Path, cards: str | Path, escala: str | Path, taps:
     loaded = []
     for path, record in ((workers, Worker), (cards, Card), (escala, EscalaEntry)):
         try:
-            loaded.append(load_csv(path, record))
+            loaded.append(load_unique_csv(path, record))
         except BadInput as exc:
             errors.append(str(exc))
     try:

@@ -51,6 +51,7 @@ from portgate.records import (
     Worker,
     WorkerStatus,
     load_csv,
+    load_unique_csv,
     parse_rows,
 )
 
@@ -473,9 +474,10 @@ class Store:
     def load_csv_files(self, workers: str | Path, cards: str | Path, escala: str | Path | None = None,
                        *, version: int = 1, at: dt.datetime | None = None) -> None:
         """Seed the copies from the data files of DESIGN.md (demo, tests, a gate without office).
-        Raises ``BadInput`` naming every bad row of every file."""
+        Raises ``BadInput`` naming every bad row of every file (a repeated registration or UID
+        too, ``cards.csv:5: uid 04A1 repeats line 2``)."""
         at = at or dt.datetime.now(dt.UTC)
-        self.replace_roster(version, load_csv(workers, Worker), load_csv(cards, Card), at)
+        self.replace_roster(version, load_unique_csv(workers, Worker), load_unique_csv(cards, Card), at)
         if escala is not None:
             self.replace_escala(version, load_csv(escala, EscalaEntry), at)
 

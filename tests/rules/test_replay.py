@@ -141,3 +141,20 @@ def test_console_script_streams_json_lines():
     )
     assert out.returncode == 0, out.stderr
     assert [json.loads(l)["decision"] for l in out.stdout.splitlines()] == ["admit", "debounced", "deny"]
+
+
+def test_replay_refuses_a_repeated_card_uid_or_registration_naming_file_and_line(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("workers.csv", "cards.csv", "escala.csv"):
+        (data / name).write_text((DATA / name).read_text())
+    with (data / "cards.csv").open("a") as fh:
+        fh.write("aa000001,control,1002,active\n")  # AA000001 in another case
+    with (data / "workers.csv").open("a") as fh:
+        fh.write("1001,Outra Ana,vigia,active,,,2025-06-01,,9\n")
+    result, lines = _run(DATA / "taps_day.csv", data=data)
+    assert result.exit_code == 2 and lines == []
+    cards_line = len((data / "cards.csv").read_text().splitlines())
+    workers_line = len((data / "workers.csv").read_text().splitlines())
+    assert f"cards.csv:{cards_line}: uid AA000001 repeats line 2" in result.stderr
+    assert f"workers.csv:{workers_line}: registration 1001 repeats line 2" in result.stderr
