@@ -38,6 +38,10 @@ from portgate.uid import UidFormat, read_uid
 _TAP_REQUIRED = tuple(c for c in COLUMNS[Tap] if c not in ("uid_form", "direction"))  # optional columns
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _NS_PER_US = 1000
+# A tap's time must be plausible (G13: a clock before 2000 is implausible); bounds keep every
+# derived time (local dates, periods, rests) inside ``datetime``'s range.
+TAP_EARLIEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+TAP_LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 Result = dict[str, object]
 
@@ -86,9 +90,15 @@ def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
             yield None, f"{where}: missing column(s) {', '.join(short)}"
             continue
         try:
-            yield Tap.from_row(row), None
+            tap = Tap.from_row(row)
         except BadInput as exc:
             yield None, f"{where}: {one_line(exc.reason)}"
+            continue
+        if not TAP_EARLIEST <= tap.at < TAP_LATEST:
+            yield None, (f"{where}: at {tap.at.isoformat()} is out of range "
+                         f"({TAP_EARLIEST.date()} to {TAP_LATEST.date()} excluded; G13)")
+            continue
+        yield tap, None
 
 
 class Replay:

@@ -158,3 +158,16 @@ def test_replay_refuses_a_repeated_card_uid_or_registration_naming_file_and_line
     workers_line = len((data / "workers.csv").read_text().splitlines())
     assert f"cards.csv:{cards_line}: uid AA000001 repeats line 2" in result.stderr
     assert f"workers.csv:{workers_line}: registration 1001 repeats line 2" in result.stderr
+
+
+def test_replay_refuses_an_out_of_range_tap_time_naming_file_and_line(tmp_path):
+    taps = tmp_path / "taps.csv"
+    taps.write_text("at,gate_id,reader,uid\n"
+                    "2026-04-10T06:50:00-03:00,GA,control,AA000001\n"
+                    "0001-01-01T00:00:00+00:00,GA,control,AA000001\n"
+                    "9999-12-31T23:59:59+00:00,GA,control,AA000001\n")
+    result, lines = _run(taps)
+    assert result.exit_code == 2 and lines == []
+    assert "taps.csv:3: at 0001-01-01T00:00:00+00:00 is out of range" in result.stderr
+    assert "taps.csv:4: at 9999-12-31T23:59:59+00:00 is out of range" in result.stderr
+    assert "Traceback" not in result.output
