@@ -19,11 +19,12 @@ and ``portgate replay`` share it.
   kind as the held one releases the held one first.
 - Badge after a decided control read (G4 "either order", also where badges are optional): a badge
   read at most ``pairing_window_ns`` after a control read that was decided alone (not held: the
-  badge was optional for it, or it was an exit) is not held. If ``holder(uid)`` (the registration a
-  UID names) gives the same registration for both, the badge confirms the card: ``Dropped`` with
-  reason ``paired``. Otherwise it comes out at once as a badge ``Presentation`` with
-  ``follows_uid``/``follows_mono_ns`` naming that control read; the engine raises BORROWED_CARD
-  on it. No admit waits for an optional badge.
+  badge was optional for it, or it was an exit). If ``holder(uid)`` (the registration a UID names)
+  gives the same registration for both, the badge confirms the card: ``Dropped`` with reason
+  ``paired``, at once. Otherwise the badge is held as any badge (the next worker may show badge
+  then card, either order); if no control read claims it within the window it comes out with
+  ``follows_uid``/``follows_mono_ns`` naming that earlier control read, and the engine raises
+  BORROWED_CARD on it. No admit waits for an optional badge; only the flag comes at the window's end.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class Pairing:
         self._held: Read | None = None
         self.holder = holder or (lambda uid: None)
         self._decided: Read | None = None  # the last control read decided alone (G4, either order)
+        self._follows: Read | None = None  # the decided control read the held badge came after
 
     @classmethod
     def from_rulebook(cls, rulebook, *, expects_badge: Callable[[Read], bool] | None = None,
@@ -126,34 +128,40 @@ class Pairing:
         held = self._held
         badge = read.reader_kind == "badge"
         if held is not None and (held.reader_kind == "badge") != badge:  # the other half: a pair
-            self._held = None
+            self._held = self._follows = None
             control, other = (held, read) if badge else (read, held)
             out.append(Presentation(uid=control.uid, reader_id=control.reader_id,
                                     reader_kind=control.reader_kind, mono_ns=control.mono_ns,
                                     badge_uid=other.uid, badge_mono_ns=other.mono_ns))
             return out
         if held is not None:  # same kind again: the held one goes alone
-            self._held = None
-            out.append(_alone(held))
+            out.append(self._release())
             if not badge:
                 self._decided = held
-        if badge and self._follows(read) is not None:
-            decided, self._decided = self._decided, None
+        decided = self._decided_before(read) if badge else None
+        if decided is not None:
+            self._decided = None
             same = self.holder(decided.uid)
             if same is not None and same == self.holder(read.uid):
                 out.append(Dropped(read, reason="paired"))  # the holder's own badge: confirms
-            else:
-                out.append(dataclasses.replace(_alone(read), follows_uid=decided.uid,
-                                               follows_mono_ns=decided.mono_ns))
-            return out
+                return out
         if badge or self.expects_badge(read):
-            self._held = read
+            self._held, self._follows = read, decided
         else:
             out.append(_alone(read))
             self._decided = read
         return out
 
-    def _follows(self, badge: Read) -> Read | None:
+    def _release(self) -> Presentation:
+        """The held read, alone (a badge that came after another's decided card names it)."""
+        held, follows = self._held, self._follows
+        self._held = self._follows = None
+        out = _alone(held)
+        if follows is not None:
+            out = dataclasses.replace(out, follows_uid=follows.uid, follows_mono_ns=follows.mono_ns)
+        return out
+
+    def _decided_before(self, badge: Read) -> Read | None:
         """The control read decided alone at most the pairing window before ``badge``, if any."""
         decided = self._decided
         if decided is None or not 0 <= badge.mono_ns - decided.mono_ns <= self.pairing_window_ns:
@@ -168,13 +176,11 @@ class Pairing:
         age = mono_ns - held.mono_ns
         if 0 <= age <= self.pairing_window_ns:
             return []
-        self._held = None
-        return [_alone(held)]
+        return [self._release()]
 
     def flush(self) -> list[Presentation]:
         """Release whatever is held (end of a replay, or the gate stopping)."""
-        held, self._held = self._held, None
-        return [_alone(held)] if held is not None else []
+        return [self._release()] if self._held is not None else []
 
     @property
     def tracked(self) -> int:
