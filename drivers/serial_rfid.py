@@ -196,7 +196,9 @@ class LineSerialReader(_SerialReader):
 
     The number is read in the reader's declared ``uid_format`` (``portgate.uid.read_uid``: a whole
     UID, or ``<form>:<hex>`` for the forms that carry only its low bits). A line that does not fit
-    is dropped and counted as ``bad_number``; a line longer than 64 bytes is treated as noise.
+    is dropped and counted as ``bad_number``; a line longer than 64 bytes is treated as noise. An
+    all-zero number (``0000000000``: a reader's "no card" or a line glitch) is dropped and counted
+    as ``bad_number``, as the EM4100 frame parser drops an all-zero id.
     """
 
     _logger = "drivers.serial_rfid.line"
@@ -225,7 +227,17 @@ class LineSerialReader(_SerialReader):
             if not text:
                 continue
             try:
-                uids.append(read_uid(text, self.uid_format).text)
+                uid = read_uid(text, self.uid_format).text
             except BadInput as exc:
                 self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
+                continue
+            if all_zero(uid):
+                self.reporter.count(FaultKind.BAD_NUMBER, f"número zerado: {text!r}")
+                continue
+            uids.append(uid)
         return uids
+
+
+def all_zero(uid: str) -> bool:
+    """True for a read whose number is all zeros (``00000000``, ``decimal10:00000000``): no card."""
+    return set(uid.rsplit(":", 1)[-1]) <= {"0"}

@@ -42,6 +42,11 @@ class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         if self.confirm_ms is not None and self.driver != "serial":
             raise ValueError(f"confirm_ms applies to serial readers only (reader {self.id!r})")
+        from drivers.options import option_problem  # the drivers declare their options
+
+        problem = option_problem(self.driver, self.options, self.uid_format)
+        if problem is not None:
+            raise ValueError(f"{problem} (reader {self.id!r})")
 
 
 class GpioConfig(msgspec.Struct, forbid_unknown_fields=True):

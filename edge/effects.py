@@ -4,8 +4,13 @@ One code path for the live loop and for the boot-time replay of journal events t
 applied yet (``edge.store.Store.applied_seq``):
 
 - tap ADMIT -> open a local shift with the dispatch (G5, G9);
-- tap EXIT -> close it and record the worker's last shift end (G7, G9);
+- tap EXIT -> close it and record the worker's last shift end (G7, G9): the end of a real shift,
+  an admit followed by an exit, or a NO_ENTRY exit matched to a period of the escala (worked,
+  entry not recorded); a NO_ENTRY exit with no period starts no rest and records nothing;
 - tap flags (ROTATION_JUMP, BORROWED_CARD, ...) -> pending flags on the card (reason for G10);
+  BORROWED_CARD also on every control card of both registrations it names (``registration`` and
+  ``badge_registration``: "mismatch in either order flags both registrations", G4), so the
+  confiscation of either one's card takes art. 20 j/l;
 - tap INSPECTOR -> inspector session until ``mono_ns + inspector_ttl_ns`` (G10; only within the
   same boot: monotonic time restarts with the process);
 - confiscation -> block the card at once, end the inspector session (G10).
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from edge.rules.model import InspectorSession, OpenShift
 from portgate.records import Berth, EscalaEntry, Voyage
@@ -58,10 +63,12 @@ def effects_of(
     inspector_ttl_ns: int,
     ship: str | None = None,
     find_dispatch: Callable[[tuple], EscalaEntry | None] = lambda key: None,
+    control_cards: Callable[[str], Sequence[str]] = lambda registration: (),
 ) -> Effects:
     """The store changes caused by ``event`` (see module doc). ``find_dispatch`` maps an escala
     identity (date, period, ship, post, registration) to the full entry in the local copy; ``ship`` is
-    the gate's configured ship, used for an ADMIT without dispatch."""
+    the gate's configured ship, used for an ADMIT without dispatch; ``control_cards`` maps a
+    registration to the UIDs of its control cards in the local roster copy."""
     p = event.payload
     at = event.occurred_at
     if isinstance(p, ConfiscationPayload):
@@ -69,6 +76,11 @@ def effects_of(
     if not isinstance(p, TapPayload):
         return Effects()
     flags = tuple((p.uid, f, at) for f in p.flags if f not in NOT_PENDING)
+    if "BORROWED_CARD" in p.flags:
+        regs = dict.fromkeys(r for r in (p.registration, p.badge_registration) if r)
+        extra = [(uid, "BORROWED_CARD", at) for reg in regs for uid in control_cards(reg)
+                 if uid != p.uid]
+        flags += tuple(dict.fromkeys(extra))
     if p.decision == "admit" and p.registration:
         entry = None
         if p.dispatch is not None:
@@ -82,6 +94,8 @@ def effects_of(
         ship = entry.ship if entry else (ship or "")
         return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry), flags=flags)
     if p.decision == "exit" and p.registration:
+        if "NO_ENTRY" in p.flags and p.dispatch is None:  # no shift: no rest starts (G7)
+            return Effects(flags=flags)
         return Effects(close=(p.registration, at), flags=flags)
     if p.decision == "inspector" and event.boot_id == boot_id:
         session = InspectorSession(p.uid, p.registration or "", event.mono_ns + inspector_ttl_ns)

@@ -54,7 +54,7 @@ from drivers.base import CardRead, Reader, ReaderStatus
 from edge.effects import effects_of
 from edge.indicator import Indicator
 from edge.journal import PRIORITY_HIGH, PRIORITY_NORMAL, Journal
-from edge.rules.coverage import CoverageGap, coverage_gaps
+from edge.rules.coverage import CoverageGap, coverage_gaps, covering_watchman
 from edge.rules.model import Decision, Now, Outcome, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebook, GateRulebooks
@@ -158,7 +158,8 @@ class GateLoop:
         self.on_event = on_event
         self.tick_s = tick_s
         start = self._rulebook_at(clock.now())
-        self.pairing = Pairing.from_rulebook(start, expects_badge=self._expects_badge)
+        self.pairing = Pairing.from_rulebook(start, expects_badge=self._expects_badge,
+                                             holder=self._holder)
         self._ttl_ns = start.g10.inspector_mode_s * 1_000_000_000
         self._coverage_every_ns = int(coverage_every_s * 1e9)
         self._coverage_at: int | None = None
@@ -327,6 +328,15 @@ class GateLoop:
             return self.rulebook
         return self.rulebook.in_force(now.wall, estimated=now.estimated)
 
+    def _holder(self, uid: str) -> str | None:
+        """G4: the registration the read ``uid`` names in the roster copy, or None."""
+        try:
+            card = self.store.card(uid)
+        except Exception:  # a store fault: the badge is decided, not matched (never a crash)
+            log.exception("holder_lookup_failed", uid=uid)
+            return None
+        return card.registration if card is not None else None
+
     def _expects_badge(self, read: Read) -> bool:
         """G4: hold this control read for a badge (``edge.rules.pairing.badge_expected``)."""
         try:
@@ -407,11 +417,7 @@ class GateLoop:
             if key in current:
                 continue
             del self._gaps[key]
-            watchman = next((s.registration for s in aboard if s.dispatch is not None
-                             and (s.dispatch.ship, s.dispatch.date, s.dispatch.period)
-                             == (gap.ship, gap.date, gap.period)), None)
-            if watchman is None and now.wall < gap.end:
-                watchman = next((s.registration for s in aboard if s.ship == gap.ship), None)
+            watchman = covering_watchman(gap, aboard, self._rulebook_at(now))  # G11: a watchman
             ended_by = "period_end" if now.wall >= gap.end else "watchman_admitted"
             log.info("coverage_gap_ended", ship=gap.ship, period=gap.period, ended_by=ended_by)
             self._alert(_coverage_payload(gap, "ended", ended_by=ended_by,
@@ -427,7 +433,8 @@ class GateLoop:
     def _apply(self, ev: Event) -> None:
         fx = effects_of(ev, boot_id=self.journal.boot_id,
                         inspector_ttl_ns=self._ttl_ns,
-                        ship=self.store.ship, find_dispatch=self.store.find_dispatch)
+                        ship=self.store.ship, find_dispatch=self.store.find_dispatch,
+                        control_cards=self.store.control_cards)
         try:
             self.store.apply(ev.seq, fx)
         except StoreError:  # re-applied at the next start (applied_seq did not move)

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from edge.rules.model import Decision, Flag, InspectorSession, Now, OpenShift, Outcome, Presentation
 from portgate.errors import BadInput
-from portgate.records import Card, CardStatus, EscalaEntry, Worker
+from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker
 from portgate.uid import PARTIAL_BITS, low_bits, parse_read
 
 _DAY = dt.timedelta(days=1)
@@ -141,6 +141,12 @@ class MemoryGateView:
         for flag in decision.flags:
             if flag in (Flag.BORROWED_CARD, Flag.ROTATION_JUMP) and flag.value not in self.presence.pending[uid]:
                 self.presence.pending[uid].append(flag.value)
+        if Flag.BORROWED_CARD in decision.flags:  # G4: both registrations' control cards
+            for other in (decision.registration, decision.badge_registration):
+                for card in self.roster.cards.values():
+                    if (other and card.registration == other and card.kind is CardKind.CONTROL
+                            and Flag.BORROWED_CARD.value not in self.presence.pending[card.uid]):
+                        self.presence.pending[card.uid].append(Flag.BORROWED_CARD.value)
         if decision.confiscate:
             self.presence.blocked.add(uid)
             self.presence.pending.pop(uid, None)
@@ -162,4 +168,5 @@ class MemoryGateView:
             )
         elif decision.outcome is Outcome.EXIT:
             self.presence.open_shifts.pop(reg, None)
-            self.presence.last_end[reg] = now.wall
+            if Flag.NO_ENTRY not in decision.flags or decision.dispatch is not None:
+                self.presence.last_end[reg] = now.wall  # a real shift's end (G7, edge.effects)

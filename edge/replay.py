@@ -12,7 +12,8 @@ taps share presence (a connected port) unless ``isolated`` (each gate partitione
 
 Each result is a dict ``{at, gate_id, uid, registration, decision, rules_failed, flags, message}``;
 ``decision`` is ``admit|exit|deny|inspector|aboard``, or ``debounced`` (dropped as the same read) or
-``paired`` (a badge paired with the control card read before or after it, G4).
+``paired`` (a badge paired with the control card read before or after it, G4; or the holder's own
+badge read just after a card already decided).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from edge.rules.model import Now, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebooks
 from portgate.errors import BadInput
-from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_csv
+from portgate.records import COLUMNS, Card, EscalaEntry, Tap, Worker, load_unique_csv
 from portgate.tables import iter_rows as iter_table
 from portgate.tables import one_line
 from portgate.timeutil import iso
@@ -37,6 +38,10 @@ from portgate.uid import UidFormat, read_uid
 _TAP_REQUIRED = tuple(c for c in COLUMNS[Tap] if c not in ("uid_form", "direction"))  # optional columns
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _NS_PER_US = 1000
+# A tap's time must be plausible (G13: a clock before 2000 is implausible); bounds keep every
+# derived time (local dates, periods, rests) inside ``datetime``'s range.
+TAP_EARLIEST = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+TAP_LATEST = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
 
 Result = dict[str, object]
 
@@ -85,9 +90,15 @@ def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
             yield None, f"{where}: missing column(s) {', '.join(short)}"
             continue
         try:
-            yield Tap.from_row(row), None
+            tap = Tap.from_row(row)
         except BadInput as exc:
             yield None, f"{where}: {one_line(exc.reason)}"
+            continue
+        if not TAP_EARLIEST <= tap.at < TAP_LATEST:
+            yield None, (f"{where}: at {tap.at.isoformat()} is out of range "
+                         f"({TAP_EARLIEST.date()} to {TAP_LATEST.date()} excluded; G13)")
+            continue
+        yield tap, None
 
 
 class Replay:
@@ -114,7 +125,8 @@ class Replay:
             view = self.views[gate_id]
             self.pairings[gate_id] = Pairing.from_rulebook(
                 rulebook, expects_badge=lambda read: badge_expected(
-                    view, self.rulebooks.for_date(wall_of(read.mono_ns).astimezone(self.tz).date()), read))
+                    view, self.rulebooks.for_date(wall_of(read.mono_ns).astimezone(self.tz).date()), read),
+                holder=lambda uid: getattr(view.card(uid), "registration", None))
         return self.views[gate_id], self.pairings[gate_id]
 
     def feed(self, tap: Tap) -> list[Result]:
@@ -136,7 +148,13 @@ class Replay:
         read = Read(uid=_uid(tap.uid, tap.uid_form), reader_id=reader_id,
                     reader_kind=tap.reader.value, mono_ns=mono)
         for item in pairing.feed(read):
-            if isinstance(item, Dropped):
+            if isinstance(item, Dropped) and item.reason == "paired":  # G4: the holder's own badge
+                card = view.card(item.read.uid)
+                out.append(self._line(tap.gate_id, item.read.mono_ns, item.read.uid,
+                                      card.registration if card else None, "paired",
+                                      "chapa do mesmo trabalhador, lida após o cartão",
+                                      "the same worker's badge, read after the card"))
+            elif isinstance(item, Dropped):
                 card = view.card(item.read.uid)
                 out.append(self._line(tap.gate_id, item.read.mono_ns, item.read.uid,
                                       card.registration if card else None,
@@ -223,7 +241,7 @@ def run_replay(workers: str | Path, cards: str | Path, escala: str | Path, taps:
     loaded = []
     for path, record in ((workers, Worker), (cards, Card), (escala, EscalaEntry)):
         try:
-            loaded.append(load_csv(path, record))
+            loaded.append(load_unique_csv(path, record))
         except BadInput as exc:
             errors.append(str(exc))
     try:

@@ -51,6 +51,7 @@ from portgate.records import (
     Worker,
     WorkerStatus,
     load_csv,
+    load_unique_csv,
     parse_rows,
 )
 
@@ -261,6 +262,12 @@ class Store:
                 " LIMIT ?", (read.hex, limit),
             ).fetchall()
 
+    def control_cards(self, registration: str) -> list[str]:
+        """The UIDs of the control cards of ``registration`` in the roster copy (G4 pending flags)."""
+        with self._lock:
+            return [r[0] for r in self._raw.execute(
+                "SELECT uid FROM cards WHERE registration = ? AND kind = 'control'", (registration,))]
+
     def block_reason(self, uid: str) -> str | None:
         """Why the card with this canonical UID is blocked here (confiscated at this gate, or on
         the office's blocklist), or None; also for a card the roster copy does not know."""
@@ -467,9 +474,10 @@ class Store:
     def load_csv_files(self, workers: str | Path, cards: str | Path, escala: str | Path | None = None,
                        *, version: int = 1, at: dt.datetime | None = None) -> None:
         """Seed the copies from the data files of DESIGN.md (demo, tests, a gate without office).
-        Raises ``BadInput`` naming every bad row of every file."""
+        Raises ``BadInput`` naming every bad row of every file (a repeated registration or UID
+        too, ``cards.csv:5: uid 04A1 repeats line 2``)."""
         at = at or dt.datetime.now(dt.UTC)
-        self.replace_roster(version, load_csv(workers, Worker), load_csv(cards, Card), at)
+        self.replace_roster(version, load_unique_csv(workers, Worker), load_unique_csv(cards, Card), at)
         if escala is not None:
             self.replace_escala(version, load_csv(escala, EscalaEntry), at)
 

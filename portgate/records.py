@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import enum
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
@@ -381,8 +381,45 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
     return build_rows(tables.read_rows(path, required), checked)
 
 
+# The key a roster file must not repeat (a later row would silently replace the earlier one).
+UNIQUE_KEYS: dict[type, tuple[str, Callable[[object], str]]] = {}
+
+
+def load_unique_csv(path: str | Path, record: type[R]) -> list[R]:
+    """``load_csv`` that also refuses a repeated key (``UNIQUE_KEYS``: a worker's registration,
+    a card's canonical UID, so ``04a1`` and ``04A1`` are one card): ``BadInput`` naming every bad
+    row, ``cards.csv:5: uid 04A1 repeats line 2``."""
+    placed = load_csv_rows(path, record)
+    errors = repeated_keys(placed, record)
+    if errors:
+        raise BadInput("\n".join(errors))
+    return [r for _where, r in placed]
+
+
+def repeated_keys(placed: Sequence[tuple[str, R]], record: type[R]) -> list[str]:
+    """The ``file:line: <key> <value> repeats line N`` errors of ``placed`` rows (``UNIQUE_KEYS``)."""
+    if record not in UNIQUE_KEYS:
+        return []
+    label, key = UNIQUE_KEYS[record]
+    seen: dict[str, str] = {}
+    errors = []
+    for where, row in placed:
+        value = key(row)
+        if value in seen:
+            errors.append(f"{where}: {label} {value} repeats line {seen[value].rsplit(':', 1)[1]}")
+        else:
+            seen[value] = where
+    return errors
+
+
 def _is_required(record: type, column: str) -> bool:
     for f in dataclasses.fields(record):
         if f.name == column:
             return f.default is dataclasses.MISSING
     return False
+
+
+UNIQUE_KEYS.update({
+    Worker: ("registration", lambda w: w.registration),
+    Card: ("uid", lambda c: c.uid),
+})

@@ -13,7 +13,7 @@
 Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
 amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``, and ``hold`` when
 the statement is on hold for the office's review: an EARLY_EXIT shift, RULES.md P and G9, paid as
-computed once released); a held shift prints ``rule: "HELD"`` with ``amount: null`` and its reasons. ``--format csv`` prints the same columns.
+computed once released; once released, ``released: {at, note, hold}`` instead); a held shift prints ``rule: "HELD"`` with ``amount: null`` and its reasons. ``--format csv`` prints the same columns.
 Amounts are strings with two decimals. Bad input: a message naming the row, exit status 2.
 
 Storing supersedes the current statement of a shift when the new one differs
@@ -44,7 +44,7 @@ from portgate.errors import ConfigError
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
 RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
-          "hold")
+          "hold", "released")
 
 
 def load_setup(port_config: str | None):
@@ -77,15 +77,20 @@ def rulebook_arg(value: str, name: str):
     return load_rulebook(path)
 
 
-def statement_rows(st: Statement) -> list[dict]:
-    """The printed rows of one statement: its lines, then the TOTAL row."""
+def statement_rows(st: Statement, release: tuple | None = None) -> list[dict]:
+    """The printed rows of one statement: its lines, then the TOTAL row. ``release``: the office's
+    release of its hold, ``(hold reason, released_at, note)`` (``ledger.hold_releases``): printed
+    as ``released: {at, note, hold}`` instead of ``hold`` when it released this same hold."""
     base = {"registration": st.registration, "work_day": st.work_day.isoformat(),
             "shift_id": st.shift_id}
     rows = [{**base, "rule": line.rule, "article": line.article, "amount": money_str(line.amount)}
             for line in st.lines]
     total = {**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
              "due_at": st.due_at.isoformat(), "flags": list(st.flags)}
-    if st.hold_reason:
+    if st.hold_reason and release is not None and release[0] == st.hold_reason:
+        at = release[1] if release[1].tzinfo else release[1].replace(tzinfo=dt.UTC)
+        total["released"] = {"at": at.isoformat(), "note": release[2], "hold": st.hold_reason}
+    elif st.hold_reason:
         total["hold"] = st.hold_reason
     rows.append(total)
     return rows
@@ -108,6 +113,8 @@ def emit(rows: list[dict], fmt: str) -> None:
         out = dict(row)
         out["flags"] = ";".join(row.get("flags") or [])
         out["amount"] = "" if row["amount"] is None else row["amount"]
+        if isinstance(row.get("released"), dict):
+            out["released"] = f"{row['released']['at']} {row['released']['note'] or ''}".strip()
         writer.writerow(out)
 
 
@@ -173,9 +180,14 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         from central.pay.billing_store import store_watchmen_billing
 
         store_watchmen_billing(engine, run.statements, rulebook, first, last, now=now)  # P8
+        from central.pay.ledger import hold_releases
+
+        held_ids = [st.shift_id for st in run.statements if st.hold_reason]
+        releases = hold_releases(engine, held_ids) if held_ids else {}
     finally:
         engine.dispose()
-    rows = [row for st in run.statements for row in statement_rows(st)]
+    rows = [row for st in run.statements
+            for row in statement_rows(st, releases.get(st.shift_id))]
     rows += [held_row(h.shift, h.reasons) for h in run.held]
     emit(rows, fmt)
     if run.saved is not None:

@@ -188,6 +188,26 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
                      .values(paid_at=at, paid_ref=ref))
 
 
+def hold_releases(engine: Engine, shift_ids: list[str]) -> dict[str, tuple[str, dt.datetime, str | None]]:
+    """The stored releases of the current statements of ``shift_ids``: ``{shift_id: (hold reason,
+    released_at, note)}`` for those the office released (``release_holds``); a superseded version's
+    release does not count. Raises ``StoreError``."""
+    found: dict[str, tuple[str, dt.datetime, str | None]] = {}
+    try:
+        with engine.connect() as conn:
+            for chunk in range(0, len(shift_ids), 500):
+                for sid, reason, at, note in conn.execute(select(
+                        statements.c.shift_id, statements.c.hold_reason,
+                        statements.c.hold_released_at, statements.c.hold_note).where(
+                        statements.c.shift_id.in_(shift_ids[chunk:chunk + 500]),
+                        statements.c.superseded_at.is_(None),
+                        statements.c.hold_released_at.is_not(None))):
+                    found[sid] = (reason, at, note)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"reading hold releases failed: {exc}") from exc
+    return found
+
+
 def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) -> None:
     """The office reviewed these held statements and releases them to be paid as computed
     (RULES.md P). Raises ``BadInput`` naming ids that do not exist, are paid, are superseded, or are

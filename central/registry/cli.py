@@ -19,14 +19,18 @@ import click
 from sqlalchemy.orm import Session
 
 from central import db
-from central.cli_args import database_arg
+from central.cli_args import database_arg, db_url_arg
 from central.registry import confiscation, store
 from central.registry.changes import body
 from portgate.uid import canonical_uid
 
 @contextlib.contextmanager
-def transaction(url: str):
-    """A session in one transaction on ``url`` (migrated to the newest schema first); commit or roll back."""
+def transaction(url: str, *, existing: bool = True):
+    """A session in one transaction on ``url`` (migrated to the newest schema first); commit or roll
+    back. ``existing``: the database must exist (a SQLite file that is missing is refused with
+    ``BadInput`` naming ``--db``, not created empty and read as "no worker"); only the commands that
+    register people (``import``, ``register``) may start a new one."""
+    db_url_arg(url, must_exist=existing)
     engine = db.make_engine(url)
     from central.ledger.migrate import upgrade_engine
 
@@ -84,7 +88,7 @@ def import_cmd(url, actor, workers_csv, cards_csv):
     """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line)."""
     if not workers_csv and not cards_csv:
         raise click.UsageError("give --workers and/or --cards")
-    with transaction(url) as session:
+    with transaction(url, existing=False) as session:
         counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
                                     actor=actor)
     click.echo(f"imported {counts['workers']} worker(s), {counts['cards']} card(s)")
@@ -242,7 +246,7 @@ def register(url, actor, workers_csv, admissions_csv):
     A registration missing a condition is refused with the article; nothing is written."""
     from central.registry.admission_store import register as do_register
 
-    with transaction(url) as session:
+    with transaction(url, existing=False) as session:
         n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor)
     click.echo(f"{n} worker(s) registered with their admission evidence")
 

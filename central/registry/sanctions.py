@@ -53,8 +53,9 @@ class _Book(msgspec.Struct):
 
 
 def load_suspension_limits(path: str | Path) -> tuple[str, SuspensionLimits]:
-    """(rulebook id, its limits) from a rulebook TOML; ``TODAY`` if it has no ``[suspension]``.
-    Raises ``ConfigError`` for a missing or bad file, naming the key."""
+    """(rulebook id, its limits) from a pay rulebook TOML; ``TODAY`` if it has no ``[suspension]``.
+    Raises ``ConfigError`` for a missing or bad file, naming the key; a file with no ``id`` (a gate
+    rulebook) is not a pay rulebook and is refused (key ``id``), not read as "no limits"."""
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -62,5 +63,9 @@ def load_suspension_limits(path: str | Path) -> tuple[str, SuspensionLimits]:
         raise ConfigError("file not found", path=str(path)) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
-    book = convert({"id": raw.get("id", ""), "suspension": raw.get("suspension")}, _Book, path=str(path))
+    if not isinstance(raw.get("id"), str) or not raw["id"]:  # every pay rulebook names itself
+        what = "a gate rulebook (it has [[version]])" if "version" in raw else "no rulebook id"
+        raise ConfigError(f"not a pay rulebook: {what}; give a pay rulebook "
+                          "(config/rulebooks/decreto-83611-1979.toml ...)", key="id", path=str(path))
+    book = convert({"id": raw["id"], "suspension": raw.get("suspension")}, _Book, path=str(path))
     return book.id, book.suspension or TODAY

@@ -89,13 +89,30 @@ def coverage_gaps(gate_dispatches: Sequence[EscalaEntry], admitted: Iterable[Ope
     return sorted(gaps, key=lambda g: (g.start, g.ship))
 
 
+def covering_watchman(gap: CoverageGap, admitted: Iterable[OpenShift],
+                      rulebook: GateRulebook) -> str | None:
+    """The registration of the admission that covers ``gap`` (a watchman function, G11), by the
+    same test ``coverage_gaps`` uses; None when nobody aboard covers it. A worker of another
+    function aboard for the same period (a stevedore) never does."""
+    early = dt.timedelta(minutes=rulebook.g6.early_tolerance_min)
+    shift = _covering(list(admitted), gap.ship, gap.date, gap.period, gap.start - early, gap.end,
+                      rulebook.g11.watch_functions)
+    return shift.registration if shift is not None else None
+
+
 def _covered(admitted: Sequence[OpenShift], ship: str, date: dt.date, period: str,
              window_start: dt.datetime, end: dt.datetime, functions: Sequence[str]) -> bool:
+    return _covering(admitted, ship, date, period, window_start, end, functions) is not None
+
+
+def _covering(admitted: Sequence[OpenShift], ship: str, date: dt.date, period: str,
+              window_start: dt.datetime, end: dt.datetime,
+              functions: Sequence[str]) -> OpenShift | None:
     for shift in admitted:
         d = shift.dispatch
         if d is not None:
             if d.ship == ship and d.date == date and d.period == period and d.function in functions:
-                return True
+                return shift
         elif shift.ship == ship and window_start <= shift.admitted_at.astimezone(dt.UTC) < end:
-            return True
-    return False
+            return shift
+    return None

@@ -114,7 +114,7 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     if card.kind is CardKind.INSPECTOR:
         return _inspector_card(card, rulebook, acc)
     if card.kind is CardKind.BADGE:
-        return _badge_alone(card, rulebook, acc)
+        return _badge_alone(view, presentation, card, rulebook, acc)
     return _control_card(view, presentation, now, wall, rulebook, card, acc)
 
 
@@ -131,11 +131,25 @@ def _inspector_card(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
     return acc.decision(Outcome.INSPECTOR, opens_inspector_session=True, **common)
 
 
-def _badge_alone(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
-    """A badge (chapa) not followed by a control card inside the pairing window: the control card
-    is what a worker must present (83.611 art. 20 j, l), so this is a DENY under G4."""
+def _badge_alone(view: GateView, p: Presentation, card: Card, rb: GateRulebook,
+                 acc: _Acc) -> Decision:
+    """A badge (chapa) not paired with a control card (G4, 83.611 art. 20 j, l): DENY under G4.
+
+    Read just after a control card of another registration that was already decided (an optional
+    badge, or an exit; ``p.follows_uid``): the mismatch "in either order" -> DENY of this badge read,
+    flag BORROWED_CARD naming both registrations (``registration`` = the control card's,
+    ``badge_registration`` = the badge's), call the inspector; the card's decision stands. Else the
+    badge came without a control card: present the control card."""
     if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
         acc.fail("G2", "G2.badge", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
+    follows_uid = _canonical(p.follows_uid) if p.follows_uid is not None else None
+    follows = view.card(follows_uid) if follows_uid is not None else None
+    if (rb.g4.enabled and follows is not None and follows.kind is CardKind.CONTROL
+            and follows.registration != card.registration):
+        acc.fail("G4", "G4.mismatch_after", flag=Flag.BORROWED_CARD, action="call_inspector",
+                 registration=follows.registration, badge_registration=card.registration)
+        return acc.decision(Outcome.DENY, registration=follows.registration,
+                            badge_registration=card.registration, card_kind=card.kind.value)
     acc.fail("G4", "G4.badge_alone", action="present_card")
     return acc.decision(Outcome.DENY, registration=card.registration, card_kind=card.kind.value)
 
@@ -276,7 +290,7 @@ def _check_badge(view: GateView, p: Presentation, rb: GateRulebook, reg: str, ac
     )
     if not paired:
         if not exiting and _badge_required(rb, worker):
-            acc.fail("G4", "G4.badge_missing", action="present_badge")
+            acc.fail("G4", "G4.badge_missing", flag=Flag.BADGE_MISSING, action="present_badge")
         return None
     badge_uid = _canonical(p.badge_uid)
     badge = view.card(badge_uid) if badge_uid is not None else None
@@ -386,7 +400,11 @@ def _not_dispatched(view: GateView, reg: str, wall: dt.datetime, rb: GateRuleboo
 def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.datetime,
                 rb: GateRulebook, acc: _Acc) -> None:
     """G7 (Lei 9.719 art. 8): at least ``rest_hours`` between the previous shift's end and the
-    start of this period (the read time when no period matched)."""
+    start of this period (the read time when no period matched). ``last_shift_end`` is the exit of
+    a real shift (an admit followed by an exit, or a NO_ENTRY exit matched to a period; a NO_ENTRY
+    exit with no period starts no rest, ``edge.effects``). The rest is never negative: a shift that
+    ended after this period started (an early exit and a return in the same period, or an
+    extension into it) is a rest of 0h00."""
     if not rb.g7.enabled:
         return
     last = _utc(view.last_shift_end(reg))
@@ -394,7 +412,7 @@ def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.
         return
     bounds = _bounds(matched, rb) if matched is not None else None
     start = bounds[0] if bounds is not None else wall
-    rest = start - last
+    rest = max(start - last, dt.timedelta(0))
     if rest < dt.timedelta(hours=rb.g7.rest_hours):
         deny = rb.g7.mode == "deny"
         acc.fail("G7", "G7.rest", deny=deny, flag=None if deny else Flag.REST_SHORT,

@@ -54,6 +54,12 @@ REASONS: dict[str, tuple[str, str]] = {
         "control card of registration {registration} with the badge of registration "
         "{badge_registration}",
     ),
+    "G4.mismatch_after": (
+        "chapa da matrícula {badge_registration} lida logo após o cartão da matrícula "
+        "{registration}: cartão emprestado? A decisão do cartão, já registrada, vale",
+        "badge of registration {badge_registration} read just after the control card of "
+        "registration {registration}: borrowed card? The card's decision, already recorded, stands",
+    ),
     "G4.badge_alone": ("chapa lida sem cartão de controle", "badge read without a control card"),
     # G5
     "G5.open_shift": (

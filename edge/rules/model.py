@@ -40,6 +40,7 @@ class Flag(enum.StrEnum):
 
     RETAIN_CARD = "RETAIN_CARD"  # G2
     BORROWED_CARD = "BORROWED_CARD"  # G4
+    BADGE_MISSING = "BADGE_MISSING"  # G4: no badge within the pairing window where one is required
     DOUBLE_ASSIGNMENT = "DOUBLE_ASSIGNMENT"  # G5
     NOT_DISPATCHED = "NOT_DISPATCHED"  # G6
     ROTATION_JUMP = "ROTATION_JUMP"  # G6
@@ -94,6 +95,10 @@ class Presentation:
     badge_uid: str | None = None
     badge_mono_ns: int | None = None
     direction: str = Direction.BOTH.value
+    # G4: for a badge read, the control card decided alone (not held for a badge) at most the
+    # pairing window before it; a badge of another registration is a borrowed card (either order).
+    follows_uid: str | None = None
+    follows_mono_ns: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -25,11 +25,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
-from portgate.config import load_toml
+from portgate.config import convert, read_toml
+from portgate.tables import one_line
 from portgate.errors import ConfigError
 
-NonNeg = Annotated[int, msgspec.Meta(ge=0)]
-Positive = Annotated[int, msgspec.Meta(ge=1)]
+# Sane ranges: a setting outside them is a typo, and would push derived times out of datetime's
+# range (every entry an INTERNAL deny). Refused at load, naming the key.
+DAY_MIN = 24 * 60
+Minutes = Annotated[int, msgspec.Meta(ge=0, le=DAY_MIN)]  # at most a day
+Seconds = Annotated[int, msgspec.Meta(ge=0, le=300)]  # debounce: at most 5 min
+WindowS = Annotated[int, msgspec.Meta(ge=1, le=300)]  # pairing window: at most 5 min
+Months = Annotated[int, msgspec.Meta(ge=1, le=120)]  # health exam validity: at most 10 years
 
 
 class _Rule(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -55,8 +61,8 @@ class G3Settings(_Rule):
     ``health_exam_months_by_category`` (category -> months; the stevedore's inspection is yearly,
     DL 2.032 art. 28 §1)."""
 
-    health_exam_max_age_months: Positive = 24
-    health_exam_months_by_category: dict[str, Positive] = msgspec.field(
+    health_exam_max_age_months: Months = 24
+    health_exam_months_by_category: dict[str, Months] = msgspec.field(
         default_factory=lambda: {"estivador": 12})
     booklet_categories: tuple[str, ...] = ("estivador",)
     # The booklet must show the current year once this month is over (3 = first quarter).
@@ -73,7 +79,7 @@ class G4Settings(_Rule):
 
     card_and_badge_required: bool = False
     card_and_badge_categories: tuple[str, ...] = ("estivador",)
-    pairing_window_s: Positive = 15
+    pairing_window_s: WindowS = 15
 
 
 class G5Settings(_Rule):
@@ -83,21 +89,21 @@ class G5Settings(_Rule):
 class G6Settings(_Rule):
     """G6 dispatched for this gate in a period covering now (83.611 arts. 10, 20 i)."""
 
-    early_tolerance_min: NonNeg = 30
-    late_tolerance_min: NonNeg = 60
+    early_tolerance_min: Minutes = 30
+    late_tolerance_min: Minutes = 60
 
 
 class G7Settings(_Rule):
     """G7 rest between shifts (Lei 9.719 art. 8)."""
 
-    rest_hours: NonNeg = 11
+    rest_hours: Annotated[int, msgspec.Meta(ge=0, le=48)] = 11
     mode: Literal["deny", "warn"] = "deny"
 
 
 class G8Settings(_Rule):
     """G8 stale local data or untrusted clock (operational)."""
 
-    data_max_age_hours: Positive = 24
+    data_max_age_hours: Annotated[int, msgspec.Meta(ge=1, le=24 * 31)] = 24
     stale_mode: Literal["admit_flagged", "deny"] = "admit_flagged"
 
 
@@ -110,22 +116,22 @@ class G9Settings(_Rule):
     until the period's end plus this grace (the at most 2 h extension), a read with no open shift
     names its period (LATE_ARRIVAL at an entry reader, NO_ENTRY at an exit reader)."""
 
-    debounce_s: NonNeg = 3
-    min_stay_minutes: NonNeg = 5
-    early_exit_tolerance_min: NonNeg = 10
-    exit_grace_min: NonNeg = 120
+    debounce_s: Seconds = 3
+    min_stay_minutes: Minutes = 5
+    early_exit_tolerance_min: Minutes = 10
+    exit_grace_min: Minutes = 120
 
 
 class G10Settings(_Rule):
     """G10 inspector mode and confiscation (83.611 art. 20 §1, §3)."""
 
-    inspector_mode_s: Positive = 60
+    inspector_mode_s: Annotated[int, msgspec.Meta(ge=1, le=3600)] = 60
 
 
 class G11Settings(_Rule):
     """G11 gangway coverage for long-haul ships (83.611 arts. 5-8)."""
 
-    coverage_grace_min: NonNeg = 30
+    coverage_grace_min: Minutes = 30
     watch_periods: tuple[str, ...] = ("07-13", "13-19", "19-01", "01-07")
     watch_functions: tuple[str, ...] = ("vigia", "vigia_chefe")
     gangway_post: str = "portalo"
@@ -153,10 +159,16 @@ class G12Settings(_Rule):
         return function in self.categories.get(category, ())
 
 
+DEFAULT_EFFECTIVE_FROM = dt.date(2026, 1, 1)
+
+
 class GateRulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """The gate settings in force from ``effective_from`` (a local date of the port)."""
 
-    effective_from: dt.date = dt.date(1979, 6, 25)
+    # The built-in default is the shipped file's first version (config/rulebooks/gate-default.toml),
+    # so the G13 boot floor is the same with and without a ``rulebook`` key. A file's version must
+    # give it (``load_gate_rulebook``).
+    effective_from: dt.date = DEFAULT_EFFECTIVE_FROM
     port_timezone: str = "America/Sao_Paulo"
     g1: G1Settings = G1Settings()
     g2: G2Settings = G2Settings()
@@ -184,6 +196,10 @@ class GateRulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
                 parse_period(period)
             except BadInput as exc:
                 raise ValueError(f"g11.watch_periods: {exc.reason}") from exc
+        unknown = [c for c in self.g4.card_and_badge_categories if c not in self.g12.categories]
+        if unknown:
+            raise ValueError(f"g4.card_and_badge_categories: unknown category {unknown[0]!r} "
+                             f"(g12.categories knows {', '.join(sorted(self.g12.categories))})")
 
     @property
     def tz(self) -> ZoneInfo:
@@ -248,8 +264,17 @@ class GateRulebooks(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 
 
 def load_gate_rulebook(path: str | Path) -> GateRulebooks:
-    """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key."""
-    return load_toml(path, GateRulebooks)
+    """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key
+    (every ``[[version]]`` must give its ``effective_from``: ``$.version[1].effective_from``)."""
+    raw = read_toml(path)
+    where = one_line(str(path))
+    versions = raw.get("version")
+    if isinstance(versions, list):
+        for i, version in enumerate(versions):
+            if isinstance(version, dict) and "effective_from" not in version:
+                raise ConfigError("required: the date this version is in force from",
+                                  key=f"$.version[{i}].effective_from", path=where)
+    return convert(raw, GateRulebooks, path=where)
 
 
 def default_gate_rulebook() -> GateRulebook:

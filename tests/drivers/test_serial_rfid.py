@@ -149,3 +149,17 @@ def test_line_reader_drops_numbers_that_do_not_fit(pty_device, run_reader):
     pty_device.line("0000000001", eol=b"\n")
     assert running.next_read().uid == "decimal10:00000001"
     assert faults("line-bad", FaultKind.BAD_NUMBER) == before + 2
+
+
+def test_line_reader_drops_an_all_zero_number_as_the_em_parser_drops_a_zero_id(pty_device, run_reader):
+    before = faults("line-zero", FaultKind.BAD_NUMBER)
+    running = run_reader(
+        lambda cb: LineSerialReader(
+            "line-zero", "control", str(pty_device.path), uid_format="decimal10", on_status=cb
+        )
+    )
+    ready(running)
+    pty_device.line("0000000000")
+    pty_device.line("0000000002")
+    assert running.next_read().uid == "decimal10:00000002"  # the zero line produced no read
+    assert faults("line-zero", FaultKind.BAD_NUMBER) == before + 1

@@ -122,3 +122,13 @@ def test_a_badge_reader_takes_no_direction(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_gate_config(cfg)
     assert "$.readers[1].direction" in str(err.value) and "badge reader" in str(err.value)
+
+
+def test_g7_a_no_entry_exit_with_no_period_records_no_shift_end_at_the_gate(make_loop, clock, store):
+    """G7/G9: a NO_ENTRY exit (out reader, no open shift) matched to no period starts no rest."""
+    loop = make_loop()
+    loop.directions = {"r-out": "out"}
+    clock.advance(12 * 3600)  # far from any of V001's periods (+ exit grace)
+    [d] = loop.handle(card_read(V001_CARD, clock, reader_id="r-out"))
+    assert d.outcome is Outcome.EXIT and d.flags == (Flag.NO_ENTRY,) and d.dispatch is None
+    assert store.last_shift_end("V001") is None

@@ -78,3 +78,42 @@ def test_G11_not_evaluated_on_an_untrusted_clock(store, journal):
     loop = _loop(store, journal, clock)
     loop.handle(None)
     assert _coverage(journal) == []
+
+
+def test_G11_the_gap_ended_event_names_the_watchman_who_ended_it_not_a_stevedore_aboard(
+        tmp_path, journal):
+    """A stevedore of the same period admitted first does not end the gap; the watchman does, and
+    the ``ended`` event names him (not the stevedore aboard since earlier)."""
+    import shutil
+
+    from edge.store import Store
+
+    from .conftest import DEMO, GATE, SHIP
+    workers, cards, escala = (tmp_path / n for n in ("w.csv", "c.csv", "e.csv"))
+    shutil.copy(DEMO / "workers.csv", workers)
+    shutil.copy(DEMO / "cards.csv", cards)
+    with workers.open("a") as fh:
+        fh.write("S001,Davi,estivador,active,,,2025-10-01,2026,90\n")
+    with cards.open("a") as fh:
+        fh.write("0A0450E001,control,S001,active\n0B0B90BADE,badge,S001,active\n")
+    escala.write_text("date,period,ship,ship_name,voyage,berth,gate_id,post,function,registration\n"
+                      "2026-03-15,01-07,9300001,MSC Aurora,long_haul,berthed,g-aurora,porao,estivador,S001\n"
+                      "2026-03-15,01-07,9300001,MSC Aurora,long_haul,berthed,g-aurora,portalo,vigia,V001\n")
+    store = Store(tmp_path / "own.db", gate_id=GATE, ship=SHIP, boot_id="boot-1")
+    store.load_csv_files(workers, cards, escala, at=P0107)
+    try:
+        clock = FakeClock(P0107 + dt.timedelta(minutes=31))
+        loop = _loop(store, journal, clock)
+        loop.handle(None)
+        assert [e.payload.state for e in _coverage(journal)] == ["raised"]
+        loop.handle(card_read("0A0450E001", clock))  # the stevedore, 31 min late (within 60)
+        [stevedore] = loop.handle(card_read("0B0B90BADE", clock, kind="badge"))
+        assert stevedore.outcome is Outcome.ADMIT and stevedore.registration == "S001"
+        assert [e.payload.state for e in _coverage(journal)] == ["raised"]  # not a watchman
+        clock.advance(9 * 60)
+        decisions = loop.handle(card_read(V001_CARD, clock))
+        assert [d.outcome for d in decisions] == [Outcome.ADMIT], decisions
+        _, ended = _coverage(journal)
+        assert (ended.payload.state, ended.payload.watchman) == ("ended", "V001")
+    finally:
+        store.close()

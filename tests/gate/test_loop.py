@@ -237,3 +237,57 @@ def test_threaded_loop_reads_from_reader_threads_and_journals_reader_status(make
     kinds = [type(e.payload) for e in journal.events_between(1, 100)]
     assert ReaderPayload in kinds and TapPayload in kinds
     assert loop.indicator.decisions[0].outcome is Outcome.ADMIT
+
+
+def test_G4_optional_badge_of_another_worker_after_an_admitted_card_is_a_borrowed_card(
+        make_loop, clock, journal, store):
+    """Default rulebook (badge optional): the card is admitted at once (no wait), the other
+    registration's badge 5 s later raises BORROWED_CARD naming both, and both registrations'
+    control cards carry the pending flag, so a confiscation takes art. 20 j/l (G4, G10)."""
+    loop = make_loop()
+    [admit] = loop.handle(card_read(V001_CARD, clock))
+    assert admit.outcome is Outcome.ADMIT  # not held for an optional badge
+    clock.advance(5)
+    # held for the window (the next worker may show badge then card), then decided on the tick
+    assert loop.handle(card_read(V002_BADGE, clock, kind="badge")) == []
+    clock.advance(15.5)
+    [flagged] = loop.handle(None)
+    assert flagged.outcome is Outcome.DENY and flagged.flags == (Flag.BORROWED_CARD,)
+    assert "Chame o fiscal." in flagged.message_pt and "V002" in flagged.message_pt
+    ev = taps(journal)[-1]
+    assert (ev.payload.reader_kind, ev.payload.registration, ev.payload.badge_registration) == (
+        "badge", "V001", "V002")
+    assert store.open_shift("V001") is not None  # the admit stands: the inspector is called
+    assert store.pending_flags(V001_CARD) == ["BORROWED_CARD"]
+    assert store.pending_flags("0A04A10002") == ["BORROWED_CARD"]
+    clock.advance(10)
+    loop.handle(card_read(INSPECTOR, clock))
+    clock.advance(2)
+    [conf] = loop.handle(card_read("0A04A10002", clock))
+    assert conf.confiscate and conf.confiscation_article == "83.611 art. 20 j/l"
+
+
+def test_G4_own_badge_after_an_admitted_card_changes_nothing(make_loop, clock, journal):
+    loop = make_loop()
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(5)
+    assert loop.handle(card_read(V001_BADGE, clock, kind="badge")) == []
+    clock.advance(20)
+    assert loop.handle(None) == []
+    assert [e.payload.decision for e in taps(journal)] == ["admit"]
+
+
+def test_G4_next_worker_showing_badge_then_card_right_after_an_exit_is_no_borrowed_card(
+        make_loop, clock, journal, store):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    loop.handle(card_read(V001_BADGE, clock, kind="badge"))
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(6 * 3600)
+    [exit_] = loop.handle(card_read(V001_CARD, clock))  # V001 leaves (decided at once) ...
+    assert exit_.outcome is Outcome.EXIT
+    clock.advance(4)  # ... and V002 shows badge, then card, 4 s later
+    assert loop.handle(card_read(V002_BADGE, clock, kind="badge")) == []
+    clock.advance(3)
+    [d] = loop.handle(card_read("0A04A10002", clock))
+    assert Flag.BORROWED_CARD not in d.flags and d.badge_registration == "V002"

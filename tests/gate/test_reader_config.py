@@ -39,7 +39,26 @@ def test_confirm_ms_on_a_reader_that_is_not_serial_is_refused(tmp_path):
 
 @pytest.mark.parametrize("form", ["decimal10", "decimal10_le", "dez8", "wiegand26"])
 def test_a_reader_declares_the_form_it_produces(tmp_path, form):
-    assert load_gate_config(_config(tmp_path, f'uid_format = "{form}"')).readers[0].uid_format == form
+    extra = f'uid_format = "{form}"\noptions = {{ protocol = "line" }}'  # a number-reading reader
+    assert load_gate_config(_config(tmp_path, extra)).readers[0].uid_format == form
+
+
+@pytest.mark.parametrize("extra, says", [
+    ('options = { protocol = "Line" }', "options.protocol: 'Line' is not one of em4100, line"),
+    ('options = { baudrat = 9600 }', "options.baudrat: not an option of driver 'serial'"),
+    ('options = { baudrate = "fast" }', "options.baudrate: 'fast' has the wrong type"),
+    ('uid_format = "dez8"', "uid_format: 'dez8' applies only to a number-reading reader"),
+])
+def test_reader_option_typos_are_refused_per_driver_naming_the_key(tmp_path, extra, says):
+    with pytest.raises(ConfigError) as err:
+        load_gate_config(_config(tmp_path, extra))
+    assert "readers[0]" in str(err.value) and says in str(err.value)
+
+
+def test_reader_options_of_another_driver_are_refused(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        load_gate_config(_config(tmp_path, "options = { grab = false }", driver="fifo"))
+    assert "options.grab: not an option of driver 'fifo'" in str(err.value)
 
 
 def test_an_unknown_form_is_refused_naming_the_key(tmp_path):

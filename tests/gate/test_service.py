@@ -141,7 +141,22 @@ def test_a_driver_missing_from_this_build_is_a_config_error_naming_the_reader(tm
     except ImportError:
         with pytest.raises(ConfigError, match="readers.r1.driver"):
             open_reader(ReaderConfig(id="r1", kind="control", driver="pcsc"), lambda s: None)
-    else:
-        with pytest.raises(ConfigError, match="readers.r1.options"):
-            open_reader(ReaderConfig(id="r1", kind="control", driver="pcsc", options={"nonsense": 1}),
-                        lambda s: None)
+    else:  # an option the driver does not declare is refused by the typed config itself
+        with pytest.raises(ValueError, match="options.nonsense: not an option of driver 'pcsc'"):
+            ReaderConfig(id="r1", kind="control", driver="pcsc", options={"nonsense": 1})
+
+
+def test_seed_with_a_repeated_card_uid_exits_2_naming_file_and_line(tmp_path):
+    cfg = write_gate_config(tmp_path)
+    cards = tmp_path / "cards.csv"
+    demo = ROOT / "config" / "demo"
+    cards.write_text((demo / "cards.csv").read_text() + "0a04a10001,control,V002,active\n")
+    text = cfg.read_text().replace(f'cards = "{demo / "cards.csv"}"', f'cards = "{cards}"')
+    assert str(cards) in text
+    cfg.write_text(text)
+    lines = len((demo / "cards.csv").read_text().splitlines()) + 1
+    out = subprocess.run([sys.executable, "-m", "app.cli", "edge", "run", "--config", str(cfg)],
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2, out.stderr
+    assert f"cards.csv:{lines}: uid 0A04A10001 repeats line 2" in out.stderr
+    assert "UNIQUE" not in out.stderr and "Traceback" not in out.stderr

@@ -66,7 +66,7 @@ def test_pay_from_csv_prints_lines_and_totals(tmp_path, capsys):
 def test_pay_csv_format(tmp_path, capsys):
     assert main(["pay", "--shifts", str(write_csv(tmp_path / "s.csv")), "--format", "csv"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "registration,work_day,shift_id,rule,article,amount,due_at,flags,hold"
+    assert out[0] == "registration,work_day,shift_id,rule,article,amount,due_at,flags,hold,released"
     assert "101,2026-03-15,101/9300002/2026-03-15/19-01,TOTAL,,696.60," in "\n".join(out)
 
 
@@ -203,7 +203,12 @@ def test_g9_early_exit_statement_is_computed_and_on_hold_for_review(tmp_path, ca
     assert code == 0
     code, _, err = run(capsys, "pay", "release", "--db", url, "--note", "again", sid)
     assert code == 2 and f"not on hold: {sid}" in err
-    run(capsys, "pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
+    _, rows, _ = run(capsys, "pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
+    total = [r for r in rows if r["rule"] == "TOTAL"][0]
+    assert "hold" not in total  # released: the marker replaces the hold
+    assert total["released"]["note"] == "Ana: saída autorizada"
+    assert total["released"]["hold"].startswith("EARLY_EXIT: exit at 11:00")
+    assert dt.datetime.fromisoformat(total["released"]["at"]).tzinfo is not None
     _, overdue, _ = run(capsys, "pay", "overdue", "--db", url, "--at", "2026-03-20T00:00:00+00:00")
     assert "hold" not in overdue[0]
     assert run(capsys, "pay", "mark-paid", "--db", url, sid)[0] == 0

@@ -254,3 +254,21 @@ def test_the_rotation_core_imports_no_database_or_clock_code():
             "bad = [m for m in ('sqlalchemy', 'paho', 'central.db') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_R4_suspend_on_a_missing_database_is_refused_and_creates_nothing(tmp_path, capsys):
+    missing = tmp_path / "nonexistent.db"
+    assert run("registry", "suspend", "V002", "--db", f"sqlite:///{missing}", "--actor", "bruno",
+               "--from", "2026-03-12", "--days", "10", "--reason", "x") == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "no worker" not in err
+    assert not missing.exists()
+
+
+def test_R4_suspend_refuses_a_gate_rulebook_as_its_limits(imported, capsys):
+    gate_rulebook = Path(__file__).resolve().parents[2] / "config" / "rulebooks" / "gate-default.toml"
+    assert run("registry", "suspend", "V002", "--db", imported, "--actor", "bruno",
+               "--from", "2026-03-12", "--days", "200", "--reason", "x",
+               "--rulebook", str(gate_rulebook)) == 2
+    err = capsys.readouterr().err
+    assert "not a pay rulebook" in err and "id" in err

@@ -201,7 +201,9 @@ def test_g12_category_table_of_the_rulebook(port, category, function, ok):
 def test_g12_table_and_switch_are_settings(port):
     uid = port.worker("1001", category="vigia")
     port.dispatch("1001", "07-13", function="soldador")
-    own = GateRulebook(g12=G12Settings(categories={"vigia": ("soldador",)}))
+    # a table without "estivador" lists no badge category either (g4 names g12's categories)
+    own = GateRulebook(g4=G4Settings(card_and_badge_categories=()),
+                       g12=G12Settings(categories={"vigia": ("soldador",)}))
     assert port.read(uid, local(7), rulebook=own, apply=False).outcome is Outcome.ADMIT
     off = GateRulebook(g12=G12Settings(enabled=False))
     assert port.read(uid, local(7), rulebook=off, apply=False).outcome is Outcome.ADMIT

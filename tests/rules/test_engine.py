@@ -151,6 +151,7 @@ def test_g4_required_badge_missing_says_present_the_badge(port):
     port.dispatch("1001")
     d = port.read(uid, local(7), rulebook=CARD_AND_BADGE)
     assert d.outcome is Outcome.DENY and d.rules_failed == ("G4",)
+    assert d.flags == (Flag.BADGE_MISSING,)  # RULES G4: "DENY, BADGE_MISSING"
     assert d.message_pt == "NEGADO — falta a chapa. Apresente a chapa. [G4]"
 
 

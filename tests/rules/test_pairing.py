@@ -130,3 +130,28 @@ def test_G4_a_card_that_needs_no_badge_is_decided_at_once():
     p = _holding_pairing()
     [out] = p.feed(control("CC01", 0))
     assert out.uid == "CC01" and p.holding is None
+
+
+def test_g9_debounce_counts_from_the_last_read_so_a_card_left_on_the_reader_is_one_read():
+    p = _pairing()
+    assert isinstance(p.feed(control("AA01", 0))[0], Presentation)
+    for t in range(2, 400, 2):  # read every 2 s for 6.6 min: each read restarts the window
+        assert p.feed(control("AA01", t)) == [Dropped(control("AA01", t))]
+    assert p.tracked == 1
+    assert isinstance(p.feed(control("AA01", 398 + 3.5))[0], Presentation)  # lifted, shown again
+
+
+def test_G4_badge_after_a_decided_card_of_another_holder_is_held_then_names_the_card():
+    holders = {"AA01": "1001", "BB01": "1001", "AA02": "1002", "BB02": "1002"}
+    p = Pairing(debounce_ns=3 * S, pairing_window_ns=15 * S, holder=holders.get)
+    [card] = p.feed(control("AA01", 0))  # decided at once (badge optional)
+    assert card.uid == "AA01"
+    assert p.feed(badge("BB01", 2)) == [Dropped(badge("BB01", 2), reason="paired")]  # own badge
+    p.feed(control("AA01", 100))
+    assert p.feed(badge("BB02", 105)) == []  # another's badge: held, the next worker may pair
+    [alone] = p.expire(121)
+    assert (alone.uid, alone.follows_uid, alone.follows_mono_ns) == ("BB02", "AA01", 100 * S)
+    p.feed(control("AA01", 200))
+    p.feed(badge("BB02", 204))
+    [pair] = p.feed(control("AA02", 206))  # badge then own card: a plain pair, no follows
+    assert (pair.uid, pair.badge_uid, pair.follows_uid) == ("AA02", "BB02", None)

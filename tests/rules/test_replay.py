@@ -93,7 +93,7 @@ def test_G4_card_then_badge_in_either_order_and_a_borrowed_badge_after_the_card(
     assert [(l["uid"], l["decision"], l["rules_failed"], l["flags"]) for l in lines] == [
         ("BB000001", "paired", [], []), ("AA000001", "admit", [], []),
         ("BB000001", "paired", [], []), ("AA000002", "deny", ["G4"], ["BORROWED_CARD"]),
-        ("AA000002", "deny", ["G4"], []),
+        ("AA000002", "deny", ["G4"], ["BADGE_MISSING"]),
     ]
     assert lines[1]["at"] == "2026-04-10T09:50:05+00:00"  # decided when the second read came
     assert "matrícula 1002 com chapa da matrícula 1001" in lines[3]["message"]
@@ -141,3 +141,33 @@ def test_console_script_streams_json_lines():
     )
     assert out.returncode == 0, out.stderr
     assert [json.loads(l)["decision"] for l in out.stdout.splitlines()] == ["admit", "debounced", "deny"]
+
+
+def test_replay_refuses_a_repeated_card_uid_or_registration_naming_file_and_line(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("workers.csv", "cards.csv", "escala.csv"):
+        (data / name).write_text((DATA / name).read_text())
+    with (data / "cards.csv").open("a") as fh:
+        fh.write("aa000001,control,1002,active\n")  # AA000001 in another case
+    with (data / "workers.csv").open("a") as fh:
+        fh.write("1001,Outra Ana,vigia,active,,,2025-06-01,,9\n")
+    result, lines = _run(DATA / "taps_day.csv", data=data)
+    assert result.exit_code == 2 and lines == []
+    cards_line = len((data / "cards.csv").read_text().splitlines())
+    workers_line = len((data / "workers.csv").read_text().splitlines())
+    assert f"cards.csv:{cards_line}: uid AA000001 repeats line 2" in result.stderr
+    assert f"workers.csv:{workers_line}: registration 1001 repeats line 2" in result.stderr
+
+
+def test_replay_refuses_an_out_of_range_tap_time_naming_file_and_line(tmp_path):
+    taps = tmp_path / "taps.csv"
+    taps.write_text("at,gate_id,reader,uid\n"
+                    "2026-04-10T06:50:00-03:00,GA,control,AA000001\n"
+                    "0001-01-01T00:00:00+00:00,GA,control,AA000001\n"
+                    "9999-12-31T23:59:59+00:00,GA,control,AA000001\n")
+    result, lines = _run(taps)
+    assert result.exit_code == 2 and lines == []
+    assert "taps.csv:3: at 0001-01-01T00:00:00+00:00 is out of range" in result.stderr
+    assert "taps.csv:4: at 9999-12-31T23:59:59+00:00 is out of range" in result.stderr
+    assert "Traceback" not in result.output

@@ -115,8 +115,35 @@ def test_replay_g12_g3_g4_per_category(tmp_path):
     assert _got(lines) == [
         ("BB000004", "paired", [], []),
         ("AA000004", "deny", ["G12"], ["WRONG_CATEGORY"]),
-        ("AA000005", "deny", ["G3", "G4"], []),
+        ("AA000005", "deny", ["G3", "G4"], ["BADGE_MISSING"]),
         ("BB000005", "paired", [], []),
         ("AA000005", "deny", ["G3"], []),
     ]
     assert "limite 12 meses" in lines[4]["message"]
+
+
+def test_replay_g9_a_card_left_on_the_reader_for_minutes_is_one_read(tmp_path):
+    import datetime as dt
+    start = dt.datetime.fromisoformat("2026-04-10T06:55:00-03:00")
+    rows = "".join(f"{(start + dt.timedelta(seconds=s)).isoformat()},GA,control,AA000001\n"
+                   for s in range(0, 396, 2))  # every 2 s for 6.6 min
+    lines = _replay(tmp_path, "at,gate_id,reader,uid\n" + rows)
+    assert lines[0]["decision"] == "admit"
+    assert {l["decision"] for l in lines[1:]} == {"debounced"} and len(lines) == 198
+
+
+def test_replay_g7_no_negative_rest_and_a_no_entry_exit_without_period_starts_no_rest(tmp_path):
+    lines = _replay(tmp_path, "at,gate_id,reader,uid,direction\n"
+                    "2026-04-10T07:00:00-03:00,GA,control,AA000001,\n"
+                    "2026-04-10T07:05:00-03:00,GA,control,AA000001,\n"      # early exit
+                    "2026-04-10T07:10:00-03:00,GA,control,AA000001,\n"      # back in the same period
+                    "2026-04-10T15:01:00-03:00,GA,control,AA000002,out\n"   # no entry, no period
+                    "2026-04-10T20:00:00-03:00,GA,control,AA000002,\n")     # not dispatched: G6 only
+    assert _got(lines) == [
+        ("AA000001", "admit", [], []),
+        ("AA000001", "exit", ["G9"], ["EARLY_EXIT"]),
+        ("AA000001", "deny", ["G7"], []),
+        ("AA000002", "exit", ["G9"], ["NO_ENTRY"]),
+        ("AA000002", "deny", ["G6"], ["NOT_DISPATCHED"]),
+    ]
+    assert "descanso de 0h00" in lines[2]["message"], lines[2]["message"]
