@@ -5,6 +5,11 @@ results into the ledger in one transaction, and compute the monthly minimum top-
         --tariffs tariffs.csv [--interruptions interruptions.csv] [--disputes disputes.csv] \\
         [--format json|csv] [--tz America/Sao_Paulo] [--lang pt-BR|en]
     portgate production import --db sqlite:///ledger.db (same inputs as pay)
+
+With a ledger (``--ledger URL``; ``import`` reads its own ``--db``), a member's minutes worked come
+from his gate taps when they exist (the typed figure becomes a correction, its difference on the
+statement) and a registration on two ships at once is flagged DOUBLE_ASSIGNMENT
+(``central.production.gate``).
     portgate production topup --db URL --rulebook dl-3844-1941 --month 2026-03 --minimums minimums.csv
 
 Bad input exits with status 2 and a message naming every bad row; nothing is written.
@@ -12,12 +17,14 @@ Bad input exits with status 2 and a message naming every bad row; nothing is wri
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 import click
 
 from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
+from central.production.gate import from_gate
 from central.production.rulebook import find_rulebook
 from portgate.errors import BadInput
 from portgate.timeutil import zone
@@ -39,6 +46,9 @@ def _inputs(fn):
         click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR", show_default=True),
         click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
                      help="Gang composition table (default: config/gang-composition.toml)."),
+        click.option("--ledger", "ledger_url", default=None,
+                     help="Ledger database URL whose gate taps give the members' minutes worked and "
+                          "the DOUBLE_ASSIGNMENT check (import: default --db)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -46,7 +56,7 @@ def _inputs(fn):
 
 
 def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang,
-             composition_toml=None):
+             composition_toml=None, ledger_url=None):
     from central.production.composition import load_composition
 
     tz = zone(tz, key="--tz")
@@ -64,7 +74,44 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         errors.append(str(exc))
     if errors:
         raise BadInput("\n".join(errors))
-    return works, pay_gangs(works, book, tariffs, lang=lang, composition=composition)
+    notes: dict[str, tuple[str, ...]] = {}
+    if ledger_url:
+        works, notes = from_gate(works, _ledger_shifts(ledger_url, works, tz), tz)
+    results = pay_gangs(works, book, tariffs, lang=lang, composition=composition)
+    return works, [_noted(r, notes.get(r.summary.gang_id, ())) for r in results]
+
+
+def _ledger_shifts(url: str, works, tz):
+    """The shifts rebuilt from the ledger's gate events around the gangs' dates (read only)."""
+    from sqlalchemy import inspect as sa_inspect
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from central.db import make_engine
+    from central.ledger.shifts import reconstruct
+    from central.ledger.store import load_events
+    from portgate.errors import StoreError
+
+    if not works:
+        return []
+    days = [w.date for w in works]
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            if not sa_inspect(conn).has_table("events"):  # a ledger with no gate events yet
+                return []
+            return reconstruct(load_events(conn, min(days) - dt.timedelta(days=1), max(days), tz), tz)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"reading the ledger's gate events failed: {exc}") from exc
+    finally:
+        engine.dispose()
+
+
+def _noted(result, notes: tuple[str, ...]):
+    """``result`` with the gate notes (MINUTES_FROM_GATE, DOUBLE_ASSIGNMENT) on its summary."""
+    if not notes:
+        return result
+    summary = dataclasses.replace(result.summary, flags=result.summary.flags + notes)
+    return dataclasses.replace(result, summary=summary)
 
 
 @click.group()
@@ -89,6 +136,7 @@ def import_cmd(db: str, **kwargs) -> None:
     from central.db import make_engine
     from central.production.store import ensure_tables, import_results
 
+    kwargs["ledger_url"] = kwargs.get("ledger_url") or db
     works, results = _compute(**kwargs)
     engine = make_engine(db)
     try:
