@@ -82,7 +82,8 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
 
 
 def _ledger_shifts(url: str, works, tz):
-    """The shifts rebuilt from the ledger's gate events around the gangs' dates (read only)."""
+    """The shifts rebuilt from the ledger's gate events around the gangs' dates (read only; a
+    ledger with no events table gives none). Raises ``StoreError`` (one line) if it cannot be read."""
     from sqlalchemy import inspect as sa_inspect
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -101,7 +102,8 @@ def _ledger_shifts(url: str, works, tz):
                 return []
             return reconstruct(load_events(conn, min(days) - dt.timedelta(days=1), max(days), tz), tz)
     except SQLAlchemyError as exc:
-        raise StoreError(f"reading the ledger's gate events failed: {exc}") from exc
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"reading the ledger's gate events failed: {first}") from exc
     finally:
         engine.dispose()
 

@@ -144,3 +144,13 @@ def test_a_gangway_shift_on_another_ship_and_a_missing_exit():
     assert any("flagged DOUBLE_ASSIGNMENT by the ledger" in n for n in notes["T1"])
     e004 = next(s for s in shifts if s.registration == "E004" and s.ship == SHIP)
     assert gate_minutes(e004, work) == Decimal(260)  # 300 min aboard − 40 rain
+
+
+def test_an_unreadable_ledger_is_one_line_and_no_statement(tmp_path, capsys):
+    bad = tmp_path / "not-a-db.db"
+    bad.write_bytes(b"this is not SQLite\n" * 64)
+    code = main(["production", "pay", *_files(tmp_path), "--ledger", f"sqlite:///{bad}"])
+    out = capsys.readouterr()
+    assert code != 0 and out.out == ""
+    assert "reading the ledger's gate events failed" in out.err and "Traceback" not in out.err
+    assert len(out.err.strip().splitlines()) == 1
