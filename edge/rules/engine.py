@@ -262,15 +262,18 @@ def _meal_worked(open_shift: OpenShift | None, blocked: bool, acc: _Acc,
                  common: dict[str, object]) -> Decision:
     """P6 (83.611 art. 26 d) in the inspector's meal mode: the worker aboard through this gate had
     his meal interval worked. ABOARD (the shift stays open) with ``meal_worked`` and the flag
-    MEAL_WORKED; a worker with no open shift here (or a blocked card, G2) is DENY under G10."""
+    MEAL_WORKED; a worker with no open shift here, or one admitted with no escala entry, is DENY
+    under G10 (a blocked card: DENY under G2)."""
     if blocked:
         return acc.decision(Outcome.DENY, **common)
     if open_shift is None:
         acc.fail("G10", "G10.meal_no_shift")
         return acc.decision(Outcome.DENY, **common)
+    if open_shift.dispatch is None:  # the office keys the meal by the shift's escala entry
+        acc.fail("G10", "G10.meal_no_dispatch")
+        return acc.decision(Outcome.DENY, **common)
     acc.flags.add(Flag.MEAL_WORKED)
-    period = open_shift.dispatch.period if open_shift.dispatch is not None else "?"
-    acc.reasons.append(("G10.meal_worked", {"period": period}))
+    acc.reasons.append(("G10.meal_worked", {"period": open_shift.dispatch.period}))
     return acc.decision(Outcome.ABOARD, meal_worked=True, dispatch=open_shift.dispatch, **common)
 
 

@@ -124,6 +124,10 @@ REASONS: dict[str, tuple[str, str]] = {
         "refeição não registrada: o trabalhador não está a bordo por esta porta",
         "meal not recorded: the worker is not aboard through this gate",
     ),
+    "G10.meal_no_dispatch": (
+        "refeição não registrada: o turno do trabalhador não tem escala; registre no escritório",
+        "meal not recorded: the worker's shift has no escala entry; record it at the office",
+    ),
     "G10.disabled": ("modo fiscal desligado nesta porta", "inspector mode switched off at this port"),
     # ADMIT / EXIT details
     "ok.admit": (

@@ -93,3 +93,18 @@ def test_another_inspector_card_or_an_expired_session_does_not_open_meal_mode(po
     assert not port.read(other, local(9, 0, 10)).opens_meal_mode
     port.read(insp, local(10))
     assert not port.read(insp, local(10, 2)).opens_meal_mode  # the 60 s session had ended
+
+
+def test_meal_mode_refuses_a_shift_with_no_escala_entry(port):
+    """The office keys the meal by the shift's escala entry: none, so nothing is recorded."""
+    from edge.rules.model import OpenShift
+
+    uid = port.worker("1003")
+    port.presence.open_shifts["1003"] = OpenShift("1003", "GA", "9074729", local(7), None)
+    insp = _inspector(port)
+    port.read(insp, local(9))
+    port.read(insp, local(9, 0, 10))
+    d = port.read(uid, local(9, 0, 20))
+    assert d.outcome is Outcome.DENY and not d.meal_worked and d.rules_failed == ("G10",)
+    assert d.message_pt.startswith("NEGADO — refeição não registrada: o turno do trabalhador não tem escala")
+    assert d.message_en.startswith("DENIED — meal not recorded: the worker's shift has no escala entry")
