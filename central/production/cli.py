@@ -17,14 +17,13 @@ Bad input exits with status 2 and a message naming every bad row; nothing is wri
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import click
 
 from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
-from central.production.gate import from_gate
+from central.production.fromledger import gate_applied, noted
 from central.production.rulebook import find_rulebook
 from portgate.errors import BadInput
 from portgate.timeutil import zone
@@ -76,44 +75,18 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         raise BadInput("\n".join(errors))
     notes: dict[str, tuple[str, ...]] = {}
     if ledger_url:
-        works, notes = from_gate(works, _ledger_shifts(ledger_url, works, tz), tz)
+        from central.db import make_engine
+
+        engine = make_engine(ledger_url)
+        try:
+            works, notes = gate_applied(engine, works, tz)
+        finally:
+            engine.dispose()
     results = pay_gangs(works, book, tariffs, lang=lang, composition=composition)
-    return works, [_noted(r, notes.get(r.summary.gang_id, ())) for r in results]
+    return works, [noted(r, notes.get(r.summary.gang_id, ())) for r in results]
 
 
-def _ledger_shifts(url: str, works, tz):
-    """The shifts rebuilt from the ledger's gate events around the gangs' dates (read only; a
-    ledger with no events table gives none). Raises ``StoreError`` (one line) if it cannot be read."""
-    from sqlalchemy import inspect as sa_inspect
-    from sqlalchemy.exc import SQLAlchemyError
 
-    from central.db import make_engine
-    from central.ledger.shifts import reconstruct
-    from central.ledger.store import load_events
-    from portgate.errors import StoreError
-
-    if not works:
-        return []
-    days = [w.date for w in works]
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            if not sa_inspect(conn).has_table("events"):  # a ledger with no gate events yet
-                return []
-            return reconstruct(load_events(conn, min(days) - dt.timedelta(days=1), max(days), tz), tz)
-    except SQLAlchemyError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise StoreError(f"reading the ledger's gate events failed: {first}") from exc
-    finally:
-        engine.dispose()
-
-
-def _noted(result, notes: tuple[str, ...]):
-    """``result`` with the gate notes (MINUTES_FROM_GATE, DOUBLE_ASSIGNMENT) on its summary."""
-    if not notes:
-        return result
-    summary = dataclasses.replace(result.summary, flags=result.summary.flags + notes)
-    return dataclasses.replace(result, summary=summary)
 
 
 @click.group()

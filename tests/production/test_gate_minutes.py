@@ -154,3 +154,22 @@ def test_an_unreadable_ledger_is_one_line_and_no_statement(tmp_path, capsys):
     assert code != 0 and out.out == ""
     assert "reading the ledger's gate events failed" in out.err and "Traceback" not in out.err
     assert len(out.err.strip().splitlines()) == 1
+
+
+def test_a_bus_report_takes_the_gate_minutes_from_the_ledger_it_is_stored_in(ledger, stevedoring, tariffs):
+    from central.production.ingest import ingest_report
+    from wire.production import ProductionReport, ReportInterruption, ReportMember, ReportTally, encode
+
+    raw = encode(ProductionReport(
+        message_id="m9", terminal_id="tecon", gang_id="G1", ship=SHIP, date=DAY, period="07-13",
+        members=[ReportMember("E003", "stevedore", "300"), ReportMember("E004", "stevedore", "300")],
+        tally=[ReportTally("general", "40")], interruptions=[ReportInterruption("rain", minutes="40")]))
+    engine = make_engine(ledger)
+    try:
+        result = ingest_report(raw, engine, stevedoring, tariffs, received_at=dt.datetime(2026, 3, 11, tzinfo=dt.UTC))
+    finally:
+        engine.dispose()
+    e003, e004 = result.members
+    assert (e003.minutes_worked, e003.minutes_typed, e003.total) == (Decimal(190), Decimal(300), Decimal("97.50"))
+    assert (e004.minutes_worked, e004.total) == (Decimal(324), Decimal("187.50"))
+    assert result.summary.flags[0] == "MINUTES_FROM_GATE: E003 typed 300 min, gate 190 min (difference -110 min)"
