@@ -13,7 +13,9 @@ applied yet (``edge.store.Store.applied_seq``):
   confiscation of either one's card takes art. 20 j/l;
 - tap INSPECTOR -> inspector session until ``mono_ns + inspector_ttl_ns`` (G10; only within the
   same boot: monotonic time restarts with the process);
-- confiscation -> block the card at once, end the inspector session (G10).
+- tap INSPECTOR flagged MEAL_MODE -> the session in meal mode (P6);
+- confiscation -> block the card at once, end the inspector session (G10);
+- meal worked -> end the inspector session (P6; the office sets the shift's meal_worked).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from collections.abc import Callable, Sequence
 
 from edge.rules.model import InspectorSession, OpenShift
 from portgate.records import Berth, EscalaEntry, Voyage
-from wire.events import ConfiscationPayload, Event, TapPayload
+from wire.events import ConfiscationPayload, Event, MealWorkedPayload, TapPayload
 
 # Flags that are not about the card (they describe the gate's data or clock), not kept as pending.
-NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP", "PARTIAL_UID"}
+NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP", "PARTIAL_UID",
+               "MEAL_MODE", "MEAL_WORKED"}
 
 # The reason the gate records for a card it confiscated itself: "confiscated: <reason flag>", e.g.
 # "confiscated: BORROWED_CARD" (the office's blocklist reasons are plain card statuses: "confiscated",
@@ -73,6 +76,8 @@ def effects_of(
     at = event.occurred_at
     if isinstance(p, ConfiscationPayload):
         return Effects(block=(p.uid, confiscation_reason(p.reason_flag), at), end_inspector=True)
+    if isinstance(p, MealWorkedPayload):
+        return Effects(end_inspector=True)
     if not isinstance(p, TapPayload):
         return Effects()
     flags = tuple((p.uid, f, at) for f in p.flags if f not in NOT_PENDING)
@@ -98,6 +103,7 @@ def effects_of(
             return Effects(flags=flags)
         return Effects(close=(p.registration, at), flags=flags)
     if p.decision == "inspector" and event.boot_id == boot_id:
-        session = InspectorSession(p.uid, p.registration or "", event.mono_ns + inspector_ttl_ns)
+        mode = "meal" if "MEAL_MODE" in p.flags else "confiscate"
+        session = InspectorSession(p.uid, p.registration or "", event.mono_ns + inspector_ttl_ns, mode)
         return Effects(inspector=session, flags=flags)
     return Effects(flags=flags)

@@ -91,7 +91,7 @@ _decoder = msgspec.json.Decoder(wire.Event)
 
 
 def _kind(payload: wire.Payload) -> str:
-    return type(payload).__struct_config__.tag  # "tap" | "confiscation" | "reader" | "alert" | "coverage"
+    return type(payload).__struct_config__.tag  # "tap" | "confiscation" | "meal_worked" | "reader" | "alert" | "coverage"
 
 
 class Journal:

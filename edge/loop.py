@@ -12,8 +12,9 @@ For each presentation (``edge.rules.pairing``):
    its traceback and the read is shown and journaled as DENY "falha interna" (rule id ``INTERNAL``),
    except for a worker with an open shift at this gate: an exit is never refused because of a gate
    fault (G13), so it is an EXIT with rule id ``INTERNAL``;
-3. the tap (and, on a confiscation, the ``ConfiscationPayload`` in the same transaction, priority 1)
-   is appended to the journal and COMMITTED;
+3. the tap (and, on a confiscation, the ``ConfiscationPayload`` in the same transaction, priority 1;
+   on a meal worked recorded in the inspector's meal mode, the ``MealWorkedPayload``, P6) is
+   appended to the journal and COMMITTED;
 4. only then the indicator shows the decision (if the journal cannot commit, the watchman sees DENY
    "falha do registro" and nothing is admitted; a worker leaving is shown EXIT "saída não
    registrada" and his shift stays open, G13);
@@ -62,7 +63,7 @@ from edge.store import Store
 from edge import metrics
 from portgate.errors import StoreError
 from wire.events import (AlertPayload, ConfiscationPayload, CoveragePayload, Dispatch, Event,
-                         ReaderPayload, TapPayload)
+                         MealWorkedPayload, ReaderPayload, TapPayload)
 
 log = structlog.get_logger(__name__)
 
@@ -294,6 +295,9 @@ class GateLoop:
                 article=decision.confiscation_article or "83.611 art. 20 §1",
             ))
             priority = PRIORITY_HIGH
+        meal = _meal_payload(self.store.inspector_session(), payloads[0]) if decision.meal_worked else None
+        if meal is not None:  # P6: recorded in the same transaction as the worker's tap
+            payloads.append(meal)
         try:
             events = self.journal.append_many(payloads, now=now, priority=priority)
         except StoreError:
@@ -472,6 +476,17 @@ class GateLoop:
                 self.inbox.put(ReaderStatus(reader.reader_id, ReaderState.FAULT, f"reader crashed: {exc}"))
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)
+
+
+def _meal_payload(session, tap: TapPayload) -> MealWorkedPayload | None:
+    """P6 (83.611 art. 26 d): the meal record of a worker's tap decided in the inspector's meal
+    mode; None when the tap names no shift (the engine gives ``meal_worked`` only with one)."""
+    if tap.registration is None or tap.dispatch is None:
+        return None
+    return MealWorkedPayload(
+        uid=tap.uid, registration=tap.registration, dispatch=tap.dispatch,
+        inspector_uid=session.inspector_uid if session else "",
+        inspector_registration=session.inspector_registration if session else None)
 
 
 def _coverage_payload(gap: CoverageGap, state: str, *, ended_by: str | None = None,

@@ -156,7 +156,11 @@ class MemoryGateView:
             self.session = InspectorSession(
                 inspector_uid=uid, inspector_registration=reg or "",
                 until_mono_ns=now.mono_ns + inspector_mode_s * 1_000_000_000,
+                mode="meal" if decision.opens_meal_mode else "confiscate",
             )
+            return
+        if decision.meal_worked:  # P6: recorded; the shift stays open, the session ends
+            self.session = None
             return
         if reg is None:
             return

@@ -10,7 +10,7 @@ import datetime as dt
 import itertools
 import uuid
 
-from wire.events import Dispatch, Event, TapPayload, sign
+from wire.events import Dispatch, Event, MealWorkedPayload, TapPayload, sign
 
 KEY = b"test-gate-key"
 
@@ -39,6 +39,19 @@ class ShiftEvents:
             payload=TapPayload(uid="04A1B2C3", reader_id="r1", reader_kind="control",
                                decision=decision, registration=registration, dispatch=dispatch,
                                flags=list(flags)),
+        )
+        return sign(event, self.key)
+
+    def meal(self, registration: str, at: dt.datetime, dispatch: Dispatch, *,
+             inspector: str = "F001") -> Event:
+        """The gate's P6 record (inspector's meal mode) for ``registration``'s shift of ``dispatch``."""
+        mono_ns = int((at - self.mono_origin).total_seconds() * 1_000_000_000)
+        event = Event(
+            event_id=str(uuid.uuid4()), port=self.port, gate_id=self.gate_id, boot_id=self.boot_id,
+            seq=next(self._seq), occurred_at=at.astimezone(dt.UTC), clock_trusted=True,
+            mono_ns=mono_ns,
+            payload=MealWorkedPayload(uid="04A1B2C3", registration=registration, dispatch=dispatch,
+                                      inspector_uid="0F1F5CA001", inspector_registration=inspector),
         )
         return sign(event, self.key)
 

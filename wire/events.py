@@ -80,6 +80,21 @@ class ConfiscationPayload(msgspec.Struct, frozen=True, tag="confiscation", forbi
     article: Text  # e.g. "83.611 art. 20 i"
 
 
+class MealWorkedPayload(msgspec.Struct, frozen=True, tag="meal_worked", forbid_unknown_fields=True):
+    """The chief watchman or an inspector recorded at the gate that the meal interval of a worker's
+    open shift was worked (P6, 83.611 art. 26 d): the inspector card read twice (meal mode), then
+    the worker's control card. Journaled with the worker's tap (decision ``aboard``, flag
+    MEAL_WORKED); the office's shift rebuild sets ``meal_worked`` on the shift of ``dispatch``."""
+
+    uid: Uid  # the worker's control card
+    registration: Short
+    inspector_uid: Uid
+    inspector_registration: Short | None
+    dispatch: Dispatch  # the escala entry of the worker's open shift (the shift's identity)
+    rule: Short = "P6"
+    article: Text = "83.611 art. 26 d"
+
+
 class ReaderPayload(msgspec.Struct, frozen=True, tag="reader", forbid_unknown_fields=True):
     """A reader fault or recovery."""
 
@@ -112,7 +127,8 @@ class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknow
     watchman: Short | None = None  # registration of the watchman whose admission ended the gap
 
 
-Payload = TapPayload | ConfiscationPayload | ReaderPayload | AlertPayload | CoveragePayload
+Payload = (TapPayload | ConfiscationPayload | MealWorkedPayload | ReaderPayload | AlertPayload
+           | CoveragePayload)
 
 INT64_MAX = 2**63 - 1  # seq and mono_ns are 64-bit columns in the ledger: larger is malformed
 

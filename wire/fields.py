@@ -97,6 +97,11 @@ BY_NAME: dict[str, str] = {
 }
 
 BY_TYPE: dict[tuple[str, str], str] = {
+    ("MealWorkedPayload", "uid"): "UID of the worker's control card read in meal mode.",
+    ("MealWorkedPayload", "registration"): "Registration of the worker whose meal interval was worked.",
+    ("MealWorkedPayload", "dispatch"): "The escala entry of the worker's open shift (the shift's identity).",
+    ("MealWorkedPayload", "rule"): "Pay rule the record feeds: `P6` (meal interval worked).",
+    ("MealWorkedPayload", "article"): "Legal article of the rule: `83.611 art. 26 d`.",
     ("GateStatus", "state"): "`online` (birth, progress) or `offline` (Last Will, graceful stop).",
     ("GateStatus", "reason"): "Why it was published: birth (connect), will (broker, gate gone), "
                               "graceful (stop) or progress (sent_seq or health changed).",

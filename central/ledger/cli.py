@@ -72,7 +72,8 @@ def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild) -> 
             "work_date": s.work_date.isoformat(), "period": s.period, "function": s.function,
             "berth": s.berth, "gate_id": s.gate_id, "period_start": _iso(s.period_start),
             "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
-            "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "held": s.held,
+            "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "meal_worked": s.meal_worked,
+            "held": s.held,
             "flags": [{"flag": f.code, "detail": f.detail} for f in s.flags],
         }, ensure_ascii=False))
 

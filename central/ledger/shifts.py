@@ -24,6 +24,9 @@ until someone reviews it):
 - EARLY_EXIT (review, ``REVIEW_FLAGS``): the exit the gate flagged EARLY_EXIT (G9: more than the
   tolerance before the end of the ordinary period, 83.611 arts. 9, 20 b, e). The shift is paid as
   computed, and its statement is on hold for the office's review (RULES.md P).
+- MEAL_AT_GATE (paid): a ``meal_worked`` event journaled at the gate (the inspector's meal mode)
+  names this shift: ``meal_worked`` is set, so pay adds P6 (83.611 art. 26 d). An office
+  correction (``central.ledger.corrections``, MEAL_CORRECTED) applied after it wins.
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ from zoneinfo import ZoneInfo
 
 from central.pay.watchmen import PLAUSIBLE_FROM, WatchShift
 from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
-from wire.events import Event, TapPayload
+from wire.events import Event, MealWorkedPayload, TapPayload
 
 HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
 #: Paid as computed, the statement on hold until the office reviews it (RULES.md P, G9).
 REVIEW_FLAGS = frozenset({"EARLY_EXIT"})
+MEAL_AT_GATE = "MEAL_AT_GATE"  # P6: meal interval worked, recorded at the gate (paid, not held)
 #: A trusted clock may step back this much (NTP slew, two readers) before it counts as backwards.
 BACKWARDS_SLACK = dt.timedelta(seconds=2)
 
@@ -181,6 +185,7 @@ def reconstruct(events: Iterable[Event], zone: ZoneInfo) -> list[Shift]:
             groups[(ev.payload.registration, d.ship, d.date, d.period)].append(ev)
 
     shifts = [_one_shift(key, evs, placed, zone) for key, evs in groups.items()]
+    shifts = _meals_at_gate(shifts, events)
     shifts = flag_conflicts(shifts)
     shifts.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
     return shifts
@@ -233,6 +238,32 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         exit_event_id=exit_ev.event_id if exit_ev else None,
         flags=tuple(dict.fromkeys(flags)),
     )
+
+
+def _meals_at_gate(shifts: list[Shift], events: list[Event]) -> list[Shift]:
+    """P6 (83.611 art. 26 d): a meal-worked record journaled at the gate (inspector's meal mode)
+    sets ``meal_worked`` on the shift of its dispatch, flagged MEAL_AT_GATE (paid, not held) naming
+    the gate and the inspector. A record whose shift has no admit or exit is ignored."""
+    meals: dict[str, Event] = {}
+    for ev in events:
+        p = ev.payload
+        if isinstance(p, MealWorkedPayload):
+            key = shift_key(p.registration, p.dispatch.ship, p.dispatch.date, p.dispatch.period)
+            meals.setdefault(key, ev)
+    if not meals:
+        return shifts
+    out = []
+    for s in shifts:
+        ev = meals.get(s.shift_id)
+        if ev is None:
+            out.append(s)
+            continue
+        p = ev.payload
+        flag = Flag(MEAL_AT_GATE, f"P6 meal interval worked: recorded at gate {ev.gate_id} by "
+                                  f"inspector {p.inspector_registration or p.inspector_uid} "
+                                  f"(event {ev.event_id}; 83.611 art. 26 d)")
+        out.append(dataclasses.replace(s, meal_worked=True, flags=s.flags + (flag,)))
+    return out
 
 
 def _early_detail(exit_at: dt.datetime | None, end: dt.datetime, zone: ZoneInfo) -> str:

@@ -55,15 +55,16 @@ def insert_events(conn: Connection, evs: list[Event], received_at: dt.datetime) 
 
 
 def load_events(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo) -> list[Event]:
-    """Admit/exit taps that can belong to shifts of local work dates [date_from, date_to], every
+    """Admit/exit taps and meal-worked records (P6) that can belong to shifts of local work dates
+    [date_from, date_to], every
     untrusted-clock tap (its stored time means nothing), and the trusted events of those boots (clock
     anchors)."""
     lo = dt.datetime.combine(date_from, dt.time(0), zone).astimezone(dt.UTC) - MARGIN
     hi = dt.datetime.combine(date_to + dt.timedelta(days=1), dt.time(0), zone).astimezone(dt.UTC) + MARGIN
     taps = conn.execute(
         select(events.c.raw).where(
-            events.c.type == "tap",
-            events.c.decision.in_(("admit", "exit")),
+            or_(and_(events.c.type == "tap", events.c.decision.in_(("admit", "exit"))),
+                events.c.type == "meal_worked"),  # P6 recorded at the gate
             or_(and_(events.c.occurred_at >= lo, events.c.occurred_at < hi),
                 events.c.clock_trusted.is_(False)),
         )

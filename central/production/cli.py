@@ -5,6 +5,11 @@ results into the ledger in one transaction, and compute the monthly minimum top-
         --tariffs tariffs.csv [--interruptions interruptions.csv] [--disputes disputes.csv] \\
         [--format json|csv] [--tz America/Sao_Paulo] [--lang pt-BR|en]
     portgate production import --db sqlite:///ledger.db (same inputs as pay)
+
+With a ledger (``--ledger URL``; ``import`` reads its own ``--db``), a member's minutes worked come
+from his gate taps when they exist (the typed figure becomes a correction, its difference on the
+statement) and a registration on two ships at once is flagged DOUBLE_ASSIGNMENT
+(``central.production.gate``).
     portgate production topup --db URL --rulebook dl-3844-1941 --month 2026-03 --minimums minimums.csv
 
 Bad input exits with status 2 and a message naming every bad row; nothing is written.
@@ -18,6 +23,7 @@ import click
 
 from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
+from central.production.fromledger import gate_applied, noted
 from central.production.rulebook import find_rulebook
 from portgate.errors import BadInput
 from portgate.timeutil import zone
@@ -39,6 +45,9 @@ def _inputs(fn):
         click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR", show_default=True),
         click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
                      help="Gang composition table (default: config/gang-composition.toml)."),
+        click.option("--ledger", "ledger_url", default=None,
+                     help="Ledger database URL whose gate taps give the members' minutes worked and "
+                          "the DOUBLE_ASSIGNMENT check (import: default --db)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -46,7 +55,7 @@ def _inputs(fn):
 
 
 def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang,
-             composition_toml=None):
+             composition_toml=None, ledger_url=None):
     from central.production.composition import load_composition
 
     tz = zone(tz, key="--tz")
@@ -64,7 +73,20 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         errors.append(str(exc))
     if errors:
         raise BadInput("\n".join(errors))
-    return works, pay_gangs(works, book, tariffs, lang=lang, composition=composition)
+    notes: dict[str, tuple[str, ...]] = {}
+    if ledger_url:
+        from central.db import make_engine
+
+        engine = make_engine(ledger_url)
+        try:
+            works, notes = gate_applied(engine, works, tz)
+        finally:
+            engine.dispose()
+    results = pay_gangs(works, book, tariffs, lang=lang, composition=composition)
+    return works, [noted(r, notes.get(r.summary.gang_id, ())) for r in results]
+
+
+
 
 
 @click.group()
@@ -89,6 +111,7 @@ def import_cmd(db: str, **kwargs) -> None:
     from central.db import make_engine
     from central.production.store import ensure_tables, import_results
 
+    kwargs["ledger_url"] = kwargs.get("ledger_url") or db
     works, results = _compute(**kwargs)
     engine = make_engine(db)
     try:

@@ -297,7 +297,8 @@ def _settle(work: GangWork, version: RulebookVersion, statements, quotas) -> tup
             registration=m.registration, role=m.role, quotas=quotas[m.registration],
             minutes_worked=m.minutes_worked, lines=lines, total=total, disputed=to_money(held),
             payable=total - to_money(held), due_at=due_at,
-            disputes=tuple(d for d in work.disputes if d.registration == m.registration)))
+            disputes=tuple(d for d in work.disputes if d.registration == m.registration),
+            minutes_typed=m.minutes_typed))
     return tuple(out)
 
 

@@ -13,11 +13,12 @@ from sqlalchemy.engine import Engine
 
 from central.production import csvio
 from central.production.engine import pay_gang
+from central.production.fromledger import gate_applied, noted
 from central.production.model import GangResult, GangWork, TariffTable
 from central.production.rulebook import Rulebook
 from central.production.store import import_results
 from portgate.errors import BadInput
-from portgate.timeutil import iso
+from portgate.timeutil import iso, zone
 from wire.production import ProductionReport, decode
 
 
@@ -61,11 +62,13 @@ def work_from_message(raw: bytes, *, tz: str = "America/Sao_Paulo") -> GangWork:
 
 def ingest_report(raw: bytes, engine: Engine, rulebook: Rulebook, tariffs: TariffTable, *,
                   received_at: dt.datetime, tz: str = "America/Sao_Paulo") -> GangResult:
-    """Pay the gang of one bus message and store it (one transaction). Raises ``BadInput`` for a
+    """Pay the gang of one bus message and store it (one transaction); the members' minutes come
+    from the ledger's gate taps when it holds them (``central.production.gate``). Raises ``BadInput`` for a
     bad message or a gang already imported (dead-letter it), ``StoreError`` for a database failure
     (do not acknowledge; it is redelivered)."""
     work = work_from_message(raw, tz=tz)
-    result = pay_gang(work, rulebook, tariffs)
+    [work], notes = gate_applied(engine, [work], zone(tz, key="tz"))  # members' minutes from the gate
+    result = noted(pay_gang(work, rulebook, tariffs), notes.get(work.gang_id, ()))
     message_id = decode(raw).message_id
     import_results(engine, [(work, result)], imported_at=received_at, source=f"bus:{message_id}")
     return result

@@ -52,7 +52,9 @@ class Member:
     """A gang member from the escala, and whether they actually boarded (gate events).
 
     ``minutes_worked``: minutes of actual work of this member (gate admit to exit less the gang's
-    waits), used by the guarantee (E3/C2). ``holds_worked`` matters for per-hold roles (E2)."""
+    waits), used by the guarantee (E3/C2); from the gate taps when the ledger holds them, the typed
+    figure then kept in ``minutes_typed`` (``central.production.gate``). ``holds_worked`` matters
+    for per-hold roles (E2)."""
 
     registration: str
     role: str
@@ -60,6 +62,7 @@ class Member:
     boarded: bool = True
     minutes_worked: Decimal = Decimal(0)
     source: str = ""
+    minutes_typed: Decimal | None = None  # the office's figure when the gate taps replaced it
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,6 +134,7 @@ class MemberStatement:
     payable: Decimal
     due_at: dt.datetime
     disputes: tuple[Dispute, ...] = ()
+    minutes_typed: Decimal | None = None  # the typed figure the gate minutes corrected
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

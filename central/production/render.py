@@ -45,7 +45,10 @@ def result_dict(result: GangResult) -> dict:
         },
         "members": [{
             "registration": m.registration, "role": m.role, "quotas": _dec(m.quotas),
-            "minutes_worked": _dec(m.minutes_worked), "lines": [_line(x) for x in m.lines],
+            "minutes_worked": _dec(m.minutes_worked),
+            "minutes_typed": None if m.minutes_typed is None else _dec(m.minutes_typed),
+            "minutes_difference": None if m.minutes_typed is None else _dec(m.minutes_worked - m.minutes_typed),
+            "lines": [_line(x) for x in m.lines],
             "total": money_str(m.total), "disputed": money_str(m.disputed), "payable": money_str(m.payable),
             "due_at": iso(m.due_at),
             "disputes": [{"rule": d.rule, "amount": None if d.amount is None else money_str(d.amount),

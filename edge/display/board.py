@@ -173,14 +173,14 @@ class Board:
         """Track the gate's time, clock trust and inspector mode from any event (tap or
         confiscation): an INSPECTOR tap opens the countdown (``inspector_mode_s`` from the read;
         ``mono_s``: the screen's monotonic clock now; ``lag_s``: how long ago the gate made the
-        event), a confiscation ends it."""
+        event), a confiscation or a meal record (P6) ends it."""
         self.last_event_at = event.occurred_at
         self.last_clock_trusted = event.clock_trusted
         p = event.payload
         kind = type(p).__struct_config__.tag
         if kind == "tap" and p.decision == "inspector":
             self.inspector_until = mono_s + inspector_mode_s - max(0.0, lag_s)
-        elif kind == "confiscation":
+        elif kind in ("confiscation", "meal_worked"):  # G10 / P6: the session ended
             self.inspector_until = None
 
     def inspector_left_s(self, mono_s: float) -> int | None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from edge.rules import messages
 from edge.rules.model import (
-    Decision, Direction, Flag, GateView, Now, OpenShift, Outcome, Presentation,
+    Decision, Direction, Flag, GateView, InspectorSession, Now, OpenShift, Outcome, Presentation,
 )
 from edge.rules.rulebook import GateRulebook
 from portgate.errors import BadInput
@@ -95,7 +95,8 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     with no open shift, EXIT flagged NO_ENTRY), ABOARD (the worker aboard read again before
     ``min_stay_minutes``, or at an ``in`` reader: changes nothing, G9), DENY (a blocked card is
     always DENY, G2; an entry attempt past the late tolerance is DENY LATE_ARRIVAL, G6) or
-    INSPECTOR (G10, ``opens_inspector_session``).
+    INSPECTOR (G10, ``opens_inspector_session``; the inspector's second read opens meal mode,
+    ``opens_meal_mode``); in meal mode a worker aboard is ABOARD with ``meal_worked`` (P6).
     """
     wall = require_aware(now.wall, "now.wall")
     acc = _Acc()
@@ -112,14 +113,17 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     if collision_prone(uid):  # G1 reading: matched on 24 bits only
         acc.flags.add(Flag.PARTIAL_UID)
     if card.kind is CardKind.INSPECTOR:
-        return _inspector_card(card, rulebook, acc)
+        return _inspector_card(card, rulebook, acc, view.inspector_session(), now)
     if card.kind is CardKind.BADGE:
         return _badge_alone(view, presentation, card, rulebook, acc)
     return _control_card(view, presentation, now, wall, rulebook, card, acc)
 
 
-def _inspector_card(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
-    """G10 (83.611 art. 20 §1): an active inspector card opens inspector mode."""
+def _inspector_card(card: Card, rb: GateRulebook, acc: _Acc, session: InspectorSession | None,
+                    now: Now) -> Decision:
+    """G10 (83.611 art. 20 §1): an active inspector card opens inspector mode. The same card read
+    again while its session is open toggles the session between confiscation and meal mode (P6,
+    83.611 art. 26 d: the next control card's meal interval was worked)."""
     common = {"registration": card.registration, "card_kind": card.kind.value}
     if rb.g2.enabled and card.status is not CardStatus.ACTIVE:
         acc.fail("G2", "G2.inspector", flag=Flag.RETAIN_CARD, action="retain", status=card.status.value)
@@ -127,6 +131,13 @@ def _inspector_card(card: Card, rb: GateRulebook, acc: _Acc) -> Decision:
     if not rb.g10.enabled:
         acc.fail("G10", "G10.disabled")
         return acc.decision(Outcome.DENY, **common)
+    own = (session is not None and session.inspector_uid == card.uid
+           and session.until_mono_ns > now.mono_ns)
+    if own and session.mode != "meal":  # P6: the second read of the inspector's card
+        acc.flags.add(Flag.MEAL_MODE)
+        acc.reasons.append(("G10.meal_mode", {}))
+        return acc.decision(Outcome.INSPECTOR, opens_inspector_session=True, opens_meal_mode=True,
+                            **common)
     acc.reasons.append(("G10.session", {}))
     return acc.decision(Outcome.INSPECTOR, opens_inspector_session=True, **common)
 
@@ -179,6 +190,8 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
         common["badge_registration"] = badge_reg
     _check_data(view, now, wall, rb, acc)  # G8
 
+    if confiscating and session.mode == "meal":  # P6 (83.611 art. 26 d) recorded at the gate
+        return _meal_worked(open_shift if aboard else None, blocked, acc, common)
     if confiscating:
         if not aboard:
             _entry_rules(view, reg, worker, open_shift, wall, rb, acc)
@@ -257,6 +270,25 @@ def _check_category(worker: Worker | None, entry: EscalaEntry | None, rb: GateRu
     if not rb.g12.may_fill(worker.category, entry.function):
         acc.fail("G12", "G12.wrong_category", flag=Flag.WRONG_CATEGORY,
                  category=worker.category, function=entry.function)
+
+
+def _meal_worked(open_shift: OpenShift | None, blocked: bool, acc: _Acc,
+                 common: dict[str, object]) -> Decision:
+    """P6 (83.611 art. 26 d) in the inspector's meal mode: the worker aboard through this gate had
+    his meal interval worked. ABOARD (the shift stays open) with ``meal_worked`` and the flag
+    MEAL_WORKED; a worker with no open shift here, or one admitted with no escala entry, is DENY
+    under G10 (a blocked card: DENY under G2)."""
+    if blocked:
+        return acc.decision(Outcome.DENY, **common)
+    if open_shift is None:
+        acc.fail("G10", "G10.meal_no_shift")
+        return acc.decision(Outcome.DENY, **common)
+    if open_shift.dispatch is None:  # the office keys the meal by the shift's escala entry
+        acc.fail("G10", "G10.meal_no_dispatch")
+        return acc.decision(Outcome.DENY, **common)
+    acc.flags.add(Flag.MEAL_WORKED)
+    acc.reasons.append(("G10.meal_worked", {"period": open_shift.dispatch.period}))
+    return acc.decision(Outcome.ABOARD, meal_worked=True, dispatch=open_shift.dispatch, **common)
 
 
 def _confiscate(view: GateView, p: Presentation, card: Card, acc: _Acc,

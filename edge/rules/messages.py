@@ -118,6 +118,22 @@ REASONS: dict[str, tuple[str, str]] = {
         "card confiscated by the inspector ({article})",
     ),
     "G10.session": ("apresente o cartão a apreender", "present the card to confiscate"),
+    "G10.meal_mode": (
+        "modo refeição: apresente o cartão do trabalhador cujo intervalo de refeição foi trabalhado",
+        "meal mode: present the card of the worker whose meal interval was worked",
+    ),
+    "G10.meal_worked": (
+        "intervalo de refeição trabalhado registrado (período {period}; 83.611 art. 26 d)",
+        "meal interval worked recorded (period {period}; 83.611 art. 26 d)",
+    ),
+    "G10.meal_no_shift": (
+        "refeição não registrada: o trabalhador não está a bordo por esta porta",
+        "meal not recorded: the worker is not aboard through this gate",
+    ),
+    "G10.meal_no_dispatch": (
+        "refeição não registrada: o turno do trabalhador não tem escala; registre no escritório",
+        "meal not recorded: the worker's shift has no escala entry; record it at the office",
+    ),
     "G10.disabled": ("modo fiscal desligado nesta porta", "inspector mode switched off at this port"),
     # ADMIT / EXIT details
     "ok.admit": (

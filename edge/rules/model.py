@@ -54,6 +54,8 @@ class Flag(enum.StrEnum):
     COVERAGE_GAP = "COVERAGE_GAP"  # G11
     PARTIAL_UID = "PARTIAL_UID"  # G1: matched on 24 bits of the UID only (collision-prone)
     WRONG_CATEGORY = "WRONG_CATEGORY"  # G12
+    MEAL_MODE = "MEAL_MODE"  # G10/P6: the inspector's second read switched the session to meal mode
+    MEAL_WORKED = "MEAL_WORKED"  # P6 (83.611 art. 26 d): the meal interval of this shift was worked
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -70,11 +72,13 @@ class OpenShift:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class InspectorSession:
-    """Inspector mode (G10) opened by an inspector card; valid until ``until_mono_ns``."""
+    """Inspector mode (G10) opened by an inspector card; valid until ``until_mono_ns``. ``mode`` is
+    ``confiscate`` (G10) or ``meal`` (P6: the next control card's meal interval was worked)."""
 
     inspector_uid: str
     inspector_registration: str
     until_mono_ns: int
+    mode: str = "confiscate"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -179,5 +183,7 @@ class Decision:
     confiscation_reason: str | None = None  # the flag that motivated it
     confiscation_article: str | None = None
     opens_inspector_session: bool = False
+    opens_meal_mode: bool = False  # P6: the session opened is in meal mode (with opens_inspector_session)
+    meal_worked: bool = False  # P6: journal a MealWorkedPayload for this worker's open shift, end the session
     reasons: tuple[str, ...] = ()  # message keys of edge.rules.messages, e.g. ("G2.control",)
     card_uid: str | None = None  # the matched card's canonical UID (the read may be partial, G1)

@@ -171,3 +171,23 @@ def test_replay_refuses_an_out_of_range_tap_time_naming_file_and_line(tmp_path):
     assert "taps.csv:3: at 0001-01-01T00:00:00+00:00 is out of range" in result.stderr
     assert "taps.csv:4: at 9999-12-31T23:59:59+00:00 is out of range" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_P6_meal_mode_in_a_replay(tmp_path):
+    """The inspector's card twice (meal mode), then the worker aboard: ``aboard`` flagged
+    MEAL_WORKED (83.611 art. 26 d); the session ends, the worker's next read is his exit."""
+    taps = tmp_path / "taps.csv"
+    taps.write_text("at,gate_id,reader,uid\n"
+                    "2026-04-10T06:50:00-03:00,GA,control,AA000001\n"
+                    "2026-04-10T10:00:00-03:00,GA,control,CC000001\n"
+                    "2026-04-10T10:00:10-03:00,GA,control,CC000001\n"
+                    "2026-04-10T10:00:20-03:00,GA,control,AA000001\n"
+                    "2026-04-10T13:00:00-03:00,GA,control,AA000001\n")
+    result, lines = _run(taps)
+    assert result.exit_code == 0, result.output
+    assert [(l["decision"], l["flags"]) for l in lines] == [
+        ("admit", []), ("inspector", []), ("inspector", ["MEAL_MODE"]), ("aboard", ["MEAL_WORKED"]),
+        ("exit", []),
+    ]
+    assert lines[3]["message"] == ("JÁ A BORDO — intervalo de refeição trabalhado registrado "
+                                   "(período 07-13; 83.611 art. 26 d).")
