@@ -108,3 +108,52 @@ def test_a_photo_upload_is_reencoded_under_the_gate_cap(office, page, tmp_path):
     assert gate.is_file() and gate.stat().st_size <= GATE_MAX_BYTES
     with Image.open(io.BytesIO(gate.read_bytes())) as g:
         assert g.format == "JPEG" and max(g.size) <= 320
+
+
+@pytest.fixture(scope="module")
+def paid_ledger(office):
+    from tests.web.paydata import seed_pay
+
+    seed_pay(office.engine)
+    return office
+
+
+def test_a_payslip_download_holds_the_worked_example_total_and_rule_ids(paid_ledger, page, tmp_path):
+    from pypdf import PdfReader
+
+    office = paid_ledger
+    page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31&worker=V017")
+    assert "R$ 696,60" in page.locator("#statements").inner_text()
+    with page.expect_download() as info:
+        page.locator('a[data-slip="V017"]').first.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    assert path.name == "contracheque-V017-2026-03-01-2026-03-31.pdf"
+    text = "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
+    assert "R$ 696,60" in text
+    for rule in ("P1", "P2", "P3", "P4", "P7"):
+        assert f"\n{rule} 83.611 art." in text, rule
+    from app.cli import main
+
+    key = tmp_path / "k"
+    key.write_bytes(__import__("tests.web.live", fromlist=["SLIP_KEY"]).SLIP_KEY)
+    assert main(["pay", "verify-slip", "--db", office.url_db, "--key-file", str(key), str(path)]) == 0
+
+
+def test_marking_a_batch_paid(paid_ledger, page):
+    from central.ledger.tables import statements
+
+    office = paid_ledger
+    page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31")
+    boxes = page.locator('#paid-form input[name="statement"]')
+    assert boxes.count() == 3  # V008's statement is on hold: not selectable
+    for i in range(boxes.count()):
+        boxes.nth(i).check()
+    page.locator("#m-ref").fill("folha-2026-03")
+    page.get_by_role("button", name="Marcar como pagos").click()
+    page.locator("#pay-done").wait_for()
+    assert "3 marcado(s) como pago(s)" in page.locator("#pay-done").inner_text()
+    assert page.locator("#statements td.status", has_text="folha-2026-03").count() == 3
+    with office.engine.connect() as c:
+        refs = dict(c.execute(select(statements.c.registration, statements.c.paid_ref)).all())
+    assert refs == {"V001": "folha-2026-03", "V003": "folha-2026-03", "V017": "folha-2026-03", "V008": None}
