@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 # chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
-  chromium fonts-dejavu-core)
+  chromium fonts-dejavu-core poppler-utils)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi
 
 missing=()

@@ -8,6 +8,7 @@ code], ...]}``: what ``portgate pay verify-slip`` reads to recompute each slip f
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import json
 from pathlib import Path
@@ -41,11 +42,17 @@ def _fonts() -> None:
                           path=str(FONT_DIR)) from exc
 
 
+@functools.lru_cache(maxsize=4096)
+def _width(text: str, font: str, size: float) -> float:
+    return pdfmetrics.stringWidth(text, font, size)
+
+
 class _Writer:
     def __init__(self, canvas: Canvas, tz: ZoneInfo, office: str) -> None:
         self.c, self.tz, self.office = canvas, tz, office
         self.y = TOP
         self.text = None
+        self.font = None
         self.page_no = 0
         self.pages = 0
 
@@ -53,6 +60,7 @@ class _Writer:
         if self.text is not None:
             self.c.drawText(self.text)
             self.text = None
+            self.font = None
 
     def new_page(self, slip: Slip, slip_code: str) -> None:
         if self.pages:
@@ -66,12 +74,15 @@ class _Writer:
                                             f"matrícula {slip.registration} — página {self.page_no}")
         self.y = TOP
         self.text = c.beginText()
+        self.font = None
 
     def line(self, x: float, text: str, *, bold: bool = False, size: float = 8.5, right: bool = False) -> None:
         font = FONT_BOLD if bold else FONT
         if right:
-            x -= pdfmetrics.stringWidth(text, font, size)
-        self.text.setFont(font, size)
+            x -= _width(text, font, size)
+        if self.font != (font, size):
+            self.text.setFont(font, size)
+            self.font = (font, size)
         self.text.setTextOrigin(x, self.y)
         self.text.textOut(text)
 

@@ -54,15 +54,18 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
     rows = conn.execute(stmt.order_by(statements.c.registration, statements.c.work_day,
                                       statements.c.shift_id)).mappings().all()
     lines: dict[str, list[StatementLine]] = defaultdict(list)
-    wanted = [r["statement_id"] for r in rows]
-    for chunk in range(0, len(wanted), 900):
-        part = wanted[chunk:chunk + 900]
-        for sid, rule, article, desc, cents in conn.execute(
-                select(statement_lines.c.statement_id, statement_lines.c.rule, statement_lines.c.article,
-                       statement_lines.c.description, statement_lines.c.amount_cents)
-                .where(statement_lines.c.statement_id.in_(part))
-                .order_by(statement_lines.c.statement_id, statement_lines.c.position)):
-            lines[sid].append(StatementLine(rule, article, desc, Decimal(cents) / 100))
+    wanted = {r["statement_id"] for r in rows}
+    if wanted:  # one pass over the period's lines (joined), kept for the statements selected
+        q = (select(statement_lines.c.statement_id, statement_lines.c.rule, statement_lines.c.article,
+                    statement_lines.c.description, statement_lines.c.amount_cents)
+             .join(statements, statements.c.statement_id == statement_lines.c.statement_id)
+             .where(statements.c.work_day >= date_from, statements.c.work_day <= date_to)
+             .order_by(statement_lines.c.statement_id, statement_lines.c.position))
+        if registration:
+            q = q.where(statements.c.registration == registration)
+        for sid, rule, article, desc, cents in conn.execute(q):
+            if sid in wanted:
+                lines[sid].append(StatementLine(rule, article, desc, Decimal(cents) / 100))
     return [StatementView(
         r["statement_id"], r["shift_id"], r["registration"], r["rulebook"], r["work_day"],
         Decimal(r["total_cents"]) / 100, tuple(f for f in (r["flags"] or "").split(",") if f),

@@ -105,11 +105,11 @@ class SecurityHeaders:
 
 
 def routes() -> list:
-    from central.web.routes import auth, cases, flags, live, pay, photos, registry, ships, users
+    from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, ships, users
 
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
-        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES,
+        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 
