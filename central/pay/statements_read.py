@@ -55,17 +55,22 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
                                       statements.c.shift_id)).mappings().all()
     lines: dict[str, list[StatementLine]] = defaultdict(list)
     wanted = {r["statement_id"] for r in rows}
-    if wanted:  # one pass over the period's lines (joined), kept for the statements selected
-        q = (select(statement_lines.c.statement_id, statement_lines.c.rule, statement_lines.c.article,
-                    statement_lines.c.description, statement_lines.c.amount_cents)
+    if wanted:  # one pass over the period's lines (joined, unsorted: ordered per statement below)
+        q = (select(statement_lines.c.statement_id, statement_lines.c.position, statement_lines.c.rule,
+                    statement_lines.c.article, statement_lines.c.description, statement_lines.c.amount_cents)
              .join(statements, statements.c.statement_id == statement_lines.c.statement_id)
-             .where(statements.c.work_day >= date_from, statements.c.work_day <= date_to)
-             .order_by(statement_lines.c.statement_id, statement_lines.c.position))
+             .where(statements.c.work_day >= date_from, statements.c.work_day <= date_to))
         if registration:
             q = q.where(statements.c.registration == registration)
-        for sid, rule, article, desc, cents in conn.execute(q):
-            if sid in wanted:
-                lines[sid].append(StatementLine(rule, article, desc, Decimal(cents) / 100))
+        found: dict[str, list[tuple]] = defaultdict(list)
+        for row in conn.execute(q):
+            if row[0] in wanted:
+                found[row[0]].append(row[1:])
+        hundred = Decimal(100)
+        for sid, items in found.items():
+            items.sort()
+            lines[sid] = [StatementLine(rule, article, desc, Decimal(cents) / hundred)
+                          for _pos, rule, article, desc, cents in items]
     return [StatementView(
         r["statement_id"], r["shift_id"], r["registration"], r["rulebook"], r["work_day"],
         Decimal(r["total_cents"]) / 100, tuple(f for f in (r["flags"] or "").split(",") if f),

@@ -90,8 +90,9 @@ class SecurityHeaders:
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                if not any(k == b"content-security-policy" for k, _v in headers):  # an SVG sets its own
+                    headers.append((b"content-security-policy", CSP.encode()))
                 headers += [
-                    (b"content-security-policy", CSP.encode()),
                     (b"x-content-type-options", b"nosniff"),
                     (b"x-frame-options", b"DENY"),
                     (b"referrer-policy", b"same-origin"),
@@ -105,11 +106,11 @@ class SecurityHeaders:
 
 
 def routes() -> list:
-    from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, ships, users
+    from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users
 
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
-        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES,
+        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 

@@ -157,3 +157,14 @@ def test_marking_a_batch_paid(paid_ledger, page):
     with office.engine.connect() as c:
         refs = dict(c.execute(select(statements.c.registration, statements.c.paid_ref)).all())
     assert refs == {"V001": "folha-2026-03", "V003": "folha-2026-03", "V017": "folha-2026-03", "V008": None}
+
+
+def test_the_report_charts_render_in_the_browser(paid_ledger, page):
+    page.goto(paid_ledger.url + "/reports?month=2026-03")
+    images = page.locator("section.report img")
+    assert images.count() == 5
+    for i in range(5):
+        img = images.nth(i)
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete", arg=img.element_handle())
+        assert img.evaluate("img => img.naturalWidth") == 760, img.get_attribute("src")
