@@ -233,6 +233,15 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "hours_uncovered": ("Horas sem vigia", "Hours uncovered"),
     "flags_title": ("Ocorrências por semana", "Flags per week"),
     "week": ("Semana", "Week"),
+    "quotas": ("cotas", "quotas"),
+    "quota_value": ("valor da cota", "quota value"),
+    "tally": ("Apuração (tally)", "Tally"),
+    "cargo": ("Carga", "Cargo"),
+    "quantity": ("Quantidade", "Quantity"),
+    "source": ("Origem", "Source"),
+    "boarded": ("Embarcou", "Boarded"),
+    "payable": ("A pagar", "Payable"),
+    "disputed": ("Em disputa", "Disputed"),
     "live_note": ("Atualiza sozinho em até 2 s.", "Updates by itself within 2 s."),
 }
 

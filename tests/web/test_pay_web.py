@@ -201,3 +201,24 @@ def test_the_batch_pdf_has_every_worker_and_verifies(payapp, tmp_path):
     assert text.count("Demonstrativo de pagamento") == 4
     assert "retido para revisão" in text  # V008's EARLY_EXIT statement
     assert _cli_verify(payapp.state.web.engine, tmp_path, r.content, "batch.pdf")[0] == 0
+
+
+def test_production_gangs_show_their_tally_and_members(payapp):
+    import datetime as dt
+
+    from central.production.csvio import read_gang_work, read_tariffs
+    from central.production.engine import pay_gangs
+    from central.production.rulebook import find_rulebook
+    from central.production.store import import_results
+
+    ex = __import__("pathlib").Path(__file__).resolve().parents[2] / "config" / "examples" / "production"
+    works = read_gang_work(ex / "gang.csv", ex / "tally.csv", ex / "interruptions.csv")
+    results = pay_gangs(works, find_rulebook("dl-2032-1940"), read_tariffs(ex / "tariffs.csv"))
+    import_results(payapp.state.web.engine, list(zip(works, results)), imported_at=dt.datetime(2026, 3, 10, 20, tzinfo=dt.UTC))
+    day = works[0].work_date.isoformat() if hasattr(works[0], "work_date") else "2026-03-10"
+    c, _ = logged_in(payapp, "office")
+    text = c.get("/pay", params={"from": day, "to": day}).text
+    gang = text.split('data-gang="T1"')[1].split("</div>")[0]
+    assert "E1 R$ 585,60" in gang and "6.5 cotas" in gang
+    assert "tally.csv:" in gang.split('class="tally"')[1]
+    assert "<td>E001</td>" in gang and "<td>E005</td>" in gang

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from central.production.read import gangs_of_period
 from central.pay.ledger import mark_paid, overdue, release_holds
 from central.pay.lines import money_str
 from central.pay.payslip import brl, build_slips
@@ -52,10 +53,11 @@ async def statements_page(request: Request):
     worker = request.query_params.get("worker", "").strip() or None
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
     late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
+    gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
     held = [s for s in found if s.on_hold]
     total = sum((s.total for s in found), start=0)
     return page(request, "pay.html", first=first, last=last, worker=worker or "", found=found, held=held,
-                late=late, total=total, brl=brl, done=request.query_params.get("done", ""))
+                late=late, total=total, brl=brl, gangs=gangs, done=request.query_params.get("done", ""))
 
 
 def _ids(form) -> list[str]:
