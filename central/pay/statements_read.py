@@ -13,7 +13,17 @@ from sqlalchemy.engine import Connection
 
 from central.ledger.store import as_utc
 from central.ledger.tables import statement_lines, statements
-from central.pay.lines import StatementLine
+from typing import NamedTuple
+
+
+class StoredLine(NamedTuple):
+    """A stored statement line (the fields of ``central.pay.lines.StatementLine``; the amount was
+    rounded to the cent when computed and is exact from its cents)."""
+
+    rule: str
+    article: str
+    description: str
+    amount: Decimal
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,7 +45,7 @@ class StatementView:
     hold_reason: str | None
     released_at: dt.datetime | None
     hold_note: str | None
-    lines: tuple[StatementLine, ...]
+    lines: tuple[StoredLine, ...]
 
     @property
     def on_hold(self) -> bool:
@@ -53,7 +63,7 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
         stmt = stmt.where(statements.c.statement_id.in_(ids))
     rows = conn.execute(stmt.order_by(statements.c.registration, statements.c.work_day,
                                       statements.c.shift_id)).mappings().all()
-    lines: dict[str, list[StatementLine]] = defaultdict(list)
+    lines: dict[str, list[StoredLine]] = defaultdict(list)
     wanted = {r["statement_id"] for r in rows}
     if wanted:  # one pass over the period's lines (joined, unsorted: ordered per statement below)
         q = (select(statement_lines.c.statement_id, statement_lines.c.position, statement_lines.c.rule,
@@ -66,10 +76,9 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
         for row in conn.execute(q):
             if row[0] in wanted:
                 found[row[0]].append(row[1:])
-        hundred = Decimal(100)
         for sid, items in found.items():
             items.sort()
-            lines[sid] = [StatementLine(rule, article, desc, Decimal(cents) / hundred)
+            lines[sid] = [StoredLine(rule, article, desc, Decimal(cents).scaleb(-2))
                           for _pos, rule, article, desc, cents in items]
     return [StatementView(
         r["statement_id"], r["shift_id"], r["registration"], r["rulebook"], r["work_day"],
