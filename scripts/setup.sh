@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
 # nodejs + npm: the official AsyncAPI parser and ajv check the wire contract (tools/node/).
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
-  chromium fonts-dejavu-core jq openssl nodejs)
+  chromium fonts-dejavu-core jq openssl nodejs poppler-utils)
 # Debian packages npm apart; a nodejs from elsewhere (NodeSource) brings its own npm and conflicts with it
 if ! command -v npm >/dev/null; then DEB_PACKAGES+=(npm); fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi

@@ -302,6 +302,42 @@ def release_cmd(db_url, config_path, at, note, statement_ids):
     click.echo(f"{len(statement_ids)} statement(s) released")
 
 
+@pay.command("verify-slip")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True),
+              help="central.toml: the ledger (database_url) and the payslip key ([web] slip_key_file).")
+@click.option("--db", "db_url", help="Ledger database URL (instead of --config).")
+@click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="Payslip key (instead of --config).")
+@click.argument("pdf", type=click.Path(dir_okay=False, exists=True))
+def verify_slip_cmd(config_path, db_url, key_file, pdf):
+    """Check a payslip PDF (one slip or a batch) against the ledger: exit 0 when every slip's code
+    and printed figures match the ledger, 1 when one does not (each named), 2 for a file that is
+    not a portgate payslip."""
+    from central.db import make_engine
+    from central.pay.verify_slip import verify
+
+    if config_path:
+        from central.web.cli import _config, slip_key
+
+        config = _config(config_path)
+        db_url, key = config.database_url, slip_key(config)
+    elif db_url and key_file:
+        key = Path(key_file).read_bytes()
+    else:
+        raise click.UsageError("give --config central.toml, or --db URL --key-file FILE")
+    db_url_arg(db_url, must_exist=True)
+    engine = make_engine(db_url)
+    try:
+        verdict = verify(pdf, engine, key)
+    finally:
+        engine.dispose()
+    for problem in verdict.problems:
+        click.echo(f"{pdf}: FAILED {problem}", err=True)
+    if not verdict.ok:
+        return 1
+    click.echo(f"{pdf}: {verdict.slips} slip(s) verified against the ledger")
+    return 0
+
+
 @pay.command("billing")
 @click.option("--db", "db_url")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")

@@ -31,20 +31,11 @@ def rotation() -> None:
               help="Gang composition table (default: config/gang-composition.toml).")
 def dispatch_cmd(url, actor, day, path, composition_toml):
     """Fill requisitions.csv for DATE from the rotation; store and publish the escala."""
-    from zoneinfo import ZoneInfo
+    from central.rotation.dispatch_file import dispatch_file
 
-    from central.production.composition import load_composition
-    from central.registry.changes import audit, utcnow
-    from central.rotation.requisition_checks import dispatch_flags, read_details
-
-    reqs = load_requisitions(path)
-    flags = dispatch_flags(reqs, read_details(path), load_composition(composition_toml),
-                           ZoneInfo(service.RotationSettings().tz))
     with transaction(url) as session:
-        done = service.dispatch_day(session, day, reqs, actor=actor)
-        if flags:  # kept with the dispatch (DL 2.032 arts. 9, 13)
-            audit(session, actor=actor, action="rotation.requisition-flags", subject=day.isoformat(),
-                  detail={"flags": flags}, now=utcnow())
+        run = dispatch_file(session, day, path, actor=actor, composition_toml=composition_toml)
+    reqs, done, flags = run.requisitions, run.done, run.flags
     res = done.result
     _out({"date": day, "requisitions": len(reqs), "dispatched": len(done.entry_ids),
           "skipped": len(res.skips), "ineligible": len(res.ineligible),

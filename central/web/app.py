@@ -56,6 +56,14 @@ class WebState:
         self.tz = ZoneInfo(settings.tz)
         self.now = now or (lambda: dt.datetime.now(dt.UTC))
         self.suspension_limits = suspension_limits(settings)
+        self.photos_dir = Path(settings.photos_dir) if settings.photos_dir else None
+        self.slip_key: bytes | None = None  # set by the server (``office serve``) or a test
+
+    def photo_exists(self, registration: str) -> bool:
+        """True when the office's photos directory holds a photo of ``registration``."""
+        from central.web.photos import gate_photo
+
+        return self.photos_dir is not None and gate_photo(self.photos_dir, registration) is not None
 
     def with_session(self, fn: Callable[[Session], T]) -> T:
         """Run ``fn(session)`` in one transaction (committed if it returns, rolled back if it raises)."""
@@ -82,8 +90,9 @@ class SecurityHeaders:
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                if not any(k == b"content-security-policy" for k, _v in headers):  # an SVG sets its own
+                    headers.append((b"content-security-policy", CSP.encode()))
                 headers += [
-                    (b"content-security-policy", CSP.encode()),
                     (b"x-content-type-options", b"nosniff"),
                     (b"x-frame-options", b"DENY"),
                     (b"referrer-policy", b"same-origin"),
@@ -97,22 +106,25 @@ class SecurityHeaders:
 
 
 def routes() -> list:
-    from central.web.routes import auth, cases, flags, live, ships, users
+    from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users
 
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
+        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 
 
 def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: bool = False,
-               now: Callable[[], dt.datetime] | None = None, background: bool = True) -> Starlette:
+               now: Callable[[], dt.datetime] | None = None, background: bool = True,
+               slip_key: bytes | None = None) -> Starlette:
     """The ASGI application over ``engine``. ``secret``: the session signing key (>= 32 bytes);
     ``secure``: Secure cookies (TLS). ``background``: run the office coverage check (G11) in the
     server's lifespan. ``ValueError`` for a short secret."""
     if len(secret) < 32:
         raise ValueError("the session secret must have at least 32 bytes")
     state = WebState(engine, settings, now)
+    state.slip_key = slip_key
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

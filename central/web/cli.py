@@ -45,6 +45,22 @@ def session_secret(config) -> bytes:
     return data
 
 
+def slip_key(config) -> bytes:
+    """The payslip verification key (HMAC-SHA256) from ``[web] slip_key_file`` (default
+    ``<keys_dir>/payslip.key``), created (0600, 32 random bytes) when missing. ``ConfigError`` when
+    it is unreadable or short."""
+    path = Path(config.web.slip_key_file or Path(config.keys_dir) / "payslip.key")
+    if not path.exists():
+        write_secret(path, secrets.token_bytes(32))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the payslip key: {exc.strerror}", path=str(path)) from exc
+    if len(data) < 32:
+        raise ConfigError("the payslip key has fewer than 32 bytes", path=str(path))
+    return data
+
+
 def _engine(config):
     from central.db import make_engine
     from central.ledger.migrate import upgrade_engine
@@ -98,7 +114,8 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
                       fields={"service": "office-web", "port": config.port})
     engine = _engine(config)
     tls = bool(ssl_certfile)
-    app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies)
+    app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
+                     slip_key=slip_key(config))
     click.echo(f"office web on {'https' if tls else 'http'}://{host}:{port}/", err=True)
     uvicorn.run(app, host=host, port=port, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                 log_level=config.log_level, log_config=None,  # uvicorn's lines go through structlog

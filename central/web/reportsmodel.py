@@ -1,0 +1,100 @@
+"""The monthly reports' figures, read from the central services over the 12 months ending with a
+month: R6 sizing (``central.reports.sizing``: 25 shifts per worker a month, 83.611 art. 13), R8
+stevedores' hours (``central.production.hours.monthly_return``: 1,000 h a semester, DL 2.032
+art. 6), rotation fairness of the month (``central.rotation.service.month_fairness``), coverage
+gaps per ship (G11 office alarms) and flags per week (the flagged gate events). Read-only."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central import reports
+from central.calls.schema import coverage_alarms
+from central.production.hours import LIMIT_HOURS, monthly_return
+from central.registry.schema import workers
+from central.rotation.service import month_fairness
+from central.web.flagsmodel import Filters, flag_rows
+from portgate.errors import BadInput
+
+
+def months_ending(month: str) -> list[dt.date]:
+    """The first days of the 12 months ending with ``month`` (``YYYY-MM``), oldest first.
+    ``BadInput`` for a malformed month."""
+    try:
+        last = dt.date.fromisoformat(f"{month}-01")
+    except ValueError as exc:
+        raise BadInput(f"month {month!r} is not YYYY-MM", where="month") from exc
+    out = []
+    for back in range(11, -1, -1):
+        y, m = divmod(last.year * 12 + last.month - 1 - back, 12)
+        out.append(dt.date(y, m + 1, 1))
+    return out
+
+
+def _next(first: dt.date) -> dt.date:
+    return (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+
+
+def sizing_series(session: Session, months: list[dt.date], category: str = "vigia") -> list[dict]:
+    """R6 per month: the trailing 12 months' average shifts per registered worker as of the month's
+    end, and the head count that would give 25 each."""
+    return [reports.sizing(session, _next(m), category) | {"month": m.strftime("%Y-%m")} for m in months]
+
+
+def hours_series(session: Session, months: list[dt.date]) -> list[dict]:
+    """R8 per month: stevedores' hours in the month, per registered (not cancelled) stevedore, and
+    the month's share of the 1,000 h a semester."""
+    registered = session.execute(select(func.count()).select_from(workers).where(
+        workers.c.category == "estivador", workers.c.status != "cancelled")).scalar() or 0
+    out = []
+    for m in months:
+        found = monthly_return(session, m.strftime("%Y-%m"))
+        total = Decimal(found["total_hours"])
+        out.append({"month": m.strftime("%Y-%m"), "total_hours": float(total), "registered": registered,
+                    "average_hours": round(float(total) / registered, 1) if registered else None,
+                    "limit_month_hours": round(float(LIMIT_HOURS) / 6, 1)})
+    return out
+
+
+def fairness_of(session: Session, month: dt.date, category: str = "vigia") -> dict:
+    f = month_fairness(session, month.year, month.month, category)
+    return {"shifts": dict(sorted(f.shifts.items())), "average": round(f.average, 2), "spread": f.spread,
+            "fairest_spread": f.fairest_spread, "target": f.target}
+
+
+def coverage_by_ship(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo) -> list[tuple[str, int, float]]:
+    """Per ship: coverage alarms raised (G11) and their hours without a gangway watchman."""
+    lo = dt.datetime.combine(first, dt.time(), tz).astimezone(dt.UTC)
+    hi = dt.datetime.combine(after, dt.time(), tz).astimezone(dt.UTC)
+    rows = session.execute(select(coverage_alarms.c.ship, coverage_alarms.c.period_start, coverage_alarms.c.ended_at)
+                           .where(coverage_alarms.c.period_start >= lo, coverage_alarms.c.period_start < hi))
+    count: Counter = Counter()
+    hours: Counter = Counter()
+    for ship, start, end in rows:
+        count[ship] += 1
+        if end is not None:
+            s = start if start.tzinfo else start.replace(tzinfo=dt.UTC)
+            e = end if end.tzinfo else end.replace(tzinfo=dt.UTC)
+            hours[ship] += max((e - s).total_seconds(), 0) / 3600
+    return [(ship, count[ship], round(hours[ship], 1)) for ship in sorted(count)]
+
+
+def flags_per_week(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo) -> list[tuple[str, dict[str, int]]]:
+    """Flagged gate events per ISO week (``2026-W11``) and flag, oldest week first."""
+    rows = flag_rows(session.connection(), Filters(), tz, limit=1_000_000)
+    weeks: dict[str, Counter] = {}
+    for r in rows:
+        local = r.occurred_at.astimezone(tz).date()
+        if not first <= local < after:
+            continue
+        y, w, _ = local.isocalendar()
+        c = weeks.setdefault(f"{y}-W{w:02d}", Counter())
+        for flag in r.flags:
+            c[flag] += 1
+    return [(k, dict(sorted(v.items()))) for k, v in sorted(weeks.items())]

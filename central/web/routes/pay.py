@@ -1,0 +1,173 @@
+"""Pay screens: statements by period and worker with every line (rule id, article), statements on
+hold with their reason and the release, the overdue list (48 h, Lei 9.719 art. 2 §1), marking a
+batch paid, the payroll CSV export and the payslip PDFs (one worker, or the period's batch).
+Statements are computed by ``portgate pay --db``; these screens read and mark them through
+``central.pay``."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from central.production.read import gangs_of_period
+from central.pay.ledger import mark_paid, overdue, release_holds
+from central.pay.lines import money_str
+from central.pay.payslip import brl, build_slips
+from central.pay.payslip_pdf import render
+from central.pay.statements_read import read_statements
+from central.web.render import bad_input, page
+from central.web.security import guarded
+from portgate.errors import BadInput
+
+READERS = ("office", "auditor", "admin")
+WRITERS = ("office",)
+
+
+def _period(request: Request) -> tuple[dt.date, dt.date]:
+    web = request.app.state.web
+    today = web.now().astimezone(web.tz).date()
+    q = request.query_params
+    try:
+        first = dt.date.fromisoformat(q["from"]) if q.get("from") else today.replace(day=1)
+        last = dt.date.fromisoformat(q["to"]) if q.get("to") else today
+    except ValueError as exc:
+        raise BadInput("dates are YYYY-MM-DD", where="from/to") from exc
+    if last < first:
+        raise BadInput("the period ends before it starts", where="to")
+    return first, last
+
+
+@guarded(*READERS)
+async def statements_page(request: Request):
+    web = request.app.state.web
+    try:
+        first, last = _period(request)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    worker = request.query_params.get("worker", "").strip() or None
+    found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
+    late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
+    gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
+    held = [s for s in found if s.on_hold]
+    total = sum((s.total for s in found), start=0)
+    return page(request, "pay.html", first=first, last=last, worker=worker or "", found=found, held=held,
+                late=late, total=total, brl=brl, gangs=gangs, done=request.query_params.get("done", ""))
+
+
+def _ids(form) -> list[str]:
+    return [str(v) for v in form.getlist("statement") if str(v).strip()]
+
+
+@guarded(*WRITERS)
+async def mark_paid_post(request: Request):
+    web = request.app.state.web
+    form = await request.form()
+    ids = _ids(form)
+    if not ids:
+        return bad_input(request, "select at least one statement")
+    ref = str(form.get("ref") or "").strip()[:128] or None
+    actor = f"web:{request.state.user.login}"
+    try:
+        await run_in_threadpool(mark_paid, web.engine, ids, web.now(), ref)
+        await run_in_threadpool(web.with_session, lambda s: _audit(s, actor, "pay.mark_paid", ids, ref, web.now()))
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse(f"/pay?{_back(form)}&done=paid-{len(ids)}", status_code=303)
+
+
+@guarded(*WRITERS)
+async def release_post(request: Request):
+    web = request.app.state.web
+    form = await request.form()
+    ids = _ids(form)
+    note = f"{request.state.user.login}: {str(form.get('note') or '').strip()}"
+    actor = f"web:{request.state.user.login}"
+    if not ids or not str(form.get("note") or "").strip():
+        return bad_input(request, "select statements and write the note (who reviewed and why)")
+    try:
+        await run_in_threadpool(release_holds, web.engine, ids, web.now(), note[:255])
+        await run_in_threadpool(web.with_session, lambda s: _audit(s, actor, "pay.release", ids, note, web.now()))
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse(f"/pay?{_back(form)}&done=released-{len(ids)}", status_code=303)
+
+
+def _back(form) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode({k: str(form.get(k) or "") for k in ("from", "to", "worker")})
+
+
+def _audit(session, actor, action, ids, detail, now) -> None:
+    from central.registry.changes import audit
+
+    audit(session, actor=actor, action=action, subject=f"{len(ids)} statement(s)",
+          detail={"statements": ids, "detail": detail}, now=now)
+
+
+@guarded(*READERS)
+async def export_csv(request: Request):
+    web = request.app.state.web
+    try:
+        first, last = _period(request)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last))
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(("registration", "work_day", "shift_id", "statement_id", "rulebook", "rule", "article",
+                "description", "amount", "due_at", "status"))
+    for s in found:
+        status = "paid" if s.paid_at else ("on_hold" if s.on_hold else "unpaid")
+        for x in s.lines:
+            w.writerow((s.registration, s.work_day.isoformat(), s.shift_id, s.statement_id, s.rulebook, x.rule,
+                        x.article, x.description, money_str(x.amount), s.due_at.isoformat(), status))
+        w.writerow((s.registration, s.work_day.isoformat(), s.shift_id, s.statement_id, s.rulebook, "TOTAL", "",
+                    "", money_str(s.total), s.due_at.isoformat(), status))
+    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers={
+        "content-disposition": f'attachment; filename="folha-{first}-{last}.csv"'})
+
+
+async def _pdf(request: Request, registration: str | None) -> Response:
+    web = request.app.state.web
+    if web.slip_key is None:
+        return bad_input(request, "no payslip key: serve with `portgate office serve`", status_code=503)
+    try:
+        first, last = _period(request)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+
+    def work(conn):
+        slips = build_slips(conn, first, last, registration=registration)
+        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last)
+
+    data, _pages = await run_in_threadpool(web.read, work)
+    name = f"contracheque-{registration}-{first}-{last}.pdf" if registration else f"contracheques-{first}-{last}.pdf"
+    return Response(data, media_type="application/pdf",
+                    headers={"content-disposition": f'attachment; filename="{name}"'})
+
+
+@guarded(*READERS)
+async def slip_pdf(request: Request):
+    return await _pdf(request, request.path_params["registration"])
+
+
+@guarded(*READERS)
+async def batch_pdf(request: Request):
+    return await _pdf(request, None)
+
+
+ROUTES = [
+    Route("/pay", statements_page, methods=["GET"]),
+    Route("/pay/mark-paid", mark_paid_post, methods=["POST"]),
+    Route("/pay/release", release_post, methods=["POST"]),
+    Route("/pay/export.csv", export_csv, methods=["GET"]),
+    Route("/pay/slips.pdf", batch_pdf, methods=["GET"]),
+    Route("/pay/slip/{registration}.pdf", slip_pdf, methods=["GET"]),
+]

@@ -1,0 +1,58 @@
+"""A worker's photo: upload (office; re-encoded by ``central.registry.photos``, audited) and view."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse
+from starlette.routing import Route
+
+from central.registry.changes import audit
+from central.registry.photos import office_photo, save_photo
+from central.registry.store import get_worker
+from central.web.render import bad_input
+from central.web.security import ALL_ROLES, guarded
+from portgate.errors import BadInput
+
+
+@guarded("office")
+async def upload(request: Request):
+    web = request.app.state.web
+    reg = request.path_params["registration"]
+    if web.photos_dir is None:
+        return bad_input(request, "no photos directory: set [web] photos_dir in central.toml")
+    form = await request.form()
+    up = form.get("photo")
+    if not isinstance(up, UploadFile):
+        return bad_input(request, "choose a JPEG or PNG photo")
+    data = await up.read()
+    actor = f"web:{request.state.user.login}"
+
+    def work(s):
+        get_worker(s, reg)
+        office, gate = save_photo(web.photos_dir, reg, data)
+        audit(s, actor=actor, action="worker.photo", subject=reg,
+              detail={"gate_bytes": gate.stat().st_size, "office_bytes": office.stat().st_size,
+                      "uploaded_bytes": len(data)}, now=web.now())
+
+    try:
+        await run_in_threadpool(web.with_session, work)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse(f"/workers/{reg}", status_code=303)
+
+
+@guarded(*ALL_ROLES)
+async def show(request: Request):
+    web = request.app.state.web
+    path = office_photo(web.photos_dir, request.path_params["registration"]) if web.photos_dir else None
+    if path is None:
+        return PlainTextResponse("no photo", status_code=404)
+    return FileResponse(path, media_type="image/jpeg", headers={"cache-control": "private, no-store"})
+
+
+ROUTES = [
+    Route("/workers/{registration}/photo", upload, methods=["POST"]),
+    Route("/workers/{registration}/photo", show, methods=["GET"]),
+]

@@ -1,0 +1,99 @@
+"""Reports with pictures: R6 sizing and R8 hours over 12 months, rotation fairness of the month,
+coverage gaps per ship, flags per week. Each chart is an SVG image (``/reports/chart/NAME.svg``,
+pygal on the server) with the numbers in a table beside it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from central.web import charts, reportsmodel as rm
+from central.web.render import bad_input, page
+from central.web.security import guarded
+from portgate.errors import BadInput
+
+READERS = ("office", "inspector", "auditor", "admin")
+SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+CHARTS = ("sizing", "hours", "fairness", "coverage", "flags")
+
+
+def _month(request: Request) -> str:
+    web = request.app.state.web
+    value = request.query_params.get("month") or web.now().astimezone(web.tz).strftime("%Y-%m")
+    rm.months_ending(value)  # BadInput when malformed
+    return value
+
+
+def figures(session, month: str, tz) -> dict:
+    """Every figure of the page for the 12 months ending with ``month``."""
+    months = rm.months_ending(month)
+    first, after = months[0], rm._next(months[-1])
+    return {
+        "months": [m.strftime("%Y-%m") for m in months],
+        "sizing": rm.sizing_series(session, months),
+        "hours": rm.hours_series(session, months),
+        "fairness": rm.fairness_of(session, months[-1]),
+        "coverage": rm.coverage_by_ship(session, first, after, tz),
+        "flags": rm.flags_per_week(session, first, after, tz),
+    }
+
+
+def chart_svg(name: str, f: dict) -> bytes:
+    labels = f["months"]
+    if name == "sizing":
+        return charts.line("R6: turnos por vigia/mês (média de 12 meses) e meta 25", labels, {
+            "média por trabalhador": [s["average_shifts_per_worker_month"] for s in f["sizing"]],
+            "meta": [25] * len(labels)})
+    if name == "hours":
+        return charts.bar("R8: horas de estiva no mês por estivador registrado", labels, {
+            "média por estivador": [h["average_hours"] for h in f["hours"]],
+            "1.000 h ÷ 6": [h["limit_month_hours"] for h in f["hours"]]})
+    if name == "fairness":
+        shifts = f["fairness"]["shifts"]
+        return charts.bar(f"Rodízio: turnos por trabalhador em {labels[-1]}", list(shifts), {
+            "turnos": list(shifts.values())})
+    if name == "coverage":
+        rows = f["coverage"]
+        return charts.bar("G11: alarmes de cobertura por navio (12 meses)", [r[0] for r in rows], {
+            "alarmes": [r[1] for r in rows], "horas sem vigia": [r[2] for r in rows]})
+    weeks = f["flags"]
+    kinds = sorted({k for _w, c in weeks for k in c})
+    return charts.bar("Ocorrências por semana", [w for w, _c in weeks],
+                      {k: [c.get(k, 0) for _w, c in weeks] for k in kinds}, stacked=True)
+
+
+@guarded(*READERS)
+async def reports_page(request: Request):
+    web = request.app.state.web
+    try:
+        month = _month(request)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz))
+    return page(request, "reports.html", month=month, f=f, charts=CHARTS)
+
+
+@guarded(*READERS)
+async def chart(request: Request):
+    web = request.app.state.web
+    name = request.path_params["name"]
+    if name not in CHARTS:
+        return bad_input(request, "no such chart", status_code=404)
+    try:
+        month = _month(request)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz))
+    svg = chart_svg(name, f)
+    return Response(svg, media_type="image/svg+xml",
+                    headers={"content-security-policy": SVG_CSP, "cache-control": "private, no-store"})
+
+
+ROUTES = [
+    Route("/reports", reports_page, methods=["GET"]),
+    Route("/reports/chart/{name:str}.svg", chart, methods=["GET"]),
+]
