@@ -126,6 +126,31 @@ def test_a_disabled_user_loses_its_session(app):
     assert login(TestClient(app, follow_redirects=False), "auditor").status_code == 401
 
 
+def test_a_logged_out_cookie_opens_nothing(app):
+    c, token = logged_in(app, "admin")
+    cookie = c.cookies.get("portgate_session")
+    other, _ = logged_in(app, "admin")  # another browser of the same user
+    assert c.post("/logout", data={"csrf_token": token}).status_code == 303
+    thief = TestClient(app, follow_redirects=False)
+    thief.cookies.set("portgate_session", cookie)  # a copy of the cookie taken before the logout
+    r = thief.get("/users")
+    assert r.status_code == 303 and r.headers["location"].startswith("/login")
+    assert thief.post("/users", data={"csrf_token": token, "login": "x", "role": "admin",
+                                      "password": "p" * 12}).status_code == 401
+    assert other.get("/users").status_code == 200  # only that session ended
+
+
+def test_a_new_password_ends_the_users_sessions(app):
+    from central.web.users import set_password
+
+    c, _ = logged_in(app, "office")
+    assert c.get("/").status_code == 200
+    with Session(app.state.web.engine) as s, s.begin():
+        set_password(s, "office", "a new password!", actor="test")
+    assert c.get("/").status_code == 303
+    assert login(TestClient(app, follow_redirects=False), "office", "a new password!").status_code == 303
+
+
 def test_html_in_a_workers_name_is_shown_escaped(app):
     from central.registry import store
     from central.rotation.schema import escala

@@ -57,3 +57,26 @@ def test_bad_user_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
     assert "already exists" in capsys.readouterr().err
     assert main(["office", "set-password", "--config", cfg, "--login", "ghost"]) == 2
     assert main(["office", "serve", "--config", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_set_password_on_the_command_line_ends_open_web_sessions(tmp_path, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from central.config import WebSettings
+    from central.web.app import create_app
+    from tests.web.conftest import login
+
+    cfg = _config(tmp_path)
+    monkeypatch.setenv("PORTGATE_PASSWORD", "first password!")
+    assert main(["office", "add-user", "--config", cfg, "--login", "fiscal1", "--role", "inspector"]) == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
+    app = create_app(engine, WebSettings(), b"s" * 32, background=False)
+    c = TestClient(app, follow_redirects=False)
+    assert login(c, "fiscal1", "first password!").status_code == 303
+    assert c.get("/cases").status_code == 200
+    monkeypatch.setenv("PORTGATE_PASSWORD", "second password!")
+    assert main(["office", "set-password", "--config", cfg, "--login", "fiscal1"]) == 0
+    r = c.get("/cases")
+    assert r.status_code == 303 and r.headers["location"].startswith("/login")
+    assert login(TestClient(app, follow_redirects=False), "fiscal1", "second password!").status_code == 303
+    engine.dispose()
