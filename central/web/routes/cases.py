@@ -67,6 +67,12 @@ async def case_list(request: Request):
 async def case_open(request: Request):
     form = await request.form()
     actor = _actor(request)
+    event_id = str(form.get("event_id") or "")
+    web = request.app.state.web
+    existing = await run_in_threadpool(web.with_session, lambda s: svc.case_of_event(s, event_id))
+    if existing is not None:  # say so: what was typed is not silently dropped for the old case
+        return page(request, "error.html", status_code=409, message_key="case_exists",
+                    detail="", link=f"/cases/{existing}", link_text=f"#{existing}")
     return await _act(request, lambda s: svc.open_from_event(
         s, str(form.get("event_id") or ""), flag=str(form.get("flag") or ""), charge=str(form.get("charge") or ""),
         article=str(form.get("article") or ""), evidence=str(form.get("evidence") or ""), actor=actor))
