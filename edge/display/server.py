@@ -14,7 +14,8 @@ the journal (``JournalFollower.tail``).
 
 Privacy: the server binds a loopback address only (``DisplayConfig.host``), answers only
 ``Host: 127.0.0.1`` / ``localhost`` (no DNS rebinding), and ``GET /photo/<sha256>`` serves only the
-photos of the reads on the screen now (nobody can page through the roster's photos).
+photos of the reads on the screen now (nobody can page through the roster's photos), and only while
+their bytes hash to their name (else the placeholder).
 
 Routes: ``/`` (the page, ``?lang=pt|en``), ``/sse`` (event stream), ``/photo/<sha256>``,
 ``/state.json`` (what is on the screen, for tests and the benchmark), ``/static/...``.
@@ -42,7 +43,7 @@ from edge.config import GateConfig
 from edge.heartbeat import FILE, read_alive
 from edge.display.board import Board, Person, Status, age_text, is_mismatch, shown
 from edge.display.follower import JournalFollower
-from edge.display.lookup import Lookup
+from edge.display.lookup import Lookup, photo_intact
 from edge.display.texts import labels
 from wire.events import Event, TapPayload
 
@@ -256,13 +257,12 @@ class Display:
         if not _SHA.match(sha) or sha not in self.board.photos():
             return Response(status_code=404)
         path = Path(self.cfg.state_dir) / "photos" / sha
-        try:  # a small local file, read in the loop (no thread pool: the screen's RSS stays small)
-            with open(path, "rb") as f:
-                data = f.read(MAX_PHOTO_BYTES + 1)
-        except OSError:
-            return Response(status_code=404)
-        if len(data) > MAX_PHOTO_BYTES:
-            return Response(status_code=404)
+        # a small local file, read and hashed in the loop (no thread pool: the screen's RSS stays small)
+        data = photo_intact(path, sha, MAX_PHOTO_BYTES)
+        if data is None:  # gone, or its bytes no longer match its hash: never show another picture
+            log.warning("display_photo_refused", sha256=sha)
+            body, media = self._static["placeholder.svg"]
+            return Response(body, media_type=media, headers={"Cache-Control": "no-store"})
         return Response(data, media_type=self._media.get(sha, "image/jpeg"), headers={"Cache-Control": "no-store"})
 
     async def static(self, request: Request) -> Response:
