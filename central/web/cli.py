@@ -98,9 +98,9 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
 
     config = _config(config_path)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
+    sock = _listen(host, port)  # before the migration: a port in use is one line, nothing else
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "office-web", "port": config.port})
-    sock = _listen(host, port)  # before the migration: a port in use is one line, nothing else
     engine = _engine(config)
     tls = bool(ssl_certfile)
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies)
