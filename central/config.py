@@ -96,6 +96,7 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     copies_max_age_h: Annotated[float, msgspec.Meta(gt=0)] = 24.0  # G8: a gate's copies older than this are stale
     coverage_grace_min: Annotated[int, msgspec.Meta(ge=0, le=360)] = 30  # G11: minutes after a period start
     poll_s: Annotated[float, msgspec.Meta(ge=0.05, le=10)] = 0.3  # how often the live stream looks at the ledger
+    max_body_mb: Annotated[float, msgspec.Meta(gt=0, le=1024)] = 5.0  # request bodies (ships.csv, attachments) over this: 413
     rulebook: str | None = None  # pay rulebook whose [suspension] limits bind case decisions (R4); default: the example port's
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing

@@ -23,42 +23,76 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 
 from portgate.errors import BadInput, BrokerUnavailable
+from portgate.tables import one_line
 from wire import topics
+from wire.topics import ID_PATTERN
 from wire.downlink import PHOTO_MAX_BYTES, PhotoFile, PhotoRef, PhotosDelta, PhotosSnapshot, encode
 
 MANIFEST = ".published.json"
 SUFFIXES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp"}
 
 
+MAGIC = {"image/jpeg": lambda b: b[:3] == b"\xff\xd8\xff", "image/png": lambda b: b[:8] == b"\x89PNG\r\n\x1a\n",
+         "image/webp": lambda b: b[:4] == b"RIFF" and b[8:12] == b"WEBP"}
+_REGISTRATION = re.compile(ID_PATTERN)
+
+
+def _read_plain_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of ``path``, refusing a symbolic link (``O_NOFOLLOW``: also one swapped in after
+    the directory was listed). Raises ``OSError``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        return f.read(max_bytes + 1)
+
+
 def scan(directory: str | Path, *, max_bytes: int = PHOTO_MAX_BYTES) -> dict[str, tuple[PhotoRef, Path]]:
-    """``{registration: (PhotoRef, file)}`` for every photo in ``directory``. Raises ``BadInput``
-    naming every bad file (over ``max_bytes``, empty, unknown type, two photos of one worker)."""
+    """``{registration: (PhotoRef, file)}`` for every photo in ``directory``: files named
+    ``<registration>.<jpg|jpeg|png|webp>`` (registration: letters, digits, ``._-``, up to 64).
+    Raises ``BadInput`` naming every bad file: a symbolic link, a name that is not a registration,
+    an unknown type, content that is not the image type its name says (magic bytes), over
+    ``max_bytes`` or empty, two photos of one worker."""
     directory = Path(directory)
     if not directory.is_dir():
         raise BadInput(f"{directory}: not a directory of photos")
     out: dict[str, tuple[PhotoRef, Path]] = {}
     bad: list[str] = []
     for path in sorted(directory.iterdir()):
-        if path.name.startswith(".") or not path.is_file():
+        if path.name.startswith("."):
+            continue
+        name = one_line(path.name)
+        if path.is_symlink():
+            bad.append(f"{name}: a symbolic link (give the photo file itself)")
+            continue
+        if not path.is_file():
             continue
         media = SUFFIXES.get(path.suffix.lower())
         reg = path.stem
         if media is None:
-            bad.append(f"{path.name}: not .jpg, .jpeg, .png or .webp")
+            bad.append(f"{name}: not .jpg, .jpeg, .png or .webp")
             continue
-        size = path.stat().st_size
-        if size == 0 or size > max_bytes:
-            bad.append(f"{path.name}: {size} bytes (1 to {max_bytes} allowed)")
+        if not _REGISTRATION.match(reg):
+            bad.append(f"{name}: the name is not <registration>.<ext> (letters, digits, . _ -, up to 64)")
+            continue
+        try:
+            data = _read_plain_file(path, max_bytes)
+        except OSError as exc:
+            bad.append(f"{name}: cannot read: {exc.strerror or exc}")
+            continue
+        if not data or len(data) > max_bytes:
+            bad.append(f"{name}: {path.stat().st_size} bytes (1 to {max_bytes} allowed)")
+            continue
+        if not MAGIC[media](data):
+            bad.append(f"{name}: the content is not a {media.split('/')[1].upper()} image")
             continue
         if reg in out:
-            bad.append(f"{path.name}: a second photo of {reg}")
+            bad.append(f"{name}: a second photo of {reg}")
             continue
-        data = path.read_bytes()
         out[reg] = (PhotoRef(registration=reg, sha256=hashlib.sha256(data).hexdigest(), size=len(data), media_type=media), path)
     if bad:
         raise BadInput(f"{directory}: " + "; ".join(bad))
@@ -106,8 +140,11 @@ def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, ful
             ref, path = photos[reg]
             if ref.sha256 in sent:
                 continue
+            data = _read_plain_file(path, PHOTO_MAX_BYTES)
+            if hashlib.sha256(data).hexdigest() != ref.sha256:
+                raise BadInput(f"{one_line(path.name)}: changed while being published; run it again")
             _publish(client, file_topic, encode(PhotoFile(sha256=ref.sha256, media_type=ref.media_type,
-                                                          data=path.read_bytes(), at=at)))
+                                                          data=data, at=at)))
             sent.add(ref.sha256)
         return len(sent)
 

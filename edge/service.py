@@ -126,6 +126,9 @@ class GateService:
         metrics.watch_gate(self.cfg.gate_id, self.journal, self.clock, self.sync)
         if self.sync is not None:
             self.sync.start()
+        from edge.heartbeat import Heartbeat
+
+        self.heartbeat = Heartbeat(self.cfg.state_dir, self.sync.connected.is_set if self.sync else None).start()
         log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,
                  last_seq=self.journal.last_seq(), readers=[r.reader_id for r in self.loop.readers],
                  mqtt=self.sync is not None)
@@ -137,6 +140,8 @@ class GateService:
             self.close()
 
     def close(self) -> None:
+        if getattr(self, "heartbeat", None) is not None:
+            self.heartbeat.stop()
         if self.sync is not None:
             self.sync.stop()
         self.journal.close()

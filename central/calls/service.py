@@ -9,7 +9,6 @@ the form field) of a bad value; the caller rolls back, nothing is half-imported.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 from pathlib import Path
@@ -20,6 +19,7 @@ from sqlalchemy.orm import Session
 from central.calls.schema import ship_calls
 from central.registry.changes import audit, aware, utcnow
 from portgate.errors import BadInput
+from portgate.tables import iter_rows
 
 COLUMNS = ("ship", "ship_name", "voyage", "berth", "gate_id", "arrival", "departure")
 VOYAGES = ("long_haul", "cabotage")
@@ -95,19 +95,15 @@ def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime 
 
 
 def import_csv(session: Session, path: str | Path, *, actor: str, now: dt.datetime | None = None) -> int:
-    """Import ``ships.csv``; every bad row named ``file:line`` in one ``BadInput``. Returns the count."""
-    path = Path(path)
+    """Import ``ships.csv`` (read by ``portgate.tables.iter_rows``); every bad row named ``file:line``
+    in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
     errors, calls = [], []
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise BadInput(f"{path.name}:1: missing columns {', '.join(missing)}")
-        for line, row in enumerate(reader, start=2):
-            try:
-                calls.append(parse_call(row, ""))
-            except BadInput as exc:
-                errors.append(f"{path.name}:{line}: {exc}")
+    for where, row in iter_rows(path, COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
+        cells = {k: (v if isinstance(v, str) else "") for k, v in row.items() if k is not None}
+        try:
+            calls.append(parse_call(cells, ""))
+        except BadInput as exc:
+            errors.append(f"{where}: {exc}")
     if errors:
         raise BadInput("\n".join(errors))
     for call in calls:

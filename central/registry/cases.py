@@ -55,6 +55,12 @@ FLAG_ARTICLES = {  # the default charge per flag (83.611 art. 20)
 }
 
 
+def case_of_event(session: Session, event_id: str) -> int | None:
+    """The id of the case opened from ``event_id``, or None."""
+    row = session.execute(select(cases.c.id).where(cases.c.event_id == event_id)).first()
+    return None if row is None else int(row.id)
+
+
 def get_case(session: Session, case_id: int):
     row = session.execute(select(cases).where(cases.c.id == case_id)).first()
     if row is None:
@@ -107,9 +113,11 @@ def open_from_event(session: Session, event_id: str, *, flag: str, charge: str, 
 def record_defence(session: Session, case_id: int, text: str, *, attachments=(), actor: str,
                    now: dt.datetime | None = None) -> None:
     """Record the accused's prior defence (text, and ``attachments`` as (filename, content type,
-    bytes), each at most ``MAX_ATTACHMENT`` bytes)."""
+    bytes), each at most ``MAX_ATTACHMENT`` bytes). A further defence before the decision is
+    appended, never replaces one (R7: every defence stays on the case): the ``defence`` text holds
+    each one under a line ``— <UTC time> · <actor>``; ``defence_at`` stays the first one's time."""
     now = now or utcnow()
-    _step(session, case_id, "defence")
+    row = _step(session, case_id, "defence")
     if not (text or "").strip():
         raise BadInput("the defence text is required", where="defence")
     for name, ctype, data in attachments:
@@ -118,10 +126,12 @@ def record_defence(session: Session, case_id: int, text: str, *, attachments=(),
         session.execute(case_attachments.insert().values(
             case_id=case_id, filename=(name or "anexo")[:255], content_type=(ctype or "application/octet-stream")[:128],
             data=data, uploaded_at=now, actor=actor))
+    entry = f"— {now.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC · {actor}\n{text.strip()}"
+    combined = f"{row.defence}\n\n{entry}" if row.defence else entry
     session.execute(update(cases).where(cases.c.id == case_id)
-                    .values(defence=text.strip(), defence_at=now, status="defended"))
+                    .values(defence=combined, defence_at=row.defence_at or now, status="defended"))
     audit(session, actor=actor, action="case.defence", subject=str(case_id),
-          detail={"attachments": [a[0] for a in attachments]}, now=now)
+          detail={"attachments": [a[0] for a in attachments], "text": text.strip()}, now=now)
 
 
 def decide(session: Session, case_id: int, kind: str, *, days: int | None = None, start: dt.date | None = None,

@@ -5,7 +5,9 @@ One ``WebState`` on ``app.state.web`` holds the ledger engine (the same database
 work in the thread pool through ``WebState.with_session`` / ``WebState.read``. Middleware, outer
 first: security headers, the signed session cookie (``SessionMiddleware``: itsdangerous, HttpOnly,
 SameSite=Lax, Secure when ``secure``). Static files (``static/``, vendored htmx with its licence)
-are public; every other route is wrapped by ``central.web.security.guarded``.
+are public; every other route is wrapped by ``central.web.security.guarded``. Errors (bad input,
+out-of-range numbers, a busy database, an oversized body) answer a page, never a traceback
+(``central.web.errors``).
 """
 
 from __future__ import annotations
@@ -141,13 +143,17 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
                 with contextlib.suppress(BaseException):
                     await task
 
+    from central.web.errors import HANDLERS, BodyLimit
+
     app = Starlette(
         routes=routes(),
         middleware=[
             Middleware(SecurityHeaders),
             Middleware(SessionMiddleware, secret_key=secret.hex(), session_cookie="portgate_session",
                        max_age=int(settings.session_hours * 3600), same_site="lax", https_only=secure),
+            Middleware(BodyLimit, max_bytes=int(settings.max_body_mb * 1024 * 1024)),
         ],
+        exception_handlers=HANDLERS,
         lifespan=lifespan,
     )
     app.state.web = state

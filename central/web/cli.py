@@ -1,7 +1,8 @@
 """``portgate office``: serve the office web application and manage its users.
 
 - ``serve --config central.toml [--host 127.0.0.1] [--port 8080] [--ssl-certfile F --ssl-keyfile K]``:
-  migrate the ledger, then uvicorn on the app (``central.web.app.create_app``); TLS by uvicorn
+  refuse a SQLite ledger file that does not exist (``portgate ledger migrate`` makes it) and a port
+  it cannot listen on (exit 2, one line), migrate the ledger, then uvicorn on the app (``central.web.app.create_app``); TLS by uvicorn
   when both files are given (cookies Secure), or behind a reverse proxy with
   ``[web] secure_cookies = true`` (docs/operations.md).
 - ``add-user / set-password / disable-user``: users in the ledger database; the password is read
@@ -97,7 +98,7 @@ def office() -> None:
 @office.command("serve")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False), help="central.toml")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8080, show_default=True, type=int)
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--ssl-certfile", type=click.Path(dir_okay=False, exists=True), default=None)
 @click.option("--ssl-keyfile", type=click.Path(dir_okay=False, exists=True), default=None)
 def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_keyfile: str | None) -> None:
@@ -109,7 +110,11 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
 
     if bool(ssl_certfile) != bool(ssl_keyfile):
         raise click.UsageError("give both --ssl-certfile and --ssl-keyfile, or neither")
+    from central.cli_args import db_url_arg
+
     config = _config(config_path)
+    db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
+    sock = _listen(host, port)  # before the migration: a port in use is one line, nothing else
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "office-web", "port": config.port})
     engine = _engine(config)
@@ -117,10 +122,29 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
                      slip_key=slip_key(config))
     click.echo(f"office web on {'https' if tls else 'http'}://{host}:{port}/", err=True)
-    uvicorn.run(app, host=host, port=port, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
-                log_level=config.log_level, log_config=None,  # uvicorn's lines go through structlog
-                timeout_graceful_shutdown=3, proxy_headers=True,
-                forwarded_allow_ips="127.0.0.1")
+    server = uvicorn.Server(uvicorn.Config(
+        app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+        log_level=config.log_level, log_config=None,  # uvicorn's lines go through structlog
+        timeout_graceful_shutdown=3, proxy_headers=True, forwarded_allow_ips="127.0.0.1"))
+    server.run(sockets=[sock])
+
+
+def _listen(host: str, port: int):
+    """A listening socket on ``host:port``; ``BadInput`` (one line, exit 2) if it cannot be bound
+    (the port in use, an address not of this machine)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise BadInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}", where="--port") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _session(config_path: str):

@@ -52,6 +52,8 @@ def parse_filters(params) -> Filters:
         day = dt.date.fromisoformat(date) if date else None
     except ValueError:
         raise BadInput(f"date {date!r} is not YYYY-MM-DD", where="date") from None
+    if day is not None and not dt.date(2000, 1, 1) <= day <= dt.date(2100, 12, 31):
+        raise BadInput(f"date {date!r} is outside 2000-01-01..2100-12-31", where="date")
     ship = get("ship")
     if ship and not (ship.isdigit() and len(ship) <= 10):
         raise BadInput(f"ship {ship!r} is not an IMO number", where="ship")

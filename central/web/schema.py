@@ -5,11 +5,13 @@
   ``auditor`` (read-only everything), ``admin`` (users).
 - ``login_failures``: one row per wrong password or unknown login, with the login and the client
   address, for the rate limit (``central.web.users.check_login``).
+- ``office_sessions``: one row per login; the cookie carries the token, the row its SHA-256 hex.
+  ``ended_at`` set by logout, a new password or disabling the user: the cookie then opens nothing.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, DateTime, Index, Integer, String, Table
+from sqlalchemy import Boolean, ForeignKey, Column, DateTime, Index, Integer, String, Table
 
 from central.db import metadata
 
@@ -36,3 +38,13 @@ login_failures = Table(
 )
 Index("ix_login_failures_login_at", login_failures.c.login, login_failures.c.at)
 Index("ix_login_failures_address_at", login_failures.c.address, login_failures.c.at)
+
+office_sessions = Table(
+    "office_sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),  # sha256 hex of the cookie's token
+    Column("user_id", Integer, ForeignKey("office_users.id"), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("ended_at", DateTime(timezone=True), nullable=True),
+)
+Index("ix_office_sessions_user_id", office_sessions.c.user_id)

@@ -9,7 +9,9 @@ Every route endpoint is wrapped by ``guarded(*roles)`` or marked ``public``. A g
   ``csrf_token`` form field must equal the session's token (constant-time compare), else 403.
 
 The session is Starlette's ``SessionMiddleware`` cookie (signed with itsdangerous, HttpOnly,
-SameSite=Lax, Secure when configured), holding ``uid``, ``csrf`` and ``lang``.
+SameSite=Lax, Secure when configured), holding ``sid`` (the token of a server-side session,
+``central.web.users.session_user``: logout, a new password or disabling the user end it), ``csrf``
+and ``lang``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from central.web.users import User, active_user
+from central.web.users import User, session_user
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 ALL_ROLES = ("office", "inspector", "auditor", "admin")
@@ -55,12 +57,12 @@ async def csrf_ok(request: Request) -> bool:
 
 
 async def current_user(request: Request) -> User | None:
-    """The enabled user of this session, or None (no session, unknown or disabled user)."""
-    uid = request.session.get("uid")
-    if not isinstance(uid, int):
+    """The enabled user of this session, or None (no session, ended session, disabled user)."""
+    sid = request.session.get("sid")
+    if not isinstance(sid, str) or not sid:
         return None
     app = request.app.state.web
-    return await run_in_threadpool(app.with_session, lambda s: active_user(s, uid))
+    return await run_in_threadpool(app.with_session, lambda s: session_user(s, sid))
 
 
 def public(fn: Endpoint) -> Endpoint:

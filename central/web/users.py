@@ -8,13 +8,19 @@ login, role or password; the caller rolls back.
 Rate limit (``check_login``): more than ``MAX_FAILURES`` wrong passwords for one login, or from one
 client address, within ``LOCK_WINDOW`` lock that login (or address) until the window has passed
 since the last failure counted; a locked attempt is refused without checking the password.
+
+Sessions are held server-side (``office_sessions``): ``start_session`` gives the token the cookie
+carries, ``session_user`` answers only for a session not ended, of an enabled user; logout
+(``end_session``), ``set_password`` and ``disable_user`` end them, so a copied cookie stops working.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import re
+import secrets
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -22,7 +28,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from central.registry.changes import audit, aware, utcnow
-from central.web.schema import login_failures, office_users
+from central.web.schema import login_failures, office_sessions, office_users
 from portgate.errors import BadInput
 
 ROLES = ("office", "inspector", "auditor", "admin")
@@ -97,6 +103,7 @@ def set_password(session: Session, login: str, password: str, *, actor: str,
     session.execute(update(office_users).where(office_users.c.id == row.id)
                     .values(password_hash=_hasher.hash(password), updated_at=now))
     session.execute(delete(login_failures).where(login_failures.c.login == row.login))
+    end_sessions_of(session, row.id, now)
     audit(session, actor=actor, action="user.set_password", subject=row.login, detail={}, now=now)
 
 
@@ -105,7 +112,42 @@ def disable_user(session: Session, login: str, *, actor: str, now: dt.datetime |
     now = now or utcnow()
     row = _existing(session, login)
     session.execute(update(office_users).where(office_users.c.id == row.id).values(disabled=True, updated_at=now))
+    end_sessions_of(session, row.id, now)
     audit(session, actor=actor, action="user.disable", subject=row.login, detail={}, now=now)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def start_session(session: Session, user_id: int, now: dt.datetime | None = None) -> str:
+    """A new server-side session of ``user_id``; returns its token (32 random bytes, URL-safe)."""
+    token = secrets.token_urlsafe(32)
+    session.execute(office_sessions.insert().values(id=_digest(token), user_id=user_id,
+                                                    created_at=now or utcnow(), ended_at=None))
+    return token
+
+
+def end_session(session: Session, token: str, now: dt.datetime | None = None) -> None:
+    """End the session of ``token`` (logout); nothing if unknown."""
+    session.execute(update(office_sessions).where(office_sessions.c.id == _digest(token),
+                                                  office_sessions.c.ended_at.is_(None))
+                    .values(ended_at=now or utcnow()))
+
+
+def end_sessions_of(session: Session, user_id: int, now: dt.datetime | None = None) -> int:
+    """End every open session of ``user_id``; returns how many."""
+    return session.execute(update(office_sessions).where(office_sessions.c.user_id == user_id,
+                                                         office_sessions.c.ended_at.is_(None))
+                           .values(ended_at=now or utcnow())).rowcount
+
+
+def session_user(session: Session, token: str) -> User | None:
+    """The enabled user of the open session ``token``, or None (unknown, ended, user disabled)."""
+    row = session.execute(select(office_users).join(office_sessions, office_sessions.c.user_id == office_users.c.id)
+                          .where(office_sessions.c.id == _digest(token), office_sessions.c.ended_at.is_(None),
+                                 office_users.c.disabled.is_(False))).first()
+    return None if row is None else User(row.id, row.login, row.name, row.role)
 
 
 def active_user(session: Session, user_id: int) -> User | None:

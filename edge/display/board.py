@@ -206,7 +206,9 @@ class Board:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Status:
-    """The status bar. ``broker``: "online" | "offline" | "standalone" | "unknown"."""
+    """The status bar. ``broker``: "online" | "offline" | "standalone" | "unknown" (from the gate's
+    heartbeat file, ``edge.heartbeat``); ``gate_running``: that file is fresh (the gate process is
+    alive)."""
 
     broker: str
     outbox_depth: int
@@ -215,6 +217,7 @@ class Status:
     clock_untrusted: bool
     journal_readable: bool
     inspector_left_s: int | None = None
+    gate_running: bool = True
 
 
 def age_text(seconds: float | None) -> str:

@@ -84,14 +84,15 @@ class Lookup:
         return row[0] if row else None
 
     def photo(self, registration: str | None) -> tuple[str, Path, str] | None:
-        """``(sha256, file path, media type)`` of the worker's photo if its file is on disk."""
+        """``(sha256, file path, media type)`` of the worker's photo if its file is on disk and its
+        bytes still hash to its name (``photo_intact``); else None (the screen shows the placeholder)."""
         if not registration:
             return None
         row = self._photos.one("SELECT sha256, media_type FROM photos WHERE registration = ?", (registration,))
         if row is None:
             return None
         path = self.state_dir / PHOTOS_DIR / row[0]
-        return (row[0], path, row[1]) if path.is_file() else None
+        return (row[0], path, row[1]) if photo_intact(path, row[0]) else None
 
     def copies(self) -> dict[str, dt.datetime | None]:
         """``{copy name: updated_at}`` of the office's copies (roster, escala, ...) in ``store.db``."""
@@ -103,3 +104,18 @@ class Lookup:
     def close(self) -> None:
         self._store.close()
         self._photos.close()
+
+
+def photo_intact(path: Path, sha256: str, max_bytes: int = 4 * 1024 * 1024) -> bytes | None:
+    """The bytes of the photo file at ``path`` if they hash to ``sha256`` (and are at most
+    ``max_bytes``), else None: missing, unreadable, too big, or changed on disk since it arrived."""
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
+    except OSError:
+        return None
+    if len(data) > max_bytes or hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    return data

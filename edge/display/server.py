@@ -14,7 +14,8 @@ the journal (``JournalFollower.tail``).
 
 Privacy: the server binds a loopback address only (``DisplayConfig.host``), answers only
 ``Host: 127.0.0.1`` / ``localhost`` (no DNS rebinding), and ``GET /photo/<sha256>`` serves only the
-photos of the reads on the screen now (nobody can page through the roster's photos).
+photos of the reads on the screen now (nobody can page through the roster's photos), and only while
+their bytes hash to their name (else the placeholder).
 
 Routes: ``/`` (the page, ``?lang=pt|en``), ``/sse`` (event stream), ``/photo/<sha256>``,
 ``/state.json`` (what is on the screen, for tests and the benchmark), ``/static/...``.
@@ -39,9 +40,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from edge.config import GateConfig
+from edge.heartbeat import FILE, read_alive
 from edge.display.board import Board, Person, Status, age_text, is_mismatch, shown
 from edge.display.follower import JournalFollower
-from edge.display.lookup import Lookup
+from edge.display.lookup import Lookup, photo_intact
 from edge.display.texts import labels
 from wire.events import Event, TapPayload
 
@@ -96,10 +98,9 @@ class Display:
         self._media: dict[str, str] = {}  # sha256 -> media type of photos on the screen
         self.screen_version = 0
         self.status_version = 0
-        self.status = Status("unknown", 0, None, False, False, False)
+        self.status = Status("unknown", 0, None, False, False, False, gate_running=False)
         self._changed: asyncio.Event | None = None
-        self._broker = "standalone" if cfg.mqtt is None else "unknown"
-        self._metrics_url = (f"http://127.0.0.1:{cfg.metrics_port}/metrics" if cfg.metrics_port else None)
+        self._alive_path = state / FILE
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
         env.globals["age"] = age_text
@@ -163,27 +164,14 @@ class Display:
         copies = self.lookup.copies()
         stamps = [copies.get("roster"), copies.get("escala")]
         stale = None in stamps or any(now - s > self.max_age for s in stamps if s is not None)
+        running, uplink, _since = read_alive(self._alive_path)
         self.status = Status(
-            broker=self._broker, outbox_depth=depth,
+            broker=uplink, outbox_depth=depth, gate_running=running,
             oldest_unsent_s=max(0.0, (now - oldest).total_seconds()) if oldest else None,
             stale=stale, clock_untrusted=self.board.last_clock_trusted is False,
             journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(time.monotonic()),
         )
         return self.status
-
-    def _broker_from_metrics(self) -> str:
-        """The gate's own ``portgate_uplink_connected`` gauge (its metrics endpoint on loopback)."""
-        import urllib.request  # only for a gate with metrics_port
-
-        try:
-            with urllib.request.urlopen(self._metrics_url, timeout=0.5) as r:
-                text = r.read().decode("utf-8", "replace")
-        except OSError:
-            return "unknown"
-        m = re.search(r'^portgate_uplink_connected\{gate_id="[^"]*"\} (\S+)$', text, re.M)
-        if m is None:
-            return "unknown"
-        return "online" if float(m.group(1)) >= 1 else "offline"
 
     def _notify(self) -> None:
         if self._changed is not None:
@@ -201,8 +189,6 @@ class Display:
                 mono = time.monotonic()
                 if mono >= next_status:
                     next_status = mono + STATUS_EVERY_S
-                    if self._metrics_url and self.cfg.mqtt is not None:
-                        self._broker = await asyncio.to_thread(self._broker_from_metrics)
                     self.refresh_status()
                     self.status_version += 1
                     self._notify()
@@ -271,13 +257,12 @@ class Display:
         if not _SHA.match(sha) or sha not in self.board.photos():
             return Response(status_code=404)
         path = Path(self.cfg.state_dir) / "photos" / sha
-        try:  # a small local file, read in the loop (no thread pool: the screen's RSS stays small)
-            with open(path, "rb") as f:
-                data = f.read(MAX_PHOTO_BYTES + 1)
-        except OSError:
-            return Response(status_code=404)
-        if len(data) > MAX_PHOTO_BYTES:
-            return Response(status_code=404)
+        # a small local file, read and hashed in the loop (no thread pool: the screen's RSS stays small)
+        data = photo_intact(path, sha, MAX_PHOTO_BYTES)
+        if data is None:  # gone, or its bytes no longer match its hash: never show another picture
+            log.warning("display_photo_refused", sha256=sha)
+            body, media = self._static["placeholder.svg"]
+            return Response(body, media_type=media, headers={"Cache-Control": "no-store"})
         return Response(data, media_type=self._media.get(sha, "image/jpeg"), headers={"Cache-Control": "no-store"})
 
     async def static(self, request: Request) -> Response:
@@ -293,7 +278,7 @@ class Display:
             "reads": [r.seq for r in self.board.reads], "status": {
                 "broker": self.status.broker, "outbox_depth": self.status.outbox_depth,
                 "stale": self.status.stale, "clock_untrusted": self.status.clock_untrusted,
-                "inspector_left_s": self.status.inspector_left_s},
+                "inspector_left_s": self.status.inspector_left_s, "gate_running": self.status.gate_running},
         })
 
 

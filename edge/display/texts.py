@@ -12,6 +12,8 @@ _PT = {
     "broker_unknown": "?", "outbox": "A enviar", "oldest": "mais antigo há",
     "copies": "Dados", "stale": "DESATUALIZADOS", "fresh": "em dia", "clock": "Relógio",
     "untrusted": "NÃO SINCRONIZADO", "trusted": "ok", "no_journal": "REGISTRO DO PORTALÓ ILEGÍVEL",
+    "gate_stopped": "PORTALÓ PARADO", "countdown_stopped": "contagem parada (portaló parado)",
+    "screen_stale": "TELA SEM ATUALIZAÇÃO",
 }
 _EN = {
     "title": "Gangway", "waiting": "WAITING FOR A READ", "photo_of": "Photo of",
@@ -23,6 +25,8 @@ _EN = {
     "broker_unknown": "?", "outbox": "Unsent", "oldest": "oldest",
     "copies": "Data", "stale": "STALE", "fresh": "up to date", "clock": "Clock",
     "untrusted": "NOT SYNCHRONISED", "trusted": "ok", "no_journal": "GATE JOURNAL UNREADABLE",
+    "gate_stopped": "GATE STOPPED", "countdown_stopped": "countdown stopped (gate stopped)",
+    "screen_stale": "SCREEN NOT UPDATING",
 }
 
 

@@ -164,6 +164,29 @@ def test_the_office_refuses_a_photo_directory_with_bad_files(tmp_path):
     assert "V002.gif" in text and "V003.png: 0 bytes" in text and "V004.png" in text and "V001" not in text
 
 
+def test_the_office_refuses_symlinks_wrong_content_and_names_that_are_not_registrations(tmp_path):
+    secret = tmp_path / "gate.key"
+    secret.write_bytes(b"\x89PNG\r\n\x1a\n a secret that looks like a PNG")
+    src = tmp_path / "photos"
+    src.mkdir()
+    (src / "V001.png").write_bytes(png(1))
+    (src / "V005.png").symlink_to(secret)  # would publish another file's bytes to every gate
+    (src / "V006.jpg").write_bytes(png(6))  # a PNG named .jpg
+    (src / "V007.webp").write_bytes(b"%PDF-1.4 not an image")
+    (src / "bad name!.png").write_bytes(png(8))
+    with pytest.raises(BadInput) as err:
+        scan(src)
+    text = str(err.value)
+    assert "V005.png: a symbolic link" in text
+    assert "V006.jpg: the content is not a JPEG image" in text
+    assert "V007.webp: the content is not a WEBP image" in text
+    assert "bad name!.png: the name is not <registration>.<ext>" in text
+    assert "V001" not in text and len(text.splitlines()) == 1
+    for name in ("V005.png", "V006.jpg", "V007.webp", "bad name!.png"):
+        (src / name).unlink()
+    assert list(scan(src)) == ["V001"]
+
+
 def test_central_publish_photos_on_the_command_line(tmp_path, broker, gate):
     import subprocess
     import sys

@@ -206,3 +206,21 @@ def test_an_open_kiosk_page_reconnects_by_itself_when_the_screen_restarts(gate, 
     gate.start_display(port=port)  # the same address, as under systemd
     _wait_current(page, second.seq, timeout_ms=30_000)  # no reload: the SSE extension reconnects
     assert page.locator("#now .person .name").inner_text() == "Bruno Santos"
+
+
+def test_a_photo_whose_bytes_no_longer_match_its_hash_is_never_shown(gate, page) -> None:
+    page.goto(gate.url)
+    photos = gate.state / "photos"
+    v001 = photos / sha256_hex(PHOTOS["V001"])
+    v001.write_bytes(PHOTOS["V003"])  # changed on disk before the read: someone else's picture
+    gate.pair("0B0B01BADE", "0A04A10001")
+    _wait_current(page, gate.wait_taps(1)[-1].seq)
+    assert page.locator("#now img.photo").get_attribute("src") == "/static/placeholder.svg"
+    gate.pair("0B0B02BADE", "0A04A10002")  # V002's photo is intact when read...
+    _wait_current(page, gate.wait_taps(2)[-1].seq)
+    src = page.locator("#now img.photo").get_attribute("src")
+    assert src == "/photo/" + sha256_hex(PHOTOS["V002"])
+    (photos / sha256_hex(PHOTOS["V002"])).write_bytes(b"\xff\xd8 tampered")  # ...and changed after
+    body = page.request.get(gate.url + src.lstrip("/"))
+    assert body.ok and body.body() != b"\xff\xd8 tampered"
+    assert body.headers["content-type"].startswith("image/svg+xml")  # the placeholder

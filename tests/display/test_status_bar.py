@@ -1,4 +1,4 @@
-"""The status bar in a real browser: broker offline (the gate's own metrics), outbox depth and the
+"""The status bar in a real browser: broker offline (the gate's heartbeat file, no metrics_port), outbox depth and the
 age of the oldest unsent event, stale copies; and the screen keeps working when the gate is gone."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def _free_port() -> int:
 
 
 def test_broker_offline_outbox_and_stale_copies_are_shown(tmp_path, page) -> None:
-    extra = (f"metrics_port = {_free_port()}\n\n[mqtt]\nhost = \"127.0.0.1\"\nport = {_free_port()}\n"
+    extra = (f"[mqtt]\nhost = \"127.0.0.1\"\nport = {_free_port()}\n"
              "reconnect_min_s = 0.5\nreconnect_max_s = 1\n")  # nobody listens on that port
     gate = GateWithScreen(tmp_path / "gate", extra=extra)
     try:

@@ -138,6 +138,24 @@ def test_a_borrowed_card_becomes_a_case_with_defence_and_a_final_suspension(port
     page.get_by_role("button", name="Registrar defesa").click()
     page.locator('#case-status[data-status="defended"]').wait_for()
     assert "declaracao.txt" in page.locator("#defence").inner_text()
+    assert page.locator("#case-status dd").first.inner_text() == "defesa registrada"  # pt-BR, not "defended"
+    case_url = page.url
+    # a second defence is kept next to the first, each with its time and who recorded it (R7)
+    page.get_by_label("Defesa prévia").fill("Complemento: o portador da chapa confirma.")
+    page.get_by_role("button", name="Registrar defesa").click()
+    page.locator("#defence", has_text="Complemento").wait_for()
+    defence = page.locator("#defence").inner_text()
+    assert "pede clemência" in defence and "Complemento: o portador" in defence
+    assert defence.count("web:fiscal") == 2 and defence.count(" UTC ") == 2
+    # opening the case again from the same flag says it exists and links to it (what was typed is not lost silently)
+    page.goto(port.url + "/flags?flag=BORROWED_CARD")
+    page.locator('tr[data-flags~="BORROWED_CARD"]').first.get_by_role("link").first.click()
+    page.get_by_label("Acusação").fill("Outra acusação digitada")
+    page.get_by_role("button", name="Abrir processo").click()
+    assert "Já existe um processo" in page.locator("main").inner_text()
+    page.locator("#error-link a").click()
+    page.wait_for_url(case_url)
+    assert "Outra acusação" not in page.content()
     page.get_by_label("Penalidade").select_option("suspension")
     page.get_by_label("Dias").fill("10")
     page.get_by_role("button", name="Decidir").click()
@@ -167,7 +185,9 @@ def test_a_gate_goes_offline_on_the_live_view_when_its_process_stops(port, page)
     page.locator('[data-gate="g-a"][data-state="online"]').wait_for()
     port.gates["g-a"].stop()
     page.locator('[data-gate="g-a"][data-state="offline"]').wait_for()
-    assert "desconectado" in page.locator('[data-gate="g-a"]').inner_text()
+    card = page.locator('[data-gate="g-a"]').inner_text()
+    assert "desconectado" in card
+    assert "(desligado normalmente)" in card or "(caiu sem avisar)" in card, card  # not "(graceful)"/"(will)"
     assert page.locator('[data-gate="g-b"][data-state="online"]').count() == 1
 
 
@@ -201,5 +221,31 @@ def test_the_login_and_the_flag_filters_work_with_the_keyboard_alone_on_a_deskto
         pg.keyboard.press("Enter")  # the focused filter button
         pg.wait_for_url("**/flags?*flag=BORROWED_CARD*")
         assert pg.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
+    finally:
+        context.close()
+
+
+def test_a_1366x768_desktop_fits_the_gate_cards_and_shows_dates_in_pt_br(port, browser):
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, locale="pt-BR")
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    try:
+        pg.goto(port.url + "/login")
+        pg.get_by_label("Usuário").fill("fiscal")
+        pg.get_by_label("Senha").fill(PASSWORD)
+        pg.get_by_role("button", name="Entrar").click()
+        pg.wait_for_url(port.url + "/")
+        pg.locator("[data-gate]").first.wait_for()
+        overflow = pg.evaluate("""() => [...document.querySelectorAll('article.gate')].flatMap(card => {
+            const box = card.getBoundingClientRect();
+            return [...card.querySelectorAll('dd, h3')].filter(el => {
+                const r = el.getBoundingClientRect();
+                return r.right > box.right + 0.5 || el.scrollWidth > el.clientWidth + 1;
+            }).map(el => card.dataset.gate + ': ' + el.textContent.trim());
+        })""")
+        assert overflow == [], overflow
+        pg.goto(port.url + "/flags")
+        assert pg.locator("#f-date").get_attribute("lang") == "pt-BR"
+        assert pg.locator("html").get_attribute("lang") == "pt-BR"
     finally:
         context.close()

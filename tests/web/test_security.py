@@ -126,6 +126,31 @@ def test_a_disabled_user_loses_its_session(app):
     assert login(TestClient(app, follow_redirects=False), "auditor").status_code == 401
 
 
+def test_a_logged_out_cookie_opens_nothing(app):
+    c, token = logged_in(app, "admin")
+    cookie = c.cookies.get("portgate_session")
+    other, _ = logged_in(app, "admin")  # another browser of the same user
+    assert c.post("/logout", data={"csrf_token": token}).status_code == 303
+    thief = TestClient(app, follow_redirects=False)
+    thief.cookies.set("portgate_session", cookie)  # a copy of the cookie taken before the logout
+    r = thief.get("/users")
+    assert r.status_code == 303 and r.headers["location"].startswith("/login")
+    assert thief.post("/users", data={"csrf_token": token, "login": "x", "role": "admin",
+                                      "password": "p" * 12}).status_code == 401
+    assert other.get("/users").status_code == 200  # only that session ended
+
+
+def test_a_new_password_ends_the_users_sessions(app):
+    from central.web.users import set_password
+
+    c, _ = logged_in(app, "office")
+    assert c.get("/").status_code == 200
+    with Session(app.state.web.engine) as s, s.begin():
+        set_password(s, "office", "a new password!", actor="test")
+    assert c.get("/").status_code == 303
+    assert login(TestClient(app, follow_redirects=False), "office", "a new password!").status_code == 303
+
+
 def test_html_in_a_workers_name_is_shown_escaped(app):
     from central.registry import store
     from central.rotation.schema import escala
@@ -173,7 +198,8 @@ def test_wrong_passwords_for_an_unknown_login_count_against_the_address(app):
 
 
 HOSTILE = ["' OR '1'='1", "1; DROP TABLE events; --", "%", "_%", '"', "\\", "V001' --", "<script>x</script>",
-           "2026-03-15' OR 1=1 --", "\x00"]
+           "2026-03-15' OR 1=1 --", "\x00", "9999-12-31", "0001-01-01", "99999999999999999999999", "-1"]
+OUT_OF_RANGE = ["99999999999999999999999", "9223372036854775808", "0", "-1", "1e309"]
 
 
 def test_sql_metacharacters_in_every_filter_are_refused_or_match_nothing(app):
@@ -190,6 +216,72 @@ def test_sql_metacharacters_in_every_filter_are_refused_or_match_nothing(app):
             assert 'data-event="' not in r.text, (name, value)
     with app.state.web.engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM events")).scalar() == 1
+
+
+def test_out_of_range_ids_in_every_route_are_400_or_404_never_500(app):
+    from tests.web.test_flags import add_flag_event
+
+    add_flag_event(app.state.web.engine, flags=["BORROWED_CARD"])
+    checked = 0
+    for role in ("inspector", "admin", "office"):
+        c, token = logged_in(app, role)
+        for route in route_table(app):
+            names = re.findall(r"\{([^}]+)\}", route.path)
+            if not names:
+                continue
+            for name in names:
+                for value in OUT_OF_RANGE:
+                    path = re.sub(r"\{([^}]+)\}", lambda m: value if m.group(1) == name else "1", route.path)
+                    for method in sorted(route.methods - {"HEAD"}):
+                        r = c.request(method, path, data={"csrf_token": token, "defence": "d", "kind": "x"})
+                        assert r.status_code in (400, 403, 404), (role, method, path, r.status_code)
+                        checked += 1
+    assert checked >= 50
+    c, _ = logged_in(app, "inspector")
+    assert c.get("/flags", params={"date": "9999-12-31"}).status_code == 400
+    assert c.get("/cases/99999999999999999999999").status_code == 404
+    assert c.get("/cases/1/attachments/99999999999999999999").status_code == 404
+
+
+def test_a_locked_database_answers_busy_try_again_not_a_traceback(app, tmp_path, caplog):
+    """Another writer holds the SQLite write lock: a ledger write answers 503 with a page."""
+    import sqlite3
+
+    url = app.state.web.engine.url
+    if url.get_backend_name() != "sqlite":
+        pytest.skip("the SQLite write lock")
+    c, token = logged_in(app, "office")
+    form = {"ship": "9300001", "ship_name": "X", "voyage": "long_haul", "berth": "berthed",
+            "gate_id": "g1", "arrival": "2026-03-15T06:00:00-03:00", "departure": "", "csrf_token": token}
+    other = sqlite3.connect(url.database, timeout=0)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        app.state.web.engine.dispose()
+        r = c.post("/ships", data=form)
+    finally:
+        other.rollback()
+        other.close()
+    assert r.status_code == 503, r.text[:300]
+    assert "ocupado" in r.text and "Traceback" not in r.text
+    assert r.headers["retry-after"] == "2"
+    assert c.post("/ships", data=form).status_code == 303  # the lock gone, the same form saves
+
+
+def test_a_body_over_the_limit_is_refused_with_413_before_it_is_read(engine, users, clock):
+    app = create_app(engine, WebSettings(max_body_mb=0.01), b"s" * 32, now=clock, background=False)
+    c, token = logged_in(app, "office")
+    big = b"ship,ship_name\n" + b"9300001,X\n" * 2000  # 20 KB > 10 KB
+    r = c.post("/ships/import", data={"csrf_token": token}, files={"file": ("ships.csv", big, "text/csv")})
+    assert r.status_code == 413
+    assert "grande demais" in r.text and "0.01 MB" in r.text
+
+    def chunks():  # no Content-Length: counted while read
+        for _ in range(40):
+            yield b"x" * 1024
+
+    r = c.post("/ships/import", content=chunks(), headers={"content-type": "multipart/form-data; boundary=b"})
+    assert r.status_code == 413
+    assert c.get("/ships").status_code == 200  # the session still works
 
 
 def test_every_change_made_in_the_web_is_in_the_audit_log_with_the_user(app):

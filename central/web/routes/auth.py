@@ -12,7 +12,7 @@ from starlette.routing import Route
 from central.web.i18n import LANGS
 from central.web.render import page
 from central.web.security import csrf_ok, csrf_token, guarded, public, safe_next
-from central.web.users import LoginRefused, check_login
+from central.web.users import LoginRefused, check_login, end_session, start_session
 
 
 @public
@@ -33,7 +33,8 @@ async def login(request: Request):
 
     def attempt(session):
         try:
-            return check_login(session, login_name, password, address=address, now=web.now())
+            user = check_login(session, login_name, password, address=address, now=web.now())
+            return user, start_session(session, user.id, web.now())
         except LoginRefused as exc:
             return exc  # returned, not raised: the failure row commits with the transaction
 
@@ -41,9 +42,10 @@ async def login(request: Request):
     if isinstance(outcome, LoginRefused):
         key = "login_locked" if outcome.locked else "login_wrong"
         return page(request, "login.html", status_code=429 if outcome.locked else 401, error=key, next=nxt)
+    _user, sid = outcome
     lang = request.session.get("lang")
     request.session.clear()  # a new session after login (no fixation)
-    request.session.update({"uid": outcome.id, "csrf": secrets.token_urlsafe(32)})
+    request.session.update({"sid": sid, "csrf": secrets.token_urlsafe(32)})
     if lang:
         request.session["lang"] = lang
     return RedirectResponse(nxt, status_code=303)
@@ -51,6 +53,10 @@ async def login(request: Request):
 
 @guarded()
 async def logout(request: Request):
+    """End the session server-side (a copy of the cookie opens nothing after) and clear the cookie."""
+    sid = str(request.session.get("sid") or "")
+    web = request.app.state.web
+    await run_in_threadpool(web.with_session, lambda s: end_session(s, sid, web.now()))
     request.session.clear()
     return RedirectResponse("/login", status_code=303)
 

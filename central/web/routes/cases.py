@@ -28,11 +28,22 @@ def _actor(request: Request) -> str:
     return f"web:{request.state.user.login}"
 
 
-def _case_id(request: Request) -> int:
+MAX_ID = 2**63 - 1  # the largest row id SQLite and PostgreSQL BIGINT hold
+
+
+def _row_id(text: str, what: str) -> int:
+    """A row id from the URL: 1..MAX_ID, else ``BadInput`` (answered 404: no such row)."""
     try:
-        return int(request.path_params["case_id"])
+        value = int(text)
     except ValueError:
-        raise BadInput("case id is a number", where="case") from None
+        raise BadInput(f"{what} id is a number", where=what) from None
+    if not 1 <= value <= MAX_ID:
+        raise BadInput(f"no {what} {text[:30]}", where=what)
+    return value
+
+
+def _case_id(request: Request) -> int:
+    return _row_id(request.path_params["case_id"], "case")
 
 
 async def _act(request: Request, fn) -> Response:
@@ -56,6 +67,12 @@ async def case_list(request: Request):
 async def case_open(request: Request):
     form = await request.form()
     actor = _actor(request)
+    event_id = str(form.get("event_id") or "")
+    web = request.app.state.web
+    existing = await run_in_threadpool(web.with_session, lambda s: svc.case_of_event(s, event_id))
+    if existing is not None:  # say so: what was typed is not silently dropped for the old case
+        return page(request, "error.html", status_code=409, message_key="case_exists",
+                    detail="", link=f"/cases/{existing}", link_text=f"#{existing}")
     return await _act(request, lambda s: svc.open_from_event(
         s, str(form.get("event_id") or ""), flag=str(form.get("flag") or ""), charge=str(form.get("charge") or ""),
         article=str(form.get("article") or ""), evidence=str(form.get("evidence") or ""), actor=actor))
@@ -142,7 +159,7 @@ async def case_waive(request: Request):
 async def case_attachment(request: Request):
     web = request.app.state.web
     try:
-        case_id, att = _case_id(request), int(request.path_params["attachment_id"])
+        case_id, att = _case_id(request), _row_id(request.path_params["attachment_id"], "attachment")
         row = await run_in_threadpool(web.with_session, lambda s: svc.attachment(s, case_id, att))
     except (BadInput, ValueError) as exc:
         return bad_input(request, str(exc), status_code=404)

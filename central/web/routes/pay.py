@@ -134,8 +134,20 @@ async def export_csv(request: Request):
         "content-disposition": f'attachment; filename="folha-{first}-{last}.csv"'})
 
 
+def _known_worker(conn, registration: str) -> bool:
+    from sqlalchemy import select
+
+    from central.registry.schema import workers
+
+    if not registration or len(registration) > 64:
+        return False
+    return conn.execute(select(workers.c.registration).where(workers.c.registration == registration)).first() is not None
+
+
 async def _pdf(request: Request, registration: str | None) -> Response:
     web = request.app.state.web
+    if registration is not None and not await run_in_threadpool(web.read, _known_worker, registration):
+        return bad_input(request, f"no worker with registration {registration[:64]!r}", status_code=404)
     if web.slip_key is None:
         return bad_input(request, "no payslip key: serve with `portgate office serve`", status_code=503)
     try:
