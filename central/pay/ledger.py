@@ -16,10 +16,11 @@ import datetime as dt
 import gc
 from decimal import Decimal
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.ledger.bulk import insert_rows
 from central.ledger.shifts import Shift
 from central.ledger.store import as_utc, read_shifts
 from central.ledger.tables import statement_lines, statements
@@ -135,14 +136,14 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime)
                 conn.execute(delete(statements).where(statements.c.statement_id.in_(unpaid)))
             todo = [s for s in found if statement_id(s) not in paid]
             if todo:
-                conn.execute(insert(statements), [{
+                insert_rows(conn, statements, [{
                     "statement_id": statement_id(s), "shift_id": s.shift_id,
                     "registration": s.registration, "rulebook": s.rulebook, "work_day": s.work_day,
                     "total_cents": _cents(s.total), "flags": ",".join(s.flags),
                     "service_end": s.service_end, "due_at": s.due_at, "computed_at": now,
                     "hold_reason": s.hold_reason, **_kept_release(s, released.get(statement_id(s))),
                 } for s in todo])
-                conn.execute(insert(statement_lines), [{
+                insert_rows(conn, statement_lines, [{
                     "statement_id": statement_id(s), "position": n, "rule": line.rule,
                     "article": line.article, "description": line.description,
                     "amount_cents": _cents(line.amount),
