@@ -118,8 +118,10 @@ def measure(state: Path, workers: int, reads: int, seed: int, rounds: int, burst
     from edge.loop import GateLoop
     from edge.rules.rulebook import default_gate_rulebook
     from edge.store import Store
+    from portgate.logs import configure_logging
     from portgate.records import ReaderKind
 
+    configure_logging(json=True, level="info")  # as a gate under systemd: one JSON line per tap, stderr
     store = Store(state / "store.db", gate_id=GATE, ship=SHIP, boot_id="bench")
     journal = Journal(state / "journal.db", port=PORT, gate_id=GATE, key=KEY, boot_id="bench")
     clock = FakeClock(T0)
