@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
 # openssl: the TLS tests make their certificates (testkit/tls.py).
+# mosquitto-clients: bench/ingest.py times mosquitto_sub (the C client) as the broker's ceiling.
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
-DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
+DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto mosquitto-clients socat tzdata
   chromium fonts-dejavu-core jq openssl)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi
 
