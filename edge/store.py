@@ -23,6 +23,7 @@ call any method.
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import json
 import sqlite3
 import threading
@@ -176,7 +177,7 @@ class Store:
                 _upgrade_blocklist(self._engine, self.path)
             t.metadata.create_all(self._engine)
             with self._engine.begin() as c:  # also on files made before these indexes existed
-                for ddl in t.CARD_BITS_INDEXES:
+                for ddl in (*t.CARD_BITS_INDEXES, t.PENDING_FLAGS_AT_INDEX):
                     c.exec_driver_sql(ddl)
             self._raw = self._engine.raw_connection()
             self._load_caches()
@@ -195,6 +196,10 @@ class Store:
             self._flags: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
             for r in c.execute(select(t.pending_flags)):
                 self._flags[r.uid][r.flag] = _dt(r.at)
+            # (at, uid, flag) min-heap: expiry pops only the flags past the TTL, not every flag per
+            # tap; an entry whose flag was refreshed or consumed since is skipped when popped
+            self._flag_heap = [(at, uid, f) for uid, fs in self._flags.items() for f, at in fs.items()]
+            heapq.heapify(self._flag_heap)
             self._open: dict[tuple[str, str], OpenShift] = {}
             for r in c.execute(select(t.open_shifts)):
                 self._open[(r.registration, r.origin)] = OpenShift(
@@ -538,12 +543,9 @@ class Store:
             self._open[(fx.open.registration, "local")] = fx.open
         for uid, flag, at in fx.flags:
             self._flags[uid][flag] = at
+            heapq.heappush(self._flag_heap, (at, uid, flag))
         if fx.flags:
-            cutoff = fx.flags[0][2] - FLAG_TTL
-            for uid in list(self._flags):
-                self._flags[uid] = {f: a for f, a in self._flags[uid].items() if a >= cutoff}
-                if not self._flags[uid]:
-                    del self._flags[uid]
+            self._expire_flags(fx.flags[0][2] - FLAG_TTL)
         if fx.block is not None:
             self._blocked[fx.block[0]] = fx.block[1]
             self._flags.pop(fx.block[0], None)  # the confiscation consumed the pending flags
@@ -552,6 +554,21 @@ class Store:
         if fx.inspector is not None:
             self._inspector = fx.inspector
         self._applied_seq = seq
+
+    def _expire_flags(self, cutoff: dt.datetime) -> None:
+        """Drop the cached pending flags raised before ``cutoff`` (aware UTC): pops the heap while
+        its oldest entry is older, so a tap costs O(expired · log n), not a walk of every flag."""
+        heap = self._flag_heap
+        while heap and heap[0][0] < cutoff:
+            _at, uid, flag = heapq.heappop(heap)
+            flags = self._flags.get(uid)
+            if flags is None:
+                continue
+            current = flags.get(flag)
+            if current is not None and current < cutoff:
+                del flags[flag]
+                if not flags:
+                    del self._flags[uid]
 
     def find_dispatch(self, key: tuple) -> EscalaEntry | None:
         """The escala entry with this identity (see ``escala_key``), if in the copy."""

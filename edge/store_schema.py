@@ -46,6 +46,9 @@ CARD_BITS_INDEXES = tuple(
     for bits in sorted(set(PARTIAL_BITS.values()))
 )
 
+# The per-tap expiry of pending flags (``DELETE ... WHERE at < ?``) seeks instead of scanning.
+PENDING_FLAGS_AT_INDEX = "CREATE INDEX IF NOT EXISTS ix_pending_flags_at ON pending_flags (at)"
+
 # Cards confiscated at this gate (G10): effective at once, and kept until the office shows it knows
 # of the confiscation: its roster says the card is not active, or its blocklist lists the card.
 # (Named "blocklist" since the first store files; office blocks are in ``office_blocks``.) The reason

@@ -8,6 +8,7 @@ one ``BadInput`` naming every bad row by file and line: nothing is half-read.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import datetime as dt
 import enum
 import re
@@ -213,10 +214,12 @@ def parse_period(text: str) -> tuple[int, int]:
     return start, end
 
 
+@functools.lru_cache(maxsize=8192)
 def period_bounds(day: dt.date, period: str, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
     """(start, end) in UTC of ``period`` (``"19-01"``) on local date ``day`` in ``zone``; it crosses
     midnight if the end hour is not after the start hour. Raises ``BadInput`` for a malformed period.
-    The one place a period becomes instants: the escala, the ledger and the pay CSV all use it."""
+    The one place a period becomes instants: the escala, the ledger and the pay CSV all use it.
+    Cached (a month holds about 31 x 4 distinct periods, met once per shift)."""
     start_h, end_h = parse_period(period)
     start = dt.datetime.combine(day, dt.time(0), zone) + dt.timedelta(hours=start_h)
     end_day = day if end_h > start_h else day + dt.timedelta(days=1)

@@ -6,9 +6,10 @@ cd "$(dirname "$0")/.."
 
 # chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
 # openssl: the TLS tests make their certificates (testkit/tls.py).
+# mosquitto-clients: bench/ingest.py times mosquitto_sub (the C client) as the broker's ceiling.
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
 # nodejs + npm: the official AsyncAPI parser and ajv check the wire contract (tools/node/).
-DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto socat tzdata
+DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto mosquitto-clients socat tzdata
   chromium fonts-dejavu-core jq openssl nodejs poppler-utils)
 # Debian packages npm apart; a nodejs from elsewhere (NodeSource) brings its own npm and conflicts with it
 if ! command -v npm >/dev/null; then DEB_PACKAGES+=(npm); fi

@@ -15,6 +15,7 @@ from sqlalchemy import and_, delete, insert, or_, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.ledger.bulk import insert_rows
 from central.ledger.schema import events
 from central.ledger.corrections import apply_corrections
 from central.ledger.shifts import Flag, Shift, reconstruct
@@ -98,11 +99,9 @@ def rebuild_shifts(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Z
             conn.execute(delete(shifts).where(shifts.c.work_date >= date_from,
                                               shifts.c.work_date <= date_to))
             if found:
-                conn.execute(insert(shifts), [_shift_row(s, now) for s in found])
-                flag_rows = [{"shift_id": s.shift_id, "flag": f.code, "detail": f.detail}
-                             for s in found for f in s.flags]
-                if flag_rows:
-                    conn.execute(insert(shift_flags), flag_rows)
+                insert_rows(conn, shifts, [_shift_row(s, now) for s in found])
+                insert_rows(conn, shift_flags, [{"shift_id": s.shift_id, "flag": f.code, "detail": f.detail}
+                                                for s in found for f in s.flags])
         return found
     except SQLAlchemyError as exc:
         raise StoreError(f"rebuilding shifts failed: {exc}") from exc

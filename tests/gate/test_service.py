@@ -129,7 +129,8 @@ def test_bench_smoke_prints_its_json_line():
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last["bench"] == "gate_decision"
     assert {"p50_ms", "p99_ms", "rss_mb"} <= set(last["figures"]) and last["baseline"]["p50_ms"] > 0
-    assert set(last["ratio"]) == {"p50", "p99"}
+    assert set(last["ratio"]) == {"p50", "p99", "sustained"} and last["figures"]["taps_per_s"] > 0
+    assert last["baseline"]["commits_per_s"] > 0 and last["figures"]["flagged_cards_at_end"] >= 100
 
 
 def test_a_driver_missing_from_this_build_is_a_config_error_naming_the_reader(tmp_path):

@@ -265,6 +265,27 @@ def test_pending_flags_expire_after_a_day(store):
     assert store.pending_flags("0A04A10002") == ["ROTATION_JUMP"]
 
 
+def test_a_refreshed_flag_outlives_its_first_raising_and_expiry_matches_the_file(store, tmp_path):
+    h = dt.timedelta(hours=1)
+    store.apply(1, Effects(flags=(("0A04A10001", "BORROWED_CARD", T0),
+                                  ("0A04A10002", "ROTATION_JUMP", T0))))
+    store.apply(2, Effects(flags=(("0A04A10001", "BORROWED_CARD", T0 + 20 * h),)))  # raised again
+    store.apply(3, Effects(block=("0A04A10002", "confiscated: ROTATION_JUMP", T0 + 21 * h)))
+    store.apply(4, Effects(flags=(("0A04A10003", "LATE_ARRIVAL", T0 + 30 * h),)))
+    assert store.pending_flags("0A04A10001") == ["BORROWED_CARD"]  # 10 h old, not 30 h
+    assert store.pending_flags("0A04A10002") == ()
+    store.apply(5, Effects(flags=(("0A04A10003", "NO_ENTRY", T0 + 45 * h),)))
+    assert store.pending_flags("0A04A10001") == ()
+    assert store.pending_flags("0A04A10003") == ["LATE_ARRIVAL", "NO_ENTRY"]
+    store.close()
+    again = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP, boot_id="boot-1")
+    assert again.pending_flags("0A04A10001") == ()
+    assert again.pending_flags("0A04A10003") == ["LATE_ARRIVAL", "NO_ENTRY"]
+    again.apply(6, Effects(flags=(("0A04A10004", "NO_ENTRY", T0 + 55 * h),)))  # heap rebuilt at boot
+    assert again.pending_flags("0A04A10003") == ["NO_ENTRY"]
+    again.close()
+
+
 def test_roster_copy_with_missing_fields_is_refused_naming_rows_and_changes_nothing(store):
     rows = [
         {"registration": "V200", "name": "Ok", "category": "vigia", "status": "active"},

@@ -19,3 +19,13 @@ def test_pay_month_smoke_prints_the_json_summary():
     assert summary["figures"]["shifts"] == 50 * 25
     assert summary["baseline"]["sqlite_read_s"] > 0 and summary["target"] == 3.0
     assert summary["ratio"] > 0
+
+
+def test_month_close_smoke_prints_the_json_summary():
+    done = subprocess.run([sys.executable, str(ROOT / "bench/month_close.py"), "--smoke"],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["bench"] == "month_close" and summary["target"] == 5.0
+    assert summary["figures"]["shifts"] == 50 * 25 and summary["baseline"]["sqlite_read_s"] > 0
+    assert summary["ratio"]["sqlite"] > 0

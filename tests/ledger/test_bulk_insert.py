@@ -1,0 +1,70 @@
+"""``central.ledger.bulk.insert_rows`` stores exactly what SQLAlchemy's own insert stores (types
+converted by the columns' bind processors), on SQLite and PostgreSQL, and falls back to it when the
+statement needs Python-side defaults."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from central.db import make_engine
+from central.ledger.bulk import insert_rows
+from central.ledger.migrate import upgrade
+from central.ledger.tables import shift_flags, shifts
+
+T0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)
+
+
+def _shift(i: int) -> dict:
+    return {"shift_id": f"r{i}/s/2026-03-01/07-13", "registration": f"r{i}", "ship": "s",
+            "work_date": dt.date(2026, 3, 1), "period": "07-13", "function": "vigia", "berth": "berthed",
+            "voyage": None, "post": "p", "gate_id": "g1", "period_start": T0,
+            "period_end": T0 + dt.timedelta(hours=6), "admit_at": T0 if i % 2 else None,
+            "exit_at": None, "closed_by": "exit", "admit_event_id": None, "exit_event_id": None,
+            "meal_worked": bool(i % 3), "held": False, "rebuilt_at": T0}
+
+
+def test_bulk_rows_read_back_as_the_core_insert_rows(db_url):
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    with engine.begin() as c:
+        insert_rows(c, shifts, [_shift(i) for i in range(0, 10, 2)])
+        c.execute(insert(shifts), [_shift(i) for i in range(1, 10, 2)])
+        insert_rows(c, shift_flags, [{"shift_id": _shift(1)["shift_id"], "flag": "X", "detail": "d"}])
+        insert_rows(c, shift_flags, [])  # nothing to do
+    with engine.connect() as c:
+        got = {r.shift_id: r._mapping for r in c.execute(select(shifts))}
+        flags = c.execute(select(shift_flags.c.shift_id, shift_flags.c.flag)).all()
+    engine.dispose()
+    bulk, core = got[_shift(2)["shift_id"]], got[_shift(3)["shift_id"]]
+    assert type(bulk["period_start"]) is type(core["period_start"])
+    assert bulk["period_start"].replace(tzinfo=None) == core["period_start"].replace(tzinfo=None)
+    assert bulk["work_date"] == dt.date(2026, 3, 1) and bulk["meal_worked"] is True
+    assert bulk["admit_at"] is None and core["admit_at"] is not None
+    assert len(got) == 10 and flags == [(_shift(1)["shift_id"], "X")]
+
+
+def test_a_duplicate_key_fails_the_whole_batch(db_url):
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    with pytest.raises(IntegrityError), engine.begin() as c:
+        insert_rows(c, shifts, [_shift(1), _shift(1)])
+    with engine.connect() as c:
+        assert c.execute(select(shifts)).all() == []
+    engine.dispose()
+
+
+def test_python_side_defaults_fall_back_to_sqlalchemy(tmp_path):
+    md = MetaData()
+    t = Table("t", md, Column("id", Integer, primary_key=True), Column("name", String),
+              Column("at", DateTime, default=lambda: T0.replace(tzinfo=None)))
+    engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    md.create_all(engine)
+    with engine.begin() as c:
+        insert_rows(c, t, [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}])
+    with engine.connect() as c:
+        assert c.execute(select(t.c.at)).scalars().all() == [T0.replace(tzinfo=None)] * 2
+    engine.dispose()
