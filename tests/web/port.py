@@ -33,6 +33,7 @@ from central.rotation.service import _store_entry
 from central.web.users import add_user
 from portgate.records import Berth, EscalaEntry, Voyage
 from app.demo.mosquitto import Mosquitto, free_port
+from testkit.wait import wait_until  # noqa: F401  (the browser tests import it from here)
 
 DEMO = Path(__file__).resolve().parents[2] / "config" / "demo"
 TZ = ZoneInfo("America/Sao_Paulo")
@@ -54,16 +55,6 @@ def current_period(now: dt.datetime) -> tuple[dt.date, str]:
         if h >= start:
             return local.date(), label
     raise AssertionError(h)
-
-
-def wait_until(check, timeout: float = 30.0, what: str = "condition", every: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Gate:
@@ -137,7 +128,7 @@ class Gate:
                 return [d for d in fresh if d.get("registration") == registration or d.get("outcome")][-1]
             return None
 
-        return wait_until(shown, timeout, f"a decision at {self.gate_id}")
+        return wait_until(shown, timeout, what=f"a decision at {self.gate_id}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -195,7 +186,7 @@ class Port:
                                        stdout=open(self.root / "central.log", "ab"), stderr=subprocess.STDOUT)
         self.procs.append(self.office)
         wait_until(lambda: "ingest.connected" in (self.root / "central.log").read_text(errors="replace"),
-                   30, "the office ingest connected")
+                   30, what="the office ingest connected")
         self.web = subprocess.Popen([*PORTGATE, "office", "serve", "--config", str(central), "--port",
                                      str(self.web_port)], stdout=open(self.root / "web.log", "ab"),
                                     stderr=subprocess.STDOUT)
@@ -204,8 +195,8 @@ class Port:
             gate = Gate(self.root, gate_id, key_files[gate_id], self.broker.port, badge=gate_id == "g-a")
             gate.start()
             self.gates[gate_id] = gate
-        wait_until(lambda: all(g.ready() for g in self.gates.values()), 60, "gates holding roster and escala")
-        wait_until(self._web_up, 30, "the web application answering")
+        wait_until(lambda: all(g.ready() for g in self.gates.values()), 60, what="gates holding roster and escala")
+        wait_until(self._web_up, 30, what="the web application answering")
         return self
 
     def _web_up(self) -> bool:

@@ -124,7 +124,7 @@ def test_a_borrowed_card_becomes_a_case_with_defence_and_a_final_suspension(port
     assert shown["outcome"] == "deny" and "BORROWED_CARD" in shown["flags"], shown
     page.goto(port.url + "/flags?flag=BORROWED_CARD")
     row = page.locator('tr[data-flags~="BORROWED_CARD"]').first
-    wait_until(lambda: (page.reload() or True) and row.count() == 1, 10, "the flag in the queue", every=0.5)
+    wait_until(lambda: (page.reload() or True) and row.count() == 1, 10, interval=0.5, what="the flag in the queue")
     assert "V008 / V009" in row.inner_text()
     row.get_by_role("link").first.click()
     page.get_by_label("Acusação").fill("Uso do cartão de controle da matrícula V008 pelo portador da chapa V009")
@@ -175,7 +175,7 @@ def test_a_borrowed_card_becomes_a_case_with_defence_and_a_final_suspension(port
 
 def test_the_suspended_worker_is_refused_at_the_other_gate(port):
     gate = port.gates["g-b"]
-    wait_until(lambda: gate.worker_status("V008") == "suspended", 20, "the suspension at g-b")
+    wait_until(lambda: gate.worker_status("V008") == "suspended", 20, what="the suspension at g-b")
     shown = gate.tap("V008")
     assert shown["outcome"] == "deny" and "G3" in shown["rules"], shown
 

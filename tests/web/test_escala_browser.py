@@ -68,7 +68,7 @@ def test_running_a_days_dispatch_and_publishing_it_to_the_gates(port):
         # V001 (first in the rotation) is on the gangway of g-a this period: passed over (R2)
         assert "V001: R2 overlapping dispatch" in group.locator(".skips").inner_text()
         taken = group.locator("a").first.inner_text()
-        wait_until(lambda: _gate_escala(gate, day) == {"V003", taken}, 20, "the dispatch at gate g-b")
+        wait_until(lambda: _gate_escala(gate, day) == {"V003", taken}, 20, what="the dispatch at gate g-b")
 
         # a late substitution: V009 takes the place, and the gate admits V009 at once
         page.goto(port.url + f"/escala?date={day.isoformat()}")
@@ -78,6 +78,6 @@ def test_running_a_days_dispatch_and_publishing_it_to_the_gates(port):
         row.get_by_role("button", name="Substituir").click()
         page.locator("#escala-done").wait_for()
         assert page.locator('#escala tr[data-registration="V009"]').count() == 1
-        wait_until(lambda: _gate_escala(gate, day) == {"V003", "V009"}, 20, "the substitution at gate g-b")
+        wait_until(lambda: _gate_escala(gate, day) == {"V003", "V009"}, 20, what="the substitution at gate g-b")
     decision = gate.tap("V009")
     assert decision["outcome"] == "admit", decision
