@@ -167,7 +167,9 @@ def check_directions(readers: list[ReaderConfig], *, path: str | None = None) ->
 
 
 def load_gate_config(path: str | Path) -> GateConfig:
-    """Read and validate ``gate.toml``; relative paths are resolved against its directory.
+    """Read and validate ``gate.toml``; relative paths (state, keys, rulebook, seed files, TLS files,
+    the indicator and clock files, and the ``device`` of serial, wedge and FIFO readers) are resolved
+    against its directory.
     Raises ``ConfigError`` naming the key."""
     path = Path(path)
     cfg = load_toml(path, GateConfig)
@@ -182,8 +184,12 @@ def load_gate_config(path: str | Path) -> GateConfig:
         cfg.mqtt, password_file=rel(cfg.mqtt.password_file), tls_ca_file=rel(cfg.mqtt.tls_ca_file),
         tls_cert_file=rel(cfg.mqtt.tls_cert_file), tls_key_file=rel(cfg.mqtt.tls_key_file),
     )
+    # a reader's device is a path for the file-backed drivers (serial port, input node, FIFO); a
+    # PC/SC reader name or a fake reader's label is not
+    readers = [msgspec.structs.replace(r, device=rel(r.device)) if r.device and r.driver in ("serial", "wedge", "fifo")
+               else r for r in cfg.readers]
     return msgspec.structs.replace(
         cfg, mqtt=mqtt, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
         indicator_file=rel(cfg.indicator_file), seed=seed,
-        clock_file=rel(cfg.clock_file),
+        clock_file=rel(cfg.clock_file), readers=readers,
     )

@@ -20,15 +20,20 @@ import secrets
 from pathlib import Path
 
 import click
+import structlog
 
-from portgate.config import load_toml, write_secret
+from portgate.config import write_secret
 from portgate.errors import BadInput, ConfigError
+
+log = structlog.get_logger("central.web")
 
 
 def _config(path: str):
-    from central.config import CentralConfig
+    """central.toml as ``central run`` reads it: relative paths against the file, the PostgreSQL
+    password from ``database_password_file`` (or PGPASSFILE). Raises ``ConfigError``."""
+    from central.config import load_central_config
 
-    return load_toml(path, CentralConfig)
+    return load_central_config(path)
 
 
 def session_secret(config) -> bytes:
@@ -121,7 +126,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     tls = bool(ssl_certfile)
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
                      slip_key=slip_key(config))
-    click.echo(f"office web on {'https' if tls else 'http'}://{host}:{port}/", err=True)
+    log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn.Config(
         app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
         log_level=config.log_level, log_config=None,  # uvicorn's lines go through structlog

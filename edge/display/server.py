@@ -310,7 +310,7 @@ def serve(cfg: GateConfig, *, port: int | None = None, url_file: str | None = No
     config = uvicorn.Config(display.app, log_config=None, access_log=False, lifespan="on", loop="asyncio",
                             http="h11", ws="none", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
-    print(f"display: {url}", flush=True)
+    log.info("display.listening", url=url)  # one JSON line like every other (journalctl | jq)
     if url_file:
         tmp = Path(url_file + ".tmp")
         tmp.write_text(url + "\n")

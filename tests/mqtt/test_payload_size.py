@@ -1,4 +1,4 @@
-"""Payload size: the shipped broker refuses a 40 MB message (``message_size_limit``); an office
+"""Payload size: the shipped broker refuses a 40 MB message (``max_packet_size``); an office
 behind a broker without the limit refuses it before decoding and keeps 4 KB and its hash; a flood of
 junk writes a bounded number of warning lines."""
 
@@ -31,7 +31,7 @@ BIG = b'{"event_id":"' + b"x" * (40 * 1024 * 1024) + b'"}'
 
 
 def _shipped_limit_line() -> str:
-    line = next(ln for ln in SHIPPED.read_text().splitlines() if ln.startswith("message_size_limit "))
+    line = next(ln for ln in SHIPPED.read_text().splitlines() if ln.startswith("max_packet_size "))
     assert 1_000_000 <= int(line.split()[1]) < len(BIG)
     return line
 
@@ -104,4 +104,4 @@ def test_the_log_budget_lets_a_burst_through_then_counts_until_the_window_ends()
     assert budget.take() == 0
     with pytest.raises(ValueError):
         LogBudget(burst=0)
-    assert re.fullmatch(r"message_size_limit \d+ .*", _shipped_limit_line())
+    assert re.fullmatch(r"max_packet_size \d+ .*", _shipped_limit_line())
