@@ -98,6 +98,9 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     poll_s: Annotated[float, msgspec.Meta(ge=0.05, le=10)] = 0.3  # how often the live stream looks at the ledger
     max_body_mb: Annotated[float, msgspec.Meta(gt=0, le=1024)] = 5.0  # request bodies (ships.csv, attachments) over this: 413
     rulebook: str | None = None  # pay rulebook whose [suspension] limits bind case decisions (R4); default: the example port's
+    # a write that waits longer than this for another writer's lock answers "busy, try again" (503);
+    # SQLite waits its busy timeout, PostgreSQL gets ``SET LOCAL lock_timeout``
+    write_lock_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=60)] = 5.0
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing
 

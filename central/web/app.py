@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 from starlette.applications import Starlette
@@ -68,8 +69,14 @@ class WebState:
         return self.photos_dir is not None and gate_photo(self.photos_dir, registration) is not None
 
     def with_session(self, fn: Callable[[Session], T]) -> T:
-        """Run ``fn(session)`` in one transaction (committed if it returns, rolled back if it raises)."""
+        """Run ``fn(session)`` in one transaction (committed if it returns, rolled back if it raises).
+        On PostgreSQL a lock held by another writer longer than ``[web] write_lock_timeout_s`` ends
+        the transaction with a lock timeout (answered 503 by ``central.web.errors``), never a
+        request that hangs."""
         with Session(self.engine) as session, session.begin():
+            if self.engine.dialect.name == "postgresql":
+                ms = int(self.settings.write_lock_timeout_s * 1000)
+                session.execute(text(f"SET LOCAL lock_timeout = {ms}"))
             return fn(session)
 
     def read(self, fn: Callable[..., T], *args) -> T:

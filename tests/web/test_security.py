@@ -15,7 +15,7 @@ from central.config import WebSettings
 from central.registry.schema import audit_log
 from central.web.app import create_app, route_table
 from central.web.users import MAX_FAILURES
-from tests.web.conftest import PASSWORD, csrf_of, logged_in, login
+from tests.web.conftest import PASSWORD, SECRET, csrf_of, logged_in, login
 
 PUBLIC_PATHS = {"/login", "/lang"}
 
@@ -243,23 +243,30 @@ def test_out_of_range_ids_in_every_route_are_400_or_404_never_500(app):
     assert c.get("/cases/1/attachments/99999999999999999999").status_code == 404
 
 
-def test_a_locked_database_answers_busy_try_again_not_a_traceback(app, tmp_path, caplog):
-    """Another writer holds the SQLite write lock: a ledger write answers 503 with a page."""
+def test_a_locked_database_answers_busy_try_again_not_a_traceback(engine, users, clock):
+    """Another writer holds the lock (SQLite: the write lock; PostgreSQL: the table lock): a ledger
+    write answers 503 with a page after ``write_lock_timeout_s``, and saves once the lock is gone."""
     import sqlite3
 
-    url = app.state.web.engine.url
-    if url.get_backend_name() != "sqlite":
-        pytest.skip("the SQLite write lock")
+    app = create_app(engine, WebSettings(write_lock_timeout_s=0.5), SECRET, now=clock, background=False)
     c, token = logged_in(app, "office")
     form = {"ship": "9300001", "ship_name": "X", "voyage": "long_haul", "berth": "berthed",
             "gate_id": "g1", "arrival": "2026-03-15T06:00:00-03:00", "departure": "", "csrf_token": token}
-    other = sqlite3.connect(url.database, timeout=0)
-    other.execute("BEGIN IMMEDIATE")
+    url = engine.url
+    if url.get_backend_name() == "sqlite":
+        other = sqlite3.connect(url.database, timeout=0)
+        other.execute("BEGIN IMMEDIATE")
+        release = other.rollback
+        engine.dispose()
+    else:
+        other = engine.connect()
+        tx = other.begin()
+        other.execute(text("LOCK TABLE ship_calls IN ACCESS EXCLUSIVE MODE"))
+        release = tx.rollback
     try:
-        app.state.web.engine.dispose()
         r = c.post("/ships", data=form)
     finally:
-        other.rollback()
+        release()
         other.close()
     assert r.status_code == 503, r.text[:300]
     assert "ocupado" in r.text and "Traceback" not in r.text
