@@ -265,18 +265,25 @@ def overdue_cmd(db_url, config_path, at):
 @click.argument("statement_ids", nargs=-1, required=True)
 def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
-    from central.db import make_engine
     from central.pay.ledger import mark_paid
 
     paid_at = _at(at)
+    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref))
+    click.echo(f"{len(statement_ids)} statement(s) marked paid")
+
+
+def _on_ledger(db_url, config_path, action) -> None:
+    """Run ``action(engine)`` on the existing ledger named by ``--db`` or ``--config`` (one of them;
+    a missing SQLite file is refused, never created). The engine is disposed afterwards."""
+    from central.db import make_engine
+
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
-        mark_paid(engine, list(statement_ids), paid_at, ref)
+        action(engine)
     finally:
         engine.dispose()
-    click.echo(f"{len(statement_ids)} statement(s) marked paid")
 
 
 @pay.command("release")
@@ -288,17 +295,10 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
 def release_cmd(db_url, config_path, at, note, statement_ids):
     """Release statements on hold (EARLY_EXIT, RULES.md P): paid as computed. Unknown, paid or
     not-held ids: error, nothing changed."""
-    from central.db import make_engine
     from central.pay.ledger import release_holds
 
     released_at = _at(at)
-    db_url = database_arg(db_url, config_path)
-    db_url_arg(db_url, must_exist=True)
-    engine = make_engine(db_url)
-    try:
-        release_holds(engine, list(statement_ids), released_at, note)
-    finally:
-        engine.dispose()
+    _on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
     click.echo(f"{len(statement_ids)} statement(s) released")
 
 
