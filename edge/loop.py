@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import structlog
 
-from drivers.base import CardRead, Reader, ReaderStatus
+from drivers.base import CardRead, Reader, ReaderState, ReaderStatus
 from edge.effects import effects_of
 from edge.indicator import Indicator
 from edge.journal import PRIORITY_HIGH, PRIORITY_NORMAL, Journal
@@ -453,8 +453,8 @@ class GateLoop:
             log.exception("journal_append_failed", reader_id=status.reader_id)
             return
         self._apply(ev)
-        log.warning("reader_status", reader_id=status.reader_id, state=status.state.value,
-                    detail=status.detail)
+        level = log.info if status.state is ReaderState.READY else log.warning
+        level("reader_status", reader_id=status.reader_id, state=status.state.value, detail=status.detail)
 
     def _pump(self, reader: Reader) -> None:
         backoff = 0.5
@@ -471,8 +471,6 @@ class GateLoop:
                 return  # reads() returned: the reader was closed
             except Exception as exc:  # the Reader contract says never; a bug must not kill the gate
                 log.exception("reader_crashed", reader_id=reader.reader_id)
-                from drivers.base import ReaderState
-
                 self.inbox.put(ReaderStatus(reader.reader_id, ReaderState.FAULT, f"reader crashed: {exc}"))
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)
