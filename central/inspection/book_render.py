@@ -135,7 +135,7 @@ def _table(headers: list[str], rows: list[list[str]], numeric: set[int], marked=
     body = []
     for i, row in enumerate(rows):
         cls = ' class="over"' if i in marked else ""
-        cells = "".join(f"{opens[j]}{_esc(str(c))}</td>" for j, c in enumerate(row))
+        cells = "".join([f"{o}{_esc(str(c))}</td>" for o, c in zip(opens, row)])
         body.append(f"<tr{cls}>{cells}</tr>")
     if not rows:
         body.append(f'<tr><td colspan="{len(headers)}">Nenhum lançamento / no entries</td></tr>')
