@@ -22,13 +22,14 @@ call any method.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import heapq
 import json
 import sqlite3
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -165,6 +166,9 @@ class Store:
             self.quarantined_to = quarantine(self.path, reason)
             self.quarantine_reason = reason
         self._lock = threading.RLock()
+        self._deferred = False  # inside ``batch``: apply does not commit
+        self._dirty = False  # statements of the batch written, not committed
+        self._failed: sqlite3.Error | None = None  # a statement of the batch failed
         try:
             self._engine = create_engine(
                 f"sqlite:///{self.path}",
@@ -493,9 +497,69 @@ class Store:
         """The last journal seq whose effects are in this store (boot replay starts after it)."""
         return self._applied_seq
 
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Store]:
+        """Group apply for the gate loop's group commit (``edge.loop``): inside the block ``apply``
+        writes its statements without committing and changes the caches at once, so the next
+        read of the batch is decided on them; ``commit`` writes them all, with the last
+        ``applied_seq``, in one transaction; ``rollback`` (or leaving the block without
+        ``commit``) undoes them and reloads the caches from the file. Holds the store's lock for
+        the whole block (the downlink's writes wait; they would otherwise commit the batch's
+        statements early, before the journal). Not re-entrant."""
+        with self._lock:
+            self._deferred = True
+            try:
+                yield self
+            finally:
+                self._deferred = False
+                if self._dirty:
+                    self._undo()
+
+    def commit(self) -> None:
+        """Commit the statements ``apply`` wrote inside ``batch`` (no fsync: ``synchronous=NORMAL``;
+        the journal is the record, re-applied at boot). Raises ``StoreError`` if a statement or
+        the commit failed: then nothing of the batch is in the file and the caches are reloaded
+        from it (the caller re-applies the journal events after ``applied_seq``)."""
+        with self._lock:
+            if not self._dirty:
+                return
+            if self._failed is not None:
+                failed = self._failed
+                self._undo()
+                raise StoreError(f"store apply failed: {failed}")
+            try:
+                self._raw.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
+                                  (str(self._applied_seq),))
+                self._raw.commit()
+            except sqlite3.Error as exc:
+                self._undo()
+                raise StoreError(f"store apply failed: {exc}") from exc
+            self._dirty = False
+
+    def rollback(self) -> None:
+        """Undo the statements ``apply`` wrote inside ``batch`` and reload the caches (the journal
+        did not commit their events)."""
+        with self._lock:
+            if self._dirty:
+                self._undo()
+
+    def _undo(self) -> None:
+        try:
+            self._raw.rollback()
+        except sqlite3.Error:
+            log.exception("store_rollback_failed")
+        self._dirty = False
+        self._failed = None
+        try:
+            self._load_caches()
+        except SQLAlchemyError:
+            log.exception("store_reload_failed")
+
     def apply(self, seq: int, fx: Effects) -> None:
         """Apply the effects of journal event ``seq`` in one transaction together with
-        ``applied_seq``. Events at or below ``applied_seq`` are ignored (idempotent replay)."""
+        ``applied_seq``; inside ``batch`` the transaction is the batch's (committed by ``commit``).
+        Events at or below ``applied_seq`` are ignored (idempotent replay). Raises ``StoreError``
+        (outside a batch nothing changed; inside one the batch's ``commit`` fails)."""
         if seq <= self._applied_seq:
             return
 
@@ -528,15 +592,27 @@ class Store:
             stmts.append(("INSERT INTO inspector_session (id, boot_id, inspector_uid,"
                           " inspector_registration, until_mono_ns) VALUES (1, ?, ?, ?, ?)",
                           (self.boot_id, i.inspector_uid, i.inspector_registration, i.until_mono_ns)))
-        stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)", (str(seq),)))
         with self._lock:
-            try:
-                for sql, params in stmts:
-                    self._raw.execute(sql, params)
-                self._raw.commit()
-            except sqlite3.Error as exc:
-                self._raw.rollback()
-                raise StoreError(f"store apply failed: {exc}") from exc
+            if self._deferred:
+                self._dirty = True
+                if self._failed is not None:
+                    raise StoreError(f"store apply failed: {self._failed}")
+                try:
+                    for sql, params in stmts:
+                        self._raw.execute(sql, params)
+                except sqlite3.Error as exc:
+                    self._failed = exc  # the batch's commit undoes it all
+                    raise StoreError(f"store apply failed: {exc}") from exc
+            else:
+                stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
+                              (str(seq),)))
+                try:
+                    for sql, params in stmts:
+                        self._raw.execute(sql, params)
+                    self._raw.commit()
+                except sqlite3.Error as exc:
+                    self._raw.rollback()
+                    raise StoreError(f"store apply failed: {exc}") from exc
         if fx.close is not None:
             self._open.pop((fx.close[0], "local"), None)
         if fx.open is not None:
