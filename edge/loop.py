@@ -354,7 +354,7 @@ class GateLoop:
         for p, decision, evs, now in done:
             log.info("gate_decision", seq=evs[0].seq, event_id=evs[0].event_id, uid=p.uid,
                      outcome=decision.outcome.value, rules=list(decision.rules_failed),
-                     clock_trusted=now.clock_trusted, reader_id=p.reader_id)
+                     clock_trusted=now.clock_trusted, reader_id=p.reader_id, batch=len(done))
         return [d for _p, d, _e, _n in done]
 
     def _decide_one(self, p: Presentation) -> tuple[Presentation, Decision, list[Event], Now]:
