@@ -218,32 +218,39 @@ class GateLoop:
 
     def run(self, *, watchdog: Callable[[], None] | None = None) -> None:
         """Recover, start the readers and process the inbox until ``stop()``: each turn takes
-        every item waiting (at most ``INBOX_SIZE``) and handles them as one batch."""
+        every item waiting (``take_batch``) and handles them as one batch."""
         self.recover()
         self.start_readers()
         while not self._stopping.is_set():
-            try:
-                item = self.inbox.get(timeout=self.tick_s)
-            except queue.Empty:
-                item = None
-            if item is _STOP:
-                break
-            items, stop = [item], False
-            while item is not None and len(items) < INBOX_SIZE:
-                try:
-                    more = self.inbox.get_nowait()
-                except queue.Empty:
-                    break
-                if more is _STOP:
-                    stop = True
-                    break
-                items.append(more)
-            self.handle_batch(items)
+            items, stop = self.take_batch()
+            if items:
+                self.handle_batch(items)
             if watchdog is not None:
                 watchdog()
             if stop:
                 break
         self._decide_group(self.pairing.flush())
+
+    def take_batch(self, timeout: float | None = None) -> tuple[list, bool]:
+        """Wait at most ``timeout`` seconds (default ``tick_s``) for an inbox item, then take
+        every item already waiting behind it, at most ``INBOX_SIZE`` in all. Returns ``(items,
+        stop)``: ``[None]`` (a tick) when nothing came; ``stop`` when ``stop()`` was called."""
+        try:
+            item = self.inbox.get(timeout=self.tick_s if timeout is None else timeout)
+        except queue.Empty:
+            return [None], False
+        if item is _STOP:
+            return [], True
+        items = [item]
+        while len(items) < INBOX_SIZE:
+            try:
+                more = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            if more is _STOP:
+                return items, True
+            items.append(more)
+        return items, False
 
     def stop(self) -> None:
         """Ask the loop and the readers to stop (callable from any thread or a signal handler)."""

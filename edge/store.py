@@ -168,7 +168,8 @@ class Store:
         self._lock = threading.RLock()
         self._deferred = False  # inside ``batch``: apply does not commit
         self._dirty = False  # statements of the batch written, not committed
-        self._failed: sqlite3.Error | None = None  # a statement of the batch failed
+        self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
+        self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
         try:
             self._engine = create_engine(
                 f"sqlite:///{self.path}",
@@ -314,6 +315,8 @@ class Store:
         return [s for (_reg, origin), s in self._open.items() if origin == "local"]
 
     def last_shift_end(self, registration: str) -> dt.datetime | None:
+        if registration in self._ends:  # closed earlier in the open batch
+            return self._ends[registration]
         with self._lock:
             r = self._raw.execute(
                 "SELECT ended_at FROM last_shift_end WHERE registration = ?", (registration,)
@@ -500,9 +503,9 @@ class Store:
     @contextlib.contextmanager
     def batch(self) -> Iterator[Store]:
         """Group apply for the gate loop's group commit (``edge.loop``): inside the block ``apply``
-        writes its statements without committing and changes the caches at once, so the next
-        read of the batch is decided on them; ``commit`` writes them all, with the last
-        ``applied_seq``, in one transaction; ``rollback`` (or leaving the block without
+        changes the caches at once (and keeps the shift ends it records), so the next read of
+        the batch is decided on them, and queues its statements; ``commit`` writes them all, with
+        the last ``applied_seq``, in one transaction; ``rollback`` (or leaving the block without
         ``commit``) undoes them and reloads the caches from the file. Holds the store's lock for
         the whole block (the downlink's writes wait; they would otherwise commit the batch's
         statements early, before the journal). Not re-entrant."""
@@ -516,18 +519,16 @@ class Store:
                     self._undo()
 
     def commit(self) -> None:
-        """Commit the statements ``apply`` wrote inside ``batch`` (no fsync: ``synchronous=NORMAL``;
-        the journal is the record, re-applied at boot). Raises ``StoreError`` if a statement or
-        the commit failed: then nothing of the batch is in the file and the caches are reloaded
+        """Write and commit the statements ``apply`` queued inside ``batch`` (no fsync:
+        ``synchronous=NORMAL``; the journal is the record, re-applied at boot). Raises
+        ``StoreError`` if a statement or the commit failed: then nothing of the batch is in the file and the caches are reloaded
         from it (the caller re-applies the journal events after ``applied_seq``)."""
         with self._lock:
             if not self._dirty:
                 return
-            if self._failed is not None:
-                failed = self._failed
-                self._undo()
-                raise StoreError(f"store apply failed: {failed}")
             try:
+                for sql, params in self._queued:
+                    self._raw.execute(sql, params)
                 self._raw.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
                                   (str(self._applied_seq),))
                 self._raw.commit()
@@ -535,9 +536,11 @@ class Store:
                 self._undo()
                 raise StoreError(f"store apply failed: {exc}") from exc
             self._dirty = False
+            self._queued.clear()
+            self._ends.clear()
 
     def rollback(self) -> None:
-        """Undo the statements ``apply`` wrote inside ``batch`` and reload the caches (the journal
+        """Drop the statements ``apply`` queued inside ``batch`` and reload the caches (the journal
         did not commit their events)."""
         with self._lock:
             if self._dirty:
@@ -549,7 +552,8 @@ class Store:
         except sqlite3.Error:
             log.exception("store_rollback_failed")
         self._dirty = False
-        self._failed = None
+        self._queued.clear()
+        self._ends.clear()
         try:
             self._load_caches()
         except SQLAlchemyError:
@@ -559,7 +563,7 @@ class Store:
         """Apply the effects of journal event ``seq`` in one transaction together with
         ``applied_seq``; inside ``batch`` the transaction is the batch's (committed by ``commit``).
         Events at or below ``applied_seq`` are ignored (idempotent replay). Raises ``StoreError``
-        (outside a batch nothing changed; inside one the batch's ``commit`` fails)."""
+        outside a batch (nothing changed); inside one a fault is the batch's ``commit``'s."""
         if seq <= self._applied_seq:
             return
 
@@ -593,16 +597,11 @@ class Store:
                           " inspector_registration, until_mono_ns) VALUES (1, ?, ?, ?, ?)",
                           (self.boot_id, i.inspector_uid, i.inspector_registration, i.until_mono_ns)))
         with self._lock:
-            if self._deferred:
+            if self._deferred:  # written by commit(); the caches below change now
                 self._dirty = True
-                if self._failed is not None:
-                    raise StoreError(f"store apply failed: {self._failed}")
-                try:
-                    for sql, params in stmts:
-                        self._raw.execute(sql, params)
-                except sqlite3.Error as exc:
-                    self._failed = exc  # the batch's commit undoes it all
-                    raise StoreError(f"store apply failed: {exc}") from exc
+                self._queued.extend(stmts)
+                if fx.close is not None:
+                    self._ends[fx.close[0]] = fx.close[1]
             else:
                 stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
                               (str(seq),)))
