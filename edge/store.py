@@ -167,6 +167,7 @@ class Store:
             self.quarantine_reason = reason
         self._lock = threading.RLock()
         self._deferred = False  # inside ``batch``: apply does not commit
+        self._last_card: tuple | None = None  # ((read, limit), rows) of the last card lookup
         self._dirty = False  # statements of the batch written, not committed
         self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
         self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
@@ -262,15 +263,24 @@ class Store:
         return 0 if read is None else len(self._card_rows(read, 100))
 
     def _card_rows(self, read: ReadUid, limit: int) -> list[tuple]:
+        # The last lookup is kept (the pairing and the rules ask for the same read in turn); any
+        # write of the office's copies forgets it (``_write``).
+        key = (read, limit)
         with self._lock:
+            last = self._last_card
+            if last is not None and last[0] == key:
+                return last[1]
             if read.bits is None:
-                return self._raw.execute(
+                rows = self._raw.execute(
                     "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (read.hex,)
                 ).fetchall()
-            return self._raw.execute(
-                f"SELECT uid, kind, registration, status FROM cards WHERE {t.low_bits_sql(read.bits)} = ?"
-                " LIMIT ?", (read.hex, limit),
-            ).fetchall()
+            else:
+                rows = self._raw.execute(
+                    f"SELECT uid, kind, registration, status FROM cards WHERE {t.low_bits_sql(read.bits)} = ?"
+                    " LIMIT ?", (read.hex, limit),
+                ).fetchall()
+            self._last_card = (key, rows)
+            return rows
 
     def control_cards(self, registration: str) -> list[str]:
         """The UIDs of the control cards of ``registration`` in the roster copy (G4 pending flags)."""
@@ -661,6 +671,7 @@ class Store:
 
     def _write(self, work) -> None:
         with self._lock:
+            self._last_card = None
             try:
                 with self._engine.begin() as c:
                     work(c)
