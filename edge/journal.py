@@ -214,9 +214,13 @@ class Journal:
         """Group commit: a ``JournalBatch`` whose ``add`` calls (each a read's events, any number)
         are written in ONE transaction by its ``commit`` (one fsync for all). Holds the journal's
         lock until the block ends (the uplink waits for it); leaving the block without ``commit``
-        (or after a failed one) writes nothing and uses no seq."""
+        (or after a failed one) writes nothing and uses no seq. The ``.hwm`` file, when due, is
+        rewritten as the block ends."""
         with self._lock:
-            yield JournalBatch(self)
+            batch = JournalBatch(self)
+            yield batch
+            if batch.committed and self._last_seq - self._hwm_written >= HWM_EVERY:
+                self._write_hwm(None)  # after the caller's block: the gate shows its lights first
 
     def report_refusals(self, *, now: Now) -> bool:
         """Journal the pending ``DISK_FULL_REFUSED`` alert on its own, if appends were refused for
@@ -537,6 +541,7 @@ class JournalBatch:
         self._report: wire.AlertPayload | None = None
         self._first_at: dt.datetime | None = None
         self._done = False
+        self.committed = False  # True once ``commit`` wrote the batch
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -619,8 +624,7 @@ class JournalBatch:
         j._depth += len(rows)
         if self._report is not None:
             j._reported(self._report)
-        if self._seq - j._hwm_written >= HWM_EVERY:
-            j._write_hwm(None)
+        self.committed = True
 
 
 def recovered_floor(salvaged: int | None, hwm: int | None) -> int:

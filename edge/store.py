@@ -168,6 +168,7 @@ class Store:
         self._lock = threading.RLock()
         self._deferred = False  # inside ``batch``: apply does not commit
         self._last_card: tuple | None = None  # ((read, limit), rows) of the last card lookup
+        self._last_worker: tuple | None = None  # (registration, Worker | None) of the last lookup
         self._dirty = False  # statements of the batch written, not committed
         self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
         self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
@@ -294,16 +295,22 @@ class Store:
         return self._blocked.get(uid) or self._office_blocked.get(uid)
 
     def worker(self, registration: str) -> Worker | None:
+        """The roster copy's worker, or None. The last lookup is kept (the pairing and the rules
+        ask in turn) until the office's copies change (``_write``)."""
         with self._lock:
+            last = self._last_worker
+            if last is not None and last[0] == registration:
+                return last[1]
             r = self._raw.execute(
                 "SELECT registration, name, category, status, suspended_from, suspended_until,"
                 " health_exam_date, booklet_revalidated_year, rotation_number"
                 " FROM workers WHERE registration = ?",
                 (registration,),
             ).fetchone()
-        if r is None:
-            return None
-        return Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]), _d(r[6]), r[7], r[8])
+            w = None if r is None else Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]),
+                                              _d(r[6]), r[7], r[8])
+            self._last_worker = (registration, w)
+        return w
 
     def dispatches(self, registration: str, around: dt.datetime) -> Sequence[EscalaEntry]:
         day = around.astimezone(self.tz).date()  # escala dates are local dates of the port
@@ -671,7 +678,7 @@ class Store:
 
     def _write(self, work) -> None:
         with self._lock:
-            self._last_card = None
+            self._last_card = self._last_worker = None
             try:
                 with self._engine.begin() as c:
                     work(c)
