@@ -79,7 +79,22 @@ _FALSE = {"false", "0", "no", "nao", "não", "n", ""}
 _BOOLS = _TRUE | _FALSE
 
 
+_CHOSEN: dict[tuple, object] = {}  # (enum, cell text, optional) -> member: a file repeats a few cells
+
+
 def _choice(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
+    key = (cls, value, optional)
+    try:
+        return _CHOSEN[key]
+    except KeyError:
+        pass
+    found = _choose(cls, value, field, optional=optional)
+    if len(_CHOSEN) < 4096:
+        _CHOSEN[key] = found
+    return found
+
+
+def _choose(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
     text = (value or "").strip().lower()
     if not text and optional:
         return None
