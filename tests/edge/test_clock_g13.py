@@ -135,7 +135,7 @@ def test_G13_a_journal_that_cannot_commit_lets_the_worker_out_unrecorded(store, 
     loop.handle(card_read(V001_CARD, inner))
     inner.advance(6 * 3600)
     # a full disk cannot be produced on demand here: the fault is injected at the journal boundary
-    mocker.patch.object(journal, "append_many", side_effect=StoreError("disk I/O error"))
+    mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
     [out] = loop.handle(card_read(V001_CARD, inner))
     assert out.outcome is Outcome.EXIT and "NÃO registrada" in out.message_pt
     assert store.open_shift("V001") is not None  # nothing journaled, nothing changed

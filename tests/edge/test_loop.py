@@ -181,7 +181,7 @@ def test_an_exception_in_decide_is_shown_as_internal_failure_and_journaled(make_
 
 def test_a_journal_that_cannot_commit_shows_deny_and_admits_nobody(make_loop, clock, journal, mocker):
     # a full disk cannot be produced on demand here: the fault is injected at the journal boundary
-    mocker.patch.object(journal, "append_many", side_effect=StoreError("disk I/O error"))
+    mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
     loop = make_loop()
     [decision] = loop.handle(card_read(V001_CARD, clock))
     assert decision.outcome is Outcome.DENY and "registro" in decision.message_pt
