@@ -3,18 +3,21 @@ shown a decision is in the journal exactly once; none is lost, none doubled (DES
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import random
 import signal
 import sqlite3
+import struct
+import termios
 import time
 
 import msgspec
 import pytest
 
 from edge.loop import INBOX_SIZE
-from testkit.gate_process import kill_gate, start_gate, write_gate_config
+from testkit.gate_process import kill_gate, start_gate, start_gate_and_wait, write_gate_config
 from wire.events import Event, verify
 
 pytestmark = pytest.mark.slow
@@ -55,14 +58,13 @@ def test_sigkill_during_a_burst_loses_and_doubles_no_shown_decision(tmp_path):
             time.sleep(rng.uniform(0.0, 0.12))  # ...then kill somewhere inside it
             kill_gate(proc, signal.SIGKILL)
             kills += 1
-        proc = start_gate(cfg)  # a last clean run drains whatever is left in the pipe
-        time.sleep(3)
+        proc = start_gate_and_wait(cfg)  # a last clean run drains whatever is left in the pipe
         deadline = time.monotonic() + 60
         shown_count = -1
         while time.monotonic() < deadline:  # wait until the gate goes quiet
             time.sleep(1.0)
             count = len((tmp_path / "shown.jsonl").read_text().splitlines())
-            if count == shown_count:
+            if count == shown_count and _unread(fifo) == 0:
                 break
             shown_count = count
         assert kill_gate(proc, signal.SIGTERM) == 0  # graceful stop exits 0
@@ -98,6 +100,11 @@ def test_sigkill_during_a_burst_loses_and_doubles_no_shown_decision(tmp_path):
     assert len({ev.boot_id for _, _, ev in journal}) >= 2
 
 
+def _unread(fd: int) -> int:
+    """Bytes still waiting in the pipe (FIONREAD): 0 once the gate has read every line."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
 def _committed(root):
     """(seq, event_id, event) of every row committed in the gate's journal (read with the gate dead)."""
     return read_journal(root / "state" / "journal.db")
@@ -130,12 +137,12 @@ def test_sigkill_in_the_middle_of_group_commits_shows_nothing_uncommitted_and_lo
             committed = {eid for _s, eid, _e in _committed(tmp_path)}
             shown = [json.loads(line) for line in (tmp_path / "shown.jsonl").read_text().splitlines()]
             assert all(line["event_id"] in committed for line in shown)  # nothing shown uncommitted
-        proc = start_gate(cfg)  # a clean run: re-applies the journal, drains the rest of the pipe
+        proc = start_gate_and_wait(cfg)  # a clean run: re-applies the journal, drains the rest of the pipe
         deadline, count = time.monotonic() + 60, -1
         while time.monotonic() < deadline:
             time.sleep(1.0)
             now_count = shown_lines(tmp_path)
-            if now_count == count:
+            if now_count == count and _unread(fifo) == 0:
                 break
             count = now_count
         assert kill_gate(proc, signal.SIGTERM) == 0
