@@ -89,7 +89,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     from sqlalchemy.exc import SQLAlchemyError
 
     from central.config import load_central_config
-    from central.publish import publish_files
+    from central.broadcast.csv_source import publish_files
     from wire import connection
 
     cfg = None
@@ -130,7 +130,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
                              ledger=ledger)
         if photos_dir:
-            from central.photos import publish_photos
+            from central.broadcast.photos import publish_photos
 
             sent = publish_photos(client, port_name, photos_dir, full=full_photos)
             done["photos"] = sent["version"]

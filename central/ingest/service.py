@@ -1,6 +1,6 @@
 """``Ingest``: N ``IngestWorker`` s sharing one subscription, over one engine and one key ring (each
 worker's ledger writer runs in its own child process by default, central/ingest/link.py); with
-``[publish] source = "registry"`` also the ``DownlinkPublisher`` (central/downlink.py) thread, which
+``[publish] source = "registry"`` also the ``DownlinkPublisher`` (central/broadcast/registry_source.py) thread, which
 serves the workers' snapshot answers too."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from central.config import CentralConfig
 from central.db import load_all_tables, make_engine
 from central.ingest.keys import KeyRing
 from central.ingest.worker import IngestWorker
-from central.publish import CsvSnapshots
+from central.broadcast.csv_source import CsvSnapshots
 from portgate.errors import ConfigError
 
 
@@ -35,7 +35,7 @@ class Ingest:
         p = config.publish
         self.publisher = None
         if p.source == "registry":
-            from central.downlink import DownlinkPublisher
+            from central.broadcast.registry_source import DownlinkPublisher
 
             self.publisher = snapshots = DownlinkPublisher(config, self.engine)
         else:

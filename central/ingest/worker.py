@@ -23,7 +23,7 @@ reported the batch's commit.
 - Snapshot requests from gates (``office/requests``, shared too) are answered here from the ledger
   (presence) or from a snapshot source (roster/cards/escala); after a committed confiscation the
   blocklist is published here (or, with ``[publish] source = "registry"``, the
-  ``DownlinkPublisher`` of central/downlink.py is woken to send its delta).
+  ``DownlinkPublisher`` of central/broadcast/registry_source.py is woken to send its delta).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.config import CentralConfig
 from central.ingest import blocklist, presence
 from central.ingest.keys import KeyRing
-from central.ingest.ledger import MAX_MESSAGE_BYTES
+from central.ingest.event_store import MAX_MESSAGE_BYTES
 from central.ingest.link import WriterProcess, WriterThread
 from central.ingest.logbudget import LogBudget
 from central.ingest.writer import Outcome, db_error

@@ -63,7 +63,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
 
 from central.config import CentralConfig
-from central.ingest import blocklist, ledger, presence
+from central.ingest import blocklist, presence
+from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
 from central.evidence import receipts

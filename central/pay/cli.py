@@ -160,7 +160,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     db_url_arg(db_url, must_exist=True)
     from central.ledger.migrate import upgrade
     from central.ledger.store import rebuild_shifts
-    from central.pay.ledger import pay_from_ledger
+    from central.pay.statements_store import pay_from_ledger
     from central.db import make_engine
 
     upgrade(db_url)
@@ -180,7 +180,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         from central.pay.billing_store import store_watchmen_billing
 
         store_watchmen_billing(engine, run.statements, rulebook, first, last, now=now)  # P8
-        from central.pay.ledger import hold_releases
+        from central.pay.statements_store import hold_releases
 
         held_ids = [st.shift_id for st in run.statements if st.hold_reason]
         releases = hold_releases(engine, held_ids) if held_ids else {}
@@ -206,7 +206,7 @@ def _login() -> str:
 
 
 def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
-    from central.pay.ledger import pay_from_ledger
+    from central.pay.statements_store import pay_from_ledger
     from central.pay.whatif import diff_rows, read_current
 
     run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now, store=False)
@@ -237,7 +237,7 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
 def overdue_cmd(db_url, config_path, at):
     """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
     from central.db import make_engine
-    from central.pay.ledger import overdue
+    from central.pay.statements_store import overdue
 
     reference = _at(at)
     db_url = database_arg(db_url, config_path)
@@ -265,7 +265,7 @@ def overdue_cmd(db_url, config_path, at):
 @click.argument("statement_ids", nargs=-1, required=True)
 def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
-    from central.pay.ledger import mark_paid
+    from central.pay.statements_store import mark_paid
 
     paid_at = _at(at)
     _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref))
@@ -295,7 +295,7 @@ def _on_ledger(db_url, config_path, action) -> None:
 def release_cmd(db_url, config_path, at, note, statement_ids):
     """Release statements on hold (EARLY_EXIT, RULES.md P): paid as computed. Unknown, paid or
     not-held ids: error, nothing changed."""
-    from central.pay.ledger import release_holds
+    from central.pay.statements_store import release_holds
 
     released_at = _at(at)
     _on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))

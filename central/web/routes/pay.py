@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from central.production.read import gangs_of_period
-from central.pay.ledger import mark_paid, overdue, release_holds
+from central.pay.statements_store import mark_paid, overdue, release_holds
 from central.pay.lines import money_str
 from central.pay.payslip import brl, build_slips
 from central.pay.payslip_pdf import render

@@ -60,7 +60,7 @@ from portgate.records import Card, EscalaEntry, Worker
 from wire import connection, topics
 from wire import downlink as dl
 
-log = structlog.get_logger("central.downlink")
+log = structlog.get_logger("central.broadcast.registry_source")
 
 REGISTRY_BASE = 10**15  # above any CSV version (file mtime in ms, ~1.7e12)
 DAY_SHIFT = 2**32  # escala: date ordinal in the high part, change id in the low part
