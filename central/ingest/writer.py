@@ -63,7 +63,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
 
 from central.config import CentralConfig
-from central.ingest import blocklist, presence
+from central.broadcast import blocklist, presence
+from central.broadcast.publisher import Publisher
 from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
@@ -126,6 +127,7 @@ class LedgerWriter:
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}-writer")
         self.client.max_queued_messages_set(0)
+        self.broadcast = Publisher(self.client, self.port)
         self._stats: collections.Counter = collections.Counter()
         self._gaps: dict[str, tuple[int, float]] = {}  # gate -> (its first missing seq, since when: monotonic)
         self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
@@ -275,7 +277,7 @@ class LedgerWriter:
         for row_id, event in inserted:
             delta = presence.delta_for(row_id, event, now)
             if delta is not None:
-                self.client.publish(topics.downlink(self.port, "presence", "delta"), dl.encode(delta), qos=1)
+                self.broadcast.send("presence", "delta", delta)
                 self._stats["presence_relayed"] += 1
 
     def _record_confiscations(self, conn, inserted, now: dt.datetime) -> int:
