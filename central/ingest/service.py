@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import threading
 
+from central.broadcast.registry_source import DownlinkPublisher
 from central.config import CentralConfig
 from central.db import load_all_tables, make_engine
 from central.ingest.keys import KeyRing
 from central.ingest.worker import IngestWorker
 from central.broadcast.csv_source import CsvSnapshots
+from central.ledger.migrate import upgrade_engine
 from portgate.errors import ConfigError
 
 
@@ -25,8 +27,6 @@ class Ingest:
         self.config = config
         self.engine = engine or make_engine(config.database_url)
         if create_tables:
-            from central.ledger.migrate import upgrade_engine
-
             upgrade_engine(self.engine)
         self.keys = KeyRing(config.keys_dir)
         if _in_memory(self.engine):
@@ -35,8 +35,6 @@ class Ingest:
         p = config.publish
         self.publisher = None
         if p.source == "registry":
-            from central.broadcast.registry_source import DownlinkPublisher
-
             self.publisher = snapshots = DownlinkPublisher(config, self.engine)
         else:
             snapshots = CsvSnapshots(p.workers_csv, p.cards_csv, p.escala_csv)
