@@ -11,7 +11,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from central.config import CentralConfig, PublishSettings
-from central.downlink import DAY_SHIFT, REGISTRY_BASE, DownlinkPublisher, Watermark
+from central.broadcast.registry_source import DAY_SHIFT, REGISTRY_BASE, DownlinkPublisher, Watermark
 from central.registry import store
 from central.registry.changes import record_change, utcnow
 from central.registry.schema import downlink_changes

@@ -14,7 +14,7 @@ from central.evidence.receipts import issue, office_key
 from central.evidence.verify import verify_bundle
 from central.ingest import chain as chain_check
 from central.ingest.keys import KeyRing, add_gate, register_public_key
-from central.ingest.ledger import Accepted, check, update_progress, write_batch
+from central.ingest.event_store import Accepted, check, update_progress, write_batch
 from central.ledger.migrate import upgrade
 from edge.journal import Journal
 from edge.rules.model import Now
@@ -64,7 +64,7 @@ def test_a_segment_and_a_rollover_verify_and_a_missing_event_is_named(tmp_path):
     # losses are recorded from the alert by the writer; here the progress walk sees 4..5 missing,
     # so the receipt covers 1..3 only
     with engine.begin() as conn:
-        from central.ingest.ledger import record_losses
+        from central.ingest.event_store import record_losses
 
         record_losses(conn, inserted, T0)
         update_progress(conn, ["g1"], T0)

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from central.db import make_engine
 from central.ingest import chain as chain_check
 from central.ingest.keys import KeyRing, add_gate, public_key_path, read_public_keys, register_public_key
-from central.ingest.ledger import Accepted, DeadLetter, check, write_batch
+from central.ingest.event_store import Accepted, DeadLetter, check, write_batch
 from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, dead_letters, events
 from edge.journal import Journal

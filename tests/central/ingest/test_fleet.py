@@ -12,7 +12,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from sqlalchemy import select
 
 from central.ledger.schema import gate_progress
-from central.publish import publish_snapshot
+from central.broadcast.csv_source import publish_snapshot
 from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus
 from app.demo.mosquitto import Mosquitto
 from tests.central.ingest.conftest import PORT, Office, now

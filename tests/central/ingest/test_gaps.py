@@ -8,7 +8,7 @@ import time
 import pytest
 from sqlalchemy import select
 
-from central.ingest import ledger
+from central.ingest import event_store
 from central.ledger.schema import gate_losses
 from testkit.journal_faults import tear
 from tests.central.ingest.conftest import now
@@ -58,26 +58,26 @@ def test_update_progress_returns_every_range_bounded_and_skips_lost_ranges(offic
             dict(event_id=f"e{s}", port=PORT, gate_id="g1", boot_id="b", seq=s, occurred_at=t, clock_trusted=True,
                  mono_ns=0, type="tap", payload={}, mac="m", raw=b"", received_at=t) for s in present
         ])
-        gaps = ledger.update_progress(c, ["g1"], t)
-        assert len(gaps) == ledger.MAX_GAP_RANGES == 50
+        gaps = event_store.update_progress(c, ["g1"], t)
+        assert len(gaps) == event_store.MAX_GAP_RANGES == 50
         assert [(g.seq_from, g.seq_to) for g in gaps[:2]] == [(4, 4), (8, 8)]
-        gaps = ledger.update_progress(c, ["g1"], t, max_ranges=200, max_events=130)
+        gaps = event_store.update_progress(c, ["g1"], t, max_ranges=200, max_events=130)
         assert len(gaps) == 100 and sum(g.seq_to - g.seq_from + 1 for g in gaps) == 130
         assert (gaps[-1].seq_from, gaps[-1].seq_to) == (400, 430)  # the last range cut to fit
         c.execute(gate_losses.insert(), [
             dict(gate_id="g1", seq_from=4, seq_to=7, event_id="a1", detail="", recorded_at=t),
             dict(gate_id="g1", seq_from=400, seq_to=4999, event_id="a2", detail="", recorded_at=t),
         ])
-        gaps = ledger.update_progress(c, ["g1"], t, max_ranges=200)
+        gaps = event_store.update_progress(c, ["g1"], t, max_ranges=200)
         assert (gaps[0].seq_from, gaps[0].seq_to) == (8, 8) and gaps[-1].seq_to == 396 and len(gaps) == 98
     assert office.contiguous("g1") == 7
 
 
 def test_scan_sequences_ignores_losses_beyond_a_limited_window():
     # seqs known only up to 10 (a LIMIT-ed read): a loss starting at 50 says nothing about 11..49
-    assert ledger.scan_sequences(0, range(1, 11), [(50, 60)], window_end=10) == (10, [])
-    assert ledger.scan_sequences(0, [1, 2, 5], [(3, 3)]) == (3, [(4, 4)])
-    assert ledger.scan_sequences(2, [5], [(1, 4)]) == (5, [])
+    assert event_store.scan_sequences(0, range(1, 11), [(50, 60)], window_end=10) == (10, [])
+    assert event_store.scan_sequences(0, [1, 2, 5], [(3, 3)]) == (3, [(4, 4)])
+    assert event_store.scan_sequences(2, [5], [(1, 4)]) == (5, [])
 
 
 

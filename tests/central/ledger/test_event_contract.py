@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from central.db import load_all_tables, make_engine
 from central.ingest.keys import KeyRing, add_gate
-from central.ingest.ledger import Accepted, DeadLetter, check, write_batch
+from central.ingest.event_store import Accepted, DeadLetter, check, write_batch
 from central.ledger.schema import dead_letters, events
 from portgate.config import read_secret
 from wire import topics

@@ -8,7 +8,7 @@ import datetime as dt
 from sqlalchemy import select
 
 from central.db import make_engine
-from central.ingest import ledger
+from central.ingest import event_store
 from central.ledger.migrate import head, upgrade
 from central.ledger.schema import gate_losses, gate_progress
 from wire.events import AlertPayload, Event, TapPayload, encode, new_event_id, sign
@@ -24,9 +24,9 @@ def _event(seq, payload=None, gate="g1"):
 
 
 def _write(conn, evs):
-    inserted = ledger.write_batch(conn, [ledger.Accepted("t", e, encode(e)) for e in evs], [], T)
-    losses = ledger.record_losses(conn, inserted, T)
-    gaps = ledger.update_progress(conn, {e.gate_id for e in evs}, T)
+    inserted = event_store.write_batch(conn, [event_store.Accepted("t", e, encode(e)) for e in evs], [], T)
+    losses = event_store.record_losses(conn, inserted, T)
+    gaps = event_store.update_progress(conn, {e.gate_id for e in evs}, T)
     return losses, gaps
 
 
@@ -44,7 +44,7 @@ def test_a_quarantine_alert_records_the_lost_range_once_and_closes_the_gap(db_ur
         assert [(x.gate_id, x.seq_from, x.seq_to) for x in losses] == [("g1", 6, 9)]
         assert gaps == []
         with engine.begin() as c:  # the same alert again (a replay): no second row
-            again = ledger.record_losses(c, [(0, alert)], T)
+            again = event_store.record_losses(c, [(0, alert)], T)
             assert again == []
             rows = c.execute(select(gate_losses.c.seq_from, gate_losses.c.seq_to, gate_losses.c.event_id)).all()
             assert rows == [(6, 9, alert.event_id)]

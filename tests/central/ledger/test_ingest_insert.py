@@ -1,4 +1,4 @@
-"""The ingest's batch insert (central/ingest/ledger.py ``write_batch``) stores every column as the
+"""The ingest's batch insert (central/ingest/event_store.py ``write_batch``) stores every column as the
 event says, on SQLite (multi-row ``VALUES``) and on PostgreSQL (one array per column, sent in
 binary), and returns exactly the rows it inserted."""
 
@@ -11,7 +11,7 @@ import msgspec
 from sqlalchemy import select
 
 from central.db import load_all_tables, make_engine
-from central.ingest.ledger import Accepted, DeadLetter, write_batch
+from central.ingest.event_store import Accepted, DeadLetter, write_batch
 from central.ledger.schema import dead_letters, events
 from wire import topics
 from wire.events import INT64_MAX, AlertPayload, ConfiscationPayload, Event, TapPayload, encode, new_event_id

@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from central.db import make_engine
-from central.ingest.ledger import Accepted, write_batch
+from central.ingest.event_store import Accepted, write_batch
 from central.ledger.migrate import head
 from central.ledger.schema import events
 from wire import topics

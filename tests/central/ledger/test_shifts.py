@@ -14,6 +14,7 @@ from central.ledger.migrate import head, upgrade
 from central.ledger.schema import events
 from central.ledger.shifts import reconstruct
 from central.ledger.store import insert_events, read_shifts, rebuild_shifts
+from central.pay.statements_store import watch_shift
 from testkit.shift_events import ShiftEvents, dispatch
 
 Z = ZoneInfo("America/Sao_Paulo")
@@ -46,7 +47,7 @@ def test_admit_without_exit_is_closed_at_period_end_and_flagged():
     [s] = reconstruct([g.admit("100", t(2026, 3, 10, 19), dispatch(DAY, "19-01"))], Z)
     assert s.closed_by == "period_end" and s.exit_at is None
     assert codes(s) == {"MISSING_EXIT"} and not s.held
-    assert s.to_pay().exit_at is None
+    assert watch_shift(s).exit_at is None
 
 
 def test_exit_without_admit_is_held():

@@ -12,7 +12,7 @@ from central.db import make_engine
 from central.ledger.tables import statements
 from central.ledger.store import rebuild_shifts
 from central.pay.cli import load_setup
-from central.pay.ledger import OPEN_GRACE, pay_from_ledger
+from central.pay.statements_store import OPEN_GRACE, pay_from_ledger
 from central.ledger.shifts import period_bounds
 from tests.central.pay.test_pay_cli import Z, run, write_csv
 from tests.central.pay.test_pay_refusals import HEADER, _ledger

@@ -68,7 +68,7 @@ def test_a_past_wage_row_lets_past_days_be_paid(tmp_path, capsys):
 
 
 def test_in_the_ledger_a_day_before_the_wage_table_is_held_not_a_crash():
-    from central.pay.ledger import pay_shifts
+    from central.pay.statements_store import pay_shifts
     from central.pay.shifts_csv import as_ledger_shift
     from zoneinfo import ZoneInfo
 

@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from central.registry.api import changes_since, escala_snapshot
+from central.registry.api import changes_since
+from central.rotation.service import escala_snapshot
 from central.registry.schema import penalties
 from central.rotation.requisitions import load_requisitions
 from central.rotation.schema import refusals

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 
-from central.ingest.ledger import Accepted, write_batch
+from central.ingest.event_store import Accepted, write_batch
 from wire.events import Dispatch, Event, TapPayload, encode, new_event_id, sign
 
 _seq = itertools.count(1)

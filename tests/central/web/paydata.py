@@ -1,6 +1,6 @@
 """Stored pay statements for the web tests: signed gate events for the worked examples of RULES.md
 P (V017 is worked example 2: vigia_chefe, Sunday 19-01 at anchorage, exit 02:30 -> R$ 696,60) and
-an EARLY_EXIT shift (on hold), inserted, rebuilt into shifts and paid by ``central.pay.ledger``."""
+an EARLY_EXIT shift (on hold), inserted, rebuilt into shifts and paid by ``central.pay.statements_store``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from central.ledger.store import insert_events, rebuild_shifts
 from central.pay.cli import load_setup
-from central.pay.ledger import pay_from_ledger
+from central.pay.statements_store import pay_from_ledger
 from testkit.shift_events import ShiftEvents, dispatch
 
 Z = ZoneInfo("America/Sao_Paulo")

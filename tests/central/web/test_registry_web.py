@@ -196,7 +196,7 @@ def test_reencode_refuses_a_gif():
 
 
 def test_a_photo_upload_goes_to_the_photos_directory_the_publisher_scans(photo_app, tmp_path):
-    from central.photos import scan
+    from central.broadcast.photos import scan
 
     c, token = logged_in(photo_app, "office")
     r = c.post("/workers/V001/photo", data={"csrf_token": token},

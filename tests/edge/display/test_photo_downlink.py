@@ -1,5 +1,5 @@
 """Workers' photos from the office to a gate through a real mosquitto: content-addressed files,
-hash and size checked on arrival, deltas when a photo changes (``central.photos``,
+hash and size checked on arrival, deltas when a photo changes (``central.broadcast.photos``,
 ``edge.sync.photos``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from central.photos import MANIFEST, publish_photos, scan
+from central.broadcast.photos import MANIFEST, publish_photos, scan
 from edge.journal import Journal
 from edge.store import Store
 from edge.sync import Sync, SyncSettings

@@ -9,7 +9,7 @@ What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, Q
   workers and cards upserted by ``roster``/``cards`` change rows.
 - ``cards`` (the blocklist): every registry card whose status is not ``active``, plus the ledger's
   confiscations the registry does not account for (card unknown to it, or no case opened for the
-  event; as in ``central.ingest.blocklist``); deltas carry the cards that became not active and new
+  event; as in ``central.broadcast.blocklist``); deltas carry the cards that became not active and new
   such ledger confiscations (``blocked``), and the cards that became active again (``unblocked``:
   returned to their holder; unless a ledger confiscation the registry does not account for still
   blocks the card, as in the snapshot).
@@ -50,17 +50,19 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from central.broadcast.publisher import Publisher
 from central.config import CentralConfig
 from central.ledger.schema import events
-from central.registry.api import changes_since, escala_snapshot, roster_snapshot
+from central.registry.api import changes_since, roster_snapshot
 from central.registry.changes import aware
 from central.registry.schema import cards, cases, downlink_changes
+from central.rotation.service import escala_snapshot
 from portgate.errors import ConfigError
 from portgate.records import Card, EscalaEntry, Worker
-from wire import connection, topics
+from wire import connection
 from wire import downlink as dl
 
-log = structlog.get_logger("central.downlink")
+log = structlog.get_logger("central.broadcast.registry_source")
 
 REGISTRY_BASE = 10**15  # above any CSV version (file mtime in ms, ~1.7e12)
 DAY_SHIFT = 2**32  # escala: date ordinal in the high part, change id in the low part
@@ -156,6 +158,7 @@ class DownlinkPublisher:
         self.client = connection.make_client(config.mqtt, f"{base}-downlink")
         self.client.max_queued_messages_set(0)
         self.client.on_connect = self._on_connect
+        self.out = Publisher(self.client, self.port)
         self.connected = threading.Event()
         self._lock = threading.Lock()  # one poll or snapshot build at a time
         self._wake = threading.Event()
@@ -279,8 +282,7 @@ class DownlinkPublisher:
                 self._marks[kind] = new
         published = []
         for kind, form, msg in out:
-            self.client.publish(topics.downlink(self.port, kind, form), dl.encode(msg), qos=1,
-                                retain=form == "snapshot")
+            self.out.send(kind, form, msg)
             version = msg.version if form == "snapshot" else msg.to_version
             if form == "snapshot":
                 self._snapped[kind] = mono

@@ -28,8 +28,20 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
-from central.pay.watchmen import ShiftPayer, Statement, ordinary_period_problem
+from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
+
+
+def watch_shift(s: Shift) -> WatchShift:
+    """The pay engine's view of a reconstructed shift. A shift closed at the period end has no
+    extension (its ``exit_at`` is ``None``)."""
+    return WatchShift(
+        shift_id=s.shift_id, registration=s.registration, function=s.function,
+        ship=s.ship, berth=s.berth, period_start=s.period_start,
+        period_end=s.period_end, admit_at=s.admit_at,
+        exit_at=s.exit_at if s.closed_by == "exit" else None,
+        meal_worked=s.meal_worked,
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,7 +93,7 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
         try:
-            shift = s.to_pay()
+            shift = watch_shift(s)
             key = (shift.period_start, shift.period_end)
             if key not in period_problems:
                 period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 
-from portgate.errors import BadInput, BrokerUnavailable
+from central.broadcast.publisher import Publisher
+from portgate.errors import BadInput
 from portgate.tables import one_line
-from wire import topics
 from wire.topics import ID_PATTERN
 from wire.downlink import PHOTO_MAX_BYTES, PhotoFile, PhotoRef, PhotosDelta, PhotosSnapshot, encode
 
@@ -99,14 +99,7 @@ def scan(directory: str | Path, *, max_bytes: int = PHOTO_MAX_BYTES) -> dict[str
     return out
 
 
-def _publish(client: mqtt.Client, topic: str, body: bytes, *, retain: bool = False, timeout: float = 30.0) -> None:
-    try:
-        info = client.publish(topic, body, qos=1, retain=retain)
-        info.wait_for_publish(timeout)
-    except (RuntimeError, ValueError) as exc:
-        raise BrokerUnavailable(f"photos not published: {exc}") from exc
-    if not info.is_published():
-        raise BrokerUnavailable(f"photos not acknowledged by the broker within {timeout:g} s")
+PUBACK_WAIT_S = 30.0  # how long each photo message waits for the broker's PUBACK
 
 
 def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, full: bool = False,
@@ -132,7 +125,10 @@ def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, ful
     new_version = version if version is not None else int(at.timestamp() * 1000)
     if old is not None and new_version <= old_version:
         new_version = old_version + 1
-    file_topic = topics.downlink(port, "photos", "file")
+    out = Publisher(client, port)
+
+    def send(form: str, message) -> None:
+        out.send("photos", form, message, wait=PUBACK_WAIT_S, what="photos")
 
     def send_files(regs) -> int:
         sent: set[str] = set()
@@ -143,23 +139,21 @@ def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, ful
             data = _read_plain_file(path, PHOTO_MAX_BYTES)
             if hashlib.sha256(data).hexdigest() != ref.sha256:
                 raise BadInput(f"{one_line(path.name)}: changed while being published; run it again")
-            _publish(client, file_topic, encode(PhotoFile(sha256=ref.sha256, media_type=ref.media_type,
-                                                          data=data, at=at)))
+            send("file", PhotoFile(sha256=ref.sha256, media_type=ref.media_type, data=data, at=at))
             sent.add(ref.sha256)
         return len(sent)
 
-    snapshot = encode(PhotosSnapshot(version=new_version, at=at, photos=refs))
+    snapshot = encode(PhotosSnapshot(version=new_version, at=at, photos=refs))  # one encoding, sent last
     if old is None:
-        _publish(client, topics.downlink(port, "photos", "snapshot"), snapshot, retain=True)
+        send("snapshot", snapshot)
         files, removed, delta = send_files(photos), 0, 0
     else:
         changed = [reg for reg, sha in new_map.items() if old_map.get(reg) != sha]
         gone = [reg for reg in old_map if reg not in new_map]
-        _publish(client, topics.downlink(port, "photos", "delta"), encode(PhotosDelta(
-            from_version=old_version, to_version=new_version, at=at,
-            upsert=[photos[reg][0] for reg in changed], remove=gone)))
+        send("delta", PhotosDelta(from_version=old_version, to_version=new_version, at=at,
+                                  upsert=[photos[reg][0] for reg in changed], remove=gone))
         files, removed, delta = send_files(changed), len(gone), 1
-        _publish(client, topics.downlink(port, "photos", "snapshot"), snapshot, retain=True)
+        send("snapshot", snapshot)
     tmp = manifest_path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"version": new_version, "photos": new_map}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, manifest_path)

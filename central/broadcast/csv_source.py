@@ -1,7 +1,7 @@
-"""Office-side publisher of downlink snapshots (roster, cards/blocklist, escala) built from the
-CSV data files (``portgate.records``) — used by ``portgate central publish``, by the ingest when a
-gate asks for a snapshot, and by the demo. The registry (branch office) can publish the same messages
-from its versioned tables.
+"""Downlink snapshots (roster, cards/blocklist, escala) built from the CSV data files
+(``portgate.records``), published through ``central.broadcast.publisher`` — used by ``portgate
+central publish``, by the ingest when a gate asks for a snapshot, and by the demo. The registry
+(``central.broadcast.registry_source``) publishes the same messages from its versioned tables.
 
 Version of a CSV-built snapshot: unless given, the newest modification time of its files in
 milliseconds since the epoch (monotonic as long as files are only replaced by newer ones).
@@ -14,12 +14,13 @@ import datetime as dt
 import os
 from pathlib import Path
 
+import msgspec
 import paho.mqtt.client as mqtt
 
-from portgate.errors import BrokerUnavailable
+from central.broadcast import blocklist
+from central.broadcast.publisher import Publisher
 from portgate.records import Card, CardStatus, EscalaEntry, Worker, load_csv
-from wire import topics
-from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, RosterSnapshot, encode
+from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, RosterSnapshot
 
 
 def _version(*paths) -> int:
@@ -77,13 +78,7 @@ def publish_snapshot(client: mqtt.Client, port: str, kind: str, message, *, time
     Raises ``BrokerUnavailable`` if the broker did not acknowledge it within ``timeout`` seconds or
     the connection was lost (the gates did not get it: publish again). A PUBACK with a failure
     reason (e.g. not authorised) is the caller's to see (``on_publish``)."""
-    try:
-        info = client.publish(topics.downlink(port, kind, "snapshot"), encode(message), qos=1, retain=True)
-        info.wait_for_publish(timeout)
-    except (RuntimeError, ValueError) as exc:  # paho: not connected, or the publish failed
-        raise BrokerUnavailable(f"{kind} snapshot not published: {exc}") from exc
-    if not info.is_published():
-        raise BrokerUnavailable(f"{kind} snapshot not acknowledged by the broker within {timeout:g} s")
+    Publisher(client, port).send(kind, "snapshot", message, wait=timeout)
 
 
 def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, escala=None,
@@ -91,7 +86,7 @@ def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, e
     """Publish every snapshot the given files allow; return kind -> version published.
 
     ``ledger``: the office database's SQLAlchemy engine. The blocklist snapshot then also holds
-    the cards confiscated at the gates (``central.ingest.blocklist.snapshot``, the same list and
+    the cards confiscated at the gates (``central.broadcast.blocklist.snapshot``, the same list and
     version the ingest publishes). A gate replaces its copy of the office's blocklist with each
     snapshot, so without it those cards would be admitted again. Raises ``BadInput`` (bad CSV rows)
     and ``SQLAlchemyError`` (database)."""
@@ -101,14 +96,10 @@ def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, e
     for kind in ("roster", "cards", "escala"):
         msg = source.snapshot(kind, at)
         if msg is not None and kind == "cards" and ledger is not None:
-            from central.ingest import blocklist
-
             with ledger.connect() as conn:
                 msg = blocklist.snapshot(conn, at, msg)
         if msg is not None:
             if version is not None:
-                import msgspec
-
                 msg = msgspec.structs.replace(msg, version=version)
             publish_snapshot(client, port, kind, msg)
             done[kind] = msg.version
