@@ -15,7 +15,7 @@ import json
 
 import click
 
-from central.cli_args import database_arg, day_range, db_url_arg
+from central.cli_args import database_arg, day_range, db_url_arg, time_arg
 
 
 def _iso(value):
@@ -46,13 +46,20 @@ def migrate(db_url: str | None, config_path: str | None) -> None:
 @click.option("--to", "date_to", required=True)
 @click.option("--port-config", help="Port TOML (time zone). Default: the example.")
 @click.option("--no-rebuild", is_flag=True, help="List the stored shifts without rebuilding.")
-def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild) -> None:
-    """Rebuild the shifts of work dates [--from, --to] from the events and list them with flags."""
+@click.option("--at", help="Time at which a shift with no exit is judged open (ISO 8601 with offset). Default: now.")
+def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild, at) -> None:
+    """Rebuild the shifts of work dates [--from, --to] from the events and list them with flags.
+
+    A shift with no exit read whose period end plus the exit grace (``open_until``) is still after
+    ``--at`` is listed ``"state": "open"`` without MISSING_EXIT (its exit may yet come), as ``pay``
+    holds it OPEN; every other shift is ``"closed"``."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.ledger.store import read_shifts, rebuild_shifts  # lazy: CLI start-up
     from central.pay.cli import load_setup  # lazy: CLI start-up
+    from central.pay.statements_store import open_until  # lazy: CLI start-up
 
+    now = time_arg(at, "--at") if at else dt.datetime.now(dt.UTC)
     _port, _book, calendar = load_setup(port_config)
     first, last = day_range(date_from, date_to)
     db_url = database_arg(db_url, config_path)
@@ -61,20 +68,24 @@ def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild) -> 
     engine = make_engine(db_url)
     try:
         if not no_rebuild:
-            rebuild_shifts(engine, first, last, calendar.zone, now=dt.datetime.now(dt.UTC))
+            rebuild_shifts(engine, first, last, calendar.zone, now=now)
         with engine.connect() as conn:
             found = read_shifts(conn, first, last)
     finally:
         engine.dispose()
     for s in found:
+        until = open_until(s)
+        is_open = until is not None and until > now
+        flags = [f for f in s.flags if not (is_open and f.code == "MISSING_EXIT")]
         click.echo(json.dumps({
             "shift_id": s.shift_id, "registration": s.registration, "ship": s.ship,
             "work_date": s.work_date.isoformat(), "period": s.period, "function": s.function,
             "berth": s.berth, "gate_id": s.gate_id, "period_start": _iso(s.period_start),
             "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
             "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "meal_worked": s.meal_worked,
-            "held": s.held,
-            "flags": [{"flag": f.code, "detail": f.detail} for f in s.flags],
+            "held": s.held, "state": "open" if is_open else "closed",
+            "open_until": _iso(until) if is_open else None,
+            "flags": [{"flag": f.code, "detail": f.detail} for f in flags],
         }, ensure_ascii=False))
 
 

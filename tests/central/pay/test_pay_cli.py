@@ -146,7 +146,15 @@ def test_ledger_cli_migrate_and_shifts_list_flags(tmp_path, capsys):
     engine.dispose()
     code, rows, _ = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
     assert code == 0 and rows[0]["closed_by"] == "period_end"
-    assert rows[0]["flags"][0]["flag"] == "MISSING_EXIT"
+    assert rows[0]["flags"][0]["flag"] == "MISSING_EXIT" and rows[0]["state"] == "closed"
+    # judged at 14:00 local, inside the 2 h exit grace after 13:00: still open, as pay holds it OPEN
+    code, rows, _ = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10",
+                        "--at", "2026-03-10T14:00:00-03:00")
+    assert code == 0 and rows[0]["state"] == "open" and rows[0]["open_until"] == "2026-03-10T18:00:00+00:00"
+    assert [f["flag"] for f in rows[0]["flags"]] == []
+    code, _, err = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10",
+                       "--at", "yesterday")
+    assert code == 2 and "--at" in err
 
 
 def test_held_shift_is_printed_as_held_not_paid(tmp_path, capsys):
