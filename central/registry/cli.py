@@ -112,7 +112,7 @@ def suspend(url, actor, registration, start, days, reason, article, case_id, rul
     from central.registry.sanctions import load_suspension_limits
 
     if rulebook is None:
-        from central.pay.calendar import load_port_config
+        from central.pay.loading import load_port_config
         from central.pay.cli import DEFAULT_PORT_CONFIG
 
         rulebook = load_port_config(port_config or DEFAULT_PORT_CONFIG).rulebook

@@ -42,7 +42,7 @@ def suspension_limits(settings: WebSettings):
     """R4 limits for case decisions: the ``[suspension]`` table of ``[web] rulebook``, or of the
     rulebook the example port configuration names (as ``portgate registry suspend`` does).
     Raises ``ConfigError`` naming the file when it cannot be read."""
-    from central.pay.calendar import load_port_config
+    from central.pay.loading import load_port_config
     from central.pay.cli import DEFAULT_PORT_CONFIG
     from central.registry.sanctions import load_suspension_limits
 
