@@ -17,6 +17,7 @@ import datetime as dt
 import gc
 from decimal import Decimal
 
+import msgspec
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -72,25 +73,27 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
     held: list[Held] = []
     period_problems: dict[tuple[dt.datetime, dt.datetime], str | None] = {}  # periods repeat
     for s in found:
-        until = open_until(s, open_grace) if now is not None else None
-        if until is not None and now < until:
+        if now is not None and s.closed_by != "exit" and now < s.period_end + open_grace:
+            until = open_until(s, open_grace)
             held.append(Held(s, (f"OPEN: no exit read yet; the shift is open until {until.isoformat()} "
                                  "(period end + exit grace), paid by a run after that",)))
             continue
-        if s.held:
+        if s.flags and s.held:
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
         try:
             shift = s.to_pay()
             key = (shift.period_start, shift.period_end)
-            if key not in period_problems:
-                period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
-            if period_problems[key] is not None:
-                raise BadInput(f"{period_problems[key]}: held", where=s.shift_id)
+            problem = period_problems.get(key, key)
+            if problem is key:
+                problem = period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
+            if problem is not None:
+                raise BadInput(f"{problem}: held", where=s.shift_id)
             statement = payer.pay(shift)
-            review = s.review_reasons
-            if review:  # RULES.md P: paid as computed, on hold for the office's review
-                statement = dataclasses.replace(statement, hold_reason="; ".join(review))
+            if s.flags:
+                review = s.review_reasons
+                if review:  # RULES.md P: paid as computed, on hold for the office's review
+                    statement = msgspec.structs.replace(statement, hold_reason="; ".join(review))
             paid.append(statement)
         except BadInput as exc:
             held.append(Held(s, (str(exc),)))

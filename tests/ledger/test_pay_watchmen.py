@@ -282,10 +282,10 @@ def test_a_payer_reusing_lines_gives_the_same_statements_as_pay_shift():
     payer = ShiftPayer(BOOK, CAL)
     cases = [shift(t(2026, 3, d, h), exit_after=dt.timedelta(minutes=m), berth=b)
              for d in (14, 15) for h in (7, 19) for m in (0, 45, 45, 130) for b in ("berthed", "anchored")]
-    cases = [dataclasses_replace(c, shift_id=f"s{i}") for i, c in enumerate(cases)]
+    cases = [with_changes(c, shift_id=f"s{i}") for i, c in enumerate(cases)]
     assert [payer.pay(c) for c in cases] == [pay_shift(c, BOOK, CAL) for c in cases]
 
 
-def dataclasses_replace(obj, **changes):
-    import dataclasses
-    return dataclasses.replace(obj, **changes)
+def with_changes(obj, **changes):
+    import msgspec
+    return msgspec.structs.replace(obj, **changes)

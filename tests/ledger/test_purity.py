@@ -3,7 +3,7 @@
 environment or file, and paying a month of shifts calls no clock and opens no file.
 
 Engine modules: ``central.pay.watchmen`` (P1-P7), ``rulebook`` (types), ``calendar`` (holidays as
-data), ``lines`` (money), ``billing`` (P8). The files, the port TOML
+data), ``lines`` (money), ``cents`` (integer centavos), ``billing`` (P8). The files, the port TOML
 and the ``holidays`` package are read by ``central.pay.loading`` at the edge.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import central.pay
 
 PAY_DIR = Path(central.pay.__file__).parent
-ENGINE = ("watchmen", "rulebook", "calendar", "lines", "billing")
+ENGINE = ("watchmen", "rulebook", "calendar", "lines", "cents", "billing")
 FORBIDDEN = ("sqlalchemy", "paho", "serial", "smartcard", "sqlite3", "socket", "psycopg", "evdev",
              "holidays")
 ROOT = Path(__file__).resolve().parents[2]
