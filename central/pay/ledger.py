@@ -12,9 +12,7 @@ only the current statement is listed overdue, paid or released.
 from __future__ import annotations
 
 import dataclasses
-import contextlib
 import datetime as dt
-import gc
 from decimal import Decimal
 
 import msgspec
@@ -31,6 +29,7 @@ from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
+from portgate.gctune import paused as gc_paused
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -110,7 +109,7 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
     ``StoreError`` on a database failure."""
     # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
     # again and again (none of them form cycles), so it is paused for the read and the pay run.
-    with _no_cyclic_gc():
+    with gc_paused():
         try:
             with engine.connect() as conn:
                 found = read_shifts(conn, date_from, date_to)
@@ -121,17 +120,6 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
                                                              by=by, reason=reason))
     return run
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc():
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

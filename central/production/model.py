@@ -13,6 +13,8 @@ import datetime as dt
 from decimal import Decimal
 from typing import Literal
 
+import msgspec
+
 from central.pay.lines import StatementLine
 
 
@@ -119,10 +121,10 @@ class GangWork:
     units: int = 1           # composition check (DL 2.032 art. 13; DL 3.844 art. 3)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class MemberStatement:
+class MemberStatement(msgspec.Struct, frozen=True):
     """One member's statement for the gang: lines with rule ids, their total, the disputed part
-    (recorded, deposited) and the undisputed part payable by ``due_at`` (E6)."""
+    (recorded, deposited) and the undisputed part payable by ``due_at`` (E6). A frozen struct:
+    a month builds one per member-shift, so cheaply."""
 
     registration: str
     role: str
