@@ -1,8 +1,8 @@
 """Integer centavos: the money arithmetic inside the pay engines (pure).
 
 Rulebook figures (wages, rates, multipliers, tariffs) are ``Decimal`` at the edge; the engines turn
-each into an exact integer fraction ``n / 10**k`` (``scaled``), multiply integers, and round once
-to whole centavos half up (``half_up``: RULES.md, "each line is rounded to the cent, half up"; an
+each into an exact integer fraction ``n / d`` (``ratio``), multiply integers, and round once to
+whole centavos half up (``half_up``: RULES.md, "each line is rounded to the cent, half up"; an
 exact half centavo goes away from zero, as ``Decimal.quantize(ROUND_HALF_UP)``). Results go back
 to ``Decimal`` BRL with two places (``to_brl``), so statements print and store as before.
 """
@@ -10,18 +10,16 @@ to ``Decimal`` BRL with two places (``to_brl``), so statements print and store a
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 
 
-def scaled(value: Decimal) -> tuple[int, int]:
-    """``value`` as ``(n, k)`` with ``value == n / 10**k`` exactly, ``k >= 0``
-    (``Decimal("1.20") -> (120, 2)``, ``Decimal("180") -> (180, 0)``). Raises ``ValueError`` for
-    an infinite or NaN value."""
-    if not value.is_finite():
-        raise ValueError(f"not a finite amount: {value}")
-    exponent = value.as_tuple().exponent
-    if exponent >= 0:
-        return int(value), 0
-    return int(value.scaleb(-exponent)), -exponent
+def ratio(value: Decimal) -> tuple[int, int]:
+    """``value`` as ``(n, d)`` with ``value == n / d`` exactly and ``d > 0``
+    (``Decimal("1.20") -> (6, 5)``). Raises ``ValueError`` for an infinite or NaN value."""
+    try:
+        return value.as_integer_ratio()
+    except (OverflowError, ValueError) as exc:
+        raise ValueError(f"not a finite amount: {value}") from exc
 
 
 def half_up(numerator: int, denominator: int) -> int:
@@ -34,10 +32,11 @@ def half_up(numerator: int, denominator: int) -> int:
 
 def cents_of(value: Decimal, times: int = 1, per: int = 1) -> int:
     """Centavos of ``value × times ÷ per`` (BRL), rounded once, half up."""
-    n, k = scaled(value)
-    return half_up(n * times * 100, per * 10 ** k)
+    n, d = ratio(value)
+    return half_up(n * times * 100, d * per)
 
 
+@lru_cache(maxsize=1 << 16)
 def to_brl(cents: int) -> Decimal:
     """Centavos as ``Decimal`` BRL with two places (``18000 -> Decimal('180.00')``)."""
     return Decimal(cents).scaleb(-2)

@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from central.pay.calendar import HolidayCalendar
-from central.pay.cents import cents_of, half_up, scaled, to_brl
+from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook, Terms, parse_window
 from portgate.errors import BadInput, ConfigError
@@ -326,18 +326,18 @@ def price_lines(terms: Terms, sde: Decimal, counted: int, conditions: dict[str, 
     """The statement lines of ``terms`` for SDe ``sde`` (BRL), ``counted`` extension minutes and
     the ``when`` conditions that hold, with their total (BRL, the sum of the printed lines).
 
-    Integer centavos inside: every figure is an exact ``n / 10**k`` (``scaled``) and each line is
+    Integer centavos inside: every figure is an exact fraction ``n / d`` (``ratio``) and each line is
     one rounding, half up, of an exact integer fraction to the centavo (RULES.md rounding)."""
-    sde_n, sde_k = scaled(sde)  # SDe = sde_n / 10**sde_k BRL
+    sde_n, sde_d = ratio(sde)  # SDe = sde_n / sde_d BRL
     lines: list[StatementLine] = []
     by_rule: dict[str, int] = {}
     total = 0
     for rule in terms.lines:
         if not conditions[rule.when]:
             continue
-        rate_n, rate_k = scaled(rule.rate)
+        rate_n, rate_d = ratio(rule.rate)
         if rule.basis == "day_wage":
-            cents = half_up(sde_n * rate_n * 100, 10 ** (sde_k + rate_k))
+            cents = half_up(sde_n * rate_n * 100, sde_d * rate_d)
         elif rule.basis == "extension_hours":
             # SDe × rate × band minutes ÷ (ordinary hours × 60), one division, so an exact half
             # cent rounds up (SH = SDe / 6 is never rounded on the way).
@@ -345,11 +345,11 @@ def price_lines(terms: Terms, sde: Decimal, counted: int, conditions: dict[str, 
             band = top - rule.from_hours * 60
             if band <= 0:
                 continue
-            band_n, band_k = scaled(band)
+            band_n, band_d = ratio(band)
             cents = half_up(sde_n * rate_n * band_n * 100,
-                            10 ** (sde_k + rate_k + band_k) * terms.ordinary_hours * 60)
+                            sde_d * rate_d * band_d * terms.ordinary_hours * 60)
         elif rule.basis == "lines":  # P7: on the already-rounded lines named in ``of``
-            cents = half_up(sum(by_rule[ref] for ref in rule.of if ref in by_rule) * rate_n, 10 ** rate_k)
+            cents = half_up(sum(by_rule[ref] for ref in rule.of if ref in by_rule) * rate_n, rate_d)
         else:  # fixed
             cents = cents_of(rule.amount)
         lines.append(StatementLine(rule.rule, rule.article, rule.description, to_brl(cents)))

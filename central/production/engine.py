@@ -23,7 +23,7 @@ import datetime as dt
 from collections.abc import Iterable
 from decimal import Decimal, localcontext
 
-from central.pay.cents import cents_of, half_up, scaled, to_brl
+from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import StatementLine, money_sum, to_money
 from central.production.composition import Composition, composition_problem
 from central.production.model import (
@@ -165,12 +165,12 @@ class _Prices:
 
     def __init__(self, version: RulebookVersion) -> None:
         self.version = version
-        self.sd = scaled(version.day_wage)
+        self.sd = ratio(version.day_wage)
         self.per_day_minutes = version.hours_per_day * 60
         g = version.guarantee
-        fraction = scaled(g.minimum_day_fraction)
-        self.half_day = half_up(self.sd[0] * fraction[0] * 100, 10 ** (self.sd[1] + fraction[1]))
-        self.full_day = half_up(self.sd[0] * 100, 10 ** self.sd[1])
+        fraction = ratio(g.minimum_day_fraction)
+        self.half_day = half_up(self.sd[0] * fraction[0] * 100, self.sd[1] * fraction[1])
+        self.full_day = half_up(self.sd[0] * 100, self.sd[1])
         self.hourly_text = str(to_money(version.hourly_wage))
         self.quotas: dict[tuple[str, int], Decimal] = {}
         self.stops: dict[tuple[str, Decimal, str], tuple[int, StatementLine]] = {}
@@ -185,9 +185,9 @@ class _Prices:
     def by_time(self, fraction: Decimal, minutes: Decimal) -> int:
         """Centavos of SD × ``fraction`` × ``minutes`` ÷ (hours per day × 60), one rounding half up
         (``by_time`` exactly, rounded as a line)."""
-        f_n, f_k = scaled(fraction)
-        m_n, m_k = scaled(minutes)
-        return half_up(self.sd[0] * f_n * m_n * 100, 10 ** (self.sd[1] + f_k + m_k) * self.per_day_minutes)
+        f_n, f_d = ratio(fraction)
+        m_n, m_d = ratio(minutes)
+        return half_up(self.sd[0] * f_n * m_n * 100, self.sd[1] * f_d * m_d * self.per_day_minutes)
 
     def stop_line(self, stop, lang: str) -> tuple[int, StatementLine]:
         """(centavos, line) of a paid interruption: the same for every member of the gang."""
@@ -243,9 +243,9 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         assert tariff is not None  # checked above
         if tariff.unit == "t":
             tonnes += row.quantity
-        q_n, q_k = scaled(row.quantity)
-        t_n, t_k = scaled(tariff.labour_tariff)
-        cents = half_up(q_n * t_n * 100, 10 ** (q_k + t_k))
+        q_n, q_d = ratio(row.quantity)
+        t_n, t_d = ratio(tariff.labour_tariff)
+        cents = half_up(q_n * t_n * 100, q_d * t_d)
         labour += cents
         labour_lines.append(StatementLine(
             version.labour.rule, version.labour.article,
@@ -262,7 +262,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         ctx.prec = 28
         quota_value = labour_amount / total_quotas
     value_text = _num(to_money(quota_value))
-    tq_n, tq_k = scaled(total_quotas)
+    tq_n, tq_d = ratio(total_quotas)
 
     # E4 / E5 / C3 / C4 / E7: each paid interruption is the same line for every member.
     paid_stops = []
@@ -275,23 +275,26 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     stop_cents = sum(c for _i, _b, c, _line in paid_stops)
 
     g = version.guarantee
-    over_tonnes = tonnes > g.over_tonnes
+    over_tonnes, over_minutes, full_day = tonnes > g.over_tonnes, g.over_minutes, g.above == "day"
+    due_at = work.service_end + dt.timedelta(hours=version.payment.deadline_hours)
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
-    priced = []
+    priced = []  # (member, lines, total centavos, share centavos): settled below if disputed
+    statements = []
+    shares_cents = 0
     for m in boarded:
         q = quotas[m.registration]
         found = shares.get(q)
         if found is None:
-            q_n, q_k = scaled(q)
-            cents = half_up(labour * q_n * 10 ** tq_k, tq_n * 10 ** q_k)  # labour × q ÷ total, last
+            q_n, q_d = ratio(q)
+            cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
             found = shares[q] = (cents, StatementLine(
                 version.shares.rule, version.shares.article,
                 text["share"].format(quotas=_num(q), value=value_text), to_brl(cents)))
         share, share_line = found
         # E3 / C2 (RULES.md E3): paid max(share, guarantee); both limits are strict.
-        if m.minutes_worked > g.over_minutes and over_tonnes:
-            if g.above == "day":
+        if over_tonnes and m.minutes_worked > over_minutes:
+            if full_day:
                 guarantee, key = prices.full_day, "guarantee_day"
             else:
                 guarantee, key = prices.by_time(Decimal(1), m.minutes_worked), "guarantee_hourly"
@@ -309,11 +312,17 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         else:
             lines = (share_line, *stop_lines)
             cents = share + stop_cents
-        priced.append((m, lines, cents, share))
+        shares_cents += share
+        if work.disputes:
+            priced.append((m, lines, cents, share))
+        else:
+            total = to_brl(cents)
+            statements.append(MemberStatement(m.registration, m.role, q, m.minutes_worked, lines, total,
+                                              _NO_DISPUTE, total, due_at, (), m.minutes_typed))
 
-    members = _settle(work, version, priced, quotas)
+    members = _settle(work, due_at, priced, quotas) if work.disputes else tuple(statements)
     billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text)
-    shares_total = to_brl(sum(share for _m, _l, _c, share in priced))
+    shares_total = to_brl(shares_cents)
     summary = GangSummary(
         gang_id=work.gang_id, ship=work.ship, date=work.date, period=work.period,
         rulebook=rulebook.id, rulebook_version=version.effective_from,
@@ -338,43 +347,40 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
 _NO_DISPUTE = to_brl(0)
 
 
-def _settle(work: GangWork, version: RulebookVersion, priced, quotas) -> tuple[MemberStatement, ...]:
-    """Totals, disputed and payable parts and the due time (E6, art. 10 §1) of each member;
-    ``priced`` is ``(member, lines, total centavos, share centavos)`` per member who boarded."""
-    due_at = work.service_end + dt.timedelta(hours=version.payment.deadline_hours)
+def _settle(work: GangWork, due_at: dt.datetime, priced, quotas) -> tuple[MemberStatement, ...]:
+    """The statements of a gang with disputes: totals, disputed and payable parts (E6, art. 10
+    §1) of each member; ``priced`` is ``(member, lines, total centavos, share centavos)`` per
+    member who boarded, ``due_at`` the E6 deadline. Raises ``BadInput`` naming each bad dispute."""
+    by_member = {m.registration: lines for m, lines, _c, _s in priced}
     disputed: dict[str, Decimal] = {}
-    if work.disputes:
-        by_member = {m.registration: lines for m, lines, _c, _s in priced}
-        errors = []
-        for d in work.disputes:
-            lines = by_member.get(d.registration)
-            if lines is None:
-                errors.append(f"{d.source}: {d.registration} is not a member of gang {work.gang_id} who boarded")
-                continue
-            on_rule = money_sum(line.amount for line in lines if line.rule == d.rule)
-            if on_rule == 0:
-                errors.append(f"{d.source}: {d.registration} has no line of rule {d.rule} to dispute")
-                continue
-            amount = on_rule if d.amount is None else d.amount
-            if amount <= 0 or amount > on_rule:
-                errors.append(f"{d.source}: disputed amount {amount} must be > 0 and ≤ {on_rule} "
-                              f"(the {d.rule} lines)")
-                continue
-            disputed[d.registration] = disputed.get(d.registration, ZERO) + to_money(amount)
-        if errors:
-            raise BadInput("\n".join(errors))
+    errors = []
+    for d in work.disputes:
+        lines = by_member.get(d.registration)
+        if lines is None:
+            errors.append(f"{d.source}: {d.registration} is not a member of gang {work.gang_id} who boarded")
+            continue
+        on_rule = money_sum(line.amount for line in lines if line.rule == d.rule)
+        if on_rule == 0:
+            errors.append(f"{d.source}: {d.registration} has no line of rule {d.rule} to dispute")
+            continue
+        amount = on_rule if d.amount is None else d.amount
+        if amount <= 0 or amount > on_rule:
+            errors.append(f"{d.source}: disputed amount {amount} must be > 0 and ≤ {on_rule} "
+                          f"(the {d.rule} lines)")
+            continue
+        disputed[d.registration] = disputed.get(d.registration, ZERO) + to_money(amount)
+    if errors:
+        raise BadInput("\n".join(errors))
     out = []
     for m, lines, cents, _share in priced:
         total = to_brl(cents)
-        if work.disputes:
-            held = to_money(min(disputed.get(m.registration, ZERO), total))
-            disputes = tuple(d for d in work.disputes if d.registration == m.registration)
-        else:
-            held, disputes = _NO_DISPUTE, ()
+        held = to_money(min(disputed.get(m.registration, ZERO), total))
         out.append(MemberStatement(
             registration=m.registration, role=m.role, quotas=quotas[m.registration],
             minutes_worked=m.minutes_worked, lines=lines, total=total, disputed=held,
-            payable=total - held, due_at=due_at, disputes=disputes, minutes_typed=m.minutes_typed))
+            payable=total - held, due_at=due_at,
+            disputes=tuple(d for d in work.disputes if d.registration == m.registration),
+            minutes_typed=m.minutes_typed))
     return tuple(out)
 
 
@@ -399,8 +405,8 @@ def _billing(work: GangWork, version: RulebookVersion, paid_stops, members: int,
             n=members), to_brl(cents * members)))
     total = base
     if spec.surcharge:
-        s_n, s_k = scaled(spec.surcharge)
-        surcharge = half_up(base * s_n, 10 ** s_k)
+        s_n, s_d = ratio(spec.surcharge)
+        surcharge = half_up(base * s_n, s_d)
         total += surcharge
         lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
             pct=_num(spec.surcharge * 100), base=to_brl(base)), to_brl(surcharge)))

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from central.pay.cents import cents_of, half_up, scaled, to_brl
+from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.loading import holiday_calendar, parse_rulebook
 from central.pay.watchmen import ShiftPayer, WatchShift
 from tests.ledger.pay_reference import reference_pay
@@ -32,14 +32,14 @@ def test_half_up_rounds_an_exact_half_away_from_zero():
     assert half_up(6125, 10) == 613
 
 
-def test_scaled_is_exact_and_refuses_what_is_not_a_number():
-    assert scaled(Decimal("1.20")) == (120, 2)
-    assert scaled(Decimal("180")) == (180, 0)
-    assert scaled(Decimal("1E+2")) == (100, 0)
-    assert scaled(Decimal("-0.005")) == (-5, 3)
+def test_ratio_is_exact_and_refuses_what_is_not_a_number():
+    assert ratio(Decimal("1.20")) == (6, 5)
+    assert ratio(Decimal("180.00")) == (180, 1)
+    assert ratio(Decimal("1E+2")) == (100, 1)
+    assert ratio(Decimal("-0.005")) == (-1, 200)
     for bad in ("Infinity", "NaN"):
         with pytest.raises(ValueError, match="not a finite amount"):
-            scaled(Decimal(bad))
+            ratio(Decimal(bad))
 
 
 def test_cents_and_back_to_brl():
