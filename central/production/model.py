@@ -121,10 +121,11 @@ class GangWork:
     units: int = 1           # composition check (DL 2.032 art. 13; DL 3.844 art. 3)
 
 
-class MemberStatement(msgspec.Struct, frozen=True):
+class MemberStatement(msgspec.Struct, frozen=True, gc=False):
     """One member's statement for the gang: lines with rule ids, their total, the disputed part
     (recorded, deposited) and the undisputed part payable by ``due_at`` (E6). A frozen struct:
-    a month builds one per member-shift, so cheaply."""
+    a month builds one per member-shift, so cheaply; it holds only values, never a cycle, so the
+    cyclic collector does not track it (``gc=False``)."""
 
     registration: str
     role: str
