@@ -196,7 +196,7 @@ class _Prices:
         if found is None:
             rule = self.version.interruptions[stop.kind]
             cents = self.by_time(rule.wage_fraction, stop.minutes)
-            found = self.stops[key] = (cents, StatementLine(
+            found = self.stops[key] = (cents, StatementLine.in_cents(
                 rule.rule, rule.article,
                 TEXT[lang][stop.kind].format(minutes=_num(stop.minutes), fraction=_num(rule.wage_fraction)),
                 to_brl(cents)))
@@ -247,7 +247,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         t_n, t_d = ratio(tariff.labour_tariff)
         cents = half_up(q_n * t_n * 100, q_d * t_d)
         labour += cents
-        labour_lines.append(StatementLine(
+        labour_lines.append(StatementLine.in_cents(
             version.labour.rule, version.labour.article,
             text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity), unit=tariff.unit,
                                   tariff=_brl(tariff.labour_tariff)),
@@ -288,7 +288,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         if found is None:
             q_n, q_d = ratio(q)
             cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
-            found = shares[q] = (cents, StatementLine(
+            found = shares[q] = (cents, StatementLine.in_cents(
                 version.shares.rule, version.shares.article,
                 text["share"].format(quotas=_num(q), value=value_text), to_brl(cents)))
         share, share_line = found
@@ -304,7 +304,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             tkey = (key, guarantee, share, m.minutes_worked if key == "guarantee_hourly" else None)
             top_up = top_ups.get(tkey)
             if top_up is None:
-                top_up = top_ups[tkey] = StatementLine(g.rule, g.article, text[key].format(
+                top_up = top_ups[tkey] = StatementLine.in_cents(g.rule, g.article, text[key].format(
                     amount=to_brl(guarantee), hours=_num(m.minutes_worked / SIXTY),
                     hourly=prices.hourly_text), to_brl(guarantee - share))
             lines = (share_line, top_up, *stop_lines)
@@ -400,7 +400,7 @@ def _billing(work: GangWork, version: RulebookVersion, paid_stops, members: int,
         stop = work.interruptions[i]
         rule = version.interruptions[stop.kind]
         base += cents * members
-        lines.append(StatementLine(spec.rule, spec.article, text["billing"].format(
+        lines.append(StatementLine.in_cents(spec.rule, spec.article, text["billing"].format(
             what=f"{rule.rule} {stop.kind} {_num(stop.minutes)} min", source=stop.source,
             n=members), to_brl(cents * members)))
     total = base
@@ -408,14 +408,14 @@ def _billing(work: GangWork, version: RulebookVersion, paid_stops, members: int,
         s_n, s_d = ratio(spec.surcharge)
         surcharge = half_up(base * s_n, s_d)
         total += surcharge
-        lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
+        lines.append(StatementLine.in_cents(spec.rule, spec.article, text["surcharge"].format(
             pct=_num(spec.surcharge * 100), base=to_brl(base)), to_brl(surcharge)))
     for i, _cents in billed:
         stop = work.interruptions[i]
         if stop.transport is not None:
             fare = cents_of(stop.transport)
             total += fare
-            lines.append(StatementLine(spec.rule, spec.article, text["transport"].format(
+            lines.append(StatementLine.in_cents(spec.rule, spec.article, text["transport"].format(
                 source=stop.source, amount=to_money(stop.transport)), to_brl(fare)))
     return tuple(lines), total
 
