@@ -44,8 +44,10 @@ _MINUTE = dt.timedelta(minutes=1)
 _UTC = dt.UTC
 
 
-class WatchShift(msgspec.Struct, frozen=True):
-    """What pay needs of one shift (a frozen struct: built once per shift of a month, so cheaply). Times are aware datetimes (any offset; compared in UTC).
+class WatchShift(msgspec.Struct, frozen=True, gc=False):
+    """What pay needs of one shift. Times are aware datetimes (any offset; compared in UTC).
+    A frozen struct holding values only: built once per shift of a month, cheaply, and not tracked
+    by the cyclic collector (as ``Statement``).
 
     ``exit_at`` ``None`` means the shift was closed at the period end (no extension).
     ``berth`` is ``"berthed"`` or ``"anchored"``; ``function`` a key of the rulebook's functions.
@@ -63,7 +65,7 @@ class WatchShift(msgspec.Struct, frozen=True):
     meal_worked: bool = False
 
 
-class Statement(msgspec.Struct, frozen=True):
+class Statement(msgspec.Struct, frozen=True, gc=False):
     """The pay of one shift: lines in rulebook order, the total (sum of rounded lines), the work day,
     the flags raised (e.g. EXTENSION_OVER_CAP) and when payment is due (48 h after the service).
     ``hold_reason``: why the statement waits for the office's review before payment (an EARLY_EXIT
