@@ -50,6 +50,7 @@ class PayRun:
 #: A shift with no exit read may still get one until its period's end plus this grace: the at most
 #: 2 h extension of the period (83.611 art. 9 §1; the gate's G9 ``exit_grace_min`` default, 120).
 OPEN_GRACE = dt.timedelta(hours=2)
+_UNSEEN = object()  # a period not yet checked (``None`` means checked and ordinary)
 
 
 def open_until(s: Shift, grace: dt.timedelta = OPEN_GRACE) -> dt.datetime | None:
@@ -83,8 +84,8 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
         try:
             shift = s.to_pay()
             key = (shift.period_start, shift.period_end)
-            problem = period_problems.get(key, key)
-            if problem is key:
+            problem = period_problems.get(key, _UNSEEN)
+            if problem is _UNSEEN:
                 problem = period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
             if problem is not None:
                 raise BadInput(f"{problem}: held", where=s.shift_id)
