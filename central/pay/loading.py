@@ -34,6 +34,8 @@ from central.pay.rulebook import Rulebook, parse_window
 from portgate.config import convert, load_toml
 from portgate.errors import ConfigError
 
+#: The example port configuration (time zone, holidays, rulebook), the default of the pay commands.
+DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
 #: Local work days pay can meet: a time in 2000-01-01..2100-12-31 UTC falls on 1999-12-31 or later.
 PAYABLE_YEARS = range(1999, 2101)
 
