@@ -1,4 +1,5 @@
-"""Garbage-collector settings for the long-running services (office ingest and its writers).
+"""Garbage-collector settings for the long-running services (office ingest and its writers), and
+``paused()`` for the batch runs of pay.
 
 paho-mqtt leaves about ten objects in reference cycles per received message (each message's
 info object holds a condition variable and its lock), which only CPython's cyclic collector frees.
@@ -15,7 +16,9 @@ few megabytes of garbage waiting between collections.
 
 from __future__ import annotations
 
+import contextlib
 import gc
+from collections.abc import Iterator
 
 GEN0 = 20_000
 GEN1 = 20
@@ -27,3 +30,17 @@ def tune_for_service(gen0: int = GEN0, gen1: int = GEN1, gen2: int = GEN2) -> No
     gc.collect()
     gc.freeze()
     gc.set_threshold(gen0, gen1, gen2)
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Pause the cyclic collector for a burst of long-lived objects that form no cycles (a month's
+    pay statements: ~10^5 of them), which it would otherwise rescan again and again as they pile
+    up; the previous state is restored on the way out, also on an exception."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

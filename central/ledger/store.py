@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
+from operator import itemgetter
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -136,17 +137,28 @@ def read_shifts(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[
                    c.voyage, c.post, c.gate_id, c.period_start, c.period_end, c.admit_at, c.exit_at,
                    c.closed_by, c.admit_event_id, c.exit_event_id, c.meal_worked)
             .where(c.work_date >= date_from, c.work_date <= date_to)
-            .order_by(c.period_start, c.registration)
-        )
-        utc = dt.UTC
+        ).all()
+        # ordered here: sorting the fetched rows is cheaper than SQLite's temporary B-tree
+        rows.sort(key=itemgetter(10, 1))  # (period_start, registration)
+        utc, combine = dt.UTC, dt.datetime.combine
+        bounds: dict[dt.datetime, dt.datetime] = {}  # a month has ~124 distinct period bounds
         out = []
         for (sid, reg, ship, wdate, period, function, berth, voyage, post, gate, pstart, pend,
              admit, exit_, closed_by, admit_id, exit_id, meal) in rows:
-            # SQLite hands back naive UTC: put the zone back (PostgreSQL is already aware)
+            # SQLite hands back naive UTC: put the zone back (PostgreSQL is already aware);
+            # combine() is several times cheaper than replace(tzinfo=) on CPython 3.11
             if pstart.tzinfo is None:
-                pstart, pend = pstart.replace(tzinfo=utc), pend.replace(tzinfo=utc)
-                admit = admit.replace(tzinfo=utc) if admit is not None else None
-                exit_ = exit_.replace(tzinfo=utc) if exit_ is not None else None
+                start = bounds.get(pstart)
+                if start is None:
+                    start = bounds[pstart] = combine(pstart.date(), pstart.time(), utc)
+                end = bounds.get(pend)
+                if end is None:
+                    end = bounds[pend] = combine(pend.date(), pend.time(), utc)
+                pstart, pend = start, end
+                if admit is not None:
+                    admit = combine(admit.date(), admit.time(), utc)
+                if exit_ is not None:
+                    exit_ = combine(exit_.date(), exit_.time(), utc)
             elif pstart.tzinfo is not utc:
                 pstart, pend, admit, exit_ = (as_utc(v) for v in (pstart, pend, admit, exit_))
             out.append(Shift(sid, reg, ship, wdate, period, function, berth, voyage, post, gate,

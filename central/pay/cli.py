@@ -34,9 +34,10 @@ from pathlib import Path
 import click
 
 from central.cli_args import database_arg, day_range, db_url_arg, time_arg
-from central.pay.calendar import DEFAULT_PORT_CONFIG, HolidayCalendar, PortConfig, load_port_config
+from central.pay.calendar import PortConfig
+from central.pay.loading import (DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config,
+                                 load_rulebook)
 from central.pay.lines import money_str
-from central.pay.rulebook import load_rulebook
 from central.pay.watchmen import Statement
 from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
@@ -59,7 +60,7 @@ def load_setup(port_config: str | None):
         raise naming_key(exc, "rulebook", where) from exc
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{port.rulebook[:200]}: {unreadable(exc)}", key="rulebook", path=where) from exc
-    calendar = HolidayCalendar.from_config(port, rulebook.timezone)
+    calendar = calendar_from_config(port, rulebook.timezone)
     return port, rulebook, calendar
 
 

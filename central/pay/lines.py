@@ -50,3 +50,20 @@ class StatementLine:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "amount", to_money(self.amount))
+
+    @classmethod
+    def in_cents(cls, rule: str, article: str, description: str, amount: Decimal) -> StatementLine:
+        """A line whose ``amount`` is already whole cents (``central.pay.cents.to_brl``): built
+        without rounding it again (the engines' hot path)."""
+        line = object.__new__(cls)
+        _set_rule(line, rule)
+        _set_article(line, article)
+        _set_description(line, description)
+        _set_amount(line, amount)
+        return line
+
+
+_set_rule = StatementLine.rule.__set__  # type: ignore[attr-defined]  # slot descriptors
+_set_article = StatementLine.article.__set__  # type: ignore[attr-defined]
+_set_description = StatementLine.description.__set__  # type: ignore[attr-defined]
+_set_amount = StatementLine.amount.__set__  # type: ignore[attr-defined]

@@ -30,22 +30,20 @@ Layout (see docs/pay.md for the full reference and both examples)::
     basis = "day_wage"                   # day_wage (x SDe) | extension_hours (x SH, hour band)
     rate = "1.00"                        #   | lines (x sum of the rounded lines listed in ``of``)
 
-Loading errors raise ``ConfigError`` naming the file and the key (``$.terms[0].lines[2].rate``).
+The types here are pure data; ``central.pay.loading`` reads and validates the files
+(``load_rulebook``, ``parse_rulebook``): errors raise ``ConfigError`` naming the file and the key
+(``$.terms[0].lines[2].rate``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import tomllib
-from decimal import Decimal, InvalidOperation
-from pathlib import Path
+from decimal import Decimal
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
 from central.registry.sanctions import SuspensionLimits
-from portgate.config import convert
 from portgate.errors import ConfigError
 
 When = Literal["always", "night", "sunday", "holiday", "meal_worked", "anchored", "extension"]
@@ -116,10 +114,6 @@ class Rulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         """The terms in force on ``day``. Raises ``ConfigError`` if none is."""
         return _in_force(self.terms, day, self.id, "terms")
 
-    @property
-    def zone(self) -> ZoneInfo:
-        return ZoneInfo(self.timezone)
-
 
 def _in_force(items, day: dt.date, book: str, key: str):
     chosen = None
@@ -142,90 +136,3 @@ def parse_window(text: str, key: str) -> tuple[int, int]:
     if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
         raise ConfigError(f"{text!r} has hours out of range", key=key)
     return start, end
-
-
-def _validate(book: Rulebook, path: str | None) -> Rulebook:
-    def fail(message: str, key: str) -> ConfigError:
-        return ConfigError(message, key=key, path=path)
-
-    try:
-        ZoneInfo(book.timezone)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise fail(f"unknown time zone {book.timezone!r}", "$.timezone") from exc
-    if not book.day_wages:
-        raise fail("at least one day wage is required", "$.day_wages")
-    if not book.terms:
-        raise fail("at least one version of the terms is required", "$.terms")
-    if not book.anchorage_transport_fare.is_finite() or book.anchorage_transport_fare < 0:
-        raise fail("must be a non-negative amount", "$.anchorage_transport_fare")
-    for i, wage in enumerate(book.day_wages):
-        if not wage.amount.is_finite() or wage.amount <= 0:
-            raise fail("must be a positive amount", f"$.day_wages[{i}].amount")
-    for name, items in (("day_wages", book.day_wages), ("terms", book.terms)):
-        dates = [item.effective_from for item in items]
-        if len(set(dates)) != len(dates):
-            raise fail("two entries have the same effective_from", f"$.{name}")
-    for t, terms in enumerate(book.terms):
-        where = f"$.terms[{t}]"
-        try:
-            parse_window(terms.night_window, f"{where}.night_window")
-        except ConfigError as exc:
-            raise fail(exc.args[0].split(": ", 1)[-1], f"{where}.night_window") from exc
-        if terms.ordinary_hours <= 0:
-            raise fail("must be positive", f"{where}.ordinary_hours")
-        if terms.tolerance_minutes < 0:
-            raise fail("must not be negative", f"{where}.tolerance_minutes")
-        if not terms.functions:
-            raise fail("at least one function is required", f"{where}.functions")
-        for fname, mult in terms.functions.items():
-            if not mult.is_finite() or mult <= 0:
-                raise fail("must be a positive multiplier", f"{where}.functions.{fname}")
-        if not terms.lines:
-            raise fail("at least one line is required", f"{where}.lines")
-        seen: set[str] = set()
-        for n, line in enumerate(terms.lines):
-            lk = f"{where}.lines[{n}]"
-            if line.rule in seen:
-                raise fail(f"rule {line.rule!r} appears twice", f"{lk}.rule")
-            if not line.rate.is_finite() or line.rate < 0:
-                raise fail("must be a non-negative number", f"{lk}.rate")
-            if line.basis == "lines":
-                if not line.of:
-                    raise fail("basis 'lines' needs the rule ids to sum", f"{lk}.of")
-                for ref in line.of:
-                    if ref not in seen:
-                        raise fail(f"{ref!r} is not an earlier line", f"{lk}.of")
-            if line.basis == "fixed" and (line.amount is None or line.amount < 0):
-                raise fail("basis 'fixed' needs a non-negative amount", f"{lk}.amount")
-            if line.basis == "extension_hours":
-                if line.when != "extension":
-                    raise fail("basis 'extension_hours' needs when = 'extension'", f"{lk}.when")
-                if line.from_hours < 0 or (line.to_hours is not None and line.to_hours <= line.from_hours):
-                    raise fail("the hour band is empty or negative", f"{lk}.to_hours")
-            seen.add(line.rule)
-    return msgspec.structs.replace(
-        book,
-        day_wages=sorted(book.day_wages, key=lambda w: w.effective_from),
-        terms=sorted(book.terms, key=lambda t: t.effective_from),
-    )
-
-
-def parse_rulebook(raw: object, *, path: str | None = None) -> Rulebook:
-    """Convert parsed TOML data to a validated ``Rulebook``; raise ``ConfigError`` naming the key."""
-    try:
-        book = convert(raw, Rulebook, path=path)
-    except InvalidOperation as exc:  # pragma: no cover - msgspec reports bad decimals itself
-        raise ConfigError(f"bad number: {exc}", path=path) from exc
-    return _validate(book, path)
-
-
-def load_rulebook(path: str | Path) -> Rulebook:
-    """Read and validate a rulebook TOML file. Raises ``ConfigError`` (file, key, reason)."""
-    path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError("rulebook file not found", path=str(path)) from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
-    return parse_rulebook(raw, path=str(path))

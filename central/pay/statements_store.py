@@ -12,11 +12,10 @@ only the current statement is listed overdue, paid or released.
 from __future__ import annotations
 
 import dataclasses
-import contextlib
 import datetime as dt
-import gc
 from decimal import Decimal
 
+import msgspec
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -30,6 +29,7 @@ from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
+from portgate.gctune import paused as gc_paused
 
 
 def watch_shift(s: Shift) -> WatchShift:
@@ -62,6 +62,7 @@ class PayRun:
 #: A shift with no exit read may still get one until its period's end plus this grace: the at most
 #: 2 h extension of the period (83.611 art. 9 §1; the gate's G9 ``exit_grace_min`` default, 120).
 OPEN_GRACE = dt.timedelta(hours=2)
+_UNSEEN = object()  # a period not yet checked (``None`` means checked and ordinary)
 
 
 def open_until(s: Shift, grace: dt.timedelta = OPEN_GRACE) -> dt.datetime | None:
@@ -84,25 +85,27 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
     held: list[Held] = []
     period_problems: dict[tuple[dt.datetime, dt.datetime], str | None] = {}  # periods repeat
     for s in found:
-        until = open_until(s, open_grace) if now is not None else None
-        if until is not None and now < until:
+        if now is not None and s.closed_by != "exit" and now < s.period_end + open_grace:
+            until = open_until(s, open_grace)
             held.append(Held(s, (f"OPEN: no exit read yet; the shift is open until {until.isoformat()} "
                                  "(period end + exit grace), paid by a run after that",)))
             continue
-        if s.held:
+        if s.flags and s.held:
             held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
             continue
         try:
             shift = watch_shift(s)
             key = (shift.period_start, shift.period_end)
-            if key not in period_problems:
-                period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
-            if period_problems[key] is not None:
-                raise BadInput(f"{period_problems[key]}: held", where=s.shift_id)
+            problem = period_problems.get(key, _UNSEEN)
+            if problem is _UNSEEN:
+                problem = period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
+            if problem is not None:
+                raise BadInput(f"{problem}: held", where=s.shift_id)
             statement = payer.pay(shift)
-            review = s.review_reasons
-            if review:  # RULES.md P: paid as computed, on hold for the office's review
-                statement = dataclasses.replace(statement, hold_reason="; ".join(review))
+            if s.flags:
+                review = s.review_reasons
+                if review:  # RULES.md P: paid as computed, on hold for the office's review
+                    statement = msgspec.structs.replace(statement, hold_reason="; ".join(review))
             paid.append(statement)
         except BadInput as exc:
             held.append(Held(s, (str(exc),)))
@@ -119,7 +122,7 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
     ``StoreError`` on a database failure."""
     # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
     # again and again (none of them form cycles), so it is paused for the read and the pay run.
-    with _no_cyclic_gc():
+    with gc_paused():
         try:
             with engine.connect() as conn:
                 found = read_shifts(conn, date_from, date_to)
@@ -130,17 +133,6 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
                                                              by=by, reason=reason))
     return run
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc():
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import hashlib
 import json
 from decimal import Decimal
 
+import msgspec
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -77,7 +78,7 @@ def with_adjustment(st: Statement, paid_cents: int) -> Statement:
     paid = Decimal(paid_cents) / 100
     line = StatementLine(ADJUSTMENT_RULE, ADJUSTMENT_ARTICLE,
                          f"já pago em versão anterior / already paid: {money_str(paid)}", -paid)
-    return dataclasses.replace(st, lines=(*st.lines, line), total=st.total - paid,
+    return msgspec.structs.replace(st, lines=(*st.lines, line), total=st.total - paid,
                                flags=(*st.flags, ADJUSTMENT_FLAG))
 
 

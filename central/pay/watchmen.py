@@ -12,19 +12,22 @@ Definitions (RULES.md, P):
   still paid and flagged EXTENSION_OVER_CAP (art. 26 a);
 - SDe = SD x the function's multiplier (vigia_chefe 1.5, art. 26 §3); SH = SDe / ordinary hours.
 
-Money is Decimal (BRL): each line rounded half up to the cent (``StatementLine``), a ``lines`` basis
-(P7, art. 27) sums already-rounded lines, the total is the sum of the rounded lines.
+Money is Decimal (BRL) at the edges and integer centavos inside (``central.pay.cents``): each line
+rounded half up to the cent once, a ``lines`` basis (P7, art. 27) sums already-rounded lines, the
+total is the sum of the rounded lines.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from decimal import Decimal
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from central.pay.calendar import HolidayCalendar
+from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook, Terms, parse_window
 from portgate.errors import BadInput, ConfigError
@@ -34,11 +37,14 @@ from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL  # noqa: F401  (re
 MAX_EXIT_AFTER_END = dt.timedelta(hours=24)
 EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"
 _DAY = dt.timedelta(days=1)
+_MINUTE = dt.timedelta(minutes=1)
+_UTC = dt.UTC
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class WatchShift:
+class WatchShift(msgspec.Struct, frozen=True, gc=False):
     """What pay needs of one shift. Times are aware datetimes (any offset; compared in UTC).
+    A frozen struct holding values only: built once per shift of a month, cheaply, and not tracked
+    by the cyclic collector (as ``Statement``).
 
     ``exit_at`` ``None`` means the shift was closed at the period end (no extension).
     ``berth`` is ``"berthed"`` or ``"anchored"``; ``function`` a key of the rulebook's functions.
@@ -56,8 +62,7 @@ class WatchShift:
     meal_worked: bool = False
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Statement:
+class Statement(msgspec.Struct, frozen=True, gc=False):
     """The pay of one shift: lines in rulebook order, the total (sum of rounded lines), the work day,
     the flags raised (e.g. EXTENSION_OVER_CAP) and when payment is due (48 h after the service).
     ``hold_reason``: why the statement waits for the office's review before payment (an EARLY_EXIT
@@ -156,27 +161,44 @@ def _wage_on(rulebook: Rulebook, day: dt.date, shift_id: str) -> Decimal:
 # -- the engine ------------------------------------------------------------------------------------
 
 def _check_times(shift: WatchShift) -> None:
-    for name, value in (("period_start", shift.period_start), ("period_end", shift.period_end),
-                        ("admit_at", shift.admit_at), ("exit_at", shift.exit_at)):
-        if value is None:
-            continue
-        if value.tzinfo is None:
-            raise BadInput(f"{name} has no UTC offset", where=shift.shift_id)
-        if value < PLAUSIBLE_FROM:
-            raise BadInput(f"{name} {value.isoformat()} is implausible (unset clock): held",
-                           where=shift.shift_id)
-        if value >= PLAUSIBLE_UNTIL:
-            raise BadInput(f"{name} {value.isoformat()} is implausible (after 2100): held",
-                           where=shift.shift_id)
+    """Raise ``BadInput`` (naming the shift) for a time pay never computes from (below)."""
+    _check_period(shift)
+    _check_taps(shift)
+
+
+def _plausible(name: str, value: dt.datetime, shift_id: str) -> None:
+    if value.tzinfo is None:
+        raise BadInput(f"{name} has no UTC offset", where=shift_id)
+    if value < PLAUSIBLE_FROM:
+        raise BadInput(f"{name} {value.isoformat()} is implausible (unset clock): held", where=shift_id)
+    if value >= PLAUSIBLE_UNTIL:
+        raise BadInput(f"{name} {value.isoformat()} is implausible (after 2100): held", where=shift_id)
+
+
+def _check_period(shift: WatchShift) -> None:
+    """The period's bounds: aware and plausible (2000..2100)."""
+    _plausible("period_start", shift.period_start, shift.shift_id)
+    _plausible("period_end", shift.period_end, shift.shift_id)
+
+
+def _check_taps(shift: WatchShift) -> None:
+    """The rest, for a shift whose period passed ``_check_period``: admit and exit aware and
+    plausible, the period end after its start, the admit not after the period end, the exit not
+    before the admit nor more than 24 h after the period end."""
+    admit, exit_at = shift.admit_at, shift.exit_at
+    if admit is not None:
+        _plausible("admit_at", admit, shift.shift_id)
+    if exit_at is not None:
+        _plausible("exit_at", exit_at, shift.shift_id)
     if shift.period_end <= shift.period_start:
         raise BadInput("period_end is not after period_start", where=shift.shift_id)
-    if shift.admit_at is not None and shift.admit_at > shift.period_end:
-        raise BadInput(f"admit_at {shift.admit_at.isoformat()} is after period_end "
+    if admit is not None and admit > shift.period_end:
+        raise BadInput(f"admit_at {admit.isoformat()} is after period_end "
                        f"{shift.period_end.isoformat()}: held", where=shift.shift_id)
-    if shift.admit_at is not None and shift.exit_at is not None and shift.exit_at < shift.admit_at:
+    if admit is not None and exit_at is not None and exit_at < admit:
         raise BadInput("exit_at is before admit_at (backwards clock): held", where=shift.shift_id)
-    if shift.exit_at is not None and shift.exit_at > shift.period_end + MAX_EXIT_AFTER_END:
-        raise BadInput(f"exit_at {shift.exit_at.isoformat()} is more than 24 h after period_end "
+    if exit_at is not None and exit_at > shift.period_end + MAX_EXIT_AFTER_END:
+        raise BadInput(f"exit_at {exit_at.isoformat()} is more than 24 h after period_end "
                        f"{shift.period_end.isoformat()}: held", where=shift.shift_id)
 
 
@@ -217,73 +239,119 @@ def pay_shift(shift: WatchShift, rulebook: Rulebook, calendar: HolidayCalendar) 
 class ShiftPayer:
     """``pay_shift`` for many shifts with one rulebook and calendar: shifts with the same period,
     function, berth, meal and extension minutes get the same lines, so those are computed once per
-    payer (a month of 125,000 shifts has a few thousand distinct ones). Pure: no clock, no I/O."""
+    payer (a month of 125,000 shifts has a few thousand distinct ones), in integer centavos
+    (``central.pay.cents``). Pure: no clock, no I/O."""
 
     def __init__(self, rulebook: Rulebook, calendar: HolidayCalendar) -> None:
         self.rulebook, self.calendar = rulebook, calendar
         self.due = dt.timedelta(hours=rulebook.payment_due_hours)
+        #: (period_start, period_end) as given -> (start UTC, end UTC, end + 24 h, end after start)
+        self._periods: dict[tuple[dt.datetime, dt.datetime], tuple] = {}
+        #: (start, end, function, berth, meal, extension minutes) -> (day, lines, total, flags, hours)
         self._memo: dict[tuple, tuple] = {}
+        #: (start, end) -> (work day, terms, night, sunday, holiday): the calendar facts of a period
+        self._days: dict[tuple[dt.datetime, dt.datetime], tuple] = {}
+        #: what the lines depend on -> (lines, total): a month has a few hundred distinct ones
+        self._priced: dict[tuple, tuple] = {}
 
     def pay(self, shift: WatchShift) -> Statement:
         """The statement of ``shift``; same contract and errors as ``pay_shift``."""
-        _check_times(shift)
-        start = shift.period_start.astimezone(dt.UTC)
-        end = shift.period_end.astimezone(dt.UTC)
-        exit_at = shift.exit_at.astimezone(dt.UTC) if shift.exit_at is not None else None
-        minutes = extension_minutes(end, exit_at)
+        period = self._periods.get((shift.period_start, shift.period_end))
+        if period is None:  # a month has ~124 distinct periods: their checks are done once
+            _check_period(shift)
+            start = shift.period_start.astimezone(_UTC)
+            end = shift.period_end.astimezone(_UTC)
+            period = (start, end, end + MAX_EXIT_AFTER_END, end > start)
+            self._periods[(shift.period_start, shift.period_end)] = period
+        start, end, exit_bound, ordered = period
+        admit, exit_at = shift.admit_at, shift.exit_at
+        # the common case in one expression; anything else goes through every check (and raises)
+        if not (ordered
+                and (admit is None or (admit.tzinfo is not None and PLAUSIBLE_FROM <= admit <= end))
+                and (exit_at is None or (exit_at.tzinfo is not None and PLAUSIBLE_FROM <= exit_at
+                                         < PLAUSIBLE_UNTIL and exit_at <= exit_bound
+                                         and (admit is None or exit_at >= admit)))):
+            _check_taps(shift)
+        if exit_at is None or exit_at <= end:
+            minutes, service_end = 0, end
+        else:
+            if exit_at.tzinfo is not _UTC:
+                exit_at = exit_at.astimezone(_UTC)
+            minutes, service_end = (exit_at - end) // _MINUTE, exit_at
         key = (start, end, shift.function, shift.berth, shift.meal_worked, minutes)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = self._lines(shift, start, end, minutes)
         day, lines, total, flags, hours = found
-        service_end = max(end, exit_at) if exit_at is not None else end
         return Statement(shift.shift_id, shift.registration, self.rulebook.id, day, lines, total,
                          service_end + self.due, service_end, flags, minutes, hours)
 
     def _lines(self, shift: WatchShift, start: dt.datetime, end: dt.datetime, minutes: int):
-        rulebook, calendar = self.rulebook, self.calendar
-        zone = calendar.zone
-        day = work_day(start, end, zone)
-        terms = rulebook.terms_on(day)
+        """(work day, lines, total, flags, counted hours) of one distinct key."""
+        facts = self._days.get((start, end))
+        if facts is None:
+            zone = self.calendar.zone
+            day = work_day(start, end, zone)
+            terms = self.rulebook.terms_on(day)
+            night = night_share(start, end, zone, terms.night_window) >= terms.night_min_share
+            holiday = self.calendar.is_holiday(day)
+            facts = self._days[(start, end)] = (day, terms, night, day.weekday() == 6 and not holiday,
+                                                holiday)
+        day, terms, night, sunday, holiday = facts
         multiplier = terms.functions.get(shift.function)
         if multiplier is None:
             raise BadInput(
-                f"function {shift.function!r} is not in rulebook {rulebook.id} "
+                f"function {shift.function!r} is not in rulebook {self.rulebook.id} "
                 f"(one of: {', '.join(sorted(terms.functions))})",
                 where=shift.shift_id,
             )
-        sde = _wage_on(rulebook, day, shift.shift_id) * multiplier
+        wage = _wage_on(self.rulebook, day, shift.shift_id)
         counted = counted_extension_minutes(minutes, terms)
         hours = Decimal(counted) / Decimal(60)
-        night = night_share(start, end, zone, terms.night_window) >= terms.night_min_share
-        holiday = calendar.is_holiday(day)
-        sunday = day.weekday() == 6 and not holiday
         flags = (EXTENSION_OVER_CAP,) if hours > terms.extension_cap_hours else ()
-        applies = {"always": True, "night": night, "sunday": sunday, "holiday": holiday,
-                   "meal_worked": shift.meal_worked, "anchored": shift.berth == "anchored",
-                   "extension": hours > 0}
-        lines: list[StatementLine] = []
-        by_rule: dict[str, Decimal] = {}
-        total = Decimal("0.00")
-        for rule in terms.lines:
-            if not applies[rule.when]:
+        conditions = {"always": True, "night": night, "sunday": sunday, "holiday": holiday,
+                      "meal_worked": shift.meal_worked, "anchored": shift.berth == "anchored",
+                      "extension": counted > 0}
+        pkey = (id(terms), wage, multiplier, counted, *conditions.values())
+        priced = self._priced.get(pkey)
+        if priced is None:
+            priced = self._priced[pkey] = price_lines(terms, wage * multiplier, counted, conditions)
+        lines, total = priced
+        return day, lines, total, flags, hours
+
+
+def price_lines(terms: Terms, sde: Decimal, counted: int, conditions: dict[str, bool]
+                ) -> tuple[tuple[StatementLine, ...], Decimal]:
+    """The statement lines of ``terms`` for SDe ``sde`` (BRL), ``counted`` extension minutes and
+    the ``when`` conditions that hold, with their total (BRL, the sum of the printed lines).
+
+    Integer centavos inside: every figure is an exact fraction ``n / d`` (``ratio``) and each line is
+    one rounding, half up, of an exact integer fraction to the centavo (RULES.md rounding)."""
+    sde_n, sde_d = ratio(sde)  # SDe = sde_n / sde_d BRL
+    lines: list[StatementLine] = []
+    by_rule: dict[str, int] = {}
+    total = 0
+    for rule in terms.lines:
+        if not conditions[rule.when]:
+            continue
+        rate_n, rate_d = ratio(rule.rate)
+        if rule.basis == "day_wage":
+            cents = half_up(sde_n * rate_n * 100, sde_d * rate_d)
+        elif rule.basis == "extension_hours":
+            # SDe × rate × band minutes ÷ (ordinary hours × 60), one division, so an exact half
+            # cent rounds up (SH = SDe / 6 is never rounded on the way).
+            top = Decimal(counted) if rule.to_hours is None else min(Decimal(counted), rule.to_hours * 60)
+            band = top - rule.from_hours * 60
+            if band <= 0:
                 continue
-            if rule.basis == "day_wage":
-                amount = sde * rule.rate
-            elif rule.basis == "extension_hours":
-                # RULES.md rounding: SDe × rate × band minutes ÷ (ordinary hours × 60), divided last,
-                # so an exact half cent rounds up (SH = SDe / 6 is never rounded on the way).
-                top = counted if rule.to_hours is None else min(Decimal(counted), rule.to_hours * 60)
-                band = top - rule.from_hours * 60
-                if band <= 0:
-                    continue
-                amount = sde * rule.rate * band / (terms.ordinary_hours * 60)
-            elif rule.basis == "lines":  # P7: on the already-rounded lines named in ``of``
-                amount = sum((by_rule[ref] for ref in rule.of if ref in by_rule), Decimal(0)) * rule.rate
-            else:  # fixed
-                amount = rule.amount
-            line = StatementLine(rule.rule, rule.article, rule.description, amount)
-            lines.append(line)
-            by_rule[rule.rule] = line.amount
-            total += line.amount  # exact: every amount is already in cents
-        return day, tuple(lines), total, flags, hours
+            band_n, band_d = ratio(band)
+            cents = half_up(sde_n * rate_n * band_n * 100,
+                            sde_d * rate_d * band_d * terms.ordinary_hours * 60)
+        elif rule.basis == "lines":  # P7: on the already-rounded lines named in ``of``
+            cents = half_up(sum(by_rule[ref] for ref in rule.of if ref in by_rule) * rate_n, rate_d)
+        else:  # fixed
+            cents = cents_of(rule.amount)
+        lines.append(StatementLine(rule.rule, rule.article, rule.description, to_brl(cents)))
+        by_rule[rule.rule] = cents
+        total += cents  # the total is the sum of the printed (rounded) lines
+    return tuple(lines), to_brl(total)

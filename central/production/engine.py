@@ -23,6 +23,7 @@ import datetime as dt
 from collections.abc import Iterable
 from decimal import Decimal, localcontext
 
+from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import StatementLine, money_sum, to_money
 from central.production.composition import Composition, composition_problem
 from central.production.model import (
@@ -35,6 +36,7 @@ from central.production.model import (
 )
 from central.production.rulebook import Rulebook, RulebookVersion
 from portgate.errors import BadInput
+from portgate.gctune import paused as gc_paused
 
 ZERO = Decimal(0)
 SIXTY = Decimal(60)
@@ -156,8 +158,53 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
     return errors
 
 
+class _Prices:
+    """What a rulebook version prices the same for every gang, in integer centavos, worked out
+    once per ``pay_gangs`` call: member quotas per (role, holds), the guarantees, the interruption
+    lines per (kind, minutes, language)."""
+
+    def __init__(self, version: RulebookVersion) -> None:
+        self.version = version
+        self.sd = ratio(version.day_wage)
+        self.per_day_minutes = version.hours_per_day * 60
+        g = version.guarantee
+        fraction = ratio(g.minimum_day_fraction)
+        self.half_day = half_up(self.sd[0] * fraction[0] * 100, self.sd[1] * fraction[1])
+        self.full_day = half_up(self.sd[0] * 100, self.sd[1])
+        self.hourly_text = str(to_money(version.hourly_wage))
+        self.quotas: dict[tuple[str, int], Decimal] = {}
+        self.stops: dict[tuple[str, Decimal, str], tuple[int, StatementLine]] = {}
+
+    def quotas_of(self, member: Member) -> Decimal:
+        key = (member.role, member.holds_worked)
+        found = self.quotas.get(key)
+        if found is None:
+            found = self.quotas[key] = member_quotas(member, self.version)
+        return found
+
+    def by_time(self, fraction: Decimal, minutes: Decimal) -> int:
+        """Centavos of SD × ``fraction`` × ``minutes`` ÷ (hours per day × 60), one rounding half up
+        (``by_time`` exactly, rounded as a line)."""
+        f_n, f_d = ratio(fraction)
+        m_n, m_d = ratio(minutes)
+        return half_up(self.sd[0] * f_n * m_n * 100, self.sd[1] * f_d * m_d * self.per_day_minutes)
+
+    def stop_line(self, stop, lang: str) -> tuple[int, StatementLine]:
+        """(centavos, line) of a paid interruption: the same for every member of the gang."""
+        key = (stop.kind, stop.minutes, lang)
+        found = self.stops.get(key)
+        if found is None:
+            rule = self.version.interruptions[stop.kind]
+            cents = self.by_time(rule.wage_fraction, stop.minutes)
+            found = self.stops[key] = (cents, StatementLine.in_cents(
+                rule.rule, rule.article,
+                TEXT[lang][stop.kind].format(minutes=_num(stop.minutes), fraction=_num(rule.wage_fraction)),
+                to_brl(cents)))
+        return found
+
+
 def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR",
-             composition: Composition | None = None) -> GangResult:
+             composition: Composition | None = None, _prices: dict | None = None) -> GangResult:
     """Pay one gang (terno) under ``rulebook`` (E1-E8 or C1-C6) with the port's ``tariffs``.
 
     Returns a ``GangResult``: per member who boarded, statement lines (E2/C1 share, E3/C2
@@ -173,65 +220,109 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     With a ``composition`` table and a gang that names its ``unit``, a gang whose boarded members
     depart from the table is flagged GANG_COMPOSITION on its summary (DL 2.032 art. 13; DL 3.844
     art. 3); pay is unchanged.
+
+    Money is integer centavos inside (``central.pay.cents``): each printed line is one rounding half
+    up of an exact integer fraction; amounts are ``Decimal`` BRL on the way out.
     """
     text = TEXT[lang]
     version = rulebook.version_for(work.date, where=work.tally[0].source if work.tally else work.gang_id)
     errors = _check(work, version, tariffs)
     if errors:
         raise BadInput("\n".join(errors))
+    cache = {} if _prices is None else _prices
+    prices = cache.get(id(version))
+    if prices is None or prices.version is not version:
+        prices = cache[id(version)] = _Prices(version)
 
     # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up.
     labour_lines = []
     tonnes = ZERO
+    labour = 0
     for row in work.tally:
         tariff = tariffs.lookup(row.cargo_class, work.date)
         assert tariff is not None  # checked above
         if tariff.unit == "t":
             tonnes += row.quantity
-        labour_lines.append(StatementLine(
+        q_n, q_d = ratio(row.quantity)
+        t_n, t_d = ratio(tariff.labour_tariff)
+        cents = half_up(q_n * t_n * 100, q_d * t_d)
+        labour += cents
+        labour_lines.append(StatementLine.in_cents(
             version.labour.rule, version.labour.article,
             text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity), unit=tariff.unit,
                                   tariff=_brl(tariff.labour_tariff)),
-            row.quantity * tariff.labour_tariff))
-    labour_amount = money_sum(line.amount for line in labour_lines)
+            to_brl(cents)))
+    labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
     boarded = [m for m in work.members if m.boarded]
-    quotas = {m.registration: member_quotas(m, version) for m in boarded}
+    quotas = {m.registration: prices.quotas_of(m) for m in boarded}
     total_quotas = sum(quotas.values(), ZERO)
     with localcontext() as ctx:
         ctx.prec = 28
         quota_value = labour_amount / total_quotas
+    value_text = _num(to_money(quota_value))
+    tq_n, tq_d = ratio(total_quotas)
 
-    billed: dict[int, list[Decimal]] = {}
+    # E4 / E5 / C3 / C4 / E7: each paid interruption is the same line for every member.
+    paid_stops = []
+    for i, stop in enumerate(work.interruptions):
+        rule = version.interruptions[stop.kind]
+        if stop.minutes <= rule.paid_when_over_minutes:
+            continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
+        paid_stops.append((i, rule.billed_to_shipowner, *prices.stop_line(stop, lang)))
+    stop_lines = tuple(line for _i, _b, _c, line in paid_stops)
+    stop_cents = sum(c for _i, _b, c, _line in paid_stops)
+
+    g = version.guarantee
+    over_tonnes, over_minutes, full_day = tonnes > g.over_tonnes, g.over_minutes, g.above == "day"
+    due_at = work.service_end + dt.timedelta(hours=version.payment.deadline_hours)
+    shares: dict[Decimal, tuple[int, StatementLine]] = {}
+    top_ups: dict[tuple, StatementLine] = {}
+    priced = []  # (member, lines, total centavos, share centavos): settled below if disputed
     statements = []
+    shares_cents = 0
     for m in boarded:
-        lines = [StatementLine(version.shares.rule, version.shares.article,
-                               text["share"].format(quotas=_num(quotas[m.registration]),
-                                                    value=_num(to_money(quota_value))),
-                               labour_amount * quotas[m.registration] / total_quotas)]
-        share = lines[0].amount
-        guarantee, key = _guarantee(m, version, tonnes)
+        q = quotas[m.registration]
+        found = shares.get(q)
+        if found is None:
+            q_n, q_d = ratio(q)
+            cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
+            found = shares[q] = (cents, StatementLine.in_cents(
+                version.shares.rule, version.shares.article,
+                text["share"].format(quotas=_num(q), value=value_text), to_brl(cents)))
+        share, share_line = found
+        # E3 / C2 (RULES.md E3): paid max(share, guarantee); both limits are strict.
+        if over_tonnes and m.minutes_worked > over_minutes:
+            if full_day:
+                guarantee, key = prices.full_day, "guarantee_day"
+            else:
+                guarantee, key = prices.by_time(Decimal(1), m.minutes_worked), "guarantee_hourly"
+        else:
+            guarantee, key = prices.half_day, "guarantee_half"
         if guarantee > share:
-            g = version.guarantee
-            lines.append(StatementLine(g.rule, g.article, text[key].format(
-                amount=guarantee, hours=_num(m.minutes_worked / SIXTY), hourly=to_money(version.hourly_wage)),
-                guarantee - share))
-        for i, stop in enumerate(work.interruptions):
-            rule = version.interruptions[stop.kind]
-            if stop.minutes <= rule.paid_when_over_minutes:
-                continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
-            line = StatementLine(rule.rule, rule.article, text[stop.kind].format(
-                minutes=_num(stop.minutes), fraction=_num(rule.wage_fraction)),
-                by_time(version, rule.wage_fraction, stop.minutes))
-            lines.append(line)
-            if rule.billed_to_shipowner:
-                billed.setdefault(i, []).append(line.amount)
-        statements.append((m, tuple(lines)))
+            tkey = (key, guarantee, share, m.minutes_worked if key == "guarantee_hourly" else None)
+            top_up = top_ups.get(tkey)
+            if top_up is None:
+                top_up = top_ups[tkey] = StatementLine.in_cents(g.rule, g.article, text[key].format(
+                    amount=to_brl(guarantee), hours=_num(m.minutes_worked / SIXTY),
+                    hourly=prices.hourly_text), to_brl(guarantee - share))
+            lines = (share_line, top_up, *stop_lines)
+            cents = guarantee + stop_cents
+        else:
+            lines = (share_line, *stop_lines)
+            cents = share + stop_cents
+        shares_cents += share
+        if work.disputes:
+            priced.append((m, lines, cents, share))
+        else:
+            total = to_brl(cents)
+            statements.append(MemberStatement(m.registration, m.role, q, m.minutes_worked, lines, total,
+                                              _NO_DISPUTE, total, due_at, (), m.minutes_typed))
 
-    members = _settle(work, version, statements, quotas)
-    billing = _billing(work, version, billed, text)
-    shares_total = money_sum(s.lines[0].amount for s in members)
+    members = _settle(work, due_at, priced, quotas) if work.disputes else tuple(statements)
+    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text)
+    shares_total = to_brl(shares_cents)
     summary = GangSummary(
         gang_id=work.gang_id, ship=work.ship, date=work.date, period=work.period,
         rulebook=rulebook.id, rulebook_version=version.effective_from,
@@ -242,7 +333,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         flags=_composition_flags(work, composition),
     )
     return GangResult(summary=summary, members=members, billing=billing,
-                      billing_total=money_sum(line.amount for line in billing))
+                      billing_total=to_brl(billing_cents))
 
 
 def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
@@ -253,23 +344,14 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
     return () if problem is None else (problem,)
 
 
-def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[Decimal, str]:
-    """E3 / C2: the member's minimum, rounded to the cent, and which text describes it.
-
-    Reading (RULES.md E3): paid max(share, guarantee). Both limits are strict: exactly 240 min or
-    exactly 30 t stays at the half-day minimum."""
-    g = version.guarantee
-    if m.minutes_worked > g.over_minutes and tonnes > g.over_tonnes:
-        if g.above == "day":
-            return to_money(version.day_wage), "guarantee_day"
-        return to_money(by_time(version, Decimal(1), m.minutes_worked)), "guarantee_hourly"
-    return to_money(version.day_wage * g.minimum_day_fraction), "guarantee_half"
+_NO_DISPUTE = to_brl(0)
 
 
-def _settle(work: GangWork, version: RulebookVersion, statements, quotas) -> tuple[MemberStatement, ...]:
-    """Totals, disputed and payable parts and the due time (E6, art. 10 §1) of each member."""
-    due_at = work.service_end + dt.timedelta(hours=version.payment.deadline_hours)
-    by_member = {m.registration: lines for m, lines in statements}
+def _settle(work: GangWork, due_at: dt.datetime, priced, quotas) -> tuple[MemberStatement, ...]:
+    """The statements of a gang with disputes: totals, disputed and payable parts (E6, art. 10
+    §1) of each member; ``priced`` is ``(member, lines, total centavos, share centavos)`` per
+    member who boarded, ``due_at`` the E6 deadline. Raises ``BadInput`` naming each bad dispute."""
+    by_member = {m.registration: lines for m, lines, _c, _s in priced}
     disputed: dict[str, Decimal] = {}
     errors = []
     for d in work.disputes:
@@ -290,43 +372,52 @@ def _settle(work: GangWork, version: RulebookVersion, statements, quotas) -> tup
     if errors:
         raise BadInput("\n".join(errors))
     out = []
-    for m, lines in statements:
-        total = money_sum(line.amount for line in lines)
-        held = min(disputed.get(m.registration, ZERO), total)
+    for m, lines, cents, _share in priced:
+        total = to_brl(cents)
+        held = to_money(min(disputed.get(m.registration, ZERO), total))
         out.append(MemberStatement(
             registration=m.registration, role=m.role, quotas=quotas[m.registration],
-            minutes_worked=m.minutes_worked, lines=lines, total=total, disputed=to_money(held),
-            payable=total - to_money(held), due_at=due_at,
+            minutes_worked=m.minutes_worked, lines=lines, total=total, disputed=held,
+            payable=total - held, due_at=due_at,
             disputes=tuple(d for d in work.disputes if d.registration == m.registration),
             minutes_typed=m.minutes_typed))
     return tuple(out)
 
 
-def _billing(work: GangWork, version: RulebookVersion, billed: dict[int, list[Decimal]], text) -> tuple:
-    """The shipowner's billing: per billed interruption what was paid for it to the members (C5,
-    DL 3.844 art. 8: art. 4 §2 waits and meal hours; E7, DL 2.032 art. 16: the travel wages), then
-    the surcharge on their sum (C5 10%; none printed when the rulebook's surcharge is 0), then the
-    transport of each trip to an anchored ship (E7). Each a printed line rounded half up."""
+def _billing(work: GangWork, version: RulebookVersion, paid_stops, members: int, text) -> tuple:
+    """The shipowner's billing and its total in centavos: per billed interruption what was paid
+    for it to the ``members`` who boarded (C5, DL 3.844 art. 8: art. 4 §2 waits and meal hours; E7,
+    DL 2.032 art. 16: the travel wages), then the surcharge on their sum (C5 10%; none printed when
+    the rulebook's surcharge is 0), then the transport of each trip to an anchored ship (E7). Each a
+    printed line rounded half up."""
     spec = version.shipowner_billing
+    billed = [(i, cents) for i, is_billed, cents, _line in paid_stops if is_billed]
     if spec is None or not billed:
-        return ()
+        return (), 0
     lines = []
-    for i in sorted(billed):
+    base = 0
+    for i, cents in billed:
         stop = work.interruptions[i]
         rule = version.interruptions[stop.kind]
-        lines.append(StatementLine(spec.rule, spec.article, text["billing"].format(
+        base += cents * members
+        lines.append(StatementLine.in_cents(spec.rule, spec.article, text["billing"].format(
             what=f"{rule.rule} {stop.kind} {_num(stop.minutes)} min", source=stop.source,
-            n=len(billed[i])), money_sum(billed[i])))
-    base = money_sum(line.amount for line in lines)
+            n=members), to_brl(cents * members)))
+    total = base
     if spec.surcharge:
-        lines.append(StatementLine(spec.rule, spec.article, text["surcharge"].format(
-            pct=_num(spec.surcharge * 100), base=base), base * spec.surcharge))
-    for i in sorted(billed):
+        s_n, s_d = ratio(spec.surcharge)
+        surcharge = half_up(base * s_n, s_d)
+        total += surcharge
+        lines.append(StatementLine.in_cents(spec.rule, spec.article, text["surcharge"].format(
+            pct=_num(spec.surcharge * 100), base=to_brl(base)), to_brl(surcharge)))
+    for i, _cents in billed:
         stop = work.interruptions[i]
         if stop.transport is not None:
-            lines.append(StatementLine(spec.rule, spec.article, text["transport"].format(
-                source=stop.source, amount=to_money(stop.transport)), stop.transport))
-    return tuple(lines)
+            fare = cents_of(stop.transport)
+            total += fare
+            lines.append(StatementLine.in_cents(spec.rule, spec.article, text["transport"].format(
+                source=stop.source, amount=to_money(stop.transport)), to_brl(fare)))
+    return tuple(lines), total
 
 
 def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTable,
@@ -334,11 +425,14 @@ def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTabl
     """``pay_gang`` for each gang; raises one ``BadInput`` listing the problems of every gang, so a
     batch is either wholly computed or not at all."""
     results, errors = [], []
-    for work in works:
-        try:
-            results.append(pay_gang(work, rulebook, tariffs, lang=lang, composition=composition))
-        except BadInput as exc:
-            errors.append(str(exc))
+    prices: dict = {}  # per rulebook version, for the whole batch
+    with gc_paused():  # a month is ~10^5 acyclic statements: no collector passes over them
+        for work in works:
+            try:
+                results.append(pay_gang(work, rulebook, tariffs, lang=lang, composition=composition,
+                                        _prices=prices))
+            except BadInput as exc:
+                errors.append(str(exc))
     if errors:
         raise BadInput("\n".join(errors))
     return results

@@ -7,11 +7,11 @@ events around the gangs' dates (read only, nothing stored) and apply them (``cen
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from zoneinfo import ZoneInfo
 
+import msgspec
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -50,5 +50,5 @@ def noted(result: GangResult, notes: tuple[str, ...]) -> GangResult:
     """``result`` with the gate notes (MINUTES_FROM_GATE, DOUBLE_ASSIGNMENT) on its summary flags."""
     if not notes:
         return result
-    summary = dataclasses.replace(result.summary, flags=result.summary.flags + notes)
-    return dataclasses.replace(result, summary=summary)
+    summary = msgspec.structs.replace(result.summary, flags=result.summary.flags + notes)
+    return msgspec.structs.replace(result, summary=summary)

@@ -1,6 +1,8 @@
-"""Values the production-pay engine takes and returns. Frozen dataclasses, already validated for
-shape by whoever built them (``csvio`` for the office's CSV files, ``ingest`` for bus messages);
-the engine checks them against the rulebook and the tariff table.
+"""Values the production-pay engine takes and returns. Inputs are frozen dataclasses, already
+validated for shape by whoever built them (``csvio`` for the office's CSV files, ``ingest`` for bus
+messages); the engine checks them against the rulebook and the tariff table. Results (``MemberStatement``,
+``GangSummary``, ``GangResult``) are frozen msgspec structs, cheap to build by the hundred thousand
+and untracked by the cyclic collector (they hold values only).
 
 Every input value carries ``source`` (``tally.csv:4``, ``message m1 tally[0]``) so an error names
 the row. Quantities and minutes are ``Decimal``; money is ``Decimal`` BRL; times are aware UTC.
@@ -12,6 +14,8 @@ import dataclasses
 import datetime as dt
 from decimal import Decimal
 from typing import Literal
+
+import msgspec
 
 from central.pay.lines import StatementLine
 
@@ -119,10 +123,11 @@ class GangWork:
     units: int = 1           # composition check (DL 2.032 art. 13; DL 3.844 art. 3)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class MemberStatement:
+class MemberStatement(msgspec.Struct, frozen=True, gc=False):
     """One member's statement for the gang: lines with rule ids, their total, the disputed part
-    (recorded, deposited) and the undisputed part payable by ``due_at`` (E6)."""
+    (recorded, deposited) and the undisputed part payable by ``due_at`` (E6). A frozen struct:
+    a month builds one per member-shift, so cheaply; it holds only values, never a cycle, so the
+    cyclic collector does not track it (``gc=False``)."""
 
     registration: str
     role: str
@@ -137,8 +142,7 @@ class MemberStatement:
     minutes_typed: Decimal | None = None  # the typed figure the gate minutes corrected
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class GangSummary:
+class GangSummary(msgspec.Struct, frozen=True, gc=False):
     """Per-gang figures: the E1 labour lines and amount, tonnes moved, total quotas, the exact
     quota value, the sum of the rounded shares and the rounding difference (labour − shares)."""
 
@@ -159,8 +163,7 @@ class GangSummary:
     flags: tuple[str, ...] = ()  # GANG_COMPOSITION: the gang departs from the port's table
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class GangResult:
+class GangResult(msgspec.Struct, frozen=True, gc=False):
     summary: GangSummary
     members: tuple[MemberStatement, ...]
     billing: tuple[StatementLine, ...]  # C5: billed to the shipowner

@@ -112,8 +112,7 @@ def suspend(url, actor, registration, start, days, reason, article, case_id, rul
     from central.registry.sanctions import load_suspension_limits  # lazy: CLI start-up
 
     if rulebook is None:
-        from central.pay.calendar import load_port_config  # lazy: CLI start-up
-        from central.pay.cli import DEFAULT_PORT_CONFIG  # lazy: CLI start-up
+        from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config  # lazy: CLI start-up
 
         rulebook = load_port_config(port_config or DEFAULT_PORT_CONFIG).rulebook
     _book, limits = load_suspension_limits(rulebook)

@@ -30,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from central.config import WebSettings
-from central.pay.calendar import DEFAULT_PORT_CONFIG, load_port_config
+from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config
 from central.registry.sanctions import load_suspension_limits
 from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS

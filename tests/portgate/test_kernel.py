@@ -180,3 +180,23 @@ def test_a_csv_saved_with_a_byte_order_mark_reads_like_any_other(tmp_path):
     path = tmp_path / "cards.csv"
     path.write_text("\ufeffuid,kind,registration,status\n1A2B3C4D,control,V1,active\n", encoding="utf-8")
     assert load_csv(path, Card)[0].uid == "1A2B3C4D"
+
+
+def test_gc_paused_restores_the_collector_also_after_an_error():
+    import gc
+
+    from portgate.gctune import paused
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with paused():
+            assert not gc.isenabled()
+            raise RuntimeError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # a caller's own pause is left as it was
+    finally:
+        gc.enable()

@@ -17,7 +17,7 @@ def test_pay_month_smoke_prints_the_json_summary():
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["bench"] == "pay_month"
     assert summary["figures"]["shifts"] == 50 * 25
-    assert summary["baseline"]["sqlite_read_s"] > 0 and summary["target"] == 3.0
+    assert summary["baseline"]["sqlite_read_s"] > 0 and summary["target"] == 2.0
     assert summary["ratio"] > 0
 
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from central.pay.calendar import HolidayCalendar, LocalHoliday
-from central.pay.rulebook import load_rulebook
+from central.pay.calendar import LocalHoliday
+from central.pay.loading import holiday_calendar, load_rulebook
 from central.pay.watchmen import WatchShift, night_share, pay_shift, work_day
 from portgate.errors import BadInput, ConfigError
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 Z = ZoneInfo("America/Sao_Paulo")
 BOOK = load_rulebook(ROOT / "config/rulebooks/decreto-83611-1979.toml")
 CCT = load_rulebook(ROOT / "config/rulebooks/example-cct-2026.toml")
-CAL = HolidayCalendar("SP", "America/Sao_Paulo")
+CAL = holiday_calendar("SP", "America/Sao_Paulo")
 
 
 def t(*args) -> dt.datetime:
@@ -144,18 +144,18 @@ def test_meal_worked_pays_a_day_wage():
 def test_state_holiday_counts_in_its_state_only():
     day = t(2026, 7, 9, 7)  # Revolução Constitucionalista, SP only (Thursday)
     assert "P5" in amounts(pay_shift(shift(day), BOOK, CAL))
-    assert "P5" not in amounts(pay_shift(shift(day), BOOK, HolidayCalendar("RJ")))
+    assert "P5" not in amounts(pay_shift(shift(day), BOOK, holiday_calendar("RJ")))
 
 
 def test_municipal_holiday_from_configuration_only():
-    santos = HolidayCalendar("SP", municipal=[LocalHoliday("01-26", "Aniversário de Santos")])
+    santos = holiday_calendar("SP", municipal=[LocalHoliday("01-26", "Aniversário de Santos")])
     day = t(2026, 1, 26, 7)
     assert "P5" in amounts(pay_shift(shift(day), BOOK, santos))
     assert "P5" not in amounts(pay_shift(shift(day), BOOK, CAL))
 
 
 def test_holiday_on_a_sunday_pays_p5_only_and_a_plain_sunday_pays_p4():
-    with_holiday = HolidayCalendar("SP", agreement=[LocalHoliday("2026-03-15", "Dia X")])
+    with_holiday = holiday_calendar("SP", agreement=[LocalHoliday("2026-03-15", "Dia X")])
     assert set(amounts(pay_shift(shift(t(2026, 3, 15, 7)), BOOK, with_holiday))) == {"P1", "P5"}
     assert set(amounts(pay_shift(shift(t(2026, 3, 15, 7)), BOOK, CAL))) == {"P1", "P4"}
 
@@ -163,17 +163,31 @@ def test_holiday_on_a_sunday_pays_p5_only_and_a_plain_sunday_pays_p4():
 def test_optional_days_only_when_configured():
     carnival = t(2026, 2, 17, 7)
     assert "P5" not in amounts(pay_shift(shift(carnival), BOOK, CAL))
-    with_carnival = HolidayCalendar("SP", optional_days=["Carnaval"])
+    with_carnival = holiday_calendar("SP", optional_days=["Carnaval"])
     assert "P5" in amounts(pay_shift(shift(carnival), BOOK, with_carnival))
 
 
 def test_unknown_optional_day_or_state_is_a_config_error():
     with pytest.raises(ConfigError) as exc:
-        HolidayCalendar("SP", optional_days=["Carnival"])
+        holiday_calendar("SP", optional_days=["Carnival"])
     assert exc.value.key == "optional_days[0]"
     with pytest.raises(ConfigError) as exc:
-        HolidayCalendar("XX")
+        holiday_calendar("XX")
     assert exc.value.key == "state"
+
+
+def test_the_calendar_is_data_for_the_years_it_covers():
+    """The engine reads holidays from the calendar's data: a year it does not cover is a
+    ConfigError, never a silent 'not a holiday'; a yearly 02-29 is a holiday in leap years only."""
+    cal = holiday_calendar("SP", years=range(2026, 2027),
+                           municipal=[LocalHoliday("02-29", "Dia bissexto")])
+    assert cal.name_of(dt.date(2026, 11, 15)) is not None and cal.is_holiday(dt.date(2026, 11, 16)) is False
+    with pytest.raises(ConfigError, match="covers 2026..2026, not 2027-01-01"):
+        cal.is_holiday(dt.date(2027, 1, 1))
+    leap = holiday_calendar("SP", years=range(2027, 2029), municipal=[LocalHoliday("02-29", "Dia bissexto")])
+    assert leap.name_of(dt.date(2028, 2, 29)) == "Dia bissexto"
+    assert not any(d.month == 2 and d.day == 28 for d in leap.days if d.year == 2027)
+    assert CAL.years == range(1999, 2101)
 
 
 # -- wage table and month edges ------------------------------------------------------------------
@@ -268,10 +282,10 @@ def test_a_payer_reusing_lines_gives_the_same_statements_as_pay_shift():
     payer = ShiftPayer(BOOK, CAL)
     cases = [shift(t(2026, 3, d, h), exit_after=dt.timedelta(minutes=m), berth=b)
              for d in (14, 15) for h in (7, 19) for m in (0, 45, 45, 130) for b in ("berthed", "anchored")]
-    cases = [dataclasses_replace(c, shift_id=f"s{i}") for i, c in enumerate(cases)]
+    cases = [with_changes(c, shift_id=f"s{i}") for i, c in enumerate(cases)]
     assert [payer.pay(c) for c in cases] == [pay_shift(c, BOOK, CAL) for c in cases]
 
 
-def dataclasses_replace(obj, **changes):
-    import dataclasses
-    return dataclasses.replace(obj, **changes)
+def with_changes(obj, **changes):
+    import msgspec
+    return msgspec.structs.replace(obj, **changes)

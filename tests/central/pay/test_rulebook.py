@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from central.pay.calendar import load_port_config
-from central.pay.rulebook import load_rulebook, parse_rulebook
+from central.pay.loading import calendar_from_config, load_port_config, load_rulebook, parse_rulebook
 from portgate.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -56,7 +55,6 @@ def test_missing_or_broken_files_are_config_errors(tmp_path):
     port = tmp_path / "port.toml"
     port.write_text('port_id = "X"\nstate = "SP"\nrulebook = "r.toml"\n'
                     '[[municipal_holidays]]\ndate = "13-45"\nname = "x"\n', encoding="utf-8")
-    from central.pay.calendar import HolidayCalendar
     with pytest.raises(ConfigError) as exc:
-        HolidayCalendar.from_config(load_port_config(port))
+        calendar_from_config(load_port_config(port))
     assert exc.value.key == "municipal_holidays[0].date"
