@@ -290,14 +290,15 @@ class Uplink:
         self._wake(self._next_check)
         while self._to_request:
             out.append(PublishRequest(self._to_request.pop(0)))
-        mark = self._marks(now, force=not self._inflight)
-        if mark:
-            out.append(mark)
         if self.is_connected:
             self._expire_window(now, out)
             self._fill(now, out)
             self._status(now, health, out)
             self._retry_requests(now, out)
+        # marks after the publishes: the window is full while the journal commits
+        mark = self._marks(now, force=not self._inflight and not self._pending)
+        if mark:
+            out.append(mark)
         return out
 
     def flush(self, now: float) -> list[Command]:
@@ -345,21 +346,13 @@ class Uplink:
                                                               ("after_s", self.settings.ack_timeout_s))))
 
     def _fill(self, now: float, out: list[Command]) -> None:
-        """Top the window up: replayed rows first, then the read-ahead, one token each."""
+        """Top the window up: replayed rows first, then the read-ahead, one token each; when the
+        read-ahead runs out with room left, mark what is acknowledged and read the outbox on."""
         if now < self._paused_until:
             self._wake(self._paused_until)
             return
         free = self.settings.window - len(self._inflight) - len(self._pending)
         if free <= 0 or self._reading:
-            return
-        if len(self._replay) + len(self._ahead) < free and self._read_again:
-            mark = self._marks(now, force=True)  # so the read need not pass acknowledged rows
-            if mark:
-                out.append(mark)
-            skip = len(self._inflight_seqs) + len(self._unmarked) + len(self._marking) + len(self._pending)
-            self._asked = skip + max(self.settings.read_ahead, self.settings.window)
-            self._reading = True
-            out.append(ReadOutbox(self._asked))
             return
         for source in (self._replay, self._ahead):
             while source and free > 0:
@@ -370,6 +363,15 @@ class Uplink:
                 self._pending.add(seq)
                 out.append(Publish(seq, body))
                 free -= 1
+        if free > 0 and self._read_again:
+            # room left and the read-ahead is spent: read on, after the publishes above went out
+            mark = self._marks(now, force=True)  # so the read need not pass acknowledged rows
+            if mark:
+                out.append(mark)
+            skip = len(self._inflight_seqs) + len(self._unmarked) + len(self._marking) + len(self._pending)
+            self._asked = skip + max(self.settings.read_ahead, self.settings.window)
+            self._reading = True
+            out.append(ReadOutbox(self._asked))
 
     def _status(self, now: float, health: tuple, out: list[Command]) -> None:
         """A progress status when ``sent_seq`` or ``health`` changed, at most every ``status_every_s``."""
