@@ -45,6 +45,9 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   (progress) status follows when ``sent_seq`` moved, at most every ``status_every_s``: the office
   asks for a replay of a tail the broker acknowledged but never delivered (a broker crash before
   its autosave, a subscription missing after a restart while someone else was subscribed).
+- Receipts: the office's signed receipt of the chain (``.../receipt``) is kept in the journal only
+  if it verifies against the office public key (``office_public_key_file`` in gate.toml); a bad or
+  unverifiable one is one ``receipt.rejected`` log line and the one held before stays.
 - Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
 - Photos: ``down/photos/{snapshot,delta,file}`` go to ``edge.sync.photos.PhotoDownlink`` (files on
   disk in the state directory for the watchman's screen; a refused file is a ``downlink.rejected``).
@@ -75,6 +78,7 @@ from wire import connection, topics
 from wire import downlink as dl
 from wire.events import AlertPayload, encode
 from wire.gate_link import GateLink, reason_name
+from wire.receipts import verify_receipt
 
 log = structlog.get_logger("edge.sync")
 
@@ -116,8 +120,10 @@ class Sync:
         settings: SyncSettings = SyncSettings(),
         now: Callable[[], object] = _system_now,
         photos=None,
+        office_key=None,
     ) -> None:
         self.config = mqtt_config
+        self.office_key = office_key  # Ed25519PublicKey of the office's receipts (edge.config.office_key)
         self.journal = journal
         self.port = topics.check_id(port, "port")
         self.gate_id = topics.check_id(gate_id, "gate_id")
@@ -277,7 +283,7 @@ class Sync:
             if topic == self.t_cmd:
                 self._command(dl.decode(payload, dl.Command, where=topic))
             elif topic == self.t_receipt:
-                self.stats["receipts_kept"] += bool(self.journal.keep_receipt(payload))
+                self._receipt(payload)
             elif self.downlink is not None or self.photos is not None:
                 _port, kind, form = topics.parse_downlink_topic(topic)
                 msg = dl.decode_downlink(payload, kind, form, where=topic)
@@ -295,6 +301,23 @@ class Sync:
         except BadInput as exc:
             self.stats["bad_downlink"] += 1
             log.warning("downlink.rejected", gate_id=self.gate_id, topic=topic, error=str(exc))
+
+    def _receipt(self, payload: bytes) -> None:
+        """Keep the office's receipt only if it verifies against ``office_key`` and names this gate
+        (``wire.receipts.verify_receipt``); otherwise one ``receipt.rejected`` line and the receipt
+        held before stays."""
+        try:
+            said = verify_receipt(payload, self.office_key, port=self.port, gate_id=self.gate_id)
+        except BadInput as exc:
+            self.stats["receipts_rejected"] += 1
+            held = getattr(self.journal, "receipt", lambda: None)()
+            log.warning("receipt.rejected", gate_id=self.gate_id, error=str(exc),
+                        kept_seq=held["seq"] if held else None)
+            return
+        kept = bool(self.journal.keep_receipt(payload))
+        self.stats["receipts_kept"] += kept
+        if kept:
+            log.info("receipt.kept", gate_id=self.gate_id, seq=said.seq, head=said.head)
 
     def _command(self, cmd) -> None:
         if isinstance(cmd, dl.ReplayCommand):
