@@ -19,7 +19,9 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   those tuples into the core, then executes the core's commands (publish, read the outbox, mark
   sent, status, depth check) until it has none, and sleeps until the core's ``wake_at``, the next
   input or ``poll_s``. The pump records each mid as soon as ``publish()`` returns and processes
-  acks after that, so an early ack finds its mid.
+  acks after that, so an early ack finds its mid. A second thread commits the marks (``MarkSent``)
+  and returns the outcome as an input, so the window stays full while the journal writes; on stop
+  it finishes its marks and the pump marks what is left itself.
 - Drain cost per event (bench/outbox_drain.py): the pump publishes the signed bytes stored in the
   journal (``outbox_wire``; no decode/re-encode), reads the outbox ``read_ahead`` rows per query,
   marks acknowledged rows in groups (``mark_batch`` / ``mark_every_s``, one transaction, no fsync;
@@ -61,6 +63,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import queue
 import threading
 import time
 import uuid
@@ -156,6 +159,8 @@ class Sync:
         self.connected = self.link.connected
         self._alerted = False
         self._pump: threading.Thread | None = None
+        self._marker: threading.Thread | None = None  # commits MarkSent off the pump thread
+        self._marks: queue.SimpleQueue = queue.SimpleQueue()
         self._published = PUBLISHED.labels(self.gate_id)
         self._counted = {"acked": 0, "rejected": 0, "unrouted": 0}
         self._metrics = {"acked": ACKED.labels(self.gate_id), "rejected": REJECTED.labels(self.gate_id),
@@ -169,6 +174,8 @@ class Sync:
     # -- life cycle -------------------------------------------------------------------------------
     def start(self) -> Sync:
         """Connect in the background (retrying forever) and start the pump thread."""
+        self._marker = threading.Thread(target=self._mark_loop, name=f"sync-marks-{self.gate_id}", daemon=True)
+        self._marker.start()
         self._pump = threading.Thread(target=self._run, name=f"sync-{self.gate_id}", daemon=True)
         self._pump.start()
         self.link.start()
@@ -209,18 +216,40 @@ class Sync:
                 self.stats["pump_errors"] += 1
                 log.exception("sync.pump_error", gate_id=self.gate_id)
                 time.sleep(self.settings.poll_s)
+        if self._marker is not None:  # its last answers come back as inputs; then mark here
+            self._marks.put(None)
+            self._marker.join()
+            self._marker = None
         self._drain_inputs()
         self._execute(self.core.flush(time.monotonic()))
 
+    def _mark_loop(self) -> None:
+        """The marker thread: commits each ``MarkSent`` (``Journal.mark_sent``) while the pump keeps
+        the window full, and hands the outcome back as an input (``marked`` / ``mark_failed``)."""
+        while (seqs := self._marks.get()) is not None:
+            try:
+                self.journal.mark_sent(seqs)
+            except StoreError as exc:
+                self._inputs.append(("mark_failed", seqs, str(exc)))
+            except Exception as exc:  # noqa: BLE001 - the rows stay acknowledged; retried like a full disk
+                log.exception("sync.mark_error", gate_id=self.gate_id)
+                self._inputs.append(("mark_failed", seqs, repr(exc)))
+            else:
+                self._inputs.append(("marked", seqs, self.journal.sent_through()))
+            self._wake_up()
+
     def _cycle(self) -> None:
         self._drain_inputs()
-        self.core.notify()
-        health = self._health_mark()
+        core = self.core
+        core.notify()
+        now = time.monotonic()
+        health = self._health_mark() if core.status_due(now) else None  # read only when it can matter
         for _ in range(MAX_ROUNDS):
-            commands = self.core.poll(time.monotonic(), health)
-            if not commands:
-                break
+            commands = core.poll(now, health)
             self._execute(commands)
+            if not any(type(c) in up.ANSWERED for c in commands):
+                break
+            now = time.monotonic()
         self._count()
 
     def _drain_inputs(self) -> None:
@@ -233,17 +262,24 @@ class Sync:
                 core.ack(item[1], item[2], now)
             elif kind == "message":
                 self._message(item[1], item[2])
+            elif kind == "marked":
+                core.marked(item[1], item[2], now)
+            elif kind == "mark_failed":
+                core.mark_failed(item[1], item[2], now)
             elif kind == "connect":
                 core.connected(now)
             else:
                 core.disconnected(now)
 
     def _execute(self, commands: list) -> None:
-        core, journal = self.core, self.journal
+        core, journal, publish, topic = self.core, self.journal, self.link.publish, self.t_events
+        published = 0
         for c in commands:
             if type(c) is up.Publish:
-                core.published(self.link.publish(self.t_events, c.body), c.seq)
-                self._published.inc()
+                core.published(publish(topic, c.body), c.seq)
+                published += 1
+            elif type(c) is up.MarkSent and self._marker is not None:
+                self._marks.put(c.seqs)  # answered through the inputs
             elif type(c) is up.MarkSent:
                 try:
                     journal.mark_sent(c.seqs)
@@ -269,6 +305,8 @@ class Sync:
                 getattr(log, level)(event, gate_id=self.gate_id, **fields)
             elif type(c) is up.Notice:
                 getattr(log, c.level)(c.event, gate_id=self.gate_id, **dict(c.fields))
+        if published:
+            self._published.inc(published)
 
     def _count(self) -> None:
         """The Prometheus counters follow the core's stats."""

@@ -118,6 +118,7 @@ class Notice:
 
 
 Command = Publish | PublishRequest | ReadOutbox | MarkSent | SendStatus | CheckDepth | Pause | Notice
+ANSWERED = (ReadOutbox, MarkSent, CheckDepth)  # after these, poll again
 
 
 class Uplink:
@@ -155,6 +156,7 @@ class Uplink:
         self._requests_at = 0.0
         self._request_wait = settings.unrouted_backoff_s
         self._status_mark: tuple | None = None
+        self._health: tuple = ()
         self._next_status = 0.0
         self._next_check = 0.0
         self._bucket = TokenBucket(settings.rate, settings.burst, now)
@@ -236,7 +238,6 @@ class Uplink:
         if self._marks_failing:
             self._notes.append(Notice("info", "uplink.marks_recovered", (("marked", len(tuple(seqs))),)))
             self._marks_failing = False
-        self._next_mark = now + self.settings.mark_every_s
 
     def mark_failed(self, seqs: Iterable[int], error: str, now: float) -> None:
         """``MarkSent`` raised (a full disk): the rows stay acknowledged in memory, are never
@@ -278,10 +279,18 @@ class Uplink:
         self._read_again = True
 
     # -- commands -----------------------------------------------------------------------------------
-    def poll(self, now: float, health: tuple = ()) -> list[Command]:
+    def status_due(self, now: float) -> bool:
+        """Whether a progress status may go out now (so the driver need read its health only then)."""
+        return now >= self._next_status
+
+    def poll(self, now: float, health: tuple | None = None) -> list[Command]:
         """What to do now, in order. ``health``: what else a progress status reports besides
-        ``sent_seq`` (the driver's clock trust and copies' update time; a change sends one).
-        Sets ``wake_at``. Call again after executing the commands until it returns nothing."""
+        ``sent_seq`` (the driver's clock trust and copies' update time; a change sends one); None:
+        as last given. Sets ``wake_at``. Call again after executing a ``ReadOutbox``, ``MarkSent``
+        or ``CheckDepth`` (their answers can make more to do); other commands need no answer."""
+        if health is not None:
+            self._health = health
+        health = self._health
         self.wake_at = float("inf")
         out, self._notes = self._notes, []
         if now >= self._next_check:
@@ -323,6 +332,7 @@ class Uplink:
             seqs = tuple(sorted(self._unmarked))
             self._marking.update(seqs)
             self._unmarked.clear()
+            self._next_mark = now + self.settings.mark_every_s  # also while this one is being committed
             return MarkSent(seqs)
         self._wake(self._next_mark)
         return None

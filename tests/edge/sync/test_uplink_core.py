@@ -260,3 +260,19 @@ def test_the_core_reads_no_clock():
              and node.attr in {"time", "monotonic", "monotonic_ns", "perf_counter", "now", "utcnow"}]
     imports = [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
     assert reads == [] and "time" not in imports
+
+
+def test_while_a_mark_is_being_committed_new_acks_wait_for_the_next_batch():
+    """The driver commits marks on another thread: acks arriving meanwhile go in the next batch
+    (after ``mark_every_s``), not in one small transaction per poll."""
+    h = Harness(8, window=8, mark_batch=500, mark_every_s=0.1)
+    h.connect()
+    mids = [m for m, _s in h.link.sent]
+    h.ack(mids[0])
+    first = of(up.MarkSent, h.core.poll(h.now))  # not answered yet: being committed
+    assert first == [up.MarkSent((1,))]
+    h.ack(mids[1])
+    h.ack(mids[2])
+    assert of(up.MarkSent, h.core.poll(h.now + 0.05)) == []
+    h.core.marked((1,), 1, h.now + 0.06)
+    assert of(up.MarkSent, h.core.poll(h.now + 0.1)) == [up.MarkSent((2, 3))]
