@@ -111,6 +111,7 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     gate_id: str
     state_dir: str  # holds store.db, journal.db (+ .hwm)
     key_file: str  # HMAC key of this gate, mode 0600
+    office_public_key_file: str | None = None  # PEM of the office's receipt key (<keys_dir>/office/signing.pub)
     ship: str | None = None  # IMO number of the ship this gate serves
     readers: list[ReaderConfig] = []
     rulebook: str | None = None  # TOML file of gate rule settings; default rulebook if absent
@@ -188,8 +189,28 @@ def load_gate_config(path: str | Path) -> GateConfig:
     # PC/SC reader name or a fake reader's label is not
     readers = [msgspec.structs.replace(r, device=rel(r.device)) if r.device and r.driver in ("serial", "wedge", "fifo")
                else r for r in cfg.readers]
-    return msgspec.structs.replace(
+    cfg = msgspec.structs.replace(
         cfg, mqtt=mqtt, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
         indicator_file=rel(cfg.indicator_file), seed=seed,
-        clock_file=rel(cfg.clock_file), readers=readers,
+        clock_file=rel(cfg.clock_file), readers=readers, office_public_key_file=rel(cfg.office_public_key_file),
     )
+    office_key(cfg, path=str(path))  # a bad key file stops the gate here, as check-config does
+    return cfg
+
+
+def office_key(cfg: GateConfig, *, path: str | None = None):
+    """The office's Ed25519 public key named by ``office_public_key_file`` (PEM, or base64 of the
+    raw 32 bytes), against which the gate verifies the office's chain receipts (docs/evidence.md);
+    None if the key is not set (receipts are then refused as unverifiable). Raises ``ConfigError``
+    naming the key if the file is unreadable or not an Ed25519 public key."""
+    if cfg.office_public_key_file is None:
+        return None
+    from wire.chain import load_public
+
+    try:
+        return load_public(Path(cfg.office_public_key_file).read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"cannot read the office public key: {exc.strerror or exc}",
+                          key="office_public_key_file", path=path) from exc
+    except BadInput as exc:
+        raise ConfigError(str(exc), key="office_public_key_file", path=path) from exc

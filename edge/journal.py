@@ -9,10 +9,10 @@ its own message. Priority-1 rows (confiscations, alerts) leave the outbox before
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
 aside and a fresh file started; numbering then *continues* after the highest sequence number known
-from the high-water mark file ``<journal>.hwm`` (rewritten whenever rows are marked sent, every
-``HWM_EVERY`` appended seqs and at close; authoritative) and the quarantined file, read
-best-effort, believed only if plausible (``hwm <= salvaged <= hwm + SALVAGE_SLACK``, or there is no
-hwm file; see ``recovered_floor``). The first event of the fresh file is
+from the high-water mark file ``<journal>.hwm`` (rewritten after a ``mark_sent`` at most every
+``HWM_SENT_EVERY_S``, every ``HWM_EVERY`` appended seqs and at close; authoritative) and the
+quarantined file, read best-effort, believed only if plausible (``hwm <= salvaged <= hwm +
+SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
 treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as lost in quarantine
@@ -51,6 +51,7 @@ import datetime as dt
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -66,6 +67,10 @@ from wire import events as wire
 log = structlog.get_logger(__name__)
 
 HWM_EVERY = 64  # the .hwm file is also rewritten every this many appended seqs (cheap: no fsync)
+# ... and after a mark_sent at most this often (seconds): its rename costs more than the mark's own
+# UPDATE on a busy SD card; a sent seq it misses in a crash only makes lost_after lower (the office
+# then counts as lost only seqs that never arrived)
+HWM_SENT_EVERY_S = 1.0
 SALVAGE_SLACK = 1024  # a seq salvaged from a corrupt file is believed only up to hwm + this
 
 PRIORITY_NORMAL = 0
@@ -141,6 +146,7 @@ class Journal:
             )
         self._hwm_written = floor
         self._sent_hwm = self._read_hwm(sent=True)  # highest seq marked sent, as in the .hwm file
+        self._hwm_sent_due = 0.0  # monotonic time from which mark_sent rewrites the .hwm file
         try:
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=30
@@ -364,7 +370,8 @@ class Journal:
         set back to ``FULL`` for appends before the lock is released): a mark is only a hint that the
         broker has the event. Losing it in a power cut makes the uplink publish the row again and the
         office drops the duplicate by event id; an fsync per PUBACK group would instead stall the
-        drain and wear the SD card. Also refreshes the ``.hwm`` file (highest seq sent). Raises
+        drain and wear the SD card. Also refreshes the ``.hwm`` file (highest seq sent), at most every
+        ``HWM_SENT_EVERY_S`` (the rest at the next append's, mark's or close's rewrite). Raises
         ``StoreError`` if the update fails (nothing marked; the caller keeps the rows pending).
         """
         runs = seq_runs(seqs)
@@ -394,7 +401,11 @@ class Journal:
                     "SELECT min(seq) FROM journal WHERE seq >= ? AND sent = 0", (self._low,)
                 ).fetchone()
                 self._low = row[0] if row[0] is not None else self._last_seq + 1
-            self._write_hwm(runs[-1][1])
+            self._sent_hwm = max(self._sent_hwm, runs[-1][1])
+            mono = time.monotonic()
+            if mono >= self._hwm_sent_due:
+                self._write_hwm(None)
+                self._hwm_sent_due = mono + HWM_SENT_EVERY_S
 
     # -- reading -------------------------------------------------------------------------------
 

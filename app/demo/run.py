@@ -109,7 +109,7 @@ class Gate:
                      f'device = "{pty.path}"\ndirection = "out"\n')
         return text
 
-    def write_config(self, key_file: Path, mqtt_port: int) -> Path:
+    def write_config(self, key_file: Path, mqtt_port: int, office_pub: Path) -> Path:
         rulebook = self.dir / "gate-rules.toml"
         rulebook.write_text(
             'name = "demo"\n[[version]]\neffective_from = 2026-01-01\n'
@@ -121,6 +121,7 @@ class Gate:
         config.write_text(
             f'port = "{self.run.scenario.spec.port}"\ngate_id = "{self.gate_id}"\nship = "{self.spec.ship}"\n'
             f'state_dir = "{self.dir / "state"}"\nkey_file = "{key_file}"\nrulebook = "{rulebook}"\n'
+            f'office_public_key_file = "{office_pub}"\n'
             f'indicator = "file"\nindicator_file = "{self.decisions_file}"\nlang = "{self.run.lang}"\n'
             f'clock = "scripted"\nclock_file = "{self.clock_file}"\nclock_trust = "always"\n'
             f"log_json = true\n\n[mqtt]\nhost = \"127.0.0.1\"\nport = {mqtt_port}\n\n"
@@ -275,6 +276,9 @@ class DemoRun:
             self.gates[spec.gate_id] = Gate(self, spec)
         key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
         self._register_signing_keys(keys)
+        from central.evidence.receipts import office_key
+
+        office_key(keys)  # made before the office starts: the gates check its receipts against signing.pub
         self._publish_snapshots()
         from app.demo.web import prepare_ledger
 
@@ -284,7 +288,7 @@ class DemoRun:
         self.out(f"office   portgate central run (ledger {self.dir / 'ledger.db'})")
         self._wait_office_subscribed()
         for gid, gate in self.gates.items():
-            config = gate.write_config(key_files[gid], self.broker.port)
+            config = gate.write_config(key_files[gid], self.broker.port, keys / "office" / "signing.pub")
             gate.start(config)
             how = {"pcsc": "PC/SC reader via pcscd + vpcd, virtual card",
                    "serial": "EM4100 serial reader(s) on pseudo-terminals"}[gate.kind]

@@ -228,3 +228,26 @@ def test_the_hwm_file_follows_appends_without_a_close_or_mark_sent(tmp_path):
     last, sent = (tmp_path / "j.db.hwm").read_text().split()
     assert int(last) >= 2 * HWM_EVERY and sent == "0"  # a crash now loses at most HWM_EVERY seqs of it
     j._conn.close()  # no close(): as after a power cut
+
+
+
+@pytest.mark.parametrize("every_s, after_second_mark", [(0.0, "4"), (3600.0, "2")])
+def test_marks_rewrite_the_hwm_file_at_most_every_hwm_sent_every_s_and_close_writes_the_rest(
+        tmp_path, mocker, every_s, after_second_mark):
+    """The rename of the .hwm file costs more than the mark itself on a busy card: marks within
+    ``HWM_SENT_EVERY_S`` of the last rewrite leave it; close writes the newest sent seq (a crash in
+    between only makes lost_after lower)."""
+    import edge.journal as journal_module
+
+    mocker.patch.object(journal_module, "HWM_SENT_EVERY_S", every_s)
+    path = tmp_path / "j.db"
+    j = open_journal(path)
+    for _ in range(10):
+        j.append(tap(), now=NOW)
+    j.mark_sent([1, 2])
+    assert (tmp_path / "j.db.hwm").read_text().split()[1] == "2"
+    j.mark_sent([3, 4])
+    assert (tmp_path / "j.db.hwm").read_text().split()[1] == after_second_mark
+    j.mark_sent([6])
+    j.close()
+    assert (tmp_path / "j.db.hwm").read_text().split() == ["10", "6"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import uuid
 
@@ -13,7 +14,7 @@ import msgspec
 import pytest
 from sqlalchemy import select
 
-from central.evidence.receipts import office_key
+from central.evidence.receipts import office_key, receipt_body
 from central.ingest.keys import register_public_key
 from central.ledger.schema import chain_breaks, chain_receipts
 from edge.journal import Journal
@@ -35,7 +36,7 @@ def test_receipts_reach_the_gate_and_a_forgery_is_a_named_break(broker, office, 
                            boot_id="b1", signer=signer)
     office.start(broker)
     evs = [gate.journal.append(tap(i), now=now()) for i in range(20)]
-    gate.start(broker)
+    gate.start(broker, office_key=office_key(keys_dir).public_key())
     office.wait_all_of(gate, 20)
     wait_until(lambda: (gate.journal.receipt() or {}).get("seq") == 20, what="the receipt of seq 20 kept")
     kept = gate.journal.receipt()
@@ -58,10 +59,45 @@ def test_receipts_reach_the_gate_and_a_forgery_is_a_named_break(broker, office, 
     client.loop_stop()
     wait_until(lambda: any(r.startswith("CHAIN_BREAK BAD_SIGNATURE gate g1 seq 21") for r, _g in office.dead()),
                what="the forgery dead-lettered as a chain break")
-    gate.start(broker)
+    gate.start(broker, office_key=office_key(keys_dir).public_key())
     office.wait_all_of(gate, 21)
     assert [e for e in office.events("g1") if e.event_id == genuine.event_id]
     with office.engine.connect() as c:
         found = c.execute(select(chain_breaks.c.kind, chain_breaks.c.seq_from, chain_breaks.c.seq_to)).all()
     assert [tuple(r) for r in found] == [("BAD_SIGNATURE", 21, 21)]
     gate.journal.close()
+
+
+def test_a_receipt_not_signed_by_the_office_is_logged_and_the_good_one_stays(broker, make_gate, tmp_path, capfd):
+    """Receipts published on the gate's receipt topic through a real mosquitto: one signed by the
+    office key is kept; one signed by another key, or edited, is one ``receipt.rejected`` line and
+    the gate still holds the good one."""
+    office = chain.new_private_key()
+    gate = make_gate("g1")
+    for i in range(20):
+        gate.journal.append(tap(i), now=now())
+    head = chain.event_hash(gate.journal.events_between(20, 20)[0])
+
+    def receipt(seq, key):
+        body = receipt_body(PORT, "g1", seq, head, 0, dt.datetime.now(dt.UTC))
+        return json.dumps({"body": body.decode("utf-8"), "sig": key.sign(body).hex()}).encode()
+
+    client = make_client(MqttConfig(), "office-stand-in")
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    try:
+        sync = gate.start(broker, office_key=office.public_key())
+        topic = topics.gate_receipt(PORT, "g1")
+        client.publish(topic, receipt(10, office), qos=1, retain=True).wait_for_publish(10)
+        wait_until(lambda: (gate.journal.receipt() or {}).get("seq") == 10, what="the good receipt kept")
+        capfd.readouterr()
+        client.publish(topic, receipt(20, chain.new_private_key()), qos=1, retain=True).wait_for_publish(10)
+        wait_until(lambda: sync.stats["receipts_rejected"] == 1, what="the forged receipt refused")
+        out = capfd.readouterr()
+        rejected = [line for line in (out.out + out.err).splitlines() if "receipt.rejected" in line]
+        assert len(rejected) == 1 and "does not verify against the office public key" in rejected[0]
+        assert re.search(r"kept_seq[\"=: ]+10\b", rejected[0]), rejected[0]
+        assert gate.journal.receipt()["seq"] == 10 and sync.stats["receipts_kept"] == 1
+    finally:
+        client.disconnect()
+        client.loop_stop()

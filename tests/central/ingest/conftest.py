@@ -141,11 +141,13 @@ class Gate:
         self.store = Store(tmp_path / f"{gate_id}.store", gate_id=gate_id)
         self.sync: Sync | None = None
 
-    def start(self, broker, store=None, *, mqtt=None, **settings) -> Sync:
+    def start(self, broker, store=None, *, mqtt=None, office_key=None, **settings) -> Sync:
+        """``office_key``: the office's public key the gate checks receipts against (None: none kept)."""
         settings.setdefault("check_every_s", 0.2)
         self.sync = Sync(
             mqtt or MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=0.2, reconnect_max_s=1),
             self.journal, store, port=PORT, gate_id=self.gate_id, settings=SyncSettings(**settings),
+            office_key=office_key,
         ).start()
         return self.sync
 

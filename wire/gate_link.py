@@ -1,0 +1,111 @@
+"""The gate's MQTT link: paho behind four calls, its callbacks turned into plain tuples.
+
+``GateLink`` owns the gate's paho client (``wire.connection.make_client``: MQTT v5, persistent
+session, reconnect back-off forever). paho calls back on its network thread, possibly before
+``publish()`` has returned the message id to the caller; so a callback only appends one tuple to
+the caller's ``inputs`` deque and calls ``wake()``, and whoever drains the deque (the gate's uplink
+pump, a single thread) records each mid before it reads the acks that follow:
+
+- ``("connect", session_present)`` after a CONNACK that accepted the session (the subscriptions
+  given at construction are made first; a refused CONNACK is logged and not queued),
+- ``("disconnect", reason)`` (reason: str),
+- ``("ack", mid, rc)`` for every PUBACK, ``rc`` the MQTT v5 reason code as an int,
+- ``("message", topic, payload)`` for every message received (payload: bytes).
+
+``connected`` (``threading.Event``) is set on the network thread at once, for watchers (the gate's
+heartbeat, tests). The gate imports paho only through this module and ``wire.connection``.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Callable
+
+import structlog
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.reasoncodes import ReasonCode
+
+from wire import connection
+
+log = structlog.get_logger("edge.sync")
+
+
+def reason_name(rc: int) -> str:
+    """The MQTT v5 name of a PUBACK reason code (``0x87`` -> ``"Not authorized"``)."""
+    try:
+        return ReasonCode(PacketTypes.PUBACK, identifier=rc).getName()
+    except KeyError:
+        return f"reason {rc:#04x}"
+
+
+class GateLink:
+    """One gate's paho client. ``will`` is ``(topic, payload)`` of the retained Last Will,
+    ``subscriptions`` ``[(topic filter, qos), ...]`` made on every connect, ``window`` the
+    in-flight limit (paho's ``max_inflight_messages``; nothing is queued beyond it)."""
+
+    def __init__(self, config: connection.MqttConfig, client_id: str, *, will: tuple[str, bytes],
+                 subscriptions: list[tuple[str, int]], window: int,
+                 inputs: collections.deque, wake: Callable[[], None], gate_id: str) -> None:
+        self.config = config
+        self.gate_id = gate_id
+        self.inputs = inputs
+        self.wake = wake
+        self.subscriptions = subscriptions
+        self.connected = threading.Event()
+        self.client = connection.make_client(config, client_id)
+        self.client.max_inflight_messages_set(window)
+        self.client.max_queued_messages_set(0)
+        self.client.will_set(will[0], will[1], qos=1, retain=True)
+        self.client.on_connect = self._on_connect
+        self._log_disconnect = self.client.on_disconnect  # wire.connection.log_disconnect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_publish = self._on_publish
+        self.client.on_message = self._on_message
+
+    def start(self) -> None:
+        """Connect in the background, retrying forever."""
+        connection.start(self.client, self.config)
+
+    def publish(self, topic: str, body: bytes, *, retain: bool = False) -> int:
+        """Publish at QoS 1; returns the message id its PUBACK will carry."""
+        return self.client.publish(topic, body, qos=1, retain=retain).mid
+
+    def publish_wait(self, topic: str, body: bytes, timeout: float, *, retain: bool = False) -> None:
+        """Publish at QoS 1 and wait up to ``timeout`` s for its PUBACK (on stop); no error if it
+        does not come."""
+        info = self.client.publish(topic, body, qos=1, retain=retain)
+        try:
+            info.wait_for_publish(timeout)
+        except (RuntimeError, ValueError):
+            pass
+
+    def stop(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # -- paho callbacks (network thread): only queue and wake -----------------------------------
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.warning("mqtt.connect_refused", gate_id=self.gate_id, reason=str(reason_code))
+            return
+        client.subscribe(self.subscriptions)
+        self.connected.set()
+        log.info("mqtt.connected", gate_id=self.gate_id, session_present=flags.session_present)
+        self.inputs.append(("connect", bool(flags.session_present)))
+        self.wake()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self.connected.clear()
+        self._log_disconnect(client, userdata, flags, reason_code, properties)
+        log.info("mqtt.disconnected", gate_id=self.gate_id, reason=str(reason_code))
+        self.inputs.append(("disconnect", str(reason_code)))
+        self.wake()
+
+    def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
+        self.inputs.append(("ack", mid, reason_code.value))
+        self.wake()
+
+    def _on_message(self, client, userdata, message) -> None:
+        self.inputs.append(("message", message.topic, bytes(message.payload)))
+        self.wake()
