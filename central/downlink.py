@@ -53,10 +53,10 @@ from sqlalchemy.orm import Session
 from central.config import CentralConfig
 from central.ledger.schema import events
 from central.registry.api import changes_since, escala_snapshot, roster_snapshot
-from central.registry.changes import aware
 from central.registry.schema import cards, cases, downlink_changes
 from portgate.errors import ConfigError
 from portgate.records import Card, EscalaEntry, Worker
+from portgate.timeutil import as_utc
 from wire import connection, topics
 from wire import downlink as dl
 
@@ -131,7 +131,7 @@ def _ledger_blocks(session: Session, after: int = 0, upto: int | None = None) ->
     for row in rows:
         uid = (row.payload or {}).get("uid")
         if uid and (uid not in known or row.event_id not in with_case):
-            out.append(dl.BlockedCard(uid=uid, reason="confiscated", at=aware(row.occurred_at)))
+            out.append(dl.BlockedCard(uid=uid, reason="confiscated", at=as_utc(row.occurred_at)))
     return out
 
 
@@ -246,7 +246,7 @@ class DownlinkPublisher:
     @staticmethod
     def _blocklist(session: Session, at: dt.datetime) -> list[dl.BlockedCard]:
         rows = session.execute(select(cards.c.uid, cards.c.status, cards.c.updated_at)).all()
-        blocked = {r.uid: dl.BlockedCard(uid=r.uid, reason=r.status, at=aware(r.updated_at) or at)
+        blocked = {r.uid: dl.BlockedCard(uid=r.uid, reason=r.status, at=as_utc(r.updated_at) or at)
                    for r in rows if r.status != "active"}
         for b in _ledger_blocks(session):
             blocked.setdefault(b.uid, b)

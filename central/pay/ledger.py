@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.shifts import Shift
-from central.ledger.store import as_utc, read_shifts
+from central.ledger.store import read_shifts
 from central.ledger.tables import statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
@@ -30,6 +30,7 @@ from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
+from portgate.timeutil import as_utc
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -27,10 +27,11 @@ from sqlalchemy.orm import Session
 
 from central.ledger.schema import events
 from central.registry import store
-from central.registry.changes import audit, aware, utcnow
+from central.registry.changes import audit, utcnow
 from central.registry.sanctions import TODAY, SuspensionLimits
 from central.registry.schema import case_attachments, cases
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 
 APPEAL_DAYS = 30
 DECISIONS = ("none", "reprimand", "suspension", "cancellation")
@@ -166,7 +167,7 @@ def decide(session: Session, case_id: int, kind: str, *, days: int | None = None
 
 
 def appeal_deadline(row) -> dt.datetime | None:
-    decided = aware(row.decided_at)
+    decided = as_utc(row.decided_at)
     return None if decided is None else decided + dt.timedelta(days=APPEAL_DAYS)
 
 
