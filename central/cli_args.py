@@ -40,7 +40,7 @@ def day_range(date_from: str | None, date_to: str | None) -> tuple[dt.date, dt.d
 
 def time_arg(value: str, name: str) -> dt.datetime:
     """ISO 8601 timestamp with offset -> aware UTC, in years 2000..2100. Raises ``BadInput``."""
-    from portgate.records import parse_aware
+    from portgate.cells import parse_aware
 
     at = parse_aware(value, name)
     if not FIRST_DAY <= at.date() <= LAST_DAY:

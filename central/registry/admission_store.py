@@ -28,6 +28,7 @@ from central.registry.admission import (
 )
 from central.registry.changes import audit, utcnow
 from central.registry.schema import workers
+from portgate import cells
 from portgate.errors import BadInput
 from portgate.records import Worker, load_csv
 
@@ -46,14 +47,6 @@ admissions = Table(
 REQUIRED = ("registration", "birth_date", "nationality", "registered_on")
 
 
-def _date(row, field: str) -> dt.date:
-    raw = (row.get(field) or "").strip()
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError as exc:
-        raise BadInput(f"{field} {raw!r} is not a date YYYY-MM-DD") from exc
-
-
 def admission_from_row(row, source: str) -> Admission:
     """One ``Admission`` from an admissions.csv row; raises ``BadInput`` for a bad field."""
     for field in REQUIRED:
@@ -67,10 +60,12 @@ def admission_from_row(row, source: str) -> Admission:
         if dated and not document:
             raise BadInput(f"{name} (the document) is required with {name}_on")
         if document:
-            evidence[name] = Evidence(document, _date(row, f"{name}_on"))
-    return Admission(registration=row["registration"].strip(), birth_date=_date(row, "birth_date"),
+            evidence[name] = Evidence(document, cells.date(row.get(f"{name}_on"), f"{name}_on"))
+    return Admission(registration=row["registration"].strip(),
+                     birth_date=cells.date(row.get("birth_date"), "birth_date"),
                      nationality=row["nationality"].strip().upper(),
-                     registered_on=_date(row, "registered_on"), evidence=evidence, source=source)
+                     registered_on=cells.date(row.get("registered_on"), "registered_on"),
+                     evidence=evidence, source=source)
 
 
 def read_admissions(path: str | Path) -> list[Admission]:

@@ -24,8 +24,8 @@ from zoneinfo import ZoneInfo
 
 from central.production.composition import Composition, composition_problem
 from central.rotation.engine import Requisition
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import parse_aware
 
 LATE = "LATE_REQUISITION"
 INCOMPLETE = "INCOMPLETE_REQUISITION"
