@@ -20,8 +20,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.db import metadata
 from central.ledger.shifts import Flag, Shift
 from portgate.errors import BadInput, StoreError
+from wire.flags import ShiftFlag
 
-MEAL_CORRECTED = "MEAL_CORRECTED"
+MEAL_CORRECTED = ShiftFlag.MEAL_CORRECTED
 
 shift_corrections = Table(
     "shift_corrections",

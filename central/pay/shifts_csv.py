@@ -30,6 +30,7 @@ from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.records import build_rows
 from portgate.tables import read_rows as read_table
+from wire.flags import ShiftFlag
 
 COLUMNS = ("registration", "function", "ship", "berth", "period_start", "period_end", "admit_at",
            "exit_at", "meal_worked")
@@ -99,7 +100,7 @@ def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:
     closed at the period end and flagged MISSING_EXIT), so both paths flag and pay alike."""
     start, end = shift.period_start.astimezone(zone), shift.period_end.astimezone(zone)
     closed_by = "exit" if shift.exit_at is not None else "period_end"
-    flags = () if shift.exit_at is not None else (Flag("MISSING_EXIT", "no exit: closed at the period end"),)
+    flags = () if shift.exit_at is not None else (Flag(ShiftFlag.MISSING_EXIT, "no exit: closed at the period end"),)
     return Shift(
         shift_id=shift.shift_id, registration=shift.registration, ship=shift.ship,
         work_date=start.date(), period=f"{start.hour:02d}-{end.hour:02d}", function=shift.function,

@@ -25,6 +25,7 @@ from edge.rules.model import (
 from edge.rules.rulebook import GateRulebook
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker, WorkerStatus
+from portgate.rest import rest_between
 from portgate.timeutil import as_utc, require_aware
 from portgate.uid import collision_prone, normal_read
 
@@ -444,7 +445,7 @@ def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.
         return
     bounds = _bounds(matched, rb) if matched is not None else None
     start = bounds[0] if bounds is not None else wall
-    rest = max(start - last, dt.timedelta(0))
+    rest = rest_between(last, start)
     if rest < dt.timedelta(hours=rb.g7.rest_hours):
         deny = rb.g7.mode == "deny"
         acc.fail("G7", "G7.rest", deny=deny, flag=None if deny else Flag.REST_SHORT,
