@@ -1,7 +1,8 @@
 """The office's downlink publisher when the registry is the source (``[publish] source = "registry"``):
 every registry or escala change reaches the gates as a delta within about ``poll_s`` seconds
-(issue 8: roster/blocklist deltas, a late substitution re-publishes at once, sanctions take effect at
-the gates on their start date because the worker row carries the suspension dates and G3 checks them).
+(roster and blocklist deltas; a late substitution is re-published at once; a sanction takes effect
+at the gates on its start date, because the worker row carries the suspension dates and G3 checks
+them).
 
 What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, QoS 1):
 
