@@ -13,6 +13,17 @@ from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
 
 
+def _refused_alike(loaders, path, key, text) -> None:
+    """Each loader refuses ``path`` with one ``ConfigError`` naming ``key``; all say the same."""
+    refusals = []
+    for load in loaders:
+        with pytest.raises(ConfigError) as caught:
+            load(path)
+        assert caught.value.key == key and text in caught.value.reason, caught.value
+        refusals.append(str(caught.value))
+    assert len(set(refusals)) == 1, refusals
+
+
 def _central(tmp_path, body: str, database_url: str | None = None):
     (tmp_path / "keys").mkdir(exist_ok=True)
     path = tmp_path / "central.toml"
@@ -31,14 +42,7 @@ def _central(tmp_path, body: str, database_url: str | None = None):
     ('[mqtt]\nusername = "office"', None, "$.mqtt", "username given without password_file"),
 ])
 def test_a_bad_office_value_is_refused_by_the_loader_and_check_config_alike(tmp_path, body, url, key, text):
-    path = _central(tmp_path, body, url)
-    refusals = []
-    for load in (load_central_config, check_central):
-        with pytest.raises(ConfigError) as caught:
-            load(path)
-        assert caught.value.key == key and text in caught.value.reason, caught.value
-        refusals.append(str(caught.value))
-    assert refusals[0] == refusals[1]
+    _refused_alike((load_central_config, check_central), _central(tmp_path, body, url), key, text)
 
 
 def test_a_port_that_is_not_a_topic_id_is_refused_when_the_office_config_is_built(tmp_path):
@@ -56,13 +60,7 @@ def test_a_port_that_is_not_a_topic_id_is_refused_when_the_office_config_is_buil
 def test_a_bad_gate_value_is_refused_by_the_loader_and_check_config_alike(tmp_path, old, new, key, text):
     path = write_gate_config(tmp_path)
     path.write_text(path.read_text().replace(old, new, 1))
-    refusals = []
-    for load in (load_gate_config, check_gate):
-        with pytest.raises(ConfigError) as caught:
-            load(path)
-        assert caught.value.key == key and text in caught.value.reason, caught.value
-        refusals.append(str(caught.value))
-    assert refusals[0] == refusals[1]
+    _refused_alike((load_gate_config, check_gate), path, key, text)
 
 
 def test_a_good_file_loads_and_check_config_summarises_it(tmp_path):

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from central.calls.schema import ship_calls
 from central.registry.changes import audit, utcnow
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import iter_rows
 from portgate.timeutil import as_utc
@@ -39,18 +40,14 @@ class ShipCall:
 
 
 def _when(text: str, where: str, *, optional: bool = False) -> dt.datetime | None:
-    text = (text or "").strip()
-    if not text:
+    if not (text or "").strip():
         if optional:
             return None
         raise BadInput("a time is required", where=where)
     try:
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise BadInput(f"{text!r} is not an ISO 8601 time", where=where) from None
-    if value.tzinfo is None:
-        raise BadInput(f"{text!r} has no UTC offset", where=where)
-    return value.astimezone(dt.UTC)
+        return parse_aware(text, "time")
+    except BadInput as exc:
+        raise BadInput(exc.reason, where=where) from None
 
 
 def parse_time(text: str, where: str) -> dt.datetime:
