@@ -10,7 +10,6 @@ criminal_record, legal_stay). A condition with both columns empty is missing.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from central.registry.admission import (
 )
 from central.registry.changes import audit, utcnow
 from central.registry.schema import workers
-from portgate import cells
+from portgate import cells, tables
 from portgate.errors import BadInput
-from portgate.records import Worker, load_csv
+from portgate.records import Worker, build_rows, load_csv
 
 admissions = Table(
     "admissions",
@@ -69,27 +68,9 @@ def admission_from_row(row, source: str) -> Admission:
 
 
 def read_admissions(path: str | Path) -> list[Admission]:
-    """Read admissions.csv; raises one ``BadInput`` naming every bad row ``file:line``."""
-    path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            out, errors = [], []
-            for n, row in enumerate(reader, 2):
-                try:
-                    out.append(admission_from_row(row, f"{path.name}:{n}"))
-                except BadInput as exc:
-                    errors.append(f"{path.name}:{n}: {exc.reason}")
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
-    if errors:
-        raise BadInput("\n".join(errors))
-    return out
+    """Read admissions.csv (``portgate.tables``); raises one ``BadInput`` naming every bad row
+    ``file:line`` (or the file: missing, not UTF-8, a header lacking a ``REQUIRED`` column)."""
+    return build_rows(tables.read_rows(path, REQUIRED), admission_from_row)
 
 
 def _stevedore_counts(session: Session) -> tuple[int, int, int]:
