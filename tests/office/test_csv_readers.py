@@ -8,6 +8,7 @@ import pytest
 
 from central.pay.billing_store import read_shipowners
 from central.registry.admission_store import read_admissions
+from central.rotation.requisition_checks import read_details
 from portgate.errors import BadInput
 
 
@@ -51,3 +52,14 @@ def test_shipowners_after_a_quoted_newline_and_with_a_nul_character(tmp_path):
     with pytest.raises(BadInput) as caught:
         read_shipowners(path)
     assert (caught.value.where, caught.value.reason) == ("owners.csv:2", "contains a NUL character")
+
+
+def test_requisition_details_name_the_file_line_and_a_missing_file(tmp_path):
+    path = tmp_path / "requisitions.csv"
+    path.write_text('ref,cargo,holds\nA1,"café\nsacaria",1\nA2,soja,two\n', encoding="utf-8")
+    with pytest.raises(BadInput) as caught:
+        read_details(path)
+    assert caught.value.reason == "requisitions.csv:4: holds and units must be whole numbers"
+    with pytest.raises(BadInput) as caught:
+        read_details(tmp_path / "absent.csv")
+    assert caught.value.reason == "file not found"
