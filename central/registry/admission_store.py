@@ -27,6 +27,7 @@ from central.registry.admission import (
 )
 from central.registry.changes import audit, utcnow
 from central.registry.schema import workers
+from central.registry.store import import_files
 from portgate import cells, tables
 from portgate.errors import BadInput
 from portgate.records import Worker, build_rows, load_csv
@@ -91,8 +92,6 @@ def register(session: Session, *, workers_csv: str | Path, admissions_csv: str |
     registry, a worker with no admissions.csv row, an unmet condition (age, nationality, a missing
     or later-dated document), and stevedores whose registration would make foreigners more than one
     third of the stevedores (DL 2.032 art. 5 §3). Returns how many were registered."""
-    from central.registry.store import import_files
-
     now = now or utcnow()
     new = load_csv(workers_csv, Worker)
     found = {a.registration: a for a in read_admissions(admissions_csv)}
