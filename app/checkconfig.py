@@ -1,10 +1,13 @@
-"""``check-config``: validate a service's configuration file completely without starting it.
+"""``check-config``: load a service's configuration file completely without starting it.
 
-``portgate edge check-config gate.toml`` and ``portgate central check-config central.toml`` parse the
-TOML into the typed config (every key, every type), then open every secret it names with
-``read_secret`` (the gate HMAC key, the MQTT password, the TLS client key: present, non-empty, mode
-0600/0400) and check that the other files it names exist. The first problem raises ``ConfigError``
-naming the key (the CLI prints one line and exits 2); success returns a one-line summary.
+``portgate edge check-config gate.toml`` and ``portgate central check-config central.toml`` build
+the typed config exactly as ``run`` does (``edge.config.load_gate_config``,
+``central.config.load_central_config``: every key, type and value is checked there, once), then
+open what the config names: every secret with ``read_secret`` (the gate HMAC key, the MQTT
+password, the TLS client key, the gate keys of ``keys_dir``: present, non-empty, mode 0600/0400),
+the gate rulebook, and the other files and directories it names must exist. The first problem
+raises ``ConfigError`` naming the key (the CLI prints one line and exits 2); success returns a
+one-line summary.
 
 Nothing is connected to (no broker, no database, no reader): the check runs on an installer's
 machine or in ``ExecStartPre=`` before the unit starts. ``app.cli`` adds the two commands below to
@@ -15,10 +18,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import click
 
 from portgate.config import read_secret, unreadable
 from portgate.errors import ConfigError
+
+if TYPE_CHECKING:
+    from central.config import CentralConfig
+    from edge.config import GateConfig
+    from wire.connection import MqttConfig
 
 
 def _exists(path: str | None, key: str, *, directory: bool = False) -> None:
@@ -42,38 +52,31 @@ def _secret(path: str | None, key: str, what: str) -> None:
         raise ConfigError(str(exc), key=key) from exc
 
 
-def _mqtt(mqtt, prefix: str) -> str:
-    """Check an MQTT section (``wire.connection.MqttConfig`` or the gate's own struct)."""
+def _mqtt(mqtt: MqttConfig | None, prefix: str) -> str:
+    """Open the files of an ``[mqtt]`` section; its summary."""
     if mqtt is None:
         return "standalone (no [mqtt])"
-    if getattr(mqtt, "username", None) and not getattr(mqtt, "password_file", None):
-        raise ConfigError("username given without password_file", key=f"{prefix}.password_file")
-    _secret(getattr(mqtt, "password_file", None), f"{prefix}.password_file", "MQTT password")
-    for name in ("tls_ca_file", "ca_file", "tls_cert_file", "cert_file"):
-        _exists(getattr(mqtt, name, None), f"{prefix}.{name}")
-    for name in ("tls_key_file", "key_file"):
-        _secret(getattr(mqtt, name, None), f"{prefix}.{name}", "TLS private key")
-    tls = any(getattr(mqtt, n, None) for n in ("tls_ca_file", "ca_file")) or getattr(mqtt, "tls", False)
-    return f"mqtt {mqtt.host}:{mqtt.port}{' tls' if tls else ''}"
+    _secret(mqtt.password_file, f"{prefix}.password_file", "MQTT password")
+    _exists(mqtt.tls_ca_file, f"{prefix}.tls_ca_file")
+    _exists(mqtt.tls_cert_file, f"{prefix}.tls_cert_file")
+    _secret(mqtt.tls_key_file, f"{prefix}.tls_key_file", "TLS private key")
+    return f"mqtt {mqtt.host}:{mqtt.port}{' tls' if mqtt.tls_ca_file else ''}"
 
 
-def _metrics(cfg) -> str:
-    port = getattr(cfg, "metrics_port", 0)
-    if not 0 <= port <= 65535:
-        raise ConfigError("must be 0 (off) or a TCP port", key="$.metrics_port")
-    return f"metrics {getattr(cfg, 'metrics_addr', '127.0.0.1')}:{port}" if port else "metrics off"
+def _metrics(cfg: GateConfig | CentralConfig) -> str:
+    return f"metrics {cfg.metrics_addr}:{cfg.metrics_port}" if cfg.metrics_port else "metrics off"
 
 
 def check_gate(path: str | Path) -> str:
-    """Validate ``gate.toml``; return a summary line. Raises ``ConfigError`` naming the key."""
-    from edge.config import load_gate_config
+    """Load ``gate.toml`` and open the files it names; return a summary line. Raises
+    ``ConfigError`` naming the key."""
+    from edge.config import load_gate_config  # lazily: a gate's command imports no office code
+    from edge.rules.rulebook import load_gate_rulebook
 
     cfg = load_gate_config(path)
     _secret(cfg.key_file, "$.key_file", "gate HMAC key")
     _exists(cfg.rulebook, "$.rulebook")
     if cfg.rulebook:
-        from edge.rules.rulebook import load_gate_rulebook
-
         load_gate_rulebook(cfg.rulebook)
     if cfg.seed is not None:
         _exists(cfg.seed.workers, "$.seed.workers")
@@ -85,38 +88,22 @@ def check_gate(path: str | Path) -> str:
 
 
 def check_central(path: str | Path) -> str:
-    """Validate ``central.toml``; return a summary line. Raises ``ConfigError`` naming the key."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    """Load ``central.toml`` and open the files it names; return a summary line. Raises
+    ``ConfigError`` naming the key."""
+    from sqlalchemy.engine import make_url  # lazily: the office's command imports no gate code
 
     from central.config import load_central_config
 
     cfg = load_central_config(path)
-    try:
-        url = make_url(cfg.database_url)
-    except ArgumentError as exc:
-        raise ConfigError(f"not a database URL: {exc}", key="$.database_url") from exc
-    if url.get_backend_name() == "sqlite" and (url.database or ":memory:") == ":memory:":
-        raise ConfigError("an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
-                          key="$.database_url")
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
-    if cfg.workers < 1:
-        raise ConfigError("must be at least 1", key="$.workers")
-    from portgate.errors import BadInput
-    from wire import topics
-
-    try:
-        topics.shared_gate_events(cfg.port, cfg.ingest.share_group)  # what ``central run`` subscribes to
-    except BadInput as exc:
-        raise ConfigError(str(exc), key="$.ingest.share_group") from exc
     keys = sorted(Path(cfg.keys_dir).glob("*.key"))
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")
     p = cfg.publish
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         _exists(getattr(p, name), f"$.publish.{name}")
-    parts = [f"port {cfg.port}", f"database {url.get_backend_name()}", f"{cfg.workers} worker(s)",
-             f"{len(keys)} gate key(s)", _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
+    parts = [f"port {cfg.port}", f"database {make_url(cfg.database_url).get_backend_name()}",
+             f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)
 
 

@@ -106,13 +106,13 @@ def pct(values: list[float], p: int) -> float:
 
 
 def wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise SystemExit(f"gate_display: timed out waiting for {what}")
+    """``testkit.wait.wait_until``, ending the benchmark with one line when it times out."""
+    from testkit.wait import wait_until
+
+    try:
+        return wait_until(predicate, timeout, what=what)
+    except AssertionError as exc:
+        raise SystemExit(f"gate_display: {exc}") from None
 
 
 def run(root: Path, workers: int, taps: int, seed: int) -> dict:

@@ -13,8 +13,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from central.config import load_central_config
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import parse_aware
 
 #: Work days and times outside this range are refused (an unset clock says 1970; 0001 and 9999 do
 #: not survive a time-zone conversion). Same lower bound as pay's ``PLAUSIBLE_FROM``.

@@ -59,8 +59,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from portgate.config import load_toml, read_secret
-from portgate.errors import ConfigError
+from portgate.errors import BadInput, ConfigError
 from wire.connection import MqttConfig
+from wire.topics import check_id
 
 
 class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -69,9 +70,15 @@ class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     gap_grace_s: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 5.0
     replay_every_s: Annotated[float, msgspec.Meta(ge=0.1, le=86_400)] = 30.0
     tail_grace_s: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 30.0  # ledger below a gate's sent_seq this long: replay
-    share_group: str = "ledger"
+    share_group: str = "ledger"  # a topic id (wire.topics.check_id): $share/<group>/...
     relay_presence: bool = True
     writer: Literal["process", "thread"] = "process"  # central/ingest/link.py
+
+    def __post_init__(self) -> None:
+        try:
+            check_id(self.share_group, "share_group")
+        except BadInput as exc:
+            raise ValueError(str(exc)) from None
 
 
 class PublishSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -115,18 +122,25 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ingest: IngestSettings = IngestSettings()
     publish: PublishSettings = PublishSettings()
     web: WebSettings = WebSettings()
-    metrics_port: int = 0  # Prometheus /metrics (central.metrics); 0 = off
+    metrics_port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0  # Prometheus /metrics (central.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
     log_json: bool | None = None  # None: JSON unless stderr is a terminal
     log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        try:
+            check_id(self.port, "port")  # the first level of the topic tree
+        except BadInput as exc:
+            raise ValueError(str(exc)) from None
 
 
 def load_central_config(path: str | Path) -> CentralConfig:
     """Read and validate ``central.toml``; relative paths resolved against its directory, and the
     password of ``database_password_file`` put into ``database_url`` (in memory only).
 
-    Raises ``ConfigError`` naming the key: a bad value, a ``database_url`` that is not a URL, a
-    password file missing or readable by others."""
+    Raises ``ConfigError`` naming the key: a bad value, a ``database_url`` that is not a URL or is
+    an in-memory SQLite database (private to one connection), a password file missing or readable
+    by others. This is the one place ``central.toml`` is checked: ``check-config`` loads it."""
     path = Path(path)
     cfg = load_toml(path, CentralConfig)
     base = path.resolve().parent
@@ -152,6 +166,9 @@ def _database_url(text: str, base: Path, password_file: str | None, where: str) 
     except ArgumentError as exc:
         raise ConfigError(f"not a database URL: {exc}", key="$.database_url", path=where) from exc
     if url.get_backend_name() == "sqlite":
+        if (url.database or ":memory:") == ":memory:":
+            raise ConfigError("an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
+                              key="$.database_url", path=where)
         if url.database and url.database != ":memory:" and url.query.get("uri") != "true" \
                 and not Path(url.database).is_absolute():
             url = url.set(database=str(base / url.database))

@@ -20,9 +20,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from central.ledger.schema import events
-from central.registry.changes import aware
 from central.registry.schema import cases, penalties, workers
 from central.rotation.schema import escala
+from portgate.timeutil import as_utc
 
 EARLY = dt.timedelta(minutes=30)  # G6 early-arrival tolerance
 COVERAGE_DELAY = dt.timedelta(minutes=30)  # G11 setting
@@ -56,26 +56,26 @@ def presence(session: Session, day: dt.date) -> PresenceReport:
     """Escala of ``day`` vs tap admits in the ledger (R5, Lei 9.719 art. 7)."""
     entries = _entries(session, day)
     if entries:
-        lo = min(aware(e.start_at) for e in entries) - EARLY
-        hi = max(aware(e.end_at) for e in entries)
+        lo = min(as_utc(e.start_at) for e in entries) - EARLY
+        hi = max(as_utc(e.end_at) for e in entries)
     else:
         lo, hi = _day_window(day)
     admits = _admits(session, lo, hi)
     by_key = defaultdict(list)
     for a in admits:
-        by_key[(a.registration, a.gate_id)].append(aware(a.occurred_at))
+        by_key[(a.registration, a.gate_id)].append(as_utc(a.occurred_at))
     missing = []
     for e in entries:
-        start, end = aware(e.start_at), aware(e.end_at)
+        start, end = as_utc(e.start_at), as_utc(e.end_at)
         if not any(start - EARLY <= t < end for t in by_key.get((e.registration, e.gate_id), ())):
             missing.append({"entry": e.id, "registration": e.registration, "ship": e.ship,
                             "gate_id": e.gate_id, "period": e.period, "post": e.post})
     covering = defaultdict(list)
     for e in entries:
-        covering[(e.registration, e.gate_id)].append((aware(e.start_at) - EARLY, aware(e.end_at)))
+        covering[(e.registration, e.gate_id)].append((as_utc(e.start_at) - EARLY, as_utc(e.end_at)))
     extra = []
     for a in admits:
-        t = aware(a.occurred_at)
+        t = as_utc(a.occurred_at)
         if not any(s <= t < e for s, e in covering.get((a.registration, a.gate_id), ())):
             extra.append({"event_id": a.event_id, "registration": a.registration,
                           "gate_id": a.gate_id, "at": t.isoformat()})
@@ -88,20 +88,20 @@ def coverage_gaps(session: Session, day: dt.date, delay: dt.timedelta = COVERAGE
     entries = [e for e in _entries(session, day) if e.voyage == "long_haul"]
     if not entries:
         return []
-    admits = _admits(session, min(aware(e.start_at) for e in entries) - EARLY,
-                     max(aware(e.start_at) for e in entries) + delay)
+    admits = _admits(session, min(as_utc(e.start_at) for e in entries) - EARLY,
+                     max(as_utc(e.start_at) for e in entries) + delay)
     gangway = defaultdict(set)
     slots = {}
     for e in entries:
         key = (e.ship, e.gate_id, e.period)
-        slots.setdefault(key, (aware(e.start_at), e.ship_name))
+        slots.setdefault(key, (as_utc(e.start_at), e.ship_name))
         if e.post == GANGWAY_POST:
             gangway[key].add(e.registration)
     gaps = []
     for key, (start, ship_name) in sorted(slots.items()):
         ship, gate_id, period = key
         ok = any(a.gate_id == gate_id and a.registration in gangway[key]
-                 and start - EARLY <= aware(a.occurred_at) <= start + delay for a in admits)
+                 and start - EARLY <= as_utc(a.occurred_at) <= start + delay for a in admits)
         if not ok:
             gaps.append({"ship": ship, "ship_name": ship_name, "gate_id": gate_id,
                          "period": period, "start": start.isoformat(),

@@ -103,9 +103,9 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     """The whole ``gate.toml``. Checked when built, so ``edge check-config`` and ``edge run`` refuse
     the same files: ``port`` and ``gate_id`` are topic ids (``wire.topics.check_id``: 1-64 of
     ``A-Z a-z 0-9 _ . -``, letter or digit first), ``[mqtt] username`` (if set) is the gate id,
-    reader ids are unique, ``indicator = "file"`` names
-    its ``indicator_file`` and ``metrics_port`` is 0-65535. A refusal is a ``ValueError`` naming the
-    key (``ConfigError`` from ``load_gate_config``)."""
+    reader ids are unique, ``indicator = "file"`` names its ``indicator_file``, ``clock = "scripted"``
+    its ``clock_file``, and ``metrics_port`` is 0-65535. A refusal is a ``ValueError`` naming the
+    key (``ConfigError`` from ``load_gate_config``). Nothing else checks these values again."""
 
     port: str  # port code, e.g. "santos" (first level of the MQTT topic tree)
     gate_id: str
@@ -124,7 +124,7 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     clock_file: str | None = None  # for clock = "scripted" (edge.scripted_clock)
     log_json: bool | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    metrics_port: int = 0  # Prometheus /metrics (edge.metrics); 0 = off
+    metrics_port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0  # Prometheus /metrics (edge.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
@@ -149,8 +149,8 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
             raise ValueError(f"readers: reader ids must be unique: {ids}")
         if self.indicator == "file" and not self.indicator_file:
             raise ValueError("indicator = 'file' needs indicator_file")
-        if not 0 <= self.metrics_port <= 65535:
-            raise ValueError(f"metrics_port must be 0 (off) or a TCP port, got {self.metrics_port}")
+        if self.clock == "scripted" and not self.clock_file:
+            raise ValueError("clock = 'scripted' needs clock_file")
 
 
 def check_directions(readers: list[ReaderConfig], *, path: str | None = None) -> None:

@@ -27,10 +27,11 @@ from collections.abc import Callable, Sequence
 from edge.rules.model import InspectorSession, OpenShift
 from portgate.records import Berth, EscalaEntry, Voyage
 from wire.events import ConfiscationPayload, Event, MealWorkedPayload, TapPayload
+from wire.flags import Flag
 
 # Flags that are not about the card (they describe the gate's data or clock), not kept as pending.
-NOT_PENDING = {"STALE_DATA", "CLOCK_UNTRUSTED", "CONFISCATE", "COVERAGE_GAP", "PARTIAL_UID",
-               "MEAL_MODE", "MEAL_WORKED"}
+NOT_PENDING = {Flag.STALE_DATA, Flag.CLOCK_UNTRUSTED, Flag.CONFISCATE, Flag.COVERAGE_GAP, Flag.PARTIAL_UID,
+               Flag.MEAL_MODE, Flag.MEAL_WORKED}
 
 # The reason the gate records for a card it confiscated itself: "confiscated: <reason flag>", e.g.
 # "confiscated: BORROWED_CARD" (the office's blocklist reasons are plain card statuses: "confiscated",
@@ -81,9 +82,9 @@ def effects_of(
     if not isinstance(p, TapPayload):
         return Effects()
     flags = tuple((p.uid, f, at) for f in p.flags if f not in NOT_PENDING)
-    if "BORROWED_CARD" in p.flags:
+    if Flag.BORROWED_CARD in p.flags:
         regs = dict.fromkeys(r for r in (p.registration, p.badge_registration) if r)
-        extra = [(uid, "BORROWED_CARD", at) for reg in regs for uid in control_cards(reg)
+        extra = [(uid, Flag.BORROWED_CARD.value, at) for reg in regs for uid in control_cards(reg)
                  if uid != p.uid]
         flags += tuple(dict.fromkeys(extra))
     if p.decision == "admit" and p.registration:
@@ -99,11 +100,11 @@ def effects_of(
         ship = entry.ship if entry else (ship or "")
         return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry), flags=flags)
     if p.decision == "exit" and p.registration:
-        if "NO_ENTRY" in p.flags and p.dispatch is None:  # no shift: no rest starts (G7)
+        if Flag.NO_ENTRY in p.flags and p.dispatch is None:  # no shift: no rest starts (G7)
             return Effects(flags=flags)
         return Effects(close=(p.registration, at), flags=flags)
     if p.decision == "inspector" and event.boot_id == boot_id:
-        mode = "meal" if "MEAL_MODE" in p.flags else "confiscate"
+        mode = "meal" if Flag.MEAL_MODE in p.flags else "confiscate"
         session = InspectorSession(p.uid, p.registration or "", event.mono_ns + inspector_ttl_ns, mode)
         return Effects(inspector=session, flags=flags)
     return Effects(flags=flags)

@@ -27,6 +27,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 import drivers.metrics  # noqa: F401  (reader_up / reader_faults_total families, always exposed)
 from portgate.metrics import flag
+from portgate.timeutil import as_utc
 
 # the rule ids a DENY can name first (RULES.md G1-G10; INTERNAL: the gate itself failed)
 RULE_IDS = ("G1", "G2", "G3", "G4", "G5", "G6", "G7", "G8", "G9", "G10", "INTERNAL")
@@ -65,11 +66,9 @@ def observe_decision(outcome: str, rules_failed: Iterable[str], latency_s: float
 
 
 def _age_s(oldest: Callable[[], dt.datetime | None]) -> float:
-    at = oldest()
+    at = as_utc(oldest())
     if at is None:
         return 0.0
-    if at.tzinfo is None:
-        at = at.replace(tzinfo=dt.UTC)
     return max(0.0, (dt.datetime.now(dt.UTC) - at).total_seconds())
 
 

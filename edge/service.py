@@ -25,7 +25,6 @@ from edge.journal import PRIORITY_HIGH, Journal
 from edge.loop import GateLoop
 from edge.store import Store
 from portgate.config import read_secret
-from portgate.errors import ConfigError
 from wire.events import AlertPayload
 
 log = structlog.get_logger(__name__)
@@ -34,9 +33,7 @@ log = structlog.get_logger(__name__)
 def make_clock(cfg: GateConfig):
     """System clock wrapped in ``GuardedClock``; ``clock_trust`` = ntp (adjtimex), always, never.
     ``clock = "scripted"`` (demo only) follows ``clock_file`` (``edge.scripted_clock``)."""
-    if cfg.clock == "scripted":
-        if not cfg.clock_file:
-            raise ConfigError("clock = 'scripted' needs clock_file", key="clock_file")
+    if cfg.clock == "scripted":  # GateConfig makes sure clock_file is set
         from edge.scripted_clock import ScriptedClock
 
         return GuardedClock(ScriptedClock(cfg.clock_file))
@@ -48,9 +45,7 @@ def make_clock(cfg: GateConfig):
 def make_indicator(cfg: GateConfig) -> Indicator:
     if cfg.indicator == "console":
         return ConsoleIndicator()
-    if cfg.indicator == "file":
-        if not cfg.indicator_file:
-            raise ConfigError("indicator = 'file' needs indicator_file", key="indicator_file")
+    if cfg.indicator == "file":  # GateConfig makes sure indicator_file is set
         return FileIndicator(cfg.indicator_file)
     if cfg.indicator == "gpio":
         return GpioIndicator(cfg.gpio, console=ConsoleIndicator())

@@ -11,13 +11,13 @@ import dataclasses
 import functools
 import datetime as dt
 import enum
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from portgate import tables
+from portgate import cells, tables
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import one_line
 from portgate.uid import UidFormat, canonical_uid, enrol_uid
@@ -65,68 +65,6 @@ class ReaderDirection(enum.StrEnum):
     BOTH = "both"
 
 
-def _date(value: str, field: str) -> dt.date | None:
-    if value is None or value.strip() == "":
-        return None
-    try:
-        return dt.date.fromisoformat(value.strip())
-    except ValueError as exc:
-        raise BadInput(f"{field} {value!r} is not an ISO date (YYYY-MM-DD)") from exc
-
-
-def _int(value: str, field: str, *, optional: bool = False) -> int | None:
-    if value is None or value.strip() == "":
-        if optional:
-            return None
-        raise BadInput(f"{field} is required")
-    try:
-        return int(value.strip())
-    except ValueError as exc:
-        raise BadInput(f"{field} {value!r} is not a whole number") from exc
-
-
-def _enum(cls: type[enum.StrEnum], value: str, field: str):
-    try:
-        return cls((value or "").strip())
-    except ValueError as exc:
-        allowed = "|".join(m.value for m in cls)
-        raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
-
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def _text(value: str, field: str) -> str:
-    """A required text field (a name, an id), stripped. Raises ``BadInput`` if it is empty or holds
-    a control character, a NUL or a line break (no name or id can: they end up on the gate's screen,
-    in one-line logs and in PostgreSQL, which refuses NUL)."""
-    if value is None or not value.strip():
-        raise BadInput(f"{field} is required")
-    found = _CONTROL.search(value.strip())
-    if found:
-        raise BadInput(f"{field} {one_line(value.strip())!r} contains a control character or line break "
-                       f"({one_line(found.group())})")
-    return value.strip()
-
-
-def parse_aware(value: str, field: str = "at") -> dt.datetime:
-    """Parse an ISO 8601 timestamp that carries an offset; return it in UTC.
-
-    Raises ``BadInput`` for a naive or malformed timestamp (DESIGN.md: times carry their offset), or
-    one whose UTC time falls outside year 1..9999.
-    """
-    try:
-        stamp = dt.datetime.fromisoformat((value or "").strip())
-    except ValueError as exc:
-        raise BadInput(f"{field} {value!r} is not an ISO 8601 timestamp") from exc
-    if stamp.tzinfo is None:
-        raise BadInput(f"{field} {value!r} has no UTC offset")
-    try:
-        return stamp.astimezone(dt.UTC)
-    except OverflowError as exc:  # 0001-01-01T00:00+03:00, 9999-12-31T23:00-03:00
-        raise BadInput(f"{field} {value!r} is out of the representable date range") from exc
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class Worker:
     """A registered port worker (matrícula). ``rotation_number`` orders the rodízio."""
@@ -155,17 +93,17 @@ class Worker:
     @classmethod
     def _from_row(cls, row: Mapping[str, str]) -> Worker:
         return cls(
-            registration=_text(row.get("registration"), "registration"),
-            name=_text(row.get("name"), "name"),
-            category=_text(row.get("category"), "category"),
-            status=_enum(WorkerStatus, row.get("status"), "status"),
-            suspended_from=_date(row.get("suspended_from"), "suspended_from"),
-            suspended_until=_date(row.get("suspended_until"), "suspended_until"),
-            health_exam_date=_date(row.get("health_exam_date"), "health_exam_date"),
-            booklet_revalidated_year=_int(
+            registration=cells.text(row.get("registration"), "registration"),
+            name=cells.text(row.get("name"), "name"),
+            category=cells.text(row.get("category"), "category"),
+            status=cells.choice(WorkerStatus, row.get("status"), "status"),
+            suspended_from=cells.date(row.get("suspended_from"), "suspended_from", optional=True),
+            suspended_until=cells.date(row.get("suspended_until"), "suspended_until", optional=True),
+            health_exam_date=cells.date(row.get("health_exam_date"), "health_exam_date", optional=True),
+            booklet_revalidated_year=cells.whole(
                 row.get("booklet_revalidated_year"), "booklet_revalidated_year", optional=True
             ),
-            rotation_number=_int(row.get("rotation_number"), "rotation_number", optional=True),
+            rotation_number=cells.whole(row.get("rotation_number"), "rotation_number", optional=True),
         )
 
 
@@ -182,7 +120,7 @@ class Card:
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> Card:
         """Build from a record of the office's copy (``uid`` canonical). Raises ``BadInput``."""
-        return cls._build(row, canonical_uid(_text(row.get("uid"), "uid")))
+        return cls._build(row, canonical_uid(cells.text(row.get("uid"), "uid")))
 
     @classmethod
     def from_csv_row(cls, row: Mapping[str, str]) -> Card:
@@ -190,15 +128,15 @@ class Card:
         ``uid_form`` (``portgate.uid.enrol_uid``: 10 decimal digits with no form are refused as
         ambiguous). Raises ``BadInput``."""
         form = (row.get("uid_form") or "").strip() or None
-        return cls._build(row, enrol_uid(_text(row.get("uid"), "uid"), form))
+        return cls._build(row, enrol_uid(cells.text(row.get("uid"), "uid"), form))
 
     @classmethod
     def _build(cls, row: Mapping[str, str], uid: str) -> Card:
         return cls(
             uid=uid,
-            kind=_enum(CardKind, row.get("kind"), "kind"),
-            registration=_text(row.get("registration"), "registration"),
-            status=_enum(CardStatus, row.get("status"), "status"),
+            kind=cells.choice(CardKind, row.get("kind"), "kind"),
+            registration=cells.text(row.get("registration"), "registration"),
+            status=cells.choice(CardStatus, row.get("status"), "status"),
         )
 
 
@@ -244,22 +182,20 @@ class EscalaEntry:
 
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> EscalaEntry:
-        period = _text(row.get("period"), "period")
+        period = cells.text(row.get("period"), "period")
         parse_period(period)
-        date = _date(row.get("date"), "date")
-        if date is None:
-            raise BadInput("date is required")
+        date = cells.date(row.get("date"), "date")
         return cls(
             date=date,
             period=period,
-            ship=_text(row.get("ship"), "ship"),
+            ship=cells.text(row.get("ship"), "ship"),
             ship_name=(row.get("ship_name") or "").strip(),
-            voyage=_enum(Voyage, row.get("voyage"), "voyage"),
-            berth=_enum(Berth, row.get("berth"), "berth"),
-            gate_id=_text(row.get("gate_id"), "gate_id"),
-            post=_text(row.get("post"), "post"),
-            function=_text(row.get("function"), "function"),
-            registration=_text(row.get("registration"), "registration"),
+            voyage=cells.choice(Voyage, row.get("voyage"), "voyage"),
+            berth=cells.choice(Berth, row.get("berth"), "berth"),
+            gate_id=cells.text(row.get("gate_id"), "gate_id"),
+            post=cells.text(row.get("post"), "post"),
+            function=cells.text(row.get("function"), "function"),
+            registration=cells.text(row.get("registration"), "registration"),
         )
 
     def bounds(self, tz: ZoneInfo | str) -> tuple[dt.datetime, dt.datetime]:
@@ -288,11 +224,11 @@ class Tap:
         direction = (row.get("direction") or "").strip()
         return cls(
             at=parse_aware(row.get("at")),
-            gate_id=_text(row.get("gate_id"), "gate_id"),
-            reader=_enum(ReaderKind, row.get("reader"), "reader"),
+            gate_id=cells.text(row.get("gate_id"), "gate_id"),
+            reader=cells.choice(ReaderKind, row.get("reader"), "reader"),
             uid=(row.get("uid") or "").strip(),  # validated by the gate: a bad UID is a DENY, not a crash
-            uid_form=_enum(UidFormat, row.get("uid_form") or "hex", "uid_form"),
-            direction=_enum(ReaderDirection, direction, "direction") if direction else ReaderDirection.BOTH,
+            uid_form=cells.choice(UidFormat, row.get("uid_form") or "hex", "uid_form"),
+            direction=cells.choice(ReaderDirection, direction, "direction") if direction else ReaderDirection.BOTH,
         )
 
 

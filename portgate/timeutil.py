@@ -20,6 +20,16 @@ def require_aware(value: dt.datetime, name: str = "time") -> dt.datetime:
     return value.astimezone(dt.UTC)
 
 
+def as_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """A stored timestamp as aware UTC; ``None`` stays ``None``. A naive value is read as UTC (SQLite
+    gives ``DateTime(timezone=True)`` back naive, in UTC); an aware one (PostgreSQL, in the session's
+    time zone) is converted. The strict form, for times that must carry an offset, is
+    ``require_aware``."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+
+
 def zone(name: str, *, key: str = "timezone", path: str | None = None) -> ZoneInfo:
     """The IANA time zone ``name`` (``America/Sao_Paulo``). Raises ``ConfigError`` naming ``key``
     (and ``path``) if it is not one: unknown, empty, a path (``../../etc/passwd``), a NUL."""

@@ -28,6 +28,8 @@ class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``password_file`` / ``tls_*`` name files (secrets are never inline). ``session_expiry_s`` is how
     long the broker keeps the persistent session (and queued QoS 1 messages) while disconnected.
     ``reconnect_min_s``/``reconnect_max_s`` bound the exponential reconnect back-off (forever).
+    A ``username`` needs its ``password_file`` (``ValueError``, a ``ConfigError`` naming ``[mqtt]``
+    when read from a file).
     """
 
     host: str = "127.0.0.1"
@@ -43,6 +45,10 @@ class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reconnect_min_s: float = 0.5
     reconnect_max_s: float = 30.0
     receive_maximum: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.username and not self.password_file:
+            raise ValueError("username given without password_file")
 
 
 class _Client(mqtt.Client):

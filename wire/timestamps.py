@@ -15,14 +15,9 @@ from typing import Annotated
 
 import msgspec
 
+from portgate.timeutil import require_aware
+
 UtcDatetime = Annotated[dt.datetime, msgspec.Meta(tz=True)]
-
-
-def to_utc(value: dt.datetime) -> dt.datetime:
-    """``value`` (aware) in UTC. Raises ``ValueError`` for a naive datetime (no offset to convert)."""
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError("time has no UTC offset")
-    return value if value.tzinfo is dt.UTC else value.astimezone(dt.UTC)
 
 
 class UtcMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -33,7 +28,7 @@ class UtcMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             value = getattr(self, name)
             if isinstance(value, dt.datetime):
                 try:
-                    utc = to_utc(value)
+                    utc = require_aware(value, name)
                 except ValueError:
                     raise ValueError(f"{name}: time has no UTC offset") from None
                 if utc is not value:

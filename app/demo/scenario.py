@@ -8,7 +8,6 @@ Pure: reads files, compares results; starts nothing.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from decimal import Decimal
 from pathlib import Path
@@ -16,10 +15,12 @@ from typing import Literal
 
 import msgspec
 
+from portgate import tables
 from portgate.config import load_toml
-from portgate.records import Tap, load_csv
+from portgate.records import Tap, load_csv_rows
 
 DEFAULT_DIR = Path(__file__).resolve().parents[2] / "config" / "demo"
+EXPECTED_COLUMNS = ("taps_line", "gate_id", "registration", "decision", "rules_failed", "flags")
 
 
 class GateSpec(msgspec.Struct, forbid_unknown_fields=True):
@@ -67,26 +68,25 @@ class Scenario:
         self.cards_csv = self.dir / "cards.csv"
         self.escala_csv = self.dir / "escala.csv"
         self.taps_csv = self.dir / "taps.csv"
-        self.taps: list[tuple[int, Tap]] = list(enumerate(load_csv(self.taps_csv, Tap), start=2))
+        self.taps: list[tuple[int, Tap]] = [(int(where.rsplit(":", 1)[1]), tap)
+                                            for where, tap in load_csv_rows(self.taps_csv, Tap)]
         self.expected: dict[int, Expected] = {}
-        with (self.dir / "expected.csv").open(newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                exp = Expected(
-                    taps_line=int(row["taps_line"]), gate_id=row["gate_id"],
-                    registration=row["registration"], decision=row["decision"],
-                    rules_failed=tuple(row["rules_failed"].split()), flags=tuple(row["flags"].split()),
-                )
-                self.expected[exp.taps_line] = exp
+        for _where, row in tables.iter_rows(self.dir / "expected.csv", EXPECTED_COLUMNS):
+            exp = Expected(
+                taps_line=int(row["taps_line"]), gate_id=row["gate_id"],
+                registration=row["registration"], decision=row["decision"],
+                rules_failed=tuple(row["rules_failed"].split()), flags=tuple(row["flags"].split()),
+            )
+            self.expected[exp.taps_line] = exp
         self.expected_pay = {reg: Decimal(v) for reg, v in self.spec.expected_pay.items()}
 
     def anchored_ships(self) -> set[str]:
         """Ships at anchorage on the escala of the scenario's day at a gate the scenario runs (their
         watchmen's shifts get P8 billing lines; a ship whose gate is not played has no shift)."""
         gates = {g.gate_id for g in self.spec.gates}
-        with self.escala_csv.open(newline="", encoding="utf-8") as fh:
-            return {row["ship"] for row in csv.DictReader(fh)
-                    if row.get("berth") == "anchored" and row.get("date") == self.spec.day.isoformat()
-                    and row.get("gate_id") in gates}
+        return {row["ship"] for _where, row in tables.iter_rows(self.escala_csv, ("ship",))
+                if row.get("berth") == "anchored" and row.get("date") == self.spec.day.isoformat()
+                and row.get("gate_id") in gates}
 
     def gate(self, gate_id: str) -> GateSpec:
         for g in self.spec.gates:

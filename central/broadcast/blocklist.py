@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import events
+from portgate.timeutil import as_utc
 from wire.downlink import BlockedCard, CardsSnapshot
 from wire.events import ConfiscationPayload, Event
 
@@ -36,7 +37,7 @@ def snapshot(conn: Connection, now: dt.datetime, base: CardsSnapshot | None = No
         uid = (row.payload or {}).get("uid")
         if not uid:
             continue
-        at = row.occurred_at if row.occurred_at.tzinfo else row.occurred_at.replace(tzinfo=dt.UTC)
+        at = as_utc(row.occurred_at)
         blocked[uid] = BlockedCard(uid=uid, reason="confiscated", at=at)
         newest = max(newest, row.id)
     version = (base.version if base else 0) + newest

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import events
+from portgate.timeutil import as_utc
 from wire.downlink import PresenceDelta, PresenceRow, PresenceSnapshot
 from wire.events import Event, TapPayload
 
@@ -49,7 +50,7 @@ def snapshot(conn: Connection, now: dt.datetime) -> PresenceSnapshot:
     for r in rows:
         if r.decision != "admit":
             continue
-        at = r.occurred_at if r.occurred_at.tzinfo else r.occurred_at.replace(tzinfo=dt.UTC)
+        at = as_utc(r.occurred_at)
         ship = ((r.payload or {}).get("dispatch") or {}).get("ship", "")
         open_rows.append(PresenceRow(registration=r.registration, gate_id=r.gate_id, ship=ship, admitted_at=at))
     return PresenceSnapshot(version=version, at=now, open=open_rows)

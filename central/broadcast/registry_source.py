@@ -1,7 +1,8 @@
 """The office's downlink publisher when the registry is the source (``[publish] source = "registry"``):
 every registry or escala change reaches the gates as a delta within about ``poll_s`` seconds
-(issue 8: roster/blocklist deltas, a late substitution re-publishes at once, sanctions take effect at
-the gates on their start date because the worker row carries the suspension dates and G3 checks them).
+(roster and blocklist deltas; a late substitution is re-published at once; a sanction takes effect
+at the gates on its start date, because the worker row carries the suspension dates and G3 checks
+them).
 
 What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, QoS 1):
 
@@ -54,11 +55,11 @@ from central.broadcast.publisher import Publisher
 from central.config import CentralConfig
 from central.ledger.schema import events
 from central.registry.api import changes_since, roster_snapshot
-from central.registry.changes import aware
 from central.registry.schema import cards, cases, downlink_changes
 from central.rotation.service import escala_snapshot
 from portgate.errors import ConfigError
 from portgate.records import Card, EscalaEntry, Worker
+from portgate.timeutil import as_utc
 from wire import connection
 from wire import downlink as dl
 
@@ -133,7 +134,7 @@ def _ledger_blocks(session: Session, after: int = 0, upto: int | None = None) ->
     for row in rows:
         uid = (row.payload or {}).get("uid")
         if uid and (uid not in known or row.event_id not in with_case):
-            out.append(dl.BlockedCard(uid=uid, reason="confiscated", at=aware(row.occurred_at)))
+            out.append(dl.BlockedCard(uid=uid, reason="confiscated", at=as_utc(row.occurred_at)))
     return out
 
 
@@ -249,7 +250,7 @@ class DownlinkPublisher:
     @staticmethod
     def _blocklist(session: Session, at: dt.datetime) -> list[dl.BlockedCard]:
         rows = session.execute(select(cards.c.uid, cards.c.status, cards.c.updated_at)).all()
-        blocked = {r.uid: dl.BlockedCard(uid=r.uid, reason=r.status, at=aware(r.updated_at) or at)
+        blocked = {r.uid: dl.BlockedCard(uid=r.uid, reason=r.status, at=as_utc(r.updated_at) or at)
                    for r in rows if r.status != "active"}
         for b in _ledger_blocks(session):
             blocked.setdefault(b.uid, b)

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from central.calls.schema import coverage_alarms, ship_calls
 from central.ledger.schema import events
-from central.registry.changes import aware
+from portgate.timeutil import as_utc
 
 PERIOD_HOURS = (1, 7, 13, 19)
 WATCH_FUNCTIONS = ("vigia", "vigia_chefe")
@@ -88,7 +88,7 @@ def _watch(session: Session, gate_id: str, since: dt.datetime) -> list[tuple[dt.
     open_: dict[str, tuple[dt.datetime, str]] = {}
     stays = []
     for r in rows:
-        at = aware(r.occurred_at)
+        at = as_utc(r.occurred_at)
         if r.decision == "admit":
             d = (r.payload or {}).get("dispatch")
             if d is None or (d.get("post") == GANGWAY_POST and d.get("function") in WATCH_FUNCTIONS):
@@ -112,9 +112,9 @@ def evaluate(session: Session, now: dt.datetime, tz: ZoneInfo, grace_min: int = 
     for call in calls:
         if not call.gate_id:
             continue
-        arrival, departure = aware(call.arrival), aware(call.departure)
+        arrival, departure = as_utc(call.arrival), as_utc(call.departure)
         watch = _watch(session, call.gate_id, max(since, arrival) - dt.timedelta(hours=24))
-        held = {aware(r.period_start): r for r in session.execute(
+        held = {as_utc(r.period_start): r for r in session.execute(
             select(coverage_alarms).where(coverage_alarms.c.call_id == call.id))}
         for gap in gaps(arrival, departure, watch, now, tz, grace, since=since):
             row = held.get(gap.period_start)
@@ -123,7 +123,7 @@ def evaluate(session: Session, now: dt.datetime, tz: ZoneInfo, grace_min: int = 
                     call_id=call.id, ship=call.ship, gate_id=call.gate_id, period_start=gap.period_start,
                     raised_at=gap.raised_at, ended_at=gap.ended_at, ended_by_event=gap.ended_by))
                 changed += 1
-            elif aware(row.ended_at) != gap.ended_at:
+            elif as_utc(row.ended_at) != gap.ended_at:
                 session.execute(update(coverage_alarms).where(coverage_alarms.c.id == row.id)
                                 .values(ended_at=gap.ended_at, ended_by_event=gap.ended_by))
                 changed += 1
@@ -135,5 +135,5 @@ def list_alarms(session: Session, limit: int = 200) -> list[dict]:
     rows = session.execute(select(coverage_alarms, ship_calls.c.ship_name)
                            .join(ship_calls, ship_calls.c.id == coverage_alarms.c.call_id)
                            .order_by(coverage_alarms.c.raised_at.desc()).limit(limit))
-    return [dict(r._mapping) | {"period_start": aware(r.period_start), "raised_at": aware(r.raised_at),
-                                "ended_at": aware(r.ended_at)} for r in rows]
+    return [dict(r._mapping) | {"period_start": as_utc(r.period_start), "raised_at": as_utc(r.raised_at),
+                                "ended_at": as_utc(r.ended_at)} for r in rows]

@@ -17,9 +17,11 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from central.calls.schema import ship_calls
-from central.registry.changes import audit, aware, utcnow
+from central.registry.changes import audit, utcnow
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import iter_rows
+from portgate.timeutil import as_utc
 
 COLUMNS = ("ship", "ship_name", "voyage", "berth", "gate_id", "arrival", "departure")
 VOYAGES = ("long_haul", "cabotage")
@@ -38,18 +40,14 @@ class ShipCall:
 
 
 def _when(text: str, where: str, *, optional: bool = False) -> dt.datetime | None:
-    text = (text or "").strip()
-    if not text:
+    if not (text or "").strip():
         if optional:
             return None
         raise BadInput("a time is required", where=where)
     try:
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise BadInput(f"{text!r} is not an ISO 8601 time", where=where) from None
-    if value.tzinfo is None:
-        raise BadInput(f"{text!r} has no UTC offset", where=where)
-    return value.astimezone(dt.UTC)
+        return parse_aware(text, "time")
+    except BadInput as exc:
+        raise BadInput(exc.reason, where=where) from None
 
 
 def parse_time(text: str, where: str) -> dt.datetime:
@@ -118,7 +116,7 @@ def set_departure(session: Session, call_id: int, departure: dt.datetime, *, act
     row = session.execute(select(ship_calls).where(ship_calls.c.id == call_id)).first()
     if row is None:
         raise BadInput(f"no ship call {call_id}", where="call")
-    if departure <= aware(row.arrival):
+    if departure <= as_utc(row.arrival):
         raise BadInput("departure is not after arrival", where="departure")
     session.execute(update(ship_calls).where(ship_calls.c.id == call_id)
                     .values(departure=departure, updated_at=now, actor=actor))
@@ -129,4 +127,4 @@ def set_departure(session: Session, call_id: int, departure: dt.datetime, *, act
 def list_calls(session: Session, limit: int = 500) -> list[dict]:
     """The newest calls first."""
     rows = session.execute(select(ship_calls).order_by(ship_calls.c.arrival.desc()).limit(limit))
-    return [dict(r._mapping) | {"arrival": aware(r.arrival), "departure": aware(r.departure)} for r in rows]
+    return [dict(r._mapping) | {"arrival": as_utc(r.arrival), "departure": as_utc(r.departure)} for r in rows]

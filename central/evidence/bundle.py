@@ -30,6 +30,7 @@ from central.ledger.schema import chain_breaks, chain_receipts, events
 from central.ledger.store import read_shifts
 from central.ledger.tables import statement_lines, statements
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 from wire import chain
 from wire.events import canonical_bytes, decode
 
@@ -50,9 +51,7 @@ def _iso(value) -> str | None:
     if value is None:
         return None
     if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+        return as_utc(value).isoformat().replace("+00:00", "Z")
     return value.isoformat()
 
 

@@ -177,8 +177,8 @@ def _sqlite_sql(n_rows: int) -> str:
 
 # PostgreSQL: one array parameter per column (``unnest``), so the statement text is short and
 # fixed. psycopg parses a statement's placeholders in Python and caches that only for short
-# statements: a 15,000-placeholder ``VALUES`` list was re-parsed for every batch and cost the
-# writer about 100 us per event (profiled), more than everything else it does.
+# statements: a ``VALUES`` list of 15,000 placeholders would be re-parsed for every batch, about
+# 100 us per event of the writer, more than everything else it does.
 _PG_TYPES = (
     "text", "text", "text", "text", "bigint", "timestamptz", "boolean", "bigint", "text", "text", "text",
     "text", "text", "bytea",
@@ -322,7 +322,7 @@ def update_progress(
     ``seen`` (gate -> sequences of this batch, all now in the ledger) lets the common case skip the
     ledger queries: when the batch continues the gate's contiguous run and nothing beyond it is
     known (``highest_seq``), progress is computed in memory. Otherwise (a hole in the batch, rows
-    beyond the batch, a gate without progress row) the ledger is walked as before, so N workers and
+    beyond the batch, a gate without progress row) the ledger is walked, so N workers and
     out-of-order arrival give the same result.
     """
     gaps: list[Gap] = []

@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import gate_status
-from central.registry.changes import aware
+from portgate.timeutil import as_utc
 from wire.downlink import GateStatus
 
 
@@ -24,10 +24,10 @@ def store(conn: Connection, statuses: list[GateStatus], now: dt.datetime) -> int
     for s in statuses:
         row = conn.execute(select(gate_status).where(gate_status.c.gate_id == s.gate_id)).first()
         at = s.at.astimezone(dt.UTC)
-        if row is not None and s.reason != "will" and at < aware(row.at):
+        if row is not None and s.reason != "will" and at < as_utc(row.at):
             continue  # an older status delivered late
         same = row is not None and row.state == s.state and row.boot_id == s.boot_id
-        since = aware(row.since) if same else (now if s.reason == "will" else at)
+        since = as_utc(row.since) if same else (now if s.reason == "will" else at)
         values = dict(
             state=s.state, reason=s.reason, boot_id=s.boot_id, since=since, at=at, sent_seq=s.sent_seq,
             outbox_depth=s.outbox_depth, oldest_unsent_at=s.oldest_unsent_at, clock_trusted=s.clock_trusted,

@@ -12,12 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.inspection.aboard import GateTap, Passage
 from central.ledger.schema import events
 from portgate.errors import StoreError
-from portgate.timeutil import require_aware
-
-
-def _utc(value: dt.datetime) -> dt.datetime:
-    # SQLite returns naive datetimes for DateTime(timezone=True): the ledger stores UTC.
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+from portgate.timeutil import as_utc, require_aware
 
 
 def gate_taps(engine: Engine, gate_id: str, *, until: dt.datetime) -> list[GateTap]:
@@ -52,7 +47,7 @@ def gate_taps(engine: Engine, gate_id: str, *, until: dt.datetime) -> list[GateT
     out = []
     for reg, occurred_at, seq, decision, trusted, payload in rows:
         reg = reg or (payload or {}).get("registration")
-        at = _utc(occurred_at)
+        at = as_utc(occurred_at)
         if not reg or at > until:
             continue
         out.append(GateTap(reg, at, seq, Passage(decision), bool(trusted)))

@@ -29,9 +29,9 @@ from central.inspection.crew_share import (
     parse_operation,
 )
 from central.inspection.files import read_crew, read_periods, write_all
+from portgate.cells import parse_aware
 from portgate.config import load_toml
 from portgate.errors import BadInput, ConfigError
-from portgate.records import parse_aware
 
 
 class Vessel(msgspec.Struct, forbid_unknown_fields=True):

@@ -32,8 +32,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from zoneinfo import ZoneInfo
 
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import parse_aware
 
 HOUR = dt.timedelta(hours=1)
 NORMAL_DAY = 8 * HOUR  # K1, art. 1

@@ -22,8 +22,9 @@ from central.ledger.shifts import Flag, Shift
 from central.ledger.tables import shifts
 from central.registry.schema import audit_log
 from portgate.errors import BadInput, StoreError
+from wire.flags import ShiftFlag
 
-MEAL_CORRECTED = "MEAL_CORRECTED"
+MEAL_CORRECTED = ShiftFlag.MEAL_CORRECTED
 
 shift_corrections = Table(
     "shift_corrections",

@@ -41,11 +41,11 @@ from zoneinfo import ZoneInfo
 from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
 from portgate.timeutil import PLAUSIBLE_FROM
 from wire.events import Event, MealWorkedPayload, TapPayload
+from wire.flags import HOLD_FLAGS, REVIEW_FLAGS, ShiftFlag  # noqa: F401  (re-exported)
+from wire.flags import Flag as GateFlag
 
-HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
-#: Paid as computed, the statement on hold until the office reviews it (RULES.md P, G9).
-REVIEW_FLAGS = frozenset({"EARLY_EXIT"})
-MEAL_AT_GATE = "MEAL_AT_GATE"  # P6: meal interval worked, recorded at the gate (paid, not held)
+#: The flag vocabulary is wire.flags (``HOLD_FLAGS``, ``REVIEW_FLAGS``: RULES.md P, G9).
+MEAL_AT_GATE = ShiftFlag.MEAL_AT_GATE  # P6: meal interval worked, recorded at the gate (paid, not held)
 #: A trusted clock may step back this much (NTP slew, two readers) before it counts as backwards.
 BACKWARDS_SLACK = dt.timedelta(seconds=2)
 
@@ -128,7 +128,7 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
             if _trusted(ev):
                 at = ev.occurred_at.astimezone(dt.UTC)
                 if latest is not None and at < latest - BACKWARDS_SLACK:
-                    placed[ev.event_id] = (at, (Flag("CLOCK_BACKWARDS",
+                    placed[ev.event_id] = (at, (Flag(ShiftFlag.CLOCK_BACKWARDS,
                                                      f"{gate} boot {boot} seq {ev.seq}: {at.isoformat()} "
                                                      f"< {latest.isoformat()}"),))
                     continue
@@ -136,7 +136,7 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
                 placed[ev.event_id] = (at, ())
                 continue
             if not anchors:
-                placed[ev.event_id] = (None, (Flag("CLOCK_UNPLACEABLE",
+                placed[ev.event_id] = (None, (Flag(ShiftFlag.CLOCK_UNPLACEABLE,
                                                    f"{gate} boot {boot} seq {ev.seq}: no trusted event "
                                                    "in this boot"),))
                 continue
@@ -145,7 +145,7 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
             anchor = min(near, key=lambda a: abs(a.seq - ev.seq))
             at = anchor.occurred_at.astimezone(dt.UTC) + dt.timedelta(
                 microseconds=(ev.mono_ns - anchor.mono_ns) // 1000)
-            placed[ev.event_id] = (at, (Flag("CLOCK_PLACED",
+            placed[ev.event_id] = (at, (Flag(ShiftFlag.CLOCK_PLACED,
                                              f"{gate} boot {boot} seq {ev.seq} placed from seq "
                                              f"{anchor.seq}"),))
     return placed
@@ -196,7 +196,7 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
     admit = admits[0] if admits else None
     admit_at = placed[admit.event_id][0] if admit else None
     if len(admits) > 1:
-        flags.append(Flag("REPEATED_ADMIT", f"{len(admits)} admits; the earliest counts"))
+        flags.append(Flag(ShiftFlag.REPEATED_ADMIT, f"{len(admits)} admits; the earliest counts"))
     exit_ev = None
     if exits:
         later = [e for e in exits if admit_at is None or placed[e.event_id][0] is None
@@ -207,16 +207,16 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         if ev is not None:
             flags.extend(placed[ev.event_id][1])
     if admit is None:
-        flags.append(Flag("NO_ENTRY", "exit with no admit (G9)"))
-    if exit_ev is not None and "EARLY_EXIT" in exit_ev.payload.flags:
-        flags.append(Flag("EARLY_EXIT", _early_detail(exit_at, end, zone)))
+        flags.append(Flag(ShiftFlag.NO_ENTRY, "exit with no admit (G9)"))
+    if exit_ev is not None and GateFlag.EARLY_EXIT in exit_ev.payload.flags:
+        flags.append(Flag(ShiftFlag.EARLY_EXIT, _early_detail(exit_at, end, zone)))
     if exit_ev is None:
-        flags.append(Flag("MISSING_EXIT", "no exit: closed at the period end"))
+        flags.append(Flag(ShiftFlag.MISSING_EXIT, "no exit: closed at the period end"))
         closed_by = "period_end"
     else:
         closed_by = "exit"
     if admit_at is not None and exit_at is not None and exit_at < admit_at:
-        flags.append(Flag("CLOCK_BACKWARDS", "exit before admit"))
+        flags.append(Flag(ShiftFlag.CLOCK_BACKWARDS, "exit before admit"))
     base = (admit or exit_ev)
     d = base.payload.dispatch
     return Shift(
@@ -288,7 +288,7 @@ def flag_conflicts(shifts: list[Shift]) -> list[Shift]:
                 if b_lo >= a_hi:
                     break
                 if shifts[a].ship != shifts[b].ship:
-                    extra[a].append(Flag("DOUBLE_ASSIGNMENT", f"overlaps {shifts[b].shift_id}"))
-                    extra[b].append(Flag("DOUBLE_ASSIGNMENT", f"overlaps {shifts[a].shift_id}"))
+                    extra[a].append(Flag(ShiftFlag.DOUBLE_ASSIGNMENT, f"overlaps {shifts[b].shift_id}"))
+                    extra[b].append(Flag(ShiftFlag.DOUBLE_ASSIGNMENT, f"overlaps {shifts[a].shift_id}"))
     return [dataclasses.replace(s, flags=s.flags + tuple(extra[i])) if i in extra else s
             for i, s in enumerate(shifts)]

@@ -22,18 +22,12 @@ from central.ledger.corrections import apply_corrections
 from central.ledger.shifts import Flag, Shift, reconstruct
 from central.ledger.tables import shift_flags, shifts
 from portgate.errors import StoreError
+from portgate.timeutil import as_utc
 from wire.events import Event, TapPayload, decode, encode
 
 #: Events are read this far around the requested work dates (periods cross midnight; extensions).
 MARGIN = dt.timedelta(days=2)
 
-
-
-def as_utc(value: dt.datetime | None) -> dt.datetime | None:
-    """A stored timestamp as aware UTC (SQLite gives naive UTC back)."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 def event_row(event: Event, received_at: dt.datetime) -> dict:

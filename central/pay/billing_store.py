@@ -11,7 +11,6 @@ section ``billing``) and are read from there. Money as integer cents.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from decimal import Decimal
 from pathlib import Path
@@ -25,6 +24,7 @@ from central.ledger.tables import shifts
 from central.pay.billing import BillingLine, watchmen_billing
 from central.pay.rulebook import Rulebook
 from central.production.schema import production_gangs, production_lines
+from portgate import tables
 from portgate.errors import BadInput, StoreError
 
 billing_lines = Table(
@@ -98,29 +98,19 @@ def read_billing(engine: Engine, first: dt.date, last: dt.date) -> list[BillingL
 
 
 def read_shipowners(path: str | Path) -> dict[str, str]:
-    """``shipowners.csv`` (columns ship, shipowner) → {ship: shipowner}. Raises ``BadInput`` naming
-    the file and row for a missing file or column, an empty value or a ship listed twice."""
-    path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            missing = [c for c in ("ship", "shipowner") if c not in (reader.fieldnames or [])]
-            if missing:
-                raise BadInput(f"missing column(s): {', '.join(missing)}", where=f"{path.name}:1")
-            out: dict[str, str] = {}
-            errors = []
-            for n, row in enumerate(reader, 2):
-                ship, owner = (row.get("ship") or "").strip(), (row.get("shipowner") or "").strip()
-                if not ship or not owner:
-                    errors.append(f"{path.name}:{n}: ship and shipowner are required")
-                elif ship in out:
-                    errors.append(f"{path.name}:{n}: ship {ship} is listed twice")
-                else:
-                    out[ship] = owner
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
+    """``shipowners.csv`` (columns ship, shipowner; ``portgate.tables``) → {ship: shipowner}.
+    Raises ``BadInput`` naming the file and row for a missing file or column, an empty value or a
+    ship listed twice."""
+    out: dict[str, str] = {}
+    errors = []
+    for where, row in tables.iter_rows(path, ("ship", "shipowner")):
+        ship, owner = (row.get("ship") or "").strip(), (row.get("shipowner") or "").strip()
+        if not ship or not owner:
+            errors.append(f"{where}: ship and shipowner are required")
+        elif ship in out:
+            errors.append(f"{where}: ship {ship} is listed twice")
+        else:
+            out[ship] = owner
     if errors:
         raise BadInput("\n".join(errors))
     return out

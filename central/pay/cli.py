@@ -41,6 +41,7 @@ from central.pay.lines import money_str
 from central.pay.watchmen import Statement
 from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
+from portgate.timeutil import as_utc
 
 RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
@@ -88,7 +89,7 @@ def statement_rows(st: Statement, release: tuple | None = None) -> list[dict]:
     total = {**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
              "due_at": st.due_at.isoformat(), "flags": list(st.flags)}
     if st.hold_reason and release is not None and release[0] == st.hold_reason:
-        at = release[1] if release[1].tzinfo else release[1].replace(tzinfo=dt.UTC)
+        at = as_utc(release[1])
         total["released"] = {"at": at.isoformat(), "note": release[2], "hold": st.hold_reason}
     elif st.hold_reason:
         total["hold"] = st.hold_reason

@@ -44,7 +44,8 @@ from typing import Literal
 import msgspec
 
 from central.registry.sanctions import SuspensionLimits
-from portgate.errors import ConfigError
+from portgate.errors import BadInput, ConfigError
+from portgate.records import parse_period
 
 When = Literal["always", "night", "sunday", "holiday", "meal_worked", "anchored", "extension"]
 Basis = Literal["day_wage", "extension_hours", "lines", "fixed"]
@@ -128,11 +129,8 @@ def _in_force(items, day: dt.date, book: str, key: str):
 
 
 def parse_window(text: str, key: str) -> tuple[int, int]:
-    """``"19-07"`` -> (19, 7); raises ``ConfigError`` naming ``key``."""
+    """``"19-07"`` -> (19, 7) (``portgate.records.parse_period``); raises ``ConfigError`` naming ``key``."""
     try:
-        start, end = (int(p) for p in text.split("-"))
-    except ValueError as exc:
-        raise ConfigError(f"{text!r} is not HH-HH", key=key) from exc
-    if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
-        raise ConfigError(f"{text!r} has hours out of range", key=key)
-    return start, end
+        return parse_period(text)
+    except BadInput as exc:
+        raise ConfigError(exc.reason.removeprefix("period "), key=key) from exc

@@ -25,22 +25,16 @@ from central.pay.statements_store import PayRun, pay_shifts
 from central.pay.rulebook import Rulebook
 from central.pay.watchmen import (PLAUSIBLE_FROM, PLAUSIBLE_UNTIL, ShiftPayer, WatchShift,
                                   ordinary_period_problem)
+from portgate import cells
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import build_rows, parse_aware
+from portgate.records import build_rows
 from portgate.tables import read_rows as read_table
+from wire.flags import ShiftFlag
 
 COLUMNS = ("registration", "function", "ship", "berth", "period_start", "period_end", "admit_at",
            "exit_at", "meal_worked")
-_TRUE = {"true", "1", "yes", "sim", "y", "s"}
-_FALSE = {"false", "0", "no", "não", "nao", "n", ""}
 _IMO = re.compile(r"[0-9]{7}")
-
-
-def _text(row: Mapping[str, str], field: str) -> str:
-    value = (row.get(field) or "").strip()
-    if not value:
-        raise BadInput(f"{field} is required")
-    return value
 
 
 def _time(row: Mapping[str, str], field: str) -> dt.datetime:
@@ -52,10 +46,11 @@ def _time(row: Mapping[str, str], field: str) -> dt.datetime:
 
 def shift_from_row(row: Mapping[str, str], zone: ZoneInfo) -> WatchShift:
     """One ``WatchShift`` from a CSV row; its id is built as the ledger builds it."""
-    registration, ship = _text(row, "registration"), _text(row, "ship")
+    registration = cells.required(row.get("registration"), "registration")
+    ship = cells.required(row.get("ship"), "ship")
     if not _IMO.fullmatch(ship):
         raise BadInput(f"ship {ship!r} is not an IMO number (7 digits)")
-    berth = _text(row, "berth")
+    berth = cells.required(row.get("berth"), "berth")
     if berth not in ("berthed", "anchored"):
         raise BadInput(f"berth {berth!r} is not one of berthed|anchored")
     start = _time(row, "period_start")
@@ -67,16 +62,15 @@ def shift_from_row(row: Mapping[str, str], zone: ZoneInfo) -> WatchShift:
     exit_at = _time(row, "exit_at") if exit_text else None
     if exit_at is not None and exit_at < admit:
         raise BadInput("exit_at is before admit_at")
-    meal = (row.get("meal_worked") or "").strip().lower()
-    if meal not in _TRUE | _FALSE:
-        raise BadInput(f"meal_worked {row.get('meal_worked')!r} is not true/false")
+    meal = cells.yes_no(row.get("meal_worked"), "meal_worked", default=False)
     local_start, local_end = start.astimezone(zone), end.astimezone(zone)
     period = f"{local_start.hour:02d}-{local_end.hour:02d}"
     return WatchShift(
         shift_id=shift_key(registration, ship, local_start.date(), period),
-        registration=registration, function=_text(row, "function"), ship=ship, berth=berth,
+        registration=registration, function=cells.required(row.get("function"), "function"),
+        ship=ship, berth=berth,
         period_start=start, period_end=end, admit_at=admit, exit_at=exit_at,
-        meal_worked=meal in _TRUE,
+        meal_worked=meal,
     )
 
 
@@ -106,7 +100,7 @@ def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:
     closed at the period end and flagged MISSING_EXIT), so both paths flag and pay alike."""
     start, end = shift.period_start.astimezone(zone), shift.period_end.astimezone(zone)
     closed_by = "exit" if shift.exit_at is not None else "period_end"
-    flags = () if shift.exit_at is not None else (Flag("MISSING_EXIT", "no exit: closed at the period end"),)
+    flags = () if shift.exit_at is not None else (Flag(ShiftFlag.MISSING_EXIT, "no exit: closed at the period end"),)
     return Shift(
         shift_id=shift.shift_id, registration=shift.registration, ship=shift.ship,
         work_date=start.date(), period=f"{start.hour:02d}-{end.hour:02d}", function=shift.function,

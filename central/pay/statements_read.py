@@ -11,8 +11,8 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from central.ledger.store import as_utc
 from central.ledger.tables import statement_lines, statements
+from portgate.timeutil import as_utc
 from typing import NamedTuple
 
 

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.shifts import Shift
-from central.ledger.store import as_utc, read_shifts
+from central.ledger.store import read_shifts
 from central.ledger.tables import statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
@@ -30,6 +30,7 @@ from central.pay.versions import SaveResult, save_statements, statement_id  # no
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
 from portgate.gctune import paused as gc_paused
+from portgate.timeutil import as_utc
 
 
 def watch_shift(s: Shift) -> WatchShift:

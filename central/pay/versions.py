@@ -1,4 +1,4 @@
-"""Versioned pay statements: storing a pay run supersedes, never overwrites (issue 20).
+"""Versioned pay statements: storing a pay run supersedes, never overwrites.
 
 Each shift has at most one *current* statement (``superseded_at IS NULL``); only the current one is
 payable (``central.pay.statements_store.mark_paid``) and listed as overdue. Storing a newly computed statement

@@ -33,12 +33,12 @@ from central.production.model import (
     TariffTable,
     TallyRow,
 )
+from portgate import cells, tables
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate import tables
-from portgate.records import build_rows, parse_aware, parse_period
+from portgate.records import build_rows, parse_period, period_bounds
 
 R = TypeVar("R")
-NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 SIXTY = Decimal(60)
 
 COLUMNS = {
@@ -51,95 +51,44 @@ COLUMNS = {
 }
 
 
-def _text(row: Mapping[str, str], field: str) -> str:
-    value = (row.get(field) or "").strip()
-    if not value:
-        raise BadInput(f"{field} is required")
-    return value
-
-
-def _decimal(row: Mapping[str, str], field: str, *, places: int | None = None,
-             optional: bool = False) -> Decimal | None:
-    raw = (row.get(field) or "").strip()
-    if not raw:
-        if optional:
-            return None
-        raise BadInput(f"{field} is required")
-    if not NUMBER.fullmatch(raw):  # plain decimal only: "1,000", "1e3", "NaN", "1_0" are refused
-        raise BadInput(f"{field} {raw!r} is not a number (digits with an optional . decimal point)")
-    value = Decimal(raw)
-    if value < 0:
-        raise BadInput(f"{field} {raw!r} must not be negative")
-    if places is not None and value.as_tuple().exponent < -places:
-        raise BadInput(f"{field} {raw!r} has more than {places} decimal places")
-    return value
-
-
-def _date(row: Mapping[str, str], field: str) -> dt.date:
-    raw = _text(row, field)
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError as exc:
-        raise BadInput(f"{field} {raw!r} is not an ISO date (YYYY-MM-DD)") from exc
-
-
-def _bool(row: Mapping[str, str], field: str, default: bool) -> bool:
-    raw = (row.get(field) or "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("yes", "true", "1", "sim", "s"):
-        return True
-    if raw in ("no", "false", "0", "nao", "não", "n"):
-        return False
-    raise BadInput(f"{field} {raw!r} is not yes|no")
-
-
 def tariff_from_row(row: Mapping[str, str], source: str) -> Tariff:
-    unit = _text(row, "unit")
+    unit = cells.required(row.get("unit"), "unit")
     if unit not in ("t", "unit"):
         raise BadInput(f"unit {unit!r} is not t|unit")
-    return Tariff(cargo_class=_text(row, "cargo_class"), unit=unit,  # type: ignore[arg-type]
-                  labour_tariff=_decimal(row, "labour_tariff"),
-                  effective_from=_date(row, "effective_from"), source=source)
+    return Tariff(cargo_class=cells.required(row.get("cargo_class"), "cargo_class"), unit=unit,  # type: ignore[arg-type]
+                  labour_tariff=cells.decimal(row.get("labour_tariff"), "labour_tariff"),
+                  effective_from=cells.date(row.get("effective_from"), "effective_from"), source=source)
 
 
 def member_from_row(row: Mapping[str, str], source: str) -> tuple[str, Member]:
-    holds_raw = (row.get("holds_worked") or "").strip()
-    try:
-        holds = int(holds_raw) if holds_raw else 1
-    except ValueError as exc:
-        raise BadInput(f"holds_worked {holds_raw!r} is not a whole number") from exc
+    holds = cells.whole(row.get("holds_worked"), "holds_worked", optional=True, default=1)
     if holds < 0:
-        raise BadInput(f"holds_worked {holds_raw!r} must not be negative")
-    boarded = _bool(row, "boarded", True)
-    minutes = _decimal(row, "minutes_worked", optional=True)
+        raise BadInput(f"holds_worked {str(holds)!r} must not be negative")
+    boarded = cells.yes_no(row.get("boarded"), "boarded", default=True)
+    minutes = cells.decimal(row.get("minutes_worked"), "minutes_worked", optional=True)
     if boarded and minutes is None:
         raise BadInput("minutes_worked is required for a member who boarded")
-    return _text(row, "gang_id"), Member(
-        registration=_text(row, "registration"), role=_text(row, "role"), holds_worked=holds,
+    return cells.required(row.get("gang_id"), "gang_id"), Member(
+        registration=cells.required(row.get("registration"), "registration"), role=cells.required(row.get("role"), "role"), holds_worked=holds,
         boarded=boarded, minutes_worked=minutes or Decimal(0), source=source)
 
 
 def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str, dt.date, str], TallyRow]:
-    period = _text(row, "period")
+    period = cells.required(row.get("period"), "period")
     parse_period(period)
-    key = (_text(row, "gang_id"), _text(row, "ship"), _date(row, "date"), period)
+    key = (cells.required(row.get("gang_id"), "gang_id"), cells.required(row.get("ship"), "ship"), cells.date(row.get("date"), "date"), period)
     unit = (row.get("unit") or "").strip() or None
-    units_raw = (row.get("units") or "").strip()
-    if units_raw and not unit:
+    if (row.get("units") or "").strip() and not unit:
         raise BadInput("units needs unit (hold, deck, crane...)")
-    try:
-        units = int(units_raw) if units_raw else 1
-    except ValueError as exc:
-        raise BadInput(f"units {units_raw!r} is not a whole number") from exc
+    units = cells.whole(row.get("units"), "units", optional=True, default=1)
     if units < 1:
         raise BadInput(f"units must be at least 1, not {units}")
-    return key, TallyRow(cargo_class=_text(row, "cargo_class"),
-                         quantity=_decimal(row, "quantity", places=3), source=source, unit=unit, units=units)
+    return key, TallyRow(cargo_class=cells.required(row.get("cargo_class"), "cargo_class"),
+                         quantity=cells.decimal(row.get("quantity"), "quantity", places=3), source=source, unit=unit, units=units)
 
 
 def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Interruption]:
-    minutes = _decimal(row, "minutes", optional=True)
+    minutes = cells.decimal(row.get("minutes"), "minutes", optional=True)
     start_raw, end_raw = (row.get("start") or "").strip(), (row.get("end") or "").strip()
     if start_raw or end_raw:
         if not (start_raw and end_raw):
@@ -155,17 +104,17 @@ def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Int
         raise BadInput("give minutes, or start and end")
     if minutes <= 0:
         raise BadInput("minutes must be > 0")
-    kind = _text(row, "kind")
-    transport = _decimal(row, "transport", places=2, optional=True)
+    kind = cells.required(row.get("kind"), "kind")
+    transport = cells.decimal(row.get("transport"), "transport", places=2, optional=True)
     if transport is not None and kind != "anchorage_travel":
         raise BadInput(f"transport is only for anchorage_travel rows (E7, DL 2.032 art. 16), not {kind}")
-    return _text(row, "gang_id"), Interruption(kind=kind, minutes=minutes, source=source, transport=transport)
+    return cells.required(row.get("gang_id"), "gang_id"), Interruption(kind=kind, minutes=minutes, source=source, transport=transport)
 
 
 def dispute_from_row(row: Mapping[str, str], source: str) -> tuple[str, Dispute]:
-    return _text(row, "gang_id"), Dispute(
-        registration=_text(row, "registration"), rule=_text(row, "rule"),
-        amount=_decimal(row, "amount", places=2, optional=True),
+    return cells.required(row.get("gang_id"), "gang_id"), Dispute(
+        registration=cells.required(row.get("registration"), "registration"), rule=cells.required(row.get("rule"), "rule"),
+        amount=cells.decimal(row.get("amount"), "amount", places=2, optional=True),
         reason=(row.get("reason") or "").strip(), source=source)
 
 
@@ -258,11 +207,9 @@ def assemble(members: Iterable[tuple[str, Member]],
 
 
 def period_end(day: dt.date, period: str, zone: ZoneInfo) -> dt.datetime:
-    """End of ``period`` (``07-11``, ``19-01``) begun on local ``day``, as aware UTC."""
-    start_h, end_h = parse_period(period)
-    end_day = day if end_h > start_h else day + dt.timedelta(days=1)
-    end = dt.datetime.combine(end_day, dt.time(0), zone) + dt.timedelta(hours=end_h)
-    return end.astimezone(dt.UTC)
+    """End of ``period`` (``07-11``, ``19-01``) begun on local ``day``, as aware UTC
+    (``portgate.records.period_bounds``). Raises ``BadInput`` for a malformed period."""
+    return period_bounds(day, period, zone)[1]
 
 
 def read_gang_work(gang: str | Path, tally: str | Path, interruptions: str | Path | None = None,
@@ -288,7 +235,7 @@ def read_gang_work(gang: str | Path, tally: str | Path, interruptions: str | Pat
 
 
 def minimum_from_row(row: Mapping[str, str], source: str) -> tuple[str, Decimal]:
-    return _text(row, "registration"), _decimal(row, "monthly_minimum", places=2)
+    return cells.required(row.get("registration"), "registration"), cells.decimal(row.get("monthly_minimum"), "monthly_minimum", places=2)
 
 
 def read_minimums(path: str | Path) -> list[tuple[str, Decimal]]:

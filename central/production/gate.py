@@ -1,4 +1,4 @@
-"""Production from the gate (issue 22 item 5): stevedores and dock workers pass the gangway too, so
+"""Production from the gate: stevedores and dock workers pass the gangway too, so
 a gang member's minutes worked come from his gate taps when the ledger holds them, and the same
 registration on two ships at once is flagged DOUBLE_ASSIGNMENT (83.611 art. 22 and Lei 9.719
 art. 7, as for watchmen, G5). Pure: gangs and rebuilt shifts in, gangs and notes out.

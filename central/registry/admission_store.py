@@ -10,7 +10,6 @@ criminal_record, legal_stay). A condition with both columns empty is missing.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from pathlib import Path
 
@@ -29,8 +28,9 @@ from central.registry.admission import (
 from central.registry.changes import audit, utcnow
 from central.registry.schema import workers
 from central.registry.store import import_files
+from portgate import cells, tables
 from portgate.errors import BadInput
-from portgate.records import Worker, load_csv
+from portgate.records import Worker, build_rows, load_csv
 
 admissions = Table(
     "admissions",
@@ -47,14 +47,6 @@ admissions = Table(
 REQUIRED = ("registration", "birth_date", "nationality", "registered_on")
 
 
-def _date(row, field: str) -> dt.date:
-    raw = (row.get(field) or "").strip()
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError as exc:
-        raise BadInput(f"{field} {raw!r} is not a date YYYY-MM-DD") from exc
-
-
 def admission_from_row(row, source: str) -> Admission:
     """One ``Admission`` from an admissions.csv row; raises ``BadInput`` for a bad field."""
     for field in REQUIRED:
@@ -68,34 +60,18 @@ def admission_from_row(row, source: str) -> Admission:
         if dated and not document:
             raise BadInput(f"{name} (the document) is required with {name}_on")
         if document:
-            evidence[name] = Evidence(document, _date(row, f"{name}_on"))
-    return Admission(registration=row["registration"].strip(), birth_date=_date(row, "birth_date"),
+            evidence[name] = Evidence(document, cells.date(row.get(f"{name}_on"), f"{name}_on"))
+    return Admission(registration=row["registration"].strip(),
+                     birth_date=cells.date(row.get("birth_date"), "birth_date"),
                      nationality=row["nationality"].strip().upper(),
-                     registered_on=_date(row, "registered_on"), evidence=evidence, source=source)
+                     registered_on=cells.date(row.get("registered_on"), "registered_on"),
+                     evidence=evidence, source=source)
 
 
 def read_admissions(path: str | Path) -> list[Admission]:
-    """Read admissions.csv; raises one ``BadInput`` naming every bad row ``file:line``."""
-    path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            absent = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=path.name)
-            out, errors = [], []
-            for n, row in enumerate(reader, 2):
-                try:
-                    out.append(admission_from_row(row, f"{path.name}:{n}"))
-                except BadInput as exc:
-                    errors.append(f"{path.name}:{n}: {exc.reason}")
-    except FileNotFoundError as exc:
-        raise BadInput("file not found", where=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise BadInput("file is not UTF-8", where=str(path)) from exc
-    if errors:
-        raise BadInput("\n".join(errors))
-    return out
+    """Read admissions.csv (``portgate.tables``); raises one ``BadInput`` naming every bad row
+    ``file:line`` (or the file: missing, not UTF-8, a header lacking a ``REQUIRED`` column)."""
+    return build_rows(tables.read_rows(path, REQUIRED), admission_from_row)
 
 
 def _stevedore_counts(session: Session) -> tuple[int, int, int]:

@@ -18,11 +18,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from central.registry.changes import Kind, aware
+from central.registry.changes import Kind
 from central.registry.schema import cards, downlink_changes, workers
 from central.registry.store import card_from_row, worker_from_row
 from portgate.errors import BadInput
 from portgate.records import Card, Worker
+from portgate.timeutil import as_utc
 
 KINDS = ("roster", "cards", "escala")
 
@@ -62,4 +63,4 @@ def changes_since(session: Session, kind: Kind, version: int) -> list[Change]:
     rows = session.execute(select(downlink_changes).where(
         downlink_changes.c.kind == kind, downlink_changes.c.id > version)
         .order_by(downlink_changes.c.id))
-    return [Change(r.id, r.kind, r.op, r.key, r.body, aware(r.created_at), r.actor) for r in rows]
+    return [Change(r.id, r.kind, r.op, r.key, r.body, as_utc(r.created_at), r.actor) for r in rows]

@@ -27,10 +27,12 @@ from sqlalchemy.orm import Session
 
 from central.ledger.schema import events
 from central.registry import store
-from central.registry.changes import audit, aware, utcnow
+from central.registry.changes import audit, utcnow
 from central.registry.sanctions import TODAY, SuspensionLimits
 from central.registry.schema import case_attachments, cases
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
+from wire.flags import Flag
 
 APPEAL_DAYS = 30
 DECISIONS = ("none", "reprimand", "suspension", "cancellation")
@@ -45,13 +47,13 @@ STEPS: dict[str, tuple[str, ...]] = {
     "expire": ("decided",),
 }
 FLAG_ARTICLES = {  # the default charge per flag (83.611 art. 20)
-    "BORROWED_CARD": "83.611 art. 20 j/l",
-    "ROTATION_JUMP": "83.611 art. 20 i",
-    "DOUBLE_ASSIGNMENT": "83.611 art. 22",
-    "EARLY_EXIT": "83.611 art. 20 b, e",
-    "LATE_ARRIVAL": "83.611 art. 20 i",
-    "NO_ENTRY": "83.611 art. 20 b",
-    "WRONG_CATEGORY": "83.611 art. 1",
+    Flag.BORROWED_CARD: "83.611 art. 20 j/l",
+    Flag.ROTATION_JUMP: "83.611 art. 20 i",
+    Flag.DOUBLE_ASSIGNMENT: "83.611 art. 22",
+    Flag.EARLY_EXIT: "83.611 art. 20 b, e",
+    Flag.LATE_ARRIVAL: "83.611 art. 20 i",
+    Flag.NO_ENTRY: "83.611 art. 20 b",
+    Flag.WRONG_CATEGORY: "83.611 art. 1",
 }
 
 
@@ -166,7 +168,7 @@ def decide(session: Session, case_id: int, kind: str, *, days: int | None = None
 
 
 def appeal_deadline(row) -> dt.datetime | None:
-    decided = aware(row.decided_at)
+    decided = as_utc(row.decided_at)
     return None if decided is None else decided + dt.timedelta(days=APPEAL_DAYS)
 
 

@@ -26,13 +26,6 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-def aware(value: dt.datetime | None) -> dt.datetime | None:
-    """SQLite returns naive datetimes for ``DateTime(timezone=True)``: they are UTC; make them aware."""
-    if value is None:
-        return None
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-
-
 def body(record: Worker | Card | EscalaEntry) -> dict[str, Any]:
     """JSON-ready dict of a record: dates as ISO text, enums as their values, None kept."""
     out: dict[str, Any] = {}

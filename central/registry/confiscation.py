@@ -15,10 +15,11 @@ import datetime as dt
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from central.registry.changes import aware, utcnow
+from central.registry.changes import utcnow
 from central.registry.schema import cards, cases, penalties
 from central.registry.store import CARD_TRANSITIONS, get_card, record_infraction, transition_card
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 from wire.events import ConfiscationPayload, Event
 
 SYSTEM_ACTOR = "ingest"
@@ -88,7 +89,7 @@ def case_report(session: Session, case_id: int) -> str:
         raise BadInput(f"no case {case_id}", where="case")
     sanctions = session.execute(select(penalties).where(penalties.c.case_id == case_id)
                                 .order_by(penalties.c.id)).all()
-    when = aware(row.occurred_at).isoformat()
+    when = as_utc(row.occurred_at).isoformat()
     lines = [
         "À Delegacia do Trabalho Marítimo",
         f"Auto de apreensão de cartão de controle nº {row.id}",

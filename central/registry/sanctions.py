@@ -13,13 +13,12 @@ art. 30); a rulebook with no table takes today's law, 10 to 30 days (Lei 12.815 
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 
-from portgate.config import convert
+from portgate.config import convert, read_toml
 from portgate.errors import ConfigError
 
 Days = Annotated[int, msgspec.Meta(ge=1, le=3650)]
@@ -57,12 +56,7 @@ def load_suspension_limits(path: str | Path) -> tuple[str, SuspensionLimits]:
     Raises ``ConfigError`` for a missing or bad file, naming the key; a file with no ``id`` (a gate
     rulebook) is not a pay rulebook and is refused (key ``id``), not read as "no limits"."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError("file not found", path=str(path)) from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
+    raw = read_toml(path)
     if not isinstance(raw.get("id"), str) or not raw["id"]:  # every pay rulebook names itself
         what = "a gate rulebook (it has [[version]])" if "version" in raw else "no rulebook id"
         raise ConfigError(f"not a pay rulebook: {what}; give a pay rulebook "

@@ -25,6 +25,7 @@ from statistics import mean
 
 from central.rotation.eligibility import Ineligible, ValiditySettings, registration_problems
 from portgate.records import Berth, EscalaEntry, Voyage, Worker
+from portgate.rest import MIN_REST_HOURS, rest_between
 
 Interval = tuple[dt.datetime, dt.datetime]  # aware UTC [start, end)
 
@@ -74,7 +75,7 @@ class Requisition:
 @dataclasses.dataclass(frozen=True, slots=True)
 class RotationSettings:
     tz: str = "America/Sao_Paulo"
-    rest_hours: float = 11.0  # G7 / Lei 9.719 art. 8
+    rest_hours: float = MIN_REST_HOURS  # G7 / Lei 9.719 art. 8
     validity: ValiditySettings = ValiditySettings()
 
 
@@ -115,7 +116,7 @@ def _conflict(interval: Interval, busy: Iterable[Interval], rest: dt.timedelta) 
     for b_start, b_end in busy:
         if start < b_end and b_start < end:
             return Ineligible.OVERLAP
-        gap = start - b_end if b_end <= start else b_start - end
+        gap = rest_between(b_end, start) if b_end <= start else rest_between(end, b_start)
         if gap < rest:
             worst = Ineligible.REST
     return worst

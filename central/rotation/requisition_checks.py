@@ -15,7 +15,6 @@ and kept on the audit log.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 from collections import Counter
@@ -24,8 +23,9 @@ from zoneinfo import ZoneInfo
 
 from central.production.composition import Composition, composition_problem
 from central.rotation.engine import Requisition
+from portgate import tables
+from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import parse_aware
 
 LATE = "LATE_REQUISITION"
 INCOMPLETE = "INCOMPLETE_REQUISITION"
@@ -71,15 +71,14 @@ def _details(row: dict, source: str) -> Details:
 
 def read_details(path: str | Path) -> list[Details]:
     """The art. 9 / composition columns of every row of requisitions.csv, in file order (the same
-    order ``load_requisitions`` returns). Raises one ``BadInput`` naming every bad row."""
-    path = Path(path)
+    order ``load_requisitions`` returns), read with ``portgate.tables``. Raises one ``BadInput``
+    naming every bad row ``file:line``, or the file (missing, not UTF-8, not CSV)."""
     out, errors = [], []
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        for n, row in enumerate(csv.DictReader(fh), 2):
-            try:
-                out.append(_details(row, f"{path.name}:{n}"))
-            except BadInput as exc:
-                errors.append(exc.reason)
+    for where, row in tables.iter_rows(path):
+        try:
+            out.append(_details(row, where))
+        except BadInput as exc:
+            errors.append(exc.reason)
     if errors:
         raise BadInput("\n".join(errors))
     return out

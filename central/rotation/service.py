@@ -15,7 +15,7 @@ from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from central.registry.api import change_version
-from central.registry.changes import audit, aware, body, record_change, record_changes, utcnow
+from central.registry.changes import audit, body, record_change, record_changes, utcnow
 from central.registry.store import get_worker, list_workers, record_infraction
 from central.registry.schema import workers as workers_t
 from central.rotation.engine import (
@@ -30,6 +30,7 @@ from central.rotation.engine import (
 from central.rotation.schema import escala, refusals, requisitions, rotation_turns
 from portgate.errors import BadInput
 from portgate.records import COLUMNS, Berth, EscalaEntry, Voyage
+from portgate.timeutil import as_utc
 
 
 def entry_from_row(row) -> EscalaEntry:
@@ -46,7 +47,7 @@ def _busy(session: Session, start: dt.datetime, end: dt.datetime,
     out: dict[str, list] = {}
     for row in session.execute(stmt):
         if row.id != skip_id:
-            out.setdefault(row.registration, []).append((aware(row.start_at), aware(row.end_at)))
+            out.setdefault(row.registration, []).append((as_utc(row.start_at), as_utc(row.end_at)))
     return out
 
 
@@ -170,7 +171,7 @@ def substitute(session: Session, entry_id: int, *, reason: str, actor: str,
         gate_id=row.gate_id, post=row.post, function=row.function, workers=1,
         category=req_row.category if req_row else category_of(row.function))
     _remove(session, row, reason, actor=actor, now=now)
-    start = aware(row.start_at) - dt.timedelta(days=2)
+    start = as_utc(row.start_at) - dt.timedelta(days=2)
     busy = _busy(session, start, start + dt.timedelta(days=5), skip_id=row.id)
     if registration is not None:
         pool = [get_worker(session, registration)]

@@ -36,35 +36,31 @@ def _config(path: str):
     return load_central_config(path)
 
 
-def session_secret(config) -> bytes:
-    """The session signing key from ``[web] secret_file`` (default ``<keys_dir>/web-session.key``),
-    created (0600, 32 random bytes) when missing. ``ConfigError`` when it is unreadable or short."""
-    path = Path(config.web.secret_file or Path(config.keys_dir) / "web-session.key")
+def _made_key(path: Path, what: str) -> bytes:
+    """The key in ``path``, created (0600, 32 random bytes) when missing. ``ConfigError`` naming
+    ``what`` when it is unreadable or shorter than 32 bytes."""
     if not path.exists():
         write_secret(path, secrets.token_bytes(32))
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read the session key: {exc.strerror}", path=str(path)) from exc
+        raise ConfigError(f"cannot read the {what}: {exc.strerror}", path=str(path)) from exc
     if len(data) < 32:
-        raise ConfigError("the session key has fewer than 32 bytes", path=str(path))
+        raise ConfigError(f"the {what} has fewer than 32 bytes", path=str(path))
     return data
+
+
+def session_secret(config) -> bytes:
+    """The session signing key from ``[web] secret_file`` (default ``<keys_dir>/web-session.key``),
+    created (0600, 32 random bytes) when missing. ``ConfigError`` when it is unreadable or short."""
+    return _made_key(Path(config.web.secret_file or Path(config.keys_dir) / "web-session.key"), "session key")
 
 
 def slip_key(config) -> bytes:
     """The payslip verification key (HMAC-SHA256) from ``[web] slip_key_file`` (default
     ``<keys_dir>/payslip.key``), created (0600, 32 random bytes) when missing. ``ConfigError`` when
     it is unreadable or short."""
-    path = Path(config.web.slip_key_file or Path(config.keys_dir) / "payslip.key")
-    if not path.exists():
-        write_secret(path, secrets.token_bytes(32))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the payslip key: {exc.strerror}", path=str(path)) from exc
-    if len(data) < 32:
-        raise ConfigError("the payslip key has fewer than 32 bytes", path=str(path))
-    return data
+    return _made_key(Path(config.web.slip_key_file or Path(config.keys_dir) / "payslip.key"), "payslip key")
 
 
 def _engine(config):

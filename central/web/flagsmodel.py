@@ -22,9 +22,9 @@ from sqlalchemy import Text, and_, cast, or_, select
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import events
-from central.registry.changes import aware
 from central.registry.schema import cases
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 
 FLAGS = ("BORROWED_CARD", "ROTATION_JUMP", "DOUBLE_ASSIGNMENT", "NO_ENTRY", "EARLY_EXIT", "LATE_ARRIVAL",
          "WRONG_CATEGORY", "CLOCK_UNTRUSTED", "STALE_DATA", "RETAIN_CARD", "CONFISCATION")
@@ -107,7 +107,7 @@ def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> 
     for r in rows:
         p = r.payload or {}
         flags = ["CONFISCATION", p.get("reason_flag", "")] if r.type == "confiscation" else list(p.get("flags") or [])
-        out.append(FlagRow(r.event_id, r.gate_id, r.seq, aware(r.occurred_at), r.registration or p.get("registration"),
+        out.append(FlagRow(r.event_id, r.gate_id, r.seq, as_utc(r.occurred_at), r.registration or p.get("registration"),
                            p.get("badge_registration"), [x for x in flags if x], r.decision,
                            p.get("message") or (f"{p.get('reason_flag')} ({p.get('article')})" if r.type == "confiscation" else ""),
                            (p.get("dispatch") or {}).get("ship"), opened.get(r.event_id)))
@@ -134,7 +134,7 @@ def taps_around(conn: Connection, event_id: str, n: int = 10) -> list[dict]:
                                events.c.decision, events.c.registration, events.c.payload)
                         .where(events.c.gate_id == row.gate_id, events.c.seq >= row.seq - n,
                                events.c.seq <= row.seq + n).order_by(events.c.seq)).all()
-    return [{"event_id": r.event_id, "seq": r.seq, "occurred_at": aware(r.occurred_at), "type": r.type,
+    return [{"event_id": r.event_id, "seq": r.seq, "occurred_at": as_utc(r.occurred_at), "type": r.type,
              "decision": r.decision, "registration": r.registration,
              "flags": _flags_of(r.type, r.payload or {}), "message": (r.payload or {}).get("message", ""),
              "uid": (r.payload or {}).get("uid", ""), "this": r.event_id == event_id} for r in rows]

@@ -23,9 +23,9 @@ from sqlalchemy.engine import Connection
 
 from central.calls.schema import coverage_alarms, ship_calls
 from central.ledger.schema import events, gate_progress, gate_status
-from central.registry.changes import aware
 from central.registry.schema import cases, workers
 from central.rotation.schema import escala
+from portgate.timeutil import as_utc
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,19 +64,19 @@ def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> li
             detail = e.decision or payload.get("code") or payload.get("reason_flag") or payload.get("state") or ""
             who = e.registration or payload.get("watchman") or ""  # a coverage end names its watchman
             text = " ".join(x for x in (e.type, detail, who) if x)
-        oldest = aware(s.oldest_unsent_at) if s is not None else None
-        copies = aware(s.copies_updated_at) if s is not None else None
+        oldest = as_utc(s.oldest_unsent_at) if s is not None else None
+        copies = as_utc(s.copies_updated_at) if s is not None else None
         out.append(GateRow(
             gate_id=gate_id,
             online=None if s is None else s.state == "online",
             reason=None if s is None else s.reason,
             boot_id=None if s is None else s.boot_id,
-            since=None if s is None else aware(s.since),
+            since=None if s is None else as_utc(s.since),
             outbox_depth=None if s is None else s.outbox_depth,
             oldest_unsent_s=None if oldest is None else max(0.0, (now - oldest).total_seconds()),
             clock_trusted=None if s is None else s.clock_trusted,
             copies_stale=None if copies is None else now - copies > dt.timedelta(hours=copies_max_age_h),
-            last_event_at=None if e is None else aware(e.occurred_at),
+            last_event_at=None if e is None else as_utc(e.occurred_at),
             last_event=text,
         ))
     return out
@@ -136,7 +136,7 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
     ships: dict[str, dict] = {}
     for c in calls:
         ships[c.ship] = {"ship": c.ship, "ship_name": c.ship_name, "voyage": c.voyage, "berth": c.berth,
-                         "gate_id": c.gate_id, "arrival": aware(c.arrival), "departure": aware(c.departure)}
+                         "gate_id": c.gate_id, "arrival": as_utc(c.arrival), "departure": as_utc(c.departure)}
     for e in entries:
         ships.setdefault(e.ship, {"ship": e.ship, "ship_name": e.ship_name, "voyage": e.voyage, "berth": e.berth,
                                   "gate_id": e.gate_id, "arrival": None, "departure": None})
@@ -158,7 +158,7 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
                                                     aboard_regs.get(e.registration) == ship))
         out.append(ShipRow(
             **info,
-            periods=[PeriodRow(p, d, aware(s), aware(en), posts) for (d, p, s, en), posts in periods.items()],
+            periods=[PeriodRow(p, d, as_utc(s), as_utc(en), posts) for (d, p, s, en), posts in periods.items()],
             aboard=sorted(aboard_by_ship.get(ship, [])),
             alarm=ship in alarmed,
         ))
@@ -173,14 +173,14 @@ def aboard_now(conn: Connection, gate_ship: dict[str, str]) -> list[tuple[str, s
               .group_by(events.c.registration))
     rows = conn.execute(select(events.c.registration, events.c.gate_id, events.c.occurred_at)
                         .where(events.c.id.in_(latest), events.c.decision == "admit")).all()
-    return [(r.registration, gate_ship[r.gate_id], aware(r.occurred_at)) for r in rows if r.gate_id in gate_ship]
+    return [(r.registration, gate_ship[r.gate_id], as_utc(r.occurred_at)) for r in rows if r.gate_id in gate_ship]
 
 
 def open_alarms(conn: Connection) -> list[dict]:
     rows = conn.execute(select(coverage_alarms, ship_calls.c.ship_name)
                         .join(ship_calls, ship_calls.c.id == coverage_alarms.c.call_id)
                         .where(coverage_alarms.c.ended_at.is_(None)).order_by(coverage_alarms.c.raised_at))
-    return [dict(r._mapping) | {"period_start": aware(r.period_start), "raised_at": aware(r.raised_at)} for r in rows]
+    return [dict(r._mapping) | {"period_start": as_utc(r.period_start), "raised_at": as_utc(r.raised_at)} for r in rows]
 
 
 def version(conn: Connection) -> tuple:

@@ -16,6 +16,7 @@ from central.registry.store import card_from_row, get_worker, worker_from_row
 from central.rotation.eligibility import ValiditySettings, _months_before, registration_problems
 from portgate.errors import BadInput
 from portgate.records import Card, Worker
+from portgate.timeutil import as_utc
 from portgate.uid import PARTIAL_BITS, UidFormat, read_uid
 
 SEARCH_LIMIT = 50
@@ -126,9 +127,7 @@ def worker_page(session: Session, registration: str, *, today: dt.date, now: dt.
     rest = None
     if shift_rows:
         last = shift_rows[0]
-        end = last["exit_at"] or last["period_end"]
-        if end.tzinfo is None:
-            end = end.replace(tzinfo=dt.UTC)
+        end = as_utc(last["exit_at"] or last["period_end"])
         rest = round((now - end).total_seconds() / 3600, 1)
     problems = [p.value for p in registration_problems(worker, today, validity)]
     return WorkerPage(worker, cancelled_on, months, valid_until, problems, views, pens, case_rows,

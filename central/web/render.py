@@ -13,6 +13,7 @@ from starlette.responses import HTMLResponse
 
 from central.web.i18n import LANGS, t
 from central.web.security import csrf_token
+from portgate.timeutil import as_utc
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -35,9 +36,7 @@ def _local_time(tz: ZoneInfo):
         if value is None:
             return "—"
         if isinstance(value, dt.datetime):
-            if value.tzinfo is None:
-                value = value.replace(tzinfo=dt.UTC)
-            local = value.astimezone(tz)
+            local = as_utc(value).astimezone(tz)
             return local.strftime("%d/%m %H:%M:%S" if with_date else "%H:%M:%S")
         return str(value)
 

@@ -21,6 +21,7 @@ from central.registry.schema import workers
 from central.rotation.service import month_fairness
 from central.web.flagsmodel import Filters, flag_rows
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 
 
 def months_ending(month: str) -> list[dt.date]:
@@ -79,9 +80,7 @@ def coverage_by_ship(session: Session, first: dt.date, after: dt.date, tz: ZoneI
     for ship, start, end in rows:
         count[ship] += 1
         if end is not None:
-            s = start if start.tzinfo else start.replace(tzinfo=dt.UTC)
-            e = end if end.tzinfo else end.replace(tzinfo=dt.UTC)
-            hours[ship] += max((e - s).total_seconds(), 0) / 3600
+            hours[ship] += max((as_utc(end) - as_utc(start)).total_seconds(), 0) / 3600
     return [(ship, count[ship], round(hours[ship], 1)) for ship in sorted(count)]
 
 

@@ -27,9 +27,10 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from central.registry.changes import audit, aware, utcnow
+from central.registry.changes import audit, utcnow
 from central.web.schema import login_failures, office_sessions, office_users
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 
 ROLES = ("office", "inspector", "auditor", "admin")
 MAX_FAILURES = 20  # wrong passwords within LOCK_WINDOW before the login (or address) is locked
@@ -167,7 +168,7 @@ def list_users(session: Session) -> list[dict]:
 def _failures(session: Session, column, value: str, since: dt.datetime) -> tuple[int, dt.datetime | None]:
     n, last = session.execute(select(func.count(), func.max(login_failures.c.at))
                               .where(column == value, login_failures.c.at > since)).one()
-    return int(n), aware(last)
+    return int(n), as_utc(last)
 
 
 def locked(session: Session, login: str, address: str, now: dt.datetime) -> bool:

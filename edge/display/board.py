@@ -17,6 +17,7 @@ import datetime as dt
 from zoneinfo import ZoneInfo
 
 from wire.events import Event, TapPayload
+from wire.flags import Flag
 
 HISTORY = 10
 
@@ -52,7 +53,7 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "pass": ("Pode passar.", "May board."),
     "leave": ("Saída registrada.", "Exit recorded."),
 }
-_RETAIN_FLAGS = {"RETAIN_CARD", "BORROWED_CARD", "ROTATION_JUMP", "DOUBLE_ASSIGNMENT"}
+_RETAIN_FLAGS = {Flag.RETAIN_CARD, Flag.BORROWED_CARD, Flag.ROTATION_JUMP, Flag.DOUBLE_ASSIGNMENT}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from edge.rules.model import (
 from edge.rules.rulebook import GateRulebook
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker, WorkerStatus
-from portgate.timeutil import require_aware
+from portgate.rest import rest_between
+from portgate.timeutil import as_utc, require_aware
 from portgate.uid import collision_prone, normal_read
 
 # G10: the confiscation reason is the flag pending on the card; its article of Decreto 83.611.
@@ -241,7 +242,7 @@ def _aboard_read(open_shift: OpenShift, wall: dt.datetime, direction: str, rb: G
     """G9 (83.611 arts. 9, 20 b, e): a read by the worker aboard. Sooner than ``min_stay_minutes``
     after the admit, or at an entry-only reader: ABOARD (changes nothing). Otherwise EXIT, flagged
     EARLY_EXIT when more than ``early_exit_tolerance_min`` before the ordinary period's end."""
-    admitted = _utc(open_shift.admitted_at)
+    admitted = as_utc(open_shift.admitted_at)
     if rb.g9.enabled:
         local_admit = admitted.astimezone(rb.tz).strftime("%H:%M") if admitted else "?"
         if direction == Direction.IN.value:
@@ -349,7 +350,7 @@ def _check_data(view: GateView, now: Now, wall: dt.datetime, rb: GateRulebook, a
     if not rb.g8.enabled:
         return
     deny = rb.g8.stale_mode == "deny"
-    updated = _utc(view.data_updated_at())
+    updated = as_utc(view.data_updated_at())
     if updated is None or wall - updated > dt.timedelta(hours=rb.g8.data_max_age_hours):
         acc.fail("G8", "G8.stale", deny=deny, flag=Flag.STALE_DATA)
     if not now.clock_trusted:
@@ -439,12 +440,12 @@ def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.
     extension into it) is a rest of 0h00."""
     if not rb.g7.enabled:
         return
-    last = _utc(view.last_shift_end(reg))
+    last = as_utc(view.last_shift_end(reg))
     if last is None:
         return
     bounds = _bounds(matched, rb) if matched is not None else None
     start = bounds[0] if bounds is not None else wall
-    rest = max(start - last, dt.timedelta(0))
+    rest = rest_between(last, start)
     if rest < dt.timedelta(hours=rb.g7.rest_hours):
         deny = rb.g7.mode == "deny"
         acc.fail("G7", "G7.rest", deny=deny, flag=None if deny else Flag.REST_SHORT,
@@ -498,14 +499,6 @@ def _canonical(raw: object) -> str | None:
 def _short(raw: object) -> str:
     text = raw if isinstance(raw, str) else repr(raw)
     return text if len(text) <= 24 else text[:21] + "..."
-
-
-def _utc(value: dt.datetime | None) -> dt.datetime | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:  # the view promised aware UTC; read a naive value as UTC
-        return value.replace(tzinfo=dt.UTC)
-    return value.astimezone(dt.UTC)
 
 
 def _add_months(day: dt.date, months: int) -> dt.date:

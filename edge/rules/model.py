@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from portgate.records import Card, EscalaEntry, Worker
+from wire.flags import Flag  # noqa: F401  (the gate raises the wire's flags; edge.rules.model.Flag)
 
 
 class Outcome(enum.StrEnum):
@@ -33,29 +34,6 @@ class Direction(enum.StrEnum):
     IN = "in"  # entry reader: a read by a worker aboard does not close the shift
     OUT = "out"  # exit reader: a read with no open shift is an EXIT flagged NO_ENTRY
     BOTH = "both"  # the default: the worker's state says entry or exit
-
-
-class Flag(enum.StrEnum):
-    """Flags raised for the union inspector / the office. Value = wire text."""
-
-    RETAIN_CARD = "RETAIN_CARD"  # G2
-    BORROWED_CARD = "BORROWED_CARD"  # G4
-    BADGE_MISSING = "BADGE_MISSING"  # G4: no badge within the pairing window where one is required
-    DOUBLE_ASSIGNMENT = "DOUBLE_ASSIGNMENT"  # G5
-    NOT_DISPATCHED = "NOT_DISPATCHED"  # G6
-    ROTATION_JUMP = "ROTATION_JUMP"  # G6
-    LATE_ARRIVAL = "LATE_ARRIVAL"  # G6: entry attempt past the late tolerance
-    REST_SHORT = "REST_SHORT"  # G7 (warn mode)
-    STALE_DATA = "STALE_DATA"  # G8
-    CLOCK_UNTRUSTED = "CLOCK_UNTRUSTED"  # G8
-    NO_ENTRY = "NO_ENTRY"  # G9
-    EARLY_EXIT = "EARLY_EXIT"  # G9: exit before the end of the ordinary period (83.611 arts. 9, 20 b, e)
-    CONFISCATE = "CONFISCATE"  # G10: this read confiscated the card
-    COVERAGE_GAP = "COVERAGE_GAP"  # G11
-    PARTIAL_UID = "PARTIAL_UID"  # G1: matched on 24 bits of the UID only (collision-prone)
-    WRONG_CATEGORY = "WRONG_CATEGORY"  # G12
-    MEAL_MODE = "MEAL_MODE"  # G10/P6: the inspector's second read switched the session to meal mode
-    MEAL_WORKED = "MEAL_WORKED"  # P6 (83.611 art. 26 d): the meal interval of this shift was worked
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import msgspec
 
 from portgate.config import convert, read_toml
+from portgate.rest import MIN_REST_HOURS
 from portgate.tables import one_line
 from portgate.errors import ConfigError
 
@@ -96,7 +97,7 @@ class G6Settings(_Rule):
 class G7Settings(_Rule):
     """G7 rest between shifts (Lei 9.719 art. 8)."""
 
-    rest_hours: Annotated[int, msgspec.Meta(ge=0, le=48)] = 11
+    rest_hours: Annotated[int, msgspec.Meta(ge=0, le=48)] = MIN_REST_HOURS
     mode: Literal["deny", "warn"] = "deny"
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from testkit.gate_process import kill_gate, start_gate, write_gate_config
 from app.demo.pty_reader import PtyReader
+from testkit.wait import wait_until
 from wire.events import Event
 
 pytestmark = pytest.mark.slow
@@ -37,30 +38,20 @@ def taps(root) -> list:
     return [e.payload for e in events(root) if e.payload.__struct_config__.tag == "tap"]
 
 
-def wait_for(predicate, seconds: float = 30.0):  # safety net against a hung gate, not a timing check
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not reached")
-
-
 def test_a_real_gate_journals_a_held_card_once_and_an_isolated_frame_never(tmp_path):
     with PtyReader(tmp_path / "ttyRFID") as pty:
         cfg = write_gate_config(tmp_path, serial_device=pty.path)
         proc = start_gate(cfg)
         try:
-            wait_for(lambda: any(e.payload.__struct_config__.tag == "reader" and e.payload.state == "ready"
-                                 for e in events(tmp_path)))
+            wait_until(lambda: any(e.payload.__struct_config__.tag == "reader" and e.payload.state == "ready"
+                                   for e in events(tmp_path)), what="the reader to be ready")
             pty.frame(V001_CARD)  # one frame, checksum good, no repeat: noise
             pty.frame("F1F2F3F4F5")  # and a phantom unknown card
             time.sleep(1.0)
             assert taps(tmp_path) == []
             assert not (tmp_path / "shown.jsonl").exists() or (tmp_path / "shown.jsonl").read_text() == ""
             pty.hold(V001_CARD, seconds=0.8)  # the card held in front of the reader
-            [tap] = wait_for(lambda: taps(tmp_path))
+            [tap] = wait_until(lambda: taps(tmp_path), what="the tap")
             time.sleep(1.0)  # the repeats after the first read are the same presentation
             assert [t.uid for t in taps(tmp_path)] == [V001_CARD]
             assert tap.registration == "V001"

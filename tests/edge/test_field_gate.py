@@ -25,6 +25,7 @@ from edge.scripted_clock import set_scripted_time
 from testkit.gate_process import start_gate, write_serial_gate_config
 from app.demo.mosquitto import Mosquitto
 from app.demo.pty_reader import PtyReader
+from testkit.wait import wait_until
 from wire.connection import MqttConfig
 from wire.events import Event
 
@@ -37,16 +38,6 @@ HOLD_S = 0.6  # a card held in front of an RDM6300: its frame repeats every ~65 
 
 def local(hour: int, minute: int = 0, second: int = 0) -> dt.datetime:
     return dt.datetime(2026, 3, 15, hour, minute, second, tzinfo=TZ)
-
-
-def wait_for(predicate, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class FieldGate:
@@ -67,8 +58,8 @@ class FieldGate:
             pty.plug()
         ready_before = self._count("reader")
         self.proc = start_gate(self.config)
-        wait_for(lambda: self._count("reader") >= ready_before + len(self.ptys) or self._exited(),
-                 "the readers to be ready")
+        wait_until(lambda: self._count("reader") >= ready_before + len(self.ptys) or self._exited(),
+                   what="the readers to be ready")
         assert self.proc.poll() is None, (self.root / "gate.log").read_text()[-3000:]
 
     def _exited(self) -> bool:
@@ -87,7 +78,7 @@ class FieldGate:
         return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
     def next_decision(self, timeout: float = 30.0) -> dict:
-        got = wait_for(lambda: len(self.decisions()) > self._seen or None, "a decision", timeout)
+        got = wait_until(lambda: len(self.decisions()) > self._seen or None, timeout, what="a decision")
         assert got
         shown = self.decisions()[self._seen]
         self._seen += 1
@@ -156,8 +147,8 @@ def field(tmp_path):
 
         @staticmethod
         def wait_drained(gate: FieldGate) -> None:
-            wait_for(lambda: {e.event_id for e in gate.journal()} <= Field.ledger_ids(),
-                     "every journaled event in the ledger", timeout=60)
+            wait_until(lambda: {e.event_id for e in gate.journal()} <= Field.ledger_ids(),
+                       timeout=60, what="every journaled event in the ledger")
 
         @staticmethod
         def pay_and_shifts() -> tuple[list[dict], list[dict]]:
@@ -232,8 +223,8 @@ def test_G13_a_gate_restarted_with_its_clock_at_1970_decides_journals_and_pay_us
     assert out["outcome"] == "exit" and "CLOCK_UNTRUSTED" in out["flags"], out
     time.sleep(2.0)
     gate.set_time(local(6, 58))  # the clock syncs
-    wait_for(lambda: any(getattr(e.payload, "code", "") == "CLOCK_TRUSTED" for e in gate.journal()),
-             "the CLOCK_TRUSTED alert")
+    wait_until(lambda: any(getattr(e.payload, "code", "") == "CLOCK_TRUSTED" for e in gate.journal()),
+               what="the CLOCK_TRUSTED alert")
     events = gate.journal()
     boot = events[-1].boot_id
     this_boot = [e for e in events if e.boot_id == boot]

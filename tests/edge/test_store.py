@@ -213,13 +213,19 @@ def test_an_upgrade_that_fails_leaves_the_old_file_to_upgrade_at_the_next_open(t
     s.close()
 
 
-def test_a_blocklist_write_that_fails_changes_nothing(store, mocker):
-    """A disk error (a fault a real SQLite file does not give on demand) leaves the copy as it was."""
+def test_a_blocklist_write_that_fails_changes_nothing(store, tmp_path):
+    """A write SQLite aborts (a trigger in the real file raises, as a disk error would) leaves the
+    copy as it was."""
+    import sqlite3
+
     from portgate.errors import StoreError
 
     store.add_office_blocks([_blocked("0A04A10001")])
-    mocker.patch.object(store, "_write", side_effect=StoreError("disk I/O error"))
-    with pytest.raises(StoreError):
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        db.execute("CREATE TRIGGER office_blocks_fail BEFORE DELETE ON office_blocks "
+                   "BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+    db.close()
+    with pytest.raises(StoreError, match="disk I/O error"):
         store.replace_office_blocks([])
     with pytest.raises(StoreError):
         store.add_office_blocks([], unblocked=["0A04A10001"])

@@ -8,8 +8,10 @@ import pytest
 from portgate.config import ConfigError, convert, load_toml, read_secret, write_secret
 from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker, load_csv
+from portgate.rest import MIN_REST_HOURS, rest_between
 from portgate.uid import UidFormat, canonical_uid, enrol_uid, parse_read, read_uid
 from wire.events import Event, TapPayload, decode, encode, new_event_id, sign, verify
+from wire.flags import HOLD_FLAGS, REVIEW_FLAGS, Flag, ShiftFlag
 
 
 def test_canonical_uid_normalises_case_and_separators():
@@ -200,3 +202,17 @@ def test_gc_paused_restores_the_collector_also_after_an_error():
         assert not gc.isenabled()  # a caller's own pause is left as it was
     finally:
         gc.enable()
+
+
+def test_the_rest_between_two_shifts_is_never_negative():
+    end = dt.datetime(2026, 3, 10, 13, tzinfo=dt.UTC)
+    assert rest_between(end, end + dt.timedelta(hours=MIN_REST_HOURS)) == dt.timedelta(hours=11)
+    assert rest_between(end, end - dt.timedelta(hours=2)) == dt.timedelta(0)  # an extension into the next period
+
+
+def test_every_flag_is_its_own_wire_text_and_the_shared_ones_agree():
+    for member in (*Flag, *ShiftFlag):
+        assert member.name == member.value  # the database and the wire store the text
+    assert {"NO_ENTRY", "DOUBLE_ASSIGNMENT", "EARLY_EXIT"} <= set(Flag) & set(ShiftFlag)
+    assert HOLD_FLAGS == {"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"}
+    assert REVIEW_FLAGS == {"EARLY_EXIT"}

@@ -1,5 +1,5 @@
 """statement versions (superseded kept, one current per shift) and the gates' signed chain:
-event links, chain breaks, office receipts (issue 20)
+event links, chain breaks, office receipts
 
 Revision ID: 0009
 Revises: 0007

@@ -7,7 +7,6 @@ nothing is written.
 
 from __future__ import annotations
 
-import datetime as dt
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -18,6 +17,7 @@ from starlette.routing import Route
 from central.registry import cases as svc
 from central.web.render import bad_input, page
 from central.web.security import guarded
+from portgate import cells
 from portgate.errors import BadInput
 
 WRITERS = ("inspector",)
@@ -108,18 +108,12 @@ async def case_defence(request: Request):
                                                             attachments=files, actor=actor))
 
 
-def _int(value) -> int | None:
+def _cell(parse, value, field: str):
+    """A form field through a ``portgate.cells`` parser (empty = None); ``BadInput`` names the field."""
     try:
-        return int(str(value)) if value not in (None, "") else None
-    except ValueError:
-        raise BadInput(f"{value!r} is not a whole number", where="days") from None
-
-
-def _date(value) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(str(value)) if value not in (None, "") else None
-    except ValueError:
-        raise BadInput(f"{value!r} is not YYYY-MM-DD", where="start") from None
+        return parse(None if value is None else str(value), field, optional=True)
+    except BadInput as exc:
+        raise BadInput(exc.reason.removeprefix(f"{field} "), where=field) from None
 
 
 @guarded(*WRITERS)
@@ -127,7 +121,7 @@ async def case_decide(request: Request):
     form = await request.form()
     actor, case_id = _actor(request), _case_id(request)
     try:
-        days, start = _int(form.get("days")), _date(form.get("start"))
+        days, start = _cell(cells.whole, form.get("days"), "days"), _cell(cells.date, form.get("start"), "start")
     except BadInput as exc:
         return bad_input(request, str(exc))
     return await _act(request, lambda s: svc.decide(s, case_id, str(form.get("kind") or ""), days=days,

@@ -1,6 +1,7 @@
-"""Impossible input to ``portgate pay`` / ``portgate ledger`` is refused with a message naming the
-row or option and exit status 2 (nothing printed for the file); a double assignment is held in the
-CSV path exactly as in the ledger path. All through the real CLI entry point."""
+"""Impossible shift rows are refused by the pay core (``pay_shifts_csv``: one ``BadInput`` naming
+every bad row, nothing paid); a few tests check that ``portgate pay`` / ``portgate ledger`` turn a
+refusal into exit status 2 and one line per bad row (nothing printed for the file), and refuse bad
+options. A double assignment is held in the CSV path exactly as in the ledger path."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ import pytest
 from central.db import make_engine
 from central.ledger.migrate import upgrade
 from central.ledger.store import insert_events
+from central.pay.cli import load_setup
+from central.pay.shifts_csv import pay_shifts_csv
+from portgate.errors import BadInput
 from testkit.shift_events import ShiftEvents, dispatch
 from tests.central.pay.test_pay_cli import SHIFTS, Z, loc, run, write_csv
 
 HEADER = "registration,function,ship,berth,period_start,period_end,admit_at,exit_at,meal_worked"
 GOOD = "100,vigia,9300001,berthed,2026-03-10T07:00:00-03:00,2026-03-10T13:00:00-03:00," \
        "2026-03-10T06:55:00-03:00,2026-03-10T13:05:00-03:00,false"
+_PORT, RULEBOOK, CALENDAR = load_setup(None)  # the port the CLI pays by default
 
 
 def csv_file(tmp_path: Path, *rows: str, name: str = "shifts.csv") -> Path:
@@ -33,23 +38,31 @@ def row(reg="101", ship="9300001", start="2026-03-10T07:00:00-03:00", end="2026-
     return f"{reg},{function},{ship},berthed,{start},{end},{admit},{exit_},false"
 
 
-def refused(capsys, path: Path, *expected: str) -> str:
-    code, rows, err = run(capsys, "pay", "--shifts", str(path))
-    assert code == 2
-    assert rows == []  # the whole file is refused: not even the good row 2 is printed
-    for text in expected:
-        assert text in err, err
-    assert "Traceback" not in err
-    return err
+def refusal(path: Path) -> list[str]:
+    """The lines of the ``BadInput`` the pay core raises for ``path``: one per bad row, each
+    ``shifts.csv:LINE: reason`` (the rows are named in the reason, so ``where`` is empty)."""
+    with pytest.raises(BadInput) as caught:
+        pay_shifts_csv(path, RULEBOOK, CALENDAR)
+    assert caught.value.where is None
+    return caught.value.reason.splitlines()
 
 
-def test_the_same_shift_twice_names_both_rows(tmp_path, capsys):
-    refused(capsys, csv_file(tmp_path, GOOD),
+def refused(path: Path, start: str, *more: str) -> str:
+    """``path`` is refused for one row, whose line starts with ``start`` and holds each of ``more``."""
+    lines = refusal(path)
+    assert len(lines) == 1 and lines[0].startswith(start), lines
+    for text in more:
+        assert text in lines[0], lines
+    return lines[0]
+
+
+def test_the_same_shift_twice_names_both_rows(tmp_path):
+    refused(csv_file(tmp_path, GOOD),
             "shifts.csv:3: shift 100/9300001/2026-03-10/07-13 is given twice (first at shifts.csv:2)")
 
 
-def test_period_end_not_after_start(tmp_path, capsys):
-    refused(capsys, csv_file(tmp_path, row(end="2026-03-10T07:00:00-03:00")),
+def test_period_end_not_after_start(tmp_path):
+    refused(csv_file(tmp_path, row(end="2026-03-10T07:00:00-03:00")),
             "shifts.csv:3: period_end is not after period_start")
 
 
@@ -59,25 +72,25 @@ def test_period_end_not_after_start(tmp_path, capsys):
     ("2026-03-10T07:00:00-03:00", "2026-03-12T07:00:00-03:00", "lasts 2 days, 0:00:00 on the local clock"),
     ("2026-03-10T07:00:00-03:00", "2026-03-10T10:00:00-03:00", "lasts 3:00:00 on the local clock"),
 ])
-def test_a_period_that_is_not_an_ordinary_period_is_refused(tmp_path, capsys, start, end, text):
+def test_a_period_that_is_not_an_ordinary_period_is_refused(tmp_path, start, end, text):
     if "lasts" in text:
         text = f"period {start}..{end} {text}"
-    refused(capsys, csv_file(tmp_path, row(start=start, end=end, admit=start, exit_=end)),
+    refused(csv_file(tmp_path, row(start=start, end=end, admit=start, exit_=end)),
             f"shifts.csv:3: {text}", "is 6 h (83.611 art. 9)" if "lasts" in text else "")
 
 
-def test_admit_after_period_end(tmp_path, capsys):
-    refused(capsys, csv_file(tmp_path, row(admit="2026-03-10T13:01:00-03:00", exit_="")),
+def test_admit_after_period_end(tmp_path):
+    refused(csv_file(tmp_path, row(admit="2026-03-10T13:01:00-03:00", exit_="")),
             "shifts.csv:3: admit_at 2026-03-10T16:01:00+00:00 is after period_end")
 
 
-def test_exit_before_admit(tmp_path, capsys):
-    refused(capsys, csv_file(tmp_path, row(exit_="2026-03-10T06:00:00-03:00")),
+def test_exit_before_admit(tmp_path):
+    refused(csv_file(tmp_path, row(exit_="2026-03-10T06:00:00-03:00")),
             "shifts.csv:3: exit_at is before admit_at")
 
 
-def test_exit_more_than_24_hours_after_period_end(tmp_path, capsys):
-    refused(capsys, csv_file(tmp_path, row(exit_="2026-03-11T13:01:00-03:00")),
+def test_exit_more_than_24_hours_after_period_end(tmp_path):
+    refused(csv_file(tmp_path, row(exit_="2026-03-11T13:01:00-03:00")),
             "shifts.csv:3: exit_at 2026-03-11T16:01:00+00:00 is more than 24 h after period_end")
 
 
@@ -96,19 +109,31 @@ def test_exit_24_hours_after_period_end_is_still_paid(tmp_path, capsys):
     ("exit_", "9999-12-31T12:00:00-03:00", "exit_at '9999-12-31T12:00:00-03:00' is outside the years 2000..2100"),
     ("admit", "1999-12-31T23:59:00+00:00", "admit_at '1999-12-31T23:59:00+00:00' is outside the years 2000..2100"),
 ])
-def test_years_outside_2000_2100_are_refused(tmp_path, capsys, field, value, text):
-    refused(capsys, csv_file(tmp_path, row(**{field: value})), f"shifts.csv:3: {text}")
+def test_years_outside_2000_2100_are_refused(tmp_path, field, value, text):
+    refused(csv_file(tmp_path, row(**{field: value})), f"shifts.csv:3: {text}")
 
 
 @pytest.mark.parametrize("ship", ["IMO 9300001", "930001", "93000011", "MSC ANNA", "９３０００００"])
-def test_ship_must_be_an_imo_number(tmp_path, capsys, ship):
-    refused(capsys, csv_file(tmp_path, row(ship=ship)), f"shifts.csv:3: ship {ship!r} is not an IMO number")
+def test_ship_must_be_an_imo_number(tmp_path, ship):
+    refused(csv_file(tmp_path, row(ship=ship)), f"shifts.csv:3: ship {ship!r} is not an IMO number")
 
 
-def test_every_bad_row_is_named_at_once(tmp_path, capsys):
-    err = refused(capsys, csv_file(tmp_path, row(ship="x"), row(reg="102", exit_="2026-03-10T06:00:00-03:00"),
-                                   GOOD))
-    assert "shifts.csv:3: ship" in err and "shifts.csv:4: exit_at" in err and "shifts.csv:5: shift" in err
+def test_every_bad_row_is_named_at_once(tmp_path):
+    lines = refusal(csv_file(tmp_path, row(ship="x"), row(reg="102", exit_="2026-03-10T06:00:00-03:00"), GOOD))
+    assert [line.split(": ")[:2] for line in lines] == [
+        ["shifts.csv:3", "ship 'x' is not an IMO number (7 digits)"],
+        ["shifts.csv:4", "exit_at is before admit_at"],
+        ["shifts.csv:5", "shift 100/9300001/2026-03-10/07-13 is given twice (first at shifts.csv:2)"]]
+
+
+def test_the_cli_refuses_a_bad_file_with_exit_2_one_line_a_row_and_no_output(tmp_path, capsys):
+    code, rows, err = run(capsys, "pay", "--shifts",
+                          str(csv_file(tmp_path, row(ship="x"), row(reg="102", exit_="2026-03-10T06:00:00-03:00"))))
+    assert code == 2
+    assert rows == []  # the whole file is refused: not even the good row 2 is printed
+    assert "Traceback" not in err
+    assert err.splitlines() == ["portgate: shifts.csv:3: ship 'x' is not an IMO number (7 digits)",
+                                "shifts.csv:4: exit_at is before admit_at"], err
 
 
 # -- one worker on two ships at once: held in both paths, the same rows -------------------------------

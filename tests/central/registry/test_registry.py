@@ -272,3 +272,16 @@ def test_R4_suspend_refuses_a_gate_rulebook_as_its_limits(imported, capsys):
                "--rulebook", str(gate_rulebook)) == 2
     err = capsys.readouterr().err
     assert "not a pay rulebook" in err and "id" in err
+
+
+@pytest.mark.parametrize("text,reason", [(None, "file not found"), ("id = = 1\n", "not valid TOML")])
+def test_suspension_limits_from_a_missing_or_broken_file_are_one_config_error(tmp_path, text, reason):
+    from central.registry.sanctions import load_suspension_limits
+    from portgate.errors import ConfigError
+
+    path = tmp_path / "book.toml"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_suspension_limits(path)
+    assert caught.value.path == str(path) and caught.value.reason.startswith(reason)

@@ -310,3 +310,16 @@ def test_login_never_redirects_off_site(app):
         token = csrf_of(c.get("/").text)
         c.post("/logout", data={"csrf_token": token})
         token = csrf_of(c.get("/login").text)
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("days", "ten", "days: &#39;ten&#39; is not a whole number"),
+    ("start", "15/03/2026", "start: &#39;15/03/2026&#39; is not an ISO date (YYYY-MM-DD)"),
+])
+def test_a_decision_with_a_bad_field_is_a_400_naming_it_and_changes_nothing(app, field, value, message):
+    c, token = logged_in(app, "inspector")
+    r = c.post("/cases/1/decide", data={"csrf_token": token, "kind": "suspension", field: value})
+    assert r.status_code == 400 and message in r.text, r.text
+    with Session(app.state.web.engine) as s:
+        assert s.execute(select(func.count()).select_from(audit_log)
+                         .where(audit_log.c.action != "user.add")).scalar() == 0

@@ -1,0 +1,52 @@
+"""The typed cell parsers every CSV import uses (portgate/cells.py): each value, each refusal."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+from portgate import cells
+from portgate.errors import BadInput
+from portgate.records import CardKind
+
+
+@pytest.mark.parametrize("parse,value,expected", [
+    (lambda v: cells.required(v, "f"), "  x ", "x"),
+    (lambda v: cells.text(v, "f"), " Ana Souza ", "Ana Souza"),
+    (lambda v: cells.date(v, "f"), "2026-03-10", dt.date(2026, 3, 10)),
+    (lambda v: cells.date(v, "f", optional=True), " ", None),
+    (lambda v: cells.whole(v, "f"), " -3 ", -3),
+    (lambda v: cells.whole(v, "f", optional=True, default=1), "", 1),
+    (lambda v: cells.decimal(v, "f", places=3), "1.250", Decimal("1.250")),
+    (lambda v: cells.decimal(v, "f", optional=True), None, None),
+    (lambda v: cells.yes_no(v, "f", default=True), "", True),
+    (lambda v: cells.yes_no(v, "f", default=True), "Não", False),
+    (lambda v: cells.yes_no(v, "f", default=False), "SIM", True),
+    (lambda v: cells.choice(CardKind, v, "f"), " badge ", CardKind.BADGE),
+    (lambda v: cells.parse_aware(v, "f"), "2026-03-10T07:00:00-03:00", dt.datetime(2026, 3, 10, 10, tzinfo=dt.UTC)),
+])
+def test_a_good_cell_is_parsed_to_its_type(parse, value, expected):
+    assert parse(value) == expected
+
+
+@pytest.mark.parametrize("parse,value,message", [
+    (lambda v: cells.required(v, "f"), None, "f is required"),
+    (lambda v: cells.text(v, "f"), "a\nb", "f 'a\\\\nb' contains a control character or line break (\\n)"),
+    (lambda v: cells.date(v, "f"), "", "f is required"),
+    (lambda v: cells.date(v, "f"), "2026-13-01", "f '2026-13-01' is not an ISO date (YYYY-MM-DD)"),
+    (lambda v: cells.whole(v, "f"), "1.5", "f '1.5' is not a whole number"),
+    (lambda v: cells.decimal(v, "f"), "1e3", "f '1e3' is not a number (digits with an optional . decimal point)"),
+    (lambda v: cells.decimal(v, "f"), "-1", "f '-1' must not be negative"),
+    (lambda v: cells.decimal(v, "f", places=2), "1.001", "f '1.001' has more than 2 decimal places"),
+    (lambda v: cells.yes_no(v, "f", default=False), "maybe", "f 'maybe' is not yes|no"),
+    (lambda v: cells.choice(CardKind, v, "f"), "chapa", "f 'chapa' is not one of control|badge|inspector"),
+    (lambda v: cells.parse_aware(v, "f"), "2026-03-10T07:00:00", "f '2026-03-10T07:00:00' has no UTC offset"),
+    (lambda v: cells.parse_aware(v, "f"), "0001-01-01T00:00:00+03:00", "is out of the representable date range"),
+])
+def test_a_bad_cell_is_one_bad_input_naming_the_column_and_value(parse, value, message):
+    with pytest.raises(BadInput) as caught:
+        parse(value)
+    assert message in caught.value.reason
+    assert caught.value.where is None  # the caller names the file and line
