@@ -73,13 +73,20 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
         if registration:
             q = q.where(statements.c.registration == registration)
         found: dict[str, list[tuple]] = defaultdict(list)
-        for row in conn.execute(q):
+        for row in conn.execute(q).all():
             if row[0] in wanted:
                 found[row[0]].append(row[1:])
+        same: dict[tuple, StoredLine] = {}  # equal lines share one (immutable) value
         for sid, items in found.items():
             items.sort()
-            lines[sid] = [StoredLine(rule, article, desc, Decimal(cents).scaleb(-2))
-                          for _pos, rule, article, desc, cents in items]
+            out = lines[sid]
+            for item in items:
+                key = item[1:]
+                line = same.get(key)
+                if line is None:
+                    _rule, _article, _desc, cents = key
+                    line = same[key] = StoredLine(_rule, _article, _desc, Decimal(cents).scaleb(-2))
+                out.append(line)
     return [StatementView(
         r["statement_id"], r["shift_id"], r["registration"], r["rulebook"], r["work_day"],
         Decimal(r["total_cents"]) / 100, tuple(f for f in (r["flags"] or "").split(",") if f),
