@@ -56,7 +56,9 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
                     registration: str | None = None, ids: list[str] | None = None) -> list[StatementView]:
     """Statements of work days [date_from, date_to] (optionally one worker's, or only ``ids``),
     by registration, work day, shift id; each with its lines."""
-    stmt = select(statements).where(statements.c.work_day >= date_from, statements.c.work_day <= date_to)
+    c = statements.c
+    stmt = select(c.statement_id, c.shift_id, c.registration, c.rulebook, c.work_day, c.total_cents, c.flags,
+                  c.due_at, c.paid_at, c.paid_ref, c.hold_reason, c.hold_released_at, c.hold_note).where(statements.c.work_day >= date_from, statements.c.work_day <= date_to)
     if registration:
         stmt = stmt.where(statements.c.registration == registration)
     if ids is not None:
