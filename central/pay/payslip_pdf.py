@@ -20,6 +20,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 
+from central.pay.gcpause import no_cyclic_gc
 from central.pay.payslip import Slip, brl, code, date_br, grouped, time_br
 from portgate.errors import ConfigError
 
@@ -28,6 +29,7 @@ FONT, FONT_BOLD = "DejaVuSans", "DejaVuSans-Bold"
 WIDTH, HEIGHT = A4
 LEFT, RIGHT, TOP, BOTTOM = 18 * mm, WIDTH - 18 * mm, HEIGHT - 18 * mm, 20 * mm
 ROW = 4.6 * mm
+ROW_SIZE = 8.5  # points: the statement lines
 COLS = (LEFT, LEFT + 14 * mm, LEFT + 52 * mm, RIGHT)  # rule, article, description, amount (right)
 
 
@@ -54,6 +56,8 @@ class _Text:
         self.encoded: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
         self.widths: dict[tuple[str, str, float], float] = {}
         self.origins: dict[tuple[float, float], str] = {}
+        self.rows: dict[tuple[str, str, str], tuple[str | None, str]] = {}
+        self.amounts: dict[str, tuple[str | None, str]] = {}
         self.ops: list[str] = []
         self.current: tuple[str, float] | None = None
 
@@ -64,23 +68,75 @@ class _Text:
             found = self.widths[key] = self.fonts[font].stringWidth(text, size)
         return found
 
+    def _encoded(self, font: str, piece: str) -> tuple[tuple[str, str], ...]:
+        parts = self.encoded.get((font, piece))
+        if parts is None:
+            face = self.fonts[font]
+            parts = self.encoded[(font, piece)] = tuple(
+                (face.getSubsetInternalName(subset, self.doc), f"({escapePDF(chunk)}) Tj")
+                for subset, chunk in face.splitString(piece, self.doc))
+        return parts
+
+    def row(self, y: float, columns: tuple[str, str, str], amount: str) -> None:
+        """One statement line at baseline ``y``: rule, article and description at ``COLS[0:3]``,
+        the amount right-aligned at ``COLS[3]`` (regular 8.5 pt). The three fixed columns are
+        written as one cached run (``Td`` moves between them)."""
+        run = self.rows.get(columns)
+        if run is None:
+            run = self.rows[columns] = self._run(columns, (COLS[1] - COLS[0], COLS[2] - COLS[1]))
+        tail = self.amounts.get(amount)
+        if tail is None:
+            tail = self.amounts[amount] = self._run(
+                (amount,), (), lead=COLS[3] - self.width(amount, FONT, ROW_SIZE) - COLS[2])
+        if run[0] is None or tail[0] is None:  # a piece spans subsets: one piece at a time
+            for x, piece in zip(COLS, columns):
+                self.show(x, y, (piece,), FONT, ROW_SIZE)
+            self.show(COLS[3] - self.width(amount, FONT, ROW_SIZE), y, (amount,), FONT, ROW_SIZE)
+            return
+        ops = self.ops
+        ops.append(self._origin(COLS[0], y))
+        if self.current != (run[0], ROW_SIZE):
+            ops.append(f"{run[0]} {ROW_SIZE:g} Tf")
+            self.current = (run[0], ROW_SIZE)
+        ops.append(run[1])
+        if tail[0] != run[0]:
+            ops.append(f"{tail[0]} {ROW_SIZE:g} Tf")
+            self.current = (tail[0], ROW_SIZE)
+        ops.append(tail[1])
+
+    def _run(self, pieces: tuple[str, ...], moves: tuple[float, ...], lead: float | None = None):
+        """``(subset name, operators)`` showing ``pieces`` with a ``Td`` of ``moves[i]`` points
+        before piece i+1 (and of ``lead`` before the first); ``(None, "")`` when a piece needs
+        more than one subset or they differ."""
+        names, ops = set(), []
+        if lead is not None:
+            ops.append(f"{lead:.2f} 0 Td")
+        for i, piece in enumerate(pieces):
+            if i:
+                ops.append(f"{moves[i - 1]:.2f} 0 Td")
+            parts = self._encoded(FONT, piece)
+            if len(parts) != 1:
+                return None, ""
+            names.add(parts[0][0])
+            ops.append(parts[0][1])
+        if len(names) != 1:
+            return None, ""
+        return names.pop(), "\n".join(ops)
+
+    def _origin(self, x: float, y: float) -> str:
+        origin = self.origins.get((x, y))
+        if origin is None:
+            origin = self.origins[(x, y)] = f"1 0 0 1 {x:.2f} {y:.2f} Tm"
+        return origin
+
     def show(self, x: float, y: float, pieces: tuple[str, ...], font: str, size: float) -> None:
         """``pieces`` one after the other (one text run) with the baseline starting at (x, y)
         points. Each piece is encoded once per document: give varying parts (a date, an amount)
         as pieces of their own so that the constant words around them are reused."""
-        origin = self.origins.get((x, y))
-        if origin is None:
-            origin = self.origins[(x, y)] = f"1 0 0 1 {x:.2f} {y:.2f} Tm"
         ops = self.ops
-        ops.append(origin)
+        ops.append(self._origin(x, y))
         for piece in pieces:
-            parts = self.encoded.get((font, piece))
-            if parts is None:
-                face = self.fonts[font]
-                parts = self.encoded[(font, piece)] = tuple(
-                    (face.getSubsetInternalName(subset, self.doc), f"({escapePDF(chunk)}) Tj")
-                    for subset, chunk in face.splitString(piece, self.doc))
-            for name, shown in parts:
+            for name, shown in self._encoded(font, piece):
                 if self.current != (name, size):
                     ops.append(f"{name} {size:g} Tf")
                     self.current = (name, size)
@@ -171,10 +227,7 @@ class _Writer:
                       self.due(st.due_at), bold=True)
             self.down()
             for x in st.lines:
-                self.line(COLS[0], x.rule)
-                self.line(COLS[1], x.article)
-                self.line(COLS[2], x.description[:70])
-                self.line(COLS[3], self.money(x.amount), right=True)
+                self.text.row(self.y, (x.rule, x.article, x.description[:70]), self.money(x.amount))
                 self.down()
             status = "pago" if st.paid_at else ("retido para revisão" if st.on_hold else "a pagar")
             self.line(COLS[2], f"Total do turno ({status})", bold=True)
@@ -203,12 +256,13 @@ def render(slips: list[Slip], key: bytes, *, tz: ZoneInfo, date_from: dt.date, d
     canvas.setAuthor(office)
     canvas.setSubject(json.dumps({"portgate_slips": 1, "from": date_from.isoformat(), "to": date_to.isoformat(),
                                   "slips": codes}, separators=(",", ":")))
-    writer = _Writer(canvas, tz, office)
-    for slip, (_reg, c) in zip(slips, codes):
-        writer.slip(slip, c)
-    if not slips:
-        writer.text.show(LEFT, TOP, ("Nenhum demonstrativo no período.",), FONT, 10)
-        writer.pages = 1
-    writer.finish_page()
-    canvas.save()
+    with no_cyclic_gc():  # 15,000 pages are ~10^6 long-lived objects until save
+        writer = _Writer(canvas, tz, office)
+        for slip, (_reg, c) in zip(slips, codes):
+            writer.slip(slip, c)
+        if not slips:
+            writer.text.show(LEFT, TOP, ("Nenhum demonstrativo no período.",), FONT, 10)
+            writer.pages = 1
+        writer.finish_page()
+        canvas.save()
     return out.getvalue(), writer.pages
