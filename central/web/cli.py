@@ -69,6 +69,16 @@ def slip_key(config) -> bytes:
     return data
 
 
+def _photo_publisher(config):
+    """What sends an uploaded photo to the gates: with ``[web] photos_dir`` set, the photo downlink
+    over ``[mqtt]`` (``central.web.photo_publish``)."""
+    if not config.web.photos_dir:
+        return None
+    from central.web.photo_publish import photo_publisher
+
+    return photo_publisher(config.mqtt, config.port)
+
+
 def _engine(config):
     from central.db import make_engine
     from central.ledger.migrate import upgrade_engine
@@ -130,7 +140,8 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     gate_what_if = click.get_current_context().meta.get(GATE_WHAT_IF)
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
                      slip_key=slip_key(config),
-                     gate_what_if=gate_what_if(config.publish) if gate_what_if else None)
+                     gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
+                     publish_photos=_photo_publisher(config))
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn.Config(
         app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,

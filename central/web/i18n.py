@@ -251,6 +251,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "boarded": ("Embarcou", "Boarded"),
     "payable": ("A pagar", "Payable"),
     "disputed": ("Em disputa", "Disputed"),
+    "photo_sent": ("Foto enviada aos portalós", "Photo sent to the gates"),
+    "photo_unsent": ("Foto gravada, mas NÃO enviada aos portalós (servidor MQTT fora do ar): vai com o próximo envio "
+                     "(outra foto ou portgate central publish --photos).",
+                     "Photo saved but NOT sent to the gates (MQTT broker unreachable): it goes with the next publish "
+                     "(another photo or portgate central publish --photos)."),
+    "photo_no_broker": ("Foto gravada; este servidor não envia aos portalós (portgate central publish --photos envia).",
+                        "Photo saved; this server does not send to the gates (portgate central publish --photos does)."),
+    "version": ("versão", "version"),
     "nav_whatif": ("E se?", "What if"),
     "whatif_title": ("E se? — outra tabela de regras sobre o que foi gravado",
                      "What if — another rulebook over what was recorded"),
