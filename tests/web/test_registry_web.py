@@ -136,7 +136,7 @@ def test_an_upload_with_bad_rows_names_each_and_writes_nothing(app, registry):
     good = workers_csv.replace("retired", "active")
     r = c.post("/workers/upload", data={"csrf_token": token},
                files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.encode())})
-    assert r.status_code == 400 and "c.csv:3: registration &#39;GHOST&#39; is not registered" in r.text
+    assert r.status_code == 400 and "c.csv:3: matrícula &#39;GHOST&#39; não está cadastrada" in r.text
     r = c.post("/workers/upload", data={"csrf_token": token},
                files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
     assert r.status_code == 200 and 'id="upload-done"' in r.text

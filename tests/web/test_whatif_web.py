@@ -34,10 +34,10 @@ def test_a_pay_what_if_with_a_rulebook_not_listed_or_a_reversed_period_is_refuse
     assert '<option value="example-cct-2026"' in page and 'value="gate-default"' not in page
     r = c.post("/whatif/pay", data={"csrf_token": csrf, "from": "2026-03-01", "to": "2026-03-31",
                                     "rulebook": "../../etc/passwd"})
-    assert r.status_code == 400 and "choose one of the listed pay rulebooks" in r.text
+    assert r.status_code == 400 and "escolha uma das tabelas de pagamento listadas" in r.text
     r = c.post("/whatif/pay", data={"csrf_token": csrf, "from": "2026-03-31", "to": "2026-03-01",
                                     "rulebook": "example-cct-2026"})
-    assert r.status_code == 400 and "the period ends before it starts" in r.text
+    assert r.status_code == 400 and "o período termina antes de começar" in r.text
 
 
 def test_an_empty_period_computes_nothing_and_says_nothing_stored(app):
