@@ -1,5 +1,5 @@
 """Stored pay statements read back with their lines, for the office's screens, payslips and the
-payroll export. Read-only; computing and storing is ``central.pay.ledger``."""
+payroll export. Read-only; computing and storing is ``central.pay.statements_store``."""
 
 from __future__ import annotations
 
@@ -58,7 +58,8 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
     by registration, work day, shift id; each with its lines."""
     c = statements.c
     stmt = select(c.statement_id, c.shift_id, c.registration, c.rulebook, c.work_day, c.total_cents, c.flags,
-                  c.due_at, c.paid_at, c.paid_ref, c.hold_reason, c.hold_released_at, c.hold_note).where(statements.c.work_day >= date_from, statements.c.work_day <= date_to)
+                  c.due_at, c.paid_at, c.paid_ref, c.hold_reason, c.hold_released_at, c.hold_note
+                  ).where(c.work_day >= date_from, c.work_day <= date_to)
     if registration:
         stmt = stmt.where(statements.c.registration == registration)
     if ids is not None:

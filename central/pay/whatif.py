@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import money_str
+from central.pay.statements_store import pay_from_ledger
 from central.pay.watchmen import Statement
 
 
@@ -103,8 +104,6 @@ def pay_what_if(engine, date_from, date_to, rulebook, calendar, *, now) -> PayWh
     """The stored shifts of work days [date_from, date_to] paid under ``rulebook`` (P1-P7) beside
     the current stored statements; nothing is written (``pay_from_ledger(store=False)`` and reads
     only). Raises ``StoreError`` on a database failure."""
-    from central.pay.ledger import pay_from_ledger
-
     run = pay_from_ledger(engine, date_from, date_to, rulebook, calendar, now=now, store=False)
     with engine.connect() as conn:
         recorded = read_current(conn, [st.shift_id for st in run.statements])

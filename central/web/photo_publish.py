@@ -1,6 +1,6 @@
 """The office web application sending a worker's photo to the gates at once: after an upload (or
 a replacement) the photos directory goes out through the photo downlink
-(``central.photos.publish_photos``: a delta with the changed index rows, the new file, then the
+(``central.broadcast.photos.publish_photos``: a delta with the changed index rows, the new file, then the
 new retained index), on a one-shot MQTT connection (no session) as ``portgate central publish
 --photos`` does. One publish at a time per directory (the manifest ``.published.json`` is read and
 written by each)."""
@@ -12,7 +12,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from central.broadcast.photos import publish_photos
 from portgate.errors import BrokerUnavailable, ConfigError
+from wire import connection
 
 
 def photo_publisher(mqtt_config, port: str) -> Callable[[Path], dict]:
@@ -20,14 +22,11 @@ def photo_publisher(mqtt_config, port: str) -> Callable[[Path], dict]:
     ``mqtt_config`` (``wire.connection.MqttConfig``) for port ``port``. ``publish`` raises
     ``BrokerUnavailable`` when the broker cannot be reached or does not acknowledge within 30 s
     (the photo stays in the directory and goes with the next publish), ``BadInput``
-    for a directory with a bad file (``central.photos.scan``), ``ConfigError`` for a TLS or password
+    for a directory with a bad file (``central.broadcast.photos.scan``), ``ConfigError`` for a TLS or password
     file setting."""
     lock = threading.Lock()
 
     def publish(photos_dir: Path) -> dict:
-        from central.photos import publish_photos
-        from wire import connection
-
         with lock:
             client = connection.make_client(mqtt_config, f"office-web-photos-{port}")
             props = connection.connect_properties(mqtt_config)

@@ -16,10 +16,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
+from central.pay.calendar import DEFAULT_PORT_CONFIG, HolidayCalendar, load_port_config
 from central.pay.payslip import brl
+from central.pay.rulebook import load_rulebook
+from central.pay.whatif import pay_what_if
 from central.web.render import lang_of, page
 from central.web.security import guarded
-from portgate.errors import BadInput, PortgateError
+from portgate.errors import BadInput, ConfigError, PortgateError
 
 READERS = ("office", "auditor", "admin")
 RULEBOOKS = Path(__file__).resolve().parents[3] / "config" / "rulebooks"
@@ -119,11 +122,19 @@ async def gate_post(request: Request):
     return page(request, "whatif.html", **_context(request, **fields, gate_result={"rows": rows, "summary": summary}))
 
 
+def _calendar(port_config: str | None) -> HolidayCalendar:
+    """The holiday calendar of the port TOML (default: the example port's), as ``portgate pay``
+    builds it. ``ConfigError`` for a file that cannot be read."""
+    where = str(port_config or DEFAULT_PORT_CONFIG)
+    try:
+        port = load_port_config(where)
+        return HolidayCalendar.from_config(port, load_rulebook(port.rulebook).timezone)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the port configuration: {exc}", path=where) from exc
+
+
 @guarded(*READERS)
 async def pay_post(request: Request):
-    from central.pay.cli import load_setup, rulebook_arg
-    from central.pay.whatif import pay_what_if
-
     web = request.app.state.web
     form = await request.form()
     fields = {"pay_from": str(form.get("from") or ""), "pay_to": str(form.get("to") or ""),
@@ -134,8 +145,8 @@ async def pay_post(request: Request):
             raise BadInput("the period ends before it starts", where="to")
         if fields["pay_rulebook"] not in pay_rulebook_ids():
             raise BadInput("choose one of the listed pay rulebooks", where="rulebook")
-        _port, _book, calendar = load_setup(web.port_config)
-        book = rulebook_arg(fields["pay_rulebook"], "rulebook")
+        calendar = _calendar(web.port_config)
+        book = load_rulebook(RULEBOOKS / f"{fields['pay_rulebook']}.toml")
         result = await run_in_threadpool(lambda: pay_what_if(web.engine, first, last, book, calendar, now=web.now()))
     except PortgateError as exc:
         return page(request, "whatif.html", status_code=400,
