@@ -84,6 +84,13 @@ def _unavailable(name: str, target: str) -> click.Command:
 @click.version_option(package_name="portgate")
 def cli() -> None:
     """portgate: gangway access control and port-labour ledger."""
+    # the office web application's gate what-if (central never imports the gate rules), imported
+    # only when ``office serve`` builds it
+    click.get_current_context().meta["portgate.web.gate_what_if"] = _gate_what_if
+
+
+def _gate_what_if(publish):
+    return _load("app.whatif:web_gate_what_if")(publish)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

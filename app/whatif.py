@@ -14,7 +14,8 @@ rules_failed}, what_if: {decision, rules_failed, message}, changed, rules_change
 the decision differs; ``rules_changed``: same decision, other rules failed, e.g. a knock-on of an
 earlier change), then ``{"summary": {reads, changed, rules_changed, by_gate, changes: {"deny ->
 admit": n, ...}}}``. A badge the rulebook would not wait for is not paired (``badge_unpaired``).
-This lives in ``app`` because it joins the ledger (central) with the gate rules (edge).
+This lives in ``app`` because it joins the ledger (central) with the gate rules (edge); the office
+web application's "what if" page gets ``web_gate_what_if`` handed in (central never imports edge).
 """
 
 from __future__ import annotations
@@ -148,3 +149,52 @@ def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rule
     click.echo(f"what-if {rulebook}: {summary['changed']} of {summary['reads']} decision(s) change "
                f"({', '.join(f'{k}: {v}' for k, v in summary['changes'].items()) or 'none'}), "
                f"{summary['rules_changed']} with other rules only; nothing stored", err=True)
+
+
+def web_gate_what_if(publish):
+    """The gate what-if for the office web application, over the gates' copies as the office
+    publishes them (``publish``: central.toml's ``[publish]``): with ``source = "csv"`` its
+    ``workers_csv``/``cards_csv``/``escala_csv``, with ``source = "registry"`` the registry as it is
+    now and the stored escala of the day and the days around it. Returns ``run(engine, day, gate_id | None, rulebook_toml,
+    directions, lang) -> (rows, summary)`` as ``what_if``; ``run`` raises ``BadInput`` for a
+    rulebook that is not TOML, ``ConfigError`` for one that is not a valid gate rulebook or for
+    copies that are not configured. Nothing is stored."""
+
+    def run(engine, day: dt.date, gate_id: str | None, rulebook_toml: str, directions: dict[str, str],
+            lang: str) -> tuple[list[dict], dict]:
+        import tomllib
+
+        from edge.replay import Replay
+        from edge.rules.rulebook import gate_rulebook_from
+
+        try:
+            raw = tomllib.loads(rulebook_toml)
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
+        books = gate_rulebook_from(raw, "rulebook")
+        roster = _copies(engine, publish, day)
+        found = recorded_taps(engine, day, books.version[0].tz, gate_id)
+        return what_if(found, Replay(roster, books, lang=lang), directions)
+
+    return run
+
+
+def _copies(engine, publish, day: dt.date):
+    from edge.memview import Roster
+    from portgate.errors import ConfigError
+    from portgate.records import Card, EscalaEntry, Worker, load_csv
+
+    if publish.source == "registry":
+        from sqlalchemy.orm import Session
+
+        from central.registry.api import escala_snapshot, roster_snapshot
+
+        with Session(engine) as s:
+            _v, ws, cs = roster_snapshot(s)
+            entries = [e for d in (-1, 0, 1) for e in escala_snapshot(s, day + dt.timedelta(days=d))[1]]
+        return Roster(ws, cs, entries)
+    files = (publish.workers_csv, publish.cards_csv, publish.escala_csv)
+    if not all(files):
+        raise ConfigError("the gates' copies are not named: give workers_csv, cards_csv and escala_csv "
+                          "(or source = \"registry\")", key="publish", path="central.toml")
+    return Roster(load_csv(files[0], Worker), load_csv(files[1], Card), load_csv(files[2], EscalaEntry))

@@ -207,13 +207,10 @@ def _login() -> str:
 
 
 def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
-    from central.pay.statements_store import pay_from_ledger  # lazy: CLI start-up
-    from central.pay.whatif import diff_rows, read_current  # lazy: CLI start-up
+    from central.pay.whatif import pay_what_if  # lazy: CLI start-up
 
-    run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now, store=False)
-    with engine.connect() as conn:
-        recorded = read_current(conn, [st.shift_id for st in run.statements])
-    rows = diff_rows(run.statements, recorded)
+    result = pay_what_if(engine, first, last, rulebook, calendar, now=now)
+    rows = result.rows
     if fmt == "json":
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
@@ -224,10 +221,9 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
                                 extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    for h in run.held:
-        click.echo(json.dumps(held_row(h.shift, h.reasons), ensure_ascii=False))
-    changed = sum(1 for r in rows if r["rule"] == "TOTAL" and r["changed"])
-    click.echo(f"what-if {rulebook.id}: {changed} of {len(run.statements)} statement total(s) "
+    for shift, reasons in result.held:
+        click.echo(json.dumps(held_row(shift, reasons), ensure_ascii=False))
+    click.echo(f"what-if {rulebook.id}: {result.changed} of {result.statements} statement total(s) "
                "change; nothing stored", err=True)
 
 

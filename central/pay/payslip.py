@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from central.pay.gcpause import no_cyclic_gc
 from central.pay.statements_read import StatementView, read_statements
 from central.registry.schema import workers
 
@@ -69,7 +70,8 @@ class Slip:
 def build_slips(conn: Connection, date_from: dt.date, date_to: dt.date, *,
                 registration: str | None = None) -> list[Slip]:
     """The payslips of the period (one per worker with statements), by registration."""
-    found = read_statements(conn, date_from, date_to, registration=registration)
+    with no_cyclic_gc():
+        found = read_statements(conn, date_from, date_to, registration=registration)
     by_reg: dict[str, list[StatementView]] = defaultdict(list)
     for st in found:
         by_reg[st.registration].append(st)

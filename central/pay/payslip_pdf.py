@@ -8,18 +8,19 @@ code], ...]}``: what ``portgate pay verify-slip`` reads to recompute each slip f
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import io
 import json
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from reportlab.lib.pagesizes import A4
+from reportlab.lib.rl_accel import escapePDF
 from reportlab.lib.units import mm
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 
+from central.pay.gcpause import no_cyclic_gc
 from central.pay.payslip import Slip, brl, code, date_br, grouped, time_br
 from portgate.errors import ConfigError
 
@@ -28,6 +29,7 @@ FONT, FONT_BOLD = "DejaVuSans", "DejaVuSans-Bold"
 WIDTH, HEIGHT = A4
 LEFT, RIGHT, TOP, BOTTOM = 18 * mm, WIDTH - 18 * mm, HEIGHT - 18 * mm, 20 * mm
 ROW = 4.6 * mm
+ROW_SIZE = 8.5  # points: the statement lines
 COLS = (LEFT, LEFT + 14 * mm, LEFT + 52 * mm, RIGHT)  # rule, article, description, amount (right)
 
 
@@ -42,49 +44,158 @@ def _fonts() -> None:
                           path=str(FONT_DIR)) from exc
 
 
-@functools.lru_cache(maxsize=4096)
-def _width(text: str, font: str, size: float) -> float:
-    return pdfmetrics.stringWidth(text, font, size)
+class _Text:
+    """The page's text as PDF operators (``BT ... ET``), each string's encoding into the embedded
+    DejaVu subsets done once per document and reused (``splitString`` assigns a character its
+    subset code the first time the document meets it; the same string encodes the same way for
+    the rest of the document). Widths (points) come from the font metrics, cached too."""
+
+    def __init__(self, canvas: Canvas) -> None:
+        self.doc = canvas._doc  # the document whose font subsets the codes belong to
+        self.fonts = {name: pdfmetrics.getFont(name) for name in (FONT, FONT_BOLD)}
+        self.encoded: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+        self.widths: dict[tuple[str, str, float], float] = {}
+        self.origins: dict[tuple[float, float], str] = {}
+        self.rows: dict[tuple[str, str, str], tuple[str | None, str]] = {}
+        self.amounts: dict[str, tuple[str | None, str]] = {}
+        self.ops: list[str] = []
+        self.current: tuple[str, float] | None = None
+
+    def width(self, text: str, font: str, size: float) -> float:
+        key = (text, font, size)
+        found = self.widths.get(key)
+        if found is None:
+            found = self.widths[key] = self.fonts[font].stringWidth(text, size)
+        return found
+
+    def _encoded(self, font: str, piece: str) -> tuple[tuple[str, str], ...]:
+        parts = self.encoded.get((font, piece))
+        if parts is None:
+            face = self.fonts[font]
+            parts = self.encoded[(font, piece)] = tuple(
+                (face.getSubsetInternalName(subset, self.doc), f"({escapePDF(chunk)}) Tj")
+                for subset, chunk in face.splitString(piece, self.doc))
+        return parts
+
+    def row(self, y: float, columns: tuple[str, str, str], amount: str) -> None:
+        """One statement line at baseline ``y``: rule, article and description at ``COLS[0:3]``,
+        the amount right-aligned at ``COLS[3]`` (regular 8.5 pt). The three fixed columns are
+        written as one cached run (``Td`` moves between them)."""
+        run = self.rows.get(columns)
+        if run is None:
+            run = self.rows[columns] = self._run(columns, (COLS[1] - COLS[0], COLS[2] - COLS[1]))
+        tail = self.amounts.get(amount)
+        if tail is None:
+            tail = self.amounts[amount] = self._run(
+                (amount,), (), lead=COLS[3] - self.width(amount, FONT, ROW_SIZE) - COLS[2])
+        if run[0] is None or tail[0] is None:  # a piece spans subsets: one piece at a time
+            for x, piece in zip(COLS, columns):
+                self.show(x, y, (piece,), FONT, ROW_SIZE)
+            self.show(COLS[3] - self.width(amount, FONT, ROW_SIZE), y, (amount,), FONT, ROW_SIZE)
+            return
+        ops = self.ops
+        ops.append(self._origin(COLS[0], y))
+        if self.current != (run[0], ROW_SIZE):
+            ops.append(f"{run[0]} {ROW_SIZE:g} Tf")
+            self.current = (run[0], ROW_SIZE)
+        ops.append(run[1])
+        if tail[0] != run[0]:
+            ops.append(f"{tail[0]} {ROW_SIZE:g} Tf")
+            self.current = (tail[0], ROW_SIZE)
+        ops.append(tail[1])
+
+    def _run(self, pieces: tuple[str, ...], moves: tuple[float, ...], lead: float | None = None):
+        """``(subset name, operators)`` showing ``pieces`` with a ``Td`` of ``moves[i]`` points
+        before piece i+1 (and of ``lead`` before the first); ``(None, "")`` when a piece needs
+        more than one subset or they differ."""
+        names, ops = set(), []
+        if lead is not None:
+            ops.append(f"{lead:.2f} 0 Td")
+        for i, piece in enumerate(pieces):
+            if i:
+                ops.append(f"{moves[i - 1]:.2f} 0 Td")
+            parts = self._encoded(FONT, piece)
+            if len(parts) != 1:
+                return None, ""
+            names.add(parts[0][0])
+            ops.append(parts[0][1])
+        if len(names) != 1:
+            return None, ""
+        return names.pop(), "\n".join(ops)
+
+    def _origin(self, x: float, y: float) -> str:
+        origin = self.origins.get((x, y))
+        if origin is None:
+            origin = self.origins[(x, y)] = f"1 0 0 1 {x:.2f} {y:.2f} Tm"
+        return origin
+
+    def show(self, x: float, y: float, pieces: tuple[str, ...], font: str, size: float) -> None:
+        """``pieces`` one after the other (one text run) with the baseline starting at (x, y)
+        points. Each piece is encoded once per document: give varying parts (a date, an amount)
+        as pieces of their own so that the constant words around them are reused."""
+        ops = self.ops
+        ops.append(self._origin(x, y))
+        for piece in pieces:
+            for name, shown in self._encoded(font, piece):
+                if self.current != (name, size):
+                    ops.append(f"{name} {size:g} Tf")
+                    self.current = (name, size)
+                ops.append(shown)
+
+    def flush(self, canvas: Canvas) -> None:
+        """Write the page's text into ``canvas``'s current page."""
+        if self.ops:
+            canvas.addLiteral("BT\n" + "\n".join(self.ops) + "\nET")
+        self.ops = []
+        self.current = None
 
 
 class _Writer:
     def __init__(self, canvas: Canvas, tz: ZoneInfo, office: str) -> None:
         self.c, self.tz, self.office = canvas, tz, office
+        self.text = _Text(canvas)
+        self.formatted: dict = {}  # amount, day or due time -> its pt-BR text
         self.y = TOP
-        self.text = None
-        self.font = None
         self.page_no = 0
         self.pages = 0
 
-    def _flush(self) -> None:
-        if self.text is not None:
-            self.c.drawText(self.text)
-            self.text = None
-            self.font = None
+    def finish_page(self) -> None:
+        self.text.flush(self.c)
+        self.c.showPage()
 
     def new_page(self, slip: Slip, slip_code: str) -> None:
         if self.pages:
-            self._flush()
-            self.c.showPage()
+            self.finish_page()
         self.pages += 1
         self.page_no += 1
-        c = self.c
-        c.setFont(FONT, 7)
-        c.drawString(LEFT, BOTTOM - 8 * mm, f"{self.office} — código de verificação {grouped(slip_code)} — "
-                                            f"matrícula {slip.registration} — página {self.page_no}")
+        self.text.show(LEFT, BOTTOM - 8 * mm, (self.office, " — código de verificação ", grouped(slip_code),
+                                               " — matrícula ", slip.registration, " — página ", str(self.page_no)),
+                       FONT, 7)
         self.y = TOP
-        self.text = c.beginText()
-        self.font = None
 
-    def line(self, x: float, text: str, *, bold: bool = False, size: float = 8.5, right: bool = False) -> None:
+    def line(self, x: float, *pieces: str, bold: bool = False, size: float = 8.5, right: bool = False) -> None:
         font = FONT_BOLD if bold else FONT
         if right:
-            x -= _width(text, font, size)
-        if self.font != (font, size):
-            self.text.setFont(font, size)
-            self.font = (font, size)
-        self.text.setTextOrigin(x, self.y)
-        self.text.textOut(text)
+            x -= sum(self.text.width(p, font, size) for p in pieces)
+        self.text.show(x, self.y, pieces, font, size)
+
+    def money(self, amount) -> str:
+        found = self.formatted.get(amount)
+        if found is None:
+            found = self.formatted[amount] = brl(amount)
+        return found
+
+    def day(self, day: dt.date) -> str:
+        found = self.formatted.get(day)
+        if found is None:
+            found = self.formatted[day] = date_br(day)
+        return found
+
+    def due(self, at: dt.datetime) -> str:
+        found = self.formatted.get(at)
+        if found is None:
+            found = self.formatted[at] = time_br(at, self.tz)
+        return found
 
     def down(self, n: float = 1.0) -> None:
         self.y -= ROW * n
@@ -92,7 +203,7 @@ class _Writer:
     def room(self, rows: float, slip: Slip, slip_code: str) -> None:
         if self.y - rows * ROW < BOTTOM:
             self.new_page(slip, slip_code)
-            self.line(LEFT, f"{slip.name} ({slip.registration}) — continuação", bold=True)
+            self.line(LEFT, slip.name, " (", slip.registration, ") — continuação", bold=True)
             self.down(1.5)
 
     def slip(self, slip: Slip, slip_code: str) -> None:
@@ -100,36 +211,33 @@ class _Writer:
         self.new_page(slip, slip_code)
         self.line(LEFT, "Demonstrativo de pagamento — contracheque", bold=True, size=13)
         self.down(1.8)
-        self.line(LEFT, f"Trabalhador: {slip.name}", bold=True, size=10)
+        self.line(LEFT, "Trabalhador: ", slip.name, bold=True, size=10)
         self.down(1.2)
-        self.line(LEFT, f"Matrícula: {slip.registration}    Categoria: {slip.category}    "
-                        f"Período: {date_br(slip.date_from)} a {date_br(slip.date_to)}")
+        self.line(LEFT, "Matrícula: ", slip.registration, "    Categoria: ", slip.category, "    Período: ",
+                  self.day(slip.date_from), " a ", self.day(slip.date_to))
         self.down()
-        self.line(LEFT, f"Tabela de regras (rulebook) usada: {', '.join(slip.rulebooks) or '—'}")
+        self.line(LEFT, "Tabela de regras (rulebook) usada: ", ", ".join(slip.rulebooks) or "—")
         self.down(1.6)
         for st in slip.statements:
             self.room(len(st.lines) + 3, slip, slip_code)
             shift = st.shift_id.split("/")
             period = shift[3] if len(shift) > 3 else ""
             ship = shift[1] if len(shift) > 1 else ""
-            self.line(LEFT, f"Turno {date_br(st.work_day)} {period} — navio {ship} — vencimento {time_br(st.due_at, self.tz)}",
-                      bold=True)
+            self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ", ship, " — vencimento ",
+                      self.due(st.due_at), bold=True)
             self.down()
             for x in st.lines:
-                self.line(COLS[0], x.rule)
-                self.line(COLS[1], x.article)
-                self.line(COLS[2], x.description[:70])
-                self.line(COLS[3], brl(x.amount), right=True)
+                self.text.row(self.y, (x.rule, x.article, x.description[:70]), self.money(x.amount))
                 self.down()
             status = "pago" if st.paid_at else ("retido para revisão" if st.on_hold else "a pagar")
             self.line(COLS[2], f"Total do turno ({status})", bold=True)
-            self.line(COLS[3], brl(st.total), bold=True, right=True)
+            self.line(COLS[3], self.money(st.total), bold=True, right=True)
             self.down(1.5)
         self.room(4, slip, slip_code)
         self.line(LEFT, "TOTAL DO PERÍODO", bold=True, size=11)
-        self.line(COLS[3], brl(slip.total), bold=True, size=11, right=True)
+        self.line(COLS[3], self.money(slip.total), bold=True, size=11, right=True)
         self.down(1.8)
-        self.line(LEFT, f"Código de verificação: {grouped(slip_code)}", bold=True)
+        self.line(LEFT, "Código de verificação: ", grouped(slip_code), bold=True)
         self.down()
         self.line(LEFT, "Confira com: portgate pay verify-slip ARQUIVO.pdf (pagamento devido 48 h após o "
                         "serviço, Lei 9.719 art. 2 §1)", size=7)
@@ -148,14 +256,13 @@ def render(slips: list[Slip], key: bytes, *, tz: ZoneInfo, date_from: dt.date, d
     canvas.setAuthor(office)
     canvas.setSubject(json.dumps({"portgate_slips": 1, "from": date_from.isoformat(), "to": date_to.isoformat(),
                                   "slips": codes}, separators=(",", ":")))
-    writer = _Writer(canvas, tz, office)
-    for slip, (_reg, c) in zip(slips, codes):
-        writer.slip(slip, c)
-    if not slips:
-        canvas.setFont(FONT, 10)
-        canvas.drawString(LEFT, TOP, "Nenhum demonstrativo no período.")
-        writer.pages = 1
-    writer._flush()
-    canvas.showPage()
-    canvas.save()
+    with no_cyclic_gc():  # 15,000 pages are ~10^6 long-lived objects until save
+        writer = _Writer(canvas, tz, office)
+        for slip, (_reg, c) in zip(slips, codes):
+            writer.slip(slip, c)
+        if not slips:
+            writer.text.show(LEFT, TOP, ("Nenhum demonstrativo no período.",), FONT, 10)
+            writer.pages = 1
+        writer.finish_page()
+        canvas.save()
     return out.getvalue(), writer.pages

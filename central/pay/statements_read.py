@@ -56,7 +56,10 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
                     registration: str | None = None, ids: list[str] | None = None) -> list[StatementView]:
     """Statements of work days [date_from, date_to] (optionally one worker's, or only ``ids``),
     by registration, work day, shift id; each with its lines."""
-    stmt = select(statements).where(statements.c.work_day >= date_from, statements.c.work_day <= date_to)
+    c = statements.c
+    stmt = select(c.statement_id, c.shift_id, c.registration, c.rulebook, c.work_day, c.total_cents, c.flags,
+                  c.due_at, c.paid_at, c.paid_ref, c.hold_reason, c.hold_released_at, c.hold_note
+                  ).where(c.work_day >= date_from, c.work_day <= date_to)
     if registration:
         stmt = stmt.where(statements.c.registration == registration)
     if ids is not None:
@@ -73,13 +76,20 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
         if registration:
             q = q.where(statements.c.registration == registration)
         found: dict[str, list[tuple]] = defaultdict(list)
-        for row in conn.execute(q):
+        for row in conn.execute(q).all():
             if row[0] in wanted:
                 found[row[0]].append(row[1:])
+        same: dict[tuple, StoredLine] = {}  # equal lines share one (immutable) value
         for sid, items in found.items():
             items.sort()
-            lines[sid] = [StoredLine(rule, article, desc, Decimal(cents).scaleb(-2))
-                          for _pos, rule, article, desc, cents in items]
+            out = lines[sid]
+            for item in items:
+                key = item[1:]
+                line = same.get(key)
+                if line is None:
+                    _rule, _article, _desc, cents = key
+                    line = same[key] = StoredLine(_rule, _article, _desc, Decimal(cents).scaleb(-2))
+                out.append(line)
     return [StatementView(
         r["statement_id"], r["shift_id"], r["registration"], r["rulebook"], r["work_day"],
         Decimal(r["total_cents"]) / 100, tuple(f for f in (r["flags"] or "").split(",") if f),

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import money_str
+from central.pay.statements_store import pay_from_ledger
 from central.pay.watchmen import Statement
 
 
@@ -82,3 +83,29 @@ def _row(base: dict, rule: str, was: Decimal | None, now: Decimal | None) -> dic
     diff = (now or Decimal(0)) - (was or Decimal(0))
     return {**base, "rule": rule, "recorded": _money(was), "what_if": _money(now),
             "diff": money_str(diff), "changed": was is None or now is None or diff != 0}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PayWhatIf:
+    """A what-if run: the ``diff_rows`` rows, the shifts held (``(shift, reasons)``, not paid by
+    either side), how many statements were computed and how many totals change."""
+
+    rulebook: str
+    rows: list[dict]
+    held: list[tuple]
+    statements: int
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for r in self.rows if r["rule"] == "TOTAL" and r["changed"])
+
+
+def pay_what_if(engine, date_from, date_to, rulebook, calendar, *, now) -> PayWhatIf:
+    """The stored shifts of work days [date_from, date_to] paid under ``rulebook`` (P1-P7) beside
+    the current stored statements; nothing is written (``pay_from_ledger(store=False)`` and reads
+    only). Raises ``StoreError`` on a database failure."""
+    run = pay_from_ledger(engine, date_from, date_to, rulebook, calendar, now=now, store=False)
+    with engine.connect() as conn:
+        recorded = read_current(conn, [st.shift_id for st in run.statements])
+    return PayWhatIf(rulebook.id, diff_rows(run.statements, recorded),
+                     [(h.shift, h.reasons) for h in run.held], len(run.statements))

@@ -35,7 +35,7 @@ from central.registry.sanctions import load_suspension_limits
 from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS
 from central.web.photos import gate_photo
-from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users
+from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users, whatif
 
 STATIC = Path(__file__).resolve().parent / "static"
 T = TypeVar("T")
@@ -63,6 +63,11 @@ class WebState:
         self.suspension_limits = suspension_limits(settings)
         self.photos_dir = Path(settings.photos_dir) if settings.photos_dir else None
         self.slip_key: bytes | None = None  # set by the server (``office serve``) or a test
+        self.port_config: str | None = None  # port TOML (pay calendar) for the pay what-if; None: the example
+        # the gate what-if (``app.whatif.web_gate_what_if``): central does not import the gate rules
+        self.gate_what_if: Callable | None = None
+        # ``publish(photos_dir) -> dict`` sends the photos to the gates (``central.web.photo_publish``)
+        self.publish_photos: Callable | None = None
 
     def photo_exists(self, registration: str) -> bool:
         """True when the office's photos directory holds a photo of ``registration``."""
@@ -117,21 +122,29 @@ class SecurityHeaders:
 def routes() -> list:
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
-        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES,
+        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES, *whatif.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 
 
 def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: bool = False,
                now: Callable[[], dt.datetime] | None = None, background: bool = True,
-               slip_key: bytes | None = None) -> Starlette:
+               slip_key: bytes | None = None, port_config: str | None = None,
+               gate_what_if: Callable | None = None, publish_photos: Callable | None = None) -> Starlette:
     """The ASGI application over ``engine``. ``secret``: the session signing key (>= 32 bytes);
     ``secure``: Secure cookies (TLS). ``background``: run the office coverage check (G11) in the
-    server's lifespan. ``ValueError`` for a short secret."""
+    server's lifespan. ``port_config``: the port TOML of the pay what-if (holidays); ``gate_what_if``:
+    ``run(engine, day, gate, rulebook_toml, directions, lang) -> (rows, summary)`` for the "what
+    if" page's gate side (without it that side says it is not available); ``publish_photos``:
+    ``publish(photos_dir)`` run after a photo upload (``central.web.photo_publish``; without it the
+    photo waits for ``portgate central publish --photos``). ``ValueError`` for a short secret."""
     if len(secret) < 32:
         raise ValueError("the session secret must have at least 32 bytes")
     state = WebState(engine, settings, now)
     state.slip_key = slip_key
+    state.port_config = port_config
+    state.gate_what_if = gate_what_if
+    state.publish_photos = publish_photos
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

@@ -26,6 +26,8 @@ from portgate.config import write_secret
 from portgate.errors import BadInput, ConfigError
 
 log = structlog.get_logger("central.web")
+# click context ``meta`` key: a factory ``(PublishSettings) -> run`` for the "what if" page's gate side
+GATE_WHAT_IF = "portgate.web.gate_what_if"
 
 
 def _config(path: str):
@@ -61,6 +63,16 @@ def slip_key(config) -> bytes:
     ``<keys_dir>/payslip.key``), created (0600, 32 random bytes) when missing. ``ConfigError`` when
     it is unreadable or short."""
     return _made_key(Path(config.web.slip_key_file or Path(config.keys_dir) / "payslip.key"), "payslip key")
+
+
+def _photo_publisher(config):
+    """What sends an uploaded photo to the gates: with ``[web] photos_dir`` set, the photo downlink
+    over ``[mqtt]`` (``central.web.photo_publish``)."""
+    if not config.web.photos_dir:
+        return None
+    from central.web.photo_publish import photo_publisher  # lazy: CLI start-up
+
+    return photo_publisher(config.mqtt, config.port)
 
 
 def _engine(config):
@@ -120,8 +132,12 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
                       fields={"service": "office-web", "port": config.port})
     engine = _engine(config)
     tls = bool(ssl_certfile)
+    # the gate what-if joins the ledger with the gate rules (edge): the top layer hands it in
+    gate_what_if = click.get_current_context().meta.get(GATE_WHAT_IF)
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
-                     slip_key=slip_key(config))
+                     slip_key=slip_key(config),
+                     gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
+                     publish_photos=_photo_publisher(config))
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn.Config(
         app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,

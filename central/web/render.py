@@ -13,6 +13,7 @@ from starlette.responses import HTMLResponse
 
 from central.web.i18n import LANGS, t
 from central.web.security import csrf_token
+from central.web.service_texts import localize
 from portgate.timeutil import as_utc
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -62,6 +63,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
     html = env.get_template(template).render(
         request=request, user=user, lang=lang, csrf=csrf_token(request),
         _=lambda key: t(lang, key), when=_local_time(web.tz), age=_age, path=request.url.path,
+        refusal=lambda text: localize(lang, str(text)),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)
@@ -73,4 +75,7 @@ def forbidden(request: Request, user) -> HTMLResponse:
 
 
 def bad_input(request: Request, message: str, status_code: int = 400) -> HTMLResponse:
-    return page(request, "error.html", status_code=status_code, message_key="error", detail=message)
+    """The error page with ``message`` (a service's refusal, English) in the page's language
+    (``central.web.service_texts``)."""
+    return page(request, "error.html", status_code=status_code, message_key="error",
+                detail=localize(lang_of(request), message))

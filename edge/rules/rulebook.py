@@ -267,8 +267,12 @@ class GateRulebooks(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 def load_gate_rulebook(path: str | Path) -> GateRulebooks:
     """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key
     (every ``[[version]]`` must give its ``effective_from``: ``$.version[1].effective_from``)."""
-    raw = read_toml(path)
-    where = one_line(str(path))
+    return gate_rulebook_from(read_toml(path), one_line(str(path)))
+
+
+def gate_rulebook_from(raw: dict, where: str) -> GateRulebooks:
+    """Validate a gate rulebook already parsed from TOML (``where`` names it in errors). Raises
+    ``ConfigError`` naming the bad key, as ``load_gate_rulebook``."""
     versions = raw.get("version")
     if isinstance(versions, list):
         for i, version in enumerate(versions):

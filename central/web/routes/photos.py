@@ -1,7 +1,10 @@
-"""A worker's photo: upload (office; re-encoded by ``central.registry.photos``, audited) and view."""
+"""A worker's photo: upload (office; re-encoded by ``central.registry.photos``, audited, then sent to
+the gates through the photo downlink when the server has a broker: ``central.web.photo_publish``)
+and view."""
 
 from __future__ import annotations
 
+import structlog
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -13,7 +16,9 @@ from central.registry.photos import office_photo, save_photo
 from central.registry.store import get_worker
 from central.web.render import bad_input
 from central.web.security import ALL_ROLES, guarded
-from portgate.errors import BadInput
+from portgate.errors import BadInput, PortgateError
+
+log = structlog.get_logger("central.web")
 
 
 @guarded("office")
@@ -40,7 +45,22 @@ async def upload(request: Request):
         await run_in_threadpool(web.with_session, work)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    return RedirectResponse(f"/workers/{reg}", status_code=303)
+    return RedirectResponse(f"/workers/{reg}?photo={await _to_gates(web, reg)}", status_code=303)
+
+
+async def _to_gates(web, reg: str) -> str:
+    """Send the photos directory's changes to the gates (after the upload is stored and audited):
+    ``sent-VERSION``, ``unsent`` (broker unreachable: it goes with the next publish) or ``off``
+    (this server has no broker to publish to)."""
+    if web.publish_photos is None:
+        return "off"
+    try:
+        sent = await run_in_threadpool(web.publish_photos, web.photos_dir)
+    except PortgateError as exc:
+        log.warning("office_web.photo_not_published", registration=reg, error=str(exc))
+        return "unsent"
+    log.info("office_web.photo_published", registration=reg, **sent)
+    return f"sent-{sent['version']}"
 
 
 @guarded(*ALL_ROLES)

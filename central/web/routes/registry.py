@@ -5,6 +5,7 @@ workers/cards/ships, all or nothing (every bad row named ``file:line``, nothing 
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -47,8 +48,9 @@ async def worker(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc), status_code=404)
     photo = web.photo_exists(reg)
+    sent = request.query_params.get("photo", "")
     return page(request, "worker.html", wp=wp, w=wp.worker, saved=request.query_params.get("saved"),
-                photo=photo)
+                photo=photo, photo_sent=sent if re.fullmatch(r"sent-\d{1,20}|unsent|off", sent) else "")
 
 
 @guarded(*WRITERS)

@@ -75,7 +75,7 @@ def test_a_held_statement_is_released_then_paid_in_a_batch(payapp):
     assert 'id="held"' in page and "EARLY_EXIT" in page
     everyone = _ids(payapp.state.web.engine)
     r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-3", **Q})
-    assert r.status_code == 400 and "on hold" in r.text  # nothing paid: all or nothing
+    assert r.status_code == 400 and "retido(s) para revisão" in r.text  # nothing paid: all or nothing
     with payapp.state.web.engine.connect() as conn:
         assert conn.execute(select(statements.c.paid_at).where(statements.c.paid_at.is_not(None))).first() is None
     assert c.post("/pay/release", data={"csrf_token": token, "statement": held, "note": "", **Q}).status_code == 400

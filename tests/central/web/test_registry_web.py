@@ -94,8 +94,8 @@ def test_an_edit_writes_one_audit_row_a_roster_change_and_the_exam_history(app, 
 @pytest.mark.parametrize("field, value, words", [
     ("status", "retired", "status"),
     ("health_exam_date", "01/02/2026", "health_exam_date"),
-    ("suspended_from", "2026-03-10", "suspended_from 2026-03-10 is after"),
-    ("rotation_number", "-1", "negative"),
+    ("suspended_from", "2026-03-10", "suspended_from 2026-03-10 é depois de"),
+    ("rotation_number", "-1", "é negativo"),
 ])
 def test_a_bad_edit_is_refused_like_a_csv_row_and_writes_nothing(app, registry, field, value, words):
     c, token = logged_in(app, "office")
@@ -136,7 +136,7 @@ def test_an_upload_with_bad_rows_names_each_and_writes_nothing(app, registry):
     good = workers_csv.replace("retired", "active")
     r = c.post("/workers/upload", data={"csrf_token": token},
                files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.encode())})
-    assert r.status_code == 400 and "c.csv:3: registration &#39;GHOST&#39; is not registered" in r.text
+    assert r.status_code == 400 and "c.csv:3: matrícula &#39;GHOST&#39; não está cadastrada" in r.text
     r = c.post("/workers/upload", data={"csrf_token": token},
                files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
     assert r.status_code == 200 and 'id="upload-done"' in r.text

@@ -210,7 +210,7 @@ def test_the_office_records_a_departure_in_the_web_form_and_ships_csv_from_the_c
     with Session(app.state.web.engine) as s:
         call_id = s.execute(select(ship_calls.c.id)).scalar_one()
     r = c.post(f"/ships/{call_id}/departure", data={"departure": "2026-03-15T05:00:00-03:00", "csrf_token": token})
-    assert r.status_code == 400 and "not after arrival" in r.text
+    assert r.status_code == 400 and "a saída não é depois da chegada" in r.text
     r = c.post(f"/ships/{call_id}/departure", data={"departure": "2026-03-16T06:00:00-03:00", "csrf_token": token})
     assert r.status_code == 303
     with Session(app.state.web.engine) as s:

@@ -1,0 +1,162 @@
+"""The "what if" page: a past day's recorded gate decisions replayed through another gate rulebook
+(recorded vs new decision per read), and a period's pay under another pay rulebook (recorded vs new
+amount per worker, shift and rule). Nothing is stored: the pay side is
+``central.pay.whatif.pay_what_if`` (``pay_from_ledger(store=False)``), the gate side the function
+``portgate replay --from-ledger`` runs, handed to ``create_app`` as ``gate_what_if`` by the layer
+that joins the office with the gate rules (``app.whatif.web_gate_what_if``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from decimal import Decimal
+from pathlib import Path
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.routing import Route
+
+from central.pay.calendar import DEFAULT_PORT_CONFIG, HolidayCalendar, load_port_config
+from central.pay.payslip import brl
+from central.pay.rulebook import load_rulebook
+from central.pay.whatif import pay_what_if
+from central.web.render import lang_of, page
+from central.web.security import guarded
+from portgate.errors import BadInput, ConfigError, PortgateError
+
+READERS = ("office", "auditor", "admin")
+RULEBOOKS = Path(__file__).resolve().parents[3] / "config" / "rulebooks"
+MAX_RULEBOOK_CHARS = 200_000
+
+
+def pay_rulebook_ids() -> list[str]:
+    """Ids of the pay rulebooks shipped in ``config/rulebooks`` (files with an ``id``)."""
+    ids = []
+    for path in sorted(RULEBOOKS.glob("*.toml")):
+        try:
+            if "id" in tomllib.loads(path.read_text(encoding="utf-8")):
+                ids.append(path.stem)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+    return ids
+
+
+def _default_gate_rulebook() -> str:
+    try:
+        return (RULEBOOKS / "gate-default.toml").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _day(value: str, where: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise BadInput("dates are YYYY-MM-DD", where=where) from exc
+
+
+def _money(value: str | None) -> str:
+    return "—" if value is None else brl(Decimal(value))
+
+
+def per_worker(rows: list[dict]) -> list[dict]:
+    """Per worker, the sum of the TOTAL rows: ``{registration, recorded, what_if, diff, changed}``
+    (amounts as strings, ``recorded`` ``None`` when no shift of theirs has a recorded statement)."""
+    sums: dict[str, list] = {}
+    for r in rows:
+        if r["rule"] != "TOTAL":
+            continue
+        acc = sums.setdefault(r["registration"], [None, Decimal(0), False])
+        if r["recorded"] is not None:
+            acc[0] = (acc[0] or Decimal(0)) + Decimal(r["recorded"])
+        acc[1] += Decimal(r["what_if"] or 0)
+        acc[2] = acc[2] or r["changed"]
+    return [{"registration": reg, "recorded": None if was is None else f"{was:.2f}", "what_if": f"{now:.2f}",
+             "diff": f"{now - (was or 0):.2f}", "changed": changed}
+            for reg, (was, now, changed) in sorted(sums.items())]
+
+
+def _directions(text: str) -> dict[str, str]:
+    out = {}
+    for item in text.replace(",", " ").split():
+        reader, _, direction = item.partition("=")
+        if not reader or direction not in ("in", "out", "both"):
+            raise BadInput(f"{item[:60]!r} is not READER_ID=in|out|both", where="directions")
+        out[reader] = direction
+    return out
+
+
+def _context(request: Request, **extra) -> dict:
+    web = request.app.state.web
+    today = web.now().astimezone(web.tz).date()
+    base = {"day": today.isoformat(), "gate": "", "gate_rulebook": _default_gate_rulebook(), "directions": "",
+            "pay_from": today.replace(day=1).isoformat(), "pay_to": today.isoformat(), "pay_rulebook": "",
+            "pay_rulebooks": pay_rulebook_ids(), "gate_available": web.gate_what_if is not None,
+            "gate_result": None, "pay_result": None, "error": "", "error_of": "", "money": _money}
+    return {**base, **extra}
+
+
+@guarded(*READERS)
+async def whatif_page(request: Request):
+    return page(request, "whatif.html", **_context(request))
+
+
+@guarded(*READERS)
+async def gate_post(request: Request):
+    web = request.app.state.web
+    form = await request.form()
+    fields = {"day": str(form.get("day") or ""), "gate": str(form.get("gate") or "").strip()[:64],
+              "gate_rulebook": str(form.get("rulebook") or "")[:MAX_RULEBOOK_CHARS],
+              "directions": str(form.get("directions") or "")[:500]}
+    if web.gate_what_if is None:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, **fields, error="gate_whatif_unavailable", error_of="gate"))
+    try:
+        day = _day(fields["day"], "day")
+        directions = _directions(fields["directions"])
+        rows, summary = await run_in_threadpool(web.gate_what_if, web.engine, day, fields["gate"] or None,
+                                                fields["gate_rulebook"], directions, lang_of(request))
+    except PortgateError as exc:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, **fields, error=str(exc), error_of="gate"))
+    return page(request, "whatif.html", **_context(request, **fields, gate_result={"rows": rows, "summary": summary}))
+
+
+def _calendar(port_config: str | None) -> HolidayCalendar:
+    """The holiday calendar of the port TOML (default: the example port's), as ``portgate pay``
+    builds it. ``ConfigError`` for a file that cannot be read."""
+    where = str(port_config or DEFAULT_PORT_CONFIG)
+    try:
+        port = load_port_config(where)
+        return HolidayCalendar.from_config(port, load_rulebook(port.rulebook).timezone)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the port configuration: {exc}", path=where) from exc
+
+
+@guarded(*READERS)
+async def pay_post(request: Request):
+    web = request.app.state.web
+    form = await request.form()
+    fields = {"pay_from": str(form.get("from") or ""), "pay_to": str(form.get("to") or ""),
+              "pay_rulebook": str(form.get("rulebook") or "")}
+    try:
+        first, last = _day(fields["pay_from"], "from"), _day(fields["pay_to"], "to")
+        if last < first:
+            raise BadInput("the period ends before it starts", where="to")
+        if fields["pay_rulebook"] not in pay_rulebook_ids():
+            raise BadInput("choose one of the listed pay rulebooks", where="rulebook")
+        calendar = _calendar(web.port_config)
+        book = load_rulebook(RULEBOOKS / f"{fields['pay_rulebook']}.toml")
+        result = await run_in_threadpool(lambda: pay_what_if(web.engine, first, last, book, calendar, now=web.now()))
+    except PortgateError as exc:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, **fields, error=str(exc), error_of="pay"))
+    return page(request, "whatif.html", **_context(request, **fields, pay_result=result,
+                                                   pay_workers=per_worker(result.rows)))
+
+
+ROUTES = [
+    Route("/whatif", whatif_page, methods=["GET"]),
+    Route("/whatif/gate", gate_post, methods=["POST"]),
+    Route("/whatif/pay", pay_post, methods=["POST"]),
+]

@@ -1,0 +1,152 @@
+"""The services' refusals (``BadInput`` texts: registry edits and uploads, photos, dispatch, pay
+actions) in the page's language: pt-BR first, English available.
+
+The services word their refusals in English, one reason per line or per ``; `` and each perhaps
+behind the place it names (``workers.csv:3: ``, ``registration: ``). Each known reason is an error
+code with parameters: a pattern over the English wording (named groups are the parameters) and
+its pt-BR text. ``localize("pt", text)`` keeps the places and the parameters and gives each known
+reason in Portuguese; an unknown reason stays as the service worded it (a test lists the codes, so
+a reworded service text shows up as a failing test, not as a silent English string). ``"en"``
+gives the text unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+# code: (pattern over the English reason, pt-BR template with the pattern's named groups)
+CODES: dict[str, tuple[str, str]] = {
+    # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
+    "not_iso_date": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
+                     "{field} {value} não é uma data ISO (AAAA-MM-DD)"),
+    "required": (r"(?P<field>\w+) is required", "{field} é obrigatório"),
+    "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
+    "not_one_of": (r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
+                   "{field} {value} não é um de {allowed}"),
+    "control_char": (r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
+                     "{field} {value} contém um caractere de controle ou quebra de linha {what}"),
+    "not_timestamp": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO 8601 timestamp",
+                      "{field} {value} não é um instante ISO 8601"),
+    "no_offset": (r"(?P<field>\w+) (?P<value>'.*') has no UTC offset", "{field} {value} não tem deslocamento UTC"),
+    "out_of_range_date": (r"(?P<field>\w+) (?P<value>'.*') is out of the representable date range",
+                          "{field} {value} está fora do intervalo de datas representável"),
+    "suspension_order": (r"suspended_from (?P<a>\S+) is after suspended_until (?P<b>\S+)",
+                         "suspended_from {a} é depois de suspended_until {b}"),
+    "negative_rotation": (r"rotation_number (?P<n>-?\d+) is negative", "rotation_number {n} é negativo"),
+    "period_format": (r"period (?P<value>'.*') is not HH-HH \(e\.g\. 19-01\)", "período {value} não é HH-HH (ex.: 19-01)"),
+    "period_hours": (r"period (?P<value>'.*') has hours out of range", "período {value} tem horas fora do intervalo"),
+    "missing_columns": (r"missing column\(s\) (?P<cols>.+)", "falta(m) a(s) coluna(s) {cols}"),
+    "header_columns": (r"header lacks column\(s\) (?P<cols>.+)", "o cabeçalho não tem a(s) coluna(s) {cols}"),
+    "nul_char": (r"contains a NUL character", "contém um caractere NUL"),
+    "not_utf8": (r"file is not UTF-8", "o arquivo não é UTF-8"),
+    "not_csv": (r"not a valid CSV file: (?P<detail>.*)", "não é um arquivo CSV válido: {detail}"),
+    "file_not_found": (r"file not found", "arquivo não encontrado"),
+    "uid_repeats": (r"uid (?P<uid>\S+) repeats line (?P<line>\d+)", "uid {uid} repete a linha {line}"),
+    "reg_repeats": (r"registration (?P<reg>\S+) repeats line (?P<line>\d+)", "matrícula {reg} repete a linha {line}"),
+    "reg_not_registered": (r"registration (?P<reg>'.*') is not registered", "matrícula {reg} não está cadastrada"),
+    # central.registry (store, edit, photos)
+    "actor_required": (r"actor is required \(who makes the change\)", "falta quem faz a alteração"),
+    "no_worker": (r"no worker with registration (?P<reg>'.*')", "nenhum trabalhador com a matrícula {reg}"),
+    "no_card": (r"no card with uid (?P<uid>'.*')", "nenhum cartão com o uid {uid}"),
+    "card_transition": (r"card (?P<uid>\S+) is (?P<status>\w+): cannot be (?P<event>\w+)",
+                        "o cartão {uid} está {status}: não pode ser {event}"),
+    "reg_cancelled": (r"registration (?P<reg>\S+) is cancelled", "a matrícula {reg} está cancelada"),
+    "reg_already_cancelled": (r"registration (?P<reg>\S+) is already cancelled", "a matrícula {reg} já está cancelada"),
+    "card_exists": (r"card (?P<uid>\S+) already exists", "o cartão {uid} já existe"),
+    "photo_empty": (r"the photo file is empty", "o arquivo da foto está vazio"),
+    "photo_too_big": (r"the photo file has (?P<n>\d+) bytes \(at most (?P<max>\d+)\)",
+                      "o arquivo da foto tem {n} bytes (no máximo {max})"),
+    "photo_type": (r"the photo is (?P<fmt>\w+): only JPEG or PNG", "a foto é {fmt}: só JPEG ou PNG"),
+    "photo_pixels": (r"the photo has (?P<size>\d+x\d+) pixels: too large", "a foto tem {size} pixels: grande demais"),
+    "photo_unreadable": (r"the photo is not a readable JPEG or PNG picture (?P<detail>\(.*\))",
+                         "a foto não é uma imagem JPEG ou PNG legível {detail}"),
+    "photo_name": (r"registration (?P<reg>'.*') cannot name a photo file",
+                   "a matrícula {reg} não pode dar nome a um arquivo de foto"),
+    # central.rotation (dispatch, refusals, substitutions)
+    "wrong_day": (r"requisition\(s\) not for (?P<day>\S+): (?P<refs>.+)", "requisição(ões) que não são de {day}: {refs}"),
+    "no_entry": (r"no escala entry (?P<id>\S+)", "nenhuma entrada de escala {id}"),
+    "entry_removed": (r"escala entry (?P<id>\S+) was already removed (?P<why>\(.*\))",
+                      "a entrada de escala {id} já foi removida {why}"),
+    "not_eligible": (r"(?P<reg>\S+) is not eligible: (?P<why>.+)", "{reg} não está apto: {why}"),
+    # central.pay (mark paid, release)
+    "pay_unknown": (r"unknown: (?P<ids>.+)", "desconhecido(s): {ids}"),
+    "pay_already_paid": (r"already paid: (?P<ids>.+)", "já pago(s): {ids}"),
+    "pay_superseded": (r"superseded: (?P<ids>.+)", "substituído(s) por nova versão: {ids}"),
+    "pay_held": (r"on hold for review \(release it first\): (?P<ids>.+)",
+                 "retido(s) para revisão (libere antes): {ids}"),
+    "pay_not_held": (r"not on hold: (?P<ids>.+)", "não está(ão) retido(s): {ids}"),
+    "release_note": (r"a release needs a note of 1 to 255 characters", "a liberação precisa de uma nota de 1 a 255 caracteres"),
+    # central.calls (ship calls) and central.registry.cases (R7)
+    "time_required": (r"a time is required", "falta o horário"),
+    "not_iso_time": (r"(?P<value>'.*') is not an ISO 8601 time", "{value} não é um horário ISO 8601"),
+    "value_no_offset": (r"(?P<value>'.*') has no UTC offset", "{value} não tem deslocamento UTC"),
+    "not_imo": (r"ship (?P<ship>'.*') is not an IMO number", "navio {ship} não é um número IMO"),
+    "departure_order": (r"departure is not after arrival", "a saída não é depois da chegada"),
+    "no_call": (r"no ship call (?P<id>\S+)", "nenhuma escala de navio {id}"),
+    "no_case": (r"no case (?P<id>\S+)", "nenhum processo {id}"),
+    "case_step": (r"case (?P<id>\S+) is (?P<status>\S+): cannot take step (?P<step>\S+)",
+                  "o processo {id} está {status}: não pode ter o passo {step}"),
+    "no_event": (r"no event (?P<id>\S+)", "nenhum evento {id}"),
+    "event_flag": (r"event (?P<id>\S+) does not carry flag (?P<flag>\S+)", "o evento {id} não tem a ocorrência {flag}"),
+    "event_no_reg": (r"event (?P<id>\S+) names no registration", "o evento {id} não indica matrícula"),
+    "charge_required": (r"the charge is required \(R7\)", "a acusação é obrigatória (R7)"),
+    "defence_required": (r"the defence text is required", "o texto da defesa é obrigatório"),
+    "attachment_size": (r"attachment (?P<name>.+) is larger than (?P<mb>\d+) MB", "o anexo {name} tem mais de {mb} MB"),
+    "no_defence": (r"no penalty without the prior defence of the accused \(R7, 83\.611 art\. 21 §1\)",
+                   "nenhuma penalidade sem a defesa prévia do acusado (R7, 83.611 art. 21 §1)"),
+    "suspension_days": (r"a suspension needs its number of days \(R4\)", "a suspensão precisa do número de dias (R4)"),
+    "suspension_start": (r"a suspension needs its first day", "a suspensão precisa do primeiro dia"),
+    "appeal_closed": (r"the appeal window closed on (?P<day>\S+)", "o prazo de recurso terminou em {day}"),
+    "appeal_required": (r"the appeal text is required", "o texto do recurso é obrigatório"),
+    "appeal_outcome": (r"appeal outcome (?P<value>'.*') is not upheld\|overturned",
+                       "o resultado do recurso {value} não é upheld|overturned"),
+    "no_attachment": (r"no attachment (?P<a>\S+) in case (?P<c>\S+)", "nenhum anexo {a} no processo {c}"),
+    # the web application's own checks
+    "dates_format": (r"dates are YYYY-MM-DD", "as datas são AAAA-MM-DD"),
+    "date_format": (r"date (?P<value>'.*') is not YYYY-MM-DD", "a data {value} não é AAAA-MM-DD"),
+    "value_date_format": (r"(?P<value>'.*') is not YYYY-MM-DD", "{value} não é AAAA-MM-DD"),
+    "period_reversed": (r"the period ends before it starts", "o período termina antes de começar"),
+    "select_statement": (r"select at least one statement", "selecione ao menos um demonstrativo"),
+    "select_and_note": (r"select statements and write the note \(who reviewed and why\)",
+                        "selecione os demonstrativos e escreva a nota (quem revisou e por quê)"),
+    "choose_photo": (r"choose a JPEG or PNG photo", "escolha uma foto JPEG ou PNG"),
+    "no_photos_dir": (r"no photos directory: set \[web\] photos_dir in central\.toml",
+                      "sem diretório de fotos: defina [web] photos_dir em central.toml"),
+    "choose_csv": (r"choose at least one CSV file", "escolha ao menos um arquivo CSV"),
+    "choose_ships": (r"choose a ships\.csv file", "escolha um arquivo ships.csv"),
+    "id_number": (r"(?P<what>\w+) id is a number", "o id de {what} é um número"),
+    "give_reason": (r"give the reason", "informe o motivo"),
+    "pay_rulebook_listed": (r"choose one of the listed pay rulebooks", "escolha uma das tabelas de pagamento listadas"),
+    "not_toml": (r"not TOML: (?P<detail>.*)", "não é TOML: {detail}"),
+    "reader_direction": (r"(?P<item>'.*') is not READER_ID=in\|out\|both", "{item} não é LEITORA=in|out|both"),
+}
+
+_COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]
+_PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?): (?P<rest>.+)\Z", re.S)
+
+
+def code_of(reason: str) -> tuple[str, dict[str, str]] | None:
+    """The code and parameters of an English reason, or ``None`` when it is not a known one."""
+    for code, rx, _pt in _COMPILED:
+        m = rx.match(reason)
+        if m:
+            return code, {k: v or "" for k, v in m.groupdict().items()}
+    return None
+
+
+def _reason_pt(reason: str, depth: int = 0) -> str:
+    found = code_of(reason)
+    if found is not None:
+        return CODES[found[0]][1].format(**found[1])
+    place = _PLACE.match(reason)
+    if place and depth < 3:  # "workers.csv:3: <reason>", "registration: <reason>"
+        return f"{place['place']}: {_reason_pt(place['rest'], depth + 1)}"
+    return reason
+
+
+def localize(lang: str, text: str) -> str:
+    """``text`` (a service's refusal) in ``lang``: ``"en"`` unchanged; otherwise each line and
+    each ``; `` part with its known reason in pt-BR (places and parameters kept)."""
+    if lang == "en" or not text:
+        return text
+    return "\n".join("; ".join(_reason_pt(part) for part in line.split("; ")) for line in text.split("\n"))

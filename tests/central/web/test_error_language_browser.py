@@ -1,0 +1,65 @@
+"""In a real browser: a refused edit of a worker shows the service's validation error in
+Portuguese on a pt-BR page and in English after the language switch (``central.web.service_texts``);
+nothing is written either time."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from central.registry.schema import workers
+from testkit.browser import launch_chromium
+from tests.central.web.live import LiveOffice, log_in
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory):
+    o = LiveOffice(tmp_path_factory.mktemp("office")).start()
+    try:
+        yield o
+    finally:
+        o.stop()
+
+
+@pytest.fixture(scope="module")
+def page(office):
+    with launch_chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        log_in(pg, office)
+        yield pg
+        context.close()
+
+
+def _bad_exam_date(page, office):
+    page.goto(office.url + "/workers/V002")
+    page.locator("#e-exam").fill("15/01/2026")
+    page.locator("#edit-form").get_by_role("button").last.click()
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    return alert.inner_text()
+
+
+def _exam(office):
+    with office.engine.connect() as c:
+        return c.execute(select(workers.c.health_exam_date).where(workers.c.registration == "V002")).scalar()
+
+
+def test_a_pt_br_page_shows_the_validation_error_in_portuguese_and_the_en_page_in_english(office, page):
+    before = _exam(office)
+    text = _bad_exam_date(page, office)
+    assert "health_exam_date '15/01/2026' não é uma data ISO (AAAA-MM-DD)" in text
+    assert "is not" not in text
+    assert page.locator("html").get_attribute("lang") == "pt-BR"
+    # the switch at the top of the page, then the same refused edit
+    page.locator("#lang-select").select_option("en")
+    page.locator("form[action='/lang']").get_by_role("button").click()
+    page.wait_for_load_state()
+    assert page.locator("html").get_attribute("lang") == "en"
+    text = _bad_exam_date(page, office)
+    assert "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)" in text
+    assert _exam(office) == before  # nothing written either time
+    page.locator("#lang-select").select_option("pt")
+    page.locator("form[action='/lang']").get_by_role("button").click()
+    page.wait_for_load_state()

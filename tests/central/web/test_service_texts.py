@@ -1,0 +1,180 @@
+"""The services' refusals in the page's language (``central.web.service_texts``): every code has
+its pt-BR text, the places and parameters are kept, English is unchanged, and texts the services
+really raise (registry edit, upload, photos, pay actions) come out in Portuguese."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
+
+from central.db import make_engine
+from central.ledger.migrate import upgrade_engine
+from central.pay.statements_store import mark_paid
+from central.registry.edit import edit_worker
+from central.registry.photos import save_photo
+from central.registry.store import import_files
+from central.web.service_texts import CODES, code_of, localize
+from portgate.errors import BadInput
+
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
+
+# one English text per code, as the service words it
+SAMPLES = {
+    "not_iso_date": "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)",
+    "required": "name is required",
+    "not_whole": "rotation_number 'x' is not a whole number",
+    "not_one_of": "status 'aposentado' is not one of active|suspended|cancelled",
+    "control_char": "name 'a\\x01' contains a control character or line break ('\\x01')",
+    "not_timestamp": "arrival 'amanhã' is not an ISO 8601 timestamp",
+    "no_offset": "arrival '2026-03-15T10:00' has no UTC offset",
+    "out_of_range_date": "arrival '9999-12-31T23:59+14:00' is out of the representable date range",
+    "suspension_order": "suspended_from 2026-03-10 is after suspended_until 2026-03-01",
+    "negative_rotation": "rotation_number -1 is negative",
+    "period_format": "period '7-13h' is not HH-HH (e.g. 19-01)",
+    "period_hours": "period '25-07' has hours out of range",
+    "missing_columns": "missing column(s) name, category",
+    "header_columns": "header lacks column(s) registration",
+    "nul_char": "contains a NUL character",
+    "not_utf8": "file is not UTF-8",
+    "not_csv": "not a valid CSV file: unexpected end of data",
+    "file_not_found": "file not found",
+    "uid_repeats": "uid 0A04A10001 repeats line 2",
+    "reg_repeats": "registration V001 repeats line 2",
+    "reg_not_registered": "registration 'V999' is not registered",
+    "actor_required": "actor is required (who makes the change)",
+    "no_worker": "no worker with registration 'V999'",
+    "no_card": "no card with uid 'FF00'",
+    "card_transition": "card 0A04A10001 is replaced: cannot be lost",
+    "reg_cancelled": "registration V001 is cancelled",
+    "reg_already_cancelled": "registration V001 is already cancelled",
+    "card_exists": "card 0A04A10001 already exists",
+    "photo_empty": "the photo file is empty",
+    "photo_too_big": "the photo file has 20000000 bytes (at most 10485760)",
+    "photo_type": "the photo is GIF: only JPEG or PNG",
+    "photo_pixels": "the photo has 9000x9000 pixels: too large",
+    "photo_unreadable": "the photo is not a readable JPEG or PNG picture (cannot identify image file)",
+    "photo_name": "registration '../x' cannot name a photo file",
+    "wrong_day": "requisition(s) not for 2026-03-15: req.csv:2, req.csv:3",
+    "no_entry": "no escala entry 42",
+    "entry_removed": "escala entry 42 was already removed (refused)",
+    "not_eligible": "V001 is not eligible: G7 rest",
+    "pay_unknown": "unknown: S1, S2",
+    "pay_already_paid": "already paid: S1",
+    "pay_superseded": "superseded: S1 (by S2)",
+    "pay_held": "on hold for review (release it first): S1",
+    "pay_not_held": "not on hold: S1",
+    "release_note": "a release needs a note of 1 to 255 characters",
+    "time_required": "a time is required",
+    "not_iso_time": "'amanhã' is not an ISO 8601 time",
+    "value_no_offset": "'2026-03-15T10:00' has no UTC offset",
+    "not_imo": "ship '93X' is not an IMO number",
+    "departure_order": "departure is not after arrival",
+    "no_call": "no ship call 7",
+    "no_case": "no case 7",
+    "case_step": "case 7 is final: cannot take step appeal",
+    "no_event": "no event 12",
+    "event_flag": "event 12 does not carry flag BORROWED_CARD",
+    "event_no_reg": "event 12 names no registration",
+    "charge_required": "the charge is required (R7)",
+    "defence_required": "the defence text is required",
+    "attachment_size": "attachment prova.pdf is larger than 5 MB",
+    "no_defence": "no penalty without the prior defence of the accused (R7, 83.611 art. 21 §1)",
+    "suspension_days": "a suspension needs its number of days (R4)",
+    "suspension_start": "a suspension needs its first day",
+    "appeal_closed": "the appeal window closed on 2026-04-14",
+    "appeal_required": "the appeal text is required",
+    "appeal_outcome": "appeal outcome 'maybe' is not upheld|overturned",
+    "no_attachment": "no attachment 3 in case 7",
+    "dates_format": "dates are YYYY-MM-DD",
+    "date_format": "date '15/03' is not YYYY-MM-DD",
+    "value_date_format": "'15/03' is not YYYY-MM-DD",
+    "period_reversed": "the period ends before it starts",
+    "select_statement": "select at least one statement",
+    "select_and_note": "select statements and write the note (who reviewed and why)",
+    "choose_photo": "choose a JPEG or PNG photo",
+    "no_photos_dir": "no photos directory: set [web] photos_dir in central.toml",
+    "choose_csv": "choose at least one CSV file",
+    "choose_ships": "choose a ships.csv file",
+    "id_number": "entry id is a number",
+    "give_reason": "give the reason",
+    "pay_rulebook_listed": "choose one of the listed pay rulebooks",
+    "not_toml": "not TOML: Expected '=' after a key in a key/value pair (at line 2, column 5)",
+    "reader_direction": "'r1=up' is not READER_ID=in|out|both",
+}
+
+
+def test_every_code_has_a_sample_that_is_read_as_that_code_and_has_a_portuguese_text():
+    assert set(SAMPLES) == set(CODES)
+    for code, text in SAMPLES.items():
+        found = code_of(text)
+        assert found is not None and found[0] == code, (code, text, found)
+        pt = localize("pt", text)
+        assert pt != text, code
+
+
+def test_places_and_parameters_are_kept_and_english_is_unchanged():
+    text = "novos.csv:3: status 'aposentado' is not one of active|suspended|cancelled"
+    assert localize("pt", text) == "novos.csv:3: status 'aposentado' não é um de active|suspended|cancelled"
+    assert localize("en", text) == text
+    several = "statement: unknown: S9; already paid: S1\nto: the period ends before it starts"
+    assert localize("pt", several) == ("statement: desconhecido(s): S9; já pago(s): S1\n"
+                                       "to: o período termina antes de começar")
+
+
+def test_an_unknown_reason_stays_as_the_service_worded_it():
+    assert localize("pt", "registration: something new happened") == "registration: something new happened"
+
+
+@pytest.fixture
+def engine(tmp_path):
+    e = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
+    upgrade_engine(e)
+    with Session(e) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
+                     now=dt.datetime.now(dt.UTC))
+    yield e
+    e.dispose()
+
+
+def _refusal(fn) -> str:
+    with pytest.raises(BadInput) as info:
+        fn()
+    return str(info.value)
+
+
+ENGLISH = re.compile(r"\b(is not|is required|cannot|unknown|already|missing|repeats)\b")
+
+
+@pytest.mark.parametrize("row", [{"health_exam_date": "15/01/2026"}, {"status": "aposentado"},
+                                 {"rotation_number": "x"}, {"name": ""},
+                                 {"suspended_from": "2026-03-10", "suspended_until": "2026-03-01"}])
+def test_the_registry_edits_refusals_come_out_in_portuguese(engine, row):
+    def edit():
+        with Session(engine) as s, s.begin():
+            edit_worker(s, "V001", row, actor="t", now=dt.datetime.now(dt.UTC))
+
+    text = _refusal(edit)
+    pt = localize("pt", text)
+    assert not ENGLISH.search(pt), (text, pt)
+
+
+def test_upload_photo_and_pay_refusals_come_out_in_portuguese(engine, tmp_path):
+    bad = tmp_path / "w.csv"
+    bad.write_text("registration,name,category,status\nN1,Nova,vigia,aposentado\nV001,Ana,vigia,active\n"
+                   "V001,Ana,vigia,active\n", encoding="utf-8")
+
+    def upload():
+        with Session(engine) as s, s.begin():
+            import_files(s, workers_csv=bad, actor="t", now=dt.datetime.now(dt.UTC))
+
+    texts = [_refusal(upload), _refusal(lambda: save_photo(tmp_path / "photos", "V001", b"")),
+             _refusal(lambda: save_photo(tmp_path / "photos", "V001", b"GIF89a not a picture")),
+             _refusal(lambda: mark_paid(engine, ["no-such-statement"], dt.datetime.now(dt.UTC), None))]
+    for text in texts:
+        pt = localize("pt", text)
+        ours = re.sub(r"\(cannot identify image file .*\)", "", pt)  # Pillow's own words, kept as detail
+        assert not ENGLISH.search(ours) and pt != text, (text, pt)

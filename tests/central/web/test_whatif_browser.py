@@ -1,0 +1,144 @@
+"""The "what if" page in a real browser over the demo day's ledger (``portgate demo``): the gate
+rulebook with ``card_and_badge_required = false`` shows the G4 decision at g-aurora changed and
+nothing else; the pay rulebook ``example-cct-2026`` shows V017's new total beside R$ 696,60; the
+counts of statements and events are the same after both."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import uvicorn
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.demo.mosquitto import free_port
+from app.whatif import web_gate_what_if
+from central.config import load_central_config
+from central.db import make_engine
+from central.ledger.schema import events
+from central.ledger.tables import statements
+from central.web.app import create_app
+from central.web.users import add_user
+from testkit.browser import launch_chromium
+
+DAY = "2026-03-15"
+PASSWORD = "office password 1"
+
+
+@pytest.fixture(scope="module")
+def demo_office(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("demo") / "run"
+    done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(run_dir), "--no-outage"],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    config = load_central_config(str(run_dir / "central.toml"))
+    engine = make_engine(config.database_url)
+    with Session(engine) as s, s.begin():
+        add_user(s, "escritorio", role="office", password=PASSWORD, name="Escritório", actor="test")
+    app = create_app(engine, config.web, b"x" * 32, background=False,
+                     now=lambda: dt.datetime(2026, 3, 16, 12, 0, tzinfo=dt.UTC),
+                     gate_what_if=web_gate_what_if(config.publish))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", engine, run_dir
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def page(demo_office):
+    url = demo_office[0]
+    with launch_chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        pg = context.new_page()
+        pg.set_default_timeout(30_000)
+        pg.goto(url + "/login")
+        pg.get_by_label("Usuário").fill("escritorio")
+        pg.get_by_label("Senha").fill(PASSWORD)
+        pg.get_by_role("button", name="Entrar").click()
+        pg.wait_for_url(url + "/")
+        yield pg
+        context.close()
+
+
+def _counts(engine) -> tuple[int, int]:
+    with engine.connect() as c:
+        return (c.execute(select(func.count()).select_from(statements)).scalar(),
+                c.execute(select(func.count()).select_from(events)).scalar())
+
+
+def test_without_card_and_badge_the_g4_decision_changes_and_nothing_else(demo_office, page):
+    url, engine, run_dir = demo_office
+    before = _counts(engine)
+    book = (run_dir / "g-aurora" / "gate-rules.toml").read_text().replace(
+        "card_and_badge_required = true", "card_and_badge_required = false")
+    page.goto(url + "/whatif")
+    page.get_by_label("Data").first.fill(DAY)
+    page.locator("#g-gate").fill("g-aurora")
+    page.locator("#g-book").fill(book)
+    page.locator("#gate-form").get_by_role("button", name="Simular").click()
+    page.locator("#gate-summary").wait_for()
+    assert "1 de" in page.locator("#gate-summary").inner_text()
+    assert "deny -> admit: 1" in page.locator("#gate-summary").inner_text()
+    changed = page.locator('#gate-rows tr[data-changed]:not([data-changed=""])')
+    assert changed.count() == 1
+    row = changed.first
+    assert row.get_attribute("data-registration") == "V008" and row.get_attribute("data-changed") == "decision"
+    assert "G4" in row.locator("td.recorded").inner_text() and "deny" in row.locator("td.recorded").inner_text()
+    assert row.locator("td.what-if").inner_text().startswith("admit")
+    assert page.locator("#gate-rows tbody tr").count() > 1  # every read of the gate is listed
+    assert _counts(engine) == before
+
+
+def test_the_recorded_gate_rulebook_changes_nothing(demo_office, page):
+    url, engine, run_dir = demo_office
+    page.goto(url + "/whatif")
+    page.locator("#g-day").fill(DAY)
+    page.locator("#g-gate").fill("g-aurora")
+    page.locator("#g-book").fill((run_dir / "g-aurora" / "gate-rules.toml").read_text())
+    page.locator("#gate-form").get_by_role("button", name="Simular").click()
+    page.locator("#gate-summary").wait_for()
+    assert page.locator("#gate-summary").inner_text().startswith("0 de")
+    assert page.locator("#gate-rows tr.changed").count() == 0
+
+
+def test_pay_under_the_example_cct_shows_v017s_new_total_beside_696_60(demo_office, page):
+    url, engine, _ = demo_office
+    before = _counts(engine)
+    page.goto(url + "/whatif")
+    page.locator("#w-from").fill(DAY)
+    page.locator("#w-to").fill(DAY)
+    page.locator("#w-book").select_option("example-cct-2026")
+    page.locator("#pay-form").get_by_role("button", name="Simular").click()
+    page.locator("#pay-summary").wait_for()
+    row = page.locator('#pay-workers tr[data-registration="V017"]')
+    assert row.locator("td.recorded").inner_text() == "R$ 696,60"
+    new = row.locator("td.what-if").inner_text()
+    assert new.startswith("R$ ") and new != "R$ 696,60"
+    total = page.locator('#pay-lines tr[data-registration="V017"][data-rule="TOTAL"]')
+    assert total.locator("td.recorded").inner_text() == "R$ 696,60" and total.locator("td.what-if").inner_text() == new
+    assert "nada gravado" in page.locator("#pay-summary").inner_text()
+    assert _counts(engine) == before
+
+
+def test_a_gate_rulebook_that_is_not_toml_is_one_message_on_the_page(demo_office, page):
+    url, engine, _ = demo_office
+    page.goto(url + "/whatif")
+    page.locator("#g-day").fill(DAY)
+    page.locator("#g-book").fill("[[version]\nnot toml")
+    page.locator("#gate-form").get_by_role("button", name="Simular").click()
+    assert "TOML" in page.locator("#gate-error").inner_text()
