@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from central.pay.gcpause import no_cyclic_gc
+from portgate.gctune import paused as no_cyclic_gc
 from central.pay.statements_read import StatementView, read_statements
 from central.registry.schema import workers
 

@@ -20,7 +20,7 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen.canvas import Canvas
 
-from central.pay.gcpause import no_cyclic_gc
+from portgate.gctune import paused as no_cyclic_gc
 from central.pay.payslip import Slip, brl, code, date_br, grouped, time_br
 from portgate.errors import ConfigError
 
