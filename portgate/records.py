@@ -335,8 +335,8 @@ def build_rows(
 
 
 def build_cells(
-    rows: Iterable[tuple[str, tuple[str | None, ...], int]],
-    build: Callable[[tuple[str | None, ...], str], R],
+    rows: Iterable[tuple[str, Sequence[str | None], int]],
+    build: Callable[[Sequence[str | None], str], R],
 ) -> list[R]:
     """``build_rows`` for ``portgate.tables.iter_cells``: one record per ``(where, cells, extra)``
     with ``build(cells, where)``, the same one ``BadInput`` naming every bad row (a row with

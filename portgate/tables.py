@@ -14,7 +14,7 @@ unreadable, not UTF-8, a header lacking ``required`` columns (``file.csv:1``), a
 makes any text safe to print on one line (control characters escaped).
 
 ``iter_cells(path, columns, required)`` reads the same way with the same faults but yields
-``(where, cells, extra)``: ``cells`` a tuple of the row's values for ``columns`` in that order
+``(where, cells, extra)``: ``cells`` a sequence (list or tuple) of the row's values for ``columns`` in that order
 (``None`` for a column the header lacks or a short row lacks; of a header column named twice, the
 last cell, as in ``iter_rows``), ``extra`` the number of cells past the header's width. It builds
 no dict: for large files whose reader knows its columns.
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import csv
 import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from portgate.errors import BadInput
@@ -69,7 +69,7 @@ def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[
 
 def iter_cells(
     path: str | Path, columns: Iterable[str], required: Iterable[str] = ()
-) -> Iterator[tuple[str, tuple[str | None, ...], int]]:
+) -> Iterator[tuple[str, Sequence[str | None], int]]:
     """Yield ``(where, cells, extra)`` for each data row of the CSV file at ``path``: the cells of
     ``columns`` in that order and the count of cells past the header (see the module). Raises
     ``BadInput`` as ``iter_rows`` does."""
@@ -79,6 +79,17 @@ def iter_cells(
         width = len(header)
         last = {h: i for i, h in enumerate(header)}  # a column named twice: its last cell
         index = [last.get(c) for c in columns]
+        if index == list(range(width)):  # the header is the asked columns, in order
+
+            def same(where: str, cells: list[str]) -> tuple[str, list, int]:
+                n = len(cells)
+                if n == width:
+                    return where, cells, 0
+                if n < width:
+                    return where, cells + [None] * (width - n), 0
+                return where, cells[:width], n - width
+
+            return same
         if None in index or not index:
             def pick(cells: list[str]) -> tuple:
                 n = len(cells)

@@ -93,19 +93,9 @@ _BOOLS = _TRUE | _FALSE
 _FLAGS = {text: text in _TRUE for text in _BOOLS}
 
 
-_CHOSEN: dict[tuple, object] = {}  # (enum, cell text, optional) -> member: a file repeats a few cells
-
-
-def _choice(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
-    key = (cls, value, optional)
-    try:
-        return _CHOSEN[key]
-    except KeyError:
-        pass
-    found = _choose(cls, value, field, optional=optional)
-    if len(_CHOSEN) < 4096:
-        _CHOSEN[key] = found
-    return found
+# (kind, watch_type, port_traffic, compensation) cell texts -> their values, once valid together:
+# a file repeats a few combinations
+_TAILS: dict[tuple, tuple] = {}
 
 
 def _choose(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
@@ -125,10 +115,9 @@ _STAMPS: dict[str, int] = {}  # timestamp text -> epoch seconds: crew members sh
 def _seconds(value: str | None, field: str) -> int:
     """Epoch seconds (UTC) of an ISO 8601 timestamp with an offset; ``BadInput`` as
     ``parse_aware``, and for a fraction of a second (periods are kept to the second)."""
-    try:
-        return _STAMPS[value]
-    except (KeyError, TypeError):
-        pass
+    found = _STAMPS.get(value)
+    if found is not None:
+        return found
     stamp = parse_aware(value, field)
     if stamp.microsecond:
         raise BadInput(f"{field} {value!r} has a fraction of a second")
@@ -227,44 +216,67 @@ class WorkPeriod(_PeriodFields):
     @classmethod
     def from_row(cls, row: Mapping[str, str | None], where: str = "") -> WorkPeriod:
         """Build from a periods.csv row (columns ``PERIOD_COLUMNS``). Raises ``BadInput``."""
-        get = row.get
-        return cls.from_cells(
-            get("ship"), get("crew_id"), get("name"), get("role"), get("start"), get("end"),
-            get("kind"), get("watch_type"), get("port_traffic"), get("compensation"), where)
+        return cls.from_cells(tuple(map(row.get, PERIOD_COLUMNS)), where)
 
     @classmethod
-    def from_cells(
-        cls, ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation,
-        where: str = "",
-    ) -> WorkPeriod:
+    def from_cells(cls, cells: Sequence[str | None], where: str = "") -> WorkPeriod:
         """Build from the cells of a periods.csv row in ``PERIOD_COLUMNS`` order (text, or None
         for an absent cell). Raises ``BadInput`` naming the first bad cell."""
-        try:
-            flag = _FLAGS[port_traffic or ""]
-        except KeyError:
-            try:
-                flag = _FLAGS[port_traffic.strip().lower()]
-            except KeyError:
-                raise BadInput(f"port_traffic {port_traffic!r} is not true|false") from None
+        # once per row of a year's file: the four enum/flag cells are looked up as one key
+        # (cached only once valid together), the timestamps by their text
+        ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation = cells
+        tail = _TAILS.get((kind, watch_type, port_traffic, compensation))
+        if tail is None:
+            return cls._from_new_cells(cells, where)
         ship = (ship or "").strip()
         if not ship:
             raise BadInput("ship is required")
         crew_id = (crew_id or "").strip()
         if not crew_id:
             raise BadInput("crew_id is required")
-        return cls._checked(
+        start_s = _STAMPS.get(start)
+        if start_s is None:
+            start_s = _seconds(start, "start")
+        end_s = _STAMPS.get(end)
+        if end_s is None:
+            end_s = _seconds(end, "end")
+        if end_s <= start_s:
+            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
+        kind_, watch_type_, flag, comp = tail
+        return _new(cls, (ship, crew_id, (name or "").strip(), (role or "").strip(), start_s,
+                          end_s, kind_, watch_type_, flag, comp, where))
+
+    @classmethod
+    def _from_new_cells(cls, cells: Sequence[str | None], where: str) -> WorkPeriod:
+        """``from_cells`` for a row whose enum/flag cells are not cached yet: every check in
+        the order of the columns, then the combination is cached."""
+        ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation = cells
+        flag = _FLAGS.get((port_traffic or "").strip().lower())
+        if flag is None:
+            raise BadInput(f"port_traffic {port_traffic!r} is not true|false")
+        ship = (ship or "").strip()
+        if not ship:
+            raise BadInput("ship is required")
+        crew_id = (crew_id or "").strip()
+        if not crew_id:
+            raise BadInput("crew_id is required")
+        period = cls._checked(
             ship,
             crew_id,
             (name or "").strip(),
             (role or "").strip(),
             _seconds(start, "start"),
             _seconds(end, "end"),
-            _choice(Kind, kind, "kind", optional=False),
-            _choice(WatchType, watch_type, "watch_type", optional=True),
+            _choose(Kind, kind, "kind", optional=False),
+            _choose(WatchType, watch_type, "watch_type", optional=True),
             flag,
-            _choice(Compensation, compensation, "compensation", optional=True),
+            _choose(Compensation, compensation, "compensation", optional=True),
             where,
         )
+        if len(_TAILS) >= 4096:
+            _TAILS.clear()
+        _TAILS[kind, watch_type, port_traffic, compensation] = period[6:10]
+        return period
 
 
 _by_crew_start_end = operator.itemgetter(1, 4, 5)  # (crew_id, start_s, end_s)

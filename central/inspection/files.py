@@ -31,10 +31,8 @@ def read_periods(path: str | Path) -> list[WorkPeriod]:
     """Read periods.csv (columns ``crew_hours.PERIOD_COLUMNS``). Raises one ``BadInput`` listing
     every bad row as ``periods.csv:LINE: reason``; overlaps are checked by ``compute_book``.
     Streamed as cells in ``PERIOD_COLUMNS`` order (no dict per row: a year is 31,000 rows)."""
-    build = WorkPeriod.from_cells
     return build_cells(
-        iter_cells(Path(path), PERIOD_COLUMNS, REQUIRED_COLUMNS),
-        lambda cells, where: build(*cells, where),
+        iter_cells(Path(path), PERIOD_COLUMNS, REQUIRED_COLUMNS), WorkPeriod.from_cells
     )
 
 
