@@ -33,6 +33,7 @@ import bisect
 import dataclasses
 import datetime as dt
 import enum
+import itertools
 import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
@@ -280,6 +281,7 @@ class WorkPeriod(_PeriodFields):
 
 
 _by_crew_start_end = operator.itemgetter(1, 4, 5)  # (crew_id, start_s, end_s)
+_crew_id, _start_s, _end_s = operator.itemgetter(1), operator.itemgetter(4), operator.itemgetter(5)
 
 
 def _check_sorted(periods: Sequence[WorkPeriod]) -> None:
@@ -454,25 +456,33 @@ def _spells(items: Sequence[WorkPeriod]) -> list[list[WorkPeriod]]:
 
 
 def _counted(
-    spells: list[list[WorkPeriod]],
-) -> tuple[list[tuple[int, int, WorkPeriod]], list[list[WorkPeriod]]]:
-    """Counted intervals ``(start_s, end_s, period)`` of one person in time order (K1): a spell
-    shorter than 1 h is extended to 1 h from its start, but not past the person's next period.
-    Returns the pieces and the short spells."""
+    items: Sequence[WorkPeriod],
+) -> tuple[list[tuple[int, int, WorkPeriod]], list[Sequence[WorkPeriod]]]:
+    """Counted intervals ``(start_s, end_s, period)`` of one person's sorted periods, in time
+    order (K1): a spell (back-to-back periods) shorter than 1 h is extended to 1 h from its
+    start, but not past the person's next period. Returns the pieces and the short spells."""
     pieces = []
     short = []
-    last_i = len(spells) - 1
-    for i, spell in enumerate(spells):
-        for p in spell:
-            pieces.append((p.start_s, p.end_s, p))
-        first_s = spell[0].start_s
-        if spell[-1].end_s - first_s < _HOUR_S:
-            short.append(spell)
-            end = first_s + _HOUR_S
-            if i < last_i:
-                end = min(end, spells[i + 1][0].start_s)
-            last = spell[-1]
-            pieces[-1] = (last.start_s, end, last)
+    append = pieces.append
+    first = 0  # index of the current spell's first period
+    last_k = len(items) - 1
+    for k, p in enumerate(items):
+        end = p.end_s
+        if k < last_k:
+            next_start = items[k + 1].start_s
+            if next_start == end:  # the spell goes on
+                append((p.start_s, end, p))
+                continue
+        else:
+            next_start = None
+        spell_start = items[first].start_s
+        if end - spell_start < _HOUR_S:
+            short.append(items[first:k + 1])
+            end = spell_start + _HOUR_S
+            if next_start is not None and next_start < end:
+                end = next_start
+        append((p.start_s, end, p))
+        first = k + 1
     return pieces, short
 
 
@@ -499,7 +509,8 @@ def _days_of(pieces, days: _Days) -> list[tuple[int, int, int, str]]:
             length = cut - s
             past = elapsed + length - _NORMAL_S
             if past > 0:
-                c = period.compensation.value if period.compensation else "pending"
+                c = period.compensation
+                c = "pending" if c is None else c._value_  # (not .value: a Python property)
                 comp = c if not comp or comp == c else "mixed"
                 if period.port_traffic:
                     port += length if length < past else past
@@ -587,25 +598,20 @@ def compute_book(
     mine = [p for p in periods if p.ship == ship]
     if not mine:
         raise BadInput(f"no work periods for ship {ship!r}")
-    days = _Days(zone, min(p.start_s for p in mine), max(p.end_s for p in mine))
+    days = _Days(zone, min(map(_start_s, mine)), max(map(_end_s, mine)))
     dates, week_of = days.dates, days.weeks
-    people: dict[str, list[WorkPeriod]] = {}
-    for p in mine:
-        items = people.get(p.crew_id)
-        if items is None:
-            people[p.crew_id] = [p]
-        else:
-            items.append(p)
 
     entries: list[OvertimeEntry] = []
     weeks: list[WeekEntry] = []
     trans: list[Transgression] = []
     weekly: list[Transgression] = []  # already limited to the weeks touching the range
-    lo, hi = date_from.toordinal(), date_to.toordinal()
-    for crew_id, items in people.items():  # sorted by crew_id
+    first = dates[0].toordinal()
+    lo, hi = date_from.toordinal() - first, date_to.toordinal() - first  # day indexes
+    for crew_id, group in itertools.groupby(mine, _crew_id):  # sorted by crew_id
+        items = list(group)
         person = items[0]
         name, role = person.name, person.role
-        pieces, short = _counted(_spells(items))
+        pieces, short = _counted(items)
         for spell in short:
             length = spell[-1].end_s - spell[0].start_s
             trans.append(
@@ -628,14 +634,17 @@ def compute_book(
         port_week = hours_week = 0
         person_days = _days_of(pieces, days)
         for n, (i, worked, port, comp) in enumerate(person_days):
-            over = worked - _NORMAL_S if worked > _NORMAL_S else 0
-            hours = -(-over // _HOUR_S)
-            day = dates[i]
-            if lo <= day.toordinal() <= hi:
+            if worked > _NORMAL_S:
+                over = worked - _NORMAL_S
+                hours = -(-over // _HOUR_S)
+                normal = _NORMAL_S
+            else:
+                over = hours = 0
+                normal = worked
+            if lo <= i <= hi:
                 entries.append(
                     OvertimeEntry(
-                        crew_id, name, role, day, worked, min(worked, _NORMAL_S), over, hours,
-                        port, comp)
+                        crew_id, name, role, dates[i], worked, normal, over, hours, port, comp)
                 )
             port_week += port
             hours_week += hours
