@@ -14,10 +14,10 @@ unreadable, not UTF-8, a header lacking ``required`` columns (``file.csv:1``), a
 makes any text safe to print on one line (control characters escaped).
 
 ``iter_cells(path, columns, required)`` reads the same way with the same faults but yields
-``(where, cells, extra)``: ``cells`` a sequence (list or tuple) of the row's values for ``columns`` in that order
-(``None`` for a column the header lacks or a short row lacks; of a header column named twice, the
-last cell, as in ``iter_rows``), ``extra`` the number of cells past the header's width. It builds
-no dict: for large files whose reader knows its columns.
+``(where, cells, extra)``: ``cells`` a sequence (list or tuple) of the row's values for
+``columns`` in that order (``None`` for a column the header lacks or a short row lacks; of a header
+column named twice, the last cell, as in ``iter_rows``), ``extra`` the number of cells past the
+header's width. It builds no dict: for large files whose reader knows its columns.
 """
 
 from __future__ import annotations

@@ -97,6 +97,9 @@ def test_iter_cells_gives_the_asked_columns_in_order_with_short_long_and_absent_
     path = _write(tmp_path, "\ufeff a ,b\n1,2\n\n3\n", name="u.csv")
     assert list(iter_cells(path, ["b", "a"])) == [("u.csv:2", ("2", "1"), 0), ("u.csv:4", (None, "3"), 0)]
     assert list(iter_cells(path, ["a"])) == [("u.csv:2", ("1",), 0), ("u.csv:4", ("3",), 0)]
+    path = _write(tmp_path, "a,b\n1\n1,2,3\n1,2\n", name="v.csv")  # the header is the columns asked
+    assert list(iter_cells(path, ["a", "b"])) == [
+        ("v.csv:2", ["1", None], 0), ("v.csv:3", ["1", "2"], 1), ("v.csv:4", ["1", "2"], 0)]
 
 
 @pytest.mark.parametrize("text, where, says", [

@@ -71,12 +71,22 @@ def test_a_row_with_more_cells_than_the_header_is_named(periods_csv):
     ("start", "end", "expected"),
     [
         # DST began at 00:00 on 4 Nov 2018 (clocks to 01:00): the 4th starts at 03:00 UTC
-        ("2018-11-03T22:00-03:00", "2018-11-04T03:00-02:00", [("2018-11-03", 2), ("2018-11-04", 2)]),
+        (
+            "2018-11-03T22:00-03:00",
+            "2018-11-04T03:00-02:00",
+            [("2018-11-03", 2), ("2018-11-04", 2)],
+        ),
         # DST ended at 00:00 on 17 Feb 2019 (clocks back to 23:00): the 16th has 25 hours
-        ("2019-02-16T22:00-02:00", "2019-02-17T02:00-03:00", [("2019-02-16", 3), ("2019-02-17", 2)]),
+        (
+            "2019-02-16T22:00-02:00",
+            "2019-02-17T02:00-03:00",
+            [("2019-02-16", 3), ("2019-02-17", 2)],
+        ),
     ],
 )
-def test_civil_days_are_cut_at_the_zones_real_midnight_across_dst(periods_csv, start, end, expected):
+def test_civil_days_are_cut_at_the_zones_real_midnight_across_dst(
+    periods_csv, start, end, expected
+):
     day = dt.date.fromisoformat(expected[0][0])
     b = compute_book(
         read_periods(periods_csv([period_row("A", start, end)])),
