@@ -6,9 +6,11 @@ pass over the same file.
     .venv/bin/python bench/crew_hours.py --smoke    # 3 crew x 14 days, seconds
 
 Prints its figures, then one JSON line {"bench", "figures", "baseline", "ratio", "target"}.
-Target (ours; DESIGN.md sets none for this tool): the whole book within 20x the bare CSV read (it
-parses and checks every timestamp, computes K1-K5 and renders three outputs); a year of 40 crew
-takes about 2 s.
+Target (issue 23): the whole book within 5x the bare CSV read (it parses and checks every
+timestamp, computes K1-K5 and renders three outputs, 5.7 MB of text); ``ratio`` is of wall-clock
+bests. ``figures.cpu_ratio`` is the same ratio of process CPU time bests: on a shared, loaded
+machine the longer book waits for a core more often than the short read, and CPU time does not
+count that wait.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from central.inspection import book_render  # noqa: E402
 from central.inspection.crew_hours import PERIOD_COLUMNS, compute_book  # noqa: E402
 from central.inspection.files import read_periods  # noqa: E402
 
-TARGET = 20.0
+TARGET = 5.0
 SP = dt.timezone(dt.timedelta(hours=-3))
 
 
@@ -71,13 +73,11 @@ def make_file(path: Path, crew: int, days: int, seed: int = 7) -> int:
     return rows
 
 
-def best_of(n: int, fn) -> float:
-    best = float("inf")
-    for _ in range(n):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+def timed(fn) -> tuple[float, float]:
+    """(wall seconds, process CPU seconds) of one call."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w0, time.process_time() - c0
 
 
 def main() -> None:
@@ -109,20 +109,27 @@ def main() -> None:
             book_render.book_html(b)
             result["lines"], result["trans"] = len(b.overtime), len(b.transgressions)
 
-        base_s = book_s = float("inf")
+        base_s = book_s = base_cpu = book_cpu = float("inf")
         for _ in range(repeat):  # interleaved, best of each: the machine is shared and noisy
-            base_s = min(base_s, best_of(1, baseline))
-            book_s = min(book_s, best_of(1, book))
+            wall, cpu = timed(baseline)
+            base_s, base_cpu = min(base_s, wall), min(base_cpu, cpu)
+            wall, cpu = timed(book)
+            book_s, book_cpu = min(book_s, wall), min(book_cpu, cpu)
     ratio = book_s / base_s
+    cpu_ratio = book_cpu / base_cpu if base_cpu > 0 else 0.0
     print(f"rows={rows} day lines={result['lines']} transgressions={result['trans']}")
     print(f"baseline csv read: {base_s * 1000:.1f} ms ({rows / base_s:,.0f} rows/s)")
     print(f"hours book:        {book_s * 1000:.1f} ms ({rows / book_s:,.0f} rows/s)")
-    print(f"ratio {ratio:.1f}x (target <= {TARGET}x)")
+    print(f"ratio {ratio:.1f}x (target <= {TARGET}x); CPU time ratio {cpu_ratio:.1f}x")
     print(
         json.dumps(
             {
                 "bench": "crew_hours",
-                "figures": {"rows": rows, "book_s": round(book_s, 4)},
+                "figures": {
+                    "rows": rows,
+                    "book_s": round(book_s, 4),
+                    "cpu_ratio": round(cpu_ratio, 2),
+                },
                 "baseline": {"csv_read_s": round(base_s, 4)},
                 "ratio": round(ratio, 2),
                 "target": TARGET,

@@ -266,10 +266,36 @@ def build_rows(
             out.append(build(row, where))
         except BadInput as exc:
             errors.append(f"{where}: {one_line(exc.reason)}")
+    _raise_rows(errors)
+    return out
+
+
+def build_cells(
+    rows: Iterable[tuple[str, Sequence[str | None], int]],
+    build: Callable[[Sequence[str | None], str], R],
+) -> list[R]:
+    """``build_rows`` for ``portgate.tables.iter_cells``: one record per ``(where, cells, extra)``
+    with ``build(cells, where)``, the same one ``BadInput`` naming every bad row (a row with
+    ``extra`` cells past the header is bad). Nothing is returned unless every row is good."""
+    out: list[R] = []
+    errors: list[str] = []
+    append = out.append
+    for where, cells, extra in rows:
+        if extra:
+            errors.append(f"{where}: {extra} cell(s) more than the header has")
+            continue
+        try:
+            append(build(cells, where))
+        except BadInput as exc:
+            errors.append(f"{where}: {one_line(exc.reason)}")
+    _raise_rows(errors)
+    return out
+
+
+def _raise_rows(errors: list[str]) -> None:
     if errors:
         shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
         raise BadInput("\n".join(shown))
-    return out
 
 
 def parse_rows(

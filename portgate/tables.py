@@ -12,12 +12,19 @@ Every fault is one ``BadInput`` whose message is one line naming the file and li
 unreadable, not UTF-8, a header lacking ``required`` columns (``file.csv:1``), a field longer than
 ``FIELD_LIMIT`` characters, a NUL character, any other CSV syntax error (``file.csv:LINE``). ``one_line``
 makes any text safe to print on one line (control characters escaped).
+
+``iter_cells(path, columns, required)`` reads the same way with the same faults but yields
+``(where, cells, extra)``: ``cells`` a sequence (list or tuple) of the row's values for
+``columns`` in that order (``None`` for a column the header lacks or a short row lacks; of a header
+column named twice, the last cell, as in ``iter_rows``), ``extra`` the number of cells past the
+header's width. It builds no dict: for large files whose reader knows its columns.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Iterator
+import operator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from portgate.errors import BadInput
@@ -42,6 +49,69 @@ def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[
     Raises ``BadInput`` (one line, naming the file and line) for the faults listed in the module
     docstring; rows yielded before a syntax error stay yielded.
     """
+
+    def rows(header: list[str]) -> Callable[[str, list[str]], tuple[str, Row]]:
+        width = len(header)
+
+        def row_of(where: str, cells: list[str]) -> tuple[str, Row]:
+            row: Row = dict(zip(header, cells))
+            if len(cells) > width:
+                row[None] = cells[width:]
+            elif len(cells) < width:
+                for column in header[len(cells):]:
+                    row.setdefault(column, None)
+            return where, row
+
+        return row_of
+
+    return _read(path, required, rows)
+
+
+def iter_cells(
+    path: str | Path, columns: Iterable[str], required: Iterable[str] = ()
+) -> Iterator[tuple[str, Sequence[str | None], int]]:
+    """Yield ``(where, cells, extra)`` for each data row of the CSV file at ``path``: the cells of
+    ``columns`` in that order and the count of cells past the header (see the module). Raises
+    ``BadInput`` as ``iter_rows`` does."""
+    columns = tuple(columns)
+
+    def rows(header: list[str]) -> Callable[[str, list[str]], tuple[str, tuple, int]]:
+        width = len(header)
+        last = {h: i for i, h in enumerate(header)}  # a column named twice: its last cell
+        index = [last.get(c) for c in columns]
+        if index == list(range(width)):  # the header is the asked columns, in order
+
+            def same(where: str, cells: list[str]) -> tuple[str, list, int]:
+                n = len(cells)
+                if n == width:
+                    return where, cells, 0
+                if n < width:
+                    return where, cells + [None] * (width - n), 0
+                return where, cells[:width], n - width
+
+            return same
+        if None in index or not index:
+            def pick(cells: list[str]) -> tuple:
+                n = len(cells)
+                return tuple(cells[i] if i is not None and i < n else None for i in index)
+        else:
+            take = operator.itemgetter(*index)
+            pick = take if len(index) > 1 else (lambda cells: (take(cells),))
+
+        def row_of(where: str, cells: list[str]) -> tuple[str, tuple, int]:
+            n = len(cells)
+            if n < width:
+                cells = cells + [None] * (width - n)
+            return where, pick(cells), (n - width if n > width else 0)
+
+        return row_of
+
+    return _read(path, required, rows)
+
+
+def _read(path: str | Path, required: Iterable[str], rows: Callable) -> Iterator:
+    """The reading loop of ``iter_rows`` and ``iter_cells``: ``rows(header)`` returns the function
+    making each yielded item from ``(where, cells)``."""
     path = Path(path)
     name = one_line(path.name)
     try:
@@ -65,7 +135,8 @@ def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[
             absent = [c for c in required if c not in header]
             if absent:
                 raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=f"{name}:{line}")
-            width = len(header)
+            row_of = rows(header)
+            prefix = f"{name}:"
             while True:
                 line = reader.line_num + 1
                 cells = next(reader, None)
@@ -75,13 +146,7 @@ def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[
                     continue
                 if "\x00" in "".join(cells):
                     raise BadInput("contains a NUL character", where=f"{name}:{line}")
-                row: Row = dict(zip(header, cells))
-                if len(cells) > width:
-                    row[None] = cells[width:]
-                elif len(cells) < width:
-                    for column in header[len(cells):]:
-                        row.setdefault(column, None)
-                yield f"{name}:{line}", row
+                yield row_of(prefix + str(line), cells)
         except UnicodeDecodeError as exc:
             raise BadInput("file is not UTF-8", where=f"{name}:{_undecodable_line(path)}") from exc
         except csv.Error as exc:

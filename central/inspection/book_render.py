@@ -1,7 +1,7 @@
 """Render a ``crew_hours.HoursBook`` as the two books of art. 4 (K5): ``overtime_book.csv``,
 ``transgressions.csv`` and one printable ``book.html`` (A4, no scripts, no external files).
-Pure: text in, text out. Durations are written as minutes and as ``HhMM``; times in the ship's
-zone."""
+Pure: text in, text out. Durations (seconds in the book) are written as whole minutes and as
+``HhMM``; times in the ship's zone. Each table row is one ``%`` format of its escaped cells."""
 
 from __future__ import annotations
 
@@ -46,23 +46,25 @@ TRANSGRESSION_COLUMNS = (
 # Durations and days repeat all through a book (a few hundred distinct values for tens of
 # thousands of cells): each is formatted once.
 @functools.lru_cache(maxsize=8192)
-def _min(span: dt.timedelta) -> int:
-    return int(span.total_seconds() // 60)
-
-
-@functools.lru_cache(maxsize=8192)
 def _day(day: dt.date) -> str:
     return day.isoformat()
 
 
 @functools.lru_cache(maxsize=8192)
-def _hm(span: dt.timedelta) -> str:
-    m = _min(span)
+def _hm(seconds: int) -> str:
+    m = seconds // 60
     return f"{m // 60}h{m % 60:02d}"
 
 
-def _local(value: dt.datetime | None, zone: ZoneInfo) -> str:
-    return value.astimezone(zone).isoformat() if value else ""
+def _local_times(book: HoursBook) -> dict[int | None, str]:
+    """Each transgression instant (epoch seconds) as an ISO time in the ship's zone; None -> ''."""
+    zone = ZoneInfo(book.tz)
+    out: dict[int | None, str] = {None: ""}
+    for t in book.transgressions:
+        for s in (t.start_s, t.end_s):
+            if s not in out:
+                out[s] = dt.datetime.fromtimestamp(s, zone).isoformat()
+    return out
 
 
 def _csv(columns, rows) -> str:
@@ -74,48 +76,28 @@ def _csv(columns, rows) -> str:
 
 
 def overtime_csv(book: HoursBook) -> str:
-    """The overtime book (livro de horas extraordinárias), one row per crew member and civil day."""
+    """The overtime book (livro de horas extraordinárias), one row per crew member and civil day;
+    durations in whole minutes (seconds cut)."""
+    ship = book.ship
     return _csv(
         OVERTIME_COLUMNS,
         [
-            (
-                book.ship,
-                e.crew_id,
-                e.name,
-                e.role,
-                _day(e.date),
-                _min(e.worked),
-                _min(e.normal),
-                _min(e.overtime),
-                e.overtime_hours,
-                _min(e.port_traffic_overtime),
-                e.compensation,
-            )
-            for e in book.overtime
+            (ship, crew_id, name, role, _day(day), worked // 60, normal // 60, over // 60, hours,
+             port // 60, comp)
+            for crew_id, name, role, day, worked, normal, over, hours, port, comp in book.overtime
         ],
     )
 
 
 def transgressions_csv(book: HoursBook) -> str:
     """The transgressions book (livro de transgressões), one row per transgression."""
-    zone = ZoneInfo(book.tz)
+    local = _local_times(book)
+    ship = book.ship
     return _csv(
         TRANSGRESSION_COLUMNS,
         [
-            (
-                book.ship,
-                t.crew_id,
-                t.name,
-                _day(t.date),
-                t.rule,
-                t.article,
-                _local(t.start, zone),
-                _local(t.end, zone),
-                _min(t.amount),
-                t.detail_pt,
-                t.detail_en,
-                t.where,
-            )
+            (ship, t.crew_id, t.name, _day(t.date), t.rule, t.article, local[t.start_s],
+             local[t.end_s], t.amount_s // 60, t.detail_pt, t.detail_en, t.where)
             for t in book.transgressions
         ],
     )
@@ -138,14 +120,18 @@ def _esc(value: str) -> str:
     return html.escape(value)  # book cells repeat a lot (names, dates, rules): escape each once
 
 
-def _table(headers: list[str], rows: list[list[str]], numeric: set[int], marked=()) -> str:
+def _table(headers: list[str], numeric: set[int], rows: list[tuple], marked=()) -> str:
+    """An HTML table; ``rows`` hold each row's cells as text already escaped, one ``%`` format
+    per row fills them in."""
     head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
-    opens = ["<td class=n>" if j in numeric else "<td>" for j in range(len(headers))]
-    body = []
-    for i, row in enumerate(rows):
-        cls = ' class="over"' if i in marked else ""
-        cells = "".join([f"{o}{_esc(str(c))}</td>" for o, c in zip(opens, row)])
-        body.append(f"<tr{cls}>{cells}</tr>")
+    row = "".join(
+        "<td class=n>%s</td>" if j in numeric else "<td>%s</td>" for j in range(len(headers))
+    )
+    plain, over = f"<tr>{row}</tr>", f'<tr class="over">{row}</tr>'
+    if marked:
+        body = [(over if i in marked else plain) % cells for i, cells in enumerate(rows)]
+    else:
+        body = [plain % cells for cells in rows]
     if not rows:
         body.append(f'<tr><td colspan="{len(headers)}">Nenhum lançamento / no entries</td></tr>')
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -155,8 +141,9 @@ def book_html(book: HoursBook) -> str:
     """The printable book: header (ship, period, zone), the overtime book, the weekly port-traffic
     totals and the transgressions book, with a signature line for the master (art. 4 sole
     paragraph)."""
-    zone = ZoneInfo(book.tz)
+    local = _local_times(book)
     esc = html.escape
+    e_ = _esc
     title = f"Navio {esc(book.ship)} — {book.date_from.isoformat()} a {book.date_to.isoformat()}"
     overtime = _table(
         [
@@ -171,22 +158,12 @@ def book_html(book: HoursBook) -> str:
             "Extra tráfego porto",
             "Compensação",
         ],
-        [
-            [
-                e.crew_id,
-                e.name,
-                e.role,
-                _day(e.date),
-                _hm(e.worked),
-                _hm(e.normal),
-                _hm(e.overtime),
-                str(e.overtime_hours),
-                _hm(e.port_traffic_overtime),
-                e.compensation,
-            ]
-            for e in book.overtime
-        ],
         {4, 5, 6, 7, 8},
+        [
+            (e_(crew_id), e_(name), e_(role), _day(day), _hm(worked), _hm(normal), _hm(over),
+             hours, _hm(port), e_(comp))
+            for crew_id, name, role, day, worked, normal, over, hours, port, comp in book.overtime
+        ],
     )
     weeks = _table(
         [
@@ -197,37 +174,24 @@ def book_html(book: HoursBook) -> str:
             "Extra (horas)",
             "Limite 30h00",
         ],
+        {3, 4},
         [
-            [
-                w.crew_id,
-                w.name,
-                f"{w.iso_year}-W{w.iso_week:02d}",
-                _hm(w.port_traffic_overtime),
-                str(w.overtime_hours),
-                "EXCEDIDO / exceeded" if w.exceeds_cap else "ok",
-            ]
+            (e_(w.crew_id), e_(w.name), f"{w.iso_year}-W{w.iso_week:02d}",
+             _hm(w.port_traffic_overtime_s), w.overtime_hours,
+             "EXCEDIDO / exceeded" if w.exceeds_cap else "ok")
             for w in book.weeks
         ],
-        {3, 4},
         marked={i for i, w in enumerate(book.weeks) if w.exceeds_cap},
     )
     trans = _table(
         ["Tripulante", "Nome", "Dia", "Regra", "Artigo", "Início", "Fim", "Descrição", "Origem"],
+        set(),
         [
-            [
-                t.crew_id,
-                t.name,
-                _day(t.date),
-                t.rule,
-                t.article,
-                _local(t.start, zone),
-                _local(t.end, zone),
-                f"{t.detail_pt} / {t.detail_en}",
-                t.where,
-            ]
+            (e_(t.crew_id), e_(t.name), _day(t.date), e_(t.rule), e_(t.article),
+             e_(local[t.start_s]), e_(local[t.end_s]), e_(f"{t.detail_pt} / {t.detail_en}"),
+             e_(t.where))
             for t in book.transgressions
         ],
-        set(),
     )
     return f"""<!DOCTYPE html>
 <html lang="pt-BR"><head><meta charset="utf-8"><title>{title}</title><style>{_STYLE}</style></head>

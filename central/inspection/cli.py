@@ -107,7 +107,7 @@ def hours(
             "book.html": book_render.book_html(book),
         },
     )
-    over = sum(1 for e in book.overtime if e.overtime)
+    over = sum(1 for e in book.overtime if e.overtime_s)
     click.echo(
         f"{ship}: {len(book.overtime)} day line(s), {over} with overtime, "
         f"{len(book.transgressions)} transgression(s)"

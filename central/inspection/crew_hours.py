@@ -2,9 +2,15 @@
 seed 004: Decreto-Lei of 29 June 1939 on the 8-hour day of crews of Brazilian merchant ships).
 
 Pure core: no clock, no files, no database. Input is a list of ``WorkPeriod`` (one crew member's
-period of effective work, aware UTC), the ship's time zone (civil days are counted there) and the
-local dates of the report. Output is a ``HoursBook``: one ``OvertimeEntry`` per crew member and
-civil day with work, one ``WeekEntry`` per crew member and ISO week, and the ``Transgression`` list.
+period of effective work), the ship's time zone (civil days are counted there) and the local dates
+of the report. Output is a ``HoursBook``: one ``OvertimeEntry`` per crew member and civil day with
+work, one ``WeekEntry`` per crew member and ISO week, and the ``Transgression`` list.
+
+Inside, times are integers: instants in epoch seconds UTC (``*_s`` fields), durations in seconds,
+civil days as indexes into one table of the zone's local midnights built once per book (a civil
+day runs from its local 00:00 to the next, in UTC; at a midnight repeated by a DST change the
+first 00:00 starts the day). The records are named tuples; their ``datetime``/``timedelta``
+properties (``start``, ``worked``, ``amount``...) are for callers, not for the hot path.
 
 Readings (see docs/inspection.md):
 
@@ -23,13 +29,15 @@ Readings (see docs/inspection.md):
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime as dt
 import enum
+import itertools
 import math
 import operator
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from portgate.cells import parse_aware
@@ -41,6 +49,12 @@ MIN_INTERMITTENT = HOUR  # K1, art. 1 §3
 MAX_WATCH = 4 * HOUR  # K2, art. 1 §4
 MIN_WATCH_INTERVAL = 4 * HOUR  # K2, art. 1 §4
 PORT_TRAFFIC_WEEK_CAP = 30 * HOUR  # K3, art. 2 §2
+_HOUR_S = 3600  # the same limits in seconds, for the integer hot path
+_NORMAL_S = 8 * _HOUR_S
+_MAX_WATCH_S = _MIN_INTERVAL_S = 4 * _HOUR_S
+_CAP_S = 30 * _HOUR_S
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_SECOND = dt.timedelta(seconds=1)
 
 PERIOD_COLUMNS = (
     "ship",
@@ -77,21 +91,12 @@ class Compensation(enum.StrEnum):
 _TRUE = {"true", "1", "yes", "sim", "y", "s"}
 _FALSE = {"false", "0", "no", "nao", "não", "n", ""}
 _BOOLS = _TRUE | _FALSE
+_FLAGS = {text: text in _TRUE for text in _BOOLS}
 
 
-_CHOSEN: dict[tuple, object] = {}  # (enum, cell text, optional) -> member: a file repeats a few cells
-
-
-def _choice(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
-    key = (cls, value, optional)
-    try:
-        return _CHOSEN[key]
-    except KeyError:
-        pass
-    found = _choose(cls, value, field, optional=optional)
-    if len(_CHOSEN) < 4096:
-        _CHOSEN[key] = found
-    return found
+# (kind, watch_type, port_traffic, compensation) cell texts -> their values, once valid together:
+# a file repeats a few combinations
+_TAILS: dict[tuple, tuple] = {}
 
 
 def _choose(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
@@ -105,74 +110,197 @@ def _choose(cls: type[enum.StrEnum], value: str | None, field: str, *, optional:
         raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class WorkPeriod:
-    """One period of effective work of one crew member (art. 1 §1), ``start``/``end`` aware UTC.
+_STAMPS: dict[str, int] = {}  # timestamp text -> epoch seconds: crew members share watch times
 
-    ``where`` names the source row (``periods.csv:7``) for error messages and the books.
-    """
 
+def _seconds(value: str | None, field: str) -> int:
+    """Epoch seconds (UTC) of an ISO 8601 timestamp with an offset; ``BadInput`` as
+    ``parse_aware``, and for a fraction of a second (periods are kept to the second)."""
+    found = _STAMPS.get(value)
+    if found is not None:
+        return found
+    stamp = parse_aware(value, field)
+    if stamp.microsecond:
+        raise BadInput(f"{field} {value!r} has a fraction of a second")
+    found = (stamp - _EPOCH) // _SECOND
+    if len(_STAMPS) >= 65536:
+        _STAMPS.clear()
+    _STAMPS[value] = found
+    return found
+
+
+def _iso_utc(seconds: int) -> str:
+    return (_EPOCH + dt.timedelta(seconds=seconds)).isoformat()
+
+
+class _PeriodFields(NamedTuple):
     ship: str
     crew_id: str
     name: str
     role: str
-    start: dt.datetime
-    end: dt.datetime
+    start_s: int  # epoch seconds, UTC
+    end_s: int
     kind: Kind
-    watch_type: WatchType | None = None
-    port_traffic: bool = False
-    compensation: Compensation | None = None
-    where: str = ""
+    watch_type: WatchType | None
+    port_traffic: bool
+    compensation: Compensation | None
+    where: str
 
-    def __post_init__(self) -> None:
-        if self.start.tzinfo is None or self.end.tzinfo is None:
+
+_new = tuple.__new__  # builds a named tuple from checked values without its __new__
+
+
+class WorkPeriod(_PeriodFields):
+    """One period of effective work of one crew member (art. 1 §1): a named tuple whose instants
+    are ``start_s``/``end_s``, epoch seconds UTC; ``start``/``end`` give them as aware UTC
+    datetimes, ``length`` as a timedelta.
+
+    Built as ``WorkPeriod(ship, crew_id, name, role, start, end, kind, watch_type=None,
+    port_traffic=False, compensation=None, where="")`` with ``start``/``end`` aware datetimes
+    (whole seconds), or from a periods.csv row (``from_row``, ``from_cells``). ``where`` names the
+    source row (``periods.csv:7``) for error messages and the books. Raises ``BadInput`` for a
+    naive time, an end not after its start, or a watch_type missing on a watch / set on work.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        ship: str,
+        crew_id: str,
+        name: str,
+        role: str,
+        start: dt.datetime,
+        end: dt.datetime,
+        kind: Kind,
+        watch_type: WatchType | None = None,
+        port_traffic: bool = False,
+        compensation: Compensation | None = None,
+        where: str = "",
+    ) -> WorkPeriod:
+        if start.tzinfo is None or end.tzinfo is None:
             raise BadInput("start and end must carry a UTC offset")
-        if self.end <= self.start:
-            raise BadInput(
-                f"end {self.end.isoformat()} is not after start {self.start.isoformat()}"
-            )
-        if self.kind is Kind.WATCH and self.watch_type is None:
-            raise BadInput(
-                "watch_type is required when kind is watch (engine|bridge|vigilance|other)"
-            )
-        if self.kind is Kind.WORK and self.watch_type is not None:
+        if start.microsecond or end.microsecond:
+            raise BadInput("start and end are kept to the second (no fraction)")
+        start_s, end_s = (start - _EPOCH) // _SECOND, (end - _EPOCH) // _SECOND
+        return cls._checked(
+            ship, crew_id, name, role, start_s, end_s, kind, watch_type, port_traffic,
+            compensation, where)
+
+    @classmethod
+    def _checked(cls, ship, crew_id, name, role, start_s, end_s, kind, watch_type, port_traffic,
+                 compensation, where) -> WorkPeriod:
+        if end_s <= start_s:
+            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
+        if kind is Kind.WATCH:
+            if watch_type is None:
+                raise BadInput(
+                    "watch_type is required when kind is watch (engine|bridge|vigilance|other)"
+                )
+        elif watch_type is not None:
             raise BadInput("watch_type must be empty when kind is work")
+        return _new(cls, (ship, crew_id, name, role, start_s, end_s, kind, watch_type,
+                          port_traffic, compensation, where))
+
+    @property
+    def start(self) -> dt.datetime:
+        return _EPOCH + dt.timedelta(seconds=self.start_s)
+
+    @property
+    def end(self) -> dt.datetime:
+        return _EPOCH + dt.timedelta(seconds=self.end_s)
 
     @property
     def length(self) -> dt.timedelta:
-        return self.end - self.start
+        return dt.timedelta(seconds=self.end_s - self.start_s)
 
     @classmethod
-    def from_row(cls, row: Mapping[str, str], where: str = "") -> WorkPeriod:
+    def from_row(cls, row: Mapping[str, str | None], where: str = "") -> WorkPeriod:
         """Build from a periods.csv row (columns ``PERIOD_COLUMNS``). Raises ``BadInput``."""
-        get = row.get
-        raw_flag = get("port_traffic")
-        flag = (raw_flag or "").strip().lower()
-        if flag not in _BOOLS:
-            raise BadInput(f"port_traffic {raw_flag!r} is not true|false")
-        ship = (get("ship") or "").strip()
+        return cls.from_cells(tuple(map(row.get, PERIOD_COLUMNS)), where)
+
+    @classmethod
+    def from_cells(cls, cells: Sequence[str | None], where: str = "") -> WorkPeriod:
+        """Build from the cells of a periods.csv row in ``PERIOD_COLUMNS`` order (text, or None
+        for an absent cell). Raises ``BadInput`` naming the first bad cell."""
+        # once per row of a year's file: the four enum/flag cells are looked up as one key
+        # (cached only once valid together), the timestamps by their text
+        ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation = cells
+        tail = _TAILS.get((kind, watch_type, port_traffic, compensation))
+        if tail is None:
+            return cls._from_new_cells(cells, where)
+        ship = (ship or "").strip()
         if not ship:
             raise BadInput("ship is required")
-        crew_id = (get("crew_id") or "").strip()
+        crew_id = (crew_id or "").strip()
         if not crew_id:
             raise BadInput("crew_id is required")
-        return cls(
-            ship=ship,
-            crew_id=crew_id,
-            name=(get("name") or "").strip(),
-            role=(get("role") or "").strip(),
-            start=parse_aware(get("start"), "start"),
-            end=parse_aware(get("end"), "end"),
-            kind=_choice(Kind, get("kind"), "kind", optional=False),
-            watch_type=_choice(WatchType, get("watch_type"), "watch_type", optional=True),
-            port_traffic=flag in _TRUE,
-            compensation=_choice(Compensation, get("compensation"), "compensation", optional=True),
-            where=where,
+        start_s = _STAMPS.get(start)
+        if start_s is None:
+            start_s = _seconds(start, "start")
+        end_s = _STAMPS.get(end)
+        if end_s is None:
+            end_s = _seconds(end, "end")
+        if end_s <= start_s:
+            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
+        kind_, watch_type_, flag, comp = tail
+        return _new(cls, (ship, crew_id, (name or "").strip(), (role or "").strip(), start_s,
+                          end_s, kind_, watch_type_, flag, comp, where))
+
+    @classmethod
+    def _from_new_cells(cls, cells: Sequence[str | None], where: str) -> WorkPeriod:
+        """``from_cells`` for a row whose enum/flag cells are not cached yet: every check in
+        the order of the columns, then the combination is cached."""
+        ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation = cells
+        flag = _FLAGS.get((port_traffic or "").strip().lower())
+        if flag is None:
+            raise BadInput(f"port_traffic {port_traffic!r} is not true|false")
+        ship = (ship or "").strip()
+        if not ship:
+            raise BadInput("ship is required")
+        crew_id = (crew_id or "").strip()
+        if not crew_id:
+            raise BadInput("crew_id is required")
+        period = cls._checked(
+            ship,
+            crew_id,
+            (name or "").strip(),
+            (role or "").strip(),
+            _seconds(start, "start"),
+            _seconds(end, "end"),
+            _choose(Kind, kind, "kind", optional=False),
+            _choose(WatchType, watch_type, "watch_type", optional=True),
+            flag,
+            _choose(Compensation, compensation, "compensation", optional=True),
+            where,
         )
+        if len(_TAILS) >= 4096:
+            _TAILS.clear()
+        _TAILS[kind, watch_type, port_traffic, compensation] = period[6:10]
+        return period
 
 
-_by_start_end = operator.attrgetter("start", "end")
-_by_crew_start = operator.attrgetter("crew_id", "start")
+_by_crew_start_end = operator.itemgetter(1, 4, 5)  # (crew_id, start_s, end_s)
+_crew_id, _start_s, _end_s = operator.itemgetter(1), operator.itemgetter(4), operator.itemgetter(5)
+
+
+def _check_sorted(periods: Sequence[WorkPeriod]) -> None:
+    """``check_overlaps`` on periods already sorted by ``_by_crew_start_end``."""
+    errors = []
+    crew_id = latest = None
+    for p in periods:
+        if p.crew_id != crew_id:
+            crew_id, latest = p.crew_id, p
+            continue
+        if p.start_s < latest.end_s:
+            errors.append(
+                f"{p.where or '?'}: period of crew_id {crew_id} {p.start.isoformat()}.."
+                f"{p.end.isoformat()} overlaps {latest.where or '?'}"
+            )
+        if p.end_s > latest.end_s:
+            latest = p
+    if errors:
+        raise BadInput("overlapping work periods:\n" + "\n".join(errors))
 
 
 def check_overlaps(periods: Iterable[WorkPeriod]) -> None:
@@ -181,70 +309,89 @@ def check_overlaps(periods: Iterable[WorkPeriod]) -> None:
     Touching periods (one ends when the next starts) do not overlap. A person cannot be in two
     places at once, so an overlap means the schedule is wrong: fix the file, nothing is computed.
     """
-    by_person: dict[str, list[WorkPeriod]] = defaultdict(list)
-    for p in periods:
-        by_person[p.crew_id].append(p)
-    errors = []
-    for crew_id, items in sorted(by_person.items()):
-        items.sort(key=_by_start_end)
-        latest = items[0]
-        for p in items[1:]:
-            if p.start < latest.end:
-                errors.append(
-                    f"{p.where or '?'}: period of crew_id {crew_id} {p.start.isoformat()}.."
-                    f"{p.end.isoformat()} overlaps {latest.where or '?'}"
-                )
-            if p.end > latest.end:
-                latest = p
-    if errors:
-        raise BadInput("overlapping work periods:\n" + "\n".join(errors))
+    _check_sorted(sorted(periods, key=_by_crew_start_end))
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Transgression:
-    """One entry of the transgressions book (K5, art. 4). ``rule`` is the rule code."""
+class Transgression(NamedTuple):
+    """One entry of the transgressions book (K5, art. 4). ``rule`` is the rule code; ``start_s``
+    and ``end_s`` the period concerned in epoch seconds UTC (None for a weekly total),
+    ``amount_s`` the length, gap or weekly total found in seconds; ``start``, ``end`` and
+    ``amount`` give them as aware UTC datetimes and a timedelta."""
 
     crew_id: str
     name: str
     date: dt.date  # civil day (ship's time zone) the transgression is booked on
     rule: str  # K1_SHORT_PERIOD | K2_WATCH_LENGTH | K2_WATCH_INTERVAL | K3_PORT_TRAFFIC_CAP
     article: str
-    start: dt.datetime | None  # aware UTC, the period concerned (None for a weekly total)
-    end: dt.datetime | None
-    amount: dt.timedelta  # the length, gap or weekly total found
+    start_s: int | None
+    end_s: int | None
+    amount_s: int
     detail_pt: str
     detail_en: str
     where: str = ""  # source rows
 
+    @property
+    def start(self) -> dt.datetime | None:
+        return None if self.start_s is None else _EPOCH + dt.timedelta(seconds=self.start_s)
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class OvertimeEntry:
-    """One line of the overtime book (K5, art. 4): a crew member's civil day with work."""
+    @property
+    def end(self) -> dt.datetime | None:
+        return None if self.end_s is None else _EPOCH + dt.timedelta(seconds=self.end_s)
+
+    @property
+    def amount(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.amount_s)
+
+
+class OvertimeEntry(NamedTuple):
+    """One line of the overtime book (K5, art. 4): a crew member's civil day with work. Durations
+    in seconds (``*_s``); ``worked``, ``normal``, ``overtime`` and ``port_traffic_overtime`` give
+    them as timedeltas."""
 
     crew_id: str
     name: str
     role: str
     date: dt.date
-    worked: dt.timedelta  # counted effective work (K1 minimum applied)
-    normal: dt.timedelta  # at most 8 h (K1)
-    overtime: dt.timedelta  # exact overtime (K3)
+    worked_s: int  # counted effective work (K1 minimum applied)
+    normal_s: int  # at most 8 h (K1)
+    overtime_s: int  # exact overtime (K3)
     overtime_hours: int  # booked whole hours, a fraction counting as a whole hour (K4)
-    port_traffic_overtime: dt.timedelta  # exact, the part in port-traffic periods (K3)
-    compensation: str  # rest | pay | pending | mixed (K4, art. 3)
+    port_traffic_overtime_s: int  # exact, the part in port-traffic periods (K3)
+    compensation: str  # rest | pay | pending | mixed (K4, art. 3); "" without overtime
+
+    @property
+    def worked(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.worked_s)
+
+    @property
+    def normal(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.normal_s)
+
+    @property
+    def overtime(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.overtime_s)
+
+    @property
+    def port_traffic_overtime(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.port_traffic_overtime_s)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class WeekEntry:
-    """A crew member's port-traffic overtime in one ISO week vs the 30 h cap (K3, art. 2 §2)."""
+class WeekEntry(NamedTuple):
+    """A crew member's port-traffic overtime in one ISO week vs the 30 h cap (K3, art. 2 §2);
+    ``port_traffic_overtime_s`` in seconds (``port_traffic_overtime`` as a timedelta)."""
 
     crew_id: str
     name: str
     iso_year: int
     iso_week: int
     first_day: dt.date  # Monday
-    port_traffic_overtime: dt.timedelta
+    port_traffic_overtime_s: int
     overtime_hours: int  # whole hours booked in the week (sum of K4 daily figures)
     exceeds_cap: bool
+
+    @property
+    def port_traffic_overtime(self) -> dt.timedelta:
+        return dt.timedelta(seconds=self.port_traffic_overtime_s)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -258,63 +405,26 @@ class HoursBook:
     transgressions: list[Transgression]
 
 
-# A counted interval of one person: (start, end, period), aware UTC; plain tuples (tens of
-# thousands per book, built and cut at midnight on the hot path).
-_Piece = tuple[dt.datetime, dt.datetime, WorkPeriod]
-_by_start = operator.itemgetter(0)
+_T0 = dt.time(0)
 
 
-def _spells(items: Sequence[WorkPeriod], kinds: set[Kind]) -> list[list[WorkPeriod]]:
-    """Group a person's sorted periods of the given kinds into runs of back-to-back periods."""
-    spells: list[list[WorkPeriod]] = []
-    for p in items:
-        if p.kind not in kinds:
-            continue
-        if spells and spells[-1][-1].end == p.start:
-            spells[-1].append(p)
-        else:
-            spells.append([p])
-    return spells
+class _Days:
+    """The civil days of ``zone`` covering epoch seconds ``first_s``..``last_s`` (one spare day
+    each side): ``mids[i]`` is the UTC start (local 00:00) of day ``i``, ``dates[i]`` its date and
+    ``weeks[i]`` its (ISO year, ISO week). ``index(t)`` is the day holding instant ``t``."""
 
+    __slots__ = ("mids", "dates", "weeks")
 
-def _counted(items: Sequence[WorkPeriod]) -> tuple[list[_Piece], list[list[WorkPeriod]]]:
-    """Counted intervals of one person (K1): a spell shorter than 1 h is extended to 1 h from its
-    start, but not past the person's next period. Returns the pieces and the short spells."""
-    pieces: list[_Piece] = []
-    short: list[list[WorkPeriod]] = []
-    spells = _spells(items, {Kind.WORK, Kind.WATCH})
-    for i, spell in enumerate(spells):
-        for p in spell[:-1]:
-            pieces.append((p.start, p.end, p))
-        last = spell[-1]
-        end = last.end
-        if end - spell[0].start < MIN_INTERMITTENT:
-            short.append(spell)
-            end = spell[0].start + MIN_INTERMITTENT
-            if i + 1 < len(spells):
-                end = min(end, spells[i + 1][0].start)
-        pieces.append((last.start, end, last))
-    return pieces, short
+    def __init__(self, zone: ZoneInfo, first_s: int, last_s: int) -> None:
+        first = (_EPOCH + dt.timedelta(seconds=first_s)).astimezone(zone).toordinal() - 1
+        last = (_EPOCH + dt.timedelta(seconds=last_s)).astimezone(zone).toordinal() + 2
+        self.dates = [dt.date.fromordinal(o) for o in range(first, last + 1)]
+        self.mids = [(dt.datetime.combine(d, _T0, zone) - _EPOCH) // _SECOND for d in self.dates]
+        self.weeks = [d.isocalendar()[:2] for d in self.dates]
 
+    def index(self, t: int) -> int:
+        return bisect.bisect_right(self.mids, t) - 1
 
-def _split_days(pieces: Iterable[_Piece], zone: ZoneInfo) -> dict[dt.date, list[_Piece]]:
-    """Cut pieces at local midnight (civil day 00:00-24:00 in the ship's zone, K1 art. 1 §2)."""
-    days: dict[dt.date, list[_Piece]] = defaultdict(list)
-    midnights: dict[dt.date, dt.datetime] = {}  # local day -> its end (next local midnight), UTC
-    for start, end, period in pieces:
-        while start < end:
-            local_day = start.astimezone(zone).date()
-            midnight = midnights.get(local_day)
-            if midnight is None:
-                midnight = midnights[local_day] = dt.datetime.combine(
-                    local_day + dt.timedelta(days=1), dt.time(0), zone).astimezone(dt.UTC)
-            cut = end if end < midnight else midnight
-            days[local_day].append((start, cut, period))
-            start = cut
-    return days
-
-
-_ZERO = dt.timedelta()
 
 
 def whole_hours(span: dt.timedelta) -> int:
@@ -323,52 +433,103 @@ def whole_hours(span: dt.timedelta) -> int:
     return math.ceil(span / HOUR)
 
 
-def _fmt(span: dt.timedelta) -> str:
-    minutes = int(span.total_seconds() // 60)
+def _fmt(seconds: int) -> str:
+    minutes = seconds // 60
     return f"{minutes // 60}h{minutes % 60:02d}"
 
 
-def _day_entry(person: WorkPeriod, day: dt.date, pieces: list[_Piece]) -> OvertimeEntry:
-    pieces.sort(key=_by_start)
-    zero = _ZERO
-    elapsed = zero
-    port = zero
-    comps: set[str] = set()
-    for start, end, period in pieces:  # the overtime is the work past the 8th hour, in time order (K3)
-        length = end - start
-        past = elapsed + length - NORMAL_DAY
-        if past > zero:
-            over = length if length < past else past
-            comps.add(period.compensation.value if period.compensation else "pending")
-            if period.port_traffic:
-                port += over
-        elapsed += length
-    worked = elapsed
-    overtime = max(dt.timedelta(), worked - NORMAL_DAY)
-    comp = "" if not comps else comps.pop() if len(comps) == 1 else "mixed"
-    return OvertimeEntry(
-        crew_id=person.crew_id,
-        name=person.name,
-        role=person.role,
-        date=day,
-        worked=worked,
-        normal=min(worked, NORMAL_DAY),
-        overtime=overtime,
-        overtime_hours=whole_hours(overtime),
-        port_traffic_overtime=port,
-        compensation=comp,
-    )
+def _wheres(periods: Iterable[WorkPeriod]) -> str:
+    return ", ".join(p.where for p in periods if p.where)
 
 
-def _watch_transgressions(items: Sequence[WorkPeriod], zone: ZoneInfo) -> list[Transgression]:
+def _spells(items: Sequence[WorkPeriod]) -> list[list[WorkPeriod]]:
+    """Group a person's sorted periods into runs of back-to-back periods (end == next start)."""
+    spells: list[list[WorkPeriod]] = []
+    end = None
+    for p in items:
+        if p.start_s == end:
+            spells[-1].append(p)
+        else:
+            spells.append([p])
+        end = p.end_s
+    return spells
+
+
+def _counted(
+    items: Sequence[WorkPeriod],
+) -> tuple[list[tuple[int, int, WorkPeriod]], list[Sequence[WorkPeriod]]]:
+    """Counted intervals ``(start_s, end_s, period)`` of one person's sorted periods, in time
+    order (K1): a spell (back-to-back periods) shorter than 1 h is extended to 1 h from its
+    start, but not past the person's next period. Returns the pieces and the short spells."""
+    pieces = []
+    short = []
+    append = pieces.append
+    first = 0  # index of the current spell's first period
+    last_k = len(items) - 1
+    for k, p in enumerate(items):
+        end = p.end_s
+        if k < last_k:
+            next_start = items[k + 1].start_s
+            if next_start == end:  # the spell goes on
+                append((p.start_s, end, p))
+                continue
+        else:
+            next_start = None
+        spell_start = items[first].start_s
+        if end - spell_start < _HOUR_S:
+            short.append(items[first:k + 1])
+            end = spell_start + _HOUR_S
+            if next_start is not None and next_start < end:
+                end = next_start
+        append((p.start_s, end, p))
+        first = k + 1
+    return pieces, short
+
+
+def _days_of(pieces, days: _Days) -> list[tuple[int, int, int, str]]:
+    """The person's civil days with work, in order: ``(day index, worked_s, port-traffic
+    overtime_s, compensation)``; pieces are cut at local midnight (K1 art. 1 §2) and the overtime
+    is the work past the 8th hour of the day, in time order (K3)."""
+    mids = days.mids
     out = []
-    watches = _spells(items, {Kind.WATCH})
-    for i, watch in enumerate(watches):
+    day = -1
+    nxt = mids[0]  # start of the day after ``day``
+    elapsed = port = 0
+    comp = ""
+    for s, e, period in pieces:
+        while s < e:
+            if s >= nxt:
+                if day >= 0:
+                    out.append((day, elapsed, port, comp))
+                day = bisect.bisect_right(mids, s) - 1
+                nxt = mids[day + 1]
+                elapsed = port = 0
+                comp = ""
+            cut = e if e < nxt else nxt
+            length = cut - s
+            past = elapsed + length - _NORMAL_S
+            if past > 0:
+                c = period.compensation
+                c = "pending" if c is None else c._value_  # (not .value: a Python property)
+                comp = c if not comp or comp == c else "mixed"
+                if period.port_traffic:
+                    port += length if length < past else past
+            elapsed += length
+            s = cut
+    if day >= 0:
+        out.append((day, elapsed, port, comp))
+    return out
+
+
+def _watch_transgressions(items: Sequence[WorkPeriod], days: _Days) -> list[Transgression]:
+    out = []
+    watches = _spells([p for p in items if p.kind is Kind.WATCH])
+    prev = None
+    for watch in watches:
         first, last = watch[0], watch[-1]
-        length = last.end - first.start
-        day = first.start.astimezone(zone).date()
-        if length > MAX_WATCH:
-            where = ", ".join(p.where for p in watch if p.where)
+        length = last.end_s - first.start_s
+        day = days.dates[days.index(first.start_s)]
+        if length > _MAX_WATCH_S:
             out.append(
                 Transgression(
                     first.crew_id,
@@ -376,19 +537,17 @@ def _watch_transgressions(items: Sequence[WorkPeriod], zone: ZoneInfo) -> list[T
                     day,
                     "K2_WATCH_LENGTH",
                     "DL 1939 art. 1 §4",
-                    first.start,
-                    last.end,
+                    first.start_s,
+                    last.end_s,
                     length,
                     f"quarto de {_fmt(length)} excede o máximo de 4h00",
                     f"watch of {_fmt(length)} exceeds the 4h00 maximum",
-                    where,
+                    _wheres(watch),
                 )
             )
-        if i > 0:
-            prev = watches[i - 1][-1]
-            gap = first.start - prev.end
-            if gap < MIN_WATCH_INTERVAL:
-                where = ", ".join(p.where for p in watch if p.where)
+        if prev is not None:
+            gap = first.start_s - prev.end_s
+            if gap < _MIN_INTERVAL_S:
                 out.append(
                     Transgression(
                         first.crew_id,
@@ -396,15 +555,23 @@ def _watch_transgressions(items: Sequence[WorkPeriod], zone: ZoneInfo) -> list[T
                         day,
                         "K2_WATCH_INTERVAL",
                         "DL 1939 art. 1 §4",
-                        prev.end,
-                        first.start,
+                        prev.end_s,
+                        first.start_s,
                         gap,
                         f"intervalo de {_fmt(gap)} entre quartos é menor que 4h00",
                         f"interval of {_fmt(gap)} between watches is shorter than 4h00",
-                        ", ".join(x for x in (prev.where, where) if x),
+                        ", ".join(x for x in (prev.where, _wheres(watch)) if x),
                     )
                 )
+        prev = last
     return out
+
+
+_NO_START = float("inf")  # sorts a weekly total after the day's periods
+
+
+def _trans_key(t: Transgression):
+    return (t.date, t.crew_id, _NO_START if t.start_s is None else t.start_s)
 
 
 def compute_book(
@@ -426,82 +593,89 @@ def compute_book(
     zone = ZoneInfo(tz) if isinstance(tz, str) else tz
     if date_to < date_from:
         raise BadInput(f"--to {date_to} is before --from {date_from}")
-    periods = list(periods)
-    check_overlaps(periods)
-    mine = sorted((p for p in periods if p.ship == ship), key=_by_crew_start)
+    periods = sorted(periods, key=_by_crew_start_end)
+    _check_sorted(periods)
+    mine = [p for p in periods if p.ship == ship]
     if not mine:
         raise BadInput(f"no work periods for ship {ship!r}")
-    people: dict[str, list[WorkPeriod]] = defaultdict(list)
-    for p in mine:
-        people[p.crew_id].append(p)
+    days = _Days(zone, min(map(_start_s, mine)), max(map(_end_s, mine)))
+    dates, week_of = days.dates, days.weeks
 
     entries: list[OvertimeEntry] = []
     weeks: list[WeekEntry] = []
     trans: list[Transgression] = []
     weekly: list[Transgression] = []  # already limited to the weeks touching the range
-    in_range = lambda d: date_from <= d <= date_to  # noqa: E731
-    for crew_id, items in sorted(people.items()):
+    first = dates[0].toordinal()
+    lo, hi = date_from.toordinal() - first, date_to.toordinal() - first  # day indexes
+    for crew_id, group in itertools.groupby(mine, _crew_id):  # sorted by crew_id
+        items = list(group)
         person = items[0]
+        name, role = person.name, person.role
         pieces, short = _counted(items)
         for spell in short:
-            day = spell[0].start.astimezone(zone).date()
-            length = spell[-1].end - spell[0].start
+            length = spell[-1].end_s - spell[0].start_s
             trans.append(
                 Transgression(
                     crew_id,
-                    person.name,
-                    day,
+                    name,
+                    dates[days.index(spell[0].start_s)],
                     "K1_SHORT_PERIOD",
                     "DL 1939 art. 1 §3",
-                    spell[0].start,
-                    spell[-1].end,
+                    spell[0].start_s,
+                    spell[-1].end_s,
                     length,
                     f"período intermitente de {_fmt(length)} (menor que 1h00), computado como 1h00",
                     f"intermittent period of {_fmt(length)} (under 1h00), counted as 1h00",
-                    ", ".join(p.where for p in spell if p.where),
+                    _wheres(spell),
                 )
             )
-        trans.extend(_watch_transgressions(items, zone))
-        days = {d: _day_entry(person, d, ps) for d, ps in _split_days(pieces, zone).items()}
-        entries.extend(days[d] for d in sorted(days) if in_range(d))
-        by_week: dict[tuple[int, int], list[OvertimeEntry]] = defaultdict(list)
-        for d, e in days.items():
-            by_week[d.isocalendar()[:2]].append(e)
-        for (year, week), es in sorted(by_week.items()):
-            monday = dt.date.fromisocalendar(year, week, 1)
-            if not (monday <= date_to and monday + dt.timedelta(days=6) >= date_from):
+        trans.extend(_watch_transgressions(items, days))
+        week_key = None
+        port_week = hours_week = 0
+        person_days = _days_of(pieces, days)
+        for n, (i, worked, port, comp) in enumerate(person_days):
+            if worked > _NORMAL_S:
+                over = worked - _NORMAL_S
+                hours = -(-over // _HOUR_S)
+                normal = _NORMAL_S
+            else:
+                over = hours = 0
+                normal = worked
+            if lo <= i <= hi:
+                entries.append(
+                    OvertimeEntry(
+                        crew_id, name, role, dates[i], worked, normal, over, hours, port, comp)
+                )
+            port_week += port
+            hours_week += hours
+            week_key = week_of[i]
+            if n + 1 < len(person_days) and week_of[person_days[n + 1][0]] == week_key:
                 continue
-            port = sum((e.port_traffic_overtime for e in es), dt.timedelta())
-            over_cap = port > PORT_TRAFFIC_WEEK_CAP
-            weeks.append(
-                WeekEntry(
-                    crew_id,
-                    person.name,
-                    year,
-                    week,
-                    monday,
-                    port,
-                    sum(e.overtime_hours for e in es),
-                    over_cap,
+            year, week = week_key
+            monday = dt.date.fromisocalendar(year, week, 1)
+            if monday <= date_to and monday + dt.timedelta(days=6) >= date_from:
+                over_cap = port_week > _CAP_S
+                weeks.append(
+                    WeekEntry(crew_id, name, year, week, monday, port_week, hours_week, over_cap)
                 )
-            )
-            if over_cap:
-                weekly.append(
-                    Transgression(
-                        crew_id,
-                        person.name,
-                        monday + dt.timedelta(days=6),
-                        "K3_PORT_TRAFFIC_CAP",
-                        "DL 1939 art. 2 §2",
-                        None,
-                        None,
-                        port,
-                        f"{_fmt(port)} de horas extraordinárias para tráfego no porto na semana "
-                        f"{year}-W{week:02d}, acima do limite de 30h00",
-                        f"{_fmt(port)} of port-traffic overtime in week {year}-W{week:02d}, "
-                        f"above the 30h00 cap",
+                if over_cap:
+                    weekly.append(
+                        Transgression(
+                            crew_id,
+                            name,
+                            monday + dt.timedelta(days=6),
+                            "K3_PORT_TRAFFIC_CAP",
+                            "DL 1939 art. 2 §2",
+                            None,
+                            None,
+                            port_week,
+                            f"{_fmt(port_week)} de horas extraordinárias para tráfego no porto "
+                            f"na semana {year}-W{week:02d}, acima do limite de 30h00",
+                            f"{_fmt(port_week)} of port-traffic overtime in week "
+                            f"{year}-W{week:02d}, above the 30h00 cap",
+                        )
                     )
-                )
-    trans = [t for t in trans if in_range(t.date)] + weekly
-    trans.sort(key=lambda t: (t.date, t.crew_id, t.start or dt.datetime.max.replace(tzinfo=dt.UTC)))
+            port_week = hours_week = 0
+    trans = [t for t in trans if date_from <= t.date <= date_to] + weekly
+    trans.sort(key=_trans_key)
     return HoursBook(ship, date_from, date_to, str(zone.key), entries, weeks, trans)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from portgate.errors import BadInput
-from portgate.records import Worker, load_csv
-from portgate.tables import FIELD_LIMIT, iter_rows, one_line, read_rows
+from portgate.records import Worker, build_cells, load_csv
+from portgate.tables import FIELD_LIMIT, iter_cells, iter_rows, one_line, read_rows
 
 
 def _write(tmp_path, text: str, name="t.csv", encoding="utf-8"):
@@ -85,3 +85,48 @@ def test_pay_reads_a_shifts_csv_with_a_bom_and_names_the_line_after_a_blank_one(
     assert main(["pay", "--shifts", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "blank.csv:4: " in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_iter_cells_gives_the_asked_columns_in_order_with_short_long_and_absent_cells(tmp_path):
+    path = _write(tmp_path, "b,a,b,z\n1,2,3,4\n5\n6,7,8,9,10\n")
+    assert list(iter_cells(path, ["a", "b", "c"], ["a"])) == [
+        ("t.csv:2", ("2", "3", None), 0),  # b named twice: its last cell, as iter_rows
+        ("t.csv:3", (None, None, None), 0),
+        ("t.csv:4", ("7", "8", None), 1),
+    ]
+    path = _write(tmp_path, "\ufeff a ,b\n1,2\n\n3\n", name="u.csv")
+    assert list(iter_cells(path, ["b", "a"])) == [("u.csv:2", ("2", "1"), 0), ("u.csv:4", (None, "3"), 0)]
+    assert list(iter_cells(path, ["a"])) == [("u.csv:2", ("1",), 0), ("u.csv:4", ("3",), 0)]
+    path = _write(tmp_path, "a,b\n1\n1,2,3\n1,2\n", name="v.csv")  # the header is the columns asked
+    assert list(iter_cells(path, ["a", "b"])) == [
+        ("v.csv:2", ["1", None], 0), ("v.csv:3", ["1", "2"], 1), ("v.csv:4", ["1", "2"], 0)]
+
+
+@pytest.mark.parametrize("text, where, says", [
+    ("a,b\n1,2\n3," + "x" * (FIELD_LIMIT + 1) + "\n", "t.csv:3", f"longer than {FIELD_LIMIT}"),
+    ("a,b\n1,2\n3,x\x00y\n", "t.csv:3", "NUL"),
+    ("a,c\n1,2\n", "t.csv:1", "header lacks column(s) b"),
+    ("a,b\n1,2\n\xe9,3\n", "t.csv:3", "file is not UTF-8"),
+])
+def test_iter_cells_faults_are_those_of_iter_rows(tmp_path, text, where, says):
+    path = _write(tmp_path, text, encoding="latin-1" if "\xe9" in text else "utf-8")
+    with pytest.raises(BadInput) as cells:
+        list(iter_cells(path, ["a", "b"], ["a", "b"]))
+    with pytest.raises(BadInput) as rows:
+        list(iter_rows(path, ["a", "b"]))
+    assert str(cells.value) == str(rows.value)
+    message = str(cells.value)
+    assert message.startswith(f"{where}: ") and says in message and "\n" not in message, message
+
+
+def test_build_cells_names_every_bad_row_and_a_long_one(tmp_path):
+    def build(cells, where):
+        if cells[0] == "x":
+            raise BadInput("a is x\nreally")
+        return cells[0]
+
+    path = _write(tmp_path, "a\n1\nx\n2,3\n4\n")
+    with pytest.raises(BadInput) as info:
+        build_cells(iter_cells(path, ["a"]), build)
+    assert str(info.value) == "t.csv:3: a is x\\nreally\nt.csv:4: 1 cell(s) more than the header has"
+    assert build_cells(iter_cells(_write(tmp_path, "a\n1\n4\n"), ["a"]), build) == ["1", "4"]

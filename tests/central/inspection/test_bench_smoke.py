@@ -21,4 +21,4 @@ def test_crew_hours_bench_smoke_prints_its_json_line():
     last = json.loads(out.strip().splitlines()[-1])
     assert last["bench"] == "crew_hours"
     assert last["figures"]["rows"] > 0 and last["baseline"]["csv_read_s"] > 0
-    assert last["ratio"] > 0 and last["target"] == 20.0
+    assert last["ratio"] > 0 and last["target"] == 5.0
