@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION, chain, topics
+from wire import downlink as dl
 from wire.events import Event, canonical_bytes, decode
 
 MAX_MESSAGE_BYTES = 131_072  # an uplink message larger than this is refused before decoding
@@ -183,6 +184,36 @@ def mac_ok(event: Event, key: bytes, raw: bytes) -> bool:
     mac = base.copy()
     mac.update(canonical_bytes(event))
     return hmac.compare_digest(mac.hexdigest(), event.mac)
+
+
+def check_status(topic: str, payload: bytes, port: str, known: GateKeys) -> dl.GateStatus | DeadLetter:
+    """A gate's retained status (``GateStatus``, its ``sent_seq`` drives the tail repair), or a
+    ``DeadLetter`` ``bad status: …`` if it does not parse, names another port or gate than its
+    topic, comes from a gate without a usable key, claims a ``sent_seq`` outside 0..2**63-1, or is
+    unsigned or badly signed (``wire.downlink.verify_status`` with the gate's key: a broker
+    password alone must not make the office ask for replays). Oversize: ``oversize: …``."""
+    gate_id = None
+    try:
+        t_port, gate_id, _leaf = topics.parse_gate_topic(topic)
+        too_big = oversize(topic, payload, gate_id)
+        if too_big is not None:
+            return too_big
+        status = dl.decode(payload, dl.GateStatus, where=topic)
+        if (status.port, status.gate_id) != (t_port, gate_id) or t_port != port:
+            raise BadInput(f"status of {status.port}/{status.gate_id} on {topic}", where=topic)
+        if status.sent_seq is not None and not 0 <= status.sent_seq < 2**63:
+            raise BadInput(f"sent_seq {status.sent_seq} out of range", where=topic)
+        if known.hmac_error is not None:
+            raise BadInput(known.hmac_error, where=topic)  # cannot be checked: not trusted
+        if known.hmac is None:
+            raise BadInput(f"unknown gate {gate_id}", where=topic)
+        if not status.mac:
+            raise BadInput("unsigned (a gate of an older release?)", where=topic)
+        if not dl.verify_status(status, known.hmac):
+            raise BadInput("bad MAC", where=topic)
+    except BadInput as exc:
+        return DeadLetter(topic, f"bad status: {exc}", payload, gate_id)
+    return status
 
 
 # -- links between consecutive signed events -----------------------------------------------------

@@ -32,14 +32,13 @@ from central.ingest.check import (  # noqa: F401 - MAX_MESSAGE_BYTES and oversiz
     MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, oversize, topic_gate)
 from central.ingest.check import check as pure_check
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.repair import MAX_GAP_EVENTS, MAX_GAP_RANGES, scan_sequences
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
 from wire.events import AlertPayload, Event
 
 log = structlog.get_logger("central.ingest")
 
 DEAD_RAW_KEPT = 4096  # bytes of a dead letter's message stored; the rest is named by size and SHA-256
-MAX_GAP_RANGES = 50  # missing ranges returned per gate per round (one ReplayCommand each)
-MAX_GAP_EVENTS = 10_000  # missing sequences returned per gate per round, in total
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -64,15 +63,16 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
     return verdict
 
 
-def gate_keys(keys: KeyRing, gate_id: str) -> GateKeys:
-    """What ``keys`` holds for ``gate_id`` (file errors as values, for the pure check)."""
+def gate_keys(keys: KeyRing, gate_id: str, *, public: bool = True) -> GateKeys:
+    """What ``keys`` holds for ``gate_id`` (file errors as values, for the pure check); without
+    ``public``, its HMAC key only."""
     hmac_error = public_error = None
     try:
         key = keys.key(gate_id)
     except KeyUnreadable as exc:
         key, hmac_error = None, str(exc)
     pubs: Sequence = ()
-    if key is not None:
+    if key is not None and public:
         try:
             pubs = keys.public_keys(gate_id)
         except KeyUnreadable as exc:
@@ -320,40 +320,6 @@ def update_progress(
         )
         gaps += [Gap(gate_id, a, b) for a, b in holes]
     return gaps
-
-
-def scan_sequences(
-    contiguous: int,
-    seqs,
-    losses,
-    *,
-    window_end: int | None = None,
-    max_ranges: int = MAX_GAP_RANGES,
-    max_events: int = MAX_GAP_EVENTS,
-) -> tuple[int, list[tuple[int, int]]]:
-    """Pure: from ``contiguous`` (all of 1..contiguous accounted for), the sorted present sequences
-    ``seqs`` (> contiguous) and the lost ranges ``losses`` [(from, to) inclusive], return the new
-    contiguous sequence and the missing runs [(from, to) inclusive] (at most ``max_ranges`` runs and
-    ``max_events`` sequences; the last run cut to fit). ``window_end``: ``seqs`` is only known up to
-    this sequence (a ``LIMIT``-ed read), so lost ranges starting after it are ignored for now.
-    """
-    covered = [(s, s) for s in seqs]
-    covered += [(a, b) for a, b in losses if b > contiguous and (window_end is None or a <= window_end + 1)]
-    covered.sort()
-    cursor = contiguous  # every sequence <= cursor is present or lost
-    first_hole: int | None = None
-    holes: list[tuple[int, int]] = []
-    budget = max_events
-    for a, b in covered:
-        if a > cursor + 1:
-            if first_hole is None:
-                first_hole = cursor
-            if len(holes) < max_ranges and budget > 0:
-                hi = min(a - 1, cursor + budget)
-                holes.append((cursor + 1, hi))
-                budget -= hi - cursor
-        cursor = max(cursor, b)
-    return (first_hole if first_hole is not None else cursor), holes
 
 
 def open_gaps(conn: Connection) -> list[str]:
