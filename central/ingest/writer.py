@@ -74,6 +74,7 @@ from central.ingest import chain as chain_check
 from central.evidence import receipts
 from central.ingest.check import UNKNOWN, check_status
 from central.ingest.keys import KeyRing
+from central.ingest.verify import Verifier
 from central.ingest.repair import TAIL_MAX_WAIT_S, GapTracker, TailAsk, TailCheck, TailRefused, TailTracker
 from central.ingest.logbudget import LogBudget
 from central.ledger.schema import dead_letters, gate_progress
@@ -154,20 +155,22 @@ class LedgerWriter:
         return Outcome(batch_id, stats, confiscations, self._gaps.open)
 
     # -- one batch ---------------------------------------------------------------------------------
-    def process(self, batch_id: int, items: list[tuple[str, bytes]]) -> Outcome:
+    def process(self, batch_id: int, items: list[tuple[str, bytes]], verified=None) -> Outcome:
         """Check and commit one batch of ``(topic, payload)``; then relay presence and ask for gaps.
+        ``verified``: the batch's signature verdicts computed ahead (``Verifier.verdicts``, one per
+        item or None), else the signatures are verified here.
 
         Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
         until ``abandon()`` said so (the caller must not acknowledge the batch).
         """
         accepted, rejected, statuses = [], [], []
-        for topic, payload in items:
+        for i, (topic, payload) in enumerate(items):
             if topic.endswith("/status"):
                 status = self._claim(topic, payload, rejected)
                 if status is not None:
                     statuses.append(status)
                 continue
-            verdict = ledger.check(topic, payload, self.port, self.keys)
+            verdict = ledger.check(topic, payload, self.port, self.keys, verified[i] if verified else None)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
         n_rejected = len(rejected)
         delay = 0.5
@@ -457,17 +460,22 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def _read_ahead(conn) -> queue.SimpleQueue:
+def _read_ahead(conn, verifier: Verifier | None = None) -> queue.SimpleQueue:
     """Read the worker's batches as soon as they come, on a thread, into a queue: the worker hands
     them over from paho's network thread, which must not wait for a commit to finish before its
     send completes. The queue holds at most what the broker's receive maximum lets the worker hold
-    unacknowledged. End of file or a broken pipe is put in the queue as the exception."""
+    unacknowledged. Each batch goes in as ``(batch_id, items, pending)``: its signatures already
+    handed to ``verifier`` (None: none). End of file or a broken pipe is put in the queue as the
+    exception."""
     inbox: queue.SimpleQueue = queue.SimpleQueue()
 
     def read() -> None:
         try:
             while True:
                 message = conn.recv()
+                if message:
+                    batch_id, items = message
+                    message = (batch_id, items, verifier.submit(items) if verifier is not None else None)
                 inbox.put(message)
                 if message is None:
                     return
@@ -511,10 +519,12 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
     configure_logging(json=config.log_json, level=config.log_level,  # every thread of this process
                       fields={"service": "central", "port": config.port, "worker": index, "role": "writer"})
     engine = make_engine(config.database_url)
-    writer = LedgerWriter(config, engine, KeyRing(config.keys_dir), index=index,
+    keys = KeyRing(config.keys_dir)
+    verifier = Verifier(keys, config.port, config.ingest.verify_processes).start()
+    writer = LedgerWriter(config, engine, keys, index=index,
                           abandon=lambda: _gone(worker_pid), notify=conn.send).start()
     tune_for_service()
-    inbox = _read_ahead(conn)
+    inbox = _read_ahead(conn, verifier)
     try:
         while True:
             try:
@@ -526,7 +536,8 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
             if isinstance(message, BaseException):
                 raise message
             if message:
-                conn.send(_or_exit(writer.process, *message))
+                batch_id, items, pending = message
+                conn.send(_or_exit(writer.process, batch_id, items, verifier.verdicts(pending)))
             report = _or_exit(writer.scan)
             if report is not None:
                 conn.send(report)
@@ -534,4 +545,5 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
         pass  # the worker is gone: nothing more can be acknowledged
     finally:
         writer.close()
+        verifier.close()
         engine.dispose()
