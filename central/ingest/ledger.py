@@ -51,17 +51,29 @@ class Gap:
 
 
 def check(topic: str, raw: bytes, port: str, keys: KeyRing,
-          verified: tuple[Sequence, Sequence[bool]] | None = None) -> Accepted | DeadLetter:
+          verified: tuple[Sequence, Sequence[bool]] | None = None,
+          memo: dict[str, GateKeys] | None = None) -> Accepted | DeadLetter:
     """Validate one uplink message (``central.ingest.check.check``) with the keys ``keys`` holds
     for the topic's gate; register the new key of a valid ``SIGNING_KEY`` rollover. Never raises:
     anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts)`` computed ahead
-    (central/ingest/verify.py), used only if the gate's key list is still that very list."""
+    (central/ingest/verify.py), used only if the gate's key list is still that very list.
+    ``memo``: the keys already looked up for this batch (gate -> ``GateKeys``; a rollover drops
+    the gate's entry, so the batch's next events see the new key)."""
     t_gate = topic_gate(topic, port)
-    known = gate_keys(keys, t_gate) if isinstance(t_gate, str) else UNKNOWN
+    if not isinstance(t_gate, str):
+        known = UNKNOWN
+    elif memo is None:
+        known = gate_keys(keys, t_gate)
+    else:
+        known = memo.get(t_gate)
+        if known is None:
+            known = memo[t_gate] = gate_keys(keys, t_gate)
     pre = verified[1] if verified is not None and verified[0] is known.public else None
     verdict = pure_check(topic, raw, port, known, pre)
     if isinstance(verdict, Accepted) and verdict.learned is not None:
         keys.learn_public_key(verdict.event.gate_id, verdict.learned)
+        if memo is not None:
+            memo.pop(verdict.event.gate_id, None)
     return verdict
 
 

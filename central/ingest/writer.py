@@ -164,13 +164,14 @@ class LedgerWriter:
         until ``abandon()`` said so (the caller must not acknowledge the batch).
         """
         accepted, rejected, statuses = [], [], []
+        memo: dict = {}  # gate -> its keys, looked up once per batch
         for i, (topic, payload) in enumerate(items):
             if topic.endswith("/status"):
                 status = self._claim(topic, payload, rejected)
                 if status is not None:
                     statuses.append(status)
                 continue
-            verdict = ledger.check(topic, payload, self.port, self.keys, verified[i] if verified else None)
+            verdict = ledger.check(topic, payload, self.port, self.keys, verified[i] if verified else None, memo)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
         n_rejected = len(rejected)
         delay = 0.5

@@ -92,3 +92,19 @@ def test_no_helpers_means_the_writer_verifies(ring):
 
 def test_the_helper_function_refuses_nothing_it_cannot_read():
     assert verify_jobs([(b"junk", [b"k" * 32]), (encode(signed_chain(1)[0]), [b"short"])]) == [None, [False]]
+
+
+def test_a_rollover_in_a_batch_is_seen_by_the_next_event_of_the_same_batch(ring):
+    """The batch's key memo drops a gate's keys when an event registers a new one."""
+    key = read_secret(ring.keys_dir / "g1.key")
+    new = chain.new_private_key()
+    from wire.events import AlertPayload
+
+    roll = AlertPayload(code=chain.KEY_EVENT, detail=f"public_key={chain.public_raw(new.public_key())} previous=x")
+    first = chain.seal(event(1, payload=roll, prev=chain.GENESIS), SIGNER, key)[0]
+    second = chain.seal(event(2, prev=chain.event_hash(first)), new, key)[0]
+    t = topics.gate_events(PORT, "g1")
+    memo: dict = {}
+    verdicts = [ledger.check(t, encode(e), PORT, ring, None, memo) for e in (first, second)]
+    assert [type(v) for v in verdicts] == [Accepted, Accepted]
+    assert len(ring.public_keys("g1")) == 2
