@@ -487,6 +487,29 @@ def _read_ahead(conn, verifier: Verifier | None = None) -> queue.SimpleQueue:
     return inbox
 
 
+MAX_COALESCED = 5000  # messages of batches already waiting for the writer committed together
+_NOTHING = object()
+
+
+def coalesce(first: tuple, inbox: queue.SimpleQueue, limit: int = MAX_COALESCED) -> tuple[list, object]:
+    """``first`` (``(batch_id, items, pending)``) and the batches already waiting behind it in
+    ``inbox``, while the total stays within ``limit`` messages: a writer that fell behind commits
+    them in one transaction (the statements, progress, receipts and commit of a batch are paid
+    once), in arrival order, and answers each batch. Returns ``(group, held)``: ``held`` is the
+    entry taken that does not join (the stop ``None``, an exception, a batch that does not fit),
+    or ``_NOTHING``."""
+    group, n = [first], len(first[1])
+    while True:
+        try:
+            nxt = inbox.get_nowait()
+        except queue.Empty:
+            return group, _NOTHING
+        if not nxt or isinstance(nxt, BaseException) or n + len(nxt[1]) > limit:
+            return group, nxt
+        group.append(nxt)
+        n += len(nxt[1])
+
+
 def _or_exit(work, *args):
     """Run the writer's ``work``; an unexpected error is logged with its traceback and ends the
     process with status 1 (the link logs the death and starts a new writer). Without this, an
@@ -504,8 +527,9 @@ def _or_exit(work, *args):
 def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> None:
     """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
 
-    Reads ``(batch_id, items)`` from ``conn`` (read ahead on a thread) and answers each with an ``Outcome`` once committed;
-    between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
+    Reads ``(batch_id, items)`` from ``conn`` (read ahead on a thread) and answers each with an
+    ``Outcome`` once committed (batches already waiting are committed together: ``coalesce``; the
+    last one's outcome carries the counts); between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
     ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or process
     ``worker_pid`` no longer there while a commit is being retried): exit without acknowledging
     anything. SIGINT and SIGTERM are ignored: the
@@ -526,19 +550,30 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
                           abandon=lambda: _gone(worker_pid), notify=conn.send).start()
     tune_for_service()
     inbox = _read_ahead(conn, verifier)
+    held = _NOTHING
     try:
         while True:
-            try:
-                message = inbox.get(timeout=writer.scan_every_s)
-            except queue.Empty:
-                message = ()
+            if held is not _NOTHING:
+                message, held = held, _NOTHING
+            else:
+                try:
+                    message = inbox.get(timeout=writer.scan_every_s)
+                except queue.Empty:
+                    message = ()
             if message is None:
                 break
             if isinstance(message, BaseException):
                 raise message
             if message:
-                batch_id, items, pending = message
-                conn.send(_or_exit(writer.process, batch_id, items, verifier.verdicts(pending)))
+                group, held = coalesce(message, inbox)
+                items = [item for _id, part, _pending in group for item in part]
+                parts = [(verifier.verdicts(pending), len(part)) for _id, part, pending in group]
+                verified = None if all(v is None for v, _n in parts) else [
+                    x for v, n in parts for x in (v if v is not None else [None] * n)]
+                out = _or_exit(writer.process, group[-1][0], items, verified)
+                for batch_id, _part, _pending in group[:-1]:  # committed in the same transaction
+                    conn.send(Outcome(batch_id, {}, False, out.open_gaps))
+                conn.send(out)
             report = _or_exit(writer.scan)
             if report is not None:
                 conn.send(report)
