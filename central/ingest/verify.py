@@ -15,7 +15,8 @@ Each helper is ``python -m central.ingest.verify`` over its stdin/stdout (length
 msgpack, requests answered in order); it ends when its stdin closes (the writer gone). A plain
 child process, not ``multiprocessing``: the writer is itself a daemonic multiprocessing child.
 
-``[ingest] verify_processes`` (1): helpers per writer; 0 verifies in the writer.
+``[ingest] verify_processes`` (1): helpers per writer, started with the writer when a gate has a
+registered public key, else at the first signed event; 0 verifies in the writer.
 """
 
 from __future__ import annotations
@@ -100,17 +101,26 @@ class Verifier:
         self.processes = processes
         self.failures = 0
         self._helpers: list[_Helper] = []
+        self._closed = False
         self._next = 0
         self._lock = threading.Lock()  # the helpers list and their stdin (submit vs a restart)
         self._raw: dict[int, tuple[Sequence, list[bytes]]] = {}  # id(key list) -> (list, raw keys newest first)
 
     def start(self) -> Verifier:
-        with self._lock:
-            self._helpers = [_Helper() for _ in range(self.processes)]
+        """Start the helpers now if any gate has a registered public key (else at the first
+        signed event: an HMAC-only office runs none)."""
+        if any(self.keys.keys_dir.glob("*.pub")):
+            with self._lock:
+                self._spawn_locked()
         return self
+
+    def _spawn_locked(self) -> None:
+        if not self._helpers:
+            self._helpers = [_Helper() for _ in range(self.processes)]
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             helpers, self._helpers = self._helpers, []
         for h in helpers:
             h.close()
@@ -143,8 +153,9 @@ class Verifier:
         if not jobs:
             return None
         with self._lock:
-            if not self._helpers:
+            if self._closed:
                 return None
+            self._spawn_locked()
             helper = self._helpers[self._next % len(self._helpers)]
             self._next += 1
             try:

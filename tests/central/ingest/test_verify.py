@@ -84,6 +84,35 @@ def test_a_helper_killed_gives_no_verdicts_and_the_next_batch_has_a_new_one(ring
     assert first.proc.poll() is not None
 
 
+def test_helpers_start_only_for_an_office_with_signing_gates(tmp_path, ring):
+    keys = tmp_path / "plain"
+    add_gate(keys, "g1")
+    plain = Verifier(KeyRing(keys), PORT, 1).start()
+    assert plain._helpers == []  # no .pub file: nothing started
+    plain.close()
+    signing = Verifier(ring, PORT, 1).start()
+    try:
+        assert len(signing._helpers) == 1
+    finally:
+        signing.close()
+    assert signing.submit(items(ring)) is None  # closed: nothing started again
+
+
+def test_a_gate_registered_later_starts_the_helper_at_its_first_signed_event(tmp_path):
+    keys = tmp_path / "later"
+    add_gate(keys, "g1")
+    add_gate(keys, "g2")
+    ring = KeyRing(keys, recheck_s=0)
+    v = Verifier(ring, PORT, 1).start()
+    try:
+        assert v._helpers == []
+        register_public_key(keys, "g1", chain.public_pem(SIGNER.public_key()))
+        found = v.verdicts(v.submit(items(ring)))
+        assert found[0][1] == (True,) and len(v._helpers) == 1
+    finally:
+        v.close()
+
+
 def test_no_helpers_means_the_writer_verifies(ring):
     v = Verifier(ring, PORT, 0).start()
     assert v.submit(items(ring)) is None and v.verdicts(None) is None
