@@ -1,6 +1,6 @@
 """The office's check of each gate's signed chain on ingest (wire/chain.py, docs/evidence.md).
 
-``central.ingest.check.signature_problem`` (in ``ledger.check``, per message): for a gate with
+``central.ingest.check.signature_problem`` (in ``event_store.check``, per message): for a gate with
 registered public keys (``<keys_dir>/<gate>.pub``) the event must carry a signature by one of them,
 else it becomes a dead letter (raw bytes kept) whose reason starts ``CHAIN_BREAK <kind> gate <g>
 seq <n>``. A valid ``SIGNING_KEY`` rollover adds the key it names to the gate's file.

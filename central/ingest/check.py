@@ -7,8 +7,8 @@ malformed (not JSON, schema violation, unsupported schema version), topic/gate m
 publishing as another), unknown gate (no key), an unusable key file, bad MAC, and for a gate with a
 registered signing key a chain break (``CHAIN_BREAK <kind> gate <g> seq <n>: ...``: UNSIGNED,
 BAD_SIGNATURE, UNKNOWN_KEY; docs/evidence.md). No SQL, no file, no clock, no MQTT: the
-caller (``central.ingest.ledger.check``) looks the keys up and applies a ``SIGNING_KEY`` rollover the
-verdict names (``Accepted.learned``).
+caller (``central.ingest.event_store.check``) looks the keys up and applies a ``SIGNING_KEY``
+rollover the verdict names (``Accepted.learned``).
 
 ``link_breaks`` is the pure half of the chain check in the batch's transaction
 (``central.ingest.chain.record``): the new signed events' links against the links the ledger holds

@@ -10,7 +10,7 @@ import pytest
 from central.ingest.repair import (
     GapRound, GapTracker, TailAsk, TailCheck, TailRefused, TailTracker, scan_sequences,
 )
-from central.ingest.ledger import Gap
+from central.ingest.event_store import Gap
 
 WALL = dt.datetime(2026, 3, 15, 4, 20, tzinfo=dt.UTC)
 

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 import structlog
 
-from central.ingest import ledger
+from central.ingest import event_store as ledger
 from central.ingest.check import Accepted, DeadLetter
 from central.ingest.keys import KeyRing, add_gate, register_public_key
 from central.ingest.verify import Verifier, verify_jobs
