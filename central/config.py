@@ -18,6 +18,7 @@ replay_every_s = 30.0                 # do not repeat the same replay request mo
 tail_grace_s = 30.0                   # ledger below a gate's acknowledged sent_seq this long: ask for the tail
 share_group = "ledger"                # $share/<group>/portgate/v1/<port>/gate/+/events
 writer = "process"                    # ledger writes in a child process per worker, or "thread"
+verify_processes = 1                  # Ed25519 signature helpers per writer process (0: the writer verifies)
 
 metrics_port = 9102                   # Prometheus /metrics; 0 = off
 metrics_addr = "127.0.0.1"
@@ -73,6 +74,7 @@ class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     share_group: str = "ledger"  # a topic id (wire.topics.check_id): $share/<group>/...
     relay_presence: bool = True
     writer: Literal["process", "thread"] = "process"  # central/ingest/link.py
+    verify_processes: Annotated[int, msgspec.Meta(ge=0, le=16)] = 1  # Ed25519 verifiers per writer process (verify.py)
 
     def __post_init__(self) -> None:
         try:

@@ -75,6 +75,85 @@ class _Client(mqtt.Client):
 
         mqtt.Client.on_connect.fset(self, on_connect)
 
+    # -- reading: one recv() per socket buffer, every whole packet in it per select() ----------------
+    _rsock = None  # the socket ``_rbuf`` was read from (a new connection discards what is left)
+    _rbuf = b""
+    _rpos = 0
+
+    def _sock_recv(self, bufsize: int) -> bytes:
+        """paho asks for 1 byte (the command), then the length byte by byte, then the rest: one
+        system call each, 4 per message measured. Here one ``recv`` of up to ``READ_CHUNK`` bytes
+        serves them all from memory. Raises what paho's own raises (``BlockingIOError`` when
+        nothing is buffered and the socket has nothing)."""
+        if self._rsock is not self._sock or self._rpos >= len(self._rbuf):
+            self._rbuf, self._rpos, self._rsock = b"", 0, None
+            data = super()._sock_recv(READ_CHUNK)
+            if not data:
+                return data
+            self._rbuf, self._rsock = data, self._sock
+        pos = self._rpos
+        self._rpos = pos + bufsize
+        return self._rbuf[pos:pos + bufsize]
+
+    def loop_read(self, max_packets: int = 1):
+        """Handle up to ``PACKETS_PER_READ`` packets per readable socket (paho's: one, so each
+        message cost a ``select()``), stopping when the socket has nothing more."""
+        for _ in range(max(max_packets, PACKETS_PER_READ)):
+            if self._sock is None:
+                return mqtt.MQTTErrorCode.MQTT_ERR_NO_CONN
+            rc = self._packet_read()
+            if rc > 0:
+                return self._loop_rc_handle(rc)
+            if rc == mqtt.MQTTErrorCode.MQTT_ERR_AGAIN:
+                return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+        return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _buffered(self) -> bool:
+        return self._rsock is not None and self._rsock is self._sock and self._rpos < len(self._rbuf)
+
+    def _loop(self, timeout: float = 1.0):
+        """paho's loop step; bytes already read into the buffer (left by ``PACKETS_PER_READ``) are
+        handled first and ``select()`` then does not wait: the socket would not wake it for them."""
+        if self._buffered():
+            rc = self.loop_read()
+            if rc:
+                return rc
+            if self._buffered():
+                timeout = 0.0
+        return super()._loop(timeout)
+
+    def _handle_publish(self):
+        """paho's PUBLISH handling, with a fast path for the common packet: MQTT v5, QoS 1, no
+        properties, no paho logger. paho builds and clears a ``Properties`` object for every
+        message (27 names walked with ``hasattr`` and ``str.replace``: about a third of an ingest
+        worker's CPU, docs/performance.md); here the message gets one shared empty ``Properties``
+        (read-only for callbacks) and everything else as paho sets it. Any other packet (QoS 0 or
+        2, properties present, too short, MQTT 3.1.1, a logger set) goes through paho's own code."""
+        packet, header = self._in_packet["packet"], self._in_packet["command"]
+        if ((header & 0x06) != 0x02 or self._protocol != mqtt.MQTTv5 or self._logger is not None
+                or self._on_log is not None or len(packet) < 5):
+            return super()._handle_publish()
+        end = 2 + ((packet[0] << 8) | packet[1])
+        if len(packet) < end + 3 or packet[end + 2] != 0:
+            return super()._handle_publish()
+        mid = (packet[end] << 8) | packet[end + 1]
+        message = mqtt.MQTTMessage(mid=mid, topic=bytes(packet[2:end]))
+        message.dup = (header & 0x08) != 0
+        message.qos = 1
+        message.retain = (header & 0x01) != 0
+        message.properties = _NO_PROPERTIES
+        message.payload = bytes(packet[end + 3:])
+        message.timestamp = mqtt.time_func()
+        self._handle_on_message(message)
+        if self._manual_ack:
+            return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+        return self._send_puback(mid)
+
+
+_NO_PROPERTIES = Properties(PacketTypes.PUBLISH)  # shared by the fast path's messages (never written)
+READ_CHUNK = 65536  # bytes asked of the socket per recv()
+PACKETS_PER_READ = 200  # packets handled per readable socket before writes (PUBACKs) get their turn
+
 
 def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False) -> mqtt.Client:
     """A paho v5 client with credentials/TLS from ``config`` and the reconnect back-off set; every

@@ -1,9 +1,7 @@
 """Checking incoming event messages and writing them to the ledger in one transaction per batch.
 
-``check`` turns one MQTT message into an accepted ``Event`` or a ``DeadLetter`` with the reason:
-not a gate topic / wrong port, malformed (not JSON, schema violation, unsupported schema version),
-topic/gate mismatch (a gate publishing as another), unknown gate (no key), bad MAC, and for a gate
-with a registered signing key a bad or missing signature (``CHAIN_BREAK ...``, central.ingest.chain).
+``check`` turns one MQTT message into an accepted ``Event`` or a ``DeadLetter`` with the reason
+(the pure ``central.ingest.check.check`` with the gate's keys looked up in the ``KeyRing``).
 
 ``write_batch`` inserts accepted events with one multi-row ``INSERT ... ON CONFLICT (event_id) DO
 NOTHING RETURNING`` per 1000 events, so a redelivered or replayed event is a no-op, and inserts the
@@ -20,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import hmac
 import itertools
 import re
+from collections.abc import Sequence
 
 import msgspec
 import structlog
@@ -30,36 +28,17 @@ from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from central.ingest import chain as chain_check
+from central.ingest.check import (  # noqa: F401 - MAX_MESSAGE_BYTES and oversize are the store's names too
+    MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, oversize, topic_gate)
+from central.ingest.check import check as pure_check
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.repair import MAX_GAP_EVENTS, MAX_GAP_RANGES, scan_sequences
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
-from portgate.errors import BadInput
-from wire import SCHEMA_VERSION, topics
-from wire.events import AlertPayload, Event, canonical_bytes, decode
+from wire.events import AlertPayload, Event
 
 log = structlog.get_logger("central.ingest")
 
-MAX_MESSAGE_BYTES = 131_072  # an uplink message larger than this is refused before decoding
 DEAD_RAW_KEPT = 4096  # bytes of a dead letter's message stored; the rest is named by size and SHA-256
-MAX_GAP_RANGES = 50  # missing ranges returned per gate per round (one ReplayCommand each)
-MAX_GAP_EVENTS = 10_000  # missing sequences returned per gate per round, in total
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class DeadLetter:
-    topic: str
-    reason: str
-    raw: bytes
-    gate_id: str | None = None
-    event_id: str | None = None
-    seq: int | None = None  # set on a chain break (central.ingest.chain)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Accepted:
-    topic: str
-    event: Event
-    raw: bytes
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,84 +50,48 @@ class Gap:
     seq_to: int
 
 
-def oversize(topic: str, raw: bytes, gate_id: str | None = None) -> DeadLetter | None:
-    """A ``DeadLetter`` if ``raw`` is longer than ``MAX_MESSAGE_BYTES`` (never decoded), else None."""
-    if len(raw) <= MAX_MESSAGE_BYTES:
-        return None
-    return DeadLetter(topic, f"oversize: {len(raw)} bytes, more than {MAX_MESSAGE_BYTES}", raw, gate_id)
+def check(topic: str, raw: bytes, port: str, keys: KeyRing,
+          verified: tuple[Sequence, Sequence[bool]] | None = None,
+          memo: dict[str, GateKeys] | None = None) -> Accepted | DeadLetter:
+    """Validate one uplink message (``central.ingest.check.check``) with the keys ``keys`` holds
+    for the topic's gate; register the new key of a valid ``SIGNING_KEY`` rollover. Never raises:
+    anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts)`` computed ahead
+    (central/ingest/verify.py), used only if the gate's key list is still that very list.
+    ``memo``: the keys already looked up for this batch (gate -> ``GateKeys``; a rollover drops
+    the gate's entry, so the batch's next events see the new key)."""
+    t_gate = topic_gate(topic, port)
+    if not isinstance(t_gate, str):
+        known = UNKNOWN
+    elif memo is None:
+        known = gate_keys(keys, t_gate)
+    else:
+        known = memo.get(t_gate)
+        if known is None:
+            known = memo[t_gate] = gate_keys(keys, t_gate)
+    pre = verified[1] if verified is not None and verified[0] is known.public else None
+    verdict = pure_check(topic, raw, port, known, pre)
+    if isinstance(verdict, Accepted) and verdict.learned is not None:
+        keys.learn_public_key(verdict.event.gate_id, verdict.learned)
+        if memo is not None:
+            memo.pop(verdict.event.gate_id, None)
+    return verdict
 
 
-def check(topic: str, raw: bytes, port: str, keys: KeyRing) -> Accepted | DeadLetter:
-    """Validate one uplink message. Never raises: anything wrong becomes a ``DeadLetter``. A message
-    over ``MAX_MESSAGE_BYTES`` is refused before it is decoded."""
-    t_gate = _event_topics.get((topic, port))
-    if t_gate is None:
+def gate_keys(keys: KeyRing, gate_id: str, *, public: bool = True) -> GateKeys:
+    """What ``keys`` holds for ``gate_id`` (file errors as values, for the pure check); without
+    ``public``, its HMAC key only."""
+    hmac_error = public_error = None
+    try:
+        key = keys.key(gate_id)
+    except KeyUnreadable as exc:
+        key, hmac_error = None, str(exc)
+    pubs: Sequence = ()
+    if key is not None and public:
         try:
-            t_port, t_gate, leaf = topics.parse_gate_topic(topic)
-        except BadInput:
-            return DeadLetter(topic, "not a gate events topic", raw)
-        if t_port != port or leaf != "events":
-            return DeadLetter(topic, f"topic is not an events topic of port {port}", raw, t_gate)
-        if len(_event_topics) < 100_000:
-            _event_topics[(topic, port)] = t_gate
-    too_big = oversize(topic, raw, t_gate)
-    if too_big is not None:
-        return too_big
-    try:
-        event = decode(raw)
-    except BadInput as exc:
-        return DeadLetter(topic, f"malformed: {exc.reason}"[:2000], raw, t_gate)
-    if event.schema != SCHEMA_VERSION:
-        return DeadLetter(topic, f"malformed: unsupported schema {event.schema}", raw, t_gate, event.event_id)
-    if event.gate_id != t_gate or event.port != port:
-        return DeadLetter(
-            topic, f"topic/gate mismatch: event of {event.port}/{event.gate_id} on {topic}", raw, t_gate,
-            event.event_id,
-        )
-    try:
-        key = keys.key(event.gate_id)
-    except KeyUnreadable as exc:
-        return DeadLetter(topic, str(exc), raw, event.gate_id, event.event_id)
-    if key is None:
-        return DeadLetter(topic, f"unknown gate {event.gate_id}", raw, event.gate_id, event.event_id)
-    if not _verify(event, key, raw):
-        return DeadLetter(topic, "bad MAC", raw, event.gate_id, event.event_id)
-    try:
-        broken = chain_check.signature_problem(event, keys)
-    except KeyUnreadable as exc:
-        return DeadLetter(topic, str(exc), raw, event.gate_id, event.event_id)
-    if broken is not None:
-        return DeadLetter(topic, broken, raw, event.gate_id, event.event_id, event.seq)
-    return Accepted(topic, event, raw)
-
-
-_event_topics: dict[tuple[str, str], str] = {}  # (valid events topic, port) -> gate id
-_macs: dict[bytes, hmac.HMAC] = {}  # key -> HMAC-SHA256 with the key already absorbed
-
-
-def _verify(event: Event, key: bytes, raw: bytes) -> bool:
-    """``wire.events.verify`` with the keyed HMAC state cached per key (``copy()`` per message).
-
-    Fast path: a gate sends ``encode(event)``, i.e. the canonical bytes with the ``mac`` value
-    filled in, so blanking that value in the wire bytes gives the canonical bytes without
-    re-encoding. If that does not verify (another encoder, or a forged MAC), the canonical bytes are
-    computed from the decoded event as ``wire.events.verify`` does, so the verdict is the same.
-    """
-    base = _macs.get(key)
-    if base is None:
-        base = _macs[key] = hmac.new(key, digestmod=hashlib.sha256)
-    quoted = event.mac.encode()
-    candidate = raw.replace(b'"mac":"' + quoted + b'"', b'"mac":""', 1)
-    if event.sig:  # a signed event: the signature is blanked in the canonical bytes too
-        candidate = candidate.replace(b'"sig":"' + event.sig.encode() + b'"', b'"sig":""', 1)
-    if candidate is not raw and len(candidate) != len(raw):
-        mac = base.copy()
-        mac.update(candidate)
-        if hmac.compare_digest(mac.hexdigest().encode(), quoted):
-            return True
-    mac = base.copy()
-    mac.update(canonical_bytes(event))
-    return hmac.compare_digest(mac.hexdigest(), event.mac)
+            pubs = keys.public_keys(gate_id)
+        except KeyUnreadable as exc:
+            public_error = str(exc)
+    return GateKeys(key, pubs, hmac_error, public_error)
 
 
 def _insert(conn: Connection, table):
@@ -391,40 +334,6 @@ def update_progress(
         )
         gaps += [Gap(gate_id, a, b) for a, b in holes]
     return gaps
-
-
-def scan_sequences(
-    contiguous: int,
-    seqs,
-    losses,
-    *,
-    window_end: int | None = None,
-    max_ranges: int = MAX_GAP_RANGES,
-    max_events: int = MAX_GAP_EVENTS,
-) -> tuple[int, list[tuple[int, int]]]:
-    """Pure: from ``contiguous`` (all of 1..contiguous accounted for), the sorted present sequences
-    ``seqs`` (> contiguous) and the lost ranges ``losses`` [(from, to) inclusive], return the new
-    contiguous sequence and the missing runs [(from, to) inclusive] (at most ``max_ranges`` runs and
-    ``max_events`` sequences; the last run cut to fit). ``window_end``: ``seqs`` is only known up to
-    this sequence (a ``LIMIT``-ed read), so lost ranges starting after it are ignored for now.
-    """
-    covered = [(s, s) for s in seqs]
-    covered += [(a, b) for a, b in losses if b > contiguous and (window_end is None or a <= window_end + 1)]
-    covered.sort()
-    cursor = contiguous  # every sequence <= cursor is present or lost
-    first_hole: int | None = None
-    holes: list[tuple[int, int]] = []
-    budget = max_events
-    for a, b in covered:
-        if a > cursor + 1:
-            if first_hole is None:
-                first_hole = cursor
-            if len(holes) < max_ranges and budget > 0:
-                hi = min(a - 1, cursor + budget)
-                holes.append((cursor + 1, hi))
-                budget -= hi - cursor
-        cursor = max(cursor, b)
-    return (first_hole if first_hole is not None else cursor), holes
 
 
 def open_gaps(conn: Connection) -> list[str]:

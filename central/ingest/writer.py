@@ -14,6 +14,11 @@ one process the two took turns and the ingest ran at a third of a bare subscribe
 ``"thread"`` a thread of the worker process (an in-memory SQLite ledger, or when a second process
 per worker is unwanted).
 
+The decisions are pure and tested in memory: each message's verdict is ``central.ingest.check``
+(through ``event_store.check``, which looks the gate's keys up), the replay rounds are
+``central.ingest.repair`` (``GapTracker``, ``TailTracker``); this module does the I/O around them
+(the ledger's transaction, the MQTT publishes, the clock).
+
 - Batches: one transaction per batch. A database error keeps the batch and retries it after a
   back-off (0.5 s doubling to 30 s) until it commits or the worker goes away; nothing is dropped.
 - Rejects (malformed, bad MAC, unknown gate, topic/gate mismatch) become ``dead_letters`` rows in
@@ -71,7 +76,10 @@ from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
 from central.evidence import receipts
-from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.check import UNKNOWN, check_status
+from central.ingest.keys import KeyRing
+from central.ingest.verify import Verifier
+from central.ingest.repair import TAIL_MAX_WAIT_S, GapTracker, TailAsk, TailCheck, TailRefused, TailTracker
 from central.ingest.logbudget import LogBudget
 from central.ledger.schema import dead_letters, gate_progress
 from central.registry.confiscation import record_confiscation
@@ -134,11 +142,10 @@ class LedgerWriter:
         self.client.max_queued_messages_set(0)
         self.broadcast = Publisher(self.client, self.port)
         self._stats: collections.Counter = collections.Counter()
-        self._gaps: dict[str, tuple[int, float]] = {}  # gate -> (its first missing seq, since when: monotonic)
-        self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
+        self._gaps = GapTracker(self.settings.gap_grace_s, self.settings.replay_every_s)
         self._next_gap_scan = 0.0
-        self._claims: dict[str, int] = {}  # gate -> the sent_seq its statuses claim
-        self._tails: dict[str, _Tail] = {}
+        self._tails = TailTracker(self.settings.tail_grace_s, self.settings.replay_every_s,
+                                  max_events=ledger.MAX_GAP_EVENTS)
         self._log_budget = LogBudget()  # dead-letter warnings: 20 a minute, the rest counted
         self._office_key = None  # Ed25519 key signing chain receipts, loaded at the first commit
         self._receipts_out: list[dict] = []
@@ -153,23 +160,26 @@ class LedgerWriter:
 
     def _report(self, batch_id: int | None, confiscations: bool = False) -> Outcome:
         stats, self._stats = dict(self._stats), collections.Counter()
-        return Outcome(batch_id, stats, confiscations, len(self._gaps))
+        return Outcome(batch_id, stats, confiscations, self._gaps.open)
 
     # -- one batch ---------------------------------------------------------------------------------
-    def process(self, batch_id: int, items: list[tuple[str, bytes]]) -> Outcome:
+    def process(self, batch_id: int, items: list[tuple[str, bytes]], verified=None) -> Outcome:
         """Check and commit one batch of ``(topic, payload)``; then relay presence and ask for gaps.
+        ``verified``: the batch's signature verdicts computed ahead (``Verifier.verdicts``, one per
+        item or None), else the signatures are verified here.
 
         Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
         until ``abandon()`` said so (the caller must not acknowledge the batch).
         """
         accepted, rejected, statuses = [], [], []
-        for topic, payload in items:
+        memo: dict = {}  # gate -> its keys, looked up once per batch
+        for i, (topic, payload) in enumerate(items):
             if topic.endswith("/status"):
                 status = self._claim(topic, payload, rejected)
                 if status is not None:
                     statuses.append(status)
                 continue
-            verdict = ledger.check(topic, payload, self.port, self.keys)
+            verdict = ledger.check(topic, payload, self.port, self.keys, verified[i] if verified else None, memo)
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
         n_rejected = len(rejected)
         delay = 0.5
@@ -306,141 +316,74 @@ class LedgerWriter:
 
     # -- gaps --------------------------------------------------------------------------------------
     def _handle_gaps(self, gaps: list[ledger.Gap]) -> None:
-        """Send replay rounds for ``gaps`` (all open gaps of the gates they name).
-
-        Per gate, once it has had an open gap for ``gap_grace_s`` (messages still in flight fill
-        most holes by then), a round asks for every open range at once (one ``ReplayCommand``
-        each; a range that was still in flight arrives twice, and the second copy is a no-op). A new
-        round is sent when no open gap overlaps the previous round's ranges (they were all filled:
-        ask for the next ones now) or ``replay_every_s`` after the previous one.
-        """
-        now = time.monotonic()
-        by_gate: dict[str, list[ledger.Gap]] = {}
-        for gap in gaps:
-            by_gate.setdefault(gap.gate_id, []).append(gap)
-        for gate_id, ripe in by_gate.items():
-            first = ripe[0].seq_from  # the grace is per hole: a hole filled and a new one opened restarts it
-            held = self._gaps.get(gate_id)
-            if held is None or held[0] != first:
-                self._gaps[gate_id] = held = (first, now)
-            if now - held[1] < self.settings.gap_grace_s:
-                continue
-            last, asked = self._rounds.get(gate_id, (None, ()))
-            if last is not None and now - last < self.settings.replay_every_s and _overlap(asked, ripe):
-                continue  # the previous round is still being answered (or part of it cannot be)
-            at = dt.datetime.now(dt.UTC)
-            for gap in ripe:
-                cmd = dl.ReplayCommand(seq_from=gap.seq_from, seq_to=gap.seq_to, at=at)
-                self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
-            self._rounds[gate_id] = (now, tuple((g.seq_from, g.seq_to) for g in ripe))
-            self._stats["replay_requests"] += len(ripe)
+        """Send the replay rounds due for ``gaps`` (all open gaps of the gates they name; the
+        decisions: ``central.ingest.repair.GapTracker``), one ``ReplayCommand`` per range."""
+        rounds = self._gaps.rounds(gaps, time.monotonic())
+        if not rounds:
+            return
+        at = dt.datetime.now(dt.UTC)
+        for r in rounds:
+            for seq_from, seq_to in r.ranges:
+                cmd = dl.ReplayCommand(seq_from=seq_from, seq_to=seq_to, at=at)
+                self.client.publish(topics.gate_cmd(self.port, r.gate_id), dl.encode(cmd), qos=1)
+            self._stats["replay_requests"] += len(r.ranges)
             self._stats["replay_rounds"] += 1
             log.warning(
-                "ingest.gap_replay", gate_id=gate_id, ranges=len(ripe),
-                events=sum(g.seq_to - g.seq_from + 1 for g in ripe),
-                first=(ripe[0].seq_from, ripe[0].seq_to), last=(ripe[-1].seq_from, ripe[-1].seq_to),
+                "ingest.gap_replay", gate_id=r.gate_id, ranges=len(r.ranges),
+                events=sum(b - a + 1 for a, b in r.ranges), first=r.ranges[0], last=r.ranges[-1],
             )
 
     # -- tails ---------------------------------------------------------------------------------------
     def _claim(self, topic: str, payload: bytes, rejected: list) -> dl.GateStatus | None:
-        """Note the ``sent_seq`` a gate's retained status claims (``GateStatus``): the newest
-        status's, except that a Last Will (set when the gate connected, so older) never lowers it;
-        a gate whose journal started again says a lower one. A status that does not parse, names
-        another port or gate than its topic, comes from a gate without a key file (or one that
-        cannot be read), claims a ``sent_seq`` outside 0..2**63-1, or is unsigned or badly signed
-        (``wire.downlink.verify_status`` with the gate's key: a broker password alone must not make
-        the office ask for replays) becomes a dead letter ``bad status: …``."""
-        gate_id = None
+        """Note the ``sent_seq`` a gate's retained status claims (``TailTracker.claim``) once
+        ``check_status`` accepts it (signed with the gate's key); else a dead letter ``bad status: …``."""
         try:
-            port, gate_id, _leaf = topics.parse_gate_topic(topic)
-            too_big = ledger.oversize(topic, payload, gate_id)
-            if too_big is not None:
-                rejected.append(too_big)
-                return
-            status = dl.decode(payload, dl.GateStatus, where=topic)
-            if (status.port, status.gate_id) != (port, gate_id) or port != self.port:
-                raise BadInput(f"status of {status.port}/{status.gate_id} on {topic}", where=topic)
-            if status.sent_seq is not None and not 0 <= status.sent_seq < 2**63:
-                raise BadInput(f"sent_seq {status.sent_seq} out of range", where=topic)
-            try:
-                key = self.keys.key(gate_id)
-            except KeyUnreadable as exc:
-                raise BadInput(str(exc), where=topic) from None  # cannot be checked: not trusted
-            if key is None:
-                raise BadInput(f"unknown gate {gate_id}", where=topic)
-            if not status.mac:
-                raise BadInput("unsigned (a gate of an older release?)", where=topic)
-            if not dl.verify_status(status, key):
-                raise BadInput("bad MAC", where=topic)
-        except BadInput as exc:
-            rejected.append(ledger.DeadLetter(topic, f"bad status: {exc}", payload, gate_id))
+            gate_id = topics.parse_gate_topic(topic)[1]
+        except BadInput:
+            gate_id = None
+        known = ledger.gate_keys(self.keys, gate_id, public=False) if gate_id else UNKNOWN
+        status = check_status(topic, payload, self.port, known)
+        if isinstance(status, ledger.DeadLetter):
+            rejected.append(status)
             return None
-        if status.sent_seq is not None:
-            held = self._claims.get(gate_id, 0)
-            self._claims[gate_id] = max(held, status.sent_seq) if status.reason == "will" else status.sent_seq
+        self._tails.claim(status.gate_id, status.sent_seq, status.reason)
         return status
 
     def _check_tails(self) -> None:
-        """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (see the
-        module docstring). A round that did not move the ledger is followed by the next after
-        ``replay_every_s`` doubling (at most ``TAIL_MAX_WAIT_S``); a round whose replayed events
-        were dead-lettered (the gate's key changed, unreadable) makes the next round wait
-        ``TAIL_MAX_WAIT_S`` (error ``ingest.tail_refused``), so a refused gate is not made to
-        republish its tail every round, and one whose key is fixed gets its tail within that hour
-        (at once if the ledger moves for it: a new event, a gap repair). Raises ``SQLAlchemyError``
+        """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (the
+        decisions: ``central.ingest.repair.TailTracker``; the module docstring). A round whose
+        replayed events were dead-lettered (the gate's key changed, unreadable) is logged as
+        ``ingest.tail_refused`` and the next waits ``TAIL_MAX_WAIT_S``. Raises ``SQLAlchemyError``
         (the caller logs; the next scan tries again)."""
-        now = time.monotonic()
+        now, wall = time.monotonic(), dt.datetime.now(dt.UTC)
         with self.engine.connect() as conn:
             seen = {g: max(c, h) for g, c, h in conn.execute(
                 select(gate_progress.c.gate_id, gate_progress.c.contiguous_seq, gate_progress.c.highest_seq)
-                .where(gate_progress.c.gate_id.in_(list(self._claims))))}
-            for gate_id, claim in list(self._claims.items()):
-                have = seen.get(gate_id, 0)
-                if have >= claim:
-                    del self._claims[gate_id]
-                    self._tails.pop(gate_id, None)
-                    continue
-                tail = self._tails.get(gate_id)
-                if tail is None or tail.have != have:  # new, or the ledger moved: still arriving
-                    self._tails[gate_id] = _Tail(have, now)
-                    continue
-                if now - tail.since < self.settings.tail_grace_s:
-                    continue
-                if tail.asked is not None:
-                    if tail.refused:
-                        if now - tail.asked < TAIL_MAX_WAIT_S:
-                            continue
-                        tail.refused = False  # once more: the key may have been fixed
-                    else:
-                        wait = min(self.settings.replay_every_s * 2 ** (tail.rounds - 1), TAIL_MAX_WAIT_S)
-                        if now - tail.asked < wait:
-                            continue
-                        if _dead_letters_since(conn, gate_id, tail.asked_at):
-                            tail.refused = True
-                            self._stats["tail_refused"] += 1
-                            log.error("ingest.tail_refused", gate_id=gate_id, seq_from=have + 1, sent_seq=claim,
-                                      reason="the replayed events were dead-lettered (see dead_letters: the gate's key?)",
-                                      action=f"asked again in {TAIL_MAX_WAIT_S:g} s, or at once when the ledger moves")
-                            continue
-                self._ask_tail(gate_id, have, claim, tail, now)
+                .where(gate_progress.c.gate_id.in_(list(self._tails.claims))))}
+            for step in self._tails.poll(seen, now, wall):
+                if isinstance(step, TailCheck):
+                    step = self._tails.answer(step, _dead_letters_since(conn, step.gate_id, step.since), now, wall)
+                if isinstance(step, TailRefused):
+                    self._stats["tail_refused"] += 1
+                    log.error("ingest.tail_refused", gate_id=step.gate_id, seq_from=step.seq_from,
+                              sent_seq=step.sent_seq,
+                              reason="the replayed events were dead-lettered (see dead_letters: the gate's key?)",
+                              action=f"asked again in {TAIL_MAX_WAIT_S:g} s, or at once when the ledger moves")
+                elif isinstance(step, TailAsk):
+                    self._ask_tail(step)
 
-    def _ask_tail(self, gate_id: str, have: int, claim: int, tail: _Tail, now: float) -> None:
-        seq_to = min(claim, have + ledger.MAX_GAP_EVENTS)
-        tail.asked_at = dt.datetime.now(dt.UTC)
-        cmd = dl.ReplayCommand(seq_from=have + 1, seq_to=seq_to, at=tail.asked_at)
-        self.client.publish(topics.gate_cmd(self.port, gate_id), dl.encode(cmd), qos=1)
-        tail.asked = now
-        tail.rounds += 1
+    def _ask_tail(self, ask: TailAsk) -> None:
+        cmd = dl.ReplayCommand(seq_from=ask.seq_from, seq_to=ask.seq_to, at=ask.at)
+        self.client.publish(topics.gate_cmd(self.port, ask.gate_id), dl.encode(cmd), qos=1)
         self._stats["replay_requests"] += 1
         self._stats["tail_replays"] += 1
-        log.warning("ingest.tail_replay", gate_id=gate_id, seq_from=have + 1, seq_to=seq_to, sent_seq=claim,
-                    round=tail.rounds, reason="the gate's broker-acknowledged events never reached the ledger")
+        log.warning("ingest.tail_replay", gate_id=ask.gate_id, seq_from=ask.seq_from, seq_to=ask.seq_to,
+                    sent_seq=ask.sent_seq, round=ask.round,
+                    reason="the gate's broker-acknowledged events never reached the ledger")
 
     def _forget_gaps(self, gate_ids) -> None:
         """Drop the gap bookkeeping of gates that have no open gap any more."""
-        for gate_id in gate_ids:
-            self._gaps.pop(gate_id, None)
-            self._rounds.pop(gate_id, None)
+        self._gaps.forget(gate_ids)
 
     @property
     def scan_every_s(self) -> float:
@@ -453,7 +396,7 @@ class LedgerWriter:
         if now < self._next_gap_scan:
             return None
         self._next_gap_scan = now + self.scan_every_s
-        open_before = len(self._gaps)
+        open_before = self._gaps.open
         try:
             with self.engine.begin() as conn:
                 gates = ledger.open_gaps(conn)
@@ -463,33 +406,17 @@ class LedgerWriter:
             return None
         if gates:
             self._handle_gaps(gaps)
-        gone = (set(self._gaps) | set(self._rounds)) - set(gates)
+        gone = self._gaps.gates() - set(gates)
         if gone:
             self._forget_gaps(gone)
-        if self._claims:
+        if self._tails.claims:
             try:
                 self._check_tails()
             except SQLAlchemyError as exc:
                 log.error("ingest.tail_scan_failed", error=db_error(exc))
-        if len(self._gaps) == open_before and not self._stats:
+        if self._gaps.open == open_before and not self._stats:
             return None
         return self._report(None)
-
-
-TAIL_MAX_WAIT_S = 3600.0  # longest pause between two tail rounds that did not move the ledger
-
-
-@dataclasses.dataclass(slots=True)
-class _Tail:
-    """A gate whose ledger is below its claimed ``sent_seq``: ``have`` its ledger progress, since
-    ``since`` (monotonic); the last round asked at ``asked`` (monotonic) / ``asked_at`` (UTC)."""
-
-    have: int
-    since: float
-    asked: float | None = None
-    asked_at: dt.datetime | None = None
-    rounds: int = 0
-    refused: bool = False
 
 
 def _dead_letters_since(conn, gate_id: str, since: dt.datetime | None) -> bool:
@@ -528,11 +455,6 @@ def db_error(exc: BaseException) -> str:
     return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
-def _overlap(asked, gaps) -> bool:
-    """True if any gap intersects any of the ``asked`` (from, to) ranges (both inclusive)."""
-    return any(a <= g.seq_to and g.seq_from <= b for a, b in asked for g in gaps)
-
-
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -543,17 +465,22 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def _read_ahead(conn) -> queue.SimpleQueue:
+def _read_ahead(conn, verifier: Verifier | None = None) -> queue.SimpleQueue:
     """Read the worker's batches as soon as they come, on a thread, into a queue: the worker hands
     them over from paho's network thread, which must not wait for a commit to finish before its
     send completes. The queue holds at most what the broker's receive maximum lets the worker hold
-    unacknowledged. End of file or a broken pipe is put in the queue as the exception."""
+    unacknowledged. Each batch goes in as ``(batch_id, items, pending)``: its signatures already
+    handed to ``verifier`` (None: none). End of file or a broken pipe is put in the queue as the
+    exception."""
     inbox: queue.SimpleQueue = queue.SimpleQueue()
 
     def read() -> None:
         try:
             while True:
                 message = conn.recv()
+                if message:
+                    batch_id, items = message
+                    message = (batch_id, items, verifier.submit(items) if verifier is not None else None)
                 inbox.put(message)
                 if message is None:
                     return
@@ -562,6 +489,29 @@ def _read_ahead(conn) -> queue.SimpleQueue:
 
     threading.Thread(target=read, name="ingest-writer-reader", daemon=True).start()
     return inbox
+
+
+MAX_COALESCED = 5000  # messages of batches already waiting for the writer committed together
+_NOTHING = object()
+
+
+def coalesce(first: tuple, inbox: queue.SimpleQueue, limit: int = MAX_COALESCED) -> tuple[list, object]:
+    """``first`` (``(batch_id, items, pending)``) and the batches already waiting behind it in
+    ``inbox``, while the total stays within ``limit`` messages: a writer that fell behind commits
+    them in one transaction (the statements, progress, receipts and commit of a batch are paid
+    once), in arrival order, and answers each batch. Returns ``(group, held)``: ``held`` is the
+    entry taken that does not join (the stop ``None``, an exception, a batch that does not fit),
+    or ``_NOTHING``."""
+    group, n = [first], len(first[1])
+    while True:
+        try:
+            nxt = inbox.get_nowait()
+        except queue.Empty:
+            return group, _NOTHING
+        if not nxt or isinstance(nxt, BaseException) or n + len(nxt[1]) > limit:
+            return group, nxt
+        group.append(nxt)
+        n += len(nxt[1])
 
 
 def _or_exit(work, *args):
@@ -581,8 +531,9 @@ def _or_exit(work, *args):
 def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> None:
     """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
 
-    Reads ``(batch_id, items)`` from ``conn`` (read ahead on a thread) and answers each with an ``Outcome`` once committed;
-    between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
+    Reads ``(batch_id, items)`` from ``conn`` (read ahead on a thread) and answers each with an
+    ``Outcome`` once committed (batches already waiting are committed together: ``coalesce``; the
+    last one's outcome carries the counts); between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
     ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or process
     ``worker_pid`` no longer there while a commit is being retried): exit without acknowledging
     anything. SIGINT and SIGTERM are ignored: the
@@ -593,22 +544,36 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
     configure_logging(json=config.log_json, level=config.log_level,  # every thread of this process
                       fields={"service": "central", "port": config.port, "worker": index, "role": "writer"})
     engine = make_engine(config.database_url)
-    writer = LedgerWriter(config, engine, KeyRing(config.keys_dir), index=index,
+    keys = KeyRing(config.keys_dir)
+    verifier = Verifier(keys, config.port, config.ingest.verify_processes).start()
+    writer = LedgerWriter(config, engine, keys, index=index,
                           abandon=lambda: _gone(worker_pid), notify=conn.send).start()
     tune_for_service()
-    inbox = _read_ahead(conn)
+    inbox = _read_ahead(conn, verifier)
+    held = _NOTHING
     try:
         while True:
-            try:
-                message = inbox.get(timeout=writer.scan_every_s)
-            except queue.Empty:
-                message = ()
+            if held is not _NOTHING:
+                message, held = held, _NOTHING
+            else:
+                try:
+                    message = inbox.get(timeout=writer.scan_every_s)
+                except queue.Empty:
+                    message = ()
             if message is None:
                 break
             if isinstance(message, BaseException):
                 raise message
             if message:
-                conn.send(_or_exit(writer.process, *message))
+                group, held = coalesce(message, inbox)
+                items = [item for _id, part, _pending in group for item in part]
+                parts = [(verifier.verdicts(pending), len(part)) for _id, part, pending in group]
+                verified = None if all(v is None for v, _n in parts) else [
+                    x for v, n in parts for x in (v if v is not None else [None] * n)]
+                out = _or_exit(writer.process, group[-1][0], items, verified)
+                for batch_id, _part, _pending in group[:-1]:  # committed in the same transaction
+                    conn.send(Outcome(batch_id, {}, False, out.open_gaps))
+                conn.send(out)
             report = _or_exit(writer.scan)
             if report is not None:
                 conn.send(report)
@@ -616,4 +581,5 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
         pass  # the worker is gone: nothing more can be acknowledged
     finally:
         writer.close()
+        verifier.close()
         engine.dispose()

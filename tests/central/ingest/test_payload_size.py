@@ -71,7 +71,7 @@ def test_the_shipped_broker_refuses_a_40mb_message(tmp_path, office, make_gate):
 
 
 def test_the_office_refuses_an_oversize_message_before_decoding_and_keeps_4kb(broker, office, make_gate, mocker):
-    decode = mocker.spy(__import__("central.ingest.event_store", fromlist=["decode"]), "decode")
+    decode = mocker.spy(__import__("central.ingest.check", fromlist=["decode"]), "decode")
     assert _publish_40mb_then_a_tap(broker, office, make_gate("g1"))[0] == 0
     wait_until(lambda: len(_dead_rows(office)) == 1, what="the oversize dead letter")
     (reason, raw), = _dead_rows(office)

@@ -1,0 +1,124 @@
+"""wire.connection's client: its PUBLISH fast path delivers exactly what paho's own handling does
+(real mosquitto; messages with and without properties, QoS 0 and 1, retained, manual acks)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from app.demo.mosquitto import Mosquitto
+from testkit.wait import wait_until
+from wire.connection import MqttConfig, connect_properties, make_client
+
+
+@pytest.fixture
+def broker(tmp_path):
+    m = Mosquitto(tmp_path / "broker").start()
+    yield m
+    m.kill()
+
+
+def _receive(broker, client_id: str, *, manual_ack: bool, spy=None):
+    got, lock = [], threading.Lock()
+    cfg = MqttConfig(host=broker.host, port=broker.port)
+    c = make_client(cfg, client_id, manual_ack=manual_ack)
+
+    def on_message(client, _userdata, m):
+        with lock:
+            got.append((m.topic, bytes(m.payload), m.qos, m.retain, m.dup, m.mid > 0 if m.qos else m.mid == 0,
+                        getattr(m.properties, "UserProperty", None), getattr(m.properties, "MessageExpiryInterval", None)))
+        if manual_ack and m.qos:
+            client.ack(m.mid, m.qos)
+
+    c.on_message = on_message
+    c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+    if spy is not None:
+        spy(c)
+    c.connect(broker.host, broker.port, clean_start=False, properties=connect_properties(cfg))
+    c.loop_start()
+    return c, got
+
+
+def _publish(broker, messages) -> None:
+    pub = make_client(MqttConfig(), "pub")
+    pub.connect(broker.host, broker.port)
+    pub.loop_start()
+    for topic, payload, qos, retain, props in messages:
+        pub.publish(topic, payload, qos=qos, retain=retain, properties=props).wait_for_publish(10)
+    pub.disconnect()
+    pub.loop_stop()
+
+
+def _props(**kw) -> Properties:
+    p = Properties(PacketTypes.PUBLISH)
+    for k, v in kw.items():
+        setattr(p, k, v)
+    return p
+
+
+MESSAGES = [
+    ("t/a", b'{"x":1}', 1, False, None),  # the ingest's case: QoS 1, no properties
+    ("t/\u00e9", b"", 1, False, None),  # an empty payload, a non-ASCII topic
+    ("t/b", bytes(range(256)) * 300, 1, False, None),  # 76 kB: a packet read in several parts
+    ("t/c", b"q0", 0, False, None),  # QoS 0: paho's path
+    ("t/d", b"props", 1, False, _props(UserProperty=[("k", "v")], MessageExpiryInterval=600)),  # properties: paho's path
+    ("t/e", b"kept", 1, True, None),  # retained (delivered as retained to a new subscription below)
+]
+
+
+@pytest.mark.parametrize("manual_ack", [False, True])
+def test_the_fast_path_delivers_what_paho_delivers(broker, manual_ack, mocker):
+    fast, got = _receive(broker, f"sub-{manual_ack}", manual_ack=manual_ack)
+    wait_until(lambda: fast.is_connected(), what="subscribed")
+    slow_calls = mocker.spy(type(fast).__mro__[1], "_handle_publish")  # paho's own handler
+    _publish(broker, MESSAGES)
+    wait_until(lambda: len(got) == len(MESSAGES), what="all delivered")
+    fast.disconnect()
+    fast.loop_stop()
+    expected = [(t, p, q, False, False, True, None if not props else props.UserProperty,
+                 None if not props else props.MessageExpiryInterval) for t, p, q, _r, props in MESSAGES]
+    assert sorted(got) == sorted(expected)
+    assert slow_calls.call_count == 2  # QoS 0 and the one with properties went through paho
+    # a new session sees the retained one with retain set, through the fast path
+    again, kept = _receive(broker, f"late-{manual_ack}", manual_ack=manual_ack)
+    wait_until(lambda: len(kept) == 1, what="the retained message")
+    again.disconnect()
+    again.loop_stop()
+    assert kept[0][:4] == ("t/e", b"kept", 1, True)
+
+
+def test_unacknowledged_messages_come_again_through_the_fast_path_marked_dup(broker):
+    c, got = _receive(broker, "held", manual_ack=True, spy=lambda cl: setattr(cl, "_manual_ack", True))
+    wait_until(lambda: c.is_connected(), what="subscribed")
+    c.on_message = lambda *a: got.append(a[2].mid)  # never acknowledged
+    _publish(broker, MESSAGES[:1])
+    wait_until(lambda: len(got) == 1, what="delivered once")
+    c.disconnect()
+    c.loop_stop()
+    again, redelivered = _receive(broker, "held", manual_ack=True)
+    wait_until(lambda: len(redelivered) == 1, what="redelivered to the session")
+    again.disconnect()
+    again.loop_stop()
+    assert redelivered[0][:5] == ("t/a", b'{"x":1}', 1, False, True)  # dup flag kept
+
+
+def test_a_burst_queued_for_the_session_arrives_whole_when_packets_per_read_is_small(broker, monkeypatch):
+    """Whole packets left in the read buffer after ``PACKETS_PER_READ`` are handled without
+    waiting for the socket: 120 queued messages read at once and handled 2 per loop would
+    otherwise stall in select() until the next byte or keep-alive (found: 17 of 120 arrived)."""
+    import wire.connection as connection
+
+    monkeypatch.setattr(connection, "PACKETS_PER_READ", 2)
+    c, got = _receive(broker, "burst", manual_ack=False)
+    wait_until(lambda: c.is_connected(), what="subscribed")
+    c.disconnect()
+    c.loop_stop()
+    _publish(broker, [(f"t/{i}", b"%d" % i, 1, False, None) for i in range(120)])
+    again, got = _receive(broker, "burst", manual_ack=False)
+    wait_until(lambda: len(got) == 120, what="the whole burst")
+    again.disconnect()
+    again.loop_stop()
+    assert sorted(int(p) for _t, p, *_ in got) == list(range(120))
