@@ -1,7 +1,8 @@
 """Shift reconstruction: admit/exit tap events -> shifts, with flags (RULES.md G5, G8, G9; DESIGN.md
 "reliability": pay is never computed from a 1970 or backwards timestamp).
 
-``reconstruct(events, zone)`` is the pure core (a list of ``wire.events.Event`` in, shifts out).
+``reconstruct(events, zone)`` is the pure core (a list of ``wire.events.Event``, or of the ledger's
+narrow ``central.ledger.taps.TapEvent`` views of them, in; shifts out).
 ``rebuild_shifts(engine, date_from, date_to, zone)`` reads the events table, reconstructs, and
 replaces the derived ``shifts`` / ``shift_flags`` rows of those work dates. ``read_shifts`` reads them
 back for pay.
@@ -40,11 +41,15 @@ from zoneinfo import ZoneInfo
 
 from central.pay.watchmen import PLAUSIBLE_FROM, WatchShift
 from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
+from central.ledger.taps import MealView, TapView
 from wire.events import Event, MealWorkedPayload, TapPayload
 
 HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
 #: Paid as computed, the statement on hold until the office reviews it (RULES.md P, G9).
 REVIEW_FLAGS = frozenset({"EARLY_EXIT"})
+#: Payload types of a tap and of a meal-worked record: the wire's, or the ledger's narrow views.
+_TAPS = (TapPayload, TapView)
+_MEALS = (MealWorkedPayload, MealView)
 MEAL_AT_GATE = "MEAL_AT_GATE"  # P6: meal interval worked, recorded at the gate (paid, not held)
 #: A trusted clock may step back this much (NTP slew, two readers) before it counts as backwards.
 BACKWARDS_SLACK = dt.timedelta(seconds=2)
@@ -165,7 +170,7 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
 
 def _is_shift_tap(ev: Event) -> bool:
     p = ev.payload
-    return (isinstance(p, TapPayload) and p.decision in ("admit", "exit")
+    return (isinstance(p, _TAPS) and p.decision in ("admit", "exit")
             and p.registration is not None and p.dispatch is not None)
 
 
@@ -247,7 +252,7 @@ def _meals_at_gate(shifts: list[Shift], events: list[Event]) -> list[Shift]:
     meals: dict[str, Event] = {}
     for ev in events:
         p = ev.payload
-        if isinstance(p, MealWorkedPayload):
+        if isinstance(p, _MEALS):
             key = shift_key(p.registration, p.dispatch.ship, p.dispatch.date, p.dispatch.period)
             meals.setdefault(key, ev)
     if not meals:
