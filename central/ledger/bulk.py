@@ -36,8 +36,8 @@ _SQLITE_DATE_FORMAT = SQLITE_DATE._storage_format
 
 def _sqlite_datetime(default: Callable[[object], object]) -> Callable[[object], object]:
     def process(value):
-        if type(value) is dt.datetime:  # the wall time, as SQLAlchemy's storage format writes it
-            return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+        if type(value) is dt.datetime:  # the wall time (26 characters), as SQLAlchemy writes it
+            return value.isoformat(" ", "microseconds")[:26]
         return default(value)
     return process
 

@@ -206,23 +206,20 @@ def read_shifts(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[
         ):
             flag_map[sid].append(Flag(code, detail))
         c = shifts.c
-        rows = conn.execute(
-            select(c.shift_id, c.registration, c.ship, c.work_date, c.period, c.function, c.berth,
-                   c.voyage, c.post, c.gate_id, c.period_start, c.period_end, c.admit_at, c.exit_at,
-                   c.closed_by, c.admit_event_id, c.exit_event_id, c.meal_worked)
-            .where(c.work_date >= date_from, c.work_date <= date_to)
-            .order_by(c.period_start, c.registration)
-        )
+        lo, hi = bind_tuples(conn.dialect, shifts, ("work_date", "work_date"), [(date_from, date_to)])[0]
+        rows = _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-2]))
+                         .where(c.work_date >= bindparam("d_lo"), c.work_date <= bindparam("d_hi"))
+                         .order_by(c.period_start, c.registration), {"d_lo": lo, "d_hi": hi})
         utc = dt.UTC
+        when, day = _TextTimes(), _TextDates()  # SQLite hands back its stored text
         out = []
         for (sid, reg, ship, wdate, period, function, berth, voyage, post, gate, pstart, pend,
              admit, exit_, closed_by, admit_id, exit_id, meal) in rows:
-            # SQLite hands back naive UTC: put the zone back (PostgreSQL is already aware)
-            if pstart.tzinfo is None:
-                pstart, pend = pstart.replace(tzinfo=utc), pend.replace(tzinfo=utc)
-                admit = admit.replace(tzinfo=utc) if admit is not None else None
-                exit_ = exit_.replace(tzinfo=utc) if exit_ is not None else None
-            elif pstart.tzinfo is not utc:
+            if type(pstart) is str:  # SQLite: naive UTC text
+                wdate, pstart, pend = day[wdate], when[pstart], when[pend]
+                admit = when.parse(admit) if admit is not None else None
+                exit_ = when.parse(exit_) if exit_ is not None else None
+            elif pstart.tzinfo is not utc:  # PostgreSQL: aware, in the session's zone
                 pstart, pend, admit, exit_ = (as_utc(v) for v in (pstart, pend, admit, exit_))
             out.append(Shift(sid, reg, ship, wdate, period, function, berth, voyage, post, gate,
                              pstart, pend, admit, exit_, closed_by, admit_id, exit_id, bool(meal),
@@ -230,6 +227,33 @@ def read_shifts(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[
         return out
     except SQLAlchemyError as exc:
         raise StoreError(f"reading shifts failed: {exc}") from exc
+
+
+class _TextTimes(dict):
+    """SQLite's stored ``DATETIME`` text (naive UTC) -> aware UTC datetime, memoised for the values
+    that repeat (period bounds); ``parse`` for those that do not."""
+
+    def __missing__(self, text: str) -> dt.datetime:
+        value = self[text] = self.parse(text)
+        return value
+
+    @staticmethod
+    def parse(text: str) -> dt.datetime:
+        try:
+            return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
+        except ValueError:
+            raise StoreError(f"reading shifts failed: a stored time is not ISO 8601: {text!r}") from None
+
+
+class _TextDates(dict):
+    """SQLite's stored ``DATE`` text -> date, memoised."""
+
+    def __missing__(self, text: str) -> dt.date:
+        try:
+            value = self[text] = dt.date.fromisoformat(text)
+        except ValueError:
+            raise StoreError(f"reading shifts failed: a stored date is not ISO 8601: {text!r}") from None
+        return value
 
 
 @contextlib.contextmanager

@@ -190,3 +190,25 @@ def test_a_damaged_row_in_the_events_table_stops_the_rebuild_with_bad_input(tmp_
     with engine.connect() as conn:
         assert conn.execute(select(shifts)).all() == []
     engine.dispose()
+
+
+def test_a_stored_time_that_is_not_iso_8601_is_a_store_error(tmp_path):
+    from sqlalchemy import text
+
+    from central.ledger.migrate import upgrade
+    from portgate.errors import StoreError
+
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    g = ShiftEvents()
+    day = dt.date(2026, 3, 3)
+    with engine.begin() as conn:
+        insert_events(conn, [g.admit("1", t(3, 7), dispatch(day, "07-13")),
+                             g.exit("1", t(3, 13), dispatch(day, "07-13"))], RECEIVED)
+    rebuild_shifts(engine, day, day, Z, now=NOW)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE shifts SET admit_at = 'yesterday'"))
+    with pytest.raises(StoreError, match="not ISO 8601: 'yesterday'"), engine.connect() as conn:
+        read_shifts(conn, day, day)
+    engine.dispose()
