@@ -162,11 +162,14 @@ def _store_changed(conn: Connection, found: list[Shift], date_from: dt.date, dat
         else:
             write.append((s, row))
     gone = [sid for sid in stored if sid not in keep]
-    for chunk in range(0, len(gone), 500):
-        conn.execute(delete(shifts).where(shifts.c.shift_id.in_(gone[chunk:chunk + 500])))
+    for chunk in range(0, len(gone), 2000):
+        conn.execute(_DELETE_SHIFTS, {"ids": gone[chunk:chunk + 2000]})
     insert_tuples(conn, shifts, SHIFT_COLUMNS, [row for _s, row in write], bound=True)
     insert_tuples(conn, shift_flags, ("shift_id", "flag", "detail"),
                   [(s.shift_id, f.code, f.detail) for s, _row in write for f in s.flags])
+
+
+_DELETE_SHIFTS = delete(shifts).where(shifts.c.shift_id.in_(bindparam("ids", expanding=True)))
 
 
 def _stored_content(conn: Connection, date_from: dt.date, date_to: dt.date) -> dict[str, tuple]:

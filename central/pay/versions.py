@@ -27,7 +27,7 @@ import gc
 from decimal import Decimal
 
 import msgspec
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -178,8 +178,7 @@ def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
     """Every stored version of these shifts (``paid_cents``: the stored total; ``computed_cents``,
     the total before adjustment, is added for the versions being superseded)."""
     out: dict[str, list[dict]] = {}
-    for r in conn.execute(select(*(statements.c[n] for n in _HISTORY))
-                          .where(statements.c.shift_id.in_(shift_ids))):
+    for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
         row = dict(zip(_HISTORY, r))
         row["paid_cents"] = row["total_cents"]
         out.setdefault(row["shift_id"], []).append(row)
@@ -190,11 +189,16 @@ def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
     """Adjustment line cents per statement id."""
     found: dict[str, int] = {}
     for chunk in range(0, len(statement_ids), CHUNK):
-        found.update(conn.execute(
-            select(statement_lines.c.statement_id, statement_lines.c.amount_cents)
-            .where(statement_lines.c.statement_id.in_(statement_ids[chunk:chunk + CHUNK]),
-                   statement_lines.c.rule == ADJUSTMENT_RULE)).all())
+        found.update(conn.execute(_ADJUSTMENTS_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}).all())
     return found
+
+
+# One compiled statement each, the id list bound as one expanding parameter.
+_HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
+    statements.c.shift_id.in_(bindparam("ids", expanding=True)))
+_ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
+    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
+    statement_lines.c.rule == ADJUSTMENT_RULE)
 
 
 def _kept_release(st: Statement, old: dict | None) -> dict:
