@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import operator
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -119,10 +120,6 @@ def shift_key(registration: str, ship: str, day: dt.date, period: str) -> str:
 
 # -- clock placement ---------------------------------------------------------------------------------
 
-def _trusted(ev: Event) -> bool:
-    return ev.clock_trusted and ev.occurred_at >= PLAUSIBLE_FROM
-
-
 def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]]:
     """Time of every event (by event id) and the clock flags raised for it.
 
@@ -134,22 +131,29 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
     for ev in events:
         boots[(ev.gate_id, ev.boot_id)].append(ev)
     placed: dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]] = {}
+    utc = dt.UTC
     for (gate, boot), items in boots.items():
-        items.sort(key=lambda e: e.seq)
-        anchors = [e for e in items if _trusted(e)]
-        anchor_seqs = [e.seq for e in anchors]
+        items.sort(key=_SEQ)
+        trusted = [ev.clock_trusted and ev.occurred_at >= PLAUSIBLE_FROM for ev in items]
+        anchors: list[Event] | None = None  # built on the first untrusted event of the boot
         latest: dt.datetime | None = None
-        for ev in items:
-            if _trusted(ev):
-                at = ev.occurred_at.astimezone(dt.UTC)
-                if latest is not None and at < latest - BACKWARDS_SLACK:
+        for ev, ok in zip(items, trusted):
+            if ok:
+                at = ev.occurred_at
+                if at.tzinfo is not utc:
+                    at = at.astimezone(utc)
+                if latest is None or at > latest:
+                    latest = at
+                elif at < latest - BACKWARDS_SLACK:
                     placed[ev.event_id] = (at, (Flag("CLOCK_BACKWARDS",
                                                      f"{gate} boot {boot} seq {ev.seq}: {at.isoformat()} "
                                                      f"< {latest.isoformat()}"),))
                     continue
-                latest = at if latest is None else max(latest, at)
                 placed[ev.event_id] = (at, ())
                 continue
+            if anchors is None:
+                anchors = [e for e, e_ok in zip(items, trusted) if e_ok]
+                anchor_seqs = [e.seq for e in anchors]
             if not anchors:
                 placed[ev.event_id] = (None, (Flag("CLOCK_UNPLACEABLE",
                                                    f"{gate} boot {boot} seq {ev.seq}: no trusted event "
@@ -158,12 +162,15 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
             i = bisect.bisect_left(anchor_seqs, ev.seq)
             near = [anchors[j] for j in (i - 1, i) if 0 <= j < len(anchors)]
             anchor = min(near, key=lambda a: abs(a.seq - ev.seq))
-            at = anchor.occurred_at.astimezone(dt.UTC) + dt.timedelta(
+            at = anchor.occurred_at.astimezone(utc) + dt.timedelta(
                 microseconds=(ev.mono_ns - anchor.mono_ns) // 1000)
             placed[ev.event_id] = (at, (Flag("CLOCK_PLACED",
                                              f"{gate} boot {boot} seq {ev.seq} placed from seq "
                                              f"{anchor.seq}"),))
     return placed
+
+
+_SEQ = operator.attrgetter("seq")
 
 
 # -- reconstruction ----------------------------------------------------------------------------------
@@ -205,7 +212,8 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         at = placed[ev.event_id][0]
         return (at if at is not None else start, ev.gate_id, ev.seq)
 
-    evs.sort(key=order)
+    if len(evs) > 1:
+        evs.sort(key=order)
     admits = [e for e in evs if e.payload.decision == "admit"]
     exits = [e for e in evs if e.payload.decision == "exit"]
     admit = admits[0] if admits else None
@@ -241,7 +249,7 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         admit_at=admit_at, exit_at=exit_at, closed_by=closed_by,
         admit_event_id=admit.event_id if admit else None,
         exit_event_id=exit_ev.event_id if exit_ev else None,
-        flags=tuple(dict.fromkeys(flags)),
+        flags=tuple(dict.fromkeys(flags)) if flags else (),
     )
 
 
