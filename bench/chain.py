@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from central.db import make_engine  # noqa: E402
 from central.ingest import chain as chain_check  # noqa: E402
 from central.ingest.keys import KeyRing, add_gate, register_public_key  # noqa: E402
-from central.ingest.ledger import Accepted, DeadLetter, check, write_batch  # noqa: E402
+from central.ingest.event_store import Accepted, DeadLetter, check, write_batch  # noqa: E402
 from central.ledger.migrate import upgrade  # noqa: E402
 from edge.journal import Journal  # noqa: E402
 from edge.rules.model import Now  # noqa: E402

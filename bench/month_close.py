@@ -49,7 +49,7 @@ from central.ledger.schema import events  # noqa: E402
 from central.ledger.tables import shift_flags, shifts, statement_lines, statements  # noqa: E402
 from central.ledger.store import rebuild_shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
-from central.pay.ledger import pay_from_ledger  # noqa: E402
+from central.pay.statements_store import pay_from_ledger  # noqa: E402
 from pay_month import FIRST, LAST, populate  # noqa: E402
 
 Z = ZoneInfo("America/Sao_Paulo")

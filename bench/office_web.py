@@ -41,7 +41,7 @@ from sqlalchemy import event as sa_event  # noqa: E402
 from central.calls.schema import ship_calls  # noqa: E402
 from central.config import WebSettings  # noqa: E402
 from central.db import make_engine  # noqa: E402
-from central.ingest.ledger import Accepted, write_batch  # noqa: E402
+from central.ingest.event_store import Accepted, write_batch  # noqa: E402
 from central.ledger.migrate import upgrade_engine  # noqa: E402
 from central.ledger.schema import events, gate_status  # noqa: E402
 from central.registry.schema import workers  # noqa: E402

@@ -34,7 +34,7 @@ from central.ledger.migrate import upgrade  # noqa: E402
 from central.ledger.store import insert_events, rebuild_shifts  # noqa: E402
 from central.ledger.tables import shift_flags, shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
-from central.pay.ledger import pay_from_ledger  # noqa: E402
+from central.pay.statements_store import pay_from_ledger  # noqa: E402
 from testkit.shift_events import ShiftEvents, dispatch  # noqa: E402
 
 Z = ZoneInfo("America/Sao_Paulo")

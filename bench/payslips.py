@@ -34,7 +34,7 @@ from pay_month import FIRST, LAST, populate  # noqa: E402
 from central.db import make_engine  # noqa: E402
 from central.ledger.store import rebuild_shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
-from central.pay.ledger import pay_from_ledger  # noqa: E402
+from central.pay.statements_store import pay_from_ledger  # noqa: E402
 from central.pay.payslip import build_slips  # noqa: E402
 from central.pay.payslip_pdf import render  # noqa: E402
 from central.registry.schema import workers as workers_table  # noqa: E402

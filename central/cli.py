@@ -23,9 +23,9 @@ def central() -> None:
               help="Override metrics_port (env PORTGATE_METRICS_PORT; 0 = off).")
 def run(config_path: str, instance: str | None, metrics_port: int | None) -> None:
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
-    from central.config import load_central_config
-    from central.ingest.service import Ingest
-    from central.runner import for_instance, run_central
+    from central.config import load_central_config  # lazy: CLI start-up
+    from central.ingest.service import Ingest  # lazy: CLI start-up
+    from central.runner import for_instance, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     run_central(config, lambda: Ingest(config))
@@ -42,8 +42,8 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
                  public_key: str | None) -> None:
     """Create the gate's HMAC key file (0600) and print where to copy it; with --public-key,
     register the gate's signing key (an existing HMAC key is then kept)."""
-    from central.config import load_central_config
-    from central.ingest.keys import add_gate, key_path, register_public_key
+    from central.config import load_central_config  # lazy: CLI start-up
+    from central.ingest.keys import add_gate, key_path, register_public_key  # lazy: CLI start-up
 
     if keys_dir is None:
         if config_path is None:
@@ -86,11 +86,11 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
 
     The blocklist (--cards) also holds the cards confiscated at the gates, read from the ledger
     named by --config: a gate replaces its copy of the office's blocklist with each snapshot."""
-    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
 
-    from central.config import load_central_config
-    from central.publish import publish_files
-    from wire import connection
+    from central.config import load_central_config  # lazy: CLI start-up
+    from central.broadcast.csv_source import publish_files  # lazy: CLI start-up
+    from wire import connection  # lazy: CLI start-up
 
     cfg = None
     if config_path:
@@ -106,7 +106,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
                 "from the ledger's database (or give --no-ledger if the ledger has no confiscations)")
         ledger = _open_ledger(cfg.database_url)
     if host or mqtt_port:
-        import msgspec
+        import msgspec  # lazy: CLI start-up
 
         mqtt_cfg = msgspec.structs.replace(mqtt_cfg, host=host or mqtt_cfg.host, port=mqtt_port or mqtt_cfg.port)
     if not port_name:
@@ -130,7 +130,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
                              ledger=ledger)
         if photos_dir:
-            from central.photos import publish_photos
+            from central.broadcast.photos import publish_photos  # lazy: CLI start-up
 
             sent = publish_photos(client, port_name, photos_dir, full=full_photos)
             done["photos"] = sent["version"]
@@ -161,7 +161,7 @@ LEDGER_MISSING = "not the office's ledger, or not created yet (`portgate central
 
 def _shown(url: str) -> str:
     """``url`` with its password masked, for messages."""
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.engine import make_url  # lazy: CLI start-up
 
     return make_url(url).render_as_string(hide_password=True)
 
@@ -171,11 +171,11 @@ def _open_ledger(url: str):
     database). A SQLite file that does not exist is refused before connecting, so no empty file
     is left behind. Raises ``click.ClickException`` (exit 1, one line naming the database) when the
     file or the table is missing or the database cannot be read; the caller disposes the engine."""
-    from sqlalchemy import inspect
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy import inspect  # lazy: CLI start-up
+    from sqlalchemy.engine import make_url  # lazy: CLI start-up
+    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
 
-    from central.db import make_engine
+    from central.db import make_engine  # lazy: CLI start-up
 
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" \

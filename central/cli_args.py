@@ -8,10 +8,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import click
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from central.config import load_central_config
 from portgate.errors import BadInput
+from portgate.records import parse_aware
 
 #: Work days and times outside this range are refused (an unset clock says 1970; 0001 and 9999 do
 #: not survive a time-zone conversion). Same lower bound as pay's ``PLAUSIBLE_FROM``.
@@ -40,8 +43,6 @@ def day_range(date_from: str | None, date_to: str | None) -> tuple[dt.date, dt.d
 
 def time_arg(value: str, name: str) -> dt.datetime:
     """ISO 8601 timestamp with offset -> aware UTC, in years 2000..2100. Raises ``BadInput``."""
-    from portgate.records import parse_aware
-
     at = parse_aware(value, name)
     if not FIRST_DAY <= at.date() <= LAST_DAY:
         raise BadInput(f"{name} {value!r} is outside {FIRST_DAY}..{LAST_DAY}")
@@ -84,12 +85,8 @@ def database_arg(db_url: str | None, config_path: str | None) -> str:
         raise BadInput("name the database: --config central.toml (its database_url) or --db URL, one of them",
                        where="--db/--config")
     if config_path is not None:
-        from central.config import load_central_config
-
         return load_central_config(config_path).database_url
     if "@" in db_url and ":" in db_url.split("@", 1)[0].split("//", 1)[-1]:
-        import click
-
         click.echo("portgate: warning: --db carries a password, visible to other users of this machine; "
                    "use --config (database_password_file) or PGPASSFILE", err=True)
     return db_url

@@ -23,7 +23,7 @@ metrics_port = 9102                   # Prometheus /metrics; 0 = off
 metrics_addr = "127.0.0.1"
 
 [publish]                             # where roster/cards/escala downlinks come from
-source = "csv"                        # "csv" (the files below, on request) or "registry" (central/downlink.py)
+source = "csv"                        # "csv" (the files below, on request) or "registry" (central/broadcast/registry_source.py)
 tz = "America/Sao_Paulo"              # registry source: the port's time zone (escala of today + tomorrow)
 poll_s = 1.0                          # registry source: how often downlink_changes is read
 snapshot_min_s = 5.0                  # registry source: retained snapshot refreshed at most this often after changes

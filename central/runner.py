@@ -19,9 +19,11 @@ import signal
 import threading
 from collections.abc import Callable
 
+import msgspec
 import structlog
 
 from central import metrics
+from portgate.errors import ConfigError
 from portgate.gctune import tune_for_service
 from portgate.logs import configure_logging
 from portgate.metrics import serve
@@ -35,10 +37,6 @@ def for_instance(config, instance: str | None, metrics_port: int | None = None):
     ``<client_id or ledger-<port>>-<instance>-<worker>`` (each process keeps its own persistent
     sessions in the share group) and, if given, another metrics port. Raises ``ConfigError`` for an
     instance name that is not a single MQTT-safe word."""
-    import msgspec
-
-    from portgate.errors import ConfigError
-
     if instance:
         if not instance.replace("-", "").replace("_", "").isalnum():
             raise ConfigError(f"instance name {instance!r} must be letters, digits, - or _", key="--instance")

@@ -262,6 +262,9 @@ class WedgeReader:
         except BadInput as exc:
             self.reporter.count(FaultKind.BAD_NUMBER, str(exc))
             return None
+        if not uid.rpartition(":")[2].strip("0"):  # an all-zero number is a misread, never a card
+            self.reporter.count(FaultKind.BAD_NUMBER, f"all-zero number {text!r}")
+            return None
         if not self._debouncer.seen(uid, now):
             return None
         return CardRead(uid, self.reader_id, self.kind, now, dt.datetime.now(dt.UTC))

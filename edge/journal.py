@@ -46,11 +46,12 @@ path and its cost must stay next to a bare SQLite commit (bench/gate_decision.py
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -203,67 +204,23 @@ class Journal:
 
         Used for a confiscation: the tap and its ``ConfiscationPayload`` commit together (G10).
         """
-        occurred = now.wall.astimezone(dt.UTC)
-        created = occurred.isoformat()
+        with self.batch() as batch:
+            out = batch.add(payloads, now=now, priority=priority)
+            batch.commit()
+        return out
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[JournalBatch]:
+        """Group commit: a ``JournalBatch`` whose ``add`` calls (each a read's events, any number)
+        are written in ONE transaction by its ``commit`` (one fsync for all). Holds the journal's
+        lock until the block ends (the uplink waits for it); leaving the block without ``commit``
+        (or after a failed one) writes nothing and uses no seq. The ``.hwm`` file, when due, is
+        rewritten as the block ends."""
         with self._lock:
-            seq = self._last_seq
-            out: list[wire.Event] = []
-            rows = []
-            report = self._refusal_alert()
-            todo = [(report, PRIORITY_HIGH)] if report is not None else []
-            todo += [(p, priority) for p in payloads]
-            head = self._head
-            for payload, prio in todo:
-                seq += 1
-                event = wire.Event(
-                    event_id=wire.new_event_id(),
-                    port=self.port,
-                    gate_id=self.gate_id,
-                    boot_id=self.boot_id,
-                    seq=seq,
-                    occurred_at=occurred,
-                    clock_trusted=now.clock_trusted,
-                    mono_ns=now.mono_ns,
-                    payload=payload,
-                )
-                if self._signer is not None:
-                    event, head = chain.seal(msgspec.structs.replace(event, prev=head), self._signer, self._key)
-                else:
-                    event = wire.sign(event, self._key)
-                out.append(event)
-                rows.append((seq, event.event_id, prio, _kind(payload), wire.encode(event), created))
-            try:
-                if len(rows) == 1:
-                    self._conn.execute(
-                        "INSERT INTO journal (seq, event_id, priority, kind, body, created_at)"
-                        " VALUES (?, ?, ?, ?, ?, ?)",
-                        rows[0],
-                    )
-                else:
-                    self._conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        self._conn.executemany(
-                            "INSERT INTO journal (seq, event_id, priority, kind, body, created_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?)",
-                            rows,
-                        )
-                        self._conn.execute("COMMIT")
-                    except BaseException:
-                        if self._conn.in_transaction:  # SQLite rolls back by itself on SQLITE_FULL
-                            self._conn.execute("ROLLBACK")
-                        raise
-            except sqlite3.Error as exc:
-                if disk_full(exc):
-                    self._refuse(payloads, occurred)
-                raise StoreError(f"journal append failed: {exc}") from exc
-            self._last_seq = seq
-            self._head = head if self._signer is not None else self._head
-            self._depth += len(rows)
-            if report is not None:
-                self._reported(report)
-            if seq - self._hwm_written >= HWM_EVERY:
-                self._write_hwm(None)
-        return out[1:] if report is not None else out
+            batch = JournalBatch(self)
+            yield batch
+            if batch.committed and self._last_seq - self._hwm_written >= HWM_EVERY:
+                self._write_hwm(None)  # after the caller's block: the gate shows its lights first
 
     def report_refusals(self, *, now: Now) -> bool:
         """Journal the pending ``DISK_FULL_REFUSED`` alert on its own, if appends were refused for
@@ -567,6 +524,107 @@ class Journal:
             self._hwm_written = self._last_seq
         except OSError as exc:  # not fatal: only used to continue numbering after a quarantine
             log.warning("journal_hwm_write_failed", error=str(exc))
+
+
+class JournalBatch:
+    """Events appended under one transaction (``Journal.batch``). ``add`` gives each event its seq,
+    event id, ``prev`` hash and signature at once (the caller needs them to decide the next read);
+    ``commit`` writes them all and fsyncs once. Not thread-safe on its own: it lives inside the
+    journal's lock."""
+
+    def __init__(self, journal: Journal) -> None:
+        self._j = journal
+        self._seq = journal._last_seq
+        self._head = journal._head
+        self._rows: list[tuple] = []
+        self._payloads: list[wire.Payload] = []
+        self._report: wire.AlertPayload | None = None
+        self._first_at: dt.datetime | None = None
+        self._done = False
+        self.committed = False  # True once ``commit`` wrote the batch
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(
+        self, payloads: Sequence[wire.Payload], *, now: Now, priority: int = PRIORITY_NORMAL
+    ) -> list[wire.Event]:
+        """The signed events of ``payloads`` (consecutive seqs after everything added before),
+        not yet committed. The first ``add`` of a batch after appends were refused for a full disk
+        also carries the ``DISK_FULL_REFUSED`` alert, just before its events (see the module)."""
+        if self._done:
+            raise RuntimeError("journal batch already committed")
+        j = self._j
+        occurred = now.wall.astimezone(dt.UTC)
+        created = occurred.isoformat()
+        todo = [(p, priority) for p in payloads]
+        skip = 0
+        if not self._rows and self._report is None:
+            self._report = j._refusal_alert()
+            if self._report is not None:
+                todo.insert(0, (self._report, PRIORITY_HIGH))
+                skip = 1
+        if self._first_at is None:
+            self._first_at = occurred
+        out: list[wire.Event] = []
+        signer, key = j._signer, j._key
+        for payload, prio in todo:
+            self._seq += 1
+            event = wire.Event(
+                event_id=wire.new_event_id(),
+                port=j.port,
+                gate_id=j.gate_id,
+                boot_id=j.boot_id,
+                seq=self._seq,
+                occurred_at=occurred,
+                clock_trusted=now.clock_trusted,
+                mono_ns=now.mono_ns,
+                payload=payload,
+            )
+            if signer is not None:
+                event, self._head = chain.seal(msgspec.structs.replace(event, prev=self._head), signer, key)
+            else:
+                event = wire.sign(event, key)
+            out.append(event)
+            self._rows.append((self._seq, event.event_id, prio, _kind(payload), wire.encode(event), created))
+        self._payloads.extend(payloads)
+        return out[skip:]
+
+    def commit(self) -> None:
+        """Write every event added in ONE transaction and COMMIT it (fsync). Raises ``StoreError``
+        if the commit fails (disk full, I/O error): then nothing was written and no seq is used;
+        the refused reads are counted for the ``DISK_FULL_REFUSED`` alert."""
+        if self._done:
+            raise RuntimeError("journal batch already committed")
+        self._done = True
+        j, rows = self._j, self._rows
+        if not rows:
+            return
+        sql = ("INSERT INTO journal (seq, event_id, priority, kind, body, created_at)"
+               " VALUES (?, ?, ?, ?, ?, ?)")
+        try:
+            if len(rows) == 1:
+                j._conn.execute(sql, rows[0])
+            else:
+                j._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    j._conn.executemany(sql, rows)
+                    j._conn.execute("COMMIT")
+                except BaseException:
+                    if j._conn.in_transaction:  # SQLite rolls back by itself on SQLITE_FULL
+                        j._conn.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as exc:
+            if disk_full(exc):
+                j._refuse(self._payloads, self._first_at or dt.datetime.now(dt.UTC))
+            raise StoreError(f"journal append failed: {exc}") from exc
+        j._last_seq = self._seq
+        if j._signer is not None:
+            j._head = self._head
+        j._depth += len(rows)
+        if self._report is not None:
+            j._reported(self._report)
+        self.committed = True
 
 
 def recovered_floor(salvaged: int | None, hwm: int | None) -> int:

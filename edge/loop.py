@@ -2,6 +2,16 @@
 
 One thread per reader puts its ``CardRead`` values (and status changes) on a ``queue.Queue``; the
 loop thread is the only one that decides, so decisions are made one at a time in arrival order.
+
+Group commit: each turn the loop takes every item waiting in the inbox (at most ``INBOX_SIZE``)
+as one batch. The reads of a batch are decided one by one in arrival order, each on the store with
+the effects of the ones before it already applied (an entry and the same worker's exit in one
+batch are decided as if one after the other); their events are journaled in ONE transaction (one
+fsync); only after that commit is any of them shown; then the store's changes of the whole batch
+commit together (one transaction with the last ``applied_seq``). A kill before the journal commit
+leaves nothing of the batch (none of its reads was shown); a kill after it is repaired at boot
+from the journal (below). A reader status in the inbox closes the batch before it.
+
 For each presentation (``edge.rules.pairing``):
 
 1. ``now`` from the clock (``edge.clock.GuardedClock``: an implausible wall clock, G13, is
@@ -14,11 +24,12 @@ For each presentation (``edge.rules.pairing``):
    fault (G13), so it is an EXIT with rule id ``INTERNAL``;
 3. the tap (and, on a confiscation, the ``ConfiscationPayload`` in the same transaction, priority 1;
    on a meal worked recorded in the inspector's meal mode, the ``MealWorkedPayload``, P6) is
-   appended to the journal and COMMITTED;
-4. only then the indicator shows the decision (if the journal cannot commit, the watchman sees DENY
-   "falha do registro" and nothing is admitted; a worker leaving is shown EXIT "saída não
-   registrada" and his shift stays open, G13);
-5. the store applies the event's effects (``edge.effects``: open/close shift, pending flags, block
+   appended to the journal batch, its effects staged in the store batch, and the batch COMMITTED;
+4. only then the indicator shows the decision (if the journal cannot commit, every read of the
+   batch is shown the failure: the watchman sees DENY "falha do registro" and nothing is admitted;
+   a worker leaving is shown EXIT "saída não registrada" and his shift stays open, G13; the store
+   batch is rolled back);
+5. the store commits the event's effects (``edge.effects``: open/close shift, pending flags, block
    the card at once on a confiscation, inspector session). At start-up, journal events after the
    store's ``applied_seq`` are re-applied first, so a kill between 3 and 5 loses nothing.
 
@@ -51,7 +62,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import structlog
 
-from drivers.base import CardRead, Reader, ReaderStatus
+from drivers.base import CardRead, Reader, ReaderState, ReaderStatus
 from edge.effects import effects_of
 from edge.indicator import Indicator
 from edge.journal import PRIORITY_HIGH, PRIORITY_NORMAL, Journal
@@ -173,6 +184,9 @@ class GateLoop:
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._shown_ns = 0
+        self._batch = None  # the open journal batch (inside _decide_group)
+        self._batch_events: list[Event] = []
+        self._replay_needed = False
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -203,21 +217,40 @@ class GateLoop:
             log.warning("reader_status_dropped", reader_id=status.reader_id, state=status.state.value)
 
     def run(self, *, watchdog: Callable[[], None] | None = None) -> None:
-        """Recover, start the readers and process the inbox until ``stop()``."""
+        """Recover, start the readers and process the inbox until ``stop()``: each turn takes
+        every item waiting (``take_batch``) and handles them as one batch."""
         self.recover()
         self.start_readers()
         while not self._stopping.is_set():
-            try:
-                item = self.inbox.get(timeout=self.tick_s)
-            except queue.Empty:
-                item = None
-            if item is _STOP:
-                break
-            self.handle(item)
+            items, stop = self.take_batch()
+            if items:
+                self.handle_batch(items)
             if watchdog is not None:
                 watchdog()
-        for p in self.pairing.flush():
-            self.process(p)
+            if stop:
+                break
+        self._decide_group(self.pairing.flush())
+
+    def take_batch(self, timeout: float | None = None) -> tuple[list, bool]:
+        """Wait at most ``timeout`` seconds (default ``tick_s``) for an inbox item, then take
+        every item already waiting behind it, at most ``INBOX_SIZE`` in all. Returns ``(items,
+        stop)``: ``[None]`` (a tick) when nothing came; ``stop`` when ``stop()`` was called."""
+        try:
+            item = self.inbox.get(timeout=self.tick_s if timeout is None else timeout)
+        except queue.Empty:
+            return [None], False
+        if item is _STOP:
+            return [], True
+        items = [item]
+        while len(items) < INBOX_SIZE:
+            try:
+                more = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            if more is _STOP:
+                return items, True
+            items.append(more)
+        return items, False
 
     def stop(self) -> None:
         """Ask the loop and the readers to stop (callable from any thread or a signal handler)."""
@@ -237,9 +270,36 @@ class GateLoop:
     def handle(self, item: CardRead | ReaderStatus | None) -> list[Decision]:
         """Process one inbox item (a read, a reader status, or None for a timer tick); returns the
         decisions shown. Never raises for bad input."""
-        if isinstance(item, ReaderStatus):
-            self._journal_status(item)
+        return self.handle_batch([item])
+
+    def handle_batch(self, items: Sequence[CardRead | ReaderStatus | None]) -> list[Decision]:
+        """Process inbox items in order (group commit, see the module doc): the reads between two
+        reader statuses are decided one by one, each on the state left by the ones before it, and
+        journaled in ONE transaction; then each decision is shown. Returns the decisions shown, in
+        order. Never raises for bad input."""
+        shown: list[Decision] = []
+        run: list[CardRead | None] = []
+        for item in items:
+            if isinstance(item, ReaderStatus):
+                shown += self._handle_reads(run)
+                run = []
+                self._journal_status(item)
+            else:
+                run.append(item)
+        return shown + self._handle_reads(run)
+
+    def process(self, p: Presentation) -> Decision:
+        """Decide, journal (committed), show, then update the store. Returns the decision shown."""
+        return self._decide_group([p])[0]
+
+    def _handle_reads(self, items: Sequence[CardRead | None]) -> list[Decision]:
+        if not items:
             return []
+        return self._decide_group(items, feed=True)
+
+    def _ready(self, item: CardRead | None) -> list[Presentation]:
+        """The presentations an inbox item releases from the pairing (a tick also watches the
+        clock and G11 coverage)."""
         if item is None:
             now = self.clock.now()
             self._watch_clock(now)
@@ -251,26 +311,62 @@ class GateLoop:
                         reader_kind=str(getattr(item, "kind", "control")),
                         mono_ns=int(getattr(item, "mono_ns", 0) or self.clock.now().mono_ns))
             ready = self.pairing.feed(read)
-        shown = []
+        out = []
         for p in ready:
             if isinstance(p, Dropped):
                 log.debug("read_debounced", uid=p.read.uid, reader_id=p.read.reader_id)
                 continue
-            shown.append(self.process(p))
-        return shown
+            out.append(p)
+        return out
 
-    def process(self, p: Presentation) -> Decision:
-        """Decide, journal (committed), show, then update the store. Returns the decision shown.
-        Log lines inside carry ``reader_id``; the decision is counted in ``edge.metrics``."""
-        with structlog.contextvars.bound_contextvars(reader_id=p.reader_id):
-            self._shown_ns = 0
-            decision = self._process(p)
-        last_read_ns = max(p.mono_ns, p.badge_mono_ns or 0)  # a pair is decided at its second read
-        metrics.observe_decision(decision.outcome.value, decision.rules_failed,
-                                 (self._shown_ns - last_read_ns) / 1e9 if p.mono_ns and self._shown_ns else None)
-        return decision
+    def _decide_group(self, items: Sequence, *, feed: bool = False) -> list[Decision]:
+        """Decide every presentation (``feed``: every inbox item through the pairing first) in
+        order inside one store batch and one journal batch, each decision on the store with the
+        effects of the ones before it; commit the journal once; only then show each decision;
+        then commit the store. If the journal cannot commit, nothing of the batch is kept and
+        every read is shown the journal failure (G13: an exit is shown as not recorded)."""
+        if self._replay_needed:  # a store commit failed earlier: re-apply what the journal has
+            self._replay_needed = False
+            self.recover()
+        if not feed and not items:
+            return []
+        done: list[tuple[Presentation, Decision, list[Event], Now]] = []
+        with self.store.batch(), self.journal.batch() as batch:
+            self._batch, self._batch_events = batch, []
+            try:
+                for item in items:
+                    for p in (self._ready(item) if feed else (item,)):
+                        with structlog.contextvars.bound_contextvars(reader_id=p.reader_id):
+                            done.append(self._decide_one(p))
+                batch.commit()
+            except StoreError:
+                log.exception("journal_append_failed", reads=len(done))
+                self.store.rollback()
+                self._batch = None
+                return [self._show_failure(p, d) for p, d, _e, _n in done]
+            finally:
+                self._batch = None
+            events = self._batch_events
+            for p, decision, evs, _now in done:
+                self._show(decision, evs[0])
+                self._observe(p, decision)
+            try:
+                self.store.commit()
+            except StoreError:  # the journal has them: re-applied before the next batch
+                log.exception("store_apply_failed", seq=events[0].seq if events else None)
+                self._replay_needed = True
+        for ev in events:
+            if self.on_event is not None:
+                self.on_event(ev)
+        for p, decision, evs, now in done:
+            log.info("gate_decision", seq=evs[0].seq, event_id=evs[0].event_id, uid=p.uid,
+                     outcome=decision.outcome.value, rules=list(decision.rules_failed),
+                     clock_trusted=now.clock_trusted, reader_id=p.reader_id, batch=len(done))
+        return [d for _p, d, _e, _n in done]
 
-    def _process(self, p: Presentation) -> Decision:
+    def _decide_one(self, p: Presentation) -> tuple[Presentation, Decision, list[Event], Now]:
+        """Decide one presentation inside the open batch and stage its events (journal batch,
+        store batch); returns ``(presentation, decision, events, now)``."""
         direction = self.directions.get(p.reader_id)
         if direction is not None and direction != p.direction:  # G6/G9: the reader's declaration
             p = dataclasses.replace(p, direction=direction)
@@ -298,29 +394,36 @@ class GateLoop:
         meal = _meal_payload(self.store.inspector_session(), payloads[0]) if decision.meal_worked else None
         if meal is not None:  # P6: recorded in the same transaction as the worker's tap
             payloads.append(meal)
-        try:
-            events = self.journal.append_many(payloads, now=now, priority=priority)
-        except StoreError:
-            log.exception("journal_append_failed", uid=p.uid)
-            if decision.outcome is Outcome.EXIT:  # G13: never keep a worker aboard for a gate fault
-                failed = internal_exit(NO_JOURNAL_EXIT_PT, NO_JOURNAL_EXIT_EN,
-                                       registration=decision.registration)
-            else:
-                failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
-            failed = dataclasses.replace(failed, card_uid=decision.card_uid or p.uid)
-            self._show(failed, None)  # counted by the journal, reported once space returns
-            return failed
-        self._show(decision, events[0])
-        for ev in events:
-            self._apply(ev)
-            if self.on_event is not None:
-                self.on_event(ev)
+        events = self._stage(payloads, now, priority)
         if decision.outcome is Outcome.ADMIT and self._gaps:
             self._check_coverage(now, force=True)  # G11: a watchman admitted ends the gap at once
-        log.info("gate_decision", seq=events[0].seq, event_id=events[0].event_id, uid=p.uid,
-                 outcome=decision.outcome.value, rules=list(decision.rules_failed),
-                 clock_trusted=now.clock_trusted)
-        return decision
+        return p, decision, events, now
+
+    def _stage(self, payloads: Sequence, now: Now, priority: int) -> list[Event]:
+        """Add ``payloads`` to the open journal batch and apply their effects to the store batch
+        (uncommitted), so the next read of the batch is decided on them."""
+        events = self._batch.add(payloads, now=now, priority=priority)
+        for ev in events:
+            self._apply(ev)
+        self._batch_events.extend(events)
+        return events
+
+    def _show_failure(self, p: Presentation, decision: Decision) -> Decision:
+        """The journal could not commit the batch: what the watchman sees for this read."""
+        if decision.outcome is Outcome.EXIT:  # G13: never keep a worker aboard for a gate fault
+            failed = internal_exit(NO_JOURNAL_EXIT_PT, NO_JOURNAL_EXIT_EN,
+                                   registration=decision.registration)
+        else:
+            failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
+        failed = dataclasses.replace(failed, card_uid=decision.card_uid or p.uid)
+        self._show(failed, None)  # counted by the journal, reported once space returns
+        self._observe(p, failed)
+        return failed
+
+    def _observe(self, p: Presentation, decision: Decision) -> None:
+        last_read_ns = max(p.mono_ns, p.badge_mono_ns or 0)  # a pair is decided at its second read
+        metrics.observe_decision(decision.outcome.value, decision.rules_failed,
+                                 (self._shown_ns - last_read_ns) / 1e9 if p.mono_ns and self._shown_ns else None)
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -362,7 +465,11 @@ class GateLoop:
         return shift if shift is not None and shift.gate_id == self.store.gate_id else None
 
     def _alert(self, payload, now: Now) -> None:
-        """Journal a priority-1 event of the gate itself (clock, coverage) and apply it."""
+        """Journal a priority-1 event of the gate itself (clock, coverage) and apply it; inside a
+        batch it joins the batch (committed with the reads, in order)."""
+        if self._batch is not None:
+            self._stage([payload], now, PRIORITY_HIGH)
+            return
         try:
             ev = self.journal.append(payload, now=now, priority=PRIORITY_HIGH)
         except StoreError:
@@ -453,8 +560,8 @@ class GateLoop:
             log.exception("journal_append_failed", reader_id=status.reader_id)
             return
         self._apply(ev)
-        log.warning("reader_status", reader_id=status.reader_id, state=status.state.value,
-                    detail=status.detail)
+        level = log.info if status.state is ReaderState.READY else log.warning
+        level("reader_status", reader_id=status.reader_id, state=status.state.value, detail=status.detail)
 
     def _pump(self, reader: Reader) -> None:
         backoff = 0.5
@@ -471,8 +578,6 @@ class GateLoop:
                 return  # reads() returned: the reader was closed
             except Exception as exc:  # the Reader contract says never; a bug must not kill the gate
                 log.exception("reader_crashed", reader_id=reader.reader_id)
-                from drivers.base import ReaderState
-
                 self.inbox.put(ReaderStatus(reader.reader_id, ReaderState.FAULT, f"reader crashed: {exc}"))
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)

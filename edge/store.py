@@ -22,13 +22,14 @@ call any method.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import heapq
 import json
 import sqlite3
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -165,6 +166,12 @@ class Store:
             self.quarantined_to = quarantine(self.path, reason)
             self.quarantine_reason = reason
         self._lock = threading.RLock()
+        self._deferred = False  # inside ``batch``: apply does not commit
+        self._last_card: tuple | None = None  # ((read, limit), rows) of the last card lookup
+        self._last_worker: tuple | None = None  # (registration, Worker | None) of the last lookup
+        self._dirty = False  # statements of the batch written, not committed
+        self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
+        self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
         try:
             self._engine = create_engine(
                 f"sqlite:///{self.path}",
@@ -257,15 +264,24 @@ class Store:
         return 0 if read is None else len(self._card_rows(read, 100))
 
     def _card_rows(self, read: ReadUid, limit: int) -> list[tuple]:
+        # The last lookup is kept (the pairing and the rules ask for the same read in turn); any
+        # write of the office's copies forgets it (``_write``).
+        key = (read, limit)
         with self._lock:
+            last = self._last_card
+            if last is not None and last[0] == key:
+                return last[1]
             if read.bits is None:
-                return self._raw.execute(
+                rows = self._raw.execute(
                     "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (read.hex,)
                 ).fetchall()
-            return self._raw.execute(
-                f"SELECT uid, kind, registration, status FROM cards WHERE {t.low_bits_sql(read.bits)} = ?"
-                " LIMIT ?", (read.hex, limit),
-            ).fetchall()
+            else:
+                rows = self._raw.execute(
+                    f"SELECT uid, kind, registration, status FROM cards WHERE {t.low_bits_sql(read.bits)} = ?"
+                    " LIMIT ?", (read.hex, limit),
+                ).fetchall()
+            self._last_card = (key, rows)
+            return rows
 
     def control_cards(self, registration: str) -> list[str]:
         """The UIDs of the control cards of ``registration`` in the roster copy (G4 pending flags)."""
@@ -279,16 +295,22 @@ class Store:
         return self._blocked.get(uid) or self._office_blocked.get(uid)
 
     def worker(self, registration: str) -> Worker | None:
+        """The roster copy's worker, or None. The last lookup is kept (the pairing and the rules
+        ask in turn) until the office's copies change (``_write``)."""
         with self._lock:
+            last = self._last_worker
+            if last is not None and last[0] == registration:
+                return last[1]
             r = self._raw.execute(
                 "SELECT registration, name, category, status, suspended_from, suspended_until,"
                 " health_exam_date, booklet_revalidated_year, rotation_number"
                 " FROM workers WHERE registration = ?",
                 (registration,),
             ).fetchone()
-        if r is None:
-            return None
-        return Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]), _d(r[6]), r[7], r[8])
+            w = None if r is None else Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]),
+                                              _d(r[6]), r[7], r[8])
+            self._last_worker = (registration, w)
+        return w
 
     def dispatches(self, registration: str, around: dt.datetime) -> Sequence[EscalaEntry]:
         day = around.astimezone(self.tz).date()  # escala dates are local dates of the port
@@ -310,6 +332,8 @@ class Store:
         return [s for (_reg, origin), s in self._open.items() if origin == "local"]
 
     def last_shift_end(self, registration: str) -> dt.datetime | None:
+        if registration in self._ends:  # closed earlier in the open batch
+            return self._ends[registration]
         with self._lock:
             r = self._raw.execute(
                 "SELECT ended_at FROM last_shift_end WHERE registration = ?", (registration,)
@@ -493,9 +517,70 @@ class Store:
         """The last journal seq whose effects are in this store (boot replay starts after it)."""
         return self._applied_seq
 
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Store]:
+        """Group apply for the gate loop's group commit (``edge.loop``): inside the block ``apply``
+        changes the caches at once (and keeps the shift ends it records), so the next read of
+        the batch is decided on them, and queues its statements; ``commit`` writes them all, with
+        the last ``applied_seq``, in one transaction; ``rollback`` (or leaving the block without
+        ``commit``) undoes them and reloads the caches from the file. Holds the store's lock for
+        the whole block (the downlink's writes wait; they would otherwise commit the batch's
+        statements early, before the journal). Not re-entrant."""
+        with self._lock:
+            self._deferred = True
+            try:
+                yield self
+            finally:
+                self._deferred = False
+                if self._dirty:
+                    self._undo()
+
+    def commit(self) -> None:
+        """Write and commit the statements ``apply`` queued inside ``batch`` (no fsync:
+        ``synchronous=NORMAL``; the journal is the record, re-applied at boot). Raises
+        ``StoreError`` if a statement or the commit failed: then nothing of the batch is in the file and the caches are reloaded
+        from it (the caller re-applies the journal events after ``applied_seq``)."""
+        with self._lock:
+            if not self._dirty:
+                return
+            try:
+                for sql, params in self._queued:
+                    self._raw.execute(sql, params)
+                self._raw.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
+                                  (str(self._applied_seq),))
+                self._raw.commit()
+            except sqlite3.Error as exc:
+                self._undo()
+                raise StoreError(f"store apply failed: {exc}") from exc
+            self._dirty = False
+            self._queued.clear()
+            self._ends.clear()
+
+    def rollback(self) -> None:
+        """Drop the statements ``apply`` queued inside ``batch`` and reload the caches (the journal
+        did not commit their events)."""
+        with self._lock:
+            if self._dirty:
+                self._undo()
+
+    def _undo(self) -> None:
+        try:
+            self._raw.rollback()
+        except sqlite3.Error:
+            log.exception("store_rollback_failed")
+        self._dirty = False
+        self._queued.clear()
+        self._ends.clear()
+        try:
+            self._load_caches()
+        except SQLAlchemyError:
+            log.exception("store_reload_failed")
+
     def apply(self, seq: int, fx: Effects) -> None:
         """Apply the effects of journal event ``seq`` in one transaction together with
-        ``applied_seq``. Events at or below ``applied_seq`` are ignored (idempotent replay)."""
+        ``applied_seq``; inside ``batch`` the transaction is the batch's (committed by ``commit``).
+        Events at or below ``applied_seq`` are ignored (idempotent replay). Raises ``StoreError``
+        outside a batch (nothing changed); inside one a fault is the batch's ``commit``'s."""
         if seq <= self._applied_seq:
             return
 
@@ -528,15 +613,22 @@ class Store:
             stmts.append(("INSERT INTO inspector_session (id, boot_id, inspector_uid,"
                           " inspector_registration, until_mono_ns) VALUES (1, ?, ?, ?, ?)",
                           (self.boot_id, i.inspector_uid, i.inspector_registration, i.until_mono_ns)))
-        stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)", (str(seq),)))
         with self._lock:
-            try:
-                for sql, params in stmts:
-                    self._raw.execute(sql, params)
-                self._raw.commit()
-            except sqlite3.Error as exc:
-                self._raw.rollback()
-                raise StoreError(f"store apply failed: {exc}") from exc
+            if self._deferred:  # written by commit(); the caches below change now
+                self._dirty = True
+                self._queued.extend(stmts)
+                if fx.close is not None:
+                    self._ends[fx.close[0]] = fx.close[1]
+            else:
+                stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
+                              (str(seq),)))
+                try:
+                    for sql, params in stmts:
+                        self._raw.execute(sql, params)
+                    self._raw.commit()
+                except sqlite3.Error as exc:
+                    self._raw.rollback()
+                    raise StoreError(f"store apply failed: {exc}") from exc
         if fx.close is not None:
             self._open.pop((fx.close[0], "local"), None)
         if fx.open is not None:
@@ -586,6 +678,7 @@ class Store:
 
     def _write(self, work) -> None:
         with self._lock:
+            self._last_card = self._last_worker = None
             try:
                 with self._engine.begin() as c:
                     work(c)

@@ -23,6 +23,7 @@ Secrets never reach a log line: values of keys that look like secrets are masked
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import threading
@@ -36,10 +37,15 @@ _PROCESS: dict[str, object] = {}  # fields of every line of this process (config
 _HANDLER_NAME = "portgate"
 
 
+@functools.lru_cache(maxsize=512)  # a process logs a few dozen distinct key names
+def _is_secret(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in SECRET_KEYS) and not lowered.endswith(("_file", "_path", "_id"))
+
+
 def _redact_secrets(_logger, _method, event_dict: dict) -> dict:
     for name in list(event_dict):
-        lowered = name.lower()
-        if any(word in lowered for word in SECRET_KEYS) and not lowered.endswith(("_file", "_path", "_id")):
+        if _is_secret(name):
             event_dict[name] = "***"
     return event_dict
 

@@ -73,7 +73,7 @@ def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[
                     return
                 if not cells:
                     continue
-                if any("\x00" in c for c in cells):
+                if "\x00" in "".join(cells):
                     raise BadInput("contains a NUL character", where=f"{name}:{line}")
                 row: Row = dict(zip(header, cells))
                 if len(cells) > width:

@@ -7,6 +7,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from portgate.errors import ConfigError
 
+#: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
+PLAUSIBLE_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+#: ... and from this on (a typo such as 9999; nothing after 2100 is a real shift).
+PLAUSIBLE_UNTIL = dt.datetime(2101, 1, 1, tzinfo=dt.UTC)
+
 
 def require_aware(value: dt.datetime, name: str = "time") -> dt.datetime:
     """Return ``value`` in UTC; raise ``ValueError`` if it is naive (a programming error)."""

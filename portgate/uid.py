@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import re
 
 from portgate.errors import BadInput
 
 _HEX = re.compile(r"^[0-9A-F]+$")
+_SEPARATORS = re.compile(r"[\s:\-]")
 _DECIMAL10 = re.compile(r"^[0-9]{10}$")
 
 
@@ -59,7 +61,12 @@ def canonical_uid(raw: str) -> str:
     """
     if not isinstance(raw, str):
         raise BadInput(f"UID must be text, got {type(raw).__name__}")
-    text = re.sub(r"[\s:\-]", "", raw).upper()
+    return _canonical_text(raw)
+
+
+@functools.lru_cache(maxsize=1024)  # pure; a gate reads the same few hundred cards all day
+def _canonical_text(raw: str) -> str:
+    text = _SEPARATORS.sub("", raw).upper()
     if not text or not _HEX.match(text):
         raise BadInput(f"UID {raw!r} is not hexadecimal")
     if len(text) % 2:
@@ -140,8 +147,16 @@ def parse_read(text: str) -> ReadUid:
     ``ReadUid``. Raises ``BadInput`` for anything else."""
     if not isinstance(text, str):
         raise BadInput(f"UID must be text, got {type(text).__name__}")
+    return _parse_text(text)
+
+
+_PARTIAL_FORMS = frozenset(f.value for f in PARTIAL_BITS)
+
+
+@functools.lru_cache(maxsize=1024)  # pure (a ReadUid is immutable); errors are not cached
+def _parse_text(text: str) -> ReadUid:
     head, sep, tail = text.partition(":")
-    if sep and head.strip().lower() in {f.value for f in PARTIAL_BITS}:
+    if sep and head.strip().lower() in _PARTIAL_FORMS:
         form = UidFormat(head.strip().lower())
         digits = PARTIAL_BITS[form] // 4
         value = tail.strip().upper()

@@ -1,5 +1,5 @@
 """Screenshots of the office web application for the README (docs/img/), taken with the browser kit
-(testkit/browser.py) on a real port (tests/web/port.py: broker, ingest, two gates, office serve):
+(testkit/browser.py) on a real port (tests/central/web/port.py: broker, ingest, two gates, office serve):
 
     .venv/bin/python scripts/office_screenshots.py
 
@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session  # noqa: E402
 from central.db import make_engine  # noqa: E402
 from central.web.users import add_user  # noqa: E402
 from testkit.browser import launch_chromium  # noqa: E402
-from tests.web.paydata import seed_pay  # noqa: E402
-from tests.web.port import PASSWORD, Port  # noqa: E402
+from tests.central.web.paydata import seed_pay  # noqa: E402
+from tests.central.web.port import PASSWORD, Port  # noqa: E402
 
 OUT = ROOT / "docs" / "img"
 

@@ -38,7 +38,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e ".[test]"
-# the contract checkers at the versions of tools/node/package-lock.json (tests/mqtt/test_contract_tools.py);
+# the contract checkers at the versions of tools/node/package-lock.json (tests/wire/test_contract_tools.py);
 # no install scripts (none is needed; one is a telemetry ping)
 (cd tools/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 echo "setup: ready (.venv)"

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from portgate.config import write_secret
+from testkit.wait import wait_until
 
 DEMO = Path(__file__).resolve().parents[1] / "config" / "demo"
 
@@ -59,6 +60,25 @@ def start_gate(config: Path, *, log_path: Path | None = None) -> subprocess.Pope
         [sys.executable, "-m", "app.cli", "edge", "run", "--config", str(config)],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
+
+
+def start_gate_and_wait(config: Path, *, timeout: float = 90.0) -> subprocess.Popen:
+    """``start_gate`` and wait for this run's ``gate_started`` log line (its signal handlers are
+    installed, so a SIGTERM after it is a clean stop). Raises AssertionError on a timeout or if the
+    gate exits first."""
+    log = config.with_name("gate.log")
+    offset = log.stat().st_size if log.exists() else 0
+    proc = start_gate(config)
+
+    def started() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"gate exited {proc.returncode} before it started")
+        with open(log, "rb") as f:
+            f.seek(offset)
+            return b'"gate_started"' in f.read()
+
+    wait_until(started, timeout=timeout, interval=0.05, what="gate_started")
+    return proc
 
 
 def kill_gate(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> int:

@@ -8,7 +8,7 @@ import pytest
 
 pytest_plugins: list[str] = []
 
-BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/mqtt, tests/ops)
+BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/central/ingest, tests/ops)
 PG_FIXTURES = frozenset({"pg", "pg_cluster", "pg_url"})  # a throw-away PostgreSQL cluster
 
 

@@ -18,7 +18,7 @@ def collected(*args: str) -> list[str]:
 
 
 def test_a_test_using_the_broker_fixture_carries_mqtt():
-    target = "tests/mqtt/test_rejects.py"  # writes no marker itself; its tests use ``broker``
+    target = "tests/central/ingest/test_rejects.py"  # writes no marker itself; its tests use ``broker``
     assert "pytest.mark" not in (ROOT / target).read_text(encoding="utf-8")
     every = collected(target)
     assert len(every) >= 5
@@ -27,15 +27,15 @@ def test_a_test_using_the_broker_fixture_carries_mqtt():
 
 
 def test_the_postgres_marker_goes_on_the_postgresql_runs_only():
-    target = "tests/ledger/test_ingest_insert.py"  # parametrised over db_url: sqlite and postgresql
+    target = "tests/central/ledger/test_ingest_insert.py"  # parametrised over db_url: sqlite and postgresql
     pg = collected(target, "-m", "postgres")
     rest = collected(target, "-m", "not postgres")
     assert pg and rest
     assert all("postgresql" in t for t in pg) and not any("postgresql" in t for t in rest)
-    session = collected("tests/ledger/test_testkit_postgres.py", "-m", "postgres")
+    session = collected("tests/central/ledger/test_testkit_postgres.py", "-m", "postgres")
     assert any("separate_databases" in t for t in session)  # uses pg_cluster directly
 
 
 def test_a_test_without_those_fixtures_carries_neither():
-    assert collected("tests/test_kernel.py", "-m", "mqtt or postgres") == []
-    assert collected("tests/test_kernel.py")
+    assert collected("tests/portgate/test_kernel.py", "-m", "mqtt or postgres") == []
+    assert collected("tests/portgate/test_kernel.py")

@@ -3,7 +3,7 @@
 
 ``render()`` returns {relative path: text}; ``portgate wire generate`` writes them and a test checks
 the committed files equal ``render()``. What msgspec writes is adjusted for tools nobody here wrote
-(tests/mqtt/test_contract_tools.py runs them): each schema names its dialect (``$schema``, JSON
+(tests/wire/test_contract_tools.py runs them): each schema names its dialect (``$schema``, JSON
 Schema 2020-12) and ``$id``; msgspec's OpenAPI-style ``discriminator`` object is left out (it is
 not JSON Schema, ajv strict refuses it, and AsyncAPI wants a string; the ``type`` member's
 ``enum`` already tells the variants apart); every field gets its ``description`` from

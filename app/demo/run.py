@@ -6,7 +6,7 @@ What runs (each a real process or device, on loopback, in a run directory the de
 - the office: ``portgate central run`` (ingest into a SQLite ledger, presence and blocklist relay,
   snapshot requests answered from the scenario's CSV files);
 - the watchman's screen of the first gate (``portgate edge display``, its URL printed), with the
-  workers' photos sent by the office through the photo downlink (``central.photos``);
+  workers' photos sent by the office through the photo downlink (``central.broadcast.photos``);
 - one ``portgate edge run`` process per gate. ``g-aurora`` reads two EM4100/RDM6300 serial readers
   on pseudo-terminals (control card + badge); ``g-nordic`` reads a PC/SC reader through a private
   pcscd + vpcd with a virtual card (a serial reader instead when pcscd/vpcd are not installed).
@@ -305,7 +305,7 @@ class DemoRun:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
-        from central.photos import publish_photos
+        from central.broadcast.photos import publish_photos
         from portgate.records import Worker, load_csv
         from app.demo.photos import png
 
@@ -340,7 +340,7 @@ class DemoRun:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
-        from central.publish import CsvSnapshots, publish_snapshot
+        from central.broadcast.csv_source import CsvSnapshots, publish_snapshot
 
         sc = self.scenario
         at = at or self.day_start

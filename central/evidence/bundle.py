@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from central.evidence.pdf import summary_pdf
 from central.evidence.receipts import office_key
 from central.evidence.verify import FORMAT, _starting_key
 from central.ingest.keys import public_key_path, read_public_keys
@@ -162,7 +163,6 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         path = Path(path)
         files[f"rulebooks/gate/{path.parent.name}-{path.name}" if gate_rulebooks else
               f"rulebooks/gate/{path.name}"] = path.read_bytes()
-    from central.evidence.pdf import summary_pdf
 
     files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
                                        [decode(r) for r in events_of], gates, zone, now)

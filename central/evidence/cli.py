@@ -36,14 +36,14 @@ def evidence() -> None:
 @click.option("--port-config", help="Port TOML (time zone). Default: the example.")
 def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, out, gate_rulebooks, port_config):
     """Write the evidence bundle of one worker over work days [--from, --to]."""
-    from central.db import make_engine
-    from central.evidence.bundle import export
-    from central.ledger.migrate import upgrade
-    from central.pay.cli import load_setup
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.evidence.bundle import export  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.pay.cli import load_setup  # lazy: CLI start-up
 
     if config_path:
-        from central.config import CentralConfig
-        from portgate.config import load_toml
+        from central.config import CentralConfig  # lazy: CLI start-up
+        from portgate.config import load_toml  # lazy: CLI start-up
 
         cfg = load_toml(config_path, CentralConfig)
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
@@ -69,7 +69,7 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
 @click.pass_context
 def verify_cmd(ctx, bundle):
     """Check a bundle offline; exit 0 if everything holds, 1 naming each failure."""
-    from central.evidence.verify import verify_bundle
+    from central.evidence.verify import verify_bundle  # lazy: CLI start-up
 
     failures, notes = verify_bundle(bundle)
     for n in notes:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from portgate.config import read_secret, write_secret
 from portgate.errors import BadInput, ConfigError
+from wire.chain import fingerprint, load_public, public_pem
 from wire.topics import check_id
 
 
@@ -45,8 +46,6 @@ def public_key_path(keys_dir: str | Path, gate_id: str) -> Path:
 def register_public_key(keys_dir: str | Path, gate_id: str, text: str) -> Path:
     """Register (append) a gate's Ed25519 public key given as PEM or base64 of the raw 32 bytes;
     registering a key already there changes nothing. Raises ``BadInput`` if it is not a key."""
-    from wire.chain import fingerprint, load_public, public_pem
-
     key = load_public(text)
     path = public_key_path(keys_dir, gate_id)
     known = {fingerprint(k) for k in read_public_keys(path)}
@@ -60,8 +59,6 @@ def register_public_key(keys_dir: str | Path, gate_id: str, text: str) -> Path:
 def read_public_keys(path: str | Path) -> list:
     """The Ed25519 public keys of a ``.pub`` file (empty if none). Raises ``BadInput`` if a block
     is not a key."""
-    from wire.chain import load_public
-
     try:
         text = Path(path).read_text(encoding="ascii")
     except FileNotFoundError:
@@ -162,8 +159,6 @@ class KeyRing:
 
     def learn_public_key(self, gate_id: str, key) -> None:
         """Add a key the gate named in a ``SIGNING_KEY`` event signed by a registered key."""
-        from wire.chain import public_pem
-
         with self._lock:
             register_public_key(self.keys_dir, gate_id, public_pem(key))
             self._cache.pop(f"pub:{gate_id}", None)

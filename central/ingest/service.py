@@ -1,17 +1,19 @@
 """``Ingest``: N ``IngestWorker`` s sharing one subscription, over one engine and one key ring (each
 worker's ledger writer runs in its own child process by default, central/ingest/link.py); with
-``[publish] source = "registry"`` also the ``DownlinkPublisher`` (central/downlink.py) thread, which
+``[publish] source = "registry"`` also the ``DownlinkPublisher`` (central/broadcast/registry_source.py) thread, which
 serves the workers' snapshot answers too."""
 
 from __future__ import annotations
 
 import threading
 
+from central.broadcast.registry_source import DownlinkPublisher
 from central.config import CentralConfig
 from central.db import load_all_tables, make_engine
 from central.ingest.keys import KeyRing
 from central.ingest.worker import IngestWorker
-from central.publish import CsvSnapshots
+from central.broadcast.csv_source import CsvSnapshots
+from central.ledger.migrate import upgrade_engine
 from portgate.errors import ConfigError
 
 
@@ -25,8 +27,6 @@ class Ingest:
         self.config = config
         self.engine = engine or make_engine(config.database_url)
         if create_tables:
-            from central.ledger.migrate import upgrade_engine
-
             upgrade_engine(self.engine)
         self.keys = KeyRing(config.keys_dir)
         if _in_memory(self.engine):
@@ -35,8 +35,6 @@ class Ingest:
         p = config.publish
         self.publisher = None
         if p.source == "registry":
-            from central.downlink import DownlinkPublisher
-
             self.publisher = snapshots = DownlinkPublisher(config, self.engine)
         else:
             snapshots = CsvSnapshots(p.workers_csv, p.cards_csv, p.escala_csv)

@@ -23,7 +23,7 @@ reported the batch's commit.
 - Snapshot requests from gates (``office/requests``, shared too) are answered here from the ledger
   (presence) or from a snapshot source (roster/cards/escala); after a committed confiscation the
   blocklist is published here (or, with ``[publish] source = "registry"``, the
-  ``DownlinkPublisher`` of central/downlink.py is woken to send its delta).
+  ``DownlinkPublisher`` of central/broadcast/registry_source.py is woken to send its delta).
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.config import CentralConfig
-from central.ingest import blocklist, presence
+from central.broadcast import blocklist, presence
+from central.broadcast.publisher import Publisher
 from central.ingest.keys import KeyRing
-from central.ingest.ledger import MAX_MESSAGE_BYTES
+from central.ingest.event_store import MAX_MESSAGE_BYTES
 from central.ingest.link import WriterProcess, WriterThread
 from central.ingest.logbudget import LogBudget
 from central.ingest.writer import Outcome, db_error
@@ -82,6 +83,7 @@ class IngestWorker:
         self.client.on_connect = self._on_connect
         self.client.on_message = self._on_message  # gate events and office requests (no topic filters: cheaper)
         self.client.max_queued_messages_set(0)
+        self.broadcast = Publisher(self.client, self.port)
         if self.settings.writer == "process":
             self.link = WriterProcess(config, index, self._on_outcome, restore=self._held_statuses)
         else:
@@ -253,7 +255,7 @@ class IngestWorker:
         snap = self._blocklist_snapshot(now)
         if snap is None:
             return
-        self.client.publish(topics.downlink(self.port, "cards", "snapshot"), dl.encode(snap), qos=1, retain=True)
+        self.broadcast.send("cards", "snapshot", snap)
         self.stats["blocklist_published"] += 1
         log.info("ingest.blocklist_published", version=snap.version, blocked=len(snap.blocked))
 
@@ -308,5 +310,5 @@ class IngestWorker:
         if snap is None:
             log.warning("ingest.snapshot_unavailable", kind=req.kind, gate_id=req.gate_id)
             return
-        self.client.publish(topics.downlink(self.port, req.kind, "snapshot"), dl.encode(snap), qos=1, retain=True)
+        self.broadcast.send(req.kind, "snapshot", snap)
         self.stats["snapshots_served"] += 1

@@ -61,16 +61,23 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
+from sqlalchemy.orm import Session
 
 from central.config import CentralConfig
-from central.ingest import blocklist, ledger, presence
+from central.broadcast import blocklist, presence
+from central.broadcast.publisher import Publisher
+from central.db import make_engine
+from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
 from central.evidence import receipts
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ingest.logbudget import LogBudget
 from central.ledger.schema import dead_letters, gate_progress
+from central.registry.confiscation import record_confiscation
 from portgate.errors import BadInput, ConfigError
+from portgate.gctune import tune_for_service
+from portgate.logs import configure_logging
 from wire import connection, topics
 from wire import downlink as dl
 from wire.events import ConfiscationPayload
@@ -125,6 +132,7 @@ class LedgerWriter:
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}-writer")
         self.client.max_queued_messages_set(0)
+        self.broadcast = Publisher(self.client, self.port)
         self._stats: collections.Counter = collections.Counter()
         self._gaps: dict[str, tuple[int, float]] = {}  # gate -> (its first missing seq, since when: monotonic)
         self._rounds: dict[str, tuple[float, tuple]] = {}  # gate -> (last round, ranges asked)
@@ -274,7 +282,7 @@ class LedgerWriter:
         for row_id, event in inserted:
             delta = presence.delta_for(row_id, event, now)
             if delta is not None:
-                self.client.publish(topics.downlink(self.port, "presence", "delta"), dl.encode(delta), qos=1)
+                self.broadcast.send("presence", "delta", delta)
                 self._stats["presence_relayed"] += 1
 
     def _record_confiscations(self, conn, inserted, now: dt.datetime) -> int:
@@ -282,10 +290,6 @@ class LedgerWriter:
         confiscation (``record_confiscation``, idempotent by event id), in the ledger's transaction.
         A confiscation the registry refuses (``BadInput``, e.g. an unknown registration) is logged
         and stays in the ledger (its card is still blocked through the ledger part of the blocklist)."""
-        from sqlalchemy.orm import Session
-
-        from central.registry.confiscation import record_confiscation
-
         done = 0
         with Session(bind=conn, join_transaction_mode="create_savepoint") as session:
             for _row, event in inserted:
@@ -584,10 +588,6 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
     anything. SIGINT and SIGTERM are ignored: the
     worker decides when its writer stops (after the batches already handed over).
     """
-    from central.db import make_engine
-    from portgate.gctune import tune_for_service
-    from portgate.logs import configure_logging
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_logging(json=config.log_json, level=config.log_level,  # every thread of this process

@@ -43,10 +43,19 @@ TRANSGRESSION_COLUMNS = (
 )
 
 
+# Durations and days repeat all through a book (a few hundred distinct values for tens of
+# thousands of cells): each is formatted once.
+@functools.lru_cache(maxsize=8192)
 def _min(span: dt.timedelta) -> int:
     return int(span.total_seconds() // 60)
 
 
+@functools.lru_cache(maxsize=8192)
+def _day(day: dt.date) -> str:
+    return day.isoformat()
+
+
+@functools.lru_cache(maxsize=8192)
 def _hm(span: dt.timedelta) -> str:
     m = _min(span)
     return f"{m // 60}h{m % 60:02d}"
@@ -74,7 +83,7 @@ def overtime_csv(book: HoursBook) -> str:
                 e.crew_id,
                 e.name,
                 e.role,
-                e.date.isoformat(),
+                _day(e.date),
                 _min(e.worked),
                 _min(e.normal),
                 _min(e.overtime),
@@ -97,7 +106,7 @@ def transgressions_csv(book: HoursBook) -> str:
                 book.ship,
                 t.crew_id,
                 t.name,
-                t.date.isoformat(),
+                _day(t.date),
                 t.rule,
                 t.article,
                 _local(t.start, zone),
@@ -135,7 +144,7 @@ def _table(headers: list[str], rows: list[list[str]], numeric: set[int], marked=
     body = []
     for i, row in enumerate(rows):
         cls = ' class="over"' if i in marked else ""
-        cells = "".join(f"{opens[j]}{_esc(str(c))}</td>" for j, c in enumerate(row))
+        cells = "".join([f"{o}{_esc(str(c))}</td>" for o, c in zip(opens, row)])
         body.append(f"<tr{cls}>{cells}</tr>")
     if not rows:
         body.append(f'<tr><td colspan="{len(headers)}">Nenhum lançamento / no entries</td></tr>')
@@ -167,7 +176,7 @@ def book_html(book: HoursBook) -> str:
                 e.crew_id,
                 e.name,
                 e.role,
-                e.date.isoformat(),
+                _day(e.date),
                 _hm(e.worked),
                 _hm(e.normal),
                 _hm(e.overtime),
@@ -208,7 +217,7 @@ def book_html(book: HoursBook) -> str:
             [
                 t.crew_id,
                 t.name,
-                t.date.isoformat(),
+                _day(t.date),
                 t.rule,
                 t.article,
                 _local(t.start, zone),

@@ -279,8 +279,8 @@ def _aboard_rows(report: AboardReport) -> list[dict]:
 )
 def aboard(db_url: str, gate_id: str, at_text: str, crew_path: Path, fmt: str) -> int:
     """Who is aboard at --at according to the gangway gate's taps, against the crew list."""
-    from central.db import make_engine  # the office database is imported only here
-    from central.inspection.aboard_db import gate_taps
+    from central.db import make_engine  # the office database is imported only here  # lazy: CLI start-up
+    from central.inspection.aboard_db import gate_taps  # lazy: CLI start-up
 
     at = parse_aware(at_text, "--at")
     crew_list = read_crew(crew_path)

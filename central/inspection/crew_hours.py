@@ -27,6 +27,7 @@ import dataclasses
 import datetime as dt
 import enum
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from zoneinfo import ZoneInfo
@@ -75,9 +76,25 @@ class Compensation(enum.StrEnum):
 
 _TRUE = {"true", "1", "yes", "sim", "y", "s"}
 _FALSE = {"false", "0", "no", "nao", "não", "n", ""}
+_BOOLS = _TRUE | _FALSE
+
+
+_CHOSEN: dict[tuple, object] = {}  # (enum, cell text, optional) -> member: a file repeats a few cells
 
 
 def _choice(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
+    key = (cls, value, optional)
+    try:
+        return _CHOSEN[key]
+    except KeyError:
+        pass
+    found = _choose(cls, value, field, optional=optional)
+    if len(_CHOSEN) < 4096:
+        _CHOSEN[key] = found
+    return found
+
+
+def _choose(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
     text = (value or "").strip().lower()
     if not text and optional:
         return None
@@ -128,31 +145,34 @@ class WorkPeriod:
     @classmethod
     def from_row(cls, row: Mapping[str, str], where: str = "") -> WorkPeriod:
         """Build from a periods.csv row (columns ``PERIOD_COLUMNS``). Raises ``BadInput``."""
-
-        def text(field: str, required: bool) -> str:
-            value = (row.get(field) or "").strip()
-            if required and not value:
-                raise BadInput(f"{field} is required")
-            return value
-
-        flag = (row.get("port_traffic") or "").strip().lower()
-        if flag not in _TRUE | _FALSE:
-            raise BadInput(f"port_traffic {row.get('port_traffic')!r} is not true|false")
+        get = row.get
+        raw_flag = get("port_traffic")
+        flag = (raw_flag or "").strip().lower()
+        if flag not in _BOOLS:
+            raise BadInput(f"port_traffic {raw_flag!r} is not true|false")
+        ship = (get("ship") or "").strip()
+        if not ship:
+            raise BadInput("ship is required")
+        crew_id = (get("crew_id") or "").strip()
+        if not crew_id:
+            raise BadInput("crew_id is required")
         return cls(
-            ship=text("ship", True),
-            crew_id=text("crew_id", True),
-            name=text("name", False),
-            role=text("role", False),
-            start=parse_aware(row.get("start"), "start"),
-            end=parse_aware(row.get("end"), "end"),
-            kind=_choice(Kind, row.get("kind"), "kind", optional=False),
-            watch_type=_choice(WatchType, row.get("watch_type"), "watch_type", optional=True),
+            ship=ship,
+            crew_id=crew_id,
+            name=(get("name") or "").strip(),
+            role=(get("role") or "").strip(),
+            start=parse_aware(get("start"), "start"),
+            end=parse_aware(get("end"), "end"),
+            kind=_choice(Kind, get("kind"), "kind", optional=False),
+            watch_type=_choice(WatchType, get("watch_type"), "watch_type", optional=True),
             port_traffic=flag in _TRUE,
-            compensation=_choice(
-                Compensation, row.get("compensation"), "compensation", optional=True
-            ),
+            compensation=_choice(Compensation, get("compensation"), "compensation", optional=True),
             where=where,
         )
+
+
+_by_start_end = operator.attrgetter("start", "end")
+_by_crew_start = operator.attrgetter("crew_id", "start")
 
 
 def check_overlaps(periods: Iterable[WorkPeriod]) -> None:
@@ -166,7 +186,7 @@ def check_overlaps(periods: Iterable[WorkPeriod]) -> None:
         by_person[p.crew_id].append(p)
     errors = []
     for crew_id, items in sorted(by_person.items()):
-        items.sort(key=lambda p: (p.start, p.end))
+        items.sort(key=_by_start_end)
         latest = items[0]
         for p in items[1:]:
             if p.start < latest.end:
@@ -238,11 +258,10 @@ class HoursBook:
     transgressions: list[Transgression]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Piece:
-    start: dt.datetime
-    end: dt.datetime
-    period: WorkPeriod
+# A counted interval of one person: (start, end, period), aware UTC; plain tuples (tens of
+# thousands per book, built and cut at midnight on the hot path).
+_Piece = tuple[dt.datetime, dt.datetime, WorkPeriod]
+_by_start = operator.itemgetter(0)
 
 
 def _spells(items: Sequence[WorkPeriod], kinds: set[Kind]) -> list[list[WorkPeriod]]:
@@ -266,7 +285,7 @@ def _counted(items: Sequence[WorkPeriod]) -> tuple[list[_Piece], list[list[WorkP
     spells = _spells(items, {Kind.WORK, Kind.WATCH})
     for i, spell in enumerate(spells):
         for p in spell[:-1]:
-            pieces.append(_Piece(p.start, p.end, p))
+            pieces.append((p.start, p.end, p))
         last = spell[-1]
         end = last.end
         if end - spell[0].start < MIN_INTERMITTENT:
@@ -274,22 +293,28 @@ def _counted(items: Sequence[WorkPeriod]) -> tuple[list[_Piece], list[list[WorkP
             end = spell[0].start + MIN_INTERMITTENT
             if i + 1 < len(spells):
                 end = min(end, spells[i + 1][0].start)
-        pieces.append(_Piece(last.start, end, last))
+        pieces.append((last.start, end, last))
     return pieces, short
 
 
 def _split_days(pieces: Iterable[_Piece], zone: ZoneInfo) -> dict[dt.date, list[_Piece]]:
     """Cut pieces at local midnight (civil day 00:00-24:00 in the ship's zone, K1 art. 1 §2)."""
     days: dict[dt.date, list[_Piece]] = defaultdict(list)
-    for piece in pieces:
-        start = piece.start
-        while start < piece.end:
+    midnights: dict[dt.date, dt.datetime] = {}  # local day -> its end (next local midnight), UTC
+    for start, end, period in pieces:
+        while start < end:
             local_day = start.astimezone(zone).date()
-            midnight = dt.datetime.combine(local_day + dt.timedelta(days=1), dt.time(0), zone)
-            cut = min(piece.end, midnight.astimezone(dt.UTC))
-            days[local_day].append(_Piece(start, cut, piece.period))
+            midnight = midnights.get(local_day)
+            if midnight is None:
+                midnight = midnights[local_day] = dt.datetime.combine(
+                    local_day + dt.timedelta(days=1), dt.time(0), zone).astimezone(dt.UTC)
+            cut = end if end < midnight else midnight
+            days[local_day].append((start, cut, period))
             start = cut
     return days
+
+
+_ZERO = dt.timedelta()
 
 
 def whole_hours(span: dt.timedelta) -> int:
@@ -304,19 +329,21 @@ def _fmt(span: dt.timedelta) -> str:
 
 
 def _day_entry(person: WorkPeriod, day: dt.date, pieces: list[_Piece]) -> OvertimeEntry:
-    pieces.sort(key=lambda x: x.start)
-    worked = sum((x.end - x.start for x in pieces), dt.timedelta())
-    elapsed = dt.timedelta()
-    port = dt.timedelta()
+    pieces.sort(key=_by_start)
+    zero = _ZERO
+    elapsed = zero
+    port = zero
     comps: set[str] = set()
-    for x in pieces:  # the overtime is the work past the 8th hour, in time order (K3)
-        length = x.end - x.start
-        over = min(length, max(dt.timedelta(), elapsed + length - NORMAL_DAY))
-        if over > dt.timedelta():
-            comps.add(x.period.compensation.value if x.period.compensation else "pending")
-            if x.period.port_traffic:
+    for start, end, period in pieces:  # the overtime is the work past the 8th hour, in time order (K3)
+        length = end - start
+        past = elapsed + length - NORMAL_DAY
+        if past > zero:
+            over = length if length < past else past
+            comps.add(period.compensation.value if period.compensation else "pending")
+            if period.port_traffic:
                 port += over
         elapsed += length
+    worked = elapsed
     overtime = max(dt.timedelta(), worked - NORMAL_DAY)
     comp = "" if not comps else comps.pop() if len(comps) == 1 else "mixed"
     return OvertimeEntry(
@@ -338,10 +365,10 @@ def _watch_transgressions(items: Sequence[WorkPeriod], zone: ZoneInfo) -> list[T
     watches = _spells(items, {Kind.WATCH})
     for i, watch in enumerate(watches):
         first, last = watch[0], watch[-1]
-        where = ", ".join(p.where for p in watch if p.where)
         length = last.end - first.start
         day = first.start.astimezone(zone).date()
         if length > MAX_WATCH:
+            where = ", ".join(p.where for p in watch if p.where)
             out.append(
                 Transgression(
                     first.crew_id,
@@ -361,6 +388,7 @@ def _watch_transgressions(items: Sequence[WorkPeriod], zone: ZoneInfo) -> list[T
             prev = watches[i - 1][-1]
             gap = first.start - prev.end
             if gap < MIN_WATCH_INTERVAL:
+                where = ", ".join(p.where for p in watch if p.where)
                 out.append(
                     Transgression(
                         first.crew_id,
@@ -400,7 +428,7 @@ def compute_book(
         raise BadInput(f"--to {date_to} is before --from {date_from}")
     periods = list(periods)
     check_overlaps(periods)
-    mine = sorted((p for p in periods if p.ship == ship), key=lambda p: (p.crew_id, p.start))
+    mine = sorted((p for p in periods if p.ship == ship), key=_by_crew_start)
     if not mine:
         raise BadInput(f"no work periods for ship {ship!r}")
     people: dict[str, list[WorkPeriod]] = defaultdict(list)

@@ -14,7 +14,7 @@ from central.inspection.crew_hours import REQUIRED_COLUMNS, WorkPeriod
 from central.inspection.crew_share import CREW_REQUIRED, CrewMember, check_unique
 from portgate.errors import BadInput
 from portgate.records import build_rows
-from portgate.tables import read_rows as read_table
+from portgate.tables import iter_rows
 
 R = TypeVar("R")
 
@@ -22,7 +22,9 @@ R = TypeVar("R")
 def _read(
     path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]
 ) -> list[R]:
-    return build_rows(read_table(path, required), build)
+    # streamed: each row is built as it is read, not held as a dict until the file ends (a year's
+    # periods.csv is 31,000 rows); a CSV fault still raises as soon as it is met
+    return build_rows(iter_rows(path, required), build)
 
 
 def read_periods(path: str | Path) -> list[WorkPeriod]:

@@ -32,7 +32,7 @@ def ledger() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml: its database_url.")
 def migrate(db_url: str | None, config_path: str | None) -> None:
     """Bring the database to the newest schema (Alembic upgrade head)."""
-    from central.ledger.migrate import upgrade
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=False)
@@ -48,10 +48,10 @@ def migrate(db_url: str | None, config_path: str | None) -> None:
 @click.option("--no-rebuild", is_flag=True, help="List the stored shifts without rebuilding.")
 def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild) -> None:
     """Rebuild the shifts of work dates [--from, --to] from the events and list them with flags."""
-    from central.db import make_engine
-    from central.ledger.migrate import upgrade
-    from central.ledger.store import read_shifts, rebuild_shifts
-    from central.pay.cli import load_setup
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.ledger.store import read_shifts, rebuild_shifts  # lazy: CLI start-up
+    from central.pay.cli import load_setup  # lazy: CLI start-up
 
     _port, _book, calendar = load_setup(port_config)
     first, last = day_range(date_from, date_to)
@@ -89,9 +89,9 @@ def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild) -> 
 def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> None:
     """Record that the meal interval of a shift was worked (P6, 83.611 art. 26 d), with an audit-log
     row. Every later rebuild applies it: the shift is flagged MEAL_CORRECTED and pay adds P6."""
-    from central.db import make_engine
-    from central.ledger.corrections import record_meal
-    from central.ledger.migrate import upgrade
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.corrections import record_meal  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)

@@ -20,6 +20,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import metadata
 from central.ledger.shifts import Flag, Shift
+from central.ledger.tables import shifts
+from central.registry.schema import audit_log
 from portgate.errors import BadInput, StoreError
 
 MEAL_CORRECTED = "MEAL_CORRECTED"
@@ -44,9 +46,6 @@ def record_meal(engine: Engine, shift_id: str, *, worked: bool, actor: str, reas
 
     The shift must exist in the ledger (rebuilt from the gate events). Raises ``BadInput`` for an
     unknown shift, an empty actor or reason; ``StoreError`` if the database fails."""
-    from central.ledger.tables import shifts
-    from central.registry.schema import audit_log
-
     if not actor or not actor.strip():
         raise BadInput("actor is required (who records the correction)", where="--actor")
     if not reason or not reason.strip():

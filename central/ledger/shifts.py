@@ -34,15 +34,15 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import operator
 import datetime as dt
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from zoneinfo import ZoneInfo
 
-from central.pay.watchmen import PLAUSIBLE_FROM, WatchShift
-from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
 from central.ledger.taps import MealView, TapView
+from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
+from portgate.timeutil import PLAUSIBLE_FROM
 from wire.events import Event, MealWorkedPayload, TapPayload
 
 HOLD_FLAGS = frozenset({"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"})
@@ -99,16 +99,6 @@ class Shift:
         if not self.flags:
             return ()
         return tuple(f"{f.code}: {f.detail}" for f in self.flags if f.code in REVIEW_FLAGS)
-
-    def to_pay(self) -> WatchShift:
-        """The pay engine's view. A shift closed at the period end has no extension."""
-        return WatchShift(
-            shift_id=self.shift_id, registration=self.registration, function=self.function,
-            ship=self.ship, berth=self.berth, period_start=self.period_start,
-            period_end=self.period_end, admit_at=self.admit_at,
-            exit_at=self.exit_at if self.closed_by == "exit" else None,
-            meal_worked=self.meal_worked,
-        )
 
 
 def shift_key(registration: str, ship: str, day: dt.date, period: str) -> str:

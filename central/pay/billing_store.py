@@ -21,8 +21,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import metadata
+from central.ledger.tables import shifts
 from central.pay.billing import BillingLine, watchmen_billing
 from central.pay.rulebook import Rulebook
+from central.production.schema import production_gangs, production_lines
 from portgate.errors import BadInput, StoreError
 
 billing_lines = Table(
@@ -48,8 +50,6 @@ def store_watchmen_billing(engine: Engine, statements, rulebook: Rulebook, first
     """Compute the P8 lines of ``statements`` (paid shifts of work days [first, last]) from the
     stored shifts' ship and berth, and replace the stored watchmen billing of those days with them.
     Returns the lines. Raises ``StoreError`` if the database fails."""
-    from central.ledger.tables import shifts
-
     try:
         with engine.begin() as conn:
             berth_of = {sid: (ship, berth) for sid, ship, berth in conn.execute(
@@ -74,8 +74,6 @@ def store_watchmen_billing(engine: Engine, statements, rulebook: Rulebook, first
 def read_billing(engine: Engine, first: dt.date, last: dt.date) -> list[BillingLine]:
     """Every billing line of work days [first, last]: watchmen P8 lines and the production gangs'
     billing lines (E7, C5). Raises ``StoreError`` if the database cannot be read."""
-    from central.production.schema import production_gangs, production_lines
-
     b, g, ln = billing_lines, production_gangs, production_lines
     out: list[BillingLine] = []
     try:

@@ -24,6 +24,9 @@ import msgspec
 from portgate.config import load_toml
 from portgate.errors import ConfigError
 
+#: The example port configuration (time zone, holidays, rulebook), the default of the pay commands.
+DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
+
 
 class LocalHoliday(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A municipal or agreement date: ``date`` is ``YYYY-MM-DD`` (that day only) or ``MM-DD``

@@ -34,14 +34,13 @@ from pathlib import Path
 import click
 
 from central.cli_args import database_arg, day_range, db_url_arg, time_arg
-from central.pay.calendar import HolidayCalendar, PortConfig, load_port_config
+from central.pay.calendar import DEFAULT_PORT_CONFIG, HolidayCalendar, PortConfig, load_port_config
 from central.pay.lines import money_str
 from central.pay.rulebook import load_rulebook
 from central.pay.watchmen import Statement
 from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
 
-DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
 RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
 FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
           "hold", "released")
@@ -71,7 +70,7 @@ def rulebook_arg(value: str, name: str):
     if not path.exists() and (RULEBOOKS / f"{value}.toml").exists():
         path = RULEBOOKS / f"{value}.toml"
     if not path.exists():
-        from portgate.errors import ConfigError
+        from portgate.errors import ConfigError  # lazy: CLI start-up
 
         raise ConfigError(f"no rulebook {value!r} (a file, or an id in {RULEBOOKS})", path=name)
     return load_rulebook(path)
@@ -147,7 +146,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if rulebook_name:
         rulebook = rulebook_arg(rulebook_name, "--rulebook")
     if shifts_csv:
-        from central.pay.shifts_csv import pay_shifts_csv
+        from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
 
         run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
         rows = [row for st in run.statements for row in statement_rows(st)]
@@ -158,10 +157,10 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
-    from central.ledger.migrate import upgrade
-    from central.ledger.store import rebuild_shifts
-    from central.pay.ledger import pay_from_ledger
-    from central.db import make_engine
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
+    from central.pay.statements_store import pay_from_ledger  # lazy: CLI start-up
+    from central.db import make_engine  # lazy: CLI start-up
 
     upgrade(db_url)
     engine = make_engine(db_url)
@@ -177,10 +176,10 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
             rebuild_shifts(engine, first, last, calendar.zone, now=now)
         run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
                               by=by or _login(), reason=reason)
-        from central.pay.billing_store import store_watchmen_billing
+        from central.pay.billing_store import store_watchmen_billing  # lazy: CLI start-up
 
         store_watchmen_billing(engine, run.statements, rulebook, first, last, now=now)  # P8
-        from central.pay.ledger import hold_releases
+        from central.pay.statements_store import hold_releases  # lazy: CLI start-up
 
         held_ids = [st.shift_id for st in run.statements if st.hold_reason]
         releases = hold_releases(engine, held_ids) if held_ids else {}
@@ -197,7 +196,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
 
 
 def _login() -> str:
-    import getpass
+    import getpass  # lazy: CLI start-up
 
     try:
         return getpass.getuser()
@@ -206,8 +205,8 @@ def _login() -> str:
 
 
 def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
-    from central.pay.ledger import pay_from_ledger
-    from central.pay.whatif import diff_rows, read_current
+    from central.pay.statements_store import pay_from_ledger  # lazy: CLI start-up
+    from central.pay.whatif import diff_rows, read_current  # lazy: CLI start-up
 
     run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now, store=False)
     with engine.connect() as conn:
@@ -236,8 +235,8 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
 @click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
 def overdue_cmd(db_url, config_path, at):
     """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
-    from central.db import make_engine
-    from central.pay.ledger import overdue
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.pay.statements_store import overdue  # lazy: CLI start-up
 
     reference = _at(at)
     db_url = database_arg(db_url, config_path)
@@ -265,7 +264,7 @@ def overdue_cmd(db_url, config_path, at):
 @click.argument("statement_ids", nargs=-1, required=True)
 def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
-    from central.pay.ledger import mark_paid
+    from central.pay.statements_store import mark_paid  # lazy: CLI start-up
 
     paid_at = _at(at)
     _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref))
@@ -275,7 +274,7 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
 def _on_ledger(db_url, config_path, action) -> None:
     """Run ``action(engine)`` on the existing ledger named by ``--db`` or ``--config`` (one of them;
     a missing SQLite file is refused, never created). The engine is disposed afterwards."""
-    from central.db import make_engine
+    from central.db import make_engine  # lazy: CLI start-up
 
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
@@ -295,7 +294,7 @@ def _on_ledger(db_url, config_path, action) -> None:
 def release_cmd(db_url, config_path, at, note, statement_ids):
     """Release statements on hold (EARLY_EXIT, RULES.md P): paid as computed. Unknown, paid or
     not-held ids: error, nothing changed."""
-    from central.pay.ledger import release_holds
+    from central.pay.statements_store import release_holds  # lazy: CLI start-up
 
     released_at = _at(at)
     _on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
@@ -312,11 +311,11 @@ def verify_slip_cmd(config_path, db_url, key_file, pdf):
     """Check a payslip PDF (one slip or a batch) against the ledger: exit 0 when every slip's code
     and printed figures match the ledger, 1 when one does not (each named), 2 for a file that is
     not a portgate payslip."""
-    from central.db import make_engine
-    from central.pay.verify_slip import verify
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.pay.verify_slip import verify  # lazy: CLI start-up
 
     if config_path:
-        from central.web.cli import _config, slip_key
+        from central.web.cli import _config, slip_key  # lazy: CLI start-up
 
         config = _config(config_path)
         db_url, key = config.database_url, slip_key(config)
@@ -352,10 +351,10 @@ def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, fmt):
     art. 16), C5 dock-work waits and meals + 10% (DL 3.844 art. 8), from what `portgate pay --db` and
     `portgate production import` stored. JSON: one line per shipowner {shipowner, from, to, lines,
     total}; CSV: one row per line and a TOTAL row per shipowner."""
-    from central.db import make_engine
-    from central.ledger.migrate import upgrade
-    from central.pay.billing import billing_statements
-    from central.pay.billing_store import read_billing, read_shipowners
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.pay.billing import billing_statements  # lazy: CLI start-up
+    from central.pay.billing_store import read_billing, read_shipowners  # lazy: CLI start-up
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}

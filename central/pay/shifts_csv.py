@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from central.ledger.shifts import Flag, Shift, flag_conflicts, shift_key
 from central.pay.calendar import HolidayCalendar
-from central.pay.ledger import PayRun, pay_shifts
+from central.pay.statements_store import PayRun, pay_shifts
 from central.pay.rulebook import Rulebook
 from central.pay.watchmen import (PLAUSIBLE_FROM, PLAUSIBLE_UNTIL, ShiftPayer, WatchShift,
                                   ordinary_period_problem)

@@ -1,5 +1,5 @@
 """Stored pay statements read back with their lines, for the office's screens, payslips and the
-payroll export. Read-only; computing and storing is ``central.pay.ledger``."""
+payroll export. Read-only; computing and storing is ``central.pay.statements_store``."""
 
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ import json
 import re
 from pathlib import Path
 
+from pypdf import PdfReader
+from pypdf.errors import PdfReadError
 from sqlalchemy.engine import Engine
 
 from central.pay.payslip import build_slips, code, grouped, printed_figures
@@ -33,9 +35,6 @@ class Verdict:
 
 
 def _read(path: Path):
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
     try:
         reader = PdfReader(str(path))
         subject = (reader.metadata or {}).get("/Subject")

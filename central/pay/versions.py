@@ -1,7 +1,7 @@
 """Versioned pay statements: storing a pay run supersedes, never overwrites (issue 20).
 
 Each shift has at most one *current* statement (``superseded_at IS NULL``); only the current one is
-payable (``central.pay.ledger.mark_paid``) and listed as overdue. Storing a newly computed statement
+payable (``central.pay.statements_store.mark_paid``) and listed as overdue. Storing a newly computed statement
 of a shift:
 
 - no statement yet: it is stored as version 1, id ``<shift_id>@<rulebook>``;

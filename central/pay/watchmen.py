@@ -28,11 +28,8 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.rulebook import Rulebook, Terms, parse_window
 from portgate.errors import BadInput, ConfigError
+from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL  # noqa: F401  (re-exported for pay's readers)
 
-#: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
-PLAUSIBLE_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
-#: ... and from this on (a typo such as 9999; nothing after 2100 is a real shift).
-PLAUSIBLE_UNTIL = dt.datetime(2101, 1, 1, tzinfo=dt.UTC)
 #: An exit more than this after the period end is not an extension (a forgotten exit tap): held.
 MAX_EXIT_AFTER_END = dt.timedelta(hours=24)
 EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"

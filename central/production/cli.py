@@ -56,7 +56,7 @@ def _inputs(fn):
 
 def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang,
              composition_toml=None, ledger_url=None):
-    from central.production.composition import load_composition
+    from central.production.composition import load_composition  # lazy: CLI start-up
 
     tz = zone(tz, key="--tz")
     book = find_rulebook(rulebook, rulebook_dir)
@@ -75,7 +75,7 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         raise BadInput("\n".join(errors))
     notes: dict[str, tuple[str, ...]] = {}
     if ledger_url:
-        from central.db import make_engine
+        from central.db import make_engine  # lazy: CLI start-up
 
         engine = make_engine(ledger_url)
         try:
@@ -108,8 +108,8 @@ def pay_cmd(fmt: str, **kwargs) -> None:
 @click.option("--db", required=True, help="Ledger database URL (sqlite:///ledger.db, postgresql+psycopg://...).")
 def import_cmd(db: str, **kwargs) -> None:
     """Compute and store every gang of the files in one transaction (all or nothing)."""
-    from central.db import make_engine
-    from central.production.store import ensure_tables, import_results
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.production.store import ensure_tables, import_results  # lazy: CLI start-up
 
     kwargs["ledger_url"] = kwargs.get("ledger_url") or db
     works, results = _compute(**kwargs)
@@ -133,8 +133,8 @@ def import_cmd(db: str, **kwargs) -> None:
 @click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR")
 def topup_cmd(db, rulebook, rulebook_dir, month, minimums_csv, lang) -> None:
     """C6: print the monthly-minimum top-up line of each worker whose month fell short (CSV)."""
-    from central.db import make_engine
-    from central.production.store import ensure_tables, month_lines
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.production.store import ensure_tables, month_lines  # lazy: CLI start-up
 
     book = find_rulebook(rulebook, rulebook_dir)
     try:

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy import insert, select
+from sqlalchemy import func
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.ledger.migrate import upgrade_engine
 from central.pay.lines import CENT, StatementLine
 from central.production.model import GangResult, GangWork
 from central.production.schema import (
@@ -41,8 +43,6 @@ def from_cents(value: int) -> Decimal:
 def ensure_tables(engine: Engine) -> None:
     """Bring the office database to the newest schema (Alembic, ``central/migrations``), which
     includes the production tables. Raises ``StoreError`` if it cannot be reached or migrated."""
-    from central.ledger.migrate import upgrade_engine
-
     upgrade_engine(engine)
 
 
@@ -144,8 +144,6 @@ def stored_gangs(engine: Engine) -> list[tuple[str, dt.date]]:
 
 def count_rows(engine: Engine) -> dict[str, int]:
     """Rows per production table (used to prove an import wrote nothing)."""
-    from sqlalchemy import func
-
     with engine.connect() as conn:
         return {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one() for t in TABLES}
 

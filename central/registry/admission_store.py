@@ -28,6 +28,7 @@ from central.registry.admission import (
 )
 from central.registry.changes import audit, utcnow
 from central.registry.schema import workers
+from central.registry.store import import_files
 from portgate.errors import BadInput
 from portgate.records import Worker, load_csv
 
@@ -115,8 +116,6 @@ def register(session: Session, *, workers_csv: str | Path, admissions_csv: str |
     registry, a worker with no admissions.csv row, an unmet condition (age, nationality, a missing
     or later-dated document), and stevedores whose registration would make foreigners more than one
     third of the stevedores (DL 2.032 art. 5 §3). Returns how many were registered."""
-    from central.registry.store import import_files
-
     now = now or utcnow()
     new = load_csv(workers_csv, Worker)
     found = {a.registration: a for a in read_admissions(admissions_csv)}

@@ -22,7 +22,7 @@ from central.registry.changes import Kind, aware
 from central.registry.schema import cards, downlink_changes, workers
 from central.registry.store import card_from_row, worker_from_row
 from portgate.errors import BadInput
-from portgate.records import Card, EscalaEntry, Worker
+from portgate.records import Card, Worker
 
 KINDS = ("roster", "cards", "escala")
 
@@ -38,7 +38,8 @@ class Change:
     actor: str
 
 
-def _version(session: Session, *kinds: str) -> int:
+def change_version(session: Session, *kinds: str) -> int:
+    """The id of the newest ``downlink_changes`` row of any of ``kinds`` (0 when none)."""
     value = session.execute(select(func.max(downlink_changes.c.id))
                             .where(downlink_changes.c.kind.in_(kinds))).scalar()
     return int(value or 0)
@@ -48,18 +49,10 @@ def roster_snapshot(session: Session) -> tuple[int, list[Worker], list[Card]]:
     """(version, every worker, every card) as of now. The version is the latest roster-or-cards
     change id; follow with ``changes_since(session, "roster"|"cards", version)``. Read it in one
     transaction so version and rows agree."""
-    version = _version(session, "roster", "cards")
+    version = change_version(session, "roster", "cards")
     ws = [worker_from_row(r) for r in session.execute(select(workers).order_by(workers.c.registration))]
     cs = [card_from_row(r) for r in session.execute(select(cards).order_by(cards.c.uid))]
     return version, ws, cs
-
-
-def escala_snapshot(session: Session, date: dt.date) -> tuple[int, list[EscalaEntry]]:
-    """(version, the active escala entries of local ``date``). Version: latest escala change id."""
-    from central.rotation.service import day_entries
-
-    version = _version(session, "escala")
-    return version, [entry for _id, _op, entry in day_entries(session, date)]
 
 
 def changes_since(session: Session, kind: Kind, version: int) -> list[Change]:

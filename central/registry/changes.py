@@ -14,6 +14,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from central.registry.schema import audit_log, downlink_changes
+from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker
 
 Kind = Literal["roster", "cards", "escala"]
@@ -68,8 +69,6 @@ def audit(
 ) -> None:
     """Append one audit-log row: who (``actor``) did ``action`` to ``subject``, with ``detail``."""
     if not actor or not actor.strip():
-        from portgate.errors import BadInput
-
         raise BadInput("actor is required (who makes the change)", where="--actor")
     session.execute(
         insert(audit_log).values(at=now, actor=actor, action=action, subject=subject, detail=detail)

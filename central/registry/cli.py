@@ -32,7 +32,7 @@ def transaction(url: str, *, existing: bool = True):
     register people (``import``, ``register``) may start a new one."""
     db_url_arg(url, must_exist=existing)
     engine = db.make_engine(url)
-    from central.ledger.migrate import upgrade_engine
+    from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
     upgrade_engine(engine)
     try:
@@ -43,7 +43,7 @@ def transaction(url: str, *, existing: bool = True):
 
 
 def _login_name() -> str:
-    import getpass
+    import getpass  # lazy: CLI start-up
 
     try:
         return getpass.getuser()
@@ -109,11 +109,11 @@ def suspend(url, actor, registration, start, days, reason, article, case_id, rul
     """Suspend a registration for N days from a date (effective at the gates on that date). The
     allowed length is the rulebook's (R4): up to 30 days under decreto-83611-1979 (art. 21 a), 1-30
     under dl-2032-1940 (art. 30), 10-30 for a rulebook with none (Lei 12.815 art. 33)."""
-    from central.registry.sanctions import load_suspension_limits
+    from central.registry.sanctions import load_suspension_limits  # lazy: CLI start-up
 
     if rulebook is None:
-        from central.pay.calendar import load_port_config
-        from central.pay.cli import DEFAULT_PORT_CONFIG
+        from central.pay.calendar import load_port_config  # lazy: CLI start-up
+        from central.pay.cli import DEFAULT_PORT_CONFIG  # lazy: CLI start-up
 
         rulebook = load_port_config(port_config or DEFAULT_PORT_CONFIG).rulebook
     _book, limits = load_suspension_limits(rulebook)
@@ -244,7 +244,7 @@ def booklet(url, actor, registration, year):
 def register(url, actor, workers_csv, admissions_csv):
     """Register new workers with their admission evidence (83.611 art. 15; DL 2.032 art. 5 §1-§3).
     A registration missing a condition is refused with the article; nothing is written."""
-    from central.registry.admission_store import register as do_register
+    from central.registry.admission_store import register as do_register  # lazy: CLI start-up
 
     with transaction(url, existing=False) as session:
         n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor)
@@ -256,7 +256,7 @@ def register(url, actor, workers_csv, admissions_csv):
 def admissions_cmd(url, actor):
     """Report the foreigners' share of the stevedore registry (DL 2.032 art. 5 §3: at most one
     third) and the admission records per category (JSON)."""
-    from central.registry.admission_store import admissions_report
+    from central.registry.admission_store import admissions_report  # lazy: CLI start-up
 
     with transaction(url) as session:
         click.echo(json.dumps(admissions_report(session), ensure_ascii=False))

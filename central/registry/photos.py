@@ -1,7 +1,7 @@
 """A worker's photo from an upload: checked and re-encoded with Pillow at two sizes.
 
 The office's photos directory ``DIR`` is the one ``portgate central publish --photos DIR`` sends to
-the gates (``central.photos``): the gate-size JPEG is ``DIR/<registration>.jpg`` (at most
+the gates (``central.broadcast.photos``): the gate-size JPEG is ``DIR/<registration>.jpg`` (at most
 ``GATE_MAX_BYTES``, 30 KB), the office-size JPEG ``DIR/.office/<registration>.jpg`` (a dot
 directory, which the publisher skips). Re-encoding drops every metadata block (EXIF: place, camera)
 and anything that is not the picture."""

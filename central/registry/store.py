@@ -27,6 +27,7 @@ from central.registry.schema import (
 )
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus, load_csv_rows
+from portgate.uid import canonical_uid
 
 
 # Card lifecycle as data (STYLE.md 2): (from status, event) -> new status. Anything else is refused.
@@ -235,8 +236,6 @@ def replace_card(session: Session, old_uid: str, new_uid: str, *, actor: str,
                  now: dt.datetime | None = None) -> Card:
     """Replace card ``old_uid`` (active, lost or confiscated) by a new card ``new_uid`` of the same
     kind and registration. Both changes go to the gates. ``BadInput`` if ``new_uid`` exists."""
-    from portgate.uid import canonical_uid
-
     now = now or utcnow()
     new_uid = canonical_uid(new_uid)
     if session.execute(select(cards.c.uid).where(cards.c.uid == new_uid)).first():

@@ -31,7 +31,7 @@ def rotation() -> None:
               help="Gang composition table (default: config/gang-composition.toml).")
 def dispatch_cmd(url, actor, day, path, composition_toml):
     """Fill requisitions.csv for DATE from the rotation; store and publish the escala."""
-    from central.rotation.dispatch_file import dispatch_file
+    from central.rotation.dispatch_file import dispatch_file  # lazy: CLI start-up
 
     with transaction(url) as session:
         run = dispatch_file(session, day, path, actor=actor, composition_toml=composition_toml)
@@ -162,7 +162,7 @@ def sizing_cmd(url, actor, day, category):
 def hours_cmd(url, actor, month, semester):
     """R8 (DL 2.032 art. 6): hours worked per stevedore in a month, or the semester average per
     registered stevedore with its verdict (above 1,000 h: enlarge; otherwise: close the registry)."""
-    from central.production.hours import monthly_return, semester_return
+    from central.production.hours import monthly_return, semester_return  # lazy: CLI start-up
 
     if bool(month) == bool(semester):
         raise click.UsageError("give --month YYYY-MM or --semester YYYY-1|YYYY-2")

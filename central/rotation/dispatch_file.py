@@ -12,7 +12,10 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
+from central.production.composition import load_composition
+from central.registry.changes import audit, utcnow
 from central.rotation import service
+from central.rotation.requisition_checks import dispatch_flags, read_details
 from central.rotation.requisitions import load_requisitions
 
 
@@ -28,10 +31,6 @@ def dispatch_file(session: Session, day: dt.date, path: str | Path, *, actor: st
     """Dispatch ``path`` for ``day`` in the caller's transaction. ``BadInput`` naming every bad
     row, or requisitions of another date (nothing is written then); ``ConfigError`` for a bad
     composition table."""
-    from central.production.composition import load_composition
-    from central.registry.changes import audit, utcnow
-    from central.rotation.requisition_checks import dispatch_flags, read_details
-
     now = now or utcnow()
     reqs = load_requisitions(path)
     flags = dispatch_flags(reqs, read_details(path), load_composition(composition_toml),

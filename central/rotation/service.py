@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
+from central.registry.api import change_version
 from central.registry.changes import audit, aware, body, record_change, record_changes, utcnow
 from central.registry.store import get_worker, list_workers, record_infraction
 from central.registry.schema import workers as workers_t
@@ -232,6 +233,12 @@ def day_entries(session: Session, day: dt.date) -> list[tuple[int, str, EscalaEn
     rows = session.execute(select(escala).where(escala.c.date == day, escala.c.status == "active")
                            .order_by(escala.c.start_at, escala.c.ship, escala.c.post, escala.c.id))
     return [(r.id, r.operator, entry_from_row(r)) for r in rows]
+
+
+def escala_snapshot(session: Session, date: dt.date) -> tuple[int, list[EscalaEntry]]:
+    """(version, the active escala entries of local ``date``). Version: latest escala change id."""
+    version = change_version(session, "escala")
+    return version, [entry for _id, _op, entry in day_entries(session, date)]
 
 
 def export(session: Session, day: dt.date, out_dir: str | Path) -> list[Path]:

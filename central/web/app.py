@@ -30,6 +30,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from central.config import WebSettings
+from central.pay.calendar import DEFAULT_PORT_CONFIG, load_port_config
+from central.registry.sanctions import load_suspension_limits
+from central.web.background import start_coverage
+from central.web.errors import BodyLimit, HANDLERS
+from central.web.photos import gate_photo
+from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users
 
 STATIC = Path(__file__).resolve().parent / "static"
 T = TypeVar("T")
@@ -42,10 +48,6 @@ def suspension_limits(settings: WebSettings):
     """R4 limits for case decisions: the ``[suspension]`` table of ``[web] rulebook``, or of the
     rulebook the example port configuration names (as ``portgate registry suspend`` does).
     Raises ``ConfigError`` naming the file when it cannot be read."""
-    from central.pay.calendar import load_port_config
-    from central.pay.cli import DEFAULT_PORT_CONFIG
-    from central.registry.sanctions import load_suspension_limits
-
     rulebook = settings.rulebook or load_port_config(DEFAULT_PORT_CONFIG).rulebook
     return load_suspension_limits(rulebook)[1]
 
@@ -64,8 +66,6 @@ class WebState:
 
     def photo_exists(self, registration: str) -> bool:
         """True when the office's photos directory holds a photo of ``registration``."""
-        from central.web.photos import gate_photo
-
         return self.photos_dir is not None and gate_photo(self.photos_dir, registration) is not None
 
     def with_session(self, fn: Callable[[Session], T]) -> T:
@@ -115,8 +115,6 @@ class SecurityHeaders:
 
 
 def routes() -> list:
-    from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users
-
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
         *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES,
@@ -139,8 +137,6 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
     async def lifespan(app):
         task = None
         if background:
-            from central.web.background import start_coverage
-
             task = start_coverage(state)
         try:
             yield
@@ -149,8 +145,6 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
-
-    from central.web.errors import HANDLERS, BodyLimit
 
     app = Starlette(
         routes=routes(),

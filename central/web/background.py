@@ -9,14 +9,14 @@ import structlog
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
+from central.calls.coverage import evaluate
+
 log = structlog.get_logger("central.web")
 
 EVERY_S = 1.0
 
 
 def start_coverage(state) -> asyncio.Task:
-    from central.calls.coverage import evaluate
-
     async def loop():
         while True:
             try:

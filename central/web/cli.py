@@ -31,7 +31,7 @@ log = structlog.get_logger("central.web")
 def _config(path: str):
     """central.toml as ``central run`` reads it: relative paths against the file, the PostgreSQL
     password from ``database_password_file`` (or PGPASSFILE). Raises ``ConfigError``."""
-    from central.config import load_central_config
+    from central.config import load_central_config  # lazy: CLI start-up
 
     return load_central_config(path)
 
@@ -68,8 +68,8 @@ def slip_key(config) -> bytes:
 
 
 def _engine(config):
-    from central.db import make_engine
-    from central.ledger.migrate import upgrade_engine
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
     engine = make_engine(config.database_url)
     upgrade_engine(engine)
@@ -108,14 +108,14 @@ def office() -> None:
 @click.option("--ssl-keyfile", type=click.Path(dir_okay=False, exists=True), default=None)
 def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_keyfile: str | None) -> None:
     """Serve the web application on HOST:PORT until SIGTERM/SIGINT."""
-    import uvicorn
+    import uvicorn  # lazy: CLI start-up
 
-    from central.web.app import create_app
-    from portgate.logs import configure_logging
+    from central.web.app import create_app  # lazy: CLI start-up
+    from portgate.logs import configure_logging  # lazy: CLI start-up
 
     if bool(ssl_certfile) != bool(ssl_keyfile):
         raise click.UsageError("give both --ssl-certfile and --ssl-keyfile, or neither")
-    from central.cli_args import db_url_arg
+    from central.cli_args import db_url_arg  # lazy: CLI start-up
 
     config = _config(config_path)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
@@ -137,7 +137,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
 def _listen(host: str, port: int):
     """A listening socket on ``host:port``; ``BadInput`` (one line, exit 2) if it cannot be bound
     (the port in use, an address not of this machine)."""
-    import socket
+    import socket  # lazy: CLI start-up
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -153,7 +153,7 @@ def _listen(host: str, port: int):
 
 
 def _session(config_path: str):
-    from sqlalchemy.orm import Session
+    from sqlalchemy.orm import Session  # lazy: CLI start-up
 
     return Session(_engine(_config(config_path)))
 
@@ -168,7 +168,7 @@ def _session(config_path: str):
 @click.option("--actor", default=None, help="Who makes the change (default: your login).")
 def add_user_cmd(config_path, login, role, name, password_file, actor):
     """Add a user of the web application."""
-    from central.web.users import add_user
+    from central.web.users import add_user  # lazy: CLI start-up
 
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
@@ -183,7 +183,7 @@ def add_user_cmd(config_path, login, role, name, password_file, actor):
 @click.option("--actor", default=None)
 def set_password_cmd(config_path, login, password_file, actor):
     """Set a user's password (also unlocks a login locked by wrong passwords)."""
-    from central.web.users import set_password
+    from central.web.users import set_password  # lazy: CLI start-up
 
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
@@ -197,7 +197,7 @@ def set_password_cmd(config_path, login, password_file, actor):
 @click.option("--actor", default=None)
 def disable_user_cmd(config_path, login, actor):
     """Disable a user (its sessions stop at their next request)."""
-    from central.web.users import disable_user
+    from central.web.users import disable_user  # lazy: CLI start-up
 
     with _session(config_path) as s, s.begin():
         disable_user(s, login, actor=_actor(actor))
@@ -210,7 +210,7 @@ def disable_user_cmd(config_path, login, actor):
 @click.option("--actor", default=None)
 def import_ships_cmd(config_path, ships_csv, actor):
     """Import ships.csv (ship calls: arrival to departure) for the coverage alarm (G11)."""
-    from central.calls.service import import_csv
+    from central.calls.service import import_csv  # lazy: CLI start-up
 
     with _session(config_path) as s, s.begin():
         n = import_csv(s, ships_csv, actor=_actor(actor))

@@ -16,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from central.web.render import bad_input, page
 from portgate.errors import BadInput
 
 log = structlog.get_logger("central.web")
@@ -31,20 +32,14 @@ def is_busy(exc: BaseException) -> bool:
 
 
 async def on_bad_input(request: Request, exc: Exception):
-    from central.web.render import bad_input
-
     return bad_input(request, str(exc))
 
 
 async def on_overflow(request: Request, exc: Exception):
-    from central.web.render import bad_input
-
     return bad_input(request, "a value is out of range")
 
 
 async def on_operational(request: Request, exc: Exception):
-    from central.web.render import page
-
     if not is_busy(exc):
         raise exc
     log.warning("web.ledger_busy", path=request.url.path, method=request.method,
@@ -107,8 +102,6 @@ class BodyLimit:
             await self._refuse(scope, send)
 
     async def _refuse(self, scope: Scope, send: Send) -> None:
-        from central.web.render import page
-
         request = Request(scope)
         mb = self.max_bytes / (1024 * 1024)
         log.warning("web.body_too_large", path=scope.get("path"), max_bytes=self.max_bytes)

@@ -167,7 +167,7 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
 
 def aboard_now(conn: Connection, gate_ship: dict[str, str]) -> list[tuple[str, str, dt.datetime]]:
     """(registration, ship, admitted at) of every worker whose latest admit/exit in the ledger (by
-    row id, as ``central.ingest.presence``) is an admit at a gate serving a known ship."""
+    row id, as ``central.broadcast.presence``) is an admit at a gate serving a known ship."""
     latest = (select(func.max(events.c.id))
               .where(events.c.decision.in_(("admit", "exit")), events.c.registration.is_not(None))
               .group_by(events.c.registration))

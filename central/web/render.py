@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from central.web.i18n import LANGS, t
+from central.web.security import csrf_token
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -56,8 +57,6 @@ def _age(seconds) -> str:
 
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with the page context; ``context`` adds the page's own values."""
-    from central.web.security import csrf_token
-
     web = request.app.state.web
     lang = lang_of(request)
     user = getattr(request.state, "user", None)

@@ -20,6 +20,7 @@ import functools
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
+from urllib.parse import quote
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -86,7 +87,7 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
                     return RedirectResponse("/login?next=" + _local(request.url.path), status_code=303)
                 return PlainTextResponse("login required", status_code=401)
             if user.role not in allowed:
-                from central.web.render import forbidden
+                from central.web.render import forbidden  # lazy: cycle: render builds pages with security's csrf_token
 
                 return forbidden(request, user)
             if request.method not in SAFE_METHODS and not await csrf_ok(request):
@@ -102,8 +103,6 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
 
 def _local(path: str) -> str:
     """A path safe to redirect to after login (local, no scheme or host)."""
-    from urllib.parse import quote
-
     if not path.startswith("/") or path.startswith("//"):
         return "/"
     return quote(path, safe="/")

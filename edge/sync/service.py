@@ -47,7 +47,7 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
 - Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
 - Photos: ``down/photos/{snapshot,delta,file}`` go to ``edge.sync.photos.PhotoDownlink`` (files on
   disk in the state directory for the watchman's screen; a refused file is a ``downlink.rejected``).
-- Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.downlink.Downlink``; a delta that
+- Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.apply_downlink.Downlink``; a delta that
   does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office. A
   request the broker routed to nobody (the office not subscribed, e.g. just after a broker restart)
   is published again after the current unrouted pause.
@@ -65,7 +65,7 @@ from collections.abc import Callable
 import structlog
 from prometheus_client import Counter
 
-from edge.sync.downlink import Downlink
+from edge.sync.apply_downlink import Downlink
 from edge.sync.outbox import Outbox
 from edge.sync.settings import SyncSettings
 from edge.sync.ratelimit import TokenBucket

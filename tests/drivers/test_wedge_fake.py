@@ -127,6 +127,36 @@ def test_device_unplugged_is_reported_and_reopened(mocker, run_reader):
     assert _VanishingDevice.opened >= 2
 
 
+class _ZeroThenGoodDevice(_VanishingDevice):
+    """Types an all-zero number (a misread), then a real one, then fails like an unplugged device."""
+
+    def read(self):  # type: ignore[no-untyped-def]
+        self._calls += 1
+        if self._calls > 1:
+            raise OSError(errno.ENODEV, "No such device")
+        os.write(self._w, b"x")
+        keys = [DIGIT[c] for c in "0000000000"] + [ecodes.KEY_ENTER] + [DIGIT[c] for c in "0439041101"] + [ecodes.KEY_ENTER]
+        return [_Event(code, value) for code in keys for value in (1, 0)]
+
+
+def test_an_all_zero_number_is_counted_as_bad_and_not_read(mocker, run_reader):
+    import evdev
+
+    from prometheus_client import REGISTRY
+
+    def bad_numbers() -> float:
+        labels = {"reader_id": "kbd0", "kind": FaultKind.BAD_NUMBER.value}
+        return REGISTRY.get_sample_value("portgate_reader_faults_total", labels) or 0.0
+
+    mocker.patch.object(evdev, "InputDevice", _ZeroThenGoodDevice)
+    before = bad_numbers()
+    running = run_reader(
+        lambda cb: WedgeReader("kbd0", "badge", "/dev/input/event-x", uid_format="decimal10", on_status=cb)
+    )
+    assert running.next_read().uid == "decimal10:1A2B3C4D"  # the zero number before it never reads
+    assert bad_numbers() == before + 1
+
+
 # -- fake reader ---------------------------------------------------------------------------------
 def test_fake_reader_yields_its_script_then_ends():
     with FakeReader("f", ReaderKind.CONTROL, ["1a2b3c4d", "04:A1:B2:C3"], close_when_done=True) as reader:

@@ -1,4 +1,4 @@
-// Check the wire contract with tools nobody at portgate wrote (run by tests/mqtt/test_contract_tools.py):
+// Check the wire contract with tools nobody at portgate wrote (run by tests/wire/test_contract_tools.py):
 //   node check-contract.mjs <asyncapi.yaml> <schema.json>...
 // Prints one JSON object: {"asyncapi": {"errors": [...], "warnings": n}, "ajv": {"<file>": null | "<errors>"}}.
 // The AsyncAPI document goes through the official parser (@asyncapi/parser, its default rules);

@@ -9,18 +9,22 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+from urllib.parse import urlencode
 
+from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from central.production.read import gangs_of_period
-from central.pay.ledger import mark_paid, overdue, release_holds
+from central.pay.statements_store import mark_paid, overdue, release_holds
 from central.pay.lines import money_str
 from central.pay.payslip import brl, build_slips
 from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements
+from central.registry.changes import audit
+from central.registry.schema import workers
 from central.web.render import bad_input, page
 from central.web.security import guarded
 from portgate.errors import BadInput
@@ -99,14 +103,10 @@ async def release_post(request: Request):
 
 
 def _back(form) -> str:
-    from urllib.parse import urlencode
-
     return urlencode({k: str(form.get(k) or "") for k in ("from", "to", "worker")})
 
 
 def _audit(session, actor, action, ids, detail, now) -> None:
-    from central.registry.changes import audit
-
     audit(session, actor=actor, action=action, subject=f"{len(ids)} statement(s)",
           detail={"statements": ids, "detail": detail}, now=now)
 
@@ -135,10 +135,6 @@ async def export_csv(request: Request):
 
 
 def _known_worker(conn, registration: str) -> bool:
-    from sqlalchemy import select
-
-    from central.registry.schema import workers
-
     if not registration or len(registration) > 64:
         return False
     return conn.execute(select(workers.c.registration).where(workers.c.registration == registration)).first() is not None

@@ -1,0 +1,244 @@
+"""Pay statements in the ledger: compute from stored shifts, store with the due time, list overdue
+ones, mark paid (Lei 9.719 art. 2 §1: pay is due 48 h after the end of the service).
+
+A shift flagged for review (``central.ledger.shifts.REVIEW_FLAGS``: EARLY_EXIT, G9) is paid as
+computed and its statement is stored on hold (``hold_reason``): ``mark_paid`` refuses it until the
+office releases it (``release_holds``, RULES.md P: "paid as computed unless the office records the
+infraction"). Storing a run supersedes the current statement of a shift when the new one differs
+(``central.pay.versions``: kept, marked superseded, a paid one answered by an adjustment line);
+only the current statement is listed overdue, paid or released.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import contextlib
+import datetime as dt
+import gc
+from decimal import Decimal
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.ledger.shifts import Shift
+from central.ledger.store import as_utc, read_shifts
+from central.ledger.tables import statements
+from central.pay.calendar import HolidayCalendar
+from central.pay.lines import StatementLine
+from central.pay.rulebook import Rulebook
+from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
+from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
+from portgate.errors import BadInput, StoreError
+
+
+def watch_shift(s: Shift) -> WatchShift:
+    """The pay engine's view of a reconstructed shift. A shift closed at the period end has no
+    extension (its ``exit_at`` is ``None``)."""
+    return WatchShift(
+        shift_id=s.shift_id, registration=s.registration, function=s.function,
+        ship=s.ship, berth=s.berth, period_start=s.period_start,
+        period_end=s.period_end, admit_at=s.admit_at,
+        exit_at=s.exit_at if s.closed_by == "exit" else None,
+        meal_worked=s.meal_worked,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Held:
+    """A shift that was not paid and why (its hold flags, or the pay engine's refusal)."""
+
+    shift: Shift
+    reasons: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PayRun:
+    statements: list[Statement]
+    held: list[Held]
+    saved: SaveResult | None = None  # what storing did (versions, central.pay.versions)
+
+
+#: A shift with no exit read may still get one until its period's end plus this grace: the at most
+#: 2 h extension of the period (83.611 art. 9 §1; the gate's G9 ``exit_grace_min`` default, 120).
+OPEN_GRACE = dt.timedelta(hours=2)
+
+
+def open_until(s: Shift, grace: dt.timedelta = OPEN_GRACE) -> dt.datetime | None:
+    """When a shift with no exit read stops being open (period end + ``grace``); None if it has
+    its exit."""
+    return None if s.closed_by == "exit" else s.period_end + grace
+
+
+def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar, *,
+               now: dt.datetime | None = None, open_grace: dt.timedelta = OPEN_GRACE) -> PayRun:
+    """Pay every shift that is not held (pure). Held shifts, periods that are not an ordinary period
+    of the rulebook (``ordinary_period_problem``) and engine refusals (``BadInput``) are returned in
+    ``held`` with their reasons; nothing is silently dropped.
+
+    With ``now`` (aware), a shift with no exit read whose period end plus ``open_grace`` is after
+    ``now`` is still OPEN: held with the reason ``OPEN: ...`` (its exit may yet come; paying it now
+    would pay a full shift nobody has finished), and paid by a run after that time."""
+    payer = ShiftPayer(rulebook, calendar)
+    paid: list[Statement] = []
+    held: list[Held] = []
+    period_problems: dict[tuple[dt.datetime, dt.datetime], str | None] = {}  # periods repeat
+    for s in found:
+        until = open_until(s, open_grace) if now is not None else None
+        if until is not None and now < until:
+            held.append(Held(s, (f"OPEN: no exit read yet; the shift is open until {until.isoformat()} "
+                                 "(period end + exit grace), paid by a run after that",)))
+            continue
+        if s.held:
+            held.append(Held(s, tuple(f"{f.code}: {f.detail}" for f in s.flags)))
+            continue
+        try:
+            shift = watch_shift(s)
+            key = (shift.period_start, shift.period_end)
+            if key not in period_problems:
+                period_problems[key] = ordinary_period_problem(shift, rulebook, calendar.zone)
+            if period_problems[key] is not None:
+                raise BadInput(f"{period_problems[key]}: held", where=s.shift_id)
+            statement = payer.pay(shift)
+            review = s.review_reasons
+            if review:  # RULES.md P: paid as computed, on hold for the office's review
+                statement = dataclasses.replace(statement, hold_reason="; ".join(review))
+            paid.append(statement)
+        except BadInput as exc:
+            held.append(Held(s, (str(exc),)))
+    return PayRun(paid, held)
+
+
+def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebook: Rulebook,
+                    calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True,
+                    by: str | None = None, reason: str | None = None) -> PayRun:
+    """Pay the stored shifts of work dates [date_from, date_to]; store the statements unless
+    ``store`` is False, as new versions superseding the current ones that differ
+    (``central.pay.versions``; ``by``: who ran it, ``reason``: why). A shift still open at ``now``
+    (no exit, period end + ``OPEN_GRACE`` not reached) is held OPEN, not paid. Raises
+    ``StoreError`` on a database failure."""
+    # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
+    # again and again (none of them form cycles), so it is paused for the read and the pay run.
+    with _no_cyclic_gc():
+        try:
+            with engine.connect() as conn:
+                found = read_shifts(conn, date_from, date_to)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"reading shifts failed: {exc}") from exc
+        run = pay_shifts(found, rulebook, calendar, now=now)
+    if store:
+        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
+                                                             by=by, reason=reason))
+    return run
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredStatement:
+    statement_id: str
+    shift_id: str
+    registration: str
+    work_day: dt.date
+    total: Decimal
+    due_at: dt.datetime
+    paid_at: dt.datetime | None
+    lines: tuple[StatementLine, ...] = ()
+    hold_reason: str | None = None  # set while on hold (not released)
+
+
+def overdue(conn: Connection, at: dt.datetime) -> list[StoredStatement]:
+    """Unpaid current (not superseded) statements whose due time is before ``at`` (aware), oldest
+    first."""
+    rows = conn.execute(
+        select(statements).where(statements.c.paid_at.is_(None), statements.c.due_at < at,
+                                 statements.c.superseded_at.is_(None))
+        .order_by(statements.c.due_at, statements.c.statement_id)
+    ).mappings()
+    return [StoredStatement(r["statement_id"], r["shift_id"], r["registration"], r["work_day"],
+                            Decimal(r["total_cents"]) / 100, as_utc(r["due_at"]), None,
+                            hold_reason=_on_hold(r))
+            for r in rows]
+
+
+def _on_hold(row) -> str | None:
+    return row["hold_reason"] if row["hold_reason"] and row["hold_released_at"] is None else None
+
+
+def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
+    """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist, are
+    already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
+    nothing is changed then)."""
+    with engine.begin() as conn:
+        found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
+                                    statements.c.hold_reason, statements.c.hold_released_at,
+                                    statements.c.superseded_by)
+                             .where(statements.c.statement_id.in_(ids))).mappings().all()
+        rows = {r["statement_id"]: r for r in found}
+        unknown = [i for i in ids if i not in rows]
+        already = [i for i in ids if i in rows and rows[i]["paid_at"] is not None]
+        stale = [f"{i} (by {rows[i]['superseded_by']})" for i in ids if i in rows
+                 and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
+        held = [i for i in ids if i in rows and rows[i]["paid_at"] is None
+                and not rows[i]["superseded_by"] and _on_hold(rows[i])]
+        if unknown or already or stale or held:
+            parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
+                [f"already paid: {', '.join(already)}"] if already else []) + (
+                [f"superseded: {', '.join(stale)}"] if stale else []) + (
+                [f"on hold for review (release it first): {', '.join(held)}"] if held else [])
+            raise BadInput("; ".join(parts), where="statement")
+        conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
+                     .values(paid_at=at, paid_ref=ref))
+
+
+def hold_releases(engine: Engine, shift_ids: list[str]) -> dict[str, tuple[str, dt.datetime, str | None]]:
+    """The stored releases of the current statements of ``shift_ids``: ``{shift_id: (hold reason,
+    released_at, note)}`` for those the office released (``release_holds``); a superseded version's
+    release does not count. Raises ``StoreError``."""
+    found: dict[str, tuple[str, dt.datetime, str | None]] = {}
+    try:
+        with engine.connect() as conn:
+            for chunk in range(0, len(shift_ids), 500):
+                for sid, reason, at, note in conn.execute(select(
+                        statements.c.shift_id, statements.c.hold_reason,
+                        statements.c.hold_released_at, statements.c.hold_note).where(
+                        statements.c.shift_id.in_(shift_ids[chunk:chunk + 500]),
+                        statements.c.superseded_at.is_(None),
+                        statements.c.hold_released_at.is_not(None))):
+                    found[sid] = (reason, at, note)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"reading hold releases failed: {exc}") from exc
+    return found
+
+
+def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) -> None:
+    """The office reviewed these held statements and releases them to be paid as computed
+    (RULES.md P). Raises ``BadInput`` naming ids that do not exist, are paid, are superseded, or are
+    not on hold (nothing is changed then); ``note`` (1-255 characters) says who decided and why."""
+    note = (note or "").strip()
+    if not note or len(note) > 255:
+        raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
+    with engine.begin() as conn:
+        found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
+                                    statements.c.hold_reason, statements.c.hold_released_at,
+                                    statements.c.superseded_by)
+                             .where(statements.c.statement_id.in_(ids))).mappings().all()
+        rows = {r["statement_id"]: r for r in found}
+        unknown = [i for i in ids if i not in rows]
+        not_held = [i for i in ids if i in rows and (rows[i]["paid_at"] is not None
+                    or rows[i]["superseded_by"] or not _on_hold(rows[i]))]
+        if unknown or not_held:
+            parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
+                [f"not on hold: {', '.join(not_held)}"] if not_held else [])
+            raise BadInput("; ".join(parts), where="statement")
+        conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
+                     .values(hold_released_at=at, hold_note=note))

@@ -1,0 +1,39 @@
+"""The ``portgate`` command's boundary: user errors are one line and exit 2, never a traceback."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+DEMO = Path(__file__).resolve().parents[2] / "config" / "demo"
+
+
+def portgate(*args):
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_a_directory_given_as_a_file_is_one_line_exit_2(tmp_path):
+    done = portgate("replay", "--workers", str(DEMO / "workers.csv"), "--cards", str(DEMO / "cards.csv"),
+                    "--escala", str(DEMO / "escala.csv"), "--taps", str(tmp_path))
+    assert done.returncode == 2
+    assert "Is a directory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_database_url_that_is_not_one_is_one_line_exit_2():
+    done = portgate("pay", "--db", "notaurl", "--from", "2026-03-01", "--to", "2026-03-02")
+    assert done.returncode == 2
+    assert "notaurl" in done.stderr or "URL" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_demo_refuses_a_run_directory_that_is_not_empty(tmp_path):
+    (tmp_path / "ledger.db").write_text("old")
+    done = portgate("demo", "--run-dir", str(tmp_path))
+    assert done.returncode == 1 and "is not empty" in done.stderr
+
+
+def test_help_lists_every_command():
+    done = portgate("--help")
+    assert done.returncode == 0
+    for name in ("demo", "edge", "replay", "central", "pay", "production", "registry", "rotation", "crew"):
+        assert name in done.stdout

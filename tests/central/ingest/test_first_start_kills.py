@@ -1,0 +1,73 @@
+"""The real office (``portgate central run``) SIGKILLed at random points of its first start on a new
+SQLite ledger starts again and ingests every event a gate then sends (real mosquitto)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.central.ingest.conftest import PORT, now
+from tests.central.ingest.payloads import tap
+from testkit.wait import wait_until
+
+pytestmark = pytest.mark.mqtt
+
+TRIALS = 8
+EVENTS = 20
+
+
+def _office(config, log):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "app.cli", "central", "run", "--config", str(config)],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+
+
+def _count(path, gate_id) -> int:
+    if not path.exists():
+        return 0
+    con = sqlite3.connect(path, timeout=5)
+    try:
+        return con.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gate_id,)).fetchone()[0]
+    except sqlite3.OperationalError:  # not migrated yet
+        return 0
+    finally:
+        con.close()
+
+
+def test_central_run_killed_during_its_first_start_starts_again_and_ingests(tmp_path, broker, keys_dir, make_gate):
+    rng = random.Random(int.from_bytes(os.urandom(4)))
+    for trial in range(TRIALS):
+        ledger = tmp_path / f"ledger-{trial}.db"
+        config = tmp_path / f"central-{trial}.toml"
+        config.write_text(f'database_url = "sqlite:///{ledger}"\nport = "{PORT}"\nkeys_dir = "{keys_dir}"\n'
+                          f'log_json = true\n[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n'
+                          f'client_id = "ledger-{trial}"\n[ingest]\nshare_group = "l{trial}"\n')
+        log_path = tmp_path / f"office-{trial}.log"
+        with log_path.open("w") as log:
+            first = _office(config, log)
+            while not ledger.exists() and first.poll() is None:
+                time.sleep(0.001)
+            time.sleep(rng.uniform(0, 0.3))  # inside the migration and the start that follows it
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+            again = _office(config, log)
+            try:
+                wait_until(lambda: '"ingest.connected"' in log_path.read_text() or again.poll() is not None,
+                           timeout=60, what="the restarted office subscribed")
+                assert again.poll() is None, log_path.read_text()[-2000:]
+                gate = make_gate(f"k{trial}")
+                gate.journal.append_many([tap(i) for i in range(EVENTS)], now=now())
+                gate.start(broker)
+                wait_until(lambda: _count(ledger, gate.gate_id) == EVENTS, timeout=60,
+                           what=f"trial {trial}: all {EVENTS} events ingested")
+                gate.stop()
+            finally:
+                again.send_signal(signal.SIGTERM)
+                assert again.wait(30) == 0, log_path.read_text()[-2000:]

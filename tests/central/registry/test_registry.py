@@ -1,0 +1,274 @@
+"""Registry: all-or-nothing import, every command changes state and emits a change row with the
+actor, suspensions carry their dates to the gates, the change feed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central import db
+from central.registry import store
+from central.registry.api import changes_since, roster_snapshot
+from central.registry.schema import audit_log, card_events, downlink_changes, penalties, workers
+from central.rotation.eligibility import Ineligible, registration_problems
+from app.cli import main
+from portgate.errors import BadInput
+from tests.central.registry.conftest import WORKER_COLUMNS, worker_rows, write_csv
+
+CARD_COLUMNS = ("uid", "kind", "registration", "status")
+
+
+@pytest.fixture
+def files(tmp_path):
+    w = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, worker_rows(3))
+    c = write_csv(tmp_path / "cards.csv", CARD_COLUMNS, [
+        dict(uid="1a2b3c4d", kind="control", registration="V001", status="active"),
+        dict(uid="AABBCCDD", kind="badge", registration="V001", status="active"),
+        dict(uid="11223344", kind="control", registration="V002", status="active"),
+        dict(uid="99887766", kind="inspector", registration="F01", status="active"),
+    ])
+    return w, c
+
+
+def run(*args) -> int:
+    return main(list(args))
+
+
+def count(db_url, table) -> int:
+    engine = db.make_engine(db_url)
+    db.load_all_tables().create_all(engine)
+    with engine.connect() as conn:
+        n = conn.execute(select(func.count()).select_from(table)).scalar()
+    engine.dispose()
+    return n
+
+
+def changes(db_url):
+    engine = db.make_engine(db_url)
+    with Session(engine) as s:
+        rows = s.execute(select(downlink_changes).order_by(downlink_changes.c.id)).all()
+    engine.dispose()
+    return rows
+
+
+def test_import_writes_workers_cards_inspectors_and_a_change_row_each(db_url, files, capsys):
+    w, c = files
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w),
+               "--cards", str(c)) == 0
+    assert "imported 3 worker(s), 4 card(s)" in capsys.readouterr().out
+    rows = changes(db_url)
+    assert [(r.kind, r.key) for r in rows][:3] == [("roster", "V001"), ("roster", "V002"),
+                                                   ("roster", "V003")]
+    assert {r.key for r in rows if r.kind == "cards"} == {"1A2B3C4D", "AABBCCDD", "11223344",
+                                                          "99887766"}
+    assert {r.actor for r in rows} == {"ana"}
+    assert count(db_url, audit_log) == 7
+
+
+def test_import_with_a_bad_row_names_every_bad_line_and_imports_nothing(db_url, tmp_path, files,
+                                                                        capsys):
+    rows = worker_rows(4)
+    rows[1]["status"] = "retired"
+    rows[3]["health_exam_date"] = "10/03/2025"
+    bad = write_csv(tmp_path / "bad.csv", WORKER_COLUMNS, rows)
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(bad)) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv:3: status 'retired'" in err and "bad.csv:5: health_exam_date" in err
+    assert count(db_url, workers) == 0 and count(db_url, downlink_changes) == 0
+
+
+def test_a_card_of_an_unregistered_worker_rejects_both_files(db_url, tmp_path, files, capsys):
+    w, _ = files
+    c = write_csv(tmp_path / "cards.csv", CARD_COLUMNS, [
+        dict(uid="01020304", kind="control", registration="V001", status="active"),
+        dict(uid="05060708", kind="control", registration="V404", status="active")])
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w),
+               "--cards", str(c)) == 2
+    assert "cards.csv:3: registration 'V404' is not registered" in capsys.readouterr().err
+    assert count(db_url, workers) == 0
+
+
+@pytest.fixture
+def imported(db_url, files):
+    w, c = files
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w),
+               "--cards", str(c)) == 0
+    return db_url
+
+
+def last_change(db_url):
+    return changes(db_url)[-1]
+
+
+def test_suspend_records_dates_penalty_and_a_roster_change_by_the_actor(imported):
+    assert run("registry", "suspend", "V002", "--db", imported, "--actor", "bruno",
+               "--from", "2026-03-12", "--days", "10", "--reason", "art. 20 a") == 0
+    change = last_change(imported)
+    assert (change.kind, change.op, change.key, change.actor) == ("roster", "upsert", "V002",
+                                                                  "bruno")
+    assert change.body["suspended_from"] == "2026-03-12"
+    assert change.body["suspended_until"] == "2026-03-21"
+    assert count(imported, penalties) == 1
+
+
+def test_a_suspension_takes_effect_on_its_start_date_at_the_gates(imported, engine):
+    with Session(engine) as s, s.begin():
+        store.suspend(s, "V001", start=dt.date(2026, 3, 12), days=10, reason="x",
+                      article="83.611 art. 21 a", actor="bruno")
+    with Session(engine) as s:
+        _version, roster, _cards = roster_snapshot(s)
+    v001 = next(w for w in roster if w.registration == "V001")
+    assert registration_problems(v001, dt.date(2026, 3, 11)) == []
+    assert registration_problems(v001, dt.date(2026, 3, 12)) == [Ineligible.SUSPENDED]
+    assert registration_problems(v001, dt.date(2026, 3, 21)) == [Ineligible.SUSPENDED]
+    assert registration_problems(v001, dt.date(2026, 3, 22)) == []
+
+
+RULEBOOKS = Path(__file__).resolve().parents[3] / "config" / "rulebooks"
+
+
+@pytest.mark.parametrize("rulebook,days,ok,article", [
+    (None, "5", True, "83.611 art. 21 a"),          # the port's default rulebook: up to 30 days
+    (None, "1", True, "83.611 art. 21 a"),
+    (None, "31", False, "83.611 art. 21 a"),
+    ("dl-2032-1940.toml", "1", True, "DL 2.032 art. 30"),
+    ("dl-2032-1940.toml", "31", False, "DL 2.032 art. 30"),
+    ("example-cct-2026.toml", "9", False, "Lei 12.815 art. 33"),   # today's law: 10 to 30
+    ("example-cct-2026.toml", "10", True, "Lei 12.815 art. 33"),
+])
+def test_r4_suspension_limits_come_from_the_rulebook(imported, rulebook, days, ok, article, capsys):
+    extra = ["--rulebook", str(RULEBOOKS / rulebook)] if rulebook else []
+    assert run("registry", "suspend", "V002", "--db", imported, "--actor", "b", "--from",
+               "2026-03-12", "--days", days, "--reason", "x", *extra) == (0 if ok else 2)
+    if ok:
+        with db.make_engine(imported).connect() as conn:
+            row = conn.execute(select(penalties)).mappings().one()
+        assert row["article"] == article and row["rule"] == "R4"
+        assert (row["ends_on"] - row["starts_on"]).days == int(days) - 1
+    else:
+        assert f"days ({article}), not {days}" in capsys.readouterr().err
+        assert count(imported, penalties) == 0
+
+
+def test_r4_a_bad_suspension_table_is_a_config_error(imported, tmp_path, capsys):
+    book = tmp_path / "book.toml"
+    book.write_text('id = "x"\n[suspension]\nmin_days = 20\nmax_days = 10\n')
+    assert run("registry", "suspend", "V002", "--db", imported, "--actor", "b", "--from",
+               "2026-03-12", "--days", "15", "--reason", "x", "--rulebook", str(book)) == 2
+    assert "min_days 20 is above max_days 10" in capsys.readouterr().err
+
+
+def test_cancel_sends_a_cancelled_roster_row_and_refuses_a_second_time(imported, capsys):
+    assert run("registry", "cancel", "V003", "--db", imported, "--actor", "carla", "--on",
+               "2026-03-10", "--reason", "art. 20 j reincidente") == 0
+    change = last_change(imported)
+    assert (change.key, change.body["status"], change.actor) == ("V003", "cancelled", "carla")
+    assert run("registry", "cancel", "V003", "--db", imported, "--actor", "carla", "--on",
+               "2026-03-10", "--reason", "again") == 2
+    assert "already cancelled" in capsys.readouterr().err
+
+
+def test_lost_card_is_blocked_then_replaced_by_a_new_card(imported):
+    assert run("registry", "lost", "1a2b3c4d", "--db", imported, "--actor", "dora") == 0
+    change = last_change(imported)
+    assert (change.kind, change.key, change.body["status"], change.actor) == (
+        "cards", "1A2B3C4D", "lost", "dora")
+    assert run("registry", "replace-card", "1A2B3C4D", "--new-uid", "0A0B0C0D", "--db", imported,
+               "--actor", "dora") == 0
+    old, new = changes(imported)[-2:]
+    assert (old.key, old.body["status"]) == ("1A2B3C4D", "replaced")
+    assert (new.key, new.body["status"], new.body["registration"]) == ("0A0B0C0D", "active", "V001")
+    assert count(imported, card_events) == 4 + 3
+
+
+def test_illegal_card_moves_are_refused(imported, capsys):
+    assert run("registry", "return-card", "11223344", "--decision", "x", "--db", imported,
+               "--actor", "e") == 2
+    assert "not confiscated" in capsys.readouterr().err
+    assert run("registry", "lost", "DEADBEEF", "--db", imported, "--actor", "e") == 2
+    assert "no card with uid 'DEADBEEF'" in capsys.readouterr().err
+    assert run("registry", "replace-card", "11223344", "--new-uid", "AABBCCDD", "--db", imported,
+               "--actor", "e") == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_list_prints_workers_cards_and_the_registration_record(imported, capsys):
+    run("registry", "suspend", "V002", "--db", imported, "--actor", "b", "--from", "2026-03-12",
+        "--days", "15", "--reason", "falta")
+    capsys.readouterr()
+    assert run("registry", "list", "--db", imported, "--actor", "x") == 0
+    assert capsys.readouterr().out.count("\n") == 3
+    assert run("registry", "list", "--what", "cards", "--registration", "V001", "--db", imported,
+               "--actor", "x") == 0
+    assert capsys.readouterr().out.count("\n") == 2
+    assert run("registry", "list", "--what", "record", "--registration", "V002", "--db", imported,
+               "--actor", "x") == 0
+    assert '"suspension"' in capsys.readouterr().out
+
+
+def test_changes_since_returns_only_newer_changes_of_one_kind(imported, engine):
+    with Session(engine) as s:
+        version, roster, cards = roster_snapshot(s)
+        assert (len(roster), len(cards)) == (3, 4)
+    with Session(engine) as s, s.begin():
+        store.transition_card(s, "11223344", "lost", actor="f", now=store.utcnow())
+        store.suspend(s, "V001", start=dt.date(2026, 4, 1), days=20, reason="x", article="a",
+                      actor="f")
+    with Session(engine) as s:
+        assert [c.key for c in changes_since(s, "cards", version)] == ["11223344"]
+        roster_changes = changes_since(s, "roster", version)
+        assert [(c.key, c.actor) for c in roster_changes] == [("V001", "f")]
+        assert changes_since(s, "roster", roster_changes[-1].version) == []
+        with pytest.raises(BadInput):
+            changes_since(s, "presence", 0)
+
+
+def test_missing_actor_is_refused(imported, engine):
+    with Session(engine) as s, s.begin(), pytest.raises(BadInput, match="actor"):
+        store.transition_card(s, "11223344", "lost", actor=" ", now=store.utcnow())
+
+
+def test_health_exam_and_booklet_update_the_roster_copy(imported, capsys):
+    assert run("registry", "exam", "V001", "--date", "2026-02-01", "--db", imported, "--actor",
+               "med") == 0
+    change = last_change(imported)
+    assert (change.key, change.body["health_exam_date"], change.actor) == ("V001", "2026-02-01",
+                                                                           "med")
+    assert run("registry", "booklet", "V001", "--year", "2027", "--db", imported, "--actor",
+               "ana") == 0
+    assert last_change(imported).body["booklet_revalidated_year"] == 2027
+    assert run("registry", "exam", "V999", "--date", "2026-02-01", "--db", imported, "--actor",
+               "med") == 2
+    assert "no worker with registration 'V999'" in capsys.readouterr().err
+
+
+def test_the_rotation_core_imports_no_database_or_clock_code():
+    import subprocess
+    import sys
+
+    code = ("import sys, central.rotation.engine, central.rotation.eligibility; "
+            "bad = [m for m in ('sqlalchemy', 'paho', 'central.db') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_R4_suspend_on_a_missing_database_is_refused_and_creates_nothing(tmp_path, capsys):
+    missing = tmp_path / "nonexistent.db"
+    assert run("registry", "suspend", "V002", "--db", f"sqlite:///{missing}", "--actor", "bruno",
+               "--from", "2026-03-12", "--days", "10", "--reason", "x") == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "no worker" not in err
+    assert not missing.exists()
+
+
+def test_R4_suspend_refuses_a_gate_rulebook_as_its_limits(imported, capsys):
+    gate_rulebook = Path(__file__).resolve().parents[3] / "config" / "rulebooks" / "gate-default.toml"
+    assert run("registry", "suspend", "V002", "--db", imported, "--actor", "bruno",
+               "--from", "2026-03-12", "--days", "200", "--reason", "x",
+               "--rulebook", str(gate_rulebook)) == 2
+    err = capsys.readouterr().err
+    assert "not a pay rulebook" in err and "id" in err

@@ -1,0 +1,41 @@
+"""Stored pay statements for the web tests: signed gate events for the worked examples of RULES.md
+P (V017 is worked example 2: vigia_chefe, Sunday 19-01 at anchorage, exit 02:30 -> R$ 696,60) and
+an EARLY_EXIT shift (on hold), inserted, rebuilt into shifts and paid by ``central.pay.statements_store``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+from central.ledger.store import insert_events, rebuild_shifts
+from central.pay.cli import load_setup
+from central.pay.statements_store import pay_from_ledger
+from testkit.shift_events import ShiftEvents, dispatch
+
+Z = ZoneInfo("America/Sao_Paulo")
+FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
+
+# (registration, function, ship, berth, date, period, admit local, exit local, exit flags)
+SHIFTS = [
+    ("V001", "vigia", "9300001", "berthed", dt.date(2026, 3, 10), "07-13", (3, 10, 6, 55), (3, 10, 13, 5), ()),
+    ("V017", "vigia_chefe", "9300002", "anchored", dt.date(2026, 3, 15), "19-01", (3, 15, 18, 58), (3, 16, 2, 30), ()),
+    ("V003", "vigia", "9300001", "berthed", dt.date(2026, 3, 31), "19-01", (3, 31, 19, 0), (4, 1, 1, 40), ()),
+    ("V008", "vigia", "9300003", "berthed", dt.date(2026, 3, 14), "07-13", (3, 14, 7, 0), (3, 14, 10, 0), ("EARLY_EXIT",)),
+]
+
+
+def seed_pay(engine) -> None:
+    gates = {ship: ShiftEvents(f"g{ship[-1]}") for ship in ("9300001", "9300002", "9300003")}
+    evs = []
+    for reg, fn, ship, berth, day, period, admit, exit_, flags in SHIFTS:
+        d = dispatch(day, period, ship, berth=berth, function=fn)
+        evs.append((dt.datetime(2026, *admit, tzinfo=Z), gates[ship], "admit", reg, d, ()))
+        evs.append((dt.datetime(2026, *exit_, tzinfo=Z), gates[ship], "exit", reg, d, flags))
+    evs.sort(key=lambda e: e[0])
+    built = [g.tap(kind, reg, at.astimezone(dt.UTC), d, flags=fl) for at, g, kind, reg, d, fl in evs]
+    with engine.begin() as conn:
+        insert_events(conn, built, dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
+    _port, rulebook, calendar = load_setup(None)
+    now = dt.datetime(2026, 4, 5, tzinfo=dt.UTC)
+    rebuild_shifts(engine, FIRST, LAST, calendar.zone, now=now)
+    pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=now)

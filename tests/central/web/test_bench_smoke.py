@@ -1,0 +1,28 @@
+"""The office web benchmark runs in smoke mode and prints its JSON line last, with both figures
+and the same-run baseline."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_office_web_bench_smoke_prints_its_json_line():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "office_web.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["bench"] == "office_web"
+    assert result["figures"]["page_p95_ms"] > 0 and result["baseline"]["sql_p95_ms"] > 0
+    assert result["figures"]["live_p95_ms"] is not None and result["figures"]["statements_per_page"] >= 5
+
+
+def test_payslips_bench_smoke_prints_its_json_line():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "payslips.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["bench"] == "payslips" and result["figures"]["statements"] == 40 * 25
+    assert result["figures"]["pages"] >= 40 and result["baseline"]["compute_s"] > 0

@@ -1,0 +1,111 @@
+"""The escala screens over the real app (SQLite and PostgreSQL): a requisition by the form and a
+requisitions.csv dispatched from the rotation, published as escala changes, with shortfalls and
+the skipped workers' reasons; bad files named by line with nothing written; refusal (R3) and
+substitution; presence report; the per-operator and per-ship exports (R5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central.registry.schema import downlink_changes, penalties
+from central.registry.store import import_files
+from central.rotation.schema import escala
+from tests.central.web.conftest import logged_in
+
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
+DAY = "2026-12-02"
+HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function,workers\n"
+
+
+@pytest.fixture
+def reg(engine, users, clock):
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+    return engine
+
+
+def _n(engine, table, *where):
+    with engine.connect() as c:
+        return c.execute(select(func.count()).select_from(table).where(*where)).scalar()
+
+
+def test_a_requisition_by_the_form_is_dispatched_and_published(app, reg):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": "2"}
+    r = c.post("/escala/dispatch", data=form)
+    assert r.status_code == 200 and 'id="dispatch-result"' in r.text
+    assert "2 escalado(s) e publicado(s)" in r.text
+    assert _n(reg, downlink_changes, downlink_changes.c.kind == "escala") == 2
+    assert _n(reg, escala, escala.c.status == "active") == 2
+
+
+def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
+    c, token = logged_in(app, "office")
+    rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,45\n"
+            f"{DAY},13-19,Op A,9300002,Nordic Star,long_haul,berthed,g-b,portalo,vigia,1\n")
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY},
+               files={"requisitions": ("requisitions.csv", rows.encode())})
+    assert r.status_code == 200
+    text = r.text
+    morning = text.split('data-period="07-13"')[1].split("</div>")[0]
+    assert "escalados 39" in morning and "FALTAM 6" in morning  # 39 eligible of the 40 registered
+    ineligible = text.split('id="ineligible"')[1].split("</ul>")[0]
+    assert "V040: G3 health exam" in ineligible  # exam of 2023: older than 24 months
+    afternoon = text.split('data-period="13-19"')[1].split("</div>")[0]
+    assert "FALTAM 1" in afternoon  # everyone worked 07-13: less than 11 h of rest (G7)
+    assert "V001: G7 rest" in afternoon.split('class="skips"')[1]
+
+
+def test_a_bad_requisitions_file_names_each_row_and_writes_nothing(app, reg):
+    c, token = logged_in(app, "office")
+    rows = (HEADER + f"{DAY},07-13,Op A,9300001,A,long_haul,floating,g-a,portalo,vigia,1\n"
+            f"{DAY},07-13,Op A,9300001,A,long_haul,berthed,g-a,portalo,vigia,0\n")
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY},
+               files={"requisitions": ("req.csv", rows.encode())})
+    assert r.status_code == 400 and "req.csv:2" in r.text and "req.csv:3" in r.text
+    assert _n(reg, escala) == 0 and _n(reg, downlink_changes, downlink_changes.c.kind == "escala") == 0
+
+
+def test_refusal_and_substitution_replace_the_entry_and_publish(app, reg):
+    c, token = logged_in(app, "office")
+    rows = HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,1\n"
+    c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY}, files={"requisitions": ("r.csv", rows.encode())})
+    with reg.connect() as conn:
+        first = conn.execute(select(escala.c.id, escala.c.registration).where(escala.c.status == "active")).one()
+    r = c.post(f"/escala/entry/{first.id}/refuse", data={"csrf_token": token, "date": DAY, "reason": "não quis"})
+    assert r.status_code == 303
+    assert _n(reg, penalties, penalties.c.registration == first.registration, penalties.c.rule == "R3") == 1
+    with reg.connect() as conn:
+        second = conn.execute(select(escala.c.id, escala.c.registration).where(escala.c.status == "active")).one()
+    assert second.registration != first.registration
+    r = c.post(f"/escala/entry/{second.id}/substitute", data={"csrf_token": token, "date": DAY, "reason": "doente",
+                                                               "registration": "V030"})
+    assert r.status_code == 303
+    page = c.get("/escala", params={"date": DAY}).text
+    assert 'data-registration="V030"' in page
+    assert c.post(f"/escala/entry/{second.id}/explode", data={"csrf_token": token, "reason": "x"}).status_code == 404
+    # presence: V030 was dispatched and has not boarded
+    assert "V030" in page.split('id="not-boarded"')[1].split("</ul>")[0]
+
+
+def test_the_exports_per_operator_and_per_ship(app, reg):
+    c, token = logged_in(app, "office")
+    rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,1\n"
+            f"{DAY},07-13,Op B,9300002,Nordic Star,long_haul,berthed,g-b,portalo,vigia,1\n")
+    c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY}, files={"requisitions": ("r.csv", rows.encode())})
+    auditor, _ = logged_in(app, "auditor")
+    r = auditor.get("/escala/export/operator", params={"date": DAY, "name": "Op B"})
+    assert r.status_code == 200 and f'escala-{DAY}-operator-Op_B.csv' in r.headers["content-disposition"]
+    lines = r.text.splitlines()
+    assert len(lines) == 2 and "9300002" in lines[1]
+    r = auditor.get("/escala/export/ship", params={"date": DAY, "name": "9300001"})
+    assert r.status_code == 200 and "9300001" in r.text and "9300002" not in r.text
+    assert auditor.get("/escala/export/ship", params={"date": DAY, "name": "1"}).status_code == 404
+    assert auditor.get("/escala/export/nope", params={"date": DAY}).status_code == 404
+    assert auditor.post("/escala/dispatch", data={"csrf_token": "x"}).status_code == 403

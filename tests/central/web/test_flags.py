@@ -1,0 +1,43 @@
+"""The inspectors' flag queue: filters, the taps around a flag, opening a case from it."""
+
+from __future__ import annotations
+
+from tests.central.web.conftest import logged_in
+from tests.central.web.events import add_flag_event
+
+__all__ = ["add_flag_event"]
+
+
+def test_the_queue_filters_by_flag_gate_worker_ship_and_date(app):
+    engine = app.state.web.engine
+    borrowed = add_flag_event(engine, flags=["BORROWED_CARD"], registration="V008", badge_registration="V009")
+    jump = add_flag_event(engine, flags=["ROTATION_JUMP"], registration="V020", gate_id="g2", ship="9300002")
+    add_flag_event(engine, flags=[], registration="V001", decision="admit")  # not a flag
+    c, _ = logged_in(app, "inspector")
+
+    def shown(**params):
+        html = c.get("/flags", params=params).text
+        return {e for e in (borrowed, jump) if f'data-event="{e}"' in html}
+
+    assert shown() == {borrowed, jump}
+    assert shown(flag="BORROWED_CARD") == {borrowed}
+    assert shown(gate="g2") == {jump}
+    assert shown(worker="V009") == {borrowed}  # the badge's holder finds it too
+    assert shown(ship="9300002") == {jump}
+    today = app.state.web.now().astimezone(app.state.web.tz).date()
+    assert shown(date=today.isoformat()) == {borrowed, jump}
+    assert shown(date="2001-01-01") == set()
+    r = c.get("/flags", params={"flag": "NOT_A_FLAG"})
+    assert r.status_code == 400 and "NOT_A_FLAG" in r.text
+
+
+def test_a_flag_links_to_the_taps_around_it(app):
+    engine = app.state.web.engine
+    before = add_flag_event(engine, flags=[], registration="V001", decision="admit")
+    flagged = add_flag_event(engine, flags=["BORROWED_CARD"])
+    c, _ = logged_in(app, "auditor")
+    html = c.get(f"/flags/{flagged}").text
+    assert "BORROWED_CARD" in html and "V001" in html
+    assert 'id="open-case"' not in html  # an auditor reads, never opens a case
+    assert c.get("/flags/no-such-event").status_code == 404
+    assert before

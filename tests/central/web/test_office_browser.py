@@ -1,0 +1,170 @@
+"""The office's registry and pay screens in a real browser (Playwright driving Debian's chromium)
+against the real app served by uvicorn over a real SQLite ledger: search by a DEZ10 UID, an
+audited edit, an upload with two bad rows (both named, nothing written), a photo upload."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from PIL import Image
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central.registry.photos import GATE_MAX_BYTES
+from central.registry.schema import audit_log, workers
+from testkit.browser import launch_chromium
+from tests.central.web.live import LiveOffice, log_in
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory):
+    o = LiveOffice(tmp_path_factory.mktemp("office")).start()
+    try:
+        yield o
+    finally:
+        o.stop()
+
+
+@pytest.fixture(scope="module")
+def page(office):
+    with launch_chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        log_in(pg, office)
+        yield pg
+        context.close()
+
+
+def test_search_by_a_card_uid_in_decimal10_form(office, page):
+    page.goto(office.url + "/workers")
+    page.get_by_label("Nome, matrícula ou UID do cartão").fill("0077660161")  # DEZ10 of card 0A04A10001
+    page.get_by_role("button", name="Buscar").click()
+    row = page.locator('#hits tr[data-registration="V001"]')
+    assert "uid decimal10" in row.inner_text()
+    row.get_by_role("link", name="V001").click()
+    page.wait_for_url(office.url + "/workers/V001")
+    assert "0A04A10001" in page.locator("#cards").inner_text()
+
+
+def test_editing_a_worker_writes_an_audit_entry(office, page):
+    page.goto(office.url + "/workers/V001")
+    page.locator("#e-name").fill("Ana Lima de Souza")
+    page.locator("#e-exam").fill("2026-01-15")
+    page.locator("#edit-form").get_by_role("button", name="Salvar").click()
+    page.locator("#saved").wait_for()
+    assert "2 campo(s)" in page.locator("#saved").inner_text()
+    assert "15/01/2026" in page.locator("#w-exam").inner_text()
+    with Session(office.engine) as s:
+        row = s.execute(select(audit_log).where(audit_log.c.action == "worker.edit",
+                                                audit_log.c.subject == "V001")).one()
+    assert row.actor == "web:escritorio"
+    assert row.detail["changed"]["name"] == ["Ana Lima", "Ana Lima de Souza"]
+
+
+def test_an_upload_with_two_bad_rows_names_both_and_writes_nothing(office, page, tmp_path):
+    csv_file = tmp_path / "novos.csv"
+    csv_file.write_text(
+        "registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+        "booklet_revalidated_year,rotation_number\n"
+        "N001,Nova Um,vigia,active,,,2026-01-10,,90\n"
+        "N002,Nova Dois,vigia,aposentado,,,2026-01-10,,91\n"
+        "N003,Nova Tres,vigia,active,,,10/01/2026,,92\n", encoding="utf-8")
+    with office.engine.connect() as c:
+        before = c.execute(select(func.count()).select_from(workers)).scalar()
+    page.goto(office.url + "/workers/upload")
+    page.locator("#u-workers").set_input_files(str(csv_file))
+    page.get_by_role("button", name="Enviar").click()
+    errors = page.locator("#upload-errors")
+    errors.wait_for()
+    text = errors.inner_text()
+    assert "novos.csv:3" in text and "status" in text
+    assert "novos.csv:4" in text and "health_exam_date" in text
+    assert "nada foi gravado" in text
+    with office.engine.connect() as c:
+        assert c.execute(select(func.count()).select_from(workers)).scalar() == before
+        assert c.execute(select(func.count()).select_from(workers).where(workers.c.registration == "N001")).scalar() == 0
+
+
+def test_a_photo_upload_is_reencoded_under_the_gate_cap(office, page, tmp_path):
+    rnd = random.Random(7)
+    img = Image.new("RGB", (1500, 2000), (90, 120, 160))
+    px = img.load()
+    for x in range(0, 1500, 3):
+        for y in range(0, 2000, 3):
+            px[x, y] = (rnd.randrange(256), rnd.randrange(256), rnd.randrange(256))
+    src = tmp_path / "foto.png"
+    img.save(src, "PNG")
+    assert src.stat().st_size > 10 * GATE_MAX_BYTES
+    page.goto(office.url + "/workers/V003")
+    page.locator("#p-file").set_input_files(str(src))
+    page.get_by_role("button", name="Enviar foto").click()
+    page.locator("#w-photo").wait_for()
+    natural = page.locator("#w-photo").evaluate("img => img.naturalWidth")
+    assert 0 < natural <= 600
+    gate = office.photos / "V003.jpg"
+    assert gate.is_file() and gate.stat().st_size <= GATE_MAX_BYTES
+    with Image.open(io.BytesIO(gate.read_bytes())) as g:
+        assert g.format == "JPEG" and max(g.size) <= 320
+
+
+@pytest.fixture(scope="module")
+def paid_ledger(office):
+    from tests.central.web.paydata import seed_pay
+
+    seed_pay(office.engine)
+    return office
+
+
+def test_a_payslip_download_holds_the_worked_example_total_and_rule_ids(paid_ledger, page, tmp_path):
+    from pypdf import PdfReader
+
+    office = paid_ledger
+    page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31&worker=V017")
+    assert "R$ 696,60" in page.locator("#statements").inner_text()
+    with page.expect_download() as info:
+        page.locator('a[data-slip="V017"]').first.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    assert path.name == "contracheque-V017-2026-03-01-2026-03-31.pdf"
+    text = "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
+    assert "R$ 696,60" in text
+    for rule in ("P1", "P2", "P3", "P4", "P7"):
+        assert f"\n{rule} 83.611 art." in text, rule
+    from app.cli import main
+
+    key = tmp_path / "k"
+    key.write_bytes(__import__("tests.central.web.live", fromlist=["SLIP_KEY"]).SLIP_KEY)
+    assert main(["pay", "verify-slip", "--db", office.url_db, "--key-file", str(key), str(path)]) == 0
+
+
+def test_marking_a_batch_paid(paid_ledger, page):
+    from central.ledger.tables import statements
+
+    office = paid_ledger
+    page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31")
+    boxes = page.locator('#paid-form input[name="statement"]')
+    assert boxes.count() == 3  # V008's statement is on hold: not selectable
+    for i in range(boxes.count()):
+        boxes.nth(i).check()
+    page.locator("#m-ref").fill("folha-2026-03")
+    page.get_by_role("button", name="Marcar como pagos").click()
+    page.locator("#pay-done").wait_for()
+    assert "3 marcado(s) como pago(s)" in page.locator("#pay-done").inner_text()
+    assert page.locator("#statements td.status", has_text="folha-2026-03").count() == 3
+    with office.engine.connect() as c:
+        refs = dict(c.execute(select(statements.c.registration, statements.c.paid_ref)).all())
+    assert refs == {"V001": "folha-2026-03", "V003": "folha-2026-03", "V017": "folha-2026-03", "V008": None}
+
+
+def test_the_report_charts_render_in_the_browser(paid_ledger, page):
+    page.goto(paid_ledger.url + "/reports?month=2026-03")
+    images = page.locator("section.report img")
+    assert images.count() == 5
+    for i in range(5):
+        img = images.nth(i)
+        img.scroll_into_view_if_needed()
+        page.wait_for_function("img => img.complete", arg=img.element_handle())
+        assert img.evaluate("img => img.naturalWidth") == 760, img.get_attribute("src")

@@ -1,0 +1,220 @@
+"""Registry screens over the real app (TestClient, SQLite and PostgreSQL): search by name,
+registration and every UID form, the worker's page, the audited edit with the CSV import's
+validation, the all-or-nothing upload, photos re-encoded at two sizes."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import io
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from central.config import WebSettings
+from central.registry.edit import edit_worker
+from central.registry.photos import GATE_MAX_BYTES, reencode
+from central.registry.schema import audit_log, cards, downlink_changes, health_exams, workers
+from central.registry.store import import_files
+from central.web.app import create_app
+from portgate.errors import BadInput
+from tests.central.web.conftest import SECRET, logged_in
+
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
+
+
+@pytest.fixture
+def registry(engine, users, clock):
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+    return engine
+
+
+@pytest.fixture
+def photo_app(engine, registry, clock, tmp_path):
+    return create_app(engine, WebSettings(photos_dir=str(tmp_path / "photos")), SECRET, now=clock, background=False)
+
+
+def _count(engine, table, *where):
+    with engine.connect() as c:
+        return c.execute(select(func.count()).select_from(table).where(*where)).scalar()
+
+
+@pytest.mark.parametrize("query, why", [
+    ("0A04A10001", "uid hex"),          # canonical hex
+    ("0100A1040A", "uid hex_reversed"),
+    ("0077660161", "uid decimal10"),     # DEZ10 of the low 32 bits 04A10001
+    ("V001", "registration"),
+    ("ana lima", "name"),
+])
+def test_search_finds_a_worker_by_any_form(app, registry, query, why):
+    c, _ = logged_in(app, "inspector")
+    r = c.get("/workers", params={"q": query})
+    assert r.status_code == 200
+    assert 'data-registration="V001"' in r.text and why in r.text
+
+
+def test_search_with_like_metacharacters_matches_nothing(app, registry):
+    c, _ = logged_in(app, "office")
+    for q in ("%", "_", "\\", "' OR 1=1 --"):
+        r = c.get("/workers", params={"q": q})
+        assert r.status_code == 200 and "data-registration" not in r.text, q
+
+
+def test_the_worker_page_shows_validity_cards_and_record(app, registry):
+    c, _ = logged_in(app, "auditor")
+    r = c.get("/workers/V001")
+    assert r.status_code == 200
+    assert "0A04A10001" in r.text and "issued" in r.text
+    assert "01/06/2025" in r.text and "24 meses para vigia" in r.text
+    assert c.get("/workers/NOPE").status_code == 404
+
+
+def test_an_edit_writes_one_audit_row_a_roster_change_and_the_exam_history(app, registry):
+    c, token = logged_in(app, "office")
+    before = _count(registry, downlink_changes)
+    form = {"csrf_token": token, "name": "Ana Lima Souza", "category": "vigia", "status": "active",
+            "suspended_from": "", "suspended_until": "", "health_exam_date": "2026-02-01",
+            "booklet_revalidated_year": "", "rotation_number": "1"}
+    r = c.post("/workers/V001", data=form)
+    assert r.status_code == 303 and r.headers["location"] == "/workers/V001?saved=2"
+    with Session(registry) as s:
+        row = s.execute(select(audit_log).where(audit_log.c.action == "worker.edit")).one()
+        assert row.actor == "web:office" and row.subject == "V001"
+        assert row.detail["changed"] == {"name": ["Ana Lima", "Ana Lima Souza"],
+                                         "health_exam_date": ["2025-06-01", "2026-02-01"]}
+        assert s.execute(select(workers.c.name).where(workers.c.registration == "V001")).scalar() == "Ana Lima Souza"
+    assert _count(registry, downlink_changes) == before + 1
+    assert _count(registry, health_exams, health_exams.c.exam_date == dt.date(2026, 2, 1)) == 1
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("status", "retired", "status"),
+    ("health_exam_date", "01/02/2026", "health_exam_date"),
+    ("suspended_from", "2026-03-10", "suspended_from 2026-03-10 is after"),
+    ("rotation_number", "-1", "negative"),
+])
+def test_a_bad_edit_is_refused_like_a_csv_row_and_writes_nothing(app, registry, field, value, words):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "suspended_until": "2026-03-01", field: value}
+    r = c.post("/workers/V001", data=form)
+    assert r.status_code == 400 and words in r.text
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+
+
+def test_an_edit_that_changes_nothing_writes_nothing(registry, clock):
+    with Session(registry) as s, s.begin():
+        _w, changed = edit_worker(s, "V001", {"name": "Ana Lima"}, actor="web:x", now=clock())
+    assert changed == {}
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+    with Session(registry) as s, pytest.raises(BadInput, match="no worker"):
+        edit_worker(s, "NOPE", {}, actor="web:x", now=clock())
+
+
+def test_only_the_office_edits(app, registry):
+    c, token = logged_in(app, "inspector")
+    assert c.post("/workers/V001", data={"csrf_token": token, "name": "X"}).status_code == 403
+    assert c.post("/workers/V001", data={"name": "X"}).status_code == 403
+
+
+def test_an_upload_with_bad_rows_names_each_and_writes_nothing(app, registry):
+    c, token = logged_in(app, "office")
+    workers_csv = ("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+                   "booklet_revalidated_year,rotation_number\n"
+                   "N001,Nova,vigia,active,,,2026-01-10,,90\n"
+                   "N002,Bad Status,vigia,retired,,,2026-01-10,,91\n")
+    cards_csv = "uid,kind,registration,status\n0A04A19001,control,N001,active\n0A04A19002,control,GHOST,active\n"
+    before = (_count(registry, workers), _count(registry, cards), _count(registry, audit_log))
+    r = c.post("/workers/upload", data={"csrf_token": token},
+               files={"workers": ("new-workers.csv", workers_csv.encode()), "cards": ("new-cards.csv", cards_csv.encode())})
+    assert r.status_code == 400
+    assert "new-workers.csv:3" in r.text and "status" in r.text
+    assert (_count(registry, workers), _count(registry, cards), _count(registry, audit_log)) == before
+    good = workers_csv.replace("retired", "active")
+    r = c.post("/workers/upload", data={"csrf_token": token},
+               files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.encode())})
+    assert r.status_code == 400 and "c.csv:3: registration &#39;GHOST&#39; is not registered" in r.text
+    r = c.post("/workers/upload", data={"csrf_token": token},
+               files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
+    assert r.status_code == 200 and 'id="upload-done"' in r.text
+    assert _count(registry, workers) == before[0] + 2
+
+
+def test_a_ships_upload_with_a_bad_row_rolls_back_the_workers_too(app, registry):
+    c, token = logged_in(app, "office")
+    w = ("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+         "booklet_revalidated_year,rotation_number\nN010,Nova,vigia,active,,,2026-01-10,,90\n")
+    ships = ("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+             "9300001,Aurora,long_haul,floating,g1,2026-03-15T06:00:00-03:00,\n")
+    r = c.post("/workers/upload", data={"csrf_token": token},
+               files={"workers": ("w.csv", w.encode()), "ships": ("ships.csv", ships.encode())})
+    assert r.status_code == 400 and "ships.csv:2" in r.text
+    assert _count(registry, workers, workers.c.registration == "N010") == 0
+
+
+def _picture(fmt: str, size=(1200, 1600), noise=True) -> bytes:
+    import random
+
+    img = Image.new("RGB", size, (200, 150, 100))
+    if noise:  # a hard-to-compress picture
+        rnd = random.Random(1)
+        px = img.load()
+        for x in range(0, size[0], 2):
+            for y in range(0, size[1], 2):
+                px[x, y] = (rnd.randrange(256), rnd.randrange(256), rnd.randrange(256))
+    out = io.BytesIO()
+    img.save(out, fmt)
+    return out.getvalue()
+
+
+def test_reencode_keeps_the_gate_size_under_30_kb_and_strips_metadata():
+    office, gate = reencode(_picture("PNG"))
+    assert len(gate) <= GATE_MAX_BYTES
+    with Image.open(io.BytesIO(gate)) as g, Image.open(io.BytesIO(office)) as o:
+        assert g.format == "JPEG" and max(g.size) <= 320 and not g.info.get("exif")
+        assert o.format == "JPEG" and max(o.size) <= 800 and o.size[0] > g.size[0]
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"", "empty"),
+    (b"GIF89a not a picture", "not a readable"),
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, "not a readable"),
+])
+def test_reencode_refuses_what_is_not_a_jpeg_or_png(data, words):
+    with pytest.raises(BadInput, match=words):
+        reencode(data)
+
+
+def test_reencode_refuses_a_gif():
+    out = io.BytesIO()
+    Image.new("RGB", (10, 10)).save(out, "GIF")
+    with pytest.raises(BadInput, match="only JPEG or PNG"):
+        reencode(out.getvalue())
+
+
+def test_a_photo_upload_goes_to_the_photos_directory_the_publisher_scans(photo_app, tmp_path):
+    from central.broadcast.photos import scan
+
+    c, token = logged_in(photo_app, "office")
+    r = c.post("/workers/V001/photo", data={"csrf_token": token},
+               files={"photo": ("me.jpg", _picture("JPEG"), "image/jpeg")})
+    assert r.status_code == 303
+    found = scan(tmp_path / "photos")
+    assert list(found) == ["V001"] and found["V001"][0].size <= GATE_MAX_BYTES
+    assert c.get("/workers/V001").text.count('id="w-photo"') == 1
+    shown = c.get("/workers/V001/photo")
+    assert shown.status_code == 200 and shown.headers["content-type"] == "image/jpeg"
+    r = c.post("/workers/V001/photo", data={"csrf_token": token}, files={"photo": ("x.jpg", b"nope", "image/jpeg")})
+    assert r.status_code == 400
+    with Session(photo_app.state.web.engine) as s:
+        assert s.execute(select(func.count()).select_from(audit_log)
+                         .where(audit_log.c.action == "worker.photo")).scalar() == 1
+
+
+def test_a_photo_upload_without_a_photos_directory_says_so(app, registry):
+    c, token = logged_in(app, "office")
+    r = c.post("/workers/V001/photo", data={"csrf_token": token}, files={"photo": ("me.png", _picture("PNG", noise=False))})
+    assert r.status_code == 400 and "photos_dir" in r.text

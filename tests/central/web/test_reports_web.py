@@ -1,0 +1,79 @@
+"""Reports with pictures over the real app (SQLite and PostgreSQL): R6 sizing over 12 months
+from a stored escala, fairness of the month, coverage gaps per ship, flags per week; every chart
+an SVG rendered on the server (pygal) with its own restrictive CSP, the numbers in a table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
+
+from central.calls.schema import coverage_alarms
+from central.calls.service import ShipCall, save_call
+from central.registry.store import import_files
+from central.rotation.engine import Requisition
+from central.rotation.service import dispatch_day
+from portgate.records import Berth, Voyage
+from tests.central.web.conftest import logged_in
+from tests.central.web.events import add_flag_event
+
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
+T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def data(engine, users, clock):
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+        for day in (dt.date(2026, 3, 10), dt.date(2026, 3, 11)):
+            req = Requisition(ref=f"r{day}", date=day, period="07-13", operator="Op A", ship="9300001",
+                              ship_name="Aurora", voyage=Voyage.LONG_HAUL, berth=Berth.BERTHED, gate_id="g1",
+                              post="portalo", function="vigia", workers=10, category="vigia")
+            dispatch_day(s, day, [req], actor="t", now=T0)
+        call = save_call(s, ShipCall("9300009", "Star", "long_haul", "berthed", "g9",
+                                     dt.datetime(2026, 3, 1, tzinfo=dt.UTC), None), actor="t", now=T0)
+        s.execute(coverage_alarms.insert().values(call_id=call, ship="9300009", gate_id="g9",
+                                                  period_start=dt.datetime(2026, 3, 2, 10, tzinfo=dt.UTC),
+                                                  raised_at=dt.datetime(2026, 3, 2, 10, 30, tzinfo=dt.UTC),
+                                                  ended_at=dt.datetime(2026, 3, 2, 13, tzinfo=dt.UTC)))
+    add_flag_event(engine, flags=["BORROWED_CARD"], at=dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC))
+    add_flag_event(engine, flags=["EARLY_EXIT"], at=dt.datetime(2026, 3, 17, 12, tzinfo=dt.UTC))
+    return engine
+
+
+def test_the_reports_page_has_every_table_beside_its_chart(app, data):
+    c, _ = logged_in(app, "auditor")
+    r = c.get("/reports", params={"month": "2026-03"})
+    assert r.status_code == 200
+    for name in ("sizing", "hours", "fairness", "coverage", "flags"):
+        assert f'src="/reports/chart/{name}.svg?month=2026-03"' in r.text
+    sizing = r.text.split('id="r-sizing"')[1].split("</section>")[0]
+    # March's trailing 12 months hold 20 shifts over 40 registered vigias: 20/12/40 = 0.04
+    assert "<td>2026-03</td><td class=\"num\">20</td><td class=\"num\">40</td><td class=\"num\">0.04</td>" in sizing
+    fairness = r.text.split('id="r-fairness"')[1].split("</section>")[0]
+    assert "dispersão 1 · menor dispersão possível 1" in fairness  # 20 shifts among 40: round robin
+    coverage = r.text.split('id="r-coverage"')[1].split("</section>")[0]
+    assert "<td>9300009</td><td class=\"num\">1</td><td class=\"num\">3.0</td>" in coverage
+    flags = r.text.split('id="r-flags"')[1].split("</section>")[0]
+    assert "2026-W11" in flags and "BORROWED_CARD 1" in flags and "2026-W12" in flags
+    assert c.get("/reports", params={"month": "março"}).status_code == 400
+
+
+@pytest.mark.parametrize("name", ["sizing", "hours", "fairness", "coverage", "flags"])
+def test_each_chart_is_an_svg_with_its_own_csp(app, data, name):
+    c, _ = logged_in(app, "inspector")
+    r = c.get(f"/reports/chart/{name}.svg", params={"month": "2026-03"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
+    assert r.headers["content-security-policy"].startswith("default-src 'none'")
+    root = ET.fromstring(r.content)
+    assert root.tag.endswith("svg")
+    assert c.get("/reports/chart/nope.svg").status_code == 404
+
+
+def test_the_sizing_chart_plots_the_months_figures(app, data):
+    c, _ = logged_in(app, "office")
+    svg = c.get("/reports/chart/sizing.svg", params={"month": "2026-03"}).text
+    assert "2025-04" in svg and "2026-03" in svg and "0.04" in svg

@@ -1,3 +1,0 @@
-"""The mqtt suite's real broker, office and gate fixtures, for the chain's end-to-end tests."""
-
-from tests.mqtt.conftest import broker, keys_dir, make_gate, office  # noqa: F401

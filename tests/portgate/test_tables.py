@@ -1,0 +1,87 @@
+"""The shared CSV table reader (portgate/tables.py) every import uses: places are file and line
+(blank lines and quoted newlines counted), a BOM is not a column, every fault is one line naming
+file and line; and the imports built on it (``pay --shifts``, ``workers.csv``) say the same."""
+
+from __future__ import annotations
+
+import pytest
+
+from portgate.errors import BadInput
+from portgate.records import Worker, load_csv
+from portgate.tables import FIELD_LIMIT, iter_rows, one_line, read_rows
+
+
+def _write(tmp_path, text: str, name="t.csv", encoding="utf-8"):
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def test_places_are_file_lines_after_blank_lines_and_quoted_newlines(tmp_path):
+    path = _write(tmp_path, 'a,b\n1,2\n\n3,"x\ny"\n\n\n5,6\n')
+    assert [(w, r["a"]) for w, r in read_rows(path, ["a"])] == [("t.csv:2", "1"), ("t.csv:4", "3"), ("t.csv:8", "5")]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
+    path = _write(tmp_path, "\ufeffa, b \n1,2\n")
+    assert read_rows(path, ["a", "b"]) == [("t.csv:2", {"a": "1", "b": "2"})]
+
+
+def test_short_and_long_rows_are_marked_as_dictreader_does(tmp_path):
+    path = _write(tmp_path, "a,b\n1\n1,2,3,4\n")
+    assert read_rows(path) == [("t.csv:2", {"a": "1", "b": None}), ("t.csv:3", {"a": "1", "b": "2", None: ["3", "4"]})]
+
+
+@pytest.mark.parametrize("text, where, says", [
+    ("a,b\n1,2\n3," + "x" * (FIELD_LIMIT + 1) + "\n", "t.csv:3", f"longer than {FIELD_LIMIT}"),
+    ("a,b\n1,2\n3,x\x00y\n", "t.csv:3", "NUL"),
+    ("a,c\n1,2\n", "t.csv:1", "header lacks column(s) b"),
+    ("\n\na,c\n1,2\n", "t.csv:3", "header lacks column(s) b"),
+])
+def test_every_fault_is_one_line_naming_file_and_line(tmp_path, text, where, says):
+    with pytest.raises(BadInput) as info:
+        list(iter_rows(_write(tmp_path, text), ["a", "b"]))
+    message = str(info.value)
+    assert message.startswith(f"{where}: ") and says in message and "\n" not in message, message
+
+
+def test_not_utf8_a_missing_file_and_an_unopenable_name_are_one_line(tmp_path):
+    with pytest.raises(BadInput, match=r"^t.csv:2: file is not UTF-8"):
+        read_rows(_write(tmp_path, "a\n\xe9\n", encoding="latin-1"))
+    with pytest.raises(BadInput, match="file not found"):
+        read_rows(tmp_path / "none.csv")
+    for bad in (tmp_path / "nul\x00.csv", tmp_path / ("x" * 5000), tmp_path):
+        with pytest.raises(BadInput) as info:
+            read_rows(bad)
+        assert "\n" not in str(info.value) and "\x00" not in str(info.value)
+
+
+def test_one_line_escapes_control_characters_and_keeps_accents():
+    assert one_line("São\nPaulo\r\t\x00\u2028") == "São\\nPaulo\\r\\t\\x00\\u2028"
+
+
+def test_a_quoted_newline_in_a_bad_value_is_printed_escaped(tmp_path):
+    path = _write(tmp_path, 'registration,name,category,status\n1001,"Ana\nSilva",vigia,"ativo\nx"\n',
+                  name="workers.csv")
+    with pytest.raises(BadInput) as info:
+        load_csv(path, Worker)
+    message = str(info.value)
+    assert message.startswith("workers.csv:2: ") and "\n" not in message, message
+
+
+def test_pay_reads_a_shifts_csv_with_a_bom_and_names_the_line_after_a_blank_one(tmp_path, capsys):
+    from app.cli import main
+    from tests.central.pay.test_pay_cli import write_csv
+
+    good = write_csv(tmp_path / "shifts.csv")
+    text = good.read_text(encoding="utf-8")
+    bom = tmp_path / "bom.csv"
+    bom.write_text("\ufeff" + text, encoding="utf-8")
+    assert main(["pay", "--shifts", str(bom)]) == 0
+    capsys.readouterr()
+    lines = text.splitlines()
+    bad = tmp_path / "blank.csv"
+    bad.write_text("\n".join([lines[0], lines[1], "", lines[2].replace("vigia_chefe", "pilot")]) + "\n")
+    assert main(["pay", "--shifts", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "blank.csv:4: " in err and len(err.strip().splitlines()) == 1, err
