@@ -11,8 +11,15 @@ Set-up (not timed): the signed admit/exit taps of every shift are inserted into 
 - baseline: SELECT of the month's tap rows (``raw``) from ``events``, fetched as Python rows (best
   of 3 per round);
 - figure: ``rebuild_shifts`` (events -> shifts, stored) + ``pay_from_ledger(store=True)``.
-The ratio is the median of the rounds' ratios. ``--growth`` fits the exponent of close time vs
-workers (1.0 = linear). The last line is the JSON summary.
+The ratio is the median of the rounds' ratios. The first round is the first close (nothing derived
+stored yet: every shift, statement and line written); the later ones are re-closes (the rebuild
+writes only changed shifts, the pay run only changed statements: here none), so the median is a
+re-close; both are printed. The floor: the time to only insert the first close's rows (shifts,
+flags, statements, lines, as the driver stores them) into an empty ledger of the same schema with the
+driver's ``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline.
+``--growth`` fits the exponent of close time vs workers (1.0 = linear), on wall time and on this
+process's CPU time (all of SQLite's work; steadier on a shared machine). The last line is the JSON
+summary.
 """
 
 from __future__ import annotations
@@ -36,7 +43,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from sqlalchemy import select  # noqa: E402
 
 from central.db import make_engine  # noqa: E402
+from central.ledger.bulk import insert_tuples  # noqa: E402
+from central.ledger.migrate import upgrade  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
+from central.ledger.tables import shift_flags, shifts, statement_lines, statements  # noqa: E402
 from central.ledger.store import rebuild_shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
 from central.pay.statements_store import pay_from_ledger  # noqa: E402
@@ -46,7 +56,50 @@ Z = ZoneInfo("America/Sao_Paulo")
 NOW = dt.datetime(2026, 4, 2, tzinfo=dt.UTC)
 
 
-def measure(url: str, workers: int, rounds: int, label: str) -> dict:
+DERIVED = (shifts, shift_flags, statements, statement_lines)
+
+
+def floor(url: str, fresh_url, label: str) -> dict:
+    """Seconds to insert the derived rows of ``url`` into the empty ledger ``fresh_url()``:
+    ``executemany`` (and COPY on PostgreSQL), one transaction each, best of 2."""
+    engine = make_engine(url)
+    data = {}
+    with engine.connect() as conn:
+        for table in DERIVED:
+            names = [c.name for c in table.c if not (c.primary_key and c.autoincrement is True
+                                                     and c.name == "id")]
+            q = f"SELECT {', '.join(names)} FROM {table.name}"
+            data[table.name] = (names, [tuple(r) for r in conn.exec_driver_sql(q)])
+    engine.dispose()
+    n_rows = sum(len(rows) for _names, rows in data.values())
+    out = {"rows": n_rows}
+    methods = ["executemany"] + (["copy"] if url.startswith("postgresql") else [])
+    for method in methods:
+        best = []
+        for _ in range(2):
+            target = fresh_url()
+            upgrade(target)
+            eng = make_engine(target)
+            t0 = time.perf_counter()
+            with eng.begin() as conn:
+                for table in DERIVED:
+                    names, rows = data[table.name]
+                    if not rows:
+                        continue
+                    if method == "copy":
+                        insert_tuples(conn, table, names, rows, bound=True)
+                    else:
+                        marks = ", ".join(["?" if conn.dialect.paramstyle == "qmark" else "%s"] * len(names))
+                        conn.exec_driver_sql(f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({marks})",
+                                             rows)
+            best.append(time.perf_counter() - t0)
+            eng.dispose()
+        out[method] = min(best)
+        print(f"[{label}] floor: {n_rows} rows inserted by {method}: {min(best):.3f} s")
+    return out
+
+
+def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> dict:
     t0 = time.perf_counter()
     n_events = populate(url, workers, 25, random.Random(7))
     print(f"[{label}] set-up: {n_events} events inserted in {time.perf_counter() - t0:.1f} s")
@@ -65,7 +118,7 @@ def measure(url: str, workers: int, rounds: int, label: str) -> dict:
         run = pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=NOW, store=True)
         return len(rebuilt), len(run.statements)
 
-    reads, closes = [], []
+    reads, closes, cpus = [], [], []
     for _ in range(rounds):
         best = []
         for _ in range(3):  # the read is short: its best of 3 per round
@@ -73,16 +126,36 @@ def measure(url: str, workers: int, rounds: int, label: str) -> dict:
             n_rows = read_rows()
             best.append(time.perf_counter() - t0)
         reads.append(min(best))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         n_shifts, n_statements = close()
         closes.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
     engine.dispose()
     ratio = statistics.median(c / r for c, r in zip(closes, reads))
-    print(f"[{label}] baseline read of {n_rows} event rows: median {statistics.median(reads):.3f} s")
-    print(f"[{label}] month close ({n_shifts} shifts, {n_statements} statements stored): "
+    read_s = statistics.median(reads)
+    print(f"[{label}] baseline read of {n_rows} event rows: median {read_s:.3f} s")
+    print(f"[{label}] month close ({n_shifts} shifts, {n_statements} statements): "
           f"median {statistics.median(closes):.3f} s  ratio {ratio:.2f} (target <= 5)")
-    return {"read_s": statistics.median(reads), "close_s": statistics.median(closes), "ratio": ratio,
-            "events": n_rows, "shifts": n_shifts, "statements": n_statements}
+    print(f"[{label}] first close (all written): {closes[0]:.3f} s  ratio {closes[0] / reads[0]:.2f}; "
+          f"re-closes: {', '.join(f'{c:.3f}' for c in closes[1:])} s")
+    print(f"[{label}] close CPU time of this process: median {statistics.median(cpus):.3f} s")
+    out = {"read_s": read_s, "close_s": statistics.median(closes), "ratio": ratio,
+           "close_cpu_s": statistics.median(cpus),
+           "first_close_s": closes[0], "first_ratio": closes[0] / reads[0],
+           "events": n_rows, "shifts": n_shifts, "statements": n_statements}
+    if fresh_url is not None:
+        f = floor(url, fresh_url, label)
+        out["floor"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in f.items()}
+        out["floor_ratio"] = {k: round(v / read_s, 2) for k, v in f.items() if isinstance(v, float)}
+        print(f"[{label}] floor ratios (insert only / baseline read): {out['floor_ratio']}")
+    return out
+
+
+def _exponent(sizes: list[int], times: list[float]) -> float:
+    """Least-squares slope of log time vs log size."""
+    xs, ys = [math.log(n) for n in sizes], [math.log(t) for t in times]
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
 def main() -> None:
@@ -98,8 +171,14 @@ def main() -> None:
     rounds = args.rounds or (2 if args.smoke else 3)
     out = {"bench": "month_close", "figures": {}, "baseline": {}, "ratio": {}, "target": 5.0}
     with tempfile.TemporaryDirectory() as tmp:
-        m = measure(f"sqlite:///{tmp}/bench.db", workers, rounds, "sqlite")
+        n = iter(range(1, 100))
+        m = measure(f"sqlite:///{tmp}/bench.db", workers, rounds, "sqlite",
+                    fresh_url=lambda: f"sqlite:///{tmp}/floor{next(n)}.db")
     out["figures"]["sqlite_close_s"] = round(m["close_s"], 3)
+    out["figures"]["sqlite_first_close_s"] = round(m["first_close_s"], 3)
+    out["ratio"]["sqlite_first_close"] = round(m["first_ratio"], 2)
+    out["floor"] = {"sqlite": m["floor"]}
+    out["floor_ratio"] = {"sqlite": m["floor_ratio"]}
     out["figures"]["shifts"] = m["shifts"]
     out["baseline"]["sqlite_read_s"] = round(m["read_s"], 4)
     out["ratio"]["sqlite"] = round(m["ratio"], 2)
@@ -107,24 +186,32 @@ def main() -> None:
         from testkit.postgres import PostgresCluster
 
         with PostgresCluster() as pg:
-            p = measure(pg.url, workers, rounds, "postgresql")
+            n = iter(range(1, 100))
+            p = measure(pg.url, workers, rounds, "postgresql",
+                        fresh_url=lambda: pg.create_database(f"floor{next(n)}"))
         out["figures"]["postgresql_close_s"] = round(p["close_s"], 3)
+        out["figures"]["postgresql_first_close_s"] = round(p["first_close_s"], 3)
+        out["ratio"]["postgresql_first_close"] = round(p["first_ratio"], 2)
+        out["floor"]["postgresql"] = p["floor"]
+        out["floor_ratio"]["postgresql"] = p["floor_ratio"]
         out["baseline"]["postgresql_read_s"] = round(p["read_s"], 4)
         out["ratio"]["postgresql"] = round(p["ratio"], 2)
     if args.growth:
         sizes = [args.growth_workers * k for k in (1, 2, 4)]
-        times = []
+        times, cpu = [], []
         for n in sizes:
             with tempfile.TemporaryDirectory() as tmp:
-                times.append(measure(f"sqlite:///{tmp}/g.db", n, rounds, f"sqlite {n} workers")["close_s"])
-        xs, ys = [math.log(n) for n in sizes], [math.log(t) for t in times]
-        mx, my = statistics.mean(xs), statistics.mean(ys)
-        exponent = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+                g = measure(f"sqlite:///{tmp}/g.db", n, rounds, f"sqlite {n} workers")
+            times.append(g["close_s"])
+            cpu.append(g["close_cpu_s"])
+        exponent, cpu_exponent = _exponent(sizes, times), _exponent(sizes, cpu)
         print(f"growth: close time at {sizes} workers: {[round(t, 2) for t in times]} s; "
-              f"exponent {exponent:.2f} (1.0 = linear)")
+              f"exponent {exponent:.2f} (1.0 = linear); CPU {[round(t, 2) for t in cpu]} s, "
+              f"exponent {cpu_exponent:.2f}")
         out["growth"] = {"workers": sizes, "close_s": [round(t, 3) for t in times],
-                         "exponent": round(exponent, 2)}
-    out["met"] = all(v <= 5.0 for v in out["ratio"].values())
+                         "exponent": round(exponent, 2), "close_cpu_s": [round(t, 3) for t in cpu],
+                         "cpu_exponent": round(cpu_exponent, 2)}
+    out["met"] = all(v <= 5.0 for k, v in out["ratio"].items() if not k.endswith("_first_close"))
     print(json.dumps(out))
 
 

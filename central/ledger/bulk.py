@@ -1,20 +1,120 @@
 """Set-based inserts for the month's bulk writes (shifts, flags, statements, lines).
 
-``insert_rows(conn, table, rows)`` inserts a list of same-keyed dicts with ONE compiled statement
-and the driver's ``executemany``, converting each value with the column type's own bind processor
-(the conversion SQLAlchemy applies itself, so what is stored is identical to ``conn.execute(insert(
+``insert_rows(conn, table, rows)`` inserts a list of same-keyed dicts; ``insert_tuples(conn, table,
+names, tuples)`` the same as tuples in the order of ``names``. Both send ONE statement for the whole
+batch: on PostgreSQL (psycopg) a ``COPY ... FROM STDIN``, elsewhere one compiled INSERT through the
+driver's ``executemany``. Each value is converted by its column type's own bind processor (the
+conversion SQLAlchemy applies itself, so what is stored is identical to ``conn.execute(insert(
 table), rows)``) but without SQLAlchemy's per-row parameter assembly, which is most of the cost of
-a 125,000-row insert. Tables whose statement needs Python-side column defaults for keys the rows
-do not carry fall back to ``conn.execute(insert(table), rows)``. Runs inside the caller's
-transaction; raises what the driver raises (``SQLAlchemyError`` subclasses).
+a 125,000-row insert; SQLite's ``DATETIME`` and ``DATE`` processors are replaced by
+``datetime.isoformat`` forms that give the same text (``YYYY-MM-DD HH:MM:SS.ffffff`` of the wall
+time, ``YYYY-MM-DD``). ``bind_tuples`` gives the converted tuples without inserting them (what the
+driver stores and hands back, for comparing a batch with stored rows).
+
+Tables whose statement needs Python-side column defaults for keys the rows do not carry fall back
+to ``conn.execute(insert(table), rows)``. Runs inside the caller's transaction; raises what
+SQLAlchemy raises (``SQLAlchemyError`` subclasses: ``IntegrityError`` for a duplicate key, the whole
+batch failing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Iterable, Sequence
 
 from sqlalchemy import Table, insert
-from sqlalchemy.engine import Connection
+from sqlalchemy.dialects.sqlite import DATE as SQLITE_DATE
+from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.exc import DBAPIError
+
+Processor = Callable[[object], object] | None
+
+_SQLITE_DATETIME_FORMAT = SQLITE_DATETIME._storage_format
+_SQLITE_DATE_FORMAT = SQLITE_DATE._storage_format
+
+
+def _sqlite_datetime(default: Callable[[object], object]) -> Callable[[object], object]:
+    def process(value):
+        if type(value) is dt.datetime:  # the wall time (26 characters), as SQLAlchemy writes it
+            return value.isoformat(" ", "microseconds")[:26]
+        return default(value)
+    return process
+
+
+def _sqlite_date(default: Callable[[object], object]) -> Callable[[object], object]:
+    def process(value):
+        if type(value) is dt.date:
+            return value.isoformat()
+        return default(value)
+    return process
+
+
+def processors(dialect: Dialect, table: Table, names: Sequence[str]) -> list[Processor]:
+    """The bind processor of each column of ``names`` (``None`` where the value goes as it is)."""
+    out: list[Processor] = []
+    for name in names:
+        impl = table.c[name].type.dialect_impl(dialect)
+        proc = impl.bind_processor(dialect)
+        if proc is not None and type(impl) is SQLITE_DATETIME and impl._storage_format == _SQLITE_DATETIME_FORMAT:
+            proc = _sqlite_datetime(proc)
+        elif proc is not None and type(impl) is SQLITE_DATE and impl._storage_format == _SQLITE_DATE_FORMAT:
+            proc = _sqlite_date(proc)
+        out.append(proc)
+    return out
+
+
+def bind_tuples(dialect: Dialect, table: Table, names: Sequence[str],
+                tuples: Iterable[Sequence]) -> list[tuple]:
+    """``tuples`` (values in the order of ``names``) converted as the driver receives them."""
+    procs = processors(dialect, table, names)
+    if all(p is None for p in procs):
+        return [tuple(t) for t in tuples]
+    conv = [(i, p) for i, p in enumerate(procs) if p is not None]
+    out = []
+    for t in tuples:
+        row = list(t)
+        for i, p in conv:
+            row[i] = p(row[i])
+        out.append(tuple(row))
+    return out
+
+
+def insert_tuples(conn: Connection, table: Table, names: Sequence[str], tuples: Sequence[Sequence],
+                  *, bound: bool = False) -> None:
+    """Insert ``tuples`` (values in the order of ``names``, column names of ``table``); ``bound``:
+    already converted by ``bind_tuples``. No Python-side defaults are applied: every column without
+    a value in ``names`` must be nullable, autoincrement or have a server default."""
+    if not tuples:
+        return
+    dialect = conn.dialect
+    params = list(tuples) if bound else bind_tuples(dialect, table, names, tuples)
+    if dialect.name == "postgresql" and dialect.driver == "psycopg":
+        _copy(conn, table, names, params)
+        return
+    compiled = insert(table).compile(dialect=dialect, column_keys=list(names))
+    order = list(compiled.positiontup) if compiled.positional else list(compiled.binds)
+    if compiled.positional and order != list(names):
+        at = [list(names).index(k) for k in order]
+        params = [tuple(p[i] for i in at) for p in params]
+    elif not compiled.positional:
+        params = [dict(zip(names, p)) for p in params]
+    conn.exec_driver_sql(compiled.string, params)
+
+
+def _copy(conn: Connection, table: Table, names: Sequence[str], params: list[tuple]) -> None:
+    """``COPY table (names) FROM STDIN`` on the connection's open transaction (psycopg)."""
+    preparer = conn.dialect.identifier_preparer
+    sql = (f"COPY {preparer.format_table(table)} ({', '.join(preparer.quote(n) for n in names)}) "
+           "FROM STDIN")
+    dbapi_conn = conn.connection.driver_connection
+    try:
+        with dbapi_conn.cursor() as cur, cur.copy(sql) as copy:
+            for row in params:
+                copy.write_row(row)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error,
+                                  dialect=conn.dialect) from exc
 
 
 def insert_rows(conn: Connection, table: Table, rows: Sequence[dict]) -> None:
@@ -22,22 +122,9 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict]) -> None:
     if not rows:
         return
     keys = list(rows[0])
-    dialect = conn.dialect
-    compiled = insert(table).compile(dialect=dialect, column_keys=keys)
+    compiled = insert(table).compile(dialect=conn.dialect, column_keys=keys)
     names = list(compiled.positiontup) if compiled.positional else list(compiled.binds)
     if set(names) != set(keys):  # Python-side defaults or renamed binds: let SQLAlchemy do it
         conn.execute(insert(table), list(rows))
         return
-    procs = {k: table.c[k].type.dialect_impl(dialect).bind_processor(dialect) for k in keys}
-    if compiled.positional:
-        order = [(k, procs[k]) for k in names]
-        params = [tuple(p(r[k]) if p is not None else r[k] for k, p in order) for r in rows]
-    else:
-        conv = [(k, p) for k, p in procs.items() if p is not None]
-        params = []
-        for r in rows:
-            d = dict(r)
-            for k, p in conv:
-                d[k] = p(d[k])
-            params.append(d)
-    conn.exec_driver_sql(compiled.string, params)
+    insert_tuples(conn, table, keys, [tuple(r[k] for k in keys) for r in rows])

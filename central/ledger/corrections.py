@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import Boolean, Column, DateTime, Index, Integer, String, Table, Text, insert, select
+from sqlalchemy import (Boolean, Column, DateTime, Index, Integer, String, Table, Text, bindparam, insert,
+                        select)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -67,6 +68,14 @@ def record_meal(engine: Engine, shift_id: str, *, worked: bool, actor: str, reas
         raise StoreError(f"recording the correction failed: {exc}") from exc
 
 
+_MEALS_QUERY = (
+    select(shift_corrections.c.shift_id, shift_corrections.c.value, shift_corrections.c.actor,
+           shift_corrections.c.recorded_at)
+    .where(shift_corrections.c.field == "meal_worked",
+           shift_corrections.c.shift_id.in_(bindparam("ids", expanding=True)))
+    .order_by(shift_corrections.c.id))
+
+
 def apply_corrections(conn: Connection, found: list[Shift]) -> list[Shift]:
     """``found`` with the latest meal correction of each shift applied (``meal_worked`` set and a
     MEAL_CORRECTED flag naming actor and time). Shifts with no correction are returned unchanged."""
@@ -74,15 +83,9 @@ def apply_corrections(conn: Connection, found: list[Shift]) -> list[Shift]:
         return found
     ids = [s.shift_id for s in found]
     latest: dict[str, tuple[bool, str, dt.datetime]] = {}
-    for chunk in range(0, len(ids), 500):
-        for sid, value, actor, at in conn.execute(
-            select(shift_corrections.c.shift_id, shift_corrections.c.value, shift_corrections.c.actor,
-                   shift_corrections.c.recorded_at)
-            .where(shift_corrections.c.field == "meal_worked",
-                   shift_corrections.c.shift_id.in_(ids[chunk:chunk + 500]))
-            .order_by(shift_corrections.c.id)
-        ):
-            latest[sid] = (bool(value), actor, at)
+    for chunk in range(0, len(ids), 2000):
+        for sid, value, actor, at in conn.execute(_MEALS_QUERY, {"ids": ids[chunk:chunk + 2000]}):
+            latest[sid] = (bool(value), actor, at)  # rows in id order: the latest wins
     if not latest:
         return found
     out = []

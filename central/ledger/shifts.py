@@ -1,7 +1,8 @@
 """Shift reconstruction: admit/exit tap events -> shifts, with flags (RULES.md G5, G8, G9; DESIGN.md
 "reliability": pay is never computed from a 1970 or backwards timestamp).
 
-``reconstruct(events, zone)`` is the pure core (a list of ``wire.events.Event`` in, shifts out).
+``reconstruct(events, zone)`` is the pure core (a list of ``wire.events.Event``, or of the ledger's
+narrow ``central.ledger.taps.TapEvent`` views of them, in; shifts out).
 ``rebuild_shifts(engine, date_from, date_to, zone)`` reads the events table, reconstructs, and
 replaces the derived ``shifts`` / ``shift_flags`` rows of those work dates. ``read_shifts`` reads them
 back for pay.
@@ -34,10 +35,12 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as dt
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from zoneinfo import ZoneInfo
 
+from central.ledger.taps import MealView, TapView
 from portgate.records import period_bounds  # noqa: F401  (re-exported: central.ledger.shifts.period_bounds)
 from portgate.timeutil import PLAUSIBLE_FROM
 from wire.events import Event, MealWorkedPayload, TapPayload
@@ -45,6 +48,9 @@ from wire.flags import HOLD_FLAGS, REVIEW_FLAGS, ShiftFlag  # noqa: F401  (re-ex
 from wire.flags import Flag as GateFlag
 
 #: The flag vocabulary is wire.flags (``HOLD_FLAGS``, ``REVIEW_FLAGS``: RULES.md P, G9).
+#: Payload types of a tap and of a meal-worked record: the wire's, or the ledger's narrow views.
+_TAPS = (TapPayload, TapView)
+_MEALS = (MealWorkedPayload, MealView)
 MEAL_AT_GATE = ShiftFlag.MEAL_AT_GATE  # P6: meal interval worked, recorded at the gate (paid, not held)
 #: A trusted clock may step back this much (NTP slew, two readers) before it counts as backwards.
 BACKWARDS_SLACK = dt.timedelta(seconds=2)
@@ -104,10 +110,6 @@ def shift_key(registration: str, ship: str, day: dt.date, period: str) -> str:
 
 # -- clock placement ---------------------------------------------------------------------------------
 
-def _trusted(ev: Event) -> bool:
-    return ev.clock_trusted and ev.occurred_at >= PLAUSIBLE_FROM
-
-
 def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]]:
     """Time of every event (by event id) and the clock flags raised for it.
 
@@ -119,22 +121,29 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
     for ev in events:
         boots[(ev.gate_id, ev.boot_id)].append(ev)
     placed: dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]] = {}
+    utc = dt.UTC
     for (gate, boot), items in boots.items():
-        items.sort(key=lambda e: e.seq)
-        anchors = [e for e in items if _trusted(e)]
-        anchor_seqs = [e.seq for e in anchors]
+        items.sort(key=_SEQ)
+        trusted = [ev.clock_trusted and ev.occurred_at >= PLAUSIBLE_FROM for ev in items]
+        anchors: list[Event] | None = None  # built on the first untrusted event of the boot
         latest: dt.datetime | None = None
-        for ev in items:
-            if _trusted(ev):
-                at = ev.occurred_at.astimezone(dt.UTC)
-                if latest is not None and at < latest - BACKWARDS_SLACK:
+        for ev, ok in zip(items, trusted):
+            if ok:
+                at = ev.occurred_at
+                if at.tzinfo is not utc:
+                    at = at.astimezone(utc)
+                if latest is None or at > latest:
+                    latest = at
+                elif at < latest - BACKWARDS_SLACK:
                     placed[ev.event_id] = (at, (Flag(ShiftFlag.CLOCK_BACKWARDS,
                                                      f"{gate} boot {boot} seq {ev.seq}: {at.isoformat()} "
                                                      f"< {latest.isoformat()}"),))
                     continue
-                latest = at if latest is None else max(latest, at)
                 placed[ev.event_id] = (at, ())
                 continue
+            if anchors is None:
+                anchors = [e for e, e_ok in zip(items, trusted) if e_ok]
+                anchor_seqs = [e.seq for e in anchors]
             if not anchors:
                 placed[ev.event_id] = (None, (Flag(ShiftFlag.CLOCK_UNPLACEABLE,
                                                    f"{gate} boot {boot} seq {ev.seq}: no trusted event "
@@ -143,7 +152,7 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
             i = bisect.bisect_left(anchor_seqs, ev.seq)
             near = [anchors[j] for j in (i - 1, i) if 0 <= j < len(anchors)]
             anchor = min(near, key=lambda a: abs(a.seq - ev.seq))
-            at = anchor.occurred_at.astimezone(dt.UTC) + dt.timedelta(
+            at = anchor.occurred_at.astimezone(utc) + dt.timedelta(
                 microseconds=(ev.mono_ns - anchor.mono_ns) // 1000)
             placed[ev.event_id] = (at, (Flag(ShiftFlag.CLOCK_PLACED,
                                              f"{gate} boot {boot} seq {ev.seq} placed from seq "
@@ -151,11 +160,14 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
     return placed
 
 
+_SEQ = operator.attrgetter("seq")
+
+
 # -- reconstruction ----------------------------------------------------------------------------------
 
 def _is_shift_tap(ev: Event) -> bool:
     p = ev.payload
-    return (isinstance(p, TapPayload) and p.decision in ("admit", "exit")
+    return (isinstance(p, _TAPS) and p.decision in ("admit", "exit")
             and p.registration is not None and p.dispatch is not None)
 
 
@@ -190,7 +202,8 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         at = placed[ev.event_id][0]
         return (at if at is not None else start, ev.gate_id, ev.seq)
 
-    evs.sort(key=order)
+    if len(evs) > 1:
+        evs.sort(key=order)
     admits = [e for e in evs if e.payload.decision == "admit"]
     exits = [e for e in evs if e.payload.decision == "exit"]
     admit = admits[0] if admits else None
@@ -226,7 +239,7 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         admit_at=admit_at, exit_at=exit_at, closed_by=closed_by,
         admit_event_id=admit.event_id if admit else None,
         exit_event_id=exit_ev.event_id if exit_ev else None,
-        flags=tuple(dict.fromkeys(flags)),
+        flags=tuple(dict.fromkeys(flags)) if flags else (),
     )
 
 
@@ -237,7 +250,7 @@ def _meals_at_gate(shifts: list[Shift], events: list[Event]) -> list[Shift]:
     meals: dict[str, Event] = {}
     for ev in events:
         p = ev.payload
-        if isinstance(p, MealWorkedPayload):
+        if isinstance(p, _MEALS):
             key = shift_key(p.registration, p.dispatch.ship, p.dispatch.date, p.dispatch.period)
             meals.setdefault(key, ev)
     if not meals:

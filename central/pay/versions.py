@@ -23,14 +23,15 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import json
+import gc
 from decimal import Decimal
 
 import msgspec
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.ledger.bulk import insert_tuples
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
@@ -65,12 +66,16 @@ def _cents(amount: Decimal) -> int:
 
 def statement_digest(st: Statement) -> str:
     """SHA-256 (hex) of the computed content of a statement: rulebook, lines (rule, article,
-    description, cents), total cents, flags and hold reason, as compact sorted-key JSON (UTF-8)."""
-    body = {"rulebook": st.rulebook, "total_cents": _cents(st.total), "flags": list(st.flags),
+    description, cents), total cents, flags and hold reason, as compact sorted-key JSON (UTF-8,
+    non-ASCII unescaped: the bytes of ``json.dumps(body, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)``)."""
+    body = {"rulebook": st.rulebook, "total_cents": _cents(st.total), "flags": st.flags,
             "hold_reason": st.hold_reason,
-            "lines": [[ln.rule, ln.article, ln.description, _cents(ln.amount)] for ln in st.lines]}
-    raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+            "lines": [(ln.rule, ln.article, ln.description, _cents(ln.amount)) for ln in st.lines]}
+    return hashlib.sha256(_digest_encoder.encode(body)).hexdigest()
+
+
+_digest_encoder = msgspec.json.Encoder(order="sorted")
 
 
 def with_adjustment(st: Statement, paid_cents: int) -> Statement:
@@ -94,87 +99,106 @@ def _reason(old: dict, new: Statement, given: str | None) -> str:
     return f"{given.strip()}: {text}" if given and given.strip() else text
 
 
+STATEMENT_COLUMNS = ("statement_id", "shift_id", "registration", "rulebook", "work_day",
+                     "total_cents", "flags", "service_end", "due_at", "computed_at", "hold_reason",
+                     "hold_released_at", "hold_note", "version", "digest", "computed_by")
+LINE_COLUMNS = ("statement_id", "position", "rule", "article", "description", "amount_cents")
+#: Shift ids per history query (one bound parameter each).
+CHUNK = 2000
+
+
 def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     by: str | None = None, reason: str | None = None) -> SaveResult:
     """Store a pay run's statements as new versions where they differ from the current ones.
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement. Raises ``StoreError`` on a database failure
-    (nothing is stored then)."""
+    (nothing is stored then). The new statements and their lines go in as one bulk insert each
+    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
         return SaveResult()
     written = superseded = adjusted = unchanged = 0
     stored: list[Statement] = []
+    enabled = gc.isenabled()
+    gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
     try:
         with engine.begin() as conn:
-            for chunk in range(0, len(found), 500):
-                part = found[chunk:chunk + 500]
+            rows, lines, replaced = [], [], []
+            for chunk in range(0, len(found), CHUNK):
+                part = found[chunk:chunk + CHUNK]
                 history = _history(conn, [s.shift_id for s in part])
-                rows, lines = [], []
                 for st in part:
-                    past = history.get(st.shift_id, [])
+                    past = history.get(st.shift_id)
                     digest = statement_digest(st)
-                    current = next((r for r in past if r["superseded_at"] is None), None)
-                    if current is not None and current["digest"] == digest:
-                        unchanged += 1
-                        continue
-                    paid_cents = sum(r["paid_cents"] for r in past if r["paid_at"] is not None)
+                    current = None
+                    if past:
+                        current = next((r for r in past if r["superseded_at"] is None), None)
+                        if current is not None and current["digest"] == digest:
+                            unchanged += 1
+                            continue
+                    paid_cents = sum(r["paid_cents"] for r in past if r["paid_at"] is not None) if past else 0
                     out = with_adjustment(st, paid_cents) if paid_cents else st
-                    version = max((r["version"] for r in past), default=0) + 1
+                    version = max(r["version"] for r in past) + 1 if past else 1
                     sid = statement_id(st, version)
                     if current is not None:
-                        conn.execute(update(statements)
-                                     .where(statements.c.statement_id == current["statement_id"])
-                                     .values(superseded_at=now, superseded_by=sid,
-                                             superseded_reason=_reason(current, st, reason)))
+                        replaced.append((current, st, sid))
                         superseded += 1
                     if paid_cents:
                         adjusted += 1
-                    rows.append({
-                        "statement_id": sid, "shift_id": st.shift_id,
-                        "registration": st.registration, "rulebook": st.rulebook,
-                        "work_day": st.work_day, "total_cents": _cents(out.total),
-                        "flags": ",".join(out.flags), "service_end": st.service_end,
-                        "due_at": st.due_at, "computed_at": now, "hold_reason": st.hold_reason,
-                        **_kept_release(st, current), "version": version, "digest": digest,
-                        "computed_by": by})
-                    lines.extend({"statement_id": sid, "position": n, "rule": ln.rule,
-                                  "article": ln.article, "description": ln.description,
-                                  "amount_cents": _cents(ln.amount)} for n, ln in enumerate(out.lines))
+                    kept = _kept_release(st, current)
+                    rows.append((sid, st.shift_id, st.registration, st.rulebook, st.work_day,
+                                 _cents(out.total), ",".join(out.flags), st.service_end, st.due_at,
+                                 now, st.hold_reason, kept["hold_released_at"], kept["hold_note"],
+                                 version, digest, by))
+                    lines.extend((sid, n, ln.rule, ln.article, ln.description, _cents(ln.amount))
+                                 for n, ln in enumerate(out.lines))
                     stored.append(out)
                     written += 1
-                if rows:
-                    conn.execute(insert(statements), rows)
-                    conn.execute(insert(statement_lines), lines)
+            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid in replaced])
+            for cur, st, sid in replaced:
+                cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
+                conn.execute(update(statements)
+                             .where(statements.c.statement_id == cur["statement_id"])
+                             .values(superseded_at=now, superseded_by=sid,
+                                     superseded_reason=_reason(cur, st, reason)))
+            insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
+            insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
         raise StoreError(f"saving statements failed: {exc}") from exc
+    finally:
+        if enabled:
+            gc.enable()
     return SaveResult(written, superseded, adjusted, unchanged, tuple(stored))
 
 
+_HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",
+            "paid_ref", "superseded_at", "hold_reason", "hold_released_at", "hold_note")
+
+
 def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
-    """Every stored version of these shifts, with the computed total (before adjustment)."""
+    """Every stored version of these shifts (``paid_cents``: the stored total; ``computed_cents``,
+    the total before adjustment, is added for the versions being superseded)."""
     out: dict[str, list[dict]] = {}
-    adj = _adjustments(conn, shift_ids)
-    for r in conn.execute(select(
-            statements.c.statement_id, statements.c.shift_id, statements.c.rulebook,
-            statements.c.version, statements.c.digest, statements.c.total_cents,
-            statements.c.paid_at, statements.c.paid_ref, statements.c.superseded_at,
-            statements.c.hold_reason, statements.c.hold_released_at, statements.c.hold_note)
-            .where(statements.c.shift_id.in_(shift_ids))).mappings():
-        row = dict(r)
+    for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
+        row = dict(zip(_HISTORY, r))
         row["paid_cents"] = row["total_cents"]
-        row["computed_cents"] = row["total_cents"] - adj.get(row["statement_id"], 0)
         out.setdefault(row["shift_id"], []).append(row)
     return out
 
 
-def _adjustments(conn, shift_ids: list[str]) -> dict[str, int]:
-    """Adjustment line cents per statement id of these shifts."""
-    found = conn.execute(
-        select(statement_lines.c.statement_id, statement_lines.c.amount_cents)
-        .join(statements, statements.c.statement_id == statement_lines.c.statement_id)
-        .where(statements.c.shift_id.in_(shift_ids),
-               statement_lines.c.rule == ADJUSTMENT_RULE)).all()
-    return {sid: cents for sid, cents in found}
+def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
+    """Adjustment line cents per statement id."""
+    found: dict[str, int] = {}
+    for chunk in range(0, len(statement_ids), CHUNK):
+        found.update(conn.execute(_ADJUSTMENTS_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}).all())
+    return found
+
+
+# One compiled statement each, the id list bound as one expanding parameter.
+_HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
+    statements.c.shift_id.in_(bindparam("ids", expanding=True)))
+_ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
+    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
+    statement_lines.c.rule == ADJUSTMENT_RULE)
 
 
 def _kept_release(st: Statement, old: dict | None) -> dict:

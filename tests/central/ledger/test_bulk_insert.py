@@ -68,3 +68,34 @@ def test_python_side_defaults_fall_back_to_sqlalchemy(tmp_path):
     with engine.connect() as c:
         assert c.execute(select(t.c.at)).scalars().all() == [T0.replace(tzinfo=None)] * 2
     engine.dispose()
+
+
+def test_sqlite_time_processors_write_the_text_sqlalchemy_writes():
+    from zoneinfo import ZoneInfo
+
+    from sqlalchemy.dialects import sqlite
+
+    from central.ledger.bulk import processors
+
+    d = sqlite.dialect()
+    ours = dict(zip(("period_start", "work_date"), processors(d, shifts, ("period_start", "work_date"))))
+    theirs = {n: shifts.c[n].type.dialect_impl(d).bind_processor(d) for n in ours}
+    times = [T0, T0.replace(microsecond=7), dt.datetime(999, 1, 2, 3, 4, 5), dt.datetime(2026, 12, 31, 23, 59, 59, 999999),
+             T0.astimezone(ZoneInfo("America/Sao_Paulo")), None]
+    assert [ours["period_start"](v) for v in times] == [theirs["period_start"](v) for v in times]
+    days = [dt.date(2026, 3, 1), dt.date(5, 1, 9), T0, None]
+    assert [ours["work_date"](v) for v in days] == [theirs["work_date"](v) for v in days]
+
+
+def test_text_with_copy_control_characters_reads_back_unchanged(db_url):
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    detail = "tab\there\nnew line \\N back\\slash \r ; 'quote' \"dq\" ção"
+    with engine.begin() as c:
+        insert_rows(c, shifts, [_shift(1)])
+        insert_rows(c, shift_flags, [{"shift_id": _shift(1)["shift_id"], "flag": "X", "detail": detail},
+                                     {"shift_id": _shift(1)["shift_id"], "flag": "Y", "detail": ""}])
+    with engine.connect() as c:
+        got = c.execute(select(shift_flags.c.flag, shift_flags.c.detail).order_by(shift_flags.c.id)).all()
+    engine.dispose()
+    assert got == [("X", detail), ("Y", "")]
