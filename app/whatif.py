@@ -187,7 +187,8 @@ def _copies(engine, publish, day: dt.date):
     if publish.source == "registry":
         from sqlalchemy.orm import Session
 
-        from central.registry.api import escala_snapshot, roster_snapshot
+        from central.registry.api import roster_snapshot
+        from central.rotation.service import escala_snapshot
 
         with Session(engine) as s:
             _v, ws, cs = roster_snapshot(s)

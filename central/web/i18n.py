@@ -156,6 +156,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "validity_today": ("Habilitação hoje (G3)", "Valid today (G3)"),
     "valid": ("habilitado", "valid"),
     "rest_since": ("Descanso desde o último turno", "Rest since the last shift"),
+    "on_shift": ("em serviço: turno em andamento, sem saída", "on shift: the shift is running, no exit yet"),
     "photo": ("Foto", "Photo"),
     "no_photo": ("Sem foto.", "No photo."),
     "photo_file": ("Foto (JPEG ou PNG)", "Photo (JPEG or PNG)"),

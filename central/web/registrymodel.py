@@ -16,6 +16,7 @@ from central.registry.store import card_from_row, get_worker, worker_from_row
 from central.rotation.eligibility import ValiditySettings, _months_before, registration_problems
 from portgate.errors import BadInput
 from portgate.records import Card, Worker
+from portgate.rest import rest_between
 from portgate.timeutil import as_utc
 from portgate.uid import PARTIAL_BITS, UidFormat, read_uid
 
@@ -80,7 +81,9 @@ class CardView:
 class WorkerPage:
     """Everything the worker's page shows. ``exam_valid_until``: the last day the health exam is
     valid for the worker's category (G3: 12 months for ``estivador``, DL 2.032 art. 28 §1, else 24);
-    ``problems``: the G3 problems today; ``rest_h``: hours since the end of the last shift (G7)."""
+    ``problems``: the G3 problems today; ``rest_h``: hours since the end of the last shift (G7),
+    never negative (``portgate.rest.rest_between``), None when there is no shift or ``on_shift``;
+    ``on_shift``: the last shift has no exit and its period has not ended (the worker is aboard)."""
 
     worker: Worker
     cancelled_on: dt.date | None
@@ -92,6 +95,7 @@ class WorkerPage:
     cases: list[dict]
     shifts: list[dict]
     rest_h: float | None
+    on_shift: bool = False
 
 
 def _add_months(day: dt.date, months: int) -> dt.date:
@@ -124,11 +128,14 @@ def worker_page(session: Session, registration: str, *, today: dt.date, now: dt.
                shifts.c.admit_at, shifts.c.exit_at, shifts.c.period_end)
         .where(shifts.c.registration == registration)
         .order_by(shifts.c.period_start.desc()).limit(shift_limit))]
-    rest = None
+    rest, on_shift = None, False
     if shift_rows:
         last = shift_rows[0]
         end = as_utc(last["exit_at"] or last["period_end"])
-        rest = round((now - end).total_seconds() / 3600, 1)
+        if last["exit_at"] is None and end > now:
+            on_shift = True
+        else:
+            rest = round(rest_between(end, now).total_seconds() / 3600, 1)
     problems = [p.value for p in registration_problems(worker, today, validity)]
     return WorkerPage(worker, cancelled_on, months, valid_until, problems, views, pens, case_rows,
-                      shift_rows, rest)
+                      shift_rows, rest, on_shift)

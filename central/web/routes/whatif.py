@@ -16,9 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
-from central.pay.calendar import DEFAULT_PORT_CONFIG, HolidayCalendar, load_port_config
+from central.pay.calendar import HolidayCalendar
+from central.pay.loading import DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config, load_rulebook
 from central.pay.payslip import brl
-from central.pay.rulebook import load_rulebook
 from central.pay.whatif import pay_what_if
 from central.web.render import lang_of, page
 from central.web.security import guarded
@@ -128,7 +128,7 @@ def _calendar(port_config: str | None) -> HolidayCalendar:
     where = str(port_config or DEFAULT_PORT_CONFIG)
     try:
         port = load_port_config(where)
-        return HolidayCalendar.from_config(port, load_rulebook(port.rulebook).timezone)
+        return calendar_from_config(port, load_rulebook(port.rulebook).timezone)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read the port configuration: {exc}", path=where) from exc
 

@@ -73,6 +73,38 @@ def test_the_worker_page_shows_validity_cards_and_record(app, registry):
     assert c.get("/workers/NOPE").status_code == 404
 
 
+def _shift(engine, clock, *, admit_h: float, end_h: float, exit_h: float | None) -> None:
+    """One shift of V001: admitted ``admit_h`` hours from the clock, the period ending ``end_h``
+    hours from it, the exit ``exit_h`` hours from it (None: no exit read)."""
+    from central.ledger.tables import shifts
+
+    at = clock()
+
+    def h(x):
+        return at + dt.timedelta(hours=x)
+
+    with engine.begin() as conn:
+        conn.execute(shifts.insert().values(
+            shift_id="V001/9300001/x/07-13", registration="V001", ship="9300001", work_date=at.date(),
+            period="07-13", function="vigia", berth="B1", period_start=h(admit_h), period_end=h(end_h),
+            admit_at=h(admit_h), exit_at=None if exit_h is None else h(exit_h),
+            closed_by="exit" if exit_h is not None else "period_end", meal_worked=False, held=False,
+            rebuilt_at=at))
+
+
+@pytest.mark.parametrize("exit_h, end_h, shown", [
+    (None, 2.0, "em serviço"),   # aboard: the period runs 2 more hours, no exit yet
+    (-3.0, -2.0, "3,0 h"),       # out 3 h ago
+    (None, -12.0, "12,0 h"),     # no exit read, the period ended 12 h ago: rest counted from its end
+])
+def test_the_rest_since_the_last_shift_is_never_negative(app, registry, clock, exit_h, end_h, shown):
+    _shift(registry, clock, admit_h=-5.0, end_h=end_h, exit_h=exit_h)
+    c, _ = logged_in(app, "auditor")
+    r = c.get("/workers/V001")
+    rest = r.text.split('id="w-rest">', 1)[1].split("</dd>", 1)[0]
+    assert shown in rest and "-" not in rest.split("(")[0]
+
+
 def test_an_edit_writes_one_audit_row_a_roster_change_and_the_exam_history(app, registry):
     c, token = logged_in(app, "office")
     before = _count(registry, downlink_changes)
