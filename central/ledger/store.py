@@ -6,9 +6,7 @@ Vendor (SQLAlchemy) errors are translated to ``StoreError`` at the public functi
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import gc
 from collections import defaultdict
 from zoneinfo import ZoneInfo
 
@@ -24,6 +22,7 @@ from central.ledger.shifts import Flag, Shift, reconstruct
 from central.ledger.taps import decode_taps
 from central.ledger.tables import shift_flags, shifts
 from portgate.errors import StoreError
+from portgate.gctune import paused as _no_cyclic_gc
 from portgate.timeutil import as_utc
 from wire.events import Event, TapPayload, decode, encode
 
@@ -251,16 +250,3 @@ class _TextDates(dict):
         except ValueError:
             raise StoreError(f"reading shifts failed: a stored date is not ISO 8601: {text!r}") from None
         return value
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc():
-    """Pause the cyclic collector: a month is ~10^5 long-lived objects built in a burst, none in a
-    cycle, which it would rescan again and again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

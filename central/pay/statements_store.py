@@ -167,16 +167,22 @@ def _on_hold(row) -> str | None:
     return row["hold_reason"] if row["hold_reason"] and row["hold_released_at"] is None else None
 
 
+def _payment_states(conn, ids: list[str]) -> dict:
+    """``{statement_id: row}`` of the ids that exist: paid_at, hold_reason, hold_released_at,
+    superseded_by (what mark-paid and release check)."""
+    found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
+                                statements.c.hold_reason, statements.c.hold_released_at,
+                                statements.c.superseded_by)
+                         .where(statements.c.statement_id.in_(ids))).mappings().all()
+    return {r["statement_id"]: r for r in found}
+
+
 def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
     """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist, are
     already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
     nothing is changed then)."""
     with engine.begin() as conn:
-        found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
-                                    statements.c.hold_reason, statements.c.hold_released_at,
-                                    statements.c.superseded_by)
-                             .where(statements.c.statement_id.in_(ids))).mappings().all()
-        rows = {r["statement_id"]: r for r in found}
+        rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
         already = [i for i in ids if i in rows and rows[i]["paid_at"] is not None]
         stale = [f"{i} (by {rows[i]['superseded_by']})" for i in ids if i in rows
@@ -221,11 +227,7 @@ def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) ->
     if not note or len(note) > 255:
         raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
     with engine.begin() as conn:
-        found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
-                                    statements.c.hold_reason, statements.c.hold_released_at,
-                                    statements.c.superseded_by)
-                             .where(statements.c.statement_id.in_(ids))).mappings().all()
-        rows = {r["statement_id"]: r for r in found}
+        rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
         not_held = [i for i in ids if i in rows and (rows[i]["paid_at"] is not None
                     or rows[i]["superseded_by"] or not _on_hold(rows[i]))]
