@@ -270,7 +270,8 @@ class DemoRun:
             f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
             f'[ingest]\ngap_grace_s = 2.0\nreplay_every_s = 5.0\n\n'
             f'[publish]\nworkers_csv = "{sc.workers_csv}"\ncards_csv = "{sc.cards_csv}"\n'
-            f'escala_csv = "{sc.escala_csv}"\n'
+            f'escala_csv = "{sc.escala_csv}"\n\n'
+            f'[web]\ntz = "{sc.spec.timezone}"\nphotos_dir = "{self.dir / "office-photos"}"\n'
         )
         for spec in sc.spec.gates:
             self.gates[spec.gate_id] = Gate(self, spec)
@@ -310,14 +311,14 @@ class DemoRun:
         from paho.mqtt.enums import CallbackAPIVersion
 
         from central.broadcast.photos import publish_photos
+        from central.registry.photos import save_photo
         from portgate.records import Worker, load_csv
         from app.demo.photos import png
 
-        photos = self.dir / "photos"
-        photos.mkdir(exist_ok=True)
+        photos = self.dir / "office-photos"  # the registry's photos, as the web app keeps them ([web] photos_dir)
         workers = load_csv(self.scenario.workers_csv, Worker)
         for n, w in enumerate(workers[:-2]):
-            (photos / f"{w.registration}.png").write_bytes(png(n + 1, size=96))
+            save_photo(photos, w.registration, png(n + 1, size=96))  # re-encoded: office and gate sizes
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-photos-demo", protocol=mqtt.MQTTv5)
         client.connect("127.0.0.1", self.broker.port)
         client.loop_start()
@@ -329,12 +330,13 @@ class DemoRun:
 
     def _start_web(self) -> None:
         """The office web application on a free loopback port, on the scripted day's clock."""
-        from app.demo.web import DEMO_PASSWORD, DEMO_USER, DemoWeb
+        from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER, DemoWeb
 
         self.web = DemoWeb(self.ledger_url, [g.clock_file for g in self.gates.values()],
-                           self.scenario.spec.timezone)
+                           self.scenario.spec.timezone, self.dir / "central.toml")
         self.web_url = self.web.start()
-        self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (portgate office serve)")
+        self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (inspector), "
+                 f"{OFFICE_USER} / {DEMO_PASSWORD} (office) (portgate office serve)")
 
     def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
         """The office publishes the roster, the blocklist base and the escala (retained

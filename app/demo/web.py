@@ -3,8 +3,10 @@ ship calls of the scripted day in the ledger, and the app served on a free loopb
 thread of the demo process, its clock following the gates' scripted clocks (the day plays in
 minutes), so a new user can open the browser on a real day.
 
-Login printed by the demo: ``demo`` / ``DEMO_PASSWORD`` (role inspector: flags and cases; the live
-view and the alarms are open to every role).
+Logins printed by the demo, both with ``DEMO_PASSWORD``: ``demo`` (role inspector: flags and
+cases) and ``escritorio`` (role office: registry, photos, escala, pay, payslips, the "what if"
+page); the live view and the alarms are open to every role. The workers' photos are in the
+registry's photo directory (``[web] photos_dir``) and an upload there is sent to the gates.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from edge.scripted_clock import ScriptedClock
 from portgate.records import EscalaEntry, load_csv
 
 DEMO_USER = "demo"
+OFFICE_USER = "escritorio"
 DEMO_PASSWORD = "portgate-demo"
 
 
@@ -53,6 +56,7 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
                 save_call(s, ShipCall(ship, e.ship_name, e.voyage.value, e.berth.value, e.gate_id, arrival, None),
                           actor=actor, now=now)
             add_user(s, DEMO_USER, role="inspector", password=DEMO_PASSWORD, name="Demo", actor=actor)
+            add_user(s, OFFICE_USER, role="office", password=DEMO_PASSWORD, name="Escritório", actor=actor)
     finally:
         engine.dispose()
 
@@ -60,8 +64,9 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
 class DemoWeb:
     """``portgate office``'s app in a thread: ``start()`` returns the URL, ``stop()`` ends it."""
 
-    def __init__(self, url: str, clock_files: list[Path], tz: str) -> None:
+    def __init__(self, url: str, clock_files: list[Path], tz: str, central_toml: Path | None = None) -> None:
         self.db_url = url
+        self.central_toml = central_toml
         self.clocks = [ScriptedClock(p) for p in clock_files]
         self.tz = tz
         self.server = None
@@ -80,7 +85,18 @@ class DemoWeb:
         from app.demo.mosquitto import free_port
 
         self.engine = make_engine(self.db_url)
-        app = create_app(self.engine, WebSettings(tz=self.tz), secrets.token_bytes(32), now=self.now)
+        extra = {}
+        settings = WebSettings(tz=self.tz)
+        if self.central_toml is not None:  # as `portgate office serve --config central.toml` runs it
+            from app.whatif import web_gate_what_if
+            from central.config import load_central_config
+            from central.web.photo_publish import photo_publisher
+
+            config = load_central_config(str(self.central_toml))
+            settings = config.web
+            extra = {"gate_what_if": web_gate_what_if(config.publish),
+                     "publish_photos": photo_publisher(config.mqtt, config.port) if settings.photos_dir else None}
+        app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                                     timeout_graceful_shutdown=1))

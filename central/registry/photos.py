@@ -63,8 +63,13 @@ def reencode(data: bytes) -> tuple[bytes, bytes]:
         with Image.open(io.BytesIO(data)) as img:
             img.load()
             img = ImageOps.exif_transpose(img).convert("RGB")
-    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError) as exc:
-        raise BadInput(f"the photo is not a readable JPEG or PNG picture ({exc})") from exc
+    except Image.DecompressionBombError as exc:
+        raise BadInput("the photo has too many pixels: too large") from exc
+    except UnidentifiedImageError as exc:
+        raise BadInput("the photo is not a readable JPEG or PNG picture (not a picture)") from exc
+    except (OSError, SyntaxError) as exc:  # truncated or damaged data: Pillow's words, no object reprs
+        detail = re.sub(r"\s*<[^>]*>", "", str(exc)).strip() or type(exc).__name__
+        raise BadInput(f"the photo is not a readable JPEG or PNG picture ({detail})") from exc
     return _encode(img, OFFICE_SIZE, None), _encode(img, GATE_SIZE, GATE_MAX_BYTES)
 
 

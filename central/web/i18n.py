@@ -155,6 +155,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "rotation_number": ("Número no rodízio", "Rotation number"),
     "validity_today": ("Habilitação hoje (G3)", "Valid today (G3)"),
     "valid": ("habilitado", "valid"),
+    "csrf_refused": ("Formulário expirado ou de outra origem (token CSRF ausente ou errado): recarregue a página e tente de novo.",
+                     "Form expired or from elsewhere (CSRF token missing or wrong): reload the page and try again."),
     "rest_since": ("Descanso desde o último turno", "Rest since the last shift"),
     "on_shift": ("em serviço: turno em andamento, sem saída", "on shift: the shift is running, no exit yet"),
     "photo": ("Foto", "Photo"),

@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
+from central.web.i18n import t
 from central.web.users import User, session_user
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -91,7 +92,8 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
 
                 return forbidden(request, user)
             if request.method not in SAFE_METHODS and not await csrf_ok(request):
-                return PlainTextResponse("CSRF token missing or wrong", status_code=403)
+                lang = "en" if request.session.get("lang") == "en" else "pt"
+                return PlainTextResponse(t(lang, "csrf_refused"), status_code=403)
             request.state.user = user
             return await fn(request)
 

@@ -58,6 +58,7 @@ CODES: dict[str, tuple[str, str]] = {
                       "o arquivo da foto tem {n} bytes (no máximo {max})"),
     "photo_type": (r"the photo is (?P<fmt>\w+): only JPEG or PNG", "a foto é {fmt}: só JPEG ou PNG"),
     "photo_pixels": (r"the photo has (?P<size>\d+x\d+) pixels: too large", "a foto tem {size} pixels: grande demais"),
+    "photo_bomb": (r"the photo has too many pixels: too large", "a foto tem pixels demais: grande demais"),
     "photo_unreadable": (r"the photo is not a readable JPEG or PNG picture (?P<detail>\(.*\))",
                          "a foto não é uma imagem JPEG ou PNG legível {detail}"),
     "photo_name": (r"registration (?P<reg>'.*') cannot name a photo file",

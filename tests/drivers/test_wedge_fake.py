@@ -128,12 +128,16 @@ def test_device_unplugged_is_reported_and_reopened(mocker, run_reader):
 
 
 class _ZeroThenGoodDevice(_VanishingDevice):
-    """Types an all-zero number (a misread), then a real one, then fails like an unplugged device."""
+    """Types an all-zero number (a misread), then a real one, then fails like an unplugged device;
+    reopened, it types nothing more (the count must see that one misread only)."""
+
+    typed = False
 
     def read(self):  # type: ignore[no-untyped-def]
         self._calls += 1
-        if self._calls > 1:
+        if self._calls > 1 or type(self).typed:
             raise OSError(errno.ENODEV, "No such device")
+        type(self).typed = True
         os.write(self._w, b"x")
         keys = [DIGIT[c] for c in "0000000000"] + [ecodes.KEY_ENTER] + [DIGIT[c] for c in "0439041101"] + [ecodes.KEY_ENTER]
         return [_Event(code, value) for code in keys for value in (1, 0)]
@@ -149,6 +153,7 @@ def test_an_all_zero_number_is_counted_as_bad_and_not_read(mocker, run_reader):
         return REGISTRY.get_sample_value("portgate_reader_faults_total", labels) or 0.0
 
     mocker.patch.object(evdev, "InputDevice", _ZeroThenGoodDevice)
+    _ZeroThenGoodDevice.typed = False
     before = bad_numbers()
     running = run_reader(
         lambda cb: WedgeReader("kbd0", "badge", "/dev/input/event-x", uid_format="decimal10", on_status=cb)

@@ -78,11 +78,27 @@ port = {broker.port}
         assert (r.get("gate_id"), r.get("port"), r.get("service")) == ("g-aurora", "santos", "gate"), r
 
 
+LIBRARY_LOGGERS = ("alembic.runtime.migration", "paho.mqtt.client", "sqlalchemy.engine.Engine", "uvicorn.error")
+
+
 @pytest.fixture
 def logging_restored():
+    """Root logging as configure_logging leaves it, undone afterwards; the library loggers start as
+    a fresh process has them (an in-process uvicorn of an earlier test gives ``uvicorn.error`` its
+    own handler and stops it propagating)."""
     root = logging.getLogger()
     saved = (list(root.handlers), root.level, sys.excepthook, threading.excepthook)
+    libs = {}
+    for name in (*LIBRARY_LOGGERS, "uvicorn"):  # uvicorn's config stops propagation at "uvicorn"
+        lg = logging.getLogger(name)
+        libs[name] = (list(lg.handlers), lg.propagate, lg.level, lg.disabled)
+        lg.handlers[:], lg.propagate, lg.disabled = [], True, False
+        lg.setLevel(logging.NOTSET if name != "sqlalchemy.engine.Engine" else logging.WARNING)
     yield
+    for name, (handlers, propagate, level, disabled) in libs.items():
+        lg = logging.getLogger(name)
+        lg.handlers[:], lg.propagate, lg.disabled = handlers, propagate, disabled
+        lg.setLevel(level)
     root.handlers[:] = saved[0]
     root.setLevel(saved[1])
     sys.excepthook, threading.excepthook = saved[2], saved[3]

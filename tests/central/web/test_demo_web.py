@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from app.demo.web import DEMO_PASSWORD, DEMO_USER
+from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
 from testkit.browser import launch_chromium
 
 
@@ -26,7 +26,7 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(tmp_path):
             time.sleep(1)
         out = log.read_text()
         assert "All decisions as expected" in out, out[-3000:]
-        url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo", out, re.M).group(1)
+        url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
         with launch_chromium() as browser:
             page = browser.new_page()
             page.set_default_timeout(15_000)
@@ -41,6 +41,17 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(tmp_path):
             assert page.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
             page.goto(url + "cases")
             assert "BORROWED_CARD" in page.locator("table").inner_text()  # the confiscation's own case
+            office = browser.new_context().new_page()  # the office's login: registry photos, what-if
+            office.set_default_timeout(15_000)
+            office.goto(url)
+            office.get_by_label("Usuário").fill(OFFICE_USER)
+            office.get_by_label("Senha").fill(DEMO_PASSWORD)
+            office.get_by_role("button", name="Entrar").click()
+            office.wait_for_url(url)
+            office.goto(url + "workers/V001")
+            assert "Sem foto" not in office.content()  # the demo's photos are in the registry
+            office.goto(url + "whatif")
+            assert office.locator("body").inner_text() and "não está disponível" not in office.content()
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
         assert "stopped" in log.read_text()

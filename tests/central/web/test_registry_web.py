@@ -216,8 +216,18 @@ def test_reencode_keeps_the_gate_size_under_30_kb_and_strips_metadata():
     (b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, "not a readable"),
 ])
 def test_reencode_refuses_what_is_not_a_jpeg_or_png(data, words):
-    with pytest.raises(BadInput, match=words):
+    with pytest.raises(BadInput, match=words) as refused:
         reencode(data)
+    assert "object at 0x" not in str(refused.value) and "<_io" not in str(refused.value)
+
+
+def test_a_decompression_bomb_is_refused_in_plain_words(monkeypatch):
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10)  # Pillow's own bomb check, on a small file
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(out, "PNG")
+    with pytest.raises(BadInput, match="too many pixels") as refused:
+        reencode(out.getvalue())
+    assert "DOS" not in str(refused.value)
 
 
 def test_reencode_refuses_a_gif():

@@ -75,7 +75,8 @@ def test_a_change_without_or_with_a_wrong_csrf_token_is_refused(app):
     form = {"ship": "9300001", "ship_name": "X", "voyage": "long_haul", "berth": "berthed",
             "gate_id": "g1", "arrival": "2026-03-15T06:00:00-03:00", "departure": ""}
     assert c.post("/ships", data=form).status_code == 403
-    assert c.post("/ships", data=form | {"csrf_token": "forged"}).status_code == 403
+    forged = c.post("/ships", data=form | {"csrf_token": "forged"})
+    assert forged.status_code == 403 and "recarregue a página" in forged.text  # pt-BR first
     assert c.post("/ships", data=form, headers={"X-CSRF-Token": "forged"}).status_code == 403
     assert c.post("/logout").status_code == 403  # logging out is a change too
     assert c.post("/ships", data=form | {"csrf_token": token}).status_code == 303
@@ -313,7 +314,7 @@ def test_login_never_redirects_off_site(app):
 
 
 @pytest.mark.parametrize("field,value,message", [
-    ("days", "ten", "days: &#39;ten&#39; is not a whole number"),
+    ("days", "ten", "days: &#39;ten&#39; não é um número inteiro"),  # the service's refusal, in the page's language
     ("start", "15/03/2026", "start: &#39;15/03/2026&#39; is not an ISO date (YYYY-MM-DD)"),
 ])
 def test_a_decision_with_a_bad_field_is_a_400_naming_it_and_changes_nothing(app, field, value, message):
