@@ -307,20 +307,24 @@ def release_cmd(db_url, config_path, at, note, statement_ids):
 @click.argument("pdf", type=click.Path(dir_okay=False, exists=True))
 def verify_slip_cmd(config_path, db_url, key_file, pdf):
     """Check a payslip PDF (one slip or a batch) against the ledger: exit 0 when every slip's code
-    and printed figures match the ledger, 1 when one does not (each named), 2 for a file that is
-    not a portgate payslip."""
+    and every page's printed text match the slips the ledger renders, 1 when one does not (each
+    named), 2 for a file that is not a portgate payslip, one naming no slip (an empty period), a key
+    file that is not a payslip key (32 bytes), or options other than exactly one of --config and
+    --db with --key-file."""
     from central.db import make_engine  # lazy: CLI start-up
-    from central.pay.verify_slip import verify  # lazy: CLI start-up
+    from central.pay.verify_slip import read_key, verify  # lazy: CLI start-up
 
+    if config_path and (db_url or key_file):
+        raise ConfigError("give either --config central.toml or --db URL --key-file FILE, not both")
     if config_path:
         from central.web.cli import _config, slip_key  # lazy: CLI start-up
 
         config = _config(config_path)
         db_url, key = config.database_url, slip_key(config)
     elif db_url and key_file:
-        key = Path(key_file).read_bytes()
+        key = read_key(key_file)
     else:
-        raise click.UsageError("give --config central.toml, or --db URL --key-file FILE")
+        raise ConfigError("give --config central.toml, or --db URL --key-file FILE")
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:

@@ -107,15 +107,3 @@ def code(key: bytes, slip: Slip) -> str:
 def grouped(c: str) -> str:
     """``'ABCD1234...'`` -> ``'ABCD-1234-...'`` as printed."""
     return "-".join(c[i:i + 4] for i in range(0, len(c), 4))
-
-
-def printed_figures(slip: Slip) -> list[str]:
-    """What the slip prints that ``verify`` looks for, in order: each line's rule and amount, each
-    statement's total, the slip's total."""
-    out: list[str] = []
-    for s in slip.statements:
-        for x in s.lines:
-            out += [x.rule, brl(x.amount)]
-        out.append(brl(s.total))
-    out.append(brl(slip.total))
-    return out

@@ -1,8 +1,8 @@
 """Payslips as PDF (ReportLab): one slip, or a batch of slips one after the other, each starting
 on a new page. DejaVu Sans embedded (Debian ``fonts-dejavu-core``); A4; pt-BR formats.
 
-The document's metadata subject is JSON ``{"portgate_slips": 1, "from", "to", "slips": [[registration,
-code], ...]}``: what ``portgate pay verify-slip`` reads to recompute each slip from the ledger.
+The document's metadata subject is JSON ``{"portgate_slips": 1, "from", "to", "tz", "slips":
+[[registration, code], ...]}`` (``tz``: the zone the due times are printed in; the author is the office): what ``portgate pay verify-slip`` reads to recompute each slip from the ledger.
 """
 
 from __future__ import annotations
@@ -255,7 +255,7 @@ def render(slips: list[Slip], key: bytes, *, tz: ZoneInfo, date_from: dt.date, d
     canvas.setTitle(f"Contracheques {date_br(date_from)} a {date_br(date_to)}")
     canvas.setAuthor(office)
     canvas.setSubject(json.dumps({"portgate_slips": 1, "from": date_from.isoformat(), "to": date_to.isoformat(),
-                                  "slips": codes}, separators=(",", ":")))
+                                  "tz": tz.key, "slips": codes}, separators=(",", ":")))
     with no_cyclic_gc():  # 15,000 pages are ~10^6 long-lived objects until save
         writer = _Writer(canvas, tz, office)
         for slip, (_reg, c) in zip(slips, codes):

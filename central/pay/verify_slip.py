@@ -2,24 +2,40 @@
 
 For each slip the PDF names (metadata subject, ``central.pay.payslip_pdf``): rebuild the slip
 from the ledger's statements, recompute its code with the office's key and compare it with the one
-named; then check the pages print that code and every figure of the ledger's slip (rules and
-amounts, in order). A PDF edited after it was made, or a slip whose ledger rows changed, fails.
+named. Then render the named slips again from the ledger with the same renderer, extract the text
+of both PDFs page by page with pypdf, normalise whitespace and compare: the page count and every
+printed word and figure must match (name, registration, category, period, rulebook id, each shift's
+day, ship and due time, every line and total, the code). The one slot allowed to differ is a
+shift's status (``a pagar``, ``retido para revisão``, ``pago``): a slip printed before the
+statement was released or paid shows an earlier status of its lifecycle. What is drawn without
+text (a white box over a figure) is not seen: the check is on the text, not on the picture.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import io
 import json
 import re
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 from sqlalchemy.engine import Engine
 
-from central.pay.payslip import build_slips, code, grouped, printed_figures
+from central.pay.payslip import build_slips, code
 from portgate.errors import BadInput
+
+DEFAULT_TZ = "America/Sao_Paulo"  # the renderer's zone for PDFs whose metadata does not name one
+KEY_BYTES = 32  # a payslip key is 32 random bytes (``central.web.cli._made_key``)
+_STATUS = re.compile(r"Total do turno \((pago|a pagar|retido para revisão)\)")
+# a printed status is consistent with the ledger's when it is the same or an earlier one
+_EARLIER = {"retido para revisão": {"retido para revisão"},
+            "a pagar": {"a pagar", "retido para revisão"},
+            "pago": {"pago", "a pagar", "retido para revisão"}}
+_FOOTER = re.compile(r"— matrícula (\S+) — página \d+")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -34,51 +50,106 @@ class Verdict:
         return not self.problems
 
 
-def _read(path: Path):
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Pdf:
+    slips: list[tuple[str, str]]  # (registration, code) as the metadata names them
+    first: dt.date
+    last: dt.date
+    tz: ZoneInfo
+    office: str
+    pages: list[str]  # each page's text, whitespace normalised
+
+
+def page_texts(reader: PdfReader) -> list[str]:
+    """Each page's extracted text with runs of whitespace made one space, stripped."""
+    return [re.sub(r"\s+", " ", page.extract_text() or "").strip() for page in reader.pages]
+
+
+def read_key(path: str | Path) -> bytes:
+    """The payslip key in ``path``: exactly ``KEY_BYTES`` bytes, as the office makes it.
+    ``BadInput`` for an unreadable file or one of another length (a text file, an empty one)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read the payslip key: {exc.strerror}", where=str(path)) from exc
+    if len(data) != KEY_BYTES:
+        raise BadInput(f"not a payslip key ({len(data)} bytes; a key is {KEY_BYTES} random bytes)",
+                       where=str(path))
+    return data
+
+
+def _read(path: Path) -> _Pdf:
     try:
         reader = PdfReader(str(path))
-        subject = (reader.metadata or {}).get("/Subject")
-        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+        meta_doc = reader.metadata or {}
+        subject, author = meta_doc.get("/Subject"), meta_doc.get("/Author")
+        pages = page_texts(reader)
     except (PdfReadError, OSError, ValueError) as exc:
         raise BadInput(f"not a readable PDF: {exc}", where=str(path)) from exc
     try:
         meta = json.loads(subject or "")
         slips = [(str(r), str(c)) for r, c in meta["slips"]]
         first, last = dt.date.fromisoformat(meta["from"]), dt.date.fromisoformat(meta["to"])
+        tz = ZoneInfo(str(meta.get("tz", DEFAULT_TZ)))
         if meta.get("portgate_slips") != 1:
             raise ValueError("version")
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, ZoneInfoNotFoundError) as exc:
         raise BadInput("not a portgate payslip (no slip metadata)", where=str(path)) from exc
-    return slips, first, last, re.sub(r"\s+", " ", text)
+    if not slips:
+        raise BadInput(f"no slip to verify (no statements in {first}..{last})", where=str(path))
+    return _Pdf(slips, first, last, tz, str(author or "portgate"), pages)
+
+
+def _statuses_aligned(expected: str, printed: str) -> str:
+    """``expected`` with each shift status replaced by the one ``printed`` shows at the same place
+    when that is an earlier status of the same statement (or the same)."""
+    want, got = _STATUS.split(expected), _STATUS.split(printed)
+    if len(want) != len(got):
+        return expected
+    for i in range(1, len(want), 2):  # odd items are the captured statuses
+        if got[i] in _EARLIER[want[i]]:
+            want[i] = got[i]
+    return "".join(f"Total do turno ({p})" if i % 2 else p for i, p in enumerate(want))
+
+
+def _first_difference(expected: str, printed: str) -> str:
+    """The first differing words: ``'printed X where the ledger's slip has Y'``."""
+    a, b = expected.split(" "), printed.split(" ")
+    i = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    show = lambda words: " ".join(words[i:i + 6]) or "(nothing)"  # noqa: E731
+    return f"prints {show(b)!r} where the ledger's slip has {show(a)!r}"
 
 
 def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
-    """Check the PDF at ``path``. ``BadInput`` when it is not a portgate payslip PDF."""
-    named, first, last, text = _read(Path(path))
+    """Check the PDF at ``path``. ``BadInput`` when it is not a portgate payslip PDF or names no
+    slip (an empty period's PDF)."""
+    from central.pay.payslip_pdf import render  # lazy: ReportLab only when a PDF is checked
+
+    pdf = _read(Path(path))
     with engine.connect() as conn:
-        ledger = {s.registration: s for s in build_slips(conn, first, last)}
+        ledger = {s.registration: s for s in build_slips(conn, pdf.first, pdf.last)}
     problems: list[str] = []
-    pos = 0
-    for reg, claimed in named:
+    slips = []
+    for reg, claimed in pdf.slips:
         slip = ledger.get(reg)
         if slip is None:
-            problems.append(f"{reg}: no statements in the ledger for {first}..{last}")
-            continue
-        expected = code(key, slip)
-        if expected != claimed:
+            problems.append(f"{reg}: no statements in the ledger for {pdf.first}..{pdf.last}")
+        elif code(key, slip) != claimed:
             problems.append(f"{reg}: code {claimed} does not match the ledger (the slip or the ledger changed)")
-            continue
-        at = text.find(f"Código de verificação: {grouped(expected)}", pos)
-        start = text.rfind("Demonstrativo de pagamento", 0, at if at >= 0 else len(text))
-        if at < 0 or start < 0:
-            problems.append(f"{reg}: the code {grouped(expected)} is not printed on the slip")
-            continue
-        cursor = max(start, pos)
-        for figure in printed_figures(slip):
-            found = text.find(figure, cursor, at)
-            if found < 0:
-                problems.append(f"{reg}: the printed slip does not show {figure} as the ledger has it (edited?)")
-                break
-            cursor = found + len(figure)
-        pos = at + 1
-    return Verdict(len(named), tuple(problems))
+        else:
+            slips.append(slip)
+    if problems:
+        return Verdict(len(pdf.slips), tuple(problems))
+    data, _pages = render(slips, key, tz=pdf.tz, date_from=pdf.first, date_to=pdf.last, office=pdf.office)
+    expected = page_texts(PdfReader(io.BytesIO(data)))
+    if len(expected) != len(pdf.pages):
+        problems.append(f"{pdf.slips[0][0]}: the PDF has {len(pdf.pages)} page(s), the ledger's slips print "
+                        f"{len(expected)} (pages added or removed)")
+    for number, (want, got) in enumerate(zip(expected, pdf.pages), start=1):
+        want = _statuses_aligned(want, got)
+        if want != got:
+            footer = _FOOTER.search(want)
+            reg = footer.group(1) if footer else pdf.slips[0][0]
+            problems.append(f"{reg}: page {number} {_first_difference(want, got)} (edited?)")
+            break
+    return Verdict(len(pdf.slips), tuple(problems))

@@ -1,0 +1,164 @@
+"""``portgate pay verify-slip`` against forged payslips: real PDFs from ``central.pay.payslip_pdf``
+for the ledger of ``tests.central.web.paydata`` (V017 is RULES.md P worked example 2, R$ 696,60),
+edited in their content stream with pypdf. Every printed word or figure that differs from the
+ledger's slip fails (exit 1); a drawn overlay without text is not seen (the documented limit)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import NameObject
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.cli import main
+from central.db import make_engine
+from central.ledger.migrate import upgrade_engine
+from central.ledger.tables import statements
+from central.pay.payslip import build_slips
+from central.pay.payslip_pdf import render
+from central.pay.statements_store import mark_paid
+from central.registry.store import import_files
+from tests.central.web.paydata import FIRST, LAST, seed_pay
+
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
+KEY = b"k" * 32
+Z = ZoneInfo("America/Sao_Paulo")
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory):
+    """A SQLite ledger with the demo registry and the four paid shifts of ``seed_pay``; its URL."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'ledger.db'}"
+    engine = make_engine(url)
+    upgrade_engine(engine)
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
+                     now=dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
+    seed_pay(engine)
+    yield engine
+    engine.dispose()
+
+
+def _pdf(engine, registration=None, first=FIRST, last=LAST) -> bytes:
+    with engine.connect() as conn:
+        slips = build_slips(conn, first, last, registration=registration)
+    return render(slips, KEY, tz=Z, date_from=first, date_to=last)[0]
+
+
+def _verify(engine, tmp_path, data: bytes, *, key: bytes | None = KEY, extra=()) -> int:
+    path = tmp_path / "slip.pdf"
+    path.write_bytes(data)
+    args = ["pay", "verify-slip", "--db", engine.url.render_as_string(hide_password=False)]
+    if key is not None:
+        (tmp_path / "payslip.key").write_bytes(key)
+        args += ["--key-file", str(tmp_path / "payslip.key")]
+    return main([*args, *extra, str(path)])
+
+
+def _edited(data: bytes, old: bytes, new: bytes) -> bytes:
+    """``data`` with ``old`` replaced by ``new`` in the first page content holding it."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    for page in writer.pages:
+        content = page.get_contents()
+        raw = content.get_data()
+        if old in raw:
+            content.set_data(raw.replace(old, new, 1))
+            page[NameObject("/Contents")] = content
+            break
+    else:
+        raise AssertionError(f"{old!r} is not in the page content")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _text(data: bytes) -> str:
+    return "\n".join(p.extract_text() for p in PdfReader(io.BytesIO(data)).pages)
+
+
+def test_the_slip_and_the_batch_as_made_verify(ledger, tmp_path, capsys):
+    assert _verify(ledger, tmp_path, _pdf(ledger, "V017")) == 0
+    assert "1 slip(s) verified against the ledger" in capsys.readouterr().out
+    assert _verify(ledger, tmp_path, _pdf(ledger)) == 0
+    assert "4 slip(s) verified against the ledger" in capsys.readouterr().out
+
+
+FORGERIES = [  # (what, bytes in the page content, replacement, text the forged page shows)
+    ("worker name", b"ria Almeida)", b"ria Almeido)", "Quitéria Almeido"),
+    ("shift date", b"(15/03/2026)", b"(16/03/2026)", "Turno 16/03/2026 19-01"),
+    ("category", b"(vigia)", b"(conferente)", "Categoria: conferente"),
+    ("rulebook id", b"(decreto-83611-1979)", b"(decreto-83611-1989)", "usada: decreto-83611-1989"),
+    ("extra line", b"\nET", b"\n1 0 0 1 300 300 Tm\n(R$ 1.000,00) Tj\nET", "R$ 1.000,00"),
+    ("amount", b"(R$ 108,00)", b"(R$ 188,00)", "R$ 188,00"),
+    ("status", b"\\(a pagar\\)", b"\\(pago\\)", "Total do turno (pago)"),
+]
+
+
+@pytest.mark.parametrize("what,old,new,shown", FORGERIES, ids=[f[0] for f in FORGERIES])
+def test_a_forged_slip_fails_naming_the_registration_and_the_text(ledger, tmp_path, capsys, what, old, new, shown):
+    forged = _edited(_pdf(ledger, "V017"), old, new)
+    assert shown in _text(forged)  # the forgery is what a reader of the PDF sees
+    assert _verify(ledger, tmp_path, forged) == 1
+    err = capsys.readouterr().err
+    assert "FAILED V017: page 1 prints" in err and "where the ledger's slip has" in err
+
+
+def test_a_batch_with_a_page_duplicated_fails_on_the_page_count(ledger, tmp_path, capsys):
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(_pdf(ledger))))
+    writer.add_page(writer.pages[0])
+    out = io.BytesIO()
+    writer.write(out)
+    assert _verify(ledger, tmp_path, out.getvalue()) == 1
+    assert "the PDF has 5 page(s), the ledger's slips print 4" in capsys.readouterr().err
+
+
+def test_a_slip_printed_before_payment_verifies_after_it(ledger, tmp_path):
+    data = _pdf(ledger, "V001")
+    assert "Total do turno (a pagar)" in _text(data)
+    with ledger.connect() as conn:
+        ids = list(conn.execute(select(statements.c.statement_id).where(statements.c.registration == "V001"))
+                   .scalars())
+    mark_paid(ledger, ids, dt.datetime(2026, 4, 6, tzinfo=dt.UTC), "batch-1")
+    assert "Total do turno (pago)" in _text(_pdf(ledger, "V001"))
+    assert _verify(ledger, tmp_path, data) == 0
+
+
+def test_a_white_box_over_a_figure_is_not_seen(ledger, tmp_path):
+    """The documented limit: a drawing without text leaves the extracted text as the ledger's."""
+    covered = _edited(_pdf(ledger, "V017"), b"\nET\n", b"\nET\nq 1 g 480 636 60 12 re f Q\n")
+    assert _verify(ledger, tmp_path, covered) == 0
+
+
+def test_an_empty_period_slip_is_refused_as_nothing_to_verify(ledger, tmp_path, capsys):
+    empty = _pdf(ledger, first=dt.date(2026, 1, 1), last=dt.date(2026, 1, 31))
+    assert "Nenhum demonstrativo no período" in _text(empty)
+    assert _verify(ledger, tmp_path, empty) == 2
+    err = capsys.readouterr().err
+    assert "no slip to verify" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("key", [Path("/etc/passwd").read_bytes(), b"", b"k" * 31, b"k" * 33],
+                         ids=["passwd", "empty", "short", "long"])
+def test_a_key_file_that_is_not_a_payslip_key_is_refused(ledger, tmp_path, capsys, key):
+    assert _verify(ledger, tmp_path, _pdf(ledger, "V017"), key=key) == 2
+    err = capsys.readouterr().err
+    assert "not a payslip key" in err and len(err.strip().splitlines()) == 1
+
+
+def test_config_with_db_is_refused(ledger, tmp_path, capsys):
+    config = tmp_path / "central.toml"
+    config.write_text("")
+    assert _verify(ledger, tmp_path, _pdf(ledger, "V017"), extra=["--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "not both" in err and len(err.strip().splitlines()) == 1
+
+
+def test_neither_config_nor_key_is_refused(ledger, tmp_path, capsys):
+    assert _verify(ledger, tmp_path, _pdf(ledger, "V017"), key=None) == 2
+    assert "give --config central.toml, or --db URL --key-file FILE" in capsys.readouterr().err
