@@ -230,6 +230,10 @@ def _check_statements(files, fail, notes, verified_ids) -> None:
     except ValueError as exc:
         fail.append(f"statements.json/shifts.json: not JSON ({exc})")
         return
+    for name, rows in (("statements.json", statements), ("shifts.json", shifts)):
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            fail.append(f"{name}: not a list of objects")
+            return
     current: dict[str, list[str]] = {}
     for st in statements:
         sid = st.get("statement_id", "?")

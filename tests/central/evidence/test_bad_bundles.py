@@ -212,3 +212,10 @@ def test_a_shipped_gate_rulebook_is_packed(ledger, tmp_path):
     with zipfile.ZipFile(out) as zf:
         assert zf.read("rulebooks/gate/rulebooks-gate-default.toml") == (RULEBOOKS / "gate-default.toml").read_bytes()
     assert verify_bundle(out)[0] == []
+
+
+@pytest.mark.parametrize("name, content", [("statements.json", b"{}"), ("shifts.json", b"[1, 2]")])
+def test_statements_or_shifts_of_another_shape_are_a_named_failure(bundle, tmp_path, name, content):
+    bad = rewrite(bundle, tmp_path / "bad.zip", lambda f: {**f, name: content})
+    failures, _ = verify_bundle(bad)
+    assert f"{name}: not a list of objects" in failures
