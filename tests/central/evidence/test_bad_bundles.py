@@ -4,7 +4,6 @@ errors (exit 2), never a traceback; the bundles are real exports, then edited.""
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import struct
 import subprocess
@@ -151,7 +150,7 @@ def _understate(zip_bytes: bytes, name: str, size: int) -> bytes:
     """The zip with ``name``'s declared uncompressed size set to ``size`` in both its headers."""
     data = bytearray(zip_bytes)
     raw = name.encode()
-    local = data.find(b"PK\x03\x04" + b"", 0)
+    local = data.find(b"PK\x03\x04")
     while local != -1:
         n = struct.unpack_from("<H", data, local + 26)[0]
         if data[local + 30:local + 30 + n] == raw:
