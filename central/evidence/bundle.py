@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import tomllib
 import zipfile
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -47,6 +48,34 @@ class Exported:
     shifts: int
 
 
+GATE_RULEBOOK_KEYS = {"name", "version"}  # edge.rules.rulebook.GateRulebooks (central may not import edge)
+
+
+def check_gate_rulebook(path: str | Path) -> bytes:
+    """The bytes of the gate rulebook at ``path`` after a shape check: UTF-8 TOML whose top-level
+    keys are among ``name`` and ``version``, ``version`` a non-empty array of tables each giving a
+    date ``effective_from`` (the full rule check is ``portgate check-config``). Raises
+    ``BadInput`` naming the file otherwise."""
+    where = str(path)
+    try:
+        data = Path(path).read_bytes()
+        raw = tomllib.loads(data.decode("utf-8"))
+    except OSError as exc:
+        raise BadInput(f"cannot read the gate rulebook: {exc.strerror}", where=where) from exc
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInput(f"not a gate rulebook: not UTF-8 TOML ({exc})", where=where) from exc
+    unknown = sorted(set(raw) - GATE_RULEBOOK_KEYS)
+    versions = raw.get("version")
+    if unknown:
+        raise BadInput(f"not a gate rulebook: unknown key {unknown[0]!r}", where=where)
+    if not isinstance(versions, list) or not versions:
+        raise BadInput("not a gate rulebook: no [[version]]", where=where)
+    for i, version in enumerate(versions):
+        if not isinstance(version, dict) or not isinstance(version.get("effective_from"), dt.date):
+            raise BadInput(f"not a gate rulebook: version[{i}] has no date effective_from", where=where)
+    return data
+
+
 def _iso(value) -> str | None:
     if value is None:
         return None
@@ -59,7 +88,11 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
            out: str | Path, *, zone: ZoneInfo, gate_rulebooks: list[str | Path] = (),
            now: dt.datetime) -> Exported:
     """Write the bundle to ``out``. Raises ``BadInput`` if the worker has no event or shift in the
-    period, or a gate of theirs has no registered public key (its events cannot be proved)."""
+    period, a gate of theirs has no registered public key (its events cannot be proved), or a
+    ``gate_rulebooks`` file is not a gate rulebook (``check_gate_rulebook``)."""
+    rulebook_files = {(f"rulebooks/gate/{Path(p).parent.name}-{Path(p).name}" if gate_rulebooks else
+                       f"rulebooks/gate/{Path(p).name}"): check_gate_rulebook(p)
+                      for p in gate_rulebooks or [RULEBOOKS / "gate-default.toml"]}
     start = dt.datetime.combine(date_from, dt.time(0), zone) - dt.timedelta(hours=12)
     end = dt.datetime.combine(date_to + dt.timedelta(days=1), dt.time(0), zone) + dt.timedelta(hours=12)
     with engine.connect() as conn:
@@ -158,10 +191,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         path = RULEBOOKS / f"{rb}.toml"
         if path.exists():
             files[f"rulebooks/pay/{rb}.toml"] = path.read_bytes()
-    for path in gate_rulebooks or [RULEBOOKS / "gate-default.toml"]:
-        path = Path(path)
-        files[f"rulebooks/gate/{path.parent.name}-{path.name}" if gate_rulebooks else
-              f"rulebooks/gate/{path.name}"] = path.read_bytes()
+    files.update(rulebook_files)
 
     files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
                                        [decode(r) for r in events_of], gates, zone, now)

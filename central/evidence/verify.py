@@ -15,6 +15,11 @@ notes say what was checked. Checks, in order:
 5. ``statements.json``: each total is the sum of its lines, the digest of its computed part matches,
    at most one current statement per shift; ``shifts.json``: every admit/exit event is in the bundle
    and verified.
+
+Before anything is read, every member's declared uncompressed size must be at most
+``MAX_MEMBER_BYTES`` (256 MiB) and their sum at most ``MAX_TOTAL_BYTES`` (1 GiB); each member is
+read with a bounded read, so a header that understates the size cannot exceed either limit.
+``manifest.json`` is decoded into ``Manifest`` (msgspec); any other shape is ``BadInput``.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ import json
 import zipfile
 from decimal import Decimal
 from pathlib import Path
+from typing import Annotated
 
+import msgspec
 from cryptography.exceptions import InvalidSignature
 
 from portgate.errors import BadInput
@@ -33,6 +40,51 @@ from wire.events import canonical_bytes, decode
 
 FORMAT = "portgate-evidence/1"
 ADJUSTMENT_RULE, ADJUSTMENT_FLAG = "ADJ", "ADJUSTMENT"
+MAX_MEMBER_BYTES = 256 * 2**20  # one member, uncompressed (a month's bundle is a few MiB)
+MAX_TOTAL_BYTES = 2**30  # all members together, uncompressed
+
+
+class GateRange(msgspec.Struct, frozen=True):
+    """``manifest.json`` ``gates.<gate>``: the seqs of the gate's chain in the bundle."""
+
+    seq_from: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    seq_to: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
+class Manifest(msgspec.Struct, frozen=True):
+    """The fields of ``manifest.json`` that ``verify_bundle`` reads (others are ignored):
+    ``format``, ``files`` (member name -> SHA-256 hex) and ``gates`` (gate -> ``GateRange``)."""
+
+    format: str | None = None
+    files: dict[str, str] = {}
+    gates: dict[str, GateRange] = {}
+
+
+def read_members(zf: zipfile.ZipFile, where: str, *, max_member: int = MAX_MEMBER_BYTES,
+                 max_total: int = MAX_TOTAL_BYTES) -> dict[str, bytes]:
+    """Every file member of ``zf`` (name -> bytes). Raises ``BadInput`` naming the member if its
+    declared size exceeds ``max_member`` bytes, if all declared sizes together exceed ``max_total``
+    (both before anything is decompressed), or if a member is damaged or holds more than it declares."""
+    infos = [i for i in zf.infolist() if not i.is_dir()]
+    for info in infos:
+        if info.file_size > max_member:
+            raise BadInput(f"{info.filename}: unpacks to {info.file_size} bytes, over the limit of "
+                           f"{max_member} per member", where=where)
+    declared = sum(i.file_size for i in infos)
+    if declared > max_total:
+        raise BadInput(f"members unpack to {declared} bytes in all, over the limit of {max_total}", where=where)
+    files: dict[str, bytes] = {}
+    for info in infos:
+        try:
+            with zf.open(info) as member:
+                data = member.read(info.file_size + 1)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+            raise BadInput(f"{info.filename}: damaged member ({exc})", where=where) from exc
+        if len(data) > info.file_size:
+            raise BadInput(f"{info.filename}: holds more than the {info.file_size} bytes it declares",
+                           where=where)
+        files[info.filename] = data
+    return files
 
 
 def _keys(text: str) -> list:
@@ -51,25 +103,29 @@ def statement_digest(st: dict) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
-def verify_bundle(path: str | Path) -> tuple[list[str], list[str]]:
-    """(failures, notes) of the bundle at ``path``. Raises ``BadInput`` if it is not a zip or has
-    no manifest (nothing can be checked then)."""
+def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
+                  max_total: int = MAX_TOTAL_BYTES) -> tuple[list[str], list[str]]:
+    """(failures, notes) of the bundle at ``path``. Raises ``BadInput`` if it is not a zip, a member
+    is over the size limits (``read_members``), or the manifest is missing, not JSON or not of the
+    ``Manifest`` shape (nothing can be checked then)."""
     try:
         zf = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
         raise BadInput(f"not a readable zip: {exc}", where=str(path)) from exc
     with zf:
-        files = {name: zf.read(name) for name in zf.namelist() if not name.endswith("/")}
+        files = read_members(zf, str(path), max_member=max_member, max_total=max_total)
     fail: list[str] = []
     notes: list[str] = []
     if "manifest.json" not in files:
         raise BadInput("no manifest.json: not an evidence bundle", where=str(path))
     try:
-        manifest = json.loads(files["manifest.json"])
-    except ValueError as exc:
+        manifest = msgspec.json.decode(files["manifest.json"], type=Manifest)
+    except msgspec.ValidationError as exc:
+        raise BadInput(f"manifest.json is malformed: {exc}", where=str(path)) from exc
+    except msgspec.DecodeError as exc:
         raise BadInput(f"manifest.json is not JSON: {exc}", where=str(path)) from exc
-    if manifest.get("format") != FORMAT:
-        fail.append(f"manifest.json: format {manifest.get('format')!r} is not {FORMAT}")
+    if manifest.format != FORMAT:
+        fail.append(f"manifest.json: format {manifest.format!r} is not {FORMAT}")
     office = None
     try:
         office = _keys(files["keys/office.pem"].decode("ascii"))[0]
@@ -79,7 +135,7 @@ def verify_bundle(path: str | Path) -> tuple[list[str], list[str]]:
         fail.append(f"{exc.args[0]}: missing")
     except (InvalidSignature, ValueError, IndexError, BadInput):
         fail.append("manifest.sig: not the office key's signature of manifest.json")
-    listed = manifest.get("files", {})
+    listed = manifest.files
     for name, digest in sorted(listed.items()):
         if name not in files:
             fail.append(f"{name}: listed in the manifest but missing")
@@ -89,7 +145,7 @@ def verify_bundle(path: str | Path) -> tuple[list[str], list[str]]:
         fail.append(f"{name}: not listed in the manifest")
 
     verified_ids: set[str] = set()
-    for gate, info in sorted(manifest.get("gates", {}).items()):
+    for gate, info in sorted(manifest.gates.items()):
         _check_gate(gate, info, files, office, fail, notes, verified_ids)
     _check_statements(files, fail, notes, verified_ids)
     return fail, notes
@@ -112,7 +168,8 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
         fail.append(f"{name}: no events")
         return
     key = _starting_key(events, keys)
-    report = chain.check_chain(gate, events, key, first_seq=int(info.get("seq_from", events[0].seq)))
+    first_seq = events[0].seq if info.seq_from is None else info.seq_from
+    report = chain.check_chain(gate, events, key, first_seq=first_seq)
     for b in report.breaks:
         fail.append(f"{name}: {b}")
     for seg in report.segments:
@@ -128,7 +185,7 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
         if ev.sig and (files.get(base + ".bin") != canonical_bytes(ev)
                        or files.get(base + ".sig") != bytes.fromhex(ev.sig)):
             fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
-    notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.get('seq_from')}.."
+    notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
                  f"{report.head_seq}, head {report.head[:16]}...")
     raw = files.get(f"receipts/{gate}.json")
     if raw is None:
@@ -173,6 +230,10 @@ def _check_statements(files, fail, notes, verified_ids) -> None:
     except ValueError as exc:
         fail.append(f"statements.json/shifts.json: not JSON ({exc})")
         return
+    for name, rows in (("statements.json", statements), ("shifts.json", shifts)):
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            fail.append(f"{name}: not a list of objects")
+            return
     current: dict[str, list[str]] = {}
     for st in statements:
         sid = st.get("statement_id", "?")
