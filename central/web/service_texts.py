@@ -74,6 +74,8 @@ CODES: dict[str, tuple[str, str]] = {
     "pay_superseded": (r"superseded: (?P<ids>.+)", "substituído(s) por nova versão: {ids}"),
     "pay_held": (r"on hold for review \(release it first\): (?P<ids>.+)",
                  "retido(s) para revisão (libere antes): {ids}"),
+    "paid_ref_too_long": (r"the payment reference has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
+                          "a referência do pagamento tem {n} caracteres (no máximo {max})"),
     "pay_not_held": (r"not on hold: (?P<ids>.+)", "não está(ão) retido(s): {ids}"),
     "release_note": (r"a release needs a note of 1 to 255 characters", "a liberação precisa de uma nota de 1 a 255 caracteres"),
     # central.calls (ship calls) and central.registry.cases (R7)

@@ -119,6 +119,9 @@ def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):
     # statements are stored with their due time: overdue after 48 h, gone once paid
     code, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-03-13T00:00:00+00:00")
     assert [o["shift_id"] for o in overdue] == ["100/9300001/2026-03-10/07-13"]
+    code, _, err = run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "x" * 129,
+                       overdue[0]["statement_id"])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "129 characters (at most 128)" in err
     code, _, _ = run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "lote-1",
                      overdue[0]["statement_id"])
     assert code == 0

@@ -104,6 +104,7 @@ SAMPLES = {
     "pay_rulebook_listed": "choose one of the listed pay rulebooks",
     "not_toml": "not TOML: Expected '=' after a key in a key/value pair (at line 2, column 5)",
     "reader_direction": "'r1=up' is not READER_ID=in|out|both",
+    "paid_ref_too_long": "the payment reference has 129 characters (at most 128)",
     "rulebook_nested": "the rulebook is nested too deeply",
     "rulebook_too_long": "the rulebook has 300000 characters (at most 200000)",
     "rulebook_no_version": "the rulebook has no version",
