@@ -115,3 +115,10 @@ def test_a_gate_the_ledger_knows_passes_the_gate_check(gate_app, engine):
 def test_a_day_outside_the_range_is_refused(gate_app, day):
     r = _gate(gate_app, day=day)
     assert r.status_code == 400 and f"o dia {day} está fora de 2000-01-01..2100-12-31" in r.text
+
+
+def test_in_english_the_refusals_keep_the_english_wording(engine, users, clock):
+    app = create_app(engine, WebSettings(lang="en"), SECRET, now=clock, background=False,
+                     gate_what_if=web_gate_what_if(PublishSettings()))
+    assert "the rulebook has no version" in _gate(app, rulebook="").text
+    assert "gate &#39;g-nope&#39; is not a known gate" in _gate(app, gate="g-nope").text
