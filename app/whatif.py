@@ -50,6 +50,17 @@ def recorded_taps(engine, day: dt.date, tz, gate: str | None) -> list:
     return sorted(found, key=lambda e: (e.occurred_at, e.mono_ns, e.gate_id, e.seq))
 
 
+def known_gates(engine) -> set[str]:
+    """Gate ids the ledger knows: those with events or with a sequence progress row."""
+    from sqlalchemy import select, union
+
+    from central.ledger.schema import events, gate_progress
+
+    q = union(select(events.c.gate_id).distinct(), select(gate_progress.c.gate_id))
+    with engine.connect() as conn:
+        return set(conn.execute(q).scalars())
+
+
 def what_if(found: list, replay, directions: dict[str, str]) -> tuple[list[dict], dict]:
     """Decide each recorded tap again (pure apart from ``replay``'s in-memory views); return the
     rows and the summary."""
@@ -157,7 +168,8 @@ def web_gate_what_if(publish):
     ``workers_csv``/``cards_csv``/``escala_csv``, with ``source = "registry"`` the registry as it is
     now and the stored escala of the day and the days around it. Returns ``run(engine, day, gate_id | None, rulebook_toml,
     directions, lang) -> (rows, summary)`` as ``what_if``; ``run`` raises ``BadInput`` for a
-    rulebook that is not TOML, ``ConfigError`` for one that is not a valid gate rulebook or for
+    rulebook that is not TOML, is nested too deeply or has no ``[[version]]``, and for a gate id the
+    ledger does not know (``known_gates``), ``ConfigError`` for one that is not a valid gate rulebook or for
     copies that are not configured. Nothing is stored."""
 
     def run(engine, day: dt.date, gate_id: str | None, rulebook_toml: str, directions: dict[str, str],
@@ -171,7 +183,16 @@ def web_gate_what_if(publish):
             raw = tomllib.loads(rulebook_toml)
         except tomllib.TOMLDecodeError as exc:
             raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
-        books = gate_rulebook_from(raw, "rulebook")
+        except RecursionError as exc:
+            raise BadInput("the rulebook is nested too deeply", where="rulebook") from exc
+        if not raw.get("version"):
+            raise BadInput("the rulebook has no version", where="rulebook")
+        try:
+            books = gate_rulebook_from(raw, "rulebook")
+        except RecursionError as exc:
+            raise BadInput("the rulebook is nested too deeply", where="rulebook") from exc
+        if gate_id and gate_id not in known_gates(engine):
+            raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="gate")
         roster = _copies(engine, publish, day)
         found = recorded_taps(engine, day, books.version[0].tz, gate_id)
         return what_if(found, Replay(roster, books, lang=lang), directions)

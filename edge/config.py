@@ -6,6 +6,8 @@ See ``config/gate.example.toml`` and docs/gate.md for every key. A bad key stops
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -175,6 +177,9 @@ def load_gate_config(path: str | Path) -> GateConfig:
     path = Path(path)
     cfg = load_toml(path, GateConfig)
     check_directions(cfg.readers, path=str(path))
+    if cfg.office_public_key_file is not None and not cfg.office_public_key_file.strip():
+        raise ConfigError("the value is empty: name the office public key file or leave the key out",
+                          key="office_public_key_file", path=str(path))
     base = path.resolve().parent
 
     def rel(p: str | None) -> str | None:
@@ -198,17 +203,42 @@ def load_gate_config(path: str | Path) -> GateConfig:
     return cfg
 
 
+#: A PEM Ed25519 public key is 113 bytes; anything far larger is not one.
+OFFICE_KEY_MAX_BYTES = 4096
+
+
+def read_small_file(name: str, limit: int) -> bytes:
+    """The bytes of the regular file ``name`` (at most ``limit``). Opened without blocking (a FIFO
+    does not hang the gate); raises ``OSError`` for an unreadable file and ``BadInput`` for one
+    that is not a regular file (device, FIFO, directory) or is larger than ``limit`` bytes."""
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadInput("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise BadInput(f"the file is larger than {limit} bytes: not a public key")
+    return data
+
+
 def office_key(cfg: GateConfig, *, path: str | None = None):
     """The office's Ed25519 public key named by ``office_public_key_file`` (PEM, or base64 of the
     raw 32 bytes), against which the gate verifies the office's chain receipts (docs/evidence.md);
     None if the key is not set (receipts are then refused as unverifiable). Raises ``ConfigError``
-    naming the key if the file is unreadable or not an Ed25519 public key."""
+    naming the key if the value is empty, the file is unreadable, not a regular file, over
+    ``OFFICE_KEY_MAX_BYTES`` or not one valid Ed25519 public key (``wire.chain.load_public``)."""
     if cfg.office_public_key_file is None:
         return None
     from wire.chain import load_public
 
+    if not cfg.office_public_key_file.strip():
+        raise ConfigError("the value is empty: name the office public key file or leave the key out",
+                          key="office_public_key_file", path=path)
     try:
-        return load_public(Path(cfg.office_public_key_file).read_bytes())
+        return load_public(read_small_file(cfg.office_public_key_file, OFFICE_KEY_MAX_BYTES))
     except OSError as exc:
         raise ConfigError(f"cannot read the office public key: {exc.strerror or exc}",
                           key="office_public_key_file", path=path) from exc

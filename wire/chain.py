@@ -81,18 +81,32 @@ def fingerprint(key: Ed25519PublicKey) -> str:
     return hashlib.sha256(base64.b64decode(public_raw(key))).hexdigest()[:16]
 
 
+#: Encodings of the Ed25519 points of small order that a key file plausibly holds by mistake
+#: (all zero bytes; the neutral point): no private key signs for them, so they are refused.
+_WEAK_KEYS = frozenset({bytes(32), b"\x01" + bytes(31)})
+_PEM_BEGIN, _PEM_END = b"-----BEGIN PUBLIC KEY-----", b"-----END PUBLIC KEY-----"
+
+
 def load_public(text: str | bytes) -> Ed25519PublicKey:
-    """A public key from PEM or from base64 of the raw 32 bytes. Raises ``BadInput``."""
+    """A public key from PEM (exactly one ``PUBLIC KEY`` block, nothing else but white space) or
+    from base64 of the raw 32 bytes. Raises ``BadInput`` for anything else, and for the all-zero
+    key and the neutral point."""
     data = text.encode() if isinstance(text, str) else text
     try:
         if b"-----BEGIN" in data:
-            key = serialization.load_pem_public_key(data)
+            block = data.strip()
+            if (block.count(b"-----BEGIN") != 1 or not block.startswith(_PEM_BEGIN)
+                    or not block.endswith(_PEM_END)):
+                raise BadInput("not an Ed25519 public key: give one PEM PUBLIC KEY block and nothing else")
+            key = serialization.load_pem_public_key(block)
         else:
             key = Ed25519PublicKey.from_public_bytes(base64.b64decode(data.strip(), validate=True))
     except (ValueError, TypeError) as exc:
         raise BadInput(f"not an Ed25519 public key: {exc}") from exc
     if not isinstance(key, Ed25519PublicKey):
         raise BadInput("not an Ed25519 public key")
+    if key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw) in _WEAK_KEYS:
+        raise BadInput("not an Ed25519 public key: a weak key (all zero or the neutral point)")
     return key
 
 

@@ -52,14 +52,16 @@ def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild, at)
 
     A shift with no exit read whose period end plus the exit grace (``open_until``) is still after
     ``--at`` is listed ``"state": "open"`` without MISSING_EXIT (its exit may yet come), as ``pay``
-    holds it OPEN; every other shift is ``"closed"``."""
+    holds it OPEN; one whose admit (period start when no admit) is after ``--at`` is
+    ``"not_started"``; both with ``"closed_by": "none"``. Every other shift is ``"closed"``. An
+    empty ``--at`` is ``BadInput`` (exit 2)."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.ledger.store import read_shifts, rebuild_shifts  # lazy: CLI start-up
     from central.pay.cli import load_setup  # lazy: CLI start-up
     from central.pay.statements_store import open_until  # lazy: CLI start-up
 
-    now = time_arg(at, "--at") if at else dt.datetime.now(dt.UTC)
+    now = time_arg(at, "--at") if at is not None else dt.datetime.now(dt.UTC)
     _port, _book, calendar = load_setup(port_config)
     first, last = day_range(date_from, date_to)
     db_url = database_arg(db_url, config_path)
@@ -75,18 +77,27 @@ def shifts(db_url, config_path, date_from, date_to, port_config, no_rebuild, at)
         engine.dispose()
     for s in found:
         until = open_until(s)
-        is_open = until is not None and until > now
-        flags = [f for f in s.flags if not (is_open and f.code == "MISSING_EXIT")]
+        state = shift_state(s, until, now)
+        flags = [f for f in s.flags if not (state != "closed" and f.code == "MISSING_EXIT")]
         click.echo(json.dumps({
             "shift_id": s.shift_id, "registration": s.registration, "ship": s.ship,
             "work_date": s.work_date.isoformat(), "period": s.period, "function": s.function,
             "berth": s.berth, "gate_id": s.gate_id, "period_start": _iso(s.period_start),
             "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
-            "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "meal_worked": s.meal_worked,
-            "held": s.held, "state": "open" if is_open else "closed",
-            "open_until": _iso(until) if is_open else None,
+            "exit_at": _iso(s.exit_at), "closed_by": s.closed_by if state == "closed" else "none",
+            "meal_worked": s.meal_worked, "held": s.held, "state": state,
+            "open_until": _iso(until) if state == "open" else None,
             "flags": [{"flag": f.code, "detail": f.detail} for f in flags],
         }, ensure_ascii=False))
+
+
+def shift_state(s, until: dt.datetime | None, at: dt.datetime) -> str:
+    """``"not_started"`` when ``at`` is before the shift's admit (its period start when it has no
+    admit), ``"open"`` when it has no exit read and ``until`` (``open_until``) is after ``at``,
+    ``"closed"`` otherwise."""
+    if at < (s.admit_at or s.period_start):
+        return "not_started"
+    return "open" if until is not None and until > at else "closed"
 
 
 @ledger.command("correct-meal")

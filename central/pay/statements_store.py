@@ -177,10 +177,17 @@ def _payment_states(conn, ids: list[str]) -> dict:
     return {r["statement_id"]: r for r in found}
 
 
+#: ``statements.paid_ref`` holds at most this many characters; a longer reference is refused, not cut.
+MAX_PAID_REF = 128
+
+
 def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
-    """Mark statements paid at ``at``. Raises ``BadInput`` naming ids that do not exist, are
+    """Mark statements paid at ``at`` with the payment reference ``ref`` (at most ``MAX_PAID_REF``
+    characters). Raises ``BadInput`` for a longer ``ref`` and naming ids that do not exist, are
     already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
     nothing is changed then)."""
+    if ref is not None and len(ref) > MAX_PAID_REF:
+        raise BadInput(f"the payment reference has {len(ref)} characters (at most {MAX_PAID_REF})", where="ref")
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]

@@ -75,6 +75,8 @@ CODES: dict[str, tuple[str, str]] = {
     "pay_superseded": (r"superseded: (?P<ids>.+)", "substituído(s) por nova versão: {ids}"),
     "pay_held": (r"on hold for review \(release it first\): (?P<ids>.+)",
                  "retido(s) para revisão (libere antes): {ids}"),
+    "paid_ref_too_long": (r"the payment reference has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
+                          "a referência do pagamento tem {n} caracteres (no máximo {max})"),
     "pay_not_held": (r"not on hold: (?P<ids>.+)", "não está(ão) retido(s): {ids}"),
     "release_note": (r"a release needs a note of 1 to 255 characters", "a liberação precisa de uma nota de 1 a 255 caracteres"),
     # central.calls (ship calls) and central.registry.cases (R7)
@@ -119,6 +121,13 @@ CODES: dict[str, tuple[str, str]] = {
     "give_reason": (r"give the reason", "informe o motivo"),
     "pay_rulebook_listed": (r"choose one of the listed pay rulebooks", "escolha uma das tabelas de pagamento listadas"),
     "not_toml": (r"not TOML: (?P<detail>.*)", "não é TOML: {detail}"),
+    "rulebook_nested": (r"the rulebook is nested too deeply", "a tabela de regras está aninhada em profundidade demais"),
+    "rulebook_too_long": (r"the rulebook has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
+                          "a tabela de regras tem {n} caracteres (no máximo {max})"),
+    "rulebook_no_version": (r"the rulebook has no version", "a tabela de regras não tem versão ([[version]])"),
+    "unknown_gate": (r"gate (?P<gate>'.*') is not a known gate", "o portão {gate} não é conhecido"),
+    "day_out_of_range": (r"the day (?P<day>\S+) is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+                         "o dia {day} está fora de {first}..{last}"),
     "reader_direction": (r"(?P<item>'.*') is not READER_ID=in\|out\|both", "{item} não é LEITORA=in|out|both"),
 }
 

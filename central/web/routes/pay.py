@@ -75,7 +75,7 @@ async def mark_paid_post(request: Request):
     ids = _ids(form)
     if not ids:
         return bad_input(request, "select at least one statement")
-    ref = str(form.get("ref") or "").strip()[:128] or None
+    ref = str(form.get("ref") or "").strip() or None  # too long: mark_paid refuses it
     actor = f"web:{request.state.user.login}"
     try:
         await run_in_threadpool(mark_paid, web.engine, ids, web.now(), ref)

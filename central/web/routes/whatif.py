@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
+from central.cli_args import FIRST_DAY, LAST_DAY
 from central.pay.calendar import HolidayCalendar
 from central.pay.loading import DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config, load_rulebook
 from central.pay.payslip import brl
@@ -49,10 +50,14 @@ def _default_gate_rulebook() -> str:
 
 
 def _day(value: str, where: str) -> dt.date:
+    """``YYYY-MM-DD`` in [FIRST_DAY, LAST_DAY] -> date; ``BadInput`` naming ``where`` otherwise."""
     try:
-        return dt.date.fromisoformat(value.strip())
+        day = dt.date.fromisoformat(value.strip())
     except ValueError as exc:
         raise BadInput("dates are YYYY-MM-DD", where=where) from exc
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise BadInput(f"the day {day} is outside {FIRST_DAY}..{LAST_DAY}", where=where)
+    return day
 
 
 def _money(value: str | None) -> str:
@@ -105,13 +110,17 @@ async def whatif_page(request: Request):
 async def gate_post(request: Request):
     web = request.app.state.web
     form = await request.form()
+    rulebook = str(form.get("rulebook") or "")
     fields = {"day": str(form.get("day") or ""), "gate": str(form.get("gate") or "").strip()[:64],
-              "gate_rulebook": str(form.get("rulebook") or "")[:MAX_RULEBOOK_CHARS],
+              "gate_rulebook": rulebook[:MAX_RULEBOOK_CHARS],
               "directions": str(form.get("directions") or "")[:500]}
     if web.gate_what_if is None:
         return page(request, "whatif.html", status_code=400,
                     **_context(request, **fields, error="gate_whatif_unavailable", error_of="gate"))
     try:
+        if len(rulebook) > MAX_RULEBOOK_CHARS:
+            raise BadInput(f"the rulebook has {len(rulebook)} characters (at most {MAX_RULEBOOK_CHARS})",
+                           where="rulebook")
         day = _day(fields["day"], "day")
         directions = _directions(fields["directions"])
         rows, summary = await run_in_threadpool(web.gate_what_if, web.engine, day, fields["gate"] or None,

@@ -119,6 +119,9 @@ def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):
     # statements are stored with their due time: overdue after 48 h, gone once paid
     code, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-03-13T00:00:00+00:00")
     assert [o["shift_id"] for o in overdue] == ["100/9300001/2026-03-10/07-13"]
+    code, _, err = run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "x" * 129,
+                       overdue[0]["statement_id"])
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "129 characters (at most 128)" in err
     code, _, _ = run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "lote-1",
                      overdue[0]["statement_id"])
     assert code == 0
@@ -151,7 +154,15 @@ def test_ledger_cli_migrate_and_shifts_list_flags(tmp_path, capsys):
     code, rows, _ = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10",
                         "--at", "2026-03-10T14:00:00-03:00")
     assert code == 0 and rows[0]["state"] == "open" and rows[0]["open_until"] == "2026-03-10T18:00:00+00:00"
-    assert [f["flag"] for f in rows[0]["flags"]] == []
+    assert [f["flag"] for f in rows[0]["flags"]] == [] and rows[0]["closed_by"] == "none"
+    # judged at 06:00 local, before the 07:00 admit: not started, not open
+    code, rows, _ = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10",
+                        "--at", "2026-03-10T06:00:00-03:00", "--no-rebuild")
+    assert code == 0 and rows[0]["state"] == "not_started" and rows[0]["closed_by"] == "none"
+    assert rows[0]["open_until"] is None
+    code, _, err = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10",
+                       "--at", "")
+    assert code == 2 and "--at" in err
     code, _, err = run(capsys, "ledger", "shifts", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10",
                        "--at", "yesterday")
     assert code == 2 and "--at" in err

@@ -81,6 +81,8 @@ def test_a_held_statement_is_released_then_paid_in_a_batch(payapp):
     assert c.post("/pay/release", data={"csrf_token": token, "statement": held, "note": "", **Q}).status_code == 400
     r = c.post("/pay/release", data={"csrf_token": token, "statement": held, "note": "saída autorizada pelo chefe", **Q})
     assert r.status_code == 303
+    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "L" * 129, **Q})
+    assert r.status_code == 400 and "a referência do pagamento tem 129 caracteres (no máximo 128)" in r.text
     r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-3", **Q})
     assert r.status_code == 303 and "done=paid-4" in r.headers["location"]
     with payapp.state.web.engine.connect() as conn:

@@ -105,6 +105,12 @@ SAMPLES = {
     "pay_rulebook_listed": "choose one of the listed pay rulebooks",
     "not_toml": "not TOML: Expected '=' after a key in a key/value pair (at line 2, column 5)",
     "reader_direction": "'r1=up' is not READER_ID=in|out|both",
+    "paid_ref_too_long": "the payment reference has 129 characters (at most 128)",
+    "rulebook_nested": "the rulebook is nested too deeply",
+    "rulebook_too_long": "the rulebook has 300000 characters (at most 200000)",
+    "rulebook_no_version": "the rulebook has no version",
+    "unknown_gate": "gate '../../etc' is not a known gate",
+    "day_out_of_range": "the day 0001-01-01 is outside 2000-01-01..2100-12-31",
 }
 
 

@@ -4,12 +4,20 @@ serve``."""
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
+
 import click
+import pytest
 
 from app.cli import cli
-from central.config import PublishSettings
+from app.whatif import web_gate_what_if
+from central.config import PublishSettings, WebSettings
+from central.ledger.schema import gate_progress
+from central.web.app import create_app
 from central.web.cli import GATE_WHAT_IF
-from tests.central.web.conftest import logged_in
+from central.web.routes.whatif import MAX_RULEBOOK_CHARS
+from tests.central.web.conftest import SECRET, logged_in
 
 
 def test_the_page_is_for_office_auditor_and_admin(app):
@@ -53,3 +61,64 @@ def test_the_portgate_command_hands_office_serve_the_gate_what_if():
         factory = ctx.meta[GATE_WHAT_IF]
     run = factory(PublishSettings())
     assert callable(run)
+
+
+@pytest.fixture
+def gate_app(engine, users, clock):
+    """The app with the gate what-if wired (no gate copies named: a rulebook that passes every
+    check ends on the ConfigError about the copies)."""
+    return create_app(engine, WebSettings(), SECRET, now=clock, background=False,
+                      gate_what_if=web_gate_what_if(PublishSettings()))
+
+
+GOOD = (Path(__file__).resolve().parents[3] / "config" / "rulebooks" / "gate-default.toml").read_text(encoding="utf-8")
+
+
+def _gate(app, **data):
+    c, csrf = logged_in(app, "office")
+    return c.post("/whatif/gate", data={"csrf_token": csrf, "day": "2026-03-15", "rulebook": GOOD, **data})
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 1000 + "]" * 1000,
+                                  "a = " + "{b = " * 1000 + "1" + "}" * 1000])
+def test_a_deeply_nested_rulebook_is_refused_not_a_500(gate_app, text):
+    r = _gate(gate_app, rulebook=text)
+    assert r.status_code == 400 and "aninhada em profundidade demais" in r.text
+
+
+def test_a_rulebook_over_the_limit_is_refused_not_cut(gate_app):
+    r = _gate(gate_app, rulebook=GOOD + "#" * 300_000)
+    assert r.status_code == 400 and f"caracteres (no máximo {MAX_RULEBOOK_CHARS})" in r.text
+
+
+@pytest.mark.parametrize("text", ["", "# nothing\n", "id = 'x'\n"])
+def test_a_rulebook_without_a_version_is_refused(gate_app, text):
+    r = _gate(gate_app, rulebook=text)
+    assert r.status_code == 400 and "não tem versão" in r.text
+
+
+@pytest.mark.parametrize("gate", ["../../etc", "g-nope"])
+def test_an_unknown_gate_is_refused(gate_app, gate):
+    r = _gate(gate_app, gate=gate)
+    assert r.status_code == 400 and "não é conhecido" in r.text and "0 de 0" not in r.text
+
+
+def test_a_gate_the_ledger_knows_passes_the_gate_check(gate_app, engine):
+    with engine.begin() as conn:
+        conn.execute(gate_progress.insert().values(gate_id="g1", highest_seq=1, contiguous_seq=1,
+                                                   updated_at=dt.datetime.now(dt.UTC)))
+    r = _gate(gate_app, gate="g1")
+    assert r.status_code == 400 and "não é conhecido" not in r.text and "workers_csv" in r.text
+
+
+@pytest.mark.parametrize("day", ["0001-01-01", "1999-12-31", "2101-01-01"])
+def test_a_day_outside_the_range_is_refused(gate_app, day):
+    r = _gate(gate_app, day=day)
+    assert r.status_code == 400 and f"o dia {day} está fora de 2000-01-01..2100-12-31" in r.text
+
+
+def test_in_english_the_refusals_keep_the_english_wording(engine, users, clock):
+    app = create_app(engine, WebSettings(lang="en"), SECRET, now=clock, background=False,
+                     gate_what_if=web_gate_what_if(PublishSettings()))
+    assert "the rulebook has no version" in _gate(app, rulebook="").text
+    assert "gate &#39;g-nope&#39; is not a known gate" in _gate(app, gate="g-nope").text
