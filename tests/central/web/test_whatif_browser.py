@@ -14,20 +14,18 @@ import time
 import pytest
 import uvicorn
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
 from app.demo.mosquitto import free_port
+from app.demo.web import DEMO_PASSWORD, OFFICE_USER
 from app.whatif import web_gate_what_if
 from central.config import load_central_config
 from central.db import make_engine
 from central.ledger.schema import events
 from central.ledger.tables import statements
 from central.web.app import create_app
-from central.web.users import add_user
 from testkit.browser import launch_chromium
 
 DAY = "2026-03-15"
-PASSWORD = "office password 1"
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +36,6 @@ def demo_office(tmp_path_factory):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     config = load_central_config(str(run_dir / "central.toml"))
     engine = make_engine(config.database_url)
-    with Session(engine) as s, s.begin():
-        add_user(s, "escritorio", role="office", password=PASSWORD, name="Escritório", actor="test")
     app = create_app(engine, config.web, b"x" * 32, background=False,
                      now=lambda: dt.datetime(2026, 3, 16, 12, 0, tzinfo=dt.UTC),
                      gate_what_if=web_gate_what_if(config.publish))
@@ -67,8 +63,8 @@ def page(demo_office):
         pg = context.new_page()
         pg.set_default_timeout(30_000)
         pg.goto(url + "/login")
-        pg.get_by_label("Usuário").fill("escritorio")
-        pg.get_by_label("Senha").fill(PASSWORD)
+        pg.get_by_label("Usuário").fill(OFFICE_USER)  # the demo's office login
+        pg.get_by_label("Senha").fill(DEMO_PASSWORD)
         pg.get_by_role("button", name="Entrar").click()
         pg.wait_for_url(url + "/")
         yield pg
