@@ -180,6 +180,38 @@ class _Prices:
         self.stops: dict[tuple[str, Decimal, str], tuple[int, StatementLine]] = {}
         self.tariffs: TariffTable | None = None
         self.in_force: dict[tuple[str, dt.date], tuple | None] = {}
+        self.texts: dict[tuple, tuple[str, str]] = {}
+
+    def share_text(self, lang: str, quotas: Decimal) -> tuple[str, str]:
+        """The share line's text of ``quotas`` around its quota value: ``head + value + tail``
+        is ``TEXT[lang]["share"]`` formatted."""
+        key = ("share", lang, quotas)
+        found = self.texts.get(key)
+        if found is None:
+            head, tail = TEXT[lang]["share"].replace("{quotas}", _num(quotas)).split("{value}")
+            found = self.texts[key] = (head, tail)
+        return found
+
+    def labour_text(self, lang: str, cargo_class: str, unit: str, tariff_text: str) -> tuple[str, str]:
+        """A labour line's text around its quantity: ``head + quantity + tail``."""
+        key = ("labour", lang, cargo_class, unit, tariff_text)
+        found = self.texts.get(key)
+        if found is None:
+            head, tail = TEXT[lang]["labour"].replace("{cls}", cargo_class).replace("{unit}", unit).replace(
+                "{tariff}", tariff_text).split("{qty}")
+            found = self.texts[key] = (head, tail)
+        return found
+
+    def top_up_text(self, lang: str, key: str, guarantee: int, minutes: Decimal) -> str:
+        """The text of a guarantee top-up (``key`` is ``guarantee_half|day|hourly``); the
+        half-day and full-day texts are one per version."""
+        tkey = ("top_up", lang, key, guarantee, minutes if key == "guarantee_hourly" else None)
+        found = self.texts.get(tkey)
+        if found is None:
+            found = TEXT[lang][key].format(amount=to_brl(guarantee), hours=_num(minutes / SIXTY),
+                                           hourly=self.hourly_text)
+            self.texts[tkey] = found
+        return found
 
     def quotas_of(self, member: Member) -> Decimal | None:
         """``member_quotas`` of ``member``, or None when its role is not in the quota table or is
@@ -231,6 +263,7 @@ class _Prices:
 
 
 _HALF, _DAY = "half", "day"  # guarantee keys of the member memo (the hourly one is the minutes)
+_UNKNOWN = object()
 
 
 def _version(rulebook: Rulebook, work: GangWork, cache: dict) -> RulebookVersion:
@@ -294,9 +327,11 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     boarded = []
     absent = []
     quotas: dict[str, Decimal] = {}
-    quotas_of = prices.quotas_of
+    known = prices.quotas
     for m in work.members:
-        q = quotas_of(m)
+        q = known.get((m.role, m.holds_worked), _UNKNOWN)
+        if q is _UNKNOWN:
+            q = prices.quotas_of(m)
         if q is None or m.minutes_worked < 0:
             ok = False
         elif m.boarded:
@@ -313,17 +348,16 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     labour_lines = []
     tonnes = ZERO
     labour = 0
-    labour_text, labour_cite = text["labour"], version.labour
+    labour_cite = version.labour
     for row, (unit, t_n, t_d, tariff_text) in zip(work.tally, in_force):
         if unit == "t":
             tonnes += row.quantity
         q_n, q_d = row.quantity.as_integer_ratio()
         cents = half_up(q_n * t_n * 100, q_d * t_d)
         labour += cents
+        head, tail = prices.labour_text(lang, row.cargo_class, unit, tariff_text)
         labour_lines.append(StatementLine.in_cents(
-            labour_cite.rule, labour_cite.article,
-            labour_text.format(cls=row.cargo_class, qty=_num(row.quantity), unit=unit, tariff=tariff_text),
-            to_brl(cents)))
+            labour_cite.rule, labour_cite.article, head + _num(row.quantity) + tail, to_brl(cents)))
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
@@ -334,13 +368,18 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     # E4 / E5 / C3 / C4 / E7: each paid interruption is the same line for every member.
     paid_stops = []
-    for i, stop in enumerate(work.interruptions):
-        rule = paid_kinds[stop.kind]
-        if stop.minutes <= rule.paid_when_over_minutes:
-            continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
-        paid_stops.append((i, rule.billed_to_shipowner, *prices.stop_line(stop, lang)))
-    stop_lines = tuple(line for _i, _b, _c, line in paid_stops)
-    stop_cents = sum(c for _i, _b, c, _line in paid_stops)
+    stop_lines: tuple[StatementLine, ...] = ()
+    stop_cents = 0
+    billed = False
+    if work.interruptions:
+        for i, stop in enumerate(work.interruptions):
+            rule = paid_kinds[stop.kind]
+            if stop.minutes <= rule.paid_when_over_minutes:
+                continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
+            paid_stops.append((i, rule.billed_to_shipowner, *prices.stop_line(stop, lang)))
+            billed = billed or rule.billed_to_shipowner
+        stop_lines = tuple(line for _i, _b, _c, line in paid_stops)
+        stop_cents = sum(c for _i, _b, c, _line in paid_stops)
 
     g = version.guarantee
     over_tonnes, over_minutes, full_day = tonnes > g.over_tonnes, g.over_minutes, g.above == "day"
@@ -367,9 +406,9 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             if share_found is None:
                 q_n, q_d = ratio(q)
                 cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
+                head, tail = prices.share_text(lang, q)
                 share_found = shares[q] = (cents, StatementLine.in_cents(
-                    version.shares.rule, version.shares.article,
-                    text["share"].format(quotas=_num(q), value=value_text), to_brl(cents)))
+                    version.shares.rule, version.shares.article, head + value_text + tail, to_brl(cents)))
             share, share_line = share_found
             if mkey[1] is _HALF:
                 guarantee, key = prices.half_day, "guarantee_half"
@@ -381,9 +420,9 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                 tkey = (key, guarantee, share, minutes if key == "guarantee_hourly" else None)
                 top_up = top_ups.get(tkey)
                 if top_up is None:
-                    top_up = top_ups[tkey] = StatementLine.in_cents(g.rule, g.article, text[key].format(
-                        amount=to_brl(guarantee), hours=_num(minutes / SIXTY),
-                        hourly=prices.hourly_text), to_brl(guarantee - share))
+                    top_up = top_ups[tkey] = StatementLine.in_cents(
+                        g.rule, g.article, prices.top_up_text(lang, key, guarantee, minutes),
+                        to_brl(guarantee - share))
                 lines = (share_line, top_up, *stop_lines)
                 cents = guarantee + stop_cents
             else:
@@ -399,19 +438,14 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                                               _NO_DISPUTE, total, due_at, (), m.minutes_typed))
 
     members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
-    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text)
+    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
     shares_total = to_brl(shares_cents)
-    summary = GangSummary(
-        gang_id=work.gang_id, ship=work.ship, date=work.date, period=work.period,
-        rulebook=rulebook.id, rulebook_version=version.effective_from,
-        labour_lines=tuple(labour_lines), labour_amount=labour_amount, tonnes=tonnes,
-        total_quotas=total_quotas, quota_value=quota_value, shares_total=shares_total,
-        rounding_difference=labour_amount - shares_total,
-        absent=tuple(absent),
-        flags=_composition_flags(work, composition),
-    )
-    return GangResult(summary=summary, members=members, billing=billing,
-                      billing_total=to_brl(billing_cents))
+    summary = GangSummary(  # positional, in field order (the hot path)
+        work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
+        tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
+        labour_amount - shares_total, tuple(absent),
+        () if composition is None else _composition_flags(work, composition))
+    return GangResult(summary, members, billing, to_brl(billing_cents))
 
 
 def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
@@ -423,6 +457,7 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
 
 
 _NO_DISPUTE = to_brl(0)
+_NO_BILLING: tuple[tuple, int] = ((), 0)
 
 
 def _settle(work: GangWork, due_at: dt.datetime, priced, quotas) -> tuple[MemberStatement, ...]:
