@@ -177,6 +177,9 @@ class _Prices:
         self.deadline = dt.timedelta(hours=version.payment.deadline_hours)
         self.context = Context(prec=28)  # the exact quota value: 28 significant digits
         self.quotas: dict[tuple[str, int], Decimal | None] = {}
+        #: quotas of the roles that are not paid per hold (the same whatever the holds)
+        self.fixed: dict[str, Decimal] = {role: member_quotas(Member("", role), version)
+                                          for role, rule in version.shares.quotas.items() if not rule.per_hold}
         self.stops: dict[tuple[str, Decimal, str], tuple[int, StatementLine]] = {}
         self.tariffs: TariffTable | None = None
         self.in_force: dict[tuple[str, dt.date], tuple | None] = {}
@@ -226,19 +229,21 @@ class _Prices:
         found = self.quotas[key] = member_quotas(member, self.version) if valid else None
         return found
 
-    def tariff(self, tariffs: TariffTable, cargo_class: str, day: dt.date) -> tuple | None:
-        """``(unit, n, d, printed rate)`` of the tariff of ``cargo_class`` in force on ``day``
-        (labour tariff = n / d), or None when there is none."""
+    def tariff(self, tariffs: TariffTable, cargo_class: str, day: dt.date, lang: str) -> tuple | None:
+        """``(unit, n, d, head, tail)`` of the tariff of ``cargo_class`` in force on ``day``
+        (labour tariff = n / d; a labour line's text is ``head + quantity + tail``), or None when
+        there is none."""
         if tariffs is not self.tariffs:
             self.tariffs, self.in_force = tariffs, {}
-        key = (cargo_class, day)
+        key = (cargo_class, day, lang)
         try:
             return self.in_force[key]
         except KeyError:
             pass
         found = tariffs.lookup(cargo_class, day)
         entry = self.in_force[key] = None if found is None else (
-            found.unit, *ratio(found.labour_tariff), _brl(found.labour_tariff))
+            found.unit, *ratio(found.labour_tariff),
+            *self.labour_text(lang, cargo_class, found.unit, _brl(found.labour_tariff)))
         return entry
 
     def by_time(self, fraction: Decimal, minutes: Decimal) -> int:
@@ -262,8 +267,6 @@ class _Prices:
         return found
 
 
-_HALF, _DAY = "half", "day"  # guarantee keys of the member memo (the hourly one is the minutes)
-_UNKNOWN = object()
 
 
 def _version(rulebook: Rulebook, work: GangWork, cache: dict) -> RulebookVersion:
@@ -314,29 +317,31 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     ok = True
     for row in work.tally:
         quantity = row.quantity
-        if not quantity.is_finite() or quantity < 0:
+        if not quantity.is_finite() or quantity < ZERO:
             ok = False
-        entry = prices.tariff(tariffs, row.cargo_class, work.date)
+        entry = prices.tariff(tariffs, row.cargo_class, work.date, lang)
         ok = ok and entry is not None
         in_force.append(entry)
     paid_kinds = version.interruptions
     for stop in work.interruptions:
         rule = paid_kinds.get(stop.kind)
-        if rule is None or stop.minutes <= 0 or (stop.transport is not None and not rule.billed_to_shipowner):
+        if rule is None or stop.minutes <= ZERO or (stop.transport is not None and not rule.billed_to_shipowner):
             ok = False
     boarded = []
+    boarded_quotas = []
     absent = []
     quotas: dict[str, Decimal] = {}
-    known = prices.quotas
+    fixed = prices.fixed
     for m in work.members:
-        q = known.get((m.role, m.holds_worked), _UNKNOWN)
-        if q is _UNKNOWN:
-            q = prices.quotas_of(m)
-        if q is None or m.minutes_worked < 0:
+        q = fixed.get(m.role)
+        if q is None:
+            q = prices.quotas_of(m)  # per hold, or None: not in the quota table
+        if q is None or m.minutes_worked < ZERO:
             ok = False
         elif m.boarded:
             quotas[m.registration] = q
             boarded.append(m)
+            boarded_quotas.append(q)
         else:
             absent.append(m.registration)
     if not ok or not boarded:
@@ -349,15 +354,16 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     tonnes = ZERO
     labour = 0
     labour_cite = version.labour
-    for row, (unit, t_n, t_d, tariff_text) in zip(work.tally, in_force):
+    for row, (unit, t_n, t_d, head, tail) in zip(work.tally, in_force):
+        quantity = row.quantity
         if unit == "t":
-            tonnes += row.quantity
-        q_n, q_d = row.quantity.as_integer_ratio()
+            tonnes += quantity
+        q_n, q_d = quantity.as_integer_ratio()
         cents = half_up(q_n * t_n * 100, q_d * t_d)
         labour += cents
-        head, tail = prices.labour_text(lang, row.cargo_class, unit, tariff_text)
         labour_lines.append(StatementLine.in_cents(
-            labour_cite.rule, labour_cite.article, head + _num(row.quantity) + tail, to_brl(cents)))
+            labour_cite.rule, labour_cite.article, head + format(quantity.normalize(), "f") + tail,
+            to_brl(cents)))
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
@@ -386,20 +392,28 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
-    # (quotas, guarantee key) -> (lines, total centavos, share centavos, total BRL)
-    memo: dict[tuple, tuple] = {}
+    # quotas (and minutes, hourly) -> (lines, total centavos, share centavos, total BRL), per guarantee
+    half_memo: dict[Decimal, tuple] = {}
+    day_memo: dict[Decimal, tuple] = {}
+    hourly_memo: dict[tuple, tuple] = {}
     priced = []  # (member, lines, total centavos, share centavos): settled below if disputed
     statements = []
     shares_cents = 0
     disputes = work.disputes
-    for m in boarded:
-        q = quotas[m.registration]
+    append = statements.append
+    # a registration twice among the boarded: each gets the quotas of the last (``quotas``)
+    pairs = zip(boarded, boarded_quotas if len(quotas) == len(boarded) else
+                [quotas[m.registration] for m in boarded])
+    for m, q in pairs:
         minutes = m.minutes_worked
         # E3 / C2 (RULES.md E3): paid max(share, guarantee); both limits are strict.
         if over_tonnes and minutes > over_minutes:
-            mkey = (q, _DAY if full_day else minutes)
+            if full_day:
+                memo, mkey = day_memo, q
+            else:
+                memo, mkey = hourly_memo, (q, minutes)
         else:
-            mkey = (q, _HALF)
+            memo, mkey = half_memo, q
         found = memo.get(mkey)
         if found is None:
             share_found = shares.get(q)
@@ -410,9 +424,9 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                 share_found = shares[q] = (cents, StatementLine.in_cents(
                     version.shares.rule, version.shares.article, head + value_text + tail, to_brl(cents)))
             share, share_line = share_found
-            if mkey[1] is _HALF:
+            if memo is half_memo:
                 guarantee, key = prices.half_day, "guarantee_half"
-            elif mkey[1] is _DAY:
+            elif memo is day_memo:
                 guarantee, key = prices.full_day, "guarantee_day"
             else:
                 guarantee, key = prices.by_time(ONE, minutes), "guarantee_hourly"
@@ -434,8 +448,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         if disputes:
             priced.append((m, lines, cents, share))
         else:
-            statements.append(MemberStatement(m.registration, m.role, q, minutes, lines, total,
-                                              _NO_DISPUTE, total, due_at, (), m.minutes_typed))
+            append(MemberStatement(m.registration, m.role, q, minutes, lines, total,
+                                   _NO_DISPUTE, total, due_at, (), m.minutes_typed))
 
     members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
     billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
