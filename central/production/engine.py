@@ -553,7 +553,7 @@ def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTabl
     batch is either wholly computed or not at all."""
     results, errors = [], []
     prices: dict = {}  # per rulebook version, for the whole batch
-    with gc_paused():  # a month is ~10^5 acyclic statements: no collector passes over them
+    with gc_paused(long_lived=True):  # ~10^5 acyclic statements kept: no collector passes over them
         for work in works:
             try:
                 results.append(pay_gang(work, rulebook, tariffs, lang=lang, composition=composition,
