@@ -184,6 +184,7 @@ class _Prices:
         self.tariffs: TariffTable | None = None
         self.in_force: dict[tuple[str, dt.date], tuple | None] = {}
         self.texts: dict[tuple, tuple[str, str]] = {}
+        self.guaranteed: dict[int, Decimal] = {}  # BRL of a guaranteed total, by centavos
 
     def share_text(self, lang: str, quotas: Decimal) -> tuple[str, str]:
         """The share line's text of ``quotas`` around its quota value: ``head + value + tail``
@@ -396,6 +397,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     half_memo: dict[Decimal, tuple] = {}
     day_memo: dict[Decimal, tuple] = {}
     hourly_memo: dict[tuple, tuple] = {}
+    guaranteed = prices.guaranteed
     priced = []  # (member, lines, total centavos, share centavos): settled below if disputed
     statements = []
     shares_cents = 0
@@ -439,10 +441,14 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                         to_brl(guarantee - share))
                 lines = (share_line, top_up, *stop_lines)
                 cents = guarantee + stop_cents
+                total = guaranteed.get(cents)  # a guarantee (+ the stops): the same in many gangs
+                if total is None:
+                    total = guaranteed[cents] = to_brl(cents)
             else:
                 lines = (share_line, *stop_lines)
                 cents = share + stop_cents
-            found = memo[mkey] = (lines, cents, share, to_brl(cents))
+                total = to_brl(cents)
+            found = memo[mkey] = (lines, cents, share, total)
         lines, cents, share, total = found
         shares_cents += share
         if disputes:
@@ -459,7 +465,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
         labour_amount - shares_total, tuple(absent),
         () if composition is None else _composition_flags(work, composition))
-    return GangResult(summary, members, billing, to_brl(billing_cents))
+    return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
 
 
 def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
