@@ -183,17 +183,17 @@ class _Prices:
         self.stops: dict[tuple[str, Decimal, str], tuple[int, StatementLine]] = {}
         self.tariffs: TariffTable | None = None
         self.in_force: dict[tuple[str, dt.date], tuple | None] = {}
-        self.texts: dict[tuple, tuple[str, str]] = {}
+        self.texts: dict[tuple, tuple] = {}
         self.guaranteed: dict[int, Decimal] = {}  # BRL of a guaranteed total, by centavos
 
-    def share_text(self, lang: str, quotas: Decimal) -> tuple[str, str]:
-        """The share line's text of ``quotas`` around its quota value: ``head + value + tail``
-        is ``TEXT[lang]["share"]`` formatted."""
+    def share_text(self, lang: str, quotas: Decimal) -> tuple[str, str, int, int]:
+        """``(head, tail, n, d)``: the share line's text of ``quotas`` around its quota value
+        (``head + value + tail`` is ``TEXT[lang]["share"]`` formatted) and ``quotas == n / d``."""
         key = ("share", lang, quotas)
         found = self.texts.get(key)
         if found is None:
             head, tail = TEXT[lang]["share"].replace("{quotas}", _num(quotas)).split("{value}")
-            found = self.texts[key] = (head, tail)
+            found = self.texts[key] = (head, tail, *ratio(quotas))
         return found
 
     def labour_text(self, lang: str, cargo_class: str, unit: str, tariff_text: str) -> tuple[str, str]:
@@ -420,9 +420,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         if found is None:
             share_found = shares.get(q)
             if share_found is None:
-                q_n, q_d = ratio(q)
+                head, tail, q_n, q_d = prices.share_text(lang, q)
                 cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
-                head, tail = prices.share_text(lang, q)
                 share_found = shares[q] = (cents, StatementLine.in_cents(
                     version.shares.rule, version.shares.article, head + value_text + tail, to_brl(cents)))
             share, share_line = share_found
