@@ -268,8 +268,6 @@ class _Prices:
         return found
 
 
-
-
 def _version(rulebook: Rulebook, work: GangWork, cache: dict) -> RulebookVersion:
     """``rulebook.version_for(work.date)``, looked up once per (rulebook, date) of the batch."""
     entry = cache.get(("book", id(rulebook)))

@@ -42,8 +42,8 @@ def _member(work: GangWork, i: int, **change) -> GangWork:
 def _bad(work: GangWork, book: str) -> dict[str, GangWork]:
     kinds = BOOKS[book].versions[-1].interruptions
     not_billed = next(kind for kind, rule in sorted(kinds.items()) if not rule.billed_to_shipowner)
-    per_hold = next(i for i, m in enumerate(work.members)
-                    if m.role == "general_foreman") if any(m.role == "general_foreman" for m in work.members) else None
+    quotas = BOOKS[book].versions[-1].shares.quotas
+    per_hold = [i for i, m in enumerate(work.members) if m.boarded and quotas[m.role].per_hold]
     cases = {
         "role": _member(work, 0, role="crane_driver"),
         "absent member's role": _member(work, len(work.members) - 1, role="crane_driver"),
@@ -60,8 +60,8 @@ def _bad(work: GangWork, book: str) -> dict[str, GangWork]:
         "transport on a kind not billed": dataclasses.replace(
             work, interruptions=(Interruption(not_billed, Decimal(5), "i.csv:2", Decimal("12.50")),)),
     }
-    if per_hold is not None:
-        cases["per-hold role without a hold"] = _member(work, per_hold, holds_worked=0)
+    if per_hold:
+        cases["per-hold role without a hold"] = _member(work, per_hold[0], holds_worked=0)
     cases["all at once"] = dataclasses.replace(
         _member(cases["role"], 1, minutes_worked=Decimal(-1)),
         tally=cases["unknown class"].tally + cases["negative quantity"].tally,
