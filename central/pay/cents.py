@@ -10,7 +10,6 @@ to ``Decimal`` BRL with two places (``to_brl``), so statements print and store a
 from __future__ import annotations
 
 from decimal import Decimal
-from functools import lru_cache
 
 
 def ratio(value: Decimal) -> tuple[int, int]:
@@ -36,7 +35,7 @@ def cents_of(value: Decimal, times: int = 1, per: int = 1) -> int:
     return half_up(n * times * 100, d * per)
 
 
-@lru_cache(maxsize=1 << 16)
 def to_brl(cents: int) -> Decimal:
-    """Centavos as ``Decimal`` BRL with two places (``18000 -> Decimal('180.00')``)."""
+    """Centavos as ``Decimal`` BRL with two places (``18000 -> Decimal('180.00')``). Not cached:
+    a pay run's amounts are mostly distinct, and a cache's miss costs more than the conversion."""
     return Decimal(cents).scaleb(-2)

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from decimal import Decimal, localcontext
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 
 from central.pay.cents import cents_of, half_up, ratio, to_brl
-from central.pay.lines import StatementLine, money_sum, to_money
+from central.pay.lines import CENT, StatementLine, money_sum, to_money
 from central.production.composition import Composition, composition_problem
 from central.production.model import (
     GangResult,
@@ -39,6 +39,7 @@ from portgate.errors import BadInput
 from portgate.gctune import paused as gc_paused
 
 ZERO = Decimal(0)
+ONE = Decimal(1)
 SIXTY = Decimal(60)
 
 TEXT = {
@@ -160,8 +161,9 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
 
 class _Prices:
     """What a rulebook version prices the same for every gang, in integer centavos, worked out
-    once per ``pay_gangs`` call: member quotas per (role, holds), the guarantees, the interruption
-    lines per (kind, minutes, language)."""
+    once per ``pay_gangs`` call: member quotas per (role, holds) (None for a role the quota table
+    does not have, or a per-hold role with no hold), the guarantees, the interruption lines per
+    (kind, minutes, language), the tariff in force per (cargo class, date) with its printed rate."""
 
     def __init__(self, version: RulebookVersion) -> None:
         self.version = version
@@ -172,15 +174,78 @@ class _Prices:
         self.half_day = half_up(self.sd[0] * fraction[0] * 100, self.sd[1] * fraction[1])
         self.full_day = half_up(self.sd[0] * 100, self.sd[1])
         self.hourly_text = str(to_money(version.hourly_wage))
-        self.quotas: dict[tuple[str, int], Decimal] = {}
+        self.deadline = dt.timedelta(hours=version.payment.deadline_hours)
+        self.context = Context(prec=28)  # the exact quota value: 28 significant digits
+        self.quotas: dict[tuple[str, int], Decimal | None] = {}
+        #: quotas of the roles that are not paid per hold (the same whatever the holds)
+        self.fixed: dict[str, Decimal] = {role: member_quotas(Member("", role), version)
+                                          for role, rule in version.shares.quotas.items() if not rule.per_hold}
         self.stops: dict[tuple[str, Decimal, str], tuple[int, StatementLine]] = {}
+        self.tariffs: TariffTable | None = None
+        self.in_force: dict[tuple[str, dt.date], tuple | None] = {}
+        self.texts: dict[tuple, tuple] = {}
+        self.guaranteed: dict[int, Decimal] = {}  # BRL of a guaranteed total, by centavos
 
-    def quotas_of(self, member: Member) -> Decimal:
-        key = (member.role, member.holds_worked)
-        found = self.quotas.get(key)
+    def share_text(self, lang: str, quotas: Decimal) -> tuple[str, str, int, int]:
+        """``(head, tail, n, d)``: the share line's text of ``quotas`` around its quota value
+        (``head + value + tail`` is ``TEXT[lang]["share"]`` formatted) and ``quotas == n / d``."""
+        key = ("share", lang, quotas)
+        found = self.texts.get(key)
         if found is None:
-            found = self.quotas[key] = member_quotas(member, self.version)
+            head, tail = TEXT[lang]["share"].replace("{quotas}", _num(quotas)).split("{value}")
+            found = self.texts[key] = (head, tail, *ratio(quotas))
         return found
+
+    def labour_text(self, lang: str, cargo_class: str, unit: str, tariff_text: str) -> tuple[str, str]:
+        """A labour line's text around its quantity: ``head + quantity + tail``."""
+        key = ("labour", lang, cargo_class, unit, tariff_text)
+        found = self.texts.get(key)
+        if found is None:
+            head, tail = TEXT[lang]["labour"].replace("{cls}", cargo_class).replace("{unit}", unit).replace(
+                "{tariff}", tariff_text).split("{qty}")
+            found = self.texts[key] = (head, tail)
+        return found
+
+    def top_up_text(self, lang: str, key: str, guarantee: int, minutes: Decimal) -> str:
+        """The text of a guarantee top-up (``key`` is ``guarantee_half|day|hourly``); the
+        half-day and full-day texts are one per version."""
+        tkey = ("top_up", lang, key, guarantee, minutes if key == "guarantee_hourly" else None)
+        found = self.texts.get(tkey)
+        if found is None:
+            found = TEXT[lang][key].format(amount=to_brl(guarantee), hours=_num(minutes / SIXTY),
+                                           hourly=self.hourly_text)
+            self.texts[tkey] = found
+        return found
+
+    def quotas_of(self, member: Member) -> Decimal | None:
+        """``member_quotas`` of ``member``, or None when its role is not in the quota table or is
+        paid per hold and ``holds_worked`` < 1 (``_check`` names the row)."""
+        key = (member.role, member.holds_worked)
+        try:
+            return self.quotas[key]
+        except KeyError:
+            pass
+        rule = self.version.shares.quotas.get(member.role)
+        valid = rule is not None and not (rule.per_hold and member.holds_worked < 1)
+        found = self.quotas[key] = member_quotas(member, self.version) if valid else None
+        return found
+
+    def tariff(self, tariffs: TariffTable, cargo_class: str, day: dt.date, lang: str) -> tuple | None:
+        """``(unit, n, d, head, tail)`` of the tariff of ``cargo_class`` in force on ``day``
+        (labour tariff = n / d; a labour line's text is ``head + quantity + tail``), or None when
+        there is none."""
+        if tariffs is not self.tariffs:
+            self.tariffs, self.in_force = tariffs, {}
+        key = (cargo_class, day, lang)
+        try:
+            return self.in_force[key]
+        except KeyError:
+            pass
+        found = tariffs.lookup(cargo_class, day)
+        entry = self.in_force[key] = None if found is None else (
+            found.unit, *ratio(found.labour_tariff),
+            *self.labour_text(lang, cargo_class, found.unit, _brl(found.labour_tariff)))
+        return entry
 
     def by_time(self, fraction: Decimal, minutes: Decimal) -> int:
         """Centavos of SD × ``fraction`` × ``minutes`` ÷ (hours per day × 60), one rounding half up
@@ -203,6 +268,18 @@ class _Prices:
         return found
 
 
+def _version(rulebook: Rulebook, work: GangWork, cache: dict) -> RulebookVersion:
+    """``rulebook.version_for(work.date)``, looked up once per (rulebook, date) of the batch."""
+    entry = cache.get(("book", id(rulebook)))
+    if entry is None or entry[0] is not rulebook:
+        entry = cache[("book", id(rulebook))] = (rulebook, {})
+    version = entry[1].get(work.date)
+    if version is None:
+        version = entry[1][work.date] = rulebook.version_for(
+            work.date, where=work.tally[0].source if work.tally else work.gang_id)
+    return version
+
+
 def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: str = "pt-BR",
              composition: Composition | None = None, _prices: dict | None = None) -> GangResult:
     """Pay one gang (terno) under ``rulebook`` (E1-E8 or C1-C6) with the port's ``tariffs``.
@@ -222,118 +299,170 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     art. 3); pay is unchanged.
 
     Money is integer centavos inside (``central.pay.cents``): each printed line is one rounding half
-    up of an exact integer fraction; amounts are ``Decimal`` BRL on the way out.
+    up of an exact integer fraction; amounts are ``Decimal`` BRL on the way out. Members with the
+    same quotas and guarantee get the same (immutable) line objects and total; only their identity
+    fields differ.
     """
     text = TEXT[lang]
-    version = rulebook.version_for(work.date, where=work.tally[0].source if work.tally else work.gang_id)
-    errors = _check(work, version, tariffs)
-    if errors:
-        raise BadInput("\n".join(errors))
     cache = {} if _prices is None else _prices
+    version = _version(rulebook, work, cache)
     prices = cache.get(id(version))
     if prices is None or prices.version is not version:
         prices = cache[id(version)] = _Prices(version)
+
+    # The checks of ``_check`` as one pass that also gathers what pricing needs; on any problem
+    # ``_check`` lists them all, each naming its row.
+    in_force = []
+    ok = True
+    for row in work.tally:
+        quantity = row.quantity
+        if not quantity.is_finite() or quantity < ZERO:
+            ok = False
+        entry = prices.tariff(tariffs, row.cargo_class, work.date, lang)
+        ok = ok and entry is not None
+        in_force.append(entry)
+    paid_kinds = version.interruptions
+    for stop in work.interruptions:
+        rule = paid_kinds.get(stop.kind)
+        if rule is None or stop.minutes <= ZERO or (stop.transport is not None and not rule.billed_to_shipowner):
+            ok = False
+    boarded = []
+    boarded_quotas = []
+    absent = []
+    quotas: dict[str, Decimal] = {}
+    fixed = prices.fixed
+    for m in work.members:
+        q = fixed.get(m.role)
+        if q is None:
+            q = prices.quotas_of(m)  # per hold, or None: not in the quota table
+        if q is None or m.minutes_worked < ZERO:
+            ok = False
+        elif m.boarded:
+            quotas[m.registration] = q
+            boarded.append(m)
+            boarded_quotas.append(q)
+        else:
+            absent.append(m.registration)
+    if not ok or not boarded:
+        errors = _check(work, version, tariffs)
+        assert errors, "the one-pass checks and _check disagree"
+        raise BadInput("\n".join(errors))
 
     # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up.
     labour_lines = []
     tonnes = ZERO
     labour = 0
-    for row in work.tally:
-        tariff = tariffs.lookup(row.cargo_class, work.date)
-        assert tariff is not None  # checked above
-        if tariff.unit == "t":
-            tonnes += row.quantity
-        q_n, q_d = ratio(row.quantity)
-        t_n, t_d = ratio(tariff.labour_tariff)
+    labour_cite = version.labour
+    for row, (unit, t_n, t_d, head, tail) in zip(work.tally, in_force):
+        quantity = row.quantity
+        if unit == "t":
+            tonnes += quantity
+        q_n, q_d = quantity.as_integer_ratio()
         cents = half_up(q_n * t_n * 100, q_d * t_d)
         labour += cents
         labour_lines.append(StatementLine.in_cents(
-            version.labour.rule, version.labour.article,
-            text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity), unit=tariff.unit,
-                                  tariff=_brl(tariff.labour_tariff)),
+            labour_cite.rule, labour_cite.article, head + format(quantity.normalize(), "f") + tail,
             to_brl(cents)))
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
-    boarded = [m for m in work.members if m.boarded]
-    quotas = {m.registration: prices.quotas_of(m) for m in boarded}
     total_quotas = sum(quotas.values(), ZERO)
-    with localcontext() as ctx:
-        ctx.prec = 28
-        quota_value = labour_amount / total_quotas
-    value_text = _num(to_money(quota_value))
+    quota_value = prices.context.divide(labour_amount, total_quotas)
+    value_text = _num(quota_value.quantize(CENT, rounding=ROUND_HALF_UP))
     tq_n, tq_d = ratio(total_quotas)
 
     # E4 / E5 / C3 / C4 / E7: each paid interruption is the same line for every member.
     paid_stops = []
-    for i, stop in enumerate(work.interruptions):
-        rule = version.interruptions[stop.kind]
-        if stop.minutes <= rule.paid_when_over_minutes:
-            continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
-        paid_stops.append((i, rule.billed_to_shipowner, *prices.stop_line(stop, lang)))
-    stop_lines = tuple(line for _i, _b, _c, line in paid_stops)
-    stop_cents = sum(c for _i, _b, c, _line in paid_stops)
+    stop_lines: tuple[StatementLine, ...] = ()
+    stop_cents = 0
+    billed = False
+    if work.interruptions:
+        for i, stop in enumerate(work.interruptions):
+            rule = paid_kinds[stop.kind]
+            if stop.minutes <= rule.paid_when_over_minutes:
+                continue  # E4 tide ≤ 2 h, C3 third party ≤ 20 min: not paid
+            paid_stops.append((i, rule.billed_to_shipowner, *prices.stop_line(stop, lang)))
+            billed = billed or rule.billed_to_shipowner
+        stop_lines = tuple(line for _i, _b, _c, line in paid_stops)
+        stop_cents = sum(c for _i, _b, c, _line in paid_stops)
 
     g = version.guarantee
     over_tonnes, over_minutes, full_day = tonnes > g.over_tonnes, g.over_minutes, g.above == "day"
-    due_at = work.service_end + dt.timedelta(hours=version.payment.deadline_hours)
+    due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
+    # quotas (and minutes, hourly) -> (lines, total centavos, share centavos, total BRL), per guarantee
+    half_memo: dict[Decimal, tuple] = {}
+    day_memo: dict[Decimal, tuple] = {}
+    hourly_memo: dict[tuple, tuple] = {}
+    guaranteed = prices.guaranteed
     priced = []  # (member, lines, total centavos, share centavos): settled below if disputed
     statements = []
     shares_cents = 0
-    for m in boarded:
-        q = quotas[m.registration]
-        found = shares.get(q)
-        if found is None:
-            q_n, q_d = ratio(q)
-            cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
-            found = shares[q] = (cents, StatementLine.in_cents(
-                version.shares.rule, version.shares.article,
-                text["share"].format(quotas=_num(q), value=value_text), to_brl(cents)))
-        share, share_line = found
+    disputes = work.disputes
+    append = statements.append
+    # a registration twice among the boarded: each gets the quotas of the last (``quotas``)
+    pairs = zip(boarded, boarded_quotas if len(quotas) == len(boarded) else
+                [quotas[m.registration] for m in boarded])
+    for m, q in pairs:
+        minutes = m.minutes_worked
         # E3 / C2 (RULES.md E3): paid max(share, guarantee); both limits are strict.
-        if over_tonnes and m.minutes_worked > over_minutes:
+        if over_tonnes and minutes > over_minutes:
             if full_day:
+                memo, mkey = day_memo, q
+            else:
+                memo, mkey = hourly_memo, (q, minutes)
+        else:
+            memo, mkey = half_memo, q
+        found = memo.get(mkey)
+        if found is None:
+            share_found = shares.get(q)
+            if share_found is None:
+                head, tail, q_n, q_d = prices.share_text(lang, q)
+                cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
+                share_found = shares[q] = (cents, StatementLine.in_cents(
+                    version.shares.rule, version.shares.article, head + value_text + tail, to_brl(cents)))
+            share, share_line = share_found
+            if memo is half_memo:
+                guarantee, key = prices.half_day, "guarantee_half"
+            elif memo is day_memo:
                 guarantee, key = prices.full_day, "guarantee_day"
             else:
-                guarantee, key = prices.by_time(Decimal(1), m.minutes_worked), "guarantee_hourly"
-        else:
-            guarantee, key = prices.half_day, "guarantee_half"
-        if guarantee > share:
-            tkey = (key, guarantee, share, m.minutes_worked if key == "guarantee_hourly" else None)
-            top_up = top_ups.get(tkey)
-            if top_up is None:
-                top_up = top_ups[tkey] = StatementLine.in_cents(g.rule, g.article, text[key].format(
-                    amount=to_brl(guarantee), hours=_num(m.minutes_worked / SIXTY),
-                    hourly=prices.hourly_text), to_brl(guarantee - share))
-            lines = (share_line, top_up, *stop_lines)
-            cents = guarantee + stop_cents
-        else:
-            lines = (share_line, *stop_lines)
-            cents = share + stop_cents
+                guarantee, key = prices.by_time(ONE, minutes), "guarantee_hourly"
+            if guarantee > share:
+                tkey = (key, guarantee, share, minutes if key == "guarantee_hourly" else None)
+                top_up = top_ups.get(tkey)
+                if top_up is None:
+                    top_up = top_ups[tkey] = StatementLine.in_cents(
+                        g.rule, g.article, prices.top_up_text(lang, key, guarantee, minutes),
+                        to_brl(guarantee - share))
+                lines = (share_line, top_up, *stop_lines)
+                cents = guarantee + stop_cents
+                total = guaranteed.get(cents)  # a guarantee (+ the stops): the same in many gangs
+                if total is None:
+                    total = guaranteed[cents] = to_brl(cents)
+            else:
+                lines = (share_line, *stop_lines)
+                cents = share + stop_cents
+                total = to_brl(cents)
+            found = memo[mkey] = (lines, cents, share, total)
+        lines, cents, share, total = found
         shares_cents += share
-        if work.disputes:
+        if disputes:
             priced.append((m, lines, cents, share))
         else:
-            total = to_brl(cents)
-            statements.append(MemberStatement(m.registration, m.role, q, m.minutes_worked, lines, total,
-                                              _NO_DISPUTE, total, due_at, (), m.minutes_typed))
+            append(MemberStatement(m.registration, m.role, q, minutes, lines, total,
+                                   _NO_DISPUTE, total, due_at, (), m.minutes_typed))
 
-    members = _settle(work, due_at, priced, quotas) if work.disputes else tuple(statements)
-    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text)
+    members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
+    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
     shares_total = to_brl(shares_cents)
-    summary = GangSummary(
-        gang_id=work.gang_id, ship=work.ship, date=work.date, period=work.period,
-        rulebook=rulebook.id, rulebook_version=version.effective_from,
-        labour_lines=tuple(labour_lines), labour_amount=labour_amount, tonnes=tonnes,
-        total_quotas=total_quotas, quota_value=quota_value, shares_total=shares_total,
-        rounding_difference=labour_amount - shares_total,
-        absent=tuple(m.registration for m in work.members if not m.boarded),
-        flags=_composition_flags(work, composition),
-    )
-    return GangResult(summary=summary, members=members, billing=billing,
-                      billing_total=to_brl(billing_cents))
+    summary = GangSummary(  # positional, in field order (the hot path)
+        work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
+        tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
+        labour_amount - shares_total, tuple(absent),
+        () if composition is None else _composition_flags(work, composition))
+    return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
 
 
 def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
@@ -345,6 +474,7 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
 
 
 _NO_DISPUTE = to_brl(0)
+_NO_BILLING: tuple[tuple, int] = ((), 0)
 
 
 def _settle(work: GangWork, due_at: dt.datetime, priced, quotas) -> tuple[MemberStatement, ...]:
@@ -426,7 +556,7 @@ def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTabl
     batch is either wholly computed or not at all."""
     results, errors = [], []
     prices: dict = {}  # per rulebook version, for the whole batch
-    with gc_paused():  # a month is ~10^5 acyclic statements: no collector passes over them
+    with gc_paused(long_lived=True):  # ~10^5 acyclic statements kept: no collector passes over them
         for work in works:
             try:
                 results.append(pay_gang(work, rulebook, tariffs, lang=lang, composition=composition,

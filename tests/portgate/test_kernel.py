@@ -204,6 +204,45 @@ def test_gc_paused_restores_the_collector_also_after_an_error():
         gc.enable()
 
 
+def test_gc_paused_long_lived_moves_the_burst_to_the_oldest_generation_unscanned():
+    import gc
+
+    from portgate.gctune import paused
+
+    class Kept:  # a tracked object (instances of Python classes are)
+        pass
+
+    with paused(long_lived=True):
+        kept = [Kept() for _ in range(5_000)]
+        assert gc.get_count()[0] >= 5_000  # the young generation's count piles up while paused
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 5_000  # not left to start a young collection over the burst
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert id(kept[0]) in oldest and id(kept[-1]) in oldest
+    assert gc.get_freeze_count() == 0
+
+
+def test_gc_paused_long_lived_leaves_a_service_s_frozen_objects_frozen():
+    import gc
+
+    from portgate.gctune import paused
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with paused(long_lived=True):
+            fresh = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+        assert id(fresh[0]) not in {id(o) for o in gc.get_objects(generation=2)}
+    finally:
+        gc.unfreeze()
+    with pytest.raises(RuntimeError):  # and an error restores the collector without promoting
+        with paused(long_lived=True):
+            raise RuntimeError("boom")
+    assert gc.isenabled()
+
+
 def test_the_rest_between_two_shifts_is_never_negative():
     end = dt.datetime(2026, 3, 10, 13, tzinfo=dt.UTC)
     assert rest_between(end, end + dt.timedelta(hours=MIN_REST_HOURS)) == dt.timedelta(hours=11)
