@@ -92,11 +92,13 @@ def build(state: Path, workers: int, events: int, flagged: int) -> None:
     created = template.occurred_at.isoformat()
     batch = 50_000
     for start in range(1, events + 1, batch):
-        rows = [(s, f"{s:08d}-0000-4000-8000-000000000000", 0, "tap", body, 1, created)
+        rows = [(s, f"{s:08d}-0000-4000-8000-000000000000", 0, "tap", body, created)
                 for s in range(start, min(start + batch, events + 1))]
-        conn.executemany("INSERT INTO journal (seq, event_id, priority, kind, body, sent, created_at)"
-                         " VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        conn.executemany("INSERT INTO journal (seq, event_id, priority, kind, body, created_at)"
+                         " VALUES (?, ?, ?, ?, ?, ?)", rows)
         conn.commit()
+    conn.execute("INSERT INTO journal_sent (lo, hi) VALUES (1, ?)", (events,))  # all sent (edge.journal)
+    conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
 

@@ -6,6 +6,15 @@ gapless per-gate sequence number, a fresh event id and the HMAC of ``wire.events
 rows are the outbox: a row is unsent until the MQTT publisher calls ``mark_sent`` on the PUBACK for
 its own message. Priority-1 rows (confiscations, alerts) leave the outbox before ordinary ones.
 
+Sent bookkeeping (schema version 2, ``PRAGMA user_version``): what was delivered is kept outside
+the event rows, in ``journal_sent (lo, hi)``: sorted disjoint inclusive ranges of sent seqs
+(``edge.sent_ranges``), normally one range growing at its top plus a few exceptions (priority rows
+sent ahead, PUBACKs out of order). A mark rewrites one or two small rows instead of each ~300-byte
+event row's page. The rows of one file are gapless (``first..last_seq``); the outbox is every seq
+of it not in a range. A file of version 0 (the ``sent`` column of each row) is upgraded at open in
+one transaction: its sent rows become ranges, the column stays (no longer read or written) and the
+priority index is rebuilt; a file of a newer version is refused (``StoreError``).
+
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
 aside and a fresh file started; numbering then *continues* after the highest sequence number known
@@ -59,6 +68,7 @@ import msgspec
 import structlog
 
 from edge.rules.model import Now
+from edge.sent_ranges import SentRanges
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
 from portgate.errors import StoreError
 from wire import chain
@@ -76,6 +86,7 @@ SALVAGE_SLACK = 1024  # a seq salvaged from a corrupt file is believed only up t
 PRIORITY_NORMAL = 0
 PRIORITY_HIGH = 1  # confiscations, alerts: jump the outbox queue (G10)
 
+SCHEMA_VERSION = 2  # PRAGMA user_version of the file; 0: sent was a column of each row
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (
     seq INTEGER PRIMARY KEY,
@@ -83,15 +94,26 @@ CREATE TABLE IF NOT EXISTS journal (
     priority INTEGER NOT NULL DEFAULT 0,
     kind TEXT NOT NULL,
     body BLOB NOT NULL,
-    sent INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL
 );
-DROP INDEX IF EXISTS journal_outbox;
--- Only priority rows are indexed (a partial index is not touched by ordinary inserts, keeping the
--- hot-path commit small); ordinary unsent rows are found by primary key from the low-water mark.
-CREATE INDEX IF NOT EXISTS journal_outbox_high ON journal (priority DESC, seq) WHERE sent = 0 AND priority > 0;
 CREATE TABLE IF NOT EXISTS journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# Version 2 on top of either a fresh file or a version-0 one (in one transaction, see _migrate).
+_SCHEMA_2 = """
+CREATE TABLE IF NOT EXISTS journal_sent (lo INTEGER PRIMARY KEY, hi INTEGER NOT NULL);
+DROP INDEX IF EXISTS journal_outbox;
+DROP INDEX IF EXISTS journal_outbox_high;
+-- Only priority rows are indexed (a partial index is not touched by ordinary inserts, keeping the
+-- hot-path commit small), their unsent seqs are held in memory from the open.
+CREATE INDEX IF NOT EXISTS journal_high ON journal (seq) WHERE priority > 0;
+"""
+# version 0 -> 2: each run of consecutive sent rows becomes one range (gaps and islands)
+_SENT_FROM_COLUMN = """
+INSERT INTO journal_sent (lo, hi)
+SELECT min(seq), max(seq) FROM (SELECT seq, seq - row_number() OVER (ORDER BY seq) AS island
+                                FROM journal WHERE sent <> 0) GROUP BY island
+"""
+SEGMENT_SKIP = 64  # an outbox read jumps over sent ranges at least this long (shorter ones: filtered)
 
 _decoder = msgspec.json.Decoder(wire.Event)
 
@@ -155,15 +177,22 @@ class Journal:
             self._conn.execute("PRAGMA synchronous=FULL")
             for pragma in WAL_PRAGMAS:
                 self._conn.execute(pragma)
-            self._conn.executescript(_SCHEMA)
-            row = self._conn.execute("SELECT max(seq) FROM journal").fetchone()
-            self._depth, low = self._conn.execute(
-                "SELECT count(*), min(seq) FROM journal WHERE sent = 0"
-            ).fetchone()
+            self._migrate()
+            count, first, top = self._conn.execute("SELECT count(*), min(seq), max(seq) FROM journal").fetchone()
+            row = (top,)
+            self._last_seq = max(top or 0, floor)  # never go backwards (see module doc)
+            self._first = first if first is not None else self._last_seq + 1  # the file holds first..last
+            self._sent = SentRanges(
+                (max(lo, self._first), min(hi, self._last_seq))
+                for lo, hi in self._conn.execute("SELECT lo, hi FROM journal_sent"))
+            self._depth = count - self._sent.count()
+            self._low = self._sent.first_unsent(self._first)  # no unsent row below this seq
+            self._high = {  # unsent priority rows: seq -> priority
+                seq: prio for seq, prio in self._conn.execute(
+                    "SELECT seq, priority FROM journal WHERE priority > 0 AND seq >= ?", (self._low,))
+                if not self._sent.covers(seq)}
         except sqlite3.Error as exc:
             raise StoreError(f"journal {self.path}: {exc}") from exc
-        self._last_seq = max(row[0] or 0, floor)  # never go backwards (see module doc)
-        self._low = low if low is not None else self._last_seq + 1  # no unsent row below this seq
         self._refused = {"reads": 0, "other": 0}  # appends refused for a full disk, not yet reported
         self._refused_at: list[dt.datetime] = []  # [first, last] refusal time (UTC)
         checkpoint(self._conn, self.path)
@@ -191,6 +220,36 @@ class Journal:
             if known_key != mine and (row[0] or known_key):
                 self._key_event(signer, known_key, clock)
             self._set_meta("signing_key", mine)
+
+    def _migrate(self) -> None:
+        """Bring the file to ``SCHEMA_VERSION`` (see the module doc), all in one transaction: a
+        crash half-way leaves the old version, upgraded again at the next open. Raises
+        ``sqlite3.Error``, or ``StoreError`` for a file newer than this code."""
+        c = self._conn
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"journal {self.path}: schema version {version} is newer than this software's "
+                             f"({SCHEMA_VERSION}); install the newer gate software or move the file aside")
+        legacy = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone()
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in (_SCHEMA + _SCHEMA_2).split(";"):
+                if statement.strip():
+                    c.execute(statement)
+            if legacy:
+                c.execute(_SENT_FROM_COLUMN)
+            c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            c.execute("COMMIT")
+        except BaseException:
+            if c.in_transaction:
+                c.execute("ROLLBACK")
+            raise
+        if legacy:
+            ranges = c.execute("SELECT count(*), coalesce(sum(hi - lo + 1), 0) FROM journal_sent").fetchone()
+            log.info("journal_schema_upgraded", path=str(self.path), from_version=version, to_version=SCHEMA_VERSION,
+                     sent_ranges=ranges[0], sent_rows=ranges[1])
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -363,8 +422,8 @@ class Journal:
         """Mark rows as delivered (called on the PUBACK for each row's own message id).
 
         ``seqs``: the rows whose own PUBACK arrived, any order; unknown or already-sent seqs are
-        ignored. One transaction, one ``UPDATE ... BETWEEN`` per contiguous run of ``seqs`` (each
-        run holds only seqs that were passed in, never a neighbour that was not acknowledged).
+        ignored. One transaction on ``journal_sent``: the ranges the seqs extend or join are
+        rewritten (normally one row), never a neighbour that was not acknowledged.
 
         This transaction alone is committed with ``synchronous=NORMAL`` (no fsync; the connection is
         set back to ``FULL`` for appends before the lock is released): a mark is only a hint that the
@@ -374,18 +433,19 @@ class Journal:
         ``HWM_SENT_EVERY_S`` (the rest at the next append's, mark's or close's rewrite). Raises
         ``StoreError`` if the update fails (nothing marked; the caller keeps the rows pending).
         """
-        runs = seq_runs(seqs)
-        if not runs:
-            return
         with self._lock:
+            first, last = self._first, self._last_seq
+            runs = [(max(lo, first), min(hi, last)) for lo, hi in seq_runs(seqs) if hi >= first and lo <= last]
+            merged, added, touched, gone = self._sent.merge(runs)
+            if not added:
+                return
             try:
                 try:
                     self._conn.execute("PRAGMA synchronous=NORMAL")
                     self._conn.execute("BEGIN IMMEDIATE")
-                    cur = self._conn.executemany(
-                        "UPDATE journal SET sent = 1 WHERE seq BETWEEN ? AND ? AND sent = 0", runs
-                    )
-                    changed = cur.rowcount
+                    if gone:
+                        self._conn.executemany("DELETE FROM journal_sent WHERE lo = ?", [(lo,) for lo in gone])
+                    self._conn.executemany("INSERT OR REPLACE INTO journal_sent (lo, hi) VALUES (?, ?)", touched)
                     self._conn.execute("COMMIT")
                 except sqlite3.Error:
                     if self._conn.in_transaction:
@@ -395,12 +455,12 @@ class Journal:
                     self._conn.execute("PRAGMA synchronous=FULL")  # appends stay fsync'd (STYLE.md 7)
             except sqlite3.Error as exc:
                 raise StoreError(f"journal mark_sent failed: {exc}") from exc
-            self._depth -= max(changed, 0)
-            if runs[0][0] <= self._low:
-                row = self._conn.execute(
-                    "SELECT min(seq) FROM journal WHERE seq >= ? AND sent = 0", (self._low,)
-                ).fetchone()
-                self._low = row[0] if row[0] is not None else self._last_seq + 1
+            self._sent = merged
+            self._depth -= added
+            self._low = merged.first_unsent(self._low)
+            if self._high:
+                for seq in [s for s in self._high if merged.covers(s)]:
+                    del self._high[seq]
             self._sent_hwm = max(self._sent_hwm, runs[-1][1])
             mono = time.monotonic()
             if mono >= self._hwm_sent_due:
@@ -417,19 +477,52 @@ class Journal:
         """``outbox_batch`` as stored: up to ``limit`` ``(seq, wire bytes)`` of unsent events in the
         same order. The bytes are ``wire.events.encode`` of the signed event, written once by
         ``append``; the uplink publishes them as they are (no decode and re-encode per event)."""
+        return self.outbox_after(0, limit)[0]
+
+    def outbox_after(self, after: int, limit: int) -> tuple[list[tuple[int, bytes]], int]:
+        """``(rows, through)``: up to ``limit`` unsent rows as ``outbox_wire``, but of the ordinary
+        (priority 0) rows only those with seq > ``after``: every unsent priority row first (they are
+        few), then ordinary rows in seq order. ``through`` (>= ``after``): every unsent ordinary
+        row with ``after < seq <= through`` is in ``rows``, so the next read may start after it.
+
+        The uplink passes the highest ordinary seq it has handed to the client, so rows in flight or
+        acknowledged are not read again (``after=0``: from the lowest unsent row)."""
+        rows: list[tuple[int, bytes]] = []
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT seq, body FROM journal WHERE sent = 0 AND priority > 0"
-                " ORDER BY priority DESC, seq LIMIT ?",
-                (limit,),
-            ).fetchall()
-            if len(rows) < limit:
-                rows += self._conn.execute(
-                    "SELECT seq, body FROM journal WHERE seq >= ? AND sent = 0 AND priority <= 0"
-                    " ORDER BY seq LIMIT ?",
-                    (self._low, limit - len(rows)),
-                ).fetchall()
-        return rows
+            conn, sent, last = self._conn, self._sent, self._last_seq
+            if self._high:
+                high = sorted(self._high, key=lambda s: (-self._high[s], s))[:limit]
+                bodies: dict[int, bytes] = {}
+                for i in range(0, len(high), 500):
+                    part = high[i:i + 500]
+                    bodies.update(conn.execute(
+                        f"SELECT seq, body FROM journal WHERE seq IN ({','.join('?' * len(part))})", part))
+                rows = [(s, bodies[s]) for s in high if s in bodies]
+            through = after
+            pos = max(after + 1, self._low)
+            while len(rows) < limit:
+                pos = sent.first_unsent(pos)
+                if pos > last:
+                    through = max(through, last)
+                    break
+                through = max(through, pos - 1)  # what lies below pos is sent or already read
+                end, nxt = last, sent.next_range(pos)
+                while nxt is not None:  # short sent ranges are read and filtered, long ones jumped
+                    if nxt[1] - nxt[0] + 1 >= SEGMENT_SKIP:
+                        end = nxt[0] - 1
+                        break
+                    nxt = sent.next_range(nxt[1])
+                want = limit - len(rows)
+                got = conn.execute(
+                    "SELECT seq, body FROM journal WHERE seq BETWEEN ? AND ? AND priority <= 0 ORDER BY seq LIMIT ?",
+                    (pos, end, want)).fetchall()
+                inside = sent.next_range(pos - 1)  # a short sent range within pos..end: filter
+                rows += [r for r in got if not sent.covers(r[0])] if inside and inside[0] <= end else got
+                if len(got) < want:  # the segment is read to its end
+                    through, pos = max(through, end), end + 1
+                else:
+                    through, pos = max(through, got[-1][0]), got[-1][0] + 1
+        return rows, through
 
     def events_between(self, seq_from: int, seq_to: int) -> list[wire.Event]:
         """Events with ``seq_from <= seq <= seq_to`` in seq order (for the office's replay request);
@@ -468,10 +561,9 @@ class Journal:
         with self._lock:
             if self._conn is None:
                 return None
-            row = self._conn.execute(
-                "SELECT created_at FROM journal WHERE seq >= ? AND sent = 0 ORDER BY seq LIMIT 1",
-                (self._low,),
-            ).fetchone()
+            if self._low > self._last_seq:
+                return None
+            row = self._conn.execute("SELECT created_at FROM journal WHERE seq = ?", (self._low,)).fetchone()
         return dt.datetime.fromisoformat(row[0]) if row else None
 
     @property
@@ -633,6 +725,9 @@ class JournalBatch:
         if j._signer is not None:
             j._head = self._head
         j._depth += len(rows)
+        for row in rows:
+            if row[2] > 0:
+                j._high[row[0]] = row[2]
         if self._report is not None:
             j._reported(self._report)
         self.committed = True

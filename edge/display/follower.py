@@ -23,6 +23,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from edge.sent_ranges import SentRanges
 from wire import events as wire
 
 log = structlog.get_logger(__name__)
@@ -54,7 +55,6 @@ class JournalFollower:
         self.last_seq = 0
         self._conn: sqlite3.Connection | None = None
         self._version: int | None = None
-        self._low = 0  # no unsent row below this seq (outbox status)
         self._ino: int | None = None
 
     @property
@@ -82,7 +82,6 @@ class JournalFollower:
             log.warning("display_journal_replaced", path=str(self.path))
             self._conn.close()
             self._conn = None
-            self._low = 0
             return True
         return False
 
@@ -141,26 +140,32 @@ class JournalFollower:
         return out
 
     def outbox(self) -> tuple[int, dt.datetime | None]:
-        """``(unsent events, created_at of the oldest unsent)``; ``(0, None)`` if unreadable."""
+        """``(unsent events, created_at of the oldest unsent)``; ``(0, None)`` if unreadable. The
+        journal's rows are ``first..last`` and its sent seqs ranges (``journal_sent``, see
+        ``edge.journal``): both are read in one short transaction, by primary key only."""
         self._replaced()
         conn = self._connect()
         if conn is None:
             return 0, None
         try:
-            row = conn.execute(
-                "SELECT seq, created_at FROM journal WHERE seq >= ? AND sent = 0 ORDER BY seq LIMIT 1",
-                (self._low,),
-            ).fetchone()
-            if row is None:  # rows never become unsent again: none below ``_low`` either
-                self._low = max(self._low, self.last_seq + 1)
-                return 0, None
-            self._low = row[0]
-            depth = conn.execute(
-                "SELECT count(*) FROM journal WHERE seq >= ? AND sent = 0", (row[0],)).fetchone()[0]
+            conn.execute("BEGIN")
+            try:
+                first, last = conn.execute("SELECT min(seq), max(seq) FROM journal").fetchone()
+                if last is None:
+                    return 0, None
+                sent = SentRanges((max(lo, first), min(hi, last))
+                                  for lo, hi in conn.execute("SELECT lo, hi FROM journal_sent"))
+                low = sent.first_unsent(first)
+                if low > last:
+                    return 0, None
+                row = conn.execute("SELECT created_at FROM journal WHERE seq = ?", (low,)).fetchone()
+            finally:
+                conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._drop(exc)
             return 0, None
-        return depth, dt.datetime.fromisoformat(row[1])
+        depth = last - first + 1 - sent.count()
+        return depth, dt.datetime.fromisoformat(row[0]) if row else None
 
     def close(self) -> None:
         if self._conn is not None:

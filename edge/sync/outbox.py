@@ -26,6 +26,11 @@ class Outbox(Protocol):
         """``outbox_batch`` as ``(seq, wire bytes)``: the stored encoding, published as it is."""
         ...
 
+    def outbox_after(self, after: int, limit: int) -> tuple[list[tuple[int, bytes]], int]:
+        """``(rows, through)``: unsent priority rows, then unsent ordinary rows with seq > ``after``;
+        every unsent ordinary row up to ``through`` is in ``rows``."""
+        ...
+
     def mark_sent(self, seqs: Iterable[int]) -> None:
         """Mark these sequences delivered (idempotent)."""
         ...

@@ -23,7 +23,8 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   and returns the outcome as an input, so the window stays full while the journal writes; on stop
   it finishes its marks and the pump marks what is left itself.
 - Drain cost per event (bench/outbox_drain.py): the pump publishes the signed bytes stored in the
-  journal (``outbox_wire``; no decode/re-encode), reads the outbox ``read_ahead`` rows per query,
+  journal (``outbox_after``; no decode/re-encode), reads the outbox ``read_ahead`` rows per query
+  from after the last row it handed out (rows in flight are not read again),
   marks acknowledged rows in groups (``mark_batch`` / ``mark_every_s``, one transaction, no fsync;
   a lost mark only republishes) and is woken by PUBACKs only, never by itself.
 - Full disk: publishing needs no disk. When ``mark_sent`` fails (``StoreError``: disk full, I/O
@@ -288,7 +289,7 @@ class Sync:
                 else:
                     core.marked(c.seqs, journal.sent_through(), time.monotonic())
             elif type(c) is up.ReadOutbox:
-                core.rows(journal.outbox_wire(c.limit))
+                core.rows(*journal.outbox_after(c.after, c.limit))
             elif type(c) is up.SendStatus:
                 self.link.publish(self.t_status, self._status("online", c.reason), retain=True)
             elif type(c) is up.PublishRequest:

@@ -15,7 +15,8 @@ input                     meaning
 ``notify()``              the outbox may hold new rows (the driver calls it on every wake)
 ``published(mid, seq)``   ``Publish(seq)`` went to the client, which gave it message id ``mid``
 ``ack(mid, rc, now)``     the PUBACK of ``mid``; ``rc`` the MQTT v5 reason code (int)
-``rows(rows)``            the answer to ``ReadOutbox``: ``[(seq, wire bytes), ...]``
+``rows(rows, through)``   the answer to ``ReadOutbox``: ``[(seq, wire bytes), ...]`` and the
+                          journal's ``through`` (``Journal.outbox_after``)
 ``marked(...)``           ``MarkSent`` committed; ``mark_failed(...)``: it raised ``StoreError``
 ``replay(rows)``          rows of a ``ReplayCommand`` (the office's tail or gap repair)
 ``request(body)``         a snapshot request to send the office; ``request_published(mid, body)``
@@ -36,6 +37,12 @@ the minimum on the first routed PUBACK. Connected, with rows in flight and no PU
 ``ack_timeout_s``, the window is given up and its rows published again (the office drops
 duplicates by event id). The driver must call ``published`` before it hands over that mid's
 ``ack`` (an ack for a mid not published yet is ignored).
+
+Reading on: each ``ReadOutbox`` asks for the ordinary rows after ``after``, the highest seq the
+journal said it had served (``through``) once the read-ahead holding them is spent, so rows in
+flight or acknowledged are not read again. Whenever a row handed out must go out again (a refused
+or unrouted PUBACK, the ack timeout, a reused mid, an abandoned execution) ``after`` falls back to
+0: the next read starts at the journal's lowest unsent row and skips what is in flight.
 """
 
 from __future__ import annotations
@@ -72,9 +79,11 @@ class PublishRequest:
 
 @dataclasses.dataclass(frozen=True)
 class ReadOutbox:
-    """Read up to ``limit`` unsent rows in outbox order; answer with ``rows``."""
+    """Read up to ``limit`` unsent rows in outbox order, ordinary rows only after seq ``after``
+    (``Journal.outbox_after``); answer with ``rows``."""
 
     limit: int
+    after: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +156,8 @@ class Uplink:
         self._reading = False  # a ReadOutbox is out
         self._asked = 0  # the limit of the last ReadOutbox
         self._read_again = True  # the outbox may hold rows the read-ahead lacks
+        self._after = 0  # the next ReadOutbox reads ordinary rows after this seq
+        self._through = 0  # ... the journal's through of the last read: _after once its rows are spent
         self._paused_until = 0.0
         self._unrouted_wait = settings.unrouted_backoff_s
         self._notes: list[Command] = []
@@ -184,8 +195,17 @@ class Uplink:
         self._read_again = True
 
     def reread(self) -> None:
-        """A priority row was journaled: drop the read-ahead so it goes before the rows held."""
+        """A priority row was journaled: drop the read-ahead so it goes before the rows held (they
+        are read again: the next read starts where the one that brought them did)."""
+        if self._ahead:
+            self._through = self._after
         self._ahead.clear()
+        self._read_again = True
+
+    def _restart(self) -> None:
+        """A row handed out goes out again: the next read starts at the lowest unsent row."""
+        self._ahead.clear()
+        self._after = self._through = 0
         self._read_again = True
 
     def published(self, mid: int, seq: int) -> None:
@@ -195,7 +215,7 @@ class Uplink:
         old = self._inflight.get(mid)
         if old is not None and old != seq:
             self._inflight_seqs.discard(old)
-            self._read_again = True
+            self._restart()
         self._inflight[mid] = seq
         self._inflight_seqs.add(seq)
         self.stats["published"] += 1
@@ -214,17 +234,20 @@ class Uplink:
             self.stats["rejected"] += 1
             self._paused_until = now + self.settings.reject_backoff_s
             # re-read, so the refused row goes out again before the later rows held (per-gate order)
-            self.reread()
+            self._restart()
             self._notes.append(Pause("rejected", self.settings.reject_backoff_s, seq, rc))
         else:
             self._unrouted_wait = self.settings.unrouted_backoff_s
             self._unmarked.add(seq)
             self.stats["acked"] += 1
 
-    def rows(self, rows: Iterable[Row]) -> None:
-        """The answer to ``ReadOutbox``: unsent rows in outbox order. Rows in flight or
-        acknowledged are skipped; fewer rows than asked means the outbox is read to its end."""
+    def rows(self, rows: Iterable[Row], through: int = 0) -> None:
+        """The answer to ``ReadOutbox``: unsent rows in outbox order and the journal's ``through``
+        (every unsent ordinary row up to it is in ``rows``; 0: unknown, read from the start again).
+        Rows in flight or acknowledged are skipped; fewer rows than asked means the outbox is read
+        to its end."""
         self._reading = False
+        self._through = through
         rows = list(rows)
         skip = self._inflight_seqs | self._unmarked | self._marking | self._pending
         self._ahead.clear()
@@ -272,11 +295,10 @@ class Uplink:
         """The driver failed half-way through executing commands: forget what it did not confirm
         (rows to publish are read again, marks are asked again)."""
         self._pending.clear()
-        self._ahead.clear()
+        self._restart()
         self._unmarked |= self._marking
         self._marking.clear()
         self._reading = False
-        self._read_again = True
 
     # -- commands -----------------------------------------------------------------------------------
     def status_due(self, now: float) -> bool:
@@ -349,7 +371,7 @@ class Uplink:
         pending = len(self._inflight)
         self._inflight.clear()
         self._inflight_seqs.clear()
-        self.reread()
+        self._restart()
         self._progress_at = None
         self.stats["ack_timeouts"] += 1
         out.append(Notice("warning", "uplink.ack_timeout", (("republished", pending),
@@ -381,7 +403,8 @@ class Uplink:
             skip = len(self._inflight_seqs) + len(self._unmarked) + len(self._marking) + len(self._pending)
             self._asked = skip + max(self.settings.read_ahead, self.settings.window)
             self._reading = True
-            out.append(ReadOutbox(self._asked))
+            self._after = self._through  # the rows of the last read are spent
+            out.append(ReadOutbox(self._asked, self._after))
 
     def _status(self, now: float, health: tuple, out: list[Command]) -> None:
         """A progress status when ``sent_seq`` or ``health`` changed, at most every ``status_every_s``."""
@@ -399,7 +422,7 @@ class Uplink:
         """Row ``seq`` reached no subscriber: it stays unsent and publishing pauses; each new pause
         (an attempt after the last one ended) is twice as long, up to the maximum."""
         self.stats["unrouted"] += 1
-        self.reread()
+        self._restart()
         if now < self._paused_until:
             return  # the rest of a window sent before the pause began
         self._paused_until = now + self._unrouted_wait

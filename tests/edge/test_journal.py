@@ -251,3 +251,153 @@ def test_marks_rewrite_the_hwm_file_at_most_every_hwm_sent_every_s_and_close_wri
     j.mark_sent([6])
     j.close()
     assert (tmp_path / "j.db.hwm").read_text().split() == ["10", "6"]
+
+
+# -- sent bookkeeping (journal_sent ranges, schema version 2) -------------------------------------
+
+def _sent_rows(path):
+    c = sqlite3.connect(path)
+    try:
+        return c.execute("SELECT lo, hi FROM journal_sent ORDER BY lo").fetchall()
+    finally:
+        c.close()
+
+
+def test_out_of_order_acks_keep_exactly_the_acknowledged_rows_sent_across_a_restart(tmp_path):
+    path = tmp_path / "j.db"
+    j = open_journal(path)
+    j.append_many([tap() for _ in range(10)], now=NOW)
+    j.mark_sent([5, 3, 9])
+    assert _sent_rows(path) == [(3, 3), (5, 5), (9, 9)]
+    assert j.outbox_depth() == 7 and j.sent_through() == 0
+    assert [s for s, _ in j.outbox_wire(20)] == [1, 2, 4, 6, 7, 8, 10]
+    j.mark_sent([1, 2, 4])
+    assert _sent_rows(path) == [(1, 5), (9, 9)] and j.sent_through() == 5 and j.outbox_depth() == 4
+    j.close()
+    j2 = open_journal(path)  # depth, low-water mark and the holes come back from the file
+    assert j2.outbox_depth() == 4 and j2.sent_through() == 5
+    assert [s for s, _ in j2.outbox_wire(20)] == [6, 7, 8, 10]
+    j2.mark_sent([6, 7, 8, 10])
+    assert _sent_rows(path) == [(1, 10)] and j2.outbox_depth() == 0 and j2.oldest_unsent_at() is None
+    j2.close()
+
+
+def test_outbox_after_reads_on_after_the_rows_handed_out_and_serves_priority_rows_first(journal):
+    journal.append_many([tap() for _ in range(5)], now=NOW)
+    journal.append(conf(), now=NOW, priority=1)  # seq 6
+    journal.append_many([tap() for _ in range(4)], now=NOW)  # 7..10
+    rows, through = journal.outbox_after(0, 4)
+    assert [s for s, _ in rows] == [6, 1, 2, 3] and through == 3
+    rows, through = journal.outbox_after(3, 4)
+    assert [s for s, _ in rows] == [6, 4, 5, 7] and through == 7
+    journal.mark_sent([6])
+    rows, through = journal.outbox_after(7, 100)
+    assert [s for s, _ in rows] == [8, 9, 10] and through == 10
+    assert journal.outbox_after(10, 100) == ([], 10)
+    journal.append(tap(), now=NOW)
+    assert [s for s, _ in journal.outbox_after(10, 100)[0]] == [11]
+
+
+def test_outbox_after_filters_short_sent_ranges_and_jumps_long_ones(journal):
+    from edge.journal import SEGMENT_SKIP
+
+    n = 3 * SEGMENT_SKIP
+    journal.append_many([tap() for _ in range(n)], now=NOW)
+    journal.mark_sent([4, 5])  # short: read and filtered
+    journal.mark_sent(range(10, 10 + SEGMENT_SKIP))  # long: jumped
+    unsent = [s for s in range(1, n + 1) if s not in {4, 5} and not 10 <= s < 10 + SEGMENT_SKIP]
+    rows, through = journal.outbox_after(0, n)
+    assert [s for s, _ in rows] == unsent and through == n
+    rows, through = journal.outbox_after(0, 7)
+    assert [s for s, _ in rows] == unsent[:7] and through == unsent[6]
+    assert journal.outbox_depth() == len(unsent)
+
+
+# the gate journal as written before schema version 2: "sent" a column of every row
+_LEGACY_SCHEMA = """
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    kind TEXT NOT NULL,
+    body BLOB NOT NULL,
+    sent INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX journal_outbox_high ON journal (priority DESC, seq) WHERE sent = 0 AND priority > 0;
+CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def _legacy_journal(tmp_path, sent: set[int]):
+    """A version-0 file holding 12 real signed events (seq 7 a priority confiscation), ``sent``
+    marked in their column, as an older gate left it."""
+    src = open_journal(tmp_path / "new.db")
+    src.append_many([tap() for _ in range(6)], now=NOW)
+    src.append(conf(), now=NOW, priority=1)
+    src.append_many([tap() for _ in range(5)], now=NOW)
+    src.close()
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(_LEGACY_SCHEMA)
+    with sqlite3.connect(tmp_path / "new.db") as c:
+        rows = c.execute("SELECT seq, event_id, priority, kind, body, created_at FROM journal").fetchall()
+    old.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(*r[:5], int(r[0] in sent), r[5]) for r in rows])
+    old.commit()
+    assert old.execute("PRAGMA user_version").fetchone()[0] == 0
+    old.close()
+    return path, {r[0]: r[1] for r in rows}
+
+
+def test_an_old_journal_with_unsent_rows_is_upgraded_at_open_and_keeps_its_outbox(tmp_path):
+    path, ids = _legacy_journal(tmp_path, sent={1, 2, 3, 5, 9, 10})
+    j = open_journal(path, boot="boot-2")
+    c = sqlite3.connect(path)
+    assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert c.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'journal_%'"
+                     " ORDER BY name").fetchall() == [("journal_high",)]
+    c.close()
+    assert _sent_rows(path) == [(1, 3), (5, 5), (9, 10)]
+    assert j.outbox_depth() == 6 and j.sent_through() == 3 and j.oldest_unsent_at() == T0
+    rows = j.outbox_wire(20)
+    assert [s for s, _ in rows] == [7, 4, 6, 8, 11, 12]  # the unsent confiscation first
+    assert all(decode(body).event_id == ids[s] for s, body in rows)  # the stored bytes, untouched
+    assert j.append(tap(), now=NOW).seq == 13 and j.outbox_depth() == 7
+    j.mark_sent([4, 7, 6])
+    assert j.sent_through() == 7 and [s for s, _ in j.outbox_wire(20)] == [8, 11, 12, 13]
+    j.close()
+    j2 = open_journal(path, boot="boot-3")  # upgraded once: the next open reads the ranges only
+    assert j2.outbox_depth() == 4 and [s for s, _ in j2.outbox_wire(20)] == [8, 11, 12, 13]
+    j2.close()
+
+
+def test_a_failed_upgrade_leaves_the_old_journal_as_it_was(tmp_path, mocker):
+    import edge.journal as journal_module
+    from portgate.errors import StoreError
+
+    path, _ids = _legacy_journal(tmp_path, sent={1, 2})
+    mocker.patch.object(journal_module, "_SENT_FROM_COLUMN", "INSERT INTO journal_sent SELECT nope FROM journal")
+    with pytest.raises(StoreError, match="nope"):
+        open_journal(path)
+    c = sqlite3.connect(path)
+    assert c.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert c.execute("SELECT name FROM sqlite_master WHERE name = 'journal_sent'").fetchall() == []
+    assert c.execute("SELECT count(*) FROM journal WHERE sent = 0").fetchone()[0] == 10
+    c.close()
+    mocker.stopall()
+    j = open_journal(path)  # the next boot upgrades it
+    assert j.outbox_depth() == 10 and j.sent_through() == 2
+    j.close()
+
+
+def test_a_journal_of_a_newer_schema_is_refused_with_a_clear_error(tmp_path):
+    from portgate.errors import StoreError
+
+    path = tmp_path / "j.db"
+    open_journal(path).close()
+    c = sqlite3.connect(path)
+    c.execute("PRAGMA user_version = 3")
+    c.close()
+    with pytest.raises(StoreError, match="schema version 3 is newer"):
+        open_journal(path)

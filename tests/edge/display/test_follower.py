@@ -90,3 +90,19 @@ def test_lookups_are_read_only_and_absent_files_give_nothing(tmp_path) -> None:
     look.close()
     store.close()
     photos.close()
+
+
+def test_the_screen_counts_the_outbox_from_the_sent_ranges_as_the_journal_does(tmp_path) -> None:
+    path = tmp_path / "journal.db"
+    j = _journal(path)
+    j.append_many([_tap(f"V{i:03d}") for i in range(8)], now=NOW)
+    j.append(_tap("V100"), now=Now(wall=NOW.wall + dt.timedelta(minutes=5), mono_ns=2), priority=1)  # seq 9
+    f = JournalFollower(path)
+    j.mark_sent([9, 3, 1, 2])  # the priority row first, then PUBACKs out of order
+    assert f.outbox() == (j.outbox_depth(), j.oldest_unsent_at()) == (5, NOW.wall)
+    j.mark_sent([4, 5, 6, 7, 8])
+    assert f.outbox() == (j.outbox_depth(), j.oldest_unsent_at()) == (0, None)
+    j.append(_tap("V200"), now=NOW)
+    assert f.outbox() == (1, NOW.wall)
+    f.close()
+    j.close()

@@ -39,6 +39,7 @@ class Harness:
         self.link = Link(next_mid=first_mid)
         self.commands: list = []  # every command executed, in order
         self.fail_marks = False
+        self.reads: list = []  # (after, seqs returned) of every ReadOutbox
         self.append(n_rows)
 
     # -- the outside world ---------------------------------------------------------------------
@@ -81,7 +82,11 @@ class Harness:
             self.link.sent.append((mid, c.seq))
             self.core.published(mid, c.seq)
         elif isinstance(c, up.ReadOutbox):
-            self.core.rows([(s, self.body(s)) for s in self.unsent()[: c.limit]])
+            # as Journal.outbox_after: ordinary rows after c.after, and how far that read reached
+            rows = [s for s in self.unsent() if s > c.after][: c.limit]
+            through = rows[-1] if len(rows) == c.limit else max(self.outbox, default=0)
+            self.reads.append((c.after, rows))
+            self.core.rows([(s, self.body(s)) for s in rows], max(through, c.after))
         elif isinstance(c, up.MarkSent):
             if self.fail_marks:
                 self.core.mark_failed(c.seqs, "database or disk is full", self.now)

@@ -276,3 +276,50 @@ def test_while_a_mark_is_being_committed_new_acks_wait_for_the_next_batch():
     assert of(up.MarkSent, h.core.poll(h.now + 0.05)) == []
     h.core.marked((1,), 1, h.now + 0.06)
     assert of(up.MarkSent, h.core.poll(h.now + 0.1)) == [up.MarkSent((2, 3))]
+
+
+# -- reading on after the rows handed out ----------------------------------------------------------
+def test_each_read_starts_after_the_rows_handed_out_so_rows_in_flight_are_not_read_again():
+    h = Harness(40, window=5, read_ahead=5, mark_batch=1000, mark_every_s=60)
+    h.connect()
+    for _ in range(12):
+        h.ack_all()
+        h.run()
+    assert h.unsent() == [] and h.published_seqs() == list(range(1, 41))
+    assert h.reads[0][0] == 0
+    for (after, _seqs), (_a, earlier) in zip(h.reads[1:], h.reads):
+        assert after == earlier[-1] if earlier else True  # on from the last row of the read before
+    returned = [s for _after, seqs in h.reads for s in seqs]
+    assert len(returned) == len(set(returned)) == 40, "no row was read twice"
+
+
+def test_a_refused_row_makes_the_next_read_start_at_the_lowest_unsent_row():
+    h = Harness(20, window=5, read_ahead=5, reject_backoff_s=5)
+    h.connect()
+    mids = [m for m, _s in h.link.sent]
+    for mid in mids[:2]:
+        h.ack(mid)
+    h.ack(mids[2], NOT_AUTHORIZED)  # row 3 refused
+    h.run()
+    h.advance(6)
+    reads = len(h.reads)
+    h.ack_all()
+    h.run()
+    assert h.reads[reads][0] == 0, "the read after a refusal starts again from the lowest unsent row"
+    assert h.published_seqs(5)[0] == 3, "the refused row goes out again before the later rows"
+    while h.unsent():
+        h.ack_all()
+        h.run()
+    assert h.published_seqs().count(3) == 2
+
+
+def test_rows_dropped_from_the_read_ahead_for_a_priority_row_are_read_again():
+    h = Harness(30, window=4, read_ahead=10, mark_batch=1000, mark_every_s=60)
+    h.connect()
+    assert h.published_seqs() == [1, 2, 3, 4]  # 5..14 wait in the read-ahead
+    h.core.reread()  # a priority row was journaled: the read-ahead is dropped
+    while h.unsent():
+        h.ack_all()
+        h.run()
+    assert sorted(set(h.published_seqs())) == list(range(1, 31)), "no row was lost with the read-ahead"
+    assert len(h.published_seqs()) == 30, "and none published twice"
