@@ -93,11 +93,12 @@ def oversize(topic: str, raw: bytes, gate_id: str | None = None) -> DeadLetter |
 
 
 def check(topic: str, raw: bytes, port: str, known: GateKeys,
-          verified: Sequence[bool] | None = None) -> Accepted | DeadLetter:
+          verified: Sequence[bool] | None = None, decoded: Event | None = None) -> Accepted | DeadLetter:
     """Validate one uplink message against ``known`` (the keys of the topic's gate). Never
     raises: anything wrong becomes a ``DeadLetter``. A message over ``MAX_MESSAGE_BYTES`` is refused
     before it is decoded. ``verified``: the Ed25519 verdicts already computed for this message, one
-    per key of ``known.public`` newest first (``verify_signatures``), or None to verify here."""
+    per key of ``known.public`` newest first (``central.ingest.runs.chain_verdicts``), or None to
+    verify here. ``decoded``: ``decode(raw)`` already done by the caller (else decoded here)."""
     t_gate = topic_gate(topic, port)
     if isinstance(t_gate, DeadLetter):
         return dataclasses.replace(t_gate, raw=raw)
@@ -105,7 +106,7 @@ def check(topic: str, raw: bytes, port: str, known: GateKeys,
     if too_big is not None:
         return too_big
     try:
-        event = decode(raw)
+        event = decoded if decoded is not None else decode(raw)
     except BadInput as exc:
         return DeadLetter(topic, f"malformed: {exc.reason}"[:2000], raw, t_gate)
     if event.schema != SCHEMA_VERSION:

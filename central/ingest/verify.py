@@ -31,14 +31,12 @@ from pathlib import Path
 
 import msgspec
 import structlog
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from central.ingest.check import topic_gate
+from central.ingest.check import MAX_MESSAGE_BYTES, topic_gate
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.runs import chain_verdicts, raw_keys
 from portgate.errors import BadInput
-from wire.events import canonical_bytes, decode
+from wire.events import decode
 
 log = structlog.get_logger("central.ingest")
 
@@ -130,7 +128,7 @@ class Verifier:
         if held is None or held[0] is not pubs:
             if len(self._raw) > 10_000:
                 self._raw.clear()
-            raw = [k.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw) for k in reversed(pubs)]
+            raw = raw_keys(pubs)
             held = self._raw[id(pubs)] = (pubs, raw)
         return held[1]
 
@@ -195,41 +193,19 @@ class Verifier:
             pass
 
 
-_keys: dict[bytes, Ed25519PublicKey] = {}  # in a helper: raw public key -> its object
-
-
 def verify_jobs(jobs: list[tuple[bytes, list[bytes]]]) -> list[list[bool] | None]:
-    """For each ``(raw message, raw public keys newest first)``: one bool per key (its Ed25519
-    signature of the event's canonical bytes holds, as ``wire.chain.signature_ok``), or None if the
-    message does not decode or carries no signature (the writer's check decides those)."""
-    out: list[list[bool] | None] = []
+    """For each ``(raw message, raw public keys newest first)``: one bool per key, chain-covered
+    (``central.ingest.runs.chain_verdicts``: one signature verified per run of linked events), or
+    None if the message is oversize, does not decode or carries no signature (the writer's check
+    decides those)."""
+    decoded = []
     for raw, keys in jobs:
         try:
-            event = decode(raw)
-            sig = bytes.fromhex(event.sig)
-        except (BadInput, ValueError):
-            out.append(None)
-            continue
-        if not sig:
-            out.append(None)
-            continue
-        body = canonical_bytes(event)
-        bools = []
-        for k in keys:
-            pub = _keys.get(k)
-            if pub is None:
-                try:
-                    pub = _keys[k] = Ed25519PublicKey.from_public_bytes(k)
-                except ValueError:
-                    bools.append(False)
-                    continue
-            try:
-                pub.verify(sig, body)
-                bools.append(True)
-            except (InvalidSignature, ValueError):
-                bools.append(False)
-        out.append(bools)
-    return out
+            event = decode(raw) if len(raw) <= MAX_MESSAGE_BYTES else None
+        except BadInput:
+            event = None
+        decoded.append((event, keys))
+    return chain_verdicts(decoded)
 
 
 def serve(stdin=None, stdout=None) -> None:
