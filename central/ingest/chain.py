@@ -19,7 +19,6 @@ import datetime as dt
 
 import structlog
 from sqlalchemy import and_, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from central.ingest.check import PREFIX, BreakRow, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
@@ -27,10 +26,6 @@ from central.ledger.schema import chain_breaks, event_links
 from wire.events import Event
 
 log = structlog.get_logger("central.ingest")
-
-
-def _insert(conn: Connection, table):
-    return (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(table)
 
 
 def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: dt.datetime) -> list[BreakRow]:
@@ -59,7 +54,12 @@ def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow
                  for g, s in gates.items()])
     have = {(r["gate_id"], r["seq"]): dict(r) for r in conn.execute(select(event_links).where(cond)).mappings()}
     fresh, out = link_breaks(rows, have)
-    if fresh:
-        conn.execute(_insert(conn, event_links).on_conflict_do_nothing(
-            index_elements=["gate_id", "seq"]), fresh)  # executemany: compiled once
+    if fresh:  # the driver's executemany of plain tuples: no per-row bind processing
+        mark = "%s" if conn.dialect.name == "postgresql" else "?"
+        conn.exec_driver_sql(_LINKS_SQL.format(m=mark), [
+            (r["gate_id"], r["seq"], r["event_id"], r["hash"], r["prev"], bool(r["segment"])) for r in fresh])
     return out
+
+
+_LINKS_SQL = (f"INSERT INTO {event_links.name} (gate_id, seq, event_id, hash, prev, segment) "
+              "VALUES ({m}, {m}, {m}, {m}, {m}, {m}) ON CONFLICT (gate_id, seq) DO NOTHING")

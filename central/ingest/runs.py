@@ -87,7 +87,7 @@ def runs(jobs: Sequence[Job]) -> tuple[list[list[int]], dict[int, bytes]]:
     list; within one, the rules of the module docstring."""
     groups: dict[tuple, list[tuple[int, int, Event]]] = {}
     for i, (event, keys) in enumerate(jobs):
-        if _sig(event) is None:
+        if event is None or not event.sig:  # (a decoded sig is 128 hex digits or empty)
             continue
         groups.setdefault((event.port, event.gate_id, tuple(keys)), []).append((event.seq, i, event))
     out: list[list[int]] = []

@@ -1,6 +1,7 @@
 """The signature verifier ahead of the writer (central/ingest/verify.py): real helper processes,
-real key files; its verdicts are those of ``wire.chain.signature_ok`` and a failure only means the
-writer verifies itself."""
+real key files; its verdicts are chain-covered (central/ingest/runs.py: one signature per run of
+linked events, an edited event named as by ``wire.chain.signature_ok``) and a failure only means
+the writer verifies itself."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def ring(tmp_path):
 def items(ring):
     key = read_secret(ring.keys_dir / "g1.key")
     good = [chain.seal(msgspec.structs.replace(e, mac=""), SIGNER, key)[0] for e in signed_chain(3)]
-    forged = chain.seal(good[1], chain.new_private_key(), key)[0]
+    forged = chain.seal(msgspec.structs.replace(good[1], mono_ns=999), chain.new_private_key(), key)[0]  # edited
     t1, t2 = topics.gate_events(PORT, "g1"), topics.gate_events(PORT, "g2")
     return [(t1, encode(good[0])), (t1, encode(forged)), (t1, b"junk"), (t1, encode(sign(event(9), key))),
             (t2, encode(sign(event(1, gate="g2"), read_secret(ring.keys_dir / "g2.key")))),
