@@ -123,7 +123,7 @@ def ingest(ring, data, url: str) -> float:
             raise SystemExit(f"chain bench: dead letter {bad[0].reason}")
         with engine.begin() as conn:
             inserted = write_batch(conn, ok, bad, T0)
-            chain_check.record(conn, inserted, bad, T0)
+            chain_check.record(conn, inserted, bad, T0, ok)
     elapsed = time.perf_counter() - t
     engine.dispose()
     return len(data) / elapsed

@@ -1,7 +1,8 @@
 """The office's check of each gate's signed chain on ingest (wire/chain.py, docs/evidence.md).
 
 ``central.ingest.check.signature_problem`` (in ``event_store.check``, per message): for a gate with
-registered public keys (``<keys_dir>/<gate>.pub``) the event must carry a signature by one of them,
+registered public keys (``<keys_dir>/<gate>.pub``) the event must carry a signature by one of them
+(its verdict chain-covered: ``central.ingest.runs``, one signature per run of linked events),
 else it becomes a dead letter (raw bytes kept) whose reason starts ``CHAIN_BREAK <kind> gate <g>
 seq <n>``. A valid ``SIGNING_KEY`` rollover adds the key it names to the gate's file.
 
@@ -28,13 +29,17 @@ from wire.events import Event
 log = structlog.get_logger("central.ingest")
 
 
-def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: dt.datetime) -> list[BreakRow]:
+def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: dt.datetime,
+           accepted=()) -> list[BreakRow]:
     """Inside the batch's transaction: link rows for the new signed events, and the breaks found
-    (also logged as ``CHAIN_BREAK`` warnings). Returns the breaks recorded."""
+    (also logged as ``CHAIN_BREAK`` warnings). Returns the breaks recorded. ``accepted``: the
+    batch's ``Accepted`` verdicts, whose ``digest`` (computed with the signature verdicts) saves
+    hashing an inserted event again."""
     found = rejected_breaks(rejected)
     signed = [e for _row, e in inserted if e.sig]
     if signed:
-        found += _links(conn, {(e.gate_id, e.seq): link_row(e) for e in signed})
+        digests = {id(a.event): a.digest for a in accepted if a.digest}
+        found += _links(conn, {(e.gate_id, e.seq): link_row(e, digests.get(id(e))) for e in signed})
     if found:
         conn.execute(chain_breaks.insert(), [{
             "gate_id": b.gate_id, "seq_from": b.seq_from, "seq_to": b.seq_to, "kind": b.kind,

@@ -53,11 +53,11 @@ class Gap:
 
 
 def check(topic: str, raw: bytes, port: str, keys: KeyRing,
-          verified: tuple[Sequence, Sequence[bool]] | None = None,
+          verified: tuple[Sequence, Sequence[bool], str] | None = None,
           memo: dict[str, GateKeys] | None = None, decoded: Event | None = None) -> Accepted | DeadLetter:
     """Validate one uplink message (``central.ingest.check.check``) with the keys ``keys`` holds
     for the topic's gate; register the new key of a valid ``SIGNING_KEY`` rollover. Never raises:
-    anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts)`` computed ahead
+    anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts, digest)`` computed ahead
     (central/ingest/verify.py), used only if the gate's key list is still that very list.
     ``memo``: the keys already looked up for this batch (gate -> ``GateKeys``; a rollover drops
     the gate's entry, so the batch's next events see the new key). ``decoded``: ``decode(raw)``
@@ -72,7 +72,7 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
         if known is None:
             known = memo[t_gate] = gate_keys(keys, t_gate)
     pre = verified[1] if verified is not None and verified[0] is known.public else None
-    verdict = pure_check(topic, raw, port, known, pre, decoded)
+    verdict = pure_check(topic, raw, port, known, pre, decoded, verified[2] if verified is not None else None)
     if isinstance(verdict, Accepted) and verdict.learned is not None:
         keys.learn_public_key(verdict.event.gate_id, verdict.learned)
         if memo is not None:
@@ -83,7 +83,7 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
 def batch_verdicts(items: Sequence[tuple[str, bytes]], port: str, keys: KeyRing,
                    memo: dict[str, GateKeys]) -> tuple[list, list[Event | None]]:
     """The writer's own verification of a batch of ``(topic, raw)`` (no helper verdicts):
-    ``(verified, decoded)``, one entry per item: ``(key list, verdicts)`` for ``check`` (chain-covered,
+    ``(verified, decoded)``, one entry per item: ``(key list, verdicts, digest)`` for ``check`` (chain-covered,
     ``central.ingest.runs.chain_verdicts``) or None, and the decoded event (None: not decoded
     here, ``check`` decodes it). Only events topics of gates with registered public keys are decoded;
     ``memo`` is filled as ``check`` fills it."""
@@ -109,9 +109,9 @@ def batch_verdicts(items: Sequence[tuple[str, bytes]], port: str, keys: KeyRing,
         slots.append((i, known.public))
         jobs.append((decoded[i], held))
     verified: list = [None] * len(items)
-    for (i, pubs), bools in zip(slots, chain_verdicts(jobs), strict=True):
-        if bools is not None:
-            verified[i] = (pubs, tuple(bools))
+    for (i, pubs), got in zip(slots, chain_verdicts(jobs), strict=True):
+        if got is not None:
+            verified[i] = (pubs, tuple(got[0]), got[1])
     return verified, decoded
 
 

@@ -33,8 +33,10 @@ from wire.chain import KEY_EVENT, SEGMENT_EVENT
 from wire.events import AlertPayload, Event, canonical_bytes
 
 #: One job: the decoded event (None: it does not decode) and the raw 32-byte public keys of its
-#: gate, newest first. One verdict: one bool per key (that key's signature holds), or None.
+#: gate, newest first. One verdict: one bool per key (that key's signature holds) and the hex
+#: SHA-256 of the event's canonical bytes (``wire.chain.event_hash``: its ``event_links`` hash).
 Job = tuple[Event | None, Sequence[bytes]]
+Verdict = tuple[list[bool], str]
 Verify = Callable[[bytes, bytes, bytes], bool]  # (signature, message, raw public key) -> holds
 
 _publics: dict[bytes, Ed25519PublicKey | None] = {}  # raw public key -> its object (None: not a key)
@@ -80,11 +82,11 @@ def _sig(event: Event | None) -> bytes | None:
         return None
 
 
-def runs(jobs: Sequence[Job]) -> tuple[list[list[int]], dict[int, bytes]]:
-    """``(runs, bodies)``: the positions in ``jobs`` of each run, in seq order (the last one is the
-    run's signed tail); ``bodies``: position -> canonical bytes of every event in a run. Events
-    that do not decode or carry no hex signature are in no run. Groups: same port, gate and key
-    list; within one, the rules of the module docstring."""
+def runs(jobs: Sequence[Job]) -> tuple[list[list[int]], dict[int, bytes], dict[int, str]]:
+    """``(runs, bodies, digests)``: the positions in ``jobs`` of each run, in seq order (the last
+    one is the run's signed tail); position -> canonical bytes, and -> their hex SHA-256, of every
+    event in a run. Events that do not decode or carry no signature are in no run. Groups: same
+    port, gate and key list; within one, the rules of the module docstring."""
     groups: dict[tuple, list[tuple[int, int, Event]]] = {}
     for i, (event, keys) in enumerate(jobs):
         if event is None or not event.sig:  # (a decoded sig is 128 hex digits or empty)
@@ -92,17 +94,18 @@ def runs(jobs: Sequence[Job]) -> tuple[list[list[int]], dict[int, bytes]]:
         groups.setdefault((event.port, event.gate_id, tuple(keys)), []).append((event.seq, i, event))
     out: list[list[int]] = []
     bodies: dict[int, bytes] = {}
+    digests: dict[int, str] = {}
     for members in groups.values():
         members.sort(key=lambda m: (m[0], m[1]))
         twice = {s for (s, _i, _e), (t, _j, _f) in zip(members, members[1:]) if s == t}
         run: list[int] = []
-        last: tuple[int, Event, bytes] | None = None  # the previous member: seq, event, canonical bytes
+        last_seq, last_digest = 0, ""
         for seq, i, event in members:
             body = bodies[i] = canonical_bytes(event)
+            digest = digests[i] = hashlib.sha256(body).hexdigest()
             alone = seq in twice or _alert(event, KEY_EVENT)
-            linked = (last is not None and bool(run) and not alone and seq == last[0] + 1
-                      and not _alert(event, SEGMENT_EVENT)
-                      and event.prev == hashlib.sha256(last[2]).hexdigest())
+            linked = (bool(run) and not alone and seq == last_seq + 1 and event.prev == last_digest
+                      and not _alert(event, SEGMENT_EVENT))
             if not linked and run:
                 out.append(run)
                 run = []
@@ -110,29 +113,28 @@ def runs(jobs: Sequence[Job]) -> tuple[list[list[int]], dict[int, bytes]]:
             if alone:
                 out.append(run)
                 run = []
-            last = (seq, event, body)
+            last_seq, last_digest = seq, digest
         if run:
             out.append(run)
-    return out, bodies
+    return out, bodies, digests
 
 
-def chain_verdicts(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> list[list[bool] | None]:
+def chain_verdicts(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> list[Verdict | None]:
     """One verdict per job (see ``Job``): for an event in a run whose last signature holds for
-    some key, that last event's verdict; for the events of a run whose last signature holds for
-    none, each its own signature's verdict; None for an event in no run. ``verify``: the Ed25519
-    check (``ed25519_ok``)."""
-    out: list[list[bool] | None] = [None] * len(jobs)
-    found, bodies = runs(jobs)
+    some key, that last event's bools; for the events of a run whose last signature holds for
+    none, each its own signature's; None for an event in no run. ``verify``: the Ed25519 check
+    (``ed25519_ok``)."""
+    out: list[Verdict | None] = [None] * len(jobs)
+    found, bodies, digests = runs(jobs)
     for run in found:
         tail = run[-1]
         keys = jobs[tail][1]
-        sig = _sig(jobs[tail][0])
-        verdict = [verify(sig, bodies[tail], k) for k in keys]
-        if any(verdict) or len(run) == 1:
-            for i in run:
-                out[i] = verdict
-            continue
-        out[tail] = verdict
-        for i in run[:-1]:
-            out[i] = [verify(_sig(jobs[i][0]), bodies[i], k) for k in keys]
+        bools = [verify(_sig(jobs[tail][0]), bodies[tail], k) for k in keys]
+        covered = any(bools) or len(run) == 1
+        for i in run:
+            if not covered and i != tail:
+                own = [verify(_sig(jobs[i][0]), bodies[i], k) for k in keys]
+            else:
+                own = bools
+            out[i] = (own, digests[i])
     return out

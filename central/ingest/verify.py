@@ -1,19 +1,24 @@
 """Ed25519 verdicts of a batch's signed events, computed in helper processes ahead of the writer.
 
-One verification costs about 60-70 us of CPU and holds the GIL (``cryptography``): in the writer
-it was most of a signed event's cost. The writer process's reader thread hands each batch here as
-it arrives (``submit``), so the verdicts of batch k+1 are computed while batch k commits; the
-writer then checks the batch with them (``central.ingest.check.check``'s ``verified``). Nothing
-is trusted from here without the rest of the check: decoding, topic, MAC and the key list are
-checked by the writer as before, and a verdict only counts for the very key list it was computed
-with (a key registered or learned meanwhile: verified again in the writer). A helper that fails
-(killed, a broken pipe, an answer that does not fit) gives no verdicts: the writer verifies the
-batch itself, the helper is started again for the next batch and ``ingest.verifier_failed`` is
-logged. Order per gate is untouched: batches are still checked and committed one after another.
+The verdicts are chain-covered (``central.ingest.runs.chain_verdicts``): one signature verified
+per run of a gate's linked events in the batch (about 60-70 us of CPU each, GIL held), the rest of
+a helper's work per event is decoding, canonical bytes and SHA-256 (a few us). The writer process's
+reader thread hands each batch here as it arrives (``submit``), so the verdicts of batch k+1 are
+computed while batch k commits; the writer then checks the batch with them
+(``central.ingest.check.check``'s ``verified``) and keeps each event's hash for its
+``event_links`` row. Nothing is trusted from here without the rest of the check: decoding, topic,
+MAC and the key list are checked by the writer as before, and a verdict only counts for the very
+key list it was computed with (a key registered or learned meanwhile: verified again in the
+writer). A helper that fails (killed, a broken pipe, an answer that does not fit) gives no
+verdicts: the writer verifies the batch itself with the same pure function
+(``central.ingest.event_store.batch_verdicts``), the helper is started again for the next batch and
+``ingest.verifier_failed`` is logged. Order per gate is untouched: batches are still checked and
+committed one after another.
 
 Each helper is ``python -m central.ingest.verify`` over its stdin/stdout (length-prefixed
-msgpack, requests answered in order); it ends when its stdin closes (the writer gone). A plain
-child process, not ``multiprocessing``: the writer is itself a daemonic multiprocessing child.
+msgpack: requests ``[(raw, [raw public key, ...]), ...]``, answers ``[([bool, ...], hash hex) |
+None, ...]``, in order); it ends when its stdin closes (the writer gone). A plain child process,
+not ``multiprocessing``: the writer is itself a daemonic multiprocessing child.
 
 ``[ingest] verify_processes`` (1): helpers per writer, started with the writer when a gate has a
 registered public key, else at the first signed event; 0 verifies in the writer.
@@ -40,12 +45,13 @@ from wire.events import decode
 
 log = structlog.get_logger("central.ingest")
 
-Verdict = tuple[Sequence, tuple[bool, ...]]  # (the key list it is for, one bool per key newest first)
+Verdict = tuple[Sequence, tuple[bool, ...], str]  # (the key list it is for, one bool per key newest
+# first, the hex SHA-256 of the event's canonical bytes)
 _LEN = struct.Struct("!I")
 _ROOT = Path(__file__).resolve().parents[2]
 _encode = msgspec.msgpack.Encoder().encode
 _requests = msgspec.msgpack.Decoder(list[tuple[bytes, list[bytes]]])
-_answers = msgspec.msgpack.Decoder(list[list[bool] | None])
+_answers = msgspec.msgpack.Decoder(list[tuple[list[bool], str] | None])
 
 
 class _Helper:
@@ -175,9 +181,9 @@ class Verifier:
                 self._failed_locked(helper, exc)
             return None
         out: list[Verdict | None] = [None] * n
-        for (i, pubs), bools in zip(slots, found, strict=True):
-            if bools is not None and len(bools) == len(pubs):
-                out[i] = (pubs, tuple(bools))
+        for (i, pubs), got in zip(slots, found, strict=True):
+            if got is not None and len(got[0]) == len(pubs):
+                out[i] = (pubs, tuple(got[0]), got[1])
         return out
 
     def _failed_locked(self, helper: _Helper, exc: BaseException) -> None:
@@ -193,9 +199,10 @@ class Verifier:
             pass
 
 
-def verify_jobs(jobs: list[tuple[bytes, list[bytes]]]) -> list[list[bool] | None]:
+def verify_jobs(jobs: list[tuple[bytes, list[bytes]]]) -> list[tuple[list[bool], str] | None]:
     """For each ``(raw message, raw public keys newest first)``: one bool per key, chain-covered
-    (``central.ingest.runs.chain_verdicts``: one signature verified per run of linked events), or
+    (``central.ingest.runs.chain_verdicts``: one signature verified per run of linked events), and
+    the hex SHA-256 of the event's canonical bytes; or
     None if the message is oversize, does not decode or carries no signature (the writer's check
     decides those)."""
     decoded = []

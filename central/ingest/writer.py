@@ -243,7 +243,7 @@ class LedgerWriter:
                 opened = self._record_confiscations(conn, inserted, now)
                 losses = ledger.record_losses(conn, inserted, now)
                 gate_status.store(conn, list(statuses), now)
-                chain_check.record(conn, inserted, rejected, now)
+                chain_check.record(conn, inserted, rejected, now, accepted)
                 seen = _sequences(accepted)
                 gaps = ledger.update_progress(conn, seen, now, seen=seen)
                 self._issue_receipts(conn, seen, now)
@@ -260,7 +260,7 @@ class LedgerWriter:
                     mine = ledger.write_batch(conn, [a], [], now)
                     opened += self._record_confiscations(conn, mine, now)
                     losses += ledger.record_losses(conn, mine, now)
-                    chain_check.record(conn, mine, [], now)
+                    chain_check.record(conn, mine, [], now, [a])
                 inserted += mine
             except Exception as exc:
                 if not unstorable(exc):

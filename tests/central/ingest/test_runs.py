@@ -12,6 +12,10 @@ from tests.central.ingest.test_check import KEY, SIGNER, event
 from wire import chain
 from wire.events import AlertPayload, TapPayload
 
+
+def bools(verdicts):
+    return [None if v is None else v[0] for v in verdicts]
+
 OTHER = chain.new_private_key()
 KEYS = raw_keys([SIGNER.public_key()])
 
@@ -50,11 +54,13 @@ class Counting:
 def test_a_linked_batch_is_one_run_and_one_verification():
     evs = gate_chain(6)
     jobs = [(e, KEYS) for e in reversed(evs)]  # arrival order is free: runs follow seq
-    found, _ = runs(jobs)
+    found = runs(jobs)[0]
     assert seqs(jobs, found) == [[1, 2, 3, 4, 5, 6]]
     count = Counting()
-    assert chain_verdicts(jobs, count) == [[True]] * 6
+    verdicts = chain_verdicts(jobs, count)
+    assert bools(verdicts) == [[True]] * 6
     assert count.calls == 1
+    assert [v[1] for v in verdicts] == [chain.event_hash(e) for e in reversed(evs)]  # the link hashes
 
 
 @pytest.mark.parametrize("cut, expected", [
@@ -77,7 +83,7 @@ def test_runs_are_cut_at_a_gap_a_mismatch_a_seq_present_twice_and_an_event_witho
         jobs[1] = (None, KEYS)
     elif cut == "unsigned":
         jobs[2] = (msgspec.structs.replace(evs[2], sig=""), KEYS)
-    found, _ = runs(jobs)
+    found = runs(jobs)[0]
     assert seqs(jobs, found) == expected
 
 
@@ -88,10 +94,10 @@ def test_a_key_rollover_is_verified_alone_and_ends_the_run_before_it():
     after = gate_chain(3, first=5, head=head, signer=OTHER)
     keys = raw_keys([SIGNER.public_key(), OTHER.public_key()])  # newest first: OTHER, SIGNER
     jobs = [(e, keys) for e in first + [roll] + after]
-    found, _ = runs(jobs)
+    found = runs(jobs)[0]
     assert seqs(jobs, found) == [[1, 2, 3], [4], [5, 6, 7]]
     count = Counting()
-    verdicts = chain_verdicts(jobs, count)
+    verdicts = bools(chain_verdicts(jobs, count))
     assert verdicts[:4] == [[False, True]] * 4  # signed by the old key: which key stays exact
     assert verdicts[4:] == [[True, False]] * 3
     assert count.calls == 3 * 2  # one tail per run, each against both keys
@@ -103,16 +109,16 @@ def test_a_segment_start_opens_a_run_of_its_own():
                                                    "resumed_at=4 lost_after=3 last_head_seq=3 last_head=" + "cd" * 32))
     rest = gate_chain(2, first=5, head=head)
     jobs = [(e, KEYS) for e in evs + [seg] + rest]
-    found, _ = runs(jobs)
+    found = runs(jobs)[0]
     assert seqs(jobs, found) == [[1, 2, 3], [4, 5, 6]]
-    assert chain_verdicts(jobs) == [[True]] * 6
+    assert bools(chain_verdicts(jobs)) == [[True]] * 6
 
 
 def test_gates_and_key_lists_make_separate_runs():
     a = gate_chain(3)
     b = gate_chain(3, gate="g2")
     jobs = [x for pair in zip(a, b) for x in ((pair[0], KEYS), (pair[1], KEYS))]
-    found, _ = runs(jobs)
+    found = runs(jobs)[0]
     assert sorted(seqs(jobs, found)) == [[1, 2, 3], [1, 2, 3]]
     other = raw_keys([OTHER.public_key()])
     mixed = [(a[0], KEYS), (a[1], other), (a[2], KEYS)]
@@ -127,7 +133,7 @@ def test_an_invalid_tail_falls_back_to_each_event_and_names_the_bad_one():
     jobs = [(e, KEYS) for e in evs[:2] + forged_tail]
     assert seqs(jobs, runs(jobs)[0]) == [[1, 2, 3, 4, 5]]
     count = Counting()
-    assert chain_verdicts(jobs, count) == [[True], [True], [False], [False], [False]]
+    assert bools(chain_verdicts(jobs, count)) == [[True], [True], [False], [False], [False]]
     assert count.calls == 5
 
 
@@ -136,9 +142,9 @@ def test_an_edited_inner_event_breaks_its_link_and_is_verified_alone():
     edited = msgspec.structs.replace(evs[2], payload=TapPayload(uid="FFFFFFFF", reader_id="r1",
                                                                 reader_kind="control", decision="admit"))
     jobs = [(e, KEYS) for e in evs[:2] + [edited] + evs[3:]]
-    found, _ = runs(jobs)
+    found = runs(jobs)[0]
     assert seqs(jobs, found) == [[1, 2, 3], [4, 5]]
-    verdicts = chain_verdicts(jobs)
+    verdicts = bools(chain_verdicts(jobs))
     assert verdicts == [[True], [True], [False], [True], [True]]  # named: seq 3 only
 
 
@@ -146,13 +152,13 @@ def test_an_inner_event_whose_sig_alone_is_altered_is_covered_by_its_successor()
     evs = gate_chain(3)
     inner = msgspec.structs.replace(evs[1], sig="00" * 64)  # content untouched
     jobs = [(evs[0], KEYS), (inner, KEYS), (evs[2], KEYS)]
-    assert chain_verdicts(jobs) == [[True]] * 3  # not checked at ingest (docs/evidence.md)
+    assert bools(chain_verdicts(jobs)) == [[True]] * 3  # not checked at ingest (docs/evidence.md)
     alone = [(inner, KEYS)]
-    assert chain_verdicts(alone) == [[False]]  # as a run's tail it is checked
+    assert bools(chain_verdicts(alone)) == [[False]]  # as a run's tail it is checked
 
 
 def test_no_signature_no_decode_gives_no_verdict():
     ev = gate_chain(1)[0]
-    assert chain_verdicts([(None, KEYS), (msgspec.structs.replace(ev, sig=""), KEYS), (ev, KEYS)]) == [
+    assert bools(chain_verdicts([(None, KEYS), (msgspec.structs.replace(ev, sig=""), KEYS), (ev, KEYS)])) == [
         None, None, [True]]
     assert ed25519_ok(b"x", b"y", b"short") is False

@@ -16,7 +16,7 @@ from central.ingest.verify import Verifier, verify_jobs
 from portgate.config import read_secret
 from tests.central.ingest.test_check import PORT, event, signed_chain
 from wire import chain, topics
-from wire.events import encode, sign
+from wire.events import decode, encode, sign
 
 SIGNER = chain.new_private_key()
 
@@ -60,8 +60,10 @@ def test_the_verdicts_are_the_signature_check_of_each_signed_event(ring):
 def test_a_verdict_counts_only_for_the_key_list_it_was_computed_with(ring):
     t, raw = items(ring)[1]  # a forgery
     other_list = list(ring.public_keys("g1"))
-    assert isinstance(ledger.check(t, raw, PORT, ring, (other_list, (True,))), DeadLetter)
-    assert isinstance(ledger.check(t, raw, PORT, ring, (ring.public_keys("g1"), (True,))), Accepted)  # what the list says
+    digest = chain.event_hash(decode(raw))
+    assert isinstance(ledger.check(t, raw, PORT, ring, (other_list, (True,), digest)), DeadLetter)
+    ok = ledger.check(t, raw, PORT, ring, (ring.public_keys("g1"), (True,), digest))  # what the list says
+    assert isinstance(ok, Accepted) and ok.digest == digest
 
 
 def test_a_helper_killed_gives_no_verdicts_and_the_next_batch_has_a_new_one(ring):
@@ -121,7 +123,8 @@ def test_no_helpers_means_the_writer_verifies(ring):
 
 
 def test_the_helper_function_refuses_nothing_it_cannot_read():
-    assert verify_jobs([(b"junk", [b"k" * 32]), (encode(signed_chain(1)[0]), [b"short"])]) == [None, [False]]
+    ev = signed_chain(1)[0]
+    assert verify_jobs([(b"junk", [b"k" * 32]), (encode(ev), [b"short"])]) == [None, ([False], chain.event_hash(ev))]
 
 
 def test_a_rollover_in_a_batch_is_seen_by_the_next_event_of_the_same_batch(ring):
