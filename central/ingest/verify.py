@@ -143,14 +143,17 @@ class Verifier:
         if not self.processes:
             return None
         slots, jobs = [], []
+        held: dict[str, Sequence] = {}  # gate -> its key list, looked up once per batch
         for i, (topic, raw) in enumerate(items):
             gate = topic_gate(topic, self.port)
             if not isinstance(gate, str):
                 continue
-            try:
-                pubs = self.keys.public_keys(gate)
-            except KeyUnreadable:
-                continue  # the writer's check says so
+            pubs = held.get(gate)
+            if pubs is None:
+                try:
+                    pubs = held[gate] = self.keys.public_keys(gate)
+                except KeyUnreadable:
+                    held[gate] = pubs = ()  # the writer's check says so
             if pubs:
                 slots.append((i, pubs))
                 jobs.append((raw, self._raw_keys(pubs)))
