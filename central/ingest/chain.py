@@ -59,12 +59,17 @@ def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow
                  for g, s in gates.items()])
     have = {(r["gate_id"], r["seq"]): dict(r) for r in conn.execute(select(event_links).where(cond)).mappings()}
     fresh, out = link_breaks(rows, have)
-    if fresh:  # the driver's executemany of plain tuples: no per-row bind processing
-        mark = "%s" if conn.dialect.name == "postgresql" else "?"
-        conn.exec_driver_sql(_LINKS_SQL.format(m=mark), [
-            (r["gate_id"], r["seq"], r["event_id"], r["hash"], r["prev"], bool(r["segment"])) for r in fresh])
+    if fresh:  # plain driver calls: no per-row bind processing
+        values = [(r["gate_id"], r["seq"], r["event_id"], r["hash"], r["prev"], bool(r["segment"])) for r in fresh]
+        if conn.dialect.name == "postgresql":  # one statement, one array per column
+            conn.exec_driver_sql(_PG_LINKS, tuple(list(column) for column in zip(*values)))
+        else:  # SQLite's executemany: one prepared statement stepped per row, in C
+            conn.exec_driver_sql(_SQLITE_LINKS, values)
     return out
 
 
-_LINKS_SQL = (f"INSERT INTO {event_links.name} (gate_id, seq, event_id, hash, prev, segment) "
-              "VALUES ({m}, {m}, {m}, {m}, {m}, {m}) ON CONFLICT (gate_id, seq) DO NOTHING")
+_LINK_COLUMNS = "gate_id, seq, event_id, hash, prev, segment"
+_SQLITE_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT (gate_id, seq) DO NOTHING")
+_PG_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) SELECT * FROM unnest(%s::text[], "
+             "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::boolean[]) ON CONFLICT (gate_id, seq) DO NOTHING")

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import select
 
 from central.ingest.keys import public_key_path, read_public_keys, register_public_key
-from central.ledger.schema import chain_breaks
+from central.ledger.schema import chain_breaks, event_links
 from edge.journal import Journal
 from tests.central.ingest.conftest import PORT, now
 from tests.central.ingest.payloads import tap
@@ -69,6 +69,24 @@ def remac(ev, key, **changes):
 @pytest.mark.parametrize("helpers", [1, 0])
 def test_edits_forgeries_a_swap_and_a_deletion_in_one_burst_are_each_named(
         broker, office, make_gate, keys_dir, tmp_path, helpers):
+    burst(broker, office, make_gate, keys_dir, tmp_path, helpers)
+
+
+@pytest.mark.postgres  # starts its own cluster, not through a fixture
+def test_the_same_burst_into_postgresql(broker, make_gate, keys_dir, tmp_path):
+    from testkit.postgres import PostgresCluster
+    from tests.central.ingest.conftest import Office
+
+    with PostgresCluster() as pg:
+        office = Office(tmp_path, keys_dir, url=pg.create_database("chain"))
+        try:
+            burst(broker, office, make_gate, keys_dir, tmp_path, 1)
+        finally:
+            office.stop_all()
+            office.engine.dispose()
+
+
+def burst(broker, office, make_gate, keys_dir, tmp_path, helpers):
     gate = signing_gate(make_gate, keys_dir, tmp_path)
     evs = [gate.journal.append(tap(i), now=now()) for i in range(40)]
     by_seq = {e.seq: e for e in evs}
@@ -93,6 +111,9 @@ def test_edits_forgeries_a_swap_and_a_deletion_in_one_burst_are_each_named(
     office.wait_all_of(gate, 40)
     assert breaks(office) == [("BAD_SIGNATURE", "g1", s, s) for s in (10, 15, 20, 21)]
     assert office.contiguous("g1") == 40
+    with office.engine.connect() as c:  # every link row holds the event's hash (computed once, with its verdict)
+        links = {r.seq: (r.event_id, r.hash, r.prev) for r in c.execute(select(event_links))}
+    assert links == {s: (e.event_id, chain.event_hash(e), e.prev) for s, e in by_seq.items()}
     gate.journal.close()
 
 
