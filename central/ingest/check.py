@@ -236,7 +236,8 @@ def link_row(event: Event, digest: str | None = None) -> dict:
     """The ``event_links`` row of a signed event: its hash (``digest`` if given, else computed),
     its ``prev``, whether it opens a segment."""
     return {"gate_id": event.gate_id, "seq": event.seq, "event_id": event.event_id,
-            "hash": digest or chain.event_hash(event), "prev": event.prev, "segment": chain.segment_loss(event) is not None}
+            "hash": digest or chain.event_hash(event), "prev": event.prev,
+            "segment": chain.segment_loss(event) is not None}
 
 
 def rejected_breaks(rejected: Sequence[DeadLetter]) -> list[BreakRow]:

@@ -106,6 +106,8 @@ def burst(broker, office, make_gate, keys_dir, tmp_path, helpers):
     dead = sorted(r for r, _g in office.dead())
     assert [d.split(":")[0] for d in dead] == [f"CHAIN_BREAK BAD_SIGNATURE gate g1 seq {s}"
                                                for s in (10, 15, 20, 21)]
+    # the deletion and the refused events are holes the office knows (gaps it asks the gate for)
+    wait_until(lambda: office.contiguous("g1") == 9, what="the gapless prefix stops before seq 10")
     # the genuine events (the deleted one too) still land, and their links all hold
     publish(broker, [encode(by_seq[s]) for s in (10, 15, 20, 21, 25)])
     office.wait_all_of(gate, 40)
