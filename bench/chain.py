@@ -5,7 +5,8 @@
    (one of each in turn, same directory). Target: signed minus HMAC-only p50 <= 0.3 ms.
 2. Office ledger side of the ingest: ``ledger.check`` + ``write_batch`` + ``chain.record`` of the
    same number of events in batches of 500 into SQLite, from a gate with a registered public key
-   (signature and links verified) vs the same events' HMAC-only twins; alternating rounds,
+   (signature and links verified: ``batch_verdicts``, the writer's own chain-covered verification,
+   one Ed25519 check per batch's run) vs the same events' HMAC-only twins; alternating rounds,
    medians. Target: verified >= 0.8 x unverified events/s. (The MQTT leg, bench/ingest.py, is the
    same for both and only makes the ratio closer to 1.)
 
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from central.db import make_engine  # noqa: E402
 from central.ingest import chain as chain_check  # noqa: E402
 from central.ingest.keys import KeyRing, add_gate, register_public_key  # noqa: E402
-from central.ingest.event_store import Accepted, DeadLetter, check, write_batch  # noqa: E402
+from central.ingest.event_store import Accepted, DeadLetter, batch_verdicts, check, write_batch  # noqa: E402
 from central.ledger.migrate import upgrade  # noqa: E402
 from edge.journal import Journal  # noqa: E402
 from edge.rules.model import Now  # noqa: E402
@@ -113,14 +114,16 @@ def ingest(ring, data, url: str) -> float:
     engine = make_engine(url)
     t = time.perf_counter()
     for i in range(0, len(data), 500):
-        verdicts = [check(topic, raw, PORT, ring) for topic, raw in data[i:i + 500]]
+        part, memo = data[i:i + 500], {}
+        pre, decoded = batch_verdicts(part, PORT, ring, memo)  # what the writer does without a helper
+        verdicts = [check(topic, raw, PORT, ring, v, memo, e) for (topic, raw), v, e in zip(part, pre, decoded)]
         ok = [v for v in verdicts if isinstance(v, Accepted)]
         bad = [v for v in verdicts if isinstance(v, DeadLetter)]
         if bad:
             raise SystemExit(f"chain bench: dead letter {bad[0].reason}")
         with engine.begin() as conn:
             inserted = write_batch(conn, ok, bad, T0)
-            chain_check.record(conn, inserted, bad, T0)
+            chain_check.record(conn, inserted, bad, T0, ok)
     elapsed = time.perf_counter() - t
     engine.dispose()
     return len(data) / elapsed

@@ -1,7 +1,8 @@
 """The office's check of each gate's signed chain on ingest (wire/chain.py, docs/evidence.md).
 
 ``central.ingest.check.signature_problem`` (in ``event_store.check``, per message): for a gate with
-registered public keys (``<keys_dir>/<gate>.pub``) the event must carry a signature by one of them,
+registered public keys (``<keys_dir>/<gate>.pub``) the event must carry a signature by one of them
+(its verdict chain-covered: ``central.ingest.runs``, one signature per run of linked events),
 else it becomes a dead letter (raw bytes kept) whose reason starts ``CHAIN_BREAK <kind> gate <g>
 seq <n>``. A valid ``SIGNING_KEY`` rollover adds the key it names to the gate's file.
 
@@ -19,7 +20,6 @@ import datetime as dt
 
 import structlog
 from sqlalchemy import and_, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from central.ingest.check import PREFIX, BreakRow, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
@@ -29,17 +29,17 @@ from wire.events import Event
 log = structlog.get_logger("central.ingest")
 
 
-def _insert(conn: Connection, table):
-    return (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(table)
-
-
-def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: dt.datetime) -> list[BreakRow]:
+def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: dt.datetime,
+           accepted=()) -> list[BreakRow]:
     """Inside the batch's transaction: link rows for the new signed events, and the breaks found
-    (also logged as ``CHAIN_BREAK`` warnings). Returns the breaks recorded."""
+    (also logged as ``CHAIN_BREAK`` warnings). Returns the breaks recorded. ``accepted``: the
+    batch's ``Accepted`` verdicts, whose ``digest`` (computed with the signature verdicts) saves
+    hashing an inserted event again."""
     found = rejected_breaks(rejected)
     signed = [e for _row, e in inserted if e.sig]
     if signed:
-        found += _links(conn, {(e.gate_id, e.seq): link_row(e) for e in signed})
+        digests = {id(a.event): a.digest for a in accepted if a.digest}
+        found += _links(conn, {(e.gate_id, e.seq): link_row(e, digests.get(id(e))) for e in signed})
     if found:
         conn.execute(chain_breaks.insert(), [{
             "gate_id": b.gate_id, "seq_from": b.seq_from, "seq_to": b.seq_to, "kind": b.kind,
@@ -59,7 +59,17 @@ def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow
                  for g, s in gates.items()])
     have = {(r["gate_id"], r["seq"]): dict(r) for r in conn.execute(select(event_links).where(cond)).mappings()}
     fresh, out = link_breaks(rows, have)
-    if fresh:
-        conn.execute(_insert(conn, event_links).on_conflict_do_nothing(
-            index_elements=["gate_id", "seq"]), fresh)  # executemany: compiled once
+    if fresh:  # plain driver calls: no per-row bind processing
+        values = [(r["gate_id"], r["seq"], r["event_id"], r["hash"], r["prev"], bool(r["segment"])) for r in fresh]
+        if conn.dialect.name == "postgresql":  # one statement, one array per column
+            conn.exec_driver_sql(_PG_LINKS, tuple(list(column) for column in zip(*values)))
+        else:  # SQLite's executemany: one prepared statement stepped per row, in C
+            conn.exec_driver_sql(_SQLITE_LINKS, values)
     return out
+
+
+_LINK_COLUMNS = "gate_id, seq, event_id, hash, prev, segment"
+_SQLITE_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT (gate_id, seq) DO NOTHING")
+_PG_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) SELECT * FROM unnest(%s::text[], "
+             "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::boolean[]) ON CONFLICT (gate_id, seq) DO NOTHING")

@@ -47,6 +47,7 @@ class Accepted:
     event: Event
     raw: bytes
     learned: object | None = None  # an Ed25519 public key a valid SIGNING_KEY event names (to register)
+    digest: str | None = None  # hex SHA-256 of its canonical bytes, if already computed (``link_row``)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,11 +94,14 @@ def oversize(topic: str, raw: bytes, gate_id: str | None = None) -> DeadLetter |
 
 
 def check(topic: str, raw: bytes, port: str, known: GateKeys,
-          verified: Sequence[bool] | None = None) -> Accepted | DeadLetter:
+          verified: Sequence[bool] | None = None, decoded: Event | None = None,
+          digest: str | None = None) -> Accepted | DeadLetter:
     """Validate one uplink message against ``known`` (the keys of the topic's gate). Never
     raises: anything wrong becomes a ``DeadLetter``. A message over ``MAX_MESSAGE_BYTES`` is refused
     before it is decoded. ``verified``: the Ed25519 verdicts already computed for this message, one
-    per key of ``known.public`` newest first (``verify_signatures``), or None to verify here."""
+    per key of ``known.public`` newest first (``central.ingest.runs.chain_verdicts``), or None to
+    verify here. ``decoded``: ``decode(raw)`` already done by the caller (else decoded here);
+    ``digest``: the hex SHA-256 of its canonical bytes computed with the verdicts (kept in ``Accepted``)."""
     t_gate = topic_gate(topic, port)
     if isinstance(t_gate, DeadLetter):
         return dataclasses.replace(t_gate, raw=raw)
@@ -105,7 +109,7 @@ def check(topic: str, raw: bytes, port: str, known: GateKeys,
     if too_big is not None:
         return too_big
     try:
-        event = decode(raw)
+        event = decoded if decoded is not None else decode(raw)
     except BadInput as exc:
         return DeadLetter(topic, f"malformed: {exc.reason}"[:2000], raw, t_gate)
     if event.schema != SCHEMA_VERSION:
@@ -126,7 +130,7 @@ def check(topic: str, raw: bytes, port: str, known: GateKeys,
     broken, learned = signature_problem(event, known.public, verified)
     if broken is not None:
         return DeadLetter(topic, broken, raw, event.gate_id, event.event_id, event.seq)
-    return Accepted(topic, event, raw, learned)
+    return Accepted(topic, event, raw, learned, digest)
 
 
 def signature_problem(event: Event, pubs: Sequence, verified: Sequence[bool] | None = None):
@@ -228,10 +232,12 @@ class BreakRow:
     event_id: str | None
 
 
-def link_row(event: Event) -> dict:
-    """The ``event_links`` row of a signed event: its hash, its ``prev``, whether it opens a segment."""
+def link_row(event: Event, digest: str | None = None) -> dict:
+    """The ``event_links`` row of a signed event: its hash (``digest`` if given, else computed),
+    its ``prev``, whether it opens a segment."""
     return {"gate_id": event.gate_id, "seq": event.seq, "event_id": event.event_id,
-            "hash": chain.event_hash(event), "prev": event.prev, "segment": chain.segment_loss(event) is not None}
+            "hash": digest or chain.event_hash(event), "prev": event.prev,
+            "segment": chain.segment_loss(event) is not None}
 
 
 def rejected_breaks(rejected: Sequence[DeadLetter]) -> list[BreakRow]:

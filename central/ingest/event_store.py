@@ -32,9 +32,11 @@ from central.ingest.check import (  # noqa: F401 - MAX_MESSAGE_BYTES and oversiz
     MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, oversize, topic_gate)
 from central.ingest.check import check as pure_check
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.runs import chain_verdicts, raw_keys
 from central.ingest.repair import MAX_GAP_EVENTS, MAX_GAP_RANGES, scan_sequences
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
-from wire.events import AlertPayload, Event
+from portgate.errors import BadInput
+from wire.events import AlertPayload, Event, decode
 
 log = structlog.get_logger("central.ingest")
 
@@ -51,14 +53,15 @@ class Gap:
 
 
 def check(topic: str, raw: bytes, port: str, keys: KeyRing,
-          verified: tuple[Sequence, Sequence[bool]] | None = None,
-          memo: dict[str, GateKeys] | None = None) -> Accepted | DeadLetter:
+          verified: tuple[Sequence, Sequence[bool], str] | None = None,
+          memo: dict[str, GateKeys] | None = None, decoded: Event | None = None) -> Accepted | DeadLetter:
     """Validate one uplink message (``central.ingest.check.check``) with the keys ``keys`` holds
     for the topic's gate; register the new key of a valid ``SIGNING_KEY`` rollover. Never raises:
-    anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts)`` computed ahead
+    anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts, digest)`` computed ahead
     (central/ingest/verify.py), used only if the gate's key list is still that very list.
     ``memo``: the keys already looked up for this batch (gate -> ``GateKeys``; a rollover drops
-    the gate's entry, so the batch's next events see the new key)."""
+    the gate's entry, so the batch's next events see the new key). ``decoded``: ``decode(raw)``
+    already done (``batch_verdicts``)."""
     t_gate = topic_gate(topic, port)
     if not isinstance(t_gate, str):
         known = UNKNOWN
@@ -69,12 +72,47 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
         if known is None:
             known = memo[t_gate] = gate_keys(keys, t_gate)
     pre = verified[1] if verified is not None and verified[0] is known.public else None
-    verdict = pure_check(topic, raw, port, known, pre)
+    verdict = pure_check(topic, raw, port, known, pre, decoded, verified[2] if verified is not None else None)
     if isinstance(verdict, Accepted) and verdict.learned is not None:
         keys.learn_public_key(verdict.event.gate_id, verdict.learned)
         if memo is not None:
             memo.pop(verdict.event.gate_id, None)
     return verdict
+
+
+def batch_verdicts(items: Sequence[tuple[str, bytes]], port: str, keys: KeyRing,
+                   memo: dict[str, GateKeys]) -> tuple[list, list[Event | None]]:
+    """The writer's own verification of a batch of ``(topic, raw)`` (no helper verdicts):
+    ``(verified, decoded)``, one entry per item: ``(key list, verdicts, digest)`` for ``check`` (chain-covered,
+    ``central.ingest.runs.chain_verdicts``) or None, and the decoded event (None: not decoded
+    here, ``check`` decodes it). Only events topics of gates with registered public keys are decoded;
+    ``memo`` is filled as ``check`` fills it."""
+    jobs, slots = [], []
+    decoded: list[Event | None] = [None] * len(items)
+    raw_of: dict[int, list[bytes]] = {}
+    for i, (topic, raw) in enumerate(items):
+        t_gate = topic_gate(topic, port)
+        if not isinstance(t_gate, str) or len(raw) > MAX_MESSAGE_BYTES:
+            continue
+        known = memo.get(t_gate)
+        if known is None:
+            known = memo[t_gate] = gate_keys(keys, t_gate)
+        if not known.public:
+            continue
+        try:
+            decoded[i] = decode(raw)
+        except BadInput:
+            continue
+        held = raw_of.get(id(known.public))
+        if held is None:
+            held = raw_of[id(known.public)] = raw_keys(known.public)
+        slots.append((i, known.public))
+        jobs.append((decoded[i], held))
+    verified: list = [None] * len(items)
+    for (i, pubs), got in zip(slots, chain_verdicts(jobs), strict=True):
+        if got is not None:
+            verified[i] = (pubs, tuple(got[0]), got[1])
+    return verified, decoded
 
 
 def gate_keys(keys: KeyRing, gate_id: str, *, public: bool = True) -> GateKeys:

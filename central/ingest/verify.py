@@ -1,19 +1,24 @@
 """Ed25519 verdicts of a batch's signed events, computed in helper processes ahead of the writer.
 
-One verification costs about 60-70 us of CPU and holds the GIL (``cryptography``): in the writer
-it was most of a signed event's cost. The writer process's reader thread hands each batch here as
-it arrives (``submit``), so the verdicts of batch k+1 are computed while batch k commits; the
-writer then checks the batch with them (``central.ingest.check.check``'s ``verified``). Nothing
-is trusted from here without the rest of the check: decoding, topic, MAC and the key list are
-checked by the writer as before, and a verdict only counts for the very key list it was computed
-with (a key registered or learned meanwhile: verified again in the writer). A helper that fails
-(killed, a broken pipe, an answer that does not fit) gives no verdicts: the writer verifies the
-batch itself, the helper is started again for the next batch and ``ingest.verifier_failed`` is
-logged. Order per gate is untouched: batches are still checked and committed one after another.
+The verdicts are chain-covered (``central.ingest.runs.chain_verdicts``): one signature verified
+per run of a gate's linked events in the batch (about 60-70 us of CPU each, GIL held), the rest of
+a helper's work per event is decoding, canonical bytes and SHA-256 (a few us). The writer process's
+reader thread hands each batch here as it arrives (``submit``), so the verdicts of batch k+1 are
+computed while batch k commits; the writer then checks the batch with them
+(``central.ingest.check.check``'s ``verified``) and keeps each event's hash for its
+``event_links`` row. Nothing is trusted from here without the rest of the check: decoding, topic,
+MAC and the key list are checked by the writer as before, and a verdict only counts for the very
+key list it was computed with (a key registered or learned meanwhile: verified again in the
+writer). A helper that fails (killed, a broken pipe, an answer that does not fit) gives no
+verdicts: the writer verifies the batch itself with the same pure function
+(``central.ingest.event_store.batch_verdicts``), the helper is started again for the next batch and
+``ingest.verifier_failed`` is logged. Order per gate is untouched: batches are still checked and
+committed one after another.
 
 Each helper is ``python -m central.ingest.verify`` over its stdin/stdout (length-prefixed
-msgpack, requests answered in order); it ends when its stdin closes (the writer gone). A plain
-child process, not ``multiprocessing``: the writer is itself a daemonic multiprocessing child.
+msgpack: requests ``[(raw, [raw public key, ...]), ...]``, answers ``[([bool, ...], hash hex) |
+None, ...]``, in order); it ends when its stdin closes (the writer gone). A plain child process,
+not ``multiprocessing``: the writer is itself a daemonic multiprocessing child.
 
 ``[ingest] verify_processes`` (1): helpers per writer, started with the writer when a gate has a
 registered public key, else at the first signed event; 0 verifies in the writer.
@@ -31,23 +36,22 @@ from pathlib import Path
 
 import msgspec
 import structlog
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from central.ingest.check import topic_gate
+from central.ingest.check import MAX_MESSAGE_BYTES, topic_gate
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.runs import chain_verdicts, raw_keys
 from portgate.errors import BadInput
-from wire.events import canonical_bytes, decode
+from wire.events import decode
 
 log = structlog.get_logger("central.ingest")
 
-Verdict = tuple[Sequence, tuple[bool, ...]]  # (the key list it is for, one bool per key newest first)
+Verdict = tuple[Sequence, tuple[bool, ...], str]  # (the key list it is for, one bool per key newest
+# first, the hex SHA-256 of the event's canonical bytes)
 _LEN = struct.Struct("!I")
 _ROOT = Path(__file__).resolve().parents[2]
 _encode = msgspec.msgpack.Encoder().encode
 _requests = msgspec.msgpack.Decoder(list[tuple[bytes, list[bytes]]])
-_answers = msgspec.msgpack.Decoder(list[list[bool] | None])
+_answers = msgspec.msgpack.Decoder(list[tuple[list[bool], str] | None])
 
 
 class _Helper:
@@ -130,7 +134,7 @@ class Verifier:
         if held is None or held[0] is not pubs:
             if len(self._raw) > 10_000:
                 self._raw.clear()
-            raw = [k.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw) for k in reversed(pubs)]
+            raw = raw_keys(pubs)
             held = self._raw[id(pubs)] = (pubs, raw)
         return held[1]
 
@@ -139,14 +143,17 @@ class Verifier:
         if not self.processes:
             return None
         slots, jobs = [], []
+        held: dict[str, Sequence] = {}  # gate -> its key list, looked up once per batch
         for i, (topic, raw) in enumerate(items):
             gate = topic_gate(topic, self.port)
             if not isinstance(gate, str):
                 continue
-            try:
-                pubs = self.keys.public_keys(gate)
-            except KeyUnreadable:
-                continue  # the writer's check says so
+            pubs = held.get(gate)
+            if pubs is None:
+                try:
+                    pubs = held[gate] = self.keys.public_keys(gate)
+                except KeyUnreadable:
+                    held[gate] = pubs = ()  # the writer's check says so
             if pubs:
                 slots.append((i, pubs))
                 jobs.append((raw, self._raw_keys(pubs)))
@@ -177,9 +184,9 @@ class Verifier:
                 self._failed_locked(helper, exc)
             return None
         out: list[Verdict | None] = [None] * n
-        for (i, pubs), bools in zip(slots, found, strict=True):
-            if bools is not None and len(bools) == len(pubs):
-                out[i] = (pubs, tuple(bools))
+        for (i, pubs), got in zip(slots, found, strict=True):
+            if got is not None and len(got[0]) == len(pubs):
+                out[i] = (pubs, tuple(got[0]), got[1])
         return out
 
     def _failed_locked(self, helper: _Helper, exc: BaseException) -> None:
@@ -195,41 +202,20 @@ class Verifier:
             pass
 
 
-_keys: dict[bytes, Ed25519PublicKey] = {}  # in a helper: raw public key -> its object
-
-
-def verify_jobs(jobs: list[tuple[bytes, list[bytes]]]) -> list[list[bool] | None]:
-    """For each ``(raw message, raw public keys newest first)``: one bool per key (its Ed25519
-    signature of the event's canonical bytes holds, as ``wire.chain.signature_ok``), or None if the
-    message does not decode or carries no signature (the writer's check decides those)."""
-    out: list[list[bool] | None] = []
+def verify_jobs(jobs: list[tuple[bytes, list[bytes]]]) -> list[tuple[list[bool], str] | None]:
+    """For each ``(raw message, raw public keys newest first)``: one bool per key, chain-covered
+    (``central.ingest.runs.chain_verdicts``: one signature verified per run of linked events), and
+    the hex SHA-256 of the event's canonical bytes; or
+    None if the message is oversize, does not decode or carries no signature (the writer's check
+    decides those)."""
+    decoded = []
     for raw, keys in jobs:
         try:
-            event = decode(raw)
-            sig = bytes.fromhex(event.sig)
-        except (BadInput, ValueError):
-            out.append(None)
-            continue
-        if not sig:
-            out.append(None)
-            continue
-        body = canonical_bytes(event)
-        bools = []
-        for k in keys:
-            pub = _keys.get(k)
-            if pub is None:
-                try:
-                    pub = _keys[k] = Ed25519PublicKey.from_public_bytes(k)
-                except ValueError:
-                    bools.append(False)
-                    continue
-            try:
-                pub.verify(sig, body)
-                bools.append(True)
-            except (InvalidSignature, ValueError):
-                bools.append(False)
-        out.append(bools)
-    return out
+            event = decode(raw) if len(raw) <= MAX_MESSAGE_BYTES else None
+        except BadInput:
+            event = None
+        decoded.append((event, keys))
+    return chain_verdicts(decoded)
 
 
 def serve(stdin=None, stdout=None) -> None:

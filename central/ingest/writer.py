@@ -166,20 +166,29 @@ class LedgerWriter:
     def process(self, batch_id: int, items: list[tuple[str, bytes]], verified=None) -> Outcome:
         """Check and commit one batch of ``(topic, payload)``; then relay presence and ask for gaps.
         ``verified``: the batch's signature verdicts computed ahead (``Verifier.verdicts``, one per
-        item or None), else the signatures are verified here.
+        item or None), else the signatures are verified here (``event_store.batch_verdicts``, the
+        same chain-covered verification).
 
         Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
         until ``abandon()`` said so (the caller must not acknowledge the batch).
         """
         accepted, rejected, statuses = [], [], []
         memo: dict = {}  # gate -> its keys, looked up once per batch
+        verified = list(verified) if verified else [None] * len(items)
+        decoded: list = [None] * len(items)
+        missing = [i for i, v in enumerate(verified) if v is None]
+        if missing:  # no helper verdict (none running, or it failed): the same verification, here
+            found, events = ledger.batch_verdicts([items[i] for i in missing], self.port, self.keys, memo)
+            for i, v, e in zip(missing, found, events, strict=True):
+                verified[i], decoded[i] = v, e
         for i, (topic, payload) in enumerate(items):
             if topic.endswith("/status"):
                 status = self._claim(topic, payload, rejected)
                 if status is not None:
                     statuses.append(status)
                 continue
-            verdict = ledger.check(topic, payload, self.port, self.keys, verified[i] if verified else None, memo)
+            verdict = ledger.check(topic, payload, self.port, self.keys, verified[i], memo,
+                                   decoded[i])
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
         n_rejected = len(rejected)
         delay = 0.5
@@ -234,7 +243,7 @@ class LedgerWriter:
                 opened = self._record_confiscations(conn, inserted, now)
                 losses = ledger.record_losses(conn, inserted, now)
                 gate_status.store(conn, list(statuses), now)
-                chain_check.record(conn, inserted, rejected, now)
+                chain_check.record(conn, inserted, rejected, now, accepted)
                 seen = _sequences(accepted)
                 gaps = ledger.update_progress(conn, seen, now, seen=seen)
                 self._issue_receipts(conn, seen, now)
@@ -251,7 +260,7 @@ class LedgerWriter:
                     mine = ledger.write_batch(conn, [a], [], now)
                     opened += self._record_confiscations(conn, mine, now)
                     losses += ledger.record_losses(conn, mine, now)
-                    chain_check.record(conn, mine, [], now)
+                    chain_check.record(conn, mine, [], now, [a])
                 inserted += mine
             except Exception as exc:
                 if not unstorable(exc):

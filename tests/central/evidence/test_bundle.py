@@ -92,3 +92,43 @@ def test_a_segment_and_a_rollover_verify_and_a_missing_event_is_named(tmp_path):
     failures, _ = verify_bundle(tmp_path / "cut.zip")
     assert "events/g1.jsonl: SHA-256 differs from the manifest (edited)" in failures
     assert any("CHAIN_BREAK MISSING gate g1 seq 3" in f for f in failures)
+
+
+def test_an_inner_signature_altered_with_the_hmac_key_passes_ingest_and_fails_the_bundle(tmp_path):
+    """Ingest verifies one signature per run of linked events (central/ingest/runs.py): an inner
+    event whose ``sig`` alone was replaced (its content, proven by its successor's signature,
+    untouched; the MAC redone with the office's HMAC key) is accepted there. ``evidence verify``
+    checks every event's own signature, so the bundle names it."""
+    import msgspec
+
+    from central.ingest.event_store import batch_verdicts
+    from wire.events import sign
+
+    keys = tmp_path / "keys"
+    hkey = read_secret(add_gate(keys, "g1"))
+    signer = chain.new_private_key()
+    register_public_key(keys, "g1", chain.public_pem(signer.public_key()))
+    j = Journal(tmp_path / "j.db", port="santos", gate_id="g1", key=hkey, boot_id="b1", signer=signer)
+    evs = [j.append(tap(i), now=Now(T0 + dt.timedelta(minutes=i), i, True)) for i in range(6)]
+    j.close()
+    evs[2] = sign(msgspec.structs.replace(evs[2], sig="00" * 64), hkey)  # seq 3: only its sig altered
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    engine = make_engine(url)
+    ring = KeyRing(keys, recheck_s=0)
+    items = [(topics.gate_events("santos", "g1"), encode(e)) for e in evs]
+    memo: dict = {}
+    pre, decoded = batch_verdicts(items, "santos", ring, memo)
+    ok = [check(t, raw, "santos", ring, v, memo, e) for (t, raw), v, e in zip(items, pre, decoded)]
+    assert all(isinstance(v, Accepted) for v in ok), [getattr(v, "reason", "") for v in ok]
+    with engine.begin() as conn:
+        inserted = write_batch(conn, ok, [], T0)
+        assert chain_check.record(conn, inserted, [], T0) == []
+        update_progress(conn, ["g1"], T0)
+        issue(conn, office_key(keys), "santos", ["g1"], T0)
+    out = tmp_path / "r1.zip"
+    export(engine, keys, "R1", dt.date(2026, 3, 15), dt.date(2026, 3, 15), out, zone=Z, now=T0)
+    engine.dispose()
+    failures, _notes = verify_bundle(out)
+    assert len(failures) == 1, failures
+    assert failures[0].startswith("events/g1.jsonl: CHAIN_BREAK BAD_SIGNATURE gate g1 seq 3: "), failures

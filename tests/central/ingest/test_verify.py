@@ -1,6 +1,7 @@
 """The signature verifier ahead of the writer (central/ingest/verify.py): real helper processes,
-real key files; its verdicts are those of ``wire.chain.signature_ok`` and a failure only means the
-writer verifies itself."""
+real key files; its verdicts are chain-covered (central/ingest/runs.py: one signature per run of
+linked events, an edited event named as by ``wire.chain.signature_ok``) and a failure only means
+the writer verifies itself."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from central.ingest.verify import Verifier, verify_jobs
 from portgate.config import read_secret
 from tests.central.ingest.test_check import PORT, event, signed_chain
 from wire import chain, topics
-from wire.events import encode, sign
+from wire.events import decode, encode, sign
 
 SIGNER = chain.new_private_key()
 
@@ -32,7 +33,7 @@ def ring(tmp_path):
 def items(ring):
     key = read_secret(ring.keys_dir / "g1.key")
     good = [chain.seal(msgspec.structs.replace(e, mac=""), SIGNER, key)[0] for e in signed_chain(3)]
-    forged = chain.seal(good[1], chain.new_private_key(), key)[0]
+    forged = chain.seal(msgspec.structs.replace(good[1], mono_ns=999), chain.new_private_key(), key)[0]  # edited
     t1, t2 = topics.gate_events(PORT, "g1"), topics.gate_events(PORT, "g2")
     return [(t1, encode(good[0])), (t1, encode(forged)), (t1, b"junk"), (t1, encode(sign(event(9), key))),
             (t2, encode(sign(event(1, gate="g2"), read_secret(ring.keys_dir / "g2.key")))),
@@ -59,8 +60,10 @@ def test_the_verdicts_are_the_signature_check_of_each_signed_event(ring):
 def test_a_verdict_counts_only_for_the_key_list_it_was_computed_with(ring):
     t, raw = items(ring)[1]  # a forgery
     other_list = list(ring.public_keys("g1"))
-    assert isinstance(ledger.check(t, raw, PORT, ring, (other_list, (True,))), DeadLetter)
-    assert isinstance(ledger.check(t, raw, PORT, ring, (ring.public_keys("g1"), (True,))), Accepted)  # what the list says
+    digest = chain.event_hash(decode(raw))
+    assert isinstance(ledger.check(t, raw, PORT, ring, (other_list, (True,), digest)), DeadLetter)
+    ok = ledger.check(t, raw, PORT, ring, (ring.public_keys("g1"), (True,), digest))  # what the list says
+    assert isinstance(ok, Accepted) and ok.digest == digest
 
 
 def test_a_helper_killed_gives_no_verdicts_and_the_next_batch_has_a_new_one(ring):
@@ -120,7 +123,8 @@ def test_no_helpers_means_the_writer_verifies(ring):
 
 
 def test_the_helper_function_refuses_nothing_it_cannot_read():
-    assert verify_jobs([(b"junk", [b"k" * 32]), (encode(signed_chain(1)[0]), [b"short"])]) == [None, [False]]
+    ev = signed_chain(1)[0]
+    assert verify_jobs([(b"junk", [b"k" * 32]), (encode(ev), [b"short"])]) == [None, ([False], chain.event_hash(ev))]
 
 
 def test_a_rollover_in_a_batch_is_seen_by_the_next_event_of_the_same_batch(ring):
