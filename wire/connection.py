@@ -88,22 +88,18 @@ class _Client(mqtt.Client):
         system call each, 4 per message measured. Here one ``recv`` of up to ``READ_CHUNK`` bytes
         serves them all from memory. Raises what paho's own raises (``BlockingIOError`` when
         nothing is buffered and the socket has nothing)."""
-        if self._rsock is not self._sock or self._rpos >= len(self._rbuf):
-            self._rbuf, self._rpos, self._rsock = b"", 0, None
-            data = super()._sock_recv(READ_CHUNK)
+        if not self._buffered():
+            data = self._fill()
             if not data:
                 return data
-            self._rbuf, self._rsock = data, self._sock
-            with self._msgtime_mutex:  # (paho notes it per packet; here per read, as the bytes came)
-                self._last_bytes_received = mqtt.time_func()
         pos = self._rpos
         self._rpos = pos + bufsize
         return self._rbuf[pos:pos + bufsize]
 
     # A callback ``(mid, topic, payload)`` (``int``, the topic's UTF-8 ``bytes``, ``bytes``) taking
-    # the fast path's QoS 1 PUBLISHes instead of ``on_message`` (no ``MQTTMessage``, no topic
-    # decoding, no filter matching); it must acknowledge them itself (``ack_many``) with
-    # ``manual_ack``. None: every message goes to ``on_message``.
+    # the fast path's QoS 1 PUBLISHes (no properties; dup and retain flags not passed) instead of
+    # ``on_message``: no ``MQTTMessage``, no topic decoding, no filter matching. With
+    # ``manual_ack`` the caller acknowledges them (``ack_many``). None: all go to ``on_message``.
     on_raw_publish: Callable[[int, bytes, bytes], None] | None = None
 
     def _packet_read(self):
@@ -111,8 +107,17 @@ class _Client(mqtt.Client):
         command, each length byte and the rest separately, and copies the rest into a
         ``bytearray``); a fast-path PUBLISH then goes to ``on_raw_publish`` if set. A packet not
         yet wholly read (or a malformed length) goes through paho's reader."""
-        if self._in_packet["command"] != 0 or not self._buffered():
+        if self._in_packet["command"] != 0:
             return super()._packet_read()
+        if not self._buffered():
+            try:
+                data = self._fill()
+            except BlockingIOError:
+                return mqtt.MQTTErrorCode.MQTT_ERR_AGAIN
+            except OSError:
+                return super()._packet_read()  # paho's reader meets the error again and reports it
+            if not data:
+                return super()._packet_read()  # the broker closed the connection: paho's handling
         buf, start = self._rbuf, self._rpos
         n = len(buf)
         length, mult, i = 0, 1, start + 1
@@ -134,8 +139,9 @@ class _Client(mqtt.Client):
         if raw is not None and (header & 0xF6) == 0x32 and self._fast_publish():
             t_end = i + 2 + ((buf[i] << 8) | buf[i + 1]) if length >= 5 else end
             if t_end + 3 <= end and buf[t_end + 2] == 0:
-                raw((buf[t_end] << 8) | buf[t_end + 1], buf[i + 2:t_end], buf[t_end + 3:end])
-                return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+                mid = (buf[t_end] << 8) | buf[t_end + 1]
+                raw(mid, buf[i + 2:t_end], buf[t_end + 3:end])
+                return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS if self._manual_ack else self._send_puback(mid)
         self._in_packet = {"command": header, "have_remaining": 1, "remaining_count": list(buf[start + 1:i]),
                            "remaining_mult": mult, "remaining_length": length, "packet": bytearray(buf[i:end]),
                            "to_process": 0, "pos": 0}
@@ -170,6 +176,17 @@ class _Client(mqtt.Client):
                 return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
         return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
 
+    def _fill(self) -> bytes:
+        """One ``recv`` of up to ``READ_CHUNK`` bytes into the read buffer (what it returned; empty:
+        the connection closed). Raises what paho's ``_sock_recv`` raises."""
+        self._rbuf, self._rpos, self._rsock = b"", 0, None
+        data = super()._sock_recv(READ_CHUNK)
+        if data:
+            self._rbuf, self._rsock = data, self._sock
+            with self._msgtime_mutex:  # (paho notes it per packet; here per read, as the bytes came)
+                self._last_bytes_received = mqtt.time_func()
+        return data
+
     def _buffered(self) -> bool:
         return self._rsock is not None and self._rsock is self._sock and self._rpos < len(self._rbuf)
 
@@ -198,6 +215,10 @@ class _Client(mqtt.Client):
         if len(packet) < end + 3 or packet[end + 2] != 0:
             return super()._handle_publish()
         mid = (packet[end] << 8) | packet[end + 1]
+        raw = self.on_raw_publish
+        if raw is not None:
+            raw(mid, bytes(packet[2:end]), bytes(packet[end + 3:]))
+            return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS if self._manual_ack else self._send_puback(mid)
         message = mqtt.MQTTMessage(mid=mid, topic=bytes(packet[2:end]))
         message.dup = (header & 0x08) != 0
         message.qos = 1
