@@ -16,9 +16,10 @@ reported the batch's commit.
   measured on a 2-core machine, a sender thread between paho and the writer cost a third of the
   rate (GIL hand-overs), against paho's thread doing it all at the rate of a bare subscriber.
   The broker sends at most ``3 * batch_size`` unacknowledged messages (receive maximum), which
-  bounds what is in hand.
+  bounds what is in hand. QoS 1 messages without properties come from ``wire.connection``'s
+  ``on_raw_publish`` (mid, topic bytes, payload: no paho message object); others from ``on_message``.
 - Acknowledgements: the committed batch's message ids go to a queue that paho's own thread drains on
-  its next message (no wake-up of the network thread per PUBACK; acknowledging from another thread
+  its next message, one write of PUBACKs per batch (``ack_many``) (no wake-up of the network thread per PUBACK; acknowledging from another thread
   cost a GIL hand-over per message); when no message comes within 2 ms, the link's thread drains it.
 - Snapshot requests from gates (``office/requests``, shared too) are answered here from the ledger
   (presence) or from a snapshot source (roster/cards/escala); after a committed confiscation the
