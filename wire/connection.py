@@ -8,13 +8,16 @@ persistent: ``clean_start=False`` with a session expiry (DESIGN.md: a v5 session
 from __future__ import annotations
 
 import ssl
+import struct
 import time
+from collections.abc import Callable
 from typing import Annotated
 
 import msgspec
 import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.exception import MalformedPacket
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -85,15 +88,80 @@ class _Client(mqtt.Client):
         system call each, 4 per message measured. Here one ``recv`` of up to ``READ_CHUNK`` bytes
         serves them all from memory. Raises what paho's own raises (``BlockingIOError`` when
         nothing is buffered and the socket has nothing)."""
-        if self._rsock is not self._sock or self._rpos >= len(self._rbuf):
-            self._rbuf, self._rpos, self._rsock = b"", 0, None
-            data = super()._sock_recv(READ_CHUNK)
+        if not self._buffered():
+            data = self._fill()
             if not data:
                 return data
-            self._rbuf, self._rsock = data, self._sock
         pos = self._rpos
         self._rpos = pos + bufsize
         return self._rbuf[pos:pos + bufsize]
+
+    # A callback ``(mid, topic, payload)`` (``int``, the topic's UTF-8 ``bytes``, ``bytes``) taking
+    # the fast path's QoS 1 PUBLISHes (no properties; dup and retain flags not passed) instead of
+    # ``on_message``: no ``MQTTMessage``, no topic decoding, no filter matching. With
+    # ``manual_ack`` the caller acknowledges them (``ack_many``). None: all go to ``on_message``.
+    on_raw_publish: Callable[[int, bytes, bytes], None] | None = None
+
+    def _packet_read(self):
+        """A packet wholly in the read buffer is cut out of it in one step (paho reads the
+        command, each length byte and the rest separately, and copies the rest into a
+        ``bytearray``); a fast-path PUBLISH then goes to ``on_raw_publish`` if set. A packet not
+        yet wholly read (or a malformed length) goes through paho's reader."""
+        if self._in_packet["command"] != 0:
+            return super()._packet_read()
+        if not self._buffered():
+            try:
+                data = self._fill()
+            except BlockingIOError:
+                return mqtt.MQTTErrorCode.MQTT_ERR_AGAIN
+            except OSError:
+                return super()._packet_read()  # paho's reader meets the error again and reports it
+            if not data:
+                return super()._packet_read()  # the broker closed the connection: paho's handling
+        buf, start = self._rbuf, self._rpos
+        n = len(buf)
+        length, mult, i = 0, 1, start + 1
+        while i < n and i < start + 5:
+            byte = buf[i]
+            length += (byte & 127) * mult
+            mult <<= 7
+            i += 1
+            if not byte & 128:
+                break
+        else:
+            return super()._packet_read()  # the length runs past the buffer (or over 4 bytes)
+        end = i + length
+        if end > n:
+            return super()._packet_read()
+        self._rpos = end
+        header = buf[start]
+        raw = self.on_raw_publish
+        if raw is not None and (header & 0xF6) == 0x32 and self._fast_publish():
+            t_end = i + 2 + ((buf[i] << 8) | buf[i + 1]) if length >= 5 else end
+            if t_end + 3 <= end and buf[t_end + 2] == 0:
+                mid = (buf[t_end] << 8) | buf[t_end + 1]
+                raw(mid, buf[i + 2:t_end], buf[t_end + 3:end])
+                return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS if self._manual_ack else self._send_puback(mid)
+        self._in_packet = {"command": header, "have_remaining": 1, "remaining_count": list(buf[start + 1:i]),
+                           "remaining_mult": mult, "remaining_length": length, "packet": bytearray(buf[i:end]),
+                           "to_process": 0, "pos": 0}
+        try:
+            rc = self._packet_handle()
+        except MalformedPacket:
+            rc = mqtt.MQTTErrorCode.MQTT_ERR_PROTOCOL
+        self._in_packet = {"command": 0, "have_remaining": 0, "remaining_count": [], "remaining_mult": 1,
+                           "remaining_length": 0, "packet": bytearray(b""), "to_process": 0, "pos": 0}
+        return rc
+
+    def _fast_publish(self) -> bool:
+        """MQTT v5 and no paho logger: the PUBLISH fast paths apply."""
+        return self._protocol == mqtt.MQTTv5 and self._logger is None and self._on_log is None
+
+    def ack_many(self, mids) -> None:
+        """Acknowledge the QoS 1 messages ``mids`` (``manual_ack``): their PUBACKs queued as one
+        write (``client.ack`` queues a packet, and wakes the network thread, per message)."""
+        if mids:
+            self._packet_queue(_PUBACK, struct.pack(f">{len(mids)}I", *[_PUBACK_WORD | m for m in mids]), 0, 1)
 
     def loop_read(self, max_packets: int = 1):
         """Handle up to ``PACKETS_PER_READ`` packets per readable socket (paho's: one, so each
@@ -107,6 +175,17 @@ class _Client(mqtt.Client):
             if rc == mqtt.MQTTErrorCode.MQTT_ERR_AGAIN:
                 return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
         return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _fill(self) -> bytes:
+        """One ``recv`` of up to ``READ_CHUNK`` bytes into the read buffer (what it returned; empty:
+        the connection closed). Raises what paho's ``_sock_recv`` raises."""
+        self._rbuf, self._rpos, self._rsock = b"", 0, None
+        data = super()._sock_recv(READ_CHUNK)
+        if data:
+            self._rbuf, self._rsock = data, self._sock
+            with self._msgtime_mutex:  # (paho notes it per packet; here per read, as the bytes came)
+                self._last_bytes_received = mqtt.time_func()
+        return data
 
     def _buffered(self) -> bool:
         return self._rsock is not None and self._rsock is self._sock and self._rpos < len(self._rbuf)
@@ -130,13 +209,16 @@ class _Client(mqtt.Client):
         (read-only for callbacks) and everything else as paho sets it. Any other packet (QoS 0 or
         2, properties present, too short, MQTT 3.1.1, a logger set) goes through paho's own code."""
         packet, header = self._in_packet["packet"], self._in_packet["command"]
-        if ((header & 0x06) != 0x02 or self._protocol != mqtt.MQTTv5 or self._logger is not None
-                or self._on_log is not None or len(packet) < 5):
+        if (header & 0x06) != 0x02 or len(packet) < 5 or not self._fast_publish():
             return super()._handle_publish()
         end = 2 + ((packet[0] << 8) | packet[1])
         if len(packet) < end + 3 or packet[end + 2] != 0:
             return super()._handle_publish()
         mid = (packet[end] << 8) | packet[end + 1]
+        raw = self.on_raw_publish
+        if raw is not None:
+            raw(mid, bytes(packet[2:end]), bytes(packet[end + 3:]))
+            return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS if self._manual_ack else self._send_puback(mid)
         message = mqtt.MQTTMessage(mid=mid, topic=bytes(packet[2:end]))
         message.dup = (header & 0x08) != 0
         message.qos = 1
@@ -150,6 +232,8 @@ class _Client(mqtt.Client):
         return self._send_puback(mid)
 
 
+_PUBACK = 0x40
+_PUBACK_WORD = 0x40020000  # a v5 PUBACK with reason "success" left out: 0x40, length 2, then the mid
 _NO_PROPERTIES = Properties(PacketTypes.PUBLISH)  # shared by the fast path's messages (never written)
 READ_CHUNK = 65536  # bytes asked of the socket per recv()
 PACKETS_PER_READ = 200  # packets handled per readable socket before writes (PUBACKs) get their turn

@@ -60,18 +60,13 @@ def issue(conn: Connection, key: Ed25519PrivateKey, port: str, gate_ids, now: dt
     (``gate_progress.contiguous_seq``) is beyond its newest receipt and whose event at that seq is
     linked (signed). Returns the receipts issued as ``{gate_id, seq, head, body, sig}``."""
     out: list[dict] = []
+    sql = _STATE if conn.dialect.paramstyle == "qmark" else _STATE.replace("?", "%s")
     for gate_id in sorted(set(gate_ids)):
-        contiguous = conn.execute(select(gate_progress.c.contiguous_seq)
-                                  .where(gate_progress.c.gate_id == gate_id)).scalar()
-        if not contiguous:
+        state = conn.exec_driver_sql(sql, (gate_id,)).first()  # (one query per gate and batch)
+        if state is None:
             continue
-        last = conn.execute(select(func.max(chain_receipts.c.seq))
-                            .where(chain_receipts.c.gate_id == gate_id)).scalar() or 0
-        if contiguous <= last:
-            continue
-        head = conn.execute(select(event_links.c.hash).where(event_links.c.gate_id == gate_id,
-                                                            event_links.c.seq == contiguous)).scalar()
-        if head is None:
+        contiguous, last, head = state
+        if not contiguous or contiguous <= (last or 0) or head is None:
             continue
         n_breaks = conn.execute(select(func.count()).select_from(chain_breaks)
                                 .where(chain_breaks.c.gate_id == gate_id)).scalar()
@@ -81,3 +76,11 @@ def issue(conn: Connection, key: Ed25519PrivateKey, port: str, gate_ids, now: dt
         conn.execute(chain_receipts.insert().values(**row))
         out.append(row)
     return out
+
+
+# A gate's gapless prefix, its newest receipt's seq and the hash of its event at that prefix.
+_STATE = (
+    f"SELECT p.contiguous_seq, (SELECT max(r.seq) FROM {chain_receipts.name} r WHERE r.gate_id = p.gate_id), "
+    f"(SELECT l.hash FROM {event_links.name} l WHERE l.gate_id = p.gate_id AND l.seq = p.contiguous_seq) "
+    f"FROM {gate_progress.name} p WHERE p.gate_id = ?"
+)

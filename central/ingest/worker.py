@@ -16,9 +16,10 @@ reported the batch's commit.
   measured on a 2-core machine, a sender thread between paho and the writer cost a third of the
   rate (GIL hand-overs), against paho's thread doing it all at the rate of a bare subscriber.
   The broker sends at most ``3 * batch_size`` unacknowledged messages (receive maximum), which
-  bounds what is in hand.
+  bounds what is in hand. QoS 1 messages without properties come from ``wire.connection``'s
+  ``on_raw_publish`` (mid, topic bytes, payload: no paho message object); others from ``on_message``.
 - Acknowledgements: the committed batch's message ids go to a queue that paho's own thread drains on
-  its next message (no wake-up of the network thread per PUBACK; acknowledging from another thread
+  its next message, one write of PUBACKs per batch (``ack_many``) (no wake-up of the network thread per PUBACK; acknowledging from another thread
   cost a GIL hand-over per message); when no message comes within 2 ms, the link's thread drains it.
 - Snapshot requests from gates (``office/requests``, shared too) are answered here from the ledger
   (presence) or from a snapshot source (roster/cards/escala); after a committed confiscation the
@@ -35,6 +36,7 @@ import queue
 import threading
 import time
 
+import paho.mqtt.client as mqtt
 import structlog
 from prometheus_client import Counter
 from sqlalchemy.engine import Engine
@@ -60,7 +62,16 @@ DEAD = Counter("portgate_ingest_dead_letters_total", "Messages rejected to dead_
 RETRIES = Counter("portgate_ingest_commit_retries_total", "Ledger commits that failed and were retried")
 
 _STOP = object()  # requests thread: end
+_EVENT, _STATUS, _REQUEST = range(3)  # what a topic carries (``IngestWorker._classify``)
+MAX_TOPICS = 100_000  # topics remembered with their kind (one per gate and kind in practice)
 ACK_GRACE_S = 0.002  # how long the link's thread leaves a committed batch's PUBACKs to paho's thread
+
+
+def mqtt_message(mid: int, topic: bytes, payload: bytes, qos: int) -> mqtt.MQTTMessage:
+    """A paho message (for the requests thread, which reads ``topic``, ``payload``, ``mid``, ``qos``)."""
+    msg = mqtt.MQTTMessage(mid, topic)
+    msg.payload, msg.qos = payload, qos
+    return msg
 
 
 class IngestWorker:
@@ -81,20 +92,23 @@ class IngestWorker:
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}", manual_ack=True)
         self.client.on_connect = self._on_connect
-        self.client.on_message = self._on_message  # gate events and office requests (no topic filters: cheaper)
+        self.client.on_raw_publish = self._on_raw  # QoS 1 without properties: the stream's messages
+        self.client.on_message = self._on_message  # any other (QoS 0, properties); no topic filters: cheaper
         self.client.max_queued_messages_set(0)
         self.broadcast = Publisher(self.client, self.port)
         if self.settings.writer == "process":
             self.link = WriterProcess(config, index, self._on_outcome, restore=self._held_statuses)
         else:
             self.link = WriterThread(config, engine, keys, index, self._on_outcome)
-        self._batch: list = []  # the open batch: received, not yet handed to the writer
+        self._batch: list[tuple[str, bytes]] = []  # the open batch: received, not yet handed to the writer
+        self._batch_mids: list[int] = []  # its QoS 1 message ids, to acknowledge after its commit
+        self._topics: dict[bytes, tuple[str, int]] = {}  # topic bytes -> (topic, _EVENT/_STATUS/_REQUEST)
         self._opened = 0.0  # when its first message came (monotonic)
         self._batch_lock = threading.Lock()  # the open batch (paho's thread and the flusher)
-        self._pending: dict[int, list[tuple[int, int]]] = {}  # batch id -> (mid, qos) to acknowledge
+        self._pending: dict[int, list[int]] = {}  # batch id -> QoS 1 message ids to acknowledge
         self._batch_ids = itertools.count(1)
         self._request_log_budget = LogBudget()  # ingest.bad_request warnings: 20 a minute
-        self._acks: collections.deque = collections.deque()
+        self._acks: collections.deque = collections.deque()  # committed batches' message ids (lists)
         self._ack_lock = threading.Lock()
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._stopping = threading.Event()
@@ -161,40 +175,63 @@ class IngestWorker:
         self.connected.set()
         log.info("ingest.connected", worker=self.index, session_present=flags.session_present)
 
+    def _on_raw(self, mid: int, topic: bytes, payload: bytes) -> None:
+        """A QoS 1 message from ``wire.connection``'s fast path (no ``MQTTMessage`` built)."""
+        self._take(mid, topic, payload, 1)
+
     def _on_message(self, client, userdata, message) -> None:
+        """Any other message (QoS 0, or with properties): the same handling."""
+        self._take(message.mid, message._topic, bytes(message.payload), message.qos)
+
+    def _take(self, mid: int, topic: bytes, payload: bytes, qos: int) -> None:
         if self._acks:
             self._drain_acks(wait=False)
-        topic = message.topic  # (paho decodes the topic's bytes at each access)
-        if topic == self._requests_topic:
+        known = self._topics.get(topic)
+        if known is None:
+            known = self._classify(topic)
+        name, kind = known
+        if kind == _REQUEST:
             if not self._stopping.is_set():
-                self._requests.put(message)
+                msg = mqtt_message(mid, topic, payload, qos)
+                self._requests.put(msg)
             return
-        if topic.endswith("/status"):  # kept for a restarted writer (its claims are in memory)
+        if kind == _STATUS:  # kept for a restarted writer (its claims are in memory)
             with self._statuses_lock:
-                self._statuses[topic] = bytes(message.payload)
+                self._statuses[name] = payload
         with self._batch_lock:
             if self._stopping.is_set():
                 return  # not acknowledged: redelivered to the next session
-            batch = self._batch
-            # plain values, not the message: a batch of paho messages kept alive (each with its
+            # plain values, not paho's message objects: a batch of those kept alive (each with its
             # properties and reference cycles) made every collection slower (measured: a fifth of the rate)
-            batch.append((message.mid, message.qos, topic, message.payload))
+            batch = self._batch
+            batch.append((name, payload))
+            if qos:
+                self._batch_mids.append(mid)
             if len(batch) == 1:
                 self._opened = time.monotonic()
             if len(batch) >= self.settings.batch_size:
                 self._submit_open()
 
+    def _classify(self, topic: bytes) -> tuple[str, int]:
+        """``(topic text, kind)`` of a topic, remembered (up to ``MAX_TOPICS`` topics). A topic that
+        is not UTF-8 keeps its bytes shown with replacement characters (the writer dead-letters it)."""
+        name = topic.decode(errors="replace")
+        kind = _REQUEST if name == self._requests_topic else _STATUS if name.endswith("/status") else _EVENT
+        if len(self._topics) < MAX_TOPICS:
+            self._topics[topic] = (name, kind)
+        return name, kind
+
     def _drain_acks(self, wait: bool = True) -> None:
-        """Send the PUBACKs of committed batches, in order (one thread at a time)."""
+        """Send the PUBACKs of committed batches, in order, one write per batch (one thread at a time)."""
         if not self._ack_lock.acquire(blocking=wait):
             return  # the other thread is sending them
         try:
             while True:
                 try:
-                    mid, qos = self._acks.popleft()
+                    mids = self._acks.popleft()
                 except IndexError:
                     return
-                self.client.ack(mid, qos)
+                self.client.ack_many(mids)
         finally:
             self._ack_lock.release()
 
@@ -215,14 +252,17 @@ class IngestWorker:
     def _submit_open(self) -> None:
         """Hand the open batch to the writer (caller holds ``_batch_lock``, so batches go in order)."""
         batch, self._batch = self._batch, []
+        mids, self._batch_mids = self._batch_mids, []
         batch_id = next(self._batch_ids)
-        self._pending[batch_id] = [(mid, qos) for mid, qos, _topic, _payload in batch]
-        self.link.submit(batch_id, [(topic, bytes(payload)) for _mid, _qos, topic, payload in batch])
+        self._pending[batch_id] = mids
+        self.link.submit(batch_id, batch)
 
     # writer link thread ----------------------------------------------------------------------------
     def _on_outcome(self, out: Outcome) -> None:
         if out.batch_id is not None:
-            self._acks.extend(self._pending.pop(out.batch_id, ()))
+            mids = self._pending.pop(out.batch_id, None)
+            if mids:
+                self._acks.append(mids)
         for name, value in out.stats.items():
             self.stats[name] += value
         INGESTED.inc(out.stats.get("inserted", 0))

@@ -310,10 +310,11 @@ class LedgerWriter:
         A confiscation the registry refuses (``BadInput``, e.g. an unknown registration) is logged
         and stays in the ledger (its card is still blocked through the ledger part of the blocklist)."""
         done = 0
+        found = [event for _row, event in inserted if isinstance(event.payload, ConfiscationPayload)]
+        if not found:
+            return done
         with Session(bind=conn, join_transaction_mode="create_savepoint") as session:
-            for _row, event in inserted:
-                if not isinstance(event.payload, ConfiscationPayload):
-                    continue
+            for event in found:
                 try:
                     with session.begin_nested():
                         record_confiscation(session, event, now=now)

@@ -122,3 +122,67 @@ def test_a_burst_queued_for_the_session_arrives_whole_when_packets_per_read_is_s
     again.disconnect()
     again.loop_stop()
     assert sorted(int(p) for _t, p, *_ in got) == list(range(120))
+
+
+def test_a_raw_publish_callback_takes_qos_1_messages_and_on_message_the_others(broker):
+    """``on_raw_publish`` gets ``(mid, topic bytes, payload)`` of every QoS 1 message without
+    properties (dup or retained alike); QoS 0 and messages with properties still come to
+    ``on_message``, as paho builds them."""
+    cfg = MqttConfig(host=broker.host, port=broker.port)
+    c = make_client(cfg, "raw", manual_ack=True)
+    raw, other = [], []
+    c.on_raw_publish = lambda mid, topic, payload: raw.append((mid, topic, payload))
+    c.on_message = lambda _c, _u, m: other.append((m.topic, bytes(m.payload), m.qos))
+    c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+    c.connect(broker.host, broker.port, clean_start=False, properties=connect_properties(cfg))
+    c.loop_start()
+    wait_until(lambda: c.is_connected(), what="subscribed")
+    _publish(broker, MESSAGES)
+    wait_until(lambda: len(raw) + len(other) == len(MESSAGES), what="all delivered")
+    c.ack_many([mid for mid, _t, _p in raw])
+    c.disconnect()
+    c.loop_stop()
+    assert sorted((t.decode(), p) for _mid, t, p in raw) == sorted(
+        (t, p) for t, p, q, _r, props in MESSAGES if q == 1 and props is None)
+    assert all(type(t) is bytes and type(p) is bytes and 0 < mid < 65536 for mid, t, p in raw)
+    assert sorted(other) == [("t/c", b"q0", 0), ("t/d", b"props", 1)]
+
+
+def test_messages_acknowledged_by_ack_many_are_not_sent_again_and_the_others_are(broker):
+    """One write of several PUBACKs acknowledges exactly the messages it names: a new
+    connection of the session gets the unacknowledged ones again, marked dup, and no other."""
+    cfg = MqttConfig(host=broker.host, port=broker.port)
+
+    def session(got):
+        c = make_client(cfg, "acks", manual_ack=True)
+        c.on_raw_publish = lambda mid, topic, payload: got.append((mid, payload))
+        c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+        c.connect(broker.host, broker.port, clean_start=False, properties=connect_properties(cfg))
+        c.loop_start()
+        return c
+
+    first: list = []
+    c = session(first)
+    wait_until(lambda: c.is_connected(), what="subscribed")
+    _publish(broker, [(f"t/{i}", b"%d" % i, 1, False, None) for i in range(40)])
+    wait_until(lambda: len(first) == 40, what="all delivered")
+    c.ack_many([mid for mid, p in first if int(p) % 4])  # 30 acknowledged, 10 not
+    wait_until(lambda: not c._out_packet, what="the PUBACKs written")
+    c.disconnect()
+    c.loop_stop()
+    again: list = []
+    c = session(again)
+    wait_until(lambda: len(again) == 10, what="the unacknowledged ones again")
+    c.ack_many([mid for mid, _p in again])
+    wait_until(lambda: not c._out_packet, what="the PUBACKs written")
+    c.disconnect()
+    c.loop_stop()
+    assert sorted(int(p) for _mid, p in again) == list(range(0, 40, 4))
+    third: list = []
+    c = session(third)
+    wait_until(lambda: c.is_connected(), what="connected")
+    _publish(broker, [("t/end", b"end", 1, False, None)])
+    wait_until(lambda: len(third) == 1, what="the next message")
+    c.disconnect()
+    c.loop_stop()
+    assert [p for _mid, p in third] == [b"end"]  # nothing acknowledged came again

@@ -182,3 +182,30 @@ def test_the_gate_signs_every_status_it_publishes(broker, make_gate):
     assert all(dl.verify_status(s, gate.key) for s in statuses)
     assert dl.verify_status(dl.decode(bytes(will), dl.GateStatus), gate.key)
     c.loop_stop()
+
+
+def test_events_sent_at_qos_0_or_with_properties_are_ingested_like_the_others(broker, office, make_gate):
+    """They come through paho's own message handling, not the raw fast path: same ledger, and a
+    forged one among them is still a dead letter. The QoS 1 one with properties is acknowledged
+    after its commit (a new session of the office does not get it again)."""
+    from paho.mqtt.packettypes import PacketTypes
+    from paho.mqtt.properties import Properties
+
+    ingest = office.start(broker)
+    gate = make_gate("g1")
+    c = raw_client(broker)
+    t1 = topics.gate_events(PORT, "g1")
+    props = Properties(PacketTypes.PUBLISH)
+    props.UserProperty = [("k", "v")]
+    c.publish(t1, encode(forged("g1", gate.key, 1)), qos=0).wait_for_publish(5)
+    c.publish(t1, encode(forged("g1", gate.key, 2)), qos=1, properties=props).wait_for_publish(5)
+    c.publish(t1, encode(forged("g1", b"not-the-key", 3)), qos=0).wait_for_publish(5)
+    wait_until(lambda: len(office.events("g1")) == 2 and len(office.dead()) == 1, what="2 events, 1 dead letter")
+    assert [r.seq for r in office.events("g1")] == [1, 2]
+    assert ingest.workers[0].stats["inserted"] == 2
+    office.stop_all()
+    again = office.start(broker)
+    publish(c, t1, encode(forged("g1", gate.key, 4)))
+    wait_until(lambda: len(office.events("g1")) == 3, what="the next event")
+    assert again.workers[0].stats["duplicates"] == 0  # seq 2 was acknowledged: not delivered again
+    c.loop_stop()

@@ -174,6 +174,7 @@ def test_commit_then_crash_before_ack_redelivers_and_dedupes(broker, office, mak
     ingest = office.start(broker)
     worker = ingest.workers[0]
     mocker.patch.object(worker.client, "ack")  # the process "dies" after the commit, before any PUBACK
+    mocker.patch.object(worker.client, "ack_many")
     gate = make_gate("g1")
     for i in range(30):
         gate.journal.append(tap(i), now=now())

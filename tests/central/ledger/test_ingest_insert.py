@@ -1,6 +1,6 @@
 """The ingest's batch insert (central/ingest/event_store.py ``write_batch``) stores every column as the
-event says, on SQLite (multi-row ``VALUES``) and on PostgreSQL (one array per column, sent in
-binary), and returns exactly the rows it inserted."""
+event says, on SQLite (multi-row ``VALUES``) and on PostgreSQL (binary ``COPY`` into a staging
+table, then ``INSERT ... SELECT``), and returns exactly the rows it inserted."""
 
 from __future__ import annotations
 
@@ -79,6 +79,22 @@ def test_duplicates_in_the_batch_and_in_the_ledger_are_skipped_and_not_returned(
         assert write_batch(conn, [*first, *second], [], later + dt.timedelta(seconds=1)) == []
     with engine.connect() as conn:
         assert len(conn.execute(select(events.c.id)).all()) == 4
+    engine.dispose()
+
+
+def test_two_batches_in_one_transaction_each_insert_only_their_own_rows(db_url):
+    """(PostgreSQL's staging table is emptied after each batch: the second sees none of the first.)"""
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    many = [_event(i, PAYLOADS[0], seq=i + 1, mono_ns=i) for i in range(1200)]  # SQLite: 2 statements
+    with engine.begin() as conn:
+        one = write_batch(conn, many[:700], [], RECEIVED)
+        two = write_batch(conn, many[700:], [], RECEIVED + dt.timedelta(seconds=1))
+    assert [e.event_id for _id, e in one] == [a.event.event_id for a in many[:700]]
+    assert [e.event_id for _id, e in two] == [a.event.event_id for a in many[700:]]
+    with engine.begin() as conn:  # a new transaction on the same connection: nothing left over either
+        assert write_batch(conn, many[:1], [], RECEIVED + dt.timedelta(seconds=2)) == []
+        assert len(conn.execute(select(events.c.id)).all()) == 1200
     engine.dispose()
 
 

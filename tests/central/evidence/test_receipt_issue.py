@@ -1,0 +1,48 @@
+"""``receipts.issue`` on both databases: a receipt only for a gate whose gapless prefix is beyond
+its newest receipt and whose event at that prefix is linked (signed); one query per gate."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import insert, select
+
+from central.db import load_all_tables, make_engine
+from central.evidence import receipts
+from central.ledger.schema import chain_receipts, event_links, gate_progress
+
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+
+
+def _progress(conn, gate_id: str, contiguous: int) -> None:
+    conn.execute(insert(gate_progress).values(gate_id=gate_id, highest_seq=contiguous, contiguous_seq=contiguous,
+                                              updated_at=NOW))
+
+
+def _link(conn, gate_id: str, seq: int, head: str) -> None:
+    conn.execute(insert(event_links).values(gate_id=gate_id, seq=seq, event_id=f"{gate_id}-{seq}", hash=head,
+                                            prev="p", segment=False))
+
+
+def test_a_receipt_only_where_the_linked_prefix_moved_beyond_the_last_one(db_url):
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    key = Ed25519PrivateKey.generate()
+    with engine.begin() as conn:
+        _progress(conn, "signed", 3)
+        _link(conn, "signed", 3, "a" * 64)
+        _progress(conn, "hmac", 5)  # no link at its prefix: HMAC-only
+        _progress(conn, "empty", 0)
+        issued = receipts.issue(conn, key, "santos", ["signed", "hmac", "empty", "unknown"], NOW)
+    assert [(r["gate_id"], r["seq"], r["head"]) for r in issued] == [("signed", 3, "a" * 64)]
+    key.public_key().verify(bytes.fromhex(issued[0]["sig"]), issued[0]["body"])
+    with engine.begin() as conn:
+        assert receipts.issue(conn, key, "santos", ["signed"], NOW) == []  # not beyond the newest
+        conn.execute(gate_progress.update().values(contiguous_seq=4).where(gate_progress.c.gate_id == "signed"))
+        _link(conn, "signed", 4, "b" * 64)
+        again = receipts.issue(conn, key, "santos", ["signed"], NOW)
+    assert [(r["seq"], r["head"]) for r in again] == [(4, "b" * 64)]
+    with engine.connect() as conn:
+        assert conn.execute(select(chain_receipts.c.seq).order_by(chain_receipts.c.seq)).scalars().all() == [3, 4]
+    engine.dispose()
