@@ -47,9 +47,8 @@ from central.ledger.bulk import insert_tuples  # noqa: E402
 from central.ledger.migrate import upgrade  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from central.ledger.tables import shift_flags, shifts, statement_lines, statements  # noqa: E402
-from central.ledger.store import rebuild_shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
-from central.pay.statements_store import pay_from_ledger  # noqa: E402
+from central.pay.close import close_month  # noqa: E402
 from pay_month import FIRST, LAST, populate  # noqa: E402
 
 Z = ZoneInfo("America/Sao_Paulo")
@@ -114,9 +113,11 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
                 events.c.type == "tap", events.c.occurred_at >= lo, events.c.occurred_at < hi)).all())
 
     def close() -> tuple[int, int]:
-        rebuilt = rebuild_shifts(engine, FIRST, LAST, Z, now=NOW)
-        run = pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=NOW, store=True)
-        return len(rebuilt), len(run.statements)
+        done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+        skips.append((done.shifts_skipped, done.pay_skipped, done.workers))
+        return done.shifts, done.statements
+
+    skips: list[tuple[int, int, int]] = []
 
     reads, closes, cpus = [], [], []
     for _ in range(rounds):
@@ -139,10 +140,11 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
     print(f"[{label}] first close (all written): {closes[0]:.3f} s  ratio {closes[0] / reads[0]:.2f}; "
           f"re-closes: {', '.join(f'{c:.3f}' for c in closes[1:])} s")
     print(f"[{label}] close CPU time of this process: median {statistics.median(cpus):.3f} s")
+    print(f"[{label}] workers skipped (shifts, pay) of all, per round: {skips}")
     out = {"read_s": read_s, "close_s": statistics.median(closes), "ratio": ratio,
            "close_cpu_s": statistics.median(cpus),
            "first_close_s": closes[0], "first_ratio": closes[0] / reads[0],
-           "events": n_rows, "shifts": n_shifts, "statements": n_statements}
+           "events": n_rows, "shifts": n_shifts, "statements": n_statements, "skipped": skips}
     if fresh_url is not None:
         f = floor(url, fresh_url, label)
         out["floor"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in f.items()}

@@ -171,15 +171,19 @@ def _is_shift_tap(ev: Event) -> bool:
             and p.registration is not None and p.dispatch is not None)
 
 
-def reconstruct(events: Iterable[Event], zone: ZoneInfo) -> list[Shift]:
+def reconstruct(events: Iterable[Event], zone: ZoneInfo, *, placed: dict | None = None) -> list[Shift]:
     """Rebuild shifts from gate events (pure). ``events`` may hold any event types and any order;
     non-tap events only serve as clock anchors. ``zone`` is the port's time zone (periods are local).
+    ``placed``: the ``place_times`` of a superset of ``events`` (every event of their boots), to
+    rebuild some workers' shifts with the clock placement of the whole month; by default
+    ``place_times(events)``.
 
     Returns shifts ordered by (period start, registration), each with its flags. Never drops a valid
     admit or exit: a conflict or a bad clock becomes a flag.
     """
     events = list(events)
-    placed = place_times(events)
+    if placed is None:
+        placed = place_times(events)
     groups: dict[tuple[str, str, dt.date, str], list[Event]] = defaultdict(list)
     for ev in events:
         if _is_shift_tap(ev):

@@ -1,0 +1,222 @@
+"""The shift half of an incremental month close: rebuild only the workers whose inputs or stored
+rows changed since the last close (RULES.md G5, G8, G9, P6), the way a build skips unchanged
+targets.
+
+Per worker (registration) and scope (work dates and zone), ``close_digests`` keeps two SHA-256
+digests of the last close:
+
+- input: everything the worker's shifts are rebuilt from: the raw bytes of the worker's admit/exit
+  taps and meal-worked records in the window (``events.raw``, ordered by event id), the clock
+  placement of each of them (``place_times`` over the whole month and the anchors of its untrusted
+  boots: another worker's event can move it or flag it CLOCK_BACKWARDS), the office meal
+  corrections (P6) of the worker's shifts in the window, the scope and ``DIGEST_VERSION``;
+- output: the worker's stored ``shifts`` rows (every column but ``rebuilt_at``) and flags, as the
+  driver hands them back.
+
+``rebuild_changed`` reads the events (decoded narrow, once), computes every worker's input digest,
+reads the stored rows and the stored digests, and runs ``reconstruct``/corrections/compare/write
+(``central.ledger.store``'s path) only for the workers where either digest differs or is missing;
+a row edited behind the ledger's back changes the output digest, so it is put right. A change to
+the rebuild code bumps ``DIGEST_VERSION``. Raises ``portgate.errors.BadInput`` for a damaged
+stored event and what SQLAlchemy raises (the caller owns the transaction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+from collections import defaultdict
+from zoneinfo import ZoneInfo
+
+import msgspec
+from sqlalchemy import bindparam, delete, select
+from sqlalchemy.engine import Connection
+
+from central.ledger.bulk import insert_tuples
+from central.ledger.corrections import apply_corrections, shift_corrections
+from central.ledger.shifts import Shift, place_times, reconstruct
+from central.ledger.store import (SHIFT_COLUMNS, _anchors, _store_changed, _stored_content,
+                                  _taps_query, _window)
+from central.ledger.tables import close_digests
+from central.ledger.taps import decode_taps
+from portgate.timeutil import as_utc
+
+#: Part of every input digest: bump it when the rebuild (``reconstruct``, corrections) changes.
+DIGEST_VERSION = b"shifts/1"
+#: The digest of a worker with nothing (no events, no stored rows).
+EMPTY = hashlib.sha256(b"").hexdigest()
+_CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
+_PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
+_encode = msgspec.msgpack.encode
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """What ``rebuild_changed`` did. ``shifts``: the rebuilt workers' shifts (corrections applied,
+    as now stored); ``outputs``: every worker's output digest; ``unexited``: per worker, the period
+    end (aware UTC) of each shift not closed by an exit (what makes pay depend on the time it
+    runs); ``stored``: shifts of the dates now stored."""
+
+    shifts: dict[str, list[Shift]]
+    outputs: dict[str, str]
+    unexited: dict[str, tuple[dt.datetime, ...]]
+    rebuilt: int
+    skipped: int
+    stored: int
+
+
+def scope_key(date_from: dt.date, date_to: dt.date, zone: ZoneInfo) -> str:
+    """``YYYY-MM-DD..YYYY-MM-DD@<zone>``: the grain of a close's digests."""
+    return f"{date_from.isoformat()}..{date_to.isoformat()}@{zone.key}"
+
+
+def stored_digests(conn: Connection, scope: str, kind: str) -> dict[str, tuple[str, str]]:
+    """``{registration: (input digest, output digest)}`` of the last close of ``scope``."""
+    c = close_digests.c
+    return {reg: (i, o) for reg, i, o in conn.execute(
+        select(c.registration, c.input_digest, c.output_digest).where(c.scope == scope, c.kind == kind))}
+
+
+def write_digests(conn: Connection, scope: str, kind: str, digests: dict[str, tuple[str, str]],
+                  now: dt.datetime) -> None:
+    """Replace the stored digests of these workers (``{registration: (input, output)}``)."""
+    c = close_digests.c
+    regs = list(digests)
+    for chunk in range(0, len(regs), 2000):
+        conn.execute(_DELETE_DIGESTS, {"scope": scope, "kind": kind, "regs": regs[chunk:chunk + 2000]})
+    insert_tuples(conn, close_digests, [c.scope.name, c.kind.name, c.registration.name,
+                                        c.input_digest.name, c.output_digest.name, c.recorded_at.name],
+                  [(scope, kind, reg, i, o, now) for reg, (i, o) in digests.items()])
+
+
+_DELETE_DIGESTS = delete(close_digests).where(
+    close_digests.c.scope == bindparam("scope"), close_digests.c.kind == bindparam("kind"),
+    close_digests.c.registration.in_(bindparam("regs", expanding=True)))
+
+
+def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo, *,
+                    now: dt.datetime) -> Rebuilt:
+    """Make the stored shifts of work dates [date_from, date_to] equal to the events, rebuilding
+    only the workers whose input or stored-output digest differs from the last close's (see the
+    module docstring); store the new digests of those workers."""
+    scope = scope_key(date_from, date_to, zone)
+    lo, hi = _window(date_from, date_to, zone)
+    raws = conn.execute(_taps_query(lo, hi)).scalars().all()
+    taps = decode_taps(raws)
+    boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
+    anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
+    placed = place_times(taps + anchors if anchors else taps)
+
+    # per worker: the raw events, and the placements that are not the event's own trusted time
+    # (that one is already in its bytes)
+    flagged = {eid: p for eid, p in placed.items() if p[1]}
+    mine: dict[str, list[bytes]] = defaultdict(list)
+    moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for raw, e in zip(raws, taps):
+        reg = e.payload.registration
+        if reg is not None:
+            mine[reg].append(raw)
+            if e.event_id in flagged:
+                moved[reg].append((e.event_id, repr(flagged[e.event_id])))
+    fixes = _corrections(conn, date_from, date_to)
+    inputs = {}
+    head = DIGEST_VERSION + scope.encode()
+    sha = hashlib.sha256
+    for reg, own in mine.items():
+        h = sha(head)
+        own.sort()  # byte order: a set's digest whatever order the database returns it in
+        h.update(b"\0".join(own))  # JSON holds no NUL
+        if reg in moved:
+            h.update(repr(sorted(moved[reg])).encode())
+        if reg in fixes:
+            h.update(_encode(fixes[reg]))
+        inputs[reg] = h.hexdigest()
+    for reg, rows in fixes.items():  # corrections of a worker with no events in the window
+        if reg not in inputs:
+            inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
+    del raws, mine
+
+    stored = _stored_content(conn, date_from, date_to)
+    by_worker: dict[str, list[str]] = defaultdict(list)
+    for sid, (cols, _flags) in stored.items():
+        by_worker[cols[0]].append(sid)
+    canon = _canon(conn)
+    outputs = {reg: _output_digest(stored, sids, canon) for reg, sids in by_worker.items()}
+    last = stored_digests(conn, scope, "shifts")
+
+    workers = set(inputs) | set(outputs)
+    todo = {reg for reg in workers
+            if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+    unexited = {reg: tuple(_aware(stored[sid][0][_PERIOD_END]) for sid in sids
+                           if stored[sid][0][_CLOSED_BY] != "exit")
+                for reg, sids in by_worker.items() if reg not in todo}
+    rebuilt: dict[str, list[Shift]] = {}
+    n_stored = sum(len(sids) for reg, sids in by_worker.items() if reg not in todo)
+    if todo:
+        subset = [e for e in taps if e.payload.registration in todo]
+        found = [s for s in reconstruct(subset, zone, placed=placed) if date_from <= s.work_date <= date_to]
+        found = apply_corrections(conn, found)
+        theirs = {sid: stored[sid] for reg in todo for sid in by_worker.get(reg, ())}
+        bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
+        new_rows: dict[str, list[str]] = defaultdict(list)
+        content = {}
+        for s, row in zip(found, bound):
+            rebuilt.setdefault(s.registration, []).append(s)
+            content[s.shift_id] = (row[1:-1], tuple((f.code, f.detail) for f in s.flags))
+            new_rows[s.registration].append(s.shift_id)
+        for reg in todo:
+            sids = new_rows.get(reg)
+            outputs[reg] = _output_digest(content, sids, canon) if sids else EMPTY
+            unexited[reg] = tuple(s.period_end for s in rebuilt.get(reg, ()) if s.closed_by != "exit")
+        n_stored += len(found)
+        write_digests(conn, scope, "shifts", {reg: (inputs.get(reg, EMPTY), outputs[reg]) for reg in todo},
+                      now)
+    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored)
+
+
+def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> dict[str, list[tuple]]:
+    """Meal corrections (P6) of shifts of the dates, per registration, in id order:
+    ``(id, shift_id, value, actor, recorded_at ISO UTC)``."""
+    c = shift_corrections.c
+    out: dict[str, list[tuple]] = defaultdict(list)
+    lo, hi = date_from.isoformat(), date_to.isoformat()
+    for cid, sid, value, actor, at in conn.execute(
+            select(c.id, c.shift_id, c.value, c.actor, c.recorded_at)
+            .where(c.field == "meal_worked").order_by(c.id)):
+        parts = sid.rsplit("/", 3)
+        if len(parts) == 4 and lo <= parts[2] <= hi:
+            out[parts[0]].append((cid, sid, bool(value), actor, as_utc(at).isoformat()))
+    return out
+
+
+def _canon(conn: Connection):
+    """Stored values -> a form equal for a row as bound and as read back (PostgreSQL hands times
+    back in the session's zone)."""
+    if conn.dialect.name != "postgresql":
+        return None
+    utc = dt.UTC
+
+    def canon(cols: tuple) -> tuple:
+        return tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in cols)
+    return canon
+
+
+def _output_digest(content: dict[str, tuple], sids: list[str], canon) -> str:
+    """SHA-256 of the rows ``content[sid] = (columns, flags)`` of ``sids``, by shift id."""
+    rows = [(sid, canon(content[sid][0]) if canon else content[sid][0], content[sid][1])
+            for sid in sorted(sids)]
+    return hashlib.sha256(_encode(rows, enc_hook=_enc)).hexdigest()
+
+
+def _enc(value):
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    raise TypeError(f"cannot digest {type(value).__name__}")
+
+
+def _aware(value) -> dt.datetime:
+    """A stored time as aware UTC (SQLite: naive UTC text)."""
+    if type(value) is str:
+        return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
+    return as_utc(value)
