@@ -26,20 +26,20 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import operator
 from collections import defaultdict
 from zoneinfo import ZoneInfo
 
 import msgspec
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import and_, bindparam, delete, select
 from sqlalchemy.engine import Connection
 
-from central.ledger.bulk import insert_tuples
+from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, place_times, reconstruct
-from central.ledger.store import (SHIFT_COLUMNS, _anchors, _store_changed, _stored_content,
-                                  _taps_query, _window)
-from central.ledger.tables import close_digests
-from central.ledger.taps import decode_taps
+from central.ledger.store import SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window
+from central.ledger.tables import close_digests, shift_flags, shifts
+from central.ledger.taps import decode_clocks, decode_taps
 from portgate.timeutil import as_utc
 
 #: Part of every input digest: bump it when the rebuild (``reconstruct``, corrections) changes.
@@ -103,7 +103,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     scope = scope_key(date_from, date_to, zone)
     lo, hi = _window(date_from, date_to, zone)
     raws = conn.execute(_taps_query(lo, hi)).scalars().all()
-    taps = decode_taps(raws)
+    taps = decode_clocks(raws)  # the whole month: only what the digests need
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
     placed = place_times(taps + anchors if anchors else taps)
@@ -135,39 +135,41 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     for reg, rows in fixes.items():  # corrections of a worker with no events in the window
         if reg not in inputs:
             inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
-    del raws, mine
+    del mine
 
-    stored = _stored_content(conn, date_from, date_to)
-    by_worker: dict[str, list[str]] = defaultdict(list)
-    for sid, (cols, _flags) in stored.items():
-        by_worker[cols[0]].append(sid)
+    rows, flags = _stored_by_worker(conn, date_from, date_to)
     canon = _canon(conn)
-    outputs = {reg: _output_digest(stored, sids, canon) for reg, sids in by_worker.items()}
+    outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
     last = stored_digests(conn, scope, "shifts")
 
     workers = set(inputs) | set(outputs)
     todo = {reg for reg in workers
             if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
-    unexited = {reg: tuple(_aware(stored[sid][0][_PERIOD_END]) for sid in sids
-                           if stored[sid][0][_CLOSED_BY] != "exit")
-                for reg, sids in by_worker.items() if reg not in todo}
+    unexited = {reg: tuple(_aware(r[_PERIOD_END + 1]) for r in own if r[_CLOSED_BY + 1] != "exit")
+                for reg, own in rows.items() if reg not in todo}
     rebuilt: dict[str, list[Shift]] = {}
-    n_stored = sum(len(sids) for reg, sids in by_worker.items() if reg not in todo)
+    n_stored = sum(len(own) for reg, own in rows.items() if reg not in todo)
     if todo:
-        subset = [e for e in taps if e.payload.registration in todo]
+        subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
         found = [s for s in reconstruct(subset, zone, placed=placed) if date_from <= s.work_date <= date_to]
         found = apply_corrections(conn, found)
-        theirs = {sid: stored[sid] for reg in todo for sid in by_worker.get(reg, ())}
-        bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
-        new_rows: dict[str, list[str]] = defaultdict(list)
-        content = {}
-        for s, row in zip(found, bound):
-            rebuilt.setdefault(s.registration, []).append(s)
-            content[s.shift_id] = (row[1:-1], tuple((f.code, f.detail) for f in s.flags))
-            new_rows[s.registration].append(s.shift_id)
+        theirs: dict[str, tuple] = {}
         for reg in todo:
-            sids = new_rows.get(reg)
-            outputs[reg] = _output_digest(content, sids, canon) if sids else EMPTY
+            for r in rows.get(reg, ()):
+                theirs[r[0]] = (r[1:], [])
+            for sid, code, detail in flags.get(reg, ()):
+                theirs[sid][1].append((code, detail))
+        theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
+        bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
+        new_rows: dict[str, list[tuple]] = defaultdict(list)
+        new_flags: dict[str, list[tuple]] = defaultdict(list)
+        for s, row in sorted(zip(found, bound), key=lambda p: p[0].shift_id):
+            rebuilt.setdefault(s.registration, []).append(s)
+            new_rows[s.registration].append(row[:-1])
+            new_flags[s.registration].extend((s.shift_id, f.code, f.detail) for f in s.flags)
+        for reg in todo:
+            own = new_rows.get(reg)
+            outputs[reg] = _output_digest(own, new_flags.get(reg, ()), canon) if own else EMPTY
             unexited[reg] = tuple(s.period_end for s in rebuilt.get(reg, ()) if s.closed_by != "exit")
         n_stored += len(found)
         write_digests(conn, scope, "shifts", {reg: (inputs.get(reg, EMPTY), outputs[reg]) for reg in todo},
@@ -202,17 +204,33 @@ def _canon(conn: Connection):
     return canon
 
 
-def _output_digest(content: dict[str, tuple], sids: list[str], canon) -> str:
-    """SHA-256 of the rows ``content[sid] = (columns, flags)`` of ``sids``, by shift id."""
-    rows = [(sid, canon(content[sid][0]) if canon else content[sid][0], content[sid][1])
-            for sid in sorted(sids)]
-    return hashlib.sha256(_encode(rows, enc_hook=_enc)).hexdigest()
+def _stored_by_worker(conn: Connection, date_from: dt.date, date_to: dt.date):
+    """The stored shifts of the dates as the driver hands them back, per registration:
+    ``({reg: [row (SHIFT_COLUMNS but rebuilt_at)]}, {reg: [(shift_id, flag, detail)] in id order})``."""
+    c, f = shifts.c, shift_flags.c
+    lo, hi = bind_tuples(conn.dialect, shifts, ("work_date", "work_date"), [(date_from, date_to)])[0]
+    values = {"d_lo": lo, "d_hi": hi}
+    in_dates = and_(c.work_date >= bindparam("d_lo"), c.work_date <= bindparam("d_hi"))
+    rows: dict[str, list[tuple]] = defaultdict(list)
+    for row in _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-1])).where(in_dates), values):
+        rows[row[1]].append(row)
+    flags: dict[str, list[tuple]] = defaultdict(list)
+    for reg, sid, code, detail in _raw_rows(conn, select(c.registration, f.shift_id, f.flag, f.detail)
+                                            .join(shifts, c.shift_id == f.shift_id)
+                                            .where(in_dates).order_by(f.id), values):
+        flags[reg].append((sid, code, detail))
+    return rows, flags
 
 
-def _enc(value):
-    if isinstance(value, (dt.datetime, dt.date)):
-        return value.isoformat()
-    raise TypeError(f"cannot digest {type(value).__name__}")
+def _output_digest(rows: list[tuple], flags, canon) -> str:
+    """SHA-256 of a worker's shift rows (by shift id) and flags (by shift id, then as stored)."""
+    rows = sorted(rows)
+    if canon:
+        rows = [canon(r) for r in rows]
+    return hashlib.sha256(_encode([rows, sorted(flags, key=_FIRST)])).hexdigest()
+
+
+_FIRST = operator.itemgetter(0)
 
 
 def _aware(value) -> dt.datetime:

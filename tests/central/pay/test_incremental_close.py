@@ -252,3 +252,17 @@ def test_a_database_failure_is_a_store_error(month, mocker):
     with pytest.raises(StoreError, match="closing the month failed"):
         _close(*month)
 
+
+
+def test_the_clock_decode_reads_the_fields_of_the_full_decode_and_refuses_damage():
+    from central.ledger.taps import decode_clocks
+    from portgate.errors import BadInput
+    from wire.events import encode
+
+    evs = _flagged_events()
+    for full, view in zip(evs, decode_clocks([encode(e) for e in evs])):
+        for name in ("event_id", "gate_id", "boot_id", "seq", "occurred_at", "clock_trusted", "mono_ns"):
+            assert getattr(view, name) == getattr(full, name)
+        assert view.payload.registration == full.payload.registration
+    with pytest.raises(BadInput, match="malformed tap event in the ledger"):
+        decode_clocks([b"{damaged"])
