@@ -6,7 +6,8 @@ of a shift:
 
 - no statement yet: it is stored as version 1, id ``<shift_id>@<rulebook>``;
 - the current statement has the same ``digest`` (SHA-256 of rulebook, lines, total, flags and hold
-  reason): nothing changes (re-running pay is idempotent);
+  reason) and its row holds the total, flags and hold reason that digest stands for: nothing
+  changes (re-running pay is idempotent); a row edited outside the ledger is superseded as below;
 - otherwise the new one is stored as version n+1, id ``<shift_id>@<rulebook>#v<n+1>``, and the
   current one is kept, marked ``superseded_at`` / ``superseded_by`` / ``superseded_reason`` (the
   reason says what changed and is prefixed with the operator's own reason, if given);
