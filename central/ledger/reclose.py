@@ -46,6 +46,8 @@ from portgate.timeutil import as_utc
 DIGEST_VERSION = b"shifts/1"
 #: The digest of a worker with nothing (no events, no stored rows).
 EMPTY = hashlib.sha256(b"").hexdigest()
+#: The ``close_digests`` kind and registration of the digest of all the stored shifts of a scope.
+WHOLE_SHIFTS, WHOLE = "shiftall", "*"
 _CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
 _PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
 _encode = msgspec.msgpack.encode
@@ -137,19 +139,33 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
             inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
     del mine
 
-    rows, flags = _stored_by_worker(conn, date_from, date_to)
-    canon = _canon(conn)
-    outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
+    # the stored rows: one digest of them all first; per worker only when that one differs
+    shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
+    whole = _whole_digest(shift_rows, flag_rows)
     last = stored_digests(conn, scope, "shifts")
+    canon = _canon(conn)
+    if stored_digests(conn, scope, WHOLE_SHIFTS).get(WHOLE) == (EMPTY, whole):
+        outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
+        rows = flags = None
+    else:
+        rows, flags = _by_worker(shift_rows, flag_rows)
+        outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
 
     workers = set(inputs) | set(outputs)
     todo = {reg for reg in workers
             if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
-    unexited = {reg: tuple(_aware(r[_PERIOD_END + 1]) for r in own if r[_CLOSED_BY + 1] != "exit")
-                for reg, own in rows.items() if reg not in todo}
+    unexited: dict[str, tuple] = defaultdict(tuple)
+    for r in shift_rows:
+        if r[_CLOSED_BY + 1] != "exit" and r[1] not in todo:
+            unexited[r[1]] += (_aware(r[_PERIOD_END + 1]),)
+    unexited = dict(unexited)
+    n_stored = len(shift_rows)
+    if todo and rows is None:
+        rows, flags = _by_worker([r for r in shift_rows if r[1] in todo],
+                                 [f for f in flag_rows if f[0] in todo])
     rebuilt: dict[str, list[Shift]] = {}
-    n_stored = sum(len(own) for reg, own in rows.items() if reg not in todo)
     if todo:
+        n_stored -= sum(len(rows.get(reg, ())) for reg in todo)
         subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
         found = [s for s in reconstruct(subset, zone, placed=placed) if date_from <= s.work_date <= date_to]
         found = apply_corrections(conn, found)
@@ -174,6 +190,9 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         n_stored += len(found)
         write_digests(conn, scope, "shifts", {reg: (inputs.get(reg, EMPTY), outputs[reg]) for reg in todo},
                       now)
+        whole = _whole_digest(*_stored_rows(conn, date_from, date_to))
+    if rows is not None:  # the whole digest differed or the rows changed
+        write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, whole)}, now)
     return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored)
 
 
@@ -204,22 +223,37 @@ def _canon(conn: Connection):
     return canon
 
 
-def _stored_by_worker(conn: Connection, date_from: dt.date, date_to: dt.date):
-    """The stored shifts of the dates as the driver hands them back, per registration:
-    ``({reg: [row (SHIFT_COLUMNS but rebuilt_at)]}, {reg: [(shift_id, flag, detail)] in id order})``."""
+def _stored_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[list, list]:
+    """The stored shifts of the dates as the driver hands them back, in the database's shift id
+    order: rows (``SHIFT_COLUMNS`` but ``rebuilt_at``) and flags ``(registration, shift_id, flag,
+    detail)`` (by shift id, then as stored)."""
     c, f = shifts.c, shift_flags.c
     lo, hi = bind_tuples(conn.dialect, shifts, ("work_date", "work_date"), [(date_from, date_to)])[0]
     values = {"d_lo": lo, "d_hi": hi}
     in_dates = and_(c.work_date >= bindparam("d_lo"), c.work_date <= bindparam("d_hi"))
-    rows: dict[str, list[tuple]] = defaultdict(list)
-    for row in _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-1])).where(in_dates), values):
-        rows[row[1]].append(row)
-    flags: dict[str, list[tuple]] = defaultdict(list)
-    for reg, sid, code, detail in _raw_rows(conn, select(c.registration, f.shift_id, f.flag, f.detail)
-                                            .join(shifts, c.shift_id == f.shift_id)
-                                            .where(in_dates).order_by(f.id), values):
-        flags[reg].append((sid, code, detail))
+    rows = _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-1])).where(in_dates)
+                     .order_by(c.shift_id), values)
+    flags = _raw_rows(conn, select(c.registration, f.shift_id, f.flag, f.detail)
+                      .join(shifts, c.shift_id == f.shift_id).where(in_dates)
+                      .order_by(f.shift_id, f.id), values)
     return rows, flags
+
+
+def _by_worker(rows: list, flags: list) -> tuple[dict, dict]:
+    """``({registration: [row]}, {registration: [(shift_id, flag, detail)]})``."""
+    by_reg: dict[str, list[tuple]] = defaultdict(list)
+    for row in rows:
+        by_reg[row[1]].append(row)
+    flags_by: dict[str, list[tuple]] = defaultdict(list)
+    for reg, sid, code, detail in flags:
+        flags_by[reg].append((sid, code, detail))
+    return by_reg, flags_by
+
+
+def _whole_digest(*parts) -> str:
+    """SHA-256 of every stored row of the dates, in the database's order (equal for equal rows read
+    the same way: a check for "nothing changed", not compared across databases)."""
+    return hashlib.sha256(_encode(parts)).hexdigest()
 
 
 def _output_digest(rows: list[tuple], flags, canon) -> str:

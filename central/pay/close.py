@@ -37,7 +37,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.bulk import bind_tuples
-from central.ledger.reclose import EMPTY, Rebuilt, rebuild_changed, scope_key, stored_digests, write_digests
+from central.ledger.reclose import (EMPTY, WHOLE, Rebuilt, rebuild_changed, scope_key, stored_digests,
+                                    write_digests)
 from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statements
 from central.pay.calendar import HolidayCalendar
@@ -48,6 +49,8 @@ from portgate.gctune import paused as gc_paused
 
 #: Part of every pay input digest: bump it when the pay engine or the statement storage changes.
 PAY_DIGEST_VERSION = b"pay/1"
+#: The ``close_digests`` kind of the digest of all the current statements of a scope.
+WHOLE_PAY = "payall"
 _STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
                       "total_cents", "flags", "hold_reason", "service_end", "due_at")
 
@@ -81,8 +84,14 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 ledger = rebuild_changed(conn, date_from, date_to, zone, now=now)
             with engine.connect() as conn:
                 inputs = _pay_inputs(ledger, rulebook, calendar, now)
-                outputs, n_statements = _pay_outputs(conn, date_from, date_to)
+                rows = _current_rows(conn, date_from, date_to)
+                n_statements, whole = len(rows), _whole_digest(rows)
                 last = stored_digests(conn, scope, "pay")
+                last_whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, whole)
+                if not last_whole_differs:
+                    outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
+                else:
+                    outputs = _pay_outputs(rows)
                 workers = set(inputs) | set(outputs)
                 todo = {reg for reg in workers
                         if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
@@ -95,11 +104,13 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
             run = pay_shifts(found, rulebook, calendar, now=now)
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
                                                              by=by, reason=reason))
-        if todo:
+        if todo or last_whole_differs:
             with engine.begin() as conn:
-                after, n_statements = _pay_outputs(conn, date_from, date_to)
+                rows = _current_rows(conn, date_from, date_to)
+                n_statements, after = len(rows), _pay_outputs(rows)
                 write_digests(conn, scope, "pay", {reg: (inputs.get(reg, EMPTY), after.get(reg, EMPTY))
                                                    for reg in todo}, now)
+                write_digests(conn, scope, WHOLE_PAY, {WHOLE: (EMPTY, _whole_digest(rows))}, now)
     except SQLAlchemyError as exc:
         raise StoreError(f"closing the month failed: {exc}") from exc
     return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,
@@ -130,19 +141,29 @@ def _pay_inputs(ledger: Rebuilt, rulebook: Rulebook, calendar: HolidayCalendar,
     return out
 
 
-def _pay_outputs(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[dict[str, str], int]:
-    """``({registration: SHA-256}, count)`` of the current statements of work days [date_from,
-    date_to], as the driver hands them back."""
+def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[tuple]:
+    """The current statements of work days [date_from, date_to] as the driver hands them back
+    (``_STATEMENT_COLUMNS``), in the database's statement id order."""
     c = statements.c
     lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
     query = select(*(c[n] for n in _STATEMENT_COLUMNS)).where(
-        c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"), c.superseded_at.is_(None))
-    rows: dict[str, list[tuple]] = defaultdict(list)
+        c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
+        c.superseded_at.is_(None)).order_by(c.statement_id)
+    return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
+
+
+def _whole_digest(rows: list[tuple]) -> str:
+    """SHA-256 of all the rows, in their order (times as msgpack timestamps: any zone)."""
+    return hashlib.sha256(msgspec.msgpack.encode(rows)).hexdigest()
+
+
+def _pay_outputs(rows: list[tuple]) -> dict[str, str]:
+    """``{registration: SHA-256}`` of each worker's rows (by statement id; times in UTC)."""
+    by_reg: dict[str, list[tuple]] = defaultdict(list)
     utc = dt.UTC
-    aware = conn.dialect.name == "postgresql"  # times handed back in the session's zone
-    for row in _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi}):
-        if aware:
+    for row in rows:
+        if any(type(v) is dt.datetime for v in row):  # PostgreSQL: in the session's zone
             row = tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in row)
-        rows[row[0]].append(row[1:])
+        by_reg[row[0]].append(row[1:])
     return {reg: hashlib.sha256(msgspec.msgpack.encode(sorted(items))).hexdigest()
-            for reg, items in rows.items()}, sum(len(items) for items in rows.values())
+            for reg, items in by_reg.items()}
