@@ -14,7 +14,9 @@ digests of the last close:
   driver hands them back.
 
 ``rebuild_changed`` reads the events (decoded narrow, once), computes every worker's input digest,
-reads the stored rows and the stored digests, and runs ``reconstruct``/corrections/compare/write
+reads the stored rows and the stored digests (one digest of all the stored rows of the scope,
+kind ``shiftall``, is compared first: when it matches, the per-worker output digests are the
+stored ones; otherwise they are computed from the rows), and runs ``reconstruct``/corrections/compare/write
 (``central.ledger.store``'s path) only for the workers where either digest differs or is missing;
 a row edited behind the ledger's back changes the output digest, so it is put right. A change to
 the rebuild code bumps ``DIGEST_VERSION``. Raises ``portgate.errors.BadInput`` for a damaged
