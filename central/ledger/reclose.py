@@ -38,7 +38,7 @@ from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.corrections import apply_corrections, shift_corrections
-from central.ledger.shifts import Shift, place_times, reconstruct
+from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
 from central.ledger.store import SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window
 from central.ledger.tables import close_digests, shift_flags, shifts
 from central.ledger.taps import decode_clocks, decode_taps
@@ -110,11 +110,10 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     taps = decode_clocks(raws)  # the whole month: only what the digests need
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
-    placed = place_times(taps + anchors if anchors else taps)
-
+    month = taps + anchors if anchors else taps
     # per worker: the raw events, and the placements that are not the event's own trusted time
     # (that one is already in its bytes)
-    flagged = {eid: p for eid, p in placed.items() if p[1]}
+    flagged = clock_flagged(month)
     mine: dict[str, list[bytes]] = defaultdict(list)
     moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for raw, e in zip(raws, taps):
@@ -169,7 +168,8 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     if todo:
         n_stored -= sum(len(rows.get(reg, ())) for reg in todo)
         subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
-        found = [s for s in reconstruct(subset, zone, placed=placed) if date_from <= s.work_date <= date_to]
+        found = [s for s in reconstruct(subset, zone, placed=place_times(month))
+                 if date_from <= s.work_date <= date_to]
         found = apply_corrections(conn, found)
         theirs: dict[str, tuple] = {}
         for reg in todo:

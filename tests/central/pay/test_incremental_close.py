@@ -267,3 +267,17 @@ def test_the_clock_decode_reads_the_fields_of_the_full_decode_and_refuses_damage
         assert view.payload.registration == full.payload.registration
     with pytest.raises(BadInput, match="malformed tap event in the ledger"):
         decode_clocks([b"{damaged"])
+
+
+def test_clock_flagged_is_the_flagged_part_of_place_times():
+    from central.ledger.shifts import clock_flagged, place_times
+
+    evs = _flagged_events()
+    boot = ShiftEvents("gz")
+    d = dispatch(dt.date(2026, 3, 20), "07-13")
+    evs += [boot.admit("A", t(20, 7), d), boot.exit("A", t(20, 6), d)]  # steps back: CLOCK_BACKWARDS
+    evs += [boot.admit("B", t(20, 7, 1), d)]
+    want = {eid: p for eid, p in place_times(evs).items() if p[1]}
+    assert clock_flagged(evs) == want
+    assert {f.code for _at, flags in want.values() for f in flags} >= {
+        "CLOCK_PLACED", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"}
