@@ -106,7 +106,11 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     module docstring); store the new digests of those workers."""
     scope = scope_key(date_from, date_to, zone)
     lo, hi = _window(date_from, date_to, zone)
-    raws = conn.execute(_taps_query(lo, hi)).scalars().all()
+    result = conn.execute(_taps_query(lo, hi))
+    try:  # the driver's rows as they come (bytes), without building a result row each
+        raws = [r[0] for r in result.cursor.fetchall()]
+    finally:
+        result.close()
     taps = decode_clocks(raws)  # the whole month: only what the digests need
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
