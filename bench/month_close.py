@@ -10,13 +10,15 @@ Set-up (not timed): the signed admit/exit taps of every shift are inserted into 
 (``bench/pay_month.populate``). Timed, in alternating rounds (baseline, close, baseline, close...):
 - baseline: SELECT of the month's tap rows (``raw``) from ``events``, fetched as Python rows (best
   of 3 per round);
-- figure: ``rebuild_shifts`` (events -> shifts, stored) + ``pay_from_ledger(store=True)``.
+- figure: ``central.pay.close.close_month`` (events -> shifts, stored -> statements, stored; a
+  re-close skips the workers whose input and stored-output digests are unchanged).
 The ratio is the median of the rounds' ratios. The first round is the first close (nothing derived
-stored yet: every shift, statement and line written); the later ones are re-closes (the rebuild
-writes only changed shifts, the pay run only changed statements: here none), so the median is a
-re-close; both are printed. The floor: the time to only insert the first close's rows (shifts,
-flags, statements, lines, as the driver stores them) into an empty ledger of the same schema with the
-driver's ``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline.
+stored yet: every shift, statement and line written); the later ones are re-closes (same events:
+every worker is skipped), so the median is a re-close; both are printed, with the workers skipped
+per round and the CPU time of this process against the read's (on PostgreSQL the server's CPU is
+not in it). The floor: the time to only insert the first close's rows (shifts, flags, statements,
+lines, as the driver stores them) into an empty ledger of the same schema with the driver's
+``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline.
 ``--growth`` fits the exponent of close time vs workers (1.0 = linear), on wall time and on this
 process's CPU time (all of SQLite's work; steadier on a shared machine). The last line is the JSON
 summary.
@@ -47,9 +49,8 @@ from central.ledger.bulk import insert_tuples  # noqa: E402
 from central.ledger.migrate import upgrade  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from central.ledger.tables import shift_flags, shifts, statement_lines, statements  # noqa: E402
-from central.ledger.store import rebuild_shifts  # noqa: E402
 from central.pay.cli import load_setup  # noqa: E402
-from central.pay.statements_store import pay_from_ledger  # noqa: E402
+from central.pay.close import close_month  # noqa: E402
 from pay_month import FIRST, LAST, populate  # noqa: E402
 
 Z = ZoneInfo("America/Sao_Paulo")
@@ -114,18 +115,22 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
                 events.c.type == "tap", events.c.occurred_at >= lo, events.c.occurred_at < hi)).all())
 
     def close() -> tuple[int, int]:
-        rebuilt = rebuild_shifts(engine, FIRST, LAST, Z, now=NOW)
-        run = pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=NOW, store=True)
-        return len(rebuilt), len(run.statements)
+        done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+        skips.append((done.shifts_skipped, done.pay_skipped, done.workers))
+        return done.shifts, done.statements
 
-    reads, closes, cpus = [], [], []
+    skips: list[tuple[int, int, int]] = []
+
+    reads, closes, cpus, read_cpus = [], [], [], []
     for _ in range(rounds):
-        best = []
+        best, best_cpu = [], []
         for _ in range(3):  # the read is short: its best of 3 per round
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             n_rows = read_rows()
             best.append(time.perf_counter() - t0)
+            best_cpu.append(time.process_time() - c0)
         reads.append(min(best))
+        read_cpus.append(min(best_cpu))
         t0, c0 = time.perf_counter(), time.process_time()
         n_shifts, n_statements = close()
         closes.append(time.perf_counter() - t0)
@@ -138,11 +143,15 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
           f"median {statistics.median(closes):.3f} s  ratio {ratio:.2f} (target <= 5)")
     print(f"[{label}] first close (all written): {closes[0]:.3f} s  ratio {closes[0] / reads[0]:.2f}; "
           f"re-closes: {', '.join(f'{c:.3f}' for c in closes[1:])} s")
-    print(f"[{label}] close CPU time of this process: median {statistics.median(cpus):.3f} s")
+    cpu_ratio = statistics.median(c / r for c, r in zip(cpus, read_cpus))
+    print(f"[{label}] close CPU time of this process: median {statistics.median(cpus):.3f} s, "
+          f"read's {statistics.median(read_cpus):.3f} s: CPU ratio {cpu_ratio:.2f} (first close "
+          f"{cpus[0] / read_cpus[0]:.2f})")
+    print(f"[{label}] workers skipped (shifts, pay) of all, per round: {skips}")
     out = {"read_s": read_s, "close_s": statistics.median(closes), "ratio": ratio,
-           "close_cpu_s": statistics.median(cpus),
+           "close_cpu_s": statistics.median(cpus), "cpu_ratio": cpu_ratio,
            "first_close_s": closes[0], "first_ratio": closes[0] / reads[0],
-           "events": n_rows, "shifts": n_shifts, "statements": n_statements}
+           "events": n_rows, "shifts": n_shifts, "statements": n_statements, "skipped": skips}
     if fresh_url is not None:
         f = floor(url, fresh_url, label)
         out["floor"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in f.items()}
@@ -182,6 +191,7 @@ def main() -> None:
     out["figures"]["shifts"] = m["shifts"]
     out["baseline"]["sqlite_read_s"] = round(m["read_s"], 4)
     out["ratio"]["sqlite"] = round(m["ratio"], 2)
+    out["cpu_ratio"] = {"sqlite": round(m["cpu_ratio"], 2)}
     if not (args.smoke or args.no_postgres):
         from testkit.postgres import PostgresCluster
 
@@ -196,6 +206,7 @@ def main() -> None:
         out["floor_ratio"]["postgresql"] = p["floor_ratio"]
         out["baseline"]["postgresql_read_s"] = round(p["read_s"], 4)
         out["ratio"]["postgresql"] = round(p["ratio"], 2)
+        out["cpu_ratio"]["postgresql"] = round(p["cpu_ratio"], 2)
     if args.growth:
         sizes = [args.growth_workers * k for k in (1, 2, 4)]
         times, cpu = [], []

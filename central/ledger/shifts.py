@@ -163,6 +163,31 @@ def place_times(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, 
 _SEQ = operator.attrgetter("seq")
 
 
+def clock_flagged(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]]:
+    """The entries of ``place_times(events)`` that carry a clock flag (pure): every other event is
+    at its own trusted time. A boot whose events are all trusted, plausible and never step back by
+    more than ``BACKWARDS_SLACK`` in sequence order raises none, and is only checked, not placed."""
+    boots: dict[tuple[str, str], list[Event]] = defaultdict(list)
+    for ev in events:
+        boots[(ev.gate_id, ev.boot_id)].append(ev)
+    out: dict[str, tuple[dt.datetime | None, tuple[Flag, ...]]] = {}
+    for items in boots.values():
+        items.sort(key=_SEQ)
+        latest = None
+        for ev in items:
+            at = ev.occurred_at
+            if not ev.clock_trusted or at < PLAUSIBLE_FROM:
+                break
+            if latest is None or at > latest:
+                latest = at
+            elif at < latest - BACKWARDS_SLACK:
+                break
+        else:
+            continue
+        out.update((eid, p) for eid, p in place_times(items).items() if p[1])
+    return out
+
+
 # -- reconstruction ----------------------------------------------------------------------------------
 
 def _is_shift_tap(ev: Event) -> bool:
@@ -171,15 +196,19 @@ def _is_shift_tap(ev: Event) -> bool:
             and p.registration is not None and p.dispatch is not None)
 
 
-def reconstruct(events: Iterable[Event], zone: ZoneInfo) -> list[Shift]:
+def reconstruct(events: Iterable[Event], zone: ZoneInfo, *, placed: dict | None = None) -> list[Shift]:
     """Rebuild shifts from gate events (pure). ``events`` may hold any event types and any order;
     non-tap events only serve as clock anchors. ``zone`` is the port's time zone (periods are local).
+    ``placed``: the ``place_times`` of a superset of ``events`` (every event of their boots), to
+    rebuild some workers' shifts with the clock placement of the whole month; by default
+    ``place_times(events)``.
 
     Returns shifts ordered by (period start, registration), each with its flags. Never drops a valid
     admit or exit: a conflict or a bad clock becomes a flag.
     """
     events = list(events)
-    placed = place_times(events)
+    if placed is None:
+        placed = place_times(events)
     groups: dict[tuple[str, str, dt.date, str], list[Event]] = defaultdict(list)
     for ev in events:
         if _is_shift_tap(ev):

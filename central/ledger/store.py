@@ -142,11 +142,14 @@ def _shift_values(s: Shift, now: dt.datetime) -> tuple:
 
 
 def _store_changed(conn: Connection, found: list[Shift], date_from: dt.date, date_to: dt.date,
-                   now: dt.datetime) -> None:
+                   now: dt.datetime, stored: dict[str, tuple] | None = None) -> list[tuple]:
     """Write the difference between ``found`` and the stored shifts of the dates (see
-    ``rebuild_shifts``). Stored and new rows are compared as the driver stores them."""
+    ``rebuild_shifts``), or ``stored`` (``_stored_content``'s rows of the shifts to make equal to
+    ``found``). Stored and new rows are compared as the driver stores them; returns the rows of
+    ``found`` so converted (``SHIFT_COLUMNS``)."""
     bound = bind_tuples(conn.dialect, shifts, SHIFT_COLUMNS, (_shift_values(s, now) for s in found))
-    stored = _stored_content(conn, date_from, date_to)
+    if stored is None:
+        stored = _stored_content(conn, date_from, date_to)
     write, keep = [], set()
     for s, row in zip(found, bound):
         old = stored.get(s.shift_id)
@@ -160,6 +163,7 @@ def _store_changed(conn: Connection, found: list[Shift], date_from: dt.date, dat
     insert_tuples(conn, shifts, SHIFT_COLUMNS, [row for _s, row in write], bound=True)
     insert_tuples(conn, shift_flags, ("shift_id", "flag", "detail"),
                   [(s.shift_id, f.code, f.detail) for s, _row in write for f in s.flags])
+    return bound
 
 
 _DELETE_SHIFTS = delete(shifts).where(shifts.c.shift_id.in_(bindparam("ids", expanding=True)))
@@ -183,11 +187,15 @@ def _stored_content(conn: Connection, date_from: dt.date, date_to: dt.date) -> d
 
 
 def _raw_rows(conn: Connection, query, values: dict):
-    """Rows of ``query`` straight from the driver (no result processing); ``values`` by bind name,
-    already converted."""
+    """Rows of ``query`` straight from the driver (a list of its tuples, no result processing);
+    ``values`` by bind name, already converted."""
     compiled = query.compile(dialect=conn.dialect)
     params = (tuple(values[k] for k in compiled.positiontup) if compiled.positional else values)
-    return conn.exec_driver_sql(compiled.string, params)
+    result = conn.exec_driver_sql(compiled.string, params)
+    try:
+        return result.cursor.fetchall()  # the driver's tuples, in one call
+    finally:
+        result.close()
 
 
 def read_shifts(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[Shift]:

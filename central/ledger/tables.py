@@ -111,3 +111,17 @@ statement_lines = Table(
     Column("amount_cents", BigInteger, nullable=False),
 )
 Index("ix_statement_lines_statement", statement_lines.c.statement_id)
+
+# What the last close read and stored, per worker (``central.ledger.reclose``, ``central.pay.close``):
+# a re-close skips a worker whose inputs and stored outputs still have these digests. Derived and
+# disposable: a missing or different row only means that worker goes through the full path.
+close_digests = Table(
+    "close_digests",
+    metadata,
+    Column("scope", String(64), primary_key=True),  # "YYYY-MM-DD..YYYY-MM-DD@<zone>"
+    Column("kind", String(8), primary_key=True),  # shifts | pay
+    Column("registration", String(64), primary_key=True),
+    Column("input_digest", String(64), nullable=False),  # SHA-256 (hex) of what the rebuild read
+    Column("output_digest", String(64), nullable=False),  # SHA-256 (hex) of the rows it left stored
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+)

@@ -78,3 +78,35 @@ def decode_taps(raws: Iterable[bytes]) -> list[TapEvent]:
         return [decode(raw) for raw in raws]
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise BadInput(f"malformed tap event in the ledger: {exc}") from exc
+
+
+class WhoView(msgspec.Struct, frozen=True, gc=False):
+    """The registration of a tap or meal payload (``None``: a tap with none)."""
+
+    registration: str | None = None
+
+
+class ClockEvent(msgspec.Struct, frozen=True, gc=False):
+    """The envelope fields ``place_times`` reads and the payload's registration: what the month
+    close digests a worker's events by (``central.ledger.reclose``)."""
+
+    event_id: str
+    gate_id: str
+    boot_id: str
+    seq: int
+    occurred_at: Annotated[dt.datetime, msgspec.Meta(tz=True)]
+    clock_trusted: bool
+    mono_ns: int
+    payload: WhoView
+
+
+_clock_decoder = msgspec.json.Decoder(ClockEvent)
+
+
+def decode_clocks(raws: Iterable[bytes]) -> list[ClockEvent]:
+    """``ClockEvent`` of each raw JSON event. Raises ``BadInput``."""
+    decode = _clock_decoder.decode
+    try:
+        return [decode(raw) for raw in raws]
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise BadInput(f"malformed tap event in the ledger: {exc}") from exc

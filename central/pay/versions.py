@@ -6,7 +6,8 @@ of a shift:
 
 - no statement yet: it is stored as version 1, id ``<shift_id>@<rulebook>``;
 - the current statement has the same ``digest`` (SHA-256 of rulebook, lines, total, flags and hold
-  reason): nothing changes (re-running pay is idempotent);
+  reason) and its row holds the total, flags and hold reason that digest stands for: nothing
+  changes (re-running pay is idempotent); a row edited outside the ledger is superseded as below;
 - otherwise the new one is stored as version n+1, id ``<shift_id>@<rulebook>#v<n+1>``, and the
   current one is kept, marked ``superseded_at`` / ``superseded_by`` / ``superseded_reason`` (the
   reason says what changed and is prefixed with the operator's own reason, if given);
@@ -130,17 +131,20 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     past = history.get(st.shift_id)
                     digest = statement_digest(st)
                     current = None
+                    altered = False
                     if past:
                         current = next((r for r in past if r["superseded_at"] is None), None)
                         if current is not None and current["digest"] == digest:
-                            unchanged += 1
-                            continue
+                            if _as_stored(current, st, past):
+                                unchanged += 1
+                                continue
+                            altered = True  # its row no longer says what its digest does
                     paid_cents = sum(r["paid_cents"] for r in past if r["paid_at"] is not None) if past else 0
                     out = with_adjustment(st, paid_cents) if paid_cents else st
                     version = max(r["version"] for r in past) + 1 if past else 1
                     sid = statement_id(st, version)
                     if current is not None:
-                        replaced.append((current, st, sid))
+                        replaced.append((current, st, sid, altered))
                         superseded += 1
                     if paid_cents:
                         adjusted += 1
@@ -153,13 +157,15 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                  for n, ln in enumerate(out.lines))
                     stored.append(out)
                     written += 1
-            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid in replaced])
-            for cur, st, sid in replaced:
+            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid, _alt in replaced])
+            for cur, st, sid, altered in replaced:
                 cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
+                why = _reason(cur, st, reason)
+                if altered:
+                    why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
                 conn.execute(update(statements)
                              .where(statements.c.statement_id == cur["statement_id"])
-                             .values(superseded_at=now, superseded_by=sid,
-                                     superseded_reason=_reason(cur, st, reason)))
+                             .values(superseded_at=now, superseded_by=sid, superseded_reason=why))
             insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
@@ -171,7 +177,16 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
 
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",
-            "paid_ref", "superseded_at", "hold_reason", "hold_released_at", "hold_note")
+            "paid_ref", "superseded_at", "hold_reason", "hold_released_at", "hold_note", "flags")
+
+
+def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
+    """Whether the current version's row holds the total, flags and hold reason that storing ``st``
+    over the earlier versions would write (an adjustment for what those were paid included)."""
+    paid = sum(r["paid_cents"] for r in past if r is not current and r["paid_at"] is not None)
+    flags = ",".join((*st.flags, ADJUSTMENT_FLAG) if paid else st.flags)
+    return (current["total_cents"] == _cents(st.total) - paid and current["flags"] == flags
+            and current["hold_reason"] == st.hold_reason)
 
 
 def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:

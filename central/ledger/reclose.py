@@ -1,0 +1,280 @@
+"""The shift half of an incremental month close: rebuild only the workers whose inputs or stored
+rows changed since the last close (RULES.md G5, G8, G9, P6), the way a build skips unchanged
+targets.
+
+Per worker (registration) and scope (work dates and zone), ``close_digests`` keeps two SHA-256
+digests of the last close:
+
+- input: everything the worker's shifts are rebuilt from: the raw bytes of the worker's admit/exit
+  taps and meal-worked records in the window (``events.raw``, ordered by event id), the clock
+  placement of each of them (``place_times`` over the whole month and the anchors of its untrusted
+  boots: another worker's event can move it or flag it CLOCK_BACKWARDS), the office meal
+  corrections (P6) of the worker's shifts in the window, the scope and ``DIGEST_VERSION``;
+- output: the worker's stored ``shifts`` rows (every column but ``rebuilt_at``) and flags, as the
+  driver hands them back.
+
+``rebuild_changed`` reads the events (decoded narrow, once), computes every worker's input digest,
+reads the stored rows and the stored digests (one digest of all the stored rows of the scope,
+kind ``shiftall``, is compared first: when it matches, the per-worker output digests are the
+stored ones; otherwise they are computed from the rows), and runs ``reconstruct``/corrections/compare/write
+(``central.ledger.store``'s path) only for the workers where either digest differs or is missing;
+a row edited behind the ledger's back changes the output digest, so it is put right. A change to
+the rebuild code bumps ``DIGEST_VERSION``. Raises ``portgate.errors.BadInput`` for a damaged
+stored event and what SQLAlchemy raises (the caller owns the transaction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import operator
+from collections import defaultdict
+from zoneinfo import ZoneInfo
+
+import msgspec
+from sqlalchemy import and_, bindparam, delete, select
+from sqlalchemy.engine import Connection
+
+from central.ledger.bulk import bind_tuples, insert_tuples
+from central.ledger.corrections import apply_corrections, shift_corrections
+from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
+from central.ledger.store import SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window
+from central.ledger.tables import close_digests, shift_flags, shifts
+from central.ledger.taps import decode_clocks, decode_taps
+from portgate.timeutil import as_utc
+
+#: Part of every input digest: bump it when the rebuild (``reconstruct``, corrections) changes.
+DIGEST_VERSION = b"shifts/1"
+#: The digest of a worker with nothing (no events, no stored rows).
+EMPTY = hashlib.sha256(b"").hexdigest()
+#: The ``close_digests`` kind and registration of the digest of all the stored shifts of a scope.
+WHOLE_SHIFTS, WHOLE = "shiftall", "*"
+_CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
+_PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
+_encode = msgspec.msgpack.encode
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """What ``rebuild_changed`` did. ``shifts``: the rebuilt workers' shifts (corrections applied,
+    as now stored); ``outputs``: every worker's output digest; ``unexited``: per worker, the period
+    end (aware UTC) of each shift not closed by an exit (what makes pay depend on the time it
+    runs); ``stored``: shifts of the dates now stored."""
+
+    shifts: dict[str, list[Shift]]
+    outputs: dict[str, str]
+    unexited: dict[str, tuple[dt.datetime, ...]]
+    rebuilt: int
+    skipped: int
+    stored: int
+
+
+def scope_key(date_from: dt.date, date_to: dt.date, zone: ZoneInfo) -> str:
+    """``YYYY-MM-DD..YYYY-MM-DD@<zone>``: the grain of a close's digests."""
+    return f"{date_from.isoformat()}..{date_to.isoformat()}@{zone.key}"
+
+
+def stored_digests(conn: Connection, scope: str, kind: str) -> dict[str, tuple[str, str]]:
+    """``{registration: (input digest, output digest)}`` of the last close of ``scope``."""
+    c = close_digests.c
+    return {reg: (i, o) for reg, i, o in conn.execute(
+        select(c.registration, c.input_digest, c.output_digest).where(c.scope == scope, c.kind == kind))}
+
+
+def write_digests(conn: Connection, scope: str, kind: str, digests: dict[str, tuple[str, str]],
+                  now: dt.datetime) -> None:
+    """Replace the stored digests of these workers (``{registration: (input, output)}``)."""
+    c = close_digests.c
+    regs = list(digests)
+    for chunk in range(0, len(regs), 2000):
+        conn.execute(_DELETE_DIGESTS, {"scope": scope, "kind": kind, "regs": regs[chunk:chunk + 2000]})
+    insert_tuples(conn, close_digests, [c.scope.name, c.kind.name, c.registration.name,
+                                        c.input_digest.name, c.output_digest.name, c.recorded_at.name],
+                  [(scope, kind, reg, i, o, now) for reg, (i, o) in digests.items()])
+
+
+_DELETE_DIGESTS = delete(close_digests).where(
+    close_digests.c.scope == bindparam("scope"), close_digests.c.kind == bindparam("kind"),
+    close_digests.c.registration.in_(bindparam("regs", expanding=True)))
+
+
+def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo, *,
+                    now: dt.datetime) -> Rebuilt:
+    """Make the stored shifts of work dates [date_from, date_to] equal to the events, rebuilding
+    only the workers whose input or stored-output digest differs from the last close's (see the
+    module docstring); store the new digests of those workers."""
+    scope = scope_key(date_from, date_to, zone)
+    lo, hi = _window(date_from, date_to, zone)
+    result = conn.execute(_taps_query(lo, hi))
+    try:  # the driver's rows as they come (bytes), without building a result row each
+        raws = [r[0] for r in result.cursor.fetchall()]
+    finally:
+        result.close()
+    taps = decode_clocks(raws)  # the whole month: only what the digests need
+    boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
+    anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
+    month = taps + anchors if anchors else taps
+    # per worker: the raw events, and the placements that are not the event's own trusted time
+    # (that one is already in its bytes)
+    flagged = clock_flagged(month)
+    mine: dict[str, list[bytes]] = defaultdict(list)
+    moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for raw, e in zip(raws, taps):
+        reg = e.payload.registration
+        if reg is not None:
+            mine[reg].append(raw)
+            if e.event_id in flagged:
+                moved[reg].append((e.event_id, repr(flagged[e.event_id])))
+    fixes = _corrections(conn, date_from, date_to)
+    inputs = {}
+    head = DIGEST_VERSION + scope.encode()
+    sha = hashlib.sha256
+    for reg, own in mine.items():
+        h = sha(head)
+        own.sort()  # byte order: a set's digest whatever order the database returns it in
+        h.update(b"\0".join(own))  # JSON holds no NUL
+        if reg in moved:
+            h.update(repr(sorted(moved[reg])).encode())
+        if reg in fixes:
+            h.update(_encode(fixes[reg]))
+        inputs[reg] = h.hexdigest()
+    for reg, rows in fixes.items():  # corrections of a worker with no events in the window
+        if reg not in inputs:
+            inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
+    del mine
+
+    # the stored rows: one digest of them all first; per worker only when that one differs
+    shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
+    whole = _whole_digest(shift_rows, flag_rows)
+    last = stored_digests(conn, scope, "shifts")
+    canon = _canon(conn)
+    if stored_digests(conn, scope, WHOLE_SHIFTS).get(WHOLE) == (EMPTY, whole):
+        outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
+        rows = flags = None
+    else:
+        rows, flags = _by_worker(shift_rows, flag_rows)
+        outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
+
+    workers = set(inputs) | set(outputs)
+    todo = {reg for reg in workers
+            if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+    unexited: dict[str, tuple] = defaultdict(tuple)
+    for r in shift_rows:
+        if r[_CLOSED_BY + 1] != "exit" and r[1] not in todo:
+            unexited[r[1]] += (_aware(r[_PERIOD_END + 1]),)
+    unexited = dict(unexited)
+    n_stored = len(shift_rows)
+    if todo and rows is None:
+        rows, flags = _by_worker([r for r in shift_rows if r[1] in todo],
+                                 [f for f in flag_rows if f[0] in todo])
+    rebuilt: dict[str, list[Shift]] = {}
+    if todo:
+        n_stored -= sum(len(rows.get(reg, ())) for reg in todo)
+        subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
+        found = [s for s in reconstruct(subset, zone, placed=place_times(month))
+                 if date_from <= s.work_date <= date_to]
+        found = apply_corrections(conn, found)
+        theirs: dict[str, tuple] = {}
+        for reg in todo:
+            for r in rows.get(reg, ()):
+                theirs[r[0]] = (r[1:], [])
+            for sid, code, detail in flags.get(reg, ()):
+                theirs[sid][1].append((code, detail))
+        theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
+        bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
+        new_rows: dict[str, list[tuple]] = defaultdict(list)
+        new_flags: dict[str, list[tuple]] = defaultdict(list)
+        for s, row in sorted(zip(found, bound), key=lambda p: p[0].shift_id):
+            rebuilt.setdefault(s.registration, []).append(s)
+            new_rows[s.registration].append(row[:-1])
+            new_flags[s.registration].extend((s.shift_id, f.code, f.detail) for f in s.flags)
+        for reg in todo:
+            own = new_rows.get(reg)
+            outputs[reg] = _output_digest(own, new_flags.get(reg, ()), canon) if own else EMPTY
+            unexited[reg] = tuple(s.period_end for s in rebuilt.get(reg, ()) if s.closed_by != "exit")
+        n_stored += len(found)
+        write_digests(conn, scope, "shifts", {reg: (inputs.get(reg, EMPTY), outputs[reg]) for reg in todo},
+                      now)
+        whole = _whole_digest(*_stored_rows(conn, date_from, date_to))
+    if rows is not None:  # the whole digest differed or the rows changed
+        write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, whole)}, now)
+    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored)
+
+
+def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> dict[str, list[tuple]]:
+    """Meal corrections (P6) of shifts of the dates, per registration, in id order:
+    ``(id, shift_id, value, actor, recorded_at ISO UTC)``."""
+    c = shift_corrections.c
+    out: dict[str, list[tuple]] = defaultdict(list)
+    lo, hi = date_from.isoformat(), date_to.isoformat()
+    for cid, sid, value, actor, at in conn.execute(
+            select(c.id, c.shift_id, c.value, c.actor, c.recorded_at)
+            .where(c.field == "meal_worked").order_by(c.id)):
+        parts = sid.rsplit("/", 3)
+        if len(parts) == 4 and lo <= parts[2] <= hi:
+            out[parts[0]].append((cid, sid, bool(value), actor, as_utc(at).isoformat()))
+    return out
+
+
+def _canon(conn: Connection):
+    """Stored values -> a form equal for a row as bound and as read back (PostgreSQL hands times
+    back in the session's zone)."""
+    if conn.dialect.name != "postgresql":
+        return None
+    utc = dt.UTC
+
+    def canon(cols: tuple) -> tuple:
+        return tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in cols)
+    return canon
+
+
+def _stored_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[list, list]:
+    """The stored shifts of the dates as the driver hands them back, in the database's shift id
+    order: rows (``SHIFT_COLUMNS`` but ``rebuilt_at``) and flags ``(registration, shift_id, flag,
+    detail)`` (by shift id, then as stored)."""
+    c, f = shifts.c, shift_flags.c
+    lo, hi = bind_tuples(conn.dialect, shifts, ("work_date", "work_date"), [(date_from, date_to)])[0]
+    values = {"d_lo": lo, "d_hi": hi}
+    in_dates = and_(c.work_date >= bindparam("d_lo"), c.work_date <= bindparam("d_hi"))
+    rows = _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-1])).where(in_dates)
+                     .order_by(c.shift_id), values)
+    flags = _raw_rows(conn, select(c.registration, f.shift_id, f.flag, f.detail)
+                      .join(shifts, c.shift_id == f.shift_id).where(in_dates)
+                      .order_by(f.shift_id, f.id), values)
+    return rows, flags
+
+
+def _by_worker(rows: list, flags: list) -> tuple[dict, dict]:
+    """``({registration: [row]}, {registration: [(shift_id, flag, detail)]})``."""
+    by_reg: dict[str, list[tuple]] = defaultdict(list)
+    for row in rows:
+        by_reg[row[1]].append(row)
+    flags_by: dict[str, list[tuple]] = defaultdict(list)
+    for reg, sid, code, detail in flags:
+        flags_by[reg].append((sid, code, detail))
+    return by_reg, flags_by
+
+
+def _whole_digest(*parts) -> str:
+    """SHA-256 of every stored row of the dates, in the database's order (equal for equal rows read
+    the same way: a check for "nothing changed", not compared across databases)."""
+    return hashlib.sha256(_encode(parts)).hexdigest()
+
+
+def _output_digest(rows: list[tuple], flags, canon) -> str:
+    """SHA-256 of a worker's shift rows (by shift id) and flags (by shift id, then as stored)."""
+    rows = sorted(rows)
+    if canon:
+        rows = [canon(r) for r in rows]
+    return hashlib.sha256(_encode([rows, sorted(flags, key=_FIRST)])).hexdigest()
+
+
+_FIRST = operator.itemgetter(0)
+
+
+def _aware(value) -> dt.datetime:
+    """A stored time as aware UTC (SQLite: naive UTC text)."""
+    if type(value) is str:
+        return dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
+    return as_utc(value)

@@ -1,0 +1,169 @@
+"""The month close, incremental: shifts rebuilt from the events, then statements computed and stored
+(Lei 9.719 art. 2 §1), each only for the workers whose inputs or stored rows changed since the last
+close of the same work dates.
+
+``close_month(engine, date_from, date_to, zone, rulebook, calendar, now=...)``:
+
+1. ``central.ledger.reclose.rebuild_changed``: the shift half (its docstring says what a worker's
+   shift inputs are);
+2. per worker, the pay input digest: the worker's stored-shift digest (step 1's output), the whole
+   rulebook (every field: id, wages, terms), the holiday calendar (zone, years, days), which of
+   the worker's shifts with no exit are still OPEN at ``now`` (``OPEN_GRACE``) and
+   ``PAY_DIGEST_VERSION``; the pay output digest: the worker's current statements in the dates
+   (id, shift, rulebook, version, digest, total, flags, hold reason, service end, due time; not
+   the office's payment and release marks, which pay leaves alone);
+3. the workers whose two pay digests differ from the last close's (or have none) are paid and
+   stored as ``pay_from_ledger`` does (``pay_shifts`` + ``save_statements``: new versions supersede
+   the current ones that differ); the others are skipped.
+
+Pay reads no registry table (a worker's function comes with the shift from the escala dispatch),
+so the registry's part is the port's holiday calendar. Shifts, pay and their digests are three
+transactions; a close interrupted between them leaves digests that no longer match, which only
+sends those workers through the full path next time. Raises ``StoreError`` on a database failure,
+``BadInput`` for a damaged stored event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+from collections import defaultdict
+from zoneinfo import ZoneInfo
+
+import msgspec
+from sqlalchemy import bindparam, select
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.ledger.bulk import bind_tuples
+from central.ledger.reclose import (EMPTY, WHOLE, Rebuilt, rebuild_changed, scope_key, stored_digests,
+                                    write_digests)
+from central.ledger.store import _raw_rows, read_shifts
+from central.ledger.tables import statements
+from central.pay.calendar import HolidayCalendar
+from central.pay.rulebook import Rulebook
+from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
+from portgate.errors import StoreError
+from portgate.gctune import paused as gc_paused
+
+#: Part of every pay input digest: bump it when the pay engine or the statement storage changes.
+PAY_DIGEST_VERSION = b"pay/1"
+#: The ``close_digests`` kind of the digest of all the current statements of a scope.
+WHOLE_PAY = "payall"
+_STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
+                      "total_cents", "flags", "hold_reason", "service_end", "due_at")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CloseResult:
+    """What a close did: ``workers`` seen; of them ``rebuilt`` (shifts) and ``paid`` (statements
+    computed and stored) went through the full path, ``shifts_skipped`` and ``pay_skipped`` did not;
+    ``shifts``/``statements``: the shifts and current statements of the dates now stored; ``run``:
+    the pay run of the paid workers."""
+
+    workers: int
+    rebuilt: int
+    shifts_skipped: int
+    paid: int
+    pay_skipped: int
+    shifts: int
+    statements: int
+    run: PayRun
+
+
+def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: ZoneInfo,
+                rulebook: Rulebook, calendar: HolidayCalendar, *, now: dt.datetime,
+                by: str | None = None, reason: str | None = None) -> CloseResult:
+    """Close work dates [date_from, date_to] (see the module docstring). ``by``/``reason`` as for
+    ``pay_from_ledger``."""
+    scope = scope_key(date_from, date_to, zone)
+    try:
+        with gc_paused():
+            with engine.begin() as conn:
+                ledger = rebuild_changed(conn, date_from, date_to, zone, now=now)
+            with engine.connect() as conn:
+                inputs = _pay_inputs(ledger, rulebook, calendar, now)
+                rows = _current_rows(conn, date_from, date_to)
+                n_statements, whole = len(rows), _whole_digest(rows)
+                last = stored_digests(conn, scope, "pay")
+                last_whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, whole)
+                if not last_whole_differs:
+                    outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
+                else:
+                    outputs = _pay_outputs(rows)
+                workers = set(inputs) | set(outputs)
+                todo = {reg for reg in workers
+                        if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+                found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
+                if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
+                       for reg in todo):  # stored shifts that were not rebuilt
+                    found.extend(s for s in read_shifts(conn, date_from, date_to)
+                                 if s.registration in todo and s.registration not in ledger.shifts)
+            found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
+            run = pay_shifts(found, rulebook, calendar, now=now)
+        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
+                                                             by=by, reason=reason))
+        if todo or last_whole_differs:
+            with engine.begin() as conn:
+                rows = _current_rows(conn, date_from, date_to)
+                n_statements, after = len(rows), _pay_outputs(rows)
+                write_digests(conn, scope, "pay", {reg: (inputs.get(reg, EMPTY), after.get(reg, EMPTY))
+                                                   for reg in todo}, now)
+                write_digests(conn, scope, WHOLE_PAY, {WHOLE: (EMPTY, _whole_digest(rows))}, now)
+    except SQLAlchemyError as exc:
+        raise StoreError(f"closing the month failed: {exc}") from exc
+    return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,
+                       len(todo), len(workers) - len(todo), ledger.stored, n_statements, run)
+
+
+def rulebook_digest(rulebook: Rulebook) -> bytes:
+    """SHA-256 of every field of the rulebook (its TOML's parsed content)."""
+    return hashlib.sha256(msgspec.json.encode(rulebook)).digest()
+
+
+def calendar_digest(calendar: HolidayCalendar) -> bytes:
+    """SHA-256 of the calendar's zone, years and holidays."""
+    body = [calendar.timezone, calendar.years.start, calendar.years.stop,
+            sorted((d.isoformat(), n) for d, n in calendar.days.items())]
+    return hashlib.sha256(msgspec.json.encode(body)).digest()
+
+
+def _pay_inputs(ledger: Rebuilt, rulebook: Rulebook, calendar: HolidayCalendar,
+                now: dt.datetime) -> dict[str, str]:
+    common = PAY_DIGEST_VERSION + rulebook_digest(rulebook) + calendar_digest(calendar)
+    out = {}
+    for reg, shifts_digest in ledger.outputs.items():
+        h = hashlib.sha256(common)
+        h.update(shifts_digest.encode())
+        h.update(bytes(now < end + OPEN_GRACE for end in sorted(ledger.unexited.get(reg, ()))))
+        out[reg] = h.hexdigest()
+    return out
+
+
+def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[tuple]:
+    """The current statements of work days [date_from, date_to] as the driver hands them back
+    (``_STATEMENT_COLUMNS``), in the database's statement id order."""
+    c = statements.c
+    lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
+    query = select(*(c[n] for n in _STATEMENT_COLUMNS)).where(
+        c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
+        c.superseded_at.is_(None)).order_by(c.statement_id)
+    return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
+
+
+def _whole_digest(rows: list[tuple]) -> str:
+    """SHA-256 of all the rows, in their order (times as msgpack timestamps: any zone)."""
+    return hashlib.sha256(msgspec.msgpack.encode(rows)).hexdigest()
+
+
+def _pay_outputs(rows: list[tuple]) -> dict[str, str]:
+    """``{registration: SHA-256}`` of each worker's rows (by statement id; times in UTC)."""
+    by_reg: dict[str, list[tuple]] = defaultdict(list)
+    utc = dt.UTC
+    for row in rows:
+        if any(type(v) is dt.datetime for v in row):  # PostgreSQL: in the session's zone
+            row = tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in row)
+        by_reg[row[0]].append(row[1:])
+    return {reg: hashlib.sha256(msgspec.msgpack.encode(sorted(items))).hexdigest()
+            for reg, items in by_reg.items()}
