@@ -227,6 +227,49 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
                "change; nothing stored", err=True)
 
 
+@pay.command("close")
+@click.option("--db", "db_url", help="Ledger database URL.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
+@click.option("--from", "date_from", required=True, help="First work day (YYYY-MM-DD).")
+@click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
+@click.option("--port-config", help="Port TOML (state, holidays, rulebook). Default: the example.")
+@click.option("--rulebook", "rulebook_name", help="Pay rulebook (file or id) instead of the port's.")
+@click.option("--by", "by", help="Who runs the close (kept on the statements). Default: the login.")
+@click.option("--reason", help="Why the month is closed again (kept on each statement it supersedes).")
+@click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
+def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_name, by, reason, at):
+    """Close work days [--from, --to]: rebuild the shifts and store their statements, skipping the
+    workers whose events, corrections, rulebook and stored rows are unchanged since the last close
+    of the same days (docs/ledger.md "Incremental month close"). Prints one JSON line of counts.
+    The watchmen's billing (P8) is `portgate pay` or `portgate pay billing`."""
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.pay.close import close_month  # lazy: CLI start-up
+
+    _port, rulebook, calendar = load_setup(port_config)
+    if rulebook_name:
+        rulebook = rulebook_arg(rulebook_name, "--rulebook")
+    reference = _at(at)
+    db_url = database_arg(db_url, config_path)
+    first, last = day_range(date_from, date_to)
+    db_url_arg(db_url, must_exist=True)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
+                           by=by or _login(), reason=reason)
+    finally:
+        engine.dispose()
+    saved = done.run.saved
+    click.echo(json.dumps({
+        "from": first.isoformat(), "to": last.isoformat(), "rulebook": rulebook.id,
+        "workers": done.workers, "rebuilt": done.rebuilt, "shifts_skipped": done.shifts_skipped,
+        "paid": done.paid, "pay_skipped": done.pay_skipped, "shifts": done.shifts,
+        "statements": done.statements, "held": len(done.run.held),
+        "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
+    }, ensure_ascii=False))
+
+
 @pay.command("overdue")
 @click.option("--db", "db_url")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")

@@ -92,8 +92,8 @@ def test_missing_column_is_named(tmp_path, capsys):
     assert code == 2 and "cols.csv:1: header lacks column(s) ship" in err
 
 
-def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):
-    """Events built with wire.events, inserted, reconstructed and paid == the same shifts as CSV."""
+def _shifts_ledger(db_url) -> None:
+    """The ledger at ``db_url`` holding the taps of SHIFTS (migrated)."""
     upgrade(db_url)
     gates = {ship: ShiftEvents(f"g{ship[-1]}") for ship in ("9300001", "9300002", "9300003")}
     evs = []
@@ -109,6 +109,10 @@ def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):
         insert_events(conn, built, dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
     engine.dispose()
 
+
+def test_ledger_pay_equals_csv_pay(db_url, tmp_path, capsys):
+    """Events built with wire.events, inserted, reconstructed and paid == the same shifts as CSV."""
+    _shifts_ledger(db_url)
     _, from_csv, _ = run(capsys, "pay", "--shifts", str(write_csv(tmp_path / "s.csv")))
     code, from_db, _ = run(capsys, "pay", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31")
     assert code == 0
@@ -240,3 +244,31 @@ def test_g9_early_exit_hold_in_csv_output(tmp_path, capsys):
     total = [r for r in rows if r["rule"] == "TOTAL"][0]
     assert total["amount"] == "180.00" and total["hold"].startswith("EARLY_EXIT: exit at 11:00")
     assert all(r["hold"] == "" for r in rows if r["rule"] != "TOTAL")
+
+
+def test_pay_close_pays_the_month_then_skips_it_when_nothing_changed(db_url, capsys):
+    """``portgate pay close``: the first close rebuilds and pays every worker; a second close of the
+    same days skips them all and writes nothing; the statements are those of ``portgate pay``."""
+    _shifts_ledger(db_url)
+    args = ("pay", "close", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31",
+            "--at", "2026-04-05T12:00:00+00:00")
+    code, (first,), _ = run(capsys, *args)
+    assert code == 0
+    assert (first["workers"], first["rebuilt"], first["paid"], first["shifts"]) == (4, 4, 4, 4)
+    assert first["statements"] == first["written"] == 4 and first["superseded"] == 0
+    code, (again,), _ = run(capsys, *args)
+    assert code == 0
+    assert (again["rebuilt"], again["shifts_skipped"], again["paid"], again["pay_skipped"]) == (0, 4, 0, 4)
+    assert again["written"] == 0 and again["statements"] == 4
+    # the full pay run finds the same statements stored: nothing new written
+    code, rows, err = run(capsys, "pay", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31")
+    assert code == 0 and "stored 0 statement version(s)" in err
+    assert len([r for r in rows if r["rule"] == "TOTAL"]) == 4
+
+
+def test_pay_close_refuses_a_missing_ledger_and_a_bad_range(tmp_path, capsys):
+    missing = f"sqlite:///{tmp_path / 'none.db'}"
+    code, _, err = run(capsys, "pay", "close", "--db", missing, "--from", "2026-03-01", "--to", "2026-03-31")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and not (tmp_path / "none.db").exists()
+    code, _, err = run(capsys, "pay", "close", "--db", missing, "--from", "2026-03-31", "--to", "2026-03-01")
+    assert code == 2 and len(err.strip().splitlines()) == 1
