@@ -32,13 +32,30 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# What is installed already is not installed again: each step leaves a stamp (the sha256 of the
+# file it installed from) and is skipped while that file is unchanged; a fresh clone runs them all.
+stamp_ok() { [ -f "$2" ] && [ "$(cat "$2")" = "$(sha256sum "$1" | cut -d' ' -f1)" ]; }
+stamp() { sha256sum "$1" | cut -d' ' -f1 >"$2"; }
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e ".[test]"
+if stamp_ok pyproject.toml .venv/.portgate-pyproject.sha256 && .venv/bin/python -c \
+    "import importlib.metadata as m; m.distribution('portgate')" 2>/dev/null; then
+  echo "setup: Python packages already installed (pyproject.toml unchanged)"
+else
+  .venv/bin/python -m pip install -q -e ".[test]"
+  stamp pyproject.toml .venv/.portgate-pyproject.sha256
+fi
 # the contract checkers at the versions of tools/node/package-lock.json (tests/wire/test_contract_tools.py);
-# no install scripts (none is needed; one is a telemetry ping)
-(cd tools/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+# no install scripts (none is needed; one is a telemetry ping). npm ci empties node_modules first,
+# the stamp with it.
+if stamp_ok tools/node/package-lock.json tools/node/node_modules/.portgate-lock.sha256; then
+  echo "setup: contract checkers already installed (package-lock.json unchanged)"
+else
+  (cd tools/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  stamp tools/node/package-lock.json tools/node/node_modules/.portgate-lock.sha256
+fi
 echo "setup: ready (.venv)"

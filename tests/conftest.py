@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from testkit.demo_day import DemoDay
+
 pytest_plugins: list[str] = []
 
 BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/central/ingest, tests/ops)
@@ -22,3 +24,13 @@ def pytest_collection_modifyitems(config, items):
         params = getattr(getattr(item, "callspec", None), "params", {})
         if names & PG_FIXTURES or params.get("db_url") == "postgresql":
             item.add_marker(pytest.mark.postgres)
+
+
+@pytest.fixture(scope="session")
+def demo_day(tmp_path_factory):
+    """One ``portgate demo --keep-serving`` day (default scenario, with the broker outage) for every
+    test that only reads it: its output, run directory, ledger and web application. Ctrl-C'd at the
+    end of the session if no test did; its exit status must then be 0."""
+    day = DemoDay(tmp_path_factory.mktemp("demo-day")).start()
+    yield day
+    assert day.stop() == 0, day.out[-3000:]

@@ -10,13 +10,13 @@ import sys
 from contextlib import closing
 
 
-def test_portgate_demo_plays_the_day_and_everything_balances(tmp_path):
-    run_dir = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(run_dir)],
-                          capture_output=True, text=True, timeout=600)
-    out = done.stdout
-    assert done.returncode == 0, out[-4000:] + done.stderr[-2000:]
-    assert "All decisions as expected" in out
+def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
+    """On the session's demo day (``demo_day``: the default scenario with the outage); its exit
+    status 0 is checked when it is stopped (tests/central/web/test_demo_web.py, or the fixture)."""
+    run_dir = demo_day.run_dir
+    out = demo_day.out
+    assert demo_day.serving or demo_day.stop() == 0, out[-4000:]  # still serving: it did not fail (status 2)
+    assert "All decisions as expected" in out, out[-4000:]
     # What the watchman saw, in Portuguese, with rule ids.
     assert "NEGADO — cartão da matrícula V008 com chapa da matrícula V009" in out  # borrowed card
     assert "cartão apreendido pelo fiscal (83.611 art. 20 j/l)" in out  # confiscation

@@ -17,13 +17,12 @@ DAY = "2026-03-15"
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    run_dir = tmp_path_factory.mktemp("demo") / "run"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(run_dir)],
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "evidence-V017.zip: VERIFIED" in done.stdout
-    return run_dir
+def demo(demo_day):
+    """The session's demo day (tests/conftest.py): these tests read its run directory and ledger and
+    write their edited bundles elsewhere."""
+    assert demo_day.serving or demo_day.stop() == 0, demo_day.out[-3000:]
+    assert "evidence-V017.zip: VERIFIED" in demo_day.out
+    return demo_day.run_dir
 
 
 def cli(*args):

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from central.config import WebSettings
 from central.db import make_engine
 from central.ledger.migrate import upgrade_engine
+from central.web import users as users_module
 from central.web.app import create_app
 from central.web.users import add_user
 
@@ -59,9 +60,25 @@ def engine(request, tmp_path):
     engine.dispose()
 
 
+class _HashOnce:
+    """The product's argon2id hasher (its parameters), hashing each password once per session: the
+    roles share one password, so a test's users cost one hash, not four. Logins verify for real."""
+
+    hashes: dict[str, str] = {}
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def hash(self, password: str) -> str:
+        if password not in self.hashes:
+            self.hashes[password] = self.real.hash(password)
+        return self.hashes[password]
+
+
 @pytest.fixture
 def users(engine):
-    with Session(engine) as s, s.begin():
+    with pytest.MonkeyPatch.context() as mp, Session(engine) as s, s.begin():
+        mp.setattr(users_module, "_hasher", _HashOnce(users_module._hasher))
         for role in ROLES:
             add_user(s, role, role=role, password=PASSWORD, name=f"{role} user", actor="test")
     return ROLES

@@ -6,56 +6,41 @@ inspector's confiscation opened by itself."""
 from __future__ import annotations
 
 import re
-import signal
-import subprocess
-import sys
-import time
 
 from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
 from testkit.browser import launch_chromium
 
 
-def test_the_demo_serves_the_office_web_application_until_ctrl_c(tmp_path):
-    log = tmp_path / "demo.out"
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(tmp_path / "run"),
-                             "--no-outage", "--keep-serving"], stdout=open(log, "w"), stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 500
-        while time.monotonic() < deadline and "Ctrl-C to stop" not in log.read_text():
-            assert proc.poll() is None, log.read_text()[-3000:]
-            time.sleep(1)
-        out = log.read_text()
-        assert "All decisions as expected" in out, out[-3000:]
-        url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
-        with launch_chromium() as browser:
-            page = browser.new_page()
-            page.set_default_timeout(15_000)
-            page.goto(url)
-            page.get_by_label("Usuário").fill(DEMO_USER)
-            page.get_by_label("Senha").fill(DEMO_PASSWORD)
-            page.get_by_role("button", name="Entrar").click()
-            page.wait_for_url(url)
-            for gate in ("g-aurora", "g-nordic"):  # stopped after the day: offline, with their last event
-                page.locator(f'[data-gate="{gate}"][data-state="offline"]').wait_for()
-            page.goto(url + "flags?flag=BORROWED_CARD")
-            assert page.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
-            page.goto(url + "cases")
-            assert "BORROWED_CARD" in page.locator("table").inner_text()  # the confiscation's own case
-            office = browser.new_context().new_page()  # the office's login: registry photos, what-if
-            office.set_default_timeout(15_000)
-            office.goto(url)
-            office.get_by_label("Usuário").fill(OFFICE_USER)
-            office.get_by_label("Senha").fill(DEMO_PASSWORD)
-            office.get_by_role("button", name="Entrar").click()
-            office.wait_for_url(url)
-            office.goto(url + "workers/V001")
-            assert "Sem foto" not in office.content()  # the demo's photos are in the registry
-            office.goto(url + "whatif")
-            assert office.locator("body").inner_text() and "não está disponível" not in office.content()
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(30) == 0
-        assert "stopped" in log.read_text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
+    """On the session's demo day (tests/conftest.py ``demo_day``, played with ``--keep-serving``)."""
+    out = demo_day.out
+    assert demo_day.serving, out[-3000:]
+    assert "All decisions as expected" in out, out[-3000:]
+    url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
+    with launch_chromium() as browser:
+        page = browser.new_page()
+        page.set_default_timeout(15_000)
+        page.goto(url)
+        page.get_by_label("Usuário").fill(DEMO_USER)
+        page.get_by_label("Senha").fill(DEMO_PASSWORD)
+        page.get_by_role("button", name="Entrar").click()
+        page.wait_for_url(url)
+        for gate in ("g-aurora", "g-nordic"):  # stopped after the day: offline, with their last event
+            page.locator(f'[data-gate="{gate}"][data-state="offline"]').wait_for()
+        page.goto(url + "flags?flag=BORROWED_CARD")
+        assert page.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
+        page.goto(url + "cases")
+        assert "BORROWED_CARD" in page.locator("table").inner_text()  # the confiscation's own case
+        office = browser.new_context().new_page()  # the office's login: registry photos, what-if
+        office.set_default_timeout(15_000)
+        office.goto(url)
+        office.get_by_label("Usuário").fill(OFFICE_USER)
+        office.get_by_label("Senha").fill(DEMO_PASSWORD)
+        office.get_by_role("button", name="Entrar").click()
+        office.wait_for_url(url)
+        office.goto(url + "workers/V001")
+        assert "Sem foto" not in office.content()  # the demo's photos are in the registry
+        office.goto(url + "whatif")
+        assert office.locator("body").inner_text() and "não está disponível" not in office.content()
+    assert demo_day.stop() == 0  # Ctrl-C
+    assert "stopped" in demo_day.out
