@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 
 import structlog
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from central.ingest.check import PREFIX, BreakRow, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
@@ -51,31 +51,40 @@ def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: d
 
 
 def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow]:
-    """The ledger's links around ``rows`` read (one statement per batch: each gate's seq range), the
-    pure ``link_breaks`` applied, the fresh rows inserted (one statement). A held seq (a fork, rare)
-    has its first stored event's id looked up in ``events`` for the break's detail."""
+    """The ledger's links around ``rows`` read (one plain statement per gate of the batch: its seq
+    range and one either side), the pure ``link_breaks`` applied, the fresh rows inserted (one
+    statement). A held seq (a fork, rare) has its first stored event's id looked up in ``events``
+    for the break's detail."""
     gates: dict[str, list[int]] = {}
     for gate, seq in rows:
-        gates.setdefault(gate, []).append(seq)
-    cond = or_(*[and_(event_links.c.gate_id == g, event_links.c.seq.between(min(s) - 1, max(s) + 1))
-                 for g, s in gates.items()])
-    have = {(g, s): {"hash": bytes(h), "prev": bytes(p), "segment": bool(seg)} for g, s, h, p, seg in conn.execute(
-        select(event_links.c.gate_id, event_links.c.seq, event_links.c.hash, event_links.c.prev,
-               event_links.c.segment).where(cond))}
+        span = gates.get(gate)
+        if span is None:
+            gates[gate] = [seq, seq]
+        elif seq < span[0]:
+            span[0] = seq
+        elif seq > span[1]:
+            span[1] = seq
+    pg = conn.dialect.name == "postgresql"
+    have = {}
+    for gate, (low, high) in gates.items():
+        for s, h, p, seg in conn.exec_driver_sql(_PG_NEAR if pg else _SQLITE_NEAR, (gate, low - 1, high + 1)):
+            have[(gate, s)] = {"hash": bytes(h), "prev": bytes(p), "segment": bool(seg)}
     for key in rows.keys() & have.keys():
         have[key]["event_id"] = conn.execute(
             select(events.c.event_id).where(events.c.gate_id == key[0], events.c.seq == key[1])
             .order_by(events.c.id).limit(1)).scalar()
     fresh, out = link_breaks(rows, have)
     if fresh:  # plain driver calls: no per-row bind processing
-        values = [(r["gate_id"], r["seq"], r["hash"], r["prev"], bool(r["segment"])) for r in fresh]
-        if conn.dialect.name == "postgresql":  # one statement, one array per column
+        values = [(r["gate_id"], r["seq"], r["hash"], r["prev"], r["segment"]) for r in fresh]
+        if pg:  # one statement, one array per column
             conn.exec_driver_sql(_PG_LINKS, tuple(list(column) for column in zip(*values)))
         else:  # SQLite's executemany: one prepared statement stepped per row, in C
             conn.exec_driver_sql(_SQLITE_LINKS, values)
     return out
 
 
+_SQLITE_NEAR = f"SELECT seq, hash, prev, segment FROM {event_links.name} WHERE gate_id = ? AND seq BETWEEN ? AND ?"
+_PG_NEAR = _SQLITE_NEAR.replace("?", "%s")
 _LINK_COLUMNS = "gate_id, seq, hash, prev, segment"
 _SQLITE_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
                  "ON CONFLICT (gate_id, seq) DO NOTHING")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION, chain, topics
 from wire import downlink as dl
-from wire.events import Event, canonical_bytes, decode
+from wire.events import AlertPayload, Event, canonical_bytes, decode
 
 MAX_MESSAGE_BYTES = 131_072  # an uplink message larger than this is refused before decoding
 PREFIX = "CHAIN_BREAK"
@@ -238,7 +238,7 @@ def link_row(event: Event, digest: str | None = None) -> dict:
     FORKED break; not stored: the link's event is ``events`` at the same gate and seq)."""
     return {"gate_id": event.gate_id, "seq": event.seq, "event_id": event.event_id,
             "hash": bytes.fromhex(digest or chain.event_hash(event)), "prev": bytes.fromhex(event.prev),
-            "segment": chain.segment_loss(event) is not None}
+            "segment": isinstance(event.payload, AlertPayload) and chain.segment_loss(event) is not None}
 
 
 def rejected_breaks(rejected: Sequence[DeadLetter]) -> list[BreakRow]:
