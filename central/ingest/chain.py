@@ -22,7 +22,7 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from central.ingest.check import PREFIX, BreakRow, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
+from central.ingest.check import PREFIX, BreakRow, forked, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
 from central.ledger.schema import chain_breaks, event_links, events
 from wire.events import Event
 
@@ -39,7 +39,15 @@ def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: d
     signed = [e for _row, e in inserted if e.sig]
     if signed:
         digests = {id(a.event): a.digest for a in accepted if a.digest}
-        found += _links(conn, {(e.gate_id, e.seq): link_row(e, digests.get(id(e))) for e in signed})
+        rows: dict[tuple[str, int], dict] = {}
+        twins = []  # a second new event claiming a seq of the same batch: FORKED against the first
+        for e in signed:
+            key = (e.gate_id, e.seq)
+            if key in rows:
+                twins.append(forked(e.gate_id, e.seq, rows[key]["event_id"], e.event_id))
+            else:
+                rows[key] = link_row(e, digests.get(id(e)))
+        found += _links(conn, rows) + twins
     if found:
         conn.execute(chain_breaks.insert(), [{
             "gate_id": b.gate_id, "seq_from": b.seq_from, "seq_to": b.seq_to, "kind": b.kind,

@@ -265,10 +265,7 @@ def link_breaks(rows: dict[tuple[str, int], dict], have: dict[tuple[str, int], d
         old = have.get(key)
         if old is not None:
             if old.get("event_id") != row["event_id"]:
-                out.append(BreakRow(key[0], key[1], key[1], "FORKED",
-                                    f"{PREFIX} FORKED gate {key[0]} seq {key[1]}: events "
-                                    f"{old.get('event_id') or '(unknown)'} and {row['event_id']} both claim it",
-                                    row["event_id"]))
+                out.append(forked(key[0], key[1], old.get("event_id"), row["event_id"]))
             continue
         fresh.append(row)
     merged = {**have, **{(r["gate_id"], r["seq"]): r for r in fresh}}
@@ -281,6 +278,12 @@ def link_breaks(rows: dict[tuple[str, int], dict], have: dict[tuple[str, int], d
         if after is not None and not after["segment"] and after["prev"] != row["hash"]:
             out.append(_mismatch(g, s, s + 1, row["event_id"]))
     return fresh, out
+
+
+def forked(gate: str, seq: int, held: str | None, new: str) -> BreakRow:
+    """The FORKED break of event ``new`` claiming ``seq`` of ``gate``, already held by ``held``."""
+    return BreakRow(gate, seq, seq, "FORKED", f"{PREFIX} FORKED gate {gate} seq {seq}: events "
+                    f"{held or '(unknown)'} and {new} both claim it", new)
 
 
 def _mismatch(gate: str, a: int, b: int, event_id: str) -> BreakRow:
