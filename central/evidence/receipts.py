@@ -68,6 +68,7 @@ def issue(conn: Connection, key: Ed25519PrivateKey, port: str, gate_ids, now: dt
         contiguous, last, head = state
         if not contiguous or contiguous <= (last or 0) or head is None:
             continue
+        head = bytes(head).hex()  # (event_links keeps the 32 bytes)
         n_breaks = conn.execute(select(func.count()).select_from(chain_breaks)
                                 .where(chain_breaks.c.gate_id == gate_id)).scalar()
         body = receipt_body(port, gate_id, contiguous, head, n_breaks, now)

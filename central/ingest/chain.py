@@ -7,7 +7,7 @@ else it becomes a dead letter (raw bytes kept) whose reason starts ``CHAIN_BREAK
 seq <n>``. A valid ``SIGNING_KEY`` rollover adds the key it names to the gate's file.
 
 ``record`` (in the batch's transaction; the decisions are the pure ``check.link_breaks``): every
-newly inserted signed event gets an ``event_links`` row (its hash and ``prev``); each link between seq n-1 and n is checked once, when the second of the
+newly inserted signed event gets an ``event_links`` row (its hash and ``prev``, 32 bytes each); each link between seq n-1 and n is checked once, when the second of the
 two arrives (arrival order is free: priority events overtake), and a mismatch or a second event with
 the same seq is a ``chain_breaks`` row (PREV_MISMATCH, FORKED); the chain dead letters of the batch
 are ``chain_breaks`` rows too (BAD_SIGNATURE, UNSIGNED, UNKNOWN_KEY). Nothing is dropped: the event
@@ -19,11 +19,11 @@ from __future__ import annotations
 import datetime as dt
 
 import structlog
-from sqlalchemy import and_, or_, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from central.ingest.check import PREFIX, BreakRow, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
-from central.ledger.schema import chain_breaks, event_links
+from central.ingest.check import PREFIX, BreakRow, forked, link_breaks, link_row, rejected_breaks  # noqa: F401 - PREFIX re-exported
+from central.ledger.schema import chain_breaks, event_links, events
 from wire.events import Event
 
 log = structlog.get_logger("central.ingest")
@@ -39,7 +39,15 @@ def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: d
     signed = [e for _row, e in inserted if e.sig]
     if signed:
         digests = {id(a.event): a.digest for a in accepted if a.digest}
-        found += _links(conn, {(e.gate_id, e.seq): link_row(e, digests.get(id(e))) for e in signed})
+        rows: dict[tuple[str, int], dict] = {}
+        twins = []  # a second new event claiming a seq of the same batch: FORKED against the first
+        for e in signed:
+            key = (e.gate_id, e.seq)
+            if key in rows:
+                twins.append(forked(e.gate_id, e.seq, rows[key]["event_id"], e.event_id))
+            else:
+                rows[key] = link_row(e, digests.get(id(e)))
+        found += _links(conn, rows) + twins
     if found:
         conn.execute(chain_breaks.insert(), [{
             "gate_id": b.gate_id, "seq_from": b.seq_from, "seq_to": b.seq_to, "kind": b.kind,
@@ -51,25 +59,42 @@ def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: d
 
 
 def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow]:
-    """The ledger's links around ``rows`` read, the pure ``link_breaks`` applied, the fresh rows inserted."""
+    """The ledger's links around ``rows`` read (one plain statement per gate of the batch: its seq
+    range and one either side), the pure ``link_breaks`` applied, the fresh rows inserted (one
+    statement). A held seq (a fork, rare) has its first stored event's id looked up in ``events``
+    for the break's detail."""
     gates: dict[str, list[int]] = {}
     for gate, seq in rows:
-        gates.setdefault(gate, []).append(seq)
-    cond = or_(*[and_(event_links.c.gate_id == g, event_links.c.seq.between(min(s) - 1, max(s) + 1))
-                 for g, s in gates.items()])
-    have = {(r["gate_id"], r["seq"]): dict(r) for r in conn.execute(select(event_links).where(cond)).mappings()}
+        span = gates.get(gate)
+        if span is None:
+            gates[gate] = [seq, seq]
+        elif seq < span[0]:
+            span[0] = seq
+        elif seq > span[1]:
+            span[1] = seq
+    pg = conn.dialect.name == "postgresql"
+    have = {}
+    for gate, (low, high) in gates.items():
+        for s, h, p, seg in conn.exec_driver_sql(_PG_NEAR if pg else _SQLITE_NEAR, (gate, low - 1, high + 1)):
+            have[(gate, s)] = {"hash": bytes(h), "prev": bytes(p), "segment": bool(seg)}
+    for key in rows.keys() & have.keys():
+        have[key]["event_id"] = conn.execute(
+            select(events.c.event_id).where(events.c.gate_id == key[0], events.c.seq == key[1])
+            .order_by(events.c.id).limit(1)).scalar()
     fresh, out = link_breaks(rows, have)
     if fresh:  # plain driver calls: no per-row bind processing
-        values = [(r["gate_id"], r["seq"], r["event_id"], r["hash"], r["prev"], bool(r["segment"])) for r in fresh]
-        if conn.dialect.name == "postgresql":  # one statement, one array per column
+        values = [(r["gate_id"], r["seq"], r["hash"], r["prev"], r["segment"]) for r in fresh]
+        if pg:  # one statement, one array per column
             conn.exec_driver_sql(_PG_LINKS, tuple(list(column) for column in zip(*values)))
         else:  # SQLite's executemany: one prepared statement stepped per row, in C
             conn.exec_driver_sql(_SQLITE_LINKS, values)
     return out
 
 
-_LINK_COLUMNS = "gate_id, seq, event_id, hash, prev, segment"
-_SQLITE_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
+_SQLITE_NEAR = f"SELECT seq, hash, prev, segment FROM {event_links.name} WHERE gate_id = ? AND seq BETWEEN ? AND ?"
+_PG_NEAR = _SQLITE_NEAR.replace("?", "%s")
+_LINK_COLUMNS = "gate_id, seq, hash, prev, segment"
+_SQLITE_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
                  "ON CONFLICT (gate_id, seq) DO NOTHING")
 _PG_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) SELECT * FROM unnest(%s::text[], "
-             "%s::bigint[], %s::text[], %s::text[], %s::text[], %s::boolean[]) ON CONFLICT (gate_id, seq) DO NOTHING")
+             "%s::bigint[], %s::bytea[], %s::bytea[], %s::boolean[]) ON CONFLICT (gate_id, seq) DO NOTHING")

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from portgate.errors import BadInput
 from wire import SCHEMA_VERSION, chain, topics
 from wire import downlink as dl
-from wire.events import Event, canonical_bytes, decode
+from wire.events import AlertPayload, Event, canonical_bytes, decode
 
 MAX_MESSAGE_BYTES = 131_072  # an uplink message larger than this is refused before decoding
 PREFIX = "CHAIN_BREAK"
@@ -233,11 +233,12 @@ class BreakRow:
 
 
 def link_row(event: Event, digest: str | None = None) -> dict:
-    """The ``event_links`` row of a signed event: its hash (``digest`` if given, else computed),
-    its ``prev``, whether it opens a segment."""
+    """The ``event_links`` row of a signed event: its hash (32 bytes; ``digest``, hex, if given, else
+    computed), its ``prev`` (32 bytes), whether it opens a segment, and its ``event_id`` (named in a
+    FORKED break; not stored: the link's event is ``events`` at the same gate and seq)."""
     return {"gate_id": event.gate_id, "seq": event.seq, "event_id": event.event_id,
-            "hash": digest or chain.event_hash(event), "prev": event.prev,
-            "segment": chain.segment_loss(event) is not None}
+            "hash": bytes.fromhex(digest or chain.event_hash(event)), "prev": bytes.fromhex(event.prev),
+            "segment": isinstance(event.payload, AlertPayload) and chain.segment_loss(event) is not None}
 
 
 def rejected_breaks(rejected: Sequence[DeadLetter]) -> list[BreakRow]:
@@ -251,20 +252,20 @@ def rejected_breaks(rejected: Sequence[DeadLetter]) -> list[BreakRow]:
 
 
 def link_breaks(rows: dict[tuple[str, int], dict], have: dict[tuple[str, int], dict]):
-    """``(fresh, breaks)``: of the new link ``rows`` ((gate, seq) -> ``link_row``), those not yet
-    held (``have``: the ledger's links at seq-1..seq+1 of each), and the breaks they show. A held
-    seq with another event id is FORKED; a link between seq n-1 and n is checked once, when the
-    second of the two arrives (arrival order is free), and ``prev`` not being the hash of n-1 is
-    PREV_MISMATCH (an event opening a segment names the gate's last head instead: not checked)."""
+    """``(fresh, breaks)``: of the new link ``rows`` ((gate, seq) -> ``link_row``, each a newly
+    stored event), those whose seq is not yet held (``have``: the ledger's links at seq-1..seq+1 of
+    each, ``hash``/``prev``/``segment``, and ``event_id`` of the held event where known), and the
+    breaks they show. A held seq is FORKED (the new event is another event: the ledger deduplicates
+    by event id); a link between seq n-1 and n is checked once, when the second of the two arrives
+    (arrival order is free), and ``prev`` not being the hash of n-1 is PREV_MISMATCH (an event
+    opening a segment names the gate's last head instead: not checked)."""
     out: list[BreakRow] = []
     fresh = []
     for key, row in rows.items():
         old = have.get(key)
         if old is not None:
-            if old["event_id"] != row["event_id"]:
-                out.append(BreakRow(key[0], key[1], key[1], "FORKED",
-                                    f"{PREFIX} FORKED gate {key[0]} seq {key[1]}: events {old['event_id']} "
-                                    f"and {row['event_id']} both claim it", row["event_id"]))
+            if old.get("event_id") != row["event_id"]:
+                out.append(forked(key[0], key[1], old.get("event_id"), row["event_id"]))
             continue
         fresh.append(row)
     merged = {**have, **{(r["gate_id"], r["seq"]): r for r in fresh}}
@@ -277,6 +278,12 @@ def link_breaks(rows: dict[tuple[str, int], dict], have: dict[tuple[str, int], d
         if after is not None and not after["segment"] and after["prev"] != row["hash"]:
             out.append(_mismatch(g, s, s + 1, row["event_id"]))
     return fresh, out
+
+
+def forked(gate: str, seq: int, held: str | None, new: str) -> BreakRow:
+    """The FORKED break of event ``new`` claiming ``seq`` of ``gate``, already held by ``held``."""
+    return BreakRow(gate, seq, seq, "FORKED", f"{PREFIX} FORKED gate {gate} seq {seq}: events "
+                    f"{held or '(unknown)'} and {new} both claim it", new)
 
 
 def _mismatch(gate: str, a: int, b: int, event_id: str) -> BreakRow:

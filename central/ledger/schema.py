@@ -103,15 +103,17 @@ Index("ix_gate_losses_gate_seq", gate_losses.c.gate_id, gate_losses.c.seq_from)
 
 # The signed chain of each gate (central.ingest.chain, docs/evidence.md): one row per signed event
 # (its hash and the ``prev`` it names), the breaks found on ingest, and the office's signed receipts.
+# ``event_links`` is one B-tree on SQLite (WITHOUT ROWID: the rows live in the primary-key index);
+# the event of a link is ``events`` at the same (gate_id, seq), the first stored (lowest id).
 event_links = Table(
     "event_links",
     metadata,
     Column("gate_id", String(64), primary_key=True),
     Column("seq", BigInteger, primary_key=True),
-    Column("event_id", String(36), nullable=False),
-    Column("hash", String(64), nullable=False),  # SHA-256 of the event's canonical bytes (hex)
-    Column("prev", String(64), nullable=False),
+    Column("hash", LargeBinary(32), nullable=False),  # SHA-256 of the event's canonical bytes (32 bytes)
+    Column("prev", LargeBinary(32), nullable=False),  # the event's ``prev``, 32 bytes
     Column("segment", Boolean, nullable=False, default=False),  # a quarantine segment start
+    sqlite_with_rowid=False,
 )
 
 chain_breaks = Table(

@@ -94,3 +94,21 @@ def test_a_second_client_with_the_same_id_is_logged_as_an_error(tmp_path):
                 c.loop_stop()
     taken = [e for e in logs if e["event"] == "mqtt.session_flapping"]
     assert taken and taken[0]["log_level"] == "error" and taken[0]["client_id"] == "same-id"
+
+
+@pytest.mark.parametrize("field, value", [
+    ("sig", "A" * 128), ("sig", "g" + "0" * 127), ("sig", "0" * 127), ("sig", "0" * 130), ("sig", " " + "0" * 127),
+    ("prev", "F" * 64), ("prev", "0" * 63), ("prev", "0" * 65), ("prev", "0" * 62 + " 0"),
+])
+def test_prev_and_sig_are_empty_or_exact_lower_case_hex(field, value):
+    import json
+
+    from wire.events import AlertPayload, Event, decode, encode
+
+    ev = Event(event_id="00000000-0000-4000-8000-000000000001", port="p", gate_id="g", boot_id="b", seq=2,
+               occurred_at=dt.datetime(2026, 3, 1, tzinfo=dt.UTC), clock_trusted=True, mono_ns=1,
+               payload=AlertPayload(code="X", detail=""), prev="ab" * 32, sig="cd" * 64)
+    assert decode(encode(ev)) == ev
+    doc = json.loads(encode(ev)) | {field: value}
+    with pytest.raises(BadInput, match=f"malformed event: {field}: not"):
+        decode(json.dumps(doc).encode())

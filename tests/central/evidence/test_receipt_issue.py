@@ -21,8 +21,8 @@ def _progress(conn, gate_id: str, contiguous: int) -> None:
 
 
 def _link(conn, gate_id: str, seq: int, head: str) -> None:
-    conn.execute(insert(event_links).values(gate_id=gate_id, seq=seq, event_id=f"{gate_id}-{seq}", hash=head,
-                                            prev="p", segment=False))
+    conn.execute(insert(event_links).values(gate_id=gate_id, seq=seq, hash=bytes.fromhex(head),
+                                            prev=b"\0" * 32, segment=False))
 
 
 def test_a_receipt_only_where_the_linked_prefix_moved_beyond_the_last_one(db_url):
