@@ -15,6 +15,7 @@ Set-up (not timed): the signed admit/exit taps of every shift are inserted into 
 The ratio is the median of the rounds' ratios. The first round is the first close (nothing derived
 stored yet: every shift, statement and line written); the later ones are re-closes (same events:
 every worker is skipped), so the median is a re-close; both are printed, with the workers skipped
+and the stored rows read back (``CloseResult.read``: 0 when the change counters are unchanged)
 per round and the CPU time of this process against the read's (on PostgreSQL the server's CPU is
 not in it). The floor: the time to only insert the first close's rows (shifts, flags, statements,
 lines, as the driver stores them) into an empty ledger of the same schema with the driver's
@@ -116,7 +117,7 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
 
     def close() -> tuple[int, int]:
         done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
-        skips.append((done.shifts_skipped, done.pay_skipped, done.workers))
+        skips.append((done.shifts_skipped, done.pay_skipped, done.workers, done.read))
         return done.shifts, done.statements
 
     skips: list[tuple[int, int, int]] = []
@@ -147,7 +148,7 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
     print(f"[{label}] close CPU time of this process: median {statistics.median(cpus):.3f} s, "
           f"read's {statistics.median(read_cpus):.3f} s: CPU ratio {cpu_ratio:.2f} (first close "
           f"{cpus[0] / read_cpus[0]:.2f})")
-    print(f"[{label}] workers skipped (shifts, pay) of all, per round: {skips}")
+    print(f"[{label}] workers skipped (shifts, pay) of all, stored rows read back, per round: {skips}")
     out = {"read_s": read_s, "close_s": statistics.median(closes), "ratio": ratio,
            "close_cpu_s": statistics.median(cpus), "cpu_ratio": cpu_ratio,
            "first_close_s": closes[0], "first_ratio": closes[0] / reads[0],

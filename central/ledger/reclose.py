@@ -14,7 +14,10 @@ digests of the last close:
   driver hands them back.
 
 ``rebuild_changed`` reads the events (decoded narrow, once), computes every worker's input digest,
-reads the stored rows and the stored digests (one digest of all the stored rows of the scope,
+and reads the stored digests. When the change counters of ``shifts`` and ``shift_flags``
+(``central.ledger.changes``, bumped by the database on every write) are the ones the last close of
+the scope recorded (kind ``changes``), the stored output digests stand and no stored row is read;
+otherwise it reads the stored rows (one digest of all the stored rows of the scope,
 kind ``shiftall``, is compared first: when it matches, the per-worker output digests are the
 stored ones; otherwise they are computed from the rows), and runs ``reconstruct``/corrections/compare/write
 (``central.ledger.store``'s path) only for the workers where either digest differs or is missing;

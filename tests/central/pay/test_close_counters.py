@@ -101,10 +101,10 @@ def test_a_row_written_behind_the_ledgers_back_bumps_its_counter_and_is_repaired
     assert _close(*month).read == 0
 
 
-def test_an_edited_statement_line_bumps_its_counter_and_the_next_close_verifies(month):
+def test_an_edited_statement_line_bumps_its_counter_and_is_superseded(month):
     engine = month[0]
     _close(*month)
-    before = _counters(engine)
+    before, before_statement = _counters(engine), _current(engine)[PAID]
     with engine.begin() as conn:
         sid = conn.execute(select(statements.c.statement_id).where(statements.c.shift_id == PAID)).scalar_one()
         conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
@@ -113,8 +113,22 @@ def test_an_edited_statement_line_bumps_its_counter_and_the_next_close_verifies(
     assert after["statement_lines"] > before["statement_lines"]
     assert after["statements"] == before["statements"]
     done = _close(*month)
-    assert done.read > 0  # today's path: the statements read back and their digests compared
-    assert _close(*month).read == 0
+    assert done.read > 0 and (done.rebuilt, done.paid) == (0, 1)
+    assert done.run.saved.superseded == 1
+    with engine.connect() as conn:
+        why = conn.execute(select(statements.c.superseded_reason)
+                           .where(statements.c.statement_id == sid)).scalar_one()
+        new_id = conn.execute(select(statements.c.statement_id).where(
+            statements.c.shift_id == PAID, statements.c.superseded_at.is_(None))).scalar_one()
+        amounts = conn.execute(select(statement_lines.c.amount_cents)
+                               .where(statement_lines.c.statement_id.in_([sid, new_id]))
+                               .order_by(statement_lines.c.statement_id, statement_lines.c.position)).scalars()
+    assert why.startswith("stored lines altered outside the ledger")
+    assert 1 in list(amounts)  # the edited version is kept, superseded
+    assert _current(engine)[PAID][2:] == before_statement[2:]  # the computed total and digest
+    again = _close(*month)
+    assert (again.read, again.paid) == (0, 0)
+    _assert_as_the_full_path(*month)
 
 
 def test_a_ledger_closed_on_0012_takes_the_verifying_path_once_after_the_upgrade(db_url):
