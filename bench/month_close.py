@@ -19,7 +19,8 @@ and the stored rows read back (``CloseResult.read``: 0 when the change counters 
 per round and the CPU time of this process against the read's (on PostgreSQL the server's CPU is
 not in it). The floor: the time to only insert the first close's rows (shifts, flags, statements,
 lines, as the driver stores them) into an empty ledger of the same schema with the driver's
-``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline.
+``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline, with the
+change-counting triggers (``central.ledger.changes``) and without them (their cost).
 ``--growth`` fits the exponent of close time vs workers (1.0 = linear), on wall time and on this
 process's CPU time (all of SQLite's work; steadier on a shared machine). The last line is the JSON
 summary.
@@ -47,6 +48,7 @@ from sqlalchemy import select  # noqa: E402
 
 from central.db import make_engine  # noqa: E402
 from central.ledger.bulk import insert_tuples  # noqa: E402
+from central.ledger.changes import WATCHED  # noqa: E402
 from central.ledger.migrate import upgrade  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from central.ledger.tables import shift_flags, shifts, statement_lines, statements  # noqa: E402
@@ -76,19 +78,23 @@ def floor(url: str, fresh_url, label: str) -> dict:
     n_rows = sum(len(rows) for _names, rows in data.values())
     out = {"rows": n_rows}
     methods = ["executemany"] + (["copy"] if url.startswith("postgresql") else [])
+    methods += [f"{m} no triggers" for m in methods]
     for method in methods:
         best = []
         for _ in range(2):
             target = fresh_url()
             upgrade(target)
             eng = make_engine(target)
+            if method.endswith(" no triggers"):  # what the change counters cost the inserts
+                with eng.begin() as conn:
+                    _drop_triggers(conn)
             t0 = time.perf_counter()
             with eng.begin() as conn:
                 for table in DERIVED:
                     names, rows = data[table.name]
                     if not rows:
                         continue
-                    if method == "copy":
+                    if method.startswith("copy"):
                         insert_tuples(conn, table, names, rows, bound=True)
                     else:
                         marks = ", ".join(["?" if conn.dialect.paramstyle == "qmark" else "%s"] * len(names))
@@ -99,6 +105,16 @@ def floor(url: str, fresh_url, label: str) -> dict:
         out[method] = min(best)
         print(f"[{label}] floor: {n_rows} rows inserted by {method}: {min(best):.3f} s")
     return out
+
+
+def _drop_triggers(conn) -> None:
+    """Drop the change-counting triggers of ``central.ledger.changes`` (the floor without them)."""
+    for table in WATCHED:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {table}_changes ON {table}")
+        else:
+            for op in ("insert", "update", "delete"):
+                conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {table}_changes_{op}")
 
 
 def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> dict:
