@@ -3,11 +3,15 @@ row edited behind the ledger's back is put right by the next close).
 
 ``ledger_changes(name, n)`` holds one counter per table of ``WATCHED`` (shifts, shift_flags,
 statements, statement_lines). Triggers bump it after every INSERT, UPDATE and DELETE on the table:
-on SQLite once per row (``FOR EACH ROW``: SQLite has no statement triggers), on PostgreSQL once per
-statement (``FOR EACH STATEMENT``, one plpgsql function ``ledger_changes_bump``; TRUNCATE too). A
-month close records the counters it left; an equal counter on the next close means no row of that
-table was written since, whoever wrote it. The counters only ever grow; their value means nothing
-across databases.
+on SQLite once per row (``FOR EACH ROW``: SQLite has no statement triggers), on PostgreSQL after
+each statement (``FOR EACH STATEMENT``, one plpgsql function ``ledger_changes_bump``; TRUNCATE
+too), once per table and transaction (a transaction-local setting ``portgate.changed_<table>``
+remembers it: updating one row 10^5 times in a transaction walks an ever longer chain of row
+versions). The counter row stays locked by the writing transaction until it commits, so a close
+that reads the counter before the rows never records a write it did not see. A month close
+records the counters it left; an equal counter on the next close means no row of that table was
+written since, whoever wrote it. The counters only ever grow; their value means nothing across
+databases.
 
 ``create_triggers(conn)`` makes the table's rows and the triggers (idempotent); ``read_counters``
 reads them. The same DDL is hooked to ``metadata``'s ``after_create`` (``create_all`` in tests
@@ -34,8 +38,11 @@ ledger_changes = Table(
 _PG_FUNCTION = """
 CREATE OR REPLACE FUNCTION ledger_changes_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO ledger_changes (name, n) VALUES (TG_TABLE_NAME, 1)
-    ON CONFLICT (name) DO UPDATE SET n = ledger_changes.n + 1;
+    IF current_setting('portgate.changed_' || TG_TABLE_NAME, true) IS DISTINCT FROM 'y' THEN
+        INSERT INTO ledger_changes (name, n) VALUES (TG_TABLE_NAME, 1)
+        ON CONFLICT (name) DO UPDATE SET n = ledger_changes.n + 1;
+        PERFORM set_config('portgate.changed_' || TG_TABLE_NAME, 'y', true);
+    END IF;
     RETURN NULL;
 END $$"""
 

@@ -33,8 +33,11 @@ def upgrade() -> None:
         op.execute("""
 CREATE OR REPLACE FUNCTION ledger_changes_bump() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO ledger_changes (name, n) VALUES (TG_TABLE_NAME, 1)
-    ON CONFLICT (name) DO UPDATE SET n = ledger_changes.n + 1;
+    IF current_setting('portgate.changed_' || TG_TABLE_NAME, true) IS DISTINCT FROM 'y' THEN
+        INSERT INTO ledger_changes (name, n) VALUES (TG_TABLE_NAME, 1)
+        ON CONFLICT (name) DO UPDATE SET n = ledger_changes.n + 1;
+        PERFORM set_config('portgate.changed_' || TG_TABLE_NAME, 'y', true);
+    END IF;
     RETURN NULL;
 END $$""")
         for name in WATCHED:
