@@ -106,7 +106,8 @@ def test_an_edited_statement_line_bumps_its_counter_and_is_superseded(month):
     _close(*month)
     before, before_statement = _counters(engine), _current(engine)[PAID]
     with engine.begin() as conn:
-        sid = conn.execute(select(statements.c.statement_id).where(statements.c.shift_id == PAID)).scalar_one()
+        sid = conn.execute(select(statements.c.statement_id)
+                           .where(statements.c.shift_id == PAID)).scalar_one()
         conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
                                                    statement_lines.c.position == 0).values(amount_cents=1))
     after = _counters(engine)
@@ -122,7 +123,8 @@ def test_an_edited_statement_line_bumps_its_counter_and_is_superseded(month):
             statements.c.shift_id == PAID, statements.c.superseded_at.is_(None))).scalar_one()
         amounts = conn.execute(select(statement_lines.c.amount_cents)
                                .where(statement_lines.c.statement_id.in_([sid, new_id]))
-                               .order_by(statement_lines.c.statement_id, statement_lines.c.position)).scalars()
+                               .order_by(statement_lines.c.statement_id,
+                                         statement_lines.c.position)).scalars()
     assert why.startswith("stored lines altered outside the ledger")
     assert 1 in list(amounts)  # the edited version is kept, superseded
     assert _current(engine)[PAID][2:] == before_statement[2:]  # the computed total and digest
