@@ -189,7 +189,8 @@ def _lines_altered(conn: Connection, date_from: dt.date, date_to: dt.date) -> tu
     """``({registration: {statement_id}}, rows read)``: the current statements of the work days whose
     stored lines, with their row's rulebook, total, flags and hold reason, no longer hash to the
     statement's ``digest`` (``versions.statement_digest``; an adjustment line and flag taken off
-    first, as the digest is of the statement before them)."""
+    first, as the digest is of the statement before them; a statement with no digest is not
+    checked)."""
     c, ln = statements.c, statement_lines.c
     lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
     values = {"d_lo": lo, "d_hi": hi}
@@ -205,6 +206,8 @@ def _lines_altered(conn: Connection, date_from: dt.date, date_to: dt.date) -> tu
         lines[sid].append(tuple(line))
     out: dict[str, set[str]] = defaultdict(set)
     for sid, reg, rulebook, total, flags, hold, digest in heads:
+        if digest is None:  # stored before statements had digests: nothing to check against
+            continue
         own = lines.get(sid, [])
         flag_list = flags.split(",") if flags else []
         if flag_list and flag_list[-1] == ADJUSTMENT_FLAG and own and own[-1][0] == ADJUSTMENT_RULE:

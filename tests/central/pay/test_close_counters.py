@@ -215,3 +215,24 @@ def test_postgresql_counts_a_writing_transaction_once_and_forgets_a_rolled_back_
         inner.rollback()
     assert _counters(engine)["shifts"] == 2  # nothing written: nothing counted
     engine.dispose()
+
+
+def test_an_adjusted_statement_is_not_taken_for_an_edited_one_when_the_lines_counter_moves(month):
+    engine = month[0]
+    _close(*month)
+    with engine.begin() as conn:  # paid, then its row edited: the next close adds an ADJ line
+        conn.execute(update(statements).where(statements.c.shift_id == PAID)
+                     .values(paid_at=LATER, paid_ref="TED-1", total_cents=1))
+    adjusted = _close(*month)
+    assert adjusted.run.saved.adjusted == 1
+    with engine.connect() as conn:
+        flags = conn.execute(select(statements.c.flags).where(
+            statements.c.shift_id == PAID, statements.c.superseded_at.is_(None))).scalar_one()
+    assert flags.endswith("ADJUSTMENT")
+    before = _counters(engine)
+    with engine.begin() as conn:  # a write that changes nothing still moves the counter
+        conn.execute(update(statement_lines).where(statement_lines.c.position == 0)
+                     .values(amount_cents=statement_lines.c.amount_cents))
+    assert _counters(engine)["statement_lines"] > before["statement_lines"]
+    done = _close(*month)
+    assert done.read > 0 and done.paid == 0 and done.run.saved.written == 0
