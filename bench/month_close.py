@@ -15,10 +15,12 @@ Set-up (not timed): the signed admit/exit taps of every shift are inserted into 
 The ratio is the median of the rounds' ratios. The first round is the first close (nothing derived
 stored yet: every shift, statement and line written); the later ones are re-closes (same events:
 every worker is skipped), so the median is a re-close; both are printed, with the workers skipped
+and the stored rows read back (``CloseResult.read``: 0 when the change counters are unchanged)
 per round and the CPU time of this process against the read's (on PostgreSQL the server's CPU is
 not in it). The floor: the time to only insert the first close's rows (shifts, flags, statements,
 lines, as the driver stores them) into an empty ledger of the same schema with the driver's
-``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline.
+``executemany`` in one transaction (and by COPY on PostgreSQL), against the same baseline, with the
+change-counting triggers (``central.ledger.changes``) and without them (their cost).
 ``--growth`` fits the exponent of close time vs workers (1.0 = linear), on wall time and on this
 process's CPU time (all of SQLite's work; steadier on a shared machine). The last line is the JSON
 summary.
@@ -46,6 +48,7 @@ from sqlalchemy import select  # noqa: E402
 
 from central.db import make_engine  # noqa: E402
 from central.ledger.bulk import insert_tuples  # noqa: E402
+from central.ledger.changes import WATCHED  # noqa: E402
 from central.ledger.migrate import upgrade  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from central.ledger.tables import shift_flags, shifts, statement_lines, statements  # noqa: E402
@@ -75,19 +78,23 @@ def floor(url: str, fresh_url, label: str) -> dict:
     n_rows = sum(len(rows) for _names, rows in data.values())
     out = {"rows": n_rows}
     methods = ["executemany"] + (["copy"] if url.startswith("postgresql") else [])
+    methods += [f"{m} no triggers" for m in methods]
     for method in methods:
         best = []
         for _ in range(2):
             target = fresh_url()
             upgrade(target)
             eng = make_engine(target)
+            if method.endswith(" no triggers"):  # what the change counters cost the inserts
+                with eng.begin() as conn:
+                    _drop_triggers(conn)
             t0 = time.perf_counter()
             with eng.begin() as conn:
                 for table in DERIVED:
                     names, rows = data[table.name]
                     if not rows:
                         continue
-                    if method == "copy":
+                    if method.startswith("copy"):
                         insert_tuples(conn, table, names, rows, bound=True)
                     else:
                         marks = ", ".join(["?" if conn.dialect.paramstyle == "qmark" else "%s"] * len(names))
@@ -98,6 +105,16 @@ def floor(url: str, fresh_url, label: str) -> dict:
         out[method] = min(best)
         print(f"[{label}] floor: {n_rows} rows inserted by {method}: {min(best):.3f} s")
     return out
+
+
+def _drop_triggers(conn) -> None:
+    """Drop the change-counting triggers of ``central.ledger.changes`` (the floor without them)."""
+    for table in WATCHED:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {table}_changes ON {table}")
+        else:
+            for op in ("insert", "update", "delete"):
+                conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {table}_changes_{op}")
 
 
 def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> dict:
@@ -116,7 +133,7 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
 
     def close() -> tuple[int, int]:
         done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
-        skips.append((done.shifts_skipped, done.pay_skipped, done.workers))
+        skips.append((done.shifts_skipped, done.pay_skipped, done.workers, done.read))
         return done.shifts, done.statements
 
     skips: list[tuple[int, int, int]] = []
@@ -147,7 +164,7 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
     print(f"[{label}] close CPU time of this process: median {statistics.median(cpus):.3f} s, "
           f"read's {statistics.median(read_cpus):.3f} s: CPU ratio {cpu_ratio:.2f} (first close "
           f"{cpus[0] / read_cpus[0]:.2f})")
-    print(f"[{label}] workers skipped (shifts, pay) of all, per round: {skips}")
+    print(f"[{label}] workers skipped (shifts, pay) of all, stored rows read back, per round: {skips}")
     out = {"read_s": read_s, "close_s": statistics.median(closes), "ratio": ratio,
            "close_cpu_s": statistics.median(cpus), "cpu_ratio": cpu_ratio,
            "first_close_s": closes[0], "first_ratio": closes[0] / reads[0],

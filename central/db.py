@@ -34,6 +34,7 @@ TABLE_MODULES: list[str] = [
     "central.ledger.corrections",
     "central.pay.billing_store",
     "central.registry.admission_store",
+    "central.ledger.changes",
     # add your table module here, one line each
 ]
 

@@ -14,7 +14,10 @@ digests of the last close:
   driver hands them back.
 
 ``rebuild_changed`` reads the events (decoded narrow, once), computes every worker's input digest,
-reads the stored rows and the stored digests (one digest of all the stored rows of the scope,
+and reads the stored digests. When the change counters of ``shifts`` and ``shift_flags``
+(``central.ledger.changes``, bumped by the database on every write) are the ones the last close of
+the scope recorded (kind ``changes``), the stored output digests stand and no stored row is read;
+otherwise it reads the stored rows (one digest of all the stored rows of the scope,
 kind ``shiftall``, is compared first: when it matches, the per-worker output digests are the
 stored ones; otherwise they are computed from the rows), and runs ``reconstruct``/corrections/compare/write
 (``central.ledger.store``'s path) only for the workers where either digest differs or is missing;
@@ -33,10 +36,11 @@ from collections import defaultdict
 from zoneinfo import ZoneInfo
 
 import msgspec
-from sqlalchemy import and_, bindparam, delete, select
+from sqlalchemy import and_, bindparam, delete, func, inspect, select
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import bind_tuples, insert_tuples
+from central.ledger.changes import read_counters
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
 from central.ledger.store import SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window
@@ -50,6 +54,10 @@ DIGEST_VERSION = b"shifts/1"
 EMPTY = hashlib.sha256(b"").hexdigest()
 #: The ``close_digests`` kind and registration of the digest of all the stored shifts of a scope.
 WHOLE_SHIFTS, WHOLE = "shiftall", "*"
+#: The ``close_digests`` kind of the change counters a close left (registration: the table name,
+#: input digest: the counter in decimal).
+CHANGES = "changes"
+SHIFT_TABLES = ("shifts", "shift_flags")
 _CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
 _PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
 _encode = msgspec.msgpack.encode
@@ -68,6 +76,7 @@ class Rebuilt:
     rebuilt: int
     skipped: int
     stored: int
+    read: int = 0  # stored shift and flag rows read back for their digests (0: counters unchanged)
 
 
 def scope_key(date_from: dt.date, date_to: dt.date, zone: ZoneInfo) -> str:
@@ -92,6 +101,27 @@ def write_digests(conn: Connection, scope: str, kind: str, digests: dict[str, tu
     insert_tuples(conn, close_digests, [c.scope.name, c.kind.name, c.registration.name,
                                         c.input_digest.name, c.output_digest.name, c.recorded_at.name],
                   [(scope, kind, reg, i, o, now) for reg, (i, o) in digests.items()])
+
+
+def counters_state(conn: Connection, scope: str, names: tuple[str, ...]) -> tuple[bool, dict[str, int]]:
+    """``(unchanged, counters)``: the change counters (``central.ledger.changes``) of tables
+    ``names`` now, and whether they are all the ones the last close of ``scope`` recorded. No
+    counter table (a ledger not migrated to 0014), a missing counter or none recorded: not
+    unchanged (and ``{}`` when there is no table)."""
+    if not inspect(conn).has_table("ledger_changes"):
+        return False, {}
+    now_c = read_counters(conn)
+    counters = {n: now_c[n] for n in names if n in now_c}
+    recorded = stored_digests(conn, scope, CHANGES)
+    unchanged = len(counters) == len(names) and all(
+        recorded.get(n, ("",))[0] == str(v) for n, v in counters.items())
+    return unchanged, counters
+
+
+def record_counters(conn: Connection, scope: str, counters: dict[str, int], now: dt.datetime) -> None:
+    """Store ``counters`` as the ones the close of ``scope`` left (nothing when ``{}``)."""
+    if counters:
+        write_digests(conn, scope, CHANGES, {n: (str(v), EMPTY) for n, v in counters.items()}, now)
 
 
 _DELETE_DIGESTS = delete(close_digests).where(
@@ -144,27 +174,42 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
             inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
     del mine
 
-    # the stored rows: one digest of them all first; per worker only when that one differs
-    shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
-    whole = _whole_digest(shift_rows, flag_rows)
+    # the stored rows: unchanged since the last close when the change counters are the ones it
+    # recorded; otherwise one digest of them all first, per worker only when that one differs
+    known, counters = counters_state(conn, scope, SHIFT_TABLES)
     last = stored_digests(conn, scope, "shifts")
     canon = _canon(conn)
-    if stored_digests(conn, scope, WHOLE_SHIFTS).get(WHOLE) == (EMPTY, whole):
+    read = 0
+    rows = flags = shift_rows = flag_rows = None
+    if known:
         outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
-        rows = flags = None
     else:
-        rows, flags = _by_worker(shift_rows, flag_rows)
-        outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
+        shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
+        read += len(shift_rows) + len(flag_rows)
+        whole = _whole_digest(shift_rows, flag_rows)
+        if stored_digests(conn, scope, WHOLE_SHIFTS).get(WHOLE) == (EMPTY, whole):
+            outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
+        else:
+            rows, flags = _by_worker(shift_rows, flag_rows)
+            outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
 
     workers = set(inputs) | set(outputs)
     todo = {reg for reg in workers
             if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+    if todo and shift_rows is None:  # the rebuilt workers' stored rows are compared and replaced
+        shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
+        read += len(shift_rows) + len(flag_rows)
     unexited: dict[str, tuple] = defaultdict(tuple)
-    for r in shift_rows:
-        if r[_CLOSED_BY + 1] != "exit" and r[1] not in todo:
-            unexited[r[1]] += (_aware(r[_PERIOD_END + 1]),)
+    if shift_rows is None:
+        for reg, end in _unexited_rows(conn, date_from, date_to):
+            unexited[reg] += (_aware(end),)
+        n_stored = _count_stored(conn, date_from, date_to)
+    else:
+        for r in shift_rows:
+            if r[_CLOSED_BY + 1] != "exit" and r[1] not in todo:
+                unexited[r[1]] += (_aware(r[_PERIOD_END + 1]),)
+        n_stored = len(shift_rows)
     unexited = dict(unexited)
-    n_stored = len(shift_rows)
     if todo and rows is None:
         rows, flags = _by_worker([r for r in shift_rows if r[1] in todo],
                                  [f for f in flag_rows if f[0] in todo])
@@ -196,10 +241,15 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         n_stored += len(found)
         write_digests(conn, scope, "shifts", {reg: (inputs.get(reg, EMPTY), outputs[reg]) for reg in todo},
                       now)
-        whole = _whole_digest(*_stored_rows(conn, date_from, date_to))
+        _known, counters = counters_state(conn, scope, SHIFT_TABLES)  # this transaction's writes
+        after = _stored_rows(conn, date_from, date_to)
+        read += len(after[0]) + len(after[1])
+        whole = _whole_digest(*after)
     if rows is not None:  # the whole digest differed or the rows changed
         write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, whole)}, now)
-    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored)
+    if not known or todo:
+        record_counters(conn, scope, counters, now)
+    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, read)
 
 
 def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> dict[str, list[tuple]]:
@@ -243,6 +293,22 @@ def _stored_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> tupl
                       .join(shifts, c.shift_id == f.shift_id).where(in_dates)
                       .order_by(f.shift_id, f.id), values)
     return rows, flags
+
+
+def _unexited_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[tuple]:
+    """``(registration, period_end)`` of the stored shifts of the dates not closed by an exit."""
+    c = shifts.c
+    lo, hi = bind_tuples(conn.dialect, shifts, ("work_date", "work_date"), [(date_from, date_to)])[0]
+    return _raw_rows(conn, select(c.registration, c.period_end).where(
+        c.work_date >= bindparam("d_lo"), c.work_date <= bindparam("d_hi"), c.closed_by != bindparam("ex")),
+        {"d_lo": lo, "d_hi": hi, "ex": "exit"})
+
+
+def _count_stored(conn: Connection, date_from: dt.date, date_to: dt.date) -> int:
+    """How many shifts of the dates are stored."""
+    c = shifts.c
+    return conn.execute(select(func.count()).select_from(shifts).where(
+        c.work_date >= date_from, c.work_date <= date_to)).scalar_one()
 
 
 def _by_worker(rows: list, flags: list) -> tuple[dict, dict]:

@@ -267,6 +267,7 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
         "paid": done.paid, "pay_skipped": done.pay_skipped, "shifts": done.shifts,
         "statements": done.statements, "held": len(done.run.held),
         "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
+        "read": done.read,
     }, ensure_ascii=False))
 
 

@@ -12,6 +12,10 @@ close of the same work dates.
    ``PAY_DIGEST_VERSION``; the pay output digest: the worker's current statements in the dates
    (id, shift, rulebook, version, digest, total, flags, hold reason, service end, due time; not
    the office's payment and release marks, which pay leaves alone);
+   when the change counters of ``statements`` and ``statement_lines`` are the ones the last
+   close recorded, the stored output digests stand and no statement is read back; when the
+   ``statement_lines`` counter differs, each current statement's lines are checked against its
+   ``digest`` and a worker with an edited line is repaid (the statement superseded);
 3. the workers whose two pay digests differ from the last close's (or have none) are paid and
    stored as ``pay_from_ledger`` does (``pay_shifts`` + ``save_statements``: new versions supersede
    the current ones that differ); the others are skipped.
@@ -32,18 +36,19 @@ from collections import defaultdict
 from zoneinfo import ZoneInfo
 
 import msgspec
-from sqlalchemy import bindparam, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.bulk import bind_tuples
-from central.ledger.reclose import (EMPTY, WHOLE, Rebuilt, rebuild_changed, scope_key, stored_digests,
-                                    write_digests)
+from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counters_state, rebuild_changed,
+                                    record_counters, scope_key, stored_digests, write_digests)
 from central.ledger.store import _raw_rows, read_shifts
-from central.ledger.tables import statements
+from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.rulebook import Rulebook
 from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
+from central.pay.versions import ADJUSTMENT_FLAG, ADJUSTMENT_RULE
 from portgate.errors import StoreError
 from portgate.gctune import paused as gc_paused
 
@@ -51,6 +56,7 @@ from portgate.gctune import paused as gc_paused
 PAY_DIGEST_VERSION = b"pay/1"
 #: The ``close_digests`` kind of the digest of all the current statements of a scope.
 WHOLE_PAY = "payall"
+PAY_TABLES = ("statements", "statement_lines")
 _STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
                       "total_cents", "flags", "hold_reason", "service_end", "due_at")
 
@@ -60,7 +66,9 @@ class CloseResult:
     """What a close did: ``workers`` seen; of them ``rebuilt`` (shifts) and ``paid`` (statements
     computed and stored) went through the full path, ``shifts_skipped`` and ``pay_skipped`` did not;
     ``shifts``/``statements``: the shifts and current statements of the dates now stored; ``run``:
-    the pay run of the paid workers."""
+    the pay run of the paid workers; ``read``: stored shift, flag and statement rows read back to
+    compute output digests (0 when the change counters showed nothing written since the last
+    close and nothing was rebuilt or paid)."""
 
     workers: int
     rebuilt: int
@@ -70,6 +78,7 @@ class CloseResult:
     shifts: int
     statements: int
     run: PayRun
+    read: int = 0
 
 
 def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: ZoneInfo,
@@ -82,12 +91,18 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
         with gc_paused():
             with engine.begin() as conn:
                 ledger = rebuild_changed(conn, date_from, date_to, zone, now=now)
+            read = ledger.read
             with engine.connect() as conn:
                 inputs = _pay_inputs(ledger, rulebook, calendar, now)
-                rows = _current_rows(conn, date_from, date_to)
-                n_statements, whole = len(rows), _whole_digest(rows)
+                known, counters = counters_state(conn, scope, PAY_TABLES)
                 last = stored_digests(conn, scope, "pay")
-                last_whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, whole)
+                if known:  # no statement or line written since the last close recorded them
+                    n_statements, last_whole_differs = _count_current(conn, date_from, date_to), False
+                else:
+                    rows = _current_rows(conn, date_from, date_to)
+                    read += len(rows)
+                    n_statements, whole = len(rows), _whole_digest(rows)
+                    last_whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, whole)
                 if not last_whole_differs:
                     outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
                 else:
@@ -95,6 +110,11 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 workers = set(inputs) | set(outputs)
                 todo = {reg for reg in workers
                         if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+                lines_altered: dict[str, set[str]] = {}
+                if last and counters.get("statement_lines") != _recorded_lines(conn, scope):
+                    lines_altered, n_lines = _lines_altered(conn, date_from, date_to)
+                    read += n_lines
+                    todo |= set(lines_altered)
                 found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
                 if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
                        for reg in todo):  # stored shifts that were not rebuilt
@@ -102,19 +122,26 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                                  if s.registration in todo and s.registration not in ledger.shifts)
             found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
             run = pay_shifts(found, rulebook, calendar, now=now)
-        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
-                                                             by=by, reason=reason))
+        altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
+        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by,
+                                                             reason=reason, lines_altered=altered_ids))
         if todo or last_whole_differs:
             with engine.begin() as conn:
-                rows = _current_rows(conn, date_from, date_to)
+                _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a
+                rows = _current_rows(conn, date_from, date_to)  # write in between shows next time
+                read += len(rows)
                 n_statements, after = len(rows), _pay_outputs(rows)
                 write_digests(conn, scope, "pay", {reg: (inputs.get(reg, EMPTY), after.get(reg, EMPTY))
                                                    for reg in todo}, now)
                 write_digests(conn, scope, WHOLE_PAY, {WHOLE: (EMPTY, _whole_digest(rows))}, now)
+                record_counters(conn, scope, counters, now)
+        elif not known and counters:  # verified the slow way: the next re-close need not
+            with engine.begin() as conn:
+                record_counters(conn, scope, counters, now)
     except SQLAlchemyError as exc:
         raise StoreError(f"closing the month failed: {exc}") from exc
     return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,
-                       len(todo), len(workers) - len(todo), ledger.stored, n_statements, run)
+                       len(todo), len(workers) - len(todo), ledger.stored, n_statements, run, read)
 
 
 def rulebook_digest(rulebook: Rulebook) -> bytes:
@@ -150,6 +177,56 @@ def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> lis
         c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
         c.superseded_at.is_(None)).order_by(c.statement_id)
     return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
+
+
+def _recorded_lines(conn: Connection, scope: str) -> int | None:
+    """The statement_lines counter the last close of ``scope`` recorded (``None``: none)."""
+    got = stored_digests(conn, scope, CHANGES).get("statement_lines")
+    return int(got[0]) if got else None
+
+
+def _lines_altered(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[dict[str, set[str]], int]:
+    """``({registration: {statement_id}}, rows read)``: the current statements of the work days whose
+    stored lines, with their row's rulebook, total, flags and hold reason, no longer hash to the
+    statement's ``digest`` (``versions.statement_digest``; an adjustment line and flag taken off
+    first, as the digest is of the statement before them; a statement with no digest is not
+    checked)."""
+    c, ln = statements.c, statement_lines.c
+    lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
+    values = {"d_lo": lo, "d_hi": hi}
+    current = and_(c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
+                   c.superseded_at.is_(None))
+    heads = _raw_rows(conn, select(c.statement_id, c.registration, c.rulebook, c.total_cents, c.flags,
+                                   c.hold_reason, c.digest).where(current), values)
+    lines: dict[str, list[tuple]] = defaultdict(list)
+    body = _raw_rows(conn, select(ln.statement_id, ln.rule, ln.article, ln.description, ln.amount_cents)
+                     .join(statements, c.statement_id == ln.statement_id).where(current)
+                     .order_by(ln.statement_id, ln.position), values)
+    for sid, *line in body:
+        lines[sid].append(tuple(line))
+    out: dict[str, set[str]] = defaultdict(set)
+    for sid, reg, rulebook, total, flags, hold, digest in heads:
+        if digest is None:  # stored before statements had digests: nothing to check against
+            continue
+        own = lines.get(sid, [])
+        flag_list = flags.split(",") if flags else []
+        if flag_list and flag_list[-1] == ADJUSTMENT_FLAG and own and own[-1][0] == ADJUSTMENT_RULE:
+            total, flag_list, own = total - own[-1][3], flag_list[:-1], own[:-1]
+        found = {"rulebook": rulebook, "total_cents": total, "flags": flag_list, "hold_reason": hold,
+                 "lines": own}
+        if hashlib.sha256(_sorted_json.encode(found)).hexdigest() != digest:
+            out[reg].add(sid)
+    return dict(out), len(heads) + len(body)
+
+
+_sorted_json = msgspec.json.Encoder(order="sorted")
+
+
+def _count_current(conn: Connection, date_from: dt.date, date_to: dt.date) -> int:
+    """How many current statements of work days [date_from, date_to] are stored."""
+    c = statements.c
+    return conn.execute(select(func.count()).select_from(statements).where(
+        c.work_day >= date_from, c.work_day <= date_to, c.superseded_at.is_(None))).scalar_one()
 
 
 def _whole_digest(rows: list[tuple]) -> str:

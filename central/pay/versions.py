@@ -109,10 +109,13 @@ CHUNK = 2000
 
 
 def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
-                    by: str | None = None, reason: str | None = None) -> SaveResult:
+                    by: str | None = None, reason: str | None = None,
+                    lines_altered: frozenset[str] = frozenset()) -> SaveResult:
     """Store a pay run's statements as new versions where they differ from the current ones.
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
-    to the automatic one on each superseded statement. Raises ``StoreError`` on a database failure
+    to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
+    whose stored lines are known not to be what their digest stands for (superseded even when
+    their digest and row match). Raises ``StoreError`` on a database failure
     (nothing is stored then). The new statements and their lines go in as one bulk insert each
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
@@ -135,7 +138,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     if past:
                         current = next((r for r in past if r["superseded_at"] is None), None)
                         if current is not None and current["digest"] == digest:
-                            if _as_stored(current, st, past):
+                            if (_as_stored(current, st, past)
+                                    and current["statement_id"] not in lines_altered):
                                 unchanged += 1
                                 continue
                             altered = True  # its row no longer says what its digest does
@@ -161,7 +165,9 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             for cur, st, sid, altered in replaced:
                 cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
                 why = _reason(cur, st, reason)
-                if altered:
+                if altered and cur["statement_id"] in lines_altered:
+                    why = f"stored lines altered outside the ledger; {why}"
+                elif altered:
                     why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
                 conn.execute(update(statements)
                              .where(statements.c.statement_id == cur["statement_id"])
