@@ -5,8 +5,9 @@ content of an event inside a run is proven by its successor's signature, its own
 are not checked there. ``audit`` checks them after commit, at low priority (``portgate evidence
 audit`` runs at nice 19), for each event of the ledger after ledger id ``after_id``:
 
-- a gate is *signing* once it has registered public keys (``<gate>.pub``) or once a signed event
-  of it was met earlier in the audit; a stored event of a signing gate without ``sig`` is a
+- a gate is *signing* once it has registered public keys (``<gate>.pub``), from its first seq
+  the ingest linked (``event_links``: rows of signed events only), or once a signed event of it was
+  met earlier in the audit; a stored event of a signing gate without ``sig`` is a
   ``chain_breaks`` row ``UNSIGNED``, a stored ``raw`` that does not decode is ``MALFORMED`` (any
   gate), a signed event whose signature holds for none of its gate's keys ``BAD_SIGNATURE``
   (``detail`` starts ``CHAIN_BREAK <KIND> gate G seq N: audit: ``), each recorded once (an audit
@@ -24,12 +25,12 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
-from central.ledger.schema import chain_breaks, events
+from central.ledger.schema import chain_breaks, event_links, events
 from portgate.errors import BadInput
 from wire import chain
 from wire.events import Event, decode
@@ -38,6 +39,7 @@ PAGE = 2000  # ledger rows read and checked per transaction
 
 Keys = Callable[[str], "tuple[Sequence, str]"]  # gate -> (public keys oldest first, why none)
 Successor = Callable[[str, int], "bytes | None"]  # (gate, seq) -> raw of seq + 1, if stored
+FirstSigned = Callable[[str], "int | None"]  # gate -> its first seq the ingest linked (signed), if any
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -87,7 +89,7 @@ def _proven(ev: Event, pubs: Sequence, successor: Successor) -> bool:
 
 
 def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing: set[str],
-               found: Findings | None = None) -> Findings:
+               found: Findings | None = None, first_signed: FirstSigned = lambda _g: None) -> Findings:
     """The findings over stored ``rows`` (ledger id order). ``signing``: gates known to sign,
     updated in place. ``keys_of(gate)`` gives ``(public keys oldest first, reason when empty)``."""
     out = found if found is not None else Findings()
@@ -95,6 +97,10 @@ def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing
         pubs, why = keys_of(row.gate_id)
         if pubs:
             signing.add(row.gate_id)
+        elif row.gate_id not in signing:
+            first = first_signed(row.gate_id)
+            if first is not None and row.seq >= first:
+                signing.add(row.gate_id)
         try:
             ev = decode(row.raw)
         except BadInput as exc:
@@ -140,6 +146,16 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
             return None if raw is None else bytes(raw)
         return successor
 
+    firsts: dict[str, int | None] = {}
+
+    def first_signed_of(conn):
+        def first_signed(gate: str) -> int | None:
+            if gate not in firsts:
+                firsts[gate] = conn.execute(select(func.min(event_links.c.seq))
+                                            .where(event_links.c.gate_id == gate)).scalar()
+            return firsts[gate]
+        return first_signed
+
     found, signing, last, examined, recorded = Findings(), set(), after_id, 0, []
     while True:
         with engine.begin() as conn:
@@ -150,7 +166,7 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
                 break
             start = len(found.breaks)
             audit_rows((Row(r.id, r.gate_id, r.seq, r.event_id, bytes(r.raw)) for r in rows), keys_of,
-                       successor_of(conn), signing, found)
+                       successor_of(conn), signing, found, first_signed_of(conn))
             examined, last = examined + len(rows), rows[-1].id
             for b in found.breaks[start:]:
                 held = conn.execute(select(chain_breaks.c.id).where(and_(

@@ -129,6 +129,16 @@ def test_an_unsigned_event_after_a_signed_one_is_a_break_without_registered_keys
     assert [(b.kind, b.gate_id, b.seq_from) for b in found.breaks] == [("UNSIGNED", "g1", 2)]  # g2: HMAC only
 
 
+def test_an_unsigned_event_of_a_linked_gate_is_a_break_even_past_its_signed_events_and_keys(ledger):
+    engine, _ring, _url, keys, evs = ledger
+    (keys / "g1.pub").unlink()
+    store_raw(engine, evs[3].event_id, encode(sign(msgspec.structs.replace(evs[3], sig=""),
+                                                   read_secret(keys / "g1.key"))))
+    report = audit(engine, KeyRing(keys, recheck_s=0), after_id=3, now=T0)  # no signed event met
+    assert [(b.kind, b.seq_from) for b in report.recorded] == [("UNSIGNED", 4)]  # its link says it was signed
+    assert report.unchecked == {"g1": (2, f"no public key {keys / 'g1.pub'}")} and report.last_id == 4
+
+
 def test_the_cli_names_the_failure_and_exits_1_each_time(ledger):
     _engine, _ring, url, keys, _evs = ledger
     first = cli(url, keys)
