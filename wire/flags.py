@@ -51,8 +51,9 @@ class ShiftFlag(enum.StrEnum):
     EARLY_EXIT = Flag.EARLY_EXIT.value  # (review) the exit the gate flagged EARLY_EXIT, G9
     MEAL_AT_GATE = "MEAL_AT_GATE"  # P6: meal interval worked, recorded at the gate (paid, not held)
     MEAL_CORRECTED = "MEAL_CORRECTED"  # P6: an office correction of the meal interval (paid, not held)
+    CHAIN_BREAK = "CHAIN_BREAK"  # (review) its admit or exit event has a recorded chain break (a forgery, an edit)
 
 
 HOLD_FLAGS = frozenset({ShiftFlag.NO_ENTRY, ShiftFlag.DOUBLE_ASSIGNMENT, ShiftFlag.CLOCK_UNPLACEABLE,
                         ShiftFlag.CLOCK_BACKWARDS})
-REVIEW_FLAGS = frozenset({ShiftFlag.EARLY_EXIT})
+REVIEW_FLAGS = frozenset({ShiftFlag.EARLY_EXIT, ShiftFlag.CHAIN_BREAK})

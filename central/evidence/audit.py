@@ -3,12 +3,20 @@
 Ingest verifies one signature per run of a gate's linked events (``central.ingest.runs``): the
 content of an event inside a run is proven by its successor's signature, its own ``sig`` bytes
 are not checked there. ``audit`` checks them after commit, at low priority (``portgate evidence
-audit`` runs at nice 19): each signed event of the ledger after ledger id ``after_id`` whose
-signature holds for none of its gate's registered keys is a ``chain_breaks`` row
-``BAD_SIGNATURE`` (``detail`` starts ``CHAIN_BREAK BAD_SIGNATURE gate G seq N: audit: ``), once per
-event (an audit run again records nothing new).
+audit`` runs at nice 19), for each event of the ledger after ledger id ``after_id``:
 
-``bad_signatures`` is the pure part: stored rows and key lists in, the breaks out.
+- a gate is *signing* once it has registered public keys (``<gate>.pub``), from its first seq
+  the ingest linked (``event_links``: rows of signed events only), or once a signed event of it was
+  met earlier in the audit; a stored event of a signing gate without ``sig`` is a
+  ``chain_breaks`` row ``UNSIGNED``, a stored ``raw`` that does not decode is ``MALFORMED`` (any
+  gate), a signed event whose signature holds for none of its gate's keys ``BAD_SIGNATURE``
+  (``detail`` starts ``CHAIN_BREAK <KIND> gate G seq N: audit: ``), each recorded once (an audit
+  run again records nothing new but still reports it among ``failures``);
+- a signed event of a gate whose public keys cannot be found or read is *not audited*: it is
+  counted in ``unchecked`` (gate → count and reason) and the cursor ``last_id`` stops before the
+  first such event.
+
+``audit_rows`` is the pure part: stored rows and key look-ups in, the findings out.
 """
 
 from __future__ import annotations
@@ -17,73 +25,150 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
-from central.ledger.schema import chain_breaks, events
+from central.ledger.schema import chain_breaks, event_links, events
 from portgate.errors import BadInput
 from wire import chain
-from wire.events import decode
+from wire.events import Event, decode
 
 PAGE = 2000  # ledger rows read and checked per transaction
+
+Keys = Callable[[str], "tuple[Sequence, str]"]  # gate -> (public keys oldest first, why none)
+Successor = Callable[[str, int], "bytes | None"]  # (gate, seq) -> raw of seq + 1, if stored
+FirstSigned = Callable[[str], "int | None"]  # gate -> its first seq the ingest linked (signed), if any
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Row:
+    id: int  # ledger id
+    gate_id: str
+    seq: int
+    event_id: str
+    raw: bytes
+
+
+@dataclasses.dataclass(slots=True)
+class Findings:
+    checked: int = 0  # signed events whose own signature was verified
+    breaks: list[BreakRow] = dataclasses.field(default_factory=list)
+    unchecked: dict[str, list] = dataclasses.field(default_factory=dict)  # gate -> [count, reason]
+    first_unchecked: int | None = None  # ledger id of the first signed event not verified
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class AuditReport:
     checked: int  # signed events whose own signature was verified
-    last_id: int  # the highest ledger id examined (pass it as ``after_id`` next time)
-    recorded: list[BreakRow]  # new BAD_SIGNATURE breaks
+    last_id: int  # cursor: every event up to this ledger id was examined and, if signed, verified
+    recorded: list[BreakRow]  # breaks recorded by this run
+    failures: list[BreakRow] = dataclasses.field(default_factory=list)  # every break found (new or held)
+    unchecked: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)  # gate -> (events, why)
+    examined: int = 0  # ledger rows read after ``after_id``
 
 
-def bad_signatures(rows: Iterable[tuple[str, bytes]], pubs_of: Callable[[str], Sequence]) -> tuple[int, list[BreakRow]]:
-    """``(checked, breaks)`` for stored ``(gate_id, raw)`` rows: a signed event of a gate with
-    registered keys (``pubs_of(gate)``, oldest first; empty: HMAC only, skipped) whose signature
-    holds for none of them is a BAD_SIGNATURE break. Rows that do not decode are skipped (the
-    ledger only holds decoded events)."""
-    checked, out = 0, []
-    for gate, raw in rows:
-        pubs = pubs_of(gate)
-        if not pubs:
-            continue
+def _break(kind: str, row: Row, text: str) -> BreakRow:
+    return BreakRow(row.gate_id, row.seq, row.seq, kind,
+                    f"{PREFIX} {kind} gate {row.gate_id} seq {row.seq}: audit: ledger id {row.id}: {text}",
+                    row.event_id)
+
+
+def _proven(ev: Event, pubs: Sequence, successor: Successor) -> bool:
+    """True if the stored seq + 1 of the gate links to ``ev``'s canonical bytes and its own
+    signature holds: then ``ev``'s content is the signed one and only its sig bytes differ."""
+    raw = successor(ev.gate_id, ev.seq)
+    if raw is None:
+        return False
+    try:
+        nxt = decode(raw)
+    except BadInput:
+        return False
+    return nxt.prev == chain.event_hash(ev) and any(chain.signature_ok(nxt, k) for k in pubs)
+
+
+def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing: set[str],
+               found: Findings | None = None, first_signed: FirstSigned = lambda _g: None) -> Findings:
+    """The findings over stored ``rows`` (ledger id order). ``signing``: gates known to sign,
+    updated in place. ``keys_of(gate)`` gives ``(public keys oldest first, reason when empty)``."""
+    out = found if found is not None else Findings()
+    for row in rows:
+        pubs, why = keys_of(row.gate_id)
+        if pubs:
+            signing.add(row.gate_id)
+        elif row.gate_id not in signing:
+            first = first_signed(row.gate_id)
+            if first is not None and row.seq >= first:
+                signing.add(row.gate_id)
         try:
-            ev = decode(raw)
-        except BadInput:
+            ev = decode(row.raw)
+        except BadInput as exc:
+            out.breaks.append(_break("MALFORMED", row, f"the stored event {row.event_id} does not decode ({exc})"))
             continue
         if not ev.sig:
+            if row.gate_id in signing:
+                out.breaks.append(_break("UNSIGNED", row, f"event {ev.event_id} is stored without a "
+                                         "signature from a signing gate"))
             continue
-        checked += 1
+        signing.add(row.gate_id)
+        if not pubs:
+            count = out.unchecked.setdefault(row.gate_id, [0, why])
+            count[0] += 1
+            if out.first_unchecked is None:
+                out.first_unchecked = row.id
+            continue
+        out.checked += 1
         if not any(chain.signature_ok(ev, k) for k in reversed(pubs)):
-            out.append(BreakRow(ev.gate_id, ev.seq, ev.seq, "BAD_SIGNATURE",
-                                f"{PREFIX} BAD_SIGNATURE gate {ev.gate_id} seq {ev.seq}: audit: event "
-                                f"{ev.event_id} is stored but its own signature does not verify with the "
-                                "gate's registered key(s) (its sig bytes were replaced after signing)",
-                                ev.event_id))
-    return checked, out
+            cause = (f"its content is proven by seq {ev.seq + 1}'s link, its sig bytes were replaced after "
+                     "signing" if _proven(ev, pubs, successor) else "edited, or forged without the gate's key")
+            out.breaks.append(_break("BAD_SIGNATURE", row, f"event {ev.event_id} is stored but its own "
+                                     f"signature does not verify with the gate's registered key(s) ({cause})"))
+    return out
 
 
 def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime) -> AuditReport:
-    """Check the own signature of every signed event with ledger id > ``after_id`` and record each
-    failure not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). A gate
-    whose key file cannot be read is skipped (``KeyUnreadable`` is the ingest's to report)."""
+    """Examine every event with ledger id > ``after_id`` (``audit_rows``) and record each break
+    not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). Raises
+    SQLAlchemy's ``OperationalError`` if the ledger cannot be read or written (locked, down)."""
 
-    def pubs_of(gate: str) -> Sequence:
+    def keys_of(gate: str) -> tuple[Sequence, str]:
         try:
-            return keys.public_keys(gate)
-        except KeyUnreadable:
-            return ()
+            pubs = keys.public_keys(gate)
+        except KeyUnreadable as exc:
+            return (), str(exc)
+        return pubs, "" if pubs else f"no public key {keys.keys_dir / (gate + '.pub')}"
 
-    checked, last, recorded = 0, after_id, []
+    def successor_of(conn):
+        def successor(gate: str, seq: int) -> bytes | None:
+            raw = conn.execute(select(events.c.raw).where(events.c.gate_id == gate, events.c.seq == seq + 1)
+                               .order_by(events.c.id).limit(1)).scalar()
+            return None if raw is None else bytes(raw)
+        return successor
+
+    firsts: dict[str, int | None] = {}
+
+    def first_signed_of(conn):
+        def first_signed(gate: str) -> int | None:
+            if gate not in firsts:
+                firsts[gate] = conn.execute(select(func.min(event_links.c.seq))
+                                            .where(event_links.c.gate_id == gate)).scalar()
+            return firsts[gate]
+        return first_signed
+
+    found, signing, last, examined, recorded = Findings(), set(), after_id, 0, []
     while True:
         with engine.begin() as conn:
-            rows = conn.execute(select(events.c.id, events.c.gate_id, events.c.raw)
-                                .where(events.c.id > last).order_by(events.c.id).limit(PAGE)).all()
+            rows = conn.execute(select(events.c.id, events.c.gate_id, events.c.seq, events.c.event_id,
+                                       events.c.raw).where(events.c.id > last).order_by(events.c.id)
+                                .limit(PAGE)).all()
             if not rows:
                 break
-            n, found = bad_signatures(((r.gate_id, bytes(r.raw)) for r in rows), pubs_of)
-            checked, last = checked + n, rows[-1].id
-            for b in found:
+            start = len(found.breaks)
+            audit_rows((Row(r.id, r.gate_id, r.seq, r.event_id, bytes(r.raw)) for r in rows), keys_of,
+                       successor_of(conn), signing, found, first_signed_of(conn))
+            examined, last = examined + len(rows), rows[-1].id
+            for b in found.breaks[start:]:
                 held = conn.execute(select(chain_breaks.c.id).where(and_(
                     chain_breaks.c.gate_id == b.gate_id, chain_breaks.c.seq_from == b.seq_from,
                     chain_breaks.c.kind == b.kind, chain_breaks.c.event_id == b.event_id))).first()
@@ -92,4 +177,6 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
                         gate_id=b.gate_id, seq_from=b.seq_from, seq_to=b.seq_to, kind=b.kind,
                         detail=b.detail, event_id=b.event_id, recorded_at=now))
                     recorded.append(b)
-    return AuditReport(checked, last, recorded)
+    cursor = last if found.first_unchecked is None else found.first_unchecked - 1
+    return AuditReport(found.checked, cursor, recorded, found.breaks,
+                       {g: (n, why) for g, (n, why) in found.unchecked.items()}, examined)

@@ -9,8 +9,10 @@
 one ``ok: ...`` line per check that does, then exits 0 (all holds), 1 (something fails) or 2 (not
 a bundle). ``audit`` checks, at nice 19, the own signature of every stored signed event after
 ledger id N (ingest proves an inner event's content through its successor's signature only),
-records each failure as a BAD_SIGNATURE chain break and prints the last id examined; exit 0 (all
-hold), 1 (failures, each named), 2 (bad configuration). Formats: docs/evidence.md.
+records each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED) as a chain break and prints the last id
+examined; exit 0 (all hold), 1 (failures found, new or already recorded, each named), 2 (bad input
+or configuration: a signing gate without a readable public key, its events not audited), 3 (the
+ledger is unreachable or locked: retry). Formats: docs/evidence.md.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import datetime as dt
 import click
 
 from central.cli_args import day_range, db_url_arg
+
+MAX_ID = 2**63 - 1  # the largest ledger id (BIGINT)
 
 
 @click.group()
@@ -88,17 +92,20 @@ def verify_cmd(ctx, bundle):
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (database, keys_dir)")
 @click.option("--db", "db_url", help="Ledger database URL (instead of --config).")
 @click.option("--keys-dir", type=click.Path(file_okay=False), help="Gate and office keys (instead of --config).")
-@click.option("--after-id", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--after-id", type=click.IntRange(min=0, max=MAX_ID), default=0, show_default=True,
               help="Audit ledger events after this id (the last id a previous audit printed).")
 @click.pass_context
 def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
-    """Verify every stored signed event's own signature (nice 19); record and name each failure."""
+    """Verify every stored event's own signature (nice 19); record and name each failure."""
     import os  # lazy: CLI start-up
+
+    from sqlalchemy.exc import OperationalError  # lazy: CLI start-up
 
     from central.db import make_engine  # lazy: CLI start-up
     from central.evidence.audit import audit  # lazy: CLI start-up
     from central.ingest.keys import KeyRing  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from portgate.errors import StoreUnavailable  # lazy: CLI start-up
 
     if config_path:
         from central.config import CentralConfig  # lazy: CLI start-up
@@ -109,15 +116,29 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
     if not (db_url and keys_dir):
         raise click.UsageError("give --config, or --db and --keys-dir")
     db_url_arg(db_url, must_exist=True)
+    ring = KeyRing(keys_dir)
     os.nice(19 - os.nice(0))  # lowest priority: the ingest comes first
-    upgrade(db_url)
-    engine = make_engine(db_url)
     try:
-        report = audit(engine, KeyRing(keys_dir), after_id=after_id, now=dt.datetime.now(dt.UTC))
-    finally:
-        engine.dispose()
-    for b in report.recorded:
-        click.echo(f"FAIL: {b.detail}")
-    click.echo(f"audited {report.checked} signed event(s) up to ledger id {report.last_id}: "
-               f"{len(report.recorded)} new bad signature(s) recorded")
-    ctx.exit(1 if report.recorded else 0)
+        upgrade(db_url)
+        engine = make_engine(db_url)
+        try:
+            report = audit(engine, ring, after_id=after_id, now=dt.datetime.now(dt.UTC))
+        finally:
+            engine.dispose()
+    except (OperationalError, StoreUnavailable) as exc:  # exit 1 is taken by "failures found"
+        why = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        click.echo(f"portgate: ledger unreachable (retry; breaks already committed by this run are kept): {why}",
+                   err=True)
+        ctx.exit(3)
+    new = {(b.gate_id, b.seq_from, b.kind) for b in report.recorded}
+    for b in report.failures:
+        click.echo(f"FAIL: {b.detail}" + ("" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"))
+    if report.examined == 0:
+        click.echo(f"nothing after ledger id {after_id}: audited 0 event(s)")
+    else:
+        click.echo(f"audited {report.checked} signed event(s) up to ledger id {report.last_id}: "
+                   f"{len(report.failures)} failure(s), {len(report.recorded)} new recorded")
+    if report.unchecked:
+        gates = "; ".join(f"gate {g}: {n} signed event(s) ({why})" for g, (n, why) in sorted(report.unchecked.items()))
+        click.echo(f"portgate: not audited, public key missing or unreadable: {gates}", err=True)
+    ctx.exit(1 if report.failures else 2 if report.unchecked else 0)

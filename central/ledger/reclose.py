@@ -8,8 +8,10 @@ digests of the last close:
 - input: everything the worker's shifts are rebuilt from: the raw bytes of the worker's admit/exit
   taps and meal-worked records in the window (``events.raw``, ordered by event id), the clock
   placement of each of them (``place_times`` over the whole month and the anchors of its untrusted
-  boots: another worker's event can move it or flag it CLOCK_BACKWARDS), the office meal
-  corrections (P6) of the worker's shifts in the window, the scope and ``DIGEST_VERSION``;
+  boots: another worker's event can move it or flag it CLOCK_BACKWARDS), the recorded chain breaks
+  naming any of them (``central.ledger.breaks``: a break the audit records later flags the shift
+  CHAIN_BREAK), the office meal corrections (P6) of the worker's shifts in the window, the scope
+  and ``DIGEST_VERSION``;
 - output: the worker's stored ``shifts`` rows (every column but ``rebuilt_at``) and flags, as the
   driver hands them back.
 
@@ -40,6 +42,7 @@ from sqlalchemy import and_, bindparam, delete, func, inspect, select
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import bind_tuples, insert_tuples
+from central.ledger.breaks import apply_chain_breaks, broken_events
 from central.ledger.changes import read_counters
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
@@ -49,7 +52,7 @@ from central.ledger.taps import decode_clocks, decode_taps
 from portgate.timeutil import as_utc
 
 #: Part of every input digest: bump it when the rebuild (``reconstruct``, corrections) changes.
-DIGEST_VERSION = b"shifts/1"
+DIGEST_VERSION = b"shifts/2"
 #: The digest of a worker with nothing (no events, no stored rows).
 EMPTY = hashlib.sha256(b"").hexdigest()
 #: The ``close_digests`` kind and registration of the digest of all the stored shifts of a scope.
@@ -148,6 +151,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     # per worker: the raw events, and the placements that are not the event's own trusted time
     # (that one is already in its bytes)
     flagged = clock_flagged(month)
+    broken = broken_events(conn)  # a break recorded later (the audit) flags the shift: an input
     mine: dict[str, list[bytes]] = defaultdict(list)
     moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for raw, e in zip(raws, taps):
@@ -156,6 +160,8 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
             mine[reg].append(raw)
             if e.event_id in flagged:
                 moved[reg].append((e.event_id, repr(flagged[e.event_id])))
+            if broken and e.event_id in broken:
+                moved[reg].append((e.event_id, repr(broken[e.event_id])))
     fixes = _corrections(conn, date_from, date_to)
     inputs = {}
     head = DIGEST_VERSION + scope.encode()
@@ -219,7 +225,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
         found = [s for s in reconstruct(subset, zone, placed=place_times(month))
                  if date_from <= s.work_date <= date_to]
-        found = apply_corrections(conn, found)
+        found = apply_chain_breaks(conn, apply_corrections(conn, found))
         theirs: dict[str, tuple] = {}
         for reg in todo:
             for r in rows.get(reg, ()):

@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.schema import events
+from central.ledger.breaks import apply_chain_breaks
 from central.ledger.corrections import apply_corrections
 from central.ledger.shifts import Flag, Shift, reconstruct
 from central.ledger.taps import decode_taps
@@ -123,6 +124,7 @@ def rebuild_shifts(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Z
             found = [s for s in reconstruct(load_shift_taps(conn, date_from, date_to, zone), zone)
                      if date_from <= s.work_date <= date_to]
             found = apply_corrections(conn, found)  # P6 meal worked recorded by the office
+            found = apply_chain_breaks(conn, found)  # a forged or edited admit/exit: review
             _store_changed(conn, found, date_from, date_to, now)
         return found
     except SQLAlchemyError as exc:

@@ -254,4 +254,4 @@ def test_every_flag_is_its_own_wire_text_and_the_shared_ones_agree():
         assert member.name == member.value  # the database and the wire store the text
     assert {"NO_ENTRY", "DOUBLE_ASSIGNMENT", "EARLY_EXIT"} <= set(Flag) & set(ShiftFlag)
     assert HOLD_FLAGS == {"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"}
-    assert REVIEW_FLAGS == {"EARLY_EXIT"}
+    assert REVIEW_FLAGS == {"EARLY_EXIT", "CHAIN_BREAK"}

@@ -5,6 +5,7 @@ records it as a BAD_SIGNATURE break, once; real SQLite ledger, real keys, the re
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 import subprocess
 import sys
 
@@ -13,12 +14,12 @@ import pytest
 from sqlalchemy import select
 
 from central.db import make_engine
-from central.evidence.audit import audit, bad_signatures
+from central.evidence.audit import Row, audit, audit_rows
 from central.ingest import chain as chain_check
 from central.ingest.event_store import Accepted, batch_verdicts, check, write_batch
 from central.ingest.keys import KeyRing, add_gate, register_public_key
 from central.ledger.migrate import upgrade
-from central.ledger.schema import chain_breaks
+from central.ledger.schema import chain_breaks, events
 from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
@@ -71,38 +72,116 @@ def recorded(engine):
         return [(r.kind, r.gate_id, r.seq_from, r.event_id) for r in c.execute(select(chain_breaks))]
 
 
+def cli(url, keys, *extra):
+    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), *extra]
+    return subprocess.run(run, capture_output=True, text=True, timeout=300)
+
+
+def store_raw(engine, event_id, raw):
+    """Replace one stored event's raw bytes in the ledger (an edit behind the ingest's back)."""
+    with engine.begin() as conn:
+        conn.execute(events.update().where(events.c.event_id == event_id).values(raw=raw))
+
+
 def test_the_audit_records_the_replaced_inner_signature_once(ledger):
     engine, ring, _url, _keys, evs = ledger
     report = audit(engine, ring, now=T0)
     assert report.checked == 6 and report.last_id == 9  # g2's HMAC-only events are not signed
     assert [(b.kind, b.gate_id, b.seq_from) for b in report.recorded] == [("BAD_SIGNATURE", "g1", 3)]
-    assert report.recorded[0].detail.startswith("CHAIN_BREAK BAD_SIGNATURE gate g1 seq 3: audit: ")
+    assert report.recorded[0].detail.startswith("CHAIN_BREAK BAD_SIGNATURE gate g1 seq 3: audit: ledger id 3: ")
+    assert "proven by seq 4's link, its sig bytes were replaced" in report.recorded[0].detail
     assert recorded(engine) == [("BAD_SIGNATURE", "g1", 3, evs[2].event_id)]
     again = audit(engine, ring, now=T0)
     assert again.recorded == [] and again.checked == 6 and recorded(engine) == [
         ("BAD_SIGNATURE", "g1", 3, evs[2].event_id)]
-    assert audit(engine, ring, after_id=report.last_id, now=T0) == type(report)(0, 9, [])
+    assert [b.kind for b in again.failures] == ["BAD_SIGNATURE"]  # still reported, not recorded again
+    later = audit(engine, ring, after_id=report.last_id, now=T0)
+    assert (later.examined, later.last_id, later.failures) == (0, 9, [])
 
 
-def test_bad_signatures_skips_hmac_only_gates_unsigned_and_unreadable_rows():
+def test_an_edited_content_is_edited_or_forged_an_unsigned_or_undecodable_event_a_break(ledger):
+    engine, ring, _url, _keys, evs = ledger
+    hkey = read_secret(_keys / "g1.key")
+    moved = msgspec.structs.replace(evs[4], mono_ns=evs[4].mono_ns + 10**9)  # content edited, sig kept
+    store_raw(engine, moved.event_id, encode(sign(moved, hkey)))
+    store_raw(engine, evs[1].event_id, encode(sign(msgspec.structs.replace(evs[1], sig=""), hkey)))
+    store_raw(engine, evs[5].event_id, b"junk")
+    report = audit(engine, ring, now=T0)
+    kinds = [(b.kind, b.gate_id, b.seq_from, b.event_id) for b in report.recorded]
+    assert kinds == [("UNSIGNED", "g1", 2, evs[1].event_id), ("BAD_SIGNATURE", "g1", 3, evs[2].event_id),
+                     ("BAD_SIGNATURE", "g1", 5, evs[4].event_id), ("MALFORMED", "g1", 6, evs[5].event_id)]
+    assert report.recorded[0].detail.startswith("CHAIN_BREAK UNSIGNED gate g1 seq 2: audit: ledger id 2: ")
+    assert "(edited, or forged without the gate's key)" in report.recorded[2].detail
+    assert report.recorded[3].detail.startswith("CHAIN_BREAK MALFORMED gate g1 seq 6: audit: ledger id 6: ")
+    assert len(recorded(engine)) == 4 and audit(engine, ring, now=T0).recorded == []
+    assert len(recorded(engine)) == 4
+
+
+def test_an_unsigned_event_after_a_signed_one_is_a_break_without_registered_keys():
     signer = chain.new_private_key()
     good, _ = chain.seal(event(1, prev=chain.GENESIS), signer, b"k" * 32)
-    bad = msgspec.structs.replace(good, sig="11" * 64)
-    pubs = {"g1": (signer.public_key(),)}
-    checked, found = bad_signatures([("g1", encode(good)), ("g1", encode(bad)), ("g1", b"junk"),
-                                     ("g2", encode(bad)), ("g1", encode(msgspec.structs.replace(good, sig="")))],
-                                    lambda g: pubs.get(g, ()))
-    assert checked == 2 and [(b.gate_id, b.seq_from, b.kind) for b in found] == [("g1", 1, "BAD_SIGNATURE")]
+    bare = msgspec.structs.replace(event(2, prev=chain.GENESIS), sig="")
+    rows = [Row(1, "g1", 1, good.event_id, encode(good)), Row(2, "g1", 2, bare.event_id, encode(bare)),
+            Row(3, "g2", 1, bare.event_id, encode(bare))]
+    found = audit_rows(rows, lambda g: ((), f"no public key {g}.pub"), lambda g, s: None, set())
+    assert found.checked == 0 and found.first_unchecked == 1
+    assert found.unchecked == {"g1": [1, "no public key g1.pub"]}
+    assert [(b.kind, b.gate_id, b.seq_from) for b in found.breaks] == [("UNSIGNED", "g1", 2)]  # g2: HMAC only
 
 
-def test_the_cli_names_the_failure_and_exits_1_then_0(ledger):
+def test_an_unsigned_event_of_a_linked_gate_is_a_break_even_past_its_signed_events_and_keys(ledger):
+    engine, _ring, _url, keys, evs = ledger
+    (keys / "g1.pub").unlink()
+    store_raw(engine, evs[3].event_id, encode(sign(msgspec.structs.replace(evs[3], sig=""),
+                                                   read_secret(keys / "g1.key"))))
+    report = audit(engine, KeyRing(keys, recheck_s=0), after_id=3, now=T0)  # no signed event met
+    assert [(b.kind, b.seq_from) for b in report.recorded] == [("UNSIGNED", 4)]  # its link says it was signed
+    assert report.unchecked == {"g1": (2, f"no public key {keys / 'g1.pub'}")} and report.last_id == 4
+
+
+def test_the_cli_names_the_failure_and_exits_1_each_time(ledger):
     _engine, _ring, url, keys, _evs = ledger
-    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys)]
-    first = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    first = cli(url, keys)
     assert first.returncode == 1, first.stderr
     assert "FAIL: CHAIN_BREAK BAD_SIGNATURE gate g1 seq 3: audit: " in first.stdout
-    assert first.stdout.strip().endswith("audited 6 signed event(s) up to ledger id 9: 1 new bad signature(s) recorded")
-    second = subprocess.run(run, capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0 and "0 new bad signature(s)" in second.stdout
-    missing = subprocess.run(run[:5] + ["--db", url], capture_output=True, text=True, timeout=300)
+    assert first.stdout.strip().endswith("audited 6 signed event(s) up to ledger id 9: 1 failure(s), 1 new recorded")
+    second = cli(url, keys)
+    assert second.returncode == 1 and "(already recorded)" in second.stdout
+    assert second.stdout.strip().endswith("1 failure(s), 0 new recorded")
+    missing = subprocess.run([sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url],
+                             capture_output=True, text=True, timeout=300)
     assert missing.returncode == 2 and "give --config, or --db and --keys-dir" in missing.stderr
+
+
+def test_missing_public_keys_are_not_audited_and_hold_the_cursor(ledger, tmp_path):
+    engine, _ring, url, keys, _evs = ledger
+    empty = tmp_path / "nokeys"
+    empty.mkdir()
+    run = cli(url, empty)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "up to ledger id 0:" in run.stdout  # g1's first signed event is ledger id 1
+    assert run.stderr.count("\n") == 1 and "gate g1: 6 signed event(s) (no public key" in run.stderr
+    (keys / "g1.pub").unlink()
+    run = cli(url, keys)
+    assert run.returncode == 2 and "gate g1: 6 signed event(s)" in run.stderr and recorded(engine) == []
+
+
+def test_after_id_past_the_end_or_out_of_range(ledger):
+    _engine, _ring, url, keys, _evs = ledger
+    past = cli(url, keys, "--after-id", "500")
+    assert past.returncode == 0 and past.stdout.strip() == "nothing after ledger id 500: audited 0 event(s)"
+    huge = cli(url, keys, "--after-id", "99999999999999999999999")
+    assert huge.returncode == 2 and "Traceback" not in huge.stderr and "--after-id" in huge.stderr
+
+
+def test_a_locked_ledger_exits_3_in_one_line(ledger, tmp_path):
+    _engine, _ring, url, keys, _evs = ledger
+    holder = sqlite3.connect(tmp_path / "ledger.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # a writer holds the ledger: the audit cannot record its break
+    try:
+        run = cli(url, keys)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert run.stderr.count("\n") == 1 and "ledger unreachable" in run.stderr and "locked" in run.stderr

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import select, update
 
 from central.db import make_engine
+from central.ledger.breaks import apply_chain_breaks
 from central.ledger.corrections import apply_corrections, record_meal
 from central.ledger.schema import events
 from central.ledger.shifts import reconstruct
@@ -78,7 +79,7 @@ def _reference(engine, first: dt.date, last: dt.date) -> dict:
     with engine.connect() as conn:
         found = [s for s in reconstruct(load_events(conn, first, last, Z), Z)
                  if first <= s.work_date <= last]
-        return {s.shift_id: s for s in apply_corrections(conn, found)}
+        return {s.shift_id: s for s in apply_chain_breaks(conn, apply_corrections(conn, found))}
 
 
 def _stored(engine, first: dt.date, last: dt.date) -> dict:

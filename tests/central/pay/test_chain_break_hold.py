@@ -1,0 +1,104 @@
+"""A shift built from an event with a recorded chain break is flagged CHAIN_BREAK and its statement
+held for review (wire.flags.REVIEW_FLAGS, central/ledger/breaks.py): an exit whose content was
+edited in the ledger (sig kept) passes until ``portgate evidence audit`` records BAD_SIGNATURE;
+the next incremental close (``close_month``) and the full pay run (``rebuild_shifts`` +
+``pay_from_ledger``) then hold it, and ``release_holds`` releases it. Real ledger (SQLite and
+PostgreSQL), real Ed25519 signatures, the real audit."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import msgspec
+from sqlalchemy import select
+
+from central.db import make_engine
+from central.evidence.audit import audit
+from central.ingest.keys import KeyRing, register_public_key
+from central.ledger.migrate import upgrade
+from central.ledger.schema import events
+from central.ledger.store import insert_events, read_shifts, rebuild_shifts
+from central.ledger.tables import statements
+from central.pay.cli import load_setup
+from central.pay.close import close_month
+from central.pay.statements_store import pay_from_ledger, release_holds
+from testkit.shift_events import KEY, ShiftEvents, dispatch
+from tests.central.ledger.test_rebuild_equality import RECEIVED, Z, t
+from wire import chain
+from wire.events import encode, sign
+
+NOW = dt.datetime(2026, 4, 3, tzinfo=dt.UTC)
+FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
+
+
+def _signed_ledger(db_url, tmp_path, *, exit_sig: str | None = None):
+    """Worker A's admit/exit (07-13 on 3 March) signed and linked by gate gs, stored; gs's public
+    key registered in a keys dir. Returns ``(engine, ring, exit event)``."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    signer = chain.new_private_key()
+    keys = tmp_path / "keys"
+    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
+    gate, d, prev, sealed = ShiftEvents("gs"), dispatch(dt.date(2026, 3, 3), "07-13"), chain.GENESIS, []
+    for ev in (gate.admit("A", t(3, 7), d), gate.exit("A", t(3, 13), d)):
+        ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
+        sealed.append(ev)
+    if exit_sig is not None:  # the exit's sig bytes replaced, MAC redone: its content is intact
+        sealed[1] = sign(msgspec.structs.replace(sealed[1], sig=exit_sig), KEY)
+    with engine.begin() as conn:
+        insert_events(conn, sealed, RECEIVED)
+    return engine, KeyRing(keys, recheck_s=0), sealed[1]
+
+
+def _current(engine):
+    c = statements.c
+    with engine.connect() as conn:
+        return conn.execute(select(c.statement_id, c.total_cents, c.hold_reason)
+                            .where(c.superseded_at.is_(None))).all()
+
+
+def test_an_edited_exit_is_held_for_review_once_the_audit_records_its_break(db_url, tmp_path):
+    engine, ring, exit_ev = _signed_ledger(db_url, tmp_path)
+    _port, rulebook, calendar = load_setup(None)
+    close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    [(_sid, honest, hold)] = _current(engine)
+    assert hold is None
+    later = msgspec.structs.replace(exit_ev, occurred_at=exit_ev.occurred_at + dt.timedelta(hours=6),
+                                    mono_ns=exit_ev.mono_ns + 6 * 3600 * 10**9)  # sig kept
+    with engine.begin() as conn:
+        conn.execute(events.update().where(events.c.event_id == exit_ev.event_id)
+                     .values(raw=encode(sign(later, KEY)), occurred_at=later.occurred_at))
+    report = audit(engine, ring, now=NOW)
+    assert [(b.kind, b.event_id) for b in report.recorded] == [("BAD_SIGNATURE", exit_ev.event_id)]
+    done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    assert (done.rebuilt, done.paid) == (1, 1)  # the new break is an input of A's digest
+    [(sid, edited, hold)] = _current(engine)
+    assert edited > honest and hold.startswith("CHAIN_BREAK: BAD_SIGNATURE on the exit event "
+                                               f"{exit_ev.event_id} (gate gs seq 2): review before paying")
+    with engine.connect() as conn:
+        [shift] = read_shifts(conn, FIRST, LAST)
+    assert [f.code for f in shift.flags] == ["CHAIN_BREAK"] and not shift.held  # review: paid, on hold
+    again = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    assert (again.rebuilt, again.paid) == (0, 0)
+    rebuild_shifts(engine, FIRST, LAST, Z, now=NOW)  # `portgate pay --db`: the full path agrees
+    run = pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=NOW, store=True)
+    assert [s.hold_reason for s in run.statements] == [hold] and _current(engine) == [(sid, edited, hold)]
+    release_holds(engine, [sid], NOW, "reviewed: exit confirmed by the berth log")
+    with engine.connect() as conn:
+        assert conn.execute(select(statements.c.hold_released_at).where(
+            statements.c.statement_id == sid)).scalar() is not None
+    engine.dispose()
+
+
+def test_a_break_recorded_after_a_close_with_no_event_changed_is_noticed_by_the_next_close(db_url, tmp_path):
+    engine, ring, exit_ev = _signed_ledger(db_url, tmp_path, exit_sig="00" * 64)
+    _port, rulebook, calendar = load_setup(None)
+    close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    [(sid, total, hold)] = _current(engine)
+    assert hold is None
+    assert [b.kind for b in audit(engine, ring, now=NOW).recorded] == ["BAD_SIGNATURE"]
+    done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    assert (done.rebuilt, done.paid) == (1, 1)
+    [(new_sid, same, hold)] = _current(engine)
+    assert new_sid != sid and same == total and hold.startswith("CHAIN_BREAK: BAD_SIGNATURE on the exit event")
+    engine.dispose()
