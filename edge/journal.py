@@ -21,7 +21,9 @@ aside and a fresh file started; numbering then *continues* after the highest seq
 from the high-water mark file ``<journal>.hwm`` (rewritten after a ``mark_sent`` at most every
 ``HWM_SENT_EVERY_S``, every ``HWM_EVERY`` appended seqs and at close; authoritative) and the
 quarantined file, read best-effort, believed only if plausible (``hwm <= salvaged <= hwm +
-SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). The first event of the fresh file is
+SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty
+or without rows while the hwm says seqs were journaled is a loss handled the same way
+(``lost_rows``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
 treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as lost in quarantine
@@ -158,9 +160,16 @@ class Journal:
 
         reason = check_integrity(self.path)
         floor = self._read_hwm()
+        if reason is None and floor > 0:
+            reason = lost_rows(self.path, floor)  # an empty or missing file where rows existed
         if reason is not None:
-            self.quarantined_to = quarantine(self.path, reason)
-            salvaged = salvage_max(self.quarantined_to, "SELECT max(seq) FROM journal")
+            existed = self.path.exists()
+            if existed or any(Path(str(self.path) + s).exists() for s in _SIDE_FILES):
+                moved = quarantine(self.path, reason)
+                self.quarantined_to = moved if existed else None
+            else:
+                log.error("journal_file_missing", path=str(self.path), reason=reason)
+            salvaged = salvage_max(self.quarantined_to, "SELECT max(seq) FROM journal") if existed else None
             floor = recovered_floor(salvaged, floor if self._hwm_path.exists() and self._hwm_valid() else None)
             log.warning(
                 "journal_seq_recovered", path=str(self.path), hwm=self._read_hwm(), hwm_file=self._hwm_path.exists(),
@@ -207,8 +216,10 @@ class Journal:
             from wire.events import AlertPayload
 
             sent_hwm = self._read_hwm(sent=True)
+            where = (f"journal quarantined to {self.quarantined_to.name}" if self.quarantined_to is not None
+                     else f"journal file {self.path.name} missing")
             detail = (
-                f"journal quarantined to {self.quarantined_to.name}; reason={reason!r}; "
+                f"{where}; reason={reason!r}; "
                 f"resumed_at={self._last_seq + 1} lost_after={sent_hwm if sent_hwm else -1}"
             )
             if signer is not None:
@@ -731,6 +742,33 @@ class JournalBatch:
         if self._report is not None:
             j._reported(self._report)
         self.committed = True
+
+
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def lost_rows(path: Path, hwm: int) -> str | None:
+    """A one-line reason when the journal at ``path`` holds no event row although its ``.hwm`` file
+    says seqs up to ``hwm`` (> 0) were journaled: the file is missing, zero bytes long (``: >
+    journal.db``) or has no ``journal`` rows. Such a file is treated like a corrupt one (quarantined,
+    ``STORE_QUARANTINED`` naming the loss). None when it holds rows, or cannot be read here (left to
+    the open, which names the error)."""
+    if not path.exists():
+        return f"no journal file; the .hwm file says seqs up to {hwm} were journaled"
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            top = conn.execute("SELECT max(seq) FROM journal").fetchone()[0] if "journal" in tables else None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    if top is not None:
+        return None
+    size = path.stat().st_size
+    what = "empty journal file (0 bytes)" if size == 0 else "journal file without event rows"
+    return f"{what}; the .hwm file says seqs up to {hwm} were journaled"
 
 
 def recovered_floor(salvaged: int | None, hwm: int | None) -> int:

@@ -174,6 +174,64 @@ def test_garbage_journal_file_without_hwm_starts_at_one_with_the_alert(tmp_path)
     j.close()
 
 
+@pytest.mark.parametrize("how", ["truncated", "missing"])
+def test_an_empty_or_missing_journal_beside_an_hwm_file_is_a_loss_the_alert_names(tmp_path, how):
+    """``: > journal.db`` (or the file gone) with the .hwm file kept: the rows are lost, so it is
+    handled as a quarantine: numbering continues after the hwm and the alert says what was lost
+    (the office then records 7..10 as lost instead of asking a replay forever)."""
+    from wire.chain import segment_loss
+
+    path = tmp_path / "j.db"
+    _journal_with(path, 10, 6)
+    assert (tmp_path / "j.db.hwm").read_text().split() == ["10", "6"]
+    if how == "truncated":
+        path.write_bytes(b"")
+    else:
+        path.unlink()
+    j = open_journal(path, boot="boot-2")
+    alert = j.outbox_batch(5)
+    assert [(e.seq, e.payload.code) for e in alert] == [(11, "STORE_QUARANTINED")]
+    assert "resumed_at=11 lost_after=6" in alert[0].payload.detail
+    assert segment_loss(alert[0]) == (7, 10)
+    if how == "truncated":
+        assert j.quarantined_to is not None and j.quarantined_to.read_bytes() == b""
+        assert "empty journal file (0 bytes)" in alert[0].payload.detail
+    else:
+        assert j.quarantined_to is None and "journal file j.db missing" in alert[0].payload.detail
+    assert j.append(tap(), now=NOW).seq == 12
+    j.close()
+    j2 = open_journal(path, boot="boot-3")  # the fresh file holds rows: no second alert
+    assert j2.quarantined_to is None and j2.last_seq() == 12 and j2.outbox_depth() == 2
+    j2.close()
+
+
+def test_a_journal_file_without_rows_beside_an_hwm_file_is_a_loss_too(tmp_path):
+    path = tmp_path / "j.db"
+    _journal_with(path, 5, 5)
+    c = sqlite3.connect(path)
+    c.execute("DELETE FROM journal")
+    c.commit()
+    c.close()
+    j = open_journal(path, boot="boot-2")
+    alert = j.outbox_batch(1)[0]
+    assert alert.seq == 6 and "resumed_at=6 lost_after=5" in alert.payload.detail
+    assert "journal file without event rows" in alert.payload.detail
+    j.close()
+
+
+@pytest.mark.parametrize("hwm", [None, "0 0\n"])
+def test_a_new_gate_without_an_hwm_file_starts_fresh_without_an_alert(tmp_path, hwm):
+    path = tmp_path / "j.db"
+    path.write_bytes(b"")
+    if hwm is not None:
+        (tmp_path / "j.db.hwm").write_text(hwm)
+    j = open_journal(path)
+    assert j.quarantined_to is None and j.outbox_depth() == 0 and j.last_seq() == 0
+    assert j.append(tap(), now=NOW).seq == 1
+    assert list(tmp_path.glob("j.db.corrupt-*")) == []
+    j.close()
+
+
 def _journal_with(path, n, sent):
     j = open_journal(path)
     j.append_many([tap() for _ in range(n)], now=NOW)

@@ -103,6 +103,29 @@ def test_corrupt_store_and_journal_at_boot_are_quarantined_with_alerts_first(tmp
     svc.close()
 
 
+def test_a_truncated_journal_at_boot_is_quarantined_and_the_signed_alert_names_the_loss(tmp_path):
+    """The tester's case: gate stopped, ``: > state/journal.db`` with the .hwm file kept."""
+    from wire.chain import event_hash, segment_loss
+
+    cfg = load_gate_config(write_gate_config(tmp_path))
+    state = Path(cfg.state_dir)
+    svc = GateService(cfg, indicator=RecordingIndicator())
+    for _ in range(4):
+        svc.journal.append(AlertPayload(code="TEST", detail="x"), now=svc.clock.now())
+    last = svc.journal.last_seq()
+    head = event_hash(svc.journal.events_between(last, last)[0])
+    svc.journal.mark_sent(range(1, last - 2))
+    svc.close()
+    (state / "journal.db").write_bytes(b"")
+    svc = GateService(cfg, indicator=RecordingIndicator())
+    first = svc.journal.outbox_batch(1)[0]
+    assert first.payload.code == "STORE_QUARANTINED" and first.seq == last + 1
+    assert segment_loss(first) == (last - 2, last)  # the 3 never sent
+    assert f"last_head_seq={last} last_head={head}" in first.payload.detail and first.prev == head
+    assert [p.name.split(".corrupt-")[0] for p in state.glob("*.corrupt-*")] == ["journal.db"]
+    svc.close()
+
+
 def test_gate_run_exits_cleanly_on_sigterm(tmp_path):
     import signal
     import time
