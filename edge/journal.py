@@ -13,7 +13,10 @@ sent ahead, PUBACKs out of order). A mark rewrites one or two small rows instead
 event row's page. The rows of one file are gapless (``first..last_seq``); the outbox is every seq
 of it not in a range. A file of version 0 (the ``sent`` column of each row) is upgraded at open in
 one transaction: its sent rows become ranges, the column stays (no longer read or written) and the
-priority index is rebuilt; a file of a newer version is refused (``StoreError``).
+priority index is rebuilt; a file of a newer version is refused (``StoreError``). The tables decide
+the version below that (``journal_layout``): a version-2 layout labelled 0, 1 or negative (a file
+restored with ``.dump``, which drops ``user_version``) is labelled 2 again (logged), any other
+mismatch is refused with a ``StoreError`` naming it.
 
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
@@ -238,12 +241,21 @@ class Journal:
         ``sqlite3.Error``, or ``StoreError`` for a file newer than this code."""
         c = self._conn
         version = c.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
         if version > SCHEMA_VERSION:
             raise StoreError(f"journal {self.path}: schema version {version} is newer than this software's "
                              f"({SCHEMA_VERSION}); install the newer gate software or move the file aside")
-        legacy = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone()
+        layout = journal_layout(c)
+        if layout is None or layout.startswith("inconsistent"):
+            problem = layout.removeprefix("inconsistent: ") if layout else "tables of another kind"
+            raise StoreError(f"journal {self.path}: not a journal layout this software knows (schema version "
+                             f"{version}; {problem}); move the file aside")
+        if layout == "v0" and version != 0:
+            raise StoreError(f"journal {self.path}: schema version {version} but the version-0 layout (a sent "
+                             f"column, no journal_sent table); set PRAGMA user_version = 0 to have it upgraded, "
+                             f"or move the file aside")
+        if layout == "v2" and version == SCHEMA_VERSION:
+            return
+        legacy = layout == "v0"
         c.execute("BEGIN IMMEDIATE")
         try:
             for statement in (_SCHEMA + _SCHEMA_2).split(";"):
@@ -257,6 +269,9 @@ class Journal:
             if c.in_transaction:
                 c.execute("ROLLBACK")
             raise
+        if layout == "v2":  # a restored file (``.dump | sqlite3``) loses its user_version
+            log.warning("journal_schema_version_restored", path=str(self.path), from_version=version,
+                        to_version=SCHEMA_VERSION)
         if legacy:
             ranges = c.execute("SELECT count(*), coalesce(sum(hi - lo + 1), 0) FROM journal_sent").fetchone()
             log.info("journal_schema_upgraded", path=str(self.path), from_version=version, to_version=SCHEMA_VERSION,
@@ -745,6 +760,32 @@ class JournalBatch:
 
 
 _SIDE_FILES = ("-wal", "-shm", "-journal")
+_EVENT_COLUMNS = ("seq", "event_id", "priority", "kind", "body", "created_at")
+
+
+def journal_layout(conn: sqlite3.Connection) -> str | None:
+    """The schema a journal file's tables show, whatever its ``PRAGMA user_version`` says:
+    ``"empty"`` (no tables: a new file), ``"v2"`` (``journal`` and ``journal_sent``; a ``sent``
+    column left by the version-0 upgrade is unused), ``"v0"`` (``journal`` with a ``sent`` column, no
+    ``journal_sent``), ``"inconsistent: <what is wrong>"``, or None (tables that are not a
+    journal's). Raises ``sqlite3.Error``."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return "empty"
+    if "journal" not in tables:
+        return "inconsistent: no journal table" if tables & {"journal_sent", "journal_meta"} else None
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(journal)")}
+    missing = [name for name in _EVENT_COLUMNS if name not in columns]
+    if missing:
+        return f"inconsistent: the journal table has no column {', '.join(missing)}"
+    if "journal_sent" in tables:
+        ranges = {r[1] for r in conn.execute("PRAGMA table_info(journal_sent)")}
+        if not {"lo", "hi"} <= ranges:
+            return "inconsistent: the journal_sent table has no lo/hi columns"
+        return "v2"
+    if "sent" in columns:
+        return "v0"
+    return "inconsistent: no journal_sent table and no sent column"
 
 
 def lost_rows(path: Path, hwm: int) -> str | None:

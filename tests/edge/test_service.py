@@ -184,3 +184,20 @@ def test_seed_with_a_repeated_card_uid_exits_2_naming_file_and_line(tmp_path):
     assert out.returncode == 2, out.stderr
     assert f"cards.csv:{lines}: uid 0A04A10001 repeats line 2" in out.stderr
     assert "UNIQUE" not in out.stderr and "Traceback" not in out.stderr
+
+
+def test_gate_run_on_an_inconsistent_journal_layout_exits_2_with_one_line(tmp_path):
+    import sqlite3
+
+    cfg = write_gate_config(tmp_path)
+    (tmp_path / "state").mkdir()
+    c = sqlite3.connect(tmp_path / "state" / "journal.db")
+    c.executescript("CREATE TABLE journal (seq INTEGER PRIMARY KEY, event_id TEXT, priority INTEGER, kind TEXT,"
+                    " body BLOB, created_at TEXT); PRAGMA user_version = 2;")
+    c.close()
+    out = subprocess.run([sys.executable, "-m", "app.cli", "edge", "run", "--config", str(cfg)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 2
+    lines = [x for x in out.stderr.splitlines() if x.startswith("portgate:")]
+    assert lines == [f"portgate: journal {tmp_path / 'state' / 'journal.db'}: not a journal layout this software "
+                     "knows (schema version 2; no journal_sent table and no sent column); move the file aside"]
