@@ -13,10 +13,10 @@ sent ahead, PUBACKs out of order). A mark rewrites one or two small rows instead
 event row's page. The rows of one file are gapless (``first..last_seq``); the outbox is every seq
 of it not in a range. A file of version 0 (the ``sent`` column of each row) is upgraded at open in
 one transaction: its sent rows become ranges, the column stays (no longer read or written) and the
-priority index is rebuilt; a file of a newer version is refused (``StoreError``). The tables decide
-the version below that (``journal_layout``): a version-2 layout labelled 0, 1 or negative (a file
-restored with ``.dump``, which drops ``user_version``) is labelled 2 again (logged), any other
-mismatch is refused with a ``StoreError`` naming it.
+priority index is rebuilt; a file of a newer version is refused (``StoreError``). The tables
+decide the version below that (``edge.journal_files.journal_layout``): a version-2 layout labelled
+0, 1 or negative (a file restored with ``.dump``, which drops ``user_version``) is labelled 2 again
+(logged), any other mismatch is refused with a ``StoreError`` naming it.
 
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
@@ -26,7 +26,7 @@ from the high-water mark file ``<journal>.hwm`` (rewritten after a ``mark_sent``
 quarantined file, read best-effort, believed only if plausible (``hwm <= salvaged <= hwm +
 SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty
 or without rows while the hwm says seqs were journaled is a loss handled the same way
-(``lost_rows``). The first event of the fresh file is
+(``edge.journal_files.lost_rows``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
 treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as lost in quarantine
@@ -72,6 +72,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from edge.journal_files import SIDE_FILES, journal_layout, lost_rows
 from edge.rules.model import Now
 from edge.sent_ranges import SentRanges
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
@@ -167,7 +168,7 @@ class Journal:
             reason = lost_rows(self.path, floor)  # an empty or missing file where rows existed
         if reason is not None:
             existed = self.path.exists()
-            if existed or any(Path(str(self.path) + s).exists() for s in _SIDE_FILES):
+            if existed or any(Path(str(self.path) + s).exists() for s in SIDE_FILES):
                 moved = quarantine(self.path, reason)
                 self.quarantined_to = moved if existed else None
             else:
@@ -757,59 +758,6 @@ class JournalBatch:
         if self._report is not None:
             j._reported(self._report)
         self.committed = True
-
-
-_SIDE_FILES = ("-wal", "-shm", "-journal")
-_EVENT_COLUMNS = ("seq", "event_id", "priority", "kind", "body", "created_at")
-
-
-def journal_layout(conn: sqlite3.Connection) -> str | None:
-    """The schema a journal file's tables show, whatever its ``PRAGMA user_version`` says:
-    ``"empty"`` (no tables: a new file), ``"v2"`` (``journal`` and ``journal_sent``; a ``sent``
-    column left by the version-0 upgrade is unused), ``"v0"`` (``journal`` with a ``sent`` column, no
-    ``journal_sent``), ``"inconsistent: <what is wrong>"``, or None (tables that are not a
-    journal's). Raises ``sqlite3.Error``."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not tables:
-        return "empty"
-    if "journal" not in tables:
-        return "inconsistent: no journal table" if tables & {"journal_sent", "journal_meta"} else None
-    columns = {r[1] for r in conn.execute("PRAGMA table_info(journal)")}
-    missing = [name for name in _EVENT_COLUMNS if name not in columns]
-    if missing:
-        return f"inconsistent: the journal table has no column {', '.join(missing)}"
-    if "journal_sent" in tables:
-        ranges = {r[1] for r in conn.execute("PRAGMA table_info(journal_sent)")}
-        if not {"lo", "hi"} <= ranges:
-            return "inconsistent: the journal_sent table has no lo/hi columns"
-        return "v2"
-    if "sent" in columns:
-        return "v0"
-    return "inconsistent: no journal_sent table and no sent column"
-
-
-def lost_rows(path: Path, hwm: int) -> str | None:
-    """A one-line reason when the journal at ``path`` holds no event row although its ``.hwm`` file
-    says seqs up to ``hwm`` (> 0) were journaled: the file is missing, zero bytes long (``: >
-    journal.db``) or has no ``journal`` rows. Such a file is treated like a corrupt one (quarantined,
-    ``STORE_QUARANTINED`` naming the loss). None when it holds rows, or cannot be read here (left to
-    the open, which names the error)."""
-    if not path.exists():
-        return f"no journal file; the .hwm file says seqs up to {hwm} were journaled"
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            top = conn.execute("SELECT max(seq) FROM journal").fetchone()[0] if "journal" in tables else None
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None
-    if top is not None:
-        return None
-    size = path.stat().st_size
-    what = "empty journal file (0 bytes)" if size == 0 else "journal file without event rows"
-    return f"{what}; the .hwm file says seqs up to {hwm} were journaled"
 
 
 def recovered_floor(salvaged: int | None, hwm: int | None) -> int:

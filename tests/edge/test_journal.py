@@ -520,7 +520,8 @@ def test_a_version_2_file_labelled_another_old_version_is_relabelled(tmp_path, v
 
 @pytest.mark.parametrize("script, words", [
     ("PRAGMA user_version = 2", "schema version 2 but the version-0 layout"),
-    ("DROP INDEX journal_outbox_high; ALTER TABLE journal DROP COLUMN sent", "no journal_sent table and no sent column"),
+    ("DROP INDEX journal_outbox_high; ALTER TABLE journal DROP COLUMN sent",
+     "no journal_sent table and no sent column"),
     ("DROP INDEX journal_outbox_high; ALTER TABLE journal DROP COLUMN sent; ALTER TABLE journal DROP COLUMN kind",
      "the journal table has no column kind"),
     ("DROP TABLE journal; CREATE TABLE other (x)", "no journal table"),
