@@ -57,6 +57,7 @@ class JournalFollower:
         self._version: int | None = None
         self._ino: int | None = None
         self._v0_outbox: tuple[int, tuple[int, dt.datetime | None]] | None = None  # (data_version, outbox)
+        self._unknown_logged = False
 
     @property
     def online(self) -> bool:
@@ -70,6 +71,7 @@ class JournalFollower:
                 self._conn = open_ro(self.path)
                 self._version = None
                 self._v0_outbox = None
+                self._unknown_logged = False
             except (OSError, sqlite3.Error):
                 return None
         return self._conn
@@ -167,7 +169,9 @@ class JournalFollower:
         except sqlite3.Error as exc:
             self._drop(exc)
             return None, None
-        log.warning("display_journal_layout_unknown", path=str(self.path), tables=sorted(tables))
+        if not self._unknown_logged:  # once per opening, not every second
+            log.warning("display_journal_layout_unknown", path=str(self.path), tables=sorted(tables))
+            self._unknown_logged = True
         return None, None
 
     @staticmethod
