@@ -13,7 +13,10 @@ sent ahead, PUBACKs out of order). A mark rewrites one or two small rows instead
 event row's page. The rows of one file are gapless (``first..last_seq``); the outbox is every seq
 of it not in a range. A file of version 0 (the ``sent`` column of each row) is upgraded at open in
 one transaction: its sent rows become ranges, the column stays (no longer read or written) and the
-priority index is rebuilt; a file of a newer version is refused (``StoreError``).
+priority index is rebuilt; a file of a newer version is refused (``StoreError``). The tables
+decide the version below that (``edge.journal_files.journal_layout``): a version-2 layout labelled
+0, 1 or negative (a file restored with ``.dump``, which drops ``user_version``) is labelled 2 again
+(logged), any other mismatch is refused with a ``StoreError`` naming it.
 
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
@@ -21,7 +24,9 @@ aside and a fresh file started; numbering then *continues* after the highest seq
 from the high-water mark file ``<journal>.hwm`` (rewritten after a ``mark_sent`` at most every
 ``HWM_SENT_EVERY_S``, every ``HWM_EVERY`` appended seqs and at close; authoritative) and the
 quarantined file, read best-effort, believed only if plausible (``hwm <= salvaged <= hwm +
-SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). The first event of the fresh file is
+SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty
+or without rows while the hwm says seqs were journaled is a loss handled the same way
+(``edge.journal_files.lost_rows``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
 treat sequence numbers in ``lost_after+1 .. resumed_at-1`` that never arrive as lost in quarantine
@@ -67,6 +72,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
+from edge.journal_files import SIDE_FILES, journal_layout, lost_rows
 from edge.rules.model import Now
 from edge.sent_ranges import SentRanges
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
@@ -158,9 +164,16 @@ class Journal:
 
         reason = check_integrity(self.path)
         floor = self._read_hwm()
+        if reason is None and floor > 0:
+            reason = lost_rows(self.path, floor)  # an empty or missing file where rows existed
         if reason is not None:
-            self.quarantined_to = quarantine(self.path, reason)
-            salvaged = salvage_max(self.quarantined_to, "SELECT max(seq) FROM journal")
+            existed = self.path.exists()
+            if existed or any(Path(str(self.path) + s).exists() for s in SIDE_FILES):
+                moved = quarantine(self.path, reason)
+                self.quarantined_to = moved if existed else None
+            else:
+                log.error("journal_file_missing", path=str(self.path), reason=reason)
+            salvaged = salvage_max(self.quarantined_to, "SELECT max(seq) FROM journal") if existed else None
             floor = recovered_floor(salvaged, floor if self._hwm_path.exists() and self._hwm_valid() else None)
             log.warning(
                 "journal_seq_recovered", path=str(self.path), hwm=self._read_hwm(), hwm_file=self._hwm_path.exists(),
@@ -207,8 +220,10 @@ class Journal:
             from wire.events import AlertPayload
 
             sent_hwm = self._read_hwm(sent=True)
+            where = (f"journal quarantined to {self.quarantined_to.name}" if self.quarantined_to is not None
+                     else f"journal file {self.path.name} missing")
             detail = (
-                f"journal quarantined to {self.quarantined_to.name}; reason={reason!r}; "
+                f"{where}; reason={reason!r}; "
                 f"resumed_at={self._last_seq + 1} lost_after={sent_hwm if sent_hwm else -1}"
             )
             if signer is not None:
@@ -227,12 +242,21 @@ class Journal:
         ``sqlite3.Error``, or ``StoreError`` for a file newer than this code."""
         c = self._conn
         version = c.execute("PRAGMA user_version").fetchone()[0]
-        if version == SCHEMA_VERSION:
-            return
         if version > SCHEMA_VERSION:
             raise StoreError(f"journal {self.path}: schema version {version} is newer than this software's "
                              f"({SCHEMA_VERSION}); install the newer gate software or move the file aside")
-        legacy = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'journal'").fetchone()
+        layout = journal_layout(c)
+        if layout is None or layout.startswith("inconsistent"):
+            problem = layout.removeprefix("inconsistent: ") if layout else "tables of another kind"
+            raise StoreError(f"journal {self.path}: not a journal layout this software knows (schema version "
+                             f"{version}; {problem}); move the file aside")
+        if layout == "v0" and version != 0:
+            raise StoreError(f"journal {self.path}: schema version {version} but the version-0 layout (a sent "
+                             f"column, no journal_sent table); set PRAGMA user_version = 0 to have it upgraded, "
+                             f"or move the file aside")
+        if layout == "v2" and version == SCHEMA_VERSION:
+            return
+        legacy = layout == "v0"
         c.execute("BEGIN IMMEDIATE")
         try:
             for statement in (_SCHEMA + _SCHEMA_2).split(";"):
@@ -246,6 +270,9 @@ class Journal:
             if c.in_transaction:
                 c.execute("ROLLBACK")
             raise
+        if layout == "v2":  # a restored file (``.dump | sqlite3``) loses its user_version
+            log.warning("journal_schema_version_restored", path=str(self.path), from_version=version,
+                        to_version=SCHEMA_VERSION)
         if legacy:
             ranges = c.execute("SELECT count(*), coalesce(sum(hi - lo + 1), 0) FROM journal_sent").fetchone()
             log.info("journal_schema_upgraded", path=str(self.path), from_version=version, to_version=SCHEMA_VERSION,

@@ -25,3 +25,35 @@ def tear(path, *, garbage_seq: int | None = None) -> None:
     data = bytearray(path.read_bytes())
     data[(root - 1) * size : root * size] = b"\xa5" * size
     path.write_bytes(bytes(data))
+
+
+LEGACY_SCHEMA = """
+CREATE TABLE journal (
+    seq INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL,
+    priority INTEGER NOT NULL DEFAULT 0,
+    kind TEXT NOT NULL,
+    body BLOB NOT NULL,
+    sent INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX journal_outbox_high ON journal (priority DESC, seq) WHERE sent = 0 AND priority > 0;
+CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+def legacy_copy(src, dst) -> None:
+    """Write at ``dst`` the version-0 form (a ``sent`` column per row, ``user_version`` 0, no
+    ``journal_sent``) of the closed journal ``src`` written by this software: the same rows, each
+    marked sent when one of ``src``'s sent ranges covers it, as a gate before the upgrade left it."""
+    with sqlite3.connect(src) as c:
+        rows = c.execute("SELECT seq, event_id, priority, kind, body, created_at FROM journal").fetchall()
+        ranges = c.execute("SELECT lo, hi FROM journal_sent").fetchall()
+    old = sqlite3.connect(dst)
+    try:
+        old.executescript(LEGACY_SCHEMA)
+        old.executemany("INSERT INTO journal VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [(*r[:5], int(any(lo <= r[0] <= hi for lo, hi in ranges)), r[5]) for r in rows])
+        old.commit()
+    finally:
+        old.close()

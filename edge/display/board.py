@@ -212,7 +212,7 @@ class Status:
     alive)."""
 
     broker: str
-    outbox_depth: int
+    outbox_depth: int | None  # None: not known (journal unreadable), shown as "—"
     oldest_unsent_s: float | None
     stale: bool
     clock_untrusted: bool

@@ -56,6 +56,8 @@ class JournalFollower:
         self._conn: sqlite3.Connection | None = None
         self._version: int | None = None
         self._ino: int | None = None
+        self._v0_outbox: tuple[int, tuple[int, dt.datetime | None]] | None = None  # (data_version, outbox)
+        self._unknown_logged = False
 
     @property
     def online(self) -> bool:
@@ -68,6 +70,8 @@ class JournalFollower:
                 self._ino = os.stat(self.path).st_ino
                 self._conn = open_ro(self.path)
                 self._version = None
+                self._v0_outbox = None
+                self._unknown_logged = False
             except (OSError, sqlite3.Error):
                 return None
         return self._conn
@@ -139,33 +143,60 @@ class JournalFollower:
                 log.warning("display_event_undecodable", seq=seq, error=str(exc))
         return out
 
-    def outbox(self) -> tuple[int, dt.datetime | None]:
-        """``(unsent events, created_at of the oldest unsent)``; ``(0, None)`` if unreadable. The
-        journal's rows are ``first..last`` and its sent seqs ranges (``journal_sent``, see
-        ``edge.journal``): both are read in one short transaction, by primary key only."""
+    def outbox(self) -> tuple[int | None, dt.datetime | None]:
+        """``(unsent events, created_at of the oldest unsent)``; ``(None, None)`` when it cannot be
+        told (journal unreadable, tables of no known layout): never a false 0. The journal's rows are
+        ``first..last`` and its sent seqs ranges (``journal_sent``, see ``edge.journal``): both are
+        read in one short transaction, by primary key only. A version-0 journal (a ``sent`` column
+        per row, before the gate upgraded it) is counted by that column, once per change of the file
+        (``PRAGMA data_version``: a full scan)."""
         self._replaced()
         conn = self._connect()
         if conn is None:
-            return 0, None
+            return None, None
         try:
             conn.execute("BEGIN")
             try:
-                first, last = conn.execute("SELECT min(seq), max(seq) FROM journal").fetchone()
-                if last is None:
-                    return 0, None
-                sent = SentRanges((max(lo, first), min(hi, last))
-                                  for lo, hi in conn.execute("SELECT lo, hi FROM journal_sent"))
-                low = sent.first_unsent(first)
-                if low > last:
-                    return 0, None
-                row = conn.execute("SELECT created_at FROM journal WHERE seq = ?", (low,)).fetchone()
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if "journal_sent" in tables:
+                    return self._outbox_ranges(conn)
+                if "journal" in tables and "sent" in {r[1] for r in conn.execute("PRAGMA table_info(journal)")}:
+                    return self._outbox_column(conn)
+                if not tables:
+                    return 0, None  # a new file the gate has not written yet
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self._drop(exc)
+            return None, None
+        if not self._unknown_logged:  # once per opening, not every second
+            log.warning("display_journal_layout_unknown", path=str(self.path), tables=sorted(tables))
+            self._unknown_logged = True
+        return None, None
+
+    @staticmethod
+    def _outbox_ranges(conn: sqlite3.Connection) -> tuple[int, dt.datetime | None]:
+        first, last = conn.execute("SELECT min(seq), max(seq) FROM journal").fetchone()
+        if last is None:
             return 0, None
+        sent = SentRanges((max(lo, first), min(hi, last))
+                          for lo, hi in conn.execute("SELECT lo, hi FROM journal_sent"))
+        low = sent.first_unsent(first)
+        if low > last:
+            return 0, None
+        row = conn.execute("SELECT created_at FROM journal WHERE seq = ?", (low,)).fetchone()
         depth = last - first + 1 - sent.count()
         return depth, dt.datetime.fromisoformat(row[0]) if row else None
+
+    def _outbox_column(self, conn: sqlite3.Connection) -> tuple[int, dt.datetime | None]:
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if self._v0_outbox is not None and self._v0_outbox[0] == version:
+            return self._v0_outbox[1]
+        depth, low = conn.execute("SELECT count(*), min(seq) FROM journal WHERE sent = 0").fetchone()
+        row = conn.execute("SELECT created_at FROM journal WHERE seq = ?", (low,)).fetchone() if low else None
+        found = depth, dt.datetime.fromisoformat(row[0]) if row else None
+        self._v0_outbox = (version, found)
+        return found
 
     def close(self) -> None:
         if self._conn is not None:

@@ -98,7 +98,7 @@ class Display:
         self._media: dict[str, str] = {}  # sha256 -> media type of photos on the screen
         self.screen_version = 0
         self.status_version = 0
-        self.status = Status("unknown", 0, None, False, False, False, gate_running=False)
+        self.status = Status("unknown", None, None, False, False, False, gate_running=False)
         self._changed: asyncio.Event | None = None
         self._alive_path = state / FILE
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),

@@ -174,6 +174,64 @@ def test_garbage_journal_file_without_hwm_starts_at_one_with_the_alert(tmp_path)
     j.close()
 
 
+@pytest.mark.parametrize("how", ["truncated", "missing"])
+def test_an_empty_or_missing_journal_beside_an_hwm_file_is_a_loss_the_alert_names(tmp_path, how):
+    """``: > journal.db`` (or the file gone) with the .hwm file kept: the rows are lost, so it is
+    handled as a quarantine: numbering continues after the hwm and the alert says what was lost
+    (the office then records 7..10 as lost instead of asking a replay forever)."""
+    from wire.chain import segment_loss
+
+    path = tmp_path / "j.db"
+    _journal_with(path, 10, 6)
+    assert (tmp_path / "j.db.hwm").read_text().split() == ["10", "6"]
+    if how == "truncated":
+        path.write_bytes(b"")
+    else:
+        path.unlink()
+    j = open_journal(path, boot="boot-2")
+    alert = j.outbox_batch(5)
+    assert [(e.seq, e.payload.code) for e in alert] == [(11, "STORE_QUARANTINED")]
+    assert "resumed_at=11 lost_after=6" in alert[0].payload.detail
+    assert segment_loss(alert[0]) == (7, 10)
+    if how == "truncated":
+        assert j.quarantined_to is not None and j.quarantined_to.read_bytes() == b""
+        assert "empty journal file (0 bytes)" in alert[0].payload.detail
+    else:
+        assert j.quarantined_to is None and "journal file j.db missing" in alert[0].payload.detail
+    assert j.append(tap(), now=NOW).seq == 12
+    j.close()
+    j2 = open_journal(path, boot="boot-3")  # the fresh file holds rows: no second alert
+    assert j2.quarantined_to is None and j2.last_seq() == 12 and j2.outbox_depth() == 2
+    j2.close()
+
+
+def test_a_journal_file_without_rows_beside_an_hwm_file_is_a_loss_too(tmp_path):
+    path = tmp_path / "j.db"
+    _journal_with(path, 5, 5)
+    c = sqlite3.connect(path)
+    c.execute("DELETE FROM journal")
+    c.commit()
+    c.close()
+    j = open_journal(path, boot="boot-2")
+    alert = j.outbox_batch(1)[0]
+    assert alert.seq == 6 and "resumed_at=6 lost_after=5" in alert.payload.detail
+    assert "journal file without event rows" in alert.payload.detail
+    j.close()
+
+
+@pytest.mark.parametrize("hwm", [None, "0 0\n"])
+def test_a_new_gate_without_an_hwm_file_starts_fresh_without_an_alert(tmp_path, hwm):
+    path = tmp_path / "j.db"
+    path.write_bytes(b"")
+    if hwm is not None:
+        (tmp_path / "j.db.hwm").write_text(hwm)
+    j = open_journal(path)
+    assert j.quarantined_to is None and j.outbox_depth() == 0 and j.last_seq() == 0
+    assert j.append(tap(), now=NOW).seq == 1
+    assert list(tmp_path.glob("j.db.corrupt-*")) == []
+    j.close()
+
+
 def _journal_with(path, n, sent):
     j = open_journal(path)
     j.append_many([tap() for _ in range(n)], now=NOW)
@@ -401,3 +459,81 @@ def test_a_journal_of_a_newer_schema_is_refused_with_a_clear_error(tmp_path):
     c.close()
     with pytest.raises(StoreError, match="schema version 3 is newer"):
         open_journal(path)
+
+
+# -- the layout decides the schema version (a restored file loses PRAGMA user_version) -----------
+
+def _restore_by_dump(src, dst):
+    """``sqlite3 src .dump | sqlite3 dst``, the operator's restore (PRAGMA user_version is not dumped)."""
+    import subprocess
+
+    dump = subprocess.run(["sqlite3", str(src), ".dump"], capture_output=True, check=True).stdout
+    subprocess.run(["sqlite3", str(dst)], input=dump, check=True)
+
+
+def _user_version(path):
+    c = sqlite3.connect(path)
+    try:
+        return c.execute("PRAGMA user_version").fetchone()[0]
+    finally:
+        c.close()
+
+
+def test_a_journal_restored_with_dump_is_recognised_as_version_2_and_keeps_its_outbox(tmp_path):
+    src = tmp_path / "j.db"
+    _journal_with(src, 12, 8)
+    _restore_by_dump(src, tmp_path / "new.db")
+    assert _user_version(tmp_path / "new.db") == 0
+    j = open_journal(tmp_path / "new.db", boot="boot-2")
+    assert _user_version(tmp_path / "new.db") == 2
+    assert j.outbox_depth() == 4 and j.sent_through() == 8 and [s for s, _ in j.outbox_wire(10)] == [9, 10, 11, 12]
+    assert j.append(tap(), now=NOW).seq == 13
+    j.close()
+
+
+def test_an_upgraded_old_journal_restored_with_dump_keeps_its_ranges_not_the_stale_column(tmp_path):
+    """An upgraded version-0 file keeps its (unused) sent column: the ranges, not the column, say
+    what was sent."""
+    path, _ids = _legacy_journal(tmp_path, sent={1, 2})
+    j = open_journal(path)
+    j.mark_sent(range(3, 11))
+    j.close()
+    _restore_by_dump(path, tmp_path / "restored.db")
+    j = open_journal(tmp_path / "restored.db", boot="boot-2")
+    assert _sent_rows(tmp_path / "restored.db") == [(1, 10)]
+    assert j.outbox_depth() == 2 and [s for s, _ in j.outbox_wire(10)] == [11, 12]
+    j.close()
+
+
+@pytest.mark.parametrize("version", [1, -5])
+def test_a_version_2_file_labelled_another_old_version_is_relabelled(tmp_path, version, capsys):
+    path = tmp_path / "j.db"
+    _journal_with(path, 5, 2)
+    c = sqlite3.connect(path)
+    c.execute(f"PRAGMA user_version = {version}")
+    c.close()
+    j = open_journal(path)
+    assert _user_version(path) == 2 and j.outbox_depth() == 3 and j.sent_through() == 2
+    j.close()
+    assert "journal_schema_version_restored" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("script, words", [
+    ("PRAGMA user_version = 2", "schema version 2 but the version-0 layout"),
+    ("DROP INDEX journal_outbox_high; ALTER TABLE journal DROP COLUMN sent",
+     "no journal_sent table and no sent column"),
+    ("DROP INDEX journal_outbox_high; ALTER TABLE journal DROP COLUMN sent; ALTER TABLE journal DROP COLUMN kind",
+     "the journal table has no column kind"),
+    ("DROP TABLE journal; CREATE TABLE other (x)", "no journal table"),
+    ("DROP TABLE journal; DROP TABLE journal_meta; CREATE TABLE other (x)", "tables of another kind"),
+])
+def test_an_inconsistent_journal_layout_is_refused_with_a_one_line_message(tmp_path, script, words):
+    from portgate.errors import StoreError
+
+    path, _ids = _legacy_journal(tmp_path, sent=set())
+    c = sqlite3.connect(path)
+    c.executescript(script)
+    c.close()
+    with pytest.raises(StoreError, match=words) as err:
+        open_journal(path)
+    assert "\n" not in str(err.value) and str(path) in str(err.value)

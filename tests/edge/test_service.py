@@ -103,6 +103,29 @@ def test_corrupt_store_and_journal_at_boot_are_quarantined_with_alerts_first(tmp
     svc.close()
 
 
+def test_a_truncated_journal_at_boot_is_quarantined_and_the_signed_alert_names_the_loss(tmp_path):
+    """The tester's case: gate stopped, ``: > state/journal.db`` with the .hwm file kept."""
+    from wire.chain import event_hash, segment_loss
+
+    cfg = load_gate_config(write_gate_config(tmp_path))
+    state = Path(cfg.state_dir)
+    svc = GateService(cfg, indicator=RecordingIndicator())
+    for _ in range(4):
+        svc.journal.append(AlertPayload(code="TEST", detail="x"), now=svc.clock.now())
+    last = svc.journal.last_seq()
+    head = event_hash(svc.journal.events_between(last, last)[0])
+    svc.journal.mark_sent(range(1, last - 2))
+    svc.close()
+    (state / "journal.db").write_bytes(b"")
+    svc = GateService(cfg, indicator=RecordingIndicator())
+    first = svc.journal.outbox_batch(1)[0]
+    assert first.payload.code == "STORE_QUARANTINED" and first.seq == last + 1
+    assert segment_loss(first) == (last - 2, last)  # the 3 never sent
+    assert f"last_head_seq={last} last_head={head}" in first.payload.detail and first.prev == head
+    assert [p.name.split(".corrupt-")[0] for p in state.glob("*.corrupt-*")] == ["journal.db"]
+    svc.close()
+
+
 def test_gate_run_exits_cleanly_on_sigterm(tmp_path):
     import signal
     import time
@@ -161,3 +184,20 @@ def test_seed_with_a_repeated_card_uid_exits_2_naming_file_and_line(tmp_path):
     assert out.returncode == 2, out.stderr
     assert f"cards.csv:{lines}: uid 0A04A10001 repeats line 2" in out.stderr
     assert "UNIQUE" not in out.stderr and "Traceback" not in out.stderr
+
+
+def test_gate_run_on_an_inconsistent_journal_layout_exits_2_with_one_line(tmp_path):
+    import sqlite3
+
+    cfg = write_gate_config(tmp_path)
+    (tmp_path / "state").mkdir()
+    c = sqlite3.connect(tmp_path / "state" / "journal.db")
+    c.executescript("CREATE TABLE journal (seq INTEGER PRIMARY KEY, event_id TEXT, priority INTEGER, kind TEXT,"
+                    " body BLOB, created_at TEXT); PRAGMA user_version = 2;")
+    c.close()
+    out = subprocess.run([sys.executable, "-m", "app.cli", "edge", "run", "--config", str(cfg)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = [x for x in out.stderr.splitlines() if x.startswith("portgate:")]
+    assert lines == [f"portgate: journal {tmp_path / 'state' / 'journal.db'}: not a journal layout this software "
+                     "knows (schema version 2; no journal_sent table and no sent column); move the file aside"]

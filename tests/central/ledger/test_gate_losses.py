@@ -67,3 +67,42 @@ def test_an_alert_claiming_more_than_its_own_seq_is_cut_and_an_empty_range_recor
         assert [(g.gate_id, g.seq_from, g.seq_to) for g in gaps] == [("g1", 8, 8)]  # still a real gap
     finally:
         engine.dispose()
+
+
+def test_a_gate_journal_emptied_beside_its_hwm_file_tells_the_office_what_was_lost(db_url, tmp_path):
+    """The tester's case end to end: the gate stopped with 3 rows never sent, ``: > journal.db``, the
+    ``.hwm`` kept; at the next start the real journal's alert makes the office record 8..10 as lost
+    (no gap left to ask a replay of, for ever)."""
+    from edge.journal import Journal
+    from edge.rules.model import Now
+
+    now = Now(wall=T, mono_ns=1, clock_trusted=True)
+    path = tmp_path / "journal.db"
+
+    def journal():
+        return Journal(path, port="santos", gate_id="g1", key=KEY, boot_id="b")
+
+    j = journal()
+    sent = j.append_many([TapPayload(uid=f"{s:08X}", reader_id="r1", reader_kind="control", decision="admit")
+                          for s in range(1, 11)], now=now)[:7]
+    j.mark_sent([e.seq for e in sent])
+    j.close()
+    path.write_bytes(b"")
+    j = journal()
+    after = j.outbox_batch(10) + [j.append(TapPayload(uid="0B", reader_id="r1", reader_kind="control",
+                                                      decision="admit"), now=now)]
+    j.close()
+    assert [e.seq for e in after] == [11, 12]
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as c:
+            _write(c, sent)
+        with engine.begin() as c:
+            losses, gaps = _write(c, after)
+        assert [(x.gate_id, x.seq_from, x.seq_to) for x in losses] == [("g1", 8, 10)] and gaps == []
+        with engine.begin() as c:
+            progress = c.execute(select(gate_progress.c.contiguous_seq, gate_progress.c.highest_seq)).one()
+        assert tuple(progress) == (12, 12)
+    finally:
+        engine.dispose()

@@ -45,3 +45,38 @@ def test_broker_offline_outbox_and_stale_copies_are_shown(tmp_path, page) -> Non
         page.wait_for_selector("#st-broker[data-state='unknown']", timeout=15_000)
     finally:
         gate.stop()
+
+
+def test_the_outbox_of_an_old_journal_before_the_gate_upgrades_it_is_shown_never_a_false_0(tmp_path, page) -> None:
+    """The screen starts before the gate on a version-0 journal (a ``sent`` column per row): the bar
+    shows its 38 unsent rows; a journal whose tables it cannot read shows the depth as "—"."""
+    import sqlite3
+
+    from edge.journal import Journal
+    from edge.rules.model import Now
+    from testkit.journal_faults import legacy_copy
+    from wire.events import TapPayload
+
+    gate = GateWithScreen(tmp_path / "gate")
+    gate.state.mkdir(parents=True, exist_ok=True)
+    src = Journal(tmp_path / "v2.db", port="santos", gate_id="g-aurora", key=b"k" * 16, boot_id="b")
+    src.append_many([TapPayload(uid="0A04A10001", reader_id="r", reader_kind="control", decision="admit")
+                     for _ in range(40)], now=Now(wall=T0, mono_ns=1, clock_trusted=True))
+    src.mark_sent([1, 2])
+    src.close()
+    legacy_copy(tmp_path / "v2.db", gate.state / "journal.db")
+    try:
+        gate.start_display()
+        page.goto(gate.url)
+        page.wait_for_selector("#st-outbox[data-depth='38']", timeout=15_000)
+        assert "A enviar: 38" in page.locator("#st-outbox").inner_text()
+        other = tmp_path / "other.db"  # replaced by a file of no journal layout the screen knows
+        c = sqlite3.connect(other)
+        c.execute("CREATE TABLE journal (seq INTEGER PRIMARY KEY, kind TEXT, body BLOB)")
+        c.commit()
+        c.close()
+        other.replace(gate.state / "journal.db")
+        page.wait_for_selector("#st-outbox[data-depth='']", timeout=15_000)
+        assert page.locator("#st-outbox").inner_text() == "A enviar: —"
+    finally:
+        gate.stop()
