@@ -14,7 +14,12 @@ of a shift:
 - when earlier versions were already paid, the new statement carries an adjustment line
   (``rule "ADJ"``, minus what was paid) so its total is the difference still owed (negative: paid
   in excess) and the flag ``ADJUSTMENT``: a paid statement is never superseded silently (Lei 9.719
-  art. 2 §1: the pay is due in full; what was paid stays on record).
+  art. 2 §1: the pay is due in full; what was paid stays on record). What a paid version was paid
+  is the total its stored ``digest`` proves (``proven_total``): its row's total when its row and
+  lines hash to the digest, else the sum of its lines when they do with that total (the row's total
+  edited outside the ledger). When nothing proves it (lines or flags edited too), the adjustment
+  uses the stored total and the new statement is put on hold for review (``UNPROVEN_HOLD``): it
+  cannot be marked paid until the office releases it.
 
 A hold release (RULES.md P, G9) is carried over to the new version when it released the same hold.
 """
@@ -41,6 +46,8 @@ from portgate.errors import StoreError
 ADJUSTMENT_RULE = "ADJ"
 ADJUSTMENT_ARTICLE = "Lei 9.719 art. 2 §1"
 ADJUSTMENT_FLAG = "ADJUSTMENT"
+#: Hold reason of a statement superseding a paid version whose paid amount nothing proves.
+UNPROVEN_HOLD = "PAID_UNPROVEN"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -79,6 +86,43 @@ def statement_digest(st: Statement) -> str:
 _digest_encoder = msgspec.json.Encoder(order="sorted")
 
 
+def stored_digest_matches(rulebook: str, total_cents: int, flags: str | None, hold_reason: str | None,
+                          lines: list[tuple], digest: str) -> bool:
+    """Whether a stored statement (row values; ``lines``: ``(rule, article, description,
+    amount_cents)`` in position order) hashes to ``digest`` (``statement_digest``), an adjustment
+    line and flag taken off first (the digest is of the statement before them)."""
+    own = list(lines)
+    flag_list = flags.split(",") if flags else []
+    if flag_list and flag_list[-1] == ADJUSTMENT_FLAG and own and own[-1][0] == ADJUSTMENT_RULE:
+        total_cents, flag_list, own = total_cents - own[-1][3], flag_list[:-1], own[:-1]
+    body = {"rulebook": rulebook, "total_cents": total_cents, "flags": flag_list,
+            "hold_reason": hold_reason, "lines": [tuple(ln) for ln in own]}
+    return hashlib.sha256(_digest_encoder.encode(body)).hexdigest() == digest
+
+
+def proven_total(row: dict, lines: list[tuple]) -> int | None:
+    """The total (cents, adjustment included) that a stored statement's ``digest`` proves: the
+    row's ``total_cents`` when row and lines hash to the digest; else the sum of the lines when
+    they hash to it with that total (only the row's total was edited); else ``None`` (nothing
+    proves it). A statement stored without a digest is taken as stored (nothing to check)."""
+    if row["digest"] is None:
+        return row["total_cents"]
+    args = (row["rulebook"], row["flags"], row["hold_reason"], lines, row["digest"])
+    if stored_digest_matches(row["rulebook"], row["total_cents"], *args[1:]):
+        return row["total_cents"]
+    lines_sum = sum(ln[3] for ln in lines)
+    if lines_sum != row["total_cents"] and stored_digest_matches(row["rulebook"], lines_sum, *args[1:]):
+        return lines_sum
+    return None
+
+
+def _unproven_reason(rows: list[dict]) -> str:
+    names = ", ".join(f"{r['statement_id']} ({r['paid_ref'] or 'no ref'})" for r in rows)
+    return (f"{UNPROVEN_HOLD}: paid version {names} was altered outside the ledger and its digest "
+            "no longer proves what was paid; check the payment before paying this one "
+            "(Lei 9.719 art. 2 §1) / valor pago não comprovado: conferir antes de pagar")
+
+
 def with_adjustment(st: Statement, paid_cents: int) -> Statement:
     """``st`` with an ``ADJ`` line of minus ``paid_cents`` (what earlier versions were paid)."""
     paid = Decimal(paid_cents) / 100
@@ -88,12 +132,15 @@ def with_adjustment(st: Statement, paid_cents: int) -> Statement:
                                flags=(*st.flags, ADJUSTMENT_FLAG))
 
 
-def _reason(old: dict, new: Statement, given: str | None) -> str:
+def _reason(old: dict, new: Statement, given: str | None, total_altered: bool = False) -> str:
     parts = []
     if old["rulebook"] != new.rulebook:
         parts.append(f"rulebook {old['rulebook']} -> {new.rulebook}")
-    parts.append(f"computed total {money_str(Decimal(old['computed_cents']) / 100)} -> "
-                 f"{money_str(new.total)}")
+    was = money_str(Decimal(old["computed_cents"]) / 100)
+    if total_altered:  # the stored total is not the one its digest proves
+        parts.append(f"stored total {was} (altered) -> computed {money_str(new.total)}")
+    else:
+        parts.append(f"computed total {was} -> {money_str(new.total)}")
     if old["paid_at"] is not None:
         parts.append(f"already paid ({old['paid_ref'] or 'no ref'}): adjustment line")
     text = "; ".join(parts)
@@ -130,8 +177,15 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             for chunk in range(0, len(found), CHUNK):
                 part = found[chunk:chunk + CHUNK]
                 history = _history(conn, [s.shift_id for s in part])
+                _prove_paid(conn, history)
                 for st in part:
                     past = history.get(st.shift_id)
+                    paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
+                    unproven = [r for r in paid_rows if r["proven_cents"] is None]
+                    if unproven:  # on hold: nothing proves what was paid
+                        hold = _unproven_reason(unproven)
+                        st = msgspec.structs.replace(
+                            st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
                     digest = statement_digest(st)
                     current = None
                     altered = False
@@ -143,7 +197,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                 unchanged += 1
                                 continue
                             altered = True  # its row no longer says what its digest does
-                    paid_cents = sum(r["paid_cents"] for r in past if r["paid_at"] is not None) if past else 0
+                    paid_cents = sum(r["paid_cents"] for r in paid_rows)
                     out = with_adjustment(st, paid_cents) if paid_cents else st
                     version = max(r["version"] for r in past) + 1 if past else 1
                     sid = statement_id(st, version)
@@ -161,10 +215,14 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                  for n, ln in enumerate(out.lines))
                     stored.append(out)
                     written += 1
-            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid, _alt in replaced])
+            own = _lines(conn, [cur["statement_id"] for cur, _st, _sid, _alt in replaced])
             for cur, st, sid, altered in replaced:
-                cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
-                why = _reason(cur, st, reason)
+                cur_lines = own.get(cur["statement_id"], [])
+                adj = cur_lines[-1][3] if cur_lines and cur_lines[-1][0] == ADJUSTMENT_RULE else 0
+                cur["computed_cents"] = cur["total_cents"] - adj
+                total_altered = (cur["statement_id"] not in lines_altered
+                                 and proven_total(cur, cur_lines) != cur["total_cents"])
+                why = _reason(cur, st, reason, total_altered)
                 if altered and cur["statement_id"] in lines_altered:
                     why = f"stored lines altered outside the ledger; {why}"
                 elif altered:
@@ -196,30 +254,44 @@ def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
 
 
 def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
-    """Every stored version of these shifts (``paid_cents``: the stored total; ``computed_cents``,
-    the total before adjustment, is added for the versions being superseded)."""
+    """Every stored version of these shifts (``computed_cents``, the total before adjustment, is
+    added for the versions being superseded; ``_prove_paid`` adds what the paid ones were paid)."""
     out: dict[str, list[dict]] = {}
     for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
         row = dict(zip(_HISTORY, r))
-        row["paid_cents"] = row["total_cents"]
         out.setdefault(row["shift_id"], []).append(row)
     return out
 
 
-def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
-    """Adjustment line cents per statement id."""
-    found: dict[str, int] = {}
+def _prove_paid(conn, history: dict[str, list[dict]]) -> None:
+    """Sets on each paid version ``proven_cents`` (``proven_total``: ``None`` if nothing proves
+    it) and ``paid_cents`` (what the adjustment takes off: the proven total, else the stored one)."""
+    paid = [r for rows in history.values() for r in rows if r["paid_at"] is not None]
+    if not paid:
+        return
+    own = _lines(conn, [r["statement_id"] for r in paid])
+    for r in paid:
+        r["proven_cents"] = proven_total(r, own.get(r["statement_id"], []))
+        r["paid_cents"] = r["total_cents"] if r["proven_cents"] is None else r["proven_cents"]
+
+
+def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
+    """``{statement_id: [(rule, article, description, amount_cents)]}`` in position order."""
+    found: dict[str, list[tuple]] = {}
     for chunk in range(0, len(statement_ids), CHUNK):
-        found.update(conn.execute(_ADJUSTMENTS_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}).all())
+        for sid, *line in conn.execute(_LINES_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}):
+            found.setdefault(sid, []).append(tuple(line))
     return found
 
 
 # One compiled statement each, the id list bound as one expanding parameter.
 _HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
     statements.c.shift_id.in_(bindparam("ids", expanding=True)))
-_ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
-    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
-    statement_lines.c.rule == ADJUSTMENT_RULE)
+_LINES_QUERY = select(statement_lines.c.statement_id, statement_lines.c.rule,
+                      statement_lines.c.article, statement_lines.c.description,
+                      statement_lines.c.amount_cents).where(
+    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True))).order_by(
+    statement_lines.c.statement_id, statement_lines.c.position)
 
 
 def _kept_release(st: Statement, old: dict | None) -> dict:
