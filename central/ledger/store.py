@@ -15,6 +15,7 @@ from sqlalchemy import and_, bindparam, delete, insert, or_, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.db import store_failure
 from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.schema import events
 from central.ledger.corrections import apply_corrections
@@ -137,7 +138,8 @@ def rebuild_shifts(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Z
             _store_changed(conn, found, date_from, date_to, now)
         return found
     except SQLAlchemyError as exc:
-        raise StoreError(f"rebuilding shifts failed: {exc}") from exc
+        raise store_failure("rebuilding shifts failed", exc,
+                            "another run rebuilt these shifts meanwhile; run again") from exc
 
 
 #: The ``shifts`` columns in the order ``_shift_values`` gives them (``rebuilt_at`` last).

@@ -37,15 +37,17 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.db import store_failure
 from central.ledger.bulk import insert_tuples
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
-from portgate.errors import StoreError
 
 ADJUSTMENT_RULE = "ADJ"
 ADJUSTMENT_ARTICLE = "Lei 9.719 art. 2 §1"
 ADJUSTMENT_FLAG = "ADJUSTMENT"
+#: What a pay run's failed write says when another run stored the same statements meanwhile.
+PAY_CONFLICT = "another pay run changed these statements meanwhile; run again"
 #: Hold reason of a statement superseding a paid version whose paid amount nothing proves.
 UNPROVEN_HOLD = "PAID_UNPROVEN"
 
@@ -162,8 +164,9 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
     whose stored lines are known not to be what their digest stands for (superseded even when
-    their digest and row match). Raises ``StoreError`` on a database failure
-    (nothing is stored then). The new statements and their lines go in as one bulk insert each
+    their digest and row match). Raises ``StoreError`` on a database failure, ``StoreConflict``
+    (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
+    then: one transaction). The new statements and their lines go in as one bulk insert each
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
         return SaveResult()
@@ -233,7 +236,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
-        raise StoreError(f"saving statements failed: {exc}") from exc
+        raise store_failure("saving statements failed", exc, PAY_CONFLICT) from exc
     finally:
         if enabled:
             gc.enable()
