@@ -180,8 +180,16 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             for chunk in range(0, len(found), CHUNK):
                 part = found[chunk:chunk + CHUNK]
                 history = _history(conn, [s.shift_id for s in part])
-                _prove_paid(conn, history)
+                todo = []  # first as stored: an intact current statement needs no proof
                 for st in part:
+                    past = history.get(st.shift_id)
+                    digest = statement_digest(st)
+                    if past and _unchanged(past, st, digest, lines_altered):
+                        unchanged += 1
+                    else:
+                        todo.append((st, digest))
+                _prove_paid(conn, [r for st, _d in todo for r in history.get(st.shift_id, ())])
+                for st, digest in todo:
                     past = history.get(st.shift_id)
                     paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
                     unproven = [r for r in paid_rows if r["proven_cents"] is None]
@@ -189,7 +197,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                         hold = _unproven_reason(unproven)
                         st = msgspec.structs.replace(
                             st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
-                    digest = statement_digest(st)
+                        digest = statement_digest(st)
                     current = None
                     altered = False
                     if past:
@@ -218,12 +226,16 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                  for n, ln in enumerate(out.lines))
                     stored.append(out)
                     written += 1
-            own = _lines(conn, [cur["statement_id"] for cur, _st, _sid, _alt in replaced])
+            # an edited row's lines, to tell an altered total; of the others only the adjustment
+            own = _lines(conn, [cur["statement_id"] for cur, _st, _sid, alt in replaced if alt])
+            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid, alt in replaced if not alt])
             for cur, st, sid, altered in replaced:
                 cur_lines = own.get(cur["statement_id"], [])
-                adj = cur_lines[-1][3] if cur_lines and cur_lines[-1][0] == ADJUSTMENT_RULE else 0
-                cur["computed_cents"] = cur["total_cents"] - adj
-                total_altered = (cur["statement_id"] not in lines_altered
+                if altered:
+                    adj[cur["statement_id"]] = (cur_lines[-1][3] if cur_lines
+                                                and cur_lines[-1][0] == ADJUSTMENT_RULE else 0)
+                cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
+                total_altered = (altered and cur["statement_id"] not in lines_altered
                                  and proven_total(cur, cur_lines) != cur["total_cents"])
                 why = _reason(cur, st, reason, total_altered)
                 if altered and cur["statement_id"] in lines_altered:
@@ -247,6 +259,13 @@ _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_
             "paid_ref", "superseded_at", "hold_reason", "hold_released_at", "hold_note", "flags")
 
 
+def _unchanged(past: list[dict], st: Statement, digest: str, lines_altered: frozenset[str]) -> bool:
+    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row)."""
+    current = next((r for r in past if r["superseded_at"] is None), None)
+    return (current is not None and current["digest"] == digest
+            and _as_stored(current, st, past) and current["statement_id"] not in lines_altered)
+
+
 def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
     """Whether the current version's row holds the total, flags and hold reason that storing ``st``
     over the earlier versions would write (an adjustment for what those were paid included)."""
@@ -257,25 +276,37 @@ def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
 
 
 def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
-    """Every stored version of these shifts (``computed_cents``, the total before adjustment, is
-    added for the versions being superseded; ``_prove_paid`` adds what the paid ones were paid)."""
+    """Every stored version of these shifts (``paid_cents``: the stored total until
+    ``_prove_paid`` sets what was proven paid; ``computed_cents``, the total before adjustment, is
+    added for the versions being superseded)."""
     out: dict[str, list[dict]] = {}
     for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
         row = dict(zip(_HISTORY, r))
+        row["paid_cents"] = row["total_cents"]
+        row["proven_cents"] = row["total_cents"]
         out.setdefault(row["shift_id"], []).append(row)
     return out
 
 
-def _prove_paid(conn, history: dict[str, list[dict]]) -> None:
-    """Sets on each paid version ``proven_cents`` (``proven_total``: ``None`` if nothing proves
-    it) and ``paid_cents`` (what the adjustment takes off: the proven total, else the stored one)."""
-    paid = [r for rows in history.values() for r in rows if r["paid_at"] is not None]
+def _prove_paid(conn, versions: list[dict]) -> None:
+    """Sets on each paid one of ``versions`` ``proven_cents`` (``proven_total``: ``None`` if nothing
+    proves it) and ``paid_cents`` (what the adjustment takes off: the proven total, else the stored
+    one)."""
+    paid = [r for r in versions if r["paid_at"] is not None]
     if not paid:
         return
     own = _lines(conn, [r["statement_id"] for r in paid])
     for r in paid:
         r["proven_cents"] = proven_total(r, own.get(r["statement_id"], []))
         r["paid_cents"] = r["total_cents"] if r["proven_cents"] is None else r["proven_cents"]
+
+
+def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
+    """Adjustment line cents per statement id."""
+    found: dict[str, int] = {}
+    for chunk in range(0, len(statement_ids), CHUNK):
+        found.update(conn.execute(_ADJUSTMENTS_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}).all())
+    return found
 
 
 def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
@@ -290,6 +321,9 @@ def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
 # One compiled statement each, the id list bound as one expanding parameter.
 _HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
     statements.c.shift_id.in_(bindparam("ids", expanding=True)))
+_ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
+    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
+    statement_lines.c.rule == ADJUSTMENT_RULE)
 _LINES_QUERY = select(statement_lines.c.statement_id, statement_lines.c.rule,
                       statement_lines.c.article, statement_lines.c.description,
                       statement_lines.c.amount_cents).where(
