@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import importlib
 
+import re
+
 from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+
+from portgate.errors import StoreConflict, StoreError
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -63,3 +68,19 @@ def make_engine(url: str, **kwargs) -> Engine:
             cur.close()
 
     return engine
+
+
+_BUSY = re.compile(r"database is locked|database table is locked|busy|deadlock|could not serialize"
+                   r"|lock timeout|could not obtain lock", re.IGNORECASE)
+
+
+def store_failure(action: str, exc: SQLAlchemyError, conflict: str) -> StoreError:
+    """One line for a failed database write, without SQL or parameters: ``StoreConflict`` (exit 1:
+    run again) with ``action: conflict`` for a unique key another run took meanwhile or a lock it
+    held; ``StoreError`` (exit 2) with ``action: <the driver's first line>`` otherwise (e.g.
+    ``attempt to write a readonly database``)."""
+    orig = getattr(exc, "orig", None) or exc
+    first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+    if isinstance(exc, IntegrityError) or (isinstance(exc, OperationalError) and _BUSY.search(first)):
+        return StoreConflict(f"{action}: {conflict} ({first[:200]})")
+    return StoreError(f"{action}: {first[:300]}")

@@ -58,3 +58,10 @@ class StoreUnavailable(StoreError):
     ``Restart=on-failure`` tries again (``RestartPreventExitStatus=2`` only stops configuration errors)."""
 
     exit_code = 1
+
+
+class StoreConflict(StoreError):
+    """Another run wrote the same rows meanwhile (a unique key taken, a lock held): nothing of this
+    run is stored and running it again succeeds, so the command exits 1 (transient), not 2."""
+
+    exit_code = 1

@@ -124,17 +124,18 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
                 hi = max(hi, receipt["seq"])
                 files[f"receipts/{gate}.json"] = _json({"body": receipt["body"].decode("utf-8"),
                                                         "sig": receipt["sig"]})
-            raws = conn.execute(select(events.c.raw).where(
+            stored = conn.execute(select(events.c.id, events.c.gate_id, events.c.seq, events.c.raw).where(
                 events.c.gate_id == gate, events.c.seq.between(lo, hi)).order_by(events.c.seq, events.c.id)
-            ).scalars().all()
+            ).all()
+            raws = [r[3] for r in stored]
+            decoded = [_decode_row(*r) for r in stored]
             keys = read_public_keys(public_key_path(keys_dir, gate))
             if not keys:
                 raise BadInput(f"gate {gate} has no registered public key: its events cannot be proved",
                                where=str(public_key_path(keys_dir, gate)))
             files[f"keys/{gate}.pem"] = "".join(chain.public_pem(k) for k in keys).encode("ascii")
             lines = []
-            for raw in raws:
-                ev = decode(raw)
+            for raw, ev in zip(raws, decoded):
                 lines.append(bytes(raw).rstrip(b"\n"))
                 if ev.sig:
                     base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
@@ -144,7 +145,6 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
             breaks = conn.execute(select(chain_breaks).where(chain_breaks.c.gate_id == gate,
                                                              chain_breaks.c.seq_to >= lo,
                                                              chain_breaks.c.seq_from <= hi)).mappings().all()
-            decoded = [decode(r) for r in raws]
             report = chain.check_chain(gate, decoded, _starting_key(decoded, keys), first_seq=lo)
             files[f"chain/{gate}.json"] = _json({
                 "gate_id": gate, "seq_from": lo, "seq_to": hi, "head_seq": report.head_seq, "head": report.head,
@@ -165,9 +165,11 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
                 line_rows.setdefault(r["statement_id"], []).append(
                     {"rule": r["rule"], "article": r["article"], "description": r["description"],
                      "amount_cents": r["amount_cents"]})
-        events_of = conn.execute(select(events.c.raw).where(
-            events.c.registration == registration, events.c.occurred_at >= start, events.c.occurred_at < end)
-            .order_by(events.c.occurred_at, events.c.gate_id, events.c.seq)).scalars().all()
+        events_of = [_decode_row(*r) for r in conn.execute(
+            select(events.c.id, events.c.gate_id, events.c.seq, events.c.raw).where(
+                events.c.registration == registration, events.c.occurred_at >= start,
+                events.c.occurred_at < end)
+            .order_by(events.c.occurred_at, events.c.gate_id, events.c.seq))]
         n_receipts = conn.execute(select(func.count()).select_from(chain_receipts)).scalar()
     stmts = [{
         "statement_id": r["statement_id"], "shift_id": r["shift_id"], "version": r["version"],
@@ -194,7 +196,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
     files.update(rulebook_files)
 
     files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
-                                       [decode(r) for r in events_of], gates, zone, now)
+                                       events_of, gates, zone, now)
     office = office_key(keys_dir)
     files["keys/office.pem"] = chain.public_pem(office.public_key()).encode("ascii")
     manifest = {"format": FORMAT, "registration": registration, "from": date_from.isoformat(),
@@ -216,3 +218,11 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
 
 def _json(value) -> bytes:
     return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def _decode_row(row_id: int, gate: str, seq: int, raw: bytes):
+    """The stored event's ``Event``. Raises ``BadInput`` naming its ledger id, gate and seq."""
+    try:
+        return decode(raw)
+    except BadInput as exc:
+        raise BadInput(str(exc), where=f"ledger event id {row_id} (gate {gate}, seq {seq})") from exc

@@ -46,9 +46,10 @@ from central.ledger.breaks import apply_chain_breaks, broken_events
 from central.ledger.changes import read_counters
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
-from central.ledger.store import SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window
+from central.ledger.store import (SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window,
+                                  named)
 from central.ledger.tables import close_digests, shift_flags, shifts
-from central.ledger.taps import decode_clocks, decode_taps
+from central.ledger.taps import MalformedEvent, decode_clocks, decode_taps
 from portgate.timeutil import as_utc
 
 #: Part of every input digest: bump it when the rebuild (``reconstruct``, corrections) changes.
@@ -144,7 +145,10 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         raws = [r[0] for r in result.cursor.fetchall()]
     finally:
         result.close()
-    taps = decode_clocks(raws)  # the whole month: only what the digests need
+    try:
+        taps = decode_clocks(raws)  # the whole month: only what the digests need
+    except MalformedEvent as exc:
+        raise named(conn, exc) from exc
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
     month = taps + anchors if anchors else taps
@@ -222,7 +226,10 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     rebuilt: dict[str, list[Shift]] = {}
     if todo:
         n_stored -= sum(len(rows.get(reg, ())) for reg in todo)
-        subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
+        try:
+            subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
+        except MalformedEvent as exc:
+            raise named(conn, exc) from exc
         found = [s for s in reconstruct(subset, zone, placed=place_times(month))
                  if date_from <= s.work_date <= date_to]
         found = apply_chain_breaks(conn, apply_corrections(conn, found))

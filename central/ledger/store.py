@@ -15,14 +15,15 @@ from sqlalchemy import and_, bindparam, delete, insert, or_, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.db import store_failure
 from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.schema import events
 from central.ledger.breaks import apply_chain_breaks
 from central.ledger.corrections import apply_corrections
 from central.ledger.shifts import Flag, Shift, reconstruct
-from central.ledger.taps import decode_taps
+from central.ledger.taps import MalformedEvent, decode_taps
 from central.ledger.tables import shift_flags, shifts
-from portgate.errors import StoreError
+from portgate.errors import BadInput, StoreError
 from portgate.gctune import paused as _no_cyclic_gc
 from portgate.timeutil import as_utc
 from wire.events import Event, TapPayload, decode, encode
@@ -72,13 +73,24 @@ def load_shift_taps(conn: Connection, date_from: dt.date, date_to: dt.date,
     ``BadInput`` for a damaged stored event."""
     lo, hi = _window(date_from, date_to, zone)
     raws = conn.execute(_taps_query(lo, hi)).scalars().all()
-    out: list = decode_taps(raws)
+    try:
+        out: list = decode_taps(raws)
+    except MalformedEvent as exc:
+        raise named(conn, exc) from exc
     del raws
     boots = {(e.gate_id, e.boot_id) for e in out if not e.clock_trusted}
     if boots:
         seen = {e.event_id for e in out}
         out.extend(_anchors(conn, boots, seen))
     return out
+
+
+def named(conn: Connection, exc: MalformedEvent) -> BadInput:
+    """``exc`` naming the stored row of its event: ``ledger event id N (gate G, seq S): ...``."""
+    row = conn.execute(select(events.c.id, events.c.gate_id, events.c.seq)
+                       .where(events.c.raw == exc.raw).order_by(events.c.id).limit(1)).first()
+    where = f"ledger event id {row[0]} (gate {row[1]}, seq {row[2]})" if row else "ledger event"
+    return BadInput(exc.reason, where=where)
 
 
 def _window(date_from: dt.date, date_to: dt.date, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
@@ -128,7 +140,8 @@ def rebuild_shifts(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Z
             _store_changed(conn, found, date_from, date_to, now)
         return found
     except SQLAlchemyError as exc:
-        raise StoreError(f"rebuilding shifts failed: {exc}") from exc
+        raise store_failure("rebuilding shifts failed", exc,
+                            "another run rebuilt these shifts meanwhile; run again") from exc
 
 
 #: The ``shifts`` columns in the order ``_shift_values`` gives them (``rebuilt_at`` last).

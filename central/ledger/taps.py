@@ -71,13 +71,32 @@ class TapEvent(msgspec.Struct, frozen=True, gc=False):
 _decoder = msgspec.json.Decoder(TapEvent)
 
 
-def decode_taps(raws: Iterable[bytes]) -> list[TapEvent]:
-    """``TapEvent`` of each raw JSON event (bytes or memoryview). Raises ``BadInput``."""
-    decode = _decoder.decode
+class MalformedEvent(BadInput):
+    """A stored event that does not decode; ``raw``: its bytes (for the caller to name its row,
+    ``central.ledger.store.named``)."""
+
+    def __init__(self, message: str, raw: bytes) -> None:
+        super().__init__(message)
+        self.raw = bytes(raw)
+
+
+def _decode_all(decode, raws: Iterable[bytes]) -> list:
+    raws = raws if isinstance(raws, list) else list(raws)
     try:
         return [decode(raw) for raw in raws]
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise BadInput(f"malformed tap event in the ledger: {exc}") from exc
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        for raw in raws:  # which one: the fast path above does not say
+            try:
+                decode(raw)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise MalformedEvent(f"malformed tap event in the ledger: {exc}", raw) from exc
+        raise
+
+
+def decode_taps(raws: Iterable[bytes]) -> list[TapEvent]:
+    """``TapEvent`` of each raw JSON event (bytes or memoryview). Raises ``MalformedEvent`` (a
+    ``BadInput``) with the first undecodable event's bytes."""
+    return _decode_all(_decoder.decode, raws)
 
 
 class WhoView(msgspec.Struct, frozen=True, gc=False):
@@ -104,9 +123,5 @@ _clock_decoder = msgspec.json.Decoder(ClockEvent)
 
 
 def decode_clocks(raws: Iterable[bytes]) -> list[ClockEvent]:
-    """``ClockEvent`` of each raw JSON event. Raises ``BadInput``."""
-    decode = _clock_decoder.decode
-    try:
-        return [decode(raw) for raw in raws]
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise BadInput(f"malformed tap event in the ledger: {exc}") from exc
+    """``ClockEvent`` of each raw JSON event. Raises ``MalformedEvent`` as ``decode_taps``."""
+    return _decode_all(_clock_decoder.decode, raws)

@@ -19,10 +19,11 @@ from sqlalchemy import BigInteger, Column, Date, DateTime, Index, String, Table,
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from central.db import metadata
+from central.db import metadata, store_failure
 from central.ledger.tables import shifts
 from central.pay.billing import BillingLine, watchmen_billing
 from central.pay.rulebook import Rulebook
+from central.pay.versions import PAY_CONFLICT
 from central.production.schema import production_gangs, production_lines
 from portgate import tables
 from portgate.errors import BadInput, StoreError
@@ -68,7 +69,7 @@ def store_watchmen_billing(engine: Engine, statements, rulebook: Rulebook, first
                     "amount_cents": int(x.amount * 100), "computed_at": now} for x in lines])
             return lines
     except SQLAlchemyError as exc:
-        raise StoreError(f"saving billing lines failed: {exc}") from exc
+        raise store_failure("saving billing lines failed", exc, PAY_CONFLICT) from exc
 
 
 def read_billing(engine: Engine, first: dt.date, last: dt.date) -> list[BillingLine]:

@@ -68,14 +68,25 @@ def load_setup(port_config: str | None):
 def rulebook_arg(value: str, name: str):
     """A pay rulebook by file path or by id in ``config/rulebooks`` (``example-cct-2026``).
     Raises ``ConfigError`` if neither exists or the file is not valid."""
+    if not value.strip():
+        raise ConfigError("is empty: give a rulebook file or an id in config/rulebooks", path=name)
     path = Path(value)
     if not path.exists() and (RULEBOOKS / f"{value}.toml").exists():
         path = RULEBOOKS / f"{value}.toml"
     if not path.exists():
-        from portgate.errors import ConfigError  # lazy: CLI start-up
-
         raise ConfigError(f"no rulebook {value!r} (a file, or an id in {RULEBOOKS})", path=name)
     return load_rulebook(path)
+
+
+#: ``statements.computed_by`` holds at most this many characters; a longer ``--by`` is refused.
+MAX_BY = 128
+
+
+def by_arg(value: str | None) -> str | None:
+    """``--by`` as given; raises ``ConfigError`` for one longer than ``MAX_BY`` characters (not cut)."""
+    if value is not None and len(value) > MAX_BY:
+        raise ConfigError(f"has {len(value)} characters (at most {MAX_BY})", path="--by")
+    return value
 
 
 def statement_rows(st: Statement, release: tuple | None = None) -> list[dict]:
@@ -144,8 +155,9 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     """Compute watchmen's pay statements (rules P1-P7) from the ledger or a shifts.csv."""
     if ctx.invoked_subcommand is not None:
         return
+    by = by_arg(by)
     _port, rulebook, calendar = load_setup(port_config)
-    if rulebook_name:
+    if rulebook_name is not None:
         rulebook = rulebook_arg(rulebook_name, "--rulebook")
     if shifts_csv:
         from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
@@ -167,7 +179,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     upgrade(db_url)
     engine = make_engine(db_url)
     now = dt.datetime.now(dt.UTC)
-    if what_if:
+    if what_if is not None:
         try:
             _what_if(engine, first, last, rulebook_arg(what_if, "--what-if"), calendar, now, fmt)
         finally:
@@ -246,8 +258,9 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.pay.close import close_month  # lazy: CLI start-up
 
+    by = by_arg(by)
     _port, rulebook, calendar = load_setup(port_config)
-    if rulebook_name:
+    if rulebook_name is not None:
         rulebook = rulebook_arg(rulebook_name, "--rulebook")
     reference = _at(at)
     db_url = database_arg(db_url, config_path)

@@ -40,6 +40,7 @@ from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.db import store_failure
 from central.ledger.bulk import bind_tuples
 from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counters_state, rebuild_changed,
                                     record_counters, scope_key, stored_digests, write_digests)
@@ -48,8 +49,7 @@ from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.rulebook import Rulebook
 from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
-from central.pay.versions import ADJUSTMENT_FLAG, ADJUSTMENT_RULE
-from portgate.errors import StoreError
+from central.pay.versions import PAY_CONFLICT, stored_digest_matches
 from portgate.gctune import paused as gc_paused
 
 #: Part of every pay input digest: bump it when the pay engine or the statement storage changes.
@@ -139,7 +139,7 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
             with engine.begin() as conn:
                 record_counters(conn, scope, counters, now)
     except SQLAlchemyError as exc:
-        raise StoreError(f"closing the month failed: {exc}") from exc
+        raise store_failure("closing the month failed", exc, PAY_CONFLICT) from exc
     return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,
                        len(todo), len(workers) - len(todo), ledger.stored, n_statements, run, read)
 
@@ -208,18 +208,9 @@ def _lines_altered(conn: Connection, date_from: dt.date, date_to: dt.date) -> tu
     for sid, reg, rulebook, total, flags, hold, digest in heads:
         if digest is None:  # stored before statements had digests: nothing to check against
             continue
-        own = lines.get(sid, [])
-        flag_list = flags.split(",") if flags else []
-        if flag_list and flag_list[-1] == ADJUSTMENT_FLAG and own and own[-1][0] == ADJUSTMENT_RULE:
-            total, flag_list, own = total - own[-1][3], flag_list[:-1], own[:-1]
-        found = {"rulebook": rulebook, "total_cents": total, "flags": flag_list, "hold_reason": hold,
-                 "lines": own}
-        if hashlib.sha256(_sorted_json.encode(found)).hexdigest() != digest:
+        if not stored_digest_matches(rulebook, total, flags, hold, lines.get(sid, []), digest):
             out[reg].add(sid)
     return dict(out), len(heads) + len(body)
-
-
-_sorted_json = msgspec.json.Encoder(order="sorted")
 
 
 def _count_current(conn: Connection, date_from: dt.date, date_to: dt.date) -> int:

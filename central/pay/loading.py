@@ -112,7 +112,13 @@ def _validate(book: Rulebook, path: str | None) -> Rulebook:
 
 
 def parse_rulebook(raw: object, *, path: str | None = None) -> Rulebook:
-    """Convert parsed TOML data to a validated ``Rulebook``; raise ``ConfigError`` naming the key."""
+    """Convert parsed TOML data to a validated ``Rulebook``; raise ``ConfigError`` naming the key
+    (a table with neither ``day_wages`` nor ``terms``, e.g. a production or gate rulebook: ``not a
+    watchmen's pay rulebook``)."""
+    if isinstance(raw, dict) and not {"day_wages", "terms"} & raw.keys():
+        other = raw.get("id") or raw.get("name")
+        named = f" ({other!r} has no [[day_wages]] or [[terms]])" if isinstance(other, str) else ""
+        raise ConfigError(f"not a watchmen's pay rulebook (RULES.md P){named}", path=path)
     try:
         book = convert(raw, Rulebook, path=path)
     except InvalidOperation as exc:  # pragma: no cover - msgspec reports bad decimals itself

@@ -14,7 +14,12 @@ of a shift:
 - when earlier versions were already paid, the new statement carries an adjustment line
   (``rule "ADJ"``, minus what was paid) so its total is the difference still owed (negative: paid
   in excess) and the flag ``ADJUSTMENT``: a paid statement is never superseded silently (Lei 9.719
-  art. 2 §1: the pay is due in full; what was paid stays on record).
+  art. 2 §1: the pay is due in full; what was paid stays on record). What a paid version was paid
+  is the total its stored ``digest`` proves (``proven_total``): its row's total when its row and
+  lines hash to the digest, else the sum of its lines when they do with that total (the row's total
+  edited outside the ledger). When nothing proves it (lines or flags edited too), the adjustment
+  uses the stored total and the new statement is put on hold for review (``UNPROVEN_HOLD``): it
+  cannot be marked paid until the office releases it.
 
 A hold release (RULES.md P, G9) is carried over to the new version when it released the same hold.
 """
@@ -32,15 +37,19 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.db import store_failure
 from central.ledger.bulk import insert_tuples
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
-from portgate.errors import StoreError
 
 ADJUSTMENT_RULE = "ADJ"
 ADJUSTMENT_ARTICLE = "Lei 9.719 art. 2 §1"
 ADJUSTMENT_FLAG = "ADJUSTMENT"
+#: What a pay run's failed write says when another run stored the same statements meanwhile.
+PAY_CONFLICT = "another pay run changed these statements meanwhile; run again"
+#: Hold reason of a statement superseding a paid version whose paid amount nothing proves.
+UNPROVEN_HOLD = "PAID_UNPROVEN"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -79,6 +88,43 @@ def statement_digest(st: Statement) -> str:
 _digest_encoder = msgspec.json.Encoder(order="sorted")
 
 
+def stored_digest_matches(rulebook: str, total_cents: int, flags: str | None, hold_reason: str | None,
+                          lines: list[tuple], digest: str) -> bool:
+    """Whether a stored statement (row values; ``lines``: ``(rule, article, description,
+    amount_cents)`` in position order) hashes to ``digest`` (``statement_digest``), an adjustment
+    line and flag taken off first (the digest is of the statement before them)."""
+    own = list(lines)
+    flag_list = flags.split(",") if flags else []
+    if flag_list and flag_list[-1] == ADJUSTMENT_FLAG and own and own[-1][0] == ADJUSTMENT_RULE:
+        total_cents, flag_list, own = total_cents - own[-1][3], flag_list[:-1], own[:-1]
+    body = {"rulebook": rulebook, "total_cents": total_cents, "flags": flag_list,
+            "hold_reason": hold_reason, "lines": [tuple(ln) for ln in own]}
+    return hashlib.sha256(_digest_encoder.encode(body)).hexdigest() == digest
+
+
+def proven_total(row: dict, lines: list[tuple]) -> int | None:
+    """The total (cents, adjustment included) that a stored statement's ``digest`` proves: the
+    row's ``total_cents`` when row and lines hash to the digest; else the sum of the lines when
+    they hash to it with that total (only the row's total was edited); else ``None`` (nothing
+    proves it). A statement stored without a digest is taken as stored (nothing to check)."""
+    if row["digest"] is None:
+        return row["total_cents"]
+    args = (row["rulebook"], row["flags"], row["hold_reason"], lines, row["digest"])
+    if stored_digest_matches(row["rulebook"], row["total_cents"], *args[1:]):
+        return row["total_cents"]
+    lines_sum = sum(ln[3] for ln in lines)
+    if lines_sum != row["total_cents"] and stored_digest_matches(row["rulebook"], lines_sum, *args[1:]):
+        return lines_sum
+    return None
+
+
+def _unproven_reason(rows: list[dict]) -> str:
+    names = ", ".join(f"{r['statement_id']} ({r['paid_ref'] or 'no ref'})" for r in rows)
+    return (f"{UNPROVEN_HOLD}: paid version {names} was altered outside the ledger and its digest "
+            "no longer proves what was paid; check the payment before paying this one "
+            "(Lei 9.719 art. 2 §1) / valor pago não comprovado: conferir antes de pagar")
+
+
 def with_adjustment(st: Statement, paid_cents: int) -> Statement:
     """``st`` with an ``ADJ`` line of minus ``paid_cents`` (what earlier versions were paid)."""
     paid = Decimal(paid_cents) / 100
@@ -88,12 +134,15 @@ def with_adjustment(st: Statement, paid_cents: int) -> Statement:
                                flags=(*st.flags, ADJUSTMENT_FLAG))
 
 
-def _reason(old: dict, new: Statement, given: str | None) -> str:
+def _reason(old: dict, new: Statement, given: str | None, total_altered: bool = False) -> str:
     parts = []
     if old["rulebook"] != new.rulebook:
         parts.append(f"rulebook {old['rulebook']} -> {new.rulebook}")
-    parts.append(f"computed total {money_str(Decimal(old['computed_cents']) / 100)} -> "
-                 f"{money_str(new.total)}")
+    was = money_str(Decimal(old["computed_cents"]) / 100)
+    if total_altered:  # the stored total is not the one its digest proves
+        parts.append(f"stored total {was} (altered) -> computed {money_str(new.total)}")
+    else:
+        parts.append(f"computed total {was} -> {money_str(new.total)}")
     if old["paid_at"] is not None:
         parts.append(f"already paid ({old['paid_ref'] or 'no ref'}): adjustment line")
     text = "; ".join(parts)
@@ -115,8 +164,9 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
     whose stored lines are known not to be what their digest stands for (superseded even when
-    their digest and row match). Raises ``StoreError`` on a database failure
-    (nothing is stored then). The new statements and their lines go in as one bulk insert each
+    their digest and row match). Raises ``StoreError`` on a database failure, ``StoreConflict``
+    (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
+    then: one transaction). The new statements and their lines go in as one bulk insert each
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
         return SaveResult()
@@ -130,9 +180,24 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             for chunk in range(0, len(found), CHUNK):
                 part = found[chunk:chunk + CHUNK]
                 history = _history(conn, [s.shift_id for s in part])
+                todo = []  # first as stored: an intact current statement needs no proof
                 for st in part:
                     past = history.get(st.shift_id)
                     digest = statement_digest(st)
+                    if past and _unchanged(past, st, digest, lines_altered):
+                        unchanged += 1
+                    else:
+                        todo.append((st, digest))
+                _prove_paid(conn, [r for st, _d in todo for r in history.get(st.shift_id, ())])
+                for st, digest in todo:
+                    past = history.get(st.shift_id)
+                    paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
+                    unproven = [r for r in paid_rows if r["proven_cents"] is None]
+                    if unproven:  # on hold: nothing proves what was paid
+                        hold = _unproven_reason(unproven)
+                        st = msgspec.structs.replace(
+                            st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
+                        digest = statement_digest(st)
                     current = None
                     altered = False
                     if past:
@@ -143,7 +208,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                 unchanged += 1
                                 continue
                             altered = True  # its row no longer says what its digest does
-                    paid_cents = sum(r["paid_cents"] for r in past if r["paid_at"] is not None) if past else 0
+                    paid_cents = sum(r["paid_cents"] for r in paid_rows)
                     out = with_adjustment(st, paid_cents) if paid_cents else st
                     version = max(r["version"] for r in past) + 1 if past else 1
                     sid = statement_id(st, version)
@@ -161,10 +226,18 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                  for n, ln in enumerate(out.lines))
                     stored.append(out)
                     written += 1
-            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid, _alt in replaced])
+            # an edited row's lines, to tell an altered total; of the others only the adjustment
+            own = _lines(conn, [cur["statement_id"] for cur, _st, _sid, alt in replaced if alt])
+            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid, alt in replaced if not alt])
             for cur, st, sid, altered in replaced:
+                cur_lines = own.get(cur["statement_id"], [])
+                if altered:
+                    adj[cur["statement_id"]] = (cur_lines[-1][3] if cur_lines
+                                                and cur_lines[-1][0] == ADJUSTMENT_RULE else 0)
                 cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
-                why = _reason(cur, st, reason)
+                total_altered = (altered and cur["statement_id"] not in lines_altered
+                                 and proven_total(cur, cur_lines) != cur["total_cents"])
+                why = _reason(cur, st, reason, total_altered)
                 if altered and cur["statement_id"] in lines_altered:
                     why = f"stored lines altered outside the ledger; {why}"
                 elif altered:
@@ -175,7 +248,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
-        raise StoreError(f"saving statements failed: {exc}") from exc
+        raise store_failure("saving statements failed", exc, PAY_CONFLICT) from exc
     finally:
         if enabled:
             gc.enable()
@@ -184,6 +257,13 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",
             "paid_ref", "superseded_at", "hold_reason", "hold_released_at", "hold_note", "flags")
+
+
+def _unchanged(past: list[dict], st: Statement, digest: str, lines_altered: frozenset[str]) -> bool:
+    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row)."""
+    current = next((r for r in past if r["superseded_at"] is None), None)
+    return (current is not None and current["digest"] == digest
+            and _as_stored(current, st, past) and current["statement_id"] not in lines_altered)
 
 
 def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
@@ -196,14 +276,29 @@ def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
 
 
 def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
-    """Every stored version of these shifts (``paid_cents``: the stored total; ``computed_cents``,
-    the total before adjustment, is added for the versions being superseded)."""
+    """Every stored version of these shifts (``paid_cents``: the stored total until
+    ``_prove_paid`` sets what was proven paid; ``computed_cents``, the total before adjustment, is
+    added for the versions being superseded)."""
     out: dict[str, list[dict]] = {}
     for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
         row = dict(zip(_HISTORY, r))
         row["paid_cents"] = row["total_cents"]
+        row["proven_cents"] = row["total_cents"]
         out.setdefault(row["shift_id"], []).append(row)
     return out
+
+
+def _prove_paid(conn, versions: list[dict]) -> None:
+    """Sets on each paid one of ``versions`` ``proven_cents`` (``proven_total``: ``None`` if nothing
+    proves it) and ``paid_cents`` (what the adjustment takes off: the proven total, else the stored
+    one)."""
+    paid = [r for r in versions if r["paid_at"] is not None]
+    if not paid:
+        return
+    own = _lines(conn, [r["statement_id"] for r in paid])
+    for r in paid:
+        r["proven_cents"] = proven_total(r, own.get(r["statement_id"], []))
+        r["paid_cents"] = r["total_cents"] if r["proven_cents"] is None else r["proven_cents"]
 
 
 def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
@@ -214,12 +309,26 @@ def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
     return found
 
 
+def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
+    """``{statement_id: [(rule, article, description, amount_cents)]}`` in position order."""
+    found: dict[str, list[tuple]] = {}
+    for chunk in range(0, len(statement_ids), CHUNK):
+        for sid, *line in conn.execute(_LINES_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}):
+            found.setdefault(sid, []).append(tuple(line))
+    return found
+
+
 # One compiled statement each, the id list bound as one expanding parameter.
 _HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
     statements.c.shift_id.in_(bindparam("ids", expanding=True)))
 _ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
     statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
     statement_lines.c.rule == ADJUSTMENT_RULE)
+_LINES_QUERY = select(statement_lines.c.statement_id, statement_lines.c.rule,
+                      statement_lines.c.article, statement_lines.c.description,
+                      statement_lines.c.amount_cents).where(
+    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True))).order_by(
+    statement_lines.c.statement_id, statement_lines.c.position)
 
 
 def _kept_release(st: Statement, old: dict | None) -> dict:

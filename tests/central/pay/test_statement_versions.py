@@ -123,3 +123,82 @@ def test_what_if_prints_the_new_total_beside_the_recorded_and_stores_nothing(db_
         assert code == 2 and "no-such-book" in err
     finally:
         engine.dispose()
+
+
+def _set(engine, sid, **values):
+    from sqlalchemy import update
+
+    with engine.begin() as conn:
+        conn.execute(update(statements).where(statements.c.statement_id == sid).values(**values))
+
+
+def _close_day(capsys, db_url):
+    code, out, err = run(capsys, "pay", "close", "--db", db_url, "--from", "2026-03-15",
+                         "--to", "2026-03-15", "--at", "2026-04-05T00:00:00+00:00")
+    assert code == 0, err
+    return out
+
+
+def test_a_paid_statement_edited_afterwards_is_adjusted_by_what_its_digest_proves(db_url, capsys):
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        paid_id = f"{CHIEF}@decreto-83611-1979"
+        assert run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "BANK1", paid_id)[0] == 0
+        _set(engine, paid_id, total_cents=1)  # edited behind the ledger's back
+        _close_day(capsys, db_url)
+        rows = {r["statement_id"]: r for r in _rows(engine)}
+        new = rows[rows[paid_id]["superseded_by"]]
+        assert "already paid (BANK1): adjustment line" in rows[paid_id]["superseded_reason"]
+        assert "stored total 0.01 (altered) -> computed 696.60" in rows[paid_id]["superseded_reason"]
+        with engine.connect() as conn:
+            adj = conn.execute(select(statement_lines.c.amount_cents).where(
+                statement_lines.c.statement_id == new["statement_id"],
+                statement_lines.c.rule == "ADJ")).scalar_one()
+        assert adj == -69660 and new["total_cents"] == 0 and new["hold_reason"] is None
+        _close_day(capsys, db_url)  # and again: nothing changes
+        assert len(_rows(engine)) == len(rows)
+    finally:
+        engine.dispose()
+
+
+def test_a_paid_statement_whose_paid_amount_nothing_proves_puts_the_new_one_on_hold(db_url, capsys):
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        paid_id = f"{CHIEF}@decreto-83611-1979"
+        assert run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "BANK1", paid_id)[0] == 0
+        from sqlalchemy import update
+
+        with engine.begin() as conn:  # a line and the total edited: the digest proves neither
+            conn.execute(update(statement_lines).where(statement_lines.c.statement_id == paid_id,
+                                                       statement_lines.c.position == 0)
+                         .values(amount_cents=1))
+        _set(engine, paid_id, total_cents=1)
+        _close_day(capsys, db_url)
+        rows = {r["statement_id"]: r for r in _rows(engine)}
+        new = rows[rows[paid_id]["superseded_by"]]
+        assert new["hold_reason"].startswith(f"PAID_UNPROVEN: paid version {paid_id} (BANK1)")
+        _, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-05-01T00:00:00+00:00")
+        listed = next(o for o in overdue if o["statement_id"] == new["statement_id"])
+        assert listed["hold"].startswith("PAID_UNPROVEN")
+        code, _, err = run(capsys, "pay", "mark-paid", "--db", db_url, new["statement_id"])
+        assert code == 2 and "on hold for review" in err
+        _close_day(capsys, db_url)  # the same hold again: nothing changes
+        assert len(_rows(engine)) == len(rows)
+    finally:
+        engine.dispose()
+
+
+def test_an_unpaid_statement_with_an_edited_total_names_it_as_altered(db_url, capsys):
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        sid = f"{CHIEF}@decreto-83611-1979"
+        _set(engine, sid, total_cents=999999)
+        _close_day(capsys, db_url)
+        why = {r["statement_id"]: r for r in _rows(engine)}[sid]["superseded_reason"]
+        assert why == ("stored row altered outside the ledger (total, flags or hold reason); "
+                       "stored total 9999.99 (altered) -> computed 696.60")
+    finally:
+        engine.dispose()

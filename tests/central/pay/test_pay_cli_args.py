@@ -1,0 +1,59 @@
+"""``--rulebook ""``, a ``--by`` longer than its column and a rulebook of another kind are refused
+in one line, exit 2, before anything is stored (a real SQLite ledger that would otherwise be paid)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from central.ledger.tables import statements
+from tests.central.pay.test_pay_cli import run
+from tests.central.pay.test_statement_versions import _ledger
+
+DAY = ("--from", "2026-03-15", "--to", "2026-03-15")
+CLOSE_AT = ("--at", "2026-04-05T00:00:00+00:00")
+
+
+@pytest.fixture
+def ledger(tmp_path):
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    engine = _ledger(url)
+    yield url, engine
+    engine.dispose()
+
+
+def _stored(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(statements)).scalar_one()
+
+
+@pytest.mark.parametrize("command", [("pay",), ("pay", "close", *CLOSE_AT)], ids=["pay", "close"])
+@pytest.mark.parametrize("args, named", [
+    (("--rulebook", ""), "--rulebook: is empty"),
+    (("--rulebook", "  "), "--rulebook: is empty"),
+    (("--by", "x" * 129), "--by: has 129 characters (at most 128)"),
+    (("--rulebook", "dl-2032-1940"), "not a watchmen's pay rulebook"),
+    (("--rulebook", "gate-default"), "not a watchmen's pay rulebook"),
+], ids=["empty-rulebook", "blank-rulebook", "long-by", "production-rulebook", "gate-rulebook"])
+def test_a_bad_pay_argument_is_refused_in_one_line(ledger, capsys, command, args, named):
+    url, engine = ledger
+    code, out, err = run(capsys, *command, "--db", url, *DAY, *args)
+    line = err.strip()
+    assert code == 2 and out == [], err
+    assert len(line.splitlines()) == 1 and named in line, line
+    assert "unknown key" not in line
+    assert _stored(engine) == 0
+
+
+def test_a_by_of_exactly_128_characters_is_kept(ledger, capsys):
+    url, engine = ledger
+    code, _, err = run(capsys, "pay", "close", "--db", url, *DAY, *CLOSE_AT, "--by", "y" * 128)
+    assert code == 0, err
+    with engine.connect() as conn:
+        assert set(conn.execute(select(statements.c.computed_by)).scalars()) == {"y" * 128}
+
+
+def test_an_empty_what_if_is_refused(ledger, capsys):
+    url, _engine = ledger
+    code, _, err = run(capsys, "pay", "--db", url, *DAY, "--what-if", "")
+    assert code == 2 and "--what-if: is empty" in err
