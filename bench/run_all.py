@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/run_all.py [--smoke] [--only NAME ...] [--out bench/results/latest.md]
 
-Each ``bench/<name>.py`` (every ``.py`` here except this file and ``_*.py``) is run as a separate
+Each ``bench/<name>.py`` (every ``.py`` here except this file, ``_*.py`` and the profilers
+``profile_*.py``, which print cProfile tables, not figures, and are run by hand) is run as a separate
 process (``--smoke`` passed through) and must print, as its last line, one JSON object
 ``{"bench", "figures", "baseline", "ratio", "target"}`` (BRIEF.md). The table has one row per
 benchmark: its figures, the baseline measured in the same run, the ratio, the target, the time it
@@ -28,7 +29,8 @@ HERE = Path(__file__).resolve().parent
 
 def discover(only: list[str] | None = None) -> list[Path]:
     """The benchmark scripts, sorted by name; ``only`` restricts to those names (without .py)."""
-    found = sorted(p for p in HERE.glob("*.py") if p.name != "run_all.py" and not p.name.startswith("_"))
+    found = sorted(p for p in HERE.glob("*.py")
+                   if p.name != "run_all.py" and not p.name.startswith(("_", "profile_")))
     if only:
         missing = set(only) - {p.stem for p in found}
         if missing:

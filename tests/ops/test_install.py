@@ -94,3 +94,15 @@ def test_run_all_reports_a_broken_benchmark():
     assert run_all.last_json("Traceback ...\nValueError: boom\n") is None
     md = run_all.table([{"bench": "x", "error": "no JSON line", "tail": "ValueError: boom", "seconds": 0.5}], True)
     assert "| x | FAILED (no JSON line): ValueError: boom |" in md
+
+
+def test_run_all_runs_the_benchmarks_not_the_profilers():
+    """``bench/profile_*.py`` print cProfile tables (no JSON figures): run by hand, never by run_all."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "bench/run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    names = {p.stem for p in run_all.discover()}
+    assert (ROOT / "bench/profile_ingest.py").exists() and "profile_ingest" not in names
+    assert {"ingest", "month_close", "gate_decision", "outbox_drain"} <= names
