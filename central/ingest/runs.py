@@ -68,10 +68,6 @@ def raw_keys(pubs: Sequence[Ed25519PublicKey]) -> list[bytes]:
     return [k.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw) for k in reversed(pubs)]
 
 
-def _alert(event: Event, code: str) -> bool:
-    p = event.payload
-    return isinstance(p, AlertPayload) and p.code == code
-
 
 def _sig(event: Event | None) -> bytes | None:
     if event is None or not event.sig:
@@ -88,26 +84,35 @@ def runs(jobs: Sequence[Job]) -> tuple[list[list[int]], dict[int, bytes], dict[i
     event in a run. Events that do not decode or carry no signature are in no run. Groups: same
     port, gate and key list; within one, the rules of the module docstring."""
     groups: dict[tuple, list[tuple[int, int, Event]]] = {}
+    held: dict[int, tuple] = {}  # id(key list) -> the list as a tuple (the lists live in ``jobs``)
     for i, (event, keys) in enumerate(jobs):
         if event is None or not event.sig:  # (a decoded sig is 128 hex digits or empty)
             continue
-        groups.setdefault((event.port, event.gate_id, tuple(keys)), []).append((event.seq, i, event))
+        kt = held.get(id(keys))
+        if kt is None:
+            kt = held[id(keys)] = tuple(keys)
+        group = (event.port, event.gate_id, kt)
+        members = groups.get(group)
+        if members is None:
+            members = groups[group] = []
+        members.append((event.seq, i, event))
     out: list[list[int]] = []
     bodies: dict[int, bytes] = {}
     digests: dict[int, str] = {}
+    sha256 = hashlib.sha256
     for members in groups.values():
-        members.sort(key=lambda m: (m[0], m[1]))
+        members.sort()  # by seq, then position (positions differ: no event is compared)
         twice = {s for (s, _i, _e), (t, _j, _f) in zip(members, members[1:]) if s == t}
         run: list[int] = []
         last_seq, last_digest = 0, ""
         for seq, i, event in members:
             body = bodies[i] = canonical_bytes(event)
-            digest = digests[i] = hashlib.sha256(body).hexdigest()
-            alone = seq in twice or _alert(event, KEY_EVENT)
-            linked = (bool(run) and not alone and seq == last_seq + 1 and event.prev == last_digest
-                      and not _alert(event, SEGMENT_EVENT))
-            if not linked and run:
-                out.append(run)
+            digest = digests[i] = sha256(body).hexdigest()
+            p = event.payload
+            code = p.code if isinstance(p, AlertPayload) else None
+            alone = code == KEY_EVENT or seq in twice
+            if run and (alone or seq != last_seq + 1 or event.prev != last_digest or code == SEGMENT_EVENT):
+                out.append(run)  # not linked to the run before it
                 run = []
             run.append(i)
             if alone:
@@ -124,6 +129,13 @@ def chain_verdicts(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> list[Ver
     some key, that last event's bools; for the events of a run whose last signature holds for
     none, each its own signature's; None for an event in no run. ``verify``: the Ed25519 check
     (``ed25519_ok``)."""
+    return batch_chain(jobs, verify)[0]
+
+
+def batch_chain(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> tuple[list[Verdict | None], dict[int, bytes]]:
+    """``(chain_verdicts(jobs, verify), bodies)``; ``bodies``: position -> canonical bytes
+    (``wire.events.canonical_bytes``) of every event in a run, computed once for the hash and the
+    signature, and what its MAC covers too (``central.ingest.check.mac_ok``)."""
     out: list[Verdict | None] = [None] * len(jobs)
     found, bodies, digests = runs(jobs)
     for run in found:
@@ -137,4 +149,4 @@ def chain_verdicts(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> list[Ver
             else:
                 own = bools
             out[i] = (own, digests[i])
-    return out
+    return out, bodies

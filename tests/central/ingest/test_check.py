@@ -9,12 +9,12 @@ import msgspec
 import pytest
 
 from central.ingest.check import (
-    MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, check, check_status, link_breaks, link_row,
+    MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, check, check_status, link_breaks, link_row, mac_ok,
     rejected_breaks,
 )
 from wire import chain, topics
 from wire import downlink as dl
-from wire.events import AlertPayload, Event, TapPayload, encode, new_event_id, sign
+from wire.events import AlertPayload, Event, TapPayload, canonical_bytes, decode, encode, new_event_id, sign
 
 PORT = "santos"
 KEY = b"a" * 64
@@ -132,6 +132,34 @@ def test_precomputed_signature_verdicts_are_used_when_they_match_the_keys(verifi
     raw = encode(signed_chain(1)[0])
     assert isinstance(check(TOPIC, raw, PORT, SIGNING, verified), Accepted) is accepted
 
+
+
+@pytest.mark.parametrize("key_index", [0, 1])
+def test_a_rollover_with_precomputed_verdicts_names_the_key_to_learn_whichever_key_signed(key_index):
+    new = chain.new_private_key().public_key()
+    roll = AlertPayload(code=chain.KEY_EVENT, detail=f"public_key={chain.public_raw(new)} previous=x")
+    signer = (OTHER, SIGNER)[key_index]  # newest first: OTHER is the newer registered key
+    ev = chain.seal(event(2, payload=roll, prev="1" * 64), signer, KEY)[0]
+    known = GateKeys(KEY, (SIGNER.public_key(), OTHER.public_key()))
+    verified = (key_index == 0, key_index == 1)
+    verdict = check(TOPIC, encode(ev), PORT, known, verified, decode(encode(ev)))
+    assert isinstance(verdict, Accepted)
+    assert chain.fingerprint(verdict.learned) == chain.fingerprint(new)
+    again = chain.seal(event(3, payload=AlertPayload(code=chain.KEY_EVENT, detail=f"public_key="
+                                                     f"{chain.public_raw(signer.public_key())}"), prev="1" * 64), signer, KEY)[0]
+    assert check(TOPIC, encode(again), PORT, known, verified).learned is None  # the key that signed: nothing new
+
+
+@pytest.mark.parametrize("body", ["canonical", "other bytes"])
+def test_the_mac_over_given_canonical_bytes_holds_and_other_bytes_fall_back_to_the_check(body):
+    ev = signed_chain(1)[0]
+    raw = encode(ev)
+    given = canonical_bytes(ev) if body == "canonical" else b"not the canonical bytes"
+    assert mac_ok(ev, KEY, raw, given)  # a wrong body never makes a good MAC fail
+    forged = msgspec.structs.replace(ev, mac="0" * 64)
+    assert not mac_ok(forged, KEY, encode(forged), canonical_bytes(forged))  # nor a bad one hold
+    verdict = check(TOPIC, encode(forged), PORT, SIGNING, (True,), decode(encode(forged)), None, given)
+    assert reason(verdict) == "bad MAC"
 
 # -- statuses ------------------------------------------------------------------------------------
 

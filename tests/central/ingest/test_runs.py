@@ -7,10 +7,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from central.ingest.runs import chain_verdicts, ed25519_ok, raw_keys, runs
+from central.ingest.runs import batch_chain, chain_verdicts, ed25519_ok, raw_keys, runs
 from tests.central.ingest.test_check import KEY, SIGNER, event
 from wire import chain
-from wire.events import AlertPayload, TapPayload
+from wire.events import AlertPayload, TapPayload, canonical_bytes
 
 
 def bools(verdicts):
@@ -162,3 +162,14 @@ def test_no_signature_no_decode_gives_no_verdict():
     assert bools(chain_verdicts([(None, KEYS), (msgspec.structs.replace(ev, sig=""), KEYS), (ev, KEYS)])) == [
         None, None, [True]]
     assert ed25519_ok(b"x", b"y", b"short") is False
+
+
+def test_batch_chain_gives_the_verdicts_and_each_runs_canonical_bytes():
+    evs = gate_chain(4)
+    edited = msgspec.structs.replace(evs[1], payload=TapPayload(uid="FF", reader_id="r1", reader_kind="control",
+                                                                decision="admit"))
+    jobs = [(e, KEYS) for e in [evs[0], edited, evs[2], evs[3]]] + [(None, KEYS)]
+    got, bodies = batch_chain(jobs)
+    assert got == chain_verdicts(jobs)
+    assert bools(got) == [[True], [False], [True], [True], None]
+    assert bodies == {i: canonical_bytes(e) for i, (e, _k) in enumerate(jobs[:4])}  # what the MAC covers
