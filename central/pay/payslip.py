@@ -70,7 +70,7 @@ class Slip:
 def build_slips(conn: Connection, date_from: dt.date, date_to: dt.date, *,
                 registration: str | None = None) -> list[Slip]:
     """The payslips of the period (one per worker with statements), by registration."""
-    with no_cyclic_gc():
+    with no_cyclic_gc(long_lived=True):  # ~10^5 acyclic statements kept: no collector passes over them
         found = read_statements(conn, date_from, date_to, registration=registration)
     by_reg: dict[str, list[StatementView]] = defaultdict(list)
     for st in found:

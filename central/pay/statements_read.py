@@ -65,34 +65,41 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
     if ids is not None:
         stmt = stmt.where(statements.c.statement_id.in_(ids))
     rows = conn.execute(stmt.order_by(statements.c.registration, statements.c.work_day,
-                                      statements.c.shift_id)).mappings().all()
-    lines: dict[str, list[StoredLine]] = defaultdict(list)
-    wanted = {r["statement_id"] for r in rows}
-    if wanted:  # one pass over the period's lines (joined, unsorted: ordered per statement below)
+                                      statements.c.shift_id)).all()
+    lines: dict[str, list[tuple[int, StoredLine]]] = defaultdict(list)
+    if rows:  # one pass over the period's lines (joined, unsorted: ordered per statement below)
         q = (select(statement_lines.c.statement_id, statement_lines.c.position, statement_lines.c.rule,
                     statement_lines.c.article, statement_lines.c.description, statement_lines.c.amount_cents)
              .join(statements, statements.c.statement_id == statement_lines.c.statement_id)
              .where(statements.c.work_day >= date_from, statements.c.work_day <= date_to))
         if registration:
             q = q.where(statements.c.registration == registration)
-        found: dict[str, list[tuple]] = defaultdict(list)
-        for row in conn.execute(q).all():
-            if row[0] in wanted:
-                found[row[0]].append(row[1:])
+        wanted = {r[0] for r in rows} if ids is not None else None  # else the same filter as ``rows``
         same: dict[tuple, StoredLine] = {}  # equal lines share one (immutable) value
-        for sid, items in found.items():
-            items.sort()
-            out = lines[sid]
-            for item in items:
-                key = item[1:]
-                line = same.get(key)
-                if line is None:
-                    _rule, _article, _desc, cents = key
-                    line = same[key] = StoredLine(_rule, _article, _desc, Decimal(cents).scaleb(-2))
-                out.append(line)
-    return [StatementView(
-        r["statement_id"], r["shift_id"], r["registration"], r["rulebook"], r["work_day"],
-        Decimal(r["total_cents"]) / 100, tuple(f for f in (r["flags"] or "").split(",") if f),
-        as_utc(r["due_at"]), as_utc(r["paid_at"]) if r["paid_at"] else None, r["paid_ref"],
-        r["hold_reason"], as_utc(r["hold_released_at"]) if r["hold_released_at"] else None,
-        r["hold_note"], tuple(lines[r["statement_id"]])) for r in rows]
+        for sid, position, rule, article, desc, cents in conn.execute(q).all():
+            if wanted is not None and sid not in wanted:
+                continue
+            key = (rule, article, desc, cents)
+            line = same.get(key)
+            if line is None:
+                line = same[key] = StoredLine(rule, article, desc, Decimal(cents).scaleb(-2))
+            lines[sid].append((position, line))
+    totals: dict[int, Decimal] = {}  # equal totals and flag sets share one value
+    flag_sets: dict[str, tuple[str, ...]] = {}
+    out = []
+    for (sid, shift_id, reg, rulebook, work_day, total_cents, flags, due_at, paid_at, paid_ref, hold_reason,
+         released_at, hold_note) in rows:
+        total = totals.get(total_cents)
+        if total is None:
+            total = totals[total_cents] = Decimal(total_cents) / 100
+        flag_set = flag_sets.get(flags)
+        if flag_set is None:
+            flag_set = flag_sets[flags] = tuple(f for f in (flags or "").split(",") if f)
+        items = lines.get(sid, ())
+        if len(items) > 1:
+            items.sort()  # by position (equal positions: by the line's fields)
+        out.append(StatementView(
+            sid, shift_id, reg, rulebook, work_day, total, flag_set, as_utc(due_at),
+            as_utc(paid_at) if paid_at else None, paid_ref, hold_reason,
+            as_utc(released_at) if released_at else None, hold_note, tuple([ln for _pos, ln in items])))
+    return out
