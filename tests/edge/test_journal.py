@@ -12,6 +12,7 @@ from edge.rules.model import Now
 from wire.events import AlertPayload, ConfiscationPayload, TapPayload, decode, encode, verify
 
 from .conftest import GATE, KEY, T0
+from testkit.journal_faults import LEGACY_SCHEMA as _LEGACY_SCHEMA  # the layout before schema version 2
 
 NOW = Now(wall=T0, mono_ns=5, clock_trusted=False)
 
@@ -369,22 +370,6 @@ def test_outbox_after_filters_short_sent_ranges_and_jumps_long_ones(journal):
     rows, through = journal.outbox_after(0, 7)
     assert [s for s, _ in rows] == unsent[:7] and through == unsent[6]
     assert journal.outbox_depth() == len(unsent)
-
-
-# the gate journal as written before schema version 2: "sent" a column of every row
-_LEGACY_SCHEMA = """
-CREATE TABLE journal (
-    seq INTEGER PRIMARY KEY,
-    event_id TEXT NOT NULL,
-    priority INTEGER NOT NULL DEFAULT 0,
-    kind TEXT NOT NULL,
-    body BLOB NOT NULL,
-    sent INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX journal_outbox_high ON journal (priority DESC, seq) WHERE sent = 0 AND priority > 0;
-CREATE TABLE journal_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
 
 
 def _legacy_journal(tmp_path, sent: set[int]):
