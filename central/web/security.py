@@ -20,7 +20,7 @@ import functools
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -86,7 +86,11 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
                     "text/event-stream" not in request.headers.get("accept", "")
                 if wants_page:
                     return RedirectResponse("/login?next=" + _local(request.url.path), status_code=303)
-                return PlainTextResponse("login required", status_code=401)
+                headers = {}
+                if "hx-request" in request.headers:  # htmx: the whole page goes to the login page
+                    back = urlsplit(request.headers.get("hx-current-url", "")).path or "/"
+                    headers["HX-Redirect"] = "/login?next=" + _local(back)
+                return PlainTextResponse("login required", status_code=401, headers=headers)
             if user.role not in allowed:
                 from central.web.render import forbidden  # lazy: cycle: render builds pages with security's csrf_token
 

@@ -129,10 +129,61 @@ CODES: dict[str, tuple[str, str]] = {
     "day_out_of_range": (r"the day (?P<day>\S+) is outside (?P<first>\S+)\.\.(?P<last>\S+)",
                          "o dia {day} está fora de {first}..{last}"),
     "reader_direction": (r"(?P<item>'.*') is not READER_ID=in\|out\|both", "{item} não é LEITORA=in|out|both"),
+    # rulebooks (gate, pay) checked by the schema (portgate.config.convert: msgspec's wording) and
+    # by their own validation (edge.rules.rulebook, central.pay.loading): the what-if page
+    "schema_type": (r"Expected `(?P<want>[^`]+)`, got `(?P<got>[^`]+)`", "esperado `{want}`, veio `{got}`"),
+    "schema_bound": (r"Expected `(?P<want>[^`]+)` (?P<length>of length )?(?P<bound>[<>]=? \S+)",
+                     "esperado `{want}` {length}{bound}"),
+    "schema_missing": (r"Object missing required field `(?P<field>[^`]+)`",
+                       "falta o campo obrigatório `{field}`"),
+    "schema_enum": (r"Invalid enum value (?P<value>.+)", "o valor {value} não é um dos permitidos"),
+    "unknown_key": (r"unknown key \(misspelt, or not valid here\)",
+                    "chave desconhecida (grafia errada, ou não vale aqui)"),
+    "unknown_time_zone": (r"unknown time zone (?P<value>'.*')", "fuso horário desconhecido {value}"),
+    "version_from_required": (r"required: the date this version is in force from",
+                              "obrigatório: a data a partir da qual esta versão vale"),
+    "no_version_in_force": (r"no gate rulebook version in force on (?P<day>\S+)",
+                            "nenhuma versão da tabela do portaló vale em {day}"),
+    "one_version_required": (r"at least one \[\[version\]\] is required", "é preciso ao menos uma [[version]]"),
+    "same_effective_from": (r"two (?:versions|entries) have the same effective_from",
+                            "duas versões têm o mesmo effective_from"),
+    "g1_always_on": (r"G1 cannot be switched off: an unknown card names no worker to admit",
+                     "G1 não pode ser desligada: um cartão desconhecido não indica trabalhador a admitir"),
+    "unknown_category": (r"unknown category (?P<cat>'.*') \(g12\.categories knows (?P<known>.*)\)",
+                         "categoria desconhecida {cat} (g12.categories conhece {known})"),
+    "not_pay_rulebook": (r"not a watchmen's pay rulebook \(RULES\.md P\)",
+                         "não é uma tabela de pagamento de vigias (RULES.md P)"),
+    "not_pay_rulebook_named": (r"not a watchmen's pay rulebook \(RULES\.md P\) \((?P<other>'.*') has no "
+                               r"\[\[day_wages\]\] or \[\[terms\]\]\)",
+                               "não é uma tabela de pagamento de vigias (RULES.md P) ({other} não tem "
+                               "[[day_wages]] nem [[terms]])"),
+    "at_least_one": (r"at least one (?P<what>day wage|version of the terms|function|line) is required",
+                     "é preciso ao menos um(a) {what}"),
+    "must_be": (r"must (?P<what>be a non-negative amount|be a positive amount|be positive|not be negative|"
+                r"be a positive multiplier|be a non-negative number)", "{what}"),
+    "rule_twice": (r"rule (?P<rule>'.*') appears twice", "a regra {rule} aparece duas vezes"),
+    "not_earlier_line": (r"(?P<ref>'.*') is not an earlier line", "{ref} não é uma linha anterior"),
+    "empty_band": (r"the hour band is empty or negative", "a faixa de horas está vazia ou é negativa"),
+}
+
+# the pt-BR words of the ``must_be`` and ``at_least_one`` parameters
+_WORDS = {
+    "be a non-negative amount": "deve ser um valor não negativo",
+    "be a positive amount": "deve ser um valor positivo",
+    "be positive": "deve ser positivo",
+    "not be negative": "não deve ser negativo",
+    "be a positive multiplier": "deve ser um multiplicador positivo",
+    "be a non-negative number": "deve ser um número não negativo",
+    "day wage": "diária",
+    "version of the terms": "versão das condições (terms)",
+    "function": "função",
+    "line": "linha",
+    "of length ": "de comprimento ",
 }
 
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]
-_PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?): (?P<rest>.+)\Z", re.S)
+# a place: ``workers.csv:3``, ``registration``, or a configuration key path ``gate.toml:$.version[0].g7``
+_PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?(?::\$[^\s;]*)?|\$[^\s;]*): (?P<rest>.+)\Z", re.S)
 
 
 def code_of(reason: str) -> tuple[str, dict[str, str]] | None:
@@ -147,7 +198,7 @@ def code_of(reason: str) -> tuple[str, dict[str, str]] | None:
 def _reason_pt(reason: str, depth: int = 0) -> str:
     found = code_of(reason)
     if found is not None:
-        return CODES[found[0]][1].format(**found[1])
+        return CODES[found[0]][1].format(**{k: _WORDS.get(v, v) for k, v in found[1].items()})
     place = _PLACE.match(reason)
     if place and depth < 3:  # "workers.csv:3: <reason>", "registration: <reason>"
         return f"{place['place']}: {_reason_pt(place['rest'], depth + 1)}"

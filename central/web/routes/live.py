@@ -3,7 +3,9 @@
 ``/live/stream`` is a Server-Sent Events stream: every ``[web] poll_s`` it reads
 ``readmodel.version`` and sends ``event: changed`` when it moved; the page's htmx SSE extension then
 fetches ``/live/panel`` (the same fragment the page was rendered with). A comment line every 15 s
-keeps proxies from closing an idle stream.
+keeps proxies from closing an idle stream. The session is looked up again at every poll: once it
+has ended (logout, a new password, the user disabled) the stream sends ``event: ended`` and closes;
+the page then asks for the panel, is answered 401 with ``HX-Redirect`` and goes to the login page.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from starlette.routing import Route
 
 from central.web import readmodel
 from central.web.render import page
-from central.web.security import ALL_ROLES, guarded
+from central.web.security import ALL_ROLES, current_user, guarded
 
 HEARTBEAT_S = 15.0
 
@@ -59,6 +61,9 @@ async def stream(request: Request):
             if await request.is_disconnected():
                 return
             await asyncio.sleep(web.settings.poll_s)
+            if await current_user(request) is None:  # the session ended while the page was open
+                yield "event: ended\ndata: login\n\n"
+                return
             current = await run_in_threadpool(web.read, readmodel.version)
             if current != seen:
                 seen = current

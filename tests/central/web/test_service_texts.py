@@ -111,6 +111,25 @@ SAMPLES = {
     "rulebook_no_version": "the rulebook has no version",
     "unknown_gate": "gate '../../etc' is not a known gate",
     "day_out_of_range": "the day 0001-01-01 is outside 2000-01-01..2100-12-31",
+    "schema_type": "Expected `str`, got `int`",
+    "schema_bound": "Expected `str` of length <= 3",
+    "schema_missing": "Object missing required field `effective_from`",
+    "schema_enum": "Invalid enum value 'maybe'",
+    "unknown_key": "unknown key (misspelt, or not valid here)",
+    "unknown_time_zone": "unknown time zone 'Mars/Olympus'",
+    "version_from_required": "required: the date this version is in force from",
+    "no_version_in_force": "no gate rulebook version in force on 2020-01-01",
+    "one_version_required": "at least one [[version]] is required",
+    "same_effective_from": "two versions have the same effective_from",
+    "g1_always_on": "G1 cannot be switched off: an unknown card names no worker to admit",
+    "unknown_category": "unknown category 'zz' (g12.categories knows estivador, vigia)",
+    "not_pay_rulebook": "not a watchmen's pay rulebook (RULES.md P)",
+    "not_pay_rulebook_named": "not a watchmen's pay rulebook (RULES.md P) ('gate-default' has no [[day_wages]] or [[terms]])",
+    "at_least_one": "at least one day wage is required",
+    "must_be": "must be a positive amount",
+    "rule_twice": "rule 'night' appears twice",
+    "not_earlier_line": "'base' is not an earlier line",
+    "empty_band": "the hour band is empty or negative",
 }
 
 
@@ -130,6 +149,18 @@ def test_places_and_parameters_are_kept_and_english_is_unchanged():
     several = "statement: unknown: S9; already paid: S1\nto: the period ends before it starts"
     assert localize("pt", several) == ("statement: desconhecido(s): S9; já pago(s): S1\n"
                                        "to: o período termina antes de começar")
+
+
+def test_rulebook_schema_errors_keep_their_key_path_and_read_in_portuguese():
+    assert localize("pt", "gate.toml:$.version[0].g7.mode: Invalid enum value 'maybe'") == (
+        "gate.toml:$.version[0].g7.mode: o valor 'maybe' não é um dos permitidos")
+    assert localize("pt", "$.version[0].port_timezone: Expected `str`, got `int`") == (
+        "$.version[0].port_timezone: esperado `str`, veio `int`")
+    assert localize("pt", "p.toml:$.day_wages[0].amount: must be a positive amount") == (
+        "p.toml:$.day_wages[0].amount: deve ser um valor positivo")
+    assert localize("pt", "$.terms: at least one version of the terms is required") == (
+        "$.terms: é preciso ao menos um(a) versão das condições (terms)")
+    assert localize("pt", "$.c: Expected `str` of length <= 3") == "$.c: esperado `str` de comprimento <= 3"
 
 
 def test_an_unknown_reason_stays_as_the_service_worded_it():

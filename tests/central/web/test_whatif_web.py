@@ -117,6 +117,22 @@ def test_a_day_outside_the_range_is_refused(gate_app, day):
     assert r.status_code == 400 and f"o dia {day} está fora de 2000-01-01..2100-12-31" in r.text
 
 
+@pytest.mark.parametrize(("edit", "pt"), [
+    (("port_timezone = \"America/Sao_Paulo\"", "port_timezone = 3"),
+     "$.version[0].port_timezone: esperado `str`, veio `int`"),
+    (("mode = \"deny\"", "mode = \"talvez\""), "$.version[0].g7.mode: o valor &#39;talvez&#39; não é um dos permitidos"),
+    (("rest_hours = 11", "rest_hours = 11\nrest_hourz = 3"), "chave desconhecida (grafia errada, ou não vale aqui)"),
+    (("port_timezone = \"America/Sao_Paulo\"", "port_timezone = \"Mars/Olympus\""),
+     "fuso horário desconhecido &#39;Mars/Olympus&#39;"),
+    (("effective_from = 2026-01-01\n", ""), "obrigatório: a data a partir da qual esta versão vale"),
+])
+def test_a_rulebook_the_schema_refuses_is_named_by_its_key_in_portuguese(gate_app, edit, pt):
+    assert edit[0] in GOOD
+    r = _gate(gate_app, rulebook=GOOD.replace(edit[0], edit[1], 1))
+    assert r.status_code == 400 and pt in r.text, r.text[-2000:]
+    assert "Expected" not in r.text and "unknown key" not in r.text and "required:" not in r.text
+
+
 def test_in_english_the_refusals_keep_the_english_wording(engine, users, clock):
     app = create_app(engine, WebSettings(lang="en"), SECRET, now=clock, background=False,
                      gate_what_if=web_gate_what_if(PublishSettings()))
