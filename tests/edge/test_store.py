@@ -76,6 +76,17 @@ def test_blocked_card_reads_as_confiscated_at_once_and_survives_a_stale_snapshot
     assert store.card("0A04A10001").status is CardStatus.ACTIVE
 
 
+def test_a_card_read_again_after_its_confiscation_in_the_same_batch_reads_as_confiscated(store):
+    first = store.card("0A04A10001")
+    assert store.card("0A04A10001") is first  # the same answer is kept while nothing changed
+    with store.batch():  # the confiscation is staged: no write of the office's copies
+        store.apply(1, Effects(block=("0A04A10001", "confiscated: ROTATION_JUMP", T0), end_inspector=True))
+        assert store.card("0A04A10001") == Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.CONFISCATED)
+        store.commit()
+    assert store.card("0A04A10001").status is CardStatus.CONFISCATED
+    assert first.status is CardStatus.ACTIVE
+
+
 def _blocked(uid, reason="confiscated"):
     from wire.downlink import BlockedCard
 

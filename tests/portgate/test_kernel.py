@@ -1,6 +1,7 @@
 """The shared kernel: UIDs, CSV records, configuration and the event MAC."""
 
 import datetime as dt
+import uuid
 
 import msgspec
 import pytest
@@ -143,6 +144,14 @@ def test_event_mac_round_trips_and_detects_tampering():
     assert verify(back, b"gate-key")
     assert not verify(back, b"other-key")
     assert not verify(msgspec.structs.replace(back, seq=2), b"gate-key")
+
+
+def test_event_ids_are_distinct_uuid4_texts():
+    ids = [new_event_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        u = uuid.UUID(text)
+        assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
 
 
 def test_decode_rejects_malformed_payload():
