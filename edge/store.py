@@ -40,7 +40,7 @@ from sqlalchemy.pool import StaticPool
 
 from edge import store_schema as t
 from edge.effects import Effects, is_gate_confiscation
-from edge.rules.model import InspectorSession, OpenShift
+from edge.rules.model import InspectorSession, OpenShift, group_by_period
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, quarantine
 from portgate.errors import BadInput, StoreError
 from portgate.uid import ReadUid, parse_read
@@ -236,6 +236,7 @@ class Store:
             by_gate[(e.gate_id, e.date)].append(e)
         self._by_reg, self._by_gate = by_reg, by_gate
         self._escala_keys = {escala_key(e): e for e in entries}
+        self._periods: dict[dt.date, list] = {}  # local day -> gate_periods of that day
 
     # -- GateView ----------------------------------------------------------------------------------
 
@@ -335,6 +336,18 @@ class Store:
         for d in (day - _DAY, day, day + _DAY):
             out.extend(self._by_gate.get((self.gate_id, d), ()))
         return out
+
+    def gate_periods(self, around: dt.datetime) -> list[list[tuple[int, EscalaEntry]]]:
+        """``gate_dispatches(around)`` grouped by (date, period) (``GateView.gate_periods``), kept
+        per local day until the escala copy changes (a few days at most)."""
+        day = around.astimezone(self.tz).date()
+        periods = self._periods  # taken before the escala: a new copy replaces this dict after it
+        groups = periods.get(day)
+        if groups is None:
+            if len(periods) >= 4:
+                periods.clear()
+            groups = periods[day] = group_by_period(self.gate_dispatches(around))
+        return groups
 
     def open_shift(self, registration: str) -> OpenShift | None:
         """Local open shift at this gate first, else the office's relayed presence."""
