@@ -14,7 +14,6 @@ a test vector for outside consumers.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import hmac
 import os
 from typing import Annotated, Literal
@@ -204,13 +203,26 @@ def _unsigned(data: bytes, event: Event) -> bytes:
 
 def sign(event: Event, key: bytes) -> Event:
     """Return ``event`` with ``mac`` set to HMAC-SHA256(key, canonical_bytes(event)) in hex."""
-    mac = hmac.new(key, canonical_bytes(event), hashlib.sha256).hexdigest()
+    mac = hmac.digest(key, canonical_bytes(event), "sha256").hex()
     return msgspec.structs.replace(event, mac=mac)
+
+
+def sign_encoded(event: Event, key: bytes) -> tuple[Event, bytes]:
+    """``(sign(event, key), encode(sign(event, key)))`` from one encoding when ``event.sig`` is
+    empty: the wire bytes are then the canonical bytes with the MAC in the empty ``mac`` (sorted
+    keys: ``mac`` follows four text/bool fields, so its first ``,"mac":"",`` is the event's own)."""
+    if event.sig:
+        signed = sign(event, key)
+        return signed, encode(signed)
+    data = canonical_bytes(event)
+    mac = hmac.digest(key, data, "sha256").hex()
+    return (msgspec.structs.replace(event, mac=mac),
+            data.replace(b',"mac":"",', b',"mac":"' + mac.encode() + b'",', 1))
 
 
 def verify(event: Event, key: bytes) -> bool:
     """True if ``event.mac`` is the right MAC for ``key`` (constant-time compare)."""
-    expected = hmac.new(key, canonical_bytes(event), hashlib.sha256).hexdigest()
+    expected = hmac.digest(key, canonical_bytes(event), "sha256").hex()
     return hmac.compare_digest(expected, event.mac)
 
 
