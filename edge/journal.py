@@ -713,10 +713,11 @@ class JournalBatch:
             )
             if signer is not None:
                 event, self._head = chain.seal(msgspec.structs.replace(event, prev=self._head), signer, key)
+                body = wire.encode(event)
             else:
-                event = wire.sign(event, key)
+                event, body = wire.sign_encoded(event, key)
             out.append(event)
-            self._rows.append((self._seq, event.event_id, prio, _kind(payload), wire.encode(event), created))
+            self._rows.append((self._seq, event.event_id, prio, _kind(payload), body, created))
         self._payloads.extend(payloads)
         return out[skip:]
 

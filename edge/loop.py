@@ -61,6 +61,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 import structlog
+from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from drivers.base import CardRead, Reader, ReaderState, ReaderStatus
 from edge.effects import effects_of
@@ -126,7 +127,8 @@ def tap_payload(p: Presentation, d: Decision) -> TapPayload:
 def _clean_uid(text: object) -> str:
     """A reader's UID text made safe to journal: printable, at most 64 characters."""
     s = text if isinstance(text, str) else repr(text)
-    s = "".join(ch if ch.isprintable() else "?" for ch in s)
+    if not s.isprintable():
+        s = "".join(ch if ch.isprintable() else "?" for ch in s)
     return s[:_MAX_UID_TEXT]
 
 
@@ -336,8 +338,11 @@ class GateLoop:
             try:
                 for item in items:
                     for p in (self._ready(item) if feed else (item,)):
-                        with structlog.contextvars.bound_contextvars(reader_id=p.reader_id):
+                        tokens = bind_contextvars(reader_id=p.reader_id)
+                        try:
                             done.append(self._decide_one(p))
+                        finally:
+                            reset_contextvars(**tokens)
                 batch.commit()
             except StoreError:
                 log.exception("journal_append_failed", reads=len(done))

@@ -16,7 +16,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from zoneinfo import ZoneInfo
 
-from edge.rules.model import Decision, Flag, InspectorSession, Now, OpenShift, Outcome, Presentation
+from edge.rules.model import (
+    Decision, Flag, InspectorSession, Now, OpenShift, Outcome, Presentation, group_by_period,
+)
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, EscalaEntry, Worker
 from portgate.uid import PARTIAL_BITS, low_bits, parse_read
@@ -105,6 +107,9 @@ class MemoryGateView:
         for d in (day - _DAY, day, day + _DAY):
             out.extend(self.roster.by_gate.get((self.gate_id, d), ()))
         return out
+
+    def gate_periods(self, around: dt.datetime) -> list[list[tuple[int, EscalaEntry]]]:
+        return group_by_period(self.gate_dispatches(around))
 
     def open_shift(self, registration: str) -> OpenShift | None:
         return self.presence.open_shifts.get(registration)

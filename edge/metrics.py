@@ -49,6 +49,9 @@ UPLINK_CONNECTED = Gauge("portgate_uplink_connected", "1 while the gate's MQTT s
                          ["gate_id"])
 
 
+_DECISION_COUNTERS: dict[tuple[str, str], object] = {}  # (outcome, rule) -> DECISIONS child
+
+
 def start_at_zero() -> None:
     """Create the decision counters for the known label values at 0 (see module doc)."""
     for outcome in OUTCOMES:
@@ -60,7 +63,11 @@ def start_at_zero() -> None:
 def observe_decision(outcome: str, rules_failed: Iterable[str], latency_s: float | None) -> None:
     """Count one decision shown and, when the read time is known, its read -> indicator latency."""
     rules = list(rules_failed)
-    DECISIONS.labels(outcome=outcome, rule=rules[0] if rules else "none").inc()
+    key = (outcome, rules[0] if rules else "none")
+    child = _DECISION_COUNTERS.get(key)
+    if child is None:  # the labelled child is the registry's own: kept, not looked up per tap
+        child = _DECISION_COUNTERS[key] = DECISIONS.labels(outcome=key[0], rule=key[1])
+    child.inc()
     if latency_s is not None and latency_s >= 0:
         TAP_LATENCY.observe(latency_s)
 

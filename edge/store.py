@@ -40,7 +40,7 @@ from sqlalchemy.pool import StaticPool
 
 from edge import store_schema as t
 from edge.effects import Effects, is_gate_confiscation
-from edge.rules.model import InspectorSession, OpenShift
+from edge.rules.model import InspectorSession, OpenShift, group_by_period
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, quarantine
 from portgate.errors import BadInput, StoreError
 from portgate.uid import ReadUid, parse_read
@@ -65,6 +65,10 @@ _DAY = dt.timedelta(days=1)  # pending flags are "today's" flags (G10)
 
 
 _BLOCK_STATUSES = frozenset(s.value for s in CardStatus if s is not CardStatus.ACTIVE)
+# text -> member, a dict lookup on the hot path (an unknown text still raises through the enum)
+_CARD_KINDS = {k.value: k for k in CardKind}
+_CARD_STATUSES = {s.value: s for s in CardStatus}
+_WORKER_STATUSES = {s.value: s for s in WorkerStatus}
 
 
 def _iso(value: dt.datetime | None) -> str | None:
@@ -169,6 +173,7 @@ class Store:
         self._deferred = False  # inside ``batch``: apply does not commit
         self._last_card: tuple | None = None  # ((read, limit), rows) of the last card lookup
         self._last_worker: tuple | None = None  # (registration, Worker | None) of the last lookup
+        self._last_card_obj: tuple | None = None  # (row, status, Card) of the last ``card`` answer
         self._dirty = False  # statements of the batch written, not committed
         self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
         self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
@@ -187,6 +192,8 @@ class Store:
                 for ddl in (*t.CARD_BITS_INDEXES, t.PENDING_FLAGS_AT_INDEX):
                     c.exec_driver_sql(ddl)
             self._raw = self._engine.raw_connection()
+            # the sqlite3 connection under the pool's proxy: the hot lookups skip its __getattr__
+            self._db = self._raw.dbapi_connection
             self._load_caches()
         except SQLAlchemyError as exc:
             raise StoreError(f"store {self.path}: {exc}") from exc
@@ -229,6 +236,7 @@ class Store:
             by_gate[(e.gate_id, e.date)].append(e)
         self._by_reg, self._by_gate = by_reg, by_gate
         self._escala_keys = {escala_key(e): e for e in entries}
+        self._periods: dict[dt.date, list] = {}  # local day -> gate_periods of that day
 
     # -- GateView ----------------------------------------------------------------------------------
 
@@ -251,12 +259,18 @@ class Store:
             reason = self._blocked.get(row[0]) if here else self._office_blocked.get(row[0])
             blocked = here or row[0] in self._office_blocked
         if not blocked:
-            status = CardStatus(row[3])
+            status = _CARD_STATUSES.get(row[3]) or CardStatus(row[3])
         elif reason in _BLOCK_STATUSES:
             status = CardStatus(reason)
         else:
             status = CardStatus.CONFISCATED
-        return Card(uid=row[0], kind=CardKind(row[1]), registration=row[2], status=status)
+        last = self._last_card_obj  # the same row and status as the last answer: the same Card
+        if last is not None and last[0] is row and last[1] is status:
+            return last[2]
+        found = Card(uid=row[0], kind=_CARD_KINDS.get(row[1]) or CardKind(row[1]), registration=row[2],
+                     status=status)
+        self._last_card_obj = (row, status, found)
+        return found
 
     def cards_sharing(self, uid: str) -> int:
         """How many cards carry the bits of the read ``uid`` (counted up to 100)."""
@@ -272,11 +286,11 @@ class Store:
             if last is not None and last[0] == key:
                 return last[1]
             if read.bits is None:
-                rows = self._raw.execute(
+                rows = self._db.execute(
                     "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (read.hex,)
                 ).fetchall()
             else:
-                rows = self._raw.execute(
+                rows = self._db.execute(
                     f"SELECT uid, kind, registration, status FROM cards WHERE {t.low_bits_sql(read.bits)} = ?"
                     " LIMIT ?", (read.hex, limit),
                 ).fetchall()
@@ -286,7 +300,7 @@ class Store:
     def control_cards(self, registration: str) -> list[str]:
         """The UIDs of the control cards of ``registration`` in the roster copy (G4 pending flags)."""
         with self._lock:
-            return [r[0] for r in self._raw.execute(
+            return [r[0] for r in self._db.execute(
                 "SELECT uid FROM cards WHERE registration = ? AND kind = 'control'", (registration,))]
 
     def block_reason(self, uid: str) -> str | None:
@@ -301,14 +315,14 @@ class Store:
             last = self._last_worker
             if last is not None and last[0] == registration:
                 return last[1]
-            r = self._raw.execute(
+            r = self._db.execute(
                 "SELECT registration, name, category, status, suspended_from, suspended_until,"
                 " health_exam_date, booklet_revalidated_year, rotation_number"
                 " FROM workers WHERE registration = ?",
                 (registration,),
             ).fetchone()
-            w = None if r is None else Worker(r[0], r[1], r[2], WorkerStatus(r[3]), _d(r[4]), _d(r[5]),
-                                              _d(r[6]), r[7], r[8])
+            w = None if r is None else Worker(r[0], r[1], r[2], _WORKER_STATUSES.get(r[3]) or WorkerStatus(r[3]),
+                                              _d(r[4]), _d(r[5]), _d(r[6]), r[7], r[8])
             self._last_worker = (registration, w)
         return w
 
@@ -323,6 +337,18 @@ class Store:
             out.extend(self._by_gate.get((self.gate_id, d), ()))
         return out
 
+    def gate_periods(self, around: dt.datetime) -> list[list[tuple[int, EscalaEntry]]]:
+        """``gate_dispatches(around)`` grouped by (date, period) (``GateView.gate_periods``), kept
+        per local day until the escala copy changes (a few days at most)."""
+        day = around.astimezone(self.tz).date()
+        periods = self._periods  # taken before the escala: a new copy replaces this dict after it
+        groups = periods.get(day)
+        if groups is None:
+            if len(periods) >= 4:
+                periods.clear()
+            groups = periods[day] = group_by_period(self.gate_dispatches(around))
+        return groups
+
     def open_shift(self, registration: str) -> OpenShift | None:
         """Local open shift at this gate first, else the office's relayed presence."""
         return self._open.get((registration, "local")) or self._open.get((registration, "presence"))
@@ -335,7 +361,7 @@ class Store:
         if registration in self._ends:  # closed earlier in the open batch
             return self._ends[registration]
         with self._lock:
-            r = self._raw.execute(
+            r = self._db.execute(
                 "SELECT ended_at FROM last_shift_end WHERE registration = ?", (registration,)
             ).fetchone()
         return _dt(r[0]) if r else None
@@ -545,8 +571,8 @@ class Store:
                 return
             try:
                 for sql, params in self._queued:
-                    self._raw.execute(sql, params)
-                self._raw.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
+                    self._db.execute(sql, params)
+                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
                                   (str(self._applied_seq),))
                 self._raw.commit()
             except sqlite3.Error as exc:
@@ -624,7 +650,7 @@ class Store:
                               (str(seq),)))
                 try:
                     for sql, params in stmts:
-                        self._raw.execute(sql, params)
+                        self._db.execute(sql, params)
                     self._raw.commit()
                 except sqlite3.Error as exc:
                     self._raw.rollback()

@@ -168,8 +168,18 @@ def _parse_text(text: str) -> ReadUid:
 
 def normal_read(raw: object) -> str | None:
     """``parse_read(raw).text``, or None when ``raw`` is not the text of a read (G1 malformed)."""
+    if isinstance(raw, str):
+        return _normal_text(raw)
     try:
         return parse_read(raw).text  # type: ignore[arg-type]
+    except BadInput:
+        return None
+
+
+@functools.lru_cache(maxsize=1024)  # pure; the pairing and the rules ask for the same read in turn
+def _normal_text(raw: str) -> str | None:
+    try:
+        return _parse_text(raw).text
     except BadInput:
         return None
 

@@ -14,9 +14,8 @@ a test vector for outside consumers.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import hmac
-import uuid
+import os
 from typing import Annotated, Literal
 
 import msgspec
@@ -178,8 +177,14 @@ _decoder = msgspec.json.Decoder(Event)
 
 
 def new_event_id() -> str:
-    """A fresh globally unique event id (UUID4 text)."""
-    return str(uuid.uuid4())
+    """A fresh globally unique event id: UUID4 text (RFC 4122: 16 random bytes from ``os.urandom``
+    with the version and variant bits set; the text ``str(uuid.uuid4())`` gives), formatted
+    without building a ``uuid.UUID`` (the gate makes one per tap)."""
+    b = bytearray(os.urandom(16))
+    b[6] = b[6] & 0x0F | 0x40  # version 4
+    b[8] = b[8] & 0x3F | 0x80  # variant RFC 4122
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def canonical_bytes(event: Event) -> bytes:
@@ -198,13 +203,26 @@ def _unsigned(data: bytes, event: Event) -> bytes:
 
 def sign(event: Event, key: bytes) -> Event:
     """Return ``event`` with ``mac`` set to HMAC-SHA256(key, canonical_bytes(event)) in hex."""
-    mac = hmac.new(key, canonical_bytes(event), hashlib.sha256).hexdigest()
+    mac = hmac.digest(key, canonical_bytes(event), "sha256").hex()
     return msgspec.structs.replace(event, mac=mac)
+
+
+def sign_encoded(event: Event, key: bytes) -> tuple[Event, bytes]:
+    """``(sign(event, key), encode(sign(event, key)))`` from one encoding when ``event.sig`` is
+    empty: the wire bytes are then the canonical bytes with the MAC in the empty ``mac`` (sorted
+    keys: ``mac`` follows four text/bool fields, so its first ``,"mac":"",`` is the event's own)."""
+    if event.sig:
+        signed = sign(event, key)
+        return signed, encode(signed)
+    data = canonical_bytes(event)
+    mac = hmac.digest(key, data, "sha256").hex()
+    return (msgspec.structs.replace(event, mac=mac),
+            data.replace(b',"mac":"",', b',"mac":"' + mac.encode() + b'",', 1))
 
 
 def verify(event: Event, key: bytes) -> bool:
     """True if ``event.mac`` is the right MAC for ``key`` (constant-time compare)."""
-    expected = hmac.new(key, canonical_bytes(event), hashlib.sha256).hexdigest()
+    expected = hmac.digest(key, canonical_bytes(event), "sha256").hex()
     return hmac.compare_digest(expected, event.mac)
 
 

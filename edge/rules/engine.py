@@ -420,14 +420,23 @@ def _not_dispatched(view: GateView, reg: str, wall: dt.datetime, rb: GateRuleboo
     post for the period covering now is dispatched to someone else, also ROTATION_JUMP."""
     acc.fail("G6", "G6.not_dispatched", flag=Flag.NOT_DISPATCHED)
     early = dt.timedelta(minutes=rb.g6.early_tolerance_min)
-    for entry in view.gate_dispatches(wall):
-        if entry.gate_id != view.gate_id or entry.registration == reg:
+    # The first entry of ``gate_dispatches`` (another worker's, at this gate) whose period covers
+    # ``wall``: one (date, period) has one pair of bounds, so they are computed once per group.
+    found: tuple[int, EscalaEntry] | None = None
+    for group in view.gate_periods(wall):
+        bounds = _bounds(group[0][1], rb)
+        if bounds is None or not bounds[0] - early <= wall < bounds[1]:
             continue
-        bounds = _bounds(entry, rb)
-        if bounds is not None and bounds[0] - early <= wall < bounds[1]:
-            acc.fail("G6", "G6.rotation_jump", flag=Flag.ROTATION_JUMP, action="call_inspector",
-                     post=entry.post, period=entry.period, other=entry.registration)
-            return
+        for pos, entry in group:
+            if entry.gate_id != view.gate_id or entry.registration == reg:
+                continue
+            if found is None or pos < found[0]:
+                found = (pos, entry)
+            break
+    if found is not None:
+        entry = found[1]
+        acc.fail("G6", "G6.rotation_jump", flag=Flag.ROTATION_JUMP, action="call_inspector",
+                 post=entry.post, period=entry.period, other=entry.registration)
 
 
 def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.datetime,

@@ -166,6 +166,11 @@ class _Blank(dict):
         return "?"
 
 
+# Reasons whose texts have no field: with no params they render as the text itself.
+_FIXED: dict[str, tuple[str, str]] = {k: v for k, v in REASONS.items()
+                                      if not any(c in v[0] + v[1] for c in "{}")}
+
+
 def _lang_index(lang: str) -> int:
     return 0 if lang == "pt" else 1
 
@@ -180,7 +185,8 @@ def render(
     """Render one message in ``lang`` ("pt" or "en"). Unknown template fields render as ``?``."""
     i = _lang_index(lang)
     parts = [HEADS[head][i]]
-    texts = [REASONS[key][i].format_map(_Blank(_localise(params, i))) for key, params in reasons]
+    texts = [_FIXED[key][i] if not params and key in _FIXED
+             else REASONS[key][i].format_map(_localise(params, i)) for key, params in reasons]
     text = parts[0] + (" — " + "; ".join(texts) + "." if texts else ".")
     wanted = list(dict.fromkeys(actions))
     if "retain" in wanted and "call_inspector" in wanted:  # "retain" already says: call the inspector
@@ -193,8 +199,8 @@ def render(
     return text
 
 
-def _localise(params: Mapping[str, object], i: int) -> dict[str, object]:
-    out = dict(params)
+def _localise(params: Mapping[str, object], i: int) -> _Blank:
+    out = _Blank(params)
     status = out.get("status")
     if isinstance(status, str) and status in STATUS_WORDS:
         out["status"] = STATUS_WORDS[status][i]

@@ -124,6 +124,11 @@ class GateView(Protocol):
         """Escala entries for this gate within a day of ``around`` (for ROTATION_JUMP, G11)."""
         ...
 
+    def gate_periods(self, around: dt.datetime) -> Sequence[Sequence[tuple[int, EscalaEntry]]]:
+        """``gate_dispatches(around)`` grouped by (date, period) (``group_by_period``), so a rule
+        that asks which period covers a time computes one period's bounds per group, not per entry."""
+        ...
+
     def open_shift(self, registration: str) -> OpenShift | None:
         """This worker's open shift at any gate (local, or from relayed presence), or None."""
         ...
@@ -141,6 +146,15 @@ class GateView(Protocol):
         ...
 
     def inspector_session(self) -> InspectorSession | None: ...
+
+
+def group_by_period(entries: Sequence[EscalaEntry]) -> list[list[tuple[int, EscalaEntry]]]:
+    """``entries`` grouped by (date, period): each group lists ``(position in entries, entry)`` in
+    the order of ``entries``; the groups in the order of their first entry. Pure."""
+    groups: dict[tuple[dt.date, str], list[tuple[int, EscalaEntry]]] = {}
+    for pos, entry in enumerate(entries):
+        groups.setdefault((entry.date, entry.period), []).append((pos, entry))
+    return list(groups.values())
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

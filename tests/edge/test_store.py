@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from edge.effects import Effects
-from edge.rules.model import InspectorSession, OpenShift
+from edge.rules.model import InspectorSession, OpenShift, group_by_period
 from edge.store import Store
 from portgate.errors import BadInput
 from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus
@@ -61,6 +61,20 @@ def test_escala_delta_upserts_and_removes(store):
     assert store.apply_escala_delta(1, 3, [], [], T0) is False
 
 
+def test_gate_periods_group_the_gate_dispatches_and_follow_an_escala_change(store, mocker):
+    assert store.gate_periods(T0) == group_by_period(store.gate_dispatches(T0))
+    assert sum(len(g) for g in store.gate_periods(T0)) == 8
+    walk = mocker.spy(store, "gate_dispatches")
+    store.gate_periods(T0)
+    store.gate_periods(T0 + dt.timedelta(hours=2))  # the same local day: the groups are kept
+    assert walk.call_count == 0
+    v001 = store.dispatches("V001", T0)[0]
+    assert store.apply_escala_delta(1, 2, [], [v001], T0) is True
+    assert [e for g in store.gate_periods(T0) for _pos, e in g] == \
+        [e for g in group_by_period(store.gate_dispatches(T0)) for _pos, e in g]
+    assert v001 not in [e for g in store.gate_periods(T0) for _pos, e in g]
+
+
 def test_blocked_card_reads_as_confiscated_at_once_and_survives_a_stale_snapshot(store, tmp_path):
     store.block_card("0A04A10001", "confiscated: ROTATION_JUMP", T0)
     assert store.card("0A04A10001").status is CardStatus.CONFISCATED
@@ -74,6 +88,17 @@ def test_blocked_card_reads_as_confiscated_at_once_and_survives_a_stale_snapshot
     store.replace_roster(4, [store.worker("V001")],
                          [Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.ACTIVE)], T0)
     assert store.card("0A04A10001").status is CardStatus.ACTIVE
+
+
+def test_a_card_read_again_after_its_confiscation_in_the_same_batch_reads_as_confiscated(store):
+    first = store.card("0A04A10001")
+    assert store.card("0A04A10001") is first  # the same answer is kept while nothing changed
+    with store.batch():  # the confiscation is staged: no write of the office's copies
+        store.apply(1, Effects(block=("0A04A10001", "confiscated: ROTATION_JUMP", T0), end_inspector=True))
+        assert store.card("0A04A10001") == Card("0A04A10001", CardKind.CONTROL, "V001", CardStatus.CONFISCATED)
+        store.commit()
+    assert store.card("0A04A10001").status is CardStatus.CONFISCATED
+    assert first.status is CardStatus.ACTIVE
 
 
 def _blocked(uid, reason="confiscated"):

@@ -1,6 +1,7 @@
 """The shared kernel: UIDs, CSV records, configuration and the event MAC."""
 
 import datetime as dt
+import uuid
 
 import msgspec
 import pytest
@@ -10,7 +11,7 @@ from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker, load_csv
 from portgate.rest import MIN_REST_HOURS, rest_between
 from portgate.uid import UidFormat, canonical_uid, enrol_uid, parse_read, read_uid
-from wire.events import Event, TapPayload, decode, encode, new_event_id, sign, verify
+from wire.events import Event, TapPayload, decode, encode, new_event_id, sign, sign_encoded, verify
 from wire.flags import HOLD_FLAGS, REVIEW_FLAGS, Flag, ShiftFlag
 
 
@@ -143,6 +144,31 @@ def test_event_mac_round_trips_and_detects_tampering():
     assert verify(back, b"gate-key")
     assert not verify(back, b"other-key")
     assert not verify(msgspec.structs.replace(back, seq=2), b"gate-key")
+
+
+def test_sign_encoded_gives_the_signed_event_and_its_wire_bytes_in_one_go():
+    hostile = ',"mac":"","mono_ns":1,"x":"\\"'  # a payload text carrying the key's own bytes
+    cases = [
+        _event(),
+        _event(payload=TapPayload(uid="04A1B2C3", reader_id=hostile, reader_kind="control", decision="deny",
+                                  rules_failed=["G1"], flags=[], message=hostile)),
+        msgspec.structs.replace(_event(), prev="ab" * 32),  # chained, not yet signed
+        msgspec.structs.replace(_event(), prev="ab" * 32, sig="cd" * 64),  # signed: the general path
+        msgspec.structs.replace(_event(), mac="0" * 64),  # an old MAC is replaced
+    ]
+    for event in cases:
+        signed, body = sign_encoded(event, b"gate-key")
+        assert signed == sign(event, b"gate-key")
+        assert body == encode(sign(event, b"gate-key"))
+        assert verify(decode(body), b"gate-key")
+
+
+def test_event_ids_are_distinct_uuid4_texts():
+    ids = [new_event_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        u = uuid.UUID(text)
+        assert str(u) == text and u.version == 4 and u.variant == uuid.RFC_4122
 
 
 def test_decode_rejects_malformed_payload():
