@@ -24,8 +24,9 @@ aside and a fresh file started; numbering then *continues* after the highest seq
 from the high-water mark file ``<journal>.hwm`` (rewritten after a ``mark_sent`` at most every
 ``HWM_SENT_EVERY_S``, every ``HWM_EVERY`` appended seqs and at close; authoritative) and the
 quarantined file, read best-effort, believed only if plausible (``hwm <= salvaged <= hwm +
-SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty
-or without rows while the hwm says seqs were journaled is a loss handled the same way
+SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty,
+without rows or behind the hwm (an older copy restored) while the hwm says seqs were journaled is a
+loss handled the same way
 (``edge.journal_files.lost_rows``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must

@@ -1,7 +1,8 @@
 """What a gate journal file holds, read before ``edge.journal.Journal`` trusts it: the layout its
 tables show (``journal_layout``: the schema version the tables say, whatever ``PRAGMA user_version``
 says) and whether rows were lost (``lost_rows``: the file is missing or empty while its ``.hwm`` file
-says seqs were journaled). Documented in docs/gate.md "Journal and outbox" and "Quarantine"."""
+says seqs were journaled, or its rows stop below the seq the ``.hwm`` file names: an older copy put
+back). Documented in docs/gate.md "Journal and outbox" and "Quarantine"."""
 
 from __future__ import annotations
 
@@ -38,11 +39,13 @@ def journal_layout(conn: sqlite3.Connection) -> str | None:
 
 
 def lost_rows(path: Path, hwm: int) -> str | None:
-    """A one-line reason when the journal at ``path`` holds no event row although its ``.hwm`` file
-    says seqs up to ``hwm`` (> 0) were journaled: the file is missing, zero bytes long (``: >
-    journal.db``) or has no ``journal`` rows. Such a file is treated like a corrupt one (quarantined,
-    ``STORE_QUARANTINED`` naming the loss). None when it holds rows, or cannot be read here (left to
-    the open, which names the error)."""
+    """A one-line reason when the journal at ``path`` lacks event rows its ``.hwm`` file says were
+    journaled (seqs up to ``hwm`` > 0): the file is missing, zero bytes long (``: > journal.db``),
+    has no ``journal`` rows, or its highest seq is below ``hwm`` (an older copy restored, e.g. from a
+    ``.dump``: the ``.hwm`` file is rewritten only after a commit, so it never leads a whole file).
+    Such a file is treated like a corrupt one (quarantined, ``STORE_QUARANTINED`` naming the loss and
+    starting a new chain segment). None when it holds rows up to ``hwm``, or cannot be read here
+    (left to the open, which names the error)."""
     if not path.exists():
         return f"no journal file; the .hwm file says seqs up to {hwm} were journaled"
     try:
@@ -54,8 +57,10 @@ def lost_rows(path: Path, hwm: int) -> str | None:
             conn.close()
     except sqlite3.Error:
         return None
-    if top is not None:
+    if top is not None and top >= hwm:
         return None
+    if top is not None:
+        return f"journal file behind its .hwm file (last seq {top}, the .hwm file says {hwm}; an older copy?)"
     size = path.stat().st_size
     what = "empty journal file (0 bytes)" if size == 0 else "journal file without event rows"
     return f"{what}; the .hwm file says seqs up to {hwm} were journaled"
