@@ -565,3 +565,41 @@ def test_an_older_copy_restored_behind_the_hwm_file_is_a_loss_that_starts_a_new_
     kept = sqlite3.connect(j.quarantined_to)  # the restored copy is kept for forensics
     assert kept.execute("SELECT max(seq) FROM journal").fetchone() == (4,)
     kept.close()
+
+
+def test_a_renamed_journal_table_beside_an_hwm_file_is_refused_not_quarantined(tmp_path):
+    """docs/gate.md: a missing table stops the gate with one line (exit 2); the file, which still
+    holds every row, is not moved aside as if its rows were lost."""
+    from portgate.errors import StoreError
+
+    path = tmp_path / "j.db"
+    _journal_with(path, 5, 2)
+    c = sqlite3.connect(path)
+    c.execute("ALTER TABLE journal RENAME TO journal_old")
+    c.close()
+    with pytest.raises(StoreError, match="no journal table") as err:
+        open_journal(path, boot="boot-2")
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+    assert list(tmp_path.glob("j.db.corrupt-*")) == [] and path.exists()
+
+
+@pytest.mark.parametrize("script, words", [
+    ("INSERT INTO journal_sent VALUES (7, 6)", "journal_sent range 7..6 has lo > hi"),
+    ("INSERT INTO journal_sent VALUES (3, 8)", "journal_sent ranges 1..4 and 3..8 overlap"),
+    ("INSERT INTO journal_sent VALUES (8, 12)", "journal_sent range 8..12 goes beyond the journal's last seq 10"),
+    ("UPDATE journal_sent SET hi = 11", "journal_sent range 1..11 goes beyond the journal's last seq 10"),
+    ("INSERT INTO journal_sent VALUES (6, 'x')", "journal_sent range (6, 'x') is not two integers"),
+])
+def test_sent_ranges_the_gate_cannot_have_written_are_refused_at_open(tmp_path, script, words):
+    from portgate.errors import StoreError
+
+    path = tmp_path / "j.db"
+    _journal_with(path, 10, 4)
+    c = sqlite3.connect(path)
+    c.execute(script)
+    c.commit()
+    c.close()
+    with pytest.raises(StoreError) as err:
+        open_journal(path, boot="boot-2")
+    assert str(err.value) == f"journal {path}: {words}; move the file aside"
+    assert list(tmp_path.glob("j.db.corrupt-*")) == []
