@@ -113,14 +113,32 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _usage_line(exc: click.UsageError) -> str:
+    """A usage error as one line naming the command, the option and the problem:
+    ``portgate: evidence audit: Invalid value for '--after-id': -1 is not in the range x>=0 (see
+    --help)`` (Click's own form is three lines: usage, a hint, the error)."""
+    path = exc.ctx.command_path if exc.ctx is not None else ""
+    sub = path.partition(" ")[2]
+    where = f"{sub}: " if sub else ""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    return f"portgate: {where}{message} (see --help)"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2 (1 for
-    ``StoreUnavailable``: a database server not reachable yet, worth a restart)."""
+    ``StoreUnavailable``: a database server not reachable yet, worth a restart); so does a usage
+    error (an option's value, a missing option: one line, exit 2; ``--help`` is unchanged)."""
     try:
         rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
+    except click.exceptions.NoArgsIsHelpError as exc:  # `portgate pay` alone: the group's help
+        exc.show()
+        return exc.exit_code
+    except click.UsageError as exc:
+        click.echo(_usage_line(exc), err=True)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

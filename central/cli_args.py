@@ -90,3 +90,14 @@ def database_arg(db_url: str | None, config_path: str | None) -> str:
         click.echo("portgate: warning: --db carries a password, visible to other users of this machine; "
                    "use --config (database_password_file) or PGPASSFILE", err=True)
     return db_url
+
+
+def keys_dir_arg(value: str, where: str = "--keys-dir") -> Path:
+    """The office's key directory (``<gate>.key``, ``<gate>.pub``, ``office/``), checked before
+    anything is opened. Raises ``BadInput`` naming ``where`` (the option, or ``central.toml:
+    keys_dir``) and the path when it is not a directory."""
+    path = Path(value)
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        raise BadInput(f"{str(path)!r} {what} (portgate central add-gate creates the key directory)", where=where)
+    return path

@@ -14,10 +14,10 @@ import importlib
 import re
 
 from sqlalchemy import MetaData, create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
-from portgate.errors import StoreConflict, StoreError
+from portgate.errors import BadInput, StoreConflict, StoreError
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -51,12 +51,28 @@ def load_all_tables() -> MetaData:
     return metadata
 
 
-def make_engine(url: str, **kwargs) -> Engine:
+#: The databases the ledger and its migrations run on (docs/office.md, first paragraph).
+BACKENDS = ("sqlite", "postgresql")
+_USE = "the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)"
+
+
+def make_engine(url: str | URL, **kwargs) -> Engine:
     """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``).
 
-    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection.
+    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection. Raises
+    ``BadInput`` (exit 2, one line, password hidden) for a database other than ``BACKENDS``
+    (``mysql://...``) or one whose driver is not installed (``postgresql://`` asks for psycopg2;
+    this build has psycopg 3), and SQLAlchemy's ``ArgumentError`` for text that is not a URL.
     """
-    engine = create_engine(url, **kwargs)
+    parsed = make_url(url)
+    shown = parsed.render_as_string(hide_password=True)
+    if parsed.get_backend_name() not in BACKENDS:
+        raise BadInput(f"{parsed.get_backend_name()} is not supported: {_USE}", where=f"database URL {shown!r}")
+    try:
+        engine = create_engine(url, **kwargs)
+    except ImportError as exc:  # the dialect's DB-API module (psycopg2, ...) is not installed
+        raise BadInput(f"the driver {exc.name or exc} is not installed: {_USE}",
+                       where=f"database URL {shown!r}") from exc
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")

@@ -16,7 +16,9 @@ one transaction: its sent rows become ranges, the column stays (no longer read o
 priority index is rebuilt; a file of a newer version is refused (``StoreError``). The tables
 decide the version below that (``edge.journal_files.journal_layout``): a version-2 layout labelled
 0, 1 or negative (a file restored with ``.dump``, which drops ``user_version``) is labelled 2 again
-(logged), any other mismatch is refused with a ``StoreError`` naming it.
+(logged), any other mismatch is refused with a ``StoreError`` naming it, and so are ``journal_sent``
+ranges the gate cannot have written (``edge.journal_files.sent_ranges_problem``: lo > hi,
+overlapping, beyond the last seq).
 
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues
 across restarts (it is ``max(seq) + 1`` of the file). If the file is corrupt at boot it is moved
@@ -24,8 +26,9 @@ aside and a fresh file started; numbering then *continues* after the highest seq
 from the high-water mark file ``<journal>.hwm`` (rewritten after a ``mark_sent`` at most every
 ``HWM_SENT_EVERY_S``, every ``HWM_EVERY`` appended seqs and at close; authoritative) and the
 quarantined file, read best-effort, believed only if plausible (``hwm <= salvaged <= hwm +
-SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty
-or without rows while the hwm says seqs were journaled is a loss handled the same way
+SALVAGE_SLACK``, or there is no hwm file; see ``recovered_floor``). A file that is missing, empty,
+without rows or behind the hwm (an older copy restored) while the hwm says seqs were journaled is a
+loss handled the same way
 (``edge.journal_files.lost_rows``). The first event of the fresh file is
 an ``AlertPayload(code="STORE_QUARANTINED")`` whose ``detail`` says, as ``key=value`` words,
 ``resumed_at=<seq>`` and ``lost_after=<highest seq known to have been sent or -1>``: the office must
@@ -72,7 +75,7 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from edge.journal_files import SIDE_FILES, journal_layout, lost_rows
+from edge.journal_files import SIDE_FILES, journal_layout, lost_rows, sent_ranges_problem
 from edge.rules.model import Now
 from edge.sent_ranges import SentRanges
 from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
@@ -254,6 +257,8 @@ class Journal:
             raise StoreError(f"journal {self.path}: schema version {version} but the version-0 layout (a sent "
                              f"column, no journal_sent table); set PRAGMA user_version = 0 to have it upgraded, "
                              f"or move the file aside")
+        if layout == "v2" and (problem := sent_ranges_problem(c)) is not None:
+            raise StoreError(f"journal {self.path}: {problem}; move the file aside")
         if layout == "v2" and version == SCHEMA_VERSION:
             return
         legacy = layout == "v0"

@@ -44,6 +44,21 @@ HOLD_S = 0.6  # a card held this long: its frame repeats every 65 ms, so the rea
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
 
 
+#: The reconciliation table: one word per column (the header is read by people and by scripts
+#: alike): the gate, events in its journal, decisions in its decisions file, events of it in the
+#: ledger, journal events missing from the ledger, seqs the office still waits for.
+RECONCILIATION_COLUMNS = ("gate", "journaled", "decisions", "ledger", "missing", "gaps")
+_RECONCILIATION_WIDTHS = (10, 9, 9, 9, 7, 5)
+
+
+def reconciliation_line(cells) -> str:
+    """One line of the reconciliation table: the gate left-aligned, the counts right-aligned under
+    their header word (``RECONCILIATION_COLUMNS``)."""
+    gate, *counts = cells
+    return "  " + " ".join([f"{gate:<{_RECONCILIATION_WIDTHS[0]}}"]
+                           + [f"{c:>{w}}" for c, w in zip(counts, _RECONCILIATION_WIDTHS[1:], strict=True)])
+
+
 def pcsc_available() -> bool:
     """True when pcscd and the vpcd driver are installed (the PC/SC gate can run for real)."""
     from app.demo.pcsc import VPCD_DRIVER
@@ -495,7 +510,7 @@ class DemoRun:
         """Every event each gate journaled is in the ledger exactly once; no gaps remain."""
         ok = self.wait_drained(90)
         self.out("\nReconciliation (gate journals vs office ledger)")
-        self.out(f"  {'gate':10} {'journaled':>9} {'decisions':>9} {'in ledger':>9} {'missing':>7} {'gaps':>5}")
+        self.out(reconciliation_line(RECONCILIATION_COLUMNS))
         with contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True)) as db:
             for gid, gate in self.gates.items():
                 journal = gate.journal_ids()
@@ -506,7 +521,7 @@ class DemoRun:
                                  (gid,)).fetchone()
                 gaps = 0 if row is None else row[0] - row[1]
                 rows = db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gid,)).fetchone()[0]
-                self.out(f"  {gid:10} {len(journal):9} {decided:9} {rows:9} {len(missing):7} {gaps:5}")
+                self.out(reconciliation_line((gid, len(journal), decided, rows, len(missing), gaps)))
                 if missing or gaps or rows != len(journal):
                     ok = False
                     self.problems.append(f"{gid}: {len(missing)} event(s) missing from the ledger, {gaps} gap(s)")

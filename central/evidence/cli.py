@@ -21,7 +21,7 @@ import datetime as dt
 
 import click
 
-from central.cli_args import day_range, db_url_arg
+from central.cli_args import day_range, db_url_arg, keys_dir_arg
 
 MAX_ID = 2**63 - 1  # the largest ledger id (BIGINT)
 
@@ -54,9 +54,13 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
         from portgate.config import load_toml  # lazy: CLI start-up
 
         cfg = load_toml(config_path, CentralConfig)
+        keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
+    else:
+        keys_where = "--keys-dir"
     if not (db_url and keys_dir):
         raise click.UsageError("give --config, or --db and --keys-dir")
+    keys_dir_arg(keys_dir, keys_where)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
     _port, _rulebook, calendar = load_setup(port_config)
@@ -112,9 +116,13 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
         from portgate.config import load_toml  # lazy: CLI start-up
 
         cfg = load_toml(config_path, CentralConfig)
+        keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
+    else:
+        keys_where = "--keys-dir"
     if not (db_url and keys_dir):
         raise click.UsageError("give --config, or --db and --keys-dir")
+    keys_dir_arg(keys_dir, keys_where)
     db_url_arg(db_url, must_exist=True)
     ring = KeyRing(keys_dir)
     os.nice(19 - os.nice(0))  # lowest priority: the ingest comes first

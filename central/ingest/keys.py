@@ -57,14 +57,25 @@ def register_public_key(keys_dir: str | Path, gate_id: str, text: str) -> Path:
 
 
 def read_public_keys(path: str | Path) -> list:
-    """The Ed25519 public keys of a ``.pub`` file (empty if none). Raises ``BadInput`` if a block
-    is not a key."""
+    """The Ed25519 public keys of a ``.pub`` file (PEM ``PUBLIC KEY`` blocks, oldest first; empty
+    if the file is missing or blank). Raises ``BadInput`` naming the file, "not a valid Ed25519
+    public key", for anything else: a block that is not a key, text without a PEM block, bytes
+    that are not ASCII."""
     try:
         text = Path(path).read_text(encoding="ascii")
     except FileNotFoundError:
         return []
+    except UnicodeDecodeError as exc:
+        raise BadInput("not a valid Ed25519 public key (not PEM text)", where=str(path)) from exc
     end = "-----END PUBLIC KEY-----"
-    return [load_public(block + end) for block in text.split(end) if "-----BEGIN" in block]
+    blocks = [block + end for block in text.split(end) if "-----BEGIN" in block]
+    if not blocks and text.strip():
+        raise BadInput("not a valid Ed25519 public key (no PEM PUBLIC KEY block)", where=str(path))
+    try:
+        return [load_public(block) for block in blocks]
+    except BadInput as exc:
+        raise BadInput(f"not a valid Ed25519 public key ({exc.reason.removeprefix('not an Ed25519 public key: ')})",
+                       where=str(path)) from exc
 
 
 class KeyUnreadable(Exception):
@@ -82,8 +93,8 @@ class KeyRing:
         self.keys_dir = Path(keys_dir)
         if not self.keys_dir.is_dir():
             # Every event would be dead-lettered as "unknown gate": refuse to start instead.
-            raise ConfigError("keys_dir is not a directory (portgate central add-gate creates it)",
-                              key="keys_dir", path=str(self.keys_dir))
+            raise ConfigError(f"{self.keys_dir} is not a directory (portgate central add-gate creates it)",
+                              key="keys_dir")
         self.recheck_s = recheck_s
         self._cache: dict[str, tuple[bytes, tuple, float]] = {}  # gate -> (key, file signature, checked at)
         self._lock = threading.Lock()
@@ -151,8 +162,10 @@ class KeyRing:
         else:
             try:
                 found = read_public_keys(path) if mtime != -1 else []
-            except (OSError, BadInput) as exc:
+            except OSError as exc:
                 raise KeyUnreadable(f"public key of gate {gate_id} unreadable: {exc}") from exc
+            except BadInput as exc:  # names the file: "not a valid Ed25519 public key (...)"
+                raise KeyUnreadable(f"public key of gate {gate_id}: {exc}") from exc
         with self._lock:
             self._cache[name] = (found, mtime, now)
         return found

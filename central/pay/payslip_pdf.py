@@ -18,6 +18,7 @@ from reportlab.lib.rl_accel import escapePDF
 from reportlab.lib.units import mm
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.lib.utils import simpleSplit
 from reportlab.pdfgen.canvas import Canvas
 
 from portgate.gctune import paused as no_cyclic_gc
@@ -31,6 +32,7 @@ LEFT, RIGHT, TOP, BOTTOM = 18 * mm, WIDTH - 18 * mm, HEIGHT - 18 * mm, 20 * mm
 ROW = 4.6 * mm
 ROW_SIZE = 8.5  # points: the statement lines
 COLS = (LEFT, LEFT + 14 * mm, LEFT + 52 * mm, RIGHT)  # rule, article, description, amount (right)
+GAP = 2 * mm  # white space kept between a column's text and the next column (or the amount)
 
 
 def _fonts() -> None:
@@ -58,6 +60,7 @@ class _Text:
         self.origins: dict[tuple[float, float], str] = {}
         self.rows: dict[tuple[str, str, str], tuple[str | None, str]] = {}
         self.amounts: dict[str, tuple[str | None, str]] = {}
+        self.wrapped: dict[tuple[str, float], tuple[str, ...]] = {}
         self.ops: list[str] = []
         self.current: tuple[str, float] | None = None
 
@@ -67,6 +70,34 @@ class _Text:
         if found is None:
             found = self.widths[key] = self.fonts[font].stringWidth(text, size)
         return found
+
+    def cells(self, rule: str, article: str, description: str, amount: str) -> tuple[tuple[str, ...], ...]:
+        """The lines each of a statement line's three text columns takes (``rule``, ``article``,
+        ``description``), each wrapped at spaces to stay within its column and clear of the
+        right-aligned ``amount`` (``reportlab.lib.utils.simpleSplit``; a single word wider than its
+        column is cut to fit). Cached per text and width: the same texts repeat on every slip."""
+        return (self._wrap(rule, COLS[1] - COLS[0] - GAP), self._wrap(article, COLS[2] - COLS[1] - GAP),
+                self._wrap(description, COLS[3] - self.width(amount, FONT, ROW_SIZE) - GAP - COLS[2]))
+
+    def _wrap(self, text: str, width: float) -> tuple[str, ...]:
+        key = (text, round(width, 2))
+        found = self.wrapped.get(key)
+        if found is None:
+            found = self.wrapped[key] = (
+                (text,) if self.width(text, FONT, ROW_SIZE) <= width else self._split(text, width))
+        return found
+
+    def _split(self, text: str, width: float) -> tuple[str, ...]:
+        out = []
+        for line in simpleSplit(text, FONT, ROW_SIZE, width) or [""]:
+            while self.width(line, FONT, ROW_SIZE) > width and len(line) > 1:  # one over-long word
+                cut = len(line) - 1
+                while cut > 1 and self.width(line[:cut], FONT, ROW_SIZE) > width:
+                    cut -= 1
+                out.append(line[:cut])
+                line = line[cut:]
+            out.append(line)
+        return tuple(out)
 
     def _encoded(self, font: str, piece: str) -> tuple[tuple[str, str], ...]:
         parts = self.encoded.get((font, piece))
@@ -219,15 +250,22 @@ class _Writer:
         self.line(LEFT, "Tabela de regras (rulebook) usada: ", ", ".join(slip.rulebooks) or "—")
         self.down(1.6)
         for st in slip.statements:
-            self.room(len(st.lines) + 3, slip, slip_code)
+            amounts = [self.money(x.amount) for x in st.lines]
+            rows = [(self.text.cells(x.rule, x.article, x.description, m), m) for x, m in zip(st.lines, amounts)]
+            self.room(sum(max(map(len, cells)) for cells, _ in rows) + 3, slip, slip_code)
             shift = st.shift_id.split("/")
             period = shift[3] if len(shift) > 3 else ""
             ship = shift[1] if len(shift) > 1 else ""
             self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ", ship, " — vencimento ",
                       self.due(st.due_at), bold=True)
             self.down()
-            for x in st.lines:
-                self.text.row(self.y, (x.rule, x.article, x.description[:70]), self.money(x.amount))
+            for cells, amount in rows:  # a long article or description wraps within its column
+                self.text.row(self.y, (cells[0][0], cells[1][0], cells[2][0]), amount)
+                for i in range(1, max(map(len, cells))):
+                    self.down()
+                    for x, lines in zip(COLS, cells):
+                        if i < len(lines):
+                            self.text.show(x, self.y, (lines[i],), FONT, ROW_SIZE)
                 self.down()
             status = "pago" if st.paid_at else ("retido para revisão" if st.on_hold else "a pagar")
             self.line(COLS[2], f"Total do turno ({status})", bold=True)

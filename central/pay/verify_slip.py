@@ -9,15 +9,21 @@ day, ship and due time, every line and total, the code). The one slot allowed to
 shift's status (``a pagar``, ``retido para revisão``, ``pago``): a slip printed before the
 statement was released or paid shows an earlier status of its lifecycle. What is drawn without
 text (a white box over a figure) is not seen: the check is on the text, not on the picture.
+
+pypdf's own complaints while reading (``invalid pdf header``, ``EOF marker not found``: log records
+and Python warnings) are silenced for the read: the one line the command prints says what is wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import io
 import json
+import logging
 import re
+import warnings
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -78,12 +84,28 @@ def read_key(path: str | Path) -> bytes:
     return data
 
 
+@contextlib.contextmanager
+def _quiet_pypdf():
+    """pypdf logs to the ``pypdf`` logger (and may warn) about a damaged file; neither reaches the
+    user here (the caller turns a failed read into one ``BadInput`` line)."""
+    logger = logging.getLogger("pypdf")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
 def _read(path: Path) -> _Pdf:
     try:
-        reader = PdfReader(str(path))
-        meta_doc = reader.metadata or {}
-        subject, author = meta_doc.get("/Subject"), meta_doc.get("/Author")
-        pages = page_texts(reader)
+        with _quiet_pypdf():
+            reader = PdfReader(str(path))
+            meta_doc = reader.metadata or {}
+            subject, author = meta_doc.get("/Subject"), meta_doc.get("/Author")
+            pages = page_texts(reader)
     except (PdfReadError, OSError, ValueError) as exc:
         raise BadInput(f"not a readable PDF: {exc}", where=str(path)) from exc
     try:

@@ -99,3 +99,27 @@ def test_production_names_the_rulebook_option_of_a_non_toml_or_over_long_ruleboo
         code, err = _run(capsys, "production", "pay", "--rulebook", rulebook, "--gang", "g.csv",
                          "--tally", "t.csv", "--tariffs", "f.csv")
         _one_line(code, err, "--rulebook")
+
+
+@pytest.mark.parametrize("url, words", [
+    ("mysql://x", "mysql is not supported"),
+    ("mssql+pyodbc://u@h/db", "mssql is not supported"),
+    ("postgresql+psycopg2://u@h/db", "the driver psycopg2 is not installed"),
+])
+@pytest.mark.parametrize("command", [
+    ("pay", "close", "--from", "2026-03-01", "--to", "2026-03-31"),
+    ("pay", "--from", "2026-03-01", "--to", "2026-03-31"),
+    ("pay", "overdue"),
+    ("evidence", "audit", "--keys-dir", "."),
+    ("ledger", "shifts", "--from", "2026-03-01", "--to", "2026-03-31"),
+])
+def test_a_database_the_ledger_does_not_run_on_is_one_line_exit_2(capsys, url, words, command):
+    """Where every command makes its engine (``central.db.make_engine``): a dialect other than
+    SQLite/PostgreSQL, or a driver not installed, is bad configuration, not a traceback."""
+    code, err = _run(capsys, *command, "--db", url)
+    _one_line(code, err, f"database URL {url!r}", words, "sqlite:///path.db")
+
+
+def test_a_database_url_error_hides_the_password(capsys):
+    code, err = _run(capsys, "pay", "overdue", "--db", "mysql://clerk:s3cret@h/ledger")
+    assert code == 2 and "mysql is not supported" in err and "s3cret" not in err, err

@@ -37,3 +37,27 @@ def test_help_lists_every_command():
     assert done.returncode == 0
     for name in ("demo", "edge", "replay", "central", "pay", "production", "registry", "rotation", "crew"):
         assert name in done.stdout
+
+
+USAGE_ERRORS = [  # (argv, the one line printed)
+    (("evidence", "audit", "--after-id", "-1"),
+     "portgate: evidence audit: Invalid value for '--after-id': -1 is not in the range 0<=x<=9223372036854775807"
+     " (see --help)"),
+    (("pay", "close", "--db", "sqlite:///x.db"), "portgate: pay close: Missing option '--from' (see --help)"),
+    (("ledger", "shifts", "--bogus"), "portgate: ledger shifts: No such option '--bogus' (see --help)"),
+    (("nosuch",), "portgate: No such command 'nosuch' (see --help)"),
+    (("evidence", "audit"), "portgate: evidence audit: give --config, or --db and --keys-dir (see --help)"),
+]
+
+
+def test_a_usage_error_is_one_line_naming_the_command_and_the_option_exit_2():
+    for argv, line in USAGE_ERRORS:
+        done = portgate(*argv)
+        assert (done.returncode, done.stderr.splitlines(), done.stdout) == (2, [line], ""), argv
+
+
+def test_help_and_a_group_without_its_command_still_show_the_usage():
+    done = portgate("evidence", "audit", "--help")
+    assert done.returncode == 0 and done.stdout.startswith("Usage: portgate evidence audit [OPTIONS]")
+    done = portgate("evidence")
+    assert done.returncode == 2 and done.stderr.startswith("Usage: portgate evidence [OPTIONS] COMMAND")

@@ -522,3 +522,84 @@ def test_an_inconsistent_journal_layout_is_refused_with_a_one_line_message(tmp_p
     with pytest.raises(StoreError, match=words) as err:
         open_journal(path)
     assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def test_an_older_copy_restored_behind_the_hwm_file_is_a_loss_that_starts_a_new_chain_segment(tmp_path):
+    """The tester's case: gate stopped, a ``.dump`` taken 6 seqs earlier restored, gate started.
+    The rows the copy lacks are lost like an emptied file's: the copy is quarantined, numbering
+    continues after the hwm, and the signed alert names the last head and the loss, so the office's
+    chain check sees a documented segment instead of a PREV_MISMATCH."""
+    from wire import chain
+
+    signer = chain.new_private_key()
+    path, backup = tmp_path / "j.db", tmp_path / "backup.db"
+
+    def signed(boot):
+        return Journal(path, port="santos", gate_id=GATE, key=KEY, boot_id=boot, signer=signer)
+
+    j = signed("boot-1")
+    j.append_many([tap() for _ in range(4)], now=NOW)
+    j.close()
+    _restore_by_dump(path, backup)  # the operator's backup, 6 seqs before the end
+    j = signed("boot-2")
+    j.append_many([tap() for _ in range(6)], now=NOW)
+    j.mark_sent(range(1, 9))
+    before = j.events_between(1, 10)
+    j.close()
+    path.unlink()
+    _restore_by_dump(backup, path)
+
+    j = signed("boot-3")
+    assert j.quarantined_to is not None and j.last_seq() == 11
+    alert = j.outbox_batch(1)[0]
+    assert (alert.seq, alert.payload.code) == (11, "STORE_QUARANTINED")
+    assert "journal file behind its .hwm file (last seq 4, the .hwm file says 10" in alert.payload.detail
+    assert "resumed_at=11 lost_after=8" in alert.payload.detail and chain.segment_loss(alert) == (9, 10)
+    head = chain.event_hash(before[-1])
+    assert alert.prev == head and f"last_head_seq=10 last_head={head}" in alert.payload.detail
+    after = j.append(tap(), now=NOW)
+    j.close()
+    report = chain.check_chain(GATE, before + [alert, after], signer.public_key(), first_seq=1)
+    assert report.breaks == () and [(s.seq, s.lost_from, s.lost_to) for s in report.segments] == [(11, 9, 10)]
+    assert report.head_seq == 12
+    kept = sqlite3.connect(j.quarantined_to)  # the restored copy is kept for forensics
+    assert kept.execute("SELECT max(seq) FROM journal").fetchone() == (4,)
+    kept.close()
+
+
+def test_a_renamed_journal_table_beside_an_hwm_file_is_refused_not_quarantined(tmp_path):
+    """docs/gate.md: a missing table stops the gate with one line (exit 2); the file, which still
+    holds every row, is not moved aside as if its rows were lost."""
+    from portgate.errors import StoreError
+
+    path = tmp_path / "j.db"
+    _journal_with(path, 5, 2)
+    c = sqlite3.connect(path)
+    c.execute("ALTER TABLE journal RENAME TO journal_old")
+    c.close()
+    with pytest.raises(StoreError, match="no journal table") as err:
+        open_journal(path, boot="boot-2")
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+    assert list(tmp_path.glob("j.db.corrupt-*")) == [] and path.exists()
+
+
+@pytest.mark.parametrize("script, words", [
+    ("INSERT INTO journal_sent VALUES (7, 6)", "journal_sent range 7..6 has lo > hi"),
+    ("INSERT INTO journal_sent VALUES (3, 8)", "journal_sent ranges 1..4 and 3..8 overlap"),
+    ("INSERT INTO journal_sent VALUES (8, 12)", "journal_sent range 8..12 goes beyond the journal's last seq 10"),
+    ("UPDATE journal_sent SET hi = 11", "journal_sent range 1..11 goes beyond the journal's last seq 10"),
+    ("INSERT INTO journal_sent VALUES (6, 'x')", "journal_sent range (6, 'x') is not two integers"),
+])
+def test_sent_ranges_the_gate_cannot_have_written_are_refused_at_open(tmp_path, script, words):
+    from portgate.errors import StoreError
+
+    path = tmp_path / "j.db"
+    _journal_with(path, 10, 4)
+    c = sqlite3.connect(path)
+    c.execute(script)
+    c.commit()
+    c.close()
+    with pytest.raises(StoreError) as err:
+        open_journal(path, boot="boot-2")
+    assert str(err.value) == f"journal {path}: {words}; move the file aside"
+    assert list(tmp_path.glob("j.db.corrupt-*")) == []

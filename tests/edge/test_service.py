@@ -186,6 +186,29 @@ def test_seed_with_a_repeated_card_uid_exits_2_naming_file_and_line(tmp_path):
     assert "UNIQUE" not in out.stderr and "Traceback" not in out.stderr
 
 
+def test_gate_run_on_a_renamed_journal_table_exits_2_and_keeps_the_file(tmp_path):
+    """The tester's case: ``ALTER TABLE journal RENAME TO ...`` on a gate's journal (its .hwm file
+    kept) stopped the gate as docs/gate.md says, instead of quarantining the rows as lost."""
+    import sqlite3
+
+    toml = write_gate_config(tmp_path)
+    cfg = load_gate_config(toml)
+    state = Path(cfg.state_dir)
+    svc = GateService(cfg, indicator=RecordingIndicator())
+    svc.journal.append(AlertPayload(code="TEST", detail="x"), now=svc.clock.now())
+    svc.close()
+    c = sqlite3.connect(state / "journal.db")
+    c.execute("ALTER TABLE journal RENAME TO journal_x")
+    c.close()
+    out = subprocess.run([sys.executable, "-m", "app.cli", "edge", "run", "--config", str(toml)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    lines = [x for x in out.stderr.splitlines() if x.startswith("portgate:")]
+    assert lines == [f"portgate: journal {state / 'journal.db'}: not a journal layout this software knows "
+                     "(schema version 2; no journal table); move the file aside"]
+    assert list(state.glob("journal.db.corrupt-*")) == []
+
+
 def test_gate_run_on_an_inconsistent_journal_layout_exits_2_with_one_line(tmp_path):
     import sqlite3
 

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from central.cli_args import FIRST_DAY, LAST_DAY
 from central.production.read import gangs_of_period
 from central.pay.statements_store import mark_paid, overdue, release_holds
 from central.pay.lines import money_str
@@ -34,6 +35,9 @@ WRITERS = ("office",)
 
 
 def _period(request: Request) -> tuple[dt.date, dt.date]:
+    """``(first, last)`` of the ``from``/``to`` query (default: the month so far), each in
+    ``FIRST_DAY..LAST_DAY`` (2000-01-01..2100-12-31, as ``portgate pay``). ``BadInput`` otherwise
+    (shown in pt-BR: "o dia 1900-01-01 está fora de 2000-01-01..2100-12-31")."""
     web = request.app.state.web
     today = web.now().astimezone(web.tz).date()
     q = request.query_params
@@ -42,6 +46,9 @@ def _period(request: Request) -> tuple[dt.date, dt.date]:
         last = dt.date.fromisoformat(q["to"]) if q.get("to") else today
     except ValueError as exc:
         raise BadInput("dates are YYYY-MM-DD", where="from/to") from exc
+    for day, where in ((first, "from"), (last, "to")):  # the CLI's range (central.cli_args.work_day_arg)
+        if not FIRST_DAY <= day <= LAST_DAY:
+            raise BadInput(f"the day {day} is outside {FIRST_DAY}..{LAST_DAY}", where=where)
     if last < first:
         raise BadInput("the period ends before it starts", where="to")
     return first, last

@@ -185,3 +185,25 @@ def test_a_locked_ledger_exits_3_in_one_line(ledger, tmp_path):
         holder.close()
     assert run.returncode == 3, run.stdout + run.stderr
     assert run.stderr.count("\n") == 1 and "ledger unreachable" in run.stderr and "locked" in run.stderr
+
+
+def test_a_junk_public_key_is_named_as_not_a_valid_key_and_not_audited(ledger):
+    _engine, _ring, url, keys, _evs = ledger
+    (keys / "g1.pub").write_text("this is not a key\n")
+    run = cli(url, keys)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.count("\n") == 1 and "gate g1: 6 signed event(s) (public key of gate g1: " \
+        f"{keys / 'g1.pub'}: not a valid Ed25519 public key (no PEM PUBLIC KEY block))" in run.stderr
+
+
+@pytest.mark.parametrize("given", ["option", "config"])
+def test_a_keys_dir_that_does_not_exist_names_the_option_and_the_path(ledger, tmp_path, given):
+    _engine, _ring, url, _keys, _evs = ledger
+    config = tmp_path / "central.toml"
+    config.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "/nonexistent"\n')
+    extra = ["--keys-dir", "/nonexistent"] if given == "option" else []
+    run = subprocess.run([sys.executable, "-m", "app.cli", "evidence", "audit", "--config", str(config), *extra],
+                         capture_output=True, text=True, timeout=300)
+    where = "--keys-dir" if given == "option" else f"{config}: keys_dir"
+    assert (run.returncode, run.stderr) == (2, f"portgate: {where}: '/nonexistent' does not exist (portgate central "
+                                               "add-gate creates the key directory)\n")

@@ -145,3 +145,46 @@ def test_a_gate_naming_an_unregistered_key_is_refused(office, gate):
     verdicts = ingest(office, ring, [encode(e) for e in journal.events_between(1, 2)])
     assert breaks(office) == [("UNKNOWN_KEY", GATE, 2, 2)]
     assert "register it with portgate central add-gate --public-key" in verdicts[1].reason
+
+
+def test_an_older_journal_copy_restored_at_the_gate_is_a_recorded_loss_not_a_prev_mismatch(office, gate, tmp_path):
+    """The tester's case: gate stopped, a ``.dump`` taken some seqs earlier restored, gate started.
+    The gate's alert names the loss and the last head (docs/gate.md "Quarantine"), so the office
+    records the never-sent seqs in ``gate_losses`` and no chain break (before: PREV_MISMATCH)."""
+    import sqlite3
+
+    from central.ingest.event_store import record_losses
+    from central.ledger.schema import gate_losses
+
+    journal, ring, hmac_key, signer = gate
+    for i in range(4):
+        journal.append(tap(i), now=NOW)
+    journal.close()
+    backup = sqlite3.connect(tmp_path / "backup.db")  # the operator's backup, restorable with .dump
+    with sqlite3.connect(tmp_path / "j.db") as src:
+        backup.executescript("\n".join(src.iterdump()))
+    backup.close()
+    j = Journal(tmp_path / "j.db", port=PORT, gate_id=GATE, key=hmac_key, boot_id="b2", signer=signer)
+    for i in range(6):
+        j.append(tap(10 + i), now=NOW)
+    j.mark_sent(range(1, 9))  # the office has 1..8; 9 and 10 never left the gate
+    sent = j.events_between(1, 8)
+    j.close()
+    (tmp_path / "j.db").unlink()
+    (tmp_path / "backup.db").rename(tmp_path / "j.db")
+    j = Journal(tmp_path / "j.db", port=PORT, gate_id=GATE, key=hmac_key, boot_id="b3", signer=signer)
+    after = j.outbox_batch(10)
+    assert [e.seq for e in after] == [11] and after[0].payload.code == "STORE_QUARANTINED"
+    after.append(j.append(tap(20), now=NOW))
+    j.close()
+    ingest(office, ring, [encode(e) for e in sent])
+    verdicts = [check(TOPIC, encode(e), PORT, ring) for e in after]
+    with office.begin() as conn:
+        inserted = write_batch(conn, verdicts, [], T0)
+        losses = record_losses(conn, inserted, T0)
+        chain_check.record(conn, inserted, [], T0)
+    assert [(x.seq_from, x.seq_to) for x in losses] == [(9, 10)]
+    with office.connect() as conn:
+        assert conn.execute(select(gate_losses.c.seq_from, gate_losses.c.seq_to)).all() == [(9, 10)]
+    assert breaks(office) == []
+    assert stored(office) == ([1, 2, 3, 4, 5, 6, 7, 8, 11, 12], [])

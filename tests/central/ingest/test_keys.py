@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from central.ingest.keys import KeyRing, KeyUnreadable, add_gate, key_path
+from central.ingest.keys import KeyRing, KeyUnreadable, add_gate, key_path, public_key_path
+from portgate.errors import ConfigError
 
 
 def test_a_replaced_or_removed_key_is_seen_after_recheck_s(tmp_path):
@@ -22,6 +23,31 @@ def test_a_replaced_or_removed_key_is_seen_after_recheck_s(tmp_path):
     time.sleep(0.25)
     assert ring.key("g1") is None  # the gate was removed
     assert ring.key("g9") is None  # never known
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"hello, not a key\n", "no PEM PUBLIC KEY block"),
+    (b"\xff\xfe\x00junk", "not PEM text"),
+    (b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", "not a valid Ed25519 public key ("),
+])
+def test_a_junk_public_key_file_is_named_as_not_a_valid_key_not_as_no_key(tmp_path, content, why):
+    add_gate(tmp_path, "g1")
+    path = public_key_path(tmp_path, "g1")
+    path.write_bytes(content)
+    ring = KeyRing(tmp_path, recheck_s=0)
+    with pytest.raises(KeyUnreadable) as err:
+        ring.public_keys("g1")
+    assert str(err.value).startswith(f"public key of gate g1: {path}: not a valid Ed25519 public key")
+    assert why in str(err.value) and "\n" not in str(err.value)
+    path.write_text("\n")  # blank: the gate does not sign
+    assert ring.public_keys("g1") == []
+
+
+def test_a_keys_dir_that_is_not_a_directory_is_named_readably(tmp_path):
+    with pytest.raises(ConfigError) as err:
+        KeyRing(tmp_path / "nonexistent")
+    assert str(err.value) == (f"keys_dir: {tmp_path / 'nonexistent'} is not a directory "
+                              "(portgate central add-gate creates it)")
 
 
 def test_a_key_file_that_cannot_be_read_says_so(tmp_path):

@@ -162,3 +162,22 @@ def test_config_with_db_is_refused(ledger, tmp_path, capsys):
 def test_neither_config_nor_key_is_refused(ledger, tmp_path, capsys):
     assert _verify(ledger, tmp_path, _pdf(ledger, "V017"), key=None) == 2
     assert "give --config central.toml, or --db URL --key-file FILE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["passwd", "truncated"])
+def test_a_file_that_is_not_a_pdf_is_one_line_without_pypdf_warnings(ledger, tmp_path, content):
+    """Through the real command (pypdf's warnings go to stderr by logging's last-resort handler,
+    which pytest's own log capture would hide in-process)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "slip.pdf"
+    data = Path("/etc/passwd").read_bytes() if content == "passwd" else _pdf(ledger, "V017")[:400]
+    path.write_bytes(data)
+    (tmp_path / "payslip.key").write_bytes(KEY)
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "pay", "verify-slip", "--db", ledger.url.render_as_string(hide_password=False),
+         "--key-file", str(tmp_path / "payslip.key"), str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"portgate: {path}: not a readable PDF: "), done.stderr

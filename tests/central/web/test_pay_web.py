@@ -224,3 +224,16 @@ def test_production_gangs_show_their_tally_and_members(payapp):
     assert "E1 R$ 585,60" in gang and "6.5 cotas" in gang
     assert "tally.csv:" in gang.split('class="tally"')[1]
     assert "<td>E001</td>" in gang and "<td>E005</td>" in gang
+
+
+@pytest.mark.parametrize("path", ["/pay/slip/V017.pdf", "/pay/slips.pdf", "/pay", "/pay/export.csv"])
+@pytest.mark.parametrize("query, words", [
+    ({"from": "1900-01-01", "to": "2026-03-31"}, "from: o dia 1900-01-01 está fora de 2000-01-01..2100-12-31"),
+    ({"from": "2026-03-01", "to": "2999-12-31"}, "to: o dia 2999-12-31 está fora de 2000-01-01..2100-12-31"),
+])
+def test_a_period_outside_the_clis_years_is_refused_in_portuguese(payapp, path, query, words):
+    """The same 2000..2100 range as ``portgate pay`` (central.cli_args), not a PDF of 1100 years."""
+    c, _ = logged_in(payapp, "office")
+    r = c.get(path, params=query)
+    assert r.status_code == 400 and "application/pdf" not in r.headers["content-type"]
+    assert words in r.text
