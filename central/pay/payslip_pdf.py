@@ -33,6 +33,7 @@ ROW = 4.6 * mm
 ROW_SIZE = 8.5  # points: the statement lines
 COLS = (LEFT, LEFT + 14 * mm, LEFT + 52 * mm, RIGHT)  # rule, article, description, amount (right)
 GAP = 2 * mm  # white space kept between a column's text and the next column (or the amount)
+AMOUNT_ROOM = "-R$ 99.999,99"  # amounts up to this long share one wrapping of a line's texts
 
 
 def _fonts() -> None:
@@ -61,6 +62,7 @@ class _Text:
         self.rows: dict[tuple[str, str, str], tuple[str | None, str]] = {}
         self.amounts: dict[str, tuple[str | None, str]] = {}
         self.wrapped: dict[tuple[str, float], tuple[str, ...]] = {}
+        self.cells_of: dict[tuple[str, str, str], tuple] = {}
         self.ops: list[str] = []
         self.current: tuple[str, float] | None = None
 
@@ -71,13 +73,26 @@ class _Text:
             found = self.widths[key] = self.fonts[font].stringWidth(text, size)
         return found
 
-    def cells(self, rule: str, article: str, description: str, amount: str) -> tuple[tuple[str, ...], ...]:
+    def cells(self, rule: str, article: str, description: str, amount: str) -> tuple:
         """The lines each of a statement line's three text columns takes (``rule``, ``article``,
-        ``description``), each wrapped at spaces to stay within its column and clear of the
-        right-aligned ``amount`` (``reportlab.lib.utils.simpleSplit``; a single word wider than its
-        column is cut to fit). Cached per text and width: the same texts repeat on every slip."""
-        return (self._wrap(rule, COLS[1] - COLS[0] - GAP), self._wrap(article, COLS[2] - COLS[1] - GAP),
+        ``description``), each wrapped at spaces to stay within its column and the description clear
+        of the right-aligned ``amount`` (``reportlab.lib.utils.simpleSplit``; a single word wider
+        than its column is cut to fit), and the number of rows the line takes: ``(rule lines,
+        article lines, description lines, rows)``. An amount no longer than ``AMOUNT_ROOM`` (the
+        figures are tabular) shares one cached answer per texts: the same texts repeat on every
+        slip, so a line costs one look-up; a longer amount is measured itself."""
+        if len(amount) <= len(AMOUNT_ROOM):
+            key = (rule, article, description)
+            found = self.cells_of.get(key)
+            if found is None:
+                found = self.cells_of[key] = self._cells(rule, article, description, AMOUNT_ROOM)
+            return found
+        return self._cells(rule, article, description, amount)
+
+    def _cells(self, rule: str, article: str, description: str, amount: str) -> tuple:
+        cols = (self._wrap(rule, COLS[1] - COLS[0] - GAP), self._wrap(article, COLS[2] - COLS[1] - GAP),
                 self._wrap(description, COLS[3] - self.width(amount, FONT, ROW_SIZE) - GAP - COLS[2]))
+        return (*cols, max(map(len, cols)))
 
     def _wrap(self, text: str, width: float) -> tuple[str, ...]:
         key = (text, round(width, 2))
@@ -250,20 +265,20 @@ class _Writer:
         self.line(LEFT, "Tabela de regras (rulebook) usada: ", ", ".join(slip.rulebooks) or "—")
         self.down(1.6)
         for st in slip.statements:
-            amounts = [self.money(x.amount) for x in st.lines]
-            rows = [(self.text.cells(x.rule, x.article, x.description, m), m) for x, m in zip(st.lines, amounts)]
-            self.room(sum(max(map(len, cells)) for cells, _ in rows) + 3, slip, slip_code)
+            cells, money = self.text.cells, self.money
+            rows = [(cells(x.rule, x.article, x.description, m), m) for x in st.lines for m in (money(x.amount),)]
+            self.room(sum(c[3] for c, _ in rows) + 3, slip, slip_code)
             shift = st.shift_id.split("/")
             period = shift[3] if len(shift) > 3 else ""
             ship = shift[1] if len(shift) > 1 else ""
             self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ", ship, " — vencimento ",
                       self.due(st.due_at), bold=True)
             self.down()
-            for cells, amount in rows:  # a long article or description wraps within its column
-                self.text.row(self.y, (cells[0][0], cells[1][0], cells[2][0]), amount)
-                for i in range(1, max(map(len, cells))):
+            for (rule, article, description, height), amount in rows:  # a long text wraps in its column
+                self.text.row(self.y, (rule[0], article[0], description[0]), amount)
+                for i in range(1, height):
                     self.down()
-                    for x, lines in zip(COLS, cells):
+                    for x, lines in zip(COLS, (rule, article, description)):
                         if i < len(lines):
                             self.text.show(x, self.y, (lines[i],), FONT, ROW_SIZE)
                 self.down()

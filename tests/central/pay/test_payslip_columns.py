@@ -49,7 +49,8 @@ def test_each_column_of_a_line_stays_within_its_width():
     _fonts()
     text = _Text(Canvas(io.BytesIO()))
     amount = "R$ 1.234.567,89"
-    rule, article, description = text.cells(LONG.rule, LONG.article, LONG.description, amount)
+    rule, article, description, rows = text.cells(LONG.rule, LONG.article, LONG.description, amount)
+    assert rows == 2
     assert len(article) == 2 and len(description) == 2
     width = lambda s: pdfmetrics.stringWidth(s, FONT, ROW_SIZE)  # noqa: E731
     assert all(width(s) <= COLS[1] - COLS[0] - GAP for s in rule)
