@@ -40,6 +40,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.db import store_failure
 from central.ledger.bulk import insert_tuples
 from central.ledger.tables import statement_lines, statements
+from central.pay.duplicates import pick_current, supersede_duplicates
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
 
@@ -177,6 +178,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     try:
         with engine.begin() as conn:
             rows, lines, replaced = [], [], []
+            intruders: list[tuple[dict, str]] = []  # (row, shift id): extra current statements
+            kept_ids: dict[str, str] = {}  # shift id: the statement current after this run
             for chunk in range(0, len(found), CHUNK):
                 part = found[chunk:chunk + CHUNK]
                 history = _history(conn, [s.shift_id for s in part])
@@ -201,10 +204,14 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     current = None
                     altered = False
                     if past:
-                        current = next((r for r in past if r["superseded_at"] is None), None)
+                        current, extra = pick_current(past, digest)
+                        if extra:  # more than one current statement: only ``current`` stays
+                            intruders.extend((r, st.shift_id) for r in extra)
+                            superseded += len(extra)
                         if current is not None and current["digest"] == digest:
                             if (_as_stored(current, st, past)
                                     and current["statement_id"] not in lines_altered):
+                                kept_ids[st.shift_id] = current["statement_id"]
                                 unchanged += 1
                                 continue
                             altered = True  # its row no longer says what its digest does
@@ -212,6 +219,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     out = with_adjustment(st, paid_cents) if paid_cents else st
                     version = max(r["version"] for r in past) + 1 if past else 1
                     sid = statement_id(st, version)
+                    kept_ids[st.shift_id] = sid
                     if current is not None:
                         replaced.append((current, st, sid, altered))
                         superseded += 1
@@ -245,6 +253,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                 conn.execute(update(statements)
                              .where(statements.c.statement_id == cur["statement_id"])
                              .values(superseded_at=now, superseded_by=sid, superseded_reason=why))
+            supersede_duplicates(conn, intruders, kept_ids, now)
             insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
@@ -260,8 +269,10 @@ _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_
 
 
 def _unchanged(past: list[dict], st: Statement, digest: str, lines_altered: frozenset[str]) -> bool:
-    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row)."""
-    current = next((r for r in past if r["superseded_at"] is None), None)
+    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row),
+    and the only current one."""
+    currents = [r for r in past if r["superseded_at"] is None]
+    current = currents[0] if len(currents) == 1 else None
     return (current is not None and current["digest"] == digest
             and _as_stored(current, st, past) and current["statement_id"] not in lines_altered)
 
