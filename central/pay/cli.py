@@ -83,7 +83,10 @@ MAX_BY = 128
 
 
 def by_arg(value: str | None) -> str | None:
-    """``--by`` as given; raises ``ConfigError`` for one longer than ``MAX_BY`` characters (not cut)."""
+    """``--by`` as given; raises ``ConfigError`` for an empty or blank one (not read as "the
+    login": who ran the pay is on record) and for one longer than ``MAX_BY`` characters (not cut)."""
+    if value is not None and not value.strip():
+        raise ConfigError("is empty (name who runs the pay, or leave --by out for the login)", path="--by")
     if value is not None and len(value) > MAX_BY:
         raise ConfigError(f"has {len(value)} characters (at most {MAX_BY})", path="--by")
     return value
@@ -278,7 +281,8 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
         "from": first.isoformat(), "to": last.isoformat(), "rulebook": rulebook.id,
         "workers": done.workers, "rebuilt": done.rebuilt, "shifts_skipped": done.shifts_skipped,
         "paid": done.paid, "pay_skipped": done.pay_skipped, "shifts": done.shifts,
-        "statements": done.statements, "held": len(done.run.held),
+        "statements": done.statements, "held": len(done.run.held) + (saved.on_hold if saved else 0),
+        "stored_on_hold": saved.on_hold if saved else 0,
         "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
         "read": done.read,
     }, ensure_ascii=False))

@@ -14,8 +14,9 @@ close of the same work dates.
    the office's payment and release marks, which pay leaves alone);
    when the change counters of ``statements`` and ``statement_lines`` are the ones the last
    close recorded, the stored output digests stand and no statement is read back; when the
-   ``statement_lines`` counter differs, each current statement's lines are checked against its
-   ``digest`` and a worker with an edited line is repaid (the statement superseded);
+   ``statement_lines`` counter differs (or none is recorded: a scope's first close), each current
+   statement's lines are checked against its ``digest`` and a worker with an edited line is repaid
+   (the statement superseded);
 3. the workers whose two pay digests differ from the last close's (or have none) are paid and
    stored as ``pay_from_ledger`` does (``pay_shifts`` + ``save_statements``: new versions supersede
    the current ones that differ); the others are skipped.
@@ -111,7 +112,7 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 todo = {reg for reg in workers
                         if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
                 lines_altered: dict[str, set[str]] = {}
-                if last and counters.get("statement_lines") != _recorded_lines(conn, scope):
+                if counters.get("statement_lines") != _recorded_lines(conn, scope):  # first too
                     lines_altered, n_lines = _lines_altered(conn, date_from, date_to)
                     read += n_lines
                     todo |= set(lines_altered)

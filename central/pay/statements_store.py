@@ -177,17 +177,28 @@ def _payment_states(conn, ids: list[str]) -> dict:
     return {r["statement_id"]: r for r in found}
 
 
+def ids_given(ids: list[str]) -> None:
+    """Raises ``BadInput`` when no id is given or one is empty or blank (``''`` names no statement)."""
+    if not ids:
+        raise BadInput("no statement id given", where="statement")
+    blank = [n for n, i in enumerate(ids, start=1) if not i.strip()]
+    if blank:
+        raise BadInput(f"statement id number {', '.join(map(str, blank))} is empty (give the ids "
+                       "`portgate pay overdue` lists)", where="statement")
+
+
 #: ``statements.paid_ref`` holds at most this many characters; a longer reference is refused, not cut.
 MAX_PAID_REF = 128
 
 
 def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
     """Mark statements paid at ``at`` with the payment reference ``ref`` (at most ``MAX_PAID_REF``
-    characters). Raises ``BadInput`` for a longer ``ref`` and naming ids that do not exist, are
+    characters). Raises ``BadInput`` for a longer ``ref``, an empty id (``ids_given``), and naming ids that do not exist, are
     already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
     nothing is changed then)."""
     if ref is not None and len(ref) > MAX_PAID_REF:
         raise BadInput(f"the payment reference has {len(ref)} characters (at most {MAX_PAID_REF})", where="ref")
+    ids_given(ids)
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
@@ -233,6 +244,7 @@ def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) ->
     note = (note or "").strip()
     if not note or len(note) > 255:
         raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
+    ids_given(ids)
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]

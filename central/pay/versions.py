@@ -55,14 +55,16 @@ UNPROVEN_HOLD = "PAID_UNPROVEN"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SaveResult:
-    """What storing a pay run did: new versions written, earlier ones superseded (of which already
-    paid: an adjustment line), and shifts whose current statement was unchanged."""
+    """What storing a pay run did: new versions written (of which ``on_hold`` stored on hold for
+    review), earlier ones superseded (of which already paid: an adjustment line), and shifts whose
+    current statement was unchanged."""
 
     written: int = 0
     superseded: int = 0
     adjusted: int = 0
     unchanged: int = 0
     stored: tuple[Statement, ...] = ()  # the statements as stored (adjustment lines included)
+    on_hold: int = 0  # of the written, stored on hold for review (no release carried over)
 
 
 def statement_id(st: Statement, version: int = 1) -> str:
@@ -171,7 +173,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
         return SaveResult()
-    written = superseded = adjusted = unchanged = 0
+    written = superseded = adjusted = unchanged = on_hold = 0
     stored: list[Statement] = []
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
@@ -214,7 +216,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                                 kept_ids[st.shift_id] = current["statement_id"]
                                 unchanged += 1
                                 continue
-                            altered = True  # its row no longer says what its digest does
+                            altered = True  # its row or its lines no longer say what its digest does
+                            current["row_intact"] = _as_stored(current, st, past)
                     paid_cents = sum(r["paid_cents"] for r in paid_rows)
                     out = with_adjustment(st, paid_cents) if paid_cents else st
                     version = max(r["version"] for r in past) + 1 if past else 1
@@ -226,6 +229,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     if paid_cents:
                         adjusted += 1
                     kept = _kept_release(st, current)
+                    if st.hold_reason and kept["hold_released_at"] is None:
+                        on_hold += 1
                     rows.append((sid, st.shift_id, st.registration, st.rulebook, st.work_day,
                                  _cents(out.total), ",".join(out.flags), st.service_end, st.due_at,
                                  now, st.hold_reason, kept["hold_released_at"], kept["hold_note"],
@@ -243,10 +248,11 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     adj[cur["statement_id"]] = (cur_lines[-1][3] if cur_lines
                                                 and cur_lines[-1][0] == ADJUSTMENT_RULE else 0)
                 cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
-                total_altered = (altered and cur["statement_id"] not in lines_altered
+                lines_only = altered and cur["row_intact"]  # the row as stored: its lines were edited
+                total_altered = (altered and not lines_only
                                  and proven_total(cur, cur_lines) != cur["total_cents"])
                 why = _reason(cur, st, reason, total_altered)
-                if altered and cur["statement_id"] in lines_altered:
+                if lines_only:
                     why = f"stored lines altered outside the ledger; {why}"
                 elif altered:
                     why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
@@ -261,7 +267,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     finally:
         if enabled:
             gc.enable()
-    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored))
+    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), on_hold)
 
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",

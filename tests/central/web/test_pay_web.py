@@ -224,3 +224,22 @@ def test_production_gangs_show_their_tally_and_members(payapp):
     assert "E1 R$ 585,60" in gang and "6.5 cotas" in gang
     assert "tally.csv:" in gang.split('class="tally"')[1]
     assert "<td>E001</td>" in gang and "<td>E005</td>" in gang
+
+
+def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp, engine):
+    """A line raised by 1,00 behind the ledger's back (the total left): no payslip is printed for
+    it (409, the statement named) and the payroll export marks its rows ``altered_``."""
+    with engine.begin() as conn:
+        sid = conn.execute(select(statements.c.statement_id).where(
+            statements.c.registration == "V017")).scalar_one()
+        conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
+                                                   statement_lines.c.position == 0)
+                     .values(amount_cents=statement_lines.c.amount_cents + 100))
+    c, _ = logged_in(payapp, "office")
+    r = c.get("/pay/slip/V017.pdf", params=Q | {"lang": "en"})
+    assert r.status_code == 409 and f"statement {sid} no longer matches its digest" in r.text.replace("&#39;", "'")
+    assert _slip(c, "V001")  # another worker's slip still prints
+    rows = c.get("/pay/export.csv", params=Q).text.splitlines()
+    mine = [row for row in rows if f",{sid}," in row]
+    assert mine and all(row.endswith(",altered_unpaid") for row in mine)
+    assert all(not row.startswith("altered") for row in rows if f",{sid}," not in row)
