@@ -210,6 +210,16 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         s = run.saved
         click.echo(f"stored {s.written} statement version(s): {s.superseded} superseded "
                    f"({s.adjusted} already paid: adjustment line), {s.unchanged} unchanged", err=True)
+        _warn_lost(s)
+
+
+def _warn_lost(saved) -> None:
+    """One stderr line naming the shifts held for a payment the statements no longer show."""
+    if saved is not None and saved.lost:
+        more = f" and {len(saved.lost) - 5} more" if len(saved.lost) > 5 else ""
+        click.echo(f"portgate: warning: {len(saved.lost)} shift(s) with a payment the audit log records "
+                   f"but the statements no longer show, held for review (PAYMENT_RECORD_LOST): "
+                   f"{', '.join(saved.lost[:5])}{more}", err=True)
 
 
 def _login() -> str:
@@ -286,6 +296,7 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
         "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
         "read": done.read,
     }, ensure_ascii=False))
+    _warn_lost(saved)
 
 
 @pay.command("overdue")
@@ -326,7 +337,8 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     from central.pay.statements_store import mark_paid  # lazy: CLI start-up
 
     paid_at = _at(at)
-    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref))
+    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
+                                                             actor=f"cli:{_login()}"))
     click.echo(f"{len(statement_ids)} statement(s) marked paid")
 
 

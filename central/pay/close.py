@@ -49,6 +49,7 @@ from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.rulebook import Rulebook
+from central.pay.payments import lost_payments
 from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
 from central.pay.versions import PAY_CONFLICT, stored_digest_matches
 from portgate.gctune import paused as gc_paused
@@ -116,6 +117,8 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                     lines_altered, n_lines = _lines_altered(conn, date_from, date_to)
                     read += n_lines
                     todo |= set(lines_altered)
+                lost = lost_payments(conn, date_from, date_to)  # paid per the audit log only
+                todo |= {reg for reg, _why in lost.values()}
                 found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
                 if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
                        for reg in todo):  # stored shifts that were not rebuilt
@@ -125,7 +128,8 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
             run = pay_shifts(found, rulebook, calendar, now=now)
         altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by,
-                                                             reason=reason, lines_altered=altered_ids))
+                                                             reason=reason, lines_altered=altered_ids,
+                                                             lost={k: v[1] for k, v in lost.items()}))
         if todo or last_whole_differs:
             with engine.begin() as conn:
                 _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a

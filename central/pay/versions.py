@@ -65,6 +65,7 @@ class SaveResult:
     unchanged: int = 0
     stored: tuple[Statement, ...] = ()  # the statements as stored (adjustment lines included)
     on_hold: int = 0  # of the written, stored on hold for review (no release carried over)
+    lost: tuple[str, ...] = ()  # shifts held for a payment the statements no longer show
 
 
 def statement_id(st: Statement, version: int = 1) -> str:
@@ -128,6 +129,11 @@ def _unproven_reason(rows: list[dict]) -> str:
             "(Lei 9.719 art. 2 §1) / valor pago não comprovado: conferir antes de pagar")
 
 
+def with_hold(st: Statement, hold: str) -> Statement:
+    """``st`` on hold for review with ``hold`` (after its own hold reason, if any)."""
+    return msgspec.structs.replace(st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
+
+
 def with_adjustment(st: Statement, paid_cents: int) -> Statement:
     """``st`` with an ``ADJ`` line of minus ``paid_cents`` (what earlier versions were paid)."""
     paid = Decimal(paid_cents) / 100
@@ -162,17 +168,19 @@ CHUNK = 2000
 
 def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     by: str | None = None, reason: str | None = None,
-                    lines_altered: frozenset[str] = frozenset()) -> SaveResult:
+                    lines_altered: frozenset[str] = frozenset(),
+                    lost: dict[str, str] | None = None) -> SaveResult:
     """Store a pay run's statements as new versions where they differ from the current ones.
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
     whose stored lines are known not to be what their digest stands for (superseded even when
-    their digest and row match). Raises ``StoreError`` on a database failure, ``StoreConflict``
+    their digest and row match); ``lost``: ``{shift_id: hold reason}`` of shifts with a payment
+    the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
     (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
     then: one transaction). The new statements and their lines go in as one bulk insert each
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
-        return SaveResult()
+        return SaveResult(lost=tuple(sorted(lost or ())))
     written = superseded = adjusted = unchanged = on_hold = 0
     stored: list[Statement] = []
     enabled = gc.isenabled()
@@ -187,6 +195,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                 history = _history(conn, [s.shift_id for s in part])
                 todo = []  # first as stored: an intact current statement needs no proof
                 for st in part:
+                    if lost and st.shift_id in lost:  # on hold: a payment record was lost
+                        st = with_hold(st, lost[st.shift_id])
                     past = history.get(st.shift_id)
                     digest = statement_digest(st)
                     if past and _unchanged(past, st, digest, lines_altered):
@@ -199,9 +209,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
                     unproven = [r for r in paid_rows if r["proven_cents"] is None]
                     if unproven:  # on hold: nothing proves what was paid
-                        hold = _unproven_reason(unproven)
-                        st = msgspec.structs.replace(
-                            st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
+                        st = with_hold(st, _unproven_reason(unproven))
                         digest = statement_digest(st)
                     current = None
                     altered = False
@@ -267,7 +275,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     finally:
         if enabled:
             gc.enable()
-    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), on_hold)
+    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), on_hold,
+                      tuple(sorted(lost or ())))
 
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",

@@ -79,8 +79,7 @@ async def mark_paid_post(request: Request):
     ref = str(form.get("ref") or "").strip() or None  # too long: mark_paid refuses it
     actor = f"web:{request.state.user.login}"
     try:
-        await run_in_threadpool(mark_paid, web.engine, ids, web.now(), ref)
-        await run_in_threadpool(web.with_session, lambda s: _audit(s, actor, "pay.mark_paid", ids, ref, web.now()))
+        await run_in_threadpool(lambda: mark_paid(web.engine, ids, web.now(), ref, actor=actor))  # + audit row
     except BadInput as exc:
         return bad_input(request, str(exc))
     return RedirectResponse(f"/pay?{_back(form)}&done=paid-{len(ids)}", status_code=303)
@@ -167,9 +166,9 @@ async def _pdf(request: Request, registration: str | None) -> Response:
 
     data, edited = await run_in_threadpool(web.read, work)
     if edited:
-        more = f" and {len(edited) - 5} more" if len(edited) > 5 else ""
+        more = f" (+{len(edited) - 5})" if len(edited) > 5 else ""
         return bad_input(request, f"statement {', '.join(edited[:5])}{more} no longer matches its digest "
-                         "(altered outside the ledger): payslip not printed; run `portgate pay close` "
+                         "(altered outside the ledger): payslip not printed, run `portgate pay close` "
                          "for these days", status_code=409)
     name = f"contracheque-{registration}-{first}-{last}.pdf" if registration else f"contracheques-{first}-{last}.pdf"
     return Response(data, media_type="application/pdf",

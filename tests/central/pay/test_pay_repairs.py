@@ -248,3 +248,71 @@ def test_an_empty_statement_id_and_an_empty_by_are_refused_before_anything_is_st
             assert _rows(engine) == before
     finally:
         engine.dispose()
+
+
+def _paid_by_cli(capsys, db_url, sid):
+    code, _, err = run(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "TED-9", sid)
+    assert code == 0, err
+
+
+def test_mark_paid_from_the_cli_writes_an_audit_row_naming_the_shift_and_amount(db_url, capsys):
+    from central.registry.schema import audit_log
+
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        total = {r["statement_id"]: r for r in _rows(engine)}[FIRST]["total_cents"]
+        _paid_by_cli(capsys, db_url, FIRST)
+        with engine.connect() as conn:
+            rows = conn.execute(select(audit_log.c.actor, audit_log.c.action, audit_log.c.detail)
+                                .where(audit_log.c.action == "pay.mark_paid")).all()
+        assert len(rows) == 1 and rows[0][0].startswith("cli:")
+        assert rows[0][2] == {"statements": [FIRST], "detail": "TED-9", "paid": [[FIRST, CHIEF, total]]}
+    finally:
+        engine.dispose()
+
+
+def test_a_deleted_paid_statement_comes_back_on_hold_not_payable_again(db_url, capsys):
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        _paid_by_cli(capsys, db_url, FIRST)
+        with engine.begin() as conn:
+            conn.execute(statement_lines.delete().where(statement_lines.c.statement_id == FIRST))
+            conn.execute(statements.delete().where(statements.c.statement_id == FIRST))
+        code, out, err = run(capsys, "pay", "close", "--db", db_url, "--from", "2026-03-15", "--to",
+                             "2026-03-15", "--at", "2026-04-05T00:00:00+00:00")
+        assert code == 0, err
+        assert out[0]["written"] == 1 and out[0]["stored_on_hold"] == 1
+        assert f"portgate: warning: 1 shift(s) with a payment" in err and CHIEF in err
+        back = {r["statement_id"]: r for r in _rows(engine)}[FIRST]
+        assert back["paid_at"] is None and back["hold_reason"].startswith("PAYMENT_RECORD_LOST:")
+        assert f"{FIRST} (paid " in back["hold_reason"] and "TED-9" in back["hold_reason"]
+        assert "is not marked paid in the statements (deleted or un-marked)" in back["hold_reason"]
+        code, _, err = run(capsys, "pay", "mark-paid", "--db", db_url, FIRST)
+        assert code == 2 and "on hold for review" in err
+        assert _close_day(capsys, db_url)[0]["written"] == 0  # the same hold: nothing new
+    finally:
+        engine.dispose()
+
+
+def test_an_unmarked_paid_statement_is_superseded_by_one_on_hold(db_url, capsys):
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        _paid_by_cli(capsys, db_url, FIRST)
+        with engine.begin() as conn:
+            conn.execute(update(statements).where(statements.c.statement_id == FIRST).values(paid_at=None))
+        code, _, err = run(capsys, "pay", "--db", db_url, "--from", "2026-03-15", "--to", "2026-03-15")
+        assert code == 0, err
+        assert "PAYMENT_RECORD_LOST" in err
+        [current] = _current_of(engine, CHIEF)
+        row = {r["statement_id"]: r for r in _rows(engine)}[current]
+        assert current != FIRST and row["hold_reason"].startswith("PAYMENT_RECORD_LOST:")
+        assert "is not marked paid in the statements (deleted or un-marked)" in row["hold_reason"]
+        _, overdue, _ = run(capsys, "pay", "overdue", "--db", db_url, "--at", "2026-05-01T00:00:00+00:00")
+        assert next(o for o in overdue if o["statement_id"] == current)["hold"].startswith("PAYMENT_RECORD_LOST")
+        done = _close_day(capsys, db_url)[0]
+        assert done["written"] == 0
+    finally:
+        engine.dispose()
