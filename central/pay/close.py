@@ -19,7 +19,8 @@ close of the same work dates.
    (the statement superseded);
 3. the workers whose two pay digests differ from the last close's (or have none) are paid and
    stored as ``pay_from_ledger`` does (``pay_shifts`` + ``save_statements``: new versions supersede
-   the current ones that differ); the others are skipped.
+   the current ones that differ), and so are the workers with a payment the statements no longer
+   show (``central.pay.payments.lost_payments``: stored on hold); the others are skipped.
 
 Pay reads no registry table (a worker's function comes with the shift from the escala dispatch),
 so the registry's part is the port's holiday calendar. Shifts, pay and their digests are three
