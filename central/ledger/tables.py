@@ -93,6 +93,10 @@ statements = Table(
 Index("ix_statements_due", statements.c.paid_at, statements.c.due_at)
 Index("ix_statements_shift_current", statements.c.shift_id, statements.c.superseded_at)
 Index("ix_statements_work_day", statements.c.work_day)
+#: One current statement per shift (docs/pay.md "Statement versions", migration 0016).
+Index("uq_statements_one_current", statements.c.shift_id, unique=True,
+      sqlite_where=statements.c.superseded_at.is_(None),
+      postgresql_where=statements.c.superseded_at.is_(None))
 
 statement_lines = Table(
     "statement_lines",

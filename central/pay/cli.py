@@ -83,7 +83,10 @@ MAX_BY = 128
 
 
 def by_arg(value: str | None) -> str | None:
-    """``--by`` as given; raises ``ConfigError`` for one longer than ``MAX_BY`` characters (not cut)."""
+    """``--by`` as given; raises ``ConfigError`` for an empty or blank one (not read as "the
+    login": who ran the pay is on record) and for one longer than ``MAX_BY`` characters (not cut)."""
+    if value is not None and not value.strip():
+        raise ConfigError("is empty (name who runs the pay, or leave --by out for the login)", path="--by")
     if value is not None and len(value) > MAX_BY:
         raise ConfigError(f"has {len(value)} characters (at most {MAX_BY})", path="--by")
     return value
@@ -207,6 +210,16 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         s = run.saved
         click.echo(f"stored {s.written} statement version(s): {s.superseded} superseded "
                    f"({s.adjusted} already paid: adjustment line), {s.unchanged} unchanged", err=True)
+        _warn_lost(s)
+
+
+def _warn_lost(saved) -> None:
+    """One stderr line naming the shifts held for a payment the statements no longer show."""
+    if saved is not None and saved.lost:
+        more = f" and {len(saved.lost) - 5} more" if len(saved.lost) > 5 else ""
+        click.echo(f"portgate: warning: {len(saved.lost)} shift(s) with a payment the audit log records "
+                   f"but the statements no longer show, held for review (PAYMENT_RECORD_LOST): "
+                   f"{', '.join(saved.lost[:5])}{more}", err=True)
 
 
 def _login() -> str:
@@ -278,10 +291,12 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
         "from": first.isoformat(), "to": last.isoformat(), "rulebook": rulebook.id,
         "workers": done.workers, "rebuilt": done.rebuilt, "shifts_skipped": done.shifts_skipped,
         "paid": done.paid, "pay_skipped": done.pay_skipped, "shifts": done.shifts,
-        "statements": done.statements, "held": len(done.run.held),
+        "statements": done.statements, "held": len(done.run.held) + (saved.on_hold if saved else 0),
+        "stored_on_hold": saved.on_hold if saved else 0,
         "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
         "read": done.read,
     }, ensure_ascii=False))
+    _warn_lost(saved)
 
 
 @pay.command("overdue")
@@ -322,7 +337,8 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     from central.pay.statements_store import mark_paid  # lazy: CLI start-up
 
     paid_at = _at(at)
-    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref))
+    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
+                                                             actor=f"cli:{_login()}"))
     click.echo(f"{len(statement_ids)} statement(s) marked paid")
 
 

@@ -14,11 +14,13 @@ close of the same work dates.
    the office's payment and release marks, which pay leaves alone);
    when the change counters of ``statements`` and ``statement_lines`` are the ones the last
    close recorded, the stored output digests stand and no statement is read back; when the
-   ``statement_lines`` counter differs, each current statement's lines are checked against its
-   ``digest`` and a worker with an edited line is repaid (the statement superseded);
+   ``statement_lines`` counter differs (or none is recorded: a scope's first close), each current
+   statement's lines are checked against its ``digest`` and a worker with an edited line is repaid
+   (the statement superseded);
 3. the workers whose two pay digests differ from the last close's (or have none) are paid and
    stored as ``pay_from_ledger`` does (``pay_shifts`` + ``save_statements``: new versions supersede
-   the current ones that differ); the others are skipped.
+   the current ones that differ), and so are the workers with a payment the statements no longer
+   show (``central.pay.payments.lost_payments``: stored on hold); the others are skipped.
 
 Pay reads no registry table (a worker's function comes with the shift from the escala dispatch),
 so the registry's part is the port's holiday calendar. Shifts, pay and their digests are three
@@ -48,6 +50,7 @@ from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.rulebook import Rulebook
+from central.pay.payments import lost_payments
 from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
 from central.pay.versions import PAY_CONFLICT, stored_digest_matches
 from portgate.gctune import paused as gc_paused
@@ -111,10 +114,12 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 todo = {reg for reg in workers
                         if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
                 lines_altered: dict[str, set[str]] = {}
-                if last and counters.get("statement_lines") != _recorded_lines(conn, scope):
+                if counters.get("statement_lines") != _recorded_lines(conn, scope):  # first too
                     lines_altered, n_lines = _lines_altered(conn, date_from, date_to)
                     read += n_lines
                     todo |= set(lines_altered)
+                lost = lost_payments(conn, date_from, date_to)  # paid per the audit log only
+                todo |= {reg for reg, _why in lost.values()}
                 found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
                 if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
                        for reg in todo):  # stored shifts that were not rebuilt
@@ -124,7 +129,8 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
             run = pay_shifts(found, rulebook, calendar, now=now)
         altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by,
-                                                             reason=reason, lines_altered=altered_ids))
+                                                             reason=reason, lines_altered=altered_ids,
+                                                             lost={k: v[1] for k, v in lost.items()}))
         if todo or last_whole_differs:
             with engine.begin() as conn:
                 _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a

@@ -25,6 +25,7 @@ from central.ledger.store import read_shifts
 from central.ledger.tables import statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
+from central.pay.payments import lost_payments, record_payment
 from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
@@ -127,12 +128,13 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
         try:
             with engine.connect() as conn:
                 found = read_shifts(conn, date_from, date_to)
+                lost = lost_payments(conn, date_from, date_to) if store else {}
         except SQLAlchemyError as exc:
             raise StoreError(f"reading shifts failed: {exc}") from exc
         run = pay_shifts(found, rulebook, calendar, now=now)
     if store:
-        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now,
-                                                             by=by, reason=reason))
+        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by, reason=reason,
+                                                             lost={k: v[1] for k, v in lost.items()}))
     return run
 
 
@@ -172,22 +174,36 @@ def _payment_states(conn, ids: list[str]) -> dict:
     superseded_by (what mark-paid and release check)."""
     found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
                                 statements.c.hold_reason, statements.c.hold_released_at,
-                                statements.c.superseded_by)
+                                statements.c.superseded_by, statements.c.shift_id,
+                                statements.c.total_cents)
                          .where(statements.c.statement_id.in_(ids))).mappings().all()
     return {r["statement_id"]: r for r in found}
+
+
+def ids_given(ids: list[str]) -> None:
+    """Raises ``BadInput`` when no id is given or one is empty or blank (``''`` names no statement)."""
+    if not ids:
+        raise BadInput("no statement id given", where="statement")
+    blank = [n for n, i in enumerate(ids, start=1) if not i.strip()]
+    if blank:
+        raise BadInput(f"statement id number {', '.join(map(str, blank))} is empty (give the ids "
+                       "`portgate pay overdue` lists)", where="statement")
 
 
 #: ``statements.paid_ref`` holds at most this many characters; a longer reference is refused, not cut.
 MAX_PAID_REF = 128
 
 
-def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None) -> None:
+def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None, *,
+              actor: str = "unknown") -> None:
     """Mark statements paid at ``at`` with the payment reference ``ref`` (at most ``MAX_PAID_REF``
-    characters). Raises ``BadInput`` for a longer ``ref`` and naming ids that do not exist, are
+    characters). Raises ``BadInput`` for a longer ``ref``, an empty id (``ids_given``), and naming ids that do not exist, are
     already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
-    nothing is changed then)."""
+    nothing is changed then). The payment is also recorded, in the same transaction, as one
+    ``pay.mark_paid`` audit row naming ``actor`` (``central.pay.payments.record_payment``)."""
     if ref is not None and len(ref) > MAX_PAID_REF:
         raise BadInput(f"the payment reference has {len(ref)} characters (at most {MAX_PAID_REF})", where="ref")
+    ids_given(ids)
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
@@ -204,6 +220,7 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
             raise BadInput("; ".join(parts), where="statement")
         conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
                      .values(paid_at=at, paid_ref=ref))
+        record_payment(conn, actor=actor, ids=ids, rows=rows, ref=ref, at=at)
 
 
 def hold_releases(engine: Engine, shift_ids: list[str]) -> dict[str, tuple[str, dt.datetime, str | None]]:
@@ -233,6 +250,7 @@ def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) ->
     note = (note or "").strip()
     if not note or len(note) > 255:
         raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
+    ids_given(ids)
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]

@@ -12,6 +12,9 @@ text (a white box over a figure) is not seen: the check is on the text, not on t
 
 pypdf's own complaints while reading (``invalid pdf header``, ``EOF marker not found``: log records
 and Python warnings) are silenced for the read: the one line the command prints says what is wrong.
+
+A slip whose ledger statements no longer match their own digest (a line or total edited outside
+the ledger, ``central.pay.integrity``) is refused whatever its code says.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 from sqlalchemy.engine import Engine
 
+from central.pay.integrity import altered
 from central.pay.payslip import build_slips, code
 from portgate.errors import BadInput
 
@@ -150,16 +154,24 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
     pdf = _read(Path(path))
     with engine.connect() as conn:
         ledger = {s.registration: s for s in build_slips(conn, pdf.first, pdf.last)}
+        named = [st for reg, _c in pdf.slips if reg in ledger for st in ledger[reg].statements]
+        edited = set(altered(conn, named))
     problems: list[str] = []
     slips = []
     for reg, claimed in pdf.slips:
         slip = ledger.get(reg)
+        bad = [st.statement_id for st in slip.statements if st.statement_id in edited] if slip else []
         if slip is None:
             problems.append(f"{reg}: no statements in the ledger for {pdf.first}..{pdf.last}")
-        elif code(key, slip) != claimed:
-            problems.append(f"{reg}: code {claimed} does not match the ledger (the slip or the ledger changed)")
         else:
-            slips.append(slip)
+            if code(key, slip) != claimed:
+                problems.append(f"{reg}: code {claimed} does not match the ledger (the slip or the ledger changed)")
+            if bad:
+                problems.append(f"{reg}: statement {', '.join(bad)} no longer matches its digest (its "
+                                "lines or total were altered outside the ledger): not proof of pay; "
+                                "run `portgate pay close` for these days")
+            if not problems:
+                slips.append(slip)
     if problems:
         return Verdict(len(pdf.slips), tuple(problems))
     data, _pages = render(slips, key, tz=pdf.tz, date_from=pdf.first, date_to=pdf.last, office=pdf.office)

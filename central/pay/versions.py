@@ -40,6 +40,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.db import store_failure
 from central.ledger.bulk import insert_tuples
 from central.ledger.tables import statement_lines, statements
+from central.pay.duplicates import pick_current, supersede_duplicates
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
 
@@ -54,14 +55,17 @@ UNPROVEN_HOLD = "PAID_UNPROVEN"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SaveResult:
-    """What storing a pay run did: new versions written, earlier ones superseded (of which already
-    paid: an adjustment line), and shifts whose current statement was unchanged."""
+    """What storing a pay run did: new versions written (of which ``on_hold`` stored on hold for
+    review), earlier ones superseded (of which already paid: an adjustment line), and shifts whose
+    current statement was unchanged."""
 
     written: int = 0
     superseded: int = 0
     adjusted: int = 0
     unchanged: int = 0
     stored: tuple[Statement, ...] = ()  # the statements as stored (adjustment lines included)
+    on_hold: int = 0  # of the written, stored on hold for review (no release carried over)
+    lost: tuple[str, ...] = ()  # shifts held for a payment the statements no longer show
 
 
 def statement_id(st: Statement, version: int = 1) -> str:
@@ -125,6 +129,11 @@ def _unproven_reason(rows: list[dict]) -> str:
             "(Lei 9.719 art. 2 §1) / valor pago não comprovado: conferir antes de pagar")
 
 
+def with_hold(st: Statement, hold: str) -> Statement:
+    """``st`` on hold for review with ``hold`` (after its own hold reason, if any)."""
+    return msgspec.structs.replace(st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
+
+
 def with_adjustment(st: Statement, paid_cents: int) -> Statement:
     """``st`` with an ``ADJ`` line of minus ``paid_cents`` (what earlier versions were paid)."""
     paid = Decimal(paid_cents) / 100
@@ -159,29 +168,35 @@ CHUNK = 2000
 
 def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     by: str | None = None, reason: str | None = None,
-                    lines_altered: frozenset[str] = frozenset()) -> SaveResult:
+                    lines_altered: frozenset[str] = frozenset(),
+                    lost: dict[str, str] | None = None) -> SaveResult:
     """Store a pay run's statements as new versions where they differ from the current ones.
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
     whose stored lines are known not to be what their digest stands for (superseded even when
-    their digest and row match). Raises ``StoreError`` on a database failure, ``StoreConflict``
+    their digest and row match); ``lost``: ``{shift_id: hold reason}`` of shifts with a payment
+    the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
     (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
     then: one transaction). The new statements and their lines go in as one bulk insert each
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
-        return SaveResult()
-    written = superseded = adjusted = unchanged = 0
+        return SaveResult(lost=tuple(sorted(lost or ())))
+    written = superseded = adjusted = unchanged = on_hold = 0
     stored: list[Statement] = []
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
     try:
         with engine.begin() as conn:
             rows, lines, replaced = [], [], []
+            intruders: list[tuple[dict, str]] = []  # (row, shift id): extra current statements
+            kept_ids: dict[str, str] = {}  # shift id: the statement current after this run
             for chunk in range(0, len(found), CHUNK):
                 part = found[chunk:chunk + CHUNK]
                 history = _history(conn, [s.shift_id for s in part])
                 todo = []  # first as stored: an intact current statement needs no proof
                 for st in part:
+                    if lost and st.shift_id in lost:  # on hold: a payment record was lost
+                        st = with_hold(st, lost[st.shift_id])
                     past = history.get(st.shift_id)
                     digest = statement_digest(st)
                     if past and _unchanged(past, st, digest, lines_altered):
@@ -194,30 +209,36 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
                     unproven = [r for r in paid_rows if r["proven_cents"] is None]
                     if unproven:  # on hold: nothing proves what was paid
-                        hold = _unproven_reason(unproven)
-                        st = msgspec.structs.replace(
-                            st, hold_reason=f"{st.hold_reason}; {hold}" if st.hold_reason else hold)
+                        st = with_hold(st, _unproven_reason(unproven))
                         digest = statement_digest(st)
                     current = None
                     altered = False
                     if past:
-                        current = next((r for r in past if r["superseded_at"] is None), None)
+                        current, extra = pick_current(past, digest)
+                        if extra:  # more than one current statement: only ``current`` stays
+                            intruders.extend((r, st.shift_id) for r in extra)
+                            superseded += len(extra)
                         if current is not None and current["digest"] == digest:
                             if (_as_stored(current, st, past)
                                     and current["statement_id"] not in lines_altered):
+                                kept_ids[st.shift_id] = current["statement_id"]
                                 unchanged += 1
                                 continue
-                            altered = True  # its row no longer says what its digest does
+                            altered = True  # its row or its lines no longer say what its digest does
+                            current["row_intact"] = _as_stored(current, st, past)
                     paid_cents = sum(r["paid_cents"] for r in paid_rows)
                     out = with_adjustment(st, paid_cents) if paid_cents else st
                     version = max(r["version"] for r in past) + 1 if past else 1
                     sid = statement_id(st, version)
+                    kept_ids[st.shift_id] = sid
                     if current is not None:
                         replaced.append((current, st, sid, altered))
                         superseded += 1
                     if paid_cents:
                         adjusted += 1
                     kept = _kept_release(st, current)
+                    if st.hold_reason and kept["hold_released_at"] is None:
+                        on_hold += 1
                     rows.append((sid, st.shift_id, st.registration, st.rulebook, st.work_day,
                                  _cents(out.total), ",".join(out.flags), st.service_end, st.due_at,
                                  now, st.hold_reason, kept["hold_released_at"], kept["hold_note"],
@@ -235,16 +256,18 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     adj[cur["statement_id"]] = (cur_lines[-1][3] if cur_lines
                                                 and cur_lines[-1][0] == ADJUSTMENT_RULE else 0)
                 cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
-                total_altered = (altered and cur["statement_id"] not in lines_altered
+                lines_only = altered and cur["row_intact"]  # the row as stored: its lines were edited
+                total_altered = (altered and not lines_only
                                  and proven_total(cur, cur_lines) != cur["total_cents"])
                 why = _reason(cur, st, reason, total_altered)
-                if altered and cur["statement_id"] in lines_altered:
+                if lines_only:
                     why = f"stored lines altered outside the ledger; {why}"
                 elif altered:
                     why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
                 conn.execute(update(statements)
                              .where(statements.c.statement_id == cur["statement_id"])
                              .values(superseded_at=now, superseded_by=sid, superseded_reason=why))
+            supersede_duplicates(conn, intruders, kept_ids, now)
             insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
@@ -252,7 +275,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     finally:
         if enabled:
             gc.enable()
-    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored))
+    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), on_hold,
+                      tuple(sorted(lost or ())))
 
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",
@@ -260,8 +284,10 @@ _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_
 
 
 def _unchanged(past: list[dict], st: Statement, digest: str, lines_altered: frozenset[str]) -> bool:
-    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row)."""
-    current = next((r for r in past if r["superseded_at"] is None), None)
+    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row),
+    and the only current one."""
+    currents = [r for r in past if r["superseded_at"] is None]
+    current = currents[0] if len(currents) == 1 else None
     return (current is not None and current["digest"] == digest
             and _as_stored(current, st, past) and current["statement_id"] not in lines_altered)
 

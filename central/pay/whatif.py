@@ -1,7 +1,9 @@
 """What-if pay: statements under another rulebook beside the ones on record, nothing stored.
 
 ``read_current`` reads the current (not superseded) stored statements of some shifts with their
-lines; ``diff_rows`` (pure) compares them with newly computed statements, one row per worker, shift
+lines, as computed: an adjustment line (``ADJ``, what earlier versions were paid) is left out and
+its total is the computed one (the stored total less the adjustment), so a statement is compared
+with what the other rulebook computes, not what is still owed after a payment; ``diff_rows`` (pure) compares them with newly computed statements, one row per worker, shift
 and rule (``recorded`` / ``what_if`` amounts as strings, ``None`` where a side has no such line,
 ``diff`` = what_if - recorded) and a ``TOTAL`` row per shift.
 """
@@ -16,13 +18,15 @@ from sqlalchemy.engine import Connection
 
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import money_str
+from central.pay.versions import ADJUSTMENT_RULE
 from central.pay.statements_store import pay_from_ledger
 from central.pay.watchmen import Statement
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recorded:
-    """A stored current statement: its id, rulebook, total and ``{rule: amount}`` (summed)."""
+    """A stored current statement: its id, rulebook, computed total and ``{rule: amount}`` (summed;
+    no ``ADJ`` line)."""
 
     statement_id: str
     rulebook: str
@@ -42,14 +46,18 @@ def read_current(conn: Connection, shift_ids: list[str]) -> dict[str, Recorded]:
         by_id = {sid: (shift, rb, Decimal(cents) / 100, {}) for sid, shift, rb, cents in heads}
         if not by_id:
             continue
+        paid_before: dict[str, Decimal] = {}
         for sid, rule, cents in conn.execute(
                 select(statement_lines.c.statement_id, statement_lines.c.rule,
                        statement_lines.c.amount_cents)
                 .where(statement_lines.c.statement_id.in_(list(by_id)))):
+            if rule == ADJUSTMENT_RULE:  # what earlier versions were paid: not a computed amount
+                paid_before[sid] = paid_before.get(sid, Decimal(0)) + Decimal(cents) / 100
+                continue
             lines = by_id[sid][3]
             lines[rule] = lines.get(rule, Decimal(0)) + Decimal(cents) / 100
         for sid, (shift, rb, total, lines) in by_id.items():
-            out[shift] = Recorded(sid, rb, total, lines)
+            out[shift] = Recorded(sid, rb, total - paid_before.get(sid, Decimal(0)), lines)
     return out
 
 

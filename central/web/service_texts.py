@@ -78,6 +78,12 @@ CODES: dict[str, tuple[str, str]] = {
     "paid_ref_too_long": (r"the payment reference has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
                           "a referência do pagamento tem {n} caracteres (no máximo {max})"),
     "pay_not_held": (r"not on hold: (?P<ids>.+)", "não está(ão) retido(s): {ids}"),
+    "pay_empty_id": (r"statement id number (?P<n>[\d, ]+) is empty \(give the ids `portgate pay overdue` lists\)",
+                     "o id de demonstrativo número {n} está vazio (use os ids que `portgate pay overdue` lista)"),
+    "pay_slip_altered": (r"statement (?P<ids>.+) no longer matches its digest \(altered outside the ledger\): "
+                         r"payslip not printed, run `portgate pay close` for these days",
+                         "o demonstrativo {ids} não confere mais com o seu resumo criptográfico (alterado fora "
+                         "do livro): contracheque não emitido, rode `portgate pay close` para estes dias"),
     "release_note": (r"a release needs a note of 1 to 255 characters", "a liberação precisa de uma nota de 1 a 255 caracteres"),
     # central.calls (ship calls) and central.registry.cases (R7)
     "time_required": (r"a time is required", "falta o horário"),

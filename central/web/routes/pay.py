@@ -21,6 +21,7 @@ from central.cli_args import FIRST_DAY, LAST_DAY
 from central.production.read import gangs_of_period
 from central.pay.statements_store import mark_paid, overdue, release_holds
 from central.pay.lines import money_str
+from central.pay.integrity import altered
 from central.pay.payslip import brl, build_slips
 from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements
@@ -85,8 +86,7 @@ async def mark_paid_post(request: Request):
     ref = str(form.get("ref") or "").strip() or None  # too long: mark_paid refuses it
     actor = f"web:{request.state.user.login}"
     try:
-        await run_in_threadpool(mark_paid, web.engine, ids, web.now(), ref)
-        await run_in_threadpool(web.with_session, lambda s: _audit(s, actor, "pay.mark_paid", ids, ref, web.now()))
+        await run_in_threadpool(lambda: mark_paid(web.engine, ids, web.now(), ref, actor=actor))  # + audit row
     except BadInput as exc:
         return bad_input(request, str(exc))
     return RedirectResponse(f"/pay?{_back(form)}&done=paid-{len(ids)}", status_code=303)
@@ -125,13 +125,19 @@ async def export_csv(request: Request):
         first, last = _period(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last))
+    def work(conn):
+        views = read_statements(conn, first, last)
+        return views, set(altered(conn, views))
+
+    found, edited = await run_in_threadpool(web.read, work)
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(("registration", "work_day", "shift_id", "statement_id", "rulebook", "rule", "article",
                 "description", "amount", "due_at", "status"))
     for s in found:
         status = "paid" if s.paid_at else ("on_hold" if s.on_hold else "unpaid")
+        if s.statement_id in edited:  # its lines or total no longer match its digest
+            status = f"altered_{status}"
         for x in s.lines:
             w.writerow((s.registration, s.work_day.isoformat(), s.shift_id, s.statement_id, s.rulebook, x.rule,
                         x.article, x.description, money_str(x.amount), s.due_at.isoformat(), status))
@@ -160,9 +166,17 @@ async def _pdf(request: Request, registration: str | None) -> Response:
 
     def work(conn):
         slips = build_slips(conn, first, last, registration=registration)
-        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last)
+        edited = altered(conn, [st for slip in slips for st in slip.statements])
+        if edited:  # not printed as proof of pay
+            return None, edited
+        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last)[0], ()
 
-    data, _pages = await run_in_threadpool(web.read, work)
+    data, edited = await run_in_threadpool(web.read, work)
+    if edited:
+        more = f" (+{len(edited) - 5})" if len(edited) > 5 else ""
+        return bad_input(request, f"statement {', '.join(edited[:5])}{more} no longer matches its digest "
+                         "(altered outside the ledger): payslip not printed, run `portgate pay close` "
+                         "for these days", status_code=409)
     name = f"contracheque-{registration}-{first}-{last}.pdf" if registration else f"contracheques-{first}-{last}.pdf"
     return Response(data, media_type="application/pdf",
                     headers={"content-disposition": f'attachment; filename="{name}"'})

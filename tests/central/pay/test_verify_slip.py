@@ -13,13 +13,13 @@ from zoneinfo import ZoneInfo
 import pytest
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from app.cli import main
 from central.db import make_engine
 from central.ledger.migrate import upgrade_engine
-from central.ledger.tables import statements
+from central.ledger.tables import statement_lines, statements
 from central.pay.payslip import build_slips
 from central.pay.payslip_pdf import render
 from central.pay.statements_store import mark_paid
@@ -181,3 +181,29 @@ def test_a_file_that_is_not_a_pdf_is_one_line_without_pypdf_warnings(ledger, tmp
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"portgate: {path}: not a readable PDF: "), done.stderr
+
+
+def test_a_slip_of_a_statement_whose_line_was_edited_in_the_ledger_is_refused(tmp_path, capsys):
+    """The ledger's own rows edited (one line raised by 1,00, the total left): a slip rendered from
+    them carries a matching code, and is still refused, naming the statement."""
+    url = f"sqlite:///{tmp_path / 'edited.db'}"
+    engine = make_engine(url)
+    upgrade_engine(engine)
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
+                     now=dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
+    seed_pay(engine)
+    try:
+        with engine.begin() as conn:
+            sid = conn.execute(select(statements.c.statement_id).where(
+                statements.c.registration == "V017")).scalar_one()
+            conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
+                                                       statement_lines.c.position == 0)
+                         .values(amount_cents=statement_lines.c.amount_cents + 100))
+        capsys.readouterr()
+        assert _verify(engine, tmp_path, _pdf(engine, "V017")) == 1
+        out = capsys.readouterr()
+        assert f"statement {sid} no longer matches its digest" in out.out + out.err
+        assert "verified" not in (out.out + out.err).replace("not verified", "")
+    finally:
+        engine.dispose()

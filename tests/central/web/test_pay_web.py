@@ -237,3 +237,23 @@ def test_a_period_outside_the_clis_years_is_refused_in_portuguese(payapp, path, 
     r = c.get(path, params=query)
     assert r.status_code == 400 and "application/pdf" not in r.headers["content-type"]
     assert words in r.text
+
+
+def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp, engine):
+    """A line raised by 1,00 behind the ledger's back (the total left): no payslip is printed for
+    it (409, the statement named) and the payroll export marks its rows ``altered_``."""
+    with engine.begin() as conn:
+        sid = conn.execute(select(statements.c.statement_id).where(
+            statements.c.registration == "V017")).scalar_one()
+        conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
+                                                   statement_lines.c.position == 0)
+                     .values(amount_cents=statement_lines.c.amount_cents + 100))
+    c, _ = logged_in(payapp, "office")
+    r = c.get("/pay/slip/V017.pdf", params=Q)
+    assert r.status_code == 409 and r.headers["content-type"].startswith("text/html")
+    assert f"o demonstrativo {sid} não confere mais" in r.text and "contracheque não emitido" in r.text
+    assert _slip(c, "V001")  # another worker's slip still prints
+    rows = c.get("/pay/export.csv", params=Q).text.splitlines()
+    mine = [row for row in rows if f",{sid}," in row]
+    assert mine and all(row.endswith(",altered_unpaid") for row in mine)
+    assert all(not row.startswith("altered") for row in rows if f",{sid}," not in row)

@@ -68,6 +68,9 @@ SAMPLES = {
     "pay_superseded": "superseded: S1 (by S2)",
     "pay_held": "on hold for review (release it first): S1",
     "pay_not_held": "not on hold: S1",
+    "pay_empty_id": "statement id number 2 is empty (give the ids `portgate pay overdue` lists)",
+    "pay_slip_altered": ("statement S1, S2 (+3) no longer matches its digest (altered outside the ledger): "
+                         "payslip not printed, run `portgate pay close` for these days"),
     "release_note": "a release needs a note of 1 to 255 characters",
     "time_required": "a time is required",
     "not_iso_time": "'amanhã' is not an ISO 8601 time",
@@ -211,7 +214,8 @@ def test_upload_photo_and_pay_refusals_come_out_in_portuguese(engine, tmp_path):
 
     texts = [_refusal(upload), _refusal(lambda: save_photo(tmp_path / "photos", "V001", b"")),
              _refusal(lambda: save_photo(tmp_path / "photos", "V001", b"GIF89a not a picture")),
-             _refusal(lambda: mark_paid(engine, ["no-such-statement"], dt.datetime.now(dt.UTC), None))]
+             _refusal(lambda: mark_paid(engine, ["no-such-statement"], dt.datetime.now(dt.UTC), None)),
+             _refusal(lambda: mark_paid(engine, ["x", " "], dt.datetime.now(dt.UTC), None))]
     for text in texts:
         pt = localize("pt", text)
         ours = re.sub(r"\(cannot identify image file .*\)", "", pt)  # Pillow's own words, kept as detail
