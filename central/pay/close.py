@@ -59,6 +59,7 @@ WHOLE_PAY = "payall"
 PAY_TABLES = ("statements", "statement_lines")
 _STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
                       "total_cents", "flags", "hold_reason", "service_end", "due_at")
+_SERVICE_END, _DUE_AT = _STATEMENT_COLUMNS.index("service_end"), _STATEMENT_COLUMNS.index("due_at")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -228,10 +229,10 @@ def _whole_digest(rows: list[tuple]) -> str:
 def _pay_outputs(rows: list[tuple]) -> dict[str, str]:
     """``{registration: SHA-256}`` of each worker's rows (by statement id; times in UTC)."""
     by_reg: dict[str, list[tuple]] = defaultdict(list)
-    utc = dt.UTC
-    for row in rows:
-        if any(type(v) is dt.datetime for v in row):  # PostgreSQL: in the session's zone
-            row = tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in row)
+    utc, when = dt.UTC, dt.datetime
+    for row in rows:  # of the columns only service_end and due_at can hold a time
+        if type(row[_SERVICE_END]) is when or type(row[_DUE_AT]) is when:  # PostgreSQL: in the
+            row = tuple(v.astimezone(utc) if type(v) is when else v for v in row)  # session's zone
         by_reg[row[0]].append(row[1:])
     return {reg: hashlib.sha256(msgspec.msgpack.encode(sorted(items))).hexdigest()
             for reg, items in by_reg.items()}
