@@ -38,7 +38,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import store_failure
-from central.ledger.bulk import insert_tuples
+from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
@@ -62,6 +62,12 @@ class SaveResult:
     adjusted: int = 0
     unchanged: int = 0
     stored: tuple[Statement, ...] = ()  # the statements as stored (adjustment lines included)
+    #: What was written, as the driver received it: the new statement rows (``STATEMENT_COLUMNS``),
+    #: the ids of the versions superseded, the rows those UPDATEs changed and the lines inserted.
+    rows: tuple[tuple, ...] = dataclasses.field(default=(), compare=False, repr=False)
+    superseded_ids: frozenset[str] = dataclasses.field(default=frozenset(), compare=False, repr=False)
+    updated: int = dataclasses.field(default=0, compare=False)
+    lines_written: int = dataclasses.field(default=0, compare=False)
 
 
 def statement_id(st: Statement, version: int = 1) -> str:
@@ -170,7 +176,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
         return SaveResult()
-    written = superseded = adjusted = unchanged = 0
+    written = superseded = adjusted = unchanged = updated = 0
     stored: list[Statement] = []
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
@@ -242,17 +248,21 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     why = f"stored lines altered outside the ledger; {why}"
                 elif altered:
                     why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
-                conn.execute(update(statements)
-                             .where(statements.c.statement_id == cur["statement_id"])
-                             .values(superseded_at=now, superseded_by=sid, superseded_reason=why))
-            insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
+                updated += conn.execute(update(statements)
+                                        .where(statements.c.statement_id == cur["statement_id"])
+                                        .values(superseded_at=now, superseded_by=sid,
+                                                superseded_reason=why)).rowcount
+            bound = bind_tuples(conn.dialect, statements, STATEMENT_COLUMNS, rows)
+            insert_tuples(conn, statements, STATEMENT_COLUMNS, bound, bound=True)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
         raise store_failure("saving statements failed", exc, PAY_CONFLICT) from exc
     finally:
         if enabled:
             gc.enable()
-    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored))
+    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), tuple(bound),
+                      frozenset(cur["statement_id"] for cur, _st, _sid, _alt in replaced), updated,
+                      len(lines))
 
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",
