@@ -54,13 +54,16 @@ def broken_events(conn: Connection) -> dict[str, list[tuple[str, str, int]]]:
     return dict(out)
 
 
-def apply_chain_breaks(conn: Connection, found: list[Shift]) -> list[Shift]:
+def apply_chain_breaks(conn: Connection, found: list[Shift],
+                       broken: dict[str, list[tuple[str, str, int]]] | None = None) -> list[Shift]:
     """``found`` with one CHAIN_BREAK flag on each shift whose admit or exit event has a recorded
     chain break (detail: ``<KIND> on the admit|exit event <id> (gate G seq N): review before
-    paying``). Shifts without one are returned unchanged."""
+    paying``). Shifts without one are returned unchanged. ``broken``: ``broken_events(conn)``
+    already read in the caller's transaction (then no query is made)."""
     if not found:
         return found
-    broken = breaks_of(conn, [e for s in found for e in (s.admit_event_id, s.exit_event_id) if e])
+    if broken is None:
+        broken = breaks_of(conn, [e for s in found for e in (s.admit_event_id, s.exit_event_id) if e])
     if not broken:
         return found
     out = []

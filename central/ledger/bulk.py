@@ -3,7 +3,8 @@
 ``insert_rows(conn, table, rows)`` inserts a list of same-keyed dicts; ``insert_tuples(conn, table,
 names, tuples)`` the same as tuples in the order of ``names``. Both send ONE statement for the whole
 batch: on PostgreSQL (psycopg) a ``COPY ... FROM STDIN``, elsewhere one compiled INSERT through the
-driver's ``executemany``. Each value is converted by its column type's own bind processor (the
+driver's ``executemany`` (on SQLite into a table whose writes are counted, with the counter
+bumped once for the batch: ``central.ledger.changes.counted_in_bulk``). Each value is converted by its column type's own bind processor (the
 conversion SQLAlchemy applies itself, so what is stored is identical to ``conn.execute(insert(
 table), rows)``) but without SQLAlchemy's per-row parameter assembly, which is most of the cost of
 a 125,000-row insert; SQLite's ``DATETIME`` and ``DATE`` processors are replaced by
@@ -22,11 +23,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 
-from sqlalchemy import Table, insert
+from sqlalchemy import Boolean, Table, insert
 from sqlalchemy.dialects.sqlite import DATE as SQLITE_DATE
 from sqlalchemy.dialects.sqlite import DATETIME as SQLITE_DATETIME
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
+
+from central.ledger.changes import counted_in_bulk
 
 Processor = Callable[[object], object] | None
 
@@ -35,17 +38,45 @@ _SQLITE_DATE_FORMAT = SQLITE_DATE._storage_format
 
 
 def _sqlite_datetime(default: Callable[[object], object]) -> Callable[[object], object]:
+    memo: dict[dt.datetime, str] = {}  # a batch's times repeat (period bounds, the run's now)
+    utc = dt.UTC
+
     def process(value):
         if type(value) is dt.datetime:  # the wall time (26 characters), as SQLAlchemy writes it
+            zone = value.tzinfo
+            if zone is utc or zone is None:  # equal values: equal wall times
+                text = memo.get(value)
+                if text is None:
+                    text = memo[value] = value.isoformat(" ", "microseconds")[:26]
+                return text
             return value.isoformat(" ", "microseconds")[:26]
         return default(value)
     return process
 
 
 def _sqlite_date(default: Callable[[object], object]) -> Callable[[object], object]:
+    memo: dict[dt.date, str] = {}  # a month has a few dozen dates
+
     def process(value):
         if type(value) is dt.date:
-            return value.isoformat()
+            text = memo.get(value)
+            if text is None:
+                text = memo[value] = value.isoformat()
+            return text
+        return default(value)
+    return process
+
+
+def _boolean(default: Callable[[object], object], native: bool) -> Callable[[object], object]:
+    """``Boolean``'s processor with ``True``/``False`` done first: themselves (native booleans) or
+    1/0; anything else as SQLAlchemy does it (``None``, 0/1, an error for other values)."""
+    true, false = (True, False) if native else (1, 0)
+
+    def process(value):
+        if value is True:
+            return true
+        if value is False:
+            return false
         return default(value)
     return process
 
@@ -58,26 +89,29 @@ def processors(dialect: Dialect, table: Table, names: Sequence[str]) -> list[Pro
         proc = impl.bind_processor(dialect)
         if proc is not None and type(impl) is SQLITE_DATETIME and impl._storage_format == _SQLITE_DATETIME_FORMAT:
             proc = _sqlite_datetime(proc)
-        elif proc is not None and type(impl) is SQLITE_DATE and impl._storage_format == _SQLITE_DATE_FORMAT:
-            proc = _sqlite_date(proc)
+        elif proc is not None and isinstance(impl, SQLITE_DATE) and impl._storage_format == _SQLITE_DATE_FORMAT:
+            proc = _sqlite_date(proc)  # (pysqlite's DATE subclass: DATE's processor when not native)
+        elif proc is not None and type(impl) is Boolean:
+            proc = _boolean(proc, dialect.supports_native_boolean)
         out.append(proc)
     return out
 
 
 def bind_tuples(dialect: Dialect, table: Table, names: Sequence[str],
                 tuples: Iterable[Sequence]) -> list[tuple]:
-    """``tuples`` (values in the order of ``names``) converted as the driver receives them."""
+    """``tuples`` (values in the order of ``names``, each of ``len(names)``) converted as the
+    driver receives them (column by column)."""
     procs = processors(dialect, table, names)
     if all(p is None for p in procs):
         return [tuple(t) for t in tuples]
-    conv = [(i, p) for i, p in enumerate(procs) if p is not None]
-    out = []
-    for t in tuples:
-        row = list(t)
-        for i, p in conv:
-            row[i] = p(row[i])
-        out.append(tuple(row))
-    return out
+    rows = tuples if isinstance(tuples, list) else list(tuples)
+    if not rows:
+        return []
+    columns: list = list(zip(*rows))
+    for i, p in enumerate(procs):
+        if p is not None:
+            columns[i] = map(p, columns[i])
+    return list(zip(*columns))
 
 
 def insert_tuples(conn: Connection, table: Table, names: Sequence[str], tuples: Sequence[Sequence],
@@ -99,7 +133,8 @@ def insert_tuples(conn: Connection, table: Table, names: Sequence[str], tuples: 
         params = [tuple(p[i] for i in at) for p in params]
     elif not compiled.positional:
         params = [dict(zip(names, p)) for p in params]
-    conn.exec_driver_sql(compiled.string, params)
+    with counted_in_bulk(conn, table.name, len(params)):
+        conn.exec_driver_sql(compiled.string, params)
 
 
 def _copy(conn: Connection, table: Table, names: Sequence[str], params: list[tuple]) -> None:

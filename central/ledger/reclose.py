@@ -166,7 +166,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
                 moved[reg].append((e.event_id, repr(flagged[e.event_id])))
             if broken and e.event_id in broken:
                 moved[reg].append((e.event_id, repr(broken[e.event_id])))
-    fixes = _corrections(conn, date_from, date_to)
+    fixes, any_fix = _corrections(conn, date_from, date_to)
     inputs = {}
     head = DIGEST_VERSION + scope.encode()
     sha = hashlib.sha256
@@ -232,7 +232,9 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
             raise named(conn, exc) from exc
         found = [s for s in reconstruct(subset, zone, placed=place_times(month))
                  if date_from <= s.work_date <= date_to]
-        found = apply_chain_breaks(conn, apply_corrections(conn, found))
+        if any_fix:  # no meal correction stored at all: none to apply
+            found = apply_corrections(conn, found)
+        found = apply_chain_breaks(conn, found, broken)  # the breaks read for the digests
         theirs: dict[str, tuple] = {}
         for reg in todo:
             for r in rows.get(reg, ()):
@@ -265,19 +267,22 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, read)
 
 
-def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> dict[str, list[tuple]]:
-    """Meal corrections (P6) of shifts of the dates, per registration, in id order:
-    ``(id, shift_id, value, actor, recorded_at ISO UTC)``."""
+def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[dict[str, list[tuple]], bool]:
+    """``(corrections, any)``: the meal corrections (P6) of shifts of the dates, per registration,
+    in id order: ``(id, shift_id, value, actor, recorded_at ISO UTC)``; ``any``: whether any meal
+    correction is stored at all (of any dates)."""
     c = shift_corrections.c
     out: dict[str, list[tuple]] = defaultdict(list)
     lo, hi = date_from.isoformat(), date_to.isoformat()
+    seen = False
     for cid, sid, value, actor, at in conn.execute(
             select(c.id, c.shift_id, c.value, c.actor, c.recorded_at)
             .where(c.field == "meal_worked").order_by(c.id)):
+        seen = True
         parts = sid.rsplit("/", 3)
         if len(parts) == 4 and lo <= parts[2] <= hi:
             out[parts[0]].append((cid, sid, bool(value), actor, as_utc(at).isoformat()))
-    return out
+    return out, seen
 
 
 def _canon(conn: Connection):

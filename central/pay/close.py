@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import operator
 from collections import defaultdict
 from zoneinfo import ZoneInfo
 
@@ -52,7 +53,7 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.rulebook import Rulebook
 from central.pay.payments import lost_payments
 from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
-from central.pay.versions import PAY_CONFLICT, stored_digest_matches
+from central.pay.versions import PAY_CONFLICT, STATEMENT_COLUMNS, stored_digest_matches
 from portgate.gctune import paused as gc_paused
 
 #: Part of every pay input digest: bump it when the pay engine or the statement storage changes.
@@ -62,6 +63,7 @@ WHOLE_PAY = "payall"
 PAY_TABLES = ("statements", "statement_lines")
 _STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
                       "total_cents", "flags", "hold_reason", "service_end", "due_at")
+_SERVICE_END, _DUE_AT = _STATEMENT_COLUMNS.index("service_end"), _STATEMENT_COLUMNS.index("due_at")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -99,10 +101,12 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 inputs = _pay_inputs(ledger, rulebook, calendar, now)
                 known, counters = counters_state(conn, scope, PAY_TABLES)
                 last = stored_digests(conn, scope, "pay")
+                before = None  # (counters, rows) read in that order: what the pay run starts from
                 if known:  # no statement or line written since the last close recorded them
                     n_statements, last_whole_differs = _count_current(conn, date_from, date_to), False
                 else:
                     rows = _current_rows(conn, date_from, date_to)
+                    before = (counters, rows)
                     read += len(rows)
                     n_statements, whole = len(rows), _whole_digest(rows)
                     last_whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, whole)
@@ -134,8 +138,10 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
         if todo or last_whole_differs:
             with engine.begin() as conn:
                 _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a
-                rows = _current_rows(conn, date_from, date_to)  # write in between shows next time
-                read += len(rows)
+                rows = _as_written(conn, date_from, date_to, before, counters, run.saved)
+                if rows is None:  # write in between shows next time
+                    rows = _current_rows(conn, date_from, date_to)
+                    read += len(rows)
                 n_statements, after = len(rows), _pay_outputs(rows)
                 write_digests(conn, scope, "pay", {reg: (inputs.get(reg, EMPTY), after.get(reg, EMPTY))
                                                    for reg in todo}, now)
@@ -183,6 +189,36 @@ def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> lis
         c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
         c.superseded_at.is_(None)).order_by(c.statement_id)
     return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
+
+
+def _as_written(conn: Connection, date_from: dt.date, date_to: dt.date,
+                before: tuple[dict[str, int], list[tuple]] | None, counters: dict[str, int],
+                saved) -> list[tuple] | None:
+    """SQLite: the current statements of the dates after ``saved`` (``versions.SaveResult``) was
+    stored, as ``_current_rows`` would read them back, computed from ``before`` (the counters and
+    then the rows read before the pay run) and what the run wrote: the rows before but the
+    superseded ones, and the new rows of the dates, by statement id (SQLite's BINARY order is
+    Python's ``str`` order). Only when ``counters`` (read now) are ``before``'s plus exactly the
+    run's own writes (per row on SQLite: inserted statements, rows the supersede UPDATEs changed,
+    inserted lines), so that nobody else wrote either table in between; ``None`` otherwise
+    (PostgreSQL, nothing read before, no counters, anything else written): read them back."""
+    if before is None or saved is None or conn.dialect.name != "sqlite":
+        return None
+    was, rows = before
+    wrote = {"statements": len(saved.rows) + saved.updated, "statement_lines": saved.lines_written}
+    if any(n not in was or n not in counters or counters[n] != was[n] + k for n, k in wrote.items()):
+        return None
+    lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
+    gone = saved.superseded_ids
+    out = [r for r in rows if r[1] not in gone] if gone else list(rows)
+    out.extend(tuple(r[i] for i in _WRITTEN) for r in saved.rows if lo <= r[_WORK_DAY] <= hi)
+    out.sort(key=_STATEMENT_ID)
+    return out
+
+
+_WRITTEN = tuple(STATEMENT_COLUMNS.index(n) for n in _STATEMENT_COLUMNS)
+_WORK_DAY = STATEMENT_COLUMNS.index("work_day")
+_STATEMENT_ID = operator.itemgetter(_STATEMENT_COLUMNS.index("statement_id"))
 
 
 def _recorded_lines(conn: Connection, scope: str) -> int | None:
@@ -234,10 +270,10 @@ def _whole_digest(rows: list[tuple]) -> str:
 def _pay_outputs(rows: list[tuple]) -> dict[str, str]:
     """``{registration: SHA-256}`` of each worker's rows (by statement id; times in UTC)."""
     by_reg: dict[str, list[tuple]] = defaultdict(list)
-    utc = dt.UTC
-    for row in rows:
-        if any(type(v) is dt.datetime for v in row):  # PostgreSQL: in the session's zone
-            row = tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in row)
+    utc, when = dt.UTC, dt.datetime
+    for row in rows:  # of the columns only service_end and due_at can hold a time
+        if type(row[_SERVICE_END]) is when or type(row[_DUE_AT]) is when:  # PostgreSQL: in the
+            row = tuple(v.astimezone(utc) if type(v) is when else v for v in row)  # session's zone
         by_reg[row[0]].append(row[1:])
     return {reg: hashlib.sha256(msgspec.msgpack.encode(sorted(items))).hexdigest()
             for reg, items in by_reg.items()}

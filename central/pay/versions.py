@@ -38,7 +38,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import store_failure
-from central.ledger.bulk import insert_tuples
+from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.tables import statement_lines, statements
 from central.pay.duplicates import pick_current, supersede_duplicates
 from central.pay.lines import StatementLine, money_str
@@ -66,6 +66,12 @@ class SaveResult:
     stored: tuple[Statement, ...] = ()  # the statements as stored (adjustment lines included)
     on_hold: int = 0  # of the written, stored on hold for review (no release carried over)
     lost: tuple[str, ...] = ()  # shifts held for a payment the statements no longer show
+    #: What was written, as the driver received it: the new statement rows (``STATEMENT_COLUMNS``),
+    #: the ids of the versions superseded, the rows those UPDATEs changed and the lines inserted.
+    rows: tuple[tuple, ...] = dataclasses.field(default=(), compare=False, repr=False)
+    superseded_ids: frozenset[str] = dataclasses.field(default=frozenset(), compare=False, repr=False)
+    updated: int = dataclasses.field(default=0, compare=False)
+    lines_written: int = dataclasses.field(default=0, compare=False)
 
 
 def statement_id(st: Statement, version: int = 1) -> str:
@@ -181,7 +187,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
     if not found:
         return SaveResult(lost=tuple(sorted(lost or ())))
-    written = superseded = adjusted = unchanged = on_hold = 0
+    written = superseded = adjusted = unchanged = on_hold = updated = 0
     stored: list[Statement] = []
     enabled = gc.isenabled()
     gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
@@ -264,11 +270,13 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     why = f"stored lines altered outside the ledger; {why}"
                 elif altered:
                     why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
-                conn.execute(update(statements)
-                             .where(statements.c.statement_id == cur["statement_id"])
-                             .values(superseded_at=now, superseded_by=sid, superseded_reason=why))
-            supersede_duplicates(conn, intruders, kept_ids, now)
-            insert_tuples(conn, statements, STATEMENT_COLUMNS, rows)
+                updated += conn.execute(update(statements)
+                                        .where(statements.c.statement_id == cur["statement_id"])
+                                        .values(superseded_at=now, superseded_by=sid,
+                                                superseded_reason=why)).rowcount
+            supersede_duplicates(conn, intruders, kept_ids, now)  # counted writes: the close reads back
+            bound = bind_tuples(conn.dialect, statements, STATEMENT_COLUMNS, rows)
+            insert_tuples(conn, statements, STATEMENT_COLUMNS, bound, bound=True)
             insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
     except SQLAlchemyError as exc:
         raise store_failure("saving statements failed", exc, PAY_CONFLICT) from exc
@@ -276,7 +284,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
         if enabled:
             gc.enable()
     return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), on_hold,
-                      tuple(sorted(lost or ())))
+                      tuple(sorted(lost or ())), tuple(bound),
+                      frozenset(cur["statement_id"] for cur, _st, _sid, _alt in replaced), updated, len(lines))
 
 
 _HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",

@@ -82,6 +82,8 @@ def test_sqlite_time_processors_write_the_text_sqlalchemy_writes():
     theirs = {n: shifts.c[n].type.dialect_impl(d).bind_processor(d) for n in ours}
     times = [T0, T0.replace(microsecond=7), dt.datetime(999, 1, 2, 3, 4, 5), dt.datetime(2026, 12, 31, 23, 59, 59, 999999),
              T0.astimezone(ZoneInfo("America/Sao_Paulo")), None]
+    times += [T0, T0.replace(tzinfo=None), T0.astimezone(ZoneInfo("America/Sao_Paulo")),
+              T0.replace(tzinfo=None) + dt.timedelta(hours=3), T0 + dt.timedelta(hours=3), T0]  # repeats
     assert [ours["period_start"](v) for v in times] == [theirs["period_start"](v) for v in times]
     days = [dt.date(2026, 3, 1), dt.date(5, 1, 9), T0, None]
     assert [ours["work_date"](v) for v in days] == [theirs["work_date"](v) for v in days]
@@ -99,3 +101,24 @@ def test_text_with_copy_control_characters_reads_back_unchanged(db_url):
         got = c.execute(select(shift_flags.c.flag, shift_flags.c.detail).order_by(shift_flags.c.id)).all()
     engine.dispose()
     assert got == [("X", detail), ("Y", "")]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_boolean_processors_bind_what_sqlalchemy_binds(dialect):
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    from central.ledger.bulk import processors
+
+    d = (sqlite if dialect == "sqlite" else postgresql).dialect()
+    ours = processors(d, shifts, ("held",))[0]
+    theirs = shifts.c.held.type.dialect_impl(d).bind_processor(d)
+    values = [True, False, None, 1, 0, True, False]
+    got, want = [ours(v) for v in values], [theirs(v) for v in values]
+    assert got == want and [type(v) for v in got] == [type(v) for v in want]
+    for bad in (2, "yes"):
+        failures = []
+        for proc in (ours, theirs):
+            with pytest.raises((TypeError, ValueError)) as err:
+                proc(bad)
+            failures.append((type(err.value), str(err.value)))
+        assert failures[0] == failures[1]
