@@ -229,7 +229,8 @@ class Store:
         self._open: dict[tuple[str, str], OpenShift] = {}
         for reg, origin, gate_id, ship, admitted_at, dispatch in c.execute(
                 "SELECT registration, origin, gate_id, ship, admitted_at, dispatch FROM open_shifts"):
-            self._open[(reg, origin)] = OpenShift(reg, gate_id, ship, _dt(admitted_at), _dispatch_from_json(dispatch))
+            self._open[(reg, origin)] = OpenShift(reg, gate_id, ship, _dt(admitted_at),
+                                                  _dispatch_from_json(dispatch))
         self._inspector = None
         r = c.execute("SELECT boot_id, inspector_uid, inspector_registration, until_mono_ns"
                       " FROM inspector_session").fetchone()

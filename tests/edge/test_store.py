@@ -215,7 +215,8 @@ def test_an_upgrade_that_fails_leaves_the_old_file_to_upgrade_at_the_next_open(t
     from portgate.errors import StoreError
 
     _old_format_store(tmp_path / "store.db", [("0A04A10001", "lost", T0.isoformat())])
-    with sqlite3.connect(tmp_path / "store.db") as db:  # the last statement of the move, after office_blocks was filled
+    # the move's last statement (after office_blocks was made and filled) fails
+    with sqlite3.connect(tmp_path / "store.db") as db:
         db.execute("CREATE TRIGGER blocklist_fail BEFORE DELETE ON blocklist "
                    "BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
     db.close()
