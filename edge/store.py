@@ -1,4 +1,4 @@
-"""The gate's local store: SQLite through SQLAlchemy Core, WAL, one file under the state dir.
+"""The gate's local store: SQLite through the stdlib ``sqlite3``, WAL, one file under the state dir.
 
 It holds the office's copies (roster of workers and cards, escala, presence, blocklist) with their
 version and updated-at, and the state the gate derives from its own journal (open shifts at this
@@ -34,9 +34,6 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import structlog
-from sqlalchemy import create_engine, delete, event, insert, inspect, select
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import StaticPool
 
 from edge import store_schema as t
 from edge.effects import Effects, is_gate_confiscation
@@ -103,6 +100,18 @@ _REQUIRED = {
     Card: {"uid", "kind", "registration", "status"},
     EscalaEntry: set(COLUMNS[EscalaEntry]) - {"ship_name"},
 }
+
+
+_INSERT_WORKER = t.workers.insert_sql()
+_UPSERT_WORKER = t.workers.insert_sql(replace=True)
+_INSERT_CARD = t.cards.insert_sql()
+_UPSERT_CARD = t.cards.insert_sql(replace=True)
+_INSERT_ESCALA = t.escala.insert_sql(skip=("id",))
+_UPSERT_BLOCK = t.blocklist.insert_sql(replace=True)
+_INSERT_OFFICE_BLOCK = t.office_blocks.insert_sql()
+_UPSERT_OFFICE_BLOCK = t.office_blocks.insert_sql(replace=True)
+_INSERT_OPEN = t.open_shifts.insert_sql()
+_UPSERT_VERSION = t.versions.insert_sql(replace=True)
 
 
 def _worker_row(w: Worker) -> dict:
@@ -177,55 +186,61 @@ class Store:
         self._dirty = False  # statements of the batch written, not committed
         self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
         self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
+        self._closed = False
+        db = None
         try:
-            self._engine = create_engine(
-                f"sqlite:///{self.path}",
-                poolclass=StaticPool,
-                connect_args={"check_same_thread": False, "timeout": 30},
-            )
-            event.listen(self._engine, "connect", _pragmas)
-            tables = inspect(self._engine)
-            if tables.has_table("blocklist") and not tables.has_table("office_blocks"):
-                _upgrade_blocklist(self._engine, self.path)
-            t.metadata.create_all(self._engine)
-            with self._engine.begin() as c:  # also on files made before these indexes existed
-                for ddl in (*t.CARD_BITS_INDEXES, t.PENDING_FLAGS_AT_INDEX):
-                    c.exec_driver_sql(ddl)
-            self._raw = self._engine.raw_connection()
-            # the sqlite3 connection under the pool's proxy: the hot lookups skip its __getattr__
-            self._db = self._raw.dbapi_connection
+            # implicit BEGIN before a write (sqlite3's default): commit()/rollback() end it
+            db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            _pragmas(db)
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "blocklist" in tables and "office_blocks" not in tables:
+                _upgrade_blocklist(db, self.path)
+                tables.add("office_blocks")
+            for table in t.TABLES:  # a missing table is made with its indexes
+                if table.name not in tables:
+                    for ddl in (table.ddl, *table.indexes):
+                        db.execute(ddl)
+            for ddl in (*t.CARD_BITS_INDEXES, t.PENDING_FLAGS_AT_INDEX):  # also on files made before these
+                db.execute(ddl)
+            db.commit()
+            self._db = db
             self._load_caches()
-        except SQLAlchemyError as exc:
+        except sqlite3.Error as exc:
+            if db is not None:
+                db.close()
             raise StoreError(f"store {self.path}: {exc}") from exc
 
     # -- caches ------------------------------------------------------------------------------------
 
     def _load_caches(self) -> None:
-        with self._engine.connect() as c:
-            self._versions = {n: (0, None) for n in COPIES}
-            for r in c.execute(select(t.versions)):
-                self._versions[r.name] = (r.version, _dt(r.updated_at))
-            self._blocked = {r.uid: r.reason for r in c.execute(select(t.blocklist))}  # confiscated here
-            self._office_blocked = {r.uid: r.reason for r in c.execute(select(t.office_blocks))}
-            self._flags: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
-            for r in c.execute(select(t.pending_flags)):
-                self._flags[r.uid][r.flag] = _dt(r.at)
-            # (at, uid, flag) min-heap: expiry pops only the flags past the TTL, not every flag per
-            # tap; an entry whose flag was refreshed or consumed since is skipped when popped
-            self._flag_heap = [(at, uid, f) for uid, fs in self._flags.items() for f, at in fs.items()]
-            heapq.heapify(self._flag_heap)
-            self._open: dict[tuple[str, str], OpenShift] = {}
-            for r in c.execute(select(t.open_shifts)):
-                self._open[(r.registration, r.origin)] = OpenShift(
-                    r.registration, r.gate_id, r.ship, _dt(r.admitted_at), _dispatch_from_json(r.dispatch)
-                )
-            self._inspector = None
-            r = c.execute(select(t.inspector_session)).first()
-            if r is not None and r.boot_id == self.boot_id:
-                self._inspector = InspectorSession(r.inspector_uid, r.inspector_registration, r.until_mono_ns)
-            m = c.execute(select(t.meta.c.value).where(t.meta.c.key == "applied_seq")).first()
-            self._applied_seq = int(m[0]) if m else 0
-            entries = [_escala_from_row(r._mapping) for r in c.execute(select(t.escala))]
+        c = self._db
+        self._versions = {n: (0, None) for n in COPIES}
+        for name, version, updated_at in c.execute("SELECT name, version, updated_at FROM versions"):
+            self._versions[name] = (version, _dt(updated_at))
+        self._blocked = dict(c.execute("SELECT uid, reason FROM blocklist"))  # confiscated here
+        self._office_blocked = dict(c.execute("SELECT uid, reason FROM office_blocks"))
+        self._flags: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
+        for uid, flag, at in c.execute("SELECT uid, flag, at FROM pending_flags"):
+            self._flags[uid][flag] = _dt(at)
+        # (at, uid, flag) min-heap: expiry pops only the flags past the TTL, not every flag per
+        # tap; an entry whose flag was refreshed or consumed since is skipped when popped
+        self._flag_heap = [(at, uid, f) for uid, fs in self._flags.items() for f, at in fs.items()]
+        heapq.heapify(self._flag_heap)
+        self._open: dict[tuple[str, str], OpenShift] = {}
+        for reg, origin, gate_id, ship, admitted_at, dispatch in c.execute(
+                "SELECT registration, origin, gate_id, ship, admitted_at, dispatch FROM open_shifts"):
+            self._open[(reg, origin)] = OpenShift(reg, gate_id, ship, _dt(admitted_at),
+                                                  _dispatch_from_json(dispatch))
+        self._inspector = None
+        r = c.execute("SELECT boot_id, inspector_uid, inspector_registration, until_mono_ns"
+                      " FROM inspector_session").fetchone()
+        if r is not None and r[0] == self.boot_id:
+            self._inspector = InspectorSession(r[1], r[2], r[3])
+        m = c.execute("SELECT value FROM meta WHERE \"key\" = 'applied_seq'").fetchone()
+        self._applied_seq = int(m[0]) if m else 0
+        cols = t.escala.columns
+        entries = [_escala_from_row(dict(zip(cols, r)))
+                   for r in c.execute(f"SELECT {', '.join(cols)} FROM escala")]
         self._index_escala(entries)
 
     def _index_escala(self, entries: Sequence[EscalaEntry]) -> None:
@@ -393,9 +408,9 @@ class Store:
         ws = _as_records(workers, Worker, "roster.workers")
         cs = _as_records(cards, Card, "roster.cards")
         self._write(lambda c: (
-            c.execute(delete(t.workers)), c.execute(delete(t.cards)),
-            ws and c.execute(insert(t.workers), [_worker_row(w) for w in ws]),
-            cs and c.execute(insert(t.cards), [_card_row(x) for x in cs]),
+            c.execute("DELETE FROM workers"), c.execute("DELETE FROM cards"),
+            ws and c.executemany(_INSERT_WORKER, [_worker_row(w) for w in ws]),
+            cs and c.executemany(_INSERT_CARD, [_card_row(x) for x in cs]),
             self._settle_blocklist(c, cs),
             self._set_version(c, "roster", version, at), self._set_version(c, "cards", version, at),
         ))
@@ -413,8 +428,8 @@ class Store:
         ws = _as_records(workers_upsert, Worker, "roster_delta.workers")
         cs = _as_records(cards_upsert, Card, "roster_delta.cards")
         self._write(lambda c: (
-            ws and c.execute(insert(t.workers).prefix_with("OR REPLACE"), [_worker_row(w) for w in ws]),
-            cs and c.execute(insert(t.cards).prefix_with("OR REPLACE"), [_card_row(x) for x in cs]),
+            ws and c.executemany(_UPSERT_WORKER, [_worker_row(w) for w in ws]),
+            cs and c.executemany(_UPSERT_CARD, [_card_row(x) for x in cs]),
             self._settle_blocklist(c, cs),
             self._set_version(c, "roster", to_version, at), self._set_version(c, "cards", to_version, at),
         ))
@@ -425,7 +440,7 @@ class Store:
         ``BadInput`` naming every bad row; then nothing changes."""
         es = _dedupe(_as_records(entries, EscalaEntry, "escala"))
         self._write(lambda c: (
-            c.execute(delete(t.escala)), es and c.execute(insert(t.escala), [_escala_row(e) for e in es]),
+            c.execute("DELETE FROM escala"), es and c.executemany(_INSERT_ESCALA, [_escala_row(e) for e in es]),
             self._set_version(c, "escala", version, at),
         ))
         self._index_escala(es)
@@ -450,7 +465,7 @@ class Store:
             current[escala_key(e)] = e
         es = list(current.values())
         self._write(lambda c: (
-            c.execute(delete(t.escala)), es and c.execute(insert(t.escala), [_escala_row(e) for e in es]),
+            c.execute("DELETE FROM escala"), es and c.executemany(_INSERT_ESCALA, [_escala_row(e) for e in es]),
             self._set_version(c, "escala", to_version, at),
         ))
         self._index_escala(es)
@@ -462,9 +477,7 @@ class Store:
         the confiscation: a roster copy shows the card as not active, or an office blocklist
         snapshot lists the card (from then on the office's blocklist governs, so a card the office
         returns is admitted again). ``at``: aware UTC. Raises ``StoreError``."""
-        self._write(lambda c: c.execute(
-            insert(t.blocklist).prefix_with("OR REPLACE"), {"uid": uid, "reason": reason, "at": _iso(at)}
-        ))
+        self._write(lambda c: c.execute(_UPSERT_BLOCK, {"uid": uid, "reason": reason, "at": _iso(at)}))
         self._blocked[uid] = reason
         log.warning("card_blocked", uid=uid, reason=reason)
 
@@ -478,9 +491,9 @@ class Store:
         with self._lock:  # (re-entrant) no confiscation here may slip between the read and the write
             known_here = [uid for uid in self._blocked if uid in rows]
             self._write(lambda c: (
-                c.execute(delete(t.office_blocks)),
-                rows and c.execute(insert(t.office_blocks), list(rows.values())),
-                known_here and c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(known_here))),
+                c.execute("DELETE FROM office_blocks"),
+                rows and c.executemany(_INSERT_OFFICE_BLOCK, list(rows.values())),
+                known_here and c.executemany("DELETE FROM blocklist WHERE uid = ?", [(u,) for u in known_here]),
             ))
             released = [uid for uid in self._office_blocked if uid not in rows]
             self._office_blocked = {uid: r["reason"] for uid, r in rows.items()}
@@ -499,8 +512,8 @@ class Store:
             return
         with self._lock:
             self._write(lambda c: (
-                lifted and c.execute(delete(t.office_blocks).where(t.office_blocks.c.uid.in_(lifted))),
-                rows and c.execute(insert(t.office_blocks).prefix_with("OR REPLACE"), list(rows.values())),
+                lifted and c.executemany("DELETE FROM office_blocks WHERE uid = ?", [(u,) for u in lifted]),
+                rows and c.executemany(_UPSERT_OFFICE_BLOCK, list(rows.values())),
             ))
             for uid in lifted:
                 if self._office_blocked.pop(uid, None) is not None:
@@ -514,10 +527,9 @@ class Store:
     ) -> None:
         """Record (or clear, with None) a worker's open shift as relayed by the office (G5)."""
         def work(c):
-            c.execute(delete(t.open_shifts).where(
-                (t.open_shifts.c.registration == registration) & (t.open_shifts.c.origin == "presence")))
+            c.execute("DELETE FROM open_shifts WHERE registration = ? AND origin = 'presence'", (registration,))
             if shift is not None:
-                c.execute(insert(t.open_shifts), _open_row(shift, "presence"))
+                c.execute(_INSERT_OPEN, _open_row(shift, "presence"))
             self._set_version(c, "presence", version, at or (shift.admitted_at if shift else None))
 
         self._write(work)
@@ -574,7 +586,7 @@ class Store:
                     self._db.execute(sql, params)
                 self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
                                   (str(self._applied_seq),))
-                self._raw.commit()
+                self._db.commit()
             except sqlite3.Error as exc:
                 self._undo()
                 raise StoreError(f"store apply failed: {exc}") from exc
@@ -591,7 +603,7 @@ class Store:
 
     def _undo(self) -> None:
         try:
-            self._raw.rollback()
+            self._db.rollback()
         except sqlite3.Error:
             log.exception("store_rollback_failed")
         self._dirty = False
@@ -599,7 +611,7 @@ class Store:
         self._ends.clear()
         try:
             self._load_caches()
-        except SQLAlchemyError:
+        except sqlite3.Error:
             log.exception("store_reload_failed")
 
     def apply(self, seq: int, fx: Effects) -> None:
@@ -610,7 +622,7 @@ class Store:
         if seq <= self._applied_seq:
             return
 
-        # Raw DBAPI statements (not SQLAlchemy Core) on this hot path: it runs after every read.
+        # Statements queued or run at once on this hot path: it runs after every read.
         stmts: list[tuple[str, tuple]] = []
         if fx.close is not None:
             reg, ended = fx.close
@@ -651,9 +663,9 @@ class Store:
                 try:
                     for sql, params in stmts:
                         self._db.execute(sql, params)
-                    self._raw.commit()
+                    self._db.commit()
                 except sqlite3.Error as exc:
-                    self._raw.rollback()
+                    self._db.rollback()
                     raise StoreError(f"store apply failed: {exc}") from exc
         if fx.close is not None:
             self._open.pop((fx.close[0], "local"), None)
@@ -695,10 +707,11 @@ class Store:
     def close(self) -> None:
         """Checkpoint the WAL into the file (truncating it) and close."""
         with self._lock:
-            if self._raw.dbapi_connection is not None:  # close() may be called twice
-                checkpoint(self._raw, self.path)
-            self._raw.close()
-            self._engine.dispose()
+            if self._closed:  # close() may be called twice
+                return
+            checkpoint(self._db, self.path)
+            self._db.close()
+            self._closed = True
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -706,21 +719,24 @@ class Store:
         with self._lock:
             self._last_card = self._last_worker = None
             try:
-                with self._engine.begin() as c:
-                    work(c)
-            except SQLAlchemyError as exc:
+                work(self._db)
+                self._db.commit()
+            except sqlite3.Error as exc:
+                self._db.rollback()
                 raise StoreError(f"store write failed: {exc}") from exc
+            except BaseException:
+                self._db.rollback()
+                raise
 
     def _set_version(self, c, name: str, version: int, at: dt.datetime | None) -> None:
-        c.execute(insert(t.versions).prefix_with("OR REPLACE"),
-                  {"name": name, "version": version, "updated_at": _iso(at)})
+        c.execute(_UPSERT_VERSION, {"name": name, "version": version, "updated_at": _iso(at)})
         self._versions[name] = (version, at)
 
     def _settle_blocklist(self, c, cards: Sequence[Card]) -> None:
         # Once the office's roster itself shows a card confiscated here as not active, the roster governs.
         done = [x.uid for x in cards if x.uid in self._blocked and x.status is not CardStatus.ACTIVE]
         if done:
-            c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(done)))
+            c.executemany("DELETE FROM blocklist WHERE uid = ?", [(u,) for u in done])
             for uid in done:
                 self._blocked.pop(uid, None)
 
@@ -732,7 +748,7 @@ def _read(text: str) -> ReadUid | None:
         return None
 
 
-def _upgrade_blocklist(engine, path: Path) -> None:
+def _upgrade_blocklist(db: sqlite3.Connection, path: Path) -> None:
     """Upgrade a store file written before ``office_blocks`` existed: its ``blocklist`` held both the
     cards confiscated at this gate and the office's blocks. Rows whose reason is not a gate
     confiscation (``edge.effects.is_gate_confiscation``: "confiscated: <flag>"; the office's reasons
@@ -740,16 +756,19 @@ def _upgrade_blocklist(engine, path: Path) -> None:
     next office snapshot governs them (a card returned before the upgrade is admitted again); the
     gate's own confiscations stay in ``blocklist``. One transaction, which also creates
     ``office_blocks``: a crash leaves the old file as it was, upgraded at the next open. Raises
-    ``SQLAlchemyError`` (the caller reports a ``StoreError``)."""
-    with engine.connect() as c:
-        c.exec_driver_sql("BEGIN IMMEDIATE")  # pysqlite does not begin a transaction before DDL
-        rows = c.execute(select(t.blocklist)).all()
-        office = [r._asdict() for r in rows if not is_gate_confiscation(r.reason)]
-        t.office_blocks.create(c)
+    ``sqlite3.Error`` (the caller reports a ``StoreError``)."""
+    try:
+        db.execute("BEGIN IMMEDIATE")  # sqlite3 does not begin a transaction before DDL
+        rows = db.execute("SELECT uid, reason, at FROM blocklist").fetchall()
+        office = [r for r in rows if not is_gate_confiscation(r[1])]
+        db.execute(t.office_blocks.ddl)
         if office:
-            c.execute(insert(t.office_blocks), office)
-            c.execute(delete(t.blocklist).where(t.blocklist.c.uid.in_(select(t.office_blocks.c.uid))))
-        c.commit()
+            db.executemany("INSERT INTO office_blocks (uid, reason, at) VALUES (?, ?, ?)", office)
+            db.execute("DELETE FROM blocklist WHERE uid IN (SELECT uid FROM office_blocks)")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
     log.info("store_upgraded", path=str(path), office_blocks=len(office), kept_local=len(rows) - len(office))
 
 
@@ -764,8 +783,8 @@ def _dedupe(entries: list[EscalaEntry]) -> list[EscalaEntry]:
     return list({escala_key(e): e for e in entries}.values())
 
 
-def _pragmas(dbapi_conn, _record) -> None:
-    cur = dbapi_conn.cursor()
+def _pragmas(db: sqlite3.Connection) -> None:
+    cur = db.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA cache_size=-2000")

@@ -1,36 +1,59 @@
-"""Tables of the gate's local store (SQLite through SQLAlchemy Core). See ``edge.store``."""
+"""Tables of the gate's local store (SQLite through the stdlib ``sqlite3``). See ``edge.store``.
+
+The DDL text is the file layout: ``sqlite_master`` of a new file holds exactly these statements
+(the same bytes as the store files written since the first release, so an existing file opens
+unchanged; tests/edge/test_store_schema.py compares them).
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Index, Integer, MetaData, String, Table, Text
+import dataclasses
 
 from portgate.uid import PARTIAL_BITS
 
-metadata = MetaData()
 
-workers = Table(
-    "workers",
-    metadata,
-    Column("registration", String, primary_key=True),
-    Column("name", String, nullable=False),
-    Column("category", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("suspended_from", String),  # ISO date
-    Column("suspended_until", String),
-    Column("health_exam_date", String),
-    Column("booklet_revalidated_year", Integer),
-    Column("rotation_number", Integer),
-)
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """One table: ``name``, ``columns`` (column names in file order), ``ddl`` (its CREATE TABLE)
+    and ``indexes`` (the CREATE INDEX statements made with the table)."""
 
-cards = Table(
-    "cards",
-    metadata,
-    Column("uid", String, primary_key=True),  # canonical UID
-    Column("kind", String, nullable=False),
-    Column("registration", String, nullable=False),
-    Column("status", String, nullable=False),
-)
-Index("ix_cards_registration", cards.c.registration)
+    name: str
+    columns: tuple[str, ...]
+    ddl: str
+    indexes: tuple[str, ...] = ()
+
+    def insert_sql(self, *, replace: bool = False, skip: tuple[str, ...] = ()) -> str:
+        """``INSERT [OR REPLACE] INTO name (cols) VALUES (:col, ...)`` over the columns not in
+        ``skip`` (named parameters: a mapping per row, keyed by column name)."""
+        cols = [c for c in self.columns if c not in skip]
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
+        names = ", ".join(f'"{c}"' if c == "key" else c for c in cols)
+        return f"{verb} INTO {self.name} ({names}) VALUES ({', '.join(':' + c for c in cols)})"
+
+
+def _table(name: str, columns: tuple[tuple[str, str], ...], key: tuple[str, ...],
+           indexes: tuple[str, ...] = ()) -> Table:
+    """Render the CREATE TABLE as the store files have it: one tab-indented line per column
+    (``name TYPE[ NOT NULL]``), then the primary key; ``key`` (an SQL keyword) is quoted."""
+    def q(c: str) -> str:
+        return f'"{c}"' if c == "key" else c
+
+    lines = [f"{q(c)} {decl}" for c, decl in columns] + [f"PRIMARY KEY ({', '.join(q(k) for k in key)})"]
+    ddl = f"CREATE TABLE {name} (\n\t" + ", \n\t".join(lines) + "\n)"
+    return Table(name, tuple(c for c, _ in columns), ddl, indexes)
+
+
+_S, _SN, _I, _IN = "VARCHAR", "VARCHAR NOT NULL", "INTEGER", "INTEGER NOT NULL"
+
+workers = _table("workers", (
+    ("registration", _SN), ("name", _SN), ("category", _SN), ("status", _SN),
+    ("suspended_from", _S), ("suspended_until", _S), ("health_exam_date", _S),  # ISO dates
+    ("booklet_revalidated_year", _I), ("rotation_number", _I),
+), ("registration",))
+
+cards = _table("cards", (  # uid: canonical UID
+    ("uid", _SN), ("kind", _SN), ("registration", _SN), ("status", _SN),
+), ("uid",), ("CREATE INDEX ix_cards_registration ON cards (registration)",))
 
 
 def low_bits_sql(bits: int) -> str:
@@ -53,97 +76,50 @@ PENDING_FLAGS_AT_INDEX = "CREATE INDEX IF NOT EXISTS ix_pending_flags_at ON pend
 # of the confiscation: its roster says the card is not active, or its blocklist lists the card.
 # (Named "blocklist" since the first store files; office blocks are in ``office_blocks``.) The reason
 # of a confiscation here is "confiscated: <reason flag>" (``edge.effects.confiscation_reason``).
-blocklist = Table(
-    "blocklist",
-    metadata,
-    Column("uid", String, primary_key=True),
-    Column("reason", String, nullable=False),
-    Column("at", String, nullable=False),  # ISO UTC
-)
+blocklist = _table("blocklist", (("uid", _SN), ("reason", _SN), ("at", _SN)), ("uid",))  # at: ISO UTC
 
 # The office's blocklist copy (downlink ``cards``): a snapshot replaces it, a delta adds to it; so a
 # card the office no longer lists (returned, found) is no longer blocked here. Upgrade: a file written
 # before this table existed kept the office's blocks in ``blocklist``; on opening it, the rows whose
 # reason is not a gate confiscation (not "confiscated: <flag>", i.e. the office's plain "confiscated",
 # "lost", "replaced") move here, in one transaction (``edge.store._upgrade_blocklist``).
-office_blocks = Table(
-    "office_blocks",
-    metadata,
-    Column("uid", String, primary_key=True),
-    Column("reason", String, nullable=False),
-    Column("at", String, nullable=False),  # ISO UTC
-)
+office_blocks = _table("office_blocks", (("uid", _SN), ("reason", _SN), ("at", _SN)), ("uid",))
 
-escala = Table(
-    "escala",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("date", String, nullable=False),  # local ISO date
-    Column("period", String, nullable=False),
-    Column("ship", String, nullable=False),
-    Column("ship_name", String, nullable=False),
-    Column("voyage", String, nullable=False),
-    Column("berth", String, nullable=False),
-    Column("gate_id", String, nullable=False),
-    Column("post", String, nullable=False),
-    Column("function", String, nullable=False),
-    Column("registration", String, nullable=False),
-)
-Index("ix_escala_registration", escala.c.registration, escala.c.date)
-Index("ix_escala_gate", escala.c.gate_id, escala.c.date)
-Index(
-    "ux_escala_key", escala.c.date, escala.c.period, escala.c.ship, escala.c.post,
-    escala.c.registration, unique=True,
-)
+escala = _table("escala", (
+    ("id", _IN),  # the rowid (INTEGER PRIMARY KEY): given by SQLite on insert
+    ("date", _SN),  # local ISO date
+    ("period", _SN), ("ship", _SN), ("ship_name", _SN), ("voyage", _SN), ("berth", _SN),
+    ("gate_id", _SN), ("post", _SN), ("function", _SN), ("registration", _SN),
+), ("id",), (
+    "CREATE UNIQUE INDEX ux_escala_key ON escala (date, period, ship, post, registration)",
+    "CREATE INDEX ix_escala_registration ON escala (registration, date)",
+    "CREATE INDEX ix_escala_gate ON escala (gate_id, date)",
+))
 
 # Open shifts: origin "local" (admitted at this gate) or "presence" (relayed by the office).
-open_shifts = Table(
-    "open_shifts",
-    metadata,
-    Column("registration", String, primary_key=True),
-    Column("origin", String, primary_key=True),
-    Column("gate_id", String, nullable=False),
-    Column("ship", String, nullable=False),
-    Column("admitted_at", String, nullable=False),
-    Column("dispatch", Text),  # JSON of the EscalaEntry, or NULL
-)
+open_shifts = _table("open_shifts", (
+    ("registration", _SN), ("origin", _SN), ("gate_id", _SN), ("ship", _SN), ("admitted_at", _SN),
+    ("dispatch", "TEXT"),  # JSON of the EscalaEntry, or NULL
+), ("registration", "origin"))
 
-last_shift_end = Table(
-    "last_shift_end",
-    metadata,
-    Column("registration", String, primary_key=True),
-    Column("ended_at", String, nullable=False),
-)
+last_shift_end = _table("last_shift_end", (("registration", _SN), ("ended_at", _SN)), ("registration",))
 
-pending_flags = Table(
-    "pending_flags",
-    metadata,
-    Column("uid", String, primary_key=True),
-    Column("flag", String, primary_key=True),
-    Column("at", String, nullable=False),
-)
+pending_flags = _table("pending_flags", (("uid", _SN), ("flag", _SN), ("at", _SN)), ("uid", "flag"))
 
-inspector_session = Table(
-    "inspector_session",
-    metadata,
-    Column("id", Integer, primary_key=True),  # always 1
-    Column("boot_id", String, nullable=False),  # a session does not survive a restart
-    Column("inspector_uid", String, nullable=False),
-    Column("inspector_registration", String, nullable=False),
-    Column("until_mono_ns", Integer, nullable=False),
-)
+inspector_session = _table("inspector_session", (
+    ("id", _IN),  # always 1
+    ("boot_id", _SN),  # a session does not survive a restart
+    ("inspector_uid", _SN), ("inspector_registration", _SN), ("until_mono_ns", _IN),
+), ("id",))
 
-versions = Table(
-    "versions",
-    metadata,
-    Column("name", String, primary_key=True),  # roster | cards | escala | presence
-    Column("version", Integer, nullable=False),
-    Column("updated_at", String),  # ISO UTC or NULL
-)
+versions = _table("versions", (
+    ("name", _SN),  # roster | cards | escala | presence
+    ("version", _IN),
+    ("updated_at", _S),  # ISO UTC or NULL
+), ("name",))
 
-meta = Table(
-    "meta",
-    metadata,
-    Column("key", String, primary_key=True),  # applied_seq: last journal seq applied here
-    Column("value", String, nullable=False),
-)
+meta = _table("meta", (("key", _SN), ("value", _SN)), ("key",))  # applied_seq: last journal seq applied
+
+# In the order a new file creates them (the order of ``sqlite_master``).
+TABLES = (workers, cards, blocklist, office_blocks, escala, open_shifts, last_shift_end, pending_flags,
+          inspector_session, versions, meta)

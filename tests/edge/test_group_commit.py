@@ -98,14 +98,14 @@ def test_a_batch_the_journal_cannot_commit_shows_every_read_the_failure_and_chan
 def test_a_store_commit_that_fails_is_reapplied_from_the_journal_before_the_next_batch(
         make_loop, clock, journal, store, mocker):
     loop = make_loop()
-    real_commit = store._raw.commit
+    real_commit = store._db.commit
     # an I/O error at the store's commit cannot be produced on demand: injected at the connection
-    mocker.patch.object(store, "_raw", wraps=store._raw)
-    store._raw.commit.side_effect = sqlite3.OperationalError("disk I/O error")
+    mocker.patch.object(store, "_db", wraps=store._db)
+    store._db.commit.side_effect = sqlite3.OperationalError("disk I/O error")
     [d] = loop.handle(card_read(V001_CARD, clock))
     assert d.outcome is Outcome.ADMIT  # journaled and shown
     assert store.applied_seq == 0 and store.open_shift("V001") is None  # store rolled back
-    store._raw.commit.side_effect = lambda: real_commit()  # the disk is back
+    store._db.commit.side_effect = lambda: real_commit()  # the disk is back
     clock.advance(10)
     loop.handle(card_read(V002_CARD, clock))
     assert store.applied_seq == 2

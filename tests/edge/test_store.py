@@ -206,32 +206,27 @@ def test_a_new_store_file_is_not_upgraded(tmp_path):
     s.close()
 
 
-def test_an_upgrade_that_fails_leaves_the_old_file_to_upgrade_at_the_next_open(tmp_path, mocker):
-    """A disk error mid-upgrade (a fault a real SQLite file does not give on demand): the whole move
-    is rolled back (no office_blocks table, the rows still in blocklist) and redone at the next open."""
+def test_an_upgrade_that_fails_leaves_the_old_file_to_upgrade_at_the_next_open(tmp_path):
+    """A write SQLite aborts mid-upgrade (a trigger in the real file raises on the move's last
+    statement, as a disk error would): the whole move is rolled back (no office_blocks table, the
+    rows still in blocklist) and redone at the next open."""
     import sqlite3
 
-    from sqlalchemy.exc import OperationalError
-
-    import edge.store
     from portgate.errors import StoreError
 
     _old_format_store(tmp_path / "store.db", [("0A04A10001", "lost", T0.isoformat())])
-    real_delete = edge.store.delete
-
-    def failing_delete(table):  # the last statement of the move, after office_blocks was created and filled
-        if table.name == "blocklist":
-            raise OperationalError("DELETE FROM blocklist", {}, sqlite3.OperationalError("disk I/O error"))
-        return real_delete(table)
-
-    mocker.patch("edge.store.delete", side_effect=failing_delete)
+    # the move's last statement (after office_blocks was made and filled) fails
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        db.execute("CREATE TRIGGER blocklist_fail BEFORE DELETE ON blocklist "
+                   "BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END")
+    db.close()
     with pytest.raises(StoreError, match="disk I/O error"):
         Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
     with sqlite3.connect(tmp_path / "store.db") as db:
         assert db.execute("SELECT name FROM sqlite_master WHERE name = 'office_blocks'").fetchall() == []
         assert db.execute("SELECT uid, reason FROM blocklist").fetchall() == [("0A04A10001", "lost")]
+        db.execute("DROP TRIGGER blocklist_fail")
     db.close()
-    mocker.stopall()
     s = Store(tmp_path / "store.db", gate_id=GATE, ship=SHIP)
     s.replace_office_blocks([])
     assert s.card("0A04A10001").status is CardStatus.ACTIVE
@@ -366,7 +361,7 @@ def test_a_partial_read_finds_the_card_by_its_low_bits_through_an_index(store):
     assert store.cards_sharing("wiegand26:086CD5") == 1
     assert store.card("decimal10:E3086CD6") is None and store.cards_sharing("decimal10:E3086CD6") == 0
     for bits in (32, 24):
-        plan = store._raw.execute(
+        plan = store._db.execute(
             f"EXPLAIN QUERY PLAN SELECT uid FROM cards WHERE substr(uid, -{bits // 4}) = ?", ("X",)
         ).fetchall()
         assert any(f"ix_cards_low{bits}" in row[-1] for row in plan), plan  # an index probe, no scan
@@ -394,6 +389,6 @@ def test_a_store_file_made_before_the_bit_indexes_gets_them_at_open(tmp_path):
     with sqlite3.connect(path) as c:
         c.execute("DROP INDEX ix_cards_low32")
     again = Store(path, gate_id=GATE)
-    names = {r[0] for r in again._raw.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    names = {r[0] for r in again._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"ix_cards_low32", "ix_cards_low24"} <= names
     again.close()
