@@ -62,8 +62,8 @@ def record(conn: Connection, inserted: list[tuple[int, Event]], rejected, now: d
 
 def _links(conn: Connection, rows: dict[tuple[str, int], dict]) -> list[BreakRow]:
     """The ledger's links around ``rows`` read (one plain statement per gate of the batch: its seq
-    range and one either side), the pure ``link_breaks`` applied, the fresh rows inserted (one
-    statement). A held seq (a fork, rare) has its first stored event's id looked up in ``events``
+    range and one either side), the pure ``link_breaks`` applied, the fresh rows inserted
+    (``_insert_links``). A held seq (a fork, rare) has its first stored event's id looked up in ``events``
     for the break's detail."""
     gates: dict[str, list[int]] = {}
     for gate, seq in rows:
