@@ -46,3 +46,35 @@ def test_a_seq_claimed_twice_in_one_batch_is_a_fork(db_url):
         assert held == {e.seq: chain.event_hash(e) for e in good}
     finally:
         engine.dispose()
+
+
+def test_links_of_two_batches_in_one_transaction_and_after_a_rollback(db_url):
+    """The link insert of each database: a batch after another in the same transaction, and a batch
+    after a rolled back one, each store exactly their own links; a link already held (another
+    writer's, inserted behind the batch's read) is kept, the batch's other links go in."""
+    good = _chain(6)
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    try:
+        def batch(conn, part):
+            inserted = event_store.write_batch(conn, [event_store.Accepted("t", e, b"{}") for e in part], [], T)
+            return chain_check.record(conn, inserted, [], T)
+
+        with engine.connect() as c:
+            with c.begin() as tx:
+                assert batch(c, good[4:6]) == []
+                tx.rollback()
+            with c.begin():
+                assert batch(c, good[0:2]) == []
+                assert batch(c, good[2:3]) == []
+        with engine.begin() as c:
+            held_by_another = chain_check.link_row(good[4]) | {"hash": b"\x01" * 32}
+            rows = {(good[3].gate_id, good[3].seq): chain_check.link_row(good[3]),
+                    (good[4].gate_id, good[4].seq): chain_check.link_row(good[4])}
+            c.execute(event_links.insert(), [{k: v for k, v in held_by_another.items() if k != "event_id"}])
+            chain_check._insert_links(c, list(rows.values()))
+        with engine.connect() as c:
+            held = {r.seq: bytes(r.hash) for r in c.execute(select(event_links))}
+        assert held == {**{e.seq: bytes.fromhex(chain.event_hash(e)) for e in good[:4]}, 5: b"\x01" * 32}
+    finally:
+        engine.dispose()
