@@ -20,6 +20,9 @@ compared (a shared machine's noise hits both alike); two workers are measured on
 ingest verifies every signature and link (issue 20); the same run also drains the same number of
 HMAC-only events of another gate each round (``*_unsigned``) and prints the ratio (target >= 0.8).
 ``--verify-processes N``: the writer's signature helpers (``[ingest] verify_processes``, 1).
+
+Each writer child process runs this file again as its ``__mp_main__`` (multiprocessing), so its
+top-level imports stay as light as ``portgate central run``'s (``ingest`` imports the service).
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ import contextlib
 import datetime as dt
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,7 +50,6 @@ from sqlalchemy import func, select  # noqa: E402
 from central.config import CentralConfig, IngestSettings  # noqa: E402
 from central.db import load_all_tables, make_engine  # noqa: E402
 from central.ingest.keys import add_gate  # noqa: E402
-from central.ingest.service import Ingest  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from portgate.config import read_secret  # noqa: E402
 from portgate.gctune import tune_for_service  # noqa: E402
@@ -171,6 +172,12 @@ def c_client(broker, data) -> float:
 
 
 def ingest(broker, data, url, keys_dir, workers: int, group: str, verify_processes: int = 1) -> float:
+    # Imported here: multiprocessing runs the main module again in each writer child (as
+    # ``__mp_main__``); ``portgate central run``'s main (app/cli.py) imports nothing heavy, but this
+    # import at the top (alembic, through central.ledger.migrate) cost each child ~100 ms inside
+    # the timed interval, a cost the service does not have.
+    from central.ingest.service import Ingest
+
     engine = make_engine(url)
     load_all_tables().create_all(engine)
     cfg = CentralConfig(database_url=url, port=PORT, keys_dir=str(keys_dir), workers=workers,
@@ -253,6 +260,8 @@ def main() -> None:
                     measure("postgres_2_workers", pg.create_database("two"), 2)
         finally:
             broker.kill()
+    import statistics  # (not at the top: fractions, 12 ms, in every writer child; the docstring)
+
     base = statistics.median(runs["bare"])
     c_base = statistics.median(runs["c_client"])
     figures = {k: round(statistics.median(v), 1) for k, v in runs.items() if k not in ("bare", "c_client")}

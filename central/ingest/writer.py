@@ -558,7 +558,7 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
     verifier = Verifier(keys, config.port, config.ingest.verify_processes).start()
     writer = LedgerWriter(config, engine, keys, index=index,
                           abandon=lambda: _gone(worker_pid), notify=conn.send).start()
-    tune_for_service()
+    tune_for_service(inherited=True)  # forked from the forkserver: its heap is not walked
     inbox = _read_ahead(conn, verifier)
     held = _NOTHING
     try:

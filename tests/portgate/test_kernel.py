@@ -269,6 +269,37 @@ def test_gc_paused_long_lived_leaves_a_service_s_frozen_objects_frozen():
     assert gc.isenabled()
 
 
+def test_tune_for_service_inherited_freezes_without_a_collection_first():
+    import gc
+    import weakref
+
+    from portgate.gctune import GEN0, GEN1, GEN2, tune_for_service
+
+    class Node:
+        pass
+
+    def garbage_cycle() -> weakref.ref:
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        return weakref.ref(a)
+
+    before, enabled = gc.get_threshold(), gc.isenabled()
+    gc.disable()  # no automatic collection in between (an explicit one still runs)
+    try:
+        left = garbage_cycle()
+        tune_for_service(inherited=True)  # a forkserver child: nothing walked, all frozen as it is
+        assert left() is not None and gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (GEN0, GEN1, GEN2)
+        gc.unfreeze()
+        tune_for_service()  # a service's own start: collected first, then the survivors frozen
+        assert left() is None and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+        if enabled:
+            gc.enable()
+
+
 def test_the_rest_between_two_shifts_is_never_negative():
     end = dt.datetime(2026, 3, 10, 13, tzinfo=dt.UTC)
     assert rest_between(end, end + dt.timedelta(hours=MIN_REST_HOURS)) == dt.timedelta(hours=11)
