@@ -13,34 +13,39 @@ from zoneinfo import ZoneInfo
 import pytest
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.cli import main
 from central.db import make_engine
 from central.ledger.migrate import upgrade_engine
-from central.ledger.tables import statement_lines, statements
+from central.ledger.tables import statements
 from central.pay.payslip import build_slips
 from central.pay.payslip_pdf import render
 from central.pay.statements_store import mark_paid
 from central.registry.store import import_files
-from tests.central.web.paydata import FIRST, LAST, seed_pay
+from tests.central.web.paydata import FIRST, LAST, raise_first_line, seed_pay
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 KEY = b"k" * 32
 Z = ZoneInfo("America/Sao_Paulo")
 
 
-@pytest.fixture(scope="module")
-def ledger(tmp_path_factory):
-    """A SQLite ledger with the demo registry and the four paid shifts of ``seed_pay``; its URL."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'ledger.db'}"
-    engine = make_engine(url)
+def _seeded_ledger(path):
+    """A migrated SQLite ledger at ``path`` with the demo registry and ``seed_pay``'s shifts."""
+    engine = make_engine(f"sqlite:///{path}")
     upgrade_engine(engine)
     with Session(engine) as s, s.begin():
         import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
                      now=dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
     seed_pay(engine)
+    return engine
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory):
+    """A SQLite ledger with the demo registry and the four paid shifts of ``seed_pay``; its URL."""
+    engine = _seeded_ledger(tmp_path_factory.mktemp("ledger") / "ledger.db")
     yield engine
     engine.dispose()
 
@@ -186,20 +191,9 @@ def test_a_file_that_is_not_a_pdf_is_one_line_without_pypdf_warnings(ledger, tmp
 def test_a_slip_of_a_statement_whose_line_was_edited_in_the_ledger_is_refused(tmp_path, capsys):
     """The ledger's own rows edited (one line raised by 1,00, the total left): a slip rendered from
     them carries a matching code, and is still refused, naming the statement."""
-    url = f"sqlite:///{tmp_path / 'edited.db'}"
-    engine = make_engine(url)
-    upgrade_engine(engine)
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
-                     now=dt.datetime(2026, 4, 5, tzinfo=dt.UTC))
-    seed_pay(engine)
+    engine = _seeded_ledger(tmp_path / "edited.db")
     try:
-        with engine.begin() as conn:
-            sid = conn.execute(select(statements.c.statement_id).where(
-                statements.c.registration == "V017")).scalar_one()
-            conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
-                                                       statement_lines.c.position == 0)
-                         .values(amount_cents=statement_lines.c.amount_cents + 100))
+        sid = raise_first_line(engine, "V017")
         capsys.readouterr()
         assert _verify(engine, tmp_path, _pdf(engine, "V017")) == 1
         out = capsys.readouterr()

@@ -39,3 +39,19 @@ def seed_pay(engine) -> None:
     now = dt.datetime(2026, 4, 5, tzinfo=dt.UTC)
     rebuild_shifts(engine, FIRST, LAST, calendar.zone, now=now)
     pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=now)
+
+
+def raise_first_line(engine, registration: str, cents: int = 100) -> str:
+    """Raise the first line of ``registration``'s statement by ``cents`` behind the ledger's back
+    (the statement's total left as it was); the statement's id."""
+    from sqlalchemy import select, update
+
+    from central.ledger.tables import statement_lines, statements
+
+    with engine.begin() as conn:
+        sid = conn.execute(select(statements.c.statement_id).where(
+            statements.c.registration == registration)).scalar_one()
+        conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
+                                                   statement_lines.c.position == 0)
+                     .values(amount_cents=statement_lines.c.amount_cents + cents))
+    return sid

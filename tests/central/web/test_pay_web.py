@@ -23,7 +23,7 @@ from central.registry.schema import audit_log
 from central.registry.store import import_files
 from central.web.app import create_app
 from tests.central.web.conftest import SECRET, logged_in
-from tests.central.web.paydata import seed_pay
+from tests.central.web.paydata import raise_first_line, seed_pay
 
 DEMO = __import__("pathlib").Path(__file__).resolve().parents[3] / "config" / "demo"
 KEY = b"p" * 32
@@ -242,12 +242,7 @@ def test_a_period_outside_the_clis_years_is_refused_in_portuguese(payapp, path, 
 def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp, engine):
     """A line raised by 1,00 behind the ledger's back (the total left): no payslip is printed for
     it (409, the statement named) and the payroll export marks its rows ``altered_``."""
-    with engine.begin() as conn:
-        sid = conn.execute(select(statements.c.statement_id).where(
-            statements.c.registration == "V017")).scalar_one()
-        conn.execute(update(statement_lines).where(statement_lines.c.statement_id == sid,
-                                                   statement_lines.c.position == 0)
-                     .values(amount_cents=statement_lines.c.amount_cents + 100))
+    sid = raise_first_line(engine, "V017")
     c, _ = logged_in(payapp, "office")
     r = c.get("/pay/slip/V017.pdf", params=Q)
     assert r.status_code == 409 and r.headers["content-type"].startswith("text/html")
