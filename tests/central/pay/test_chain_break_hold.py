@@ -16,7 +16,8 @@ from central.db import make_engine
 from central.evidence.audit import audit
 from central.ingest.keys import KeyRing, register_public_key
 from central.ledger.migrate import upgrade
-from central.ledger.schema import events
+from central.ingest.check import link_row
+from central.ledger.schema import event_links, events
 from central.ledger.store import insert_events, read_shifts, rebuild_shifts
 from central.ledger.tables import statements
 from central.pay.cli import load_setup
@@ -32,7 +33,8 @@ FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
 
 
 def _signed_ledger(db_url, tmp_path, *, exit_sig: str | None = None):
-    """Worker A's admit/exit (07-13 on 3 March) signed and linked by gate gs, stored; gs's public
+    """Worker A's admit/exit (07-13 on 3 March) signed and linked by gate gs, stored with their
+    ``event_links`` rows (as the ingest writes them, from the events as signed); gs's public
     key registered in a keys dir. Returns ``(engine, ring, exit event)``."""
     upgrade(db_url)
     engine = make_engine(db_url)
@@ -43,10 +45,12 @@ def _signed_ledger(db_url, tmp_path, *, exit_sig: str | None = None):
     for ev in (gate.admit("A", t(3, 7), d), gate.exit("A", t(3, 13), d)):
         ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
         sealed.append(ev)
+    links = [{k: v for k, v in link_row(e).items() if k != "event_id"} for e in sealed]
     if exit_sig is not None:  # the exit's sig bytes replaced, MAC redone: its content is intact
         sealed[1] = sign(msgspec.structs.replace(sealed[1], sig=exit_sig), KEY)
     with engine.begin() as conn:
         insert_events(conn, sealed, RECEIVED)
+        conn.execute(event_links.insert(), links)
     return engine, KeyRing(keys, recheck_s=0), sealed[1]
 
 
