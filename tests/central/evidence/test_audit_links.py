@@ -135,3 +135,39 @@ def test_a_recorded_loss_is_not_missing(ledger):
     done = cli(url, keys)
     assert done.returncode == 1, done.stdout + done.stderr
     assert breaks(engine) == [("MISSING", 3, 3, evs[3].event_id)]  # seq 2 is the documented loss
+
+
+def export_verify(url, keys, out):
+    """``portgate evidence export`` of R1's 15 March, then ``portgate evidence verify``: its run."""
+    run = [sys.executable, "-m", "app.cli", "evidence", "export", "--db", url, "--keys-dir", str(keys),
+           "--registration", "R1", "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out)]
+    made = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    return subprocess.run([sys.executable, "-m", "app.cli", "evidence", "verify", str(out)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_verify_recomputes_the_links_and_says_where_the_office_record_is_not_the_events(ledger, tmp_path):
+    engine, ring, url, keys, _evs, j = ledger
+    with engine.begin() as conn:
+        conn.execute(update(event_links).where(event_links.c.gate_id == "g1", event_links.c.seq == 6)
+                     .values(hash=bytes(range(32))))
+    assert [b.kind for b in ingest(engine, ring, [j.append(tap(6), now=Now(T0, 6, True))])] == ["PREV_MISMATCH"]
+    assert cli(url, keys).returncode == 1  # LINK_ALTERED recorded
+    done = export_verify(url, keys, tmp_path / "r1.zip")
+    assert done.returncode == 0 and done.stdout.splitlines()[-1].endswith(": VERIFIED"), done.stdout + done.stderr
+    kinds = {k: line for line in done.stdout.splitlines() for k in ("PREV_MISMATCH", "LINK_ALTERED")
+             if f"the office recorded {k} at seq 6.." in line}
+    assert set(kinds) == {"PREV_MISMATCH", "LINK_ALTERED"}, done.stdout
+    assert all("the bundle's events hold there (recomputed from their raw bytes)" in v for v in kinds.values())
+
+
+def test_a_bundle_of_a_ledger_with_a_deleted_event_fails_and_names_the_recorded_break(ledger, tmp_path):
+    engine, _ring, url, keys, evs, _j = ledger
+    with engine.begin() as conn:
+        conn.execute(delete(events).where(events.c.event_id == evs[2].event_id))
+    assert cli(url, keys).returncode == 1  # MISSING recorded
+    done = export_verify(url, keys, tmp_path / "r1.zip")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "CHAIN_BREAK MISSING gate g1 seq 3" in done.stdout
+    assert "the office recorded MISSING at seq 3..3; the bundle's events break there too" in done.stdout
