@@ -202,7 +202,8 @@ def _gaps(conn, gates: Iterable[str], now: dt.datetime) -> list[BreakRow]:
         for a, b in missing_ranges(seqs, upto, cut):
             after = conn.execute(select(events.c.id, events.c.event_id).where(
                 events.c.gate_id == gate, events.c.seq > b).order_by(events.c.seq, events.c.id).limit(1)).first()
-            named = "" if after is None else f"; the first event stored after it is {after.event_id} (ledger id {after.id})"
+            named = ("" if after is None else
+                     f"; the first event stored after it is {after.event_id} (ledger id {after.id})")
             out.append(BreakRow(gate, a, b, "MISSING",
                                 f"{PREFIX} MISSING gate {gate} seq {a}..{b}: audit: seq {a}..{b} was received "
                                 f"(gapless up to seq {upto}) but is not in the ledger and is no recorded loss"
