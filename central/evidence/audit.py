@@ -16,7 +16,8 @@ audit`` runs at nice 19), for each event of the ledger after ledger id ``after_i
   event stored at its gate and seq only; a later copy is the ingest's FORKED/REPLAYED): no row is a
   ``LINK_MISSING`` break, a row whose ``hash`` is not SHA-256 of the event's canonical bytes or whose
   ``prev`` is not the event's ``prev`` a ``LINK_ALTERED`` break (the ingest checks the next event
-  against that row: a PREV_MISMATCH it then records at seq N..N+1 is the row's, not the events');
+  against that row: when seq N+1 names the event's hash, the detail says a PREV_MISMATCH at seq
+  N..N+1 is the row's, not the events');
 - over the whole ledger at every run, each signing gate's seqs absent from ``events`` between its
   lowest (1) and the highest the office received gaplessly (``gate_progress.contiguous_seq``; the
   highest stored seq when that row is absent), neither a recorded loss (``gate_losses``) nor inside
@@ -101,7 +102,16 @@ def _proven(ev: Event, pubs: Sequence, successor: Successor) -> bool:
     return nxt.prev == chain.event_hash(ev) and any(chain.signature_ok(nxt, k) for k in pubs)
 
 
-def _link_problem(ev: Event, link: tuple[bytes, bytes] | None) -> tuple[str, str] | None:
+def _links_on(ev: Event, successor: Successor) -> bool:
+    """True if the stored seq + 1 of the gate names ``ev``'s hash as its ``prev``."""
+    raw = successor(ev.gate_id, ev.seq)
+    try:
+        return raw is not None and decode(raw).prev == chain.event_hash(ev)
+    except BadInput:
+        return False
+
+
+def _link_problem(ev: Event, link: tuple[bytes, bytes] | None, successor: Successor) -> tuple[str, str] | None:
     """``(kind, text)`` when the stored link row of an authentic signed event does not match it."""
     if link is None:
         return "LINK_MISSING", f"event {ev.event_id} is signed but has no event_links row"
@@ -112,8 +122,9 @@ def _link_problem(ev: Event, link: tuple[bytes, bytes] | None) -> tuple[str, str
     if not wrong:
         return None
     return "LINK_ALTERED", (f"the event_links row of event {ev.event_id} does not match the event: "
-                            + "; ".join(wrong) + f"; a PREV_MISMATCH at seq {ev.seq}..{ev.seq + 1} "
-                            "follows from this row, not from the events")
+                            + "; ".join(wrong) + (f"; seq {ev.seq + 1} names the event's hash: a "
+                                                  f"PREV_MISMATCH at seq {ev.seq}..{ev.seq + 1} follows from this "
+                                                  "row, not from the events" if _links_on(ev, successor) else ""))
 
 
 def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing: set[str],
@@ -156,7 +167,7 @@ def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing
                                      f"signature does not verify with the gate's registered key(s) ({cause})"))
             continue
         if link_of is not None:
-            problem = _link_problem(ev, link_of(row.gate_id, row.seq))
+            problem = _link_problem(ev, link_of(row.gate_id, row.seq), successor)
             if problem is not None and not duplicate(row.gate_id, row.seq, row.id):
                 out.breaks.append(_break(problem[0], row, problem[1]))
     return out

@@ -94,7 +94,8 @@ def test_an_altered_newest_link_is_named_once_and_explains_the_ingest_prev_misma
     fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL:")]
     assert len(fails) == 1 and "CHAIN_BREAK LINK_ALTERED gate g1 seq 6: audit: ledger id 6: " in fails[0]
     assert f"hash {bytes(range(32)).hex()} (the event's is {chain.event_hash(evs[5])})" in fails[0]
-    assert "a PREV_MISMATCH at seq 6..7 follows from this row, not from the events" in fails[0]
+    assert "seq 7 names the event's hash: a PREV_MISMATCH at seq 6..7 follows from this row, not from the " \
+           "events" in fails[0]
     assert ("LINK_ALTERED", 6, 6, evs[5].event_id) in breaks(engine)
     again = cli(url, keys)
     assert again.returncode == 1 and "(already recorded)" in again.stdout
