@@ -12,6 +12,18 @@ audit`` runs at nice 19), for each event of the ledger after ledger id ``after_i
   gate), a signed event whose signature holds for none of its gate's keys ``BAD_SIGNATURE``
   (``detail`` starts ``CHAIN_BREAK <KIND> gate G seq N: audit: ``), each recorded once (an audit
   run again records nothing new but still reports it among ``failures``);
+- a signed event whose own signature holds is compared with its ``event_links`` row (the first
+  event stored at its gate and seq only; a later copy is the ingest's FORKED/REPLAYED): no row is a
+  ``LINK_MISSING`` break, a row whose ``hash`` is not SHA-256 of the event's canonical bytes or whose
+  ``prev`` is not the event's ``prev`` a ``LINK_ALTERED`` break (the ingest checks the next event
+  against that row: when seq N+1 names the event's hash, the detail says a PREV_MISMATCH at seq
+  N..N+1 is the row's, not the events');
+- over the whole ledger at every run, each signing gate's seqs absent from ``events`` between its
+  lowest (1) and the highest the office received gaplessly (``gate_progress.contiguous_seq``; the
+  highest stored seq when that row is absent), neither a recorded loss (``gate_losses``) nor inside
+  a recorded break of another kind, are a ``MISSING`` break (``seq_from..seq_to``, the event named
+  the first stored after the gap): an event deleted after commit. Open gaps above that seq are the
+  gap repair's (docs/mqtt.md) and not audited;
 - a signed event of a gate whose public keys cannot be found or read is *not audited*: it is
   counted in ``unchecked`` (gate → count and reason) and the cursor ``last_id`` stops before the
   first such event.
@@ -30,7 +42,7 @@ from sqlalchemy.engine import Engine
 
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
-from central.ledger.schema import chain_breaks, event_links, events
+from central.ledger.schema import chain_breaks, event_links, events, gate_losses, gate_progress
 from portgate.errors import BadInput
 from wire import chain
 from wire.events import Event, decode
@@ -40,6 +52,8 @@ PAGE = 2000  # ledger rows read and checked per transaction
 Keys = Callable[[str], "tuple[Sequence, str]"]  # gate -> (public keys oldest first, why none)
 Successor = Callable[[str, int], "bytes | None"]  # (gate, seq) -> raw of seq + 1, if stored
 FirstSigned = Callable[[str], "int | None"]  # gate -> its first seq the ingest linked (signed), if any
+Link = Callable[[str, int], "tuple[bytes, bytes] | None"]  # (gate, seq) -> stored link (hash, prev), if any
+Duplicate = Callable[[str, int, int], bool]  # (gate, seq, ledger id) -> an event stored earlier at that seq
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -88,10 +102,37 @@ def _proven(ev: Event, pubs: Sequence, successor: Successor) -> bool:
     return nxt.prev == chain.event_hash(ev) and any(chain.signature_ok(nxt, k) for k in pubs)
 
 
+def _links_on(ev: Event, successor: Successor) -> bool:
+    """True if the stored seq + 1 of the gate names ``ev``'s hash as its ``prev``."""
+    raw = successor(ev.gate_id, ev.seq)
+    try:
+        return raw is not None and decode(raw).prev == chain.event_hash(ev)
+    except BadInput:
+        return False
+
+
+def _link_problem(ev: Event, link: tuple[bytes, bytes] | None, successor: Successor) -> tuple[str, str] | None:
+    """``(kind, text)`` when the stored link row of an authentic signed event does not match it."""
+    if link is None:
+        return "LINK_MISSING", f"event {ev.event_id} is signed but has no event_links row"
+    digest = chain.event_hash(ev)
+    hash_, prev = link
+    wrong = [f"{name} {bytes(got).hex()} (the event's is {want})" for name, got, want in
+             (("hash", hash_, digest), ("prev", prev, ev.prev)) if bytes(got).hex() != want]
+    if not wrong:
+        return None
+    return "LINK_ALTERED", (f"the event_links row of event {ev.event_id} does not match the event: "
+                            + "; ".join(wrong) + (f"; seq {ev.seq + 1} names the event's hash: a "
+                                                  f"PREV_MISMATCH at seq {ev.seq}..{ev.seq + 1} follows from this "
+                                                  "row, not from the events" if _links_on(ev, successor) else ""))
+
+
 def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing: set[str],
-               found: Findings | None = None, first_signed: FirstSigned = lambda _g: None) -> Findings:
+               found: Findings | None = None, first_signed: FirstSigned = lambda _g: None,
+               link_of: Link | None = None, duplicate: Duplicate = lambda _g, _s, _i: False) -> Findings:
     """The findings over stored ``rows`` (ledger id order). ``signing``: gates known to sign,
-    updated in place. ``keys_of(gate)`` gives ``(public keys oldest first, reason when empty)``."""
+    updated in place. ``keys_of(gate)`` gives ``(public keys oldest first, reason when empty)``;
+    ``link_of`` the stored link of a (gate, seq) (``None``: links not checked)."""
     out = found if found is not None else Findings()
     for row in rows:
         pubs, why = keys_of(row.gate_id)
@@ -124,6 +165,60 @@ def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing
                      "signing" if _proven(ev, pubs, successor) else "edited, or forged without the gate's key")
             out.breaks.append(_break("BAD_SIGNATURE", row, f"event {ev.event_id} is stored but its own "
                                      f"signature does not verify with the gate's registered key(s) ({cause})"))
+            continue
+        if link_of is not None:
+            problem = _link_problem(ev, link_of(row.gate_id, row.seq), successor)
+            if problem is not None and not duplicate(row.gate_id, row.seq, row.id):
+                out.breaks.append(_break(problem[0], row, problem[1]))
+    return out
+
+
+def _minus(a: int, b: int, cut: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``a..b`` (inclusive) outside every range of ``cut``."""
+    parts = [(a, b)]
+    for c, d in cut:
+        parts = [p for lo, hi in parts for p in ((lo, min(hi, c - 1)), (max(lo, d + 1), hi)) if p[0] <= p[1]]
+    return parts
+
+
+def missing_ranges(stored: Sequence[int], upto: int, cut: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The seqs ``1..upto`` absent from the sorted distinct ``stored`` seqs, minus ``cut`` (losses,
+    recorded breaks), as inclusive ranges in seq order."""
+    out, expect = [], 1
+    for seq in stored:
+        if seq > upto:
+            break
+        if seq > expect:
+            out += _minus(expect, seq - 1, cut)
+        expect = max(expect, seq + 1)
+    return out
+
+
+def _gaps(conn, gates: Iterable[str], now: dt.datetime) -> list[BreakRow]:
+    """The ``MISSING`` breaks of the signing ``gates`` over the whole ledger (``missing_ranges``)."""
+    out = []
+    for gate in sorted(gates):
+        progress = conn.execute(select(gate_progress.c.contiguous_seq)
+                                .where(gate_progress.c.gate_id == gate)).scalar()
+        seqs = [int(s) for s in conn.execute(select(events.c.seq).where(events.c.gate_id == gate)
+                                             .distinct().order_by(events.c.seq)).scalars()]
+        if not seqs:
+            continue
+        upto = int(progress) if progress is not None else seqs[-1]
+        cut = [(int(a), int(b)) for a, b in conn.execute(
+            select(gate_losses.c.seq_from, gate_losses.c.seq_to).where(gate_losses.c.gate_id == gate))]
+        cut += [(int(a), int(b)) for a, b in conn.execute(
+            select(chain_breaks.c.seq_from, chain_breaks.c.seq_to)
+            .where(chain_breaks.c.gate_id == gate, chain_breaks.c.kind != "MISSING"))]
+        for a, b in missing_ranges(seqs, upto, cut):
+            after = conn.execute(select(events.c.id, events.c.event_id).where(
+                events.c.gate_id == gate, events.c.seq > b).order_by(events.c.seq, events.c.id).limit(1)).first()
+            named = ("" if after is None else
+                     f"; the first event stored after it is {after.event_id} (ledger id {after.id})")
+            out.append(BreakRow(gate, a, b, "MISSING",
+                                f"{PREFIX} MISSING gate {gate} seq {a}..{b}: audit: seq {a}..{b} was received "
+                                f"(gapless up to seq {upto}) but is not in the ledger and is no recorded loss"
+                                f"{named}", None if after is None else after.event_id))
     return out
 
 
@@ -156,6 +251,38 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
             return firsts[gate]
         return first_signed
 
+    def links_of(conn, rows):
+        """The stored links of the page's (gate, seq)s, read with one statement per gate."""
+        span: dict[str, list[int]] = {}
+        for r in rows:
+            lo_hi = span.setdefault(r.gate_id, [r.seq, r.seq])
+            lo_hi[0], lo_hi[1] = min(lo_hi[0], r.seq), max(lo_hi[1], r.seq)
+        stored = {}
+        for gate, (lo, hi) in span.items():
+            for r in conn.execute(select(event_links.c.seq, event_links.c.hash, event_links.c.prev).where(
+                    event_links.c.gate_id == gate, event_links.c.seq.between(lo, hi))):
+                stored[(gate, int(r.seq))] = (bytes(r.hash), bytes(r.prev))
+        return lambda gate, seq: stored.get((gate, seq))
+
+    def duplicate_of(conn):
+        def duplicate(gate: str, seq: int, ledger_id: int) -> bool:
+            return conn.execute(select(events.c.id).where(events.c.gate_id == gate, events.c.seq == seq,
+                                                          events.c.id < ledger_id).limit(1)).first() is not None
+        return duplicate
+
+    def record(conn, found_now: Iterable[BreakRow]) -> None:
+        for b in found_now:
+            held = conn.execute(select(chain_breaks.c.id).where(and_(
+                chain_breaks.c.gate_id == b.gate_id, chain_breaks.c.seq_from == b.seq_from,
+                chain_breaks.c.kind == b.kind,
+                chain_breaks.c.event_id.is_(None) if b.event_id is None else chain_breaks.c.event_id == b.event_id,
+            ))).first()
+            if held is None:
+                conn.execute(chain_breaks.insert().values(
+                    gate_id=b.gate_id, seq_from=b.seq_from, seq_to=b.seq_to, kind=b.kind,
+                    detail=b.detail, event_id=b.event_id, recorded_at=now))
+                recorded.append(b)
+
     found, signing, last, examined, recorded = Findings(), set(), after_id, 0, []
     while True:
         with engine.begin() as conn:
@@ -166,17 +293,16 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
                 break
             start = len(found.breaks)
             audit_rows((Row(r.id, r.gate_id, r.seq, r.event_id, bytes(r.raw)) for r in rows), keys_of,
-                       successor_of(conn), signing, found, first_signed_of(conn))
+                       successor_of(conn), signing, found, first_signed_of(conn), links_of(conn, rows),
+                       duplicate_of(conn))
             examined, last = examined + len(rows), rows[-1].id
-            for b in found.breaks[start:]:
-                held = conn.execute(select(chain_breaks.c.id).where(and_(
-                    chain_breaks.c.gate_id == b.gate_id, chain_breaks.c.seq_from == b.seq_from,
-                    chain_breaks.c.kind == b.kind, chain_breaks.c.event_id == b.event_id))).first()
-                if held is None:
-                    conn.execute(chain_breaks.insert().values(
-                        gate_id=b.gate_id, seq_from=b.seq_from, seq_to=b.seq_to, kind=b.kind,
-                        detail=b.detail, event_id=b.event_id, recorded_at=now))
-                    recorded.append(b)
+            record(conn, found.breaks[start:])
+    with engine.begin() as conn:
+        linked = set(conn.execute(select(event_links.c.gate_id).distinct()).scalars())
+        registered = {p.stem for p in keys.keys_dir.glob("*.pub")} if keys.keys_dir.is_dir() else set()
+        gaps = _gaps(conn, signing | linked | registered, now)
+        found.breaks.extend(gaps)
+        record(conn, gaps)
     cursor = last if found.first_unchecked is None else found.first_unchecked - 1
     return AuditReport(found.checked, cursor, recorded, found.breaks,
                        {g: (n, why) for g, (n, why) in found.unchecked.items()}, examined)

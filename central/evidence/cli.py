@@ -8,10 +8,11 @@
 ``verify`` needs only the zip: it prints one ``FAIL: ...`` line per thing that does not hold and
 one ``ok: ...`` line per check that does, then exits 0 (all holds), 1 (something fails) or 2 (not
 a bundle). ``audit`` checks, at nice 19, the own signature of every stored signed event after
-ledger id N (ingest proves an inner event's content through its successor's signature only),
-records each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED) as a chain break and prints the last id
-examined; exit 0 (all hold), 1 (failures found, new or already recorded, each named), 2 (bad input
-or configuration: a signing gate without a readable public key, its events not audited), 3 (the
+ledger id N (ingest proves an inner event's content through its successor's signature only), each
+such event's stored link row, and every signing gate's received seqs still in the ledger; records
+each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED, LINK_ALTERED, LINK_MISSING, MISSING) as a chain
+break and prints the last id examined; exit 0 (all hold), 1 (failures found, new or already
+recorded, each named), 2 (bad input or configuration: a signing gate without a readable public key, its events not audited), 3 (the
 ledger is unreachable or locked: retry). Formats: docs/evidence.md.
 """
 
@@ -100,7 +101,8 @@ def verify_cmd(ctx, bundle):
               help="Audit ledger events after this id (the last id a previous audit printed).")
 @click.pass_context
 def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
-    """Verify every stored event's own signature (nice 19); record and name each failure."""
+    """Verify every stored event's own signature, its link row and each gate's seqs (nice 19);
+    record and name each failure."""
     import os  # lazy: CLI start-up
 
     from sqlalchemy.exc import OperationalError  # lazy: CLI start-up
@@ -142,7 +144,8 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
     for b in report.failures:
         click.echo(f"FAIL: {b.detail}" + ("" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"))
     if report.examined == 0:
-        click.echo(f"nothing after ledger id {after_id}: audited 0 event(s)")
+        click.echo(f"nothing after ledger id {after_id}: audited 0 event(s)" + (
+            f"; {len(report.failures)} failure(s), {len(report.recorded)} new recorded" if report.failures else ""))
     else:
         click.echo(f"audited {report.checked} signed event(s) up to ledger id {report.last_id}: "
                    f"{len(report.failures)} failure(s), {len(report.recorded)} new recorded")

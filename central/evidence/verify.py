@@ -8,7 +8,9 @@ notes say what was checked. Checks, in order:
    ``manifest.json``; every file of the zip is listed there with its SHA-256 and none is missing;
 2. per gate, ``events/<gate>.jsonl`` (the raw signed events, one per line) forms an unbroken chain
    from the manifest's ``seq_from`` (``wire.chain.check_chain`` with ``keys/<gate>.pem``): every
-   break is a failure; a documented quarantine segment is a note;
+   break is a failure; a documented quarantine segment is a note; each break the office recorded
+   (``chain/<gate>.json``) is a note saying whether the bundle's events break there too (the hash
+   links are recomputed from the raw events; the ledger's ``event_links`` rows are never trusted);
 3. ``canonical/<gate>/<seq>-<event_id>.bin`` / ``.sig`` are the canonical bytes and raw signature of
    each event (for ``openssl pkeyutl -verify``);
 4. ``receipts/<gate>.json`` is signed by the office and its head is the hash of the event at its seq;
@@ -151,6 +153,26 @@ def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
     return fail, notes
 
 
+def _recorded_breaks(gate, files, report, notes) -> None:
+    """A note per break the office's ledger recorded (``chain/<gate>.json``, ingest and audit),
+    saying whether the bundle's own events, checked here from their raw bytes (never from the
+    ledger's ``event_links``), break at those seqs too."""
+    try:
+        recorded = json.loads(files.get(f"chain/{gate}.json", b"{}")).get("breaks_recorded_on_ingest") or []
+        ranges = [(str(b["kind"]), int(b["seq_from"]), int(b["seq_to"])) for b in recorded]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        notes.append(f"gate {gate}: chain/{gate}.json: the office's recorded breaks are not readable")
+        return
+    found = [(b.seq_from, b.seq_to) for b in report.breaks]
+    for kind, a, b in ranges:
+        here = any(x <= b and a <= y for x, y in found)
+        notes.append(f"gate {gate}: the office recorded {kind} at seq {a}..{b}; " + (
+            "the bundle's events break there too" if here else
+            "the bundle's events hold there (recomputed from their raw bytes): the office's record "
+            "is not the events' (e.g. its stored link row altered, or a seq deleted from the ledger "
+            "after export), see its detail in chain/" + gate + ".json"))
+
+
 def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
     name = f"events/{gate}.jsonl"
     try:
@@ -187,6 +209,7 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
             fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
     notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
                  f"{report.head_seq}, head {report.head[:16]}...")
+    _recorded_breaks(gate, files, report, notes)
     raw = files.get(f"receipts/{gate}.json")
     if raw is None:
         notes.append(f"gate {gate}: no office receipt in the bundle")

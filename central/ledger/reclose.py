@@ -42,7 +42,7 @@ from sqlalchemy import and_, bindparam, delete, func, inspect, select
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import bind_tuples, insert_tuples
-from central.ledger.breaks import apply_chain_breaks, broken_events
+from central.ledger.breaks import apply_chain_breaks, broken_events, missing_breaks
 from central.ledger.changes import read_counters
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
@@ -156,12 +156,16 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     # (that one is already in its bytes)
     flagged = clock_flagged(month)
     broken = broken_events(conn)  # a break recorded later (the audit) flags the shift: an input
+    missing = missing_breaks(conn)  # a deleted event: an input of every worker tapping at its gate
     mine: dict[str, list[bytes]] = defaultdict(list)
     moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    gates_of: dict[str, set[str]] = defaultdict(set)
     for raw, e in zip(raws, taps):
         reg = e.payload.registration
         if reg is not None:
             mine[reg].append(raw)
+            if missing:
+                gates_of[reg].add(e.gate_id)
             if e.event_id in flagged:
                 moved[reg].append((e.event_id, repr(flagged[e.event_id])))
             if broken and e.event_id in broken:
@@ -176,6 +180,8 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         h.update(b"\0".join(own))  # JSON holds no NUL
         if reg in moved:
             h.update(repr(sorted(moved[reg])).encode())
+        if missing and (gone := [m for m in missing if m[0] in gates_of[reg]]):
+            h.update(repr(sorted(gone)).encode())
         if reg in fixes:
             h.update(_encode(fixes[reg]))
         inputs[reg] = h.hexdigest()

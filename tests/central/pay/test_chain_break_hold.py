@@ -16,7 +16,8 @@ from central.db import make_engine
 from central.evidence.audit import audit
 from central.ingest.keys import KeyRing, register_public_key
 from central.ledger.migrate import upgrade
-from central.ledger.schema import events
+from central.ingest.check import link_row
+from central.ledger.schema import event_links, events
 from central.ledger.store import insert_events, read_shifts, rebuild_shifts
 from central.ledger.tables import statements
 from central.pay.cli import load_setup
@@ -32,7 +33,8 @@ FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
 
 
 def _signed_ledger(db_url, tmp_path, *, exit_sig: str | None = None):
-    """Worker A's admit/exit (07-13 on 3 March) signed and linked by gate gs, stored; gs's public
+    """Worker A's admit/exit (07-13 on 3 March) signed and linked by gate gs, stored with their
+    ``event_links`` rows (as the ingest writes them, from the events as signed); gs's public
     key registered in a keys dir. Returns ``(engine, ring, exit event)``."""
     upgrade(db_url)
     engine = make_engine(db_url)
@@ -43,10 +45,12 @@ def _signed_ledger(db_url, tmp_path, *, exit_sig: str | None = None):
     for ev in (gate.admit("A", t(3, 7), d), gate.exit("A", t(3, 13), d)):
         ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
         sealed.append(ev)
+    links = [{k: v for k, v in link_row(e).items() if k != "event_id"} for e in sealed]
     if exit_sig is not None:  # the exit's sig bytes replaced, MAC redone: its content is intact
         sealed[1] = sign(msgspec.structs.replace(sealed[1], sig=exit_sig), KEY)
     with engine.begin() as conn:
         insert_events(conn, sealed, RECEIVED)
+        conn.execute(event_links.insert(), links)
     return engine, KeyRing(keys, recheck_s=0), sealed[1]
 
 
@@ -101,4 +105,48 @@ def test_a_break_recorded_after_a_close_with_no_event_changed_is_noticed_by_the_
     assert (done.rebuilt, done.paid) == (1, 1)
     [(new_sid, same, hold)] = _current(engine)
     assert new_sid != sid and same == total and hold.startswith("CHAIN_BREAK: BAD_SIGNATURE on the exit event")
+    engine.dispose()
+
+
+def test_a_deleted_exit_is_missing_and_holds_the_shifts_of_its_window(db_url, tmp_path):
+    """Gate gs: A 07-13 on 3 March (seq 1, 2), B 07-13 on 4 March (seq 3, 4), C on 6 March (5, 6).
+    A's exit (seq 2) deleted after a close: the audit records MISSING seq 2..2, the next close
+    holds A's MISSING_EXIT shift and B's (its admit is the window's end) for review, not C's."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    signer = chain.new_private_key()
+    keys = tmp_path / "keys"
+    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
+    gate, prev, sealed = ShiftEvents("gs"), chain.GENESIS, []
+    for reg, day in (("A", 3), ("B", 4), ("C", 6)):
+        d = dispatch(dt.date(2026, 3, day), "07-13")
+        for ev in (gate.admit(reg, t(day, 7), d), gate.exit(reg, t(day, 13), d)):
+            ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
+            sealed.append(ev)
+    with engine.begin() as conn:
+        insert_events(conn, sealed, RECEIVED)
+        conn.execute(event_links.insert(), [{k: v for k, v in link_row(e).items() if k != "event_id"}
+                                            for e in sealed])
+    _port, rulebook, calendar = load_setup(None)
+    close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    assert [h for _s, _t, h in _current(engine)] == [None, None, None]
+    with engine.begin() as conn:
+        conn.execute(events.delete().where(events.c.event_id == sealed[1].event_id))
+    close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)  # A: MISSING_EXIT, not held yet
+    ring = KeyRing(keys, recheck_s=0)
+    assert [(b.kind, b.seq_from, b.seq_to) for b in audit(engine, ring, now=NOW).recorded] == [("MISSING", 2, 2)]
+    close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    with engine.connect() as conn:
+        shifts = {s.registration: s for s in read_shifts(conn, FIRST, LAST)}
+    window = f"MISSING seq 2..2 of gate gs (deleted between {t(3, 7).isoformat()} and {t(4, 7).isoformat()})"
+    for reg in ("A", "B"):
+        assert [f.detail for f in shifts[reg].flags if f.code == "CHAIN_BREAK"] == [window + ": review before paying"]
+    assert "MISSING_EXIT" in [f.code for f in shifts["A"].flags]
+    assert [f.code for f in shifts["C"].flags] == []
+    holds = sorted((h for _s, _t, h in _current(engine)), key=lambda h: h or "")
+    assert holds[0] is None and holds[1:] == [f"CHAIN_BREAK: {window}: review before paying"] * 2
+    rebuild_shifts(engine, FIRST, LAST, Z, now=NOW)  # the full path agrees
+    with engine.connect() as conn:
+        assert {s.registration: s.flags for s in read_shifts(conn, FIRST, LAST)} == {
+            r: s.flags for r, s in shifts.items()}
     engine.dispose()
