@@ -94,8 +94,17 @@ def missing_windows(conn: Connection) -> list[Window]:
     return out
 
 
+# a shift without its exit event may have lost it to the gap even when its period ended before the
+# gap's window opens (the exit tapped late): its end is taken this much after its period's end
+LOST_EXIT_REACH = dt.timedelta(hours=24)
+
+
 def _meets(s: Shift, after: dt.datetime | None, before: dt.datetime | None) -> bool:
-    start, end = s.admit_at or s.period_start, s.exit_at or s.period_end
+    """Whether ``s`` (at the gap's gate) may have had an event in the window ``after``..``before``:
+    its span meets the window, a shift without an exit event reaching ``LOST_EXIT_REACH`` past its
+    period's end (its exit may be the deleted event)."""
+    start = s.admit_at or s.period_start
+    end = s.exit_at or (s.period_end + LOST_EXIT_REACH)
     return (before is None or start <= before) and (after is None or end >= after)
 
 

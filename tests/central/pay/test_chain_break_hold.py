@@ -150,3 +150,37 @@ def test_a_deleted_exit_is_missing_and_holds_the_shifts_of_its_window(db_url, tm
         assert {s.registration: s.flags for s in read_shifts(conn, FIRST, LAST)} == {
             r: s.flags for r, s in shifts.items()}
     engine.dispose()
+
+
+def test_a_deleted_late_exit_holds_its_shift_though_its_period_ended_before_the_window(db_url, tmp_path):
+    """Gate gs, 3 March: A admitted 07:00 for 07-13 (seq 1), B admitted 13:35 for 13-19 (seq 2), A
+    exits late at 13:40 (seq 3), B exits 19:00 (seq 4). A's exit deleted: the window opens at B's
+    admit (13:35), after A's period ended (13:00); A's MISSING_EXIT shift is held all the same (its
+    exit may be the deleted event), and so is B's (its span meets the window)."""
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    signer = chain.new_private_key()
+    keys = tmp_path / "keys"
+    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
+    gate, prev, sealed = ShiftEvents("gs"), chain.GENESIS, []
+    a, b = dispatch(dt.date(2026, 3, 3), "07-13"), dispatch(dt.date(2026, 3, 3), "13-19")
+    at = lambda h, m: t(3, h) + dt.timedelta(minutes=m)  # noqa: E731
+    for ev in (gate.admit("A", at(7, 0), a), gate.admit("B", at(13, 35), b), gate.exit("A", at(13, 40), a),
+               gate.exit("B", at(19, 0), b)):
+        ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
+        sealed.append(ev)
+    with engine.begin() as conn:
+        insert_events(conn, sealed, RECEIVED)
+        conn.execute(event_links.insert(), [{k: v for k, v in link_row(e).items() if k != "event_id"}
+                                            for e in sealed])
+        conn.execute(events.delete().where(events.c.event_id == sealed[2].event_id))
+    assert [(x.kind, x.seq_from, x.seq_to) for x in audit(engine, KeyRing(keys, recheck_s=0), now=NOW).recorded] == [
+        ("MISSING", 3, 3)]
+    _port, rulebook, calendar = load_setup(None)
+    close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
+    with engine.connect() as conn:
+        shifts = {s.registration: s for s in read_shifts(conn, FIRST, LAST)}
+    assert "MISSING_EXIT" in [f.code for f in shifts["A"].flags]
+    assert [f.code for f in shifts["A"].flags if f.code == "CHAIN_BREAK"] == ["CHAIN_BREAK"]
+    assert [f.code for f in shifts["B"].flags if f.code == "CHAIN_BREAK"] == ["CHAIN_BREAK"]  # B's span meets it
+    engine.dispose()
