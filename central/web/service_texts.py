@@ -143,6 +143,7 @@ CODES: dict[str, tuple[str, str]] = {
     "schema_missing": (r"Object missing required field `(?P<field>[^`]+)`",
                        "falta o campo obrigatório `{field}`"),
     "schema_enum": (r"Invalid enum value (?P<value>.+)", "o valor {value} não é um dos permitidos"),
+    "schema_rfc3339": (r"Invalid RFC3339 encoded (?P<what>date|datetime|time)", "{what} RFC 3339 inválida"),
     "unknown_key": (r"unknown key \(misspelt, or not valid here\)",
                     "chave desconhecida (grafia errada, ou não vale aqui)"),
     "unknown_time_zone": (r"unknown time zone (?P<value>'.*')", "fuso horário desconhecido {value}"),
@@ -185,6 +186,9 @@ _WORDS = {
     "function": "função",
     "line": "linha",
     "of length ": "de comprimento ",
+    "date": "data",
+    "datetime": "data e hora",
+    "time": "hora",
 }
 
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]

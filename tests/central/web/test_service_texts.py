@@ -118,6 +118,7 @@ SAMPLES = {
     "schema_bound": "Expected `str` of length <= 3",
     "schema_missing": "Object missing required field `effective_from`",
     "schema_enum": "Invalid enum value 'maybe'",
+    "schema_rfc3339": "Invalid RFC3339 encoded date",
     "unknown_key": "unknown key (misspelt, or not valid here)",
     "unknown_time_zone": "unknown time zone 'Mars/Olympus'",
     "version_from_required": "required: the date this version is in force from",
