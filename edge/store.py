@@ -203,7 +203,7 @@ class Store:
             if "blocklist" in tables and "office_blocks" not in tables:
                 _upgrade_blocklist(db, self.path)
                 tables.add("office_blocks")
-            for table in t.TABLES:  # a missing table is made with its indexes
+            for table in t.TABLES:  # a new file (no tables, layout_problem): each made with its indexes
                 if table.name not in tables:
                     for ddl in (table.ddl, *table.indexes):
                         db.execute(ddl)
