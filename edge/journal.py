@@ -17,7 +17,7 @@ priority index is rebuilt; a file of a newer version is refused (``StoreError``)
 decide the version below that (``edge.journal_files.journal_layout``): a version-2 layout labelled
 0, 1 or negative (a file restored with ``.dump``, which drops ``user_version``) is labelled 2 again
 (logged), any other mismatch is refused with a ``StoreError`` naming it, and so are ``journal_sent``
-ranges the gate cannot have written (``edge.journal_files.sent_ranges_problem``: lo > hi,
+ranges the gate cannot have written (``edge.journal_files.sent_ranges_problem``: lo > hi, lo < 1,
 overlapping, beyond the last seq).
 
 Sequence numbering and quarantine (documented in docs/gate.md): ``seq`` starts at 1 and continues

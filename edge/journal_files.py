@@ -71,8 +71,8 @@ def lost_rows(path: Path, hwm: int) -> str | None:
 
 def sent_ranges_problem(conn: sqlite3.Connection) -> str | None:
     """What is wrong with a version-2 file's ``journal_sent`` ranges, one line, or None. They must
-    be integers, ``lo <= hi``, disjoint, and within the file's rows (``mark_sent`` clamps every
-    range to them): a range with ``lo > hi``, overlapping another or beyond the file's last seq
+    be integers, ``1 <= lo <= hi``, disjoint, and within the file's rows (``mark_sent`` clamps every
+    range to them): a range with ``lo > hi`` or ``lo < 1``, overlapping another or beyond the file's last seq
     was not written by the gate. Raises ``sqlite3.Error``."""
     top = conn.execute("SELECT max(seq) FROM journal").fetchone()[0] or 0
     prev: tuple[int, int] | None = None
@@ -81,6 +81,8 @@ def sent_ranges_problem(conn: sqlite3.Connection) -> str | None:
             return f"journal_sent range ({lo!r}, {hi!r}) is not two integers"
         if lo > hi:
             return f"journal_sent range {lo}..{hi} has lo > hi"
+        if lo < 1:
+            return f"journal_sent range {lo}..{hi} starts below seq 1"
         if prev is not None and lo <= prev[1]:
             return f"journal_sent ranges {prev[0]}..{prev[1]} and {lo}..{hi} overlap"
         if hi > top:

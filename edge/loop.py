@@ -194,10 +194,15 @@ class GateLoop:
 
     def recover(self) -> int:
         """Re-apply to the store the journal events it has not applied (crash between journal
-        commit and store update). Returns how many events were re-applied."""
+        commit and store update). Returns how many events were re-applied. Raises ``StoreError``
+        (one line) if an event cannot be applied: a gate whose store forgets its journal must not
+        start (it would admit a worker aboard again, G5)."""
         events = self.journal.events_after(self.store.applied_seq)
         for ev in events:
-            self._apply(ev)
+            try:
+                self._apply(ev, strict=True)
+            except StoreError as exc:
+                raise StoreError(f"store recovery from the journal failed at seq {ev.seq}: {exc}") from exc
         if events:
             log.info("store_recovered_from_journal", events=len(events), last_seq=events[-1].seq)
         return len(events)
@@ -546,11 +551,14 @@ class GateLoop:
             log.exception("indicator_failed")
         self._shown_ns = self.clock.now().mono_ns  # read -> indicator latency (edge.metrics)
 
-    def _apply(self, ev: Event) -> None:
+    def _apply(self, ev: Event, *, strict: bool = False) -> None:
         fx = effects_of(ev, boot_id=self.journal.boot_id,
                         inspector_ttl_ns=self._ttl_ns,
                         ship=self.store.ship, find_dispatch=self.store.find_dispatch,
                         control_cards=self.store.control_cards)
+        if strict:
+            self.store.apply(ev.seq, fx)
+            return
         try:
             self.store.apply(ev.seq, fx)
         except StoreError:  # re-applied at the next start (applied_seq did not move)

@@ -2,9 +2,13 @@
 
 Start-up order: logging; rulebook; clock (``GuardedClock``: a wall clock before the rulebook's
 first version is implausible, G13); HMAC key (``read_secret``: mode 0600); store (corrupt file
-quarantined); journal (corrupt file quarantined, alert first; its newest trusted event is the
-gate's last trusted time, and a wall clock before it is implausible, G13); a STORE_QUARANTINED alert for a quarantined store;
-seed CSV files if the store has no roster yet; readers (``edge.readers``); indicator; the loop; then,
+quarantined; a file that cannot be written or whose tables are not a store's is refused with a
+``StoreError``); journal (corrupt file quarantined, alert first; its newest trusted event is the
+gate's last trusted time, and a wall clock before it is implausible, G13; a store whose
+``applied_seq`` is ahead of the journal's last seq is refused); a STORE_QUARANTINED alert for a
+quarantined store; seed CSV files if the store has no roster yet; the journal events after the
+store's ``applied_seq`` re-applied (``GateLoop.recover``: a failure is a ``StoreError``, the gate
+does not start, G5); readers (``edge.readers``); indicator; the loop; then,
 only if ``[mqtt]`` is configured, ``edge.sync.Sync(config.mqtt, journal, store)`` (imported lazily;
 without it the gate runs standalone and the journal keeps everything until a sync is configured).
 SIGTERM/SIGINT stop the loop cleanly (readers closed, journal closed, systemd told STOPPING).
@@ -25,6 +29,7 @@ from edge.journal import PRIORITY_HIGH, Journal
 from edge.loop import GateLoop
 from edge.store import Store
 from portgate.config import read_secret
+from portgate.errors import StoreError
 from wire.events import AlertPayload
 
 log = structlog.get_logger(__name__)
@@ -76,6 +81,12 @@ class GateService:
 
         self.journal = Journal(state / "journal.db", port=cfg.port, gate_id=cfg.gate_id, key=key,
                                boot_id=self.boot_id, clock=self.clock, signer=load_or_create(state))
+        if self.store.applied_seq > self.journal.last_seq():  # a store ahead of its journal
+            problem = (f"store {self.store.path}: applied_seq {self.store.applied_seq} is ahead of the "
+                       f"journal's last seq {self.journal.last_seq()}; move the file aside")
+            self.journal.close()
+            self.store.close()
+            raise StoreError(problem)
         last_trusted = self.journal.last_trusted_at()
         if last_trusted is not None and hasattr(self.clock, "raise_floor"):
             self.clock.raise_floor(last_trusted)  # G13: a wall clock before it is implausible
@@ -96,6 +107,12 @@ class GateService:
         self.loop = GateLoop(readers=[], store=self.store, journal=self.journal, clock=self.clock,
                              indicator=indicator or make_indicator(cfg), rulebook=self.rulebook,
                              lang=cfg.lang, directions=cfg.directions())
+        try:
+            self.loop.recover()  # before any read; a store that cannot take the journal stops here
+        except StoreError:
+            self.journal.close()
+            self.store.close()
+            raise
         self.loop.readers = open_readers(cfg.readers, on_status=self.loop.on_status)
         self.sync = None
         if cfg.mqtt is not None:

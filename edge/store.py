@@ -161,7 +161,11 @@ class Store:
 
     A corrupt file at start-up is moved aside (``quarantined_to`` is then set, with
     ``quarantine_reason``) and a fresh one created: the caller raises a STORE_QUARANTINED alert.
-    Raises ``StoreError`` if the file cannot be created at all.
+    Raises ``StoreError`` (one line; the file is left in place) if the file cannot be created or
+    written at all (a read-only file or directory: every apply would fail and the gate would forget
+    who is aboard, G5), or its tables are not a store's (``store_schema.layout_problem``: a table
+    missing while others are there, a table the store does not know). A file without tables (new,
+    0 bytes) is a new store, rebuilt from the journal by the gate loop's ``recover``.
     """
 
     def __init__(self, path: str | Path, *, gate_id: str, ship: str | None = None, boot_id: str = "",
@@ -193,22 +197,29 @@ class Store:
             db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
             _pragmas(db)
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            problem = t.layout_problem(tables)
+            if problem is not None:
+                raise StoreError(f"store {self.path}: {problem}; move the file aside")
             if "blocklist" in tables and "office_blocks" not in tables:
                 _upgrade_blocklist(db, self.path)
                 tables.add("office_blocks")
-            for table in t.TABLES:  # a missing table is made with its indexes
+            for table in t.TABLES:  # a new file (no tables, layout_problem): each made with its indexes
                 if table.name not in tables:
                     for ddl in (table.ddl, *table.indexes):
                         db.execute(ddl)
             for ddl in (*t.CARD_BITS_INDEXES, t.PENDING_FLAGS_AT_INDEX):  # also on files made before these
                 db.execute(ddl)
             db.commit()
+            _probe_write(db, self.path)
             self._db = db
             self._load_caches()
         except sqlite3.Error as exc:
             if db is not None:
                 db.close()
             raise StoreError(f"store {self.path}: {exc}") from exc
+        except StoreError:
+            db.close()
+            raise
 
     # -- caches ------------------------------------------------------------------------------------
 
@@ -746,6 +757,18 @@ def _read(text: str) -> ReadUid | None:
         return parse_read(text)
     except BadInput:
         return None
+
+
+def _probe_write(db: sqlite3.Connection, path: Path) -> None:
+    """Write one ``meta`` row inside a transaction and roll it back: raises ``StoreError`` when the
+    file cannot be written (read-only file, directory or mount), which SQLite only says at the
+    first write."""
+    try:
+        db.execute("INSERT OR REPLACE INTO meta (\"key\", value) VALUES ('write_probe', '')")
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path} cannot be written: {exc}") from exc
+    finally:
+        db.rollback()
 
 
 def _upgrade_blocklist(db: sqlite3.Connection, path: Path) -> None:

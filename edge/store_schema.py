@@ -123,3 +123,26 @@ meta = _table("meta", (("key", _SN), ("value", _SN)), ("key",))  # applied_seq: 
 # In the order a new file creates them (the order of ``sqlite_master``).
 TABLES = (workers, cards, blocklist, office_blocks, escala, open_shifts, last_shift_end, pending_flags,
           inspector_session, versions, meta)
+
+
+def layout_problem(tables: set[str]) -> str | None:
+    """What is wrong with the tables a store file holds (names from ``sqlite_master``), one line, or
+    None. No tables (a new or 0-byte file) is a new store; every table of ``TABLES`` is the store;
+    ``blocklist`` without ``office_blocks`` is a file from before ``office_blocks`` (upgraded at
+    open). A table the store does not know (a renamed one, another program's file) or a store
+    table missing while others are there is refused: the store cannot tell what it would lose by
+    making it anew (the open shifts of a renamed ``open_shifts``: a second ADMIT, G5). SQLite's own
+    ``sqlite_*`` tables are ignored."""
+    tables = {n for n in tables if not n.startswith("sqlite_")}
+    if not tables:
+        return None
+    known = [table.name for table in TABLES]
+    unknown = sorted(tables - set(known))
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        return f"not a gate store layout: table(s) the store does not know: {shown}"
+    upgradable = {"office_blocks"} if "blocklist" in tables else set()
+    missing = [n for n in known if n not in tables and n not in upgradable]
+    if missing:
+        return f"not a gate store layout: store table(s) missing: {', '.join(missing)}"
+    return None

@@ -585,6 +585,8 @@ def test_a_renamed_journal_table_beside_an_hwm_file_is_refused_not_quarantined(t
 
 @pytest.mark.parametrize("script, words", [
     ("INSERT INTO journal_sent VALUES (7, 6)", "journal_sent range 7..6 has lo > hi"),
+    ("INSERT INTO journal_sent VALUES (-5, -1)", "journal_sent range -5..-1 starts below seq 1"),
+    ("INSERT INTO journal_sent VALUES (0, 0)", "journal_sent range 0..0 starts below seq 1"),
     ("INSERT INTO journal_sent VALUES (3, 8)", "journal_sent ranges 1..4 and 3..8 overlap"),
     ("INSERT INTO journal_sent VALUES (8, 12)", "journal_sent range 8..12 goes beyond the journal's last seq 10"),
     ("UPDATE journal_sent SET hi = 11", "journal_sent range 1..11 goes beyond the journal's last seq 10"),
