@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # mosquitto-clients: bench/ingest.py times mosquitto_sub (the C client) as the broker's ceiling.
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
 # nodejs + npm: the official AsyncAPI parser and ajv check the wire contract (tools/node/).
+# e2fsprogs: chattr, which the gate-store tests use to make a store.db immutable as root.
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto mosquitto-clients socat tzdata
-  chromium fonts-dejavu-core jq openssl nodejs poppler-utils)
+  chromium fonts-dejavu-core jq openssl nodejs poppler-utils e2fsprogs)
 # Debian packages npm apart; a nodejs from elsewhere (NodeSource) brings its own npm and conflicts with it
 if ! command -v npm >/dev/null; then DEB_PACKAGES+=(npm); fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then DEB_PACKAGES+=(postgresql); fi

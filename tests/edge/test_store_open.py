@@ -46,8 +46,7 @@ def _new_store(path: Path) -> None:
 def _read_only(path: Path):
     """The file cannot be written: immutable (``chattr +i``) as root, mode 0444 otherwise."""
     if os.geteuid() == 0:
-        if shutil.which("chattr") is None:
-            pytest.skip("chattr is not installed")
+        assert shutil.which("chattr"), "chattr (e2fsprogs) is installed by scripts/setup.sh"
         subprocess.run(["chattr", "+i", str(path)], check=True)
         try:
             yield
