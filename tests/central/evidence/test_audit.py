@@ -15,16 +15,15 @@ from sqlalchemy import select
 
 from central.db import make_engine
 from central.evidence.audit import Row, audit, audit_rows
-from central.ingest import chain as chain_check
-from central.ingest.event_store import Accepted, batch_verdicts, check, write_batch
 from central.ingest.keys import KeyRing, add_gate, register_public_key
 from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, events
 from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
+from tests.central.evidence.ingested import ingest
 from tests.central.ingest.test_check import event
-from wire import chain, topics
+from wire import chain
 from wire.events import TapPayload, encode, sign
 
 T0 = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.UTC)
@@ -55,14 +54,7 @@ def ledger(tmp_path):
     upgrade(url)
     engine = make_engine(url)
     ring = KeyRing(keys, recheck_s=0)
-    items = [(topics.gate_events("santos", e.gate_id), encode(e)) for e in evs + plain]
-    memo: dict = {}
-    pre, decoded = batch_verdicts(items, "santos", ring, memo)
-    ok = [check(t, raw, "santos", ring, v, memo, e) for (t, raw), v, e in zip(items, pre, decoded)]
-    assert all(isinstance(v, Accepted) for v in ok), [getattr(v, "reason", "") for v in ok]
-    with engine.begin() as conn:
-        inserted = write_batch(conn, ok, [], T0)
-        assert chain_check.record(conn, inserted, [], T0, ok) == []
+    assert ingest(engine, ring, evs + plain, T0) == []
     yield engine, ring, url, keys, evs
     engine.dispose()
 

@@ -13,16 +13,15 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from central.db import make_engine
-from central.ingest import chain as chain_check
-from central.ingest.event_store import Accepted, batch_verdicts, check, write_batch
 from central.ingest.keys import KeyRing, add_gate, register_public_key
 from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, event_links, events, gate_losses
 from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
-from wire import chain, topics
-from wire.events import TapPayload, encode
+from tests.central.evidence.ingested import ingest as ingest_at
+from wire import chain
+from wire.events import TapPayload
 
 T0 = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.UTC)
 
@@ -33,15 +32,8 @@ def tap(i):
 
 
 def ingest(engine, ring, evs):
-    """The evs through the office's ingest (verdicts, checks, insert, links, breaks); the breaks."""
-    items = [(topics.gate_events("santos", e.gate_id), encode(e)) for e in evs]
-    memo: dict = {}
-    pre, decoded = batch_verdicts(items, "santos", ring, memo)
-    ok = [check(t, raw, "santos", ring, v, memo, e) for (t, raw), v, e in zip(items, pre, decoded)]
-    assert all(isinstance(v, Accepted) for v in ok), [getattr(v, "reason", "") for v in ok]
-    with engine.begin() as conn:
-        inserted = write_batch(conn, ok, [], T0)
-        return chain_check.record(conn, inserted, [], T0, ok)
+    """The evs through the office's ingest at ``T0``; the breaks."""
+    return ingest_at(engine, ring, evs, T0)
 
 
 @pytest.fixture
