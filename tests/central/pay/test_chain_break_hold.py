@@ -32,20 +32,33 @@ NOW = dt.datetime(2026, 4, 3, tzinfo=dt.UTC)
 FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
 
 
+def _sealed(tmp_path, evs) -> tuple:
+    """``evs`` of gate gs sealed in one chain (``prev`` hashes and Ed25519 signatures) by a key whose
+    public half is registered in ``tmp_path/keys``: ``(keys dir, sealed events)``."""
+    signer = chain.new_private_key()
+    keys = tmp_path / "keys"
+    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
+    prev, sealed = chain.GENESIS, []
+    for ev in evs:
+        ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
+        sealed.append(ev)
+    return keys, sealed
+
+
+def _links(sealed) -> list[dict]:
+    """The ``event_links`` rows of ``sealed`` as the ingest writes them."""
+    return [{k: v for k, v in link_row(e).items() if k != "event_id"} for e in sealed]
+
+
 def _signed_ledger(db_url, tmp_path, *, exit_sig: str | None = None):
     """Worker A's admit/exit (07-13 on 3 March) signed and linked by gate gs, stored with their
     ``event_links`` rows (as the ingest writes them, from the events as signed); gs's public
     key registered in a keys dir. Returns ``(engine, ring, exit event)``."""
     upgrade(db_url)
     engine = make_engine(db_url)
-    signer = chain.new_private_key()
-    keys = tmp_path / "keys"
-    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
-    gate, d, prev, sealed = ShiftEvents("gs"), dispatch(dt.date(2026, 3, 3), "07-13"), chain.GENESIS, []
-    for ev in (gate.admit("A", t(3, 7), d), gate.exit("A", t(3, 13), d)):
-        ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
-        sealed.append(ev)
-    links = [{k: v for k, v in link_row(e).items() if k != "event_id"} for e in sealed]
+    gate, d = ShiftEvents("gs"), dispatch(dt.date(2026, 3, 3), "07-13")
+    keys, sealed = _sealed(tmp_path, [gate.admit("A", t(3, 7), d), gate.exit("A", t(3, 13), d)])
+    links = _links(sealed)
     if exit_sig is not None:  # the exit's sig bytes replaced, MAC redone: its content is intact
         sealed[1] = sign(msgspec.structs.replace(sealed[1], sig=exit_sig), KEY)
     with engine.begin() as conn:
@@ -114,19 +127,14 @@ def test_a_deleted_exit_is_missing_and_holds_the_shifts_of_its_window(db_url, tm
     holds A's MISSING_EXIT shift and B's (its admit is the window's end) for review, not C's."""
     upgrade(db_url)
     engine = make_engine(db_url)
-    signer = chain.new_private_key()
-    keys = tmp_path / "keys"
-    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
-    gate, prev, sealed = ShiftEvents("gs"), chain.GENESIS, []
+    gate, taps = ShiftEvents("gs"), []
     for reg, day in (("A", 3), ("B", 4), ("C", 6)):
         d = dispatch(dt.date(2026, 3, day), "07-13")
-        for ev in (gate.admit(reg, t(day, 7), d), gate.exit(reg, t(day, 13), d)):
-            ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
-            sealed.append(ev)
+        taps += [gate.admit(reg, t(day, 7), d), gate.exit(reg, t(day, 13), d)]
+    keys, sealed = _sealed(tmp_path, taps)
     with engine.begin() as conn:
         insert_events(conn, sealed, RECEIVED)
-        conn.execute(event_links.insert(), [{k: v for k, v in link_row(e).items() if k != "event_id"}
-                                            for e in sealed])
+        conn.execute(event_links.insert(), _links(sealed))
     _port, rulebook, calendar = load_setup(None)
     close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
     assert [h for _s, _t, h in _current(engine)] == [None, None, None]
@@ -159,20 +167,14 @@ def test_a_deleted_late_exit_holds_its_shift_though_its_period_ended_before_the_
     exit may be the deleted event), and so is B's (its span meets the window)."""
     upgrade(db_url)
     engine = make_engine(db_url)
-    signer = chain.new_private_key()
-    keys = tmp_path / "keys"
-    register_public_key(keys, "gs", chain.public_pem(signer.public_key()))
-    gate, prev, sealed = ShiftEvents("gs"), chain.GENESIS, []
+    gate = ShiftEvents("gs")
     a, b = dispatch(dt.date(2026, 3, 3), "07-13"), dispatch(dt.date(2026, 3, 3), "13-19")
     at = lambda h, m: t(3, h) + dt.timedelta(minutes=m)  # noqa: E731
-    for ev in (gate.admit("A", at(7, 0), a), gate.admit("B", at(13, 35), b), gate.exit("A", at(13, 40), a),
-               gate.exit("B", at(19, 0), b)):
-        ev, prev = chain.seal(msgspec.structs.replace(ev, prev=prev), signer, KEY)
-        sealed.append(ev)
+    keys, sealed = _sealed(tmp_path, [gate.admit("A", at(7, 0), a), gate.admit("B", at(13, 35), b),
+                                      gate.exit("A", at(13, 40), a), gate.exit("B", at(19, 0), b)])
     with engine.begin() as conn:
         insert_events(conn, sealed, RECEIVED)
-        conn.execute(event_links.insert(), [{k: v for k, v in link_row(e).items() if k != "event_id"}
-                                            for e in sealed])
+        conn.execute(event_links.insert(), _links(sealed))
         conn.execute(events.delete().where(events.c.event_id == sealed[2].event_id))
     assert [(x.kind, x.seq_from, x.seq_to) for x in audit(engine, KeyRing(keys, recheck_s=0), now=NOW).recorded] == [
         ("MISSING", 3, 3)]
