@@ -7,6 +7,9 @@ Logins printed by the demo, both with ``DEMO_PASSWORD``: ``demo`` (role inspecto
 cases) and ``escritorio`` (role office: registry, photos, escala, pay, payslips, the "what if"
 page); the live view and the alarms are open to every role. The workers' photos are in the
 registry's photo directory (``[web] photos_dir``) and an upload there is sent to the gates.
+The payslips are signed with the run directory's ``keys/payslip.key`` (made at start, as
+``portgate office serve`` makes ``<keys_dir>/payslip.key``), so ``portgate pay verify-slip
+--config RUN_DIR/central.toml SLIP.pdf`` verifies a slip downloaded from the demo.
 """
 
 from __future__ import annotations
@@ -87,16 +90,19 @@ class DemoWeb:
         self.engine = make_engine(self.db_url)
         extra = {}
         settings = WebSettings(tz=self.tz)
+        key = None
         if self.central_toml is not None:  # as `portgate office serve --config central.toml` runs it
             from app.whatif import web_gate_what_if
             from central.config import load_central_config
+            from central.web.cli import slip_key
             from central.web.photo_publish import photo_publisher
 
             config = load_central_config(str(self.central_toml))
             settings = config.web
+            key = slip_key(config)  # <keys_dir>/payslip.key of the run directory, made if missing
             extra = {"gate_what_if": web_gate_what_if(config.publish),
                      "publish_photos": photo_publisher(config.mqtt, config.port) if settings.photos_dir else None}
-        app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, **extra)
+        app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                                     timeout_graceful_shutdown=1))

@@ -84,6 +84,12 @@ CODES: dict[str, tuple[str, str]] = {
                          r"payslip not printed, run `portgate pay close` for these days",
                          "o demonstrativo {ids} não confere mais com o seu resumo criptográfico (alterado fora "
                          "do livro): contracheque não emitido, rode `portgate pay close` para estes dias"),
+    "pay_no_slip_key": (r"this server has no payslip key: the operator restarts it with "
+                        r"`portgate office serve --config central\.toml` \(key in \[web\] slip_key_file or "
+                        r"<keys_dir>/payslip\.key\)",
+                        "este servidor não tem chave de contracheque: o operador deve reiniciá-lo com "
+                        "`portgate office serve --config central.toml` (chave em [web] slip_key_file ou "
+                        "<keys_dir>/payslip.key)"),
     "release_note": (r"a release needs a note of 1 to 255 characters", "a liberação precisa de uma nota de 1 a 255 caracteres"),
     # central.calls (ship calls) and central.registry.cases (R7)
     "time_required": (r"a time is required", "falta o horário"),

@@ -158,7 +158,9 @@ async def _pdf(request: Request, registration: str | None) -> Response:
     if registration is not None and not await run_in_threadpool(web.read, _known_worker, registration):
         return bad_input(request, f"no worker with registration {registration[:64]!r}", status_code=404)
     if web.slip_key is None:
-        return bad_input(request, "no payslip key: serve with `portgate office serve`", status_code=503)
+        return bad_input(request, "this server has no payslip key: the operator restarts it with "
+                         "`portgate office serve --config central.toml` (key in [web] slip_key_file or "
+                         "<keys_dir>/payslip.key)", status_code=503)
     try:
         first, last = _period(request)
     except BadInput as exc:

@@ -6,9 +6,38 @@ inspector's confiscation opened by itself."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
 from testkit.browser import launch_chromium
+
+
+def test_the_demos_office_downloads_a_payslip_that_verify_slip_verifies(demo_day, tmp_path):
+    """V017's slip of the day, signed with the run directory's ``keys/payslip.key``, checked by
+    ``portgate pay verify-slip --config RUN_DIR/central.toml`` against the day's ledger; the batch too."""
+    assert demo_day.serving, demo_day.out[-3000:]
+    assert (demo_day.run_dir / "keys" / "payslip.key").stat().st_size == 32
+    url = demo_day.url
+    with launch_chromium() as browser:
+        office = browser.new_page()
+        office.set_default_timeout(15_000)
+        office.goto(url)
+        office.get_by_label("Usuário").fill(OFFICE_USER)
+        office.get_by_label("Senha").fill(DEMO_PASSWORD)
+        office.get_by_role("button", name="Entrar").click()
+        office.wait_for_url(url)
+        files = []
+        for path in ("pay/slip/V017.pdf", "pay/slips.pdf"):
+            r = office.request.get(url + path + "?from=2026-03-15&to=2026-03-15")
+            assert r.status == 200 and r.headers["content-type"] == "application/pdf", (path, r.status, r.text()[:500])
+            files.append(tmp_path / path.replace("/", "-"))
+            files[-1].write_bytes(r.body())
+    for pdf in files:
+        done = subprocess.run([sys.executable, "-m", "app.cli", "pay", "verify-slip", "--config",
+                               str(demo_day.run_dir / "central.toml"), str(pdf)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "verified against the ledger" in done.stdout
 
 
 def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):

@@ -252,3 +252,21 @@ def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp,
     mine = [row for row in rows if f",{sid}," in row]
     assert mine and all(row.endswith(",altered_unpaid") for row in mine)
     assert all(not row.startswith("altered") for row in rows if f",{sid}," not in row)
+
+
+@pytest.mark.parametrize("lang, words", [
+    ("pt", "este servidor não tem chave de contracheque: o operador deve reiniciá-lo com "
+           "`portgate office serve --config central.toml`"),
+    ("en", "this server has no payslip key: the operator restarts it with `portgate office serve --config central.toml`"),
+])
+@pytest.mark.parametrize("path", ["/pay/slip/V017.pdf", "/pay/slips.pdf"])
+def test_a_server_started_without_a_payslip_key_says_what_the_operator_does(engine, users, clock, lang, words, path):
+    """503 in the page's language (pt-BR first), no PDF, the command that gives the key named."""
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+    seed_pay(engine)
+    app = create_app(engine, WebSettings(lang=lang), SECRET, now=clock, background=False)
+    c, _ = logged_in(app, "office")
+    r = c.get(path, params=Q)
+    assert r.status_code == 503 and r.headers["content-type"].startswith("text/html")
+    assert words in r.text.replace("&#96;", "`")

@@ -71,6 +71,8 @@ SAMPLES = {
     "pay_empty_id": "statement id number 2 is empty (give the ids `portgate pay overdue` lists)",
     "pay_slip_altered": ("statement S1, S2 (+3) no longer matches its digest (altered outside the ledger): "
                          "payslip not printed, run `portgate pay close` for these days"),
+    "pay_no_slip_key": ("this server has no payslip key: the operator restarts it with `portgate office serve "
+                        "--config central.toml` (key in [web] slip_key_file or <keys_dir>/payslip.key)"),
     "release_note": "a release needs a note of 1 to 255 characters",
     "time_required": "a time is required",
     "not_iso_time": "'amanhã' is not an ISO 8601 time",
