@@ -28,6 +28,7 @@ import sys
 import click
 
 from edge.cli import replay as csv_replay
+from portgate.config import nesting_guard
 from portgate.errors import BadInput, PortgateError
 
 
@@ -179,18 +180,15 @@ def web_gate_what_if(publish):
         from edge.replay import Replay
         from edge.rules.rulebook import gate_rulebook_from
 
-        try:
-            raw = tomllib.loads(rulebook_toml)
-        except tomllib.TOMLDecodeError as exc:
-            raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
-        except RecursionError as exc:
-            raise BadInput("the rulebook is nested too deeply", where="rulebook") from exc
+        with nesting_guard("rulebook"):
+            try:
+                raw = tomllib.loads(rulebook_toml)
+            except tomllib.TOMLDecodeError as exc:
+                raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
         if not raw.get("version"):
             raise BadInput("the rulebook has no version", where="rulebook")
-        try:
+        with nesting_guard("rulebook"):
             books = gate_rulebook_from(raw, "rulebook")
-        except RecursionError as exc:
-            raise BadInput("the rulebook is nested too deeply", where="rulebook") from exc
         if gate_id and gate_id not in known_gates(engine):
             raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="gate")
         roster = _copies(engine, publish, day)
