@@ -70,3 +70,15 @@ def test_a_rulebook_nested_too_deeply_is_refused_in_one_line(ledger, capsys, tmp
     assert len(line.splitlines()) == 1 and "the rulebook is nested too deeply" in line, line
     assert str(deep) in line
     assert _stored(engine) == 0
+
+
+def test_what_if_with_shifts_is_a_usage_error_not_ignored(tmp_path, capsys):
+    from tests.central.pay.test_pay_cli import write_csv
+
+    shifts = str(write_csv(tmp_path / "shifts.csv"))
+    code, out, err = run(capsys, "pay", "--shifts", shifts, "--what-if", "example-cct-2026")
+    line = err.strip()
+    assert code == 2 and out == [], err
+    assert len(line.splitlines()) == 1 and "--what-if" in line and "--shifts" in line, line
+    code, out, _ = run(capsys, "pay", "--shifts", shifts)
+    assert code == 0 and out  # the same file without --what-if is paid
