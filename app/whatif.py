@@ -28,6 +28,7 @@ import sys
 import click
 
 from edge.cli import replay as csv_replay
+from portgate.config import nesting_guard
 from portgate.errors import BadInput, PortgateError
 
 
@@ -120,18 +121,22 @@ def replay(ctx, from_ledger, db_url, day, gate_id, reader_dirs, workers, cards, 
         ctx.invoke(csv_replay, workers=workers, cards=cards, escala=escala, taps=taps, rulebook=rulebook,
                    isolated=isolated, lang=lang)
         return
+    if taps:
+        raise click.UsageError("--taps is not with --from-ledger (the taps are the ledger's)")
     if not all((db_url, day, rulebook, workers, cards, escala)):
         raise click.UsageError("--from-ledger needs --db, --date, --rulebook, --workers, --cards, --escala")
     try:
         _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rulebook, isolated, lang)
     except PortgateError as exc:
         click.echo(f"portgate: {exc}", err=True)
-        ctx.exit(2)
+        ctx.exit(getattr(exc, "exit_code", 2))  # 1: a ledger server not reachable yet
 
 
 def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rulebook, isolated, lang) -> None:
     from central.cli_args import db_url_arg, work_day_arg
-    from central.db import make_engine
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from central.db import make_engine, read_failure
     from edge.memview import Roster
     from edge.replay import Replay
     from edge.rules.rulebook import load_gate_rulebook
@@ -149,7 +154,12 @@ def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rule
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
+        if gate_id and gate_id not in known_gates(engine):
+            raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="--gate")
         found = recorded_taps(engine, the_day, books.version[0].tz, gate_id)
+    except SQLAlchemyError as exc:
+        where = engine.url.render_as_string(hide_password=True)
+        raise read_failure(where, engine.dialect.name, exc) from exc
     finally:
         engine.dispose()
     rows, summary = what_if(found, Replay(roster, books, isolated=isolated, lang=lang), directions)
@@ -179,18 +189,15 @@ def web_gate_what_if(publish):
         from edge.replay import Replay
         from edge.rules.rulebook import gate_rulebook_from
 
-        try:
-            raw = tomllib.loads(rulebook_toml)
-        except tomllib.TOMLDecodeError as exc:
-            raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
-        except RecursionError as exc:
-            raise BadInput("the rulebook is nested too deeply", where="rulebook") from exc
+        with nesting_guard("rulebook"):
+            try:
+                raw = tomllib.loads(rulebook_toml)
+            except tomllib.TOMLDecodeError as exc:
+                raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
         if not raw.get("version"):
             raise BadInput("the rulebook has no version", where="rulebook")
-        try:
+        with nesting_guard("rulebook"):
             books = gate_rulebook_from(raw, "rulebook")
-        except RecursionError as exc:
-            raise BadInput("the rulebook is nested too deeply", where="rulebook") from exc
         if gate_id and gate_id not in known_gates(engine):
             raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="gate")
         roster = _copies(engine, publish, day)

@@ -90,6 +90,26 @@ _BUSY = re.compile(r"database is locked|database table is locked|busy|deadlock|c
                    r"|lock timeout|could not obtain lock", re.IGNORECASE)
 
 
+def read_failure(where: str, dialect: str, exc: SQLAlchemyError) -> StoreError:
+    """One line, without SQL, for a ledger that cannot be read: ``StoreUnavailable`` (exit 1:
+    retry) for a database server not reachable or a locked SQLite file (``database W not
+    reachable: ...``); ``StoreError`` (exit 2) for a file that is not a database (``W is not a
+    database``), a database without the ledger tables (``W is not a portgate ledger``) or another
+    failure. ``where``: the URL with its password hidden; ``dialect``: ``engine.dialect.name``."""
+    from portgate.errors import StoreUnavailable
+
+    orig = getattr(exc, "orig", None) or exc
+    first = (str(orig).strip().splitlines() or [type(orig).__name__])[0][:300]
+    if re.search(r"file is not a database|not a database", first, re.IGNORECASE):
+        return StoreError(f"{where} is not a database (not a portgate ledger): {first}")
+    if re.search(r"no such table|does not exist", first, re.IGNORECASE) and "connection" not in first:
+        return StoreError(f"{where} is not a portgate ledger (no ledger tables: run `portgate "
+                          f"ledger migrate --db URL` on a new one): {first}")
+    if isinstance(exc, OperationalError) and (dialect != "sqlite" or _BUSY.search(first)):
+        return StoreUnavailable(f"database {where} not reachable: {first}")
+    return StoreError(f"reading {where} failed: {first}")
+
+
 def store_failure(action: str, exc: SQLAlchemyError, conflict: str) -> StoreError:
     """One line for a failed database write, without SQL or parameters: ``StoreConflict`` (exit 1:
     run again) with ``action: conflict`` for a unique key another run took meanwhile or a lock it

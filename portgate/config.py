@@ -15,15 +15,31 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
 
-from portgate.errors import ConfigError
+from portgate.errors import BadInput, ConfigError
 from portgate.tables import one_line
 
 T = TypeVar("T")
+
+#: The one wording of a rulebook too deeply nested to parse (the web's message table translates it).
+TOO_DEEP = "the rulebook is nested too deeply"
+
+
+@contextmanager
+def nesting_guard(where: str | None) -> Iterator[None]:
+    """Turn a ``RecursionError`` raised while parsing or converting a rulebook (``a=`` followed by
+    thousands of ``[``) into ``BadInput(TOO_DEEP, where=where)``: exit 2, one line, never a traceback.
+    Shared by ``portgate pay --what-if``/``--rulebook`` and the web what-if page."""
+    try:
+        yield
+    except RecursionError as exc:
+        raise BadInput(TOO_DEEP, where=where) from exc
 
 
 def load_toml(path: str | Path, schema: type[T]) -> T:

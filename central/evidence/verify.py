@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
+import zlib
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated
@@ -66,7 +67,8 @@ def read_members(zf: zipfile.ZipFile, where: str, *, max_member: int = MAX_MEMBE
                  max_total: int = MAX_TOTAL_BYTES) -> dict[str, bytes]:
     """Every file member of ``zf`` (name -> bytes). Raises ``BadInput`` naming the member if its
     declared size exceeds ``max_member`` bytes, if all declared sizes together exceed ``max_total``
-    (both before anything is decompressed), or if a member is damaged or holds more than it declares."""
+    (both before anything is decompressed), or if a member is damaged (bad CRC-32, a deflate stream
+    zlib rejects, truncated data) or holds more than it declares."""
     infos = [i for i in zf.infolist() if not i.is_dir()]
     for info in infos:
         if info.file_size > max_member:
@@ -80,7 +82,7 @@ def read_members(zf: zipfile.ZipFile, where: str, *, max_member: int = MAX_MEMBE
         try:
             with zf.open(info) as member:
                 data = member.read(info.file_size + 1)
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
             raise BadInput(f"{info.filename}: damaged member ({exc})", where=where) from exc
         if len(data) > info.file_size:
             raise BadInput(f"{info.filename}: holds more than the {info.file_size} bytes it declares",

@@ -64,7 +64,8 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
     left behind without a revision (empty, no ``events`` table) are dropped and made again.
 
     Raises ``StoreUnavailable`` if a database server cannot be reached or the SQLite file is locked
-    by another writer (exit 1: systemd retries), ``StoreError`` if a migration fails (message: the
+    by another writer (exit 1: systemd retries), ``StoreError`` for a file that is not a database
+    (``W is not a database (not a portgate ledger)``) or if a migration fails (message: the
     driver's first line).
     """
     url = engine.url.render_as_string(hide_password=False)
@@ -84,6 +85,8 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
         if isinstance(exc, OperationalError) and (
                 engine.dialect.name != "sqlite" or _SQLITE_BUSY.search(first)):
             raise StoreUnavailable(f"database {where} not reachable: {first}") from exc
+        if "not a database" in first:
+            raise StoreError(f"{where} is not a database (not a portgate ledger): {first}") from exc
         raise StoreError(f"migration of {where} failed: {first}") from exc
 
 

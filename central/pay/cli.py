@@ -162,6 +162,9 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     _port, rulebook, calendar = load_setup(port_config)
     if rulebook_name is not None:
         rulebook = rulebook_arg(rulebook_name, "--rulebook")
+    if shifts_csv and what_if is not None:
+        raise click.UsageError("--what-if compares with the ledger's statements: not with --shifts "
+                               "(pay the file twice with --rulebook to compare)")
     if shifts_csv:
         from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
 

@@ -31,7 +31,7 @@ import msgspec
 
 from central.pay.calendar import HolidayCalendar, LocalHoliday, PortConfig
 from central.pay.rulebook import Rulebook, parse_window
-from portgate.config import convert, load_toml
+from portgate.config import convert, load_toml, nesting_guard
 from portgate.errors import ConfigError
 
 #: The example port configuration (time zone, holidays, rulebook), the default of the pay commands.
@@ -127,15 +127,17 @@ def parse_rulebook(raw: object, *, path: str | None = None) -> Rulebook:
 
 
 def load_rulebook(path: str | Path) -> Rulebook:
-    """Read and validate a rulebook TOML file. Raises ``ConfigError`` (file, key, reason)."""
+    """Read and validate a rulebook TOML file. Raises ``ConfigError`` (file, key, reason), ``BadInput``
+    (``portgate.config.TOO_DEEP``) for one nested too deeply to parse."""
     path = Path(path)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError("rulebook file not found", path=str(path)) from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
-    return parse_rulebook(raw, path=str(path))
+    with nesting_guard(str(path)):
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise ConfigError("rulebook file not found", path=str(path)) from exc
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
+        return parse_rulebook(raw, path=str(path))
 
 
 # -- the port and its holidays -----------------------------------------------------------------------

@@ -218,3 +218,40 @@ def test_statements_or_shifts_of_another_shape_are_a_named_failure(bundle, tmp_p
     bad = rewrite(bundle, tmp_path / "bad.zip", lambda f: {**f, name: content})
     failures, _ = verify_bundle(bad)
     assert f"{name}: not a list of objects" in failures
+
+
+def _flipped(src, dst, at):
+    raw = bytearray(src.read_bytes())
+    raw[at] ^= 0xFF
+    dst.write_bytes(bytes(raw))
+
+
+def _deflated_span(path):
+    """(start, end) byte offsets of the compressed data of the bundle's largest deflated member."""
+    with zipfile.ZipFile(path) as zf:
+        info = max((i for i in zf.infolist() if i.compress_type == zipfile.ZIP_DEFLATED),
+                   key=lambda i: i.compress_size)
+    raw = path.read_bytes()
+    name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    return start, start + info.compress_size
+
+
+def test_every_flipped_byte_in_deflated_data_is_a_damaged_member_never_a_traceback(bundle, tmp_path):
+    import zlib
+    start, end = _deflated_span(bundle)
+    causes = []
+    for at in range(start, end):
+        bad = tmp_path / f"flip{at}.zip"
+        _flipped(bundle, bad, at)
+        with pytest.raises(BadInput, match="damaged member") as err:
+            verify_bundle(bad)
+        causes.append(err.value.__cause__)
+        if isinstance(err.value.__cause__, zlib.error):
+            done = cli("evidence", "verify", str(bad))
+            assert done.returncode == 2, done.stderr
+            assert "damaged member" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+            assert "Traceback" not in done.stderr
+            break
+        bad.unlink()
+    assert any(isinstance(c, zlib.error) for c in causes), "no flip made zlib fail"

@@ -57,3 +57,28 @@ def test_an_empty_what_if_is_refused(ledger, capsys):
     url, _engine = ledger
     code, _, err = run(capsys, "pay", "--db", url, *DAY, "--what-if", "")
     assert code == 2 and "--what-if: is empty" in err
+
+
+@pytest.mark.parametrize("option", ["--what-if", "--rulebook"])
+def test_a_rulebook_nested_too_deeply_is_refused_in_one_line(ledger, capsys, tmp_path, option):
+    url, engine = ledger
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a=" + "[" * 5000, encoding="utf-8")
+    code, out, err = run(capsys, "pay", "--db", url, *DAY, option, str(deep))
+    line = err.strip()
+    assert code == 2 and out == [], err
+    assert len(line.splitlines()) == 1 and "the rulebook is nested too deeply" in line, line
+    assert str(deep) in line
+    assert _stored(engine) == 0
+
+
+def test_what_if_with_shifts_is_a_usage_error_not_ignored(tmp_path, capsys):
+    from tests.central.pay.test_pay_cli import write_csv
+
+    shifts = str(write_csv(tmp_path / "shifts.csv"))
+    code, out, err = run(capsys, "pay", "--shifts", shifts, "--what-if", "example-cct-2026")
+    line = err.strip()
+    assert code == 2 and out == [], err
+    assert len(line.splitlines()) == 1 and "--what-if" in line and "--shifts" in line, line
+    code, out, _ = run(capsys, "pay", "--shifts", shifts)
+    assert code == 0 and out  # the same file without --what-if is paid
