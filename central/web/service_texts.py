@@ -16,6 +16,20 @@ import re
 
 # code: (pattern over the English reason, pt-BR template with the pattern's named groups)
 CODES: dict[str, tuple[str, str]] = {
+    # central.rotation.service: a requisition already stored or repeated (same key)
+    "requisition_registered": (
+        r"requisition already registered as requisition (?P<id>\d+) \((?P<what>[^)]*), "
+        r"(?P<n>\d+) workers\): nobody dispatched again",
+        "requisição já registrada (requisição {id}: {what}, {n} trabalhadores): ninguém foi "
+        "escalado de novo"),
+    "requisition_count_changed": (
+        r"requisition already registered as requisition (?P<id>\d+) \((?P<what>[^)]*), "
+        r"(?P<n>\d+) workers\): a changed head count \((?P<m>\d+)\) is not added, "
+        r"substitute or remove its escala entries instead",
+        "requisição já registrada (requisição {id}: {what}, {n} trabalhadores): a mudança para "
+        "{m} trabalhadores não é somada; substitua ou remova as entradas da escala"),
+    "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
+                             "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
     "not_iso_date": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
                      "{field} {value} não é uma data ISO (AAAA-MM-DD)"),

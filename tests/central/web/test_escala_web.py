@@ -45,6 +45,20 @@ def test_a_requisition_by_the_form_is_dispatched_and_published(app, reg):
     assert _n(reg, escala, escala.c.status == "active") == 2
 
 
+def test_the_same_requisition_sent_twice_by_the_form_dispatches_nobody_extra(app, reg):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": "3"}
+    assert c.post("/escala/dispatch", data=form).status_code == 200
+    again = c.post("/escala/dispatch", data=form)
+    assert again.status_code == 400 and "requisição já registrada" in again.text
+    assert "ninguém foi escalado de novo" in again.text
+    changed = c.post("/escala/dispatch", data=form | {"workers": "4"})
+    assert changed.status_code == 400 and "não é somada" in changed.text
+    assert _n(reg, escala, escala.c.status == "active") == 3
+
+
 def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     c, token = logged_in(app, "office")
     rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,45\n"
