@@ -28,6 +28,8 @@ CODES: dict[str, tuple[str, str]] = {
         r"substitute or remove its escala entries instead",
         "requisição já registrada (requisição {id}: {what}, {n} trabalhadores): a mudança para "
         "{m} trabalhadores não é somada; substitua ou remova as entradas da escala"),
+    "workers_range": (r"workers must be between (?P<lo>\d+) and (?P<hi>\d+), not (?P<n>-?\d+)",
+                      "o número de trabalhadores deve estar entre {lo} e {hi}, não {n}"),
     "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
                              "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)

@@ -161,12 +161,13 @@ def test_requisitions_for_another_date_write_nothing(office, tmp_path, capsys):
 
 def test_bad_requisition_rows_are_named_by_line(tmp_path):
     rows = [req_row("A1"), req_row("A2", workers="0"), req_row("A3", voyage="ferry"),
-            req_row("A4", period="7-25")]
+            req_row("A4", period="7-25"), req_row("A5", workers="99999999999")]
     path = write_csv(tmp_path / "requisitions.csv", REQ_COLUMNS, rows)
     with pytest.raises(BadInput) as err:
         load_requisitions(path)
     text = str(err.value)
-    assert "requisitions.csv:3: workers must be at least 1" in text
+    assert "requisitions.csv:3: workers must be between 1 and 200, not 0" in text
+    assert "requisitions.csv:6: workers must be between 1 and 200, not 99999999999" in text
     assert "requisitions.csv:4: voyage 'ferry'" in text and "requisitions.csv:5: period" in text
     short = write_csv(tmp_path / "short.csv", ("date", "period"), [{"date": "2026-03-10",
                                                                      "period": "07-13"}])

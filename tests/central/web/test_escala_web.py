@@ -59,6 +59,17 @@ def test_the_same_requisition_sent_twice_by_the_form_dispatches_nobody_extra(app
     assert _n(reg, escala, escala.c.status == "active") == 3
 
 
+@pytest.mark.parametrize("workers", ["99999999999", "201", "0"])
+def test_a_head_count_outside_1_to_200_is_refused_by_the_form(app, reg, workers):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": workers}
+    r = c.post("/escala/dispatch", data=form)
+    assert r.status_code == 400 and "deve estar entre 1 e 200" in r.text and "FALTAM" not in r.text
+    assert _n(reg, escala) == 0
+
+
 def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     c, token = logged_in(app, "office")
     rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,45\n"
