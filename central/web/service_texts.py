@@ -30,6 +30,8 @@ CODES: dict[str, tuple[str, str]] = {
         "{m} trabalhadores não é somada; substitua ou remova as entradas da escala"),
     "workers_range": (r"workers must be between (?P<lo>\d+) and (?P<hi>\d+), not (?P<n>-?\d+)",
                       "o número de trabalhadores deve estar entre {lo} e {hi}, não {n}"),
+    "rotation_taken": (r"rotation_number (?P<n>\d+) is already held by (?P<other>\S+) \((?P<cat>[^)]*)\)",
+                       "o número de rodízio {n} já pertence a {other} ({cat})"),
     "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
                              "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)

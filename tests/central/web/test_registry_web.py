@@ -137,6 +137,18 @@ def test_a_bad_edit_is_refused_like_a_csv_row_and_writes_nothing(app, registry, 
     assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
 
 
+def test_an_edit_to_a_rotation_number_held_by_another_worker_is_refused_in_pt(app, registry):
+    c, token = logged_in(app, "office")
+    with Session(registry) as s:
+        holder, number = s.execute(select(workers.c.registration, workers.c.rotation_number).where(
+            workers.c.registration != "V001", workers.c.category == "vigia",
+            workers.c.rotation_number.is_not(None))).first()
+    r = c.post("/workers/V001", data={"csrf_token": token, "rotation_number": str(number)})
+    assert r.status_code == 400
+    assert f"o número de rodízio {number} já pertence a {holder} (vigia)" in r.text
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+
+
 def test_an_edit_that_changes_nothing_writes_nothing(registry, clock):
     with Session(registry) as s, s.begin():
         _w, changed = edit_worker(s, "V001", {"name": "Ana Lima"}, actor="web:x", now=clock())
