@@ -32,6 +32,10 @@ CODES: dict[str, tuple[str, str]] = {
                       "o número de trabalhadores deve estar entre {lo} e {hi}, não {n}"),
     "rotation_taken": (r"rotation_number (?P<n>\d+) is already held by (?P<other>\S+) \((?P<cat>[^)]*)\)",
                        "o número de rodízio {n} já pertence a {other} ({cat})"),
+    "name_too_long": (r"name is longer than (?P<n>\d+) characters",
+                      "o nome tem mais de {n} caracteres"),
+    "name_not_utf8": (r"name has a byte that is not UTF-8 text",
+                      "o nome tem um byte que não é texto UTF-8 (use acentos em UTF-8)"),
     "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
                              "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)

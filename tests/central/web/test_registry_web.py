@@ -149,6 +149,16 @@ def test_an_edit_to_a_rotation_number_held_by_another_worker_is_refused_in_pt(ap
     assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
 
 
+def test_a_too_long_or_undecodable_name_is_refused_in_pt_and_nothing_saved(app, registry):
+    c, token = logged_in(app, "office")
+    r = c.post("/workers/V001", data={"csrf_token": token, "name": "x" * 200_000})
+    assert r.status_code == 400 and "o nome tem mais de 255 caracteres" in r.text
+    r = c.post("/workers/V001", content=f"csrf_token={token}&name=Jo%E3o".encode(),
+               headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and "não é texto UTF-8" in r.text
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+
+
 def test_an_edit_that_changes_nothing_writes_nothing(registry, clock):
     with Session(registry) as s, s.begin():
         _w, changed = edit_worker(s, "V001", {"name": "Ana Lima"}, actor="web:x", now=clock())
