@@ -81,7 +81,7 @@ def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     morning = text.split('data-period="07-13"')[1].split("</div>")[0]
     assert "escalados 39" in morning and "FALTAM 6" in morning  # 39 eligible of the 40 registered
     ineligible = text.split('id="ineligible"')[1].split("</ul>")[0]
-    assert "V040: G3 health exam" in ineligible  # exam of 2023: older than 24 months
+    assert "V040: G3 exame de saúde vencido" in ineligible  # exam of 2023: older than 24 months
     afternoon = text.split('data-period="13-19"')[1].split("</div>")[0]
     assert "FALTAM 1" in afternoon  # everyone worked 07-13: less than 11 h of rest (G7)
     assert "V001: G7 rest" in afternoon.split('class="skips"')[1]
