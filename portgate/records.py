@@ -65,6 +65,9 @@ class ReaderDirection(enum.StrEnum):
     BOTH = "both"
 
 
+NAME_LIMIT = 255  # characters of a worker name: the registry column (String(255))
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Worker:
     """A registered port worker (matrícula). ``rotation_number`` orders the rodízio."""
@@ -82,12 +85,17 @@ class Worker:
     @classmethod
     def from_row(cls, row: Mapping[str, str]) -> Worker:
         """Build from a workers.csv row; raises ``BadInput`` for a bad field, a suspension that
-        ends before it starts, or a negative rotation number."""
+        ends before it starts, a negative rotation number, a name longer than ``NAME_LIMIT`` (255,
+        the registry column) or holding U+FFFD (a byte the form or file decoder could not read)."""
         worker = cls._from_row(row)
         if worker.suspended_from and worker.suspended_until and worker.suspended_from > worker.suspended_until:
             raise BadInput(f"suspended_from {worker.suspended_from} is after suspended_until {worker.suspended_until}")
         if worker.rotation_number is not None and worker.rotation_number < 0:
             raise BadInput(f"rotation_number {worker.rotation_number} is negative")
+        if len(worker.name) > NAME_LIMIT:
+            raise BadInput(f"name is longer than {NAME_LIMIT} characters")
+        if "\ufffd" in worker.name:
+            raise BadInput("name has a byte that is not UTF-8 text")
         return worker
 
     @classmethod

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from sqlalchemy.orm import Session
 
 from central.registry.schema import booklet_revalidations, health_exams
-from central.registry.store import get_worker, save_worker
+from central.registry.store import get_worker, rotation_number_holder, save_worker
 from portgate.errors import BadInput
 from portgate.records import Worker
 
@@ -42,6 +42,11 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
         return old, {}
     if not actor:
         raise BadInput("actor is required (who makes the change)")
+    if "rotation_number" in changed or "category" in changed:
+        other = rotation_number_holder(session, new.category, new.rotation_number, registration)
+        if other:
+            raise BadInput(f"rotation_number {new.rotation_number} is already held by {other} "
+                           f"({new.category})", where="rotation_number")
     save_worker(session, new, actor=actor, now=now, action="worker.edit", detail={"changed": changed})
     if "health_exam_date" in changed and new.health_exam_date:
         session.execute(health_exams.insert().values(registration=registration,

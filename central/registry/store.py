@@ -120,6 +120,16 @@ def transition_card(session: Session, uid: str, event: str, *, actor: str, now: 
     return changed
 
 
+def rotation_number_holder(session: Session, category: str, number: int | None,
+                           registration: str) -> str | None:
+    """The other worker of ``category``'s rotation list holding ``number`` (R1), or None."""
+    if number is None:
+        return None
+    return session.execute(select(workers.c.registration).where(
+        workers.c.category == category, workers.c.rotation_number == number,
+        workers.c.registration != registration).limit(1)).scalar()
+
+
 def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  cards_csv: str | Path | None = None, actor: str,
                  now: dt.datetime | None = None) -> dict[str, int]:
@@ -127,7 +137,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
 
     Every row of both files is validated first (``load_csv_rows`` names each bad row ``file:line``);
     a card whose registration is neither in the file nor already registered is a bad row too
-    (inspector cards create an inspector). Raises ``BadInput`` listing every bad row; the caller
+    (inspector cards create an inspector), and so is a ``rotation_number`` already held by another
+    worker of the same category (in the file or the registry: one place per rotation list, R1). Raises ``BadInput`` listing every bad row; the caller
     rolls back so nothing is half-imported. Returns counts ``{"workers": n, "cards": m}``.
     """
     now = now or utcnow()
@@ -151,6 +162,16 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
             errors.append(f"{where}: registration {worker.registration} "
                           f"repeats line {regs[worker.registration].rsplit(':', 1)[1]}")
         regs[worker.registration] = where
+    taken = {(r.category, r.rotation_number): r.registration for r in session.execute(
+        select(workers.c.registration, workers.c.category, workers.c.rotation_number).where(
+            workers.c.rotation_number.is_not(None))) if r.registration not in regs}
+    for where, worker in placed_workers:
+        if worker.rotation_number is None:
+            continue
+        other = taken.setdefault((worker.category, worker.rotation_number), worker.registration)
+        if other != worker.registration:
+            errors.append(f"{where}: rotation_number {worker.rotation_number} is already held by "
+                          f"{other} ({worker.category})")
     if errors:
         raise BadInput("\n".join(errors))
     for worker in new_workers:

@@ -5,7 +5,7 @@ Columns (header row, UTF-8): ``ref`` (optional, the requisitioner's reference; d
 ``operator`` (who requisitioned: the port operator / shipping agent), ``ship`` (IMO),
 ``ship_name`` (optional), ``voyage`` (``long_haul|cabotage``), ``berth`` (``berthed|anchored``),
 ``gate_id``, ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
-``workers`` (how many, >= 1), ``category`` (optional; default from the function:
+``workers`` (how many, 1 to ``MAX_WORKERS`` = 200: one post of one ship and period), ``category`` (optional; default from the function:
 ``vigia_chefe`` -> ``vigia``, ``contramestre`` -> ``estivador``).
 """
 
@@ -21,6 +21,7 @@ from portgate.tables import read_rows as read_table
 
 COLUMNS = ("ref", "date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id",
            "post", "function", "workers", "category")
+MAX_WORKERS = 200  # workers per requisition: more than any post of one ship and period needs
 REQUIRED = ("date", "period", "operator", "ship", "voyage", "berth", "gate_id", "post", "function",
             "workers")
 
@@ -38,8 +39,8 @@ def _build(source: str):
             count = int((row.get("workers") or "").strip())
         except ValueError as exc:
             raise BadInput(f"workers {row.get('workers')!r} is not a whole number") from exc
-        if count < 1:
-            raise BadInput(f"workers must be at least 1, not {count}")
+        if not 1 <= count <= MAX_WORKERS:
+            raise BadInput(f"workers must be between 1 and {MAX_WORKERS}, not {count}")
         function = probe.function
         category = (row.get("category") or "").strip() or category_of(function)
         return Requisition(

@@ -97,16 +97,47 @@ class DayResult:
     entry_ids: tuple[int, ...]
 
 
+def requisition_key(r) -> tuple[str, str, str, str, str]:
+    """A requisition's identity within its date: (period, ship, gate_id, post, function)."""
+    return (r.period, r.ship, r.gate_id, r.post, r.function)
+
+
+def _refuse_duplicates(session: Session, day: dt.date, reqs: list[Requisition]) -> None:
+    """``BadInput`` (one line per requisition) if a requisition's key (date, period, ship, gate,
+    post, function) is already stored for ``day`` or repeated in ``reqs``: the same requisition
+    sent twice is never dispatched twice, and a changed head count is refused, not added (R1)."""
+    stored = {requisition_key(r): r for r in session.execute(
+        select(requisitions).where(requisitions.c.date == day).order_by(requisitions.c.id))}
+    seen: dict[tuple, Requisition] = {}
+    problems = []
+    for r in reqs:
+        key = requisition_key(r)
+        what = "/".join(key)
+        old = stored.get(key)
+        if old is not None:
+            head = (f"{r.ref}: requisition already registered as requisition {old.id} "
+                    f"({what}, {old.workers} workers)")
+            problems.append(head + (": nobody dispatched again" if old.workers == r.workers else
+                                    f": a changed head count ({r.workers}) is not added, "
+                                    "substitute or remove its escala entries instead"))
+        elif key in seen:
+            problems.append(f"{r.ref}: repeats requisition {seen[key].ref} ({what})")
+        seen.setdefault(key, r)
+    if problems:
+        raise BadInput("; ".join(problems))
+
+
 def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, actor: str,
                  settings: RotationSettings = RotationSettings(),
                  now: dt.datetime | None = None) -> DayResult:
     """Fill the day's requisitions from the rotation (R1, R2) and store the escala; every entry is
-    published as an escala change row. ``BadInput`` if a requisition is for another date (nothing
-    is written). Returns the engine's result and the stored entry ids."""
+    published as an escala change row. ``BadInput`` if a requisition is for another date, or is
+    already stored / repeated (same date, period, ship, gate, post, function; nothing is written). Returns the engine's result and the stored entry ids."""
     now = now or utcnow()
     wrong = [r.ref for r in reqs if r.date != day]
     if wrong:
         raise BadInput(f"requisition(s) not for {day}: {', '.join(wrong[:10])}", where="--date")
+    _refuse_duplicates(session, day, reqs)
     workers = list_workers(session)
     horizon = dt.timedelta(days=2)
     start = dt.datetime.combine(day, dt.time(), dt.UTC) - horizon

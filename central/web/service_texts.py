@@ -16,6 +16,28 @@ import re
 
 # code: (pattern over the English reason, pt-BR template with the pattern's named groups)
 CODES: dict[str, tuple[str, str]] = {
+    # central.rotation.service: a requisition already stored or repeated (same key)
+    "requisition_registered": (
+        r"requisition already registered as requisition (?P<id>\d+) \((?P<what>[^)]*), "
+        r"(?P<n>\d+) workers\): nobody dispatched again",
+        "requisição já registrada (requisição {id}: {what}, {n} trabalhadores): ninguém foi "
+        "escalado de novo"),
+    "requisition_count_changed": (
+        r"requisition already registered as requisition (?P<id>\d+) \((?P<what>[^)]*), "
+        r"(?P<n>\d+) workers\): a changed head count \((?P<m>\d+)\) is not added, "
+        r"substitute or remove its escala entries instead",
+        "requisição já registrada (requisição {id}: {what}, {n} trabalhadores): a mudança para "
+        "{m} trabalhadores não é somada; substitua ou remova as entradas da escala"),
+    "workers_range": (r"workers must be between (?P<lo>\d+) and (?P<hi>\d+), not (?P<n>-?\d+)",
+                      "o número de trabalhadores deve estar entre {lo} e {hi}, não {n}"),
+    "rotation_taken": (r"rotation_number (?P<n>\d+) is already held by (?P<other>\S+) \((?P<cat>[^)]*)\)",
+                       "o número de rodízio {n} já pertence a {other} ({cat})"),
+    "name_too_long": (r"name is longer than (?P<n>\d+) characters",
+                      "o nome tem mais de {n} caracteres"),
+    "name_not_utf8": (r"name has a byte that is not UTF-8 text",
+                      "o nome tem um byte que não é texto UTF-8 (use acentos em UTF-8)"),
+    "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
+                             "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
     "not_iso_date": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
                      "{field} {value} não é uma data ISO (AAAA-MM-DD)"),

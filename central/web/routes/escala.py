@@ -111,7 +111,7 @@ def _result(run) -> dict:
         req = by_ref.get(k.requisition_ref)
         if req is not None:
             groups[(req.ship, req.period)]["skips"].append((k.registration, k.reason.value))
-    ineligible = sorted((reg, ", ".join(p.value for p in probs)) for reg, probs in res.ineligible.items())
+    ineligible = sorted((reg, tuple(p.value for p in probs)) for reg, probs in res.ineligible.items())
     return {"groups": [groups[k] for k in sorted(groups, key=lambda k: (k[1], k[0]))], "ineligible": ineligible,
             "dispatched": len(run.done.entry_ids), "flags": run.flags}
 

@@ -81,6 +81,26 @@ def test_import_with_a_bad_row_names_every_bad_line_and_imports_nothing(db_url, 
     assert count(db_url, workers) == 0 and count(db_url, downlink_changes) == 0
 
 
+def test_a_rotation_number_already_held_in_the_category_is_refused_naming_the_holder(
+        db_url, tmp_path, capsys):
+    rows = worker_rows(3)
+    rows[2]["rotation_number"] = "1"
+    bad = write_csv(tmp_path / "bad.csv", WORKER_COLUMNS, rows)
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(bad)) == 2
+    assert "bad.csv:4: rotation_number 1 is already held by V001 (vigia)" in capsys.readouterr().err
+    assert count(db_url, workers) == 0
+    good = write_csv(tmp_path / "good.csv", WORKER_COLUMNS, worker_rows(3))
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(good)) == 0
+    late = worker_rows(30)[29] | {"rotation_number": "2"}
+    again = write_csv(tmp_path / "again.csv", WORKER_COLUMNS, [late])
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(again)) == 2
+    assert "again.csv:2: rotation_number 2 is already held by V002 (vigia)" in capsys.readouterr().err
+    other_list = worker_rows(1, category="estivador", prefix="E")
+    mixed = write_csv(tmp_path / "mixed.csv", WORKER_COLUMNS, worker_rows(3) + other_list)
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(mixed)) == 0
+    assert count(db_url, workers) == 4
+
+
 def test_a_card_of_an_unregistered_worker_rejects_both_files(db_url, tmp_path, files, capsys):
     w, _ = files
     c = write_csv(tmp_path / "cards.csv", CARD_COLUMNS, [

@@ -48,6 +48,23 @@ def entries(db_url, capsys, date="2026-03-10"):
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 
+def test_the_same_requisitions_file_dispatched_twice_is_refused_with_nobody_extra(
+        office, tmp_path, capsys):
+    rows = [req_row("A1", workers="2")]
+    assert dispatch(office, tmp_path, rows, capsys)["dispatched"] == 2
+    path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, rows)
+    args = ["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(path), "--db",
+            office, "--actor", "disp"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "already registered as requisition" in err
+    write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("A1", workers="3")])
+    assert main(args) == 2 and "changed head count (3)" in capsys.readouterr().err
+    write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("B1", post="proa"), req_row("B2", post="proa")])
+    assert main(args) == 2 and "repeats requisition" in capsys.readouterr().err
+    assert len(entries(office, capsys)) == 2
+
+
 def test_dispatch_stores_the_escala_and_publishes_each_entry(office, tmp_path, capsys, engine):
     out = dispatch(office, tmp_path, [
         req_row("A1", workers="2"),
@@ -144,12 +161,13 @@ def test_requisitions_for_another_date_write_nothing(office, tmp_path, capsys):
 
 def test_bad_requisition_rows_are_named_by_line(tmp_path):
     rows = [req_row("A1"), req_row("A2", workers="0"), req_row("A3", voyage="ferry"),
-            req_row("A4", period="7-25")]
+            req_row("A4", period="7-25"), req_row("A5", workers="99999999999")]
     path = write_csv(tmp_path / "requisitions.csv", REQ_COLUMNS, rows)
     with pytest.raises(BadInput) as err:
         load_requisitions(path)
     text = str(err.value)
-    assert "requisitions.csv:3: workers must be at least 1" in text
+    assert "requisitions.csv:3: workers must be between 1 and 200, not 0" in text
+    assert "requisitions.csv:6: workers must be between 1 and 200, not 99999999999" in text
     assert "requisitions.csv:4: voyage 'ferry'" in text and "requisitions.csv:5: period" in text
     short = write_csv(tmp_path / "short.csv", ("date", "period"), [{"date": "2026-03-10",
                                                                      "period": "07-13"}])

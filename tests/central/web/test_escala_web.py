@@ -45,6 +45,31 @@ def test_a_requisition_by_the_form_is_dispatched_and_published(app, reg):
     assert _n(reg, escala, escala.c.status == "active") == 2
 
 
+def test_the_same_requisition_sent_twice_by_the_form_dispatches_nobody_extra(app, reg):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": "3"}
+    assert c.post("/escala/dispatch", data=form).status_code == 200
+    again = c.post("/escala/dispatch", data=form)
+    assert again.status_code == 400 and "requisição já registrada" in again.text
+    assert "ninguém foi escalado de novo" in again.text
+    changed = c.post("/escala/dispatch", data=form | {"workers": "4"})
+    assert changed.status_code == 400 and "não é somada" in changed.text
+    assert _n(reg, escala, escala.c.status == "active") == 3
+
+
+@pytest.mark.parametrize("workers", ["99999999999", "201", "0"])
+def test_a_head_count_outside_1_to_200_is_refused_by_the_form(app, reg, workers):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": workers}
+    r = c.post("/escala/dispatch", data=form)
+    assert r.status_code == 400 and "deve estar entre 1 e 200" in r.text and "FALTAM" not in r.text
+    assert _n(reg, escala) == 0
+
+
 def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     c, token = logged_in(app, "office")
     rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,45\n"
@@ -56,7 +81,7 @@ def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     morning = text.split('data-period="07-13"')[1].split("</div>")[0]
     assert "escalados 39" in morning and "FALTAM 6" in morning  # 39 eligible of the 40 registered
     ineligible = text.split('id="ineligible"')[1].split("</ul>")[0]
-    assert "V040: G3 health exam" in ineligible  # exam of 2023: older than 24 months
+    assert "V040: G3 exame de saúde vencido" in ineligible  # exam of 2023: older than 24 months
     afternoon = text.split('data-period="13-19"')[1].split("</div>")[0]
     assert "FALTAM 1" in afternoon  # everyone worked 07-13: less than 11 h of rest (G7)
     assert "V001: G7 rest" in afternoon.split('class="skips"')[1]

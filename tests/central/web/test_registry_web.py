@@ -137,6 +137,28 @@ def test_a_bad_edit_is_refused_like_a_csv_row_and_writes_nothing(app, registry, 
     assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
 
 
+def test_an_edit_to_a_rotation_number_held_by_another_worker_is_refused_in_pt(app, registry):
+    c, token = logged_in(app, "office")
+    with Session(registry) as s:
+        holder, number = s.execute(select(workers.c.registration, workers.c.rotation_number).where(
+            workers.c.registration != "V001", workers.c.category == "vigia",
+            workers.c.rotation_number.is_not(None))).first()
+    r = c.post("/workers/V001", data={"csrf_token": token, "rotation_number": str(number)})
+    assert r.status_code == 400
+    assert f"o número de rodízio {number} já pertence a {holder} (vigia)" in r.text
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+
+
+def test_a_too_long_or_undecodable_name_is_refused_in_pt_and_nothing_saved(app, registry):
+    c, token = logged_in(app, "office")
+    r = c.post("/workers/V001", data={"csrf_token": token, "name": "x" * 200_000})
+    assert r.status_code == 400 and "o nome tem mais de 255 caracteres" in r.text
+    r = c.post("/workers/V001", content=f"csrf_token={token}&name=Jo%E3o".encode(),
+               headers={"content-type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and "não é texto UTF-8" in r.text
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+
+
 def test_an_edit_that_changes_nothing_writes_nothing(registry, clock):
     with Session(registry) as s, s.begin():
         _w, changed = edit_worker(s, "V001", {"name": "Ana Lima"}, actor="web:x", now=clock())

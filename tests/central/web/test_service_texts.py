@@ -24,6 +24,16 @@ DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 
 # one English text per code, as the service words it
 SAMPLES = {
+    "requisition_registered": "requisition already registered as requisition 1 "
+                              "(07-13/9300001/g-a/portalo/vigia, 3 workers): nobody dispatched again",
+    "requisition_count_changed": "requisition already registered as requisition 1 "
+                                 "(07-13/9300001/g-a/portalo/vigia, 3 workers): a changed head count "
+                                 "(4) is not added, substitute or remove its escala entries instead",
+    "workers_range": "workers must be between 1 and 200, not 99999999999",
+    "rotation_taken": "rotation_number 1 is already held by V001 (vigia)",
+    "name_too_long": "name is longer than 255 characters",
+    "name_not_utf8": "name has a byte that is not UTF-8 text",
+    "requisition_repeated": "repeats requisition req.csv:2 (07-13/9300001/g-a/portalo/vigia)",
     "not_iso_date": "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)",
     "required": "name is required",
     "not_whole": "rotation_number 'x' is not a whole number",
