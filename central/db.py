@@ -17,7 +17,7 @@ from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
 
-from portgate.errors import BadInput, StoreConflict, StoreError
+from portgate.errors import BadInput, StoreConflict, StoreError, StoreUnavailable
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -96,8 +96,6 @@ def read_failure(where: str, dialect: str, exc: SQLAlchemyError) -> StoreError:
     reachable: ...``); ``StoreError`` (exit 2) for a file that is not a database (``W is not a
     database``), a database without the ledger tables (``W is not a portgate ledger``) or another
     failure. ``where``: the URL with its password hidden; ``dialect``: ``engine.dialect.name``."""
-    from portgate.errors import StoreUnavailable
-
     orig = getattr(exc, "orig", None) or exc
     first = (str(orig).strip().splitlines() or [type(orig).__name__])[0][:300]
     if re.search(r"file is not a database|not a database", first, re.IGNORECASE):

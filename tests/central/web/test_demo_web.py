@@ -13,6 +13,17 @@ from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
 from testkit.browser import launch_chromium
 
 
+def _logged_in(page, url: str, user: str):
+    """``page`` logged in to the demo's web application at ``url`` as ``user``; returned."""
+    page.set_default_timeout(15_000)
+    page.goto(url)
+    page.get_by_label("Usuário").fill(user)
+    page.get_by_label("Senha").fill(DEMO_PASSWORD)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(url)
+    return page
+
+
 def test_the_demos_office_downloads_a_payslip_that_verify_slip_verifies(demo_day, tmp_path):
     """V017's slip of the day, signed with the run directory's ``keys/payslip.key``, checked by
     ``portgate pay verify-slip --config RUN_DIR/central.toml`` against the day's ledger; the batch too."""
@@ -20,13 +31,7 @@ def test_the_demos_office_downloads_a_payslip_that_verify_slip_verifies(demo_day
     assert (demo_day.run_dir / "keys" / "payslip.key").stat().st_size == 32
     url = demo_day.url
     with launch_chromium() as browser:
-        office = browser.new_page()
-        office.set_default_timeout(15_000)
-        office.goto(url)
-        office.get_by_label("Usuário").fill(OFFICE_USER)
-        office.get_by_label("Senha").fill(DEMO_PASSWORD)
-        office.get_by_role("button", name="Entrar").click()
-        office.wait_for_url(url)
+        office = _logged_in(browser.new_page(), url, OFFICE_USER)
         files = []
         for path in ("pay/slip/V017.pdf", "pay/slips.pdf"):
             r = office.request.get(url + path + "?from=2026-03-15&to=2026-03-15")
@@ -47,26 +52,14 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
     assert "All decisions as expected" in out, out[-3000:]
     url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
     with launch_chromium() as browser:
-        page = browser.new_page()
-        page.set_default_timeout(15_000)
-        page.goto(url)
-        page.get_by_label("Usuário").fill(DEMO_USER)
-        page.get_by_label("Senha").fill(DEMO_PASSWORD)
-        page.get_by_role("button", name="Entrar").click()
-        page.wait_for_url(url)
+        page = _logged_in(browser.new_page(), url, DEMO_USER)
         for gate in ("g-aurora", "g-nordic"):  # stopped after the day: offline, with their last event
             page.locator(f'[data-gate="{gate}"][data-state="offline"]').wait_for()
         page.goto(url + "flags?flag=BORROWED_CARD")
         assert page.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
         page.goto(url + "cases")
         assert "BORROWED_CARD" in page.locator("table").inner_text()  # the confiscation's own case
-        office = browser.new_context().new_page()  # the office's login: registry photos, what-if
-        office.set_default_timeout(15_000)
-        office.goto(url)
-        office.get_by_label("Usuário").fill(OFFICE_USER)
-        office.get_by_label("Senha").fill(DEMO_PASSWORD)
-        office.get_by_role("button", name="Entrar").click()
-        office.wait_for_url(url)
+        office = _logged_in(browser.new_context().new_page(), url, OFFICE_USER)  # registry photos, what-if
         office.goto(url + "workers/V001")
         assert "Sem foto" not in office.content()  # the demo's photos are in the registry
         office.goto(url + "whatif")
