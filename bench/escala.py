@@ -47,15 +47,24 @@ def make_workers(n: int, rng: random.Random) -> list[dict]:
 
 
 def make_requisitions(n: int, day: dt.date, rng: random.Random) -> list[Requisition]:
-    out = []
-    for i in range(n):
+    """``n`` requisitions for ``day``, each with its own (period, ship, gate, post, function): the
+    office refuses a requisition repeated on one day (``service.dispatch_day``)."""
+    out, keys = [], set()
+    i = 0
+    while len(out) < n:
         function = rng.choice(["vigia", "vigia", "vigia", "vigia_chefe", "estivador"])
+        period, post = rng.choice(PERIODS), rng.choice(["portalo", "proa", "popa"])
+        key = (period, i % 120, post, function)
+        i += 1
+        if key in keys:
+            continue
+        keys.add(key)
+        k = len(out)
         out.append(Requisition(
-            ref=f"req{i}", date=day, period=rng.choice(PERIODS), operator=f"Op{i % 7}",
-            ship=str(9000000 + i % 120), ship_name=f"Ship {i % 120}",
-            voyage=rng.choice(list(Voyage)), berth=rng.choice(list(Berth)), gate_id=f"g{i % 120}",
-            post=rng.choice(["portalo", "proa", "popa"]), function=function,
-            workers=rng.randint(1, 6),
+            ref=f"req{k}", date=day, period=period, operator=f"Op{k % 7}",
+            ship=str(9000000 + key[1]), ship_name=f"Ship {key[1]}",
+            voyage=rng.choice(list(Voyage)), berth=rng.choice(list(Berth)), gate_id=f"g{key[1]}",
+            post=post, function=function, workers=rng.randint(1, 6),
             category="estivador" if function == "estivador" else "vigia"))
     return out
 
