@@ -219,6 +219,66 @@ _WORDS = {
     "time": "hora",
 }
 
+# tomllib's syntax errors (``TOMLDecodeError``: "<reason> (at line L, column C)" or "(at end of
+# document)"): pattern over the English reason -> pt-BR; an unknown reason reads "erro de sintaxe"
+TOML_REASONS: dict[str, str] = {
+    r"Invalid value": "valor inválido",
+    r"Invalid statement": "instrução inválida",
+    r"Unterminated string": "texto (string) sem as aspas de fechamento",
+    r"Unclosed array": "lista ([...]) sem o ']' de fechamento",
+    r"Unclosed inline table": "tabela em linha ({{...}}) sem o '}}' de fechamento",
+    r"Cannot overwrite a value": "um valor já definido não pode ser redefinido",
+    r"Expected '=' after a key in a key/value pair": "falta '=' depois da chave (chave = valor)",
+    r"Expected ']' at the end of a table declaration": "falta ']' no fim do cabeçalho da tabela",
+    r"Expected ']]' at the end of an array declaration": "falta ']]' no fim do cabeçalho da lista de tabelas",
+    r"Expected newline or end of document after a statement":
+        "esperada quebra de linha ou fim do texto depois de uma instrução",
+    r"Expected (?P<what>.+)": "esperado {what}",
+    r"Invalid initial character for a key part": "caractere inicial inválido em uma parte da chave",
+    r"Invalid hex value": "valor hexadecimal inválido",
+    r"Invalid date or datetime": "data ou data e hora inválida",
+    r"Unescaped '\\' in a string": "barra invertida '\\' sem escape em um texto (string)",
+    r"Escaped character is not a Unicode scalar value": "o caractere escapado não é um valor Unicode válido",
+    r"Illegal character (?P<what>.+)": "caractere não permitido {what}",
+    r"Found invalid character (?P<what>.+)": "caractere inválido {what}",
+    r"Duplicate inline table key (?P<what>.+)": "chave repetida na tabela em linha: {what}",
+    r"Cannot redefine namespace (?P<key>.+)": "a tabela [{key}] não pode ser redefinida",
+    r"Cannot mutate immutable namespace (?P<key>.+)": "a tabela [{key}] não pode ser alterada",
+    r"Cannot declare (?P<key>.+) twice": "a tabela [{key}] foi declarada duas vezes",
+}
+_TOML_COMPILED = [(re.compile(pattern + r"\Z", re.S), pt) for pattern, pt in TOML_REASONS.items()]
+_TOML_AT = re.compile(r"(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|(?P<end>end of document))\)\Z",
+                      re.S)
+
+
+def toml_error_pt(detail: str) -> str:
+    """tomllib's English message (``str(TOMLDecodeError)``) in pt-BR with its line and column:
+    ``"Expected '=' after a key in a key/value pair (at line 2, column 5)"`` -> ``"linha 2, coluna 5:
+    falta '=' depois da chave (chave = valor)"``; ``(at end of document)`` -> ``"no fim do texto: ..."``.
+    A reason not in ``TOML_REASONS`` reads "erro de sintaxe"; a message without the position
+    suffix stays as it is."""
+    m = _TOML_AT.match(detail)
+    if m is None:
+        return detail
+    reason = "erro de sintaxe"
+    for rx, pt in _TOML_COMPILED:
+        found = rx.match(m["reason"])
+        if found:
+            reason = pt.format(**{k: _toml_key(v) if k == "key" else v for k, v in found.groupdict().items()})
+            break
+    where = "no fim do texto" if m["end"] else f"linha {m['line']}, coluna {m['column']}"
+    return f"{where}: {reason}"
+
+
+def _toml_key(text: str) -> str:
+    """tomllib's key tuple (``('a', 'b')``) as the TOML writes it (``a.b``); other text unchanged."""
+    m = re.fullmatch(r"\(((?:'[^'\\]*',? ?)+)\)", text)
+    return ".".join(re.findall(r"'([^'\\]*)'", m[1])) if m else text
+
+
+# parameters that are themselves texts to put in pt-BR: code -> {parameter: function}
+_PARAM_PT = {"not_toml": {"detail": toml_error_pt}}
+
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]
 # a place: ``workers.csv:3``, ``registration``, or a configuration key path ``gate.toml:$.version[0].g7``
 _PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?(?::\$[^\s;]*)?|\$[^\s;]*): (?P<rest>.+)\Z", re.S)
@@ -236,7 +296,10 @@ def code_of(reason: str) -> tuple[str, dict[str, str]] | None:
 def _reason_pt(reason: str, depth: int = 0) -> str:
     found = code_of(reason)
     if found is not None:
-        return CODES[found[0]][1].format(**{k: _WORDS.get(v, v) for k, v in found[1].items()})
+        code, params = found
+        special = _PARAM_PT.get(code, {})
+        return CODES[code][1].format(**{k: special[k](v) if k in special else _WORDS.get(v, v)
+                                        for k, v in params.items()})
     place = _PLACE.match(reason)
     if place and depth < 3:  # "workers.csv:3: <reason>", "registration: <reason>"
         return f"{place['place']}: {_reason_pt(place['rest'], depth + 1)}"

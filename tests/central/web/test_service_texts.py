@@ -17,7 +17,7 @@ from central.pay.statements_store import mark_paid
 from central.registry.edit import edit_worker
 from central.registry.photos import save_photo
 from central.registry.store import import_files
-from central.web.service_texts import CODES, code_of, localize
+from central.web.service_texts import CODES, TOML_REASONS, code_of, localize, toml_error_pt
 from portgate.errors import BadInput
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
@@ -177,6 +177,34 @@ def test_rulebook_schema_errors_keep_their_key_path_and_read_in_portuguese():
     assert localize("pt", "$.terms: at least one version of the terms is required") == (
         "$.terms: é preciso ao menos um(a) versão das condições (terms)")
     assert localize("pt", "$.c: Expected `str` of length <= 3") == "$.c: esperado `str` de comprimento <= 3"
+
+
+# TOML texts tomllib refuses, one or more per reason of ``TOML_REASONS`` it can produce
+BAD_TOML = ['a = ', '= 1', 'a = "x', 'a = [1', 'a={b=1\n', 'a = 1\na = 2', 'a 1', '[a', '[[a]\n', 'a = 1 b',
+            'a = {b = 1, b = 2}', 'a = "\\uZZZZ"', 'a = "\\uD800"', 'a = "\\q"', 'a = "\x01"', '# \x01',
+            '[a]\n[a]', '[a.b]\n[a.b]', 'a = {b = 1}\na.c = 2', 'a = {,}', "a = '''x"]
+
+
+@pytest.mark.parametrize("text", BAD_TOML)
+def test_tomllib_s_syntax_errors_read_in_portuguese_with_line_and_column(text):
+    import tomllib
+
+    with pytest.raises(tomllib.TOMLDecodeError) as err:
+        tomllib.loads(text)
+    english = str(err.value)
+    pt = localize("pt", f"rulebook: not TOML: {english}")
+    position = re.search(r"\(at line (\d+), column (\d+)\)\Z", english)
+    where = f"linha {position[1]}, coluna {position[2]}" if position else "no fim do texto"
+    assert pt.startswith(f"rulebook: não é TOML: {where}: "), pt
+    assert "erro de sintaxe" not in pt and " at " not in pt and "Expected" not in pt, pt
+    assert localize("en", f"rulebook: not TOML: {english}") == f"rulebook: not TOML: {english}"
+
+
+def test_a_toml_error_tomllib_may_add_later_still_gives_line_and_column_in_portuguese():
+    assert toml_error_pt("Something new (at line 3, column 7)") == "linha 3, coluna 7: erro de sintaxe"
+    assert toml_error_pt("Cannot declare ('a', 'b') twice (at line 2, column 5)") == (
+        "linha 2, coluna 5: a tabela [a.b] foi declarada duas vezes")
+    assert "Invalid date or datetime" in TOML_REASONS
 
 
 def test_an_unknown_reason_stays_as_the_service_worded_it():
