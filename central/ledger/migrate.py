@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import func, inspect, select, table
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import create_engine, func, inspect, select, table
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from central.db import load_all_tables, make_engine
+from central.db import load_all_tables, make_engine, read_failure
 from portgate.errors import StoreError, StoreUnavailable
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -149,18 +151,9 @@ def require_ledger(url: str) -> None:
     ledger ...: create one with `portgate ledger migrate --db URL```), a ledger at another revision
     (``... run `portgate ledger migrate --db URL` first``); ``StoreUnavailable`` (exit 1) for a
     server not reachable or a locked file. A SQLite URI (``?uri=true``) is opened as given."""
-    from urllib.parse import quote
-
-    from sqlalchemy import create_engine
-    from sqlalchemy.engine import make_url
-
-    from central.db import read_failure
-
     parsed = make_url(url)
     where = parsed.render_as_string(hide_password=True)
     if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" and parsed.database:
-        import sqlite3
-
         ro = f"file:{quote(str(Path(parsed.database).resolve()))}?mode=ro"
         engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(ro, uri=True))
     else:
