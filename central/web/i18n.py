@@ -213,7 +213,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "G3 health exam": ("G3 exame de saúde vencido", "G3 health exam"),
     "G3 booklet": ("G3 caderneta não revalidada", "G3 booklet"),
     # why a worker whose turn came was passed over (central.rotation.eligibility.Ineligible)
-    "R2 overlapping dispatch": ("R2 escalação sobreposta (já escalado no mesmo horário)", "R2 overlapping dispatch"),
+    "R2 overlapping dispatch": ("R2 escalação sobreposta (já escalado no mesmo horário)",
+                                "R2 overlapping dispatch"),
     "G7 rest": ("G7 descanso insuficiente desde a última jornada", "G7 rest"),
     "req_flags": ("Avisos das requisições (DL 2.032 arts. 9, 13)", "Requisition flags (DL 2.032 arts. 9, 13)"),
     "escala_of_day": ("Escala do dia", "The day's escala"),

@@ -289,8 +289,8 @@ TOML_REASONS: dict[str, str] = {
     r"Cannot declare (?P<key>.+) twice": "a tabela [{key}] foi declarada duas vezes",
 }
 _TOML_COMPILED = [(re.compile(pattern + r"\Z", re.S), pt) for pattern, pt in TOML_REASONS.items()]
-_TOML_AT = re.compile(r"(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|(?P<end>end of document))\)\Z",
-                      re.S)
+_TOML_AT = re.compile(
+    r"(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|(?P<end>end of document))\)\Z", re.S)
 
 
 def toml_error_pt(detail: str) -> str:
