@@ -52,15 +52,29 @@ def replay(ctx: click.Context, workers: str, cards: str, escala: str, taps: str,
 @edge.command("run")
 @click.option("--config", "config_path", required=True, help="gate.toml")
 def run(config_path: str) -> None:
-    """Run the gate: readers -> rules -> journal -> indicator (and MQTT sync if configured)."""
+    """Run the gate: readers -> rules -> journal -> indicator (and MQTT sync if configured).
+
+    SIGTERM/SIGINT during start-up (a state file locked by another process is waited for, up to
+    ``lock_wait_s``) stop the gate at once with exit status 0; a lock that outlasts the wait is one
+    line and exit status 1 (``StoreLocked``)."""
+    import signal
+    import threading
+
     from edge.config import load_gate_config
-    from edge.service import GateService
+    from edge.service import GateService, StartCancelled
     from portgate.logs import configure_logging
 
     cfg = load_gate_config(config_path)
     configure_logging(json=cfg.log_json, level=cfg.log_level,
                       fields={"service": "gate", "port": cfg.port, "gate_id": cfg.gate_id})
-    GateService(cfg).run()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):  # GateService.run installs its own once started
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        service = GateService(cfg, stop=stop)
+    except StartCancelled:
+        return  # logged (gate_start_cancelled): a clean stop
+    service.run()
 
 
 @edge.command("display")

@@ -128,6 +128,9 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     metrics_port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0  # Prometheus /metrics (edge.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
+    # seconds start-up waits, retrying every LOCK_RETRY_S, for store.db/journal.db locked by
+    # another process (edge.service.wait_unlocked); then the gate exits 1 (systemd restarts it)
+    lock_wait_s: Annotated[float, msgspec.Meta(ge=0, le=600)] = 60.0
     seed: SeedConfig | None = None
     mqtt: MqttConfig | None = None  # absent: standalone gate (journal only); see wire.connection
     sync: SyncSettings = msgspec.field(default_factory=SyncSettings)  # uplink tuning

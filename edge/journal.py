@@ -78,8 +78,19 @@ import structlog
 from edge.journal_files import SIDE_FILES, journal_layout, lost_rows, sent_ranges_problem
 from edge.rules.model import Now
 from edge.sent_ranges import SentRanges
-from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, disk_full, quarantine, salvage_max
-from portgate.errors import StoreError
+from edge.sqlite_files import (
+    BUSY_TIMEOUT_S,
+    OPEN_BUSY_TIMEOUT_S,
+    WAL_PRAGMAS,
+    check_integrity,
+    checkpoint,
+    claim_write,
+    disk_full,
+    is_locked,
+    quarantine,
+    salvage_max,
+)
+from portgate.errors import StoreError, StoreLocked
 from wire import chain
 from wire import events as wire
 
@@ -139,7 +150,9 @@ class Journal:
     only used for the quarantine alert's timestamp (default: the system clock).
 
     Raises ``StoreError`` if the file cannot be created at all (disk full, read-only mount): the
-    service must not start. Thread-safe: the gate loop appends while the MQTT thread drains.
+    service must not start. Raises ``StoreLocked`` (nothing changed, nothing quarantined) when
+    another process holds a lock on the file for longer than ``sqlite_files.OPEN_BUSY_TIMEOUT_S``:
+    the caller may try again. Thread-safe: the gate loop appends while the MQTT thread drains.
     """
 
     def __init__(
@@ -185,14 +198,17 @@ class Journal:
         self._hwm_written = floor
         self._sent_hwm = self._read_hwm(sent=True)  # highest seq marked sent, as in the .hwm file
         self._hwm_sent_due = 0.0  # monotonic time from which mark_sent rewrites the .hwm file
+        self._conn = None
         try:
             self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30
+                self.path, isolation_level=None, check_same_thread=False, timeout=OPEN_BUSY_TIMEOUT_S
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
             for pragma in WAL_PRAGMAS:
                 self._conn.execute(pragma)
+            claim_write(self._conn, self.path)  # another process writing: StoreLocked before any change
+            self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self._migrate()
             count, first, top = self._conn.execute("SELECT count(*), min(seq), max(seq) FROM journal").fetchone()
             row = (top,)
@@ -207,7 +223,14 @@ class Journal:
                 seq: prio for seq, prio in self._conn.execute(
                     "SELECT seq, priority FROM journal WHERE priority > 0 AND seq >= ?", (self._low,))
                 if not self._sent.covers(seq)}
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, StoreError) as exc:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if isinstance(exc, StoreError):
+                raise
+            if is_locked(exc):
+                raise StoreLocked(self.path) from exc
             raise StoreError(f"journal {self.path}: {exc}") from exc
         self._refused = {"reads": 0, "other": 0}  # appends refused for a full disk, not yet reported
         self._refused_at: list[dt.datetime] = []  # [first, last] refusal time (UTC)

@@ -1,7 +1,11 @@
 """The gate service: build everything from ``GateConfig`` and run the loop (``portgate edge run``).
 
 Start-up order: logging; rulebook; clock (``GuardedClock``: a wall clock before the rulebook's
-first version is implausible, G13); HMAC key (``read_secret``: mode 0600); store (corrupt file
+first version is implausible, G13); HMAC key (``read_secret``: mode 0600); store and journal each
+opened through ``wait_unlocked`` (a file locked by another process is logged at once,
+``state_file_locked``, and tried again every ``LOCK_RETRY_S`` until ``lock_wait_s`` from the first
+try, then ``StoreLocked``: exit 1; a stop asked meanwhile ends the wait, ``StartCancelled``; no
+reader is open, so no tap is decided before both files are open); store (corrupt file
 quarantined; a file that cannot be written or whose tables are not a store's is refused with a
 ``StoreError``); journal (corrupt file quarantined, alert first; its newest trusted event is the
 gate's last trusted time, and a wall clock before it is implausible, G13; a store whose
@@ -11,14 +15,20 @@ store's ``applied_seq`` re-applied (``GateLoop.recover``: a failure is a ``Store
 does not start, G5); readers (``edge.readers``); indicator; the loop; then,
 only if ``[mqtt]`` is configured, ``edge.sync.Sync(config.mqtt, journal, store)`` (imported lazily;
 without it the gate runs standalone and the journal keeps everything until a sync is configured).
-SIGTERM/SIGINT stop the loop cleanly (readers closed, journal closed, systemd told STOPPING).
+SIGTERM/SIGINT stop the loop cleanly (readers closed, journal closed, systemd told STOPPING); during
+start-up they set the ``stop`` event given to ``GateService`` (``portgate edge run`` installs the
+handlers), which ends a lock wait at once and makes ``run`` return without starting the loop.
 """
 
 from __future__ import annotations
 
 import signal
+import threading
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import structlog
 
@@ -29,10 +39,54 @@ from edge.journal import PRIORITY_HIGH, Journal
 from edge.loop import GateLoop
 from edge.store import Store
 from portgate.config import read_secret
-from portgate.errors import StoreError
+from portgate.errors import PortgateError, StoreError, StoreLocked
 from wire.events import AlertPayload
 
 log = structlog.get_logger(__name__)
+
+LOCK_RETRY_S = 2.0  # seconds between two tries to open a state file locked by another process
+
+T = TypeVar("T")
+
+
+class StartCancelled(PortgateError):
+    """A stop (SIGTERM/SIGINT) was asked while the gate was still starting (waiting for a locked
+    state file): nothing was decided, nothing is left open. A clean stop: exit status 0."""
+
+    exit_code = 0
+
+
+def wait_unlocked(open_file: Callable[[], T], *, deadline: float, stop: threading.Event | None = None,
+                  retry_s: float = LOCK_RETRY_S, started: float | None = None) -> T:
+    """Return ``open_file()``, trying again while it raises ``StoreLocked``: every try that finds
+    the file locked is logged at once (``state_file_locked``: the file, the problem and what to
+    do, the attempt, the seconds to the next try and to giving up), then the wait is
+    ``retry_s`` or what is left before ``deadline`` (``time.monotonic()`` seconds).
+
+    Raises ``StoreLocked`` (with ``waited_s`` counted from ``started``, default: the first try)
+    once ``deadline`` has passed, and ``StartCancelled`` as soon as ``stop`` is set during a wait
+    (``stop``: an event a signal handler sets). Any other error of ``open_file`` goes through."""
+    first = time.monotonic() if started is None else started
+    attempt = 1
+    while True:
+        try:
+            return open_file()
+        except StoreLocked as exc:
+            now = time.monotonic()
+            left = deadline - now
+            if left <= 0:
+                log.error("state_file_locked", file=str(exc.path), problem=str(exc), attempt=attempt,
+                          gave_up=True)
+                raise StoreLocked(exc.path, waited_s=round(now - first, 1)) from exc
+            delay = min(retry_s, left)
+            log.warning("state_file_locked", file=str(exc.path), problem=str(exc), attempt=attempt,
+                        retry_in_s=round(delay, 1), gives_up_in_s=round(left, 1))
+            if stop is None:
+                time.sleep(delay)
+            elif stop.wait(delay):
+                log.info("gate_start_cancelled", file=str(exc.path), attempt=attempt)
+                raise StartCancelled(f"stopped while waiting for {exc.path} to be unlocked") from exc
+            attempt += 1
 
 
 def make_clock(cfg: GateConfig):
@@ -64,10 +118,17 @@ def load_rulebook(cfg: GateConfig):
 
 
 class GateService:
-    """Everything one gate process owns. ``build`` opens files; ``run`` blocks until stopped."""
+    """Everything one gate process owns. The constructor opens the files (raises ``StoreError``,
+    ``StoreLocked`` after ``cfg.lock_wait_s`` of a lock held by another process, ``StartCancelled``
+    when ``stop`` is set during that wait, ``ConfigError``); ``run`` blocks until stopped.
 
-    def __init__(self, cfg: GateConfig, *, clock=None, indicator: Indicator | None = None) -> None:
+    ``stop``: an event set by the caller's SIGTERM/SIGINT handlers during start-up (None: a lock
+    is waited for without a way to cancel it)."""
+
+    def __init__(self, cfg: GateConfig, *, clock=None, indicator: Indicator | None = None,
+                 stop: threading.Event | None = None) -> None:
         self.cfg = cfg
+        self._stop = stop if stop is not None else threading.Event()
         self.boot_id = str(uuid.uuid4())
         self.rulebook = load_rulebook(cfg)
         self.clock = clock or make_clock(cfg)
@@ -76,11 +137,22 @@ class GateService:
         key = read_secret(cfg.key_file, what="gate HMAC key")
         state = Path(cfg.state_dir)
         tz = self.rulebook.version[-1].port_timezone
-        self.store = Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz)
+        first = time.monotonic()
+        deadline = first + cfg.lock_wait_s  # one budget for both files (systemd: TimeoutStartSec)
+        self.store = wait_unlocked(
+            lambda: Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz),
+            deadline=deadline, stop=stop, started=first)
         from edge.signing import load_or_create
 
-        self.journal = Journal(state / "journal.db", port=cfg.port, gate_id=cfg.gate_id, key=key,
-                               boot_id=self.boot_id, clock=self.clock, signer=load_or_create(state))
+        try:
+            signer = load_or_create(state)
+            self.journal = wait_unlocked(
+                lambda: Journal(state / "journal.db", port=cfg.port, gate_id=cfg.gate_id, key=key,
+                                boot_id=self.boot_id, clock=self.clock, signer=signer),
+                deadline=deadline, stop=stop, started=first)
+        except BaseException:
+            self.store.close()
+            raise
         if self.store.applied_seq > self.journal.last_seq():  # a store ahead of its journal
             problem = (f"store {self.store.path}: applied_seq {self.store.applied_seq} is ahead of the "
                        f"journal's last seq {self.journal.last_seq()}; move the file aside")
@@ -132,7 +204,12 @@ class GateService:
 
         notifier = Notifier()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.loop.stop())
+            signal.signal(sig, lambda *_: self._stop_now())
+        if self._stop.is_set():  # asked during start-up: no loop, no reader read
+            log.info("gate_stopped_before_start", gate_id=self.cfg.gate_id)
+            self.loop.stop()  # closes the readers
+            self.close()
+            return
         structlog.contextvars.bind_contextvars(gate_id=self.cfg.gate_id, port=self.cfg.port)
         from edge import metrics
         from portgate.metrics import serve
@@ -153,6 +230,10 @@ class GateService:
         finally:
             notifier.stopping()
             self.close()
+
+    def _stop_now(self) -> None:
+        self._stop.set()
+        self.loop.stop()
 
     def close(self) -> None:
         if getattr(self, "heartbeat", None) is not None:

@@ -1,5 +1,11 @@
-"""Opening the gate's SQLite files safely: integrity check at boot, quarantine of a corrupt file, the
-size of the write-ahead log, and telling a full disk from other write errors.
+"""Opening the gate's SQLite files safely: integrity check at boot, quarantine of a corrupt file, a
+file locked by another process told apart from a corrupt one, the size of the write-ahead log, and
+telling a full disk from other write errors.
+
+Locks at open: each open attempt waits at most ``OPEN_BUSY_TIMEOUT_S`` for another process's lock
+(``claim_write``), then raises ``StoreLocked`` so the gate service reports it at once, retries and
+honours SIGTERM between attempts (``edge.service``); once open, a connection waits up to
+``BUSY_TIMEOUT_S`` for a lock (``PRAGMA busy_timeout``).
 
 A corrupt database (``file is not a database``, a failed ``PRAGMA quick_check``) is renamed aside
 with a UTC timestamp (``journal.db.corrupt-20260315T010203Z``, together with its ``-wal``/``-shm``
@@ -15,7 +21,12 @@ from pathlib import Path
 
 import structlog
 
+from portgate.errors import StoreLocked
+
 log = structlog.get_logger(__name__)
+
+OPEN_BUSY_TIMEOUT_S = 0.5  # seconds one open attempt waits for another process's lock
+BUSY_TIMEOUT_S = 30.0  # seconds an open connection waits for a lock before a write fails
 
 WAL_AUTOCHECKPOINT_PAGES = 256  # checkpoint the WAL every 256 pages (1 MiB with 4 KiB pages)
 WAL_SIZE_LIMIT = 1 << 20  # bytes: the WAL is truncated to this after each checkpoint
@@ -48,21 +59,48 @@ def disk_full(exc: BaseException) -> bool:
     return "database or disk is full" in str(exc)
 
 
+def is_locked(exc: BaseException) -> bool:
+    """True if a sqlite3 error means another connection holds a lock on the file (``SQLITE_BUSY``,
+    ``SQLITE_LOCKED``: "database is locked"), not that the file is bad."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "database is locked" in str(exc) or "database table is locked" in str(exc)
+
+
+def claim_write(conn: sqlite3.Connection, path: Path) -> None:
+    """Take the write lock and give it back at once (``BEGIN IMMEDIATE``; ``ROLLBACK``), waiting at
+    most the connection's busy timeout: raises ``StoreLocked`` naming ``path`` when another process
+    holds it (readers do not: WAL). Call it on a connection without an open transaction, before
+    the open writes anything."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as exc:
+        if is_locked(exc):
+            raise StoreLocked(path) from exc
+        raise
+    conn.execute("ROLLBACK")
+
+
 def check_integrity(path: Path) -> str | None:
     """Return None if ``path`` is absent or a healthy SQLite database, else a one-line reason.
 
     Opens the file read-only and runs ``PRAGMA quick_check`` (a full scan: about a second per
-    100 MB on a Pi-class SD card; done once at boot).
+    100 MB on a Pi-class SD card; done once at boot). Raises ``StoreLocked`` when another process
+    locks even readers out (a rollback-journal file in a write transaction, an exclusive locking
+    mode): a locked file is not a corrupt one and is never quarantined.
     """
     if not path.exists() or path.stat().st_size == 0:
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=OPEN_BUSY_TIMEOUT_S)
         try:
             rows = conn.execute("PRAGMA quick_check").fetchall()
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
+        if is_locked(exc):
+            raise StoreLocked(path) from exc
         return f"{type(exc).__name__}: {exc}"
     if rows != [("ok",)]:
         return "quick_check: " + "; ".join(str(r[0]) for r in rows[:5])

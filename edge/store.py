@@ -38,8 +38,17 @@ import structlog
 from edge import store_schema as t
 from edge.effects import Effects, is_gate_confiscation
 from edge.rules.model import InspectorSession, OpenShift, group_by_period
-from edge.sqlite_files import WAL_PRAGMAS, check_integrity, checkpoint, quarantine
-from portgate.errors import BadInput, StoreError
+from edge.sqlite_files import (
+    BUSY_TIMEOUT_S,
+    OPEN_BUSY_TIMEOUT_S,
+    WAL_PRAGMAS,
+    check_integrity,
+    checkpoint,
+    claim_write,
+    is_locked,
+    quarantine,
+)
+from portgate.errors import BadInput, StoreError, StoreLocked
 from portgate.uid import ReadUid, parse_read
 from portgate.records import (
     COLUMNS,
@@ -166,6 +175,8 @@ class Store:
     who is aboard, G5), or its tables are not a store's (``store_schema.layout_problem``: a table
     missing while others are there, a table the store does not know). A file without tables (new,
     0 bytes) is a new store, rebuilt from the journal by the gate loop's ``recover``.
+    Raises ``StoreLocked`` (nothing changed, nothing quarantined) when another process holds a lock
+    on the file for longer than ``sqlite_files.OPEN_BUSY_TIMEOUT_S``: the caller may try again.
     """
 
     def __init__(self, path: str | Path, *, gate_id: str, ship: str | None = None, boot_id: str = "",
@@ -194,8 +205,10 @@ class Store:
         db = None
         try:
             # implicit BEGIN before a write (sqlite3's default): commit()/rollback() end it
-            db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            db = sqlite3.connect(self.path, check_same_thread=False, timeout=OPEN_BUSY_TIMEOUT_S)
             _pragmas(db)
+            claim_write(db, self.path)  # another process writing: StoreLocked before anything is changed
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             problem = t.layout_problem(tables)
             if problem is not None:
@@ -216,9 +229,12 @@ class Store:
         except sqlite3.Error as exc:
             if db is not None:
                 db.close()
+            if is_locked(exc):
+                raise StoreLocked(self.path) from exc
             raise StoreError(f"store {self.path}: {exc}") from exc
         except StoreError:
-            db.close()
+            if db is not None:
+                db.close()
             raise
 
     # -- caches ------------------------------------------------------------------------------------
@@ -766,6 +782,8 @@ def _probe_write(db: sqlite3.Connection, path: Path) -> None:
     try:
         db.execute("INSERT OR REPLACE INTO meta (\"key\", value) VALUES ('write_probe', '')")
     except sqlite3.Error as exc:
+        if is_locked(exc):
+            raise StoreLocked(path) from exc
         raise StoreError(f"store {path} cannot be written: {exc}") from exc
     finally:
         db.rollback()

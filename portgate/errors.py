@@ -60,6 +60,25 @@ class StoreUnavailable(StoreError):
     exit_code = 1
 
 
+class StoreLocked(StoreError):
+    """A local SQLite file is locked by another process (another gate service on the same state
+    directory, a ``sqlite3`` shell or a backup holding a write transaction). ``path`` names the file,
+    ``waited_s`` how long the caller waited for it (0: reported at the first try). Nothing was
+    changed in the file. Worth a restart once the other process is gone, so the command exits 1
+    (systemd's ``Restart=on-failure`` tries again; ``RestartPreventExitStatus=2`` only stops
+    configuration errors)."""
+
+    exit_code = 1
+
+    def __init__(self, path, *, waited_s: float = 0) -> None:
+        self.path = path
+        self.waited_s = waited_s
+        name = getattr(path, "name", None) or str(path).rsplit("/", 1)[-1]
+        gave_up = f"; still locked after {waited_s:g} s, gave up" if waited_s else ""
+        super().__init__(f"{name} is locked by another process (another gate service running?): {path}"
+                         f"{gave_up}; stop that process (fuser -v {path} names it)")
+
+
 class StoreConflict(StoreError):
     """Another run wrote the same rows meanwhile (a unique key taken, a lock held): nothing of this
     run is stored and running it again succeeds, so the command exits 1 (transient), not 2."""

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import func, inspect, select, table
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import create_engine, func, inspect, select, table
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from central.db import load_all_tables, make_engine
+from central.db import load_all_tables, make_engine, read_failure
 from portgate.errors import StoreError, StoreUnavailable
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -135,6 +137,44 @@ def _adopt(conn: Connection, cfg: Config) -> None:
                              "restore it from the backup or stamp it by hand")
     for name in sorted(known):
         conn.exec_driver_sql(f'DROP TABLE "{name}"')
+
+
+def require_ledger(url: str) -> None:
+    """Check, writing nothing, that the database at ``url`` holds a portgate ledger at the newest
+    revision: for the commands that only read one (``portgate pay --what-if``), which must not
+    create or upgrade it. A SQLite file is opened read-only (``mode=ro``: not even the WAL journal
+    mode that ``make_engine`` sets is written).
+
+    Raises ``StoreError`` (exit 2) naming the database (password hidden) and what to do: a file
+    that is not a database (``W is not a database (not a portgate ledger): ...``, as
+    ``central.db.read_failure`` says), a database without the ledger (``W holds no portgate
+    ledger ...: create one with `portgate ledger migrate --db URL```), a ledger at another revision
+    (``... run `portgate ledger migrate --db URL` first``); ``StoreUnavailable`` (exit 1) for a
+    server not reachable or a locked file. A SQLite URI (``?uri=true``) is opened as given."""
+    parsed = make_url(url)
+    where = parsed.render_as_string(hide_password=True)
+    if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" and parsed.database:
+        ro = f"file:{quote(str(Path(parsed.database).resolve()))}?mode=ro"
+        engine = create_engine("sqlite://", creator=lambda: sqlite3.connect(ro, uri=True))
+    else:
+        engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            names = set(inspect(conn).get_table_names())
+            revision = MigrationContext.configure(conn).get_current_revision() if names else None
+    except SQLAlchemyError as exc:
+        raise read_failure(where, engine.dialect.name, exc) from exc
+    finally:
+        engine.dispose()
+    newest = head()
+    if "events" not in names and revision is None:
+        raise StoreError(f"{where} holds no portgate ledger (no ledger tables); a what-if stores "
+                         "nothing and creates none: create the ledger with `portgate ledger migrate "
+                         "--db URL`")
+    if revision != newest:
+        raise StoreError(f"{where}: the ledger is at revision {revision or 'none'}, this software "
+                         f"reads {newest}; a what-if writes nothing, not even an upgrade: run "
+                         "`portgate ledger migrate --db URL` first")
 
 
 def current(url: str) -> str | None:

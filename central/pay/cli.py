@@ -177,17 +177,21 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
-    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.ledger.migrate import require_ledger, upgrade  # lazy: CLI start-up
     from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
     from central.pay.statements_store import pay_from_ledger  # lazy: CLI start-up
     from central.db import make_engine  # lazy: CLI start-up
 
-    upgrade(db_url)
+    if what_if is not None:
+        compare = rulebook_arg(what_if, "--what-if")  # a bad rulebook first: nothing opened
+        require_ledger(db_url)  # a what-if writes nothing: no ledger made, none upgraded
+    else:
+        upgrade(db_url)
     engine = make_engine(db_url)
     now = dt.datetime.now(dt.UTC)
     if what_if is not None:
         try:
-            _what_if(engine, first, last, rulebook_arg(what_if, "--what-if"), calendar, now, fmt)
+            _what_if(engine, first, last, compare, calendar, now, fmt)
         finally:
             engine.dispose()
         return

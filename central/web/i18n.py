@@ -140,6 +140,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
                     "All or nothing: with any bad row nothing is written."),
     "upload_refused": ("Arquivos recusados, nada foi gravado. Linhas com erro:",
                        "Files refused, nothing was written. Bad rows:"),
+    "requisition_refused": ("Requisição recusada, nada foi gravado:", "Requisition refused, nothing was written:"),
     "upload_done": ("Importado", "Imported"),
     "requisitions_upload_note": ("Requisições (requisitions.csv) são enviadas na página da",
                                  "Requisitions (requisitions.csv) are uploaded on the page"),
@@ -211,6 +212,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "G3 suspended": ("G3 suspenso", "G3 suspended"),
     "G3 health exam": ("G3 exame de saúde vencido", "G3 health exam"),
     "G3 booklet": ("G3 caderneta não revalidada", "G3 booklet"),
+    # why a worker whose turn came was passed over (central.rotation.eligibility.Ineligible)
+    "R2 overlapping dispatch": ("R2 escalação sobreposta (já escalado no mesmo horário)",
+                                "R2 overlapping dispatch"),
+    "G7 rest": ("G7 descanso insuficiente desde a última jornada", "G7 rest"),
     "req_flags": ("Avisos das requisições (DL 2.032 arts. 9, 13)", "Requisition flags (DL 2.032 arts. 9, 13)"),
     "escala_of_day": ("Escala do dia", "The day's escala"),
     "post": ("Posto", "Post"),

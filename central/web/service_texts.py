@@ -8,11 +8,18 @@ its pt-BR text. ``localize("pt", text)`` keeps the places and the parameters and
 reason in Portuguese; an unknown reason stays as the service worded it (a test lists the codes, so
 a reworded service text shows up as a failing test, not as a silent English string). ``"en"``
 gives the text unchanged.
+
+Field names are put in pt-BR too (``FIELDS``): a place that is a form field (``from/to: ``,
+``rulebook: ``) and a field named inside a reason (``name is required`` -> ``nome é
+obrigatório``). Under a file place (``workers.csv:3: ``) the CSV column stays beside its pt-BR
+name, since the file's header is written with it (``nome (name) é um campo obrigatório``).
 """
 
 from __future__ import annotations
 
 import re
+
+from central.web.i18n import MESSAGES
 
 # code: (pattern over the English reason, pt-BR template with the pattern's named groups)
 CODES: dict[str, tuple[str, str]] = {
@@ -41,10 +48,10 @@ CODES: dict[str, tuple[str, str]] = {
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
     "not_iso_date": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
                      "{field} {value} não é uma data ISO (AAAA-MM-DD)"),
-    "required": (r"(?P<field>\w+) is required", "{field} é obrigatório"),
+    "required": (r"(?P<field>\w+) is required", "{field} é um campo obrigatório"),
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
     "not_one_of": (r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
-                   "{field} {value} não é um de {allowed}"),
+                   "{field} {value} não é um dos valores {allowed}"),
     "control_char": (r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
                      "{field} {value} contém um caractere de controle ou quebra de linha {what}"),
     "not_timestamp": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO 8601 timestamp",
@@ -52,9 +59,9 @@ CODES: dict[str, tuple[str, str]] = {
     "no_offset": (r"(?P<field>\w+) (?P<value>'.*') has no UTC offset", "{field} {value} não tem deslocamento UTC"),
     "out_of_range_date": (r"(?P<field>\w+) (?P<value>'.*') is out of the representable date range",
                           "{field} {value} está fora do intervalo de datas representável"),
-    "suspension_order": (r"suspended_from (?P<a>\S+) is after suspended_until (?P<b>\S+)",
-                         "suspended_from {a} é depois de suspended_until {b}"),
-    "negative_rotation": (r"rotation_number (?P<n>-?\d+) is negative", "rotation_number {n} é negativo"),
+    "suspension_order": (r"(?P<field>suspended_from) (?P<a>\S+) is after (?P<other>suspended_until) (?P<b>\S+)",
+                         "o {field} {a} é depois do {other} {b}"),
+    "negative_rotation": (r"(?P<field>rotation_number) (?P<n>-?\d+) is negative", "o {field} {n} é negativo"),
     "period_format": (r"period (?P<value>'.*') is not HH-HH \(e\.g\. 19-01\)", "período {value} não é HH-HH (ex.: 19-01)"),
     "period_hours": (r"period (?P<value>'.*') has hours out of range", "período {value} tem horas fora do intervalo"),
     "missing_columns": (r"missing column\(s\) (?P<cols>.+)", "falta(m) a(s) coluna(s) {cols}"),
@@ -151,7 +158,12 @@ CODES: dict[str, tuple[str, str]] = {
                       "sem diretório de fotos: defina [web] photos_dir em central.toml"),
     "choose_csv": (r"choose at least one CSV file", "escolha ao menos um arquivo CSV"),
     "choose_ships": (r"choose a ships\.csv file", "escolha um arquivo ships.csv"),
-    "id_number": (r"(?P<what>\w+) id is a number", "o id de {what} é um número"),
+    "id_number": (r"(?P<field>\w+) id is a number", "o id de {field} é um número"),
+    "month_format": (r"month (?P<value>'.*') is not YYYY-MM", "o mês {value} não é AAAA-MM"),
+    "date_outside": (r"date (?P<value>'.*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+                     "a data {value} está fora de {first}..{last}"),
+    "id_chars": (r"(?P<field>\w+) (?P<value>'.*') has characters an id does not have",
+                 "{field} {value} tem caracteres que um id não tem"),
     "give_reason": (r"give the reason", "informe o motivo"),
     "pay_rulebook_listed": (r"choose one of the listed pay rulebooks", "escolha uma das tabelas de pagamento listadas"),
     "not_toml": (r"not TOML: (?P<detail>.*)", "não é TOML: {detail}"),
@@ -159,7 +171,7 @@ CODES: dict[str, tuple[str, str]] = {
     "rulebook_too_long": (r"the rulebook has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
                           "a tabela de regras tem {n} caracteres (no máximo {max})"),
     "rulebook_no_version": (r"the rulebook has no version", "a tabela de regras não tem versão ([[version]])"),
-    "unknown_gate": (r"gate (?P<gate>'.*') is not a known gate", "o portão {gate} não é conhecido"),
+    "unknown_gate": (r"gate (?P<gate>'.*') is not a known gate", "o portaló {gate} não é conhecido"),
     "day_out_of_range": (r"the day (?P<day>\S+) is outside (?P<first>\S+)\.\.(?P<last>\S+)",
                          "o dia {day} está fora de {first}..{last}"),
     "reader_direction": (r"(?P<item>'.*') is not READER_ID=in\|out\|both", "{item} não é LEITORA=in|out|both"),
@@ -201,6 +213,36 @@ CODES: dict[str, tuple[str, str]] = {
     "empty_band": (r"the hour band is empty or negative", "a faixa de horas está vazia ou é negativa"),
 }
 
+# field names, CSV columns and form places the services name in English -> pt-BR
+FIELDS: dict[str, str] = {
+    # workers.csv, cards.csv (portgate.records) and the worker form
+    "registration": "matrícula", "name": "nome", "category": "categoria", "status": "situação",
+    "suspended_from": "início da suspensão", "suspended_until": "fim da suspensão",
+    "health_exam_date": "data do exame de saúde", "booklet_revalidated_year": "ano de revalidação da caderneta",
+    "rotation_number": "número de rodízio", "kind": "tipo",
+    # requisitions.csv, escala.csv, ships.csv and the requisition form
+    "date": "data", "period": "período", "operator": "operador", "ship": "navio", "ship_name": "nome do navio",
+    "voyage": "navegação", "berth": "atracação", "gate_id": "portaló", "post": "posto", "function": "função",
+    "workers": "número de trabalhadores", "ref": "referência", "arrival": "chegada", "departure": "saída",
+    "requisition": "requisição do formulário",
+    # the pages' own fields (pay, what-if, flags, reports, cases, escala changes)
+    "from": "início do período", "to": "fim do período", "from/to": "período", "day": "dia", "month": "mês",
+    "gate": "portaló", "worker": "trabalhador", "flag": "ocorrência", "event": "evento", "reason": "motivo",
+    "rulebook": "tabela de regras", "directions": "sentidos das leitoras", "statement": "demonstrativo",
+    "case": "processo", "attachment": "anexo", "days": "dias", "start": "primeiro dia", "password": "senha",
+    "--registration": "matrícula",  # central.rotation.service.substitute names its command-line option
+}
+
+
+def _field_pt(name: str, in_file: bool) -> str:
+    """A field name in pt-BR (kept when unknown); under a file place its CSV column beside it."""
+    word = FIELDS.get(name.strip())
+    if word is None:
+        return name
+    tail = " " if name.endswith(" ") else ""  # ``not_whole``'s optional "field "
+    return (f"{word} ({name.strip()})" if in_file else word) + tail
+
+
 # the pt-BR words of the ``must_be`` and ``at_least_one`` parameters
 _WORDS = {
     "be a non-negative amount": "deve ser um valor não negativo",
@@ -219,6 +261,75 @@ _WORDS = {
     "time": "hora",
 }
 
+# tomllib's syntax errors (``TOMLDecodeError``: "<reason> (at line L, column C)" or "(at end of
+# document)"): pattern over the English reason -> pt-BR; an unknown reason reads "erro de sintaxe"
+TOML_REASONS: dict[str, str] = {
+    r"Invalid value": "valor inválido",
+    r"Invalid statement": "instrução inválida",
+    r"Unterminated string": "texto (string) sem as aspas de fechamento",
+    r"Unclosed array": "lista ([...]) sem o ']' de fechamento",
+    r"Unclosed inline table": "tabela em linha ({{...}}) sem o '}}' de fechamento",
+    r"Cannot overwrite a value": "um valor já definido não pode ser redefinido",
+    r"Expected '=' after a key in a key/value pair": "falta '=' depois da chave (chave = valor)",
+    r"Expected ']' at the end of a table declaration": "falta ']' no fim do cabeçalho da tabela",
+    r"Expected ']]' at the end of an array declaration": "falta ']]' no fim do cabeçalho da lista de tabelas",
+    r"Expected newline or end of document after a statement":
+        "esperada quebra de linha ou fim do texto depois de uma instrução",
+    r"Expected (?P<what>.+)": "esperado {what}",
+    r"Invalid initial character for a key part": "caractere inicial inválido em uma parte da chave",
+    r"Invalid hex value": "valor hexadecimal inválido",
+    r"Invalid date or datetime": "data ou data e hora inválida",
+    r"Unescaped '\\' in a string": "barra invertida '\\' sem escape em um texto (string)",
+    r"Escaped character is not a Unicode scalar value": "o caractere escapado não é um valor Unicode válido",
+    r"Illegal character (?P<what>.+)": "caractere não permitido {what}",
+    r"Found invalid character (?P<what>.+)": "caractere inválido {what}",
+    r"Duplicate inline table key (?P<what>.+)": "chave repetida na tabela em linha: {what}",
+    r"Cannot redefine namespace (?P<key>.+)": "a tabela [{key}] não pode ser redefinida",
+    r"Cannot mutate immutable namespace (?P<key>.+)": "a tabela [{key}] não pode ser alterada",
+    r"Cannot declare (?P<key>.+) twice": "a tabela [{key}] foi declarada duas vezes",
+}
+_TOML_COMPILED = [(re.compile(pattern + r"\Z", re.S), pt) for pattern, pt in TOML_REASONS.items()]
+_TOML_AT = re.compile(
+    r"(?P<reason>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|(?P<end>end of document))\)\Z", re.S)
+
+
+def toml_error_pt(detail: str) -> str:
+    """tomllib's English message (``str(TOMLDecodeError)``) in pt-BR with its line and column:
+    ``"Expected '=' after a key in a key/value pair (at line 2, column 5)"`` -> ``"linha 2, coluna 5:
+    falta '=' depois da chave (chave = valor)"``; ``(at end of document)`` -> ``"no fim do texto: ..."``.
+    A reason not in ``TOML_REASONS`` reads "erro de sintaxe"; a message without the position
+    suffix stays as it is."""
+    m = _TOML_AT.match(detail)
+    if m is None:
+        return detail
+    reason = "erro de sintaxe"
+    for rx, pt in _TOML_COMPILED:
+        found = rx.match(m["reason"])
+        if found:
+            reason = pt.format(**{k: _toml_key(v) if k == "key" else v for k, v in found.groupdict().items()})
+            break
+    where = "no fim do texto" if m["end"] else f"linha {m['line']}, coluna {m['column']}"
+    return f"{where}: {reason}"
+
+
+def _toml_key(text: str) -> str:
+    """tomllib's key tuple (``('a', 'b')``) as the TOML writes it (``a.b``); other text unchanged."""
+    m = re.fullmatch(r"\(((?:'[^'\\]*',? ?)+)\)", text)
+    return ".".join(re.findall(r"'([^'\\]*)'", m[1])) if m else text
+
+
+# parameters that are themselves texts to put in pt-BR: code -> {parameter: function}
+def _ineligible_pt(why: str) -> str:
+    """``"G7 rest, R2 overlapping dispatch"`` (``Ineligible`` values, or "other category") in pt-BR,
+    with the rule ids kept: the escala page's own words (``central.web.i18n``)."""
+    words = {**{k: v[0] for k, v in MESSAGES.items() if k[:3] in ("G3 ", "G7 ", "R2 ")},
+             "other category": "outra categoria"}
+    return ", ".join(words.get(part, part) for part in why.split(", "))
+
+
+_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt}}
+_FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
+
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]
 # a place: ``workers.csv:3``, ``registration``, or a configuration key path ``gate.toml:$.version[0].g7``
 _PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?(?::\$[^\s;]*)?|\$[^\s;]*): (?P<rest>.+)\Z", re.S)
@@ -233,13 +344,26 @@ def code_of(reason: str) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-def _reason_pt(reason: str, depth: int = 0) -> str:
+def _param_pt(code: str, key: str, value: str, in_file: bool) -> str:
+    special = _PARAM_PT.get(code, {})
+    if key in special:
+        return special[key](value)
+    if key in _FIELD_PARAMS:
+        return _field_pt(value, in_file)
+    return _WORDS.get(value, value)
+
+
+def _reason_pt(reason: str, depth: int = 0, in_file: bool = False) -> str:
     found = code_of(reason)
     if found is not None:
-        return CODES[found[0]][1].format(**{k: _WORDS.get(v, v) for k, v in found[1].items()})
+        code, params = found
+        return CODES[code][1].format(**{k: _param_pt(code, k, v, in_file) for k, v in params.items()})
     place = _PLACE.match(reason)
     if place and depth < 3:  # "workers.csv:3: <reason>", "registration: <reason>"
-        return f"{place['place']}: {_reason_pt(place['rest'], depth + 1)}"
+        where = place["place"]
+        is_file = ":" in where or "." in where  # file:line, a file name, a key path
+        shown = where if is_file or where.startswith("$") else FIELDS.get(where, where)
+        return f"{shown}: {_reason_pt(place['rest'], depth + 1, in_file or is_file)}"
     return reason
 
 

@@ -27,6 +27,9 @@ from portgate.errors import BadInput, ConfigError
 
 REQ_COLUMNS = ("date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id", "post",
                "function", "workers", "ref")
+# the form's one requisition is dispatched as a one-row file of this name; its refusals name the
+# place "requisition" (no line: the form has one), which the pt-BR page reads "requisição do formulário"
+FORM_FILE = "requisition"
 
 
 def _day(request: Request, value: str | None = None) -> dt.date:
@@ -67,7 +70,8 @@ async def dispatch_post(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
     up = form.get("requisitions")
-    if isinstance(up, UploadFile) and up.filename:
+    by_form = not (isinstance(up, UploadFile) and up.filename)
+    if not by_form:
         name, data = safe_name(up.filename, "requisitions.csv"), await up.read()
     else:  # the form: one requisition
         row = {k: str(form.get(k) or "").strip() for k in REQ_COLUMNS}
@@ -76,7 +80,7 @@ async def dispatch_post(request: Request):
         w = csv.DictWriter(out, fieldnames=REQ_COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerow(row)
-        name, data = "requisição", out.getvalue().encode()
+        name, data = FORM_FILE, out.getvalue().encode()
     actor = f"web:{request.state.user.login}"
 
     def work(s):
@@ -88,8 +92,11 @@ async def dispatch_post(request: Request):
         run, (entries, presence) = await run_in_threadpool(web.with_session, work)
     except (BadInput, ConfigError, UnicodeDecodeError) as exc:
         entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day))
+        errors = str(exc).splitlines()
+        if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
+            errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]
         return page(request, "escala.html", status_code=400, day=day, entries=entries, presence=presence,
-                    result=None, errors=str(exc).splitlines(), done="")
+                    result=None, errors=errors, done="", by_form=by_form)
     return page(request, "escala.html", day=day, entries=entries, presence=presence, result=_result(run),
                 errors=[], done="")
 

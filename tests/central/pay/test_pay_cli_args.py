@@ -82,3 +82,70 @@ def test_what_if_with_shifts_is_a_usage_error_not_ignored(tmp_path, capsys):
     assert len(line.splitlines()) == 1 and "--what-if" in line and "--shifts" in line, line
     code, out, _ = run(capsys, "pay", "--shifts", shifts)
     assert code == 0 and out  # the same file without --what-if is paid
+
+
+def _tables(path) -> list[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master ORDER BY name")]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("content", ["tables", "empty"])
+def test_a_what_if_on_a_database_without_a_ledger_says_so_and_writes_nothing(tmp_path, capsys, content):
+    """A what-if stores nothing: it neither creates the ledger's tables nor touches the file (not
+    even its journal mode)."""
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    if content == "tables":
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE notes (x TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('kept')")
+        conn.commit()
+        conn.close()
+    else:
+        path.write_bytes(b"")
+    before = path.read_bytes()
+    url = f"sqlite:///{path}"
+    code, out, err = run(capsys, "pay", "--db", url, *DAY, "--what-if", "example-cct-2026")
+    assert code == 2 and out == [], err
+    assert err.strip() == (f"portgate: {url} holds no portgate ledger (no ledger tables); a what-if stores "
+                           "nothing and creates none: create the ledger with `portgate ledger migrate --db URL`")
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]  # no -wal, no -shm
+    assert _tables(path) == (["notes"] if content == "tables" else [])
+
+
+def test_a_what_if_on_a_file_that_is_not_a_database_is_refused_as_the_pay_run_is(tmp_path, capsys):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a database at all" * 200)
+    url = f"sqlite:///{path}"
+    for what_if in (("--what-if", "example-cct-2026"), ()):
+        code, out, err = run(capsys, "pay", "--db", url, *DAY, *what_if)
+        assert code == 2 and out == [], err
+        assert err.strip() == f"portgate: {url} is not a database (not a portgate ledger): file is not a database"
+    assert path.read_bytes() == b"this is not a database at all" * 200
+
+
+def test_a_what_if_on_a_ledger_of_an_older_revision_does_not_upgrade_it(tmp_path, capsys):
+    from central.ledger.migrate import current, head, upgrade
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, "0001")
+    code, out, err = run(capsys, "pay", "--db", url, *DAY, "--what-if", "example-cct-2026")
+    assert code == 2 and out == [], err
+    assert err.strip() == (f"portgate: {url}: the ledger is at revision 0001, this software reads {head()}; "
+                           "a what-if writes nothing, not even an upgrade: run `portgate ledger migrate "
+                           "--db URL` first")
+    assert current(url) == "0001"
+
+
+def test_a_what_if_on_a_ledger_compares_and_stores_nothing(ledger, capsys):
+    url, engine = ledger
+    code, _, err = run(capsys, "pay", "--db", url, *DAY, "--what-if", "example-cct-2026")
+    assert code == 0, err
+    assert "nothing stored" in err and _stored(engine) == 0

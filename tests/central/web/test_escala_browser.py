@@ -66,7 +66,7 @@ def test_running_a_days_dispatch_and_publishing_it_to_the_gates(port):
         group = result.locator('[data-ship="9300002"]')
         assert "escalados 1" in group.inner_text()
         # V001 (first in the rotation) is on the gangway of g-a this period: passed over (R2)
-        assert "V001: R2 overlapping dispatch" in group.locator(".skips").inner_text()
+        assert "V001: R2 escalação sobreposta" in group.locator(".skips").inner_text()
         taken = group.locator("a").first.inner_text()
         wait_until(lambda: _gate_escala(gate, day) == {"V003", taken}, 20, what="the dispatch at gate g-b")
 

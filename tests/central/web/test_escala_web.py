@@ -70,6 +70,25 @@ def test_a_head_count_outside_1_to_200_is_refused_by_the_form(app, reg, workers)
     assert _n(reg, escala) == 0
 
 
+def test_a_refused_form_requisition_is_named_as_the_form_in_the_page_s_language(app, reg):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": "x"}
+    r = c.post("/escala/dispatch", data=form)
+    assert r.status_code == 400
+    errors = r.text.split('id="escala-errors"')[1].split("</div>")[0]
+    assert "Requisição recusada, nada foi gravado:" in errors
+    assert ("requisição do formulário: número de trabalhadores &#39;x&#39; não é um número inteiro"
+            in errors), errors
+    assert "requisição:2" not in errors and "requisition" not in errors and "workers" not in errors
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    errors = c.post("/escala/dispatch", data=form).text.split('id="escala-errors"')[1].split("</div>")[0]
+    assert "Requisition refused, nothing was written:" in errors
+    assert "requisition: workers &#39;x&#39; is not a whole number" in errors
+    assert _n(reg, escala) == 0
+
+
 def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     c, token = logged_in(app, "office")
     rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,45\n"
@@ -84,7 +103,20 @@ def test_a_file_with_a_shortfall_and_ineligible_workers_says_why(app, reg):
     assert "V040: G3 exame de saúde vencido" in ineligible  # exam of 2023: older than 24 months
     afternoon = text.split('data-period="13-19"')[1].split("</div>")[0]
     assert "FALTAM 1" in afternoon  # everyone worked 07-13: less than 11 h of rest (G7)
-    assert "V001: G7 rest" in afternoon.split('class="skips"')[1]
+    assert "V001: G7 descanso insuficiente desde a última jornada" in afternoon.split('class="skips"')[1]
+    assert "G7 rest" not in text
+
+
+def test_on_the_english_page_the_skip_reasons_keep_their_english_words(app, reg):
+    c, token = logged_in(app, "office")
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    rows = (HEADER + f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,45\n"
+            f"{DAY},13-19,Op A,9300002,Nordic Star,long_haul,berthed,g-b,portalo,vigia,1\n")
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY},
+               files={"requisitions": ("requisitions.csv", rows.encode())})
+    assert r.status_code == 200
+    afternoon = r.text.split('data-period="13-19"')[1].split("</div>")[0]
+    assert "V001: G7 rest" in afternoon.split('class="skips"')[1] and "descanso" not in r.text
 
 
 def test_a_bad_requisitions_file_names_each_row_and_writes_nothing(app, reg):

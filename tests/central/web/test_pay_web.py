@@ -228,8 +228,10 @@ def test_production_gangs_show_their_tally_and_members(payapp):
 
 @pytest.mark.parametrize("path", ["/pay/slip/V017.pdf", "/pay/slips.pdf", "/pay", "/pay/export.csv"])
 @pytest.mark.parametrize("query, words", [
-    ({"from": "1900-01-01", "to": "2026-03-31"}, "from: o dia 1900-01-01 está fora de 2000-01-01..2100-12-31"),
-    ({"from": "2026-03-01", "to": "2999-12-31"}, "to: o dia 2999-12-31 está fora de 2000-01-01..2100-12-31"),
+    ({"from": "1900-01-01", "to": "2026-03-31"},
+     "início do período: o dia 1900-01-01 está fora de 2000-01-01..2100-12-31"),
+    ({"from": "2026-03-01", "to": "2999-12-31"}, "fim do período: o dia 2999-12-31 está fora de 2000-01-01..2100-12-31"),
+    ({"from": "01/03/2026", "to": "2026-03-31"}, "período: as datas são AAAA-MM-DD"),
 ])
 def test_a_period_outside_the_clis_years_is_refused_in_portuguese(payapp, path, query, words):
     """The same 2000..2100 range as ``portgate pay`` (central.cli_args), not a PDF of 1100 years."""
@@ -237,6 +239,13 @@ def test_a_period_outside_the_clis_years_is_refused_in_portuguese(payapp, path, 
     r = c.get(path, params=query)
     assert r.status_code == 400 and "application/pdf" not in r.headers["content-type"]
     assert words in r.text
+
+
+def test_on_the_english_page_a_refused_period_names_the_fields_in_english(payapp):
+    c, token = logged_in(payapp, "office")
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    r = c.get("/pay", params={"from": "01/03/2026", "to": "2026-03-31"})
+    assert r.status_code == 400 and "from/to: dates are YYYY-MM-DD" in r.text and "período" not in r.text
 
 
 def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp, engine):

@@ -124,10 +124,11 @@ def test_an_edit_writes_one_audit_row_a_roster_change_and_the_exam_history(app, 
 
 
 @pytest.mark.parametrize("field, value, words", [
-    ("status", "retired", "status"),
-    ("health_exam_date", "01/02/2026", "health_exam_date"),
-    ("suspended_from", "2026-03-10", "suspended_from 2026-03-10 é depois de"),
-    ("rotation_number", "-1", "é negativo"),
+    ("status", "retired", "situação &#39;retired&#39; não é um dos valores active|suspended|cancelled"),
+    ("health_exam_date", "01/02/2026", "data do exame de saúde &#39;01/02/2026&#39; não é uma data ISO"),
+    ("suspended_from", "2026-03-10", "o início da suspensão 2026-03-10 é depois do fim da suspensão 2026-03-01"),
+    ("rotation_number", "-1", "o número de rodízio -1 é negativo"),
+    ("name", "", "nome é um campo obrigatório"),
 ])
 def test_a_bad_edit_is_refused_like_a_csv_row_and_writes_nothing(app, registry, field, value, words):
     c, token = logged_in(app, "office")
@@ -135,6 +136,13 @@ def test_a_bad_edit_is_refused_like_a_csv_row_and_writes_nothing(app, registry, 
     r = c.post("/workers/V001", data=form)
     assert r.status_code == 400 and words in r.text
     assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+
+
+def test_on_the_english_page_a_bad_edit_names_the_field_in_english(app, registry):
+    c, token = logged_in(app, "office")
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    r = c.post("/workers/V001", data={"csrf_token": token, "name": ""})
+    assert r.status_code == 400 and "name is required" in r.text and "obrigatório" not in r.text
 
 
 def test_an_edit_to_a_rotation_number_held_by_another_worker_is_refused_in_pt(app, registry):

@@ -17,7 +17,7 @@ from central.pay.statements_store import mark_paid
 from central.registry.edit import edit_worker
 from central.registry.photos import save_photo
 from central.registry.store import import_files
-from central.web.service_texts import CODES, code_of, localize
+from central.web.service_texts import CODES, TOML_REASONS, code_of, localize, toml_error_pt
 from portgate.errors import BadInput
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
@@ -116,6 +116,9 @@ SAMPLES = {
     "choose_csv": "choose at least one CSV file",
     "choose_ships": "choose a ships.csv file",
     "id_number": "entry id is a number",
+    "month_format": "month '2026-13' is not YYYY-MM",
+    "date_outside": "date '1900-01-01' is outside 2000-01-01..2100-12-31",
+    "id_chars": "gate 'g a' has characters an id does not have",
     "give_reason": "give the reason",
     "pay_rulebook_listed": "choose one of the listed pay rulebooks",
     "not_toml": "not TOML: Expected '=' after a key in a key/value pair (at line 2, column 5)",
@@ -160,11 +163,12 @@ def test_every_code_has_a_sample_that_is_read_as_that_code_and_has_a_portuguese_
 
 def test_places_and_parameters_are_kept_and_english_is_unchanged():
     text = "novos.csv:3: status 'aposentado' is not one of active|suspended|cancelled"
-    assert localize("pt", text) == "novos.csv:3: status 'aposentado' não é um de active|suspended|cancelled"
+    assert localize("pt", text) == ("novos.csv:3: situação (status) 'aposentado' não é um dos valores "
+                                    "active|suspended|cancelled")
     assert localize("en", text) == text
     several = "statement: unknown: S9; already paid: S1\nto: the period ends before it starts"
-    assert localize("pt", several) == ("statement: desconhecido(s): S9; já pago(s): S1\n"
-                                       "to: o período termina antes de começar")
+    assert localize("pt", several) == ("demonstrativo: desconhecido(s): S9; já pago(s): S1\n"
+                                       "fim do período: o período termina antes de começar")
 
 
 def test_rulebook_schema_errors_keep_their_key_path_and_read_in_portuguese():
@@ -179,8 +183,70 @@ def test_rulebook_schema_errors_keep_their_key_path_and_read_in_portuguese():
     assert localize("pt", "$.c: Expected `str` of length <= 3") == "$.c: esperado `str` de comprimento <= 3"
 
 
+# TOML texts tomllib refuses, one or more per reason of ``TOML_REASONS`` it can produce
+BAD_TOML = ['a = ', '= 1', 'a = "x', 'a = [1', 'a={b=1\n', 'a = 1\na = 2', 'a 1', '[a', '[[a]\n', 'a = 1 b',
+            'a = {b = 1, b = 2}', 'a = "\\uZZZZ"', 'a = "\\uD800"', 'a = "\\q"', 'a = "\x01"', '# \x01',
+            '[a]\n[a]', '[a.b]\n[a.b]', 'a = {b = 1}\na.c = 2', 'a = {,}', "a = '''x"]
+
+
+@pytest.mark.parametrize("text", BAD_TOML)
+def test_tomllib_s_syntax_errors_read_in_portuguese_with_line_and_column(text):
+    import tomllib
+
+    with pytest.raises(tomllib.TOMLDecodeError) as err:
+        tomllib.loads(text)
+    english = str(err.value)
+    pt = localize("pt", f"rulebook: not TOML: {english}")
+    position = re.search(r"\(at line (\d+), column (\d+)\)\Z", english)
+    where = f"linha {position[1]}, coluna {position[2]}" if position else "no fim do texto"
+    assert pt.startswith(f"tabela de regras: não é TOML: {where}: "), pt
+    assert "erro de sintaxe" not in pt and " at " not in pt and "Expected" not in pt, pt
+    assert localize("en", f"rulebook: not TOML: {english}") == f"rulebook: not TOML: {english}"
+
+
+def test_a_toml_error_tomllib_may_add_later_still_gives_line_and_column_in_portuguese():
+    assert toml_error_pt("Something new (at line 3, column 7)") == "linha 3, coluna 7: erro de sintaxe"
+    assert toml_error_pt("Cannot declare ('a', 'b') twice (at line 2, column 5)") == (
+        "linha 2, coluna 5: a tabela [a.b] foi declarada duas vezes")
+    assert "Invalid date or datetime" in TOML_REASONS
+
+
+def test_field_names_read_in_portuguese_and_a_csv_column_stays_beside_its_name():
+    assert localize("pt", "name is required") == "nome é um campo obrigatório"
+    assert localize("pt", "category is required") == "categoria é um campo obrigatório"
+    assert localize("pt", "workers.csv:3: name is required") == "workers.csv:3: nome (name) é um campo obrigatório"
+    assert localize("pt", "req.csv:2: workers 'x' is not a whole number") == (
+        "req.csv:2: número de trabalhadores (workers) 'x' não é um número inteiro")
+    assert localize("pt", "suspended_from 2026-03-10 is after suspended_until 2026-03-01") == (
+        "o início da suspensão 2026-03-10 é depois do fim da suspensão 2026-03-01")
+    assert localize("pt", "w.csv:4: rotation_number -1 is negative") == (
+        "w.csv:4: o número de rodízio (rotation_number) -1 é negativo")
+    assert localize("en", "name is required") == "name is required"
+
+
+@pytest.mark.parametrize("english, pt", [
+    ("from/to: dates are YYYY-MM-DD", "período: as datas são AAAA-MM-DD"),
+    ("from: the day 1900-01-01 is outside 2000-01-01..2100-12-31",
+     "início do período: o dia 1900-01-01 está fora de 2000-01-01..2100-12-31"),
+    ("to: the period ends before it starts", "fim do período: o período termina antes de começar"),
+    ("month: month 'x' is not YYYY-MM", "mês: o mês 'x' não é AAAA-MM"),
+    ("rulebook: the rulebook has no version", "tabela de regras: a tabela de regras não tem versão ([[version]])"),
+    ("requisition: period '7' is not HH-HH (e.g. 19-01)", "requisição do formulário: período '7' não é HH-HH (ex.: 19-01)"),
+    ("case: case id is a number", "processo: o id de processo é um número"),
+    ("gate: gate 'g a' has characters an id does not have", "portaló: portaló 'g a' tem caracteres que um id não tem"),
+    ("--registration: V002 is not eligible: R2 overlapping dispatch, G7 rest",
+     "matrícula: V002 não está apto: R2 escalação sobreposta (já escalado no mesmo horário), "
+     "G7 descanso insuficiente desde a última jornada"),
+    ("--registration: V002 is not eligible: G3 suspended", "matrícula: V002 não está apto: G3 suspenso"),
+])
+def test_a_form_field_and_the_rule_reasons_read_in_portuguese_and_stay_english_in_english(english, pt):
+    assert localize("pt", english) == pt
+    assert localize("en", english) == english
+
+
 def test_an_unknown_reason_stays_as_the_service_worded_it():
-    assert localize("pt", "registration: something new happened") == "registration: something new happened"
+    assert localize("pt", "registration: something new happened") == "matrícula: something new happened"
+    assert localize("pt", "x.csv:2: something new happened") == "x.csv:2: something new happened"
 
 
 @pytest.fixture

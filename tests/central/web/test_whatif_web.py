@@ -138,3 +138,21 @@ def test_in_english_the_refusals_keep_the_english_wording(engine, users, clock):
                      gate_what_if=web_gate_what_if(PublishSettings()))
     assert "the rulebook has no version" in _gate(app, rulebook="").text
     assert "gate &#39;g-nope&#39; is not a known gate" in _gate(app, gate="g-nope").text
+
+
+def test_a_rulebook_that_is_not_toml_is_named_by_line_and_column_in_portuguese(gate_app):
+    r = _gate(gate_app, rulebook="[[version]]\neffective_from 2026-01-01\n")
+    assert r.status_code == 400
+    assert "não é TOML: linha 2, coluna 16: falta &#39;=&#39; depois da chave (chave = valor)" in r.text
+    assert "Expected" not in r.text and "(at line" not in r.text
+    r = _gate(gate_app, rulebook='[[version]]\nport_timezone = "America/Sao_Paulo')
+    assert "não é TOML: no fim do texto: texto (string) sem as aspas de fechamento" in r.text
+
+
+def test_in_english_a_rulebook_that_is_not_toml_keeps_tomllib_s_wording(engine, users, clock):
+    app = create_app(engine, WebSettings(lang="en"), SECRET, now=clock, background=False,
+                     gate_what_if=web_gate_what_if(PublishSettings()))
+    r = _gate(app, rulebook="[[version]]\neffective_from 2026-01-01\n")
+    assert r.status_code == 400
+    assert ("not TOML: Expected &#39;=&#39; after a key in a key/value pair (at line 2, column 16)"
+            in r.text)
