@@ -327,7 +327,15 @@ def _ineligible_pt(why: str) -> str:
     return ", ".join(words.get(part, part) for part in why.split(", "))
 
 
-_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt}}
+# a case's states and steps (central.registry.cases, R7) as the cases page names them
+_CASE_STATUS_PT = {"open": "aberto", "defended": "com defesa", "decided": "decidido", "appealed": "em recurso",
+                   "final": "encerrado"}
+_CASE_STEP_PT = {"defence": "defesa", "decide": "decisão", "appeal": "recurso",
+                 "appeal_decided": "decisão do recurso", "waive": "renúncia ao recurso",
+                 "expire": "fim do prazo de recurso"}
+_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt},
+             "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
+                           "step": lambda v: f"«{_CASE_STEP_PT.get(v, v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
 
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]

@@ -299,3 +299,14 @@ def test_upload_photo_and_pay_refusals_come_out_in_portuguese(engine, tmp_path):
         pt = localize("pt", text)
         ours = re.sub(r"\(cannot identify image file .*\)", "", pt)  # Pillow's own words, kept as detail
         assert not ENGLISH.search(ours) and pt != text, (text, pt)
+
+
+@pytest.mark.parametrize("english,pt", [
+    ("case 1 is decided: cannot take step decide", "o processo 1 está decidido: não pode ter o passo «decisão»"),
+    ("case 7 is final: cannot take step appeal", "o processo 7 está encerrado: não pode ter o passo «recurso»"),
+    ("case 2 is open: cannot take step appeal_decided",
+     "o processo 2 está aberto: não pode ter o passo «decisão do recurso»"),
+])
+def test_a_case_s_state_and_step_read_in_portuguese(english, pt):
+    assert localize("pt", english) == pt
+    assert localize("en", english) == english
