@@ -125,10 +125,11 @@ def tap_payload(p: Presentation, d: Decision) -> TapPayload:
 
 
 def _clean_uid(text: object) -> str:
-    """A reader's UID text made safe to journal: printable, at most 64 characters."""
+    """A reader's UID text made safe to journal and show: printable, at most 64 characters; a
+    byte the reader's decoder could not read (U+FFFD) is shown as ``?`` like a control byte."""
     s = text if isinstance(text, str) else repr(text)
-    if not s.isprintable():
-        s = "".join(ch if ch.isprintable() else "?" for ch in s)
+    if not s.isprintable() or "\ufffd" in s:
+        s = "".join(ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in s)
     return s[:_MAX_UID_TEXT]
 
 

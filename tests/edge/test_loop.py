@@ -166,6 +166,14 @@ def test_unknown_and_malformed_uids_are_denied_and_journaled(make_loop, clock, j
     assert uids[0] == "DEADBEEF" and len(uids[1]) == 64 and uids[1].isprintable()
 
 
+def test_bytes_a_reader_could_not_decode_reach_the_watchman_as_question_marks(make_loop, clock, journal):
+    loop = make_loop()
+    [d] = loop.handle(card_read(b"\xff\xfe0A".decode("utf-8", "replace"), clock))
+    assert d.outcome is Outcome.DENY and d.rules_failed == ("G1",)
+    assert "\ufffd" not in d.message_pt and "??0A" in d.message_pt
+    assert taps(journal)[-1].payload.uid == "??0A"
+
+
 def test_an_exception_in_decide_is_shown_as_internal_failure_and_journaled(make_loop, clock, journal):
     def broken(*_a):
         raise KeyError("bug")
