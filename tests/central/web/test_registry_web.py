@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,7 @@ def test_the_worker_page_shows_validity_cards_and_record(app, registry):
     r = c.get("/workers/V001")
     assert r.status_code == 200
     assert "0A04A10001" in r.text and "issued" in r.text
+    assert re.search(r"issued \d\d/\d\d/\d{4} \d\d:\d\d:\d\d", r.text)  # a card's history spans years
     assert "01/06/2025" in r.text and "24 meses para vigia" in r.text
     assert c.get("/workers/NOPE").status_code == 404
 
