@@ -248,7 +248,7 @@ def test_what_a_reader_shows_beyond_the_signed_content_is_refused(ledger, tmp_pa
     assert page_texts(PdfReader(io.BytesIO(forged))) == page_texts(PdfReader(io.BytesIO(data)))
     assert _verify(ledger, tmp_path, forged) == 1
     err = capsys.readouterr().err
-    assert f"FAILED V017: " in err and said in err, err
+    assert "FAILED V017: " in err and said in err, err
 
 
 def test_a_batch_with_an_annotation_on_a_later_page_names_that_page(ledger, tmp_path, capsys):

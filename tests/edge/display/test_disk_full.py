@@ -74,7 +74,7 @@ def test_the_screen_shows_the_gate_running_and_refusing_on_a_full_disk(full_gate
     assert page.locator("#st-gate").count() == 0  # not "PORTALÓ PARADO"
     assert page.locator("#status").get_attribute("data-gate-running") == "1"
     assert "FALHA DO REGISTRO (DISCO CHEIO)" in page.locator("#st-disk").inner_text()
-    page.wait_for_selector(f"#now[data-unjournaled='1']", timeout=15_000)
+    page.wait_for_selector("#now[data-unjournaled='1']", timeout=15_000)
     now = page.locator("#now")
     assert now.get_attribute("data-outcome") == "deny"
     assert "Falha do registro (disco): entrada negada." in now.locator(".reason").inner_text()
