@@ -79,6 +79,27 @@ CODES: dict[str, tuple[str, str]] = {
     "no_card": (r"no card with uid (?P<uid>'.*')", "nenhum cartão com o uid {uid}"),
     "card_transition": (r"card (?P<uid>\S+) is (?P<status>\w+): cannot be (?P<event>\w+)",
                         "o cartão {uid} está {status}: não pode ser {event}"),
+    # central.registry.store.import_refusal: an import row that would move a registered card
+    "card_import_status": (r"card (?P<uid>\S+) is (?P<status>\w+): an import does not make it (?P<new>\w+)",
+                           "o cartão {uid} está {status}: uma importação não o torna {new}"),
+    "card_import_use": (r"use `(?P<cmd>[^`]+)`", "use o comando `{cmd}`"),
+    "card_import_use_case": (r"use `(?P<cmd>[^`]+)` \(it closes the card's open case\)",
+                             "use o comando `{cmd}` (encerra o processo aberto do cartão)"),
+    "card_replaced_never": (r"a replaced card is never used again", "um cartão substituído nunca mais é usado"),
+    "card_inspector_only": (r"only a union inspector confiscates a card, at the gate \(G10\)",
+                            "só um fiscal do sindicato apreende um cartão, no portaló (G10)"),
+    "card_not_lifecycle": (r"not a card lifecycle move \(docs/office\.md\)",
+                           "não é uma mudança do ciclo de vida do cartão (docs/office.md)"),
+    "card_import_holder": (r"card (?P<uid>\S+) is (?P<status>\w+) and held by (?P<reg>\S+): an import does not "
+                           r"move a card to another registration \(give (?P<new>\S+) a card with a new uid\)",
+                           "o cartão {uid} está {status} e pertence a {reg}: uma importação não passa um cartão "
+                           "para outra matrícula (dê a {new} um cartão com um novo uid)"),
+    "card_import_kind": (r"card (?P<uid>\S+) is (?P<status>\w+) and a (?P<kind>\w+) card: an import does not "
+                         r"change a card's kind \(issue a card with a new uid\)",
+                         "o cartão {uid} está {status} e é do tipo {kind}: uma importação não muda o tipo de "
+                         "um cartão (emita um cartão com um novo uid)"),
+    "second_active_card": (r"registration (?P<reg>\S+) already has active (?P<kind>\w+) card (?P<other>\S+)",
+                           "a matrícula {reg} já tem o cartão ativo {other} do tipo {kind}"),
     "reg_cancelled": (r"registration (?P<reg>\S+) is cancelled", "a matrícula {reg} está cancelada"),
     "reg_already_cancelled": (r"registration (?P<reg>\S+) is already cancelled", "a matrícula {reg} já está cancelada"),
     "card_exists": (r"card (?P<uid>\S+) already exists", "o cartão {uid} já existe"),

@@ -59,6 +59,18 @@ SAMPLES = {
     "no_worker": "no worker with registration 'V999'",
     "no_card": "no card with uid 'FF00'",
     "card_transition": "card 0A04A10001 is replaced: cannot be lost",
+    "card_import_status": "card 0A04A10008 is confiscated: an import does not make it active",
+    "card_import_use": "use `portgate registry lost 0A04A10001`",
+    "card_import_use_case": ("use `portgate registry return-card 0A04A10008 --decision TEXT` "
+                             "(it closes the card's open case)"),
+    "card_replaced_never": "a replaced card is never used again",
+    "card_inspector_only": "only a union inspector confiscates a card, at the gate (G10)",
+    "card_not_lifecycle": "not a card lifecycle move (docs/office.md)",
+    "card_import_holder": ("card 0A04A10001 is active and held by V001: an import does not move a card "
+                           "to another registration (give V002 a card with a new uid)"),
+    "card_import_kind": ("card 0A04A10001 is active and a control card: an import does not change a "
+                         "card's kind (issue a card with a new uid)"),
+    "second_active_card": "registration V004 already has active control card 0A04A10904",
     "reg_cancelled": "registration V001 is cancelled",
     "reg_already_cancelled": "registration V001 is already cancelled",
     "card_exists": "card 0A04A10001 already exists",
