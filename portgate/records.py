@@ -256,6 +256,10 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 }
 
 
+# columns a person's file may add to ``COLUMNS`` (read by the record's ``from_csv_row``, not stored)
+CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",)}
+
+
 def build_rows(
     rows: Iterable[tuple[str, Mapping[str, str]]],
     build: Callable[[Mapping[str, str], str], R],
@@ -339,8 +343,9 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
     """Read a UTF-8 CSV file with a header row (``portgate.tables``) into ``(where, record)``
     pairs, ``where`` = ``file.csv:LINE``.
 
-    Raises ``BadInput`` if the file is missing, a required column is absent from the header, or any
-    row is invalid (every bad row is listed with its line number; no partial result is returned).
+    Raises ``BadInput`` if the file is missing, a required column is absent from the header, the
+    header names a column outside ``COLUMNS[record]`` and ``CSV_ONLY_COLUMNS`` (``file.csv:1``,
+    naming it), or any row is invalid (every bad row is listed with its line number; no partial result is returned).
     """
     required = [c for c in COLUMNS[record] if _is_required(record, c)]
     build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
@@ -351,7 +356,8 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
             raise BadInput(f"missing column(s) {', '.join(missing)}")
         return where, build(row)
 
-    return build_rows(tables.read_rows(path, required), checked)
+    known = COLUMNS[record] + CSV_ONLY_COLUMNS.get(record, ())
+    return build_rows(tables.read_rows(path, required, known=known), checked)
 
 
 # The key a roster file must not repeat (a later row would silently replace the earlier one).

@@ -96,7 +96,7 @@ def import_csv(session: Session, path: str | Path, *, actor: str, now: dt.dateti
     """Import ``ships.csv`` (read by ``portgate.tables.iter_rows``); every bad row named ``file:line``
     in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
     errors, calls = [], []
-    for where, row in iter_rows(path, COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
+    for where, row in iter_rows(path, COLUMNS, known=COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
         cells = {k: (v if isinstance(v, str) else "") for k, v in row.items() if k is not None}
         try:
             calls.append(parse_call(cells, ""))

@@ -66,6 +66,8 @@ CODES: dict[str, tuple[str, str]] = {
     "period_hours": (r"period (?P<value>'.*') has hours out of range", "período {value} tem horas fora do intervalo"),
     "missing_columns": (r"missing column\(s\) (?P<cols>.+)", "falta(m) a(s) coluna(s) {cols}"),
     "header_columns": (r"header lacks column\(s\) (?P<cols>.+)", "o cabeçalho não tem a(s) coluna(s) {cols}"),
+    "unknown_columns": (r"unknown column\(s\) (?P<cols>.+) \(the file takes (?P<known>.+)\)",
+                        "coluna(s) desconhecida(s) {cols} (o arquivo aceita {known})"),
     "nul_char": (r"contains a NUL character", "contém um caractere NUL"),
     "not_utf8": (r"file is not UTF-8", "o arquivo não é UTF-8"),
     "not_csv": (r"not a valid CSV file: (?P<detail>.*)", "não é um arquivo CSV válido: {detail}"),

@@ -312,3 +312,18 @@ def test_an_upload_does_not_bring_a_confiscated_card_back_and_says_so_in_portugu
     with registry.connect() as conn:
         assert conn.execute(select(cases.c.status)).scalars().all() == ["open"]
         assert conn.execute(select(cards.c.registration).where(cards.c.uid == "0A04A10002")).scalar() == "V002"
+
+
+def test_an_upload_with_an_unknown_column_names_it_in_portuguese_and_writes_nothing(app, registry):
+    c, token = logged_in(app, "office")
+    w = ("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+         "booklet_revalidated_year,rotation_numbr\nN011,Nova,vigia,active,,,2026-01-10,,90\n")
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"workers": ("w.csv", w.encode())})
+    assert r.status_code == 400
+    assert "w.csv:1: coluna(s) desconhecida(s) rotation_numbr (o arquivo aceita registration, name" in r.text
+    ships = ("ship,ship_name,voyage,berth,gate_id,arrival,departure,obs\n"
+             "9300009,Nova,long_haul,berthed,g1,2026-03-15T06:00:00-03:00,,x\n")
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"ships": ("ships.csv", ships.encode())})
+    assert r.status_code == 400 and "ships.csv:1: coluna(s) desconhecida(s) obs" in r.text
+    assert _count(registry, workers, workers.c.registration == "N011") == 0
+

@@ -48,6 +48,7 @@ SAMPLES = {
     "period_hours": "period '25-07' has hours out of range",
     "missing_columns": "missing column(s) name, category",
     "header_columns": "header lacks column(s) registration",
+    "unknown_columns": "unknown column(s) rotation_numbr (the file takes registration, name, rotation_number)",
     "nul_char": "contains a NUL character",
     "not_utf8": "file is not UTF-8",
     "not_csv": "not a valid CSV file: unexpected end of data",
