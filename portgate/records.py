@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import datetime as dt
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -148,13 +149,16 @@ class Card:
         )
 
 
+_PERIOD = re.compile(r"[0-9]{2}-[0-9]{2}")
+
+
 def parse_period(text: str) -> tuple[int, int]:
-    """Parse a period such as ``19-01`` into (start hour, end hour). Raises ``BadInput``."""
-    try:
-        start_s, end_s = text.strip().split("-")
-        start, end = int(start_s), int(end_s)
-    except (ValueError, AttributeError) as exc:
-        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)") from exc
+    """Parse a period such as ``19-01`` into (start hour, end hour): two ASCII digits each side
+    (``7-13`` is refused, not read as ``07-13``: a period is part of a requisition's key, so one
+    spelling per period). Raises ``BadInput``."""
+    if not isinstance(text, str) or not _PERIOD.fullmatch(text.strip()):
+        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)")
+    start, end = int(text.strip()[:2]), int(text.strip()[3:])
     if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
         raise BadInput(f"period {text!r} has hours out of range")
     return start, end

@@ -4,7 +4,7 @@ Columns (header row, UTF-8): ``ref`` (optional, the requisitioner's reference; d
 ``requisitions.csv:LINE``), ``date`` (local date, YYYY-MM-DD), ``period`` (``07-13``...),
 ``operator`` (who requisitioned: the port operator / shipping agent), ``ship`` (IMO),
 ``ship_name`` (optional), ``voyage`` (``long_haul|cabotage``), ``berth`` (``berthed|anchored``),
-``gate_id``, ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
+``gate_id`` (an id the gate accepts, ``wire.topics.check_id``), ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
 ``workers`` (how many, 1 to ``MAX_WORKERS`` = 200: one post of one ship and period), ``category`` (optional; default from the function:
 ``vigia_chefe`` -> ``vigia``, ``contramestre`` -> ``estivador``); and the optional
 ``DETAIL_COLUMNS`` of stevedoring requisitions. Any other header column is refused.
@@ -19,6 +19,7 @@ from central.rotation.engine import Requisition, category_of
 from portgate.errors import BadInput
 from portgate.records import Berth, EscalaEntry, Voyage, build_rows
 from portgate.tables import read_rows as read_table
+from wire.topics import check_id
 
 COLUMNS = ("ref", "date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id",
            "post", "function", "workers", "category")
@@ -35,6 +36,7 @@ def _build(source: str):
     def build(row: Mapping[str, str]) -> Requisition:
         line["n"] += 1
         probe = EscalaEntry.from_row(dict(row) | {"registration": "-"})  # validates shared columns
+        check_id(probe.gate_id, "gate_id")  # one MQTT topic level, as the gate's own check
         operator = (row.get("operator") or "").strip()
         if not operator:
             raise BadInput("operator is required")

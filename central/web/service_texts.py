@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from central.web.i18n import MESSAGES
+from wire.topics import ID_RULE
 
 # code: (pattern over the English reason, pt-BR template with the pattern's named groups)
 CODES: dict[str, tuple[str, str]] = {
@@ -185,6 +186,9 @@ CODES: dict[str, tuple[str, str]] = {
     "month_format": (r"month (?P<value>'.*') is not YYYY-MM", "o mês {value} não é AAAA-MM"),
     "date_outside": (r"date (?P<value>'.*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
                      "a data {value} está fora de {first}..{last}"),
+    "bad_id": (r"(?P<field>\w+) (?P<value>'.*') is not a valid id \(" + re.escape(ID_RULE) + r"\)",
+               "{field} {value} não é um id válido (1 a 64 caracteres A-Z a-z 0-9 _ . -, começando por letra "
+               "ou dígito)"),
     "id_chars": (r"(?P<field>\w+) (?P<value>'.*') has characters an id does not have",
                  "{field} {value} tem caracteres que um id não tem"),
     "give_reason": (r"give the reason", "informe o motivo"),

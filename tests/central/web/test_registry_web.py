@@ -327,3 +327,13 @@ def test_an_upload_with_an_unknown_column_names_it_in_portuguese_and_writes_noth
     assert r.status_code == 400 and "ships.csv:1: coluna(s) desconhecida(s) obs" in r.text
     assert _count(registry, workers, workers.c.registration == "N011") == 0
 
+
+def test_a_ships_upload_refuses_a_gate_id_the_gate_refuses(app, registry):
+    from central.calls.schema import ship_calls
+    c, token = logged_in(app, "office")
+    ships = ("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+             "9300009,Nova,long_haul,berthed,g/x#,2026-03-15T06:00:00-03:00,\n")
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"ships": ("ships.csv", ships.encode())})
+    assert r.status_code == 400
+    assert "ships.csv:2: portaló: portaló (gate_id) &#39;g/x#&#39; não é um id válido" in r.text, r.text
+    assert _count(registry, ship_calls) == 0

@@ -131,6 +131,7 @@ SAMPLES = {
     "id_number": "entry id is a number",
     "month_format": "month '2026-13' is not YYYY-MM",
     "date_outside": "date '1900-01-01' is outside 2000-01-01..2100-12-31",
+    "bad_id": "gate_id 'g/aurora' is not a valid id (1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit)",
     "id_chars": "gate 'g a' has characters an id does not have",
     "give_reason": "give the reason",
     "pay_rulebook_listed": "choose one of the listed pay rulebooks",
