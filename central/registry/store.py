@@ -71,19 +71,16 @@ def import_refusal(old: Card, new: Card) -> str | None:
         return (f"card {uid} is {status} and a {old.kind.value} card: an import does not change a "
                 f"card's kind (issue a card with a new uid)")
     event = _EVENT_TO[new.status.value]
-    if (status, event) not in CARD_TRANSITIONS:
-        if status == "replaced":
-            how = "a replaced card is never used again"
-        elif event == "confiscated":
-            how = "only a union inspector confiscates a card, at the gate (G10)"
-        else:
-            how = "not a card lifecycle move (docs/office.md)"
-    elif event in CARD_COMMANDS:
+    if status == "replaced":
+        how = "a replaced card is never used again"
+    elif event == "confiscated":
+        how = "only a union inspector confiscates a card, at the gate (G10)"
+    elif (status, event) not in CARD_TRANSITIONS:
+        how = "not a card lifecycle move (docs/office.md)"
+    else:
         how = "use `" + CARD_COMMANDS[event].format(uid=uid) + "`"
         if status == "confiscated":
             how += " (it closes the card's open case)"
-    else:
-        how = "only a union inspector confiscates a card, at the gate (G10)"
     return f"card {uid} is {status}: an import does not make it {new.status.value}; {how}"
 
 

@@ -393,3 +393,13 @@ def test_a_second_active_card_of_a_kind_is_refused_naming_replace_card(imported,
             "`portgate registry replace-card 0A04A10904 --new-uid 0A04A10905`") in err
     assert "cards.csv:4: registration V003 already has active badge card 0A04A10906" in err
     assert "cards.csv:3" not in err and card_rows(imported) == before
+
+
+def test_import_refusal_names_a_move_outside_the_lifecycle():
+    from portgate.records import Card, CardKind, CardStatus
+    old = Card("0A04A10008", CardKind.CONTROL, "V008", CardStatus.CONFISCATED)
+    lost = Card("0A04A10008", CardKind.CONTROL, "V008", CardStatus.LOST)
+    assert store.import_refusal(old, lost) == (
+        "card 0A04A10008 is confiscated: an import does not make it lost; not a card lifecycle move "
+        "(docs/office.md)")
+    assert store.import_refusal(old, old) is None
