@@ -81,7 +81,7 @@ def check_taps(path: str | Path) -> int:
 
 
 def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
-    for where, row in iter_table(path, _TAP_REQUIRED):
+    for where, row in iter_table(path, _TAP_REQUIRED, known=COLUMNS[Tap]):
         if None in row:
             yield None, f"{where}: {len(row[None])} cell(s) more than the header has"
             continue
