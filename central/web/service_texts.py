@@ -47,8 +47,8 @@ CODES: dict[str, tuple[str, str]] = {
     "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
                              "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
-    "not_iso_date": (r"(?P<field>\w+) (?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
-                     "{field} {value} não é uma data ISO (AAAA-MM-DD)"),
+    "not_iso_date": (r"(?P<field>\w+ )?(?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
+                     "{field}{value} não é uma data ISO (AAAA-MM-DD)"),
     "required": (r"(?P<field>\w+) is required", "{field} é um campo obrigatório"),
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
     "not_one_of": (r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",

@@ -314,8 +314,8 @@ def test_login_never_redirects_off_site(app):
 
 
 @pytest.mark.parametrize("field,value,message", [
-    ("days", "ten", "days: &#39;ten&#39; não é um número inteiro"),  # the service's refusal, in the page's language
-    ("start", "15/03/2026", "start: &#39;15/03/2026&#39; is not an ISO date (YYYY-MM-DD)"),
+    ("days", "ten", "dias: &#39;ten&#39; não é um número inteiro"),  # the service's refusal, in the page's language
+    ("start", "15/03/2026", "primeiro dia: &#39;15/03/2026&#39; não é uma data ISO (AAAA-MM-DD)"),
 ])
 def test_a_decision_with_a_bad_field_is_a_400_naming_it_and_changes_nothing(app, field, value, message):
     c, token = logged_in(app, "inspector")
