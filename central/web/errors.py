@@ -2,7 +2,11 @@
 traceback page (Starlette exception handlers and one ASGI middleware, installed by ``create_app``):
 
 - ``BadInput`` raised by an endpoint: 400 with its one line;
-- ``OverflowError`` (a number or date out of range reaching Python or the SQLite driver): 400;
+- ``OverflowError`` (a number or date out of range reaching Python or the SQLite driver): 400
+  "a value is out of range" (pt-BR on a pt-BR page); the entry checks (``central.bounds``, the
+  pages' date ranges) refuse such values first, naming the field;
+- a path or query string holding a NUL character (``%00``, ``NoNul``): 400 page, before any
+  endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
 - a request body larger than ``[web] max_body_mb`` (``BodyLimit``): 413 page, checked on
@@ -35,8 +39,28 @@ async def on_bad_input(request: Request, exc: Exception):
     return bad_input(request, str(exc))
 
 
+OUT_OF_RANGE = "a value is out of range"
+NUL_IN_ADDRESS = "the address contains a NUL character"
+
+
 async def on_overflow(request: Request, exc: Exception):
-    return bad_input(request, "a value is out of range")
+    return bad_input(request, OUT_OF_RANGE)
+
+
+class NoNul:
+    """Refuses a request whose path or query string holds a NUL character (``/workers/%00``) with
+    the 400 error page in the user's language. Sits inside the session middleware."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and ("\x00" in scope.get("path", "")
+                                        or b"%00" in scope.get("query_string", b"")):
+            log.warning("web.nul_in_address", path=scope.get("path", "").replace("\x00", "\\x00"))
+            await bad_input(Request(scope), NUL_IN_ADDRESS)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 async def on_operational(request: Request, exc: Exception):
