@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
+from central import bounds
 from central.registry.api import change_version
 from central.registry.changes import audit, body, record_change, record_changes, utcnow
 from central.registry.store import get_worker, list_workers, record_infraction
@@ -168,6 +169,8 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
 
 
 def _active_entry(session: Session, entry_id: int):
+    if bounds.problem(escala, "id", entry_id) is not None:  # no stored id is that large
+        raise BadInput(f"no escala entry {entry_id}", where="--entry")
     row = session.execute(select(escala).where(escala.c.id == entry_id)).first()
     if row is None:
         raise BadInput(f"no escala entry {entry_id}", where="--entry")

@@ -4,7 +4,8 @@ traceback page (Starlette exception handlers and one ASGI middleware, installed 
 - ``BadInput`` raised by an endpoint: 400 with its one line;
 - ``OverflowError`` (a number or date out of range reaching Python or the SQLite driver): 400
   "a value is out of range" (pt-BR on a pt-BR page); the entry checks (``central.bounds``, the
-  pages' date ranges) refuse such values first, naming the field;
+  pages' date ranges) refuse such values first, naming the field; a ``DataError`` (a value
+  PostgreSQL refuses that escaped them) answers the same, the transaction rolled back;
 - a path or query string holding a NUL character (``%00``, ``NoNul``): 400 page, before any
   endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
@@ -16,7 +17,7 @@ traceback page (Starlette exception handlers and one ASGI middleware, installed 
 from __future__ import annotations
 
 import structlog
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DataError, OperationalError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -73,7 +74,16 @@ async def on_operational(request: Request, exc: Exception):
     return resp
 
 
-HANDLERS = {BadInput: on_bad_input, OverflowError: on_overflow, OperationalError: on_operational}
+async def on_data_error(request: Request, exc: Exception):
+    """A value the database refused (PostgreSQL: too long, out of range, a NUL) that no entry check
+    caught: the transaction is rolled back; the same 400 as ``OverflowError``, and one log line."""
+    log.warning("web.value_refused", path=request.url.path, method=request.method,
+                error=str(getattr(exc, "orig", exc)).strip().splitlines()[0])
+    return bad_input(request, OUT_OF_RANGE)
+
+
+HANDLERS = {BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
+            OperationalError: on_operational}
 
 
 class BodyTooLarge(Exception):

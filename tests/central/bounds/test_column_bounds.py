@@ -157,9 +157,53 @@ def test_the_booklet_command_refuses_a_year_out_of_range_in_one_line(registered,
     assert _count(registered, booklet_revalidations) == 1  # the import's only
 
 
-def test_a_suspension_ending_after_the_last_date_is_refused_in_one_line(registered, db_url, capsys):
+def test_a_suspension_from_outside_the_office_s_days_is_refused_in_one_line(registered, db_url, capsys):
     code, err = _run(capsys, "registry", "suspend", "--db", db_url, "V001", "--from", "9999-12-30",
                      "--days", "30", "--reason", "x")
-    _one_line(code, err, "portgate: start: the suspension would end after 9999-12-31")
+    _one_line(code, err, "--from", "'9999-12-30' is outside 2000-01-01..2100-12-31")
     with Session(registered) as s:
         assert store.get_worker(s, "V001").status.value == "active"
+
+
+def test_a_suspension_ending_after_the_last_date_is_a_bad_input_not_an_overflow(registered):
+    with pytest.raises(BadInput) as caught, Session(registered) as s, s.begin():
+        store.suspend(s, "V001", start=dt.date(9999, 12, 30), days=30, reason="x", article="a", actor="t", now=NOW)
+    assert str(caught.value) == "start: the suspension would end after 9999-12-31"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (("rotation", "presence", "--date", "0001-01-01"), "'0001-01-01' is outside 2000-01-01..2100-12-31"),
+    (("rotation", "sizing", "--month", "0001-01-01"), "'0001-01-01' is outside 2000-01-01..2100-12-31"),
+    (("rotation", "fairness", "--month", "2026-13"), "'2026-13' is not YYYY-MM"),
+    (("rotation", "fairness", "--month", "9999-12"), "'9999-12' is outside 2000-01..2100-12"),
+    (("rotation", "hours", "--month", "9999-12"), "portgate: a number or date is out of range (date value out of range)"),
+])
+def test_an_office_day_or_month_out_of_range_is_one_line(registered, db_url, capsys, argv, words):
+    code, err = _run(capsys, *argv, "--db", db_url)
+    _one_line(code, err, words)
+
+
+def test_an_escala_entry_too_large_for_any_id_is_no_entry_in_one_line(registered, db_url, capsys):
+    code, err = _run(capsys, "rotation", "refuse", "--db", db_url, "--entry", "99999999999999999999",
+                     "--reason", "x")
+    _one_line(code, err, "portgate: --entry: no escala entry 99999999999999999999")
+
+
+def test_an_actor_too_long_for_the_audit_log_is_refused_in_one_line(registered, db_url, capsys):
+    code, err = _run(capsys, "registry", "exam", "--db", db_url, "--actor", "a" * 200, "V001",
+                     "--date", "2026-03-01")
+    _one_line(code, err, "--actor", "actor is longer than 128 characters (200)")
+
+
+def test_a_value_the_database_refuses_past_the_checks_reads_as_one_line(registered):
+    from sqlalchemy.exc import DataError
+
+    from app.cli import _describe
+
+    if registered.dialect.name != "postgresql":
+        pytest.skip("SQLite stores any length: only PostgreSQL raises DataError")
+    with pytest.raises(DataError) as caught, registered.begin() as conn:
+        conn.execute(workers.update().values(category="c" * 100))
+    line = _describe(caught.value)
+    assert line.startswith("the database refused a value (too long or out of range: value too long")
+    assert "\n" not in line and line.endswith("nothing was written")

@@ -114,3 +114,29 @@ def test_the_english_page_keeps_the_english_reason(app, registry):
     assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
     r = c.post("/workers/V001", data={"csrf_token": token, "category": "c" * 100})
     assert r.status_code == 400 and "category is longer than 64 characters (100)" in r.text
+
+
+def test_an_escala_entry_id_too_large_for_any_id_is_no_entry(app, registry):
+    c, token = logged_in(app, "office")
+    r = c.post("/escala/entry/99999999999999999999999/refuse",
+               data={"csrf_token": token, "reason": "x", "date": "2026-12-02"})
+    assert r.status_code == 400 and "nenhuma entrada de escala 99999999999999999999999" in r.text
+
+
+def test_a_value_postgresql_refuses_past_the_entry_checks_answers_400_and_writes_nothing(app, registry, engine):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite stores any length: only PostgreSQL raises DataError")
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+
+    async def unchecked(request: Request):  # an endpoint that forgot central.bounds
+        web = request.app.state.web
+        await run_in_threadpool(web.with_session, lambda s: s.execute(workers.update().where(
+            workers.c.registration == "V001").values(category="c" * 100)))
+
+    app.add_route("/unchecked", unchecked, methods=["GET"])
+    c, _token = logged_in(app, "office")
+    r = c.get("/unchecked")
+    assert r.status_code == 400 and "um valor está fora do intervalo permitido" in r.text
+    with engine.connect() as conn:
+        assert conn.execute(select(workers.c.category).where(workers.c.registration == "V001")).scalar() == "vigia"
