@@ -75,8 +75,9 @@ def worker_problems(worker: Worker) -> list[str]:
 
 
 def get_worker(session: Session, registration: str) -> Worker:
-    """The worker with ``registration``; ``BadInput`` if there is none, or if ``registration``
-    holds a NUL character (no stored one does; PostgreSQL refuses to compare it)."""
+    """The worker with ``registration``; ``BadInput`` if there is none, or if ``registration`` does
+    not fit the column (a NUL, which PostgreSQL refuses to compare, or over 64 characters: no
+    stored one can)."""
     bounds.check(workers, {"registration": registration}, where="registration")
     row = session.execute(select(workers).where(workers.c.registration == registration)).first()
     if row is None:
@@ -85,7 +86,8 @@ def get_worker(session: Session, registration: str) -> Worker:
 
 
 def get_card(session: Session, uid: str) -> Card:
-    """The card with canonical ``uid``; ``BadInput`` if there is none (or ``uid`` holds a NUL)."""
+    """The card with canonical ``uid``; ``BadInput`` if there is none, or if ``uid`` does not fit
+    the column (a NUL, over 32 characters)."""
     bounds.check(cards, {"uid": uid}, where="uid")
     row = session.execute(select(cards).where(cards.c.uid == uid)).first()
     if row is None:
