@@ -6,7 +6,8 @@ work in the thread pool through ``WebState.with_session`` / ``WebState.read``. M
 first: security headers, the signed session cookie (``SessionMiddleware``: itsdangerous, HttpOnly,
 SameSite=Lax, Secure when ``secure``). Static files (``static/``, vendored htmx with its licence)
 are public; every other route is wrapped by ``central.web.security.guarded``. Errors (bad input,
-out-of-range numbers, a busy database, an oversized body) answer a page, never a traceback
+out-of-range numbers, a value the database refuses, a NUL in the address, a busy database, an
+oversized body) answer a page, never a traceback
 (``central.web.errors``).
 """
 

@@ -1,5 +1,5 @@
 """What the office web application answers when a request cannot be served, instead of a
-traceback page (Starlette exception handlers and one ASGI middleware, installed by ``create_app``):
+traceback page (Starlette exception handlers and two ASGI middlewares, installed by ``create_app``):
 
 - ``BadInput`` raised by an endpoint: 400 with its one line;
 - ``OverflowError`` (a number or date out of range reaching Python or the SQLite driver): 400
