@@ -140,3 +140,17 @@ def test_a_value_postgresql_refuses_past_the_entry_checks_answers_400_and_writes
     assert r.status_code == 400 and "um valor está fora do intervalo permitido" in r.text
     with engine.connect() as conn:
         assert conn.execute(select(workers.c.category).where(workers.c.registration == "V001")).scalar() == "vigia"
+
+
+@pytest.mark.parametrize("action", ["refuse", "substitute"])
+def test_a_reason_with_a_nul_is_refused_in_pt_and_the_entry_stays(app, registry, action):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": "2026-12-02", "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": "1"}
+    assert c.post("/escala/dispatch", data=form).status_code == 200
+    with registry.connect() as conn:
+        entry = conn.execute(select(escala.c.id)).scalar_one()
+    r = c.post(f"/escala/entry/{entry}/{action}", data={"csrf_token": token, "reason": "doente\x00", "date": "2026-12-02"})
+    assert r.status_code == 400 and "motivo: motivo contém um caractere NUL" in r.text, r.text
+    assert _count(registry, escala, escala.c.status == "active") == 1
