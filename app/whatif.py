@@ -6,9 +6,12 @@ presentations a gate recorded on a past day through another gate rulebook (a saf
                     --workers W --cards C --escala E [--reader-direction READER=in|out ...]
 
 From the ledger: every recorded tap event of the local day ``D`` (the rulebook's port time zone),
-of gate ``G`` or of every gate, in time order, is decided again by the gate rules with rulebook
-``R`` against the gate's copies (workers, cards, escala CSV as the office published them; reader
-directions are not in the events: ``--reader-direction``). Nothing is stored and nothing is sent.
+in time order, is decided again by the gate rules with rulebook ``R`` against the gate's copies
+(workers, cards, escala CSV as the office published them; reader directions are not in the events:
+``--reader-direction``). Without ``--gate`` every gate is decided again with ``R``. With ``--gate G``
+only G's taps are: the other gates' recorded admits, exits and confiscations stand, and reach G as
+the office relays them (presence, blocklist: G2, G5), so G is replayed against what the port really
+did. Nothing is stored and nothing is sent.
 Output: one JSON line per read ``{at, gate_id, seq, uid, registration, recorded: {decision,
 rules_failed}, what_if: {decision, rules_failed, message}, changed, rules_changed}`` (``changed``:
 the decision differs; ``rules_changed``: same decision, other rules failed, e.g. a knock-on of an
@@ -33,18 +36,21 @@ from portgate.errors import BadInput, PortgateError
 
 
 def recorded_taps(engine, day: dt.date, tz, gate: str | None) -> list:
-    """Tap events of the local ``day`` (optionally of one gate) from the ledger, in time order."""
-    from sqlalchemy import select
+    """The events a what-if of the local ``day`` reads from the ledger, in time order: every
+    gate's taps, and with ``gate`` the other gates' confiscations too (what the office relays to
+    that gate: ``what_if``)."""
+    from sqlalchemy import or_, select
 
     from central.ledger.schema import events
     from wire.events import decode
 
     start = dt.datetime.combine(day, dt.time(0), tz)
     end = start + dt.timedelta(days=1)
-    q = select(events.c.raw).where(events.c.type == "tap", events.c.occurred_at >= start.astimezone(dt.UTC),
-                                   events.c.occurred_at < end.astimezone(dt.UTC))
+    kinds = events.c.type == "tap"
     if gate:
-        q = q.where(events.c.gate_id == gate)
+        kinds = or_(kinds, (events.c.type == "confiscation") & (events.c.gate_id != gate))
+    q = select(events.c.raw).where(kinds, events.c.occurred_at >= start.astimezone(dt.UTC),
+                                   events.c.occurred_at < end.astimezone(dt.UTC))
     with engine.connect() as conn:
         found = [decode(r) for r in conn.execute(q.order_by(events.c.occurred_at, events.c.gate_id,
                                                            events.c.seq)).scalars()]
@@ -62,11 +68,13 @@ def known_gates(engine) -> set[str]:
         return set(conn.execute(q).scalars())
 
 
-def what_if(found: list, replay, directions: dict[str, str]) -> tuple[list[dict], dict]:
+def what_if(found: list, replay, directions: dict[str, str], gate: str | None = None) -> tuple[list[dict], dict]:
     """Decide each recorded tap again (pure apart from ``replay``'s in-memory views); return the
-    rows and the summary."""
+    rows and the summary. With ``gate``, only that gate's taps are decided again and reported; the
+    other gates' taps and confiscations are applied as recorded (``Replay.apply_recorded``)."""
     from edge.replay import mono_of
     from edge.rules.model import Presentation
+    from wire.events import ConfiscationPayload
 
     rows: list[dict] = []
     changes: collections.Counter = collections.Counter()
@@ -74,6 +82,14 @@ def what_if(found: list, replay, directions: dict[str, str]) -> tuple[list[dict]
     n_rules = 0
     for ev in found:
         p = ev.payload
+        if gate and ev.gate_id != gate:
+            at = ev.occurred_at.astimezone(dt.UTC)
+            if isinstance(p, ConfiscationPayload):
+                replay.apply_recorded(ev.gate_id, at, confiscated_uid=p.uid)
+            else:
+                replay.apply_recorded(ev.gate_id, at, registration=p.registration, decision=p.decision,
+                                      flags=p.flags, dispatch=p.dispatch)
+            continue
         mono = mono_of(ev.occurred_at.astimezone(dt.UTC))
         pres = Presentation(uid=p.uid, reader_id=p.reader_id, reader_kind=p.reader_kind, mono_ns=mono,
                             badge_uid=p.badge_uid, badge_mono_ns=mono if p.badge_uid else None,
@@ -162,7 +178,7 @@ def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rule
         raise read_failure(where, engine.dialect.name, exc) from exc
     finally:
         engine.dispose()
-    rows, summary = what_if(found, Replay(roster, books, isolated=isolated, lang=lang), directions)
+    rows, summary = what_if(found, Replay(roster, books, isolated=isolated, lang=lang), directions, gate_id)
     out = sys.stdout
     for row in rows:
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -202,7 +218,7 @@ def web_gate_what_if(publish):
             raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="gate")
         roster = _copies(engine, publish, day)
         found = recorded_taps(engine, day, books.version[0].tz, gate_id)
-        return what_if(found, Replay(roster, books, lang=lang), directions)
+        return what_if(found, Replay(roster, books, lang=lang), directions, gate_id)
 
     return run
 

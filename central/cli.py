@@ -22,12 +22,16 @@ def central() -> None:
 @click.option("--metrics-port", type=int, default=None, envvar="PORTGATE_METRICS_PORT",
               help="Override metrics_port (env PORTGATE_METRICS_PORT; 0 = off).")
 def run(config_path: str, instance: str | None, metrics_port: int | None) -> None:
-    """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair)."""
+    """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair).
+    A SQLite ``database_url`` whose file does not exist is refused (one line, exit 2): a mistyped
+    path would otherwise become a new, empty ledger; ``portgate ledger migrate`` creates one."""
+    from central.cli_args import db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.service import Ingest  # lazy: CLI start-up
     from central.runner import for_instance, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
+    db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
     run_central(config, lambda: Ingest(config))
 
 
@@ -155,8 +159,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         raise click.UsageError("nothing to publish: give --workers with --cards, --cards, --escala or --photos")
 
 
-LEDGER_MISSING = "not the office's ledger, or not created yet (`portgate central run` creates it, " \
-                 "or `portgate ledger migrate --db URL`)"
+LEDGER_MISSING = "not the office's ledger, or not created yet (`portgate ledger migrate --db URL` creates it)"
 
 
 def _shown(url: str) -> str:

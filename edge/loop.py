@@ -125,10 +125,11 @@ def tap_payload(p: Presentation, d: Decision) -> TapPayload:
 
 
 def _clean_uid(text: object) -> str:
-    """A reader's UID text made safe to journal: printable, at most 64 characters."""
+    """A reader's UID text made safe to journal and show: printable, at most 64 characters; a
+    byte the reader's decoder could not read (U+FFFD) is shown as ``?`` like a control byte."""
     s = text if isinstance(text, str) else repr(text)
-    if not s.isprintable():
-        s = "".join(ch if ch.isprintable() else "?" for ch in s)
+    if not s.isprintable() or "\ufffd" in s:
+        s = "".join(ch if ch.isprintable() and ch != "\ufffd" else "?" for ch in s)
     return s[:_MAX_UID_TEXT]
 
 
@@ -139,6 +140,9 @@ class GateLoop:
     path). ``lang``: the indicator's language. ``on_event``: optional callback after each journaled
     event (metrics, the MQTT publisher's wake-up). ``directions``: reader id -> declared direction
     (``in|out|both``, G6/G9), set on each presentation before it is decided; absent = ``both``.
+    ``on_unjournaled``: optional callback ``(uid, outcome, registration)`` for each read shown
+    whose journal write failed (the heartbeat carries it to the watchman's screen, which cannot
+    read it from the journal); set after construction (``edge.service``).
     """
 
     def __init__(
@@ -186,6 +190,7 @@ class GateLoop:
         self._threads: list[threading.Thread] = []
         self._stopping = threading.Event()
         self._shown_ns = 0
+        self.on_unjournaled: Callable[[str, str, str | None], None] | None = None
         self._batch = None  # the open journal batch (inside _decide_group)
         self._batch_events: list[Event] = []
         self._replay_needed = False
@@ -427,6 +432,11 @@ class GateLoop:
             failed = internal_failure(NO_JOURNAL_PT, NO_JOURNAL_EN)
         failed = dataclasses.replace(failed, card_uid=decision.card_uid or p.uid)
         self._show(failed, None)  # counted by the journal, reported once space returns
+        if self.on_unjournaled is not None:
+            try:
+                self.on_unjournaled(failed.card_uid or p.uid, failed.outcome.value, failed.registration)
+            except Exception:  # the screen's record must not stop the gate
+                log.exception("unjournaled_note_failed")
         self._observe(p, failed)
         return failed
 

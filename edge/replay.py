@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from edge.memview import MemoryGateView, Presence, Roster
 from edge.rules.engine import decide
-from edge.rules.model import Now, Presentation
+from edge.rules.model import Flag, Now, OpenShift, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebooks
 from portgate.errors import BadInput
@@ -81,7 +81,7 @@ def check_taps(path: str | Path) -> int:
 
 
 def _taps(path: Path) -> Iterator[tuple[Tap | None, str | None]]:
-    for where, row in iter_table(path, _TAP_REQUIRED):
+    for where, row in iter_table(path, _TAP_REQUIRED, known=COLUMNS[Tap]):
         if None in row:
             yield None, f"{where}: {len(row[None])} cell(s) more than the header has"
             continue
@@ -186,6 +186,39 @@ class Replay:
         if unpaired:
             line["badge_unpaired"] = True
         return line
+
+    def apply_recorded(self, gate_id: str, at: dt.datetime, *, registration: str | None = None,
+                       decision: str = "", flags: Sequence[str] = (), dispatch=None,
+                       confiscated_uid: str | None = None) -> None:
+        """What gate ``gate_id`` recorded at ``at`` (aware UTC), applied as the other gates of a
+        connected port learn it from the office (presence relay, blocklist), without deciding it
+        again: an ``admit`` opens ``registration``'s shift there (G5), an ``exit`` closes it and
+        ends the shift (G7; not an exit flagged NO_ENTRY without a dispatch), ``confiscated_uid``
+        blocks that card (G2). ``dispatch``: the recorded escala entry (``wire.events.Dispatch``
+        or None), matched to the copies' entry of that worker. Nothing else crosses gates (pending
+        flags and inspector sessions are each gate's own). Used to replay one gate against what
+        the others really did (``portgate replay --from-ledger --gate``)."""
+        rulebook = self.rulebooks.for_date(at.astimezone(self.tz).date())
+        view, _pairing = self._gate(gate_id, rulebook)
+        presence = view.presence
+        if confiscated_uid is not None:
+            presence.blocked.add(confiscated_uid)
+            presence.pending.pop(confiscated_uid, None)
+        if registration is None:
+            return
+        entry = None
+        if dispatch is not None:
+            entry = next((e for e in self.roster.by_registration.get(registration, ())
+                          if (e.date, e.period, e.ship, e.post) ==
+                          (dispatch.date, dispatch.period, dispatch.ship, dispatch.post)), None)
+        if decision == "admit":
+            ship = dispatch.ship if dispatch is not None else (view.ship_at(at) or "")
+            presence.open_shifts[registration] = OpenShift(
+                registration=registration, gate_id=gate_id, ship=ship, admitted_at=at, dispatch=entry)
+        elif decision == "exit":
+            presence.open_shifts.pop(registration, None)
+            if Flag.NO_ENTRY.value not in flags or dispatch is not None:
+                presence.last_end[registration] = at
 
     def flush(self) -> list[Result]:
         """Decide the badges still waiting for a control card (end of the taps)."""

@@ -220,7 +220,11 @@ class GateService:
             self.sync.start()
         from edge.heartbeat import Heartbeat
 
-        self.heartbeat = Heartbeat(self.cfg.state_dir, self.sync.connected.is_set if self.sync else None).start()
+        journal = self.journal
+        self.heartbeat = Heartbeat(self.cfg.state_dir, self.sync.connected.is_set if self.sync else None,
+                                   disk_full=lambda: any(journal.refused_pending().values()))
+        self.loop.on_unjournaled = self.heartbeat.note_refused
+        self.heartbeat.start()
         log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,
                  last_seq=self.journal.last_seq(), readers=[r.reader_id for r in self.loop.readers],
                  mqtt=self.sync is not None)

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import datetime as dt
 import enum
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -148,13 +149,16 @@ class Card:
         )
 
 
+_PERIOD = re.compile(r"[0-9]{2}-[0-9]{2}")
+
+
 def parse_period(text: str) -> tuple[int, int]:
-    """Parse a period such as ``19-01`` into (start hour, end hour). Raises ``BadInput``."""
-    try:
-        start_s, end_s = text.strip().split("-")
-        start, end = int(start_s), int(end_s)
-    except (ValueError, AttributeError) as exc:
-        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)") from exc
+    """Parse a period such as ``19-01`` into (start hour, end hour): two ASCII digits each side
+    (``7-13`` is refused, not read as ``07-13``: a period is part of a requisition's key, so one
+    spelling per period). Raises ``BadInput``."""
+    if not isinstance(text, str) or not _PERIOD.fullmatch(text.strip()):
+        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)")
+    start, end = int(text.strip()[:2]), int(text.strip()[3:])
     if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
         raise BadInput(f"period {text!r} has hours out of range")
     return start, end
@@ -256,6 +260,10 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 }
 
 
+# columns a person's file may add to ``COLUMNS`` (read by the record's ``from_csv_row``, not stored)
+CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",)}
+
+
 def build_rows(
     rows: Iterable[tuple[str, Mapping[str, str]]],
     build: Callable[[Mapping[str, str], str], R],
@@ -339,8 +347,9 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
     """Read a UTF-8 CSV file with a header row (``portgate.tables``) into ``(where, record)``
     pairs, ``where`` = ``file.csv:LINE``.
 
-    Raises ``BadInput`` if the file is missing, a required column is absent from the header, or any
-    row is invalid (every bad row is listed with its line number; no partial result is returned).
+    Raises ``BadInput`` if the file is missing, a required column is absent from the header, the
+    header names a column outside ``COLUMNS[record]`` and ``CSV_ONLY_COLUMNS`` (``file.csv:1``,
+    naming it), or any row is invalid (every bad row is listed with its line number; no partial result is returned).
     """
     required = [c for c in COLUMNS[record] if _is_required(record, c)]
     build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
@@ -351,7 +360,8 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
             raise BadInput(f"missing column(s) {', '.join(missing)}")
         return where, build(row)
 
-    return build_rows(tables.read_rows(path, required), checked)
+    known = COLUMNS[record] + CSV_ONLY_COLUMNS.get(record, ())
+    return build_rows(tables.read_rows(path, required, known=known), checked)
 
 
 # The key a roster file must not repeat (a later row would silently replace the earlier one).

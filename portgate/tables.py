@@ -1,7 +1,7 @@
 """The one CSV table reader every import uses (workers, cards, shifts, requisitions, periods, crew,
 tally, taps...): a UTF-8 file with a header row, read row by row with the place of each row.
 
-``iter_rows(path, required)`` yields ``(where, row)``: ``where`` is ``"file.csv:LINE"``, LINE the
+``iter_rows(path, required, known=...)`` yields ``(where, row)``: ``where`` is ``"file.csv:LINE"``, LINE the
 file line the record starts on (blank lines and newlines inside quoted values counted, from the csv
 reader's ``line_num``); ``row`` maps each header column to its cell, ``None`` for a cell a short row
 lacks, and the extra cells of a long row under the key ``None`` (as ``csv.DictReader``). Blank lines
@@ -9,7 +9,10 @@ are skipped. A byte-order mark (spreadsheets) is not part of the first column; h
 stripped of surrounding blanks.
 
 Every fault is one ``BadInput`` whose message is one line naming the file and line: file missing or
-unreadable, not UTF-8, a header lacking ``required`` columns (``file.csv:1``), a field longer than
+unreadable, not UTF-8, a header lacking ``required`` columns (``file.csv:1``), a header naming a
+column outside ``known`` when the reader gives ``known`` (the columns the file takes, required and
+optional: a misspelt ``rotation_numbr`` is refused, not read as an absent optional column;
+``file.csv:1: unknown column(s) rotation_numbr (the file takes registration, name, ...)``), a field longer than
 ``FIELD_LIMIT`` characters, a NUL character, any other CSV syntax error (``file.csv:LINE``). ``one_line``
 makes any text safe to print on one line (control characters escaped).
 
@@ -43,7 +46,8 @@ def one_line(text: str) -> str:
 Row = dict[str | None, str | list[str] | None]
 
 
-def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[str, Row]]:
+def iter_rows(path: str | Path, required: Iterable[str] = (), *,
+              known: Iterable[str] | None = None) -> Iterator[tuple[str, Row]]:
     """Yield ``(where, row)`` for each data row of the CSV file at ``path`` (see the module).
 
     Raises ``BadInput`` (one line, naming the file and line) for the faults listed in the module
@@ -64,11 +68,12 @@ def iter_rows(path: str | Path, required: Iterable[str] = ()) -> Iterator[tuple[
 
         return row_of
 
-    return _read(path, required, rows)
+    return _read(path, required, rows, known)
 
 
 def iter_cells(
-    path: str | Path, columns: Iterable[str], required: Iterable[str] = ()
+    path: str | Path, columns: Iterable[str], required: Iterable[str] = (), *,
+    known: Iterable[str] | None = None,
 ) -> Iterator[tuple[str, Sequence[str | None], int]]:
     """Yield ``(where, cells, extra)`` for each data row of the CSV file at ``path``: the cells of
     ``columns`` in that order and the count of cells past the header (see the module). Raises
@@ -106,10 +111,22 @@ def iter_cells(
 
         return row_of
 
-    return _read(path, required, rows)
+    return _read(path, required, rows, known)
 
 
-def _read(path: str | Path, required: Iterable[str], rows: Callable) -> Iterator:
+def unknown_columns(header: Iterable[str], known: Iterable[str]) -> str | None:
+    """The refusal of a header naming columns outside ``known``, or None:
+    ``unknown column(s) directon (the file takes at, gate_id, reader, uid, uid_form, direction)``."""
+    known = tuple(known)
+    unknown = [h for h in dict.fromkeys(header) if h not in known]
+    if not unknown:
+        return None
+    names = ", ".join(repr(h) if not h else one_line(h) for h in unknown)
+    return f"unknown column(s) {names} (the file takes {', '.join(known)})"
+
+
+def _read(path: str | Path, required: Iterable[str], rows: Callable,
+          known: Iterable[str] | None = None) -> Iterator:
     """The reading loop of ``iter_rows`` and ``iter_cells``: ``rows(header)`` returns the function
     making each yielded item from ``(where, cells)``."""
     path = Path(path)
@@ -135,6 +152,9 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable) -> Iterator
             absent = [c for c in required if c not in header]
             if absent:
                 raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=f"{name}:{line}")
+            unknown = unknown_columns(header, known) if known is not None else None
+            if unknown:
+                raise BadInput(unknown, where=f"{name}:{line}")
             row_of = rows(header)
             prefix = f"{name}:"
             while True:
@@ -168,6 +188,7 @@ def _undecodable_line(path: Path) -> int | str:
     return "?"
 
 
-def read_rows(path: str | Path, required: Iterable[str] = ()) -> list[tuple[str, Row]]:
+def read_rows(path: str | Path, required: Iterable[str] = (), *,
+              known: Iterable[str] | None = None) -> list[tuple[str, Row]]:
     """Every ``(where, row)`` of ``iter_rows`` as a list; raises ``BadInput`` as it does."""
-    return list(iter_rows(path, required))
+    return list(iter_rows(path, required, known=known))

@@ -34,7 +34,8 @@ def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool, k
         run_dir = Path("run") / f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
     if run_dir.exists() and any(run_dir.iterdir()):
         # A day is played on fresh gates and a fresh ledger: old state would decide differently.
-        raise click.ClickException(f"run directory {run_dir} is not empty: choose another or remove it")
+        raise click.BadParameter(f"{run_dir} is not empty: choose another run directory or remove it",
+                                 param_hint="--run-dir")
     status = run_demo(run_dir.resolve(), scenario, lang=lang, outage=not no_outage,
                       out=lambda text: click.echo(text), keep_serving=keep_serving)
     sys.exit(status)

@@ -71,7 +71,8 @@ class Scenario:
         self.taps: list[tuple[int, Tap]] = [(int(where.rsplit(":", 1)[1]), tap)
                                             for where, tap in load_csv_rows(self.taps_csv, Tap)]
         self.expected: dict[int, Expected] = {}
-        for _where, row in tables.iter_rows(self.dir / "expected.csv", EXPECTED_COLUMNS):
+        for _where, row in tables.iter_rows(self.dir / "expected.csv", EXPECTED_COLUMNS,
+                                            known=EXPECTED_COLUMNS):
             exp = Expected(
                 taps_line=int(row["taps_line"]), gate_id=row["gate_id"],
                 registration=row["registration"], decision=row["decision"],

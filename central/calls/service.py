@@ -22,6 +22,7 @@ from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import iter_rows
 from portgate.timeutil import as_utc
+from wire.topics import check_id
 
 COLUMNS = ("ship", "ship_name", "voyage", "berth", "gate_id", "arrival", "departure")
 VOYAGES = ("long_haul", "cabotage")
@@ -70,8 +71,14 @@ def parse_call(row: dict, where: str) -> ShipCall:
     departure = _when(row.get("departure", ""), f"{where}departure", optional=True)
     if departure is not None and departure <= arrival:
         raise BadInput("departure is not after arrival", where=f"{where}departure")
+    gate_id = (row.get("gate_id") or "").strip() or None
+    if gate_id is not None:
+        try:
+            check_id(gate_id, "gate_id")  # one MQTT topic level, as the gate's own check
+        except BadInput as exc:
+            raise BadInput(exc.reason, where=f"{where}gate_id") from None
     return ShipCall(ship, (row.get("ship_name") or "").strip()[:255], voyage, berth,
-                    (row.get("gate_id") or "").strip() or None, arrival, departure)
+                    gate_id, arrival, departure)
 
 
 def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime | None = None) -> int:
@@ -96,7 +103,7 @@ def import_csv(session: Session, path: str | Path, *, actor: str, now: dt.dateti
     """Import ``ships.csv`` (read by ``portgate.tables.iter_rows``); every bad row named ``file:line``
     in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
     errors, calls = [], []
-    for where, row in iter_rows(path, COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
+    for where, row in iter_rows(path, COLUMNS, known=COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
         cells = {k: (v if isinstance(v, str) else "") for k, v in row.items() if k is not None}
         try:
             calls.append(parse_call(cells, ""))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from central.inspection.crew_hours import PERIOD_COLUMNS, REQUIRED_COLUMNS, WorkPeriod
-from central.inspection.crew_share import CREW_REQUIRED, CrewMember, check_unique
+from central.inspection.crew_share import CREW_COLUMNS, CREW_REQUIRED, CrewMember, check_unique
 from portgate.errors import BadInput
 from portgate.records import build_cells, build_rows
 from portgate.tables import iter_cells, iter_rows
@@ -20,19 +20,22 @@ R = TypeVar("R")
 
 
 def _read(
-    path: Path, required: tuple[str, ...], build: Callable[[Mapping[str, str], str], R]
+    path: Path, required: tuple[str, ...], known: tuple[str, ...],
+    build: Callable[[Mapping[str, str], str], R],
 ) -> list[R]:
     # streamed: each row is built as it is read, not held as a dict until the file ends (a year's
     # periods.csv is 31,000 rows); a CSV fault still raises as soon as it is met
-    return build_rows(iter_rows(path, required), build)
+    return build_rows(iter_rows(path, required, known=known), build)
 
 
 def read_periods(path: str | Path) -> list[WorkPeriod]:
     """Read periods.csv (columns ``crew_hours.PERIOD_COLUMNS``). Raises one ``BadInput`` listing
-    every bad row as ``periods.csv:LINE: reason``; overlaps are checked by ``compute_book``.
+    every bad row as ``periods.csv:LINE: reason`` (a header column outside ``PERIOD_COLUMNS``:
+    ``periods.csv:1``); overlaps are checked by ``compute_book``.
     Streamed as cells in ``PERIOD_COLUMNS`` order (no dict per row: a year is 31,000 rows)."""
     return build_cells(
-        iter_cells(Path(path), PERIOD_COLUMNS, REQUIRED_COLUMNS), WorkPeriod.from_cells
+        iter_cells(Path(path), PERIOD_COLUMNS, REQUIRED_COLUMNS, known=PERIOD_COLUMNS),
+        WorkPeriod.from_cells,
     )
 
 
@@ -47,7 +50,7 @@ def read_crew(path: str | Path) -> list[CrewMember]:
         wheres.append(where)
         return member
 
-    crew = _read(path, CREW_REQUIRED, build)
+    crew = _read(path, CREW_REQUIRED, CREW_COLUMNS, build)
     check_unique(crew, wheres)
     return crew
 

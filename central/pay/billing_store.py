@@ -100,11 +100,11 @@ def read_billing(engine: Engine, first: dt.date, last: dt.date) -> list[BillingL
 
 def read_shipowners(path: str | Path) -> dict[str, str]:
     """``shipowners.csv`` (columns ship, shipowner; ``portgate.tables``) → {ship: shipowner}.
-    Raises ``BadInput`` naming the file and row for a missing file or column, an empty value or a
-    ship listed twice."""
+    Raises ``BadInput`` naming the file and row for a missing file, a missing or unknown column,
+    an empty value or a ship listed twice."""
     out: dict[str, str] = {}
     errors = []
-    for where, row in tables.iter_rows(path, ("ship", "shipowner")):
+    for where, row in tables.iter_rows(path, ("ship", "shipowner"), known=("ship", "shipowner")):
         ship, owner = (row.get("ship") or "").strip(), (row.get("shipowner") or "").strip()
         if not ship or not owner:
             errors.append(f"{where}: ship and shipowner are required")

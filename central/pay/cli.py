@@ -388,8 +388,9 @@ def release_cmd(db_url, config_path, at, note, statement_ids):
 @click.argument("pdf", type=click.Path(dir_okay=False, exists=True))
 def verify_slip_cmd(config_path, db_url, key_file, pdf):
     """Check a payslip PDF (one slip or a batch) against the ledger: exit 0 when every slip's code
-    and every page's printed text match the slips the ledger renders, 1 when one does not (each
-    named), 2 for a file that is not a portgate payslip, one naming no slip (an empty period), a key
+    and every page's printed text match the slips the ledger renders and the file holds nothing
+    the renderer does not write (a second revision, annotations, actions, XObjects, drawings: docs/
+    pay.md), 1 when one does not (each named), 2 for a file that is not a portgate payslip, one naming no slip (an empty period), a key
     file that is not a payslip key (32 bytes), or options other than exactly one of --config and
     --db with --key-file."""
     from central.db import make_engine  # lazy: CLI start-up

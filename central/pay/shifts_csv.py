@@ -92,7 +92,7 @@ def load_shifts_csv(path: str | Path, zone: ZoneInfo,
             check(shift)
         return shift
 
-    return build_rows(read_table(path, COLUMNS), one)
+    return build_rows(read_table(path, COLUMNS, known=COLUMNS), one)
 
 
 def as_ledger_shift(shift: WatchShift, zone: ZoneInfo) -> Shift:

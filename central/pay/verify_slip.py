@@ -8,7 +8,10 @@ printed word and figure must match (name, registration, category, period, rulebo
 day, ship and due time, every line and total, the code). The one slot allowed to differ is a
 shift's status (``a pagar``, ``retido para revisão``, ``pago``): a slip printed before the
 statement was released or paid shows an earlier status of its lifecycle. What is drawn without
-text (a white box over a figure) is not seen: the check is on the text, not on the picture.
+text (a white box over a figure) is seen by the structure check that follows
+(``central.pay.slip_structure``): one revision, nothing added to the catalog or the pages
+(annotations, actions, XObjects, optional content) and each content stream the renderer's operator
+for operator.
 
 pypdf's own complaints while reading (``invalid pdf header``, ``EOF marker not found``: log records
 and Python warnings) are silenced for the read: the one line the command prints says what is wrong.
@@ -36,6 +39,7 @@ from sqlalchemy.engine import Engine
 
 from central.pay.integrity import altered
 from central.pay.payslip import build_slips, code
+from central.pay.slip_structure import additions
 from portgate.errors import BadInput
 
 DEFAULT_TZ = "America/Sao_Paulo"  # the renderer's zone for PDFs whose metadata does not name one
@@ -68,6 +72,8 @@ class _Pdf:
     tz: ZoneInfo
     office: str
     pages: list[str]  # each page's text, whitespace normalised
+    data: bytes  # the file as read
+    reader: PdfReader
 
 
 def page_texts(reader: PdfReader) -> list[str]:
@@ -105,8 +111,9 @@ def _quiet_pypdf():
 
 def _read(path: Path) -> _Pdf:
     try:
+        data = path.read_bytes()
         with _quiet_pypdf():
-            reader = PdfReader(str(path))
+            reader = PdfReader(io.BytesIO(data))
             meta_doc = reader.metadata or {}
             subject, author = meta_doc.get("/Subject"), meta_doc.get("/Author")
             pages = page_texts(reader)
@@ -123,7 +130,7 @@ def _read(path: Path) -> _Pdf:
         raise BadInput("not a portgate payslip (no slip metadata)", where=str(path)) from exc
     if not slips:
         raise BadInput(f"no slip to verify (no statements in {first}..{last})", where=str(path))
-    return _Pdf(slips, first, last, tz, str(author or "portgate"), pages)
+    return _Pdf(slips, first, last, tz, str(author or "portgate"), pages, data, reader)
 
 
 def _statuses_aligned(expected: str, printed: str) -> str:
@@ -175,7 +182,8 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
     if problems:
         return Verdict(len(pdf.slips), tuple(problems))
     data, _pages = render(slips, key, tz=pdf.tz, date_from=pdf.first, date_to=pdf.last, office=pdf.office)
-    expected = page_texts(PdfReader(io.BytesIO(data)))
+    rendered = PdfReader(io.BytesIO(data))
+    expected = page_texts(rendered)
     if len(expected) != len(pdf.pages):
         problems.append(f"{pdf.slips[0][0]}: the PDF has {len(pdf.pages)} page(s), the ledger's slips print "
                         f"{len(expected)} (pages added or removed)")
@@ -186,4 +194,27 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
             reg = footer.group(1) if footer else pdf.slips[0][0]
             problems.append(f"{reg}: page {number} {_first_difference(want, got)} (edited?)")
             break
+    if not problems:
+        added = _added(pdf, rendered, path)
+        if added:
+            problems.append(added)
     return Verdict(len(pdf.slips), tuple(problems))
+
+
+def _added(pdf: _Pdf, rendered: PdfReader, path) -> str | None:
+    """The first thing the PDF holds beyond what the renderer writes (``central.pay.slip_structure``)
+    as a problem line naming the registration (the page's, or the first slip's); None when nothing.
+    ``BadInput`` when an object of the PDF cannot be read."""
+    try:
+        with _quiet_pypdf():
+            found = additions(pdf.data, pdf.reader, rendered)
+    except (PdfReadError, OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BadInput(f"not a readable PDF: {exc}", where=str(path)) from exc
+    if found is None:
+        return None
+    number, what = found
+    if number is None:
+        return f"{pdf.slips[0][0]}: {what} (edited?)"
+    footer = _FOOTER.search(pdf.pages[number - 1])
+    reg = footer.group(1) if footer else pdf.slips[0][0]
+    return f"{reg}: page {number} {what} (edited?)"

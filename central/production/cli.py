@@ -100,7 +100,8 @@ def production() -> None:
 def pay_cmd(fmt: str, **kwargs) -> None:
     """Print per-member statement lines, the gang summary and the shipowner's billing lines."""
     _works, results = _compute(**kwargs)
-    click.echo(render.to_json(results) if fmt == "json" else render.to_csv(results), nl=fmt == "json")
+    click.echo(render.to_json(results) if fmt == "json" else render.to_csv(results, lang=kwargs["lang"]),
+               nl=fmt == "json")
 
 
 @production.command("import")

@@ -54,6 +54,13 @@ COLUMNS = {
     "disputes": ("gang_id", "registration", "rule"),  # optional: amount, reason
     "minimums": ("registration", "monthly_minimum"),
 }
+# the optional columns of each kind: a header column in neither tuple is refused (``file.csv:1``)
+OPTIONAL = {
+    "gang": ("holds_worked", "boarded", "minutes_worked"),
+    "tally": ("unit", "units"),
+    "interruptions": ("minutes", "start", "end", "transport"),
+    "disputes": ("amount", "reason"),
+}
 
 
 def _at_most(value: Decimal, limit: Decimal, field: str) -> Decimal:
@@ -135,9 +142,11 @@ def dispute_from_row(row: Mapping[str, str], source: str) -> tuple[str, Dispute]
 def read_rows(path: str | Path, kind: str, build: Callable[[Mapping[str, str], str], R]) -> list[R]:
     """Read a CSV file of ``kind`` (a key of ``COLUMNS``) with ``build(row, source)``.
 
-    Raises ``BadInput`` if the file is missing, not UTF-8, lacks a column, or has bad rows (every
-    bad row is listed as ``file:line``)."""
-    return build_rows(tables.read_rows(path, COLUMNS[kind]), build)
+    Raises ``BadInput`` if the file is missing, not UTF-8, lacks a column, names a column that is
+    neither in ``COLUMNS`` nor ``OPTIONAL`` (a misspelt ``holds_worked``: ``gang.csv:1``), or has
+    bad rows (every bad row is listed as ``file:line``)."""
+    known = COLUMNS[kind] + OPTIONAL.get(kind, ())
+    return build_rows(tables.read_rows(path, COLUMNS[kind], known=known), build)
 
 
 

@@ -64,7 +64,20 @@ def to_json(results: Iterable[GangResult]) -> str:
                                indent=2)
 
 
-def to_csv(results: Iterable[GangResult]) -> str:
+# the CSV's own descriptions of its summary and total rows (the statement lines come described in
+# the run's language from the engine)
+_CSV_WORDS = {
+    "pt-BR": {"summary": "mão de obra; {quotas} cotas; valor da cota {value}; toneladas {tonnes}",
+              "total": "total", "disputed": "em disputa (depositado)", "payable": "a pagar até {due}"},
+    "en": {"summary": "labour amount; {quotas} quotas; quota value {value}; tonnes {tonnes}",
+           "total": "total", "disputed": "disputed (deposited)", "payable": "payable by {due}"},
+}
+
+
+def to_csv(results: Iterable[GangResult], lang: str = "pt-BR") -> str:
+    """One row per line (``CSV_COLUMNS``); the summary and total rows described in ``lang``
+    (``pt-BR`` or ``en``, as the statement lines)."""
+    words = _CSV_WORDS.get(lang, _CSV_WORDS["pt-BR"])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -72,16 +85,17 @@ def to_csv(results: Iterable[GangResult]) -> str:
         s = r.summary
         for line in s.labour_lines:
             writer.writerow((s.gang_id, "labour", "", line.rule, line.article, line.description, money_str(line.amount)))
-        writer.writerow((s.gang_id, "summary", "", "", "", f"labour amount; {_dec(s.total_quotas)} quotas; "
-                         f"quota value {_dec(s.quota_value)}; tonnes {_dec(s.tonnes)}", money_str(s.labour_amount)))
+        summary = words["summary"].format(quotas=_dec(s.total_quotas), value=_dec(s.quota_value),
+                                          tonnes=_dec(s.tonnes))
+        writer.writerow((s.gang_id, "summary", "", "", "", summary, money_str(s.labour_amount)))
         for flag in s.flags:
             writer.writerow((s.gang_id, "flag", "", "", "", flag, ""))
         for m in r.members:
             for line in m.lines:
                 writer.writerow((s.gang_id, "member", m.registration, line.rule, line.article, line.description,
                                  money_str(line.amount)))
-            for what, amount in (("total", m.total), ("disputed (deposited)", m.disputed),
-                                 (f"payable by {iso(m.due_at)}", m.payable)):
+            for what, amount in ((words["total"], m.total), (words["disputed"], m.disputed),
+                                 (words["payable"].format(due=iso(m.due_at)), m.payable)):
                 writer.writerow((s.gang_id, "total", m.registration, "", "", what, money_str(amount)))
         for line in r.billing:
             writer.writerow((s.gang_id, "billing", "", line.rule, line.article, line.description, money_str(line.amount)))

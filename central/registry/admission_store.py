@@ -70,8 +70,10 @@ def admission_from_row(row, source: str) -> Admission:
 
 def read_admissions(path: str | Path) -> list[Admission]:
     """Read admissions.csv (``portgate.tables``); raises one ``BadInput`` naming every bad row
-    ``file:line`` (or the file: missing, not UTF-8, a header lacking a ``REQUIRED`` column)."""
-    return build_rows(tables.read_rows(path, REQUIRED), admission_from_row)
+    ``file:line`` (or the file: missing, not UTF-8, a header lacking a ``REQUIRED`` column or
+    naming a column that is neither required nor a condition's ``NAME``/``NAME_on``)."""
+    known = REQUIRED + tuple(c for name in CONDITION_NAMES for c in (name, f"{name}_on"))
+    return build_rows(tables.read_rows(path, REQUIRED, known=known), admission_from_row)
 
 
 def _stevedore_counts(session: Session) -> tuple[int, int, int]:

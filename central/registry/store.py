@@ -51,6 +51,48 @@ CARD_TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 
+# What an import says to use instead of moving an existing card (``import_refusal``): the event the
+# import's status would be, and the command that makes that move with its checks and records.
+CARD_COMMANDS: dict[str, str] = {
+    "returned": "portgate registry return-card {uid} --decision TEXT",
+    "lost": "portgate registry lost {uid}",
+    "replaced": "portgate registry replace-card {uid} --new-uid NEW",
+}
+_EVENT_TO: dict[str, str] = {"active": "returned", "lost": "lost", "confiscated": "confiscated",
+                             "replaced": "replaced"}
+
+
+def import_refusal(old: Card, new: Card) -> str | None:
+    """Why an import row ``new`` may not overwrite the registered card ``old`` (same uid), or None.
+
+    An import issues new cards and restates existing ones; it never moves a card through its
+    lifecycle (``CARD_TRANSITIONS``: a confiscated card comes back only by ``return-card``, which
+    closes its case; a replaced card never comes back), never gives a card to another registration
+    and never changes its kind. ``new == old`` is None (a re-run import is a no-op). The reason
+    names the card, its current status and the command to use."""
+    if new == old:
+        return None
+    uid, status = old.uid, old.status.value
+    if new.registration != old.registration:
+        return (f"card {uid} is {status} and held by {old.registration}: an import does not move a "
+                f"card to another registration (give {new.registration} a card with a new uid)")
+    if new.kind != old.kind:
+        return (f"card {uid} is {status} and a {old.kind.value} card: an import does not change a "
+                f"card's kind (issue a card with a new uid)")
+    event = _EVENT_TO[new.status.value]
+    if status == "replaced":
+        how = "a replaced card is never used again"
+    elif event == "confiscated":
+        how = "only a union inspector confiscates a card, at the gate (G10)"
+    elif (status, event) not in CARD_TRANSITIONS:
+        how = "not a card lifecycle move (docs/office.md)"
+    else:
+        how = "use `" + CARD_COMMANDS[event].format(uid=uid) + "`"
+        if status == "confiscated":
+            how += " (it closes the card's open case)"
+    return f"card {uid} is {status}: an import does not make it {new.status.value}; {how}"
+
+
 def worker_from_row(row) -> Worker:
     """Build a ``Worker`` from a ``workers`` row."""
     return Worker(
@@ -141,6 +183,39 @@ def transition_card(session: Session, uid: str, event: str, *, actor: str, now: 
     return changed
 
 
+def _cards_by_uid(session: Session, uids: list[str]) -> list[Card]:
+    """The registered cards among ``uids`` (queried in chunks, under SQLite's parameter limit)."""
+    found: list[Card] = []
+    for i in range(0, len(uids), 500):
+        found += [card_from_row(r) for r in session.execute(
+            select(cards).where(cards.c.uid.in_(uids[i:i + 500])))]
+    return found
+
+
+def _second_active_cards(session: Session, placed: list[tuple[str, Card]],
+                        registered: dict[str, Card]) -> list[str]:
+    """The ``file:line`` errors of new active cards whose holder already has an active card of
+    that kind (registered or on an earlier line): one active card per holder and kind, a new
+    one comes by ``replace-card``, which retires the old one."""
+    fresh = [(w, c) for w, c in placed if c.uid not in registered and c.status is CardStatus.ACTIVE]
+    if not fresh:
+        return []
+    regs = sorted({c.registration for _w, c in fresh})
+    active: dict[tuple[str, str], str] = {}
+    for i in range(0, len(regs), 500):
+        for r in session.execute(select(cards.c.uid, cards.c.kind, cards.c.registration).where(
+                cards.c.registration.in_(regs[i:i + 500]), cards.c.status == "active")):
+            active.setdefault((r.registration, r.kind), r.uid)
+    errors = []
+    for where, card in fresh:
+        other = active.setdefault((card.registration, card.kind.value), card.uid)
+        if other != card.uid:
+            errors.append(f"{where}: registration {card.registration} already has active "
+                          f"{card.kind.value} card {other}; use `portgate registry replace-card "
+                          f"{other} --new-uid {card.uid}`")
+    return errors
+
+
 def rotation_number_holder(session: Session, category: str, number: int | None,
                            registration: str) -> str | None:
     """The other worker of ``category``'s rotation list holding ``number`` (R1), or None."""
@@ -160,8 +235,13 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     a value that does not fit its column, ``central.bounds``, is a bad row too);
     a card whose registration is neither in the file nor already registered is a bad row too
     (inspector cards create an inspector), and so is a ``rotation_number`` already held by another
-    worker of the same category (in the file or the registry: one place per rotation list, R1). Raises ``BadInput`` listing every bad row; the caller
-    rolls back so nothing is half-imported. Returns counts ``{"workers": n, "cards": m}``.
+    worker of the same category (in the file or the registry: one place per rotation list, R1).
+    A row naming a registered card must restate it exactly (kept as it is, no card event): a
+    different status, holder or kind is a bad row (``import_refusal``: the lifecycle moves go
+    through ``lost``, ``return-card``, ``replace-card``), and so is a new active card whose
+    holder already has an active card of its kind (``replace-card`` issues it). Raises
+    ``BadInput`` listing every bad row; the caller rolls back so nothing is half-imported. Returns
+    the rows accepted, ``{"workers": n, "cards": m}`` (restated cards included).
     """
     now = now or utcnow()
     placed_workers = load_csv_rows(workers_csv, Worker) if workers_csv else []
@@ -170,6 +250,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     new_cards = [c for _where, c in placed_cards]
     known = {w.registration for w in new_workers}
     known |= set(session.execute(select(workers.c.registration)).scalars())
+    registered = {c.uid: c for c in _cards_by_uid(session, [c.uid for c in new_cards])}
     errors = [f"{where}: {p}" for where, worker in placed_workers for p in worker_problems(worker)]
     errors += [f"{where}: {p}" for where, card in placed_cards
                for p in bounds.problems(cards, dataclasses.asdict(card), COLUMNS[Card])]
@@ -180,6 +261,10 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
         seen[card.uid] = where
         if card.kind is not CardKind.INSPECTOR and card.registration not in known:
             errors.append(f"{where}: registration {card.registration!r} is not registered")
+        refusal = import_refusal(registered[card.uid], card) if card.uid in registered else None
+        if refusal:
+            errors.append(f"{where}: {refusal}")
+    errors += _second_active_cards(session, placed_cards, registered)
     regs: dict[str, str] = {}
     for where, worker in placed_workers:
         if worker.registration in regs:
@@ -209,6 +294,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
                 registration=worker.registration, year=worker.booklet_revalidated_year,
                 recorded_at=now, actor=actor))
     for card in new_cards:
+        if card.uid in registered:
+            continue  # the registered card as it is (import_refusal refused any difference)
         save_card(session, card, event="issued", actor=actor, now=now, detail="import")
         if card.kind is CardKind.INSPECTOR:
             _upsert(session, inspectors, {"registration": card.registration, "name": "",

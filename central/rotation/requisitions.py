@@ -4,11 +4,12 @@ Columns (header row, UTF-8): ``ref`` (optional, the requisitioner's reference; d
 ``requisitions.csv:LINE``), ``date`` (local date, YYYY-MM-DD), ``period`` (``07-13``...),
 ``operator`` (who requisitioned: the port operator / shipping agent), ``ship`` (IMO),
 ``ship_name`` (optional), ``voyage`` (``long_haul|cabotage``), ``berth`` (``berthed|anchored``),
-``gate_id``, ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
+``gate_id`` (an id the gate accepts, ``wire.topics.check_id``), ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
 ``workers`` (how many, 1 to ``MAX_WORKERS`` = 200: one post of one ship and period), ``category`` (optional; default from the function:
-``vigia_chefe`` -> ``vigia``, ``contramestre`` -> ``estivador``). Every text must fit its column
-of the ``requisitions`` table (``central.bounds``: ``post`` at most 64 characters, ``operator``
-128 ...); the escala's columns are as wide.
+``vigia_chefe`` -> ``vigia``, ``contramestre`` -> ``estivador``); and the optional
+``DETAIL_COLUMNS`` of stevedoring requisitions. Any other header column is refused. Every text
+must fit its column of the ``requisitions`` table (``central.bounds``: ``post`` at most 64
+characters, ``operator`` 128 ...); the escala's columns are as wide.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from central.rotation.schema import requisitions
 from portgate.errors import BadInput
 from portgate.records import Berth, EscalaEntry, Voyage, build_rows
 from portgate.tables import read_rows as read_table
+from wire.topics import check_id
 
 COLUMNS = ("ref", "date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id",
            "post", "function", "workers", "category")
+# the DL 2.032 art. 9 and gang-composition columns (``central.rotation.requisition_checks``)
+DETAIL_COLUMNS = ("made_at", "start_time", "cargo", "holds", "place", "unit", "units")
 MAX_WORKERS = 200  # workers per requisition: more than any post of one ship and period needs
 REQUIRED = ("date", "period", "operator", "ship", "voyage", "berth", "gate_id", "post", "function",
             "workers")
@@ -37,6 +41,7 @@ def _build(source: str):
     def build(row: Mapping[str, str]) -> Requisition:
         line["n"] += 1
         probe = EscalaEntry.from_row(dict(row) | {"registration": "-"})  # validates shared columns
+        check_id(probe.gate_id, "gate_id")  # one MQTT topic level, as the gate's own check
         operator = (row.get("operator") or "").strip()
         if not operator:
             raise BadInput("operator is required")
@@ -61,7 +66,8 @@ def _build(source: str):
 
 def load_requisitions(path: str | Path) -> list[Requisition]:
     """Read requisitions.csv. Raises ``BadInput`` naming every bad row ``file:line`` (nothing is
-    returned if any row is bad), or the missing header columns, or a missing/non-UTF-8 file."""
+    returned if any row is bad), or the missing header columns, or a header column outside
+    ``COLUMNS`` and ``DETAIL_COLUMNS`` (``requisitions.csv:1``), or a missing/non-UTF-8 file."""
     build = _build(Path(path).name)
 
     def checked(row, _where):
@@ -70,4 +76,4 @@ def load_requisitions(path: str | Path) -> list[Requisition]:
             raise BadInput(f"missing column(s) {', '.join(missing)}")
         return build(row)
 
-    return build_rows(read_table(path, REQUIRED), checked)
+    return build_rows(read_table(path, REQUIRED, known=COLUMNS + DETAIL_COLUMNS), checked)

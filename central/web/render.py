@@ -33,12 +33,15 @@ def lang_of(request: Request) -> str:
 
 
 def _local_time(tz: ZoneInfo):
-    def fmt(value, with_date: bool = False) -> str:
+    def fmt(value, with_date: bool | str = False) -> str:
+        """``value`` (aware or UTC datetime) in the port's time: ``HH:MM:SS``; ``with_date``
+        true: ``dd/mm HH:MM:SS``; ``"year"``: ``dd/mm/yyyy HH:MM:SS`` (a history spanning years)."""
         if value is None:
             return "—"
         if isinstance(value, dt.datetime):
             local = as_utc(value).astimezone(tz)
-            return local.strftime("%d/%m %H:%M:%S" if with_date else "%H:%M:%S")
+            shape = "%d/%m/%Y %H:%M:%S" if with_date == "year" else "%d/%m %H:%M:%S" if with_date else "%H:%M:%S"
+            return local.strftime(shape)
         return str(value)
 
     return fmt

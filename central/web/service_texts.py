@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from central.web.i18n import MESSAGES
+from wire.topics import ID_RULE
 
 # code: (pattern over the English reason, pt-BR template with the pattern's named groups)
 CODES: dict[str, tuple[str, str]] = {
@@ -75,6 +76,8 @@ CODES: dict[str, tuple[str, str]] = {
     "period_hours": (r"period (?P<value>'.*') has hours out of range", "período {value} tem horas fora do intervalo"),
     "missing_columns": (r"missing column\(s\) (?P<cols>.+)", "falta(m) a(s) coluna(s) {cols}"),
     "header_columns": (r"header lacks column\(s\) (?P<cols>.+)", "o cabeçalho não tem a(s) coluna(s) {cols}"),
+    "unknown_columns": (r"unknown column\(s\) (?P<cols>.+) \(the file takes (?P<known>.+)\)",
+                        "coluna(s) desconhecida(s) {cols} (o arquivo aceita {known})"),
     "nul_char": (r"contains a NUL character", "contém um caractere NUL"),
     "not_utf8": (r"file is not UTF-8", "o arquivo não é UTF-8"),
     "not_csv": (r"not a valid CSV file: (?P<detail>.*)", "não é um arquivo CSV válido: {detail}"),
@@ -88,6 +91,27 @@ CODES: dict[str, tuple[str, str]] = {
     "no_card": (r"no card with uid (?P<uid>'.*')", "nenhum cartão com o uid {uid}"),
     "card_transition": (r"card (?P<uid>\S+) is (?P<status>\w+): cannot be (?P<event>\w+)",
                         "o cartão {uid} está {status}: não pode ser {event}"),
+    # central.registry.store.import_refusal: an import row that would move a registered card
+    "card_import_status": (r"card (?P<uid>\S+) is (?P<status>\w+): an import does not make it (?P<new>\w+)",
+                           "o cartão {uid} está {status}: uma importação não o torna {new}"),
+    "card_import_use": (r"use `(?P<cmd>[^`]+)`", "use o comando `{cmd}`"),
+    "card_import_use_case": (r"use `(?P<cmd>[^`]+)` \(it closes the card's open case\)",
+                             "use o comando `{cmd}` (encerra o processo aberto do cartão)"),
+    "card_replaced_never": (r"a replaced card is never used again", "um cartão substituído nunca mais é usado"),
+    "card_inspector_only": (r"only a union inspector confiscates a card, at the gate \(G10\)",
+                            "só um fiscal do sindicato apreende um cartão, no portaló (G10)"),
+    "card_not_lifecycle": (r"not a card lifecycle move \(docs/office\.md\)",
+                           "não é uma mudança do ciclo de vida do cartão (docs/office.md)"),
+    "card_import_holder": (r"card (?P<uid>\S+) is (?P<status>\w+) and held by (?P<reg>\S+): an import does not "
+                           r"move a card to another registration \(give (?P<new>\S+) a card with a new uid\)",
+                           "o cartão {uid} está {status} e pertence a {reg}: uma importação não passa um cartão "
+                           "para outra matrícula (dê a {new} um cartão com um novo uid)"),
+    "card_import_kind": (r"card (?P<uid>\S+) is (?P<status>\w+) and a (?P<kind>\w+) card: an import does not "
+                         r"change a card's kind \(issue a card with a new uid\)",
+                         "o cartão {uid} está {status} e é do tipo {kind}: uma importação não muda o tipo de "
+                         "um cartão (emita um cartão com um novo uid)"),
+    "second_active_card": (r"registration (?P<reg>\S+) already has active (?P<kind>\w+) card (?P<other>\S+)",
+                           "a matrícula {reg} já tem o cartão ativo {other} do tipo {kind}"),
     "reg_cancelled": (r"registration (?P<reg>\S+) is cancelled", "a matrícula {reg} está cancelada"),
     "reg_already_cancelled": (r"registration (?P<reg>\S+) is already cancelled", "a matrícula {reg} já está cancelada"),
     "card_exists": (r"card (?P<uid>\S+) already exists", "o cartão {uid} já existe"),
@@ -177,6 +201,9 @@ CODES: dict[str, tuple[str, str]] = {
                       "o mês {value} está fora de {first}..{last}"),
     "date_outside": (r"date (?P<value>'.*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
                      "a data {value} está fora de {first}..{last}"),
+    "bad_id": (r"(?P<field>\w+) (?P<value>'.*') is not a valid id \(" + re.escape(ID_RULE) + r"\)",
+               "{field} {value} não é um id válido (1 a 64 caracteres A-Z a-z 0-9 _ . -, começando por letra "
+               "ou dígito)"),
     "id_chars": (r"(?P<field>\w+) (?P<value>'.*') has characters an id does not have",
                  "{field} {value} tem caracteres que um id não tem"),
     "give_reason": (r"give the reason", "informe o motivo"),
@@ -343,7 +370,15 @@ def _ineligible_pt(why: str) -> str:
     return ", ".join(words.get(part, part) for part in why.split(", "))
 
 
-_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt}}
+# a case's states and steps (central.registry.cases, R7) as the cases page names them
+_CASE_STATUS_PT = {"open": "aberto", "defended": "com defesa", "decided": "decidido", "appealed": "em recurso",
+                   "final": "encerrado"}
+_CASE_STEP_PT = {"defence": "defesa", "decide": "decisão", "appeal": "recurso",
+                 "appeal_decided": "decisão do recurso", "waive": "renúncia ao recurso",
+                 "expire": "fim do prazo de recurso"}
+_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt},
+             "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
+                           "step": lambda v: f"«{_CASE_STEP_PT.get(v, v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
 
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]

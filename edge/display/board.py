@@ -52,7 +52,12 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "inspector": ("Apresente o cartão a apreender.", "Present the card to confiscate."),
     "pass": ("Pode passar.", "May board."),
     "leave": ("Saída registrada.", "Exit recorded."),
+    "unrecorded_exit": ("Saída NÃO registrada: anote a hora e chame o supervisor.",
+                        "Exit NOT recorded: write down the time and call the supervisor."),
 }
+# what the gate's indicator said for a read it could not journal (``edge.loop.NO_JOURNAL_*``)
+UNJOURNALED_PT = {"deny": "Falha do registro (disco): entrada negada.",
+                  "exit": "Falha do registro (disco): saída NÃO registrada."}
 _RETAIN_FLAGS = {Flag.RETAIN_CARD, Flag.BORROWED_CARD, Flag.ROTATION_JUMP, Flag.DOUBLE_ASSIGNMENT}
 
 
@@ -86,6 +91,7 @@ class Shown:
     period: str | None = None
     function: str | None = None
     uid: str = ""
+    unjournaled: bool = False  # refused for a journal fault: known from the heartbeat, not the journal
 
     @property
     def colour(self) -> str:
@@ -145,6 +151,18 @@ def shown(event: Event, *, person: Person, badge: Person | None, ship_name: str 
         flags=tuple(p.flags), action_key=action_key(p), ship=d.ship if d else None,
         ship_name=ship_name, post=d.post if d else None, period=d.period if d else None,
         function=d.function if d else None, uid=p.uid,
+    )
+
+
+def shown_unjournaled(n: int, at: dt.datetime, uid: str, outcome: str, *, person: Person,
+                      tz: ZoneInfo) -> Shown:
+    """The ``Shown`` of a read the gate could not journal (``edge.heartbeat.Refused``: ``n`` its
+    number, ``at`` aware, ``outcome`` "deny" or "exit"). ``seq`` is 0: it has no journal row."""
+    outcome = "exit" if outcome == "exit" else "deny"
+    return Shown(
+        seq=0, at_local=at.astimezone(tz).strftime("%H:%M:%S"), outcome=outcome, person=person, badge=None,
+        reason_pt=UNJOURNALED_PT[outcome], rules=(), flags=(),
+        action_key="unrecorded_exit" if outcome == "exit" else "supervisor", uid=uid, unjournaled=True,
     )
 
 
@@ -219,6 +237,7 @@ class Status:
     journal_readable: bool
     inspector_left_s: int | None = None
     gate_running: bool = True
+    disk_full: bool = False  # the gate runs and refuses reads it cannot journal (heartbeat)
 
 
 def age_text(seconds: float | None) -> str:

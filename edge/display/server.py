@@ -40,8 +40,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from edge.config import GateConfig
-from edge.heartbeat import FILE, read_alive
-from edge.display.board import Board, Person, Status, age_text, is_mismatch, shown
+from edge.heartbeat import FILE, Alive, read_heartbeat
+from edge.display.board import Board, Person, Status, age_text, is_mismatch, shown, shown_unjournaled
 from edge.display.follower import JournalFollower
 from edge.display.lookup import Lookup, photo_intact
 from edge.display.texts import labels
@@ -101,6 +101,7 @@ class Display:
         self.status = Status("unknown", None, None, False, False, False, gate_running=False)
         self._changed: asyncio.Event | None = None
         self._alive_path = state / FILE
+        self._refused_seen: tuple[int | None, int] = (None, 0)  # (gate pid, last refusal number shown)
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
         env.globals["age"] = age_text
@@ -164,14 +165,32 @@ class Display:
         copies = self.lookup.copies()
         stamps = [copies.get("roster"), copies.get("escala")]
         stale = None in stamps or any(now - s > self.max_age for s in stamps if s is not None)
-        running, uplink, _since = read_alive(self._alive_path)
+        alive = read_heartbeat(self._alive_path)
+        if self.take_refused(alive):
+            self.screen_version += 1
         self.status = Status(
-            broker=uplink, outbox_depth=depth, gate_running=running,
+            broker=alive.uplink, outbox_depth=depth, gate_running=alive.gate_running,
+            disk_full=alive.gate_running and alive.disk_full,
             oldest_unsent_s=max(0.0, (now - oldest).total_seconds()) if oldest else None,
             stale=stale, clock_untrusted=self.board.last_clock_trusted is False,
             journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(time.monotonic()),
         )
         return self.status
+
+    def take_refused(self, alive: Alive) -> bool:
+        """Put on the board the reads the heartbeat says the gate refused (or let out) without
+        journaling them, those not shown yet; True when the screen changed."""
+        pid, seen = self._refused_seen
+        if alive.pid != pid:
+            seen = 0  # another gate process: its numbering starts again
+        new = [r for r in alive.refused if r.n > seen]
+        for r in new:
+            at = dt.datetime.fromtimestamp(r.at, dt.UTC)
+            self.board.add(shown_unjournaled(r.n, at, r.uid, r.outcome, person=self._person(r.registration),
+                                             tz=self.tz))
+        if alive.gate_running:
+            self._refused_seen = (alive.pid, max([seen, *(r.n for r in new)]))
+        return bool(new)
 
     def _notify(self) -> None:
         if self._changed is not None:
@@ -278,7 +297,9 @@ class Display:
             "reads": [r.seq for r in self.board.reads], "status": {
                 "broker": self.status.broker, "outbox_depth": self.status.outbox_depth,
                 "stale": self.status.stale, "clock_untrusted": self.status.clock_untrusted,
-                "inspector_left_s": self.status.inspector_left_s, "gate_running": self.status.gate_running},
+                "inspector_left_s": self.status.inspector_left_s, "gate_running": self.status.gate_running,
+                "disk_full": self.status.disk_full},
+            "unjournaled": [r.uid for r in self.board.reads if r.unjournaled],
         })
 
 

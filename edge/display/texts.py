@@ -14,6 +14,9 @@ _PT = {
     "untrusted": "NÃO SINCRONIZADO", "trusted": "ok", "no_journal": "REGISTRO DO PORTALÓ ILEGÍVEL",
     "gate_stopped": "PORTALÓ PARADO", "countdown_stopped": "contagem parada (portaló parado)",
     "screen_stale": "TELA SEM ATUALIZAÇÃO",
+    "disk_full": "FALHA DO REGISTRO (DISCO CHEIO): PORTALÓ NEGANDO ENTRADAS", "unjournaled": "falha do registro",
+    "unjournaled_deny": "Falha do registro (disco): entrada negada.",
+    "unjournaled_exit": "Falha do registro (disco): saída NÃO registrada.",
 }
 _EN = {
     "title": "Gangway", "waiting": "WAITING FOR A READ", "photo_of": "Photo of",
@@ -27,6 +30,9 @@ _EN = {
     "untrusted": "NOT SYNCHRONISED", "trusted": "ok", "no_journal": "GATE JOURNAL UNREADABLE",
     "gate_stopped": "GATE STOPPED", "countdown_stopped": "countdown stopped (gate stopped)",
     "screen_stale": "SCREEN NOT UPDATING",
+    "disk_full": "JOURNAL FAILURE (DISK FULL): GATE REFUSING ENTRIES", "unjournaled": "journal failure",
+    "unjournaled_deny": "Journal failure (disk): entry denied.",
+    "unjournaled_exit": "Journal failure (disk): exit NOT recorded.",
 }
 
 

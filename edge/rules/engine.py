@@ -109,6 +109,9 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     if card is None:  # G1, 83.611 art. 1; a partial read two cards share names neither
         twins = view.cards_sharing(uid)
         acc.fail("G1", "G1.ambiguous" if twins > 1 else "G1.unknown", uid=uid, count=twins)
+        # G8: the copy that does not know the card may be stale or empty (a quarantined store
+        # before the office resends it): the watchman and the office are told so
+        _check_data(view, now, wall, rulebook, acc)
         return acc.decision(Outcome.DENY)
     acc.card_uid = card.uid
     if collision_prone(uid):  # G1 reading: matched on 24 bits only

@@ -166,6 +166,14 @@ def test_unknown_and_malformed_uids_are_denied_and_journaled(make_loop, clock, j
     assert uids[0] == "DEADBEEF" and len(uids[1]) == 64 and uids[1].isprintable()
 
 
+def test_bytes_a_reader_could_not_decode_reach_the_watchman_as_question_marks(make_loop, clock, journal):
+    loop = make_loop()
+    [d] = loop.handle(card_read(b"\xff\xfe0A".decode("utf-8", "replace"), clock))
+    assert d.outcome is Outcome.DENY and d.rules_failed == ("G1",)
+    assert "\ufffd" not in d.message_pt and "??0A" in d.message_pt
+    assert taps(journal)[-1].payload.uid == "??0A"
+
+
 def test_an_exception_in_decide_is_shown_as_internal_failure_and_journaled(make_loop, clock, journal):
     def broken(*_a):
         raise KeyError("bug")
@@ -186,6 +194,23 @@ def test_a_journal_that_cannot_commit_shows_deny_and_admits_nobody(make_loop, cl
     [decision] = loop.handle(card_read(V001_CARD, clock))
     assert decision.outcome is Outcome.DENY and "registro" in decision.message_pt
     assert loop.indicator.shown[0][2] is None
+
+
+def test_a_read_the_journal_refused_is_handed_to_the_screen_and_a_failing_hand_off_is_harmless(
+        make_loop, clock, journal, mocker):
+    """``on_unjournaled`` (the heartbeat's ``note_refused``) gets each read shown without a journal
+    row; if it raises, the gate still shows the refusal and goes on deciding."""
+    mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
+    loop = make_loop()
+    noted = []
+    loop.on_unjournaled = lambda uid, outcome, registration: noted.append((uid, outcome, registration))
+    [decision] = loop.handle(card_read(V001_CARD, clock))
+    assert noted == [(V001_CARD, "deny", None)]
+    loop.on_unjournaled = mocker.Mock(side_effect=RuntimeError("screen record broken"))
+    clock.advance(5)
+    [again] = loop.handle(card_read("0A04A10002", clock))
+    assert again.outcome is Outcome.DENY and "registro" in again.message_pt
+    assert loop.indicator.decisions == [decision, again]
 
 
 def test_a_clock_jumping_backwards_flags_the_event_untrusted_and_still_decides(make_loop, clock, journal):

@@ -17,6 +17,8 @@ def central_toml(tmp_path: Path, broker, *, metrics_port: int = 0, user: str | N
     keys.mkdir(exist_ok=True)
     if not (keys / "g1.key").exists():
         add_gate(keys, "g1")
+    if url is None:
+        (tmp_path / "ledger.db").touch()  # an empty SQLite file: `central run` migrates it at start
     lines = [
         f'database_url = "{url or "sqlite:///" + str(tmp_path / "ledger.db")}"',
         'port = "santos"',
@@ -95,3 +97,16 @@ def test_central_unknown_key_and_open_secret(tmp_path, broker):
         assert res.returncode == 2 and "chmod 600" in res.stderr, res.stderr
         assert "$.mqtt.password_file" in res.stderr or "mqtt.pw" in res.stderr
         assert "pw\n" not in res.stderr.replace("mqtt.pw", "")
+
+
+def test_central_run_refuses_a_sqlite_ledger_file_that_does_not_exist(tmp_path, broker):
+    """A mistyped path used to become a new, empty ledger (migrations ran, the gates' events went
+    there): now one line naming the file and the command that creates a ledger, exit 2, no file."""
+    missing = tmp_path / "cfg" / "none.db"
+    cfg = central_toml(tmp_path, broker, url=f"sqlite:///{missing}")
+    res = run_cli(["central", "run", "--config", str(cfg)])
+    assert res.returncode == 2, res
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("portgate: database_url: "), res.stderr
+    assert str(missing) in lines[0] and "portgate ledger migrate" in lines[0]
+    assert not missing.exists() and not missing.parent.exists()

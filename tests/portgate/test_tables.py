@@ -130,3 +130,20 @@ def test_build_cells_names_every_bad_row_and_a_long_one(tmp_path):
         build_cells(iter_cells(path, ["a"]), build)
     assert str(info.value) == "t.csv:3: a is x\\nreally\nt.csv:4: 1 cell(s) more than the header has"
     assert build_cells(iter_cells(_write(tmp_path, "a\n1\n4\n"), ["a"]), build) == ["1", "4"]
+
+
+def test_a_column_outside_known_is_refused_naming_it_and_the_columns_the_file_takes(tmp_path):
+    path = _write(tmp_path, "a,b,directon\n1,2,in\n")
+    with pytest.raises(BadInput) as info:
+        read_rows(path, ["a"], known=("a", "b", "direction"))
+    assert str(info.value) == "t.csv:1: unknown column(s) directon (the file takes a, b, direction)"
+    with pytest.raises(BadInput, match=r"^t.csv:1: unknown column\(s\) directon "):
+        list(iter_cells(path, ("a", "b"), ["a"], known=("a", "b", "direction")))
+    with pytest.raises(BadInput, match=r"^t.csv:1: unknown column\(s\) '' "):
+        read_rows(_write(tmp_path, "a,,b\n1,2,3\n"), known=("a", "b"))
+
+
+def test_known_columns_may_be_left_out_and_without_known_any_column_is_read(tmp_path):
+    path = _write(tmp_path, "a,c\n1,2\n")
+    assert read_rows(path, ["a"], known=("a", "b", "c")) == [("t.csv:2", {"a": "1", "c": "2"})]
+    assert read_rows(path, ["a"]) == [("t.csv:2", {"a": "1", "c": "2"})]

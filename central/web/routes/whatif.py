@@ -31,14 +31,18 @@ MAX_RULEBOOK_CHARS = 200_000
 
 
 def pay_rulebook_ids() -> list[str]:
-    """Ids of the pay rulebooks shipped in ``config/rulebooks`` (files with an ``id``)."""
+    """Ids of the watchmen's pay rulebooks shipped in ``config/rulebooks``: the files that load as
+    one (``load_rulebook``). The stevedoring and dock-work rulebooks (``dl-2032-1940``...) and the
+    gate rulebook are not offered: the pay what-if would refuse them."""
     ids = []
     for path in sorted(RULEBOOKS.glob("*.toml")):
         try:
-            if "id" in tomllib.loads(path.read_text(encoding="utf-8")):
-                ids.append(path.stem)
-        except (OSError, tomllib.TOMLDecodeError):
+            if "id" not in tomllib.loads(path.read_text(encoding="utf-8")):
+                continue
+            load_rulebook(path)
+        except (OSError, tomllib.TOMLDecodeError, ConfigError, BadInput):
             continue
+        ids.append(path.stem)
     return ids
 
 

@@ -91,7 +91,7 @@ def test_a_missing_sqlite_ledger_is_a_clear_error_and_is_not_created(tmp_path, b
                       "--cards", str(cards))
     assert failed.returncode == 1, failed.stderr
     assert f"ledger database sqlite:///{missing}: file {missing} does not exist" in failed.stderr
-    assert "portgate central run" in failed.stderr and "Traceback" not in failed.stderr
+    assert "portgate ledger migrate --db URL" in failed.stderr and "Traceback" not in failed.stderr
     assert len(failed.stderr.strip().splitlines()) == 1
     assert not missing.exists() and not list(tmp_path.glob("ledger.db*"))
 

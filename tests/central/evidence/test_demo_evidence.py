@@ -148,3 +148,24 @@ def test_what_if_without_card_and_badge_changes_the_g4_decisions_and_nothing_els
     knock = next(r for r in rows if r["rules_changed"])
     assert knock["registration"] == "V008" and knock["gate_id"] == "g-nordic"
     assert set(knock["what_if"]["rules_failed"]) - set(knock["recorded"]["rules_failed"]) == {"G5"}
+
+
+@pytest.mark.parametrize("gate", ["g-nordic", "g-aurora"])
+def test_one_gate_replayed_with_its_own_rulebook_against_the_others_records_changes_nothing(demo, gate):
+    """``--gate G``: G's taps are decided again, the other gates' admits and confiscations stand and
+    reach G as the office relays them: the worker already aboard at the other ship is still refused
+    under G5 at g-nordic, the card confiscated at g-aurora still under G2."""
+    from app.demo.scenario import DEFAULT_DIR
+
+    done = cli("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
+               "--gate", gate, "--rulebook", str(demo / gate / "gate-rules.toml"),
+               "--workers", str(DEFAULT_DIR / "workers.csv"), "--cards", str(DEFAULT_DIR / "cards.csv"),
+               "--escala", str(DEFAULT_DIR / "escala.csv"))
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    summary, rows = rows[-1]["summary"], rows[:-1]
+    assert rows and {r["gate_id"] for r in rows} == {gate}
+    assert (summary["changed"], summary["rules_changed"]) == (0, 0), [r for r in rows if r["changed"] or r["rules_changed"]]
+    if gate == "g-nordic":  # the cross-gate rules the record holds are there again
+        failed = {rule for r in rows for rule in r["what_if"]["rules_failed"]}
+        assert {"G2", "G5"} <= failed

@@ -1,7 +1,8 @@
 """``portgate pay verify-slip`` against forged payslips: real PDFs from ``central.pay.payslip_pdf``
 for the ledger of ``tests.central.web.paydata`` (V017 is RULES.md P worked example 2, R$ 696,60),
-edited in their content stream with pypdf. Every printed word or figure that differs from the
-ledger's slip fails (exit 1); a drawn overlay without text is not seen (the documented limit)."""
+edited in their content stream with pypdf, or with something added that a reader shows beyond the
+content (annotations, form XObjects, actions, optional content, an appended revision). Every
+printed word or figure that differs from the ledger's slip fails (exit 1), and so does every addition."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from pypdf import PdfReader, PdfWriter
-from pypdf.generic import NameObject
+from pypdf.annotations import FreeText
+from pypdf.generic import (ArrayObject, DecodedStreamObject, DictionaryObject, NameObject, NumberObject,
+                           TextStringObject)
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -22,6 +25,7 @@ from central.ledger.migrate import upgrade_engine
 from central.ledger.tables import statements
 from central.pay.payslip import build_slips
 from central.pay.payslip_pdf import render
+from central.pay.verify_slip import page_texts
 from central.pay.statements_store import mark_paid
 from central.registry.store import import_files
 from tests.central.web.paydata import FIRST, LAST, raise_first_line, seed_pay
@@ -135,10 +139,124 @@ def test_a_slip_printed_before_payment_verifies_after_it(ledger, tmp_path):
     assert _verify(ledger, tmp_path, data) == 0
 
 
-def test_a_white_box_over_a_figure_is_not_seen(ledger, tmp_path):
-    """The documented limit: a drawing without text leaves the extracted text as the ledger's."""
+def test_a_white_box_over_a_figure_is_refused(ledger, tmp_path, capsys):
+    """A drawing without text leaves the extracted text as the ledger's; the content stream's
+    operators are the renderer's, so the added ``re f`` fails."""
     covered = _edited(_pdf(ledger, "V017"), b"\nET\n", b"\nET\nq 1 g 480 636 60 12 re f Q\n")
-    assert _verify(ledger, tmp_path, covered) == 0
+    assert "R$ 696,60" in _text(covered)
+    assert _verify(ledger, tmp_path, covered) == 1
+    assert "FAILED V017: page 1 draws what the office's slip does not" in capsys.readouterr().err
+
+
+def test_a_moved_figure_is_refused(ledger, tmp_path, capsys):
+    """Same text, same operators, a position moved (the title pushed off the page): refused."""
+    moved = _edited(_pdf(ledger, "V017"), b"1 0 0 1 51.02 790.87 Tm", b"1 0 0 1 51.02 990.87 Tm")
+    assert _verify(ledger, tmp_path, moved) == 1
+    assert "draws with Tm operands the office's slip does not use" in capsys.readouterr().err
+
+
+def _written(writer: PdfWriter) -> bytes:
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _annotated(data: bytes, *, incremental: bool = False) -> bytes:
+    """The tester's forgery: a FreeText box with another total over the slip's."""
+    writer = (PdfWriter(io.BytesIO(data), incremental=True) if incremental
+              else PdfWriter(clone_from=PdfReader(io.BytesIO(data))))
+    writer.add_annotation(0, FreeText(text="R$ 996,60", rect=(490, 630, 560, 650), background_color="ffffff"))
+    return _written(writer)
+
+
+def _form_xobject(data: bytes) -> bytes:
+    """A form XObject hiding the total, added to the page's resources and drawn by an added
+    content stream (the page's own text untouched)."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    page = writer.pages[0]
+    form = DecodedStreamObject()
+    form.set_data(b"q 1 g 480 630 80 20 re f Q")  # a white box over the total, drawn outside the page content
+    form.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
+                 NameObject("/BBox"): ArrayObject([NumberObject(0), NumberObject(0), NumberObject(600),
+                                                   NumberObject(850)]),
+                 NameObject("/Resources"): page["/Resources"]})
+    resources = page["/Resources"].get_object()
+    resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Fm9"): writer._add_object(form)})
+    drawing = DecodedStreamObject()
+    drawing.set_data(b"q /Fm9 Do Q")
+    page[NameObject("/Contents")] = ArrayObject([page.raw_get("/Contents"), writer._add_object(drawing)])
+    return _written(writer)
+
+
+def _in_catalog(key: str, value_of):
+    def forge(data: bytes) -> bytes:
+        writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+        writer._root_object[NameObject(key)] = value_of(writer)
+        return _written(writer)
+    return forge
+
+
+def _on_page(key: str, value_of):
+    def forge(data: bytes) -> bytes:
+        writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+        writer.pages[0][NameObject(key)] = value_of(writer)
+        return _written(writer)
+    return forge
+
+
+def _javascript(writer: PdfWriter):
+    return DictionaryObject({NameObject("/S"): NameObject("/JavaScript"),
+                             NameObject("/JS"): TextStringObject("app.alert('R$ 996,60')")})
+
+
+def _appended_revision(data: bytes) -> bytes:
+    """A second revision appended that changes nothing a reader shows (still not the file made)."""
+    writer = PdfWriter(io.BytesIO(data), incremental=True)
+    writer.add_metadata({"/Keywords": "revisto"})
+    return _written(writer)
+
+
+def _optional_content(writer: PdfWriter):
+    group = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/OCG"),
+                                                 NameObject("/Name"): TextStringObject("total")}))
+    return DictionaryObject({NameObject("/OCGs"): ArrayObject([group]),
+                             NameObject("/D"): DictionaryObject({NameObject("/OFF"): ArrayObject([group])})})
+
+
+ADDITIONS = [  # (what, forge(bytes) -> bytes, words of the refusal)
+    ("FreeText annotation", _annotated, "page 1 carries /Annots (annotations)"),
+    ("annotation as an incremental update", lambda d: _annotated(d, incremental=True), "2 revisions"),
+    ("second appended revision", _appended_revision, "2 revisions"),
+    ("form XObject", _form_xobject, "page 1 has resources /XObject"),
+    ("OpenAction JavaScript", _in_catalog("/OpenAction", _javascript), "catalog carries /OpenAction"),
+    ("JavaScript in Names", _in_catalog("/Names", lambda w: DictionaryObject(
+        {NameObject("/JavaScript"): DictionaryObject({NameObject("/Names"): ArrayObject(
+            [TextStringObject("x"), _javascript(w)])})})), "catalog carries /Names"),
+    ("optional content", _in_catalog("/OCProperties", _optional_content), "catalog carries /OCProperties"),
+    ("page action", _on_page("/AA", lambda w: DictionaryObject({NameObject("/O"): _javascript(w)})),
+     "page 1 carries /AA (actions)"),
+    ("crop box hiding lines", _on_page("/CropBox", lambda w: ArrayObject(
+        [NumberObject(0), NumberObject(660), NumberObject(595), NumberObject(842)])), "page 1 carries /CropBox"),
+]
+
+
+@pytest.mark.parametrize("what,forge,said", ADDITIONS, ids=[a[0] for a in ADDITIONS])
+def test_what_a_reader_shows_beyond_the_signed_content_is_refused(ledger, tmp_path, capsys, what, forge, said):
+    """Each addition leaves the extracted page text as the ledger's (the text check alone passes
+    it) and is refused on its own, naming the registration (exit 1)."""
+    data = _pdf(ledger, "V017")
+    forged = forge(data)
+    assert page_texts(PdfReader(io.BytesIO(forged))) == page_texts(PdfReader(io.BytesIO(data)))
+    assert _verify(ledger, tmp_path, forged) == 1
+    err = capsys.readouterr().err
+    assert "FAILED V017: " in err and said in err, err
+
+
+def test_a_batch_with_an_annotation_on_a_later_page_names_that_page(ledger, tmp_path, capsys):
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(_pdf(ledger))))
+    writer.add_annotation(2, FreeText(text="R$ 996,60", rect=(490, 630, 560, 650)))
+    assert _verify(ledger, tmp_path, _written(writer)) == 1
+    assert "page 3 carries /Annots" in capsys.readouterr().err
 
 
 def test_an_empty_period_slip_is_refused_as_nothing_to_verify(ledger, tmp_path, capsys):

@@ -1,6 +1,8 @@
 """The ``portgate production`` commands and the ledger import on a real SQLite file: all or nothing."""
 
+import csv
 import datetime as dt
+import io
 import json
 import shutil
 import sqlite3
@@ -77,6 +79,18 @@ def test_pay_prints_csv_with_billing_lines_under_the_dock_rulebook(files, capsys
     billing = [r for r in rows if ",billing," in r]
     # rain 30 min: 22.50 × 0.5 × 0.5 = 5.625 → 5.63 each, 11.26 ; 10% → 1.126 → 1.13
     assert [r.rsplit(",", 1)[1] for r in billing] == ["11.26", "1.13"]
+
+
+@pytest.mark.parametrize("lang,summary,totals", [
+    ("pt-BR", "mão de obra; 6.5 cotas; valor da cota ", ["total", "em disputa (depositado)", "a pagar até "]),
+    ("en", "labour amount; 6.5 quotas; quota value ", ["total", "disputed (deposited)", "payable by "]),
+])
+def test_the_csv_s_summary_and_total_rows_are_in_the_run_s_language(files, capsys, lang, summary, totals):
+    assert main(["production", "pay", *args(files, "--format", "csv", "--lang", lang)]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert [r[5] for r in rows if r[1] == "summary"][0].startswith(summary)
+    described = [r[5] for r in rows if r[1] == "total"][:3]
+    assert described[:2] == totals[:2] and described[2].startswith(totals[2])
 
 
 def test_pay_with_bad_input_exits_2_and_names_the_row(files, capsys):

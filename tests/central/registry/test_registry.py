@@ -305,3 +305,101 @@ def test_suspension_limits_from_a_missing_or_broken_file_are_one_config_error(tm
     with pytest.raises(ConfigError) as caught:
         load_suspension_limits(path)
     assert caught.value.path == str(path) and caught.value.reason.startswith(reason)
+
+
+def card_rows(db_url):
+    engine = db.make_engine(db_url)
+    with Session(engine) as s:
+        rows = {r.uid: (r.registration, r.status) for r in s.execute(select(store.cards))}
+        events = s.execute(select(func.count()).select_from(card_events)).scalar()
+    engine.dispose()
+    return rows, events
+
+
+@pytest.mark.parametrize("move, row, reason", [
+    (("lost", "1a2b3c4d"), dict(uid="1A2B3C4D", kind="control", registration="V001", status="active"),
+     "card 1A2B3C4D is lost: an import does not make it active; use "
+     "`portgate registry return-card 1A2B3C4D --decision TEXT`"),
+    (("replace-card", "1a2b3c4d", "--new-uid", "0A0B0C0D"),
+     dict(uid="1A2B3C4D", kind="control", registration="V001", status="active"),
+     "card 1A2B3C4D is replaced: an import does not make it active; a replaced card is never used again"),
+    (None, dict(uid="1A2B3C4D", kind="control", registration="V001", status="lost"),
+     "card 1A2B3C4D is active: an import does not make it lost; use `portgate registry lost 1A2B3C4D`"),
+    (None, dict(uid="1A2B3C4D", kind="control", registration="V001", status="confiscated"),
+     "card 1A2B3C4D is active: an import does not make it confiscated; only a union inspector "
+     "confiscates a card, at the gate (G10)"),
+    (None, dict(uid="1A2B3C4D", kind="control", registration="V002", status="active"),
+     "card 1A2B3C4D is active and held by V001: an import does not move a card to another "
+     "registration (give V002 a card with a new uid)"),
+    (None, dict(uid="1A2B3C4D", kind="badge", registration="V001", status="active"),
+     "card 1A2B3C4D is active and a control card: an import does not change a card's kind"),
+])
+def test_an_import_never_moves_a_registered_card_through_its_lifecycle(imported, tmp_path, capsys,
+                                                                       move, row, reason):
+    if move:
+        assert run("registry", *move, "--db", imported, "--actor", "dora") == 0
+    before = card_rows(imported), count(imported, downlink_changes), count(imported, audit_log)
+    new = dict(uid="5A5B5C5D", kind="control", registration="V003", status="active")
+    c = write_csv(tmp_path / "again.csv", CARD_COLUMNS, [new, row])
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--cards", str(c)) == 2
+    assert f"again.csv:3: {reason}" in capsys.readouterr().err
+    assert (card_rows(imported), count(imported, downlink_changes),
+            count(imported, audit_log)) == before  # the whole file refused, 5A5B5C5D not issued
+
+
+def test_a_confiscated_card_comes_back_only_by_return_card_which_closes_its_case(imported, engine,
+                                                                                tmp_path, capsys):
+    from central.registry.confiscation import record_confiscation
+    from central.registry.schema import cases
+    from tests.central.registry.test_confiscation import confiscation, event
+    with Session(engine) as s, s.begin():
+        record_confiscation(s, event(confiscation(uid="11223344", registration="V002")))
+    c = write_csv(tmp_path / "cards.csv", CARD_COLUMNS,
+                  [dict(uid="11223344", kind="control", registration="V002", status="active")])
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--cards", str(c)) == 2
+    assert ("cards.csv:2: card 11223344 is confiscated: an import does not make it active; use "
+            "`portgate registry return-card 11223344 --decision TEXT` (it closes the card's open "
+            "case)") in capsys.readouterr().err
+    with Session(engine) as s:
+        assert s.execute(select(cases.c.status)).scalars().all() == ["open"]
+        assert s.execute(select(store.cards.c.status).where(
+            store.cards.c.uid == "11223344")).scalar() == "confiscated"
+
+
+def test_reimporting_cards_as_they_are_is_a_no_op(imported, files, capsys):
+    assert run("registry", "lost", "aabbccdd", "--db", imported, "--actor", "dora") == 0
+    c = write_csv(files[1].parent / "now.csv", CARD_COLUMNS, [
+        dict(uid="1a2b3c4d", kind="control", registration="V001", status="active"),
+        dict(uid="AABBCCDD", kind="badge", registration="V001", status="lost")])
+    before = card_rows(imported), count(imported, downlink_changes)
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--cards", str(c)) == 0
+    assert "imported 0 worker(s), 2 card(s)" in capsys.readouterr().out
+    assert (card_rows(imported), count(imported, downlink_changes)) == before
+
+
+def test_a_second_active_card_of_a_kind_is_refused_naming_replace_card(imported, tmp_path, capsys):
+    assert run("registry", "replace-card", "11223344", "--new-uid", "0A04A10904", "--db", imported,
+               "--actor", "dora") == 0
+    c = write_csv(tmp_path / "cards.csv", CARD_COLUMNS, [
+        dict(uid="0A04A10905", kind="control", registration="V002", status="active"),
+        dict(uid="0A04A10906", kind="badge", registration="V003", status="active"),
+        dict(uid="0A04A10907", kind="badge", registration="V003", status="active")])
+    before = card_rows(imported)
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--cards", str(c)) == 2
+    err = capsys.readouterr().err
+    assert ("cards.csv:2: registration V002 already has active control card 0A04A10904; use "
+            "`portgate registry replace-card 0A04A10904 --new-uid 0A04A10905`") in err
+    assert "cards.csv:4: registration V003 already has active badge card 0A04A10906" in err
+    assert "cards.csv:3" not in err and card_rows(imported) == before
+
+
+def test_import_refusal_names_a_move_outside_the_lifecycle():
+    from portgate.records import Card, CardKind, CardStatus
+    old = Card("0A04A10008", CardKind.CONTROL, "V008", CardStatus.CONFISCATED)
+    lost = Card("0A04A10008", CardKind.CONTROL, "V008", CardStatus.LOST)
+    assert store.import_refusal(old, lost) == (
+        "card 0A04A10008 is confiscated: an import does not make it lost; not a card lifecycle move "
+        "(docs/office.md)")
+    assert store.import_refusal(old, old) is None

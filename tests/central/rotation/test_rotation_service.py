@@ -189,3 +189,22 @@ def test_fairness_reports_shifts_per_worker_and_distance_from_25(office, tmp_pat
     assert lines[0] == {"registration": "V001", "shifts": 1, "distance_from_target": -24}
     assert lines[-1] == {"average": round(4 / 6, 2), "spread": 1, "fairest_spread": 1,
                          "target": 25}
+
+
+@pytest.mark.parametrize("gate_id", ["g/aurora", "g+#", "", "a" * 65, "-g"])
+def test_dispatch_refuses_a_gate_id_the_gate_refuses_and_stores_nothing(office, tmp_path, capsys, gate_id):
+    path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("A1", gate_id=gate_id)])
+    assert main(["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(path),
+                 "--db", office, "--actor", "d"]) == 2
+    err = capsys.readouterr().err
+    assert "req.csv:2: gate_id" in err and len(err.strip().splitlines()) == 1, err
+    assert entries(office, capsys, "2026-03-10") == []
+
+
+@pytest.mark.parametrize("period", ["7-13", "07-1", "+7-13", "٠٧-١٣", "07 - 13", "0713"])
+def test_a_period_is_two_digits_each_side(period):
+    from portgate.records import parse_period
+    with pytest.raises(BadInput, match="is not HH-HH"):
+        parse_period(period)
+    assert parse_period("07-13") == (7, 13) and parse_period("19-01") == (19, 1)
+    assert parse_period("18-24") == (18, 24)

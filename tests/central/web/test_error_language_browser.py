@@ -96,3 +96,23 @@ def test_a_nul_in_the_address_shows_the_refusal_page_in_portuguese(office, page)
     alert = page.get_by_role("alert")
     alert.wait_for()
     assert "o endereço contém um caractere NUL" in alert.inner_text()
+
+
+def test_the_escala_form_refuses_a_gate_id_the_gate_refuses_in_portuguese(office, page):
+    from central.rotation.schema import escala
+    page.goto(office.url + "/escala?date=2026-12-02")
+    form = page.locator("#req-form")
+    form.get_by_label("Período").fill("07-13")
+    form.get_by_label("Operador").fill("Op A")
+    form.get_by_label("IMO").fill("9300001")
+    form.get_by_label("Nome").fill("MSC Aurora")
+    form.get_by_label("Portaló").fill("g/aurora")
+    form.get_by_label("Posto").fill("portalo")
+    form.get_by_role("button", name="Despachar esta requisição e publicar").click()
+    errors = page.locator("#escala-errors")
+    errors.wait_for()
+    text = errors.inner_text()
+    assert "requisição do formulário: portaló 'g/aurora' não é um id válido" in text, text
+    assert "escalado(s) e publicado(s)" not in page.content()
+    with office.engine.connect() as c:
+        assert c.execute(select(escala.c.id)).first() is None

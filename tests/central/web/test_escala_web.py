@@ -166,3 +166,21 @@ def test_the_exports_per_operator_and_per_ship(app, reg):
     assert auditor.get("/escala/export/ship", params={"date": DAY, "name": "1"}).status_code == 404
     assert auditor.get("/escala/export/nope", params={"date": DAY}).status_code == 404
     assert auditor.post("/escala/dispatch", data={"csrf_token": "x"}).status_code == 403
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("gate_id", "g/aurora", "requisição do formulário: portaló &#39;g/aurora&#39; não é um id válido "
+                            "(1 a 64 caracteres A-Z a-z 0-9 _ . -, começando por letra ou dígito)"),
+    ("gate_id", "g+#", "requisição do formulário: portaló &#39;g+#&#39; não é um id válido"),
+    ("period", "7-13", "requisição do formulário: período &#39;7-13&#39; não é HH-HH (ex.: 19-01)"),
+])
+def test_the_form_refuses_a_gate_id_the_gate_refuses_and_a_period_not_hh_hh(app, reg, field, value, says):
+    c, token = logged_in(app, "office")
+    form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "Op A", "ship": "9300001",
+            "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
+            "post": "portalo", "function": "vigia", "workers": "1"} | {field: value}
+    r = c.post("/escala/dispatch", data=form)
+    assert r.status_code == 400 and "escalado(s) e publicado(s)" not in r.text
+    errors = r.text.split('id="escala-errors"')[1].split("</div>")[0]
+    assert says in errors, errors
+    assert _n(reg, escala) == 0 and _n(reg, downlink_changes, downlink_changes.c.kind == "escala") == 0

@@ -28,14 +28,19 @@ def office(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(office):
-    with launch_chromium() as browser:
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-        pg = context.new_page()
-        pg.set_default_timeout(20_000)
-        log_in(pg, office)
-        yield pg
-        context.close()
+def browser():
+    with launch_chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def page(office, browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    log_in(pg, office)
+    yield pg
+    context.close()
 
 
 def test_search_by_a_card_uid_in_decimal10_form(office, page):
@@ -168,3 +173,26 @@ def test_the_report_charts_render_in_the_browser(paid_ledger, page):
         img.scroll_into_view_if_needed()
         page.wait_for_function("img => img.complete", arg=img.element_handle())
         assert img.evaluate("img => img.naturalWidth") == 760, img.get_attribute("src")
+
+
+PHONE_PAGES = ("/", "/workers", "/workers/V001", "/escala", "/pay", "/whatif", "/reports", "/flags", "/cases")
+
+
+def test_the_office_pages_fit_a_phone_without_scrolling_sideways(office, browser):
+    """At 390 px (a phone on the quay) no office page is wider than the screen: the forms' fields
+    wrap under each other instead of running off to the right."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        log_in(pg, office)
+        wide = {}
+        for path in PHONE_PAGES:
+            pg.goto(office.url + path)
+            width = pg.evaluate("() => document.documentElement.scrollWidth")
+            if width > 390:
+                wide[path] = (width, pg.evaluate("""() => [...document.querySelectorAll('form, input, select')]
+                    .filter(el => el.getBoundingClientRect().right > 391).map(el => el.id || el.tagName)"""))
+    finally:
+        context.close()
+    assert wide == {}, wide

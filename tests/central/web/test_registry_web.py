@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,7 @@ def test_the_worker_page_shows_validity_cards_and_record(app, registry):
     r = c.get("/workers/V001")
     assert r.status_code == 200
     assert "0A04A10001" in r.text and "issued" in r.text
+    assert re.search(r"issued \d\d/\d\d/\d{4} \d\d:\d\d:\d\d", r.text)  # a card's history spans years
     assert "01/06/2025" in r.text and "24 meses para vigia" in r.text
     assert c.get("/workers/NOPE").status_code == 404
 
@@ -290,3 +292,50 @@ def test_a_photo_upload_without_a_photos_directory_says_so(app, registry):
     c, token = logged_in(app, "office")
     r = c.post("/workers/V001/photo", data={"csrf_token": token}, files={"photo": ("me.png", _picture("PNG", noise=False))})
     assert r.status_code == 400 and "photos_dir" in r.text
+
+
+def test_an_upload_does_not_bring_a_confiscated_card_back_and_says_so_in_portuguese(app, registry):
+    from central.registry.confiscation import record_confiscation
+    from central.registry.schema import card_events, cases
+    from tests.central.registry.test_confiscation import confiscation, event
+    with Session(registry) as s, s.begin():
+        record_confiscation(s, event(confiscation(uid="0A04A10008", registration="V008")))
+    c, token = logged_in(app, "office")
+    cards_csv = ("uid,kind,registration,status\n0A04A10001,control,V001,active\n"
+                 "0A04A10008,control,V008,active\n0A04A10002,control,V001,active\n")
+    before = (_count(registry, card_events), _count(registry, downlink_changes), _count(registry, audit_log))
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"cards": ("cards.csv", cards_csv.encode())})
+    assert r.status_code == 400
+    assert ("cards.csv:3: o cartão 0A04A10008 está confiscated: uma importação não o torna active; use o comando "
+            "`portgate registry return-card 0A04A10008 --decision TEXT` (encerra o processo aberto do cartão)") in r.text
+    assert ("cards.csv:4: o cartão 0A04A10002 está active e pertence a V002: uma importação não passa um "
+            "cartão para outra matrícula (dê a V001 um cartão com um novo uid)") in r.text
+    assert (_count(registry, card_events), _count(registry, downlink_changes), _count(registry, audit_log)) == before
+    with registry.connect() as conn:
+        assert conn.execute(select(cases.c.status)).scalars().all() == ["open"]
+        assert conn.execute(select(cards.c.registration).where(cards.c.uid == "0A04A10002")).scalar() == "V002"
+
+
+def test_an_upload_with_an_unknown_column_names_it_in_portuguese_and_writes_nothing(app, registry):
+    c, token = logged_in(app, "office")
+    w = ("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+         "booklet_revalidated_year,rotation_numbr\nN011,Nova,vigia,active,,,2026-01-10,,90\n")
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"workers": ("w.csv", w.encode())})
+    assert r.status_code == 400
+    assert "w.csv:1: coluna(s) desconhecida(s) rotation_numbr (o arquivo aceita registration, name" in r.text
+    ships = ("ship,ship_name,voyage,berth,gate_id,arrival,departure,obs\n"
+             "9300009,Nova,long_haul,berthed,g1,2026-03-15T06:00:00-03:00,,x\n")
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"ships": ("ships.csv", ships.encode())})
+    assert r.status_code == 400 and "ships.csv:1: coluna(s) desconhecida(s) obs" in r.text
+    assert _count(registry, workers, workers.c.registration == "N011") == 0
+
+
+def test_a_ships_upload_refuses_a_gate_id_the_gate_refuses(app, registry):
+    from central.calls.schema import ship_calls
+    c, token = logged_in(app, "office")
+    ships = ("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+             "9300009,Nova,long_haul,berthed,g/x#,2026-03-15T06:00:00-03:00,\n")
+    r = c.post("/workers/upload", data={"csrf_token": token}, files={"ships": ("ships.csv", ships.encode())})
+    assert r.status_code == 400
+    assert "ships.csv:2: portaló: portaló (gate_id) &#39;g/x#&#39; não é um id válido" in r.text, r.text
+    assert _count(registry, ship_calls) == 0

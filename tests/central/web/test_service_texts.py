@@ -57,6 +57,7 @@ SAMPLES = {
     "period_hours": "period '25-07' has hours out of range",
     "missing_columns": "missing column(s) name, category",
     "header_columns": "header lacks column(s) registration",
+    "unknown_columns": "unknown column(s) rotation_numbr (the file takes registration, name, rotation_number)",
     "nul_char": "contains a NUL character",
     "not_utf8": "file is not UTF-8",
     "not_csv": "not a valid CSV file: unexpected end of data",
@@ -68,6 +69,18 @@ SAMPLES = {
     "no_worker": "no worker with registration 'V999'",
     "no_card": "no card with uid 'FF00'",
     "card_transition": "card 0A04A10001 is replaced: cannot be lost",
+    "card_import_status": "card 0A04A10008 is confiscated: an import does not make it active",
+    "card_import_use": "use `portgate registry lost 0A04A10001`",
+    "card_import_use_case": ("use `portgate registry return-card 0A04A10008 --decision TEXT` "
+                             "(it closes the card's open case)"),
+    "card_replaced_never": "a replaced card is never used again",
+    "card_inspector_only": "only a union inspector confiscates a card, at the gate (G10)",
+    "card_not_lifecycle": "not a card lifecycle move (docs/office.md)",
+    "card_import_holder": ("card 0A04A10001 is active and held by V001: an import does not move a card "
+                           "to another registration (give V002 a card with a new uid)"),
+    "card_import_kind": ("card 0A04A10001 is active and a control card: an import does not change a "
+                         "card's kind (issue a card with a new uid)"),
+    "second_active_card": "registration V004 already has active control card 0A04A10904",
     "reg_cancelled": "registration V001 is cancelled",
     "reg_already_cancelled": "registration V001 is already cancelled",
     "card_exists": "card 0A04A10001 already exists",
@@ -127,6 +140,7 @@ SAMPLES = {
     "id_number": "entry id is a number",
     "month_format": "month '2026-13' is not YYYY-MM",
     "date_outside": "date '1900-01-01' is outside 2000-01-01..2100-12-31",
+    "bad_id": "gate_id 'g/aurora' is not a valid id (1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit)",
     "id_chars": "gate 'g a' has characters an id does not have",
     "give_reason": "give the reason",
     "pay_rulebook_listed": "choose one of the listed pay rulebooks",
@@ -310,3 +324,14 @@ def test_upload_photo_and_pay_refusals_come_out_in_portuguese(engine, tmp_path):
         pt = localize("pt", text)
         ours = re.sub(r"\(cannot identify image file .*\)", "", pt)  # Pillow's own words, kept as detail
         assert not ENGLISH.search(ours) and pt != text, (text, pt)
+
+
+@pytest.mark.parametrize("english,pt", [
+    ("case 1 is decided: cannot take step decide", "o processo 1 está decidido: não pode ter o passo «decisão»"),
+    ("case 7 is final: cannot take step appeal", "o processo 7 está encerrado: não pode ter o passo «recurso»"),
+    ("case 2 is open: cannot take step appeal_decided",
+     "o processo 2 está aberto: não pode ter o passo «decisão do recurso»"),
+])
+def test_a_case_s_state_and_step_read_in_portuguese(english, pt):
+    assert localize("pt", english) == pt
+    assert localize("en", english) == english

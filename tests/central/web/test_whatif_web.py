@@ -48,6 +48,19 @@ def test_a_pay_what_if_with_a_rulebook_not_listed_or_a_reversed_period_is_refuse
     assert r.status_code == 400 and "o período termina antes de começar" in r.text
 
 
+def test_only_watchmen_pay_rulebooks_are_offered_and_others_are_refused_without_a_path(app):
+    """The stevedoring and dock-work rulebooks are not watchmen's pay tables: the page does not
+    offer them, and one posted anyway is refused as unlisted, naming no file on the server."""
+    c, csrf = logged_in(app, "office")
+    page = c.get("/whatif").text
+    assert '<option value="decreto-83611-1979"' in page
+    assert 'value="dl-2032-1940"' not in page and 'value="dl-3844-1941"' not in page
+    r = c.post("/whatif/pay", data={"csrf_token": csrf, "from": "2026-03-01", "to": "2026-03-31",
+                                    "rulebook": "dl-2032-1940"})
+    assert r.status_code == 400 and "escolha uma das tabelas de pagamento listadas" in r.text
+    assert "config/rulebooks" not in r.text and ".toml" not in r.text
+
+
 def test_an_empty_period_computes_nothing_and_says_nothing_stored(app):
     c, csrf = logged_in(app, "auditor")
     r = c.post("/whatif/pay", data={"csrf_token": csrf, "from": "2026-03-01", "to": "2026-03-02",

@@ -224,3 +224,23 @@ def test_a_photo_whose_bytes_no_longer_match_its_hash_is_never_shown(gate, page)
     body = page.request.get(gate.url + src.lstrip("/"))
     assert body.ok and body.body() != b"\xff\xd8 tampered"
     assert body.headers["content-type"].startswith("image/svg+xml")  # the placeholder
+
+
+def test_on_a_phone_held_upright_the_words_name_and_reason_fit_the_width(gate, browser) -> None:
+    """A supervisor may open the screen on a phone (390 x 844): nothing is cut at the right edge
+    and the page does not scroll sideways; the recent reads move below the current one."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(gate.url)
+        gate.pair("0B0B03BADE", "0A04A10003")  # a denial: words, reason, rules and action
+        tap = gate.wait_taps(1)[-1]
+        _wait_current(page, tap.seq)
+        cut = page.evaluate("""() => [...document.querySelectorAll('#now .words, #now .name, #now .reason, #now .action')]
+            .filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > 391)
+            .map(el => el.className + ': ' + el.textContent.trim())""")
+        assert cut == []
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        now_box, history_box = (page.locator(sel).bounding_box() for sel in ("#now", "#history"))
+        assert history_box["y"] >= now_box["y"] + now_box["height"] - 1
+    finally:
+        page.close()

@@ -355,6 +355,22 @@ def test_g8_never_blocks_an_exit(port):
     assert d.outcome is Outcome.EXIT and Flag.CLOCK_UNTRUSTED in d.flags
 
 
+def test_g8_an_unknown_card_on_a_stale_or_empty_copy_is_flagged_stale(port):
+    """A copy that does not know the card may be out of date or empty (a quarantined store): the
+    G1 denial says so, for the watchman and for the office (docs/gate.md)."""
+    d = port.read("DEADBEEF", local(7), updated_at=None)
+    assert (d.outcome, d.rules_failed, d.flags) == (Outcome.DENY, ("G1", "G8"), (Flag.STALE_DATA,))
+    assert d.message_pt == "NEGADO — cartão desconhecido (DEADBEEF); dados locais desatualizados. [G1, G8]"
+    d = port.read("DEADBEEF", local(7), trusted=False,
+                  updated_at=local(7) - dt.timedelta(hours=30))
+    assert d.rules_failed == ("G1", "G8") and d.flags == (Flag.STALE_DATA, Flag.CLOCK_UNTRUSTED)
+
+
+def test_g8_an_unknown_card_on_a_fresh_copy_is_g1_alone(port):
+    d = port.read("DEADBEEF", local(7), updated_at=local(7) - dt.timedelta(hours=1))
+    assert (d.rules_failed, d.flags) == (("G1",), ())
+
+
 # --- G9 -------------------------------------------------------------------------------------
 def test_g9_read_with_open_shift_here_is_an_exit_and_closes_it(port):
     uid = port.worker("1001")

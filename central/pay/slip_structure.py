@@ -1,0 +1,142 @@
+"""What a payslip PDF may hold besides its text: exactly what ``central.pay.payslip_pdf`` writes.
+
+A PDF reader shows more than a page's content stream: annotations (``/Annots``: a FreeText box
+over a total), form XObjects, optional content, actions (``/OpenAction``, ``/AA``, JavaScript in
+``/Names``), forms (``/AcroForm``), a crop box on the page tree, and a later revision appended to
+the file (an incremental update) that replaces any object. The text comparison of
+``central.pay.verify_slip`` sees none of these, so :func:`additions` compares the structure of the
+PDF under verification with the structure of the PDF the ledger renders now (same renderer):
+
+- one revision: the file holds one ``startxref`` (an incremental update appends another);
+- the document catalog, the page tree nodes and the document info hold the keys the renderer
+  writes, the catalog's values and the title are the renderer's;
+- each page holds the keys the renderer writes (no ``/Annots``, ``/AA``, ``/Group``, ...), the same
+  media box, rotation and transition, resources of the same kinds with the same font and
+  XObject names (none added), and one content stream as the renderer writes;
+- each page's content stream is the renderer's operator for operator (no drawing added: a white
+  box over a figure is an ``re f`` the renderer never writes), and every operand but the shown
+  strings is the renderer's (colours, positions, fonts, transforms); the strings themselves are
+  the text ``verify_slip`` compares.
+
+Not compared: the glyph programs inside the embedded DejaVu subsets (a font edited so that one
+digit draws as another) and bytes after the last ``%%EOF`` (no reader shows them).
+"""
+
+from __future__ import annotations
+
+from pypdf import PdfReader
+from pypdf.generic import ContentStream
+
+_SHOWN = {b"Tj", b"TJ", b"'", b'"'}  # the strings of these are compared as text by verify_slip
+_PAGE_VALUES = ("/MediaBox", "/Rotate", "/Trans", "/CropBox", "/BleedBox", "/TrimBox", "/ArtBox")
+_NAMED_RESOURCES = ("/Font", "/XObject", "/ExtGState", "/Properties", "/Pattern", "/Shading", "/ColorSpace")
+
+
+def revisions(data: bytes) -> int:
+    """How many revisions the PDF bytes hold: its ``startxref`` keywords (the renderer writes one,
+    each incremental update appends one)."""
+    return data.count(b"startxref")
+
+
+def _keys(obj) -> set[str]:
+    return {str(k) for k in obj.get_object().keys()} if obj is not None else set()
+
+
+def _plain(value):
+    """``value`` resolved and made comparable (indirect references followed, PDF objects made
+    Python lists, dicts, numbers and strings)."""
+    value = value.get_object() if hasattr(value, "get_object") else value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items() if str(k) != "/Parent"}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _tree_nodes(node):
+    """The intermediate nodes of the page tree under ``node`` (``/Type /Pages``), ``node`` first."""
+    node = node.get_object()
+    yield node
+    for kid in node.get("/Kids", []):
+        kid = kid.get_object()
+        if kid.get("/Type") == "/Pages":
+            yield from _tree_nodes(kid)
+
+
+def _document(got: PdfReader, want: PdfReader) -> str | None:
+    """What the document level of ``got`` holds that ``want`` does not, or None."""
+    got_root, want_root = got.trailer["/Root"].get_object(), want.trailer["/Root"].get_object()
+    extra = sorted(_keys(got_root) - _keys(want_root))
+    if extra:
+        return f"the document catalog carries {', '.join(extra)}, which the office never writes"
+    for key in sorted(_keys(want_root) - {"/Pages"}):
+        if _plain(got_root.get(key)) != _plain(want_root.get(key)):
+            return f"the document catalog's {key} is not the office's"
+    for node in _tree_nodes(got_root["/Pages"]):
+        extra = sorted(_keys(node) - {"/Type", "/Kids", "/Count", "/Parent"})
+        if extra:
+            return f"the page tree carries {', '.join(extra)}, which the office never writes"
+    got_info, want_info = got.trailer.get("/Info"), want.trailer.get("/Info")
+    extra = sorted(_keys(got_info) - _keys(want_info))
+    if extra:
+        return f"the document information carries {', '.join(extra)}, which the office never writes"
+    if _plain(got_info.get("/Title") if got_info else None) != _plain(want_info.get("/Title")):
+        return "the document title is not the office's"
+    return None
+
+
+def _operations(page, reader: PdfReader) -> list[tuple[bytes, list]]:
+    contents = page.get_contents()
+    if contents is None:
+        return []
+    return [(op, [] if op in _SHOWN else _plain(operands))
+            for operands, op in ContentStream(contents, reader).operations]
+
+
+def _page(got, want, got_reader: PdfReader, want_reader: PdfReader) -> str | None:
+    """What page ``got`` holds that the renderer's page ``want`` does not, or None."""
+    extra = sorted(_keys(got) - _keys(want) - {"/Parent"})
+    if extra:
+        kinds = {"/Annots": "annotations", "/AA": "actions", "/Group": "a transparency group"}
+        said = ", ".join(f"{k} ({kinds[k]})" if k in kinds else k for k in extra)
+        return f"carries {said}, which the office never writes: a reader shows what the slip does not say"
+    for key in _PAGE_VALUES:
+        if _plain(got.get(key)) != _plain(want.get(key)):
+            return f"has a {key} that is not the office's"
+    got_res, want_res = got.get("/Resources"), want.get("/Resources")
+    extra = sorted(_keys(got_res) - _keys(want_res))
+    if extra:
+        return f"has resources {', '.join(extra)}, which the office never writes"
+    for kind in _NAMED_RESOURCES:
+        added = sorted(_keys(got_res.get_object().get(kind)) - _keys(want_res.get_object().get(kind)))
+        if added:
+            return f"has {kind} {', '.join(added)}, which the office never writes"
+    got_streams, want_streams = got.get("/Contents"), want.get("/Contents")
+    count = lambda c: len(c.get_object()) if isinstance(c.get_object(), list) else int(c is not None)  # noqa: E731
+    if count(got_streams) != count(want_streams):
+        return "has content streams added or removed"
+    got_ops, want_ops = _operations(got, got_reader), _operations(want, want_reader)
+    if [op for op, _ in got_ops] != [op for op, _ in want_ops]:
+        return "draws what the office's slip does not (operators added, removed or reordered)"
+    for (op, operands), (_op, wanted) in zip(got_ops, want_ops):
+        if operands != wanted:
+            return f"draws with {op.decode(errors='replace')} operands the office's slip does not use"
+    return None
+
+
+def additions(data: bytes, got: PdfReader, want: PdfReader) -> tuple[int | None, str] | None:
+    """The first thing the PDF ``got`` (its bytes ``data``) holds beyond the renderer's ``want``:
+    ``(None, what)`` for the document, ``(page number from 1, what)`` for a page; None when its
+    structure is the renderer's. Pages are compared pairwise; the caller checks the page count.
+    pypdf's ``PdfReadError`` for a damaged object propagates."""
+    if revisions(data) != 1:
+        return None, (f"the file holds {revisions(data)} revisions (an update appended after it was "
+                      "made replaces what a reader shows)")
+    found = _document(got, want)
+    if found:
+        return None, found
+    for number, (page, wanted) in enumerate(zip(got.pages, want.pages), start=1):
+        found = _page(page, wanted, got, want)
+        if found:
+            return number, found
+    return None
