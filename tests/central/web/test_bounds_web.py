@@ -64,7 +64,7 @@ def test_an_edit_with_a_value_that_does_not_fit_is_refused_in_pt(app, registry, 
 
 @pytest.mark.parametrize("field, value, words", [
     ("post", "p" * 100, "posto tem mais de 64 caracteres (100)"),
-    ("gate_id", "g" * 100, "portaló tem mais de 64 caracteres (100)"),
+    ("gate_id", "g" * 100, f"portaló &#39;{'g' * 100}&#39; não é um id válido (1 a 64 caracteres"),
     ("operator", "o" * 200, "operador tem mais de 128 caracteres (200)"),
 ])
 def test_an_escala_form_with_a_long_value_is_refused_in_pt(app, registry, field, value, words):
