@@ -103,13 +103,21 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     # gate's screen included, about 12 MB).
     sa_exc = sys.modules.get("sqlalchemy.exc")
     if sa_exc is not None:
-        errors.append(sa_exc.ArgumentError)
+        errors += [sa_exc.ArgumentError, sa_exc.DataError]
     return tuple(errors)
 
 
 def _describe(exc: BaseException) -> str:
+    """One line for an error met at the boundary. The commands check sizes and ranges where values
+    enter (``central.bounds``, the day ranges); a value that still escapes them reads as out of range
+    with the driver's first line, and the transaction it was in has been rolled back."""
     if isinstance(exc, OSError) and exc.filename:
         return f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, OverflowError):
+        return f"a number or date is out of range ({exc}); nothing was written"
+    if type(exc).__name__ == "DataError":  # sqlalchemy.exc.DataError: the database refused a value
+        first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()[0]
+        return f"the database refused a value (too long or out of range: {first}); nothing was written"
     return f"{type(exc).__name__}: {exc}"
 
 

@@ -343,9 +343,10 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
     from central.pay.statements_store import mark_paid  # lazy: CLI start-up
 
-    paid_at = _at(at)
+    now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
+    paid_at = time_arg(at, "--at") if at else now
     _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
-                                                             actor=f"cli:{_login()}"))
+                                                             now=now, actor=f"cli:{_login()}"))
     click.echo(f"{len(statement_ids)} statement(s) marked paid")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import msgspec
 from sqlalchemy import select, update
@@ -175,7 +176,7 @@ def _payment_states(conn, ids: list[str]) -> dict:
     found = conn.execute(select(statements.c.statement_id, statements.c.paid_at,
                                 statements.c.hold_reason, statements.c.hold_released_at,
                                 statements.c.superseded_by, statements.c.shift_id,
-                                statements.c.total_cents)
+                                statements.c.total_cents, statements.c.work_day)
                          .where(statements.c.statement_id.in_(ids))).mappings().all()
     return {r["statement_id"]: r for r in found}
 
@@ -192,17 +193,28 @@ def ids_given(ids: list[str]) -> None:
 
 #: ``statements.paid_ref`` holds at most this many characters; a longer reference is refused, not cut.
 MAX_PAID_REF = 128
+#: How far ahead of the office's clock a payment may be dated (a transfer booked for tomorrow).
+PAID_AHEAD = dt.timedelta(days=1)
+#: The port's time zone when the caller names none (a payment's date against the work day).
+PORT_TZ = ZoneInfo("America/Sao_Paulo")
 
 
 def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None = None, *,
-              actor: str = "unknown") -> None:
-    """Mark statements paid at ``at`` with the payment reference ``ref`` (at most ``MAX_PAID_REF``
-    characters). Raises ``BadInput`` for a longer ``ref``, an empty id (``ids_given``), and naming ids that do not exist, are
-    already paid, are superseded by a newer version, or are on hold for review (RULES.md P;
-    nothing is changed then). The payment is also recorded, in the same transaction, as one
-    ``pay.mark_paid`` audit row naming ``actor`` (``central.pay.payments.record_payment``)."""
+              now: dt.datetime, actor: str = "unknown", tz: ZoneInfo = PORT_TZ) -> None:
+    """Mark statements paid at ``at`` (aware) with the payment reference ``ref`` (at most
+    ``MAX_PAID_REF`` characters). ``now`` is the office's clock, read by the caller (the CLI, the
+    web application): a payment more than ``PAID_AHEAD`` (a day) after ``now`` is refused, and so
+    is one whose local date in the port's time zone ``tz`` is before a statement's work day.
+    Raises ``BadInput`` for those, a longer ``ref``, an empty id (``ids_given``), and naming ids
+    that do not exist, are already paid, are superseded by a newer version, or are on hold for
+    review (RULES.md P; nothing is changed then). The payment is also recorded, in the same
+    transaction, as one ``pay.mark_paid`` audit row naming ``actor``
+    (``central.pay.payments.record_payment``)."""
     if ref is not None and len(ref) > MAX_PAID_REF:
         raise BadInput(f"the payment reference has {len(ref)} characters (at most {MAX_PAID_REF})", where="ref")
+    if at > now + PAID_AHEAD:
+        raise BadInput(f"the payment time {at.astimezone(tz).isoformat()} is more than a day after now "
+                       f"({now.astimezone(tz).isoformat(timespec='seconds')})", where="--at")
     ids_given(ids)
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
@@ -212,6 +224,11 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
                  and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
         held = [i for i in ids if i in rows and rows[i]["paid_at"] is None
                 and not rows[i]["superseded_by"] and _on_hold(rows[i])]
+        paid_day = at.astimezone(tz).date()
+        early = [f"{i} ({rows[i]['work_day']})" for i in ids if i in rows and rows[i]["work_day"] > paid_day]
+        if early:
+            raise BadInput(f"the payment date {paid_day} is before the work day of {', '.join(early)}",
+                           where="--at")
         if unknown or already or stale or held:
             parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
                 [f"already paid: {', '.join(already)}"] if already else []) + (

@@ -40,6 +40,11 @@ from portgate.records import build_rows, parse_period, period_bounds
 
 R = TypeVar("R")
 SIXTY = Decimal(60)
+#: The most a tariff (R$ per t or unit) and a tally quantity (t or units of one gang and period)
+#: may be: far above any port's table or any ship's hold, and low enough that every amount fits
+#: the ledger's cents (``BigInteger``) and the money arithmetic (28 significant digits).
+MAX_TARIFF = Decimal(1_000_000)
+MAX_QUANTITY = Decimal(1_000_000)
 
 COLUMNS = {
     "tariffs": ("cargo_class", "unit", "labour_tariff", "effective_from"),
@@ -58,12 +63,20 @@ OPTIONAL = {
 }
 
 
+def _at_most(value: Decimal, limit: Decimal, field: str) -> Decimal:
+    """``value``, or ``BadInput`` naming ``field`` when it is more than ``limit``."""
+    if value > limit:
+        raise BadInput(f"{field} {value} is more than {limit}")
+    return value
+
+
 def tariff_from_row(row: Mapping[str, str], source: str) -> Tariff:
     unit = cells.required(row.get("unit"), "unit")
     if unit not in ("t", "unit"):
         raise BadInput(f"unit {unit!r} is not t|unit")
+    tariff = _at_most(cells.decimal(row.get("labour_tariff"), "labour_tariff"), MAX_TARIFF, "labour_tariff")
     return Tariff(cargo_class=cells.required(row.get("cargo_class"), "cargo_class"), unit=unit,  # type: ignore[arg-type]
-                  labour_tariff=cells.decimal(row.get("labour_tariff"), "labour_tariff"),
+                  labour_tariff=tariff,
                   effective_from=cells.date(row.get("effective_from"), "effective_from"), source=source)
 
 
@@ -91,7 +104,8 @@ def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str,
     if units < 1:
         raise BadInput(f"units must be at least 1, not {units}")
     return key, TallyRow(cargo_class=cells.required(row.get("cargo_class"), "cargo_class"),
-                         quantity=cells.decimal(row.get("quantity"), "quantity", places=3), source=source, unit=unit, units=units)
+                         quantity=_at_most(cells.decimal(row.get("quantity"), "quantity", places=3), MAX_QUANTITY,
+                                           "quantity"), source=source, unit=unit, units=units)
 
 
 def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Interruption]:
@@ -162,7 +176,8 @@ def assemble(members: Iterable[tuple[str, Member]],
     ``service_end`` is the end of the gang's period on its date in the port's time zone ``tz``.
     Raises ``BadInput`` naming every row that does not fit: a tally for a gang with no members or
     nobody who boarded, tally rows of one gang on different ships/dates/periods, members, waits or
-    disputes for a gang with no tally, a registration twice in one gang."""
+    disputes for a gang with no tally, a registration twice in one gang, an interruption longer than
+    the gang's period or interruptions adding up to more (``period_minutes``: 360 for ``07-13``)."""
     zone = ZoneInfo(tz) if isinstance(tz, str) else tz
     errors: list[str] = []
     heads: dict[str, tuple[str, dt.date, str, str]] = {}
@@ -194,8 +209,17 @@ def assemble(members: Iterable[tuple[str, Member]],
     for gang, stop in interruptions:
         if gang not in heads:
             errors.append(f"{stop.source}: gang {gang} has no row in the tally")
-        else:
-            stops[gang].append(stop)
+            continue
+        _ship, day, period, _source = heads[gang]
+        length = period_minutes(day, period, zone)
+        so_far = sum((s.minutes for s in stops[gang] if s.minutes <= length), Decimal(0)) + stop.minutes
+        if stop.minutes > length:
+            errors.append(f"{stop.source}: minutes {stop.minutes} is longer than gang {gang}'s period "
+                          f"{period} ({length} min)")
+        elif so_far > length:
+            errors.append(f"{stop.source}: gang {gang}'s interruptions add up to {so_far} min, longer "
+                          f"than its period {period} ({length} min)")
+        stops[gang].append(stop)
     doubts: dict[str, list[Dispute]] = {g: [] for g in heads}
     for gang, dispute in disputes:
         if gang not in heads:
@@ -213,6 +237,14 @@ def assemble(members: Iterable[tuple[str, Member]],
                               disputes=tuple(doubts[gang]),
                               unit=named[0].unit if named else None, units=named[0].units if named else 1))
     return works
+
+
+def period_minutes(day: dt.date, period: str, zone: ZoneInfo) -> Decimal:
+    """Length in minutes of ``period`` begun on local ``day`` (``07-13``: 360; a period across a
+    daylight-saving change is an hour longer or shorter): the most minutes an interruption of the
+    gang can last (E4, E5, E7, E8 are paid for time within the period)."""
+    start, end = period_bounds(day, period, zone)
+    return Decimal((end - start) // dt.timedelta(seconds=1)) / SIXTY
 
 
 def period_end(day: dt.date, period: str, zone: ZoneInfo) -> dt.datetime:

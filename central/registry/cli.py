@@ -18,10 +18,11 @@ import json
 import click
 from sqlalchemy.orm import Session
 
-from central import db
-from central.cli_args import database_arg, db_url_arg
+from central import bounds, db
+from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg
 from central.registry import confiscation, store
 from central.registry.changes import body
+from central.registry.schema import audit_log
 from portgate.uid import canonical_uid
 
 @contextlib.contextmanager
@@ -51,6 +52,14 @@ def _login_name() -> str:
         return "unknown"
 
 
+def _actor(_ctx, _param, value):
+    """Click callback: the actor fits the audit log's ``actor`` column (``central.bounds``)."""
+    problem = bounds.problem(audit_log, "actor", value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
+
+
 def common(fn):
     """Add ``--actor``, ``--config`` and ``--db``; the command receives ``url`` (``database_arg``)."""
 
@@ -59,7 +68,7 @@ def common(fn):
         return fn(*args, url=database_arg(url, config_path), **kwargs)
 
     cmd = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
-                       help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
+                       callback=_actor, help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
     cmd = click.option("--config", "config_path", type=click.Path(dir_okay=False),
                        help="central.toml: the office database of its database_url.")(cmd)
     return click.option("--db", "url", default=None,
@@ -67,12 +76,18 @@ def common(fn):
 
 
 def iso_date(_ctx, _param, value):
+    """Click callback: ``YYYY-MM-DD`` -> date within the office's days ``FIRST_DAY..LAST_DAY``
+    (2000-01-01..2100-12-31, as ``portgate pay``): 0001-01-01 and 9999-12-31 have no period bounds
+    in UTC and no next month. Anything else is a one-line usage error naming the option."""
     if value is None:
         return None
     try:
-        return dt.date.fromisoformat(value)
+        day = dt.date.fromisoformat(value)
     except ValueError as exc:
         raise click.BadParameter(f"{value!r} is not YYYY-MM-DD") from exc
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise click.BadParameter(f"{value!r} is outside {FIRST_DAY}..{LAST_DAY}")
+    return day
 
 
 @click.group("registry")

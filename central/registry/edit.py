@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from sqlalchemy.orm import Session
 
 from central.registry.schema import booklet_revalidations, health_exams
-from central.registry.store import get_worker, rotation_number_holder, save_worker
+from central.registry.store import get_worker, rotation_number_holder, save_worker, worker_problems
 from portgate.errors import BadInput
 from portgate.records import Worker
 
@@ -30,12 +30,15 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
     """Apply the form ``row`` (``EDITABLE`` columns, workers.csv text) to ``registration``.
 
     Returns the saved worker and ``{field: [old, new]}`` (empty: nothing changed, nothing written).
-    Raises ``BadInput`` naming the field for a bad value (as the CSV import does) or an unknown
-    worker; nothing is written then."""
+    Raises ``BadInput`` naming the field for a bad value (as the CSV import does, sizes and ranges
+    of the ``workers`` columns included) or an unknown worker; nothing is written then."""
     old = get_worker(session, registration)
     cells = {k: _text(getattr(old, k)) for k in EDITABLE}
     cells.update({k: str(v).strip() for k, v in row.items() if k in EDITABLE})
     new = Worker.from_row({"registration": registration, **cells})
+    fit = worker_problems(new)
+    if fit:
+        raise BadInput("; ".join(fit))
     changed = {f.name: [_text(getattr(old, f.name)), _text(getattr(new, f.name))]
                for f in dataclasses.fields(Worker) if getattr(old, f.name) != getattr(new, f.name)}
     if not changed:

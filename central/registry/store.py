@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from central import bounds
 from central.registry.changes import audit, body, record_change, utcnow
 from central.registry.sanctions import TODAY, SuspensionLimits
 from central.registry.schema import (
@@ -26,7 +27,15 @@ from central.registry.schema import (
     workers,
 )
 from portgate.errors import BadInput
-from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus, load_csv_rows
+from portgate.records import (
+    COLUMNS,
+    Card,
+    CardKind,
+    CardStatus,
+    Worker,
+    WorkerStatus,
+    load_csv_rows,
+)
 from portgate.uid import canonical_uid
 
 
@@ -100,8 +109,18 @@ def card_from_row(row) -> Card:
                 status=CardStatus(row.status))
 
 
+def worker_problems(worker: Worker) -> list[str]:
+    """Why ``worker``'s fields do not fit the ``workers`` columns (``central.bounds``: a
+    registration or category longer than 64 characters, a rotation number or booklet year outside
+    a 32-bit whole number), one English reason each; empty when it fits."""
+    return bounds.problems(workers, dataclasses.asdict(worker), COLUMNS[Worker])
+
+
 def get_worker(session: Session, registration: str) -> Worker:
-    """The worker with ``registration``; ``BadInput`` if there is none."""
+    """The worker with ``registration``; ``BadInput`` if there is none, or if ``registration`` does
+    not fit the column (a NUL, which PostgreSQL refuses to compare, or over 64 characters: no
+    stored one can)."""
+    bounds.check(workers, {"registration": registration}, where="registration")
     row = session.execute(select(workers).where(workers.c.registration == registration)).first()
     if row is None:
         raise BadInput(f"no worker with registration {registration!r}", where="registration")
@@ -109,7 +128,9 @@ def get_worker(session: Session, registration: str) -> Worker:
 
 
 def get_card(session: Session, uid: str) -> Card:
-    """The card with canonical ``uid``; ``BadInput`` if there is none."""
+    """The card with canonical ``uid``; ``BadInput`` if there is none, or if ``uid`` does not fit
+    the column (a NUL, over 32 characters)."""
+    bounds.check(cards, {"uid": uid}, where="uid")
     row = session.execute(select(cards).where(cards.c.uid == uid)).first()
     if row is None:
         raise BadInput(f"no card with uid {uid!r}", where="uid")
@@ -210,7 +231,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  now: dt.datetime | None = None) -> dict[str, int]:
     """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
 
-    Every row of both files is validated first (``load_csv_rows`` names each bad row ``file:line``);
+    Every row of both files is validated first (``load_csv_rows`` names each bad row ``file:line``;
+    a value that does not fit its column, ``central.bounds``, is a bad row too);
     a card whose registration is neither in the file nor already registered is a bad row too
     (inspector cards create an inspector), and so is a ``rotation_number`` already held by another
     worker of the same category (in the file or the registry: one place per rotation list, R1).
@@ -229,7 +251,9 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     known = {w.registration for w in new_workers}
     known |= set(session.execute(select(workers.c.registration)).scalars())
     registered = {c.uid: c for c in _cards_by_uid(session, [c.uid for c in new_cards])}
-    errors = []
+    errors = [f"{where}: {p}" for where, worker in placed_workers for p in worker_problems(worker)]
+    errors += [f"{where}: {p}" for where, card in placed_cards
+               for p in bounds.problems(cards, dataclasses.asdict(card), COLUMNS[Card])]
     seen: dict[str, str] = {}
     for where, card in placed_cards:
         if card.uid in seen:
@@ -288,7 +312,8 @@ def suspend(session: Session, registration: str, *, start: dt.date, days: int, r
 
     The worker row gets status ``suspended`` with ``suspended_from``/``suspended_until`` so the
     gates' G3 applies it on those dates only, and the penalty goes on the registration record
-    (art. 20 §3). ``BadInput`` if the worker is unknown or cancelled, or ``days`` out of range.
+    (art. 20 §3). ``BadInput`` if the worker is unknown or cancelled, ``days`` out of range, or the
+    suspension would end after 9999-12-31.
     """
     now = now or utcnow()
     problem = limits.problem(days)
@@ -297,7 +322,10 @@ def suspend(session: Session, registration: str, *, start: dt.date, days: int, r
     worker = get_worker(session, registration)
     if worker.status is WorkerStatus.CANCELLED:
         raise BadInput(f"registration {registration} is cancelled", where="registration")
-    until = start + dt.timedelta(days=days - 1)
+    try:
+        until = start + dt.timedelta(days=days - 1)
+    except OverflowError:  # from 9999-12-30 for 30 days
+        raise BadInput(f"the suspension would end after {dt.date.max}", where="start") from None
     changed = dataclasses.replace(worker, status=WorkerStatus.SUSPENDED, suspended_from=start,
                                   suspended_until=until)
     session.execute(penalties.insert().values(
@@ -394,8 +422,11 @@ def record_health_exam(session: Session, registration: str, *, exam_date: dt.dat
 
 def revalidate_booklet(session: Session, registration: str, *, year: int, actor: str,
                        now: dt.datetime | None = None) -> Worker:
-    """Record the yearly booklet revalidation (G3; DL 2.032 art. 5 §4)."""
+    """Record the yearly booklet revalidation (G3; DL 2.032 art. 5 §4). ``BadInput`` naming
+    ``--year`` for a year outside the column's whole numbers (``central.bounds``), or an unknown
+    worker; nothing is written then."""
     now = now or utcnow()
+    bounds.check(booklet_revalidations, {"year": year}, where="--year")
     worker = dataclasses.replace(get_worker(session, registration), booklet_revalidated_year=year)
     session.execute(booklet_revalidations.insert().values(registration=registration, year=year,
                                                           recorded_at=now, actor=actor))

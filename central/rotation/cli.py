@@ -4,11 +4,13 @@ and the office reports (escala vs presence, coverage gaps, sanctions, sizing).""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 
 import click
 
 from central import reports
+from central.cli_args import FIRST_DAY, LAST_DAY
 from central.registry.cli import common, iso_date, transaction
 from central.rotation import service
 from central.rotation.requisitions import load_requisitions
@@ -98,11 +100,14 @@ def substitute_cmd(url, actor, entry_id, reason, registration):
 def fairness_cmd(url, actor, month, category):
     """Shifts per worker in a month, average, spread and distance from 25 (R6)."""
     try:
-        year, mon = (int(x) for x in month.split("-"))
+        first = dt.date.fromisoformat(f"{month}-01")
     except ValueError as exc:
         raise click.BadParameter(f"{month!r} is not YYYY-MM", param_hint="--month") from exc
+    if not FIRST_DAY <= first <= LAST_DAY:
+        raise click.BadParameter(f"{month!r} is outside {FIRST_DAY:%Y-%m}..{LAST_DAY:%Y-%m}",
+                                 param_hint="--month")
     with transaction(url) as session:
-        f = service.month_fairness(session, year, mon, category)
+        f = service.month_fairness(session, first.year, first.month, category)
     for reg, n in sorted(f.shifts.items()):
         _out({"registration": reg, "shifts": n, "distance_from_target": f.distance(reg)})
     _out({"average": round(f.average, 2), "spread": f.spread, "fairest_spread": f.fairest_spread,

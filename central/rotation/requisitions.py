@@ -7,15 +7,20 @@ Columns (header row, UTF-8): ``ref`` (optional, the requisitioner's reference; d
 ``gate_id`` (an id the gate accepts, ``wire.topics.check_id``), ``post`` (e.g. ``portalo``), ``function`` (``vigia``, ``vigia_chefe``...),
 ``workers`` (how many, 1 to ``MAX_WORKERS`` = 200: one post of one ship and period), ``category`` (optional; default from the function:
 ``vigia_chefe`` -> ``vigia``, ``contramestre`` -> ``estivador``); and the optional
-``DETAIL_COLUMNS`` of stevedoring requisitions. Any other header column is refused.
+``DETAIL_COLUMNS`` of stevedoring requisitions. Any other header column is refused. Every text
+must fit its column of the ``requisitions`` table (``central.bounds``: ``post`` at most 64
+characters, ``operator`` 128 ...); the escala's columns are as wide.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from pathlib import Path
 
+from central import bounds
 from central.rotation.engine import Requisition, category_of
+from central.rotation.schema import requisitions
 from portgate.errors import BadInput
 from portgate.records import Berth, EscalaEntry, Voyage, build_rows
 from portgate.tables import read_rows as read_table
@@ -48,11 +53,13 @@ def _build(source: str):
             raise BadInput(f"workers must be between 1 and {MAX_WORKERS}, not {count}")
         function = probe.function
         category = (row.get("category") or "").strip() or category_of(function)
-        return Requisition(
+        req = Requisition(
             ref=(row.get("ref") or "").strip() or f"{source}:{line['n']}", date=probe.date,
             period=probe.period, operator=operator, ship=probe.ship, ship_name=probe.ship_name,
             voyage=Voyage(probe.voyage), berth=Berth(probe.berth), gate_id=probe.gate_id,
             post=probe.post, function=function, workers=count, category=category)
+        bounds.check(requisitions, dataclasses.asdict(req), columns=COLUMNS)
+        return req
 
     return build
 

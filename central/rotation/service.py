@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
+from central import bounds
 from central.registry.api import change_version
 from central.registry.changes import audit, body, record_change, record_changes, utcnow
 from central.registry.store import get_worker, list_workers, record_infraction
@@ -168,6 +169,8 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
 
 
 def _active_entry(session: Session, entry_id: int):
+    if bounds.problem(escala, "id", entry_id) is not None:  # no stored id is that large
+        raise BadInput(f"no escala entry {entry_id}", where="--entry")
     row = session.execute(select(escala).where(escala.c.id == entry_id)).first()
     if row is None:
         raise BadInput(f"no escala entry {entry_id}", where="--entry")
@@ -191,8 +194,10 @@ def substitute(session: Session, entry_id: int, *, reason: str, actor: str,
     the rotation (or ``registration``, checked for eligibility) to the same ship, post and period.
     Both changes are published at once (a delete and an upsert change row). Returns the new entry
     id, or None if nobody eligible is left (the position stays open and is reported).
-    ``BadInput`` if the entry is unknown/removed or the named worker is not eligible (R2)."""
+    ``BadInput`` if the entry is unknown/removed, the named worker is not eligible (R2), or the
+    reason holds a NUL (``central.bounds``)."""
     now = now or utcnow()
+    bounds.check(refusals, {"reason": reason}, where="reason")
     row = _active_entry(session, entry_id)
     req_row = session.execute(select(requisitions).where(
         requisitions.c.id == row.requisition_id)).first() if row.requisition_id else None
@@ -239,9 +244,11 @@ def refuse(session: Session, entry_id: int, *, reason: str, actor: str,
     With ``health_proof`` (the reference of the medical proof) the refusal is no infraction and the
     worker keeps their place in the rotation (their turn is given back). Without it, the refusal is
     an infraction on the registration record and the turn counts as taken.
-    Returns (refusal id, new escala entry id or None).
+    Returns (refusal id, new escala entry id or None). ``BadInput`` as ``substitute``, or for a
+    reason or proof holding a NUL (``central.bounds``).
     """
     now = now or utcnow()
+    bounds.check(refusals, {"reason": reason, "health_proof": health_proof}, where="reason")
     row = _active_entry(session, entry_id)
     infraction = not (health_proof and health_proof.strip())
     refusal_id = session.execute(refusals.insert().values(

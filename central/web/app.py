@@ -6,7 +6,8 @@ work in the thread pool through ``WebState.with_session`` / ``WebState.read``. M
 first: security headers, the signed session cookie (``SessionMiddleware``: itsdangerous, HttpOnly,
 SameSite=Lax, Secure when ``secure``). Static files (``static/``, vendored htmx with its licence)
 are public; every other route is wrapped by ``central.web.security.guarded``. Errors (bad input,
-out-of-range numbers, a busy database, an oversized body) answer a page, never a traceback
+out-of-range numbers, a value the database refuses, a NUL in the address, a busy database, an
+oversized body) answer a page, never a traceback
 (``central.web.errors``).
 """
 
@@ -33,7 +34,7 @@ from central.config import WebSettings
 from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config
 from central.registry.sanctions import load_suspension_limits
 from central.web.background import start_coverage
-from central.web.errors import BodyLimit, HANDLERS
+from central.web.errors import BodyLimit, HANDLERS, NoNul
 from central.web.photos import gate_photo
 from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users, whatif
 
@@ -166,6 +167,7 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
             Middleware(SessionMiddleware, secret_key=secret.hex(), session_cookie="portgate_session",
                        max_age=int(settings.session_hours * 3600), same_site="lax", https_only=secure),
             Middleware(BodyLimit, max_bytes=int(settings.max_body_mb * 1024 * 1024)),
+            Middleware(NoNul),
         ],
         exception_handlers=HANDLERS,
         lifespan=lifespan,

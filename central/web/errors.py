@@ -1,8 +1,13 @@
 """What the office web application answers when a request cannot be served, instead of a
-traceback page (Starlette exception handlers and one ASGI middleware, installed by ``create_app``):
+traceback page (Starlette exception handlers and two ASGI middlewares, installed by ``create_app``):
 
 - ``BadInput`` raised by an endpoint: 400 with its one line;
-- ``OverflowError`` (a number or date out of range reaching Python or the SQLite driver): 400;
+- ``OverflowError`` (a number or date out of range reaching Python or the SQLite driver): 400
+  "a value is out of range" (pt-BR on a pt-BR page); the entry checks (``central.bounds``, the
+  pages' date ranges) refuse such values first, naming the field; a ``DataError`` (a value
+  PostgreSQL refuses that escaped them) answers the same, the transaction rolled back;
+- a path or query string holding a NUL character (``%00``, ``NoNul``): 400 page, before any
+  endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
 - a request body larger than ``[web] max_body_mb`` (``BodyLimit``): 413 page, checked on
@@ -12,7 +17,7 @@ traceback page (Starlette exception handlers and one ASGI middleware, installed 
 from __future__ import annotations
 
 import structlog
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DataError, OperationalError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -35,8 +40,28 @@ async def on_bad_input(request: Request, exc: Exception):
     return bad_input(request, str(exc))
 
 
+OUT_OF_RANGE = "a value is out of range"
+NUL_IN_ADDRESS = "the address contains a NUL character"
+
+
 async def on_overflow(request: Request, exc: Exception):
-    return bad_input(request, "a value is out of range")
+    return bad_input(request, OUT_OF_RANGE)
+
+
+class NoNul:
+    """Refuses a request whose path or query string holds a NUL character (``/workers/%00``) with
+    the 400 error page in the user's language. Sits inside the session middleware."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and ("\x00" in scope.get("path", "")
+                                        or b"%00" in scope.get("query_string", b"")):
+            log.warning("web.nul_in_address", path=scope.get("path", "").replace("\x00", "\\x00"))
+            await bad_input(Request(scope), NUL_IN_ADDRESS)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 async def on_operational(request: Request, exc: Exception):
@@ -49,7 +74,16 @@ async def on_operational(request: Request, exc: Exception):
     return resp
 
 
-HANDLERS = {BadInput: on_bad_input, OverflowError: on_overflow, OperationalError: on_operational}
+async def on_data_error(request: Request, exc: Exception):
+    """A value the database refused (PostgreSQL: too long, out of range, a NUL) that no entry check
+    caught: the transaction is rolled back; the same 400 as ``OverflowError``, and one log line."""
+    log.warning("web.value_refused", path=request.url.path, method=request.method,
+                error=str(getattr(exc, "orig", exc)).strip().splitlines()[0])
+    return bad_input(request, OUT_OF_RANGE)
+
+
+HANDLERS = {BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
+            OperationalError: on_operational}
 
 
 class BodyTooLarge(Exception):

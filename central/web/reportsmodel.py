@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from central import reports
+from central.cli_args import FIRST_DAY, LAST_DAY
 from central.calls.schema import coverage_alarms
 from central.production.hours import LIMIT_HOURS, monthly_return
 from central.registry.schema import workers
@@ -26,11 +27,14 @@ from portgate.timeutil import as_utc
 
 def months_ending(month: str) -> list[dt.date]:
     """The first days of the 12 months ending with ``month`` (``YYYY-MM``), oldest first.
-    ``BadInput`` for a malformed month."""
+    ``BadInput`` for a malformed month, or one outside the office's work days
+    (``central.cli_args.FIRST_DAY..LAST_DAY``: 2000-01..2100-12)."""
     try:
         last = dt.date.fromisoformat(f"{month}-01")
     except ValueError as exc:
         raise BadInput(f"month {month!r} is not YYYY-MM", where="month") from exc
+    if not FIRST_DAY.replace(day=1) <= last <= LAST_DAY:
+        raise BadInput(f"month {month!r} is outside {FIRST_DAY:%Y-%m}..{LAST_DAY:%Y-%m}", where="month")
     out = []
     for back in range(11, -1, -1):
         y, m = divmod(last.year * 12 + last.month - 1 - back, 12)

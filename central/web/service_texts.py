@@ -44,6 +44,15 @@ CODES: dict[str, tuple[str, str]] = {
                       "o nome tem mais de {n} caracteres"),
     "name_not_utf8": (r"name has a byte that is not UTF-8 text",
                       "o nome tem um byte que não é texto UTF-8 (use acentos em UTF-8)"),
+    # central.bounds: a value that does not fit its database column (size, range, NUL)
+    "too_long": (r"(?P<field>\w+) is longer than (?P<n>\d+) characters \((?P<len>\d+)\)",
+                 "{field} tem mais de {n} caracteres ({len})"),
+    "int_outside": (r"(?P<field>\w+) (?P<value>-?\d+) is outside (?P<lo>-?\d+)\.\.(?P<hi>-?\d+)",
+                    "{field} {value} está fora do intervalo {lo}..{hi}"),
+    "field_nul": (r"(?P<field>\w+) contains a NUL character", "{field} contém um caractere NUL"),
+    "out_of_range": (r"a value is out of range", "um valor está fora do intervalo permitido"),
+    "address_nul": (r"the address contains a NUL character", "o endereço contém um caractere NUL"),
+    "suspension_end": (r"the suspension would end after (?P<day>\S+)", "a suspensão terminaria depois de {day}"),
     "requisition_repeated": (r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
                              "repete a requisição {ref} ({what})"),
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
@@ -130,6 +139,10 @@ CODES: dict[str, tuple[str, str]] = {
                  "retido(s) para revisão (libere antes): {ids}"),
     "paid_ref_too_long": (r"the payment reference has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
                           "a referência do pagamento tem {n} caracteres (no máximo {max})"),
+    "pay_future": (r"the payment time (?P<at>\S+) is more than a day after now \((?P<now>\S+)\)",
+                   "a data do pagamento {at} é mais de um dia depois de agora ({now})"),
+    "pay_before_work": (r"the payment date (?P<day>\S+) is before the work day of (?P<ids>.+)",
+                        "a data do pagamento {day} é anterior ao dia de trabalho de {ids}"),
     "pay_not_held": (r"not on hold: (?P<ids>.+)", "não está(ão) retido(s): {ids}"),
     "pay_empty_id": (r"statement id number (?P<n>[\d, ]+) is empty \(give the ids `portgate pay overdue` lists\)",
                      "o id de demonstrativo número {n} está vazio (use os ids que `portgate pay overdue` lista)"),
@@ -184,6 +197,8 @@ CODES: dict[str, tuple[str, str]] = {
     "choose_ships": (r"choose a ships\.csv file", "escolha um arquivo ships.csv"),
     "id_number": (r"(?P<field>\w+) id is a number", "o id de {field} é um número"),
     "month_format": (r"month (?P<value>'.*') is not YYYY-MM", "o mês {value} não é AAAA-MM"),
+    "month_outside": (r"month (?P<value>'.*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+                      "o mês {value} está fora de {first}..{last}"),
     "date_outside": (r"date (?P<value>'.*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
                      "a data {value} está fora de {first}..{last}"),
     "bad_id": (r"(?P<field>\w+) (?P<value>'.*') is not a valid id \(" + re.escape(ID_RULE) + r"\)",
@@ -257,6 +272,7 @@ FIELDS: dict[str, str] = {
     "gate": "portaló", "worker": "trabalhador", "flag": "ocorrência", "event": "evento", "reason": "motivo",
     "rulebook": "tabela de regras", "directions": "sentidos das leitoras", "statement": "demonstrativo",
     "case": "processo", "attachment": "anexo", "days": "dias", "start": "primeiro dia", "password": "senha",
+    "--at": "data do pagamento", "q": "busca", "year": "ano", "--year": "ano",
     "--registration": "matrícula",  # central.rotation.service.substitute names its command-line option
 }
 

@@ -18,6 +18,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from central import reports
+from central.cli_args import FIRST_DAY, LAST_DAY
 from central.rotation import service
 from central.rotation.dispatch_file import dispatch_file
 from central.web.render import bad_input, page
@@ -38,9 +39,12 @@ def _day(request: Request, value: str | None = None) -> dt.date:
     if not text:
         return web.now().astimezone(web.tz).date()
     try:
-        return dt.date.fromisoformat(text)
+        day = dt.date.fromisoformat(text)
     except ValueError as exc:
         raise BadInput(f"date {text!r} is not YYYY-MM-DD", where="date") from exc
+    if not FIRST_DAY <= day <= LAST_DAY:  # 0001-01-01 has no period bounds in UTC
+        raise BadInput(f"date {text!r} is outside {FIRST_DAY}..{LAST_DAY}", where="date")
+    return day
 
 
 def _view(session, day):

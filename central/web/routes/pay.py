@@ -86,7 +86,9 @@ async def mark_paid_post(request: Request):
     ref = str(form.get("ref") or "").strip() or None  # too long: mark_paid refuses it
     actor = f"web:{request.state.user.login}"
     try:
-        await run_in_threadpool(lambda: mark_paid(web.engine, ids, web.now(), ref, actor=actor))  # + audit row
+        now = web.now()  # the office's clock: paid now
+        await run_in_threadpool(lambda: mark_paid(web.engine, ids, now, ref, now=now, actor=actor,
+                                                  tz=web.tz))  # + audit row
     except BadInput as exc:
         return bad_input(request, str(exc))
     return RedirectResponse(f"/pay?{_back(form)}&done=paid-{len(ids)}", status_code=303)

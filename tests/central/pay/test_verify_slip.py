@@ -133,7 +133,8 @@ def test_a_slip_printed_before_payment_verifies_after_it(ledger, tmp_path):
     with ledger.connect() as conn:
         ids = list(conn.execute(select(statements.c.statement_id).where(statements.c.registration == "V001"))
                    .scalars())
-    mark_paid(ledger, ids, dt.datetime(2026, 4, 6, tzinfo=dt.UTC), "batch-1")
+    mark_paid(ledger, ids, dt.datetime(2026, 4, 6, tzinfo=dt.UTC), "batch-1",
+              now=dt.datetime(2026, 4, 6, tzinfo=dt.UTC))
     assert "Total do turno (pago)" in _text(_pdf(ledger, "V001"))
     assert _verify(ledger, tmp_path, data) == 0
 

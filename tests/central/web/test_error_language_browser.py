@@ -1,6 +1,7 @@
 """In a real browser: a refused edit of a worker shows the service's validation error in
 Portuguese on a pt-BR page and in English after the language switch (``central.web.service_texts``);
-nothing is written either time."""
+nothing is written either time. A value too long or too large for its column (``central.bounds``)
+and a NUL in the address are refused in Portuguese too."""
 
 from __future__ import annotations
 
@@ -63,6 +64,38 @@ def test_a_pt_br_page_shows_the_validation_error_in_portuguese_and_the_en_page_i
     page.locator("#lang-select").select_option("pt")
     page.locator("form[action='/lang']").get_by_role("button").click()
     page.wait_for_load_state()
+
+
+def _edit(page, office, selector: str, value: str) -> str:
+    page.goto(office.url + "/workers/V002")
+    page.locator(selector).fill(value)
+    page.locator("#edit-form").get_by_role("button").last.click()
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    return alert.inner_text()
+
+
+def _row(office):
+    with office.engine.connect() as c:
+        return c.execute(select(workers.c.category, workers.c.rotation_number)
+                         .where(workers.c.registration == "V002")).one()
+
+
+def test_a_value_too_long_or_too_large_for_its_column_is_refused_in_portuguese(office, page):
+    before = _row(office)
+    text = _edit(page, office, "#e-category", "c" * 100)
+    assert "categoria tem mais de 64 caracteres (100)" in text and "longer" not in text
+    text = _edit(page, office, "#e-rot", "99999999999")
+    assert "número de rodízio 99999999999 está fora do intervalo -2147483648..2147483647" in text
+    assert "out of range" not in text and "outside" not in text
+    assert _row(office) == before  # nothing written
+
+
+def test_a_nul_in_the_address_shows_the_refusal_page_in_portuguese(office, page):
+    page.goto(office.url + "/workers/%00")
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    assert "o endereço contém um caractere NUL" in alert.inner_text()
 
 
 def test_the_escala_form_refuses_a_gate_id_the_gate_refuses_in_portuguese(office, page):

@@ -33,6 +33,15 @@ SAMPLES = {
     "rotation_taken": "rotation_number 1 is already held by V001 (vigia)",
     "name_too_long": "name is longer than 255 characters",
     "name_not_utf8": "name has a byte that is not UTF-8 text",
+    "pay_future": "the payment time 2099-01-01T00:00:00-03:00 is more than a day after now (2026-03-16T10:00:00-03:00)",
+    "pay_before_work": "the payment date 2026-03-10 is before the work day of S1@p (2026-03-15)",
+    "too_long": "registration is longer than 64 characters (100)",
+    "int_outside": "rotation_number 99999999999 is outside -2147483648..2147483647",
+    "field_nul": "registration contains a NUL character",
+    "out_of_range": "a value is out of range",
+    "address_nul": "the address contains a NUL character",
+    "suspension_end": "the suspension would end after 9999-12-31",
+    "month_outside": "month '0001-01' is outside 2000-01..2100-12",
     "requisition_repeated": "repeats requisition req.csv:2 (07-13/9300001/g-a/portalo/vigia)",
     "not_iso_date": "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)",
     "required": "name is required",
@@ -307,8 +316,10 @@ def test_upload_photo_and_pay_refusals_come_out_in_portuguese(engine, tmp_path):
 
     texts = [_refusal(upload), _refusal(lambda: save_photo(tmp_path / "photos", "V001", b"")),
              _refusal(lambda: save_photo(tmp_path / "photos", "V001", b"GIF89a not a picture")),
-             _refusal(lambda: mark_paid(engine, ["no-such-statement"], dt.datetime.now(dt.UTC), None)),
-             _refusal(lambda: mark_paid(engine, ["x", " "], dt.datetime.now(dt.UTC), None))]
+             _refusal(lambda: mark_paid(engine, ["no-such-statement"], dt.datetime.now(dt.UTC), None,
+                                            now=dt.datetime.now(dt.UTC))),
+             _refusal(lambda: mark_paid(engine, ["x", " "], dt.datetime.now(dt.UTC), None,
+                                            now=dt.datetime.now(dt.UTC)))]
     for text in texts:
         pt = localize("pt", text)
         ours = re.sub(r"\(cannot identify image file .*\)", "", pt)  # Pillow's own words, kept as detail
