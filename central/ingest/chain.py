@@ -112,10 +112,14 @@ def _sqlite_links(n_rows: int) -> str:
             + " ON CONFLICT (gate_id, seq) DO NOTHING")
 
 
-# PostgreSQL: the rows go by one binary ``COPY`` into a temporary table of the connection (psycopg
-# writes each row in C; parameter arrays, as ``unnest`` takes them, are dumped element by element
-# in Python: ~10 us an event), then one ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` moves them
-# into ``event_links``; the table is emptied after each use (as ``event_store._pg_insert`` does).
+# PostgreSQL: the rows are fresh (``link_breaks`` leaves out every seq the ledger held when the batch
+# read its neighbours), so they go by one binary ``COPY`` straight into ``event_links`` (psycopg
+# writes each row in C), inside a savepoint. Another writer may have inserted one of the same
+# (gate, seq) since that read (two workers, a forked seq): the COPY then fails on the primary key,
+# the savepoint is rolled back and the rows go by ``COPY`` into a temporary table of the connection
+# and ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` (the held link is kept, the others go in).
+# The staging table is emptied after each use (as ``event_store._pg_insert`` does).
+_PG_LINK_DIRECT = f"COPY {event_links.name} ({_LINK_COLUMNS}) FROM STDIN (FORMAT BINARY)"
 _PG_LINK_STAGE = "ingest_links"
 _PG_LINK_TYPES = ("text", "bigint", "bytea", "bytea", "boolean")
 _PG_LINK_CREATE = (f"CREATE TEMPORARY TABLE IF NOT EXISTS {_PG_LINK_STAGE} (gate_id text, seq bigint, "
@@ -127,18 +131,29 @@ _PG_LINKS = (f"INSERT INTO {event_links.name} ({_LINK_COLUMNS}) SELECT {_LINK_CO
 
 def _pg_links(conn: Connection, values: list[tuple]) -> None:
     """PostgreSQL: insert the link rows ``values`` ((gate, seq, hash, prev, segment) each) inside
-    the caller's transaction. A driver error is raised as SQLAlchemy's ``DBAPIError`` of it (the
-    writer retries or splits the batch as for any statement)."""
+    the caller's transaction; a (gate, seq) already held is left as it is. A driver error is raised
+    as SQLAlchemy's ``DBAPIError`` of it (the writer retries or splits the batch as for any
+    statement)."""
     dbapi = conn.dialect.loaded_dbapi
     try:
         with conn.connection.driver_connection.cursor() as cur:
-            cur.execute(_PG_LINK_CREATE)  # (each time: a rolled back transaction takes the table with it)
-            with cur.copy(_PG_LINK_COPY) as copy:
-                copy.set_types(_PG_LINK_TYPES)
-                write = copy.write_row
-                for row in values:
-                    write(row)
-            cur.execute(_PG_LINKS)
-            cur.execute(f"DELETE FROM {_PG_LINK_STAGE}")
+            cur.execute("SAVEPOINT ingest_links")
+            try:
+                _pg_copy(cur, _PG_LINK_DIRECT, values)
+            except dbapi.errors.UniqueViolation:  # held meanwhile: keep it, insert the others
+                cur.execute("ROLLBACK TO SAVEPOINT ingest_links")
+                cur.execute(_PG_LINK_CREATE)  # (each time: a rolled back transaction takes the table with it)
+                _pg_copy(cur, _PG_LINK_COPY, values)
+                cur.execute(_PG_LINKS)
+                cur.execute(f"DELETE FROM {_PG_LINK_STAGE}")
+            cur.execute("RELEASE SAVEPOINT ingest_links")
     except dbapi.Error as exc:
         raise DBAPIError.instance(_PG_LINKS, None, exc, dbapi.Error, dialect=conn.dialect) from exc
+
+
+def _pg_copy(cur, sql: str, values: list[tuple]) -> None:
+    with cur.copy(sql) as copy:
+        copy.set_types(_PG_LINK_TYPES)
+        write = copy.write_row
+        for row in values:
+            write(row)

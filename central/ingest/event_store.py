@@ -34,7 +34,7 @@ from central.ingest.check import (  # noqa: F401 - MAX_MESSAGE_BYTES and oversiz
     MAX_MESSAGE_BYTES, UNKNOWN, Accepted, DeadLetter, GateKeys, oversize, topic_gate)
 from central.ingest.check import check as pure_check
 from central.ingest.keys import KeyRing, KeyUnreadable
-from central.ingest.runs import batch_chain, raw_keys
+from central.ingest.runs import check_all, finish_batch, prepare_batch, raw_keys
 from central.ingest.repair import MAX_GAP_EVENTS, MAX_GAP_RANGES, scan_sequences
 from central.ledger.schema import dead_letters, events, gate_losses, gate_progress
 from portgate.errors import BadInput
@@ -96,32 +96,9 @@ def batch_verdicts(items: Sequence[tuple[str, bytes]], port: str, keys: KeyRing,
     ``check`` (chain-covered, ``central.ingest.runs.batch_chain``) or None, and the decoded event (None: not decoded
     here, ``check`` decodes it). Only events topics of gates with registered public keys are decoded;
     ``memo`` is filled as ``check`` fills it."""
-    jobs, slots = [], []
-    decoded: list[Event | None] = [None] * len(items)
     raw_of: dict[int, list[bytes]] = {}
-    of_topic: dict[str, tuple] = {}  # topic -> (its gate's key list, raw keys), or () when not verified here
-    for i, (topic, raw) in enumerate(items):
-        held = of_topic.get(topic)
-        if held is None:
-            held = of_topic[topic] = _topic_keys(topic, port, keys, memo, raw_of)
-        if not held or len(raw) > MAX_MESSAGE_BYTES:
-            continue
-        try:
-            event = decoded[i] = decode(raw)
-        except BadInput:
-            continue
-        slots.append((i, held[0]))
-        jobs.append((event, held[1]))
-    verified: list = [None] * len(items)
-    found, bodies = batch_chain(jobs)
-    frozen: dict[int, tuple[bool, ...]] = {}  # id(a run's bools, shared by its events) -> as a tuple
-    for j, ((i, pubs), got) in enumerate(zip(slots, found, strict=True)):
-        if got is not None:
-            bools = frozen.get(id(got[0]))
-            if bools is None:
-                bools = frozen[id(got[0])] = tuple(got[0])
-            verified[i] = (pubs, bools, got[1], bodies[j])
-    return verified, decoded
+    prepared = prepare_batch(items, lambda topic: _topic_keys(topic, port, keys, memo, raw_of))
+    return finish_batch(prepared, check_all(prepared.tail_checks())), prepared.decoded
 
 
 def _topic_keys(topic: str, port: str, keys: KeyRing, memo: dict[str, GateKeys],

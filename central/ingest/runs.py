@@ -16,12 +16,16 @@ run is verified directly, so an edited or forged event is named exactly as by a 
 Not verified here: the ``sig`` bytes of an event inside a run (its content is proven by its
 successor's signature; ``portgate evidence verify`` checks every event's own signature).
 
-Used by the helper processes (``central.ingest.verify.verify_jobs``) and by the writer when it
-verifies a batch itself (``central.ingest.event_store.batch_verdicts``). No I/O, no clock.
+The steps, for a batch of ``(topic, raw)``: ``prepare_batch`` (decode the signing gates' events
+once, ``runs``), ``tail_checks`` (one signature per run: what the helper processes verify,
+``central.ingest.verify``), ``check_all`` (the Ed25519 checks), ``finish_batch``/``cover`` (the
+verdict of every event; a failed run verified event by event). The writer process runs them all
+when it verifies a batch itself (``central.ingest.event_store.batch_verdicts``). No I/O, no clock.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
 
@@ -29,8 +33,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from central.ingest.check import MAX_MESSAGE_BYTES
+from portgate.errors import BadInput
 from wire.chain import KEY_EVENT, SEGMENT_EVENT
-from wire.events import AlertPayload, Event, canonical_bytes
+from wire.events import AlertPayload, Event, canonical_bytes, decode
 
 #: One job: the decoded event (None: it does not decode) and the raw 32-byte public keys of its
 #: gate, newest first. One verdict: one bool per key (that key's signature holds) and the hex
@@ -136,12 +142,47 @@ def batch_chain(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> tuple[list[
     """``(chain_verdicts(jobs, verify), bodies)``; ``bodies``: position -> canonical bytes
     (``wire.events.canonical_bytes``) of every event in a run, computed once for the hash and the
     signature, and what its MAC covers too (``central.ingest.check.mac_ok``)."""
-    out: list[Verdict | None] = [None] * len(jobs)
     found, bodies, digests = runs(jobs)
+    tails = check_all(tail_checks(jobs, found, bodies), verify)
+    return cover(jobs, found, bodies, digests, tails, verify), bodies
+
+
+#: One signature to verify: (signature, signed bytes, raw public keys newest first).
+Check = tuple[bytes, bytes, Sequence[bytes]]
+
+
+def tail_checks(jobs: Sequence[Job], found: list[list[int]], bodies: dict[int, bytes]) -> list[Check]:
+    """One ``Check`` per run of ``runs(jobs)`` (``found``, ``bodies``): its last event's signature
+    (empty if not hex) over its canonical bytes, for its keys. What a helper process verifies
+    (central/ingest/verify.py): a few hundred bytes per run instead of every event."""
+    out = []
     for run in found:
         tail = run[-1]
+        event, keys = jobs[tail]
+        out.append((_sig(event) or b"", bodies[tail], keys))
+    return out
+
+
+def check_all(checks: Sequence[Check], verify: Verify = ed25519_ok) -> list[list[bool]]:
+    """One bool per key of each check: ``verify(signature, body, key)``."""
+    return [[verify(sig, body, k) for k in keys] for sig, body, keys in checks]
+
+
+def cover(jobs: Sequence[Job], found: list[list[int]], bodies: dict[int, bytes], digests: dict[int, str],
+          tails: Sequence[Sequence[bool]], verify: Verify = ed25519_ok) -> list[Verdict | None]:
+    """``chain_verdicts`` from ``runs(jobs)`` (``found``, ``bodies``, ``digests``) and the verdicts of
+    their ``tail_checks`` (``tails``, one bool list per run, in order): a run whose tail holds for
+    some key gives those bools to all its events; a run of several events whose tail holds for none
+    has each other event verified here (``verify``, its own signature), so a bad event is named
+    exactly. Raises ``ValueError`` if ``tails`` does not have one entry per run."""
+    if len(tails) != len(found):
+        raise ValueError(f"{len(tails)} tail verdicts for {len(found)} runs")
+    out: list[Verdict | None] = [None] * len(jobs)
+    for run, bools in zip(found, tails):
+        tail = run[-1]
         keys = jobs[tail][1]
-        bools = [verify(_sig(jobs[tail][0]), bodies[tail], k) for k in keys]
+        if len(bools) != len(keys):
+            raise ValueError(f"{len(bools)} tail verdicts for {len(keys)} keys")
         covered = any(bools) or len(run) == 1
         for i in run:
             if not covered and i != tail:
@@ -149,4 +190,67 @@ def batch_chain(jobs: Sequence[Job], verify: Verify = ed25519_ok) -> tuple[list[
             else:
                 own = bools
             out[i] = (own, digests[i])
-    return out, bodies
+    return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Prepared:
+    """A batch made ready for its signatures to be verified (``prepare_batch``): ``decoded``: per
+    item, the decoded event (None: not decoded, not a signing gate's event or malformed); per job
+    (a decoded event of a signing gate), ``slots`` its item position and key list, ``jobs`` its
+    ``central.ingest.runs.Job``; ``found``, ``bodies``, ``digests``: ``runs(jobs)``."""
+
+    decoded: list
+    slots: list[tuple[int, Sequence]]
+    jobs: list
+    found: list[list[int]]
+    bodies: dict[int, bytes]
+    digests: dict[int, str]
+
+    def tail_checks(self) -> list:
+        """The signatures to verify: one per run (``central.ingest.runs.tail_checks``)."""
+        return tail_checks(self.jobs, self.found, self.bodies)
+
+
+def prepare_batch(items: Sequence[tuple[str, bytes]], keys_of) -> Prepared:
+    """Decode the events of ``items`` (``(topic, raw)``) whose topic's gate has public keys and cut
+    them into chain runs (canonical bytes and hashes computed once). ``keys_of(topic)``: ``(key
+    list, raw keys newest first)`` of the topic's gate, or ``()`` (not verified: not decoded
+    here); called once per topic. Oversize messages and those that do not decode are left to
+    ``central.ingest.check.check``."""
+    slots: list[tuple[int, Sequence]] = []
+    jobs: list = []
+    decoded: list[Event | None] = [None] * len(items)
+    of_topic: dict[str, tuple] = {}
+    for i, (topic, raw) in enumerate(items):
+        held = of_topic.get(topic)
+        if held is None:
+            held = of_topic[topic] = keys_of(topic)
+        if not held or len(raw) > MAX_MESSAGE_BYTES:
+            continue
+        try:
+            event = decoded[i] = decode(raw)
+        except BadInput:
+            continue
+        slots.append((i, held[0]))
+        jobs.append((event, held[1]))
+    found, bodies, digests = runs(jobs)
+    return Prepared(decoded, slots, jobs, found, bodies, digests)
+
+
+def finish_batch(prepared: Prepared, tails) -> list:
+    """The ``verified`` entries (``central.ingest.event_store.check``: ``(key list, verdicts, digest,
+    canonical bytes)``, or None: no verdict) of each item of a ``prepare_batch``, from the verdicts of its ``tail_checks`` (``tails``: one bool per key of each). A run
+    whose tail holds for no key has its other events verified here (``central.ingest.runs.cover``).
+    Raises ``ValueError`` if ``tails`` does not fit the runs."""
+    p = prepared
+    found = cover(p.jobs, p.found, p.bodies, p.digests, tails)
+    verified: list = [None] * len(p.decoded)
+    frozen: dict[int, tuple[bool, ...]] = {}  # id(a run's bools, shared by its events) -> as a tuple
+    for j, ((i, pubs), got) in enumerate(zip(p.slots, found, strict=True)):
+        if got is not None:
+            bools = frozen.get(id(got[0]))
+            if bools is None:
+                bools = frozen[id(got[0])] = tuple(got[0])
+            verified[i] = (pubs, bools, got[1], p.bodies[j])
+    return verified

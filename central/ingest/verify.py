@@ -1,24 +1,29 @@
-"""Ed25519 verdicts of a batch's signed events, computed in helper processes ahead of the writer.
+"""Ed25519 signatures of a batch's signed events, verified in helper processes ahead of the writer.
 
-The verdicts are chain-covered (``central.ingest.runs.chain_verdicts``): one signature verified
-per run of a gate's linked events in the batch (about 60-70 us of CPU each, GIL held), the rest of
-a helper's work per event is decoding, canonical bytes and SHA-256 (a few us). The writer process's
-reader thread hands each batch here as it arrives (``submit``), so the verdicts of batch k+1 are
-computed while batch k commits; the writer then checks the batch with them
-(``central.ingest.check.check``'s ``verified``) and keeps each event's hash for its
-``event_links`` row. Nothing is trusted from here without the rest of the check: decoding, topic,
-MAC and the key list are checked by the writer as before, and a verdict only counts for the very
-key list it was computed with (a key registered or learned meanwhile: verified again in the
-writer). A helper that fails (killed, a broken pipe, an answer that does not fit) gives no
-verdicts: the writer verifies the batch itself with the same pure function
-(``central.ingest.event_store.batch_verdicts``), the helper is started again for the next batch and
-``ingest.verifier_failed`` is logged. Order per gate is untouched: batches are still checked and
-committed one after another.
+The verification is chain-covered (``central.ingest.runs``): one signature per run of a gate's
+linked events in the batch (about 60-190 us of CPU each, GIL held). The writer process's reader
+thread prepares each batch as it arrives (``submit``: decodes the events of signing gates once,
+cuts the runs, computes each event's canonical bytes and SHA-256: ``central.ingest.runs.prepare_batch``)
+and hands only the runs' last signatures to a helper (a few hundred bytes per run), so the
+signatures of batch k+1 are verified while batch k commits. The writer then takes the verdicts
+(``verdicts``), the decoded events and their canonical bytes (the MAC is checked over them, and
+each event's hash kept for its ``event_links`` row): no event is decoded twice. A run whose last
+signature holds for no key has its other events verified by the writer itself
+(``central.ingest.runs.cover``: the rare case of an edited or forged event, named exactly).
+
+Nothing is trusted from here without the rest of the check: topic, schema, MAC and the key list
+are checked by the writer as before (``central.ingest.check.check``), and a verdict only counts
+for the very key list it was computed with (a key registered or learned meanwhile: verified again
+in the writer). A helper that fails (killed, a broken pipe, an answer that does not fit) has its
+batch's signatures verified by the writer with the same pure function (``runs.check_all``), is
+started again for the next batch and ``ingest.verifier_failed`` is logged. Order per gate is
+untouched: batches are still checked and committed one after another.
 
 Each helper is ``python -m central.ingest.verify`` over its stdin/stdout (length-prefixed
-msgpack: requests ``[(raw, [raw public key, ...]), ...]``, answers ``[([bool, ...], hash hex) |
-None, ...]``, in order); it ends when its stdin closes (the writer gone). A plain child process,
-not ``multiprocessing``: the writer is itself a daemonic multiprocessing child.
+msgpack: requests ``[(signature, signed bytes, [raw public key, ...]), ...]``, answers
+``[[bool, ...], ...]``, one bool per key, in order); it ends when its stdin closes (the writer
+gone). A plain child process, not ``multiprocessing``: the writer is itself a daemonic
+multiprocessing child.
 
 ``[ingest] verify_processes`` (1): helpers per writer, started with the writer when a gate has a
 registered public key, else at the first signed event; 0 verifies in the writer.
@@ -37,21 +42,17 @@ from pathlib import Path
 import msgspec
 import structlog
 
-from central.ingest.check import MAX_MESSAGE_BYTES, topic_gate
+from central.ingest.check import topic_gate
 from central.ingest.keys import KeyRing, KeyUnreadable
-from central.ingest.runs import chain_verdicts, raw_keys
-from portgate.errors import BadInput
-from wire.events import decode
+from central.ingest.runs import check_all, finish_batch, prepare_batch, raw_keys
 
 log = structlog.get_logger("central.ingest")
 
-Verdict = tuple[Sequence, tuple[bool, ...], str]  # (the key list it is for, one bool per key newest
-# first, the hex SHA-256 of the event's canonical bytes)
 _LEN = struct.Struct("!I")
 _ROOT = Path(__file__).resolve().parents[2]
 _encode = msgspec.msgpack.Encoder().encode
-_requests = msgspec.msgpack.Decoder(list[tuple[bytes, list[bytes]]])
-_answers = msgspec.msgpack.Decoder(list[tuple[list[bool], str] | None])
+_requests = msgspec.msgpack.Decoder(list[tuple[bytes, bytes, list[bytes]]])
+_answers = msgspec.msgpack.Decoder(list[list[bool]])
 
 
 class _Helper:
@@ -96,8 +97,8 @@ class _Helper:
 
 class Verifier:
     """``submit(items)`` (reader thread) → a pending result for ``(topic, raw)`` items;
-    ``verdicts(pending)`` (writer, in submission order) → one ``Verdict`` or None per item (None:
-    not a signing gate's event, or not examined), or None for the whole batch (verify in the writer)."""
+    ``verdicts(pending)`` (writer, in submission order) → the verdicts and decoded events of the
+    batch, or None (no signing gate's event: nothing to verify ahead)."""
 
     def __init__(self, keys: KeyRing, port: str, processes: int = 1) -> None:
         self.keys = keys
@@ -138,27 +139,31 @@ class Verifier:
             held = self._raw[id(pubs)] = (pubs, raw)
         return held[1]
 
+    def _keys_of(self, topic: str) -> tuple:
+        """``prepare_batch``'s lookup: ``(key list, raw keys newest first)`` of the topic's gate, or
+        ``()`` (not an events topic of this port, no public key, or an unreadable ``.pub`` file:
+        the writer's check says so)."""
+        gate = topic_gate(topic, self.port)
+        if not isinstance(gate, str):
+            return ()
+        try:
+            pubs = self.keys.public_keys(gate)
+        except KeyUnreadable:
+            return ()
+        return (pubs, self._raw_keys(pubs)) if pubs else ()
+
     def submit(self, items: list[tuple[str, bytes]]):
-        """Hand the signed events of ``items`` to a helper; the pending result for ``verdicts``."""
+        """Prepare ``items`` (``(topic, raw)``: ``central.ingest.runs.prepare_batch``) and hand the runs'
+        last signatures to a helper; the pending result for ``verdicts`` (None: no signing gate's
+        event in the batch, or no helpers)."""
         if not self.processes:
             return None
-        slots, jobs = [], []
-        held: dict[str, Sequence] = {}  # gate -> its key list, looked up once per batch
-        for i, (topic, raw) in enumerate(items):
-            gate = topic_gate(topic, self.port)
-            if not isinstance(gate, str):
-                continue
-            pubs = held.get(gate)
-            if pubs is None:
-                try:
-                    pubs = held[gate] = self.keys.public_keys(gate)
-                except KeyUnreadable:
-                    held[gate] = pubs = ()  # the writer's check says so
-            if pubs:
-                slots.append((i, pubs))
-                jobs.append((raw, self._raw_keys(pubs)))
-        if not jobs:
+        prepared = prepare_batch(items, self._keys_of)
+        if not prepared.jobs:
             return None
+        checks = prepared.tail_checks()
+        if not checks:
+            return prepared, checks, None
         with self._lock:
             if self._closed:
                 return None
@@ -166,28 +171,33 @@ class Verifier:
             helper = self._helpers[self._next % len(self._helpers)]
             self._next += 1
             try:
-                helper.send(jobs)
+                helper.send(checks)
             except (OSError, ValueError) as exc:
                 self._failed_locked(helper, exc)
-                return None
-        return len(items), slots, helper
+                helper = None
+        return prepared, checks, helper
 
-    def verdicts(self, pending) -> list[Verdict | None] | None:
-        """The verdicts of a ``submit``, in item order; None if there are none."""
+    def verdicts(self, pending) -> tuple[list, list] | None:
+        """``(verified, decoded)`` of a ``submit``, one entry per item: ``(key list, verdicts, digest,
+        canonical bytes)`` or None (``event_store.check``'s ``verified``), and the decoded event or
+        None; None if the batch had no signing gate's event. A helper that failed: the signatures
+        verified here."""
         if pending is None:
             return None
-        n, slots, helper = pending
-        try:
-            found = helper.answer(len(slots))
-        except (OSError, EOFError, ValueError, msgspec.DecodeError) as exc:
-            with self._lock:
-                self._failed_locked(helper, exc)
-            return None
-        out: list[Verdict | None] = [None] * n
-        for (i, pubs), got in zip(slots, found, strict=True):
-            if got is not None and len(got[0]) == len(pubs):
-                out[i] = (pubs, tuple(got[0]), got[1])
-        return out
+        prepared, checks, helper = pending
+        tails = None
+        if helper is not None:
+            try:
+                tails = helper.answer(len(checks))
+                if any(len(t) != len(c[2]) for t, c in zip(tails, checks)):
+                    raise ValueError("verifier helper answered verdicts for another number of keys")
+            except (OSError, EOFError, ValueError, msgspec.DecodeError) as exc:
+                with self._lock:
+                    self._failed_locked(helper, exc)
+                tails = None
+        if tails is None:
+            tails = check_all(checks)
+        return finish_batch(prepared, tails), prepared.decoded
 
     def _failed_locked(self, helper: _Helper, exc: BaseException) -> None:
         """A helper failed: end it and start another in its place (caller holds ``_lock``)."""
@@ -202,20 +212,10 @@ class Verifier:
             pass
 
 
-def verify_jobs(jobs: list[tuple[bytes, list[bytes]]]) -> list[tuple[list[bool], str] | None]:
-    """For each ``(raw message, raw public keys newest first)``: one bool per key, chain-covered
-    (``central.ingest.runs.chain_verdicts``: one signature verified per run of linked events), and
-    the hex SHA-256 of the event's canonical bytes; or
-    None if the message is oversize, does not decode or carries no signature (the writer's check
-    decides those)."""
-    decoded = []
-    for raw, keys in jobs:
-        try:
-            event = decode(raw) if len(raw) <= MAX_MESSAGE_BYTES else None
-        except BadInput:
-            event = None
-        decoded.append((event, keys))
-    return chain_verdicts(decoded)
+def verify_jobs(jobs: list[tuple[bytes, bytes, list[bytes]]]) -> list[list[bool]]:
+    """The helper's work: for each ``(signature, signed bytes, raw public keys newest first)``, one
+    bool per key (``central.ingest.runs.check_all``; a malformed key or signature is False)."""
+    return check_all(jobs)
 
 
 def serve(stdin=None, stdout=None) -> None:

@@ -163,11 +163,11 @@ class LedgerWriter:
         return Outcome(batch_id, stats, confiscations, self._gaps.open)
 
     # -- one batch ---------------------------------------------------------------------------------
-    def process(self, batch_id: int, items: list[tuple[str, bytes]], verified=None) -> Outcome:
+    def process(self, batch_id: int, items: list[tuple[str, bytes]], verified=None, decoded=None) -> Outcome:
         """Check and commit one batch of ``(topic, payload)``; then relay presence and ask for gaps.
-        ``verified``: the batch's signature verdicts computed ahead (``Verifier.verdicts``, one per
-        item or None), else the signatures are verified here (``event_store.batch_verdicts``, the
-        same chain-covered verification).
+        ``verified``, ``decoded``: the batch's signature verdicts and decoded events computed ahead
+        (``Verifier.verdicts``, one per item or None); an item with neither has its signature
+        verified here (``event_store.batch_verdicts``, the same chain-covered verification).
 
         Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
         until ``abandon()`` said so (the caller must not acknowledge the batch).
@@ -175,9 +175,9 @@ class LedgerWriter:
         accepted, rejected, statuses = [], [], []
         memo: dict = {}  # gate -> its keys, looked up once per batch
         verified = list(verified) if verified else [None] * len(items)
-        decoded: list = [None] * len(items)
-        missing = [i for i, v in enumerate(verified) if v is None]
-        if missing:  # no helper verdict (none running, or it failed): the same verification, here
+        decoded = list(decoded) if decoded else [None] * len(items)
+        missing = [i for i, v in enumerate(verified) if v is None and decoded[i] is None]
+        if missing:  # not prepared ahead (no helpers, no signing gate then): the same verification, here
             found, events = ledger.batch_verdicts([items[i] for i in missing], self.port, self.keys, memo)
             for i, v, e in zip(missing, found, events, strict=True):
                 verified[i], decoded[i] = v, e
@@ -479,8 +479,8 @@ def _read_ahead(conn, verifier: Verifier | None = None) -> queue.SimpleQueue:
     """Read the worker's batches as soon as they come, on a thread, into a queue: the worker hands
     them over from paho's network thread, which must not wait for a commit to finish before its
     send completes. The queue holds at most what the broker's receive maximum lets the worker hold
-    unacknowledged. Each batch goes in as ``(batch_id, items, pending)``: its signatures already
-    handed to ``verifier`` (None: none). End of file or a broken pipe is put in the queue as the
+    unacknowledged. Each batch goes in as ``(batch_id, items, pending)``: already prepared and its
+    signatures handed to ``verifier`` (None: none). End of file or a broken pipe is put in the queue as the
     exception."""
     inbox: queue.SimpleQueue = queue.SimpleQueue()
 
@@ -578,9 +578,11 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
                 group, held = coalesce(message, inbox)
                 items = [item for _id, part, _pending in group for item in part]
                 parts = [(verifier.verdicts(pending), len(part)) for _id, part, pending in group]
-                verified = None if all(v is None for v, _n in parts) else [
-                    x for v, n in parts for x in (v if v is not None else [None] * n)]
-                out = _or_exit(writer.process, group[-1][0], items, verified)
+                verified = decoded = None
+                if any(v is not None for v, _n in parts):
+                    verified = [x for v, n in parts for x in (v[0] if v is not None else [None] * n)]
+                    decoded = [x for v, n in parts for x in (v[1] if v is not None else [None] * n)]
+                out = _or_exit(writer.process, group[-1][0], items, verified, decoded)
                 for batch_id, _part, _pending in group[:-1]:  # committed in the same transaction
                     conn.send(Outcome(batch_id, {}, False, out.open_gaps))
                 conn.send(out)

@@ -46,3 +46,31 @@ def test_a_receipt_only_where_the_linked_prefix_moved_beyond_the_last_one(db_url
     with engine.connect() as conn:
         assert conn.execute(select(chain_receipts.c.seq).order_by(chain_receipts.c.seq)).scalars().all() == [3, 4]
     engine.dispose()
+
+
+def test_a_stored_receipt_reads_back_as_issued_with_the_gates_breaks_counted(db_url):
+    """The row goes in by a plain driver statement: its instant, body and signature read back
+    through the table's types as issued; the body counts the gate's chain breaks so far."""
+    from central.ledger.schema import chain_breaks
+
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    key = Ed25519PrivateKey.generate()
+    at = dt.datetime(2026, 12, 1, 9, 30, 15, 123456, tzinfo=dt.timezone(dt.timedelta(hours=-3)))
+    with engine.begin() as conn:
+        _progress(conn, "signed", 2)
+        _link(conn, "signed", 2, "c" * 64)
+        for seq in (1, 2):
+            conn.execute(insert(chain_breaks).values(gate_id="signed", seq_from=seq, seq_to=seq, kind="FORKED",
+                                                     detail="x", event_id=None, recorded_at=NOW))
+        conn.execute(insert(chain_breaks).values(gate_id="other", seq_from=1, seq_to=1, kind="FORKED",
+                                                 detail="x", event_id=None, recorded_at=NOW))
+        (issued,) = receipts.issue(conn, key, "santos", ["signed"], at)
+    assert b'"breaks":2' in issued["body"]
+    with engine.connect() as conn:
+        row = conn.execute(select(chain_receipts)).one()
+    stored = row.issued_at if row.issued_at.tzinfo else row.issued_at.replace(tzinfo=dt.UTC)
+    assert stored == at and (row.gate_id, row.seq, row.head) == ("signed", 2, "c" * 64)
+    assert bytes(row.body) == issued["body"] and row.sig == issued["sig"]
+    key.public_key().verify(bytes.fromhex(row.sig), bytes(row.body))
+    engine.dispose()

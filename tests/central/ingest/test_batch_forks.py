@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from sqlalchemy import select
 
 from central.db import load_all_tables, make_engine
@@ -76,5 +78,25 @@ def test_links_of_two_batches_in_one_transaction_and_after_a_rollback(db_url):
         with engine.connect() as c:
             held = {r.seq: bytes(r.hash) for r in c.execute(select(event_links))}
         assert held == {**{e.seq: bytes.fromhex(chain.event_hash(e)) for e in good[:4]}, 5: b"\x01" * 32}
+    finally:
+        engine.dispose()
+
+
+def test_fresh_links_go_straight_into_the_table_on_postgresql(db_url):
+    """PostgreSQL: with no link held meanwhile, the rows are copied straight into ``event_links``
+    (no staging table made); the links are the same."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only")
+    good = _chain(4)
+    engine = make_engine(db_url)
+    load_all_tables().create_all(engine)
+    try:
+        with engine.begin() as c:
+            inserted = event_store.write_batch(c, [event_store.Accepted("t", e, b"{}") for e in good], [], T)
+            assert chain_check.record(c, inserted, [], T) == []
+            assert c.exec_driver_sql("SELECT to_regclass('pg_temp.ingest_links')").scalar() is None
+        with engine.connect() as c:
+            held = {r.seq: bytes(r.hash).hex() for r in c.execute(select(event_links))}
+        assert held == {e.seq: chain.event_hash(e) for e in good}
     finally:
         engine.dispose()

@@ -12,11 +12,13 @@ import structlog
 from central.ingest import event_store as ledger
 from central.ingest.check import Accepted, DeadLetter
 from central.ingest.keys import KeyRing, add_gate, register_public_key
+from central.ingest.runs import raw_keys
 from central.ingest.verify import Verifier, verify_jobs
 from portgate.config import read_secret
 from tests.central.ingest.test_check import PORT, event, signed_chain
+from tests.central.ingest.test_check import SIGNER as check_signer
 from wire import chain, topics
-from wire.events import decode, encode, sign
+from wire.events import canonical_bytes, decode, encode, sign
 
 SIGNER = chain.new_private_key()
 
@@ -43,18 +45,27 @@ def items(ring):
 def test_the_verdicts_are_the_signature_check_of_each_signed_event(ring):
     batch = items(ring)
     v = Verifier(ring, PORT, 1).start()
+    sent = []
     try:
-        found = v.verdicts(v.submit(batch))
+        send = v._helpers[0].send
+        v._helpers[0].send = lambda jobs: (sent.append(jobs), send(jobs))
+        found, decoded = v.verdicts(v.submit(batch))
     finally:
         v.close()
     pubs = ring.public_keys("g1")
     assert [None if f is None else f[1] for f in found] == [(True,), (False,), None, None, None, None, (True,)]
     assert all(f is None or f[0] is pubs for f in found)
-    verdicts = [ledger.check(t, raw, PORT, ring, f) for (t, raw), f in zip(batch, found)]
+    # the signing gate's events decoded once, here: the writer takes them with their canonical bytes
+    assert [d is not None for d in decoded] == [True, True, False, True, False, False, True]
+    assert all(f is None or f[3] == canonical_bytes(d) for f, d in zip(found, decoded))
+    # the helper is sent the runs' last signatures only: [good 1, forged 2] and [good 3]
+    assert [len(jobs) for jobs in sent] == [2]
+    verdicts = [ledger.check(t, raw, PORT, ring, f, None, d) for (t, raw), f, d in zip(batch, found, decoded)]
     alone = [ledger.check(t, raw, PORT, ring) for t, raw in batch]
     assert [type(a) for a in verdicts] == [type(a) for a in alone]
     assert [getattr(a, "reason", None) for a in verdicts] == [getattr(a, "reason", None) for a in alone]
     assert verdicts[1].reason.startswith("CHAIN_BREAK BAD_SIGNATURE gate g1 seq 2")
+    assert verdicts[0].event is decoded[0] and verdicts[6].event is decoded[6]  # not decoded again
 
 
 def test_a_verdict_counts_only_for_the_key_list_it_was_computed_with(ring):
@@ -66,7 +77,7 @@ def test_a_verdict_counts_only_for_the_key_list_it_was_computed_with(ring):
     assert isinstance(ok, Accepted) and ok.digest == digest
 
 
-def test_a_helper_killed_gives_no_verdicts_and_the_next_batch_has_a_new_one(ring):
+def test_a_helper_killed_has_its_batch_verified_in_the_writer_and_the_next_batch_a_new_helper(ring):
     batch = items(ring)
     v = Verifier(ring, PORT, 1).start()
     try:
@@ -75,16 +86,31 @@ def test_a_helper_killed_gives_no_verdicts_and_the_next_batch_has_a_new_one(ring
         first.proc.kill()
         first.proc.wait()
         with structlog.testing.capture_logs() as logs:
-            dead = v.verdicts(pending)  # answered before the kill, or the end of its output
-            if dead is not None:
-                dead = v.verdicts(v.submit(batch))  # a write to the dead helper: no verdicts
+            got = v.verdicts(pending)  # answered before the kill, or verified here
+            if v.failures == 0:
+                got = v.verdicts(v.submit(batch))  # a write to the dead helper: verified here
             after = v.verdicts(v.submit(batch))
-        assert dead is None and v.failures == 1 and v._helpers[0] is not first
+        assert v.failures == 1 and v._helpers[0] is not first
         assert [e["event"] for e in logs].count("ingest.verifier_failed") == 1
-        assert after is not None and after[0][1] == (True,) and after[1][1] == (False,)
+        for found, _decoded in (got, after):
+            assert [None if f is None else f[1] for f in found] == [(True,), (False,), None, None, None, None,
+                                                                     (True,)]
     finally:
         v.close()
     assert first.proc.poll() is not None
+
+
+def test_a_helper_answer_that_does_not_fit_is_a_failure_and_the_writer_verifies(ring):
+    batch = items(ring)
+    v = Verifier(ring, PORT, 1).start()
+    try:
+        v._helpers[0].answer = lambda n: [[True, True]] * n  # two bools for a gate of one key
+        with structlog.testing.capture_logs() as logs:
+            found, _decoded = v.verdicts(v.submit(batch))
+        assert v.failures == 1 and [e["event"] for e in logs].count("ingest.verifier_failed") == 1
+        assert [None if f is None else f[1] for f in found] == [(True,), (False,), None, None, None, None, (True,)]
+    finally:
+        v.close()
 
 
 def test_helpers_start_only_for_an_office_with_signing_gates(tmp_path, ring):
@@ -110,7 +136,7 @@ def test_a_gate_registered_later_starts_the_helper_at_its_first_signed_event(tmp
     try:
         assert v._helpers == []
         register_public_key(keys, "g1", chain.public_pem(SIGNER.public_key()))
-        found = v.verdicts(v.submit(items(ring)))
+        found, _decoded = v.verdicts(v.submit(items(ring)))
         assert found[0][1] == (True,) and len(v._helpers) == 1
     finally:
         v.close()
@@ -124,7 +150,10 @@ def test_no_helpers_means_the_writer_verifies(ring):
 
 def test_the_helper_function_refuses_nothing_it_cannot_read():
     ev = signed_chain(1)[0]
-    assert verify_jobs([(b"junk", [b"k" * 32]), (encode(ev), [b"short"])]) == [None, ([False], chain.event_hash(ev))]
+    body, sig = canonical_bytes(ev), bytes.fromhex(ev.sig)
+    good = raw_keys([check_signer.public_key()])[0]
+    assert verify_jobs([(sig, body, [b"short", good]), (b"", body, [good]), (b"x" * 64, body, [good]),
+                        (sig, body + b" ", [good])]) == [[False, True], [False], [False], [False]]
 
 
 def test_a_rollover_in_a_batch_is_seen_by_the_next_event_of_the_same_batch(ring):
