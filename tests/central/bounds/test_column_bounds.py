@@ -195,13 +195,12 @@ def test_an_actor_too_long_for_the_audit_log_is_refused_in_one_line(registered, 
     _one_line(code, err, "--actor", "actor is longer than 128 characters (200)")
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite stores any length
 def test_a_value_the_database_refuses_past_the_checks_reads_as_one_line(registered):
     from sqlalchemy.exc import DataError
 
     from app.cli import _describe
 
-    if registered.dialect.name != "postgresql":
-        pytest.skip("SQLite stores any length: only PostgreSQL raises DataError")
     with pytest.raises(DataError) as caught, registered.begin() as conn:
         conn.execute(workers.update().values(category="c" * 100))
     line = _describe(caught.value)

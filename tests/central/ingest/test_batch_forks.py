@@ -82,11 +82,10 @@ def test_links_of_two_batches_in_one_transaction_and_after_a_rollback(db_url):
         engine.dispose()
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_fresh_links_go_straight_into_the_table_on_postgresql(db_url):
     """PostgreSQL: with no link held meanwhile, the rows are copied straight into ``event_links``
     (no staging table made); the links are the same."""
-    if not db_url.startswith("postgresql"):
-        pytest.skip("PostgreSQL only")
     good = _chain(4)
     engine = make_engine(db_url)
     load_all_tables().create_all(engine)

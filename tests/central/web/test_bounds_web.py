@@ -123,9 +123,8 @@ def test_an_escala_entry_id_too_large_for_any_id_is_no_entry(app, registry):
     assert r.status_code == 400 and "nenhuma entrada de escala 99999999999999999999999" in r.text
 
 
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)  # SQLite stores any length
 def test_a_value_postgresql_refuses_past_the_entry_checks_answers_400_and_writes_nothing(app, registry, engine):
-    if engine.dialect.name != "postgresql":
-        pytest.skip("SQLite stores any length: only PostgreSQL raises DataError")
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
 
