@@ -7,12 +7,12 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 import time
 
 import pytest
 
 from edge.heartbeat import FILE, SIZE, STALE_S, Heartbeat, read_heartbeat
+from testkit.tmpfs import mounted_tmpfs
 from tests.ops.test_gate_disk_full import fill
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small file system needs root")
@@ -21,12 +21,8 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small file 
 @pytest.fixture
 def small_fs(tmp_path):
     """A real 2 MiB tmpfs mounted at ``tmp_path/state``; unmounted when the test ends."""
-    mnt = tmp_path / "state"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mnt)], check=True)
-    yield mnt
-    if subprocess.run(["umount", str(mnt)]).returncode != 0:
-        subprocess.run(["umount", "-l", str(mnt)], check=True)
+    with mounted_tmpfs(tmp_path / "state", "2m") as mnt:
+        yield mnt
 
 
 @root_only

@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 import time
 import uuid
 
@@ -22,6 +21,7 @@ from edge.journal import Journal
 from edge.rules.model import Now
 from edge.sqlite_files import WAL_AUTOCHECKPOINT_PAGES, WAL_SIZE_LIMIT
 from testkit.gate_process import write_gate_config
+from testkit.tmpfs import mounted_tmpfs
 from testkit.wait import wait_until
 from tests.ops.conftest import free_port, scrape
 from wire.events import TapPayload, decode
@@ -32,12 +32,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small file
 @pytest.fixture
 def small_fs(tmp_path):
     """A real 4 MiB tmpfs mounted at ``tmp_path/state``; unmounted when the test ends."""
-    mnt = tmp_path / "state"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(mnt)], check=True)
-    yield mnt
-    if subprocess.run(["umount", str(mnt)]).returncode != 0:
-        subprocess.run(["umount", "-l", str(mnt)], check=True)  # a process still holds a file
+    with mounted_tmpfs(tmp_path / "state", "4m") as mnt:
+        yield mnt
 
 
 def fill(directory) -> int:

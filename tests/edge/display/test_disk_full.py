@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 import urllib.request
 
@@ -16,6 +15,7 @@ import pytest
 
 from edge.heartbeat import FILE, STALE_S
 from testkit.display import GateWithScreen
+from testkit.tmpfs import mounted_tmpfs
 from testkit.wait import wait_until
 from tests.ops.test_gate_disk_full import fill
 
@@ -38,16 +38,13 @@ def _shown(gate) -> list[dict]:
 def full_gate(tmp_path):
     """A gate and its screen, the gate's state directory a real 2 MiB tmpfs."""
     gate = GateWithScreen(tmp_path / "gate", card_and_badge=False)
-    gate.state.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(gate.state)], check=True)
-    try:
-        gate.start_gate()
-        gate.start_display()
-        yield gate
-    finally:
-        gate.stop()
-        if subprocess.run(["umount", str(gate.state)]).returncode != 0:
-            subprocess.run(["umount", "-l", str(gate.state)], check=True)
+    with mounted_tmpfs(gate.state, "2m"):
+        try:
+            gate.start_gate()
+            gate.start_display()
+            yield gate
+        finally:
+            gate.stop()
 
 
 def test_the_screen_shows_the_gate_running_and_refusing_on_a_full_disk(full_gate, page) -> None:
