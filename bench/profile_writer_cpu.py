@@ -12,7 +12,7 @@ rounds; each process's CPU from ``/proc`` (10 ms ticks) and this process's from
 ``time.process_time``; the helper's start is left out. Prints the µs/event by process and the
 ratio unsigned/signed of the medians.
 
-    .venv/bin/python bench/writer_cpu.py [--events N] [--rounds R] [--batch B] [--postgres] [--only KIND]
+    .venv/bin/python bench/profile_writer_cpu.py [--events N] [--rounds R] [--batch B] [--postgres] [--only KIND]
 
 ``--root DIR``: run another tree's code (e.g. a worktree of the commit before a change) with this
 same script and interpreter.
