@@ -106,3 +106,16 @@ def test_run_all_runs_the_benchmarks_not_the_profilers():
     names = {p.stem for p in run_all.discover()}
     assert (ROOT / "bench/profile_ingest.py").exists() and "profile_ingest" not in names
     assert {"ingest", "month_close", "gate_decision", "outbox_drain"} <= names
+
+
+def test_every_benchmark_run_all_runs_takes_smoke_and_ends_with_its_json_line():
+    """run_all runs each discovered bench with ``--smoke`` and reads its last JSON line: a script
+    without either belongs under ``profile_*`` (run by hand)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "bench/run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    for path in run_all.discover():
+        text = path.read_text(encoding="utf-8")
+        assert '"--smoke"' in text and '"bench"' in text, path.name
