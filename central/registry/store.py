@@ -109,6 +109,32 @@ def card_from_row(row) -> Card:
                 status=CardStatus(row.status))
 
 
+def sanction_refusal(old: Worker, new: Worker) -> str | None:
+    """Why an import row ``new`` may not overwrite the registered worker ``old`` (same
+    registration), or None: an import never lifts, changes or imposes an R4 sanction (83.611 arts.
+    20 §3, 21). A cancelled worker stays cancelled (a cancellation is final); a suspension
+    (status ``suspended`` or its dates) must be restated exactly, and a row cannot suspend or
+    cancel a worker the registry holds without one: the penalty goes on the registration record
+    only through ``registry suspend``/``registry cancel`` (or a case's decision), and the worker's
+    edit page changes it with an audit entry. The other fields are the import's to change."""
+    def sanction(w: Worker) -> tuple:
+        return w.status, w.suspended_from, w.suspended_until
+
+    if sanction(new) == sanction(old):
+        return None
+    reg = old.registration
+    if old.status is WorkerStatus.CANCELLED:
+        return (f"registration {reg} is cancelled (R4): an import does not reinstate a worker "
+                f"(a cancellation is final, 83.611 art. 21 b)")
+    if old.status is WorkerStatus.SUSPENDED or old.suspended_from is not None:
+        span = f"{old.suspended_from or '?'}..{old.suspended_until or '?'}"
+        return (f"registration {reg} is suspended {span} (R4): an import does not change a suspension "
+                f"(it ends on its own date; the worker's edit page changes it, with an audit entry)")
+    verb = "cancel" if new.status is WorkerStatus.CANCELLED else "suspend"
+    return (f"registration {reg} is {old.status.value}: an import does not {verb} a worker "
+            f"(use `portgate registry {verb}`: the penalty goes on the registration record, R4)")
+
+
 def worker_problems(worker: Worker) -> list[str]:
     """Why ``worker``'s fields do not fit the ``workers`` columns (``central.bounds``: a
     registration or category longer than 64 characters, a rotation number or booklet year outside
@@ -248,10 +274,21 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     placed_cards = load_csv_rows(cards_csv, Card) if cards_csv else []
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]
-    known = {w.registration for w in new_workers}
-    known |= set(session.execute(select(workers.c.registration)).scalars())
+    known_before = set(session.execute(select(workers.c.registration)).scalars())  # registered already
+    known = {w.registration for w in new_workers} | known_before
     registered = {c.uid: c for c in _cards_by_uid(session, [c.uid for c in new_cards])}
     errors = [f"{where}: {p}" for where, worker in placed_workers for p in worker_problems(worker)]
+    held = {w.registration: w for w in (worker_from_row(r) for r in session.execute(select(workers).where(
+        (workers.c.status != WorkerStatus.ACTIVE.value) | workers.c.suspended_from.is_not(None))))}
+    for where, worker in placed_workers:  # R4: sanctions are never lifted or imposed by an import
+        old = held.get(worker.registration)
+        if old is None and worker.registration in known_before and (
+                worker.status is not WorkerStatus.ACTIVE or worker.suspended_from is not None):
+            old = dataclasses.replace(worker, status=WorkerStatus.ACTIVE, suspended_from=None,
+                                      suspended_until=None)
+        refusal = sanction_refusal(old, worker) if old is not None else None
+        if refusal:
+            errors.append(f"{where}: {refusal}")
     errors += [f"{where}: {p}" for where, card in placed_cards
                for p in bounds.problems(cards, dataclasses.asdict(card), COLUMNS[Card])]
     seen: dict[str, str] = {}

@@ -403,3 +403,39 @@ def test_import_refusal_names_a_move_outside_the_lifecycle():
         "card 0A04A10008 is confiscated: an import does not make it lost; not a card lifecycle move "
         "(docs/office.md)")
     assert store.import_refusal(old, old) is None
+
+
+@pytest.mark.parametrize("sanction,row,reason", [
+    (("cancel", "V002", "--on", "2026-03-01", "--reason", "falta grave"), {},
+     "registration V002 is cancelled (R4): an import does not reinstate a worker"),
+    (("suspend", "V002", "--from", "2026-03-10", "--days", "20", "--reason", "x"), {},
+     "registration V002 is suspended 2026-03-10..2026-03-29 (R4): an import does not change a suspension"),
+    (None, {"status": "suspended", "suspended_from": "2026-04-01", "suspended_until": "2026-04-10"},
+     "registration V002 is active: an import does not suspend a worker (use `portgate registry suspend`"),
+    (None, {"status": "cancelled"},
+     "registration V002 is active: an import does not cancel a worker (use `portgate registry cancel`"),
+])
+def test_an_import_never_lifts_changes_or_imposes_a_sanction(imported, tmp_path, capsys, sanction, row, reason):
+    """R4 (83.611 arts. 20 §3, 21): re-importing the office's usual workers.csv must not give a
+    cancelled or suspended worker back to the gates as active (G3), nor sanction anyone without the
+    penalty on the record; the whole file is refused, nothing written."""
+    if sanction:
+        assert run("registry", *sanction, "--db", imported, "--actor", "dora") == 0
+    rows = worker_rows(3)
+    rows[1].update(row)
+    w = write_csv(tmp_path / "again.csv", WORKER_COLUMNS, rows)
+    before = count(imported, workers), count(imported, downlink_changes), count(imported, audit_log)
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w)) == 2
+    assert f"again.csv:3: {reason}" in capsys.readouterr().err
+    assert (count(imported, workers), count(imported, downlink_changes), count(imported, audit_log)) == before
+
+
+def test_a_sanction_restated_as_the_registry_holds_it_imports(imported, tmp_path):
+    assert run("registry", "suspend", "V002", "--from", "2026-03-10", "--days", "20", "--reason", "x",
+               "--db", imported, "--actor", "dora") == 0
+    rows = worker_rows(3)
+    rows[1].update(status="suspended", suspended_from="2026-03-10", suspended_until="2026-03-29")
+    rows[2]["name"] = "Vigia Três"  # the other fields are the import's to change
+    w = write_csv(tmp_path / "again.csv", WORKER_COLUMNS, rows)
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w)) == 0
