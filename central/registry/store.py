@@ -36,6 +36,7 @@ from portgate.records import (
     WorkerStatus,
     load_csv_rows,
 )
+from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL
 from portgate.uid import canonical_uid
 
 
@@ -138,8 +139,20 @@ def sanction_refusal(old: Worker, new: Worker) -> str | None:
 def worker_problems(worker: Worker) -> list[str]:
     """Why ``worker``'s fields do not fit the ``workers`` columns (``central.bounds``: a
     registration or category longer than 64 characters, a rotation number or booklet year outside
-    a 32-bit whole number), one English reason each; empty when it fits."""
-    return bounds.problems(workers, dataclasses.asdict(worker), COLUMNS[Worker])
+    a 32-bit whole number) or are not plausible (a health exam, suspension day or booklet year
+    outside 2000..2100, ``portgate.timeutil.PLAUSIBLE_FROM``/``PLAUSIBLE_UNTIL``: a typo such as
+    9999 would make the registration valid for ever, G3, and break the dates computed from it),
+    one English reason each; empty when it fits."""
+    problems = bounds.problems(workers, dataclasses.asdict(worker), COLUMNS[Worker])
+    first, last = PLAUSIBLE_FROM.date(), PLAUSIBLE_UNTIL.date() - dt.timedelta(days=1)
+    for name in ("health_exam_date", "suspended_from", "suspended_until"):
+        day = getattr(worker, name)
+        if day is not None and not first <= day <= last:
+            problems.append(f"{name} {day.isoformat()!r} is outside {first}..{last}")
+    year = worker.booklet_revalidated_year
+    if year is not None and not first.year <= year <= last.year and not any("booklet" in p for p in problems):
+        problems.append(f"booklet_revalidated_year {year} is outside {first.year}..{last.year}")
+    return problems
 
 
 def get_worker(session: Session, registration: str) -> Worker:

@@ -50,6 +50,8 @@ CODES: dict[str, tuple[str, str]] = {
     "int_outside": (r"(?P<field>\w+) (?P<value>-?\d+) is outside (?P<lo>-?\d+)\.\.(?P<hi>-?\d+)",
                     "{field} {value} está fora do intervalo {lo}..{hi}"),
     "field_nul": (r"(?P<field>\w+) contains a NUL character", "{field} contém um caractere NUL"),
+    "day_outside": (r"(?P<field>(?!date |month )\w+) (?P<value>'\d{4}-\d\d-\d\d') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+                    "{field} {value} está fora do intervalo {first}..{last}"),
     "out_of_range": (r"a value is out of range", "um valor está fora do intervalo permitido"),
     "address_nul": (r"the address contains a NUL character", "o endereço contém um caractere NUL"),
     "suspension_end": (r"the suspension would end after (?P<day>\S+)", "a suspensão terminaria depois de {day}"),

@@ -439,3 +439,19 @@ def test_a_sanction_restated_as_the_registry_holds_it_imports(imported, tmp_path
     rows[2]["name"] = "Vigia Três"  # the other fields are the import's to change
     w = write_csv(tmp_path / "again.csv", WORKER_COLUMNS, rows)
     assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w)) == 0
+
+
+@pytest.mark.parametrize("field,value,reason", [
+    ("health_exam_date", "9999-12-31", "health_exam_date '9999-12-31' is outside 2000-01-01..2100-12-31"),
+    ("health_exam_date", "0001-01-01", "health_exam_date '0001-01-01' is outside 2000-01-01..2100-12-31"),
+    ("booklet_revalidated_year", "99999", "booklet_revalidated_year 99999 is outside 2000..2100"),
+    ("booklet_revalidated_year", "1", "booklet_revalidated_year 1 is outside 2000..2100"),
+])
+def test_implausible_dates_and_years_are_refused_naming_the_row(db_url, tmp_path, capsys, field, value, reason):
+    """A 9999 exam would keep a registration valid for ever (G3) and broke the worker page."""
+    rows = worker_rows(2)
+    rows[1][field] = value
+    w = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, rows)
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w)) == 2
+    assert f"workers.csv:3: {reason}" in capsys.readouterr().err
+    assert count(db_url, workers) == 0

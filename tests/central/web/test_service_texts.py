@@ -38,6 +38,7 @@ SAMPLES = {
     "too_long": "registration is longer than 64 characters (100)",
     "int_outside": "rotation_number 99999999999 is outside -2147483648..2147483647",
     "field_nul": "registration contains a NUL character",
+    "day_outside": "health_exam_date '9999-12-31' is outside 2000-01-01..2100-12-31",
     "out_of_range": "a value is out of range",
     "address_nul": "the address contains a NUL character",
     "suspension_end": "the suspension would end after 9999-12-31",
