@@ -16,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from central import bounds
 from central.calls.schema import ship_calls
 from central.registry.changes import audit, utcnow
 from portgate.cells import parse_aware
@@ -77,8 +78,9 @@ def parse_call(row: dict, where: str) -> ShipCall:
             check_id(gate_id, "gate_id")  # one MQTT topic level, as the gate's own check
         except BadInput as exc:
             raise BadInput(exc.reason, where=f"{where}gate_id") from None
-    return ShipCall(ship, (row.get("ship_name") or "").strip()[:255], voyage, berth,
-                    gate_id, arrival, departure)
+    name = (row.get("ship_name") or "").strip()
+    bounds.check(ship_calls, {"ship_name": name}, where=f"{where}ship_name")  # refused, never cut
+    return ShipCall(ship, name, voyage, berth, gate_id, arrival, departure)
 
 
 def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime | None = None) -> int:

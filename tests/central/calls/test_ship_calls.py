@@ -32,3 +32,11 @@ def test_a_bad_call_time_names_the_field(text, reason):
     with pytest.raises(BadInput) as caught:
         parse_time(text, "departure")
     assert caught.value.where == "departure" and reason in caught.value.reason
+
+
+def test_a_ship_name_longer_than_its_column_is_refused_not_cut():
+    assert parse_call(ROW | {"ship_name": "N" * 255}, "").ship_name == "N" * 255
+    with pytest.raises(BadInput) as caught:
+        parse_call(ROW | {"ship_name": "N" * 300}, "ships.csv:2: ")
+    assert caught.value.where == "ships.csv:2: ship_name"
+    assert caught.value.reason == "ship_name is longer than 255 characters (300)"
