@@ -180,14 +180,17 @@ PHONE_PAGES = ("/", "/workers", "/workers/V001", "/escala", "/pay", "/whatif", "
 
 def test_the_office_pages_fit_a_phone_without_scrolling_sideways(office, browser):
     """At 390 px (a phone on the quay) no office page is wider than the screen: the forms' fields
-    wrap under each other instead of running off to the right."""
+    wrap under each other instead of running off to the right, and a 255-letter name with no space
+    wraps in the heading, the search hits and the tables."""
+    with Session(office.engine) as s, s.begin():
+        s.execute(workers.update().where(workers.c.registration == "V002").values(name="W" * 255))
     context = browser.new_context(viewport={"width": 390, "height": 844})
     try:
         pg = context.new_page()
         pg.set_default_timeout(20_000)
         log_in(pg, office)
         wide = {}
-        for path in PHONE_PAGES:
+        for path in (*PHONE_PAGES, "/workers/V002", "/workers?q=V002"):
             pg.goto(office.url + path)
             width = pg.evaluate("() => document.documentElement.scrollWidth")
             if width > 390:
