@@ -36,6 +36,12 @@ GAP = 2 * mm  # white space kept between a column's text and the next column (or
 AMOUNT_ROOM = "-R$ 99.999,99"  # amounts up to this long share one wrapping of a line's texts
 
 
+def printed_status(st) -> str:
+    """The status a slip prints for statement ``st`` (a ``StatementView``): ``pago``, ``retido
+    para revisão`` or ``a pagar``."""
+    return "pago" if st.paid_at else ("retido para revisão" if st.on_hold else "a pagar")
+
+
 def _fonts() -> None:
     if FONT in pdfmetrics.getRegisteredFontNames():
         return
@@ -282,8 +288,7 @@ class _Writer:
                         if i < len(lines):
                             self.text.show(x, self.y, (lines[i],), FONT, ROW_SIZE)
                 self.down()
-            status = "pago" if st.paid_at else ("retido para revisão" if st.on_hold else "a pagar")
-            self.line(COLS[2], f"Total do turno ({status})", bold=True)
+            self.line(COLS[2], f"Total do turno ({printed_status(st)})", bold=True)
             self.line(COLS[3], self.money(st.total), bold=True, right=True)
             self.down(1.5)
         self.room(4, slip, slip_code)

@@ -13,22 +13,29 @@ PDF under verification with the structure of the PDF the ledger renders now (sam
 - each page holds the keys the renderer writes (no ``/Annots``, ``/AA``, ``/Group``, ...), the same
   media box, rotation and transition, resources of the same kinds with the same font and
   XObject names (none added), and one content stream as the renderer writes;
+- each font the renderer's page names is there and equals the renderer's font, resolved and compared
+  recursively (:func:`_difference`): ``/Widths``, ``/FirstChar``/``/LastChar``, ``/Encoding`` (and
+  its ``/Differences``), ``/ToUnicode``, ``/FontDescriptor`` (``/FontBBox``, ``/Flags``,
+  ``/ItalicAngle``, ...) and the embedded font program. A stream is compared by its decoded bytes
+  and its dictionary without ``/Length``, ``/Filter`` and ``/DecodeParms`` (the same bytes stored
+  compressed another way show the same): the renderer's subsets, ToUnicode maps and font programs
+  are byte for byte the same for the same slips, so nothing else is ignored;
 - each page's content stream is the renderer's operator for operator (no drawing added: a white
   box over a figure is an ``re f`` the renderer never writes), and every operand but the shown
   strings is the renderer's (colours, positions, fonts, transforms); the strings themselves are
   the text ``verify_slip`` compares.
 
-Not compared: the glyph programs inside the embedded DejaVu subsets (a font edited so that one
-digit draws as another) and bytes after the last ``%%EOF`` (no reader shows them).
+Not compared: bytes after the last ``%%EOF`` (no reader shows them).
 """
 
 from __future__ import annotations
 
 from pypdf import PdfReader
-from pypdf.generic import ContentStream
+from pypdf.generic import ContentStream, StreamObject
 
 _SHOWN = {b"Tj", b"TJ", b"'", b'"'}  # the strings of these are compared as text by verify_slip
 _PAGE_VALUES = ("/MediaBox", "/Rotate", "/Trans", "/CropBox", "/BleedBox", "/TrimBox", "/ArtBox")
+_STORAGE = {"/Length", "/Filter", "/DecodeParms"}  # how a stream is stored, not what it holds
 _NAMED_RESOURCES = ("/Font", "/XObject", "/ExtGState", "/Properties", "/Pattern", "/Shading", "/ColorSpace")
 
 
@@ -51,6 +58,58 @@ def _plain(value):
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+def _difference(got, want, path: str = "") -> str | None:
+    """The path (``/FontDescriptor/FontBBox``, ``/Widths[3]``, ``/ToUnicode`` for a stream's bytes;
+    ``""`` for the object itself) of the first place where ``got`` differs from the renderer's
+    ``want``, both resolved through indirect references; None when they are equal. The walk follows
+    ``want`` (the renderer's acyclic objects), so a reference cycle in ``got`` ends it. Streams:
+    decoded bytes and dictionary without ``_STORAGE``. pypdf's errors decoding a stream propagate."""
+    got = got.get_object() if hasattr(got, "get_object") else got
+    want = want.get_object() if hasattr(want, "get_object") else want
+    if isinstance(want, StreamObject):
+        if not isinstance(got, StreamObject) or got.get_data() != want.get_data():
+            return path
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return path
+        keys = lambda d: {str(k) for k in d} - (_STORAGE if isinstance(d, StreamObject) else set())  # noqa: E731
+        extra = sorted(keys(got) ^ keys(want))
+        if extra:
+            return path + extra[0]
+        for key in sorted(keys(want)):
+            found = _difference(got[key], want[key], path + key)
+            if found is not None:
+                return found
+        return None
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return path
+        return next((found for i, (g, w) in enumerate(zip(got, want))
+                     if (found := _difference(g, w, f"{path}[{i}]")) is not None), None)
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (got, want))
+    return None if (numbers or type(got) is type(want)) and got == want else path
+
+
+def _fonts(got_res, want_res) -> str | None:
+    """What differs between the page's fonts and the renderer's (names already checked added), or
+    None: ``font /F2+0 (AAAAAA+DejaVuSans) has a /Widths[3] that is not the office's``."""
+    got_fonts = got_res.get_object().get("/Font") if got_res is not None else None
+    want_fonts = want_res.get_object().get("/Font") if want_res is not None else None
+    if want_fonts is None:
+        return None
+    got_fonts = got_fonts.get_object() if got_fonts is not None else {}
+    for name, wanted in sorted(want_fonts.get_object().items()):
+        base = str(wanted.get_object().get("/BaseFont", "")).lstrip("/")
+        said = f"font {name} ({base})" if base else f"font {name}"
+        if name not in got_fonts:
+            return f"lacks the {said}"
+        found = _difference(got_fonts[name], wanted)
+        if found is not None:
+            what = f"a {found} that is" if found else "a dictionary that is"
+            return f"has a {said} with {what} not the office's (it draws the text otherwise)"
+    return None
 
 
 def _tree_nodes(node):
@@ -111,6 +170,9 @@ def _page(got, want, got_reader: PdfReader, want_reader: PdfReader) -> str | Non
         added = sorted(_keys(got_res.get_object().get(kind)) - _keys(want_res.get_object().get(kind)))
         if added:
             return f"has {kind} {', '.join(added)}, which the office never writes"
+    found = _fonts(got_res, want_res)
+    if found:
+        return found
     got_streams, want_streams = got.get("/Contents"), want.get("/Contents")
     count = lambda c: len(c.get_object()) if isinstance(c.get_object(), list) else int(c is not None)  # noqa: E731
     if count(got_streams) != count(want_streams):

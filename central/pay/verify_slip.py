@@ -10,8 +10,11 @@ shift's status (``a pagar``, ``retido para revisão``, ``pago``): a slip printed
 statement was released or paid shows an earlier status of its lifecycle. What is drawn without
 text (a white box over a figure) is seen by the structure check that follows
 (``central.pay.slip_structure``): one revision, nothing added to the catalog or the pages
-(annotations, actions, XObjects, optional content) and each content stream the renderer's operator
-for operator.
+(annotations, actions, XObjects, optional content), each content stream the renderer's operator
+for operator and each font dictionary the renderer's. A slip printed with an earlier status is
+compared with the slips rendered with the statuses it prints (the font subsets hold the characters
+in the order the slip first draws them, so ``retido para revisão`` printed before the code line
+orders the bold subset otherwise).
 
 pypdf's own complaints while reading (``invalid pdf header``, ``EOF marker not found``: log records
 and Python warnings) are silenced for the read: the one line the command prints says what is wrong.
@@ -195,10 +198,33 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
             problems.append(f"{reg}: page {number} {_first_difference(want, got)} (edited?)")
             break
     if not problems:
+        printed = _as_printed(slips, pdf.pages)
+        if printed != slips:
+            rendered = PdfReader(io.BytesIO(render(printed, key, tz=pdf.tz, date_from=pdf.first,
+                                                   date_to=pdf.last, office=pdf.office)[0]))
         added = _added(pdf, rendered, path)
         if added:
             problems.append(added)
     return Verdict(len(pdf.slips), tuple(problems))
+
+
+def _as_printed(slips: list, pages: list[str]) -> list:
+    """``slips`` with each statement's status the one ``pages`` print for it (in order), when that
+    is an earlier status of its lifecycle: ``pago`` → ``a pagar`` clears ``paid_at``, ``retido para
+    revisão`` clears ``released_at`` too. ``slips`` itself when the pages print another number of
+    statuses or none differs (the text check has already compared the statuses)."""
+    from central.pay.payslip_pdf import printed_status as _status  # lazy, as render in verify
+
+    printed = [found for page in pages for found in _STATUS.findall(page)]
+    views = [st for slip in slips for st in slip.statements]
+    if len(printed) != len(views):
+        return slips
+    replaced = iter([dataclasses.replace(st, paid_at=None, paid_ref=None,
+                                         released_at=None if status == "retido para revisão" else st.released_at)
+                     if status != _status(st) and status in _EARLIER[_status(st)] else st
+                     for st, status in zip(views, printed)])
+    made = [dataclasses.replace(slip, statements=tuple(next(replaced) for _ in slip.statements)) for slip in slips]
+    return slips if made == slips else made
 
 
 def _added(pdf: _Pdf, rendered: PdfReader, path) -> str | None:

@@ -26,7 +26,7 @@ from central.ledger.tables import statements
 from central.pay.payslip import build_slips
 from central.pay.payslip_pdf import render
 from central.pay.verify_slip import page_texts
-from central.pay.statements_store import mark_paid
+from central.pay.statements_store import mark_paid, release_holds
 from central.registry.store import import_files
 from tests.central.web.paydata import FIRST, LAST, raise_first_line, seed_pay
 
@@ -318,5 +318,88 @@ def test_a_slip_of_a_statement_whose_line_was_edited_in_the_ledger_is_refused(tm
         out = capsys.readouterr()
         assert f"statement {sid} no longer matches its digest" in out.out + out.err
         assert "verified" not in (out.out + out.err).replace("not verified", "")
+    finally:
+        engine.dispose()
+
+
+def _font_edited(data: bytes, edit) -> bytes:
+    """``data`` with ``edit(writer, font)`` applied to the regular DejaVu font of page 1 (the pay
+    lines' font), the page's text and content untouched."""
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    fonts = writer.pages[0]["/Resources"]["/Font"]
+    name = next(n for n, f in fonts.items() if str(f.get_object()["/BaseFont"]).endswith("+DejaVuSans"))
+    edit(writer, fonts[name].get_object())
+    return _written(writer)
+
+
+def _zero_widths(writer, font):
+    font[NameObject("/Widths")] = ArrayObject([NumberObject(0)] * len(font["/Widths"]))
+
+
+def _differences(writer, font):
+    """An ``/Encoding`` whose ``/Differences`` map the digits' codes to other glyph names."""
+    font[NameObject("/Encoding")] = DictionaryObject({
+        NameObject("/Type"): NameObject("/Encoding"),
+        NameObject("/Differences"): ArrayObject([NumberObject(48), NameObject("/one"), NameObject("/zero")])})
+
+
+def _to_unicode(writer, font):
+    """The ToUnicode map with code 0x5A ("Z", not printed on the slip, so the text check still
+    passes) mapped to "9". (A code the slip prints, remapped, already fails the text check.)"""
+    data = font["/ToUnicode"].get_object().get_data()
+    assert b"<5A> <005A>" in data
+    replaced = DecodedStreamObject()
+    replaced.set_data(data.replace(b"<5A> <005A>", b"<5A> <0039>"))
+    font[NameObject("/ToUnicode")] = writer._add_object(replaced)
+
+
+FONT_EDITS = [  # (what, edit, words of the refusal)
+    ("widths zeroed", _zero_widths, "(AAAAAA+DejaVuSans) with a /Widths[0] that is not the office's"),
+    ("encoding differences", _differences, "(AAAAAA+DejaVuSans) with a /Encoding that is not the office's"),
+    ("ToUnicode changed", _to_unicode, "(AAAAAA+DejaVuSans) with a /ToUnicode that is not the office's"),
+]
+
+
+@pytest.mark.parametrize("what,edit,said", FONT_EDITS, ids=[f[0] for f in FONT_EDITS])
+def test_a_slip_whose_font_was_edited_is_refused_naming_page_and_font(ledger, tmp_path, capsys, what, edit, said):
+    """The tester's forgery and its kin: the page's content and font names are the renderer's, one
+    font dictionary is not (the pay lines drawn as blobs, other glyphs, or other text copied)."""
+    data = _pdf(ledger, "V017")
+    forged = _font_edited(data, edit)
+    assert page_texts(PdfReader(io.BytesIO(forged))) == page_texts(PdfReader(io.BytesIO(data)))
+    assert _verify(ledger, tmp_path, forged) == 1
+    err = capsys.readouterr().err
+    assert "FAILED V017: page 1 has a font /F" in err and said in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_slip_stored_with_its_font_streams_uncompressed_still_verifies(ledger, tmp_path, capsys):
+    """How a stream is stored is not what it holds: the font program and ToUnicode map decoded and
+    written back without ``/Filter`` verify (their decoded bytes are the renderer's)."""
+    def decompressed(writer, font):
+        for holder, key in ((font, "/ToUnicode"), (font["/FontDescriptor"].get_object(), "/FontFile2")):
+            old = holder[key].get_object()
+            plain = DecodedStreamObject()
+            plain.set_data(old.get_data())
+            plain.update({k: v for k, v in old.items() if k not in ("/Filter", "/Length", "/DecodeParms")})
+            holder[NameObject(key)] = writer._add_object(plain)
+    assert _verify(ledger, tmp_path, _font_edited(_pdf(ledger, "V017"), decompressed)) == 0
+    assert "1 slip(s) verified against the ledger" in capsys.readouterr().out
+
+
+def test_a_slip_printed_while_held_verifies_after_the_release(tmp_path, capsys):
+    """Printed with ``retido para revisão`` (V008's EARLY_EXIT shift), verified after the office
+    released it (the ledger's slip now says ``a pagar``): an earlier status is not an edit, and the
+    fonts of the slip as printed are the renderer's."""
+    engine = _seeded_ledger(tmp_path / "held.db")
+    try:
+        data = _pdf(engine, "V008")
+        assert "Total do turno (retido para revisão)" in _text(data)
+        with engine.connect() as conn:
+            ids = list(conn.execute(select(statements.c.statement_id).where(
+                statements.c.registration == "V008", statements.c.hold_reason.is_not(None))).scalars())
+        release_holds(engine, ids, dt.datetime(2026, 4, 6, tzinfo=dt.UTC), "revisto pelo escritório")
+        assert "Total do turno (a pagar)" in _text(_pdf(engine, "V008"))
+        assert _verify(engine, tmp_path, data) == 0, capsys.readouterr().err
     finally:
         engine.dispose()
