@@ -132,6 +132,8 @@ async def gate_post(request: Request):
     except PortgateError as exc:
         return page(request, "whatif.html", status_code=400,
                     **_context(request, **fields, error=str(exc), error_of="gate"))
+    for row in rows:  # shown in the port's time, as the watchman saw it (``when``), not UTC
+        row["read_at"] = dt.datetime.fromisoformat(row["at"])
     return page(request, "whatif.html", **_context(request, **fields, gate_result={"rows": rows, "summary": summary}))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import time
+from zoneinfo import ZoneInfo
 
 import pytest
 import uvicorn
@@ -21,6 +22,7 @@ from central.db import make_engine
 from central.ledger.schema import events
 from central.ledger.tables import statements
 from central.web.app import create_app
+from portgate.timeutil import as_utc
 from testkit.browser import launch_chromium
 
 DAY = "2026-03-15"
@@ -94,6 +96,11 @@ def test_without_card_and_badge_the_g4_decision_changes_and_nothing_else(demo_of
     assert "G4" in row.locator("td.recorded").inner_text() and "deny" in row.locator("td.recorded").inner_text()
     assert row.locator("td.what-if").inner_text().startswith("admit")
     assert page.locator("#gate-rows tbody tr").count() > 1  # every read of the gate is listed
+    with engine.connect() as c:  # the first read's time in the port's time, as the watchman saw it
+        first = c.execute(select(func.min(events.c.occurred_at)).where(
+            events.c.gate_id == "g-aurora", events.c.type == "tap")).scalar()
+    local = as_utc(first).astimezone(ZoneInfo("America/Sao_Paulo")).strftime("%H:%M:%S")
+    assert page.locator("#gate-rows tbody tr").first.locator("td").first.inner_text() == local
     assert _counts(engine) == before
 
 
