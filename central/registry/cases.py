@@ -37,6 +37,18 @@ from wire.flags import Flag
 APPEAL_DAYS = 30
 DECISIONS = ("none", "reprimand", "suspension", "cancellation")
 MAX_ATTACHMENT = 5 * 1024 * 1024
+MAX_TEXT = 50_000  # characters of a charge, evidence note, defence or appeal (about 25 pages)
+
+
+def _fits(text: str | None, field: str) -> None:
+    """``BadInput`` naming ``field`` when ``text`` holds a NUL (PostgreSQL refuses it; SQLite would
+    store it) or is longer than ``MAX_TEXT`` characters; nothing is written then."""
+    if text is None:
+        return
+    if "\x00" in text:
+        raise BadInput(f"{field} contains a NUL character", where=field)
+    if len(text) > MAX_TEXT:
+        raise BadInput(f"{field} is longer than {MAX_TEXT} characters ({len(text)})", where=field)
 # step -> statuses it may follow (state transitions as data)
 STEPS: dict[str, tuple[str, ...]] = {
     "defence": ("open", "defended"),
@@ -100,6 +112,8 @@ def open_from_event(session: Session, event_id: str, *, flag: str, charge: str, 
         raise BadInput(f"event {event_id} names no registration", where="event")
     if not (charge or "").strip():
         raise BadInput("the charge is required (R7)", where="charge")
+    _fits(charge, "charge")
+    _fits(evidence, "evidence")
     article = (article or "").strip() or FLAG_ARTICLES.get(flag, "83.611 art. 20")
     case_id = int(session.execute(cases.insert().values(
         event_id=event_id, source_event_id=event_id, card_uid=payload.get("uid") or "",
@@ -122,6 +136,7 @@ def record_defence(session: Session, case_id: int, text: str, *, attachments=(),
     row = _step(session, case_id, "defence")
     if not (text or "").strip():
         raise BadInput("the defence text is required", where="defence")
+    _fits(text, "defence")
     for name, ctype, data in attachments:
         if len(data) > MAX_ATTACHMENT:
             raise BadInput(f"attachment {name} is larger than {MAX_ATTACHMENT // 1024 // 1024} MB", where="attachment")
@@ -180,6 +195,7 @@ def file_appeal(session: Session, case_id: int, text: str, *, actor: str, now: d
         raise BadInput(f"the appeal window closed on {appeal_deadline(row):%Y-%m-%d}", where="appeal")
     if not (text or "").strip():
         raise BadInput("the appeal text is required", where="appeal")
+    _fits(text, "appeal")
     session.execute(update(cases).where(cases.c.id == case_id).values(appeal=text.strip(), appeal_at=now,
                                                                       status="appealed"))
     audit(session, actor=actor, action="case.appeal", subject=str(case_id), detail={}, now=now)

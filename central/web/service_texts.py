@@ -259,6 +259,8 @@ CODES: dict[str, tuple[str, str]] = {
 
 # field names, CSV columns and form places the services name in English -> pt-BR
 FIELDS: dict[str, str] = {
+    # a case's texts (central.registry.cases, R7)
+    "charge": "acusação", "evidence": "provas", "defence": "defesa", "appeal": "recurso",
     # workers.csv, cards.csv (portgate.records) and the worker form
     "registration": "matrícula", "name": "nome", "category": "categoria", "status": "situação",
     "suspended_from": "início da suspensão", "suspended_until": "fim da suspensão",

@@ -55,6 +55,23 @@ def test_no_penalty_without_the_prior_defence_and_none_before_final(engine):
         assert row.status == "suspended" and row.suspended_until == T0.date() + dt.timedelta(days=9)
 
 
+@pytest.mark.parametrize("text,reason", [
+    ("a\x00b", "defence contains a NUL character"),
+    ("x" * (cases.MAX_TEXT + 1), f"defence is longer than {cases.MAX_TEXT} characters ({cases.MAX_TEXT + 1})"),
+])
+def test_a_defence_with_a_nul_or_over_the_limit_is_refused_and_nothing_is_recorded(engine, text, reason):
+    with Session(engine) as s, s.begin():
+        case_id = _case(engine, s)
+        with pytest.raises(BadInput) as caught:
+            cases.record_defence(s, case_id, text, actor="web:f", now=T0)
+        assert caught.value.reason == reason and caught.value.where == "defence"
+        assert cases.get_case(s, case_id).defence in (None, "")
+        with pytest.raises(BadInput, match="appeal contains a NUL"):
+            cases.record_defence(s, case_id, "ok", actor="web:f", now=T0)
+            cases.decide(s, case_id, "reprimand", actor="web:f", now=T0)
+            cases.file_appeal(s, case_id, "a\x00", actor="web:f", now=T0)
+
+
 def test_an_appeal_is_accepted_within_30_days_and_an_overturned_one_leaves_no_penalty(engine):
     with Session(engine) as s, s.begin():
         case_id = _case(engine, s)
