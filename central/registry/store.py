@@ -130,7 +130,7 @@ def sanction_refusal(old: Worker, new: Worker) -> str | None:
     if old.status is WorkerStatus.SUSPENDED or old.suspended_from is not None:
         span = f"{old.suspended_from or '?'}..{old.suspended_until or '?'}"
         return (f"registration {reg} is suspended {span} (R4): an import does not change a suspension "
-                f"(it ends on its own date; the worker's edit page changes it, with an audit entry)")
+                f"(it ends on its own date, and the worker's edit page changes it with an audit entry)")
     verb = "cancel" if new.status is WorkerStatus.CANCELLED else "suspend"
     return (f"registration {reg} is {old.status.value}: an import does not {verb} a worker "
             f"(use `portgate registry {verb}`: the penalty goes on the registration record, R4)")

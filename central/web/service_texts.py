@@ -100,6 +100,21 @@ CODES: dict[str, tuple[str, str]] = {
     "card_import_use_case": (r"use `(?P<cmd>[^`]+)` \(it closes the card's open case\)",
                              "use o comando `{cmd}` (encerra o processo aberto do cartão)"),
     "card_replaced_never": (r"a replaced card is never used again", "um cartão substituído nunca mais é usado"),
+    # central.registry.store.sanction_refusal: an import row that would lift or impose an R4 sanction
+    "import_reinstate": (r"registration (?P<reg>\S+) is cancelled \(R4\): an import does not reinstate a "
+                         r"worker \(a cancellation is final, 83\.611 art\. 21 b\)",
+                         "a matrícula {reg} está cancelada (R4): uma importação não readmite um trabalhador "
+                         "(o cancelamento é definitivo, 83.611 art. 21 b)"),
+    "import_suspension": (r"registration (?P<reg>\S+) is suspended (?P<span>\S+) \(R4\): an import does not "
+                          r"change a suspension \(it ends on its own date, and the worker's edit page changes it "
+                          r"with an audit entry\)",
+                          "a matrícula {reg} está suspensa {span} (R4): uma importação não muda uma suspensão "
+                          "(ela termina na própria data; a página de edição do trabalhador a altera, com "
+                          "registro na auditoria)"),
+    "import_sanction": (r"registration (?P<reg>\S+) is (?P<status>\w+): an import does not (?P<verb>suspend|cancel) "
+                        r"a worker \(use `(?P<cmd>[^`]+)`: the penalty goes on the registration record, R4\)",
+                        "a matrícula {reg} está {status}: uma importação não {verb} um trabalhador (use o "
+                        "comando `{cmd}`: a penalidade vai para o registro da matrícula, R4)"),
     "card_inspector_only": (r"only a union inspector confiscates a card, at the gate \(G10\)",
                             "só um fiscal do sindicato apreende um cartão, no portaló (G10)"),
     "card_not_lifecycle": (r"not a card lifecycle move \(docs/office\.md\)",
@@ -380,7 +395,22 @@ _CASE_STATUS_PT = {"open": "aberto", "defended": "com defesa", "decided": "decid
 _CASE_STEP_PT = {"defence": "defesa", "decide": "decisão", "appeal": "recurso",
                  "appeal_decided": "decisão do recurso", "waive": "renúncia ao recurso",
                  "expire": "fim do prazo de recurso"}
+# a card's and a worker's states and kinds as the registry pages name them
+_STATE_PT = {"active": "ativo", "lost": "perdido", "confiscated": "apreendido", "replaced": "substituído",
+             "suspended": "suspenso", "cancelled": "cancelado"}
+_KIND_PT = {"control": "de controle", "badge": "chapa", "inspector": "de fiscal"}
+
+
+def _state_pt(value: str) -> str:
+    return _STATE_PT.get(value, value)
+
+
+_CARD_PARAMS = {"status": _state_pt, "new": _state_pt, "kind": lambda v: _KIND_PT.get(v, v)}
 _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt},
+             "card_import_status": _CARD_PARAMS, "card_import_holder": _CARD_PARAMS,
+             "card_import_kind": _CARD_PARAMS, "card_transition": {"status": _state_pt},
+             "import_sanction": {"status": lambda v: {"active": "ativa", "suspended": "suspensa"}.get(v, v),
+                                 "verb": lambda v: {"suspend": "suspende", "cancel": "cancela"}.get(v, v)},
              "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
                            "step": lambda v: f"«{_CASE_STEP_PT.get(v, v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)

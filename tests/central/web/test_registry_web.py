@@ -306,9 +306,9 @@ def test_an_upload_does_not_bring_a_confiscated_card_back_and_says_so_in_portugu
     before = (_count(registry, card_events), _count(registry, downlink_changes), _count(registry, audit_log))
     r = c.post("/workers/upload", data={"csrf_token": token}, files={"cards": ("cards.csv", cards_csv.encode())})
     assert r.status_code == 400
-    assert ("cards.csv:3: o cartão 0A04A10008 está confiscated: uma importação não o torna active; use o comando "
+    assert ("cards.csv:3: o cartão 0A04A10008 está apreendido: uma importação não o torna ativo; use o comando "
             "`portgate registry return-card 0A04A10008 --decision TEXT` (encerra o processo aberto do cartão)") in r.text
-    assert ("cards.csv:4: o cartão 0A04A10002 está active e pertence a V002: uma importação não passa um "
+    assert ("cards.csv:4: o cartão 0A04A10002 está ativo e pertence a V002: uma importação não passa um "
             "cartão para outra matrícula (dê a V001 um cartão com um novo uid)") in r.text
     assert (_count(registry, card_events), _count(registry, downlink_changes), _count(registry, audit_log)) == before
     with registry.connect() as conn:

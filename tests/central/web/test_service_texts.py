@@ -39,6 +39,13 @@ SAMPLES = {
     "int_outside": "rotation_number 99999999999 is outside -2147483648..2147483647",
     "field_nul": "registration contains a NUL character",
     "day_outside": "health_exam_date '9999-12-31' is outside 2000-01-01..2100-12-31",
+    "import_reinstate": "registration V011 is cancelled (R4): an import does not reinstate a worker (a "
+                        "cancellation is final, 83.611 art. 21 b)",
+    "import_suspension": "registration V012 is suspended 2026-03-10..2026-03-29 (R4): an import does not change "
+                         "a suspension (it ends on its own date, and the worker's edit page changes it with an "
+                         "audit entry)",
+    "import_sanction": "registration V002 is active: an import does not suspend a worker (use `portgate registry "
+                       "suspend`: the penalty goes on the registration record, R4)",
     "out_of_range": "a value is out of range",
     "address_nul": "the address contains a NUL character",
     "suspension_end": "the suspension would end after 9999-12-31",
@@ -336,3 +343,14 @@ def test_upload_photo_and_pay_refusals_come_out_in_portuguese(engine, tmp_path):
 def test_a_case_s_state_and_step_read_in_portuguese(english, pt):
     assert localize("pt", english) == pt
     assert localize("en", english) == english
+
+
+def test_an_import_s_card_and_sanction_refusals_name_states_in_portuguese():
+    assert localize("pt", "cards.csv:2: card 0A04A1FFEE is lost: an import does not make it active; use "
+                          "`portgate registry return-card 0A04A1FFEE --decision TEXT`") == (
+        "cards.csv:2: o cartão 0A04A1FFEE está perdido: uma importação não o torna ativo; use o comando "
+        "`portgate registry return-card 0A04A1FFEE --decision TEXT`")
+    assert localize("pt", "workers.csv:3: registration V002 is active: an import does not cancel a worker (use "
+                          "`portgate registry cancel`: the penalty goes on the registration record, R4)") == (
+        "workers.csv:3: a matrícula V002 está ativa: uma importação não cancela um trabalhador (use o comando "
+        "`portgate registry cancel`: a penalidade vai para o registro da matrícula, R4)")
