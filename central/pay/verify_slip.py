@@ -213,7 +213,7 @@ def _as_printed(slips: list, pages: list[str]) -> list:
     is an earlier status of its lifecycle: ``pago`` → ``a pagar`` clears ``paid_at``, ``retido para
     revisão`` clears ``released_at`` too. ``slips`` itself when the pages print another number of
     statuses or none differs (the text check has already compared the statuses)."""
-    from central.pay.payslip_pdf import printed_status as _status  # lazy, as render in verify
+    from central.pay.payslip_pdf import printed_status as _status  # lazy: reportlab, as render in verify
 
     printed = [found for page in pages for found in _STATUS.findall(page)]
     views = [st for slip in slips for st in slip.statements]
