@@ -14,8 +14,10 @@ What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, Q
   such ledger confiscations (``blocked``), and the cards that became active again (``unblocked``:
   returned to their holder; unless a ledger confiscation the registry does not account for still
   blocks the card, as in the snapshot).
-- ``escala``: the active entries of today and tomorrow (port time zone ``tz``); deltas carry the
-  upserts and removals of those dates (a late substitution is one removal plus one upsert).
+- ``escala``: the active entries of yesterday, today and tomorrow (port time zone ``tz``;
+  yesterday's 19-01 period runs until 01:00 today, so a gate must still hold it after midnight);
+  deltas carry the upserts and removals of those dates (a late substitution is one removal plus one
+  upsert).
 
 Versions (one scheme per kind, only growing, all above the CSV source's millisecond versions so a
 gate that held CSV copies takes the registry's):
@@ -24,7 +26,7 @@ gate that held CSV copies takes the registry's):
 - cards: ``REGISTRY_BASE + id`` of the newest cards change row ``+`` ledger row id of the newest
   confiscation (both grow, so the sum does);
 - escala: ``local date ordinal * 2**32 + id`` of the newest escala change row: it also grows when
-  the day changes, which republishes the snapshot for the new today and tomorrow.
+  the day changes, which republishes the snapshot for the new yesterday, today and tomorrow.
 
 Deltas are chained: ``from_version`` is the last version this publisher published of that kind. A
 gate that missed one asks for a snapshot (``SnapshotRequest``), answered by the ingest workers with
@@ -75,6 +77,12 @@ def _record(body: dict, record: type):
     """A change row's JSON body as a ``Worker``/``Card``/``EscalaEntry`` (extra keys such as ``id``
     ignored). Raises ``msgspec.ValidationError`` for a body that is not one."""
     return msgspec.convert(body, record, strict=False)
+
+
+def escala_days(today: dt.date) -> tuple[dt.date, dt.date, dt.date]:
+    """The local dates of the escala a gate holds on ``today``: yesterday (its 19-01 period runs
+    past midnight, G6: a worker of that period tapping at 00:30 is dispatched), today and tomorrow."""
+    return today - dt.timedelta(days=1), today, today + dt.timedelta(days=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,7 +251,7 @@ class DownlinkPublisher:
         if kind == "cards":
             return dl.CardsSnapshot(version=mark.version, at=at, blocked=self._blocklist(session, at))
         entries: list[EscalaEntry] = []
-        for day in (mark.day, mark.day + dt.timedelta(days=1)):
+        for day in escala_days(mark.day):
             entries.extend(escala_snapshot(session, day)[1])
         return dl.EscalaSnapshot(version=mark.version, at=at, entries=entries)
 
@@ -339,7 +347,7 @@ class DownlinkPublisher:
     def _escala_delta(self, session, old: Mark, new: Mark, at):
         if old.day != new.day:
             return None
-        days = {new.day, new.day + dt.timedelta(days=1)}
+        days = set(escala_days(new.day))
         upsert, remove = [], []
         for c in self._changes(session, "escala", old, new):
             entry = _record(c.body, EscalaEntry)

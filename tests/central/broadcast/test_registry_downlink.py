@@ -103,6 +103,19 @@ def test_escala_of_tomorrow_is_published_and_later_days_are_not(broker, office, 
     assert g1.store.gate_dispatches(local_noon(later)) == []
 
 
+def test_yesterdays_escala_stays_at_the_gate_for_its_period_past_midnight(broker, office, make_gate):
+    """The 19-01 period of yesterday runs until 01:00 today: the snapshot keeps yesterday's entries,
+    so a worker of that period tapping after midnight is dispatched (G6), not refused."""
+    office.add_workers(3)
+    office.start(broker)
+    g1 = make_gate("g1")
+    g1.start(broker, store=g1.store)
+    yesterday = today() - dt.timedelta(days=1)
+    office.dispatch(yesterday)
+    wait_until(lambda: g1.store.gate_dispatches(local_noon(yesterday)), what="yesterday's escala at g1")
+    assert {e.date for e in g1.store.gate_dispatches(local_noon(yesterday))} == {yesterday}
+
+
 def confiscate(gate, uid: str, registration: str):
     gate.journal.append(ConfiscationPayload(uid=uid, registration=registration, inspector_uid="FF000001",
                                             inspector_registration="F1", reason_flag="BORROWED_CARD",
