@@ -1,11 +1,13 @@
 """The gate service: build everything from ``GateConfig`` and run the loop (``portgate edge run``).
 
 Start-up order: logging; rulebook; clock (``GuardedClock``: a wall clock before the rulebook's
-first version is implausible, G13); HMAC key (``read_secret``: mode 0600); store and journal each
-opened through ``wait_unlocked`` (a file locked by another process is logged at once,
+first version is implausible, G13); HMAC key (``read_secret``: mode 0600); the state directory's
+lock (``edge.state_lock``: an exclusive flock on ``gate.lock``, held until ``close``, so a second
+service on the same directory never starts), then store and journal, the three each taken through
+``wait_unlocked`` (a file locked by another process is logged at once,
 ``state_file_locked``, and tried again every ``LOCK_RETRY_S`` until ``lock_wait_s`` from the first
 try, then ``StoreLocked``: exit 1; a stop asked meanwhile ends the wait, ``StartCancelled``; no
-reader is open, so no tap is decided before both files are open); store (corrupt file
+reader is open, so no tap is decided before the three are held); store (corrupt file
 quarantined; a file that cannot be written or whose tables are not a store's is refused with a
 ``StoreError``); journal (corrupt file quarantined, alert first; its newest trusted event is the
 gate's last trusted time, and a wall clock before it is implausible, G13; a store whose
@@ -37,6 +39,7 @@ from edge.config import GateConfig
 from edge.indicator import ConsoleIndicator, FileIndicator, GpioIndicator, Indicator, NullIndicator
 from edge.journal import PRIORITY_HIGH, Journal
 from edge.loop import GateLoop
+from edge.state_lock import StateDirLock
 from edge.store import Store
 from portgate.config import read_secret
 from portgate.errors import PortgateError, StoreError, StoreLocked
@@ -118,8 +121,9 @@ def load_rulebook(cfg: GateConfig):
 
 
 class GateService:
-    """Everything one gate process owns. The constructor opens the files (raises ``StoreError``,
-    ``StoreLocked`` after ``cfg.lock_wait_s`` of a lock held by another process, ``StartCancelled``
+    """Everything one gate process owns. The constructor takes the state directory's lock and opens
+    the files (raises ``StoreError``, ``StoreLocked`` after ``cfg.lock_wait_s`` of a lock held by
+    another process: ``gate.lock`` while another gate service runs on the same ``state_dir``, ``StartCancelled``
     when ``stop`` is set during that wait, ``ConfigError``); ``run`` blocks until stopped.
 
     ``stop``: an event set by the caller's SIGTERM/SIGINT handlers during start-up (None: a lock
@@ -138,7 +142,20 @@ class GateService:
         state = Path(cfg.state_dir)
         tz = self.rulebook.version[-1].port_timezone
         first = time.monotonic()
-        deadline = first + cfg.lock_wait_s  # one budget for both files (systemd: TimeoutStartSec)
+        deadline = first + cfg.lock_wait_s  # one budget for the three (systemd: TimeoutStartSec)
+        self.state_lock = wait_unlocked(lambda: StateDirLock.take(state), deadline=deadline, stop=stop,
+                                        started=first)
+        try:
+            self._open(cfg, key=key, tz=tz, indicator=indicator, stop=stop, first=first, deadline=deadline)
+        except BaseException:
+            self.state_lock.release()
+            raise
+
+    def _open(self, cfg: GateConfig, *, key: bytes, tz, indicator: Indicator | None,
+              stop: threading.Event | None, first: float, deadline: float) -> None:
+        """Everything after the state directory lock: store, journal, checks, seed, recovery,
+        readers, sync. Raises as the constructor says (which then gives the lock back)."""
+        state = Path(cfg.state_dir)
         self.store = wait_unlocked(
             lambda: Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz),
             deadline=deadline, stop=stop, started=first)
@@ -246,4 +263,4 @@ class GateService:
             self.sync.stop()
         self.journal.close()
         self.store.close()
-
+        self.state_lock.release()
