@@ -23,8 +23,9 @@ def central() -> None:
               help="Override metrics_port (env PORTGATE_METRICS_PORT; 0 = off).")
 def run(config_path: str, instance: str | None, metrics_port: int | None) -> None:
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair).
-    A SQLite ``database_url`` whose file does not exist is refused (one line, exit 2): a mistyped
-    path would otherwise become a new, empty ledger; ``portgate ledger migrate`` creates one."""
+    A SQLite ``database_url`` whose file does not exist or is empty (0 bytes) is refused (one line,
+    exit 2): a mistyped path or a failed copy would otherwise become a new, empty ledger;
+    ``portgate ledger migrate`` creates one."""
     from central.cli_args import db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.service import Ingest  # lazy: CLI start-up

@@ -54,8 +54,11 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
 
     Raises ``BadInput`` naming ``--db`` when the text is not a SQLAlchemy URL or names an unknown
     dialect/driver, and, when ``must_exist`` (commands that read a ledger), when it is a SQLite file
-    that does not exist or an in-memory SQLite database (which would be created empty and read as
-    "no shifts"). A file given as a SQLite URI (``?uri=true``) is not checked.
+    that does not exist, an existing file of 0 bytes (a failed copy or a wrong path, which would be
+    migrated into a new, empty ledger), or an in-memory SQLite database (which would be created
+    empty and read as "no shifts"). ``portgate ledger migrate`` (``must_exist=False``) is what makes
+    a new ledger, in a missing or an empty file. A file given as a SQLite URI (``?uri=true``) is not
+    checked.
     """
     try:
         url = make_url(value)
@@ -69,6 +72,10 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
         if not Path(url.database).is_file():
             raise BadInput(f"SQLite file {url.database!r} does not exist (run "
                            f"`portgate ledger migrate --db URL` to create a ledger)", where=name)
+        if Path(url.database).stat().st_size == 0:
+            raise BadInput(f"SQLite file {url.database!r} is empty (0 bytes): a failed copy or a wrong "
+                           f"path? Restore the ledger or fix the path; to start a new ledger in this "
+                           f"file run `portgate ledger migrate --db URL`", where=name)
     return url
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from central.ingest.keys import add_gate
+from central.ledger.migrate import upgrade
 from portgate.config import write_secret
 from tests.ops.conftest import free_port, run_cli, scrape
 from testkit.wait import wait_until
@@ -17,8 +18,8 @@ def central_toml(tmp_path: Path, broker, *, metrics_port: int = 0, user: str | N
     keys.mkdir(exist_ok=True)
     if not (keys / "g1.key").exists():
         add_gate(keys, "g1")
-    if url is None:
-        (tmp_path / "ledger.db").touch()  # an empty SQLite file: `central run` migrates it at start
+    if url is None and not (tmp_path / "ledger.db").exists():
+        upgrade(f"sqlite:///{tmp_path / 'ledger.db'}")  # as `portgate ledger migrate` creates it
     lines = [
         f'database_url = "{url or "sqlite:///" + str(tmp_path / "ledger.db")}"',
         'port = "santos"',
@@ -110,3 +111,30 @@ def test_central_run_refuses_a_sqlite_ledger_file_that_does_not_exist(tmp_path, 
     assert len(lines) == 1 and lines[0].startswith("portgate: database_url: "), res.stderr
     assert str(missing) in lines[0] and "portgate ledger migrate" in lines[0]
     assert not missing.exists() and not missing.parent.exists()
+
+
+def test_central_run_refuses_an_empty_sqlite_ledger_file_and_ledger_migrate_makes_it_a_ledger(
+        tmp_path, broker, notify_socket, start_service):
+    """A 0-byte file (a failed copy, a wrong path) is not migrated into a new, empty ledger: one line
+    naming the file and how to make a new ledger, exit 2, the file left as it was; `portgate ledger
+    migrate` is the explicit way to start a ledger in it, and `central run` then starts."""
+    empty = tmp_path / "copied.db"
+    empty.touch()
+    cfg = central_toml(tmp_path, broker, url=f"sqlite:///{empty}")
+    res = run_cli(["central", "run", "--config", str(cfg)])
+    assert res.returncode == 2, res
+    lines = res.stderr.strip().splitlines()
+    assert lines == [f"portgate: database_url: SQLite file {str(empty)!r} is empty (0 bytes): a failed copy "
+                     "or a wrong path? Restore the ledger or fix the path; to start a new ledger in this file "
+                     "run `portgate ledger migrate --db URL`"], res.stderr
+    assert empty.stat().st_size == 0 and sorted(p.name for p in tmp_path.glob("copied.db*")) == ["copied.db"]
+    served = run_cli(["office", "serve", "--config", str(cfg), "--port", str(free_port())])
+    assert served.returncode == 2 and "is empty (0 bytes)" in served.stderr, served
+    assert len(served.stderr.strip().splitlines()) == 1
+    migrated = run_cli(["ledger", "migrate", "--config", str(cfg)])
+    assert migrated.returncode == 0, migrated
+    assert empty.stat().st_size > 0
+    svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
+    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+    assert svc.alive(), svc.output()
+    assert svc.stop() == 0

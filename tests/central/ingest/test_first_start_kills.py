@@ -1,5 +1,7 @@
-"""The real office (``portgate central run``) SIGKILLed at random points of its first start on a new,
-empty SQLite ledger file starts again and ingests every event a gate then sends (real mosquitto)."""
+"""A new SQLite ledger whose first migration (``portgate ledger migrate``, which creates it; ``central
+run`` refuses a missing or empty file) is SIGKILLed at a random point migrates again, and the real
+office (``portgate central run``) SIGKILLed at random points of its first start on it starts again and
+ingests every event a gate then sends (real mosquitto)."""
 
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ TRIALS = 8
 EVENTS = 20
 
 
-def _office(config, log):
+def _office(config, log, command=("central", "run")):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "app.cli", "central", "run", "--config", str(config)],
+    return subprocess.Popen([sys.executable, "-m", "app.cli", *command, "--config", str(config)],
                             stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
@@ -44,7 +46,7 @@ def _count(path, gate_id) -> int:
 def _migrating(path) -> bool:
     """The office has begun writing the ledger file (its rollback journal, WAL, or pages)."""
     return any(p.exists() for p in (path.with_name(path.name + "-journal"), path.with_name(path.name + "-wal"))) \
-        or path.stat().st_size > 0
+        or (path.exists() and path.stat().st_size > 0)
 
 
 def test_central_run_killed_during_its_first_start_starts_again_and_ingests(tmp_path, broker, keys_dir, make_gate):
@@ -57,11 +59,15 @@ def test_central_run_killed_during_its_first_start_starts_again_and_ingests(tmp_
                           f'client_id = "ledger-{trial}"\n[ingest]\nshare_group = "l{trial}"\n')
         log_path = tmp_path / f"office-{trial}.log"
         with log_path.open("w") as log:
-            ledger.touch()  # created empty, as `portgate ledger migrate` would start it: the office migrates it
-            first = _office(config, log)
-            while not _migrating(ledger) and first.poll() is None:
+            migrate = _office(config, log, ("ledger", "migrate"))
+            while not _migrating(ledger) and migrate.poll() is None:
                 time.sleep(0.001)
-            time.sleep(rng.uniform(0, 0.3))  # inside the migration and the start that follows it
+            time.sleep(rng.uniform(0, 0.05))  # inside the first migration
+            migrate.send_signal(signal.SIGKILL)
+            migrate.wait()
+            assert _office(config, log, ("ledger", "migrate")).wait() == 0, log_path.read_text()[-2000:]
+            first = _office(config, log)
+            time.sleep(rng.uniform(0, 0.5))  # inside the office's first start
             first.send_signal(signal.SIGKILL)
             first.wait()
             again = _office(config, log)

@@ -113,8 +113,13 @@ def test_a_what_if_on_a_database_without_a_ledger_says_so_and_writes_nothing(tmp
     url = f"sqlite:///{path}"
     code, out, err = run(capsys, "pay", "--db", url, *DAY, "--what-if", "example-cct-2026")
     assert code == 2 and out == [], err
-    assert err.strip() == (f"portgate: {url} holds no portgate ledger (no ledger tables); a what-if stores "
-                           "nothing and creates none: create the ledger with `portgate ledger migrate --db URL`")
+    if content == "tables":
+        assert err.strip() == (f"portgate: {url} holds no portgate ledger (no ledger tables); a what-if stores "
+                               "nothing and creates none: create the ledger with `portgate ledger migrate --db URL`")
+    else:  # a 0-byte file is refused before it is opened, as by every command that reads a ledger
+        assert err.strip() == (f"portgate: --db: SQLite file {str(path)!r} is empty (0 bytes): a failed copy or a "
+                               "wrong path? Restore the ledger or fix the path; to start a new ledger in this file "
+                               "run `portgate ledger migrate --db URL`")
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]  # no -wal, no -shm
     assert _tables(path) == (["notes"] if content == "tables" else [])
