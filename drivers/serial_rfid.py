@@ -170,7 +170,9 @@ class Em4100SerialReader(_SerialReader):
     """RDM6300-style 125 kHz reader: EM4100 frames (``drivers.em4100``) at 9600 baud.
 
     Bad frames (checksum, zero id, malformed) are dropped and counted as ``bad_frame`` faults in
-    the metric and the log; they never become a read. A good frame becomes a read only when the
+    the metric and the log; they never become a read. A byte that is not a hex digit inside the
+    frame (a non-ASCII byte included) makes it malformed: its checksum cannot be checked, so it is
+    line noise, never a card (the reader repeats a held card's frame every ~65 ms). A good frame becomes a read only when the
     same frame comes again within ``confirm_ms`` (default 150): the reader repeats while the card is
     held, an isolated frame is noise.
     """
@@ -196,7 +198,8 @@ class LineSerialReader(_SerialReader):
 
     The number is read in the reader's declared ``uid_format`` (``portgate.uid.read_uid``: a whole
     UID, or ``<form>:<hex>`` for the forms that carry only its low bits). A line that does not fit
-    is dropped and counted as ``bad_number``; a line longer than 64 bytes is treated as noise. An
+    is dropped and counted as ``bad_number``, a line holding a byte that is not ASCII too (noise on
+    the line; the log's detail shows that byte as ``?``); a line longer than 64 bytes is treated as noise. An
     all-zero number (``0000000000``: a reader's "no card" or a line glitch) is dropped and counted
     as ``bad_number``, as the EM4100 frame parser drops an all-zero id.
     """
@@ -223,7 +226,9 @@ class LineSerialReader(_SerialReader):
                     self._line.clear()
                     self.reporter.count(FaultKind.BAD_NUMBER, "linha longa demais")
                 continue
-            text, self._line = self._line.decode("ascii", "replace").strip(), bytearray()
+            # a byte that is not ASCII reads as '?', as the watchman's screen shows it; no form has '?'
+            text = self._line.decode("ascii", "replace").replace("\ufffd", "?").strip()
+            self._line = bytearray()
             if not text:
                 continue
             try:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 
 from prometheus_client import REGISTRY
+from structlog.testing import capture_logs
 
 from drivers.base import FaultKind, ReaderState
+from drivers.em4100 import encode_frame
 from drivers.serial_rfid import Em4100SerialReader, LineSerialReader
 from portgate.records import ReaderKind
 
@@ -163,3 +165,38 @@ def test_line_reader_drops_an_all_zero_number_as_the_em_parser_drops_a_zero_id(p
     pty_device.line("0000000002")
     assert running.next_read().uid == "decimal10:00000002"  # the zero line produced no read
     assert faults("line-zero", FaultKind.BAD_NUMBER) == before + 1
+
+
+def test_a_frame_with_a_byte_that_is_not_ascii_is_malformed_and_the_next_frame_is_read(pty_device, run_reader):
+    """docs/drivers.md framing: 10 + 2 hex ASCII characters. A non-ASCII byte inside an otherwise
+    well-formed frame leaves a checksum that cannot be checked: line noise, never a read (it would
+    flash a phantom unknown card on the watchman's light), counted as ``bad_frame``."""
+    before = faults("rfid-8bit", FaultKind.BAD_FRAME)
+    running = run_reader(em4100(pty_device, "rfid-8bit"))
+    ready(running)
+    good = encode_frame("62E3086CD5")
+    for _ in range(3):  # held: the same corrupted frame repeated
+        pty_device.write(good[:4] + b"\xc3" + good[5:])
+        time.sleep(0.065)
+    assert running.no_read(0.3)
+    assert faults("rfid-8bit", FaultKind.BAD_FRAME) >= before + 3
+    pty_device.hold("62E3086CD5", seconds=0.15)
+    assert running.next_read().uid == "62E3086CD5"
+
+
+def test_a_line_with_a_byte_that_is_not_ascii_is_dropped_and_logged_with_a_question_mark(pty_device, run_reader):
+    before = faults("line-8bit", FaultKind.BAD_NUMBER)
+    with capture_logs() as logs:
+        running = run_reader(
+            lambda cb: LineSerialReader(
+                "line-8bit", "control", str(pty_device.path), uid_format="decimal10", on_status=cb
+            )
+        )
+        ready(running)
+        pty_device.write(b"04390\xff1101\r\n")
+        pty_device.line("0439041101")
+        assert running.next_read().uid == "decimal10:1A2B3C4D"  # only the clean line is a read
+        assert running.no_read(0.2)
+    assert faults("line-8bit", FaultKind.BAD_NUMBER) == before + 1
+    [rejected] = [e for e in logs if e["event"] == "reader_input_rejected"]
+    assert "'04390?1101'" in rejected["detail"] and "\ufffd" not in rejected["detail"]
