@@ -38,7 +38,9 @@ Reader faults and recoveries are journaled as ``ReaderPayload`` events (priority
 
 Card + badge (G4): the first read of a pair is held by the pairing until the other arrives or the
 window passes; the loop's tick (``handle(None)``, every ``tick_s`` when no read comes) releases
-it, so BADGE_MISSING is decided at most a tick after the window.
+it, so BADGE_MISSING is decided at most a tick after the window. A held read that goes alone is
+decided and journaled as of its read (``occurred_at`` and ``mono_ns`` of the read, the clock as
+the loop took the read), not of the window's end; a pair as of its second read.
 
 On its tick the loop also (priority-1 events, so they leave the outbox first):
 
@@ -194,6 +196,9 @@ class GateLoop:
         self._batch = None  # the open journal batch (inside _decide_group)
         self._batch_events: list[Event] = []
         self._replay_needed = False
+        # G4: the read the pairing holds and the clock when the loop took it; a held read decided
+        # alone is decided and journaled at that time, not when its window ran out.
+        self._held_at: tuple[Read, Now] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -309,26 +314,30 @@ class GateLoop:
             return []
         return self._decide_group(items, feed=True)
 
-    def _ready(self, item: CardRead | None) -> list[Presentation]:
-        """The presentations an inbox item releases from the pairing (a tick also watches the
-        clock and G11 coverage)."""
+    def _ready(self, item: CardRead | None) -> list[tuple[Presentation, Now | None]]:
+        """The presentations an inbox item releases from the pairing, each with the time it is
+        decided at (``_read_time``) (a tick also watches the clock and G11 coverage)."""
         if item is None:
             now = self.clock.now()
             self._watch_clock(now)
             self._check_coverage(now)
             ready = self.pairing.expire(now.mono_ns)
+            read = None
         else:
+            taken = self.clock.now()
             read = Read(uid=_clean_uid(getattr(item, "uid", "")),
                         reader_id=str(getattr(item, "reader_id", "?")),
                         reader_kind=str(getattr(item, "kind", "control")),
-                        mono_ns=int(getattr(item, "mono_ns", 0) or self.clock.now().mono_ns))
+                        mono_ns=int(getattr(item, "mono_ns", 0) or taken.mono_ns))
             ready = self.pairing.feed(read)
         out = []
         for p in ready:
             if isinstance(p, Dropped):
                 log.debug("read_debounced", uid=p.read.uid, reader_id=p.read.reader_id)
                 continue
-            out.append(p)
+            out.append((p, self._read_time(p)))
+        if read is not None and self.pairing.holding is read:
+            self._held_at = (read, taken)
         return out
 
     def _decide_group(self, items: Sequence, *, feed: bool = False) -> list[Decision]:
@@ -347,10 +356,10 @@ class GateLoop:
             self._batch, self._batch_events = batch, []
             try:
                 for item in items:
-                    for p in (self._ready(item) if feed else (item,)):
+                    for p, at in (self._ready(item) if feed else ((item, self._read_time(item)),)):
                         tokens = bind_contextvars(reader_id=p.reader_id)
                         try:
-                            done.append(self._decide_one(p))
+                            done.append(self._decide_one(p, at))
                         finally:
                             reset_contextvars(**tokens)
                 batch.commit()
@@ -379,14 +388,16 @@ class GateLoop:
                      clock_trusted=now.clock_trusted, reader_id=p.reader_id, batch=len(done))
         return [d for _p, d, _e, _n in done]
 
-    def _decide_one(self, p: Presentation) -> tuple[Presentation, Decision, list[Event], Now]:
+    def _decide_one(self, p: Presentation, at: Now | None = None) -> tuple[Presentation, Decision, list[Event], Now]:
         """Decide one presentation inside the open batch and stage its events (journal batch,
-        store batch); returns ``(presentation, decision, events, now)``."""
+        store batch), as of ``at`` (``_read_time``; None: now); returns ``(presentation,
+        decision, events, now)``."""
         direction = self.directions.get(p.reader_id)
         if direction is not None and direction != p.direction:  # G6/G9: the reader's declaration
             p = dataclasses.replace(p, direction=direction)
         now: Now = self.clock.now()
         self._watch_clock(now)
+        now = at or now
         try:
             decision = self.decide(self.store, p, now, self._rulebook_at(now))
         except Exception:  # a bug in the engine or the store: never crash the gate on a read
@@ -413,6 +424,21 @@ class GateLoop:
         if decision.outcome is Outcome.ADMIT and self._gaps:
             self._check_coverage(now, force=True)  # G11: a watchman admitted ends the gap at once
         return p, decision, events, now
+
+    def _read_time(self, p: Presentation) -> Now | None:
+        """The clock as the loop took the read of ``p`` if the pairing held that read and lets it
+        go alone (G4: a badge alone, a control card whose badge never came): it is decided and
+        journaled (``occurred_at``, ``mono_ns``, clock trust) as of its read, as ``portgate
+        replay`` decides it, not up to ``g4.pairing_window_s`` later. None otherwise (decided
+        now: a read at once, a pair at its second read)."""
+        held = self._held_at
+        if held is None or p.badge_uid is not None:
+            return None
+        read, taken = held
+        if (p.uid, p.reader_id, p.mono_ns) != (read.uid, read.reader_id, read.mono_ns):
+            return None
+        self._held_at = None
+        return taken
 
     def _stage(self, payloads: Sequence, now: Now, priority: int) -> list[Event]:
         """Add ``payloads`` to the open journal batch and apply their effects to the store batch

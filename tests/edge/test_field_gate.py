@@ -205,6 +205,26 @@ def test_G4_card_then_badge_at_a_real_gate_admits_and_a_borrowed_badge_is_flagge
     assert _total(pay, "V001") == "315.00"  # as in the demo day: 01-07 Sunday night, exit 06:58
 
 
+def test_G4_a_badge_alone_at_a_real_gate_is_journaled_and_ledgered_at_its_read(field):
+    """The badge is decided when its 15 s window runs out; its event is dated at the read (the
+    scripted clock moves on meanwhile, as the wall clock would)."""
+    gate = field.gate(card_and_badge=True)
+    gate.start(local(0, 40))
+    gate.show("badge", V001_BADGE, local(0, 40))
+    time.sleep(1.0)  # the read taken and held for its control card
+    assert gate.decisions() == []
+    gate.set_time(local(0, 40, 14))
+    shown = gate.next_decision(timeout=60)  # after the pairing window (15 s of monotonic time)
+    assert shown["outcome"] == "deny", shown
+    [tap] = [e for e in gate.journal() if e.payload.__struct_config__.tag == "tap"]
+    assert (tap.payload.uid, tap.payload.reader_kind, tap.payload.rules_failed) == (V001_BADGE, "badge", ["G4"])
+    assert tap.occurred_at == local(0, 40).astimezone(dt.UTC)
+    field.wait_drained(gate)
+    with closing(sqlite3.connect(field.ledger)) as db:
+        [(occurred,)] = db.execute("SELECT occurred_at FROM events WHERE event_id = ?", (tap.event_id,))
+    assert dt.datetime.fromisoformat(occurred).replace(tzinfo=dt.UTC) == local(0, 40).astimezone(dt.UTC)
+
+
 def test_G13_a_gate_restarted_with_its_clock_at_1970_decides_journals_and_pay_uses_placed_times(field):
     gate = field.gate()
     gate.start(local(0, 40))

@@ -117,6 +117,44 @@ def test_G4_card_without_badge_is_denied_badge_missing_on_the_tick_after_the_win
     assert [e.payload.uid for e in taps(journal)] == [V001_CARD]
 
 
+def test_G4_a_badge_alone_is_journaled_at_its_read_not_when_the_window_ran_out(make_loop, clock, journal):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    read_at, read_mono = clock.wall(), clock.mono_ns()
+    assert loop.handle(card_read(V001_BADGE, clock, kind="badge")) == []  # held for its control card
+    clock.advance(15.5)
+    [decision] = loop.handle(None)  # the tick after the window
+    assert decision.outcome is Outcome.DENY and "G4" in decision.rules_failed
+    [ev] = taps(journal)
+    assert ev.payload.uid == V001_BADGE and ev.payload.reader_kind == "badge"
+    assert ev.occurred_at == read_at and ev.mono_ns == read_mono and ev.clock_trusted
+
+
+def test_G4_a_card_whose_badge_never_came_is_journaled_at_its_read(make_loop, clock, journal):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    read_at = clock.wall()
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(20)
+    [decision] = loop.handle(card_read(V002_BADGE, clock, kind="badge"))  # after the window: alone
+    assert decision.reasons == ("G4.badge_missing",)
+    assert [(e.payload.uid, e.occurred_at) for e in taps(journal)] == [(V001_CARD, read_at)]
+    clock.advance(16)
+    loop.handle(None)  # the second badge, alone too, at its own read
+    assert [e.occurred_at for e in taps(journal)] == [read_at, read_at + dt.timedelta(seconds=20)]
+
+
+def test_G4_a_pair_is_journaled_at_its_second_read(make_loop, clock, journal):
+    rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
+    loop = make_loop(rb)
+    loop.handle(card_read(V001_CARD, clock))
+    clock.advance(5)
+    second_at = clock.wall()
+    [decision] = loop.handle(card_read(V001_BADGE, clock, kind="badge"))
+    assert decision.outcome is Outcome.ADMIT
+    assert [e.occurred_at for e in taps(journal)] == [second_at]
+
+
 def test_G4_an_exit_is_not_held_for_a_badge(make_loop, clock, journal):
     rb = msgspec.structs.replace(default_gate_rulebook(), g4=G4Settings(card_and_badge_required=True))
     loop = make_loop(rb)
