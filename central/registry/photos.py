@@ -13,9 +13,12 @@ import os
 import re
 from pathlib import Path
 
+import structlog
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from portgate.errors import BadInput
+
+log = structlog.get_logger(__name__)
 
 GATE_MAX_BYTES = 30 * 1024
 GATE_SIZE = (240, 320)  # width x height, passport-like 3:4
@@ -47,8 +50,10 @@ def _encode(img: Image.Image, size: tuple[int, int], max_bytes: int | None) -> b
 
 def reencode(data: bytes) -> tuple[bytes, bytes]:
     """``(office JPEG, gate JPEG)`` from an uploaded JPEG or PNG. Raises ``BadInput`` for an empty
-    or too large upload (``UPLOAD_MAX_BYTES``), a file that is not a JPEG/PNG picture, or one with
-    more than ``MAX_PIXELS`` pixels (a decompression bomb)."""
+    or too large upload (``UPLOAD_MAX_BYTES``), a file that is not a JPEG/PNG picture, a damaged or
+    truncated one, or one with more than ``MAX_PIXELS`` pixels (a decompression bomb). The texts
+    are ours (``central.web.service_texts`` gives their pt-BR); Pillow's own words for a file it
+    cannot read go to the log only (``photo_refused``, ``detail``)."""
     if not data:
         raise BadInput("the photo file is empty")
     if len(data) > UPLOAD_MAX_BYTES:
@@ -66,10 +71,11 @@ def reencode(data: bytes) -> tuple[bytes, bytes]:
     except Image.DecompressionBombError as exc:
         raise BadInput("the photo has too many pixels: too large") from exc
     except UnidentifiedImageError as exc:
-        raise BadInput("the photo is not a readable JPEG or PNG picture (not a picture)") from exc
-    except (OSError, SyntaxError) as exc:  # truncated or damaged data: Pillow's words, no object reprs
-        detail = re.sub(r"\s*<[^>]*>", "", str(exc)).strip() or type(exc).__name__
-        raise BadInput(f"the photo is not a readable JPEG or PNG picture ({detail})") from exc
+        log.info("photo_refused", reason="not_a_picture", detail=str(exc), size=len(data))
+        raise BadInput("the photo is not a JPEG or PNG picture") from exc
+    except (OSError, SyntaxError) as exc:  # truncated or damaged data: Pillow's words go to the log only
+        log.info("photo_refused", reason="damaged", detail=f"{type(exc).__name__}: {exc}", size=len(data))
+        raise BadInput("the photo file is damaged or cut short: not a readable JPEG or PNG picture") from exc
     return _encode(img, OFFICE_SIZE, None), _encode(img, GATE_SIZE, GATE_MAX_BYTES)
 
 

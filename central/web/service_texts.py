@@ -138,8 +138,9 @@ CODES: dict[str, tuple[str, str]] = {
     "photo_type": (r"the photo is (?P<fmt>\w+): only JPEG or PNG", "a foto é {fmt}: só JPEG ou PNG"),
     "photo_pixels": (r"the photo has (?P<size>\d+x\d+) pixels: too large", "a foto tem {size} pixels: grande demais"),
     "photo_bomb": (r"the photo has too many pixels: too large", "a foto tem pixels demais: grande demais"),
-    "photo_unreadable": (r"the photo is not a readable JPEG or PNG picture (?P<detail>\(.*\))",
-                         "a foto não é uma imagem JPEG ou PNG legível {detail}"),
+    "photo_not_picture": (r"the photo is not a JPEG or PNG picture", "a foto não é uma imagem JPEG ou PNG"),
+    "photo_damaged": (r"the photo file is damaged or cut short: not a readable JPEG or PNG picture",
+                      "o arquivo da foto está danificado ou incompleto: não é uma imagem JPEG ou PNG legível"),
     "photo_name": (r"registration (?P<reg>'.*') cannot name a photo file",
                    "a matrícula {reg} não pode dar nome a um arquivo de foto"),
     # central.rotation (dispatch, refusals, substitutions)

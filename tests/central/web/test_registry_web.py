@@ -244,8 +244,9 @@ def test_reencode_keeps_the_gate_size_under_30_kb_and_strips_metadata():
 
 @pytest.mark.parametrize("data, words", [
     (b"", "empty"),
-    (b"GIF89a not a picture", "not a readable"),
-    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, "not a readable"),
+    (b"GIF89a not a picture", "^the photo is not a JPEG or PNG picture$"),
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 40, "^the photo .*not a .*JPEG or PNG picture$"),
+    (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x0dIHDR" + b"\x00" * 10, "^the photo .*not a .*JPEG or PNG picture$"),
 ])
 def test_reencode_refuses_what_is_not_a_jpeg_or_png(data, words):
     with pytest.raises(BadInput, match=words) as refused:
@@ -286,6 +287,31 @@ def test_a_photo_upload_goes_to_the_photos_directory_the_publisher_scans(photo_a
     with Session(photo_app.state.web.engine) as s:
         assert s.execute(select(func.count()).select_from(audit_log)
                          .where(audit_log.c.action == "worker.photo")).scalar() == 1
+
+
+def test_a_damaged_photo_is_refused_in_our_words_in_pt_and_en_and_pillow_s_only_in_the_log(photo_app):
+    """A PNG cut short (a failed copy): the page says so in the page's language, never Pillow's
+    English exception; the log keeps Pillow's detail for whoever looks into it."""
+    from structlog.testing import capture_logs
+
+    cut = _picture("PNG", size=(200, 200))[:2000]
+    c, token = logged_in(photo_app, "office")
+    with capture_logs() as logs:
+        pt = c.post("/workers/V001/photo", data={"csrf_token": token}, files={"photo": ("me.png", cut, "image/png")})
+        assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+        en = c.post("/workers/V001/photo", data={"csrf_token": token}, files={"photo": ("me.png", cut, "image/png")})
+        junk = c.post("/workers/V001/photo", data={"csrf_token": token},
+                      files={"photo": ("me.png", b"GIF89a not a picture", "image/png")})
+    assert pt.status_code == en.status_code == junk.status_code == 400
+    assert ("o arquivo da foto está danificado ou incompleto: não é uma imagem JPEG ou PNG legível"
+            in pt.text)
+    assert "the photo file is damaged or cut short: not a readable JPEG or PNG picture" in en.text
+    assert "the photo is not a JPEG or PNG picture" in junk.text
+    for page in (pt.text, en.text, junk.text):
+        assert not re.search(r"truncated|broken|cannot identify|not processed|image file", page), page
+    refused = [e for e in logs if e["event"] == "photo_refused"]
+    assert [e["reason"] for e in refused] == ["damaged", "damaged", "not_a_picture"]
+    assert all(e["detail"] for e in refused)  # Pillow's words, for the log only
 
 
 def test_a_photo_upload_without_a_photos_directory_says_so(app, registry):
