@@ -45,18 +45,46 @@ REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala ever
 
 
 #: The reconciliation table: one word per column (the header is read by people and by scripts
-#: alike): the gate, events in its journal, decisions in its decisions file, events of it in the
-#: ledger, journal events missing from the ledger, seqs the office still waits for.
+#: alike; a script reads the English words of ``--lang en``): the gate, events in its journal,
+#: decisions in its decisions file, events of it in the ledger, journal events missing from the
+#: ledger, seqs the office still waits for.
 RECONCILIATION_COLUMNS = ("gate", "journaled", "decisions", "ledger", "missing", "gaps")
 _RECONCILIATION_WIDTHS = (10, 9, 9, 9, 7, 5)
 
+#: The demo console's own titles and column headers in the run's language (``--lang``; the
+#: watchman's messages come from the gates, configured with the same language).
+TEXTS = {
+    "pt": {
+        "columns": ("portaló", "diário", "decisões", "livro", "faltam", "lacunas"),
+        "reconciliation": "Conciliação (diário de cada portaló × livro do escritório)",
+        "pay": "Demonstrativos de pagamento (RULES.md P1-P7), do livro do escritório",
+        "billing": "Cobrança ao armador (P8), do livro do escritório",
+        "evidence": "Pacote de provas de {registration} (portgate evidence verify {bundle})",
+        "no_decision": "(nenhuma decisão)",
+    },
+    "en": {
+        "columns": RECONCILIATION_COLUMNS,
+        "reconciliation": "Reconciliation (gate journals vs office ledger)",
+        "pay": "Pay statements (RULES.md P1-P7), from the ledger",
+        "billing": "Billing to the shipowner (P8), from the ledger",
+        "evidence": "Evidence bundle of {registration} (portgate evidence verify {bundle})",
+        "no_decision": "(no decision)",
+    },
+}
 
-def reconciliation_line(cells) -> str:
+
+def texts(lang: str) -> dict:
+    """The console texts of ``lang`` (``pt`` or ``en``; anything else reads as ``pt``, the default)."""
+    return TEXTS.get(lang, TEXTS["pt"])
+
+
+def reconciliation_line(cells, lang: str = "en") -> str:
     """One line of the reconciliation table: the gate left-aligned, the counts right-aligned under
-    their header word (``RECONCILIATION_COLUMNS``)."""
+    their header word (``texts(lang)["columns"]``; a column is as wide as its header word)."""
+    widths = [max(w, len(word)) for w, word in zip(_RECONCILIATION_WIDTHS, texts(lang)["columns"], strict=True)]
     gate, *counts = cells
-    return "  " + " ".join([f"{gate:<{_RECONCILIATION_WIDTHS[0]}}"]
-                           + [f"{c:>{w}}" for c, w in zip(counts, _RECONCILIATION_WIDTHS[1:], strict=True)])
+    return "  " + " ".join([f"{gate:<{widths[0]}}"]
+                           + [f"{c:>{w}}" for c, w in zip(counts, widths[1:], strict=True)])
 
 
 def pcsc_available() -> bool:
@@ -496,7 +524,7 @@ class DemoRun:
         exp = self.scenario.expected[line]
         if shown is None:
             self.problems.append(f"taps.csv:{line}: no decision shown at {tap.gate_id}")
-            self.out(f"[{index:2}/{total}] {local} {tap.gate_id:9} (nenhuma decisão)  ✗")
+            self.out(f"[{index:2}/{total}] {local} {tap.gate_id:9} {texts(self.lang)['no_decision']}  ✗")
             return
         mark = {"green": "✔", "red": "✘", "amber": "!"}.get(shown.get("colour"), "·")
         problem = check_decision(exp, shown["outcome"], shown.get("rules", []), shown.get("flags", []))
@@ -509,8 +537,9 @@ class DemoRun:
     def reconcile(self) -> bool:
         """Every event each gate journaled is in the ledger exactly once; no gaps remain."""
         ok = self.wait_drained(90)
-        self.out("\nReconciliation (gate journals vs office ledger)")
-        self.out(reconciliation_line(RECONCILIATION_COLUMNS))
+        words = texts(self.lang)
+        self.out(f"\n{words['reconciliation']}")
+        self.out(reconciliation_line(words["columns"], self.lang))
         with contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True)) as db:
             for gid, gate in self.gates.items():
                 journal = gate.journal_ids()
@@ -521,7 +550,7 @@ class DemoRun:
                                  (gid,)).fetchone()
                 gaps = 0 if row is None else row[0] - row[1]
                 rows = db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gid,)).fetchone()[0]
-                self.out(reconciliation_line((gid, len(journal), decided, rows, len(missing), gaps)))
+                self.out(reconciliation_line((gid, len(journal), decided, rows, len(missing), gaps), self.lang))
                 if missing or gaps or rows != len(journal):
                     ok = False
                     self.problems.append(f"{gid}: {len(missing)} event(s) missing from the ledger, {gaps} gap(s)")
@@ -549,7 +578,7 @@ class DemoRun:
             self.problems.append(f"portgate pay failed ({done.returncode}): {done.stderr.strip()[:500]}")
             return {}
         totals: dict[str, Decimal] = {}
-        self.out("\nPay statements (RULES.md P1-P7), from the ledger")
+        self.out(f"\n{texts(self.lang)['pay']}")
         for text in done.stdout.splitlines():
             row = json.loads(text)
             reg = row.get("registration")
@@ -580,7 +609,7 @@ class DemoRun:
             self.problems.append(f"portgate pay billing failed ({done.returncode}): {done.stderr.strip()[:500]}")
             return []
         found = [json.loads(text) for text in done.stdout.splitlines()]
-        self.out("\nBilling to the shipowner (P8), from the ledger")
+        self.out(f"\n{texts(self.lang)['billing']}")
         for st in found:
             for line in st["lines"]:
                 self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  R$ {line['amount']:>8}  "
@@ -609,7 +638,7 @@ class DemoRun:
             return None
         check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle)], capture_output=True, text=True,
                                timeout=120)
-        self.out(f"\nEvidence bundle of {registration} (portgate evidence verify {bundle.name})")
+        self.out("\n" + texts(self.lang)["evidence"].format(registration=registration, bundle=bundle.name))
         for line in check.stdout.splitlines():
             self.out(f"  {line}")
         if check.returncode != 0:

@@ -23,6 +23,10 @@ def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     assert "[G5, G6]" in out  # a worker trying to board a second ship
     assert "cartão desconhecido" in out and "[G1]" in out
     assert "broker stopped" in out and "broker started again" in out
+    # The console's tables in the run's language (pt-BR by default), as the watchman's messages.
+    assert "Conciliação (diário de cada portaló × livro do escritório)" in out
+    assert re.search(r"^  portaló +diário +decisões +livro +faltam +lacunas$", out, re.M), out[-4000:]
+    assert "Demonstrativos de pagamento" in out and "Reconciliation" not in out
     # The watchman's screen of the first gate, with the photos the office sent through the downlink.
     assert re.search(r"screen   http://127\.0\.0\.1:\d+/  \(the watchman's screen of g-aurora", out), out[:3000]
     photos = [p for p in (run_dir / "g-aurora" / "state" / "photos").iterdir() if not p.name.startswith(".")]
