@@ -5,6 +5,10 @@ the writer verifies itself."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import msgspec
 import pytest
 import structlog
@@ -32,6 +36,15 @@ def ring(tmp_path):
     return KeyRing(keys, recheck_s=3600)
 
 
+def ready(v: Verifier) -> Verifier:
+    """``v`` once every helper has said READY (a fresh interpreter: 0.2-0.3 s)."""
+    deadline = time.monotonic() + 60
+    while not all(h.poll_ready() for h in v._helpers):
+        assert time.monotonic() < deadline, "the helper never said READY"
+        time.sleep(0.01)
+    return v
+
+
 def items(ring):
     key = read_secret(ring.keys_dir / "g1.key")
     good = [chain.seal(msgspec.structs.replace(e, mac=""), SIGNER, key)[0] for e in signed_chain(3)]
@@ -44,7 +57,7 @@ def items(ring):
 
 def test_the_verdicts_are_the_signature_check_of_each_signed_event(ring):
     batch = items(ring)
-    v = Verifier(ring, PORT, 1).start()
+    v = ready(Verifier(ring, PORT, 1).start())
     sent = []
     try:
         send = v._helpers[0].send
@@ -79,7 +92,7 @@ def test_a_verdict_counts_only_for_the_key_list_it_was_computed_with(ring):
 
 def test_a_helper_killed_has_its_batch_verified_in_the_writer_and_the_next_batch_a_new_helper(ring):
     batch = items(ring)
-    v = Verifier(ring, PORT, 1).start()
+    v = ready(Verifier(ring, PORT, 1).start())
     try:
         first = v._helpers[0]
         pending = v.submit(batch)
@@ -102,12 +115,50 @@ def test_a_helper_killed_has_its_batch_verified_in_the_writer_and_the_next_batch
 
 def test_a_helper_answer_that_does_not_fit_is_a_failure_and_the_writer_verifies(ring):
     batch = items(ring)
-    v = Verifier(ring, PORT, 1).start()
+    v = ready(Verifier(ring, PORT, 1).start())
     try:
         v._helpers[0].answer = lambda n: [[True, True]] * n  # two bools for a gate of one key
         with structlog.testing.capture_logs() as logs:
             found, _decoded = v.verdicts(v.submit(batch))
         assert v.failures == 1 and [e["event"] for e in logs].count("ingest.verifier_failed") == 1
+        assert [None if f is None else f[1] for f in found] == [(True,), (False,), None, None, None, None, (True,)]
+    finally:
+        v.close()
+
+
+def test_a_batch_that_comes_while_the_helper_starts_is_verified_by_the_writer_without_waiting(ring):
+    """A writer started over a backlog commits at once: a helper still importing (here: stopped
+    before it could say READY) is not waited for, and is used from its READY on."""
+    batch = items(ring)
+    v = Verifier(ring, PORT, 1).start()
+    helper = v._helpers[0]
+    os.kill(helper.proc.pid, signal.SIGSTOP)
+    try:
+        pending = v.submit(batch)
+        assert pending[2] is None  # not handed to the stopped helper
+        found, _decoded = v.verdicts(pending)
+        assert [None if f is None else f[1] for f in found] == [(True,), (False,), None, None, None, None, (True,)]
+        os.kill(helper.proc.pid, signal.SIGCONT)
+        ready(v)
+        pending = v.submit(batch)
+        assert pending[2] is helper and v.failures == 0
+        assert v.verdicts(pending)[0] == found
+    finally:
+        os.kill(helper.proc.pid, signal.SIGCONT)
+        v.close()
+
+
+def test_a_helper_that_says_anything_but_ready_is_a_failure_and_replaced(ring):
+    batch = items(ring)
+    v = Verifier(ring, PORT, 1).start()
+    try:
+        first = v._helpers[0]
+        first.proc.kill()  # it ends before it could say READY
+        first.proc.wait()
+        with structlog.testing.capture_logs() as logs:
+            found, _decoded = v.verdicts(v.submit(batch))  # verified here
+        assert v.failures == 1 and v._helpers[0] is not first
+        assert [e["event"] for e in logs].count("ingest.verifier_failed") == 1
         assert [None if f is None else f[1] for f in found] == [(True,), (False,), None, None, None, None, (True,)]
     finally:
         v.close()
