@@ -128,6 +128,8 @@ SAMPLES = {
     "charge_required": "the charge is required (R7)",
     "defence_required": "the defence text is required",
     "attachment_size": "attachment prova.pdf is larger than 5 MB",
+    "decision_kind": "decision 'talvez' is not one of none, reprimand, suspension, cancellation",
+    "no_attachment_id": "no attachment 99999999999999999999",
     "no_defence": "no penalty without the prior defence of the accused (R7, 83.611 art. 21 §1)",
     "suspension_days": "a suspension needs its number of days (R4)",
     "suspension_start": "a suspension needs its first day",
