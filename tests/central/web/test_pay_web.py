@@ -222,7 +222,8 @@ def test_production_gangs_show_their_tally_and_members(payapp):
     c, _ = logged_in(payapp, "office")
     text = c.get("/pay", params={"from": day, "to": day}).text
     gang = text.split('data-gang="T1"')[1].split("</div>")[0]
-    assert "E1 R$ 585,60" in gang and "6.5 cotas" in gang
+    assert "E1 R$ 585,60" in gang and "120,5 t · 6,5 cotas" in gang
+    assert "valor da cota R$ 90,092</p>" in gang  # 585.60 / 6.5 = 90.0923076…: at most 3 decimals
     assert "tally.csv:" in gang.split('class="tally"')[1]
     assert "<td>E001</td>" in gang and "<td>E005</td>" in gang
 
