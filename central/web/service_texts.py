@@ -435,6 +435,13 @@ FLAG_TEXTS: dict[str, tuple[str, str, str]] = {
     "CLOCK_PLACED": ("hora situada por outro evento", "clock placed", ""),
     "CLOCK_UNPLACEABLE": ("hora não situável", "clock unplaceable", ""),
     "CLOCK_BACKWARDS": ("relógio para trás", "clock backwards", ""),
+    "MEAL_AT_GATE": ("refeição trabalhada, registrada no portaló", "meal interval worked, at the gate", "P6"),
+    "MEAL_CORRECTED": ("refeição corrigida pelo escritório", "meal interval corrected by the office", "P6"),
+    "CHAIN_BREAK": ("quebra na cadeia de eventos", "event chain break", ""),
+    # a requisition's checks (central.rotation.requisition_checks, the escala page)
+    "LATE_REQUISITION": ("requisição fora do prazo", "late requisition", ""),
+    "INCOMPLETE_REQUISITION": ("requisição incompleta", "incomplete requisition", ""),
+    "GANG_COMPOSITION": ("composição do terno", "gang composition", ""),
 }
 
 

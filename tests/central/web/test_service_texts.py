@@ -356,3 +356,15 @@ def test_an_import_s_card_and_sanction_refusals_name_states_in_portuguese():
                           "`portgate registry cancel`: the penalty goes on the registration record, R4)") == (
         "workers.csv:3: a matrícula V002 está ativa: uma importação não cancela um trabalhador (use o comando "
         "`portgate registry cancel`: a penalidade vai para o registro da matrícula, R4)")
+
+
+def test_every_gate_and_shift_flag_has_a_label_in_both_languages():
+    from central.web.service_texts import FLAG_TEXTS, flag_label
+    from wire.flags import Flag, ShiftFlag
+
+    for code in [*Flag, *ShiftFlag]:
+        assert code.value in FLAG_TEXTS, code
+        assert flag_label("pt", code.value) != code.value and flag_label("en", code.value) != code.value
+    assert flag_label("pt", "BORROWED_CARD") == "cartão emprestado (G4)"
+    assert flag_label("en", "LATE_REQUISITION") == "late requisition"
+    assert flag_label("pt", "SOMETHING_NEW") == "SOMETHING_NEW"  # an unknown code is shown as it is
