@@ -272,6 +272,11 @@ CODES: dict[str, tuple[str, str]] = {
                 r"be a positive multiplier|be a non-negative number)", "{what}"),
     "rule_twice": (r"rule (?P<rule>'.*') appears twice", "a regra {rule} aparece duas vezes"),
     "not_earlier_line": (r"(?P<ref>'.*') is not an earlier line", "{ref} não é uma linha anterior"),
+    # central.production.csvio.outside_period: an interruption's time outside the gang's period
+    "outside_period": (r"(?P<field>start|end) (?P<value>\S+ \S+) is outside gang (?P<gang>\S+)'s period "
+                       r"(?P<period>\S+) of (?P<day>\S+) \((?P<first>\S+ \S+)\.\.(?P<last>\S+ \S+), port time\)",
+                       "{field} {value} está fora do período {period} de {day} do terno {gang} "
+                       "({first} a {last}, hora do porto)"),
     "empty_band": (r"the hour band is empty or negative", "a faixa de horas está vazia ou é negativa"),
 }
 
@@ -467,6 +472,7 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ine
              "import_sanction": {"status": lambda v: {"active": "ativa", "suspended": "suspensa"}.get(v, v),
                                  "verb": lambda v: {"suspend": "suspende", "cancel": "cancela"}.get(v, v)},
              "decision_kind": {"allowed": lambda v: ", ".join(_DECISION_PT.get(k, k) for k in v.split(", "))},
+             "outside_period": {"field": lambda v: {"start": "o início (start)", "end": "o fim (end)"}.get(v, v)},
              "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
                            "step": lambda v: f"«{_CASE_STEP_PT.get(v, v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)

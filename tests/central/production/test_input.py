@@ -136,10 +136,10 @@ def test_bad_interruption_rows_name_the_row(tmp_path, row, message):
 
 
 def test_tide_wait_from_start_and_end_times(tmp_path):
-    # 08:00 → 10:00 is exactly 2 h (not paid); 08:00 → 10:01 is 121 min (22.69)
+    # 08:00 → 10:00 is exactly 2 h (not paid); 10:59 → 13:00 (the period's end) is 121 min (22.69)
     write(tmp_path, stops="gang_id,kind,minutes,start,end\n"
           "T1,tide,,2026-03-10T08:00:00-03:00,2026-03-10T10:00:00-03:00\n"
-          "T1,tide,,2026-03-10T11:00:00-03:00,2026-03-10T13:01:00-03:00\n")
+          "T1,tide,,2026-03-10T10:59:00-03:00,2026-03-10T13:00:00-03:00\n")
     lines = pay(tmp_path)[0].members[0].lines
     assert [str(x.amount) for x in lines if x.rule == "E4"] == ["22.69"]
 

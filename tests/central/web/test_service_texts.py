@@ -182,6 +182,8 @@ SAMPLES = {
     "rule_twice": "rule 'night' appears twice",
     "not_earlier_line": "'base' is not an earlier line",
     "empty_band": "the hour band is empty or negative",
+    "outside_period": "start 2026-03-10 00:10 is outside gang T1's period 19-01 of 2026-03-10 "
+                      "(2026-03-10 19:00..2026-03-11 01:00, port time)",
 }
 
 
@@ -368,3 +370,11 @@ def test_every_gate_and_shift_flag_has_a_label_in_both_languages():
     assert flag_label("pt", "BORROWED_CARD") == "cartão emprestado (G4)"
     assert flag_label("en", "LATE_REQUISITION") == "late requisition"
     assert flag_label("pt", "SOMETHING_NEW") == "SOMETHING_NEW"  # an unknown code is shown as it is
+
+
+def test_an_interruption_outside_the_gang_s_period_reads_in_portuguese_naming_row_and_field():
+    text = ("interruptions.csv:2: end 2026-03-11 01:01 is outside gang T1's period 19-01 of 2026-03-10 "
+            "(2026-03-10 19:00..2026-03-11 01:00, port time)")
+    assert localize("pt", text) == ("interruptions.csv:2: o fim (end) 2026-03-11 01:01 está fora do período 19-01 de "
+                                    "2026-03-10 do terno T1 (2026-03-10 19:00 a 2026-03-11 01:00, hora do porto)")
+    assert localize("en", text) == text
