@@ -34,7 +34,8 @@ SAMPLES = {
     "name_too_long": "name is longer than 255 characters",
     "name_not_utf8": "name has a byte that is not UTF-8 text",
     "pay_future": "the payment time 2099-01-01T00:00:00-03:00 is more than a day after now (2026-03-16T10:00:00-03:00)",
-    "pay_before_work": "the payment date 2026-03-10 is before the work day of S1@p (2026-03-15)",
+    "pay_before_work": ("the payment time 2026-03-15T18:59-03:00 is before the start of the shift of S1@p "
+                        "(2026-03-15T19:00-03:00)"),
     "too_long": "registration is longer than 64 characters (100)",
     "int_outside": "rotation_number 99999999999 is outside -2147483648..2147483647",
     "field_nul": "registration contains a NUL character",
