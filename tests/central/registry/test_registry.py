@@ -375,8 +375,29 @@ def test_reimporting_cards_as_they_are_is_a_no_op(imported, files, capsys):
     before = card_rows(imported), count(imported, downlink_changes)
     capsys.readouterr()
     assert run("registry", "import", "--db", imported, "--actor", "ana", "--cards", str(c)) == 0
-    assert "imported 0 worker(s), 2 card(s)" in capsys.readouterr().out
+    assert capsys.readouterr().out.strip() == "nothing changed: 2 row(s) already registered as given"
     assert (card_rows(imported), count(imported, downlink_changes)) == before
+
+
+def test_reimporting_the_same_files_changes_and_reports_nothing(imported, files, capsys):
+    w, c = files
+    before = count(imported, downlink_changes), count(imported, audit_log)
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w), "--cards", str(c)) == 0
+    assert capsys.readouterr().out.strip() == "nothing changed: 7 row(s) already registered as given"
+    assert (count(imported, downlink_changes), count(imported, audit_log)) == before
+
+
+def test_an_import_reports_only_the_rows_that_changed(imported, files, capsys):
+    w = write_csv(files[0].parent / "one.csv", WORKER_COLUMNS, [
+        dict(registration="V001", name="Outro Nome", category="vigia", status="active"),
+        dict(registration="V009", name="Novo", category="vigia", status="active")])
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w)) == 0
+    assert capsys.readouterr().out.strip() == "imported 2 worker(s), 0 card(s)"
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w),
+               "--cards", str(files[1])) == 0
+    assert capsys.readouterr().out.strip() == "nothing changed: 6 row(s) already registered as given"
 
 
 def test_a_second_active_card_of_a_kind_is_refused_naming_replace_card(imported, tmp_path, capsys):

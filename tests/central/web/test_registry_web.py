@@ -204,7 +204,14 @@ def test_an_upload_with_bad_rows_names_each_and_writes_nothing(app, registry):
     r = c.post("/workers/upload", data={"csrf_token": token},
                files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
     assert r.status_code == 200 and 'id="upload-done"' in r.text
+    assert "Importado: 2 trabalhador(es) novo(s) ou alterado(s), 2 cartão(ões) emitido(s)</p>" in r.text
     assert _count(registry, workers) == before[0] + 2
+    again = (_count(registry, workers), _count(registry, cards), _count(registry, audit_log))
+    r = c.post("/workers/upload", data={"csrf_token": token},
+               files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
+    assert r.status_code == 200
+    assert "Nada mudou (4 linha(s) já estava(m) assim no cadastro)" in r.text and "cards 2" not in r.text
+    assert (_count(registry, workers), _count(registry, cards), _count(registry, audit_log)) == again
 
 
 def test_a_ships_upload_with_a_bad_row_rolls_back_the_workers_too(app, registry):
