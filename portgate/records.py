@@ -104,7 +104,7 @@ class Worker:
         return cls(
             registration=cells.text(row.get("registration"), "registration"),
             name=cells.text(row.get("name"), "name"),
-            category=cells.text(row.get("category"), "category"),
+            category=cells.term(row.get("category"), "category"),
             status=cells.choice(WorkerStatus, row.get("status"), "status"),
             suspended_from=cells.date(row.get("suspended_from"), "suspended_from", optional=True),
             suspended_until=cells.date(row.get("suspended_until"), "suspended_until", optional=True),
@@ -206,7 +206,7 @@ class EscalaEntry:
             berth=cells.choice(Berth, row.get("berth"), "berth"),
             gate_id=cells.text(row.get("gate_id"), "gate_id"),
             post=cells.text(row.get("post"), "post"),
-            function=cells.text(row.get("function"), "function"),
+            function=cells.term(row.get("function"), "function"),
             registration=cells.text(row.get("registration"), "registration"),
         )
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from central import bounds
 from central.rotation.engine import Requisition, category_of
 from central.rotation.schema import requisitions
+from portgate import cells
 from portgate.errors import BadInput
 from portgate.records import Berth, EscalaEntry, Voyage, build_rows
 from portgate.tables import read_rows as read_table
@@ -52,7 +53,8 @@ def _build(source: str):
         if not 1 <= count <= MAX_WORKERS:
             raise BadInput(f"workers must be between 1 and {MAX_WORKERS}, not {count}")
         function = probe.function
-        category = (row.get("category") or "").strip() or category_of(function)
+        category = (cells.term(row["category"], "category") if (row.get("category") or "").strip()
+                    else category_of(function))
         req = Requisition(
             ref=(row.get("ref") or "").strip() or f"{source}:{line['n']}", date=probe.date,
             period=probe.period, operator=operator, ship=probe.ship, ship_name=probe.ship_name,

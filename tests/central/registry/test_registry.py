@@ -400,6 +400,21 @@ def test_an_import_reports_only_the_rows_that_changed(imported, files, capsys):
     assert capsys.readouterr().out.strip() == "nothing changed: 6 row(s) already registered as given"
 
 
+def test_a_category_with_blanks_or_capitals_joins_the_category_s_rotation_list(db_url, tmp_path, capsys):
+    first = write_csv(tmp_path / "a.csv", WORKER_COLUMNS, worker_rows(2))
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(first)) == 0
+    typed = worker_rows(3)[2] | {"category": "Vigia ", "rotation_number": "2"}
+    again = write_csv(tmp_path / "b.csv", WORKER_COLUMNS, [typed])
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(again)) == 2
+    assert "b.csv:2: rotation_number 2 is already held by V002 (vigia)" in capsys.readouterr().err
+    spaced = write_csv(tmp_path / "c.csv", WORKER_COLUMNS, [typed | {"category": "  VIGIA\u00a0", "rotation_number": "3"}])
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(spaced)) == 0
+    engine = db.make_engine(db_url)
+    with engine.connect() as conn:
+        assert set(conn.execute(select(workers.c.category)).scalars()) == {"vigia"}
+    engine.dispose()
+
+
 def test_a_second_active_card_of_a_kind_is_refused_naming_replace_card(imported, tmp_path, capsys):
     assert run("registry", "replace-card", "11223344", "--new-uid", "0A04A10904", "--db", imported,
                "--actor", "dora") == 0

@@ -181,6 +181,13 @@ def test_default_ref_and_category_come_from_line_and_function(tmp_path):
     assert (req.ref, req.category) == ("r.csv:2", "vigia")
 
 
+def test_a_function_or_category_typed_with_blanks_or_capitals_is_the_listed_one(tmp_path):
+    cols = (*REQ_COLUMNS, "category")
+    rows = [req_row("A", function=" Vigia_Chefe ") | {"category": ""}, req_row("B") | {"category": " VIGIA "}]
+    reqs = load_requisitions(write_csv(tmp_path / "r.csv", cols, rows))
+    assert [(r.function, r.category) for r in reqs] == [("vigia_chefe", "vigia"), ("vigia", "vigia")]
+
+
 def test_fairness_reports_shifts_per_worker_and_distance_from_25(office, tmp_path, capsys):
     dispatch(office, tmp_path, [req_row("A1", workers="4")], capsys)
     capsys.readouterr()
