@@ -36,7 +36,7 @@ from central.production.model import (
 from portgate import cells, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import build_rows, parse_period, period_bounds
+from portgate.records import build_each, build_rows, parse_period, period_bounds
 
 R = TypeVar("R")
 SIXTY = Decimal(60)
@@ -146,9 +146,33 @@ def read_rows(path: str | Path, kind: str, build: Callable[[Mapping[str, str], s
 
     Raises ``BadInput`` if the file is missing, not UTF-8, lacks a column, names a column that is
     neither in ``COLUMNS`` nor ``OPTIONAL`` (a misspelt ``holds_worked``: ``gang.csv:1``), or has
-    bad rows (every bad row is listed as ``file:line``)."""
+    bad rows (every bad row is listed as ``file:line``; in ``gang.csv`` a member listed twice in
+    one gang among the good rows is named with them, in line order, so one run names every row).
+    """
     known = COLUMNS[kind] + OPTIONAL.get(kind, ())
-    return build_rows(tables.read_rows(path, COLUMNS[kind], known=known), build)
+    built, errors = build_each(tables.read_rows(path, COLUMNS[kind], known=known), build)
+    if errors:
+        if kind == "gang":
+            errors = sorted(errors + _listed_twice(built), key=_line)
+        raise BadInput("\n".join(errors))
+    return built
+
+
+def _line(error: str) -> int:
+    tail = error.split(": ", 1)[0].rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _listed_twice(members: list[tuple[str, Member]]) -> list[str]:
+    """``gang.csv:5: E001 is listed twice in gang T1`` for each good row repeating a member (as
+    ``assemble`` words it)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for gang, member in members:
+        if (gang, member.registration) in seen:
+            out.append(f"{member.source}: {member.registration} is listed twice in gang {gang}")
+        seen.add((gang, member.registration))
+    return out
 
 
 

@@ -295,8 +295,18 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     change sent to the gates). ``import_summary`` words it for the command line.
     """
     now = now or utcnow()
-    placed_workers = load_csv_rows(workers_csv, Worker) if workers_csv else []
-    placed_cards = load_csv_rows(cards_csv, Card) if cards_csv else []
+    unreadable: list[str] = []  # both files' bad rows (and their repeated keys) in one refusal
+
+    def placed(path, record):
+        try:
+            return load_csv_rows(path, record) if path else []
+        except BadInput as exc:
+            unreadable.append(str(exc))
+            return []
+
+    placed_workers, placed_cards = placed(workers_csv, Worker), placed(cards_csv, Card)
+    if unreadable:
+        raise BadInput("\n".join(unreadable))
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]
     known_before = set(session.execute(select(workers.c.registration)).scalars())  # registered already

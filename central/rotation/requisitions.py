@@ -23,7 +23,7 @@ from central.rotation.engine import Requisition, category_of
 from central.rotation.schema import requisitions
 from portgate import cells
 from portgate.errors import BadInput
-from portgate.records import Berth, EscalaEntry, Voyage, build_rows
+from portgate.records import Berth, EscalaEntry, Voyage, build_each
 from portgate.tables import read_rows as read_table
 from wire.topics import check_id
 
@@ -72,10 +72,27 @@ def load_requisitions(path: str | Path) -> list[Requisition]:
     ``COLUMNS`` and ``DETAIL_COLUMNS`` (``requisitions.csv:1``), or a missing/non-UTF-8 file."""
     build = _build(Path(path).name)
 
-    def checked(row, _where):
+    def checked(row, where):
         missing = [c for c in REQUIRED if row.get(c) is None]
         if missing:
             raise BadInput(f"missing column(s) {', '.join(missing)}")
-        return build(row)
+        return where, build(row)
 
-    return build_rows(read_table(path, REQUIRED, known=COLUMNS + DETAIL_COLUMNS), checked)
+    placed, errors = build_each(read_table(path, REQUIRED, known=COLUMNS + DETAIL_COLUMNS), checked)
+    if errors:  # the good rows' repeats too, so one run names every row to fix
+        errors = sorted(errors + _repeats(placed), key=lambda e: int(e.split(": ", 1)[0].rsplit(":", 1)[-1]))
+        raise BadInput("\n".join(errors))
+    return [r for _where, r in placed]
+
+
+def _repeats(placed: list[tuple[str, Requisition]]) -> list[str]:
+    """``file:line: repeats requisition REF (period/ship/gate/post/function)`` for each good row
+    whose date and key (``central.rotation.service.requisition_key``) an earlier row has."""
+    seen: dict[tuple, Requisition] = {}
+    out = []
+    for where, r in placed:
+        key = (r.date, r.period, r.ship, r.gate_id, r.post, r.function)
+        if key in seen:
+            out.append(f"{where}: repeats requisition {seen[key].ref} ({'/'.join(key[1:])})")
+        seen.setdefault(key, r)
+    return out

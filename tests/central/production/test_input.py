@@ -193,3 +193,12 @@ def test_bad_rulebook_names_the_key(tmp_path, edit, key):
 def test_unknown_rulebook_name_is_a_config_error():
     with pytest.raises(ConfigError, match="file not found"):
         find_rulebook("dl-0000-1900")
+
+
+def test_a_member_listed_twice_is_named_with_the_other_bad_rows_in_one_pass(tmp_path):
+    write(tmp_path, gang=GANG + "T1,E1,stevedore,1,yes,300\nT1,E2,stevedore,1,maybe,300\nT1,E1,stevedore,1,yes,300\n")
+    with pytest.raises(BadInput) as caught:
+        pay(tmp_path)
+    lines = str(caught.value).splitlines()
+    assert [line.split(": ", 1)[0].rsplit("/", 1)[-1] for line in lines] == ["gang.csv:3", "gang.csv:4"], lines
+    assert lines[1].endswith("gang.csv:4: E1 is listed twice in gang T1")

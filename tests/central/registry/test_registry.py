@@ -491,3 +491,20 @@ def test_implausible_dates_and_years_are_refused_naming_the_row(db_url, tmp_path
     assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w)) == 2
     assert f"workers.csv:3: {reason}" in capsys.readouterr().err
     assert count(db_url, workers) == 0
+
+
+def test_repeated_keys_are_named_with_the_other_bad_rows_of_both_files_in_one_pass(db_url, tmp_path, capsys):
+    rows = worker_rows(3)
+    rows[1] = rows[1] | {"status": "retired"}  # line 3: bad
+    w = write_csv(tmp_path / "w.csv", WORKER_COLUMNS, rows + [rows[0]])  # line 5 repeats line 2
+    c = write_csv(tmp_path / "c.csv", CARD_COLUMNS, [
+        dict(uid="1A2B3C4D", kind="control", registration="V001", status="active"),
+        dict(uid="1a2b3c4d", kind="badge", registration="V001", status="active"),  # repeats line 2
+        dict(uid="55667788", kind="chip", registration="V002", status="active")])  # bad kind
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w), "--cards", str(c)) == 2
+    err = capsys.readouterr().err
+    named = [line.split(": ", 2)[1] if line.startswith("portgate: ") else line.split(": ", 1)[0]
+             for line in err.strip().splitlines()]
+    assert named == ["w.csv:3", "w.csv:5", "c.csv:3", "c.csv:4"], err
+    assert "w.csv:5: registration V001 repeats line 2" in err and "c.csv:3: uid 1A2B3C4D repeats line 2" in err
+    assert count(db_url, workers) == 0
