@@ -298,7 +298,8 @@ FIELDS: dict[str, str] = {
     "from": "início do período", "to": "fim do período", "from/to": "período", "day": "dia", "month": "mês",
     "gate": "portaló", "worker": "trabalhador", "flag": "ocorrência", "event": "evento", "reason": "motivo",
     "rulebook": "tabela de regras", "directions": "sentidos das leitoras", "statement": "demonstrativo",
-    "case": "processo", "attachment": "anexo", "decision": "decisão", "outcome": "resultado do recurso", "days": "dias", "start": "primeiro dia", "password": "senha",
+    "case": "processo", "attachment": "anexo", "decision": "decisão", "outcome": "resultado do recurso",
+    "days": "dias", "start": "primeiro dia", "password": "senha",
     "--at": "data do pagamento", "q": "busca", "year": "ano", "--year": "ano",
     "--registration": "matrícula",  # central.rotation.service.substitute names its command-line option
 }
@@ -404,8 +405,8 @@ _CASE_STEP_PT = {"defence": "defesa", "decide": "decisão", "appeal": "recurso",
                  "appeal_decided": "decisão do recurso", "waive": "renúncia ao recurso",
                  "expire": "fim do prazo de recurso"}
 # a case's decisions (central.registry.cases.DECISIONS) with the value the form posts beside it
-_DECISION_PT = {"none": "nenhuma (none)", "reprimand": "repreensão (reprimand)", "suspension": "suspensão (suspension)",
-                "cancellation": "cancelamento (cancellation)"}
+_DECISION_PT = {"none": "nenhuma (none)", "reprimand": "repreensão (reprimand)",
+                "suspension": "suspensão (suspension)", "cancellation": "cancelamento (cancellation)"}
 # a card's and a worker's states and kinds as the registry pages name them
 _STATE_PT = {"active": "ativo", "lost": "perdido", "confiscated": "apreendido", "replaced": "substituído",
              "suspended": "suspenso", "cancelled": "cancelado"}

@@ -75,7 +75,8 @@ def test_a_reader_that_opens_a_path_with_an_empty_device_is_refused(tmp_path, dr
     cfg = _config(tmp_path, "", driver=driver)
     text = cfg.read_text()
     start = text.index('driver = "')
-    cfg.write_text(text[:start] + f'driver = "{driver}"\ndevice = {device}\n' + text[text.index("\n", text.index("device = ", start)) + 1:])
+    rest = text[text.index("\n", text.index("device = ", start)) + 1:]
+    cfg.write_text(text[:start] + f'driver = "{driver}"\ndevice = {device}\n' + rest)
     with pytest.raises(ConfigError) as err:
         load_gate_config(cfg)
     assert "readers[0]" in str(err.value) and f"device is empty: {says}" in str(err.value)

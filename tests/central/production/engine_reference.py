@@ -178,7 +178,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             tonnes += row.quantity
         labour_lines.append(StatementLine(
             version.labour.rule, version.labour.article,
-            text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity), unit=UNIT_WORDS[lang].get(tariff.unit, tariff.unit),
+            text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity),
+                                  unit=UNIT_WORDS[lang].get(tariff.unit, tariff.unit),
                                   tariff=_brl(tariff.labour_tariff)),
             row.quantity * tariff.labour_tariff))
     labour_amount = money_sum(line.amount for line in labour_lines)

@@ -407,7 +407,8 @@ def test_a_category_with_blanks_or_capitals_joins_the_category_s_rotation_list(d
     again = write_csv(tmp_path / "b.csv", WORKER_COLUMNS, [typed])
     assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(again)) == 2
     assert "b.csv:2: rotation_number 2 is already held by V002 (vigia)" in capsys.readouterr().err
-    spaced = write_csv(tmp_path / "c.csv", WORKER_COLUMNS, [typed | {"category": "  VIGIA\u00a0", "rotation_number": "3"}])
+    spaced = write_csv(tmp_path / "c.csv", WORKER_COLUMNS,
+                       [typed | {"category": "  VIGIA\u00a0", "rotation_number": "3"}])
     assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(spaced)) == 0
     engine = db.make_engine(db_url)
     with engine.connect() as conn:
