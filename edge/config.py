@@ -20,6 +20,13 @@ from wire.connection import MqttConfig
 from wire.topics import check_id
 
 
+#: The drivers that open a path, and what their ``device`` names (a PC/SC reader's empty device
+#: means "any reader", a fake reader has none).
+DEVICE_NEEDED = {"serial": "the serial port (device = \"/dev/ttyUSB0\")",
+                 "wedge": "the input device (device = \"/dev/input/by-id/...-event-kbd\")",
+                 "fifo": "the FIFO's path"}
+
+
 class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     """One card reader. ``driver``: serial | pcsc | fake | wedge | fifo (fifo: lines ``UID`` or
     ``control UID`` from a named pipe, for tests and the demo). ``device``: serial port, PC/SC
@@ -42,6 +49,9 @@ class ReaderConfig(msgspec.Struct, forbid_unknown_fields=True):
     options: dict[str, str | int | float | bool] = {}
 
     def __post_init__(self) -> None:
+        needs = DEVICE_NEEDED.get(self.driver)
+        if needs and not self.device.strip():
+            raise ValueError(f"device is empty: a {self.driver} reader needs {needs} (reader {self.id!r})")
         if self.confirm_ms is not None and self.driver != "serial":
             raise ValueError(f"confirm_ms applies to serial readers only (reader {self.id!r})")
         from drivers.options import option_problem  # the drivers declare their options

@@ -36,6 +36,14 @@ def required(value: str | None, field: str) -> str:
     return text
 
 
+def term(value: str | None, field: str) -> str:
+    """A required term of an enumerated list the office keeps as text (a worker's ``category``, a
+    requisition's ``function``: ``vigia``, ``estivador``, ``vigia_chefe``): ``text`` with its inner
+    blanks collapsed to one space and lower-cased, so ``' Vigia '`` and ``'vigia'`` are the same
+    rotation list, never two. Raises ``BadInput`` as ``text``."""
+    return " ".join(text(value, field).split()).lower()
+
+
 def text(value: str | None, field: str) -> str:
     """A required name or id, stripped. Raises ``BadInput`` if it is empty or holds a control
     character, a NUL or a line break (no name or id can: they end up on the gate's screen, in

@@ -104,7 +104,7 @@ class Worker:
         return cls(
             registration=cells.text(row.get("registration"), "registration"),
             name=cells.text(row.get("name"), "name"),
-            category=cells.text(row.get("category"), "category"),
+            category=cells.term(row.get("category"), "category"),
             status=cells.choice(WorkerStatus, row.get("status"), "status"),
             suspended_from=cells.date(row.get("suspended_from"), "suspended_from", optional=True),
             suspended_until=cells.date(row.get("suspended_until"), "suspended_until", optional=True),
@@ -206,7 +206,7 @@ class EscalaEntry:
             berth=cells.choice(Berth, row.get("berth"), "berth"),
             gate_id=cells.text(row.get("gate_id"), "gate_id"),
             post=cells.text(row.get("post"), "post"),
-            function=cells.text(row.get("function"), "function"),
+            function=cells.term(row.get("function"), "function"),
             registration=cells.text(row.get("registration"), "registration"),
         )
 
@@ -272,6 +272,15 @@ def build_rows(
     ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``),
     one line each (control characters in a reason escaped, ``portgate.tables.one_line``).
     A row with more cells than the header is bad. Nothing is returned unless every row is good."""
+    out, errors = build_each(rows, build)
+    _raise_rows(errors)
+    return out
+
+
+def build_each(rows: Iterable[tuple[str, Mapping[str, str]]],
+                build: Callable[[Mapping[str, str], str], R]) -> tuple[list[R], list[str]]:
+    """``build_rows`` without the raise: the good rows' records and the bad rows' errors (for a
+    reader that adds its own checks of the good rows, e.g. repeated keys, to the same refusal)."""
     out: list[R] = []
     errors: list[str] = []
     for where, row in rows:
@@ -282,8 +291,14 @@ def build_rows(
             out.append(build(row, where))
         except BadInput as exc:
             errors.append(f"{where}: {one_line(exc.reason)}")
-    _raise_rows(errors)
-    return out
+    return out, errors
+
+
+def _line_of(error: str) -> int:
+    """The line number of a ``file.csv:LINE: reason`` error (0 when it names none)."""
+    head = error.split(": ", 1)[0]
+    tail = head.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 def build_cells(
@@ -350,6 +365,11 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
     Raises ``BadInput`` if the file is missing, a required column is absent from the header, the
     header names a column outside ``COLUMNS[record]`` and ``CSV_ONLY_COLUMNS`` (``file.csv:1``,
     naming it), or any row is invalid (every bad row is listed with its line number; no partial result is returned).
+    When rows are invalid, the good rows' repeated keys (``UNIQUE_KEYS``: ``workers.csv:5:
+    registration V001 repeats line 2``) are listed with them, in line order, so one run names
+    every row to fix; a file whose rows all parse is returned, repeats and all, for the caller's
+    own checks (``central.registry.store.import_files``, ``load_unique_csv``) to name them with
+    the rest.
     """
     required = [c for c in COLUMNS[record] if _is_required(record, c)]
     build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
@@ -361,7 +381,11 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
         return where, build(row)
 
     known = COLUMNS[record] + CSV_ONLY_COLUMNS.get(record, ())
-    return build_rows(tables.read_rows(path, required, known=known), checked)
+    placed, errors = build_each(tables.read_rows(path, required, known=known), checked)
+    if errors:
+        errors = sorted(errors + repeated_keys(placed, record), key=_line_of)
+    _raise_rows(errors)
+    return placed
 
 
 # The key a roster file must not repeat (a later row would silently replace the earlier one).

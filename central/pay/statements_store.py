@@ -31,6 +31,7 @@ from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
+from portgate.records import period_bounds
 from portgate.gctune import paused as gc_paused
 from portgate.timeutil import as_utc
 
@@ -181,6 +182,20 @@ def _payment_states(conn, ids: list[str]) -> dict:
     return {r["statement_id"]: r for r in found}
 
 
+def shift_start(shift_id: str, work_day: dt.date, tz: ZoneInfo) -> dt.datetime:
+    """The start (aware UTC) of the shift ``shift_id`` (``registration/ship/YYYY-MM-DD/HH-HH``) on
+    its ``work_day`` (the local date its period starts) in the port's time zone ``tz``; a shift id
+    that names no period starts at the work day's local midnight."""
+    try:
+        return period_bounds(work_day, shift_id.rsplit("/", 1)[-1], tz)[0]
+    except BadInput:
+        return dt.datetime.combine(work_day, dt.time(0), tz).astimezone(dt.UTC)
+
+
+def _local_iso(at: dt.datetime, tz: ZoneInfo) -> str:
+    return at.astimezone(tz).isoformat(timespec="minutes")
+
+
 def ids_given(ids: list[str]) -> None:
     """Raises ``BadInput`` when no id is given or one is empty or blank (``''`` names no statement)."""
     if not ids:
@@ -204,7 +219,9 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
     """Mark statements paid at ``at`` (aware) with the payment reference ``ref`` (at most
     ``MAX_PAID_REF`` characters). ``now`` is the office's clock, read by the caller (the CLI, the
     web application): a payment more than ``PAID_AHEAD`` (a day) after ``now`` is refused, and so
-    is one whose local date in the port's time zone ``tz`` is before a statement's work day.
+    is one before the start of a statement's shift (``shift_start``: a 19-01 shift of the 15th
+    starts at 19:00 of the 15th in the port's time zone ``tz``; paid at 23:00 of the 15th or at
+    00:30 of the 16th is fine, at 18:59 of the 15th is refused).
     Raises ``BadInput`` for those, a longer ``ref``, an empty id (``ids_given``), and naming ids
     that do not exist, are already paid, are superseded by a newer version, or are on hold for
     review (RULES.md P; nothing is changed then). The payment is also recorded, in the same
@@ -224,11 +241,11 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
                  and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
         held = [i for i in ids if i in rows and rows[i]["paid_at"] is None
                 and not rows[i]["superseded_by"] and _on_hold(rows[i])]
-        paid_day = at.astimezone(tz).date()
-        early = [f"{i} ({rows[i]['work_day']})" for i in ids if i in rows and rows[i]["work_day"] > paid_day]
+        starts = {i: shift_start(rows[i]["shift_id"], rows[i]["work_day"], tz) for i in ids if i in rows}
+        early = [f"{i} ({_local_iso(start, tz)})" for i, start in starts.items() if as_utc(at) < start]
         if early:
-            raise BadInput(f"the payment date {paid_day} is before the work day of {', '.join(early)}",
-                           where="--at")
+            raise BadInput(f"the payment time {_local_iso(at, tz)} is before the start of the shift of "
+                           f"{', '.join(early)}", where="--at")
         if unknown or already or stale or held:
             parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
                 [f"already paid: {', '.join(already)}"] if already else []) + (

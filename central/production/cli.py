@@ -100,8 +100,9 @@ def production() -> None:
 def pay_cmd(fmt: str, **kwargs) -> None:
     """Print per-member statement lines, the gang summary and the shipowner's billing lines."""
     _works, results = _compute(**kwargs)
-    click.echo(render.to_json(results) if fmt == "json" else render.to_csv(results, lang=kwargs["lang"]),
-               nl=fmt == "json")
+    text = (render.to_json(results) if fmt == "json"
+            else render.to_csv(results, lang=kwargs["lang"], tz=zone(kwargs["tz"], key="--tz")))
+    click.echo(text, nl=fmt == "json")
 
 
 @production.command("import")

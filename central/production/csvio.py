@@ -36,7 +36,7 @@ from central.production.model import (
 from portgate import cells, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.records import build_rows, parse_period, period_bounds
+from portgate.records import build_each, build_rows, parse_period, period_bounds
 
 R = TypeVar("R")
 SIXTY = Decimal(60)
@@ -111,6 +111,7 @@ def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str,
 def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Interruption]:
     minutes = cells.decimal(row.get("minutes"), "minutes", optional=True)
     start_raw, end_raw = (row.get("start") or "").strip(), (row.get("end") or "").strip()
+    start = end = None
     if start_raw or end_raw:
         if not (start_raw and end_raw):
             raise BadInput("start and end go together")
@@ -129,7 +130,8 @@ def interruption_from_row(row: Mapping[str, str], source: str) -> tuple[str, Int
     transport = cells.decimal(row.get("transport"), "transport", places=2, optional=True)
     if transport is not None and kind != "anchorage_travel":
         raise BadInput(f"transport is only for anchorage_travel rows (E7, DL 2.032 art. 16), not {kind}")
-    return cells.required(row.get("gang_id"), "gang_id"), Interruption(kind=kind, minutes=minutes, source=source, transport=transport)
+    return cells.required(row.get("gang_id"), "gang_id"), Interruption(
+        kind=kind, minutes=minutes, source=source, transport=transport, start=start, end=end)
 
 
 def dispute_from_row(row: Mapping[str, str], source: str) -> tuple[str, Dispute]:
@@ -144,9 +146,33 @@ def read_rows(path: str | Path, kind: str, build: Callable[[Mapping[str, str], s
 
     Raises ``BadInput`` if the file is missing, not UTF-8, lacks a column, names a column that is
     neither in ``COLUMNS`` nor ``OPTIONAL`` (a misspelt ``holds_worked``: ``gang.csv:1``), or has
-    bad rows (every bad row is listed as ``file:line``)."""
+    bad rows (every bad row is listed as ``file:line``; in ``gang.csv`` a member listed twice in
+    one gang among the good rows is named with them, in line order, so one run names every row).
+    """
     known = COLUMNS[kind] + OPTIONAL.get(kind, ())
-    return build_rows(tables.read_rows(path, COLUMNS[kind], known=known), build)
+    built, errors = build_each(tables.read_rows(path, COLUMNS[kind], known=known), build)
+    if errors:
+        if kind == "gang":
+            errors = sorted(errors + _listed_twice(built), key=_line)
+        raise BadInput("\n".join(errors))
+    return built
+
+
+def _line(error: str) -> int:
+    tail = error.split(": ", 1)[0].rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _listed_twice(members: list[tuple[str, Member]]) -> list[str]:
+    """``gang.csv:5: E001 is listed twice in gang T1`` for each good row repeating a member (as
+    ``assemble`` words it)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for gang, member in members:
+        if (gang, member.registration) in seen:
+            out.append(f"{member.source}: {member.registration} is listed twice in gang {gang}")
+        seen.add((gang, member.registration))
+    return out
 
 
 
@@ -176,8 +202,9 @@ def assemble(members: Iterable[tuple[str, Member]],
     ``service_end`` is the end of the gang's period on its date in the port's time zone ``tz``.
     Raises ``BadInput`` naming every row that does not fit: a tally for a gang with no members or
     nobody who boarded, tally rows of one gang on different ships/dates/periods, members, waits or
-    disputes for a gang with no tally, a registration twice in one gang, an interruption longer than
-    the gang's period or interruptions adding up to more (``period_minutes``: 360 for ``07-13``)."""
+    disputes for a gang with no tally, a registration twice in one gang, an interruption whose start
+    or end falls outside the gang's period (``outside_period``), an interruption longer than the
+    gang's period or interruptions adding up to more (``period_minutes``: 360 for ``07-13``)."""
     zone = ZoneInfo(tz) if isinstance(tz, str) else tz
     errors: list[str] = []
     heads: dict[str, tuple[str, dt.date, str, str]] = {}
@@ -211,6 +238,9 @@ def assemble(members: Iterable[tuple[str, Member]],
             errors.append(f"{stop.source}: gang {gang} has no row in the tally")
             continue
         _ship, day, period, _source = heads[gang]
+        outside = outside_period(stop, gang, day, period, zone)
+        if outside:
+            errors.append(f"{stop.source}: {outside}")
         length = period_minutes(day, period, zone)
         so_far = sum((s.minutes for s in stops[gang] if s.minutes <= length), Decimal(0)) + stop.minutes
         if stop.minutes > length:
@@ -237,6 +267,28 @@ def assemble(members: Iterable[tuple[str, Member]],
                               disputes=tuple(doubts[gang]),
                               unit=named[0].unit if named else None, units=named[0].units if named else 1))
     return works
+
+
+def _local(at: dt.datetime, zone: ZoneInfo) -> str:
+    return at.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+
+
+def outside_period(stop: Interruption, gang: str, day: dt.date, period: str, zone: ZoneInfo) -> str | None:
+    """Why ``stop``'s ``start``/``end`` fall outside the gang's work period, or None (also when the
+    row gave minutes only). The period is ``period`` begun on local ``day`` in ``zone`` (``19-01``
+    of 10/03 runs 10/03 19:00 to 11/03 01:00); the bounds are inclusive, with no tolerance: E4, E5,
+    E7 and E8 pay time within the period, and the times are typed or sent to the minute, so a
+    time outside it is a wrong date or hour, not clock drift. Names the first field outside:
+    ``start 2026-03-11 08:00 is outside gang T1's period 07-13 of 2026-03-10 (2026-03-10
+    07:00..2026-03-10 13:00, port time)``."""
+    if stop.start is None or stop.end is None:
+        return None
+    first, last = period_bounds(day, period, zone)
+    for field, at in (("start", stop.start), ("end", stop.end)):
+        if not first <= at <= last:
+            return (f"{field} {_local(at, zone)} is outside gang {gang}'s period {period} of {day} "
+                    f"({_local(first, zone)}..{_local(last, zone)}, port time)")
+    return None
 
 
 def period_minutes(day: dt.date, period: str, zone: ZoneInfo) -> Decimal:

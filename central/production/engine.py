@@ -88,6 +88,10 @@ TEXT = {
 }
 
 
+#: A tariff's unit (tariffs.csv ``unit``) as a labour line names it in each language.
+UNIT_WORDS = {"pt-BR": {"t": "t", "unit": "unid."}, "en": {"t": "t", "unit": "unit(s)"}}
+
+
 #: Kinds that only a stevedoring rulebook pays, with their rule and article (for the refusal).
 KIND_RULES = {"anchorage_travel": "E7 (DL 2.032 art. 16)", "no_equipment": "E8 (DL 2.032 art. 12 §6)",
               "workers_fault": "E8 (DL 2.032 art. 26)"}
@@ -201,7 +205,8 @@ class _Prices:
         key = ("labour", lang, cargo_class, unit, tariff_text)
         found = self.texts.get(key)
         if found is None:
-            head, tail = TEXT[lang]["labour"].replace("{cls}", cargo_class).replace("{unit}", unit).replace(
+            head, tail = TEXT[lang]["labour"].replace("{cls}", cargo_class).replace(
+                "{unit}", UNIT_WORDS[lang].get(unit, unit)).replace(
                 "{tariff}", tariff_text).split("{qty}")
             found = self.texts[key] = (head, tail)
         return found

@@ -84,13 +84,17 @@ class TallyRow:
 class Interruption:
     """One continuous wait, stoppage, worked meal interval or trip of the whole gang (E4, E5, E7,
     E8, C3, C4). ``transport``: for ``anchorage_travel`` only, what the launch to the anchored ship
-    and back cost the stevedoring entity (BRL), billed to the shipowner with the travel wages (E7)."""
+    and back cost the stevedoring entity (BRL), billed to the shipowner with the travel wages (E7).
+    ``start``/``end``: the aware times the row gave (None when it gave minutes only); ``assemble``
+    checks them against the gang's period."""
 
     kind: str  # late_start | rain | rough_water | tide | third_party | meal_worked
     #            | anchorage_travel (E7) | no_equipment, workers_fault (E8)
     minutes: Decimal
     source: str = ""
     transport: Decimal | None = None
+    start: dt.datetime | None = None
+    end: dt.datetime | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -9,9 +9,11 @@ description, amount.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from zoneinfo import ZoneInfo
 
 import msgspec
 
@@ -29,6 +31,30 @@ def _line(line: StatementLine) -> dict:
 
 def _dec(value: Decimal) -> str:
     return format(value, "f")
+
+
+PORT_TZ = ZoneInfo("America/Sao_Paulo")
+
+
+def quantity_text(value: Decimal | str, lang: str, places: int = 3) -> str:
+    """A quantity, quota count or quota value for a person: rounded half up to at most ``places``
+    decimals, no trailing zeros, the decimal comma in pt-BR (``lang`` ``pt``/``pt-BR``) and the
+    point in English (``en``): ``Decimal('90.09230769230769230769230769')`` -> ``'90,092'``.
+    The exact value stays in the JSON and the ledger; a text that is not a number is returned as
+    it is."""
+    try:
+        number = Decimal(value)
+        text = format(number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP).normalize(), "f")
+    except (InvalidOperation, ValueError, TypeError):
+        return str(value)
+    return text if lang == "en" else text.replace(".", ",")
+
+
+def local_due(at: dt.datetime, lang: str, tz: ZoneInfo = PORT_TZ) -> str:
+    """A due time in the port's time, as the office pages show it: ``12/03/2026 19:00`` (pt-BR),
+    ``2026-03-12 19:00`` (English)."""
+    local = at.astimezone(tz)
+    return local.strftime("%Y-%m-%d %H:%M" if lang == "en" else "%d/%m/%Y %H:%M")
 
 
 def result_dict(result: GangResult) -> dict:
@@ -74,9 +100,11 @@ _CSV_WORDS = {
 }
 
 
-def to_csv(results: Iterable[GangResult], lang: str = "pt-BR") -> str:
+def to_csv(results: Iterable[GangResult], lang: str = "pt-BR", tz: ZoneInfo = PORT_TZ) -> str:
     """One row per line (``CSV_COLUMNS``); the summary and total rows described in ``lang``
-    (``pt-BR`` or ``en``, as the statement lines)."""
+    (``pt-BR`` or ``en``, as the statement lines): quotas, quota value and tonnes with at most 3
+    decimals (``quantity_text``: decimal comma in pt-BR), the due time in the port's time ``tz``
+    (``local_due``). The amounts column stays machine-readable (``123.45``)."""
     words = _CSV_WORDS.get(lang, _CSV_WORDS["pt-BR"])
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -85,8 +113,9 @@ def to_csv(results: Iterable[GangResult], lang: str = "pt-BR") -> str:
         s = r.summary
         for line in s.labour_lines:
             writer.writerow((s.gang_id, "labour", "", line.rule, line.article, line.description, money_str(line.amount)))
-        summary = words["summary"].format(quotas=_dec(s.total_quotas), value=_dec(s.quota_value),
-                                          tonnes=_dec(s.tonnes))
+        summary = words["summary"].format(quotas=quantity_text(s.total_quotas, lang),
+                                          value=quantity_text(s.quota_value, lang),
+                                          tonnes=quantity_text(s.tonnes, lang))
         writer.writerow((s.gang_id, "summary", "", "", "", summary, money_str(s.labour_amount)))
         for flag in s.flags:
             writer.writerow((s.gang_id, "flag", "", "", "", flag, ""))
@@ -95,7 +124,7 @@ def to_csv(results: Iterable[GangResult], lang: str = "pt-BR") -> str:
                 writer.writerow((s.gang_id, "member", m.registration, line.rule, line.article, line.description,
                                  money_str(line.amount)))
             for what, amount in ((words["total"], m.total), (words["disputed"], m.disputed),
-                                 (words["payable"].format(due=iso(m.due_at)), m.payable)):
+                                 (words["payable"].format(due=local_due(m.due_at, lang, tz)), m.payable)):
                 writer.writerow((s.gang_id, "total", m.registration, "", "", what, money_str(amount)))
         for line in r.billing:
             writer.writerow((s.gang_id, "billing", "", line.rule, line.article, line.description, money_str(line.amount)))

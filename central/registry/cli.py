@@ -106,7 +106,7 @@ def import_cmd(url, actor, workers_csv, cards_csv):
     with transaction(url, existing=False) as session:
         counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
                                     actor=actor)
-    click.echo(f"imported {counts['workers']} worker(s), {counts['cards']} card(s)")
+    click.echo(store.import_summary(counts))
 
 
 @registry.command()

@@ -231,6 +231,15 @@ def _cards_by_uid(session: Session, uids: list[str]) -> list[Card]:
     return found
 
 
+def _workers_by_registration(session: Session, registrations: list[str]) -> list[Worker]:
+    """The registered workers among ``registrations`` (queried in chunks, as ``_cards_by_uid``)."""
+    found: list[Worker] = []
+    for i in range(0, len(registrations), 500):
+        found += [worker_from_row(r) for r in session.execute(
+            select(workers).where(workers.c.registration.in_(registrations[i:i + 500])))]
+    return found
+
+
 def _second_active_cards(session: Session, placed: list[tuple[str, Card]],
                         registered: dict[str, Card]) -> list[str]:
     """The ``file:line`` errors of new active cards whose holder already has an active card of
@@ -280,11 +289,24 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     through ``lost``, ``return-card``, ``replace-card``), and so is a new active card whose
     holder already has an active card of its kind (``replace-card`` issues it). Raises
     ``BadInput`` listing every bad row; the caller rolls back so nothing is half-imported. Returns
-    the rows accepted, ``{"workers": n, "cards": m}`` (restated cards included).
+    what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different
+    (each saved with its audit row and roster change), ``m`` cards issued, and ``k`` rows that
+    restate a worker or card exactly as registered (nothing written for them: no audit row, no
+    change sent to the gates). ``import_summary`` words it for the command line.
     """
     now = now or utcnow()
-    placed_workers = load_csv_rows(workers_csv, Worker) if workers_csv else []
-    placed_cards = load_csv_rows(cards_csv, Card) if cards_csv else []
+    unreadable: list[str] = []  # both files' bad rows (and their repeated keys) in one refusal
+
+    def placed(path, record):
+        try:
+            return load_csv_rows(path, record) if path else []
+        except BadInput as exc:
+            unreadable.append(str(exc))
+            return []
+
+    placed_workers, placed_cards = placed(workers_csv, Worker), placed(cards_csv, Card)
+    if unreadable:
+        raise BadInput("\n".join(unreadable))
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]
     known_before = set(session.execute(select(workers.c.registration)).scalars())  # registered already
@@ -333,6 +355,9 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
                           f"{other} ({worker.category})")
     if errors:
         raise BadInput("\n".join(errors))
+    as_registered = {w.registration: w for w in _workers_by_registration(session, list(regs))}
+    same = [w for w in new_workers if as_registered.get(w.registration) == w]
+    new_workers = [w for w in new_workers if as_registered.get(w.registration) != w]
     for worker in new_workers:
         save_worker(session, worker, actor=actor, now=now, action="worker.import")
         if worker.health_exam_date:
@@ -350,7 +375,20 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
         if card.kind is CardKind.INSPECTOR:
             _upsert(session, inspectors, {"registration": card.registration, "name": "",
                                           "active": 1, "updated_at": now}, "registration")
-    return {"workers": len(new_workers), "cards": len(new_cards)}
+    issued = [c for c in new_cards if c.uid not in registered]
+    return {"workers": len(new_workers), "cards": len(issued),
+            "unchanged": len(same) + len(new_cards) - len(issued)}
+
+
+def import_summary(counts: dict[str, int]) -> str:
+    """``import_files``'s counts as the command line reports them (English, as its other lines):
+    ``imported 2 worker(s), 1 card(s); 3 row(s) unchanged``, or ``nothing changed: 4 row(s)
+    already registered as given`` when no row changed anything."""
+    unchanged = counts.get("unchanged", 0)
+    if not counts.get("workers") and not counts.get("cards"):
+        return f"nothing changed: {unchanged} row(s) already registered as given"
+    tail = f"; {unchanged} row(s) unchanged" if unchanged else ""
+    return f"imported {counts['workers']} worker(s), {counts['cards']} card(s){tail}"
 
 
 def suspend(session: Session, registration: str, *, start: dt.date, days: int, reason: str,

@@ -21,8 +21,9 @@ from pathlib import Path
 from central import bounds
 from central.rotation.engine import Requisition, category_of
 from central.rotation.schema import requisitions
+from portgate import cells
 from portgate.errors import BadInput
-from portgate.records import Berth, EscalaEntry, Voyage, build_rows
+from portgate.records import Berth, EscalaEntry, Voyage, build_each
 from portgate.tables import read_rows as read_table
 from wire.topics import check_id
 
@@ -52,7 +53,8 @@ def _build(source: str):
         if not 1 <= count <= MAX_WORKERS:
             raise BadInput(f"workers must be between 1 and {MAX_WORKERS}, not {count}")
         function = probe.function
-        category = (row.get("category") or "").strip() or category_of(function)
+        category = (cells.term(row["category"], "category") if (row.get("category") or "").strip()
+                    else category_of(function))
         req = Requisition(
             ref=(row.get("ref") or "").strip() or f"{source}:{line['n']}", date=probe.date,
             period=probe.period, operator=operator, ship=probe.ship, ship_name=probe.ship_name,
@@ -70,10 +72,27 @@ def load_requisitions(path: str | Path) -> list[Requisition]:
     ``COLUMNS`` and ``DETAIL_COLUMNS`` (``requisitions.csv:1``), or a missing/non-UTF-8 file."""
     build = _build(Path(path).name)
 
-    def checked(row, _where):
+    def checked(row, where):
         missing = [c for c in REQUIRED if row.get(c) is None]
         if missing:
             raise BadInput(f"missing column(s) {', '.join(missing)}")
-        return build(row)
+        return where, build(row)
 
-    return build_rows(read_table(path, REQUIRED, known=COLUMNS + DETAIL_COLUMNS), checked)
+    placed, errors = build_each(read_table(path, REQUIRED, known=COLUMNS + DETAIL_COLUMNS), checked)
+    if errors:  # the good rows' repeats too, so one run names every row to fix
+        errors = sorted(errors + _repeats(placed), key=lambda e: int(e.split(": ", 1)[0].rsplit(":", 1)[-1]))
+        raise BadInput("\n".join(errors))
+    return [r for _where, r in placed]
+
+
+def _repeats(placed: list[tuple[str, Requisition]]) -> list[str]:
+    """``file:line: repeats requisition REF (period/ship/gate/post/function)`` for each good row
+    whose date and key (``central.rotation.service.requisition_key``) an earlier row has."""
+    seen: dict[tuple, Requisition] = {}
+    out = []
+    for where, r in placed:
+        key = (r.date, r.period, r.ship, r.gate_id, r.post, r.function)
+        if key in seen:
+            out.append(f"{where}: repeats requisition {seen[key].ref} ({'/'.join(key[1:])})")
+        seen.setdefault(key, r)
+    return out

@@ -10,6 +10,9 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
   endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
+- an address no route serves (404) or a method the route does not take (405, ``Allow`` kept):
+  Starlette's ``HTTPException``, answered with the error page in the user's language instead of
+  Starlette's plain English "Not Found" / "Method Not Allowed";
 - a request body larger than ``[web] max_body_mb`` (``BodyLimit``): 413 page, checked on
   ``Content-Length`` before anything is read, and counted while reading for a chunked body.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import structlog
 from sqlalchemy.exc import DataError, OperationalError
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -82,7 +86,22 @@ async def on_data_error(request: Request, exc: Exception):
     return bad_input(request, OUT_OF_RANGE)
 
 
-HANDLERS = {BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
+HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
+
+
+async def on_http(request: Request, exc: Exception):
+    """Starlette's ``HTTPException`` (no route for the address: 404; a method the route does not
+    take: 405) as the error page, its status and headers (``Allow``) kept."""
+    status = getattr(exc, "status_code", 500)
+    detail = f"{request.method} {request.url.path}" if status == 405 else ""
+    resp = page(request, "error.html", status_code=status, message_key=HTTP_KEYS.get(status, "http_error"),
+                detail=detail)
+    for name, value in (getattr(exc, "headers", None) or {}).items():
+        resp.headers[name] = value
+    return resp
+
+
+HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
             OperationalError: on_operational}
 
 

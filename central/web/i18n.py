@@ -142,6 +142,11 @@ MESSAGES: dict[str, tuple[str, str]] = {
                        "Files refused, nothing was written. Bad rows:"),
     "requisition_refused": ("Requisição recusada, nada foi gravado:", "Requisition refused, nothing was written:"),
     "upload_done": ("Importado", "Imported"),
+    "upload_workers": ("trabalhador(es) novo(s) ou alterado(s)", "worker(s) new or changed"),
+    "upload_cards": ("cartão(ões) emitido(s)", "card(s) issued"),
+    "upload_ships": ("escala(s) de navio", "ship call(s)"),
+    "upload_nothing_changed": ("Nada mudou", "Nothing changed"),
+    "upload_unchanged": ("linha(s) já estava(m) assim no cadastro", "row(s) already registered as given"),
     "requisitions_upload_note": ("Requisições (requisitions.csv) são enviadas na página da",
                                  "Requisitions (requisitions.csv) are uploaded on the page"),
     "fields_changed": ("campo(s) alterado(s)", "field(s) changed"),
@@ -298,6 +303,17 @@ MESSAGES: dict[str, tuple[str, str]] = {
                                 "(portgate office serve a oferece).",
                                 "The gate what-if is not available in this server (portgate office serve offers it)."),
     "live_note": ("Atualiza sozinho em até 2 s.", "Updates by itself within 2 s."),
+    # a gate read's outcome (edge.rules.model.Outcome) as the what-if page names it
+    "o_admit": ("liberado", "admitted"),
+    "o_deny": ("negado", "denied"),
+    "o_exit": ("saída", "exit"),
+    "o_inspector": ("fiscal", "inspector"),
+    "o_aboard": ("já a bordo", "already aboard"),
+    # the error page of an address or method the application does not serve (Starlette's 404, 405)
+    "not_found": ("Página não encontrada.", "Page not found."),
+    "method_not_allowed": ("Esta página não aceita este tipo de pedido (método HTTP abaixo).",
+                           "This page does not take this kind of request (HTTP method below)."),
+    "http_error": ("O pedido não pôde ser atendido.", "The request could not be served."),
 }
 
 

@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse
 
 from central.web.i18n import LANGS, t
 from central.web.security import csrf_token
-from central.web.service_texts import localize
+from central.web.service_texts import flag_label, localize
 from portgate.timeutil import as_utc
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -66,7 +66,8 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
     html = env.get_template(template).render(
         request=request, user=user, lang=lang, csrf=csrf_token(request),
         _=lambda key: t(lang, key), when=_local_time(web.tz), age=_age, path=request.url.path,
-        refusal=lambda text: localize(lang, str(text)),
+        refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
+        flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)

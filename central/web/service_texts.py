@@ -62,6 +62,8 @@ CODES: dict[str, tuple[str, str]] = {
                      "{field}{value} não é uma data ISO (AAAA-MM-DD)"),
     "required": (r"(?P<field>\w+) is required", "{field} é um campo obrigatório"),
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
+    "decision_kind": (r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
+                      "a decisão {value} não é uma de {allowed}"),
     "not_one_of": (r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
                    "{field} {value} não é um dos valores {allowed}"),
     "control_char": (r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
@@ -159,8 +161,8 @@ CODES: dict[str, tuple[str, str]] = {
                           "a referência do pagamento tem {n} caracteres (no máximo {max})"),
     "pay_future": (r"the payment time (?P<at>\S+) is more than a day after now \((?P<now>\S+)\)",
                    "a data do pagamento {at} é mais de um dia depois de agora ({now})"),
-    "pay_before_work": (r"the payment date (?P<day>\S+) is before the work day of (?P<ids>.+)",
-                        "a data do pagamento {day} é anterior ao dia de trabalho de {ids}"),
+    "pay_before_work": (r"the payment time (?P<at>\S+) is before the start of the shift of (?P<ids>.+)",
+                        "o pagamento em {at} é anterior ao início do turno de {ids}"),
     "pay_not_held": (r"not on hold: (?P<ids>.+)", "não está(ão) retido(s): {ids}"),
     "pay_empty_id": (r"statement id number (?P<n>[\d, ]+) is empty \(give the ids `portgate pay overdue` lists\)",
                      "o id de demonstrativo número {n} está vazio (use os ids que `portgate pay overdue` lista)"),
@@ -198,8 +200,9 @@ CODES: dict[str, tuple[str, str]] = {
     "appeal_closed": (r"the appeal window closed on (?P<day>\S+)", "o prazo de recurso terminou em {day}"),
     "appeal_required": (r"the appeal text is required", "o texto do recurso é obrigatório"),
     "appeal_outcome": (r"appeal outcome (?P<value>'.*') is not upheld\|overturned",
-                       "o resultado do recurso {value} não é upheld|overturned"),
+                       "o resultado do recurso {value} não é mantida (upheld) nem reformada (overturned)"),
     "no_attachment": (r"no attachment (?P<a>\S+) in case (?P<c>\S+)", "nenhum anexo {a} no processo {c}"),
+    "no_attachment_id": (r"no attachment (?P<a>\S+)", "nenhum anexo {a}"),
     # the web application's own checks
     "dates_format": (r"dates are YYYY-MM-DD", "as datas são AAAA-MM-DD"),
     "date_format": (r"date (?P<value>'.*') is not YYYY-MM-DD", "a data {value} não é AAAA-MM-DD"),
@@ -270,6 +273,11 @@ CODES: dict[str, tuple[str, str]] = {
                 r"be a positive multiplier|be a non-negative number)", "{what}"),
     "rule_twice": (r"rule (?P<rule>'.*') appears twice", "a regra {rule} aparece duas vezes"),
     "not_earlier_line": (r"(?P<ref>'.*') is not an earlier line", "{ref} não é uma linha anterior"),
+    # central.production.csvio.outside_period: an interruption's time outside the gang's period
+    "outside_period": (r"(?P<field>start|end) (?P<value>\S+ \S+) is outside gang (?P<gang>\S+)'s period "
+                       r"(?P<period>\S+) of (?P<day>\S+) \((?P<first>\S+ \S+)\.\.(?P<last>\S+ \S+), port time\)",
+                       "{field} {value} está fora do período {period} de {day} do terno {gang} "
+                       "({first} a {last}, hora do porto)"),
     "empty_band": (r"the hour band is empty or negative", "a faixa de horas está vazia ou é negativa"),
 }
 
@@ -291,7 +299,8 @@ FIELDS: dict[str, str] = {
     "from": "início do período", "to": "fim do período", "from/to": "período", "day": "dia", "month": "mês",
     "gate": "portaló", "worker": "trabalhador", "flag": "ocorrência", "event": "evento", "reason": "motivo",
     "rulebook": "tabela de regras", "directions": "sentidos das leitoras", "statement": "demonstrativo",
-    "case": "processo", "attachment": "anexo", "days": "dias", "start": "primeiro dia", "password": "senha",
+    "case": "processo", "attachment": "anexo", "decision": "decisão", "outcome": "resultado do recurso",
+    "days": "dias", "start": "primeiro dia", "password": "senha",
     "--at": "data do pagamento", "q": "busca", "year": "ano", "--year": "ano",
     "--registration": "matrícula",  # central.rotation.service.substitute names its command-line option
 }
@@ -396,10 +405,62 @@ _CASE_STATUS_PT = {"open": "aberto", "defended": "com defesa", "decided": "decid
 _CASE_STEP_PT = {"defence": "defesa", "decide": "decisão", "appeal": "recurso",
                  "appeal_decided": "decisão do recurso", "waive": "renúncia ao recurso",
                  "expire": "fim do prazo de recurso"}
+# a case's decisions (central.registry.cases.DECISIONS) with the value the form posts beside it
+_DECISION_PT = {"none": "nenhuma (none)", "reprimand": "repreensão (reprimand)",
+                "suspension": "suspensão (suspension)", "cancellation": "cancelamento (cancellation)"}
 # a card's and a worker's states and kinds as the registry pages name them
 _STATE_PT = {"active": "ativo", "lost": "perdido", "confiscated": "apreendido", "replaced": "substituído",
              "suspended": "suspenso", "cancelled": "cancelado"}
 _KIND_PT = {"control": "de controle", "badge": "chapa", "inspector": "de fiscal"}
+
+
+# the gate's flags (``wire.flags.Flag``) and the office's shift flags (``wire.flags.ShiftFlag``) as
+# the pages name them: code -> (pt-BR, English, rule id); the code itself stays in data attributes,
+# filters and the ledger
+FLAG_TEXTS: dict[str, tuple[str, str, str]] = {
+    "RETAIN_CARD": ("reter o cartão", "retain the card", "G2"),
+    "BORROWED_CARD": ("cartão emprestado", "borrowed card", "G4"),
+    "BADGE_MISSING": ("chapa ausente", "badge missing", "G4"),
+    "DOUBLE_ASSIGNMENT": ("escalado em dois navios", "double assignment", "G5"),
+    "NOT_DISPATCHED": ("não escalado", "not dispatched", "G6"),
+    "ROTATION_JUMP": ("salto no rodízio", "rotation jump", "G6"),
+    "LATE_ARRIVAL": ("chegada atrasada", "late arrival", "G6"),
+    "REST_SHORT": ("descanso insuficiente", "short rest", "G7"),
+    "STALE_DATA": ("dados desatualizados", "stale data", "G8"),
+    "CLOCK_UNTRUSTED": ("relógio não confiável", "clock untrusted", "G8"),
+    "NO_ENTRY": ("saída sem entrada", "exit without entry", "G9"),
+    "EARLY_EXIT": ("saída antecipada", "early exit", "G9"),
+    "CONFISCATE": ("cartão apreendido", "card confiscated", "G10"),
+    "CONFISCATION": ("apreensão de cartão", "card confiscation", "G10"),
+    "COVERAGE_GAP": ("falta de cobertura", "coverage gap", "G11"),
+    "PARTIAL_UID": ("UID parcial", "partial UID", "G1"),
+    "WRONG_CATEGORY": ("categoria errada", "wrong category", "G12"),
+    "MEAL_MODE": ("modo refeição", "meal mode", "G10"),
+    "MEAL_WORKED": ("refeição trabalhada", "meal interval worked", "P6"),
+    "MISSING_EXIT": ("sem saída registrada", "missing exit", ""),
+    "REPEATED_ADMIT": ("entrada repetida", "repeated admit", ""),
+    "CLOCK_PLACED": ("hora situada por outro evento", "clock placed", ""),
+    "CLOCK_UNPLACEABLE": ("hora não situável", "clock unplaceable", ""),
+    "CLOCK_BACKWARDS": ("relógio para trás", "clock backwards", ""),
+    "MEAL_AT_GATE": ("refeição trabalhada, registrada no portaló", "meal interval worked, at the gate", "P6"),
+    "MEAL_CORRECTED": ("refeição corrigida pelo escritório", "meal interval corrected by the office", "P6"),
+    "CHAIN_BREAK": ("quebra na cadeia de eventos", "event chain break", ""),
+    # a requisition's checks (central.rotation.requisition_checks, the escala page)
+    "LATE_REQUISITION": ("requisição fora do prazo", "late requisition", ""),
+    "INCOMPLETE_REQUISITION": ("requisição incompleta", "incomplete requisition", ""),
+    "GANG_COMPOSITION": ("composição do terno", "gang composition", ""),
+}
+
+
+def flag_label(lang: str, code: str) -> str:
+    """A flag code (``BORROWED_CARD``) as a page names it: ``"cartão emprestado (G4)"`` in pt-BR,
+    ``"borrowed card (G4)"`` in English; an unknown code is shown as it is."""
+    known = FLAG_TEXTS.get(code)
+    if known is None:
+        return code
+    pt, en, rule = known
+    word = en if lang == "en" else pt
+    return f"{word} ({rule})" if rule else word
 
 
 def _state_pt(value: str) -> str:
@@ -412,6 +473,8 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ine
              "card_import_kind": _CARD_PARAMS, "card_transition": {"status": _state_pt},
              "import_sanction": {"status": lambda v: {"active": "ativa", "suspended": "suspensa"}.get(v, v),
                                  "verb": lambda v: {"suspend": "suspende", "cancel": "cancela"}.get(v, v)},
+             "decision_kind": {"allowed": lambda v: ", ".join(_DECISION_PT.get(k, k) for k in v.split(", "))},
+             "outside_period": {"field": lambda v: {"start": "o início (start)", "end": "o fim (end)"}.get(v, v)},
              "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
                            "step": lambda v: f"«{_CASE_STEP_PT.get(v, v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)

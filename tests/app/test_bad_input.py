@@ -123,3 +123,12 @@ def test_a_database_the_ledger_does_not_run_on_is_one_line_exit_2(capsys, url, w
 def test_a_database_url_error_hides_the_password(capsys):
     code, err = _run(capsys, "pay", "overdue", "--db", "mysql://clerk:s3cret@h/ledger")
     assert code == 2 and "mysql is not supported" in err and "s3cret" not in err, err
+
+
+def test_check_config_refuses_a_serial_reader_with_an_empty_device_in_one_line(capsys, tmp_path):
+    from testkit.gate_process import write_gate_config
+
+    path = write_gate_config(tmp_path, serial_device=tmp_path / "ttyRFID")
+    path.write_text(path.read_text().replace(f'device = "{tmp_path / "ttyRFID"}"', 'device = ""'))
+    code, err = _run(capsys, "edge", "check-config", str(path))
+    _one_line(code, err, "portgate: ", "$.readers[0]", "device is empty: a serial reader needs the serial port")

@@ -65,3 +65,18 @@ def test_an_unknown_form_is_refused_naming_the_key(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_gate_config(_config(tmp_path, 'uid_format = "dez10"'))
     assert "readers[0].uid_format" in str(err.value)
+
+
+@pytest.mark.parametrize("driver, says", [("serial", "a serial reader needs the serial port"),
+                                          ("wedge", "a wedge reader needs the input device"),
+                                          ("fifo", "a fifo reader needs the FIFO's path")])
+@pytest.mark.parametrize("device", ['""', '"   "'])
+def test_a_reader_that_opens_a_path_with_an_empty_device_is_refused(tmp_path, driver, says, device):
+    cfg = _config(tmp_path, "", driver=driver)
+    text = cfg.read_text()
+    start = text.index('driver = "')
+    rest = text[text.index("\n", text.index("device = ", start)) + 1:]
+    cfg.write_text(text[:start] + f'driver = "{driver}"\ndevice = {device}\n' + rest)
+    with pytest.raises(ConfigError) as err:
+        load_gate_config(cfg)
+    assert "readers[0]" in str(err.value) and f"device is empty: {says}" in str(err.value)

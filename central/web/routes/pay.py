@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from central.cli_args import FIRST_DAY, LAST_DAY
 from central.production.read import gangs_of_period
+from central.production.render import quantity_text
 from central.pay.statements_store import mark_paid, overdue, release_holds
 from central.pay.lines import money_str
 from central.pay.integrity import altered
@@ -27,7 +28,7 @@ from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements
 from central.registry.changes import audit
 from central.registry.schema import workers
-from central.web.render import bad_input, page
+from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
 from portgate.errors import BadInput
 
@@ -69,7 +70,8 @@ async def statements_page(request: Request):
     held = [s for s in found if s.on_hold]
     total = sum((s.total for s in found), start=0)
     return page(request, "pay.html", first=first, last=last, worker=worker or "", found=found, held=held,
-                late=late, total=total, brl=brl, gangs=gangs, done=request.query_params.get("done", ""))
+                late=late, total=total, brl=brl, gangs=gangs, qty=lambda v: quantity_text(v, lang_of(request)),
+                done=request.query_params.get("done", ""))
 
 
 def _ids(form) -> list[str]:

@@ -1,4 +1,5 @@
-"""``pay mark-paid`` refuses a payment dated before the shift's work day, or more than a day ahead
+"""``pay mark-paid`` refuses a payment dated before the shift's start in the port's time (a 19-01
+shift of the 15th starts at 19:00 of the 15th), or more than a day ahead
 of the office's clock (read by the command, not by the store): one line, exit 2, nothing marked."""
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ def _paid_at(engine, sid):
 
 
 @pytest.mark.parametrize("at, words", [
-    ("2026-03-10T00:00:00-03:00", "--at: the payment date 2026-03-10 is before the work day of "),
-    ("2026-03-14T23:59:00-03:00", "--at: the payment date 2026-03-14 is before the work day of "),
+    ("2026-03-10T00:00:00-03:00", "--at: the payment time 2026-03-10T00:00-03:00 is before the start of the shift of "),
+    ("2026-03-14T23:59:00-03:00", "--at: the payment time 2026-03-14T23:59-03:00 is before the start of the shift of "),
+    ("2026-03-15T18:59:00-03:00", "--at: the payment time 2026-03-15T18:59-03:00 is before the start of the shift of "),
+    ("2026-03-15T21:59:00Z", "--at: the payment time 2026-03-15T18:59-03:00 is before the start of the shift of "),
     ("2099-01-01T00:00:00-03:00", "--at: the payment time 2099-01-01T00:00:00-03:00 is more than a day after now"),
 ])
 def test_a_payment_before_the_work_day_or_far_ahead_is_refused_in_one_line(stored, db_url, capsys, at, words):
@@ -47,10 +50,22 @@ def test_a_payment_before_the_work_day_or_far_ahead_is_refused_in_one_line(store
     assert _paid_at(engine, sid) is None
 
 
-def test_a_payment_on_the_work_day_itself_in_the_port_s_time_is_accepted(stored, db_url, capsys):
+@pytest.mark.parametrize("at", [
+    "2026-03-15T19:00:00-03:00",  # the shift's start itself
+    "2026-03-15T23:00:00-03:00",  # the day it starts, in the port's time
+    "2026-03-16T02:30:00Z",  # 23:30 of the 15th in the port's time, already the 16th in UTC
+    "2026-03-16T00:30:00-03:00",  # after midnight, the shift still running
+])
+def test_a_payment_from_the_shift_s_start_in_the_port_s_time_is_accepted(stored, db_url, capsys, at):
     engine, sid = stored
-    assert run(capsys, "pay", "mark-paid", "--db", db_url, "--at", "2026-03-15T23:00:00-03:00", sid)[0] == 0
+    assert run(capsys, "pay", "mark-paid", "--db", db_url, "--at", at, sid)[0] == 0
     assert _paid_at(engine, sid) is not None
+
+
+def test_the_refusal_names_the_shift_s_start_in_the_port_s_time(stored, db_url, capsys):
+    _engine, sid = stored
+    _code, _out, err = run(capsys, "pay", "mark-paid", "--db", db_url, "--at", "2026-03-15T18:00:00-03:00", sid)
+    assert f"{sid} (2026-03-15T19:00-03:00)" in err
 
 
 def test_the_store_checks_against_the_clock_its_caller_gives(stored):

@@ -12,6 +12,7 @@ from decimal import Decimal, localcontext
 
 from central.pay.lines import StatementLine, money_sum, to_money
 from central.production.composition import Composition, composition_problem
+from central.production.engine import UNIT_WORDS
 from central.production.model import (
     GangResult,
     GangSummary,
@@ -177,7 +178,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             tonnes += row.quantity
         labour_lines.append(StatementLine(
             version.labour.rule, version.labour.article,
-            text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity), unit=tariff.unit,
+            text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity),
+                                  unit=UNIT_WORDS[lang].get(tariff.unit, tariff.unit),
                                   tariff=_brl(tariff.labour_tariff)),
             row.quantity * tariff.labour_tariff))
     labour_amount = money_sum(line.amount for line in labour_lines)

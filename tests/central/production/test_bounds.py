@@ -36,6 +36,8 @@ def test_an_interruption_as_long_as_the_period_is_paid(tmp_path):
     (["T1,rain,99999999,,"], "interruptions.csv:2: minutes 99999999 is longer than gang T1's period 07-13 (360 min)"),
     (["T1,rain,361,,"], "interruptions.csv:2: minutes 361 is longer than gang T1's period 07-13 (360 min)"),
     (["T1,tide,,2026-03-10T07:00:00-03:00,2026-03-11T07:00:00-03:00"],
+     "interruptions.csv:2: end 2026-03-11 07:00 is outside gang T1's period 07-13 of 2026-03-10 "
+     "(2026-03-10 07:00..2026-03-10 13:00, port time)\n"
      "interruptions.csv:2: minutes 1440 is longer than gang T1's period 07-13 (360 min)"),
     (["T1,rain,200,,", "T1,meal_worked,200,,"],
      "interruptions.csv:3: gang T1's interruptions add up to 400 min, longer than its period 07-13 (360 min)"),
@@ -46,6 +48,51 @@ def test_an_interruption_longer_than_the_gang_s_period_is_refused(tmp_path, rows
     with pytest.raises(BadInput) as caught:
         pay(tmp_path)
     assert str(caught.value) == message
+
+
+NIGHT = "gang_id,ship,date,period,cargo_class,quantity\nT1,9123456,2026-03-10,19-01,bagged,10\n"
+
+
+@pytest.mark.parametrize("row", [
+    "T1,rain,,2026-03-10T19:00:00-03:00,2026-03-10T19:30:00-03:00",  # the period's first minutes
+    "T1,rain,,2026-03-10T23:40:00-03:00,2026-03-11T00:20:00-03:00",  # across midnight
+    "T1,rain,,2026-03-11T00:30:00-03:00,2026-03-11T01:00:00-03:00",  # up to the period's end
+    "T1,rain,,2026-03-11T03:30:00Z,2026-03-11T04:00:00Z",  # the same, in UTC
+])
+def test_an_interruption_within_a_night_period_is_paid(tmp_path, row):
+    write(tmp_path, tally=NIGHT, stops=STOPS + row + "\n")
+    assert [x for x in pay(tmp_path)[0].members[0].lines if x.rule == "E4"]
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ("T1,tide,,2026-03-10T00:10:00-03:00,2026-03-10T00:50:00-03:00",  # the night before: the wrong day
+     "interruptions.csv:2: start 2026-03-10 00:10 is outside gang T1's period 19-01 of 2026-03-10 "
+     "(2026-03-10 19:00..2026-03-11 01:00, port time)"),
+    ("T1,rain,,2026-03-10T18:50:00-03:00,2026-03-10T19:20:00-03:00",  # begins before the period
+     "interruptions.csv:2: start 2026-03-10 18:50 is outside gang T1's period 19-01 of 2026-03-10 "
+     "(2026-03-10 19:00..2026-03-11 01:00, port time)"),
+    ("T1,rain,,2026-03-11T00:45:00-03:00,2026-03-11T01:01:00-03:00",  # ends a minute after it
+     "interruptions.csv:2: end 2026-03-11 01:01 is outside gang T1's period 19-01 of 2026-03-10 "
+     "(2026-03-10 19:00..2026-03-11 01:00, port time)"),
+])
+def test_an_interruption_outside_the_gang_s_period_is_refused_naming_row_and_field(tmp_path, row, message):
+    write(tmp_path, tally=NIGHT, stops=STOPS + row + "\n")
+    with pytest.raises(BadInput) as caught:
+        pay(tmp_path)
+    assert str(caught.value) == message
+
+
+def test_every_interruption_outside_the_period_is_named_in_one_pass(tmp_path, capsys):
+    write(tmp_path, tally=NIGHT, stops=STOPS + "T1,tide,,2026-03-10T08:00:00-03:00,2026-03-10T09:00:00-03:00\n"
+          "T1,rain,30,,\nT1,rain,,2026-03-12T00:00:00-03:00,2026-03-12T00:30:00-03:00\n")
+    argv = ["production", "pay", "--rulebook", "dl-2032-1940", "--gang", str(tmp_path / "gang.csv"),
+            "--tally", str(tmp_path / "tally.csv"), "--tariffs", str(tmp_path / "tariffs.csv"),
+            "--interruptions", str(tmp_path / "interruptions.csv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "interruptions.csv:2: start 2026-03-10 08:00 is outside gang T1's period 19-01" in err
+    assert "interruptions.csv:4: start 2026-03-12 00:00 is outside gang T1's period 19-01" in err
+    assert "Traceback" not in err
 
 
 @pytest.mark.parametrize(("file", "edit", "message"), [

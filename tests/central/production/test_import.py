@@ -82,8 +82,10 @@ def test_pay_prints_csv_with_billing_lines_under_the_dock_rulebook(files, capsys
 
 
 @pytest.mark.parametrize("lang,summary,totals", [
-    ("pt-BR", "mão de obra; 6.5 cotas; valor da cota ", ["total", "em disputa (depositado)", "a pagar até "]),
-    ("en", "labour amount; 6.5 quotas; quota value ", ["total", "disputed (deposited)", "payable by "]),
+    ("pt-BR", "mão de obra; 6,5 cotas; valor da cota 90,092; toneladas 120,5",
+     ["total", "em disputa (depositado)", "a pagar até 11/03/2026 13:00"]),  # 13:00 port time (16:00 UTC)
+    ("en", "labour amount; 6.5 quotas; quota value 90.092; tonnes 120.5",
+     ["total", "disputed (deposited)", "payable by 2026-03-11 13:00"]),
 ])
 def test_the_csv_s_summary_and_total_rows_are_in_the_run_s_language(files, capsys, lang, summary, totals):
     assert main(["production", "pay", *args(files, "--format", "csv", "--lang", lang)]) == 0
@@ -167,3 +169,11 @@ def test_topup_reads_the_month_from_the_ledger(files, db, capsys):
     # D1 earned 2 × (100 t × 4.50 = 450.00) = 900.00 → top-up 100.00 ; D2 earned nothing → 50.00
     assert out[1].startswith("D1,C6,") and out[1].endswith(",100.00")
     assert out[2].startswith("D2,C6,") and out[2].endswith(",50.00")
+
+
+@pytest.mark.parametrize("lang,line", [("pt-BR", "containers: 8 unid. × R$ 25.00"),
+                                       ("en", "containers: 8 unit(s) × R$ 25.00")])
+def test_a_labour_line_per_unit_names_the_unit_in_the_run_s_language(files, capsys, lang, line):
+    assert main(["production", "pay", *args(files, "--format", "csv", "--lang", lang)]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert line in [r[5] for r in rows if r[1] == "labour"]

@@ -136,10 +136,10 @@ def test_bad_interruption_rows_name_the_row(tmp_path, row, message):
 
 
 def test_tide_wait_from_start_and_end_times(tmp_path):
-    # 08:00 → 10:00 is exactly 2 h (not paid); 08:00 → 10:01 is 121 min (22.69)
+    # 08:00 → 10:00 is exactly 2 h (not paid); 10:59 → 13:00 (the period's end) is 121 min (22.69)
     write(tmp_path, stops="gang_id,kind,minutes,start,end\n"
           "T1,tide,,2026-03-10T08:00:00-03:00,2026-03-10T10:00:00-03:00\n"
-          "T1,tide,,2026-03-10T11:00:00-03:00,2026-03-10T13:01:00-03:00\n")
+          "T1,tide,,2026-03-10T10:59:00-03:00,2026-03-10T13:00:00-03:00\n")
     lines = pay(tmp_path)[0].members[0].lines
     assert [str(x.amount) for x in lines if x.rule == "E4"] == ["22.69"]
 
@@ -193,3 +193,12 @@ def test_bad_rulebook_names_the_key(tmp_path, edit, key):
 def test_unknown_rulebook_name_is_a_config_error():
     with pytest.raises(ConfigError, match="file not found"):
         find_rulebook("dl-0000-1900")
+
+
+def test_a_member_listed_twice_is_named_with_the_other_bad_rows_in_one_pass(tmp_path):
+    write(tmp_path, gang=GANG + "T1,E1,stevedore,1,yes,300\nT1,E2,stevedore,1,maybe,300\nT1,E1,stevedore,1,yes,300\n")
+    with pytest.raises(BadInput) as caught:
+        pay(tmp_path)
+    lines = str(caught.value).splitlines()
+    assert [line.split(": ", 1)[0].rsplit("/", 1)[-1] for line in lines] == ["gang.csv:3", "gang.csv:4"], lines
+    assert lines[1].endswith("gang.csv:4: E1 is listed twice in gang T1")

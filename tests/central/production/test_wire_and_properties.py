@@ -51,6 +51,9 @@ def test_a_bus_report_is_paid_and_stored_like_the_csv_files(tmp_path, stevedorin
     (dict(members=[ReportMember("E1", "stevedore", boarded=False)]), "nobody of that gang boarded"),
     (dict(members=[ReportMember("E1", "captain", "300")]), "message m1 members\\[0\\]: role 'captain'"),
     (dict(tally=[]), "message m1: tally is empty"),
+    (dict(interruptions=[ReportInterruption("rain", start=dt.datetime(2026, 3, 11, 11, 0, tzinfo=dt.UTC),
+                                            end=dt.datetime(2026, 3, 11, 11, 30, tzinfo=dt.UTC))]),
+     "message m1 interruptions\\[0\\]: start 2026-03-11 08:00 is outside gang T1's period 07-13 of 2026-03-10"),
 ])
 def test_a_bad_bus_report_names_the_field(stevedoring, tariffs, changes, message):
     with pytest.raises(BadInput, match=message):

@@ -375,8 +375,45 @@ def test_reimporting_cards_as_they_are_is_a_no_op(imported, files, capsys):
     before = card_rows(imported), count(imported, downlink_changes)
     capsys.readouterr()
     assert run("registry", "import", "--db", imported, "--actor", "ana", "--cards", str(c)) == 0
-    assert "imported 0 worker(s), 2 card(s)" in capsys.readouterr().out
+    assert capsys.readouterr().out.strip() == "nothing changed: 2 row(s) already registered as given"
     assert (card_rows(imported), count(imported, downlink_changes)) == before
+
+
+def test_reimporting_the_same_files_changes_and_reports_nothing(imported, files, capsys):
+    w, c = files
+    before = count(imported, downlink_changes), count(imported, audit_log)
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w), "--cards", str(c)) == 0
+    assert capsys.readouterr().out.strip() == "nothing changed: 7 row(s) already registered as given"
+    assert (count(imported, downlink_changes), count(imported, audit_log)) == before
+
+
+def test_an_import_reports_only_the_rows_that_changed(imported, files, capsys):
+    w = write_csv(files[0].parent / "one.csv", WORKER_COLUMNS, [
+        dict(registration="V001", name="Outro Nome", category="vigia", status="active"),
+        dict(registration="V009", name="Novo", category="vigia", status="active")])
+    capsys.readouterr()
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w)) == 0
+    assert capsys.readouterr().out.strip() == "imported 2 worker(s), 0 card(s)"
+    assert run("registry", "import", "--db", imported, "--actor", "ana", "--workers", str(w),
+               "--cards", str(files[1])) == 0
+    assert capsys.readouterr().out.strip() == "nothing changed: 6 row(s) already registered as given"
+
+
+def test_a_category_with_blanks_or_capitals_joins_the_category_s_rotation_list(db_url, tmp_path, capsys):
+    first = write_csv(tmp_path / "a.csv", WORKER_COLUMNS, worker_rows(2))
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(first)) == 0
+    typed = worker_rows(3)[2] | {"category": "Vigia ", "rotation_number": "2"}
+    again = write_csv(tmp_path / "b.csv", WORKER_COLUMNS, [typed])
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(again)) == 2
+    assert "b.csv:2: rotation_number 2 is already held by V002 (vigia)" in capsys.readouterr().err
+    spaced = write_csv(tmp_path / "c.csv", WORKER_COLUMNS,
+                       [typed | {"category": "  VIGIA\u00a0", "rotation_number": "3"}])
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(spaced)) == 0
+    engine = db.make_engine(db_url)
+    with engine.connect() as conn:
+        assert set(conn.execute(select(workers.c.category)).scalars()) == {"vigia"}
+    engine.dispose()
 
 
 def test_a_second_active_card_of_a_kind_is_refused_naming_replace_card(imported, tmp_path, capsys):
@@ -454,4 +491,21 @@ def test_implausible_dates_and_years_are_refused_naming_the_row(db_url, tmp_path
     w = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, rows)
     assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w)) == 2
     assert f"workers.csv:3: {reason}" in capsys.readouterr().err
+    assert count(db_url, workers) == 0
+
+
+def test_repeated_keys_are_named_with_the_other_bad_rows_of_both_files_in_one_pass(db_url, tmp_path, capsys):
+    rows = worker_rows(3)
+    rows[1] = rows[1] | {"status": "retired"}  # line 3: bad
+    w = write_csv(tmp_path / "w.csv", WORKER_COLUMNS, rows + [rows[0]])  # line 5 repeats line 2
+    c = write_csv(tmp_path / "c.csv", CARD_COLUMNS, [
+        dict(uid="1A2B3C4D", kind="control", registration="V001", status="active"),
+        dict(uid="1a2b3c4d", kind="badge", registration="V001", status="active"),  # repeats line 2
+        dict(uid="55667788", kind="chip", registration="V002", status="active")])  # bad kind
+    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w), "--cards", str(c)) == 2
+    err = capsys.readouterr().err
+    named = [line.split(": ", 2)[1] if line.startswith("portgate: ") else line.split(": ", 1)[0]
+             for line in err.strip().splitlines()]
+    assert named == ["w.csv:3", "w.csv:5", "c.csv:3", "c.csv:4"], err
+    assert "w.csv:5: registration V001 repeats line 2" in err and "c.csv:3: uid 1A2B3C4D repeats line 2" in err
     assert count(db_url, workers) == 0

@@ -181,6 +181,22 @@ def test_default_ref_and_category_come_from_line_and_function(tmp_path):
     assert (req.ref, req.category) == ("r.csv:2", "vigia")
 
 
+def test_a_repeated_requisition_is_named_with_the_other_bad_rows_in_one_pass(tmp_path):
+    rows = [req_row("A1"), req_row("A2", voyage="ferry"), req_row("A3")]  # A3 repeats A1's key
+    with pytest.raises(BadInput) as caught:
+        load_requisitions(write_csv(tmp_path / "r.csv", REQ_COLUMNS, rows))
+    assert str(caught.value).splitlines() == [
+        "r.csv:3: voyage 'ferry' is not one of long_haul|cabotage",
+        "r.csv:4: repeats requisition A1 (07-13/9123456/g1/portalo/vigia)"], str(caught.value)
+
+
+def test_a_function_or_category_typed_with_blanks_or_capitals_is_the_listed_one(tmp_path):
+    cols = (*REQ_COLUMNS, "category")
+    rows = [req_row("A", function=" Vigia_Chefe ") | {"category": ""}, req_row("B") | {"category": " VIGIA "}]
+    reqs = load_requisitions(write_csv(tmp_path / "r.csv", cols, rows))
+    assert [(r.function, r.category) for r in reqs] == [("vigia_chefe", "vigia"), ("vigia", "vigia")]
+
+
 def test_fairness_reports_shifts_per_worker_and_distance_from_25(office, tmp_path, capsys):
     dispatch(office, tmp_path, [req_row("A1", workers="4")], capsys)
     capsys.readouterr()

@@ -58,7 +58,7 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
         page.goto(url + "flags?flag=BORROWED_CARD")
         assert page.locator('tr[data-flags~="BORROWED_CARD"]').count() >= 1
         page.goto(url + "cases")
-        assert "BORROWED_CARD" in page.locator("table").inner_text()  # the confiscation's own case
+        assert "cartão emprestado (G4)" in page.locator("table").inner_text()  # the confiscation's own case
         office = _logged_in(browser.new_context().new_page(), url, OFFICE_USER)  # registry photos, what-if
         office.goto(url + "workers/V001")
         assert "Sem foto" not in office.content()  # the demo's photos are in the registry

@@ -98,6 +98,24 @@ def test_a_nul_in_the_address_shows_the_refusal_page_in_portuguese(office, page)
     assert "o endereço contém um caractere NUL" in alert.inner_text()
 
 
+def test_a_wrong_method_shows_the_app_s_error_page_in_portuguese(office, page):
+    response = page.goto(office.url + "/whatif/gate")  # a form's target, POST only
+    assert response.status == 405
+    assert page.locator("h1").inner_text() == "Esta página não aceita este tipo de pedido (método HTTP abaixo)."
+    assert "GET /whatif/gate" in page.get_by_role("alert").inner_text()
+    assert "Method Not Allowed" not in page.content()
+    page.get_by_role("link", name="Porto ao vivo").wait_for()
+
+
+def test_a_category_typed_with_a_trailing_blank_is_the_same_category(office, page):
+    before = _row(office)
+    page.goto(office.url + "/workers/V002")
+    page.locator("#e-category").fill(before.category.capitalize() + " ")
+    page.locator("#edit-form").get_by_role("button").last.click()
+    page.wait_for_load_state()
+    assert _row(office) == before
+
+
 def test_the_escala_form_refuses_a_gate_id_the_gate_refuses_in_portuguese(office, page):
     from central.rotation.schema import escala
     page.goto(office.url + "/escala?date=2026-12-02")

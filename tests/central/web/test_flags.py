@@ -37,7 +37,7 @@ def test_a_flag_links_to_the_taps_around_it(app):
     flagged = add_flag_event(engine, flags=["BORROWED_CARD"])
     c, _ = logged_in(app, "auditor")
     html = c.get(f"/flags/{flagged}").text
-    assert "BORROWED_CARD" in html and "V001" in html
+    assert "cartão emprestado (G4)" in html and "V001" in html
     assert 'id="open-case"' not in html  # an auditor reads, never opens a case
     assert c.get("/flags/no-such-event").status_code == 404
     assert before

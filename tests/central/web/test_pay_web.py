@@ -222,7 +222,8 @@ def test_production_gangs_show_their_tally_and_members(payapp):
     c, _ = logged_in(payapp, "office")
     text = c.get("/pay", params={"from": day, "to": day}).text
     gang = text.split('data-gang="T1"')[1].split("</div>")[0]
-    assert "E1 R$ 585,60" in gang and "6.5 cotas" in gang
+    assert "E1 R$ 585,60" in gang and "120,5 t · 6,5 cotas" in gang
+    assert "valor da cota R$ 90,092</p>" in gang  # 585.60 / 6.5 = 90.0923076…: at most 3 decimals
     assert "tally.csv:" in gang.split('class="tally"')[1]
     assert "<td>E001</td>" in gang and "<td>E005</td>" in gang
 
@@ -282,11 +283,12 @@ def test_a_server_started_without_a_payslip_key_says_what_the_operator_does(engi
     assert words in r.text.replace("&#96;", "`")
 
 
-def test_a_payment_dated_before_the_work_day_by_the_office_clock_is_refused_in_portuguese(payapp, clock):
+def test_a_payment_dated_before_the_shift_s_start_by_the_office_clock_is_refused_in_portuguese(payapp, clock):
     c, token = logged_in(payapp, "office")
     everyone = _ids(payapp.state.web.engine)
     clock.at = dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC)  # the office's clock before March's shifts
     r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-9", **Q})
-    assert r.status_code == 400 and "data do pagamento: a data do pagamento 2026-03-01 é anterior ao dia de trabalho de" in r.text
+    assert r.status_code == 400
+    assert "data do pagamento: o pagamento em 2026-03-01T09:00-03:00 é anterior ao início do turno de" in r.text
     with payapp.state.web.engine.connect() as conn:
         assert conn.execute(select(statements.c.paid_at).where(statements.c.paid_at.is_not(None))).first() is None

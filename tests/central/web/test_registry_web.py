@@ -178,6 +178,22 @@ def test_an_edit_that_changes_nothing_writes_nothing(registry, clock):
         edit_worker(s, "NOPE", {}, actor="web:x", now=clock())
 
 
+@pytest.mark.parametrize("typed", ["vigia ", " Vigia", "VIGIA", "vigia\u00a0"])
+def test_a_category_typed_with_blanks_or_capitals_is_the_same_category_and_changes_nothing(app, registry, typed):
+    c, token = logged_in(app, "office")
+    r = c.post("/workers/V001", data={"csrf_token": token, "category": typed}, follow_redirects=False)
+    assert r.status_code in (200, 303)
+    assert _count(registry, audit_log, audit_log.c.action == "worker.edit") == 0
+    with Session(registry) as s:
+        assert set(s.execute(select(workers.c.category)).scalars()) <= {"vigia", "estivador"}
+
+
+def test_a_category_typed_with_blanks_and_a_taken_rotation_number_is_refused_as_the_same_list(app, registry):
+    c, token = logged_in(app, "office")
+    r = c.post("/workers/V001", data={"csrf_token": token, "category": " Vigia ", "rotation_number": "2"})
+    assert r.status_code == 400 and "o número de rodízio 2 já pertence a V002 (vigia)" in r.text
+
+
 def test_only_the_office_edits(app, registry):
     c, token = logged_in(app, "inspector")
     assert c.post("/workers/V001", data={"csrf_token": token, "name": "X"}).status_code == 403
@@ -204,7 +220,14 @@ def test_an_upload_with_bad_rows_names_each_and_writes_nothing(app, registry):
     r = c.post("/workers/upload", data={"csrf_token": token},
                files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
     assert r.status_code == 200 and 'id="upload-done"' in r.text
+    assert "Importado: 2 trabalhador(es) novo(s) ou alterado(s), 2 cartão(ões) emitido(s)</p>" in r.text
     assert _count(registry, workers) == before[0] + 2
+    again = (_count(registry, workers), _count(registry, cards), _count(registry, audit_log))
+    r = c.post("/workers/upload", data={"csrf_token": token},
+               files={"workers": ("w.csv", good.encode()), "cards": ("c.csv", cards_csv.replace("GHOST", "N002").encode())})
+    assert r.status_code == 200
+    assert "Nada mudou (4 linha(s) já estava(m) assim no cadastro)" in r.text and "cards 2" not in r.text
+    assert (_count(registry, workers), _count(registry, cards), _count(registry, audit_log)) == again
 
 
 def test_a_ships_upload_with_a_bad_row_rolls_back_the_workers_too(app, registry):

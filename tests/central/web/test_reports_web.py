@@ -58,7 +58,7 @@ def test_the_reports_page_has_every_table_beside_its_chart(app, data):
     coverage = r.text.split('id="r-coverage"')[1].split("</section>")[0]
     assert "<td>9300009</td><td class=\"num\">1</td><td class=\"num\">3.0</td>" in coverage
     flags = r.text.split('id="r-flags"')[1].split("</section>")[0]
-    assert "2026-W11" in flags and "BORROWED_CARD 1" in flags and "2026-W12" in flags
+    assert "2026-W11" in flags and "cartão emprestado (G4) 1" in flags and "2026-W12" in flags
     assert c.get("/reports", params={"month": "março"}).status_code == 400
 
 

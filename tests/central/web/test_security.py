@@ -292,6 +292,29 @@ def test_a_body_over_the_limit_is_refused_with_413_before_it_is_read(engine, use
     assert c.get("/ships").status_code == 200  # the session still works
 
 
+def test_a_wrong_method_answers_405_with_the_app_s_page_in_portuguese(app):
+    c, _ = logged_in(app, "office")
+    r = c.get("/whatif/gate")  # a form's target, POST only
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert "Esta página não aceita este tipo de pedido" in r.text and "GET /whatif/gate" in r.text
+    assert "Method Not Allowed" not in r.text and 'lang="pt-BR"' in r.text
+    r = c.delete("/whatif")
+    assert r.status_code == 405 and "GET" in r.headers["allow"] and "não aceita" in r.text
+
+
+def test_an_unknown_address_answers_404_with_the_app_s_page(app):
+    c, _ = logged_in(app, "office")
+    r = c.get("/no-such-page")
+    assert r.status_code == 404 and "Página não encontrada." in r.text and "Not Found" not in r.text
+
+
+def test_in_english_the_405_page_is_in_english(engine, users, clock):
+    app = create_app(engine, WebSettings(lang="en"), SECRET, now=clock, background=False)
+    c, _ = logged_in(app, "office")
+    r = c.get("/whatif/gate")
+    assert r.status_code == 405 and "This page does not take this kind of request" in r.text
+
+
 def test_every_change_made_in_the_web_is_in_the_audit_log_with_the_user(app):
     c, token = logged_in(app, "office")
     form = {"ship": "9300001", "ship_name": "Aurora", "voyage": "long_haul", "berth": "berthed",

@@ -34,7 +34,8 @@ SAMPLES = {
     "name_too_long": "name is longer than 255 characters",
     "name_not_utf8": "name has a byte that is not UTF-8 text",
     "pay_future": "the payment time 2099-01-01T00:00:00-03:00 is more than a day after now (2026-03-16T10:00:00-03:00)",
-    "pay_before_work": "the payment date 2026-03-10 is before the work day of S1@p (2026-03-15)",
+    "pay_before_work": ("the payment time 2026-03-15T18:59-03:00 is before the start of the shift of S1@p "
+                        "(2026-03-15T19:00-03:00)"),
     "too_long": "registration is longer than 64 characters (100)",
     "int_outside": "rotation_number 99999999999 is outside -2147483648..2147483647",
     "field_nul": "registration contains a NUL character",
@@ -129,6 +130,8 @@ SAMPLES = {
     "charge_required": "the charge is required (R7)",
     "defence_required": "the defence text is required",
     "attachment_size": "attachment prova.pdf is larger than 5 MB",
+    "decision_kind": "decision 'talvez' is not one of none, reprimand, suspension, cancellation",
+    "no_attachment_id": "no attachment 99999999999999999999",
     "no_defence": "no penalty without the prior defence of the accused (R7, 83.611 art. 21 §1)",
     "suspension_days": "a suspension needs its number of days (R4)",
     "suspension_start": "a suspension needs its first day",
@@ -181,6 +184,8 @@ SAMPLES = {
     "rule_twice": "rule 'night' appears twice",
     "not_earlier_line": "'base' is not an earlier line",
     "empty_band": "the hour band is empty or negative",
+    "outside_period": "start 2026-03-10 00:10 is outside gang T1's period 19-01 of 2026-03-10 "
+                      "(2026-03-10 19:00..2026-03-11 01:00, port time)",
 }
 
 
@@ -355,3 +360,23 @@ def test_an_import_s_card_and_sanction_refusals_name_states_in_portuguese():
                           "`portgate registry cancel`: the penalty goes on the registration record, R4)") == (
         "workers.csv:3: a matrícula V002 está ativa: uma importação não cancela um trabalhador (use o comando "
         "`portgate registry cancel`: a penalidade vai para o registro da matrícula, R4)")
+
+
+def test_every_gate_and_shift_flag_has_a_label_in_both_languages():
+    from central.web.service_texts import FLAG_TEXTS, flag_label
+    from wire.flags import Flag, ShiftFlag
+
+    for code in [*Flag, *ShiftFlag]:
+        assert code.value in FLAG_TEXTS, code
+        assert flag_label("pt", code.value) != code.value and flag_label("en", code.value) != code.value
+    assert flag_label("pt", "BORROWED_CARD") == "cartão emprestado (G4)"
+    assert flag_label("en", "LATE_REQUISITION") == "late requisition"
+    assert flag_label("pt", "SOMETHING_NEW") == "SOMETHING_NEW"  # an unknown code is shown as it is
+
+
+def test_an_interruption_outside_the_gang_s_period_reads_in_portuguese_naming_row_and_field():
+    text = ("interruptions.csv:2: end 2026-03-11 01:01 is outside gang T1's period 19-01 of 2026-03-10 "
+            "(2026-03-10 19:00..2026-03-11 01:00, port time)")
+    assert localize("pt", text) == ("interruptions.csv:2: o fim (end) 2026-03-11 01:01 está fora do período 19-01 de "
+                                    "2026-03-10 do terno T1 (2026-03-10 19:00 a 2026-03-11 01:00, hora do porto)")
+    assert localize("en", text) == text

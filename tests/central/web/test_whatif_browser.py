@@ -88,13 +88,13 @@ def test_without_card_and_badge_the_g4_decision_changes_and_nothing_else(demo_of
     page.locator("#gate-form").get_by_role("button", name="Simular").click()
     page.locator("#gate-summary").wait_for()
     assert "1 de" in page.locator("#gate-summary").inner_text()
-    assert "deny -> admit: 1" in page.locator("#gate-summary").inner_text()
+    assert "negado → liberado: 1" in page.locator("#gate-summary").inner_text()
     changed = page.locator('#gate-rows tr[data-changed]:not([data-changed=""])')
     assert changed.count() == 1
     row = changed.first
     assert row.get_attribute("data-registration") == "V008" and row.get_attribute("data-changed") == "decision"
-    assert "G4" in row.locator("td.recorded").inner_text() and "deny" in row.locator("td.recorded").inner_text()
-    assert row.locator("td.what-if").inner_text().startswith("admit")
+    assert "G4" in row.locator("td.recorded").inner_text() and "negado" in row.locator("td.recorded").inner_text()
+    assert row.locator("td.what-if").inner_text().startswith("liberado")
     assert page.locator("#gate-rows tbody tr").count() > 1  # every read of the gate is listed
     with engine.connect() as c:  # the first read's time in the port's time, as the watchman saw it
         first = c.execute(select(func.min(events.c.occurred_at)).where(

@@ -169,3 +169,29 @@ def test_in_english_a_rulebook_that_is_not_toml_keeps_tomllib_s_wording(engine, 
     assert r.status_code == 400
     assert ("not TOML: Expected &#39;=&#39; after a key in a key/value pair (at line 2, column 16)"
             in r.text)
+
+
+def _one_changed_read(engine, day, gate, rulebook, directions, lang):
+    """A gate what-if (``create_app``'s ``gate_what_if`` shape) that finds one read denied under G4
+    and admitted under the new rulebook."""
+    row = {"at": "2026-03-15T10:00:00+00:00", "gate_id": "g-aurora", "seq": 7,
+           "uid": "04A1", "registration": "V008", "changed": True, "rules_changed": False,
+           "recorded": {"decision": "deny", "rules_failed": ["G4"]},
+           "what_if": {"decision": "admit", "rules_failed": [], "message": "Bom trabalho"}}
+    return [row], {"reads": 1, "changed": 1, "rules_changed": 0, "by_gate": {"g-aurora": 1},
+                   "changes": {"deny -> admit": 1}}
+
+
+@pytest.mark.parametrize(("lang", "recorded", "what_if", "change"), [
+    ("pt", "negado (G4)", "liberado", "negado → liberado: 1"),
+    ("en", "denied (G4)", "admitted", "denied → admitted: 1"),
+])
+def test_each_read_s_outcome_is_named_in_the_page_s_language(engine, users, clock, lang, recorded, what_if,
+                                                              change):
+    app = create_app(engine, WebSettings(lang=lang), SECRET, now=clock, background=False,
+                     gate_what_if=_one_changed_read)
+    r = _gate(app)
+    assert r.status_code == 200
+    assert f'data-decision="deny">{recorded}</td>' in r.text
+    assert f'data-decision="admit">{what_if}</td>' in r.text
+    assert change in r.text and "deny -&gt; admit" not in r.text
