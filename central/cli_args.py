@@ -49,7 +49,7 @@ def time_arg(value: str, name: str) -> dt.datetime:
     return at
 
 
-def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
+def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty: bool = False) -> URL:
     """Check a database URL before connecting. Returns the parsed URL.
 
     Raises ``BadInput`` naming ``--db`` when the text is not a SQLAlchemy URL or names an unknown
@@ -57,8 +57,10 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
     that does not exist, an existing file of 0 bytes (a failed copy or a wrong path, which would be
     migrated into a new, empty ledger), or an in-memory SQLite database (which would be created
     empty and read as "no shifts"). ``portgate ledger migrate`` (``must_exist=False``) is what makes
-    a new ledger, in a missing or an empty file. A file given as a SQLite URI (``?uri=true``) is not
-    checked.
+    a new ledger, in a missing or an empty file. ``refuse_empty`` (with ``must_exist=False``: the
+    commands that may start a ledger in a missing file, ``registry import``/``register`` and the
+    ``office`` user and ship commands) still refuses an existing 0-byte file. A file given as a
+    SQLite URI (``?uri=true``) is not checked.
     """
     try:
         url = make_url(value)
@@ -66,13 +68,14 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db") -> URL:
     except ArgumentError as exc:
         raise BadInput(f"{value!r} is not a database URL (sqlite:///path.db or "
                        f"postgresql+psycopg://user@host/db): {exc}", where=name) from exc
-    if must_exist and url.get_backend_name() == "sqlite" and url.query.get("uri") != "true":
-        if url.database in (None, "", ":memory:"):
+    if (must_exist or refuse_empty) and url.get_backend_name() == "sqlite" and url.query.get("uri") != "true":
+        if must_exist and url.database in (None, "", ":memory:"):
             raise BadInput("an in-memory SQLite database holds no ledger; give a file", where=name)
-        if not Path(url.database).is_file():
+        if must_exist and not Path(url.database).is_file():
             raise BadInput(f"SQLite file {url.database!r} does not exist (run "
                            f"`portgate ledger migrate --db URL` to create a ledger)", where=name)
-        if Path(url.database).stat().st_size == 0:
+        if url.database not in (None, "", ":memory:") and Path(url.database).is_file() \
+                and Path(url.database).stat().st_size == 0:
             raise BadInput(f"SQLite file {url.database!r} is empty (0 bytes): a failed copy or a wrong "
                            f"path? Restore the ledger or fix the path; to start a new ledger in this "
                            f"file run `portgate ledger migrate --db URL`", where=name)

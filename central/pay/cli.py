@@ -312,7 +312,9 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
 @click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
 def overdue_cmd(db_url, config_path, at):
     """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
-    from central.db import make_engine  # lazy: CLI start-up
+    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
+
+    from central.db import make_engine, read_failure  # lazy: CLI start-up
     from central.pay.statements_store import overdue  # lazy: CLI start-up
 
     reference = _at(at)
@@ -322,6 +324,8 @@ def overdue_cmd(db_url, config_path, at):
     try:
         with engine.connect() as conn:
             found = overdue(conn, reference)
+    except SQLAlchemyError as exc:  # not a database, not a ledger, not reachable: one line
+        raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc
     finally:
         engine.dispose()
     for s in found:
@@ -352,14 +356,19 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
 
 def _on_ledger(db_url, config_path, action) -> None:
     """Run ``action(engine)`` on the existing ledger named by ``--db`` or ``--config`` (one of them;
-    a missing SQLite file is refused, never created). The engine is disposed afterwards."""
-    from central.db import make_engine  # lazy: CLI start-up
+    a missing SQLite file is refused, never created; a file that is not a ledger is one line,
+    ``StoreError``). The engine is disposed afterwards."""
+    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
+
+    from central.db import make_engine, read_failure  # lazy: CLI start-up
 
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:
         action(engine)
+    except SQLAlchemyError as exc:  # not a database, not a ledger, not reachable: one line
+        raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc
     finally:
         engine.dispose()
 

@@ -21,6 +21,7 @@ import datetime as dt
 
 import click
 
+from central.cli_args import db_url_arg
 from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
 from central.production.fromledger import gate_applied, noted
@@ -77,6 +78,7 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
     if ledger_url:
         from central.db import make_engine  # lazy: CLI start-up
 
+        db_url_arg(ledger_url, must_exist=True, name="--ledger")
         engine = make_engine(ledger_url)
         try:
             works, notes = gate_applied(engine, works, tz)
@@ -113,6 +115,7 @@ def import_cmd(db: str, **kwargs) -> None:
     from central.db import make_engine  # lazy: CLI start-up
     from central.production.store import ensure_tables, import_results  # lazy: CLI start-up
 
+    db_url_arg(db, must_exist=True)  # a wrong --db must not start a stray ledger
     kwargs["ledger_url"] = kwargs.get("ledger_url") or db
     works, results = _compute(**kwargs)
     engine = make_engine(db)
@@ -145,6 +148,7 @@ def topup_cmd(db, rulebook, rulebook_dir, month, minimums_csv, lang) -> None:
         raise BadInput(f"month {month!r} is not YYYY-MM") from exc
     version = book.version_for(first)
     minimums = csvio.read_minimums(minimums_csv)
+    db_url_arg(db, must_exist=True)  # a new, empty ledger would top every worker up to the whole minimum
     engine = make_engine(db)
     try:
         ensure_tables(engine)

@@ -31,7 +31,7 @@ def transaction(url: str, *, existing: bool = True):
     back. ``existing``: the database must exist (a SQLite file that is missing is refused with
     ``BadInput`` naming ``--db``, not created empty and read as "no worker"); only the commands that
     register people (``import``, ``register``) may start a new one."""
-    db_url_arg(url, must_exist=existing)
+    db_url_arg(url, must_exist=existing, refuse_empty=True)
     engine = db.make_engine(url)
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 

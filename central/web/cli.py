@@ -76,9 +76,13 @@ def _photo_publisher(config):
 
 
 def _engine(config):
+    """The office's ledger, migrated to the newest schema (a missing SQLite file becomes a new
+    ledger; an existing 0-byte one, a failed copy or a wrong path, is refused: ``db_url_arg``)."""
+    from central.cli_args import db_url_arg  # lazy: CLI start-up
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
+    db_url_arg(config.database_url, must_exist=False, refuse_empty=True, name="database_url")
     engine = make_engine(config.database_url)
     upgrade_engine(engine)
     return engine

@@ -24,8 +24,8 @@ from wire import topics
 from wire.events import Event, TapPayload, encode, new_event_id
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
-# 30 kills in the suite (each is two office starts); PORTGATE_KILL_TRIALS=100 or more by hand
-TRIALS = int(os.environ.get("PORTGATE_KILL_TRIALS", "30"))
+# 15 kills in the suite (each is two office starts); PORTGATE_KILL_TRIALS=100 or more by hand
+TRIALS = int(os.environ.get("PORTGATE_KILL_TRIALS", "15"))
 AT = dt.datetime(2026, 11, 30, 7, 0, tzinfo=dt.UTC)
 
 

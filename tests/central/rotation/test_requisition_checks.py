@@ -103,6 +103,7 @@ def test_the_gang_statement_carries_the_composition_flag(tmp_path, capsys):
     assert all(g["summary"]["flags"][0].startswith("GANG_COMPOSITION: 1 × hold asks hatch_foreman 1, stevedore 8")
                for g in gangs)
     url = f"sqlite:///{tmp_path / 'l.db'}"
+    assert main(["ledger", "migrate", "--db", url]) == 0  # production import needs an existing ledger
     assert main(["production", "import", "--db", url, *args]) == 0
     engine = db.make_engine(url)
     with engine.connect() as conn:
