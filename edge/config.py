@@ -193,6 +193,9 @@ def load_gate_config(path: str | Path) -> GateConfig:
     if cfg.office_public_key_file is not None and not cfg.office_public_key_file.strip():
         raise ConfigError("the value is empty: name the office public key file or leave the key out",
                           key="office_public_key_file", path=str(path))
+    if not cfg.state_dir.strip():
+        raise ConfigError("the value is empty: name the directory of store.db and journal.db "
+                          "(e.g. /var/lib/portgate)", key="state_dir", path=str(path))
     base = path.resolve().parent
 
     def rel(p: str | None) -> str | None:
@@ -212,6 +215,9 @@ def load_gate_config(path: str | Path) -> GateConfig:
         indicator_file=rel(cfg.indicator_file), seed=seed,
         clock_file=rel(cfg.clock_file), readers=readers, office_public_key_file=rel(cfg.office_public_key_file),
     )
+    if Path(cfg.state_dir).exists() and not Path(cfg.state_dir).is_dir():
+        raise ConfigError(f"{cfg.state_dir} exists and is not a directory (store.db and journal.db go "
+                          "in it)", key="state_dir", path=str(path))
     office_key(cfg, path=str(path))  # a bad key file stops the gate here, as check-config does
     return cfg
 

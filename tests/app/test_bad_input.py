@@ -136,3 +136,24 @@ def test_check_config_refuses_a_serial_reader_with_an_empty_device_in_one_line(c
     path.write_text(path.read_text().replace(f'device = "{tmp_path / "ttyRFID"}"', 'device = ""'))
     code, err = _run(capsys, "edge", "check-config", str(path))
     _one_line(code, err, "portgate: ", "$.readers[0]", "device is empty: a serial reader needs the serial port")
+
+
+@pytest.mark.parametrize("state", ["empty", "blank", "a file"])
+def test_check_config_and_run_refuse_a_state_dir_that_is_empty_or_a_file(capsys, tmp_path, state):
+    """A ``state_dir`` that is empty would put store.db and journal.db beside gate.toml; one that is
+    a file gave a confusing "File exists" about gate.lock at start (fresh tester 3)."""
+    from testkit.gate_process import write_gate_config
+
+    path = write_gate_config(tmp_path)
+    text = path.read_text()
+    old = next(line for line in text.splitlines() if line.startswith("state_dir"))
+    if state == "a file":
+        (tmp_path / "afile").write_text("x")
+        value, needle = "afile", "exists and is not a directory"
+    else:
+        value, needle = "" if state == "empty" else "  ", "the value is empty"
+    path.write_text(text.replace(old, f'state_dir = "{value}"'))
+    for command in (("check-config", str(path)), ("run", "--config", str(path))):
+        code, err = _run(capsys, "edge", *command)
+        _one_line(code, err, "portgate: ", "state_dir", needle)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".db") == []
