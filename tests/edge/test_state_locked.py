@@ -31,6 +31,22 @@ from .conftest import GATE
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def assert_gave_up(out: subprocess.CompletedProcess, name: str, path: Path) -> list[dict]:
+    """A gate start that gave up on a locked ``name`` (``path``): exit 1, one ``portgate:`` line
+    naming the file and how to find its holder, no traceback; returns its ``state_file_locked``
+    log events (at least two: logged at once, tried again)."""
+    assert out.returncode == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    lines = [x for x in out.stderr.splitlines() if x.startswith("portgate:")]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"portgate: {name} is locked by another process (another gate service running?): "
+                               f"{path}; still locked after ")
+    assert lines[0].endswith(f"s, gave up; stop that process (fuser -v {path} names it)")
+    tries = [json.loads(x) for x in out.stderr.splitlines() if '"state_file_locked"' in x]
+    assert len(tries) >= 2
+    return tries
+
+
 def _gate(tmp_path: Path, *, lock_wait_s: float) -> Path:
     """A standalone gate.toml whose store and journal exist (one start and stop in process)."""
     toml = write_gate_config(tmp_path)
@@ -112,15 +128,8 @@ def test_a_lock_that_never_clears_exits_1_with_one_line_naming_the_file(tmp_path
     with _locked(path):
         out = subprocess.run([sys.executable, "-m", "app.cli", "edge", "run", "--config", str(toml)],
                              capture_output=True, text=True, cwd=ROOT)
-    assert out.returncode == 1, out.stderr
-    assert "Traceback" not in out.stderr
-    lines = [x for x in out.stderr.splitlines() if x.startswith("portgate:")]
-    assert len(lines) == 1
-    assert lines[0].startswith(f"portgate: {name} is locked by another process (another gate service running?): "
-                               f"{path}; still locked after ")
-    assert lines[0].endswith(f"s, gave up; stop that process (fuser -v {path} names it)")
-    tries = [json.loads(x) for x in out.stderr.splitlines() if '"state_file_locked"' in x]
-    assert len(tries) >= 2 and tries[-1]["gave_up"] is True
+    tries = assert_gave_up(out, name, path)
+    assert tries[-1]["gave_up"] is True
     assert list((tmp_path / "state").glob("*.corrupt-*")) == []
 
 
