@@ -64,6 +64,9 @@ CODES: dict[str, tuple[str, str]] = {
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
     "decision_kind": (r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
                       "a decisão {value} não é uma de {allowed}"),
+    # central.web.flagsmodel: a flag filter that is not a flag code (the valid ones by their names)
+    "flag_not_one_of": (r"flag (?P<value>'.*') is not one of (?P<allowed>.+)",
+                        "ocorrência {value} não é uma das ocorrências {allowed}"),
     "not_one_of": (r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
                    "{field} {value} não é um dos valores {allowed}"),
     "control_char": (r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
@@ -463,6 +466,13 @@ def flag_label(lang: str, code: str) -> str:
     return f"{word} ({rule})" if rule else word
 
 
+def _flag_named(code: str) -> str:
+    """``BORROWED_CARD`` -> ``"cartão emprestado (BORROWED_CARD)"``: the pt-BR name with the code
+    a filter address takes; an unknown code as it is."""
+    known = FLAG_TEXTS.get(code)
+    return f"{known[0]} ({code})" if known else code
+
+
 def _state_pt(value: str) -> str:
     return _STATE_PT.get(value, value)
 
@@ -473,6 +483,7 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ine
              "card_import_kind": _CARD_PARAMS, "card_transition": {"status": _state_pt},
              "import_sanction": {"status": lambda v: {"active": "ativa", "suspended": "suspensa"}.get(v, v),
                                  "verb": lambda v: {"suspend": "suspende", "cancel": "cancela"}.get(v, v)},
+             "flag_not_one_of": {"allowed": lambda v: ", ".join(_flag_named(k) for k in v.split(", "))},
              "decision_kind": {"allowed": lambda v: ", ".join(_DECISION_PT.get(k, k) for k in v.split(", "))},
              "outside_period": {"field": lambda v: {"start": "o início (start)", "end": "o fim (end)"}.get(v, v)},
              "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
