@@ -266,6 +266,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "quantity": ("Quantidade", "Quantity"),
     "source": ("Origem", "Source"),
     "boarded": ("Embarcou", "Boarded"),
+    "yes": ("sim", "yes"),
+    "no": ("não", "no"),
     "payable": ("A pagar", "Payable"),
     "disputed": ("Em disputa", "Disputed"),
     "photo_sent": ("Foto enviada aos portalós", "Photo sent to the gates"),

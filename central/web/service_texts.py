@@ -466,6 +466,31 @@ def flag_label(lang: str, code: str) -> str:
     return f"{word} ({rule})" if rule else word
 
 
+# a gang member's production role (the rulebook's quota table, docs/production.md) as the pay
+# page names it: code -> (pt-BR, English); DL 2.032 art. 24 and DL 3.844 art. 4 give the pt-BR terms
+ROLE_TEXTS: dict[str, tuple[str, str]] = {
+    "stevedore": ("estivador", "stevedore"),
+    "hatch_foreman": ("contramestre", "hatch foreman"),
+    "general_foreman": ("contramestre geral", "general foreman"),
+    "worker": ("trabalhador", "worker"),
+    "warehouse_driver": ("motorista interno do armazém", "warehouse driver"),
+    "foreman": ("feitor", "foreman"),
+    "assistant_foreman": ("ajudante de feitor", "assistant foreman"),
+    "quay_crane_driver": ("motorista de guindaste de cais", "quay crane driver"),
+    "tally_clerk": ("conferente", "tally clerk"),
+}
+
+
+def role_label(lang: str, code: str) -> str:
+    """A production role code (``general_foreman``) as the pay page names it: ``"contramestre
+    geral"`` in pt-BR, ``"general foreman"`` in English; a role the table does not know (a
+    rulebook's own) is shown as it is."""
+    known = ROLE_TEXTS.get(code)
+    if known is None:
+        return code
+    return known[1] if lang == "en" else known[0]
+
+
 def _flag_named(code: str) -> str:
     """``BORROWED_CARD`` -> ``"cartão emprestado (BORROWED_CARD)"``: the pt-BR name with the code
     a filter address takes; an unknown code as it is."""
