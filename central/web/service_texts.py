@@ -558,3 +558,65 @@ def localize(lang: str, text: str) -> str:
     if lang == "en" or not text:
         return text
     return "\n".join("; ".join(_reason_pt(part) for part in line.split("; ")) for line in text.split("\n"))
+
+
+# the worker page's registry words (``central.registry``: card kinds and states, a card's
+# lifecycle events and their details, the record's kinds and reasons) in the page's language;
+# the stored values stay English codes in the registry
+_CARD_EVENT_PT = {"issued": "emitido", "lost": "perdido", "confiscated": "apreendido", "replaced": "substituído",
+                  "returned": "devolvido"}
+_PENALTY_KIND_PT = {"infraction": "infração", "suspension": "suspensão", "cancellation": "cancelamento"}
+_CARD_DETAIL = [  # (pattern over the stored detail, pt-BR template); {flag} is named by flag_label
+    (re.compile(r"import\Z"), "importação", "import"),
+    (re.compile(r"replaces (?P<uid>\S+)\Z"), "substitui {uid}", "replaces {uid}"),
+    (re.compile(r"replaced by (?P<uid>\S+)\Z"), "substituído por {uid}", "replaced by {uid}"),
+    (re.compile(r"case (?P<case>\d+): (?P<flag>[A-Z_]+) \((?P<article>.*)\)\Z", re.S),
+     "processo {case}: {flag} ({article})", "case {case}: {flag} ({article})"),
+]
+_PENALTY_REASON = [
+    (re.compile(r"card (?P<uid>\S+) confiscated: (?P<flag>[A-Z_]+)\Z"),
+     "cartão {uid} apreendido: {flag}", "card {uid} confiscated: {flag}"),
+    (re.compile(r"reprimand: (?P<rest>.*)\Z", re.S), "repreensão: {rest}", "reprimand: {rest}"),
+    (re.compile(r"refused dispatch (?P<entry>\d+): (?P<rest>.*)\Z", re.S),
+     "recusou a escala {entry}: {rest}", "refused dispatch {entry}: {rest}"),
+]
+
+
+def card_word(lang: str, value: str) -> str:
+    """A card's kind (``control``), a card or worker state (``confiscated``) or a card's lifecycle
+    event (``issued``) as the worker page names it: ``"de controle"``, ``"apreendido"``,
+    ``"emitido"`` in pt-BR; English pages show the stored word; an unknown one as it is."""
+    if lang == "en":
+        return value
+    return _KIND_PT.get(value) or _STATE_PT.get(value) or _CARD_EVENT_PT.get(value) or value
+
+
+def penalty_kind(lang: str, value: str) -> str:
+    """A registration record entry's kind (``infraction``, ``suspension``, ``cancellation``) in
+    ``lang``; an unknown one as it is."""
+    return value if lang == "en" else _PENALTY_KIND_PT.get(value, value)
+
+
+def _registry_text(table, lang: str, text: str) -> str:
+    for rx, pt, en in table:
+        m = rx.match(text or "")
+        if m:
+            params = m.groupdict()
+            if "flag" in params:
+                params["flag"] = flag_label(lang, params["flag"])
+            return (en if lang == "en" else pt).format(**params)
+    return text
+
+
+def card_detail(lang: str, text: str) -> str:
+    """A card event's stored detail (``import``, ``replaces UID``, ``case 1: BORROWED_CARD
+    (83.611 art. 20 j/l)``) in ``lang``, the flag by its name (``flag_label``); a detail typed by a
+    person (a return's decision) is shown as it is."""
+    return _registry_text(_CARD_DETAIL, lang, text)
+
+
+def penalty_reason(lang: str, text: str) -> str:
+    """A record entry's stored reason (``card UID confiscated: BORROWED_CARD``, ``reprimand: …``,
+    ``refused dispatch N: …``) in ``lang``, the flag by its name; the text a person typed after
+    the prefix, and any other reason, as it is."""
+    return _registry_text(_PENALTY_REASON, lang, text)
