@@ -620,3 +620,27 @@ def penalty_reason(lang: str, text: str) -> str:
     ``refused dispatch N: …``) in ``lang``, the flag by its name; the text a person typed after
     the prefix, and any other reason, as it is."""
     return _registry_text(_PENALTY_REASON, lang, text)
+
+
+# a gate event's type and its detail (a tap's decision, a reader's or coverage state) as the home
+# page's "último evento" names them; a tap's decisions are the what-if page's words (``o_*``)
+_EVENT_TYPE_PT = {"tap": "leitura", "confiscation": "apreensão de cartão", "meal_worked": "refeição trabalhada",
+                  "reader": "leitor", "alert": "alerta", "coverage": "cobertura de vigia"}
+_EVENT_DETAIL_PT = {**{k[2:]: v[0] for k, v in MESSAGES.items() if k.startswith("o_")},
+                    "absent": "ausente", "ready": "pronto", "fault": "com defeito",
+                    "raised": "falta aberta", "ended": "falta encerrada"}
+
+
+def event_text(lang: str, parts: tuple[str, str, str] | None) -> str:
+    """A gate's last event ``(type, detail, who)`` (``("tap", "exit", "V016")``) as one phrase:
+    ``"leitura: saída V016"`` in pt-BR, ``"tap exit V016"`` in English; a flag or alert code as
+    ``flag_label`` names it; ``""`` for none."""
+    if not parts:
+        return ""
+    kind, detail, who = parts
+    if lang == "en":
+        return " ".join(x for x in (kind, detail, who) if x)
+    said = _EVENT_DETAIL_PT.get(detail) or (flag_label(lang, detail) if detail else "")
+    head = _EVENT_TYPE_PT.get(kind, kind)
+    rest = " ".join(x for x in (said, who) if x)
+    return f"{head}: {rest}" if rest else head
