@@ -32,4 +32,5 @@ def test_every_event_type_and_detail_reads_in_portuguese():
     assert event_text("pt", ("coverage", "ended", "V001")) == "cobertura de vigia: falta encerrada V001"
     assert event_text("pt", ("reader", "fault", "")) == "leitor: com defeito"
     assert event_text("pt", ("alert", "STORE_QUARANTINED", "")) == "alerta: STORE_QUARANTINED"
-    assert event_text("pt", None) == "" and event_text("en", ("alert", "OUTBOX_HIGH_WATER", "")) == "alert OUTBOX_HIGH_WATER"
+    assert event_text("pt", None) == ""
+    assert event_text("en", ("alert", "OUTBOX_HIGH_WATER", "")) == "alert OUTBOX_HIGH_WATER"
