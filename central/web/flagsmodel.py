@@ -6,7 +6,8 @@ LIKE patterns are built only from validated text, so no filter can widen the que
 - ``date``: local date (``YYYY-MM-DD``) of the event in the port's time zone;
 - ``ship``: IMO number (digits) of the event's dispatch;
 - ``gate``: gate id; ``worker``: registration (card holder or the badge's holder);
-- ``flag``: one of ``FLAGS`` (``CONFISCATION`` = a confiscation event).
+- ``flag``: one of ``FLAGS``, every code the queue can show (``wire.flags.Flag``, and
+  ``CONFISCATION`` = a confiscation event).
 
 ``BadInput`` names the filter whose value is not acceptable.
 """
@@ -25,9 +26,11 @@ from central.ledger.schema import events
 from central.registry.schema import cases
 from portgate.errors import BadInput
 from portgate.timeutil import as_utc
+from wire.flags import Flag
 
-FLAGS = ("BORROWED_CARD", "ROTATION_JUMP", "DOUBLE_ASSIGNMENT", "NO_ENTRY", "EARLY_EXIT", "LATE_ARRIVAL",
-         "WRONG_CATEGORY", "CLOCK_UNTRUSTED", "STALE_DATA", "RETAIN_CARD", "CONFISCATION")
+# every code the queue can list: a tap's flags are ``wire.flags.Flag`` values, a confiscation event
+# is ``CONFISCATION`` (its reason flag is a ``Flag`` too)
+FLAGS = tuple(x.value for x in Flag) + ("CONFISCATION",)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 PAGE = 200
 

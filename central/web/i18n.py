@@ -17,6 +17,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "login_wrong": ("Usuário ou senha incorretos.", "Wrong user or password."),
     "login_locked": ("Muitas tentativas erradas: tente de novo mais tarde.",
                      "Too many wrong attempts: try again later."),
+    "login_required": ("Sua sessão terminou ou você não entrou: nada do que foi enviado foi gravado. Entre de novo "
+                       "para continuar.",
+                       "Your session has ended or you are not logged in: nothing you sent was saved. Log in again "
+                       "to continue."),
     "forbidden": ("Você não tem permissão para esta página.", "You are not allowed to see this page."),
     "csrf": ("Formulário expirado ou inválido: recarregue a página.", "Form expired or invalid: reload the page."),
     "language": ("Idioma", "Language"),
@@ -266,6 +270,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "quantity": ("Quantidade", "Quantity"),
     "source": ("Origem", "Source"),
     "boarded": ("Embarcou", "Boarded"),
+    "yes": ("sim", "yes"),
+    "no": ("não", "no"),
     "payable": ("A pagar", "Payable"),
     "disputed": ("Em disputa", "Disputed"),
     "photo_sent": ("Foto enviada aos portalós", "Photo sent to the gates"),

@@ -41,6 +41,8 @@ class GateRow:
     copies_stale: bool | None
     last_event_at: dt.datetime | None
     last_event: str | None  # e.g. "tap admit V001" / "alert COVERAGE_GAP"
+    # the same as (type, detail, who), for the page's language (``service_texts.event_text``)
+    last_event_parts: tuple[str, str, str] | None = None
 
 
 def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> list[GateRow]:
@@ -58,12 +60,13 @@ def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> li
     for gate_id in gates:
         s = statuses.get(gate_id)
         e = last.get(gate_id)
-        text = None
+        text, parts = None, None
         if e is not None:
             payload = e.payload or {}
             detail = e.decision or payload.get("code") or payload.get("reason_flag") or payload.get("state") or ""
             who = e.registration or payload.get("watchman") or ""  # a coverage end names its watchman
-            text = " ".join(x for x in (e.type, detail, who) if x)
+            parts = (e.type, detail, who)
+            text = " ".join(x for x in parts if x)
         oldest = as_utc(s.oldest_unsent_at) if s is not None else None
         copies = as_utc(s.copies_updated_at) if s is not None else None
         out.append(GateRow(
@@ -78,6 +81,7 @@ def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> li
             copies_stale=None if copies is None else now - copies > dt.timedelta(hours=copies_max_age_h),
             last_event_at=None if e is None else as_utc(e.occurred_at),
             last_event=text,
+            last_event_parts=parts,
         ))
     return out
 

@@ -86,11 +86,7 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
                     "text/event-stream" not in request.headers.get("accept", "")
                 if wants_page:
                     return RedirectResponse("/login?next=" + _local(request.url.path), status_code=303)
-                headers = {}
-                if "hx-request" in request.headers:  # htmx: the whole page goes to the login page
-                    back = urlsplit(request.headers.get("hx-current-url", "")).path or "/"
-                    headers["HX-Redirect"] = "/login?next=" + _local(back)
-                return PlainTextResponse("login required", status_code=401, headers=headers)
+                return _login_required(request)
             if user.role not in allowed:
                 from central.web.render import forbidden  # lazy: cycle: render builds pages with security's csrf_token
 
@@ -105,6 +101,25 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
         return endpoint
 
     return deco
+
+
+def _login_required(request: Request) -> Response:
+    """401 for a request without a session that is not a page to redirect (a form's POST, an htmx
+    or SSE request): the error page in the user's language with a link to the login page (back to
+    the page the form was on, from ``Referer``); htmx also gets ``HX-Redirect`` so the whole page
+    goes to the login page. Nothing the request sent is read or written."""
+    from central.web.render import page  # lazy: cycle: render builds pages with security's csrf_token
+
+    if "hx-request" in request.headers:  # htmx: the whole page goes to the login page
+        back = urlsplit(request.headers.get("hx-current-url", "")).path or "/"
+    else:
+        back = urlsplit(request.headers.get("referer", "")).path or "/"
+    link = "/login?next=" + _local(back)
+    request.state.user = None
+    resp = page(request, "error.html", status_code=401, message_key="login_required", detail="", login_link=link)
+    if "hx-request" in request.headers:
+        resp.headers["HX-Redirect"] = link
+    return resp
 
 
 def _local(path: str) -> str:

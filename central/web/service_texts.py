@@ -64,6 +64,9 @@ CODES: dict[str, tuple[str, str]] = {
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
     "decision_kind": (r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
                       "a decisão {value} não é uma de {allowed}"),
+    # central.web.flagsmodel: a flag filter that is not a flag code (the valid ones by their names)
+    "flag_not_one_of": (r"flag (?P<value>'.*') is not one of (?P<allowed>.+)",
+                        "ocorrência {value} não é uma das ocorrências {allowed}"),
     "not_one_of": (r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
                    "{field} {value} não é um dos valores {allowed}"),
     "control_char": (r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
@@ -463,6 +466,38 @@ def flag_label(lang: str, code: str) -> str:
     return f"{word} ({rule})" if rule else word
 
 
+# a gang member's production role (the rulebook's quota table, docs/production.md) as the pay
+# page names it: code -> (pt-BR, English); DL 2.032 art. 24 and DL 3.844 art. 4 give the pt-BR terms
+ROLE_TEXTS: dict[str, tuple[str, str]] = {
+    "stevedore": ("estivador", "stevedore"),
+    "hatch_foreman": ("contramestre", "hatch foreman"),
+    "general_foreman": ("contramestre geral", "general foreman"),
+    "worker": ("trabalhador", "worker"),
+    "warehouse_driver": ("motorista interno do armazém", "warehouse driver"),
+    "foreman": ("feitor", "foreman"),
+    "assistant_foreman": ("ajudante de feitor", "assistant foreman"),
+    "quay_crane_driver": ("motorista de guindaste de cais", "quay crane driver"),
+    "tally_clerk": ("conferente", "tally clerk"),
+}
+
+
+def role_label(lang: str, code: str) -> str:
+    """A production role code (``general_foreman``) as the pay page names it: ``"contramestre
+    geral"`` in pt-BR, ``"general foreman"`` in English; a role the table does not know (a
+    rulebook's own) is shown as it is."""
+    known = ROLE_TEXTS.get(code)
+    if known is None:
+        return code
+    return known[1] if lang == "en" else known[0]
+
+
+def _flag_named(code: str) -> str:
+    """``BORROWED_CARD`` -> ``"cartão emprestado (BORROWED_CARD)"``: the pt-BR name with the code
+    a filter address takes; an unknown code as it is."""
+    known = FLAG_TEXTS.get(code)
+    return f"{known[0]} ({code})" if known else code
+
+
 def _state_pt(value: str) -> str:
     return _STATE_PT.get(value, value)
 
@@ -473,6 +508,7 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ine
              "card_import_kind": _CARD_PARAMS, "card_transition": {"status": _state_pt},
              "import_sanction": {"status": lambda v: {"active": "ativa", "suspended": "suspensa"}.get(v, v),
                                  "verb": lambda v: {"suspend": "suspende", "cancel": "cancela"}.get(v, v)},
+             "flag_not_one_of": {"allowed": lambda v: ", ".join(_flag_named(k) for k in v.split(", "))},
              "decision_kind": {"allowed": lambda v: ", ".join(_DECISION_PT.get(k, k) for k in v.split(", "))},
              "outside_period": {"field": lambda v: {"start": "o início (start)", "end": "o fim (end)"}.get(v, v)},
              "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
@@ -522,3 +558,89 @@ def localize(lang: str, text: str) -> str:
     if lang == "en" or not text:
         return text
     return "\n".join("; ".join(_reason_pt(part) for part in line.split("; ")) for line in text.split("\n"))
+
+
+# the worker page's registry words (``central.registry``: card kinds and states, a card's
+# lifecycle events and their details, the record's kinds and reasons) in the page's language;
+# the stored values stay English codes in the registry
+_CARD_EVENT_PT = {"issued": "emitido", "lost": "perdido", "confiscated": "apreendido", "replaced": "substituído",
+                  "returned": "devolvido"}
+_PENALTY_KIND_PT = {"infraction": "infração", "suspension": "suspensão", "cancellation": "cancelamento"}
+_CARD_DETAIL = [  # (pattern over the stored detail, pt-BR template); {flag} is named by flag_label
+    (re.compile(r"import\Z"), "importação", "import"),
+    (re.compile(r"replaces (?P<uid>\S+)\Z"), "substitui {uid}", "replaces {uid}"),
+    (re.compile(r"replaced by (?P<uid>\S+)\Z"), "substituído por {uid}", "replaced by {uid}"),
+    (re.compile(r"case (?P<case>\d+): (?P<flag>[A-Z_]+) \((?P<article>.*)\)\Z", re.S),
+     "processo {case}: {flag} ({article})", "case {case}: {flag} ({article})"),
+]
+_PENALTY_REASON = [
+    (re.compile(r"card (?P<uid>\S+) confiscated: (?P<flag>[A-Z_]+)\Z"),
+     "cartão {uid} apreendido: {flag}", "card {uid} confiscated: {flag}"),
+    (re.compile(r"reprimand: (?P<rest>.*)\Z", re.S), "repreensão: {rest}", "reprimand: {rest}"),
+    (re.compile(r"refused dispatch (?P<entry>\d+): (?P<rest>.*)\Z", re.S),
+     "recusou a escala {entry}: {rest}", "refused dispatch {entry}: {rest}"),
+]
+
+
+def card_word(lang: str, value: str) -> str:
+    """A card's kind (``control``), a card or worker state (``confiscated``) or a card's lifecycle
+    event (``issued``) as the worker page names it: ``"de controle"``, ``"apreendido"``,
+    ``"emitido"`` in pt-BR; English pages show the stored word; an unknown one as it is."""
+    if lang == "en":
+        return value
+    return _KIND_PT.get(value) or _STATE_PT.get(value) or _CARD_EVENT_PT.get(value) or value
+
+
+def penalty_kind(lang: str, value: str) -> str:
+    """A registration record entry's kind (``infraction``, ``suspension``, ``cancellation``) in
+    ``lang``; an unknown one as it is."""
+    return value if lang == "en" else _PENALTY_KIND_PT.get(value, value)
+
+
+def _registry_text(table, lang: str, text: str) -> str:
+    for rx, pt, en in table:
+        m = rx.match(text or "")
+        if m:
+            params = m.groupdict()
+            if "flag" in params:
+                params["flag"] = flag_label(lang, params["flag"])
+            return (en if lang == "en" else pt).format(**params)
+    return text
+
+
+def card_detail(lang: str, text: str) -> str:
+    """A card event's stored detail (``import``, ``replaces UID``, ``case 1: BORROWED_CARD
+    (83.611 art. 20 j/l)``) in ``lang``, the flag by its name (``flag_label``); a detail typed by a
+    person (a return's decision) is shown as it is."""
+    return _registry_text(_CARD_DETAIL, lang, text)
+
+
+def penalty_reason(lang: str, text: str) -> str:
+    """A record entry's stored reason (``card UID confiscated: BORROWED_CARD``, ``reprimand: …``,
+    ``refused dispatch N: …``) in ``lang``, the flag by its name; the text a person typed after
+    the prefix, and any other reason, as it is."""
+    return _registry_text(_PENALTY_REASON, lang, text)
+
+
+# a gate event's type and its detail (a tap's decision, a reader's or coverage state) as the home
+# page's "último evento" names them; a tap's decisions are the what-if page's words (``o_*``)
+_EVENT_TYPE_PT = {"tap": "leitura", "confiscation": "apreensão de cartão", "meal_worked": "refeição trabalhada",
+                  "reader": "leitor", "alert": "alerta", "coverage": "cobertura de vigia"}
+_EVENT_DETAIL_PT = {**{k[2:]: v[0] for k, v in MESSAGES.items() if k.startswith("o_")},
+                    "absent": "ausente", "ready": "pronto", "fault": "com defeito",
+                    "raised": "falta aberta", "ended": "falta encerrada"}
+
+
+def event_text(lang: str, parts: tuple[str, str, str] | None) -> str:
+    """A gate's last event ``(type, detail, who)`` (``("tap", "exit", "V016")``) as one phrase:
+    ``"leitura: saída V016"`` in pt-BR, ``"tap exit V016"`` in English; a flag or alert code as
+    ``flag_label`` names it; ``""`` for none."""
+    if not parts:
+        return ""
+    kind, detail, who = parts
+    if lang == "en":
+        return " ".join(x for x in (kind, detail, who) if x)
+    said = _EVENT_DETAIL_PT.get(detail) or (flag_label(lang, detail) if detail else "")
+    head = _EVENT_TYPE_PT.get(kind, kind)
+    rest = " ".join(x for x in (said, who) if x)
+    return f"{head}: {rest}" if rest else head

@@ -19,8 +19,9 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from central.web import readmodel
-from central.web.render import page
+from central.web.render import lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
+from central.web.service_texts import event_text
 
 HEARTBEAT_S = 15.0
 
@@ -35,18 +36,23 @@ def _panel_data(conn, web):
     }
 
 
+def _event_text(request: Request):
+    lang = lang_of(request)
+    return lambda parts: event_text(lang, parts)
+
+
 @guarded(*ALL_ROLES)
 async def home(request: Request):
     web = request.app.state.web
     data = await run_in_threadpool(web.read, _panel_data, web)
-    return page(request, "live.html", **data)
+    return page(request, "live.html", event_text=_event_text(request), **data)
 
 
 @guarded(*ALL_ROLES)
 async def panel(request: Request):
     web = request.app.state.web
     data = await run_in_threadpool(web.read, _panel_data, web)
-    return page(request, "live_panel.html", **data)
+    return page(request, "live_panel.html", event_text=_event_text(request), **data)
 
 
 @guarded(*ALL_ROLES)

@@ -30,6 +30,7 @@ from central.registry.changes import audit
 from central.registry.schema import workers
 from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
+from central.web.service_texts import role_label
 from portgate.errors import BadInput
 
 READERS = ("office", "auditor", "admin")
@@ -71,6 +72,7 @@ async def statements_page(request: Request):
     total = sum((s.total for s in found), start=0)
     return page(request, "pay.html", first=first, last=last, worker=worker or "", found=found, held=held,
                 late=late, total=total, brl=brl, gangs=gangs, qty=lambda v: quantity_text(v, lang_of(request)),
+                role=lambda v: role_label(lang_of(request), v),
                 done=request.query_params.get("done", ""))
 
 

@@ -17,8 +17,9 @@ from central.calls import service as calls_service
 from central.registry.edit import EDITABLE, edit_worker
 from central.registry.store import import_files
 from central.web import registrymodel
-from central.web.render import bad_input, page
+from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
+from central.web.service_texts import card_detail, card_word, penalty_kind, penalty_reason
 from central.web.uploads import safe_name, saved
 from portgate.errors import BadInput
 
@@ -49,7 +50,10 @@ async def worker(request: Request):
         return bad_input(request, str(exc), status_code=404)
     photo = web.photo_exists(reg)
     sent = request.query_params.get("photo", "")
+    lang = lang_of(request)
     return page(request, "worker.html", wp=wp, w=wp.worker, saved=request.query_params.get("saved"),
+                card_word=lambda v: card_word(lang, v), card_detail=lambda v: card_detail(lang, v),
+                penalty_kind=lambda v: penalty_kind(lang, v), penalty_reason=lambda v: penalty_reason(lang, v),
                 photo=photo, photo_sent=sent if re.fullmatch(r"sent-\d{1,20}|unsent|off", sent) else "")
 
 

@@ -12,7 +12,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from central.web import charts, reportsmodel as rm
-from central.web.render import bad_input, page
+from central.production.render import quantity_text
+from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
 from portgate.errors import BadInput
 
@@ -42,27 +43,36 @@ def figures(session, month: str, tz) -> dict:
     }
 
 
-def chart_svg(name: str, f: dict) -> bytes:
+def number(lang: str):
+    """The page's number formatter: at most 2 decimals (the figures' own rounding), the decimal
+    comma on pt-BR pages and the point on English ones (``quantity_text``); ``None`` as ``—``."""
+    return lambda v: "—" if v is None else quantity_text(v, lang, places=2)
+
+
+def chart_svg(name: str, f: dict, lang: str = "pt") -> bytes:
+    """The chart ``name`` of the figures ``f``; its values (axis and tooltips) written as the page
+    writes them (``number``)."""
     labels = f["months"]
+    fmt = number(lang)
     if name == "sizing":
-        return charts.line("R6: turnos por vigia/mês (média de 12 meses) e meta 25", labels, {
+        return charts.line(fmt, "R6: turnos por vigia/mês (média de 12 meses) e meta 25", labels, {
             "média por trabalhador": [s["average_shifts_per_worker_month"] for s in f["sizing"]],
             "meta": [25] * len(labels)})
     if name == "hours":
-        return charts.bar("R8: horas de estiva no mês por estivador registrado", labels, {
+        return charts.bar(fmt, "R8: horas de estiva no mês por estivador registrado", labels, {
             "média por estivador": [h["average_hours"] for h in f["hours"]],
             "1.000 h ÷ 6": [h["limit_month_hours"] for h in f["hours"]]})
     if name == "fairness":
         shifts = f["fairness"]["shifts"]
-        return charts.bar(f"Rodízio: turnos por trabalhador em {labels[-1]}", list(shifts), {
+        return charts.bar(fmt, f"Rodízio: turnos por trabalhador em {labels[-1]}", list(shifts), {
             "turnos": list(shifts.values())})
     if name == "coverage":
         rows = f["coverage"]
-        return charts.bar("G11: alarmes de cobertura por navio (12 meses)", [r[0] for r in rows], {
+        return charts.bar(fmt, "G11: alarmes de cobertura por navio (12 meses)", [r[0] for r in rows], {
             "alarmes": [r[1] for r in rows], "horas sem vigia": [r[2] for r in rows]})
     weeks = f["flags"]
     kinds = sorted({k for _w, c in weeks for k in c})
-    return charts.bar("Ocorrências por semana", [w for w, _c in weeks],
+    return charts.bar(fmt, "Ocorrências por semana", [w for w, _c in weeks],
                       {k: [c.get(k, 0) for _w, c in weeks] for k in kinds}, stacked=True)
 
 
@@ -74,7 +84,7 @@ async def reports_page(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
     f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz))
-    return page(request, "reports.html", month=month, f=f, charts=CHARTS)
+    return page(request, "reports.html", month=month, f=f, charts=CHARTS, num=number(lang_of(request)))
 
 
 @guarded(*READERS)
@@ -88,7 +98,7 @@ async def chart(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
     f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz))
-    svg = chart_svg(name, f)
+    svg = chart_svg(name, f, lang_of(request))
     return Response(svg, media_type="image/svg+xml",
                     headers={"content-security-policy": SVG_CSP, "cache-control": "private, no-store"})
 

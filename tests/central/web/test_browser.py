@@ -89,7 +89,7 @@ def test_a_tap_appears_live_without_reloading(port, page):
     assert page.evaluate("() => window.__noReload") == marker  # the same document: updated, not reloaded
     # the gate's last event is the tap, or the end of the coverage gap that this admission closed (G11)
     last = page.locator('[data-gate="g-a"] .last-event').inner_text()
-    assert "tap admit V001" in last or "coverage ended V001" in last, last
+    assert "leitura: liberado V001" in last or "cobertura de vigia: falta encerrada V001" in last, last
     # from the gate's commit (decision shown) to the page: well within the target, plus ingest time
     assert elapsed < LIVE_S + 3, elapsed
 

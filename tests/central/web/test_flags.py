@@ -41,3 +41,35 @@ def test_a_flag_links_to_the_taps_around_it(app):
     assert 'id="open-case"' not in html  # an auditor reads, never opens a case
     assert c.get("/flags/no-such-event").status_code == 404
     assert before
+
+
+def test_every_flag_the_queue_lists_is_in_the_drop_down_and_filters():
+    from central.web.flagsmodel import FLAGS
+    from wire.flags import Flag
+    assert set(Flag) <= set(FLAGS) and "CONFISCATION" in FLAGS
+
+
+def test_not_dispatched_meal_worked_and_meal_mode_filter_and_are_offered(app):
+    engine = app.state.web.engine
+    made = {code: add_flag_event(engine, flags=[code], registration="V008")
+            for code in ("NOT_DISPATCHED", "MEAL_WORKED", "MEAL_MODE")}
+    c, _ = logged_in(app, "inspector")
+    page = c.get("/flags").text
+    for code, event in made.items():
+        assert f'<option value="{code}">' in page, code
+        r = c.get("/flags", params={"flag": code})
+        assert r.status_code == 200, (code, r.text)
+        assert {e for e in made.values() if f'data-event="{e}"' in r.text} == {event}
+    assert "não escalado (G6)</option>" in page and "refeição trabalhada (P6)</option>" in page
+
+
+def test_an_unknown_flag_is_refused_naming_the_flags_in_the_pages_language(app):
+    c, token = logged_in(app, "inspector")
+    r = c.get("/flags", params={"flag": "NOPE"})
+    assert r.status_code == 400
+    assert "&#39;NOPE&#39;" in r.text or "'NOPE'" in r.text
+    assert "cartão emprestado (BORROWED_CARD)" in r.text and "não escalado (NOT_DISPATCHED)" in r.text
+    assert "não é uma das ocorrências" in r.text
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    r = c.get("/flags", params={"flag": "NOPE"})
+    assert r.status_code == 400 and "is not one of" in r.text and "NOT_DISPATCHED" in r.text

@@ -219,13 +219,26 @@ def test_production_gangs_show_their_tally_and_members(payapp):
     results = pay_gangs(works, find_rulebook("dl-2032-1940"), read_tariffs(ex / "tariffs.csv"))
     import_results(payapp.state.web.engine, list(zip(works, results)), imported_at=dt.datetime(2026, 3, 10, 20, tzinfo=dt.UTC))
     day = works[0].work_date.isoformat() if hasattr(works[0], "work_date") else "2026-03-10"
-    c, _ = logged_in(payapp, "office")
+    c, token = logged_in(payapp, "office")
     text = c.get("/pay", params={"from": day, "to": day}).text
     gang = text.split('data-gang="T1"')[1].split("</div>")[0]
     assert "E1 R$ 585,60" in gang and "120,5 t · 6,5 cotas" in gang
     assert "valor da cota R$ 90,092</p>" in gang  # 585.60 / 6.5 = 90.0923076…: at most 3 decimals
     assert "tally.csv:" in gang.split('class="tally"')[1]
     assert "<td>E001</td>" in gang and "<td>E005</td>" in gang
+    # the tally in the page's language: the decimal comma, the boarded column and roles in pt-BR;
+    # the cargo class stays as tariffs.csv names it
+    tally = gang.split('class="tally"')[1].split("</table>")[0]
+    assert '<td>bagged</td><td class="num">120,5</td>' in tally and "120.5" not in tally
+    members = gang.split('class="members"')[1]
+    assert "<td>E001</td><td>contramestre geral</td><td>sim</td>" in members
+    assert "<td>E002</td><td>contramestre</td><td>sim</td>" in members
+    assert "<td>E005</td><td>estivador</td><td>não</td>" in members
+    assert "general_foreman" not in members and ">yes<" not in members
+    c.post("/lang", data={"csrf_token": token, "lang": "en"})
+    gang = c.get("/pay", params={"from": day, "to": day}).text.split('data-gang="T1"')[1].split("</div>")[0]
+    assert '<td class="num">120.5</td>' in gang and "<td>E001</td><td>general foreman</td><td>yes</td>" in gang
+    assert "<td>E005</td><td>stevedore</td><td>no</td>" in gang
 
 
 @pytest.mark.parametrize("path", ["/pay/slip/V017.pdf", "/pay/slips.pdf", "/pay", "/pay/export.csv"])

@@ -69,8 +69,8 @@ def test_the_worker_page_shows_validity_cards_and_record(app, registry):
     c, _ = logged_in(app, "auditor")
     r = c.get("/workers/V001")
     assert r.status_code == 200
-    assert "0A04A10001" in r.text and "issued" in r.text
-    assert re.search(r"issued \d\d/\d\d/\d{4} \d\d:\d\d:\d\d", r.text)  # a card's history spans years
+    assert "0A04A10001" in r.text and "emitido" in r.text
+    assert re.search(r"emitido \d\d/\d\d/\d{4} \d\d:\d\d:\d\d", r.text)  # a card's history spans years
     assert "01/06/2025" in r.text and "24 meses para vigia" in r.text
     assert c.get("/workers/NOPE").status_code == 404
 
@@ -388,3 +388,39 @@ def test_a_ships_upload_refuses_a_gate_id_the_gate_refuses(app, registry):
     assert r.status_code == 400
     assert "ships.csv:2: portaló: portaló (gate_id) &#39;g/x#&#39; não é um id válido" in r.text, r.text
     assert _count(registry, ship_calls) == 0
+
+
+def test_the_worker_page_names_cards_history_and_record_in_the_pages_language(app, registry):
+    """Kinds, states, lifecycle events and their details, the record's kind and reason: pt-BR on a
+    pt-BR page (the flag by its name), English on an English one; the codes stay in attributes."""
+    from central.registry.confiscation import record_confiscation
+    from tests.central.registry.test_confiscation import confiscation, event
+    with Session(registry) as s, s.begin():  # the demo import issued the card ("import")
+        record_confiscation(s, event(confiscation(uid="0A04A10008", registration="V008")))
+    c, token = logged_in(app, "office")
+    html = c.get("/workers/V008").text
+    cards_html = html.split('id="cards"')[1].split("</table>")[0]
+    record = html.split('id="penalties"')[1].split("</table>")[0]
+    assert '<td data-kind="control">de controle</td><td data-status="confiscated">apreendido</td>' in cards_html
+    assert "emitido " in cards_html and "(importação)" in cards_html
+    assert "apreendido " in cards_html and "(processo 1: salto no rodízio (G6) (83.611 art. 20 i))" in cards_html
+    assert "issued" not in cards_html and "ROTATION_JUMP" not in cards_html and "case 1" not in cards_html
+    assert '<td data-kind="infraction">infração</td>' in record
+    assert "cartão 0A04A10008 apreendido: salto no rodízio (G6)" in record and "ROTATION_JUMP" not in record
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    html = c.get("/workers/V008").text
+    assert '<td data-kind="control">control</td><td data-status="confiscated">confiscated</td>' in html
+    assert "(case 1: rotation jump (G6) (83.611 art. 20 i))" in html and "(import)" in html
+    assert '<td data-kind="infraction">infraction</td>' in html
+    assert "card 0A04A10008 confiscated: rotation jump (G6)" in html
+
+
+def test_registry_details_and_reasons_that_are_not_known_shapes_stay_as_typed():
+    from central.web.service_texts import card_detail, card_word, penalty_reason
+    assert card_detail("pt", "replaces 0A04A10001") == "substitui 0A04A10001"
+    assert card_detail("pt", "replaced by 0A04A10009") == "substituído por 0A04A10009"
+    assert card_detail("pt", "DTM decidiu devolver") == "DTM decidiu devolver"
+    assert card_word("pt", "returned") == "devolvido" and card_word("pt", "badge") == "chapa"
+    assert penalty_reason("pt", "reprimand: atraso") == "repreensão: atraso"
+    assert penalty_reason("pt", "refused dispatch 12: doente") == "recusou a escala 12: doente"
+    assert penalty_reason("pt", "texto livre") == "texto livre"

@@ -51,12 +51,14 @@ def test_the_reports_page_has_every_table_beside_its_chart(app, data):
     for name in ("sizing", "hours", "fairness", "coverage", "flags"):
         assert f'src="/reports/chart/{name}.svg?month=2026-03"' in r.text
     sizing = r.text.split('id="r-sizing"')[1].split("</section>")[0]
-    # March's trailing 12 months hold 20 shifts over 40 registered vigias: 20/12/40 = 0.04
-    assert "<td>2026-03</td><td class=\"num\">20</td><td class=\"num\">40</td><td class=\"num\">0.04</td>" in sizing
+    # March's trailing 12 months hold 20 shifts over 40 registered vigias: 20/12/40 = 0.04, with the
+    # decimal comma on a pt-BR page
+    assert "<td>2026-03</td><td class=\"num\">20</td><td class=\"num\">40</td><td class=\"num\">0,04</td>" in sizing
+    assert "<td class=\"num\">0,1</td></tr>" in sizing and "0.04" not in sizing  # 20/12 ÷ 25 workers: 0.1
     fairness = r.text.split('id="r-fairness"')[1].split("</section>")[0]
     assert "dispersão 1 · menor dispersão possível 1" in fairness  # 20 shifts among 40: round robin
     coverage = r.text.split('id="r-coverage"')[1].split("</section>")[0]
-    assert "<td>9300009</td><td class=\"num\">1</td><td class=\"num\">3.0</td>" in coverage
+    assert "<td>9300009</td><td class=\"num\">1</td><td class=\"num\">3</td>" in coverage
     flags = r.text.split('id="r-flags"')[1].split("</section>")[0]
     assert "2026-W11" in flags and "cartão emprestado (G4) 1" in flags and "2026-W12" in flags
     assert c.get("/reports", params={"month": "março"}).status_code == 400
@@ -76,4 +78,12 @@ def test_each_chart_is_an_svg_with_its_own_csp(app, data, name):
 def test_the_sizing_chart_plots_the_months_figures(app, data):
     c, _ = logged_in(app, "office")
     svg = c.get("/reports/chart/sizing.svg", params={"month": "2026-03"}).text
-    assert "2025-04" in svg and "2026-03" in svg and "0.04" in svg
+    assert "2025-04" in svg and "2026-03" in svg and ">0,04<" in svg  # the page's decimal comma
+
+
+def test_english_reports_write_the_decimal_point(app, data):
+    c, token = logged_in(app, "auditor")
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    sizing = c.get("/reports", params={"month": "2026-03"}).text.split('id="r-sizing"')[1].split("</section>")[0]
+    assert '<td class="num">0.04</td>' in sizing and "0,04" not in sizing
+    assert ">0.04<" in c.get("/reports/chart/sizing.svg", params={"month": "2026-03"}).text

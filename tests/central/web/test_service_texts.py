@@ -55,6 +55,7 @@ SAMPLES = {
     "not_iso_date": "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)",
     "required": "name is required",
     "not_whole": "rotation_number 'x' is not a whole number",
+    "flag_not_one_of": "flag 'NOPE' is not one of BORROWED_CARD, NOT_DISPATCHED, CONFISCATION",
     "not_one_of": "status 'aposentado' is not one of active|suspended|cancelled",
     "control_char": "name 'a\\x01' contains a control character or line break ('\\x01')",
     "not_timestamp": "arrival 'amanhã' is not an ISO 8601 timestamp",

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from central.web.schema import office_users
 from central.web.users import end_sessions_of
 from testkit.browser import launch_chromium
-from tests.central.web.conftest import logged_in
+from tests.central.web.conftest import csrf_of, logged_in
 from tests.central.web.live import LiveOffice, log_in
 
 
@@ -63,3 +63,23 @@ def test_an_open_live_page_goes_to_the_login_page_when_its_session_ends(office):
         page.wait_for_url(office.url + "/login?next=/")
         assert page.get_by_label("Senha").is_visible()
         context.close()
+
+
+@pytest.mark.parametrize("path", ["/workers/upload", "/pay/mark-paid", "/workers/V001/photo", "/whatif/gate"])
+def test_a_post_without_a_session_answers_the_error_page_in_the_users_language(client, path):
+    """A form sent after the session ended (curl, a tab left open): 401 kept, the application's
+    error page in pt-BR by default with a link to the login page, back to the form's page."""
+    r = client.post(path, data={"x": "1"}, headers={"Referer": "http://testserver/pay?from=2026-03-01"})
+    assert r.status_code == 401 and r.headers["content-type"].startswith("text/html")
+    assert '<html lang="pt-BR">' in r.text and "Sua sessão terminou ou você não entrou" in r.text
+    assert '<a href="/login?next=/pay">Entrar</a>' in r.text
+    assert "login required" not in r.text
+    r = client.post(path)  # no Referer (curl -X POST): the login page, then the home page
+    assert r.status_code == 401 and '<a href="/login?next=/">Entrar</a>' in r.text
+    token = csrf_of(client.get("/login").text)
+    assert client.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    r = client.post(path)
+    assert r.status_code == 401 and "Your session has ended or you are not logged in" in r.text
+    assert '<a href="/login?next=/">Log in</a>' in r.text
+    r = client.get("/pay")  # a page's GET still goes to the login page
+    assert r.status_code == 303 and r.headers["location"] == "/login?next=/pay"
