@@ -6,7 +6,7 @@ Every route endpoint is wrapped by ``guarded(*roles)`` or marked ``public``. A g
   (htmx, SSE, POST) answers 401; never the data;
 - with a user whose role is not in ``roles``: 403;
 - with a method that changes state (not GET/HEAD/OPTIONS): the ``X-CSRF-Token`` header or the
-  ``csrf_token`` form field must equal the session's token (constant-time compare), else 403.
+  ``csrf_token`` form field must equal the session's token (constant-time compare), else 403 with the app's error page.
 
 The session is Starlette's ``SessionMiddleware`` cookie (signed with itsdangerous, HttpOnly,
 SameSite=Lax, Secure when configured), holding ``sid`` (the token of a server-side session,
@@ -24,9 +24,8 @@ from urllib.parse import quote, urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 
-from central.web.i18n import t
 from central.web.users import User, session_user
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -92,8 +91,10 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
 
                 return forbidden(request, user)
             if request.method not in SAFE_METHODS and not await csrf_ok(request):
-                lang = "en" if request.session.get("lang") == "en" else "pt"
-                return PlainTextResponse(t(lang, "csrf_refused"), status_code=403)
+                from central.web.render import page  # lazy: cycle: render builds pages with csrf_token
+
+                request.state.user = user  # the refusal is the app's page, in the user's language
+                return page(request, "error.html", status_code=403, message_key="csrf_refused", detail="")
             request.state.user = user
             return await fn(request)
 

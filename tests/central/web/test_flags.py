@@ -73,3 +73,11 @@ def test_an_unknown_flag_is_refused_naming_the_flags_in_the_pages_language(app):
     assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
     r = c.get("/flags", params={"flag": "NOPE"})
     assert r.status_code == 400 and "is not one of" in r.text and "NOT_DISPATCHED" in r.text
+
+
+def test_the_case_form_names_its_flag_choices_in_the_pages_language(app):
+    flagged = add_flag_event(app.state.web.engine, flags=["BORROWED_CARD"])
+    c, _ = logged_in(app, "inspector")
+    html = c.get(f"/flags/{flagged}").text
+    assert 'id="open-case"' in html
+    assert '<option value="BORROWED_CARD">cartão emprestado (G4)</option>' in html  # the code is the value

@@ -77,6 +77,8 @@ def test_a_change_without_or_with_a_wrong_csrf_token_is_refused(app):
     assert c.post("/ships", data=form).status_code == 403
     forged = c.post("/ships", data=form | {"csrf_token": "forged"})
     assert forged.status_code == 403 and "recarregue a página" in forged.text  # pt-BR first
+    assert forged.headers["content-type"].startswith("text/html")  # the app's page, not text/plain
+    assert '<h1>Formulário expirado' in forged.text and 'href="/"' in forged.text
     assert c.post("/ships", data=form, headers={"X-CSRF-Token": "forged"}).status_code == 403
     assert c.post("/logout").status_code == 403  # logging out is a change too
     assert c.post("/ships", data=form | {"csrf_token": token}).status_code == 303
