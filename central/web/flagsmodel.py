@@ -112,7 +112,8 @@ def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> 
         flags = ["CONFISCATION", p.get("reason_flag", "")] if r.type == "confiscation" else list(p.get("flags") or [])
         out.append(FlagRow(r.event_id, r.gate_id, r.seq, as_utc(r.occurred_at), r.registration or p.get("registration"),
                            p.get("badge_registration"), [x for x in flags if x], r.decision,
-                           p.get("message") or (f"{p.get('reason_flag')} ({p.get('article')})" if r.type == "confiscation" else ""),
+                           # a confiscation's reason is the flag column; its message, the article it cites
+                           p.get("message") or (p.get("article") or "" if r.type == "confiscation" else ""),
                            (p.get("dispatch") or {}).get("ship"), opened.get(r.event_id)))
     return out
 

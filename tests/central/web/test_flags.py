@@ -81,3 +81,24 @@ def test_the_case_form_names_its_flag_choices_in_the_pages_language(app):
     html = c.get(f"/flags/{flagged}").text
     assert 'id="open-case"' in html
     assert '<option value="BORROWED_CARD">cartão emprestado (G4)</option>' in html  # the code is the value
+
+
+def test_a_confiscation_s_message_is_its_article_its_reason_in_the_flag_column(app):
+    import datetime as dt
+
+    from central.ingest.event_store import Accepted, write_batch
+    from wire.events import ConfiscationPayload, Event, encode, new_event_id, sign
+
+    at = dt.datetime.now(dt.UTC)
+    payload = ConfiscationPayload(uid="AA000008", registration="V008", inspector_uid="FF000001",
+                                  inspector_registration="F001", reason_flag="BORROWED_CARD",
+                                  article="83.611 art. 20 j/l")
+    event = sign(Event(event_id=new_event_id(), port="santos", gate_id="g1", boot_id="b9", seq=1,
+                       occurred_at=at, clock_trusted=True, mono_ns=1, payload=payload), b"k")
+    with app.state.web.engine.begin() as conn:
+        write_batch(conn, [Accepted("portgate/v1/santos/gate/g1/events", event, encode(event))], [], at)
+    c, _ = logged_in(app, "inspector")
+    html = c.get("/flags", params={"flag": "CONFISCATION"}).text
+    assert f'data-event="{event.event_id}"' in html
+    assert "cartão emprestado (G4)" in html and "<td>83.611 art. 20 j/l</td>" in html
+    assert "BORROWED_CARD (" not in html  # never the raw code on a pt-BR page
