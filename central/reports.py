@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections import defaultdict
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -22,11 +23,13 @@ from sqlalchemy.orm import Session
 from central.ledger.schema import events
 from central.registry.schema import cases, penalties, workers
 from central.rotation.schema import escala
+from central.rotation.engine import RotationSettings
 from portgate.timeutil import as_utc
 
 EARLY = dt.timedelta(minutes=30)  # G6 early-arrival tolerance
 COVERAGE_DELAY = dt.timedelta(minutes=30)  # G11 setting
 GANGWAY_POST = "portalo"
+PORT_TZ = ZoneInfo(RotationSettings().tz)  # the default port time zone; callers pass theirs
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,9 +38,11 @@ class PresenceReport:
     boarded_without_dispatch: list[dict]
 
 
-def _day_window(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
-    start = dt.datetime.combine(day, dt.time(), dt.UTC) - dt.timedelta(days=1)
-    return start, start + dt.timedelta(days=3)
+def _local_day(day: dt.date, tz: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    """``day``'s local midnight to the next one, as aware UTC datetimes (23, 24 or 25 hours)."""
+    start = dt.datetime.combine(day, dt.time(), tz)
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tz)
+    return start.astimezone(dt.UTC), end.astimezone(dt.UTC)
 
 
 def _admits(session: Session, start: dt.datetime, end: dt.datetime) -> list:
@@ -47,19 +52,27 @@ def _admits(session: Session, start: dt.datetime, end: dt.datetime) -> list:
         events.c.occurred_at >= start, events.c.occurred_at < end)).all()
 
 
-def _entries(session: Session, day: dt.date) -> list:
-    return session.execute(select(escala).where(escala.c.date == day, escala.c.status == "active")
+def _entries(session: Session, day: dt.date, last: dt.date | None = None) -> list:
+    """Active escala entries dated ``day`` (through ``last`` when given), in start order."""
+    return session.execute(select(escala).where(escala.c.date >= day, escala.c.date <= (last or day),
+                                                escala.c.status == "active")
                            .order_by(escala.c.start_at, escala.c.id)).all()
 
 
-def presence(session: Session, day: dt.date) -> PresenceReport:
-    """Escala of ``day`` vs tap admits in the ledger (R5, Lei 9.719 art. 7)."""
+def presence(session: Session, day: dt.date, tz: ZoneInfo = PORT_TZ) -> PresenceReport:
+    """Escala of ``day`` vs tap admits in the ledger (R5, Lei 9.719 art. 7).
+
+    ``day`` is a date of the port's calendar (``tz``). "Dispatched, not boarded": an entry of
+    ``day`` with no admit of its worker at its gate from 30 min before its start to its end.
+    "Boarded without dispatch": an admit whose time falls on ``day`` in the port's time zone and
+    that no active entry at that gate covers (the day before's and after's entries count: a 19-01
+    that began yesterday covers a boarding at 00:30 today). Rows carry ``at`` as aware UTC ISO
+    text; screens show it in the port's time.
+    """
     entries = _entries(session, day)
-    if entries:
-        lo = min(as_utc(e.start_at) for e in entries) - EARLY
-        hi = max(as_utc(e.end_at) for e in entries)
-    else:
-        lo, hi = _day_window(day)
+    day_lo, day_hi = _local_day(day, tz)
+    lo = min([day_lo] + [as_utc(e.start_at) - EARLY for e in entries])
+    hi = max([day_hi] + [as_utc(e.end_at) for e in entries])
     admits = _admits(session, lo, hi)
     by_key = defaultdict(list)
     for a in admits:
@@ -71,11 +84,14 @@ def presence(session: Session, day: dt.date) -> PresenceReport:
             missing.append({"entry": e.id, "registration": e.registration, "ship": e.ship,
                             "gate_id": e.gate_id, "period": e.period, "post": e.post})
     covering = defaultdict(list)
-    for e in entries:
+    one = dt.timedelta(days=1)
+    for e in _entries(session, day - one, day + one):
         covering[(e.registration, e.gate_id)].append((as_utc(e.start_at) - EARLY, as_utc(e.end_at)))
     extra = []
     for a in admits:
         t = as_utc(a.occurred_at)
+        if not day_lo <= t < day_hi:
+            continue
         if not any(s <= t < e for s, e in covering.get((a.registration, a.gate_id), ())):
             extra.append({"event_id": a.event_id, "registration": a.registration,
                           "gate_id": a.gate_id, "at": t.isoformat()})

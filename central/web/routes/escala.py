@@ -47,10 +47,12 @@ def _day(request: Request, value: str | None = None) -> dt.date:
     return day
 
 
-def _view(session, day):
+def _view(session, day, tz):
     entries = service.day_entries(session, day)
-    presence = reports.presence(session, day)
-    return entries, presence
+    rep = reports.presence(session, day, tz)
+    # the page shows a boarding's time in the port's time (``when``), not the report's UTC text
+    boarded = [m | {"at": dt.datetime.fromisoformat(m["at"])} for m in rep.boarded_without_dispatch]
+    return entries, reports.PresenceReport(rep.dispatched_not_boarded, boarded)
 
 
 @guarded(*ALL_ROLES)
@@ -60,7 +62,7 @@ async def escala_page(request: Request, result=None, status_code: int = 200):
         day = _day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day))
+    entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
     return page(request, "escala.html", status_code=status_code, day=day, entries=entries,
                 presence=presence, result=result, errors=[], done=request.query_params.get("done", ""))
 
@@ -90,12 +92,12 @@ async def dispatch_post(request: Request):
     def work(s):
         with saved({"r": (name, data)}) as paths:
             run = dispatch_file(s, day, paths["r"], actor=actor, now=web.now())
-        return run, _view(s, day)
+        return run, _view(s, day, web.tz)
 
     try:
         run, (entries, presence) = await run_in_threadpool(web.with_session, work)
     except (BadInput, ConfigError, UnicodeDecodeError) as exc:
-        entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day))
+        entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
         errors = str(exc).splitlines()
         if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
             errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]

@@ -52,6 +52,36 @@ def test_presence_lists_who_did_not_board_and_who_boarded_without_dispatch(day):
     assert sorted(r["registration"] for r in rep.boarded_without_dispatch) == ["V003", "V004"]
 
 
+def test_boarded_without_dispatch_counts_only_the_days_boardings_and_every_covering_entry(engine):
+    """R5: a boarding belongs to the port-local date it happened on, and any active entry at that
+    gate covers it, the day before's included. V001 and V002 are dispatched 19-01 on DAY (19:00
+    local = 22:00 UTC to 04:00 UTC of DAY+1). V001 boards at 18:45 local (21:45 UTC, 15 min early):
+    DAY's boarding, with a dispatch. V002 boards at 00:40 local of DAY+1 (03:40 UTC): DAY's entry
+    covers it. V003, not dispatched, boards at 00:30 local of DAY+1 (03:30 UTC): DAY+1's boarding
+    without dispatch, not DAY's. DAY+1 has no entries: only V003 is listed for it (every admit of
+    DAY..DAY+2 used to be)."""
+    nxt = DAY + dt.timedelta(days=1)
+    with Session(engine) as s, s.begin():
+        now = store.utcnow()
+        for i in range(1, 4):
+            store.save_worker(s, worker(f"V00{i}", i), actor="a", now=now, action="t")
+        service.dispatch_day(s, DAY, [requisition("n", workers=2, period="19-01", gate_id="g1")],
+                             actor="d")
+    with Session(engine) as s:
+        assert sorted(e.registration for _, _, e in service.day_entries(s, DAY)) == ["V001", "V002"]
+    with Session(engine) as s, s.begin():
+        admit(s, "V001", "g1", dt.datetime(2026, 3, 10, 21, 45, tzinfo=UTC))
+        admit(s, "V002", "g1", dt.datetime(2026, 3, 11, 3, 40, tzinfo=UTC))
+        admit(s, "V003", "g1", dt.datetime(2026, 3, 11, 3, 30, tzinfo=UTC))
+    with Session(engine) as s:
+        on_day, on_next = reports.presence(s, DAY), reports.presence(s, nxt)
+    assert on_day.boarded_without_dispatch == []
+    assert on_day.dispatched_not_boarded == []
+    assert [(r["registration"], r["at"]) for r in on_next.boarded_without_dispatch] == [
+        ("V003", "2026-03-11T03:30:00+00:00")]
+    assert on_next.dispatched_not_boarded == []
+
+
 def test_coverage_gap_when_no_gangway_watchman_is_admitted_30_min_after_start(day, db_url, capsys):
     with Session(day) as s:
         gap, unwatched = reports.coverage_gaps(s, DAY)

@@ -184,3 +184,25 @@ def test_the_form_refuses_a_gate_id_the_gate_refuses_and_a_period_not_hh_hh(app,
     errors = r.text.split('id="escala-errors"')[1].split("</div>")[0]
     assert says in errors, errors
     assert _n(reg, escala) == 0 and _n(reg, downlink_changes, downlink_changes.c.kind == "escala") == 0
+
+
+def test_a_boarding_without_dispatch_shows_in_the_port_s_time(app, reg):
+    """R5: V031 boards at g-a at 10:05 UTC, 07:05 in São Paulo, with no dispatch: the page lists him
+    with the port's time ``dd/mm HH:MM:SS``, not the UTC ISO text."""
+    import datetime as dt
+    import uuid
+
+    from central.ledger.schema import events
+
+    at = dt.datetime(2026, 12, 2, 10, 5, tzinfo=dt.UTC)
+    with Session(reg) as s, s.begin():
+        s.execute(events.insert().values(
+            event_id=str(uuid.uuid4()), port="santos", gate_id="g-a", boot_id="b", seq=1,
+            occurred_at=at, clock_trusted=True, mono_ns=0, type="tap", registration="V031",
+            decision="admit", payload={}, mac="00", raw=b"{}", received_at=at))
+    c, _ = logged_in(app, "office")
+    listed = c.get("/escala", params={"date": DAY}).text.split('id="without-dispatch"')[1].split("</ul>")[0]
+    assert "V031 — g-a 02/12 07:05:00" in listed
+    assert "10:05" not in listed
+    assert "nenhum" in c.get("/escala", params={"date": "2026-12-03"}).text.split(
+        'id="without-dispatch"')[1].split("</ul>")[0].lower()
