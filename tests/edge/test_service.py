@@ -154,6 +154,20 @@ def test_bench_smoke_prints_its_json_line():
     assert {"p50_ms", "p99_ms", "rss_mb"} <= set(last["figures"]) and last["baseline"]["p50_ms"] > 0
     assert set(last["ratio"]) == {"p50", "p99", "sustained"} and last["figures"]["taps_per_s"] > 0
     assert last["baseline"]["commits_per_s"] > 0 and last["figures"]["flagged_cards_at_end"] >= 100
+    # the same gate inside a quarter of one core (issue 32: a Raspberry-class budget): the real
+    # ``portgate edge run`` reached READY=1 and the loop ran; "not measured" only without a cgroup
+    quota = last["figures"]["cpu_quota"]
+    assert last["target"]["cpu_quota"] == {"taps_per_s": 20, "p99_ms": 50, "rss_mb": 60, "start_up_s": 10}
+    from bench._cpuquota import CpuQuota
+
+    probe = CpuQuota.create(0.25, name=f"portgate-probe-{os.getpid()}")
+    if probe is None:
+        assert quota == {"measured": False, "why": quota["why"]} and "cgroup" in quota["why"]
+    else:
+        probe.remove()
+        assert quota["measured"] and quota["fraction"] == 0.25 and "0.25 of one core" in quota["cgroup"]
+        assert quota["start_up_s"] > 0 and quota["taps_per_s"] > 0 and quota["rss_mb"] > 0
+        assert quota["p99_ms"] >= quota["p50_ms"] > 0
 
 
 def test_a_driver_missing_from_this_build_is_a_config_error_naming_the_reader(tmp_path):

@@ -1,0 +1,92 @@
+"""A CPU quota for a benchmark's child process: a fraction of one core, through the kernel's CFS
+bandwidth control (a Raspberry-class budget on this machine).
+
+``CpuQuota.create(fraction)`` makes a private cgroup with that quota, under cgroup v2 (``cpu.max``,
+where ``/sys/fs/cgroup`` is the unified hierarchy with the ``cpu`` controller) or cgroup v1
+(``cpu.cfs_quota_us`` under the ``cpu`` hierarchy), whichever this machine has and lets us write;
+``None`` when neither is writable (not root, a read-only cgroupfs): the caller says "not measured".
+``join`` is a ``preexec_fn`` for ``subprocess``: the child enters the cgroup before it execs, so
+its interpreter start-up is under the quota too. ``remove`` deletes the cgroup (its processes must
+have ended).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+PERIOD_US = 100_000
+V2_ROOT = Path("/sys/fs/cgroup")
+V1_CPU = Path("/sys/fs/cgroup/cpu")
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuQuota:
+    path: Path
+    version: int  # 1 or 2
+    fraction: float  # of one core
+
+    @classmethod
+    def create(cls, fraction: float, name: str | None = None) -> "CpuQuota | None":
+        """A new cgroup limited to ``fraction`` (0 < fraction <= 64) of one core, or ``None`` when
+        this machine offers no writable cgroup with a CPU controller."""
+        if not 0 < fraction <= 64:
+            raise ValueError(f"cpu quota {fraction} is not in (0, 64]")
+        name = name or f"portgate-bench-{os.getpid()}"
+        quota = max(1000, int(PERIOD_US * fraction))
+        for make in (cls._v2, cls._v1):
+            try:
+                made = make(name, quota, fraction)
+            except OSError:
+                continue
+            if made is not None:
+                return made
+        return None
+
+    @classmethod
+    def _v2(cls, name: str, quota: int, fraction: float) -> "CpuQuota | None":
+        controllers = V2_ROOT / "cgroup.controllers"
+        if not controllers.exists() or "cpu" not in controllers.read_text().split():
+            return None
+        subtree = V2_ROOT / "cgroup.subtree_control"
+        if "cpu" not in subtree.read_text().split():
+            subtree.write_text("+cpu")
+        path = V2_ROOT / name
+        path.mkdir(exist_ok=True)
+        (path / "cpu.max").write_text(f"{quota} {PERIOD_US}")
+        return cls(path, 2, fraction)
+
+    @classmethod
+    def _v1(cls, name: str, quota: int, fraction: float) -> "CpuQuota | None":
+        if not (V1_CPU / "cpu.cfs_quota_us").exists():
+            return None
+        path = V1_CPU / name
+        path.mkdir(exist_ok=True)
+        (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (path / "cpu.cfs_quota_us").write_text(str(quota))
+        return cls(path, 1, fraction)
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup (use as ``subprocess``'s ``preexec_fn``)."""
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def throttled_s(self) -> float:
+        """Seconds the cgroup's processes waited for the quota so far (``cpu.stat``)."""
+        for line in (self.path / "cpu.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "throttled_usec":
+                return int(value) / 1e6
+            if key == "throttled_time":  # v1: nanoseconds
+                return int(value) / 1e9
+        return 0.0
+
+    def describe(self) -> str:
+        knob = "cpu.max" if self.version == 2 else "cpu.cfs_quota_us"
+        return f"cgroup v{self.version} {knob}: {self.fraction:g} of one core"
+
+    def remove(self) -> None:
+        try:
+            self.path.rmdir()
+        except OSError:
+            pass
