@@ -133,6 +133,7 @@ def main() -> None:
                 "baseline": {"csv_read_s": round(base_s, 4)},
                 "ratio": round(ratio, 2),
                 "target": TARGET,
+                "met": ratio <= TARGET,
             }
         )
     )

@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "baseline": {"load_s": round(load_s, 4)},
         "ratio": round(engine_s / load_s, 3) if load_s else None,
         "target": "dispatch_day_s <= 1.0 (DESIGN.md: daily escala <= 1 s)",
+        "met": full_s <= 1.0,
     }))
     return 0
 

@@ -279,11 +279,13 @@ def main() -> None:
             if f"{db}_1_worker_unsigned" in figures:
                 r = figures[f"{db}_1_worker"] / figures[f"{db}_1_worker_unsigned"]
                 ratio[f"{db}_signed_to_unsigned"] = round(r, 3)
-                print(f"{db}: signed (verified) / unsigned, same run: {r:.2f} (target >= 0.8)")
+                print(f"{db}: signed (verified) / unsigned, same run: {r:.2f} (target >= 0.6)")
     print(json.dumps({"bench": "ingest", "figures": {"events": n, "rounds": rounds, "signed": args.signed, **figures},
                       "baseline": {"bare_paho_events_per_s": round(base, 1),
                                    "mosquitto_sub_events_per_s": round(c_base, 1)},
-                      "ratio": ratio, "target": {"to_c_client": 0.25, "signed_to_unsigned": 0.8}}))
+                      "ratio": ratio, "target": {"to_c_client": 0.25, "signed_to_unsigned": 0.6},
+                      "met": ratio["to_c_client"] >= 0.25 and all(
+                          v >= 0.6 for k, v in ratio.items() if k.endswith("_signed_to_unsigned"))}))
 
 
 if __name__ == "__main__":

@@ -174,6 +174,10 @@ def measure(url: str, workers: int, rounds: int, label: str, fresh_url=None) -> 
         out["floor"] = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in f.items()}
         out["floor_ratio"] = {k: round(v / read_s, 2) for k, v in f.items() if isinstance(v, float)}
         print(f"[{label}] floor ratios (insert only / baseline read): {out['floor_ratio']}")
+        fastest = "copy" if "copy" in f else "executemany"  # the database's fastest path, triggers on
+        out["first_to_floor"] = closes[0] / f[fastest]
+        print(f"[{label}] first close / its write floor ({fastest}, same rows, same run): "
+              f"{out['first_to_floor']:.2f} (target <= 2)")
     return out
 
 
@@ -195,7 +199,8 @@ def main() -> None:
     args = parser.parse_args()
     workers = args.workers or (50 if args.smoke else 5000)
     rounds = args.rounds or (2 if args.smoke else 3)
-    out = {"bench": "month_close", "figures": {}, "baseline": {}, "ratio": {}, "target": 5.0}
+    out = {"bench": "month_close", "figures": {}, "baseline": {}, "ratio": {},
+           "target": {"re_close_to_read": 5.0, "first_close_to_floor": 2.0}}
     with tempfile.TemporaryDirectory() as tmp:
         n = iter(range(1, 100))
         m = measure(f"sqlite:///{tmp}/bench.db", workers, rounds, "sqlite",
@@ -203,6 +208,7 @@ def main() -> None:
     out["figures"]["sqlite_close_s"] = round(m["close_s"], 3)
     out["figures"]["sqlite_first_close_s"] = round(m["first_close_s"], 3)
     out["ratio"]["sqlite_first_close"] = round(m["first_ratio"], 2)
+    out["ratio"]["sqlite_first_to_floor"] = round(m["first_to_floor"], 2)
     out["floor"] = {"sqlite": m["floor"]}
     out["floor_ratio"] = {"sqlite": m["floor_ratio"]}
     out["figures"]["shifts"] = m["shifts"]
@@ -219,6 +225,7 @@ def main() -> None:
         out["figures"]["postgresql_close_s"] = round(p["close_s"], 3)
         out["figures"]["postgresql_first_close_s"] = round(p["first_close_s"], 3)
         out["ratio"]["postgresql_first_close"] = round(p["first_ratio"], 2)
+        out["ratio"]["postgresql_first_to_floor"] = round(p["first_to_floor"], 2)
         out["floor"]["postgresql"] = p["floor"]
         out["floor_ratio"]["postgresql"] = p["floor_ratio"]
         out["baseline"]["postgresql_read_s"] = round(p["read_s"], 4)
@@ -239,7 +246,8 @@ def main() -> None:
         out["growth"] = {"workers": sizes, "close_s": [round(t, 3) for t in times],
                          "exponent": round(exponent, 2), "close_cpu_s": [round(t, 3) for t in cpu],
                          "cpu_exponent": round(cpu_exponent, 2)}
-    out["met"] = all(v <= 5.0 for k, v in out["ratio"].items() if not k.endswith("_first_close"))
+    out["met"] = all(v <= 2.0 if k.endswith("_first_to_floor") else v <= 5.0
+                     for k, v in out["ratio"].items() if not k.endswith("_first_close"))
     print(json.dumps(out))
 
 

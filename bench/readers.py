@@ -251,6 +251,7 @@ def main() -> None:
                 },
                 "ratio": round(ratio, 3),
                 "target": "pcsc_cycle <= 1.5x bare pyscard loop",
+                "met": ratio <= 1.5,
             }
         )
     )

@@ -5,9 +5,9 @@
 Each ``bench/<name>.py`` (every ``.py`` here except this file, ``_*.py`` and the profilers
 ``profile_*.py``, which print cProfile tables, not figures, and are run by hand) is run as a separate
 process (``--smoke`` passed through) and must print, as its last line, one JSON object
-``{"bench", "figures", "baseline", "ratio", "target"}`` (BRIEF.md). The table has one row per
-benchmark: its figures, the baseline measured in the same run, the ratio, the target, the time it
-took, and ``FAILED`` with the last lines of its output if it crashed or printed no JSON line. The
+``{"bench", "figures", "baseline", "ratio", "target", "met"}`` (BRIEF.md). The table has one row per
+benchmark: its figures, the baseline measured in the same run, the ratio, the target, whether the
+benchmark found its target met in that run, the time it took, and ``FAILED`` with the last lines of its output if it crashed or printed no JSON line. The
 machine (CPU model, cores, Python, kernel) is written above the table, so figures are never quoted
 without the machine they came from. Exit status: 1 if any benchmark failed, else 0.
 """
@@ -99,16 +99,28 @@ def table(results: list[dict], smoke: bool) -> str:
     head = [f"# Benchmarks ({'smoke sizes' if smoke else 'full run'})", "",
             f"- run: {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}",
             f"- machine: {machine()}", "",
-            "| bench | figures | baseline (same run) | ratio | target | time (s) |",
-            "|---|---|---|---|---|---|"]
+            "| bench | figures | baseline (same run) | ratio | target | met | time (s) |",
+            "|---|---|---|---|---|---|---|"]
     rows = []
     for r in results:
         if "error" in r:
-            rows.append(f"| {r['bench']} | FAILED ({_fmt(r['error'])}): {_fmt(r['tail'])} | | | | {r['seconds']:.1f} |")
+            rows.append(f"| {r['bench']} | FAILED ({_fmt(r['error'])}): {_fmt(r['tail'])} | | | | | {r['seconds']:.1f} |")
         else:
             rows.append(f"| {r['bench']} | {_fmt(r.get('figures', ''))} | {_fmt(r.get('baseline', ''))} | "
-                        f"{_fmt(r.get('ratio', ''))} | {_fmt(r.get('target', ''))} | {r['seconds']:.1f} |")
-    return "\n".join(head + rows) + "\n"
+                        f"{_fmt(r.get('ratio', ''))} | {_fmt(r.get('target', ''))} | {met_word(r)} | "
+                        f"{r['seconds']:.1f} |")
+    verdicts = [r for r in results if isinstance(r.get("met"), bool)]
+    missed = [r["bench"] for r in verdicts if not r["met"]]
+    foot = ["", f"Targets met: {len(verdicts) - len(missed)} of {len(verdicts)}"
+            + (f"; not met: {', '.join(missed)}" if missed else "")
+            + (" (smoke sizes: the verdicts say nothing of the targets)" if smoke else "") + "."]
+    return "\n".join(head + rows + foot) + "\n"
+
+
+def met_word(result: dict) -> str:
+    """``yes``/``**no**`` from the benchmark's own ``met`` verdict (same run); ``—`` without one."""
+    met = result.get("met")
+    return "yes" if met is True else "**no**" if met is False else "—"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(md)
     print(md)
     failed = [r["bench"] for r in results if "error" in r]
-    print(json.dumps({"bench": "run_all", "figures": {"benchmarks": len(results), "failed": failed},
+    missed = [r["bench"] for r in results if r.get("met") is False]
+    print(json.dumps({"bench": "run_all", "figures": {"benchmarks": len(results), "failed": failed,
+                                                      "targets_not_met": missed},
                       "baseline": {}, "ratio": None, "target": "all benchmarks print their JSON line"}))
     return 1 if failed else 0
 

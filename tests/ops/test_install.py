@@ -79,9 +79,15 @@ def test_run_all_smoke_writes_table(tmp_path):
                           "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
     last = json.loads(res.stdout.strip().splitlines()[-1])
-    assert last["bench"] == "run_all" and last["figures"] == {"benchmarks": 1, "failed": []}
+    assert last["bench"] == "run_all" and last["figures"]["benchmarks"] == 1 and last["figures"]["failed"] == []
     md = out.read_text()
     assert "| escala |" in md and "baseline (same run)" in md and "- machine: " in md
+    # every target with its verdict, in the same run (issue 32): escala states its own
+    [row] = [line for line in md.splitlines() if line.startswith("| escala |")]
+    verdict = row.split("|")[-3].strip()
+    assert verdict in ("yes", "**no**")
+    assert last["figures"]["targets_not_met"] == ([] if verdict == "yes" else ["escala"])
+    assert "Targets met: " in md and " of 1" in md
 
 
 def test_run_all_reports_a_broken_benchmark():
@@ -94,6 +100,11 @@ def test_run_all_reports_a_broken_benchmark():
     assert run_all.last_json("Traceback ...\nValueError: boom\n") is None
     md = run_all.table([{"bench": "x", "error": "no JSON line", "tail": "ValueError: boom", "seconds": 0.5}], True)
     assert "| x | FAILED (no JSON line): ValueError: boom |" in md
+    md = run_all.table([{"bench": "a", "figures": {}, "met": True, "seconds": 1.0},
+                        {"bench": "b", "figures": {}, "met": False, "seconds": 1.0},
+                        {"bench": "c", "figures": {}, "seconds": 1.0}], False)
+    assert "| yes | 1.0 |" in md and "| **no** | 1.0 |" in md and "| — | 1.0 |" in md
+    assert "Targets met: 1 of 2; not met: b." in md
 
 
 def test_run_all_runs_the_benchmarks_not_the_profilers():
