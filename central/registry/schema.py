@@ -11,6 +11,7 @@
 - ``penalties``: the worker's registration record (83.611 art. 20 §3): suspensions, cancellations,
   infractions (refusals R3, confiscations G10).
 - ``cases``: confiscation cases for the labour office (DTM), 83.611 art. 20 §1.
+- ``flag_reviews``: an inspector's review of a flagged gate event (acknowledged, no infraction).
 - ``downlink_changes``: the versioned change feed the MQTT downlink publishes (id = version).
 - ``audit_log``: who changed what, one row per command.
 """
@@ -161,6 +162,19 @@ case_attachments = Table(
     Column("data", LargeBinary, nullable=False),
     Column("uploaded_at", DateTime(timezone=True), nullable=False),
     Column("actor", String(128), nullable=False),
+)
+
+# the inspectors' review of a flagged gate event (issue 33): acknowledged with a comment (the flag is
+# "seen") or closed as no infraction ("handled"); a case opened from the event handles it too
+# (``cases.event_id``). One row per event, its latest review; every review is an audit_log row.
+flag_reviews = Table(
+    "flag_reviews",
+    metadata,
+    Column("event_id", String(36), primary_key=True),
+    Column("outcome", String(16), nullable=False),  # acknowledged | no_infraction
+    Column("comment", Text, nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
 )
 
 downlink_changes = Table(

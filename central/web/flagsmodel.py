@@ -7,7 +7,8 @@ LIKE patterns are built only from validated text, so no filter can widen the que
 - ``ship``: IMO number (digits) of the event's dispatch;
 - ``gate``: gate id; ``worker``: registration (card holder or the badge's holder);
 - ``flag``: one of ``FLAGS``, every code the queue can show (``wire.flags.Flag``, and
-  ``CONFISCATION`` = a confiscation event).
+  ``CONFISCATION`` = a confiscation event);
+- ``state``: ``new`` | ``seen`` | ``handled`` (``central.registry.flag_reviews``).
 
 ``BadInput`` names the filter whose value is not acceptable.
 """
@@ -19,11 +20,12 @@ import datetime as dt
 import re
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Text, and_, cast, or_, select
+from sqlalchemy import Text, and_, case, cast, exists, func, or_, select
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import events
-from central.registry.schema import cases
+from central.registry.flag_reviews import NEW, STATES, Review, states
+from central.registry.schema import cases, flag_reviews
 from portgate.errors import BadInput
 from portgate.timeutil import as_utc
 from wire.flags import Flag
@@ -42,6 +44,12 @@ class Filters:
     gate: str | None = None
     worker: str | None = None
     flag: str | None = None
+    state: str | None = None
+
+    def query(self) -> dict[str, str]:
+        """The filters as query parameters (for links and the CSV export)."""
+        return {k: (v.isoformat() if isinstance(v, dt.date) else v)
+                for k, v in dataclasses.asdict(self).items() if v}
 
 
 def parse_filters(params) -> Filters:
@@ -67,7 +75,10 @@ def parse_filters(params) -> Filters:
     flag = get("flag")
     if flag and flag not in FLAGS:
         raise BadInput(f"flag {flag!r} is not one of {', '.join(FLAGS)}", where="flag")
-    return Filters(day, ship, gate, worker, flag)
+    state = get("state")
+    if state and state not in STATES:
+        raise BadInput(f"state {state!r} is not one of {', '.join(STATES)}", where="state")
+    return Filters(day, ship, gate, worker, flag, state)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,12 +94,21 @@ class FlagRow:
     message: str
     ship: str | None
     case_id: int | None
+    review: Review = NEW
 
 
-def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> list[FlagRow]:
+# a flagged event's state in SQL, as ``flag_reviews.states`` reads it (a case opened from it, or
+# whose evidence it is, handles it)
+_CASE = exists().where(or_(cases.c.event_id == events.c.event_id, cases.c.source_event_id == events.c.event_id))
+_OUTCOME = select(flag_reviews.c.outcome).where(flag_reviews.c.event_id == events.c.event_id).scalar_subquery()
+_STATE = case((_CASE, "handled"), (_OUTCOME == "no_infraction", "handled"), (_OUTCOME.is_not(None), "seen"),
+              else_="new")
+
+
+def _flagged_query(f: Filters, tz: ZoneInfo, *columns):
+    """SELECT ``columns`` of the flagged events that pass ``f`` but its state."""
     text = cast(events.c.payload, Text)
-    q = select(events.c.event_id, events.c.gate_id, events.c.seq, events.c.occurred_at, events.c.registration,
-               events.c.type, events.c.decision, events.c.payload).where(
+    q = select(*columns).select_from(events).where(
         or_(events.c.type == "confiscation", and_(events.c.type == "tap", text.like('%"flags":["%'))))
     if f.date:
         start = dt.datetime.combine(f.date, dt.time(0), tz).astimezone(dt.UTC)
@@ -103,9 +123,26 @@ def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> 
         q = q.where(events.c.type == "confiscation")
     elif f.flag:
         q = q.where(text.like(f'%"{f.flag}"%'))
+    return q
+
+
+def state_counts(conn: Connection, f: Filters, tz: ZoneInfo) -> dict[str, int]:
+    """How many flagged events pass ``f`` (its state aside) in each state: ``{new, seen, handled}``."""
+    each = _flagged_query(f, tz, _STATE.label("state")).subquery()
+    got = {r.state: int(r.n) for r in conn.execute(
+        select(each.c.state, func.count().label("n")).group_by(each.c.state)).all()}
+    return {s: got.get(s, 0) for s in STATES}
+
+
+def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> list[FlagRow]:
+    """The newest ``limit`` flagged events that pass ``f``, newest first, each with its review."""
+    q = _flagged_query(f, tz, events.c.event_id, events.c.gate_id, events.c.seq, events.c.occurred_at,
+                       events.c.registration, events.c.type, events.c.decision, events.c.payload)
+    if f.state:
+        q = q.where(_STATE == f.state)
     rows = conn.execute(q.order_by(events.c.occurred_at.desc(), events.c.id.desc()).limit(limit)).all()
     ids = [r.event_id for r in rows]
-    opened = dict(conn.execute(select(cases.c.event_id, cases.c.id).where(cases.c.event_id.in_(ids))).all()) if ids else {}
+    reviews = states(conn, ids)
     out = []
     for r in rows:
         p = r.payload or {}
@@ -114,7 +151,8 @@ def flag_rows(conn: Connection, f: Filters, tz: ZoneInfo, limit: int = PAGE) -> 
                            p.get("badge_registration"), [x for x in flags if x], r.decision,
                            # a confiscation's reason is the flag column; its message, the article it cites
                            p.get("message") or (p.get("article") or "" if r.type == "confiscation" else ""),
-                           (p.get("dispatch") or {}).get("ship"), opened.get(r.event_id)))
+                           (p.get("dispatch") or {}).get("ship"), reviews[r.event_id].case_id,
+                           reviews[r.event_id]))
     return out
 
 
@@ -138,7 +176,7 @@ def taps_around(conn: Connection, event_id: str, n: int = 10) -> list[dict]:
                                events.c.decision, events.c.registration, events.c.payload)
                         .where(events.c.gate_id == row.gate_id, events.c.seq >= row.seq - n,
                                events.c.seq <= row.seq + n).order_by(events.c.seq)).all()
-    return [{"event_id": r.event_id, "seq": r.seq, "occurred_at": as_utc(r.occurred_at), "type": r.type,
+    return [{"event_id": r.event_id, "gate_id": row.gate_id, "seq": r.seq, "occurred_at": as_utc(r.occurred_at), "type": r.type,
              "decision": r.decision, "registration": r.registration,
              "flags": _flags_of(r.type, r.payload or {}), "message": (r.payload or {}).get("message", ""),
              "uid": (r.payload or {}).get("uid", ""), "this": r.event_id == event_id} for r in rows]

@@ -100,5 +100,107 @@ def test_a_confiscation_s_message_is_its_article_its_reason_in_the_flag_column(a
     c, _ = logged_in(app, "inspector")
     html = c.get("/flags", params={"flag": "CONFISCATION"}).text
     assert f'data-event="{event.event_id}"' in html
-    assert "cartão emprestado (G4)" in html and "<td>83.611 art. 20 j/l</td>" in html
+    assert "cartão emprestado (G4)" in html and 'data-label="Mensagem">83.611 art. 20 j/l</td>' in html
     assert "BORROWED_CARD (" not in html  # never the raw code on a pt-BR page
+
+
+def _queue(c, **params) -> tuple[dict[str, str], dict[str, int]]:
+    """The queue's rows (event -> state) and the counts per state, as the page shows them."""
+    import re
+
+    html = c.get("/flags", params=params).text
+    rows = dict(re.findall(r'data-event="([^"]+)" data-flags="[^"]*" data-state="(\w+)"', html))
+    counts = {s: int(n) for s, n in re.findall(r'<li data-state="(\w+)">.*?<span class="n">(\d+)</span>', html)}
+    return rows, counts
+
+
+def test_a_flag_is_new_then_seen_with_a_comment_then_handled_and_the_queue_filters_and_counts(app):
+    """Issue 33: new -> acknowledged with a comment (seen) -> closed as no infraction (handled); a
+    comment is required; a handled flag takes no further review; every step is in the audit log."""
+    from sqlalchemy import select
+
+    from central.registry.schema import audit_log
+
+    engine = app.state.web.engine
+    a = add_flag_event(engine, flags=["BORROWED_CARD"], registration="V008", badge_registration="V009")
+    b = add_flag_event(engine, flags=["NOT_DISPATCHED"], registration="V020")
+    c, token = logged_in(app, "inspector")
+    assert _queue(c) == ({a: "new", b: "new"}, {"new": 2, "seen": 0, "handled": 0})
+
+    empty = c.post(f"/flags/{b}/acknowledge", data={"csrf_token": token, "comment": "  "})
+    assert empty.status_code == 400 and "o comentário é obrigatório" in empty.text
+    r = c.post(f"/flags/{b}/acknowledge", data={"csrf_token": token, "comment": "falou com o vigia"})
+    assert r.status_code == 303 and r.headers["location"] == f"/flags/{b}"
+    page = c.get(f"/flags/{b}").text
+    assert 'data-state="seen"' in page and "falou com o vigia" in page and 'id="review-form"' in page
+    assert _queue(c) == ({a: "new", b: "seen"}, {"new": 1, "seen": 1, "handled": 0})
+    assert _queue(c, state="seen")[0] == {b: "seen"}
+
+    r = c.post(f"/flags/{b}/close", data={"csrf_token": token, "comment": "escalado por telefone",
+                                          "back": "/flags?state=seen"})
+    assert r.status_code == 303 and r.headers["location"] == "/flags?state=seen"
+    assert _queue(c, state="handled") == ({b: "handled"}, {"new": 1, "seen": 0, "handled": 1})
+    page = c.get(f"/flags/{b}").text
+    assert "sem infração, por inspector" in page and 'id="review-form"' not in page
+    again = c.post(f"/flags/{b}/acknowledge", data={"csrf_token": token, "comment": "de novo"})
+    assert again.status_code == 400 and "já foi tratada (sem infração)" in again.text
+    with engine.connect() as conn:
+        actions = [r.action for r in conn.execute(select(audit_log.c.action).where(audit_log.c.subject == b))]
+    assert actions == ["flag.acknowledge", "flag.no_infraction"]
+
+
+def test_a_case_opened_in_one_step_carries_the_flagged_read_and_handles_the_flag(app):
+    """Issue 33 / R7: one button opens the case; its charge is the flag's name, its article the
+    flag's (83.611 art. 20 j/l for a borrowed card), its evidence the flagged read (gate, seq, port
+    time, card), never '—'; the flag is then handled."""
+    engine = app.state.web.engine
+    a = add_flag_event(engine, flags=["BORROWED_CARD"], registration="V008", badge_registration="V009")
+    c, token = logged_in(app, "inspector")
+    r = c.post(f"/flags/{a}/case", data={"csrf_token": token})
+    assert r.status_code == 303 and r.headers["location"].startswith("/cases/")
+    case = c.get(r.headers["location"]).text
+    assert "cartão emprestado (G4)" in case and "83.611 art. 20 j/l" in case
+    assert "leitura sinalizada: g1 seq" in case and "<dd>—" not in case.split(">evidência<")[-1][:40]
+    rows, counts = _queue(c)
+    assert rows[a] == "handled" and counts["handled"] == 1
+    assert c.post(f"/flags/{a}/close", data={"csrf_token": token, "comment": "x"}).status_code == 400
+
+
+def test_only_an_inspector_reviews_a_flag_and_a_forged_request_is_refused(app):
+    a = add_flag_event(app.state.web.engine, flags=["ROTATION_JUMP"], registration="V020")
+    for role in ("office", "auditor"):
+        c, token = logged_in(app, role)
+        assert c.post(f"/flags/{a}/acknowledge", data={"csrf_token": token, "comment": "x"}).status_code == 403
+        assert c.post(f"/flags/{a}/case", data={"csrf_token": token}).status_code == 403
+    c, token = logged_in(app, "inspector")
+    assert c.post(f"/flags/{a}/acknowledge", data={"comment": "x"}).status_code == 403  # no CSRF token
+    assert c.post("/flags/no-such-event/acknowledge", data={"csrf_token": token, "comment": "x"}).status_code == 400
+    plain = add_flag_event(app.state.web.engine, flags=[], registration="V001", decision="admit")
+    r = c.post(f"/flags/{plain}/close", data={"csrf_token": token, "comment": "x"})
+    assert r.status_code == 400 and "não tem ocorrência" in r.text
+    assert _queue(c)[0] == {a: "new"}
+    bad = c.get("/flags", params={"state": "lido"})
+    assert bad.status_code == 400 and "não é um dos valores new, seen, handled" in bad.text
+
+
+def test_the_queue_exports_csv_with_its_filters_and_no_formula(app):
+    """The CSV carries the page's filters, codes as codes, times in UTC ISO and the review; a comment
+    typed as a formula comes out as text (a leading apostrophe)."""
+    import csv
+    import io
+
+    engine = app.state.web.engine
+    a = add_flag_event(engine, flags=["BORROWED_CARD"], registration="V008", badge_registration="V009")
+    b = add_flag_event(engine, flags=["NOT_DISPATCHED"], registration="V020")
+    c, token = logged_in(app, "inspector")
+    c.post(f"/flags/{a}/acknowledge", data={"csrf_token": token, "comment": "=HYPERLINK(\"http://x\")"})
+    r = c.get("/flags.csv")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(r.text)))
+    assert {x["event_id"]: x["state"] for x in rows} == {a: "seen", b: "new"}
+    [seen] = [x for x in rows if x["event_id"] == a]
+    assert seen["comment"] == "'=HYPERLINK(\"http://x\")" and seen["flags"] == "BORROWED_CARD"
+    assert seen["reviewed_by"] == "web:inspector" and seen["occurred_at"].endswith("+00:00")
+    only = list(csv.DictReader(io.StringIO(c.get("/flags.csv", params={"state": "new"}).text)))
+    assert [x["event_id"] for x in only] == [b]
+    assert 'href="/flags.csv?state=new"' in c.get("/flags", params={"state": "new"}).text
