@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse
 
 from central.web.i18n import LANGS, t
 from central.web.security import csrf_token
-from central.web.service_texts import flag_label, localize
+from central.web.service_texts import event_text, flag_label, localize
 from portgate.timeutil import as_utc
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -68,6 +68,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         _=lambda key: t(lang, key), when=_local_time(web.tz), age=_age, path=request.url.path,
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
+        event_words=lambda parts: event_text(lang, parts),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)
