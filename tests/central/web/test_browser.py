@@ -147,15 +147,13 @@ def test_a_borrowed_card_becomes_a_case_with_defence_and_a_final_suspension(port
     defence = page.locator("#defence").inner_text()
     assert "pede clemência" in defence and "Complemento: o portador" in defence
     assert defence.count("web:fiscal") == 2 and defence.count(" UTC ") == 2
-    # opening the case again from the same flag says it exists and links to it (what was typed is not lost silently)
+    # the flag is handled by its case: its page links to the case and offers no second one
     page.goto(port.url + "/flags?flag=BORROWED_CARD")
     page.locator('tr[data-flags~="BORROWED_CARD"]').first.get_by_role("link").first.click()
-    page.get_by_label("Acusação").fill("Outra acusação digitada")
-    page.get_by_role("button", name="Abrir processo").click()
-    assert "Já existe um processo" in page.locator("main").inner_text()
-    page.locator("#error-link a").click()
+    assert page.locator("#flag-state").get_attribute("data-state") == "handled"
+    assert page.locator("#open-case").count() == 0 and page.locator("#case-now").count() == 0
+    page.locator("#flag-state a").click()
     page.wait_for_url(case_url)
-    assert "Outra acusação" not in page.content()
     page.get_by_label("Penalidade").select_option("suspension")
     page.get_by_label("Dias").fill("10")
     page.get_by_role("button", name="Decidir").click()
@@ -215,6 +213,8 @@ def test_the_login_and_the_flag_filters_work_with_the_keyboard_alone_on_a_deskto
         pg.goto(port.url + "/flags")
         pg.get_by_label("Ocorrência").focus()
         pg.get_by_label("Ocorrência").select_option("BORROWED_CARD")
+        pg.keyboard.press("Tab")  # the state field (new / seen / handled) follows the flag field
+        assert pg.evaluate("() => document.activeElement.id") == "f-state"
         pg.keyboard.press("Tab")  # the filter button follows the last field
         focused = pg.evaluate("() => document.activeElement.textContent")
         assert focused.strip() == "Filtrar"

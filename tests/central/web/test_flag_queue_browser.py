@@ -58,7 +58,7 @@ def test_a_flag_is_seen_then_made_a_case_on_a_phone(office, phone):
     phone.wait_for_url(f"{office.url}/flags/{borrowed}")
     assert phone.locator("#flag-state").get_attribute("data-state") == "seen"
     assert "chamar o vigia-chefe" in phone.locator("#flag-comment").inner_text()
-    phone.get_by_role("button", name="Abrir processo").first.click()
+    phone.get_by_role("button", name="Processo com a acusação padrão").click()
     phone.wait_for_url(f"{office.url}/cases/**")
     case = phone.locator("#case-status").inner_text()
     assert "cartão emprestado (G4)" in case and "83.611 art. 20 j/l" in case

@@ -204,3 +204,15 @@ def test_the_queue_exports_csv_with_its_filters_and_no_formula(app):
     only = list(csv.DictReader(io.StringIO(c.get("/flags.csv", params={"state": "new"}).text)))
     assert [x["event_id"] for x in only] == [b]
     assert 'href="/flags.csv?state=new"' in c.get("/flags", params={"state": "new"}).text
+
+
+def test_a_second_case_for_a_flag_opened_meanwhile_is_refused_naming_the_first(app):
+    """Two inspectors on the same flag: the second one's form (sent after the first opened the
+    case) answers 409 with a link to the case; what he typed opens nothing."""
+    a = add_flag_event(app.state.web.engine, flags=["BORROWED_CARD"], registration="V008")
+    c, token = logged_in(app, "inspector")
+    first = c.post(f"/flags/{a}/case", data={"csrf_token": token}).headers["location"]
+    r = c.post("/cases", data={"csrf_token": token, "event_id": a, "flag": "BORROWED_CARD",
+                               "charge": "Outra acusação digitada"})
+    assert r.status_code == 409 and "Já existe um processo" in r.text and f'href="{first}"' in r.text
+    assert "Outra acusação" not in c.get(first).text
