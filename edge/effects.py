@@ -3,7 +3,8 @@
 One code path for the live loop and for the boot-time replay of journal events the store has not
 applied yet (``edge.store.Store.applied_seq``):
 
-- tap ADMIT -> open a local shift with the dispatch (G5, G9);
+- tap ADMIT -> open a local shift with the dispatch, the admit's boot id and monotonic time (G5,
+  G9, G13);
 - tap EXIT -> close it and record the worker's last shift end (G7, G9): the end of a real shift,
   an admit followed by an exit, or a NO_ENTRY exit matched to a period of the escala (worked,
   entry not recorded); a NO_ENTRY exit with no period starts no rest and records nothing;
@@ -98,7 +99,9 @@ def effects_of(
                 registration=p.registration,
             )
         ship = entry.ship if entry else (ship or "")
-        return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry), flags=flags)
+        # G13: the boot and monotonic time of the admit measure the stay while the clock is untrusted
+        return Effects(open=OpenShift(p.registration, event.gate_id, ship, at, entry,
+                                      boot_id=event.boot_id, admit_mono_ns=event.mono_ns), flags=flags)
     if p.decision == "exit" and p.registration:
         if Flag.NO_ENTRY in p.flags and p.dispatch is None:  # no shift: no rest starts (G7)
             return Effects(flags=flags)

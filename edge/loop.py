@@ -397,7 +397,7 @@ class GateLoop:
             p = dataclasses.replace(p, direction=direction)
         now: Now = self.clock.now()
         self._watch_clock(now)
-        now = at or now
+        now = dataclasses.replace(at or now, boot_id=self.journal.boot_id)  # G13: whose monotonic clock
         try:
             decision = self.decide(self.store, p, now, self._rulebook_at(now))
         except Exception:  # a bug in the engine or the store: never crash the gate on a read

@@ -173,7 +173,7 @@ class MemoryGateView:
             ship = decision.dispatch.ship if decision.dispatch else (self.ship or "")
             self.presence.open_shifts[reg] = OpenShift(
                 registration=reg, gate_id=self.gate_id, ship=ship, admitted_at=now.wall,
-                dispatch=decision.dispatch,
+                dispatch=decision.dispatch, boot_id=now.boot_id, admit_mono_ns=now.mono_ns,
             )
         elif decision.outcome is Outcome.EXIT:
             self.presence.open_shifts.pop(reg, None)

@@ -253,11 +253,19 @@ class Store:
         # tap; an entry whose flag was refreshed or consumed since is skipped when popped
         self._flag_heap = [(at, uid, f) for uid, fs in self._flags.items() for f, at in fs.items()]
         heapq.heapify(self._flag_heap)
+        # G13: the admit's boot and monotonic time live only in memory (the file keeps the shift):
+        # a shift read back from the file at start-up was admitted in another boot (None); one
+        # admitted in this process keeps them when a rolled-back batch reloads the caches.
+        known = {key: (s.admitted_at, s.boot_id, s.admit_mono_ns)
+                 for key, s in getattr(self, "_open", {}).items() if s.boot_id is not None}
         self._open: dict[tuple[str, str], OpenShift] = {}
         for reg, origin, gate_id, ship, admitted_at, dispatch in c.execute(
                 "SELECT registration, origin, gate_id, ship, admitted_at, dispatch FROM open_shifts"):
-            self._open[(reg, origin)] = OpenShift(reg, gate_id, ship, _dt(admitted_at),
-                                                  _dispatch_from_json(dispatch))
+            admitted = _dt(admitted_at)
+            was = known.get((reg, origin))
+            boot, mono = (was[1], was[2]) if was is not None and was[0] == admitted else (None, None)
+            self._open[(reg, origin)] = OpenShift(reg, gate_id, ship, admitted,
+                                                  _dispatch_from_json(dispatch), boot, mono)
         self._inspector = None
         r = c.execute("SELECT boot_id, inspector_uid, inspector_registration, until_mono_ns"
                       " FROM inspector_session").fetchone()

@@ -567,12 +567,30 @@ class DemoRun:
                         totals = json.loads(text)
         return totals
 
+    def port_config(self) -> Path:
+        """The port TOML pay and billing run with: the example port, its rulebook copied into the
+        run directory with the scenario's P8 fare (``anchorage_transport_fare``) when it sets one
+        (the shipped rulebook leaves it unset: billing a trip is then refused)."""
+        from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config
+
+        rulebook = Path(load_port_config(DEFAULT_PORT_CONFIG).rulebook)
+        text = rulebook.read_text(encoding="utf-8")
+        fare = self.scenario.spec.anchorage_transport_fare
+        if fare is not None:  # a top-level key: before the first table
+            text = f'anchorage_transport_fare = "{fare}"  # portgate demo: the port\'s launch fare\n' + text
+        own = self.dir / "rulebook.toml"
+        own.write_text(text, encoding="utf-8")
+        port = self.dir / "port.toml"
+        port.write_text(DEFAULT_PORT_CONFIG.read_text(encoding="utf-8").replace(
+            'rulebook = "rulebooks/decreto-83611-1979.toml"', f'rulebook = "{own}"'), encoding="utf-8")
+        return port
+
     def pay(self) -> dict[str, Decimal]:
         """Run ``portgate pay`` on the ledger for the day and print the statements."""
         sc = self.scenario
         day = sc.spec.day
         cmd = [*PORTGATE, "pay", "--db", self.ledger_url, "--from", day.isoformat(),
-               "--to", (day + dt.timedelta(days=1)).isoformat()]
+               "--to", (day + dt.timedelta(days=1)).isoformat(), "--port-config", str(self.port_config())]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             self.problems.append(f"portgate pay failed ({done.returncode}): {done.stderr.strip()[:500]}")
@@ -598,12 +616,13 @@ class DemoRun:
 
     def billing(self) -> list[dict]:
         """Run ``portgate pay billing`` for the day: the shipowner's statement of the watchmen's
-        trips to the anchored ship (P8, 83.611 art. 27 sole paragraph). A problem if it fails or an
-        anchored ship of the escala has no P8 line."""
+        trips to the anchored ship (P8, 83.611 art. 27 sole paragraph: one round trip per stay, at
+        the scenario's fare). A problem if it fails, an anchored ship of the escala has no P8 line,
+        or a ship's total is not the scenario's ``expected_billing``."""
         sc = self.scenario
         day = sc.spec.day
         cmd = [*PORTGATE, "pay", "billing", "--db", self.ledger_url, "--from", day.isoformat(),
-               "--to", (day + dt.timedelta(days=1)).isoformat()]
+               "--to", (day + dt.timedelta(days=1)).isoformat(), "--port-config", str(self.port_config())]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             self.problems.append(f"portgate pay billing failed ({done.returncode}): {done.stderr.strip()[:500]}")
@@ -619,6 +638,13 @@ class DemoRun:
         billed = {line["ship"] for st in found for line in st["lines"] if line["rule"] == "P8"}
         if anchored - billed:
             self.problems.append(f"no P8 billing line for anchored ship(s) {sorted(anchored - billed)}")
+        per_ship: dict[str, Decimal] = {}
+        for st in found:
+            for line in st["lines"]:
+                per_ship[line["ship"]] = per_ship.get(line["ship"], Decimal(0)) + Decimal(line["amount"])
+        for ship, amount in sorted(sc.spec.expected_billing.items()):
+            if per_ship.get(ship) != Decimal(amount):
+                self.problems.append(f"billing {ship}: {per_ship.get(ship)} != expected {amount}")
         return found
 
     def evidence(self, registration: str = "V017") -> Path | None:

@@ -47,6 +47,11 @@ class ScenarioFile(msgspec.Struct, forbid_unknown_fields=True):
     gates: list[GateSpec]
     outage: Outage | None = None
     expected_pay: dict[str, str] = {}
+    # P8: the port's fare per watchman round trip quay <-> ship at anchorage (BRL text), set in the
+    # demo's copy of the rulebook (the shipped one leaves it unset); the expected billing total per
+    # ship of the day (BRL text).
+    anchorage_transport_fare: str | None = None
+    expected_billing: dict[str, str] = {}
 
 
 class Expected(msgspec.Struct, frozen=True):

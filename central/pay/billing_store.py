@@ -1,10 +1,11 @@
 """Billing lines in the ledger, and the billing statements read back per shipowner and period.
 
-``billing_lines`` holds the P8 lines of watchmen's pay runs (rebuilt with the statements of the
-same work days); the E7 / C5 lines of production stay with their gang (``production_lines``,
-section ``billing``) and are read from there. Money as integer cents.
+``billing_lines`` holds the P8 lines of the watchmen's stays aboard anchored ships, computed by
+``portgate pay billing`` from the current statements and their shifts (replaced for the billed
+work days); the E7 / C5 lines of production stay with their gang (``production_lines``, section
+``billing``) and are read from there. Money as integer cents.
 
-    store_watchmen_billing(engine, run, rulebook, first, last, now=...) -> lines written
+    store_watchmen_billing(engine, rulebook, first, last, now=...) -> lines written
     read_billing(engine, first, last) -> [BillingLine]
     read_shipowners(path) -> {ship: shipowner}
 """
@@ -20,13 +21,14 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import metadata, store_failure
-from central.ledger.tables import shifts
-from central.pay.billing import BillingLine, watchmen_billing
+from central.ledger.tables import shifts, statements
+from central.pay.billing import AnchoredShift, BillingLine, watchmen_billing
 from central.pay.rulebook import Rulebook
 from central.pay.versions import PAY_CONFLICT
 from central.production.schema import production_gangs, production_lines
 from portgate import tables
 from portgate.errors import BadInput, StoreError
+from portgate.timeutil import as_utc
 
 billing_lines = Table(
     "billing_lines",
@@ -46,18 +48,35 @@ billing_lines = Table(
 Index("ix_billing_lines_work_day", billing_lines.c.work_day)
 
 
-def store_watchmen_billing(engine: Engine, statements, rulebook: Rulebook, first: dt.date,
-                           last: dt.date, *, now: dt.datetime) -> list[BillingLine]:
-    """Compute the P8 lines of ``statements`` (paid shifts of work days [first, last]) from the
-    stored shifts' ship and berth, and replace the stored watchmen billing of those days with them.
-    Returns the lines. Raises ``StoreError`` if the database fails."""
+def anchored_shifts(engine: Engine, first: dt.date, last: dt.date) -> list[AnchoredShift]:
+    """The shifts on a ship at anchorage with a current (not superseded) statement of work days
+    [first, last], as P8 bills them: start = admit (else period start), end = exit (else period
+    end), aware UTC. Raises ``StoreError`` if the database cannot be read."""
+    st, sh = statements, shifts
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(st.c.shift_id, st.c.registration, st.c.work_day, sh.c.ship, sh.c.period,
+                       sh.c.admit_at, sh.c.exit_at, sh.c.period_start, sh.c.period_end)
+                .join(sh, sh.c.shift_id == st.c.shift_id)
+                .where(st.c.superseded_at.is_(None), st.c.work_day >= first, st.c.work_day <= last,
+                       sh.c.berth == "anchored")).all()
+    except SQLAlchemyError as exc:
+        raise StoreError(f"cannot read the anchored shifts: {exc}") from exc
+    return [AnchoredShift(r.shift_id, r.registration, r.ship, r.work_day, r.period,
+                          as_utc(r.admit_at or r.period_start), as_utc(r.exit_at or r.period_end))
+            for r in rows]
+
+
+def store_watchmen_billing(engine: Engine, rulebook: Rulebook, first: dt.date, last: dt.date, *,
+                           now: dt.datetime) -> list[BillingLine]:
+    """P8: bill the stays aboard anchored ships of work days [first, last] (``anchored_shifts``,
+    ``central.pay.billing.watchmen_billing``) and replace the stored watchmen billing of those
+    days with them. Returns the lines. Raises ``FareNotSet`` (nothing changed) when there is a
+    trip to bill and the rulebook sets no fare; ``StoreError`` if the database fails."""
+    lines = watchmen_billing(anchored_shifts(engine, first, last), rulebook)
     try:
         with engine.begin() as conn:
-            berth_of = {sid: (ship, berth) for sid, ship, berth in conn.execute(
-                select(shifts.c.shift_id, shifts.c.ship, shifts.c.berth)
-                .where(shifts.c.work_date >= first, shifts.c.work_date <= last,
-                       shifts.c.berth == "anchored"))}
-            lines = watchmen_billing(statements, berth_of, rulebook)
             conn.execute(delete(billing_lines).where(billing_lines.c.source == "watchmen",
                                                      billing_lines.c.work_day >= first,
                                                      billing_lines.c.work_day <= last))

@@ -8,7 +8,8 @@
     portgate pay overdue --config central.toml|--db URL [--at ISO]
     portgate pay mark-paid --config central.toml|--db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
     portgate pay release --config central.toml|--db URL --note TEXT [--at ISO] STATEMENT_ID...
-    portgate pay billing --config central.toml|--db URL --from DATE --to DATE [--shipowners shipowners.csv] [--format csv]
+    portgate pay billing --config central.toml|--db URL --from DATE --to DATE [--port-config port.toml]
+                         [--rulebook ID|FILE] [--shipowners shipowners.csv] [--format csv]
 
 Output: one JSON line per statement line ``{registration, work_day, shift_id, rule, article,
 amount}`` and a ``rule: "TOTAL"`` line per shift (with ``due_at`` and ``flags``, and ``hold`` when
@@ -200,9 +201,6 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
             rebuild_shifts(engine, first, last, calendar.zone, now=now)
         run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
                               by=by or _login(), reason=reason)
-        from central.pay.billing_store import store_watchmen_billing  # lazy: CLI start-up
-
-        store_watchmen_billing(engine, run.statements, rulebook, first, last, now=now)  # P8
         from central.pay.statements_store import hold_releases  # lazy: CLI start-up
 
         held_ids = [st.shift_id for st in run.statements if st.hold_reason]
@@ -273,7 +271,7 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
     """Close work days [--from, --to]: rebuild the shifts and store their statements, skipping the
     workers whose events, corrections, rulebook and stored rows are unchanged since the last close
     of the same days (docs/ledger.md "Incremental month close"). Prints one JSON line of counts.
-    The watchmen's billing (P8) is `portgate pay` or `portgate pay billing`."""
+    The watchmen's billing (P8) is `portgate pay billing`."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.pay.close import close_month  # lazy: CLI start-up
@@ -437,25 +435,37 @@ def verify_slip_cmd(config_path, db_url, key_file, pdf):
 @click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
 @click.option("--shipowners", "shipowners_csv", type=click.Path(dir_okay=False),
               help="CSV ship,shipowner: who is billed for each ship (default: billed per ship).")
+@click.option("--port-config", help="Port TOML (its rulebook sets the P8 fare). Default: the example.")
+@click.option("--rulebook", "rulebook_name", help="Pay rulebook (file or id) instead of the port's.")
 @click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
-def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, fmt):
+def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, port_config, rulebook_name, fmt):
     """Billing statements per shipowner for work days [--from, --to]: P8 watchmen's transport to an
     anchored ship (83.611 art. 27 sole paragraph), E7 stevedores' travel wages and transport (DL 2.032
-    art. 16), C5 dock-work waits and meals + 10% (DL 3.844 art. 8), from what `portgate pay --db` and
-    `portgate production import` stored. JSON: one line per shipowner {shipowner, from, to, lines,
-    total}; CSV: one row per line and a TOTAL row per shipowner."""
+    art. 16), C5 dock-work waits and meals + 10% (DL 3.844 art. 8), from the statements `portgate pay
+    --db` and `portgate production import` stored. P8: one round trip per continuous stay aboard, at
+    the rulebook's `anchorage_transport_fare`; a trip to bill with no fare set is refused (exit 2,
+    naming the setting). JSON: one line per shipowner {shipowner, from, to, lines, total}; CSV: one
+    row per line and a TOTAL row per shipowner."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
-    from central.pay.billing import billing_statements  # lazy: CLI start-up
-    from central.pay.billing_store import read_billing, read_shipowners  # lazy: CLI start-up
+    from central.pay.billing import FareNotSet, billing_statements  # lazy: CLI start-up
+    from central.pay.billing_store import (  # lazy: CLI start-up
+        read_billing, read_shipowners, store_watchmen_billing)
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
+    _port, rulebook, _calendar = load_setup(port_config)
+    if rulebook_name is not None:
+        rulebook = rulebook_arg(rulebook_name, "--rulebook")
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
+        try:
+            store_watchmen_billing(engine, rulebook, first, last, now=dt.datetime.now(dt.UTC))  # P8
+        except FareNotSet as exc:
+            raise FareNotSet(f"{exc}; rulebook file: {rulebook_name or _port.rulebook}") from None
         found = billing_statements(read_billing(engine, first, last), owners, first, last)
     finally:
         engine.dispose()

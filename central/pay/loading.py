@@ -54,7 +54,8 @@ def _validate(book: Rulebook, path: str | None) -> Rulebook:
         raise fail("at least one day wage is required", "$.day_wages")
     if not book.terms:
         raise fail("at least one version of the terms is required", "$.terms")
-    if not book.anchorage_transport_fare.is_finite() or book.anchorage_transport_fare < 0:
+    fare = book.anchorage_transport_fare
+    if fare is not None and (not fare.is_finite() or fare < 0):
         raise fail("must be a non-negative amount", "$.anchorage_transport_fare")
     for i, wage in enumerate(book.day_wages):
         if not wage.amount.is_finite() or wage.amount <= 0:

@@ -104,8 +104,10 @@ class Rulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     payment_due_hours: int = 48  # Lei 9.719 art. 2 §1
     suspension: SuspensionLimits | None = None  # R4 (central.registry.sanctions)
     #: P8 (83.611 art. 27 sole paragraph): the launch fare of one watchman's round trip from the quay
-    #: to a ship at anchorage, billed to the shipowner (BRL; 0 = not set, the trip is still listed).
-    anchorage_transport_fare: Decimal = Decimal("0")
+    #: to a ship at anchorage, billed to the shipowner (BRL). None = not set (the shipped rulebooks):
+    #: ``portgate pay billing`` refuses to bill a trip at no fare; a port whose transport is free
+    #: sets 0.00 explicitly.
+    anchorage_transport_fare: Decimal | None = None
 
     def wage_on(self, day: dt.date) -> Decimal:
         """SD in force on ``day``. Raises ``ConfigError`` if the table starts after ``day``."""

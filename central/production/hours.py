@@ -4,22 +4,26 @@ average is 1,000 again; otherwise: the registry is closed).
 
 Hours are the ``minutes_worked`` of the members who boarded stevedoring gangs (rulebook
 ``dl-2032-1940``) stored by ``portgate production import``, plus the gang's ``anchorage_travel``
-minutes (E7: travel to an anchored ship is work time, art. 16), by the gang's work date; registered
-stevedores are the registry's ``estivador`` workers not cancelled (today's count: the registry keeps
-no head-count history). Reading: an average of exactly 1,000 h is not "superior", so the registry is
-closed.
+minutes (E7: travel to an anchored ship is work time, art. 16), by the gang's work date. The
+semester average divides the semester's hours by the mean of the six month-end head counts of the
+registry's ``estivador`` workers (RULES.md R8 as amended: not today's count;
+``central.registry.headcount``: registered by the month's end, not cancelled by then, a suspended
+one counts, one with no registration date on file counts from the first month the ledger holds:
+the month of the first stevedoring gang stored). Reading: an average of exactly 1,000 h is not
+"superior", so the registry is closed. The report gives the figure and the verdict, not a number of
+places.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from central.production.schema import production_gangs, production_inputs, production_members
-from central.registry.schema import workers
+from central.registry.headcount import month_end_counts
 from portgate.errors import BadInput
 
 STEVEDORING = "dl-2032-1940"
@@ -78,36 +82,47 @@ def monthly_return(session: Session, month: str) -> dict:
             "total_hours": _hours(total)}
 
 
-def semester_verdict(total_minutes: Decimal, registered: int) -> dict:
-    """The semester average per registered stevedore and the verdict (pure). ``enlarge_by``: how many
-    more stevedores bring the average back to 1,000 h (⌈hours ÷ 1,000⌉ − registered)."""
+def semester_verdict(total_minutes: Decimal, registered: Decimal) -> dict:
+    """The semester average per registered stevedore and the verdict (pure): ``registered`` is the
+    mean of the month-end head counts; above 1,000 h ``enlarge`` (the registry is to be enlarged),
+    otherwise ``close`` (exactly 1,000 h is not above). No number of places (RULES.md R8)."""
     hours = total_minutes / 60
     if registered <= 0:
-        return {"average_hours": None, "verdict": "no stevedores registered", "enlarge_by": None}
+        return {"average_hours": None, "verdict": "no stevedores registered"}
     average = hours / registered
-    if average > LIMIT_HOURS:
-        need = int((hours / LIMIT_HOURS).to_integral_value(rounding=ROUND_CEILING))
-        return {"average_hours": _hours(average * 60), "verdict": "enlarge", "enlarge_by": need - registered}
-    return {"average_hours": _hours(average * 60), "verdict": "close", "enlarge_by": 0}
+    return {"average_hours": _hours(average * 60), "verdict": "enlarge" if average > LIMIT_HOURS else "close"}
+
+
+def ledger_start(session: Session) -> dt.date | None:
+    """First day of the first month the ledger holds a stevedoring gang (R8: where a stevedore with
+    no registration date on file starts counting), or None if it holds none."""
+    first = session.execute(select(func.min(production_gangs.c.work_date))
+                            .where(production_gangs.c.rulebook == STEVEDORING)).scalar()
+    return None if first is None else first.replace(day=1)
 
 
 def semester_return(session: Session, semester: str) -> dict:
-    """R8: the semester's hours, the average per registered stevedore and the verdict (art. 6 sole
-    paragraph); the monthly totals beside it."""
+    """R8: the semester's hours, the mean of its month-end head counts of registered stevedores,
+    the average per registered stevedore and the verdict (art. 6 sole paragraph); each month's
+    hours and month-end head count beside it. ``registered``: the mean (2 decimals)."""
     first, after = semester_bounds(semester)
     found = _minutes_by_worker(session, first, after)
     total = sum((mins for mins, _n in found.values()), Decimal(0))
-    registered = session.execute(select(func.count()).select_from(workers).where(
-        workers.c.category == "estivador", workers.c.status != "cancelled")).scalar() or 0
     months = []
     day = first
     while day < after:
         key = day.strftime("%Y-%m")
         nxt = month_bounds(key)[1]
         months.append({"month": key, "total_hours": _hours(sum(
-            (mins for mins, _n in _minutes_by_worker(session, day, nxt).values()), Decimal(0)))})
+            (mins for mins, _n in _minutes_by_worker(session, day, nxt).values()), Decimal(0))),
+            "month_end": (nxt - dt.timedelta(days=1)).isoformat()})
         day = nxt
+    counts = month_end_counts(session, "estivador", [dt.date.fromisoformat(m["month_end"]) for m in months],
+                              ledger_start(session))
+    for m, n in zip(months, counts):
+        m["registered"] = n
+    mean = Decimal(sum(counts)) / len(counts)
     return {"rule": "R8", "article": f"{ARTICLE} parágrafo único", "semester": semester,
             "from": first.isoformat(), "to": (after - dt.timedelta(days=1)).isoformat(),
-            "total_hours": _hours(total), "registered": registered, "limit_hours": str(LIMIT_HOURS),
-            "months": months} | semester_verdict(total, registered)
+            "total_hours": _hours(total), "registered": str(mean.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)),
+            "limit_hours": str(LIMIT_HOURS), "months": months} | semester_verdict(total, mean)

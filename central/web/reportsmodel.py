@@ -11,14 +11,14 @@ from collections import Counter
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from central import reports
 from central.cli_args import FIRST_DAY, LAST_DAY
 from central.calls.schema import coverage_alarms
-from central.production.hours import LIMIT_HOURS, monthly_return
-from central.registry.schema import workers
+from central.production.hours import LIMIT_HOURS, ledger_start, monthly_return
+from central.registry.headcount import month_end_counts
 from central.rotation.service import month_fairness
 from central.web.flagsmodel import Filters, flag_rows
 from portgate.errors import BadInput
@@ -53,12 +53,13 @@ def sizing_series(session: Session, months: list[dt.date], category: str = "vigi
 
 
 def hours_series(session: Session, months: list[dt.date]) -> list[dict]:
-    """R8 per month: stevedores' hours in the month, per registered (not cancelled) stevedore, and
+    """R8 per month: stevedores' hours in the month, per stevedore registered at the month's end
+    (``central.registry.headcount``, as the semester verdict counts them: not today's count), and
     the month's share of the 1,000 h a semester."""
-    registered = session.execute(select(func.count()).select_from(workers).where(
-        workers.c.category == "estivador", workers.c.status != "cancelled")).scalar() or 0
+    ends = [_next(m) - dt.timedelta(days=1) for m in months]
+    counts = month_end_counts(session, "estivador", ends, ledger_start(session))
     out = []
-    for m in months:
+    for m, registered in zip(months, counts):
         found = monthly_return(session, m.strftime("%Y-%m"))
         total = Decimal(found["total_hours"])
         out.append({"month": m.strftime("%Y-%m"), "total_hours": float(total), "registered": registered,

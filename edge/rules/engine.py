@@ -94,7 +94,9 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     state the view returns and any read text give a ``Decision``; nothing else is raised. Returns
     ADMIT (with the matched ``EscalaEntry``), EXIT (closes the open shift, G9; at an ``out`` reader
     with no open shift, EXIT flagged NO_ENTRY), ABOARD (the worker aboard read again before
-    ``min_stay_minutes``, or at an ``in`` reader: changes nothing, G9), DENY (a blocked card is
+    ``min_stay_minutes``, or at an ``in`` reader: changes nothing, G9; with an untrusted clock the
+    stay is measured on the admitting boot's monotonic clock, and a shift admitted in another boot
+    is EXIT flagged CLOCK_UNTRUSTED, G13), DENY (a blocked card is
     always DENY, G2; an entry attempt past the late tolerance is DENY LATE_ARRIVAL, G6) or
     INSPECTOR (G10, ``opens_inspector_session``; the inspector's second read opens meal mode,
     ``opens_meal_mode``); in meal mode a worker aboard is ABOARD with ``meal_worked`` (P6).
@@ -203,7 +205,7 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
     if aboard:
         if blocked:  # G2: the holder's shift stays open
             return acc.decision(Outcome.DENY, **common)
-        return _aboard_read(open_shift, wall, direction, rb, acc, common)  # G9
+        return _aboard_read(open_shift, now, wall, direction, rb, acc, common)  # G9, G13
     if direction == Direction.OUT.value and rb.g9.enabled:
         if blocked:  # G2: a blocked card records no exit either
             return acc.decision(Outcome.DENY, **common)
@@ -240,11 +242,18 @@ def _entry_rules(view: GateView, reg: str, worker: Worker | None, open_shift: Op
     return admit_entry
 
 
-def _aboard_read(open_shift: OpenShift, wall: dt.datetime, direction: str, rb: GateRulebook,
-                 acc: _Acc, common: dict[str, object]) -> Decision:
+def _aboard_read(open_shift: OpenShift, now: Now, wall: dt.datetime, direction: str,
+                 rb: GateRulebook, acc: _Acc, common: dict[str, object]) -> Decision:
     """G9 (83.611 arts. 9, 20 b, e): a read by the worker aboard. Sooner than ``min_stay_minutes``
     after the admit, or at an entry-only reader: ABOARD (changes nothing). Otherwise EXIT, flagged
-    EARLY_EXIT when more than ``early_exit_tolerance_min`` before the ordinary period's end."""
+    EARLY_EXIT when more than ``early_exit_tolerance_min`` before the ordinary period's end.
+
+    G13 (operational): while the clock is untrusted (``now.clock_trusted`` False) the stay is
+    measured only on the monotonic clock of the boot that admitted him (``open_shift.boot_id`` ==
+    ``now.boot_id``: ``now.mono_ns - open_shift.admit_mono_ns``); a shift admitted in another boot
+    (or one whose boot is not known) has no measured stay: the read is EXIT flagged
+    CLOCK_UNTRUSTED, never ABOARD. An estimated wall time (``now.estimated``) never flags
+    EARLY_EXIT either: the office places the exit by boot, seq and monotonic time (CLOCK_PLACED)."""
     admitted = as_utc(open_shift.admitted_at)
     if rb.g9.enabled:
         local_admit = admitted.astimezone(rb.tz).strftime("%H:%M") if admitted else "?"
@@ -252,14 +261,26 @@ def _aboard_read(open_shift: OpenShift, wall: dt.datetime, direction: str, rb: G
             acc.reasons.append(("G9.aboard_in", {"since": local_admit}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
         stay = dt.timedelta(minutes=rb.g9.min_stay_minutes)
+        if not now.clock_trusted:
+            same_boot = (open_shift.boot_id is not None and open_shift.boot_id == now.boot_id
+                         and open_shift.admit_mono_ns is not None)
+            if not same_boot:  # G13: no clock measures this stay; an estimate never swallows an exit
+                acc.flags.add(Flag.CLOCK_UNTRUSTED)
+                acc.reasons.append(("G13.other_boot", {"since": local_admit}))
+            elif 0 <= now.mono_ns - open_shift.admit_mono_ns < rb.g9.min_stay_minutes * 60_000_000_000:
+                acc.reasons.append(("G9.aboard", {"since": local_admit,
+                                                  "minutes": rb.g9.min_stay_minutes}))
+                return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
+            else:
+                acc.flags.add(Flag.CLOCK_UNTRUSTED)
         # A wall clock now before the admit is a clock fault: the exit is not refused (G13).
-        if admitted is not None and dt.timedelta(0) <= wall - admitted < stay:
+        elif admitted is not None and dt.timedelta(0) <= wall - admitted < stay:
             acc.reasons.append(("G9.aboard", {"since": local_admit,
                                               "minutes": rb.g9.min_stay_minutes}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
         bounds = _bounds(open_shift.dispatch, rb) if open_shift.dispatch is not None else None
         tolerance = dt.timedelta(minutes=rb.g9.early_exit_tolerance_min)
-        if bounds is not None and wall < bounds[1] - tolerance:
+        if bounds is not None and not now.estimated and wall < bounds[1] - tolerance:
             acc.fail("G9", "G9.early_exit", deny=False, flag=Flag.EARLY_EXIT,
                      early=_hours_text(bounds[1] - wall), period=open_shift.dispatch.period)
     return acc.decision(Outcome.EXIT, dispatch=open_shift.dispatch, **common)

@@ -107,6 +107,12 @@ REASONS: dict[str, tuple[str, str]] = {
         "saída antecipada: {early} antes do fim do período {period}",
         "early exit: {early} before the end of period {period}",
     ),
+    # G13
+    "G13.other_boot": (
+        "entrada registrada às {since}, antes do reinício do portaló: a hora da saída será "
+        "situada pelo escritório",
+        "entry recorded at {since}, before the gate restarted: the office will place the exit's time",
+    ),
     # G12
     "G12.wrong_category": (
         "categoria {category} não pode exercer a função {function}",

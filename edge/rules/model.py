@@ -39,13 +39,20 @@ class Direction(enum.StrEnum):
 @dataclasses.dataclass(frozen=True, slots=True)
 class OpenShift:
     """A shift that is open (admitted, not exited): at this gate, or elsewhere as relayed by the
-    office's presence messages. Times are aware UTC."""
+    office's presence messages. Times are aware UTC.
+
+    ``boot_id`` / ``admit_mono_ns``: the gate boot (process start) that journaled the admit and its
+    monotonic clock at the admit, in ns; None when not known (a shift read back from the store file
+    at start-up, or relayed by the office): then it counts as admitted in another boot. While the
+    clock is untrusted a stay is measured only on the same boot's monotonic clock (G13)."""
 
     registration: str
     gate_id: str
     ship: str
     admitted_at: dt.datetime
     dispatch: EscalaEntry | None = None
+    boot_id: str | None = None
+    admit_mono_ns: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -89,12 +96,15 @@ class Now:
     clock is NTP-synchronised and plausible (G8). ``estimated``: the wall clock read was
     implausible (G13: before 2000, before the gate's last trusted time or its rulebook's first
     version) and ``wall`` is the gate's estimate (``edge.clock.GuardedClock``); then
-    ``clock_trusted`` is False and the newest rulebook version decides."""
+    ``clock_trusted`` is False and the newest rulebook version decides. ``boot_id``: the boot
+    (process start) whose monotonic clock ``mono_ns`` is (the gate loop sets the journal's); None
+    when not known. G13 compares it with ``OpenShift.boot_id``."""
 
     wall: dt.datetime
     mono_ns: int
     clock_trusted: bool = True
     estimated: bool = False
+    boot_id: str | None = None
 
 
 class GateView(Protocol):

@@ -166,3 +166,69 @@ def test_G13_a_hint_never_makes_a_plausible_reading_untrusted():
     clock.hint(T0 + dt.timedelta(seconds=10))  # another clock a little ahead
     now = clock.now()
     assert now.clock_trusted and now.wall == T0
+
+
+def test_G13_a_worker_admitted_before_a_restart_at_1970_is_let_out_with_clock_untrusted(tmp_path):
+    """RULES.md G13 with G9 (issue 31 item 1), through the loop, the store and journal files: V001
+    admitted at T0 (01:20 local, trusted) in boot-A; the gate restarts (boot-B) at 1970, its
+    estimate T0 + 5 s of monotonic time, inside min_stay_minutes (5 min) of the admit. The shift
+    was admitted in another boot: EXIT flagged CLOCK_UNTRUSTED (before: ALREADY ABOARD)."""
+    from edge.journal import Journal
+    from edge.store import Store
+    from pathlib import Path
+
+    from .conftest import KEY
+
+    demo = Path(__file__).resolve().parents[2] / "config" / "demo"
+
+    def open_gate(boot: str):
+        store = Store(tmp_path / "store.db", gate_id="g-aurora", ship="9300001", boot_id=boot)
+        journal = Journal(tmp_path / "journal.db", port="santos", gate_id="g-aurora", key=KEY, boot_id=boot)
+        return store, journal
+
+    store, journal = open_gate("boot-A")
+    store.load_csv_files(demo / "workers.csv", demo / "cards.csv", demo / "escala.csv", at=T0)
+    inner = FakeClock(T0, mono_ns=3_600_000_000_000)
+    [admit] = _loop(store, journal, GuardedClock(inner)).handle(card_read(V001_CARD, inner))
+    assert admit.outcome is Outcome.ADMIT
+    store.close()
+    journal.close()
+
+    store, journal = open_gate("boot-B")  # the power came back
+    try:
+        inner = FakeClock(EPOCH_BOOT, mono_ns=2_000_000_000)
+        loop = _loop(store, journal, GuardedClock(inner, last_trusted=journal.last_trusted_at()))
+        loop.recover()
+        assert store.open_shift("V001") is not None
+        inner.advance(5)
+        [out] = loop.handle(card_read(V001_CARD, inner))
+        assert out.outcome is Outcome.EXIT and out.flags == (Flag.CLOCK_UNTRUSTED,)
+        assert store.open_shift("V001") is None
+        exit_tap = _taps(journal)[-1]
+        assert exit_tap.boot_id == "boot-B" and exit_tap.occurred_at == T0 + dt.timedelta(seconds=5)
+    finally:
+        store.close()
+        journal.close()
+
+
+def test_G13_in_the_same_boot_a_rolled_back_batch_keeps_the_stay_on_the_monotonic_clock(
+        store, journal, mocker):
+    """G9/G13: admitted in this boot; a later batch that the journal could not commit reloads the
+    store's caches; the clock then falls to 1970. 60 s of monotonic time since the admit < 5 min:
+    ALREADY ABOARD (the admit's boot and monotonic time survived the reload); at 6 min: EXIT."""
+    inner = FakeClock(T0)
+    loop = _loop(store, journal, GuardedClock(inner))
+    [admit] = loop.handle(card_read(V001_CARD, inner))
+    assert admit.outcome is Outcome.ADMIT
+    inner.advance(5)
+    failing = mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
+    loop.handle(card_read("0A04A10002", inner))  # V002's admit: not journaled, the store rolled back
+    mocker.stop(failing)
+    assert store.open_shift("V002") is None and store.open_shift("V001").boot_id == "boot-1"
+    inner.set_wall(EPOCH_BOOT)
+    inner.advance(55)
+    [aboard] = loop.handle(card_read(V001_CARD, inner))
+    assert aboard.outcome is Outcome.ABOARD and Flag.CLOCK_UNTRUSTED in aboard.flags
+    inner.advance(300)
+    [out] = loop.handle(card_read(V001_CARD, inner))
+    assert out.outcome is Outcome.EXIT and store.open_shift("V001") is None

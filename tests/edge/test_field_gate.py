@@ -1,6 +1,7 @@
 """A real gate process (``portgate edge run``) with EM4100 serial readers on pseudo-terminals, its
 scripted clock, a real mosquitto and the office ingest writing a SQLite ledger; then the ledger's
-shifts and ``portgate pay``. G4 (card and badge in either order) and G13 (a gate clock at 1970)."""
+shifts and ``portgate pay``. G4 (card and badge in either order) and G13 (a gate clock at 1970; an
+exit after a power cut)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from central.db import load_all_tables, make_engine
 from central.ingest.keys import add_gate
 from central.ingest.service import Ingest
 from edge.scripted_clock import set_scripted_time
-from testkit.gate_process import start_gate, write_serial_gate_config
+from testkit.gate_process import kill_gate, start_gate, write_serial_gate_config
 from app.demo.mosquitto import Mosquitto
 from app.demo.pty_reader import PtyReader
 from testkit.wait import wait_until
@@ -33,6 +34,7 @@ TZ = ZoneInfo("America/Sao_Paulo")
 GATE = "g-aurora"
 V001_CARD, V001_BADGE, V002_CARD, V009_BADGE, V003_CARD = (
     "0A04A10001", "0B0B01BADE", "0A04A10002", "0B0B09BADE", "0A04A10003")
+V008_CARD = "0A04A10008"
 HOLD_S = 0.6  # a card held in front of an RDM6300: its frame repeats every ~65 ms
 
 
@@ -101,6 +103,14 @@ class FieldGate:
                 return db.execute("SELECT count(*) FROM journal WHERE kind = ?", (kind,)).fetchone()[0]
         except sqlite3.Error:
             return 0
+
+    def power_cut(self) -> int:
+        """The gate loses power: the process is killed (SIGKILL, nothing flushed) and its readers go."""
+        assert self.proc is not None
+        code = kill_gate(self.proc)
+        for pty in self.ptys.values():
+            pty.unplug()
+        return code
 
     def stop(self) -> int | None:
         code = None
@@ -265,3 +275,58 @@ def test_G13_a_gate_restarted_with_its_clock_at_1970_decides_journals_and_pay_us
     assert [f["flag"] for f in v001["flags"]] == ["CLOCK_PLACED"] and not v001["held"]
     assert _total(pay, "V001") == "315.00"
     assert "1970" not in json.dumps(pay) and "1970" not in json.dumps(shifts)
+
+
+def test_G13_an_exit_after_a_power_cut_at_1970_closes_the_shift_and_is_paid_with_its_placed_exit(field):
+    """RULES.md G13 (operational) with G9 (83.611 arts. 9, 20 b, e), issue 31 item 1. V008 is
+    dispatched 07-13 on Sunday 2026-03-15 (berthed) and admitted at 07:13:00. The gate loses power
+    and boots with its clock at 1970: its estimate is the last trusted time (07:13:00, the admit)
+    plus the monotonic time since the new boot started, a few seconds: 07:13:0x, inside
+    min_stay_minutes (5 min) of the admit. Today the read is ALREADY ABOARD, changes nothing, and
+    the shift is paid closed at the period end with no exit (MISSING_EXIT). G13: the shift was
+    admitted in another boot, so the read is an EXIT flagged CLOCK_UNTRUSTED (no EARLY_EXIT from
+    the estimate). The clock syncs at 13:02:00; the office places the exit from that anchor by
+    monotonic time: 13:02:00 - (anchor mono - exit mono), a few seconds before 13:02.
+    Pay (decreto-83611-1979, SD 180.00 from 2026-01-01): P1 base 180.00 + P4 Sunday 0.50 x 180.00
+    = 90.00; exit at most 2 min after 13:00 is inside the 10 min tolerance (no P2); day shift (no
+    P3); berthed (no P7): 270.00, paid (CLOCK_PLACED does not hold it)."""
+    gate = field.gate()
+    gate.start(local(7, 13))
+    gate.show("control", V008_CARD, local(7, 13))
+    assert gate.next_decision()["outcome"] == "admit"
+    field.wait_drained(gate)
+    assert gate.power_cut() == -signal.SIGKILL
+
+    gate.start(dt.datetime(1970, 1, 1, 0, 0, 7, tzinfo=dt.UTC))  # no RTC: the clock restarts at 1970
+    gate.show("control", V008_CARD)  # V008 taps out while the clock says 1970
+    out = gate.next_decision()
+    assert out["outcome"] == "exit", out  # today: "aboard" (JÁ A BORDO ... nada foi alterado)
+    assert "CLOCK_UNTRUSTED" in out["flags"] and "EARLY_EXIT" not in out["flags"], out
+    assert "antes do reinício do portaló" in out["message"], out
+    time.sleep(1.0)
+    gate.set_time(local(13, 2))  # the clock syncs
+    wait_until(lambda: any(getattr(e.payload, "code", "") == "CLOCK_TRUSTED" for e in gate.journal()),
+               what="the CLOCK_TRUSTED alert")
+    events = gate.journal()
+    taps = [e for e in events if e.payload.__struct_config__.tag == "tap"]
+    admit_tap, exit_tap = taps
+    assert admit_tap.boot_id != exit_tap.boot_id and admit_tap.clock_trusted
+    assert (admit_tap.payload.decision, exit_tap.payload.decision) == ("admit", "exit")
+    assert exit_tap.payload.flags == ["CLOCK_UNTRUSTED"] and not exit_tap.clock_trusted
+    # the estimate the old rule measured the stay with: inside min_stay_minutes of the admit
+    assert local(7, 13) <= exit_tap.occurred_at < local(7, 18)
+    boot = [e for e in events if e.boot_id == exit_tap.boot_id]
+    anchor = boot[-1]
+    assert anchor.payload.code == "CLOCK_TRUSTED" and anchor.clock_trusted and anchor.seq > exit_tap.seq
+
+    field.wait_drained(gate)
+    pay, shifts = field.pay_and_shifts()
+    [v008] = [s for s in shifts if s["registration"] == "V008"]
+    placed = anchor.occurred_at + dt.timedelta(microseconds=(exit_tap.mono_ns - anchor.mono_ns) // 1000)
+    assert local(13, 1) <= placed < local(13, 2)
+    assert (v008["period"], v008["closed_by"], v008["exit_at"], v008["held"]) == (
+        "07-13", "exit", placed.isoformat(), False)
+    assert v008["admit_at"] == local(7, 13).astimezone(dt.UTC).isoformat()
+    assert [f["flag"] for f in v008["flags"]] == ["CLOCK_PLACED"]
+    assert _total(pay, "V008") == "270.00"
+    assert not [r for r in pay if r.get("registration") == "V008" and r.get("hold")]

@@ -36,6 +36,11 @@ def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
                      r"\d+ replay requests", out), out[-4000:]
     # Pay from the ledger: worked example 2 of RULES.md.
     assert "V017 2026-03-15  TOTAL" in out and "696.60" in out
+    # P8 billing at the demo's fare (config/demo/scenario.toml, 45.00 per round trip): five stays
+    # on the anchored 9300002 (V003, V007, V013, V017, V018), 5 x 45.00 = 225.00 (was 5 x 0.00).
+    assert "Cobrança ao armador (P8)" in out
+    assert len(re.findall(r"^  navio 9300002  P8 .*R\$    45\.00  Transporte", out, re.M)) == 5, out[-3000:]
+    assert "navio 9300002  TOTAL R$   225.00" in out and "R$     0.00" not in out
     # The ledger really holds every gate's events once, and the blocklist reached the other gate.
     with closing(sqlite3.connect(run_dir / "ledger.db")) as db:
         ids = [r[0] for r in db.execute("SELECT event_id FROM events")]
@@ -69,9 +74,11 @@ def test_demo_exits_non_zero_when_the_scenario_expects_otherwise(tmp_path):
     scenario = tmp_path / "scenario"
     shutil.copytree(DEFAULT_DIR, scenario)
     text = (scenario / "scenario.toml").read_text()
-    (scenario / "scenario.toml").write_text(text.replace('V017 = "696.60"', 'V017 = "1.00"'))
+    text = text.replace('V017 = "696.60"', 'V017 = "1.00"').replace('9300002 = "225.00"', '9300002 = "1.00"')
+    (scenario / "scenario.toml").write_text(text)
     done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(tmp_path / "run"),
                            "--scenario", str(scenario), "--no-outage"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1
     assert "pay V017: 696.60 != expected 1.00" in done.stdout
+    assert "billing 9300002: 225.00 != expected 1.00" in done.stdout  # P8: 5 stays x 45.00

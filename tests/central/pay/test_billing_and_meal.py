@@ -26,7 +26,7 @@ CHIEF = "101/9300002/2026-03-15/19-01"
 
 def _port(tmp_path: Path, fare: str) -> Path:
     book = (ROOT / "config/rulebooks/decreto-83611-1979.toml").read_text(encoding="utf-8")
-    book = book.replace('anchorage_transport_fare = "0.00"', f'anchorage_transport_fare = "{fare}"')
+    book = book.replace('# anchorage_transport_fare = "45.00"', f'anchorage_transport_fare = "{fare}"')
     (tmp_path / "rulebook.toml").write_text(book, encoding="utf-8")
     port = (ROOT / "config/port.example.toml").read_text(encoding="utf-8")
     port = port.replace('rulebook = "rulebooks/decreto-83611-1979.toml"', 'rulebook = "rulebook.toml"')
@@ -122,7 +122,7 @@ def test_billing_statement_per_shipowner_p8_and_e7(db_url, tmp_path, capsys):
     capsys.readouterr()
     (tmp_path / "owners.csv").write_text("ship,shipowner\n9300002,Armadora Atlântica S.A.\n", encoding="utf-8")
     code = main(["pay", "billing", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31",
-                 "--shipowners", str(tmp_path / "owners.csv")])
+                 "--shipowners", str(tmp_path / "owners.csv"), "--port-config", str(port)])
     found = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert code == 0 and [s["shipowner"] for s in found] == ["Armadora Atlântica S.A."]
     lines = [(x["rule"], x["article"], x["ref"], x["amount"]) for x in found[0]["lines"]]
@@ -134,7 +134,7 @@ def test_billing_statement_per_shipowner_p8_and_e7(db_url, tmp_path, capsys):
     assert found[0]["total"] == "202.50"
     # the berthed shift of 9300001 bills nothing; a period without lines prints nothing
     code = main(["pay", "billing", "--db", db_url, "--from", "2026-03-10", "--to", "2026-03-10",
-                 "--format", "csv"])
+                 "--format", "csv", "--port-config", str(port)])
     assert code == 0 and capsys.readouterr().out.splitlines() == [
         "shipowner,work_day,ship,ref,rule,article,description,amount"]
 

@@ -52,9 +52,12 @@ def test_monthly_return_of_hours_per_stevedore(ledger, capsys):
 
 def test_semester_average_and_verdict(ledger, capsys):
     code, report = _run(capsys, "--db", ledger, "--semester", "2026-1")
-    # 15.50 h ÷ 4 registered = 3.875 -> 3.88 h: not above 1,000 h, so the registry is closed
-    assert code == 0 and report["total_hours"] == "15.50" and report["registered"] == 4
-    assert report["average_hours"] == "3.88" and report["verdict"] == "close"
+    # R8 as amended: 4 stevedores with no registration date count from the ledger's first month
+    # (March, T1): month-end counts 0, 0, 4, 4, 4, 4, mean 16 ÷ 6 = 2.67; 15.50 h ÷ 2.666… =
+    # 5.8125 -> 5.81 h: not above 1,000 h, so the registry is closed
+    assert code == 0 and report["total_hours"] == "15.50" and report["registered"] == "2.67"
+    assert [m["registered"] for m in report["months"]] == [0, 0, 4, 4, 4, 4]
+    assert report["average_hours"] == "5.81" and report["verdict"] == "close"
     assert [m["total_hours"] for m in report["months"]] == ["0.00", "0.00", "15.50", "0.00", "0.00", "0.00"]
     code, report = _run(capsys, "--db", ledger, "--semester", "2026-2")
     # T3 on 2026-07-01 belongs to the second semester: 600 min + 40 min of E7 travel = 10.67 h
@@ -62,11 +65,13 @@ def test_semester_average_and_verdict(ledger, capsys):
 
 
 def test_verdict_enlarge_and_the_exact_limit():
-    # 3 registered, 3,100 h: 1,033.33 h each > 1,000 -> enlarge by ⌈3,100 ÷ 1,000⌉ − 3 = 1
-    assert semester_verdict(Decimal(3100 * 60), 3) == {"average_hours": "1033.33", "verdict": "enlarge",
-                                                        "enlarge_by": 1}
-    # exactly 1,000 h each is not "superior": closed
-    assert semester_verdict(Decimal(3000 * 60), 3)["verdict"] == "close"
+    # 3 registered, 3,100 h: 1,033.33 h each > 1,000 -> enlarge (the figure and the verdict, no
+    # number of places: RULES.md R8)
+    assert semester_verdict(Decimal(3100 * 60), Decimal(3)) == {"average_hours": "1033.33", "verdict": "enlarge"}
+    # exactly 1,000 h each is not "superior": closed; a mean head count of 4.5: 4,500 h -> 1,000 h
+    assert semester_verdict(Decimal(3000 * 60), Decimal(3))["verdict"] == "close"
+    assert semester_verdict(Decimal(4500 * 60), Decimal("4.5"))["verdict"] == "close"
+    assert semester_verdict(Decimal(60), Decimal(0))["verdict"] == "no stevedores registered"
 
 
 @pytest.mark.parametrize("args", [["--month", "2026-13"], ["--semester", "2026-3"], []])

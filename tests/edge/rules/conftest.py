@@ -73,14 +73,20 @@ class Port:
     def read(self, uid: str, at: dt.datetime, gate: str = "GA", *, badge: str | None = None,
              badge_at: dt.datetime | None = None, trusted: bool = True, reader: str = "control",
              updated_at: dt.datetime | None | str = "fresh", apply: bool = True,
-             rulebook: GateRulebook | None = None, direction: str = "both") -> Decision:
+             rulebook: GateRulebook | None = None, direction: str = "both",
+             boot: str | None = "boot-1", mono_ns: int | None = None,
+             estimated: bool = False) -> Decision:
+        """Decide a read at ``at`` (the gate's wall time, or its estimate when ``estimated``); the
+        monotonic clock is ``mono_ns`` of boot ``boot`` (default: ``at`` in ns, boot-1)."""
         view = self.view(gate)
         view.updated_at = at if updated_at == "fresh" else updated_at
-        p = Presentation(uid=uid, reader_id=f"{gate}/{reader}", reader_kind=reader, mono_ns=mono(at),
+        ns = mono(at) if mono_ns is None else mono_ns
+        p = Presentation(uid=uid, reader_id=f"{gate}/{reader}", reader_kind=reader, mono_ns=ns,
                          badge_uid=badge,
                          badge_mono_ns=mono(badge_at or at - dt.timedelta(seconds=2)) if badge else None,
                          direction=direction)
-        now = Now(wall=at, mono_ns=mono(at), clock_trusted=trusted)
+        now = Now(wall=at, mono_ns=ns, clock_trusted=trusted and not estimated, estimated=estimated,
+                  boot_id=boot)
         rb = rulebook or self.rulebook
         decision = decide(view, p, now, rb)
         if apply:
