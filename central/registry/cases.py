@@ -21,6 +21,7 @@ order, an unknown case or event, a length out of range; the caller rolls back.
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -35,6 +36,8 @@ from portgate.timeutil import as_utc
 from wire.flags import Flag
 
 APPEAL_DAYS = 30
+PORT_TZ = ZoneInfo("America/Sao_Paulo")  # the default port calendar; callers pass their port's
+_TICK = dt.timedelta(microseconds=1)
 DECISIONS = ("none", "reprimand", "suspension", "cancellation")
 MAX_ATTACHMENT = 5 * 1024 * 1024
 MAX_TEXT = 50_000  # characters of a charge, evidence note, defence or appeal (about 25 pages)
@@ -182,17 +185,33 @@ def decide(session: Session, case_id: int, kind: str, *, days: int | None = None
           detail={"kind": kind, "days": days, "start": start.isoformat() if start else None}, now=now)
 
 
-def appeal_deadline(row) -> dt.datetime | None:
+def appeal_deadline(row, tz: ZoneInfo = PORT_TZ) -> dt.datetime | None:
+    """The last moment an appeal is accepted (83.611 art. 21 §2, R7): the end of the
+    ``APPEAL_DAYS``-th day after the notice (``row.decided_at``), days counted in the port's
+    calendar ``tz``. A decision noticed at 15:00 on 15/03 (local) may be appealed until 23:59:59 of
+    14/04 (local). Aware UTC; None before a decision."""
     decided = as_utc(row.decided_at)
-    return None if decided is None else decided + dt.timedelta(days=APPEAL_DAYS)
+    if decided is None:
+        return None
+    last_day = decided.astimezone(tz).date() + dt.timedelta(days=APPEAL_DAYS)
+    return dt.datetime.combine(last_day + dt.timedelta(days=1), dt.time(), tz).astimezone(dt.UTC) - _TICK
 
 
-def file_appeal(session: Session, case_id: int, text: str, *, actor: str, now: dt.datetime | None = None) -> None:
-    """File the worker's appeal, within ``APPEAL_DAYS`` of the decision (83.611 art. 21 §2)."""
+def appeal_last_day(row, tz: ZoneInfo = PORT_TZ) -> dt.date | None:
+    """The port-local date of ``appeal_deadline``: the last day of the appeal window."""
+    deadline = appeal_deadline(row, tz)
+    return None if deadline is None else deadline.astimezone(tz).date()
+
+
+def file_appeal(session: Session, case_id: int, text: str, *, actor: str, now: dt.datetime | None = None,
+                tz: ZoneInfo = PORT_TZ) -> None:
+    """File the worker's appeal, within ``APPEAL_DAYS`` of the decision's notice, days counted in
+    the port's calendar ``tz`` (``appeal_deadline``; 83.611 art. 21 §2). ``BadInput`` after it,
+    naming its last day."""
     now = now or utcnow()
     row = _step(session, case_id, "appeal")
-    if now > appeal_deadline(row):
-        raise BadInput(f"the appeal window closed on {appeal_deadline(row):%Y-%m-%d}", where="appeal")
+    if now > appeal_deadline(row, tz):
+        raise BadInput(f"the appeal window closed on {appeal_last_day(row, tz):%Y-%m-%d}", where="appeal")
     if not (text or "").strip():
         raise BadInput("the appeal text is required", where="appeal")
     _fits(text, "appeal")
@@ -222,12 +241,14 @@ def waive_appeal(session: Session, case_id: int, *, actor: str, now: dt.datetime
     _finalize(session, case_id, actor=actor, now=now, how="appeal waived")
 
 
-def finalize_expired(session: Session, *, actor: str, now: dt.datetime | None = None) -> list[int]:
-    """Make final every decided case whose appeal window has passed; return their ids."""
+def finalize_expired(session: Session, *, actor: str, now: dt.datetime | None = None,
+                     tz: ZoneInfo = PORT_TZ) -> list[int]:
+    """Make final every decided case whose appeal window (``appeal_deadline`` in the port's
+    calendar ``tz``) has passed; return their ids."""
     now = now or utcnow()
     done = []
     for row in session.execute(select(cases).where(cases.c.status == "decided")).all():
-        if now > appeal_deadline(row):
+        if now > appeal_deadline(row, tz):
             _finalize(session, row.id, actor=actor, now=now, how="appeal window passed")
             done.append(row.id)
     return done

@@ -17,6 +17,7 @@ name, since the file's header is written with it (``nome (name) é um campo obri
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from central.web.i18n import MESSAGES
@@ -212,6 +213,8 @@ CODES: dict[str, tuple[str, str]] = {
     "suspension_days": (r"a suspension needs its number of days \(R4\)", "a suspensão precisa do número de dias (R4)"),
     "suspension_start": (r"a suspension needs its first day", "a suspensão precisa do primeiro dia"),
     "appeal_closed": (r"the appeal window closed on (?P<day>\S+)", "o prazo de recurso terminou em {day}"),
+    "suspension_span": (r"a suspension lasts (?P<lo>\d+) to (?P<hi>\d+) days \((?P<article>[^)]*)\), not (?P<n>-?\d+) \(R4\)",
+                        "a suspensão vai de {lo} a {hi} dias ({article}), não {n} (R4)"),
     "appeal_required": (r"the appeal text is required", "o texto do recurso é obrigatório"),
     "appeal_outcome": (r"appeal outcome (?P<value>'.*') is not upheld\|overturned",
                        "o resultado do recurso {value} não é mantida (upheld) nem reformada (overturned)"),
@@ -522,9 +525,18 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ine
              "flag_not_one_of": {"allowed": lambda v: ", ".join(_flag_named(k) for k in v.split(", "))},
              "decision_kind": {"allowed": lambda v: ", ".join(_DECISION_PT.get(k, k) for k in v.split(", "))},
              "outside_period": {"field": lambda v: {"start": "o início (start)", "end": "o fim (end)"}.get(v, v)},
+             "appeal_closed": {"day": lambda v: _br_date(v)},
              "case_step": {"status": lambda v: _CASE_STATUS_PT.get(v, v),
                            "step": lambda v: f"«{_CASE_STEP_PT.get(v, v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
+
+
+def _br_date(value: str) -> str:
+    """``2026-04-14`` as ``14/04/2026``; anything else as it is."""
+    try:
+        return dt.date.fromisoformat(value).strftime("%d/%m/%Y")
+    except ValueError:
+        return value
 
 _COMPILED = [(code, re.compile(pattern + r"\Z", re.S), pt) for code, (pattern, pt) in CODES.items()]
 # a place: ``workers.csv:3``, ``registration``, or a configuration key path ``gate.toml:$.version[0].g7``

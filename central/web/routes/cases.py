@@ -15,6 +15,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from central.registry import cases as svc
+from central.registry.photos import office_photo
+from central.web import casemodel
 from central.web.render import bad_input, page
 from central.web.security import guarded
 from portgate import cells
@@ -86,12 +88,14 @@ async def case_detail(request: Request):
 
         def load(s):
             row = svc.get_case(s, case_id)
-            return dict(row._mapping), svc.attachments_of(s, case_id), svc.appeal_deadline(row)
+            return (dict(row._mapping), svc.attachments_of(s, case_id), svc.appeal_deadline(row, web.tz),
+                    casemodel.record(s, row, web.tz))
 
-        row, files, deadline = await run_in_threadpool(web.with_session, load)
+        row, files, deadline, rec = await run_in_threadpool(web.with_session, load)
     except BadInput as exc:
         return bad_input(request, str(exc), status_code=404)
-    return page(request, "case.html", case=row, files=files, deadline=deadline,
+    photo = bool(web.photos_dir and row["registration"] and office_photo(web.photos_dir, row["registration"]))
+    return page(request, "case.html", case=row, files=files, deadline=deadline, record=rec, photo=photo,
                 today=web.now().astimezone(web.tz).date(), decisions=svc.DECISIONS)
 
 
@@ -133,7 +137,9 @@ async def case_decide(request: Request):
 async def case_appeal(request: Request):
     form = await request.form()
     actor, case_id = _actor(request), _case_id(request)
-    return await _act(request, lambda s: svc.file_appeal(s, case_id, str(form.get("appeal") or ""), actor=actor))
+    tz = request.app.state.web.tz
+    return await _act(request, lambda s: svc.file_appeal(s, case_id, str(form.get("appeal") or ""), actor=actor,
+                                                         tz=tz))
 
 
 @guarded(*WRITERS)

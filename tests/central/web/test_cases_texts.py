@@ -70,3 +70,43 @@ def test_an_unknown_attachment_is_named_in_portuguese(app, attachment):
     c, _ = logged_in(app, "inspector")
     r = c.get(f"/cases/{case_id}/attachments/{attachment}")
     assert r.status_code == 404 and "anexo: nenhum anexo" in r.text and "no attachment" not in r.text
+
+
+def test_the_case_page_is_the_due_process_record_with_dates_in_the_port_s_calendar(app):
+    """Issue 33 item 6 (R7): the accused's name, who opened the case and when, and the timeline:
+    charge, defence, decision and notice, appeal (pending, until its last day dd/mm/aaaa in the
+    port's calendar), final; a suspension out of the rulebook's range is refused in pt-BR."""
+    import datetime as dt
+
+    from sqlalchemy.orm import Session
+
+    from central.registry import store
+    from portgate.records import Worker, WorkerStatus
+    from tests.central.web.events import add_flag_event
+
+    engine = app.state.web.engine
+    with Session(engine) as s, s.begin():
+        store.save_worker(s, Worker("V008", "Ana Vigia", "vigia", WorkerStatus.ACTIVE, rotation_number=8),
+                          actor="t", now=dt.datetime.now(dt.UTC), action="worker.import")
+    event = add_flag_event(engine, flags=["BORROWED_CARD"], registration="V008")
+    c, token = logged_in(app, "inspector")
+    case_url = c.post(f"/flags/{event}/case", data={"csrf_token": token}).headers["location"]
+    page = c.get(case_url).text
+    assert "Ana Vigia (V008)" in page and 'id="opened">inspector · ' in page
+    steps = page.split('id="timeline"')[1].split("</ol>")[0]
+    assert 'data-step="charge" class="done"' in steps and 'data-step="defence" class="pending"' in steps
+    assert "pendente" in steps and "T" not in steps.split("Acusação</strong>:")[1].split("</li>")[0]
+    case_id = case_url.rsplit("/", 1)[1]
+    c.post(f"/cases/{case_id}/defence", data={"csrf_token": token, "defence": "não fui eu"})
+    refused = c.post(f"/cases/{case_id}/decide", data={"csrf_token": token, "kind": "suspension", "days": "45",
+                                                        "start": "2026-03-20"})
+    assert refused.status_code == 400 and "a suspensão vai de" in refused.text and "não 45 (R4)" in refused.text
+    c.post(f"/cases/{case_id}/decide", data={"csrf_token": token, "kind": "suspension", "days": "10",
+                                             "start": "2026-03-20"})
+    page = c.get(case_url).text
+    now = app.state.web.now().astimezone(app.state.web.tz).date()
+    last = (now + dt.timedelta(days=30)).strftime("%d/%m/%Y")
+    assert f"recurso até {last}" in page and "20/03/2026" in page
+    steps = page.split('id="timeline"')[1].split("</ol>")[0]
+    assert 'data-step="decision" class="done"' in steps
+    assert f'<span class="deadline">{last}</span>' in steps.split('data-step="appeal"')[1]

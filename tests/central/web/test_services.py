@@ -87,6 +87,30 @@ def test_an_appeal_is_accepted_within_30_days_and_an_overturned_one_leaves_no_pe
         assert s.execute(select(penalties)).all() == []
 
 
+def test_the_appeal_window_is_30_days_of_the_port_s_calendar_from_the_notice(engine):
+    """R7 / 83.611 art. 21 §2: notice at 23:30 of 15/03 in São Paulo (02:30 UTC of 16/03); the 30
+    days are counted in the port's calendar: the appeal is taken until 23:59:59 of 14/04 local
+    (02:59:59 UTC of 15/04) and refused at 00:00 of 15/04 local, naming 14/04/2026 as the last day
+    (a UTC count from the notice's instant would have ended at 02:30 UTC of 15/04, 23:30 local of
+    14/04, and named 2026-04-15)."""
+    notice = dt.datetime(2026, 3, 16, 2, 30, tzinfo=dt.UTC)
+    with Session(engine) as s, s.begin():
+        case_id = _case(engine, s)
+        cases.record_defence(s, case_id, "not me", actor="web:f", now=T0)
+        cases.decide(s, case_id, "reprimand", actor="web:f", now=notice)
+        row = cases.get_case(s, case_id)
+        assert cases.appeal_last_day(row, TZ) == dt.date(2026, 4, 14)
+        assert cases.appeal_deadline(row, TZ) == dt.datetime(2026, 4, 15, 2, 59, 59, 999999, tzinfo=dt.UTC)
+        with pytest.raises(BadInput) as late:
+            cases.file_appeal(s, case_id, "late", actor="web:f", now=dt.datetime(2026, 4, 15, 3, 0, tzinfo=dt.UTC),
+                              tz=TZ)
+        assert late.value.reason == "the appeal window closed on 2026-04-14"
+        assert cases.finalize_expired(s, actor="sys", now=dt.datetime(2026, 4, 15, 2, 59, tzinfo=dt.UTC), tz=TZ) == []
+        cases.file_appeal(s, case_id, "in time", actor="web:f", now=dt.datetime(2026, 4, 15, 2, 59, tzinfo=dt.UTC),
+                          tz=TZ)
+        assert cases.get_case(s, case_id).status == "appealed"
+
+
 def test_a_case_needs_a_flag_the_event_carries(engine):
     with Session(engine) as s, s.begin():
         event_id = add_flag_event(engine, flags=["ROTATION_JUMP"], at=T0)
