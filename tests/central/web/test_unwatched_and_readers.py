@@ -94,7 +94,7 @@ def test_a_reader_in_fault_in_a_gates_status_raises_an_alarm_that_ends_when_it_i
         assert reader_alarms.evaluate(s, NOW) == 0  # idempotent
     c, _token = logged_in(app, "office")
     html = c.get("/").text
-    assert 'data-gate="g-a" data-reader="r-badge">LEITOR SEM SINAL' in html
+    assert 'data-alarm-gate="g-a" data-reader="r-badge">LEITOR SEM SINAL' in html
     assert 'data-readers="fault"' in html and 'data-reader="r-badge" data-state="fault">r-badge: SEM SINAL' in html
     ok_at = NOW + dt.timedelta(minutes=1)
     with Session(engine) as s, s.begin():
