@@ -158,8 +158,8 @@ class Display:
         ship_name = self.lookup.ship_name(p.dispatch.ship) if p.dispatch else None
         self.board.add(shown(ev, person=self._person(p.registration), badge=badge, ship_name=ship_name, tz=self.tz),
                        at_mono=mono - max(0.0, lag) if live else None, held=live)
-        live = self.board.photos()
-        self._media = {k: v for k, v in self._media.items() if k in live}
+        on_screen = self.board.photos()
+        self._media = {k: v for k, v in self._media.items() if k in on_screen}
         return True
 
     def _person(self, registration: str | None) -> Person:
