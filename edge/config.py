@@ -86,13 +86,19 @@ class DisplayConfig(msgspec.Struct, forbid_unknown_fields=True):
     loopback address (the page shows workers' names and photos); ``port``: its TCP port;
     ``poll_ms``: how often the journal is looked at (1-1000); ``lang``: the screen's first language
     (default: the gate's ``lang``); ``photo_max_bytes``: the size cap of one photo file accepted
-    from the office (1 KiB - 4 MiB)."""
+    from the office (1 KiB - 4 MiB); ``idle_after_s``: seconds after a read (with no newer one)
+    when the main area returns to "Aproxime o cartão" (0.1-600; a denial that asks the watchman
+    to act stays until acknowledged or the next read); ``outbox_warn_after_s``: the age of the
+    oldest unsent event past which the "Sem rede" strip shows though the office link is up
+    (1-86400)."""
 
     host: str = "127.0.0.1"
     port: int = 8090
     poll_ms: int = 20
     lang: Literal["pt", "en"] | None = None
     photo_max_bytes: int = 256 * 1024
+    idle_after_s: float = 5.0
+    outbox_warn_after_s: float = 60.0
 
     def __post_init__(self) -> None:
         import ipaddress
@@ -109,6 +115,10 @@ class DisplayConfig(msgspec.Struct, forbid_unknown_fields=True):
             raise ValueError("poll_ms must be 1-1000")
         if not 1024 <= self.photo_max_bytes <= 4 * 1024 * 1024:
             raise ValueError("photo_max_bytes must be 1024-4194304")
+        if not 0.1 <= self.idle_after_s <= 600:
+            raise ValueError("idle_after_s must be 0.1-600 (seconds)")
+        if not 1 <= self.outbox_warn_after_s <= 86400:
+            raise ValueError("outbox_warn_after_s must be 1-86400 (seconds)")
 
 
 class GateConfig(msgspec.Struct, forbid_unknown_fields=True):

@@ -5,7 +5,9 @@ and the reads refused because the journal could not record them, for the watchma
 Shape (JSON object, then spaces up to ``SIZE`` bytes): ``{"pid": int, "at": float (Unix seconds,
 system clock), "uplink": "online" | "offline" | "standalone", "since": float | null (Unix seconds
 the uplink last changed), "journal": "ok" | "disk_full", "refused": [{"n": int, "at": float, "uid":
-str, "outcome": "deny" | "exit", "registration": str | null}, ...]}``. ``journal`` is "disk_full"
+str, "outcome": "deny" | "exit", "registration": str | null}, ...], "readers": [{"reader_id": str,
+"kind": str, "state": "ok" | "fault" | "unknown", "since": float | null, "last_read": float | null,
+"detail": str}, ...]}`` (``readers``: each configured reader's health, ``edge.reader_health``). ``journal`` is "disk_full"
 while the journal holds refusals for a full disk not yet reported (``Journal.refused_pending``);
 ``refused`` lists the last ``REFUSED_KEPT`` reads whose journal write failed (``note_refused``,
 called by the gate loop; ``n`` counts them from 1 since the gate started, so a reader tells new
@@ -37,6 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import structlog
+
+from edge.reader_health import ReaderView
 
 log = structlog.get_logger(__name__)
 
@@ -70,18 +74,21 @@ class Alive:
     disk_full: bool = False
     refused: tuple[Refused, ...] = ()
     pid: int | None = None  # the gate process (a restarted gate numbers its refusals from 1 again)
+    readers: tuple[ReaderView, ...] = ()  # each configured reader's health (edge.reader_health)
 
 
 class Heartbeat:
     """Writes ``FILE`` in ``state_dir``. ``connected``: the sync's "session up" test, None for a
     standalone gate; ``disk_full``: True while the journal is refusing appends for a full disk
-    (None: never)."""
+    (None: never); ``readers``: the readers' health now (``ReaderHealth.snapshot``; None: none)."""
 
     def __init__(self, state_dir: Path | str, connected: Callable[[], bool] | None,
-                 disk_full: Callable[[], bool] | None = None) -> None:
+                 disk_full: Callable[[], bool] | None = None,
+                 readers: Callable[[], list[ReaderView]] | None = None) -> None:
         self.path = Path(state_dir) / FILE
         self._connected = connected
         self._disk_full = disk_full
+        self._readers = readers
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._uplink: str | None = None
@@ -111,10 +118,12 @@ class Heartbeat:
         with self._lock:
             refused = list(self._refused)
         disk_full = bool(self._disk_full()) if self._disk_full is not None else False
+        readers = [r.as_dict() for r in self._readers()] if self._readers is not None else []
         while True:
             body = json.dumps({"pid": os.getpid(), "at": now, "uplink": uplink, "since": self._since,
                                "journal": "disk_full" if disk_full else "ok",
-                               "refused": [dataclasses.asdict(r) for r in refused]}).encode()
+                               "refused": [dataclasses.asdict(r) for r in refused],
+                               "readers": readers}).encode()
             if len(body) < SIZE or not refused:
                 return body[:SIZE - 1].ljust(SIZE - 1) + b"\n"
             refused = refused[1:]
@@ -195,6 +204,21 @@ def _refused(items) -> tuple[Refused, ...]:
     return tuple(out)
 
 
+def _readers(items) -> tuple[ReaderView, ...]:
+    out = []
+    for r in items if isinstance(items, list) else []:
+        try:
+            state = str(r["state"])
+            out.append(ReaderView(str(r["reader_id"]), str(r.get("kind") or "?"),
+                                  state if state in ("ok", "fault") else "unknown",
+                                  float(r["since"]) if r.get("since") is not None else None,
+                                  float(r["last_read"]) if r.get("last_read") is not None else None,
+                                  str(r.get("detail") or "")))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return tuple(out)
+
+
 def read_heartbeat(path: Path | str, now: float | None = None) -> Alive:
     """What the heartbeat file says (see module doc). A write met half done is read again."""
     data = None
@@ -217,7 +241,8 @@ def read_heartbeat(path: Path | str, now: float | None = None) -> Alive:
     since = data.get("since")
     return Alive(True, uplink, float(since) if isinstance(since, (int, float)) else None,
                  disk_full=data.get("journal") == "disk_full", refused=_refused(data.get("refused")),
-                 pid=data.get("pid") if isinstance(data.get("pid"), int) else None)
+                 pid=data.get("pid") if isinstance(data.get("pid"), int) else None,
+                 readers=_readers(data.get("readers")))
 
 
 def read_alive(path: Path | str, now: float | None = None) -> tuple[bool, str, float | None]:

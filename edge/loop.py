@@ -193,6 +193,7 @@ class GateLoop:
         self._stopping = threading.Event()
         self._shown_ns = 0
         self.on_unjournaled: Callable[[str, str, str | None], None] | None = None
+        self.reader_health = None  # edge.reader_health.ReaderHealth: the readers' states for the screen/office
         self._batch = None  # the open journal batch (inside _decide_group)
         self._batch_events: list[Event] = []
         self._replay_needed = False
@@ -227,7 +228,10 @@ class GateLoop:
 
     def on_status(self, status: ReaderStatus) -> None:
         """Status callback for the readers' constructors: faults become journal events. Waits at
-        most 1 s for room in the inbox; a status that still finds it full is only logged."""
+        most 1 s for room in the inbox; a status that still finds it full is only logged. The
+        reader's health (``reader_health``) follows at once, journaled or not."""
+        if self.reader_health is not None:
+            self.reader_health.note_status(status)
         try:
             self.inbox.put(status, timeout=1.0)
         except queue.Full:
@@ -617,6 +621,8 @@ class GateLoop:
         while not self._stopping.is_set():
             try:
                 for read in reader.reads():
+                    if self.reader_health is not None:
+                        self.reader_health.note_read(reader.reader_id)
                     while not self._stopping.is_set():
                         try:
                             self.inbox.put(read, timeout=0.5)
@@ -627,7 +633,10 @@ class GateLoop:
                 return  # reads() returned: the reader was closed
             except Exception as exc:  # the Reader contract says never; a bug must not kill the gate
                 log.exception("reader_crashed", reader_id=reader.reader_id)
-                self.inbox.put(ReaderStatus(reader.reader_id, ReaderState.FAULT, f"reader crashed: {exc}"))
+                crashed = ReaderStatus(reader.reader_id, ReaderState.FAULT, f"reader crashed: {exc}")
+                if self.reader_health is not None:
+                    self.reader_health.note_status(crashed)
+                self.inbox.put(crashed)
                 time.sleep(backoff)
                 backoff = min(backoff * 2, 10.0)
 

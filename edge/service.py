@@ -202,6 +202,9 @@ class GateService:
             self.journal.close()
             self.store.close()
             raise
+        from edge.reader_health import ReaderHealth
+
+        self.loop.reader_health = ReaderHealth((r.id, r.kind) for r in cfg.readers)
         self.loop.readers = open_readers(cfg.readers, on_status=self.loop.on_status)
         self.sync = None
         if cfg.mqtt is not None:
@@ -214,7 +217,7 @@ class GateService:
 
             self.sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
                              boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos,
-                             office_key=office_key(cfg))
+                             office_key=office_key(cfg), readers=self.loop.reader_health)
 
     def run(self) -> None:
         from portgate.notify import Notifier
@@ -239,7 +242,8 @@ class GateService:
 
         journal = self.journal
         self.heartbeat = Heartbeat(self.cfg.state_dir, self.sync.connected.is_set if self.sync else None,
-                                   disk_full=lambda: any(journal.refused_pending().values()))
+                                   disk_full=lambda: any(journal.refused_pending().values()),
+                                   readers=self.loop.reader_health.snapshot)
         self.loop.on_unjournaled = self.heartbeat.note_refused
         self.heartbeat.start()
         log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,

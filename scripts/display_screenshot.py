@@ -2,9 +2,11 @@
 
 A real gate (serial readers on ptys, demo data) and its screen; three reads (an admit, a denial, a
 borrowed card caught by card + badge, G4), then headless chromium (testkit.browser) saves
-the page at 1280x800. Photos are generated pictures (no real person).
+the page at 1280x800. Photos are generated pictures (no real person). ``--kiosk DIR`` also saves
+the states of an 800x480 gangway panel there (the borrowed card held for "Ciente", idle, a denial,
+the inspector's card, a reader unplugged): ``kiosk-*.png``, to look at before a change is merged.
 
-    .venv/bin/python scripts/display_screenshot.py [--out docs/img/display.png] [--lang pt|en]
+    .venv/bin/python scripts/display_screenshot.py [--out docs/img/display.png] [--lang pt|en] [--kiosk DIR]
 """
 
 from __future__ import annotations
@@ -19,6 +21,39 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def kiosk(gate, browser, out: Path, lang: str, held: int) -> None:
+    """The 800x480 panel's states as ``out/kiosk-<state>.png``."""
+    out.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 800, "height": 480})
+    page.goto(f"{gate.url}?lang={lang}")
+
+    def shot(name: str) -> None:
+        page.wait_for_function("[...document.images].every(i => i.complete && i.naturalWidth)")
+        page.screenshot(path=str(out / f"kiosk-{name}.png"))
+
+    page.wait_for_selector(f"#now[data-seq='{held}'][data-held='1']")
+    shot("borrowed-held")
+    page.locator("#ack").click()
+    page.wait_for_selector("#now[data-state='idle']")
+    shot("idle")
+    gate.pair("0B0B03BADE", "0A04A10003")  # a denial with its reason
+    seq = gate.wait_taps(4)[-1].seq
+    page.wait_for_selector(f"#now[data-seq='{seq}']")
+    shot("denial")
+    page.locator("#ack").click()
+    gate.ptys["badge"].unplug()
+    page.wait_for_selector("#now[data-state='reader-fault']", timeout=15_000)
+    shot("reader-fault")
+    gate.ptys["badge"].plug()
+    page.wait_for_selector("#now[data-state='idle']", timeout=15_000)
+    gate.tap("0F1F5CA001", "control")  # the union inspector's card
+    seq = gate.wait_taps(5)[-1].seq
+    page.wait_for_selector(f"#now[data-seq='{seq}']")
+    page.wait_for_selector("#inspector-countdown")
+    shot("inspector")
+    page.close()
+
+
 def main() -> None:
     from edge.sync.photos import PhotoStore, sha256_hex
     from testkit.browser import launch_chromium
@@ -28,6 +63,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "docs" / "img" / "display.png"))
     ap.add_argument("--lang", choices=["pt", "en"], default="pt")
+    ap.add_argument("--kiosk", help="also save the 800x480 panel's states in this directory")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         gate = GateWithScreen(Path(tmp) / "gate")
@@ -55,6 +91,8 @@ def main() -> None:
                 page.wait_for_function("[...document.images].every(i => i.complete && i.naturalWidth)")
                 Path(args.out).parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=args.out)
+                if args.kiosk:
+                    kiosk(gate, browser, Path(args.kiosk), args.lang, last.seq)
         finally:
             gate.stop()
     print(f"wrote {args.out}")

@@ -36,7 +36,7 @@ class GateWithScreen:
     """A gate process + its screen process under ``root`` (see module doc)."""
 
     def __init__(self, root: Path, *, gate_id: str = "g-aurora", ship: str = "9300001",
-                 card_and_badge: bool = True, extra: str = "") -> None:
+                 card_and_badge: bool = True, extra: str = "", idle_after_s: float | None = None) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.state = root / "state"
@@ -57,7 +57,8 @@ class GateWithScreen:
             f'key_file = "gate.key"\nrulebook = "{rulebook}"\nindicator = "file"\nindicator_file = "shown.jsonl"\n'
             f'clock = "scripted"\nclock_file = "{self.clock_file}"\nclock_trust = "always"\nlog_json = true\n'
             f"{extra}\n"
-            f'[seed]\nworkers = "{DEMO / "workers.csv"}"\ncards = "{DEMO / "cards.csv"}"\n'
+            + (f"[display]\nidle_after_s = {idle_after_s}\n\n" if idle_after_s is not None else "")
+            + f'[seed]\nworkers = "{DEMO / "workers.csv"}"\ncards = "{DEMO / "cards.csv"}"\n'
             f'escala = "{DEMO / "escala.csv"}"\n\n{readers}'
         )
         self.gate: subprocess.Popen | None = None

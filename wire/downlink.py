@@ -182,6 +182,20 @@ class PhotoFile(UtcMessage):
     schema: int = SCHEMA_VERSION
 
 
+class ReaderHealth(UtcMessage):
+    """One configured reader's health in a gate's status (``edge.reader_health``): ``ok`` (ready),
+    ``fault`` (device unplugged, daemon lost, silent past its watchdog) or ``unknown`` (nothing
+    reported yet); ``since``: when it entered that state; ``last_read_at``: its last card read
+    since the gate started (None: none)."""
+
+    reader_id: str
+    kind: str
+    state: Literal["ok", "fault", "unknown"]
+    since: UtcDatetime | None = None
+    last_read_at: UtcDatetime | None = None
+    detail: str = ""
+
+
 class GateStatus(UtcMessage):
     """Retained gate status: ``online`` birth on connect, ``online`` progress while the delivered
     watermark moves, ``offline`` as Last Will or on stop.
@@ -190,7 +204,8 @@ class GateStatus(UtcMessage):
     a gate that does not say). The office compares it with its ledger and asks the gate to replay a
     tail it never received (lost in a broker crash, or routed to nobody while its subscription was
     missing): no later event would reveal such a gap. ``outbox_depth``, ``oldest_unsent_at``,
-    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said).
+    ``clock_trusted`` and ``copies_updated_at`` feed the office's live view (None: not said), and
+    ``readers`` (each configured reader's health; None: not said) its gate card and reader alarm.
 
     ``mac``: HMAC-SHA256 (hex) with the gate's key over the status with ``mac=""``, the recipe of
     events (``sign_status``; docs/mqtt.md "Verifying a MAC"). The office dead-letters a status that
@@ -207,6 +222,7 @@ class GateStatus(UtcMessage):
     oldest_unsent_at: UtcDatetime | None = None  # occurred_at of the oldest of them
     clock_trusted: bool | None = None  # the gate's wall clock is synchronised (G8, G13)
     copies_updated_at: UtcDatetime | None = None  # when its roster/escala copies were last updated (G8)
+    readers: list[ReaderHealth] | None = None  # each configured reader's health (ok / fault / unknown)
     schema: int = SCHEMA_VERSION
     mac: str = ""  # hex HMAC-SHA256 of status_canonical_bytes(status) with the gate's key
 

@@ -4,8 +4,11 @@ A long-haul ship in port (a ship call, arrival to departure) must have a gangway
 in every period of its stay (01-07, 07-13, 13-19, 19-01 local). For each period overlapping the
 stay, the reference time is its start (or the arrival, for the period the ship arrives in); if no
 gangway watchman is aboard ``grace`` after it (default 30 min), a COVERAGE_GAP alarm is raised at
-that moment and ends when a gangway watchman is admitted (or the ship leaves). Cabotage calls
-raise nothing here (the gate checks those periods for which a watchman was requisitioned).
+that moment and ends when a gangway watchman is admitted (or the ship leaves). A cabotage call
+raises only for the periods for which a gangway watchman was requisitioned (an active escala entry
+of the ship at the gangway post with a watchman function). A call whose gangway has no gate
+(``gate_id`` empty) or whose gate never connected raises all the same: nobody can be admitted
+there, and the gate's own G11 check never runs, so the office is the only one to see it.
 
 ``gaps`` is pure (no clock, no database); ``evaluate`` reads the ledger's admits/exits at the
 ship's gate and writes ``coverage_alarms`` rows (one per call and period, start and end).
@@ -25,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from central.calls.schema import coverage_alarms, ship_calls
 from central.ledger.schema import events
+from central.rotation.schema import escala
 from portgate.timeutil import as_utc
 
 PERIOD_HOURS = (1, 7, 13, 19)
@@ -58,14 +62,19 @@ def periods(arrival: dt.datetime, until: dt.datetime, tz: ZoneInfo) -> list[tupl
 
 
 def gaps(arrival: dt.datetime, departure: dt.datetime | None, watch: list[tuple[dt.datetime, dt.datetime | None, str]],
-         now: dt.datetime, tz: ZoneInfo, grace: dt.timedelta, since: dt.datetime | None = None) -> list[Gap]:
-    """The coverage gaps of one long-haul call up to ``now``.
+         now: dt.datetime, tz: ZoneInfo, grace: dt.timedelta, since: dt.datetime | None = None,
+         only: set[dt.datetime] | None = None) -> list[Gap]:
+    """The coverage gaps of one call up to ``now``.
 
     ``watch``: gangway watchmen's stays aboard at the ship's gate, (admitted at, exited at or None,
-    admit event id). ``since``: ignore periods whose reference is before it. Pure."""
+    admit event id). ``since``: ignore periods whose reference is before it. ``only``: the starts
+    (aware UTC) of the periods to check (a cabotage call: those with a watchman requisitioned);
+    None: every period of the stay (long haul). Pure."""
     until = min(now, departure) if departure else now
     out = []
     for ref, end in periods(arrival, until, tz):
+        if only is not None and end - dt.timedelta(hours=6) not in only:
+            continue
         due = ref + grace
         if due > now or due >= end or (departure is not None and due >= departure) or (since and ref < since):
             continue
@@ -100,23 +109,35 @@ def _watch(session: Session, gate_id: str, since: dt.datetime) -> list[tuple[dt.
     return stays
 
 
+def _requisitioned(session: Session, ship: str, since: dt.datetime) -> set[dt.datetime]:
+    """Starts (aware UTC) of the periods from ``since`` on for which a gangway watchman of ``ship``
+    is dispatched (active escala entries, post ``portalo``, a watchman function)."""
+    rows = session.execute(select(escala.c.start_at).where(
+        escala.c.ship == ship, escala.c.status == "active", escala.c.post == GANGWAY_POST,
+        escala.c.function.in_(WATCH_FUNCTIONS), escala.c.end_at > since)).scalars()
+    return {as_utc(r) for r in rows}
+
+
 def evaluate(session: Session, now: dt.datetime, tz: ZoneInfo, grace_min: int = 30) -> int:
-    """Raise and end coverage alarms for every long-haul call in port (or that left within the
-    look-back); return the number of rows inserted or changed. Idempotent."""
+    """Raise and end coverage alarms for every call in port (or that left within the look-back):
+    long haul, every period; cabotage, the periods with a gangway watchman requisitioned; a call
+    without a gate too (nobody can be admitted). Returns the number of rows inserted or changed.
+    Idempotent."""
     grace = dt.timedelta(minutes=grace_min)
     since = now - LOOKBACK
     calls = session.execute(select(ship_calls).where(
-        ship_calls.c.voyage == "long_haul", ship_calls.c.arrival <= now,
+        ship_calls.c.voyage.in_(("long_haul", "cabotage")), ship_calls.c.arrival <= now,
         or_(ship_calls.c.departure.is_(None), ship_calls.c.departure > since))).all()
     changed = 0
     for call in calls:
-        if not call.gate_id:
-            continue
         arrival, departure = as_utc(call.arrival), as_utc(call.departure)
-        watch = _watch(session, call.gate_id, max(since, arrival) - dt.timedelta(hours=24))
+        only = None if call.voyage == "long_haul" else _requisitioned(session, call.ship, max(since, arrival))
+        if only is not None and not only:
+            continue  # cabotage with no watchman requisitioned: no alert (G11)
+        watch = _watch(session, call.gate_id, max(since, arrival) - dt.timedelta(hours=24)) if call.gate_id else []
         held = {as_utc(r.period_start): r for r in session.execute(
             select(coverage_alarms).where(coverage_alarms.c.call_id == call.id))}
-        for gap in gaps(arrival, departure, watch, now, tz, grace, since=since):
+        for gap in gaps(arrival, departure, watch, now, tz, grace, since=since, only=only):
             row = held.get(gap.period_start)
             if row is None:
                 session.execute(coverage_alarms.insert().values(

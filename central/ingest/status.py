@@ -18,6 +18,16 @@ from portgate.timeutil import as_utc
 from wire.downlink import GateStatus
 
 
+def _readers(s: GateStatus) -> list[dict] | None:
+    """The status's readers as the JSON column keeps them (times ISO 8601 UTC), None if not said."""
+    if s.readers is None:
+        return None
+    return [{"reader_id": r.reader_id, "kind": r.kind, "state": r.state,
+             "since": r.since.isoformat() if r.since else None,
+             "last_read_at": r.last_read_at.isoformat() if r.last_read_at else None,
+             "detail": r.detail} for r in s.readers]
+
+
 def store(conn: Connection, statuses: list[GateStatus], now: dt.datetime) -> int:
     """Upsert the gates' statuses (in arrival order); return how many rows changed."""
     changed = 0
@@ -31,7 +41,7 @@ def store(conn: Connection, statuses: list[GateStatus], now: dt.datetime) -> int
         values = dict(
             state=s.state, reason=s.reason, boot_id=s.boot_id, since=since, at=at, sent_seq=s.sent_seq,
             outbox_depth=s.outbox_depth, oldest_unsent_at=s.oldest_unsent_at, clock_trusted=s.clock_trusted,
-            copies_updated_at=s.copies_updated_at, received_at=now,
+            copies_updated_at=s.copies_updated_at, received_at=now, readers=_readers(s),
         )
         if s.reason == "will" and row is not None:  # the Will carries what the gate knew at connect: keep newer figures
             values = {k: v for k, v in values.items()

@@ -3,7 +3,7 @@
 ``events`` is append-only: one row per gate event, deduplicated by ``event_id``, keeping the gate's
 MAC and the exact wire bytes. ``dead_letters`` keeps anything rejected with the reason and the raw
 payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps. ``gate_status`` keeps each gate's newest retained status (online/offline, boot id, outbox depth,
-clock, copies), as the office's ingest receives it. ``gate_losses`` records
+clock, copies, readers), as the office's ingest receives it; ``reader_alarms`` the readers in fault they reported. ``gate_losses`` records
 sequence ranges a gate reported lost with a quarantined journal (never replayed; skipped by gaps).
 """
 
@@ -85,7 +85,25 @@ gate_status = Table(
     Column("clock_trusted", Boolean, nullable=True),
     Column("copies_updated_at", DateTime(timezone=True), nullable=True),
     Column("received_at", DateTime(timezone=True), nullable=False),
+    # each configured reader's health as the status said ([{reader_id, kind, state, since, last_read_at,
+    # detail}], times ISO 8601 UTC); None: the gate did not say
+    Column("readers", JSON, nullable=True),
 )
+
+# a reader in fault as the gates' statuses report it (``central.ledger.reader_alarms``): raised when a
+# status says "fault", ended when one says "ok" again
+reader_alarms = Table(
+    "reader_alarms",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("gate_id", String(64), nullable=False),
+    Column("reader_id", String(64), nullable=False),
+    Column("kind", String(16), nullable=False),  # control | badge | ?
+    Column("raised_at", DateTime(timezone=True), nullable=False),  # when the reader went into fault
+    Column("ended_at", DateTime(timezone=True), nullable=True),  # when it was ok again
+    Column("detail", Text, nullable=False),  # the driver's words (pt-BR)
+)
+Index("ix_reader_alarms_open", reader_alarms.c.gate_id, reader_alarms.c.reader_id, reader_alarms.c.ended_at)
 
 gate_losses = Table(
     "gate_losses",

@@ -1,11 +1,12 @@
 """What the live port view shows, read from the ledger (no writes, no rules of its own).
 
-- ``gate_rows``: every gate known to the office (a retained status or events), online/offline with
-  its boot id and since when, outbox depth, oldest unsent age, clock trusted, copies stale (G8,
-  ``copies_max_age_h``), and its last event.
+- ``gate_rows``: every gate known to the office (a retained status or events, or named by a ship
+  call in port or the escala of these hours though it never connected: ``never_seen``),
+  online/offline with its boot id and since when, outbox depth, oldest unsent age, clock trusted,
+  copies stale (G8, ``copies_max_age_h``), its readers' health, and its last event.
 - ``ship_rows``: every ship in port (a ship call between arrival and departure, or a ship of an
   escala period running now), with per period the posts dispatched and who is aboard now.
-- ``open_alarms``: coverage alarms (G11) still raised.
+- ``open_alarms``: coverage alarms (G11) still raised; ``open_reader_alarms``: readers in fault.
 - ``version``: a small tuple that changes whenever anything above may have changed (the live
   stream sends a change notice when it does).
 
@@ -22,10 +23,22 @@ from sqlalchemy import and_, func, or_, select, tuple_
 from sqlalchemy.engine import Connection
 
 from central.calls.schema import coverage_alarms, ship_calls
+from central.ledger import reader_alarms
 from central.ledger.schema import events, gate_progress, gate_status
+from central.ledger.schema import reader_alarms as reader_alarms_t
 from central.registry.schema import cases, workers
 from central.rotation.schema import escala
 from portgate.timeutil import as_utc
+
+
+@dataclasses.dataclass(frozen=True)
+class ReaderRow:
+    reader_id: str
+    kind: str  # control | badge | ?
+    state: str  # ok | fault | unknown
+    since: dt.datetime | None
+    last_read_at: dt.datetime | None
+    detail: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +56,43 @@ class GateRow:
     last_event: str | None  # e.g. "tap admit V001" / "alert COVERAGE_GAP"
     # the same as (type, detail, who), for the page's language (``service_texts.event_text``)
     last_event_parts: tuple[str, str, str] | None = None
+    readers: list[ReaderRow] = dataclasses.field(default_factory=list)  # from its last status
+    never_seen: bool = False  # named by a ship call or the escala; no status, no event ever
+
+    @property
+    def reader_fault(self) -> bool:
+        return any(r.state == "fault" for r in self.readers)
+
+
+def _reader_rows(items, now: dt.datetime) -> list[ReaderRow]:
+    out = []
+    for r in items or []:
+        if not isinstance(r, dict) or not r.get("reader_id"):
+            continue
+        since = _iso(r.get("since"))
+        last = _iso(r.get("last_read_at"))
+        out.append(ReaderRow(str(r["reader_id"]), str(r.get("kind") or "?"), str(r.get("state") or "unknown"),
+                             since, last, str(r.get("detail") or "")))
+    return out
+
+
+def _iso(text) -> dt.datetime | None:
+    try:
+        return as_utc(dt.datetime.fromisoformat(text)) if text else None
+    except (TypeError, ValueError):
+        return None
+
+
+def expected_gates(conn: Connection, now: dt.datetime) -> set[str]:
+    """Gates the office expects to hear from now: the gangway gate of every ship call in port, and
+    every gate of the escala's periods within 12 hours of ``now``."""
+    calls = conn.execute(select(ship_calls.c.gate_id).where(
+        ship_calls.c.gate_id.is_not(None), ship_calls.c.gate_id != "", ship_calls.c.arrival <= now,
+        or_(ship_calls.c.departure.is_(None), ship_calls.c.departure > now))).scalars()
+    near = dt.timedelta(hours=12)
+    named = conn.execute(select(escala.c.gate_id).distinct().where(
+        escala.c.status == "active", escala.c.start_at <= now + near, escala.c.end_at > now - near)).scalars()
+    return {g for g in (*calls, *named) if g}
 
 
 def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> list[GateRow]:
@@ -54,8 +104,9 @@ def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> li
                                    events.c.registration, events.c.payload)
                             .where(tuple_(events.c.gate_id, events.c.seq).in_(list(tops.items()))))
         last = {r.gate_id: r for r in rows}
-    gates = sorted(set(statuses) | set(tops)
-                   | set(conn.execute(select(gate_progress.c.gate_id)).scalars()))
+    seen = set(statuses) | set(tops) | set(conn.execute(select(gate_progress.c.gate_id)).scalars())
+    expected = expected_gates(conn, now)
+    gates = sorted(seen | expected)
     out = []
     for gate_id in gates:
         s = statuses.get(gate_id)
@@ -82,6 +133,8 @@ def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> li
             last_event_at=None if e is None else as_utc(e.occurred_at),
             last_event=text,
             last_event_parts=parts,
+            readers=_reader_rows(s.readers, now) if s is not None else [],
+            never_seen=gate_id not in seen,
         ))
     return out
 
@@ -116,6 +169,7 @@ class ShipRow:
     periods: list[PeriodRow]
     aboard: list[tuple[str, str, dt.datetime]]  # (registration, name, admitted at)
     alarm: bool
+    gate_live: bool = True  # its gangway gate is online (False: no gate, never seen, or offline)
 
 
 def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]:
@@ -137,6 +191,7 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
     names = dict(conn.execute(select(workers.c.registration, workers.c.name)
                               .where(workers.c.registration.in_(regs))).all()) if regs else {}
     alarmed = set(conn.execute(select(coverage_alarms.c.ship).where(coverage_alarms.c.ended_at.is_(None))).scalars())
+    online = set(conn.execute(select(gate_status.c.gate_id).where(gate_status.c.state == "online")).scalars())
     ships: dict[str, dict] = {}
     for c in calls:
         ships[c.ship] = {"ship": c.ship, "ship_name": c.ship_name, "voyage": c.voyage, "berth": c.berth,
@@ -165,6 +220,7 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
             periods=[PeriodRow(p, d, as_utc(s), as_utc(en), posts) for (d, p, s, en), posts in periods.items()],
             aboard=sorted(aboard_by_ship.get(ship, [])),
             alarm=ship in alarmed,
+            gate_live=bool(info["gate_id"]) and info["gate_id"] in online,
         ))
     return out
 
@@ -187,6 +243,11 @@ def open_alarms(conn: Connection) -> list[dict]:
     return [dict(r._mapping) | {"period_start": as_utc(r.period_start), "raised_at": as_utc(r.raised_at)} for r in rows]
 
 
+def open_reader_alarms(conn: Connection) -> list[dict]:
+    """Readers in fault now (``central.ledger.reader_alarms``), oldest first."""
+    return list(reversed(reader_alarms.list_alarms(conn, open_only=True)))
+
+
 def version(conn: Connection) -> tuple:
     """Changes whenever an event, a gate status, an alarm, a ship call, the escala or a case changes."""
     q = select(
@@ -199,5 +260,8 @@ def version(conn: Connection) -> tuple:
         select(func.max(escala.c.id)).scalar_subquery(),
         select(func.count()).select_from(escala).where(escala.c.status == "active").scalar_subquery(),
         select(func.max(cases.c.id)).scalar_subquery(),
+        select(func.max(reader_alarms_t.c.id)).scalar_subquery(),
+        select(func.count()).select_from(reader_alarms_t).where(reader_alarms_t.c.ended_at.is_not(None))
+        .scalar_subquery(),
     )
     return tuple(str(v) for v in conn.execute(q).one())

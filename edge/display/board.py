@@ -59,6 +59,9 @@ ACTIONS: dict[str, tuple[str, str]] = {
 UNJOURNALED_PT = {"deny": "Falha do registro (disco): entrada negada.",
                   "exit": "Falha do registro (disco): saída NÃO registrada."}
 _RETAIN_FLAGS = {Flag.RETAIN_CARD, Flag.BORROWED_CARD, Flag.ROTATION_JUMP, Flag.DOUBLE_ASSIGNMENT}
+# what the watchman must do something about: the read stays on the main area until he touches
+# "Ciente" or the next read comes (every other read gives way to the idle state after idle_after_s)
+HOLD_ACTIONS = frozenset({"retain", "confiscated", "supervisor", "unrecorded_exit"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,6 +109,12 @@ class Shown:
 
     def action(self, lang: str) -> str:
         return ACTIONS[self.action_key][1 if lang == "en" else 0]
+
+    @property
+    def needs_ack(self) -> bool:
+        """The read asks the watchman to act (retain the card, call the inspector or the
+        supervisor): it stays on the main area until acknowledged (``HOLD_ACTIONS``)."""
+        return self.action_key in HOLD_ACTIONS
 
     def rule_titles(self, lang: str) -> list[tuple[str, str]]:
         i = 1 if lang == "en" else 0
@@ -172,21 +181,52 @@ def is_mismatch(p: TapPayload) -> bool:
 
 
 class Board:
-    """The last ``HISTORY`` reads (newest last) and the inspector session (a deadline on the
-    screen's monotonic clock, in seconds)."""
+    """The last ``HISTORY`` reads (newest last), the inspector session (a deadline on the
+    screen's monotonic clock, in seconds) and what the main area shows now (``main``)."""
 
     def __init__(self, history: int = HISTORY) -> None:
         self.reads: collections.deque[Shown] = collections.deque(maxlen=history)
         self.inspector_until: float | None = None
         self.last_event_at: dt.datetime | None = None
         self.last_clock_trusted: bool | None = None
+        self.current_at: float | None = None  # monotonic s when the newest read was made
+        self.acknowledged = False  # the newest read was acknowledged (or needs no acknowledgement)
 
     @property
     def current(self) -> Shown | None:
         return self.reads[-1] if self.reads else None
 
-    def add(self, s: Shown) -> None:
+    def add(self, s: Shown, *, at_mono: float | None = None, held: bool = True) -> None:
+        """Put a read on top. ``at_mono``: when the gate made it on the screen's monotonic clock
+        (None: long ago, so the main area stays idle); ``held``: False for reads shown again at
+        start-up (a denial from before the restart is not held again)."""
         self.reads.append(s)
+        self.current_at = at_mono
+        self.acknowledged = not (held and s.needs_ack)
+
+    def acknowledge(self, seq: int) -> bool:
+        """The watchman touched "Ciente" on read ``seq``: True when it was the one held."""
+        cur = self.current
+        if cur is None or cur.seq != seq or self.acknowledged:
+            return False
+        self.acknowledged = True
+        return True
+
+    def main(self, mono_s: float, idle_after_s: float) -> Shown | None:
+        """The read the main area shows at ``mono_s``, or None (idle: "Aproxime o cartão"). The
+        newest read shows for ``idle_after_s`` after it was made; a read that needs the watchman
+        (``Shown.needs_ack``) until acknowledged; an inspector read while the inspector mode
+        lasts (G10)."""
+        cur = self.current
+        if cur is None:
+            return None
+        if cur.needs_ack and not self.acknowledged:
+            return cur
+        if cur.outcome == "inspector" and self.inspector_until is not None and mono_s < self.inspector_until:
+            return cur
+        if self.current_at is not None and mono_s < self.current_at + idle_after_s:
+            return cur
+        return None
 
     def note_event(self, event: Event, inspector_mode_s: float, *, mono_s: float, lag_s: float = 0.0) -> None:
         """Track the gate's time, clock trust and inspector mode from any event (tap or
@@ -238,6 +278,22 @@ class Status:
     inspector_left_s: int | None = None
     gate_running: bool = True
     disk_full: bool = False  # the gate runs and refuses reads it cannot journal (heartbeat)
+    readers: tuple = ()  # edge.reader_health.ReaderView of each configured reader (heartbeat)
+    outbox_warn_after_s: float = 60.0  # the "Sem rede" strip past this age of the oldest unsent
+
+    @property
+    def reader_faults(self) -> tuple:
+        """The readers in fault while the gate runs (else nothing is known of them)."""
+        return tuple(r for r in self.readers if r.state == "fault") if self.gate_running else ()
+
+    @property
+    def offline_strip(self) -> bool:
+        """Show "Sem rede — continue; os registros serão enviados": the office link is down, or
+        the oldest unsent event is older than ``outbox_warn_after_s``."""
+        if self.broker == "offline":
+            return True
+        return (self.broker == "online" and self.oldest_unsent_s is not None
+                and self.oldest_unsent_s > self.outbox_warn_after_s)
 
 
 def age_text(seconds: float | None) -> str:

@@ -17,7 +17,17 @@ Privacy: the server binds a loopback address only (``DisplayConfig.host``), answ
 photos of the reads on the screen now (nobody can page through the roster's photos), and only while
 their bytes hash to their name (else the placeholder).
 
+The main area shows the newest read for ``[display] idle_after_s`` (default 5 s), then returns to
+"Aproxime o cartão" (the read stays in the history list); a read that asks the watchman to act
+(``board.HOLD_ACTIONS``: retain the card, call the inspector or the supervisor) stays until he
+touches "Ciente" (``POST /ack?seq=N``) or the next read comes. A reader in fault (the gate's
+heartbeat, ``edge.reader_health``) turns the idle area into "LEITOR SEM SINAL". The status bar says
+the office link, the outbox, the copies and the clock in plain words; a full-width strip "Sem rede —
+continue; os registros serão enviados" shows only while the link is down or the oldest unsent event
+is older than ``outbox_warn_after_s``.
+
 Routes: ``/`` (the page, ``?lang=pt|en``), ``/sse`` (event stream), ``/photo/<sha256>``,
+``POST /ack?seq=N`` (the watchman acknowledges the read held on the main area),
 ``/state.json`` (what is on the screen, for tests and the benchmark), ``/static/...``.
 """
 
@@ -102,14 +112,19 @@ class Display:
         self._changed: asyncio.Event | None = None
         self._alive_path = state / FILE
         self._refused_seen: tuple[int | None, int] = (None, 0)  # (gate pid, last refusal number shown)
+        self.idle_after_s = cfg.display.idle_after_s
+        self._main_key: int | None = None  # id() of the read on the main area when last pushed
+        self._faults: tuple = ()  # (reader id, since) of the readers in fault when last pushed
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
         env.globals["age"] = age_text
+        env.globals["local_hms"] = self.local_hms
         self.env = env
         self._static = _static_files()
         self.app = Starlette(
             routes=[
                 Route("/", self.page), Route("/sse", self.sse), Route("/photo/{sha}", self.photo),
+                Route("/ack", self.ack, methods=["POST"]),
                 Route("/state.json", self.state), Route("/static/{name}", self.static),
             ],
             middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])],
@@ -126,12 +141,14 @@ class Display:
     def load_tail(self) -> None:
         """Show the last reads again (start-up)."""
         for ev in self.follower.tail(self.board.reads.maxlen or 10):
-            self.take(ev)
+            self.take(ev, live=False)
 
-    def take(self, ev: Event) -> bool:
-        """Put one journal event on the board; True when the screen changed."""
+    def take(self, ev: Event, *, live: bool = True) -> bool:
+        """Put one journal event on the board; True when the screen changed. ``live``: False for
+        the reads shown again at start-up (history only: the main area stays idle)."""
         lag = (self.gate_now() - ev.occurred_at).total_seconds()
-        self.board.note_event(ev, self.inspector_mode_s, mono_s=time.monotonic(), lag_s=lag)
+        mono = time.monotonic()
+        self.board.note_event(ev, self.inspector_mode_s, mono_s=mono, lag_s=lag)
         p = ev.payload
         if not isinstance(p, TapPayload):
             return type(p).__struct_config__.tag == "confiscation"
@@ -139,9 +156,10 @@ class Display:
         if is_mismatch(p):
             badge = self._person(p.badge_registration)
         ship_name = self.lookup.ship_name(p.dispatch.ship) if p.dispatch else None
-        self.board.add(shown(ev, person=self._person(p.registration), badge=badge, ship_name=ship_name, tz=self.tz))
-        live = self.board.photos()
-        self._media = {k: v for k, v in self._media.items() if k in live}
+        self.board.add(shown(ev, person=self._person(p.registration), badge=badge, ship_name=ship_name, tz=self.tz),
+                       at_mono=mono - max(0.0, lag) if live else None, held=live)
+        on_screen = self.board.photos()
+        self._media = {k: v for k, v in self._media.items() if k in on_screen}
         return True
 
     def _person(self, registration: str | None) -> Person:
@@ -174,8 +192,32 @@ class Display:
             oldest_unsent_s=max(0.0, (now - oldest).total_seconds()) if oldest else None,
             stale=stale, clock_untrusted=self.board.last_clock_trusted is False,
             journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(time.monotonic()),
+            readers=alive.readers, outbox_warn_after_s=self.cfg.display.outbox_warn_after_s,
         )
+        faults = tuple((r.reader_id, r.since) for r in self.status.reader_faults)
+        if faults != self._faults:  # the idle area turns to (or from) "LEITOR SEM SINAL"
+            self._faults = faults
+            self.screen_version += 1
         return self.status
+
+    def main_read(self):
+        """The read on the main area now (``Board.main``), or None (idle)."""
+        return self.board.main(time.monotonic(), self.idle_after_s)
+
+    def main_changed(self) -> bool:
+        """True (once) when the main area's read differs from the one last pushed: it went idle."""
+        cur = self.main_read()
+        key = id(cur) if cur is not None else None
+        if key == self._main_key:
+            return False
+        self._main_key = key
+        return True
+
+    def local_hms(self, unix_s: float | None) -> str:
+        """``HH:MM:SS`` in the port's time zone of Unix seconds (system clock); ``—`` for None."""
+        if unix_s is None:
+            return "—"
+        return dt.datetime.fromtimestamp(unix_s, dt.UTC).astimezone(self.tz).strftime("%H:%M:%S")
 
     def take_refused(self, alive: Alive) -> bool:
         """Put on the board the reads the heartbeat says the gate refused (or let out) without
@@ -187,7 +229,7 @@ class Display:
         for r in new:
             at = dt.datetime.fromtimestamp(r.at, dt.UTC)
             self.board.add(shown_unjournaled(r.n, at, r.uid, r.outcome, person=self._person(r.registration),
-                                             tz=self.tz))
+                                             tz=self.tz), at_mono=time.monotonic())
         if alive.gate_running:
             self._refused_seen = (alive.pid, max([seen, *(r.n for r in new)]))
         return bool(new)
@@ -203,6 +245,9 @@ class Display:
         while True:
             try:
                 if self.poll_once():
+                    self.screen_version += 1
+                    self._notify()
+                if self.main_changed():  # idle after idle_after_s, or the read held ended
                     self.screen_version += 1
                     self._notify()
                 mono = time.monotonic()
@@ -243,8 +288,8 @@ class Display:
 
     def render(self, name: str, lang: str) -> str:
         return self.env.get_template(name).render(
-            board=self.board, status=self.status, t=labels(lang), lang=lang, gate_id=self.cfg.gate_id,
-            gate_ship=self.gate_ship())
+            board=self.board, main=self.main_read(), status=self.status, t=labels(lang), lang=lang,
+            gate_id=self.cfg.gate_id, gate_ship=self.gate_ship())
 
     async def page(self, request: Request) -> Response:
         return HTMLResponse(self.render("page.html", self._lang(request)),
@@ -271,6 +316,24 @@ class Display:
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    async def ack(self, request: Request) -> Response:
+        """The watchman touched "Ciente" on the held read ``?seq=N``: the main area goes idle.
+        204 when it was held, 409 when it no longer is (a newer read came), 400 for a bad seq, 403
+        for a request from another page's origin."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin.split("://", 1)[-1].split(":")[0] not in ("127.0.0.1", "localhost"):
+            return Response(status_code=403)
+        try:
+            seq = int(request.query_params.get("seq", ""))
+        except ValueError:
+            return Response(status_code=400)
+        if not self.board.acknowledge(seq):
+            return Response(status_code=409)
+        log.info("display_acknowledged", seq=seq)
+        self.screen_version += 1
+        self._notify()
+        return Response(status_code=204)
+
     async def photo(self, request: Request) -> Response:
         sha = request.path_params["sha"]
         if not _SHA.match(sha) or sha not in self.board.photos():
@@ -292,8 +355,11 @@ class Display:
 
     async def state(self, request: Request) -> Response:
         cur = self.board.current
+        main = self.main_read()
         return JSONResponse({
             "seq": self.follower.last_seq, "current": cur.seq if cur else None,
+            "main": main.seq if main else None,
+            "readers": [r.as_dict() for r in self.status.readers],
             "reads": [r.seq for r in self.board.reads], "status": {
                 "broker": self.status.broker, "outbox_depth": self.status.outbox_depth,
                 "stale": self.status.stale, "clock_untrusted": self.status.clock_untrusted,

@@ -102,6 +102,16 @@ PAUSE_LOG = {  # Pause.why -> (level, event, hint)
 }
 
 
+def _utc(seconds: float | None) -> dt.datetime | None:
+    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
+def _reader_health(v) -> dl.ReaderHealth:
+    """A ``edge.reader_health.ReaderView`` as the status message carries it."""
+    return dl.ReaderHealth(reader_id=v.reader_id, kind=v.kind, state=v.state, since=_utc(v.since),
+                           last_read_at=_utc(v.last_read), detail=v.detail)
+
+
 def _system_now():
     from edge.rules.model import Now
 
@@ -125,9 +135,12 @@ class Sync:
         now: Callable[[], object] = _system_now,
         photos=None,
         office_key=None,
+        readers=None,
     ) -> None:
         self.config = mqtt_config
         self.office_key = office_key  # Ed25519PublicKey of the office's receipts (edge.config.office_key)
+        self.readers = readers  # edge.reader_health.ReaderHealth: in every status; a change sends one at once
+        self._readers_version = None
         self.journal = journal
         self.port = topics.check_id(port, "port")
         self.gate_id = topics.check_id(gate_id, "gate_id")
@@ -244,6 +257,9 @@ class Sync:
         core = self.core
         core.notify()
         now = time.monotonic()
+        if self.readers is not None and self.readers.version != self._readers_version:
+            self._readers_version = self.readers.version
+            core.status_soon(now)  # a reader's fault reaches the office's card without waiting
         health = self._health_mark() if core.status_due(now) else None  # read only when it can matter
         for _ in range(MAX_ROUNDS):
             commands = core.poll(now, health)
@@ -400,10 +416,12 @@ class Sync:
         return dl.encode(dl.sign_status(status, key) if key else status)
 
     def _health_mark(self) -> tuple:
-        """What changes a status besides ``sent_seq``: clock trust and the copies' update time."""
+        """What changes a status besides ``sent_seq``: clock trust, the copies' update time, the
+        readers' states."""
         store = getattr(self.downlink, "store", None)
         updated = getattr(store, "data_updated_at", None)
-        return (getattr(self.now(), "clock_trusted", None), updated() if updated is not None else None)
+        readers = self.readers.mark() if self.readers is not None else None
+        return (getattr(self.now(), "clock_trusted", None), updated() if updated is not None else None, readers)
 
     def _health(self) -> dict:
         out: dict = {}
@@ -422,4 +440,6 @@ class Sync:
         if updated is not None:
             value = updated()
             out["copies_updated_at"] = value if value is not None and value.tzinfo else None  # naive: not said
+        if self.readers is not None:
+            out["readers"] = [_reader_health(v) for v in self.readers.snapshot()]
         return out

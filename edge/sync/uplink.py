@@ -301,6 +301,11 @@ class Uplink:
         self._reading = False
 
     # -- commands -----------------------------------------------------------------------------------
+    def status_soon(self, now: float) -> None:
+        """Something the office must see at once changed (a reader's state): the next progress
+        status may go out now, whatever ``status_every_s`` says."""
+        self._next_status = min(self._next_status, now)
+
     def status_due(self, now: float) -> bool:
         """Whether a progress status may go out now (so the driver need read its health only then)."""
         return now >= self._next_status

@@ -1,4 +1,4 @@
-"""The live port view (home page): gates, ships in port, open coverage alarms; live by SSE.
+"""The live port view (home page): gates, ships in port, open coverage and reader alarms; live by SSE.
 
 ``/live/stream`` is a Server-Sent Events stream: every ``[web] poll_s`` it reads
 ``readmodel.version`` and sends ``event: changed`` when it moved; the page's htmx SSE extension then
@@ -32,6 +32,7 @@ def _panel_data(conn, web):
         "gates": readmodel.gate_rows(conn, now, web.settings.copies_max_age_h),
         "ships": readmodel.ship_rows(conn, now, web.tz),
         "alarms": readmodel.open_alarms(conn),
+        "reader_alarms": readmodel.open_reader_alarms(conn),
         "now": now,
     }
 

@@ -11,6 +11,7 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from central.calls import coverage, service
+from central.ledger import reader_alarms
 from central.web.render import bad_input, page
 from central.web.security import ALL_ROLES, guarded
 from portgate.errors import BadInput
@@ -83,7 +84,8 @@ async def ship_departure(request: Request):
 async def alarm_list(request: Request):
     web = request.app.state.web
     rows = await run_in_threadpool(web.with_session, coverage.list_alarms)
-    return page(request, "alarms.html", rows=rows)
+    reader_rows = await run_in_threadpool(web.with_session, reader_alarms.list_alarms)
+    return page(request, "alarms.html", rows=rows, reader_rows=reader_rows)
 
 
 ROUTES = [

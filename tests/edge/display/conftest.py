@@ -28,7 +28,7 @@ def seed_photos(state_dir) -> None:
 
 @pytest.fixture
 def gate(tmp_path):
-    g = GateWithScreen(tmp_path / "gate")
+    g = GateWithScreen(tmp_path / "gate", idle_after_s=600)  # the tests read the decision at leisure
     seed_photos(g.state)
     g.start_gate()
     g.start_display()

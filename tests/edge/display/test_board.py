@@ -133,3 +133,66 @@ def test_a_port_in_use_is_one_line_and_exit_2(tmp_path) -> None:
                             "--port", str(port)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and f"127.0.0.1:{port}" in r.stderr
+
+
+def _shown(payload, seq=1) -> object:
+    return shown(_event(payload, seq), person=Person("V001"), badge=None, ship_name=None,
+                 tz=ZoneInfo("America/Sao_Paulo"))
+
+
+def test_the_main_area_shows_a_read_for_idle_after_s_then_is_idle() -> None:
+    board = Board()
+    assert board.main(0.0, 5.0) is None  # nothing read yet: idle
+    board.add(_shown(_tap("admit")), at_mono=100.0)
+    assert board.main(104.9, 5.0).seq == 1
+    assert board.main(105.0, 5.0) is None
+    assert board.current.seq == 1 and len(board.reads) == 1  # still in the history
+    board.add(_shown(_tap("admit"), seq=2), at_mono=None, held=False)  # shown again at start-up
+    assert board.main(0.0, 5.0) is None
+
+
+def test_a_read_that_asks_the_watchman_to_act_stays_until_acknowledged_or_the_next_read() -> None:
+    board = Board()
+    board.add(_shown(_tap(flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002")), at_mono=100.0)
+    assert board.current.needs_ack
+    assert board.main(10_000.0, 5.0).seq == 1  # long after idle_after_s
+    assert not board.acknowledge(2)  # not the read held
+    assert board.acknowledge(1) and board.main(10_000.0, 5.0) is None
+    assert not board.acknowledge(1)  # once
+    board.add(_shown(_tap(rules_failed=["INTERNAL"]), seq=2), at_mono=200.0)  # call the supervisor: held
+    board.add(_shown(_tap("admit"), seq=3), at_mono=201.0)  # the next read takes its place
+    assert board.main(201.5, 5.0).seq == 3 and board.main(206.0, 5.0) is None
+    board.add(_shown(_tap(rules_failed=["G3"]), seq=4), at_mono=300.0)  # a plain refusal: not held
+    assert not board.current.needs_ack and board.main(305.0, 5.0) is None
+
+
+def test_the_inspectors_read_stays_while_the_inspector_mode_lasts() -> None:
+    board = Board()
+    ev = _event(_tap("inspector"), seq=1)
+    board.note_event(ev, 60, mono_s=100.0)
+    board.add(_shown(_tap("inspector")), at_mono=100.0)
+    assert board.main(150.0, 5.0).seq == 1
+    assert board.main(161.0, 5.0) is None
+
+
+def test_idle_after_s_and_outbox_warn_after_s_are_checked() -> None:
+    assert DisplayConfig().idle_after_s == 5.0 and DisplayConfig().outbox_warn_after_s == 60.0
+    with pytest.raises(ValueError, match="idle_after_s"):
+        DisplayConfig(idle_after_s=0)
+    with pytest.raises(ValueError, match="outbox_warn_after_s"):
+        DisplayConfig(outbox_warn_after_s=0.5)
+
+
+def test_the_no_network_strip_shows_only_when_the_link_is_down_or_the_oldest_unsent_is_old() -> None:
+    from edge.display.board import Status
+    from edge.reader_health import ReaderView
+
+    def status(broker, oldest, running=True):
+        return Status(broker, 3, oldest, False, False, True, gate_running=running, outbox_warn_after_s=60,
+                      readers=(ReaderView("r1", "control", "fault", 1.0), ReaderView("r2", "badge", "ok")))
+
+    assert status("offline", 1.0).offline_strip
+    assert not status("online", 59.0).offline_strip and status("online", 61.0).offline_strip
+    assert not status("standalone", 9999.0).offline_strip and not status("unknown", 9999.0).offline_strip
+    assert [r.reader_id for r in status("online", None).reader_faults] == ["r1"]
+    assert status("unknown", None, running=False).reader_faults == ()  # a stopped gate: nothing known

@@ -24,10 +24,12 @@ def test_link_gate_and_screen_deaths_are_shown(tmp_path, page) -> None:
         page.goto(gate.url)
         page.wait_for_selector("#st-broker[data-state='online']", timeout=15_000)
         assert "conectada" in page.locator("#st-broker").inner_text()
+        assert page.locator("#offline-strip").count() == 0  # link up, nothing old unsent: no strip
         assert page.locator("#st-gate").count() == 0
         broker.kill()
         page.wait_for_selector("#st-broker[data-state='offline']", timeout=15_000)
         assert "SEM CONEXÃO" in page.locator("#st-broker").inner_text()
+        page.wait_for_selector("#offline-strip")
         gate.tap("0F1F5CA001", "control")  # the union inspector's card: the countdown runs
         page.wait_for_selector("#inspector-countdown:not([data-stopped])", timeout=15_000)
         os.killpg(gate.gate.pid, signal.SIGKILL)  # the gate dies without a word
@@ -43,6 +45,8 @@ def test_link_gate_and_screen_deaths_are_shown(tmp_path, page) -> None:
         page.wait_for_selector("#stale-banner", state="visible", timeout=15_000)
         assert page.locator("#stale-banner").inner_text() == "TELA SEM ATUALIZAÇÃO"
         assert page.evaluate("document.documentElement.classList.contains('stale')")
+        # a stale screen does not go on saying what it last heard of the office link
+        assert page.locator("#st-broker").inner_text() == "Central: sem informação (tela sem atualização)"
     finally:
         gate.stop()
         broker.kill()

@@ -19,7 +19,7 @@ def _free_port() -> int:
 def test_broker_offline_outbox_and_stale_copies_are_shown(tmp_path, page) -> None:
     extra = (f"[mqtt]\nhost = \"127.0.0.1\"\nport = {_free_port()}\n"
              "reconnect_min_s = 0.5\nreconnect_max_s = 1\n")  # nobody listens on that port
-    gate = GateWithScreen(tmp_path / "gate", extra=extra)
+    gate = GateWithScreen(tmp_path / "gate", extra=extra, idle_after_s=600)
     try:
         gate.start_gate()
         gate.start_display()
@@ -30,6 +30,10 @@ def test_broker_offline_outbox_and_stale_copies_are_shown(tmp_path, page) -> Non
         gate.wait_taps(1)
         page.wait_for_function("+document.querySelector('#st-outbox').dataset.depth >= 3")  # 2 reader events + the tap
         assert "mais antigo há" in page.locator("#st-outbox").inner_text()
+        # a plain sentence across the screen, not alarm styling on the outbox
+        assert page.locator("#offline-strip").inner_text() == "Sem rede — continue; os registros serão enviados."
+        assert page.evaluate("getComputedStyle(document.querySelector('#st-outbox')).fontWeight") == "400"
+        assert page.locator("#st-outbox.bad").count() == 0
         assert page.locator("#st-copies").get_attribute("data-stale") == "0"
         set_scripted_time(gate.clock_file, T0 + dt.timedelta(hours=25))  # the copies are from T0
         page.wait_for_selector("#st-copies[data-stale='1']")

@@ -1,0 +1,163 @@
+"""The watchman's screen as it is used all day (issue 33 items 1-4), in a real browser against a real
+gate process with serial readers on ptys: a read gives way to "Aproxime o cartão" after
+``idle_after_s``; a denial that asks the watchman to act stays until he touches "Ciente" or the
+next read; an unplugged reader is "LEITOR SEM SINAL" until it is back; at 800x480 the status bar
+and the reason are readable from 2 m, the inspector's countdown holds on one line, and axe-core
+finds nothing to fault."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from edge.config import DisplayConfig
+from testkit.axe import axe_violations, describe
+from testkit.display import GateWithScreen
+from tests.edge.display.conftest import seed_photos
+
+
+@pytest.fixture
+def quick(tmp_path):
+    """A gate whose screen goes idle 1 s after a read."""
+    g = GateWithScreen(tmp_path / "gate", idle_after_s=1)
+    seed_photos(g.state)
+    g.start_gate()
+    g.start_display()
+    yield g
+    g.stop()
+
+
+@pytest.fixture
+def kiosk(browser):
+    """The gangway's panel: 800 x 480."""
+    p = browser.new_page(viewport={"width": 800, "height": 480})
+    yield p
+    p.close()
+
+
+def _now(page):
+    return page.locator("#now")
+
+
+def test_a_read_gives_way_to_aproxime_o_cartao_and_stays_in_the_history(quick, page) -> None:
+    page.goto(quick.url)
+    page.wait_for_selector("#now[data-state='idle']")
+    assert _now(page).locator(".words").inner_text() == "Aproxime o cartão"
+    quick.pair("0B0B01BADE", "0A04A10001")
+    tap = quick.wait_taps(1)[-1]
+    assert tap.payload.decision == "admit"
+    page.wait_for_selector(f"#now[data-seq='{tap.seq}']")
+    assert _now(page).locator(".words").inner_text() == "ENTRADA LIBERADA"
+    page.wait_for_selector("#now[data-state='idle']", timeout=10_000)  # pushed: no reload
+    assert _now(page).locator(".words").inner_text() == "Aproxime o cartão"
+    row = page.locator(f"#history tr.read[data-seq='{tap.seq}']")
+    assert row.count() == 1 and "Ana Lima" in row.inner_text()
+    quick.pair("0B0B02BADE", "0A04A10002")  # the next read shows again, then goes idle again
+    second = quick.wait_taps(2)[-1]
+    page.wait_for_selector(f"#now[data-seq='{second.seq}']")
+    page.wait_for_selector("#now[data-state='idle']", timeout=10_000)
+    assert page.locator("#history tr.read").count() == 2
+
+
+def test_by_default_a_read_stays_5_s_then_the_screen_is_idle(tmp_path, page) -> None:
+    assert DisplayConfig().idle_after_s == 5.0
+    gate = GateWithScreen(tmp_path / "gate")  # no [display] idle_after_s: the default
+    try:
+        gate.start_gate()
+        gate.start_display()
+        page.goto(gate.url)
+        gate.pair("0B0B01BADE", "0A04A10001")
+        tap = gate.wait_taps(1)[-1]
+        page.wait_for_selector(f"#now[data-seq='{tap.seq}']")
+        shown = time.monotonic()
+        page.wait_for_selector("#now[data-state='idle']", timeout=20_000)
+        assert time.monotonic() - shown > 3.5  # about 5 s after the read (seen a moment after it)
+    finally:
+        gate.stop()
+
+
+def test_a_denial_that_asks_to_retain_the_card_stays_until_ciente(quick, page) -> None:
+    page.goto(quick.url)
+    quick.pair("0B0B02BADE", "0A04A10001")  # V002's badge with V001's control card: BORROWED_CARD
+    tap = quick.wait_taps(1)[-1]
+    assert "BORROWED_CARD" in tap.payload.flags
+    page.wait_for_selector(f"#now[data-seq='{tap.seq}'][data-held='1']")
+    time.sleep(2.5)  # well past idle_after_s (1 s): still there
+    assert _now(page).get_attribute("data-seq") == str(tap.seq)
+    assert _now(page).locator(".action").inner_text() == "Retenha o cartão e chame o fiscal."
+    assert page.request.post(quick.url + "ack?seq=999").status == 409  # not the read held
+    assert page.request.post(quick.url + "ack?seq=x").status == 400
+    assert page.request.post(quick.url + f"ack?seq={tap.seq}", headers={"Origin": "http://evil.example"}).status == 403
+    page.get_by_role("button", name="Ciente").click()  # the touch screen
+    page.wait_for_selector("#now[data-state='idle']")
+    assert page.locator(f"#history tr.read[data-seq='{tap.seq}']").count() == 1
+    assert page.request.post(quick.url + f"ack?seq={tap.seq}").status == 409  # once
+
+
+def test_a_held_denial_gives_way_to_the_next_read(quick, page) -> None:
+    page.goto(quick.url)
+    quick.pair("0B0B03BADE", "0A04A10003")  # V003 dispatched to the other ship: retain (G6)
+    held = quick.wait_taps(1)[-1]
+    page.wait_for_selector(f"#now[data-seq='{held.seq}'][data-held='1']")
+    quick.pair("0B0B01BADE", "0A04A10001")
+    nxt = quick.wait_taps(2)[-1]
+    page.wait_for_selector(f"#now[data-seq='{nxt.seq}']")
+    assert _now(page).get_attribute("data-held") is None
+    page.wait_for_selector("#now[data-state='idle']", timeout=10_000)
+
+
+def test_an_unplugged_reader_is_leitor_sem_sinal_until_it_is_back(quick, page) -> None:
+    page.goto(quick.url)
+    page.wait_for_selector("#now[data-state='idle']")
+    assert page.locator(".st-reader").count() == 0
+    quick.ptys["badge"].unplug()  # the pty closes: the driver's reads fail, the device is gone
+    page.wait_for_selector("#now[data-state='reader-fault']", timeout=5_000)
+    fault = _now(page)
+    assert fault.locator(".words").inner_text() == "LEITOR SEM SINAL"
+    reader = fault.locator(".reader")
+    assert reader.get_attribute("data-reader") == "r-badge"
+    assert reader.inner_text().startswith("Leitor da chapa (r-badge) sem sinal desde ")
+    assert page.locator(".st-reader[data-reader='r-badge']").inner_text() == "Leitor r-badge: SEM SINAL"
+    state = page.request.get(quick.url + "state.json").json()
+    assert {r["reader_id"]: r["state"] for r in state["readers"]} == {"r-control": "ok", "r-badge": "fault"}
+    quick.ptys["badge"].plug()  # back: the driver reopens it by itself
+    page.wait_for_selector("#now[data-state='idle']", timeout=10_000)
+    assert page.locator(".st-reader").count() == 0
+    quick.pair("0B0B01BADE", "0A04A10001")  # and it reads again
+    assert quick.wait_taps(1)[-1].payload.decision == "admit"
+
+
+def _px(page, selector: str) -> float:
+    """The font size in px of ``selector`` now (one call: the status bar is swapped every second)."""
+    return page.evaluate("s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)", selector)
+
+
+def test_at_800x480_the_screen_is_readable_from_2_m_and_axe_finds_nothing(gate, kiosk) -> None:
+    page = kiosk
+    page.goto(gate.url)
+    page.wait_for_selector("#now[data-state='idle']")
+    assert page.locator("main").count() == 1 and page.locator("h1").count() == 1
+    assert axe_violations(page) == [], describe(axe_violations(page))
+    for sel in ("#st-broker", "#st-outbox", "#st-copies", "#st-clock"):
+        assert _px(page, sel) >= 20, sel
+    gate.pair("0B0B03BADE", "0A04A10003")  # a denial: the reason, the action and "Ciente"
+    tap = gate.wait_taps(1)[-1]
+    page.wait_for_selector(f"#now[data-seq='{tap.seq}']")
+    assert _px(page, "#now .reason") >= 32
+    for sel in ("#now .reason", "#now .action", "#ack"):  # nothing cut off at the bottom of the panel
+        box = page.locator(sel).bounding_box()
+        assert box["y"] + box["height"] <= page.locator("#status").bounding_box()["y"] + 1, sel
+    assert axe_violations(page) == [], describe(axe_violations(page))
+    gate.tap("0F1F5CA001", "control")  # the union inspector's own card
+    insp = gate.wait_taps(2)[-1]
+    page.wait_for_selector(f"#now[data-seq='{insp.seq}']")
+    assert insp.payload.registration == "F001"  # not on the demo's roster: named by his office
+    assert page.locator("#now .person .name").inner_text() == "Fiscal do Sindicato"
+    assert "Matrícula F001" in page.locator("#now .person").inner_text()
+    countdown = page.locator("#inspector-countdown")
+    countdown.wait_for()
+    line = countdown.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || parseFloat(getComputedStyle(e).fontSize) * 1.3")
+    assert countdown.bounding_box()["height"] < 1.6 * line  # one line, never wrapped
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 800
+    assert axe_violations(page) == [], describe(axe_violations(page))
