@@ -1,8 +1,8 @@
 """reader health at the office: each gate's readers as its last status said (gate_status.readers,
 JSON) and the reader alarms raised and ended from them (reader_alarms)
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-12-06 05:30:00
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0017'
-down_revision = '0016'
+revision = '0018'
+down_revision = '0017'
 branch_labels = None
 depends_on = None
 
