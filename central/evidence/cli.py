@@ -64,12 +64,13 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
     keys_dir_arg(keys_dir, keys_where)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
-    _port, _rulebook, calendar = load_setup(port_config)
+    port, _rulebook, calendar = load_setup(port_config)
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
         done = export(engine, keys_dir, registration, first, last, out, zone=calendar.zone,
-                      gate_rulebooks=list(gate_rulebooks), now=dt.datetime.now(dt.UTC))
+                      gate_rulebooks=list(gate_rulebooks), now=dt.datetime.now(dt.UTC), calendar=calendar,
+                      pay_rulebook=port.rulebook)
     finally:
         engine.dispose()
     gates = ", ".join(f"{g} seq {a}..{b}" for g, (a, b) in done.gates.items()) or "none"

@@ -16,7 +16,10 @@ notes say what was checked. Checks, in order:
 4. ``receipts/<gate>.json`` is signed by the office and its head is the hash of the event at its seq;
 5. ``statements.json``: each total is the sum of its lines, the digest of its computed part matches,
    at most one current statement per shift; ``shifts.json``: every admit/exit event is in the bundle
-   and verified.
+   and verified;
+6. every shift of the worker recomputed from the verified gate events, and every current statement
+   from those shifts, the bundle's pay rulebook and holiday calendar (``central.evidence.recompute``):
+   each difference is a failure naming the shift or statement and the line.
 
 Before anything is read, every member's declared uncompressed size must be at most
 ``MAX_MEMBER_BYTES`` (256 MiB) and their sum at most ``MAX_TOTAL_BYTES`` (1 GiB); each member is
@@ -61,6 +64,9 @@ class Manifest(msgspec.Struct, frozen=True):
     format: str | None = None
     files: dict[str, str] = {}
     gates: dict[str, GateRange] = {}
+    registration: str | None = None
+    date_from: str | None = msgspec.field(default=None, name="from")
+    date_to: str | None = msgspec.field(default=None, name="to")
 
 
 def read_members(zf: zipfile.ZipFile, where: str, *, max_member: int = MAX_MEMBER_BYTES,
@@ -148,10 +154,14 @@ def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
     for name in sorted(set(files) - set(listed) - {"manifest.json", "manifest.sig"}):
         fail.append(f"{name}: not listed in the manifest")
 
-    verified_ids: set[str] = set()
+    verified_ids: dict[str, object] = {}  # event id -> Event: own signature and links hold
     for gate, info in sorted(manifest.gates.items()):
         _check_gate(gate, info, files, office, fail, notes, verified_ids)
     _check_statements(files, fail, notes, verified_ids)
+    if not any(f.startswith(("statements.json: not", "shifts.json: not")) for f in fail):
+        from central.evidence.recompute import recheck  # lazy: pay's modules
+
+        recheck(files, manifest.registration, manifest.date_from, manifest.date_to, verified_ids, fail, notes)
     return fail, notes
 
 
@@ -204,7 +214,7 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
     for ev in events:
         by_seq.setdefault(ev.seq, ev)
         if ev.sig and ev.seq not in broken:
-            verified_ids.add(ev.event_id)
+            verified_ids[ev.event_id] = ev
         base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
         if ev.sig and (files.get(base + ".bin") != canonical_bytes(ev)
                        or files.get(base + ".sig") != bytes.fromhex(ev.sig)):
