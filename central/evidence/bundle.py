@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from central.evidence.enrolment import record_path
 from central.evidence.pdf import summary_pdf
 from central.evidence.receipts import office_key
 from central.evidence.verify import FORMAT, _starting_key
@@ -141,6 +142,10 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
                 raise BadInput(f"gate {gate} has no registered public key: its events cannot be proved",
                                where=str(public_key_path(keys_dir, gate)))
             files[f"keys/{gate}.pem"] = "".join(chain.public_pem(k) for k in keys).encode("ascii")
+            for k in keys:  # the enrolment records, office-signed, countersigned by the inspector
+                record = record_path(keys_dir, gate, chain.fingerprint(k))
+                if record.exists():
+                    files[f"enrolments/{record.name}"] = record.read_bytes()
             lines = []
             for raw, ev in zip(raws, decoded):
                 lines.append(bytes(raw).rstrip(b"\n"))

@@ -29,6 +29,7 @@ read with a bounded read, so a header that understates the size cannot exceed ei
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import zipfile
@@ -40,6 +41,8 @@ from typing import Annotated
 import msgspec
 from cryptography.exceptions import InvalidSignature
 
+from central.evidence.enrolment import read_record
+from central.evidence.pins import KeyUse, Pins, confirm
 from portgate.errors import BadInput
 from wire import chain
 from wire.events import canonical_bytes, decode
@@ -113,11 +116,36 @@ def statement_digest(st: dict) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Verdict:
+    """What ``check_bundle`` found: ``failures`` (each names what does not hold), ``notes`` (what
+    was checked) and ``keys`` (``pins.KeyUse``: every key relied on, and whether a pin confirms
+    it). ``unconfirmed``: the keys no pin confirms (the result holds only if they are the
+    parties' own)."""
+
+    failures: list[str]
+    notes: list[str]
+    keys: list[KeyUse]
+
+    @property
+    def unconfirmed(self) -> list[KeyUse]:
+        return [k for k in self.keys if not k.confirmed]
+
+
 def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
                   max_total: int = MAX_TOTAL_BYTES) -> tuple[list[str], list[str]]:
-    """(failures, notes) of the bundle at ``path``. Raises ``BadInput`` if it is not a zip, a member
-    is over the size limits (``read_members``), or the manifest is missing, not JSON or not of the
-    ``Manifest`` shape (nothing can be checked then)."""
+    """(failures, notes) of the bundle at ``path`` with no pins (``check_bundle``). Raises as
+    ``check_bundle``."""
+    verdict = check_bundle(path, max_member=max_member, max_total=max_total)
+    return verdict.failures, verdict.notes
+
+
+def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX_MEMBER_BYTES,
+                 max_total: int = MAX_TOTAL_BYTES) -> Verdict:
+    """Check the bundle at ``path``; ``pins``: the fingerprints the court expects (a mismatch is a
+    failure). Raises ``BadInput`` if it is not a zip, a member is over the size limits
+    (``read_members``), or the manifest is missing, not JSON or not of the ``Manifest`` shape
+    (nothing can be checked then)."""
     try:
         zf = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
@@ -155,24 +183,61 @@ def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
         fail.append(f"{name}: not listed in the manifest")
 
     verified_ids: dict[str, object] = {}  # event id -> Event: own signature and links hold
+    gate_keys: dict[str, tuple[str, str]] = {}  # gate -> (starting key fingerprint, what it signed)
     for gate, info in sorted(manifest.gates.items()):
-        _check_gate(gate, info, files, office, fail, notes, verified_ids)
+        _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
     _check_statements(files, fail, notes, verified_ids)
     if not any(f.startswith(("statements.json: not", "shifts.json: not")) for f in fail):
         from central.evidence.recompute import recheck  # lazy: pay's modules
 
         recheck(files, manifest.registration, manifest.date_from, manifest.date_to, verified_ids, fail, notes)
-    return fail, notes
+    office_fp = chain.fingerprint(office) if office is not None and not any(
+        f.startswith(("manifest.sig", "keys/office.pem")) for f in fail) else None
+    enrolments = _enrolments(files, office_fp, fail, notes)
+    return Verdict(fail, notes, confirm(office_fp, gate_keys, enrolments, pins, fail))
+
+
+def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str], notes: list[str]) -> dict:
+    """(gate, key fingerprint) -> ``Enrolment`` of each ``enrolments/<gate>-<fp>.json`` whose office
+    signature holds by the bundle's office key; a failure for every other record."""
+    out = {}
+    for name in sorted(n for n in files if n.startswith("enrolments/")):
+        try:
+            enr, _record = read_record(files[name])
+        except BadInput as exc:
+            fail.append(f"{name}: {exc.reason}")
+            continue
+        if name != f"enrolments/{enr.gate_id}-{enr.fingerprint}.json":
+            fail.append(f"{name}: holds the enrolment of gate {enr.gate_id} key {enr.fingerprint}")
+        elif enr.office_fingerprint != office_fp:
+            fail.append(f"{name}: signed by office key {enr.office_fingerprint}, not the bundle's {office_fp}")
+        elif enr.problem:
+            fail.append(f"{name}: {enr.problem}")
+        else:
+            out[(enr.gate_id, enr.fingerprint)] = enr
+            notes.append(f"gate {enr.gate_id} key {enr.fingerprint}: enrolled {enr.enrolled_at}, signed by the "
+                         f"office key {enr.office_fingerprint}" + (
+                             f" and countersigned by the inspector key {enr.inspector} (compare it with the "
+                             "union's copy)" if enr.inspector else "; not countersigned by an inspector"))
+    return out
+
+
+def _office_breaks(gate: str, files: dict[str, bytes]) -> list[tuple[str, int, int]] | None:
+    """``(kind, seq_from, seq_to)`` of each break the office recorded (``chain/<gate>.json``), or
+    ``None`` if that file is not readable."""
+    try:
+        recorded = json.loads(files.get(f"chain/{gate}.json", b"{}")).get("breaks_recorded_on_ingest") or []
+        return [(str(b["kind"]), int(b["seq_from"]), int(b["seq_to"])) for b in recorded]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _recorded_breaks(gate, files, report, notes) -> None:
     """A note per break the office's ledger recorded (``chain/<gate>.json``, ingest and audit),
     saying whether the bundle's own events, checked here from their raw bytes (never from the
     ledger's ``event_links``), break at those seqs too."""
-    try:
-        recorded = json.loads(files.get(f"chain/{gate}.json", b"{}")).get("breaks_recorded_on_ingest") or []
-        ranges = [(str(b["kind"]), int(b["seq_from"]), int(b["seq_to"])) for b in recorded]
-    except (ValueError, TypeError, KeyError, AttributeError):
+    ranges = _office_breaks(gate, files)
+    if ranges is None:
         notes.append(f"gate {gate}: chain/{gate}.json: the office's recorded breaks are not readable")
         return
     found = [(b.seq_from, b.seq_to) for b in report.breaks]
@@ -185,7 +250,7 @@ def _recorded_breaks(gate, files, report, notes) -> None:
             "after export), see its detail in chain/" + gate + ".json"))
 
 
-def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
+def _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) -> None:
     name = f"events/{gate}.jsonl"
     try:
         keys = _keys(files[f"keys/{gate}.pem"].decode("ascii"))
@@ -204,6 +269,11 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
     key = _starting_key(events, keys)
     first_seq = events[0].seq if info.seq_from is None else info.seq_from
     report = chain.check_chain(gate, events, key, first_seq=first_seq)
+    if key is not None:
+        rolled = [f"{chain.fingerprint(k)} from seq {e.seq}" for e in events
+                  if (k := chain.key_change(e)) is not None and chain.fingerprint(k) != chain.fingerprint(key)]
+        gate_keys[gate] = (chain.fingerprint(key), f"chain of gate {gate} from seq {first_seq}" + (
+            f"; rolled over, signed by the key before, to {', '.join(rolled)}" if rolled else ""))
     for b in report.breaks:
         fail.append(f"{name}: {b}")
     for seg in report.segments:
