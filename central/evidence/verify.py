@@ -8,7 +8,9 @@ notes say what was checked. Checks, in order:
    ``manifest.json``; every file of the zip is listed there with its SHA-256 and none is missing;
 2. per gate, ``events/<gate>.jsonl`` (the raw signed events, one per line) forms an unbroken chain
    from the manifest's ``seq_from`` (``wire.chain.check_chain`` with ``keys/<gate>.pem``): every
-   break is a failure; a documented quarantine segment is a note; each break the office recorded
+   break is a failure but a ``PREV_MISMATCH`` between two gate-signed events that the office
+   recorded on ingest (the gate's journal edited after the ledger verified seq n: the ledger's
+   copy counts, the break is a note beside it); a documented quarantine segment is a note; each break the office recorded
    (``chain/<gate>.json``) is a note saying whether the bundle's events break there too (the hash
    links are recomputed from the raw events; the ledger's ``event_links`` rows are never trusted);
 3. ``canonical/<gate>/<seq>-<event_id>.bin`` / ``.sig`` are the canonical bytes and raw signature of
@@ -232,7 +234,33 @@ def _office_breaks(gate: str, files: dict[str, bytes]) -> list[tuple[str, int, i
         return None
 
 
-def _recorded_breaks(gate, files, report, notes) -> None:
+def _after_ingest(gate: str, files: dict[str, bytes], report) -> list:
+    """The ``PREV_MISMATCH`` breaks of the bundle's events (both events' own signatures hold:
+    ``check_chain`` names a bad one BAD_SIGNATURE instead) that the office recorded at the same
+    seqs on ingest: the gate signed seq n+1 over another seq n than the one the ledger had already
+    verified and linked (its journal edited, or restored, and the gate restarted)."""
+    recorded = {(a, b) for kind, a, b in _office_breaks(gate, files) or () if kind == "PREV_MISMATCH"}
+    return [b for b in report.breaks if b.kind == "PREV_MISMATCH" and (b.seq_from, b.seq_to) in recorded
+            and b.seq_to == b.seq_from + 1]
+
+
+def _split_check(gate: str, events: list, keys: list, first_seq: int, later: list) -> chain.ChainReport:
+    """``check_chain`` of each part of ``events`` between the ``later`` breaks (each part from its
+    first seq; stored order kept), combined: the links inside every part and every event's own
+    signature are checked as before, only the broken link itself is not (``later`` names it)."""
+    cuts = sorted(b.seq_to for b in later)
+    parts: list[list] = [[] for _ in range(len(cuts) + 1)]
+    for ev in events:
+        parts[sum(1 for c in cuts if ev.seq >= c)].append(ev)
+    reports = [chain.check_chain(gate, part, _starting_key(part, keys), first_seq=start)
+               for part, start in zip(parts, [first_seq, *cuts]) if part]
+    last = reports[-1]
+    return chain.ChainReport(gate, sum(r.verified for r in reports), last.head_seq, last.head,
+                             tuple(b for r in reports for b in r.breaks), tuple(s for r in reports for s in r.segments),
+                             sum(r.unsigned_legacy for r in reports))
+
+
+def _recorded_breaks(gate, files, report, notes, later=()) -> None:
     """A note per break the office's ledger recorded (``chain/<gate>.json``, ingest and audit),
     saying whether the bundle's own events, checked here from their raw bytes (never from the
     ledger's ``event_links``), break at those seqs too."""
@@ -240,7 +268,7 @@ def _recorded_breaks(gate, files, report, notes) -> None:
     if ranges is None:
         notes.append(f"gate {gate}: chain/{gate}.json: the office's recorded breaks are not readable")
         return
-    found = [(b.seq_from, b.seq_to) for b in report.breaks]
+    found = [(b.seq_from, b.seq_to) for b in (*report.breaks, *later)]
     for kind, a, b in ranges:
         here = any(x <= b and a <= y for x, y in found)
         notes.append(f"gate {gate}: the office recorded {kind} at seq {a}..{b}; " + (
@@ -269,6 +297,16 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
     key = _starting_key(events, keys)
     first_seq = events[0].seq if info.seq_from is None else info.seq_from
     report = chain.check_chain(gate, events, key, first_seq=first_seq)
+    later = _after_ingest(gate, files, report)
+    if later:  # the ledger's verified copies count; each such break is reported beside them
+        report = _split_check(gate, events, keys, first_seq, later)
+        for b in later:
+            notes.append(
+                f"gate {gate}: {b} -- recorded by the office on ingest, after seq {b.seq_from} was received, "
+                f"verified and linked: seq {b.seq_from} as the ledger holds it counts (its signature and its "
+                f"link to the events before hold); seq {b.seq_to}, signed by the gate too, does not link to it "
+                f"(the gate's journal edited or restored after seq {b.seq_from} was sent): review the gate "
+                "(portgate edge verify-journal)")
     if key is not None:
         rolled = [f"{chain.fingerprint(k)} from seq {e.seq}" for e in events
                   if (k := chain.key_change(e)) is not None and chain.fingerprint(k) != chain.fingerprint(key)]
@@ -291,7 +329,7 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
             fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
     notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
                  f"{report.head_seq}, head {report.head[:16]}...")
-    _recorded_breaks(gate, files, report, notes)
+    _recorded_breaks(gate, files, report, notes, later)
     raw = files.get(f"receipts/{gate}.json")
     if raw is None:
         notes.append(f"gate {gate}: no office receipt in the bundle")
