@@ -115,6 +115,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         ranges: dict[str, list[int]] = {}
         for gate, seq, _eid in mine:
             ranges.setdefault(gate, []).append(seq)
+        _with_anchors(conn, [(g, s) for g, s, _e in mine], ranges)
         files: dict[str, bytes] = {}
         gates: dict[str, tuple[int, int]] = {}
         n_events = 0
@@ -233,6 +234,22 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
             zf.writestr(name, data)
     out.write_bytes(buf.getvalue())
     return Exported(out, gates, n_events, len(stmts), len(shift_rows))
+
+
+def _with_anchors(conn, mine: list[tuple[str, int]], ranges: dict[str, list[int]]) -> None:
+    """Add to ``ranges`` (gate -> seqs) the seqs of the trusted events of the same boot just
+    before and just after each of the worker's untrusted-clock events: the ledger places such an
+    event's time from the nearest trusted event of its boot (``central.ledger.shifts.place_times``),
+    so ``verify`` needs that event in the bundle to place it the same way."""
+    for gate, seq in mine:
+        row = conn.execute(select(events.c.boot_id, events.c.clock_trusted).where(
+            events.c.gate_id == gate, events.c.seq == seq).order_by(events.c.id).limit(1)).first()
+        if row is None or row[1]:
+            continue
+        same = (events.c.gate_id == gate) & (events.c.boot_id == row[0]) & events.c.clock_trusted.is_(True)
+        below = conn.execute(select(func.max(events.c.seq)).where(same, events.c.seq < seq)).scalar()
+        above = conn.execute(select(func.min(events.c.seq)).where(same, events.c.seq > seq)).scalar()
+        ranges[gate].extend(s for s in (below, above) if s is not None)
 
 
 def calendar_record(calendar: HolidayCalendar) -> dict:

@@ -31,6 +31,7 @@ from central.pay.loading import parse_rulebook
 from central.pay.statements_store import pay_shifts
 from central.pay.versions import ADJUSTMENT_FLAG, ADJUSTMENT_RULE
 from portgate.errors import PortgateError
+from wire.events import MealWorkedPayload, TapPayload
 from wire.flags import ShiftFlag
 
 #: The shift fields compared (``shifts.json`` key -> how the recomputed ``Shift`` gives it).
@@ -67,6 +68,18 @@ def load_calendar(raw: bytes) -> HolidayCalendar:
     return HolidayCalendar(zone, days, range(first, last + 1))
 
 
+def shift_inputs(events: list) -> list:
+    """The events the ledger rebuilds shifts from (``central.ledger.store.load_shift_taps``): the
+    admit/exit taps and meal-worked records, and, for each (gate, boot) with an untrusted clock
+    among them, every trusted event of that boot (the clock anchors). The same selection matters:
+    a CLOCK_BACKWARDS is judged among the events given."""
+    taps = [e for e in events if (isinstance(e.payload, TapPayload) and e.payload.decision in ("admit", "exit"))
+            or isinstance(e.payload, MealWorkedPayload)]
+    boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
+    seen = {e.event_id for e in taps}
+    return taps + [e for e in events if (e.gate_id, e.boot_id) in boots and e.clock_trusted and e.event_id not in seen]
+
+
 def recheck(files: dict[str, bytes], registration: str | None, date_from: str | None, date_to: str | None,
             verified: dict, fail: list[str], notes: list[str]) -> None:
     """Append to ``fail`` every difference between the bundle's ``shifts.json`` / current
@@ -99,7 +112,7 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
         fail.append(f"shifts.json/statements.json/corrections.json: not readable ({exc})")
         return
     zone = calendar.zone
-    rebuilt = [s for s in reconstruct(list(verified.values()), zone)
+    rebuilt = [s for s in reconstruct(shift_inputs(list(verified.values())), zone)
                if s.registration == registration and day_from <= s.work_date <= day_to]
     rebuilt = corrected(rebuilt, latest)
     for m in meals:

@@ -47,20 +47,15 @@ def _tap(decision, reg="V017", uid="0A04A10017"):
                                         voyage="long_haul", post="portalo", function="vigia"))
 
 
-@pytest.fixture(scope="module")
-def ledger(tmp_path_factory):
-    """(db url, keys dir, port setup) of a ledger where V017's admit and exit at gate g1 are signed
-    events, his shift rebuilt and paid (P1 + P2 for the extension); V018 worked the same period."""
-    base = tmp_path_factory.mktemp("recompute")
+def build_ledger(base, taps):
+    """(db url, keys dir, port setup) of a ledger holding ``taps`` ((payload, Now) each) journaled
+    and signed at gate g1, ingested, the shifts of DAY rebuilt and paid by the ledger's code."""
     keys = base / "keys"
     hkey = read_secret(add_gate(keys, "g1"))
     signer = chain.new_private_key()
     register_public_key(keys, "g1", chain.public_pem(signer.public_key()))
     j = Journal(base / "j.db", port="santos", gate_id="g1", key=hkey, boot_id="b1", signer=signer)
-    evs = [j.append(_tap("admit"), now=Now(ADMIT, 1, True)),
-           j.append(_tap("admit", "V018", "0A04A10018"), now=Now(ADMIT + dt.timedelta(minutes=1), 2, True)),
-           j.append(_tap("exit", "V018", "0A04A10018"), now=Now(EXIT - dt.timedelta(hours=1), 3, True)),
-           j.append(_tap("exit"), now=Now(EXIT, 4, True))]
+    evs = [j.append(payload, now=now) for payload, now in taps]
     j.close()
     url = f"sqlite:///{base / 'ledger.db'}"
     upgrade(url)
@@ -75,6 +70,17 @@ def ledger(tmp_path_factory):
     pay_from_ledger(engine, DAY, DAY, rulebook, calendar, now=NOW)
     engine.dispose()
     return url, keys, setup
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory):
+    """V017's admit and exit at gate g1, his shift paid P1 + P2 (the extension); V018 worked the
+    same period."""
+    return build_ledger(tmp_path_factory.mktemp("recompute"), [
+        (_tap("admit"), Now(ADMIT, 1, True)),
+        (_tap("admit", "V018", "0A04A10018"), Now(ADMIT + dt.timedelta(minutes=1), 2, True)),
+        (_tap("exit", "V018", "0A04A10018"), Now(EXIT - dt.timedelta(hours=1), 3, True)),
+        (_tap("exit"), Now(EXIT, 4, True))])
 
 
 def _export(ledger, out):
@@ -194,3 +200,22 @@ def test_an_office_meal_correction_is_applied_and_named(ledger, tmp_path):
     failures, _ = verify_bundle(no_meal)
     assert any(f.startswith(f"shifts.json {SHIFT}: meal_worked is True") for f in failures), failures
     assert any("line 3 P6" in f for f in failures), failures
+
+
+def test_an_untrusted_clock_is_placed_from_the_same_anchor_as_in_the_ledger(tmp_path):
+    """V017's admit has no trusted clock: the ledger places it from the nearest trusted event of
+    the boot, V018's tap just before it (seq 1; the exit at seq 3 is as near, the earlier wins),
+    whose clock disagrees with the exit's by 10 min. The export carries that anchor although it is
+    not V017's, so verify places the admit the same way."""
+    mono = 10**12
+    led = build_ledger(tmp_path, [
+        (_tap("deny", "V018", "0A04A10018"), Now(ADMIT - dt.timedelta(minutes=5), mono, True)),
+        (_tap("admit"), Now(dt.datetime(2000, 1, 1, tzinfo=dt.UTC), mono + 300 * 10**9, False)),
+        (_tap("exit"), Now(EXIT, mono + (EXIT - ADMIT).seconds * 10**9 + 600 * 10**9, True))])
+    out = _export(led, tmp_path / "v017.zip")
+    files = _members(out)
+    (shift,) = json.loads(files["shifts.json"])
+    assert shift["admit_at"] == "2026-03-16T10:02:00Z" and any("placed from seq 1" in f for f in shift["flags"])
+    assert len(files["events/g1.jsonl"].splitlines()) == 3  # seq 1, the anchor, is in the bundle
+    failures, _notes = verify_bundle(out)
+    assert failures == [], failures
