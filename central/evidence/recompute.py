@@ -162,9 +162,14 @@ def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, note
         book = books[rb]
         if book is None:
             continue
-        run = pay_shifts([shift], book, calendar)
+        try:
+            run = pay_shifts([shift], book, calendar)
+        except PortgateError as exc:  # e.g. the calendar does not cover the work day's year
+            fail.append(f"statements.json {st.get('statement_id')}: cannot be recomputed with rulebook {rb} and "
+                        f"calendar.json: {exc}")
+            continue
         if run.held:
-            fail.append(f"statements.json {st['statement_id']}: the shift is not payable from the gate-signed "
+            fail.append(f"statements.json {st.get('statement_id')}: the shift is not payable from the gate-signed "
                         f"events ({'; '.join(run.held[0].reasons)[:300]}), the statement pays "
                         f"{_brl(st.get('total_cents'))}")
             continue

@@ -192,7 +192,10 @@ def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX
     if not any(f.startswith(("statements.json: not", "shifts.json: not")) for f in fail):
         from central.evidence.recompute import recheck  # lazy: pay's modules
 
-        recheck(files, manifest.registration, manifest.date_from, manifest.date_to, verified_ids, fail, notes)
+        try:
+            recheck(files, manifest.registration, manifest.date_from, manifest.date_to, verified_ids, fail, notes)
+        except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:  # a malformed row
+            fail.append(f"shifts.json/statements.json: malformed, not recomputable ({type(exc).__name__}: {exc})")
     office_fp = chain.fingerprint(office) if office is not None and not any(
         f.startswith(("manifest.sig", "keys/office.pem")) for f in fail) else None
     enrolments = _enrolments(files, office_fp, fail, notes)

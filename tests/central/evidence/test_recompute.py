@@ -219,3 +219,18 @@ def test_an_untrusted_clock_is_placed_from_the_same_anchor_as_in_the_ledger(tmp_
     assert len(files["events/g1.jsonl"].splitlines()) == 3  # seq 1, the anchor, is in the bundle
     failures, _notes = verify_bundle(out)
     assert failures == [], failures
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda st, cal: ({**st, "lines": ["x"]}, cal), "shifts.json/statements.json: malformed, not recomputable"),
+    (lambda st, cal: (st, {**cal, "years": [2030, 2031]}), "cannot be recomputed with rulebook decreto-83611-1979"),
+    (lambda st, cal: (st, {**cal, "timezone": "Mars/Olympus"}), "calendar.json: not a holiday calendar"),
+], ids=["line-not-object", "calendar-years", "zone"])
+def test_malformed_statements_or_calendar_are_a_named_failure_never_a_traceback(ledger, tmp_path, edit, named):
+    files = _members(_export(ledger, tmp_path / "v017.zip"))
+    statements = json.loads(files["statements.json"])
+    statements[0], calendar = edit(statements[0], json.loads(files["calendar.json"]))
+    bad = resign({**files, "statements.json": json.dumps(statements).encode(),
+                  "calendar.json": json.dumps(calendar).encode()}, office_key(ledger[1]), tmp_path / "bad.zip")
+    failures, _ = verify_bundle(bad)
+    assert any(named in f for f in failures), failures
