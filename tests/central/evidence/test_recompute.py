@@ -234,3 +234,32 @@ def test_malformed_statements_or_calendar_are_a_named_failure_never_a_traceback(
                   "calendar.json": json.dumps(calendar).encode()}, office_key(ledger[1]), tmp_path / "bad.zip")
     failures, _ = verify_bundle(bad)
     assert any(named in f for f in failures), failures
+
+
+def test_a_shift_the_office_holds_for_a_recorded_break_recomputes_equal(ledger, tmp_path):
+    """A break recorded against V017's exit (here inserted as the audit would) flags his shift
+    CHAIN_BREAK and holds the statement: the office's flag is carried, the pay still recomputes."""
+    from sqlalchemy import insert, select
+
+    from central.ledger.schema import chain_breaks, events
+
+    url, keys, (port, rulebook, calendar) = ledger
+    copy = tmp_path / "ledger.db"
+    shutil.copy(url.removeprefix("sqlite:///"), copy)
+    held = (f"sqlite:///{copy}", keys, (port, rulebook, calendar))
+    engine = make_engine(held[0])
+    with engine.begin() as conn:
+        eid, seq = conn.execute(select(events.c.event_id, events.c.seq).where(
+            events.c.registration == "V017", events.c.decision == "exit")).one()
+        conn.execute(insert(chain_breaks).values(gate_id="g1", seq_from=seq, seq_to=seq, kind="BAD_SIGNATURE",
+                                                 detail="audit: test", event_id=eid, recorded_at=NOW))
+    rebuild_shifts(engine, DAY, DAY, calendar.zone, now=NOW)
+    pay_from_ledger(engine, DAY, DAY, rulebook, calendar, now=NOW)
+    engine.dispose()
+    out = _export(held, tmp_path / "held.zip")
+    files = _members(out)
+    (shift,) = json.loads(files["shifts.json"])
+    assert any(f.startswith("CHAIN_BREAK: BAD_SIGNATURE on the exit event") for f in shift["flags"])
+    assert json.loads(files["statements.json"])[-1]["hold_reason"].startswith("CHAIN_BREAK")
+    failures, _notes = verify_bundle(out)
+    assert failures == [], failures
