@@ -46,7 +46,9 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
 def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool,
                  public_key: str | None) -> None:
     """Create the gate's HMAC key file (0600) and print where to copy it; with --public-key,
-    register the gate's signing key (an existing HMAC key is then kept)."""
+    register the gate's signing key (an existing HMAC key is then kept) and write its enrolment
+    record signed by the office key (<keys_dir>/enrolments/<gate>-<fingerprint>.json, once per key)
+    for the union's inspector to countersign."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.keys import add_gate, key_path, register_public_key  # lazy: CLI start-up
 
@@ -55,9 +57,20 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
             raise click.UsageError("give --keys-dir or --config")
         keys_dir = load_central_config(config_path).keys_dir
     if public_key is not None:
+        import datetime as dt  # lazy: CLI start-up
+
+        from central.evidence.enrolment import enrol  # lazy: CLI start-up
+        from central.evidence.receipts import office_key  # lazy: CLI start-up
+        from wire.chain import fingerprint, load_public  # lazy: CLI start-up
+
         text = Path(public_key).read_text(encoding="ascii") if Path(public_key).is_file() else public_key
         pub = register_public_key(keys_dir, gate_id, text)
         click.echo(str(pub))
+        key = load_public(text)
+        record, written = enrol(keys_dir, gate_id, key, office_key(keys_dir), dt.datetime.now(dt.UTC))
+        click.echo(str(record))
+        click.echo(f"gate {gate_id} key {fingerprint(key)} {'enrolled' if written else 'already enrolled'}: "
+                   f"the union's inspector countersigns {record} (portgate evidence countersign-gate)", err=True)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     path = add_gate(keys_dir, gate_id, overwrite=rotate)

@@ -117,3 +117,69 @@ def key_cmd(config_path: str) -> None:
     pub = load_or_create(cfg.state_dir).public_key()
     click.echo(public_pem(pub), nl=False)
     click.echo(f"fingerprint {fingerprint(pub)}", err=True)
+
+
+@edge.command("verify-journal")
+@click.option("--config", "config_path", required=True, help="gate.toml (the gate whose journal is checked)")
+@click.option("--public-key", "public_keys", multiple=True, type=click.Path(dir_okay=False),
+              help="The gate's public key(s), PEM or base64 (repeatable; the office's <keys_dir>/G.pub holds "
+                   "all of them, oldest first). Default: the public half of <state_dir>/signing.key.")
+@click.pass_context
+def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[str, ...]) -> None:
+    """Check this gate's journal chain offline, read-only (the gate may be running, or have
+    crashed): every event's signature, hash link and seq. One ``FAIL:`` line per break, then the
+    first bad seq; exit 0 the chain holds, 1 a break (the first bad seq named), 2 bad configuration,
+    no key or no readable journal."""
+    from pathlib import Path
+
+    from edge.config import load_gate_config
+    from edge.journal_check import check_journal
+    from edge.signing import load_existing
+    from portgate.errors import StoreError
+    from wire.chain import fingerprint, load_public
+
+    try:
+        cfg = load_gate_config(config_path)
+        keys = []
+        for name in public_keys:
+            text = Path(name).read_bytes()
+            end = b"-----END PUBLIC KEY-----"
+            blocks = [b + end for b in text.split(end) if b"-----BEGIN" in b] if b"-----BEGIN" in text else [text]
+            keys.extend(load_public(b) for b in blocks)
+    except (PortgateError, OSError) as exc:
+        click.echo(f"portgate: {_why(exc)}", err=True)
+        ctx.exit(2)
+    if not keys:
+        try:
+            keys = [load_existing(cfg.state_dir).public_key()]
+        except (PortgateError, OSError) as exc:
+            click.echo(f"portgate: {_why(exc)} (give the gate's public key with --public-key, e.g. the "
+                       f"office's <keys_dir>/{cfg.gate_id}.pub)", err=True)
+            ctx.exit(2)
+    try:
+        found = check_journal(Path(cfg.state_dir) / "journal.db", cfg.gate_id, keys)
+    except StoreError as exc:
+        click.echo(f"portgate: {exc}", err=True)
+        ctx.exit(2)
+    for _seq, problem in found.problems:
+        click.echo(f"FAIL: {problem}")
+    rep = found.report
+    click.echo(f"ok: {rep.verified} signed event(s) verified of {found.rows} row(s), seq {found.seq_from}.."
+               f"{found.seq_to}, head {rep.head[:16]}..., from key {found.key or 'none'}"
+               + (f"; {rep.unsigned_legacy} unsigned (HMAC-only) before signing" if rep.unsigned_legacy else ""))
+    for seg in rep.segments:
+        click.echo(f"ok: documented segment break at seq {seg.seq} (journal quarantined; lost "
+                   f"{seg.lost_from}..{seg.lost_to})")
+    if found.first_bad is None:
+        click.echo(f"{found.path}: chain holds / cadeia íntegra ({', '.join(fingerprint(k) for k in keys)})")
+        ctx.exit(0)
+    click.echo(f"{found.path}: BROKEN, first bad seq {found.first_bad} / cadeia quebrada, primeira seq "
+               f"ruim {found.first_bad} ({len(found.problems)} problem(s))")
+    ctx.exit(1)
+
+
+def _why(exc: Exception) -> str:
+    """One line for a configuration or file error (``OSError``: its file and reason)."""
+    if isinstance(exc, OSError):
+        return f"{exc.filename or ''}: {exc.strerror or exc}"
+    return str(exc)

@@ -32,6 +32,14 @@ def load_or_create(state_dir: str | Path) -> Ed25519PrivateKey:
         write_secret(path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                              serialization.NoEncryption()))
         return key
+    return load_existing(state_dir)
+
+
+def load_existing(state_dir: str | Path) -> Ed25519PrivateKey:
+    """The gate's private key from ``<state_dir>/signing.key``, never made (read-only callers:
+    ``portgate edge verify-journal``). Raises ``ConfigError`` if the file is missing, readable by
+    others or not an Ed25519 PEM key; ``OSError`` if it cannot be read (no permission)."""
+    path = key_path(state_dir)
     data = read_secret(path, what="gate signing key")
     try:
         key = serialization.load_pem_private_key(data + b"\n", password=None)

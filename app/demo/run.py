@@ -288,13 +288,24 @@ class DemoRun:
     # -- set-up --------------------------------------------------------------------------------
     def _register_signing_keys(self, keys: Path) -> None:
         """Each gate's Ed25519 key pair is made in its state dir (as ``portgate edge key`` does on
-        a gate) and its public key registered at the office (``central add-gate --public-key``)."""
+        a gate), its public key registered and enrolled at the office (``central add-gate
+        --public-key``) and the enrolment record countersigned by the demo's union inspector
+        (``evidence inspector-key``, ``evidence countersign-gate``; docs/evidence.md)."""
+        import datetime as dt
+
+        from central.evidence.enrolment import countersign, enrol, inspector_key
+        from central.evidence.receipts import office_key
         from central.ingest.keys import register_public_key
         from edge.signing import load_or_create
-        from wire.chain import public_pem
+        from wire.chain import fingerprint, public_pem
 
+        office = office_key(keys)
+        inspector, _made = inspector_key(self.dir / "inspector")
         for gid, gate in self.gates.items():
-            register_public_key(keys, gid, public_pem(load_or_create(gate.dir / "state").public_key()))
+            pub = load_or_create(gate.dir / "state").public_key()
+            register_public_key(keys, gid, public_pem(pub))
+            record, _written = enrol(keys, gid, pub, office, dt.datetime.now(dt.UTC))
+            countersign(record, inspector, fingerprint(pub), fingerprint(office.public_key()))
 
     def start(self) -> None:
         from central.ingest.keys import add_gate
@@ -662,8 +673,14 @@ class DemoRun:
         if done.returncode != 0:
             self.problems.append(f"portgate evidence export failed ({done.returncode}): {done.stderr.strip()[:500]}")
             return None
-        check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle)], capture_output=True, text=True,
-                               timeout=120)
+        from central.evidence.enrolment import inspector_key
+        from central.evidence.receipts import office_key
+        from wire.chain import fingerprint
+
+        pins = ["--office-key", fingerprint(office_key(self.dir / "keys").public_key()),  # the office's own
+                "--inspector-key", fingerprint(inspector_key(self.dir / "inspector")[0].public_key())]  # the union's
+        check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle), *pins], capture_output=True,
+                               text=True, timeout=120)
         self.out("\n" + texts(self.lang)["evidence"].format(registration=registration, bundle=bundle.name))
         for line in check.stdout.splitlines():
             self.out(f"  {line}")

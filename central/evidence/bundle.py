@@ -23,14 +23,17 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from central.evidence.enrolment import record_path
 from central.evidence.pdf import summary_pdf
 from central.evidence.receipts import office_key
 from central.evidence.verify import FORMAT, _starting_key
 from central.ingest.keys import public_key_path, read_public_keys
+from central.ledger.corrections import read_meal_corrections
 from central.ledger.schema import chain_breaks, chain_receipts, events
 from central.ledger.store import read_shifts
 from central.ledger.tables import statement_lines, statements
-from portgate.errors import BadInput
+from central.pay.calendar import HolidayCalendar
+from portgate.errors import BadInput, PortgateError
 from portgate.timeutil import as_utc
 from wire import chain
 from wire.events import canonical_bytes, decode
@@ -86,10 +89,15 @@ def _iso(value) -> str | None:
 
 def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: dt.date, date_to: dt.date,
            out: str | Path, *, zone: ZoneInfo, gate_rulebooks: list[str | Path] = (),
-           now: dt.datetime) -> Exported:
-    """Write the bundle to ``out``. Raises ``BadInput`` if the worker has no event or shift in the
-    period, a gate of theirs has no registered public key (its events cannot be proved), or a
-    ``gate_rulebooks`` file is not a gate rulebook (``check_gate_rulebook``)."""
+           now: dt.datetime, calendar: HolidayCalendar | None = None,
+           pay_rulebook: str | Path | None = None) -> Exported:
+    """Write the bundle to ``out``. ``calendar``: the port's holiday calendar the pay used
+    (``calendar.json``; default: the example port's); ``pay_rulebook``: the port's pay rulebook
+    file (packed under its id when a statement names that id; the shipped ``config/rulebooks/<id>.toml``
+    otherwise). Raises ``BadInput`` if the worker has no event or shift in the period, a gate of
+    theirs has no registered public key (its events cannot be proved), a ``gate_rulebooks`` file is
+    not a gate rulebook (``check_gate_rulebook``) or a statement's pay rulebook is not found (its pay
+    could not be recomputed)."""
     rulebook_files = {(f"rulebooks/gate/{Path(p).parent.name}-{Path(p).name}" if gate_rulebooks else
                        f"rulebooks/gate/{Path(p).name}"): check_gate_rulebook(p)
                       for p in gate_rulebooks or [RULEBOOKS / "gate-default.toml"]}
@@ -107,6 +115,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         ranges: dict[str, list[int]] = {}
         for gate, seq, _eid in mine:
             ranges.setdefault(gate, []).append(seq)
+        _with_anchors(conn, [(g, s) for g, s, _e in mine], ranges)
         files: dict[str, bytes] = {}
         gates: dict[str, tuple[int, int]] = {}
         n_events = 0
@@ -134,6 +143,10 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
                 raise BadInput(f"gate {gate} has no registered public key: its events cannot be proved",
                                where=str(public_key_path(keys_dir, gate)))
             files[f"keys/{gate}.pem"] = "".join(chain.public_pem(k) for k in keys).encode("ascii")
+            for k in keys:  # the enrolment records, office-signed, countersigned by the inspector
+                record = record_path(keys_dir, gate, chain.fingerprint(k))
+                if record.exists():
+                    files[f"enrolments/{record.name}"] = record.read_bytes()
             lines = []
             for raw, ev in zip(raws, decoded):
                 lines.append(bytes(raw).rstrip(b"\n"))
@@ -171,6 +184,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
                 events.c.occurred_at < end)
             .order_by(events.c.occurred_at, events.c.gate_id, events.c.seq))]
         n_receipts = conn.execute(select(func.count()).select_from(chain_receipts)).scalar()
+        meals = read_meal_corrections(conn, sorted(s.shift_id for s in shifts))
     stmts = [{
         "statement_id": r["statement_id"], "shift_id": r["shift_id"], "version": r["version"],
         "rulebook": r["rulebook"], "work_day": _iso(r["work_day"]), "total_cents": r["total_cents"],
@@ -185,14 +199,20 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         "period": s.period, "function": s.function, "berth": s.berth, "gate_id": s.gate_id,
         "period_start": _iso(s.period_start), "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
         "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "admit_event_id": s.admit_event_id,
-        "exit_event_id": s.exit_event_id, "flags": [f"{f.code}: {f.detail}" for f in s.flags]}
+        "exit_event_id": s.exit_event_id, "meal_worked": s.meal_worked,
+        "flags": [f"{f.code}: {f.detail}" for f in s.flags]}
         for s in shifts]
     files["statements.json"] = _json(stmts)
     files["shifts.json"] = _json(shift_rows)
+    files["corrections.json"] = _json([{"shift_id": sid, "field": "meal_worked", "value": worked, "actor": actor,
+                                        "recorded_at": at} for sid, worked, actor, at in meals])
+    if calendar is None:
+        from central.pay.cli import load_setup  # lazy: the example port's calendar
+
+        calendar = load_setup(None)[2]
+    files["calendar.json"] = _json(calendar_record(calendar))
     for rb in sorted({s["rulebook"] for s in stmts}):
-        path = RULEBOOKS / f"{rb}.toml"
-        if path.exists():
-            files[f"rulebooks/pay/{rb}.toml"] = path.read_bytes()
+        files[f"rulebooks/pay/{rb}.toml"] = _pay_rulebook(rb, pay_rulebook)
     files.update(rulebook_files)
 
     files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
@@ -214,6 +234,44 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
             zf.writestr(name, data)
     out.write_bytes(buf.getvalue())
     return Exported(out, gates, n_events, len(stmts), len(shift_rows))
+
+
+def _with_anchors(conn, mine: list[tuple[str, int]], ranges: dict[str, list[int]]) -> None:
+    """Add to ``ranges`` (gate -> seqs) the seqs of the trusted events of the same boot just
+    before and just after each of the worker's untrusted-clock events: the ledger places such an
+    event's time from the nearest trusted event of its boot (``central.ledger.shifts.place_times``),
+    so ``verify`` needs that event in the bundle to place it the same way."""
+    for gate, seq in mine:
+        row = conn.execute(select(events.c.boot_id, events.c.clock_trusted).where(
+            events.c.gate_id == gate, events.c.seq == seq).order_by(events.c.id).limit(1)).first()
+        if row is None or row[1]:
+            continue
+        same = (events.c.gate_id == gate) & (events.c.boot_id == row[0]) & events.c.clock_trusted.is_(True)
+        below = conn.execute(select(func.max(events.c.seq)).where(same, events.c.seq < seq)).scalar()
+        above = conn.execute(select(func.min(events.c.seq)).where(same, events.c.seq > seq)).scalar()
+        ranges[gate].extend(s for s in (below, above) if s is not None)
+
+
+def calendar_record(calendar: HolidayCalendar) -> dict:
+    """``calendar.json``: the port's time zone, the years the calendar covers (first, last) and
+    every holiday of them (``YYYY-MM-DD`` -> name): what pay read (P4, P5; RULES.md Holiday)."""
+    return {"timezone": calendar.timezone, "years": [calendar.years.start, calendar.years.stop - 1],
+            "holidays": {d.isoformat(): n for d, n in sorted(calendar.days.items())}}
+
+
+def _pay_rulebook(rulebook_id: str, port_rulebook: str | Path | None) -> bytes:
+    """The bytes of the pay rulebook whose id is ``rulebook_id``: the port's own file if it is that
+    rulebook, else the shipped ``config/rulebooks/<id>.toml``. Raises ``BadInput`` if neither is."""
+    from central.pay.loading import load_rulebook  # lazy: pay's loader
+
+    for path in ([Path(port_rulebook)] if port_rulebook else []) + [RULEBOOKS / f"{rulebook_id}.toml"]:
+        try:
+            if path.exists() and load_rulebook(path).id == rulebook_id:
+                return path.read_bytes()
+        except PortgateError:
+            continue
+    raise BadInput(f"pay rulebook {rulebook_id!r} (named by a statement) not found: give the port "
+                   "configuration whose rulebook it is (--port-config)", where="--port-config")
 
 
 def _json(value) -> bytes:

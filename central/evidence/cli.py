@@ -2,12 +2,16 @@
 
     portgate evidence export (--config central.toml | --db URL --keys-dir DIR) --registration R
         --from D1 --to D2 --out FILE.zip [--gate-rulebook FILE ...] [--port-config port.toml]
-    portgate evidence verify FILE.zip
+    portgate evidence verify FILE.zip [--office-key FP] [--gate-key G=FP ...] [--inspector-key FP] [--pins FILE]
+    portgate evidence inspector-key --dir DIR
+    portgate evidence countersign-gate RECORD --key DIR/inspector.key --gate-fingerprint FP [--office-fingerprint FP]
     portgate evidence audit (--config central.toml | --db URL --keys-dir DIR) [--after-id N]
 
-``verify`` needs only the zip: it prints one ``FAIL: ...`` line per thing that does not hold and
-one ``ok: ...`` line per check that does, then exits 0 (all holds), 1 (something fails) or 2 (not
-a bundle). ``audit`` checks, at nice 19, the own signature of every stored signed event after
+``verify`` needs only the zip (and the fingerprints the court expects, as pins): it prints one
+``ok: ...`` line per check that holds, one ``key: ...`` line per key relied on and one ``FAIL: ...``
+line per thing that does not hold, then exits 0 (all holds, every key pinned), 1 (something fails,
+a pin that does not match included), 2 (not a bundle, bad pins) or 3 (all holds, but a key relied on
+is not pinned: the last line says the result holds only if those keys are the parties' own). ``audit`` checks, at nice 19, the own signature of every stored signed event after
 ledger id N (ingest proves an inner event's content through its successor's signature only), each
 such event's stored link row, and every signing gate's received seqs still in the ledger; records
 each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED, LINK_ALTERED, LINK_MISSING, MISSING) as a chain
@@ -64,12 +68,13 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
     keys_dir_arg(keys_dir, keys_where)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
-    _port, _rulebook, calendar = load_setup(port_config)
+    port, _rulebook, calendar = load_setup(port_config)
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
         done = export(engine, keys_dir, registration, first, last, out, zone=calendar.zone,
-                      gate_rulebooks=list(gate_rulebooks), now=dt.datetime.now(dt.UTC))
+                      gate_rulebooks=list(gate_rulebooks), now=dt.datetime.now(dt.UTC), calendar=calendar,
+                      pay_rulebook=port.rulebook)
     finally:
         engine.dispose()
     gates = ", ".join(f"{g} seq {a}..{b}" for g, (a, b) in done.gates.items()) or "none"
@@ -79,18 +84,46 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
 
 @evidence.command("verify")
 @click.argument("bundle", type=click.Path(dir_okay=False))
+@click.option("--office-key", "office_keys", multiple=True, metavar="FINGERPRINT",
+              help="The office key's fingerprint the court expects (from the office, or a receipt kept by a gate).")
+@click.option("--gate-key", "gate_keys", multiple=True, metavar="GATE=FINGERPRINT",
+              help="A gate key's fingerprint (read at the gangway with portgate edge key; repeatable).")
+@click.option("--inspector-key", "inspector_keys", multiple=True, metavar="FINGERPRINT",
+              help="The union inspector's key fingerprint (the union's copy): confirms every gate key whose "
+                   "enrolment record he countersigned.")
+@click.option("--pins", "pins_file", type=click.Path(dir_okay=False),
+              help="A pin file (TOML: office, inspector, [gates]) instead of or beside the options.")
 @click.pass_context
-def verify_cmd(ctx, bundle):
-    """Check a bundle offline; exit 0 if everything holds, 1 naming each failure."""
-    from central.evidence.verify import verify_bundle  # lazy: CLI start-up
+def verify_cmd(ctx, bundle, office_keys, gate_keys, inspector_keys, pins_file):
+    """Check a bundle offline. One ``ok:`` line per check that holds, one ``FAIL:`` line per thing
+    that does not, one ``key:`` line per key relied on; exit 0 verified with every key pinned, 1
+    failures (a pin that does not match included), 2 not a bundle or bad pins, 3 verified but some
+    key not pinned (the last line names them: the result holds only if they are the parties' own)."""
+    from central.evidence.pins import load_pins, pins_from_args  # lazy: CLI start-up
+    from central.evidence.verify import check_bundle  # lazy: CLI start-up
 
-    failures, notes = verify_bundle(bundle)
-    for n in notes:
+    pins = pins_from_args(office_keys, gate_keys, inspector_keys)
+    if pins_file:
+        pins = pins.merged(load_pins(pins_file))
+    verdict = check_bundle(bundle, pins)
+    for n in verdict.notes:
         click.echo(f"ok: {n}")
-    for f in failures:
+    for k in verdict.keys:
+        click.echo(k.line())
+    for f in verdict.failures:
         click.echo(f"FAIL: {f}")
-    click.echo(f"{bundle}: {'VERIFIED' if not failures else f'{len(failures)} failure(s)'}")
-    ctx.exit(0 if not failures else 1)
+    if verdict.failures:
+        click.echo(f"{bundle}: {len(verdict.failures)} failure(s)")
+        ctx.exit(1)
+    loose = verdict.unconfirmed
+    if loose:
+        named = ", ".join(f"{k.role} {k.fingerprint}" for k in loose)
+        click.echo(f"{bundle}: VERIFIED ONLY IF these keys are the parties' own (not pinned: {named}); give "
+                   f"--pins or --office-key/--gate-key/--inspector-key / VERIFICADO SOMENTE SE estas chaves "
+                   f"forem as das partes (sem pino: {named})")
+        ctx.exit(3)
+    click.echo(f"{bundle}: VERIFIED (every key pinned)")
+    ctx.exit(0)
 
 
 @evidence.command("audit")
@@ -153,3 +186,37 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
         gates = "; ".join(f"gate {g}: {n} signed event(s) ({why})" for g, (n, why) in sorted(report.unchecked.items()))
         click.echo(f"portgate: not audited, public key missing or unreadable: {gates}", err=True)
     ctx.exit(1 if report.failures else 2 if report.unchecked else 0)
+
+
+@evidence.command("inspector-key")
+@click.option("--dir", "folder", required=True, type=click.Path(file_okay=False),
+              help="Where the inspector keeps his key pair (inspector.key 0600, inspector.pub).")
+def inspector_key_cmd(folder):
+    """Make the union inspector's Ed25519 key pair (kept if there is one) and print its
+    fingerprint: the union keeps it; a court pins it (verify --inspector-key)."""
+    from central.evidence.enrolment import inspector_key  # lazy: CLI start-up
+    from wire.chain import fingerprint  # lazy: CLI start-up
+
+    key, made = inspector_key(folder)
+    click.echo(f"inspector key {fingerprint(key.public_key())} ({'made' if made else 'kept'}: {folder}/inspector.key, "
+               f"{folder}/inspector.pub)")
+
+
+@evidence.command("countersign-gate")
+@click.argument("record", type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", "key_file", required=True, type=click.Path(dir_okay=False), help="The inspector's inspector.key.")
+@click.option("--gate-fingerprint", required=True,
+              help="The gate key fingerprint read at the gangway (portgate edge key prints it).")
+@click.option("--office-fingerprint", default=None, help="The office key's fingerprint, if known: checked too.")
+@click.option("--out", default=None, type=click.Path(dir_okay=False), help="Write here (default: the record in place).")
+def countersign_gate_cmd(record, key_file, gate_fingerprint, office_fingerprint, out):
+    """Countersign a gate key enrolment record (portgate central add-gate wrote it) with the
+    inspector's key, after checking the office's signature and the gate fingerprint read at the gangway."""
+    from central.evidence.enrolment import countersign, load_inspector_key  # lazy: CLI start-up
+    from central.evidence.pins import fingerprint_arg  # lazy: CLI start-up
+
+    gate_fp = fingerprint_arg(gate_fingerprint, "--gate-fingerprint")
+    office_fp = fingerprint_arg(office_fingerprint, "--office-fingerprint") if office_fingerprint else None
+    done = countersign(record, load_inspector_key(key_file), gate_fp, office_fp, out)
+    click.echo(f"countersigned: gate {done.gate_id} key {done.fingerprint}, office key {done.office_fingerprint}, "
+               f"inspector key {done.inspector} ({out or record})")

@@ -46,9 +46,24 @@ def office_key(keys_dir: str | Path) -> Ed25519PrivateKey:
     return key
 
 
+def receipt_text(gate_id: str, seq: int, head: str, breaks: int) -> str:
+    """The receipt's readable ``text``, pt-BR then English. A gate with no recorded break: "cadeia
+    do portão G íntegra até seq N com cabeça H / chain of gate G held up to seq N ..."; with
+    ``breaks`` > 0 recorded so far it never says "íntegra" (held): "cadeia do portão G recebida até
+    seq N com cabeça H, com K quebra(s) registrada(s) / chain of gate G received up to seq N with
+    head H, K break(s) recorded" (the breaks are ``chain_breaks`` rows, each named there)."""
+    if not breaks:
+        return (f"cadeia do portão {gate_id} íntegra até seq {seq} com cabeça {head} / "
+                f"chain of gate {gate_id} held up to seq {seq} with head {head}")
+    return (f"cadeia do portão {gate_id} recebida até seq {seq} com cabeça {head}, com {breaks} "
+            f"quebra(s) registrada(s) / chain of gate {gate_id} received up to seq {seq} with head "
+            f"{head}, {breaks} break(s) recorded")
+
+
 def receipt_body(port: str, gate_id: str, seq: int, head: str, breaks: int, issued_at: dt.datetime) -> bytes:
-    text = (f"cadeia do portão {gate_id} íntegra até seq {seq} com cabeça {head} / "
-            f"chain of gate {gate_id} held up to seq {seq} with head {head}")
+    """The receipt's body (compact sorted-key UTF-8 JSON, module docstring); ``breaks``: the
+    chain breaks recorded for the gate so far (``receipt_text`` then names them, never "íntegra")."""
+    text = receipt_text(gate_id, seq, head, breaks)
     body = {"kind": KIND, "port": port, "gate_id": gate_id, "seq": seq, "head": head, "breaks": breaks,
             "issued_at": issued_at.astimezone(dt.UTC).isoformat().replace("+00:00", "Z"), "text": text}
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

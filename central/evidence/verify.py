@@ -8,7 +8,9 @@ notes say what was checked. Checks, in order:
    ``manifest.json``; every file of the zip is listed there with its SHA-256 and none is missing;
 2. per gate, ``events/<gate>.jsonl`` (the raw signed events, one per line) forms an unbroken chain
    from the manifest's ``seq_from`` (``wire.chain.check_chain`` with ``keys/<gate>.pem``): every
-   break is a failure; a documented quarantine segment is a note; each break the office recorded
+   break is a failure but a ``PREV_MISMATCH`` between two gate-signed events that the office
+   recorded on ingest (the gate's journal edited after the ledger verified seq n: the ledger's
+   copy counts, the break is a note beside it); a documented quarantine segment is a note; each break the office recorded
    (``chain/<gate>.json``) is a note saying whether the bundle's events break there too (the hash
    links are recomputed from the raw events; the ledger's ``event_links`` rows are never trusted);
 3. ``canonical/<gate>/<seq>-<event_id>.bin`` / ``.sig`` are the canonical bytes and raw signature of
@@ -16,7 +18,10 @@ notes say what was checked. Checks, in order:
 4. ``receipts/<gate>.json`` is signed by the office and its head is the hash of the event at its seq;
 5. ``statements.json``: each total is the sum of its lines, the digest of its computed part matches,
    at most one current statement per shift; ``shifts.json``: every admit/exit event is in the bundle
-   and verified.
+   and verified;
+6. every shift of the worker recomputed from the verified gate events, and every current statement
+   from those shifts, the bundle's pay rulebook and holiday calendar (``central.evidence.recompute``):
+   each difference is a failure naming the shift or statement and the line.
 
 Before anything is read, every member's declared uncompressed size must be at most
 ``MAX_MEMBER_BYTES`` (256 MiB) and their sum at most ``MAX_TOTAL_BYTES`` (1 GiB); each member is
@@ -26,6 +31,7 @@ read with a bounded read, so a header that understates the size cannot exceed ei
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import zipfile
@@ -37,6 +43,8 @@ from typing import Annotated
 import msgspec
 from cryptography.exceptions import InvalidSignature
 
+from central.evidence.enrolment import read_record
+from central.evidence.pins import KeyUse, Pins, confirm
 from portgate.errors import BadInput
 from wire import chain
 from wire.events import canonical_bytes, decode
@@ -61,6 +69,9 @@ class Manifest(msgspec.Struct, frozen=True):
     format: str | None = None
     files: dict[str, str] = {}
     gates: dict[str, GateRange] = {}
+    registration: str | None = None
+    date_from: str | None = msgspec.field(default=None, name="from")
+    date_to: str | None = msgspec.field(default=None, name="to")
 
 
 def read_members(zf: zipfile.ZipFile, where: str, *, max_member: int = MAX_MEMBER_BYTES,
@@ -107,11 +118,36 @@ def statement_digest(st: dict) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Verdict:
+    """What ``check_bundle`` found: ``failures`` (each names what does not hold), ``notes`` (what
+    was checked) and ``keys`` (``pins.KeyUse``: every key relied on, and whether a pin confirms
+    it). ``unconfirmed``: the keys no pin confirms (the result holds only if they are the
+    parties' own)."""
+
+    failures: list[str]
+    notes: list[str]
+    keys: list[KeyUse]
+
+    @property
+    def unconfirmed(self) -> list[KeyUse]:
+        return [k for k in self.keys if not k.confirmed]
+
+
 def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
                   max_total: int = MAX_TOTAL_BYTES) -> tuple[list[str], list[str]]:
-    """(failures, notes) of the bundle at ``path``. Raises ``BadInput`` if it is not a zip, a member
-    is over the size limits (``read_members``), or the manifest is missing, not JSON or not of the
-    ``Manifest`` shape (nothing can be checked then)."""
+    """(failures, notes) of the bundle at ``path`` with no pins (``check_bundle``). Raises as
+    ``check_bundle``."""
+    verdict = check_bundle(path, max_member=max_member, max_total=max_total)
+    return verdict.failures, verdict.notes
+
+
+def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX_MEMBER_BYTES,
+                 max_total: int = MAX_TOTAL_BYTES) -> Verdict:
+    """Check the bundle at ``path``; ``pins``: the fingerprints the court expects (a mismatch is a
+    failure). Raises ``BadInput`` if it is not a zip, a member is over the size limits
+    (``read_members``), or the manifest is missing, not JSON or not of the ``Manifest`` shape
+    (nothing can be checked then)."""
     try:
         zf = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile) as exc:
@@ -148,24 +184,94 @@ def verify_bundle(path: str | Path, *, max_member: int = MAX_MEMBER_BYTES,
     for name in sorted(set(files) - set(listed) - {"manifest.json", "manifest.sig"}):
         fail.append(f"{name}: not listed in the manifest")
 
-    verified_ids: set[str] = set()
+    verified_ids: dict[str, object] = {}  # event id -> Event: own signature and links hold
+    gate_keys: dict[str, tuple[str, str]] = {}  # gate -> (starting key fingerprint, what it signed)
     for gate, info in sorted(manifest.gates.items()):
-        _check_gate(gate, info, files, office, fail, notes, verified_ids)
+        _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
     _check_statements(files, fail, notes, verified_ids)
-    return fail, notes
+    if not any(f.startswith(("statements.json: not", "shifts.json: not")) for f in fail):
+        from central.evidence.recompute import recheck  # lazy: pay's modules
+
+        try:
+            recheck(files, manifest.registration, manifest.date_from, manifest.date_to, verified_ids, fail, notes)
+        except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:  # a malformed row
+            fail.append(f"shifts.json/statements.json: malformed, not recomputable ({type(exc).__name__}: {exc})")
+    office_fp = chain.fingerprint(office) if office is not None and not any(
+        f.startswith(("manifest.sig", "keys/office.pem")) for f in fail) else None
+    enrolments = _enrolments(files, office_fp, fail, notes)
+    return Verdict(fail, notes, confirm(office_fp, gate_keys, enrolments, pins, fail))
 
 
-def _recorded_breaks(gate, files, report, notes) -> None:
+def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str], notes: list[str]) -> dict:
+    """(gate, key fingerprint) -> ``Enrolment`` of each ``enrolments/<gate>-<fp>.json`` whose office
+    signature holds by the bundle's office key; a failure for every other record."""
+    out = {}
+    for name in sorted(n for n in files if n.startswith("enrolments/")):
+        try:
+            enr, _record = read_record(files[name])
+        except BadInput as exc:
+            fail.append(f"{name}: {exc.reason}")
+            continue
+        if name != f"enrolments/{enr.gate_id}-{enr.fingerprint}.json":
+            fail.append(f"{name}: holds the enrolment of gate {enr.gate_id} key {enr.fingerprint}")
+        elif enr.office_fingerprint != office_fp:
+            fail.append(f"{name}: signed by office key {enr.office_fingerprint}, not the bundle's {office_fp}")
+        elif enr.problem:
+            fail.append(f"{name}: {enr.problem}")
+        else:
+            out[(enr.gate_id, enr.fingerprint)] = enr
+            notes.append(f"gate {enr.gate_id} key {enr.fingerprint}: enrolled {enr.enrolled_at}, signed by the "
+                         f"office key {enr.office_fingerprint}" + (
+                             f" and countersigned by the inspector key {enr.inspector} (compare it with the "
+                             "union's copy)" if enr.inspector else "; not countersigned by an inspector"))
+    return out
+
+
+def _office_breaks(gate: str, files: dict[str, bytes]) -> list[tuple[str, int, int]] | None:
+    """``(kind, seq_from, seq_to)`` of each break the office recorded (``chain/<gate>.json``), or
+    ``None`` if that file is not readable."""
+    try:
+        recorded = json.loads(files.get(f"chain/{gate}.json", b"{}")).get("breaks_recorded_on_ingest") or []
+        return [(str(b["kind"]), int(b["seq_from"]), int(b["seq_to"])) for b in recorded]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _after_ingest(gate: str, files: dict[str, bytes], report) -> list:
+    """The ``PREV_MISMATCH`` breaks of the bundle's events (both events' own signatures hold:
+    ``check_chain`` names a bad one BAD_SIGNATURE instead) that the office recorded at the same
+    seqs on ingest: the gate signed seq n+1 over another seq n than the one the ledger had already
+    verified and linked (its journal edited, or restored, and the gate restarted)."""
+    recorded = {(a, b) for kind, a, b in _office_breaks(gate, files) or () if kind == "PREV_MISMATCH"}
+    return [b for b in report.breaks if b.kind == "PREV_MISMATCH" and (b.seq_from, b.seq_to) in recorded
+            and b.seq_to == b.seq_from + 1]
+
+
+def _split_check(gate: str, events: list, keys: list, first_seq: int, later: list) -> chain.ChainReport:
+    """``check_chain`` of each part of ``events`` between the ``later`` breaks (each part from its
+    first seq; stored order kept), combined: the links inside every part and every event's own
+    signature are checked as before, only the broken link itself is not (``later`` names it)."""
+    cuts = sorted(b.seq_to for b in later)
+    parts: list[list] = [[] for _ in range(len(cuts) + 1)]
+    for ev in events:
+        parts[sum(1 for c in cuts if ev.seq >= c)].append(ev)
+    reports = [chain.check_chain(gate, part, _starting_key(part, keys), first_seq=start)
+               for part, start in zip(parts, [first_seq, *cuts]) if part]
+    last = reports[-1]
+    return chain.ChainReport(gate, sum(r.verified for r in reports), last.head_seq, last.head,
+                             tuple(b for r in reports for b in r.breaks), tuple(s for r in reports for s in r.segments),
+                             sum(r.unsigned_legacy for r in reports))
+
+
+def _recorded_breaks(gate, files, report, notes, later=()) -> None:
     """A note per break the office's ledger recorded (``chain/<gate>.json``, ingest and audit),
     saying whether the bundle's own events, checked here from their raw bytes (never from the
     ledger's ``event_links``), break at those seqs too."""
-    try:
-        recorded = json.loads(files.get(f"chain/{gate}.json", b"{}")).get("breaks_recorded_on_ingest") or []
-        ranges = [(str(b["kind"]), int(b["seq_from"]), int(b["seq_to"])) for b in recorded]
-    except (ValueError, TypeError, KeyError, AttributeError):
+    ranges = _office_breaks(gate, files)
+    if ranges is None:
         notes.append(f"gate {gate}: chain/{gate}.json: the office's recorded breaks are not readable")
         return
-    found = [(b.seq_from, b.seq_to) for b in report.breaks]
+    found = [(b.seq_from, b.seq_to) for b in (*report.breaks, *later)]
     for kind, a, b in ranges:
         here = any(x <= b and a <= y for x, y in found)
         notes.append(f"gate {gate}: the office recorded {kind} at seq {a}..{b}; " + (
@@ -175,7 +281,7 @@ def _recorded_breaks(gate, files, report, notes) -> None:
             "after export), see its detail in chain/" + gate + ".json"))
 
 
-def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
+def _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) -> None:
     name = f"events/{gate}.jsonl"
     try:
         keys = _keys(files[f"keys/{gate}.pem"].decode("ascii"))
@@ -194,6 +300,21 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
     key = _starting_key(events, keys)
     first_seq = events[0].seq if info.seq_from is None else info.seq_from
     report = chain.check_chain(gate, events, key, first_seq=first_seq)
+    later = _after_ingest(gate, files, report)
+    if later:  # the ledger's verified copies count; each such break is reported beside them
+        report = _split_check(gate, events, keys, first_seq, later)
+        for b in later:
+            notes.append(
+                f"gate {gate}: {b} -- recorded by the office on ingest, after seq {b.seq_from} was received, "
+                f"verified and linked: seq {b.seq_from} as the ledger holds it counts (its signature and its "
+                f"link to the events before hold); seq {b.seq_to}, signed by the gate too, does not link to it "
+                f"(the gate's journal edited or restored after seq {b.seq_from} was sent): review the gate "
+                "(portgate edge verify-journal)")
+    if key is not None:
+        rolled = [f"{chain.fingerprint(k)} from seq {e.seq}" for e in events
+                  if (k := chain.key_change(e)) is not None and chain.fingerprint(k) != chain.fingerprint(key)]
+        gate_keys[gate] = (chain.fingerprint(key), f"chain of gate {gate} from seq {first_seq}" + (
+            f"; rolled over, signed by the key before, to {', '.join(rolled)}" if rolled else ""))
     for b in report.breaks:
         fail.append(f"{name}: {b}")
     for seg in report.segments:
@@ -204,14 +325,14 @@ def _check_gate(gate, info, files, office, fail, notes, verified_ids) -> None:
     for ev in events:
         by_seq.setdefault(ev.seq, ev)
         if ev.sig and ev.seq not in broken:
-            verified_ids.add(ev.event_id)
+            verified_ids[ev.event_id] = ev
         base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
         if ev.sig and (files.get(base + ".bin") != canonical_bytes(ev)
                        or files.get(base + ".sig") != bytes.fromhex(ev.sig)):
             fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
     notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
                  f"{report.head_seq}, head {report.head[:16]}...")
-    _recorded_breaks(gate, files, report, notes)
+    _recorded_breaks(gate, files, report, notes, later)
     raw = files.get(f"receipts/{gate}.json")
     if raw is None:
         notes.append(f"gate {gate}: no office receipt in the bundle")

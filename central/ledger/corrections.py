@@ -82,10 +82,28 @@ def apply_corrections(conn: Connection, found: list[Shift]) -> list[Shift]:
     if not found:
         return found
     ids = [s.shift_id for s in found]
-    latest: dict[str, tuple[bool, str, dt.datetime]] = {}
-    for chunk in range(0, len(ids), 2000):
-        for sid, value, actor, at in conn.execute(_MEALS_QUERY, {"ids": ids[chunk:chunk + 2000]}):
-            latest[sid] = (bool(value), actor, at)  # rows in id order: the latest wins
+    latest: dict[str, tuple[bool, str, str]] = {}
+    for sid, value, actor, at in read_meal_corrections(conn, ids):
+        latest[sid] = (value, actor, at)  # rows in id order: the latest wins
+    return corrected(found, latest)
+
+
+def read_meal_corrections(conn: Connection, shift_ids: list[str]) -> list[tuple[str, bool, str, str]]:
+    """Every meal correction of these shifts, oldest first: ``(shift_id, worked, actor, recorded
+    at)``, the time as ``isoformat()`` of what the database hands back (as the flag prints it; the
+    evidence bundle's ``corrections.json``)."""
+    out = []
+    for chunk in range(0, len(shift_ids), 2000):
+        for sid, value, actor, at in conn.execute(_MEALS_QUERY, {"ids": shift_ids[chunk:chunk + 2000]}):
+            out.append((sid, bool(value), actor, at.isoformat()))
+    return out
+
+
+def corrected(found: list[Shift], latest: dict[str, tuple[bool, str, str]]) -> list[Shift]:
+    """``found`` with ``latest`` applied (pure): ``{shift_id: (worked, actor, recorded at as
+    text)}`` sets ``meal_worked`` (P6, 83.611 art. 26 d) and adds a MEAL_CORRECTED flag naming the
+    actor and time. Shifts with no correction are returned unchanged. ``portgate evidence verify``
+    applies the bundle's corrections with it."""
     if not latest:
         return found
     out = []
@@ -96,6 +114,6 @@ def apply_corrections(conn: Connection, found: list[Shift]) -> list[Shift]:
             continue
         value, actor, at = hit
         flag = Flag(MEAL_CORRECTED, f"P6 meal interval {'worked' if value else 'not worked'}: "
-                                    f"recorded by {actor} at {at.isoformat()}")
+                                    f"recorded by {actor} at {at}")
         out.append(dataclasses.replace(s, meal_worked=value, flags=s.flags + (flag,)))
     return out

@@ -36,11 +36,25 @@ def rewrite(src, dst, change):
             zout.writestr(name, data)
 
 
+def demo_pins(demo) -> list[str]:
+    """The office's fingerprint (its own key) and the demo union inspector's (issue 36)."""
+    from central.evidence.enrolment import inspector_key
+    from central.evidence.receipts import office_key
+
+    return ["--office-key", chain.fingerprint(office_key(demo / "keys").public_key()),
+            "--inspector-key", chain.fingerprint(inspector_key(demo / "inspector")[0].public_key())]
+
+
 def test_the_v017_bundle_verifies_offline(demo, tmp_path):
     bundle = demo / "evidence-V017.zip"
-    done = cli("evidence", "verify", str(bundle))
+    done = cli("evidence", "verify", str(bundle), *demo_pins(demo))
     assert done.returncode == 0, done.stdout
-    assert "office receipt up to seq" in done.stdout and "VERIFIED" in done.stdout
+    assert "office receipt up to seq" in done.stdout
+    assert done.stdout.splitlines()[-1] == f"{bundle}: VERIFIED (every key pinned)"
+    assert "statement V017/" in done.stdout and "equal to the pay recomputed from the gate-signed events" in done.stdout
+    unpinned = cli("evidence", "verify", str(bundle))  # the same bundle, no pins: conditional, exit 3
+    assert unpinned.returncode == 3, unpinned.stdout
+    assert unpinned.stdout.splitlines()[-1].startswith(f"{bundle}: VERIFIED ONLY IF these keys are the parties' own")
     with zipfile.ZipFile(bundle) as zf:
         names = set(zf.namelist())
         statements = json.loads(zf.read("statements.json"))
@@ -57,7 +71,10 @@ def test_any_edit_of_the_bundle_fails_and_is_named(demo, tmp_path):
     for i, name in enumerate(names):
         def flip(files, name=name):
             data = bytearray(files[name])
-            data[len(data) // 2] ^= 0x01
+            at = len(data) // 2
+            while at < len(data) - 1 and not chr(data[at]).isalnum():
+                at += 1  # a letter or digit: a JSON member stays JSON (a damaged manifest is exit 2, elsewhere)
+            data[at] ^= 0x01
             return {**files, name: bytes(data)}
 
         edited = tmp_path / f"e{i}.zip"

@@ -4,6 +4,7 @@ its newest receipt and whose event at that prefix is linked (signed); one query 
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import insert, select
@@ -67,6 +68,11 @@ def test_a_stored_receipt_reads_back_as_issued_with_the_gates_breaks_counted(db_
                                                  detail="x", event_id=None, recorded_at=NOW))
         (issued,) = receipts.issue(conn, key, "santos", ["signed"], at)
     assert b'"breaks":2' in issued["body"]
+    text = json.loads(issued["body"])["text"]  # a recorded break: never "íntegra" (issue 36)
+    assert "íntegra" not in text and " held " not in text, text
+    assert text == (f"cadeia do portão signed recebida até seq 2 com cabeça {'c' * 64}, com 2 quebra(s) "
+                    f"registrada(s) / chain of gate signed received up to seq 2 with head {'c' * 64}, "
+                    "2 break(s) recorded")
     with engine.connect() as conn:
         row = conn.execute(select(chain_receipts)).one()
     stored = row.issued_at if row.issued_at.tzinfo else row.issued_at.replace(tzinfo=dt.UTC)

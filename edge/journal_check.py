@@ -1,0 +1,100 @@
+"""Offline check of a gate's journal chain (``portgate edge verify-journal``; docs/evidence.md).
+
+An inspector at the gangway or a technician after a crash checks ``<state_dir>/journal.db`` without
+the office: every row is decoded, its ``seq`` column compared with the event's own seq, and the
+events handed to the office's pure chain check (``wire.chain.check_chain``: each event's own
+Ed25519 signature, the ``prev`` hash links, seq gaps, rollovers and documented quarantine
+segments). The file is opened read-only (``edge.display.follower.open_ro``: a ``mode=ro`` URI,
+``query_only``), so it works while the gate runs (a WAL reader never blocks the gate's commits) and
+after a crash (the committed rows of the ``-wal`` file are read), and never changes the journal.
+
+``check_journal(path, gate_id, keys)`` returns a ``JournalCheck``; ``first_bad`` is the lowest seq involved in
+a break (``None``: the chain holds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from pathlib import Path
+
+import msgspec
+
+from edge.display.follower import open_ro
+from portgate.errors import StoreError
+from wire import chain
+from wire import events as wire
+
+_decoder = msgspec.json.Decoder(wire.Event)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class JournalCheck:
+    """What ``check_journal`` found: ``rows`` read (seq ``seq_from``..``seq_to``), the chain report
+    of the events that decode, ``problems`` (one line each, breaks first, by seq) and ``first_bad``
+    (the lowest seq of a problem, ``None`` when the chain holds). ``key``: fingerprint of the key
+    the check started from."""
+
+    path: Path
+    rows: int
+    seq_from: int
+    seq_to: int
+    report: chain.ChainReport
+    problems: tuple[tuple[int, str], ...]
+    key: str | None
+
+    @property
+    def first_bad(self) -> int | None:
+        return min((seq for seq, _ in self.problems), default=None)
+
+
+def check_journal(path: str | Path, gate_id: str, keys: list) -> JournalCheck:
+    """Check the journal of gate ``gate_id`` at ``path`` against its public ``keys`` (Ed25519, oldest first; the
+    one that signs the first signed event starts the chain, rollovers are followed from there).
+    A row whose body does not decode, or whose event names another seq or gate than its row, is a
+    problem at that seq (MALFORMED, ROW_MISMATCH). Raises ``StoreError`` if the file is missing or
+    not a readable journal (the caller exits 2)."""
+    path = Path(path)
+    try:
+        conn = open_ro(path)
+    except sqlite3.Error as exc:
+        raise StoreError(f"journal {path}: cannot open read-only: {exc}") from exc
+    try:
+        rows = conn.execute("SELECT seq, body FROM journal ORDER BY seq").fetchall()  # one snapshot
+    except sqlite3.Error as exc:
+        raise StoreError(f"journal {path}: not a readable journal: {exc}") from exc
+    finally:
+        conn.close()
+    problems: list[tuple[int, str]] = []
+    events: list[wire.Event] = []
+    for seq, body in rows:
+        try:
+            ev = _decoder.decode(body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            problems.append((seq, f"MALFORMED seq {seq}: the row's body is not an event ({str(exc)[:120]})"))
+            continue
+        if ev.seq != seq:
+            problems.append((seq, f"ROW_MISMATCH seq {seq}: the row holds the event of seq {ev.seq} "
+                                  f"({ev.event_id})"))
+            continue
+        events.append(ev)
+    foreign = [e for e in events if e.gate_id != gate_id]
+    for ev in foreign:
+        problems.append((ev.seq, f"ROW_MISMATCH seq {ev.seq}: an event of gate {ev.gate_id}, not {gate_id}"))
+    events = [e for e in events if e.gate_id == gate_id]
+    start = _starting_key(events, keys)
+    report = chain.check_chain(gate_id, events, start, first_seq=rows[0][0] if rows else None)
+    problems.extend((b.seq_from if b.seq_from > 0 else b.seq_to, str(b)) for b in report.breaks)
+    problems.sort(key=lambda p: p[0])
+    return JournalCheck(path, len(rows), rows[0][0] if rows else 0, rows[-1][0] if rows else 0, report,
+                        tuple(problems), chain.fingerprint(start) if start is not None else None)
+
+
+def _starting_key(events: list[wire.Event], keys: list):
+    """The key of ``keys`` that signs the first signed event (``keys[0]`` if none does: every
+    event then names itself BAD_SIGNATURE), ``None`` without keys."""
+    first = next((e for e in events if e.sig), None)
+    for k in keys:
+        if first is not None and chain.signature_ok(first, k):
+            return k
+    return keys[0] if keys else None

@@ -1,0 +1,146 @@
+"""``portgate edge verify-journal --config gate.toml`` (issue 36, item 5): a real gate process
+writes its signed journal; the check runs read-only while it runs and after it is killed (the
+``-wal`` file left by the crash is read and left as it was), and after an edit with sqlite3 it
+names the first bad seq and exits 1. Journals written by the real ``Journal`` class, edited with
+sqlite3, give each kind of break."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from edge.journal import Journal
+from edge.rules.model import Now
+from edge.signing import load_or_create
+from testkit.gate_process import kill_gate, start_gate_and_wait, write_gate_config
+from testkit.wait import wait_until
+from wire import chain
+from wire.events import TapPayload
+
+T0 = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.UTC)
+GATE = "g-aurora"
+
+
+def verify(config: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "app.cli", "edge", "verify-journal", "--config", str(config),
+                           *extra], capture_output=True, text=True, timeout=120)
+
+
+def digests(state: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(state.glob("journal.db*"))
+            if not p.name.endswith("-shm")}
+
+
+def test_a_running_gate_a_crashed_one_and_an_edited_journal(tmp_path):
+    config = write_gate_config(tmp_path)
+    state = tmp_path / "state"
+    fifo = os.open(tmp_path / "reads.fifo", os.O_RDWR)
+    proc = start_gate_and_wait(config)
+    try:
+        for uid in (b"0A04A10001", b"0A04A10002", b"0A04A10003"):
+            os.write(fifo, uid + b"\n")
+        shown = tmp_path / "shown.jsonl"
+        wait_until(lambda: shown.exists() and len(shown.read_bytes().splitlines()) >= 3, timeout=60,
+                   what="three reads decided")
+        running = verify(config)  # the gate holds the journal open and may write meanwhile
+        assert running.returncode == 0, running.stdout + running.stderr
+        assert "chain holds" in running.stdout.splitlines()[-1]
+        assert proc.poll() is None
+    finally:
+        kill_gate(proc)  # SIGKILL: a crash, the -wal file stays
+        os.close(fifo)
+    assert (state / "journal.db-wal").exists()
+    before = digests(state)
+    crashed = verify(config)
+    assert crashed.returncode == 0, crashed.stdout + crashed.stderr
+    top = int(crashed.stdout.split(" seq 1..")[1].split(",")[0])
+    assert top >= 3
+    assert digests(state) == before, "verify-journal changed the journal"  # read-only, WAL untouched
+    assert "journal.db-wal" in before
+
+    # an edit with sqlite3 (the gate stopped): the uid of seq 2 changed in the stored body
+    conn = sqlite3.connect(state / "journal.db")
+    body = conn.execute("SELECT body FROM journal WHERE seq = 2").fetchone()[0]
+    edited = body.replace(b'"uid":"0A04A1', b'"uid":"0B04A1')
+    assert edited != body
+    conn.execute("UPDATE journal SET body = ? WHERE seq = 2", (edited,))
+    conn.commit()
+    conn.close()
+    broken = verify(config)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert f"FAIL: CHAIN_BREAK BAD_SIGNATURE gate {GATE} seq 2: " in broken.stdout
+    assert "first bad seq 2" in broken.stdout.splitlines()[-1]
+
+
+def _tap(i: int) -> TapPayload:
+    return TapPayload(uid=f"0A04A1{i:04d}", reader_id="r1", reader_kind="control", decision="deny",
+                      rules_failed=["G6"], registration="R1", message="NEGADO")
+
+
+@pytest.fixture
+def journal_gate(tmp_path):
+    """A gate.toml and a journal of 6 signed taps written by the real ``Journal`` with the gate's
+    own key (``<state_dir>/signing.key``)."""
+    config = write_gate_config(tmp_path)
+    state = tmp_path / "state"
+    signer = load_or_create(state)
+    j = Journal(state / "journal.db", port="santos", gate_id=GATE, key=b"k" * 32, boot_id="b1", signer=signer)
+    for i in range(6):
+        j.append(_tap(i), now=Now(T0 + dt.timedelta(minutes=i), i, True))
+    j.close()
+    return config, state / "journal.db"
+
+
+def _edit(path: Path, sql: str, *args) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(sql, args)
+    conn.commit()
+    conn.close()
+
+
+def _swap_seq(path: Path) -> None:
+    """Rows 3 and 4 exchange their bodies."""
+    conn = sqlite3.connect(path)
+    b3, b4 = (conn.execute("SELECT body FROM journal WHERE seq = ?", (s,)).fetchone()[0] for s in (3, 4))
+    conn.execute("UPDATE journal SET body = ? WHERE seq = 3", (b4,))
+    conn.execute("UPDATE journal SET body = ? WHERE seq = 4", (b3,))
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("edit, named, first", [
+    (lambda p: _edit(p, "DELETE FROM journal WHERE seq = 4"), "CHAIN_BREAK MISSING gate g-aurora seq 4", 4),
+    (lambda p: _edit(p, "UPDATE journal SET body = X'7B7D' WHERE seq = 5"), "MALFORMED seq 5", 5),
+    (_swap_seq, "ROW_MISMATCH seq 3: the row holds the event of seq 4", 3),
+], ids=["deleted", "not-an-event", "swapped"])
+def test_each_edit_names_its_first_bad_seq(journal_gate, edit, named, first):
+    config, path = journal_gate
+    assert verify(config).returncode == 0
+    edit(path)
+    done = verify(config)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert any(line.startswith("FAIL: ") and named in line for line in done.stdout.splitlines()), done.stdout
+    assert f"first bad seq {first} " in done.stdout.splitlines()[-1]
+
+
+def test_another_key_fails_every_event_and_a_missing_key_is_exit_2(journal_gate, tmp_path):
+    config, _path = journal_gate
+    other = tmp_path / "other.pem"
+    other.write_text(chain.public_pem(chain.new_private_key().public_key()))
+    done = verify(config, "--public-key", str(other))
+    assert done.returncode == 1 and "CHAIN_BREAK BAD_SIGNATURE gate g-aurora seq 1:" in done.stdout
+    assert "first bad seq 1 " in done.stdout.splitlines()[-1]
+    (tmp_path / "state" / "signing.key").unlink()
+    done = verify(config)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "gate signing key file not found" in done.stderr and "--public-key" in done.stderr
+    (tmp_path / "state" / "journal.db").rename(tmp_path / "moved.db")
+    done = verify(config, "--public-key", str(other))
+    assert done.returncode == 2 and "cannot open read-only" in done.stderr and "Traceback" not in done.stderr
