@@ -6,11 +6,13 @@
 - ``coverage_alarms``: one row per COVERAGE_GAP raised by the office: the ship call, the period
   whose start it concerns, when it was raised (period start + grace), when it ended (a watchman
   admitted at the ship's gate) and the event that ended it.
+- ``alarm_acks``: an alarm acknowledged by a person, with a comment (``central.calls.acks``): one
+  row per alarm (``kind`` coverage | reader, its id), the latest acknowledgement.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, UniqueConstraint
+from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
 from central.db import metadata
 
@@ -44,3 +46,13 @@ coverage_alarms = Table(
     UniqueConstraint("call_id", "period_start", name="uq_coverage_alarms_call_period"),
 )
 Index("ix_coverage_alarms_open", coverage_alarms.c.ended_at)
+
+alarm_acks = Table(
+    "alarm_acks",
+    metadata,
+    Column("kind", String(16), primary_key=True),  # coverage | reader
+    Column("alarm_id", Integer, primary_key=True),
+    Column("comment", Text, nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)

@@ -159,6 +159,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "search_label": ("Nome, matrícula ou UID do cartão", "Name, registration or card UID"),
     "search": ("Buscar", "Search"),
     "find_label": ("Achar trabalhador ou cartão", "Find a worker or a card"),
+    "acknowledged": ("Ciente", "Acknowledged"),
+    "acknowledge_alarm": ("Dar ciência", "Acknowledge"),
     "menu": ("Menu", "Menu"),
     "matched_by": ("Encontrado por", "Matched by"),
     "no_hits": ("Nenhum trabalhador encontrado.", "No worker found."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 
 from starlette.concurrency import run_in_threadpool
@@ -10,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from central.calls import coverage, service
+from central.calls import acks, coverage, service
 from central.ledger import reader_alarms
 from central.web.render import bad_input, page
 from central.web.security import ALL_ROLES, guarded
@@ -80,12 +81,46 @@ async def ship_departure(request: Request):
     return RedirectResponse("/ships", status_code=303)
 
 
+ACKERS = ("inspector", "office", "admin")
+
+
+def period_label(start: dt.datetime, tz, hours: int = 6) -> str:
+    """A period by its local hours and day, as the escala names it: ``19-01 15/03/2026``."""
+    local = start.astimezone(tz)
+    return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {local:%d/%m/%Y}"
+
+
 @guarded(*ALL_ROLES)
 async def alarm_list(request: Request):
     web = request.app.state.web
-    rows = await run_in_threadpool(web.with_session, coverage.list_alarms)
-    reader_rows = await run_in_threadpool(web.with_session, reader_alarms.list_alarms)
-    return page(request, "alarms.html", rows=rows, reader_rows=reader_rows)
+
+    def load(s):
+        rows, reader_rows = coverage.list_alarms(s), reader_alarms.list_alarms(s)
+        done = {"coverage": acks.acks(s, "coverage", [r["id"] for r in rows]),
+                "reader": acks.acks(s, "reader", [r["id"] for r in reader_rows])}
+        return rows, reader_rows, done
+
+    rows, reader_rows, done = await run_in_threadpool(web.with_session, load)
+    for r in rows:
+        r["period"] = period_label(r["period_start"], web.tz)
+    return page(request, "alarms.html", rows=rows, reader_rows=reader_rows, acks=done,
+                can_ack=request.state.user.role in ACKERS)
+
+
+@guarded(*ACKERS)
+async def alarm_acknowledge(request: Request):
+    web = request.app.state.web
+    form = await request.form()
+    kind, actor = request.path_params["kind"], f"web:{request.state.user.login}"
+    try:
+        alarm_id = int(request.path_params["alarm_id"])
+        await run_in_threadpool(web.with_session, lambda s: acks.acknowledge(
+            s, kind, alarm_id, str(form.get("comment") or ""), actor=actor, now=web.now()))
+    except ValueError:
+        return bad_input(request, "alarm id is a number", status_code=404)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    return RedirectResponse(f"/alarms#{kind}-{alarm_id}", status_code=303)
 
 
 ROUTES = [
@@ -94,4 +129,5 @@ ROUTES = [
     Route("/ships/import", ship_import, methods=["POST"]),
     Route("/ships/{call_id}/departure", ship_departure, methods=["POST"]),
     Route("/alarms", alarm_list, methods=["GET"]),
+    Route("/alarms/{kind}/{alarm_id}/acknowledge", alarm_acknowledge, methods=["POST"]),
 ]

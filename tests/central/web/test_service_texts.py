@@ -133,6 +133,8 @@ SAMPLES = {
     "comment_nul": "the comment contains a NUL character",
     "comment_long": "the comment is longer than 2000 characters (2001)",
     "event_unflagged": "event 3f2c carries no flag",
+    "alarm_comment_required": "the comment is required: say what was seen or what is being done",
+    "no_alarm": "no reader alarm 7",
     "flag_handled_case": "the flag was already handled (case #4)",
     "flag_handled_none": "the flag was already handled (no infraction)",
     "suspension_span": "a suspension lasts 1 to 30 days (DL 2.032 art. 30), not 45 (R4)",

@@ -268,3 +268,34 @@ def test_the_office_records_a_departure_in_the_web_form_and_ships_csv_from_the_c
     assert main(["office", "import-ships", "--config", str(cfg), "--ships", str(ships)]) == 2
     with Session(app.state.web.engine) as s:
         assert s.execute(select(ship_calls.c.ship).order_by(ship_calls.c.ship)).scalars().all() == ["9300009", "9300010"]
+
+
+def test_an_alarm_is_acknowledged_with_a_comment_and_stays_raised(engine):
+    """Issue 33: a coverage or reader alarm is acknowledged with a comment (the latest one kept,
+    every one in the audit log); the acknowledgement does not end it; refusals name the field."""
+    from central.calls import acks
+    from central.calls.schema import coverage_alarms
+    from central.ledger.schema import reader_alarms
+    from central.registry.schema import audit_log
+
+    with Session(engine) as s, s.begin():
+        call = save_call(s, ShipCall("9300003", "Atlantic", "long_haul", "berthed", "g-c", T0, None), actor="t")
+        cov = s.execute(coverage_alarms.insert().values(call_id=call, ship="9300003", gate_id="g-c",
+                                                        period_start=T0, raised_at=T0)).inserted_primary_key[0]
+        rdr = s.execute(reader_alarms.insert().values(gate_id="g-a", reader_id="r-badge", kind="badge",
+                                                      raised_at=T0, detail="sem sinal")).inserted_primary_key[0]
+        acks.acknowledge(s, "coverage", cov, "vigia a caminho", actor="web:f", now=T0)
+        acks.acknowledge(s, "coverage", cov, "vigia chegou às 07:40", actor="web:f", now=T0 + dt.timedelta(minutes=9))
+        acks.acknowledge(s, "reader", rdr, "técnico chamado", actor="web:o", now=T0)
+        for kind, alarm, comment, reason in (("coverage", cov, " ", "the comment is required"),
+                                             ("reader", 999, "x", "no reader alarm 999"),
+                                             ("clock", 1, "x", "alarm kind 'clock' is not one of")):
+            with pytest.raises(BadInput, match=reason):
+                acks.acknowledge(s, kind, alarm, comment, actor="web:f", now=T0)
+    with Session(engine) as s:
+        got = acks.acks(s, "coverage", [cov])[cov]
+        assert (got.comment, got.actor) == ("vigia chegou às 07:40", "web:f")
+        assert acks.acks(s, "reader", [rdr])[rdr].comment == "técnico chamado"
+        assert s.execute(select(coverage_alarms.c.ended_at).where(coverage_alarms.c.id == cov)).scalar() is None
+        assert s.execute(select(audit_log.c.subject).where(audit_log.c.action == "alarm.acknowledge")).scalars().all() == [
+            f"coverage:{cov}", f"coverage:{cov}", f"reader:{rdr}"]

@@ -121,3 +121,33 @@ def test_reader_alarm_changes_are_decided_from_the_status_alone():
     assert reader_alarms.changes("g", [], at, {"r1": 7}) == [reader_alarms.End(7, at)]  # no longer configured
     bad = [{"reader_id": ""}, "x", fault | {"since": "not a time"}]
     assert reader_alarms.changes("g", bad, at, {}) == [reader_alarms.Raise("g", "r1", "control", at, "")]
+
+
+def test_the_alarm_list_names_the_period_19_01_and_takes_an_acknowledgement(app):
+    """Issue 33: /alarms shows a coverage alarm's period as the escala names it (19-01 and its
+    local day, not a timestamp); an inspector acknowledges it with a comment, which the list then
+    shows; an auditor reads and has no form; no comment is a pt-BR refusal."""
+    engine = app.state.web.engine
+    start = dt.datetime(2026, 3, 15, 22, 0, tzinfo=dt.UTC)  # 19:00 in São Paulo
+    with Session(engine) as s, s.begin():
+        call = save_call(s, ShipCall("9300003", "Atlantic", "long_haul", "berthed", "g-c", start, None), actor="t")
+        alarm = s.execute(coverage_alarms.insert().values(call_id=call, ship="9300003", gate_id="g-c",
+                                                          period_start=start,
+                                                          raised_at=start + dt.timedelta(minutes=30))
+                          ).inserted_primary_key[0]
+    c, token = logged_in(app, "inspector")
+    row = c.get("/alarms").text.split(f'id="coverage-{alarm}"')[1].split("</tr>")[0]
+    assert 'data-label="Período">19-01 15/03/2026</td>' in row and 'data-acked="no"' in row
+    empty = c.post(f"/alarms/coverage/{alarm}/acknowledge", data={"csrf_token": token, "comment": ""})
+    assert empty.status_code == 400 and "o comentário é obrigatório" in empty.text
+    r = c.post(f"/alarms/coverage/{alarm}/acknowledge", data={"csrf_token": token, "comment": "vigia a caminho"})
+    assert r.status_code == 303 and r.headers["location"] == f"/alarms#coverage-{alarm}"
+    row = c.get("/alarms").text.split(f'id="coverage-{alarm}"')[1].split("</tr>")[0]
+    assert 'data-acked="yes"' in row and "inspector, " in row and "vigia a caminho" in row
+    assert 'data-open="yes"' in c.get("/alarms").text.split(f'id="coverage-{alarm}"')[1][:40]
+    assert c.post("/alarms/coverage/99999/acknowledge", data={"csrf_token": token, "comment": "x"}).status_code == 400
+    assert c.post("/alarms/coverage/x/acknowledge", data={"csrf_token": token, "comment": "x"}).status_code == 404
+    a, token_a = logged_in(app, "auditor")
+    assert "ack-form" not in a.get("/alarms").text
+    assert a.post(f"/alarms/coverage/{alarm}/acknowledge",
+                  data={"csrf_token": token_a, "comment": "x"}).status_code == 403
