@@ -202,6 +202,9 @@ class GateService:
             self.journal.close()
             self.store.close()
             raise
+        from edge.rulebook_record import journal_rulebook
+
+        journal_rulebook(self.journal, state, cfg.rulebook, self.rulebook.name, self.clock.now())
         from edge.reader_health import ReaderHealth
 
         self.loop.reader_health = ReaderHealth((r.id, r.kind) for r in cfg.readers)

@@ -126,8 +126,22 @@ class CoveragePayload(msgspec.Struct, frozen=True, tag="coverage", forbid_unknow
     watchman: Short | None = None  # registration of the watchman whose admission ended the gap
 
 
+RULEBOOK_MAX_CHARS = 32_000  # a gate rulebook's TOML text (the shipped one is under 3,000)
+
+
+class RulebookPayload(msgspec.Struct, frozen=True, tag="rulebook", forbid_unknown_fields=True):
+    """The gate rulebook the gate decides by (RULES.md section G), journaled at start-up when it
+    differs from the last one journaled: its ``name``, the SHA-256 (hex) of its TOML text and the
+    text itself, so the office knows which rules were in force at a gate from when (the what-if
+    page starts from it; an evidence bundle carries it). Empty ``toml``: the built-in default."""
+
+    name: Short
+    sha256: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+    toml: Annotated[str, msgspec.Meta(max_length=RULEBOOK_MAX_CHARS)] = ""
+
+
 Payload = (TapPayload | ConfiscationPayload | MealWorkedPayload | ReaderPayload | AlertPayload
-           | CoveragePayload)
+           | CoveragePayload | RulebookPayload)
 
 INT64_MAX = 2**63 - 1  # seq and mono_ns are 64-bit columns in the ledger: larger is malformed
 

@@ -16,7 +16,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
+from sqlalchemy import select
+
 from central.cli_args import FIRST_DAY, LAST_DAY
+from central.ledger.schema import events
 from central.pay.calendar import HolidayCalendar
 from central.pay.loading import DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config, load_rulebook
 from central.pay.payslip import brl
@@ -24,6 +27,7 @@ from central.pay.whatif import pay_what_if
 from central.web.render import lang_of, page
 from central.web.security import guarded
 from portgate.errors import BadInput, ConfigError, PortgateError
+from portgate.timeutil import as_utc
 
 READERS = ("office", "auditor", "admin")
 RULEBOOKS = Path(__file__).resolve().parents[3] / "config" / "rulebooks"
@@ -95,19 +99,61 @@ def _directions(text: str) -> dict[str, str]:
     return out
 
 
+def rulebook_in_force(conn, gate: str, day: dt.date, tz) -> dict | None:
+    """The gate rulebook ``gate`` journaled last before the end of local ``day`` (its ``rulebook``
+    event, ``edge.rulebook_record``): ``{name, sha256, toml, at}`` (``at`` aware UTC; ``toml`` the
+    shipped default's text when the gate runs the built-in default), or None when the gate never
+    reported one (a gate older than the event)."""
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tz).astimezone(dt.UTC)
+    row = conn.execute(select(events.c.payload, events.c.occurred_at).where(
+        events.c.gate_id == gate, events.c.type == "rulebook", events.c.occurred_at < end)
+        .order_by(events.c.occurred_at.desc(), events.c.seq.desc()).limit(1)).first()
+    if row is None:
+        return None
+    p = row.payload or {}
+    return {"name": p.get("name", ""), "sha256": p.get("sha256", ""),
+            "toml": p.get("toml") or _default_gate_rulebook(), "at": as_utc(row.occurred_at)}
+
+
 def _context(request: Request, **extra) -> dict:
     web = request.app.state.web
     today = web.now().astimezone(web.tz).date()
     base = {"day": today.isoformat(), "gate": "", "gate_rulebook": _default_gate_rulebook(), "directions": "",
-            "pay_from": today.replace(day=1).isoformat(), "pay_to": today.isoformat(), "pay_rulebook": "",
+            "in_force": None, "pay_from": today.replace(day=1).isoformat(), "pay_to": today.isoformat(),
+            "pay_rulebook": _port_rulebook_id(web),
             "pay_rulebooks": pay_rulebook_ids(), "gate_available": web.gate_what_if is not None,
             "gate_result": None, "pay_result": None, "error": "", "error_of": "", "money": _money}
     return {**base, **extra}
 
 
+def _port_rulebook_id(web) -> str:
+    """The id of the port's own pay rulebook (the one ``portgate pay`` uses): the pay what-if's
+    choice until the user picks another, so an untouched what-if changes nothing."""
+    try:
+        return load_rulebook(load_port_config(str(web.port_config or DEFAULT_PORT_CONFIG)).rulebook).id
+    except (OSError, ValueError, PortgateError):
+        return ""
+
+
 @guarded(*READERS)
 async def whatif_page(request: Request):
-    return page(request, "whatif.html", **_context(request))
+    """The what-if page; with ``?gate=G&day=D`` the gate rulebook is the one in force at G that
+    day (``rulebook_in_force``), so running it untouched changes no decision."""
+    web = request.app.state.web
+    gate = (request.query_params.get("gate") or "").strip()[:64]
+    text = (request.query_params.get("day") or "").strip()
+    if not gate:
+        return page(request, "whatif.html", **_context(request))
+    try:
+        day = _day(text, "day") if text else web.now().astimezone(web.tz).date()
+    except BadInput as exc:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, gate=gate, error=str(exc), error_of="gate"))
+    found = await run_in_threadpool(web.read, rulebook_in_force, gate, day, web.tz)
+    extra = {"gate": gate, "day": day.isoformat(), "in_force": found or {"missing": True}}
+    if found:
+        extra["gate_rulebook"] = found["toml"]
+    return page(request, "whatif.html", **_context(request, **extra))
 
 
 @guarded(*READERS)

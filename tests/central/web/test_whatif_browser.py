@@ -82,7 +82,7 @@ def test_without_card_and_badge_the_g4_decision_changes_and_nothing_else(demo_of
     book = (run_dir / "g-aurora" / "gate-rules.toml").read_text().replace(
         "card_and_badge_required = true", "card_and_badge_required = false")
     page.goto(url + "/whatif")
-    page.get_by_label("Data").first.fill(DAY)
+    page.locator("#g-day").fill(DAY)
     page.locator("#g-gate").fill("g-aurora")
     page.locator("#g-book").fill(book)
     page.locator("#gate-form").get_by_role("button", name="Simular").click()
@@ -114,6 +114,34 @@ def test_the_recorded_gate_rulebook_changes_nothing(demo_office, page):
     page.locator("#gate-summary").wait_for()
     assert page.locator("#gate-summary").inner_text().startswith("0 de")
     assert page.locator("#gate-rows tr.changed").count() == 0
+
+
+def test_the_rulebook_in_force_is_loaded_and_an_untouched_what_if_changes_nothing(demo_office, page):
+    """Issue 34 item 11: the gate journals the rulebook it decides by (``rulebook`` event); the page
+    loads the one in force at g-aurora on the day (the demo's card + badge rulebook, not the
+    shipped default) and, run untouched, changes 0 decisions; the pay what-if starts from the
+    port's own pay rulebook and, untouched, changes 0 statements."""
+    url, engine, run_dir = demo_office
+    page.goto(url + "/whatif")
+    page.locator("#f-day").fill(DAY)
+    page.locator("#f-gate").fill("g-aurora")
+    page.get_by_role("button", name="Carregar o regulamento em vigor").click()
+    page.locator("#in-force").wait_for()
+    assert page.locator("#in-force").get_attribute("data-found") == "yes"
+    assert page.locator("#g-book").input_value() == (run_dir / "g-aurora" / "gate-rules.toml").read_text()
+    assert page.locator("#g-gate").input_value() == "g-aurora" and page.locator("#g-day").input_value() == DAY
+    page.locator("#gate-form").get_by_role("button", name="Simular").click()
+    page.locator("#gate-summary").wait_for()
+    assert page.locator("#gate-summary").inner_text().startswith("0 de")
+    page.goto(url + "/whatif?gate=g-nowhere&day=" + DAY)
+    assert page.locator("#in-force").get_attribute("data-found") == "no"
+    page.goto(url + "/whatif")
+    assert page.locator("#w-book").input_value() == "decreto-83611-1979"  # the port's own
+    page.locator("#w-from").fill(DAY)
+    page.locator("#w-to").fill(DAY)
+    page.locator("#pay-form").get_by_role("button", name="Simular").click()  # untouched
+    page.locator("#pay-summary").wait_for()
+    assert page.locator("#pay-summary").inner_text().startswith("decreto-83611-1979: 0 de ")
 
 
 def test_pay_under_the_example_cct_shows_v017s_new_total_beside_696_60(demo_office, page):
