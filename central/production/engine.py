@@ -392,7 +392,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         stop_cents = sum(c for _i, _b, c, _line in paid_stops)
 
     g = version.guarantee
-    over_tonnes, over_minutes, full_day = tonnes > g.over_tonnes, g.over_minutes, g.above == "day"
+    over_tonnes, full_day = tonnes > g.over_tonnes, g.above == "day"
+    over_minutes = g.over_minutes - work_time_extra(work, version)  # E7, E9: travel, E8 stoppage
     due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
@@ -468,6 +469,20 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         labour_amount - shares_total, tuple(absent),
         () if composition is None else _composition_flags(work, composition))
     return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+
+def work_time_extra(work: GangWork, version: RulebookVersion) -> Decimal:
+    """Minutes of the gang's paid interruptions that are work time for the E3/C2 duration test and
+    the E9/C9 working day (``guarantee.counts_as_work``: E7 the travel to an anchored ship and back,
+    DL 2.032 art. 16; E9 an E8 stoppage for want of equipment, art. 27 with arts. 12 §5, §6), the
+    same for every member who boarded; 0 when the rulebook lists none. An interruption not paid
+    (at or under ``paid_when_over_minutes``) adds nothing."""
+    kinds = version.guarantee.counts_as_work
+    if not kinds or not work.interruptions:
+        return ZERO
+    paid = version.interruptions
+    return sum((s.minutes for s in work.interruptions
+                if s.kind in kinds and s.minutes > paid[s.kind].paid_when_over_minutes), ZERO)
 
 
 def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:

@@ -60,6 +60,9 @@ class Guarantee(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     minimum_day_fraction: Decimal = Decimal("0.5")
     over_minutes: Decimal = Decimal(240)
     over_tonnes: Decimal = Decimal(30)
+    #: interruption kinds whose paid minutes are work time for the duration test (E7: the travel to
+    #: an anchored ship; E9: an E8 stoppage for want of equipment), added to the member's minutes
+    counts_as_work: list[str] = []
 
 
 class InterruptionRule(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -161,6 +164,11 @@ def validate(book: Rulebook, *, path: str | None = None) -> Rulebook:
         g = v.guarantee
         if g.minimum_day_fraction < 0 or g.over_minutes < 0 or g.over_tonnes < 0:
             raise ConfigError("guarantee values must be ≥ 0", key=f"{at}.guarantee", path=path)
+        for kind in g.counts_as_work:
+            if kind not in v.interruptions:
+                raise ConfigError(f"kind {kind!r} is not paid by this version "
+                                  f"({'|'.join(v.interruptions) or 'none'})",
+                                  key=f"{at}.guarantee.counts_as_work", path=path)
     return book
 
 

@@ -12,7 +12,7 @@ from decimal import Decimal, localcontext
 
 from central.pay.lines import StatementLine, money_sum, to_money
 from central.production.composition import Composition, composition_problem
-from central.production.engine import UNIT_WORDS
+from central.production.engine import UNIT_WORDS, work_time_extra
 from central.production.model import (
     GangResult,
     GangSummary,
@@ -200,7 +200,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                                                     value=_num(to_money(quota_value))),
                                labour_amount * quotas[m.registration] / total_quotas)]
         share = lines[0].amount
-        guarantee, key = _guarantee(m, version, tonnes)
+        guarantee, key = _guarantee(m, version, tonnes, work_time_extra(work, version))
         if guarantee > share:
             g = version.guarantee
             lines.append(StatementLine(g.rule, g.article, text[key].format(
@@ -242,13 +242,14 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
     return () if problem is None else (problem,)
 
 
-def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[Decimal, str]:
+def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal,
+               extra: Decimal = ZERO) -> tuple[Decimal, str]:
     """E3 / C2: the member's minimum, rounded to the cent, and which text describes it.
 
     Reading (RULES.md E3): paid max(share, guarantee). Both limits are strict: exactly 240 min or
     exactly 30 t stays at the half-day minimum."""
     g = version.guarantee
-    if m.minutes_worked > g.over_minutes and tonnes > g.over_tonnes:
+    if m.minutes_worked + extra > g.over_minutes and tonnes > g.over_tonnes:
         if g.above == "day":
             return to_money(version.day_wage), "guarantee_day"
         return to_money(by_time(version, Decimal(1), m.minutes_worked)), "guarantee_hourly"

@@ -1,0 +1,72 @@
+"""Work time of a gang (issue 31 items 3 and 4), through ``portgate production pay``.
+
+E7 (DL 2.032 art. 16): the travel to an anchored ship and back is work time, and counts toward the
+duration test of E3 ("more than half a day", arts. 25, 27); E9 (art. 27, with arts. 12 §5, §6): a
+stoppage for want of equipment paid under E8 counts too. Hand figures: SD = R$ 180.00, hourly
+22.50; general cargo 4.50 per t.
+"""
+
+from __future__ import annotations
+
+from tests.central.production.cli_files import lines, member, pay, write
+
+GANG = "gang_id,registration,role,minutes_worked\nT1,E1,stevedore,220\nT1,E2,stevedore,220\n"
+TALLY = "gang_id,ship,date,period,cargo_class,quantity\nT1,9123456,2026-03-10,07-13,general,40\n"
+
+
+def test_e7_travel_counts_toward_the_e3_duration_test(tmp_path, capsys):
+    # E1: 40 t × 4.50 = 180.00; E2: 2 quotas, 90.00 each.
+    # E7 travel 40 min: 180 × 40 ÷ 480 = 15.00 each (work time).
+    # E3: 220 min worked + 40 min travel = 260 min > 240 min, and 40 t > 30 t: a full day 180.00,
+    #   top-up 180.00 − 90.00 = 90.00. Total 90.00 + 90.00 + 15.00 = 195.00
+    #   (today's code counts the 220 min only: half day 90.00 = the share, total 105.00).
+    argv = write(tmp_path, gang=GANG, tally=TALLY,
+                 interruptions="gang_id,kind,minutes\nT1,anchorage_travel,40\n")
+    doc = pay(capsys, argv)
+    for reg in ("E1", "E2"):
+        m = member(doc, reg)
+        assert lines(m) == [("E2", "90.00"), ("E3", "90.00"), ("E7", "15.00")]
+        assert m["total"] == "195.00"
+
+
+def test_e9_an_e8_stoppage_counts_toward_the_e3_duration_test_a_workers_fault_does_not(tmp_path, capsys):
+    # E8 no equipment 30 min: 180 × 30 ÷ 480 = 11.25 each; 220 + 30 = 250 min > 240: full day,
+    #   top-up 90.00. Total 90.00 + 90.00 + 11.25 = 191.25.
+    argv = write(tmp_path, gang=GANG, tally=TALLY,
+                 interruptions="gang_id,kind,minutes\nT1,no_equipment,30\n")
+    m = member(pay(capsys, argv), "E1")
+    assert lines(m) == [("E2", "90.00"), ("E3", "90.00"), ("E8", "11.25")]
+    assert m["total"] == "191.25"
+    # E8 art. 26: a stoppage proven caused by the workers is not paid and is no work time:
+    # 220 + 0 = 220 min ≤ 240: half day 90.00 = the share, no top-up. Total 90.00 + 0.00 = 90.00.
+    argv = write(tmp_path, gang=GANG, tally=TALLY,
+                 interruptions="gang_id,kind,minutes\nT1,workers_fault,30\n")
+    m = member(pay(capsys, argv), "E1")
+    assert lines(m) == [("E2", "90.00"), ("E8", "0.00")]
+    assert m["total"] == "90.00"
+
+
+def test_the_duration_test_stays_strict_with_travel(tmp_path, capsys):
+    # 200 min + 40 min travel = 240 min: not more than half a day (strict): half day 90.00 = share.
+    # Total 90.00 + 15.00 = 105.00.
+    argv = write(tmp_path, gang=GANG.replace("220", "200"), tally=TALLY,
+                 interruptions="gang_id,kind,minutes\nT1,anchorage_travel,40\n")
+    m = member(pay(capsys, argv), "E2")
+    assert lines(m) == [("E2", "90.00"), ("E7", "15.00")]
+    assert m["total"] == "105.00"
+
+
+def test_a_rulebook_counting_a_kind_it_does_not_pay_as_work_is_refused_naming_the_key(tmp_path):
+    import pytest
+
+    from central.production.rulebook import find_rulebook
+    from portgate.errors import ConfigError
+    from tests.central.production.conftest import ROOT
+
+    text = (ROOT / "config" / "rulebooks" / "dl-3844-1941.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('over_tonnes = "30"', 'over_tonnes = "30"\ncounts_as_work = ["no_equipment"]'),
+                   encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"versions\[0\]\.guarantee\.counts_as_work.*'no_equipment' is "
+                                          r"not paid by this version|'no_equipment' is not paid.*counts_as_work"):
+        find_rulebook(str(bad))
