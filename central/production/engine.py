@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Context, Decimal, localcontext
+
+import msgspec
 
 from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import CENT, StatementLine, money_sum, to_money
@@ -32,11 +34,13 @@ from central.production.model import (
     GangWork,
     Member,
     MemberStatement,
+    Tariff,
     TariffTable,
 )
 from central.production.rulebook import Rulebook, RulebookVersion
 from portgate.errors import BadInput
 from portgate.gctune import paused as gc_paused
+from portgate.records import parse_period
 
 ZERO = Decimal(0)
 ONE = Decimal(1)
@@ -63,6 +67,8 @@ TEXT = {
         "billing": "Reembolso ao concessionário — {what} ({source}), {n} trabalhador(es)",
         "surcharge": "Acréscimo de {pct}% sobre R$ {base}",
         "top_up": "Complemento do mínimo mensal {month}: R$ {minimum} − R$ {earned}",
+        "per_fraction": " (pesado {qty} t: tonelada ou fração, {rule})",
+        "class_surcharge": " + {pct}% ({rule}, obs. {note})",
     },
     "en": {
         "labour": "{cls}: {qty} {unit} × R$ {tariff}",
@@ -84,6 +90,8 @@ TEXT = {
         "billing": "Reimbursement — {what} ({source}), {n} worker(s)",
         "surcharge": "Surcharge {pct}% on R$ {base}",
         "top_up": "Monthly minimum top-up {month}: R$ {minimum} − R$ {earned}",
+        "per_fraction": " (weighed {qty} t: per tonne or fraction, {rule})",
+        "class_surcharge": " + {pct}% surcharge ({rule}, note {note})",
     },
 }
 
@@ -145,10 +153,14 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
     for row in work.tally:
         if not row.quantity.is_finite() or row.quantity < 0:
             errors.append(f"{row.source}: quantity {row.quantity} must be a number ≥ 0")
-        elif tariffs.lookup(row.cargo_class, work.date) is None:
+        elif (found := tariffs.lookup(row.cargo_class, work.date)) is None:
             known = "|".join(sorted(tariffs.classes())) or "none"
             errors.append(f"{row.source}: cargo class {row.cargo_class!r} has no tariff in force on "
                           f"{work.date} (known: {known})")
+        elif found.surcharge is not None and found.surcharge not in version.surcharges:
+            errors.append(f"{row.source}: cargo class {row.cargo_class!r} ({found.source or 'tariffs'}): "
+                          f"surcharge {found.surcharge!r} is not in this rulebook's surcharge table "
+                          f"({'|'.join(version.surcharges) or 'none'}; C8, DL 3.844 model table)")
     for stop in work.interruptions:
         if stop.kind not in version.interruptions:
             why = KIND_RULES.get(stop.kind)
@@ -236,9 +248,10 @@ class _Prices:
         return found
 
     def tariff(self, tariffs: TariffTable, cargo_class: str, day: dt.date, lang: str) -> tuple | None:
-        """``(unit, n, d, head, tail)`` of the tariff of ``cargo_class`` in force on ``day``
-        (labour tariff = n / d; a labour line's text is ``head + quantity + tail``), or None when
-        there is none."""
+        """``(unit, n, d, head, tail, rules)`` of the tariff of ``cargo_class`` in force on ``day``
+        (labour tariff = n / d; a labour line's text is ``head + quantity + tail``; ``rules`` the
+        C7/C8 rules of ``tariff_rules``, None for a plain tariff), or None when there is none or
+        its surcharge is not in the rulebook."""
         if tariffs is not self.tariffs:
             self.tariffs, self.in_force = tariffs, {}
         key = (cargo_class, day, lang)
@@ -247,9 +260,13 @@ class _Prices:
         except KeyError:
             pass
         found = tariffs.lookup(cargo_class, day)
-        entry = self.in_force[key] = None if found is None else (
-            found.unit, *ratio(found.labour_tariff),
-            *self.labour_text(lang, cargo_class, found.unit, _brl(found.labour_tariff)))
+        if found is None or (found.surcharge is not None and found.surcharge not in self.version.surcharges):
+            entry = None  # ``_check`` names the row
+        else:
+            entry = (found.unit, *ratio(found.labour_tariff),
+                     *self.labour_text(lang, cargo_class, found.unit, _brl(found.labour_tariff)),
+                     tariff_rules(found, self.version))
+        self.in_force[key] = entry
         return entry
 
     def by_time(self, fraction: Decimal, minutes: Decimal) -> int:
@@ -358,16 +375,19 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     tonnes = ZERO
     labour = 0
     labour_cite = version.labour
-    for row, (unit, t_n, t_d, head, tail) in zip(work.tally, in_force):
+    for row, (unit, t_n, t_d, head, tail, rules) in zip(work.tally, in_force):
         quantity = row.quantity
         if unit == "t":
-            tonnes += quantity
-        q_n, q_d = quantity.as_integer_ratio()
-        cents = half_up(q_n * t_n * 100, q_d * t_d)
+            tonnes += quantity  # C7: the 30 t test of E3/C2 uses the weighed tonnage
+        if rules is not None:
+            cents, description = labour_by_rules(quantity, t_n, t_d, head, tail, rules, text)
+        else:
+            q_n, q_d = quantity.as_integer_ratio()
+            cents = half_up(q_n * t_n * 100, q_d * t_d)
+            description = head + format(quantity.normalize(), "f") + tail
         labour += cents
         labour_lines.append(StatementLine.in_cents(
-            labour_cite.rule, labour_cite.article, head + format(quantity.normalize(), "f") + tail,
-            to_brl(cents)))
+            labour_cite.rule, labour_cite.article, description, to_brl(cents)))
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
@@ -393,7 +413,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     g = version.guarantee
     over_tonnes, full_day = tonnes > g.over_tonnes, g.above == "day"
-    over_minutes = g.over_minutes - work_time_extra(work, version)  # E7, E9: travel, E8 stoppage
+    extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
+    over_minutes = g.over_minutes - extra
     due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
@@ -463,12 +484,98 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
     billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
     shares_total = to_brl(shares_cents)
+    flags = () if composition is None else _composition_flags(work, composition)
+    if version.working_day is not None:  # E9 / C9: flagged on the gang and the member's statement
+        over_cap = extension_over_cap(work, version, extra)
+        if over_cap:
+            members = tuple(msgspec.structs.replace(st, flags=st.flags + (over_cap[st.registration],))
+                            if st.registration in over_cap else st for st in members)
+            flags += tuple(over_cap.values())
     summary = GangSummary(  # positional, in field order (the hot path)
         work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
         tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
-        labour_amount - shares_total, tuple(absent),
-        () if composition is None else _composition_flags(work, composition))
+        labour_amount - shares_total, tuple(absent), flags)
     return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+
+def tariff_rules(tariff: Tariff, version: RulebookVersion) -> tuple | None:
+    """What C7 and C8 change in a tariff's labour lines under ``version``, or None for neither:
+    ``(per_fraction_rule, surcharge)`` where ``per_fraction_rule`` is the C7 rule id when a tariff
+    per tonne applies per tonne or fraction (the tariff row's ``per_fraction``, else the rulebook's
+    ``per_tonne_or_fraction``; model table note a) and ``surcharge`` is ``(percent, rule, note)``
+    of the class's C8 surcharge (notes d-f). The caller has checked the surcharge exists."""
+    cite = version.per_tonne_or_fraction
+    fraction = None
+    if tariff.unit == "t":
+        if tariff.per_fraction is None:
+            fraction = None if cite is None else cite.rule
+        elif tariff.per_fraction:
+            fraction = cite.rule if cite is not None else "C7"
+    surcharge = None
+    if tariff.surcharge is not None:
+        spec = version.surcharges[tariff.surcharge]
+        surcharge = (spec.percent, spec.rule, tariff.surcharge)
+    return None if fraction is None and surcharge is None else (fraction, surcharge)
+
+
+def labour_by_rules(quantity: Decimal, t_n: int, t_d: int, head: str, tail: str, rules: tuple,
+                    text: dict) -> tuple[int, str]:
+    """(centavos, description) of one E1 labour line under C7 and C8 (``tariff_rules``): the
+    quantity in tonnes rounded up to the whole tonne when the tariff applies per tonne or fraction
+    (10.2 t → 11 t; the line says the weighed figure), times the tariff (``t_n / t_d`` BRL), times
+    1 + the class's surcharge percent ÷ 100; one rounding half up, as every labour line."""
+    fraction, surcharge = rules
+    billed = quantity
+    note = ""
+    if fraction is not None:
+        billed = quantity.to_integral_value(rounding=ROUND_CEILING)
+        if billed != quantity:
+            note = text["per_fraction"].format(qty=_num(quantity), rule=fraction)
+    b_n, b_d = billed.as_integer_ratio()
+    s_n = s_d = 1
+    extra = ""
+    if surcharge is not None:
+        percent, rule, key = surcharge
+        p_n, p_d = ratio(percent)
+        s_n, s_d = p_d * 100 + p_n, p_d * 100  # 1 + percent / 100
+        extra = text["class_surcharge"].format(pct=_num(percent), rule=rule, note=key)
+    cents = half_up(b_n * t_n * s_n * 100, b_d * t_d * s_d)
+    return cents, head + _num(billed) + tail + note + extra
+
+
+EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"
+
+
+def ordinary_minutes(work: GangWork) -> Decimal:
+    """The ordinary duration of the gang's period in minutes: ``work.ordinary_minutes`` (its hours
+    on its date in the port's time zone, set by ``csvio.assemble``), else from the period's hours
+    (``07-13``: 360, ``19-01``: 360, ``07-15``: 480). Raises ``BadInput`` for a malformed period."""
+    if work.ordinary_minutes is not None:
+        return work.ordinary_minutes
+    start, end = parse_period(work.period)
+    return Decimal((end - start) % 24 * 60)
+
+
+def extension_over_cap(work: GangWork, version: RulebookVersion, extra: Decimal) -> dict[str, str]:
+    """E9 (DL 2.032 art. 27, §1) / C9 (DL 3.844 art. 7 §1): the EXTENSION_OVER_CAP flag of each
+    member who boarded and whose work time (``minutes_worked`` + ``extra``, the gang's minutes that
+    are work time, ``work_time_extra``) goes more than ``working_day.extension_cap_minutes`` beyond
+    the ordinary duration of the gang's period, by registration; {} when none does. Pay is not
+    changed: the extension is paid by the same tables."""
+    spec = version.working_day
+    if spec is None:
+        return {}
+    ordinary = ordinary_minutes(work)
+    limit = ordinary + spec.extension_cap_minutes
+    out = {}
+    for m in work.members:
+        worked = m.minutes_worked + extra
+        if m.boarded and worked > limit:
+            out[m.registration] = (
+                f"{EXTENSION_OVER_CAP}: {m.registration} worked {_num(worked)} min, {_num(worked - ordinary)} "
+                f"min beyond the ordinary {_num(ordinary)} min of period {work.period} (cap "
+                f"{_num(spec.extension_cap_minutes)} min; {spec.rule}, {spec.article})")
+    return out
 
 
 def work_time_extra(work: GangWork, version: RulebookVersion) -> Decimal:

@@ -79,6 +79,7 @@ def result_dict(result: GangResult) -> dict:
             "due_at": iso(m.due_at),
             "disputes": [{"rule": d.rule, "amount": None if d.amount is None else money_str(d.amount),
                           "reason": d.reason} for d in m.disputes],
+            "flags": list(m.flags),
         } for m in result.members],
         "billing": [_line(x) for x in result.billing],
         "billing_total": money_str(result.billing_total),
@@ -123,6 +124,8 @@ def to_csv(results: Iterable[GangResult], lang: str = "pt-BR", tz: ZoneInfo = PO
             for line in m.lines:
                 writer.writerow((s.gang_id, "member", m.registration, line.rule, line.article, line.description,
                                  money_str(line.amount)))
+            for flag in m.flags:
+                writer.writerow((s.gang_id, "flag", m.registration, "", "", flag, ""))
             for what, amount in ((words["total"], m.total), (words["disputed"], m.disputed),
                                  (words["payable"].format(due=local_due(m.due_at, lang, tz)), m.payable)):
                 writer.writerow((s.gang_id, "total", m.registration, "", "", what, money_str(amount)))

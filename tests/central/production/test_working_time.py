@@ -70,3 +70,77 @@ def test_a_rulebook_counting_a_kind_it_does_not_pay_as_work_is_refused_naming_th
     with pytest.raises(ConfigError, match=r"versions\[0\]\.guarantee\.counts_as_work.*'no_equipment' is "
                                           r"not paid by this version|'no_equipment' is not paid.*counts_as_work"):
         find_rulebook(str(bad))
+
+
+CAP_G1 = ("EXTENSION_OVER_CAP: E1 worked 481 min, 121 min beyond the ordinary 360 min of period 07-13 "
+          "(cap 120 min; E9, DL 2.032 art. 27, §1)")
+
+
+def test_e9_work_more_than_two_hours_beyond_the_period_is_paid_by_the_tables_and_flagged(tmp_path, capsys):
+    # E9 (DL 2.032 art. 27, §1): period 07-13 is 360 min ordinary; up to 360 + 120 = 480 min is an
+    # extension paid by the tables. E1 481 min: 121 min beyond, flagged; E2 480 min: not flagged.
+    # Pay by the tables, unchanged: 40 t × 4.50 = 180.00, 90.00 each; > 240 min and > 30 t: full
+    # day 180.00, top-up 90.00; total 180.00 each (no premium for the extension).
+    gang = "gang_id,registration,role,minutes_worked\nT1,E1,stevedore,481\nT1,E2,stevedore,480\n"
+    argv = write(tmp_path, gang=gang, tally=TALLY)
+    doc = pay(capsys, argv)
+    assert doc["gangs"][0]["summary"]["flags"] == [CAP_G1]
+    e1, e2 = member(doc, "E1"), member(doc, "E2")
+    assert e1["flags"] == [CAP_G1] and e2["flags"] == []
+    assert lines(e1) == lines(e2) == [("E2", "90.00"), ("E3", "90.00")]
+    assert e1["total"] == e2["total"] == "180.00"
+    from app.cli import main
+    assert main(["production", "pay", *argv, "--format", "csv"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert f'T1,flag,,,,"{CAP_G1}",' in rows and f'T1,flag,E1,,,"{CAP_G1}",' in rows
+
+
+def test_e9_travel_and_an_e8_stoppage_are_work_time_for_the_cap_too(tmp_path, capsys):
+    # 420 min worked + 40 min travel (E7) + 30 min no equipment (E8) = 490 min > 480: flagged,
+    # 130 min beyond 360. E7 15.00 and E8 11.25 each; pay otherwise by the tables.
+    gang = "gang_id,registration,role,minutes_worked\nT1,E1,stevedore,420\nT1,E2,stevedore,410\n"
+    argv = write(tmp_path, gang=gang, tally=TALLY,
+                 interruptions="gang_id,kind,minutes\nT1,anchorage_travel,40\nT1,no_equipment,30\n")
+    doc = pay(capsys, argv)
+    assert member(doc, "E1")["flags"] == [
+        "EXTENSION_OVER_CAP: E1 worked 490 min, 130 min beyond the ordinary 360 min of period 07-13 "
+        "(cap 120 min; E9, DL 2.032 art. 27, §1)"]
+    assert member(doc, "E2")["flags"] == []  # 410 + 70 = 480: within the cap
+    assert lines(member(doc, "E1")) == [("E2", "90.00"), ("E3", "90.00"), ("E7", "15.00"), ("E8", "11.25")]
+
+
+def test_c9_dock_work_an_eight_hour_period_and_its_cap(tmp_path, capsys):
+    # C9 (DL 3.844 art. 7 §1): period 07-15 is 480 min ordinary; W1 601 min > 600: flagged.
+    # Pay: 40 t × 4.50 = 180.00, 90.00 each; C2 hourly 22.50 × 601/60 = 225.375 → 225.38, top-up
+    # 135.38 (W2: 22.50 × 10 h = 225.00, top-up 135.00): paid by the tables, no premium.
+    gang = "gang_id,registration,role,minutes_worked\nT1,W1,worker,601\nT1,W2,worker,600\n"
+    argv = write(tmp_path, gang=gang, rulebook="dl-3844-1941",
+                 tally="gang_id,ship,date,period,cargo_class,quantity\nT1,9123456,2026-03-10,07-15,general,40\n")
+    doc = pay(capsys, argv)
+    assert doc["gangs"][0]["summary"]["flags"] == [
+        "EXTENSION_OVER_CAP: W1 worked 601 min, 121 min beyond the ordinary 480 min of period 07-15 "
+        "(cap 120 min; C9, DL 3.844 art. 7 §1)"]
+    assert lines(member(doc, "W1")) == [("C1", "90.00"), ("C2", "135.38")]
+    assert lines(member(doc, "W2")) == [("C1", "90.00"), ("C2", "135.00")] and member(doc, "W2")["flags"] == []
+
+
+def test_the_extension_over_cap_flag_is_stored_with_the_import(tmp_path, capsys):
+    from sqlalchemy import select
+
+    from app.cli import main
+    from central.db import make_engine
+    from central.ledger.migrate import upgrade
+    from central.production.schema import production_inputs
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    gang = "gang_id,registration,role,minutes_worked\nT1,E1,stevedore,481\nT1,E2,stevedore,480\n"
+    assert main(["production", "import", *write(tmp_path, gang=gang, tally=TALLY), "--db", url]) == 0
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            notes = conn.execute(select(production_inputs.c.what, production_inputs.c.note)
+                                 .where(production_inputs.c.kind == "flag")).all()
+    finally:
+        engine.dispose()
+    assert [tuple(n) for n in notes] == [("EXTENSION_OVER_CAP", CAP_G1)]
