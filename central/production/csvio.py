@@ -2,7 +2,8 @@
 
 - ``tariffs.csv``: cargo_class, unit (t|unit), labour_tariff (BRL), effective_from (YYYY-MM-DD),
   optional per_fraction (yes|no, C7) and surcharge (a note of the rulebook's table, C8)
-- ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked
+- ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked,
+  optional extra (yes|no: a member added for special conditions, C9)
 - ``tally.csv``: gang_id, ship, date, period, cargo_class, quantity, optional unit (hold, deck,
   auxiliary, crane, door: a key of the composition table) and units (how many, default 1)
 - ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset), optional
@@ -59,7 +60,7 @@ COLUMNS = {
 }
 # the optional columns of each kind: a header column in neither tuple is refused (``file.csv:1``)
 OPTIONAL = {
-    "gang": ("holds_worked", "boarded", "minutes_worked"),
+    "gang": ("holds_worked", "boarded", "minutes_worked", "extra"),
     "tariffs": ("per_fraction", "surcharge"),
     "tally": ("unit", "units"),
     "interruptions": ("minutes", "start", "end", "transport"),
@@ -102,9 +103,10 @@ def member_from_row(row: Mapping[str, str], source: str) -> tuple[str, Member]:
     minutes = cells.decimal(row.get("minutes_worked"), "minutes_worked", optional=True)
     if boarded and minutes is None:
         raise BadInput("minutes_worked is required for a member who boarded")
+    extra = cells.yes_no(row.get("extra"), "extra", default=False)
     return cells.required(row.get("gang_id"), "gang_id"), Member(
         registration=cells.required(row.get("registration"), "registration"), role=cells.required(row.get("role"), "role"), holds_worked=holds,
-        boarded=boarded, minutes_worked=minutes or Decimal(0), source=source)
+        boarded=boarded, minutes_worked=minutes or Decimal(0), source=source, extra=extra)
 
 
 def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str, dt.date, str], TallyRow]:

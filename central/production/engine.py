@@ -68,6 +68,8 @@ TEXT = {
         "surcharge": "Acréscimo de {pct}% sobre R$ {base}",
         "top_up": "Complemento do mínimo mensal {month}: R$ {minimum} − R$ {earned}",
         "per_fraction": " (pesado {qty} t: tonelada ou fração, {rule})",
+        "extra_share": "{share} — membro extra (condições especiais): cota calculada sem os extras, "
+                       "custo da administração do porto",
         "class_surcharge": " + {pct}% ({rule}, obs. {note})",
     },
     "en": {
@@ -91,6 +93,8 @@ TEXT = {
         "surcharge": "Surcharge {pct}% on R$ {base}",
         "top_up": "Monthly minimum top-up {month}: R$ {minimum} − R$ {earned}",
         "per_fraction": " (weighed {qty} t: per tonne or fraction, {rule})",
+        "extra_share": "{share} — extra member (special conditions): share computed without the "
+                       "extras, the port administration's cost",
         "class_surcharge": " + {pct}% surcharge ({rule}, note {note})",
     },
 }
@@ -150,6 +154,12 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
             errors.append(f"{m.source}: role {m.role} is paid per hold; holds_worked must be ≥ 1")
         if m.minutes_worked < 0:
             errors.append(f"{m.source}: minutes_worked must not be negative")
+        if m.extra and version.extra_members is None:
+            errors.append(f"{m.source}: extra yes: members added for special conditions (C9, DL 3.844 "
+                          f"art. 3 sole paragraph) are not in this rulebook; list him as a member")
+    if boarded and all(m.extra for m in boarded) and version.extra_members is not None:
+        errors.append(f"{boarded[0].source}: every member of gang {work.gang_id} who boarded is marked "
+                      f"extra (C9); the extras are added to a gang of normal members")
     for row in work.tally:
         if not row.quantity.is_finite() or row.quantity < 0:
             errors.append(f"{row.source}: quantity {row.quantity} must be a number ≥ 0")
@@ -365,6 +375,9 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             boarded_quotas.append(q)
         else:
             absent.append(m.registration)
+    extras = [m for m in boarded if m.extra]  # C9
+    if extras and (version.extra_members is None or len(extras) == len(boarded)):
+        ok = False
     if not ok or not boarded:
         errors = _check(work, version, tariffs)
         assert errors, "the one-pass checks and _check disagree"
@@ -391,7 +404,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
-    total_quotas = sum(quotas.values(), ZERO)
+    total_quotas = sum(quotas.values(), ZERO) if not extras else sum(
+        (quotas[m.registration] for m in boarded if not m.extra), ZERO)  # C9: without the extras
     quota_value = prices.context.divide(labour_amount, total_quotas)
     value_text = _num(quota_value.quantize(CENT, rounding=ROUND_HALF_UP))
     tq_n, tq_d = ratio(total_quotas)
@@ -413,8 +427,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     g = version.guarantee
     over_tonnes, full_day = tonnes > g.over_tonnes, g.above == "day"
-    extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
-    over_minutes = g.over_minutes - extra
+    work_extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
+    over_minutes = g.over_minutes - work_extra
     due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
@@ -483,10 +497,14 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
     billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
+    administration = _NO_DISPUTE
+    if extras:  # C9: their pay apart, the port administration's cost
+        members, extra_shares, administration = extras_apart(members, extras, version.extra_members, text)
+        shares_cents -= extra_shares
     shares_total = to_brl(shares_cents)
     flags = () if composition is None else _composition_flags(work, composition)
     if version.working_day is not None:  # E9 / C9: flagged on the gang and the member's statement
-        over_cap = extension_over_cap(work, version, extra)
+        over_cap = extension_over_cap(work, version, work_extra)
         if over_cap:
             members = tuple(msgspec.structs.replace(st, flags=st.flags + (over_cap[st.registration],))
                             if st.registration in over_cap else st for st in members)
@@ -494,7 +512,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     summary = GangSummary(  # positional, in field order (the hot path)
         work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
         tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
-        labour_amount - shares_total, tuple(absent), flags)
+        labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
+        administration)
     return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
 
 
@@ -596,8 +615,32 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
     if composition is None or work.unit is None:
         return ()
     problem = composition_problem(composition, work.unit, work.units,
-                                  (m.role for m in work.members if m.boarded))
+                                  (m.role for m in work.members if m.boarded and not m.extra))  # C9
     return () if problem is None else (problem,)
+
+
+def extras_apart(members: tuple[MemberStatement, ...], extras: list[Member], cite, text: dict
+                 ) -> tuple[tuple[MemberStatement, ...], int, Decimal]:
+    """C9 (DL 3.844 art. 3 sole paragraph): the statements with each extra member's share line cited
+    ``cite`` (C9) and saying it is the share a normal member of his role gets computed without the
+    extras, at the port administration's cost; the extras' shares in centavos (to take out of the
+    gang's shares total) and their pay in BRL (the sum of their totals: the administration's cost).
+    The amounts are unchanged: each extra's share was computed on the quotas of the normal members
+    only, as theirs."""
+    regs = {m.registration for m in extras}
+    out = []
+    shares = 0
+    cost = 0
+    for st in members:
+        if st.registration in regs:
+            share = st.lines[0]
+            line = StatementLine(cite.rule, cite.article, text["extra_share"].format(share=share.description),
+                                 share.amount)
+            st = msgspec.structs.replace(st, lines=(line, *st.lines[1:]), extra=True)
+            shares += cents_of(share.amount)
+            cost += cents_of(st.total)
+        out.append(st)
+    return tuple(out), shares, to_brl(cost)
 
 
 _NO_DISPUTE = to_brl(0)

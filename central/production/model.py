@@ -73,6 +73,10 @@ class Member:
     minutes_worked: Decimal = Decimal(0)
     source: str = ""
     minutes_typed: Decimal | None = None  # the office's figure when the gate taps replaced it
+    #: C9 (DL 3.844 art. 3 sole paragraph): added for special conditions (gang.csv ``extra``): not a
+    #: composition departure, paid a normal member's share computed without the extras, at the
+    #: port administration's cost
+    extra: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -154,6 +158,7 @@ class MemberStatement(msgspec.Struct, frozen=True, gc=False):
     disputes: tuple[Dispute, ...] = ()
     minutes_typed: Decimal | None = None  # the typed figure the gate minutes corrected
     flags: tuple[str, ...] = ()  # EXTENSION_OVER_CAP (E9/C9): also on the gang summary
+    extra: bool = False  # C9: an extra member, paid at the port administration's cost
 
 
 class GangSummary(msgspec.Struct, frozen=True, gc=False):
@@ -175,6 +180,10 @@ class GangSummary(msgspec.Struct, frozen=True, gc=False):
     rounding_difference: Decimal
     absent: tuple[str, ...]  # registrations on the escala who did not board (paid nothing, art. 14)
     flags: tuple[str, ...] = ()  # GANG_COMPOSITION: the gang departs from the port's table
+    #: C9: the extra members who boarded, and their pay (the sum of their totals): the port
+    #: administration's cost, apart from the gang's labour amount and shares
+    extra_members: tuple[str, ...] = ()
+    administration_total: Decimal = Decimal("0.00")
 
 
 class GangResult(msgspec.Struct, frozen=True, gc=False):

@@ -132,6 +132,7 @@ class RulebookVersion(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     per_tonne_or_fraction: Cite | None = None
     surcharges: dict[str, Surcharge] = {}  # C8, by the note the tariff table marks a class with
     working_day: WorkingDay | None = None  # E9 / C9: the extension cap (flag only)
+    extra_members: Cite | None = None  # C9: members added for special conditions (None: refused)
 
     @property
     def hourly_wage(self) -> Decimal:

@@ -110,6 +110,9 @@ def _write_gang(conn: Connection, work: GangWork, result: GangResult, at: dt.dat
                     source=i.source) for i in work.interruptions]
     inputs += [dict(kind="flag", what=flag.split(":", 1)[0], registration=None, value=None, note=flag,
                     source=work.gang_id) for flag in s.flags]
+    inputs += [dict(kind="extra", what=st.lines[0].rule, registration=st.registration, value=str(st.total),
+                    note="C9: the port administration's cost", source=work.gang_id)
+               for st in result.members if st.extra]  # C9: extra members, their pay apart
     inputs += [dict(kind="dispute", what=d.rule, registration=d.registration,
                     value=None if d.amount is None else str(d.amount), note=d.reason, source=d.source)
                for d in work.disputes]
