@@ -1,4 +1,4 @@
-"""The production-pay engine (RULES.md E1-E8, C1-C6). Pure: no I/O, no clock, no environment.
+"""The production-pay engine (RULES.md E1-E9, C1-C9). Pure: no I/O, no clock, no environment.
 
 ``pay_gang(work, rulebook, tariffs)`` turns what one gang did (members who boarded, cargo tallied,
 waits and stoppages) into per-member statement lines, a gang summary and the shipowner's billing
@@ -328,7 +328,10 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     With a ``composition`` table and a gang that names its ``unit``, a gang whose boarded members
     depart from the table is flagged GANG_COMPOSITION on its summary (DL 2.032 art. 13; DL 3.844
-    art. 3); pay is unchanged.
+    art. 3); pay is unchanged. Issue 31: C7 per tonne or fraction and C8 class surcharges on the
+    labour lines (``labour_by_rules``); the E7 travel and E8 stoppage as work time in the E3/C2
+    duration test (``work_time_extra``); EXTENSION_OVER_CAP (E9/C9, ``extension_over_cap``); C9
+    extra members apart (``extras_apart``).
 
     Money is integer centavos inside (``central.pay.cents``): each printed line is one rounding half
     up of an exact integer fraction; amounts are ``Decimal`` BRL on the way out. Members with the
@@ -383,24 +386,8 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         assert errors, "the one-pass checks and _check disagree"
         raise BadInput("\n".join(errors))
 
-    # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up.
-    labour_lines = []
-    tonnes = ZERO
-    labour = 0
-    labour_cite = version.labour
-    for row, (unit, t_n, t_d, head, tail, rules) in zip(work.tally, in_force):
-        quantity = row.quantity
-        if unit == "t":
-            tonnes += quantity  # C7: the 30 t test of E3/C2 uses the weighed tonnage
-        if rules is not None:
-            cents, description = labour_by_rules(quantity, t_n, t_d, head, tail, rules, text)
-        else:
-            q_n, q_d = quantity.as_integer_ratio()
-            cents = half_up(q_n * t_n * 100, q_d * t_d)
-            description = head + format(quantity.normalize(), "f") + tail
-        labour += cents
-        labour_lines.append(StatementLine.in_cents(
-            labour_cite.rule, labour_cite.article, description, to_brl(cents)))
+    # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up (C7, C8).
+    labour_lines, tonnes, labour = _labour(work, in_force, version, text)
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
@@ -497,11 +484,50 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
     billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
-    administration = _NO_DISPUTE
+    members, flags, extra_shares, administration = _apart_and_flagged(
+        work, version, members, extras, work_extra, composition, text)
+    shares_total = to_brl(shares_cents - extra_shares)
+    summary = GangSummary(  # positional, in field order (the hot path)
+        work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
+        tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
+        labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
+        administration)
+    return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+
+def _labour(work: GangWork, in_force: list, version: RulebookVersion, text: dict) -> tuple[list, Decimal, int]:
+    """E1: the labour lines of ``work``'s tally (``in_force``: the ``_Prices.tariff`` entry of each
+    row), the tonnes as weighed (the 30 t of E3/C2, C7) and the labour amount in centavos (the sum
+    of the lines, each rounded half up; C7 and C8 by ``labour_by_rules``)."""
+    labour_lines = []
+    tonnes = ZERO
+    labour = 0
+    cite = version.labour
+    for row, (unit, t_n, t_d, head, tail, rules) in zip(work.tally, in_force):
+        quantity = row.quantity
+        if unit == "t":
+            tonnes += quantity  # C7: the 30 t test of E3/C2 uses the weighed tonnage
+        if rules is not None:
+            cents, description = labour_by_rules(quantity, t_n, t_d, head, tail, rules, text)
+        else:
+            q_n, q_d = quantity.as_integer_ratio()
+            cents = half_up(q_n * t_n * 100, q_d * t_d)
+            description = head + format(quantity.normalize(), "f") + tail
+        labour += cents
+        labour_lines.append(StatementLine.in_cents(cite.rule, cite.article, description, to_brl(cents)))
+    return labour_lines, tonnes, labour
+
+
+def _apart_and_flagged(work: GangWork, version: RulebookVersion, members: tuple, extras: list,
+                       work_extra: Decimal, composition: Composition | None, text: dict
+                       ) -> tuple[tuple[MemberStatement, ...], tuple[str, ...], int, Decimal]:
+    """The statements after C9 and E9/C9, and what the summary takes from them: the extras' share
+    lines and pay apart (``extras_apart``), the EXTENSION_OVER_CAP flags on the members' statements
+    (``extension_over_cap``); returns (members, the gang's flags with GANG_COMPOSITION first, the
+    extras' shares in centavos, the administration's cost in BRL)."""
+    extra_shares, administration = 0, _NO_DISPUTE
     if extras:  # C9: their pay apart, the port administration's cost
         members, extra_shares, administration = extras_apart(members, extras, version.extra_members, text)
-        shares_cents -= extra_shares
-    shares_total = to_brl(shares_cents)
     flags = () if composition is None else _composition_flags(work, composition)
     if version.working_day is not None:  # E9 / C9: flagged on the gang and the member's statement
         over_cap = extension_over_cap(work, version, work_extra)
@@ -509,12 +535,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             members = tuple(msgspec.structs.replace(st, flags=st.flags + (over_cap[st.registration],))
                             if st.registration in over_cap else st for st in members)
             flags += tuple(over_cap.values())
-    summary = GangSummary(  # positional, in field order (the hot path)
-        work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
-        tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
-        labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
-        administration)
-    return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+    return members, flags, extra_shares, administration
 
 
 def tariff_rules(tariff: Tariff, version: RulebookVersion) -> tuple | None:
