@@ -144,3 +144,22 @@ def test_the_extension_over_cap_flag_is_stored_with_the_import(tmp_path, capsys)
     finally:
         engine.dispose()
     assert [tuple(n) for n in notes] == [("EXTENSION_OVER_CAP", CAP_G1)]
+
+
+def test_r8_hours_count_the_travel_and_an_e8_stoppage_as_work_time(tmp_path, capsys):
+    # RULES.md E9: an E8 stoppage counts as work time for R8 too (E7 already: travel). E1 300 min +
+    # 40 min travel + 30 min no equipment = 370 min = 6.17 h (today: 340 min = 5.67 h).
+    import json
+
+    from app.cli import main
+    from central.ledger.migrate import upgrade
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    argv = write(tmp_path, gang="gang_id,registration,role,minutes_worked\nT1,E1,stevedore,300\n", tally=TALLY,
+                 interruptions="gang_id,kind,minutes\nT1,anchorage_travel,40\nT1,no_equipment,30\n")
+    assert main(["production", "import", *argv, "--db", url]) == 0
+    capsys.readouterr()
+    assert main(["rotation", "hours", "--db", url, "--month", "2026-03"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stevedores"] == [{"registration": "E1", "gangs": 1, "hours": "6.17"}]
