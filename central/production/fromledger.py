@@ -17,12 +17,12 @@ from zoneinfo import ZoneInfo
 import msgspec
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from central.ledger.shifts import Shift, reconstruct
+from central.ledger.shifts import Flag, Shift, ShiftFlag, reconstruct
 from central.ledger.store import load_events
-from central.production.gate import StoredGang, from_gate, stored_conflicts
+from central.production.gate import StoredGang, from_gate, gangway_against_gangs, stored_conflicts
 from central.production.model import GangResult, GangWork
 from central.production.schema import production_gangs, production_members
 from portgate.errors import StoreError
@@ -58,20 +58,27 @@ def stored_gangs_near(engine: Engine, works: Sequence[GangWork]) -> list[StoredG
     if not works:
         return []
     days = [w.date for w in works]
-    g, m = production_gangs, production_members
     wanted = {mb.registration for w in works for mb in w.members if mb.boarded}
     try:
         with engine.connect() as conn:
-            if not sa_inspect(conn).has_table("production_gangs"):
-                return []
-            rows = conn.execute(
-                select(g.c.id, g.c.gang_id, g.c.work_date, g.c.ship, g.c.period, m.c.registration)
-                .join(m, m.c.gang_row == g.c.id)
-                .where(g.c.work_date >= min(days) - dt.timedelta(days=1),
-                       g.c.work_date <= max(days) + dt.timedelta(days=1), m.c.boarded == "yes")).all()
+            return stored_gangs(conn, min(days) - dt.timedelta(days=1), max(days) + dt.timedelta(days=1),
+                                wanted)
     except SQLAlchemyError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StoreError(f"reading the ledger's production gangs failed: {first}") from exc
+
+
+def stored_gangs(conn: Connection, first: dt.date, last: dt.date, wanted: set[str]) -> list[StoredGang]:
+    """The gangs in the ledger of work dates [first, last] with those of ``wanted`` registrations
+    who boarded them (gangs with none are left out); none without production tables. Raises
+    ``SQLAlchemyError``: the caller words it."""
+    if not wanted or not sa_inspect(conn).has_table("production_gangs"):
+        return []
+    g, m = production_gangs, production_members
+    rows = conn.execute(
+        select(g.c.id, g.c.gang_id, g.c.work_date, g.c.ship, g.c.period, m.c.registration)
+        .join(m, m.c.gang_row == g.c.id)
+        .where(g.c.work_date >= first, g.c.work_date <= last, m.c.boarded == "yes")).all()
     heads: dict[int, tuple] = {}
     regs: dict[int, set[str]] = {}
     for row_id, gang_id, day, ship, period, reg in rows:
@@ -110,3 +117,21 @@ def noted(result: GangResult, notes: tuple[str, ...]) -> GangResult:
         return result
     summary = msgspec.structs.replace(result.summary, flags=result.summary.flags + notes)
     return msgspec.structs.replace(result, summary=summary)
+
+
+def shifts_against_gangs(conn: Connection, found: list[Shift], zone: ZoneInfo) -> list[Shift]:
+    """R10 for the watchmen's pay run: ``found`` (the ledger's stored shifts) with DOUBLE_ASSIGNMENT
+    (a hold flag) added to each gangway shift whose worker boarded a gang already imported on
+    another ship in an overlapping period (``gangway_against_gangs``). Raises ``SQLAlchemyError``
+    (the caller words it), ``BadInput`` for a stored period that cannot be read."""
+    if not found:
+        return found
+    days = [s.work_date for s in found]
+    gangs = stored_gangs(conn, min(days) - dt.timedelta(days=1), max(days) + dt.timedelta(days=1),
+                         {s.registration for s in found})
+    conflicts = gangway_against_gangs(found, gangs, zone) if gangs else {}
+    if not conflicts:
+        return found
+    return [dataclasses.replace(s, flags=s.flags + tuple(Flag(ShiftFlag.DOUBLE_ASSIGNMENT.value, d)
+                                                         for d in conflicts[s.shift_id]))
+            if s.shift_id in conflicts else s for s in found]

@@ -182,6 +182,33 @@ def stored_conflicts(works: Sequence[GangWork], stored: Iterable[StoredGang],
     return {gid: tuple(dict.fromkeys(n)) for gid, n in notes.items()}, list(dict.fromkeys(on_stored))
 
 
+def gangway_against_gangs(shifts: Iterable[Shift], stored: Iterable[StoredGang],
+                          zone: ZoneInfo) -> dict[str, tuple[str, ...]]:
+    """R10 (83.611 art. 22; Lei 9.719 art. 7), the gangway side: for each gangway shift whose
+    registration boarded a gang already in the ledger on another ship whose period overlaps the
+    shift (admit, or the period's start, to the exit, or the period's end; half-open), the details
+    of its DOUBLE_ASSIGNMENT flag by shift id (the gang side is noted by ``from_gate``). Raises
+    ``BadInput`` for a stored period that cannot be read."""
+    by_reg: dict[str, list[StoredGang]] = defaultdict(list)
+    for g in stored:
+        for reg in g.registrations:
+            by_reg[reg].append(g)
+    out: dict[str, list[str]] = defaultdict(list)
+    if not by_reg:
+        return {}
+    for s in shifts:
+        for g in by_reg.get(s.registration, ()):
+            if g.ship == s.ship:
+                continue
+            lo = s.admit_at or s.period_start
+            hi = s.exit_at if s.closed_by == "exit" and s.exit_at else s.period_end
+            g_lo, g_hi = period_bounds(g.date, g.period, zone)
+            if lo < g_hi and g_lo < max(lo, hi):
+                out[s.shift_id].append(f"also in gang {g.gang_id} on ship {g.ship} "
+                                       f"({g.date.isoformat()} {g.period}, R10)")
+    return {sid: tuple(dict.fromkeys(d)) for sid, d in out.items()}
+
+
 def _bounds(work: GangWork, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
     try:
         return period_bounds(work.date, work.period, zone)

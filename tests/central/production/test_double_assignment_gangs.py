@@ -104,3 +104,47 @@ def test_a_bus_report_is_checked_against_the_gangs_in_the_ledger(tmp_path, ledge
         engine.dispose()
     assert result.summary.flags == (NOTE_G2.replace(")", ", in the ledger)"),)
     assert [tuple(r) for r in stored] == [("G2", NOTE_G2.replace(")", ", in the ledger)")), ("G1", NOTE_G1)]
+
+
+def test_a_watchmans_gangway_shift_overlapping_an_imported_gang_is_held_and_the_gang_noted(tmp_path, ledger, capsys):
+    """E004 keeps the gangway of ship 9300002 as vigia 07-13 (admit 06:55, exit 13:05) and is in gang
+    G1 on ship 9123456 07-13 the same day: both sides are flagged. The gang at its import names the
+    gangway shift; the watchmen's pay run (``portgate pay --db``) holds the shift DOUBLE_ASSIGNMENT
+    (a hold flag: not paid until reviewed) naming the gang. Another watchman's shift, not in a gang,
+    is paid as before (P1 180.00)."""
+    from zoneinfo import ZoneInfo
+
+    from central.ledger.store import insert_events
+    from tests.central.production.conftest import ROOT
+    from testkit.shift_events import ShiftEvents, dispatch
+
+    z = ZoneInfo("America/Sao_Paulo")
+    g = ShiftEvents("g-9300002")
+    d_e004 = dispatch(dt.date(2026, 3, 10), "07-13", "9300002", berth="berthed", function="vigia")
+    d_w100 = dispatch(dt.date(2026, 3, 10), "07-13", "9300002", berth="berthed", function="vigia", post="popa")
+    at = lambda h, m: dt.datetime(2026, 3, 10, h, m, tzinfo=z).astimezone(dt.UTC)  # noqa: E731
+    engine = make_engine(ledger)
+    with engine.begin() as conn:
+        insert_events(conn, [g.admit("E004", at(6, 55), d_e004), g.admit("W100", at(6, 56), d_w100),
+                             g.exit("E004", at(13, 5), d_e004), g.exit("W100", at(13, 6), d_w100)],
+                      dt.datetime(2026, 3, 11, tzinfo=dt.UTC))
+    engine.dispose()
+    assert main(["production", "import", *_files(tmp_path, G1), "--db", ledger]) == 0
+    capsys.readouterr()
+    engine = make_engine(ledger)
+    try:
+        with engine.connect() as conn:
+            notes = [n for (n,) in conn.execute(select(production_inputs.c.note)
+                                                .where(production_inputs.c.kind == "flag"))]
+    finally:
+        engine.dispose()
+    assert any(n.startswith("DOUBLE_ASSIGNMENT: E004 also aboard ship 9300002") for n in notes)
+    code = main(["pay", "--db", ledger, "--from", "2026-03-10", "--to", "2026-03-10",
+                 "--port-config", str(ROOT / "config" / "port.example.toml")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    rows = [__import__("json").loads(x) for x in out.out.splitlines()]
+    held = [r for r in rows if r["registration"] == "E004"]
+    assert [r["rule"] for r in held] == ["HELD"]
+    assert held[0]["flags"] == ["DOUBLE_ASSIGNMENT: also in gang G1 on ship 9123456 (2026-03-10 07-13, R10)"]
+    assert {r["rule"]: r["amount"] for r in rows if r["registration"] == "W100"}["P1"] == "180.00"
