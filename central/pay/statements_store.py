@@ -30,6 +30,7 @@ from central.pay.payments import lost_payments, record_payment
 from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
+from central.production.fromledger import shifts_against_gangs
 from portgate.errors import BadInput, StoreError
 from portgate.records import period_bounds
 from portgate.gctune import paused as gc_paused
@@ -130,6 +131,7 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
         try:
             with engine.connect() as conn:
                 found = read_shifts(conn, date_from, date_to)
+                found = shifts_against_gangs(conn, found, calendar.zone)  # R10: held if also in a gang
                 lost = lost_payments(conn, date_from, date_to) if store else {}
         except SQLAlchemyError as exc:
             raise StoreError(f"reading shifts failed: {exc}") from exc

@@ -24,7 +24,8 @@ import click
 from central.cli_args import db_url_arg
 from central.production import csvio, render
 from central.production.engine import monthly_top_up, pay_gangs
-from central.production.fromledger import gate_applied, noted
+from central.production.fromledger import ledger_checks, noted
+from central.production.gate import from_gate
 from central.production.rulebook import find_rulebook
 from portgate.errors import BadInput
 from portgate.timeutil import zone
@@ -74,18 +75,21 @@ def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interrupt
         errors.append(str(exc))
     if errors:
         raise BadInput("\n".join(errors))
-    notes: dict[str, tuple[str, ...]] = {}
+    on_stored: list[tuple[int, str]] = []
     if ledger_url:
         from central.db import make_engine  # lazy: CLI start-up
 
         db_url_arg(ledger_url, must_exist=True, name="--ledger")
         engine = make_engine(ledger_url)
         try:
-            works, notes = gate_applied(engine, works, tz)
+            checks = ledger_checks(engine, works, tz)
         finally:
             engine.dispose()
+        works, notes, on_stored = checks.works, checks.notes, checks.on_stored
+    else:
+        works, notes = from_gate(works, [], tz)  # R10 within the files: no gate shifts
     results = pay_gangs(works, book, tariffs, lang=lang, composition=composition)
-    return works, [noted(r, notes.get(r.summary.gang_id, ())) for r in results]
+    return works, [noted(r, notes.get(r.summary.gang_id, ())) for r in results], on_stored
 
 
 
@@ -101,7 +105,7 @@ def production() -> None:
 @click.option("--format", "fmt", type=FORMATS, default="json", show_default=True)
 def pay_cmd(fmt: str, **kwargs) -> None:
     """Print per-member statement lines, the gang summary and the shipowner's billing lines."""
-    _works, results = _compute(**kwargs)
+    _works, results, _on_stored = _compute(**kwargs)
     text = (render.to_json(results) if fmt == "json"
             else render.to_csv(results, lang=kwargs["lang"], tz=zone(kwargs["tz"], key="--tz")))
     click.echo(text, nl=fmt == "json")
@@ -117,12 +121,12 @@ def import_cmd(db: str, **kwargs) -> None:
 
     db_url_arg(db, must_exist=True)  # a wrong --db must not start a stray ledger
     kwargs["ledger_url"] = kwargs.get("ledger_url") or db
-    works, results = _compute(**kwargs)
+    works, results, on_stored = _compute(**kwargs)
     engine = make_engine(db)
     try:
         ensure_tables(engine)
         ids = import_results(engine, list(zip(works, results, strict=True)),
-                             imported_at=dt.datetime.now(dt.UTC), source="csv")
+                             imported_at=dt.datetime.now(dt.UTC), source="csv", on_stored=on_stored)
     finally:
         engine.dispose()
     click.echo(f"imported {len(ids)} gang(s): {', '.join(w.gang_id for w in works)}")

@@ -1,7 +1,9 @@
 """The office's CSV files for production pay, read into ``GangWork`` values (docs/production.md).
 
-- ``tariffs.csv``: cargo_class, unit (t|unit), labour_tariff (BRL), effective_from (YYYY-MM-DD)
-- ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked
+- ``tariffs.csv``: cargo_class, unit (t|unit), labour_tariff (BRL), effective_from (YYYY-MM-DD),
+  optional per_fraction (yes|no, C7) and surcharge (a note of the rulebook's table, C8)
+- ``gang.csv``: gang_id, registration, role, holds_worked, boarded (yes|no), minutes_worked,
+  optional extra (yes|no: a member added for special conditions, C9)
 - ``tally.csv``: gang_id, ship, date, period, cargo_class, quantity, optional unit (hold, deck,
   auxiliary, crane, door: a key of the composition table) and units (how many, default 1)
 - ``interruptions.csv``: gang_id, kind, minutes | start,end (ISO 8601 with offset), optional
@@ -45,6 +47,8 @@ SIXTY = Decimal(60)
 #: the ledger's cents (``BigInteger``) and the money arithmetic (28 significant digits).
 MAX_TARIFF = Decimal(1_000_000)
 MAX_QUANTITY = Decimal(1_000_000)
+#: a tariff's ``surcharge``: the key of a note in the rulebook's surcharge table (C8: ``d``, ``e``, ``f``)
+SURCHARGE_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,15}")
 
 COLUMNS = {
     "tariffs": ("cargo_class", "unit", "labour_tariff", "effective_from"),
@@ -56,7 +60,8 @@ COLUMNS = {
 }
 # the optional columns of each kind: a header column in neither tuple is refused (``file.csv:1``)
 OPTIONAL = {
-    "gang": ("holds_worked", "boarded", "minutes_worked"),
+    "gang": ("holds_worked", "boarded", "minutes_worked", "extra"),
+    "tariffs": ("per_fraction", "surcharge"),
     "tally": ("unit", "units"),
     "interruptions": ("minutes", "start", "end", "transport"),
     "disputes": ("amount", "reason"),
@@ -75,9 +80,19 @@ def tariff_from_row(row: Mapping[str, str], source: str) -> Tariff:
     if unit not in ("t", "unit"):
         raise BadInput(f"unit {unit!r} is not t|unit")
     tariff = _at_most(cells.decimal(row.get("labour_tariff"), "labour_tariff"), MAX_TARIFF, "labour_tariff")
+    per_fraction = None
+    if (row.get("per_fraction") or "").strip():
+        per_fraction = cells.yes_no(row.get("per_fraction"), "per_fraction", default=False)
+        if per_fraction and unit != "t":
+            raise BadInput("per_fraction yes is for a tariff per tonne (unit t): C7, per tonne or fraction")
+    surcharge = (row.get("surcharge") or "").strip() or None
+    if surcharge is not None and not SURCHARGE_KEY.fullmatch(surcharge):
+        raise BadInput(f"surcharge {surcharge!r} is not a note of the rulebook's surcharge table "
+                       f"(a letter or word: d, e, f; C8)")
     return Tariff(cargo_class=cells.required(row.get("cargo_class"), "cargo_class"), unit=unit,  # type: ignore[arg-type]
                   labour_tariff=tariff,
-                  effective_from=cells.date(row.get("effective_from"), "effective_from"), source=source)
+                  effective_from=cells.date(row.get("effective_from"), "effective_from"), source=source,
+                  per_fraction=per_fraction, surcharge=surcharge)
 
 
 def member_from_row(row: Mapping[str, str], source: str) -> tuple[str, Member]:
@@ -88,9 +103,10 @@ def member_from_row(row: Mapping[str, str], source: str) -> tuple[str, Member]:
     minutes = cells.decimal(row.get("minutes_worked"), "minutes_worked", optional=True)
     if boarded and minutes is None:
         raise BadInput("minutes_worked is required for a member who boarded")
+    extra = cells.yes_no(row.get("extra"), "extra", default=False)
     return cells.required(row.get("gang_id"), "gang_id"), Member(
         registration=cells.required(row.get("registration"), "registration"), role=cells.required(row.get("role"), "role"), holds_worked=holds,
-        boarded=boarded, minutes_worked=minutes or Decimal(0), source=source)
+        boarded=boarded, minutes_worked=minutes or Decimal(0), source=source, extra=extra)
 
 
 def tally_from_row(row: Mapping[str, str], source: str) -> tuple[tuple[str, str, dt.date, str], TallyRow]:
@@ -265,7 +281,8 @@ def assemble(members: Iterable[tuple[str, Member]],
                               service_end=period_end(day, period, zone), members=tuple(crew[gang]),
                               tally=tuple(rows[gang]), interruptions=tuple(stops[gang]),
                               disputes=tuple(doubts[gang]),
-                              unit=named[0].unit if named else None, units=named[0].units if named else 1))
+                              unit=named[0].unit if named else None, units=named[0].units if named else 1,
+                              ordinary_minutes=period_minutes(day, period, zone)))
     return works
 
 

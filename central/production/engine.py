@@ -1,4 +1,4 @@
-"""The production-pay engine (RULES.md E1-E8, C1-C6). Pure: no I/O, no clock, no environment.
+"""The production-pay engine (RULES.md E1-E9, C1-C9). Pure: no I/O, no clock, no environment.
 
 ``pay_gang(work, rulebook, tariffs)`` turns what one gang did (members who boarded, cargo tallied,
 waits and stoppages) into per-member statement lines, a gang summary and the shipowner's billing
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Context, Decimal, localcontext
+
+import msgspec
 
 from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import CENT, StatementLine, money_sum, to_money
@@ -32,11 +34,13 @@ from central.production.model import (
     GangWork,
     Member,
     MemberStatement,
+    Tariff,
     TariffTable,
 )
 from central.production.rulebook import Rulebook, RulebookVersion
 from portgate.errors import BadInput
 from portgate.gctune import paused as gc_paused
+from portgate.records import parse_period
 
 ZERO = Decimal(0)
 ONE = Decimal(1)
@@ -63,6 +67,10 @@ TEXT = {
         "billing": "Reembolso ao concessionário — {what} ({source}), {n} trabalhador(es)",
         "surcharge": "Acréscimo de {pct}% sobre R$ {base}",
         "top_up": "Complemento do mínimo mensal {month}: R$ {minimum} − R$ {earned}",
+        "per_fraction": " (pesado {qty} t: tonelada ou fração, {rule})",
+        "extra_share": "{share} — membro extra (condições especiais): cota calculada sem os extras, "
+                       "custo da administração do porto",
+        "class_surcharge": " + {pct}% ({rule}, obs. {note})",
     },
     "en": {
         "labour": "{cls}: {qty} {unit} × R$ {tariff}",
@@ -84,6 +92,10 @@ TEXT = {
         "billing": "Reimbursement — {what} ({source}), {n} worker(s)",
         "surcharge": "Surcharge {pct}% on R$ {base}",
         "top_up": "Monthly minimum top-up {month}: R$ {minimum} − R$ {earned}",
+        "per_fraction": " (weighed {qty} t: per tonne or fraction, {rule})",
+        "extra_share": "{share} — extra member (special conditions): share computed without the "
+                       "extras, the port administration's cost",
+        "class_surcharge": " + {pct}% surcharge ({rule}, note {note})",
     },
 }
 
@@ -142,13 +154,23 @@ def _check(work: GangWork, version: RulebookVersion, tariffs: TariffTable) -> li
             errors.append(f"{m.source}: role {m.role} is paid per hold; holds_worked must be ≥ 1")
         if m.minutes_worked < 0:
             errors.append(f"{m.source}: minutes_worked must not be negative")
+        if m.extra and version.extra_members is None:
+            errors.append(f"{m.source}: extra yes: members added for special conditions (C9, DL 3.844 "
+                          f"art. 3 sole paragraph) are not in this rulebook; list him as a member")
+    if boarded and all(m.extra for m in boarded) and version.extra_members is not None:
+        errors.append(f"{boarded[0].source}: every member of gang {work.gang_id} who boarded is marked "
+                      f"extra (C9); the extras are added to a gang of normal members")
     for row in work.tally:
         if not row.quantity.is_finite() or row.quantity < 0:
             errors.append(f"{row.source}: quantity {row.quantity} must be a number ≥ 0")
-        elif tariffs.lookup(row.cargo_class, work.date) is None:
+        elif (found := tariffs.lookup(row.cargo_class, work.date)) is None:
             known = "|".join(sorted(tariffs.classes())) or "none"
             errors.append(f"{row.source}: cargo class {row.cargo_class!r} has no tariff in force on "
                           f"{work.date} (known: {known})")
+        elif found.surcharge is not None and found.surcharge not in version.surcharges:
+            errors.append(f"{row.source}: cargo class {row.cargo_class!r} ({found.source or 'tariffs'}): "
+                          f"surcharge {found.surcharge!r} is not in this rulebook's surcharge table "
+                          f"({'|'.join(version.surcharges) or 'none'}; C8, DL 3.844 model table)")
     for stop in work.interruptions:
         if stop.kind not in version.interruptions:
             why = KIND_RULES.get(stop.kind)
@@ -236,9 +258,10 @@ class _Prices:
         return found
 
     def tariff(self, tariffs: TariffTable, cargo_class: str, day: dt.date, lang: str) -> tuple | None:
-        """``(unit, n, d, head, tail)`` of the tariff of ``cargo_class`` in force on ``day``
-        (labour tariff = n / d; a labour line's text is ``head + quantity + tail``), or None when
-        there is none."""
+        """``(unit, n, d, head, tail, rules)`` of the tariff of ``cargo_class`` in force on ``day``
+        (labour tariff = n / d; a labour line's text is ``head + quantity + tail``; ``rules`` the
+        C7/C8 rules of ``tariff_rules``, None for a plain tariff), or None when there is none or
+        its surcharge is not in the rulebook."""
         if tariffs is not self.tariffs:
             self.tariffs, self.in_force = tariffs, {}
         key = (cargo_class, day, lang)
@@ -247,9 +270,13 @@ class _Prices:
         except KeyError:
             pass
         found = tariffs.lookup(cargo_class, day)
-        entry = self.in_force[key] = None if found is None else (
-            found.unit, *ratio(found.labour_tariff),
-            *self.labour_text(lang, cargo_class, found.unit, _brl(found.labour_tariff)))
+        if found is None or (found.surcharge is not None and found.surcharge not in self.version.surcharges):
+            entry = None  # ``_check`` names the row
+        else:
+            entry = (found.unit, *ratio(found.labour_tariff),
+                     *self.labour_text(lang, cargo_class, found.unit, _brl(found.labour_tariff)),
+                     tariff_rules(found, self.version))
+        self.in_force[key] = entry
         return entry
 
     def by_time(self, fraction: Decimal, minutes: Decimal) -> int:
@@ -301,7 +328,10 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     With a ``composition`` table and a gang that names its ``unit``, a gang whose boarded members
     depart from the table is flagged GANG_COMPOSITION on its summary (DL 2.032 art. 13; DL 3.844
-    art. 3); pay is unchanged.
+    art. 3); pay is unchanged. Issue 31: C7 per tonne or fraction and C8 class surcharges on the
+    labour lines (``labour_by_rules``); the E7 travel and E8 stoppage as work time in the E3/C2
+    duration test (``work_time_extra``); EXTENSION_OVER_CAP (E9/C9, ``extension_over_cap``); C9
+    extra members apart (``extras_apart``).
 
     Money is integer centavos inside (``central.pay.cents``): each printed line is one rounding half
     up of an exact integer fraction; amounts are ``Decimal`` BRL on the way out. Members with the
@@ -348,30 +378,21 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             boarded_quotas.append(q)
         else:
             absent.append(m.registration)
+    extras = [m for m in boarded if m.extra]  # C9
+    if extras and (version.extra_members is None or len(extras) == len(boarded)):
+        ok = False
     if not ok or not boarded:
         errors = _check(work, version, tariffs)
         assert errors, "the one-pass checks and _check disagree"
         raise BadInput("\n".join(errors))
 
-    # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up.
-    labour_lines = []
-    tonnes = ZERO
-    labour = 0
-    labour_cite = version.labour
-    for row, (unit, t_n, t_d, head, tail) in zip(work.tally, in_force):
-        quantity = row.quantity
-        if unit == "t":
-            tonnes += quantity
-        q_n, q_d = quantity.as_integer_ratio()
-        cents = half_up(q_n * t_n * 100, q_d * t_d)
-        labour += cents
-        labour_lines.append(StatementLine.in_cents(
-            labour_cite.rule, labour_cite.article, head + format(quantity.normalize(), "f") + tail,
-            to_brl(cents)))
+    # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up (C7, C8).
+    labour_lines, tonnes, labour = _labour(work, in_force, version, text)
     labour_amount = to_brl(labour)
 
     # E2 / C1: quotas and the exact quota value.
-    total_quotas = sum(quotas.values(), ZERO)
+    total_quotas = sum(quotas.values(), ZERO) if not extras else sum(
+        (quotas[m.registration] for m in boarded if not m.extra), ZERO)  # C9: without the extras
     quota_value = prices.context.divide(labour_amount, total_quotas)
     value_text = _num(quota_value.quantize(CENT, rounding=ROUND_HALF_UP))
     tq_n, tq_d = ratio(total_quotas)
@@ -392,7 +413,9 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         stop_cents = sum(c for _i, _b, c, _line in paid_stops)
 
     g = version.guarantee
-    over_tonnes, over_minutes, full_day = tonnes > g.over_tonnes, g.over_minutes, g.above == "day"
+    over_tonnes, full_day = tonnes > g.over_tonnes, g.above == "day"
+    work_extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
+    over_minutes = g.over_minutes - work_extra
     due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
@@ -461,21 +484,184 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
 
     members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
     billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
-    shares_total = to_brl(shares_cents)
+    members, flags, extra_shares, administration = _apart_and_flagged(
+        work, version, members, extras, work_extra, composition, text)
+    shares_total = to_brl(shares_cents - extra_shares)
     summary = GangSummary(  # positional, in field order (the hot path)
         work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
         tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
-        labour_amount - shares_total, tuple(absent),
-        () if composition is None else _composition_flags(work, composition))
+        labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
+        administration)
     return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+
+def _labour(work: GangWork, in_force: list, version: RulebookVersion, text: dict) -> tuple[list, Decimal, int]:
+    """E1: the labour lines of ``work``'s tally (``in_force``: the ``_Prices.tariff`` entry of each
+    row), the tonnes as weighed (the 30 t of E3/C2, C7) and the labour amount in centavos (the sum
+    of the lines, each rounded half up; C7 and C8 by ``labour_by_rules``)."""
+    labour_lines = []
+    tonnes = ZERO
+    labour = 0
+    cite = version.labour
+    for row, (unit, t_n, t_d, head, tail, rules) in zip(work.tally, in_force):
+        quantity = row.quantity
+        if unit == "t":
+            tonnes += quantity  # C7: the 30 t test of E3/C2 uses the weighed tonnage
+        if rules is not None:
+            cents, description = labour_by_rules(quantity, t_n, t_d, head, tail, rules, text)
+        else:
+            q_n, q_d = quantity.as_integer_ratio()
+            cents = half_up(q_n * t_n * 100, q_d * t_d)
+            description = head + format(quantity.normalize(), "f") + tail
+        labour += cents
+        labour_lines.append(StatementLine.in_cents(cite.rule, cite.article, description, to_brl(cents)))
+    return labour_lines, tonnes, labour
+
+
+def _apart_and_flagged(work: GangWork, version: RulebookVersion, members: tuple, extras: list,
+                       work_extra: Decimal, composition: Composition | None, text: dict
+                       ) -> tuple[tuple[MemberStatement, ...], tuple[str, ...], int, Decimal]:
+    """The statements after C9 and E9/C9, and what the summary takes from them: the extras' share
+    lines and pay apart (``extras_apart``), the EXTENSION_OVER_CAP flags on the members' statements
+    (``extension_over_cap``); returns (members, the gang's flags with GANG_COMPOSITION first, the
+    extras' shares in centavos, the administration's cost in BRL)."""
+    extra_shares, administration = 0, _NO_DISPUTE
+    if extras:  # C9: their pay apart, the port administration's cost
+        members, extra_shares, administration = extras_apart(members, extras, version.extra_members, text)
+    flags = () if composition is None else _composition_flags(work, composition)
+    if version.working_day is not None:  # E9 / C9: flagged on the gang and the member's statement
+        over_cap = extension_over_cap(work, version, work_extra)
+        if over_cap:
+            members = tuple(msgspec.structs.replace(st, flags=st.flags + (over_cap[st.registration],))
+                            if st.registration in over_cap else st for st in members)
+            flags += tuple(over_cap.values())
+    return members, flags, extra_shares, administration
+
+
+def tariff_rules(tariff: Tariff, version: RulebookVersion) -> tuple | None:
+    """What C7 and C8 change in a tariff's labour lines under ``version``, or None for neither:
+    ``(per_fraction_rule, surcharge)`` where ``per_fraction_rule`` is the C7 rule id when a tariff
+    per tonne applies per tonne or fraction (the tariff row's ``per_fraction``, else the rulebook's
+    ``per_tonne_or_fraction``; model table note a) and ``surcharge`` is ``(percent, rule, note)``
+    of the class's C8 surcharge (notes d-f). The caller has checked the surcharge exists."""
+    cite = version.per_tonne_or_fraction
+    fraction = None
+    if tariff.unit == "t":
+        if tariff.per_fraction is None:
+            fraction = None if cite is None else cite.rule
+        elif tariff.per_fraction:
+            fraction = cite.rule if cite is not None else "C7"
+    surcharge = None
+    if tariff.surcharge is not None:
+        spec = version.surcharges[tariff.surcharge]
+        surcharge = (spec.percent, spec.rule, tariff.surcharge)
+    return None if fraction is None and surcharge is None else (fraction, surcharge)
+
+
+def labour_by_rules(quantity: Decimal, t_n: int, t_d: int, head: str, tail: str, rules: tuple,
+                    text: dict) -> tuple[int, str]:
+    """(centavos, description) of one E1 labour line under C7 and C8 (``tariff_rules``): the
+    quantity in tonnes rounded up to the whole tonne when the tariff applies per tonne or fraction
+    (10.2 t → 11 t; the line says the weighed figure), times the tariff (``t_n / t_d`` BRL), times
+    1 + the class's surcharge percent ÷ 100; one rounding half up, as every labour line."""
+    fraction, surcharge = rules
+    billed = quantity
+    note = ""
+    if fraction is not None:
+        billed = quantity.to_integral_value(rounding=ROUND_CEILING)
+        if billed != quantity:
+            note = text["per_fraction"].format(qty=_num(quantity), rule=fraction)
+    b_n, b_d = billed.as_integer_ratio()
+    s_n = s_d = 1
+    extra = ""
+    if surcharge is not None:
+        percent, rule, key = surcharge
+        p_n, p_d = ratio(percent)
+        s_n, s_d = p_d * 100 + p_n, p_d * 100  # 1 + percent / 100
+        extra = text["class_surcharge"].format(pct=_num(percent), rule=rule, note=key)
+    cents = half_up(b_n * t_n * s_n * 100, b_d * t_d * s_d)
+    return cents, head + _num(billed) + tail + note + extra
+
+
+EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"
+
+
+def ordinary_minutes(work: GangWork) -> Decimal:
+    """The ordinary duration of the gang's period in minutes: ``work.ordinary_minutes`` (its hours
+    on its date in the port's time zone, set by ``csvio.assemble``), else from the period's hours
+    (``07-13``: 360, ``19-01``: 360, ``07-15``: 480). Raises ``BadInput`` for a malformed period."""
+    if work.ordinary_minutes is not None:
+        return work.ordinary_minutes
+    start, end = parse_period(work.period)
+    return Decimal((end - start) % 24 * 60)
+
+
+def extension_over_cap(work: GangWork, version: RulebookVersion, extra: Decimal) -> dict[str, str]:
+    """E9 (DL 2.032 art. 27, §1) / C9 (DL 3.844 art. 7 §1): the EXTENSION_OVER_CAP flag of each
+    member who boarded and whose work time (``minutes_worked`` + ``extra``, the gang's minutes that
+    are work time, ``work_time_extra``) goes more than ``working_day.extension_cap_minutes`` beyond
+    the ordinary duration of the gang's period, by registration; {} when none does. Pay is not
+    changed: the extension is paid by the same tables."""
+    spec = version.working_day
+    if spec is None:
+        return {}
+    ordinary = ordinary_minutes(work)
+    limit = ordinary + spec.extension_cap_minutes
+    out = {}
+    for m in work.members:
+        worked = m.minutes_worked + extra
+        if m.boarded and worked > limit:
+            out[m.registration] = (
+                f"{EXTENSION_OVER_CAP}: {m.registration} worked {_num(worked)} min, {_num(worked - ordinary)} "
+                f"min beyond the ordinary {_num(ordinary)} min of period {work.period} (cap "
+                f"{_num(spec.extension_cap_minutes)} min; {spec.rule}, {spec.article})")
+    return out
+
+
+def work_time_extra(work: GangWork, version: RulebookVersion) -> Decimal:
+    """Minutes of the gang's paid interruptions that are work time for the E3/C2 duration test and
+    the E9/C9 working day (``guarantee.counts_as_work``: E7 the travel to an anchored ship and back,
+    DL 2.032 art. 16; E9 an E8 stoppage for want of equipment, art. 27 with arts. 12 §5, §6), the
+    same for every member who boarded; 0 when the rulebook lists none. An interruption not paid
+    (at or under ``paid_when_over_minutes``) adds nothing."""
+    kinds = version.guarantee.counts_as_work
+    if not kinds or not work.interruptions:
+        return ZERO
+    paid = version.interruptions
+    return sum((s.minutes for s in work.interruptions
+                if s.kind in kinds and s.minutes > paid[s.kind].paid_when_over_minutes), ZERO)
 
 
 def _composition_flags(work: GangWork, composition: Composition | None) -> tuple[str, ...]:
     if composition is None or work.unit is None:
         return ()
     problem = composition_problem(composition, work.unit, work.units,
-                                  (m.role for m in work.members if m.boarded))
+                                  (m.role for m in work.members if m.boarded and not m.extra))  # C9
     return () if problem is None else (problem,)
+
+
+def extras_apart(members: tuple[MemberStatement, ...], extras: list[Member], cite, text: dict
+                 ) -> tuple[tuple[MemberStatement, ...], int, Decimal]:
+    """C9 (DL 3.844 art. 3 sole paragraph): the statements with each extra member's share line cited
+    ``cite`` (C9) and saying it is the share a normal member of his role gets computed without the
+    extras, at the port administration's cost; the extras' shares in centavos (to take out of the
+    gang's shares total) and their pay in BRL (the sum of their totals: the administration's cost).
+    The amounts are unchanged: each extra's share was computed on the quotas of the normal members
+    only, as theirs."""
+    regs = {m.registration for m in extras}
+    out = []
+    shares = 0
+    cost = 0
+    for st in members:
+        if st.registration in regs:
+            share = st.lines[0]
+            line = StatementLine(cite.rule, cite.article, text["extra_share"].format(share=share.description),
+                                 share.amount)
+            st = msgspec.structs.replace(st, lines=(line, *st.lines[1:]), extra=True)
+            shares += cents_of(share.amount)
+            cost += cents_of(st.total)
+        out.append(st)
+    return tuple(out), shares, to_brl(cost)
 
 
 _NO_DISPUTE = to_brl(0)

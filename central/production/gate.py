@@ -17,6 +17,10 @@ DOUBLE_ASSIGNMENT: a registration who boarded two gangs on different ships whose
 (both gangs are noted), or whose gangway shift on another ship overlaps the gang's period (a
 watchman shift included), or whose matched shift the ledger already flagged DOUBLE_ASSIGNMENT.
 Pay is computed as usual; the note is on the gang summary (``flags``) for the office's review.
+
+R10: ``stored_conflicts`` compares the gangs with those already imported into the ledger (flag
+both: the earlier gang gets its note stored with the import); ``from_gate(works, [], zone)`` with
+no ledger still compares the gangs of one file.
 """
 
 from __future__ import annotations
@@ -126,6 +130,83 @@ def _gang_conflicts(works: Sequence[GangWork], bounds, notes: dict[str, list[str
                                             f"ship {b.ship} ({b.date.isoformat()} {b.period})")
                     notes[b.gang_id].append(f"{DOUBLE_ASSIGNMENT}: {reg} also in gang {a.gang_id} on "
                                             f"ship {a.ship} ({a.date.isoformat()} {a.period})")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredGang:
+    """A gang already imported into the ledger, as R10 needs it: its row id (``production_gangs.id``),
+    gang id, work date, ship, period and the registrations who boarded it."""
+
+    row: int
+    gang_id: str
+    date: dt.date
+    ship: str
+    period: str
+    registrations: frozenset[str]
+
+
+def stored_conflicts(works: Sequence[GangWork], stored: Iterable[StoredGang],
+                     zone: ZoneInfo) -> tuple[dict[str, tuple[str, ...]], list[tuple[int, str]]]:
+    """R10 (83.611 art. 22; Lei 9.719 art. 7): a member who boarded one of ``works`` and boarded a
+    gang already in the ledger on another ship whose period overlaps (half-open: 07-13 and 13-19
+    do not) is a double assignment, flagged on both. Returns the notes per new gang id and the
+    ``(stored gang row, note)`` pairs to store on the earlier gangs. The same gang id and date as a
+    new gang is not compared (its import is refused as a duplicate). Raises ``BadInput`` for a
+    period that cannot be read."""
+    by_reg: dict[str, list[StoredGang]] = defaultdict(list)
+    for s in stored:
+        for reg in s.registrations:
+            by_reg[reg].append(s)
+    notes: dict[str, list[str]] = defaultdict(list)
+    on_stored: list[tuple[int, str]] = []
+    if not by_reg:
+        return {}, []
+    spans: dict[tuple[dt.date, str], tuple[dt.datetime, dt.datetime]] = {}
+    for w in works:
+        here = _bounds(w, zone)
+        for m in w.members:
+            if not m.boarded:
+                continue
+            for s in by_reg.get(m.registration, ()):
+                if s.ship == w.ship or (s.gang_id == w.gang_id and s.date == w.date):
+                    continue
+                key = (s.date, s.period)
+                if key not in spans:
+                    spans[key] = period_bounds(s.date, s.period, zone)
+                lo, hi = spans[key]
+                if lo < here[1] and here[0] < hi:
+                    notes[w.gang_id].append(f"{DOUBLE_ASSIGNMENT}: {m.registration} also in gang {s.gang_id} "
+                                            f"on ship {s.ship} ({s.date.isoformat()} {s.period}, in the ledger)")
+                    on_stored.append((s.row, f"{DOUBLE_ASSIGNMENT}: {m.registration} also in gang {w.gang_id} "
+                                             f"on ship {w.ship} ({w.date.isoformat()} {w.period})"))
+    return {gid: tuple(dict.fromkeys(n)) for gid, n in notes.items()}, list(dict.fromkeys(on_stored))
+
+
+def gangway_against_gangs(shifts: Iterable[Shift], stored: Iterable[StoredGang],
+                          zone: ZoneInfo) -> dict[str, tuple[str, ...]]:
+    """R10 (83.611 art. 22; Lei 9.719 art. 7), the gangway side: for each gangway shift whose
+    registration boarded a gang already in the ledger on another ship whose period overlaps the
+    shift (admit, or the period's start, to the exit, or the period's end; half-open), the details
+    of its DOUBLE_ASSIGNMENT flag by shift id (the gang side is noted by ``from_gate``). Raises
+    ``BadInput`` for a stored period that cannot be read."""
+    by_reg: dict[str, list[StoredGang]] = defaultdict(list)
+    for g in stored:
+        for reg in g.registrations:
+            by_reg[reg].append(g)
+    out: dict[str, list[str]] = defaultdict(list)
+    if not by_reg:
+        return {}
+    for s in shifts:
+        for g in by_reg.get(s.registration, ()):
+            if g.ship == s.ship:
+                continue
+            lo = s.admit_at or s.period_start
+            hi = s.exit_at if s.closed_by == "exit" and s.exit_at else s.period_end
+            g_lo, g_hi = period_bounds(g.date, g.period, zone)
+            if lo < g_hi and g_lo < max(lo, hi):
+                out[s.shift_id].append(f"also in gang {g.gang_id} on ship {g.ship} "
+                                       f"({g.date.isoformat()} {g.period}, R10)")
+    return {sid: tuple(dict.fromkeys(d)) for sid, d in out.items()}
 
 
 def _bounds(work: GangWork, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:

@@ -29,6 +29,9 @@ from portgate.errors import BadInput
 STEVEDORING = "dl-2032-1940"
 LIMIT_HOURS = Decimal(1000)
 ARTICLE = "DL 2.032 art. 6"
+#: interruptions whose minutes are work time for R8: E7 the travel to an anchored ship (art. 16) and,
+#: E9 (art. 27), a stoppage for want of equipment paid under E8 (as ``guarantee.counts_as_work``)
+WORK_TIME_KINDS = ("anchorage_travel", "no_equipment")
 
 
 def _hours(minutes: Decimal) -> str:
@@ -58,10 +61,10 @@ def semester_bounds(semester: str) -> tuple[dt.date, dt.date]:
 def _minutes_by_worker(session: Session, first: dt.date, after: dt.date) -> dict[str, tuple[Decimal, int]]:
     g, m, i = production_gangs, production_members, production_inputs
     in_range = (g.c.rulebook == STEVEDORING, g.c.work_date >= first, g.c.work_date < after)
-    travel: dict[int, Decimal] = {}  # E7: travel to an anchored ship counts as work time (art. 16)
+    travel: dict[int, Decimal] = {}  # E7 travel (art. 16) and E9 an E8 stoppage: work time
     for gang_row, value in session.execute(
         select(i.c.gang_row, i.c.value).join(g, g.c.id == i.c.gang_row)
-        .where(*in_range, i.c.kind == "interruption", i.c.what == "anchorage_travel")):
+        .where(*in_range, i.c.kind == "interruption", i.c.what.in_(WORK_TIME_KINDS))):
         travel[gang_row] = travel.get(gang_row, Decimal(0)) + Decimal(value)
     out: dict[str, tuple[Decimal, int]] = {}
     for reg, gang_row, minutes in session.execute(

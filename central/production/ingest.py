@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 
 from central.production import csvio
 from central.production.engine import pay_gang
-from central.production.fromledger import gate_applied, noted
+from central.production.fromledger import ledger_checks, noted
 from central.production.model import GangResult, GangWork, TariffTable
 from central.production.rulebook import Rulebook
 from central.production.store import import_results
@@ -63,12 +63,16 @@ def work_from_message(raw: bytes, *, tz: str = "America/Sao_Paulo") -> GangWork:
 def ingest_report(raw: bytes, engine: Engine, rulebook: Rulebook, tariffs: TariffTable, *,
                   received_at: dt.datetime, tz: str = "America/Sao_Paulo") -> GangResult:
     """Pay the gang of one bus message and store it (one transaction); the members' minutes come
-    from the ledger's gate taps when it holds them (``central.production.gate``). Raises ``BadInput`` for a
+    from the ledger's gate taps when it holds them (``central.production.gate``); a member also in a gang
+    already imported on another ship in an overlapping period is flagged DOUBLE_ASSIGNMENT on both
+    (R10). Raises ``BadInput`` for a
     bad message or a gang already imported (dead-letter it), ``StoreError`` for a database failure
     (do not acknowledge; it is redelivered)."""
     work = work_from_message(raw, tz=tz)
-    [work], notes = gate_applied(engine, [work], zone(tz, key="tz"))  # members' minutes from the gate
-    result = noted(pay_gang(work, rulebook, tariffs), notes.get(work.gang_id, ()))
+    checks = ledger_checks(engine, [work], zone(tz, key="tz"))  # gate minutes; R10 on the ledger
+    [work] = checks.works
+    result = noted(pay_gang(work, rulebook, tariffs), checks.notes.get(work.gang_id, ()))
     message_id = decode(raw).message_id
-    import_results(engine, [(work, result)], imported_at=received_at, source=f"bus:{message_id}")
+    import_results(engine, [(work, result)], imported_at=received_at, source=f"bus:{message_id}",
+                   on_stored=checks.on_stored)
     return result

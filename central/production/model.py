@@ -23,13 +23,19 @@ from central.pay.lines import StatementLine
 @dataclasses.dataclass(frozen=True, slots=True)
 class Tariff:
     """One row of the port's tariff table: the labour column ("montante da mão de obra", E1) for a
-    cargo class, per tonne (``t``) or per unit (``unit``), in force from ``effective_from``."""
+    cargo class, per tonne (``t``) or per unit (``unit``), in force from ``effective_from``; whether
+    a fraction of a tonne counts as a whole one (C7) and the surcharge the class carries (C8)."""
 
     cargo_class: str
     unit: Literal["t", "unit"]
     labour_tariff: Decimal
     effective_from: dt.date
     source: str = ""
+    #: C7 (model table note a): True per tonne or fraction (quantity rounded up to the whole tonne),
+    #: False as weighed, None the rulebook's default (``per_tonne_or_fraction``)
+    per_fraction: bool | None = None
+    #: C8 (model table notes d-f): a key of the rulebook's ``surcharges`` (``d``, ``e``, ``f``), or None
+    surcharge: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,6 +73,10 @@ class Member:
     minutes_worked: Decimal = Decimal(0)
     source: str = ""
     minutes_typed: Decimal | None = None  # the office's figure when the gate taps replaced it
+    #: C9 (DL 3.844 art. 3 sole paragraph): added for special conditions (gang.csv ``extra``): not a
+    #: composition departure, paid a normal member's share computed without the extras, at the
+    #: port administration's cost
+    extra: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,6 +135,9 @@ class GangWork:
     disputes: tuple[Dispute, ...] = ()
     unit: str | None = None  # what the gang worked (hold, deck, crane...) and how many: the
     units: int = 1           # composition check (DL 2.032 art. 13; DL 3.844 art. 3)
+    #: the ordinary duration of the gang's period in minutes (its hours on its date in the port's
+    #: time zone, ``csvio.period_minutes``); None: from the period's hours (E9/C9 working day)
+    ordinary_minutes: Decimal | None = None
 
 
 class MemberStatement(msgspec.Struct, frozen=True, gc=False):
@@ -144,6 +157,8 @@ class MemberStatement(msgspec.Struct, frozen=True, gc=False):
     due_at: dt.datetime
     disputes: tuple[Dispute, ...] = ()
     minutes_typed: Decimal | None = None  # the typed figure the gate minutes corrected
+    flags: tuple[str, ...] = ()  # EXTENSION_OVER_CAP (E9/C9): also on the gang summary
+    extra: bool = False  # C9: an extra member, paid at the port administration's cost
 
 
 class GangSummary(msgspec.Struct, frozen=True, gc=False):
@@ -165,6 +180,10 @@ class GangSummary(msgspec.Struct, frozen=True, gc=False):
     rounding_difference: Decimal
     absent: tuple[str, ...]  # registrations on the escala who did not board (paid nothing, art. 14)
     flags: tuple[str, ...] = ()  # GANG_COMPOSITION: the gang departs from the port's table
+    #: C9: the extra members who boarded, and their pay (the sum of their totals): the port
+    #: administration's cost, apart from the gang's labour amount and shares
+    extra_members: tuple[str, ...] = ()
+    administration_total: Decimal = Decimal("0.00")
 
 
 class GangResult(msgspec.Struct, frozen=True, gc=False):

@@ -2,7 +2,7 @@
 
 JSON: ``{"gangs": [{"summary": {...}, "members": [{..., "lines": [...]}], "billing": [...],
 "billing_total": "..."}]}``, money and quantities as decimal strings (never floats), times ISO 8601.
-CSV columns: gang_id, section (labour|summary|member|total|billing), registration, rule, article,
+CSV columns: gang_id, section (labour|summary|flag|administration|member|total|billing), registration, rule, article,
 description, amount.
 """
 
@@ -68,9 +68,10 @@ def result_dict(result: GangResult) -> dict:
             "tonnes": _dec(s.tonnes), "total_quotas": _dec(s.total_quotas), "quota_value": _dec(s.quota_value),
             "shares_total": money_str(s.shares_total), "rounding_difference": money_str(s.rounding_difference),
             "absent": list(s.absent), "flags": list(s.flags),
+            "extra_members": list(s.extra_members), "administration_total": money_str(s.administration_total),
         },
         "members": [{
-            "registration": m.registration, "role": m.role, "quotas": _dec(m.quotas),
+            "registration": m.registration, "role": m.role, "extra": m.extra, "quotas": _dec(m.quotas),
             "minutes_worked": _dec(m.minutes_worked),
             "minutes_typed": None if m.minutes_typed is None else _dec(m.minutes_typed),
             "minutes_difference": None if m.minutes_typed is None else _dec(m.minutes_worked - m.minutes_typed),
@@ -79,6 +80,7 @@ def result_dict(result: GangResult) -> dict:
             "due_at": iso(m.due_at),
             "disputes": [{"rule": d.rule, "amount": None if d.amount is None else money_str(d.amount),
                           "reason": d.reason} for d in m.disputes],
+            "flags": list(m.flags),
         } for m in result.members],
         "billing": [_line(x) for x in result.billing],
         "billing_total": money_str(result.billing_total),
@@ -94,9 +96,11 @@ def to_json(results: Iterable[GangResult]) -> str:
 # the run's language from the engine)
 _CSV_WORDS = {
     "pt-BR": {"summary": "mão de obra; {quotas} cotas; valor da cota {value}; toneladas {tonnes}",
-              "total": "total", "disputed": "em disputa (depositado)", "payable": "a pagar até {due}"},
+              "total": "total", "disputed": "em disputa (depositado)", "payable": "a pagar até {due}",
+              "administration": "membros extras (C9) {who}: custo da administração do porto"},
     "en": {"summary": "labour amount; {quotas} quotas; quota value {value}; tonnes {tonnes}",
-           "total": "total", "disputed": "disputed (deposited)", "payable": "payable by {due}"},
+           "total": "total", "disputed": "disputed (deposited)", "payable": "payable by {due}",
+           "administration": "extra members (C9) {who}: the port administration's cost"},
 }
 
 
@@ -119,10 +123,16 @@ def to_csv(results: Iterable[GangResult], lang: str = "pt-BR", tz: ZoneInfo = PO
         writer.writerow((s.gang_id, "summary", "", "", "", summary, money_str(s.labour_amount)))
         for flag in s.flags:
             writer.writerow((s.gang_id, "flag", "", "", "", flag, ""))
+        if s.extra_members:  # C9: the extras' pay, the port administration's cost, apart
+            writer.writerow((s.gang_id, "administration", "", "", "",
+                             words["administration"].format(who=" ".join(s.extra_members)),
+                             money_str(s.administration_total)))
         for m in r.members:
             for line in m.lines:
                 writer.writerow((s.gang_id, "member", m.registration, line.rule, line.article, line.description,
                                  money_str(line.amount)))
+            for flag in m.flags:
+                writer.writerow((s.gang_id, "flag", m.registration, "", "", flag, ""))
             for what, amount in ((words["total"], m.total), (words["disputed"], m.disputed),
                                  (words["payable"].format(due=local_due(m.due_at, lang, tz)), m.payable)):
                 writer.writerow((s.gang_id, "total", m.registration, "", "", what, money_str(amount)))

@@ -60,6 +60,9 @@ class Guarantee(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     minimum_day_fraction: Decimal = Decimal("0.5")
     over_minutes: Decimal = Decimal(240)
     over_tonnes: Decimal = Decimal(30)
+    #: interruption kinds whose paid minutes are work time for the duration test (E7: the travel to
+    #: an anchored ship; E9: an E8 stoppage for want of equipment), added to the member's minutes
+    counts_as_work: list[str] = []
 
 
 class InterruptionRule(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -89,6 +92,25 @@ class ShipownerBilling(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     surcharge: Decimal  # C5: 0.10
 
 
+class Surcharge(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """C8 (DL 3.844 model table, notes d-f): a class the port's tariff table marks with this note
+    pays its labour tariff plus ``percent`` % (25 for notes d and e, 50 for note f)."""
+
+    rule: str
+    article: str
+    percent: Decimal
+
+
+class WorkingDay(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """E9 / C9: the work may be extended up to ``extension_cap_minutes`` beyond the ordinary duration
+    of the gang's period, paid by the same tables; a member whose work time goes further is paid
+    the same way and flagged EXTENSION_OVER_CAP with ``rule`` and ``article``."""
+
+    rule: str
+    article: str
+    extension_cap_minutes: Decimal = Decimal(120)
+
+
 class MonthlyMinimum(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rule: str
     article: str
@@ -106,6 +128,11 @@ class RulebookVersion(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     interruptions: dict[str, InterruptionRule] = {}  # E4, E5 / C3, C4
     shipowner_billing: ShipownerBilling | None = None  # C5
     monthly_minimum: MonthlyMinimum | None = None  # C6
+    #: C7: a tariff per tonne applies per tonne or fraction (unless the tariff row says otherwise)
+    per_tonne_or_fraction: Cite | None = None
+    surcharges: dict[str, Surcharge] = {}  # C8, by the note the tariff table marks a class with
+    working_day: WorkingDay | None = None  # E9 / C9: the extension cap (flag only)
+    extra_members: Cite | None = None  # C9: members added for special conditions (None: refused)
 
     @property
     def hourly_wage(self) -> Decimal:
@@ -158,9 +185,19 @@ def validate(book: Rulebook, *, path: str | None = None) -> Rulebook:
                 raise ConfigError("wage_fraction and paid_when_over_minutes must be ≥ 0", key=key, path=path)
             if rule.billed_to_shipowner and v.shipowner_billing is None:
                 raise ConfigError("billed_to_shipowner needs a shipowner_billing section", key=key, path=path)
+        for note, surcharge in v.surcharges.items():
+            if surcharge.percent <= 0:
+                raise ConfigError("percent must be > 0", key=f"{at}.surcharges.{note}", path=path)
+        if v.working_day is not None and v.working_day.extension_cap_minutes < 0:
+            raise ConfigError("extension_cap_minutes must be ≥ 0", key=f"{at}.working_day", path=path)
         g = v.guarantee
         if g.minimum_day_fraction < 0 or g.over_minutes < 0 or g.over_tonnes < 0:
             raise ConfigError("guarantee values must be ≥ 0", key=f"{at}.guarantee", path=path)
+        for kind in g.counts_as_work:
+            if kind not in v.interruptions:
+                raise ConfigError(f"kind {kind!r} is not paid by this version "
+                                  f"({'|'.join(v.interruptions) or 'none'})",
+                                  key=f"{at}.guarantee.counts_as_work", path=path)
     return book
 
 

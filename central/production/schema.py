@@ -83,7 +83,7 @@ production_inputs = Table(
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("gang_row", Integer, ForeignKey("production_gangs.id"), nullable=False),
-    Column("kind", String(16), nullable=False),  # tally | interruption | dispute
+    Column("kind", String(16), nullable=False),  # tally | interruption | dispute | flag | extra (C9)
     Column("what", String(64), nullable=False),  # cargo class, interruption kind, disputed rule
     Column("registration", String(64), nullable=True),  # dispute only
     Column("value", String(32), nullable=True),  # quantity, minutes, disputed amount (decimal text)

@@ -47,8 +47,12 @@ def ensure_tables(engine: Engine) -> None:
 
 
 def import_results(engine: Engine, batch: Sequence[tuple[GangWork, GangResult]], *,
-                   imported_at: dt.datetime, source: str = "csv") -> list[int]:
+                   imported_at: dt.datetime, source: str = "csv",
+                   on_stored: Sequence[tuple[int, str]] = ()) -> list[int]:
     """Store every (work, result) pair of ``batch`` in one transaction; return the gang row ids.
+    ``on_stored``: ``(production_gangs.id, note)`` flags for gangs imported earlier (R10: the
+    earlier gang of a double assignment is flagged too, ``central.production.fromledger``), stored
+    in the same transaction as ``production_inputs`` rows of kind ``flag``.
 
     Raises ``BadInput`` naming the gang if it was already imported for that date (nothing of the
     batch is written), ``StoreError`` for any other database failure (nothing written either)."""
@@ -64,6 +68,10 @@ def import_results(engine: Engine, batch: Sequence[tuple[GangWork, GangResult]],
                                    f"this batch was written", where=source)
             for work, result in batch:
                 ids.append(_write_gang(conn, work, result, imported_at, source))
+            if on_stored:
+                conn.execute(insert(production_inputs), [
+                    dict(gang_row=row, kind="flag", what=note.split(":", 1)[0], registration=None,
+                         value=None, note=note, source=source) for row, note in on_stored])
     except SQLAlchemyError as exc:
         raise StoreError(f"production import failed, nothing written: {exc}") from exc
     return ids
@@ -102,6 +110,9 @@ def _write_gang(conn: Connection, work: GangWork, result: GangResult, at: dt.dat
                     source=i.source) for i in work.interruptions]
     inputs += [dict(kind="flag", what=flag.split(":", 1)[0], registration=None, value=None, note=flag,
                     source=work.gang_id) for flag in s.flags]
+    inputs += [dict(kind="extra", what=st.lines[0].rule, registration=st.registration, value=str(st.total),
+                    note="C9: the port administration's cost", source=work.gang_id)
+               for st in result.members if st.extra]  # C9: extra members, their pay apart
     inputs += [dict(kind="dispute", what=d.rule, registration=d.registration,
                     value=None if d.amount is None else str(d.amount), note=d.reason, source=d.source)
                for d in work.disputes]

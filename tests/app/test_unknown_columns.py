@@ -53,7 +53,7 @@ def test_production_pay_refuses_holds_for_holds_worked(tmp_path, capsys):
     code = main(["production", "pay", "--rulebook", "dl-2032-1940", "--gang", str(gang),
                  "--tally", str(PRODUCTION / "tally.csv"), "--tariffs", str(PRODUCTION / "tariffs.csv")])
     _refused(capsys, code, "gang.csv:1: unknown column(s) holds (the file takes gang_id, registration, "
-                           "role, holds_worked, boarded, minutes_worked)")
+                           "role, holds_worked, boarded, minutes_worked, extra)")
 
 
 def test_production_pay_reads_the_example_files_with_their_optional_columns(capsys):

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from decimal import Decimal, localcontext
+from decimal import ROUND_CEILING, Decimal, localcontext
+
+import msgspec
 
 from central.pay.lines import StatementLine, money_sum, to_money
 from central.production.composition import Composition, composition_problem
-from central.production.engine import UNIT_WORDS
+from central.production.engine import TEXT as ENGINE_TEXT
+from central.production.engine import UNIT_WORDS, extension_over_cap, tariff_rules, work_time_extra
 from central.production.model import (
     GangResult,
     GangSummary,
@@ -176,12 +179,23 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         assert tariff is not None  # checked above
         if tariff.unit == "t":
             tonnes += row.quantity
+        # C7 / C8 (issue 31): per tonne or fraction, class surcharge, in Decimal
+        rules = tariff_rules(tariff, version) or (None, None)
+        quantity, note, factor, extra = row.quantity, "", Decimal(1), ""
+        if rules[0] is not None:
+            quantity = row.quantity.to_integral_value(rounding=ROUND_CEILING)
+            if quantity != row.quantity:
+                note = ENGINE_TEXT[lang]["per_fraction"].format(qty=_num(row.quantity), rule=rules[0])
+        if rules[1] is not None:
+            percent, rule, key = rules[1]
+            factor = 1 + percent / 100
+            extra = ENGINE_TEXT[lang]["class_surcharge"].format(pct=_num(percent), rule=rule, note=key)
         labour_lines.append(StatementLine(
             version.labour.rule, version.labour.article,
-            text["labour"].format(cls=row.cargo_class, qty=_num(row.quantity),
+            text["labour"].format(cls=row.cargo_class, qty=_num(quantity),
                                   unit=UNIT_WORDS[lang].get(tariff.unit, tariff.unit),
-                                  tariff=_brl(tariff.labour_tariff)),
-            row.quantity * tariff.labour_tariff))
+                                  tariff=_brl(tariff.labour_tariff)) + note + extra,
+            quantity * tariff.labour_tariff * factor))
     labour_amount = money_sum(line.amount for line in labour_lines)
 
     # E2 / C1: quotas and the exact quota value.
@@ -200,7 +214,7 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
                                                     value=_num(to_money(quota_value))),
                                labour_amount * quotas[m.registration] / total_quotas)]
         share = lines[0].amount
-        guarantee, key = _guarantee(m, version, tonnes)
+        guarantee, key = _guarantee(m, version, tonnes, work_time_extra(work, version))
         if guarantee > share:
             g = version.guarantee
             lines.append(StatementLine(g.rule, g.article, text[key].format(
@@ -230,6 +244,12 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         absent=tuple(m.registration for m in work.members if not m.boarded),
         flags=_composition_flags(work, composition),
     )
+    # E9 / C9 (issue 31): EXTENSION_OVER_CAP on the gang and the member's statement (flags only)
+    over_cap = extension_over_cap(work, version, work_time_extra(work, version))
+    if over_cap:
+        members = tuple(msgspec.structs.replace(st, flags=(over_cap[st.registration],))
+                        if st.registration in over_cap else st for st in members)
+        summary = msgspec.structs.replace(summary, flags=summary.flags + tuple(over_cap.values()))
     return GangResult(summary=summary, members=members, billing=billing,
                       billing_total=money_sum(line.amount for line in billing))
 
@@ -242,13 +262,14 @@ def _composition_flags(work: GangWork, composition: Composition | None) -> tuple
     return () if problem is None else (problem,)
 
 
-def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal) -> tuple[Decimal, str]:
+def _guarantee(m: Member, version: RulebookVersion, tonnes: Decimal,
+               extra: Decimal = ZERO) -> tuple[Decimal, str]:
     """E3 / C2: the member's minimum, rounded to the cent, and which text describes it.
 
     Reading (RULES.md E3): paid max(share, guarantee). Both limits are strict: exactly 240 min or
     exactly 30 t stays at the half-day minimum."""
     g = version.guarantee
-    if m.minutes_worked > g.over_minutes and tonnes > g.over_tonnes:
+    if m.minutes_worked + extra > g.over_minutes and tonnes > g.over_tonnes:
         if g.above == "day":
             return to_money(version.day_wage), "guarantee_day"
         return to_money(by_time(version, Decimal(1), m.minutes_worked)), "guarantee_hourly"

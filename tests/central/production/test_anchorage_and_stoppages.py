@@ -58,3 +58,24 @@ def test_transport_only_on_travel_rows():
     _, stop = interruption_from_row({"gang_id": "T1", "kind": "anchorage_travel", "minutes": "40",
                                      "transport": "85.50"}, "x")
     assert stop.transport == Decimal("85.50")
+
+
+def test_e7_percentage_is_on_the_travel_wages_only_not_on_the_transport(tmp_path, capsys):
+    """RULES.md E7 as amended (issue 31 item 10): the stevedoring entity's percentage (the port's
+    ``shipowner_billing.surcharge``, here 10%) applies to the billed travel wages, not to the
+    transport. 2 stevedores, travel 40 min: 180 × 40 ÷ 480 = 15.00 each, billed 30.00; 10% of
+    30.00 = 3.00; transport 100.00 as entered (not 110.00). Billing total 133.00."""
+    from tests.central.production.cli_files import pay, write
+    from tests.central.production.conftest import ROOT
+
+    book = (ROOT / "config" / "rulebooks" / "dl-2032-1940.toml").read_text(encoding="utf-8")
+    assert 'surcharge = "0" ' in book
+    (tmp_path / "port.toml").write_text(book.replace('surcharge = "0" ', 'surcharge = "0.10" '), encoding="utf-8")
+    argv = write(tmp_path, gang="gang_id,registration,role,minutes_worked\nT1,E1,stevedore,220\nT1,E2,stevedore,220\n",
+                 tally="gang_id,ship,date,period,cargo_class,quantity\nT1,9123456,2026-03-10,07-13,general,40\n",
+                 interruptions="gang_id,kind,minutes,transport\nT1,anchorage_travel,40,100.00\n")
+    argv[1] = str(tmp_path / "port.toml")
+    gang = pay(capsys, argv)["gangs"][0]
+    assert [(x["rule"], x["amount"]) for x in gang["billing"]] == [("E7", "30.00"), ("E7", "3.00"), ("E7", "100.00")]
+    assert "10% sobre R$ 30.00" in gang["billing"][1]["description"]
+    assert gang["billing_total"] == "133.00"
