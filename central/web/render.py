@@ -47,6 +47,12 @@ def _local_time(tz: ZoneInfo):
     return fmt
 
 
+def period_label(start: dt.datetime, tz: ZoneInfo, hours: int = 6) -> str:
+    """A period by its local hours and day, as the escala names it: ``19-01 15/03/2026``."""
+    local = as_utc(start).astimezone(tz)
+    return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {local:%d/%m/%Y}"
+
+
 def _age(seconds) -> str:
     if seconds is None:
         return "—"
@@ -69,6 +75,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
+        period=lambda start: period_label(start, web.tz),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)

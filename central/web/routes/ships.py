@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import tempfile
 
 from starlette.concurrency import run_in_threadpool
@@ -84,12 +83,6 @@ async def ship_departure(request: Request):
 ACKERS = ("inspector", "office", "admin")
 
 
-def period_label(start: dt.datetime, tz, hours: int = 6) -> str:
-    """A period by its local hours and day, as the escala names it: ``19-01 15/03/2026``."""
-    local = start.astimezone(tz)
-    return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {local:%d/%m/%Y}"
-
-
 @guarded(*ALL_ROLES)
 async def alarm_list(request: Request):
     web = request.app.state.web
@@ -101,8 +94,6 @@ async def alarm_list(request: Request):
         return rows, reader_rows, done
 
     rows, reader_rows, done = await run_in_threadpool(web.with_session, load)
-    for r in rows:
-        r["period"] = period_label(r["period_start"], web.tz)
     return page(request, "alarms.html", rows=rows, reader_rows=reader_rows, acks=done,
                 can_ack=request.state.user.role in ACKERS)
 

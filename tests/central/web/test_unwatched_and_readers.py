@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
+import msgspec
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -151,3 +152,31 @@ def test_the_alarm_list_names_the_period_19_01_and_takes_an_acknowledgement(app)
     assert "ack-form" not in a.get("/alarms").text
     assert a.post(f"/alarms/coverage/{alarm}/acknowledge",
                   data={"csrf_token": token_a, "comment": "x"}).status_code == 403
+
+
+def test_the_live_page_opens_with_a_summary_line_and_keeps_technical_fields_behind_a_toggle(engine, app, clock):
+    """Issue 34 item 13: one line first (ships in port, watched and not, workers aboard, open
+    alarms, gates offline and never seen); a gate card in plain words with its boot id and clock
+    behind 'Detalhes técnicos'; the a-bordo list marked out of date while its gate still has
+    records to send."""
+    clock.at = NOW
+    with Session(engine) as s, s.begin():
+        save_call(s, ShipCall("9300003", "Lagoa Azul", "cabotage", "berthed", "g-lagoa", ARRIVAL, None),
+                  actor="t", now=ARRIVAL)
+        _watchman(s, "9300003", "Lagoa Azul", "g-lagoa")
+        save_call(s, ShipCall("9300001", "Aurora", "cabotage", "berthed", "g-a", ARRIVAL, None),
+                  actor="t", now=ARRIVAL)
+        behind = _status("ok", NOW - dt.timedelta(seconds=5), ARRIVAL)
+        gate_status.store(s.connection(), [msgspec.structs.replace(behind, outbox_depth=3)], NOW)
+        coverage.evaluate(s, NOW, TZ, 30)
+    c, _token = logged_in(app, "office")
+    html = c.get("/").text
+    summary = html.split('id="summary"')[1].split("</p>")[0]
+    assert 'data-ships="2"' in summary and 'data-uncovered="1"' in summary and 'data-never="1"' in summary
+    assert "navios no porto" in summary and "sem vigia" in summary and "nunca conectados" in summary
+    card = html.split('data-gate="g-a"')[1].split("</article>")[0]
+    assert "<summary>Detalhes técnicos</summary>" in card
+    assert card.index("Detalhes técnicos") < card.index("<code>b1</code>")  # the boot id is technical
+    assert card.index('class="outbox">3<') < card.index("Detalhes técnicos")
+    aboard = html.split('data-ship="9300001"')[1].split("</article>")[0]
+    assert 'data-stale="yes"' in aboard and "pode estar desatualizado: 3 registro(s)" in aboard
