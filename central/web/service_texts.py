@@ -175,9 +175,9 @@ CODES: dict[str, tuple[str, str]] = {
     "admission_late": (r"(?P<art>.+?): (?P<label>.+) \((?P<name>\w+)\) is dated (?P<day>\S+), after the "
                        r"registration on (?P<reg>\S+)",
                        "{art}: {label} tem data {day}, depois do registro em {reg}"),
-    "admission_pair": (r"(?P<name>\w+)_on is required with (?P=name)", "falta a data do documento"),
-    "admission_doc": (r"(?P<name>\w+) \(the document\) is required with (?P=name)_on",
-                      "falta o documento (só a data foi informada)"),
+    "admission_pair": (r"(?P<field>\w+)_on is required with (?P=field)", "falta a data do documento de {field}"),
+    "admission_doc": (r"(?P<field>\w+) \(the document\) is required with (?P=field)_on",
+                      "falta o documento de {field} (só a data foi informada)"),
     "foreign_share": (r"DL 2\.032 art\. 5 §3: foreigners would be (?P<f>\d+) of (?P<n>\d+) stevedores, at most one "
                       r"third \((?P<max>\d+)\)",
                       "DL 2.032 art. 5 §3: os estrangeiros seriam {f} de {n} estivadores; no máximo um terço ({max})"),
@@ -354,6 +354,10 @@ FIELDS: dict[str, str] = {
     "--at": "data do pagamento", "q": "busca", "year": "ano", "--year": "ano", "expiring": "vencimento em dias",
     "uid": "UID", "new_uid": "UID do novo cartão", "uid_form": "forma do número", "birth_date": "data de nascimento",
     "nationality": "nacionalidade", "registered_on": "data do registro",
+    # the admission conditions (central.registry.admission, R9) as the add-worker form names them
+    "vision": "saúde e visão", "police_record": "bons antecedentes", "military": "serviço militar",
+    "electoral": "título de eleitor", "vaccination": "vacinação", "fitness": "robustez física",
+    "criminal_record": "folha corrida", "legal_stay": "permanência legal",
     "--registration": "matrícula",  # central.rotation.service.substitute names its command-line option
 }
 

@@ -157,7 +157,7 @@ def test_a_worker_added_by_the_form_is_registered_with_his_evidence(app, registr
     ({"nationality": "PT"}, "nationality", "83.611 art. 15 a: deve ser brasileiro (nacionalidade PT)"),
     ({"vision": "", "vision_on": ""}, "vision", "falta atestado de saúde e visão"),
     ({"police_record_on": "02/12/2026"}, "police_record_on", "tem data 2026-12-02, depois do registro em 2026-12-01"),
-    ({"electoral_on": ""}, "electoral_on", "falta a data do documento"),
+    ({"electoral_on": ""}, "electoral_on", "falta a data do documento de título de eleitor"),
 ])
 def test_a_refused_add_worker_form_keeps_every_value_and_shows_the_error_beside_its_field(
         app, registry, change, field, words):
