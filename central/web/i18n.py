@@ -180,6 +180,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "condition": ("Condição", "Condition"),
     "document": ("Documento", "Document"),
     "document_date": ("Data do documento", "Document date"),
+    "date_hint": ("dd/mm/aaaa", "dd/mm/yyyy"),
     # the pay run (issue 34): one row per worker, mark paid in two steps, the reversal
     "workers_word": ("trabalhadores", "workers"),
     "statements_word": ("demonstrativos", "statements"),

@@ -366,3 +366,18 @@ def test_mark_paid_asks_for_confirmation_and_an_empty_selection_keeps_the_form(p
         acts = [a for (a,) in conn.execute(select(audit_log.c.action).where(audit_log.c.action.like("pay.%"))
                                            .order_by(audit_log.c.id))]
     assert acts == ["pay.mark_paid", "pay.reverse_paid"]
+
+
+def test_the_english_add_form_words_its_refusal_in_english(engine, registry, clock):
+    from central.config import WebSettings
+    from central.web.app import create_app
+    from tests.central.web.conftest import SECRET
+
+    app = create_app(engine, WebSettings(lang="en"), SECRET, now=clock, background=False)
+    c, token = logged_in(app, "office")
+    page = c.get("/workers/new").text
+    assert "Add a worker" in page and "dd/mm/yyyy" in page and "Admission conditions and their evidence" in page
+    r = c.post("/workers/new", data=VIGIA | {"birth_date": "15/05/1960", "csrf_token": token})
+    assert r.status_code == 400 and "The form was refused and nothing was saved" in r.text
+    assert _field_error(r.text, "birth_date") == "83.611 art. 15 a: age 66 on 2026-12-01 is outside 21..41"
+    assert _value(r.text, "f-birth_date") == "15/05/1960"

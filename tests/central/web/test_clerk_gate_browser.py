@@ -69,6 +69,7 @@ def test_a_card_reported_lost_is_refused_at_the_running_gates_within_2_s(port, p
     for gate in port.gates.values():
         wait_until(lambda g=gate: _card_status(g, uid) == "lost", 10, interval=0.02, what=f"lost at {gate.gate_id}")
     elapsed = time.monotonic() - clicked
+    print(f"lost card blocked at both gates {elapsed:.2f} s after the click")
     assert elapsed < BLOCKED_S, f"blocked at every gate {elapsed:.2f} s after the click"
     shown = port.gates["g-b"].tap("V003")  # the control card only at g-b
     assert shown["outcome"] == "deny" and "G2" in shown["rules"], shown
