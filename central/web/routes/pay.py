@@ -39,13 +39,13 @@ READERS = ("office", "auditor", "admin")
 WRITERS = ("office",)
 
 
-def _period(request: Request) -> tuple[dt.date, dt.date]:
+def _period(request: Request, params=None) -> tuple[dt.date, dt.date]:
     """``(first, last)`` of the ``from``/``to`` query (default: the month so far), each in
     ``FIRST_DAY..LAST_DAY`` (2000-01-01..2100-12-31, as ``portgate pay``). ``BadInput`` otherwise
     (shown in pt-BR: "o dia 1900-01-01 está fora de 2000-01-01..2100-12-31")."""
     web = request.app.state.web
     today = web.now().astimezone(web.tz).date()
-    q = request.query_params
+    q = request.query_params if params is None else params
     try:
         first = dt.date.fromisoformat(q["from"]) if q.get("from") else today.replace(day=1)
         last = dt.date.fromisoformat(q["to"]) if q.get("to") else today
@@ -60,15 +60,17 @@ def _period(request: Request) -> tuple[dt.date, dt.date]:
 
 
 async def _run_page(request: Request, *, status_code: int = 200, errors: dict[str, str] | None = None,
-                    selected: set[str] | None = None, ref: str = ""):
+                    selected: set[str] | None = None, ref: str = "", params=None):
     """The pay page; after a refused mark-paid, the same page with the selection and reference
-    kept and the error beside the button (``errors``: ``{"statement"|"ref"|"--at": English}``)."""
+    kept and the error beside the button (``errors``: ``{"statement"|"ref": English}``).
+    ``params``: the period and worker filter (a POST's form; default the query string)."""
     web = request.app.state.web
+    q = request.query_params if params is None else params
     try:
-        first, last = _period(request)
+        first, last = _period(request, q)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    worker = request.query_params.get("worker", "").strip() or None
+    worker = str(q.get("worker") or "").strip() or None
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
     late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
     gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
@@ -113,14 +115,6 @@ def _chosen(form, found) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _with_period(request: Request, form) -> Request:
-    """``request`` reading the period and worker filter from the form (a POST's hidden fields)."""
-    from starlette.datastructures import QueryParams
-
-    request._query_params = QueryParams({k: str(form.get(k) or "") for k in ("from", "to", "worker")})
-    return request
-
-
 @guarded(*WRITERS)
 async def mark_paid_post(request: Request):
     """Mark paid in two steps: the form's selection (workers ticked, or statement ids) answers a
@@ -130,10 +124,9 @@ async def mark_paid_post(request: Request):
     the error beside the button (400)."""
     web = request.app.state.web
     form = await request.form()
-    _with_period(request, form)
     ref = str(form.get("ref") or "").strip()
     try:
-        first, last = _period(request)
+        first, last = _period(request, form)
     except BadInput as exc:
         return bad_input(request, str(exc))
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last))
@@ -141,7 +134,7 @@ async def mark_paid_post(request: Request):
     selected = {str(v) for v in form.getlist("pay_worker")} | {s.registration for s in found if s.statement_id in ids}
     if not ids:
         return await _run_page(request, status_code=400, errors={"statement": "select at least one statement"},
-                               selected=selected, ref=ref)
+                               selected=selected, ref=ref, params=form)
     if form.get("confirm") != "yes":
         chosen = [s for s in found if s.statement_id in set(ids)]
         known = {s.statement_id for s in chosen}
@@ -158,7 +151,7 @@ async def mark_paid_post(request: Request):
                                                   tz=web.tz))  # + audit row
     except BadInput as exc:
         error = {"ref": exc.reason} if exc.where == "ref" else {"statement": str(exc)}  # the date's error names it
-        return await _run_page(request, status_code=400, errors=error, selected=selected, ref=ref)
+        return await _run_page(request, status_code=400, errors=error, selected=selected, ref=ref, params=form)
     return RedirectResponse(f"/pay?{_back(form)}&done=paid-{len(ids)}", status_code=303)
 
 
