@@ -6,7 +6,9 @@
 - docs/img/office-live.png: the live port view after a tap admitted V001 at gate g-a;
 - docs/img/office-worker.png: the worker's page;
 - docs/img/payslip.png: page 1 of V017's payslip for March 2026 (worked example 2), the PDF as
-  served, rasterised by ``pdftoppm`` (Debian poppler-utils).
+  served, rasterised by ``pdftoppm`` (Debian poppler-utils);
+- docs/img/clerk-*.png (1280x800, ``clerk_shots``): the clerk's jobs of docs/office.md: the worker
+  list, a refused add-worker form, the card actions, the pay run, its confirmation, a reversal.
 """
 
 from __future__ import annotations
@@ -59,11 +61,61 @@ def main() -> None:
                 resp = page.request.get(port.url + "/pay/slip/V017.pdf?from=2026-03-01&to=2026-03-31")
                 pdf = Path(tmp) / "slip.pdf"
                 pdf.write_bytes(resp.body())
+                clerk_shots(browser, port.url)
             subprocess.run(["pdftoppm", "-png", "-r", "90", "-f", "1", "-l", "1", "-singlefile", str(pdf),
                             str(OUT / "payslip")], check=True)
         finally:
             port.stop()
     print("wrote", *sorted(p.name for p in OUT.glob("*.png")))
+
+
+def clerk_shots(browser, url: str) -> None:
+    """The clerk's workflows at 1280x800 (what a clerk's screen shows, not the whole page)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/login")
+    page.get_by_label("Usuário").fill("escritorio")
+    page.get_by_label("Senha").fill(PASSWORD)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(url + "/")
+    page.goto(url + "/workers?category=vigia&expiring=400")
+    page.screenshot(path=str(OUT / "clerk-workers.png"))
+    page.goto(url + "/workers/new")
+    for label, value in (("Matrícula", "V001"), ("Data de nascimento", "15/05/1960"),
+                         ("Data do registro", "01/12/2026"), ("Exame de saúde", "31/02/2026")):
+        page.get_by_label(label, exact=False).first.fill(value)
+    page.get_by_label("Nome", exact=True).fill("Joana Nova")
+    page.get_by_label("Categoria").select_option("vigia")
+    page.locator("#f-vision").fill("ASO 77")
+    page.get_by_role("button", name="Cadastrar trabalhador").click()
+    page.locator("#form-refused").wait_for()
+    page.screenshot(path=str(OUT / "clerk-add-refused.png"))
+    page.goto(url + "/workers/V005")
+    page.locator("#new-card summary").click()
+    page.locator("#n-uid").fill("12345678")
+    page.locator("#n-form").select_option("dez8")  # 24 bits: refused beside the field
+    page.get_by_role("button", name="Cadastrar novo cartão").click()
+    page.locator("#form-refused").wait_for()
+    page.locator('#cards details summary').first.click()
+    page.locator("#new-card").evaluate("e => e.scrollIntoView({block: 'end'})")
+    page.screenshot(path=str(OUT / "clerk-cards.png"))
+    page.goto(url + "/pay?from=2026-03-01&to=2026-03-31")
+    page.locator('#statements tr[data-worker="V017"] summary').click()
+    page.locator("#statements").scroll_into_view_if_needed()
+    page.screenshot(path=str(OUT / "clerk-pay-run.png"))
+    page.locator("#select-all").click()
+    page.locator("#m-ref").fill("folha-2026-03")
+    page.locator("#mark-paid").click()
+    page.locator("#confirm-form").wait_for()
+    page.screenshot(path=str(OUT / "clerk-pay-confirm.png"))
+    page.locator("#confirm-paid").click()
+    page.locator("#pay-done").wait_for()
+    page.locator('#statements tr[data-worker="V017"] summary').click()
+    page.locator('#statements tr[data-worker="V017"] [data-reverse]').first.click()
+    page.locator("#v-reason").fill("   ")  # blank: refused by the office, the form shown again
+    page.locator("#confirm-reverse").click()
+    page.locator("#form-refused").wait_for()
+    page.screenshot(path=str(OUT / "clerk-reverse.png"))
+    page.close()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
     portgate pay overdue --config central.toml|--db URL [--at ISO]
     portgate pay mark-paid --config central.toml|--db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
     portgate pay release --config central.toml|--db URL --note TEXT [--at ISO] STATEMENT_ID...
+    portgate pay reverse-paid --config central.toml|--db URL --reason TEXT STATEMENT_ID...
     portgate pay billing --config central.toml|--db URL --from DATE --to DATE [--port-config port.toml]
                          [--rulebook ID|FILE] [--shipowners shipowners.csv] [--format csv]
 
@@ -369,6 +370,22 @@ def _on_ledger(db_url, config_path, action) -> None:
         raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc
     finally:
         engine.dispose()
+
+
+@pay.command("reverse-paid")
+@click.option("--db", "db_url")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
+@click.option("--reason", required=True, help="Why the mark was a mistake, and who decided (1-255 characters).")
+@click.argument("statement_ids", nargs=-1, required=True)
+def reverse_paid_cmd(db_url, config_path, reason, statement_ids):
+    """Reverse a mistaken mark-paid: the statements are unpaid again, and the audit log keeps the
+    mark reversed and the reason (pay.reverse_paid). Unknown or unpaid ids: error, nothing changed."""
+    from central.pay.statements_store import reverse_paid  # lazy: CLI start-up
+
+    now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
+    _on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, list(statement_ids), reason, at=now,
+                                                                actor=f"cli:{_login()}"))
+    click.echo(f"{len(statement_ids)} payment mark(s) reversed")
 
 
 @pay.command("release")

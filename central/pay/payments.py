@@ -8,6 +8,10 @@ the shifts of a period with a statement the log says was paid that is no longer 
 no longer marked paid (``paid_at`` cleared): ``central.pay.versions.save_statements`` then stores
 the shift's statement on hold for review (``LOST_HOLD``) until the office releases it after checking
 the bank. Payment marks stay outside the statements' digest; the log is the second record.
+
+A mistaken mark is undone only by ``statements_store.reverse_paid`` (CLI ``portgate pay
+reverse-paid``, the pay page's reversal), which appends a ``pay.reverse_paid`` row naming the marks
+it reverses and why: a payment mark the log shows reversed is not a lost payment.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from central.registry.schema import audit_log
 
 #: The audit action of a payment mark.
 PAID_ACTION = "pay.mark_paid"
+#: The audit action of a payment mark reversed (a mistaken mark-paid, ``statements_store.reverse_paid``).
+REVERSED_ACTION = "pay.reverse_paid"
 #: Hold reason of a statement whose shift has a payment the statements no longer show.
 LOST_HOLD = "PAYMENT_RECORD_LOST"
 #: Ids per query (one bound parameter each).
@@ -44,14 +50,29 @@ def _shift_of(statement_id: str) -> str | None:
     return statement_id.rsplit("@", 1)[0] if "@" in statement_id else None
 
 
+def record_reversal(conn: Connection, *, actor: str, rows: dict, reason: str, at: dt.datetime) -> None:
+    """Append the ``pay.reverse_paid`` audit row of the statements ``rows`` (``{id: mapping with
+    shift_id, total_cents, paid_at, paid_ref}``: the marks being reversed) with ``reason``."""
+    conn.execute(insert(audit_log).values(
+        at=at, actor=actor, action=REVERSED_ACTION, subject=f"{len(rows)} statement(s)",
+        detail={"statements": list(rows), "detail": reason,
+                "reversed": [[i, r["shift_id"], r["total_cents"],
+                              r["paid_at"].isoformat() if r["paid_at"] else None, r["paid_ref"]]
+                             for i, r in rows.items()]}))
+
+
 def _paid_records(conn: Connection) -> dict[str, tuple[str | None, str, str, str | None]]:
     """``{statement_id: (shift_id, at ISO, actor, ref)}`` of every payment the audit log records
-    (the first mark of each id)."""
+    (the first mark of each id since its last audited reversal: a reversed mark is no payment)."""
     out: dict[str, tuple[str | None, str, str, str | None]] = {}
-    for at, actor, detail in conn.execute(select(audit_log.c.at, audit_log.c.actor, audit_log.c.detail)
-                                          .where(audit_log.c.action == PAID_ACTION)
-                                          .order_by(audit_log.c.id)):
+    for at, actor, action, detail in conn.execute(
+            select(audit_log.c.at, audit_log.c.actor, audit_log.c.action, audit_log.c.detail)
+            .where(audit_log.c.action.in_((PAID_ACTION, REVERSED_ACTION))).order_by(audit_log.c.id)):
         if not isinstance(detail, dict):
+            continue
+        if action == REVERSED_ACTION:
+            for sid in detail.get("statements") or ():
+                out.pop(str(sid), None)
             continue
         ref = detail.get("detail")
         shift_of = {str(p[0]): str(p[1]) for p in detail.get("paid") or () if len(p) >= 2}

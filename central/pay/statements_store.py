@@ -26,7 +26,7 @@ from central.ledger.store import read_shifts
 from central.ledger.tables import statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
-from central.pay.payments import lost_payments, record_payment
+from central.pay.payments import lost_payments, record_payment, record_reversal
 from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
@@ -257,6 +257,45 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
         conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
                      .values(paid_at=at, paid_ref=ref))
         record_payment(conn, actor=actor, ids=ids, rows=rows, ref=ref, at=at)
+
+
+#: A reversal's reason: 1 to this many characters (who decided and why; kept in the audit log).
+MAX_REVERSAL_REASON = 255
+
+
+def reverse_paid(engine: Engine, ids: list[str], reason: str, *, at: dt.datetime, actor: str) -> dict[str, dict]:
+    """Reverse a mistaken ``mark_paid`` of statements ``ids`` (Lei 9.719 art. 2 §1: a service is
+    paid once, so a wrong mark must be undone on the record, not edited away): their ``paid_at``
+    and ``paid_ref`` are cleared and, in the same transaction, one ``pay.reverse_paid`` audit row
+    names each mark reversed (when, reference, total) with ``reason`` and ``actor``
+    (``central.pay.payments.record_reversal``); the statements are payable again and the next
+    close does not hold them as a lost payment. ``at``: the office's clock (aware).
+
+    Raises ``BadInput`` (nothing changed) for a reason that is blank or longer than
+    ``MAX_REVERSAL_REASON``, an empty id (``ids_given``), and naming ids that do not exist or are
+    not marked paid. Returns ``{id: the reversed row}`` (shift_id, total_cents, paid_at,
+    paid_ref)."""
+    reason = (reason or "").strip()
+    if not reason or len(reason) > MAX_REVERSAL_REASON:
+        raise BadInput(f"a reversal needs a reason of 1 to {MAX_REVERSAL_REASON} characters", where="reason")
+    ids_given(ids)
+    ids = list(dict.fromkeys(ids))
+    with engine.begin() as conn:
+        found = conn.execute(select(statements.c.statement_id, statements.c.shift_id, statements.c.total_cents,
+                                    statements.c.paid_at, statements.c.paid_ref)
+                             .where(statements.c.statement_id.in_(ids))).mappings().all()
+        rows = {r["statement_id"]: dict(r) for r in found}
+        unknown = [i for i in ids if i not in rows]
+        unpaid = [i for i in ids if i in rows and rows[i]["paid_at"] is None]
+        if unknown or unpaid:
+            parts = ([f"unknown: {', '.join(unknown)}"] if unknown else []) + (
+                [f"not marked paid: {', '.join(unpaid)}"] if unpaid else [])
+            raise BadInput("; ".join(parts), where="statement")
+        ordered = {i: rows[i] for i in ids}
+        conn.execute(update(statements).where(statements.c.statement_id.in_(ids))
+                     .values(paid_at=None, paid_ref=None))
+        record_reversal(conn, actor=actor, rows=ordered, reason=reason, at=at)
+    return ordered
 
 
 def hold_releases(engine: Engine, shift_ids: list[str]) -> dict[str, tuple[str, dt.datetime, str | None]]:

@@ -94,25 +94,33 @@ def age_on(birth: dt.date, day: dt.date) -> int:
 def admission_problems(category: str, adm: Admission) -> list[str]:
     """Every unmet admission condition of ``adm`` for ``category``, each starting with its article
     (empty: admitted, or a category without conditions)."""
+    return [message for _field, message in admission_problem_fields(category, adm)]
+
+
+def admission_problem_fields(category: str, adm: Admission) -> list[tuple[str, str]]:
+    """``admission_problems`` with the field each one is about: ``birth_date`` (age),
+    ``nationality``, a condition's ``NAME`` (its document is missing) or ``NAME_on`` (dated after
+    the registration): what the office's form shows next to that field (RULES.md R9)."""
     rules = RULES_BY_CATEGORY.get(category)
     if rules is None:
         return []
     out = []
     age = age_on(adm.birth_date, adm.registered_on)
     if not rules.min_age <= age <= rules.max_age:
-        out.append(f"{rules.age_article}: age {age} on {adm.registered_on} is outside "
-                   f"{rules.min_age}..{rules.max_age}")
+        out.append(("birth_date", f"{rules.age_article}: age {age} on {adm.registered_on} is outside "
+                                  f"{rules.min_age}..{rules.max_age}"))
     if rules.brazilian_only and adm.foreign:
-        out.append(f"{rules.age_article}: must be Brazilian (nationality {adm.nationality})")
+        out.append(("nationality", f"{rules.age_article}: must be Brazilian (nationality {adm.nationality})"))
     for cond in rules.conditions:
         if cond.applies == "brazilian" and adm.foreign or cond.applies == "foreign" and not adm.foreign:
             continue
         ev = adm.evidence.get(cond.name)
         if ev is None:
-            out.append(f"{cond.article}: {cond.label} ({cond.name}) missing: give the document and its date")
+            out.append((cond.name, f"{cond.article}: {cond.label} ({cond.name}) missing: give the document "
+                                   "and its date"))
         elif ev.dated > adm.registered_on:
-            out.append(f"{cond.article}: {cond.label} ({cond.name}) is dated {ev.dated}, after the "
-                       f"registration on {adm.registered_on}")
+            out.append((f"{cond.name}_on", f"{cond.article}: {cond.label} ({cond.name}) is dated {ev.dated}, "
+                                           f"after the registration on {adm.registered_on}"))
     return out
 
 

@@ -121,15 +121,34 @@ def register(session: Session, *, workers_csv: str | Path, admissions_csv: str |
         raise BadInput("\n".join(errors))
     import_files(session, workers_csv=workers_csv, actor=actor, now=now)
     for w in new:
-        adm = found[w.registration]
-        evidence = {k: {"document": e.document, "dated": e.dated.isoformat()} for k, e in adm.evidence.items()}
-        session.execute(admissions.insert().values(
-            registration=w.registration, birth_date=adm.birth_date, nationality=adm.nationality,
-            registered_on=adm.registered_on, evidence=evidence, recorded_at=now, actor=actor))
-        audit(session, actor=actor, action="worker.admission", subject=w.registration,
-              detail={"category": w.category, "registered_on": adm.registered_on.isoformat(),
-                      "nationality": adm.nationality, "evidence": evidence}, now=now)
+        record_admission(session, w, found[w.registration], actor=actor, now=now)
     return len(new)
+
+
+def record_admission(session: Session, worker: Worker, adm: Admission, *, actor: str,
+                     now: dt.datetime) -> None:
+    """Store ``adm`` (the evidence of ``worker``'s admission, R9) with its ``worker.admission``
+    audit row. The caller has checked it (``admission_problems``, ``foreign_share_refusal``)."""
+    evidence = {k: {"document": e.document, "dated": e.dated.isoformat()} for k, e in adm.evidence.items()}
+    session.execute(admissions.insert().values(
+        registration=worker.registration, birth_date=adm.birth_date, nationality=adm.nationality,
+        registered_on=adm.registered_on, evidence=evidence, recorded_at=now, actor=actor))
+    audit(session, actor=actor, action="worker.admission", subject=worker.registration,
+          detail={"category": worker.category, "registered_on": adm.registered_on.isoformat(),
+                  "nationality": adm.nationality, "evidence": evidence}, now=now)
+
+
+def foreign_share_refusal(session: Session, new: list[tuple[Worker, Admission]]) -> str | None:
+    """Why registering ``new`` would make foreigners more than one third of the stevedores
+    (DL 2.032 art. 5 §3, counted with the new ones), or None."""
+    total, foreign, _unknown = _stevedore_counts(session)
+    stevedores = [a for w, a in new if w.category == "estivador"]
+    foreigners = [a for a in stevedores if a.foreign]
+    share = foreign_share(total + len(stevedores), foreign + len(foreigners))
+    if foreigners and not share["within"]:
+        return (f"{FOREIGN_SHARE_ARTICLE}: foreigners would be {share['foreign']} of "
+                f"{share['stevedores']} stevedores, at most one third ({share['limit']})")
+    return None
 
 
 def admissions_report(session: Session) -> dict:

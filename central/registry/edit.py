@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from sqlalchemy.orm import Session
 
 from central.registry.schema import booklet_revalidations, health_exams
-from central.registry.store import get_worker, rotation_number_holder, save_worker, worker_problems
+from central.registry.enrol import FormRefused, worker_row_errors
+from central.registry.store import get_worker, rotation_number_holder, save_worker
 from portgate.errors import BadInput
 from portgate.records import Worker
 
@@ -30,15 +31,17 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
     """Apply the form ``row`` (``EDITABLE`` columns, workers.csv text) to ``registration``.
 
     Returns the saved worker and ``{field: [old, new]}`` (empty: nothing changed, nothing written).
-    Raises ``BadInput`` naming the field for a bad value (as the CSV import does, sizes and ranges
-    of the ``workers`` columns included) or an unknown worker; nothing is written then."""
+    Raises ``FormRefused`` (a ``BadInput``) naming each bad field and its reason (as the CSV import
+    checks a row, sizes and ranges of the ``workers`` columns included; a rotation number another
+    worker of the category holds), or ``BadInput`` for an unknown worker; nothing is written then."""
     old = get_worker(session, registration)
     cells = {k: _text(getattr(old, k)) for k in EDITABLE}
     cells.update({k: str(v).strip() for k, v in row.items() if k in EDITABLE})
-    new = Worker.from_row({"registration": registration, **cells})
-    fit = worker_problems(new)
-    if fit:
-        raise BadInput("; ".join(fit))
+    full = {"registration": registration, **cells}
+    errors = worker_row_errors(full)
+    if errors:
+        raise FormRefused(errors)
+    new = Worker.from_row(full)
     changed = {f.name: [_text(getattr(old, f.name)), _text(getattr(new, f.name))]
                for f in dataclasses.fields(Worker) if getattr(old, f.name) != getattr(new, f.name)}
     if not changed:
@@ -48,8 +51,8 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
     if "rotation_number" in changed or "category" in changed:
         other = rotation_number_holder(session, new.category, new.rotation_number, registration)
         if other:
-            raise BadInput(f"rotation_number {new.rotation_number} is already held by {other} "
-                           f"({new.category})", where="rotation_number")
+            raise FormRefused({"rotation_number": f"rotation_number {new.rotation_number} is already held by "
+                                                  f"{other} ({new.category})"})
     save_worker(session, new, actor=actor, now=now, action="worker.edit", detail={"changed": changed})
     if "health_exam_date" in changed and new.health_exam_date:
         session.execute(health_exams.insert().values(registration=registration,

@@ -50,6 +50,7 @@ workers = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
+Index("ix_workers_name_registration", workers.c.name, workers.c.registration)  # the office list (0017)
 
 health_exams = Table(
     "health_exams",

@@ -359,15 +359,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     same = [w for w in new_workers if as_registered.get(w.registration) == w]
     new_workers = [w for w in new_workers if as_registered.get(w.registration) != w]
     for worker in new_workers:
-        save_worker(session, worker, actor=actor, now=now, action="worker.import")
-        if worker.health_exam_date:
-            session.execute(health_exams.insert().values(
-                registration=worker.registration, exam_date=worker.health_exam_date,
-                recorded_at=now, actor=actor))
-        if worker.booklet_revalidated_year:
-            session.execute(booklet_revalidations.insert().values(
-                registration=worker.registration, year=worker.booklet_revalidated_year,
-                recorded_at=now, actor=actor))
+        save_with_history(session, worker, actor=actor, now=now, action="worker.import")
     for card in new_cards:
         if card.uid in registered:
             continue  # the registered card as it is (import_refusal refused any difference)
@@ -378,6 +370,20 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     issued = [c for c in new_cards if c.uid not in registered]
     return {"workers": len(new_workers), "cards": len(issued),
             "unchanged": len(same) + len(new_cards) - len(issued)}
+
+
+def save_with_history(session: Session, worker: Worker, *, actor: str, now: dt.datetime, action: str) -> None:
+    """``save_worker`` plus the history rows of its health exam and booklet year (what an import
+    and the office's add-worker form write for a worker)."""
+    save_worker(session, worker, actor=actor, now=now, action=action)
+    if worker.health_exam_date:
+        session.execute(health_exams.insert().values(
+            registration=worker.registration, exam_date=worker.health_exam_date,
+            recorded_at=now, actor=actor))
+    if worker.booklet_revalidated_year:
+        session.execute(booklet_revalidations.insert().values(
+            registration=worker.registration, year=worker.booklet_revalidated_year,
+            recorded_at=now, actor=actor))
 
 
 def import_summary(counts: dict[str, int]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, literal, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from central.ledger.tables import shifts
@@ -139,3 +139,145 @@ def worker_page(session: Session, registration: str, *, today: dt.date, now: dt.
     problems = [p.value for p in registration_problems(worker, today, validity)]
     return WorkerPage(worker, cancelled_on, months, valid_until, problems, views, pens, case_rows,
                       shift_rows, rest, on_shift)
+
+
+#: Workers per page of the list (``worker_list``).
+PAGE_SIZE = 50
+#: The longest "G3 validity expiring within N days" the list accepts (about 3 years).
+MAX_EXPIRING_DAYS = 1100
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListQuery:
+    """The worker list's filters, from the page's query string: ``category`` and ``status``
+    (exact; empty: any), ``expiring_days`` (None: any; N: the health exam's validity, G3, ends
+    within N days of today or has ended, or there is no exam), ``q`` (a registration, its start,
+    part of the name in any case, or a card UID in any UID form). ``after``/``before``: the
+    registration of the row the page starts after (next page) or ends before (previous page)."""
+
+    category: str = ""
+    status: str = ""
+    expiring_days: int | None = None
+    q: str = ""
+    after: str = ""
+    before: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListRow:
+    """One row: the worker, the last valid day of the health exam (None: no exam) and today's
+    G3 problems (``rotation.eligibility.registration_problems`` values)."""
+
+    worker: Worker
+    exam_valid_until: dt.date | None
+    problems: list[str]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListPage:
+    """A page of ``worker_list``: its rows in (name, registration) order, and the registrations
+    the next and previous pages start after / end before (None: no such page)."""
+
+    rows: list[ListRow]
+    next_after: str | None
+    prev_before: str | None
+
+
+def _like(text: str) -> str:
+    return text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings = ValiditySettings()) -> list:
+    """The SQL conditions of ``query``'s filters (what ``worker_list`` and the benchmark run).
+    The expiring filter is exact: a worker of a category whose exam lasts ``m`` months is listed
+    when his exam date is at most ``m`` months before the day after the last day asked for
+    (``exam + m months - 1 day <= today + N``), or he has no exam."""
+    conds = []
+    if query.category:
+        conds.append(workers.c.category == query.category)
+    if query.status:
+        conds.append(workers.c.status == query.status)
+    if query.expiring_days is not None:
+        limit_next = today + dt.timedelta(days=query.expiring_days + 1)
+        special = dict(validity.health_exam_months_by_category)
+        by_cat = [and_(workers.c.category == cat, workers.c.health_exam_date <= _months_before(limit_next, months))
+                  for cat, months in special.items()]
+        rest = workers.c.health_exam_date <= _months_before(limit_next, validity.health_exam_months)
+        if special:
+            rest = and_(workers.c.category.not_in(list(special)), rest)
+        conds.append(or_(workers.c.health_exam_date.is_(None), rest, *by_cat))
+    q = (query.q or "").strip()
+    if q:
+        like = _like(q)
+        matches = [workers.c.registration == q,
+                   func.lower(workers.c.registration).like(like + "%", escape="\\"),
+                   func.lower(workers.c.name).like("%" + like + "%", escape="\\")]
+        for _form, hexa, bits in uid_candidates(q):
+            cond = cards.c.uid == hexa if bits is None else cards.c.uid.like(f"%{hexa}")
+            matches.append(workers.c.registration.in_(select(cards.c.registration).where(cond)))
+        conds.append(or_(*matches))
+    return conds
+
+
+def worker_list(session: Session, query: ListQuery, *, today: dt.date, page_size: int = PAGE_SIZE,
+                validity: ValiditySettings = ValiditySettings()) -> ListPage:
+    """One page of the workers that pass ``query``'s filters, by name then registration, with
+    keyset paging (no OFFSET: a page costs the same at the list's end as at its start, over the
+    index ``ix_workers_name_registration``). An ``after``/``before`` registration that is not
+    registered starts the list from its beginning. Read-only."""
+    conds = list_conditions(query, today, validity)
+    key = tuple_(workers.c.name, workers.c.registration)
+    backwards = False
+    anchor_reg = query.before or query.after
+    if anchor_reg:
+        bounds_ok = len(anchor_reg) <= 64 and "\x00" not in anchor_reg
+        name = session.execute(select(workers.c.name).where(workers.c.registration == anchor_reg)).scalar() \
+            if bounds_ok else None
+        if name is not None:
+            backwards = bool(query.before)
+            conds.append(key < tuple_(literal(name), literal(anchor_reg)) if backwards
+                         else key > tuple_(literal(name), literal(anchor_reg)))
+    order = (workers.c.name.desc(), workers.c.registration.desc()) if backwards else (
+        workers.c.name, workers.c.registration)
+    rows = session.execute(select(workers).where(*conds).order_by(*order).limit(page_size + 1)).all()
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    if backwards:
+        rows.reverse()
+    found = []
+    for r in rows:
+        w = worker_from_row(r)
+        months = validity.health_months(w.category)
+        until = (_add_months(w.health_exam_date, months) - dt.timedelta(days=1)) if w.health_exam_date else None
+        found.append(ListRow(w, until, [p.value for p in registration_problems(w, today, validity)]))
+    if not found:
+        return ListPage([], None, None)
+    has_next = more if not backwards else True
+    has_prev = (more if backwards else bool(anchor_reg and not backwards and query.after))
+    return ListPage(found, found[-1].worker.registration if has_next else None,
+                    found[0].worker.registration if has_prev else None)
+
+
+def matched_by(session: Session, query: str, shown: list[Worker]) -> dict[str, str]:
+    """Why each of the ``shown`` workers matches the text search ``query``: ``registration``,
+    ``name`` or ``uid <form>`` (the card UID form it was read in), for the list's column."""
+    q = (query or "").strip()
+    out: dict[str, str] = {}
+    if not q or not shown:
+        return out
+    regs = [w.registration for w in shown]
+    held: dict[str, list[str]] = {}
+    for uid, reg in session.execute(select(cards.c.uid, cards.c.registration).where(cards.c.registration.in_(regs))):
+        held.setdefault(reg, []).append(uid)
+    candidates = uid_candidates(q)
+    for w in shown:
+        if w.registration == q or w.registration.lower().startswith(q.lower()):
+            out[w.registration] = "registration"
+        elif q.lower() in w.name.lower():
+            out[w.registration] = "name"
+        else:
+            for form, hexa, bits in candidates:
+                if any(uid == hexa if bits is None else uid.endswith(hexa) for uid in held.get(w.registration, ())):
+                    out[w.registration] = f"uid {form.value}"
+                    break
+    return out

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from central.cli_args import FIRST_DAY, LAST_DAY
 from central.production.read import gangs_of_period
 from central.production.render import quantity_text
-from central.pay.statements_store import mark_paid, overdue, release_holds
+from central.pay.statements_store import mark_paid, overdue, release_holds, reverse_paid
 from central.pay.lines import money_str
 from central.pay.integrity import altered
 from central.pay.payslip import brl, build_slips
@@ -28,22 +28,24 @@ from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements
 from central.registry.changes import audit
 from central.registry.schema import workers
+from central.web import payrun
+from central.web.flagsmodel import FLAGS
 from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
-from central.web.service_texts import role_label
+from central.web.service_texts import localize, role_label
 from portgate.errors import BadInput
 
 READERS = ("office", "auditor", "admin")
 WRITERS = ("office",)
 
 
-def _period(request: Request) -> tuple[dt.date, dt.date]:
+def _period(request: Request, params=None) -> tuple[dt.date, dt.date]:
     """``(first, last)`` of the ``from``/``to`` query (default: the month so far), each in
     ``FIRST_DAY..LAST_DAY`` (2000-01-01..2100-12-31, as ``portgate pay``). ``BadInput`` otherwise
     (shown in pt-BR: "o dia 1900-01-01 está fora de 2000-01-01..2100-12-31")."""
     web = request.app.state.web
     today = web.now().astimezone(web.tz).date()
-    q = request.query_params
+    q = request.query_params if params is None else params
     try:
         first = dt.date.fromisoformat(q["from"]) if q.get("from") else today.replace(day=1)
         last = dt.date.fromisoformat(q["to"]) if q.get("to") else today
@@ -57,45 +59,138 @@ def _period(request: Request) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-@guarded(*READERS)
-async def statements_page(request: Request):
+async def _run_page(request: Request, *, status_code: int = 200, errors: dict[str, str] | None = None,
+                    selected: set[str] | None = None, ref: str = "", params=None):
+    """The pay page; after a refused mark-paid, the same page with the selection and reference
+    kept and the error beside the button (``errors``: ``{"statement"|"ref": English}``).
+    ``params``: the period and worker filter (a POST's form; default the query string)."""
     web = request.app.state.web
+    q = request.query_params if params is None else params
     try:
-        first, last = _period(request)
+        first, last = _period(request, q)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    worker = request.query_params.get("worker", "").strip() or None
+    worker = str(q.get("worker") or "").strip() or None
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
     late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
     gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
+    names = await run_in_threadpool(web.read, _names, sorted({s.registration for s in found}))
     held = [s for s in found if s.on_hold]
     total = sum((s.total for s in found), start=0)
-    return page(request, "pay.html", first=first, last=last, worker=worker or "", found=found, held=held,
-                late=late, total=total, brl=brl, gangs=gangs, qty=lambda v: quantity_text(v, lang_of(request)),
-                role=lambda v: role_label(lang_of(request), v),
+    lang = lang_of(request)
+    run = payrun.group(found, names)
+    if selected is None:
+        selected = {r.registration for r in run if r.payable} if request.query_params.get("all") else set()
+    return page(request, "pay.html", status_code=status_code, first=first, last=last, worker=worker or "",
+                found=found, held=held, late=late, total=total, brl=brl, gangs=gangs, run=run, names=names,
+                qty=lambda v: quantity_text(v, lang), role=lambda v: role_label(lang, v),
+                hold_parts=payrun.hold_parts, flag_codes=set(FLAGS), selected=selected, ref=ref,
+                errors={k.lstrip("-"): localize(lang, v) for k, v in (errors or {}).items()},
                 done=request.query_params.get("done", ""))
+
+
+@guarded(*READERS)
+async def statements_page(request: Request):
+    return await _run_page(request)
+
+
+def _names(conn, regs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i in range(0, len(regs), 500):
+        out |= dict(conn.execute(select(workers.c.registration, workers.c.name)
+                                 .where(workers.c.registration.in_(regs[i:i + 500]))).all())
+    return out
 
 
 def _ids(form) -> list[str]:
     return [str(v) for v in form.getlist("statement") if str(v).strip()]
 
 
+def _chosen(form, found) -> list[str]:
+    """The statement ids a mark-paid form names: its ``statement`` ids, then the payable
+    statements (not paid, not on hold) of each worker ticked (``pay_worker``), in the page's order."""
+    ids = _ids(form)
+    regs = {str(v) for v in form.getlist("pay_worker")}
+    ids += [s.statement_id for s in found if s.registration in regs and not s.paid_at and not s.on_hold]
+    return list(dict.fromkeys(ids))
+
+
 @guarded(*WRITERS)
 async def mark_paid_post(request: Request):
+    """Mark paid in two steps: the form's selection (workers ticked, or statement ids) answers a
+    confirmation page (how many, total, date, reference); its "confirm" posts the ids back with
+    ``confirm=yes`` and ``central.pay.statements_store.mark_paid`` marks them (all or nothing,
+    audited). An empty selection or a refusal: the pay page again, selection and reference kept,
+    the error beside the button (400)."""
     web = request.app.state.web
     form = await request.form()
-    ids = _ids(form)
+    ref = str(form.get("ref") or "").strip()
+    try:
+        first, last = _period(request, form)
+    except BadInput as exc:
+        return bad_input(request, str(exc))
+    found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last))
+    ids = _chosen(form, found)
+    selected = {str(v) for v in form.getlist("pay_worker")} | {s.registration for s in found if s.statement_id in ids}
     if not ids:
-        return bad_input(request, "select at least one statement")
-    ref = str(form.get("ref") or "").strip() or None  # too long: mark_paid refuses it
+        return await _run_page(request, status_code=400, errors={"statement": "select at least one statement"},
+                               selected=selected, ref=ref, params=form)
+    if form.get("confirm") != "yes":
+        chosen = [s for s in found if s.statement_id in set(ids)]
+        known = {s.statement_id for s in chosen}
+        names = await run_in_threadpool(web.read, _names, sorted({s.registration for s in chosen}))
+        return page(request, "pay_confirm.html", first=first, last=last, ids=ids,
+                    unknown=[i for i in ids if i not in known],
+                    run=payrun.group(chosen, names), total=sum((s.total for s in chosen), start=0), brl=brl,
+                    paid_at=web.now(), ref=ref, back=_back(form), count=len(ids),
+                    workers=len({s.registration for s in chosen}))
     actor = f"web:{request.state.user.login}"
     try:
         now = web.now()  # the office's clock: paid now
-        await run_in_threadpool(lambda: mark_paid(web.engine, ids, now, ref, now=now, actor=actor,
+        await run_in_threadpool(lambda: mark_paid(web.engine, ids, now, ref or None, now=now, actor=actor,
                                                   tz=web.tz))  # + audit row
     except BadInput as exc:
-        return bad_input(request, str(exc))
+        error = {"ref": exc.reason} if exc.where == "ref" else {"statement": str(exc)}  # the date's error names it
+        return await _run_page(request, status_code=400, errors=error, selected=selected, ref=ref, params=form)
     return RedirectResponse(f"/pay?{_back(form)}&done=paid-{len(ids)}", status_code=303)
+
+
+@guarded(*WRITERS)
+async def reverse_form(request: Request):
+    """The reversal of a mistaken mark-paid: the statement and a reason, then ``POST``."""
+    return await _reverse_page(request, request.query_params.get("statement", ""), request.query_params)
+
+
+async def _reverse_page(request: Request, sid: str, params, *, errors=None, reason: str = "", status_code: int = 200):
+    web = request.app.state.web
+    st = await run_in_threadpool(web.read, lambda c: read_statements(
+        c, FIRST_DAY, LAST_DAY, ids=[sid[:200]]))
+    if not st:
+        return bad_input(request, f"unknown: {sid[:200]}", status_code=404)
+    names = await run_in_threadpool(web.read, _names, [st[0].registration])
+    lang = lang_of(request)
+    back_fields = {k: str(params.get(k) or "")[:64] for k in ("from", "to", "worker")}
+    return page(request, "pay_reverse.html", status_code=status_code, s=st[0],
+                name=names.get(st[0].registration, "—"),
+                brl=brl, reason=reason, back=urlencode(back_fields), back_fields=back_fields,
+                errors={k.lstrip("-"): localize(lang, v) for k, v in (errors or {}).items()})
+
+
+@guarded(*WRITERS)
+async def reverse_post(request: Request):
+    """Reverse a mistaken mark-paid (``central.pay.statements_store.reverse_paid``: audited,
+    never an edit); refused (no reason, not paid): the same form with the reason kept."""
+    web = request.app.state.web
+    form = await request.form()
+    sid = str(form.get("statement") or "")
+    reason = str(form.get("reason") or "")[:1000]
+    actor = f"web:{request.state.user.login}"
+    try:
+        await run_in_threadpool(lambda: reverse_paid(web.engine, [sid], reason, at=web.now(), actor=actor))
+    except BadInput as exc:
+        return await _reverse_page(request, sid, form, errors={exc.where or "reason": exc.reason}, reason=reason,
+                                   status_code=400)
+    return RedirectResponse(f"/pay?{_back(form)}&done=reversed-1", status_code=303)
 
 
 @guarded(*WRITERS)
@@ -203,6 +298,8 @@ async def batch_pdf(request: Request):
 ROUTES = [
     Route("/pay", statements_page, methods=["GET"]),
     Route("/pay/mark-paid", mark_paid_post, methods=["POST"]),
+    Route("/pay/reverse", reverse_form, methods=["GET"]),
+    Route("/pay/reverse", reverse_post, methods=["POST"]),
     Route("/pay/release", release_post, methods=["POST"]),
     Route("/pay/export.csv", export_csv, methods=["GET"]),
     Route("/pay/slips.pdf", batch_pdf, methods=["GET"]),

@@ -15,6 +15,7 @@ from central.registry.changes import audit
 from central.registry.photos import office_photo, save_photo
 from central.registry.store import get_worker
 from central.web.render import bad_input
+from central.web.routes.registry import worker_response
 from central.web.security import ALL_ROLES, guarded
 from portgate.errors import BadInput, PortgateError
 
@@ -30,7 +31,7 @@ async def upload(request: Request):
     form = await request.form()
     up = form.get("photo")
     if not isinstance(up, UploadFile):
-        return bad_input(request, "choose a JPEG or PNG photo")
+        return await _refused(request, reg, "choose a JPEG or PNG photo")
     data = await up.read()
     actor = f"web:{request.state.user.login}"
 
@@ -44,8 +45,13 @@ async def upload(request: Request):
     try:
         await run_in_threadpool(web.with_session, work)
     except BadInput as exc:
-        return bad_input(request, str(exc))
+        return await _refused(request, reg, str(exc))
     return RedirectResponse(f"/workers/{reg}?photo={await _to_gates(web, reg)}", status_code=303)
+
+
+async def _refused(request: Request, reg: str, reason: str):
+    """A refused photo: the worker's page again, the reason beside the photo field (400)."""
+    return await worker_response(request, reg, errors={"photo": reason}, form="photo", status_code=400)
 
 
 async def _to_gates(web, reg: str) -> str:

@@ -316,3 +316,45 @@ def test_an_unmarked_paid_statement_is_superseded_by_one_on_hold(db_url, capsys)
         assert done["written"] == 0
     finally:
         engine.dispose()
+
+
+def test_a_mistaken_mark_paid_is_reversed_on_the_record_not_held_as_a_lost_payment(db_url, capsys):
+    """``pay reverse-paid``: the statement is payable again, the audit log keeps the mark reversed
+    and the reason, and the next pay run stores no PAYMENT_RECORD_LOST hold for it (an un-marking
+    by hand, the test above, is held)."""
+    from central.registry.schema import audit_log
+
+    engine = _ledger(db_url)
+    try:
+        _close_day(capsys, db_url)
+        _paid_by_cli(capsys, db_url, FIRST)
+        code, _, err = run(capsys, "pay", "reverse-paid", "--db", db_url, FIRST)
+        assert code == 2 and "--reason" in err  # a reason is required
+        code, _, err = run(capsys, "pay", "reverse-paid", "--db", db_url, "--reason", " ", FIRST)
+        assert code == 2 and "a reversal needs a reason" in err
+        code, _, err = run(capsys, "pay", "reverse-paid", "--db", db_url, "--reason", "lote errado", "NOPE", FIRST)
+        assert code == 2 and "unknown: NOPE" in err
+        assert {r["statement_id"]: r for r in _rows(engine)}[FIRST]["paid_at"] is not None  # nothing changed
+        code, out, err = run(capsys, "pay", "reverse-paid", "--db", db_url, "--reason", "pago no lote errado", FIRST)
+        assert code == 0, err
+        row = {r["statement_id"]: r for r in _rows(engine)}[FIRST]
+        assert row["paid_at"] is None and row["paid_ref"] is None and row["hold_reason"] is None
+        with engine.connect() as conn:
+            [(actor, detail)] = conn.execute(select(audit_log.c.actor, audit_log.c.detail)
+                                             .where(audit_log.c.action == "pay.reverse_paid")).all()
+        assert actor.startswith("cli:") and detail["detail"] == "pago no lote errado"
+        assert detail["statements"] == [FIRST] and detail["reversed"][0][:2] == [FIRST, CHIEF]
+        assert detail["reversed"][0][4] == "TED-9"  # the mark reversed: its reference kept
+        code, _, err = run(capsys, "pay", "reverse-paid", "--db", db_url, "--reason", "de novo", FIRST)
+        assert code == 2 and f"not marked paid: {FIRST}" in err
+        code, _, err = run(capsys, "pay", "--db", db_url, "--from", "2026-03-15", "--to", "2026-03-15")
+        assert code == 0, err
+        assert "PAYMENT_RECORD_LOST" not in err
+        assert _current_of(engine, CHIEF) == [FIRST]
+        _paid_by_cli(capsys, db_url, FIRST)  # paid again, then that mark lost: held again
+        with engine.begin() as conn:
+            conn.execute(update(statements).where(statements.c.statement_id == FIRST).values(paid_at=None))
+        code, _, err = run(capsys, "pay", "--db", db_url, "--from", "2026-03-15", "--to", "2026-03-15")
+        assert code == 0 and "PAYMENT_RECORD_LOST" in err
+    finally:
+        engine.dispose()

@@ -17,6 +17,9 @@ def test_office_web_bench_smoke_prints_its_json_line():
     assert result["bench"] == "office_web"
     assert result["figures"]["page_p95_ms"] > 0 and result["baseline"]["sql_p95_ms"] > 0
     assert result["figures"]["live_p95_ms"] is not None and result["figures"]["statements_per_page"] >= 5
+    registry = result["registry"]  # the worker list (issue 34), its pages against their own SQL
+    assert registry["workers"] == 2_000 and set(registry["pages"]) >= {"first", "deep", "name_search"}
+    assert all(p["page_p95_ms"] > 0 and p["sql_p95_ms"] > 0 for p in registry["pages"].values())
 
 
 def test_payslips_bench_smoke_prints_its_json_line():

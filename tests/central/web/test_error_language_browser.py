@@ -35,7 +35,7 @@ def page(office):
 
 def _bad_exam_date(page, office):
     page.goto(office.url + "/workers/V002")
-    page.locator("#e-exam").fill("15/01/2026")
+    page.locator("#e-exam").fill("15/13/2026")  # dd/mm/aaaa, but no 13th month
     page.locator("#edit-form").get_by_role("button").last.click()
     alert = page.get_by_role("alert")
     alert.wait_for()
@@ -50,7 +50,7 @@ def _exam(office):
 def test_a_pt_br_page_shows_the_validation_error_in_portuguese_and_the_en_page_in_english(office, page):
     before = _exam(office)
     text = _bad_exam_date(page, office)
-    assert "data do exame de saúde '15/01/2026' não é uma data ISO (AAAA-MM-DD)" in text
+    assert "data do exame de saúde '15/13/2026' não é uma data válida (dd/mm/aaaa)" in text
     assert "is not" not in text and "health_exam_date" not in text
     assert page.locator("html").get_attribute("lang") == "pt-BR"
     # the switch at the top of the page, then the same refused edit
@@ -59,7 +59,7 @@ def test_a_pt_br_page_shows_the_validation_error_in_portuguese_and_the_en_page_i
     page.wait_for_load_state()
     assert page.locator("html").get_attribute("lang") == "en"
     text = _bad_exam_date(page, office)
-    assert "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)" in text
+    assert "health_exam_date '15/13/2026' is not a day written dd/mm/aaaa" in text
     assert _exam(office) == before  # nothing written either time
     page.locator("#lang-select").select_option("pt")
     page.locator("form[action='/lang']").get_by_role("button").click()

@@ -150,15 +150,18 @@ def test_marking_a_batch_paid(paid_ledger, page):
 
     office = paid_ledger
     page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31")
-    boxes = page.locator('#paid-form input[name="statement"]')
+    boxes = page.locator('#paid-form input[name="pay_worker"]')
     assert boxes.count() == 3  # V008's statement is on hold: not selectable
-    for i in range(boxes.count()):
-        boxes.nth(i).check()
+    page.locator("#select-all").click()  # every payable worker ticked
+    assert page.locator('#paid-form input[name="pay_worker"]:checked').count() == 3
     page.locator("#m-ref").fill("folha-2026-03")
     page.get_by_role("button", name="Marcar como pagos").click()
+    page.locator("#confirm-form").wait_for()  # the summary first
+    assert page.locator("#sum-count").inner_text() == "3"
+    page.locator("#confirm-paid").click()
     page.locator("#pay-done").wait_for()
     assert "3 marcado(s) como pago(s)" in page.locator("#pay-done").inner_text()
-    assert page.locator("#statements td.status", has_text="folha-2026-03").count() == 3
+    assert page.locator('#statements td.state[data-state="paid"]').count() == 3
     with office.engine.connect() as c:
         refs = dict(c.execute(select(statements.c.registration, statements.c.paid_ref)).all())
     assert refs == {"V001": "folha-2026-03", "V003": "folha-2026-03", "V017": "folha-2026-03", "V008": None}

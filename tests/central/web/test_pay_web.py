@@ -75,16 +75,24 @@ def test_a_held_statement_is_released_then_paid_in_a_batch(payapp):
     held = _ids(payapp.state.web.engine, "V008")
     assert 'id="held"' in page and "EARLY_EXIT" in page
     everyone = _ids(payapp.state.web.engine)
-    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-3", **Q})
+    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-3",
+                                       "confirm": "yes", **Q})
     assert r.status_code == 400 and "retido(s) para revisão" in r.text  # nothing paid: all or nothing
     with payapp.state.web.engine.connect() as conn:
         assert conn.execute(select(statements.c.paid_at).where(statements.c.paid_at.is_not(None))).first() is None
     assert c.post("/pay/release", data={"csrf_token": token, "statement": held, "note": "", **Q}).status_code == 400
     r = c.post("/pay/release", data={"csrf_token": token, "statement": held, "note": "saída autorizada pelo chefe", **Q})
     assert r.status_code == 303
-    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "L" * 129, **Q})
+    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "L" * 129,
+                                       "confirm": "yes", **Q})
     assert r.status_code == 400 and "a referência do pagamento tem 129 caracteres (no máximo 128)" in r.text
+    assert 'value="' + "L" * 129 + '"' in r.text  # the typed reference is kept
     r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-3", **Q})
+    assert r.status_code == 200 and 'id="confirm-form"' in r.text  # the summary first: nothing paid yet
+    with payapp.state.web.engine.connect() as conn:
+        assert conn.execute(select(statements.c.paid_at).where(statements.c.paid_at.is_not(None))).first() is None
+    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-3",
+                                       "confirm": "yes", **Q})
     assert r.status_code == 303 and "done=paid-4" in r.headers["location"]
     with payapp.state.web.engine.connect() as conn:
         refs = set(conn.execute(select(statements.c.paid_ref)).scalars())
@@ -300,7 +308,8 @@ def test_a_payment_dated_before_the_shift_s_start_by_the_office_clock_is_refused
     c, token = logged_in(payapp, "office")
     everyone = _ids(payapp.state.web.engine)
     clock.at = dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC)  # the office's clock before March's shifts
-    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-9", **Q})
+    r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": everyone, "ref": "lote-9",
+                                       "confirm": "yes", **Q})
     assert r.status_code == 400
     assert "data do pagamento: o pagamento em 2026-03-01T09:00-03:00 é anterior ao início do turno de" in r.text
     with payapp.state.web.engine.connect() as conn:

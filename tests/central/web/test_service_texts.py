@@ -196,6 +196,35 @@ SAMPLES = {
     "empty_band": "the hour band is empty or negative",
     "outside_period": "start 2026-03-10 00:10 is outside gang T1's period 19-01 of 2026-03-10 "
                       "(2026-03-10 19:00..2026-03-11 01:00, port time)",
+    # issue 34: the add-worker form, cards typed by hand, the list's filter, the reversal
+    "already_registered": "V001 is already registered",
+    "card_exists_held": "card 0A04A10003 already exists (active, held by V003)",
+    "second_active_card_form": "registration V001 already has active control card 0A04A10001: report it lost or "
+                               "replace it",
+    "card_not_held": "card 0A04A10003 is not held by V001",
+    "card_kind_form": "kind 'inspector' is not control or badge",
+    "uid_not_hex": "UID 'XYZ' is not hexadecimal",
+    "uid_odd": "UID '123' has an odd number of hex digits",
+    "uid_bytes": "UID '0102' must be 3 to 10 bytes long",
+    "uid_digits": "UID '123' must be exactly 10 digits for format decimal10",
+    "uid_bits": "UID '9999999999' does not fit in 32 bits for format decimal10",
+    "uid_w26": "UID '99900001': facility must be 0-255 and number 0-65535 for format wiegand26",
+    "uid_ambiguous": "uid 0077660161 is 10 decimal digits: EM4100 hex or a DEZ10 number? say which in column "
+                     "uid_form (hex, decimal10, decimal10_le)",
+    "uid_partial": "uid_form dez8 carries only 24 bits of the card: enrol it by its whole UID",
+    "date_br_format": "health_exam_date '31/02/2026' is not a day written dd/mm/aaaa",
+    "expiring_outside": "expiring '99999' is outside 0..1100",
+    "admission_age": "83.611 art. 15 a: age 45 on 2026-12-01 is outside 21..41",
+    "admission_brazilian": "83.611 art. 15 a: must be Brazilian (nationality PT)",
+    "admission_missing": "83.611 art. 15 b: atestado de saúde e visão (médico de instituição pública) (vision) "
+                         "missing: give the document and its date",
+    "admission_late": "83.611 art. 15 c: atestado de bons antecedentes (autoridade policial) (police_record) is "
+                      "dated 2026-12-02, after the registration on 2026-12-01",
+    "admission_pair": "vision_on is required with vision",
+    "admission_doc": "vision (the document) is required with vision_on",
+    "foreign_share": "DL 2.032 art. 5 §3: foreigners would be 2 of 4 stevedores, at most one third (1)",
+    "pay_not_paid": "not marked paid: S1@p",
+    "reversal_reason": "a reversal needs a reason of 1 to 255 characters",
 }
 
 
