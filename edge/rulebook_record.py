@@ -3,9 +3,11 @@
 when the rulebook it loaded differs from the last one it journaled, so the office knows which rules
 a gate decided by from when (the what-if page starts from it) and an evidence bundle can show them.
 
-The digest of the last journaled rulebook is kept in ``<state_dir>/rulebook.journaled`` (written
-after the journal commit; a crash in between journals the same rulebook again at the next start,
-which is harmless). Reading it costs one small file at start-up, not a scan of the journal.
+The digest of the last journaled rulebook and the seq of its event are kept in
+``<state_dir>/rulebook.journaled`` (written after the journal commit; a crash in between journals
+the same rulebook again at the next start, which is harmless). A journal that no longer reaches
+that seq (quarantined and started anew) gets the rulebook again. Reading it costs one small file at
+start-up, not a scan of the journal.
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ def journal_rulebook(journal: Journal, state_dir: str | Path, path: str | None, 
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     mark = Path(state_dir) / MARK
     try:
-        if mark.read_text(encoding="ascii").strip() == digest:
+        said, _, seq = mark.read_text(encoding="ascii").strip().partition(" ")
+        if said == digest and seq.isdigit() and int(seq) <= journal.last_seq():
             return None
     except (OSError, UnicodeDecodeError):
         pass  # no mark yet, or an unreadable one: journal it
     event = journal.append(RulebookPayload(name=name[:64], sha256=digest,
                                            toml=text if len(text) <= RULEBOOK_MAX_CHARS else ""), now=now)
     tmp = mark.with_name(MARK + ".tmp")
-    tmp.write_text(digest + "\n", encoding="ascii")
+    tmp.write_text(f"{digest} {event.seq}\n", encoding="ascii")
     os.replace(tmp, mark)
     return event

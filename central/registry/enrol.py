@@ -26,6 +26,7 @@ from central.registry.admission_store import (
 )
 from central.registry.schema import cards, workers
 from central.registry.store import (
+    get_card,
     get_worker,
     rotation_number_holder,
     save_card,
@@ -210,8 +211,6 @@ def issue_card(session: Session, registration: str, uid: str, uid_form: str | No
 def card_of(session: Session, registration: str, uid: str) -> Card:
     """The card ``uid`` if ``registration`` holds it; ``BadInput`` otherwise (a form of one
     worker's page never moves another's card)."""
-    from central.registry.store import get_card
-
     card = get_card(session, uid)
     if card.registration != registration:
         raise BadInput(f"card {uid} is not held by {registration}", where="uid")

@@ -35,11 +35,15 @@ def test_a_rulebook_is_journaled_once_per_change_with_its_text_and_digest(tmp_pa
         assert journal_rulebook(journal, tmp_path, str(book), "porto-x", clock.now()) is not None
         (tmp_path / MARK).write_bytes(b"\xff\xfe")  # an unreadable mark: journaled again, not a crash
         assert journal_rulebook(journal, tmp_path, str(book), "porto-x", clock.now()) is not None
+        seq = journal.last_seq()
+        digest = hashlib.sha256(book.read_bytes()).hexdigest()
+        (tmp_path / MARK).write_text(f"{digest} {seq + 5}\n")  # a mark beyond the journal: started anew
+        assert journal_rulebook(journal, tmp_path, str(book), "porto-x", clock.now()) is not None
         assert journal_rulebook(journal, tmp_path, None, "gate-default", clock.now()).payload.toml == ""
         book.write_text("#" * (RULEBOOK_MAX_CHARS + 1), encoding="utf-8")
         big = journal_rulebook(journal, tmp_path, str(book), "porto-x", clock.now())
         assert big.payload.toml == "" and big.payload.sha256 == hashlib.sha256(book.read_bytes()).hexdigest()
-        assert len(_rulebooks(journal)) == 5
+        assert len(_rulebooks(journal)) == 6
     finally:
         journal.close()
 

@@ -16,7 +16,7 @@ from edge.indicator import RecordingIndicator
 from edge.service import GateService
 from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
-from wire.events import AlertPayload
+from wire.events import AlertPayload, RulebookPayload
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,8 +93,10 @@ def test_corrupt_store_and_journal_at_boot_are_quarantined_with_alerts_first(tmp
     (state / "store.db").write_bytes(b"garbage" * 500)
     (state / "journal.db").write_bytes(b"more garbage" * 500)
     svc = GateService(cfg, indicator=RecordingIndicator())
-    alerts = svc.journal.outbox_batch(10)
-    assert [(e.seq, type(e.payload)) for e in alerts] == [(1, AlertPayload), (2, AlertPayload)]
+    first = svc.journal.outbox_batch(10)
+    # the alerts first; then the rulebook the gate decides by (edge/rulebook_record.py)
+    assert [(e.seq, type(e.payload)) for e in first] == [(1, AlertPayload), (2, AlertPayload), (3, RulebookPayload)]
+    alerts = first[:2]
     assert {e.payload.code for e in alerts} == {"STORE_QUARANTINED"}
     assert "journal quarantined" in alerts[0].payload.detail
     assert "store quarantined" in alerts[1].payload.detail
