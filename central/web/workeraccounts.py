@@ -58,8 +58,9 @@ def _digest(code: str) -> str:
 
 
 def _normal(code: str) -> str:
-    """The code as compared: upper case, without spaces and dashes (the printed groups)."""
-    return "".join(ch for ch in (code or "").upper() if ch.isalnum())
+    """The code as compared: upper case, without spaces and dashes (the printed groups); a 0 or 1
+    typed for the letter O or I (base32 has no digits 0, 1) reads as that letter."""
+    return "".join(ch for ch in (code or "").upper() if ch.isalnum()).replace("0", "O").replace("1", "I")
 
 
 def new_code() -> str:
@@ -160,7 +161,8 @@ def activate(session: Session, login: str, code: str, password: str, *, address:
         .join(worker_accounts, worker_accounts.c.user_id == office_users.c.id)
         .where(worker_activations.c.code_hash == _digest(code), office_users.c.login == login,
                worker_activations.c.used_at.is_(None))).first()
-    if row is None or as_utc(row.expires_at) < now or row.disabled or not _registration_valid(session, row.registration):
+    if (row is None or as_utc(row.expires_at) < now or row.disabled
+            or not _registration_valid(session, row.registration)):
         session.execute(login_failures.insert().values(login=login, address=address, at=now))
         raise BadInput("the activation code is wrong, used or expired: ask the office for a new one", where="code")
     session.execute(update(worker_activations).where(worker_activations.c.id == row.id).values(used_at=now))

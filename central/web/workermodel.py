@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
+from central.calls.schema import ship_calls
 from central.ledger.schema import events
 from central.ledger.tables import shift_flags, shifts
 from central.registry.schema import card_events, case_attachments, cards, cases
@@ -72,19 +73,21 @@ def earliest_period(last_end: dt.datetime | None, now: dt.datetime, tz: ZoneInfo
 
 
 def last_service_end(conn: Connection, registration: str, now: dt.datetime) -> dt.datetime | None:
-    """The end of ``registration``'s latest service started before ``now``: his dispatched
-    period's end or his recorded exit, whichever is later."""
+    """The end of ``registration``'s latest service: his last active dispatch's period end (also
+    one already made for later today or tomorrow) or his recorded exit of a shift started before
+    ``now``, whichever is later."""
     disp = conn.execute(select(func.max(escala.c.end_at)).where(
-        escala.c.registration == registration, escala.c.status == "active", escala.c.start_at <= now)).scalar()
+        escala.c.registration == registration, escala.c.status == "active")).scalar()
     shift = conn.execute(select(func.max(func.coalesce(shifts.c.exit_at, shifts.c.period_end))).where(
         shifts.c.registration == registration, shifts.c.period_start <= now)).scalar()
     found = [as_utc(v) for v in (disp, shift) if v is not None]
     return max(found) if found else None
 
 
-def next_period(conn: Connection, registration: str, now: dt.datetime, tz: ZoneInfo) -> tuple[dt.date, str, dt.datetime]:
+def next_period(conn: Connection, registration: str, now: dt.datetime,
+                tz: ZoneInfo) -> tuple[dt.date, str, dt.datetime]:
     """The next period ``registration`` may be dispatched to (``earliest_period`` after his last
-    service ending before ``now``)."""
+    service, ``last_service_end``)."""
     return earliest_period(last_service_end(conn, registration, now), now, tz)
 
 
@@ -102,6 +105,7 @@ class ShiftView:
     work_date: dt.date
     period: str
     ship: str
+    ship_name: str  # from his escala or the ship calls; the IMO number when neither names it
     berth: str
     post: str | None
     gate_id: str | None
@@ -141,17 +145,31 @@ def shifts_of(conn: Connection, registration: str, first: dt.date, last: dt.date
                                   .where(events.c.registration == registration, events.c.type == "tap",
                                          events.c.occurred_at >= lo, events.c.occurred_at <= hi)
                                   .order_by(events.c.occurred_at))]
+    names = _ship_names(conn, registration, {r.ship for r in rows})
     out = []
     for r in rows:
         start, end = as_utc(r.period_start), as_utc(r.period_end)
         until = max(end, as_utc(r.exit_at) or end)
         mine = tuple(t for t in taps if start - TAP_MARGIN <= t.at <= until + TAP_MARGIN)
         admit, exit_ = as_utc(r.admit_at), as_utc(r.exit_at)
-        out.append(ShiftView(r.shift_id, r.work_date, r.period, r.ship, r.berth, r.post, r.gate_id, r.function,
+        out.append(ShiftView(r.shift_id, r.work_date, r.period, r.ship, names.get(r.ship, r.ship), r.berth, r.post,
+                             r.gate_id, r.function,
                              admit, exit_, bool(r.meal_worked), bool(r.held),
                              _hours(admit, exit_ or (end if admit else None)),
                              tuple(flags.get(r.shift_id, ())), mine))
     return out
+
+
+def _ship_names(conn: Connection, registration: str, ships: set[str]) -> dict[str, str]:
+    """IMO number -> ship name, from the ship calls, then his own escala rows (which win)."""
+    names = {r.ship: r.ship_name for r in conn.execute(
+        select(ship_calls.c.ship, ship_calls.c.ship_name).where(ship_calls.c.ship.in_(ships))
+        .order_by(ship_calls.c.arrival)) if r.ship_name}
+    names.update({r.ship: r.ship_name for r in conn.execute(
+        select(escala.c.ship, escala.c.ship_name).where(escala.c.registration == registration,
+                                                        escala.c.ship.in_(ships)).order_by(escala.c.id))
+        if r.ship_name})
+    return names
 
 
 def cases_of(conn: Connection, registration: str) -> list[dict]:

@@ -65,7 +65,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "w_payslip": ("Baixar contracheque (PDF)", "Download payslip (PDF)"),
     "w_payslip_note": ("O contracheque traz a assinatura do escritório, que qualquer um confere com "
                        "portgate pay verify-slip.",
-                       "The payslip carries the office's signature, which anyone checks with portgate pay verify-slip."),
+                       "The payslip carries the office's signature, which anyone checks with "
+                       "portgate pay verify-slip."),
     "w_rule": ("Regra", "Rule"),
     "w_article": ("Artigo", "Article"),
     "w_amount": ("Valor", "Amount"),
@@ -145,7 +146,6 @@ WORDS: dict[str, tuple[str, str]] = {
                      "vez só. Um código novo anula este.",
                      "Open {url} on the phone, type the registration, this code and a new password. The code "
                      "works once. A new code cancels this one."),
-    "w_code_issue": ("Acesso do trabalhador: imprimir código de ativação", "Worker access: print an activation code"),
     "w_code_pending": ("código pendente até", "code pending until"),
     "w_account": ("Conta do trabalhador", "Worker account"),
     "w_print": ("Imprimir", "Print"),
@@ -159,6 +159,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "w_card_not_active": ("Este cartão não está ativo: a perda já foi comunicada ou ele foi substituído.",
                           "This card is not active: already reported lost or replaced."),
     "w_unsent": ("Seu texto (não enviado: copie-o se precisar)", "Your text (not sent: copy it if you need it)"),
+    "w_your_defence": ("Sua defesa", "Your defence"),
+    "w_your_appeal": ("Seu recurso", "Your appeal"),
     "w_nothing_sent": ("Nada foi gravado.", "Nothing was saved."),
 }
 

@@ -80,11 +80,14 @@ def _weight(c: TestClient, html: str) -> int:
     return total
 
 
-def test_a_worker_sees_his_escala_shifts_pay_cases_and_card_each_under_100_kb(app, ledger):
+def test_a_worker_sees_his_escala_shifts_pay_cases_and_card_each_under_100_kb(app, ledger, clock):
     c, _ = worker_client(app, "V017")
     home = c.get("/w/").text
     assert "Nordic Star" in home and "19-01" in home and "g-b" in home and "fundeado" in home
     assert 'id="next"' in home and "Lei 9.719 art. 8" in home
+    # dispatched 19-01 today (ends 01:00 tomorrow): 11 h of rest make 13-19 tomorrow the next one (G7)
+    tomorrow = (clock().astimezone(ZoneInfo(WebSettings().tz)).date() + dt.timedelta(days=1)).strftime("%d/%m/%Y")
+    assert f"período 13-19 de {tomorrow}" in home
     shifts = c.get("/w/turnos", params={"from": "2026-03-01", "to": "2026-03-31"}).text
     assert 'data-shift="V017/9300002/2026-03-15/19-01"' in shifts
     assert shifts.count('data-decision="admit"') == 1 and shifts.count('data-decision="exit"') == 1
@@ -185,7 +188,8 @@ def test_the_office_prints_a_code_and_the_worker_activates_his_account_once(app,
     assert bad.status_code == 400 and "código de ativação" in bad.text
     assert w.post("/w/ativar", data=data | {"code": code, "password2": "outra"}).status_code == 400
     assert w.post("/w/ativar", data=data | {"code": code, "password": "curta", "password2": "curta"}).status_code == 400
-    ok = w.post("/w/ativar", data=data | {"code": code.lower().replace("-", " ")})
+    typed = code.lower().replace("-", " ").replace("o", "0").replace("i", "1")  # as a person may type it
+    ok = w.post("/w/ativar", data=data | {"code": typed})
     assert ok.status_code == 200 and "Conta ativada" in ok.text
     assert w.post("/w/ativar", data=data | {"code": code}).status_code == 400  # single use
     assert login(w, "V001", "nova senha forte").headers["location"] == "/w/"
@@ -291,7 +295,7 @@ def test_reporting_his_card_lost_blocks_it_for_the_gates_and_tells_the_office(ap
         assert ev.actor == "worker:v017" and "replacement requested" in ev.detail
     assert c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10011"}).status_code == 400
     office, _ = logged_in(app, "office")
-    assert "replacement requested" in office.get("/workers/V017").text
+    assert "perda comunicada pelo trabalhador: pede um cartão novo" in office.get("/workers/V017").text
     assert c.post("/w/cartao/perdido", data={"uid": "0A04A10011"}).status_code == 403  # no CSRF token
 
 
