@@ -356,3 +356,21 @@ def test_add_user_role_worker_prints_an_activation_code_or_takes_a_password(tmp_
     assert main(["office", "add-user", "--config", str(cfg), "--role", "office", "--registration", "V001",
                  "--login", "x1"]) == 2
     engine.dispose()
+
+
+def test_his_pay_page_says_paid_when_and_the_hold_and_its_reason(app, ledger, engine):
+    from central.ledger.tables import statements
+    from central.pay.statements_store import mark_paid
+
+    q = {"from": "2026-03-01", "to": "2026-03-31"}
+    with engine.connect() as conn:
+        sid = conn.execute(select(statements.c.statement_id).where(statements.c.registration == "V017",
+                                                                   statements.c.superseded_at.is_(None))).scalar_one()
+    paid_at = dt.datetime(2026, 3, 17, 12, 0, tzinfo=dt.UTC)
+    mark_paid(engine, [sid], paid_at, "folha-03", now=paid_at, actor="t")
+    c, _ = worker_client(app, "V017")
+    page = c.get("/w/pagamento", params=q).text
+    assert 'data-paid="yes"' in page and "Pago em 17/03/2026 (folha-03)" in page and "ATRASADO" not in page
+    c8, _ = worker_client(app, "V008")  # V008's EARLY_EXIT statement is on hold for the office's review
+    page = c8.get("/w/pagamento", params=q).text
+    assert "Retido" in page and 'class="hold"' in page and "R$ 696,60" not in page
