@@ -161,6 +161,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "w_unsent": ("Seu texto (não enviado: copie-o se precisar)", "Your text (not sent: copy it if you need it)"),
     "w_your_defence": ("Sua defesa", "Your defence"),
     "w_your_appeal": ("Seu recurso", "Your appeal"),
+    "w_refresh": ("Esta página se atualiza sozinha a cada {s} segundos.", "This page updates itself every {s} seconds."),
     "w_nothing_sent": ("Nada foi gravado.", "Nothing was saved."),
 }
 

@@ -37,14 +37,15 @@ from central.web.routes import pay as pay_routes
 from central.web.routes.cases import _row_id
 from central.web.security import csrf_token, guarded, public, csrf_ok
 from central.web.service_texts import flag_label, localize
-from central.web.users import MIN_PASSWORD, end_sessions_of
-from central.web.workeraccounts import activate, issue_code, registration_of
+from central.web.users import MIN_PASSWORD, disable_user, end_sessions_of
+from central.web.workeraccounts import account_of, activate, issue_code, registration_of
 from central.web.workertexts import word, pay_rule
 from portgate.errors import BadInput
 
 PHOTO_MAX = 4 * 1024 * 1024  # one photo of a document with a defence, bytes (under [web] max_body_mb)
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
 OFFICE = ("office",)
+ESCALA_REFRESH_S = 60  # the escala page reloads itself (a plain meta refresh, no script): a new dispatch shows
 
 
 def wpage(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
@@ -111,7 +112,7 @@ async def escala_page(request: Request):
     found, nxt = await run_in_threadpool(web.read, load)
     days = [(word(lang_of(request), "w_today"), today, [d for d in found if d.date == today]),
             (word(lang_of(request), "w_tomorrow"), tomorrow, [d for d in found if d.date == tomorrow])]
-    return wpage(request, "worker/escala.html", days=days, nxt=nxt)
+    return wpage(request, "worker/escala.html", days=days, nxt=nxt, refresh_s=ESCALA_REFRESH_S)
 
 
 @worker_only
@@ -362,6 +363,26 @@ async def access_code(request: Request):
     return wpage(request, "worker/code.html", issued=issued, url=url)
 
 
+@guarded(*OFFICE)
+async def revoke_access(request: Request):
+    """The office ends the worker's access (``users.disable_user``: no login, open sessions end);
+    a new activation code gives it back. 404 when the registration has no account."""
+    web = request.app.state.web
+    reg = request.path_params["registration"]
+    actor = f"web:{request.state.user.login}"
+
+    def revoke(s):
+        row = account_of(s, reg)
+        if row is None:
+            return False
+        disable_user(s, row.login, actor=actor, now=web.now())
+        return True
+
+    if not await run_in_threadpool(web.with_session, revoke):
+        return _refused(request, f"registration {reg[:64]} has no worker account", status_code=404)
+    return RedirectResponse(f"/workers/{reg}?access=revoked", status_code=303)
+
+
 ROUTES = [
     Route("/w/", escala_page, methods=["GET"]),
     Route("/w/turnos", shifts_page, methods=["GET"]),
@@ -377,4 +398,5 @@ ROUTES = [
     Route("/w/ativar", activate_form, methods=["GET"]),
     Route("/w/ativar", activate_post, methods=["POST"]),
     Route("/workers/{registration}/access-code", access_code, methods=["POST"]),
+    Route("/workers/{registration}/access-revoke", revoke_access, methods=["POST"]),
 ]

@@ -169,7 +169,7 @@ def test_activate_from_a_printed_code_then_escala_shift_statement_and_payslip(of
             fits(pg)
             shot(pg, name, tmp_path)
         # weight of each page as transferred (document, stylesheet, script)
-        for url in ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao"):
+        for url in ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao", "/w/ativar", "/login"):
             pg.goto(office.url + url, wait_until="load")
             sizes = pg.evaluate("""() => performance.getEntries().filter(e => 'transferSize' in e)
                 .map(e => [e.name, e.transferSize])""")

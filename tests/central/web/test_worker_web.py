@@ -84,6 +84,7 @@ def test_a_worker_sees_his_escala_shifts_pay_cases_and_card_each_under_100_kb(ap
     c, _ = worker_client(app, "V017")
     home = c.get("/w/").text
     assert "Nordic Star" in home and "19-01" in home and "g-b" in home and "fundeado" in home
+    assert '<meta http-equiv="refresh" content="60">' in home  # a new dispatch shows within a minute
     assert 'id="next"' in home and "Lei 9.719 art. 8" in home
     # dispatched 19-01 today (ends 01:00 tomorrow): 11 h of rest make 13-19 tomorrow the next one (G7)
     tomorrow = (clock().astimezone(ZoneInfo(WebSettings().tz)).date() + dt.timedelta(days=1)).strftime("%d/%m/%Y")
@@ -149,7 +150,8 @@ def test_each_worker_route_on_the_other_workers_data_is_404_never_the_data(app, 
         r = c.get(path, params=q)
         tried.add(path)
         assert "V008" not in r.text and "0A04A10008" not in r.text and "Saída antes" not in r.text, path
-    tried |= {"/w/ativar", "/workers/{registration}/access-code"}  # public / office: tested below
+    tried |= {"/w/ativar", "/workers/{registration}/access-code",  # public / office: tested below
+              "/workers/{registration}/access-revoke"}
     assert tried == paths, paths - tried
 
 
@@ -374,3 +376,26 @@ def test_his_pay_page_says_paid_when_and_the_hold_and_its_reason(app, ledger, en
     c8, _ = worker_client(app, "V008")  # V008's EARLY_EXIT statement is on hold for the office's review
     page = c8.get("/w/pagamento", params=q).text
     assert "Retido" in page and 'class="hold"' in page and "R$ 696,60" not in page
+
+
+def test_the_office_revokes_a_workers_access_and_a_new_code_gives_it_back(app, ledger, engine, clock):
+    c, _ = worker_client(app, "V017")
+    office, token = logged_in(app, "office")
+    inspector, itoken = logged_in(app, "inspector")
+    assert inspector.post("/workers/V017/access-revoke", data={"csrf_token": itoken}).status_code == 403
+    assert c.get("/w/").status_code == 200
+    r = office.post("/workers/V017/access-revoke", data={"csrf_token": token})
+    assert r.status_code == 303 and r.headers["location"] == "/workers/V017?access=revoked"
+    assert c.get("/w/").status_code == 303  # his open session ended
+    fresh = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    assert login(fresh, "V017", WORKER_PASSWORD).status_code == 401
+    assert office.post("/workers/V001/access-revoke", data={"csrf_token": token}).status_code == 404  # no account
+    with Session(engine) as s, s.begin():
+        assert s.execute(select(audit_log.c.actor).where(audit_log.c.action == "user.disable",
+                                                         audit_log.c.subject == "v017")).scalar() == "web:office"
+        issued = issue_code(s, "V017", actor="t", now=clock())
+    form = fresh.get("/w/ativar").text
+    ok = fresh.post("/w/ativar", data={"csrf_token": csrf_of(form), "login": "V017", "code": issued.code,
+                                       "password": "outra senha boa", "password2": "outra senha boa"})
+    assert ok.status_code == 200
+    assert login(fresh, "V017", "outra senha boa").headers["location"] == "/w/"
