@@ -37,6 +37,7 @@ TAP_MARGIN = dt.timedelta(hours=3)  # taps this long before a period's start or 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Dispatch:
+    id: int  # the escala entry
     date: dt.date
     period: str
     ship: str
@@ -53,7 +54,7 @@ def escala_of(conn: Connection, registration: str, days: tuple[dt.date, ...]) ->
     """``registration``'s active dispatches on the local ``days``, by start time."""
     rows = conn.execute(select(escala).where(escala.c.registration == registration, escala.c.status == "active",
                                              escala.c.date.in_(days)).order_by(escala.c.start_at))
-    return [Dispatch(r.date, r.period, r.ship, r.ship_name, r.berth, r.gate_id, r.post, r.function,
+    return [Dispatch(r.id, r.date, r.period, r.ship, r.ship_name, r.berth, r.gate_id, r.post, r.function,
                      as_utc(r.start_at), as_utc(r.end_at)) for r in rows]
 
 

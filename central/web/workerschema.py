@@ -5,11 +5,14 @@ activation codes the office prints for them.
   ``worker`` to one registration (one account per registration).
 - ``worker_activations``: one row per activation code issued: its SHA-256 hex (the code itself is
   never stored), when it expires (7 days), when it was used (single use) and who issued it.
+- ``worker_requests``: a worker's refusal of one dispatch for health reasons (R3) with the photo of
+  his medical certificate, pending until the office accepts it (the refusal is recorded with the
+  proof: no infraction, he keeps his place) or rejects it (the dispatch stands).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, String, Table
+from sqlalchemy import Column, DateTime, ForeignKey, Index, Integer, LargeBinary, String, Table, Text
 
 from central.db import metadata
 
@@ -33,3 +36,21 @@ worker_activations = Table(
     Column("actor", String(128), nullable=False),
 )
 Index("ix_worker_activations_user_id", worker_activations.c.user_id)
+
+worker_requests = Table(
+    "worker_requests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("registration", String(64), ForeignKey("workers.registration"), nullable=False),
+    Column("escala_id", Integer, ForeignKey("escala.id"), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("filename", String(255), nullable=False),
+    Column("content_type", String(64), nullable=False),
+    Column("photo", LargeBinary, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("status", String(16), nullable=False),  # pending | accepted | rejected
+    Column("decided_at", DateTime(timezone=True), nullable=True),
+    Column("decided_by", String(128), nullable=True),
+    Column("refusal_id", Integer, nullable=True),  # the R3 refusal recorded on acceptance
+)
+Index("ix_worker_requests_registration", worker_requests.c.registration)

@@ -162,6 +162,28 @@ WORDS: dict[str, tuple[str, str]] = {
     "w_your_defence": ("Sua defesa", "Your defence"),
     "w_your_appeal": ("Seu recurso", "Your appeal"),
     "w_refresh": ("Esta página se atualiza sozinha a cada {s} segundos.", "This page updates itself every {s} seconds."),
+    "w_health_refuse": ("Recusar por motivo de saúde", "Refuse for health reasons"),
+    "w_health_help": ("Recusa por doença (R3): envie a foto do atestado médico (JPEG ou PNG, até {mb} MB). O "
+                      "escritório decide; aceita, você não perde seu lugar no rodízio.",
+                      "Refusal for illness (R3): send the photo of the medical certificate (JPEG or PNG, up to "
+                      "{mb} MB). The office decides; accepted, you keep your place in the rotation."),
+    "w_health_reason": ("Motivo", "Reason"),
+    "w_health_photo": ("Foto do atestado médico", "Photo of the medical certificate"),
+    "w_health_send": ("Enviar recusa", "Send refusal"),
+    "w_health_sent": ("Recusa enviada ao escritório.", "Refusal sent to the office."),
+    "w_health_pending": ("Recusa por saúde enviada: aguardando o escritório.",
+                         "Refusal for health sent: waiting for the office."),
+    "w_health_accepted": ("Recusa por saúde aceita: você não está mais escalado aqui e mantém seu lugar no rodízio.",
+                          "Refusal for health accepted: you are no longer dispatched here and keep your place."),
+    "w_health_rejected": ("Recusa por saúde não aceita pelo escritório: a escalação continua.",
+                          "Refusal for health not accepted by the office: the dispatch stands."),
+    "w_requests_title": ("Recusas por saúde dos trabalhadores (R3)", "Workers' refusals for health (R3)"),
+    "w_requests_help": ("Aceitar registra a recusa com o atestado (sem infração; o trabalhador mantém o lugar no "
+                        "rodízio; o próximo é escalado). Recusar mantém a escalação.",
+                        "Accept records the refusal with the certificate (no infraction; the worker keeps his "
+                        "place; the next one is dispatched). Reject keeps the dispatch."),
+    "w_accept": ("Aceitar", "Accept"),
+    "w_reject": ("Não aceitar", "Reject"),
     "w_nothing_sent": ("Nada foi gravado.", "Nothing was saved."),
 }
 

@@ -31,7 +31,7 @@ from central.pay.payslip import brl
 from central.pay.statements_read import read_statements
 from central.registry import cases as case_svc
 from central.registry import store
-from central.web import workermodel
+from central.web import workermodel, workerrequests
 from central.web.render import _local_time, env, lang_of
 from central.web.routes import pay as pay_routes
 from central.web.routes.cases import _row_id
@@ -107,12 +107,76 @@ async def escala_page(request: Request):
 
     def load(conn):
         found = workermodel.escala_of(conn, reg, (today, tomorrow))
-        return found, workermodel.next_period(conn, reg, web.now(), web.tz)
+        return found, workermodel.next_period(conn, reg, web.now(), web.tz), workerrequests.requests_of(conn, reg)
 
-    found, nxt = await run_in_threadpool(web.read, load)
+    found, nxt, asked = await run_in_threadpool(web.read, load)
     days = [(word(lang_of(request), "w_today"), today, [d for d in found if d.date == today]),
             (word(lang_of(request), "w_tomorrow"), tomorrow, [d for d in found if d.date == tomorrow])]
-    return wpage(request, "worker/escala.html", days=days, nxt=nxt, refresh_s=ESCALA_REFRESH_S)
+    return wpage(request, "worker/escala.html", days=days, nxt=nxt, refresh_s=ESCALA_REFRESH_S, asked=asked,
+                 done=request.query_params.get("done", ""), photo_mb=PHOTO_MAX // (1024 * 1024))
+
+
+@worker_only
+async def health_refusal(request: Request):
+    """He refuses one of his dispatches for health reasons with a photo of the certificate (R3): a
+    pending request the office decides (``central.web.workerrequests``)."""
+    web, reg, actor = request.app.state.web, request.state.registration, _actor(request)
+    try:
+        escala_id = _row_id(request.path_params["escala_id"], "escala")
+    except BadInput:
+        return _refused(request, "no dispatch", status_code=404)
+    form = await request.form()
+    item = form.get("photo")
+    try:
+        if not (isinstance(item, UploadFile) and item.filename):
+            raise BadInput("a photo of the medical certificate is required", where="photo-kind")
+        photo = _photo(await item.read(), item.filename)
+        await run_in_threadpool(web.with_session, lambda s: workerrequests.ask_health_refusal(
+            s, reg, escala_id, str(form.get("reason") or ""), photo, actor=actor, now=web.now()))
+    except LookupError:
+        return _refused(request, "no dispatch", status_code=404)
+    except BadInput as exc:
+        return _refused(request, say(lang_of(request), exc))
+    return RedirectResponse("/w/?done=health", status_code=303)
+
+
+@guarded(*OFFICE)
+async def office_requests(request: Request):
+    """The office's list of workers' health refusals (R3), pending first, with their certificates."""
+    web = request.app.state.web
+    found = await run_in_threadpool(web.read, workerrequests.listing)
+    return wpage(request, "worker/requests.html", found=found)
+
+
+@guarded(*OFFICE)
+async def office_request_photo(request: Request):
+    web = request.app.state.web
+    try:
+        request_id = _row_id(request.path_params["request_id"], "request")
+    except BadInput:
+        request_id = None
+    found = None if request_id is None else await run_in_threadpool(web.read, workerrequests.photo_of, request_id)
+    if found is None:
+        return _refused(request, "no request", status_code=404)
+    _name, ctype, data = found
+    return Response(data, media_type=ctype if ctype in PHOTO_FORMATS.values() else "application/octet-stream")
+
+
+@guarded(*OFFICE)
+async def office_request_decide(request: Request):
+    """Accept (the R3 refusal with proof: no infraction, he keeps his place) or reject."""
+    web = request.app.state.web
+    form = await request.form()
+    actor = f"web:{request.state.user.login}"
+    accept = str(form.get("decision") or "") == "accept"
+    try:
+        request_id = _row_id(request.path_params["request_id"], "request")
+        await run_in_threadpool(web.with_session, lambda s: workerrequests.decide(
+            s, request_id, accept, actor=actor, now=web.now()))
+    except BadInput as exc:
+        return _refused(request, str(exc), status_code=404 if "no pending" in str(exc) or "no request" in str(exc)
+                        else 400)
+    return RedirectResponse("/worker-requests", status_code=303)
 
 
 @worker_only
@@ -385,6 +449,7 @@ async def revoke_access(request: Request):
 
 ROUTES = [
     Route("/w/", escala_page, methods=["GET"]),
+    Route("/w/escala/{escala_id}/saude", health_refusal, methods=["POST"]),
     Route("/w/turnos", shifts_page, methods=["GET"]),
     Route("/w/pagamento", pay_page, methods=["GET"]),
     Route("/w/contracheque.pdf", payslip, methods=["GET"]),
@@ -399,4 +464,7 @@ ROUTES = [
     Route("/w/ativar", activate_post, methods=["POST"]),
     Route("/workers/{registration}/access-code", access_code, methods=["POST"]),
     Route("/workers/{registration}/access-revoke", revoke_access, methods=["POST"]),
+    Route("/worker-requests", office_requests, methods=["GET"]),
+    Route("/worker-requests/{request_id}/photo", office_request_photo, methods=["GET"]),
+    Route("/worker-requests/{request_id}/decide", office_request_decide, methods=["POST"]),
 ]

@@ -175,6 +175,7 @@ def test_activate_from_a_printed_code_then_escala_shift_statement_and_payslip(of
                 .map(e => [e.name, e.transferSize])""")
             assert len(sizes) >= 3 and 0 < sum(n for _u, n in sizes) < 100 * 1024, (url, sizes)
         # English is one switch away
+        pg.goto(office.url + "/w/cartao")
         pg.get_by_label("Idioma").select_option("en")
         pg.get_by_role("button", name="OK").click()
         assert pg.locator("h1").inner_text() == "My card"

@@ -112,7 +112,7 @@ def test_a_worker_sees_his_escala_shifts_pay_cases_and_card_each_under_100_kb(ap
         assert r.status_code == 200 and _weight(c, r.text) < PAGE_LIMIT, path
 
 
-def test_each_worker_route_on_the_other_workers_data_is_404_never_the_data(app, ledger, engine):
+def test_each_worker_route_on_the_other_workers_data_is_404_never_the_data(app, ledger, engine, clock):
     case_id = ledger["case"]
     with Session(engine) as s, s.begin():
         case_svc.record_defence(s, case_id, "minha defesa", attachments=[("doc.png", "image/png", _png())],
@@ -140,6 +140,15 @@ def test_each_worker_route_on_the_other_workers_data_is_404_never_the_data(app, 
     r = c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10008"})
     tried.add("/w/cartao/perdido")
     assert r.status_code == 404
+    with Session(engine) as s, s.begin():  # a dispatch of V008's: V017 cannot refuse it
+        v8 = _store_entry(s, EscalaEntry(clock().astimezone(ZoneInfo(WebSettings().tz)).date(), "07-13", "9300001",
+                                         "MSC Aurora", Voyage("long_haul"), Berth("berthed"), "g-a", "portaló",
+                                         "vigia", "V008"),
+                          operator="op", requisition_id=None, settings=RotationSettings(), actor="t", now=clock())
+    r = c.post(f"/w/escala/{v8}/saude", data={"csrf_token": token, "reason": "x"},
+               files={"photo": ("a.png", _png(), "image/png")})
+    tried.add("/w/escala/{escala_id}/saude")
+    assert r.status_code == 404
     with Session(engine) as s:
         row = s.execute(select(cases).where(cases.c.id == case_id)).one()
         assert "não sou eu" not in row.defence and row.appeal is None
@@ -151,7 +160,8 @@ def test_each_worker_route_on_the_other_workers_data_is_404_never_the_data(app, 
         tried.add(path)
         assert "V008" not in r.text and "0A04A10008" not in r.text and "Saída antes" not in r.text, path
     tried |= {"/w/ativar", "/workers/{registration}/access-code",  # public / office: tested below
-              "/workers/{registration}/access-revoke"}
+              "/workers/{registration}/access-revoke", "/worker-requests", "/worker-requests/{request_id}/photo",
+              "/worker-requests/{request_id}/decide"}
     assert tried == paths, paths - tried
 
 
@@ -399,3 +409,68 @@ def test_the_office_revokes_a_workers_access_and_a_new_code_gives_it_back(app, l
                                        "password": "outra senha boa", "password2": "outra senha boa"})
     assert ok.status_code == 200
     assert login(fresh, "V017", "outra senha boa").headers["location"] == "/w/"
+
+
+def test_a_refusal_for_health_with_a_certificate_is_decided_by_the_office(app, ledger, engine):
+    from central.registry.schema import penalties
+    from central.rotation.schema import escala, refusals
+
+    with engine.connect() as conn:
+        entry = conn.execute(select(escala.c.id).where(escala.c.registration == "V017")).scalar_one()
+    c, token = worker_client(app, "V017")
+    home = c.get("/w/").text
+    assert "Recusar por motivo de saúde" in home
+    url = f"/w/escala/{entry}/saude"
+    r = c.post(url, data={"csrf_token": token, "reason": "gripe"})  # no photo
+    assert r.status_code == 400 and "foto JPEG ou PNG" in r.text
+    c8, token8 = worker_client(app, "V008")  # not his dispatch
+    assert c8.post(url, data={"csrf_token": token8, "reason": "x"},
+                   files={"photo": ("a.png", _png(), "image/png")}).status_code == 404
+    r = c.post(url, data={"csrf_token": token, "reason": "gripe forte"}, files={"photo": ("atestado.png", _png(),
+                                                                                          "image/png")})
+    assert r.status_code == 303 and r.headers["location"] == "/w/?done=health"
+    assert 'data-request="pending"' in c.get("/w/").text
+    assert c.post(url, data={"csrf_token": token, "reason": "de novo"},
+                  files={"photo": ("a.png", _png(), "image/png")}).status_code == 400  # one pending at a time
+    inspector, itoken = logged_in(app, "inspector")
+    assert inspector.get("/worker-requests").status_code == 403
+    office, otoken = logged_in(app, "office")
+    listing = office.get("/worker-requests").text
+    assert "gripe forte" in listing and "atestado.png" in listing
+    rid = re.search(r'data-request="(\d+)" data-status="pending"', listing).group(1)
+    photo = office.get(f"/worker-requests/{rid}/photo")
+    assert photo.status_code == 200 and photo.content == _png()
+    assert inspector.post(f"/worker-requests/{rid}/decide", data={"csrf_token": itoken,
+                                                                  "decision": "accept"}).status_code == 403
+    r = office.post(f"/worker-requests/{rid}/decide", data={"csrf_token": otoken, "decision": "accept"})
+    assert r.status_code == 303
+    assert office.post(f"/worker-requests/{rid}/decide", data={"csrf_token": otoken,
+                                                               "decision": "reject"}).status_code == 404
+    with Session(engine) as s:
+        ref = s.execute(select(refusals).where(refusals.c.escala_id == entry)).one()
+        assert ref.infraction == 0 and "atestado.png" in ref.health_proof
+        assert s.execute(select(escala.c.status).where(escala.c.id == entry)).scalar() == "removed"
+        assert s.execute(select(penalties).where(penalties.c.registration == "V017")).first() is None
+        actions = {r.action: r.actor for r in s.execute(select(audit_log).where(
+            audit_log.c.action.like("worker_request.%")))}
+    assert actions == {"worker_request.health": "worker:v017", "worker_request.accept": "web:office"}
+    assert 'data-request="accepted"' not in c.get("/w/").text  # the dispatch is gone from his escala
+    assert office.get("/worker-requests/999/photo").status_code == 404
+
+
+def test_a_rejected_refusal_for_health_leaves_the_dispatch(app, ledger, engine):
+    from central.rotation.schema import escala
+
+    with engine.connect() as conn:
+        entry = conn.execute(select(escala.c.id).where(escala.c.registration == "V017")).scalar_one()
+    c, token = worker_client(app, "V017")
+    assert c.post(f"/w/escala/{entry}/saude", data={"csrf_token": token, "reason": "dor"},
+                  files={"photo": ("a.png", _png(), "image/png")}).status_code == 303
+    office, otoken = logged_in(app, "office")
+    rid = re.search(r'data-request="(\d+)"', office.get("/worker-requests").text).group(1)
+    assert office.post(f"/worker-requests/{rid}/decide", data={"csrf_token": otoken,
+                                                               "decision": "reject"}).status_code == 303
+    home = c.get("/w/").text
+    assert 'data-request="rejected"' in home and "Nordic Star" in home
+    with engine.connect() as conn:
+        assert conn.execute(select(escala.c.status).where(escala.c.id == entry)).scalar() == "active"
