@@ -1,6 +1,7 @@
 """The worker's own pages on his phone (issue 35), under ``/w/``: his escala, shifts, pay and
-payslip, cases (R7: his prior defence, his appeal) and card (report it lost); the activation page;
-and the office's button that prints an activation code (``/workers/{registration}/access-code``).
+payslip, cases (R7: his prior defence, his appeal), card (report it lost) and his refusals for
+health (R3); the activation page. The office's side (codes, revoking, R3 requests):
+``central.web.routes.worker_office``.
 
 Every worker page is wrapped by ``worker_only``: the office's ``guarded("worker")`` (session, role,
 CSRF), then the account's registration (``workeraccounts.registration_of``), which must not be
@@ -37,14 +38,13 @@ from central.web.routes import pay as pay_routes
 from central.web.routes.cases import _row_id
 from central.web.security import csrf_token, guarded, public, csrf_ok
 from central.web.service_texts import flag_label, localize
-from central.web.users import MIN_PASSWORD, disable_user, end_sessions_of
-from central.web.workeraccounts import account_of, activate, issue_code, registration_of
+from central.web.users import MIN_PASSWORD, end_sessions_of
+from central.web.workeraccounts import activate, registration_of
 from central.web.workertexts import word, pay_rule
 from portgate.errors import BadInput
 
 PHOTO_MAX = 4 * 1024 * 1024  # one photo of a document with a defence, bytes (under [web] max_body_mb)
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
-OFFICE = ("office",)
 ESCALA_REFRESH_S = 60  # the escala page reloads itself (a plain meta refresh, no script): a new dispatch shows
 
 
@@ -138,45 +138,6 @@ async def health_refusal(request: Request):
     except BadInput as exc:
         return _refused(request, say(lang_of(request), exc))
     return RedirectResponse("/w/?done=health", status_code=303)
-
-
-@guarded(*OFFICE)
-async def office_requests(request: Request):
-    """The office's list of workers' health refusals (R3), pending first, with their certificates."""
-    web = request.app.state.web
-    found = await run_in_threadpool(web.read, workerrequests.listing)
-    return wpage(request, "worker/requests.html", found=found)
-
-
-@guarded(*OFFICE)
-async def office_request_photo(request: Request):
-    web = request.app.state.web
-    try:
-        request_id = _row_id(request.path_params["request_id"], "request")
-    except BadInput:
-        request_id = None
-    found = None if request_id is None else await run_in_threadpool(web.read, workerrequests.photo_of, request_id)
-    if found is None:
-        return _refused(request, "no request", status_code=404)
-    _name, ctype, data = found
-    return Response(data, media_type=ctype if ctype in PHOTO_FORMATS.values() else "application/octet-stream")
-
-
-@guarded(*OFFICE)
-async def office_request_decide(request: Request):
-    """Accept (the R3 refusal with proof: no infraction, he keeps his place) or reject."""
-    web = request.app.state.web
-    form = await request.form()
-    actor = f"web:{request.state.user.login}"
-    accept = str(form.get("decision") or "") == "accept"
-    try:
-        request_id = _row_id(request.path_params["request_id"], "request")
-        await run_in_threadpool(web.with_session, lambda s: workerrequests.decide(
-            s, request_id, accept, actor=actor, now=web.now()))
-    except BadInput as exc:
-        return _refused(request, str(exc), status_code=404 if "no pending" in str(exc) or "no request" in str(exc)
-                        else 400)
-    return RedirectResponse("/worker-requests", status_code=303)
 
 
 @worker_only
@@ -412,41 +373,6 @@ async def activate_post(request: Request):
     return wpage(request, "worker/message.html", message=word(lang, "w_activated"), login_link=True)
 
 
-@guarded(*OFFICE)
-async def access_code(request: Request):
-    """The office prints an activation code for the worker (a printable page; the code is shown
-    once, only its hash is kept)."""
-    web = request.app.state.web
-    reg = request.path_params["registration"]
-    actor = f"web:{request.state.user.login}"
-    try:
-        issued = await run_in_threadpool(web.with_session, lambda s: issue_code(s, reg, actor=actor, now=web.now()))
-    except BadInput as exc:
-        return _refused(request, str(exc), status_code=404 if "no worker" in str(exc) else 400)
-    url = f"{request.url.scheme}://{request.url.netloc}/w/ativar"
-    return wpage(request, "worker/code.html", issued=issued, url=url)
-
-
-@guarded(*OFFICE)
-async def revoke_access(request: Request):
-    """The office ends the worker's access (``users.disable_user``: no login, open sessions end);
-    a new activation code gives it back. 404 when the registration has no account."""
-    web = request.app.state.web
-    reg = request.path_params["registration"]
-    actor = f"web:{request.state.user.login}"
-
-    def revoke(s):
-        row = account_of(s, reg)
-        if row is None:
-            return False
-        disable_user(s, row.login, actor=actor, now=web.now())
-        return True
-
-    if not await run_in_threadpool(web.with_session, revoke):
-        return _refused(request, f"registration {reg[:64]} has no worker account", status_code=404)
-    return RedirectResponse(f"/workers/{reg}?access=revoked", status_code=303)
-
-
 ROUTES = [
     Route("/w/", escala_page, methods=["GET"]),
     Route("/w/escala/{escala_id}/saude", health_refusal, methods=["POST"]),
@@ -462,9 +388,4 @@ ROUTES = [
     Route("/w/cartao/perdido", card_lost, methods=["POST"]),
     Route("/w/ativar", activate_form, methods=["GET"]),
     Route("/w/ativar", activate_post, methods=["POST"]),
-    Route("/workers/{registration}/access-code", access_code, methods=["POST"]),
-    Route("/workers/{registration}/access-revoke", revoke_access, methods=["POST"]),
-    Route("/worker-requests", office_requests, methods=["GET"]),
-    Route("/worker-requests/{request_id}/photo", office_request_photo, methods=["GET"]),
-    Route("/worker-requests/{request_id}/decide", office_request_decide, methods=["POST"]),
 ]
