@@ -40,6 +40,7 @@ TABLE_MODULES: list[str] = [
     "central.pay.billing_store",
     "central.registry.admission_store",
     "central.ledger.changes",
+    "central.web.workerschema",
     # add your table module here, one line each
 ]
 

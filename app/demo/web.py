@@ -5,7 +5,8 @@ minutes), so a new user can open the browser on a real day.
 
 Logins printed by the demo, both with ``DEMO_PASSWORD``: ``demo`` (role inspector: flags and
 cases) and ``escritorio`` (role office: registry, photos, escala, pay, payslips, the "what if"
-page); the live view and the alarms are open to every role. The workers' photos are in the
+page); the live view and the alarms are open to every role. ``V017`` is a worker's own account
+(his escala, shifts, pay, cases and card on the phone, under ``/w/``; docs/worker.md). The workers' photos are in the
 registry's photo directory (``[web] photos_dir``) and an upload there is sent to the gates.
 The payslips are signed with the run directory's ``keys/payslip.key`` (made at start, as
 ``portgate office serve`` makes ``<keys_dir>/payslip.key``), so ``portgate pay verify-slip
@@ -26,12 +27,13 @@ from portgate.records import EscalaEntry, load_csv
 DEMO_USER = "demo"
 OFFICE_USER = "escritorio"
 DEMO_PASSWORD = "portgate-demo"
+WORKER_REGISTRATION = "V017"  # a worker's own account (issue 35): login V017 (stored as v017), pages /w/
 
 
 def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "demo") -> None:
     """Migrate the ledger and put in it what the office keeps for the day: the registry
     (workers.csv, cards.csv), the escala (escala.csv), one ship call per ship (arrival at 01:00 of
-    the day, still in port) and the demo user."""
+    the day, still in port), the demo users and the account of worker V017."""
     from sqlalchemy.orm import Session
 
     from central.calls.service import ShipCall, save_call
@@ -41,6 +43,7 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
     from central.rotation.engine import RotationSettings
     from central.rotation.service import _store_entry
     from central.web.users import add_user
+    from central.web.workeraccounts import add_account
 
     engine = make_engine(url)
     try:
@@ -60,6 +63,7 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
                           actor=actor, now=now)
             add_user(s, DEMO_USER, role="inspector", password=DEMO_PASSWORD, name="Demo", actor=actor)
             add_user(s, OFFICE_USER, role="office", password=DEMO_PASSWORD, name="Escritório", actor=actor)
+            add_account(s, WORKER_REGISTRATION, password=DEMO_PASSWORD, actor=actor, now=now)
     finally:
         engine.dispose()
 

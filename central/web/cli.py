@@ -176,20 +176,48 @@ def _session(config_path: str):
 
 @office.command("add-user")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--login", required=True)
-@click.option("--role", required=True, type=click.Choice(["office", "inspector", "auditor", "admin"]))
+@click.option("--login", default=None, help="The login (a worker's is his registration in lower case).")
+@click.option("--role", required=True, type=click.Choice(["office", "inspector", "auditor", "admin", "worker"]))
+@click.option("--registration", default=None, help="role worker: the worker's registration.")
 @click.option("--name", default="")
 @click.option("--password-file", type=click.Path(dir_okay=False), default=None,
-              help="Read the password from this file (else $PORTGATE_PASSWORD, else asked).")
+              help="Read the password from this file (else $PORTGATE_PASSWORD, else asked; a worker "
+                   "without either gets an activation code).")
 @click.option("--actor", default=None, help="Who makes the change (default: your login).")
-def add_user_cmd(config_path, login, role, name, password_file, actor):
-    """Add a user of the web application."""
+def add_user_cmd(config_path, login, role, registration, name, password_file, actor):
+    """Add a user of the web application (role worker: an account bound to --registration)."""
     from central.web.users import add_user  # lazy: CLI start-up
 
+    if role == "worker":
+        _add_worker(config_path, login, registration, password_file, actor)
+        return
+    if registration is not None:
+        raise BadInput("--registration is for --role worker", where="--registration")
+    if not login:
+        raise BadInput("--login is required", where="--login")
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
         user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor))
     click.echo(f"user {user.login} ({user.role}) added")
+
+
+def _add_worker(config_path, login, registration, password_file, actor) -> None:
+    """``add-user --role worker``: the password from ``--password-file`` or $PORTGATE_PASSWORD, else an
+    activation code printed (single use, 7 days; ``central.web.workeraccounts``)."""
+    from central.web.workeraccounts import add_account, login_of  # lazy: CLI start-up
+
+    if not registration:
+        raise BadInput("--role worker needs --registration", where="--registration")
+    if login and login.strip().lower() != login_of(registration):
+        raise BadInput(f"a worker's login is his registration in lower case ({login_of(registration)})",
+                       where="--login")
+    password = _password(password_file) if password_file or os.environ.get("PORTGATE_PASSWORD") else None
+    with _session(config_path) as s, s.begin():
+        issued = add_account(s, registration, password=password, actor=_actor(actor))
+    click.echo(f"user {login_of(registration)} (worker, registration {registration.strip()}) added")
+    if issued is not None:
+        click.echo(f"activation code {issued.code} (single use, valid until "
+                   f"{issued.expires_at:%Y-%m-%d %H:%M} UTC): the worker opens /w/ativar")
 
 
 @office.command("set-password")

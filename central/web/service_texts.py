@@ -652,6 +652,8 @@ _CARD_DETAIL = [  # (pattern over the stored detail, pt-BR template); {flag} is 
     (re.compile(r"replaced by (?P<uid>\S+)\Z"), "substituído por {uid}", "replaced by {uid}"),
     (re.compile(r"case (?P<case>\d+): (?P<flag>[A-Z_]+) \((?P<article>.*)\)\Z", re.S),
      "processo {case}: {flag} ({article})", "case {case}: {flag} ({article})"),
+    (re.compile(r"reported lost by the worker: replacement requested\Z"),  # central.web.routes.worker
+     "perda comunicada pelo trabalhador: pede um cartão novo", "reported lost by the worker: replacement requested"),
 ]
 _PENALTY_REASON = [
     (re.compile(r"card (?P<uid>\S+) confiscated: (?P<flag>[A-Z_]+)\Z"),

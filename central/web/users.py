@@ -181,6 +181,13 @@ def locked(session: Session, login: str, address: str, now: dt.datetime) -> bool
     return False
 
 
+def _worker_may_log_in(session: Session, row) -> bool:
+    """False for a worker account whose registration is cancelled (R4, ``central.web.workeraccounts``)."""
+    from central.web.workeraccounts import may_log_in  # lazy: workeraccounts builds on this module
+
+    return may_log_in(session, row.id, row.role)
+
+
 def check_login(session: Session, login: str, password: str, *, address: str,
                 now: dt.datetime | None = None) -> User:
     """The user whose ``login`` and ``password`` match, or ``LoginRefused``.
@@ -201,7 +208,7 @@ def check_login(session: Session, login: str, password: str, *, address: str,
         ok = _hasher.verify(row.password_hash if row is not None else _DUMMY, password or "")
     except (VerificationError, InvalidHashError):
         ok = False
-    if not ok or row is None or row.disabled:
+    if not ok or row is None or row.disabled or not _worker_may_log_in(session, row):
         session.execute(login_failures.insert().values(login=login, address=address, at=now))
         raise LoginRefused(locked=locked(session, login, address, now))
     session.execute(delete(login_failures).where(login_failures.c.login == login))

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from central.web.i18n import LANGS
 from central.web.render import page
-from central.web.security import csrf_ok, csrf_token, guarded, public, safe_next
+from central.web.security import ALL_ROLES, csrf_ok, csrf_token, guarded, public, safe_next
 from central.web.users import LoginRefused, check_login, end_session, start_session
 
 
@@ -42,7 +42,9 @@ async def login(request: Request):
     if isinstance(outcome, LoginRefused):
         key = "login_locked" if outcome.locked else "login_wrong"
         return page(request, "login.html", status_code=429 if outcome.locked else 401, error=key, next=nxt)
-    _user, sid = outcome
+    user, sid = outcome
+    if user.role == "worker" and not nxt.startswith("/w/"):  # a worker's pages (routes/worker.py)
+        nxt = "/w/"
     lang = request.session.get("lang")
     request.session.clear()  # a new session after login (no fixation)
     request.session.update({"sid": sid, "csrf": secrets.token_urlsafe(32)})
@@ -51,7 +53,7 @@ async def login(request: Request):
     return RedirectResponse(nxt, status_code=303)
 
 
-@guarded()
+@guarded(*ALL_ROLES, "worker")
 async def logout(request: Request):
     """End the session server-side (a copy of the cookie opens nothing after) and clear the cookie."""
     sid = str(request.session.get("sid") or "")

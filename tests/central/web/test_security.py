@@ -17,7 +17,7 @@ from central.web.app import create_app, route_table
 from central.web.users import MAX_FAILURES
 from tests.central.web.conftest import PASSWORD, SECRET, csrf_of, logged_in, login
 
-PUBLIC_PATHS = {"/login", "/lang"}
+PUBLIC_PATHS = {"/login", "/lang", "/w/ativar"}  # /w/ativar: a worker sets his password with a code
 
 
 def _concrete(path: str) -> str:

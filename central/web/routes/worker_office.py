@@ -1,0 +1,105 @@
+"""The office's side of the workers' own pages (issue 35, docs/worker.md): print an activation code
+from the worker's page (``/workers/{registration}/access-code``), revoke his access
+(``/workers/{registration}/access-revoke``), and decide the workers' refusals for health (R3) with
+their certificates (``/worker-requests``). Role office; pages rendered like the worker's
+(``central.web.routes.worker.wpage``)."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from central.web import workerrequests
+from central.web.routes.cases import _row_id
+from central.web.routes.worker import PHOTO_FORMATS, _refused, wpage
+from central.web.security import guarded
+from central.web.users import disable_user
+from central.web.workeraccounts import account_of, issue_code
+from portgate.errors import BadInput
+
+OFFICE = ("office",)
+
+
+@guarded(*OFFICE)
+async def access_code(request: Request):
+    """The office prints an activation code for the worker (a printable page; the code is shown
+    once, only its hash is kept)."""
+    web = request.app.state.web
+    reg = request.path_params["registration"]
+    actor = f"web:{request.state.user.login}"
+    try:
+        issued = await run_in_threadpool(web.with_session, lambda s: issue_code(s, reg, actor=actor, now=web.now()))
+    except BadInput as exc:
+        return _refused(request, str(exc), status_code=404 if "no worker" in str(exc) else 400)
+    url = f"{request.url.scheme}://{request.url.netloc}/w/ativar"
+    return wpage(request, "worker/code.html", issued=issued, url=url)
+
+
+@guarded(*OFFICE)
+async def revoke_access(request: Request):
+    """The office ends the worker's access (``users.disable_user``: no login, open sessions end);
+    a new activation code gives it back. 404 when the registration has no account."""
+    web = request.app.state.web
+    reg = request.path_params["registration"]
+    actor = f"web:{request.state.user.login}"
+
+    def revoke(s):
+        row = account_of(s, reg)
+        if row is None:
+            return False
+        disable_user(s, row.login, actor=actor, now=web.now())
+        return True
+
+    if not await run_in_threadpool(web.with_session, revoke):
+        return _refused(request, f"registration {reg[:64]} has no worker account", status_code=404)
+    return RedirectResponse(f"/workers/{reg}?access=revoked", status_code=303)
+
+
+@guarded(*OFFICE)
+async def office_requests(request: Request):
+    """The office's list of workers' health refusals (R3), pending first, with their certificates."""
+    web = request.app.state.web
+    found = await run_in_threadpool(web.read, workerrequests.listing)
+    return wpage(request, "worker/requests.html", found=found)
+
+
+@guarded(*OFFICE)
+async def office_request_photo(request: Request):
+    web = request.app.state.web
+    try:
+        request_id = _row_id(request.path_params["request_id"], "request")
+    except BadInput:
+        request_id = None
+    found = None if request_id is None else await run_in_threadpool(web.read, workerrequests.photo_of, request_id)
+    if found is None:
+        return _refused(request, "no request", status_code=404)
+    _name, ctype, data = found
+    return Response(data, media_type=ctype if ctype in PHOTO_FORMATS.values() else "application/octet-stream")
+
+
+@guarded(*OFFICE)
+async def office_request_decide(request: Request):
+    """Accept (the R3 refusal with proof: no infraction, he keeps his place) or reject."""
+    web = request.app.state.web
+    form = await request.form()
+    actor = f"web:{request.state.user.login}"
+    accept = str(form.get("decision") or "") == "accept"
+    try:
+        request_id = _row_id(request.path_params["request_id"], "request")
+        await run_in_threadpool(web.with_session, lambda s: workerrequests.decide(
+            s, request_id, accept, actor=actor, now=web.now()))
+    except BadInput as exc:
+        return _refused(request, str(exc), status_code=404 if "no pending" in str(exc) or "no request" in str(exc)
+                        else 400)
+    return RedirectResponse("/worker-requests", status_code=303)
+
+
+ROUTES = [
+    Route("/workers/{registration}/access-code", access_code, methods=["POST"]),
+    Route("/workers/{registration}/access-revoke", revoke_access, methods=["POST"]),
+    Route("/worker-requests", office_requests, methods=["GET"]),
+    Route("/worker-requests/{request_id}/photo", office_request_photo, methods=["GET"]),
+    Route("/worker-requests/{request_id}/decide", office_request_decide, methods=["POST"]),
+]

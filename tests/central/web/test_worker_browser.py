@@ -1,0 +1,320 @@
+"""The worker's own pages (issue 35) in a real browser (Playwright driving Debian's chromium) at
+360 px, a cheap phone:
+
+- on a ledger with data (the office app served by uvicorn over SQLite with the demo registry and
+  RULES.md P worked examples, tests/central/web/live.py): the office prints an activation code, the
+  worker activates his account, logs in, sees his escala, a shift with its taps, V017's statement of
+  R$ 696,60 and downloads its payslip; a worker writes his defence (a photo attached), the
+  connection drops on the way and nothing typed is lost, and the inspector sees it on the case page;
+- on a real port (tests/central/web/port.py: mosquitto, ``central run``, two ``edge run`` gates,
+  ``office serve``): a worker reports his card lost and the gate refuses it.
+
+Screenshots of every page go to the test's directory (``PORTGATE_SHOTS`` to keep them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import sqlite3
+import contextlib
+import re
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from central.ledger.schema import events
+from central.registry import cases as case_svc
+from central.registry.schema import audit_log
+from central.rotation.engine import RotationSettings
+from central.rotation.service import _store_entry
+from central.web.users import add_user
+from central.web.workeraccounts import add_account
+from portgate.records import Berth, EscalaEntry, Voyage
+from testkit.browser import launch_chromium
+from tests.central.web.live import LiveOffice, log_in
+from tests.central.web.paydata import seed_pay
+from tests.central.web.port import Port, TZ, wait_until
+
+PHONE = {"width": 360, "height": 740}
+WORKER_PASSWORD = "senha do vigia 17"
+INSPECTOR_PASSWORD = "inspector password 9"
+DEBOUNCE_S = 3  # the gate rulebook's g9.debounce_s: the same card read again sooner is one read
+LOST_S = 2.0  # the issue's target: a card reported lost is refused at every gate within 2 s
+
+
+def _shots() -> Path | None:
+    return Path(os.environ["PORTGATE_SHOTS"]) if os.environ.get("PORTGATE_SHOTS") else None
+
+
+def shot(page, name: str, tmp: Path) -> None:
+    target = _shots() or tmp
+    target.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(target / f"worker-{name}.png"), full_page=True)
+
+
+def fits(page) -> None:
+    """Nothing wider than the 360 px screen."""
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], (page.url, width)
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory):
+    o = LiveOffice(tmp_path_factory.mktemp("worker-office")).start()
+    try:
+        seed_pay(o.engine)
+        now = dt.datetime.now(dt.UTC)
+        today = now.astimezone(TZ).date()
+        with Session(o.engine) as s, s.begin():
+            _store_entry(s, EscalaEntry(today, "19-01", "9300002", "Nordic Star", Voyage.LONG_HAUL, Berth.ANCHORED,
+                                        "g-b", "portaló", "vigia_chefe", "V017"),
+                         operator="op", requisition_id=None, settings=RotationSettings(), actor="test", now=now)
+            ev = s.execute(select(events.c.event_id).where(events.c.registration == "V008",
+                                                           events.c.decision == "exit")).scalar_one()
+            o.case_id = case_svc.open_from_event(s, ev, flag="EARLY_EXIT", charge="Saída antes do fim do período",
+                                                 article=None, evidence="leitura de saída às 10:00",
+                                                 actor="web:fiscal")
+            add_account(s, "V008", password=WORKER_PASSWORD, actor="test")
+            add_user(s, "fiscal", role="inspector", password=INSPECTOR_PASSWORD, name="Fiscal", actor="test")
+        yield o
+    finally:
+        o.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with launch_chromium() as b:
+        yield b
+
+
+def phone(browser, **kw):
+    context = browser.new_context(viewport=PHONE, accept_downloads=True, locale="pt-BR", **kw)
+    pg = context.new_page()
+    pg.set_default_timeout(20_000)
+    return context, pg
+
+
+def worker_log_in(pg, url: str, registration: str, password: str) -> None:
+    pg.goto(url + "/login")
+    pg.get_by_label("Usuário").fill(registration)
+    pg.get_by_label("Senha").fill(password)
+    pg.get_by_role("button", name="Entrar").click()
+    pg.wait_for_url(url + "/w/")
+
+
+def test_activate_from_a_printed_code_then_escala_shift_statement_and_payslip(office, browser, tmp_path):
+    from pypdf import PdfReader
+
+    desk = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        op = desk.new_page()
+        op.set_default_timeout(20_000)
+        log_in(op, office)
+        op.goto(office.url + "/workers/V017")
+        op.get_by_role("button", name="Acesso do trabalhador: imprimir código de ativação").click()
+        code = op.locator("#code").inner_text()
+        assert re.fullmatch(r"([A-Z2-7]{4}-){4}[A-Z2-7]{4}", code), code
+        shot(op, "code-printed", tmp_path)
+    finally:
+        desk.close()
+    context, pg = phone(browser)
+    try:
+        pg.goto(office.url + "/w/ativar")
+        fits(pg)
+        shot(pg, "activate", tmp_path)
+        pg.get_by_label("Matrícula").fill("V017")
+        pg.get_by_label("Código de ativação").fill(code)
+        pg.get_by_label("Nova senha").fill(WORKER_PASSWORD)
+        pg.get_by_label("Repita a senha").fill(WORKER_PASSWORD)
+        pg.get_by_role("button", name="Ativar").click()
+        assert "Conta ativada" in pg.locator("#message").inner_text()
+        worker_log_in(pg, office.url, "V017", WORKER_PASSWORD)
+        fits(pg)
+        dispatch = pg.locator('.dispatch[data-ship="9300002"]')
+        assert "Nordic Star" in dispatch.inner_text() and "g-b" in dispatch.inner_text()
+        assert "Lei 9.719 art. 8" in pg.locator("#next").inner_text()
+        shot(pg, "escala", tmp_path)
+        pg.get_by_role("link", name="Turnos").click()
+        pg.get_by_label("De").fill("2026-03-01")
+        pg.get_by_label("até").fill("2026-03-31")
+        pg.get_by_role("button", name="Mostrar").click()
+        shift = pg.locator('[data-shift="V017/9300002/2026-03-15/19-01"]')
+        taps = shift.locator(".taps li")
+        assert taps.count() == 2 and "liberado" in taps.nth(0).inner_text() and "saída" in taps.nth(1).inner_text()
+        fits(pg)
+        shot(pg, "shifts", tmp_path)
+        pg.get_by_role("link", name="Pagamento").click()
+        pg.get_by_label("De").fill("2026-03-01")
+        pg.get_by_label("até").fill("2026-03-31")
+        pg.get_by_role("button", name="Mostrar").click()
+        statement = pg.locator(".statement").first
+        assert "R$ 696,60" in statement.locator(".total").inner_text()
+        assert "navio fundeado" in statement.inner_text() and "art. 27" in statement.inner_text()
+        fits(pg)
+        shot(pg, "pay", tmp_path)
+        with pg.expect_download() as info:
+            pg.locator("#payslip").click()
+        path = tmp_path / info.value.suggested_filename
+        info.value.save_as(path)
+        text = "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
+        assert "R$ 696,60" in text and "V017" in text and "V001" not in text
+        for name, url in (("cases", "/w/processos"), ("card", "/w/cartao")):
+            pg.goto(office.url + url)
+            fits(pg)
+            shot(pg, name, tmp_path)
+        # weight of each page as transferred (document, stylesheet, script)
+        for url in ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao", "/w/ativar", "/login"):
+            pg.goto(office.url + url, wait_until="load")
+            sizes = pg.evaluate("""() => performance.getEntries().filter(e => 'transferSize' in e)
+                .map(e => [e.name, e.transferSize])""")
+            assert len(sizes) >= 3 and 0 < sum(n for _u, n in sizes) < 100 * 1024, (url, sizes)
+        # English is one switch away
+        pg.goto(office.url + "/w/cartao")
+        pg.get_by_label("Idioma").select_option("en")
+        pg.get_by_role("button", name="OK").click()
+        assert pg.locator("h1").inner_text() == "My card"
+        shot(pg, "card-en", tmp_path)
+    finally:
+        context.close()
+
+
+def _photo(tmp: Path) -> Path:
+    path = tmp / "atestado.jpg"
+    img = Image.new("RGB", (800, 600), (240, 240, 230))
+    buf = io.BytesIO()
+    img.save(buf, "JPEG")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def test_a_defence_survives_a_dropped_connection_and_reaches_the_inspectors_case_page(office, browser, tmp_path):
+    context, pg = phone(browser)
+    typed = "Saí às 10h por ordem do contramestre, que pode confirmar."
+    try:
+        worker_log_in(pg, office.url, "V008", WORKER_PASSWORD)
+        pg.get_by_role("link", name="Processos").click()
+        pg.locator(f'[data-case="{office.case_id}"] a').click()
+        assert "Saída antes do fim do período" in pg.locator("#charge").inner_text()
+        pg.get_by_label("Sua defesa").fill(typed)
+        context.set_offline(True)  # the connection drops as he sends it
+        with contextlib.suppress(Exception):
+            pg.get_by_role("button", name="Enviar defesa").click(timeout=5_000)
+        pg.wait_for_timeout(500)
+        context.set_offline(False)
+        pg.goto(office.url + f"/w/processos/{office.case_id}")
+        assert pg.get_by_label("Sua defesa").input_value() == typed  # kept on the phone
+        shot(pg, "case-kept", tmp_path)
+        pg.get_by_label("Foto de documento (opcional)").set_input_files(str(_photo(tmp_path)))
+        pg.get_by_role("button", name="Enviar defesa").click()
+        pg.locator("#saved").wait_for()
+        assert typed in pg.locator("#defence").inner_text() and "atestado.jpg" in pg.locator("#files").inner_text()
+        assert pg.get_by_label("Sua defesa").input_value() == ""  # sent: the draft is gone
+        fits(pg)
+        shot(pg, "case", tmp_path)
+    finally:
+        context.close()
+    desk = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        ins = desk.new_page()
+        ins.set_default_timeout(20_000)
+        ins.goto(office.url + "/login")
+        ins.get_by_label("Usuário").fill("fiscal")
+        ins.get_by_label("Senha").fill(INSPECTOR_PASSWORD)
+        ins.get_by_role("button", name="Entrar").click()
+        ins.wait_for_url(office.url + "/")
+        ins.goto(office.url + f"/cases/{office.case_id}")
+        defence = ins.locator("#defence").inner_text()
+        assert typed in defence and "worker:v008" in defence and "atestado.jpg" in defence
+    finally:
+        desk.close()
+    with Session(office.engine) as s:
+        row = s.execute(select(audit_log).where(audit_log.c.action == "case.defence")).one()
+        assert row.actor == "worker:v008"
+
+
+@pytest.fixture(scope="module")
+def port(tmp_path_factory):
+    p = Port(tmp_path_factory.mktemp("worker-port"))
+    try:
+        yield p.start()
+    finally:
+        p.stop()
+
+
+def _gate_card(port: Port, gate_id: str, uid: str) -> str | None:
+    path = port.gates[gate_id].dir / "state" / "store.db"
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        row = db.execute("SELECT status FROM cards WHERE uid = ?", (uid,)).fetchone()
+    return row[0] if row else None
+
+
+def test_a_card_reported_lost_is_refused_at_a_running_gate(port, browser, tmp_path):
+    from central.db import make_engine
+
+    engine = make_engine(port.url_db)
+    try:
+        with Session(engine) as s, s.begin():
+            add_account(s, "V003", password=WORKER_PASSWORD, actor="test")
+    finally:
+        engine.dispose()
+    gate = port.gates["g-b"]
+    assert gate.tap("V003")["outcome"] in ("admit", "exit")  # his card works before
+    first_tap = time.monotonic()
+    context, pg = phone(browser)
+    try:
+        worker_log_in(pg, port.url, "V003", WORKER_PASSWORD)
+        pg.get_by_role("link", name="Cartão").click()
+        card = pg.locator('article[data-uid="0A04A10003"]')
+        card.get_by_label("Confirmo que perdi este cartão").check()
+        card.get_by_role("button", name="Comunicar perda").click()
+        pg.locator("#done").wait_for()
+        started = time.monotonic()
+        wait_until(lambda: _gate_card(port, "g-b", "0A04A10003") == "lost", 10, interval=0.05,
+                   what="the lost card at g-b")
+        elapsed = time.monotonic() - started
+        shot(pg, "card-lost", tmp_path)
+    finally:
+        context.close()
+    time.sleep(max(0.0, DEBOUNCE_S + 0.5 - (time.monotonic() - first_tap)))  # not dropped as the same read (G9)
+    shown = gate.tap("V003")
+    assert shown["outcome"] == "deny" and "G2" in shown["rules"], shown
+    print(f"card lost -> blocked at g-b in {elapsed:.2f} s")
+    assert elapsed < LOST_S + 3, elapsed  # the target plus the machine's load, as test_browser.py's live view
+
+
+def test_the_demos_worker_v017_sees_his_day_and_statement_on_the_phone(demo_day, browser, tmp_path):
+    """On the session's demo day (read only): the account ``portgate demo`` made for V017, printed
+    beside the office logins; his shift with its taps, worked example 2 (R$ 696,60) and its payslip."""
+    from pypdf import PdfReader
+
+    assert re.search(r"escritorio / portgate-demo \(office\), V017 / portgate-demo \(worker", demo_day.out)
+    url = demo_day.url.rstrip("/")
+    context, pg = phone(browser)
+    try:
+        worker_log_in(pg, url, "V017", "portgate-demo")
+        assert "V017" in pg.locator("#who").inner_text()
+        shot(pg, "demo-escala", tmp_path)
+        pg.goto(url + "/w/turnos?from=2026-03-15&to=2026-03-15")
+        shift = pg.locator('[data-shift^="V017/9300002/2026-03-15/19-01"]')
+        decisions = [li.get_attribute("data-decision") for li in shift.locator(".taps li").all()]
+        assert decisions[0] == "admit" and decisions[-1] == "exit", decisions
+        assert "Nordic Star" in shift.inner_text()
+        fits(pg)
+        shot(pg, "demo-shifts", tmp_path)
+        pg.goto(url + "/w/pagamento?from=2026-03-15&to=2026-03-15")
+        assert pg.locator(".statement .total").first.inner_text() == "R$ 696,60"
+        fits(pg)
+        shot(pg, "demo-pay", tmp_path)
+        with pg.expect_download() as info:
+            pg.locator("#payslip").click()
+        path = tmp_path / info.value.suggested_filename
+        info.value.save_as(path)
+        assert "R$ 696,60" in "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
+    finally:
+        context.close()
