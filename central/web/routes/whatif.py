@@ -150,7 +150,7 @@ async def whatif_page(request: Request):
         return page(request, "whatif.html", status_code=400,
                     **_context(request, gate=gate, error=str(exc), error_of="gate"))
     found = await run_in_threadpool(web.read, rulebook_in_force, gate, day, web.tz)
-    extra = {"gate": gate, "day": day.isoformat(), "in_force": found or {"missing": True}}
+    extra = {"gate": gate, "day": day.isoformat(), "in_force": (found | {"missing": False}) if found else {"missing": True}}
     if found:
         extra["gate_rulebook"] = found["toml"]
     return page(request, "whatif.html", **_context(request, **extra))

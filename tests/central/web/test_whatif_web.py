@@ -195,3 +195,39 @@ def test_each_read_s_outcome_is_named_in_the_page_s_language(engine, users, cloc
     assert f'data-decision="deny">{recorded}</td>' in r.text
     assert f'data-decision="admit">{what_if}</td>' in r.text
     assert change in r.text and "deny -&gt; admit" not in r.text
+
+
+def test_the_rulebook_in_force_is_the_last_one_the_gate_journaled_before_the_days_end(gate_app):
+    """Issue 34 item 11: ``/whatif?gate=G&day=D`` fills the form with the ``rulebook`` event G
+    journaled last before the end of D (port time); a later one is not yet in force; the built-in
+    default (empty text) shows the shipped default's text; a gate that never reported one says so."""
+    import hashlib
+    import uuid
+
+    from central.ledger.schema import events
+
+    book = GOOD.replace("card_and_badge_required = false", "card_and_badge_required = true")
+
+    def journal(at, text, seq):
+        with gate_app.state.web.engine.begin() as conn:
+            conn.execute(events.insert().values(
+                event_id=str(uuid.uuid4()), port="santos", gate_id="g-a", boot_id="b", seq=seq, occurred_at=at,
+                clock_trusted=True, mono_ns=0, type="rulebook", registration=None, decision=None,
+                payload={"type": "rulebook", "name": "porto", "toml": text,
+                         "sha256": hashlib.sha256(text.encode()).hexdigest()},
+                mac="00", raw=b"{}", received_at=at))
+
+    journal(dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC), "", 1)  # the built-in default
+    journal(dt.datetime(2026, 3, 15, 2, 0, tzinfo=dt.UTC), book, 2)  # 23:00 of 14/03 in São Paulo
+    journal(dt.datetime(2026, 3, 16, 3, 30, tzinfo=dt.UTC), "# later\n" + book, 3)  # 00:30 of 16/03
+    c, _ = logged_in(gate_app, "office")
+    page = c.get("/whatif", params={"gate": "g-a", "day": "2026-03-15"})
+    assert page.status_code == 200 and 'data-found="yes"' in page.text
+    textarea = page.text.split('id="g-book"')[1].split("</textarea>")[0]
+    assert "card_and_badge_required = true" in textarea and "# later" not in textarea
+    assert "14/03/2026 23:00:00" in page.text.split('id="in-force"')[1].split("</p>")[0]
+    old = c.get("/whatif", params={"gate": "g-a", "day": "2026-03-12"}).text
+    assert "card_and_badge_required = false" in old.split('id="g-book"')[1].split("</textarea>")[0]
+    none = c.get("/whatif", params={"gate": "g-zz", "day": "2026-03-15"}).text
+    assert 'data-found="no"' in none and "não informou seu regulamento" in none
+    assert c.get("/whatif", params={"gate": "g-a", "day": "15/03/2026"}).status_code == 400
