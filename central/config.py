@@ -112,6 +112,9 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     write_lock_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=60)] = 5.0
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing
+    # addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (the login
+    # throttle counts per client address); empty: none, the TCP peer is the client
+    trusted_proxies: tuple[str, ...] = ()
 
 
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
