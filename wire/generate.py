@@ -42,8 +42,10 @@ CHANNELS = [
      "Signed gate status: birth on connect, progress, Last Will and graceful offline.", GATE, OFFICE, True),
     ("gateCmd", "portgate/v1/{port}/gate/{gate_id}/cmd", "ReplayCommand",
      "Office -> gate: republish a sequence range (a gap or a tail).", OFFICE, GATE, False),
-    ("officeRequests", "portgate/v1/{port}/office/requests", "SnapshotRequest",
-     "Gate -> office: a snapshot, when a delta does not follow the gate's copy.", GATE, OFFICE, False),
+    ("gateRequests", "portgate/v1/{port}/gate/{gate_id}/requests", "SnapshotRequest",
+     "Gate -> office: a snapshot, when a delta does not follow the gate's copy. The office answers only a "
+     "request whose gate_id is the topic's (the ACL binds the topic to the gate's username), and a kind at "
+     "most once per [ingest] snapshot_request_min_s.", GATE, OFFICE, False),
 ] + [
     (f"{kind}{form.title()}", f"portgate/v1/{{port}}/down/{kind}/{form}", cls.__name__,
      f"Downlink: {kind} {form} (office -> gates){'; retained, so a gate gets the newest at once' if form == 'snapshot' else ''}.",

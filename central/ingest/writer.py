@@ -80,7 +80,7 @@ from central.ingest.check import UNKNOWN, check_status
 from central.ingest.keys import KeyRing
 from central.ingest.verify import Verifier
 from central.ingest.repair import TAIL_MAX_WAIT_S, GapTracker, TailAsk, TailCheck, TailRefused, TailTracker
-from central.ingest.logbudget import LogBudget
+from central.ingest.logbudget import DeadLetterBudget, LogBudget
 from central.ledger.schema import dead_letters, gate_progress
 from central.registry.confiscation import record_confiscation
 from portgate.errors import BadInput, ConfigError
@@ -147,6 +147,7 @@ class LedgerWriter:
         self._tails = TailTracker(self.settings.tail_grace_s, self.settings.replay_every_s,
                                   max_events=ledger.MAX_GAP_EVENTS)
         self._log_budget = LogBudget()  # dead-letter warnings: 20 a minute, the rest counted
+        self._dead_budget = DeadLetterBudget(self.settings.dead_letters_per_gate_min)  # stored, per gate a minute
         self._office_key = None  # Ed25519 key signing chain receipts, loaded at the first commit
         self._receipts_out: list[dict] = []
 
@@ -190,6 +191,7 @@ class LedgerWriter:
             verdict = ledger.check(topic, payload, self.port, self.keys, verified[i], memo,
                                    decoded[i])
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
+        rejected = self._limit_dead_letters(rejected)
         n_rejected = len(rejected)
         delay = 0.5
         while True:
@@ -230,6 +232,29 @@ class LedgerWriter:
         self._handle_gaps(gaps)
         self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
         return self._report(batch_id, blocklist.has_confiscation(inserted))
+
+    def _limit_dead_letters(self, rejected: list) -> list:
+        """The dead letters to store: per sending gate (its topic's) at most
+        ``[ingest] dead_letters_per_gate_min`` a minute, then one summary row, the rest counted
+        (``dead_letters_dropped``) and logged within the log budget (``DeadLetterBudget``)."""
+        kept = []
+        for d in rejected:
+            try:
+                sender = topics.parse_gate_topic(d.topic)[1]
+            except BadInput:
+                sender = d.topic[:255]
+            verdict = self._dead_budget.keep(sender)
+            if verdict == "store":
+                kept.append(d)
+            elif verdict == "summary":
+                kept.append(ledger.DeadLetter(
+                    topic=d.topic, raw=b"", gate_id=d.gate_id,
+                    reason=(f"rate limited: more than {self._dead_budget.per_window} dead letters a minute from "
+                            f"{sender}; the rest of this minute are counted (dead_letters_dropped), not stored")))
+                log.warning("ingest.dead_letters_limited", sender=sender, per_minute=self._dead_budget.per_window)
+            else:
+                self._stats["dead_letters_dropped"] += 1
+        return kept
 
     def _commit(self, accepted, rejected, now, statuses=()):
         """The batch in one transaction. If the database refuses it for what is in it (``unstorable``:

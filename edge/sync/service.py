@@ -147,7 +147,7 @@ class Sync:
         self.t_status = topics.gate_status(port, gate_id)
         self.t_cmd = topics.gate_cmd(port, gate_id)
         self.t_receipt = topics.gate_receipt(port, gate_id)  # the office's chain receipt (kept)
-        self.t_requests = topics.office_requests(port)
+        self.t_requests = topics.gate_requests(port, gate_id)
         # filled by the link's callbacks on paho's thread, emptied by the pump (thread-safe deque)
         self._inputs: collections.deque = collections.deque()
         self._wake = threading.Event()
