@@ -663,7 +663,14 @@ class DemoRun:
 def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: bool = True,
              out: Callable[[str], None] = print, keep_serving: bool = False) -> int:
     """Play the day; print decisions, reconciliation and pay; return the exit status (0 = all right).
-    ``keep_serving``: the web application stays up on the day's ledger until Ctrl-C."""
+    ``keep_serving``: the web application stays up on the day's ledger until Ctrl-C.
+
+    The run directory is made 0700 and everything in it is created 0600 (0700 for directories:
+    the umask is 077 while the demo runs, inherited by its broker, office and gates): the ledger
+    holds password hashes, personal data and pay, the gates' journals who boarded."""
+    old_umask = os.umask(0o077)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir.chmod(0o700)
     demo = DemoRun(run_dir, scenario, lang=lang, out=out, outage=outage)
     try:
         status = _play(demo, run_dir, scenario, out)
@@ -678,6 +685,7 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
     finally:
         if demo.web is not None:
             demo.web.stop()
+        os.umask(old_umask)
 
 
 def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str], None]) -> int:
