@@ -210,11 +210,11 @@ class GateService:
             from edge.sync.photos import PhotoStore
 
             photos = PhotoStore(state, max_bytes=cfg.display.photo_max_bytes)  # for the screen only
-            from edge.config import office_key
+            from edge.config import office_key, office_next_key
 
             self.sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
                              boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos,
-                             office_key=office_key(cfg))
+                             office_key=office_key(cfg), office_next_key=office_next_key(cfg))
 
     def run(self) -> None:
         from portgate.notify import Notifier

@@ -354,6 +354,7 @@ class DemoRun:
         from paho.mqtt.enums import CallbackAPIVersion
 
         from central.broadcast.photos import publish_photos
+        from central.broadcast.publisher import office_signer
         from central.registry.photos import save_photo
         from portgate.records import Worker, load_csv
         from app.demo.photos import png
@@ -366,7 +367,8 @@ class DemoRun:
         client.connect("127.0.0.1", self.broker.port)
         client.loop_start()
         try:
-            return publish_photos(client, self.scenario.spec.port, photos)["files"]
+            return publish_photos(client, self.scenario.spec.port, photos,
+                                  signer=office_signer(self.dir / "keys"))["files"]
         finally:
             client.disconnect()
             client.loop_stop()
@@ -390,6 +392,9 @@ class DemoRun:
         from paho.mqtt.enums import CallbackAPIVersion
 
         from central.broadcast.csv_source import CsvSnapshots, publish_snapshot
+        from central.broadcast.publisher import office_signer
+
+        signer = office_signer(self.dir / "keys")  # the office key the gates verify downlinks with
 
         sc = self.scenario
         at = at or self.day_start
@@ -403,7 +408,7 @@ class DemoRun:
         try:
             for kind in kinds:
                 msg = msgspec.structs.replace(source.snapshot(kind, at), version=self.published_version)
-                publish_snapshot(client, sc.spec.port, kind, msg)
+                publish_snapshot(client, sc.spec.port, kind, msg, signer=signer)
         finally:
             client.disconnect()
             client.loop_stop()

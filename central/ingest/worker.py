@@ -46,7 +46,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from central.config import CentralConfig
 from central.broadcast import blocklist, presence
-from central.broadcast.publisher import Publisher
+from central.broadcast.publisher import Publisher, office_signer
 from central.ingest.keys import KeyRing
 from central.ingest.event_store import MAX_MESSAGE_BYTES
 from central.ingest.link import WriterProcess, WriterThread
@@ -97,7 +97,7 @@ class IngestWorker:
         self.client.on_raw_publish = self._on_raw  # QoS 1 without properties: the stream's messages
         self.client.on_message = self._on_message  # any other (QoS 0, properties); no topic filters: cheaper
         self.client.max_queued_messages_set(0)
-        self.broadcast = Publisher(self.client, self.port)
+        self.broadcast = Publisher(self.client, self.port, office_signer(config.keys_dir))
         if self.settings.writer == "process":
             self.link = WriterProcess(config, index, self._on_outcome, restore=self._held_statuses)
         else:

@@ -70,7 +70,7 @@ from sqlalchemy.orm import Session
 
 from central.config import CentralConfig
 from central.broadcast import blocklist, presence
-from central.broadcast.publisher import Publisher
+from central.broadcast.publisher import Publisher, office_signer
 from central.db import make_engine
 from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
@@ -140,7 +140,7 @@ class LedgerWriter:
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}-writer")
         self.client.max_queued_messages_set(0)
-        self.broadcast = Publisher(self.client, self.port)
+        self.broadcast = Publisher(self.client, self.port, office_signer(config.keys_dir))
         self._stats: collections.Counter = collections.Counter()
         self._gaps = GapTracker(self.settings.gap_grace_s, self.settings.replay_every_s)
         self._next_gap_scan = 0.0
@@ -360,7 +360,7 @@ class LedgerWriter:
         for r in rounds:
             for seq_from, seq_to in r.ranges:
                 cmd = dl.ReplayCommand(seq_from=seq_from, seq_to=seq_to, at=at)
-                self.client.publish(topics.gate_cmd(self.port, r.gate_id), dl.encode(cmd), qos=1)
+                self.broadcast.command(r.gate_id, cmd)
             self._stats["replay_requests"] += len(r.ranges)
             self._stats["replay_rounds"] += 1
             log.warning(
@@ -409,7 +409,7 @@ class LedgerWriter:
 
     def _ask_tail(self, ask: TailAsk) -> None:
         cmd = dl.ReplayCommand(seq_from=ask.seq_from, seq_to=ask.seq_to, at=ask.at)
-        self.client.publish(topics.gate_cmd(self.port, ask.gate_id), dl.encode(cmd), qos=1)
+        self.broadcast.command(ask.gate_id, cmd)
         self._stats["replay_requests"] += 1
         self._stats["tail_replays"] += 1
         log.warning("ingest.tail_replay", gate_id=ask.gate_id, seq_from=ask.seq_from, seq_to=ask.seq_to,

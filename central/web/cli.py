@@ -72,7 +72,9 @@ def _photo_publisher(config):
         return None
     from central.web.photo_publish import photo_publisher  # lazy: CLI start-up
 
-    return photo_publisher(config.mqtt, config.port)
+    from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+
+    return photo_publisher(config.mqtt, config.port, office_signer(config.keys_dir))
 
 
 def _engine(config):
