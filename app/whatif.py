@@ -210,6 +210,8 @@ def web_gate_what_if(publish):
                 raw = tomllib.loads(rulebook_toml)
             except tomllib.TOMLDecodeError as exc:
                 raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
+            except ValueError as exc:  # an integer of more than 4300 digits (sys.get_int_max_str_digits)
+                raise BadInput(f"a number has more than {sys.get_int_max_str_digits()} digits", where="rulebook") from exc
         if not raw.get("version"):
             raise BadInput("the rulebook has no version", where="rulebook")
         with nesting_guard("rulebook"):

@@ -129,6 +129,12 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         mqtt_cfg = msgspec.structs.replace(mqtt_cfg, host=host or mqtt_cfg.host, port=mqtt_port or mqtt_cfg.port)
     if not port_name:
         raise click.UsageError("give --port or --config")
+    signer = None
+    if cfg is not None:
+        from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+
+        signer = office_signer(cfg.keys_dir)  # the gates refuse a downlink not signed with the office key
+
     client = connection.make_client(mqtt_cfg, f"publisher-{port_name}")
     props = connection.connect_properties(mqtt_cfg)
     props.SessionExpiryInterval = 0  # a one-shot publisher keeps no session
@@ -146,11 +152,11 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     client.loop_start()
     try:
         done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
-                             ledger=ledger)
+                             ledger=ledger, signer=signer)
         if photos_dir:
             from central.broadcast.photos import publish_photos  # lazy: CLI start-up
 
-            sent = publish_photos(client, port_name, photos_dir, full=full_photos)
+            sent = publish_photos(client, port_name, photos_dir, full=full_photos, signer=signer)
             done["photos"] = sent["version"]
             click.echo(f"photos: {'delta' if sent['delta'] else 'index'} to version {sent['version']}, "
                        f"{sent['files']} file(s) sent, {sent['removed']} withdrawn", err=True)
@@ -169,6 +175,9 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
                                    f"{', '.join(sorted(set(refused)))} (the broker's ACL for this user?)")
     for kind, v in done.items():
         click.echo(f"{kind}: version {v}")
+    if done and signer is None:
+        click.echo("warning: without --config the downlinks are not signed with the office key: a gate "
+                   "holding office_public_key_file refuses them", err=True)
     if not done:
         raise click.UsageError("nothing to publish: give --workers with --cards, --cards, --escala or --photos")
 

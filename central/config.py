@@ -73,6 +73,11 @@ class IngestSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     tail_grace_s: Annotated[float, msgspec.Meta(ge=0, le=86_400)] = 30.0  # ledger below a gate's sent_seq this long: replay
     share_group: str = "ledger"  # a topic id (wire.topics.check_id): $share/<group>/...
     relay_presence: bool = True
+    # a snapshot kind is served at most once per this many seconds per worker (it is retained and goes
+    # to every gate: more requests meanwhile are answered by the one sent)
+    snapshot_request_min_s: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 5.0
+    # dead letters stored per sending gate (its topic's) a minute; past it one summary row, the rest counted
+    dead_letters_per_gate_min: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 600
     writer: Literal["process", "thread"] = "process"  # central/ingest/link.py
     verify_processes: Annotated[int, msgspec.Meta(ge=0, le=16)] = 1  # Ed25519 verifiers per writer process (verify.py)
 
@@ -112,6 +117,9 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     write_lock_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=60)] = 5.0
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing
+    # addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (the login
+    # throttle counts per client address); empty: none, the TCP peer is the client
+    trusted_proxies: tuple[str, ...] = ()
 
 
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

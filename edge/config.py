@@ -134,6 +134,8 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
     state_dir: str  # holds store.db, journal.db (+ .hwm)
     key_file: str  # HMAC key of this gate, mode 0600
     office_public_key_file: str | None = None  # PEM of the office's receipt key (<keys_dir>/office/signing.pub)
+    # while the office's key rotates: its next public key, also accepted on downlinks and receipts
+    office_next_public_key_file: str | None = None
     ship: str | None = None  # IMO number of the ship this gate serves
     readers: list[ReaderConfig] = []
     rulebook: str | None = None  # TOML file of gate rule settings; default rulebook if absent
@@ -224,12 +226,23 @@ def load_gate_config(path: str | Path) -> GateConfig:
         cfg, mqtt=mqtt, state_dir=rel(cfg.state_dir), key_file=rel(cfg.key_file), rulebook=rel(cfg.rulebook),
         indicator_file=rel(cfg.indicator_file), seed=seed,
         clock_file=rel(cfg.clock_file), readers=readers, office_public_key_file=rel(cfg.office_public_key_file),
+        office_next_public_key_file=rel(cfg.office_next_public_key_file),
     )
     if Path(cfg.state_dir).exists() and not Path(cfg.state_dir).is_dir():
         raise ConfigError(f"{cfg.state_dir} exists and is not a directory (store.db and journal.db go "
                           "in it)", key="state_dir", path=str(path))
     office_key(cfg, path=str(path))  # a bad key file stops the gate here, as check-config does
+    office_next_key(cfg, path=str(path))
     return cfg
+
+
+def office_next_key(cfg: GateConfig, *, path: str | None = None):
+    """The office's next public key (``office_next_public_key_file``, while the office rotates its
+    key: docs/operations.md "Downlink signing keys"), or None. ``ConfigError`` as ``office_key``."""
+    if cfg.office_next_public_key_file is None:
+        return None
+    return office_key(msgspec.structs.replace(cfg, office_public_key_file=cfg.office_next_public_key_file),
+                      path=path, key="office_next_public_key_file")
 
 
 #: A PEM Ed25519 public key is 113 bytes; anything far larger is not one.
@@ -253,7 +266,7 @@ def read_small_file(name: str, limit: int) -> bytes:
     return data
 
 
-def office_key(cfg: GateConfig, *, path: str | None = None):
+def office_key(cfg: GateConfig, *, path: str | None = None, key: str = "office_public_key_file"):
     """The office's Ed25519 public key named by ``office_public_key_file`` (PEM, or base64 of the
     raw 32 bytes), against which the gate verifies the office's chain receipts (docs/evidence.md);
     None if the key is not set (receipts are then refused as unverifiable). Raises ``ConfigError``
@@ -265,11 +278,11 @@ def office_key(cfg: GateConfig, *, path: str | None = None):
 
     if not cfg.office_public_key_file.strip():
         raise ConfigError("the value is empty: name the office public key file or leave the key out",
-                          key="office_public_key_file", path=path)
+                          key=key, path=path)
     try:
         return load_public(read_small_file(cfg.office_public_key_file, OFFICE_KEY_MAX_BYTES))
     except OSError as exc:
         raise ConfigError(f"cannot read the office public key: {exc.strerror or exc}",
-                          key="office_public_key_file", path=path) from exc
+                          key=key, path=path) from exc
     except BadInput as exc:
-        raise ConfigError(str(exc), key="office_public_key_file", path=path) from exc
+        raise ConfigError(str(exc), key=key, path=path) from exc

@@ -422,6 +422,20 @@ class Journal:
             return False
         return True
 
+    def downlink_issued(self) -> dict[str, int]:
+        """Per downlink topic, the newest office issue number applied (``wire.signed_downlink.Forward``),
+        kept across restarts so an older signed message replayed after one is still refused."""
+        try:
+            value = msgspec.json.decode((self._meta("downlink_issued") or "{}").encode(), type=dict[str, int])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return {}
+        return value
+
+    def keep_downlink_issued(self, newest: dict[str, int]) -> None:
+        """Store ``newest`` (topic -> issue number); ``StoreError`` if the journal cannot be written."""
+        with self._lock:
+            self._set_meta("downlink_issued", msgspec.json.encode(newest).decode())
+
     def receipt(self) -> dict | None:
         """The newest receipt kept: ``{"seq", "head", "body", "sig"}``, or None."""
         try:

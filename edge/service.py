@@ -216,11 +216,12 @@ class GateService:
             from edge.sync.photos import PhotoStore
 
             photos = PhotoStore(state, max_bytes=cfg.display.photo_max_bytes)  # for the screen only
-            from edge.config import office_key
+            from edge.config import office_key, office_next_key
 
             self.sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
                              boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos,
-                             office_key=office_key(cfg), readers=self.loop.reader_health)
+                             office_key=office_key(cfg), office_next_key=office_next_key(cfg),
+                             readers=self.loop.reader_health)
 
     def run(self) -> None:
         from portgate.notify import Notifier

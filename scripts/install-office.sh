@@ -33,12 +33,17 @@ install_config "$SRC/config/mosquitto/portgate.acl" "$MQ/portgate.acl" 0640
 if [ ! -e "$MQ/portgate.passwd" ]; then
   : > "$MQ/portgate.passwd"
   chmod 0600 "$MQ/portgate.passwd"
-  say "created empty $MQ/portgate.passwd: add users with mosquitto_passwd (office, one per gate)"
+  say "created empty $MQ/portgate.passwd: add users with mosquitto_passwd (one per gate, monitors)"
+fi
+if [ ! -e "$MQ/portgate-office.passwd" ]; then
+  : > "$MQ/portgate-office.passwd"
+  chmod 0600 "$MQ/portgate-office.passwd"
+  say "created empty $MQ/portgate-office.passwd: add the office user with mosquitto_passwd (listener 8884)"
 fi
 if ! staging; then
-  chown mosquitto: "$MQ/portgate.passwd" "$MQ/portgate.acl" 2>/dev/null || true
+  chown mosquitto: "$MQ/portgate.passwd" "$MQ/portgate-office.passwd" "$MQ/portgate.acl" 2>/dev/null || true
   for f in "$MQ"/certs/broker.crt "$MQ"/certs/broker.key "$MQ"/certs/ca.crt; do
-    [ -e "$f" ] || say "MISSING TLS file $f (mosquitto will not start its 8883 listener without it)"
+    [ -e "$f" ] || say "MISSING TLS file $f (mosquitto will not start its 8883 and 8884 listeners without it)"
   done
 fi
 

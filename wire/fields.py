@@ -97,6 +97,14 @@ BY_NAME: dict[str, str] = {
 }
 
 BY_TYPE: dict[tuple[str, str], str] = {
+    ("SignedDownlink", "body"): "The office's message (a snapshot, delta, photo file or replay command of the "
+                                "channel), base64 of its own JSON bytes.",
+    ("SignedDownlink", "issued"): "The office's issue number (nanoseconds since 1970 at signing, strictly "
+                                  "increasing): a gate refuses one older than the newest it applied on the topic.",
+    ("SignedDownlink", "key"): "Fingerprint of the office key that signed it (`wire.chain.fingerprint`).",
+    ("SignedDownlink", "sig"): "Base64 Ed25519 signature by the office key of `portgate-downlink/1\\n` + topic + "
+                               "`\\n` + issued + `\\n` + the body's bytes.",
+    ("SignedDownlink", "topic"): "The topic it was signed for: a gate refuses it on any other.",
     ("MealWorkedPayload", "uid"): "UID of the worker's control card read in meal mode.",
     ("MealWorkedPayload", "registration"): "Registration of the worker whose meal interval was worked.",
     ("MealWorkedPayload", "dispatch"): "The escala entry of the worker's open shift (the shift's identity).",

@@ -21,6 +21,7 @@ from wire import SCHEMA_VERSION
 from wire import downlink as dl
 from wire.events import Event
 from wire.fields import describe
+from wire.signed_downlink import SignedDownlink
 
 HERE = Path(__file__).parent
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -34,6 +35,8 @@ MESSAGES: dict[str, object] = {
 }
 
 GATE, OFFICE, GATES = "a gate", "the office", "every gate of the port"
+SEALED = (" On the wire it is the body of a SignedDownlink envelope signed with the office key (issue 36; "
+          "docs/mqtt.md).")
 CHANNELS = [
     # name, address, message, description, sender, receiver, retained
     ("gateEvents", "portgate/v1/{port}/gate/{gate_id}/events", "Event",
@@ -41,12 +44,15 @@ CHANNELS = [
     ("gateStatus", "portgate/v1/{port}/gate/{gate_id}/status", "GateStatus",
      "Signed gate status: birth on connect, progress, Last Will and graceful offline.", GATE, OFFICE, True),
     ("gateCmd", "portgate/v1/{port}/gate/{gate_id}/cmd", "ReplayCommand",
-     "Office -> gate: republish a sequence range (a gap or a tail).", OFFICE, GATE, False),
-    ("officeRequests", "portgate/v1/{port}/office/requests", "SnapshotRequest",
-     "Gate -> office: a snapshot, when a delta does not follow the gate's copy.", GATE, OFFICE, False),
+     "Office -> gate: republish a sequence range (a gap or a tail)." + SEALED, OFFICE, GATE, False),
+    ("gateRequests", "portgate/v1/{port}/gate/{gate_id}/requests", "SnapshotRequest",
+     "Gate -> office: a snapshot, when a delta does not follow the gate's copy. The office answers only a "
+     "request whose gate_id is the topic's (the ACL binds the topic to the gate's username), and a kind at "
+     "most once per [ingest] snapshot_request_min_s.", GATE, OFFICE, False),
 ] + [
     (f"{kind}{form.title()}", f"portgate/v1/{{port}}/down/{kind}/{form}", cls.__name__,
-     f"Downlink: {kind} {form} (office -> gates){'; retained, so a gate gets the newest at once' if form == 'snapshot' else ''}.",
+     f"Downlink: {kind} {form} (office -> gates){'; retained, so a gate gets the newest at once' if form == 'snapshot' else ''}."
+     + SEALED,
      OFFICE, GATES, form == "snapshot")
     for (kind, form), cls in dl.DOWNLINK_TYPES.items()
 ]
@@ -89,7 +95,9 @@ def json_schema(name: str, kind) -> dict:
 def asyncapi() -> dict:
     """The AsyncAPI 3.0 document: servers, channels, a send and a receive operation per channel
     (with MQTT bindings: QoS 1, retained where it is), messages and their payload schemas."""
-    _, components = msgspec.json.schema_components(list(MESSAGES.values()), ref_template="#/components/schemas/{name}")
+    # the envelope every office -> gate message travels in (wire.signed_downlink) is described beside them
+    _, components = msgspec.json.schema_components([*MESSAGES.values(), SignedDownlink],
+                                                   ref_template="#/components/schemas/{name}")
     components = _adjust(components)
     channels, operations, messages = {}, {}, {}
     for name, address, message, description, sender, receiver, retained in CHANNELS:

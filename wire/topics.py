@@ -5,7 +5,7 @@ Everything lives under ``portgate/v1/{port}/``::
     portgate/v1/{port}/gate/{gate_id}/events      gate -> office   QoS 1   signed Event
     portgate/v1/{port}/gate/{gate_id}/status      gate -> all      QoS 1   signed GateStatus, retained (birth/LWT)
     portgate/v1/{port}/gate/{gate_id}/cmd         office -> gate   QoS 1   Command (replay a range)
-    portgate/v1/{port}/office/requests            gate -> office   QoS 1   Command (snapshot request)
+    portgate/v1/{port}/gate/{gate_id}/requests    gate -> office   QoS 1   Command (snapshot request)
     portgate/v1/{port}/down/{kind}/snapshot       office -> gates  QoS 1   *Snapshot, retained
     portgate/v1/{port}/down/{kind}/delta          office -> gates  QoS 1   *Delta
     portgate/v1/{port}/down/photos/file           office -> gates  QoS 1   PhotoFile (one photo's bytes)
@@ -62,9 +62,16 @@ def gate_receipt(port: str, gate_id: str) -> str:
     return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/receipt"
 
 
-def office_requests(port: str) -> str:
-    """Requests from gates to the office (a snapshot when a delta does not follow its version)."""
-    return f"{ROOT}/{check_id(port, 'port')}/office/requests"
+def gate_requests(port: str, gate_id: str) -> str:
+    """Requests from one gate to the office (a snapshot when a delta does not follow its version).
+    Under the gate's own topic, so the broker's ACL (``%u``) binds the gate id to its credentials:
+    the office answers only a request whose ``gate_id`` is the topic's."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/{check_id(gate_id, 'gate_id')}/requests"
+
+
+def all_gate_requests(port: str) -> str:
+    """Filter matching the requests topic of every gate of ``port``."""
+    return f"{ROOT}/{check_id(port, 'port')}/gate/+/requests"
 
 
 def downlink(port: str, kind: str, form: Literal["snapshot", "delta", "file"]) -> str:

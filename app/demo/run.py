@@ -365,6 +365,7 @@ class DemoRun:
         from paho.mqtt.enums import CallbackAPIVersion
 
         from central.broadcast.photos import publish_photos
+        from central.broadcast.publisher import office_signer
         from central.registry.photos import save_photo
         from portgate.records import Worker, load_csv
         from app.demo.photos import png
@@ -377,7 +378,8 @@ class DemoRun:
         client.connect("127.0.0.1", self.broker.port)
         client.loop_start()
         try:
-            return publish_photos(client, self.scenario.spec.port, photos)["files"]
+            return publish_photos(client, self.scenario.spec.port, photos,
+                                  signer=office_signer(self.dir / "keys"))["files"]
         finally:
             client.disconnect()
             client.loop_stop()
@@ -402,6 +404,9 @@ class DemoRun:
         from paho.mqtt.enums import CallbackAPIVersion
 
         from central.broadcast.csv_source import CsvSnapshots, publish_snapshot
+        from central.broadcast.publisher import office_signer
+
+        signer = office_signer(self.dir / "keys")  # the office key the gates verify downlinks with
 
         sc = self.scenario
         at = at or self.day_start
@@ -415,7 +420,7 @@ class DemoRun:
         try:
             for kind in kinds:
                 msg = msgspec.structs.replace(source.snapshot(kind, at), version=self.published_version)
-                publish_snapshot(client, sc.spec.port, kind, msg)
+                publish_snapshot(client, sc.spec.port, kind, msg, signer=signer)
         finally:
             client.disconnect()
             client.loop_stop()
@@ -707,7 +712,14 @@ class DemoRun:
 def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: bool = True,
              out: Callable[[str], None] = print, keep_serving: bool = False) -> int:
     """Play the day; print decisions, reconciliation and pay; return the exit status (0 = all right).
-    ``keep_serving``: the web application stays up on the day's ledger until Ctrl-C."""
+    ``keep_serving``: the web application stays up on the day's ledger until Ctrl-C.
+
+    The run directory is made 0700 and everything in it is created 0600 (0700 for directories:
+    the umask is 077 while the demo runs, inherited by its broker, office and gates): the ledger
+    holds password hashes, personal data and pay, the gates' journals who boarded."""
+    old_umask = os.umask(0o077)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir.chmod(0o700)
     demo = DemoRun(run_dir, scenario, lang=lang, out=out, outage=outage)
     try:
         status = _play(demo, run_dir, scenario, out)
@@ -722,6 +734,7 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
     finally:
         if demo.web is not None:
             demo.web.stop()
+        os.umask(old_umask)
 
 
 def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str], None]) -> int:

@@ -99,13 +99,15 @@ class DemoWeb:
             from app.whatif import web_gate_what_if
             from central.config import load_central_config
             from central.web.cli import slip_key
+            from central.broadcast.publisher import office_signer
             from central.web.photo_publish import photo_publisher
 
             config = load_central_config(str(self.central_toml))
             settings = config.web
             key = slip_key(config)  # <keys_dir>/payslip.key of the run directory, made if missing
             extra = {"gate_what_if": web_gate_what_if(config.publish),
-                     "publish_photos": photo_publisher(config.mqtt, config.port) if settings.photos_dir else None}
+                     "publish_photos": photo_publisher(config.mqtt, config.port, office_signer(config.keys_dir))
+                     if settings.photos_dir else None}
         app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",

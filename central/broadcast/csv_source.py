@@ -72,17 +72,19 @@ class CsvSnapshots:
         return None
 
 
-def publish_snapshot(client: mqtt.Client, port: str, kind: str, message, *, timeout: float = 10.0) -> None:
+def publish_snapshot(client: mqtt.Client, port: str, kind: str, message, *, timeout: float = 10.0,
+                     signer=None) -> None:
     """Publish ``message`` retained at QoS 1 on the ``kind`` snapshot topic and wait for the PUBACK.
 
     Raises ``BrokerUnavailable`` if the broker did not acknowledge it within ``timeout`` seconds or
     the connection was lost (the gates did not get it: publish again). A PUBACK with a failure
     reason (e.g. not authorised) is the caller's to see (``on_publish``)."""
-    Publisher(client, port).send(kind, "snapshot", message, wait=timeout)
+    Publisher(client, port, signer).send(kind, "snapshot", message, wait=timeout)
 
 
 def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, escala=None,
-                  version: int | None = None, at: dt.datetime | None = None, ledger=None) -> dict[str, int]:
+                  version: int | None = None, at: dt.datetime | None = None, ledger=None,
+                  signer=None) -> dict[str, int]:
     """Publish every snapshot the given files allow; return kind -> version published.
 
     ``ledger``: the office database's SQLAlchemy engine. The blocklist snapshot then also holds
@@ -101,7 +103,7 @@ def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, e
         if msg is not None:
             if version is not None:
                 msg = msgspec.structs.replace(msg, version=version)
-            publish_snapshot(client, port, kind, msg)
+            publish_snapshot(client, port, kind, msg, signer=signer)
             done[kind] = msg.version
     return done
 

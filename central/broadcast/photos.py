@@ -104,7 +104,7 @@ PUBACK_WAIT_S = 30.0  # how long each photo message waits for the broker's PUBAC
 
 def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, full: bool = False,
                    version: int | None = None, at: dt.datetime | None = None,
-                   max_bytes: int = PHOTO_MAX_BYTES) -> dict[str, int]:
+                   max_bytes: int = PHOTO_MAX_BYTES, signer=None) -> dict[str, int]:
     """Publish the photos of ``directory`` (see module doc). Returns ``{"version", "files",
     "removed", "delta"}`` (delta 0 for a snapshot). Raises ``BadInput`` and ``BrokerUnavailable``."""
     at = at or dt.datetime.now(dt.UTC)
@@ -125,7 +125,7 @@ def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, ful
     new_version = version if version is not None else int(at.timestamp() * 1000)
     if old is not None and new_version <= old_version:
         new_version = old_version + 1
-    out = Publisher(client, port)
+    out = Publisher(client, port, signer)  # signer: the office's (central.broadcast.publisher.office_signer)
 
     def send(form: str, message) -> None:
         out.send("photos", form, message, wait=PUBACK_WAIT_S, what="photos")

@@ -53,7 +53,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from central.broadcast.publisher import Publisher
+from central.broadcast.publisher import Publisher, office_signer
 from central.config import CentralConfig
 from central.ledger.schema import events
 from central.registry.api import changes_since, roster_snapshot
@@ -167,7 +167,7 @@ class DownlinkPublisher:
         self.client = connection.make_client(config.mqtt, f"{base}-downlink")
         self.client.max_queued_messages_set(0)
         self.client.on_connect = self._on_connect
-        self.out = Publisher(self.client, self.port)
+        self.out = Publisher(self.client, self.port, office_signer(config.keys_dir))
         self.connected = threading.Event()
         self._lock = threading.Lock()  # one poll or snapshot build at a time
         self._wake = threading.Event()

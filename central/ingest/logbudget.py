@@ -36,3 +36,34 @@ class LogBudget:
         self._used += 1
         swallowed, self.suppressed = self.suppressed, 0
         return swallowed
+
+
+class DeadLetterBudget:
+    """At most ``per_window`` dead letters stored per sender and ``window_s`` seconds (the sender:
+    the gate of the topic, which the broker's ACL binds to its credentials; any other topic is its
+    own sender). Past it, in that window, one summary row says the limit was reached and the rest
+    are counted, not stored: a gate sending junk without end cannot fill the ledger. Not
+    thread-safe: one per writer."""
+
+    def __init__(self, per_window: int, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        if per_window < 1 or window_s <= 0:
+            raise ValueError("per_window must be >= 1 and window_s > 0")
+        self.per_window = per_window
+        self.window_s = window_s
+        self._clock = clock
+        self._windows: dict[str, tuple[float, int]] = {}  # sender -> (window start, dead letters seen)
+
+    def keep(self, sender: str) -> str:
+        """``"store"`` (within the limit), ``"summary"`` (the first one over it in this window:
+        store one summary row instead) or ``"drop"`` (counted only)."""
+        now = self._clock()
+        start, seen = self._windows.get(sender, (now, 0))
+        if now - start >= self.window_s:
+            start, seen = now, 0
+        seen += 1
+        if len(self._windows) > 10_000:  # senders of long ago
+            self._windows = {k: v for k, v in self._windows.items() if now - v[0] < self.window_s}
+        self._windows[sender] = (start, seen)
+        if seen <= self.per_window:
+            return "store"
+        return "summary" if seen == self.per_window + 1 else "drop"

@@ -21,8 +21,10 @@ reported the batch's commit.
 - Acknowledgements: the committed batch's message ids go to a queue that paho's own thread drains on
   its next message, one write of PUBACKs per batch (``ack_many``) (no wake-up of the network thread per PUBACK; acknowledging from another thread
   cost a GIL hand-over per message); when no message comes within 2 ms, the link's thread drains it.
-- Snapshot requests from gates (``office/requests``, shared too) are answered here from the ledger
-  (presence) or from a snapshot source (roster/cards/escala); after a committed confiscation the
+- Snapshot requests from gates (``gate/<gate_id>/requests``, shared too) are answered here from the
+  ledger (presence) or from a snapshot source (roster/cards/escala), only when the request's
+  ``gate_id`` is its topic's gate (the ACL binds a gate's topics to its username) and its kind was
+  not served within ``[ingest] snapshot_request_min_s`` (``_request_allowed``); after a committed confiscation the
   blocklist is published here (or, with ``[publish] source = "registry"``, the
   ``DownlinkPublisher`` of central/broadcast/registry_source.py is woken to send its delta).
 """
@@ -44,7 +46,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from central.config import CentralConfig
 from central.broadcast import blocklist, presence
-from central.broadcast.publisher import Publisher
+from central.broadcast.publisher import Publisher, office_signer
 from central.ingest.keys import KeyRing
 from central.ingest.event_store import MAX_MESSAGE_BYTES
 from central.ingest.link import WriterProcess, WriterThread
@@ -95,7 +97,7 @@ class IngestWorker:
         self.client.on_raw_publish = self._on_raw  # QoS 1 without properties: the stream's messages
         self.client.on_message = self._on_message  # any other (QoS 0, properties); no topic filters: cheaper
         self.client.max_queued_messages_set(0)
-        self.broadcast = Publisher(self.client, self.port)
+        self.broadcast = Publisher(self.client, self.port, office_signer(config.keys_dir))
         if self.settings.writer == "process":
             self.link = WriterProcess(config, index, self._on_outcome, restore=self._held_statuses)
         else:
@@ -117,11 +119,11 @@ class IngestWorker:
         self.connected = threading.Event()
         self.stats: collections.Counter = collections.Counter()
         self.open_gaps = 0
-        self._requests_topic = topics.office_requests(self.port)
+        self._served: dict[str, float] = {}  # snapshot kind -> when it was last served (monotonic)
         self._statuses: dict[str, bytes] = {}  # status topic -> newest payload (worker 0 only)
         self._statuses_lock = threading.Lock()
         self.t_events = topics.shared_gate_events(self.port, self.settings.share_group)
-        self.t_requests = f"$share/{self.settings.share_group}/{self._requests_topic}"
+        self.t_requests = f"$share/{self.settings.share_group}/{topics.all_gate_requests(self.port)}"
 
     def start(self) -> IngestWorker:
         self.link.start()
@@ -216,7 +218,7 @@ class IngestWorker:
         """``(topic text, kind)`` of a topic, remembered (up to ``MAX_TOPICS`` topics). A topic that
         is not UTF-8 keeps its bytes shown with replacement characters (the writer dead-letters it)."""
         name = topic.decode(errors="replace")
-        kind = _REQUEST if name == self._requests_topic else _STATUS if name.endswith("/status") else _EVENT
+        kind = _REQUEST if name.endswith("/requests") else _STATUS if name.endswith("/status") else _EVENT
         if len(self._topics) < MAX_TOPICS:
             self._topics[topic] = (name, kind)
         return name, kind
@@ -319,6 +321,31 @@ class IngestWorker:
             log.error("ingest.blocklist_failed", error=db_error(exc))
             return None
 
+    def _request_allowed(self, topic: str, req) -> bool:
+        """A request is answered only when its ``gate_id`` is the gate whose topic it came on (the
+        broker's ACL lets a gate write only its own: its credentials), and its kind was not served
+        within ``[ingest] snapshot_request_min_s`` (the snapshot is retained and goes to every gate,
+        so the one sent answers the requests meanwhile). Refusals are counted (``requests_refused``,
+        ``requests_limited``) and logged within the log budget."""
+        try:
+            _port, gate_id, _leaf = topics.parse_gate_topic(topic)
+        except BadInput:
+            gate_id = None
+        if gate_id != req.gate_id:
+            self.stats["requests_refused"] += 1
+            swallowed = self._request_log_budget.take()
+            if swallowed is not None:
+                log.warning("ingest.request_refused", topic=topic[:255], gate_id=req.gate_id[:64],
+                            reason="the request names another gate than its topic's", suppressed=swallowed)
+            return False
+        now = time.monotonic()
+        last = self._served.get(req.kind)
+        if last is not None and now - last < self.settings.snapshot_request_min_s:
+            self.stats["requests_limited"] += 1
+            return False
+        self._served[req.kind] = now
+        return True
+
     def _answer(self, msg) -> None:
         try:
             if len(msg.payload) > MAX_MESSAGE_BYTES:
@@ -330,6 +357,8 @@ class IngestWorker:
                 log.warning("ingest.bad_request", error=str(exc)[:300], suppressed=swallowed)
             return
         if not isinstance(req, dl.SnapshotRequest):
+            return
+        if not self._request_allowed(msg.topic, req):
             return
         now = dt.datetime.now(dt.UTC)
         if req.kind == "presence":

@@ -70,7 +70,7 @@ from sqlalchemy.orm import Session
 
 from central.config import CentralConfig
 from central.broadcast import blocklist, presence
-from central.broadcast.publisher import Publisher
+from central.broadcast.publisher import Publisher, office_signer
 from central.db import make_engine
 from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
@@ -80,7 +80,7 @@ from central.ingest.check import UNKNOWN, check_status
 from central.ingest.keys import KeyRing
 from central.ingest.verify import Verifier
 from central.ingest.repair import TAIL_MAX_WAIT_S, GapTracker, TailAsk, TailCheck, TailRefused, TailTracker
-from central.ingest.logbudget import LogBudget
+from central.ingest.logbudget import DeadLetterBudget, LogBudget
 from central.ledger.schema import dead_letters, gate_progress
 from central.registry.confiscation import record_confiscation
 from portgate.errors import BadInput, ConfigError
@@ -140,13 +140,14 @@ class LedgerWriter:
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}-writer")
         self.client.max_queued_messages_set(0)
-        self.broadcast = Publisher(self.client, self.port)
+        self.broadcast = Publisher(self.client, self.port, office_signer(config.keys_dir))
         self._stats: collections.Counter = collections.Counter()
         self._gaps = GapTracker(self.settings.gap_grace_s, self.settings.replay_every_s)
         self._next_gap_scan = 0.0
         self._tails = TailTracker(self.settings.tail_grace_s, self.settings.replay_every_s,
                                   max_events=ledger.MAX_GAP_EVENTS)
         self._log_budget = LogBudget()  # dead-letter warnings: 20 a minute, the rest counted
+        self._dead_budget = DeadLetterBudget(self.settings.dead_letters_per_gate_min)  # stored, per gate a minute
         self._office_key = None  # Ed25519 key signing chain receipts, loaded at the first commit
         self._receipts_out: list[dict] = []
 
@@ -190,6 +191,7 @@ class LedgerWriter:
             verdict = ledger.check(topic, payload, self.port, self.keys, verified[i], memo,
                                    decoded[i])
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
+        rejected = self._limit_dead_letters(rejected)
         n_rejected = len(rejected)
         delay = 0.5
         while True:
@@ -230,6 +232,29 @@ class LedgerWriter:
         self._handle_gaps(gaps)
         self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
         return self._report(batch_id, blocklist.has_confiscation(inserted))
+
+    def _limit_dead_letters(self, rejected: list) -> list:
+        """The dead letters to store: per sending gate (its topic's) at most
+        ``[ingest] dead_letters_per_gate_min`` a minute, then one summary row, the rest counted
+        (``dead_letters_dropped``) and logged within the log budget (``DeadLetterBudget``)."""
+        kept = []
+        for d in rejected:
+            try:
+                sender = topics.parse_gate_topic(d.topic)[1]
+            except BadInput:
+                sender = d.topic[:255]
+            verdict = self._dead_budget.keep(sender)
+            if verdict == "store":
+                kept.append(d)
+            elif verdict == "summary":
+                kept.append(ledger.DeadLetter(
+                    topic=d.topic, raw=b"", gate_id=d.gate_id,
+                    reason=(f"rate limited: more than {self._dead_budget.per_window} dead letters a minute from "
+                            f"{sender}; the rest of this minute are counted (dead_letters_dropped), not stored")))
+                log.warning("ingest.dead_letters_limited", sender=sender, per_minute=self._dead_budget.per_window)
+            else:
+                self._stats["dead_letters_dropped"] += 1
+        return kept
 
     def _commit(self, accepted, rejected, now, statuses=()):
         """The batch in one transaction. If the database refuses it for what is in it (``unstorable``:
@@ -335,7 +360,7 @@ class LedgerWriter:
         for r in rounds:
             for seq_from, seq_to in r.ranges:
                 cmd = dl.ReplayCommand(seq_from=seq_from, seq_to=seq_to, at=at)
-                self.client.publish(topics.gate_cmd(self.port, r.gate_id), dl.encode(cmd), qos=1)
+                self.broadcast.command(r.gate_id, cmd)
             self._stats["replay_requests"] += len(r.ranges)
             self._stats["replay_rounds"] += 1
             log.warning(
@@ -384,7 +409,7 @@ class LedgerWriter:
 
     def _ask_tail(self, ask: TailAsk) -> None:
         cmd = dl.ReplayCommand(seq_from=ask.seq_from, seq_to=ask.seq_to, at=ask.at)
-        self.client.publish(topics.gate_cmd(self.port, ask.gate_id), dl.encode(cmd), qos=1)
+        self.broadcast.command(ask.gate_id, cmd)
         self._stats["replay_requests"] += 1
         self._stats["tail_replays"] += 1
         log.warning("ingest.tail_replay", gate_id=ask.gate_id, seq_from=ask.seq_from, seq_to=ask.seq_to,

@@ -5,7 +5,6 @@ Pure: text in, text out. Durations (seconds in the book) are written as whole mi
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import functools
 import html
@@ -13,6 +12,7 @@ import io
 from zoneinfo import ZoneInfo
 
 from central.inspection.crew_hours import HoursBook
+from portgate import csvout
 
 OVERTIME_COLUMNS = (
     "ship",
@@ -69,7 +69,7 @@ def _local_times(book: HoursBook) -> dict[int | None, str]:
 
 def _csv(columns, rows) -> str:
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csvout.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     writer.writerows(rows)
     return buf.getvalue()

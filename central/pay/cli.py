@@ -27,7 +27,6 @@ stored statements with the ones the other rulebook gives (``central.pay.whatif``
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import sys
@@ -41,6 +40,7 @@ from central.pay.loading import (DEFAULT_PORT_CONFIG, calendar_from_config, load
                                  load_rulebook)
 from central.pay.lines import money_str
 from central.pay.watchmen import Statement
+from portgate import csvout
 from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
 from portgate.timeutil import as_utc
@@ -124,7 +124,7 @@ def emit(rows: list[dict], fmt: str) -> None:
         for row in rows:
             click.echo(json.dumps(row, ensure_ascii=False))
         return
-    writer = csv.DictWriter(sys.stdout, fieldnames=FIELDS, lineterminator="\n")
+    writer = csvout.dict_writer(sys.stdout, FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         out = dict(row)
@@ -248,7 +248,7 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
     else:
         fields = ("registration", "work_day", "shift_id", "rule", "recorded", "what_if", "diff",
                   "changed")
-        writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n",
+        writer = csvout.dict_writer(sys.stdout, fields, lineterminator="\n",
                                 extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
@@ -495,7 +495,7 @@ def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, port_co
                            "description": x.description, "amount": money_str(x.amount)} for x in st.lines],
                 "total": money_str(st.total)}, ensure_ascii=False))
         return
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = csvout.writer(sys.stdout, lineterminator="\n")
     writer.writerow(("shipowner", "work_day", "ship", "ref", "rule", "article", "description", "amount"))
     for st in found:
         for x in st.lines:

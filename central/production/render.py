@@ -8,7 +8,6 @@ description, amount.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ import msgspec
 
 from central.pay.lines import StatementLine, money_str
 from central.production.model import GangResult
+from portgate import csvout
 from portgate.timeutil import iso
 
 CSV_COLUMNS = ("gang_id", "section", "registration", "rule", "article", "description", "amount")
@@ -111,7 +111,7 @@ def to_csv(results: Iterable[GangResult], lang: str = "pt-BR", tz: ZoneInfo = PO
     (``local_due``). The amounts column stays machine-readable (``123.45``)."""
     words = _CSV_WORDS.get(lang, _CSV_WORDS["pt-BR"])
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csvout.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in results:
         s = r.summary

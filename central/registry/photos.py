@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import threading
 from pathlib import Path
 
 import structlog
@@ -24,7 +25,14 @@ GATE_MAX_BYTES = 30 * 1024
 GATE_SIZE = (240, 320)  # width x height, passport-like 3:4
 OFFICE_SIZE = (600, 800)
 UPLOAD_MAX_BYTES = 10 * 1024 * 1024
-MAX_PIXELS = 40_000_000
+# A portrait needs few pixels (``OFFICE_SIZE``): a picture is decoded at most at this many pixels.
+# A JPEG is reduced while it is decoded (Pillow's ``draft``: 1/2, 1/4 or 1/8 of each side), so a
+# phone's 48-megapixel JPEG decodes at about 0.75 MP; a PNG cannot be, so one over this is refused.
+MAX_PIXELS = 8_000_000  # about 120 MB at most while re-encoding (RGB copies); 3264x2448 fits
+MAX_JPEG_PIXELS = 64 * MAX_PIXELS  # before the 1/8 reduction on decode
+DRAFT_BOX = (1600, 1600)  # a JPEG is decoded at the smallest scale that still covers this (either orientation)
+IMAGE_WORKERS = 2  # pictures decoded at once by this process; more uploads wait their turn
+_image_work = threading.BoundedSemaphore(IMAGE_WORKERS)
 ACCEPTED = {"JPEG", "PNG"}
 OFFICE_SUBDIR = ".office"
 _REG = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -51,9 +59,17 @@ def _encode(img: Image.Image, size: tuple[int, int], max_bytes: int | None) -> b
 def reencode(data: bytes) -> tuple[bytes, bytes]:
     """``(office JPEG, gate JPEG)`` from an uploaded JPEG or PNG. Raises ``BadInput`` for an empty
     or too large upload (``UPLOAD_MAX_BYTES``), a file that is not a JPEG/PNG picture, a damaged or
-    truncated one, or one with more than ``MAX_PIXELS`` pixels (a decompression bomb). The texts
-    are ours (``central.web.service_texts`` gives their pt-BR); Pillow's own words for a file it
-    cannot read go to the log only (``photo_refused``, ``detail``)."""
+    truncated one, or one that would decode to more than ``MAX_PIXELS`` pixels (a PNG over it, a
+    JPEG over ``MAX_JPEG_PIXELS``: a decompression bomb, or far more than a portrait needs). A JPEG
+    is reduced while decoded (``DRAFT_BOX``). At most ``IMAGE_WORKERS`` pictures are decoded at
+    once (the others wait), so a few large uploads at once cannot exhaust the server's memory. The
+    texts are ours (``central.web.service_texts`` gives their pt-BR); Pillow's own words for a
+    file it cannot read go to the log only (``photo_refused``, ``detail``)."""
+    with _image_work:
+        return _reencode(data)
+
+
+def _reencode(data: bytes) -> tuple[bytes, bytes]:
     if not data:
         raise BadInput("the photo file is empty")
     if len(data) > UPLOAD_MAX_BYTES:
@@ -62,10 +78,16 @@ def reencode(data: bytes) -> tuple[bytes, bytes]:
         with Image.open(io.BytesIO(data)) as probe:
             if probe.format not in ACCEPTED:
                 raise BadInput(f"the photo is {probe.format}: only JPEG or PNG")
-            if probe.width * probe.height > MAX_PIXELS:
-                raise BadInput(f"the photo has {probe.width}x{probe.height} pixels: too large")
+            limit = MAX_JPEG_PIXELS if probe.format == "JPEG" else MAX_PIXELS
+            if probe.width * probe.height > limit:
+                raise BadInput(f"the photo has {probe.width}x{probe.height} pixels: too large "
+                               f"(at most {limit} pixels)")
             probe.verify()
         with Image.open(io.BytesIO(data)) as img:
+            if img.format == "JPEG":
+                img.draft("RGB", DRAFT_BOX)  # decode at 1/2, 1/4 or 1/8 scale: never the full picture
+            if img.width * img.height > MAX_PIXELS:
+                raise BadInput(f"the photo has {img.width}x{img.height} pixels: too large (at most {MAX_PIXELS} pixels)")
             img.load()
             img = ImageOps.exif_transpose(img).convert("RGB")
     except Image.DecompressionBombError as exc:

@@ -5,7 +5,6 @@ change as a change row (the MQTT downlink sends it to the gates at once) with an
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import datetime as dt
 from collections import Counter
@@ -29,6 +28,7 @@ from central.rotation.engine import (
     fairness,
 )
 from central.rotation.schema import escala, refusals, requisitions, rotation_turns
+from portgate import csvout
 from portgate.errors import BadInput
 from portgate.records import COLUMNS, Berth, EscalaEntry, Voyage
 from portgate.timeutil import as_utc
@@ -294,7 +294,7 @@ def export(session: Session, day: dt.date, out_dir: str | Path) -> list[Path]:
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
         path = out_dir / f"escala-{day.isoformat()}-{by}-{safe}.csv"
         with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=COLUMNS[EscalaEntry])
+            writer = csvout.dict_writer(fh, COLUMNS[EscalaEntry])
             writer.writeheader()
             for entry in entries:
                 writer.writerow(body(entry))

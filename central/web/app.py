@@ -3,7 +3,8 @@
 One ``WebState`` on ``app.state.web`` holds the ledger engine (the same database as
 ``central run``), the ``[web]`` settings and the port's time zone; endpoints run their database
 work in the thread pool through ``WebState.with_session`` / ``WebState.read``. Middleware, outer
-first: security headers, the signed session cookie (``SessionMiddleware``: itsdangerous, HttpOnly,
+first: security headers (outside Starlette's error middleware too: a 500 carries them; HSTS over
+TLS), the signed session cookie (``SessionMiddleware``: itsdangerous, HttpOnly,
 SameSite=Lax, Secure when ``secure``). Static files (``static/``, vendored htmx with its licence)
 are public; every other route is wrapped by ``central.web.security.guarded``. Errors (bad input,
 out-of-range numbers, a value the database refuses, a NUL in the address, a busy database, an
@@ -70,6 +71,7 @@ class WebState:
         self.gate_what_if: Callable | None = None
         # ``publish(photos_dir) -> dict`` sends the photos to the gates (``central.web.photo_publish``)
         self.publish_photos: Callable | None = None
+        self.streams: dict[str, int] = {}  # open /live/stream connections per session (routes/live.py)
 
     def photo_exists(self, registration: str) -> bool:
         """True when the office's photos directory holds a photo of ``registration``."""
@@ -92,8 +94,14 @@ class WebState:
             return fn(conn, *args)
 
 
+HSTS = b"max-age=31536000"  # one year; sent only on a TLS connection (RFC 6797: never over plain HTTP)
+
+
 class SecurityHeaders:
-    """Adds CSP, no-sniff, no framing and a same-origin referrer to every response."""
+    """Adds CSP, no-sniff, no framing and a same-origin referrer to every response, and
+    ``Strict-Transport-Security`` to every response served over TLS (uvicorn's own TLS, or a
+    proxy's ``X-Forwarded-Proto: https`` from an address uvicorn trusts). It wraps the whole
+    application, Starlette's error middleware included (``_App``), so a 500 carries them too."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -115,10 +123,20 @@ class SecurityHeaders:
                 ]
                 if not any(k == b"cache-control" for k, _v in headers):
                     headers.append((b"cache-control", b"no-store"))
+                if scope.get("scheme") == "https":
+                    headers.append((b"strict-transport-security", HSTS))
                 message["headers"] = headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class _App(Starlette):
+    """Starlette with ``SecurityHeaders`` outside its error middleware: a 500 (an unexpected
+    exception) also carries the security headers."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return SecurityHeaders(super().build_middleware_stack())
 
 
 def routes() -> list:
@@ -162,10 +180,9 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
                 with contextlib.suppress(BaseException):
                     await task
 
-    app = Starlette(
+    app = _App(
         routes=routes(),
         middleware=[
-            Middleware(SecurityHeaders),
             Middleware(SessionMiddleware, secret_key=secret.hex(), session_cookie="portgate_session",
                        max_age=int(settings.session_hours * 3600), same_site="lax", https_only=secure),
             Middleware(BodyLimit, max_bytes=int(settings.max_body_mb * 1024 * 1024)),

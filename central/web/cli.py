@@ -72,7 +72,9 @@ def _photo_publisher(config):
         return None
     from central.web.photo_publish import photo_publisher  # lazy: CLI start-up
 
-    return photo_publisher(config.mqtt, config.port)
+    from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+
+    return photo_publisher(config.mqtt, config.port, office_signer(config.keys_dir))
 
 
 def _engine(config):
@@ -143,11 +145,21 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
                      gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
                      publish_photos=_photo_publisher(config))
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
-    server = uvicorn.Server(uvicorn.Config(
-        app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
-        log_level=config.log_level, log_config=None,  # uvicorn's lines go through structlog
-        timeout_graceful_shutdown=3, proxy_headers=True, forwarded_allow_ips="127.0.0.1"))
+    server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
+                                           log_level=config.log_level))
     server.run(sockets=[sock])
+
+
+def uvicorn_config(app, web, **kwargs):
+    """uvicorn's settings for the office application: ``X-Forwarded-For``/``-Proto`` believed only
+    from the addresses of ``[web] trusted_proxies`` (none by default: the TCP peer is the client,
+    whatever headers a local process sends); uvicorn's log lines go through structlog. ``kwargs``:
+    more ``uvicorn.Config`` arguments (TLS files, host and port in tests)."""
+    import uvicorn  # lazy: CLI start-up
+
+    proxies = ",".join(web.trusted_proxies)
+    return uvicorn.Config(app, log_config=None, timeout_graceful_shutdown=3, proxy_headers=bool(proxies),
+                          forwarded_allow_ips=proxies or "", **kwargs)
 
 
 def _listen(host: str, port: int):

@@ -10,11 +10,13 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
   endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
-- an address no route serves (404) or a method the route does not take (405, ``Allow`` kept):
+- an address no route serves (404) or a method the route does not take (405, ``Allow`` naming the
+  methods of every route at that address):
   Starlette's ``HTTPException``, answered with the error page in the user's language instead of
   Starlette's plain English "Not Found" / "Method Not Allowed";
 - a request body larger than ``[web] max_body_mb`` (``BodyLimit``): 413 page, checked on
-  ``Content-Length`` before anything is read, and counted while reading for a chunked body.
+  ``Content-Length`` before anything is read, and counted while reading for a chunked body; a
+  form field (not a file) over 1 MB, which Starlette's form parser refuses first: 413 as well.
 """
 
 from __future__ import annotations
@@ -87,18 +89,41 @@ async def on_data_error(request: Request, exc: Exception):
 
 
 HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
+FIELD_TOO_LARGE = "Field exceeded maximum size"  # Starlette's MultiPartException text (form fields, not files)
+FIELD_MAX_BYTES = 1024 * 1024  # Starlette's max_part_size default: a form field (not a file) of a request
 
 
 async def on_http(request: Request, exc: Exception):
     """Starlette's ``HTTPException`` (no route for the address: 404; a method the route does not
     take: 405) as the error page, its status and headers (``Allow``) kept."""
     status = getattr(exc, "status_code", 500)
+    if status == 400 and str(getattr(exc, "detail", "")).startswith(FIELD_TOO_LARGE):
+        # Starlette's form parser refuses one form field over 1 MB (a chunked body is read as it
+        # comes, so ``BodyLimit`` has not counted to its limit yet): too large, not malformed
+        log.warning("web.body_too_large", path=request.url.path, field_max_bytes=FIELD_MAX_BYTES)
+        resp = page(request, "error.html", status_code=413, message_key="too_large",
+                    detail=f"{FIELD_MAX_BYTES // (1024 * 1024)} MB")
+        resp.headers["Connection"] = "close"
+        return resp
     detail = f"{request.method} {request.url.path}" if status == 405 else ""
     resp = page(request, "error.html", status_code=status, message_key=HTTP_KEYS.get(status, "http_error"),
                 detail=detail)
     for name, value in (getattr(exc, "headers", None) or {}).items():
         resp.headers[name] = value
+    if status == 405:  # every method of every route at this address (GET /x and POST /x are two routes)
+        resp.headers["Allow"] = ", ".join(allowed_methods(request))
     return resp
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods the routes matching ``request``'s path take, sorted (for a 405's ``Allow``)."""
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for route in request.app.routes:
+        regex, taken = getattr(route, "path_regex", None), getattr(route, "methods", None)
+        if regex is not None and taken and regex.match(path):
+            methods |= set(taken)
+    return sorted(methods)
 
 
 HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,

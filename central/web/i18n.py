@@ -15,8 +15,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "user": ("Usuário", "User"),
     "password": ("Senha", "Password"),
     "login_wrong": ("Usuário ou senha incorretos.", "Wrong user or password."),
-    "login_locked": ("Muitas tentativas erradas: tente de novo mais tarde.",
-                     "Too many wrong attempts: try again later."),
+    "login_locked": ("Muitas tentativas erradas deste endereço: tente de novo mais tarde.",
+                     "Too many wrong attempts from this address: try again later."),
+    "retry_in": ("espere", "wait"),
     "login_required": ("Sua sessão terminou ou você não entrou: nada do que foi enviado foi gravado. Entre de novo "
                        "para continuar.",
                        "Your session has ended or you are not logged in: nothing you sent was saved. Log in again "
@@ -138,6 +139,9 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "busy": ("O banco de dados está ocupado: nada foi gravado, tente de novo em alguns segundos.",
              "The database is busy: nothing was saved, try again in a few seconds."),
     "too_large": ("Arquivo ou formulário grande demais (limite abaixo).", "File or form too large (limit below)."),
+    "too_many_streams": ("Abas demais abertas no painel ao vivo nesta sessão (limite abaixo): feche uma e tente de "
+                         "novo.", "Too many live panel tabs open in this session (limit below): close one and try "
+                         "again."),
     "saved": ("Salvo.", "Saved."),
     "open": ("aberto", "open"),
     "closed": ("encerrado", "closed"),

@@ -17,7 +17,7 @@ from portgate.errors import BrokerUnavailable, ConfigError
 from wire import connection
 
 
-def photo_publisher(mqtt_config, port: str) -> Callable[[Path], dict]:
+def photo_publisher(mqtt_config, port: str, signer=None) -> Callable[[Path], dict]:
     """``publish(photos_dir) -> {"version", "files", "removed", "delta"}`` over the broker of
     ``mqtt_config`` (``wire.connection.MqttConfig``) for port ``port``. ``publish`` raises
     ``BrokerUnavailable`` when the broker cannot be reached or does not acknowledge within 30 s
@@ -41,7 +41,7 @@ def photo_publisher(mqtt_config, port: str) -> Callable[[Path], dict]:
                                         f"{exc.strerror or exc}") from exc
             client.loop_start()
             try:
-                return publish_photos(client, port, photos_dir)
+                return publish_photos(client, port, photos_dir, signer=signer)
             finally:
                 client.disconnect()
                 client.loop_stop()

@@ -186,7 +186,9 @@ CODES: dict[str, tuple[str, str]] = {
     "photo_too_big": (r"the photo file has (?P<n>\d+) bytes \(at most (?P<max>\d+)\)",
                       "o arquivo da foto tem {n} bytes (no máximo {max})"),
     "photo_type": (r"the photo is (?P<fmt>\w+): only JPEG or PNG", "a foto é {fmt}: só JPEG ou PNG"),
-    "photo_pixels": (r"the photo has (?P<size>\d+x\d+) pixels: too large", "a foto tem {size} pixels: grande demais"),
+    "photo_pixels": (r"the photo has (?P<size>\d+x\d+) pixels: too large \(at most (?P<max>\d+) pixels\)",
+                     "a foto tem {size} pixels: grande demais para uma foto de rosto (no máximo {max} pixels; "
+                     "reduza-a, por exemplo para 1200x1600)"),
     "photo_bomb": (r"the photo has too many pixels: too large", "a foto tem pixels demais: grande demais"),
     "photo_not_picture": (r"the photo is not a JPEG or PNG picture", "a foto não é uma imagem JPEG ou PNG"),
     "photo_damaged": (r"the photo file is damaged or cut short: not a readable JPEG or PNG picture",
@@ -297,6 +299,7 @@ CODES: dict[str, tuple[str, str]] = {
     "give_reason": (r"give the reason", "informe o motivo"),
     "pay_rulebook_listed": (r"choose one of the listed pay rulebooks", "escolha uma das tabelas de pagamento listadas"),
     "not_toml": (r"not TOML: (?P<detail>.*)", "não é TOML: {detail}"),
+    "number_too_long": (r"a number has more than (?P<n>\d+) digits", "um número tem mais de {n} dígitos"),
     "rulebook_nested": (r"the rulebook is nested too deeply", "a tabela de regras está aninhada em profundidade demais"),
     "rulebook_too_long": (r"the rulebook has (?P<n>\d+) characters \(at most (?P<max>\d+)\)",
                           "a tabela de regras tem {n} caracteres (no máximo {max})"),

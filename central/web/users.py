@@ -5,9 +5,16 @@ one ``audit_log`` row naming the actor (``central.registry.changes.audit``). Fun
 the caller's transaction (``with session.begin():``) and raise ``BadInput`` (one line) for a bad
 login, role or password; the caller rolls back.
 
-Rate limit (``check_login``): more than ``MAX_FAILURES`` wrong passwords for one login, or from one
-client address, within ``LOCK_WINDOW`` lock that login (or address) until the window has passed
-since the last failure counted; a locked attempt is refused without checking the password.
+Throttle (``check_login``), per account AND address, never per account alone, so that nobody
+can lock the owner out from another address: after ``FREE_PAIR`` wrong passwords for one login
+from one client address within ``FAILURE_WINDOW``, the next attempt of that login from that
+address must wait 1 s after the last failure, then 2, 4, 8 s... (at most ``MAX_DELAY``); after
+``FREE_ADDRESS`` failures from one address (any logins: guessing many accounts) every attempt from
+it waits the same growing delay. An attempt made before its wait is over is refused
+(``LoginRefused.retry_after`` seconds) without checking the password and without counting. The
+same login from the owner's own address is not slowed by failures from other addresses. Which
+address a request comes from is the TCP peer, or ``X-Forwarded-For`` only from a proxy listed in
+``[web] trusted_proxies`` (``central.web.cli.uvicorn_config``).
 
 Sessions are held server-side (``office_sessions``): ``start_session`` gives the token the cookie
 carries, ``session_user`` answers only for a session not ended, of an enabled user; logout
@@ -33,8 +40,10 @@ from portgate.errors import BadInput
 from portgate.timeutil import as_utc
 
 ROLES = ("office", "inspector", "auditor", "admin")
-MAX_FAILURES = 20  # wrong passwords within LOCK_WINDOW before the login (or address) is locked
-LOCK_WINDOW = dt.timedelta(minutes=15)
+FREE_PAIR = 5  # wrong passwords for one login from one address before its attempts are slowed
+FREE_ADDRESS = 30  # wrong passwords from one address (any logins) before its attempts are slowed
+FAILURE_WINDOW = dt.timedelta(hours=1)  # failures older than this count no more
+MAX_DELAY = dt.timedelta(minutes=15)  # the longest wait between two attempts
 MIN_PASSWORD = 10
 _LOGIN = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
 _hasher = PasswordHasher()
@@ -50,11 +59,13 @@ class User:
 
 
 class LoginRefused(Exception):
-    """A login that did not succeed. ``locked`` says whether it was the rate limit."""
+    """A login that did not succeed. ``locked`` says whether it was the throttle; ``retry_after``:
+    whole seconds until this login may be tried again from this address (0 when not throttled)."""
 
-    def __init__(self, locked: bool) -> None:
+    def __init__(self, locked: bool, retry_after: int = 0) -> None:
         super().__init__("locked" if locked else "wrong login or password")
         self.locked = locked
+        self.retry_after = retry_after
 
 
 def _check_login_name(login: str) -> str:
@@ -171,14 +182,37 @@ def _failures(session: Session, column, value: str, since: dt.datetime) -> tuple
     return int(n), as_utc(last)
 
 
+def _delay(failures: int, free: int) -> dt.timedelta:
+    """The wait after the last failure once ``failures`` reached ``free``: 1 s, 2 s, 4 s... at most
+    ``MAX_DELAY``; none before."""
+    if failures < free:
+        return dt.timedelta(0)
+    return min(dt.timedelta(seconds=2 ** min(failures - free, 20)), MAX_DELAY)
+
+
+def wait_before_attempt(session: Session, login: str, address: str, now: dt.datetime) -> dt.timedelta:
+    """How long ``login`` from ``address`` must still wait (zero: it may be tried now): the longer
+    of the per login-and-address and the per-address waits (module doc)."""
+    since = now - FAILURE_WINDOW
+    n_pair, last_pair = session.execute(
+        select(func.count(), func.max(login_failures.c.at))
+        .where(login_failures.c.login == login, login_failures.c.address == address,
+               login_failures.c.at > since)).one()
+    n_addr, last_addr = _failures(session, login_failures.c.address, address, since)
+    waits = [dt.timedelta(0)]
+    for n, last, free in ((int(n_pair), as_utc(last_pair), FREE_PAIR), (n_addr, last_addr, FREE_ADDRESS)):
+        if last is not None:
+            waits.append(last + _delay(n, free) - now)
+    return max(waits)
+
+
 def locked(session: Session, login: str, address: str, now: dt.datetime) -> bool:
-    """True when ``login`` or ``address`` has ``MAX_FAILURES`` failures within ``LOCK_WINDOW``."""
-    since = now - LOCK_WINDOW
-    for column, value in ((login_failures.c.login, login), (login_failures.c.address, address)):
-        n, _last = _failures(session, column, value, since)
-        if n >= MAX_FAILURES:
-            return True
-    return False
+    """True when ``login`` may not be tried from ``address`` now (``wait_before_attempt``)."""
+    return wait_before_attempt(session, login, address, now) > dt.timedelta(0)
+
+
+def _seconds(wait: dt.timedelta) -> int:
+    return max(1, int(-(-wait.total_seconds() // 1)))
 
 
 def _worker_may_log_in(session: Session, row) -> bool:
@@ -192,16 +226,18 @@ def check_login(session: Session, login: str, password: str, *, address: str,
                 now: dt.datetime | None = None) -> User:
     """The user whose ``login`` and ``password`` match, or ``LoginRefused``.
 
-    Refused (``locked=True``) without looking at the password while the login or the address is
-    locked; a wrong password, an unknown or a disabled login each count one failure (the same
-    argon2 work is done for an unknown login, so timing does not tell which). A success clears the
-    login's failures. Failures are written in the caller's transaction: commit it also on refusal.
+    Refused (``locked=True``, ``retry_after`` seconds) without looking at the password while the
+    login must wait from this address (module doc); a wrong password, an unknown or a disabled
+    login each count one failure (the same argon2 work is done for an unknown login, so timing
+    does not tell which). A success clears the login's failures. Failures are written in the
+    caller's transaction: commit it also on refusal.
     """
     now = now or utcnow()
     login = (login or "").strip().lower()[:64]
     address = (address or "?")[:64]
-    if locked(session, login, address, now):
-        raise LoginRefused(locked=True)
+    wait = wait_before_attempt(session, login, address, now)
+    if wait > dt.timedelta(0):
+        raise LoginRefused(locked=True, retry_after=_seconds(wait))
     row = session.execute(select(office_users).where(office_users.c.login == login)).first()
     ok = False
     try:
@@ -210,7 +246,8 @@ def check_login(session: Session, login: str, password: str, *, address: str,
         ok = False
     if not ok or row is None or row.disabled or not _worker_may_log_in(session, row):
         session.execute(login_failures.insert().values(login=login, address=address, at=now))
-        raise LoginRefused(locked=locked(session, login, address, now))
+        wait = wait_before_attempt(session, login, address, now)
+        raise LoginRefused(locked=wait > dt.timedelta(0), retry_after=_seconds(wait) if wait > dt.timedelta(0) else 0)
     session.execute(delete(login_failures).where(login_failures.c.login == login))
     if _hasher.check_needs_rehash(row.password_hash):
         session.execute(update(office_users).where(office_users.c.id == row.id)

@@ -51,6 +51,9 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
 - Receipts: the office's signed receipt of the chain (``.../receipt``) is kept in the journal only
   if it verifies against the office public key (``office_public_key_file`` in gate.toml); a bad or
   unverifiable one is one ``receipt.rejected`` log line and the one held before stays.
+- Signed downlinks (issue 36): with the office key, a command or downlink is applied only if
+  signed by the office for its topic and newer than the newest applied there (kept in the
+  journal); else ``downlink.refused`` and a ``DOWNLINK_REFUSED`` alert event (``_signed``).
 - Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
 - Photos: ``down/photos/{snapshot,delta,file}`` go to ``edge.sync.photos.PhotoDownlink`` (files on
   disk in the state directory for the watchman's screen; a refused file is a ``downlink.rejected``).
@@ -83,6 +86,7 @@ from wire import downlink as dl
 from wire.events import AlertPayload, encode
 from wire.gate_link import GateLink, reason_name
 from wire.receipts import verify_receipt
+from wire.signed_downlink import DownlinkRefused, Forward, body_of, open_envelope
 
 log = structlog.get_logger("edge.sync")
 
@@ -135,12 +139,18 @@ class Sync:
         now: Callable[[], object] = _system_now,
         photos=None,
         office_key=None,
+        office_next_key=None,
         readers=None,
     ) -> None:
         self.config = mqtt_config
         self.office_key = office_key  # Ed25519PublicKey of the office's receipts (edge.config.office_key)
         self.readers = readers  # edge.reader_health.ReaderHealth: in every status; a change sends one at once
         self._readers_version = None
+        # the office's keys a downlink may be signed with (the next one while the office rotates its key)
+        self._office_keys = [k for k in (office_key, office_next_key) if k is not None]
+        # newest issue number applied per downlink topic, kept in the journal across restarts
+        self._forward = Forward(getattr(journal, "downlink_issued", dict)())
+        self._refusal_alerted: dict[tuple[str, str], float] = {}
         self.journal = journal
         self.port = topics.check_id(port, "port")
         self.gate_id = topics.check_id(gate_id, "gate_id")
@@ -160,7 +170,7 @@ class Sync:
         self.t_status = topics.gate_status(port, gate_id)
         self.t_cmd = topics.gate_cmd(port, gate_id)
         self.t_receipt = topics.gate_receipt(port, gate_id)  # the office's chain receipt (kept)
-        self.t_requests = topics.office_requests(port)
+        self.t_requests = topics.gate_requests(port, gate_id)
         # filled by the link's callbacks on paho's thread, emptied by the pump (thread-safe deque)
         self._inputs: collections.deque = collections.deque()
         self._wake = threading.Event()
@@ -333,7 +343,50 @@ class Sync:
                 self._metrics[key].inc(n - counted)
                 self._counted[key] = n
 
+    def _signed(self, topic: str, payload: bytes) -> bytes | None:
+        """The body of a downlink or command when the gate holds the office key (``office_key``):
+        only one signed by it for this topic and newer than any applied on it (``wire.signed_downlink``);
+        ``None`` for the retained copy again. A refused one is not applied: one ``downlink.refused``
+        error line and a ``DOWNLINK_REFUSED`` alert event for the office (once a minute per
+        reason and topic). Without the office key the body is taken unverified (a test rig, or a
+        gate not yet given the key: docs/operations.md "Downlink signing keys")."""
+        if self.office_key is None:
+            return body_of(payload)  # unverified, as an unsigned one would be
+        try:
+            issued, body = open_envelope(payload, self._office_keys, topic)
+            if topic.endswith("/down/presence/delta"):
+                # several ingest workers (processes) relay presence: their deltas may cross on the
+                # way; each carries the ledger's version, which the downlink keeps moving forward
+                return body
+            if not self._forward.check(topic, issued):
+                return None
+            keep = getattr(self.journal, "keep_downlink_issued", None)
+            if keep is not None:
+                try:
+                    keep(self._forward.newest)
+                except StoreError as err:  # a full disk: applied; remembered in memory until the restart
+                    log.warning("downlink.issued_not_kept", gate_id=self.gate_id, error=str(err))
+            return body
+        except DownlinkRefused as exc:
+            self.stats["downlink_refused"] += 1
+            log.error("downlink.refused", gate_id=self.gate_id, topic=topic, reason=exc.reason, error=str(exc)[:300])
+            mark = (exc.reason, topic)
+            now = time.monotonic()
+            if now - self._refusal_alerted.get(mark, -1e9) >= 60.0:
+                self._refusal_alerted[mark] = now
+                try:
+                    self.journal.append(AlertPayload(code="DOWNLINK_REFUSED", detail=f"{exc.reason}: {topic}"[:500]),
+                                        now=self.now(), priority=1)
+                    self.core.reread()
+                except StoreError as err:
+                    log.warning("downlink.refusal_not_journaled", gate_id=self.gate_id, error=str(err))
+            return None
+
     def _message(self, topic: str, payload: bytes) -> None:
+        if topic != self.t_receipt:
+            payload = self._signed(topic, payload)
+            if payload is None:
+                return
         try:
             if topic == self.t_cmd:
                 self._command(dl.decode(payload, dl.Command, where=topic))

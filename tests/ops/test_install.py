@@ -47,6 +47,7 @@ def test_install_gate_and_office_idempotent(tmp_path):
     for needle in ("persistence true", "allow_anonymous false", "acl_file", "listener 8883"):
         assert needle in conf
     assert mode(tmp_path / "etc/mosquitto/portgate.passwd") == 0o600
+    assert mode(tmp_path / "etc/mosquitto/portgate-office.passwd") == 0o600  # the office's listener (8884)
     for unit in ("portgate-central.service", "portgate-central@.service"):
         assert (tmp_path / "etc/systemd/system" / unit).exists()
 

@@ -41,7 +41,11 @@ async def login(request: Request):
     outcome = await run_in_threadpool(web.with_session, attempt)
     if isinstance(outcome, LoginRefused):
         key = "login_locked" if outcome.locked else "login_wrong"
-        return page(request, "login.html", status_code=429 if outcome.locked else 401, error=key, next=nxt)
+        resp = page(request, "login.html", status_code=429 if outcome.locked else 401, error=key, next=nxt,
+                    retry_after=outcome.retry_after)
+        if outcome.locked:
+            resp.headers["Retry-After"] = str(outcome.retry_after)
+        return resp
     user, sid = outcome
     if user.role == "worker" and not nxt.startswith("/w/"):  # a worker's pages (routes/worker.py)
         nxt = "/w/"

@@ -6,6 +6,8 @@ fetches ``/live/panel`` (the same fragment the page was rendered with). A commen
 keeps proxies from closing an idle stream. The session is looked up again at every poll: once it
 has ended (logout, a new password, the user disabled) the stream sends ``event: ended`` and closes;
 the page then asks for the panel, is answered 401 with ``HX-Redirect`` and goes to the login page.
+One session holds at most ``MAX_STREAMS`` streams at once (a few tabs); one more answers 429 with
+``Retry-After`` (a script opening streams without end cannot tie up the server's connections).
 """
 
 from __future__ import annotations
@@ -24,6 +26,40 @@ from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.service_texts import event_text
 
 HEARTBEAT_S = 15.0
+MAX_STREAMS = 6  # open /live/stream connections per session
+
+
+class _CountedStream(StreamingResponse):
+    """A stream that gives its session's place back however it ends (sent, cancelled, never started)."""
+
+    def __init__(self, content, release, **kwargs) -> None:
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+def _take_stream(web, sid: str):
+    """A release function when the session ``sid`` may open one more stream, else None."""
+    counts = web.streams
+    if counts.get(sid, 0) >= MAX_STREAMS:
+        return None
+    counts[sid] = counts.get(sid, 0) + 1
+    done = False
+
+    def release() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            counts[sid] -= 1
+            if counts[sid] <= 0:
+                del counts[sid]
+
+    return release
 
 
 def _panel_data(conn, web):
@@ -59,6 +95,12 @@ async def panel(request: Request):
 @guarded(*ALL_ROLES)
 async def stream(request: Request):
     web = request.app.state.web
+    release = _take_stream(web, str(request.session.get("sid")))
+    if release is None:
+        resp = page(request, "error.html", status_code=429, message_key="too_many_streams",
+                    detail=str(MAX_STREAMS))
+        resp.headers["Retry-After"] = "5"
+        return resp
 
     async def changes():
         seen = await run_in_threadpool(web.read, readmodel.version)
@@ -80,8 +122,8 @@ async def stream(request: Request):
                 yield ": keep-alive\n\n"
                 beat = time.monotonic()
 
-    return StreamingResponse(changes(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return _CountedStream(changes(), release, media_type="text/event-stream",
+                          headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 ROUTES = [

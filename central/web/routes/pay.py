@@ -6,7 +6,6 @@ Statements are computed by ``portgate pay --db``; these screens read and mark th
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from urllib.parse import urlencode
@@ -33,6 +32,7 @@ from central.web.flagsmodel import FLAGS
 from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
 from central.web.service_texts import localize, role_label
+from portgate import csvout
 from portgate.errors import BadInput
 
 READERS = ("office", "auditor", "admin")
@@ -232,7 +232,7 @@ async def export_csv(request: Request):
 
     found, edited = await run_in_threadpool(web.read, work)
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
+    w = csvout.writer(out, lineterminator="\n")
     w.writerow(("registration", "work_day", "shift_id", "statement_id", "rulebook", "rule", "article",
                 "description", "amount", "due_at", "status"))
     for s in found:

@@ -82,3 +82,19 @@ def test_demo_exits_non_zero_when_the_scenario_expects_otherwise(tmp_path):
     assert done.returncode == 1
     assert "pay V017: 696.60 != expected 1.00" in done.stdout
     assert "billing 9300002: 225.00 != expected 1.00" in done.stdout  # P8: 5 stays x 45.00
+
+
+def test_the_demo_s_run_directory_is_private_to_its_user(demo_day):
+    """Issue 36 #14: the ledger (password hashes, personal data, pay) and the gates' journals are
+    not readable by other users: the run directory is 0700 (nothing under it can be reached by
+    others), every file in it 0600 (pcscd sets its own socket directory's mode; inside, harmless)."""
+    import stat
+
+    run_dir = demo_day.run_dir
+    assert stat.S_IMODE(run_dir.stat().st_mode) == 0o700
+    assert (run_dir / "ledger.db").exists()
+    journals = list(run_dir.glob("g-*/state/journal*"))
+    assert journals, sorted(p.name for p in run_dir.glob("g-*/state/*"))
+    exposed = [(str(p.relative_to(run_dir)), oct(stat.S_IMODE(p.stat().st_mode))) for p in run_dir.rglob("*")
+               if p.is_file() and not p.is_symlink() and stat.S_IMODE(p.stat().st_mode) & 0o077]
+    assert exposed == []

@@ -15,6 +15,7 @@ from testkit.wait import wait_until
 from wire import downlink as dl
 from wire import topics
 from wire.events import ConfiscationPayload
+from wire.signed_downlink import body_of
 
 CARDS = "uid,kind,registration,status\nAA000001,control,1001,active\nAA000002,control,1002,lost\n"
 
@@ -41,7 +42,7 @@ def retained_blocklist(broker) -> dl.CardsSnapshot:
     finally:
         c.disconnect()
         c.loop_stop()
-    return dl.decode_downlink(got[-1], "cards", "snapshot", where="test")
+    return dl.decode_downlink(body_of(got[-1]), "cards", "snapshot", where="test")
 
 
 def test_the_published_blocklist_keeps_the_cards_confiscated_at_the_gates(tmp_path, broker, office, make_gate):

@@ -17,6 +17,7 @@ from central.registry.changes import record_change, utcnow
 from central.registry.schema import downlink_changes
 from portgate.errors import ConfigError
 from tests.central.broadcast.conftest import ACTOR, TZ, RegistryOffice, today
+from wire.signed_downlink import body_of
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def reg(tmp_path):
 
 
 def publisher(office, **publish) -> DownlinkPublisher:
-    cfg = CentralConfig(database_url=office.url, port="santos", keys_dir=".",
+    cfg = CentralConfig(database_url=office.url, port="santos", keys_dir=str(office.keys_dir),
                         publish=PublishSettings(source="registry", **publish))
     return DownlinkPublisher(cfg, office.engine)
 
@@ -117,7 +118,7 @@ def test_a_card_found_again_is_unblocked_unless_a_confiscation_without_a_case_st
             store.transition_card(s, uid, "returned", actor=ACTOR, now=utcnow())  # found again
     sent.clear()
     pub.poll_once()
-    (delta,) = [dl.decode_downlink(p, "cards", "delta", where=t) for t, p in sent if t.endswith("cards/delta")]
+    (delta,) = [dl.decode_downlink(body_of(p), "cards", "delta", where=t) for t, p in sent if t.endswith("cards/delta")]
     assert delta.unblocked == ["AA000001"] and delta.blocked == []
     snapshot = pub.snapshot("cards", utcnow())
     assert [b.uid for b in snapshot.blocked] == ["AA000002"]  # the delta and the snapshot agree

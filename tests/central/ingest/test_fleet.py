@@ -56,7 +56,7 @@ def test_snapshot_then_delta_then_out_of_order_delta_asks_for_a_snapshot(broker,
     assert gate.store.worker("1003") is not None
     requests = []
     c.on_message = lambda cl, u, m: requests.append(dl.decode(m.payload, dl.Command))
-    c.subscribe(topics.office_requests(PORT), 1)
+    c.subscribe(topics.all_gate_requests(PORT), 1)
     wait_until(lambda: True)
     skipping = dl.RosterDelta(from_version=8, to_version=9, at=AT)
     c.publish(topics.downlink(PORT, "roster", "delta"), dl.encode(skipping), qos=1).wait_for_publish(5)
@@ -80,7 +80,7 @@ def test_a_snapshot_request_nobody_was_subscribed_to_is_sent_again(broker, make_
     wait_until(lambda: sync.stats["requests_unrouted"] >= 1, what="the request routed to nobody")
     requests = []
     c.on_message = lambda cl, u, m: requests.append(dl.decode(m.payload, dl.Command))
-    c.subscribe(topics.office_requests(PORT), 1)  # the office is back
+    c.subscribe(topics.all_gate_requests(PORT), 1)  # the office is back
     wait_until(lambda: requests, what="the request sent again")
     assert requests[0] == dl.SnapshotRequest(gate_id="g1", kind="roster", have_version=5, at=requests[0].at)
     time.sleep(1.0)
@@ -155,10 +155,10 @@ topic readwrite portgate/#
 pattern write portgate/v1/santos/gate/%u/events
 pattern write portgate/v1/santos/gate/%u/status
 pattern read portgate/v1/santos/gate/%u/cmd
+pattern write portgate/v1/santos/gate/%u/requests
 
 user g1
 topic read portgate/v1/santos/down/#
-topic write portgate/v1/santos/office/requests
 """
 
 

@@ -82,7 +82,8 @@ def test_the_office_refuses_an_oversize_message_before_decoding_and_keeps_4kb(br
 
 
 def test_a_flood_of_junk_writes_a_bounded_number_of_warning_lines(office, keys_dir, broker):
-    writer = LedgerWriter(office.config(broker), office.engine, KeyRing(keys_dir))
+    # above the per-gate storage limit (test_dead_letter_limit.py): here every row is stored
+    writer = LedgerWriter(office.config(broker, dead_letters_per_gate_min=10_000), office.engine, KeyRing(keys_dir))
     junk = [(topics.gate_events(PORT, "g1"), b"junk %d" % i) for i in range(5000)]
     with structlog.testing.capture_logs() as logs:
         writer.process(1, junk[:2500])

@@ -192,7 +192,7 @@ def test_a_snapshot_request_that_fails_in_an_unexpected_way_does_not_stop_the_in
     c = raw_client(broker)
     for _ in range(15):  # more than the receive window (3 * batch_size)
         request = dl.SnapshotRequest(gate_id="g1", kind="cards", have_version=None, at=dt.datetime.now(dt.UTC))
-        publish(c, topics.office_requests(PORT), dl.encode(request))
+        publish(c, topics.gate_requests(PORT, "g1"), dl.encode(request))
     gate = make_gate("g1")
     for i in range(20):
         gate.journal.append(tap(i), now=now())

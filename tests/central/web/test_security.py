@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 from central.config import WebSettings
 from central.registry.schema import audit_log
 from central.web.app import create_app, route_table
-from central.web.users import MAX_FAILURES
+from central.web.users import FREE_ADDRESS, FREE_PAIR
 from tests.central.web.conftest import PASSWORD, SECRET, csrf_of, logged_in, login
 
 PUBLIC_PATHS = {"/login", "/lang", "/w/ativar"}  # /w/ativar: a worker sets his password with a code
@@ -179,23 +179,25 @@ def test_html_in_a_workers_name_is_shown_escaped(app):
     assert "&lt;b&gt;Bold&lt;/b&gt;" in html
 
 
-def test_twenty_wrong_passwords_lock_the_login_for_a_while(app, clock):
+def test_wrong_passwords_slow_that_login_from_that_address_with_growing_waits(app, clock):
     c = TestClient(app, follow_redirects=False)
-    for _ in range(MAX_FAILURES - 1):
+    for _ in range(FREE_PAIR - 1):
         assert login(c, "inspector", "wrong password!").status_code == 401
     r = login(c, "inspector", "wrong password!")
-    assert r.status_code == 429  # the 20th: locked now
-    r = login(c, "inspector", PASSWORD)  # even the right password is refused while locked
-    assert r.status_code == 429 and "tente de novo mais tarde" in r.text
-    # the address is locked too: another login from it is refused
-    assert login(c, "office", PASSWORD).status_code == 429
-    clock.at += dt.timedelta(minutes=16)
+    assert r.status_code == 429 and r.headers["retry-after"] == "1"  # the FREE_PAIR-th: a wait now
+    r = login(c, "inspector", PASSWORD)  # even the right password is refused while waiting (not counted)
+    assert r.status_code == 429 and "tente de novo mais tarde" in r.text and "(espere 1 s)" in r.text
+    assert login(c, "office", PASSWORD).status_code == 303  # another login from the same address is not slowed
+    clock.at += dt.timedelta(seconds=1)
+    r = login(c, "inspector", "wrong password!")
+    assert r.status_code == 429 and r.headers["retry-after"] == "2"  # counted: the wait doubles
+    clock.at += dt.timedelta(seconds=2)
     assert login(c, "inspector", PASSWORD).status_code == 303
 
 
-def test_wrong_passwords_for_an_unknown_login_count_against_the_address(app):
+def test_wrong_passwords_for_many_logins_slow_the_address(app):
     c = TestClient(app, follow_redirects=False)
-    for i in range(MAX_FAILURES):
+    for i in range(FREE_ADDRESS):
         login(c, f"nobody{i}", "whatever password")
     assert login(c, "office", PASSWORD).status_code == 429
 

@@ -132,7 +132,7 @@ def test_a_delta_on_another_version_asks_for_a_snapshot(tmp_path, gate, office, 
     listener = connection.make_client(cfg, "office-requests")
     listener.on_message = lambda _c, _u, m: got.append(m.payload)
     listener.connect(cfg.host, cfg.port)
-    listener.subscribe(topics.office_requests(PORT), qos=1)
+    listener.subscribe(topics.all_gate_requests(PORT), qos=1)
     listener.loop_start()
     try:
         src = tmp_path / "photos"

@@ -1,0 +1,74 @@
+"""The one CSV writer of every export (escala, payroll, pay statements, production, inspection
+books): cells a spreadsheet would run as a formula are neutralised (CWE-1236, OWASP "CSV injection").
+
+A cell whose text begins with ``=``, ``+``, ``-``, ``@``, a TAB or a CR gets a leading apostrophe
+(``=HYPERLINK(...)`` -> ``'=HYPERLINK(...)``, ``-2+3`` -> ``'-2+3``), so LibreOffice and Excel show
+it as text. The one exception is a cell that is wholly a plain decimal number (``-12.50``,
+``+3``): a spreadsheet reads it as that number, never as a formula, and the pay exports' negative
+amounts (deductions) must stay numbers for the office's sums and for the importers that read the
+exports back. Everything else (text, dates, ids) that starts with one of those characters is
+neutralised, whatever its column.
+
+``writer(fh)`` and ``dict_writer(fh, fieldnames)`` take ``csv.writer``'s keyword arguments and
+write as they do; only the cells' text changes.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+#: The first characters that make a spreadsheet treat a cell as a formula (or split it).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A cell that is only a decimal number: a spreadsheet reads it as the number.
+PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+
+
+def safe_cell(value: Any) -> Any:
+    """``value`` as it may go into an exported CSV cell: a string (or any non-number) whose text
+    begins with a ``FORMULA_START`` character, unless it is a plain decimal number, gets a leading
+    ``'``; ``None``, ints, floats and Decimals pass unchanged (``csv`` writes their digits)."""
+    if value is None or isinstance(value, (int, float, Decimal)):
+        return value
+    text = value if isinstance(value, str) else str(value)
+    if text.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return value
+
+
+class SafeWriter:
+    """``csv.writer`` whose rows pass through ``safe_cell``."""
+
+    def __init__(self, fh, **kwargs) -> None:
+        self._w = csv.writer(fh, **kwargs)
+
+    def writerow(self, row: Iterable[Any]):
+        return self._w.writerow([safe_cell(v) for v in row])
+
+    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+class SafeDictWriter(csv.DictWriter):
+    """``csv.DictWriter`` whose values pass through ``safe_cell`` (the header is the caller's)."""
+
+    def writerow(self, rowdict: Mapping[str, Any]):
+        return super().writerow({k: safe_cell(v) for k, v in rowdict.items()})
+
+    def writerows(self, rowdicts: Iterable[Mapping[str, Any]]) -> None:
+        for row in rowdicts:
+            self.writerow(row)
+
+
+def writer(fh, **kwargs) -> SafeWriter:
+    """A CSV writer for an export (see the module doc); ``kwargs`` as ``csv.writer``."""
+    return SafeWriter(fh, **kwargs)
+
+
+def dict_writer(fh, fieldnames, **kwargs) -> SafeDictWriter:
+    """A CSV dict writer for an export (see the module doc); ``kwargs`` as ``csv.DictWriter``."""
+    return SafeDictWriter(fh, fieldnames, **kwargs)
