@@ -63,8 +63,8 @@ class Publisher:
 def office_signer(keys_dir):
     """The ``Signer`` of the office's downlinks: the office key (``<keys_dir>/office/signing.key``,
     the one that signs the chain receipts and whose ``signing.pub`` every gate holds), made if
-    missing. ``ConfigError`` as ``central.evidence.receipts.office_key``."""
-    from central.evidence.receipts import office_key  # lazy: the publisher is also used without keys
+    missing. ``ConfigError`` as ``central.office_key.office_key``."""
+    from central.office_key import office_key  # lazy: the publisher is also used without keys
     from wire.signed_downlink import Signer  # lazy: with the key above (cryptography at start-up only when signing)
 
     return Signer(office_key(keys_dir))
