@@ -41,6 +41,8 @@ lang = "pt"                           # pt | en (each user can switch)
 tz = "America/Sao_Paulo"
 copies_max_age_h = 24.0               # G8
 coverage_grace_min = 30               # G11
+[nats]                                # optional: ingest from a NATS JetStream cluster (central/ingest/jetstream.py)
+servers = ["nats://127.0.0.1:4222"]   # non-empty selects it; [mqtt] then has protocol = "3.1.1" and hosts
 ```
 
 Relative paths (a SQLite ``database_url``'s file, ``keys_dir``, ``database_password_file``, the

@@ -104,8 +104,7 @@ class JetStreamIngest:
 
     def start(self) -> JetStreamIngest:
         self._writer.start()
-        self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), name="jetstream-ingest",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._main, name="jetstream-ingest", daemon=True)
         self._thread.start()
         return self
 
@@ -133,6 +132,17 @@ class JetStreamIngest:
         self.open_gaps = out.open_gaps
 
     # -- the loop ---------------------------------------------------------------------------------
+    def _main(self) -> None:
+        """The thread: the loop until stopped; a ``ConfigError`` (a stream that does not capture the
+        port) or any other failure is one error line, and the thread ends (``alive()`` False: the
+        office's watchdog stops pinging, systemd restarts it)."""
+        try:
+            asyncio.run(self._run())
+        except ConfigError as exc:
+            log.error("jetstream.config_error", error=str(exc), key=getattr(exc, "key", None))
+        except Exception:  # noqa: BLE001 - reported, and the watchdog sees the thread gone
+            log.exception("jetstream.ingest_failed")
+
     async def _run(self) -> None:
         import nats
         from nats.errors import TimeoutError as NatsTimeout

@@ -24,6 +24,7 @@ from central.ingest.jetstream import JetStreamIngest, _covers, subject_to_topic
 from central.ingest.keys import add_gate
 from central.ledger.migrate import upgrade
 from central.ledger.schema import dead_letters, events
+from edge.config import load_gate_config
 from edge.journal import Journal
 from edge.rules.model import Now
 from edge.sync import Sync
@@ -112,6 +113,18 @@ def test_mqtt_hosts_and_protocol_settings():
         msgspec.convert({"protocol": "3"}, MqttConfig)
 
 
+def test_a_dot_in_the_gate_id_is_refused_for_mqtt311_at_load(tmp_path):
+    """NATS 2.9's MQTT layer closes the connection on a '.' in a topic level (measured: "characters
+    ' ' and '.' not supported for MQTT topics"); the gate would reconnect and resend forever."""
+    cfg = write_gate_config(tmp_path / "g", gate_id="g.1")
+    text = cfg.read_text()
+    cfg.write_text(text + '\n[mqtt]\nprotocol = "3.1.1"\nhosts = ["127.0.0.1:1883"]\n')
+    with pytest.raises(ConfigError, match="'.' in a topic level is refused by NATS"):
+        load_gate_config(cfg)
+    cfg.write_text(text + '\n[mqtt]\nhost = "127.0.0.1"\n')  # MQTT 5 (mosquitto): accepted as before
+    assert load_gate_config(cfg).gate_id == "g.1"
+
+
 def test_jetstream_ingest_needs_servers(tmp_path):
     cfg = CentralConfig(database_url=f"sqlite:///{tmp_path / 'l.db'}", port="santos", keys_dir=str(tmp_path))
     with pytest.raises(ConfigError, match="nats"):
@@ -153,6 +166,26 @@ def test_gate_over_mqtt311_to_ledger_through_jetstream_exactly_once(tmp_path, na
     finally:
         sync.stop()
         ingest.stop()
+
+
+def test_an_existing_stream_without_the_port_is_a_config_error(tmp_path, nats_cluster):
+    """A stream of that name that does not capture the port's gate events: the ingest says so
+    (``ConfigError`` naming nats.stream) and consumes nothing, instead of waiting forever."""
+    import nats
+
+    async def make():
+        nc = await nats.connect(servers=nats_cluster.nats_urls)
+        await nc.jetstream().add_stream(name="PORTGATE_santos", subjects=["portgate.v1.rio.gate.*.events"])
+        await nc.close()
+
+    asyncio.run(make())
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    (tmp_path / "keys").mkdir()
+    ingest = JetStreamIngest(office(tmp_path, nats_cluster, url))
+    with pytest.raises(ConfigError, match="does not capture port santos"):
+        asyncio.run(ingest._run())
+    assert not ingest.connected.is_set()
+    ingest._writer.close()
 
 
 @pytest.mark.slow
