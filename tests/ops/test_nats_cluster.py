@@ -86,7 +86,7 @@ def stream_state(cluster: NatsCluster, name: str = "PORTGATE_santos") -> dict:
             consumer = await js.consumer_info(name, "ledger-santos")
             return {"replicas": info.config.num_replicas, "messages": info.state.messages,
                     "peers": 1 + len(info.cluster.replicas or []), "ack_pending": consumer.num_ack_pending,
-                    "pending": consumer.num_pending}
+                    "pending": consumer.num_pending, "deliveries": consumer.delivered.consumer_seq}
         finally:
             await nc.close()
 
@@ -247,4 +247,58 @@ def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
         os.close(fifo)
         kill_gate(gate, signal.SIGTERM)
         ingest.stop()
+        engine.dispose()
+
+
+def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
+        tmp_path, nats_cluster, notify_socket, start_service):
+    """``portgate central run`` with ``[nats] servers`` (the CLI selects the JetStream ingest), two
+    instances on one config fetching from the one durable consumer; one is SIGKILLed while a gate
+    publishes (whatever it had fetched and not acknowledged goes to the other after ``ack_wait_s``;
+    whether it held any at that moment is up to timing, the deliveries are printed): every event in
+    the ledger exactly once, nothing left unacknowledged."""
+    cluster = nats_cluster
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    add_gate(keys, "g1")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
+    servers = ", ".join(f'"{u}"' for u in cluster.nats_urls)
+    cfg = tmp_path / "central.toml"
+    cfg.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{keys}"\nlog_json = true\n'
+                   f'[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\n'
+                   f'[ingest]\nbatch_size = 50\nwriter = "thread"\n'
+                   f'[nats]\nservers = [{servers}]\nack_wait_s = 2.0\nfetch_wait_s = 0.2\n')
+    procs = {}
+    for inst in ("a", "b"):
+        procs[inst] = start_service(["central", "run", "--config", str(cfg), "--instance", inst],
+                                    notify=notify_socket)
+        wait_until(lambda: notify_socket.seen("READY=1") >= len(procs) or not procs[inst].alive(),
+                   what=f"READY=1 from {inst}")
+        assert procs[inst].alive(), procs[inst].output()
+    assert "jetstream.consuming" in procs["a"].output()
+    j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
+                boot_id=str(uuid.uuid4()))
+    sync = Sync(gate_mqtt(cluster), j, port="santos", gate_id="g1").start()
+    engine = make_engine(url)
+    n = 300
+    try:
+        for i in range(n):
+            j.append(tap(i), now=now())
+            sync.notify()
+            if i == n // 3:
+                wait_until(lambda: len(ledger_rows(engine)[0]) > 0, what="first events in the ledger")
+                procs["b"].proc.send_signal(signal.SIGKILL)
+                procs["b"].proc.wait()
+            time.sleep(0.005)
+        wait_until(lambda: len(ledger_rows(engine)[0]) >= n, timeout=60, what=f"{n} events in the ledger")
+        wait_until(lambda: stream_state(cluster)["ack_pending"] == 0, what="every message acknowledged")
+        rows, dead = ledger_rows(engine)
+        assert sorted(r.seq for r in rows) == list(range(1, n + 1))
+        assert len({r.event_id for r in rows}) == n and dead == 0
+        assert procs["a"].alive(), procs["a"].output()
+        print("consumer after the kill:", stream_state(cluster))
+    finally:
+        sync.stop()
         engine.dispose()
