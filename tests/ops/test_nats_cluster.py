@@ -302,3 +302,37 @@ def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
     finally:
         sync.stop()
         engine.dispose()
+
+
+def test_hosts_rotate_past_a_dead_broker_over_mqtt311(broker):
+    """``hosts`` with a dead first entry: the first connect fails there, the reconnect tries the next
+    (a mosquitto, which speaks 3.1.1 too) and connects; the session is persistent (clean_session
+    False: the broker has it on the next connect)."""
+    import threading
+
+    from testkit.postgres import free_port
+    from wire import connection
+
+    dead = free_port()
+    cfg = MqttConfig(protocol="3.1.1", hosts=[f"127.0.0.1:{dead}", f"{broker.host}:{broker.port}"],
+                     reconnect_min_s=0.2, reconnect_max_s=1)
+    connects: list[bool] = []
+    up = threading.Event()
+
+    def on_connect(client, userdata, flags, reason_code, properties):
+        connects.append(bool(flags.session_present))
+        up.set()
+
+    for _ in range(2):
+        up.clear()
+        client = connection.make_client(cfg, "gate-santos-rot")
+        client.on_connect = on_connect
+        connection.start(client, cfg)
+        try:
+            assert up.wait(15), "never connected past the dead first host"
+            assert (client.host, client.port) == (broker.host, broker.port)
+            assert client._protocol == 4  # MQTT 3.1.1 on the wire
+        finally:
+            client.disconnect()
+            client.loop_stop()
+    assert connects == [False, True]  # the second connection found the session kept
