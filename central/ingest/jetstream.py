@@ -38,10 +38,17 @@ import concurrent.futures
 import itertools
 import threading
 
+import nats
 import structlog
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
 
 from central.config import CentralConfig
+from central.db import make_engine
+from central.ingest.keys import KeyRing
 from central.ingest.writer import Abandoned, LedgerWriter, Outcome
+from central.ledger.migrate import upgrade_engine
 from portgate.errors import ConfigError
 
 log = structlog.get_logger("central.ingest")
@@ -72,10 +79,6 @@ class JetStreamIngest:
     index = 0
 
     def __init__(self, config: CentralConfig, *, engine=None, keys=None, create_tables: bool = True) -> None:
-        from central.db import make_engine
-        from central.ingest.keys import KeyRing
-        from central.ledger.migrate import upgrade_engine
-
         if not config.nats.servers:
             raise ConfigError("the JetStream ingest needs [nats] servers", key="nats.servers")
         self.config = config
@@ -144,9 +147,6 @@ class JetStreamIngest:
             log.exception("jetstream.ingest_failed")
 
     async def _run(self) -> None:
-        import nats
-        from nats.errors import TimeoutError as NatsTimeout
-
         s = self.settings
         nc = await nats.connect(servers=list(s.servers), name=self.durable, max_reconnect_attempts=-1,
                                 reconnect_time_wait=s.reconnect_wait_s, connect_timeout=s.connect_timeout_s,
@@ -178,9 +178,6 @@ class JetStreamIngest:
             await nc.close()
 
     async def _subscribe(self, js):
-        from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
-        from nats.js.errors import NotFoundError
-
         s, port, name = self.settings, self.config.port, self.stream
         try:
             info = await js.stream_info(name)
