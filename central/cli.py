@@ -33,7 +33,12 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
-    run_central(config, lambda: Ingest(config))
+    if config.nats.servers:  # [nats]: the JetStream pull consumer (issue 37); else the MQTT ingest
+        from central.ingest.jetstream import JetStreamIngest  # lazy: CLI start-up
+
+        run_central(config, lambda: JetStreamIngest(config))
+    else:
+        run_central(config, lambda: Ingest(config))
 
 
 @central.command("add-gate")

@@ -41,6 +41,8 @@ lang = "pt"                           # pt | en (each user can switch)
 tz = "America/Sao_Paulo"
 copies_max_age_h = 24.0               # G8
 coverage_grace_min = 30               # G11
+[nats]                                # optional: ingest from a NATS JetStream cluster (central/ingest/jetstream.py)
+servers = ["nats://127.0.0.1:4222"]   # non-empty selects it; [mqtt] then has protocol = "3.1.1" and hosts
 ```
 
 Relative paths (a SQLite ``database_url``'s file, ``keys_dir``, ``database_password_file``, the
@@ -122,6 +124,23 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     trusted_proxies: tuple[str, ...] = ()
 
 
+class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[nats]``: ingest from a NATS JetStream cluster instead of MQTT (central/ingest/jetstream.py,
+    issue 37). Empty ``servers`` (default): the MQTT ingest (mosquitto). Times in seconds."""
+
+    servers: list[str] = []  # nats://host:port of the cluster's nodes; non-empty selects the JetStream ingest
+    stream: str = "PORTGATE"  # prefix: the port's stream is <stream>_<port>, created with its gates' subjects if missing
+    replicas: Annotated[int, msgspec.Meta(ge=1, le=5)] = 3
+    durable: str = ""  # the port's pull consumer; default ledger-<port>
+    ack_wait_s: Annotated[float, msgspec.Meta(ge=1, le=3600)] = 30.0  # unacked this long: to another fetcher
+    max_ack_pending: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 10_000
+    max_age_s: Annotated[float, msgspec.Meta(ge=0, le=366 * 86_400)] = 7 * 86_400.0  # stream retention (0: none)
+    fetch_wait_s: Annotated[float, msgspec.Meta(ge=0.05, le=60)] = 1.0  # a fetch waits this long for messages
+    reconnect_wait_s: Annotated[float, msgspec.Meta(ge=0.05, le=60)] = 0.5
+    connect_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 2.0
+    request_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 5.0  # JetStream API calls
+
+
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     database_url: str
     port: str
@@ -132,6 +151,7 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ingest: IngestSettings = IngestSettings()
     publish: PublishSettings = PublishSettings()
     web: WebSettings = WebSettings()
+    nats: NatsSettings = NatsSettings()
     metrics_port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 0  # Prometheus /metrics (central.metrics); 0 = off
     metrics_addr: str = "127.0.0.1"
     log_json: bool | None = None  # None: JSON unless stderr is a terminal

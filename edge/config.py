@@ -171,6 +171,9 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
         if self.mqtt is not None and self.mqtt.username and self.mqtt.username != self.gate_id:
             raise ValueError(f"mqtt.username {self.mqtt.username!r} must be the gate id {self.gate_id!r}: "
                              "the broker's ACL gives a gate its topics by username (%u)")
+        if self.mqtt is not None and self.mqtt.protocol == "3.1.1" and "." in self.port + self.gate_id:
+            raise ValueError(f"port {self.port!r} / gate_id {self.gate_id!r}: a '.' in a topic level is refused "
+                             "by NATS's MQTT layer (protocol 3.1.1, nats-server 2.9), which closes the connection")
         ids = [r.id for r in self.readers]
         if len(set(ids)) != len(ids):
             raise ValueError(f"readers: reader ids must be unique: {ids}")

@@ -12,6 +12,7 @@ pytest_plugins: list[str] = []
 
 BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/central/ingest, tests/ops)
 PG_FIXTURES = frozenset({"pg", "pg_cluster", "pg_url"})  # a throw-away PostgreSQL cluster
+NATS_FIXTURES = frozenset({"nats_cluster"})  # three nats-server processes (tests/ops/test_nats_cluster.py)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -24,6 +25,8 @@ def pytest_collection_modifyitems(config, items):
         params = getattr(getattr(item, "callspec", None), "params", {})
         if names & PG_FIXTURES or params.get("db_url") == "postgresql":
             item.add_marker(pytest.mark.postgres)
+        if names & NATS_FIXTURES:
+            item.add_marker(pytest.mark.nats)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,9 @@
 
 Both sides use paho-mqtt 2.x with ``CallbackAPIVersion.VERSION2`` and MQTT v5. Sessions are always
 persistent: ``clean_start=False`` with a session expiry (DESIGN.md: a v5 session first created with
-``clean_start=True`` is lost when mosquitto restarts, so we never use it).
+``clean_start=True`` is lost when mosquitto restarts, so we never use it). ``protocol = "3.1.1"``
+(a NATS cluster's MQTT listener, issue 37) uses MQTT 3.1.1 with ``clean_session=False`` instead,
+and ``hosts`` lists several brokers, the next one tried on every reconnect.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import ssl
 import struct
 import time
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 import paho.mqtt.client as mqtt
@@ -33,6 +35,12 @@ class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``reconnect_min_s``/``reconnect_max_s`` bound the exponential reconnect back-off (forever).
     A ``username`` needs its ``password_file`` (``ValueError``, a ``ConfigError`` naming ``[mqtt]``
     when read from a file).
+
+    ``protocol``: ``"5"`` (default; mosquitto) or ``"3.1.1"`` (NATS's MQTT listener speaks no MQTT 5):
+    then the session is kept with ``clean_session=False`` (no session expiry, no receive maximum, no
+    PUBACK reason codes: a refused publish is a disconnect). ``hosts``: optional ``"host:port"``
+    brokers of one cluster; when given they replace ``host``/``port``, the first is tried first and
+    each reconnect moves to the next (round robin). A malformed entry: ``ValueError``.
     """
 
     host: str = "127.0.0.1"
@@ -48,10 +56,26 @@ class MqttConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reconnect_min_s: float = 0.5
     reconnect_max_s: float = 30.0
     receive_maximum: int = 1000
+    protocol: Literal["5", "3.1.1"] = "5"
+    hosts: list[str] = []
 
     def __post_init__(self) -> None:
         if self.username and not self.password_file:
             raise ValueError("username given without password_file")
+        for entry in self.hosts:
+            parse_host(entry)
+
+    def brokers(self) -> list[tuple[str, int]]:
+        """``[(host, port), ...]`` in the order tried: ``hosts`` if given, else ``host``/``port``."""
+        return [parse_host(h) for h in self.hosts] or [(self.host, self.port)]
+
+
+def parse_host(entry: str) -> tuple[str, int]:
+    """``"host:port"`` -> ``(host, port)``; ``ValueError`` naming the entry if it is not one."""
+    host, sep, port = entry.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"mqtt.hosts entry {entry!r} is not host:port")
+    return host, int(port)
 
 
 class _Client(mqtt.Client):
@@ -59,6 +83,20 @@ class _Client(mqtt.Client):
     CONNACK whoever sets the callback (the gate's sync, the office's ingest)."""
 
     diagnosis: Diagnosis | None = None  # set by make_client right after construction
+    brokers: list[tuple[str, int]] = []  # MqttConfig.brokers(); several: rotated on reconnect
+    _connects = 0
+
+    def reconnect(self):
+        """paho's reconnect, first moved to the next of several ``brokers`` (not before the first
+        connect): a gate whose node died finds another node of the cluster."""
+        if len(self.brokers) > 1:
+            if self._connects:
+                self._host, self._port = self.brokers[self._connects % len(self.brokers)]
+                if self.diagnosis is not None:  # its lines name the broker tried now
+                    self.diagnosis.config = msgspec.structs.replace(self.diagnosis.config, host=self._host,
+                                                                    port=self._port)
+            self._connects += 1
+        return super().reconnect()
 
     @property
     def on_connect(self):
@@ -245,13 +283,17 @@ def make_client(config: MqttConfig, client_id: str, *, manual_ack: bool = False)
 
     Raises ``ConfigError`` if a password file is unreadable or too open.
     """
+    v5 = config.protocol == "5"
     client = _Client(
         CallbackAPIVersion.VERSION2,
         client_id=client_id,
-        protocol=mqtt.MQTTv5,
+        protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
+        clean_session=None if v5 else False,
         manual_ack=manual_ack,
     )
-    client.diagnosis = diagnosis = Diagnosis(config, client_id)
+    client.brokers = config.brokers()
+    host, port = client.brokers[0]
+    client.diagnosis = diagnosis = Diagnosis(msgspec.structs.replace(config, host=host, port=port), client_id)
     client.on_connect = None
     if config.username:
         password = read_secret(config.password_file, what="MQTT password").decode() if config.password_file else None
@@ -308,13 +350,18 @@ def connect_properties(config: MqttConfig, *, receive_maximum: int | None = None
 
 
 def start(client: mqtt.Client, config: MqttConfig, *, receive_maximum: int | None = None) -> None:
-    """Connect asynchronously with ``clean_start=False`` and run paho's network thread, which
-    reconnects with back-off forever (also when the broker is down at start)."""
-    client.connect_async(
-        config.host,
-        config.port,
-        keepalive=config.keepalive_s,
-        clean_start=False,
-        properties=connect_properties(config, receive_maximum=receive_maximum),
-    )
+    """Connect asynchronously with ``clean_start=False`` (MQTT 3.1.1: the client's
+    ``clean_session=False``) to the first broker and run paho's network thread, which reconnects
+    with back-off forever (also when the broker is down at start), to the next broker each time."""
+    host, port = config.brokers()[0]
+    if config.protocol == "3.1.1":
+        client.connect_async(host, port, keepalive=config.keepalive_s)
+    else:
+        client.connect_async(
+            host,
+            port,
+            keepalive=config.keepalive_s,
+            clean_start=False,
+            properties=connect_properties(config, receive_maximum=receive_maximum),
+        )
     client.loop_start()

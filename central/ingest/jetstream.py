@@ -1,0 +1,220 @@
+"""The office's ingest from a NATS JetStream cluster (issue 37, first slice): ``[nats]`` in central.toml.
+
+Gates publish over MQTT 3.1.1 to any node of the cluster (``[mqtt] protocol = "3.1.1"``); NATS's
+MQTT layer maps the topic ``portgate/v1/santos/gate/g1/events`` to the subject
+``portgate.v1.santos.gate.g1.events`` (NATS 2.9 refuses a ``.`` in an MQTT topic, so each subject
+token is one topic level and the way back is ``.`` -> ``/``).
+
+- Stream: one per port, ``<[nats] stream>_<port>`` (default ``PORTGATE_santos``), file storage,
+  ``replicas`` copies (3), capturing the port's ``portgate.v1.<port>.gate.*.events`` and
+  ``.status`` (the gate's retained status carries ``sent_seq``, which drives the tail repair).
+  One stream per port because NATS 2.9 takes one filter subject per consumer, which must lie
+  inside one of the stream's subjects (a filter ``portgate.v1.santos.gate.>`` over a stream of
+  ``portgate.v1.*.gate.*.events`` and ``.status`` is refused, error 10093). Created if missing; an
+  existing stream is used as it is (one that does not capture the port's events: ``ConfigError``).
+- Consumer: one durable pull consumer per port (``ledger-<port>``, the whole port stream, explicit
+  acks, ``ack_wait_s``). Several office processes on one
+  config share it: JetStream hands each message to one fetcher, and a message a dead process
+  fetched but never acknowledged goes to the others after ``ack_wait_s`` (no MQTT shared
+  subscription whose unacknowledged messages stay with a dead session).
+- Batches: up to ``[ingest] batch_size`` messages per fetch go through the same path as the MQTT
+  ingest, ``LedgerWriter.process`` (decode, verify, dedupe by event id, dead letters, gap and tail
+  repair, receipts), in one transaction; each message is acknowledged only after that commit. A
+  crash before the acks redelivers the batch and the event-id dedupe makes it a no-op. A commit
+  the writer gives up (``Abandoned``, on stop) is not acknowledged.
+- The writer's replay commands and receipts go to the gates over MQTT (``[mqtt]``, which then names
+  the cluster's MQTT listeners with ``protocol = "3.1.1"``).
+
+Not in this slice: snapshot requests (``office/requests``) are not answered here, and the
+blocklist is not republished after a confiscation (run ``[publish] source = "registry"`` or the MQTT
+ingest for those).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import itertools
+import threading
+
+import nats
+import structlog
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from central.config import CentralConfig
+from central.db import make_engine
+from central.ingest.keys import KeyRing
+from central.ingest.writer import Abandoned, LedgerWriter, Outcome
+from central.ledger.migrate import upgrade_engine
+from portgate.errors import ConfigError
+
+log = structlog.get_logger("central.ingest")
+
+def port_subjects(port: str) -> list[str]:
+    """The subjects the port's stream captures: its gates' events and statuses."""
+    return [f"portgate.v1.{port}.gate.*.events", f"portgate.v1.{port}.gate.*.status"]
+
+
+def stream_name(prefix: str, port: str) -> str:
+    """``PORTGATE`` + ``santos`` -> ``PORTGATE_santos`` (``.`` is not allowed in a stream name)."""
+    return f"{prefix}_{port}".replace(".", "_")
+
+
+def subject_to_topic(subject: str) -> str:
+    """``portgate.v1.santos.gate.g1.events`` -> ``portgate/v1/santos/gate/g1/events``."""
+    return subject.replace(".", "/")
+
+
+class JetStreamIngest:
+    """One pull-consumer loop (its own thread and asyncio loop) feeding one ``LedgerWriter``.
+
+    Exposes what ``central.runner.run_central`` watches: ``workers`` (itself), ``connected``,
+    ``stats``, ``open_gaps``, ``alive()``; ``start()``, ``stop()``, ``wait_connected()``.
+    ``engine``/``keys`` as for ``central.ingest.service.Ingest``.
+    """
+
+    index = 0
+
+    def __init__(self, config: CentralConfig, *, engine=None, keys=None, create_tables: bool = True) -> None:
+        if not config.nats.servers:
+            raise ConfigError("the JetStream ingest needs [nats] servers", key="nats.servers")
+        self.config = config
+        self.settings = config.nats
+        self.engine = engine or make_engine(config.database_url)
+        if create_tables:
+            upgrade_engine(self.engine)
+        self.keys = keys or KeyRing(config.keys_dir)
+        self.durable = self.settings.durable or f"ledger-{config.port}"
+        self.stream = stream_name(self.settings.stream, config.port)
+        self.connected = threading.Event()
+        self.stats: collections.Counter = collections.Counter()
+        self.open_gaps = 0
+        self.publisher = None
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._batches = itertools.count(1)
+        self._writer = LedgerWriter(config, self.engine, self.keys, abandon=self._stopping.is_set,
+                                    notify=self._on_outcome)
+        # the writer's calls stay on one thread (it is not thread-safe), off the asyncio loop
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jetstream-writer")
+
+    @property
+    def workers(self) -> list:
+        return [self]
+
+    def start(self) -> JetStreamIngest:
+        self._writer.start()
+        self._thread = threading.Thread(target=self._main, name="jetstream-ingest", daemon=True)
+        self._thread.start()
+        return self
+
+    def begin_stop(self) -> None:
+        self._stopping.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the batch in hand (acknowledged if it committed), close the NATS connection and
+        the writer's MQTT client."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._pool.shutdown(wait=True)
+        self._writer.close()
+
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_connected(self, timeout: float = 10.0) -> bool:
+        return self.connected.wait(timeout)
+
+    def _on_outcome(self, out: Outcome) -> None:
+        for name, value in out.stats.items():
+            self.stats[name] += value
+        self.open_gaps = out.open_gaps
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def _main(self) -> None:
+        """The thread: the loop until stopped; a ``ConfigError`` (a stream that does not capture the
+        port) or any other failure is one error line, and the thread ends (``alive()`` False: the
+        office's watchdog stops pinging, systemd restarts it)."""
+        try:
+            asyncio.run(self._run())
+        except ConfigError as exc:
+            log.error("jetstream.config_error", error=str(exc), key=getattr(exc, "key", None))
+        except Exception:  # noqa: BLE001 - reported, and the watchdog sees the thread gone
+            log.exception("jetstream.ingest_failed")
+
+    async def _run(self) -> None:
+        s = self.settings
+        nc = await nats.connect(servers=list(s.servers), name=self.durable, max_reconnect_attempts=-1,
+                                reconnect_time_wait=s.reconnect_wait_s, connect_timeout=s.connect_timeout_s,
+                                allow_reconnect=True)
+        try:
+            js = nc.jetstream(timeout=s.request_timeout_s)
+            sub = await self._subscribe(js)
+            self.connected.set()
+            log.info("jetstream.consuming", stream=self.stream, durable=self.durable)
+            loop = asyncio.get_running_loop()
+            batch_size = self.config.ingest.batch_size
+            while not self._stopping.is_set():
+                try:
+                    msgs = await sub.fetch(batch_size, timeout=s.fetch_wait_s)
+                except NatsTimeout:
+                    msgs = []
+                except Exception as exc:  # noqa: BLE001 - a node lost mid-fetch: the client reconnects
+                    self.stats["fetch_errors"] += 1
+                    log.warning("jetstream.fetch_failed", error=repr(exc))
+                    await asyncio.sleep(s.reconnect_wait_s)
+                    continue
+                if msgs:
+                    await self._ingest(loop, msgs)
+                out = await loop.run_in_executor(self._pool, self._writer.scan)
+                if out is not None:
+                    self._on_outcome(out)
+        finally:
+            self.connected.clear()
+            await nc.close()
+
+    async def _subscribe(self, js):
+        s, port, name = self.settings, self.config.port, self.stream
+        try:
+            info = await js.stream_info(name)
+        except NotFoundError:
+            await js.add_stream(StreamConfig(name=name, subjects=port_subjects(port), num_replicas=s.replicas,
+                                             storage=StorageType.FILE, max_age=s.max_age_s or None))
+            log.info("jetstream.stream_created", stream=name, replicas=s.replicas)
+        else:
+            subjects = info.config.subjects or []
+            if not any(_covers(pattern, f"portgate.v1.{port}.gate.x.events") for pattern in subjects):
+                raise ConfigError(f"stream {name} ({subjects}) does not capture port {port}'s gate events",
+                                  key="nats.stream")
+        return await js.pull_subscribe(
+            "", durable=self.durable, stream=name,
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=s.ack_wait_s,
+                                  max_ack_pending=max(s.max_ack_pending, self.config.ingest.batch_size)))
+
+    async def _ingest(self, loop, msgs) -> None:
+        items = [(subject_to_topic(m.subject), m.data) for m in msgs]
+        batch_id = next(self._batches)
+        try:
+            out = await loop.run_in_executor(self._pool, self._writer.process, batch_id, items)
+        except Abandoned:
+            log.info("jetstream.batch_abandoned", batch=batch_id, messages=len(msgs))
+            return  # not acknowledged: JetStream redelivers after ack_wait
+        self._on_outcome(out)
+        for m in msgs:  # only now: the batch is committed
+            await m.ack()
+        self.stats["acked"] += len(msgs)
+
+
+def _covers(pattern: str, subject: str) -> bool:
+    """Does the NATS subject ``pattern`` (``*`` one token, ``>`` the rest) match ``subject``?"""
+    p, s = pattern.split("."), subject.split(".")
+    for i, token in enumerate(p):
+        if token == ">":
+            return len(s) > i
+        if i >= len(s) or (token != "*" and token != s[i]):
+            return False
+    return len(p) == len(s)

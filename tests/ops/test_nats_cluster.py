@@ -1,0 +1,338 @@
+"""The broker tier on a real 3-node NATS JetStream cluster (Debian nats-server 2.9, testkit/nats.py;
+issue 37, first slice): gates speak MQTT 3.1.1 to the cluster's MQTT listeners with a list of hosts,
+the office ingests through a JetStream durable pull consumer (central/ingest/jetstream.py) into the
+ledger, acknowledging after the commit. Every journal event lands in the ledger exactly once, also
+when the node a gate is connected to is SIGKILLed while taps continue."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import signal
+import sqlite3
+import time
+import uuid
+
+import msgspec
+import pytest
+from sqlalchemy import func, select
+
+from central.config import CentralConfig, IngestSettings, NatsSettings
+from central.db import make_engine
+from central.ingest.jetstream import JetStreamIngest, _covers, subject_to_topic
+from central.ingest.keys import add_gate
+from central.ledger.migrate import upgrade
+from central.ledger.schema import dead_letters, events
+from edge.config import load_gate_config
+from edge.journal import Journal
+from edge.rules.model import Now
+from edge.sync import Sync
+from portgate.config import read_secret
+from portgate.errors import ConfigError
+from testkit.gate_process import kill_gate, start_gate_and_wait, write_gate_config
+from testkit.nats import NatsCluster, find_exe
+from testkit.wait import wait_until
+from wire.connection import MqttConfig, parse_host
+from wire.events import TapPayload
+
+@pytest.fixture
+def nats_cluster(tmp_path):
+    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
+    c = NatsCluster(tmp_path / "nats").start()
+    yield c
+    c.stop()
+
+
+def now() -> Now:
+    return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
+
+
+def tap(i: int) -> TapPayload:
+    return TapPayload(uid=f"F1{i:06X}", reader_id="r-control", reader_kind="control", decision="deny",
+                      rules_failed=["G1"], message="Cartão desconhecido")
+
+
+def gate_mqtt(cluster: NatsCluster, **kw) -> MqttConfig:
+    return MqttConfig(protocol="3.1.1", hosts=[f"{h}:{p}" for h, p in cluster.mqtt_hosts],
+                      reconnect_min_s=0.2, reconnect_max_s=1, **kw)
+
+
+def office(tmp_path, cluster: NatsCluster, url: str) -> CentralConfig:
+    return CentralConfig(
+        database_url=url, port="santos", keys_dir=str(tmp_path / "keys"),
+        mqtt=gate_mqtt(cluster, client_id="ledger-santos"),
+        ingest=IngestSettings(batch_size=200, gap_grace_s=0.5, replay_every_s=1.0, tail_grace_s=1.0,
+                              writer="thread"),
+        nats=NatsSettings(servers=cluster.nats_urls, ack_wait_s=5.0, fetch_wait_s=0.2))
+
+
+def ledger_rows(engine):
+    with engine.connect() as c:
+        rows = c.execute(select(events.c.gate_id, events.c.seq, events.c.event_id)).all()
+        dead = c.execute(select(func.count()).select_from(dead_letters)).scalar_one()
+    return rows, dead
+
+
+def stream_state(cluster: NatsCluster, name: str = "PORTGATE_santos") -> dict:
+    """The stream's config, cluster and state as the cluster reports them (nats-py, API calls)."""
+    import nats
+
+    async def ask():
+        nc = await nats.connect(servers=cluster.live_urls())
+        try:
+            js = nc.jetstream()
+            info = await js.stream_info(name)
+            consumer = await js.consumer_info(name, "ledger-santos")
+            return {"replicas": info.config.num_replicas, "messages": info.state.messages,
+                    "peers": 1 + len(info.cluster.replicas or []), "ack_pending": consumer.num_ack_pending,
+                    "pending": consumer.num_pending, "deliveries": consumer.delivered.consumer_seq}
+        finally:
+            await nc.close()
+
+    return asyncio.run(ask())
+
+
+# -- pure helpers -----------------------------------------------------------------------------------
+def test_subject_mapping_and_filters():
+    assert subject_to_topic("portgate.v1.santos.gate.g1.events") == "portgate/v1/santos/gate/g1/events"
+    assert _covers("portgate.v1.*.gate.*.events", "portgate.v1.santos.gate.g1.events")
+    assert not _covers("portgate.v1.*.gate.*.events", "portgate.v1.santos.gate.g1.status")
+    assert _covers("portgate.>", "portgate.v1.santos.gate.g1.events")
+    assert not _covers("portgate.v1.rio.>", "portgate.v1.santos.gate.g1.events")
+
+
+def test_mqtt_hosts_and_protocol_settings():
+    cfg = msgspec.convert({"protocol": "3.1.1", "hosts": ["10.0.0.1:1883", "nats-2.port:1884"]}, MqttConfig)
+    assert cfg.brokers() == [("10.0.0.1", 1883), ("nats-2.port", 1884)]
+    assert MqttConfig().brokers() == [("127.0.0.1", 1883)] and MqttConfig().protocol == "5"
+    for bad in ("nohost", "h:0", "h:99999", ":1883", "h:x"):
+        with pytest.raises(ValueError, match="host:port"):
+            parse_host(bad)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"protocol": "3"}, MqttConfig)
+
+
+def test_a_dot_in_the_gate_id_is_refused_for_mqtt311_at_load(tmp_path):
+    """NATS 2.9's MQTT layer closes the connection on a '.' in a topic level (measured: "characters
+    ' ' and '.' not supported for MQTT topics"); the gate would reconnect and resend forever."""
+    cfg = write_gate_config(tmp_path / "g", gate_id="g.1")
+    text = cfg.read_text()
+    cfg.write_text(text + '\n[mqtt]\nprotocol = "3.1.1"\nhosts = ["127.0.0.1:1883"]\n')
+    with pytest.raises(ConfigError, match="'.' in a topic level is refused by NATS"):
+        load_gate_config(cfg)
+    cfg.write_text(text + '\n[mqtt]\nhost = "127.0.0.1"\n')  # MQTT 5 (mosquitto): accepted as before
+    assert load_gate_config(cfg).gate_id == "g.1"
+
+
+def test_jetstream_ingest_needs_servers(tmp_path):
+    cfg = CentralConfig(database_url=f"sqlite:///{tmp_path / 'l.db'}", port="santos", keys_dir=str(tmp_path))
+    with pytest.raises(ConfigError, match="nats"):
+        JetStreamIngest(cfg, create_tables=False)
+
+
+# -- against the cluster ----------------------------------------------------------------------------
+def test_gate_over_mqtt311_to_ledger_through_jetstream_exactly_once(tmp_path, nats_cluster):
+    cluster = nats_cluster
+    """An in-process gate sync (the gate's own code) on MQTT 3.1.1 to the cluster; the office's
+    JetStream consumer writes every event once; the stream has 3 replicas; nothing left unacked."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    add_gate(keys, "g1")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    ingest = JetStreamIngest(office(tmp_path, cluster, url)).start()
+    assert ingest.wait_connected(15)
+    j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
+                boot_id=str(uuid.uuid4()))
+    sync = Sync(gate_mqtt(cluster), j, port="santos", gate_id="g1").start()
+    try:
+        n = 150
+        for i in range(n):
+            j.append(tap(i), now=now())
+            sync.notify()
+        engine = make_engine(url)
+        wait_until(lambda: len(ledger_rows(engine)[0]) >= n, timeout=30, what=f"{n} events in the ledger")
+        wait_until(lambda: j.outbox_depth() == 0, what="the gate's outbox drained (PUBACKs over 3.1.1)")
+        wait_until(lambda: stream_state(cluster)["ack_pending"] == 0, what="every message acknowledged")
+        rows, dead = ledger_rows(engine)
+        assert sorted(r.seq for r in rows) == list(range(1, n + 1))
+        assert len({r.event_id for r in rows}) == n and dead == 0
+        state = stream_state(cluster)
+        assert state["replicas"] == 3 and state["peers"] == 3
+        assert state["messages"] >= n and state["pending"] == 0
+        assert ingest.stats["inserted"] == n
+        engine.dispose()
+    finally:
+        sync.stop()
+        ingest.stop()
+
+
+def test_an_existing_stream_without_the_port_is_a_config_error(tmp_path, nats_cluster):
+    """A stream of that name that does not capture the port's gate events: the ingest says so
+    (``ConfigError`` naming nats.stream) and consumes nothing, instead of waiting forever."""
+    import nats
+
+    async def make():
+        nc = await nats.connect(servers=nats_cluster.nats_urls)
+        await nc.jetstream().add_stream(name="PORTGATE_santos", subjects=["portgate.v1.rio.gate.*.events"])
+        await nc.close()
+
+    asyncio.run(make())
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    (tmp_path / "keys").mkdir()
+    ingest = JetStreamIngest(office(tmp_path, nats_cluster, url))
+    with pytest.raises(ConfigError, match="does not capture port santos"):
+        asyncio.run(ingest._run())
+    assert not ingest.connected.is_set()
+    ingest._writer.close()
+
+
+@pytest.mark.slow
+def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
+    cluster = nats_cluster
+    """``portgate edge run`` (FIFO reader) with protocol 3.1.1 and the three hosts; taps reach the
+    ledger; the node the gate is connected to (the first host: it connects there first) is
+    SIGKILLed while taps continue; afterwards every journal event is in the ledger exactly once."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    add_gate(keys, "g-aurora")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    ingest = JetStreamIngest(office(tmp_path, cluster, url)).start()
+    assert ingest.wait_connected(15)
+    gate_dir = tmp_path / "gate"
+    cfg = write_gate_config(gate_dir, key=read_secret(keys / "g-aurora.key"))
+    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
+    with open(cfg, "a") as f:
+        f.write(f'\n[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\nreconnect_min_s = 0.2\nreconnect_max_s = 1\n')
+    gate = start_gate_and_wait(cfg)
+    fifo = os.open(gate_dir / "reads.fifo", os.O_RDWR)
+    engine = make_engine(url)
+    journal = gate_dir / "state" / "journal.db"
+
+    def journal_seqs() -> list[int]:
+        with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as c:
+            return [r[0] for r in c.execute("SELECT seq FROM journal ORDER BY seq")]
+
+    def ledger_seqs() -> list[int]:
+        return sorted(r.seq for r in ledger_rows(engine)[0])
+
+    try:
+        def taps(n: int, start: int) -> None:
+            for i in range(start, start + n):
+                os.write(fifo, f"F1{i:06X}\n".encode())
+                time.sleep(0.02)
+
+        base = len(journal_seqs())  # the gate's own start-up events
+        taps(40, 0)
+        wait_until(lambda: len(ledger_rows(engine)[0]) >= base + 40, timeout=30, what="first taps in the ledger")
+        cluster.kill(0)  # the gate's node: hosts[0] is where it connected first
+        taps(60, 40)
+        # with its node dead, the gate's taps reach the ledger through another node (hosts rotated)
+        wait_until(lambda: len(ledger_rows(engine)[0]) >= base + 100, timeout=60,
+                   what="taps after the kill in the ledger, through the other nodes")
+        cluster.start_node(0)  # the stream gets its 3rd copy back
+        taps(20, 100)
+        wait_until(lambda: len(journal_seqs()) >= base + 120, timeout=30, what="120 taps journaled")
+        wait_until(lambda: ledger_seqs() == journal_seqs(), timeout=90, what="every journal event in the ledger")
+        time.sleep(1.0)  # a duplicate insert would show now
+        seqs = journal_seqs()
+        rows, dead = ledger_rows(engine)
+        assert sorted(r.seq for r in rows) == seqs == list(range(1, len(seqs) + 1))
+        assert len({r.event_id for r in rows}) == len(rows) and dead == 0
+        assert {r.gate_id for r in rows} == {"g-aurora"}
+        print("ingest stats after the kill:", dict(ingest.stats))
+    finally:
+        os.close(fifo)
+        kill_gate(gate, signal.SIGTERM)
+        ingest.stop()
+        engine.dispose()
+
+
+def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
+        tmp_path, nats_cluster, notify_socket, start_service):
+    """``portgate central run`` with ``[nats] servers`` (the CLI selects the JetStream ingest), two
+    instances on one config fetching from the one durable consumer; one is SIGKILLed while a gate
+    publishes (whatever it had fetched and not acknowledged goes to the other after ``ack_wait_s``;
+    whether it held any at that moment is up to timing, the deliveries are printed): every event in
+    the ledger exactly once, nothing left unacknowledged."""
+    cluster = nats_cluster
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    add_gate(keys, "g1")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
+    servers = ", ".join(f'"{u}"' for u in cluster.nats_urls)
+    cfg = tmp_path / "central.toml"
+    cfg.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{keys}"\nlog_json = true\n'
+                   f'[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\n'
+                   f'[ingest]\nbatch_size = 50\nwriter = "thread"\n'
+                   f'[nats]\nservers = [{servers}]\nack_wait_s = 2.0\nfetch_wait_s = 0.2\n')
+    procs = {}
+    for inst in ("a", "b"):
+        procs[inst] = start_service(["central", "run", "--config", str(cfg), "--instance", inst],
+                                    notify=notify_socket)
+        wait_until(lambda: notify_socket.seen("READY=1") >= len(procs) or not procs[inst].alive(),
+                   what=f"READY=1 from {inst}")
+        assert procs[inst].alive(), procs[inst].output()
+    assert "jetstream.consuming" in procs["a"].output()
+    j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
+                boot_id=str(uuid.uuid4()))
+    sync = Sync(gate_mqtt(cluster), j, port="santos", gate_id="g1").start()
+    engine = make_engine(url)
+    n = 300
+    try:
+        for i in range(n):
+            j.append(tap(i), now=now())
+            sync.notify()
+            if i == n // 3:
+                wait_until(lambda: len(ledger_rows(engine)[0]) > 0, what="first events in the ledger")
+                procs["b"].proc.send_signal(signal.SIGKILL)
+                procs["b"].proc.wait()
+            time.sleep(0.005)
+        wait_until(lambda: len(ledger_rows(engine)[0]) >= n, timeout=60, what=f"{n} events in the ledger")
+        wait_until(lambda: stream_state(cluster)["ack_pending"] == 0, what="every message acknowledged")
+        rows, dead = ledger_rows(engine)
+        assert sorted(r.seq for r in rows) == list(range(1, n + 1))
+        assert len({r.event_id for r in rows}) == n and dead == 0
+        assert procs["a"].alive(), procs["a"].output()
+        print("consumer after the kill:", stream_state(cluster))
+    finally:
+        sync.stop()
+        engine.dispose()
+
+
+def test_hosts_rotate_past_a_dead_broker_over_mqtt311(broker):
+    """``hosts`` with a dead first entry: the first connect fails there, the reconnect tries the next
+    (a mosquitto, which speaks 3.1.1 too) and connects; the session is persistent (clean_session
+    False: the broker has it on the next connect)."""
+    import threading
+
+    from testkit.postgres import free_port
+    from wire import connection
+
+    dead = free_port()
+    cfg = MqttConfig(protocol="3.1.1", hosts=[f"127.0.0.1:{dead}", f"{broker.host}:{broker.port}"],
+                     reconnect_min_s=0.2, reconnect_max_s=1)
+    connects: list[bool] = []
+    up = threading.Event()
+
+    def on_connect(client, userdata, flags, reason_code, properties):
+        connects.append(bool(flags.session_present))
+        up.set()
+
+    for _ in range(2):
+        up.clear()
+        client = connection.make_client(cfg, "gate-santos-rot")
+        client.on_connect = on_connect
+        connection.start(client, cfg)
+        try:
+            assert up.wait(15), "never connected past the dead first host"
+            assert (client.host, client.port) == (broker.host, broker.port)
+            assert client._protocol == 4  # MQTT 3.1.1 on the wire
+        finally:
+            client.disconnect()
+            client.loop_stop()
+    assert connects == [False, True]  # the second connection found the session kept
