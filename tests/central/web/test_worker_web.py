@@ -84,7 +84,8 @@ def test_a_worker_sees_his_escala_shifts_pay_cases_and_card_each_under_100_kb(ap
     c, _ = worker_client(app, "V017")
     home = c.get("/w/").text
     assert "Nordic Star" in home and "19-01" in home and "g-b" in home and "fundeado" in home
-    assert '<meta http-equiv="refresh" content="60">' in home  # a new dispatch shows within a minute
+    # a new dispatch shows within a minute: static/worker.js fetches the days again (no meta refresh)
+    assert '<div id="escala-days" data-refresh="60" aria-live="polite">' in home and "http-equiv" not in home
     assert 'id="next"' in home and "Lei 9.719 art. 8" in home
     # dispatched 19-01 today (ends 01:00 tomorrow): 11 h of rest make 13-19 tomorrow the next one (G7)
     tomorrow = (clock().astimezone(ZoneInfo(WebSettings().tz)).date() + dt.timedelta(days=1)).strftime("%d/%m/%Y")
