@@ -320,7 +320,7 @@ class DemoRun:
             self.gates[spec.gate_id] = Gate(self, spec)
         key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
         self._register_signing_keys(keys)
-        from central.evidence.receipts import office_key
+        from central.ingest.receipts import office_key
 
         office_key(keys)  # made before the office starts: the gates check its receipts against signing.pub
         self._publish_snapshots()

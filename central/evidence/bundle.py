@@ -24,7 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from central.evidence.pdf import summary_pdf
-from central.evidence.receipts import office_key
+from central.ingest.receipts import office_key
 from central.evidence.verify import FORMAT, _starting_key
 from central.ingest.keys import public_key_path, read_public_keys
 from central.ledger.schema import chain_breaks, chain_receipts, events

@@ -447,7 +447,8 @@ def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, fmt):
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.pay.billing import billing_statements  # lazy: CLI start-up
-    from central.pay.billing_store import read_billing, read_shipowners  # lazy: CLI start-up
+    from central.billing import read_billing  # lazy: CLI start-up
+    from central.pay.billing_store import read_shipowners  # lazy: CLI start-up
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
