@@ -9,6 +9,8 @@ import subprocess
 import sys
 from contextlib import closing
 
+import pytest
+
 
 def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     """On the session's demo day (``demo_day``: the default scenario with the outage); its exit
@@ -84,6 +86,7 @@ V008 = "1.00"   # 270.00: 07-13 Sunday, berthed (tests/app/demo/test_amended_rul
 """
 
 
+@pytest.mark.slow
 def test_demo_exits_non_zero_when_the_scenario_expects_otherwise(tmp_path):
     """A reconciliation or expectation that does not hold makes the demo fail (exit 1). In the
     suite: a two-tap day at one gate whose expected pay is wrong; with ``PORTGATE_FULL=1`` the

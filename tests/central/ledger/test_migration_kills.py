@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from central.db import make_engine
@@ -75,6 +76,7 @@ def _run_to_end(path: Path) -> float:
     return time.monotonic() - born
 
 
+@pytest.mark.slow
 def test_first_migration_killed_at_random_points_always_restarts(tmp_path):
     reference = tmp_path / "reference.db"
     span = _run_to_end(reference)
