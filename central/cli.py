@@ -65,7 +65,7 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
         import datetime as dt  # lazy: CLI start-up
 
         from central.evidence.enrolment import enrol  # lazy: CLI start-up
-        from central.evidence.receipts import office_key  # lazy: CLI start-up
+        from central.office_key import office_key  # lazy: CLI start-up
         from wire.chain import fingerprint, load_public  # lazy: CLI start-up
 
         text = Path(public_key).read_text(encoding="ascii") if Path(public_key).is_file() else public_key

@@ -1,5 +1,5 @@
 """The office's own Ed25519 key (``<keys_dir>/office/signing.key``, with its ``signing.pub``): it
-signs the chain receipts (``central.evidence.receipts``), the evidence bundles and every downlink
+signs the chain receipts (``central.ingest.receipts``), the evidence bundles and every downlink
 (``central.broadcast.publisher.office_signer``); every gate holds its public half. A module of its
 own, below evidence, ingest and broadcast, so none of them imports another for the key."""
 

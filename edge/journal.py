@@ -398,7 +398,7 @@ class Journal:
 
     def keep_receipt(self, raw: bytes) -> bool:
         """Keep the office's receipt of this gate's chain (``{"body": <JSON text>, "sig": hex}``,
-        central/evidence/receipts.py) in ``<journal>.receipt`` if it is for this gate, for a seq this
+        central/ingest/receipts.py) in ``<journal>.receipt`` if it is for this gate, for a seq this
         journal has reached, and not older than the one kept. Returns True if kept; a malformed
         receipt is logged and ignored (the office sends the next one)."""
         try:

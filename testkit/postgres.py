@@ -26,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from portgate.errors import StoreError
@@ -135,9 +136,16 @@ class PostgresCluster:
         self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{self.dbname}"
         return self.url
 
-    def create_database(self, name: str) -> str:
-        """Create another database in the same cluster; return its URL (one per test module)."""
-        done = self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """Create another database in the same cluster; return its URL (one per test module).
+        ``template``: a copy of that database of the cluster (``createdb -T``: a migrated ledger in
+        a few milliseconds instead of the migrations); nobody may be connected to it."""
+        args = ["-T", template] if template else []
+        for _attempt in range(50):
+            done = self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", *args, name)
+            if done.returncode == 0 or "being accessed by other users" not in done.stderr:
+                break
+            time.sleep(0.1)  # the template's last session is still ending on the server
         if done.returncode != 0:
             raise StoreError(f"createdb {name} failed: {done.stderr.strip()}")
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{name}"

@@ -1,6 +1,13 @@
 """Shared pytest set-up. Component fixtures (mosquitto, PostgreSQL) live in the suites' conftest
 modules; a test that uses one is marked for it here, so ``-m mqtt`` / ``-m "not postgres"`` select
-by what a test really starts rather than by a marker someone remembered to write."""
+by what a test really starts rather than by a marker someone remembered to write.
+
+How the suite is spread over two pytest-xdist workers (``scripts/test.sh``: ``--dist loadgroup``
+with ``testkit/xdist_groups.py``): each test module goes whole to one worker, as ``--dist loadfile``
+would (module fixtures start once; some modules' tests build on each other's state), except that
+every module using the session's ``demo_day`` goes to one and the same worker, first: the demo day
+is played once per run, not once per worker. A module that wants the same for another session
+fixture marks itself ``pytestmark = pytest.mark.xdist_group("name")``."""
 
 from __future__ import annotations
 
@@ -8,17 +15,25 @@ import pytest
 
 from testkit.demo_day import DemoDay
 
-pytest_plugins: list[str] = []
+pytest_plugins = ["testkit.xdist_groups"]  # the two workers' scheduling (scripts/test.sh)
 
 BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/central/ingest, tests/ops)
 PG_FIXTURES = frozenset({"pg", "pg_cluster", "pg_url"})  # a throw-away PostgreSQL cluster
 NATS_FIXTURES = frozenset({"nats_cluster"})  # three nats-server processes (tests/ops/test_nats_cluster.py)
 
 
+DEMO_GROUP = "demo_day"  # the xdist group of the modules that use the ``demo_day`` fixture
+
+
 def pytest_collection_modifyitems(config, items):
     """Add ``mqtt`` to every test that uses a broker fixture and ``postgres`` to every test that uses
-    a PostgreSQL fixture, directly or through another fixture, or runs as ``db_url[postgresql]``."""
+    a PostgreSQL fixture, directly or through another fixture, or runs as ``db_url[postgresql]``.
+    Every test of a module where any test uses ``demo_day`` (directly or through another fixture)
+    gets ``xdist_group("demo_day")``."""
+    demo_modules = {item.path for item in items if "demo_day" in getattr(item, "fixturenames", ())}
     for item in items:
+        if item.path in demo_modules:
+            item.add_marker(pytest.mark.xdist_group(DEMO_GROUP))
         names = set(getattr(item, "fixturenames", ()))
         if names & BROKER_FIXTURES:
             item.add_marker(pytest.mark.mqtt)

@@ -20,11 +20,7 @@ from pathlib import Path
 from tests.test_layers import ROOT, _module_name, import_edges
 
 LAZY_MARK = "# lazy:"
-KNOWN_CYCLES = [
-    {"central.evidence", "central.ingest"},  # writer issues chain receipts; the bundle reads gate keys
-    {"central.ledger", "central.registry"},  # meal corrections write the audit log; cases read events
-    {"central.pay", "central.production"},  # billing stores production tables; production prices with pay
-]
+KNOWN_CYCLES: list[set[str]] = []  # none left (issue 32 item 7)
 
 
 def _function_imports(tree: ast.AST):

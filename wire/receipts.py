@@ -4,7 +4,7 @@ On the wire (``portgate/v1/{port}/gate/{G}/receipt``, retained): ``{"body": <JSO
 hex}``; ``body`` is compact sorted-key UTF-8 JSON ``{"kind": "portgate-chain-receipt/1", "port",
 "gate_id", "seq", "head", "breaks", "issued_at", "text"}`` ("chain of gate G held up to seq N with
 head H") and ``sig`` the Ed25519 signature of the body's UTF-8 bytes by the office key
-(``<keys_dir>/office/signing.key``, made by central/evidence/receipts.py). The gate keeps the
+(``<keys_dir>/office/signing.key``, made by central/ingest/receipts.py). The gate keeps the
 newest one only if this check passes (issue 20: neither side can rewrite history without the
 other's copy showing it).
 """

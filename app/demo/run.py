@@ -294,7 +294,7 @@ class DemoRun:
         import datetime as dt
 
         from central.evidence.enrolment import countersign, enrol, inspector_key
-        from central.evidence.receipts import office_key
+        from central.office_key import office_key
         from central.ingest.keys import register_public_key
         from edge.signing import load_or_create
         from wire.chain import fingerprint, public_pem
@@ -331,7 +331,7 @@ class DemoRun:
             self.gates[spec.gate_id] = Gate(self, spec)
         key_files = {gid: add_gate(keys, gid, overwrite=True) for gid in self.gates}
         self._register_signing_keys(keys)
-        from central.evidence.receipts import office_key
+        from central.ingest.receipts import office_key
 
         office_key(keys)  # made before the office starts: the gates check its receipts against signing.pub
         self._publish_snapshots()
@@ -680,7 +680,7 @@ class DemoRun:
             self.problems.append(f"portgate evidence export failed ({done.returncode}): {done.stderr.strip()[:500]}")
             return None
         from central.evidence.enrolment import inspector_key
-        from central.evidence.receipts import office_key
+        from central.office_key import office_key
         from wire.chain import fingerprint
 
         pins = ["--office-key", fingerprint(office_key(self.dir / "keys").public_key()),  # the office's own

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 
 from central.evidence.enrolment import record_path
 from central.evidence.pdf import summary_pdf
-from central.evidence.receipts import office_key
+from central.ingest.receipts import office_key
 from central.evidence.verify import FORMAT, _starting_key
 from central.ingest.keys import public_key_path, read_public_keys
 from central.ledger.corrections import read_meal_corrections

@@ -75,7 +75,7 @@ from central.db import make_engine
 from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
-from central.evidence import receipts
+from central.ingest import receipts
 from central.ingest.check import UNKNOWN, check_status
 from central.ingest.keys import KeyRing
 from central.ingest.verify import Verifier
@@ -304,7 +304,7 @@ class LedgerWriter:
         return inserted, opened, losses, gaps, seen, rejected + refused
 
     def _issue_receipts(self, conn, seen, now) -> None:
-        """Signed receipts of the gates whose chain advanced (central.evidence.receipts), kept to
+        """Signed receipts of the gates whose chain advanced (central.ingest.receipts), kept to
         be published once the batch is committed. Without a usable office key: logged, none."""
         if self._office_key is None:
             try:

@@ -18,10 +18,10 @@ from sqlalchemy import (Boolean, Column, DateTime, Index, Integer, String, Table
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from central.audit import audit_log
 from central.db import metadata
 from central.ledger.shifts import Flag, Shift
 from central.ledger.tables import shifts
-from central.registry.schema import audit_log
 from portgate.errors import BadInput, StoreError
 from wire.flags import ShiftFlag
 

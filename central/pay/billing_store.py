@@ -3,17 +3,16 @@
 ``billing_lines`` holds the P8 lines of the watchmen's stays aboard anchored ships, computed by
 ``portgate pay billing`` from the current statements and their shifts (replaced for the billed
 work days); the E7 / C5 lines of production stay with their gang (``production_lines``, section
-``billing``) and are read from there. Money as integer cents.
+``billing``). ``central.billing.read_billing`` reads both (it sits above pay and production, which
+prices with pay). Money as integer cents.
 
     store_watchmen_billing(engine, rulebook, first, last, now=...) -> lines written
-    read_billing(engine, first, last) -> [BillingLine]
     read_shipowners(path) -> {ship: shipowner}
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from pathlib import Path
 
 from sqlalchemy import BigInteger, Column, Date, DateTime, Index, String, Table, Text, delete, insert, select
@@ -25,7 +24,6 @@ from central.ledger.tables import shifts, statements
 from central.pay.billing import AnchoredShift, BillingLine, watchmen_billing
 from central.pay.rulebook import Rulebook
 from central.pay.versions import PAY_CONFLICT
-from central.production.schema import production_gangs, production_lines
 from portgate import tables
 from portgate.errors import BadInput, StoreError
 from portgate.timeutil import as_utc
@@ -89,32 +87,6 @@ def store_watchmen_billing(engine: Engine, rulebook: Rulebook, first: dt.date, l
             return lines
     except SQLAlchemyError as exc:
         raise store_failure("saving billing lines failed", exc, PAY_CONFLICT) from exc
-
-
-def read_billing(engine: Engine, first: dt.date, last: dt.date) -> list[BillingLine]:
-    """Every billing line of work days [first, last]: watchmen P8 lines and the production gangs'
-    billing lines (E7, C5). Raises ``StoreError`` if the database cannot be read."""
-    b, g, ln = billing_lines, production_gangs, production_lines
-    out: list[BillingLine] = []
-    try:
-        with engine.connect() as conn:
-            for r in conn.execute(select(b).where(b.c.work_day >= first, b.c.work_day <= last)).mappings():
-                out.append(BillingLine(r["billing_id"], r["source"], r["ship"], r["work_day"], r["ref"],
-                                       r["registration"], r["rule"], r["article"], r["description"],
-                                       Decimal(r["amount_cents"]) / 100))
-            for r in conn.execute(
-                select(g.c.id, g.c.gang_id, g.c.ship, g.c.work_date, g.c.period, ln.c.seq, ln.c.rule,
-                       ln.c.article, ln.c.description, ln.c.amount_cents)
-                .join(g, g.c.id == ln.c.gang_row)
-                .where(ln.c.section == "billing", g.c.work_date >= first, g.c.work_date <= last)
-                .order_by(g.c.id, ln.c.seq)
-            ).mappings():
-                out.append(BillingLine(f"gang:{r['id']}:{r['seq']}", "production", r["ship"], r["work_date"],
-                                       f"{r['gang_id']} {r['period']}", None, r["rule"], r["article"],
-                                       r["description"], Decimal(r["amount_cents"]) / 100))
-    except SQLAlchemyError as exc:
-        raise StoreError(f"cannot read billing lines: {exc}") from exc
-    return out
 
 
 def read_shipowners(path: str | Path) -> dict[str, str]:

@@ -200,8 +200,10 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     try:
         if not no_rebuild:
             rebuild_shifts(engine, first, last, calendar.zone, now=now)
+        from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
+
         run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
-                              by=by or _login(), reason=reason)
+                              by=by or _login(), reason=reason, shifts_check=shifts_against_gangs)
         from central.pay.statements_store import hold_releases  # lazy: CLI start-up
 
         held_ids = [st.shift_id for st in run.statements if st.hold_reason]
@@ -240,7 +242,9 @@ def _login() -> str:
 def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
     from central.pay.whatif import pay_what_if  # lazy: CLI start-up
 
-    result = pay_what_if(engine, first, last, rulebook, calendar, now=now)
+    from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
+
+    result = pay_what_if(engine, first, last, rulebook, calendar, now=now, shifts_check=shifts_against_gangs)
     rows = result.rows
     if fmt == "json":
         for row in rows:
@@ -465,9 +469,9 @@ def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, port_co
     row per line and a TOTAL row per shipowner."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.billing import read_billing  # lazy: CLI start-up
     from central.pay.billing import FareNotSet, billing_statements  # lazy: CLI start-up
-    from central.pay.billing_store import (  # lazy: CLI start-up
-        read_billing, read_shipowners, store_watchmen_billing)
+    from central.pay.billing_store import read_shipowners, store_watchmen_billing  # lazy: CLI start-up
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
@@ -30,7 +31,6 @@ from central.pay.payments import lost_payments, record_payment, record_reversal
 from central.pay.rulebook import Rulebook
 from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
-from central.production.fromledger import shifts_against_gangs
 from portgate.errors import BadInput, StoreError
 from portgate.records import period_bounds
 from portgate.gctune import paused as gc_paused
@@ -119,19 +119,24 @@ def pay_shifts(found: list[Shift], rulebook: Rulebook, calendar: HolidayCalendar
 
 def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebook: Rulebook,
                     calendar: HolidayCalendar, *, now: dt.datetime, store: bool = True,
-                    by: str | None = None, reason: str | None = None) -> PayRun:
+                    by: str | None = None, reason: str | None = None,
+                    shifts_check: Callable[[Connection, list, ZoneInfo], list] | None = None) -> PayRun:
     """Pay the stored shifts of work dates [date_from, date_to]; store the statements unless
     ``store`` is False, as new versions superseding the current ones that differ
     (``central.pay.versions``; ``by``: who ran it, ``reason``: why). A shift still open at ``now``
-    (no exit, period end + ``OPEN_GRACE`` not reached) is held OPEN, not paid. Raises
-    ``StoreError`` on a database failure."""
+    (no exit, period end + ``OPEN_GRACE`` not reached) is held OPEN, not paid. ``shifts_check``:
+    ``(conn, shifts, zone) -> shifts`` adding hold flags that other records decide, read in the
+    same transaction — R10's ``central.production.fromledger.shifts_against_gangs`` (a gangway shift
+    of a worker also in a gang on another ship), handed in by the commands and pages above pay
+    (pay never imports production). Raises ``StoreError`` on a database failure."""
     # A month is ~10^5 long-lived objects built in a burst: the cyclic collector would rescan them
     # again and again (none of them form cycles), so it is paused for the read and the pay run.
     with gc_paused():
         try:
             with engine.connect() as conn:
                 found = read_shifts(conn, date_from, date_to)
-                found = shifts_against_gangs(conn, found, calendar.zone)  # R10: held if also in a gang
+                if shifts_check is not None:
+                    found = shifts_check(conn, found, calendar.zone)  # R10: held if also in a gang
                 lost = lost_payments(conn, date_from, date_to) if store else {}
         except SQLAlchemyError as exc:
             raise StoreError(f"reading shifts failed: {exc}") from exc

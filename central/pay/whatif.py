@@ -108,11 +108,12 @@ class PayWhatIf:
         return sum(1 for r in self.rows if r["rule"] == "TOTAL" and r["changed"])
 
 
-def pay_what_if(engine, date_from, date_to, rulebook, calendar, *, now) -> PayWhatIf:
+def pay_what_if(engine, date_from, date_to, rulebook, calendar, *, now, shifts_check=None) -> PayWhatIf:
     """The stored shifts of work days [date_from, date_to] paid under ``rulebook`` (P1-P7) beside
     the current stored statements; nothing is written (``pay_from_ledger(store=False)`` and reads
-    only). Raises ``StoreError`` on a database failure."""
-    run = pay_from_ledger(engine, date_from, date_to, rulebook, calendar, now=now, store=False)
+    only; ``shifts_check`` as there). Raises ``StoreError`` on a database failure."""
+    run = pay_from_ledger(engine, date_from, date_to, rulebook, calendar, now=now, store=False,
+                          shifts_check=shifts_check)
     with engine.connect() as conn:
         recorded = read_current(conn, [st.shift_id for st in run.statements])
     return PayWhatIf(rulebook.id, diff_rows(run.statements, recorded),

@@ -13,7 +13,8 @@
 - ``cases``: confiscation cases for the labour office (DTM), 83.611 art. 20 §1.
 - ``flag_reviews``: an inspector's review of a flagged gate event (acknowledged, no infraction).
 - ``downlink_changes``: the versioned change feed the MQTT downlink publishes (id = version).
-- ``audit_log``: who changed what, one row per command.
+- ``audit_log``: who changed what, one row per command (defined in ``central/audit.py``, below the
+  ledger and the registry that both write it; exported here).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from sqlalchemy import (
     Text,
 )
 
+from central.audit import audit_log  # noqa: F401 (the audit log lives in central/audit.py)
 from central.db import metadata
 
 workers = Table(
@@ -191,13 +193,3 @@ downlink_changes = Table(
 )
 Index("ix_downlink_changes_kind_id", downlink_changes.c.kind, downlink_changes.c.id)
 
-audit_log = Table(
-    "audit_log",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("at", DateTime(timezone=True), nullable=False),
-    Column("actor", String(128), nullable=False),
-    Column("action", String(64), nullable=False),
-    Column("subject", String(128), nullable=False),
-    Column("detail", JSON, nullable=False),
-)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from central.evidence.receipts import receipt_body
+from central.ingest.receipts import receipt_body
 from portgate.errors import BadInput
 from wire import chain
 from wire.receipts import verify_receipt

@@ -24,6 +24,7 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.loading import DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config, load_rulebook
 from central.pay.payslip import brl
 from central.pay.whatif import pay_what_if
+from central.production.fromledger import shifts_against_gangs
 from central.web.render import lang_of, page
 from central.web.security import guarded
 from portgate.errors import BadInput, ConfigError, PortgateError
@@ -208,7 +209,8 @@ async def pay_post(request: Request):
             raise BadInput("choose one of the listed pay rulebooks", where="rulebook")
         calendar = _calendar(web.port_config)
         book = load_rulebook(RULEBOOKS / f"{fields['pay_rulebook']}.toml")
-        result = await run_in_threadpool(lambda: pay_what_if(web.engine, first, last, book, calendar, now=web.now()))
+        result = await run_in_threadpool(lambda: pay_what_if(web.engine, first, last, book, calendar, now=web.now(),
+                                                             shifts_check=shifts_against_gangs))
     except PortgateError as exc:
         return page(request, "whatif.html", status_code=400,
                     **_context(request, **fields, error=str(exc), error_of="pay"))

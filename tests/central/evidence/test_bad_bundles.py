@@ -16,7 +16,7 @@ import pytest
 from central.db import make_engine
 from central.evidence import verify as verify_mod
 from central.evidence.bundle import export
-from central.evidence.receipts import issue, office_key
+from central.ingest.receipts import issue, office_key
 from central.evidence.verify import verify_bundle
 from central.ingest import chain as chain_check
 from central.ingest.event_store import Accepted, check, update_progress, write_batch

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from central.db import make_engine
 from central.evidence.bundle import export
-from central.evidence.receipts import issue, office_key
+from central.ingest.receipts import issue, office_key
 from central.evidence.verify import verify_bundle
 from central.ingest import chain as chain_check
 from central.ingest.keys import KeyRing, add_gate, register_public_key

@@ -72,18 +72,15 @@ def test_edits_forgeries_a_swap_and_a_deletion_in_one_burst_are_each_named(
     burst(broker, office, make_gate, keys_dir, tmp_path, helpers)
 
 
-@pytest.mark.postgres  # starts its own cluster, not through a fixture
-def test_the_same_burst_into_postgresql(broker, make_gate, keys_dir, tmp_path):
-    from testkit.postgres import PostgresCluster
+def test_the_same_burst_into_postgresql(broker, make_gate, keys_dir, tmp_path, pg_cluster):
     from tests.central.ingest.conftest import Office
 
-    with PostgresCluster() as pg:
-        office = Office(tmp_path, keys_dir, url=pg.create_database("chain"))
-        try:
-            burst(broker, office, make_gate, keys_dir, tmp_path, 1)
-        finally:
-            office.stop_all()
-            office.engine.dispose()
+    office = Office(tmp_path, keys_dir, url=pg_cluster.create_database("chain"))
+    try:
+        burst(broker, office, make_gate, keys_dir, tmp_path, 1)
+    finally:
+        office.stop_all()
+        office.engine.dispose()
 
 
 def burst(broker, office, make_gate, keys_dir, tmp_path, helpers):

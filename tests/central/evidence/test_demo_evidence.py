@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 
+from app.cli import main
 from wire import chain
 
 DAY = "2026-03-15"
@@ -39,7 +40,7 @@ def rewrite(src, dst, change):
 def demo_pins(demo) -> list[str]:
     """The office's fingerprint (its own key) and the demo union inspector's (issue 36)."""
     from central.evidence.enrolment import inspector_key
-    from central.evidence.receipts import office_key
+    from central.office_key import office_key
 
     return ["--office-key", chain.fingerprint(office_key(demo / "keys").public_key()),
             "--inspector-key", chain.fingerprint(inspector_key(demo / "inspector")[0].public_key())]
@@ -64,7 +65,16 @@ def test_the_v017_bundle_verifies_offline(demo, tmp_path):
     assert [s["total_cents"] for s in statements] == [69660]
 
 
-def test_any_edit_of_the_bundle_fails_and_is_named(demo, tmp_path):
+def verify_here(path, capsys) -> tuple[int, str]:
+    """``portgate evidence verify PATH`` through the command's entry point (``app.cli.main``) in
+    this process: the same code as the installed command without a Python start per bundle (the
+    ``cli`` runs of the same test check the installed command). Returns (exit status, stdout)."""
+    capsys.readouterr()
+    status = main(["evidence", "verify", str(path)])
+    return status, capsys.readouterr().out
+
+
+def test_any_edit_of_the_bundle_fails_and_is_named(demo, tmp_path, capsys):
     bundle = demo / "evidence-V017.zip"
     with zipfile.ZipFile(bundle) as zf:
         names = zf.namelist()
@@ -79,9 +89,9 @@ def test_any_edit_of_the_bundle_fails_and_is_named(demo, tmp_path):
 
         edited = tmp_path / f"e{i}.zip"
         rewrite(bundle, edited, flip)
-        done = cli("evidence", "verify", str(edited))
-        assert done.returncode == 1, (name, done.stdout)
-        fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL: ")]
+        status, out = verify_here(edited, capsys)
+        assert status == 1, (name, out)
+        fails = [line for line in out.splitlines() if line.startswith("FAIL: ")]
         expected = "manifest.sig" if name in ("manifest.json", "manifest.sig", "keys/office.pem") else name
         assert any(expected in line for line in fails), (name, fails)
     # a file removed, or one slipped in

@@ -16,7 +16,8 @@ import pytest
 
 from central.db import make_engine
 from central.evidence.bundle import export
-from central.evidence.receipts import issue, office_key
+from central.ingest.receipts import issue
+from central.office_key import office_key
 from central.evidence.verify import verify_bundle
 from central.ingest.event_store import update_progress
 from central.ingest.keys import KeyRing, add_gate, register_public_key

@@ -17,7 +17,8 @@ from app.cli import main
 from central.db import make_engine
 from central.evidence.bundle import export
 from central.evidence.enrolment import record_path
-from central.evidence.receipts import issue, office_key
+from central.ingest.receipts import issue
+from central.office_key import office_key
 from central.ingest.event_store import update_progress
 from central.ingest.keys import KeyRing, add_gate
 from central.ledger.migrate import upgrade

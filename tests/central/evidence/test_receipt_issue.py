@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import insert, select
 
 from central.db import load_all_tables, make_engine
-from central.evidence import receipts
+from central.ingest import receipts
 from central.ledger.schema import chain_receipts, event_links, gate_progress
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

@@ -14,7 +14,7 @@ import msgspec
 import pytest
 from sqlalchemy import select
 
-from central.evidence.receipts import office_key, receipt_body
+from central.ingest.receipts import office_key, receipt_body
 from central.ingest.keys import register_public_key
 from central.ledger.schema import chain_breaks, chain_receipts
 from edge.journal import Journal

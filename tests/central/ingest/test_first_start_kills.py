@@ -17,11 +17,12 @@ import pytest
 
 from tests.central.ingest.conftest import PORT, now
 from tests.central.ingest.payloads import tap
+from testkit.full import full_or
 from testkit.wait import wait_until
 
-pytestmark = pytest.mark.mqtt
+pytestmark = [pytest.mark.mqtt, pytest.mark.slow]
 
-TRIALS = 8
+TRIALS = full_or(8, 30)  # kills of each kind: 8 in the suite, 30 with PORTGATE_FULL=1 (testkit/full.py)
 EVENTS = 20
 
 

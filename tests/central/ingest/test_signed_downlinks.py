@@ -9,7 +9,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from central.broadcast.publisher import Publisher, office_signer
-from central.evidence.receipts import office_key
+from central.office_key import office_key
 from tests.central.ingest.conftest import PORT
 from tests.central.ingest.test_fleet import roster
 from testkit.wait import wait_until

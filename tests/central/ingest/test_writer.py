@@ -137,38 +137,36 @@ def test_stopping_while_the_database_is_locked_acknowledges_nothing(tmp_path, br
     assert len(office.events("g1")) == 25
 
 
-@pytest.mark.postgres  # starts its own cluster, not through a fixture
-def test_an_event_the_database_refuses_becomes_a_dead_letter_and_the_batch_still_lands(tmp_path, broker, keys_dir):
+def test_an_event_the_database_refuses_becomes_a_dead_letter_and_the_batch_still_lands(tmp_path, broker, keys_dir,
+                                                                                       pg_cluster):
     """PostgreSQL refuses a NUL character in text (a key holder's event that the JSON schema allows):
     retrying the batch would meet it again forever, so the batch goes in one event at a time and
     that event alone becomes a dead letter with its raw bytes."""
-    from testkit.postgres import PostgresCluster
     from tests.central.ingest.conftest import Gate, Office
     from tests.central.ingest.test_rejects import forged, publish, raw_client
     from wire import topics
     from wire.events import encode, sign
 
-    with PostgresCluster() as pg:
-        office = Office(tmp_path, keys_dir, url=pg.create_database("refuse"))
-        try:
-            ingest = office.start(broker, batch_time_s=0.5)
-            gate = Gate(tmp_path, keys_dir, "g1")
-            poison = sign(msgspec.structs.replace(forged("g1", gate.key, seq=3),
-                                                  payload=tap(3, registration="10\u000003")), gate.key)
-            c = raw_client(broker)
-            t1 = topics.gate_events(PORT, "g1")
-            for seq in range(1, 7):
-                event = poison if seq == 3 else forged("g1", gate.key, seq=seq)
-                publish(c, t1, encode(event))
-            wait_until(lambda: len(office.dead()) == 1, timeout=30, what="the refused event dead-lettered")
-            assert office.dead()[0].reason.startswith("unstorable: ")
-            wait_until(lambda: len(office.events("g1")) == 5, what="the other five stored")
-            assert sorted(r.seq for r in office.events("g1")) == [1, 2, 4, 5, 6]
-            assert ingest.workers[0].link.restarts == 0 and ingest.workers[0].alive()
-            c.loop_stop()
-        finally:
-            office.stop_all()
-            office.engine.dispose()
+    office = Office(tmp_path, keys_dir, url=pg_cluster.create_database("refuse"))
+    try:
+        ingest = office.start(broker, batch_time_s=0.5)
+        gate = Gate(tmp_path, keys_dir, "g1")
+        poison = sign(msgspec.structs.replace(forged("g1", gate.key, seq=3),
+                                              payload=tap(3, registration="10\u000003")), gate.key)
+        c = raw_client(broker)
+        t1 = topics.gate_events(PORT, "g1")
+        for seq in range(1, 7):
+            event = poison if seq == 3 else forged("g1", gate.key, seq=seq)
+            publish(c, t1, encode(event))
+        wait_until(lambda: len(office.dead()) == 1, timeout=30, what="the refused event dead-lettered")
+        assert office.dead()[0].reason.startswith("unstorable: ")
+        wait_until(lambda: len(office.events("g1")) == 5, what="the other five stored")
+        assert sorted(r.seq for r in office.events("g1")) == [1, 2, 4, 5, 6]
+        assert ingest.workers[0].link.restarts == 0 and ingest.workers[0].alive()
+        c.loop_stop()
+    finally:
+        office.stop_all()
+        office.engine.dispose()
 
 
 def test_a_snapshot_request_that_fails_in_an_unexpected_way_does_not_stop_the_ingest(tmp_path, broker, office,

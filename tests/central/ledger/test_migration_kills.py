@@ -14,18 +14,21 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from central.db import make_engine
 from central.ingest.event_store import Accepted, write_batch
 from central.ledger.migrate import head
 from central.ledger.schema import events
+from testkit.full import full_or
 from wire import topics
 from wire.events import Event, TapPayload, encode, new_event_id
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
-# 15 kills in the suite (each is two office starts); PORTGATE_KILL_TRIALS=100 or more by hand
-TRIALS = int(os.environ.get("PORTGATE_KILL_TRIALS", "15"))
+# 15 kills in the suite (each is two office starts), 100 with PORTGATE_FULL=1 (testkit/full.py);
+# PORTGATE_KILL_TRIALS=N for any other number
+TRIALS = int(os.environ.get("PORTGATE_KILL_TRIALS", full_or(15, 100)))
 AT = dt.datetime(2026, 11, 30, 7, 0, tzinfo=dt.UTC)
 
 
@@ -73,6 +76,7 @@ def _run_to_end(path: Path) -> float:
     return time.monotonic() - born
 
 
+@pytest.mark.slow
 def test_first_migration_killed_at_random_points_always_restarts(tmp_path):
     reference = tmp_path / "reference.db"
     span = _run_to_end(reference)

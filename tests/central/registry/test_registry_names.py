@@ -11,18 +11,9 @@ from sqlalchemy import func, select
 from app.cli import main
 from central import db
 from central.registry.schema import workers
-from testkit.postgres import PostgresCluster
 from tests.central.registry.conftest import WORKER_COLUMNS, worker_rows, write_csv
 
 _n = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def pg_cluster():
-    cluster = PostgresCluster()
-    cluster.start()
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

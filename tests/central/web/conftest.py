@@ -6,6 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
@@ -37,25 +40,41 @@ _counter = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def pg_cluster():
-    """One throw-away PostgreSQL cluster for the web suite, removed at the end."""
-    from testkit.postgres import PostgresCluster
+def migrated_sqlite(tmp_path_factory) -> Path:
+    """A SQLite ledger migrated to head once per session (the migrations have their own tests in
+    tests/central/ledger); each test's ``engine`` starts from a copy of it."""
+    path = tmp_path_factory.mktemp("web-ledger") / "ledger.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade_engine(engine)
+    engine.dispose()
+    return path
 
-    cluster = PostgresCluster()
-    cluster.start()
-    yield cluster
-    cluster.stop()
+
+@pytest.fixture(scope="session")
+def migrated_postgresql(pg_cluster) -> str:
+    """The name of a database of the session's cluster migrated to head once per session, the
+    template of each test's PostgreSQL ``engine`` (``CREATE DATABASE ... TEMPLATE``)."""
+    engine = make_engine(pg_cluster.create_database("web_template"))
+    upgrade_engine(engine)
+    engine.dispose()
+    return "web_template"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request, tmp_path):
-    """A migrated ledger: a SQLite file, or a fresh database in the session's PostgreSQL cluster."""
+    """A migrated ledger of its own: a copy of the session's migrated SQLite file, or a database
+    made from the migrated template in the session's PostgreSQL cluster (``pg_cluster`` of
+    tests/central/conftest.py, shared with the ledger and pay suites)."""
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'ledger.db'}"
+        path = tmp_path / "ledger.db"
+        with closing(sqlite3.connect(request.getfixturevalue("migrated_sqlite"))) as src, \
+                closing(sqlite3.connect(path)) as dst:
+            src.backup(dst)
+        url = f"sqlite:///{path}"
     else:
-        url = request.getfixturevalue("pg_cluster").create_database(f"web{next(_counter)}")
+        template = request.getfixturevalue("migrated_postgresql")
+        url = request.getfixturevalue("pg_cluster").create_database(f"web{next(_counter)}", template=template)
     engine = make_engine(url)
-    upgrade_engine(engine)
     yield engine
     engine.dispose()
 

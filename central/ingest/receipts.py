@@ -6,7 +6,9 @@ seq N with head H": ``body`` is compact sorted-key UTF-8 JSON ``{"kind":
 "portgate-chain-receipt/1", "port", "gate_id", "seq", "head", "breaks", "issued_at", "text"}``
 (``breaks``: chain breaks recorded for the gate so far) and ``sig`` the hex Ed25519 signature of
 ``body``. ``issue`` stores one per gate whose gapless prefix advanced (in the ingest's batch
-transaction); the newest is sent back to the gate, which keeps it (edge/sync).
+transaction); the newest is sent back to the gate, which keeps it (edge/sync). It lives in the
+ingest, which issues the receipts; the evidence bundles (``central/evidence/``) read the office key
+from here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import chain_breaks, chain_receipts, event_links, gate_progress
-from central.office_key import office_key  # noqa: F401  (its old home: callers import it from here too)
+from central.office_key import office_key  # noqa: F401  (callers import it from here too)
 
 KIND = "portgate-chain-receipt/1"
 

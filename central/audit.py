@@ -1,0 +1,24 @@
+"""The office's audit log: who changed what, one row per command (registry, rotation, pay, the
+ledger's meal corrections, the web application).
+
+``audit_log`` sits below the packages that write it, so the ledger (``central/ledger/corrections.py``)
+and the registry (``central/registry/changes.py``) both write it without importing each other;
+``central.registry.schema`` still exports it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Column, DateTime, Integer, String, Table
+
+from central.db import metadata
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("action", String(64), nullable=False),
+    Column("subject", String(128), nullable=False),
+    Column("detail", JSON, nullable=False),
+)

@@ -1,0 +1,77 @@
+"""How ``scripts/test.sh`` spreads the suite over two workers (``--dist loadgroup`` with
+``testkit.xdist_groups.ModuleOrGroupScheduling``, chosen in ``tests/conftest.py``): every module that
+uses ``demo_day`` runs on one worker, so the session's demo day is played once per run; every other
+module runs whole on one worker. Checked on a planted suite run by a real ``pytest -n 2``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CONFTEST = '''
+import os
+import pytest
+from tests.conftest import pytest_collection_modifyitems  # noqa: F401  (the demo_day group)
+
+pytest_plugins = ["testkit.xdist_groups"]
+
+def note(text):
+    with open(os.environ["PLANT_LOG"], "a") as f:
+        f.write(f"{text} {os.environ.get('PYTEST_XDIST_WORKER', '-')}\\n")
+
+@pytest.fixture(scope="session")
+def demo_day():
+    note("demo_day")  # the real one plays a whole demo day (~90 s)
+    yield "day"
+
+@pytest.fixture(autouse=True)
+def _where(request):
+    note(request.node.nodeid)
+'''
+DEMO_DIRECT = "def test_one(demo_day):\n    pass\n\ndef test_two():\n    pass\n"
+DEMO_THROUGH = ("import pytest\n\n@pytest.fixture(scope='module')\ndef office(demo_day):\n    return demo_day\n\n"
+                "def test_reads(office):\n    pass\n\ndef test_other():\n    pass\n")
+PLAIN = "\n".join(f"def test_{i}():\n    pass\n" for i in range(4))
+
+
+def _run(tmp_path: Path) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    suite = tmp_path / "suite"
+    (suite / "web").mkdir(parents=True)
+    (suite / "conftest.py").write_text(CONFTEST)
+    (suite / "test_demo_direct.py").write_text(DEMO_DIRECT)
+    (suite / "web" / "test_demo_through.py").write_text(DEMO_THROUGH)
+    for n in range(6):
+        (suite / f"test_plain_{n}.py").write_text(PLAIN)
+    log = tmp_path / "log"
+    env = {**os.environ, "PLANT_LOG": str(log), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
+                           "-p", "no:cacheprovider", str(suite)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = [tuple(line.rsplit(" ", 1)) for line in log.read_text().splitlines()]
+    where: dict[str, list[str]] = defaultdict(list)
+    for what, worker in lines:
+        where[what].append(worker)
+    return where, lines
+
+
+def test_the_demo_day_is_played_once_and_every_module_stays_on_one_worker(tmp_path):
+    where, lines = _run(tmp_path)
+    assert len(where["demo_day"]) == 1  # one session fixture set-up in the whole run
+    demo_worker = where["demo_day"][0]
+    assert [what for what, worker in lines if worker == demo_worker][0] == "demo_day"  # the group first
+    modules: dict[str, set[str]] = defaultdict(set)
+    for nodeid, workers in where.items():
+        if "::" in nodeid:
+            assert len(workers) == 1, nodeid  # each test ran once
+            modules[nodeid.split("::")[0]].update(workers)
+    assert len(modules) == 8 and sum(len(w) for n, w in where.items() if "::" in n) == 4 + 24
+    # both demo modules (their tests that do not use the demo too) on the demo's worker
+    for name in ("test_demo_direct.py", "web/test_demo_through.py"):
+        assert [w for m, w in modules.items() if m.endswith(name)] == [{demo_worker}], modules
+    assert all(len(w) == 1 for w in modules.values()), modules  # no module split over workers
