@@ -52,7 +52,8 @@ def check_journal(path: str | Path, gate_id: str, keys: list) -> JournalCheck:
     """Check the journal of gate ``gate_id`` at ``path`` against its public ``keys`` (Ed25519, oldest first; the
     one that signs the first signed event starts the chain, rollovers are followed from there).
     A row whose body does not decode, or whose event names another seq or gate than its row, is a
-    problem at that seq (MALFORMED, ROW_MISMATCH). Raises ``StoreError`` if the file is missing or
+    problem at that seq (MALFORMED, ROW_MISMATCH); rows missing at the end while the gate's
+    ``.hwm`` file says they were journaled are TRUNCATED. Raises ``StoreError`` if the file is missing or
     not a readable journal (the caller exits 2)."""
     path = Path(path)
     try:
@@ -85,6 +86,11 @@ def check_journal(path: str | Path, gate_id: str, keys: list) -> JournalCheck:
     start = _starting_key(events, keys)
     report = chain.check_chain(gate_id, events, start, first_seq=rows[0][0] if rows else None)
     problems.extend((b.seq_from if b.seq_from > 0 else b.seq_to, str(b)) for b in report.breaks)
+    last = rows[-1][0] if rows else 0
+    hwm = _hwm_seq(path)
+    if hwm > last:  # rows cut off the end leave a chain that holds: the gate's own mark says more
+        problems.append((last + 1, f"TRUNCATED after seq {last}: the journal's high-water mark "
+                                   f"({path.name}.hwm) says seq {hwm} was journaled; seqs {last + 1}..{hwm} missing"))
     problems.sort(key=lambda p: p[0])
     return JournalCheck(path, len(rows), rows[0][0] if rows else 0, rows[-1][0] if rows else 0, report,
                         tuple(problems), chain.fingerprint(start) if start is not None else None)
@@ -98,3 +104,12 @@ def _starting_key(events: list[wire.Event], keys: list):
         if first is not None and chain.signature_ok(first, k):
             return k
     return keys[0] if keys else None
+
+
+def _hwm_seq(path: Path) -> int:
+    """The last journaled seq the gate wrote in ``<journal>.hwm`` (its first word; the gate rewrites
+    it every few dozen appends and at every stop), 0 when there is no readable one."""
+    try:
+        return int(Path(str(path) + ".hwm").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0

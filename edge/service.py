@@ -196,15 +196,17 @@ class GateService:
         self.loop = GateLoop(readers=[], store=self.store, journal=self.journal, clock=self.clock,
                              indicator=indicator or make_indicator(cfg), rulebook=self.rulebook,
                              lang=cfg.lang, directions=cfg.directions())
+        from edge.rulebook_record import journal_rulebook
+
+        # the rulebook in force, journaled when it changed; the recovery below applies it to the
+        # store like any other journaled event
+        journal_rulebook(self.journal, state, cfg.rulebook, self.rulebook.name, self.clock.now())
         try:
             self.loop.recover()  # before any read; a store that cannot take the journal stops here
         except StoreError:
             self.journal.close()
             self.store.close()
             raise
-        from edge.rulebook_record import journal_rulebook
-
-        journal_rulebook(self.journal, state, cfg.rulebook, self.rulebook.name, self.clock.now())
         from edge.reader_health import ReaderHealth
 
         self.loop.reader_health = ReaderHealth((r.id, r.kind) for r in cfg.readers)

@@ -10,6 +10,7 @@ stripped of surrounding blanks.
 
 Every fault is one ``BadInput`` whose message is one line naming the file and line: file missing or
 unreadable, not UTF-8, a header lacking ``required`` columns (``file.csv:1``), a header naming a
+column twice (``file.csv:1: column(s) quantity named twice in the header``), a header naming a
 column outside ``known`` when the reader gives ``known`` (the columns the file takes, required and
 optional: a misspelt ``rotation_numbr`` is refused, not read as an absent optional column;
 ``file.csv:1: unknown column(s) rotation_numbr (the file takes registration, name, ...)``), a field longer than
@@ -18,8 +19,8 @@ makes any text safe to print on one line (control characters escaped).
 
 ``iter_cells(path, columns, required)`` reads the same way with the same faults but yields
 ``(where, cells, extra)``: ``cells`` a sequence (list or tuple) of the row's values for
-``columns`` in that order (``None`` for a column the header lacks or a short row lacks; of a header
-column named twice, the last cell, as in ``iter_rows``), ``extra`` the number of cells past the
+``columns`` in that order (``None`` for a column the header lacks or a short row lacks), ``extra``
+the number of cells past the
 header's width. It builds no dict: for large files whose reader knows its columns.
 """
 
@@ -82,7 +83,7 @@ def iter_cells(
 
     def rows(header: list[str]) -> Callable[[str, list[str]], tuple[str, tuple, int]]:
         width = len(header)
-        last = {h: i for i, h in enumerate(header)}  # a column named twice: its last cell
+        last = {h: i for i, h in enumerate(header)}  # each name once (a repeated one is refused)
         index = [last.get(c) for c in columns]
         if index == list(range(width)):  # the header is the asked columns, in order
 
@@ -149,6 +150,10 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable,
                     header = []
                 elif cells:
                     header = [h.strip() for h in cells]
+            named = [h for h in header if h]
+            twice = sorted({h for h in named if named.count(h) > 1})
+            if twice:  # which cell would be the column? Refused rather than the last one read silently
+                raise BadInput(f"column(s) {', '.join(twice)} named twice in the header", where=f"{name}:{line}")
             absent = [c for c in required if c not in header]
             if absent:
                 raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=f"{name}:{line}")

@@ -200,3 +200,20 @@ class NatsCluster:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def start_cluster(workdir: str | Path, *, size: int = 3, attempts: int = 3, timeout: float = 30.0) -> NatsCluster:
+    """A started ``NatsCluster`` in ``workdir``. A port chosen free and taken before the node bound
+    it (another test's server started in between: "address already in use") is retried with new
+    ports in a fresh subfolder, up to ``attempts`` times; any other failure is raised at once
+    (``BrokerUnavailable``)."""
+    workdir = Path(workdir)
+    for n in range(attempts):
+        cluster = NatsCluster(workdir / f"retry{n}" if n else workdir, size=size)
+        try:
+            return cluster.start(timeout)
+        except BrokerUnavailable as exc:
+            cluster.stop()
+            if "address already in use" not in str(exc) or n == attempts - 1:
+                raise
+    raise AssertionError("unreachable")

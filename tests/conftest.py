@@ -47,8 +47,11 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def demo_day(tmp_path_factory):
     """One ``portgate demo --keep-serving`` day (default scenario, with the broker outage) for every
-    test that only reads it: its output, run directory, ledger and web application. Ctrl-C'd at the
-    end of the session if no test did; its exit status must then be 0."""
+    test that only reads it: its output, run directory, ledger and web application, served until the
+    end of the session, when it is Ctrl-C'd: it must then stop with exit status 0 and say so
+    (``--keep-serving``: the web application until Ctrl-C). No test stops it: the tests that use its
+    web application may run in any order."""
     day = DemoDay(tmp_path_factory.mktemp("demo-day")).start()
     yield day
     assert day.stop() == 0, day.out[-3000:]
+    assert "stopped" in day.out, day.out[-3000:]

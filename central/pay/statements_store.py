@@ -138,13 +138,39 @@ def pay_from_ledger(engine: Engine, date_from: dt.date, date_to: dt.date, rulebo
                 if shifts_check is not None:
                     found = shifts_check(conn, found, calendar.zone)  # R10: held if also in a gang
                 lost = lost_payments(conn, date_from, date_to) if store else {}
+                run = pay_shifts(found, rulebook, calendar, now=now)
+                if store:
+                    run = hold_stored(conn, run, rulebook, calendar)
         except SQLAlchemyError as exc:
             raise StoreError(f"reading shifts failed: {exc}") from exc
-        run = pay_shifts(found, rulebook, calendar, now=now)
     if store:
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by, reason=reason,
                                                              lost={k: v[1] for k, v in lost.items()}))
     return run
+
+
+def hold_stored(conn: Connection, run: PayRun, rulebook: Rulebook, calendar: HolidayCalendar) -> PayRun:
+    """A shift held for its flags (a DOUBLE_ASSIGNMENT found after its statement was stored: a gang
+    imported later, R10; a late gate event) whose current statement is in the ledger: that statement
+    is computed again and stored on hold, the flags as its reason, so it supersedes the payable one
+    and cannot be marked paid before the office's review. A held shift with nothing stored stays only
+    held, as before. Returns ``run`` with those statements added."""
+    flagged = {h.shift.shift_id: h for h in run.held if h.shift.flags and h.shift.held}
+    if not flagged:
+        return run
+    stored = set(conn.execute(select(statements.c.shift_id).where(
+        statements.c.shift_id.in_(list(flagged)), statements.c.superseded_at.is_(None))).scalars())
+    if not stored:
+        return run
+    payer, extra = ShiftPayer(rulebook, calendar), []
+    for shift_id in sorted(stored):
+        h = flagged[shift_id]
+        try:
+            st = payer.pay(watch_shift(h.shift))
+        except BadInput:
+            continue  # it stays held (printed with its reasons); the stored version is not touched
+        extra.append(msgspec.structs.replace(st, hold_reason="; ".join(h.reasons)))
+    return dataclasses.replace(run, statements=run.statements + extra)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

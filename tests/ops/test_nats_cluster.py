@@ -31,7 +31,7 @@ from edge.sync import Sync
 from portgate.config import read_secret
 from portgate.errors import ConfigError
 from testkit.gate_process import kill_gate, start_gate_and_wait, write_gate_config
-from testkit.nats import NatsCluster, find_exe
+from testkit.nats import NatsCluster, find_exe, start_cluster
 from testkit.wait import wait_until
 from wire.connection import MqttConfig, parse_host
 from wire.events import TapPayload
@@ -39,7 +39,7 @@ from wire.events import TapPayload
 @pytest.fixture
 def nats_cluster(tmp_path):
     assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
-    c = NatsCluster(tmp_path / "nats").start()
+    c = start_cluster(tmp_path / "nats")
     yield c
     c.stop()
 

@@ -88,9 +88,9 @@ def test_pay_reads_a_shifts_csv_with_a_bom_and_names_the_line_after_a_blank_one(
 
 
 def test_iter_cells_gives_the_asked_columns_in_order_with_short_long_and_absent_cells(tmp_path):
-    path = _write(tmp_path, "b,a,b,z\n1,2,3,4\n5\n6,7,8,9,10\n")
+    path = _write(tmp_path, "z,a,b\n1,2,3\n5\n6,7,8,10\n")
     assert list(iter_cells(path, ["a", "b", "c"], ["a"])) == [
-        ("t.csv:2", ("2", "3", None), 0),  # b named twice: its last cell, as iter_rows
+        ("t.csv:2", ("2", "3", None), 0),
         ("t.csv:3", (None, None, None), 0),
         ("t.csv:4", ("7", "8", None), 1),
     ]
@@ -147,3 +147,25 @@ def test_known_columns_may_be_left_out_and_without_known_any_column_is_read(tmp_
     path = _write(tmp_path, "a,c\n1,2\n")
     assert read_rows(path, ["a"], known=("a", "b", "c")) == [("t.csv:2", {"a": "1", "c": "2"})]
     assert read_rows(path, ["a"]) == [("t.csv:2", {"a": "1", "c": "2"})]
+
+
+def test_a_column_named_twice_in_the_header_is_refused_naming_it(tmp_path, capsys):
+    """Which cell would be ``quantity``? A header naming a column twice is refused, by every reader
+    (iter_rows, iter_cells) and so by every import: 10.2 t and 500 t are never silently the last
+    one (fresh tester: a tally paid 500 t)."""
+    from app.cli import main
+
+    path = _write(tmp_path, "b,a,b,,\n1,2,3,,\n")
+    for read in (lambda: list(iter_cells(path, ["a", "b"])), lambda: list(iter_rows(path))):
+        with pytest.raises(BadInput) as caught:
+            read()
+        assert str(caught.value) == "t.csv:1: column(s) b named twice in the header"
+    ok = _write(tmp_path, "a,b,,\n1,2,,\n", name="blank.csv")  # blank names (trailing commas) are no column
+    assert list(iter_cells(ok, ["a", "b"])) == [("blank.csv:2", ("1", "2"), 0)]
+    tally = _write(tmp_path, "gang_id,ship,date,period,cargo_class,quantity,quantity\n"
+                             "D1,9123456,2026-03-10,07-13,general,10.2,500\n", name="tally.csv")
+    assert main(["production", "pay", "--rulebook", "dl-3844-1941", "--gang", str(tally), "--tally", str(tally),
+                 "--tariffs", str(tally)]) == 2
+    err = capsys.readouterr().err
+    assert "tally.csv:1: column(s) quantity named twice in the header" in err  # once per file given it
+    assert all(line.endswith("tally.csv:1: column(s) quantity named twice in the header") for line in err.strip().splitlines())

@@ -148,3 +148,49 @@ def test_a_watchmans_gangway_shift_overlapping_an_imported_gang_is_held_and_the_
     assert [r["rule"] for r in held] == ["HELD"]
     assert held[0]["flags"] == ["DOUBLE_ASSIGNMENT: also in gang G1 on ship 9123456 (2026-03-10 07-13, R10)"]
     assert {r["rule"]: r["amount"] for r in rows if r["registration"] == "W100"}["P1"] == "180.00"
+
+
+def test_a_statement_stored_before_the_gang_was_imported_is_put_on_hold_and_cannot_be_paid(tmp_path, ledger, capsys):
+    """R10 after the fact (fresh tester): E004's gangway shift 07-13 is paid and stored (P1 180.00)
+    before gang G1 with E004 on another ship the same period is imported. The next pay run holds
+    the shift DOUBLE_ASSIGNMENT and stores a new version of its statement on hold (reason naming the
+    gang), superseding the payable one; ``pay mark-paid`` then refuses it as on hold."""
+    import json
+    from zoneinfo import ZoneInfo
+
+    from central.ledger.store import insert_events
+    from central.ledger.tables import statements
+    from tests.central.production.conftest import ROOT
+    from testkit.shift_events import ShiftEvents, dispatch
+
+    z = ZoneInfo("America/Sao_Paulo")
+    g = ShiftEvents("g-9300002")
+    d_e004 = dispatch(dt.date(2026, 3, 10), "07-13", "9300002", berth="berthed", function="vigia")
+    at = lambda h, m: dt.datetime(2026, 3, 10, h, m, tzinfo=z).astimezone(dt.UTC)  # noqa: E731
+    engine = make_engine(ledger)
+    with engine.begin() as conn:
+        insert_events(conn, [g.admit("E004", at(6, 55), d_e004), g.exit("E004", at(13, 5), d_e004)],
+                      dt.datetime(2026, 3, 11, tzinfo=dt.UTC))
+    engine.dispose()
+    pay = ["pay", "--db", ledger, "--from", "2026-03-10", "--to", "2026-03-10",
+           "--port-config", str(ROOT / "config" / "port.example.toml")]
+    assert main(pay) == 0
+    first = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert {r["rule"]: r["amount"] for r in first if r["registration"] == "E004"}["P1"] == "180.00"
+    assert main(["production", "import", *_files(tmp_path, G1), "--db", ledger]) == 0
+    capsys.readouterr()
+    assert main(pay) == 0
+    capsys.readouterr()
+    engine = make_engine(ledger)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(select(statements.c.statement_id, statements.c.hold_reason, statements.c.superseded_at)
+                                .where(statements.c.registration == "E004")).all()
+    finally:
+        engine.dispose()
+    current = [r for r in rows if r.superseded_at is None]
+    assert len(rows) == 2 and len(current) == 1
+    assert current[0].hold_reason.startswith("DOUBLE_ASSIGNMENT: also in gang G1 on ship 9123456")
+    code = main(["pay", "mark-paid", "--db", ledger, "--at", "2026-03-12T12:00:00-03:00", "--ref", "T",
+                 current[0].statement_id])
+    assert code != 0 and "on hold" in capsys.readouterr().err

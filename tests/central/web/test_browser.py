@@ -72,9 +72,12 @@ def test_an_inspector_logs_in_and_sees_both_gates_online(port, page):
     assert "Fiscal &lt;Ana&gt;" not in page.content()  # names are text, never markup
     for gate in ("g-a", "g-b"):
         page.locator(f'[data-gate="{gate}"][data-state="online"]').wait_for()
-    # clock trusted, copies fresh: the gate says so in its status once its copies came
-    page.locator('[data-gate="g-a"]', has_text="em dia").wait_for(timeout=15_000)
-    card = page.locator('[data-gate="g-a"]').inner_text()
+    # clock trusted, copies fresh: the gate says so in its status once its copies came (under
+    # "Detalhes técnicos": the card's plain words first; textContent reads the closed toggle too)
+    page.wait_for_function("""() => (document.querySelector('[data-gate="g-a"]') || {}).textContent
+                              && document.querySelector('[data-gate="g-a"]').textContent.includes('em dia')""",
+                           timeout=15_000)
+    card = page.locator('[data-gate="g-a"]').text_content()
     assert "conectado" in card and "confiável" in card
     assert page.locator('[data-gate="g-a"] .outbox').inner_text().strip().isdigit()
 

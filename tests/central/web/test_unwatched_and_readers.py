@@ -76,7 +76,7 @@ def test_a_gate_never_seen_is_on_the_live_page_and_its_ship_has_no_live_gate(eng
     html = c.get("/").text
     assert 'data-gate="g-lagoa" data-state="never"' in html and "nunca conectado" in html
     assert 'data-ship="9300003" data-gate-live="no"' in html and "SEM PORTALÓ AO VIVO" in html
-    assert '<li class="alarm" role="alert" data-ship="9300003">SEM VIGIA DE PORTALÓ' in html
+    assert '<li class="alarm" data-ship="9300003">SEM VIGIA DE PORTALÓ' in html
 
 
 def _status(state: str, at: dt.datetime, since: dt.datetime) -> GateStatus:

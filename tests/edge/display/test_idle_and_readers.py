@@ -145,7 +145,9 @@ def test_at_800x480_the_screen_is_readable_from_2_m_and_axe_finds_nothing(gate, 
     tap = gate.wait_taps(1)[-1]
     page.wait_for_selector(f"#now[data-seq='{tap.seq}']")
     assert _px(page, "#now .reason") >= 32
+    page.locator("#status").wait_for(state="visible")
     for sel in ("#now .reason", "#now .action", "#ack"):  # nothing cut off at the bottom of the panel
+        page.locator(sel).wait_for(state="visible")  # (a bounding box is None until it is shown)
         box = page.locator(sel).bounding_box()
         assert box["y"] + box["height"] <= page.locator("#status").bounding_box()["y"] + 1, sel
     assert axe_violations(page) == [], describe(axe_violations(page))
