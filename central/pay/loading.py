@@ -57,6 +57,9 @@ def _validate(book: Rulebook, path: str | None) -> Rulebook:
     fare = book.anchorage_transport_fare
     if fare is not None and (not fare.is_finite() or fare < 0):
         raise fail("must be a non-negative amount", "$.anchorage_transport_fare")
+    if fare is not None and not -2 <= fare.as_tuple().exponent <= 0:  # "45.001", "1e3": not guessed
+        raise fail(f"must be written in reais with at most 2 decimals, as \"45.00\" (not {fare!s})",
+                   "$.anchorage_transport_fare")
     for i, wage in enumerate(book.day_wages):
         if not wage.amount.is_finite() or wage.amount <= 0:
             raise fail("must be a positive amount", f"$.day_wages[{i}].amount")

@@ -24,6 +24,8 @@ import json
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from app.cli import main
 from central.db import make_engine
 from central.ledger.migrate import upgrade
@@ -137,3 +139,14 @@ def test_p8_a_negative_fare_is_a_config_error(tmp_path, capsys):
     code, _out, err = _run(capsys, ["pay", "billing", "--db", url, "--from", "2026-03-15", "--to",
                                     "2026-03-18", "--port-config", str(_port(tmp_path, "-1.00"))])
     assert code == 2 and "anchorage_transport_fare" in err and "non-negative" in err
+
+
+@pytest.mark.parametrize("fare", ["45.001", "1e3", "0.005"])
+def test_p8_a_fare_with_fractions_of_a_cent_or_an_exponent_is_refused_not_rounded(tmp_path, capsys, fare):
+    """P8 (fresh tester): a fare of "45.001" was billed 45.00 a trip and "1e3" 1000.00; a money
+    setting is written in reais with at most 2 decimals, never rounded or expanded by guess."""
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    _ledger(url)
+    code, _out, err = _run(capsys, ["pay", "billing", "--db", url, "--from", "2026-03-15", "--to",
+                                    "2026-03-18", "--port-config", str(_port(tmp_path, fare))])
+    assert code == 2 and "anchorage_transport_fare" in err and "at most 2 decimals" in err, err
