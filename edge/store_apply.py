@@ -105,7 +105,28 @@ class JournalApply:
         if seq <= self._applied_seq:
             return
 
-        # Statements queued or run at once on this hot path: it runs after every read.
+        stmts = self._statements(fx)  # queued or run at once on this hot path: it runs after every read
+        with self._lock:
+            if self._deferred:  # written by commit(); the caches below change now
+                self._dirty = True
+                self._queued.extend(stmts)
+                if fx.close is not None:
+                    self._ends[fx.close[0]] = fx.close[1]
+            else:
+                stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
+                              (str(seq),)))
+                try:
+                    for sql, params in stmts:
+                        self._db.execute(sql, params)
+                    self._db.commit()
+                except sqlite3.Error as exc:
+                    self._db.rollback()
+                    raise StoreError(f"store apply failed: {exc}") from exc
+        self._apply_to_caches(fx)
+        self._applied_seq = seq
+
+    def _statements(self, fx: Effects) -> list[tuple[str, tuple]]:
+        """The SQL statements (with their parameters) that write ``fx`` into the file."""
         stmts: list[tuple[str, tuple]] = []
         if fx.close is not None:
             reg, ended = fx.close
@@ -134,22 +155,11 @@ class JournalApply:
             stmts.append(("INSERT INTO inspector_session (id, boot_id, inspector_uid,"
                           " inspector_registration, until_mono_ns) VALUES (1, ?, ?, ?, ?)",
                           (self.boot_id, i.inspector_uid, i.inspector_registration, i.until_mono_ns)))
-        with self._lock:
-            if self._deferred:  # written by commit(); the caches below change now
-                self._dirty = True
-                self._queued.extend(stmts)
-                if fx.close is not None:
-                    self._ends[fx.close[0]] = fx.close[1]
-            else:
-                stmts.append(("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
-                              (str(seq),)))
-                try:
-                    for sql, params in stmts:
-                        self._db.execute(sql, params)
-                    self._db.commit()
-                except sqlite3.Error as exc:
-                    self._db.rollback()
-                    raise StoreError(f"store apply failed: {exc}") from exc
+        return stmts
+
+    def _apply_to_caches(self, fx: Effects) -> None:
+        """Change the in-memory mirrors (open shifts, pending flags, confiscations, inspector
+        session) as ``fx`` says; the next read is decided on them."""
         if fx.close is not None:
             self._open.pop((fx.close[0], "local"), None)
         if fx.open is not None:
@@ -166,7 +176,6 @@ class JournalApply:
             self._inspector = None
         if fx.inspector is not None:
             self._inspector = fx.inspector
-        self._applied_seq = seq
 
     def _expire_flags(self, cutoff: dt.datetime) -> None:
         """Drop the cached pending flags raised before ``cutoff`` (aware UTC): pops the heap while
