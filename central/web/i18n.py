@@ -136,6 +136,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "reason_graceful": ("desligado normalmente", "shut down normally"),
     "reason_birth": ("conectou", "connected"),
     "reason_progress": ("em operação", "running"),
+    "reconnecting": ("A conexão com o banco de dados caiu (troca de servidor): nada foi gravado, tente de novo em "
+                     "alguns segundos.",
+                     "The connection to the database was lost (a server switch-over): nothing was saved, "
+                     "try again in a few seconds."),
     "busy": ("O banco de dados está ocupado: nada foi gravado, tente de novo em alguns segundos.",
              "The database is busy: nothing was saved, try again in a few seconds."),
     "too_large": ("Arquivo ou formulário grande demais (limite abaixo).", "File or form too large (limit below)."),
