@@ -10,6 +10,25 @@ LANGS = ("pt", "en")
 MESSAGES: dict[str, tuple[str, str]] = {
     # key: (pt-BR, English)
     "app": ("portgate — escritório", "portgate — office"),
+    # the public payslip verification page (central/web/routes/verify.py)
+    "verify_title": ("Verificar contracheque", "Verify a payslip"),
+    "verify_valid": ("Contracheque autêntico: emitido pelo escritório e conferido agora com o registro.",
+                     "Authentic payslip: issued by the office and checked against the ledger just now."),
+    "verify_total": ("Total do período", "Period total"),
+    "verify_to": ("a", "to"),
+    "verify_initials": ("Iniciais do trabalhador", "Worker's initials"),
+    "verify_compare": ("Compare com o papel: total, período e iniciais devem ser os mesmos.",
+                       "Compare with the paper: the total, period and initials must be the same."),
+    "verify_changed": ("Este código foi emitido pelo escritório, mas o registro do período mudou depois: o papel "
+                       "não vale mais como comprovante. Procure o escritório.",
+                       "The office issued this code, but the period's records changed since: the paper is no "
+                       "longer proof of pay. Ask the office."),
+    "verify_unknown": ("Código não encontrado. Confira o que foi digitado.",
+                       "Code not found. Check what was typed."),
+    "verify_limited": ("Muitas consultas deste endereço: tente de novo em um minuto.",
+                       "Too many look-ups from this address: try again in a minute."),
+    "verify_code": ("Código curto do contracheque (20 letras e números)", "The payslip's short code (20 letters and digits)"),
+    "verify_button": ("Verificar", "Verify"),
     "login": ("Entrar", "Log in"),
     "logout": ("Sair", "Log out"),
     "user": ("Usuário", "User"),

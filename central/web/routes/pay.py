@@ -22,7 +22,8 @@ from central.production.render import quantity_text
 from central.pay.statements_store import mark_paid, overdue, release_holds, reverse_paid
 from central.pay.lines import money_str
 from central.pay.integrity import altered
-from central.pay.payslip import brl, build_slips
+from central.pay.payslip import brl, build_slips, code
+from central.pay.slip_codes import issue
 from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements
 from central.registry.changes import audit
@@ -292,14 +293,22 @@ async def _pdf(request: Request, registration: str | None) -> Response:
     except BadInput as exc:
         return bad_input(request, str(exc))
 
-    def work(conn):
-        slips = build_slips(conn, first, last, registration=registration)
-        edited = altered(conn, [st for slip in slips for st in slip.statements])
-        if edited:  # not printed as proof of pay
-            return None, edited
-        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last)[0], ()
+    header = web.slip_header(str(request.base_url))
 
-    data, edited = await run_in_threadpool(web.read, work)
+    def work():
+        with web.engine.begin() as conn:  # the slips' verification tokens are written with the read
+            slips = build_slips(conn, first, last, registration=registration)
+            edited = altered(conn, [st for slip in slips for st in slip.statements])
+            if edited:  # not printed as proof of pay
+                return None, edited
+            codes = [(code(web.slip_key, s, header), s) for s in slips]
+            tokens = issue(conn, [(c, s.registration, first, last, int(s.total * 100)) for c, s in codes],
+                           header.as_json(), now=web.now())
+        # rendered after the commit: no write lock held while the PDF is drawn
+        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last, header=header,
+                      tokens=tokens)[0], ()
+
+    data, edited = await run_in_threadpool(work)
     if edited:
         more = f" (+{len(edited) - 5})" if len(edited) > 5 else ""
         return bad_input(request, f"statement {', '.join(edited[:5])}{more} no longer matches its digest "
