@@ -282,8 +282,8 @@ def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp,
     assert _slip(c, "V001")  # another worker's slip still prints
     rows = c.get("/pay/export.csv", params=Q).text.splitlines()
     mine = [row for row in rows if f",{sid}," in row]
-    assert mine and all(row.endswith(",altered_unpaid") for row in mine)
-    assert all(not row.startswith("altered") for row in rows if f",{sid}," not in row)
+    assert mine and all(row.endswith(",alterado_a_pagar") for row in mine)  # pt-BR: the page's language
+    assert all(not row.endswith("alterado_a_pagar") for row in rows if f",{sid}," not in row)
 
 
 @pytest.mark.parametrize("lang, words", [
