@@ -23,14 +23,17 @@ from collections import defaultdict
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import column, select, table
 from sqlalchemy.engine import Connection
 
 from portgate.gctune import paused as no_cyclic_gc
-from central.calls.schema import ship_calls
 from central.pay.statements_read import StatementView, read_statements
 from central.registry.schema import workers
-from central.rotation.schema import escala
+
+# the ship calls' and the escala's ship names, read as plain table clauses: the ships' tables live in
+# central.calls and central.rotation, which sit above pay (rotation -> production -> pay)
+_SHIP_CALLS = table("ship_calls", column("ship"), column("ship_name"), column("arrival"))
+_ESCALA = table("escala", column("ship"), column("ship_name"), column("date"))
 
 CODE_HEX = 24  # 96 bits of the HMAC, printed in groups of four
 
@@ -131,11 +134,12 @@ def ship_names(conn: Connection, ships: set[str]) -> dict[str, str]:
     last dispatched to it gives it; a ship neither names is left out."""
     out: dict[str, str] = {}
     wanted = sorted(ships)
-    for table, order in ((ship_calls, ship_calls.c.arrival), (escala, escala.c.date)):
+    for source, order in ((_SHIP_CALLS, _SHIP_CALLS.c.arrival), (_ESCALA, _ESCALA.c.date)):
         missing = [s for s in wanted if s not in out]
         for chunk in range(0, len(missing), 900):
-            for ship, name in conn.execute(select(table.c.ship, table.c.ship_name)
-                                           .where(table.c.ship.in_(missing[chunk:chunk + 900]), table.c.ship_name != "")
+            for ship, name in conn.execute(select(source.c.ship, source.c.ship_name)
+                                           .where(source.c.ship.in_(missing[chunk:chunk + 900]),
+                                                  source.c.ship_name != "")
                                            .order_by(order)):
                 out[ship] = name  # ordered: the latest wins
     return out
