@@ -62,6 +62,9 @@ CODES: dict[str, tuple[str, str]] = {
     "not_iso_date": (r"(?P<field>\w+ )?(?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
                      "{field}{value} não é uma data ISO (AAAA-MM-DD)"),
     "required": (r"(?P<field>\w+) is required", "{field} é um campo obrigatório"),
+    # central.web.logmodel: the read log's card search
+    "card_not_uid": (r"card (?P<value>'.*') is not a card UID in any UID form",
+                     "o cartão {value} não é um UID de cartão em nenhuma forma"),
     # portgate.docbr: a CPF, PIS/NIS or CNPJ of another length or with wrong check digits
     "docbr_length": (r"(?P<field>\w+) (?P<value>'.*') is not (?P<n>\d+) digits \((?P<shape>\S+), e\.g\. (?P<ex>\S+)\)",
                      "{field} {value} não tem {n} dígitos ({shape}, por exemplo {ex})"),
