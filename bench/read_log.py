@@ -21,6 +21,7 @@ import argparse
 import datetime as dt
 import json
 import random
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -89,12 +90,14 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=30)
     ap.add_argument("--ledger", type=Path, help="a ledger an earlier run filled (its taps are reused: the "
                                                 "million takes ~20 min to write on a loaded machine)")
+    ap.add_argument("--keep", action="store_true", help="keep the ledger written (for --ledger later)")
     args = ap.parse_args(argv)
     n, samples = (20_000, 5) if args.smoke else (args.taps, args.samples)
     rng = random.Random(34)
     tz = ZoneInfo(TZ)
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    path = args.ledger or Path(tempfile.mkdtemp(prefix="bench-read-log-")) / "ledger.db"
+    made = None if args.ledger else Path(tempfile.mkdtemp(prefix="bench-read-log-"))
+    path = args.ledger or made / "ledger.db"
     engine = make_engine(f"sqlite:///{path}")
     upgrade_engine(engine)
     t0 = time.perf_counter()
@@ -150,6 +153,10 @@ def main(argv=None) -> int:
         server.should_exit = True
         thread.join(10)
         engine.dispose()
+        if made is not None and not args.keep:
+            shutil.rmtree(made, ignore_errors=True)  # a million taps are 700 MB
+        elif made is not None:
+            print(f"ledger kept: {path} (reuse it with --ledger)", flush=True)
     worst = max(v["ratio"] or 0 for v in out.values())
     deep_vs_first = out["month_deep"]["page_p95_ms"] / out["month_first"]["page_p95_ms"]
     print(json.dumps({
