@@ -50,6 +50,10 @@ workers = Table(
     Column("rotation_number", Integer, nullable=True),
     Column("cancelled_on", Date, nullable=True),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # payroll identifiers (0022): bare digits, checked by their check digits (``portgate.docbr``);
+    # never in ``Worker`` nor sent to the gates (``portgate.records.WorkerIds``)
+    Column("cpf", String(11), nullable=True),
+    Column("pis", String(11), nullable=True),
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
 Index("ix_workers_name_registration", workers.c.name, workers.c.registration)  # the office list (0017)

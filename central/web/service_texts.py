@@ -62,6 +62,14 @@ CODES: dict[str, tuple[str, str]] = {
     "not_iso_date": (r"(?P<field>\w+ )?(?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
                      "{field}{value} não é uma data ISO (AAAA-MM-DD)"),
     "required": (r"(?P<field>\w+) is required", "{field} é um campo obrigatório"),
+    # central.web.logmodel: the read log's card search
+    "card_not_uid": (r"card (?P<value>'.*') is not a card UID in any UID form",
+                     "o cartão {value} não é um UID de cartão em nenhuma forma"),
+    # portgate.docbr: a CPF, PIS/NIS or CNPJ of another length or with wrong check digits
+    "docbr_length": (r"(?P<field>\w+) (?P<value>'.*') is not (?P<n>\d+) digits \((?P<shape>\S+), e\.g\. (?P<ex>\S+)\)",
+                     "{field} {value} não tem {n} dígitos ({shape}, por exemplo {ex})"),
+    "docbr_check": (r"(?P<field>\w+) (?P<value>'.*') fails its check digits \(a digit mistyped\?\)",
+                    "{field} {value} não confere com os dígitos verificadores (algum dígito digitado errado?)"),
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
     "decision_kind": (r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
                       "a decisão {value} não é uma de {allowed}"),
@@ -359,7 +367,7 @@ FIELDS: dict[str, str] = {
     "registration": "matrícula", "name": "nome", "category": "categoria", "status": "situação",
     "suspended_from": "início da suspensão", "suspended_until": "fim da suspensão",
     "health_exam_date": "data do exame de saúde", "booklet_revalidated_year": "ano de revalidação da caderneta",
-    "rotation_number": "número de rodízio", "kind": "tipo",
+    "rotation_number": "número de rodízio", "kind": "tipo", "cpf": "CPF", "pis": "PIS/NIS", "cnpj": "CNPJ",
     # requisitions.csv, escala.csv, ships.csv and the requisition form
     "date": "data", "period": "período", "operator": "operador", "ship": "navio", "ship_name": "nome do navio",
     "voyage": "navegação", "berth": "atracação", "gate_id": "portaló", "post": "posto", "function": "função",

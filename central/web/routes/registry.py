@@ -36,6 +36,7 @@ from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import card_detail, card_word, localize, penalty_kind, penalty_reason
 from central.web.uploads import safe_name, saved
+from portgate.docbr import masked_cpf, masked_pis
 from portgate.errors import BadInput
 from portgate.uid import UidFormat, enrol_uid
 
@@ -125,7 +126,8 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
     sent = request.query_params.get("photo", "")
     lang = lang_of(request)
     w = wp.worker
-    shown = {k: _text(getattr(w, k)) for k in EDITABLE}
+    shown = {k: _text(getattr(w, k, None)) for k in EDITABLE} | {
+        "cpf": masked_cpf(wp.ids.cpf), "pis": masked_pis(wp.ids.pis)}
     for k in DATE_FIELDS:
         shown[k] = br_date_text(getattr(w, k))
     if form == "edit" and values:
@@ -145,7 +147,7 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
 #: The edit form's input ids (kept from before the form showed its errors beside the fields).
 EDIT_IDS = {"name": "e-name", "category": "e-category", "status": "e-status", "suspended_from": "e-sfrom",
             "suspended_until": "e-suntil", "health_exam_date": "e-exam", "booklet_revalidated_year": "e-booklet",
-            "rotation_number": "e-rot"}
+            "rotation_number": "e-rot", "cpf": "e-cpf", "pis": "e-pis"}
 
 
 def _summary_ids(form: str) -> dict[str, str]:

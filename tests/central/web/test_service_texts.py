@@ -226,6 +226,9 @@ SAMPLES = {
     "foreign_share": "DL 2.032 art. 5 §3: foreigners would be 2 of 4 stevedores, at most one third (1)",
     "pay_not_paid": "not marked paid: S1@p",
     "reversal_reason": "a reversal needs a reason of 1 to 255 characters",
+    "card_not_uid": "card 'xyz!' is not a card UID in any UID form",
+    "docbr_length": "cpf '5299822472' is not 11 digits (000.000.000-00, e.g. 529.982.247-25)",
+    "docbr_check": "pis '170.33259.50-5' fails its check digits (a digit mistyped?)",
 }
 
 
