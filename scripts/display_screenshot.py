@@ -47,19 +47,20 @@ def kiosk(gate, browser, out: Path, lang: str, held: int) -> None:
     shot("reader-fault")
     gate.ptys["badge"].plug()
     page.wait_for_selector("#now[data-state='idle']", timeout=15_000)
-    gate.tap("0F1F5CA001", "control")  # the union inspector's card
-    seq = gate.wait_taps(5)[-1].seq
-    page.wait_for_selector(f"#now[data-seq='{seq}']")
-    page.wait_for_selector("#inspector-countdown")
-    shot("inspector")
     enrol(gate)  # the office starts enrol mode at this gate (issue 34)
     page.wait_for_selector("#now[data-state='enrol']", timeout=20_000)
     page.wait_for_selector("#st-enrol")
     shot("enrol")
     gate.tap("0C0C0C0C01", "control")  # a blank card: refused, offered to the office
-    seq = gate.wait_taps(6)[-1].seq
+    seq = gate.wait_taps(5)[-1].seq
     page.wait_for_selector(f"#now[data-seq='{seq}']")
     shot("enrol-read")
+    page.wait_for_selector("#now[data-state='idle']", timeout=15_000)
+    gate.tap("0F1F5CA001", "control")  # the union inspector's card
+    seq = gate.wait_taps(6)[-1].seq
+    page.wait_for_selector(f"#now[data-seq='{seq}']")
+    page.wait_for_selector("#inspector-countdown")
+    shot("inspector")
     page.close()
 
 

@@ -27,7 +27,7 @@ _PT = {
     "inspector": "Fiscal do Sindicato", "screen_heading": "Tela do portaló",
     "history_heading": "Últimas leituras",
     "enrol": "CARTÃO EM CADASTRO", "enrol_hint": "Aproxime o cartão novo: ele não libera a entrada.",
-    "enrol_left": "Cadastro termina em", "enrol_bar": "Cadastro",
+    "enrol_bar": "Cadastro", "enrol_new_card": "Cartão novo",
 }
 _EN = {
     "title": "Gangway", "waiting": "Present your card", "photo_of": "Photo of",
@@ -54,7 +54,7 @@ _EN = {
     "inspector": "Union inspector", "screen_heading": "Gangway screen",
     "history_heading": "Last reads",
     "enrol": "CARD BEING ENROLLED", "enrol_hint": "Present the new card: it lets nobody board.",
-    "enrol_left": "Enrolment ends in", "enrol_bar": "Enrolment",
+    "enrol_bar": "Enrolment", "enrol_new_card": "New card",
 }
 
 

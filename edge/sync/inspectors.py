@@ -40,6 +40,7 @@ class InspectorFile:
             self._write(read_inspectors(self.path.parent) | {r.registration: r.name for r in rows})
 
     def _write(self, names: dict[str, str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{FILE}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump({"inspectors": names}, f, ensure_ascii=False, sort_keys=True)
