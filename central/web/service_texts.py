@@ -237,6 +237,12 @@ CODES: dict[str, tuple[str, str]] = {
     "not_imo": (r"ship (?P<ship>'.*') is not an IMO number", "navio {ship} não é um número IMO"),
     "departure_order": (r"departure is not after arrival", "a saída não é depois da chegada"),
     "no_call": (r"no ship call (?P<id>\S+)", "nenhuma escala de navio {id}"),
+    # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
+    "choose_ship": (r"choose the ship in port", "escolha o navio no porto"),
+    "ship_not_in_port": (r"ship (?P<ship>\S+) is not in port on (?P<day>\S+)",
+                         "o navio {ship} não está no porto em {day}"),
+    "call_no_gate": (r"the call of ship (?P<ship>\S+) names no gate: give it one on the ships page",
+                     "a escala do navio {ship} não indica portaló: registre-o na página Navios"),
     "no_case": (r"no case (?P<id>\S+)", "nenhum processo {id}"),
     "case_step": (r"case (?P<id>\S+) is (?P<status>\S+): cannot take step (?P<step>\S+)",
                   "o processo {id} está {status}: não pode ter o passo {step}"),
