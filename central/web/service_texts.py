@@ -304,6 +304,12 @@ CODES: dict[str, tuple[str, str]] = {
                  "{field} {value} tem caracteres que um id não tem"),
     "give_reason": (r"give the reason", "informe o motivo"),
     "pay_rulebook_listed": (r"choose one of the listed pay rulebooks", "escolha uma das tabelas de pagamento listadas"),
+    # the what-if's parameter form (app.whatif.parse_parameter, with_parameter)
+    "param_listed": (r"choose one of the listed parameters", "escolha um dos parâmetros listados"),
+    "param_type_value": (r"type a value", "digite um valor"),
+    "param_not_bool": (r"(?P<value>'.*') is not true or false \(sim or não\)", "{value} não é sim nem não"),
+    "param_unknown": (r"(?P<key>'.*') is not a parameter of the rulebook", "{key} não é um parâmetro do regulamento"),
+    "param_not_table": (r"(?P<rule>\S+) is not a table in the rulebook", "{rule} não é uma tabela no regulamento"),
     "not_toml": (r"not TOML: (?P<detail>.*)", "não é TOML: {detail}"),
     "number_too_long": (r"a number has more than (?P<n>\d+) digits", "um número tem mais de {n} dígitos"),
     "rulebook_nested": (r"the rulebook is nested too deeply", "a tabela de regras está aninhada em profundidade demais"),
