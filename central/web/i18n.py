@@ -413,7 +413,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "version": ("versão", "version"),
     "nav_whatif": ("E se?", "What if"),
     # the audit-log page (issue 34 item 12)
-    "nav_audit": ("Registro de alterações", "Audit log"),
+    "nav_audit": ("Alterações", "Audit log"),
     "audit_note": ("Quem alterou o quê e quando, do mais novo ao mais antigo: cadastro, escala, pagamentos, "
                    "processos, navios e usuários.",
                    "Who changed what and when, newest first: registry, escala, pay, cases, ships and users."),
