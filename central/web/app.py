@@ -37,7 +37,7 @@ from central.registry.sanctions import load_suspension_limits
 from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS, NoNul
 from central.web.photos import gate_photo
-from central.web.routes import audit, auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users, whatif
+from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users, whatif
 from central.web.routes import worker as worker_routes, worker_office
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -143,7 +143,7 @@ def routes() -> list:
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
         *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES, *whatif.ROUTES,
-        *worker_routes.ROUTES, *worker_office.ROUTES, *audit.ROUTES,
+        *worker_routes.ROUTES, *worker_office.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 

@@ -412,16 +412,6 @@ MESSAGES: dict[str, tuple[str, str]] = {
                         "Photo saved; this server does not send to the gates (portgate central publish --photos does)."),
     "version": ("versão", "version"),
     "nav_whatif": ("E se?", "What if"),
-    # the audit-log page (issue 34 item 12)
-    "nav_audit": ("Alterações", "Audit log"),
-    "audit_note": ("Quem alterou o quê e quando, do mais novo ao mais antigo: cadastro, escala, pagamentos, "
-                   "processos, navios e usuários.",
-                   "Who changed what and when, newest first: registry, escala, pay, cases, ships and users."),
-    "audit_actor": ("Quem", "Who"),
-    "audit_action": ("Ação (começa com)", "Action (begins with)"),
-    "audit_subject": ("Assunto (exato)", "Subject (exact)"),
-    "audit_older": ("Mais antigos", "Older"),
-    "audit_newest": ("Voltar aos mais recentes", "Back to the newest"),
     "whatif_title": ("E se? — outra tabela de regras sobre o que foi gravado",
                      "What if — another rulebook over what was recorded"),
     "whatif_note": ("Nada é gravado: as decisões e os demonstrativos registrados ficam como estão.",

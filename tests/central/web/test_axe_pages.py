@@ -12,7 +12,7 @@ from testkit.browser import launch_chromium
 PASSWORD = "portgate-demo"
 OFFICE_PAGES = ("/", "/flags", "/alarms", "/workers", "/workers/V017", "/workers/new",
                 "/pay?from=2026-03-15&to=2026-03-16", "/escala?date=2026-03-15", "/whatif", "/reports?month=2026-03",
-                "/ships", "/worker-requests", "/audit")
+                "/ships", "/worker-requests")
 INSPECTOR_PAGES = ("/", "/flags", "/cases", "/cases/1", "/alarms")
 WORKER_PAGES = ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao")
 
