@@ -48,7 +48,9 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
     engine = make_engine(url)
     try:
         upgrade_engine(engine)
-        now = day_start
+        # the day's start as aware UTC: a database column keeps no offset (SQLite stores the wall
+        # time), so a port-time value would be read back three hours early, on the day before
+        now = day_start.astimezone(dt.UTC)
         settings = RotationSettings(tz=scenario.spec.timezone)
         entries = load_csv(scenario.escala_csv, EscalaEntry)
         with Session(engine) as s, s.begin():
