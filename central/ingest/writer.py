@@ -349,7 +349,7 @@ class LedgerWriter:
             for event in found:
                 try:
                     with session.begin_nested():
-                        record_confiscation(session, event, now=now)
+                        record_confiscation(session, event)
                     done += 1
                 except BadInput as exc:
                     log.error("ingest.confiscation_not_recorded", event_id=event.event_id, error=str(exc))

@@ -30,11 +30,13 @@ stored event and what SQLAlchemy raises (the caller owns the transaction).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
 import operator
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -62,6 +64,10 @@ WHOLE_SHIFTS, WHOLE = "shiftall", "*"
 #: input digest: the counter in decimal).
 CHANGES = "changes"
 SHIFT_TABLES = ("shifts", "shift_flags")
+#: The named steps of ``rebuild_changed``, in order (pt-BR / English: a progress bar shows them).
+STEPS = ("marcações lidas / taps read", "entradas resumidas / inputs digested",
+         "turnos gravados conferidos / stored shifts checked", "turnos refeitos / shifts rebuilt",
+         "turnos gravados / shifts stored")
 _CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
 _PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
 _encode = msgspec.msgpack.encode
@@ -133,13 +139,113 @@ _DELETE_DIGESTS = delete(close_digests).where(
     close_digests.c.registration.in_(bindparam("regs", expanding=True)))
 
 
+@dataclasses.dataclass(slots=True)
+class _Month:
+    """The month's admit/exit taps and meal records: ``raws`` (``events.raw``, as read), ``taps``
+    (their narrow clock views, same order) and ``month`` (``taps`` and the clock anchors of their
+    untrusted boots)."""
+
+    raws: list[bytes]
+    taps: list
+    month: list
+
+
+@dataclasses.dataclass(slots=True)
+class _Inputs:
+    """Every worker's input digest, the recorded chain breaks (by event id) and whether any meal
+    correction is stored at all."""
+
+    digests: dict[str, str]
+    broken: dict
+    any_fix: bool
+
+
+@dataclasses.dataclass(slots=True)
+class _Stored:
+    """The stored shifts of the scope as far as they were read: ``outputs`` (every worker's output
+    digest), ``shift_rows``/``flag_rows`` (``_stored_rows``; ``None``: not read), ``rows``/``flags``
+    (``_by_worker``: all of them when the whole digest differed, else the rebuilt workers' only;
+    ``None``: not grouped), ``whole`` (their whole digest) and ``read`` (rows read back)."""
+
+    outputs: dict[str, str]
+    shift_rows: list | None = None
+    flag_rows: list | None = None
+    rows: dict | None = None
+    flags: dict | None = None
+    whole: str | None = None
+    read: int = 0
+
+
 def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo, *,
-                    now: dt.datetime) -> Rebuilt:
+                    now: dt.datetime, step: Callable[[str], None] | None = None) -> Rebuilt:
     """Make the stored shifts of work dates [date_from, date_to] equal to the events, rebuilding
     only the workers whose input or stored-output digest differs from the last close's (see the
-    module docstring); store the new digests of those workers."""
+    module docstring); store the new digests of those workers. ``step``: told the name of each
+    step of ``STEPS`` once it is done (a progress bar)."""
+    told = step or _silent
     scope = scope_key(date_from, date_to, zone)
-    lo, hi = _window(date_from, date_to, zone)
+    month = _read_month(conn, *_window(date_from, date_to, zone))
+    told(STEPS[0])
+    inputs = _input_digests(conn, scope, month, date_from, date_to)
+    told(STEPS[1])
+    known, counters = counters_state(conn, scope, SHIFT_TABLES)
+    last = stored_digests(conn, scope, "shifts")
+    stored = _stored_outputs(conn, scope, known, last, date_from, date_to)
+    outputs = stored.outputs
+    workers = set(inputs.digests) | set(outputs)
+    todo = {reg for reg in workers
+            if last.get(reg) != (inputs.digests.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+    if todo:  # the rebuilt workers' stored rows are compared and replaced
+        _read_for_rebuild(conn, stored, todo, date_from, date_to)
+    unexited, n_stored = _unexited_and_count(conn, stored, todo, date_from, date_to)
+    told(STEPS[2])
+    rebuilt: dict[str, list[Shift]] = {}
+    if todo:
+        found = _reconstruct(conn, month, inputs, todo, zone, date_from, date_to)
+        told(STEPS[3])
+        n_stored += len(found) - sum(len(stored.rows.get(reg, ())) for reg in todo)
+        rebuilt = _store_rebuilt(conn, found, stored, todo, unexited, date_from, date_to, now)
+        write_digests(conn, scope, "shifts", {reg: (inputs.digests.get(reg, EMPTY), outputs[reg])
+                                              for reg in todo}, now)
+        _known, counters = counters_state(conn, scope, SHIFT_TABLES)  # this transaction's writes
+        after = _stored_rows(conn, date_from, date_to)
+        stored.read += len(after[0]) + len(after[1])
+        stored.whole = _whole_digest(*after)
+    else:
+        told(STEPS[3])
+    if stored.rows is not None:  # the whole digest differed or the rows changed
+        write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, stored.whole)}, now)
+    if not known or todo:
+        record_counters(conn, scope, counters, now)
+    told(STEPS[4])
+    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, stored.read)
+
+
+@contextlib.contextmanager
+def utc_times(conn: Connection) -> Iterator[None]:
+    """PostgreSQL: the session time zone set to UTC for the reads inside (``set_config(...,
+    true)``: this transaction only), then set back to what it was: stored times come back as the
+    same instants with ``datetime.timezone.utc``, which psycopg loads several times faster than a
+    named zone (even ``Etc/UTC``). Only for reads whose times are compared or digested as
+    instants (msgpack timestamps), never printed: a time printed into a flag or a reason keeps
+    the session's zone. A failing read leaves the transaction to its rollback, which undoes the
+    setting. Nothing on SQLite."""
+    if conn.dialect.name != "postgresql":
+        yield
+        return
+    was = conn.exec_driver_sql("SELECT current_setting('TimeZone')").scalar()
+    conn.exec_driver_sql("SELECT set_config('TimeZone', 'UTC', true)")
+    yield
+    conn.exec_driver_sql("SELECT set_config('TimeZone', %(was)s, true)", {"was": was})
+
+
+def _silent(_name: str) -> None:
+    """No progress shown."""
+
+
+def _read_month(conn: Connection, lo: dt.datetime, hi: dt.datetime) -> _Month:
+    """Step 1: the raw taps of the window, decoded narrow (only what the digests need), and the
+    clock anchors of their untrusted boots. Raises ``BadInput`` naming a damaged stored event."""
     result = conn.execute(_taps_query(lo, hi))
     try:  # the driver's rows as they come (bytes), without building a result row each
         raws = [r[0] for r in result.cursor.fetchall()]
@@ -151,16 +257,21 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         raise named(conn, exc) from exc
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
-    month = taps + anchors if anchors else taps
+    return _Month(raws, taps, taps + anchors if anchors else taps)
+
+
+def _input_digests(conn: Connection, scope: str, month: _Month, date_from: dt.date,
+                   date_to: dt.date) -> _Inputs:
+    """Step 2: every worker's input digest (the module docstring lists what it covers)."""
     # per worker: the raw events, and the placements that are not the event's own trusted time
     # (that one is already in its bytes)
-    flagged = clock_flagged(month)
+    flagged = clock_flagged(month.month)
     broken = broken_events(conn)  # a break recorded later (the audit) flags the shift: an input
     missing = missing_breaks(conn)  # a deleted event: an input of every worker tapping at its gate
     mine: dict[str, list[bytes]] = defaultdict(list)
     moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
     gates_of: dict[str, set[str]] = defaultdict(set)
-    for raw, e in zip(raws, taps):
+    for raw, e in zip(month.raws, month.taps):
         reg = e.payload.registration
         if reg is not None:
             mine[reg].append(raw)
@@ -188,89 +299,98 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     for reg, rows in fixes.items():  # corrections of a worker with no events in the window
         if reg not in inputs:
             inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
-    del mine
+    return _Inputs(inputs, broken, any_fix)
 
-    # the stored rows: unchanged since the last close when the change counters are the ones it
-    # recorded; otherwise one digest of them all first, per worker only when that one differs
-    known, counters = counters_state(conn, scope, SHIFT_TABLES)
-    last = stored_digests(conn, scope, "shifts")
-    canon = _canon(conn)
-    read = 0
-    rows = flags = shift_rows = flag_rows = None
+
+def _stored_outputs(conn: Connection, scope: str, known: bool, last: dict[str, tuple[str, str]],
+                    date_from: dt.date, date_to: dt.date) -> _Stored:
+    """Step 3: every worker's output digest. Unchanged since the last close when the change
+    counters are the ones it recorded (``known``: nothing read); otherwise the stored rows are
+    read and one digest of them all compared first, per worker only when that one differs."""
     if known:
-        outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
+        return _Stored({reg: o for reg, (_i, o) in last.items() if o != EMPTY})
+    shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
+    stored = _Stored({}, shift_rows, flag_rows, read=len(shift_rows) + len(flag_rows),
+                     whole=_whole_digest(shift_rows, flag_rows))
+    if stored_digests(conn, scope, WHOLE_SHIFTS).get(WHOLE) == (EMPTY, stored.whole):
+        stored.outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
     else:
-        shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
-        read += len(shift_rows) + len(flag_rows)
-        whole = _whole_digest(shift_rows, flag_rows)
-        if stored_digests(conn, scope, WHOLE_SHIFTS).get(WHOLE) == (EMPTY, whole):
-            outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
-        else:
-            rows, flags = _by_worker(shift_rows, flag_rows)
-            outputs = {reg: _output_digest(own, flags.get(reg, ()), canon) for reg, own in rows.items()}
+        stored.rows, stored.flags = _by_worker(shift_rows, flag_rows)
+        stored.outputs = {reg: _output_digest(own, stored.flags.get(reg, ()))
+                          for reg, own in stored.rows.items()}
+    return stored
 
-    workers = set(inputs) | set(outputs)
-    todo = {reg for reg in workers
-            if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
-    if todo and shift_rows is None:  # the rebuilt workers' stored rows are compared and replaced
-        shift_rows, flag_rows = _stored_rows(conn, date_from, date_to)
-        read += len(shift_rows) + len(flag_rows)
+
+def _read_for_rebuild(conn: Connection, stored: _Stored, todo: set[str], date_from: dt.date,
+                      date_to: dt.date) -> None:
+    """The stored rows the rebuild of ``todo`` compares and replaces: read (if step 3 did not) and
+    grouped by worker (``todo``'s only, if step 3 did not group them all)."""
+    if stored.shift_rows is None:
+        stored.shift_rows, stored.flag_rows = _stored_rows(conn, date_from, date_to)
+        stored.read += len(stored.shift_rows) + len(stored.flag_rows)
+    if stored.rows is None:
+        stored.rows, stored.flags = _by_worker([r for r in stored.shift_rows if r[1] in todo],
+                                               [f for f in stored.flag_rows if f[0] in todo])
+
+
+def _unexited_and_count(conn: Connection, stored: _Stored, todo: set[str], date_from: dt.date,
+                        date_to: dt.date) -> tuple[dict[str, tuple], int]:
+    """``({registration: (period end, ...)}, n)``: the period ends (aware UTC) of the stored shifts
+    not closed by an exit of the workers not in ``todo``, and how many shifts are stored; from the
+    rows read if they were, else by two narrow queries."""
     unexited: dict[str, tuple] = defaultdict(tuple)
-    if shift_rows is None:
+    if stored.shift_rows is None:
         for reg, end in _unexited_rows(conn, date_from, date_to):
             unexited[reg] += (_aware(end),)
-        n_stored = _count_stored(conn, date_from, date_to)
-    else:
-        for r in shift_rows:
-            if r[_CLOSED_BY + 1] != "exit" and r[1] not in todo:
-                unexited[r[1]] += (_aware(r[_PERIOD_END + 1]),)
-        n_stored = len(shift_rows)
-    unexited = dict(unexited)
-    if todo and rows is None:
-        rows, flags = _by_worker([r for r in shift_rows if r[1] in todo],
-                                 [f for f in flag_rows if f[0] in todo])
+        return dict(unexited), _count_stored(conn, date_from, date_to)
+    for r in stored.shift_rows:
+        if r[_CLOSED_BY + 1] != "exit" and r[1] not in todo:
+            unexited[r[1]] += (_aware(r[_PERIOD_END + 1]),)
+    return dict(unexited), len(stored.shift_rows)
+
+
+def _reconstruct(conn: Connection, month: _Month, inputs: _Inputs, todo: set[str], zone: ZoneInfo,
+                 date_from: dt.date, date_to: dt.date) -> list[Shift]:
+    """Step 4: the shifts of ``todo``'s workers in the dates, rebuilt from their taps (fully
+    decoded) with the clock placement of the whole month, meal corrections (P6) and chain breaks
+    applied. Raises ``BadInput`` naming a damaged stored event."""
+    try:
+        subset = decode_taps([raw for raw, e in zip(month.raws, month.taps) if e.payload.registration in todo])
+    except MalformedEvent as exc:
+        raise named(conn, exc) from exc
+    found = [s for s in reconstruct(subset, zone, placed=place_times(month.month))
+             if date_from <= s.work_date <= date_to]
+    if inputs.any_fix:  # no meal correction stored at all: none to apply
+        found = apply_corrections(conn, found)
+    return apply_chain_breaks(conn, found, inputs.broken)  # the breaks read for the digests
+
+
+def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: set[str],
+                   unexited: dict[str, tuple], date_from: dt.date, date_to: dt.date,
+                   now: dt.datetime) -> dict[str, list[Shift]]:
+    """Step 5: make ``todo``'s stored shifts and flags those of ``found`` (``_store_changed``: the
+    difference only), set their output digests in ``stored.outputs`` and their open period ends
+    in ``unexited``; returns ``found`` by worker (by shift id)."""
+    theirs: dict[str, tuple] = {}
+    for reg in todo:
+        for r in stored.rows.get(reg, ()):
+            theirs[r[0]] = (r[1:], [])
+        for sid, code, detail in stored.flags.get(reg, ()):
+            theirs[sid][1].append((code, detail))
+    theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
+    bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
     rebuilt: dict[str, list[Shift]] = {}
-    if todo:
-        n_stored -= sum(len(rows.get(reg, ())) for reg in todo)
-        try:
-            subset = decode_taps([raw for raw, e in zip(raws, taps) if e.payload.registration in todo])
-        except MalformedEvent as exc:
-            raise named(conn, exc) from exc
-        found = [s for s in reconstruct(subset, zone, placed=place_times(month))
-                 if date_from <= s.work_date <= date_to]
-        if any_fix:  # no meal correction stored at all: none to apply
-            found = apply_corrections(conn, found)
-        found = apply_chain_breaks(conn, found, broken)  # the breaks read for the digests
-        theirs: dict[str, tuple] = {}
-        for reg in todo:
-            for r in rows.get(reg, ()):
-                theirs[r[0]] = (r[1:], [])
-            for sid, code, detail in flags.get(reg, ()):
-                theirs[sid][1].append((code, detail))
-        theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
-        bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
-        new_rows: dict[str, list[tuple]] = defaultdict(list)
-        new_flags: dict[str, list[tuple]] = defaultdict(list)
-        for s, row in sorted(zip(found, bound), key=lambda p: p[0].shift_id):
-            rebuilt.setdefault(s.registration, []).append(s)
-            new_rows[s.registration].append(row[:-1])
-            new_flags[s.registration].extend((s.shift_id, f.code, f.detail) for f in s.flags)
-        for reg in todo:
-            own = new_rows.get(reg)
-            outputs[reg] = _output_digest(own, new_flags.get(reg, ()), canon) if own else EMPTY
-            unexited[reg] = tuple(s.period_end for s in rebuilt.get(reg, ()) if s.closed_by != "exit")
-        n_stored += len(found)
-        write_digests(conn, scope, "shifts", {reg: (inputs.get(reg, EMPTY), outputs[reg]) for reg in todo},
-                      now)
-        _known, counters = counters_state(conn, scope, SHIFT_TABLES)  # this transaction's writes
-        after = _stored_rows(conn, date_from, date_to)
-        read += len(after[0]) + len(after[1])
-        whole = _whole_digest(*after)
-    if rows is not None:  # the whole digest differed or the rows changed
-        write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, whole)}, now)
-    if not known or todo:
-        record_counters(conn, scope, counters, now)
-    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, read)
+    new_rows: dict[str, list[tuple]] = defaultdict(list)
+    new_flags: dict[str, list[tuple]] = defaultdict(list)
+    for s, row in sorted(zip(found, bound), key=lambda p: p[0].shift_id):
+        rebuilt.setdefault(s.registration, []).append(s)
+        new_rows[s.registration].append(row[:-1])
+        new_flags[s.registration].extend((s.shift_id, f.code, f.detail) for f in s.flags)
+    for reg in todo:
+        own = new_rows.get(reg)
+        stored.outputs[reg] = _output_digest(own, new_flags.get(reg, ())) if own else EMPTY
+        unexited[reg] = tuple(s.period_end for s in rebuilt.get(reg, ()) if s.closed_by != "exit")
+    return rebuilt
 
 
 def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[dict[str, list[tuple]], bool]:
@@ -291,28 +411,17 @@ def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> tupl
     return out, seen
 
 
-def _canon(conn: Connection):
-    """Stored values -> a form equal for a row as bound and as read back (PostgreSQL hands times
-    back in the session's zone)."""
-    if conn.dialect.name != "postgresql":
-        return None
-    utc = dt.UTC
-
-    def canon(cols: tuple) -> tuple:
-        return tuple(v.astimezone(utc) if type(v) is dt.datetime else v for v in cols)
-    return canon
-
-
 def _stored_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[list, list]:
-    """The stored shifts of the dates as the driver hands them back, in the database's shift id
-    order: rows (``SHIFT_COLUMNS`` but ``rebuilt_at``) and flags ``(registration, shift_id, flag,
-    detail)`` (by shift id, then as stored)."""
+    """The stored shifts of the dates as the driver hands them back (PostgreSQL: times in UTC,
+    ``utc_times``), in the database's shift id order: rows (``SHIFT_COLUMNS`` but ``rebuilt_at``)
+    and flags ``(registration, shift_id, flag, detail)`` (by shift id, then as stored)."""
     c, f = shifts.c, shift_flags.c
     lo, hi = bind_tuples(conn.dialect, shifts, ("work_date", "work_date"), [(date_from, date_to)])[0]
     values = {"d_lo": lo, "d_hi": hi}
     in_dates = and_(c.work_date >= bindparam("d_lo"), c.work_date <= bindparam("d_hi"))
-    rows = _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-1])).where(in_dates)
-                     .order_by(c.shift_id), values)
+    with utc_times(conn):  # compared and digested as instants only
+        rows = _raw_rows(conn, select(*(c[n] for n in SHIFT_COLUMNS[:-1])).where(in_dates)
+                         .order_by(c.shift_id), values)
     flags = _raw_rows(conn, select(c.registration, f.shift_id, f.flag, f.detail)
                       .join(shifts, c.shift_id == f.shift_id).where(in_dates)
                       .order_by(f.shift_id, f.id), values)
@@ -352,12 +461,11 @@ def _whole_digest(*parts) -> str:
     return hashlib.sha256(_encode(parts)).hexdigest()
 
 
-def _output_digest(rows: list[tuple], flags, canon) -> str:
-    """SHA-256 of a worker's shift rows (by shift id) and flags (by shift id, then as stored)."""
-    rows = sorted(rows)
-    if canon:
-        rows = [canon(r) for r in rows]
-    return hashlib.sha256(_encode([rows, sorted(flags, key=_FIRST)])).hexdigest()
+def _output_digest(rows: list[tuple], flags) -> str:
+    """SHA-256 of a worker's shift rows (by shift id) and flags (by shift id, then as stored). An
+    aware time is packed as its instant (msgpack's timestamp): the rows PostgreSQL hands back in
+    the session's zone and the same rows as bound (UTC) give the same digest, with no conversion."""
+    return hashlib.sha256(_encode([sorted(rows), sorted(flags, key=_FIRST)])).hexdigest()
 
 
 _FIRST = operator.itemgetter(0)

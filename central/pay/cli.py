@@ -9,6 +9,7 @@
     portgate pay mark-paid --config central.toml|--db URL [--at ISO] [--ref TEXT] STATEMENT_ID...
     portgate pay release --config central.toml|--db URL --note TEXT [--at ISO] STATEMENT_ID...
     portgate pay reverse-paid --config central.toml|--db URL --reason TEXT STATEMENT_ID...
+    portgate pay close --config central.toml|--db URL --from DATE --to DATE [--progress] [--by WHO] [--reason TEXT]
     portgate pay billing --config central.toml|--db URL --from DATE --to DATE [--port-config port.toml]
                          [--rulebook ID|FILE] [--shipowners shipowners.csv] [--format csv]
 
@@ -27,9 +28,11 @@ stored statements with the ones the other rulebook gives (``central.pay.whatif``
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
@@ -230,6 +233,26 @@ def _warn_lost(saved) -> None:
                    f"{', '.join(saved.lost[:5])}{more}", err=True)
 
 
+@contextlib.contextmanager
+def step_bar(steps: tuple[str, ...], label: str, forced: bool) -> Iterator[Callable[[str], None] | None]:
+    """A progress bar of ``steps`` on stderr (``click.progressbar``: position and the step just
+    done), yielding the callable to tell it a step is done (``None``: no bar). On a terminal the
+    bar is redrawn in place; elsewhere only with ``forced`` (``--progress``): the label, then one
+    line per step. Nothing is written to stdout."""
+    err = sys.stderr
+    tty = err.isatty()
+    if not (tty or forced):
+        yield None
+        return
+    with click.progressbar(length=len(steps), label=label, file=err, show_eta=False, show_pos=True,
+                           item_show_func=lambda name: name) as bar:
+        def step(name: str) -> None:
+            bar.update(1, name)
+            if not tty:  # click draws only the label where it is not a terminal
+                click.echo(bar.format_progress_line(), file=err)
+        yield step
+
+
 def _login() -> str:
     import getpass  # lazy: CLI start-up
 
@@ -272,14 +295,19 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
 @click.option("--by", "by", help="Who runs the close (kept on the statements). Default: the login.")
 @click.option("--reason", help="Why the month is closed again (kept on each statement it supersedes).")
 @click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
-def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_name, by, reason, at):
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show the progress on stderr even when it is not a terminal (one line per step). "
+                   "On a terminal the bar is shown anyway.")
+def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_name, by, reason, at,
+              show_progress):
     """Close work days [--from, --to]: rebuild the shifts and store their statements, skipping the
     workers whose events, corrections, rulebook and stored rows are unchanged since the last close
-    of the same days (docs/ledger.md "Incremental month close"). Prints one JSON line of counts.
+    of the same days (docs/ledger.md "Incremental month close"). Prints one JSON line of counts;
+    a progress bar of the close's steps on stderr when it is a terminal (or with --progress).
     The watchmen's billing (P8) is `portgate pay billing`."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
-    from central.pay.close import close_month  # lazy: CLI start-up
+    from central.pay.close import STEPS, close_month  # lazy: CLI start-up
 
     by = by_arg(by)
     _port, rulebook, calendar = load_setup(port_config)
@@ -292,8 +320,9 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
-        done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
-                           by=by or _login(), reason=reason)
+        with step_bar(STEPS, "fechando o mês / closing the month", show_progress) as step:
+            done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
+                               by=by or _login(), reason=reason, progress=step)
     finally:
         engine.dispose()
     saved = done.run.saved

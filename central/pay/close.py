@@ -36,6 +36,7 @@ import datetime as dt
 import hashlib
 import operator
 from collections import defaultdict
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -45,8 +46,10 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import store_failure
 from central.ledger.bulk import bind_tuples
+from central.ledger.reclose import STEPS as SHIFT_STEPS
 from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counters_state, rebuild_changed,
-                                    record_counters, scope_key, stored_digests, write_digests)
+                                    record_counters, scope_key, stored_digests, utc_times,
+                                    write_digests)
 from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
@@ -63,7 +66,10 @@ WHOLE_PAY = "payall"
 PAY_TABLES = ("statements", "statement_lines")
 _STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
                       "total_cents", "flags", "hold_reason", "service_end", "due_at")
-_SERVICE_END, _DUE_AT = _STATEMENT_COLUMNS.index("service_end"), _STATEMENT_COLUMNS.index("due_at")
+#: The named steps of a close, in order (pt-BR / English: ``portgate pay close`` shows them in its
+#: progress bar): the shift half's (``central.ledger.reclose.STEPS``), then the pay half's.
+STEPS = (*SHIFT_STEPS, "pagamentos conferidos / pay inputs checked", "turnos pagos / shifts paid",
+         "demonstrativos gravados / statements stored", "resumos gravados / digests recorded")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -88,14 +94,17 @@ class CloseResult:
 
 def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: ZoneInfo,
                 rulebook: Rulebook, calendar: HolidayCalendar, *, now: dt.datetime,
-                by: str | None = None, reason: str | None = None) -> CloseResult:
+                by: str | None = None, reason: str | None = None,
+                progress: Callable[[str], None] | None = None) -> CloseResult:
     """Close work dates [date_from, date_to] (see the module docstring). ``by``/``reason`` as for
-    ``pay_from_ledger``."""
+    ``pay_from_ledger``. ``progress``: called with the name of each step of ``STEPS`` once it is
+    done, in order (each once, also when a step had nothing to do; not after a failure)."""
+    told = progress or (lambda _name: None)
     scope = scope_key(date_from, date_to, zone)
     try:
         with gc_paused():
             with engine.begin() as conn:
-                ledger = rebuild_changed(conn, date_from, date_to, zone, now=now)
+                ledger = rebuild_changed(conn, date_from, date_to, zone, now=now, step=progress)
             read = ledger.read
             with engine.connect() as conn:
                 inputs = _pay_inputs(ledger, rulebook, calendar, now)
@@ -129,12 +138,15 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                        for reg in todo):  # stored shifts that were not rebuilt
                     found.extend(s for s in read_shifts(conn, date_from, date_to)
                                  if s.registration in todo and s.registration not in ledger.shifts)
+            told(STEPS[5])
             found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
             run = pay_shifts(found, rulebook, calendar, now=now)
+            told(STEPS[6])
         altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
         run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by,
                                                              reason=reason, lines_altered=altered_ids,
                                                              lost={k: v[1] for k, v in lost.items()}))
+        told(STEPS[7])
         if todo or last_whole_differs:
             with engine.begin() as conn:
                 _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a
@@ -152,6 +164,7 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 record_counters(conn, scope, counters, now)
     except SQLAlchemyError as exc:
         raise store_failure("closing the month failed", exc, PAY_CONFLICT) from exc
+    told(STEPS[8])
     return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,
                        len(todo), len(workers) - len(todo), ledger.stored, n_statements, run, read)
 
@@ -182,13 +195,15 @@ def _pay_inputs(ledger: Rebuilt, rulebook: Rulebook, calendar: HolidayCalendar,
 
 def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[tuple]:
     """The current statements of work days [date_from, date_to] as the driver hands them back
-    (``_STATEMENT_COLUMNS``), in the database's statement id order."""
+    (``_STATEMENT_COLUMNS``; PostgreSQL: times in UTC, ``utc_times``: only digested), in the
+    database's statement id order."""
     c = statements.c
     lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
     query = select(*(c[n] for n in _STATEMENT_COLUMNS)).where(
         c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
         c.superseded_at.is_(None)).order_by(c.statement_id)
-    return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
+    with utc_times(conn):
+        return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
 
 
 def _as_written(conn: Connection, date_from: dt.date, date_to: dt.date,
@@ -211,12 +226,12 @@ def _as_written(conn: Connection, date_from: dt.date, date_to: dt.date,
     lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
     gone = saved.superseded_ids
     out = [r for r in rows if r[1] not in gone] if gone else list(rows)
-    out.extend(tuple(r[i] for i in _WRITTEN) for r in saved.rows if lo <= r[_WORK_DAY] <= hi)
+    out.extend(_WRITTEN(r) for r in saved.rows if lo <= r[_WORK_DAY] <= hi)
     out.sort(key=_STATEMENT_ID)
     return out
 
 
-_WRITTEN = tuple(STATEMENT_COLUMNS.index(n) for n in _STATEMENT_COLUMNS)
+_WRITTEN = operator.itemgetter(*(STATEMENT_COLUMNS.index(n) for n in _STATEMENT_COLUMNS))
 _WORK_DAY = STATEMENT_COLUMNS.index("work_day")
 _STATEMENT_ID = operator.itemgetter(_STATEMENT_COLUMNS.index("statement_id"))
 
@@ -268,12 +283,10 @@ def _whole_digest(rows: list[tuple]) -> str:
 
 
 def _pay_outputs(rows: list[tuple]) -> dict[str, str]:
-    """``{registration: SHA-256}`` of each worker's rows (by statement id; times in UTC)."""
+    """``{registration: SHA-256}`` of each worker's rows (by statement id; an aware time packed as
+    its instant: PostgreSQL's rows in the session's zone digest as the same rows in UTC)."""
     by_reg: dict[str, list[tuple]] = defaultdict(list)
-    utc, when = dt.UTC, dt.datetime
-    for row in rows:  # of the columns only service_end and due_at can hold a time
-        if type(row[_SERVICE_END]) is when or type(row[_DUE_AT]) is when:  # PostgreSQL: in the
-            row = tuple(v.astimezone(utc) if type(v) is when else v for v in row)  # session's zone
+    for row in rows:
         by_reg[row[0]].append(row[1:])
     return {reg: hashlib.sha256(msgspec.msgpack.encode(sorted(items))).hexdigest()
             for reg, items in by_reg.items()}

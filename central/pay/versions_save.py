@@ -9,7 +9,8 @@ import dataclasses
 import datetime as dt
 import gc
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import String, bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -229,7 +230,7 @@ def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
     ``_prove_paid`` sets what was proven paid; ``computed_cents``, the total before adjustment, is
     added for the versions being superseded)."""
     out: dict[str, list[dict]] = {}
-    for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
+    for r in _by_ids(conn, _HISTORY_QUERY, shift_ids):
         row = dict(zip(_HISTORY, r))
         row["paid_cents"] = row["total_cents"]
         row["proven_cents"] = row["total_cents"]
@@ -254,7 +255,7 @@ def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
     """Adjustment line cents per statement id."""
     found: dict[str, int] = {}
     for chunk in range(0, len(statement_ids), CHUNK):
-        found.update(conn.execute(_ADJUSTMENTS_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}).all())
+        found.update(_by_ids(conn, _ADJUSTMENTS_QUERY, statement_ids[chunk:chunk + CHUNK]).all())
     return found
 
 
@@ -262,22 +263,41 @@ def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
     """``{statement_id: [(rule, article, description, amount_cents)]}`` in position order."""
     found: dict[str, list[tuple]] = {}
     for chunk in range(0, len(statement_ids), CHUNK):
-        for sid, *line in conn.execute(_LINES_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}):
+        for sid, *line in _by_ids(conn, _LINES_QUERY, statement_ids[chunk:chunk + CHUNK]):
             found.setdefault(sid, []).append(tuple(line))
     return found
 
 
-# One compiled statement each, the id list bound as one expanding parameter.
-_HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
-    statements.c.shift_id.in_(bindparam("ids", expanding=True)))
-_ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
-    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
-    statement_lines.c.rule == ADJUSTMENT_RULE)
-_LINES_QUERY = select(statement_lines.c.statement_id, statement_lines.c.rule,
-                      statement_lines.c.article, statement_lines.c.description,
-                      statement_lines.c.amount_cents).where(
-    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True))).order_by(
-    statement_lines.c.statement_id, statement_lines.c.position)
+# One compiled statement each: the id list bound as one expanding parameter, and on PostgreSQL as
+# one array parameter (``IN (SELECT unnest(:ids))``: the statement text stays the same whatever
+# the number of ids, where an expanding IN of 2,000 ids is rendered and parsed again on each call).
+def _id_queries(column, *columns, where=None, order_by=()):
+    """``(expanding IN query, PostgreSQL array query)`` selecting ``columns`` where ``column`` is
+    one of ``:ids`` (and ``where``)."""
+    out = []
+    for test in (column.in_(bindparam("ids", expanding=True)),
+                 column.in_(select(func.unnest(bindparam("ids", type_=ARRAY(String)))))):
+        query = select(*columns).where(test)
+        if where is not None:
+            query = query.where(where)
+        out.append(query.order_by(*order_by))
+    return tuple(out)
+
+
+def _by_ids(conn, queries: tuple, ids: list[str]):
+    """The result of ``queries`` (``_id_queries``) for ``ids``, in the connection's dialect."""
+    expanding, pg = queries
+    return conn.execute(pg if conn.dialect.name == "postgresql" else expanding, {"ids": list(ids)})
+
+
+_HISTORY_QUERY = _id_queries(statements.c.shift_id, *(statements.c[n] for n in _HISTORY))
+_ADJUSTMENTS_QUERY = _id_queries(statement_lines.c.statement_id, statement_lines.c.statement_id,
+                                 statement_lines.c.amount_cents,
+                                 where=statement_lines.c.rule == ADJUSTMENT_RULE)
+_LINES_QUERY = _id_queries(statement_lines.c.statement_id, statement_lines.c.statement_id,
+                           statement_lines.c.rule, statement_lines.c.article,
+                           statement_lines.c.description, statement_lines.c.amount_cents,
+                           order_by=(statement_lines.c.statement_id, statement_lines.c.position))
 
 
 def _kept_release(st: Statement, old: dict | None) -> dict:

@@ -30,7 +30,7 @@ from central.registry.enrol import (
     issue_card,
 )
 from central.registry.store import import_files, replace_card, transition_card
-from central.web import registrymodel
+from central.web import enrolmodel, registrymodel
 from central.web.forms import br_date_text, iso_date_text
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
@@ -123,6 +123,9 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
     except BadInput as exc:
         return bad_input(request, str(exc), status_code=404)
     photo = web.photo_exists(reg)
+    enrol = None
+    if getattr(request.state.user, "role", None) in WRITERS:  # issue 34: enrol mode on a chosen gate
+        enrol = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(s, reg, web.now()))
     sent = request.query_params.get("photo", "")
     lang = lang_of(request)
     w = wp.worker
@@ -141,7 +144,7 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
                 photo=photo, photo_sent=sent if re.fullmatch(r"sent-\d{1,20}|unsent|off", sent) else "",
                 form=form, errors={k: localize(lang, v) for k, v in (errors or {}).items()},
                 values=shown, typed=values or {}, uid_forms=[f.value for f in UidFormat],
-                summary_ids=_summary_ids(form))
+                summary_ids=_summary_ids(form), enrol=enrol)
 
 
 #: The edit form's input ids (kept from before the form showed its errors beside the fields).
@@ -162,6 +165,8 @@ def _summary_ids(form: str) -> dict[str, str]:
         return {"new_uid": f"r-{form[8:]}-uid"}
     if form.startswith("lost-"):
         return {form: "cards"}
+    if form == "enrol":
+        return {"gate_id": "en-gate_id", "kind": "en-kind", "session": "enrol"}
     return {}
 
 
