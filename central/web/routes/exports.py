@@ -11,7 +11,6 @@ import datetime as dt
 import io
 from collections.abc import Iterable
 
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -19,7 +18,6 @@ from starlette.routing import Route
 
 from central.calls import acks, coverage
 from central.ledger import reader_alarms
-from central.registry.schema import workers
 from central.rotation import service as rotation
 from central.web.render import bad_input, lang_of, period_label
 from central.web.routes import escala as escala_routes, reports as reports_routes
@@ -143,12 +141,14 @@ async def report_csv(request: Request):
     return csv_response([REPORT_HEADERS[name][lang], *report_rows(name, f)], f"{REPORT_FILES[lang][name]}-{month}.csv")
 
 
-def escala_rows(entries, names: dict[str, str], day: dt.date) -> Iterable[tuple]:
-    """The escala page's rows (``rotation.service.day_entries``: by period, ship, post) with each
-    worker's name beside the registration."""
-    for _id, operator, e in entries:
-        yield (day.isoformat(), e.period, e.ship, e.ship_name, e.gate_id, e.post, e.function, e.registration,
-               names.get(e.registration, ""), operator)
+def escala_rows(groups: list[dict], day: dt.date) -> Iterable[tuple]:
+    """The escala page's rows in its order (``escala.group_entries``: by period, ship name, IMO;
+    within a group by post, function, registration), the worker's name beside the registration."""
+    for g in groups:
+        for r in g["rows"]:
+            e = r["entry"]
+            yield (day.isoformat(), e.period, e.ship, e.ship_name, e.gate_id, e.post, e.function, e.registration,
+                   r["name"], r["operator"])
 
 
 @guarded(*ALL_ROLES)
@@ -162,16 +162,11 @@ async def escala_csv(request: Request):
 
     def load(s):
         entries = rotation.day_entries(s, day)
-        regs = sorted({e.registration for _i, _o, e in entries})
-        names: dict[str, str] = {}
-        for i in range(0, len(regs), 500):
-            names |= dict(s.execute(select(workers.c.registration, workers.c.name)
-                                    .where(workers.c.registration.in_(regs[i:i + 500]))).all())
-        return entries, names
+        return escala_routes.group_entries(entries, escala_routes._names(s, [e.registration for _i, _o, e in entries]))
 
-    entries, names = await run_in_threadpool(web.with_session, load)
+    groups = await run_in_threadpool(web.with_session, load)
     lang = _lang(request)
-    return csv_response([ESCALA_HEADERS[lang], *escala_rows(entries, names, day)], f"escala-{day.isoformat()}.csv")
+    return csv_response([ESCALA_HEADERS[lang], *escala_rows(groups, day)], f"escala-{day.isoformat()}.csv")
 
 
 ROUTES = [
