@@ -5,7 +5,8 @@ absorb texts still added to the old hand-kept tables.
                                                # new msgids go into every .po with an empty msgstr
     .venv/bin/python -m testkit.i18n check     # every msgid translated in pt_BR and en, no unknown {field}
     .venv/bin/python -m testkit.i18n absorb    # move entries of the old tables (MESSAGES, WORDS, CODES'
-                                               # pt-BR, FIELDS, FLAG_TEXTS, ...) into the .po files and
+                                               # pt-BR, FIELDS, FLAG_TEXTS, the screen's RULE_TITLES and
+                                               # ACTIONS, ...) into the .po files and
                                                # take them out of the Python source; then extract
 
 The ``.pot`` holds what Babel extracts (``_("key")`` in the templates, ``t(lang, "key")``,
@@ -228,6 +229,8 @@ TABLES = (
                            ("_STATE_PT", "state."), ("_KIND_PT", "card_kind."),
                            ("_CARD_EVENT_PT", "card_event."), ("_PENALTY_KIND_PT", "penalty_kind."),
                            ("_EVENT_TYPE_PT", "event_type."), ("_EVENT_DETAIL_PT", "event_detail."))),
+    Table("edge.display.board", "RULE_TITLES", _pair("rule_title.")),
+    Table("edge.display.board", "ACTIONS", _pair("screen_action.")),
     Table("edge.display.texts", "_PT", lambda k, v: ("screen." + k, v, "")),
     Table("edge.display.texts", "_EN", lambda k, v: ("screen." + k, "", v)),
 )

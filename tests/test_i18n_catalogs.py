@@ -12,6 +12,7 @@ from babel.messages.catalog import Catalog
 import central.web.i18n as office_i18n
 import central.web.service_texts as service_texts
 import central.web.workertexts as workertexts
+import edge.display.board as board
 import edge.display.texts as display_texts
 from portgate import i18n
 from testkit.i18n import POT, _rewrite, check, extracted, read_catalog, regex_text, write_catalog
@@ -69,6 +70,7 @@ def test_the_old_tables_are_empty_so_every_text_lives_in_the_catalogs():
     assert workertexts.WORDS == {} and workertexts.PAY_RULES == {}
     assert service_texts.FIELDS == {} and service_texts.ROLE_TEXTS == {}
     assert display_texts._PT == {} and display_texts._EN == {}
+    assert board.RULE_TITLES == {} and board.ACTIONS == {}
     assert all(isinstance(v, str) for v in service_texts.CODES.values())
     assert all(isinstance(v, str) for v in service_texts.FLAG_TEXTS.values())
     assert all(v.startswith("toml.") for v in service_texts.TOML_REASONS.values())
@@ -82,6 +84,7 @@ def test_words_come_from_the_catalogs_with_english_falling_back_and_the_key_when
     assert service_texts.flag_label("en", "BORROWED_CARD") == "borrowed card (G4)"
     assert display_texts.labels("pt")["waiting"] == "Aproxime o cartão"
     assert display_texts.labels("en")["waiting"] == "Present your card"
+    assert board._rule_title("pt", "G4") == "cartão e chapa não conferem" and board._rule_title("en", "G99") == "G99"
     # an entry another branch added to an old table shows until it is absorbed
     monkeypatch.setitem(office_i18n.MESSAGES, "merged_late", ("Chegou tarde", "Came late"))
     assert office_i18n.t("en", "merged_late") == "Came late"

@@ -496,8 +496,8 @@ def _reason_pt(reason: str, depth: int = 0, in_file: bool = False) -> str:
     found = code_of(reason)
     if found is not None:
         code, params = found
-        legacy = CODES[code]
-        template = legacy[1] if isinstance(legacy, tuple) else _pt(f"svc.{code}")  # a tuple: not absorbed yet
+        legacy, msgid = CODES[code], f"svc.{code}"
+        template = legacy[1] if isinstance(legacy, tuple) else _pt(msgid)  # a tuple: not absorbed yet
         return template.format(**{k: _param_pt(code, k, v, in_file) for k, v in params.items()})
     place = _PLACE.match(reason)
     if place and depth < 3:  # "workers.csv:3: <reason>", "registration: <reason>"
@@ -529,6 +529,9 @@ _CARD_DETAIL = [  # (pattern over the stored detail, msgid); {flag} is named by 
      "card_detail.lost_by_worker"),
 ]
 _PENALTY_REASON = [
+    # central.registry.cases._finalize: the penalty of a case made final, and how it became final
+    (re.compile(r"case (?P<case>\d+): (?P<flag>[A-Z_]+) \((?P<article>.*)\), final: (?P<how>.+)\Z", re.S),
+     "penalty_reason.case_final"),
     (re.compile(r"card (?P<uid>\S+) confiscated: (?P<flag>[A-Z_]+)\Z"), "penalty_reason.confiscated"),
     (re.compile(r"reprimand: (?P<rest>.*)\Z", re.S), "penalty_reason.reprimand"),
     (re.compile(r"refused dispatch (?P<entry>\d+): (?P<rest>.*)\Z", re.S), "penalty_reason.refused_dispatch"),
@@ -557,6 +560,10 @@ def _registry_text(table, lang: str, text: str) -> str:
             params = m.groupdict()
             if "flag" in params:
                 params["flag"] = flag_label(lang, params["flag"])
+            if "how" in params:  # "appeal waived", "appeal upheld", "appeal window passed"
+                params["how"] = _known(f"final_how.{params['how']}", lang) or params["how"]
+            if "rest" in params:  # a reprimand's case text; a person's words stay as typed
+                params["rest"] = _registry_text(table, lang, params["rest"])
             return t(lang, msgid).format(**params)
     return text
 
