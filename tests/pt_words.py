@@ -22,14 +22,15 @@ FLAG_CODES = tuple(sorted({f.value for f in Flag} | {f.value for f in ShiftFlag}
 
 def english_in(text: str) -> list[str]:
     """The ``ENGLISH`` words and raw flag codes in ``text`` (a page's visible text), sorted."""
-    found = {w for w in ENGLISH if re.search(r"(?<![\w-])" + re.escape(w) + r"(?![\w-])", text, re.I)}
+    found = {w for w in ENGLISH if re.search(r"(?<![\w./-])" + re.escape(w) + r"(?![\w-]|\.\w)", text, re.I)}
     found |= {c for c in FLAG_CODES if re.search(r"\b" + re.escape(c) + r"\b", text)}
     return sorted(found)
 
 
 #: a page's visible text without what a person types or reads as code (``<code>``: a filter's
-#: example) and without scripts (JavaScript run in the page)
+#: example; a ``<textarea>``: a rulebook's TOML) and without scripts (JavaScript run in the page);
+#: a file name (``workers.csv``) is not a word
 VISIBLE_TEXT = """() => {
     const body = document.body.cloneNode(true);
-    body.querySelectorAll('code, script, style, template, [hidden]').forEach(e => e.remove());
+    body.querySelectorAll('code, textarea, script, style, template, [hidden]').forEach(e => e.remove());
     return body.innerText; }"""

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from edge.scripted_clock import set_scripted_time
 from app.demo.scenario import Scenario, check_decision, check_pay
+from portgate.i18n import gettext
 from portgate.l10n import money
 from portgate.records import Tap
 
@@ -53,30 +54,18 @@ RECONCILIATION_COLUMNS = ("gate", "journaled", "decisions", "ledger", "missing",
 _RECONCILIATION_WIDTHS = (10, 9, 9, 9, 7, 5)
 
 #: The demo console's own titles and column headers in the run's language (``--lang``; the
-#: watchman's messages come from the gates, configured with the same language).
-TEXTS = {
-    "pt": {
-        "columns": ("portaló", "diário", "decisões", "livro", "faltam", "lacunas"),
-        "reconciliation": "Conciliação (diário de cada portaló × livro do escritório)",
-        "pay": "Demonstrativos de pagamento (RULES.md P1-P7), do livro do escritório",
-        "billing": "Cobrança ao armador (P8), do livro do escritório",
-        "evidence": "Pacote de provas de {registration} (portgate evidence verify {bundle})",
-        "no_decision": "(nenhuma decisão)",
-    },
-    "en": {
-        "columns": RECONCILIATION_COLUMNS,
-        "reconciliation": "Reconciliation (gate journals vs office ledger)",
-        "pay": "Pay statements (RULES.md P1-P7), from the ledger",
-        "billing": "Billing to the shipowner (P8), from the ledger",
-        "evidence": "Evidence bundle of {registration} (portgate evidence verify {bundle})",
-        "no_decision": "(no decision)",
-    },
-}
+#: watchman's messages come from the gates, configured with the same language): msgids
+#: ``demo.<key>`` of the catalogs (docs/i18n.md); the English column words are the script-read
+#: ``RECONCILIATION_COLUMNS``.
+TEXT_KEYS = ("reconciliation", "pay", "billing", "evidence", "no_decision", "on_hold", "held")
 
 
 def texts(lang: str) -> dict:
     """The console texts of ``lang`` (``pt`` or ``en``; anything else reads as ``pt``, the default)."""
-    return TEXTS.get(lang, TEXTS["pt"])
+    lang = "en" if lang == "en" else "pt"
+    words = {key: gettext(lang, "demo." + key) for key in TEXT_KEYS}
+    words["columns"] = RECONCILIATION_COLUMNS if lang == "en" else tuple(gettext(lang, "demo.columns").split())
+    return words
 
 
 def reconciliation_line(cells, lang: str = "en") -> str:
@@ -620,10 +609,10 @@ class DemoRun:
             reg = row.get("registration")
             if row.get("rule") == "TOTAL":
                 totals[reg] = totals.get(reg, Decimal(0)) + Decimal(row["amount"])
-                hold = f"  ON HOLD: {row['hold']}" if row.get("hold") else ""
+                hold = f"  {texts(self.lang)['on_hold']}: {row['hold']}" if row.get("hold") else ""
                 self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} {money(row['amount'], self.lang):>11}{hold}")
             elif row.get("rule") == "HELD":  # not paid until reviewed (NO_ENTRY, ...)
-                self.out(f"  {reg} {row.get('work_day')}  HELD  {'; '.join(row.get('flags') or [])}")
+                self.out(f"  {reg} {row.get('work_day')}  {texts(self.lang)['held']}  {'; '.join(row.get('flags') or [])}")
             elif row.get("rule"):
                 self.out(f"  {reg} {row.get('work_day')}  {row['rule']:5} {row.get('article', ''):22} "
                          f"{money(row['amount'], self.lang):>11}")

@@ -60,6 +60,20 @@ def period_label(start: dt.datetime, tz: ZoneInfo, hours: int = 6) -> str:
     return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {local:%d/%m/%Y}"
 
 
+def actor_label(lang: str, actor: str | None) -> str:
+    """Who did a step as the ledger stores it (``web:demo``, ``inspector:F001``, ``cli:root``,
+    ``worker:V017``) as a person reads it: a login as it is, an inspector's card, a command-line
+    user or a worker named in the page's language (``fiscal F001``); ``""`` for none."""
+    if not actor:
+        return ""
+    kind, sep, who = actor.partition(":")
+    if not sep or kind == "web":
+        return who if sep else actor
+    msgid = f"actor.{kind}"
+    said = t(lang, msgid)
+    return said.format(who=who) if said != msgid else actor
+
+
 def _age(seconds) -> str:
     if seconds is None:
         return "—"
@@ -82,7 +96,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
-        period=lambda start: period_label(start, web.tz),
+        period=lambda start: period_label(start, web.tz), actor=lambda who: actor_label(lang, who),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)
