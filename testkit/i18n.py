@@ -8,6 +8,8 @@ absorb texts still added to the old hand-kept tables.
                                                # pt-BR, FIELDS, FLAG_TEXTS, the screen's RULE_TITLES and
                                                # ACTIONS, ...) into the .po files and
                                                # take them out of the Python source; then extract
+                                               # (a text the table changed wins, reported; or
+                                               # --keep-catalog; --dry-run only reports)
 
 The ``.pot`` holds what Babel extracts (``_("key")`` in the templates, ``t(lang, "key")``,
 ``word(lang, "key")``, ``_pt("key")``, ``N_("key")`` in Python) and every msgid the ``.po`` files
@@ -286,10 +288,11 @@ def _rewrite(path: Path, name: str, changes: dict[str, str | int | None]) -> Non
     path.write_bytes(b"".join(out))
 
 
-def absorb(dry_run: bool = False) -> list[str]:
-    """Move every entry of ``TABLES`` into the ``.po`` files (a msgid already translated keeps
-    its translation and is reported when the table's text differs) and out of the source; then
-    ``extract``. The lines of what was done."""
+def absorb(dry_run: bool = False, keep_catalog: bool = False) -> list[str]:
+    """Move every entry of ``TABLES`` into the ``.po`` files and out of the source; then
+    ``extract``. A msgid the catalogs already have takes the table's text when it differs (a
+    merged branch changed it; reported), or keeps the catalog's with ``keep_catalog``. The lines
+    of what was done."""
     done: list[str] = []
     rewrites: list[tuple[Path, str, dict[str, str | int | None]]] = []
     pos = {loc: read_catalog(po_path(loc), loc) for loc in LOCALES.values()}
@@ -307,11 +310,15 @@ def absorb(dry_run: bool = False) -> list[str]:
                 if not text:
                     continue
                 old = pos[loc].get(msgid)
-                if old is not None and old.string and old.string != text:
+                if old is not None and old.string == text:
+                    continue
+                if old is not None and old.string and keep_catalog:
                     done.append(f"{loc}: {msgid!r} kept {old.string!r}, the table said {text!r}")
-                elif old is None or not old.string:
-                    pos[loc].add(msgid, text)
-                    done.append(f"{loc}: {msgid!r} = {text!r}")
+                    continue
+                if old is not None and old.string:  # the table is the newer text: a merged branch changed it
+                    done.append(f"{loc}: {msgid!r} changed from {old.string!r}")
+                pos[loc].add(msgid, text)
+                done.append(f"{loc}: {msgid!r} = {text!r}")
             changes[key] = table.keep(key, values[key])
         if changes:
             rewrites.append((path, table.name, changes))
@@ -335,7 +342,7 @@ def main(argv: list[str]) -> int:
         print("\n".join(problems) or "catalogs complete")
         return 1 if problems else 0
     if what == "absorb":
-        for line in absorb(dry_run="--dry-run" in argv):
+        for line in absorb(dry_run="--dry-run" in argv, keep_catalog="--keep-catalog" in argv):
             print(line)
         return 0
     print(__doc__)
