@@ -288,6 +288,25 @@ def _rewrite(path: Path, name: str, changes: dict[str, str | int | None]) -> Non
     path.write_bytes(b"".join(out))
 
 
+def put_text(po: Catalog, msgid: str, text: str, keep_catalog: bool = False) -> list[str]:
+    """Put an old table's ``text`` of ``msgid`` into ``po``: added when missing or untranslated;
+    when the catalog has another text, the table's wins (a merged branch changed it) unless
+    ``keep_catalog``. The lines saying what was done (none when the catalog has it already)."""
+    loc = po.locale_identifier or "?"
+    old = po.get(msgid)
+    if old is not None and old.string == text:
+        return []
+    if old is not None and old.string and keep_catalog:
+        return [f"{loc}: {msgid!r} kept {old.string!r}, the table said {text!r}"]
+    said = [f"{loc}: {msgid!r} changed from {old.string!r}"] if old is not None and old.string else []
+    if old is None:
+        po.add(msgid, text)
+    else:  # Catalog.add keeps an existing message's string
+        old.string = text
+        old.flags.discard("fuzzy")
+    return said + [f"{loc}: {msgid!r} = {text!r}"]
+
+
 def absorb(dry_run: bool = False, keep_catalog: bool = False) -> list[str]:
     """Move every entry of ``TABLES`` into the ``.po`` files and out of the source; then
     ``extract``. A msgid the catalogs already have takes the table's text when it differs (a
@@ -307,18 +326,8 @@ def absorb(dry_run: bool = False, keep_catalog: bool = False) -> list[str]:
                 continue
             msgid, pt, en = texts
             for loc, text in ((LOCALES["pt"], pt), (LOCALES["en"], en)):
-                if not text:
-                    continue
-                old = pos[loc].get(msgid)
-                if old is not None and old.string == text:
-                    continue
-                if old is not None and old.string and keep_catalog:
-                    done.append(f"{loc}: {msgid!r} kept {old.string!r}, the table said {text!r}")
-                    continue
-                if old is not None and old.string:  # the table is the newer text: a merged branch changed it
-                    done.append(f"{loc}: {msgid!r} changed from {old.string!r}")
-                pos[loc].add(msgid, text)
-                done.append(f"{loc}: {msgid!r} = {text!r}")
+                if text:
+                    done.extend(put_text(pos[loc], msgid, text, keep_catalog))
             changes[key] = table.keep(key, values[key])
         if changes:
             rewrites.append((path, table.name, changes))

@@ -15,7 +15,7 @@ import central.web.workertexts as workertexts
 import edge.display.board as board
 import edge.display.texts as display_texts
 from portgate import i18n
-from testkit.i18n import POT, _rewrite, check, extracted, read_catalog, regex_text, write_catalog
+from testkit.i18n import POT, _rewrite, check, extracted, put_text, read_catalog, regex_text, write_catalog
 
 
 def test_every_msgid_has_a_pt_br_and_an_english_translation_and_the_pot_is_extracted():
@@ -139,3 +139,16 @@ def test_absorb_takes_entries_out_of_a_table_and_keeps_the_others_byte_for_byte(
 @pytest.mark.parametrize("value, lang", [("en", "en"), ("en_US", "en"), ("pt-BR", "pt"), (None, "pt"), ("fr", "pt")])
 def test_a_language_setting_names_a_catalog(value, lang):
     assert i18n.normal_lang(value) == lang
+
+
+def test_absorb_adds_a_new_text_takes_a_changed_one_and_keeps_an_equal_one():
+    po = Catalog(locale="pt_BR", domain=i18n.DOMAIN)
+    po.add("same", "Igual")
+    po.add("old", "Antigo")
+    assert put_text(po, "same", "Igual") == []
+    assert put_text(po, "new", "Novo") == ["pt_BR: 'new' = 'Novo'"]
+    assert put_text(po, "old", "Mudado", keep_catalog=True) == [
+        "pt_BR: 'old' kept 'Antigo', the table said 'Mudado'"]
+    assert po.get("old").string == "Antigo"
+    assert put_text(po, "old", "Mudado") == ["pt_BR: 'old' changed from 'Antigo'", "pt_BR: 'old' = 'Mudado'"]
+    assert po.get("old").string == "Mudado" and po.get("new").string == "Novo"
