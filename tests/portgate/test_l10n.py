@@ -33,3 +33,13 @@ def test_quantities_days_and_times():
 def test_a_naive_time_is_refused():
     with pytest.raises(ValueError, match="naive"):
         moment(dt.datetime(2026, 4, 14, 22, 5))
+
+
+def test_the_pages_quantities_group_thousands_through_babel():
+    """``quantity_text`` (pay and reports pages, the production CSV's descriptions) wrote
+    ``1234,5`` by hand; Babel groups thousands."""
+    from central.production.render import quantity_text
+    assert quantity_text(Decimal("1234.5"), "pt") == "1.234,5"
+    assert quantity_text(Decimal("1234.5"), "en") == "1,234.5"
+    assert quantity_text(Decimal("90.09230769230769230769230769"), "pt-BR") == "90,092"
+    assert quantity_text("n/a", "pt") == "n/a"
