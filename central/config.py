@@ -139,6 +139,9 @@ class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reconnect_wait_s: Annotated[float, msgspec.Meta(ge=0.05, le=60)] = 0.5
     connect_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 2.0
     request_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 5.0  # JetStream API calls
+    user: str = ""  # the office's NATS user (``portgate central add-gate --nats-users``: "office"); "" = none
+    password_file: str | None = None  # 0600 file with its password (<keys_dir>/office.nats-password)
+    tls_ca_file: str | None = None  # the CA of the nodes' client (4222) listeners, when they have TLS
 
 
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -184,10 +187,14 @@ def load_central_config(path: str | Path) -> CentralConfig:
     publish = msgspec.structs.replace(
         cfg.publish, workers_csv=rel(cfg.publish.workers_csv), cards_csv=rel(cfg.publish.cards_csv),
         escala_csv=rel(cfg.publish.escala_csv))
+    nats = msgspec.structs.replace(cfg.nats, password_file=rel(cfg.nats.password_file),
+                                   tls_ca_file=rel(cfg.nats.tls_ca_file))
+    if nats.user and not nats.password_file:
+        raise ConfigError("[nats] user given without password_file", key="$.nats.password_file", path=str(path))
     password_file = rel(cfg.database_password_file)
     return msgspec.structs.replace(
         cfg, database_url=_database_url(cfg.database_url, base, password_file, str(path)),
-        keys_dir=rel(cfg.keys_dir), mqtt=mqtt, publish=publish, database_password_file=password_file)
+        keys_dir=rel(cfg.keys_dir), mqtt=mqtt, publish=publish, nats=nats, database_password_file=password_file)
 
 
 def _database_url(text: str, base: Path, password_file: str | None, where: str) -> str:
