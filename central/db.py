@@ -41,6 +41,7 @@ TABLE_MODULES: list[str] = [
     "central.registry.admission_store",
     "central.ledger.changes",
     "central.web.workerschema",
+    "central.pay.slip_codes",
     # add your table module here, one line each
 ]
 

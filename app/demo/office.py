@@ -40,6 +40,7 @@ class OfficeSide:
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
+        from central.broadcast.csv_source import inspectors_csv
         from central.broadcast.photos import publish_photos
         from central.broadcast.publisher import office_signer
         from central.registry.photos import save_photo
@@ -50,6 +51,8 @@ class OfficeSide:
         workers = load_csv(self.scenario.workers_csv, Worker)
         for n, w in enumerate(workers[:-2]):
             save_photo(photos, w.registration, png(n + 1, size=96))  # re-encoded: office and gate sizes
+        for n, row in enumerate(inspectors_csv(self.scenario.cards_csv)):  # the inspectors' own (issue 33)
+            save_photo(photos, row.registration, png(200 + n, size=96))
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-photos-demo", protocol=mqtt.MQTTv5)
         client.connect("127.0.0.1", self.broker.port)
         client.loop_start()

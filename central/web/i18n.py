@@ -16,6 +16,14 @@ __all__ = ["LANGS", "MESSAGES", "t"]
 # fails while it is here).
 MESSAGES: dict[str, tuple[str, str]] = {
     # key: (pt-BR, English)
+    # the public payslip verification page (central/web/routes/verify.py)
+    # the read log and the audit log (central/web/routes/logs.py)
+    # the worker list, the add-worker form and the card actions (issue 34)
+    # the pay run (issue 34): one row per worker, mark paid in two steps, the reversal
+    # why a worker whose turn came was passed over (central.rotation.eligibility.Ineligible)
+    # a gate read's outcome (edge.rules.model.Outcome) as the what-if page names it
+    # the error page of an address or method the application does not serve (Starlette's 404, 405)
+    # a gate's card readers (its status message) and the reader alarm
 }
 
 

@@ -61,6 +61,11 @@ CODES: dict[str, str | tuple[str, str]] = {
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
     "not_iso_date": r"(?P<field>\w+ )?(?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
     "required": r"(?P<field>\w+) is required",
+    # central.web.logmodel: the read log's card search
+    "card_not_uid": r"card (?P<value>'.*') is not a card UID in any UID form",
+    # portgate.docbr: a CPF, PIS/NIS or CNPJ of another length or with wrong check digits
+    "docbr_length": r"(?P<field>\w+) (?P<value>'.*') is not (?P<n>\d+) digits \((?P<shape>\S+), e\.g\. (?P<ex>\S+)\)",
+    "docbr_check": r"(?P<field>\w+) (?P<value>'.*') fails its check digits \(a digit mistyped\?\)",
     "not_whole": r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number",
     "decision_kind": r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
     # central.web.flagsmodel: a flag filter that is not a flag code (the valid ones by their names)
@@ -118,6 +123,15 @@ CODES: dict[str, str | tuple[str, str]] = {
     "second_active_card_form": r"registration (?P<reg>\S+) already has active (?P<kind>\w+) card (?P<other>\S+): "
                                 r"report it lost or replace it",
     "card_not_held": r"card (?P<uid>\S+) is not held by (?P<reg>\S+)",
+    # central.registry.gate_enrol and central.web.routes.enrol_gate: enrol mode on a gate (issue 34)
+    "enrol_gate_offline": r"gate (?P<gate>\S+) is offline: it cannot enter enrol mode",
+    "enrol_gate_busy": r"gate (?P<gate>\S+) is already in enrol mode for another worker",
+    "enrol_open": r"registration (?P<reg>\S+) already has an open enrol session: cancel it first",
+    "enrol_not_open": r"enrol session (?P<n>\d+) is not open for (?P<reg>\S+)",
+    "enrol_no_read": r"enrol session (?P<n>\d+) has no card read yet",
+    "enrol_missing": r"enrol session (?P<n>-?\d+) does not exist",
+    "enrol_no_mqtt": r"no MQTT link to the gates is configured",
+    "enrol_not_told": r"gate (?P<gate>\S+) not told: (?P<why>.*)",
     "card_kind_form": r"kind (?P<value>'.*') is not control or badge",
     "uid_not_hex": r"UID (?P<value>'.*') is not hexadecimal",
     "uid_odd": r"UID (?P<value>'.*') has an odd number of hex digits",

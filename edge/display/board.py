@@ -125,6 +125,8 @@ def action_key(p: TapPayload) -> str:
         return "leave"
     if "INTERNAL" in p.rules_failed:
         return "supervisor"
+    if "ENROL" in p.rules_failed:  # issue 34: the card read in the office's enrol mode
+        return "enrol"
     if p.rules_failed == ["G4"] and not p.badge_registration:
         return "badge"
     return "refuse"
@@ -269,6 +271,7 @@ class Status:
     disk_full: bool = False  # the gate runs and refuses reads it cannot journal (heartbeat)
     readers: tuple = ()  # edge.reader_health.ReaderView of each configured reader (heartbeat)
     outbox_warn_after_s: float = 60.0  # the "Sem rede" strip past this age of the oldest unsent
+    enrol_left_s: int | None = None  # the office's enrol mode at the gate (issue 34): whole seconds left
 
     @property
     def reader_faults(self) -> tuple:
