@@ -55,7 +55,7 @@ def wpage(request: Request, template: str, status_code: int = 200, **context) ->
     context.setdefault("reg", getattr(request.state, "registration", None))
     html = env.get_template(template).render(
         request=request, user=getattr(request.state, "user", None), lang=lang, csrf=csrf_token(request),
-        _=lambda key: word(lang, key), when=_local_time(web.tz), path=request.url.path, brl=brl,
+        gettext=lambda key: word(lang, key), when=_local_time(web.tz), path=request.url.path, brl=brl,
         flag=lambda code: flag_label(lang, str(code)), rule=lambda r, d: pay_rule(lang, r, d),
         fmt=lambda key, **kw: word(lang, key).format(**kw), **context)
     return HTMLResponse(html, status_code=status_code)
