@@ -50,6 +50,25 @@ WORDS: dict[str, tuple[str, str]] = {
     "w_flags": ("Ocorrências", "Flags"),
     "w_held": ("retido para revisão do escritório", "held for the office's review"),
     "w_month_hours": ("Horas no mês (R8)", "Hours this month (R8)"),
+    "w_r8_title": ("Minhas horas por mês (R8)", "My hours per month (R8)"),
+    "w_r8_note": ("Devolução mensal das horas de cada estivador ({article}): as horas a bordo dos ternos "
+                  "de estiva, mais a viagem ao navio fundeado e de volta (E7, art. 16: tempo de trabalho).",
+                  "The monthly return of each stevedore's hours ({article}): the hours aboard with the "
+                  "stevedoring gangs, plus the trip to the ship at anchorage and back (E7, art. 16: work time)."),
+    "w_month": ("Mês", "Month"),
+    "w_gangs": ("Ternos", "Gangs"),
+    "w_production_title": ("Produção (ternos)", "Production (gangs)"),
+    "w_production_note": ("Pagamento por produção: a mão de obra da carga movimentada dividida em cotas "
+                          "entre o terno (DL 2.032 arts. 23 e 24). Vence 24 horas depois do fim do serviço "
+                          "(art. 10); a parte contestada fica depositada.",
+                          "Production pay: the labour amount of the cargo moved, split in quotas among the "
+                          "gang (DL 2.032 arts. 23 and 24). Due 24 hours after the end of the service "
+                          "(art. 10); a disputed part is deposited."),
+    "w_gang": ("Terno", "Gang"),
+    "w_role": ("Função no terno", "Role in the gang"),
+    "w_quotas": ("Cotas", "Quotas"),
+    "w_disputed": ("Em disputa (depositado)", "Disputed (deposited)"),
+    "w_payable": ("A pagar", "Payable"),
     "w_pay_title": ("Meu pagamento", "My pay"),
     "w_no_statements": ("Nenhum demonstrativo neste período.", "No statement in this period."),
     "w_statement": ("Demonstrativo", "Statement"),
@@ -197,6 +216,23 @@ PAY_RULES: dict[str, tuple[str, str]] = {
     "P6": ("refeição trabalhada", "meal interval worked"),
     "P7": ("navio fundeado: 20% sobre as linhas acima", "ship at anchorage: 20% on the lines above"),
     "P8": ("transporte até o navio (cobrado do armador)", "transport to the ship (billed to the shipowner)"),
+    # production pay (RULES.md E, stevedores, DL 2.032/1940; C, dock workers, DL 3.844/1941)
+    "E1": ("mão de obra: a carga movimentada vezes a tarifa", "labour amount: the cargo moved times the tariff"),
+    "E2": ("sua cota da produção do terno", "your quota share of the gang's production"),
+    "E3": ("garantia mínima: meio dia ou um dia de salário", "guaranteed minimum: half a day's or a day's wage"),
+    "E4": ("espera por início atrasado, chuva, mar agitado ou maré: meio salário-hora",
+           "waiting for a late start, rain, rough water or the tide: half the hourly wage"),
+    "E5": ("refeição trabalhada: o dobro do salário-hora", "meal interval worked: twice the hourly wage"),
+    "E6": ("parte contestada: depositada", "disputed part: deposited"),
+    "E7": ("viagem ao navio fundeado e volta: tempo de trabalho", "trip to the ship at anchorage and back: work time"),
+    "E8": ("paralisação por falta de equipamento: salário integral",
+           "stoppage for want of equipment: the full wage"),
+    "E9": ("prorrogação da jornada, paga pelas mesmas tabelas", "extension of the working day, paid by the same tables"),
+    "C1": ("sua cota da produção do terno", "your quota share of the gang's production"),
+    "C2": ("garantia mínima: meio dia de salário ou por hora", "guaranteed minimum: half a day's wage or by the hour"),
+    "C3": ("paralisação por chuva, mar ou terceiros", "stoppage for rain, rough water or third parties"),
+    "C4": ("refeição trabalhada: o dobro do salário-hora", "meal interval worked: twice the hourly wage"),
+    "C6": ("complemento do mínimo mensal garantido", "top-up to the guaranteed monthly minimum"),
 }
 
 
