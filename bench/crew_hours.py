@@ -28,7 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from central.inspection import book_render  # noqa: E402
-from central.inspection.crew_hours import PERIOD_COLUMNS, compute_book  # noqa: E402
+from central.inspection.crew_hours import compute_book  # noqa: E402
+from central.inspection.work_periods import PERIOD_COLUMNS  # noqa: E402
 from central.inspection.files import read_periods  # noqa: E402
 
 TARGET = 5.0

@@ -8,7 +8,7 @@ and the registry (``central/registry/changes.py``) both write it without importi
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, DateTime, Integer, String, Table
+from sqlalchemy import JSON, Column, DateTime, Index, Integer, String, Table
 
 from central.db import metadata
 
@@ -22,3 +22,7 @@ audit_log = Table(
     Column("subject", String(128), nullable=False),
     Column("detail", JSON, nullable=False),
 )
+# the office's audit log page (0024, central/web/logmodel.py): by date range, subject, actor
+Index("ix_audit_log_at", audit_log.c.at, audit_log.c.id)
+Index("ix_audit_log_subject", audit_log.c.subject, audit_log.c.id)
+Index("ix_audit_log_actor", audit_log.c.actor, audit_log.c.id)

@@ -48,19 +48,41 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
 @click.option("--rotate", is_flag=True, help="Replace an existing key (the gate must get the new file).")
 @click.option("--public-key", "public_key",
               help="The gate's Ed25519 public key: a PEM file (portgate edge key) or base64 text.")
+@click.option("--nats-users", "nats_users", type=click.Path(dir_okay=False),
+              help="NATS broker tier: give the gate a NATS user (and the office one) and rewrite this "
+                   "include file of the nodes' nats.conf (docs/operations.md).")
+@click.option("--port", "port_name", default=None, help="The port id, for --nats-users (default: port of --config).")
 def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool,
-                 public_key: str | None) -> None:
+                 public_key: str | None, nats_users: str | None, port_name: str | None) -> None:
     """Create the gate's HMAC key file (0600) and print where to copy it; with --public-key,
     register the gate's signing key (an existing HMAC key is then kept) and write its enrolment
     record signed by the office key (<keys_dir>/enrolments/<gate>-<fingerprint>.json, once per key)
-    for the union's inspector to countersign."""
+    for the union's inspector to countersign; with --nats-users, the gate's NATS user and password
+    file (<keys_dir>/<gate>.nats-password; an existing HMAC key is then kept)."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.keys import add_gate, key_path, register_public_key  # lazy: CLI start-up
 
+    config = load_central_config(config_path) if config_path is not None else None
     if keys_dir is None:
-        if config_path is None:
+        if config is None:
             raise click.UsageError("give --keys-dir or --config")
-        keys_dir = load_central_config(config_path).keys_dir
+        keys_dir = config.keys_dir
+    if nats_users is not None:
+        from central.ingest.nats_users import add_gate_user  # lazy: CLI start-up (bcrypt)
+
+        port_name = port_name or (config.port if config is not None else None)
+        if not port_name:
+            raise click.UsageError("--nats-users needs --port or --config")
+        try:
+            password, made = add_gate_user(keys_dir, nats_users, port_name, gate_id, rotate=rotate)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+        click.echo(str(password))
+        click.echo(f"NATS user {gate_id} {'created' if made else 'kept'} in {nats_users}: reload every node "
+                   f"(nats-server --signal reload, or systemctl reload nats-server); copy {password} to the gate "
+                   f"as its [mqtt] password_file with username = \"{gate_id}\"", err=True)
+        if key_path(keys_dir, gate_id).exists() and not rotate:
+            return
     if public_key is not None:
         import datetime as dt  # lazy: CLI start-up
 

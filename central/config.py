@@ -54,6 +54,8 @@ file: ``database_password_file`` names a 0600 file holding it, or libpq reads ``
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -117,11 +119,25 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # a write that waits longer than this for another writer's lock answers "busy, try again" (503);
     # SQLite waits its busy timeout, PostgreSQL gets ``SET LOCAL lock_timeout``
     write_lock_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=60)] = 5.0
+    enrol_timeout_s: Annotated[int, msgspec.Meta(ge=10, le=3600)] = 120  # a gate's enrol mode ends after this (issue 34)
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing
     # addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (the login
     # throttle counts per client address); empty: none, the TCP peer is the client
     trusted_proxies: tuple[str, ...] = ()
+    # the office application's address as a worker's phone reaches it: a payslip's QR code and short
+    # URL point to <public_url>/v/<token> (central/pay/slip_codes.py); default: the address the PDF
+    # was asked from
+    public_url: str | None = None
+    # the port TOML whose [employer] heads the payslips (and whose holidays the pay what-if uses);
+    # default config/port.example.toml
+    port_config: str | None = None
+    # payslip verification look-ups (/v/<token>, no login) per client address and minute; more: 429
+    verify_per_minute: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
+
+    def __post_init__(self) -> None:
+        if self.public_url is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", self.public_url):
+            raise ValueError(f"public_url {self.public_url!r} is not an http(s)://host[/path] address")
 
 
 class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -139,6 +155,9 @@ class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reconnect_wait_s: Annotated[float, msgspec.Meta(ge=0.05, le=60)] = 0.5
     connect_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 2.0
     request_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 5.0  # JetStream API calls
+    user: str = ""  # the office's NATS user (``portgate central add-gate --nats-users``: "office"); "" = none
+    password_file: str | None = None  # 0600 file with its password (<keys_dir>/office.nats-password)
+    tls_ca_file: str | None = None  # the CA of the nodes' client (4222) listeners, when they have TLS
 
 
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -184,10 +203,16 @@ def load_central_config(path: str | Path) -> CentralConfig:
     publish = msgspec.structs.replace(
         cfg.publish, workers_csv=rel(cfg.publish.workers_csv), cards_csv=rel(cfg.publish.cards_csv),
         escala_csv=rel(cfg.publish.escala_csv))
+    nats = msgspec.structs.replace(cfg.nats, password_file=rel(cfg.nats.password_file),
+                                   tls_ca_file=rel(cfg.nats.tls_ca_file))
+    if nats.user and not nats.password_file:
+        raise ConfigError("[nats] user given without password_file", key="$.nats.password_file", path=str(path))
     password_file = rel(cfg.database_password_file)
+    web = msgspec.structs.replace(cfg.web, port_config=rel(cfg.web.port_config))
     return msgspec.structs.replace(
         cfg, database_url=_database_url(cfg.database_url, base, password_file, str(path)),
-        keys_dir=rel(cfg.keys_dir), mqtt=mqtt, publish=publish, database_password_file=password_file)
+        keys_dir=rel(cfg.keys_dir), mqtt=mqtt, publish=publish, nats=nats, database_password_file=password_file,
+        web=web)
 
 
 def _database_url(text: str, base: Path, password_file: str | None, where: str) -> str:

@@ -15,7 +15,7 @@ import re
 
 from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
-from sqlalchemy.exc import IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
 
 from portgate.errors import BadInput, StoreConflict, StoreError, StoreUnavailable
 
@@ -41,6 +41,7 @@ TABLE_MODULES: list[str] = [
     "central.registry.admission_store",
     "central.ledger.changes",
     "central.web.workerschema",
+    "central.pay.slip_codes",
     # add your table module here, one line each
 ]
 
@@ -89,6 +90,32 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
 
 _BUSY = re.compile(r"database is locked|database table is locked|busy|deadlock|could not serialize"
                    r"|lock timeout|could not obtain lock", re.IGNORECASE)
+
+
+_UNREACHABLE = re.compile(
+    r"connection is lost|connection failed|could not connect|server closed the connection|connection refused"
+    r"|terminating connection|no connection to the server|consuming input failed|connection is closed"
+    r"|session is read-only|read-only transaction|the database system is (starting up|shutting down|in recovery)"
+    r"|SSL connection has been closed", re.IGNORECASE)
+
+
+def unreachable(exc: BaseException) -> bool:
+    """True for a database error that means "this server cannot take the work now, another may":
+    the connection lost or refused, or a server that is (no longer) the primary (``session is
+    read-only``, ``cannot execute ... in a read-only transaction``, a server starting up or shutting
+    down) -- what a failover of a replicated ledger looks like from the office (issue 37; a
+    multi-host URL with ``target_session_attrs=read-write`` reaches the new primary on the next
+    connection). The caller retries, after ``engine.dispose()`` for a read-only session (a pooled
+    connection to a demoted primary is alive and would be reused)."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    text = str(getattr(exc, "orig", None) or exc)
+    return bool(_UNREACHABLE.search(text))
+
+
+def read_only(exc: BaseException) -> bool:
+    """True for a write refused by a standby (the pool holds a connection to a demoted primary)."""
+    return bool(re.search(r"read-only", str(getattr(exc, "orig", None) or exc), re.IGNORECASE))
 
 
 def read_failure(where: str, dialect: str, exc: SQLAlchemyError) -> StoreError:

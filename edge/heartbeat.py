@@ -7,7 +7,9 @@ system clock), "uplink": "online" | "offline" | "standalone", "since": float | n
 the uplink last changed), "journal": "ok" | "disk_full", "refused": [{"n": int, "at": float, "uid":
 str, "outcome": "deny" | "exit", "registration": str | null}, ...], "readers": [{"reader_id": str,
 "kind": str, "state": "ok" | "fault" | "unknown", "since": float | null, "last_read": float | null,
-"detail": str}, ...]}`` (``readers``: each configured reader's health, ``edge.reader_health``). ``journal`` is "disk_full"
+"detail": str}, ...], "enrol": {"session": str, "registration": str, "until": float} | null}``
+(``readers``: each configured reader's health, ``edge.reader_health``; ``enrol``: the office's
+enrol mode in force at the gate, issue 34, ``until`` in Unix seconds). ``journal`` is "disk_full"
 while the journal holds refusals for a full disk not yet reported (``Journal.refused_pending``);
 ``refused`` lists the last ``REFUSED_KEPT`` reads whose journal write failed (``note_refused``,
 called by the gate loop; ``n`` counts them from 1 since the gate started, so a reader tells new
@@ -75,6 +77,7 @@ class Alive:
     refused: tuple[Refused, ...] = ()
     pid: int | None = None  # the gate process (a restarted gate numbers its refusals from 1 again)
     readers: tuple[ReaderView, ...] = ()  # each configured reader's health (edge.reader_health)
+    enrol_until: float | None = None  # enrol mode in force until (Unix seconds), issue 34; None: not in it
 
 
 class Heartbeat:
@@ -84,8 +87,10 @@ class Heartbeat:
 
     def __init__(self, state_dir: Path | str, connected: Callable[[], bool] | None,
                  disk_full: Callable[[], bool] | None = None,
-                 readers: Callable[[], list[ReaderView]] | None = None) -> None:
+                 readers: Callable[[], list[ReaderView]] | None = None,
+                 enrol: Callable[[], dict | None] | None = None) -> None:
         self.path = Path(state_dir) / FILE
+        self._enrol = enrol
         self._connected = connected
         self._disk_full = disk_full
         self._readers = readers
@@ -119,11 +124,12 @@ class Heartbeat:
             refused = list(self._refused)
         disk_full = bool(self._disk_full()) if self._disk_full is not None else False
         readers = [r.as_dict() for r in self._readers()] if self._readers is not None else []
+        enrol = self._enrol() if self._enrol is not None else None
         while True:
             body = json.dumps({"pid": os.getpid(), "at": now, "uplink": uplink, "since": self._since,
                                "journal": "disk_full" if disk_full else "ok",
                                "refused": [dataclasses.asdict(r) for r in refused],
-                               "readers": readers}).encode()
+                               "readers": readers, "enrol": enrol}).encode()
             if len(body) < SIZE or not refused:
                 return body[:SIZE - 1].ljust(SIZE - 1) + b"\n"
             refused = refused[1:]
@@ -242,7 +248,13 @@ def read_heartbeat(path: Path | str, now: float | None = None) -> Alive:
     return Alive(True, uplink, float(since) if isinstance(since, (int, float)) else None,
                  disk_full=data.get("journal") == "disk_full", refused=_refused(data.get("refused")),
                  pid=data.get("pid") if isinstance(data.get("pid"), int) else None,
-                 readers=_readers(data.get("readers")))
+                 readers=_readers(data.get("readers")), enrol_until=_enrol_until(data.get("enrol"), now))
+
+
+def _enrol_until(item, now: float) -> float | None:
+    """``until`` of the heartbeat's enrol mode while it lasts at ``now``; None otherwise."""
+    until = item.get("until") if isinstance(item, dict) else None
+    return float(until) if isinstance(until, (int, float)) and until > now else None
 
 
 def read_alive(path: Path | str, now: float | None = None) -> tuple[bool, str, float | None]:

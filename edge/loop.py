@@ -33,6 +33,15 @@ For each presentation (``edge.rules.pairing``):
    the card at once on a confiscation, inspector session). At start-up, journal events after the
    store's ``applied_seq`` are re-applied first, so a kill between 3 and 5 loses nothing.
 
+Enrol mode (issue 34): the office's ``EnrolCommand`` (``wire.downlink``, on the gate's ``cmd``
+topic) reaches the loop through the inbox (``enrol_command``, called by the sync thread), so it
+is applied between decisions. While it lasts, ``decide`` gets it as an input (``EnrolMode``): the
+next unknown card read whole is DENY ``G1``/``ENROL`` ("cartão em cadastro"), journaled and sent
+up as an ordinary tap (the office's candidate), and enrol mode ends after that read, at its
+deadline (``until`` on a trusted clock, at most ``timeout_s`` on the monotonic clock; checked on
+each tick) or on a cancel of the same session. ``enrol_state()`` says it to the heartbeat (the
+watchman's screen). It does not survive a restart (the office's deadline ends it there too).
+
 Nothing a reader sends can stop the loop: a malformed UID is decided (G1 DENY) and journaled.
 Reader faults and recoveries are journaled as ``ReaderPayload`` events (priority 1).
 
@@ -70,12 +79,13 @@ from edge.effects import effects_of
 from edge.indicator import Indicator
 from edge.journal import PRIORITY_HIGH, PRIORITY_NORMAL, Journal
 from edge.rules.coverage import CoverageGap, coverage_gaps, covering_watchman
-from edge.rules.model import Decision, Now, Outcome, Presentation
+from edge.rules.model import Decision, EnrolMode, Now, Outcome, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebook, GateRulebooks
 from edge.store import Store
 from edge import metrics
 from portgate.errors import StoreError
+from wire.downlink import EnrolCommand
 from wire.events import (AlertPayload, ConfiscationPayload, CoveragePayload, Dispatch, Event,
                          MealWorkedPayload, ReaderPayload, TapPayload)
 
@@ -200,6 +210,9 @@ class GateLoop:
         # G4: the read the pairing holds and the clock when the loop took it; a held read decided
         # alone is decided and journaled at that time, not when its window ran out.
         self._held_at: tuple[Read, Now] | None = None
+        # issue 34: the office's enrol mode (an input of decide) and its end in Unix seconds (screen)
+        self._enrol: EnrolMode | None = None
+        self._enrol_until_unix: float | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -293,6 +306,47 @@ class GateLoop:
         decisions shown. Never raises for bad input."""
         return self.handle_batch([item])
 
+    def enrol_command(self, command: EnrolCommand) -> None:
+        """Hand an office ``EnrolCommand`` to the loop (any thread: the sync's); applied in order
+        with the reads. Waits at most 1 s for room in the inbox; a command that still finds it full
+        is logged and dropped (the office's deadline ends its session)."""
+        try:
+            self.inbox.put(command, timeout=1.0)
+        except queue.Full:
+            log.warning("enrol_command_dropped", session=command.session, action=command.action)
+
+    def enrol_state(self) -> dict | None:
+        """The enrol mode in force, for the heartbeat: ``{"session", "registration", "until"}``
+        (``until``: Unix seconds, system clock), or None."""
+        mode, until = self._enrol, self._enrol_until_unix
+        if mode is None or until is None:
+            return None
+        return {"session": mode.session, "registration": mode.registration, "until": until}
+
+    def _apply_enrol(self, cmd: EnrolCommand, now: Now) -> None:
+        """Start or cancel enrol mode (see the module doc). A start already past its ``until`` on a
+        trusted clock, or with no time left, is ignored (logged)."""
+        if cmd.action == "cancel":
+            if self._enrol is not None and self._enrol.session == cmd.session:
+                log.info("enrol_ended", session=cmd.session, by="cancel")
+                self._enrol = self._enrol_until_unix = None
+            return
+        left_s = float(cmd.timeout_s)
+        if cmd.until is not None and now.clock_trusted:
+            left_s = min(left_s, (cmd.until - now.wall).total_seconds())
+        if left_s <= 0:
+            log.warning("enrol_ignored", session=cmd.session, reason="expired")
+            return
+        self._enrol = EnrolMode(session=cmd.session, registration=cmd.registration,
+                                until_mono_ns=now.mono_ns + int(left_s * 1e9))
+        self._enrol_until_unix = time.time() + left_s
+        log.info("enrol_started", session=cmd.session, registration=cmd.registration, seconds=round(left_s, 1))
+
+    def _expire_enrol(self, now: Now) -> None:
+        if self._enrol is not None and not self._enrol.active(now.mono_ns):
+            log.info("enrol_ended", session=self._enrol.session, by="timeout")
+            self._enrol = self._enrol_until_unix = None
+
     def handle_batch(self, items: Sequence[CardRead | ReaderStatus | None]) -> list[Decision]:
         """Process inbox items in order (group commit, see the module doc): the reads between two
         reader statuses are decided one by one, each on the state left by the ones before it, and
@@ -305,6 +359,10 @@ class GateLoop:
                 shown += self._handle_reads(run)
                 run = []
                 self._journal_status(item)
+            elif isinstance(item, EnrolCommand):  # between the reads before it and those after
+                shown += self._handle_reads(run)
+                run = []
+                self._apply_enrol(item, self.clock.now())
             else:
                 run.append(item)
         return shown + self._handle_reads(run)
@@ -325,6 +383,7 @@ class GateLoop:
             now = self.clock.now()
             self._watch_clock(now)
             self._check_coverage(now)
+            self._expire_enrol(now)
             ready = self.pairing.expire(now.mono_ns)
             read = None
         else:
@@ -402,13 +461,23 @@ class GateLoop:
         now: Now = self.clock.now()
         self._watch_clock(now)
         now = dataclasses.replace(at or now, boot_id=self.journal.boot_id)  # G13: whose monotonic clock
+        enrol = self._enrol
+        if enrol is not None and not enrol.active(now.mono_ns):
+            self._expire_enrol(now)
+            enrol = None
         try:
-            decision = self.decide(self.store, p, now, self._rulebook_at(now))
+            if enrol is None:
+                decision = self.decide(self.store, p, now, self._rulebook_at(now))
+            else:  # issue 34: enrol mode is an input of the rules
+                decision = self.decide(self.store, p, now, self._rulebook_at(now), enrol=enrol)
         except Exception:  # a bug in the engine or the store: never crash the gate on a read
             log.exception("decide_failed", uid=p.uid, reader_id=p.reader_id)
             leaving = self._leaving(p)
             decision = (internal_failure() if leaving is None
                         else internal_exit(registration=leaving.registration, dispatch=leaving.dispatch))
+        if enrol is not None and "ENROL" in decision.rules_failed:  # one card, then enrol mode ends
+            log.info("enrol_ended", session=enrol.session, by="card_read", uid=decision.card_uid)
+            self._enrol = self._enrol_until_unix = None
         payloads = [tap_payload(p, decision)]
         priority = PRIORITY_NORMAL
         if decision.confiscate:

@@ -66,7 +66,7 @@ class SentRanges:
     def merge(self, runs: Iterable[Range]) -> tuple[SentRanges, int, list[Range], list[int]]:
         """The set with ``runs`` added, without changing this one: ``(new set, seqs newly added,
         ranges of the new set that are new or grew, lo of every old range absorbed into one of
-        them)``. ``runs``: sorted, disjoint inclusive ranges (``edge.journal.seq_runs``)."""
+        them)``. ``runs``: sorted, disjoint inclusive ranges (``seq_runs``)."""
         lo, hi = list(self._lo), list(self._hi)
         added = 0
         touched: dict[int, int] = {}  # new lo -> hi of the changed ranges
@@ -94,3 +94,15 @@ class SentRanges:
         out = SentRanges()
         out._lo, out._hi = lo, hi
         return out, added, sorted(touched.items()), sorted(set(gone) - set(touched))
+
+
+def seq_runs(seqs: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted, de-duplicated ``seqs`` as inclusive contiguous runs: ``[5, 1, 2, 3, 9, 2]`` ->
+    ``[(1, 3), (5, 5), (9, 9)]``. Every seq of every run is one of ``seqs``."""
+    runs: list[tuple[int, int]] = []
+    for s in sorted(set(seqs)):
+        if runs and s == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], s)
+        else:
+            runs.append((s, s))
+    return runs

@@ -224,6 +224,7 @@ class GateService:
                              boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos,
                              office_key=office_key(cfg), office_next_key=office_next_key(cfg),
                              readers=self.loop.reader_health)
+            self.sync.on_enrol = self.loop.enrol_command  # issue 34: the office's enrol mode
 
     def run(self) -> None:
         from portgate.notify import Notifier
@@ -249,7 +250,7 @@ class GateService:
         journal = self.journal
         self.heartbeat = Heartbeat(self.cfg.state_dir, self.sync.connected.is_set if self.sync else None,
                                    disk_full=lambda: any(journal.refused_pending().values()),
-                                   readers=self.loop.reader_health.snapshot)
+                                   readers=self.loop.reader_health.snapshot, enrol=self.loop.enrol_state)
         self.loop.on_unjournaled = self.heartbeat.note_refused
         self.heartbeat.start()
         log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,

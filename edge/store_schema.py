@@ -82,7 +82,7 @@ blocklist = _table("blocklist", (("uid", _SN), ("reason", _SN), ("at", _SN)), ("
 # card the office no longer lists (returned, found) is no longer blocked here. Upgrade: a file written
 # before this table existed kept the office's blocks in ``blocklist``; on opening it, the rows whose
 # reason is not a gate confiscation (not "confiscated: <flag>", i.e. the office's plain "confiscated",
-# "lost", "replaced") move here, in one transaction (``edge.store._upgrade_blocklist``).
+# "lost", "replaced") move here, in one transaction (``edge.store_file._upgrade_blocklist``).
 office_blocks = _table("office_blocks", (("uid", _SN), ("reason", _SN), ("at", _SN)), ("uid",))
 
 escala = _table("escala", (

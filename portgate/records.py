@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from portgate import cells, tables
+from portgate import cells, docbr, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import one_line
@@ -114,6 +114,31 @@ class Worker:
             ),
             rotation_number=cells.whole(row.get("rotation_number"), "rotation_number", optional=True),
         )
+
+    @classmethod
+    def from_csv_row(cls, row: Mapping[str, str]) -> Worker:
+        """``from_row`` for a workers.csv row a person wrote, which may carry the payroll
+        identifiers ``cpf`` and ``pis`` (``WorkerIds``: checked by their check digits here, so a
+        mistyped one refuses the row by file and line; kept in the registry only)."""
+        WorkerIds.from_row(row)
+        return cls.from_row(row)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WorkerIds:
+    """A worker's payroll identifiers: CPF and PIS/NIS/PASEP as bare digits (``portgate.docbr``),
+    each None when not given. Kept in the office's registry for the payroll and the payslip, never
+    in ``Worker`` (which travels to the gates in the roster: a gate has no use for them, LGPD art.
+    6 III)."""
+
+    cpf: str | None = None
+    pis: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, str]) -> WorkerIds:
+        """The ``cpf`` and ``pis`` cells of a workers.csv row or form (empty or absent: None).
+        ``BadInput`` naming the column for a wrong length or wrong check digits."""
+        return cls(docbr.cpf(row.get("cpf"), "cpf"), docbr.pis(row.get("pis"), "pis"))
 
 
 
@@ -261,7 +286,7 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 
 
 # columns a person's file may add to ``COLUMNS`` (read by the record's ``from_csv_row``, not stored)
-CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",)}
+CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",), Worker: ("cpf", "pis")}
 
 
 def build_rows(

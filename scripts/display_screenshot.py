@@ -4,7 +4,8 @@ A real gate (serial readers on ptys, demo data) and its screen; three reads (an 
 borrowed card caught by card + badge, G4), then headless chromium (testkit.browser) saves
 the page at 1280x800. Photos are generated pictures (no real person). ``--kiosk DIR`` also saves
 the states of an 800x480 gangway panel there (the borrowed card held for "Ciente", idle, a denial,
-the inspector's card, a reader unplugged): ``kiosk-*.png``, to look at before a change is merged.
+the inspector's card with his name and photo, a reader unplugged, the office's enrol mode and the card
+read in it): ``kiosk-*.png``, to look at before a change is merged.
 
     .venv/bin/python scripts/display_screenshot.py [--out docs/img/display.png] [--lang pt|en] [--kiosk DIR]
 """
@@ -46,18 +47,51 @@ def kiosk(gate, browser, out: Path, lang: str, held: int) -> None:
     shot("reader-fault")
     gate.ptys["badge"].plug()
     page.wait_for_selector("#now[data-state='idle']", timeout=15_000)
-    gate.tap("0F1F5CA001", "control")  # the union inspector's card
+    enrol(gate)  # the office starts enrol mode at this gate (issue 34)
+    page.wait_for_selector("#now[data-state='enrol']", timeout=20_000)
+    page.wait_for_selector("#st-enrol")
+    shot("enrol")
+    gate.tap("0C0C0C0C01", "control")  # a blank card: refused, offered to the office
     seq = gate.wait_taps(5)[-1].seq
+    page.wait_for_selector(f"#now[data-seq='{seq}']")
+    shot("enrol-read")
+    page.wait_for_selector("#now[data-state='idle']", timeout=15_000)
+    gate.tap("0F1F5CA001", "control")  # the union inspector's card
+    seq = gate.wait_taps(6)[-1].seq
     page.wait_for_selector(f"#now[data-seq='{seq}']")
     page.wait_for_selector("#inspector-countdown")
     shot("inspector")
     page.close()
 
 
+def enrol(gate) -> None:
+    """Publish the office's ``EnrolCommand`` (start, 120 s) on the gate's cmd topic."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from central.broadcast.publisher import Publisher
+    from wire.downlink import EnrolCommand
+
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-shots", protocol=mqtt.MQTTv5)
+    client.connect("127.0.0.1", gate.broker.port)
+    client.loop_start()
+    try:
+        now = dt.datetime.now(dt.UTC)
+        Publisher(client, "santos").command("g-aurora", EnrolCommand(
+            session="enrol-1", action="start", registration="V009", until=now + dt.timedelta(seconds=120),
+            timeout_s=120, at=now)).wait_for_publish(10)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
 def main() -> None:
     from edge.sync.photos import PhotoStore, sha256_hex
     from testkit.browser import launch_chromium
-    from testkit.display import GateWithScreen, png
+    from app.demo.mosquitto import Mosquitto
+    from central.broadcast.csv_source import inspectors_csv
+    from edge.sync.inspectors import InspectorFile
+    from testkit.display import DEMO, GateWithScreen, png
     from wire.downlink import PhotoRef
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -66,10 +100,15 @@ def main() -> None:
     ap.add_argument("--kiosk", help="also save the 800x480 panel's states in this directory")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        gate = GateWithScreen(Path(tmp) / "gate")
+        broker = Mosquitto(Path(tmp) / "broker")  # the office's enrol command reaches the gate (kiosk-enrol)
+        broker.start()
+        gate = GateWithScreen(Path(tmp) / "gate", extra=f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+                                                         'client_id = "gate-g-aurora"\n')
+        gate.broker = broker
+        InspectorFile(gate.state).replace(inspectors_csv(DEMO / "cards.csv"))  # as the roster downlink keeps them
         store = PhotoStore(gate.state)
         refs = []
-        for n, reg in enumerate(["V001", "V002", "V003"], 1):
+        for n, reg in enumerate(["V001", "V002", "V003", "F001"], 1):
             data = png(n * 40, size=120)
             store.put(sha256_hex(data), data, "image/png")
             refs.append(PhotoRef(registration=reg, sha256=sha256_hex(data), size=len(data), media_type="image/png"))
@@ -95,6 +134,7 @@ def main() -> None:
                     kiosk(gate, browser, Path(args.kiosk), args.lang, last.seq)
         finally:
             gate.stop()
+            broker.kill()
     print(f"wrote {args.out}")
 
 

@@ -8,7 +8,8 @@
 - docs/img/payslip.png: page 1 of V017's payslip for March 2026 (worked example 2), the PDF as
   served, rasterised by ``pdftoppm`` (Debian poppler-utils);
 - docs/img/clerk-*.png (1280x800, ``clerk_shots``): the clerk's jobs of docs/office.md: the worker
-  list, a refused add-worker form, the card actions, the pay run, its confirmation, a reversal.
+  list, a refused add-worker form, the card actions, the pay run, its confirmation, a reversal;
+  docs/img/clerk-enrol.png: a card read in enrol mode at gate g-b, offered on the worker's page.
 """
 
 from __future__ import annotations
@@ -62,11 +63,34 @@ def main() -> None:
                 pdf = Path(tmp) / "slip.pdf"
                 pdf.write_bytes(resp.body())
                 clerk_shots(browser, port.url)
+                enrol_shot(browser, port)
             subprocess.run(["pdftoppm", "-png", "-r", "90", "-f", "1", "-l", "1", "-singlefile", str(pdf),
                             str(OUT / "payslip")], check=True)
         finally:
             port.stop()
     print("wrote", *sorted(p.name for p in OUT.glob("*.png")))
+
+
+def enrol_shot(browser, port) -> None:
+    """docs/img/clerk-enrol.png: enrol mode at gate g-b, the card it read offered on V006's page."""
+    url = port.url
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/login")
+    page.get_by_label("Usuário").fill("escritorio")
+    page.get_by_label("Senha").fill(PASSWORD)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(url + "/")
+    page.goto(url + "/workers/V006")
+    page.locator('#cards tr[data-uid="0A04A10006"]').get_by_role("button", name="Comunicar perda").click()
+    page.locator('#card-done[data-done="lost"]').wait_for()
+    page.locator("#en-gate_id").select_option("g-b")
+    page.get_by_role("button", name="Iniciar o cadastro nesta porta").click()
+    page.locator("#enrol-waiting").wait_for()
+    port.gates["g-b"].read("control", "0C0C0C0C06")  # a blank card at the gate's reader
+    page.locator("#enrol-read").wait_for(timeout=20_000)
+    page.locator("#enrol").evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.screenshot(path=str(OUT / "clerk-enrol.png"))
+    page.close()
 
 
 def clerk_shots(browser, url: str) -> None:

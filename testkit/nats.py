@@ -14,6 +14,9 @@ starts the three processes and waits until every node answers healthy and the cl
 JetStream meta leader; ``kill(i)`` SIGKILLs node ``i`` (a power cut), ``start_node(i)`` starts it
 again on the same ports and store; ``stop()`` stops them all (SIGTERM) and keeps ``workdir``.
 
+``auth_include``: a users file (``portgate central add-gate --nats-users``) each node includes; ``tls``:
+``testkit.tls.TlsFiles`` for a TLS MQTT listener; ``reload()`` SIGHUPs the nodes (users added).
+
 ``mqtt_hosts`` is ``[(host, port), ...]`` of the MQTT listeners; ``nats_urls`` the client URLs
 (``nats://127.0.0.1:P``) for ``nats-py``. Running as root is fine: nats-server drops nothing.
 
@@ -24,6 +27,7 @@ message carries the tail of that node's log).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -60,9 +64,12 @@ class NatsNode:
         self.log_path = self.dir / "nats.log"
         self.proc: subprocess.Popen | None = None
 
-    def config(self, routes: list[int]) -> str:
+    def config(self, routes: list[int], *, auth_include: Path | None = None, tls=None) -> str:
         route_urls = ", ".join(f'"nats-route://127.0.0.1:{p}"' for p in routes)
-        return "\n".join([
+        mqtt_tls = [f'  tls {{ cert_file: "{tls.cert}", key_file: "{tls.key}" }}'] if tls is not None else []
+        # a relative include: nats-server 2.9 resolves it from this file's folder
+        auth = [f'include "{os.path.relpath(auth_include, self.dir)}"'] if auth_include is not None else []
+        return "\n".join([*auth,
             f'server_name: "{self.name}"',
             f"listen: 127.0.0.1:{self.client_port}",
             f"http: 127.0.0.1:{self.http_port}",
@@ -85,6 +92,7 @@ class NatsNode:
             # them R2; a SIGKILLed member then leaves $MQTT_sess without quorum ("NO quorum, stalled")
             # and every MQTT CONNECT on the surviving nodes fails until it comes back (measured)
             "  stream_replicas: 3",
+            *mqtt_tls,
             "}",
             "",
         ])
@@ -111,14 +119,14 @@ class NatsNode:
 class NatsCluster:
     """Three nats-server processes with JetStream, cluster routes and MQTT; a context manager."""
 
-    def __init__(self, workdir: str | Path, *, size: int = 3) -> None:
+    def __init__(self, workdir: str | Path, *, size: int = 3, auth_include: Path | None = None, tls=None) -> None:
         self.workdir = Path(workdir)
         self.exe = find_exe()
         self.nodes = [NatsNode(self.workdir, f"n{i + 1}") for i in range(size)]
         for node in self.nodes:
             node.dir.mkdir(parents=True, exist_ok=True)
             routes = [o.cluster_port for o in self.nodes if o is not node]
-            node.conf_path.write_text(node.config(routes))
+            node.conf_path.write_text(node.config(routes, auth_include=auth_include, tls=tls))
 
     @property
     def mqtt_hosts(self) -> list[tuple[str, int]]:
@@ -180,6 +188,12 @@ class NatsCluster:
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
 
+    def reload(self) -> None:
+        """SIGHUP every live node: it reads its configuration again (users added by add-gate)."""
+        for node in self.nodes:
+            if node.proc is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGHUP)
+
     def node_by_mqtt_port(self, port: int) -> int:
         return next(i for i, n in enumerate(self.nodes) if n.mqtt_port == port)
 
@@ -202,14 +216,15 @@ class NatsCluster:
         self.stop()
 
 
-def start_cluster(workdir: str | Path, *, size: int = 3, attempts: int = 3, timeout: float = 30.0) -> NatsCluster:
+def start_cluster(workdir: str | Path, *, size: int = 3, attempts: int = 3, timeout: float = 30.0,
+                  auth_include: Path | None = None, tls=None) -> NatsCluster:
     """A started ``NatsCluster`` in ``workdir``. A port chosen free and taken before the node bound
     it (another test's server started in between: "address already in use") is retried with new
     ports in a fresh subfolder, up to ``attempts`` times; any other failure is raised at once
     (``BrokerUnavailable``)."""
     workdir = Path(workdir)
     for n in range(attempts):
-        cluster = NatsCluster(workdir / f"retry{n}" if n else workdir, size=size)
+        cluster = NatsCluster(workdir / f"retry{n}" if n else workdir, size=size, auth_include=auth_include, tls=tls)
         try:
             return cluster.start(timeout)
         except BrokerUnavailable as exc:

@@ -71,8 +71,9 @@ def _run_as_user() -> str | None:
 class PostgresCluster:
     """One throw-away cluster. ``start()`` returns the SQLAlchemy URL; ``stop()`` removes everything."""
 
-    def __init__(self, *, bindir: str | Path | None = None, dbname: str = DEFAULT_DB) -> None:
+    def __init__(self, *, bindir: str | Path | None = None, dbname: str = DEFAULT_DB, options: str = "") -> None:
         self.bindir = Path(bindir) if bindir else find_bindir()
+        self.options = options  # more server settings (``-c name=value ...``), after the defaults
         self.dbname = dbname
         self.user = _run_as_user()
         self.port: int | None = None
@@ -103,6 +104,11 @@ class PostgresCluster:
         except OSError:
             return ""
 
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess:
+        opts = (f"-p {self.port} -k {self.tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=50 " + self.options)
+        return self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.logfile), "-o", opts, "-w", "-t", "60", "start")
+
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> str:
         """initdb, start on a free port, create the database; return the SQLAlchemy URL."""
@@ -118,10 +124,7 @@ class PostgresCluster:
             raise StoreError(f"initdb failed: {init.stderr.strip()[-1000:]}")
         for _attempt in range(3):
             self.port = free_port()
-            opts = (f"-p {self.port} -k {self.tmp} -c listen_addresses=127.0.0.1 -c fsync=off "
-                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=50")
-            started = self._run("pg_ctl", "-D", str(self.datadir), "-l", str(self.logfile),
-                                "-o", opts, "-w", "-t", "60", "start")
+            started = self._pg_ctl_start()
             if started.returncode == 0:
                 break
         else:
@@ -149,6 +152,12 @@ class PostgresCluster:
         if done.returncode != 0:
             raise StoreError(f"createdb {name} failed: {done.stderr.strip()}")
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{name}"
+
+    def restart(self) -> None:
+        """Start the server again on its port after ``pg_ctl stop`` (a restore in between)."""
+        started = self._pg_ctl_start()
+        if started.returncode != 0:
+            raise StoreError(f"PostgreSQL did not start again: {started.stderr.strip()} {self._log_tail()}")
 
     def stop(self) -> None:
         """Stop the server (fast shutdown) and remove its directory. Safe to call twice."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -38,13 +38,24 @@ from wire.timestamps import UtcDatetime, UtcMessage
 
 
 
+class InspectorRow(UtcMessage):
+    """A union inspector (Fiscal do Sindicato) as the watchman's screen names him (issue 33): his
+    inspector cards are roster ``cards`` of kind ``inspector`` with this ``registration``; his
+    photo, if any, is the photo index row of that registration (``PhotoRef``)."""
+
+    registration: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    name: Annotated[str, msgspec.Meta(max_length=255)] = ""
+
+
 class RosterSnapshot(UtcMessage):
-    """Every worker and card of the port at ``version`` (replaces the gate's copy)."""
+    """Every worker and card of the port at ``version`` (replaces the gate's copy), and the
+    active union inspectors (``inspectors``: names for the screen; they decide nothing)."""
 
     version: int
     at: UtcDatetime
     workers: list[Worker]
     cards: list[Card]
+    inspectors: list[InspectorRow] = []
     schema: int = SCHEMA_VERSION
 
 
@@ -56,6 +67,7 @@ class RosterDelta(UtcMessage):
     at: UtcDatetime
     workers_upsert: list[Worker] = []
     cards_upsert: list[Card] = []
+    inspectors_upsert: list[InspectorRow] = []
     schema: int = SCHEMA_VERSION
 
 
@@ -246,7 +258,26 @@ class SnapshotRequest(UtcMessage, tag="snapshot_request"):
     schema: int = SCHEMA_VERSION
 
 
-Command = ReplayCommand | SnapshotRequest
+class EnrolCommand(UtcMessage, tag="enrol"):
+    """Office -> one gate (``.../cmd``): enrol mode (issue 34). ``action="start"``: the next unknown
+    card read at the gate (a whole UID, not a partial read) is refused with rule ``ENROL`` ("cartão
+    em cadastro") and sent up as an ordinary tap, which the office offers to the clerk to bind to
+    ``registration``; the gate leaves enrol mode after that one read, at ``until`` (aware UTC,
+    the office's clock; the gate also stops after ``timeout_s`` on its own monotonic clock, so a
+    wrong gate clock cannot make it last longer) or on ``action="cancel"`` for the same
+    ``session``. A start whose ``until`` is already past on a trusted gate clock is ignored (a
+    command held by the broker while the gate was offline)."""
+
+    session: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    action: Literal["start", "cancel"]
+    registration: Annotated[str, msgspec.Meta(max_length=64)] = ""
+    until: UtcDatetime | None = None
+    timeout_s: Annotated[int, msgspec.Meta(ge=0, le=3600)] = 0
+    at: UtcDatetime | None = None
+    schema: int = SCHEMA_VERSION
+
+
+Command = ReplayCommand | SnapshotRequest | EnrolCommand
 
 DOWNLINK_TYPES: dict[tuple[str, str], type] = {
     ("roster", "snapshot"): RosterSnapshot,

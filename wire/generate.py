@@ -43,8 +43,9 @@ CHANNELS = [
      "Signed gate events (the journal is the outbox; at least once, deduplicated by event_id).", GATE, OFFICE, False),
     ("gateStatus", "portgate/v1/{port}/gate/{gate_id}/status", "GateStatus",
      "Signed gate status: birth on connect, progress, Last Will and graceful offline.", GATE, OFFICE, True),
-    ("gateCmd", "portgate/v1/{port}/gate/{gate_id}/cmd", "ReplayCommand",
-     "Office -> gate: republish a sequence range (a gap or a tail)." + SEALED, OFFICE, GATE, False),
+    ("gateCmd", "portgate/v1/{port}/gate/{gate_id}/cmd", ("ReplayCommand", "EnrolCommand"),
+     "Office -> gate: republish a sequence range (a gap or a tail); start or cancel enrol mode (the next "
+     "unknown card read is offered to the office's clerk, issue 34)." + SEALED, OFFICE, GATE, False),
     ("gateRequests", "portgate/v1/{port}/gate/{gate_id}/requests", "SnapshotRequest",
      "Gate -> office: a snapshot, when a delta does not follow the gate's copy. The office answers only a "
      "request whose gate_id is the topic's (the ACL binds the topic to the gate's username), and a kind at "
@@ -100,31 +101,33 @@ def asyncapi() -> dict:
                                                    ref_template="#/components/schemas/{name}")
     components = _adjust(components)
     channels, operations, messages = {}, {}, {}
-    for name, address, message, description, sender, receiver, retained in CHANNELS:
+    for name, address, carried, description, sender, receiver, retained in CHANNELS:
+        carried = (carried,) if isinstance(carried, str) else carried  # a channel may carry several
         channels[name] = {
             "address": address,
             "description": description,
             "parameters": {p: PARAMETERS[p] for p in PARAMETERS if "{" + p + "}" in address},
-            "messages": {message: {"$ref": f"#/components/messages/{message}"}},
+            "messages": {m: {"$ref": f"#/components/messages/{m}"} for m in carried},
         }
         bindings = {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}}
-        ref = [{"$ref": f"#/channels/{name}/messages/{message}"}]
+        ref = [{"$ref": f"#/channels/{name}/messages/{m}"} for m in carried]
         for action, who in (("send", sender), ("receive", receiver)):
             operations[f"{action}{name[0].upper()}{name[1:]}"] = {
                 "action": action,
                 "channel": {"$ref": f"#/channels/{name}"},
                 "summary": f"{who[0].upper()}{who[1:]} {'publishes' if action == 'send' else 'receives'} "
-                           f"{message} (QoS 1{', retained' if retained else ''}).",
+                           f"{' or '.join(carried)} (QoS 1{', retained' if retained else ''}).",
                 "messages": ref,
                 "bindings": bindings,
             }
-        messages[message] = {
-            "name": message,
-            "title": message,
-            "summary": components[message].get("title", message),
-            "contentType": "application/json",
-            "payload": {"$ref": f"#/components/schemas/{message}"},
-        }
+        for message in carried:
+            messages[message] = {
+                "name": message,
+                "title": message,
+                "summary": components[message].get("title", message),
+                "contentType": "application/json",
+                "payload": {"$ref": f"#/components/schemas/{message}"},
+            }
     return {
         "asyncapi": "3.0.0",
         "info": {

@@ -16,251 +16,35 @@ presents the card: a frame on the pty, or the virtual card on vpcd. It reads wha
 from the gate's decision file, checks it against ``expected.csv``, stops the broker for the outage
 window while taps go on, and at the end reconciles gate journals with the ledger and computes pay
 with ``portgate pay``. Exit status 0 only if every decision, every event and every pay total is right.
+
+The demo's parts: this module sets the day up and plays it; ``app.demo.gate`` is one gate and its
+devices, ``app.demo.office`` the office's set-up (keys, snapshots, photos, web),
+``app.demo.checks`` the checks after the day and ``app.demo.console`` the console's words.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Callable
-from decimal import Decimal
 from pathlib import Path
 
-from edge.scripted_clock import set_scripted_time
-from app.demo.scenario import Scenario, check_decision, check_pay
+from app.demo.checks import DayChecks
+from app.demo.console import texts
+from app.demo.gate import PORTGATE, DemoFailed, Gate
+from app.demo.office import OfficeSide
+from app.demo.scenario import Scenario, check_decision
 from portgate.records import Tap
 
-PORTGATE = [sys.executable, "-m", "app.cli"]
-DEBOUNCE_S = 3.5  # the gate rulebook's G9 debounce (3 s) plus a margin
-HOLD_S = 0.6  # a card held this long: its frame repeats every 65 ms, so the reader confirms it even on a busy machine
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
 
 
-#: The reconciliation table: one word per column (the header is read by people and by scripts
-#: alike; a script reads the English words of ``--lang en``): the gate, events in its journal,
-#: decisions in its decisions file, events of it in the ledger, journal events missing from the
-#: ledger, seqs the office still waits for.
-RECONCILIATION_COLUMNS = ("gate", "journaled", "decisions", "ledger", "missing", "gaps")
-_RECONCILIATION_WIDTHS = (10, 9, 9, 9, 7, 5)
-
-#: The demo console's own titles and column headers in the run's language (``--lang``; the
-#: watchman's messages come from the gates, configured with the same language).
-TEXTS = {
-    "pt": {
-        "columns": ("portaló", "diário", "decisões", "livro", "faltam", "lacunas"),
-        "reconciliation": "Conciliação (diário de cada portaló × livro do escritório)",
-        "pay": "Demonstrativos de pagamento (RULES.md P1-P7), do livro do escritório",
-        "billing": "Cobrança ao armador (P8), do livro do escritório",
-        "evidence": "Pacote de provas de {registration} (portgate evidence verify {bundle})",
-        "no_decision": "(nenhuma decisão)",
-    },
-    "en": {
-        "columns": RECONCILIATION_COLUMNS,
-        "reconciliation": "Reconciliation (gate journals vs office ledger)",
-        "pay": "Pay statements (RULES.md P1-P7), from the ledger",
-        "billing": "Billing to the shipowner (P8), from the ledger",
-        "evidence": "Evidence bundle of {registration} (portgate evidence verify {bundle})",
-        "no_decision": "(no decision)",
-    },
-}
-
-
-def texts(lang: str) -> dict:
-    """The console texts of ``lang`` (``pt`` or ``en``; anything else reads as ``pt``, the default)."""
-    return TEXTS.get(lang, TEXTS["pt"])
-
-
-def reconciliation_line(cells, lang: str = "en") -> str:
-    """One line of the reconciliation table: the gate left-aligned, the counts right-aligned under
-    their header word (``texts(lang)["columns"]``; a column is as wide as its header word)."""
-    widths = [max(w, len(word)) for w, word in zip(_RECONCILIATION_WIDTHS, texts(lang)["columns"], strict=True)]
-    gate, *counts = cells
-    return "  " + " ".join([f"{gate:<{widths[0]}}"]
-                           + [f"{c:>{w}}" for c, w in zip(counts, widths[1:], strict=True)])
-
-
-def pcsc_available() -> bool:
-    """True when pcscd and the vpcd driver are installed (the PC/SC gate can run for real)."""
-    from app.demo.pcsc import VPCD_DRIVER
-
-    return shutil.which("pcscd") is not None and Path(VPCD_DRIVER).exists()
-
-
-class DemoFailed(Exception):
-    """The demo could not run (a component did not start); the message says which."""
-
-
-class Gate:
-    """One gate process and the devices the demo drives for it."""
-
-    def __init__(self, run: DemoRun, spec) -> None:
-        self.run = run
-        self.spec = spec
-        self.gate_id = spec.gate_id
-        self.dir = run.dir / self.gate_id
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.clock_file = self.dir / "clock.json"
-        self.decisions_file = self.dir / "decisions.jsonl"
-        self.decisions_file.touch()
-        self._seen = 0
-        self._last_shown: dict[str, float] = {}  # uid -> monotonic time it was last presented
-        self.proc: subprocess.Popen | None = None
-        self.display: subprocess.Popen | None = None
-        self.config: Path | None = None
-        self.ptys: dict[str, object] = {}
-        self.card = None
-        self.pcscd = None
-        self.env = dict(os.environ)
-        self.kind = spec.readers if (spec.readers != "pcsc" or pcsc_available()) else "serial"
-
-    # -- devices -------------------------------------------------------------------------------
-    def _reader_config(self) -> str:
-        if self.kind == "pcsc":
-            from app.demo.pcsc import PcscDaemon
-            from app.demo.vicc import VirtualCard
-
-            self.pcscd = PcscDaemon(self.dir / "pcscd")
-            self.pcscd.start()
-            self.env.update(self.pcscd.client_env())
-            self.card = VirtualCard(port=self.pcscd.port)
-            name = self.pcscd.entries[0].name
-            return (f'[[readers]]\nid = "{self.gate_id}-pcsc"\nkind = "control"\ndriver = "pcsc"\n'
-                    f'device = "{name}*"\n')
-        from app.demo.pty_reader import PtyReader
-
-        text = ""
-        kinds = ["control", "badge"] if self.spec.card_and_badge_required else ["control"]
-        for kind in kinds:
-            pty = PtyReader(self.dir / f"tty-{kind}")
-            pty.plug()
-            self.ptys[kind] = pty
-            text += (f'[[readers]]\nid = "{self.gate_id}-{kind}"\nkind = "{kind}"\ndriver = "serial"\n'
-                     f'device = "{pty.path}"\n')
-        if self.spec.exit_reader:  # G9: an exit-only control reader
-            pty = PtyReader(self.dir / "tty-out")
-            pty.plug()
-            self.ptys["out"] = pty
-            text += (f'[[readers]]\nid = "{self.gate_id}-out"\nkind = "control"\ndriver = "serial"\n'
-                     f'device = "{pty.path}"\ndirection = "out"\n')
-        return text
-
-    def write_config(self, key_file: Path, mqtt_port: int, office_pub: Path) -> Path:
-        rulebook = self.dir / "gate-rules.toml"
-        rulebook.write_text(
-            'name = "demo"\n[[version]]\neffective_from = 2026-01-01\n'
-            f'port_timezone = "{self.run.scenario.spec.timezone}"\n'
-            f"[version.g4]\ncard_and_badge_required = {str(self.spec.card_and_badge_required).lower()}\n"
-        )
-        set_scripted_time(self.clock_file, self.run.day_start)
-        config = self.dir / "gate.toml"
-        config.write_text(
-            f'port = "{self.run.scenario.spec.port}"\ngate_id = "{self.gate_id}"\nship = "{self.spec.ship}"\n'
-            f'state_dir = "{self.dir / "state"}"\nkey_file = "{key_file}"\nrulebook = "{rulebook}"\n'
-            f'office_public_key_file = "{office_pub}"\n'
-            f'indicator = "file"\nindicator_file = "{self.decisions_file}"\nlang = "{self.run.lang}"\n'
-            f'clock = "scripted"\nclock_file = "{self.clock_file}"\nclock_trust = "always"\n'
-            f"log_json = true\n\n[mqtt]\nhost = \"127.0.0.1\"\nport = {mqtt_port}\n\n"
-            + self._reader_config()
-        )
-        return config
-
-    def start_display(self, timeout: float = 30.0) -> str:
-        """Start the watchman's screen of this gate on a free loopback port; returns its URL."""
-        url_file = self.dir / "display.url"
-        self.display = subprocess.Popen(
-            [*PORTGATE, "edge", "display", "--config", str(self.config), "--port", "0", "--url-file", str(url_file)],
-            stdout=open(self.dir / "display.log", "ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while not url_file.exists():
-            if self.display.poll() is not None or time.monotonic() > deadline:
-                raise DemoFailed(f"the screen of {self.gate_id} did not start; see {self.dir}/display.log")
-            time.sleep(0.05)
-        return url_file.read_text().strip()
-
-    def start(self, config: Path) -> None:
-        self.config = config
-        (self.dir / "state").mkdir(exist_ok=True)
-        log = open(self.dir / "gate.log", "ab")
-        self.proc = subprocess.Popen([*PORTGATE, "edge", "run", "--config", str(config)],
-                                     stdout=log, stderr=subprocess.STDOUT, env=self.env)
-
-    # -- playing -------------------------------------------------------------------------------
-    def present(self, tap: Tap) -> None:
-        """Present ``tap``'s card to the right reader at the tap's scripted time.
-
-        The gate drops a second read of the same card within the debounce window (G9, real
-        monotonic time): a card shown again is held back until the window has passed."""
-        last = self._last_shown.get(tap.uid)
-        if last is not None:
-            time.sleep(max(0.0, last + DEBOUNCE_S - time.monotonic()))
-        self._last_shown[tap.uid] = time.monotonic()
-        set_scripted_time(self.clock_file, tap.at)
-        if self.kind == "pcsc":
-            self.card.insert(tap.uid)
-        else:
-            key = "out" if tap.direction.value == "out" and "out" in self.ptys else tap.reader.value
-            pty = self.ptys.get(key) or self.ptys["control"]
-            pty.hold(tap.uid, HOLD_S)  # a card shown: the reader repeats its frame (confirm-by-repeat)
-
-    def lift(self) -> None:
-        """Take the card away (PC/SC: remove it, and let pcscd notice before the next one)."""
-        if self.kind == "pcsc" and self.card is not None:
-            self.card.remove()
-            time.sleep(0.5)
-
-    def new_decisions(self) -> list[dict]:
-        lines = self.decisions_file.read_text(encoding="utf-8").splitlines()
-        fresh = [json.loads(line) for line in lines[self._seen:]]
-        self._seen = len(lines)
-        return fresh
-
-    def wait_decision(self, timeout: float = 20.0) -> dict | None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            fresh = self.new_decisions()
-            if fresh:
-                return fresh[-1]
-            if self.proc is not None and self.proc.poll() is not None:
-                raise DemoFailed(f"gate {self.gate_id} exited ({self.proc.returncode}); see {self.dir}/gate.log")
-            time.sleep(0.02)
-        return None
-
-    def journal_ids(self) -> set[str]:
-        with contextlib.closing(sqlite3.connect(f"file:{self.dir}/state/journal.db?mode=ro", uri=True)) as db:
-            return {row[0] for row in db.execute("SELECT event_id FROM journal")}
-
-    def stop(self) -> None:
-        if self.display is not None and self.display.poll() is None:
-            self.display.send_signal(signal.SIGTERM)
-            try:
-                self.display.wait(15)
-            except subprocess.TimeoutExpired:
-                self.display.kill()
-                self.display.wait()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        for pty in self.ptys.values():
-            pty.unplug()
-        if self.card is not None:
-            self.card.remove()
-        if self.pcscd is not None:
-            self.pcscd.stop()
-
-
-class DemoRun:
+class DemoRun(OfficeSide, DayChecks):
     """One run of the demo in ``run_dir``. ``play()`` returns the process exit status."""
 
     def __init__(self, run_dir: Path, scenario: Scenario, *, lang: str = "pt",
@@ -286,27 +70,6 @@ class DemoRun:
         self.web_url: str | None = None
 
     # -- set-up --------------------------------------------------------------------------------
-    def _register_signing_keys(self, keys: Path) -> None:
-        """Each gate's Ed25519 key pair is made in its state dir (as ``portgate edge key`` does on
-        a gate), its public key registered and enrolled at the office (``central add-gate
-        --public-key``) and the enrolment record countersigned by the demo's union inspector
-        (``evidence inspector-key``, ``evidence countersign-gate``; docs/evidence.md)."""
-        import datetime as dt
-
-        from central.evidence.enrolment import countersign, enrol, inspector_key
-        from central.office_key import office_key
-        from central.ingest.keys import register_public_key
-        from edge.signing import load_or_create
-        from wire.chain import fingerprint, public_pem
-
-        office = office_key(keys)
-        inspector, _made = inspector_key(self.dir / "inspector")
-        for gid, gate in self.gates.items():
-            pub = load_or_create(gate.dir / "state").public_key()
-            register_public_key(keys, gid, public_pem(pub))
-            record, _written = enrol(keys, gid, pub, office, dt.datetime.now(dt.UTC))
-            countersign(record, inspector, fingerprint(pub), fingerprint(office.public_key()))
-
     def start(self) -> None:
         from central.ingest.keys import add_gate
         from app.demo.mosquitto import Mosquitto
@@ -357,76 +120,6 @@ class DemoRun:
         url = first.start_display()
         self.out(f"screen   {url}  (the watchman's screen of {first.gate_id}: name, photo and reason of every "
                  f"read; {sent} photos sent by the office)")
-
-    def _publish_photos(self) -> int:
-        """The office sends the workers' photos (generated pictures; two workers have none, so the
-        screen shows its placeholder) through the photo downlink. Returns how many files."""
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
-        from central.broadcast.photos import publish_photos
-        from central.broadcast.publisher import office_signer
-        from central.registry.photos import save_photo
-        from portgate.records import Worker, load_csv
-        from app.demo.photos import png
-
-        photos = self.dir / "office-photos"  # the registry's photos, as the web app keeps them ([web] photos_dir)
-        workers = load_csv(self.scenario.workers_csv, Worker)
-        for n, w in enumerate(workers[:-2]):
-            save_photo(photos, w.registration, png(n + 1, size=96))  # re-encoded: office and gate sizes
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-photos-demo", protocol=mqtt.MQTTv5)
-        client.connect("127.0.0.1", self.broker.port)
-        client.loop_start()
-        try:
-            return publish_photos(client, self.scenario.spec.port, photos,
-                                  signer=office_signer(self.dir / "keys"))["files"]
-        finally:
-            client.disconnect()
-            client.loop_stop()
-
-    def _start_web(self) -> None:
-        """The office web application on a free loopback port, on the scripted day's clock."""
-        from app.demo.web import (DEMO_PASSWORD, DEMO_USER, OFFICE_USER, STEVEDORE_REGISTRATION,
-                                  WORKER_REGISTRATION, DemoWeb)
-
-        self.web = DemoWeb(self.ledger_url, [g.clock_file for g in self.gates.values()],
-                           self.scenario.spec.timezone, self.dir / "central.toml")
-        self.web_url = self.web.start()
-        self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (inspector), "
-                 f"{OFFICE_USER} / {DEMO_PASSWORD} (office), {WORKER_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(worker, on the phone: {self.web_url}w/), {STEVEDORE_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(stevedore) (portgate office serve)")
-
-    def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
-        """The office publishes the roster, the blocklist base and the escala (retained
-        snapshots, a new version each time). Later calls refresh roster and escala only, as the
-        office does every period, so the gates' copies never go stale (G8)."""
-        import msgspec
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
-        from central.broadcast.csv_source import CsvSnapshots, publish_snapshot
-        from central.broadcast.publisher import office_signer
-
-        signer = office_signer(self.dir / "keys")  # the office key the gates verify downlinks with
-
-        sc = self.scenario
-        at = at or self.day_start
-        self.published_version += 1
-        kinds = ("roster", "cards", "escala") if self.published_version == 1 else ("roster", "escala")
-        source = CsvSnapshots(sc.workers_csv, sc.cards_csv, sc.escala_csv)
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-publisher-demo",
-                             protocol=mqtt.MQTTv5)
-        client.connect("127.0.0.1", self.broker.port)
-        client.loop_start()
-        try:
-            for kind in kinds:
-                msg = msgspec.structs.replace(source.snapshot(kind, at), version=self.published_version)
-                publish_snapshot(client, sc.spec.port, kind, msg, signer=signer)
-        finally:
-            client.disconnect()
-            client.loop_stop()
-        self.published_at = at
 
     def _wait_office_subscribed(self, timeout: float = 30.0) -> None:
         """Wait until the office's ingest is connected (and so subscribed), so the gates' first
@@ -551,150 +244,6 @@ class DemoRun:
             self.problems.append(problem)
         status = "" if problem is None else "   <-- UNEXPECTED"
         self.out(f"[{index:2}/{total}] {local} {tap.gate_id:9} {mark} {shown['message']}{status}")
-
-    # -- after the day -------------------------------------------------------------------------
-    def reconcile(self) -> bool:
-        """Every event each gate journaled is in the ledger exactly once; no gaps remain."""
-        ok = self.wait_drained(90)
-        words = texts(self.lang)
-        self.out(f"\n{words['reconciliation']}")
-        self.out(reconciliation_line(words["columns"], self.lang))
-        with contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True)) as db:
-            for gid, gate in self.gates.items():
-                journal = gate.journal_ids()
-                ledger = self._ledger_ids(gid)
-                missing = journal - ledger
-                decided = sum(1 for _ in gate.decisions_file.open(encoding="utf-8"))
-                row = db.execute("SELECT highest_seq, contiguous_seq FROM gate_progress WHERE gate_id = ?",
-                                 (gid,)).fetchone()
-                gaps = 0 if row is None else row[0] - row[1]
-                rows = db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gid,)).fetchone()[0]
-                self.out(reconciliation_line((gid, len(journal), decided, rows, len(missing), gaps), self.lang))
-                if missing or gaps or rows != len(journal):
-                    ok = False
-                    self.problems.append(f"{gid}: {len(missing)} event(s) missing from the ledger, {gaps} gap(s)")
-        return ok
-
-    def office_totals(self) -> dict:
-        """The ingest's own counts, printed by ``portgate central run`` when it stops."""
-        log = self.dir / "central.log"
-        totals: dict = {}
-        if log.exists():
-            for text in log.read_text(encoding="utf-8", errors="replace").splitlines():
-                if text.startswith("{") and '"ingest.totals"' in text:  # central runs with log_json
-                    with contextlib.suppress(ValueError):
-                        totals = json.loads(text)
-        return totals
-
-    def port_config(self) -> Path:
-        """The port TOML pay and billing run with: the example port, its rulebook copied into the
-        run directory with the scenario's P8 fare (``anchorage_transport_fare``) when it sets one
-        (the shipped rulebook leaves it unset: billing a trip is then refused)."""
-        from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config
-
-        rulebook = Path(load_port_config(DEFAULT_PORT_CONFIG).rulebook)
-        text = rulebook.read_text(encoding="utf-8")
-        fare = self.scenario.spec.anchorage_transport_fare
-        if fare is not None:  # a top-level key: before the first table
-            text = f'anchorage_transport_fare = "{fare}"  # portgate demo: the port\'s launch fare\n' + text
-        own = self.dir / "rulebook.toml"
-        own.write_text(text, encoding="utf-8")
-        port = self.dir / "port.toml"
-        port.write_text(DEFAULT_PORT_CONFIG.read_text(encoding="utf-8").replace(
-            'rulebook = "rulebooks/decreto-83611-1979.toml"', f'rulebook = "{own}"'), encoding="utf-8")
-        return port
-
-    def pay(self) -> dict[str, Decimal]:
-        """Run ``portgate pay`` on the ledger for the day and print the statements."""
-        sc = self.scenario
-        day = sc.spec.day
-        cmd = [*PORTGATE, "pay", "--db", self.ledger_url, "--from", day.isoformat(),
-               "--to", (day + dt.timedelta(days=1)).isoformat(), "--port-config", str(self.port_config())]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            self.problems.append(f"portgate pay failed ({done.returncode}): {done.stderr.strip()[:500]}")
-            return {}
-        totals: dict[str, Decimal] = {}
-        self.out(f"\n{texts(self.lang)['pay']}")
-        for text in done.stdout.splitlines():
-            row = json.loads(text)
-            reg = row.get("registration")
-            if row.get("rule") == "TOTAL":
-                totals[reg] = totals.get(reg, Decimal(0)) + Decimal(row["amount"])
-                hold = f"  ON HOLD: {row['hold']}" if row.get("hold") else ""
-                self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} R$ {row['amount']:>8}{hold}")
-            elif row.get("rule") == "HELD":  # not paid until reviewed (NO_ENTRY, ...)
-                self.out(f"  {reg} {row.get('work_day')}  HELD  {'; '.join(row.get('flags') or [])}")
-            elif row.get("rule"):
-                self.out(f"  {reg} {row.get('work_day')}  {row['rule']:5} {row.get('article', ''):22} "
-                         f"R$ {row['amount']:>8}")
-            else:
-                self.out(f"  {reg} held: {row}")
-        self.problems.extend(check_pay(sc.expected_pay, totals))
-        return totals
-
-    def billing(self) -> list[dict]:
-        """Run ``portgate pay billing`` for the day: the shipowner's statement of the watchmen's
-        trips to the anchored ship (P8, 83.611 art. 27 sole paragraph: one round trip per stay, at
-        the scenario's fare). A problem if it fails, an anchored ship of the escala has no P8 line,
-        or a ship's total is not the scenario's ``expected_billing``."""
-        sc = self.scenario
-        day = sc.spec.day
-        cmd = [*PORTGATE, "pay", "billing", "--db", self.ledger_url, "--from", day.isoformat(),
-               "--to", (day + dt.timedelta(days=1)).isoformat(), "--port-config", str(self.port_config())]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            self.problems.append(f"portgate pay billing failed ({done.returncode}): {done.stderr.strip()[:500]}")
-            return []
-        found = [json.loads(text) for text in done.stdout.splitlines()]
-        self.out(f"\n{texts(self.lang)['billing']}")
-        for st in found:
-            for line in st["lines"]:
-                self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  R$ {line['amount']:>8}  "
-                         f"{line['description']}")
-            self.out(f"  {st['shipowner']}  TOTAL R$ {st['total']:>8}")
-        anchored = {ship for ship in sc.anchored_ships()}
-        billed = {line["ship"] for st in found for line in st["lines"] if line["rule"] == "P8"}
-        if anchored - billed:
-            self.problems.append(f"no P8 billing line for anchored ship(s) {sorted(anchored - billed)}")
-        per_ship: dict[str, Decimal] = {}
-        for st in found:
-            for line in st["lines"]:
-                per_ship[line["ship"]] = per_ship.get(line["ship"], Decimal(0)) + Decimal(line["amount"])
-        for ship, amount in sorted(sc.spec.expected_billing.items()):
-            if per_ship.get(ship) != Decimal(amount):
-                self.problems.append(f"billing {ship}: {per_ship.get(ship)} != expected {amount}")
-        return found
-
-    def evidence(self, registration: str = "V017") -> Path | None:
-        """Export the evidence bundle of ``registration`` for the day (``portgate evidence export``)
-        into the run directory and check it offline (``portgate evidence verify``)."""
-        if registration not in self.scenario.expected_pay:
-            return None
-        day = self.scenario.spec.day.isoformat()
-        bundle = self.dir / f"evidence-{registration}.zip"
-        cmd = [*PORTGATE, "evidence", "export", "--db", self.ledger_url, "--keys-dir", str(self.dir / "keys"),
-               "--registration", registration, "--from", day, "--to", day, "--out", str(bundle)]
-        for gate in self.gates.values():
-            cmd += ["--gate-rulebook", str(gate.dir / "gate-rules.toml")]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            self.problems.append(f"portgate evidence export failed ({done.returncode}): {done.stderr.strip()[:500]}")
-            return None
-        from central.evidence.enrolment import inspector_key
-        from central.office_key import office_key
-        from wire.chain import fingerprint
-
-        pins = ["--office-key", fingerprint(office_key(self.dir / "keys").public_key()),  # the office's own
-                "--inspector-key", fingerprint(inspector_key(self.dir / "inspector")[0].public_key())]  # the union's
-        check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle), *pins], capture_output=True,
-                               text=True, timeout=120)
-        self.out("\n" + texts(self.lang)["evidence"].format(registration=registration, bundle=bundle.name))
-        for line in check.stdout.splitlines():
-            self.out(f"  {line}")
-        if check.returncode != 0:
-            self.problems.append(f"evidence bundle of {registration} does not verify")
-        return bundle
 
     def stop(self) -> None:
         for gate in self.gates.values():

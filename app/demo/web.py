@@ -136,9 +136,12 @@ class DemoWeb:
             config = load_central_config(str(self.central_toml))
             settings = config.web
             key = slip_key(config)  # <keys_dir>/payslip.key of the run directory, made if missing
+            from central.web.gate_commands import command_sender
+
             extra = {"gate_what_if": web_gate_what_if(config.publish),
                      "publish_photos": photo_publisher(config.mqtt, config.port, office_signer(config.keys_dir))
-                     if settings.photos_dir else None}
+                     if settings.photos_dir else None,
+                     "send_command": command_sender(config.mqtt, config.port, office_signer(config.keys_dir))}
         app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",

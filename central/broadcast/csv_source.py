@@ -5,13 +5,15 @@ central publish``, by the ingest when a gate asks for a snapshot, and by the dem
 
 Version of a CSV-built snapshot: unless given, the newest modification time of its files in
 milliseconds since the epoch (monotonic as long as files are only replaced by newer ones).
-Snapshots are published retained at QoS 1, so a gate that connects later gets the newest at once.
+The roster carries the union inspectors' names from ``inspectors.csv`` beside ``cards.csv``
+(``registration,name``; optional). Snapshots are published retained at QoS 1, so a gate that connects later gets the newest at once.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from pathlib import Path
 
 import msgspec
@@ -19,21 +21,45 @@ import paho.mqtt.client as mqtt
 
 from central.broadcast import blocklist
 from central.broadcast.publisher import Publisher
+from portgate.errors import BadInput
 from portgate.records import Card, CardStatus, EscalaEntry, Worker, load_csv
-from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, RosterSnapshot
+from portgate.tables import read_rows
+from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, InspectorRow, RosterSnapshot
+from wire.topics import ID_PATTERN
 
 
 def _version(*paths) -> int:
     return max(int(os.stat(p).st_mtime_ns // 1_000_000) for p in paths if p)
 
 
+INSPECTORS_CSV = "inspectors.csv"  # beside cards.csv: registration,name of the union inspectors
+
+
+def inspectors_csv(cards_csv) -> list[InspectorRow]:
+    """The union inspectors' names (issue 33) from ``inspectors.csv`` beside ``cards_csv``
+    (columns ``registration,name``), or none when there is no such file. Raises ``BadInput``
+    naming the file and line of a bad row (a registration that is not an id, a name over 255)."""
+    path = Path(cards_csv).with_name(INSPECTORS_CSV)
+    if not path.exists():
+        return []
+    out = []
+    for where, row in read_rows(path, ("registration", "name"), known=("registration", "name")):
+        reg, name = (row.get("registration") or "").strip(), (row.get("name") or "").strip()
+        if not re.fullmatch(ID_PATTERN, reg) or len(name) > 255:
+            raise BadInput(f"{where}: registration {reg[:40]!r} or name is not valid (an id; a name up to 255)")
+        out.append(InspectorRow(registration=reg, name=name))
+    return out
+
+
 def roster_snapshot(workers_csv, cards_csv, *, version: int | None = None, at: dt.datetime) -> RosterSnapshot:
-    """Workers and cards from CSV. Raises ``BadInput`` naming bad rows."""
+    """Workers and cards from CSV, and the union inspectors' names (``inspectors_csv``). Raises
+    ``BadInput`` naming bad rows."""
     return RosterSnapshot(
         version=version if version is not None else _version(workers_csv, cards_csv),
         at=at,
         workers=load_csv(workers_csv, Worker),
         cards=load_csv(cards_csv, Card),
+        inspectors=inspectors_csv(cards_csv),
     )
 
 

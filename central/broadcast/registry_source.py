@@ -57,7 +57,7 @@ from central.broadcast.publisher import Publisher, office_signer
 from central.config import CentralConfig
 from central.ledger.schema import events
 from central.registry.api import changes_since, roster_snapshot
-from central.registry.schema import cards, cases, downlink_changes
+from central.registry.schema import cards, cases, downlink_changes, inspectors
 from central.rotation.service import escala_snapshot
 from portgate.errors import ConfigError
 from portgate.records import Card, EscalaEntry, Worker
@@ -77,6 +77,13 @@ def _record(body: dict, record: type):
     """A change row's JSON body as a ``Worker``/``Card``/``EscalaEntry`` (extra keys such as ``id``
     ignored). Raises ``msgspec.ValidationError`` for a body that is not one."""
     return msgspec.convert(body, record, strict=False)
+
+
+def inspector_rows(session: Session) -> list[dl.InspectorRow]:
+    """The active union inspectors (``inspectors``), names for the gates' screens (issue 33)."""
+    return [dl.InspectorRow(registration=r.registration, name=r.name or "") for r in session.execute(
+        select(inspectors.c.registration, inspectors.c.name).where(inspectors.c.active == 1)
+        .order_by(inspectors.c.registration))]
 
 
 def escala_days(today: dt.date) -> tuple[dt.date, dt.date, dt.date]:
@@ -247,7 +254,8 @@ class DownlinkPublisher:
     def _build_snapshot(self, session: Session, kind: str, mark: Mark, at: dt.datetime):
         if kind == "roster":
             _v, workers, cards_ = roster_snapshot(session)
-            return dl.RosterSnapshot(version=mark.version, at=at, workers=workers, cards=cards_)
+            return dl.RosterSnapshot(version=mark.version, at=at, workers=workers, cards=cards_,
+                                     inspectors=inspector_rows(session))
         if kind == "cards":
             return dl.CardsSnapshot(version=mark.version, at=at, blocked=self._blocklist(session, at))
         entries: list[EscalaEntry] = []

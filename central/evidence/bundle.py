@@ -120,88 +120,40 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         gates: dict[str, tuple[int, int]] = {}
         n_events = 0
         for gate, seqs in sorted(ranges.items()):
-            lo, hi = min(seqs), max(seqs)
-            receipt = conn.execute(select(chain_receipts).where(
-                chain_receipts.c.gate_id == gate, chain_receipts.c.seq >= hi,
-                chain_receipts.c.seq <= hi + RECEIPT_REACH).order_by(chain_receipts.c.seq.desc()).limit(1)
-            ).mappings().first()
-            if receipt is None:  # the newest one before: it still anchors a prefix of the range
-                receipt = conn.execute(select(chain_receipts).where(
-                    chain_receipts.c.gate_id == gate, chain_receipts.c.seq >= lo).order_by(
-                    chain_receipts.c.seq.desc()).limit(1)).mappings().first()
-            if receipt is not None:
-                hi = max(hi, receipt["seq"])
-                files[f"receipts/{gate}.json"] = _json({"body": receipt["body"].decode("utf-8"),
-                                                        "sig": receipt["sig"]})
-            stored = conn.execute(select(events.c.id, events.c.gate_id, events.c.seq, events.c.raw).where(
-                events.c.gate_id == gate, events.c.seq.between(lo, hi)).order_by(events.c.seq, events.c.id)
-            ).all()
-            raws = [r[3] for r in stored]
-            decoded = [_decode_row(*r) for r in stored]
-            keys = read_public_keys(public_key_path(keys_dir, gate))
-            if not keys:
-                raise BadInput(f"gate {gate} has no registered public key: its events cannot be proved",
-                               where=str(public_key_path(keys_dir, gate)))
-            files[f"keys/{gate}.pem"] = "".join(chain.public_pem(k) for k in keys).encode("ascii")
-            for k in keys:  # the enrolment records, office-signed, countersigned by the inspector
-                record = record_path(keys_dir, gate, chain.fingerprint(k))
-                if record.exists():
-                    files[f"enrolments/{record.name}"] = record.read_bytes()
-            lines = []
-            for raw, ev in zip(raws, decoded):
-                lines.append(bytes(raw).rstrip(b"\n"))
-                if ev.sig:
-                    base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
-                    files[base + ".bin"] = canonical_bytes(ev)
-                    files[base + ".sig"] = bytes.fromhex(ev.sig)
-            files[f"events/{gate}.jsonl"] = b"\n".join(lines) + b"\n"
-            breaks = conn.execute(select(chain_breaks).where(chain_breaks.c.gate_id == gate,
-                                                             chain_breaks.c.seq_to >= lo,
-                                                             chain_breaks.c.seq_from <= hi)).mappings().all()
-            report = chain.check_chain(gate, decoded, _starting_key(decoded, keys), first_seq=lo)
-            files[f"chain/{gate}.json"] = _json({
-                "gate_id": gate, "seq_from": lo, "seq_to": hi, "head_seq": report.head_seq, "head": report.head,
-                "verified": report.verified, "breaks_at_export": [str(b) for b in report.breaks],
-                "breaks_recorded_on_ingest": [{"kind": b["kind"], "seq_from": b["seq_from"],
-                                               "seq_to": b["seq_to"], "detail": b["detail"]} for b in breaks],
-                "segments": [dataclasses.asdict(s) for s in report.segments]})
-            gates[gate] = (lo, hi)
-            n_events += len(raws)
-        st_rows = conn.execute(select(statements).where(
-            statements.c.registration == registration, statements.c.work_day.between(date_from, date_to))
-            .order_by(statements.c.shift_id, statements.c.version)).mappings().all()
-        ids = [r["statement_id"] for r in st_rows]
-        line_rows: dict[str, list[dict]] = {}
-        if ids:
-            for r in conn.execute(select(statement_lines).where(statement_lines.c.statement_id.in_(ids))
-                                  .order_by(statement_lines.c.statement_id, statement_lines.c.position)).mappings():
-                line_rows.setdefault(r["statement_id"], []).append(
-                    {"rule": r["rule"], "article": r["article"], "description": r["description"],
-                     "amount_cents": r["amount_cents"]})
-        events_of = [_decode_row(*r) for r in conn.execute(
-            select(events.c.id, events.c.gate_id, events.c.seq, events.c.raw).where(
-                events.c.registration == registration, events.c.occurred_at >= start,
-                events.c.occurred_at < end)
-            .order_by(events.c.occurred_at, events.c.gate_id, events.c.seq))]
+            gate_files, gates[gate], count = _gate_files(conn, keys_dir, gate, seqs)
+            files.update(gate_files)
+            n_events += count
+        stmts = _statement_records(conn, registration, date_from, date_to)
+        events_of = _events_of(conn, registration, start, end)
         n_receipts = conn.execute(select(func.count()).select_from(chain_receipts)).scalar()
         meals = read_meal_corrections(conn, sorted(s.shift_id for s in shifts))
-    stmts = [{
-        "statement_id": r["statement_id"], "shift_id": r["shift_id"], "version": r["version"],
-        "rulebook": r["rulebook"], "work_day": _iso(r["work_day"]), "total_cents": r["total_cents"],
-        "flags": [f for f in (r["flags"] or "").split(",") if f], "due_at": _iso(r["due_at"]),
-        "computed_at": _iso(r["computed_at"]), "computed_by": r["computed_by"], "digest": r["digest"],
-        "hold_reason": r["hold_reason"], "paid_at": _iso(r["paid_at"]), "paid_ref": r["paid_ref"],
-        "superseded_at": _iso(r["superseded_at"]), "superseded_by": r["superseded_by"],
-        "superseded_reason": r["superseded_reason"], "lines": line_rows.get(r["statement_id"], [])}
-        for r in st_rows]
-    shift_rows = [{
-        "shift_id": s.shift_id, "registration": s.registration, "ship": s.ship, "work_date": _iso(s.work_date),
-        "period": s.period, "function": s.function, "berth": s.berth, "gate_id": s.gate_id,
-        "period_start": _iso(s.period_start), "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
-        "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "admit_event_id": s.admit_event_id,
-        "exit_event_id": s.exit_event_id, "meal_worked": s.meal_worked,
-        "flags": [f"{f.code}: {f.detail}" for f in s.flags]}
-        for s in shifts]
+    shift_rows = _shift_records(shifts)
+    files.update(_pay_files(stmts, shift_rows, meals, calendar, pay_rulebook))
+    files.update(rulebook_files)
+
+    files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
+                                       events_of, gates, zone, now)
+    out = _write_bundle(out, keys_dir, files, registration, date_from, date_to, now, n_receipts, gates)
+    return Exported(out, gates, n_events, len(stmts), len(shift_rows))
+
+
+def _events_of(conn, registration: str, start: dt.datetime, end: dt.datetime) -> list:
+    """``registration``'s events from ``start`` to ``end`` (aware), decoded, in time order (the
+    summary PDF's list)."""
+    return [_decode_row(*r) for r in conn.execute(
+        select(events.c.id, events.c.gate_id, events.c.seq, events.c.raw).where(
+            events.c.registration == registration, events.c.occurred_at >= start,
+            events.c.occurred_at < end)
+        .order_by(events.c.occurred_at, events.c.gate_id, events.c.seq))]
+
+
+def _pay_files(stmts: list[dict], shift_rows: list[dict], meals, calendar: HolidayCalendar | None,
+               pay_rulebook: str | Path | None) -> dict[str, bytes]:
+    """The bundle's files pay is recomputed from: ``statements.json``, ``shifts.json``,
+    ``corrections.json`` (meal-worked corrections), ``calendar.json`` (``calendar``, default the
+    example port's) and the pay rulebook of each statement. Raises ``BadInput`` if a statement's
+    pay rulebook is not found."""
+    files: dict[str, bytes] = {}
     files["statements.json"] = _json(stmts)
     files["shifts.json"] = _json(shift_rows)
     files["corrections.json"] = _json([{"shift_id": sid, "field": "meal_worked", "value": worked, "actor": actor,
@@ -213,10 +165,116 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
     files["calendar.json"] = _json(calendar_record(calendar))
     for rb in sorted({s["rulebook"] for s in stmts}):
         files[f"rulebooks/pay/{rb}.toml"] = _pay_rulebook(rb, pay_rulebook)
-    files.update(rulebook_files)
+    return files
 
-    files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
-                                       events_of, gates, zone, now)
+
+def _gate_files(conn, keys_dir: str | Path, gate: str, seqs: list[int]) -> tuple[dict[str, bytes], tuple[int, int], int]:
+    """The bundle's files of one gate's events ``seqs`` (with their anchors): the receipt that
+    anchors the range, the events as stored, the gate's public keys and enrolment records, the
+    signed events' canonical bytes and signatures, and the chain check; with the seq range
+    exported (up to the receipt's seq) and the number of events. Raises ``BadInput`` if the gate
+    has no registered public key."""
+    files: dict[str, bytes] = {}
+    lo, hi = min(seqs), max(seqs)
+    receipt = _newest_receipt(conn, gate, lo, hi)
+    if receipt is not None:
+        hi = max(hi, receipt["seq"])
+        files[f"receipts/{gate}.json"] = _json({"body": receipt["body"].decode("utf-8"),
+                                                "sig": receipt["sig"]})
+    stored = conn.execute(select(events.c.id, events.c.gate_id, events.c.seq, events.c.raw).where(
+        events.c.gate_id == gate, events.c.seq.between(lo, hi)).order_by(events.c.seq, events.c.id)
+    ).all()
+    raws = [r[3] for r in stored]
+    decoded = [_decode_row(*r) for r in stored]
+    keys = read_public_keys(public_key_path(keys_dir, gate))
+    if not keys:
+        raise BadInput(f"gate {gate} has no registered public key: its events cannot be proved",
+                       where=str(public_key_path(keys_dir, gate)))
+    files[f"keys/{gate}.pem"] = "".join(chain.public_pem(k) for k in keys).encode("ascii")
+    for k in keys:  # the enrolment records, office-signed, countersigned by the inspector
+        record = record_path(keys_dir, gate, chain.fingerprint(k))
+        if record.exists():
+            files[f"enrolments/{record.name}"] = record.read_bytes()
+    lines = []
+    for raw, ev in zip(raws, decoded):
+        lines.append(bytes(raw).rstrip(b"\n"))
+        if ev.sig:
+            base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
+            files[base + ".bin"] = canonical_bytes(ev)
+            files[base + ".sig"] = bytes.fromhex(ev.sig)
+    files[f"events/{gate}.jsonl"] = b"\n".join(lines) + b"\n"
+    breaks = conn.execute(select(chain_breaks).where(chain_breaks.c.gate_id == gate,
+                                                     chain_breaks.c.seq_to >= lo,
+                                                     chain_breaks.c.seq_from <= hi)).mappings().all()
+    report = chain.check_chain(gate, decoded, _starting_key(decoded, keys), first_seq=lo)
+    files[f"chain/{gate}.json"] = _json({
+        "gate_id": gate, "seq_from": lo, "seq_to": hi, "head_seq": report.head_seq, "head": report.head,
+        "verified": report.verified, "breaks_at_export": [str(b) for b in report.breaks],
+        "breaks_recorded_on_ingest": [{"kind": b["kind"], "seq_from": b["seq_from"],
+                                       "seq_to": b["seq_to"], "detail": b["detail"]} for b in breaks],
+        "segments": [dataclasses.asdict(s) for s in report.segments]})
+    return files, (lo, hi), len(raws)
+
+
+def _newest_receipt(conn, gate: str, lo: int, hi: int):
+    """The office's receipt that anchors ``gate``'s seqs ``lo..hi``: the first within
+    ``RECEIPT_REACH`` after ``hi``, else the newest one from ``lo`` on (it still anchors a prefix of
+    the range); None if there is none."""
+    receipt = conn.execute(select(chain_receipts).where(
+        chain_receipts.c.gate_id == gate, chain_receipts.c.seq >= hi,
+        chain_receipts.c.seq <= hi + RECEIPT_REACH).order_by(chain_receipts.c.seq.desc()).limit(1)
+    ).mappings().first()
+    if receipt is None:  # the newest one before: it still anchors a prefix of the range
+        receipt = conn.execute(select(chain_receipts).where(
+            chain_receipts.c.gate_id == gate, chain_receipts.c.seq >= lo).order_by(
+            chain_receipts.c.seq.desc()).limit(1)).mappings().first()
+    return receipt
+
+
+def _statement_records(conn, registration: str, date_from: dt.date, date_to: dt.date) -> list[dict]:
+    """Every version of ``registration``'s pay statements for the work days ``date_from..date_to``
+    with their lines, as the bundle's ``statements.json`` records (amounts in centavos)."""
+    st_rows = conn.execute(select(statements).where(
+        statements.c.registration == registration, statements.c.work_day.between(date_from, date_to))
+        .order_by(statements.c.shift_id, statements.c.version)).mappings().all()
+    ids = [r["statement_id"] for r in st_rows]
+    line_rows: dict[str, list[dict]] = {}
+    if ids:
+        for r in conn.execute(select(statement_lines).where(statement_lines.c.statement_id.in_(ids))
+                              .order_by(statement_lines.c.statement_id, statement_lines.c.position)).mappings():
+            line_rows.setdefault(r["statement_id"], []).append(
+                {"rule": r["rule"], "article": r["article"], "description": r["description"],
+                 "amount_cents": r["amount_cents"]})
+    stmts = [{
+        "statement_id": r["statement_id"], "shift_id": r["shift_id"], "version": r["version"],
+        "rulebook": r["rulebook"], "work_day": _iso(r["work_day"]), "total_cents": r["total_cents"],
+        "flags": [f for f in (r["flags"] or "").split(",") if f], "due_at": _iso(r["due_at"]),
+        "computed_at": _iso(r["computed_at"]), "computed_by": r["computed_by"], "digest": r["digest"],
+        "hold_reason": r["hold_reason"], "paid_at": _iso(r["paid_at"]), "paid_ref": r["paid_ref"],
+        "superseded_at": _iso(r["superseded_at"]), "superseded_by": r["superseded_by"],
+        "superseded_reason": r["superseded_reason"], "lines": line_rows.get(r["statement_id"], [])}
+        for r in st_rows]
+    return stmts
+
+
+def _shift_records(shifts) -> list[dict]:
+    """The shifts as the bundle's ``shifts.json`` records (times as ISO 8601 text)."""
+    shift_rows = [{
+        "shift_id": s.shift_id, "registration": s.registration, "ship": s.ship, "work_date": _iso(s.work_date),
+        "period": s.period, "function": s.function, "berth": s.berth, "gate_id": s.gate_id,
+        "period_start": _iso(s.period_start), "period_end": _iso(s.period_end), "admit_at": _iso(s.admit_at),
+        "exit_at": _iso(s.exit_at), "closed_by": s.closed_by, "admit_event_id": s.admit_event_id,
+        "exit_event_id": s.exit_event_id, "meal_worked": s.meal_worked,
+        "flags": [f"{f.code}: {f.detail}" for f in s.flags]}
+        for s in shifts]
+    return shift_rows
+
+
+def _write_bundle(out: str | Path, keys_dir: str | Path, files: dict[str, bytes], registration: str,
+                  date_from: dt.date, date_to: dt.date, now: dt.datetime, n_receipts: int,
+                  gates: dict[str, tuple[int, int]]) -> Path:
+    """Add the office's public key to ``files``, sign the manifest of every file's SHA-256 with the
+    office key and write the zip to ``out``; returns its path."""
     office = office_key(keys_dir)
     files["keys/office.pem"] = chain.public_pem(office.public_key()).encode("ascii")
     manifest = {"format": FORMAT, "registration": registration, "from": date_from.isoformat(),
@@ -233,7 +291,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
         for name, data in sorted(files.items()):
             zf.writestr(name, data)
     out.write_bytes(buf.getvalue())
-    return Exported(out, gates, n_events, len(stmts), len(shift_rows))
+    return out
 
 
 def _with_anchors(conn, mine: list[tuple[str, int]], ranges: dict[str, list[int]]) -> None:

@@ -23,10 +23,9 @@ import os
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from portgate.config import read_secret, write_secret
+from central.office_key import key_pair, load_private
 from portgate.errors import BadInput, ConfigError
 from wire import chain
 from wire.topics import check_id
@@ -120,26 +119,13 @@ def inspector_key(folder: str | Path) -> tuple[Ed25519PrivateKey, bool]:
     """The inspector's key pair in ``folder`` (``inspector.key``, PKCS#8 PEM 0600, and
     ``inspector.pub``), made if there is none. Returns ``(key, made)``. Raises ``ConfigError`` if
     the file is readable by others or not an Ed25519 key."""
-    path = Path(folder) / "inspector.key"
-    if not path.exists():
-        key = Ed25519PrivateKey.generate()
-        write_secret(path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                             serialization.NoEncryption()))
-        (path.parent / "inspector.pub").write_text(chain.public_pem(key.public_key()), encoding="ascii")
-        return key, True
-    return load_inspector_key(path), False
+    return key_pair(Path(folder) / "inspector.key", "inspector.pub", "inspector key")
 
 
 def load_inspector_key(path: str | Path) -> Ed25519PrivateKey:
     """The inspector's private key file. Raises ``ConfigError`` (missing, readable by others, not
     an Ed25519 PEM key)."""
-    try:
-        key = serialization.load_pem_private_key(read_secret(path, what="inspector key") + b"\n", None)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"not a PEM private key: {exc}", path=str(path)) from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise ConfigError("not an Ed25519 private key", path=str(path))
-    return key
+    return load_private(path, "inspector key")
 
 
 def countersign(path: str | Path, key: Ed25519PrivateKey, gate_fingerprint: str,

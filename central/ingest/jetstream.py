@@ -36,6 +36,7 @@ import asyncio
 import collections
 import concurrent.futures
 import itertools
+import ssl
 import threading
 
 import nats
@@ -44,14 +45,27 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from central.config import CentralConfig
+from central.config import CentralConfig, NatsSettings
 from central.db import make_engine
 from central.ingest.keys import KeyRing
 from central.ingest.writer import Abandoned, LedgerWriter, Outcome
 from central.ledger.migrate import upgrade_engine
+from portgate.config import read_secret
 from portgate.errors import ConfigError
 
 log = structlog.get_logger("central.ingest")
+
+def connect_auth(s: NatsSettings) -> dict:
+    """``nats.connect`` keyword arguments for ``[nats] user``/``password_file``/``tls_ca_file``
+    (none when unset). ``ConfigError`` for a password file unreadable or readable by others."""
+    kw: dict = {}
+    if s.user:
+        kw["user"] = s.user
+        kw["password"] = read_secret(s.password_file, what="NATS password").decode().strip()
+    if s.tls_ca_file:
+        kw["tls"] = ssl.create_default_context(cafile=s.tls_ca_file)
+    return kw
+
 
 def port_subjects(port: str) -> list[str]:
     """The subjects the port's stream captures: its gates' events and statuses."""
@@ -150,7 +164,7 @@ class JetStreamIngest:
         s = self.settings
         nc = await nats.connect(servers=list(s.servers), name=self.durable, max_reconnect_attempts=-1,
                                 reconnect_time_wait=s.reconnect_wait_s, connect_timeout=s.connect_timeout_s,
-                                allow_reconnect=True)
+                                allow_reconnect=True, **connect_auth(s))
         try:
             js = nc.jetstream(timeout=s.request_timeout_s)
             sub = await self._subscribe(js)

@@ -20,7 +20,9 @@ The decisions are pure and tested in memory: each message's verdict is ``central
 (the ledger's transaction, the MQTT publishes, the clock).
 
 - Batches: one transaction per batch. A database error keeps the batch and retries it after a
-  back-off (0.5 s doubling to 30 s) until it commits or the worker goes away; nothing is dropped.
+  back-off (0.5 s doubling to 30 s; to 5 s while the ledger fails over: connection lost, a
+  standby refusing writes, ``central.db.unreachable``) until it commits or the worker goes away;
+  nothing is dropped. With a multi-host URL the retry reaches the new primary (docs/operations.md).
 - Rejects (malformed, bad MAC, unknown gate, topic/gate mismatch) become ``dead_letters`` rows in
   the same transaction (they will never become valid; the worker acknowledges them with the batch).
   A message over ``ledger.MAX_MESSAGE_BYTES`` is refused before decoding; a dead letter keeps the
@@ -71,7 +73,7 @@ from sqlalchemy.orm import Session
 from central.config import CentralConfig
 from central.broadcast import blocklist, presence
 from central.broadcast.publisher import Publisher, office_signer
-from central.db import make_engine
+from central.db import make_engine, read_only, unreachable
 from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
@@ -91,6 +93,7 @@ from wire import downlink as dl
 from wire.events import ConfiscationPayload
 
 log = structlog.get_logger("central.ingest")
+FAILOVER_RETRY_MAX_S = 5.0  # retry interval cap while the ledger fails over (central.db.unreachable)
 
 
 class Abandoned(Exception):
@@ -206,8 +209,12 @@ class LedgerWriter:
                 self.notify(self._report(None))  # visible now (metrics, tests), not only after the commit
                 if self.abandon():
                     raise Abandoned(batch_id) from None
+                if read_only(exc):
+                    self.engine.dispose()  # pooled connections to a demoted primary: reconnect (multi-host URL)
                 time.sleep(delay)
-                delay = min(delay * 2, 30.0)
+                # a failover (connection lost, a standby): the new primary takes writes within
+                # seconds, so retry at least every FAILOVER_RETRY_MAX_S; other errors back off to 30 s
+                delay = min(delay * 2, FAILOVER_RETRY_MAX_S if unreachable(exc) else 30.0)
                 if self.abandon():
                     raise Abandoned(batch_id) from None
         n_new = len(inserted)

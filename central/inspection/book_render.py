@@ -1,4 +1,4 @@
-"""Render a ``crew_hours.HoursBook`` as the two books of art. 4 (K5): ``overtime_book.csv``,
+"""Render a ``hours_book.HoursBook`` as the two books of art. 4 (K5): ``overtime_book.csv``,
 ``transgressions.csv`` and one printable ``book.html`` (A4, no scripts, no external files).
 Pure: text in, text out. Durations (seconds in the book) are written as whole minutes and as
 ``HhMM``; times in the ship's zone. Each table row is one ``%`` format of its escaped cells."""
@@ -11,7 +11,7 @@ import html
 import io
 from zoneinfo import ZoneInfo
 
-from central.inspection.crew_hours import HoursBook
+from central.inspection.hours_book import HoursBook
 from portgate import csvout
 
 OVERTIME_COLUMNS = (

@@ -30,17 +30,24 @@ Readings (see docs/inspection.md):
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import datetime as dt
-import enum
 import itertools
 import math
-import operator
-from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from collections.abc import Iterable, Sequence
 from zoneinfo import ZoneInfo
 
-from portgate.cells import parse_aware
+from central.inspection.hours_book import HoursBook, OvertimeEntry, Transgression, WeekEntry
+from central.inspection.work_periods import (
+    _EPOCH,
+    _SECOND,
+    Kind,
+    WorkPeriod,
+    _by_crew_start_end,
+    _check_sorted,
+    _crew_id,
+    _end_s,
+    _start_s,
+)
 from portgate.errors import BadInput
 
 HOUR = dt.timedelta(hours=1)
@@ -53,357 +60,6 @@ _HOUR_S = 3600  # the same limits in seconds, for the integer hot path
 _NORMAL_S = 8 * _HOUR_S
 _MAX_WATCH_S = _MIN_INTERVAL_S = 4 * _HOUR_S
 _CAP_S = 30 * _HOUR_S
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_SECOND = dt.timedelta(seconds=1)
-
-PERIOD_COLUMNS = (
-    "ship",
-    "crew_id",
-    "name",
-    "role",
-    "start",
-    "end",
-    "kind",
-    "watch_type",
-    "port_traffic",
-    "compensation",
-)
-REQUIRED_COLUMNS = ("ship", "crew_id", "start", "end", "kind")
-
-
-class Kind(enum.StrEnum):
-    WORK = "work"
-    WATCH = "watch"  # serviço de quarto
-
-
-class WatchType(enum.StrEnum):
-    ENGINE = "engine"  # máquinas
-    BRIDGE = "bridge"  # passadiço
-    VIGILANCE = "vigilance"  # vigilância
-    OTHER = "other"  # others named unhealthy by a physician
-
-
-class Compensation(enum.StrEnum):
-    REST = "rest"  # descanso em período equivalente
-    PAY = "pay"  # pagamento de um salário correspondente
-
-
-_TRUE = {"true", "1", "yes", "sim", "y", "s"}
-_FALSE = {"false", "0", "no", "nao", "não", "n", ""}
-_BOOLS = _TRUE | _FALSE
-_FLAGS = {text: text in _TRUE for text in _BOOLS}
-
-
-# (kind, watch_type, port_traffic, compensation) cell texts -> their values, once valid together:
-# a file repeats a few combinations
-_TAILS: dict[tuple, tuple] = {}
-
-
-def _choose(cls: type[enum.StrEnum], value: str | None, field: str, *, optional: bool):
-    text = (value or "").strip().lower()
-    if not text and optional:
-        return None
-    try:
-        return cls._value2member_map_[text]
-    except KeyError as exc:
-        allowed = "|".join(m.value for m in cls) + ("|''" if optional else "")
-        raise BadInput(f"{field} {value!r} is not one of {allowed}") from exc
-
-
-_STAMPS: dict[str, int] = {}  # timestamp text -> epoch seconds: crew members share watch times
-
-
-def _seconds(value: str | None, field: str) -> int:
-    """Epoch seconds (UTC) of an ISO 8601 timestamp with an offset; ``BadInput`` as
-    ``parse_aware``, and for a fraction of a second (periods are kept to the second)."""
-    found = _STAMPS.get(value)
-    if found is not None:
-        return found
-    stamp = parse_aware(value, field)
-    if stamp.microsecond:
-        raise BadInput(f"{field} {value!r} has a fraction of a second")
-    found = (stamp - _EPOCH) // _SECOND
-    if len(_STAMPS) >= 65536:
-        _STAMPS.clear()
-    _STAMPS[value] = found
-    return found
-
-
-def _iso_utc(seconds: int) -> str:
-    return (_EPOCH + dt.timedelta(seconds=seconds)).isoformat()
-
-
-class _PeriodFields(NamedTuple):
-    ship: str
-    crew_id: str
-    name: str
-    role: str
-    start_s: int  # epoch seconds, UTC
-    end_s: int
-    kind: Kind
-    watch_type: WatchType | None
-    port_traffic: bool
-    compensation: Compensation | None
-    where: str
-
-
-_new = tuple.__new__  # builds a named tuple from checked values without its __new__
-
-
-class WorkPeriod(_PeriodFields):
-    """One period of effective work of one crew member (art. 1 §1): a named tuple whose instants
-    are ``start_s``/``end_s``, epoch seconds UTC; ``start``/``end`` give them as aware UTC
-    datetimes, ``length`` as a timedelta.
-
-    Built as ``WorkPeriod(ship, crew_id, name, role, start, end, kind, watch_type=None,
-    port_traffic=False, compensation=None, where="")`` with ``start``/``end`` aware datetimes
-    (whole seconds), or from a periods.csv row (``from_row``, ``from_cells``). ``where`` names the
-    source row (``periods.csv:7``) for error messages and the books. Raises ``BadInput`` for a
-    naive time, an end not after its start, or a watch_type missing on a watch / set on work.
-    """
-
-    __slots__ = ()
-
-    def __new__(
-        cls,
-        ship: str,
-        crew_id: str,
-        name: str,
-        role: str,
-        start: dt.datetime,
-        end: dt.datetime,
-        kind: Kind,
-        watch_type: WatchType | None = None,
-        port_traffic: bool = False,
-        compensation: Compensation | None = None,
-        where: str = "",
-    ) -> WorkPeriod:
-        if start.tzinfo is None or end.tzinfo is None:
-            raise BadInput("start and end must carry a UTC offset")
-        if start.microsecond or end.microsecond:
-            raise BadInput("start and end are kept to the second (no fraction)")
-        start_s, end_s = (start - _EPOCH) // _SECOND, (end - _EPOCH) // _SECOND
-        return cls._checked(
-            ship, crew_id, name, role, start_s, end_s, kind, watch_type, port_traffic,
-            compensation, where)
-
-    @classmethod
-    def _checked(cls, ship, crew_id, name, role, start_s, end_s, kind, watch_type, port_traffic,
-                 compensation, where) -> WorkPeriod:
-        if end_s <= start_s:
-            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
-        if kind is Kind.WATCH:
-            if watch_type is None:
-                raise BadInput(
-                    "watch_type is required when kind is watch (engine|bridge|vigilance|other)"
-                )
-        elif watch_type is not None:
-            raise BadInput("watch_type must be empty when kind is work")
-        return _new(cls, (ship, crew_id, name, role, start_s, end_s, kind, watch_type,
-                          port_traffic, compensation, where))
-
-    @property
-    def start(self) -> dt.datetime:
-        return _EPOCH + dt.timedelta(seconds=self.start_s)
-
-    @property
-    def end(self) -> dt.datetime:
-        return _EPOCH + dt.timedelta(seconds=self.end_s)
-
-    @property
-    def length(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.end_s - self.start_s)
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, str | None], where: str = "") -> WorkPeriod:
-        """Build from a periods.csv row (columns ``PERIOD_COLUMNS``). Raises ``BadInput``."""
-        return cls.from_cells(tuple(map(row.get, PERIOD_COLUMNS)), where)
-
-    @classmethod
-    def from_cells(cls, cells: Sequence[str | None], where: str = "") -> WorkPeriod:
-        """Build from the cells of a periods.csv row in ``PERIOD_COLUMNS`` order (text, or None
-        for an absent cell). Raises ``BadInput`` naming the first bad cell."""
-        # once per row of a year's file: the four enum/flag cells are looked up as one key
-        # (cached only once valid together), the timestamps by their text
-        ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation = cells
-        tail = _TAILS.get((kind, watch_type, port_traffic, compensation))
-        if tail is None:
-            return cls._from_new_cells(cells, where)
-        ship = (ship or "").strip()
-        if not ship:
-            raise BadInput("ship is required")
-        crew_id = (crew_id or "").strip()
-        if not crew_id:
-            raise BadInput("crew_id is required")
-        start_s = _STAMPS.get(start)
-        if start_s is None:
-            start_s = _seconds(start, "start")
-        end_s = _STAMPS.get(end)
-        if end_s is None:
-            end_s = _seconds(end, "end")
-        if end_s <= start_s:
-            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
-        kind_, watch_type_, flag, comp = tail
-        return _new(cls, (ship, crew_id, (name or "").strip(), (role or "").strip(), start_s,
-                          end_s, kind_, watch_type_, flag, comp, where))
-
-    @classmethod
-    def _from_new_cells(cls, cells: Sequence[str | None], where: str) -> WorkPeriod:
-        """``from_cells`` for a row whose enum/flag cells are not cached yet: every check in
-        the order of the columns, then the combination is cached."""
-        ship, crew_id, name, role, start, end, kind, watch_type, port_traffic, compensation = cells
-        flag = _FLAGS.get((port_traffic or "").strip().lower())
-        if flag is None:
-            raise BadInput(f"port_traffic {port_traffic!r} is not true|false")
-        ship = (ship or "").strip()
-        if not ship:
-            raise BadInput("ship is required")
-        crew_id = (crew_id or "").strip()
-        if not crew_id:
-            raise BadInput("crew_id is required")
-        period = cls._checked(
-            ship,
-            crew_id,
-            (name or "").strip(),
-            (role or "").strip(),
-            _seconds(start, "start"),
-            _seconds(end, "end"),
-            _choose(Kind, kind, "kind", optional=False),
-            _choose(WatchType, watch_type, "watch_type", optional=True),
-            flag,
-            _choose(Compensation, compensation, "compensation", optional=True),
-            where,
-        )
-        if len(_TAILS) >= 4096:
-            _TAILS.clear()
-        _TAILS[kind, watch_type, port_traffic, compensation] = period[6:10]
-        return period
-
-
-_by_crew_start_end = operator.itemgetter(1, 4, 5)  # (crew_id, start_s, end_s)
-_crew_id, _start_s, _end_s = operator.itemgetter(1), operator.itemgetter(4), operator.itemgetter(5)
-
-
-def _check_sorted(periods: Sequence[WorkPeriod]) -> None:
-    """``check_overlaps`` on periods already sorted by ``_by_crew_start_end``."""
-    errors = []
-    crew_id = latest = None
-    for p in periods:
-        if p.crew_id != crew_id:
-            crew_id, latest = p.crew_id, p
-            continue
-        if p.start_s < latest.end_s:
-            errors.append(
-                f"{p.where or '?'}: period of crew_id {crew_id} {p.start.isoformat()}.."
-                f"{p.end.isoformat()} overlaps {latest.where or '?'}"
-            )
-        if p.end_s > latest.end_s:
-            latest = p
-    if errors:
-        raise BadInput("overlapping work periods:\n" + "\n".join(errors))
-
-
-def check_overlaps(periods: Iterable[WorkPeriod]) -> None:
-    """Raise one ``BadInput`` naming every pair of overlapping periods of the same crew member.
-
-    Touching periods (one ends when the next starts) do not overlap. A person cannot be in two
-    places at once, so an overlap means the schedule is wrong: fix the file, nothing is computed.
-    """
-    _check_sorted(sorted(periods, key=_by_crew_start_end))
-
-
-class Transgression(NamedTuple):
-    """One entry of the transgressions book (K5, art. 4). ``rule`` is the rule code; ``start_s``
-    and ``end_s`` the period concerned in epoch seconds UTC (None for a weekly total),
-    ``amount_s`` the length, gap or weekly total found in seconds; ``start``, ``end`` and
-    ``amount`` give them as aware UTC datetimes and a timedelta."""
-
-    crew_id: str
-    name: str
-    date: dt.date  # civil day (ship's time zone) the transgression is booked on
-    rule: str  # K1_SHORT_PERIOD | K2_WATCH_LENGTH | K2_WATCH_INTERVAL | K3_PORT_TRAFFIC_CAP
-    article: str
-    start_s: int | None
-    end_s: int | None
-    amount_s: int
-    detail_pt: str
-    detail_en: str
-    where: str = ""  # source rows
-
-    @property
-    def start(self) -> dt.datetime | None:
-        return None if self.start_s is None else _EPOCH + dt.timedelta(seconds=self.start_s)
-
-    @property
-    def end(self) -> dt.datetime | None:
-        return None if self.end_s is None else _EPOCH + dt.timedelta(seconds=self.end_s)
-
-    @property
-    def amount(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.amount_s)
-
-
-class OvertimeEntry(NamedTuple):
-    """One line of the overtime book (K5, art. 4): a crew member's civil day with work. Durations
-    in seconds (``*_s``); ``worked``, ``normal``, ``overtime`` and ``port_traffic_overtime`` give
-    them as timedeltas."""
-
-    crew_id: str
-    name: str
-    role: str
-    date: dt.date
-    worked_s: int  # counted effective work (K1 minimum applied)
-    normal_s: int  # at most 8 h (K1)
-    overtime_s: int  # exact overtime (K3)
-    overtime_hours: int  # booked whole hours, a fraction counting as a whole hour (K4)
-    port_traffic_overtime_s: int  # exact, the part in port-traffic periods (K3)
-    compensation: str  # rest | pay | pending | mixed (K4, art. 3); "" without overtime
-
-    @property
-    def worked(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.worked_s)
-
-    @property
-    def normal(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.normal_s)
-
-    @property
-    def overtime(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.overtime_s)
-
-    @property
-    def port_traffic_overtime(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.port_traffic_overtime_s)
-
-
-class WeekEntry(NamedTuple):
-    """A crew member's port-traffic overtime in one ISO week vs the 30 h cap (K3, art. 2 §2);
-    ``port_traffic_overtime_s`` in seconds (``port_traffic_overtime`` as a timedelta)."""
-
-    crew_id: str
-    name: str
-    iso_year: int
-    iso_week: int
-    first_day: dt.date  # Monday
-    port_traffic_overtime_s: int
-    overtime_hours: int  # whole hours booked in the week (sum of K4 daily figures)
-    exceeds_cap: bool
-
-    @property
-    def port_traffic_overtime(self) -> dt.timedelta:
-        return dt.timedelta(seconds=self.port_traffic_overtime_s)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class HoursBook:
-    ship: str
-    date_from: dt.date
-    date_to: dt.date
-    tz: str
-    overtime: list[OvertimeEntry]
-    weeks: list[WeekEntry]
-    transgressions: list[Transgression]
-
 
 _T0 = dt.time(0)
 
@@ -574,6 +230,97 @@ def _trans_key(t: Transgression):
     return (t.date, t.crew_id, _NO_START if t.start_s is None else t.start_s)
 
 
+def _short_transgressions(crew_id: str, name: str, short: Sequence[Sequence[WorkPeriod]],
+                          days: _Days) -> list[Transgression]:
+    """The K1_SHORT_PERIOD entries of one person's spells shorter than 1 h (``_counted``), each
+    booked on the civil day it starts (DL 1939 art. 1 §3)."""
+    trans: list[Transgression] = []
+    dates = days.dates
+    for spell in short:
+        length = spell[-1].end_s - spell[0].start_s
+        trans.append(
+            Transgression(
+                crew_id,
+                name,
+                dates[days.index(spell[0].start_s)],
+                "K1_SHORT_PERIOD",
+                "DL 1939 art. 1 §3",
+                spell[0].start_s,
+                spell[-1].end_s,
+                length,
+                f"período intermitente de {_fmt(length)} (menor que 1h00), computado como 1h00",
+                f"intermittent period of {_fmt(length)} (under 1h00), counted as 1h00",
+                _wheres(spell),
+            )
+        )
+    return trans
+
+
+def _cap_transgression(crew_id: str, name: str, year: int, week: int, monday: dt.date,
+                       port_week: int) -> Transgression:
+    """The K3_PORT_TRAFFIC_CAP entry of a week past the 30 h cap (DL 1939 art. 2 §2), booked on
+    its Sunday; ``port_week``: the week's port-traffic overtime in seconds."""
+    return Transgression(
+        crew_id,
+        name,
+        monday + dt.timedelta(days=6),
+        "K3_PORT_TRAFFIC_CAP",
+        "DL 1939 art. 2 §2",
+        None,
+        None,
+        port_week,
+        f"{_fmt(port_week)} de horas extraordinárias para tráfego no porto "
+        f"na semana {year}-W{week:02d}, acima do limite de 30h00",
+        f"{_fmt(port_week)} of port-traffic overtime in week "
+        f"{year}-W{week:02d}, above the 30h00 cap",
+    )
+
+
+def _book_days(crew_id: str, name: str, role: str, person_days: list[tuple[int, int, int, str]],
+               days: _Days, report: tuple[int, int], date_from: dt.date, date_to: dt.date,
+               ) -> tuple[list[OvertimeEntry], list[WeekEntry], list[Transgression]]:
+    """One person's overtime book lines (the civil days of the report, ``report``: their first and
+    last day index), ISO weeks touching the report and weekly cap transgressions, from
+    ``_days_of``: K3/K4 (the overtime past the 8th hour, booked in whole hours) and the 30 h
+    port-traffic cap."""
+    entries: list[OvertimeEntry] = []
+    weeks: list[WeekEntry] = []
+    weekly: list[Transgression] = []
+    dates, week_of = days.dates, days.weeks
+    lo, hi = report
+    week_key = None
+    port_week = hours_week = 0
+    for n, (i, worked, port, comp) in enumerate(person_days):
+        if worked > _NORMAL_S:
+            over = worked - _NORMAL_S
+            hours = -(-over // _HOUR_S)
+            normal = _NORMAL_S
+        else:
+            over = hours = 0
+            normal = worked
+        if lo <= i <= hi:
+            entries.append(
+                OvertimeEntry(
+                    crew_id, name, role, dates[i], worked, normal, over, hours, port, comp)
+            )
+        port_week += port
+        hours_week += hours
+        week_key = week_of[i]
+        if n + 1 < len(person_days) and week_of[person_days[n + 1][0]] == week_key:
+            continue
+        year, week = week_key
+        monday = dt.date.fromisocalendar(year, week, 1)
+        if monday <= date_to and monday + dt.timedelta(days=6) >= date_from:
+            over_cap = port_week > _CAP_S
+            weeks.append(
+                WeekEntry(crew_id, name, year, week, monday, port_week, hours_week, over_cap)
+            )
+            if over_cap:
+                weekly.append(_cap_transgression(crew_id, name, year, week, monday, port_week))
+        port_week = hours_week = 0
+    return entries, weeks, weekly
+
+
 def compute_book(
     periods: Iterable[WorkPeriod],
     *,
@@ -599,7 +346,7 @@ def compute_book(
     if not mine:
         raise BadInput(f"no work periods for ship {ship!r}")
     days = _Days(zone, min(map(_start_s, mine)), max(map(_end_s, mine)))
-    dates, week_of = days.dates, days.weeks
+    dates = days.dates
 
     entries: list[OvertimeEntry] = []
     weeks: list[WeekEntry] = []
@@ -612,70 +359,13 @@ def compute_book(
         person = items[0]
         name, role = person.name, person.role
         pieces, short = _counted(items)
-        for spell in short:
-            length = spell[-1].end_s - spell[0].start_s
-            trans.append(
-                Transgression(
-                    crew_id,
-                    name,
-                    dates[days.index(spell[0].start_s)],
-                    "K1_SHORT_PERIOD",
-                    "DL 1939 art. 1 §3",
-                    spell[0].start_s,
-                    spell[-1].end_s,
-                    length,
-                    f"período intermitente de {_fmt(length)} (menor que 1h00), computado como 1h00",
-                    f"intermittent period of {_fmt(length)} (under 1h00), counted as 1h00",
-                    _wheres(spell),
-                )
-            )
+        trans += _short_transgressions(crew_id, name, short, days)
         trans.extend(_watch_transgressions(items, days))
-        week_key = None
-        port_week = hours_week = 0
-        person_days = _days_of(pieces, days)
-        for n, (i, worked, port, comp) in enumerate(person_days):
-            if worked > _NORMAL_S:
-                over = worked - _NORMAL_S
-                hours = -(-over // _HOUR_S)
-                normal = _NORMAL_S
-            else:
-                over = hours = 0
-                normal = worked
-            if lo <= i <= hi:
-                entries.append(
-                    OvertimeEntry(
-                        crew_id, name, role, dates[i], worked, normal, over, hours, port, comp)
-                )
-            port_week += port
-            hours_week += hours
-            week_key = week_of[i]
-            if n + 1 < len(person_days) and week_of[person_days[n + 1][0]] == week_key:
-                continue
-            year, week = week_key
-            monday = dt.date.fromisocalendar(year, week, 1)
-            if monday <= date_to and monday + dt.timedelta(days=6) >= date_from:
-                over_cap = port_week > _CAP_S
-                weeks.append(
-                    WeekEntry(crew_id, name, year, week, monday, port_week, hours_week, over_cap)
-                )
-                if over_cap:
-                    weekly.append(
-                        Transgression(
-                            crew_id,
-                            name,
-                            monday + dt.timedelta(days=6),
-                            "K3_PORT_TRAFFIC_CAP",
-                            "DL 1939 art. 2 §2",
-                            None,
-                            None,
-                            port_week,
-                            f"{_fmt(port_week)} de horas extraordinárias para tráfego no porto "
-                            f"na semana {year}-W{week:02d}, acima do limite de 30h00",
-                            f"{_fmt(port_week)} of port-traffic overtime in week "
-                            f"{year}-W{week:02d}, above the 30h00 cap",
-                        )
-                    )
-            port_week = hours_week = 0
+        person_entries, person_weeks, person_weekly = _book_days(
+            crew_id, name, role, _days_of(pieces, days), days, (lo, hi), date_from, date_to)
+        entries += person_entries
+        weeks += person_weeks
+        weekly += person_weekly
     trans = [t for t in trans if date_from <= t.date <= date_to] + weekly
     trans.sort(key=_trans_key)
     return HoursBook(ship, date_from, date_to, str(zone.key), entries, weeks, trans)

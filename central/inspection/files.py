@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from central.inspection.crew_hours import PERIOD_COLUMNS, REQUIRED_COLUMNS, WorkPeriod
 from central.inspection.crew_share import CREW_COLUMNS, CREW_REQUIRED, CrewMember, check_unique
+from central.inspection.work_periods import PERIOD_COLUMNS, REQUIRED_COLUMNS, WorkPeriod
 from portgate.errors import BadInput
 from portgate.records import build_cells, build_rows
 from portgate.tables import iter_cells, iter_rows
@@ -29,7 +29,7 @@ def _read(
 
 
 def read_periods(path: str | Path) -> list[WorkPeriod]:
-    """Read periods.csv (columns ``crew_hours.PERIOD_COLUMNS``). Raises one ``BadInput`` listing
+    """Read periods.csv (columns ``work_periods.PERIOD_COLUMNS``). Raises one ``BadInput`` listing
     every bad row as ``periods.csv:LINE: reason`` (a header column outside ``PERIOD_COLUMNS``:
     ``periods.csv:1``); overlaps are checked by ``compute_book``.
     Streamed as cells in ``PERIOD_COLUMNS`` order (no dict per row: a year is 31,000 rows)."""

@@ -48,6 +48,11 @@ events = Table(
 )
 Index("ix_events_gate_seq", events.c.gate_id, events.c.seq)
 Index("ix_events_registration_time", events.c.registration, events.c.occurred_at)
+# the office's read log (0024, central/web/logmodel.py), keyset-paged newest first; 0024 also
+# indexes the tap payload's card UID (an expression index, written per dialect there)
+Index("ix_events_time", events.c.occurred_at, events.c.id)
+Index("ix_events_gate_time", events.c.gate_id, events.c.occurred_at, events.c.id)
+Index("ix_events_decision_time", events.c.decision, events.c.occurred_at, events.c.id)
 
 dead_letters = Table(
     "dead_letters",

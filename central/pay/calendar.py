@@ -26,6 +26,15 @@ class LocalHoliday(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     name: str
 
 
+class Employer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[employer]``: the paying entity printed at the top of every payslip (the OGMO or the
+    operator): its name, CNPJ (checked by its check digits when the file is read) and address."""
+
+    name: str
+    cnpj: str
+    address: str = ""
+
+
 class PortConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The port's configuration as far as pay is concerned."""
 
@@ -36,6 +45,7 @@ class PortConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     municipal_holidays: list[LocalHoliday] = []
     agreement_holidays: list[LocalHoliday] = []
     optional_days: list[str] = []  # e.g. ["Carnaval", "Corpus Christi"]
+    employer: Employer | None = None  # the payslips' header; none: the slips print no paying entity
 
 
 class HolidayCalendar:

@@ -19,7 +19,7 @@ computed once released; once released, ``released: {at, note, hold}`` instead); 
 Amounts are strings with two decimals. Bad input: a message naming the row, exit status 2.
 
 Storing supersedes the current statement of a shift when the new one differs
-(``central.pay.versions``): stderr says how many were written, superseded and adjusted (paid).
+(``central.pay.versions``, ``central.pay.versions_save``): stderr says how many were written, superseded and adjusted (paid).
 ``--what-if`` stores nothing and does not rebuild shifts: one JSON line per worker, shift and rule
 ``{registration, work_day, shift_id, rule, recorded, what_if, diff, changed}`` comparing the current
 stored statements with the ones the other rulebook gives (``central.pay.whatif``).

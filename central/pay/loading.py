@@ -32,7 +32,8 @@ import msgspec
 from central.pay.calendar import HolidayCalendar, LocalHoliday, PortConfig
 from central.pay.rulebook import Rulebook, parse_window
 from portgate.config import convert, load_toml, nesting_guard
-from portgate.errors import ConfigError
+from portgate import docbr
+from portgate.errors import BadInput, ConfigError
 
 #: The example port configuration (time zone, holidays, rulebook), the default of the pay commands.
 DEFAULT_PORT_CONFIG = Path(__file__).resolve().parents[2] / "config" / "port.example.toml"
@@ -147,9 +148,18 @@ def load_rulebook(path: str | Path) -> Rulebook:
 # -- the port and its holidays -----------------------------------------------------------------------
 
 def load_port_config(path: str | Path) -> PortConfig:
-    """Read the port TOML; resolve ``rulebook`` relative to the file. Raises ``ConfigError``."""
+    """Read the port TOML; resolve ``rulebook`` relative to the file; ``[employer] cnpj`` checked
+    by its check digits and kept as its 14 bare characters. Raises ``ConfigError`` naming the key."""
     path = Path(path)
     port = load_toml(path, PortConfig)
+    if port.employer is not None:
+        try:
+            cnpj = docbr.cnpj(port.employer.cnpj, "cnpj")
+        except BadInput as exc:
+            raise ConfigError(exc.reason, key="$.employer.cnpj", path=str(path)) from None
+        if not port.employer.name.strip():
+            raise ConfigError("the paying entity's name is required", key="$.employer.name", path=str(path))
+        port = msgspec.structs.replace(port, employer=msgspec.structs.replace(port.employer, cnpj=cnpj))
     rulebook = Path(port.rulebook)
     if not rulebook.is_absolute():
         candidate = (path.parent / rulebook).resolve()

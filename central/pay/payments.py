@@ -5,7 +5,7 @@ Every ``mark_paid`` (CLI and web) appends, in its own transaction, one ``audit_l
 ``pay.mark_paid`` (``record_payment``): ``detail = {"statements": [id...], "detail": ref, "paid":
 [[statement_id, shift_id, total_cents], ...]}``. ``lost_payments`` reads those rows back and names
 the shifts of a period with a statement the log says was paid that is no longer stored (deleted) or
-no longer marked paid (``paid_at`` cleared): ``central.pay.versions.save_statements`` then stores
+no longer marked paid (``paid_at`` cleared): ``central.pay.versions_save.save_statements`` then stores
 the shift's statement on hold for review (``LOST_HOLD``) until the office releases it after checking
 the bank. Payment marks stay outside the statements' digest; the log is the second record.
 

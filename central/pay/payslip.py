@@ -2,8 +2,10 @@
 verification code the office can check against the ledger (``verify``).
 
 The code is HMAC-SHA256, under the office's payslip key, of the slip's canonical content: a
-compact JSON of the registration, name, category, period, and per statement its id, shift, work
-day, rulebook id, due time, every line (rule, article, cents) and total, then the slip's total.
+compact JSON of the registration, name, category, CPF and PIS/NIS, period, the names of its ships,
+and per statement its id, shift, work day, rulebook id, due time, every line (rule, article, cents)
+and total, then the slip's total, and the header printed above it (``SlipHeader``: the paying
+entity's name, CNPJ and address, the verification page's address) when there is one.
 It is printed on the slip and named in the PDF's metadata; ``verify`` recomputes the slip from the
 ledger, so a PDF whose figures were edited, or whose ledger rows changed since, fails.
 
@@ -21,12 +23,17 @@ from collections import defaultdict
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import column, select, table
 from sqlalchemy.engine import Connection
 
 from portgate.gctune import paused as no_cyclic_gc
 from central.pay.statements_read import StatementView, read_statements
 from central.registry.schema import workers
+
+# the ship calls' and the escala's ship names, read as plain table clauses: the ships' tables live in
+# central.calls and central.rotation, which sit above pay (rotation -> production -> pay)
+_SHIP_CALLS = table("ship_calls", column("ship"), column("ship_name"), column("arrival"))
+_ESCALA = table("escala", column("ship"), column("ship_name"), column("date"))
 
 CODE_HEX = 24  # 96 bits of the HMAC, printed in groups of four
 
@@ -48,8 +55,27 @@ def time_br(at: dt.datetime, tz: ZoneInfo) -> str:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class SlipHeader:
+    """What a payslip prints above and below the worker's lines besides the ledger's figures: the
+    paying entity (``[employer]`` of the port configuration: name, CNPJ as 14 bare characters,
+    address; empty when not configured) and ``verify_base``, the office application's address the
+    slip's QR code and short URL point to (``https://office.example``; empty: no QR code)."""
+
+    employer: str = ""
+    cnpj: str = ""
+    address: str = ""
+    verify_base: str = ""
+
+    def as_json(self) -> dict[str, str]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Slip:
-    """One worker's payslip for work days [date_from, date_to]: its statements and total."""
+    """One worker's payslip for work days [date_from, date_to]: its statements and total, the
+    worker's CPF and PIS/NIS (bare digits, None when the registry has none) and the names of the
+    ships of its shifts (``ships``: ``((IMO, name), ...)`` sorted; a ship no call or escala names
+    has no entry)."""
 
     registration: str
     name: str
@@ -57,6 +83,12 @@ class Slip:
     date_from: dt.date
     date_to: dt.date
     statements: tuple[StatementView, ...]
+    cpf: str | None = None
+    pis: str | None = None
+    ships: tuple[tuple[str, str], ...] = ()
+
+    def ship_name(self, ship: str) -> str:
+        return dict(self.ships).get(ship, "")
 
     @property
     def total(self) -> Decimal:
@@ -78,17 +110,46 @@ def build_slips(conn: Connection, date_from: dt.date, date_to: dt.date, *,
     people = {}
     regs = list(by_reg)
     for chunk in range(0, len(regs), 900):
-        for reg, name, cat in conn.execute(select(workers.c.registration, workers.c.name, workers.c.category)
-                                           .where(workers.c.registration.in_(regs[chunk:chunk + 900]))):
-            people[reg] = (name, cat)
-    return [Slip(reg, *people.get(reg, ("", "")), date_from, date_to, tuple(sts))
-            for reg, sts in sorted(by_reg.items())]
+        for reg, name, cat, cpf, pis in conn.execute(
+                select(workers.c.registration, workers.c.name, workers.c.category, workers.c.cpf, workers.c.pis)
+                .where(workers.c.registration.in_(regs[chunk:chunk + 900]))):
+            people[reg] = (name, cat, cpf, pis)
+    names = ship_names(conn, {ship_of(st.shift_id) for st in found} - {""})
+    out = []
+    for reg, sts in sorted(by_reg.items()):
+        name, cat, cpf, pis = people.get(reg, ("", "", None, None))
+        ships = tuple(sorted({(s, names[s]) for s in map(ship_of, (st.shift_id for st in sts)) if s in names}))
+        out.append(Slip(reg, name, cat, date_from, date_to, tuple(sts), cpf, pis, ships))
+    return out
 
 
-def canonical(slip: Slip) -> bytes:
-    """The slip's canonical content (UTF-8 JSON, sorted keys, no spaces)."""
+def ship_of(shift_id: str) -> str:
+    """The ship (IMO number) of a shift id ``registration/ship/YYYY-MM-DD/HH-HH``; ``""`` if none."""
+    parts = shift_id.split("/")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def ship_names(conn: Connection, ships: set[str]) -> dict[str, str]:
+    """``{IMO: name}``: each ship's name as its latest ship call gives it, else as the escala
+    last dispatched to it gives it; a ship neither names is left out."""
+    out: dict[str, str] = {}
+    wanted = sorted(ships)
+    for source, order in ((_SHIP_CALLS, _SHIP_CALLS.c.arrival), (_ESCALA, _ESCALA.c.date)):
+        missing = [s for s in wanted if s not in out]
+        for chunk in range(0, len(missing), 900):
+            for ship, name in conn.execute(select(source.c.ship, source.c.ship_name)
+                                           .where(source.c.ship.in_(missing[chunk:chunk + 900]),
+                                                  source.c.ship_name != "")
+                                           .order_by(order)):
+                out[ship] = name  # ordered: the latest wins
+    return out
+
+
+def canonical(slip: Slip, header: SlipHeader | None = None) -> bytes:
+    """The slip's canonical content (UTF-8 JSON, sorted keys, no spaces), with ``header`` when given."""
     body = {
-        "v": 1, "registration": slip.registration, "name": slip.name, "category": slip.category,
+        "v": 2, "registration": slip.registration, "name": slip.name, "category": slip.category,
+        "cpf": slip.cpf or "", "pis": slip.pis or "", "ships": [list(s) for s in slip.ships],
         "from": slip.date_from.isoformat(), "to": slip.date_to.isoformat(),
         "statements": [{
             "id": s.statement_id, "shift": s.shift_id, "day": s.work_day.isoformat(), "rulebook": s.rulebook,
@@ -96,12 +157,23 @@ def canonical(slip: Slip) -> bytes:
             "lines": [[x.rule, x.article, int(x.amount * 100)] for x in s.lines]} for s in slip.statements],
         "total": int(slip.total * 100),
     }
+    if header is not None and header != SlipHeader():
+        body["header"] = header.as_json()
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def code(key: bytes, slip: Slip) -> str:
+def code(key: bytes, slip: Slip, header: SlipHeader | None = None) -> str:
     """The verification code: the first ``CODE_HEX`` hex digits of HMAC-SHA256(key, canonical)."""
-    return hmac.new(key, canonical(slip), hashlib.sha256).hexdigest()[:CODE_HEX].upper()
+    return hmac.new(key, canonical(slip, header), hashlib.sha256).hexdigest()[:CODE_HEX].upper()
+
+
+PARTICLES = frozenset({"da", "das", "de", "do", "dos", "e", "di", "del", "van", "von"})
+
+
+def initials(name: str) -> str:
+    """``'Quitéria Almeida da Silva'`` -> ``'Q. A. S.'``: what the public verification page shows
+    of the worker (the particles ``da``, ``de``, ``dos``, ``e``... left out)."""
+    return " ".join(f"{w[0].upper()}." for w in name.split() if w.lower() not in PARTICLES)
 
 
 def grouped(c: str) -> str:

@@ -3,6 +3,10 @@ on a new page. DejaVu Sans embedded (Debian ``fonts-dejavu-core``); A4; pt-BR fo
 
 The document's metadata subject is JSON ``{"portgate_slips": 1, "from", "to", "tz", "slips":
 [[registration, code], ...]}`` (``tz``: the zone the due times are printed in; the author is the office): what ``portgate pay verify-slip`` reads to recompute each slip from the ledger.
+With a ``SlipHeader`` the subject also holds ``"header"`` (the paying entity and the verification
+address, covered by each slip's code) and each slip prints the entity's name, CNPJ and address at
+its top and, when tokens are given (``central.pay.slip_codes``), a QR code (``qrcode``; a 1-bit
+image, one per slip) holding ``<verify_base>/v/<token>`` with that short URL printed beside it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,13 @@ from reportlab.lib.utils import simpleSplit
 from reportlab.pdfgen.canvas import Canvas
 
 from portgate.gctune import paused as no_cyclic_gc
-from central.pay.payslip import Slip, brl, code, date_br, grouped, time_br
+import qrcode
+from PIL import Image
+from reportlab.lib.utils import ImageReader
+
+from central.pay.payslip import Slip, SlipHeader, brl, code, date_br, grouped, time_br
+from central.pay.slip_codes import grouped_token, verify_url
+from portgate.docbr import masked_cnpj, masked_cpf, masked_pis
 from portgate.errors import ConfigError
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
@@ -202,9 +212,25 @@ class _Text:
         self.current = None
 
 
+QR_SIZE = 26 * mm  # the printed QR code's side
+
+
+def qr_image(url: str) -> Image.Image:
+    """The QR code of ``url`` as a 1-bit image, one pixel per module, with the 4-module quiet zone
+    (``qrcode``, error correction M)."""
+    qr = qrcode.QRCode(error_correction=qrcode.constants.ERROR_CORRECT_M, box_size=1, border=4)
+    qr.add_data(url)
+    qr.make(fit=True)
+    rows = qr.get_matrix()
+    img = Image.new("1", (len(rows[0]), len(rows)), 1)
+    img.putdata([0 if dark else 1 for row in rows for dark in row])
+    return img
+
+
 class _Writer:
-    def __init__(self, canvas: Canvas, tz: ZoneInfo, office: str) -> None:
+    def __init__(self, canvas: Canvas, tz: ZoneInfo, office: str, header: SlipHeader | None = None) -> None:
         self.c, self.tz, self.office = canvas, tz, office
+        self.header = header or SlipHeader()
         self.text = _Text(canvas)
         self.formatted: dict = {}  # amount, day or due time -> its pt-BR text
         self.y = TOP
@@ -258,15 +284,23 @@ class _Writer:
             self.line(LEFT, slip.name, " (", slip.registration, ") — continuação", bold=True)
             self.down(1.5)
 
-    def slip(self, slip: Slip, slip_code: str) -> None:
+    def slip(self, slip: Slip, slip_code: str, token: str | None = None) -> None:
         self.page_no = 0
         self.new_page(slip, slip_code)
+        head = self.header
+        if head.employer:
+            self.line(LEFT, head.employer, bold=True, size=10)
+            self.down(1.1)
+            self.line(LEFT, "CNPJ ", masked_cnpj(head.cnpj) or "—", "    ", head.address)
+            self.down(1.6)
         self.line(LEFT, "Demonstrativo de pagamento — contracheque", bold=True, size=13)
         self.down(1.8)
         self.line(LEFT, "Trabalhador: ", slip.name, bold=True, size=10)
         self.down(1.2)
         self.line(LEFT, "Matrícula: ", slip.registration, "    Categoria: ", slip.category, "    Período: ",
                   self.day(slip.date_from), " a ", self.day(slip.date_to))
+        self.down()
+        self.line(LEFT, "CPF: ", masked_cpf(slip.cpf) or "—", "    PIS/NIS: ", masked_pis(slip.pis) or "—")
         self.down()
         self.line(LEFT, "Tabela de regras (rulebook) usada: ", ", ".join(slip.rulebooks) or "—")
         self.down(1.6)
@@ -277,8 +311,10 @@ class _Writer:
             shift = st.shift_id.split("/")
             period = shift[3] if len(shift) > 3 else ""
             ship = shift[1] if len(shift) > 1 else ""
-            self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ", ship, " — vencimento ",
-                      self.due(st.due_at), bold=True)
+            named = slip.ship_name(ship)
+            self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ",
+                      *((named, " (", ship, ")") if named else (ship,)), " — vencimento ", self.due(st.due_at),
+                      bold=True)
             self.down()
             for (rule, article, description, height), amount in rows:  # a long text wraps in its column
                 self.text.row(self.y, (rule[0], article[0], description[0]), amount)
@@ -300,24 +336,49 @@ class _Writer:
         self.line(LEFT, "Confira com: portgate pay verify-slip ARQUIVO.pdf (pagamento devido 48 h após o "
                         "serviço, Lei 9.719 art. 2 §1)", size=7)
         self.down()
+        if token and head.verify_base:
+            self.verification(slip, slip_code, token)
+
+    def verification(self, slip: Slip, slip_code: str, token: str) -> None:
+        """The QR code of the slip's short URL at the right, the URL and the token beside it."""
+        self.room(QR_SIZE / ROW + 1.5, slip, slip_code)
+        self.down(0.8)
+        url = verify_url(self.header.verify_base, token)
+        top = self.y + ROW
+        self.c.drawImage(ImageReader(qr_image(url)), RIGHT - QR_SIZE, top - QR_SIZE, QR_SIZE, QR_SIZE)
+        self.line(LEFT, "Verifique este contracheque sem terminal: leia o código QR ou abra", bold=True)
+        self.down()
+        self.line(LEFT, url, size=9)
+        self.down()
+        self.line(LEFT, "Código curto: ", grouped_token(token), size=8)
+        self.down()
+        self.line(LEFT, "A página mostra o total, o período e as iniciais do trabalhador.", size=7)
+        self.y = min(self.y, top - QR_SIZE) - ROW
 
 
 def render(slips: list[Slip], key: bytes, *, tz: ZoneInfo, date_from: dt.date, date_to: dt.date,
-           office: str = "portgate") -> tuple[bytes, int]:
-    """The PDF of ``slips`` (each from a new page) and its page count. ``ConfigError`` when the
-    DejaVu fonts are missing."""
+           office: str = "portgate", header: SlipHeader | None = None,
+           tokens: dict[str, str] | None = None) -> tuple[bytes, int]:
+    """The PDF of ``slips`` (each from a new page) and its page count. ``header``: the paying
+    entity and verification address (``SlipHeader``, covered by each code); ``tokens``: ``{HMAC
+    code: token}`` (``central.pay.slip_codes.issue``) of the slips that print a QR code and short
+    URL (with ``header.verify_base``). ``ConfigError`` when the DejaVu fonts are missing."""
     _fonts()
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=A4, pageCompression=1, invariant=1)
-    codes = [(s.registration, code(key, s)) for s in slips]
+    codes = [(s.registration, code(key, s, header)) for s in slips]
     canvas.setTitle(f"Contracheques {date_br(date_from)} a {date_br(date_to)}")
     canvas.setAuthor(office)
-    canvas.setSubject(json.dumps({"portgate_slips": 1, "from": date_from.isoformat(), "to": date_to.isoformat(),
-                                  "tz": tz.key, "slips": codes}, separators=(",", ":")))
+    meta = {"portgate_slips": 1, "from": date_from.isoformat(), "to": date_to.isoformat(), "tz": tz.key,
+            "slips": codes}
+    if header is not None and header != SlipHeader():
+        meta["header"] = header.as_json()
+    canvas.setSubject(json.dumps(meta, separators=(",", ":")))
+    tokens = tokens or {}
     with no_cyclic_gc():  # 15,000 pages are ~10^6 long-lived objects until save
-        writer = _Writer(canvas, tz, office)
+        writer = _Writer(canvas, tz, office, header)
         for slip, (_reg, c) in zip(slips, codes):
-            writer.slip(slip, c)
+            writer.slip(slip, c, tokens.get(c))
         if not slips:
             writer.text.show(LEFT, TOP, ("Nenhum demonstrativo no período.",), FONT, 10)
             writer.pages = 1

@@ -20,6 +20,7 @@ PDF under verification with the structure of the PDF the ledger renders now (sam
   and its dictionary without ``/Length``, ``/Filter`` and ``/DecodeParms`` (the same bytes stored
   compressed another way show the same): the renderer's subsets, ToUnicode maps and font programs
   are byte for byte the same for the same slips, so nothing else is ignored;
+- each image (the QR code of the verification address) is the renderer's, compared as the fonts;
 - each page's content stream is the renderer's operator for operator (no drawing added: a white
   box over a figure is an ``re f`` the renderer never writes), and every operand but the shown
   strings is the renderer's (colours, positions, fonts, transforms); the strings themselves are
@@ -112,6 +113,22 @@ def _fonts(got_res, want_res) -> str | None:
     return None
 
 
+def _images(got_res, want_res) -> str | None:
+    """What differs between the page's XObjects (the QR code image of the verification address)
+    and the renderer's, or None: an image replaced under the same name sends a reader elsewhere."""
+    want = want_res.get_object().get("/XObject") if want_res is not None else None
+    if want is None:
+        return None
+    got = got_res.get_object().get("/XObject") if got_res is not None else None
+    got = got.get_object() if got is not None else {}
+    for name, wanted in sorted(want.get_object().items()):
+        if name not in got:
+            return f"lacks the image {name}"
+        if _difference(got[name], wanted) is not None:
+            return f"has an image {name} that is not the office's (its QR code leads elsewhere)"
+    return None
+
+
 def _tree_nodes(node):
     """The intermediate nodes of the page tree under ``node`` (``/Type /Pages``), ``node`` first."""
     node = node.get_object()
@@ -171,6 +188,9 @@ def _page(got, want, got_reader: PdfReader, want_reader: PdfReader) -> str | Non
         if added:
             return f"has {kind} {', '.join(added)}, which the office never writes"
     found = _fonts(got_res, want_res)
+    if found:
+        return found
+    found = _images(got_res, want_res)
     if found:
         return found
     got_streams, want_streams = got.get("/Contents"), want.get("/Contents")

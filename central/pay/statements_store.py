@@ -29,7 +29,8 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.lines import StatementLine
 from central.pay.payments import lost_payments, record_payment, record_reversal
 from central.pay.rulebook import Rulebook
-from central.pay.versions import SaveResult, save_statements, statement_id  # noqa: F401
+from central.pay.versions import SaveResult, statement_id  # noqa: F401
+from central.pay.versions_save import save_statements
 from central.pay.watchmen import ShiftPayer, Statement, WatchShift, ordinary_period_problem
 from portgate.errors import BadInput, StoreError
 from portgate.records import period_bounds

@@ -41,7 +41,8 @@ from pypdf.errors import PdfReadError
 from sqlalchemy.engine import Engine
 
 from central.pay.integrity import altered
-from central.pay.payslip import build_slips, code
+from central.pay.payslip import SlipHeader, build_slips, code
+from central.pay.slip_codes import tokens_of
 from central.pay.slip_structure import additions
 from portgate.errors import BadInput
 
@@ -77,6 +78,7 @@ class _Pdf:
     pages: list[str]  # each page's text, whitespace normalised
     data: bytes  # the file as read
     reader: PdfReader
+    header: SlipHeader | None = None  # the paying entity and verification address it prints
 
 
 def page_texts(reader: PdfReader) -> list[str]:
@@ -129,11 +131,12 @@ def _read(path: Path) -> _Pdf:
         tz = ZoneInfo(str(meta.get("tz", DEFAULT_TZ)))
         if meta.get("portgate_slips") != 1:
             raise ValueError("version")
-    except (ValueError, KeyError, TypeError, ZoneInfoNotFoundError) as exc:
+        header = SlipHeader(**{k: str(v) for k, v in meta["header"].items()}) if "header" in meta else None
+    except (ValueError, KeyError, TypeError, AttributeError, ZoneInfoNotFoundError) as exc:
         raise BadInput("not a portgate payslip (no slip metadata)", where=str(path)) from exc
     if not slips:
         raise BadInput(f"no slip to verify (no statements in {first}..{last})", where=str(path))
-    return _Pdf(slips, first, last, tz, str(author or "portgate"), pages, data, reader)
+    return _Pdf(slips, first, last, tz, str(author or "portgate"), pages, data, reader, header)
 
 
 def _statuses_aligned(expected: str, printed: str) -> str:
@@ -166,6 +169,7 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
         ledger = {s.registration: s for s in build_slips(conn, pdf.first, pdf.last)}
         named = [st for reg, _c in pdf.slips if reg in ledger for st in ledger[reg].statements]
         edited = set(altered(conn, named))
+        tokens = tokens_of(conn, [c for _reg, c in pdf.slips])  # the QR codes' tokens, as printed
     problems: list[str] = []
     slips = []
     for reg, claimed in pdf.slips:
@@ -174,7 +178,7 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
         if slip is None:
             problems.append(f"{reg}: no statements in the ledger for {pdf.first}..{pdf.last}")
         else:
-            if code(key, slip) != claimed:
+            if code(key, slip, pdf.header) != claimed:
                 problems.append(f"{reg}: code {claimed} does not match the ledger (the slip or the ledger changed)")
             if bad:
                 problems.append(f"{reg}: statement {', '.join(bad)} no longer matches its digest (its "
@@ -184,7 +188,8 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
                 slips.append(slip)
     if problems:
         return Verdict(len(pdf.slips), tuple(problems))
-    data, _pages = render(slips, key, tz=pdf.tz, date_from=pdf.first, date_to=pdf.last, office=pdf.office)
+    data, _pages = render(slips, key, tz=pdf.tz, date_from=pdf.first, date_to=pdf.last, office=pdf.office,
+                          header=pdf.header, tokens=tokens)
     rendered = PdfReader(io.BytesIO(data))
     expected = page_texts(rendered)
     if len(expected) != len(pdf.pages):
@@ -201,7 +206,8 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
         printed = _as_printed(slips, pdf.pages)
         if printed != slips:
             rendered = PdfReader(io.BytesIO(render(printed, key, tz=pdf.tz, date_from=pdf.first,
-                                                   date_to=pdf.last, office=pdf.office)[0]))
+                                                   date_to=pdf.last, office=pdf.office, header=pdf.header,
+                                                   tokens=tokens)[0]))
         added = _added(pdf, rendered, path)
         if added:
             problems.append(added)

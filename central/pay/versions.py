@@ -22,25 +22,19 @@ of a shift:
   cannot be marked paid until the office releases it.
 
 A hold release (RULES.md P, G9) is carried over to the new version when it released the same hold.
+
+This module holds the statement's identity, digest, adjustment and hold; storing a run
+(``save_statements``) is ``central.pay.versions_save``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
-import gc
 from decimal import Decimal
 
 import msgspec
-from sqlalchemy import bindparam, select, update
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
-from central.db import store_failure
-from central.ledger.bulk import bind_tuples, insert_tuples
-from central.ledger.tables import statement_lines, statements
-from central.pay.duplicates import pick_current, supersede_duplicates
 from central.pay.lines import StatementLine, money_str
 from central.pay.watchmen import Statement
 
@@ -168,207 +162,3 @@ STATEMENT_COLUMNS = ("statement_id", "shift_id", "registration", "rulebook", "wo
                      "total_cents", "flags", "service_end", "due_at", "computed_at", "hold_reason",
                      "hold_released_at", "hold_note", "version", "digest", "computed_by")
 LINE_COLUMNS = ("statement_id", "position", "rule", "article", "description", "amount_cents")
-#: Shift ids per history query (one bound parameter each).
-CHUNK = 2000
-
-
-def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
-                    by: str | None = None, reason: str | None = None,
-                    lines_altered: frozenset[str] = frozenset(),
-                    lost: dict[str, str] | None = None) -> SaveResult:
-    """Store a pay run's statements as new versions where they differ from the current ones.
-    ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
-    to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
-    whose stored lines are known not to be what their digest stands for (superseded even when
-    their digest and row match); ``lost``: ``{shift_id: hold reason}`` of shifts with a payment
-    the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
-    (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
-    then: one transaction). The new statements and their lines go in as one bulk insert each
-    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
-    if not found:
-        return SaveResult(lost=tuple(sorted(lost or ())))
-    written = superseded = adjusted = unchanged = on_hold = updated = 0
-    stored: list[Statement] = []
-    enabled = gc.isenabled()
-    gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
-    try:
-        with engine.begin() as conn:
-            rows, lines, replaced = [], [], []
-            intruders: list[tuple[dict, str]] = []  # (row, shift id): extra current statements
-            kept_ids: dict[str, str] = {}  # shift id: the statement current after this run
-            for chunk in range(0, len(found), CHUNK):
-                part = found[chunk:chunk + CHUNK]
-                history = _history(conn, [s.shift_id for s in part])
-                todo = []  # first as stored: an intact current statement needs no proof
-                for st in part:
-                    if lost and st.shift_id in lost:  # on hold: a payment record was lost
-                        st = with_hold(st, lost[st.shift_id])
-                    past = history.get(st.shift_id)
-                    digest = statement_digest(st)
-                    if past and _unchanged(past, st, digest, lines_altered):
-                        unchanged += 1
-                    else:
-                        todo.append((st, digest))
-                _prove_paid(conn, [r for st, _d in todo for r in history.get(st.shift_id, ())])
-                for st, digest in todo:
-                    past = history.get(st.shift_id)
-                    paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
-                    unproven = [r for r in paid_rows if r["proven_cents"] is None]
-                    if unproven:  # on hold: nothing proves what was paid
-                        st = with_hold(st, _unproven_reason(unproven))
-                        digest = statement_digest(st)
-                    current = None
-                    altered = False
-                    if past:
-                        current, extra = pick_current(past, digest)
-                        if extra:  # more than one current statement: only ``current`` stays
-                            intruders.extend((r, st.shift_id) for r in extra)
-                            superseded += len(extra)
-                        if current is not None and current["digest"] == digest:
-                            if (_as_stored(current, st, past)
-                                    and current["statement_id"] not in lines_altered):
-                                kept_ids[st.shift_id] = current["statement_id"]
-                                unchanged += 1
-                                continue
-                            altered = True  # its row or its lines no longer say what its digest does
-                            current["row_intact"] = _as_stored(current, st, past)
-                    paid_cents = sum(r["paid_cents"] for r in paid_rows)
-                    out = with_adjustment(st, paid_cents) if paid_cents else st
-                    version = max(r["version"] for r in past) + 1 if past else 1
-                    sid = statement_id(st, version)
-                    kept_ids[st.shift_id] = sid
-                    if current is not None:
-                        replaced.append((current, st, sid, altered))
-                        superseded += 1
-                    if paid_cents:
-                        adjusted += 1
-                    kept = _kept_release(st, current)
-                    if st.hold_reason and kept["hold_released_at"] is None:
-                        on_hold += 1
-                    rows.append((sid, st.shift_id, st.registration, st.rulebook, st.work_day,
-                                 _cents(out.total), ",".join(out.flags), st.service_end, st.due_at,
-                                 now, st.hold_reason, kept["hold_released_at"], kept["hold_note"],
-                                 version, digest, by))
-                    lines.extend((sid, n, ln.rule, ln.article, ln.description, _cents(ln.amount))
-                                 for n, ln in enumerate(out.lines))
-                    stored.append(out)
-                    written += 1
-            # an edited row's lines, to tell an altered total; of the others only the adjustment
-            own = _lines(conn, [cur["statement_id"] for cur, _st, _sid, alt in replaced if alt])
-            adj = _adjustments(conn, [cur["statement_id"] for cur, _st, _sid, alt in replaced if not alt])
-            for cur, st, sid, altered in replaced:
-                cur_lines = own.get(cur["statement_id"], [])
-                if altered:
-                    adj[cur["statement_id"]] = (cur_lines[-1][3] if cur_lines
-                                                and cur_lines[-1][0] == ADJUSTMENT_RULE else 0)
-                cur["computed_cents"] = cur["total_cents"] - adj.get(cur["statement_id"], 0)
-                lines_only = altered and cur["row_intact"]  # the row as stored: its lines were edited
-                total_altered = (altered and not lines_only
-                                 and proven_total(cur, cur_lines) != cur["total_cents"])
-                why = _reason(cur, st, reason, total_altered)
-                if lines_only:
-                    why = f"stored lines altered outside the ledger; {why}"
-                elif altered:
-                    why = f"stored row altered outside the ledger (total, flags or hold reason); {why}"
-                updated += conn.execute(update(statements)
-                                        .where(statements.c.statement_id == cur["statement_id"])
-                                        .values(superseded_at=now, superseded_by=sid,
-                                                superseded_reason=why)).rowcount
-            supersede_duplicates(conn, intruders, kept_ids, now)  # counted writes: the close reads back
-            bound = bind_tuples(conn.dialect, statements, STATEMENT_COLUMNS, rows)
-            insert_tuples(conn, statements, STATEMENT_COLUMNS, bound, bound=True)
-            insert_tuples(conn, statement_lines, LINE_COLUMNS, lines)
-    except SQLAlchemyError as exc:
-        raise store_failure("saving statements failed", exc, PAY_CONFLICT) from exc
-    finally:
-        if enabled:
-            gc.enable()
-    return SaveResult(written, superseded, adjusted, unchanged, tuple(stored), on_hold,
-                      tuple(sorted(lost or ())), tuple(bound),
-                      frozenset(cur["statement_id"] for cur, _st, _sid, _alt in replaced), updated, len(lines))
-
-
-_HISTORY = ("statement_id", "shift_id", "rulebook", "version", "digest", "total_cents", "paid_at",
-            "paid_ref", "superseded_at", "hold_reason", "hold_released_at", "hold_note", "flags")
-
-
-def _unchanged(past: list[dict], st: Statement, digest: str, lines_altered: frozenset[str]) -> bool:
-    """Whether the current version of ``past`` is ``st`` (``digest``) as stored (digest and row),
-    and the only current one."""
-    currents = [r for r in past if r["superseded_at"] is None]
-    current = currents[0] if len(currents) == 1 else None
-    return (current is not None and current["digest"] == digest
-            and _as_stored(current, st, past) and current["statement_id"] not in lines_altered)
-
-
-def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
-    """Whether the current version's row holds the total, flags and hold reason that storing ``st``
-    over the earlier versions would write (an adjustment for what those were paid included)."""
-    paid = sum(r["paid_cents"] for r in past if r is not current and r["paid_at"] is not None)
-    flags = ",".join((*st.flags, ADJUSTMENT_FLAG) if paid else st.flags)
-    return (current["total_cents"] == _cents(st.total) - paid and current["flags"] == flags
-            and current["hold_reason"] == st.hold_reason)
-
-
-def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
-    """Every stored version of these shifts (``paid_cents``: the stored total until
-    ``_prove_paid`` sets what was proven paid; ``computed_cents``, the total before adjustment, is
-    added for the versions being superseded)."""
-    out: dict[str, list[dict]] = {}
-    for r in conn.execute(_HISTORY_QUERY, {"ids": shift_ids}):
-        row = dict(zip(_HISTORY, r))
-        row["paid_cents"] = row["total_cents"]
-        row["proven_cents"] = row["total_cents"]
-        out.setdefault(row["shift_id"], []).append(row)
-    return out
-
-
-def _prove_paid(conn, versions: list[dict]) -> None:
-    """Sets on each paid one of ``versions`` ``proven_cents`` (``proven_total``: ``None`` if nothing
-    proves it) and ``paid_cents`` (what the adjustment takes off: the proven total, else the stored
-    one)."""
-    paid = [r for r in versions if r["paid_at"] is not None]
-    if not paid:
-        return
-    own = _lines(conn, [r["statement_id"] for r in paid])
-    for r in paid:
-        r["proven_cents"] = proven_total(r, own.get(r["statement_id"], []))
-        r["paid_cents"] = r["total_cents"] if r["proven_cents"] is None else r["proven_cents"]
-
-
-def _adjustments(conn, statement_ids: list[str]) -> dict[str, int]:
-    """Adjustment line cents per statement id."""
-    found: dict[str, int] = {}
-    for chunk in range(0, len(statement_ids), CHUNK):
-        found.update(conn.execute(_ADJUSTMENTS_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}).all())
-    return found
-
-
-def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
-    """``{statement_id: [(rule, article, description, amount_cents)]}`` in position order."""
-    found: dict[str, list[tuple]] = {}
-    for chunk in range(0, len(statement_ids), CHUNK):
-        for sid, *line in conn.execute(_LINES_QUERY, {"ids": statement_ids[chunk:chunk + CHUNK]}):
-            found.setdefault(sid, []).append(tuple(line))
-    return found
-
-
-# One compiled statement each, the id list bound as one expanding parameter.
-_HISTORY_QUERY = select(*(statements.c[n] for n in _HISTORY)).where(
-    statements.c.shift_id.in_(bindparam("ids", expanding=True)))
-_ADJUSTMENTS_QUERY = select(statement_lines.c.statement_id, statement_lines.c.amount_cents).where(
-    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True)),
-    statement_lines.c.rule == ADJUSTMENT_RULE)
-_LINES_QUERY = select(statement_lines.c.statement_id, statement_lines.c.rule,
-                      statement_lines.c.article, statement_lines.c.description,
-                      statement_lines.c.amount_cents).where(
-    statement_lines.c.statement_id.in_(bindparam("ids", expanding=True))).order_by(
-    statement_lines.c.statement_id, statement_lines.c.position)
-
-
-def _kept_release(st: Statement, old: dict | None) -> dict:
-    """The release of the statement this one supersedes, kept if it released the same hold."""
-    if (old is not None and old["paid_at"] is None and st.hold_reason is not None
-            and old["hold_released_at"] is not None and old["hold_reason"] == st.hold_reason):
-        return {"hold_released_at": old["hold_released_at"], "hold_note": old["hold_note"]}
-    return {"hold_released_at": None, "hold_note": None}

@@ -339,12 +339,62 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     fields differ.
     """
     text = TEXT[lang]
+    version, prices = _version_prices(rulebook, work, _prices)
+    in_force, boarded, boarded_quotas, absent, quotas, extras = _checked_members(
+        work, version, prices, tariffs, lang)
+
+    # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up (C7, C8).
+    labour_lines, tonnes, labour = _labour(work, in_force, version, text)
+    labour_amount = to_brl(labour)
+
+    total_quotas, quota_value, value_text = _quota_value(prices, labour_amount, quotas, boarded, extras)
+    paid_stops, stop_lines, stop_cents, billed = _paid_stops(work, version, prices, lang)
+    work_extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
+    due_at = work.service_end + prices.deadline
+    gang = (labour, *ratio(total_quotas), value_text, stop_lines, stop_cents)
+    statements, priced, shares_cents = _price_members(
+        work, version, prices, lang, boarded, boarded_quotas, quotas, tonnes, work_extra, due_at, gang)
+
+    members = _settle(work, due_at, priced, quotas) if work.disputes else tuple(statements)
+    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
+    members, flags, extra_shares, administration = _apart_and_flagged(
+        work, version, members, extras, work_extra, composition, text)
+    shares_total = to_brl(shares_cents - extra_shares)
+    summary = GangSummary(  # positional, in field order (the hot path)
+        work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
+        tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
+        labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
+        administration)
+    return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+
+def _quota_value(prices: _Prices, labour_amount: Decimal, quotas: dict[str, Decimal], boarded: list,
+                 extras: list) -> tuple[Decimal, Decimal, str]:
+    """E2 / C1: ``(total quotas, exact quota value, the value as printed)``; the labour amount in
+    BRL divided by the quotas of the boarded members, C9 extra members left out."""
+    total_quotas = sum(quotas.values(), ZERO) if not extras else sum(
+        (quotas[m.registration] for m in boarded if not m.extra), ZERO)  # C9: without the extras
+    quota_value = prices.context.divide(labour_amount, total_quotas)
+    value_text = _num(quota_value.quantize(CENT, rounding=ROUND_HALF_UP))
+    return total_quotas, quota_value, value_text
+
+
+def _version_prices(rulebook: Rulebook, work: GangWork, _prices: dict | None) -> tuple[RulebookVersion, _Prices]:
+    """The rulebook version in force on ``work``'s date and its ``_Prices``, both kept in the
+    batch's cache ``_prices`` (None: a cache for this gang only)."""
     cache = {} if _prices is None else _prices
     version = _version(rulebook, work, cache)
     prices = cache.get(id(version))
     if prices is None or prices.version is not version:
         prices = cache[id(version)] = _Prices(version)
+    return version, prices
 
+
+def _checked_members(work: GangWork, version: RulebookVersion, prices: _Prices, tariffs: TariffTable,
+                     lang: str) -> tuple[list, list, list, list, dict[str, Decimal], list]:
+    """``(in_force, boarded, boarded_quotas, absent, quotas, extras)``: the ``_Prices.tariff`` entry
+    of each tally row, the members who boarded and their quotas, the registrations of those who
+    did not, quotas by registration and the C9 extra members. Raises ``BadInput`` as ``pay_gang``."""
     # The checks of ``_check`` as one pass that also gathers what pricing needs; on any problem
     # ``_check`` lists them all, each naming its row.
     in_force = []
@@ -385,18 +435,15 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         errors = _check(work, version, tariffs)
         assert errors, "the one-pass checks and _check disagree"
         raise BadInput("\n".join(errors))
+    return in_force, boarded, boarded_quotas, absent, quotas, extras
 
-    # E1: labour amount = Σ quantity × labour tariff, each tally line rounded half up (C7, C8).
-    labour_lines, tonnes, labour = _labour(work, in_force, version, text)
-    labour_amount = to_brl(labour)
 
-    # E2 / C1: quotas and the exact quota value.
-    total_quotas = sum(quotas.values(), ZERO) if not extras else sum(
-        (quotas[m.registration] for m in boarded if not m.extra), ZERO)  # C9: without the extras
-    quota_value = prices.context.divide(labour_amount, total_quotas)
-    value_text = _num(quota_value.quantize(CENT, rounding=ROUND_HALF_UP))
-    tq_n, tq_d = ratio(total_quotas)
-
+def _paid_stops(work: GangWork, version: RulebookVersion, prices: _Prices,
+                lang: str) -> tuple[list, tuple[StatementLine, ...], int, bool]:
+    """``(paid_stops, stop_lines, stop_cents, billed)``: the interruptions paid (E4 / E5 / C3 / C4 /
+    E7) as ``(index, billed to the shipowner, centavos, line)``, their lines and centavos (the same
+    for every member) and whether any is billed to the shipowner (C5)."""
+    paid_kinds = version.interruptions
     # E4 / E5 / C3 / C4 / E7: each paid interruption is the same line for every member.
     paid_stops = []
     stop_lines: tuple[StatementLine, ...] = ()
@@ -411,19 +458,25 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
             billed = billed or rule.billed_to_shipowner
         stop_lines = tuple(line for _i, _b, _c, line in paid_stops)
         stop_cents = sum(c for _i, _b, c, _line in paid_stops)
+    return paid_stops, stop_lines, stop_cents, billed
 
+
+def _price_members(work: GangWork, version: RulebookVersion, prices: _Prices, lang: str, boarded: list,
+                   boarded_quotas: list, quotas: dict[str, Decimal], tonnes: Decimal, work_extra: Decimal,
+                   due_at: dt.datetime, gang: tuple) -> tuple[list, list, int]:
+    """``(statements, priced, shares_cents)``: each boarded member's statement (no disputes) or
+    ``(member, lines, total centavos, share centavos)`` to settle (disputes), and the shares'
+    centavos. E2/C1 share, E3/C2 guarantee top-up (paid max(share, guarantee); both limits
+    strict), the paid stops; members with the same quotas (and minutes, hourly) share one memo."""
     g = version.guarantee
     over_tonnes, full_day = tonnes > g.over_tonnes, g.above == "day"
-    work_extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
     over_minutes = g.over_minutes - work_extra
-    due_at = work.service_end + prices.deadline
     shares: dict[Decimal, tuple[int, StatementLine]] = {}
     top_ups: dict[tuple, StatementLine] = {}
     # quotas (and minutes, hourly) -> (lines, total centavos, share centavos, total BRL), per guarantee
     half_memo: dict[Decimal, tuple] = {}
     day_memo: dict[Decimal, tuple] = {}
     hourly_memo: dict[tuple, tuple] = {}
-    guaranteed = prices.guaranteed
     priced = []  # (member, lines, total centavos, share centavos): settled below if disputed
     statements = []
     shares_cents = 0
@@ -437,43 +490,14 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         # E3 / C2 (RULES.md E3): paid max(share, guarantee); both limits are strict.
         if over_tonnes and minutes > over_minutes:
             if full_day:
-                memo, mkey = day_memo, q
+                memo, mkey, key = day_memo, q, "guarantee_day"
             else:
-                memo, mkey = hourly_memo, (q, minutes)
+                memo, mkey, key = hourly_memo, (q, minutes), "guarantee_hourly"
         else:
-            memo, mkey = half_memo, q
+            memo, mkey, key = half_memo, q, "guarantee_half"
         found = memo.get(mkey)
         if found is None:
-            share_found = shares.get(q)
-            if share_found is None:
-                head, tail, q_n, q_d = prices.share_text(lang, q)
-                cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
-                share_found = shares[q] = (cents, StatementLine.in_cents(
-                    version.shares.rule, version.shares.article, head + value_text + tail, to_brl(cents)))
-            share, share_line = share_found
-            if memo is half_memo:
-                guarantee, key = prices.half_day, "guarantee_half"
-            elif memo is day_memo:
-                guarantee, key = prices.full_day, "guarantee_day"
-            else:
-                guarantee, key = prices.by_time(ONE, minutes), "guarantee_hourly"
-            if guarantee > share:
-                tkey = (key, guarantee, share, minutes if key == "guarantee_hourly" else None)
-                top_up = top_ups.get(tkey)
-                if top_up is None:
-                    top_up = top_ups[tkey] = StatementLine.in_cents(
-                        g.rule, g.article, prices.top_up_text(lang, key, guarantee, minutes),
-                        to_brl(guarantee - share))
-                lines = (share_line, top_up, *stop_lines)
-                cents = guarantee + stop_cents
-                total = guaranteed.get(cents)  # a guarantee (+ the stops): the same in many gangs
-                if total is None:
-                    total = guaranteed[cents] = to_brl(cents)
-            else:
-                lines = (share_line, *stop_lines)
-                cents = share + stop_cents
-                total = to_brl(cents)
-            found = memo[mkey] = (lines, cents, share, total)
+            found = memo[mkey] = _member_lines(version, prices, lang, q, minutes, key, shares, top_ups, gang)
         lines, cents, share, total = found
         shares_cents += share
         if disputes:
@@ -481,18 +505,47 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         else:
             append(MemberStatement(m.registration, m.role, q, minutes, lines, total,
                                    _NO_DISPUTE, total, due_at, (), m.minutes_typed))
+    return statements, priced, shares_cents
 
-    members = _settle(work, due_at, priced, quotas) if disputes else tuple(statements)
-    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
-    members, flags, extra_shares, administration = _apart_and_flagged(
-        work, version, members, extras, work_extra, composition, text)
-    shares_total = to_brl(shares_cents - extra_shares)
-    summary = GangSummary(  # positional, in field order (the hot path)
-        work.gang_id, work.ship, work.date, work.period, rulebook.id, version.effective_from,
-        tuple(labour_lines), labour_amount, tonnes, total_quotas, quota_value, shares_total,
-        labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
-        administration)
-    return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+def _member_lines(version: RulebookVersion, prices: _Prices, lang: str, q: Decimal, minutes: Decimal,
+                  key: str, shares: dict, top_ups: dict, gang: tuple) -> tuple:
+    """``(lines, total centavos, share centavos, total BRL)`` of a member with ``q`` quotas and
+    ``minutes`` worked under the guarantee ``key`` (``guarantee_half``, ``guarantee_day`` or
+    ``guarantee_hourly``): the E2/C1 share line (one per quotas, kept in ``shares``), the E3/C2
+    top-up when the guarantee is higher (kept in ``top_ups``), then the paid stops."""
+    labour, tq_n, tq_d, value_text, stop_lines, stop_cents = gang
+    g = version.guarantee
+    share_found = shares.get(q)
+    if share_found is None:
+        head, tail, q_n, q_d = prices.share_text(lang, q)
+        cents = half_up(labour * q_n * tq_d, tq_n * q_d)  # labour × q ÷ total, divided last
+        share_found = shares[q] = (cents, StatementLine.in_cents(
+            version.shares.rule, version.shares.article, head + value_text + tail, to_brl(cents)))
+    share, share_line = share_found
+    if key == "guarantee_half":
+        guarantee = prices.half_day
+    elif key == "guarantee_day":
+        guarantee = prices.full_day
+    else:
+        guarantee = prices.by_time(ONE, minutes)
+    if guarantee > share:
+        tkey = (key, guarantee, share, minutes if key == "guarantee_hourly" else None)
+        top_up = top_ups.get(tkey)
+        if top_up is None:
+            top_up = top_ups[tkey] = StatementLine.in_cents(
+                g.rule, g.article, prices.top_up_text(lang, key, guarantee, minutes),
+                to_brl(guarantee - share))
+        lines = (share_line, top_up, *stop_lines)
+        cents = guarantee + stop_cents
+        total = prices.guaranteed.get(cents)  # a guarantee (+ the stops): the same in many gangs
+        if total is None:
+            total = prices.guaranteed[cents] = to_brl(cents)
+    else:
+        lines = (share_line, *stop_lines)
+        cents = share + stop_cents
+        total = to_brl(cents)
+    return lines, cents, share, total
 
 
 def _labour(work: GangWork, in_force: list, version: RulebookVersion, text: dict) -> tuple[list, Decimal, int]:

@@ -11,13 +11,15 @@ from collections.abc import Mapping
 from sqlalchemy.orm import Session
 
 from central.registry.schema import booklet_revalidations, health_exams
-from central.registry.enrol import FormRefused, worker_row_errors
+from central.registry.enrol import FormRefused, ids_errors, worker_row_errors
+from central.registry.ids import set_ids
 from central.registry.store import get_worker, rotation_number_holder, save_worker
 from portgate.errors import BadInput
-from portgate.records import Worker
+from portgate.records import Worker, WorkerIds
 
 EDITABLE = ("name", "category", "status", "suspended_from", "suspended_until", "health_exam_date",
-            "booklet_revalidated_year", "rotation_number")
+            "booklet_revalidated_year", "rotation_number", "cpf", "pis")
+WORKER_FIELDS = EDITABLE[:-2]  # the ``Worker`` record's; cpf and pis are ``central.registry.ids``
 
 
 def _text(value) -> str:
@@ -35,16 +37,19 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
     checks a row, sizes and ranges of the ``workers`` columns included; a rotation number another
     worker of the category holds), or ``BadInput`` for an unknown worker; nothing is written then."""
     old = get_worker(session, registration)
-    cells = {k: _text(getattr(old, k)) for k in EDITABLE}
+    cells = {k: _text(getattr(old, k)) for k in WORKER_FIELDS}
     cells.update({k: str(v).strip() for k, v in row.items() if k in EDITABLE})
     full = {"registration": registration, **cells}
-    errors = worker_row_errors(full)
+    errors = worker_row_errors(full) | ids_errors(full)
     if errors:
-        raise FormRefused(errors)
+        raise FormRefused({k: errors[k] for k in EDITABLE if k in errors})
     new = Worker.from_row(full)
+    ids = WorkerIds.from_row(full)
     changed = {f.name: [_text(getattr(old, f.name)), _text(getattr(new, f.name))]
                for f in dataclasses.fields(Worker) if getattr(old, f.name) != getattr(new, f.name)}
     if not changed:
+        if ids != WorkerIds() and actor:
+            return old, set_ids(session, registration, ids, actor=actor, now=now)
         return old, {}
     if not actor:
         raise BadInput("actor is required (who makes the change)")
@@ -54,6 +59,7 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
             raise FormRefused({"rotation_number": f"rotation_number {new.rotation_number} is already held by "
                                                   f"{other} ({new.category})"})
     save_worker(session, new, actor=actor, now=now, action="worker.edit", detail={"changed": changed})
+    changed |= set_ids(session, registration, ids, actor=actor, now=now)
     if "health_exam_date" in changed and new.health_exam_date:
         session.execute(health_exams.insert().values(registration=registration,
                                                      exam_date=new.health_exam_date, recorded_at=now,

@@ -24,6 +24,7 @@ from central.registry.admission_store import (
     foreign_share_refusal,
     record_admission,
 )
+from central.registry.ids import set_ids
 from central.registry.schema import cards, workers
 from central.registry.store import (
     get_card,
@@ -34,7 +35,7 @@ from central.registry.store import (
     worker_problems,
 )
 from portgate.errors import BadInput
-from portgate.records import COLUMNS, Card, CardKind, CardStatus, Worker
+from portgate.records import COLUMNS, Card, CardKind, CardStatus, Worker, WorkerIds
 from portgate.uid import enrol_uid
 
 #: The categories the form offers besides those already registered: the gate's default G12 table
@@ -42,7 +43,7 @@ from portgate.uid import enrol_uid
 KNOWN_CATEGORIES = ("vigia", "estivador", "capatazia")
 #: The worker fields the add form carries (a new worker is active: a sanction comes by R4 only).
 ADD_FIELDS = ("registration", "name", "category", "health_exam_date", "booklet_revalidated_year",
-              "rotation_number")
+              "rotation_number", "cpf", "pis")
 #: The admission fields: birth date, nationality, registration date, then each condition's
 #: document (``NAME``) and date (``NAME_on``).
 ADMISSION_FIELDS = REQUIRED[1:] + tuple(c for name in CONDITION_NAMES for c in (name, f"{name}_on"))
@@ -94,6 +95,18 @@ def worker_row_errors(row: Mapping[str, str]) -> dict[str, str]:
     return errors
 
 
+def ids_errors(row: Mapping[str, str]) -> dict[str, str]:
+    """``{field: reason}`` of the ``cpf`` and ``pis`` cells (``portgate.records.WorkerIds``: their
+    length and check digits; empty cells are allowed). Empty: both are good."""
+    errors: dict[str, str] = {}
+    for field in ("cpf", "pis"):
+        try:
+            WorkerIds.from_row({field: row.get(field, "")})
+        except BadInput as exc:
+            errors[field] = exc.reason
+    return errors
+
+
 def admission_row_errors(row: Mapping[str, str]) -> dict[str, str]:
     """``{field: reason}`` of an admissions.csv row's cells, each as ``admission_from_row``
     reads it (a condition's document and date are checked as a pair)."""
@@ -125,11 +138,12 @@ def add_worker(session: Session, row: Mapping[str, str], admission: Mapping[str,
     import refuses it, an unknown category, a registration already registered, a rotation number
     another worker of the category holds (R1), an unmet admission condition (R9: age, nationality,
     a missing or later-dated document; 83.611 art. 15, DL 2.032 art. 5 §1-§2) and a foreign
-    stevedore beyond one third (DL 2.032 art. 5 §3). Otherwise writes the worker (roster change for
+    stevedore beyond one third (DL 2.032 art. 5 §3), a CPF or PIS/NIS of another length or with wrong
+    check digits (``portgate.docbr``; both optional). Otherwise writes the worker (roster change for
     the gates, ``worker.add`` audit row, exam and booklet history) and the admission record
     (``worker.admission`` audit row) and returns the worker."""
     cells = {k: str(row.get(k) or "").strip() for k in ADD_FIELDS} | {"status": "active"}
-    errors = worker_row_errors(cells)
+    errors = worker_row_errors(cells) | ids_errors(cells)
     if "category" not in errors and cells["category"] not in categories(session):
         errors["category"] = (f"category {cells['category']!r} is not one of "
                               f"{', '.join(categories(session))}")
@@ -161,6 +175,7 @@ def add_worker(session: Session, row: Mapping[str, str], admission: Mapping[str,
         raise FormRefused({k: errors[k] for k in (*ADD_FIELDS, *ADMISSION_FIELDS) if k in errors})
     assert worker is not None and isinstance(adm, Admission)
     save_with_history(session, worker, actor=actor, now=now, action="worker.add")
+    set_ids(session, reg, WorkerIds.from_row(cells), actor=actor, now=now)
     record_admission(session, worker, adm, actor=actor, now=now)
     return worker
 

@@ -12,6 +12,7 @@
   infractions (refusals R3, confiscations G10).
 - ``cases``: confiscation cases for the labour office (DTM), 83.611 art. 20 §1.
 - ``flag_reviews``: an inspector's review of a flagged gate event (acknowledged, no infraction).
+- ``enrol_sessions``: enrol mode on a chosen gate (issue 34): the card the gate read, bound by the clerk.
 - ``downlink_changes``: the versioned change feed the MQTT downlink publishes (id = version).
 - ``audit_log``: who changed what, one row per command (defined in ``central/audit.py``, below the
   ledger and the registry that both write it; exported here).
@@ -50,6 +51,10 @@ workers = Table(
     Column("rotation_number", Integer, nullable=True),
     Column("cancelled_on", Date, nullable=True),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # payroll identifiers (0022): bare digits, checked by their check digits (``portgate.docbr``);
+    # never in ``Worker`` nor sent to the gates (``portgate.records.WorkerIds``)
+    Column("cpf", String(11), nullable=True),
+    Column("pis", String(11), nullable=True),
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
 Index("ix_workers_name_registration", workers.c.name, workers.c.registration)  # the office list (0017)
@@ -179,6 +184,30 @@ flag_reviews = Table(
     Column("actor", String(128), nullable=False),
     Column("at", DateTime(timezone=True), nullable=False),
 )
+
+# enrol mode on a chosen gate (issue 34): the clerk starts it for a worker; the gate refuses the next
+# unknown card read whole (rule ENROL) and the office offers its UID to the clerk, who binds it.
+# state: waiting (no card yet) | read (a card offered) | bound | cancelled | expired. Every step is
+# also an audit_log row (enrol.start, enrol.read, enrol.bound, enrol.cancel, enrol.expired).
+enrol_sessions = Table(
+    "enrol_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("registration", String(64), ForeignKey("workers.registration"), nullable=False),
+    Column("gate_id", String(64), nullable=False),
+    Column("kind", String(16), nullable=False),  # the card issued: control | badge
+    Column("state", String(16), nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("until", DateTime(timezone=True), nullable=False),
+    Column("started_by", String(128), nullable=False),
+    Column("uid", String(32), nullable=True),  # the card read at the gate (canonical UID)
+    Column("read_at", DateTime(timezone=True), nullable=True),  # when the gate read it
+    Column("event_id", String(36), nullable=True),  # the gate's tap event of that read
+    Column("ended_at", DateTime(timezone=True), nullable=True),
+    Column("ended_by", String(128), nullable=True),
+)
+Index("ix_enrol_sessions_registration", enrol_sessions.c.registration)
+Index("ix_enrol_sessions_gate_state", enrol_sessions.c.gate_id, enrol_sessions.c.state)
 
 downlink_changes = Table(
     "downlink_changes",

@@ -15,6 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from central import bounds
+from central.registry import ids as worker_ids
 from central.registry.changes import audit, body, record_change, utcnow
 from central.registry.sanctions import TODAY, SuspensionLimits
 from central.registry.schema import (
@@ -33,6 +34,7 @@ from portgate.records import (
     CardKind,
     CardStatus,
     Worker,
+    WorkerIds,
     WorkerStatus,
     load_csv_rows,
 )
@@ -290,6 +292,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     holder already has an active card of its kind (``replace-card`` issues it). Raises
     ``BadInput`` listing every bad row; the caller rolls back so nothing is half-imported. Returns
     what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different
+    (a CPF or PIS given that the registry lacks or holds otherwise counts: ``central.registry.ids``)
     (each saved with its audit row and roster change), ``m`` cards issued, and ``k`` rows that
     restate a worker or card exactly as registered (nothing written for them: no audit row, no
     change sent to the gates). ``import_summary`` words it for the command line.
@@ -356,10 +359,17 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     if errors:
         raise BadInput("\n".join(errors))
     as_registered = {w.registration: w for w in _workers_by_registration(session, list(regs))}
-    same = [w for w in new_workers if as_registered.get(w.registration) == w]
-    new_workers = [w for w in new_workers if as_registered.get(w.registration) != w]
+    given = worker_ids.csv_ids(workers_csv) if workers_csv else {}  # CPF/PIS: the registry only
+    stored = worker_ids.ids_of(session, given)
+    renewed = {reg for reg, ids in given.items()
+               if worker_ids.merged(stored.get(reg, WorkerIds()), ids) != stored.get(reg, WorkerIds())}
+    same = [w for w in new_workers if as_registered.get(w.registration) == w and w.registration not in renewed]
+    new_workers = [w for w in new_workers if as_registered.get(w.registration) != w or w.registration in renewed]
     for worker in new_workers:
-        save_with_history(session, worker, actor=actor, now=now, action="worker.import")
+        if as_registered.get(worker.registration) != worker:
+            save_with_history(session, worker, actor=actor, now=now, action="worker.import")
+        if worker.registration in given:
+            worker_ids.set_ids(session, worker.registration, given[worker.registration], actor=actor, now=now)
     for card in new_cards:
         if card.uid in registered:
             continue  # the registered card as it is (import_refusal refused any difference)

@@ -37,8 +37,11 @@ from central.registry.sanctions import load_suspension_limits
 from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS, NoNul
 from central.web.photos import gate_photo
-from central.web.routes import auth, cases, escala, flags, live, pay, photos, registry, reports, ships, users, whatif
-from central.web.routes import worker as worker_routes, worker_office
+from central.web.routes import auth, cases, enrol_gate, escala, flags, live, pay, photos, registry, reports, ships
+from central.web.routes import users, whatif
+from central.web.routes import logs, verify, worker as worker_routes, worker_office
+from central.web.ratelimit import RateLimiter
+from central.pay.payslip import SlipHeader
 
 STATIC = Path(__file__).resolve().parent / "static"
 T = TypeVar("T")
@@ -71,7 +74,23 @@ class WebState:
         self.gate_what_if: Callable | None = None
         # ``publish(photos_dir) -> dict`` sends the photos to the gates (``central.web.photo_publish``)
         self.publish_photos: Callable | None = None
+        # ``send(gate_id, command)`` tells one gate at once (``central.web.gate_commands``: enrol mode)
+        self.send_command: Callable | None = None
         self.streams: dict[str, int] = {}  # open /live/stream connections per session (routes/live.py)
+        self.verify_limiter = RateLimiter(settings.verify_per_minute)  # /v/<token> look-ups (routes/verify.py)
+        self._employer = None  # the port configuration's [employer], read once (slip_header)
+
+    def slip_header(self, asked_from: str) -> SlipHeader:
+        """The payslips' header: the paying entity of the port configuration (``[web] port_config``,
+        default the example's ``[employer]``) and the verification address (``[web] public_url``,
+        else ``asked_from``, the address the PDF was asked from). ``ConfigError`` when the port
+        configuration cannot be read."""
+        if self._employer is None:
+            port = load_port_config(self.port_config or DEFAULT_PORT_CONFIG)
+            self._employer = port.employer or False
+        emp = self._employer or None
+        base = (self.settings.public_url or asked_from).rstrip("/")
+        return SlipHeader(emp.name if emp else "", emp.cnpj if emp else "", emp.address if emp else "", base)
 
     def photo_exists(self, registration: str) -> bool:
         """True when the office's photos directory holds a photo of ``registration``."""
@@ -143,7 +162,7 @@ def routes() -> list:
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
         *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES, *whatif.ROUTES,
-        *worker_routes.ROUTES, *worker_office.ROUTES,
+        *worker_routes.ROUTES, *worker_office.ROUTES, *verify.ROUTES, *logs.ROUTES, *enrol_gate.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
 
@@ -151,21 +170,25 @@ def routes() -> list:
 def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: bool = False,
                now: Callable[[], dt.datetime] | None = None, background: bool = True,
                slip_key: bytes | None = None, port_config: str | None = None,
-               gate_what_if: Callable | None = None, publish_photos: Callable | None = None) -> Starlette:
+               gate_what_if: Callable | None = None, publish_photos: Callable | None = None,
+               send_command: Callable | None = None) -> Starlette:
     """The ASGI application over ``engine``. ``secret``: the session signing key (>= 32 bytes);
     ``secure``: Secure cookies (TLS). ``background``: run the office coverage check (G11) in the
     server's lifespan. ``port_config``: the port TOML of the pay what-if (holidays); ``gate_what_if``:
     ``run(engine, day, gate, rulebook_toml, directions, lang) -> (rows, summary)`` for the "what
     if" page's gate side (without it that side says it is not available); ``publish_photos``:
     ``publish(photos_dir)`` run after a photo upload (``central.web.photo_publish``; without it the
-    photo waits for ``portgate central publish --photos``). ``ValueError`` for a short secret."""
+    photo waits for ``portgate central publish --photos``); ``send_command``: ``send(gate_id,
+    command)`` for enrol mode on a gate (``central.web.gate_commands``; without it the worker page
+    refuses to start one). ``ValueError`` for a short secret."""
     if len(secret) < 32:
         raise ValueError("the session secret must have at least 32 bytes")
     state = WebState(engine, settings, now)
     state.slip_key = slip_key
-    state.port_config = port_config
+    state.port_config = port_config or settings.port_config
     state.gate_what_if = gate_what_if
     state.publish_photos = publish_photos
+    state.send_command = send_command
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

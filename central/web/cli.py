@@ -77,6 +77,16 @@ def _photo_publisher(config):
     return photo_publisher(config.mqtt, config.port, office_signer(config.keys_dir))
 
 
+def _command_sender(config):
+    """What tells one gate a command at once (enrol mode, issue 34): over ``[mqtt]``, sealed with
+    the office key (``central.web.gate_commands``)."""
+    from central.web.gate_commands import command_sender  # lazy: CLI start-up
+
+    from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+
+    return command_sender(config.mqtt, config.port, office_signer(config.keys_dir))
+
+
 def _engine(config):
     """The office's ledger, migrated to the newest schema (a missing SQLite file becomes a new
     ledger; an existing 0-byte one, a failed copy or a wrong path, is refused: ``db_url_arg``)."""
@@ -143,7 +153,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
                      slip_key=slip_key(config),
                      gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
-                     publish_photos=_photo_publisher(config))
+                     publish_photos=_photo_publisher(config), send_command=_command_sender(config))
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            log_level=config.log_level))

@@ -8,6 +8,9 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
   PostgreSQL refuses that escaped them) answers the same, the transaction rolled back;
 - a path or query string holding a NUL character (``%00``, ``NoNul``): 400 page, before any
   endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
+- the ledger's server lost or no longer the primary (``central.db.unreachable``: a failover of a
+  replicated ledger, issue 37): 503 "reconnecting, try again" page, the pool emptied so the next
+  request reaches the new primary; one log line ``web.ledger_unreachable``;
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
 - an address no route serves (404) or a method the route does not take (405, ``Allow`` naming the
@@ -22,11 +25,12 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
 from __future__ import annotations
 
 import structlog
-from sqlalchemy.exc import DataError, OperationalError
+from sqlalchemy.exc import DataError, InternalError, OperationalError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from central.db import unreachable
 from central.web.render import bad_input, page
 from portgate.errors import BadInput
 
@@ -71,6 +75,8 @@ class NoNul:
 
 
 async def on_operational(request: Request, exc: Exception):
+    if unreachable(exc) and not is_busy(exc):
+        return ledger_unreachable(request, exc)
     if not is_busy(exc):
         raise exc
     log.warning("web.ledger_busy", path=request.url.path, method=request.method,
@@ -80,12 +86,34 @@ async def on_operational(request: Request, exc: Exception):
     return resp
 
 
+def ledger_unreachable(request: Request, exc: Exception):
+    """The ledger's server was lost or is no longer the primary (a failover of a replicated ledger,
+    ``central.db.unreachable``): the pool is emptied so the next request connects again through
+    the multi-host URL to the new primary, and this one answers 503 "reconnecting, try again"
+    (``Retry-After: 5``) with one log line ``web.ledger_unreachable``, instead of a 500."""
+    request.app.state.web.engine.dispose()
+    log.warning("web.ledger_unreachable", path=request.url.path, method=request.method,
+                error=str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300])
+    resp = page(request, "error.html", status_code=503, message_key="reconnecting", detail="")
+    resp.headers["Retry-After"] = "5"
+    return resp
+
+
 async def on_data_error(request: Request, exc: Exception):
     """A value the database refused (PostgreSQL: too long, out of range, a NUL) that no entry check
     caught: the transaction is rolled back; the same 400 as ``OverflowError``, and one log line."""
     log.warning("web.value_refused", path=request.url.path, method=request.method,
                 error=str(getattr(exc, "orig", exc)).strip().splitlines()[0])
     return bad_input(request, OUT_OF_RANGE)
+
+
+async def on_internal(request: Request, exc: Exception):
+    """``InternalError``: PostgreSQL's "cannot execute ... in a read-only transaction" (a pooled
+    connection to a primary demoted by a failover) is answered as the ledger unreachable; any
+    other internal error goes on to the 500 handler."""
+    if unreachable(exc):
+        return ledger_unreachable(request, exc)
+    raise exc
 
 
 HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
@@ -127,7 +155,7 @@ def allowed_methods(request: Request) -> list[str]:
 
 
 HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
-            OperationalError: on_operational}
+            OperationalError: on_operational, InternalError: on_internal}
 
 
 class BodyTooLarge(Exception):

@@ -11,11 +11,12 @@ from sqlalchemy import and_, func, literal, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from central.ledger.tables import shifts
+from central.registry.ids import ids_of
 from central.registry.schema import card_events, cards, cases, penalties, workers
 from central.registry.store import card_from_row, get_worker, worker_from_row
 from central.rotation.eligibility import ValiditySettings, _months_before, registration_problems
 from portgate.errors import BadInput
-from portgate.records import Card, Worker
+from portgate.records import Card, Worker, WorkerIds
 from portgate.rest import rest_between
 from portgate.timeutil import as_utc
 from portgate.uid import PARTIAL_BITS, UidFormat, read_uid
@@ -96,6 +97,7 @@ class WorkerPage:
     shifts: list[dict]
     rest_h: float | None
     on_shift: bool = False
+    ids: WorkerIds = WorkerIds()  # CPF and PIS/NIS (``central.registry.ids``)
 
 
 def _add_months(day: dt.date, months: int) -> dt.date:
@@ -138,7 +140,7 @@ def worker_page(session: Session, registration: str, *, today: dt.date, now: dt.
             rest = round(rest_between(end, now).total_seconds() / 3600, 1)
     problems = [p.value for p in registration_problems(worker, today, validity)]
     return WorkerPage(worker, cancelled_on, months, valid_until, problems, views, pens, case_rows,
-                      shift_rows, rest, on_shift)
+                      shift_rows, rest, on_shift, ids_of(session, [registration]).get(registration, WorkerIds()))
 
 
 #: Workers per page of the list (``worker_list``).

@@ -62,6 +62,14 @@ CODES: dict[str, tuple[str, str]] = {
     "not_iso_date": (r"(?P<field>\w+ )?(?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",
                      "{field}{value} não é uma data ISO (AAAA-MM-DD)"),
     "required": (r"(?P<field>\w+) is required", "{field} é um campo obrigatório"),
+    # central.web.logmodel: the read log's card search
+    "card_not_uid": (r"card (?P<value>'.*') is not a card UID in any UID form",
+                     "o cartão {value} não é um UID de cartão em nenhuma forma"),
+    # portgate.docbr: a CPF, PIS/NIS or CNPJ of another length or with wrong check digits
+    "docbr_length": (r"(?P<field>\w+) (?P<value>'.*') is not (?P<n>\d+) digits \((?P<shape>\S+), e\.g\. (?P<ex>\S+)\)",
+                     "{field} {value} não tem {n} dígitos ({shape}, por exemplo {ex})"),
+    "docbr_check": (r"(?P<field>\w+) (?P<value>'.*') fails its check digits \(a digit mistyped\?\)",
+                    "{field} {value} não confere com os dígitos verificadores (algum dígito digitado errado?)"),
     "not_whole": (r"(?P<field>\w+ )?(?P<value>'.*') is not a whole number", "{field}{value} não é um número inteiro"),
     "decision_kind": (r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
                       "a decisão {value} não é uma de {allowed}"),
@@ -147,6 +155,19 @@ CODES: dict[str, tuple[str, str]] = {
                                 "a matrícula {reg} já tem o cartão ativo {other} do tipo {kind}: comunique a perda "
                                 "ou emita a 2ª via"),
     "card_not_held": (r"card (?P<uid>\S+) is not held by (?P<reg>\S+)", "o cartão {uid} não é da matrícula {reg}"),
+    # central.registry.gate_enrol and central.web.routes.enrol_gate: enrol mode on a gate (issue 34)
+    "enrol_gate_offline": (r"gate (?P<gate>\S+) is offline: it cannot enter enrol mode",
+                           "a porta {gate} está sem conexão: não pode entrar em modo de cadastro"),
+    "enrol_gate_busy": (r"gate (?P<gate>\S+) is already in enrol mode for another worker",
+                        "a porta {gate} já está em modo de cadastro para outro trabalhador"),
+    "enrol_open": (r"registration (?P<reg>\S+) already has an open enrol session: cancel it first",
+                   "a matrícula {reg} já tem um cadastro na porta em aberto: cancele-o antes"),
+    "enrol_not_open": (r"enrol session (?P<n>\d+) is not open for (?P<reg>\S+)",
+                       "o cadastro na porta {n} não está em aberto para {reg}"),
+    "enrol_no_read": (r"enrol session (?P<n>\d+) has no card read yet", "o cadastro na porta {n} ainda não leu cartão"),
+    "enrol_missing": (r"enrol session (?P<n>-?\d+) does not exist", "o cadastro na porta {n} não existe"),
+    "enrol_no_mqtt": (r"no MQTT link to the gates is configured", "não há ligação MQTT com as portas configurada"),
+    "enrol_not_told": (r"gate (?P<gate>\S+) not told: (?P<why>.*)", "a porta {gate} não foi avisada: {why}"),
     "card_kind_form": (r"kind (?P<value>'.*') is not control or badge", "o tipo {value} não é de controle nem chapa"),
     "uid_not_hex": (r"UID (?P<value>'.*') is not hexadecimal", "o UID {value} não é hexadecimal"),
     "uid_odd": (r"UID (?P<value>'.*') has an odd number of hex digits", "o UID {value} tem um número ímpar de dígitos"),
@@ -359,7 +380,7 @@ FIELDS: dict[str, str] = {
     "registration": "matrícula", "name": "nome", "category": "categoria", "status": "situação",
     "suspended_from": "início da suspensão", "suspended_until": "fim da suspensão",
     "health_exam_date": "data do exame de saúde", "booklet_revalidated_year": "ano de revalidação da caderneta",
-    "rotation_number": "número de rodízio", "kind": "tipo",
+    "rotation_number": "número de rodízio", "kind": "tipo", "cpf": "CPF", "pis": "PIS/NIS", "cnpj": "CNPJ",
     # requisitions.csv, escala.csv, ships.csv and the requisition form
     "date": "data", "period": "período", "operator": "operador", "ship": "navio", "ship_name": "nome do navio",
     "voyage": "navegação", "berth": "atracação", "gate_id": "portaló", "post": "posto", "function": "função",

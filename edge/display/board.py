@@ -40,6 +40,7 @@ RULE_TITLES: dict[str, tuple[str, str]] = {
     "G10": ("modo fiscal", "inspector mode"),
     "G11": ("posto descoberto", "post not covered"),
     "INTERNAL": ("falha do sistema", "system failure"),
+    "ENROL": ("cartão em cadastro", "card being enrolled"),
 }
 ACTIONS: dict[str, tuple[str, str]] = {
     "retain": ("Retenha o cartão e chame o fiscal.", "Keep the card and call the inspector."),
@@ -50,6 +51,8 @@ ACTIONS: dict[str, tuple[str, str]] = {
     "badge": ("Peça a chapa e o cartão de controle (chapa primeiro).",
               "Ask for the badge and the control card (badge first)."),
     "inspector": ("Apresente o cartão a apreender.", "Present the card to confiscate."),
+    "enrol": ("Cartão lido para cadastro: não libere a entrada. O escritório confirma o cadastro.",
+              "Card read for enrolment: do not let anyone board with it. The office confirms the enrolment."),
     "pass": ("Pode passar.", "May board."),
     "leave": ("Saída registrada.", "Exit recorded."),
     "unrecorded_exit": ("Saída NÃO registrada: anote a hora e chame o supervisor.",
@@ -136,6 +139,8 @@ def action_key(p: TapPayload) -> str:
         return "leave"
     if "INTERNAL" in p.rules_failed:
         return "supervisor"
+    if "ENROL" in p.rules_failed:  # issue 34: the card read in the office's enrol mode
+        return "enrol"
     if p.rules_failed == ["G4"] and not p.badge_registration:
         return "badge"
     return "refuse"
@@ -280,6 +285,7 @@ class Status:
     disk_full: bool = False  # the gate runs and refuses reads it cannot journal (heartbeat)
     readers: tuple = ()  # edge.reader_health.ReaderView of each configured reader (heartbeat)
     outbox_warn_after_s: float = 60.0  # the "Sem rede" strip past this age of the oldest unsent
+    enrol_left_s: int | None = None  # the office's enrol mode at the gate (issue 34): whole seconds left
 
     @property
     def reader_faults(self) -> tuple:

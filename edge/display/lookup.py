@@ -1,5 +1,5 @@
 """Read-only look-ups in the gate's state directory for the screen: the worker's name and category
-(roster copy in ``store.db``), the ship's name (escala copy), the worker's photo (``photos.db`` and
+(roster copy in ``store.db``), a union inspector's name (``inspectors.json``, issue 33), the ship's name (escala copy), the worker's photo (``photos.db`` and
 ``photos/<sha256>``, written by ``edge.sync.photos``) and the age of the office's copies.
 
 Every file is opened with ``edge.display.follower.open_ro`` (``mode=ro``, ``query_only``): the gate's
@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 
 from edge.display.follower import open_ro
+from edge.sync.inspectors import FILE as INSPECTORS_FILE, read_inspectors
 from edge.sync.photos import PHOTOS_DB, PHOTOS_DIR
 
 log = structlog.get_logger(__name__)
@@ -68,6 +69,8 @@ class Lookup:
         self.state_dir = Path(state_dir)
         self._store = _RoFile(self.state_dir / "store.db")
         self._photos = _RoFile(self.state_dir / PHOTOS_DB)
+        self._inspectors: dict[str, str] = {}
+        self._inspectors_mark: tuple | None = None
 
     def worker(self, registration: str | None) -> tuple[str, str] | None:
         """``(name, category)`` of a registration in the roster copy, or None."""
@@ -75,6 +78,21 @@ class Lookup:
             return None
         row = self._store.one("SELECT name, category FROM workers WHERE registration = ?", (registration,))
         return (row[0], row[1]) if row else None
+
+    def inspector(self, registration: str | None) -> str | None:
+        """A union inspector's name from the roster downlink (``edge.sync.inspectors``), or None.
+        The file is read again only when it changed (its mtime and size)."""
+        if not registration:
+            return None
+        try:
+            st = os.stat(self.state_dir / INSPECTORS_FILE)
+            mark = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            return None
+        if mark != self._inspectors_mark:
+            self._inspectors = read_inspectors(self.state_dir)
+            self._inspectors_mark = mark
+        return self._inspectors.get(registration) or None
 
     def ship_name(self, imo: str | None) -> str | None:
         """The ship's name from the escala copy, or None."""

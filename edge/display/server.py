@@ -21,7 +21,8 @@ The main area shows the newest read for ``[display] idle_after_s`` (default 5 s)
 "Aproxime o cartão" (the read stays in the history list); a read that asks the watchman to act
 (``board.HOLD_ACTIONS``: retain the card, call the inspector or the supervisor) stays until he
 touches "Ciente" (``POST /ack?seq=N``) or the next read comes. A reader in fault (the gate's
-heartbeat, ``edge.reader_health``) turns the idle area into "LEITOR SEM SINAL". The status bar says
+heartbeat, ``edge.reader_health``) turns the idle area into "LEITOR SEM SINAL"; the office's enrol mode
+(issue 34, the heartbeat's ``enrol``) into "CARTÃO EM CADASTRO" with its countdown. The status bar says
 the office link, the outbox, the copies and the clock in plain words; a full-width strip "Sem rede —
 continue; os registros serão enviados" shows only while the link is down or the oldest unsent event
 is older than ``outbox_warn_after_s``.
@@ -115,6 +116,7 @@ class Display:
         self.idle_after_s = cfg.display.idle_after_s
         self._main_key: int | None = None  # id() of the read on the main area when last pushed
         self._faults: tuple = ()  # (reader id, since) of the readers in fault when last pushed
+        self._enrol_shown = False  # the idle area showed the office's enrol mode when last pushed
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
         env.globals["age"] = age_text
@@ -156,14 +158,21 @@ class Display:
         if is_mismatch(p):
             badge = self._person(p.badge_registration)
         ship_name = self.lookup.ship_name(p.dispatch.ship) if p.dispatch else None
-        self.board.add(shown(ev, person=self._person(p.registration), badge=badge, ship_name=ship_name, tz=self.tz),
+        person = self._person(p.registration, inspector=p.decision == "inspector" or p.card_kind == "inspector")
+        self.board.add(shown(ev, person=person, badge=badge, ship_name=ship_name, tz=self.tz),
                        at_mono=mono - max(0.0, lag) if live else None, held=live)
         on_screen = self.board.photos()
         self._media = {k: v for k, v in self._media.items() if k in on_screen}
         return True
 
-    def _person(self, registration: str | None) -> Person:
-        who = self.lookup.worker(registration)
+    def _person(self, registration: str | None, *, inspector: bool = False) -> Person:
+        """The card holder as the screen shows him: a worker from the roster copy, or (an
+        inspector card, ``inspector``) a union inspector's name from the roster downlink (issue
+        33); his photo from the photo index either way."""
+        who = self.lookup.worker(registration) if not inspector else None
+        if inspector:
+            name = self.lookup.inspector(registration)
+            who = (name, None) if name else None
         photo = self.lookup.photo(registration)
         if photo is not None:
             self._media[photo[0]] = photo[2]
@@ -193,7 +202,12 @@ class Display:
             stale=stale, clock_untrusted=self.board.last_clock_trusted is False,
             journal_readable=self.follower.online, inspector_left_s=self.board.inspector_left_s(time.monotonic()),
             readers=alive.readers, outbox_warn_after_s=self.cfg.display.outbox_warn_after_s,
+            enrol_left_s=_left_s(alive.enrol_until) if alive.gate_running else None,
         )
+        enrol = self.status.enrol_left_s is not None
+        if enrol != self._enrol_shown:  # the idle area turns to (or from) "CARTÃO EM CADASTRO"
+            self._enrol_shown = enrol
+            self.screen_version += 1
         faults = tuple((r.reader_id, r.since) for r in self.status.reader_faults)
         if faults != self._faults:  # the idle area turns to (or from) "LEITOR SEM SINAL"
             self._faults = faults
@@ -364,9 +378,17 @@ class Display:
                 "broker": self.status.broker, "outbox_depth": self.status.outbox_depth,
                 "stale": self.status.stale, "clock_untrusted": self.status.clock_untrusted,
                 "inspector_left_s": self.status.inspector_left_s, "gate_running": self.status.gate_running,
-                "disk_full": self.status.disk_full},
+                "disk_full": self.status.disk_full, "enrol_left_s": self.status.enrol_left_s},
             "unjournaled": [r.uid for r in self.board.reads if r.unjournaled],
         })
+
+
+def _left_s(until: float | None) -> int | None:
+    """Whole seconds (rounded up) from now to ``until`` (Unix seconds), or None if past or None."""
+    if until is None:
+        return None
+    left = until - time.time()
+    return int(left + 0.999) if left > 0 else None
 
 
 def _sse(event: str, html: str) -> bytes:

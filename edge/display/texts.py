@@ -26,6 +26,8 @@ _PT = {
     "broker_screen_stale": "Central: sem informação (tela sem atualização)",
     "inspector": "Fiscal do Sindicato", "screen_heading": "Tela do portaló",
     "history_heading": "Últimas leituras",
+    "enrol": "CARTÃO EM CADASTRO", "enrol_hint": "Aproxime o cartão novo: ele não libera a entrada.",
+    "enrol_bar": "Cadastro", "enrol_new_card": "Cartão novo",
 }
 _EN = {
     "title": "Gangway", "waiting": "Present your card", "photo_of": "Photo of",
@@ -51,6 +53,8 @@ _EN = {
     "broker_screen_stale": "Office link: no information (screen not updating)",
     "inspector": "Union inspector", "screen_heading": "Gangway screen",
     "history_heading": "Last reads",
+    "enrol": "CARD BEING ENROLLED", "enrol_hint": "Present the new card: it lets nobody board.",
+    "enrol_bar": "Enrolment", "enrol_new_card": "New card",
 }
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from edge.rules import messages
 from edge.rules.model import (
-    Decision, Direction, Flag, GateView, InspectorSession, Now, OpenShift, Outcome, Presentation,
+    Decision, Direction, EnrolMode, Flag, GateView, InspectorSession, Now, OpenShift, Outcome, Presentation,
 )
 from edge.rules.rulebook import GateRulebook
 from portgate.errors import BadInput
@@ -38,6 +38,19 @@ INSPECTOR_DECISION = "INSPECTOR_DECISION"
 INSPECTOR_DECISION_ARTICLE = "83.611 art. 20 §1"
 
 _FLAG_ORDER = {flag: i for i, flag in enumerate(Flag)}
+
+
+def _rule_order(rule: str) -> tuple[int, int, str]:
+    """G rules in number order (G1 < G2 < G10), then the others (``ENROL``) by name."""
+    if rule[:1] == "G" and rule[1:].isdigit():
+        return (0, int(rule[1:]), "")
+    return (1, 0, rule)
+
+
+def is_whole_uid(uid: str) -> bool:
+    """A canonical UID read whole (hex only), not a partial read (``<form>:<hex>``, DEZ10/DEZ8/W26):
+    only a whole UID can be bound to a worker from enrol mode (issue 34)."""
+    return bool(uid) and all(c in "0123456789ABCDEF" for c in uid)
 
 
 @dataclasses.dataclass
@@ -72,7 +85,7 @@ class _Acc:
             }))
         elif outcome is Outcome.EXIT:
             self.reasons.insert(0, ("ok.exit_unknown", {}))
-        rules = tuple(sorted(self.failed, key=lambda r: int(r[1:])))
+        rules = tuple(sorted(self.failed, key=_rule_order))
         flags = tuple(sorted(self.flags, key=_FLAG_ORDER.__getitem__))
         head = outcome.value
         return Decision(
@@ -87,7 +100,8 @@ class _Acc:
         )
 
 
-def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateRulebook) -> Decision:
+def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateRulebook, *,
+           enrol: EnrolMode | None = None) -> Decision:
     """Decide one presentation at the gate ``view.gate_id`` (rules G1-G10, G12).
 
     ``now.wall`` must be an aware datetime (``ValueError`` otherwise: a programming error). Any
@@ -100,6 +114,12 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     always DENY, G2; an entry attempt past the late tolerance is DENY LATE_ARRIVAL, G6) or
     INSPECTOR (G10, ``opens_inspector_session``; the inspector's second read opens meal mode,
     ``opens_meal_mode``); in meal mode a worker aboard is ABOARD with ``meal_worked`` (P6).
+
+    ``enrol``: the office's enrol mode at this gate (issue 34), an input like the store: while it
+    is active (``EnrolMode.active(now.mono_ns)``) a card the view does not know, read with a whole
+    UID (not a partial or ambiguous read), is DENY with rules ``G1`` and ``ENROL`` ("cartão em
+    cadastro"): nobody is admitted with it, and the tap is the office's candidate. A known card
+    is decided as always (the gate keeps working; enrol mode waits for an unknown card).
     """
     wall = require_aware(now.wall, "now.wall")
     acc = _Acc()
@@ -110,6 +130,11 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     card = view.card(uid)
     if card is None:  # G1, 83.611 art. 1; a partial read two cards share names neither
         twins = view.cards_sharing(uid)
+        if enrol is not None and enrol.active(now.mono_ns) and twins == 0 and is_whole_uid(uid):
+            acc.fail("G1", "G1.enrol", uid=uid)
+            acc.fail("ENROL", "ENROL.read", uid=uid)
+            acc.card_uid = uid
+            return acc.decision(Outcome.DENY)
         acc.fail("G1", "G1.ambiguous" if twins > 1 else "G1.unknown", uid=uid, count=twins)
         # G8: the copy that does not know the card may be stale or empty (a quarantined store
         # before the office resends it): the watchman and the office are told so

@@ -28,6 +28,10 @@ REASONS: dict[str, tuple[str, str]] = {
         "partial card number ({uid}) belongs to {count} cards: read it at the serial reader or call "
         "the supervisor",
     ),
+    # G1 in enrol mode (issue 34): the unknown card is the one being enrolled
+    "G1.enrol": ("cartão novo ({uid})", "new card ({uid})"),
+    "ENROL.read": ("cartão em cadastro: entrada não liberada; aguarde a confirmação do escritório",
+                   "card being enrolled: no entry; wait for the office's confirmation"),
     # G2
     "G2.control": ("cartão bloqueado ({status})", "card blocked ({status})"),
     "G2.badge": ("chapa bloqueada ({status})", "badge blocked ({status})"),

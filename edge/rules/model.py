@@ -67,6 +67,21 @@ class InspectorSession:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class EnrolMode:
+    """Enrol mode at this gate (issue 34), started by the office for ``registration``: the next
+    unknown card read with a whole UID is refused with rule ``ENROL`` ("cartão em cadastro") and
+    offered to the clerk. Active while ``now.mono_ns < until_mono_ns`` (the gate's monotonic
+    clock, ns). ``session``: the office's id of the session."""
+
+    session: str
+    registration: str
+    until_mono_ns: int
+
+    def active(self, mono_ns: int) -> bool:
+        return mono_ns < self.until_mono_ns
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Presentation:
     """What the gate loop hands the engine for one decision, after debounce and pairing.
 

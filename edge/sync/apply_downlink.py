@@ -4,7 +4,8 @@
 is one transaction, so a copy is replaced or patched atomically) and returns a ``SnapshotRequest``
 to publish when a delta does not follow the version the gate holds (the gate keeps its copy and
 asks the office for a fresh snapshot; the delta is ignored). A snapshot or delta older than the copy
-is ignored. ``copies()`` reports, per kind, the version held, when the office published it and when
+is ignored. A roster's union inspectors (names for the watchman's screen) go to
+``edge.sync.inspectors.InspectorFile`` when one is given. ``copies()`` reports, per kind, the version held, when the office published it and when
 the gate applied it (the age feeds the G8 stale-data rule).
 """
 
@@ -13,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from typing import Protocol
+
+import structlog
 
 from edge.rules.model import OpenShift
 from wire.downlink import (
@@ -26,6 +29,8 @@ from wire.downlink import (
     RosterSnapshot,
     SnapshotRequest,
 )
+
+log = structlog.get_logger(__name__)
 
 
 class Store(Protocol):
@@ -53,9 +58,11 @@ class Copy:
 class Downlink:
     """Applies downlinks for one gate. Not thread-safe: call from one thread (the sync pump)."""
 
-    def __init__(self, store: Store, gate_id: str) -> None:
+    def __init__(self, store: Store, gate_id: str, inspectors=None) -> None:
         self.store = store
         self.gate_id = gate_id
+        # edge.sync.inspectors.InspectorFile: the inspectors' names for the screen (None: not kept)
+        self.inspectors = inspectors
         self._copies = {k: Copy() for k in ("roster", "cards", "escala", "presence")}
         known = store.versions() or {}
         for kind in ("roster", "escala"):  # the store's "cards" is the roster's; ours is the blocklist
@@ -103,6 +110,7 @@ class Downlink:
     def _apply_snapshot(self, kind: str, msg) -> None:
         if isinstance(msg, RosterSnapshot):
             self.store.replace_roster(msg.version, msg.workers, msg.cards, msg.at)
+            self._inspectors("replace", msg.inspectors)
         elif isinstance(msg, EscalaSnapshot):
             self.store.replace_escala(msg.version, msg.entries, msg.at)
         elif isinstance(msg, CardsSnapshot):
@@ -122,11 +130,14 @@ class Downlink:
 
     def _apply_delta(self, kind: str, msg) -> bool:
         if isinstance(msg, RosterDelta):
-            return bool(
+            applied = bool(
                 self.store.apply_roster_delta(
                     msg.from_version, msg.to_version, msg.workers_upsert, msg.cards_upsert, msg.at
                 )
             )
+            if applied:
+                self._inspectors("upsert", msg.inspectors_upsert)
+            return applied
         if isinstance(msg, EscalaDelta):
             return bool(
                 self.store.apply_escala_delta(msg.from_version, msg.to_version, msg.upsert, msg.remove, msg.at)
@@ -135,6 +146,16 @@ class Downlink:
             self.store.add_office_blocks(msg.blocked, unblocked=msg.unblocked)
             return True
         raise TypeError(f"not a delta: {type(msg).__name__}")
+
+    def _inspectors(self, how: str, rows) -> None:
+        """The inspectors' names for the screen (issue 33); a write that fails is logged: the
+        screen then names them as before, the gate decides the same."""
+        if self.inspectors is None:
+            return
+        try:
+            getattr(self.inspectors, how)(rows)
+        except OSError as exc:
+            log.warning("inspectors_not_written", error=str(exc))
 
     def _apply_presence_delta(self, msg: PresenceDelta, received_at: dt.datetime) -> None:
         if msg.open is not None and msg.open.gate_id == self.gate_id:

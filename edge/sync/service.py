@@ -54,7 +54,8 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
 - Signed downlinks (issue 36): with the office key, a command or downlink is applied only if
   signed by the office for its topic and newer than the newest applied there (kept in the
   journal); else ``downlink.refused`` and a ``DOWNLINK_REFUSED`` alert event (``_signed``).
-- Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``.
+- Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``;
+  ``EnrolCommand`` (start or cancel enrol mode, issue 34) goes to ``on_enrol`` (the gate loop).
 - Photos: ``down/photos/{snapshot,delta,file}`` go to ``edge.sync.photos.PhotoDownlink`` (files on
   disk in the state directory for the watchman's screen; a refused file is a ``downlink.rejected``).
 - Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.apply_downlink.Downlink``; a delta that
@@ -71,6 +72,7 @@ import queue
 import threading
 import time
 import uuid
+from pathlib import Path
 from collections.abc import Callable
 
 import structlog
@@ -78,6 +80,7 @@ from prometheus_client import Counter
 
 from edge.sync import uplink as up
 from edge.sync.apply_downlink import Downlink
+from edge.sync.inspectors import InspectorFile
 from edge.sync.outbox import Outbox
 from edge.sync.settings import SyncSettings
 from portgate.errors import BadInput, StoreError
@@ -116,6 +119,15 @@ def _reader_health(v) -> dl.ReaderHealth:
                            last_read_at=_utc(v.last_read), detail=v.detail)
 
 
+def _inspector_file(store):
+    """The inspectors' names file beside the store's file (issue 33), or None for a store with no
+    file (a test's in-memory store)."""
+    path = getattr(store, "path", None)
+    if path is None:
+        return None
+    return InspectorFile(Path(path).parent)
+
+
 def _system_now():
     from edge.rules.model import Now
 
@@ -145,6 +157,7 @@ class Sync:
         self.config = mqtt_config
         self.office_key = office_key  # Ed25519PublicKey of the office's receipts (edge.config.office_key)
         self.readers = readers  # edge.reader_health.ReaderHealth: in every status; a change sends one at once
+        self.on_enrol: Callable[[dl.EnrolCommand], None] | None = None  # the gate loop's enrol_command
         self._readers_version = None
         # the office's keys a downlink may be signed with (the next one while the office rotates its key)
         self._office_keys = [k for k in (office_key, office_next_key) if k is not None]
@@ -159,7 +172,7 @@ class Sync:
         self.now = now
         self.core = up.Uplink(settings, time.monotonic(), sent_through=journal.sent_through())
         self.stats = self.core.stats  # one counter: the core's and the driver's own
-        self.downlink = Downlink(store, gate_id) if store is not None else None
+        self.downlink = Downlink(store, gate_id, _inspector_file(store)) if store is not None else None
         # workers' photos for the screen (edge.sync.photos.PhotoStore); never in the decision path
         self.photos = None
         if photos is not None:
@@ -428,6 +441,11 @@ class Sync:
             log.info("receipt.kept", gate_id=self.gate_id, seq=said.seq, head=said.head)
 
     def _command(self, cmd) -> None:
+        if isinstance(cmd, dl.EnrolCommand):  # issue 34: the gate loop applies it between reads
+            log.info("downlink.enrol", gate_id=self.gate_id, session=cmd.session, action=cmd.action)
+            if self.on_enrol is not None:
+                self.on_enrol(cmd)
+            return
         if isinstance(cmd, dl.ReplayCommand):
             events = self.journal.events_between(cmd.seq_from, cmd.seq_to)
             self.core.replay((e.seq, encode(e)) for e in events)

@@ -135,7 +135,7 @@ def test_G13_a_journal_that_cannot_commit_lets_the_worker_out_unrecorded(store, 
     loop.handle(card_read(V001_CARD, inner))
     inner.advance(6 * 3600)
     # a full disk cannot be produced on demand here: the fault is injected at the journal boundary
-    mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
+    mocker.patch("edge.journal_batch.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
     [out] = loop.handle(card_read(V001_CARD, inner))
     assert out.outcome is Outcome.EXIT and "NÃO registrada" in out.message_pt
     assert store.open_shift("V001") is not None  # nothing journaled, nothing changed
@@ -221,7 +221,7 @@ def test_G13_in_the_same_boot_a_rolled_back_batch_keeps_the_stay_on_the_monotoni
     [admit] = loop.handle(card_read(V001_CARD, inner))
     assert admit.outcome is Outcome.ADMIT
     inner.advance(5)
-    failing = mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
+    failing = mocker.patch("edge.journal_batch.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
     loop.handle(card_read("0A04A10002", inner))  # V002's admit: not journaled, the store rolled back
     mocker.stop(failing)
     assert store.open_shift("V002") is None and store.open_shift("V001").boot_id == "boot-1"

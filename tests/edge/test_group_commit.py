@@ -7,7 +7,7 @@ import sqlite3
 
 import msgspec
 
-from edge.journal import JournalBatch
+from edge.journal_batch import JournalBatch
 from edge.rules.model import Outcome
 from edge.rules.rulebook import default_gate_rulebook
 from portgate.errors import StoreError

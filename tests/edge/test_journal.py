@@ -119,7 +119,7 @@ def test_a_failed_mark_sent_raises_store_error_marks_nothing_and_keeps_appends_f
 
 
 def test_seq_runs_groups_contiguous_seqs():
-    from edge.journal import seq_runs
+    from edge.sent_ranges import seq_runs
 
     assert seq_runs([5, 1, 2, 3, 9, 2]) == [(1, 3), (5, 5), (9, 9)]
     assert seq_runs([]) == [] and seq_runs(range(10, 0, -1)) == [(1, 10)]
@@ -278,7 +278,7 @@ def test_without_an_hwm_file_the_salvaged_seq_is_all_there_is(tmp_path):
 
 
 def test_the_hwm_file_follows_appends_without_a_close_or_mark_sent(tmp_path):
-    from edge.journal import HWM_EVERY
+    from edge.journal_hwm import HWM_EVERY
 
     path = tmp_path / "j.db"
     j = open_journal(path)
@@ -296,7 +296,7 @@ def test_marks_rewrite_the_hwm_file_at_most_every_hwm_sent_every_s_and_close_wri
     """The rename of the .hwm file costs more than the mark itself on a busy card: marks within
     ``HWM_SENT_EVERY_S`` of the last rewrite leave it; close writes the newest sent seq (a crash in
     between only makes lost_after lower)."""
-    import edge.journal as journal_module
+    import edge.journal_outbox as journal_module
 
     mocker.patch.object(journal_module, "HWM_SENT_EVERY_S", every_s)
     path = tmp_path / "j.db"
@@ -358,7 +358,7 @@ def test_outbox_after_reads_on_after_the_rows_handed_out_and_serves_priority_row
 
 
 def test_outbox_after_filters_short_sent_ranges_and_jumps_long_ones(journal):
-    from edge.journal import SEGMENT_SKIP
+    from edge.journal_outbox import SEGMENT_SKIP
 
     n = 3 * SEGMENT_SKIP
     journal.append_many([tap() for _ in range(n)], now=NOW)
@@ -416,7 +416,7 @@ def test_an_old_journal_with_unsent_rows_is_upgraded_at_open_and_keeps_its_outbo
 
 
 def test_a_failed_upgrade_leaves_the_old_journal_as_it_was(tmp_path, mocker):
-    import edge.journal as journal_module
+    import edge.journal_schema as journal_module
     from portgate.errors import StoreError
 
     path, _ids = _legacy_journal(tmp_path, sent={1, 2})

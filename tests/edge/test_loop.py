@@ -227,7 +227,7 @@ def test_an_exception_in_decide_is_shown_as_internal_failure_and_journaled(make_
 
 def test_a_journal_that_cannot_commit_shows_deny_and_admits_nobody(make_loop, clock, journal, mocker):
     # a full disk cannot be produced on demand here: the fault is injected at the journal boundary
-    mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
+    mocker.patch("edge.journal_batch.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
     loop = make_loop()
     [decision] = loop.handle(card_read(V001_CARD, clock))
     assert decision.outcome is Outcome.DENY and "registro" in decision.message_pt
@@ -238,7 +238,7 @@ def test_a_read_the_journal_refused_is_handed_to_the_screen_and_a_failing_hand_o
         make_loop, clock, journal, mocker):
     """``on_unjournaled`` (the heartbeat's ``note_refused``) gets each read shown without a journal
     row; if it raises, the gate still shows the refusal and goes on deciding."""
-    mocker.patch("edge.journal.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
+    mocker.patch("edge.journal_batch.JournalBatch.commit", side_effect=StoreError("disk I/O error"))
     loop = make_loop()
     noted = []
     loop.on_unjournaled = lambda uid, outcome, registration: noted.append((uid, outcome, registration))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from edge.journal import seq_runs
+from edge.sent_ranges import seq_runs
 from edge.sent_ranges import SentRanges
 
 

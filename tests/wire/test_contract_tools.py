@@ -116,10 +116,13 @@ def test_servers_send_and_receive_operations_and_mqtt_bindings():
         assert sorted(o["action"] for o in mine) == ["receive", "send"], channel
         for o in mine:
             assert o["bindings"]["mqtt"]["qos"] == 1
-            (message,) = o["messages"]
-            assert message["$ref"].startswith(f"#/channels/{channel}/messages/")
+            assert o["messages"]  # a channel may carry several (gateCmd: ReplayCommand, EnrolCommand)
+            for message in o["messages"]:
+                assert message["$ref"].startswith(f"#/channels/{channel}/messages/")
             if o["bindings"]["mqtt"]["retain"]:
                 retained.add(spec["address"])
+    cmd = [m["$ref"].rsplit("/", 1)[1] for m in ops["sendGateCmd"]["messages"]]
+    assert cmd == ["ReplayCommand", "EnrolCommand"]
     assert retained == {"portgate/v1/{port}/gate/{gate_id}/status"} | {
         f"portgate/v1/{{port}}/down/{kind}/snapshot" for kind in ("roster", "cards", "escala", "presence", "photos")}
 

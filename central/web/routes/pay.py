@@ -22,10 +22,12 @@ from central.production.render import quantity_text
 from central.pay.statements_store import mark_paid, overdue, release_holds, reverse_paid
 from central.pay.lines import money_str
 from central.pay.integrity import altered
-from central.pay.payslip import brl, build_slips
+from central.pay.payslip import brl, build_slips, code
+from central.pay.slip_codes import issue
 from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements
 from central.registry.changes import audit
+from central.registry.ids import ids_of
 from central.registry.schema import workers
 from central.web import payrun
 from central.web.flagsmodel import FLAGS
@@ -34,6 +36,7 @@ from central.web.security import guarded
 from central.web.service_texts import localize, role_label
 from portgate import csvout
 from portgate.errors import BadInput
+from portgate.records import WorkerIds
 
 READERS = ("office", "auditor", "admin")
 WRITERS = ("office",)
@@ -219,31 +222,54 @@ def _audit(session, actor, action, ids, detail, now) -> None:
           detail={"statements": ids, "detail": detail}, now=now)
 
 
+#: The payroll CSV's columns: English (``lang`` en) and pt-BR headers, in the same order.
+PAYROLL_HEADERS = {
+    "en": ("registration", "name", "cpf", "pis_nis", "work_day", "shift_id", "statement_id", "rulebook", "rule",
+           "article", "description", "amount", "due_at", "status"),
+    "pt": ("matrícula", "nome", "cpf", "pis_nis", "dia_de_trabalho", "turno", "demonstrativo", "tabela_de_regras",
+           "regra", "artigo", "descrição", "valor", "vencimento", "situação"),
+}
+#: A statement's state in the payroll CSV (``altered_`` prefixed when its digest no longer matches).
+PAYROLL_STATUS = {"en": {"paid": "paid", "on_hold": "on_hold", "unpaid": "unpaid", "altered_": "altered_"},
+                  "pt": {"paid": "pago", "on_hold": "retido", "unpaid": "a_pagar", "altered_": "alterado_"}}
+
+
+def payroll_rows(views, names: dict, ids: dict, edited: set, lang: str):
+    """The payroll CSV's rows (header first) for statements ``views``: one row per line and a
+    ``TOTAL`` row per statement, each with the worker's name, CPF and PIS/NIS (bare digits, empty
+    when the registry has none; ``central.registry.ids``). Headers and states in ``lang`` (``pt``:
+    pt-BR; otherwise English); amounts ``1234.56`` (a dot, as every export), days and due times ISO."""
+    heads, words = PAYROLL_HEADERS.get(lang, PAYROLL_HEADERS["en"]), PAYROLL_STATUS.get(lang, PAYROLL_STATUS["en"])
+    yield heads
+    for s in views:
+        state = "paid" if s.paid_at else ("on_hold" if s.on_hold else "unpaid")
+        status = (words["altered_"] if s.statement_id in edited else "") + words[state]
+        who = ids.get(s.registration, WorkerIds())
+        head = (s.registration, names.get(s.registration, ""), who.cpf or "", who.pis or "", s.work_day.isoformat(),
+                s.shift_id, s.statement_id, s.rulebook)
+        for x in s.lines:
+            yield (*head, x.rule, x.article, x.description, money_str(x.amount), s.due_at.isoformat(), status)
+        yield (*head, "TOTAL", "", "", money_str(s.total), s.due_at.isoformat(), status)
+
+
 @guarded(*READERS)
 async def export_csv(request: Request):
+    """The payroll CSV of the period (``payroll_rows``), headers in the page's language."""
     web = request.app.state.web
     try:
         first, last = _period(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
+
     def work(conn):
         views = read_statements(conn, first, last)
-        return views, set(altered(conn, views))
+        regs = sorted({v.registration for v in views})
+        return views, set(altered(conn, views)), _names(conn, regs), ids_of(conn, regs)
 
-    found, edited = await run_in_threadpool(web.read, work)
+    found, edited, names, ids = await run_in_threadpool(web.read, work)
     out = io.StringIO()
     w = csvout.writer(out, lineterminator="\n")
-    w.writerow(("registration", "work_day", "shift_id", "statement_id", "rulebook", "rule", "article",
-                "description", "amount", "due_at", "status"))
-    for s in found:
-        status = "paid" if s.paid_at else ("on_hold" if s.on_hold else "unpaid")
-        if s.statement_id in edited:  # its lines or total no longer match its digest
-            status = f"altered_{status}"
-        for x in s.lines:
-            w.writerow((s.registration, s.work_day.isoformat(), s.shift_id, s.statement_id, s.rulebook, x.rule,
-                        x.article, x.description, money_str(x.amount), s.due_at.isoformat(), status))
-        w.writerow((s.registration, s.work_day.isoformat(), s.shift_id, s.statement_id, s.rulebook, "TOTAL", "",
-                    "", money_str(s.total), s.due_at.isoformat(), status))
+    w.writerows(payroll_rows(found, names, ids, edited, lang_of(request)))
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers={
         "content-disposition": f'attachment; filename="folha-{first}-{last}.csv"'})
 
@@ -267,14 +293,22 @@ async def _pdf(request: Request, registration: str | None) -> Response:
     except BadInput as exc:
         return bad_input(request, str(exc))
 
-    def work(conn):
-        slips = build_slips(conn, first, last, registration=registration)
-        edited = altered(conn, [st for slip in slips for st in slip.statements])
-        if edited:  # not printed as proof of pay
-            return None, edited
-        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last)[0], ()
+    header = web.slip_header(str(request.base_url))
 
-    data, edited = await run_in_threadpool(web.read, work)
+    def work():
+        with web.engine.begin() as conn:  # the slips' verification tokens are written with the read
+            slips = build_slips(conn, first, last, registration=registration)
+            edited = altered(conn, [st for slip in slips for st in slip.statements])
+            if edited:  # not printed as proof of pay
+                return None, edited
+            codes = [(code(web.slip_key, s, header), s) for s in slips]
+            tokens = issue(conn, [(c, s.registration, first, last, int(s.total * 100)) for c, s in codes],
+                           header.as_json(), now=web.now())
+        # rendered after the commit: no write lock held while the PDF is drawn
+        return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last, header=header,
+                      tokens=tokens)[0], ()
+
+    data, edited = await run_in_threadpool(work)
     if edited:
         more = f" (+{len(edited) - 5})" if len(edited) > 5 else ""
         return bad_input(request, f"statement {', '.join(edited[:5])}{more} no longer matches its digest "

@@ -30,12 +30,13 @@ from central.registry.enrol import (
     issue_card,
 )
 from central.registry.store import import_files, replace_card, transition_card
-from central.web import registrymodel
+from central.web import enrolmodel, registrymodel
 from central.web.forms import br_date_text, iso_date_text
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import card_detail, card_word, localize, penalty_kind, penalty_reason
 from central.web.uploads import safe_name, saved
+from portgate.docbr import masked_cpf, masked_pis
 from portgate.errors import BadInput
 from portgate.uid import UidFormat, enrol_uid
 
@@ -122,10 +123,14 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
     except BadInput as exc:
         return bad_input(request, str(exc), status_code=404)
     photo = web.photo_exists(reg)
+    enrol = None
+    if getattr(request.state.user, "role", None) in WRITERS:  # issue 34: enrol mode on a chosen gate
+        enrol = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(s, reg, web.now()))
     sent = request.query_params.get("photo", "")
     lang = lang_of(request)
     w = wp.worker
-    shown = {k: _text(getattr(w, k)) for k in EDITABLE}
+    shown = {k: _text(getattr(w, k, None)) for k in EDITABLE} | {
+        "cpf": masked_cpf(wp.ids.cpf), "pis": masked_pis(wp.ids.pis)}
     for k in DATE_FIELDS:
         shown[k] = br_date_text(getattr(w, k))
     if form == "edit" and values:
@@ -139,13 +144,13 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
                 photo=photo, photo_sent=sent if re.fullmatch(r"sent-\d{1,20}|unsent|off", sent) else "",
                 form=form, errors={k: localize(lang, v) for k, v in (errors or {}).items()},
                 values=shown, typed=values or {}, uid_forms=[f.value for f in UidFormat],
-                summary_ids=_summary_ids(form))
+                summary_ids=_summary_ids(form), enrol=enrol)
 
 
 #: The edit form's input ids (kept from before the form showed its errors beside the fields).
 EDIT_IDS = {"name": "e-name", "category": "e-category", "status": "e-status", "suspended_from": "e-sfrom",
             "suspended_until": "e-suntil", "health_exam_date": "e-exam", "booklet_revalidated_year": "e-booklet",
-            "rotation_number": "e-rot"}
+            "rotation_number": "e-rot", "cpf": "e-cpf", "pis": "e-pis"}
 
 
 def _summary_ids(form: str) -> dict[str, str]:
@@ -160,6 +165,8 @@ def _summary_ids(form: str) -> dict[str, str]:
         return {"new_uid": f"r-{form[8:]}-uid"}
     if form.startswith("lost-"):
         return {form: "cards"}
+    if form == "enrol":
+        return {"gate_id": "en-gate_id", "kind": "en-kind", "session": "enrol"}
     return {}
 
 

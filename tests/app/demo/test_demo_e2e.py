@@ -11,6 +11,8 @@ from contextlib import closing
 
 import pytest
 
+from edge.sync.inspectors import read_inspectors
+
 
 def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     """On the session's demo day (``demo_day``: the default scenario with the outage); its exit
@@ -32,7 +34,8 @@ def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     # The watchman's screen of the first gate, with the photos the office sent through the downlink.
     assert re.search(r"screen   http://127\.0\.0\.1:\d+/  \(the watchman's screen of g-aurora", out), out[:3000]
     photos = [p for p in (run_dir / "g-aurora" / "state" / "photos").iterdir() if not p.name.startswith(".")]
-    assert len(photos) == 38  # 40 workers, two without a photo
+    assert len(photos) == 39  # 40 workers, two without a photo, and the union inspector F001 (issue 33)
+    assert read_inspectors(run_dir / "g-aurora" / "state") == {"F001": "Helena Duarte Rocha"}  # the roster's
     # The office's counts are numbers (a counter never incremented printed "?").
     assert re.search(r"office: \d+ events written, \d+ duplicates dropped, \d+ dead letters, "
                      r"\d+ replay requests", out), out[-4000:]

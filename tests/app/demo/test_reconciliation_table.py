@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.demo.run import RECONCILIATION_COLUMNS, reconciliation_line, texts
+from app.demo.console import RECONCILIATION_COLUMNS, reconciliation_line, texts
 
 
 def _right_edges(line: str) -> list[int]:

@@ -122,3 +122,14 @@ def test_a_card_found_again_is_unblocked_unless_a_confiscation_without_a_case_st
     assert delta.unblocked == ["AA000001"] and delta.blocked == []
     snapshot = pub.snapshot("cards", utcnow())
     assert [b.uid for b in snapshot.blocked] == ["AA000002"]  # the delta and the snapshot agree
+
+
+def test_the_roster_snapshot_names_the_active_union_inspectors(reg):
+    from central.registry.schema import inspectors
+
+    reg.add_workers(1)
+    with Session(reg.engine) as s, s.begin():
+        s.execute(insert(inspectors).values(registration="F001", name="Helena Duarte Rocha", active=1, updated_at=utcnow()))
+        s.execute(insert(inspectors).values(registration="F002", name="Aposentado", active=0, updated_at=utcnow()))
+    snap = publisher(reg).snapshot("roster", utcnow())
+    assert [(i.registration, i.name) for i in snap.inspectors] == [("F001", "Helena Duarte Rocha")]

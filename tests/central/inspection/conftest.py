@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from central.inspection.crew_hours import PERIOD_COLUMNS, Kind, WatchType, WorkPeriod
+from central.inspection.work_periods import PERIOD_COLUMNS, Kind, WatchType, WorkPeriod
 from central.inspection.crew_share import CREW_COLUMNS, Branch, CrewMember, Level  # noqa: F401
 
 SP = dt.timezone(dt.timedelta(hours=-3))  # America/Sao_Paulo has had no DST since 2019

@@ -6,14 +6,8 @@ import datetime as dt
 
 import pytest
 
-from central.inspection.crew_hours import (
-    Compensation,
-    WatchType,
-    WorkPeriod,
-    check_overlaps,
-    compute_book,
-    whole_hours,
-)
+from central.inspection.crew_hours import compute_book, whole_hours
+from central.inspection.work_periods import Compensation, WatchType, WorkPeriod, check_overlaps
 from portgate.errors import BadInput
 from tests.central.inspection.conftest import TZ, watch, work
 

@@ -8,8 +8,9 @@ import datetime as dt
 import pytest
 
 from central.inspection import book_render
-from central.inspection.crew_hours import Kind, WorkPeriod, compute_book
+from central.inspection.crew_hours import compute_book
 from central.inspection.files import read_periods
+from central.inspection.work_periods import Kind, WorkPeriod
 from portgate.errors import BadInput
 from tests.central.inspection.conftest import period_row, work
 

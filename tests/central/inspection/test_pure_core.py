@@ -7,7 +7,7 @@ import pathlib
 import subprocess
 import sys
 
-CORES = ["crew_hours", "crew_share", "aboard", "checklist", "book_render"]
+CORES = ["crew_hours", "work_periods", "hours_book", "crew_share", "aboard", "checklist", "book_render"]
 
 
 def test_cores_import_no_io_library():

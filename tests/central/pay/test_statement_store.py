@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-import central.pay.versions as versions
+import central.pay.versions_save as versions
 from central.ledger.tables import statement_lines, statements
 from central.pay.lines import StatementLine
 from central.pay.versions import statement_digest

@@ -141,8 +141,9 @@ class Gate:
 
 
 class Port:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, web_extra: str = "") -> None:
         self.root = root
+        self.web_extra = web_extra  # more [web] settings (e.g. enrol_timeout_s)
         self.url_db = f"sqlite:///{root / 'ledger.db'}"
         self.broker = Mosquitto(root / "broker")
         self.gates: dict[str, Gate] = {}
@@ -180,7 +181,7 @@ class Port:
             f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-web"\n\n'
             '[ingest]\nbatch_time_s = 0.02\n\n'
             '[publish]\nsource = "registry"\npoll_s = 0.2\nsnapshot_min_s = 0.5\n\n'
-            '[web]\ncoverage_grace_min = 0\npoll_s = 0.2\n')
+            '[web]\ncoverage_grace_min = 0\npoll_s = 0.2\n' + self.web_extra)
         self.central_toml = central
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.root / "central.log", "ab"), stderr=subprocess.STDOUT)

@@ -29,3 +29,15 @@ def test_payslips_bench_smoke_prints_its_json_line():
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["bench"] == "payslips" and result["figures"]["statements"] == 40 * 25
     assert result["figures"]["pages"] >= 40 and result["baseline"]["compute_s"] > 0
+
+
+def test_read_log_bench_smoke_prints_each_search_next_to_its_sql():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "read_log.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["bench"] == "read_log" and result["figures"]["taps"] == 20_000
+    pages = result["figures"]["pages"]
+    assert set(pages) >= {"week", "month_deep", "gate", "worker", "card", "denied"}
+    assert all(p["page_p95_ms"] > 0 for p in pages.values())
+    assert all(ms > 0 for ms in result["baseline"]["sql_p95_ms"].values())

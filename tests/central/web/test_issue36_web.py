@@ -92,8 +92,8 @@ def test_the_payroll_export_neutralises_text_and_keeps_negative_amounts_numbers(
     r = c.get("/pay/export.csv", params={"from": "2026-03-01", "to": "2026-03-31"})
     assert r.status_code == 200
     rows = list(csv.reader(io.StringIO(r.text)))
-    line = next(row for row in rows if row[0] == "V017" and row[7].endswith(FORMULA))
-    assert line[7] == "'" + FORMULA and line[8] == "-5.00"
+    line = next(row for row in rows if row[0] == "V017" and row[10].endswith(FORMULA))
+    assert line[10] == "'" + FORMULA and line[11] == "-5.00"
     assert not [cell for row in rows for cell in row if cell[:1] in ("=", "+", "@", "\t", "\r")]
 
 

@@ -114,8 +114,8 @@ def test_the_payroll_export_has_every_line_and_totals(payapp):
     r = c.get("/pay/export.csv", params=Q)
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     rows = r.text.splitlines()
-    assert rows[0].startswith("registration,work_day,shift_id")
-    assert any(row.startswith("V017,2026-03-15,") and ",TOTAL,,,696.60," in row for row in rows)
+    assert rows[0].startswith("matrícula,nome,cpf,pis_nis,dia_de_trabalho,turno")  # pt-BR: the page's language
+    assert any(row.startswith("V017,") and ",2026-03-15," in row and ",TOTAL,,,696.60," in row for row in rows)
     assert any(",P7,83.611 art. 27," in row and ",116.10," in row for row in rows)
 
 
@@ -282,8 +282,8 @@ def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp,
     assert _slip(c, "V001")  # another worker's slip still prints
     rows = c.get("/pay/export.csv", params=Q).text.splitlines()
     mine = [row for row in rows if f",{sid}," in row]
-    assert mine and all(row.endswith(",altered_unpaid") for row in mine)
-    assert all(not row.startswith("altered") for row in rows if f",{sid}," not in row)
+    assert mine and all(row.endswith(",alterado_a_pagar") for row in mine)  # pt-BR: the page's language
+    assert all(not row.endswith("alterado_a_pagar") for row in rows if f",{sid}," not in row)
 
 
 @pytest.mark.parametrize("lang, words", [

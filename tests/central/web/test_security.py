@@ -17,7 +17,8 @@ from central.web.app import create_app, route_table
 from central.web.users import FREE_ADDRESS, FREE_PAIR
 from tests.central.web.conftest import PASSWORD, SECRET, csrf_of, logged_in, login
 
-PUBLIC_PATHS = {"/login", "/lang", "/w/ativar"}  # /w/ativar: a worker sets his password with a code
+PUBLIC_PATHS = {"/login", "/lang", "/w/ativar",  # /w/ativar: a worker sets his password with a code
+                "/v", "/v/{token}"}  # a payslip's verification (issue 34): total, period, initials only
 
 
 def _concrete(path: str) -> str:

@@ -203,6 +203,14 @@ SAMPLES = {
     "second_active_card_form": "registration V001 already has active control card 0A04A10001: report it lost or "
                                "replace it",
     "card_not_held": "card 0A04A10003 is not held by V001",
+    "enrol_gate_offline": "gate g-b is offline: it cannot enter enrol mode",
+    "enrol_gate_busy": "gate g-c is already in enrol mode for another worker",
+    "enrol_open": "registration V008 already has an open enrol session: cancel it first",
+    "enrol_not_open": "enrol session 3 is not open for V008",
+    "enrol_no_read": "enrol session 3 has no card read yet",
+    "enrol_missing": "enrol session 99 does not exist",
+    "enrol_no_mqtt": "no MQTT link to the gates is configured",
+    "enrol_not_told": "gate g-c not told: MQTT broker 127.0.0.1:1 not reachable: Connection refused",
     "card_kind_form": "kind 'inspector' is not control or badge",
     "uid_not_hex": "UID 'XYZ' is not hexadecimal",
     "uid_odd": "UID '123' has an odd number of hex digits",
@@ -226,6 +234,9 @@ SAMPLES = {
     "foreign_share": "DL 2.032 art. 5 §3: foreigners would be 2 of 4 stevedores, at most one third (1)",
     "pay_not_paid": "not marked paid: S1@p",
     "reversal_reason": "a reversal needs a reason of 1 to 255 characters",
+    "card_not_uid": "card 'xyz!' is not a card UID in any UID form",
+    "docbr_length": "cpf '5299822472' is not 11 digits (000.000.000-00, e.g. 529.982.247-25)",
+    "docbr_check": "pis '170.33259.50-5' fails its check digits (a digit mistyped?)",
 }
 
 

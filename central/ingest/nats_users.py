@@ -1,0 +1,116 @@
+"""NATS users for the broker tier (issue 37): one user per gate, named after the gate, allowed exactly
+the subjects its MQTT topics map to, and one ``office`` user; written by ``portgate central add-gate
+--nats-users FILE`` as a NATS configuration include (``authorization { users = [...] }``), which each
+node's ``nats.conf`` includes (``include "portgate-users.conf"``) and reloads on SIGHUP.
+
+A gate ``g1`` of port ``santos`` may (NATS maps the MQTT topic ``a/b`` to the subject ``a.b``):
+
+- publish ``portgate.v1.santos.gate.g1.events``, ``.status`` and ``.requests`` (``wire.topics``);
+- subscribe ``portgate.v1.santos.gate.g1.cmd``, ``.receipt`` and the port's downlinks
+  ``portgate.v1.santos.down`` / ``.down.>`` (the MQTT filter ``.../down/#`` is both).
+
+Measured on nats-server 2.9.10: a publish outside these permissions over MQTT 3.1.1 is **acknowledged
+(PUBACK) and dropped** ("Publish Violation" in the server's log): the gate cannot see it. Hence the
+user is the gate id (``edge.config`` refuses ``username`` other than ``gate_id`` with ``protocol =
+"3.1.1"``), and the topics derive from the gate id: a gate cannot publish outside them. A wrong
+password is a refused CONNACK ("Not authorized"): the gate logs ``mqtt.connect_refused``, keeps its
+events journaled and retries (``wire.gate_link``).
+
+Passwords: 32 random bytes (URL-safe text) per user, written 0600 to ``<keys_dir>/<user>.nats-password``
+to copy to the gate (``[mqtt] password_file``) or the office (``[nats] password_file``); the include
+holds only their bcrypt hashes (NATS accepts ``$2a$``/``$2b$`` hashes as ``password``). The users
+and their hashes are kept in ``<keys_dir>/nats-users.json`` (0600), the include is rewritten from it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import bcrypt
+
+from portgate.config import write_secret
+from wire import topics
+
+OFFICE_USER = "office"
+STATE_FILE = "nats-users.json"
+BCRYPT_ROUNDS = 11  # NATS's own tooling (nats server passwd) uses cost 11
+
+
+def subject(topic: str) -> str:
+    """The NATS subject of an MQTT topic (``a/b/c`` -> ``a.b.c``; ids hold no ``.`` under 3.1.1)."""
+    return topic.replace("/", ".")
+
+
+def gate_permissions(port: str, gate_id: str) -> dict:
+    """The NATS permissions of gate ``gate_id`` of ``port`` (the module docstring)."""
+    down = subject(f"{topics.ROOT}/{port}/down")
+    return {
+        "publish": {"allow": [subject(topics.gate_events(port, gate_id)), subject(topics.gate_status(port, gate_id)),
+                              subject(topics.gate_requests(port, gate_id))]},
+        "subscribe": {"allow": [subject(topics.gate_cmd(port, gate_id)), subject(topics.gate_receipt(port, gate_id)),
+                                down, f"{down}.>"]},
+    }
+
+
+def password_path(keys_dir: str | Path, user: str) -> Path:
+    return Path(keys_dir) / f"{topics.check_id(user, 'user')}.nats-password"
+
+
+def _state(keys_dir: Path) -> dict:
+    path = keys_dir / STATE_FILE
+    if not path.exists():
+        return {"port": None, "users": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _new_password(keys_dir: Path, user: str) -> str:
+    """A new random password written 0600 for ``user``; returns its bcrypt hash."""
+    password = secrets.token_urlsafe(32)
+    write_secret(password_path(keys_dir, user), password.encode() + b"\n")
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(BCRYPT_ROUNDS)).decode()
+
+
+def render(state: dict) -> str:
+    """The include file's text: ``authorization { users = [...] }`` (JSON values are NATS config)."""
+    port = state["port"]
+    lines = ["# written by `portgate central add-gate --nats-users`: do not edit (regenerated)",
+             "authorization {", "  users = ["]
+    for user, hashed in sorted(state["users"].items()):
+        entry = {"user": user, "password": hashed}
+        if user != OFFICE_USER:
+            entry["permissions"] = gate_permissions(port, user)
+        lines.append("    " + json.dumps(entry))
+    lines += ["  ]", "}", ""]
+    return "\n".join(lines)
+
+
+def add_gate_user(keys_dir: str | Path, include: str | Path, port: str, gate_id: str, *,
+                  rotate: bool = False) -> tuple[Path, bool]:
+    """Give gate ``gate_id`` of ``port`` a NATS user (and the office one, if missing), rewrite the
+    include file ``include``; return the gate's password file and whether it was made now (an
+    existing user keeps its password unless ``rotate``).
+
+    Raises ``BadInput`` (``wire.topics.check_id``) for a bad id, ``ValueError`` if the state file
+    belongs to another port (one include per port: several ports are several accounts' files)."""
+    keys_dir = Path(keys_dir)
+    topics.check_id(port, "port")
+    topics.check_id(gate_id, "gate_id")
+    if gate_id == OFFICE_USER:
+        raise ValueError(f"gate id {OFFICE_USER!r} is the office's NATS user: choose another gate id")
+    if "." in port or "." in gate_id:
+        raise ValueError("a '.' in a port or gate id splits a NATS subject level: not allowed on the NATS tier")
+    state = _state(keys_dir)
+    if state["port"] not in (None, port):
+        raise ValueError(f"{keys_dir / STATE_FILE} holds the users of port {state['port']}, not {port}")
+    state["port"] = port
+    if OFFICE_USER not in state["users"]:
+        state["users"][OFFICE_USER] = _new_password(keys_dir, OFFICE_USER)
+    made = gate_id not in state["users"] or rotate
+    if made:
+        state["users"][gate_id] = _new_password(keys_dir, gate_id)
+    write_secret(keys_dir / STATE_FILE, json.dumps(state, indent=1).encode())
+    Path(include).parent.mkdir(parents=True, exist_ok=True)
+    Path(include).write_text(render(state), encoding="utf-8")
+    return password_path(keys_dir, gate_id), made

@@ -1,0 +1,67 @@
+"""A worker's payroll identifiers (CPF, PIS/NIS) in the registry: read, written with an audit row,
+and taken from a ``workers.csv``. They live in the ``workers`` table (0022) but not in
+``portgate.records.Worker``, so they never reach the gates' roster nor its change feed.
+
+An import or form that leaves a column empty keeps what the registry holds (a file without the
+columns does not erase them); a value given replaces it, audited (``worker.ids``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from central.registry.changes import audit
+from central.registry.schema import workers
+from portgate import tables
+from portgate.records import WorkerIds
+
+FIELDS = ("cpf", "pis")
+
+
+def ids_of(conn: Connection | Session, registrations: Iterable[str]) -> dict[str, WorkerIds]:
+    """``{registration: WorkerIds}`` of the registered workers among ``registrations`` (chunks of
+    500, under SQLite's parameter limit); a worker without either has ``WorkerIds()``."""
+    regs = list(dict.fromkeys(registrations))
+    out: dict[str, WorkerIds] = {}
+    for i in range(0, len(regs), 500):
+        for reg, cpf, pis in conn.execute(select(workers.c.registration, workers.c.cpf, workers.c.pis)
+                                          .where(workers.c.registration.in_(regs[i:i + 500]))):
+            out[reg] = WorkerIds(cpf, pis)
+    return out
+
+
+def merged(old: WorkerIds, new: WorkerIds) -> WorkerIds:
+    """``new`` over ``old``: a field ``new`` leaves None keeps ``old``'s."""
+    return WorkerIds(*(getattr(new, f) or getattr(old, f) for f in FIELDS))
+
+
+def set_ids(session: Session, registration: str, ids: WorkerIds, *, actor: str, now: dt.datetime) -> dict:
+    """Give ``registration`` the identifiers ``ids`` (a None field keeps the stored one). Returns
+    ``{field: [old, new]}`` of what changed (empty: nothing written); writes them with one
+    ``worker.ids`` audit row otherwise. The worker must exist (the caller saved it first)."""
+    old = ids_of(session, [registration]).get(registration, WorkerIds())
+    new = merged(old, ids)
+    changed = {f: [getattr(old, f) or "", getattr(new, f) or ""] for f in FIELDS if getattr(old, f) != getattr(new, f)}
+    if changed:
+        session.execute(update(workers).where(workers.c.registration == registration)
+                        .values(**dataclasses.asdict(new)))
+        audit(session, actor=actor, action="worker.ids", subject=registration, detail={"changed": changed}, now=now)
+    return changed
+
+
+def csv_ids(path: str | Path) -> dict[str, WorkerIds]:
+    """``{registration: WorkerIds}`` of a workers.csv whose rows ``load_csv_rows(path, Worker)``
+    has already accepted (so each cell is known good), for the rows giving a CPF or PIS."""
+    out: dict[str, WorkerIds] = {}
+    for _where, row in tables.read_rows(path):
+        ids = WorkerIds.from_row(row)
+        if ids != WorkerIds():
+            out[(row.get("registration") or "").strip()] = ids
+    return out

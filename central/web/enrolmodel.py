@@ -1,0 +1,74 @@
+"""What the worker page's enrol mode reads from the ledger (issue 34): the gates a clerk may
+choose (from their last status: online or not) and, for an open session, the gate's enrol read
+(the tap refused with rule ``ENROL``) and any known card read there meanwhile (not offered).
+The session itself is ``central.registry.gate_enrol``; this module joins it with the ledger."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from central.ledger.schema import events, gate_status
+from central.registry import gate_enrol
+from central.registry.gate_enrol import EnrolSession
+from central.registry.store import get_worker
+from portgate.timeutil import as_utc
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EnrolView:
+    """The enrol panel of a worker's page: ``session`` (open, or the newest ended one, or None),
+    ``gates`` (``(gate_id, online)``, by id) and ``known`` (a known card read at the gate during
+    the open session: ``(uid, registration)``, not offered)."""
+
+    session: EnrolSession | None
+    gates: list[tuple[str, bool]]
+    known: tuple[str, str] | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.session is not None and self.session.state in gate_enrol.OPEN
+
+
+def gates(session: Session) -> list[tuple[str, bool]]:
+    """Every gate that ever reported a status, ``(gate_id, online)``, by gate id."""
+    return [(r.gate_id, r.state == "online") for r in session.execute(
+        select(gate_status.c.gate_id, gate_status.c.state).order_by(gate_status.c.gate_id))]
+
+
+def gate_online(session: Session, gate_id: str) -> bool:
+    """True when the gate's last status says online."""
+    return session.execute(select(gate_status.c.state).where(gate_status.c.gate_id == gate_id)).scalar() == "online"
+
+
+def _taps_since(session: Session, found: EnrolSession):
+    """The gate's taps the office received since the session started, oldest first."""
+    return session.execute(select(events.c.event_id, events.c.occurred_at, events.c.registration,
+                                  events.c.payload)
+                           .where(events.c.gate_id == found.gate_id, events.c.type == "tap",
+                                  events.c.received_at >= found.started_at)
+                           .order_by(events.c.id)).all()
+
+
+def refresh(session: Session, registration: str, now: dt.datetime) -> EnrolView:
+    """The worker's enrol panel at ``now``: an open session that is waiting takes the gate's
+    first ENROL read received since it started (``gate_enrol.note_read``) or expires; a known card
+    read at the gate meanwhile is named (the gate decided it as always). ``BadInput`` for an
+    unknown worker."""
+    get_worker(session, registration)  # BadInput for an unknown worker (the panel answers 404)
+    found = gate_enrol.current(session, registration, now)
+    known = None
+    if found is not None:
+        for r in _taps_since(session, found):
+            p = r.payload or {}
+            if "ENROL" in (p.get("rules_failed") or []):
+                if found.state == "waiting":
+                    found = gate_enrol.note_read(session, found, str(p.get("uid", "")),
+                                                 as_utc(r.occurred_at), r.event_id, now=now)
+            elif r.registration:
+                known = (str(p.get("uid", "")), r.registration)
+    shown = found if found is not None else gate_enrol.latest(session, registration)
+    return EnrolView(session=shown, gates=gates(session), known=known)
