@@ -8,10 +8,12 @@ calls (docs/i18n.md)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import jinja2
+import markupsafe
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
@@ -32,6 +34,20 @@ env = jinja2.Environment(
     extensions=["jinja2.ext.i18n"],
 )
 env.install_gettext_translations(translations("pt"), newstyle=True)  # pt-BR unless the page says otherwise
+
+
+_JOINED = re.compile(r"[\w.]+(?:[-/][\w.]+)+")  # g-aurora, 2026-W11, V001/9300001/2026-03-15/01-07
+
+
+def keep_ids_whole(text: object) -> markupsafe.Markup:
+    """``text`` escaped, each id or date joined by ``-`` or ``/`` (``g-aurora``, ``2026-03-15``)
+    in a ``<span class="nb">`` (app.css: no line break inside), so running text in a table cell
+    wraps between words, never inside an id (issue 34 item 14). A Jinja filter: ``|nb``."""
+    escaped = str(markupsafe.escape("" if text is None else text))
+    return markupsafe.Markup(_JOINED.sub(lambda m: f'<span class="nb">{m.group(0)}</span>', escaped))
+
+
+env.filters["nb"] = keep_ids_whole
 
 
 def lang_of(request: Request) -> str:

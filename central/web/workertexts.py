@@ -16,6 +16,7 @@ WORDS: dict[str, tuple[str, str]] = {
 
 # a statement line's rule in plain words (RULES.md P; Decreto 83.611 arts. 25-27)
 PAY_RULES: dict[str, tuple[str, str]] = {
+    # production pay (RULES.md E, stevedores, DL 2.032/1940; C, dock workers, DL 3.844/1941)
 }
 
 
