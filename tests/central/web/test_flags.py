@@ -100,7 +100,8 @@ def test_a_confiscation_s_message_is_its_article_its_reason_in_the_flag_column(a
     c, _ = logged_in(app, "inspector")
     html = c.get("/flags", params={"flag": "CONFISCATION"}).text
     assert f'data-event="{event.event_id}"' in html
-    assert "cartão emprestado (G4)" in html and 'data-label="Mensagem">83.611 art. 20 j/l</td>' in html
+    assert "cartão emprestado (G4)" in html  # "j/l" kept on one line (issue 34 item 14)
+    assert 'data-label="Mensagem">83.611 art. 20 <span class="nb">j/l</span></td>' in html
     assert "BORROWED_CARD (" not in html  # never the raw code on a pt-BR page
 
 

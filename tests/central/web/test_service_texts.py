@@ -439,3 +439,16 @@ def test_an_interruption_outside_the_gang_s_period_reads_in_portuguese_naming_ro
     assert localize("pt", text) == ("interruptions.csv:2: o fim (end) 2026-03-11 01:01 está fora do período 19-01 de "
                                     "2026-03-10 do terno T1 (2026-03-10 19:00 a 2026-03-11 01:00, hora do porto)")
     assert localize("en", text) == text
+
+
+def test_a_final_cases_penalty_reason_reads_in_portuguese_with_the_flag_by_its_name():
+    """The registry stores ``case N: FLAG (article), final: how`` (central.registry.cases._finalize);
+    the worker page showed it as stored ("case 1: BORROWED_CARD … final: appeal waived", issue 33)."""
+    from central.web.service_texts import penalty_reason
+    stored = "case 1: BORROWED_CARD (83.611 art. 20 j/l), final: appeal waived"
+    assert penalty_reason("pt", stored) == \
+        "processo 1: cartão emprestado (G4) (83.611 art. 20 j/l), decisão definitiva: recurso renunciado"
+    assert penalty_reason("pt", "reprimand: case 2: NO_ENTRY (art. 9), final: appeal window passed") == \
+        "repreensão: processo 2: saída sem entrada (G9) (art. 9), decisão definitiva: prazo de recurso encerrado"
+    assert penalty_reason("en", stored) == "case 1: borrowed card (G4) (83.611 art. 20 j/l), final: appeal waived"
+    assert penalty_reason("pt", "refused dispatch 3: doente") == "recusou a escala 3: doente"  # typed words stay
