@@ -321,17 +321,22 @@ async def card_lost(request: Request):
     web, reg, actor = request.app.state.web, request.state.registration, _actor(request)
     form = await request.form()
     uid = str(form.get("uid") or "").strip()[:32]
+    confirmed = form.get("confirm") == "yes"  # the box the page asks him to tick
 
     def step(s):
         cards = {c["uid"]: c for c in workermodel.cards_of(s.connection(), reg)}
         if uid not in cards:
             raise LookupError(uid)
+        if not confirmed:  # a POST without it changes nothing
+            raise PermissionError(uid)
         store.transition_card(s, uid, "lost", actor=actor, now=web.now(), detail=LOST_DETAIL)
 
     try:
         await run_in_threadpool(web.with_session, step)
     except LookupError:
         return _refused(request, "no card", status_code=404)
+    except PermissionError:
+        return _refused(request, word(lang_of(request), "w_card_confirm_needed"))
     except BadInput:
         return _refused(request, word(lang_of(request), "w_card_not_active"))
     return RedirectResponse("/w/cartao?done=lost", status_code=303)

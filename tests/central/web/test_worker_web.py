@@ -293,6 +293,10 @@ def test_an_appeal_after_30_days_is_refused_and_kept_in_the_form(app, ledger, en
 
 def test_reporting_his_card_lost_blocks_it_for_the_gates_and_tells_the_office(app, ledger, engine):
     c, token = worker_client(app, "V017")
+    # without the confirmation box ticked (a hand-made POST): refused, the card stays active
+    r = c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10011"})
+    assert r.status_code == 400 and "Nada foi bloqueado" in r.text
+    assert 'data-uid="0A04A10011" data-status="active"' in c.get("/w/cartao").text
     r = c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10011", "confirm": "yes"})
     assert r.status_code == 303 and r.headers["location"] == "/w/cartao?done=lost"
     page = c.get("/w/cartao?done=lost").text
