@@ -147,7 +147,10 @@ class DemoWeb:
         app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                                    timeout_graceful_shutdown=1))
+                                                    timeout_graceful_shutdown=1,
+                                                    # no proxy in front: X-Forwarded-For is not believed
+                                                    # (the login and /v/ rate limits count the real client)
+                                                    proxy_headers=False, forwarded_allow_ips=""))
         self.thread = threading.Thread(target=self.server.run, name="demo-web", daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 15
