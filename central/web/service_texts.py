@@ -39,6 +39,9 @@ def _known(msgid: str, lang: str = "pt") -> str | None:
 # ``{fields}``) is the catalogs' msgid ``svc.<code>``. An entry another branch still adds as
 # ``(pattern, pt-BR)`` works until ``python -m testkit.i18n absorb`` moves its text.
 CODES: dict[str, str | tuple[str, str]] = {
+    # the worker's R3 health refusal (central.web.workerrequests)
+    "reason_required": r"the reason is required",
+    "request_pending": r"a request for dispatch (?P<id>\d+) is already pending",
     # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
     "choose_ship": r"choose the ship in port",
     "ship_not_in_port": r"ship (?P<ship>\S+) is not in port on (?P<day>\S+)",

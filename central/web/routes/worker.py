@@ -129,7 +129,7 @@ async def health_refusal(request: Request):
     try:
         escala_id = _row_id(request.path_params["escala_id"], "escala")
     except BadInput:
-        return _refused(request, "no dispatch", status_code=404)
+        return _refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
     form = await request.form()
     item = form.get("photo")
     try:
@@ -139,7 +139,7 @@ async def health_refusal(request: Request):
         await run_in_threadpool(web.with_session, lambda s: workerrequests.ask_health_refusal(
             s, reg, escala_id, str(form.get("reason") or ""), photo, actor=actor, now=web.now()))
     except LookupError:
-        return _refused(request, "no dispatch", status_code=404)
+        return _refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
     except BadInput as exc:
         return _refused(request, say(lang_of(request), exc))
     return RedirectResponse("/w/?done=health", status_code=303)
@@ -334,7 +334,7 @@ async def card_lost(request: Request):
     try:
         await run_in_threadpool(web.with_session, step)
     except LookupError:
-        return _refused(request, "no card", status_code=404)
+        return _refused(request, word(lang_of(request), "w_no_such_card"), status_code=404)
     except PermissionError:
         return _refused(request, word(lang_of(request), "w_card_confirm_needed"))
     except BadInput:

@@ -24,6 +24,8 @@ DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 
 # one English text per code, as the service words it
 SAMPLES = {
+    "reason_required": "the reason is required",
+    "request_pending": "a request for dispatch 22 is already pending",
     "requisition_registered": "requisition already registered as requisition 1 "
                               "(07-13/9300001/g-a/portalo/vigia, 3 workers): nobody dispatched again",
     "requisition_count_changed": "requisition already registered as requisition 1 "
