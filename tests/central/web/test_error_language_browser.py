@@ -104,7 +104,8 @@ def test_a_wrong_method_shows_the_app_s_error_page_in_portuguese(office, page):
     assert page.locator("h1").inner_text() == "Esta página não aceita este tipo de pedido (método HTTP abaixo)."
     assert "GET /whatif/gate" in page.get_by_role("alert").inner_text()
     assert "Method Not Allowed" not in page.content()
-    page.get_by_role("link", name="Porto ao vivo").wait_for()
+    page.get_by_role("main").get_by_role("link", name="Porto ao vivo").wait_for()
+    assert page.get_by_role("link", name="Porto ao vivo").count() == 2  # the signed-in clerk's menu kept too
 
 
 def test_a_category_typed_with_a_trailing_blank_is_the_same_category(office, page):
