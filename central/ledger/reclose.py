@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
-from sqlalchemy import and_, bindparam, delete, func, inspect, select
+from sqlalchemy import String, and_, bindparam, delete, func, inspect, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import bind_tuples, insert_tuples
@@ -103,11 +104,15 @@ def stored_digests(conn: Connection, scope: str, kind: str) -> dict[str, tuple[s
 
 def write_digests(conn: Connection, scope: str, kind: str, digests: dict[str, tuple[str, str]],
                   now: dt.datetime) -> None:
-    """Replace the stored digests of these workers (``{registration: (input, output)}``)."""
+    """Replace the stored digests of these workers (``{registration: (input, output)}``); on
+    PostgreSQL the old ones are deleted by one statement with the registrations as one array."""
     c = close_digests.c
     regs = list(digests)
-    for chunk in range(0, len(regs), 2000):
-        conn.execute(_DELETE_DIGESTS, {"scope": scope, "kind": kind, "regs": regs[chunk:chunk + 2000]})
+    if conn.dialect.name == "postgresql":  # one array parameter: one statement text for any number
+        conn.execute(_DELETE_DIGESTS_PG, {"scope": scope, "kind": kind, "regs": regs})
+    else:
+        for chunk in range(0, len(regs), 2000):
+            conn.execute(_DELETE_DIGESTS, {"scope": scope, "kind": kind, "regs": regs[chunk:chunk + 2000]})
     insert_tuples(conn, close_digests, [c.scope.name, c.kind.name, c.registration.name,
                                         c.input_digest.name, c.output_digest.name, c.recorded_at.name],
                   [(scope, kind, reg, i, o, now) for reg, (i, o) in digests.items()])
@@ -137,6 +142,11 @@ def record_counters(conn: Connection, scope: str, counters: dict[str, int], now:
 _DELETE_DIGESTS = delete(close_digests).where(
     close_digests.c.scope == bindparam("scope"), close_digests.c.kind == bindparam("kind"),
     close_digests.c.registration.in_(bindparam("regs", expanding=True)))
+# PostgreSQL: the registrations as one array (an expanding IN of 2,000 is rendered and parsed anew
+# on each call; ``= ANY``'s text stays the same)
+_DELETE_DIGESTS_PG = delete(close_digests).where(
+    close_digests.c.scope == bindparam("scope"), close_digests.c.kind == bindparam("kind"),
+    close_digests.c.registration == func.any(bindparam("regs", type_=ARRAY(String))))
 
 
 @dataclasses.dataclass(slots=True)
