@@ -188,41 +188,189 @@ def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rule
                f"{summary['rules_changed']} with other rules only; nothing stored", err=True)
 
 
-def web_gate_what_if(publish):
-    """The gate what-if for the office web application, over the gates' copies as the office
-    publishes them (``publish``: central.toml's ``[publish]``): with ``source = "csv"`` its
-    ``workers_csv``/``cards_csv``/``escala_csv``, with ``source = "registry"`` the registry as it is
-    now and the stored escala of the day and the days around it. Returns ``run(engine, day, gate_id | None, rulebook_toml,
-    directions, lang) -> (rows, summary)`` as ``what_if``; ``run`` raises ``BadInput`` for a
-    rulebook that is not TOML, is nested too deeply or has no ``[[version]]``, and for a gate id the
-    ledger does not know (``known_gates``), ``ConfigError`` for one that is not a valid gate rulebook or for
-    copies that are not configured. Nothing is stored."""
+def _parse_rulebook(rulebook_toml: str) -> dict:
+    """The rulebook's TOML text as a dict; ``BadInput`` naming ``rulebook`` for text that is not
+    TOML, nested too deeply, holds a number too long, or has no ``[[version]]``."""
+    import tomllib
 
-    def run(engine, day: dt.date, gate_id: str | None, rulebook_toml: str, directions: dict[str, str],
-            lang: str) -> tuple[list[dict], dict]:
-        import tomllib
+    with nesting_guard("rulebook"):
+        try:
+            raw = tomllib.loads(rulebook_toml)
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
+        except ValueError as exc:  # an integer of more than 4300 digits (sys.get_int_max_str_digits)
+            raise BadInput(f"a number has more than {sys.get_int_max_str_digits()} digits", where="rulebook") from exc
+    if not raw.get("version"):
+        raise BadInput("the rulebook has no version", where="rulebook")
+    return raw
 
+
+def _books(raw: dict):
+    from edge.rules.rulebook import gate_rulebook_from
+
+    with nesting_guard("rulebook"):
+        return gate_rulebook_from(raw, "rulebook")
+
+
+def _in_force_index(raw: dict, books, day: dt.date) -> int:
+    """The index in ``raw["version"]`` of the version in force on local ``day``."""
+    chosen = books.for_date(day).effective_from
+    return next(i for i, v in enumerate(raw["version"]) if isinstance(v, dict) and v.get("effective_from") == chosen)
+
+
+PARAM_KINDS = ("bool", "int", "choice", "list", "text")
+
+
+def _param_kind(info) -> tuple[str, dict] | None:
+    import msgspec
+
+    ti = msgspec.inspect
+    if isinstance(info, ti.BoolType):
+        return "bool", {}
+    if isinstance(info, ti.IntType):
+        return "int", {"min": info.ge, "max": info.le}
+    if isinstance(info, ti.LiteralType):
+        return "choice", {"choices": [str(v) for v in info.values]}
+    if isinstance(info, ti.VarTupleType) and isinstance(info.item_type, ti.StrType):
+        return "list", {}
+    if isinstance(info, ti.StrType):
+        return "text", {}
+    return None  # tables (g3 months by category, g12 categories): the raw TOML's advanced mode
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def gate_parameters(rulebook_toml: str, day: dt.date) -> list[dict]:
+    """The gate rulebook's settable parameters in the version in force on local ``day``, in rule
+    order: ``{key: "g6.early_tolerance_min", rule: "g6", name, kind, value, min, max, choices}``
+    (``kind`` one of ``PARAM_KINDS``; ``value`` the value in force as the form shows it: ``true`` /
+    ``false``, a whole number, a comma-separated list; ``min``/``max`` for a whole number, None when
+    unbounded; ``choices`` for a choice). Tables (category lists) are left to the raw TOML.
+    ``BadInput``/``ConfigError`` as ``web_gate_what_if``'s run for a rulebook that does not load."""
+    import msgspec
+
+    from edge.rules.rulebook import GateRulebook
+
+    version = _books(_parse_rulebook(rulebook_toml)).for_date(day)
+    out = []
+    for rule in msgspec.inspect.type_info(GateRulebook).fields:
+        if not isinstance(rule.type, msgspec.inspect.StructType):
+            continue
+        settings = getattr(version, rule.name)
+        for f in rule.type.fields:
+            kind = _param_kind(f.type)
+            if kind is None:
+                continue
+            out.append({"key": f"{rule.name}.{f.name}", "rule": rule.name, "name": f.name, "kind": kind[0],
+                        "value": _shown(getattr(settings, f.name)), "min": kind[1].get("min"),
+                        "max": kind[1].get("max"), "choices": kind[1].get("choices", [])})
+    return sorted(out, key=lambda p: (int(p["rule"][1:]), p["name"] != "enabled", p["name"]))
+
+
+TRUE_WORDS, FALSE_WORDS = ("true", "sim", "yes", "s", "1"), ("false", "não", "nao", "no", "n", "0")
+
+
+def parse_parameter(param: dict, typed: str):
+    """The value ``typed`` in the form for ``param`` (as ``gate_parameters`` gives it), as the
+    rulebook holds it: a bool (true/false, sim/não), an int, one of the choices, a list of texts
+    (comma-separated), a text. ``BadInput`` naming ``value`` with the reason otherwise (range and
+    the rest are the rulebook's own check, ``gate_rulebook_from``, when the what-if runs)."""
+    text = typed.strip()
+    kind, name = param["kind"], param["name"]
+    if not text and kind != "list":
+        raise BadInput("type a value", where="value")
+    if kind == "bool":
+        if text.lower() in TRUE_WORDS:
+            return True
+        if text.lower() in FALSE_WORDS:
+            return False
+        raise BadInput(f"{text[:40]!r} is not true or false (sim or não)", where="value")
+    if kind == "int":
+        if not text.lstrip("-").isdigit() or len(text) > 12:
+            raise BadInput(f"{name} {text[:40]!r} is not a whole number", where="value")
+        number = int(text)
+        low, high = param.get("min"), param.get("max")
+        if low is not None and high is not None and not low <= number <= high:
+            raise BadInput(f"{name} {number} is outside {low}..{high}", where="value")
+        return number
+    if kind == "choice":
+        if text not in param["choices"]:
+            raise BadInput(f"{name} {text[:40]!r} is not one of {', '.join(param['choices'])}", where="value")
+        return text
+    if kind == "list":
+        return [item.strip() for item in text.split(",") if item.strip()]
+    return text
+
+
+def with_parameter(rulebook_toml: str, day: dt.date, key: str, value) -> dict:
+    """The rulebook (parsed TOML) with parameter ``key`` (``g6.early_tolerance_min``) set to
+    ``value`` in the version in force on ``day``, checked as a whole (``gate_rulebook_from``).
+    ``BadInput`` naming ``param`` for a key the version has not; ``BadInput`` naming ``value`` for
+    a value the rulebook refuses (the reason as the rulebook's check words it)."""
+    raw = _parse_rulebook(rulebook_toml)
+    books = _books(raw)
+    known = {p["key"] for p in gate_parameters(rulebook_toml, day)}
+    if key not in known:
+        raise BadInput(f"{key[:60]!r} is not a parameter of the rulebook", where="param")
+    rule, name = key.split(".", 1)
+    version = raw["version"][_in_force_index(raw, books, day)]
+    section = version.setdefault(rule, {})
+    if not isinstance(section, dict):
+        raise BadInput(f"{rule} is not a table in the rulebook", where="param")
+    section[name] = value
+    try:
+        _books(raw)
+    except PortgateError as exc:
+        raise BadInput(getattr(exc, "reason", None) or str(exc), where="value") from None
+    return raw
+
+
+class GateWhatIf:
+    """The gate what-if for the office web application (``web_gate_what_if``): called as
+    ``run(engine, day, gate_id | None, rulebook_toml, directions, lang, change=None)`` ->
+    ``(rows, summary)`` as ``what_if``; ``change``: ``(key, value)`` set in the version in force
+    (``with_parameter``) before the run. ``parameters(rulebook_toml, day)`` and ``parse(param,
+    typed)`` are ``gate_parameters`` and ``parse_parameter``."""
+
+    parameters = staticmethod(gate_parameters)
+    parse = staticmethod(parse_parameter)
+
+    def __init__(self, publish) -> None:
+        self.publish = publish
+
+    def __call__(self, engine, day: dt.date, gate_id: str | None, rulebook_toml: str,
+                 directions: dict[str, str], lang: str, change: tuple[str, object] | None = None) -> tuple[list[dict], dict]:
         from edge.replay import Replay
-        from edge.rules.rulebook import gate_rulebook_from
 
-        with nesting_guard("rulebook"):
-            try:
-                raw = tomllib.loads(rulebook_toml)
-            except tomllib.TOMLDecodeError as exc:
-                raise BadInput(f"not TOML: {exc}", where="rulebook") from exc
-            except ValueError as exc:  # an integer of more than 4300 digits (sys.get_int_max_str_digits)
-                raise BadInput(f"a number has more than {sys.get_int_max_str_digits()} digits", where="rulebook") from exc
-        if not raw.get("version"):
-            raise BadInput("the rulebook has no version", where="rulebook")
-        with nesting_guard("rulebook"):
-            books = gate_rulebook_from(raw, "rulebook")
+        if change is not None:
+            raw = with_parameter(rulebook_toml, day, *change)
+        else:
+            raw = _parse_rulebook(rulebook_toml)
+        books = _books(raw)
         if gate_id and gate_id not in known_gates(engine):
             raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="gate")
-        roster = _copies(engine, publish, day)
+        roster = _copies(engine, self.publish, day)
         found = recorded_taps(engine, day, books.version[0].tz, gate_id)
         return what_if(found, Replay(roster, books, lang=lang), directions, gate_id)
 
-    return run
+
+def web_gate_what_if(publish) -> GateWhatIf:
+    """The gate what-if for the office web application, over the gates' copies as the office
+    publishes them (``publish``: central.toml's ``[publish]``): with ``source = "csv"`` its
+    ``workers_csv``/``cards_csv``/``escala_csv``, with ``source = "registry"`` the registry as it is
+    now and the stored escala of the day and the days around it. Returns a ``GateWhatIf``: called
+    as ``run(engine, day, gate_id | None, rulebook_toml, directions, lang) -> (rows, summary)`` as
+    ``what_if``; ``run`` raises ``BadInput`` for a
+    rulebook that is not TOML, is nested too deeply or has no ``[[version]]``, and for a gate id the
+    ledger does not know (``known_gates``), ``ConfigError`` for one that is not a valid gate rulebook or for
+    copies that are not configured. Nothing is stored."""
+    return GateWhatIf(publish)
 
 
 def _copies(engine, publish, day: dt.date):

@@ -20,8 +20,20 @@ day. Figures, all in the same run:
   per page its p95 over HTTP against the p95 of that render's SQL replayed alone, interleaved, as
   above (``registry.pages``), and the worst ratio (``registry.worst_ratio``).
 
-``--smoke``: 200 workers, 5 ships, 2,000 events, a 2,000-worker registry, few samples;
-``--registry-only``: the registry list alone. Last line: one JSON object.
+- ``read_log``: the read log's searches (``GET /reads``, issue 34 item 12) over its own ledger
+  of ``--taps`` taps (default 1,000,000, written by ``bench/read_log.py``'s filler: 30 days, 40
+  gates, 5,000 workers): a week, a month's first page and a page 90% down (keyset), a gate, a
+  worker, a card, the refusals, a gate's refusals; measured as the registry's pages
+  (``read_log.pages``, ``read_log.worst_ratio``) and the deepest page against the first
+  (``read_log.deep_vs_first``). ``--reads-ledger FILE`` reuses the taps of a ledger an earlier
+  run kept (``--keep-reads``): a million take ~20 min to write on a loaded machine.
+
+Each page prints a line (its p95, its SQL's p95, the ratio, "met" or "not met" against 2x);
+``met`` in the JSON: every ratio within 2x (and the live p95 within 2 s when measured).
+
+``--smoke``: 200 workers, 5 ships, 2,000 events, a 2,000-worker registry, 20,000 taps, few
+samples; ``--registry-only``: the registry list alone; ``--lists-only``: the registry list and the
+read log (not the live page). Last line: one JSON object.
 """
 
 from __future__ import annotations
@@ -32,6 +44,7 @@ import itertools
 import json
 import random
 import re
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -168,6 +181,50 @@ def capture_sql(engine, client: httpx.Client, path: str = "/live/panel") -> list
     return seen
 
 
+def measure_pages(engine, path: Path, pages: dict[str, str], samples: int, marker: str,
+                  timeout: float = 60) -> dict:
+    """Each of ``pages`` (``{name: path}``) over HTTP (uvicorn on loopback, logged in as ``bench``)
+    against its SQL alone: the SELECTs one render executes (``capture_sql``) replayed on a raw
+    sqlite3 connection to the ledger file ``path``, each SQL sample right after a page sample (same
+    load). Prints a line per page; ``{name: {page_p95_ms, sql_p95_ms, ratio, statements}}``.
+    ``marker``: text every page must contain (it shows rows)."""
+    server, thread, url = serve(engine, lambda: dt.datetime.now(dt.UTC))
+    out: dict = {}
+    try:
+        with httpx.Client(base_url=url, follow_redirects=False, timeout=timeout) as client:
+            login(client)
+            raw = sqlite3.connect(path)
+            for name, page_path in pages.items():
+                r = client.get(page_path)  # warm
+                assert r.status_code == 200 and marker in r.text, (page_path, r.status_code)
+                statements = capture_sql(engine, client, page_path)
+                page_ms, sql_ms = [], []
+                for _ in range(samples):
+                    t = time.perf_counter()
+                    assert client.get(page_path).status_code == 200
+                    page_ms.append((time.perf_counter() - t) * 1000)
+                    t = time.perf_counter()
+                    for statement, params in statements:
+                        raw.execute(statement, params).fetchall()
+                    sql_ms.append((time.perf_counter() - t) * 1000)
+                page, sql = p95(page_ms), p95(sql_ms)
+                ratio = round(page / sql, 2) if sql else None
+                out[name] = {"page_p95_ms": round(page, 2), "sql_p95_ms": round(sql, 2),
+                             "ratio": ratio, "statements": len(statements)}
+                print(f"{name:20s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   ratio "
+                      f"{ratio if ratio is not None else float('nan'):6.2f}   {met_word(ratio)}", flush=True)
+            raw.close()
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    return out
+
+
+def met_word(ratio: float | None, target: float = 2.0) -> str:
+    """``met`` when ``ratio`` is at most ``target`` (page p95 <= 2x its SQL alone), else ``not met``."""
+    return "met" if ratio is not None and ratio <= target else "not met"
+
+
 FIRST_NAMES = ("Ana", "Bruno", "Carla", "Diego", "Elisa", "Fábio", "Gustavo", "Helena", "Igor", "Joana", "Lucas",
                "Marta", "Nelson", "Otávio", "Paula", "Rafael", "Sônia", "Tiago", "Vera", "Wagner")
 LAST_NAMES = ("Silva", "Santos", "Oliveira", "Souza", "Pereira", "Lima", "Costa", "Ferreira", "Rodrigues",
@@ -215,47 +272,70 @@ def registry_bench(n_workers: int, samples: int, rng: random.Random) -> dict:
              "category_status": "/workers?category=estivador&status=active",
              "exam_expiring_30d": "/workers?expiring=30", "name_search": "/workers?q=silva",
              "registration_search": f"/workers?q=W{n_workers // 2:06d}"}
-    server, thread, url = serve(engine, lambda: dt.datetime.now(dt.UTC))
-    out: dict = {}
     try:
-        with httpx.Client(base_url=url, follow_redirects=False, timeout=60) as client:
-            login(client)
-            raw = sqlite3.connect(path)
-            for name, page_path in pages.items():
-                r = client.get(page_path)  # warm
-                assert r.status_code == 200 and "data-registration" in r.text, (page_path, r.status_code)
-                statements = capture_sql(engine, client, page_path)
-                page_ms, sql_ms = [], []
-                for _ in range(samples):
-                    t = time.perf_counter()
-                    assert client.get(page_path).status_code == 200
-                    page_ms.append((time.perf_counter() - t) * 1000)
-                    t = time.perf_counter()
-                    for statement, params in statements:
-                        raw.execute(statement, params).fetchall()
-                    sql_ms.append((time.perf_counter() - t) * 1000)
-                page, sql = p95(page_ms), p95(sql_ms)
-                out[name] = {"page_p95_ms": round(page, 2), "sql_p95_ms": round(sql, 2),
-                             "ratio": round(page / sql, 2) if sql else None, "statements": len(statements)}
-            raw.close()
+        out = measure_pages(engine, path, pages, samples, "data-registration")
     finally:
-        server.should_exit = True
-        thread.join(10)
         engine.dispose()
     return {"workers": n_workers, "pages": out,
             "worst_ratio": max((v["ratio"] or 0) for v in out.values()),
             "target": "page p95 <= 2x its SQL alone (issue 34)"}
 
 
+def read_log_bench(taps: int, samples: int, ledger: Path | None = None, keep: bool = False) -> dict:
+    """The read log's searches (``GET /reads``, issue 34 item 12) over its own ledger of ``taps``
+    taps, written by ``bench/read_log.py``'s filler (or the taps of ``ledger``, a file an earlier
+    run kept): ``{taps, pages: {name: {page_p95_ms, sql_p95_ms, ratio, statements}}, worst_ratio,
+    deep_vs_first}`` (same-run baselines, interleaved samples, as the registry's)."""
+    import read_log  # lazy: read_log imports this module's helpers
+
+    made = None if ledger else Path(tempfile.mkdtemp(prefix="bench-office-reads-"))
+    path = ledger or made / "ledger.db"
+    engine, taps, now, fill_s = read_log.open_ledger(path, taps, random.Random(34))
+    try:
+        out = measure_pages(engine, path, read_log.searches(engine, taps, now), samples, "data-decision", timeout=120)
+    finally:
+        engine.dispose()
+        if made is not None and not keep:
+            shutil.rmtree(made, ignore_errors=True)  # a million taps are 700 MB
+        elif made is not None:
+            print(f"read-log ledger kept: {path} (reuse it with --reads-ledger)", flush=True)
+    return {"taps": taps, "fill_s": round(fill_s, 1), "pages": out,
+            "worst_ratio": max((v["ratio"] or 0) for v in out.values()),
+            "deep_vs_first": round(out["month_deep"]["page_p95_ms"] / out["month_first"]["page_p95_ms"], 2),
+            "target": "page p95 <= 2x its SQL alone; deepest page <= 2x the first (issue 34)"}
+
+
+def lists_met(registry: dict, reads: dict | None) -> bool:
+    """Issue 34's lists: every registry page and every read-log search at most 2x its SQL alone,
+    and the read log's deepest page at most 2x its first."""
+    ok = registry["worst_ratio"] <= 2
+    if reads is not None:
+        ok = ok and reads["worst_ratio"] <= 2 and reads["deep_vs_first"] <= 2
+    return ok
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--registry-only", action="store_true", help="only the worker list over the large registry")
+    ap.add_argument("--lists-only", action="store_true",
+                    help="only the worker list and the read log (issue 34), not the live page")
+    ap.add_argument("--taps", type=int, default=1_000_000, help="taps in the read log's own ledger")
+    ap.add_argument("--reads-ledger", type=Path,
+                    help="a read-log ledger an earlier run kept (its taps are reused: a million take ~20 min)")
+    ap.add_argument("--keep-reads", action="store_true", help="keep the read-log ledger written (--reads-ledger)")
     args = ap.parse_args(argv)
     rng = random.Random(17)
     reg_workers, reg_samples = (2_000, 10) if args.smoke else (50_000, 60)
-    if args.registry_only:
-        print(json.dumps({"bench": "office_web", "registry": registry_bench(reg_workers, reg_samples, rng)}))
+    taps, read_samples = (20_000, 5) if args.smoke else (args.taps, 30)
+    if args.registry_only or args.lists_only:
+        registry = registry_bench(reg_workers, reg_samples, rng)
+        reads = None if args.registry_only else read_log_bench(taps, read_samples, args.reads_ledger,
+                                                                 args.keep_reads)
+        out = {"bench": "office_web", "registry": registry, "met": lists_met(registry, reads)}
+        if reads is not None:
+            out["read_log"] = reads
+        print(json.dumps(out))
         return 0
     n_workers, n_ships, n_events, samples, live_samples = (
         (200, 5, 2_000, 15, 3) if args.smoke else (5_000, 60, 100_000, 60, 20))
@@ -293,6 +373,10 @@ def main(argv=None) -> int:
     page, sql = p95(page_ms), p95(sql_ms)
     live = p95(live_ms) if live_ms else None
     registry = registry_bench(reg_workers, reg_samples, rng)
+    reads = read_log_bench(taps, read_samples, args.reads_ledger, args.keep_reads)
+    ratio = round(page / sql, 3) if sql else None
+    print(f"{'live_panel':20s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   ratio "
+          f"{ratio if ratio is not None else float('nan'):6.2f}   {met_word(ratio)}", flush=True)
     print(json.dumps({
         "bench": "office_web",
         "figures": {"page_p95_ms": round(page, 2), "page_p50_ms": round(statistics.median(page_ms), 2),
@@ -301,9 +385,12 @@ def main(argv=None) -> int:
                     "statements_per_page": len(statements), "workers": n_workers, "ships": n_ships,
                     "events": n_events, "fill_s": round(fill_s, 1)},
         "baseline": {"sql_p95_ms": round(sql, 2)},
-        "ratio": round(page / sql, 3) if sql else None,
+        "ratio": ratio,
         "target": "page p95 <= 2x its SQL alone; event -> browser p95 <= 2000 ms",
         "registry": registry,
+        "read_log": reads,
+        "met": bool(ratio is not None and ratio <= 2 and live is not None and live <= 2000
+                    and lists_met(registry, reads)),
     }))
     return 0
 

@@ -22,7 +22,6 @@ import datetime as dt
 import json
 import random
 import shutil
-import sqlite3
 import sys
 import tempfile
 import time
@@ -32,14 +31,13 @@ from zoneinfo import ZoneInfo
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import httpx  # noqa: E402
 from sqlalchemy import func, select  # noqa: E402
 
 from central.db import make_engine  # noqa: E402
 from central.ledger.migrate import upgrade_engine  # noqa: E402
 from central.ledger.schema import events  # noqa: E402
 from central.registry.schema import workers  # noqa: E402
-from office_web import PASSWORD, TZ, capture_sql, login, p95, serve  # noqa: E402
+from office_web import PASSWORD, TZ, measure_pages  # noqa: E402
 from portgate.timeutil import as_utc  # noqa: E402
 from wire.events import new_event_id  # noqa: E402
 
@@ -83,6 +81,43 @@ def fill(engine, n: int, end: dt.datetime, rng: random.Random) -> None:
         add_user(s, "bench", role="auditor", password=PASSWORD, actor="bench")
 
 
+def open_ledger(path: Path, n: int, rng: random.Random):
+    """The migrated ledger at ``path`` with ``n`` taps (written by ``fill`` unless it already holds
+    taps: then those are used): ``(engine, taps, now, fill_s)``, ``now`` just after the last tap."""
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade_engine(engine)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    t0 = time.perf_counter()
+    with engine.connect() as conn:
+        filled = conn.execute(select(func.count()).select_from(events)).scalar()
+        last = conn.execute(select(func.max(events.c.occurred_at))).scalar()
+    if filled:
+        n, now = filled, as_utc(last) + dt.timedelta(seconds=1)
+    else:
+        fill(engine, n, now, rng)
+    return engine, n, now, time.perf_counter() - t0
+
+
+def searches(engine, n: int, now: dt.datetime) -> dict[str, str]:
+    """The searches the office makes, ``{name: path}``: a week, a month (its first page and a page
+    90% of the taps down, by keyset), a gate, a worker, a card, the refusals, a gate's refusals."""
+    today = now.astimezone(ZoneInfo(TZ)).date()
+    month = f"from={today - dt.timedelta(days=DAYS)}&to={today}"
+    with engine.connect() as conn:
+        ids = conn.execute(select(events.c.id).order_by(events.c.occurred_at.desc(), events.c.id.desc())
+                           .offset(int(n * 0.9)).limit(1)).scalar()
+    return {
+        "week": f"/reads?from={today - dt.timedelta(days=6)}&to={today}",
+        "month_first": f"/reads?{month}",
+        "month_deep": f"/reads?{month}&after={ids}",  # 90% of a million rows down: keyset, no OFFSET
+        "gate": f"/reads?{month}&gate=g007",
+        "worker": f"/reads?{month}&worker=W02500",
+        "card": f"/reads?{month}&card={0x10000000 + 2500:08X}",
+        "denied": f"/reads?{month}&decision=deny",
+        "gate_denied": f"/reads?{month}&gate=g007&decision=deny",
+    }
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="20,000 taps, few samples")
@@ -93,65 +128,13 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the ledger written (for --ledger later)")
     args = ap.parse_args(argv)
     n, samples = (20_000, 5) if args.smoke else (args.taps, args.samples)
-    rng = random.Random(34)
-    tz = ZoneInfo(TZ)
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     made = None if args.ledger else Path(tempfile.mkdtemp(prefix="bench-read-log-"))
     path = args.ledger or made / "ledger.db"
-    engine = make_engine(f"sqlite:///{path}")
-    upgrade_engine(engine)
-    t0 = time.perf_counter()
-    with engine.connect() as conn:
-        filled = conn.execute(select(func.count()).select_from(events)).scalar()
-        last = conn.execute(select(func.max(events.c.occurred_at))).scalar()
-    if filled:
-        n, now = filled, as_utc(last) + dt.timedelta(seconds=1)
-    else:
-        fill(engine, n, now, rng)
-    fill_s = time.perf_counter() - t0
-    today = now.astimezone(tz).date()
-    month = f"from={today - dt.timedelta(days=DAYS)}&to={today}"
-    with engine.connect() as conn:
-        ids = conn.execute(select(events.c.id).order_by(events.c.occurred_at.desc(), events.c.id.desc())
-                           .offset(int(n * 0.9)).limit(1)).scalar()
-    pages = {
-        "week": f"/reads?from={today - dt.timedelta(days=6)}&to={today}",
-        "month_first": f"/reads?{month}",
-        "month_deep": f"/reads?{month}&after={ids}",  # 90% of a million rows down: keyset, no OFFSET
-        "gate": f"/reads?{month}&gate=g007",
-        "worker": f"/reads?{month}&worker=W02500",
-        "card": f"/reads?{month}&card={0x10000000 + 2500:08X}",
-        "denied": f"/reads?{month}&decision=deny",
-        "gate_denied": f"/reads?{month}&gate=g007&decision=deny",
-    }
-    server, thread, url = serve(engine, lambda: dt.datetime.now(dt.UTC))
-    out: dict = {}
+    engine, n, now, fill_s = open_ledger(path, n, random.Random(34))
+    pages = searches(engine, n, now)
     try:
-        with httpx.Client(base_url=url, follow_redirects=False, timeout=120) as client:
-            login(client)
-            raw = sqlite3.connect(path)
-            for name, page_path in pages.items():
-                r = client.get(page_path)  # warm
-                assert r.status_code == 200 and "data-decision" in r.text, (page_path, r.status_code)
-                statements = capture_sql(engine, client, page_path)
-                page_ms, sql_ms = [], []
-                for _ in range(samples):
-                    t = time.perf_counter()
-                    assert client.get(page_path).status_code == 200
-                    page_ms.append((time.perf_counter() - t) * 1000)
-                    t = time.perf_counter()
-                    for statement, params in statements:
-                        raw.execute(statement, params).fetchall()
-                    sql_ms.append((time.perf_counter() - t) * 1000)
-                page, sql = p95(page_ms), p95(sql_ms)
-                out[name] = {"page_p95_ms": round(page, 2), "sql_p95_ms": round(sql, 2),
-                             "ratio": round(page / sql, 2) if sql else None, "statements": len(statements)}
-                print(f"{name:12s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   "
-                      f"ratio {page / sql:5.2f}", flush=True)
-            raw.close()
+        out = measure_pages(engine, path, pages, samples, "data-decision", timeout=120)
     finally:
-        server.should_exit = True
-        thread.join(10)
         engine.dispose()
         if made is not None and not args.keep:
             shutil.rmtree(made, ignore_errors=True)  # a million taps are 700 MB
@@ -170,7 +153,6 @@ def main(argv=None) -> int:
         "met": worst <= 2 and deep_vs_first <= 2,
     }))
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -10,12 +10,15 @@ exports back. Everything else (text, dates, ids) that starts with one of those c
 neutralised, whatever its column.
 
 ``writer(fh)`` and ``dict_writer(fh, fieldnames)`` take ``csv.writer``'s keyword arguments and
-write as they do; only the cells' text changes.
+write as they do; only the cells' text changes, and a cell holding a CR or LF is always quoted:
+Python 3.11's ``csv`` leaves a bare CR unquoted under ``lineterminator="\\n"``, and a reader (or a
+spreadsheet) would start a new row there, splitting the record.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
@@ -40,13 +43,22 @@ def safe_cell(value: Any) -> Any:
 
 
 class SafeWriter:
-    """``csv.writer`` whose rows pass through ``safe_cell``."""
+    """``csv.writer`` whose rows pass through ``safe_cell``; each row is formatted with a CRLF
+    terminator (so CR and LF inside a cell are both quoted), then written with the caller's."""
 
     def __init__(self, fh, **kwargs) -> None:
-        self._w = csv.writer(fh, **kwargs)
+        self._fh = fh
+        dialect = kwargs.get("dialect", "excel")
+        self._end = kwargs.pop("lineterminator", (csv.get_dialect(dialect) if isinstance(dialect, str)
+                                                  else dialect).lineterminator)
+        self._buf = io.StringIO()
+        self._w = csv.writer(self._buf, lineterminator="\r\n", **kwargs)
 
     def writerow(self, row: Iterable[Any]):
-        return self._w.writerow([safe_cell(v) for v in row])
+        self._buf.seek(0)
+        self._buf.truncate()
+        self._w.writerow([safe_cell(v) for v in row])
+        return self._fh.write(self._buf.getvalue()[:-2] + self._end)
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
         for row in rows:
@@ -54,7 +66,11 @@ class SafeWriter:
 
 
 class SafeDictWriter(csv.DictWriter):
-    """``csv.DictWriter`` whose values pass through ``safe_cell`` (the header is the caller's)."""
+    """``csv.DictWriter`` whose values (and header) pass through a ``SafeWriter``."""
+
+    def __init__(self, fh, fieldnames, restval="", extrasaction="raise", dialect="excel", **kwargs) -> None:
+        super().__init__(fh, fieldnames, restval, extrasaction, dialect, **kwargs)
+        self.writer = SafeWriter(fh, dialect=dialect, **kwargs)
 
     def writerow(self, rowdict: Mapping[str, Any]):
         return super().writerow({k: safe_cell(v) for k, v in rowdict.items()})

@@ -10,6 +10,10 @@
 - docs/img/clerk-*.png (1280x800, ``clerk_shots``): the clerk's jobs of docs/office.md: the worker
   list, a refused add-worker form, the card actions, the pay run, its confirmation, a reversal;
   docs/img/clerk-enrol.png: a card read in enrol mode at gate g-b, offered on the worker's page.
+
+With ``--demo RUN_DIR`` (a ``portgate demo`` run directory) only the demo day's shots
+(``demo_shots``, on a copy of its ledger): docs/img/clerk-escala.png (1440x900, a row's menu
+open), clerk-escala-phone.png (390 px), clerk-whatif-param.png (one parameter changed).
 """
 
 from __future__ import annotations
@@ -142,5 +146,69 @@ def clerk_shots(browser, url: str) -> None:
     page.close()
 
 
+def demo_shots(run_dir: Path) -> None:
+    """The escala and the what-if parameter form on a copy of a demo day's ledger."""
+    import contextlib
+    import datetime as dt
+    import sqlite3
+    import threading
+    import time
+
+    import uvicorn
+
+    from app.demo.mosquitto import free_port
+    from app.demo.web import DEMO_PASSWORD, OFFICE_USER
+    from app.whatif import web_gate_what_if
+    from central.config import load_central_config
+    from central.web.app import create_app
+
+    config = load_central_config(str(run_dir / "central.toml"))
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "ledger.db"
+        with contextlib.closing(sqlite3.connect(run_dir / "ledger.db")) as src, \
+                contextlib.closing(sqlite3.connect(copy)) as dst:
+            src.backup(dst)  # consistent while the demo still serves it
+        engine = make_engine(f"sqlite:///{copy}")
+        app = create_app(engine, config.web, b"x" * 32, background=False,
+                         now=lambda: dt.datetime(2026, 3, 15, 13, 0, tzinfo=dt.UTC),
+                         gate_what_if=web_gate_what_if(config.publish))
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            with launch_chromium() as browser:
+                for width, height, name in ((1440, 900, "clerk-escala.png"), (390, 844, "clerk-escala-phone.png")):
+                    page = browser.new_page(viewport={"width": width, "height": height})
+                    page.goto(url + "/login")
+                    page.get_by_label("Usuário").fill(OFFICE_USER)
+                    page.get_by_label("Senha").fill(DEMO_PASSWORD)
+                    page.get_by_role("button", name="Entrar").click()
+                    page.wait_for_url(url + "/")
+                    page.goto(url + "/escala?date=2026-03-15")
+                    group = page.locator('section.escala-group[data-ship="9300002"][data-period="07-13"]')
+                    group.locator("summary").first.click()
+                    group.scroll_into_view_if_needed()
+                    page.screenshot(path=str(OUT / name))
+                    if width == 1440:
+                        page.goto(url + "/whatif?gate=g-aurora&day=2026-03-15")
+                        page.locator("#p-param").select_option("g4.card_and_badge_required")
+                        page.locator("#p-value").fill("não")
+                        page.locator("#param-form button").click()
+                        page.locator("#gate-summary").wait_for()
+                        page.locator("#param-form").scroll_into_view_if_needed()
+                        page.screenshot(path=str(OUT / "clerk-whatif-param.png"))
+                    page.close()
+        finally:
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                engine.dispose()
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--demo"]:
+        demo_shots(Path(sys.argv[2]))
+    else:
+        main()

@@ -39,7 +39,12 @@ DEMO_THROUGH = ("import pytest\n\n@pytest.fixture(scope='module')\ndef office(de
 PLAIN = "\n".join(f"def test_{i}():\n    pass\n" for i in range(4))
 
 
-def _run(tmp_path: Path) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+SLOW = "import pytest\n\n@pytest.mark.slow\ndef test_long_fault_run():\n    pass\n"
+
+
+def _run(tmp_path: Path, **extra: str) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    """Run the planted suite (plus ``extra``: module name -> source) on two workers; return where
+    each test and the demo day ran, and every (test or "demo_day", worker) in the order they ran."""
     suite = tmp_path / "suite"
     (suite / "web").mkdir(parents=True)
     (suite / "conftest.py").write_text(CONFTEST)
@@ -47,6 +52,8 @@ def _run(tmp_path: Path) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
     (suite / "web" / "test_demo_through.py").write_text(DEMO_THROUGH)
     for n in range(6):
         (suite / f"test_plain_{n}.py").write_text(PLAIN)
+    for name, source in extra.items():
+        (suite / f"{name}.py").write_text(source)
     log = tmp_path / "log"
     env = {**os.environ, "PLANT_LOG": str(log), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
@@ -75,3 +82,15 @@ def test_the_demo_day_is_played_once_and_every_module_stays_on_one_worker(tmp_pa
     for name in ("test_demo_direct.py", "web/test_demo_through.py"):
         assert [w for m, w in modules.items() if m.endswith(name)] == [{demo_worker}], modules
     assert all(len(w) == 1 for w in modules.values()), modules  # no module split over workers
+
+
+def test_a_module_with_a_slow_test_is_handed_out_before_the_larger_plain_modules(tmp_path):
+    """A one-test module of a long fault run would otherwise come last (xdist hands out the modules
+    with the most tests first) and keep one worker busy after the other has run out of work."""
+    where, lines = _run(tmp_path, test_slow_one=SLOW)
+    slow_id = next(n for n in where if n.endswith("test_slow_one.py::test_long_fault_run"))
+    assert len(where[slow_id]) == 1
+    worker = where[slow_id][0]
+    assert worker != where["demo_day"][0]  # the demo group went to the other worker, first
+    ran_there = [what for what, w in lines if w == worker and "::" in what]
+    assert ran_there[0] == slow_id, ran_there  # before any plain module of 4 tests

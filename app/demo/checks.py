@@ -16,6 +16,7 @@ from pathlib import Path
 from app.demo.console import reconciliation_line, texts
 from app.demo.gate import PORTGATE
 from app.demo.scenario import check_pay
+from portgate.l10n import money
 
 
 class DayChecks:
@@ -90,13 +91,13 @@ class DayChecks:
             reg = row.get("registration")
             if row.get("rule") == "TOTAL":
                 totals[reg] = totals.get(reg, Decimal(0)) + Decimal(row["amount"])
-                hold = f"  ON HOLD: {row['hold']}" if row.get("hold") else ""
-                self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} R$ {row['amount']:>8}{hold}")
+                hold = f"  {texts(self.lang)['on_hold']}: {row['hold']}" if row.get("hold") else ""
+                self.out(f"  {reg} {row.get('work_day')}  {'TOTAL':5} {'':22} {money(row['amount'], self.lang):>11}{hold}")
             elif row.get("rule") == "HELD":  # not paid until reviewed (NO_ENTRY, ...)
-                self.out(f"  {reg} {row.get('work_day')}  HELD  {'; '.join(row.get('flags') or [])}")
+                self.out(f"  {reg} {row.get('work_day')}  {texts(self.lang)['held']}  {'; '.join(row.get('flags') or [])}")
             elif row.get("rule"):
                 self.out(f"  {reg} {row.get('work_day')}  {row['rule']:5} {row.get('article', ''):22} "
-                         f"R$ {row['amount']:>8}")
+                         f"{money(row['amount'], self.lang):>11}")
             else:
                 self.out(f"  {reg} held: {row}")
         self.problems.extend(check_pay(sc.expected_pay, totals))
@@ -119,9 +120,9 @@ class DayChecks:
         self.out(f"\n{texts(self.lang)['billing']}")
         for st in found:
             for line in st["lines"]:
-                self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  R$ {line['amount']:>8}  "
+                self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  {money(line['amount'], self.lang):>11}  "
                          f"{line['description']}")
-            self.out(f"  {st['shipowner']}  TOTAL R$ {st['total']:>8}")
+            self.out(f"  {st['shipowner']}  TOTAL {money(st['total'], self.lang):>11}")
         anchored = {ship for ship in sc.anchored_ships()}
         billed = {line["ship"] for st in found for line in st["lines"] if line["rule"] == "P8"}
         if anchored - billed:

@@ -4,6 +4,8 @@ language, and the lines of the reconciliation table.
 
 from __future__ import annotations
 
+from portgate.i18n import gettext
+
 #: The reconciliation table: one word per column (the header is read by people and by scripts
 #: alike; a script reads the English words of ``--lang en``): the gate, events in its journal,
 #: decisions in its decisions file, events of it in the ledger, journal events missing from the
@@ -12,30 +14,18 @@ RECONCILIATION_COLUMNS = ("gate", "journaled", "decisions", "ledger", "missing",
 _RECONCILIATION_WIDTHS = (10, 9, 9, 9, 7, 5)
 
 #: The demo console's own titles and column headers in the run's language (``--lang``; the
-#: watchman's messages come from the gates, configured with the same language).
-TEXTS = {
-    "pt": {
-        "columns": ("portaló", "diário", "decisões", "livro", "faltam", "lacunas"),
-        "reconciliation": "Conciliação (diário de cada portaló × livro do escritório)",
-        "pay": "Demonstrativos de pagamento (RULES.md P1-P7), do livro do escritório",
-        "billing": "Cobrança ao armador (P8), do livro do escritório",
-        "evidence": "Pacote de provas de {registration} (portgate evidence verify {bundle})",
-        "no_decision": "(nenhuma decisão)",
-    },
-    "en": {
-        "columns": RECONCILIATION_COLUMNS,
-        "reconciliation": "Reconciliation (gate journals vs office ledger)",
-        "pay": "Pay statements (RULES.md P1-P7), from the ledger",
-        "billing": "Billing to the shipowner (P8), from the ledger",
-        "evidence": "Evidence bundle of {registration} (portgate evidence verify {bundle})",
-        "no_decision": "(no decision)",
-    },
-}
+#: watchman's messages come from the gates, configured with the same language): msgids
+#: ``demo.<key>`` of the catalogs (docs/i18n.md); the English column words are the script-read
+#: ``RECONCILIATION_COLUMNS``.
+TEXT_KEYS = ("reconciliation", "pay", "billing", "evidence", "no_decision", "on_hold", "held")
 
 
 def texts(lang: str) -> dict:
     """The console texts of ``lang`` (``pt`` or ``en``; anything else reads as ``pt``, the default)."""
-    return TEXTS.get(lang, TEXTS["pt"])
+    lang = "en" if lang == "en" else "pt"
+    words = {key: gettext(lang, "demo." + key) for key in TEXT_KEYS}
+    words["columns"] = RECONCILIATION_COLUMNS if lang == "en" else tuple(gettext(lang, "demo.columns").split())
+    return words
 
 
 def reconciliation_line(cells, lang: str = "en") -> str:

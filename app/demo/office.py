@@ -65,14 +65,16 @@ class OfficeSide:
 
     def _start_web(self) -> None:
         """The office web application on a free loopback port, on the scripted day's clock."""
-        from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER, WORKER_REGISTRATION, DemoWeb
+        from app.demo.web import (DEMO_PASSWORD, DEMO_USER, OFFICE_USER, STEVEDORE_REGISTRATION,
+                                  WORKER_REGISTRATION, DemoWeb)
 
         self.web = DemoWeb(self.ledger_url, [g.clock_file for g in self.gates.values()],
                            self.scenario.spec.timezone, self.dir / "central.toml")
         self.web_url = self.web.start()
         self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (inspector), "
                  f"{OFFICE_USER} / {DEMO_PASSWORD} (office), {WORKER_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(worker, on the phone: {self.web_url}w/) (portgate office serve)")
+                 f"(worker, on the phone: {self.web_url}w/), {STEVEDORE_REGISTRATION} / {DEMO_PASSWORD} "
+                 f"(stevedore) (portgate office serve)")
 
     def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
         """The office publishes the roster, the blocklist base and the escala (retained

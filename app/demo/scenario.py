@@ -1,6 +1,7 @@
 """The scripted port day under ``config/demo/``: what is played, and what must come out.
 
 Files: ``workers.csv``, ``cards.csv``, ``escala.csv``, ``taps.csv`` (DESIGN.md formats),
+``stevedores.csv`` and ``production/`` (optional: stevedores and their gangs, docs/production.md),
 ``expected.csv`` (the decision each control-card read must get, by taps.csv line number) and
 ``scenario.toml`` (gates, the broker outage window, the expected pay per registration).
 Pure: reads files, compares results; starts nothing.
@@ -73,6 +74,10 @@ class Scenario:
         self.cards_csv = self.dir / "cards.csv"
         self.escala_csv = self.dir / "escala.csv"
         self.taps_csv = self.dir / "taps.csv"
+        # stevedores (registry only: they pass no demo gate) and their gangs' production pay
+        # (``production/``: gang, tally, tariffs, interruptions as ``portgate production import``)
+        self.stevedores_csv = self.dir / "stevedores.csv"
+        self.production_dir = self.dir / "production"
         self.taps: list[tuple[int, Tap]] = [(int(where.rsplit(":", 1)[1]), tap)
                                             for where, tap in load_csv_rows(self.taps_csv, Tap)]
         self.expected: dict[int, Expected] = {}

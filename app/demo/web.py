@@ -28,12 +28,15 @@ DEMO_USER = "demo"
 OFFICE_USER = "escritorio"
 DEMO_PASSWORD = "portgate-demo"
 WORKER_REGISTRATION = "V017"  # a worker's own account (issue 35): login V017 (stored as v017), pages /w/
+STEVEDORE_REGISTRATION = "E001"  # a stevedore's own account: his production pay and R8 hours on /w/
+PRODUCTION_RULEBOOK = "dl-2032-1940"  # the demo's gangs are stevedoring gangs (RULES.md E)
 
 
 def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "demo") -> None:
     """Migrate the ledger and put in it what the office keeps for the day: the registry
     (workers.csv, cards.csv), the escala (escala.csv), one ship call per ship (arrival at 01:00 of
-    the day, still in port), the demo users and the account of worker V017."""
+    the day, still in port), the demo users and the account of worker V017; the stevedores of
+    ``stevedores.csv``, the account of E001 and their gangs' production pay (``production/``)."""
     from sqlalchemy.orm import Session
 
     from central.calls.service import ShipCall, save_call
@@ -48,7 +51,9 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
     engine = make_engine(url)
     try:
         upgrade_engine(engine)
-        now = day_start
+        # the day's start as aware UTC: a database column keeps no offset (SQLite stores the wall
+        # time), so a port-time value would be read back three hours early, on the day before
+        now = day_start.astimezone(dt.UTC)
         settings = RotationSettings(tz=scenario.spec.timezone)
         entries = load_csv(scenario.escala_csv, EscalaEntry)
         with Session(engine) as s, s.begin():
@@ -64,8 +69,36 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
             add_user(s, DEMO_USER, role="inspector", password=DEMO_PASSWORD, name="Demo", actor=actor)
             add_user(s, OFFICE_USER, role="office", password=DEMO_PASSWORD, name="Escritório", actor=actor)
             add_account(s, WORKER_REGISTRATION, password=DEMO_PASSWORD, actor=actor, now=now)
+            if scenario.stevedores_csv.exists():
+                import_files(s, workers_csv=scenario.stevedores_csv, actor=actor, now=now)
+                add_account(s, STEVEDORE_REGISTRATION, password=DEMO_PASSWORD, actor=actor, now=now)
+        if (scenario.production_dir / "gang.csv").exists():
+            import_production(engine, scenario.production_dir, scenario.spec.timezone, now)
     finally:
         engine.dispose()
+
+
+def import_production(engine, directory: Path, tz: str, now: dt.datetime) -> list[int]:
+    """Price and store the stevedoring gangs of ``directory`` (``gang.csv``, ``tally.csv``,
+    ``tariffs.csv``, ``interruptions.csv``) as ``portgate production import`` without a ledger's
+    gate taps (the demo's stevedores pass no gate): their statements for the worker's pay page
+    and their hours for R8. Returns the gang row ids; ``BadInput`` / ``StoreError`` as the command."""
+    from central.production import csvio
+    from central.production.composition import load_composition
+    from central.production.engine import pay_gangs
+    from central.production.fromledger import noted
+    from central.production.gate import from_gate
+    from central.production.rulebook import find_rulebook
+    from central.production.store import import_results
+    from portgate.timeutil import zone
+
+    works = csvio.read_gang_work(directory / "gang.csv", directory / "tally.csv",
+                                 directory / "interruptions.csv", None, tz=tz)
+    works, notes = from_gate(works, [], zone(tz, key="timezone"))  # R10 within the files
+    results = [noted(r, notes.get(r.summary.gang_id, ())) for r in pay_gangs(
+        works, find_rulebook(PRODUCTION_RULEBOOK, None), csvio.read_tariffs(directory / "tariffs.csv"),
+        lang="pt-BR", composition=load_composition(None))]
+    return import_results(engine, list(zip(works, results, strict=True)), imported_at=now, source="demo")
 
 
 class DemoWeb:
@@ -114,7 +147,10 @@ class DemoWeb:
         app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                                    timeout_graceful_shutdown=1))
+                                                    timeout_graceful_shutdown=1,
+                                                    # no proxy in front: X-Forwarded-For is not believed
+                                                    # (the login and /v/ rate limits count the real client)
+                                                    proxy_headers=False, forwarded_allow_ips=""))
         self.thread = threading.Thread(target=self.server.run, name="demo-web", daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 15

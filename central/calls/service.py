@@ -137,3 +137,24 @@ def list_calls(session: Session, limit: int = 500) -> list[dict]:
     """The newest calls first."""
     rows = session.execute(select(ship_calls).order_by(ship_calls.c.arrival.desc()).limit(limit))
     return [dict(r._mapping) | {"arrival": as_utc(r.arrival), "departure": as_utc(r.departure)} for r in rows]
+
+
+def calls_in_port(session: Session, start: dt.datetime, end: dt.datetime) -> list[dict]:
+    """The calls of ships in port at some time in [``start``, ``end``) (aware UTC, e.g. a local
+    day's bounds): arrived before ``end`` and not departed by ``start``; by ship name, then IMO.
+    Each a dict of the ``ship_calls`` row (``arrival``/``departure`` aware UTC or None): what the
+    requisition form offers instead of a typed IMO, name and gate."""
+    rows = session.execute(select(ship_calls).where(
+        ship_calls.c.arrival < end, (ship_calls.c.departure.is_(None)) | (ship_calls.c.departure > start))
+        .order_by(ship_calls.c.ship_name, ship_calls.c.ship, ship_calls.c.arrival))
+    return [dict(r._mapping) | {"arrival": as_utc(r.arrival), "departure": as_utc(r.departure)} for r in rows]
+
+
+def get_call(session: Session, call_id: int) -> dict:
+    """One call by id (as ``calls_in_port`` gives it). ``BadInput`` naming ``call`` if there is none."""
+    if bounds.problem(ship_calls, "id", call_id) is not None:
+        raise BadInput(f"no ship call {call_id}", where="call")
+    row = session.execute(select(ship_calls).where(ship_calls.c.id == call_id)).first()
+    if row is None:
+        raise BadInput(f"no ship call {call_id}", where="call")
+    return dict(row._mapping) | {"arrival": as_utc(row.arrival), "departure": as_utc(row.departure)}

@@ -15,6 +15,7 @@ from reportlab.lib.styles import getSampleStyleSheet
 from reportlab.lib.units import mm
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
+from portgate.l10n import money
 from wire.events import TapPayload
 
 DECISIONS = {"admit": "ENTRADA", "exit": "SAÍDA", "deny": "NEGADO", "inspector": "FISCAL", "aboard": "A BORDO"}
@@ -27,7 +28,7 @@ def _local(iso: str | None, zone: ZoneInfo) -> str:
 
 
 def _money(cents: int) -> str:
-    return f"R$ {Decimal(cents) / 100:,.2f}".replace(",", "X").replace(".", ",").replace("X", ".")
+    return money(Decimal(cents) / 100)
 
 
 def _table(rows: list[list], widths: list[float]) -> Table:

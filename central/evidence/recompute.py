@@ -22,6 +22,7 @@ import datetime as dt
 import hashlib
 import json
 import tomllib
+from decimal import Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from central.ledger.corrections import corrected
@@ -30,6 +31,7 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.loading import parse_rulebook
 from central.pay.statements_store import pay_shifts
 from central.pay.versions import ADJUSTMENT_FLAG, ADJUSTMENT_RULE
+from portgate.l10n import money
 from portgate.errors import PortgateError
 from wire.events import MealWorkedPayload, TapPayload
 from wire.flags import ShiftFlag
@@ -196,8 +198,10 @@ def _rulebook(files, rb, fail, notes):
 
 
 def _brl(cents) -> str:
+    """Whole cents as the pt-BR amount (``portgate.l10n.money``: ``R$ 696,60``); a value that is not
+    a whole number of cents as its repr (the report names what the bundle holds)."""
     try:
-        return f"R$ {int(cents) / 100:.2f}"
+        return money(Decimal(int(cents)) / 100)
     except (TypeError, ValueError):
         return repr(cents)
 

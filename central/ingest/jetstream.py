@@ -25,9 +25,20 @@ token is one topic level and the way back is ``.`` -> ``/``).
 - The writer's replay commands and receipts go to the gates over MQTT (``[mqtt]``, which then names
   the cluster's MQTT listeners with ``protocol = "3.1.1"``).
 
-Not in this slice: snapshot requests (``office/requests``) are not answered here, and the
-blocklist is not republished after a confiscation (run ``[publish] source = "registry"`` or the MQTT
-ingest for those).
+- Snapshot requests: a second stream per port, ``<[nats] stream>_<port>_requests`` (work queue,
+  ``replicas``, requests dropped after ``REQUESTS_MAX_AGE_S``), captures the gates'
+  ``portgate.v1.<port>.gate.*.requests`` (published over MQTT 3.1.1 by the gate's Sync, as on
+  mosquitto); one durable pull consumer ``<durable>-requests`` shared by the office processes hands
+  each request to one of them, which answers it with ``central.ingest.answers.Answers`` (the MQTT
+  ingest's code: own-gate check, ``snapshot_request_min_s``, roster/cards/escala/presence) on its
+  answering thread and acknowledges it. Not an MQTT subscription: NATS has no ``$share``, every
+  process would answer every request, and two signed answers crossing on the way make the gate
+  refuse the older one (``wire.signed_downlink.Forward``: a ``DOWNLINK_REFUSED`` alert) and may
+  leave that older one retained. A request made while no office runs waits in the stream.
+- Blocklist: after a committed batch with a confiscation (``Outcome.confiscations``) the whole
+  blocklist is published retained (``Answers.after_confiscation``, on the answering thread), or,
+  with ``[publish] source = "registry"``, the ``DownlinkPublisher`` this ingest then runs
+  (``publisher``, watched by the runner) is woken to send its delta.
 """
 
 from __future__ import annotations
@@ -35,25 +46,28 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import datetime as dt
 import itertools
 import ssl
 import threading
 
 import nats
 import structlog
-from nats.errors import TimeoutError as NatsTimeout
-from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from central.config import CentralConfig, NatsSettings
 from central.db import make_engine
+from central.ingest.answers import Answers, snapshot_source
 from central.ingest.keys import KeyRing
-from central.ingest.writer import Abandoned, LedgerWriter, Outcome
+from central.ingest.writer import Abandoned, LedgerWriter, Outcome, db_error
 from central.ledger.migrate import upgrade_engine
 from portgate.config import read_secret
 from portgate.errors import ConfigError
 
 log = structlog.get_logger("central.ingest")
+REQUESTS_MAX_AGE_S = 3600.0  # a snapshot request not answered within an hour is dropped (the gate asks again)
+REQUESTS_FETCH = 20  # requests fetched at once
 
 def connect_auth(s: NatsSettings) -> dict:
     """``nats.connect`` keyword arguments for ``[nats] user``/``password_file``/``tls_ca_file``
@@ -70,6 +84,11 @@ def connect_auth(s: NatsSettings) -> dict:
 def port_subjects(port: str) -> list[str]:
     """The subjects the port's stream captures: its gates' events and statuses."""
     return [f"portgate.v1.{port}.gate.*.events", f"portgate.v1.{port}.gate.*.status"]
+
+
+def request_subjects(port: str) -> list[str]:
+    """The subject the port's requests stream captures: its gates' snapshot requests."""
+    return [f"portgate.v1.{port}.gate.*.requests"]
 
 
 def stream_name(prefix: str, port: str) -> str:
@@ -106,7 +125,9 @@ class JetStreamIngest:
         self.connected = threading.Event()
         self.stats: collections.Counter = collections.Counter()
         self.open_gaps = 0
-        self.publisher = None
+        self.requests_stream = f"{self.stream}_requests"
+        self.requests_durable = f"{self.durable}-requests"
+        self.publisher, snapshots = snapshot_source(config, self.engine)  # [publish] source
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._batches = itertools.count(1)
@@ -114,12 +135,18 @@ class JetStreamIngest:
                                     notify=self._on_outcome)
         # the writer's calls stay on one thread (it is not thread-safe), off the asyncio loop
         self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jetstream-writer")
+        # snapshot requests and the blocklist after a confiscation, on the writer's MQTT client;
+        # requests answered on their own thread (a batch being committed does not hold them up)
+        self.answers = Answers(config, self.engine, self._writer.broadcast, snapshots, self.stats)
+        self._answer_pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jetstream-requests")
 
     @property
     def workers(self) -> list:
         return [self]
 
     def start(self) -> JetStreamIngest:
+        if self.publisher is not None:
+            self.publisher.start()
         self._writer.start()
         self._thread = threading.Thread(target=self._main, name="jetstream-ingest", daemon=True)
         self._thread.start()
@@ -135,18 +162,27 @@ class JetStreamIngest:
         if self._thread is not None:
             self._thread.join(timeout)
         self._pool.shutdown(wait=True)
+        self._answer_pool.shutdown(wait=True)
         self._writer.close()
+        if self.publisher is not None:
+            self.publisher.stop()
 
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
     def wait_connected(self, timeout: float = 10.0) -> bool:
-        return self.connected.wait(timeout)
+        parts = [self, *([self.publisher] if self.publisher is not None else [])]
+        return all(p.connected.wait(timeout) for p in parts)
 
     def _on_outcome(self, out: Outcome) -> None:
         for name, value in out.stats.items():
             self.stats[name] += value
         self.open_gaps = out.open_gaps
+        if out.confiscations:  # a committed batch with a confiscation: the blocklist goes out now,
+            try:  # from the answering thread (a database read; not on the asyncio loop)
+                self._answer_pool.submit(self.answers.after_confiscation, dt.datetime.now(dt.UTC))
+            except RuntimeError:  # stopping: the next start publishes it on the next confiscation or request
+                log.warning("jetstream.blocklist_not_published", reason="stopping")
 
     # -- the loop ---------------------------------------------------------------------------------
     def _main(self) -> None:
@@ -168,14 +204,16 @@ class JetStreamIngest:
         try:
             js = nc.jetstream(timeout=s.request_timeout_s)
             sub = await self._subscribe(js)
+            requests = await self._subscribe_requests(js)
             self.connected.set()
             log.info("jetstream.consuming", stream=self.stream, durable=self.durable)
             loop = asyncio.get_running_loop()
+            answering = asyncio.create_task(self._serve_requests(loop, requests))
             batch_size = self.config.ingest.batch_size
             while not self._stopping.is_set():
                 try:
                     msgs = await sub.fetch(batch_size, timeout=s.fetch_wait_s)
-                except NatsTimeout:
+                except TimeoutError:  # nats' own and asyncio's (nats-py raises both for an empty fetch)
                     msgs = []
                 except Exception as exc:  # noqa: BLE001 - a node lost mid-fetch: the client reconnects
                     self.stats["fetch_errors"] += 1
@@ -187,6 +225,7 @@ class JetStreamIngest:
                 out = await loop.run_in_executor(self._pool, self._writer.scan)
                 if out is not None:
                     self._on_outcome(out)
+            await answering
         finally:
             self.connected.clear()
             await nc.close()
@@ -221,6 +260,56 @@ class JetStreamIngest:
         for m in msgs:  # only now: the batch is committed
             await m.ack()
         self.stats["acked"] += len(msgs)
+
+    # -- snapshot requests -------------------------------------------------------------------------
+    async def _subscribe_requests(self, js):
+        """The port's requests stream (``<stream>_<port>_requests``, work queue: a request is
+        removed once acknowledged, and dropped after ``REQUESTS_MAX_AGE_S``), created if missing,
+        and its durable pull consumer ``<durable>-requests``, shared by every office process like
+        the events' one: each request goes to one process. An existing stream that does not
+        capture the port's requests: ``ConfigError``."""
+        s, port, name = self.settings, self.config.port, self.requests_stream
+        try:
+            info = await js.stream_info(name)
+        except NotFoundError:
+            await js.add_stream(StreamConfig(name=name, subjects=request_subjects(port), num_replicas=s.replicas,
+                                             retention=RetentionPolicy.WORK_QUEUE, storage=StorageType.FILE,
+                                             max_age=REQUESTS_MAX_AGE_S))
+            log.info("jetstream.stream_created", stream=name, replicas=s.replicas)
+        else:
+            subjects = info.config.subjects or []
+            if not any(_covers(pattern, f"portgate.v1.{port}.gate.x.requests") for pattern in subjects):
+                raise ConfigError(f"stream {name} ({subjects}) does not capture port {port}'s gate requests",
+                                  key="nats.stream")
+        return await js.pull_subscribe(
+            "", durable=self.requests_durable, stream=name,
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=s.ack_wait_s))
+
+    async def _serve_requests(self, loop, sub) -> None:
+        """Until stopped: fetch requests, answer each (``Answers.answer``, on the answering thread),
+        acknowledge it. A request whose answer failed is acknowledged too (logged; the gate asks
+        again), as in the MQTT ingest; a process that dies before the ack leaves it to another."""
+        s = self.settings
+        while not self._stopping.is_set():
+            try:
+                msgs = await sub.fetch(REQUESTS_FETCH, timeout=s.fetch_wait_s)
+            except TimeoutError:  # nothing to answer (nats' or asyncio's, as above)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a node lost mid-fetch: the client reconnects
+                self.stats["fetch_errors"] += 1
+                log.warning("jetstream.requests_fetch_failed", error=repr(exc))
+                await asyncio.sleep(s.reconnect_wait_s)
+                continue
+            for m in msgs:
+                topic = subject_to_topic(m.subject)
+                try:
+                    await loop.run_in_executor(self._answer_pool, self.answers.answer, topic, m.data)
+                except Exception as exc:  # noqa: BLE001 - one request never stops the answering
+                    log.error("ingest.snapshot_failed", topic=topic, error=db_error(exc))
+                try:
+                    await m.ack()
+                except Exception as exc:  # noqa: BLE001 - redelivered after ack_wait: answered again (limited)
+                    log.warning("jetstream.request_ack_failed", error=repr(exc))
 
 
 def _covers(pattern: str, subject: str) -> bool:

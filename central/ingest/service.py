@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import threading
 
-from central.broadcast.registry_source import DownlinkPublisher
 from central.config import CentralConfig
 from central.db import load_all_tables, make_engine
+from central.ingest.answers import snapshot_source
 from central.ingest.keys import KeyRing
 from central.ingest.worker import IngestWorker
-from central.broadcast.csv_source import CsvSnapshots
 from central.ledger.migrate import upgrade_engine
 from portgate.errors import ConfigError
 
@@ -32,12 +31,7 @@ class Ingest:
         if _in_memory(self.engine):
             raise ConfigError("an in-memory SQLite ledger is private to one connection: the office needs a "
                               "file (sqlite:///path) or PostgreSQL", key="database_url")
-        p = config.publish
-        self.publisher = None
-        if p.source == "registry":
-            self.publisher = snapshots = DownlinkPublisher(config, self.engine)
-        else:
-            snapshots = CsvSnapshots(p.workers_csv, p.cards_csv, p.escala_csv)
+        self.publisher, snapshots = snapshot_source(config, self.engine)
         self.workers = [
             IngestWorker(config, self.engine, self.keys, index=i, snapshots=snapshots)
             for i in range(max(1, config.workers))

@@ -24,9 +24,10 @@ reported the batch's commit.
 - Snapshot requests from gates (``gate/<gate_id>/requests``, shared too) are answered here from the
   ledger (presence) or from a snapshot source (roster/cards/escala), only when the request's
   ``gate_id`` is its topic's gate (the ACL binds a gate's topics to its username) and its kind was
-  not served within ``[ingest] snapshot_request_min_s`` (``_request_allowed``); after a committed confiscation the
+  not served within ``[ingest] snapshot_request_min_s``; after a committed confiscation the
   blocklist is published here (or, with ``[publish] source = "registry"``, the
-  ``DownlinkPublisher`` of central/broadcast/registry_source.py is woken to send its delta).
+  ``DownlinkPublisher`` of central/broadcast/registry_source.py is woken to send its delta). Both
+  are ``central.ingest.answers.Answers``, shared with the JetStream ingest.
 """
 
 from __future__ import annotations
@@ -42,19 +43,14 @@ import paho.mqtt.client as mqtt
 import structlog
 from prometheus_client import Counter
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
 from central.config import CentralConfig
-from central.broadcast import blocklist, presence
 from central.broadcast.publisher import Publisher, office_signer
+from central.ingest.answers import Answers
 from central.ingest.keys import KeyRing
-from central.ingest.event_store import MAX_MESSAGE_BYTES
 from central.ingest.link import WriterProcess, WriterThread
-from central.ingest.logbudget import LogBudget
 from central.ingest.writer import Outcome, db_error
-from portgate.errors import BadInput
 from wire import connection, topics
-from wire import downlink as dl
 
 log = structlog.get_logger("central.ingest")
 
@@ -109,7 +105,6 @@ class IngestWorker:
         self._batch_lock = threading.Lock()  # the open batch (paho's thread and the flusher)
         self._pending: dict[int, list[int]] = {}  # batch id -> QoS 1 message ids to acknowledge
         self._batch_ids = itertools.count(1)
-        self._request_log_budget = LogBudget()  # ingest.bad_request warnings: 20 a minute
         self._acks: collections.deque = collections.deque()  # committed batches' message ids (lists)
         self._ack_lock = threading.Lock()
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
@@ -119,7 +114,7 @@ class IngestWorker:
         self.connected = threading.Event()
         self.stats: collections.Counter = collections.Counter()
         self.open_gaps = 0
-        self._served: dict[str, float] = {}  # snapshot kind -> when it was last served (monotonic)
+        self.answers = Answers(config, engine, self.broadcast, snapshots, self.stats)  # requests, blocklist
         self._statuses: dict[str, bytes] = {}  # status topic -> newest payload (worker 0 only)
         self._statuses_lock = threading.Lock()
         self.t_events = topics.shared_gate_events(self.port, self.settings.share_group)
@@ -272,11 +267,8 @@ class IngestWorker:
         DEAD.inc(out.stats.get("dead_letters", 0))
         RETRIES.inc(out.stats.get("commit_retries", 0))
         self.open_gaps = out.open_gaps
-        if out.confiscations:
-            if self.registry:
-                self.snapshots.wake()  # the publisher sends the blocklist delta now
-            else:
-                self._publish_blocklist(dt.datetime.now(dt.UTC))
+        if out.confiscations:  # the blocklist published, or the registry's publisher woken
+            self.answers.after_confiscation(dt.datetime.now(dt.UTC))
         if self._acks:
             time.sleep(ACK_GRACE_S)  # paho's thread usually sends them with its next message
             self._drain_acks()
@@ -288,97 +280,7 @@ class IngestWorker:
             if msg is _STOP:
                 return
             try:
-                self._answer(msg)
+                self.answers.answer(msg.topic, msg.payload)
             except Exception as exc:  # noqa: BLE001 - a request must never stop this thread (its acks keep the window open)
                 log.error("ingest.snapshot_failed", topic=msg.topic, error=db_error(exc))  # the gate asks again
             self.client.ack(msg.mid, msg.qos)
-
-    def _publish_blocklist(self, now: dt.datetime) -> None:
-        """Publish the whole blocklist (retained snapshot) after a confiscation was committed."""
-        snap = self._blocklist_snapshot(now)
-        if snap is None:
-            return
-        self.broadcast.send("cards", "snapshot", snap)
-        self.stats["blocklist_published"] += 1
-        log.info("ingest.blocklist_published", version=snap.version, blocked=len(snap.blocked))
-
-    def _blocklist_snapshot(self, now: dt.datetime):
-        if self.registry:
-            try:
-                return self.snapshots.snapshot("cards", now)
-            except SQLAlchemyError as exc:
-                log.error("ingest.blocklist_failed", error=db_error(exc))
-                return None
-        try:
-            base = self.snapshots.snapshot("cards", now) if self.snapshots is not None else None
-        except BadInput as exc:
-            log.error("ingest.snapshot_failed", kind="cards", error=str(exc))
-            base = None
-        try:
-            with self.engine.connect() as conn:
-                return blocklist.snapshot(conn, now, base)
-        except SQLAlchemyError as exc:
-            log.error("ingest.blocklist_failed", error=db_error(exc))
-            return None
-
-    def _request_allowed(self, topic: str, req) -> bool:
-        """A request is answered only when its ``gate_id`` is the gate whose topic it came on (the
-        broker's ACL lets a gate write only its own: its credentials), and its kind was not served
-        within ``[ingest] snapshot_request_min_s`` (the snapshot is retained and goes to every gate,
-        so the one sent answers the requests meanwhile). Refusals are counted (``requests_refused``,
-        ``requests_limited``) and logged within the log budget."""
-        try:
-            _port, gate_id, _leaf = topics.parse_gate_topic(topic)
-        except BadInput:
-            gate_id = None
-        if gate_id != req.gate_id:
-            self.stats["requests_refused"] += 1
-            swallowed = self._request_log_budget.take()
-            if swallowed is not None:
-                log.warning("ingest.request_refused", topic=topic[:255], gate_id=req.gate_id[:64],
-                            reason="the request names another gate than its topic's", suppressed=swallowed)
-            return False
-        now = time.monotonic()
-        last = self._served.get(req.kind)
-        if last is not None and now - last < self.settings.snapshot_request_min_s:
-            self.stats["requests_limited"] += 1
-            return False
-        self._served[req.kind] = now
-        return True
-
-    def _answer(self, msg) -> None:
-        try:
-            if len(msg.payload) > MAX_MESSAGE_BYTES:
-                raise BadInput(f"oversize: {len(msg.payload)} bytes, more than {MAX_MESSAGE_BYTES}", where=msg.topic)
-            req = dl.decode(bytes(msg.payload), dl.Command, where=msg.topic)
-        except BadInput as exc:
-            swallowed = self._request_log_budget.take()
-            if swallowed is not None:
-                log.warning("ingest.bad_request", error=str(exc)[:300], suppressed=swallowed)
-            return
-        if not isinstance(req, dl.SnapshotRequest):
-            return
-        if not self._request_allowed(msg.topic, req):
-            return
-        now = dt.datetime.now(dt.UTC)
-        if req.kind == "presence":
-            with self.engine.connect() as conn:
-                snap = presence.snapshot(conn, now)
-        elif req.kind == "cards":
-            snap = self._blocklist_snapshot(now)
-        elif self.snapshots is not None:
-            try:
-                snap = self.snapshots.snapshot(req.kind, now)
-            except SQLAlchemyError as exc:
-                log.error("ingest.snapshot_failed", kind=req.kind, error=db_error(exc))
-                return
-            except BadInput as exc:
-                log.error("ingest.snapshot_failed", kind=req.kind, error=str(exc))
-                return
-        else:
-            snap = None
-        if snap is None:
-            log.warning("ingest.snapshot_unavailable", kind=req.kind, gate_id=req.gate_id)
-            return
-        self.broadcast.send(req.kind, "snapshot", snap)
-        self.stats["snapshots_served"] += 1

@@ -65,7 +65,7 @@ from collections.abc import Callable
 
 import msgspec
 import structlog
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
 from sqlalchemy.orm import Session
@@ -85,6 +85,7 @@ from central.ingest.repair import TAIL_MAX_WAIT_S, GapTracker, TailAsk, TailChec
 from central.ingest.logbudget import DeadLetterBudget, LogBudget
 from central.ledger.schema import dead_letters, gate_progress
 from central.registry.confiscation import record_confiscation
+from central.registry.schema import downlink_changes
 from portgate.errors import BadInput, ConfigError
 from portgate.gctune import tune_for_service
 from portgate.logs import configure_logging
@@ -147,6 +148,7 @@ class LedgerWriter:
         self._stats: collections.Counter = collections.Counter()
         self._gaps = GapTracker(self.settings.gap_grace_s, self.settings.replay_every_s)
         self._next_gap_scan = 0.0
+        self._cards_seen: int | None = None  # newest registry card change seen (csv source: blocklist)
         self._tails = TailTracker(self.settings.tail_grace_s, self.settings.replay_every_s,
                                   max_events=ledger.MAX_GAP_EVENTS)
         self._log_budget = LogBudget()  # dead-letter warnings: 20 a minute, the rest counted
@@ -156,6 +158,7 @@ class LedgerWriter:
 
     def start(self) -> LedgerWriter:
         connection.start(self.client, self.config.mqtt)
+        self._registry_cards_changed()  # the registry's newest card change now: later ones republish
         return self
 
     def close(self) -> None:
@@ -349,7 +352,7 @@ class LedgerWriter:
             for event in found:
                 try:
                     with session.begin_nested():
-                        record_confiscation(session, event, now=now)
+                        record_confiscation(session, event)
                     done += 1
                 except BadInput as exc:
                     log.error("ingest.confiscation_not_recorded", event_id=event.event_id, error=str(exc))
@@ -456,9 +459,27 @@ class LedgerWriter:
                 self._check_tails()
             except SQLAlchemyError as exc:
                 log.error("ingest.tail_scan_failed", error=db_error(exc))
-        if self._gaps.open == open_before and not self._stats:
+        cards_changed = self._registry_cards_changed()
+        if self._gaps.open == open_before and not self._stats and not cards_changed:
             return None
-        return self._report(None)
+        return self._report(None, confiscations=cards_changed)
+
+    def _registry_cards_changed(self) -> bool:
+        """With ``[publish] source = "csv"``: True when a registry card changed since the last scan
+        (a card reported lost on the office's or the worker's page), so the worker republishes the
+        blocklist (``central.broadcast.blocklist.snapshot`` holds the registry's cards that are not
+        active). The registry source publishes its own deltas: always False there."""
+        if self.config.publish.source == "registry":
+            return False
+        try:
+            with self.engine.connect() as conn:
+                newest = conn.execute(select(func.max(downlink_changes.c.id))
+                                      .where(downlink_changes.c.kind == "cards")).scalar() or 0
+        except SQLAlchemyError as exc:
+            log.error("ingest.card_scan_failed", error=db_error(exc))
+            return False
+        seen, self._cards_seen = self._cards_seen, newest
+        return seen is not None and newest > seen
 
 
 def _dead_letters_since(conn, gate_id: str, since: dt.datetime | None) -> bool:

@@ -27,6 +27,7 @@ from sqlalchemy import column, select, table
 from sqlalchemy.engine import Connection
 
 from portgate.gctune import paused as no_cyclic_gc
+from portgate.l10n import money
 from central.pay.statements_read import StatementView, read_statements
 from central.registry.schema import workers
 
@@ -38,12 +39,10 @@ _ESCALA = table("escala", column("ship"), column("ship_name"), column("date"))
 CODE_HEX = 24  # 96 bits of the HMAC, printed in groups of four
 
 
-def brl(amount: Decimal) -> str:
-    """``Decimal('1234.56')`` -> ``'R$ 1.234,56'`` (negative: ``'-R$ 1,00'``)."""
-    sign = "-" if amount < 0 else ""
-    whole, cents = f"{abs(amount):.2f}".split(".")
-    groups = f"{int(whole):,}".replace(",", ".")
-    return f"{sign}R$ {groups},{cents}"
+def brl(amount: Decimal, lang: str = "pt") -> str:
+    """``Decimal('1234.56')`` -> ``'R$ 1.234,56'`` (negative: ``'-R$ 1,00'``); Babel's locale
+    formatting (``portgate.l10n.money``), English ``'R$1,234.56'``."""
+    return money(amount, lang)
 
 
 def date_br(day: dt.date) -> str:

@@ -20,6 +20,7 @@ import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 
 from sqlalchemy import func, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from central.production.schema import production_gangs, production_inputs, production_members
@@ -58,20 +59,48 @@ def semester_bounds(semester: str) -> tuple[dt.date, dt.date]:
     return (dt.date(year, 1, 1), dt.date(year, 7, 1)) if half == 1 else (dt.date(year, 7, 1), dt.date(year + 1, 1, 1))
 
 
-def _minutes_by_worker(session: Session, first: dt.date, after: dt.date) -> dict[str, tuple[Decimal, int]]:
+def _minutes_by_worker(session: Session | Connection, first: dt.date, after: dt.date,
+                       registration: str | None = None, by_month: bool = False) -> dict:
+    """Registration -> (minutes of R8 work time, gangs boarded) of the stevedoring gangs of work
+    dates ``first`` <= date < ``after``; only ``registration``'s when given; keyed by
+    (registration, ``"YYYY-MM"``) with ``by_month``."""
     g, m, i = production_gangs, production_members, production_inputs
     in_range = (g.c.rulebook == STEVEDORING, g.c.work_date >= first, g.c.work_date < after)
+    mine = (m.c.registration == registration,) if registration is not None else ()
     travel: dict[int, Decimal] = {}  # E7 travel (art. 16) and E9 an E8 stoppage: work time
     for gang_row, value in session.execute(
         select(i.c.gang_row, i.c.value).join(g, g.c.id == i.c.gang_row)
         .where(*in_range, i.c.kind == "interruption", i.c.what.in_(WORK_TIME_KINDS))):
         travel[gang_row] = travel.get(gang_row, Decimal(0)) + Decimal(value)
-    out: dict[str, tuple[Decimal, int]] = {}
-    for reg, gang_row, minutes in session.execute(
-        select(m.c.registration, m.c.gang_row, m.c.minutes_worked).join(g, g.c.id == m.c.gang_row)
-        .where(*in_range, m.c.boarded == "yes")):
-        total, gangs = out.get(reg, (Decimal(0), 0))
-        out[reg] = (total + Decimal(minutes) + travel.get(gang_row, Decimal(0)), gangs + 1)
+    out: dict = {}
+    for reg, gang_row, minutes, work_date in session.execute(
+        select(m.c.registration, m.c.gang_row, m.c.minutes_worked, g.c.work_date).join(g, g.c.id == m.c.gang_row)
+        .where(*in_range, m.c.boarded == "yes", *mine)):
+        key = (reg, work_date.strftime("%Y-%m")) if by_month else reg
+        total, gangs = out.get(key, (Decimal(0), 0))
+        out[key] = (total + Decimal(minutes) + travel.get(gang_row, Decimal(0)), gangs + 1)
+    return out
+
+
+def worker_months(conn: Session | Connection, registration: str, first: dt.date, last: dt.date) -> list[dict]:
+    """R8 for one stevedore (his own return, the worker's shifts page): one row per calendar month
+    touching the dates ``first..last``, oldest first, each month whole (the return is monthly):
+    ``{"month": "YYYY-MM", "gangs": n, "hours": "12.50"}`` — the figure ``monthly_return`` gives
+    him (boarded minutes plus the E7 travel to an anchored ship and an E8 stoppage: work time),
+    hours as decimal text with 2 places; 0 gangs and ``"0.00"`` for a month without work. Two
+    queries whatever the range. ``BadInput`` if ``last`` is before ``first``."""
+    if last < first:
+        raise BadInput(f"{last} is before {first}", where="to")
+    start = first.replace(day=1)
+    after = month_bounds(last.strftime("%Y-%m"))[1]
+    found = _minutes_by_worker(conn, start, after, registration, by_month=True)
+    out = []
+    day = start
+    while day < after:
+        key = day.strftime("%Y-%m")
+        minutes, gangs = found.get((registration, key), (Decimal(0), 0))
+        out.append({"month": key, "gangs": gangs, "hours": _hours(minutes)})
+        day = month_bounds(key)[1]
     return out
 
 

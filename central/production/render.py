@@ -18,6 +18,7 @@ import msgspec
 
 from central.pay.lines import StatementLine, money_str
 from central.production.model import GangResult
+from portgate.l10n import number
 from portgate import csvout
 from portgate.timeutil import iso
 
@@ -38,16 +39,16 @@ PORT_TZ = ZoneInfo("America/Sao_Paulo")
 
 def quantity_text(value: Decimal | str, lang: str, places: int = 3) -> str:
     """A quantity, quota count or quota value for a person: rounded half up to at most ``places``
-    decimals, no trailing zeros, the decimal comma in pt-BR (``lang`` ``pt``/``pt-BR``) and the
-    point in English (``en``): ``Decimal('90.09230769230769230769230769')`` -> ``'90,092'``.
+    decimals, no trailing zeros, the decimal comma and thousands dot in pt-BR (``lang``
+    ``pt``/``pt-BR``), the point and comma in English (``en``):
+    ``Decimal('90.09230769230769230769230769')`` -> ``'90,092'``, ``1234.5`` -> ``'1.234,5'``.
     The exact value stays in the JSON and the ledger; a text that is not a number is returned as
     it is."""
     try:
-        number = Decimal(value)
-        text = format(number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP).normalize(), "f")
+        rounded = Decimal(value).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP).normalize()
     except (InvalidOperation, ValueError, TypeError):
         return str(value)
-    return text if lang == "en" else text.replace(".", ",")
+    return number(rounded, lang)  # Babel's locale format (portgate.l10n): 1.234,5 in pt-BR, 1,234.5 in English
 
 
 def local_due(at: dt.datetime, lang: str, tz: ZoneInfo = PORT_TZ) -> str:

@@ -25,7 +25,7 @@ from wire.events import ConfiscationPayload, Event
 SYSTEM_ACTOR = "ingest"
 
 
-def record_confiscation(session: Session, event: Event, *, now: dt.datetime | None = None) -> int:
+def record_confiscation(session: Session, event: Event) -> int:
     """Apply a confiscation event from a gate; return the case id. Idempotent by ``event_id``: a
     redelivered event returns the existing case and writes nothing.
 
@@ -33,6 +33,11 @@ def record_confiscation(session: Session, event: Event, *, now: dt.datetime | No
     to every gate; an unknown card still opens a case (the gate saw it; the office must know) but
     emits no change. ``BadInput`` if the event's payload is not a confiscation. The actor recorded is
     ``inspector:<registration or uid>``.
+
+    The case's opening, the card's history, the infraction and their audit rows carry the event's
+    time (``occurred_at``, aware UTC): the inspector took the card and charged the worker at the
+    gate then, however late the office received the event (a broker outage, a replay). No clock of
+    the office is read (the demo's scripted day stays on its own dates).
     """
     payload = event.payload
     if not isinstance(payload, ConfiscationPayload):
@@ -40,7 +45,7 @@ def record_confiscation(session: Session, event: Event, *, now: dt.datetime | No
     existing = session.execute(select(cases.c.id).where(cases.c.event_id == event.event_id)).first()
     if existing:
         return int(existing.id)
-    now = now or utcnow()
+    now = as_utc(event.occurred_at)
     actor = f"inspector:{payload.inspector_registration or payload.inspector_uid}"
     card_row = session.execute(select(cards).where(cards.c.uid == payload.uid)).first()
     registration = payload.registration or (card_row.registration if card_row else None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from central.registry.admission import CONDITION_NAMES, Admission, admission_problem_fields
@@ -66,9 +66,25 @@ def _field_of(message: str, known, default: str) -> str:
     return head if head in known else default
 
 
+def _categories_statement():
+    """The registered categories by a loose scan of the category index: one index seek per
+    category (a recursive CTE; neither SQLite nor PostgreSQL skips through an index for
+    ``DISTINCT``), not a read of every worker."""
+    first = select(func.min(workers.c.category).label("category")).cte("seen", recursive=True)
+    following = select(select(func.min(workers.c.category)).where(workers.c.category > first.c.category)
+                       .scalar_subquery()).where(first.c.category.is_not(None))
+    seen = first.union_all(following)
+    return select(seen.c.category).where(seen.c.category.is_not(None))
+
+
+_CATEGORIES = _categories_statement()
+
+
 def categories(session: Session) -> list[str]:
-    """The categories a worker may be added to: ``KNOWN_CATEGORIES`` and those registered."""
-    found = set(session.execute(select(workers.c.category).distinct()).scalars())
+    """The categories a worker may be added to: ``KNOWN_CATEGORIES`` and those registered (read
+    by index seeks, ``_categories_statement``: every page of the worker list asks, and a
+    ``DISTINCT`` over 50,000 workers took 2 ms)."""
+    found = set(session.execute(_CATEGORIES).scalars())
     return sorted(found | set(KNOWN_CATEGORIES))
 
 

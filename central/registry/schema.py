@@ -58,6 +58,8 @@ workers = Table(
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
 Index("ix_workers_name_registration", workers.c.name, workers.c.registration)  # the office list (0017)
+Index("ix_workers_category_name_registration", workers.c.category, workers.c.name,
+      workers.c.registration)  # the office list by category (0026)
 
 health_exams = Table(
     "health_exams",

@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from central.db import unreachable
 from central.web.render import bad_input, page
+from central.web.security import current_user
 from portgate.errors import BadInput
 
 log = structlog.get_logger("central.web")
@@ -134,6 +135,9 @@ async def on_http(request: Request, exc: Exception):
         resp.headers["Connection"] = "close"
         return resp
     detail = f"{request.method} {request.url.path}" if status == 405 else ""
+    if getattr(request.state, "user", None) is None and "session" in request.scope:
+        # no route ran its guard: a signed-in user keeps the menu of his role on the error page
+        request.state.user = await current_user(request)
     resp = page(request, "error.html", status_code=status, message_key=HTTP_KEYS.get(status, "http_error"),
                 detail=detail)
     for name, value in (getattr(exc, "headers", None) or {}).items():

@@ -5,13 +5,12 @@ broker's PUBACK awaited, as ``central.web.photo_publish`` does for photos."""
 
 from __future__ import annotations
 
-import ssl
 import threading
 from collections.abc import Callable
 
 from central.broadcast.publisher import Publisher
-from portgate.errors import BrokerUnavailable, ConfigError
-from wire import connection
+from central.web.photo_publish import one_shot_client
+from portgate.errors import BrokerUnavailable
 
 WAIT_S = 10.0
 
@@ -27,18 +26,7 @@ def command_sender(mqtt_config, port: str, signer=None) -> Callable[[str, object
 
     def send(gate_id: str, command) -> None:
         with lock:
-            client = connection.make_client(mqtt_config, f"office-web-cmd-{port}")
-            props = connection.connect_properties(mqtt_config)
-            props.SessionExpiryInterval = 0  # one-shot: no session kept on the broker
-            try:
-                client.connect(mqtt_config.host, mqtt_config.port, keepalive=30, clean_start=True,
-                               properties=props)
-            except ssl.SSLError as exc:  # a subclass of OSError: a TLS setting, not an outage
-                raise ConfigError(f"MQTT TLS: {exc}", key="mqtt", path="central.toml") from exc
-            except OSError as exc:
-                raise BrokerUnavailable(f"MQTT broker {mqtt_config.host}:{mqtt_config.port} not reachable: "
-                                        f"{exc.strerror or exc}") from exc
-            client.loop_start()
+            client = one_shot_client(mqtt_config, f"office-web-cmd-{port}")
             try:
                 info = Publisher(client, port, signer).command(gate_id, command)
                 try:

@@ -1,17 +1,24 @@
-"""Rendering: the Jinja2 environment (autoescape on), the page context (user, language, CSRF
-token, translations) and the common error pages."""
+"""Rendering: the Jinja2 environment (autoescape on, ``jinja2.ext.i18n`` with the gettext catalogs of
+``portgate.i18n``), the page context (user, language, CSRF token) and the common error pages.
+
+A template's ``_('key')`` (and ``gettext``/``ngettext``) resolves in the request's language: the
+page context carries that language's ``gettext`` and ``ngettext``, which the extension's ``_``
+calls (docs/i18n.md)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import jinja2
+import markupsafe
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from central.web.i18n import LANGS, t
+from portgate.i18n import translations
 from central.web.security import csrf_token
 from central.web.service_texts import event_text, flag_label, localize
 from portgate.timeutil import as_utc
@@ -24,7 +31,23 @@ env = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    extensions=["jinja2.ext.i18n"],
 )
+env.install_gettext_translations(translations("pt"), newstyle=True)  # pt-BR unless the page says otherwise
+
+
+_JOINED = re.compile(r"[\w.]+(?:[-/][\w.]+)+")  # g-aurora, 2026-W11, V001/9300001/2026-03-15/01-07
+
+
+def keep_ids_whole(text: object) -> markupsafe.Markup:
+    """``text`` escaped, each id or date joined by ``-`` or ``/`` (``g-aurora``, ``2026-03-15``)
+    in a ``<span class="nb">`` (app.css: no line break inside), so running text in a table cell
+    wraps between words, never inside an id (issue 34 item 14). A Jinja filter: ``|nb``."""
+    escaped = str(markupsafe.escape("" if text is None else text))
+    return markupsafe.Markup(_JOINED.sub(lambda m: f'<span class="nb">{m.group(0)}</span>', escaped))
+
+
+env.filters["nb"] = keep_ids_whole
 
 
 def lang_of(request: Request) -> str:
@@ -53,6 +76,20 @@ def period_label(start: dt.datetime, tz: ZoneInfo, hours: int = 6) -> str:
     return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {local:%d/%m/%Y}"
 
 
+def actor_label(lang: str, actor: str | None) -> str:
+    """Who did a step as the ledger stores it (``web:demo``, ``inspector:F001``, ``cli:root``,
+    ``worker:V017``) as a person reads it: a login as it is, an inspector's card, a command-line
+    user or a worker named in the page's language (``fiscal F001``); ``""`` for none."""
+    if not actor:
+        return ""
+    kind, sep, who = actor.partition(":")
+    if not sep or kind == "web":
+        return who if sep else actor
+    msgid = f"actor.{kind}"
+    said = t(lang, msgid)
+    return said.format(who=who) if said != msgid else actor
+
+
 def _age(seconds) -> str:
     if seconds is None:
         return "—"
@@ -71,11 +108,11 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
     user = getattr(request.state, "user", None)
     html = env.get_template(template).render(
         request=request, user=user, lang=lang, csrf=csrf_token(request),
-        _=lambda key: t(lang, key), when=_local_time(web.tz), age=_age, path=request.url.path,
+        gettext=lambda key: t(lang, key), ngettext=translations(lang).ngettext, when=_local_time(web.tz), age=_age, path=request.url.path,
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
-        period=lambda start: period_label(start, web.tz),
+        period=lambda start: period_label(start, web.tz), actor=lambda who: actor_label(lang, who),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)

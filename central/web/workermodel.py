@@ -7,7 +7,9 @@ his rows only; nothing here writes.
   shift) — pure (``earliest_period``) over what the ledger holds;
 - ``shifts_of``: his shifts of a period of days, each with its taps (gate events), flags and hours;
 - ``cases_of`` / ``case_of``: his cases (R7) with their attachments;
-- ``cards_of``: his cards and their lifecycle.
+- ``cards_of``: his cards and their lifecycle;
+- ``category_of``: his registry category (``estivador``: his R8 monthly return of hours is shown,
+  ``central.production.hours.worker_months``); ``ship_names``: IMO number -> ship name.
 
 Times are aware UTC datetimes; hours are ``Decimal`` hours (two decimals); dates are local dates.
 """
@@ -25,7 +27,7 @@ from sqlalchemy.engine import Connection
 from central.calls.schema import ship_calls
 from central.ledger.schema import events
 from central.ledger.tables import shift_flags, shifts
-from central.registry.schema import card_events, case_attachments, cards, cases
+from central.registry.schema import card_events, case_attachments, cards, cases, workers
 from central.rotation.schema import escala
 from portgate.records import period_bounds
 from portgate.rest import MIN_REST_HOURS
@@ -159,6 +161,16 @@ def shifts_of(conn: Connection, registration: str, first: dt.date, last: dt.date
                              _hours(admit, exit_ or (end if admit else None)),
                              tuple(flags.get(r.shift_id, ())), mine))
     return out
+
+
+def category_of(conn: Connection, registration: str) -> str | None:
+    """``registration``'s registry category (``vigia``, ``estivador``, ...), None if not registered."""
+    return conn.execute(select(workers.c.category).where(workers.c.registration == registration)).scalar()
+
+
+def ship_names(conn: Connection, registration: str, ships: set[str]) -> dict[str, str]:
+    """IMO number -> ship name for ``registration``'s pages (``_ship_names``)."""
+    return _ship_names(conn, registration, ships)
 
 
 def _ship_names(conn: Connection, registration: str, ships: set[str]) -> dict[str, str]:

@@ -16,47 +16,21 @@ import dataclasses
 import datetime as dt
 from zoneinfo import ZoneInfo
 
+from portgate.i18n import gettext
 from wire.events import Event, TapPayload
 from wire.flags import Flag
 
 HISTORY = 10
 
 COLOURS = {"admit": "green", "exit": "blue", "deny": "red", "inspector": "amber"}
-WORDS = {
-    "pt": {"admit": "ENTRADA LIBERADA", "exit": "SAÍDA", "deny": "ENTRADA NEGADA", "inspector": "MODO FISCAL"},
-    "en": {"admit": "ADMITTED", "exit": "EXIT", "deny": "DENIED", "inspector": "INSPECTOR MODE"},
-}
-# rule id -> (pt-BR, English): what the rule is about, in plain words (RULES.md section G)
+# The screen's words live in the gettext catalogs (docs/i18n.md): the outcome's head
+# ``screen_head.<outcome>``, what a rule is about in plain words (RULES.md section G)
+# ``rule_title.<rule>``, what the watchman does ``screen_action.<key>``. The two old tables below
+# are empty: an entry another branch adds (key: (pt-BR, English)) shows until ``python -m
+# testkit.i18n absorb`` moves it.
 RULE_TITLES: dict[str, tuple[str, str]] = {
-    "G1": ("cartão desconhecido ou ilegível", "unknown or unreadable card"),
-    "G2": ("cartão bloqueado", "card blocked"),
-    "G3": ("matrícula irregular", "registration not in order"),
-    "G4": ("cartão e chapa não conferem", "card and badge do not match"),
-    "G5": ("já escalado ou em turno em outro navio", "already on another ship"),
-    "G6": ("fora da escala deste navio", "not dispatched to this ship"),
-    "G7": ("descanso insuficiente", "rest too short"),
-    "G8": ("dados ou relógio do portaló", "gate data or clock"),
-    "G9": ("saída sem entrada", "exit without entry"),
-    "G10": ("modo fiscal", "inspector mode"),
-    "G11": ("posto descoberto", "post not covered"),
-    "INTERNAL": ("falha do sistema", "system failure"),
-    "ENROL": ("cartão em cadastro", "card being enrolled"),
 }
 ACTIONS: dict[str, tuple[str, str]] = {
-    "retain": ("Retenha o cartão e chame o fiscal.", "Keep the card and call the inspector."),
-    "confiscated": ("Cartão apreendido: entregue-o ao fiscal.", "Card confiscated: hand it to the inspector."),
-    "supervisor": ("Não libere a entrada. Chame o supervisor.", "Do not let the worker board. Call the supervisor."),
-    "refuse": ("Não libere a entrada. Em caso de dúvida, chame o fiscal.",
-               "Do not let the worker board. If in doubt, call the inspector."),
-    "badge": ("Peça a chapa e o cartão de controle (chapa primeiro).",
-              "Ask for the badge and the control card (badge first)."),
-    "inspector": ("Apresente o cartão a apreender.", "Present the card to confiscate."),
-    "enrol": ("Cartão lido para cadastro: não libere a entrada. O escritório confirma o cadastro.",
-              "Card read for enrolment: do not let anyone board with it. The office confirms the enrolment."),
-    "pass": ("Pode passar.", "May board."),
-    "leave": ("Saída registrada.", "Exit recorded."),
-    "unrecorded_exit": ("Saída NÃO registrada: anote a hora e chame o supervisor.",
-                        "Exit NOT recorded: write down the time and call the supervisor."),
 }
 # what the gate's indicator said for a read it could not journal (``edge.loop.NO_JOURNAL_*``)
 UNJOURNALED_PT = {"deny": "Falha do registro (disco): entrada negada.",
@@ -108,10 +82,15 @@ class Shown:
         return self.badge is not None
 
     def words(self, lang: str) -> str:
-        return WORDS["en" if lang == "en" else "pt"].get(self.outcome, self.outcome.upper())
+        msgid = f"screen_head.{self.outcome}"
+        said = gettext(lang, msgid)
+        return self.outcome.upper() if said == msgid else said
 
     def action(self, lang: str) -> str:
-        return ACTIONS[self.action_key][1 if lang == "en" else 0]
+        if self.action_key in ACTIONS:  # not absorbed yet
+            return ACTIONS[self.action_key][1 if lang == "en" else 0]
+        msgid = f"screen_action.{self.action_key}"
+        return gettext(lang, msgid)
 
     @property
     def needs_ack(self) -> bool:
@@ -120,8 +99,15 @@ class Shown:
         return self.action_key in HOLD_ACTIONS
 
     def rule_titles(self, lang: str) -> list[tuple[str, str]]:
-        i = 1 if lang == "en" else 0
-        return [(r, RULE_TITLES.get(r, (r, r))[i]) for r in self.rules]
+        return [(r, _rule_title(lang, r)) for r in self.rules]
+
+
+def _rule_title(lang: str, rule: str) -> str:
+    if rule in RULE_TITLES:  # not absorbed yet
+        return RULE_TITLES[rule][1 if lang == "en" else 0]
+    msgid = f"rule_title.{rule}"
+    said = gettext(lang, msgid)
+    return rule if said == msgid else said
 
 
 def action_key(p: TapPayload) -> str:

@@ -17,12 +17,17 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from sqlalchemy import select
+
 from central import reports
+from central.calls.service import calls_in_port, get_call
 from central.cli_args import FIRST_DAY, LAST_DAY
+from central.registry.schema import workers
 from central.rotation import service
 from central.rotation.dispatch_file import dispatch_file
-from central.web.render import bad_input, page
+from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
+from central.web.service_texts import localize
 from central.web.uploads import safe_name, saved
 from portgate.errors import BadInput, ConfigError
 
@@ -47,24 +52,102 @@ def _day(request: Request, value: str | None = None) -> dt.date:
     return day
 
 
-def _view(session, day, tz):
+def _day_bounds(day: dt.date, tz) -> tuple[dt.datetime, dt.datetime]:
+    start = dt.datetime.combine(day, dt.time(), tz)
+    return start.astimezone(dt.UTC), (start + dt.timedelta(days=1)).astimezone(dt.UTC)
+
+
+def group_entries(entries, names: dict[str, str]) -> list[dict]:
+    """The day's escala grouped by ship and period (period, then ship name, IMO): ``{ship,
+    ship_name, period, gate_ids, operators, rows}``, each row ``{id, entry, operator, name}`` by post
+    and function (``name`` the registry's, '' when the registration is not in it). Pure."""
+    groups: dict[tuple[str, str], dict] = {}
+    for entry_id, operator, e in entries:
+        g = groups.setdefault((e.period, e.ship), {"ship": e.ship, "ship_name": e.ship_name, "period": e.period,
+                                                   "gate_ids": [], "operators": [], "rows": []})
+        for key, value in (("gate_ids", e.gate_id), ("operators", operator)):
+            if value not in g[key]:
+                g[key].append(value)
+        g["rows"].append({"id": entry_id, "entry": e, "operator": operator, "name": names.get(e.registration, "")})
+    for g in groups.values():
+        g["rows"].sort(key=lambda r: (r["entry"].post, r["entry"].function, r["entry"].registration))
+    return [groups[k] for k in sorted(groups, key=lambda k: (k[0], groups[k]["ship_name"], k[1]))]
+
+
+def _names(session, registrations) -> dict[str, str]:
+    regs = sorted(set(registrations))
+    out: dict[str, str] = {}
+    for i in range(0, len(regs), 500):  # SQLite's bound-parameter limit
+        out.update((r.registration, r.name) for r in session.execute(select(
+            workers.c.registration, workers.c.name).where(workers.c.registration.in_(regs[i:i + 500]))))
+    return out
+
+
+def _view(session, day, tz) -> dict:
+    """What the escala page shows for ``day``: the entries grouped by ship and period with the
+    workers' names, the escala-versus-presence report (names beside registrations, boarding times
+    as aware datetimes for the port-time ``when``) and the ship calls in port that day (the
+    requisition form's choice)."""
     entries = service.day_entries(session, day)
     rep = reports.presence(session, day, tz)
     # the page shows a boarding's time in the port's time (``when``), not the report's UTC text
     boarded = [m | {"at": dt.datetime.fromisoformat(m["at"])} for m in rep.boarded_without_dispatch]
-    return entries, reports.PresenceReport(rep.dispatched_not_boarded, boarded)
+    names = _names(session, [e.registration for _i, _o, e in entries]
+                   + [m["registration"] for m in rep.dispatched_not_boarded + boarded])
+    return {"entries": entries, "groups": group_entries(entries, names), "names": names,
+            "presence": reports.PresenceReport(rep.dispatched_not_boarded, boarded),
+            "calls": calls_in_port(session, *_day_bounds(day, tz))}
+
+
+def _escala(request: Request, view: dict, day: dt.date, *, status_code: int = 200, **extra):
+    """The escala page; ``extra``: ``result`` (a dispatch), ``errors`` (the requisition's refusal),
+    ``req_values``/``req_errors`` (the requisition form as typed, errors by field), ``row_form``
+    (a refused refusal/substitution: entry id, action, typed values, errors by field)."""
+    ctx = {"result": None, "errors": [], "done": "", "by_form": False, "req_values": {}, "req_errors": {},
+           "row_form": None} | extra
+    return page(request, "escala.html", status_code=status_code, day=day, **view, **ctx)
 
 
 @guarded(*ALL_ROLES)
-async def escala_page(request: Request, result=None, status_code: int = 200):
+async def escala_page(request: Request):
     web = request.app.state.web
     try:
         day = _day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
-    return page(request, "escala.html", status_code=status_code, day=day, entries=entries,
-                presence=presence, result=result, errors=[], done=request.query_params.get("done", ""))
+    view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+    return _escala(request, view, day, done=request.query_params.get("done", ""))
+
+
+#: the requisition form's fields the clerk types (the ship, its voyage, berth and gate come from
+#: the chosen ship call)
+TYPED = ("period", "operator", "post", "function", "workers")
+
+
+def _form_row(s, form, day: dt.date, tz) -> dict:
+    """The form's one requisition as a requisitions.csv row: the typed fields, and the ship, name,
+    voyage, berth and gate of the chosen ship call (``call``, an id of a call in port that day).
+    Without ``call`` the columns are read as posted (a script's POST, as a CSV row). ``BadInput``
+    naming ``call`` for a call that is unknown, not in port that day or has no gate."""
+    row = {k: str(form.get(k) or "").strip() for k in REQ_COLUMNS}
+    row["date"] = row["date"] or day.isoformat()
+    text = str(form.get("call") or "").strip()
+    if "call" not in form:
+        return row
+    if not text:
+        raise BadInput("choose the ship in port", where="call")
+    try:
+        call_id = int(text)
+    except ValueError:
+        raise BadInput(f"no ship call {text[:20]!r}", where="call") from None
+    call = get_call(s, call_id)
+    start, end = _day_bounds(day, tz)
+    if not (call["arrival"] < end and (call["departure"] is None or call["departure"] > start)):
+        raise BadInput(f"ship {call['ship']} is not in port on {day}", where="call")
+    if not call["gate_id"]:
+        raise BadInput(f"the call of ship {call['ship']} names no gate: give it one on the ships page",
+                       where="call")
+    return row | {k: call[k] for k in ("ship", "ship_name", "voyage", "berth", "gate_id")}
 
 
 @guarded("office")
@@ -77,34 +160,35 @@ async def dispatch_post(request: Request):
         return bad_input(request, str(exc))
     up = form.get("requisitions")
     by_form = not (isinstance(up, UploadFile) and up.filename)
-    if not by_form:
-        name, data = safe_name(up.filename, "requisitions.csv"), await up.read()
-    else:  # the form: one requisition
-        row = {k: str(form.get(k) or "").strip() for k in REQ_COLUMNS}
-        row["date"] = row["date"] or day.isoformat()
-        out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=REQ_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerow(row)
-        name, data = FORM_FILE, out.getvalue().encode()
     actor = f"web:{request.state.user.login}"
+    typed = {k: str(form.get(k) or "") for k in (*TYPED, "call")} if by_form else {}
+    file_data = b"" if by_form else await up.read()
 
     def work(s):
+        if by_form:  # the form: one requisition
+            out = io.StringIO()
+            w = csv.DictWriter(out, fieldnames=REQ_COLUMNS, lineterminator="\n")
+            w.writeheader()
+            w.writerow(_form_row(s, form, day, web.tz))
+            name, data = FORM_FILE, out.getvalue().encode()
+        else:
+            name, data = safe_name(up.filename, "requisitions.csv"), file_data
         with saved({"r": (name, data)}) as paths:
             run = dispatch_file(s, day, paths["r"], actor=actor, now=web.now())
         return run, _view(s, day, web.tz)
 
     try:
-        run, (entries, presence) = await run_in_threadpool(web.with_session, work)
+        run, view = await run_in_threadpool(web.with_session, work)
     except (BadInput, ConfigError, UnicodeDecodeError) as exc:
-        entries, presence = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        if by_form and isinstance(exc, BadInput) and exc.where == "call":
+            return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
+                           req_errors={"call": localize(lang_of(request), exc.reason)})
         errors = str(exc).splitlines()
         if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
             errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]
-        return page(request, "escala.html", status_code=400, day=day, entries=entries, presence=presence,
-                    result=None, errors=errors, done="", by_form=by_form)
-    return page(request, "escala.html", day=day, entries=entries, presence=presence, result=_result(run),
-                errors=[], done="")
+        return _escala(request, view, day, status_code=400, errors=errors, by_form=by_form, req_values=typed)
+    return _escala(request, view, day, result=_result(run))
 
 
 def _result(run) -> dict:
@@ -129,33 +213,48 @@ def _result(run) -> dict:
             "dispatched": len(run.done.entry_ids), "flags": run.flags}
 
 
+#: a refusal's or substitution's fields (the per-row menu's forms)
+ROW_FIELDS = {"refuse": ("reason", "health_proof"), "substitute": ("reason", "registration")}
+
+
 @guarded("office")
 async def entry_change(request: Request):
-    """Refusal (R3) or late substitution of one escala entry; both published at once."""
+    """Refusal (R3) or late substitution of one escala entry; both published at once. A refused
+    one shows the escala page again with that row's menu open, the typed values and the error
+    beside its field (400)."""
     web = request.app.state.web
     form = await request.form()
     action = request.path_params["action"]
-    if action not in ("refuse", "substitute"):
+    if action not in ROW_FIELDS:
         return bad_input(request, "unknown action", status_code=404)
-    reason = str(form.get("reason") or "").strip()
+    typed = {k: str(form.get(k) or "") for k in ROW_FIELDS[action]}
+    reason = typed["reason"].strip()
     actor = f"web:{request.state.user.login}"
     try:
         entry_id = int(request.path_params["entry_id"])
         day = _day(request, str(form.get("date") or ""))
-        if not reason:
-            raise BadInput("give the reason", where="reason")
-        if action == "refuse":
-            proof = str(form.get("health_proof") or "").strip() or None
-            await run_in_threadpool(web.with_session, lambda s: service.refuse(
-                s, entry_id, reason=reason, actor=actor, health_proof=proof, now=web.now()))
-        else:
-            reg = str(form.get("registration") or "").strip() or None
-            await run_in_threadpool(web.with_session, lambda s: service.substitute(
-                s, entry_id, reason=reason, actor=actor, registration=reg, now=web.now()))
     except ValueError:
         return bad_input(request, "entry id is a number")
     except BadInput as exc:
         return bad_input(request, str(exc))
+    try:
+        if not reason:
+            raise BadInput("give the reason", where="reason")
+        if action == "refuse":
+            proof = typed["health_proof"].strip() or None
+            await run_in_threadpool(web.with_session, lambda s: service.refuse(
+                s, entry_id, reason=reason, actor=actor, health_proof=proof, now=web.now()))
+        else:
+            reg = typed["registration"].strip() or None
+            await run_in_threadpool(web.with_session, lambda s: service.substitute(
+                s, entry_id, reason=reason, actor=actor, registration=reg, now=web.now()))
+    except BadInput as exc:
+        field = (exc.where or "").lstrip("-")
+        field = field if field in ROW_FIELDS[action] else "entry"
+        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        return _escala(request, view, day, status_code=400, row_form={
+            "id": entry_id, "action": action, "values": typed,
+            "errors": {field: localize(lang_of(request), exc.reason)}})
     return RedirectResponse(f"/escala?date={day.isoformat()}&done={action}", status_code=303)
 
 

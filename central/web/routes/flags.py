@@ -4,7 +4,6 @@ infraction (handled) — ``central.registry.flag_reviews``, ``central.registry.c
 
 from __future__ import annotations
 
-import csv
 import io
 
 from starlette.concurrency import run_in_threadpool
@@ -18,6 +17,7 @@ from central.web import flagsmodel
 from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
 from central.web.service_texts import flag_label
+from portgate import csvout
 from portgate.errors import BadInput
 
 READERS = ("inspector", "auditor", "admin", "office")
@@ -41,13 +41,6 @@ async def flag_list(request: Request):
                 states=flag_reviews.STATES, query=f.query())
 
 
-def _csv_cell(value) -> str:
-    """A cell a spreadsheet shows as text: one that begins with ``= + - @``, TAB or CR gets a
-    leading apostrophe (no formula from a typed comment or message)."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 @guarded(*READERS)
 async def flag_csv(request: Request):
     """The queue as CSV with the page's filters (at most ``CSV_ROWS`` rows, newest first): times
@@ -59,16 +52,16 @@ async def flag_csv(request: Request):
         return bad_input(request, str(exc))
     rows = await run_in_threadpool(web.read, flagsmodel.flag_rows, f, web.tz, CSV_ROWS)
     out = io.StringIO()
-    w = csv.writer(out)
+    w = csvout.writer(out)  # a typed comment or message never runs as a formula
     w.writerow(["occurred_at", "gate_id", "seq", "event_id", "flags", "registration", "badge_registration",
                 "ship", "decision", "message", "state", "outcome", "case_id", "reviewed_by", "reviewed_at",
                 "comment"])
     for r in rows:
         v = r.review
-        w.writerow([_csv_cell(x) for x in (
+        w.writerow((
             r.occurred_at.isoformat(), r.gate_id, r.seq, r.event_id, " ".join(r.flags), r.registration,
             r.badge_registration, r.ship, r.decision, r.message, v.state, v.outcome, v.case_id, v.actor,
-            v.at.isoformat() if v.at else "", v.comment)])
+            v.at.isoformat() if v.at else "", v.comment))
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
                     headers={"Content-Disposition": 'attachment; filename="ocorrencias.csv"'})
 

@@ -13,7 +13,9 @@ from starlette.routing import Route
 
 from central.web import charts, reportsmodel as rm
 from central.production.render import quantity_text
+from central.web.i18n import t
 from central.web.render import bad_input, lang_of, page
+from central.web.service_texts import flag_label
 from central.web.security import guarded
 from portgate.errors import BadInput
 
@@ -50,30 +52,32 @@ def number(lang: str):
 
 
 def chart_svg(name: str, f: dict, lang: str = "pt") -> bytes:
-    """The chart ``name`` of the figures ``f``; its values (axis and tooltips) written as the page
+    """The chart ``name`` of the figures ``f`` in the page's language (titles and legends from the
+    catalogs, a flag by its name: ``flag_label``); its values (axis and tooltips) written as the page
     writes them (``number``)."""
     labels = f["months"]
     fmt = number(lang)
+    w = lambda key: t(lang, key)  # noqa: E731
     if name == "sizing":
-        return charts.line(fmt, "R6: turnos por vigia/mês (média de 12 meses) e meta 25", labels, {
-            "média por trabalhador": [s["average_shifts_per_worker_month"] for s in f["sizing"]],
-            "meta": [25] * len(labels)})
+        return charts.line(fmt, w("chart_sizing"), labels, {
+            w("chart_avg_worker"): [s["average_shifts_per_worker_month"] for s in f["sizing"]],
+            w("target"): [25] * len(labels)})
     if name == "hours":
-        return charts.bar(fmt, "R8: horas de estiva no mês por estivador registrado", labels, {
-            "média por estivador": [h["average_hours"] for h in f["hours"]],
-            "1.000 h ÷ 6": [h["limit_month_hours"] for h in f["hours"]]})
+        return charts.bar(fmt, w("chart_hours"), labels, {
+            w("chart_avg_stevedore"): [h["average_hours"] for h in f["hours"]],
+            w("chart_hours_limit"): [h["limit_month_hours"] for h in f["hours"]]})
     if name == "fairness":
         shifts = f["fairness"]["shifts"]
-        return charts.bar(fmt, f"Rodízio: turnos por trabalhador em {labels[-1]}", list(shifts), {
-            "turnos": list(shifts.values())})
+        return charts.bar(fmt, w("chart_fairness").format(month=labels[-1]), list(shifts), {
+            w("chart_shifts"): list(shifts.values())})
     if name == "coverage":
         rows = f["coverage"]
-        return charts.bar(fmt, "G11: alarmes de cobertura por navio (12 meses)", [r[0] for r in rows], {
-            "alarmes": [r[1] for r in rows], "horas sem vigia": [r[2] for r in rows]})
+        return charts.bar(fmt, w("chart_coverage"), [r[0] for r in rows], {
+            w("chart_alarms"): [r[1] for r in rows], w("chart_hours_uncovered"): [r[2] for r in rows]})
     weeks = f["flags"]
     kinds = sorted({k for _w, c in weeks for k in c})
-    return charts.bar(fmt, "Ocorrências por semana", [w for w, _c in weeks],
-                      {k: [c.get(k, 0) for _w, c in weeks] for k in kinds}, stacked=True)
+    return charts.bar(fmt, w("flags_title"), [wk for wk, _c in weeks],
+                      {flag_label(lang, k): [c.get(k, 0) for _w, c in weeks] for k in kinds}, stacked=True)
 
 
 @guarded(*READERS)

@@ -27,6 +27,7 @@ from central.pay.whatif import pay_what_if
 from central.production.fromledger import shifts_against_gangs
 from central.web.render import lang_of, page
 from central.web.security import guarded
+from central.web.service_texts import localize
 from portgate.errors import BadInput, ConfigError, PortgateError
 from portgate.timeutil import as_utc
 
@@ -123,7 +124,8 @@ def _context(request: Request, **extra) -> dict:
             "in_force": None, "pay_from": today.replace(day=1).isoformat(), "pay_to": today.isoformat(),
             "pay_rulebook": _port_rulebook_id(web),
             "pay_rulebooks": pay_rulebook_ids(), "gate_available": web.gate_what_if is not None,
-            "gate_result": None, "pay_result": None, "error": "", "error_of": "", "money": _money}
+            "gate_result": None, "pay_result": None, "error": "", "error_of": "", "money": _money,
+            "params": [], "param_typed": {}, "param_errors": {}, "param_result": None}
     return {**base, **extra}
 
 
@@ -136,6 +138,18 @@ def _port_rulebook_id(web) -> str:
         return ""
 
 
+def _parameters(web, toml: str, day: dt.date) -> list[dict]:
+    """The parameters the form offers (``app.whatif.gate_parameters`` of the gate what-if handed
+    in), [] when the what-if has none or the rulebook does not load (the raw TOML mode says why)."""
+    parameters = getattr(web.gate_what_if, "parameters", None)
+    if parameters is None:
+        return []
+    try:
+        return parameters(toml, day)
+    except PortgateError:
+        return []
+
+
 @guarded(*READERS)
 async def whatif_page(request: Request):
     """The what-if page; with ``?gate=G&day=D`` the gate rulebook is the one in force at G that
@@ -143,8 +157,9 @@ async def whatif_page(request: Request):
     web = request.app.state.web
     gate = (request.query_params.get("gate") or "").strip()[:64]
     text = (request.query_params.get("day") or "").strip()
-    if not gate:
-        return page(request, "whatif.html", **_context(request))
+    if not gate:  # the shipped default's parameters for today
+        today = web.now().astimezone(web.tz).date()
+        return page(request, "whatif.html", **_context(request, params=_parameters(web, _default_gate_rulebook(), today)))
     try:
         day = _day(text, "day") if text else web.now().astimezone(web.tz).date()
     except BadInput as exc:
@@ -154,7 +169,61 @@ async def whatif_page(request: Request):
     extra = {"gate": gate, "day": day.isoformat(), "in_force": (found | {"missing": False}) if found else {"missing": True}}
     if found:
         extra["gate_rulebook"] = found["toml"]
+    extra["params"] = _parameters(web, extra.get("gate_rulebook") or _default_gate_rulebook(), day)
     return page(request, "whatif.html", **_context(request, **extra))
+
+
+@guarded(*READERS)
+async def param_post(request: Request):
+    """One parameter of the gate rulebook in force at the gate that day changed, the day's
+    decisions replayed with it. The parameter is one of those the rulebook in force has
+    (``app.whatif.gate_parameters``); a value that is not one (not a number, out of range, not a
+    choice) is refused beside its field with the typed value kept (400); a value equal to the one in
+    force changes nothing and the page says so without running anything."""
+    web = request.app.state.web
+    form = await request.form()
+    fields = {"day": str(form.get("day") or ""), "gate": str(form.get("gate") or "").strip()[:64],
+              "directions": str(form.get("directions") or "")[:500]}
+    typed = {"param": str(form.get("param") or "")[:100], "value": str(form.get("value") or "")[:500]}
+    what_if = web.gate_what_if
+    if what_if is None or getattr(what_if, "parameters", None) is None:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, **fields, error="gate_whatif_unavailable", error_of="gate"))
+    try:
+        day = _day(fields["day"], "day")
+    except BadInput as exc:  # the form again, on the shipped default's parameters, as typed
+        today = web.now().astimezone(web.tz).date()
+        return page(request, "whatif.html", status_code=400, **_context(
+            request, **fields, param_typed=typed, params=_parameters(web, _default_gate_rulebook(), today),
+            error=str(exc), error_of="gate"))
+    found = await run_in_threadpool(web.read, rulebook_in_force, fields["gate"], day, web.tz) if fields["gate"] else None
+    toml = found["toml"] if found else _default_gate_rulebook()
+    params = _parameters(web, toml, day)
+    ctx = {**fields, "gate_rulebook": toml, "params": params, "param_typed": typed,
+           "in_force": (found | {"missing": False}) if found else ({"missing": True} if fields["gate"] else None)}
+    param = next((p for p in params if p["key"] == typed["param"]), None)
+    try:
+        if param is None:
+            raise BadInput("choose one of the listed parameters", where="param")
+        value = what_if.parse(param, typed["value"])
+        if value == what_if.parse(param, param["value"]):
+            return page(request, "whatif.html", **_context(request, **ctx, param_result={
+                "param": param, "unchanged": True}))
+        directions = _directions(fields["directions"])
+        rows, summary = await run_in_threadpool(what_if, web.engine, day, fields["gate"] or None, toml, directions,
+                                                lang_of(request), change=(param["key"], value))
+    except BadInput as exc:
+        where = exc.where if exc.where in ("param", "value") else "value"
+        return page(request, "whatif.html", status_code=400, **_context(
+            request, **ctx, param_errors={where: localize(lang_of(request), exc.reason)}))
+    except PortgateError as exc:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, **ctx, error=str(exc), error_of="gate"))
+    for row in rows:
+        row["read_at"] = dt.datetime.fromisoformat(row["at"])
+    return page(request, "whatif.html", **_context(request, **ctx, param_result={
+        "param": param, "unchanged": False, "typed": typed["value"].strip()},
+        gate_result={"rows": rows, "summary": summary}))
 
 
 @guarded(*READERS)
@@ -221,5 +290,6 @@ async def pay_post(request: Request):
 ROUTES = [
     Route("/whatif", whatif_page, methods=["GET"]),
     Route("/whatif/gate", gate_post, methods=["POST"]),
+    Route("/whatif/param", param_post, methods=["POST"]),
     Route("/whatif/pay", pay_post, methods=["POST"]),
 ]

@@ -30,6 +30,10 @@ from starlette.routing import Route
 
 from central.pay.payslip import brl
 from central.pay.statements_read import read_statements
+from central.production.hours import ARTICLE as R8_ARTICLE
+from central.production.hours import worker_months
+from central.production.read import member_statements
+from central.production.render import quantity_text
 from central.registry import cases as case_svc
 from central.registry import store
 from central.web import workermodel, workerrequests
@@ -37,7 +41,7 @@ from central.web.render import _local_time, env, lang_of
 from central.web.routes import pay as pay_routes
 from central.web.routes.cases import _row_id
 from central.web.security import csrf_token, guarded, public, csrf_ok
-from central.web.service_texts import flag_label, localize
+from central.web.service_texts import flag_label, localize, role_label
 from central.web.users import MIN_PASSWORD, end_sessions_of
 from central.web.workeraccounts import activate, registration_of
 from central.web.workertexts import word, pay_rule
@@ -45,6 +49,7 @@ from portgate.errors import BadInput
 
 PHOTO_MAX = 4 * 1024 * 1024  # one photo of a document with a defence, bytes (under [web] max_body_mb)
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
+STEVEDORE = "estivador"  # the registry category whose shifts page carries his R8 monthly return of hours
 ESCALA_REFRESH_S = 60  # the escala page reloads itself (a plain meta refresh, no script): a new dispatch shows
 
 
@@ -55,7 +60,7 @@ def wpage(request: Request, template: str, status_code: int = 200, **context) ->
     context.setdefault("reg", getattr(request.state, "registration", None))
     html = env.get_template(template).render(
         request=request, user=getattr(request.state, "user", None), lang=lang, csrf=csrf_token(request),
-        _=lambda key: word(lang, key), when=_local_time(web.tz), path=request.url.path, brl=brl,
+        gettext=lambda key: word(lang, key), when=_local_time(web.tz), path=request.url.path, brl=brl,
         flag=lambda code: flag_label(lang, str(code)), rule=lambda r, d: pay_rule(lang, r, d),
         fmt=lambda key, **kw: word(lang, key).format(**kw), **context)
     return HTMLResponse(html, status_code=status_code)
@@ -124,7 +129,7 @@ async def health_refusal(request: Request):
     try:
         escala_id = _row_id(request.path_params["escala_id"], "escala")
     except BadInput:
-        return _refused(request, "no dispatch", status_code=404)
+        return _refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
     form = await request.form()
     item = form.get("photo")
     try:
@@ -134,7 +139,7 @@ async def health_refusal(request: Request):
         await run_in_threadpool(web.with_session, lambda s: workerrequests.ask_health_refusal(
             s, reg, escala_id, str(form.get("reason") or ""), photo, actor=actor, now=web.now()))
     except LookupError:
-        return _refused(request, "no dispatch", status_code=404)
+        return _refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
     except BadInput as exc:
         return _refused(request, say(lang_of(request), exc))
     return RedirectResponse("/w/?done=health", status_code=303)
@@ -147,9 +152,16 @@ async def shifts_page(request: Request):
         first, last = _days(request)
     except BadInput as exc:
         return _refused(request, str(exc))
-    found = await run_in_threadpool(web.read, lambda c: workermodel.shifts_of(c, reg, first, last))
+
+    def load(conn):
+        found = workermodel.shifts_of(conn, reg, first, last)
+        stevedore = workermodel.category_of(conn, reg) == STEVEDORE
+        return found, (worker_months(conn, reg, first, last) if stevedore else None)
+
+    found, months = await run_in_threadpool(web.read, load)
     total = sum((s.hours for s in found), start=Decimal("0.00"))
-    return wpage(request, "worker/shifts.html", shifts=found, first=first, last=last, total=total)
+    return wpage(request, "worker/shifts.html", shifts=found, first=first, last=last, total=total,
+                 months=months, r8_article=R8_ARTICLE)
 
 
 @worker_only
@@ -159,9 +171,16 @@ async def pay_page(request: Request):
         first, last = _days(request)
     except BadInput as exc:
         return _refused(request, str(exc))
-    found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=reg))
-    return wpage(request, "worker/pay.html", found=found, first=first, last=last, now=web.now(),
-                 total=sum((s.total for s in found), start=Decimal("0.00")))
+
+    def load(conn):
+        production = member_statements(conn, reg, first, last)
+        return (read_statements(conn, first, last, registration=reg), production,
+                workermodel.ship_names(conn, reg, {p.ship for p in production}))
+
+    found, production, ships = await run_in_threadpool(web.read, load)
+    return wpage(request, "worker/pay.html", found=found, production=production, ships=ships, first=first,
+                 last=last, now=web.now(), total=sum((s.total for s in found), start=Decimal("0.00")),
+                 role_label=role_label, quantity_text=quantity_text)
 
 
 @worker_only
@@ -302,17 +321,22 @@ async def card_lost(request: Request):
     web, reg, actor = request.app.state.web, request.state.registration, _actor(request)
     form = await request.form()
     uid = str(form.get("uid") or "").strip()[:32]
+    confirmed = form.get("confirm") == "yes"  # the box the page asks him to tick
 
     def step(s):
         cards = {c["uid"]: c for c in workermodel.cards_of(s.connection(), reg)}
         if uid not in cards:
             raise LookupError(uid)
+        if not confirmed:  # a POST without it changes nothing
+            raise PermissionError(uid)
         store.transition_card(s, uid, "lost", actor=actor, now=web.now(), detail=LOST_DETAIL)
 
     try:
         await run_in_threadpool(web.with_session, step)
     except LookupError:
-        return _refused(request, "no card", status_code=404)
+        return _refused(request, word(lang_of(request), "w_no_such_card"), status_code=404)
+    except PermissionError:
+        return _refused(request, word(lang_of(request), "w_card_confirm_needed"))
     except BadInput:
         return _refused(request, word(lang_of(request), "w_card_not_active"))
     return RedirectResponse("/w/cartao?done=lost", status_code=303)

@@ -154,4 +154,4 @@ def test_g2_and_g6_g9_through_a_real_gate_broker_office_and_pay(tmp_path):
     holds = {r["registration"]: r.get("hold") for r in rows if r["rule"] == "TOTAL"}
     assert holds == {"V008": None, "V011": None, "V015": (
         "EARLY_EXIT: exit at 23:00, 120 min before the period end 01:00 (G9; 83.611 arts. 9, 20 b, e)")}
-    assert "ON HOLD: EARLY_EXIT" in out
+    assert "RETIDO: EARLY_EXIT" in out  # the demo console in pt-BR (demo.on_hold, docs/i18n.md)

@@ -40,12 +40,13 @@ def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     assert re.search(r"office: \d+ events written, \d+ duplicates dropped, \d+ dead letters, "
                      r"\d+ replay requests", out), out[-4000:]
     # Pay from the ledger: worked example 2 of RULES.md.
-    assert "V017 2026-03-15  TOTAL" in out and "696.60" in out
+    assert "V017 2026-03-15  TOTAL" in out and "R$ 696,60" in out  # Babel's pt-BR amount (docs/i18n.md)
     # P8 billing at the demo's fare (config/demo/scenario.toml, 45.00 per round trip): five stays
     # on the anchored 9300002 (V003, V007, V013, V017, V018), 5 x 45.00 = 225.00 (was 5 x 0.00).
     assert "Cobrança ao armador (P8)" in out
-    assert len(re.findall(r"^  navio 9300002  P8 .*R\$    45\.00  Transporte", out, re.M)) == 5, out[-3000:]
-    assert "navio 9300002  TOTAL R$   225.00" in out and "R$     0.00" not in out
+    assert len(re.findall(r"^  navio 9300002  P8 .*   R\$ 45,00  Transporte", out, re.M)) == 5, out[-3000:]
+    assert "navio 9300002  TOTAL   R$ 225,00" in out and "R$ 0,00" not in out
+    assert not re.search(r"R\$ *\d+\.\d\d\b", out), "an amount printed with a decimal point in pt-BR"
     # The ledger really holds every gate's events once, and the blocklist reached the other gate.
     with closing(sqlite3.connect(run_dir / "ledger.db")) as db:
         ids = [r[0] for r in db.execute("SELECT event_id FROM events")]

@@ -9,8 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import shutil
 import zipfile
+from decimal import Decimal
 
 import pytest
 
@@ -28,6 +30,7 @@ from central.pay.cli import load_setup
 from central.pay.statements_store import pay_from_ledger
 from edge.journal import Journal
 from edge.rules.model import Now
+from portgate.l10n import money
 from portgate.config import read_secret
 from wire import chain
 from wire.events import Dispatch, TapPayload
@@ -40,6 +43,11 @@ EXIT = dt.datetime(2026, 3, 16, 16, 40, tzinfo=dt.UTC)  # 13:40 local: 40 min ex
 NOW = dt.datetime(2026, 3, 17, 12, 0, tzinfo=dt.UTC)
 SHIFT = "V017/9300001/2026-03-16/07-13"
 
+
+
+def _brl(cents: int) -> str:
+    """The report's amount: pt-BR through Babel (``R$ 696,60``, docs/i18n.md)."""
+    return money(Decimal(cents) / 100)
 
 def _tap(decision, reg="V017", uid="0A04A10017"):
     return TapPayload(uid=uid, reader_id="r1", reader_kind="control", decision=decision, registration=reg,
@@ -122,8 +130,9 @@ def test_the_genuine_bundle_recomputes_equal(ledger, tmp_path):
     assert json.loads(files["calendar.json"])["timezone"] == "America/Sao_Paulo"
     failures, notes = verify_bundle(out)
     assert failures == [], failures
-    assert f"statement {SHIFT}@decreto-83611-1979: 2 line(s), R$ {st['total_cents'] / 100:.2f}, equal to the pay " \
+    assert f"statement {SHIFT}@decreto-83611-1979: 2 line(s), {_brl(st['total_cents'])}, equal to the pay " \
            "recomputed from the gate-signed events" in notes
+    assert any(re.search(r"\), R\$ \d{1,3}(\.\d{3})*,\d\d, equal", n) for n in notes), notes  # pt-BR amount
     assert "1 shift(s) of V017 recomputed from the gate-signed events (2026-03-16..2026-03-16, zone " \
            "America/Sao_Paulo)" in notes
     book = files["rulebooks/pay/decreto-83611-1979.toml"]
@@ -150,9 +159,9 @@ def test_an_earlier_exit_and_a_dropped_overtime_line_re_signed_by_the_office_fai
     assert (f"shifts.json {SHIFT}: exit_at is '2026-03-16T16:00:00Z', the gate-signed events give "
             "'2026-03-16T16:40:00Z'") in failures
     assert any(f.startswith(f"statements.json {sid}: line 2 P2 (") and f.endswith(
-        f"R$ {p2['amount_cents'] / 100:.2f} is missing (recomputed from the gate-signed events)") for f in failures), failures
-    assert (f"statements.json {sid}: pays R$ {st['total_cents'] / 100:.2f} without adjustments; the gate-signed "
-            f"events and rulebook decreto-83611-1979 give R$ {(st['total_cents'] + p2['amount_cents']) / 100:.2f}"
+        f"{_brl(p2['amount_cents'])} is missing (recomputed from the gate-signed events)") for f in failures), failures
+    assert (f"statements.json {sid}: pays {_brl(st['total_cents'])} without adjustments; the gate-signed "
+            f"events and rulebook decreto-83611-1979 give {_brl(st['total_cents'] + p2['amount_cents'])}"
             ) in failures
     assert len(failures) == 3, failures
 

@@ -78,3 +78,36 @@ def test_verdict_enlarge_and_the_exact_limit():
 def test_bad_period_exit_2(ledger, capsys, args):
     code, err = _run(capsys, "--db", ledger, *args)
     assert code == 2 and ("--month" in err or "--semester" in err)
+
+
+def test_one_stevedores_own_return_per_month_counts_the_anchorage_travel(ledger):
+    """``worker_months`` (the worker's shifts page): his months of the period, each whole, the
+    figure of the office's monthly return; T3 (July) at anchorage: 600 min aboard + 40 min of
+    travel (E7, art. 16: work time) = 10.67 h; a month without work is 0."""
+    import datetime as dt
+
+    from sqlalchemy.orm import Session
+
+    from central.db import make_engine
+    from central.production.hours import monthly_return, worker_months
+    from portgate.errors import BadInput
+
+    engine = make_engine(ledger)
+    try:
+        with Session(engine) as s:
+            months = worker_months(s, "S001", dt.date(2026, 3, 11), dt.date(2026, 7, 1))
+            assert months == [{"month": "2026-03", "gangs": 2, "hours": "10.50"},
+                              {"month": "2026-04", "gangs": 0, "hours": "0.00"},
+                              {"month": "2026-05", "gangs": 0, "hours": "0.00"},
+                              {"month": "2026-06", "gangs": 0, "hours": "0.00"},
+                              {"month": "2026-07", "gangs": 1, "hours": "10.67"}]
+            office = {r["registration"]: r["hours"] for r in monthly_return(s, "2026-07")["stevedores"]}
+            assert office["S001"] == "10.67"
+            assert worker_months(s.connection(), "S002", dt.date(2026, 3, 1), dt.date(2026, 3, 31)) == [
+                {"month": "2026-03", "gangs": 1, "hours": "5.00"}]  # his own only
+            assert worker_months(s, "S003", dt.date(2026, 3, 1), dt.date(2026, 3, 31)) == [
+                {"month": "2026-03", "gangs": 0, "hours": "0.00"}]  # in the gang, did not board
+            with pytest.raises(BadInput):
+                worker_months(s, "S001", dt.date(2026, 3, 2), dt.date(2026, 3, 1))
+    finally:
+        engine.dispose()

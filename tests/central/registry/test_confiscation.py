@@ -17,6 +17,7 @@ from portgate.errors import BadInput
 from tests.central.registry.conftest import worker
 from wire.events import AlertPayload, ConfiscationPayload, Event, new_event_id
 from portgate.records import Card, CardKind, CardStatus
+from portgate.timeutil import as_utc
 
 AT = dt.datetime(2026, 3, 10, 10, 15, tzinfo=dt.UTC)
 
@@ -108,3 +109,20 @@ def test_returning_the_card_reactivates_it_and_closes_the_case(registry):
         assert changes_since(s, "cards", 0)[-1].body["status"] == "active"
         [case] = list_cases(s)
         assert (case["status"], case["decision"]) == ("closed", "DTM: arquivado")
+
+
+def test_the_case_card_history_and_infraction_carry_the_event_s_time_not_the_office_s_clock(registry):
+    """Issue 34 item 15: the event of 10/03/2026 received long after (today's office clock, a demo's
+    scripted day) opens a case dated 10/03/2026, and the card's history and the record say so too."""
+    from central.registry.schema import audit_log, card_events, cases
+
+    with Session(registry) as s, s.begin():
+        case_id = record_confiscation(s, event(confiscation()))
+    with Session(registry) as s:
+        opened = s.execute(select(cases.c.opened_at).where(cases.c.id == case_id)).scalar_one()
+        history = s.execute(select(card_events.c.at).where(card_events.c.uid == "1A2B3C4D",
+                                                           card_events.c.event == "confiscated")).scalar_one()
+        infraction = s.execute(select(penalties.c.created_at).where(penalties.c.case_id == case_id)).scalar_one()
+        audited = s.execute(select(audit_log.c.at).where(audit_log.c.actor == "inspector:F01")).scalars().all()
+    assert [as_utc(t) for t in (opened, history, infraction)] == [AT, AT, AT]
+    assert audited and {as_utc(t) for t in audited} == {AT}

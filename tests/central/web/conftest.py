@@ -94,12 +94,44 @@ class _HashOnce:
         return self.hashes[password]
 
 
+class _VerifyOnce:
+    """The product's argon2id hasher, every call passed on, except that ``verify`` runs the real
+    argon2 check once per session for each (stored hash, password) pair and answers the same again
+    for that pair: True, or the same error (a wrong password, an unreadable hash). A login costs
+    ~0.2 s of argon2 work on two busy cores (more under load), and most tests log the same users in
+    with the same password; the answer for a pair cannot change."""
+
+    answers: dict[tuple[str, str], BaseException | None] = {}
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def verify(self, stored: str | bytes, password: str | bytes) -> bool:
+        key = (stored, password)
+        if key not in self.answers:
+            try:
+                self.real.verify(stored, password)
+                self.answers[key] = None
+            except Exception as refused:  # VerificationError, InvalidHashError: the caller's to catch
+                self.answers[key] = refused
+        refused = self.answers[key]
+        if refused is not None:
+            raise type(refused)(*refused.args)
+        return True
+
+
 @pytest.fixture
-def users(engine):
+def users(engine, monkeypatch):
+    """The four roles' users (login = role, ``PASSWORD``). For the test's duration the users module
+    verifies each (hash, password) pair once per session (``_VerifyOnce``)."""
     with pytest.MonkeyPatch.context() as mp, Session(engine) as s, s.begin():
         mp.setattr(users_module, "_hasher", _HashOnce(users_module._hasher))
         for role in ROLES:
             add_user(s, role, role=role, password=PASSWORD, name=f"{role} user", actor="test")
+    monkeypatch.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
     return ROLES
 
 

@@ -20,6 +20,16 @@ def test_office_web_bench_smoke_prints_its_json_line():
     registry = result["registry"]  # the worker list (issue 34), its pages against their own SQL
     assert registry["workers"] == 2_000 and set(registry["pages"]) >= {"first", "deep", "name_search"}
     assert all(p["page_p95_ms"] > 0 and p["sql_p95_ms"] > 0 for p in registry["pages"].values())
+    reads = result["read_log"]  # the read log's searches in the same run, over their own ledger
+    assert reads["taps"] == 20_000 and set(reads["pages"]) >= {"week", "month_deep", "worker", "card", "denied"}
+    assert all(p["page_p95_ms"] > 0 and p["sql_p95_ms"] > 0 for p in reads["pages"].values())
+    ratios = [p["ratio"] for p in (*registry["pages"].values(), *reads["pages"].values())] + [result["ratio"]]
+    assert result["met"] == (all(r <= 2 for r in ratios) and reads["deep_vs_first"] <= 2
+                             and result["figures"]["live_p95_ms"] <= 2000)
+    lines = out.stdout.strip().splitlines()[:-1]  # a line per page: its figures and met / not met
+    for name in (*registry["pages"], *reads["pages"], "live_panel"):
+        [line] = [ln for ln in lines if ln.split()[0] == name]
+        assert "its SQL alone" in line and line.endswith("met")
 
 
 def test_payslips_bench_smoke_prints_its_json_line():

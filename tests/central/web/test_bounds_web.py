@@ -151,5 +151,6 @@ def test_a_reason_with_a_nul_is_refused_in_pt_and_the_entry_stays(app, registry,
     with registry.connect() as conn:
         entry = conn.execute(select(escala.c.id)).scalar_one()
     r = c.post(f"/escala/entry/{entry}/{action}", data={"csrf_token": token, "reason": "doente\x00", "date": "2026-12-02"})
-    assert r.status_code == 400 and "motivo: motivo contém um caractere NUL" in r.text, r.text
+    # the escala page again, that row's menu open, the reason refused beside its field
+    assert r.status_code == 400 and 'data-field="reason">motivo contém um caractere NUL</span>' in r.text, r.text
     assert _count(registry, escala, escala.c.status == "active") == 1

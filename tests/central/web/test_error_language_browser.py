@@ -104,7 +104,8 @@ def test_a_wrong_method_shows_the_app_s_error_page_in_portuguese(office, page):
     assert page.locator("h1").inner_text() == "Esta página não aceita este tipo de pedido (método HTTP abaixo)."
     assert "GET /whatif/gate" in page.get_by_role("alert").inner_text()
     assert "Method Not Allowed" not in page.content()
-    page.get_by_role("link", name="Porto ao vivo").wait_for()
+    page.get_by_role("main").get_by_role("link", name="Porto ao vivo").wait_for()
+    assert page.get_by_role("link", name="Porto ao vivo").count() == 2  # the signed-in clerk's menu kept too
 
 
 def test_a_category_typed_with_a_trailing_blank_is_the_same_category(office, page):
@@ -116,21 +117,31 @@ def test_a_category_typed_with_a_trailing_blank_is_the_same_category(office, pag
     assert _row(office) == before
 
 
-def test_the_escala_form_refuses_a_gate_id_the_gate_refuses_in_portuguese(office, page):
+def test_the_escala_form_refuses_a_period_not_hh_hh_in_portuguese(office, page):
+    """The ship is chosen from the calls in port (its gate id was checked when the call was saved);
+    the period the clerk types is checked by the requisition's own rules."""
+    import datetime as dt
+
+    from sqlalchemy.orm import Session
+
+    from central.calls.service import ShipCall, save_call
     from central.rotation.schema import escala
+    with Session(office.engine) as s, s.begin():
+        save_call(s, ShipCall("9300001", "MSC Aurora", "long_haul", "berthed", "g-aurora",
+                              dt.datetime(2026, 12, 1, 12, tzinfo=dt.UTC), None), actor="test")
     page.goto(office.url + "/escala?date=2026-12-02")
     form = page.locator("#req-form")
-    form.get_by_label("Período").fill("07-13")
+    form.get_by_label("Navio no porto").select_option(label="MSC Aurora (IMO 9300001) · longo curso · atracado · Portaló g-aurora")
+    form.get_by_label("Período").fill("7-13")
     form.get_by_label("Operador").fill("Op A")
-    form.get_by_label("IMO").fill("9300001")
-    form.get_by_label("Nome").fill("MSC Aurora")
-    form.get_by_label("Portaló").fill("g/aurora")
     form.get_by_label("Posto").fill("portalo")
     form.get_by_role("button", name="Despachar esta requisição e publicar").click()
     errors = page.locator("#escala-errors")
     errors.wait_for()
     text = errors.inner_text()
-    assert "requisição do formulário: portaló 'g/aurora' não é um id válido" in text, text
+    assert "requisição do formulário: período '7-13' não é HH-HH (ex.: 19-01)" in text, text
     assert "escalado(s) e publicado(s)" not in page.content()
+    assert page.locator("#q-period").input_value() == "7-13"  # the typed values kept
+    assert page.locator("#q-call option:checked").inner_text().startswith("MSC Aurora")
     with office.engine.connect() as c:
         assert c.execute(select(escala.c.id)).first() is None

@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 from sqlalchemy.orm import Session
 
+from central.calls.service import ShipCall, save_call
 from central.db import make_engine
 from central.web.users import add_user
 from testkit.browser import launch_chromium
@@ -26,6 +27,9 @@ def port(tmp_path_factory):
         engine = make_engine(p.url_db)
         with Session(engine) as s, s.begin():
             add_user(s, "escritorio", role="office", password=PASSWORD, name="Escritório", actor="test")
+            # Nordic Star in port since yesterday at g-b: the requisition form's ship
+            arrived = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+            save_call(s, ShipCall("9300002", "Nordic Star", "long_haul", "berthed", "g-b", arrived, None), actor="test")
         engine.dispose()
         yield p
     finally:
@@ -53,11 +57,10 @@ def test_running_a_days_dispatch_and_publishing_it_to_the_gates(port):
         page.wait_for_url(port.url + "/")
         page.goto(port.url + f"/escala?date={day.isoformat()}")
         form = page.locator("#req-form")
+        ship = form.get_by_label("Navio no porto")
+        ship.select_option(label=next(o for o in ship.locator("option").all_inner_texts() if "9300002" in o))
         form.get_by_label("Período").fill(period)
         form.get_by_label("Operador").fill("Op B")
-        form.get_by_label("IMO").fill("9300002")
-        form.get_by_label("Nome").fill("Nordic Star")
-        form.get_by_label("Portaló").fill("g-b")
         form.get_by_label("Posto").fill("proa")
         form.get_by_role("button", name="Despachar esta requisição e publicar").click()
         result = page.locator("#dispatch-result")
@@ -73,8 +76,9 @@ def test_running_a_days_dispatch_and_publishing_it_to_the_gates(port):
         # a late substitution: V009 takes the place, and the gate admits V009 at once
         page.goto(port.url + f"/escala?date={day.isoformat()}")
         row = page.locator(f'#escala tr[data-registration="{taken}"]')
-        row.locator('input[name="reason"]').nth(1).fill("substituição tardia")
-        row.locator('input[name="registration"]').fill("V009")
+        row.locator("summary").click()  # the row's menu
+        row.locator("form.substitute-form").get_by_label("Motivo").fill("substituição tardia")
+        row.locator("form.substitute-form").get_by_label("Matrícula").fill("V009")
         row.get_by_role("button", name="Substituir").click()
         page.locator("#escala-done").wait_for()
         assert page.locator('#escala tr[data-registration="V009"]').count() == 1

@@ -202,7 +202,7 @@ def test_a_boarding_without_dispatch_shows_in_the_port_s_time(app, reg):
             decision="admit", payload={}, mac="00", raw=b"{}", received_at=at))
     c, _ = logged_in(app, "office")
     listed = c.get("/escala", params={"date": DAY}).text.split('id="without-dispatch"')[1].split("</ul>")[0]
-    assert "V031 — g-a 02/12 07:05:00" in listed
+    assert "V031 Edson Lima — g-a 02/12 07:05:00" in listed  # the name beside the registration
     assert "10:05" not in listed
     assert "nenhum" in c.get("/escala", params={"date": "2026-12-03"}).text.split(
         'id="without-dispatch"')[1].split("</ul>")[0].lower()

@@ -100,7 +100,8 @@ def test_a_confiscation_s_message_is_its_article_its_reason_in_the_flag_column(a
     c, _ = logged_in(app, "inspector")
     html = c.get("/flags", params={"flag": "CONFISCATION"}).text
     assert f'data-event="{event.event_id}"' in html
-    assert "cartão emprestado (G4)" in html and 'data-label="Mensagem">83.611 art. 20 j/l</td>' in html
+    assert "cartão emprestado (G4)" in html  # "j/l" kept on one line (issue 34 item 14)
+    assert 'data-label="Mensagem">83.611 art. 20 <span class="nb">j/l</span></td>' in html
     assert "BORROWED_CARD (" not in html  # never the raw code on a pt-BR page
 
 
@@ -164,6 +165,13 @@ def test_a_case_opened_in_one_step_carries_the_flagged_read_and_handles_the_flag
     rows, counts = _queue(c)
     assert rows[a] == "handled" and counts["handled"] == 1
     assert c.post(f"/flags/{a}/close", data={"csrf_token": token, "comment": "x"}).status_code == 400
+    # the queue links the case for whoever may open it; the office clerk (403 on /cases) reads its number
+    case_id = r.headers["location"].rsplit("/", 1)[1]
+    assert f'href="/cases/{case_id}"' in c.get("/flags?state=handled").text
+    office, _ = logged_in(app, "office")
+    queue = office.get("/flags?state=handled").text
+    assert f"#{case_id}" in queue and 'href="/cases/' not in queue
+    assert office.get(f"/cases/{case_id}").status_code == 403
 
 
 def test_only_an_inspector_reviews_a_flag_and_a_forged_request_is_refused(app):

@@ -21,7 +21,7 @@ def test_a_gates_last_event_is_named_in_the_pages_language(app):
         assert _last_event(html, "g-deny").endswith(" leitura: negado V009"), path
         assert "tap exit" not in html
     assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
-    assert _last_event(c.get("/").text, "g-exit").endswith(" tap exit V016")
+    assert _last_event(c.get("/").text, "g-exit").endswith(" tap: exit V016")  # the catalog's English words
 
 
 def test_every_event_type_and_detail_reads_in_portuguese():
@@ -33,4 +33,5 @@ def test_every_event_type_and_detail_reads_in_portuguese():
     assert event_text("pt", ("reader", "fault", "")) == "leitor: com defeito"
     assert event_text("pt", ("alert", "STORE_QUARANTINED", "")) == "alerta: STORE_QUARANTINED"
     assert event_text("pt", None) == ""
-    assert event_text("en", ("alert", "OUTBOX_HIGH_WATER", "")) == "alert OUTBOX_HIGH_WATER"
+    assert event_text("en", ("alert", "OUTBOX_HIGH_WATER", "")) == "alert: OUTBOX_HIGH_WATER"
+    assert event_text("en", ("tap", "admit", "V001")) == "tap: admitted V001"

@@ -87,3 +87,16 @@ def test_english_reports_write_the_decimal_point(app, data):
     sizing = c.get("/reports", params={"month": "2026-03"}).text.split('id="r-sizing"')[1].split("</section>")[0]
     assert '<td class="num">0.04</td>' in sizing and "0,04" not in sizing
     assert ">0.04<" in c.get("/reports/chart/sizing.svg", params={"month": "2026-03"}).text
+
+
+def test_the_flags_chart_names_each_flag_and_its_title_in_the_pages_language(app, data):
+    """The legend showed the raw code (``BORROWED_CARD``) and the titles were pt-BR on English
+    pages (issue 33 item 9); the code stays in the CSV export."""
+    c, token = logged_in(app, "office")
+    svg = c.get("/reports/chart/flags.svg", params={"month": "2026-03"}).text
+    assert "cartão emprestado (G4)" in svg and "BORROWED_CARD" not in svg
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    svg = c.get("/reports/chart/flags.svg", params={"month": "2026-03"}).text
+    assert "borrowed card (G4)" in svg and "Flags per week" in svg
+    assert "Rotation: shifts per worker in 2026-03" in c.get("/reports/chart/fairness.svg",
+                                                             params={"month": "2026-03"}).text

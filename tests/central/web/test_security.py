@@ -311,6 +311,10 @@ def test_an_unknown_address_answers_404_with_the_app_s_page(app):
     c, _ = logged_in(app, "office")
     r = c.get("/no-such-page")
     assert r.status_code == 404 and "Página não encontrada." in r.text and "Not Found" not in r.text
+    # the signed-in clerk keeps his menu (issue 34 item 14): his pages and who he is
+    assert 'href="/workers"' in r.text and 'href="/pay"' in r.text and 'data-role="office"' in r.text
+    anonymous = TestClient(app, base_url="http://testserver").get("/no-such-page")
+    assert anonymous.status_code == 404 and 'href="/pay"' not in anonymous.text
 
 
 def test_in_english_the_405_page_is_in_english(engine, users, clock):

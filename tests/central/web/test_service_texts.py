@@ -24,6 +24,8 @@ DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 
 # one English text per code, as the service words it
 SAMPLES = {
+    "reason_required": "the reason is required",
+    "request_pending": "a request for dispatch 22 is already pending",
     "requisition_registered": "requisition already registered as requisition 1 "
                               "(07-13/9300001/g-a/portalo/vigia, 3 workers): nobody dispatched again",
     "requisition_count_changed": "requisition already registered as requisition 1 "
@@ -123,6 +125,9 @@ SAMPLES = {
     "not_imo": "ship '93X' is not an IMO number",
     "departure_order": "departure is not after arrival",
     "no_call": "no ship call 7",
+    "choose_ship": "choose the ship in port",
+    "ship_not_in_port": "ship 9300001 is not in port on 2026-03-15",
+    "call_no_gate": "the call of ship 9300001 names no gate: give it one on the ships page",
     "no_case": "no case 7",
     "case_step": "case 7 is final: cannot take step appeal",
     "no_event": "no event 12",
@@ -165,6 +170,11 @@ SAMPLES = {
     "bad_id": "gate_id 'g/aurora' is not a valid id (1-64 of A-Z a-z 0-9 _ . -, starting with a letter or digit)",
     "id_chars": "gate 'g a' has characters an id does not have",
     "give_reason": "give the reason",
+    "param_listed": "choose one of the listed parameters",
+    "param_type_value": "type a value",
+    "param_not_bool": "'talvez' is not true or false (sim or não)",
+    "param_unknown": "'g99.x' is not a parameter of the rulebook",
+    "param_not_table": "g6 is not a table in the rulebook",
     "pay_rulebook_listed": "choose one of the listed pay rulebooks",
     "not_toml": "not TOML: Expected '=' after a key in a key/value pair (at line 2, column 5)",
     "reader_direction": "'r1=up' is not READER_ID=in|out|both",
@@ -431,3 +441,16 @@ def test_an_interruption_outside_the_gang_s_period_reads_in_portuguese_naming_ro
     assert localize("pt", text) == ("interruptions.csv:2: o fim (end) 2026-03-11 01:01 está fora do período 19-01 de "
                                     "2026-03-10 do terno T1 (2026-03-10 19:00 a 2026-03-11 01:00, hora do porto)")
     assert localize("en", text) == text
+
+
+def test_a_final_cases_penalty_reason_reads_in_portuguese_with_the_flag_by_its_name():
+    """The registry stores ``case N: FLAG (article), final: how`` (central.registry.cases._finalize);
+    the worker page showed it as stored ("case 1: BORROWED_CARD … final: appeal waived", issue 33)."""
+    from central.web.service_texts import penalty_reason
+    stored = "case 1: BORROWED_CARD (83.611 art. 20 j/l), final: appeal waived"
+    assert penalty_reason("pt", stored) == \
+        "processo 1: cartão emprestado (G4) (83.611 art. 20 j/l), decisão definitiva: recurso renunciado"
+    assert penalty_reason("pt", "reprimand: case 2: NO_ENTRY (art. 9), final: appeal window passed") == \
+        "repreensão: processo 2: saída sem entrada (G9) (art. 9), decisão definitiva: prazo de recurso encerrado"
+    assert penalty_reason("en", stored) == "case 1: borrowed card (G4) (83.611 art. 20 j/l), final: appeal waived"
+    assert penalty_reason("pt", "refused dispatch 3: doente") == "recusou a escala 3: doente"  # typed words stay

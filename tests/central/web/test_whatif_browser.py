@@ -70,6 +70,12 @@ def page(demo_office):
         context.close()
 
 
+def _advanced(page) -> None:
+    """Open the raw TOML mode (a <details>, closed until used)."""
+    if not page.locator("#advanced").evaluate("d => d.open"):
+        page.locator("#advanced > summary").click()
+
+
 def _counts(engine) -> tuple[int, int]:
     with engine.connect() as c:
         return (c.execute(select(func.count()).select_from(statements)).scalar(),
@@ -82,6 +88,7 @@ def test_without_card_and_badge_the_g4_decision_changes_and_nothing_else(demo_of
     book = (run_dir / "g-aurora" / "gate-rules.toml").read_text().replace(
         "card_and_badge_required = true", "card_and_badge_required = false")
     page.goto(url + "/whatif")
+    _advanced(page)
     page.locator("#g-day").fill(DAY)
     page.locator("#g-gate").fill("g-aurora")
     page.locator("#g-book").fill(book)
@@ -107,12 +114,13 @@ def test_without_card_and_badge_the_g4_decision_changes_and_nothing_else(demo_of
 def test_the_recorded_gate_rulebook_changes_nothing(demo_office, page):
     url, engine, run_dir = demo_office
     page.goto(url + "/whatif")
+    _advanced(page)
     page.locator("#g-day").fill(DAY)
     page.locator("#g-gate").fill("g-aurora")
     page.locator("#g-book").fill((run_dir / "g-aurora" / "gate-rules.toml").read_text())
     page.locator("#gate-form").get_by_role("button", name="Simular").click()
     page.locator("#gate-summary").wait_for()
-    assert page.locator("#gate-summary").inner_text().startswith("0 de")
+    assert page.locator("#gate-summary").inner_text().startswith("Nenhuma decisão muda (")
     assert page.locator("#gate-rows tr.changed").count() == 0
 
 
@@ -128,11 +136,12 @@ def test_the_rulebook_in_force_is_loaded_and_an_untouched_what_if_changes_nothin
     page.get_by_role("button", name="Carregar o regulamento em vigor").click()
     page.locator("#in-force").wait_for()
     assert page.locator("#in-force").get_attribute("data-found") == "yes"
+    _advanced(page)
     assert page.locator("#g-book").input_value() == (run_dir / "g-aurora" / "gate-rules.toml").read_text()
     assert page.locator("#g-gate").input_value() == "g-aurora" and page.locator("#g-day").input_value() == DAY
     page.locator("#gate-form").get_by_role("button", name="Simular").click()
     page.locator("#gate-summary").wait_for()
-    assert page.locator("#gate-summary").inner_text().startswith("0 de")
+    assert page.locator("#gate-summary").inner_text().startswith("Nenhuma decisão muda (")
     page.goto(url + "/whatif?gate=g-nowhere&day=" + DAY)
     assert page.locator("#in-force").get_attribute("data-found") == "no"
     page.goto(url + "/whatif")
@@ -166,7 +175,49 @@ def test_pay_under_the_example_cct_shows_v017s_new_total_beside_696_60(demo_offi
 def test_a_gate_rulebook_that_is_not_toml_is_one_message_on_the_page(demo_office, page):
     url, engine, _ = demo_office
     page.goto(url + "/whatif")
+    _advanced(page)
     page.locator("#g-day").fill(DAY)
     page.locator("#g-book").fill("[[version]\nnot toml")
     page.locator("#gate-form").get_by_role("button", name="Simular").click()
     assert "TOML" in page.locator("#gate-error").inner_text()
+
+
+def test_one_parameter_of_the_rulebook_in_force_changed_in_the_form(demo_office, page):
+    """The parameter form (issue 34): g-aurora's rulebook in force on the day (card + badge) offers
+    its parameters; a value that is not one is refused beside the field and kept; the value in
+    force typed again says "nothing changed"; card + badge switched off shows V008's G4 denial
+    admitted and nothing else, and stores nothing."""
+    url, engine, _ = demo_office
+    before = _counts(engine)
+    page.goto(url + f"/whatif?gate=g-aurora&day={DAY}")
+    form = page.locator("#param-form")
+    choice = form.get_by_label("Parâmetro")
+    label = next(o for o in choice.locator("option").all_inner_texts() if "card_and_badge_required" in o)
+    assert label.startswith("G4 · card_and_badge_required = true")
+    assert not page.locator("#advanced").evaluate("d => d.open")  # the raw TOML waits behind its toggle
+
+    choice.select_option(label=label)
+    form.get_by_label("Novo valor").fill("talvez")
+    form.get_by_role("button", name="Simular").click()
+    error = page.locator("#p-value-error")
+    error.wait_for()
+    assert error.inner_text() == "'talvez' não é sim nem não"
+    assert page.locator("#p-value").input_value() == "talvez"
+    assert page.locator("#p-param").input_value() == "g4.card_and_badge_required"
+    assert page.locator("#p-value").get_attribute("aria-invalid") == "true"
+
+    page.locator("#p-value").fill("sim")  # what is in force
+    page.locator("#param-form").get_by_role("button", name="Simular").click()
+    page.locator("#param-nothing").wait_for()
+    assert page.locator("#param-nothing").inner_text().startswith("Nada mudou")
+    assert page.locator("#gate-summary").count() == 0
+
+    page.locator("#p-value").fill("não")
+    page.locator("#param-form").get_by_role("button", name="Simular").click()
+    page.locator("#gate-summary").wait_for()
+    assert page.locator("#param-changed").inner_text() == "G4 · card_and_badge_required: true → não"
+    summary = page.locator("#gate-summary").inner_text()
+    assert summary.startswith("1 de") and "negado → liberado: 1" in summary, summary
+    changed = page.locator('#gate-rows tr[data-changed="decision"]')
+    assert changed.count() == 1 and changed.first.get_attribute("data-registration") == "V008"
+    assert _counts(engine) == before

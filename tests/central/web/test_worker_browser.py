@@ -318,3 +318,68 @@ def test_the_demos_worker_v017_sees_his_day_and_statement_on_the_phone(demo_day,
         assert "R$ 696,60" in "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
     finally:
         context.close()
+
+
+def _weight(pg) -> list[tuple[str, int]]:
+    """What the page loaded as transferred (document, stylesheet, script), bytes each."""
+    return pg.evaluate("""() => performance.getEntries().filter(e => 'transferSize' in e)
+        .map(e => [e.name, e.transferSize])""")
+
+
+def test_the_demos_stevedore_e001_sees_his_r8_hours_and_production_pay_on_the_phone(demo_day, browser, tmp_path):
+    """On the session's demo day (read only): stevedore E001 (``portgate demo`` prints his login)
+    sees his R8 monthly return (February: gang T0; March: T2 and T1 with the 40 min trip to the
+    anchored Nordic Star, E7) and his production statements with their lines in plain words; each
+    page fits 360 px, weighs under 100 KB as transferred and has no axe violation. V017 sees none
+    of it, and E001 gets 404 for the demo's case against another worker."""
+    from testkit.axe import axe_violations, describe
+
+    assert re.search(r"V017 / portgate-demo \(worker, on the phone: \S+\), E001 / portgate-demo \(stevedore\)",
+                     demo_day.out)
+    url = demo_day.url.rstrip("/")
+    context, pg = phone(browser, bypass_csp=True)  # axe is injected inline
+    try:
+        worker_log_in(pg, url, "E001", "portgate-demo")
+        pg.goto(url + "/w/turnos?from=2026-02-01&to=2026-03-15", wait_until="load")
+        sizes = _weight(pg)
+        assert len(sizes) >= 3 and 0 < sum(n for _u, n in sizes) < 100 * 1024, sizes
+        r8 = pg.locator("#r8")
+        assert "DL 2.032 art. 6" in r8.inner_text() and "E7" in r8.inner_text()
+        rows = {r.get_attribute("data-month"): (r.locator(".gangs").inner_text(), r.locator(".hours").inner_text())
+                for r in r8.locator("tbody tr").all()}
+        assert rows == {"2026-02": ("1", "5,50"), "2026-03": ("2", "10,83")}, rows
+        fits(pg)
+        shot(pg, "demo-stevedore-hours", tmp_path)
+        found = axe_violations(pg)
+        assert found == [], describe(found)
+        pg.get_by_role("link", name="Pagamento").click()
+        pg.get_by_label("De").fill("2026-02-01")
+        pg.get_by_role("button", name="Mostrar").click()
+        pg.wait_for_load_state("load")
+        sizes = _weight(pg)
+        assert len(sizes) >= 3 and 0 < sum(n for _u, n in sizes) < 100 * 1024, sizes
+        statements = pg.locator("article.production")
+        assert [a.get_attribute("data-gang") for a in statements.all()] == ["T1", "T2", "T0"]
+        t1 = statements.first
+        assert "Nordic Star" in t1.locator("h3").inner_text() and t1.locator(".total").inner_text() == "R$ 368,78"
+        e7 = t1.locator('tr[data-rule="E7"]').inner_text()
+        assert "viagem ao navio fundeado e volta" in e7 and "DL 2.032 art. 16" in e7 and "R$ 15,00" in e7
+        assert "sua cota da produção do terno" in t1.locator('tr[data-rule="E2"]').inner_text()
+        assert "R$ 696,60" not in pg.content()  # V017's statement is not his
+        fits(pg)
+        shot(pg, "demo-stevedore-pay", tmp_path)
+        found = axe_violations(pg)
+        assert found == [], describe(found)
+        response = pg.goto(url + "/w/processos/1")  # the demo's case charges a watchman
+        assert response is not None and response.status == 404
+    finally:
+        context.close()
+    context, pg = phone(browser)
+    try:
+        worker_log_in(pg, url, "V017", "portgate-demo")
+        pg.goto(url + "/w/pagamento?from=2026-02-01&to=2026-03-15")
+        assert pg.locator("article.production").count() == 0 and "R$ 368,78" not in pg.content()
+        pg.goto(url + "/w/turnos?from=2026-02-01&to=2026-03-15")
+        assert pg.locator("#r8").count() == 0
+    finally:
+        context.close()

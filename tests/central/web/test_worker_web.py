@@ -140,7 +140,7 @@ def test_each_worker_route_on_the_other_workers_data_is_404_never_the_data(app, 
     assert r.status_code == 404
     r = c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10008"})
     tried.add("/w/cartao/perdido")
-    assert r.status_code == 404
+    assert r.status_code == 404 and "Cartão não encontrado" in r.text and "no card" not in r.text
     with Session(engine) as s, s.begin():  # a dispatch of V008's: V017 cannot refuse it
         v8 = _store_entry(s, EscalaEntry(clock().astimezone(ZoneInfo(WebSettings().tz)).date(), "07-13", "9300001",
                                          "MSC Aurora", Voyage("long_haul"), Berth("berthed"), "g-a", "portaló",
@@ -170,7 +170,8 @@ def test_every_office_route_answers_403_to_a_worker_session(app, ledger, engine)
     for route in route_table(app):
         if route.path.startswith("/w/") or route.path in ("/login", "/lang", "/logout", "/v", "/v/{token}"):  # /v: public
             continue
-        path = re.sub(r"\{[^}]+\}", lambda m: str(ledger["case"]) if "case" in m.group(0) else "V017", route.path)
+        path = re.sub(r"\{[^}]+\}", lambda m: str(ledger["case"]) if "case" in m.group(0)
+                      else "1" if ":int}" in m.group(0) else "V017", route.path)  # an int path parameter takes a number
         for method in sorted(route.methods - {"HEAD"}):
             r = c.request(method, path, data={"csrf_token": token, "defence": "x", "kind": "none"})
             assert r.status_code == 403, (method, path, r.status_code)
@@ -292,6 +293,10 @@ def test_an_appeal_after_30_days_is_refused_and_kept_in_the_form(app, ledger, en
 
 def test_reporting_his_card_lost_blocks_it_for_the_gates_and_tells_the_office(app, ledger, engine):
     c, token = worker_client(app, "V017")
+    # without the confirmation box ticked (a hand-made POST): refused, the card stays active
+    r = c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10011"})
+    assert r.status_code == 400 and "Nada foi bloqueado" in r.text
+    assert 'data-uid="0A04A10011" data-status="active"' in c.get("/w/cartao").text
     r = c.post("/w/cartao/perdido", data={"csrf_token": token, "uid": "0A04A10011", "confirm": "yes"})
     assert r.status_code == 303 and r.headers["location"] == "/w/cartao?done=lost"
     page = c.get("/w/cartao?done=lost").text
@@ -473,3 +478,71 @@ def test_a_rejected_refusal_for_health_leaves_the_dispatch(app, ledger, engine):
     assert 'data-request="rejected"' in home and "Nordic Star" in home
     with engine.connect() as conn:
         assert conn.execute(select(escala.c.status).where(escala.c.id == entry)).scalar() == "active"
+
+
+@pytest.fixture
+def stevedores(ledger, engine, clock):
+    """The demo's stevedores (config/demo/stevedores.csv) and their gangs' production pay
+    (config/demo/production, as ``portgate demo`` stores them); accounts for E001 and E002."""
+    from app.demo.web import import_production
+
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "stevedores.csv", actor="t", now=clock())
+        for reg in ("E001", "E002"):
+            add_account(s, reg, password=WORKER_PASSWORD, actor="t", now=clock())
+    import_production(engine, DEMO / "production", "America/Sao_Paulo", clock())
+    return ledger
+
+
+def _r8(html: str) -> dict[str, tuple[str, str]]:
+    """The R8 table of a shifts page: month -> (gangs, hours)."""
+    return {m: (g, h) for m, g, h in re.findall(
+        r'<tr data-month="([0-9-]+)"><td>[^<]*</td><td class="num gangs">(\d+)</td>'
+        r'<td class="num hours">([0-9,.]+)</td></tr>', html)}
+
+
+def test_a_stevedore_sees_his_r8_hours_per_month_and_only_his(app, stevedores):
+    q = {"from": "2026-02-01", "to": "2026-03-31"}
+    c1, _ = worker_client(app, "E001")
+    page = c1.get("/w/turnos", params=q)
+    assert page.status_code == 200 and 'id="r8"' in page.text and "DL 2.032 art. 6" in page.text
+    # February: T0 330 min; March: T2 310 min + T1 300 min + 40 min of travel to the anchored
+    # ship (E7, art. 16: work time) = 650 min; the rain stop of T1 is not work time
+    assert _r8(page.text) == {"2026-02": ("1", "5,50"), "2026-03": ("2", "10,83")}
+    assert "E7" in page.text and _weight(c1, page.text) < PAGE_LIMIT
+    c2, _ = worker_client(app, "E002")
+    assert _r8(c2.get("/w/turnos", params=q).text) == {"2026-02": ("0", "0,00"), "2026-03": ("2", "10,83")}
+    assert _r8(c2.get("/w/turnos", params={"from": "2026-03-14", "to": "2026-03-14"}).text) == {
+        "2026-03": ("2", "10,83")}  # the whole month, whatever day of it is asked
+    c17, _ = worker_client(app, "V017")  # a watchman: no R8 return
+    assert 'id="r8"' not in c17.get("/w/turnos", params=q).text
+
+
+def test_a_stevedore_sees_his_production_statements_with_their_lines_and_only_his(app, stevedores):
+    q = {"from": "2026-02-01", "to": "2026-03-31"}
+    c1, token = worker_client(app, "E001")
+    page = c1.get("/w/pagamento", params=q)
+    assert page.status_code == 200 and _weight(c1, page.text) < PAGE_LIMIT
+    gangs = re.findall(r'data-gang="(T\d)" data-date="([0-9-]+)"', page.text)
+    assert gangs == [("T1", "2026-03-14"), ("T2", "2026-03-13"), ("T0", "2026-02-27")]  # newest first
+    t1 = page.text[page.text.index('data-gang="T1"'):page.text.index('data-gang="T2"')]
+    # T1: 300 t × R$ 3,20 = R$ 960,00 in 5.5 quotas; E001 general foreman of 2 holds: 2 quotas
+    assert "R$ 368,78" in t1 and "contramestre geral" in t1 and "9300002" in t1 and "Cotas: 2" in t1
+    for rule, words, article in (("E2", "sua cota da produção do terno", "DL 2.032 art. 24"),
+                                 ("E7", "viagem ao navio fundeado e volta", "DL 2.032 art. 16"),
+                                 ("E4", "espera por início atrasado, chuva", "DL 2.032 art. 12 §3")):
+        line = re.search(rf'<tr data-rule="{rule}">(.*?)</tr>', t1).group(1)
+        assert words in line and article in line, (rule, line)
+    assert "R$ 349,09" in t1 and "R$ 15,00" in t1 and "R$ 4,69" in t1
+    assert "Nenhum demonstrativo" not in page.text
+    c2, _ = worker_client(app, "E002")  # the same gangs, his own lines: never E001's
+    for params in (q, dict(q, registration="E001")):  # a registration in the query is not read
+        other = c2.get("/w/pagamento", params=params).text
+        assert re.findall(r'data-gang="(T\d)"', other) == ["T1", "T2"] and "R$ 368,78" not in other
+        assert "R$ 349,09" not in other and "R$ 281,51" in other and "Cotas: 1,5" in other
+    c17, _ = worker_client(app, "V017")  # a watchman: his gangway statement, no production
+    mine = c17.get("/w/pagamento", params=q).text
+    assert "R$ 696,60" in mine and "data-gang" not in mine and 'id="production"' not in mine
+    c1.post("/lang", data={"csrf_token": token, "lang": "en", "next": "/w/pagamento"})
+    en = c1.get("/w/pagamento", params=q).text
+    assert "Production (gangs)" in en and "general foreman" in en and "trip to the ship at anchorage" in en

@@ -133,6 +133,17 @@ def _px(page, selector: str) -> float:
     return page.evaluate("s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)", selector)
 
 
+def _box(page, sel: str) -> dict:
+    """``sel``'s bounding box; the status bar is swapped in every second (SSE, outerHTML), so a box
+    read just as it is replaced is None: read it again."""
+    for _ in range(50):
+        box = page.locator(sel).bounding_box()
+        if box is not None:
+            return box
+        page.wait_for_timeout(100)
+    raise AssertionError(f"{sel} has no box")
+
+
 def test_at_800x480_the_screen_is_readable_from_2_m_and_axe_finds_nothing(gate, kiosk) -> None:
     page = kiosk
     page.goto(gate.url)
@@ -148,8 +159,8 @@ def test_at_800x480_the_screen_is_readable_from_2_m_and_axe_finds_nothing(gate, 
     page.locator("#status").wait_for(state="visible")
     for sel in ("#now .reason", "#now .action", "#ack"):  # nothing cut off at the bottom of the panel
         page.locator(sel).wait_for(state="visible")  # (a bounding box is None until it is shown)
-        box = page.locator(sel).bounding_box()
-        assert box["y"] + box["height"] <= page.locator("#status").bounding_box()["y"] + 1, sel
+        box = _box(page, sel)
+        assert box["y"] + box["height"] <= _box(page, "#status")["y"] + 1, sel
     assert axe_violations(page) == [], describe(axe_violations(page))
     gate.tap("0F1F5CA001", "control")  # the union inspector's own card
     insp = gate.wait_taps(2)[-1]

@@ -1,0 +1,87 @@
+"""The words a person reads, from the gettext catalogs: ``portgate/locale/<locale>/LC_MESSAGES/portgate.po``.
+
+One catalog per language (``pt_BR`` first, ``en``), one domain (``portgate``), key-style msgids
+(``nav_cases``, ``flag.BORROWED_CARD``, ``svc.no_case``): the msgid names the text, each ``.po`` holds
+its words. ``docs/i18n.md`` says how a developer adds a text; ``python -m testkit.i18n extract``
+refreshes ``portgate/locale/portgate.pot`` (Babel's extraction over ``babel.cfg``).
+
+The ``.po`` files are read as they are (``babel.messages.pofile``) and turned into gettext
+translations in memory, once per process: a fresh clone runs without a build step, and no compiled
+``.mo`` can fall behind its ``.po``. A msgid missing from English falls back to pt-BR; missing from
+both, the msgid itself is shown (visible in a page and failing ``tests/test_i18n_catalogs.py``,
+never an exception).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import Translations
+
+#: the page languages (a session's ``lang``, ``?lang=``, a config's ``lang``): pt-BR first
+LANGS = ("pt", "en")
+#: page language -> catalog locale
+LOCALES = {"pt": "pt_BR", "en": "en"}
+DOMAIN = "portgate"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+
+
+def po_path(locale: str) -> Path:
+    """The ``.po`` file of ``locale`` (``pt_BR``, ``en``)."""
+    return LOCALE_DIR / locale / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def normal_lang(value: str | None) -> str:
+    """A page language from a setting or request value: ``"en"`` for English (``en``, ``en_US``),
+    anything else pt-BR (``"pt"``)."""
+    return "en" if (value or "").lower().replace("-", "_").split("_")[0] == "en" else "pt"
+
+
+@functools.cache
+def _catalog(locale: str) -> Catalog:
+    with po_path(locale).open("rb") as f:
+        return read_po(f, locale=locale, domain=DOMAIN)
+
+
+def _load(locale: str) -> Translations:
+    buf = io.BytesIO()
+    write_mo(buf, _catalog(locale))  # untranslated and fuzzy entries are left out: they fall back
+    buf.seek(0)
+    return Translations(buf, domain=DOMAIN)
+
+
+@functools.cache
+def translations(lang: str) -> Translations:
+    """The gettext translations of a page language (``"pt"``, ``"en"``; anything else is pt-BR),
+    English falling back to pt-BR. Read once per process; raises ``OSError`` or Babel's
+    ``PoFileError`` only when the installed catalogs are missing or broken (a packaging fault)."""
+    lang = normal_lang(lang)
+    pt = _load(LOCALES["pt"])
+    if lang == "pt":
+        return pt
+    found = _load(LOCALES[lang])
+    found.add_fallback(pt)
+    return found
+
+
+def gettext(lang: str, msgid: str) -> str:
+    """The text of ``msgid`` in ``lang``: ``gettext("pt", "nav_cases")`` -> ``"Processos"``; the
+    msgid itself when no catalog has it."""
+    return translations(lang).gettext(msgid)
+
+
+def ngettext(lang: str, singular: str, plural: str, n: int) -> str:
+    """The plural form of ``n`` in ``lang`` (gettext's ``ngettext``)."""
+    return translations(lang).ngettext(singular, plural, n)
+
+
+@functools.cache
+def msgids(prefix: str = "") -> tuple[str, ...]:
+    """The msgids of the pt-BR catalog that start with ``prefix`` (``"screen."``), sorted."""
+    return tuple(sorted(m.id for m in _catalog(LOCALES["pt"]) if isinstance(m.id, str) and m.id
+                        and m.id.startswith(prefix) and m.string))

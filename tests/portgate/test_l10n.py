@@ -1,0 +1,45 @@
+"""Dates, numbers and amounts in the page's language through Babel (portgate/l10n.py, docs/i18n.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from central.pay.payslip import brl
+from portgate.l10n import day, moment, money, number
+
+
+def test_amounts_read_the_pt_br_way_and_the_english_way():
+    assert money(Decimal("180")) == "R$ 180,00"
+    assert money(Decimal("1234567.5")) == "R$ 1.234.567,50"
+    assert money(Decimal("-1")) == "-R$ 1,00"
+    assert money("696.60", "en") == "R$696.60"
+    assert brl(Decimal("180")) == money(Decimal("180"))  # the payslip's and the pages' one formatter
+
+
+def test_quantities_days_and_times():
+    assert number(Decimal("1234.5")) == "1.234,5"
+    assert number(2, places=2) == "2,00"
+    assert number("1234.5", "en") == "1,234.5"
+    assert day(dt.date(2026, 4, 14)) == "14/04/2026"
+    assert day(dt.date(2026, 4, 14), "en") == "Apr 14, 2026"
+    at = dt.datetime(2026, 4, 14, 22, 5, tzinfo=dt.timezone.utc)
+    assert moment(at, "pt", ZoneInfo("America/Sao_Paulo")) == "14/04/2026 19:05:00"
+
+
+def test_a_naive_time_is_refused():
+    with pytest.raises(ValueError, match="naive"):
+        moment(dt.datetime(2026, 4, 14, 22, 5))
+
+
+def test_the_pages_quantities_group_thousands_through_babel():
+    """``quantity_text`` (pay and reports pages, the production CSV's descriptions) wrote
+    ``1234,5`` by hand; Babel groups thousands."""
+    from central.production.render import quantity_text
+    assert quantity_text(Decimal("1234.5"), "pt") == "1.234,5"
+    assert quantity_text(Decimal("1234.5"), "en") == "1,234.5"
+    assert quantity_text(Decimal("90.09230769230769230769230769"), "pt-BR") == "90,092"
+    assert quantity_text("n/a", "pt") == "n/a"
