@@ -1,9 +1,9 @@
 """The command line's own messages in the run's language (docs/i18n.md, "The command line").
 
-One rule for every ``portgate`` command: a command that has a ``--lang`` option (``demo``,
-``replay``, ``edge replay``) speaks the language given there; any other command speaks the
-language of the ``PORTGATE_LANG`` environment variable (``pt`` or ``en``; ``en_US``, ``pt-BR``
-read as their language); without it, pt-BR. ``tr("cli.pay.marked_paid", n=3)`` gives the
+One rule for every ``portgate`` command: the messages are in the language of the
+``PORTGATE_LANG`` environment variable (``pt`` or ``en``; ``en_US``, ``pt-BR`` read as their
+language), pt-BR without it; a command's own ``--lang`` (``demo``, ``replay``, ``edge replay``,
+``production``), when given on the command line, overrides it for that command (``use_lang_of``). ``tr("cli.pay.marked_paid", n=3)`` gives the
 catalogs' text of the msgid in that language with its ``str.format`` fields filled.
 
 What a script reads stays as it is and never passes through here: JSON, CSV, ids, paths, the
@@ -27,6 +27,16 @@ def use_lang(lang: str | None) -> None:
     """Make ``lang`` (a command's ``--lang``: ``"pt"``, ``"en"``) the language of every message
     this process prints from now on; ``None`` goes back to ``PORTGATE_LANG``."""
     _chosen[:] = [normal_lang(lang)] if lang else []
+
+
+def use_lang_of(ctx) -> None:
+    """Take the ``lang`` parameter of a click context as the messages' language when the user
+    gave it (on the command line or through its ``envvar``); its default leaves ``PORTGATE_LANG``'s."""
+    import click  # lazy: portgate.clitext is imported by modules that never parse a command line
+
+    if ctx.params.get("lang") and ctx.get_parameter_source("lang") in (
+            click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT):
+        use_lang(ctx.params["lang"])
 
 
 def cli_lang() -> str:

@@ -19,8 +19,10 @@ CLI_MODULES = sorted({*ROOT.glob("central/cli.py"), *ROOT.glob("central/*/cli.py
                       ROOT / "app/cli.py", ROOT / "app/whatif.py", ROOT / "app/checkconfig.py",
                       *ROOT.glob("app/demo/*.py"), ROOT / "edge/cli.py"})
 SINKS = {"echo", "secho", "ClickException", "UsageError", "BadParameter", "out"}
-#: a line a script reads (``ok: 3``, ``FAIL: ...``) says so at its call: ``# machine-read``
-MACHINE = "# machine-read"
+#: a line a script reads (``ok: 3``, ``FAIL: ...``) says so at its call: ``# machine-read``; a
+#: document printed in both languages on purpose (the crew's aboard list, read by the Brazilian
+#: inspector and the foreign master): ``# both languages``
+MARKERS = ("# machine-read", "# both languages")
 _WORD = re.compile(r"[A-Za-zÀ-ú]{2,}")
 
 
@@ -61,7 +63,7 @@ def bare_sentences(path: Path) -> list[str]:
         for arg in [*node.args[:1], *(k.value for k in node.keywords if k.arg == "message")]:
             text = _literal(arg)
             at = "\n".join(lines[node.lineno - 1:node.end_lineno])
-            if _human(text) and MACHINE not in at:
+            if _human(text) and not any(m in at for m in MARKERS):
                 found.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{node.lineno}: {text.strip()[:60]!r}")
     return found
 
