@@ -113,3 +113,55 @@ def test_a_message_reads_in_the_chosen_language_with_its_fields(monkeypatch):
     en = clitext.tr("cli.pay.marked_paid", n=3)
     assert en == "3 statement(s) marked paid"
     assert pt.startswith("3 ") and pt != en and "statement" not in pt
+
+
+def _run(capsys, monkeypatch, lang: str | None, *argv: str) -> tuple[int, str, str]:
+    from app.cli import main
+
+    if lang is None:
+        monkeypatch.delenv(clitext.ENV, raising=False)
+    else:
+        monkeypatch.setenv(clitext.ENV, lang)
+    try:
+        code = main(list(argv))
+    finally:
+        clitext.use_lang(None)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_command_speaks_pt_br_without_portgate_lang_and_english_with_it(capsys, monkeypatch, tmp_path):
+    """The real entry point: a usage error, a refused option value and a result line."""
+    code, _out, err = _run(capsys, monkeypatch, None, "rotation", "fairness", "--db", "sqlite://", "--month", "2026-13")
+    assert code == 2 and "'2026-13' não é AAAA-MM" in err, err
+    code, _out, err = _run(capsys, monkeypatch, "en", "rotation", "fairness", "--db", "sqlite://", "--month", "2026-13")
+    assert code == 2 and "'2026-13' is not YYYY-MM" in err, err
+    code, out, _err = _run(capsys, monkeypatch, "pt", "ledger", "migrate", "--db", f"sqlite:///{tmp_path / 'l.db'}")
+    assert code == 0 and out.startswith("na revisão "), out
+    code, out, _err = _run(capsys, monkeypatch, "en", "ledger", "migrate", "--db", f"sqlite:///{tmp_path / 'l.db'}")
+    assert code == 0 and out.startswith("at revision "), out
+
+
+def test_a_lang_given_on_the_command_line_overrides_portgate_lang(capsys, monkeypatch):
+    code, _out, err = _run(capsys, monkeypatch, "en", "replay", "--lang", "pt")
+    assert code == 2 and "informe --workers, --cards, --escala e --taps (ou --from-ledger)" in err, err
+    code, _out, err = _run(capsys, monkeypatch, "pt", "replay", "--lang", "en")
+    assert code == 2 and "give --workers, --cards, --escala and --taps (or --from-ledger)" in err, err
+    code, _out, err = _run(capsys, monkeypatch, "en", "replay")  # --lang's default leaves PORTGATE_LANG's
+    assert code == 2 and "give --workers" in err, err
+
+
+def test_a_day_printed_for_a_person_is_in_the_commands_language(monkeypatch):
+    """Dates go through portgate.l10n with the command line's language (the registry's lines)."""
+    import datetime as dt
+
+    from portgate.l10n import day
+
+    monkeypatch.setenv(clitext.ENV, "pt")
+    said = clitext.tr("cli.registry.suspended", registration="V012", start=day(dt.date(2026, 3, 10), clitext.cli_lang()),
+                      end=day(dt.date(2026, 3, 29), clitext.cli_lang()))
+    assert said == "V012 suspenso de 10/03/2026 a 29/03/2026"
+    monkeypatch.setenv(clitext.ENV, "en")
+    said = clitext.tr("cli.registry.suspended", registration="V012", start=day(dt.date(2026, 3, 10), clitext.cli_lang()),
+                      end=day(dt.date(2026, 3, 29), clitext.cli_lang()))
+    assert said == "V012 suspended Mar 10, 2026 .. Mar 29, 2026"
