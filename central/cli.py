@@ -98,8 +98,8 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
         record, written = enrol(keys_dir, gate_id, key, office_key(keys_dir), dt.datetime.now(dt.UTC))
         click.echo(str(record))
         said = dict(gate=gate_id, fingerprint=fingerprint(key), record=record)
-        click.echo(tr("cli.central.key_enrolled", **said) if written else tr("cli.central.key_already_enrolled", **said),
-                   err=True)
+        click.echo(tr("cli.central.key_enrolled", **said) if written
+                   else tr("cli.central.key_already_enrolled", **said), err=True)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
@@ -182,8 +182,8 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
             sent = publish_photos(client, port_name, photos_dir, full=full_photos, signer=signer)
             done["photos"] = sent["version"]
             said = dict(version=sent["version"], files=sent["files"], removed=sent["removed"])
-            click.echo(tr("cli.central.photos_delta", **said) if sent["delta"] else tr("cli.central.photos_index", **said),
-                       err=True)
+            click.echo(tr("cli.central.photos_delta", **said) if sent["delta"]
+                       else tr("cli.central.photos_index", **said), err=True)
     except BrokerUnavailable as exc:
         raise click.ClickException(tr("cli.central.broker_said", broker=broker, why=exc)) from exc
     except SQLAlchemyError as exc:

@@ -3,8 +3,10 @@
 One rule for every ``portgate`` command: the messages are in the language of the
 ``PORTGATE_LANG`` environment variable (``pt`` or ``en``; ``en_US``, ``pt-BR`` read as their
 language), pt-BR without it; a command's own ``--lang`` (``demo``, ``replay``, ``edge replay``,
-``production``), when given on the command line, overrides it for that command (``use_lang_of``). ``tr("cli.pay.marked_paid", n=3)`` gives the
-catalogs' text of the msgid in that language with its ``str.format`` fields filled.
+``production``), when given on the command line, overrides it for that command (``use_lang_of``;
+the demo's console always speaks its ``--lang``, as its gates: ``use_lang``).
+``tr("cli.pay.marked_paid", n=3)`` gives the catalogs' text of the msgid in that language with its
+``str.format`` fields filled.
 
 What a script reads stays as it is and never passes through here: JSON, CSV, ids, paths, the
 ``key=value`` and ``ok:``/``FAIL:`` lines. Amounts, numbers and days a person reads go through

@@ -173,10 +173,14 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
         ctx.exit(3)
     new = {(b.gate_id, b.seq_from, b.kind) for b in report.recorded}
     for b in report.failures:
-        click.echo(f"FAIL: {b.detail}" + ("" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"))  # machine-read
+        again = "" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"
+        click.echo(f"FAIL: {b.detail}{again}")  # machine-read
     if report.examined == 0:
-        click.echo(tr("cli.evidence.audited_nothing_failures", after=after_id, failures=len(report.failures),
-                      new=len(report.recorded)) if report.failures else tr("cli.evidence.audited_nothing", after=after_id))
+        if report.failures:
+            click.echo(tr("cli.evidence.audited_nothing_failures", after=after_id, failures=len(report.failures),
+                          new=len(report.recorded)))
+        else:
+            click.echo(tr("cli.evidence.audited_nothing", after=after_id))
     else:
         click.echo(tr("cli.evidence.audited", n=report.checked, last=report.last_id, failures=len(report.failures),
                       new=len(report.recorded)))

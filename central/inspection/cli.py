@@ -109,7 +109,8 @@ def hours(
         },
     )
     over = sum(1 for e in book.overtime if e.overtime_s)
-    click.echo(tr("cli.crew.book", ship=ship, days=len(book.overtime), over=over, transgressions=len(book.transgressions)))
+    click.echo(tr("cli.crew.book", ship=ship, days=len(book.overtime), over=over,
+                  transgressions=len(book.transgressions)))
     for path in written:
         click.echo(f"  {path}")
     return 0

@@ -125,4 +125,5 @@ def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> No
                     now=dt.datetime.now(dt.UTC))
     finally:
         engine.dispose()
-    click.echo(tr("cli.ledger.meal_not_worked", shift=shift_id) if not_worked else tr("cli.ledger.meal_worked", shift=shift_id))
+    click.echo(tr("cli.ledger.meal_not_worked", shift=shift_id) if not_worked
+               else tr("cli.ledger.meal_worked", shift=shift_id))
