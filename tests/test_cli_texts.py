@@ -13,11 +13,12 @@ import pytest
 from portgate import clitext
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the command modules: every ``cli.py`` of the packages, the argument helpers, the what-if and
-#: check-config commands, the demo's command and console
-CLI_MODULES = sorted({*ROOT.glob("central/cli.py"), *ROOT.glob("central/*/cli.py"), ROOT / "central/cli_args.py",
-                      ROOT / "app/cli.py", ROOT / "app/whatif.py", ROOT / "app/checkconfig.py",
-                      *ROOT.glob("app/demo/*.py"), ROOT / "edge/cli.py"})
+#: the command modules: every module of the packages that imports click (a new command module is
+#: in by itself), and the demo's console (``app/demo``: its ``out``)
+CLI_MODULES = sorted({*(p for package in ("app", "central", "edge", "wire", "portgate")
+                        for p in (ROOT / package).rglob("*.py")
+                        if re.search(r"^\s*(import click|from click)", p.read_text(encoding="utf-8"), re.M)),
+                      *ROOT.glob("app/demo/*.py")})
 SINKS = {"echo", "secho", "ClickException", "UsageError", "BadParameter", "out"}
 #: a line a script reads (``ok: 3``, ``FAIL: ...``) says so at its call: ``# machine-read``; a
 #: document printed in both languages on purpose (the crew's aboard list, read by the Brazilian
@@ -87,7 +88,9 @@ def test_the_guard_finds_a_bare_sentence_and_lets_catalog_texts_and_machine_line
 
 def test_no_command_module_hands_a_bare_sentence_to_click():
     """Every sentence a person reads from the command line is ``tr("cli....")`` (both catalogs)."""
-    assert {p.name for p in CLI_MODULES} >= {"cli.py", "whatif.py", "checkconfig.py", "run.py"}
+    named = {str(p.relative_to(ROOT)) for p in CLI_MODULES}
+    assert named >= {"app/cli.py", "app/whatif.py", "app/checkconfig.py", "app/demo/run.py", "central/cli_args.py",
+                     "central/pay/cli.py", "edge/cli.py", "wire/cli.py"}, named
     found = [line for path in CLI_MODULES for line in bare_sentences(path)]
     assert found == [], "\n".join(found)
 
