@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from app.demo.scenario import DEFAULT_DIR, Scenario
+from portgate.clitext import tr, use_lang
 
 
 @click.command("demo")
@@ -29,13 +30,13 @@ def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool, k
     port meanwhile (URL and login printed). Exit status 0 only if all of it is right."""
     from app.demo.run import run_demo
 
+    use_lang(lang)  # the console speaks the run's language, as its gates
     scenario = Scenario(scenario_dir)
     if run_dir is None:
         run_dir = Path("run") / f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
     if run_dir.exists() and any(run_dir.iterdir()):
         # A day is played on fresh gates and a fresh ledger: old state would decide differently.
-        raise click.BadParameter(f"{run_dir} is not empty: choose another run directory or remove it",
-                                 param_hint="--run-dir")
+        raise click.BadParameter(tr("cli.demo.run_dir_not_empty", path=run_dir), param_hint="--run-dir")
     status = run_demo(run_dir.resolve(), scenario, lang=lang, outage=not no_outage,
                       out=lambda text: click.echo(text), keep_serving=keep_serving)
     sys.exit(status)

@@ -71,10 +71,11 @@ class OfficeSide:
         self.web = DemoWeb(self.ledger_url, [g.clock_file for g in self.gates.values()],
                            self.scenario.spec.timezone, self.dir / "central.toml")
         self.web_url = self.web.start()
-        self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (inspector), "
-                 f"{OFFICE_USER} / {DEMO_PASSWORD} (office), {WORKER_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(worker, on the phone: {self.web_url}w/), {STEVEDORE_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(stevedore) (portgate office serve)")
+        from portgate.clitext import tr  # lazy: with the web application
+
+        # "web <url>  login " starts the line in every language (testkit/demo_day.py reads the URL)
+        self.out(tr("cli.demo.web", url=self.web_url, inspector=DEMO_USER, office=OFFICE_USER,
+                    worker=WORKER_REGISTRATION, stevedore=STEVEDORE_REGISTRATION, password=DEMO_PASSWORD))
 
     def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
         """The office publishes the roster, the blocklist base and the escala (retained

@@ -14,6 +14,7 @@ from central.cli_args import FIRST_DAY, LAST_DAY
 from central.registry.cli import common, iso_date, transaction
 from central.rotation import service
 from central.rotation.requisitions import load_requisitions
+from portgate.clitext import tr
 
 
 def _out(obj) -> None:
@@ -102,10 +103,10 @@ def fairness_cmd(url, actor, month, category):
     try:
         first = dt.date.fromisoformat(f"{month}-01")
     except ValueError as exc:
-        raise click.BadParameter(f"{month!r} is not YYYY-MM", param_hint="--month") from exc
+        raise click.BadParameter(tr("cli.args.not_a_month", value=repr(month)), param_hint="--month") from exc
     if not FIRST_DAY <= first <= LAST_DAY:
-        raise click.BadParameter(f"{month!r} is outside {FIRST_DAY:%Y-%m}..{LAST_DAY:%Y-%m}",
-                                 param_hint="--month")
+        bounds = {"first": FIRST_DAY.strftime("%Y-%m"), "last": LAST_DAY.strftime("%Y-%m")}
+        raise click.BadParameter(tr("cli.args.month_outside", value=repr(month), **bounds), param_hint="--month")
     with transaction(url) as session:
         f = service.month_fairness(session, first.year, first.month, category)
     for reg, n in sorted(f.shifts.items()):
@@ -170,6 +171,6 @@ def hours_cmd(url, actor, month, semester):
     from central.production.hours import monthly_return, semester_return  # lazy: CLI start-up
 
     if bool(month) == bool(semester):
-        raise click.UsageError("give --month YYYY-MM or --semester YYYY-1|YYYY-2")
+        raise click.UsageError(tr("cli.rotation.give_month_or_semester"))
     with transaction(url) as session:
         _out(monthly_return(session, month) if month else semester_return(session, semester))

@@ -22,6 +22,7 @@ from pathlib import Path
 import click
 import structlog
 
+from portgate.clitext import cli_lang, tr
 from portgate.config import write_secret
 from portgate.errors import BadInput, ConfigError
 
@@ -138,7 +139,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     from portgate.logs import configure_logging  # lazy: CLI start-up
 
     if bool(ssl_certfile) != bool(ssl_keyfile):
-        raise click.UsageError("give both --ssl-certfile and --ssl-keyfile, or neither")
+        raise click.UsageError(tr("cli.office.ssl_both_or_neither"))
     from central.cli_args import db_url_arg  # lazy: CLI start-up
 
     config = _config(config_path)
@@ -220,7 +221,7 @@ def add_user_cmd(config_path, login, role, registration, name, password_file, ac
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
         user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor))
-    click.echo(f"user {user.login} ({user.role}) added")
+    click.echo(tr("cli.office.user_added", login=user.login, role=user.role))
 
 
 def _add_worker(config_path, login, registration, password_file, actor) -> None:
@@ -236,10 +237,11 @@ def _add_worker(config_path, login, registration, password_file, actor) -> None:
     password = _password(password_file) if password_file or os.environ.get("PORTGATE_PASSWORD") else None
     with _session(config_path) as s, s.begin():
         issued = add_account(s, registration, password=password, actor=_actor(actor))
-    click.echo(f"user {login_of(registration)} (worker, registration {registration.strip()}) added")
+    click.echo(tr("cli.office.worker_added", login=login_of(registration), registration=registration.strip()))
     if issued is not None:
-        click.echo(f"activation code {issued.code} (single use, valid until "
-                   f"{issued.expires_at:%Y-%m-%d %H:%M} UTC): the worker opens /w/ativar")
+        from portgate.l10n import moment  # lazy: CLI start-up
+
+        click.echo(tr("cli.office.activation_code", code=issued.code, until=moment(issued.expires_at, cli_lang())))
 
 
 @office.command("set-password")
@@ -254,7 +256,7 @@ def set_password_cmd(config_path, login, password_file, actor):
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
         set_password(s, login, password, actor=_actor(actor))
-    click.echo(f"password of {login} set")
+    click.echo(tr("cli.office.password_set", login=login))
 
 
 @office.command("disable-user")
@@ -267,7 +269,7 @@ def disable_user_cmd(config_path, login, actor):
 
     with _session(config_path) as s, s.begin():
         disable_user(s, login, actor=_actor(actor))
-    click.echo(f"user {login} disabled")
+    click.echo(tr("cli.office.user_disabled", login=login))
 
 
 @office.command("import-ships")
@@ -280,4 +282,4 @@ def import_ships_cmd(config_path, ships_csv, actor):
 
     with _session(config_path) as s, s.begin():
         n = import_csv(s, ships_csv, actor=_actor(actor))
-    click.echo(f"{n} ship call(s) imported")
+    click.echo(tr("cli.office.ships_imported", n=n))

@@ -12,7 +12,7 @@ from central.registry import confiscation, store
 from central.registry.api import roster_snapshot
 from central.registry.changes import utcnow
 from central.rotation import service
-from edge.rules.engine import decide
+from edge.display.said import decide  # the rules with their words (edge.rules.engine.decide: none)
 from edge.rules.model import Now, Outcome, Presentation
 from edge.rules.rulebook import GateRulebook
 from portgate.records import CardStatus, WorkerStatus
