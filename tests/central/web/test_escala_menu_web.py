@@ -26,11 +26,15 @@ DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 DAY = "2026-12-02"
 HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function,workers\n"
 ARRIVED = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+# the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
+# ended (the machine's date is later: a past escala is refused)
+EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 NAMES = dict(line.split(",")[:2] for line in (DEMO / "workers.csv").read_text(encoding="utf-8").splitlines()[1:])
 
 
 @pytest.fixture
 def reg(engine, users, clock):
+    clock.at = EVE
     with Session(engine) as s, s.begin():
         import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     return engine
