@@ -23,6 +23,13 @@ from portgate.errors import BadInput
 READERS = ("inspector", "auditor", "admin", "office")
 WRITERS = ("inspector",)
 CSV_ROWS = 10_000
+#: ``/flags.csv``'s header row in the page's language (as the other exports: ``routes/exports.py``)
+CSV_HEADERS = {
+    "pt": ("instante_utc", "portaló", "seq", "evento", "ocorrências", "matrícula", "matrícula_do_crachá", "navio",
+           "decisão", "mensagem", "estado", "desfecho", "processo", "revisto_por", "revisto_utc", "comentário"),
+    "en": ("occurred_at", "gate_id", "seq", "event_id", "flags", "registration", "badge_registration", "ship",
+           "decision", "message", "state", "outcome", "case_id", "reviewed_by", "reviewed_at", "comment"),
+}
 
 
 @guarded(*READERS)
@@ -43,8 +50,9 @@ async def flag_list(request: Request):
 
 @guarded(*READERS)
 async def flag_csv(request: Request):
-    """The queue as CSV with the page's filters (at most ``CSV_ROWS`` rows, newest first): times
-    in UTC ISO 8601, flag codes as codes, the state and the latest review."""
+    """The queue as CSV with the page's filters (at most ``CSV_ROWS`` rows, newest first): headers
+    in the page's language (``CSV_HEADERS``), times in UTC ISO 8601, flag codes as codes, the state
+    and the latest review."""
     web = request.app.state.web
     try:
         f = flagsmodel.parse_filters(request.query_params)
@@ -53,17 +61,17 @@ async def flag_csv(request: Request):
     rows = await run_in_threadpool(web.read, flagsmodel.flag_rows, f, web.tz, CSV_ROWS)
     out = io.StringIO()
     w = csvout.writer(out)  # a typed comment or message never runs as a formula
-    w.writerow(["occurred_at", "gate_id", "seq", "event_id", "flags", "registration", "badge_registration",
-                "ship", "decision", "message", "state", "outcome", "case_id", "reviewed_by", "reviewed_at",
-                "comment"])
+    lang = "en" if lang_of(request) == "en" else "pt"
+    w.writerow(CSV_HEADERS[lang])
     for r in rows:
         v = r.review
         w.writerow((
             r.occurred_at.isoformat(), r.gate_id, r.seq, r.event_id, " ".join(r.flags), r.registration,
             r.badge_registration, r.ship, r.decision, r.message, v.state, v.outcome, v.case_id, v.actor,
             v.at.isoformat() if v.at else "", v.comment))
+    name = "flags" if lang == "en" else "ocorrencias"
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="ocorrencias.csv"'})
+                    headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
 
 
 @guarded(*READERS)
