@@ -153,7 +153,8 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
                      slip_key=slip_key(config),
                      gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
-                     publish_photos=_photo_publisher(config), send_command=_command_sender(config))
+                     publish_photos=_photo_publisher(config), send_command=_command_sender(config),
+                     ports=config.served_ports)
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            log_level=config.log_level))
@@ -206,21 +207,34 @@ def _session(config_path: str):
               help="Read the password from this file (else $PORTGATE_PASSWORD, else asked; a worker "
                    "without either gets an activation code).")
 @click.option("--actor", default=None, help="Who makes the change (default: your login).")
-def add_user_cmd(config_path, login, role, registration, name, password_file, actor):
+@click.option("--port", "ports", multiple=True, help="A port the user sees (repeatable; default: the office's "
+              "home port, `port` of central.toml). For an office of several ports (`ports`).")
+@click.option("--all-ports", is_flag=True, help="The user sees every port the office serves (an auditor, a federation).")
+def add_user_cmd(config_path, login, role, registration, name, password_file, actor, ports, all_ports):
     """Add a user of the web application (role worker: an account bound to --registration)."""
+    from central.web.ports import stored_ports  # lazy: CLI start-up
     from central.web.users import add_user  # lazy: CLI start-up
 
     if role == "worker":
+        if ports or all_ports:
+            raise BadInput("--port and --all-ports are for office users", where="--port")
         _add_worker(config_path, login, registration, password_file, actor)
         return
     if registration is not None:
         raise BadInput("--registration is for --role worker", where="--registration")
     if not login:
         raise BadInput("--login is required", where="--login")
+    scope = stored_ports(ports, all_ports=all_ports)
+    served = _config(config_path).served_ports
+    unknown = [p for p in ports if p not in served]
+    if unknown:
+        raise BadInput(f"port {unknown[0]!r} is not served by this office (ports: {', '.join(served)})",
+                       where="--port")
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
-        user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor))
-    click.echo(f"user {user.login} ({user.role}) added")
+        user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor), ports=scope)
+    click.echo(f"user {user.login} ({user.role}) added"
+               + ("" if scope is None else f", ports {'all' if scope == '*' else scope}"))
 
 
 def _add_worker(config_path, login, registration, password_file, actor) -> None:
