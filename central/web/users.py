@@ -122,6 +122,16 @@ def set_password(session: Session, login: str, password: str, *, actor: str,
     audit(session, actor=actor, action="user.set_password", subject=row.login, detail={}, now=now)
 
 
+def set_ports(session: Session, login: str, ports: str | None, *, actor: str, now: dt.datetime | None = None) -> None:
+    """Set the ports the user sees (``central.web.ports.stored_ports``: None the home port, ``*``
+    all); one audit row. ``BadInput`` for an unknown login."""
+    now = now or utcnow()
+    row = _existing(session, login)
+    session.execute(update(office_users).where(office_users.c.id == row.id).values(ports=ports, updated_at=now))
+    audit(session, actor=actor, action="user.set_ports", subject=row.login,
+          detail={"from": row.ports, "to": ports}, now=now)
+
+
 def disable_user(session: Session, login: str, *, actor: str, now: dt.datetime | None = None) -> None:
     """Disable the user: no new login, and its open sessions are refused at their next request."""
     now = now or utcnow()

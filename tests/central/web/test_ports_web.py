@@ -244,3 +244,15 @@ def test_scope_values():
     assert user_ports("itajai,santos,gone", served) == ("santos", "itajai")
     assert view_ports(("santos", "rio"), "rio") == ("rio",)
     assert view_ports(("santos",), "rio") == ("santos",) and view_ports(("santos", "rio"), "*") == ("santos", "rio")
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+def test_new_ports_apply_to_an_open_session_at_its_next_request(two_ports):
+    from central.web.users import set_ports
+
+    c = _client(_app(two_ports), "clerk-santos")
+    assert SANTOS["gate"] in c.get("/").text
+    with Session(two_ports) as s, s.begin():
+        set_ports(s, "clerk-santos", "rio", actor="test")
+    home = c.get("/").text
+    assert RIO["gate"] in home and SANTOS["gate"] not in home

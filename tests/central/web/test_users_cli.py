@@ -149,4 +149,19 @@ def test_add_user_port_scope_on_an_office_of_several_ports(tmp_path, monkeypatch
         detail = s.execute(select(audit_log.c.detail).where(audit_log.c.subject == "clerk")).scalar_one()
     assert got == {"clerk": "rio,santos", "fed": "*", "old": None}
     assert detail["ports"] == "rio,santos"
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old", "--all-ports"]) == 0
+    assert main(["office", "set-ports", "--config", cfg, "--login", "fed", "--port", "rio"]) == 0
+    assert main(["office", "set-ports", "--config", cfg, "--login", "clerk", "--home"]) == 0
+    capsys.readouterr()
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old"]) == 2
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old", "--home", "--port", "rio"]) == 2
+    assert main(["office", "set-ports", "--config", cfg, "--login", "ghost", "--all-ports"]) == 2
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old", "--port", "vitoria"]) == 2
+    assert "no user 'ghost'" in capsys.readouterr().err
+    with Session(engine) as s:
+        got = dict(s.execute(select(office_users.c.login, office_users.c.ports)).all())
+        changed = [r.detail for r in s.execute(select(audit_log).where(audit_log.c.action == "user.set_ports")
+                                               .order_by(audit_log.c.id))]
+    assert got == {"clerk": None, "fed": "rio", "old": "*"}
+    assert changed == [{"from": None, "to": "*"}, {"from": "*", "to": "rio"}, {"from": "rio,santos", "to": None}]
     engine.dispose()
