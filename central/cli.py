@@ -29,17 +29,13 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     ``portgate ledger migrate`` creates one."""
     from central.cli_args import db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.ingest.service import Ingest  # lazy: CLI start-up
+    from central.ingest.ports import make_ingest  # lazy: CLI start-up
     from central.runner import for_instance, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
-    if config.nats.servers:  # [nats]: the JetStream pull consumer (issue 37); else the MQTT ingest
-        from central.ingest.jetstream import JetStreamIngest  # lazy: CLI start-up
-
-        run_central(config, lambda: JetStreamIngest(config))
-    else:
-        run_central(config, lambda: Ingest(config))
+    # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`
+    run_central(config, lambda: make_ingest(config))
 
 
 @central.command("add-gate")
