@@ -18,9 +18,6 @@ import pytest
 
 from app.demo.scenario import DEFAULT_DIR
 
-pytestmark = [pytest.mark.nats, pytest.mark.postgres]
-
-
 def _children(root: int) -> dict[int, tuple[str, str]]:
     """``{pid: (start time, command line)}`` of every living descendant of ``root`` (from /proc)."""
     parents: dict[int, int] = {}
@@ -102,6 +99,8 @@ CLUSTER = ("nats-server", "etcd", "patroni", "postgres")
 
 
 @pytest.mark.slow
+@pytest.mark.nats
+@pytest.mark.postgres
 @pytest.mark.timeout(1200)
 def test_the_cluster_demo_plays_two_ports_and_leaves_no_process(tmp_path):
     demo = Watched(tmp_path)
@@ -125,6 +124,8 @@ def test_the_cluster_demo_plays_two_ports_and_leaves_no_process(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.nats
+@pytest.mark.postgres
 @pytest.mark.timeout(900)
 def test_ctrl_c_in_the_middle_of_the_day_stops_every_process(tmp_path):
     """SIGINT to the demo process alone (its children get none: the demo itself must stop them)."""
