@@ -163,7 +163,7 @@ class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     database_url: str
-    port: str  # the home port: the one of a single-port office, and the scope of web users made before 0027
+    port: str  # the home port: the one of a single-port office, and the scope of web users made before 0028
     keys_dir: str
     # several ports on one ledger (docs/operations.md "Many ports, one ledger"): the ingest runs one
     # consumer per port (central/ingest/ports.py); empty: ``port`` alone

@@ -61,6 +61,7 @@ class DemoRun(OfficeSide, DayChecks):
         self.tz = ZoneInfo(scenario.spec.timezone)
         self.day_start = dt.datetime.combine(scenario.spec.day, dt.time(0), self.tz)
         self.ledger_url = f"sqlite:///{self.dir / 'ledger.db'}"
+        self.ledger_label = str(self.dir / "ledger.db")
         self.broker = None
         self.office: subprocess.Popen | None = None
         self.gates: dict[str, Gate] = {}
@@ -72,21 +73,41 @@ class DemoRun(OfficeSide, DayChecks):
         self.web_url: str | None = None
 
     # -- set-up --------------------------------------------------------------------------------
-    def start(self) -> None:
-        from central.ingest.keys import add_gate
+    #: the office's log line that says its ingest is connected (and so subscribed)
+    OFFICE_READY = "ingest.connected"
+
+    def _start_broker(self) -> None:
         from app.demo.mosquitto import Mosquitto
 
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.broker = Mosquitto(self.dir / "broker")
         self.broker.start()
         self.out(tr("cli.demo.broker", port=self.broker.port, folder=self.dir / "broker"))
+
+    def _office_broker_toml(self) -> str:
+        """central.toml's broker sections: ``[mqtt]`` of the private mosquitto."""
+        return f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
+
+    def gate_mqtt_toml(self, mqtt_port: int) -> str:
+        """gate.toml's ``[mqtt]``: the private mosquitto (MQTT 5)."""
+        return f'[mqtt]\nhost = "127.0.0.1"\nport = {mqtt_port}\n\n'
+
+    def _prepare_ledger(self) -> None:
+        from app.demo.web import prepare_ledger
+
+        prepare_ledger(self.ledger_url, self.scenario, self.day_start)
+
+    def start(self) -> None:
+        from central.ingest.keys import add_gate
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._start_broker()
         keys = self.dir / "keys"
         keys.mkdir(exist_ok=True)
         sc = self.scenario
         central = self.dir / "central.toml"
         central.write_text(
             f'database_url = "{self.ledger_url}"\nport = "{sc.spec.port}"\nkeys_dir = "{keys}"\nworkers = 1\nlog_json = true\n\n'
-            f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
+            + self._office_broker_toml() +
             f'[ingest]\ngap_grace_s = 2.0\nreplay_every_s = 5.0\n\n'
             f'[publish]\nworkers_csv = "{sc.workers_csv}"\ncards_csv = "{sc.cards_csv}"\n'
             f'escala_csv = "{sc.escala_csv}"\n\n'
@@ -100,12 +121,10 @@ class DemoRun(OfficeSide, DayChecks):
 
         office_key(keys)  # made before the office starts: the gates check its receipts against signing.pub
         self._publish_snapshots()
-        from app.demo.web import prepare_ledger
-
-        prepare_ledger(self.ledger_url, sc, self.day_start)
+        self._prepare_ledger()
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
-        self.out(tr("cli.demo.office", ledger=self.dir / "ledger.db"))
+        self.out(tr("cli.demo.office", ledger=self.ledger_label))
         self._wait_office_subscribed()
         for gid, gate in self.gates.items():
             config = gate.write_config(key_files[gid], self.broker.port, keys / "office" / "signing.pub")
@@ -128,7 +147,7 @@ class DemoRun(OfficeSide, DayChecks):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_office()
-            if log.exists() and "ingest.connected" in log.read_text(errors="replace"):
+            if log.exists() and self.OFFICE_READY in log.read_text(errors="replace"):
                 return
             time.sleep(0.1)
         raise DemoFailed(f"the office did not connect to the broker in {timeout:.0f} s; see {log}")
@@ -178,6 +197,18 @@ class DemoRun(OfficeSide, DayChecks):
                 return {r[0] for r in db.execute("SELECT event_id FROM events WHERE gate_id = ?", (gate_id,))}
         except sqlite3.Error:
             return set()
+
+    def _ledger_counts(self, db, gate_id: str) -> tuple[int, int]:
+        """``(events of gate_id in the ledger, sequence numbers the office still waits for)``;
+        ``db`` is what ``_ledger_reader()`` opened."""
+        row = db.execute("SELECT highest_seq, contiguous_seq FROM gate_progress WHERE gate_id = ?",
+                         (gate_id,)).fetchone()
+        gaps = 0 if row is None else row[0] - row[1]
+        return db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gate_id,)).fetchone()[0], gaps
+
+    def _ledger_reader(self):
+        """A read-only connection to the ledger for the reconciliation (a context manager)."""
+        return contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True))
 
     def drained(self) -> bool:
         return all(g.journal_ids() <= self._ledger_ids(gid) for gid, g in self.gates.items())

@@ -230,8 +230,8 @@ def add_user_cmd(config_path, login, role, registration, name, password_file, ac
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
         user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor), ports=scope)
-    click.echo(f"user {user.login} ({user.role}) added"
-               + ("" if scope is None else f", ports {'all' if scope == '*' else scope}"))
+    click.echo(tr("cli.office.user_added", login=user.login, role=user.role)
+               + ("" if scope is None else tr("cli.office.user_ports", ports=_scope_words(scope))))
 
 
 def _scope(config_path: str, ports, all_ports: bool) -> str | None:

@@ -1,7 +1,7 @@
 """Office users' port scope (issue 37 item 4, many ports on one ledger).
 
 An office serving several ports (central.toml ``ports``) shows each user the ports his
-``office_users.ports`` names (0027): ``None`` (a user made before, or without ``--port``) the
+``office_users.ports`` names (0028): ``None`` (a user made before, or without ``--port``) the
 office's home port, ``*`` every port the office serves (an auditor or a federation's user), else port
 ids separated by commas. A user with more than one port picks the port a page shows, or all of his
 ports (consolidated), with the selector of every page (``POST /port``, kept in the session).

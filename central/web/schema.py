@@ -26,7 +26,7 @@ office_users = Table(
     Column("disabled", Boolean, nullable=False, default=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
-    # the ports the user may see (0027, central/web/ports.py): NULL the office's home port, "*" all, "a,b"
+    # the ports the user may see (0028, central/web/ports.py): NULL the office's home port, "*" all, "a,b"
     Column("ports", String(1000), nullable=True),
 )
 

@@ -239,7 +239,7 @@ def test_scope_values():
     with pytest.raises(BadInput):
         stored_ports(["a/b"])
     served = ("santos", "rio", "itajai")
-    assert user_ports(None, served) == ("santos",)  # a user made before 0027: the home port
+    assert user_ports(None, served) == ("santos",)  # a user made before 0028: the home port
     assert user_ports("*", served) == served
     assert user_ports("itajai,santos,gone", served) == ("santos", "itajai")
     assert view_ports(("santos", "rio"), "rio") == ("rio",)

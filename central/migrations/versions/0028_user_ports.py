@@ -3,8 +3,8 @@ the ports a user may see: NULL (every user made before) the office's home port (
 central.toml), ``*`` every port the office serves, else port ids separated by commas
 (``central.web.ports``)
 
-Revision ID: 0027
-Revises: 0026
+Revision ID: 0028
+Revises: 0027
 Create Date: 2026-12-06 11:10:00
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision = '0027'
-down_revision = '0026'
+revision = '0028'
+down_revision = '0027'
 branch_labels = None
 depends_on = None
 
