@@ -271,7 +271,8 @@ def test_a_period_that_has_ended_is_not_changed_and_the_menu_keeps_what_was_type
         page.wait_for_load_state()
         page.goto(url + f"/escala?date={DAY}")
         assert page.locator("html").get_attribute("lang") == "en"
-        row = page.locator('section.escala-group[data-ship="9300001"][data-period="01-07"] tr[data-registration="V002"]')
+        row = page.locator('section.escala-group[data-ship="9300001"][data-period="01-07"] '
+                           'tr[data-registration="V002"]')
         row.locator("summary").click()
         row.locator("form.refuse-form").locator('input[name="reason"]').fill("no")
         row.locator("form.refuse-form").locator('button[type="submit"]').click()
