@@ -43,8 +43,8 @@ def _req(ref, function, workers, **extra):
 def _dispatch(tmp_path, db_url, rows, capsys):
     path = write_csv(tmp_path / "req.csv", (*REQ_COLUMNS, "category", *EXTRA), rows)
     capsys.readouterr()
-    code = main(["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(path), "--db", db_url,
-                 "--actor", "despacho"])
+    code = main(["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(path),
+                 "--db", db_url, "--actor", "despacho"])
     out = capsys.readouterr().out
     assert code == 0
     return json.loads(out)
