@@ -256,3 +256,12 @@ def test_new_ports_apply_to_an_open_session_at_its_next_request(two_ports):
         set_ports(s, "clerk-santos", "rio", actor="test")
     home = c.get("/").text
     assert RIO["gate"] in home and SANTOS["gate"] not in home
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+def test_the_users_page_shows_each_users_ports_on_an_office_of_several_ports(two_ports):
+    page = _client(_app(two_ports), "admin-all").get("/users").text
+    cells = dict(re.findall(r"<tr><td>([a-z-]+)</td>.*?<td class=\"ports\">([^<]*)</td>", page))
+    assert cells["clerk-santos"] == "santos" and cells["legacy"] == "santos"  # legacy: the home port
+    assert cells["auditor-all"] == "todos"
+    assert 'class="ports"' not in _client(_app(two_ports, ports=()), "admin-all").get("/users").text
