@@ -265,3 +265,20 @@ def test_the_users_page_shows_each_users_ports_on_an_office_of_several_ports(two
     assert cells["clerk-santos"] == "santos" and cells["legacy"] == "santos"  # legacy: the home port
     assert cells["auditor-all"] == "todos"
     assert 'class="ports"' not in _client(_app(two_ports, ports=()), "admin-all").get("/users").text
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+def test_a_one_port_inspector_cannot_review_another_ports_flag(two_ports):
+    from sqlalchemy import func, select
+
+    from central.registry.schema import flag_reviews
+
+    c = _client(_app(two_ports), "insp-santos")
+    token = csrf_of(c.get("/flags").text)
+    rio_event = _rio_event_id(two_ports)
+    for action in ("acknowledge", "close"):
+        r = c.post(f"/flags/{rio_event}/{action}", data={"csrf_token": token, "comment": "visto"})
+        assert r.status_code == 400 and "nenhum evento" in r.text, action
+    assert c.post(f"/flags/{rio_event}/case", data={"csrf_token": token}).status_code == 403  # cases: all ports only
+    with two_ports.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(flag_reviews)).scalar_one() == 0
