@@ -161,12 +161,12 @@ def test_a_one_port_user_never_sees_the_other_ports_data_on_any_page(two_ports, 
 def test_one_port_pages_show_their_port_and_unsplit_pages_are_refused(two_ports):
     c = _client(_app(two_ports), "clerk-santos")
     for path in ("/", "/live/panel", "/flags", "/alarms", "/reads?from=2026-11-01&to=2026-11-30",
-                 "/flags.csv", "/alarms.csv", f"/reports?month={MONTH}"):
+                 "/flags.csv", "/alarms.csv", "/ships", f"/reports?month={MONTH}"):
         r = c.get(path)
         shown = SANTOS["ship"] if path.startswith("/reports") else SANTOS["gate"]
         assert r.status_code == 200 and shown in r.text, path
     assert SANTOS["worker"] in c.get("/reads.csv?from=2026-11-01&to=2026-11-30").text
-    for path in ("/workers", "/escala", "/pay", "/audit", "/ships", "/escala.csv"):
+    for path in ("/workers", "/escala", "/pay", "/audit", "/escala.csv"):
         r = c.get(path)
         assert r.status_code == 403 and "só para quem vê todos os portos" in r.text, path
     assert 'id="port-form"' not in c.get("/").text  # one port: no selector
