@@ -183,9 +183,9 @@ def active_user(session: Session, user_id: int) -> User | None:
 
 
 def list_users(session: Session) -> list[dict]:
-    """Every user (no hashes), by login."""
+    """Every user (no hashes), by login, with his ``ports`` (``central.web.ports``)."""
     rows = session.execute(select(office_users.c.login, office_users.c.name, office_users.c.role,
-                                  office_users.c.disabled).order_by(office_users.c.login))
+                                  office_users.c.disabled, office_users.c.ports).order_by(office_users.c.login))
     return [dict(r._mapping) for r in rows]
 
 

@@ -21,9 +21,11 @@ WRITERS = ("office",)
 
 
 @guarded(*ALL_ROLES)
+@per_port  # a call by its gate's port; adding or changing calls stays with users of every port
 async def ship_list(request: Request):
     web = request.app.state.web
-    calls = await run_in_threadpool(web.with_session, service.list_calls)
+    ports = request.state.ports
+    calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s)))
     return page(request, "ships.html", calls=calls)
 
 

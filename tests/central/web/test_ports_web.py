@@ -161,12 +161,12 @@ def test_a_one_port_user_never_sees_the_other_ports_data_on_any_page(two_ports, 
 def test_one_port_pages_show_their_port_and_unsplit_pages_are_refused(two_ports):
     c = _client(_app(two_ports), "clerk-santos")
     for path in ("/", "/live/panel", "/flags", "/alarms", "/reads?from=2026-11-01&to=2026-11-30",
-                 "/flags.csv", "/alarms.csv", f"/reports?month={MONTH}"):
+                 "/flags.csv", "/alarms.csv", "/ships", f"/reports?month={MONTH}"):
         r = c.get(path)
         shown = SANTOS["ship"] if path.startswith("/reports") else SANTOS["gate"]
         assert r.status_code == 200 and shown in r.text, path
     assert SANTOS["worker"] in c.get("/reads.csv?from=2026-11-01&to=2026-11-30").text
-    for path in ("/workers", "/escala", "/pay", "/audit", "/ships", "/escala.csv"):
+    for path in ("/workers", "/escala", "/pay", "/audit", "/escala.csv"):
         r = c.get(path)
         assert r.status_code == 403 and "só para quem vê todos os portos" in r.text, path
     assert 'id="port-form"' not in c.get("/").text  # one port: no selector
@@ -256,3 +256,29 @@ def test_new_ports_apply_to_an_open_session_at_its_next_request(two_ports):
         set_ports(s, "clerk-santos", "rio", actor="test")
     home = c.get("/").text
     assert RIO["gate"] in home and SANTOS["gate"] not in home
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+def test_the_users_page_shows_each_users_ports_on_an_office_of_several_ports(two_ports):
+    page = _client(_app(two_ports), "admin-all").get("/users").text
+    cells = dict(re.findall(r"<tr><td>([a-z-]+)</td>.*?<td class=\"ports\">([^<]*)</td>", page))
+    assert cells["clerk-santos"] == "santos" and cells["legacy"] == "santos"  # legacy: the home port
+    assert cells["auditor-all"] == "todos"
+    assert 'class="ports"' not in _client(_app(two_ports, ports=()), "admin-all").get("/users").text
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+def test_a_one_port_inspector_cannot_review_another_ports_flag(two_ports):
+    from sqlalchemy import func, select
+
+    from central.registry.schema import flag_reviews
+
+    c = _client(_app(two_ports), "insp-santos")
+    token = csrf_of(c.get("/flags").text)
+    rio_event = _rio_event_id(two_ports)
+    for action in ("acknowledge", "close"):
+        r = c.post(f"/flags/{rio_event}/{action}", data={"csrf_token": token, "comment": "visto"})
+        assert r.status_code == 400 and "nenhum evento" in r.text, action
+    assert c.post(f"/flags/{rio_event}/case", data={"csrf_token": token}).status_code == 403  # cases: all ports only
+    with two_ports.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(flag_reviews)).scalar_one() == 0
