@@ -49,7 +49,7 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
     """On the session's demo day (tests/conftest.py ``demo_day``, played with ``--keep-serving``)."""
     out = demo_day.out
     assert demo_day.serving, out[-3000:]
-    assert "All decisions as expected" in out, out[-3000:]
+    assert "Todas as decisões como esperado" in out, out[-3000:]
     url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
     with launch_chromium() as browser:
         page = _logged_in(browser.new_page(), url, DEMO_USER)
