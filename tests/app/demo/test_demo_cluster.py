@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from portgate.i18n import gettext
+
 from app.demo.scenario import DEFAULT_DIR
 
 def _children(root: int) -> dict[int, tuple[str, str]]:
@@ -109,13 +111,15 @@ def test_the_cluster_demo_plays_two_ports_and_leaves_no_process(tmp_path):
     assert status == 0, text[-5000:]
     # both ports played, each on its own gates, with the same checks as the embedded demo
     for port, gates in (("santos", ("g-aurora", "g-nordic")), ("paranagua", ("pr-aurora", "pr-nordic"))):
-        assert f"{port}: all decisions as expected; every event is in the ledger exactly once" in text, text[-5000:]
+        assert f"[{port}] " + gettext("pt", "cli.demo.balanced") in text, text[-5000:]  # the console's pt-BR
         for gate in gates:  # the reconciliation line: journal = ledger, nothing missing, no gap
             m = re.search(rf"^\[{port}\]   {gate} +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)$", text, re.M)
             assert m, text[-5000:]
             journaled, _decisions, ledger, missing, gaps = map(int, m.groups())
             assert journaled == ledger > 0 and missing == gaps == 0
-        assert re.search(rf"^\[{port}\]   office: \d+ events written, 0 duplicates dropped, 0 dead letters", text, re.M)
+        totals = re.escape(gettext("pt", "cli.demo.office_totals")).replace(r"\{inserted\}", r"\d+").replace(
+            r"\{duplicates\}", "0").replace(r"\{dead\}", "0").replace(r"\{replays\}", r"\d+")
+        assert re.search(rf"^\[{port}\]   {totals}$", text, re.M), text[-5000:]  # nothing dropped, no dead letter
     assert "[santos]   V017 2026-03-15  TOTAL" in text and "[paranagua]   PRV017 2026-03-15  TOTAL" in text
     assert len(re.findall(r"R\$ 696,60", text)) >= 2  # RULES.md worked example 2, at each port
     assert "[santos]   navio 9300002  TOTAL   R$ 225,00" in text and "[paranagua]   navio 9400002  TOTAL   R$ 225,00" in text
