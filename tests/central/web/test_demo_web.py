@@ -64,5 +64,5 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
         assert "Sem foto" not in office.content()  # the demo's photos are in the registry
         office.goto(url + "whatif")
         assert office.locator("body").inner_text() and "não está disponível" not in office.content()
-    # the Ctrl-C (exit 0, "stopped") is checked when the session ends (tests/conftest.py demo_day):
+    # the Ctrl-C (exit 0, "parado") is checked when the session ends (tests/conftest.py demo_day):
     # other tests read the same served day meanwhile
