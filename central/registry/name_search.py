@@ -146,6 +146,26 @@ def available(conn: Connection) -> bool:
     return found
 
 
+#: SQLite: more candidates than this and the list walks its name index instead (a text found in so
+#: many names fills a page of 50 within the first few thousand names, in name order, while every
+#: candidate of the index is read and sorted: at 50,000 workers the two cost the same near 1,000)
+MAX_CANDIDATES = 1000
+
+
+def selective(conn: Connection, text: str) -> bool:
+    """Whether narrowing the search for ``text`` (the lower-cased search text) by the index pays:
+    on SQLite, when the trigram table finds at most ``MAX_CANDIDATES`` rows for it (counted up to
+    one more, read-only); on PostgreSQL always (its planner weighs the GIN index by its
+    statistics). A text shorter than ``MIN_CHARS``: False."""
+    if len(text) < MIN_CHARS:
+        return False
+    if conn.dialect.name != "sqlite":
+        return True
+    found = conn.exec_driver_sql(
+        f"SELECT count(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT ?)", (phrase(text), MAX_CANDIDATES + 1))
+    return found.scalar() <= MAX_CANDIDATES
+
+
 _fts = table(FTS, column("rowid", Integer))
 _keys = table(KEYS, column("id", Integer), column("registration", String))
 

@@ -140,3 +140,25 @@ def test_a_ledger_without_the_triggers_searches_as_before(ledger):
     with ledger.connect() as conn:
         assert name_search.available(conn)
     assert _found(ledger, "quixadá", "sqlite") == ["V012"]
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)  # PostgreSQL's planner weighs its GIN index itself
+def test_a_text_in_too_many_names_walks_the_name_index_instead(ledger, monkeypatch):
+    """SQLite: a text the trigram table finds in more than ``MAX_CANDIDATES`` names is searched
+    along the list's name index (a page fills within its first names), not through the index; a
+    rarer one through it; the same rows either way."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+    event.listen(ledger, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    monkeypatch.setattr(name_search, "MAX_CANDIDATES", 2)
+    with Session(ledger) as s:
+        common = [r.worker.registration for r in worker_list(s, ListQuery(q="silva"), today=TODAY).rows]  # 3 names
+        page = [q for q in seen if "ORDER BY" in q]
+        seen.clear()
+        rare = [r.worker.registration for r in worker_list(s, ListQuery(q="rocha"), today=TODAY).rows]  # 2 names
+        rare_page = [q for q in seen if "ORDER BY" in q]
+    assert sorted(common) == ["V001", "V002", "V003"] and len(rare) == 2
+    assert sorted(common) == _found(ledger, "silva", None) and sorted(rare) == _found(ledger, "rocha", None)
+    assert len(page) == 1 and "MATCH" not in page[0]
+    assert len(rare_page) == 1 and "worker_name_fts MATCH" in rare_page[0]
