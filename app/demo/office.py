@@ -17,7 +17,10 @@ class OfficeSide:
         """Each gate's Ed25519 key pair is made in its state dir (as ``portgate edge key`` does on
         a gate), its public key registered and enrolled at the office (``central add-gate
         --public-key``) and the enrolment record countersigned by the demo's union inspector
-        (``evidence inspector-key``, ``evidence countersign-gate``; docs/evidence.md)."""
+        (``evidence inspector-key``, ``evidence countersign-gate``; docs/evidence.md): the same
+        functions as those commands, the enrolment dated at the start of the scripted day (the
+        keys are enrolled before the day's first read, as the registry is stamped), not by the
+        machine's clock."""
         import datetime as dt
 
         from central.evidence.enrolment import countersign, enrol, inspector_key
@@ -31,7 +34,7 @@ class OfficeSide:
         for gid, gate in self.gates.items():
             pub = load_or_create(gate.dir / "state").public_key()
             register_public_key(keys, gid, public_pem(pub))
-            record, _written = enrol(keys, gid, pub, office, dt.datetime.now(dt.UTC))
+            record, _written = enrol(keys, gid, pub, office, self.day_start.astimezone(dt.UTC))
             countersign(record, inspector, fingerprint(pub), fingerprint(office.public_key()))
 
     def _downlink_client(self, client_id: str):

@@ -262,7 +262,8 @@ def worker_list(session: Session, query: ListQuery, *, today: dt.date, page_size
     index ``ix_workers_name_registration``). An ``after``/``before`` registration that is not
     registered starts the list from its beginning. Read-only."""
     conn = session.connection()
-    conds = list_conditions(query, today, validity, conn.dialect.name if name_search.available(conn) else None)
+    narrow = name_search.available(conn) and name_search.selective(conn, (query.q or "").strip().lower())
+    conds = list_conditions(query, today, validity, conn.dialect.name if narrow else None)
     key = tuple_(workers.c.name, workers.c.registration)
     backwards = False
     anchor_reg = query.before or query.after

@@ -86,7 +86,10 @@ def test_the_index_drives_the_search(ledger):
     if ledger.dialect.name == "postgresql":  # as autovacuum does: GIN's pending list merged, statistics
         with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE workers")
-    conds = list_conditions(ListQuery(q="silva"), TODAY, name_index=ledger.dialect.name)
+    with ledger.connect() as conn:  # the page's own choice: SQLite narrows, PostgreSQL's planner picks the GIN
+        narrow = name_search.selective(conn, "silva")
+    assert narrow == (ledger.dialect.name == "sqlite")
+    conds = list_conditions(ListQuery(q="silva"), TODAY, name_index=ledger.dialect.name if narrow else None)
     stmt = select(workers.c.registration).where(*conds).order_by(workers.c.name, workers.c.registration).limit(51)
     with ledger.connect() as conn:
         sql = str(stmt.compile(conn, compile_kwargs={"literal_binds": True}))
@@ -140,3 +143,25 @@ def test_a_ledger_without_the_triggers_searches_as_before(ledger):
     with ledger.connect() as conn:
         assert name_search.available(conn)
     assert _found(ledger, "quixadá", "sqlite") == ["V012"]
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)  # PostgreSQL's planner weighs its GIN index itself
+def test_a_text_in_too_many_names_walks_the_name_index_instead(ledger, monkeypatch):
+    """SQLite: a text the trigram table finds in more than ``MAX_CANDIDATES`` names is searched
+    along the list's name index (a page fills within its first names), not through the index; a
+    rarer one through it; the same rows either way."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+    event.listen(ledger, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    monkeypatch.setattr(name_search, "MAX_CANDIDATES", 2)
+    with Session(ledger) as s:
+        common = [r.worker.registration for r in worker_list(s, ListQuery(q="silva"), today=TODAY).rows]  # 3 names
+        page = [q for q in seen if "ORDER BY" in q]
+        seen.clear()
+        rare = [r.worker.registration for r in worker_list(s, ListQuery(q="rocha"), today=TODAY).rows]  # 2 names
+        rare_page = [q for q in seen if "ORDER BY" in q]
+    assert sorted(common) == ["V001", "V002", "V003"] and len(rare) == 2
+    assert sorted(common) == _found(ledger, "silva", None) and sorted(rare) == _found(ledger, "rocha", None)
+    assert len(page) == 1 and "MATCH" not in page[0]
+    assert len(rare_page) == 1 and "worker_name_fts MATCH" in rare_page[0]
