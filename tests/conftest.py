@@ -26,6 +26,7 @@ pytest_plugins = ["testkit.xdist_groups"]  # the two workers' scheduling (script
 
 BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/central/ingest, tests/ops)
 PG_FIXTURES = frozenset({"pg", "pg_cluster", "pg_url"})  # a throw-away PostgreSQL cluster
+PG_PARAMS = ("db_url", "migrated_url", "engine")  # parametrised fixtures whose "postgresql" run makes a database
 NATS_FIXTURES = frozenset({"nats_cluster"})  # three nats-server processes (tests/ops/test_nats_cluster.py)
 
 
@@ -34,7 +35,8 @@ DEMO_GROUP = "demo_day"  # the xdist group of the modules that use the ``demo_da
 
 def pytest_collection_modifyitems(config, items):
     """Add ``mqtt`` to every test that uses a broker fixture and ``postgres`` to every test that uses
-    a PostgreSQL fixture, directly or through another fixture, or runs as ``db_url[postgresql]``.
+    a PostgreSQL fixture, directly or through another fixture, or runs as ``db_url[postgresql]``
+    (or ``migrated_url``, or the web suite's ``engine``).
     Every test of a module where any test uses ``demo_day`` (directly or through another fixture)
     gets ``xdist_group("demo_day")``."""
     demo_modules = {item.path for item in items if "demo_day" in getattr(item, "fixturenames", ())}
@@ -45,7 +47,7 @@ def pytest_collection_modifyitems(config, items):
         if names & BROKER_FIXTURES:
             item.add_marker(pytest.mark.mqtt)
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if names & PG_FIXTURES or params.get("db_url") == "postgresql":
+        if names & PG_FIXTURES or any(params.get(name) == "postgresql" for name in PG_PARAMS):
             item.add_marker(pytest.mark.postgres)
         if names & NATS_FIXTURES:
             item.add_marker(pytest.mark.nats)

@@ -1,7 +1,7 @@
 """The audit of the stored links and seqs (central/evidence/audit.py, ``portgate evidence audit``):
 an altered or deleted ``event_links`` row is LINK_ALTERED / LINK_MISSING, a deleted event MISSING,
 each recorded once, exit 1; a clean ledger exit 0. Real ingest, real keys, the real CLI, on SQLite
-and PostgreSQL (``db_url``)."""
+and PostgreSQL (``migrated_url``)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import sys
 import pytest
 from sqlalchemy import delete, select, update
 
+from app.cli import main
 from central.db import make_engine
 from central.ingest.keys import KeyRing, add_gate, register_public_key
-from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, event_links, events, gate_losses
 from edge.journal import Journal
 from edge.rules.model import Now
@@ -37,19 +37,19 @@ def ingest(engine, ring, evs):
 
 
 @pytest.fixture
-def ledger(tmp_path, db_url):
-    """Gate g1's six genuine signed events through the ingest, and its journal open for a seventh."""
+def ledger(tmp_path, migrated_url):
+    """Gate g1's six genuine signed events through the ingest into a migrated ledger, and its
+    journal open for a seventh."""
     keys = tmp_path / "keys"
     hkey = read_secret(add_gate(keys, "g1"))
     signer = chain.new_private_key()
     register_public_key(keys, "g1", chain.public_pem(signer.public_key()))
     j = Journal(tmp_path / "j.db", port="santos", gate_id="g1", key=hkey, boot_id="b1", signer=signer)
     evs = [j.append(tap(i), now=Now(T0, i, True)) for i in range(6)]
-    upgrade(db_url)
-    engine = make_engine(db_url)
+    engine = make_engine(migrated_url)
     ring = KeyRing(keys, recheck_s=0)
     assert ingest(engine, ring, evs) == []
-    yield engine, ring, db_url, keys, evs, j
+    yield engine, ring, migrated_url, keys, evs, j
     j.close()
     engine.dispose()
 
@@ -130,24 +130,29 @@ def test_a_recorded_loss_is_not_missing(ledger):
     assert breaks(engine) == [("MISSING", 3, 3, evs[3].event_id)]  # seq 2 is the documented loss
 
 
-def export_verify(url, keys, out):
-    """``portgate evidence export`` of R1's 15 March, then ``portgate evidence verify``: its run."""
-    run = [sys.executable, "-m", "app.cli", "evidence", "export", "--db", url, "--keys-dir", str(keys),
-           "--registration", "R1", "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out)]
-    made = subprocess.run(run, capture_output=True, text=True, timeout=300)
-    assert made.returncode == 0, made.stdout + made.stderr
-    return subprocess.run([sys.executable, "-m", "app.cli", "evidence", "verify", str(out)],
-                          capture_output=True, text=True, timeout=300)
+def export_verify(url, keys, out, capsys):
+    """``portgate evidence export`` of R1's 15 March, then ``portgate evidence verify``, through the
+    command's entry point (``app.cli.main``) in this process: the same code as the installed
+    command without two Python starts (``cli`` above runs the installed ``evidence audit``, which
+    lowers its own process's priority). Returns the verify's run (returncode, stdout, stderr)."""
+    capsys.readouterr()
+    made = main(["evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
+                 "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out)])
+    out_err = capsys.readouterr()
+    assert made == 0, out_err.out + out_err.err
+    status = main(["evidence", "verify", str(out)])
+    out_err = capsys.readouterr()
+    return subprocess.CompletedProcess(["portgate", "evidence", "verify", str(out)], status, out_err.out, out_err.err)
 
 
-def test_verify_recomputes_the_links_and_says_where_the_office_record_is_not_the_events(ledger, tmp_path):
+def test_verify_recomputes_the_links_and_says_where_the_office_record_is_not_the_events(ledger, tmp_path, capsys):
     engine, ring, url, keys, _evs, j = ledger
     with engine.begin() as conn:
         conn.execute(update(event_links).where(event_links.c.gate_id == "g1", event_links.c.seq == 6)
                      .values(hash=bytes(range(32))))
     assert [b.kind for b in ingest(engine, ring, [j.append(tap(6), now=Now(T0, 6, True))])] == ["PREV_MISMATCH"]
     assert cli(url, keys).returncode == 1  # LINK_ALTERED recorded
-    done = export_verify(url, keys, tmp_path / "r1.zip")
+    done = export_verify(url, keys, tmp_path / "r1.zip", capsys)
     assert done.returncode == 3, done.stdout + done.stderr  # holds; no key pinned (issue 36): conditional
     assert ": VERIFIED ONLY IF these keys are the parties' own" in done.stdout.splitlines()[-1]
     assert not any(line.startswith("FAIL") for line in done.stdout.splitlines())
@@ -157,12 +162,12 @@ def test_verify_recomputes_the_links_and_says_where_the_office_record_is_not_the
     assert all("the bundle's events hold there (recomputed from their raw bytes)" in v for v in kinds.values())
 
 
-def test_a_bundle_of_a_ledger_with_a_deleted_event_fails_and_names_the_recorded_break(ledger, tmp_path):
+def test_a_bundle_of_a_ledger_with_a_deleted_event_fails_and_names_the_recorded_break(ledger, tmp_path, capsys):
     engine, _ring, url, keys, evs, _j = ledger
     with engine.begin() as conn:
         conn.execute(delete(events).where(events.c.event_id == evs[2].event_id))
     assert cli(url, keys).returncode == 1  # MISSING recorded
-    done = export_verify(url, keys, tmp_path / "r1.zip")
+    done = export_verify(url, keys, tmp_path / "r1.zip", capsys)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "CHAIN_BREAK MISSING gate g1 seq 3" in done.stdout
     assert "the office recorded MISSING at seq 3..3; the bundle's events break there too" in done.stdout

@@ -4,11 +4,7 @@ routes, middleware and templates) under Starlette's TestClient, users of every r
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import re
-import sqlite3
-from contextlib import closing
-from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
@@ -16,7 +12,6 @@ from starlette.testclient import TestClient
 
 from central.config import WebSettings
 from central.db import make_engine
-from central.ledger.migrate import upgrade_engine
 from central.web import users as users_module
 from central.web.app import create_app
 from central.web.users import add_user
@@ -36,71 +31,27 @@ class Clock:
         return self.at
 
 
-_counter = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def migrated_sqlite(tmp_path_factory) -> Path:
-    """A SQLite ledger migrated to head once per session (the migrations have their own tests in
-    tests/central/ledger); each test's ``engine`` starts from a copy of it."""
-    path = tmp_path_factory.mktemp("web-ledger") / "ledger.db"
-    engine = make_engine(f"sqlite:///{path}")
-    upgrade_engine(engine)
-    engine.dispose()
-    return path
-
-
-@pytest.fixture(scope="session")
-def migrated_postgresql(pg_cluster) -> str:
-    """The name of a database of the session's cluster migrated to head once per session, the
-    template of each test's PostgreSQL ``engine`` (``CREATE DATABASE ... TEMPLATE``)."""
-    engine = make_engine(pg_cluster.create_database("web_template"))
-    upgrade_engine(engine)
-    engine.dispose()
-    return "web_template"
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request, tmp_path):
+def engine(request, tmp_path, ledgers):
     """A migrated ledger of its own: a copy of the session's migrated SQLite file, or a database
-    made from the migrated template in the session's PostgreSQL cluster (``pg_cluster`` of
+    made from the migrated template in the session's PostgreSQL cluster (``ledgers`` of
     tests/central/conftest.py, shared with the ledger and pay suites)."""
-    if request.param == "sqlite":
-        path = tmp_path / "ledger.db"
-        with closing(sqlite3.connect(request.getfixturevalue("migrated_sqlite"))) as src, \
-                closing(sqlite3.connect(path)) as dst:
-            src.backup(dst)
-        url = f"sqlite:///{path}"
-    else:
-        template = request.getfixturevalue("migrated_postgresql")
-        url = request.getfixturevalue("pg_cluster").create_database(f"web{next(_counter)}", template=template)
-    engine = make_engine(url)
+    engine = make_engine(ledgers.url(request, request.param, tmp_path))
     yield engine
     engine.dispose()
 
 
-class _HashOnce:
-    """The product's argon2id hasher (its parameters), hashing each password once per session: the
-    roles share one password, so a test's users cost one hash, not four. Logins verify for real."""
+class _VerifyOnce:
+    """The product's argon2id hasher (its parameters), every call passed on, except that ``hash``
+    hashes each password once per session (the roles' users and the worker accounts of most tests
+    share a password: one real hash, with its salt, instead of one per user and test) and
+    ``verify`` runs the real argon2 check once per session for each (stored hash, password) pair
+    and answers the same again for that pair: True, or the same error (a wrong password, an
+    unreadable hash). A hash or a login costs ~0.2 s of argon2 work on two busy cores (more under
+    load); the answer for a pair cannot change. A password never seen before (an activation's
+    random secret) is hashed for real."""
 
     hashes: dict[str, str] = {}
-
-    def __init__(self, real) -> None:
-        self.real = real
-
-    def hash(self, password: str) -> str:
-        if password not in self.hashes:
-            self.hashes[password] = self.real.hash(password)
-        return self.hashes[password]
-
-
-class _VerifyOnce:
-    """The product's argon2id hasher, every call passed on, except that ``verify`` runs the real
-    argon2 check once per session for each (stored hash, password) pair and answers the same again
-    for that pair: True, or the same error (a wrong password, an unreadable hash). A login costs
-    ~0.2 s of argon2 work on two busy cores (more under load), and most tests log the same users in
-    with the same password; the answer for a pair cannot change."""
-
     answers: dict[tuple[str, str], BaseException | None] = {}
 
     def __init__(self, real) -> None:
@@ -108,6 +59,11 @@ class _VerifyOnce:
 
     def __getattr__(self, name):
         return getattr(self.real, name)
+
+    def hash(self, password: str) -> str:
+        if password not in self.hashes:
+            self.hashes[password] = self.real.hash(password)
+        return self.hashes[password]
 
     def verify(self, stored: str | bytes, password: str | bytes) -> bool:
         key = (stored, password)
@@ -126,12 +82,11 @@ class _VerifyOnce:
 @pytest.fixture
 def users(engine, monkeypatch):
     """The four roles' users (login = role, ``PASSWORD``). For the test's duration the users module
-    verifies each (hash, password) pair once per session (``_VerifyOnce``)."""
-    with pytest.MonkeyPatch.context() as mp, Session(engine) as s, s.begin():
-        mp.setattr(users_module, "_hasher", _HashOnce(users_module._hasher))
+    hashes each password and verifies each (hash, password) pair once per session (``_VerifyOnce``)."""
+    monkeypatch.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
+    with Session(engine) as s, s.begin():
         for role in ROLES:
             add_user(s, role, role=role, password=PASSWORD, name=f"{role} user", actor="test")
-    monkeypatch.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
     return ROLES
 
 

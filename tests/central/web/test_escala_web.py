@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from central.db import make_engine
 from central.registry.schema import downlink_changes, penalties
 from central.registry.store import import_files
 from central.rotation.schema import escala
@@ -25,11 +26,24 @@ HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function
 EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 
 
+def _import_demo_registry(engine) -> None:
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=EVE)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine`` with the demo registry (workers and cards) in it: a copy of a
+    ledger into which the session imported it once (``ledgers``, tests/central/conftest.py)."""
+    engine = make_engine(ledgers.url(request, request.param, tmp_path, "escala_web_registry",
+                                     _import_demo_registry))
+    yield engine
+    engine.dispose()
+
+
 @pytest.fixture
 def reg(engine, users, clock):
     clock.at = EVE
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     return engine
 
 

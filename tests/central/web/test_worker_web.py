@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
 from central.config import WebSettings
+from central.db import make_engine
 from central.ledger.schema import events
 from central.registry import cases as case_svc
 from central.registry.schema import audit_log, card_events, case_attachments, cards, cases, downlink_changes
@@ -42,24 +43,41 @@ WORKER_PASSWORD = "minha senha de vigia"
 PAGE_LIMIT = 100 * 1024  # bytes of a page with its stylesheet and script (issue 35)
 
 
-@pytest.fixture
-def ledger(engine, users, clock):
+def _fill(engine, today: dt.date) -> None:
     """The demo registry, the worked examples' shifts and statements, a case against V008 (its
-    EARLY_EXIT), V017 dispatched today, accounts for V017 and V008."""
+    EARLY_EXIT), V017 dispatched on ``today``, accounts for V017 and V008."""
+    now = dt.datetime.now(dt.UTC)
     with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=now)
     seed_pay(engine)
-    today = clock().astimezone(ZoneInfo(WebSettings().tz)).date()
     with Session(engine) as s, s.begin():
         ev = s.execute(select(events.c.event_id).where(events.c.registration == "V008",
                                                        events.c.decision == "exit")).scalar_one()
-        case_id = case_svc.open_from_event(s, ev, flag="EARLY_EXIT", charge="Saída antes do fim do período (V008)",
-                                           article=None, evidence="leitura de saída às 10:00", actor="web:inspector")
+        case_svc.open_from_event(s, ev, flag="EARLY_EXIT", charge="Saída antes do fim do período (V008)",
+                                 article=None, evidence="leitura de saída às 10:00", actor="web:inspector")
         _store_entry(s, EscalaEntry(today, "19-01", "9300002", "Nordic Star", Voyage("long_haul"), Berth("anchored"),
                                     "g-b", "portaló", "vigia_chefe", "V017"),
-                     operator="op", requisition_id=None, settings=RotationSettings(), actor="t", now=clock())
+                     operator="op", requisition_id=None, settings=RotationSettings(), actor="t", now=now)
         for reg in ("V017", "V008"):
-            add_account(s, reg, password=WORKER_PASSWORD, actor="t", now=clock())
+            add_account(s, reg, password=WORKER_PASSWORD, actor="t", now=now)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers, clock):
+    """The web suite's ``engine`` with ``_fill``'s data for the clock's day in the port: a copy of a
+    ledger the session filled once for that day (``ledgers``, tests/central/conftest.py)."""
+    today = clock().astimezone(ZoneInfo(WebSettings().tz)).date()
+    url = ledgers.url(request, request.param, tmp_path, f"worker_web_{today:%Y%m%d}", lambda e: _fill(e, today))
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def ledger(engine, users):
+    """``_fill``'s data (the ledger of ``engine``) and the roles' users; ``{"case": V008's case id}``."""
+    with engine.connect() as conn:
+        case_id = conn.execute(select(cases.c.id).where(cases.c.registration == "V008")).scalar_one()
     return {"case": case_id}
 
 
