@@ -102,7 +102,8 @@ def check_central(path: str | Path) -> str:
     p = cfg.publish
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         _exists(getattr(p, name), f"$.publish.{name}")
-    parts = [f"port {cfg.port}", f"database {make_url(cfg.database_url).get_backend_name()}",
+    ports = cfg.served_ports  # several ports on one ledger (docs/operations.md)
+    parts = [f"port {cfg.port}" if len(ports) == 1 else f"ports {', '.join(ports)}", f"database {make_url(cfg.database_url).get_backend_name()}",
              f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)
 

@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from portgate.clitext import tr
 from portgate.errors import PortgateError
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -75,7 +76,7 @@ def _unavailable(name: str, target: str) -> click.Command:
     @click.command(name=name, context_settings={"ignore_unknown_options": True})
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def cmd(args: tuple[str, ...]) -> None:
-        raise click.ClickException(f"'{name}' is not available in this build ({target})")
+        raise click.ClickException(tr("cli.unavailable", name=name, target=target))
 
     return cmd
 
@@ -114,10 +115,10 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename:
         return f"{exc.filename}: {exc.strerror or exc}"
     if isinstance(exc, OverflowError):
-        return f"a number or date is out of range ({exc}); nothing was written"
+        return tr("cli.out_of_range", why=exc)
     if type(exc).__name__ == "DataError":  # sqlalchemy.exc.DataError: the database refused a value
         first = str(getattr(exc, "orig", exc) or exc).strip().splitlines()[0]
-        return f"the database refused a value (too long or out of range: {first}); nothing was written"
+        return tr("cli.database_refused", why=first)
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        click.echo(tr("cli.aborted"), err=True)
         return 130
     except click.exceptions.NoArgsIsHelpError as exc:  # `portgate pay` alone: the group's help
         exc.show()

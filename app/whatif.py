@@ -31,6 +31,7 @@ import sys
 import click
 
 from edge.cli import replay as csv_replay
+from portgate.clitext import tr, use_lang_of
 from portgate.config import nesting_guard
 from portgate.errors import BadInput, PortgateError
 
@@ -131,16 +132,17 @@ def what_if(found: list, replay, directions: dict[str, str], gate: str | None = 
 def replay(ctx, from_ledger, db_url, day, gate_id, reader_dirs, workers, cards, escala, taps, rulebook,
            isolated, lang) -> None:
     """Replay taps.csv, or a past day from the ledger, through the gate rules; one JSON line per read."""
+    use_lang_of(ctx)
     if not from_ledger:
         if not all((workers, cards, escala, taps)):
-            raise click.UsageError("give --workers, --cards, --escala and --taps (or --from-ledger)")
+            raise click.UsageError(tr("cli.replay.give_files"))
         ctx.invoke(csv_replay, workers=workers, cards=cards, escala=escala, taps=taps, rulebook=rulebook,
                    isolated=isolated, lang=lang)
         return
     if taps:
-        raise click.UsageError("--taps is not with --from-ledger (the taps are the ledger's)")
+        raise click.UsageError(tr("cli.replay.taps_not_with_ledger"))
     if not all((db_url, day, rulebook, workers, cards, escala)):
-        raise click.UsageError("--from-ledger needs --db, --date, --rulebook, --workers, --cards, --escala")
+        raise click.UsageError(tr("cli.replay.from_ledger_needs"))
     try:
         _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rulebook, isolated, lang)
     except PortgateError as exc:
@@ -183,9 +185,9 @@ def _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rule
     for row in rows:
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
     out.write(json.dumps({"summary": summary}, ensure_ascii=False) + "\n")
-    click.echo(f"what-if {rulebook}: {summary['changed']} of {summary['reads']} decision(s) change "
-               f"({', '.join(f'{k}: {v}' for k, v in summary['changes'].items()) or 'none'}), "
-               f"{summary['rules_changed']} with other rules only; nothing stored", err=True)
+    changes = ", ".join(f"{k}: {v}" for k, v in summary["changes"].items()) or tr("cli.evidence.no_gates")
+    click.echo(tr("cli.replay.what_if", rulebook=rulebook, changed=summary["changed"], reads=summary["reads"],
+                  changes=changes, rules_changed=summary["rules_changed"]), err=True)
 
 
 def _parse_rulebook(rulebook_toml: str) -> dict:

@@ -30,6 +30,8 @@ from portgate.records import Berth, Voyage  # noqa: E402
 
 PERIODS = ("01-07", "07-13", "13-19", "19-01")
 DAY = dt.date(2026, 3, 10)
+# the office's clock at dispatch: the evening before the day before, so no period has ended yet
+NOW = dt.datetime(2026, 3, 8, 21, 0, tzinfo=dt.UTC)
 
 
 def make_workers(n: int, rng: random.Random) -> list[dict]:
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         with Session(engine) as s, s.begin():
             service.dispatch_day(s, DAY - dt.timedelta(days=1),
                                  make_requisitions(n_reqs, DAY - dt.timedelta(days=1), rng),
-                                 actor="bench")
+                                 actor="bench", now=NOW)
         reqs = make_requisitions(n_reqs, DAY, rng)
 
         with Session(engine) as s:  # baseline: load what the dispatch needs
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
         with Session(engine) as s, s.begin():
             t0 = time.perf_counter()
-            done = service.dispatch_day(s, DAY, reqs, actor="bench")
+            done = service.dispatch_day(s, DAY, reqs, actor="bench", now=NOW)
             full_s = time.perf_counter() - t0
         engine.dispose()
 

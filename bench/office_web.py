@@ -28,8 +28,13 @@ day. Figures, all in the same run:
   (``read_log.deep_vs_first``). ``--reads-ledger FILE`` reuses the taps of a ledger an earlier
   run kept (``--keep-reads``): a million take ~20 min to write on a loaded machine.
 
-Each page prints a line (its p95, its SQL's p95, the ratio, "met" or "not met" against 2x);
-``met`` in the JSON: every ratio within 2x (and the live p95 within 2 s when measured).
+Each page prints a line (its p95, its SQL's p95, the ratio, "met" or "not met" against the issue's
+2x, then against "2x SQL + 10 ms"); ``met`` in the JSON: every ratio within 2x (and the live p95
+within 2 s when measured), the issue's target, unchanged. A ratio cannot be met once the SQL is
+sub-millisecond (a page's fixed cost -- the request, the session, the template -- is a few ms
+whatever its SQL), so each page also says whether ``page p95 <= 2x its SQL + 10 ms``
+(``SLACK_MS``): ``met_2x`` and ``met_2x_plus_10ms`` per page, ``met_2x_plus_10ms`` in the JSON for
+the whole run; both are printed, neither replaces the other.
 
 ``--smoke``: 200 workers, 5 ships, 2,000 events, a 2,000-worker registry, 20,000 taps, few
 samples; ``--registry-only``: the registry list alone; ``--lists-only``: the registry list and the
@@ -52,11 +57,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote_plus
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx  # noqa: E402
-from sqlalchemy import event as sa_event  # noqa: E402
+from sqlalchemy import event as sa_event, select  # noqa: E402
 
 from central.calls.schema import ship_calls  # noqa: E402
 from central.config import WebSettings  # noqa: E402
@@ -210,9 +216,9 @@ def measure_pages(engine, path: Path, pages: dict[str, str], samples: int, marke
                 page, sql = p95(page_ms), p95(sql_ms)
                 ratio = round(page / sql, 2) if sql else None
                 out[name] = {"page_p95_ms": round(page, 2), "sql_p95_ms": round(sql, 2),
-                             "ratio": ratio, "statements": len(statements)}
-                print(f"{name:20s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   ratio "
-                      f"{ratio if ratio is not None else float('nan'):6.2f}   {met_word(ratio)}", flush=True)
+                             "ratio": ratio, "statements": len(statements), "met_2x": met_word(ratio) == "met",
+                             "met_2x_plus_10ms": within_slack(page, sql)}
+                print(page_line(name, page, sql, ratio), flush=True)
             raw.close()
     finally:
         server.should_exit = True
@@ -223,6 +229,24 @@ def measure_pages(engine, path: Path, pages: dict[str, str], samples: int, marke
 def met_word(ratio: float | None, target: float = 2.0) -> str:
     """``met`` when ``ratio`` is at most ``target`` (page p95 <= 2x its SQL alone), else ``not met``."""
     return "met" if ratio is not None and ratio <= target else "not met"
+
+
+#: the fixed cost a page may add to twice its SQL in the second target, ms
+SLACK_MS = 10.0
+
+
+def within_slack(page_ms: float, sql_ms: float, slack_ms: float = SLACK_MS) -> bool:
+    """True when ``page_ms`` (a page's p95) is at most twice ``sql_ms`` (its SQL's p95) plus
+    ``slack_ms``: the issue's 2x with room for the page's fixed cost once the SQL is sub-millisecond."""
+    return page_ms <= 2 * sql_ms + slack_ms
+
+
+def page_line(name: str, page: float, sql: float, ratio: float | None) -> str:
+    """The printed line of a page: its p95, its SQL's p95, the ratio and both targets, each "met"
+    or "not met" (the issue's 2x first)."""
+    return (f"{name:20s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   ratio "
+            f"{ratio if ratio is not None else float('nan'):6.2f}   p95 <= 2x SQL: {met_word(ratio)}   "
+            f"p95 <= 2x SQL + {SLACK_MS:g} ms: {'met' if within_slack(page, sql) else 'not met'}")
 
 
 FIRST_NAMES = ("Ana", "Bruno", "Carla", "Diego", "Elisa", "Fábio", "Gustavo", "Helena", "Igor", "Joana", "Lucas",
@@ -268,17 +292,36 @@ def registry_bench(n_workers: int, samples: int, rng: random.Random) -> dict:
     now = dt.datetime.now(dt.UTC)
     order = fill_registry(engine, n_workers, now, rng)
     deep = order[int(len(order) * 0.9)]
+    with engine.connect() as conn:  # a name's three words without its number: a handful of workers
+        rare = " ".join(conn.execute(select(workers.c.name).where(
+            workers.c.registration == f"W{n_workers // 3:06d}")).scalar().split()[:3])
+    searches = {"name_search": "/workers?q=silva", "name_search_rare": f"/workers?q={quote_plus(rare.lower())}",
+                "registration_search": f"/workers?q=W{n_workers // 2:06d}"}
     pages = {"first": "/workers", "deep": f"/workers?after={deep}",
              "category_status": "/workers?category=estivador&status=active",
-             "exam_expiring_30d": "/workers?expiring=30", "name_search": "/workers?q=silva",
-             "registration_search": f"/workers?q=W{n_workers // 2:06d}"}
+             "exam_expiring_30d": "/workers?expiring=30", **searches}
     try:
         out = measure_pages(engine, path, pages, samples, "data-registration")
+        before = without_name_index(engine, path, searches, samples)
     finally:
         engine.dispose()
-    return {"workers": n_workers, "pages": out,
+    return {"workers": n_workers, "pages": out, "searches_without_index": before,
             "worst_ratio": max((v["ratio"] or 0) for v in out.values()),
-            "target": "page p95 <= 2x its SQL alone (issue 34)"}
+            "met_2x_plus_10ms": all(v["met_2x_plus_10ms"] for v in out.values()),
+            "target": "page p95 <= 2x its SQL alone (issue 34); also reported: <= 2x SQL + 10 ms"}
+
+
+def without_name_index(engine, path: Path, searches: dict[str, str], samples: int) -> dict:
+    """The text searches again, same run and ledger, after the substring index is dropped
+    (``central.registry.name_search.drop``): the search's SQL as it was before the index (migration
+    0027), the baseline of its figures. ``{name: {page_p95_ms, sql_p95_ms, ...}}``."""
+    from central.registry import name_search
+
+    with engine.begin() as conn:
+        name_search.drop(conn)
+    name_search._KNOWN.clear()
+    print("-- the same searches without the substring index (the search before migration 0027):", flush=True)
+    return measure_pages(engine, path, {f"{k}_before": v for k, v in searches.items()}, samples, "data-registration")
 
 
 def read_log_bench(taps: int, samples: int, ledger: Path | None = None, keep: bool = False) -> dict:
@@ -302,7 +345,9 @@ def read_log_bench(taps: int, samples: int, ledger: Path | None = None, keep: bo
     return {"taps": taps, "fill_s": round(fill_s, 1), "pages": out,
             "worst_ratio": max((v["ratio"] or 0) for v in out.values()),
             "deep_vs_first": round(out["month_deep"]["page_p95_ms"] / out["month_first"]["page_p95_ms"], 2),
-            "target": "page p95 <= 2x its SQL alone; deepest page <= 2x the first (issue 34)"}
+            "met_2x_plus_10ms": all(v["met_2x_plus_10ms"] for v in out.values()),
+            "target": "page p95 <= 2x its SQL alone; deepest page <= 2x the first (issue 34); "
+                      "also reported: <= 2x SQL + 10 ms"}
 
 
 def lists_met(registry: dict, reads: dict | None) -> bool:
@@ -311,6 +356,14 @@ def lists_met(registry: dict, reads: dict | None) -> bool:
     ok = registry["worst_ratio"] <= 2
     if reads is not None:
         ok = ok and reads["worst_ratio"] <= 2 and reads["deep_vs_first"] <= 2
+    return ok
+
+
+def lists_met_slack(registry: dict, reads: dict | None) -> bool:
+    """As ``lists_met`` with "page p95 <= 2x its SQL + 10 ms" in place of the 2x ratio."""
+    ok = registry["met_2x_plus_10ms"]
+    if reads is not None:
+        ok = ok and reads["met_2x_plus_10ms"] and reads["deep_vs_first"] <= 2
     return ok
 
 
@@ -332,7 +385,8 @@ def main(argv=None) -> int:
         registry = registry_bench(reg_workers, reg_samples, rng)
         reads = None if args.registry_only else read_log_bench(taps, read_samples, args.reads_ledger,
                                                                  args.keep_reads)
-        out = {"bench": "office_web", "registry": registry, "met": lists_met(registry, reads)}
+        out = {"bench": "office_web", "registry": registry, "met": lists_met(registry, reads),
+               "met_2x_plus_10ms": lists_met_slack(registry, reads)}
         if reads is not None:
             out["read_log"] = reads
         print(json.dumps(out))
@@ -375,8 +429,7 @@ def main(argv=None) -> int:
     registry = registry_bench(reg_workers, reg_samples, rng)
     reads = read_log_bench(taps, read_samples, args.reads_ledger, args.keep_reads)
     ratio = round(page / sql, 3) if sql else None
-    print(f"{'live_panel':20s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   ratio "
-          f"{ratio if ratio is not None else float('nan'):6.2f}   {met_word(ratio)}", flush=True)
+    print(page_line("live_panel", page, sql, ratio), flush=True)
     print(json.dumps({
         "bench": "office_web",
         "figures": {"page_p95_ms": round(page, 2), "page_p50_ms": round(statistics.median(page_ms), 2),
@@ -391,6 +444,8 @@ def main(argv=None) -> int:
         "read_log": reads,
         "met": bool(ratio is not None and ratio <= 2 and live is not None and live <= 2000
                     and lists_met(registry, reads)),
+        "met_2x_plus_10ms": bool(within_slack(page, sql) and live is not None and live <= 2000
+                                 and lists_met_slack(registry, reads)),
     }))
     return 0
 

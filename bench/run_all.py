@@ -54,7 +54,7 @@ def last_json(text: str) -> dict | None:
 
 def run_one(script: Path, smoke: bool, timeout: float) -> dict:
     """Run one benchmark; return its JSON result plus ``seconds`` (or ``error`` and ``tail``)."""
-    cmd = [sys.executable, str(script), *(["--smoke"] if smoke else [])]
+    cmd = [sys.executable, str(script), *(["--smoke"] if smoke else []), *EXTRA_ARGS.get(script.stem, [])]
     t0 = time.monotonic()
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
@@ -73,6 +73,8 @@ def run_one(script: Path, smoke: bool, timeout: float) -> dict:
 
 
 def _fmt(value) -> str:
+    if value is None:
+        return "—"
     if isinstance(value, dict):
         return "<br>".join(f"{k}: {_fmt(v)}" for k, v in value.items())
     if isinstance(value, float):
@@ -95,30 +97,192 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}")
 
 
+#: Extra arguments per benchmark (``ingest --signed``: the signed ingest against its HMAC-only twin
+#: on both databases, issue 32 item 5).
+EXTRA_ARGS = {"ingest": ["--signed"]}
+
+
+def _verdict(value, op: str, limit: float) -> bool | None:
+    """``value op limit`` (``op``: "<=" or ">="); None when ``value`` was not measured."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return value <= limit if op == "<=" else value >= limit
+
+
+def _row(target: str, figure: str, baseline: str, ratio, op: str, limit: float, unit: str = "x") -> dict:
+    """One target's row: ``ratio`` (or the figure itself, for an absolute target) against
+    ``op limit``; ``met`` None when not measured in this run."""
+    return {"target": target, "figure": figure, "baseline": baseline, "ratio": ratio,
+            "wanted": f"{op} {limit:g}{' ' if unit != 'x' else ''}{unit}", "met": _verdict(ratio, op, limit)}
+
+
+def _g(d, *keys):
+    """``d[k1][k2]...`` or None where a key is missing (a figure this run did not measure)."""
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return None
+        d = d[k]
+    return d
+
+
+def _month_close(r: dict) -> list[dict]:
+    rows = []
+    for db, method in (("sqlite", "executemany"), ("postgresql", "copy")):
+        rows.append(_row(f"first month close vs its write floor ({db})",
+                         f"{_fmt(_g(r, 'figures', f'{db}_first_close_s'))} s",
+                         f"{method} of the same rows {_fmt(_g(r, 'baseline', f'{db}_floor_s'))} s "
+                         f"(median of interleaved rounds)", _g(r, "ratio", f"{db}_first_to_floor"), "<=", 2))
+        rows.append(_row(f"month re-close vs reading its events ({db})",
+                         f"{_fmt(_g(r, 'figures', f'{db}_close_s'))} s",
+                         f"read {_fmt(_g(r, 'baseline', f'{db}_read_s'))} s", _g(r, "ratio", db), "<=", 5))
+    return rows
+
+
+def _ingest(r: dict) -> list[dict]:
+    rows = []
+    for db in ("sqlite", "postgres"):
+        rows.append(_row(f"signed ingest vs HMAC-only ({db})",
+                         f"{_fmt(_g(r, 'figures', f'{db}_1_worker'))} ev/s",
+                         f"HMAC-only {_fmt(_g(r, 'figures', f'{db}_1_worker_unsigned'))} ev/s",
+                         _g(r, "ratio", f"{db}_signed_to_unsigned"), ">=", 0.6))
+    rows.append(_row("ingest vs the C client (mosquitto_sub)", "", 
+                     f"mosquitto_sub {_fmt(_g(r, 'baseline', 'mosquitto_sub_events_per_s'))} ev/s",
+                     _g(r, "ratio", "to_c_client"), ">=", 0.25))
+    return rows
+
+
+def _gate_decision(r: dict) -> list[dict]:
+    f, b, q = r.get("figures", {}), r.get("baseline", {}), _g(r, "figures", "cpu_quota") or {}
+    rows = [_row("gate read -> shown p50 vs bare commit", f"{_fmt(f.get('p50_ms'))} ms",
+                 f"{_fmt(b.get('p50_ms'))} ms", _g(r, "ratio", "p50"), "<=", 1.6),
+            _row("gate read -> shown p99 vs bare commit", f"{_fmt(f.get('p99_ms'))} ms",
+                 f"{_fmt(b.get('p99_ms'))} ms", _g(r, "ratio", "p99"), "<=", 2.5),
+            _row("gate sustained taps/s vs bare commits/s", f"{_fmt(f.get('taps_per_s'))} taps/s",
+                 f"{_fmt(b.get('commits_per_s'))} commits/s", _g(r, "ratio", "sustained"), ">=", 0.6),
+            _row("gate peak RSS", "", "", f.get("rss_mb"), "<=", 60, "MB")]
+    where = q.get("cgroup") or f"not measured: {q.get('why', 'no quota run')}"
+    for name, key, op, limit, unit in (("taps/s", "taps_per_s", ">=", 20, "taps/s"),
+                                       ("read -> shown p99", "p99_ms", "<=", 50, "ms"),
+                                       ("peak RSS", "rss_mb", "<=", 60, "MB"),
+                                       ("start-up", "start_up_s", "<=", 10, "s")):
+        rows.append(_row(f"gate in a {q.get('fraction', 0.25):g}-core CPU quota: {name}", where, "",
+                         q.get(key) if q.get("measured") else None, op, limit, unit))
+    return rows
+
+
+def _simple(target: str, figure, baseline, op: str, limit: float):
+    """A benchmark with one ratio: ``figure``/``baseline``: (label, path in the JSON, unit)."""
+    def rows(r: dict) -> list[dict]:
+        return [_row(target, f"{figure[0]} {_fmt(_g(r, *figure[1]))} {figure[2]}".strip(),
+                     f"{baseline[0]} {_fmt(_g(r, *baseline[1]))} {baseline[2]}".strip(),
+                     r.get("ratio") if not isinstance(r.get("ratio"), dict) else None, op, limit)]
+    return rows
+
+
+def _gate_display(r: dict) -> list[dict]:
+    f = r.get("figures", {})
+    return [_row("screen: gate decided -> page updated p99", f"p50 {_fmt(f.get('p50_ms'))} ms",
+                 f"bare commit p99 {_fmt(_g(r, 'baseline', 'commit_p99_ms'))} ms", f.get("p99_ms"),
+                 "<=", 150, "ms"),
+            _row("screen: display peak RSS", "", "", f.get("display_rss_mb"), "<=", 40, "MB"),
+            _row("screen: gate peak RSS with the display", "", "", f.get("gate_rss_mb"), "<=", 60, "MB")]
+
+
+def _chain(r: dict) -> list[dict]:
+    rate = _g(r, "figures", "ingest_events_per_s") or {}
+    return [_row("signed ingest, office ledger side vs HMAC-only (SQLite)", f"{_fmt(rate.get('verified'))} ev/s",
+                 f"HMAC-only {_fmt(rate.get('unverified'))} ev/s",
+                 r.get("ratio") if not isinstance(r.get("ratio"), dict) else None, ">=", 0.6),
+            _row("signed tap at the gate: added p50 over HMAC-only", "", "", _g(r, "figures", "added_p50_ms"),
+                 "<=", 0.3, "ms")]
+
+
+#: The targets of issue 32 (and the gate's and screen's own), each a row of the table, from the
+#: benchmark's JSON line; a benchmark not named here gets one row from its own ``met``.
+TARGETS = {
+    "outbox_drain": _simple("outbox drain vs bare paho", ("", ("figures", "events_per_s"), "ev/s"),
+                            ("bare paho", ("baseline", "bare_paho_events_per_s"), "ev/s"), ">=", 0.9),
+    "payslips": _simple("payslips (PDF) vs computing the statements", ("", ("figures", "pdf_s"), "s"),
+                        ("compute", ("baseline", "compute_s"), "s"), "<=", 5),
+    "pay_month": _simple("pay alone vs reading the shifts", ("", ("figures", "sqlite_pay_s"), "s"),
+                         ("read", ("baseline", "sqlite_read_s"), "s"), "<=", 2),
+    "production_pay": _simple("production pay vs reading its input", ("", ("figures", "pay_s"), "s"),
+                              ("read", ("baseline", "read_s"), "s"), "<=", 3),
+    "crew_hours": _simple("crew book vs reading its CSV", ("", ("figures", "book_s"), "s"),
+                          ("CSV read", ("baseline", "csv_read_s"), "s"), "<=", 5),
+    "office_web": _simple("office web page p95 vs its SQL alone", ("", ("figures", "page_p95_ms"), "ms"),
+                          ("SQL", ("baseline", "sql_p95_ms"), "ms"), "<=", 2),
+    "gate_display": _gate_display,
+    "chain": _chain,
+    "month_close": _month_close,
+    "ingest": _ingest,
+    "gate_decision": _gate_decision,
+    "cluster": _simple("cluster ingest vs mosquitto", ("", ("figures", "cluster_events_per_s"), "ev/s"),
+                       ("mosquitto", ("baseline", "mosquitto_events_per_s"), "ev/s"), ">=", 0.5),
+}
+
+
+def target_rows(result: dict) -> list[dict]:
+    """The table's rows of one benchmark's result: its targets (``TARGETS``), or one row with its
+    own figures and verdict; a failed benchmark: one FAILED row."""
+    if "error" in result:
+        return [{"target": f"FAILED ({_fmt(result['error'])}): {_fmt(result['tail'])}", "figure": "",
+                 "baseline": "", "ratio": None, "wanted": "", "met": None, "failed": True}]
+    spec = TARGETS.get(result["bench"])
+    if spec is not None:
+        return spec(result)
+    met = result.get("met")
+    return [{"target": _fmt(result.get("target", "")), "figure": _fmt(result.get("figures", "")),
+             "baseline": _fmt(result.get("baseline", "")), "ratio": result.get("ratio"), "wanted": "",
+             "met": met if isinstance(met, bool) else None, "own": True}]
+
+
 def table(results: list[dict], smoke: bool) -> str:
+    """The Markdown report: the machine, then ONE table with a row per target (``target_rows``),
+    each with its figure, the baseline measured in the same run, the ratio, what is wanted and
+    whether it was met ("not measured" where this run could not: no cgroup, PostgreSQL skipped at
+    smoke sizes), then the count of targets met."""
     head = [f"# Benchmarks ({'smoke sizes' if smoke else 'full run'})", "",
             f"- run: {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}",
-            f"- machine: {machine()}", "",
-            "| bench | figures | baseline (same run) | ratio | target | met | time (s) |",
-            "|---|---|---|---|---|---|---|"]
-    rows = []
+            f"- machine: {machine()}",
+            f"- load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
+            "| bench | target | figure | baseline (same run) | ratio | wanted | met | time (s) |",
+            "|---|---|---|---|---|---|---|---|"]
+    rows, verdicts, missed, unmeasured = [], 0, [], []
     for r in results:
-        if "error" in r:
-            rows.append(f"| {r['bench']} | FAILED ({_fmt(r['error'])}): {_fmt(r['tail'])} | | | | | {r['seconds']:.1f} |")
-        else:
-            rows.append(f"| {r['bench']} | {_fmt(r.get('figures', ''))} | {_fmt(r.get('baseline', ''))} | "
-                        f"{_fmt(r.get('ratio', ''))} | {_fmt(r.get('target', ''))} | {met_word(r)} | "
-                        f"{r['seconds']:.1f} |")
-    verdicts = [r for r in results if isinstance(r.get("met"), bool)]
-    missed = [r["bench"] for r in verdicts if not r["met"]]
-    foot = ["", f"Targets met: {len(verdicts) - len(missed)} of {len(verdicts)}"
+        for i, row in enumerate(target_rows(r)):
+            label = r["bench"] if row.get("own") or row.get("failed") else f"{r['bench']}: {row['target']}"
+            if isinstance(row["met"], bool):
+                verdicts += 1
+                if not row["met"]:
+                    missed.append(label)
+            elif not (row.get("own") or row.get("failed")):
+                unmeasured.append(label)
+            word = met_word(row) if row.get("own") or row.get("failed") or row["met"] is not None else "not measured"
+            rows.append(f"| {r['bench']} | {row['target']} | {row['figure']} | {row['baseline']} | "
+                        f"{_fmt(row['ratio']) if row['ratio'] is not None else ''} | {row['wanted']} | {word} | "
+                        f"{r['seconds']:.1f} |" if i == 0 else
+                        f"| {r['bench']} | {row['target']} | {row['figure']} | {row['baseline']} | "
+                        f"{_fmt(row['ratio']) if row['ratio'] is not None else ''} | {row['wanted']} | {word} | |")
+    foot = ["", f"Targets met: {verdicts - len(missed)} of {verdicts}"
             + (f"; not met: {', '.join(missed)}" if missed else "")
+            + (f"; not measured in this run: {', '.join(unmeasured)}" if unmeasured else "")
             + (" (smoke sizes: the verdicts say nothing of the targets)" if smoke else "") + "."]
     return "\n".join(head + rows + foot) + "\n"
 
 
+def not_met(results: list[dict]) -> list[str]:
+    """The labels of the targets not met (``bench`` or ``bench: target``), as the table's foot."""
+    out = []
+    for r in results:
+        for row in target_rows(r):
+            if row["met"] is False:
+                out.append(r["bench"] if row.get("own") else f"{r['bench']}: {row['target']}")
+    return out
+
+
 def met_word(result: dict) -> str:
-    """``yes``/``**no**`` from the benchmark's own ``met`` verdict (same run); ``—`` without one."""
+    """``yes``/``**no**`` from a verdict measured in the same run; ``—`` without one."""
     met = result.get("met")
     return "yes" if met is True else "**no**" if met is False else "—"
 
@@ -140,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(md)
     print(md)
     failed = [r["bench"] for r in results if "error" in r]
-    missed = [r["bench"] for r in results if r.get("met") is False]
+    missed = not_met(results)
     print(json.dumps({"bench": "run_all", "figures": {"benchmarks": len(results), "failed": failed,
                                                       "targets_not_met": missed},
                       "baseline": {}, "ratio": None, "target": "all benchmarks print their JSON line"}))

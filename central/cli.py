@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from portgate.clitext import tr
 from portgate.errors import BrokerUnavailable
 
 
@@ -28,17 +29,13 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     ``portgate ledger migrate`` creates one."""
     from central.cli_args import db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.ingest.service import Ingest  # lazy: CLI start-up
+    from central.ingest.ports import make_ingest  # lazy: CLI start-up
     from central.runner import for_instance, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
-    if config.nats.servers:  # [nats]: the JetStream pull consumer (issue 37); else the MQTT ingest
-        from central.ingest.jetstream import JetStreamIngest  # lazy: CLI start-up
-
-        run_central(config, lambda: JetStreamIngest(config))
-    else:
-        run_central(config, lambda: Ingest(config))
+    # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`
+    run_central(config, lambda: make_ingest(config))
 
 
 @central.command("add-gate")
@@ -65,22 +62,22 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
     config = load_central_config(config_path) if config_path is not None else None
     if keys_dir is None:
         if config is None:
-            raise click.UsageError("give --keys-dir or --config")
+            raise click.UsageError(tr("cli.central.give_keys_dir"))
         keys_dir = config.keys_dir
     if nats_users is not None:
         from central.ingest.nats_users import add_gate_user  # lazy: CLI start-up (bcrypt)
 
         port_name = port_name or (config.port if config is not None else None)
         if not port_name:
-            raise click.UsageError("--nats-users needs --port or --config")
+            raise click.UsageError(tr("cli.central.nats_users_needs_port"))
         try:
             password, made = add_gate_user(keys_dir, nats_users, port_name, gate_id, rotate=rotate)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
         click.echo(str(password))
-        click.echo(f"NATS user {gate_id} {'created' if made else 'kept'} in {nats_users}: reload every node "
-                   f"(nats-server --signal reload, or systemctl reload nats-server); copy {password} to the gate "
-                   f"as its [mqtt] password_file with username = \"{gate_id}\"", err=True)
+        said = dict(gate=gate_id, users=nats_users, password=password)
+        click.echo(tr("cli.central.nats_user_created", **said) if made else tr("cli.central.nats_user_kept", **said),
+                   err=True)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     if public_key is not None:
@@ -96,17 +93,14 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
         key = load_public(text)
         record, written = enrol(keys_dir, gate_id, key, office_key(keys_dir), dt.datetime.now(dt.UTC))
         click.echo(str(record))
-        click.echo(f"gate {gate_id} key {fingerprint(key)} {'enrolled' if written else 'already enrolled'}: "
-                   f"the union's inspector countersigns {record} (portgate evidence countersign-gate)", err=True)
+        said = dict(gate=gate_id, fingerprint=fingerprint(key), record=record)
+        click.echo(tr("cli.central.key_enrolled", **said) if written
+                   else tr("cli.central.key_already_enrolled", **said), err=True)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
-    click.echo(
-        f"Copy {path} to the gate as /etc/portgate/gate.key (mode 0600, owner of the gate service) "
-        f"and set key_file in its gate.toml.",
-        err=True,
-    )
+    click.echo(tr("cli.central.copy_gate_key", path=path), err=True)
 
 
 @central.command("publish")
@@ -146,22 +140,21 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     ledger = None
     if cards and not no_ledger:
         if cfg is None:
-            raise click.UsageError(
-                "--cards needs --config: the blocklist also holds the cards confiscated at the gates, "
-                "from the ledger's database (or give --no-ledger if the ledger has no confiscations)")
+            raise click.UsageError(tr("cli.central.cards_need_config"))
         ledger = _open_ledger(cfg.database_url)
     if host or mqtt_port:
         import msgspec  # lazy: CLI start-up
 
         mqtt_cfg = msgspec.structs.replace(mqtt_cfg, host=host or mqtt_cfg.host, port=mqtt_port or mqtt_cfg.port)
     if not port_name:
-        raise click.UsageError("give --port or --config")
+        raise click.UsageError(tr("cli.central.give_port"))
     signer = None
     if cfg is not None:
         from central.broadcast.publisher import office_signer  # lazy: CLI start-up
 
         signer = office_signer(cfg.keys_dir)  # the gates refuse a downlink not signed with the office key
 
+    broker = f"{mqtt_cfg.host}:{mqtt_cfg.port}"
     client = connection.make_client(mqtt_cfg, f"publisher-{port_name}")
     props = connection.connect_properties(mqtt_cfg)
     props.SessionExpiryInterval = 0  # a one-shot publisher keeps no session
@@ -172,8 +165,7 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     except OSError as exc:  # refused, timed out, no route, unknown host: exit 1, worth a retry
         if ledger is not None:
             ledger.dispose()
-        raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port} not reachable: "
-                                   f"{exc.strerror or exc}") from exc
+        raise click.ClickException(tr("cli.central.broker_unreachable", broker=broker, why=exc.strerror or exc)) from exc
     refused: list[str] = []
     client.on_publish = lambda _c, _u, _mid, rc, _p: rc.is_failure and refused.append(str(rc))
     client.loop_start()
@@ -185,31 +177,30 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
 
             sent = publish_photos(client, port_name, photos_dir, full=full_photos, signer=signer)
             done["photos"] = sent["version"]
-            click.echo(f"photos: {'delta' if sent['delta'] else 'index'} to version {sent['version']}, "
-                       f"{sent['files']} file(s) sent, {sent['removed']} withdrawn", err=True)
+            said = dict(version=sent["version"], files=sent["files"], removed=sent["removed"])
+            click.echo(tr("cli.central.photos_delta", **said) if sent["delta"]
+                       else tr("cli.central.photos_index", **said), err=True)
     except BrokerUnavailable as exc:
-        raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port}: {exc}") from exc
+        raise click.ClickException(tr("cli.central.broker_said", broker=broker, why=exc)) from exc
     except SQLAlchemyError as exc:
-        raise click.ClickException(f"ledger database {_shown(cfg.database_url)}: {exc.__class__.__name__}: "
-                                   f"{str(exc).splitlines()[0]}") from exc
+        why = f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}"
+        raise click.ClickException(tr("cli.central.ledger_said", db=_shown(cfg.database_url), why=why)) from exc
     finally:
         client.disconnect()
         client.loop_stop()
         if ledger is not None:
             ledger.dispose()
     if refused:
-        raise click.ClickException(f"MQTT broker {mqtt_cfg.host}:{mqtt_cfg.port} refused the snapshots: "
-                                   f"{', '.join(sorted(set(refused)))} (the broker's ACL for this user?)")
+        raise click.ClickException(tr("cli.central.broker_refused", broker=broker,
+                                      codes=", ".join(sorted(set(refused)))))
     for kind, v in done.items():
-        click.echo(f"{kind}: version {v}")
+        click.echo(f"{kind}: version {v}")  # machine-read: the version each snapshot got
     if done and signer is None:
-        click.echo("warning: without --config the downlinks are not signed with the office key: a gate "
-                   "holding office_public_key_file refuses them", err=True)
+        click.echo(tr("cli.central.unsigned_warning"), err=True)
     if not done:
-        raise click.UsageError("nothing to publish: give --workers with --cards, --cards, --escala or --photos")
+        raise click.UsageError(tr("cli.central.nothing_to_publish"))
 
 
-LEDGER_MISSING = "not the office's ledger, or not created yet (`portgate ledger migrate --db URL` creates it)"
 
 
 def _shown(url: str) -> str:
@@ -233,8 +224,7 @@ def _open_ledger(url: str):
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" \
             and parsed.database not in (None, "", ":memory:") and not Path(parsed.database).is_file():
-        raise click.ClickException(f"ledger database {_shown(url)}: file {parsed.database} does not exist: "
-                                   f"{LEDGER_MISSING}")
+        raise click.ClickException(tr("cli.central.ledger_file_missing", db=_shown(url), file=parsed.database))
     engine = make_engine(url)
     try:
         has_events = inspect(engine).has_table("events")
@@ -242,10 +232,10 @@ def _open_ledger(url: str):
         engine.dispose()
         orig = getattr(exc, "orig", None) or exc
         first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
-        raise click.ClickException(f"ledger database {_shown(url)} not readable: {first}") from exc
+        raise click.ClickException(tr("cli.central.ledger_unreadable", db=_shown(url), why=first)) from exc
     if not has_events:
         engine.dispose()
-        raise click.ClickException(f"ledger database {_shown(url)} has no events table: {LEDGER_MISSING}")
+        raise click.ClickException(tr("cli.central.ledger_no_events", db=_shown(url)))
     return engine
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.exc import ArgumentError
 
 from central.config import load_central_config
 from portgate.cells import parse_aware
+from portgate.clitext import tr
 from portgate.errors import BadInput
 
 #: Work days and times outside this range are refused (an unset clock says 1970; 0001 and 9999 do
@@ -97,8 +98,7 @@ def database_arg(db_url: str | None, config_path: str | None) -> str:
     if config_path is not None:
         return load_central_config(config_path).database_url
     if "@" in db_url and ":" in db_url.split("@", 1)[0].split("//", 1)[-1]:
-        click.echo("portgate: warning: --db carries a password, visible to other users of this machine; "
-                   "use --config (database_password_file) or PGPASSFILE", err=True)
+        click.echo(tr("cli.args.db_password_warning"), err=True)
     return db_url
 
 

@@ -3,6 +3,7 @@
 ```toml
 database_url = "sqlite:////var/lib/portgate/ledger.db"  # or postgresql+psycopg://user@host/db
 port = "santos"
+# ports = ["santos", "paranagua"]     # several ports on one ledger: one consumer each (port among them)
 keys_dir = "/etc/portgate/keys"       # one <gate_id>.key per gate (0600), see `central add-gate`
 workers = 1                           # ingest workers (each its own MQTT session and ledger writer)
 
@@ -162,8 +163,11 @@ class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     database_url: str
-    port: str
+    port: str  # the home port: the one of a single-port office, and the scope of web users made before 0028
     keys_dir: str
+    # several ports on one ledger (docs/operations.md "Many ports, one ledger"): the ingest runs one
+    # consumer per port (central/ingest/ports.py); empty: ``port`` alone
+    ports: list[str] = []
     database_password_file: str | None = None  # 0600 file with the PostgreSQL password (or PGPASSFILE)
     workers: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
     mqtt: MqttConfig = MqttConfig()
@@ -179,8 +183,24 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         try:
             check_id(self.port, "port")  # the first level of the topic tree
+            for name in self.ports:
+                check_id(name, "ports")
         except BadInput as exc:
             raise ValueError(str(exc)) from None
+        if self.ports and self.port not in self.ports:
+            raise ValueError(f"port {self.port!r} (the home port) must be one of ports {self.ports}")
+        if len(set(self.ports)) != len(self.ports):
+            raise ValueError(f"ports {self.ports} names a port twice")
+        if len(self.served_ports) > 1 and self.nats.durable:
+            raise ValueError("[nats] durable names one consumer: with several ports leave it empty "
+                             "(each port's consumer is ledger-<port>)")
+
+    @property
+    def served_ports(self) -> tuple[str, ...]:
+        """The ports this office ingests and shows, the home port first: ``ports`` or ``(port,)``."""
+        if not self.ports:
+            return (self.port,)
+        return (self.port, *(p for p in self.ports if p != self.port))
 
 
 def load_central_config(path: str | Path) -> CentralConfig:

@@ -42,6 +42,7 @@ TABLE_MODULES: list[str] = [
     "central.ledger.changes",
     "central.web.workerschema",
     "central.pay.slip_codes",
+    "central.registry.name_search",  # the workers' substring index (no table of its own in metadata)
     # add your table module here, one line each
 ]
 

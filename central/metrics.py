@@ -45,8 +45,11 @@ def watch_ingest(workers: list) -> None:
         _office["alive"] = Gauge("portgate_ingest_workers_alive", "Ingest workers running (session thread and ledger writer)")
         _office["connected"] = Gauge("portgate_mqtt_connected", "1 while the ingest worker's MQTT session is connected",
                                      ["client"])
-    for w in workers:
-        _office["connected"].labels(f"ingest-{w.index}").set_function(flag(w.connected.is_set))
+    ports = [getattr(getattr(w, "config", None), "port", "") for w in workers]
+    several = len(set(ports)) > 1  # several ports (central/ingest/ports.py)
+    for w, port in zip(workers, ports):
+        client = f"ingest-{port}-{w.index}" if several else f"ingest-{w.index}"
+        _office["connected"].labels(client).set_function(flag(w.connected.is_set))
     _office["gaps"].set_function(lambda: float(sum(w.open_gaps for w in workers)))
     _office["replays"].workers = list(workers)
     _office["alive"].set_function(lambda: float(sum(1 for w in workers if worker_alive(w))))

@@ -67,13 +67,14 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     tune_for_service()  # portgate/gctune.py: start-up objects frozen, fewer collections
     metrics.watch_ingest(ingest.workers)
     connected = ingest.wait_connected(timeout=ready_wait_s)
-    status = (f"ingesting port {config.port} with {len(ingest.workers)} worker(s)"
+    status = (f"ingesting port {', '.join(config.served_ports)} with {len(ingest.workers)} worker(s)"
               + ("" if connected else "; broker not reached yet, retrying"))
     log.info("central_started", workers=len(ingest.workers), broker_connected=connected,
              metrics_port=config.metrics_port)
     notifier.ready(status)
     publisher = getattr(ingest, "publisher", None)  # [publish] source = "registry"
-    watched = [*ingest.workers, *([publisher] if publisher is not None else [])]
+    publishers = getattr(ingest, "publishers", [publisher] if publisher is not None else [])  # one per port
+    watched = [*ingest.workers, *publishers]
     tick = max(0.05, min(notifier.interval / 2, 1.0))
     reported_dead = False
     try:

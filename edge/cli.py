@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from portgate.clitext import tr, use_lang_of
 from portgate.errors import PortgateError
 
 
@@ -35,6 +36,7 @@ def replay(ctx: click.Context, workers: str, cards: str, escala: str, taps: str,
     from edge.replay import run_replay
     from edge.rules.rulebook import GateRulebooks, load_gate_rulebook
 
+    use_lang_of(ctx)
     out = sys.stdout
 
     def emit(result: dict) -> None:
@@ -100,7 +102,8 @@ def display(ctx: click.Context, config_path: str, port: int | None, url_file: st
     try:
         serve(cfg, port=port, url_file=url_file)
     except OSError as exc:
-        click.echo(f"portgate: display cannot listen on {cfg.display.host}:{cfg.display.port if port is None else port}: {exc}", err=True)
+        where = f"{cfg.display.host}:{cfg.display.port if port is None else port}"
+        click.echo(tr("cli.edge.display_cannot_listen", where=where, why=exc), err=True)
         ctx.exit(2)
 
 
@@ -116,7 +119,7 @@ def key_cmd(config_path: str) -> None:
     cfg = load_gate_config(config_path)
     pub = load_or_create(cfg.state_dir).public_key()
     click.echo(public_pem(pub), nl=False)
-    click.echo(f"fingerprint {fingerprint(pub)}", err=True)
+    click.echo(f"fingerprint {fingerprint(pub)}", err=True)  # machine-read: scripts take the fingerprint
 
 
 @edge.command("verify-journal")
@@ -153,8 +156,7 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
         try:
             keys = [load_existing(cfg.state_dir).public_key()]
         except (PortgateError, OSError) as exc:
-            click.echo(f"portgate: {_why(exc)} (give the gate's public key with --public-key, e.g. the "
-                       f"office's <keys_dir>/{cfg.gate_id}.pub)", err=True)
+            click.echo(tr("cli.edge.give_public_key", why=_why(exc), gate=cfg.gate_id), err=True)
             ctx.exit(2)
     try:
         found = check_journal(Path(cfg.state_dir) / "journal.db", cfg.gate_id, keys)
@@ -162,19 +164,18 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
         click.echo(f"portgate: {exc}", err=True)
         ctx.exit(2)
     for _seq, problem in found.problems:
-        click.echo(f"FAIL: {problem}")
+        click.echo(f"FAIL: {problem}")  # machine-read
     rep = found.report
-    click.echo(f"ok: {rep.verified} signed event(s) verified of {found.rows} row(s), seq {found.seq_from}.."
+    click.echo(f"ok: {rep.verified} signed event(s) verified of {found.rows} row(s), seq {found.seq_from}.."  # machine-read
                f"{found.seq_to}, head {rep.head[:16]}..., from key {found.key or 'none'}"
                + (f"; {rep.unsigned_legacy} unsigned (HMAC-only) before signing" if rep.unsigned_legacy else ""))
     for seg in rep.segments:
-        click.echo(f"ok: documented segment break at seq {seg.seq} (journal quarantined; lost "
+        click.echo(f"ok: documented segment break at seq {seg.seq} (journal quarantined; lost "  # machine-read
                    f"{seg.lost_from}..{seg.lost_to})")
     if found.first_bad is None:
-        click.echo(f"{found.path}: chain holds / cadeia íntegra ({', '.join(fingerprint(k) for k in keys)})")
+        click.echo(tr("cli.edge.chain_holds", path=found.path, keys=", ".join(fingerprint(k) for k in keys)))
         ctx.exit(0)
-    click.echo(f"{found.path}: BROKEN, first bad seq {found.first_bad} / cadeia quebrada, primeira seq "
-               f"ruim {found.first_bad} ({len(found.problems)} problem(s))")
+    click.echo(tr("cli.edge.chain_broken", path=found.path, seq=found.first_bad, n=len(found.problems)))
     ctx.exit(1)
 
 

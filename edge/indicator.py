@@ -20,17 +20,14 @@ import threading
 from typing import Protocol, TextIO
 
 from edge.rules.model import Decision, Outcome
+from portgate.i18n import LANGS, gettext
 from wire.events import Event
 
 COLOURS = {Outcome.ADMIT: "green", Outcome.EXIT: "blue", Outcome.DENY: "red", Outcome.INSPECTOR: "amber",
            Outcome.ABOARD: "amber"}
 _ANSI = {"green": "\x1b[1;32m", "blue": "\x1b[1;34m", "red": "\x1b[1;31m", "amber": "\x1b[1;33m"}
-_WORDS = {
-    "pt": {Outcome.ADMIT: "ENTRADA LIBERADA", Outcome.EXIT: "SAÍDA", Outcome.DENY: "ENTRADA NEGADA",
-           Outcome.INSPECTOR: "MODO FISCAL", Outcome.ABOARD: "JÁ A BORDO"},
-    "en": {Outcome.ADMIT: "ADMITTED", Outcome.EXIT: "EXIT", Outcome.DENY: "DENIED",
-           Outcome.INSPECTOR: "INSPECTOR MODE", Outcome.ABOARD: "ALREADY ABOARD"},
-}
+# the indicator's head words, from the catalogs (msgids indicator.<outcome>; docs/i18n.md)
+_WORDS = {lang: {o: gettext(lang, "indicator." + o.value) for o in Outcome} for lang in LANGS}
 
 
 class Indicator(Protocol):

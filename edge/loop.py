@@ -127,7 +127,7 @@ class GateLoop(GroupCommit, ReaderInbox, EnrolModes, GateWatch):
         directions: Mapping[str, str] | None = None,
     ) -> None:
         if decide is None:
-            from edge.rules import decide as _decide
+            from edge.display.said import decide as _decide  # the rules' decision with its words
 
             decide = _decide
         self.readers = list(readers)

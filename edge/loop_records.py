@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from edge.rules.coverage import CoverageGap
 from edge.rules.model import Decision, Outcome, Presentation
+from portgate.i18n import LANGS, gettext
 from wire.events import CoveragePayload, Dispatch, MealWorkedPayload, TapPayload
 
-INTERNAL_PT = "Falha interna do sistema: entrada negada. Chame o supervisor."
-INTERNAL_EN = "Internal failure: entry denied. Call the supervisor."
-NO_JOURNAL_PT = "Falha do registro (disco): entrada negada. Chame o supervisor."
-NO_JOURNAL_EN = "Journal failure (disk): entry denied. Call the supervisor."
-INTERNAL_EXIT_PT = "SAÍDA — falha interna do sistema: saída registrada. Avise o supervisor."
-INTERNAL_EXIT_EN = "EXIT — internal failure: exit recorded. Tell the supervisor."
-NO_JOURNAL_EXIT_PT = "SAÍDA — falha do registro (disco): saída NÃO registrada. Anote a hora e chame o supervisor."
-NO_JOURNAL_EXIT_EN = "EXIT — journal failure (disk): exit NOT recorded. Write down the time and call the supervisor."
+
+def _pt_en(msgid: str) -> tuple[str, str]:
+    return tuple(gettext(lang, msgid) for lang in LANGS)  # LANGS: ("pt", "en")
+
+
+# the gate's own failure texts, from the catalogs (msgids gate.internal.*; docs/i18n.md), read once
+INTERNAL_PT, INTERNAL_EN = _pt_en("gate.internal.deny")
+NO_JOURNAL_PT, NO_JOURNAL_EN = _pt_en("gate.internal.no_journal")
+INTERNAL_EXIT_PT, INTERNAL_EXIT_EN = _pt_en("gate.internal.exit")
+NO_JOURNAL_EXIT_PT, NO_JOURNAL_EXIT_EN = _pt_en("gate.internal.no_journal_exit")
+
 _MAX_UID_TEXT = 64
 
 

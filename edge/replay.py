@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from edge.memview import MemoryGateView, Presence, Roster
-from edge.rules.engine import decide
+from edge.display.said import decide
 from edge.rules.model import Flag, Now, OpenShift, Presentation
 from edge.rules.pairing import Dropped, Pairing, Read, badge_expected
 from edge.rules.rulebook import GateRulebooks

@@ -209,7 +209,8 @@ class GateService:
             raise
         from edge.reader_health import ReaderHealth
 
-        self.loop.reader_health = ReaderHealth((r.id, r.kind) for r in cfg.readers)
+        self.loop.reader_health = ReaderHealth(  # the readers' "since" by the gate's clock (the demo's: scripted)
+            ((r.id, r.kind) for r in cfg.readers), clock=lambda: self.clock.now().wall.timestamp())
         self.loop.readers = open_readers(cfg.readers, on_status=self.loop.on_status)
         self.sync = None
         if cfg.mqtt is not None:

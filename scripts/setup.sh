@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
 # nodejs + npm: the official AsyncAPI parser and ajv check the wire contract (tools/node/).
 # e2fsprogs: chattr, which the gate-store tests use to make a store.db immutable as root.
-# nats-server (2.9, bookworm): the 3-node JetStream cluster of the broker tier (testkit/nats.py, issue 37).
-# patroni + etcd-server: the replicated ledger tier, 3 etcd members and 3 PostgreSQL nodes (testkit/patroni.py).
+# nats-server (2.9, bookworm): the 3-node JetStream cluster of the broker tier (app/cluster/nats.py, issue 37).
+# patroni + etcd-server: the replicated ledger tier, 3 etcd members and 3 PostgreSQL nodes (app/cluster/patroni.py).
 # pgbackrest: the ledger's backups with WAL archiving and a point-in-time restore (tests/ops/test_backup_pitr.py).
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto mosquitto-clients socat tzdata
   chromium fonts-dejavu-core jq openssl nodejs poppler-utils e2fsprogs nats-server

@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-READY = "Ctrl-C to stop"
+# the last line of a --keep-serving demo before it serves on, in the run's language (cli.demo.keep_serving)
+READY = ("Ctrl-C para parar", "Ctrl-C to stop")
 WEB_LINE = re.compile(r"^web +(http://127\.0\.0\.1:\d+/) +login ", re.M)
 
 
@@ -54,7 +55,7 @@ class DemoDay:
             self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(self.run_dir),
                                           *self.args], stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
-        while READY not in self.out:
+        while not any(ready in self.out for ready in READY):
             assert self.proc.poll() is None, f"the demo ended ({self.proc.returncode}):\n" + self.out[-4000:]
             assert time.monotonic() < deadline, "the demo did not serve in time:\n" + self.out[-4000:]
             time.sleep(0.2)

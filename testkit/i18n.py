@@ -12,7 +12,7 @@ absorb texts still added to the old hand-kept tables.
                                                # --keep-catalog; --dry-run only reports)
 
 The ``.pot`` holds what Babel extracts (``_("key")`` in the templates, ``t(lang, "key")``,
-``word(lang, "key")``, ``_pt("key")``, ``N_("key")`` in Python) and every msgid the ``.po`` files
+``word(lang, "key")``, ``_pt("key")``, ``N_("key")``, the command line's ``tr("key")`` in Python) and every msgid the ``.po`` files
 already hold (msgids composed at run time, ``_('st_' ~ state)``, are not seen by an extractor).
 """
 
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BABEL_CFG = ROOT / "babel.cfg"
 POT = LOCALE_DIR / f"{DOMAIN}.pot"
 #: the call forms Babel extracts msgids from (the msgid's argument position)
-KEYWORDS = {**DEFAULT_KEYWORDS, "t": (2,), "word": (2,), "_pt": None, "N_": None}
+KEYWORDS = {**DEFAULT_KEYWORDS, "t": (2,), "word": (2,), "_pt": None, "N_": None, "tr": None}
 #: a fixed header date: a re-extraction with the same msgids writes the same file
 _HEADER_DATE = dt.datetime(2026, 12, 6, tzinfo=dt.timezone.utc)
 _WIDTH = 110

@@ -11,9 +11,16 @@ fixture marks itself ``pytestmark = pytest.mark.xdist_group("name")``."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from testkit.demo_day import DemoDay
+
+# The command line's messages (portgate/clitext.py) are read in English by the suite's assertions on
+# a command's output: every command a test runs, in-process or as a subprocess, speaks English
+# unless the test sets PORTGATE_LANG itself (tests/test_cli_texts.py runs them in pt-BR, the default).
+os.environ["PORTGATE_LANG"] = "en"
 
 pytest_plugins = ["testkit.xdist_groups"]  # the two workers' scheduling (scripts/test.sh)
 
@@ -54,4 +61,4 @@ def demo_day(tmp_path_factory):
     day = DemoDay(tmp_path_factory.mktemp("demo-day")).start()
     yield day
     assert day.stop() == 0, day.out[-3000:]
-    assert "stopped" in day.out, day.out[-3000:]
+    assert "\nparado\n" in day.out, day.out[-3000:]  # cli.demo.stopped in the demo's pt-BR

@@ -193,6 +193,21 @@ def check_chain(gate_id: str, stored: Iterable[Event], key: Ed25519PublicKey | N
     counted as ``unsigned_legacy``. Every break is named with its seq range; events not involved
     in a break count as verified."""
     breaks: list[Break] = []
+    by_seq, bad = _index_events(gate_id, stored, breaks)
+    seqs = sorted(by_seq)
+    legacy, segments, lost = _check_signatures(gate_id, by_seq, seqs, key, breaks, bad)
+    _check_links(gate_id, by_seq, seqs, first_seq, segments, lost, breaks, bad)
+    head_seq = seqs[-1] if seqs else 0
+    verified = sum(1 for s in seqs if by_seq[s].sig and s not in bad)
+    return ChainReport(gate_id, verified, head_seq, event_hash(by_seq[head_seq]) if seqs else GENESIS,
+                       tuple(sorted(breaks, key=lambda b: (b.seq_from, b.kind))), tuple(segments), legacy)
+
+
+def _index_events(gate_id: str, stored: Iterable[Event], breaks: list[Break]
+                  ) -> tuple[dict[int, Event], set[int]]:
+    """``check_chain``'s first step: the gate's events by seq in stored order, appending REPLAYED
+    (an event id again), FORKED (two events on one seq) and REORDERED (seq ranges stored out of
+    order) to ``breaks``; returns ``(by_seq, bad seqs)``."""
     seen_ids: dict[str, int] = {}
     by_seq: dict[int, Event] = {}
     bad: set[int] = set()
@@ -217,7 +232,15 @@ def check_chain(gate_id: str, stored: Iterable[Event], key: Ed25519PublicKey | N
         by_seq[ev.seq] = ev
     for a, b in _merged(disorder):
         breaks.append(Break("REORDERED", gate_id, a, b, f"seq {a}..{b} not stored in seq order"))
-    seqs = sorted(by_seq)
+    return by_seq, bad
+
+
+def _check_signatures(gate_id: str, by_seq: dict[int, Event], seqs: list[int],
+                      key: Ed25519PublicKey | None, breaks: list[Break], bad: set[int]
+                      ) -> tuple[int, list[Segment], list[tuple[int, int]]]:
+    """``check_chain``'s second step, in seq order: each event's signature under the key in force
+    (a ``SIGNING_KEY`` event switches it), appending UNSIGNED, UNKNOWN_KEY and BAD_SIGNATURE breaks
+    and marking those seqs bad; returns ``(unsigned legacy count, loss segments, lost seq ranges)``."""
     legacy = 0
     current = key
     signing = False
@@ -257,7 +280,15 @@ def check_chain(gate_id: str, stored: Iterable[Event], key: Ed25519PublicKey | N
             segments.append(Segment(gate_id, s, loss[0], loss[1], ev.prev))
             if loss[0] <= loss[1]:
                 lost.append(loss)
-    # links and gaps between consecutive present seqs
+    return legacy, segments, lost
+
+
+def _check_links(gate_id: str, by_seq: dict[int, Event], seqs: list[int], first_seq: int | None,
+                 segments: list[Segment], lost: list[tuple[int, int]], breaks: list[Break],
+                 bad: set[int]) -> None:
+    """``check_chain``'s last step: the links and gaps between consecutive present seqs from
+    ``first_seq`` (default the lowest present), appending MISSING (not covered by a declared loss
+    segment) and PREV_MISMATCH breaks; a link is checked only between two good signed events."""
     start = first_seq if first_seq is not None else (seqs[0] if seqs else 1)
     prev_seq = start - 1
     segment_at = {seg.seq for seg in segments}
@@ -277,10 +308,6 @@ def check_chain(gate_id: str, stored: Iterable[Event], key: Ed25519PublicKey | N
             breaks.append(Break("PREV_MISMATCH", gate_id, 0, 1, "prev of seq 1 is not GENESIS"))
             bad.add(s)
         prev_seq = s
-    head_seq = seqs[-1] if seqs else 0
-    verified = sum(1 for s in seqs if by_seq[s].sig and s not in bad)
-    return ChainReport(gate_id, verified, head_seq, event_hash(by_seq[head_seq]) if seqs else GENESIS,
-                       tuple(sorted(breaks, key=lambda b: (b.seq_from, b.kind))), tuple(segments), legacy)
 
 
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:

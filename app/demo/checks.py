@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import sqlite3
 import subprocess
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +21,11 @@ from portgate.l10n import money
 class DayChecks:
     """The checks after the day of ``app.demo.run.DemoRun`` (see there for the attributes they share)."""
 
+    def _mine(self, *, registration: str | None = None, ship: str | None = None) -> bool:
+        """Whether a pay row's worker or a billing line's ship is this run's port's (every one is,
+        on the demo's own ledger; ``app.demo.cluster`` plays two ports on one)."""
+        return True
+
     # -- after the day -------------------------------------------------------------------------
     def reconcile(self) -> bool:
         """Every event each gate journaled is in the ledger exactly once; no gaps remain."""
@@ -29,16 +33,13 @@ class DayChecks:
         words = texts(self.lang)
         self.out(f"\n{words['reconciliation']}")
         self.out(reconciliation_line(words["columns"], self.lang))
-        with contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True)) as db:
+        with self._ledger_reader() as db:
             for gid, gate in self.gates.items():
                 journal = gate.journal_ids()
                 ledger = self._ledger_ids(gid)
                 missing = journal - ledger
                 decided = sum(1 for _ in gate.decisions_file.open(encoding="utf-8"))
-                row = db.execute("SELECT highest_seq, contiguous_seq FROM gate_progress WHERE gate_id = ?",
-                                 (gid,)).fetchone()
-                gaps = 0 if row is None else row[0] - row[1]
-                rows = db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gid,)).fetchone()[0]
+                rows, gaps = self._ledger_counts(db, gid)
                 self.out(reconciliation_line((gid, len(journal), decided, rows, len(missing), gaps), self.lang))
                 if missing or gaps or rows != len(journal):
                     ok = False
@@ -89,6 +90,8 @@ class DayChecks:
         for text in done.stdout.splitlines():
             row = json.loads(text)
             reg = row.get("registration")
+            if not self._mine(registration=reg):
+                continue  # another port's worker on a shared ledger (portgate demo --cluster)
             if row.get("rule") == "TOTAL":
                 totals[reg] = totals.get(reg, Decimal(0)) + Decimal(row["amount"])
                 hold = f"  {texts(self.lang)['on_hold']}: {row['hold']}" if row.get("hold") else ""
@@ -118,6 +121,8 @@ class DayChecks:
             return []
         found = [json.loads(text) for text in done.stdout.splitlines()]
         self.out(f"\n{texts(self.lang)['billing']}")
+        found = [{**st, "lines": [line for line in st["lines"] if self._mine(ship=line["ship"])]} for st in found]
+        found = [st for st in found if st["lines"]]  # another port's ships on a shared ledger
         for st in found:
             for line in st["lines"]:
                 self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  {money(line['amount'], self.lang):>11}  "

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from app.demo.scenario import DEFAULT_DIR, Scenario
+from portgate.clitext import tr, use_lang
 
 
 @click.command("demo")
@@ -21,7 +22,11 @@ from app.demo.scenario import DEFAULT_DIR, Scenario
 @click.option("--no-outage", is_flag=True, help="Do not stop the broker in the middle of the day.")
 @click.option("--keep-serving", is_flag=True,
               help="Keep the office web application up after the reconciliation, until Ctrl-C.")
-def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool, keep_serving: bool) -> None:
+@click.option("--cluster", is_flag=True,
+              help="Play the day for two ports at once on 3 NATS nodes and a Patroni ledger "
+                   "(3 etcd, 3 PostgreSQL) on loopback instead of mosquitto + SQLite (docs/operations.md).")
+def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool, keep_serving: bool,
+         cluster: bool) -> None:
     """Play a whole port day on this machine: a private mosquitto, the office (ingest + SQLite
     ledger) and two gates on two ships with real readers (serial RFID on pseudo-terminals; PC/SC via
     pcscd + vpcd with a virtual card). Shows each decision as the watchman sees it, then the
@@ -29,13 +34,22 @@ def demo(run_dir: Path | None, scenario_dir: Path, lang: str, no_outage: bool, k
     port meanwhile (URL and login printed). Exit status 0 only if all of it is right."""
     from app.demo.run import run_demo
 
+    use_lang(lang)  # the console speaks the run's language, as its gates
     scenario = Scenario(scenario_dir)
     if run_dir is None:
         run_dir = Path("run") / f"demo-{dt.datetime.now():%Y%m%d-%H%M%S}"
     if run_dir.exists() and any(run_dir.iterdir()):
         # A day is played on fresh gates and a fresh ledger: old state would decide differently.
-        raise click.BadParameter(f"{run_dir} is not empty: choose another run directory or remove it",
-                                 param_hint="--run-dir")
+        raise click.BadParameter(tr("cli.demo.run_dir_not_empty", path=run_dir), param_hint="--run-dir")
+    if cluster:
+        from app.demo.cluster import ClusterUnavailable, run_cluster_demo
+
+        try:
+            status = run_cluster_demo(run_dir.resolve(), scenario, lang=lang, out=lambda text: click.echo(text),
+                                      keep_serving=keep_serving)
+        except ClusterUnavailable as exc:
+            raise click.ClickException(str(exc)) from None
+        sys.exit(status)
     status = run_demo(run_dir.resolve(), scenario, lang=lang, outage=not no_outage,
                       out=lambda text: click.echo(text), keep_serving=keep_serving)
     sys.exit(status)

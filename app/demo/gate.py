@@ -108,7 +108,7 @@ class Gate:
             f'office_public_key_file = "{office_pub}"\n'
             f'indicator = "file"\nindicator_file = "{self.decisions_file}"\nlang = "{self.run.lang}"\n'
             f'clock = "scripted"\nclock_file = "{self.clock_file}"\nclock_trust = "always"\n'
-            f"log_json = true\n\n[mqtt]\nhost = \"127.0.0.1\"\nport = {mqtt_port}\n\n"
+            f"log_json = true\n\n{self.run.gate_mqtt_toml(mqtt_port)}"
             + self._reader_config()
         )
         return config

@@ -17,7 +17,10 @@ class OfficeSide:
         """Each gate's Ed25519 key pair is made in its state dir (as ``portgate edge key`` does on
         a gate), its public key registered and enrolled at the office (``central add-gate
         --public-key``) and the enrolment record countersigned by the demo's union inspector
-        (``evidence inspector-key``, ``evidence countersign-gate``; docs/evidence.md)."""
+        (``evidence inspector-key``, ``evidence countersign-gate``; docs/evidence.md): the same
+        functions as those commands, the enrolment dated at the start of the scripted day (the
+        keys are enrolled before the day's first read, as the registry is stamped), not by the
+        machine's clock."""
         import datetime as dt
 
         from central.evidence.enrolment import countersign, enrol, inspector_key
@@ -31,15 +34,23 @@ class OfficeSide:
         for gid, gate in self.gates.items():
             pub = load_or_create(gate.dir / "state").public_key()
             register_public_key(keys, gid, public_pem(pub))
-            record, _written = enrol(keys, gid, pub, office, dt.datetime.now(dt.UTC))
+            record, _written = enrol(keys, gid, pub, office, self.day_start.astimezone(dt.UTC))
             countersign(record, inspector, fingerprint(pub), fingerprint(office.public_key()))
+
+    def _downlink_client(self, client_id: str):
+        """A paho client connected to the demo's broker (MQTT 5, mosquitto), its network loop
+        running, for the office's downlinks; the caller disconnects it."""
+        import paho.mqtt.client as mqtt
+        from paho.mqtt.enums import CallbackAPIVersion
+
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+        client.connect("127.0.0.1", self.broker.port)
+        client.loop_start()
+        return client
 
     def _publish_photos(self) -> int:
         """The office sends the workers' photos (generated pictures; two workers have none, so the
         screen shows its placeholder) through the photo downlink. Returns how many files."""
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
         from central.broadcast.csv_source import inspectors_csv
         from central.broadcast.photos import publish_photos
         from central.broadcast.publisher import office_signer
@@ -53,9 +64,7 @@ class OfficeSide:
             save_photo(photos, w.registration, png(n + 1, size=96))  # re-encoded: office and gate sizes
         for n, row in enumerate(inspectors_csv(self.scenario.cards_csv)):  # the inspectors' own (issue 33)
             save_photo(photos, row.registration, png(200 + n, size=96))
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-photos-demo", protocol=mqtt.MQTTv5)
-        client.connect("127.0.0.1", self.broker.port)
-        client.loop_start()
+        client = self._downlink_client("office-photos-demo")
         try:
             return publish_photos(client, self.scenario.spec.port, photos,
                                   signer=office_signer(self.dir / "keys"))["files"]
@@ -63,27 +72,29 @@ class OfficeSide:
             client.disconnect()
             client.loop_stop()
 
+    def _clock_files(self) -> list:
+        """The scripted clocks the web application's time follows (the gates')."""
+        return [g.clock_file for g in self.gates.values()]
+
     def _start_web(self) -> None:
         """The office web application on a free loopback port, on the scripted day's clock."""
         from app.demo.web import (DEMO_PASSWORD, DEMO_USER, OFFICE_USER, STEVEDORE_REGISTRATION,
                                   WORKER_REGISTRATION, DemoWeb)
 
-        self.web = DemoWeb(self.ledger_url, [g.clock_file for g in self.gates.values()],
+        self.web = DemoWeb(self.ledger_url, self._clock_files(),
                            self.scenario.spec.timezone, self.dir / "central.toml")
         self.web_url = self.web.start()
-        self.out(f"web      {self.web_url}  login {DEMO_USER} / {DEMO_PASSWORD} (inspector), "
-                 f"{OFFICE_USER} / {DEMO_PASSWORD} (office), {WORKER_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(worker, on the phone: {self.web_url}w/), {STEVEDORE_REGISTRATION} / {DEMO_PASSWORD} "
-                 f"(stevedore) (portgate office serve)")
+        from portgate.clitext import tr  # lazy: with the web application
+
+        # "web <url>  login " starts the line in every language (testkit/demo_day.py reads the URL)
+        self.out(tr("cli.demo.web", url=self.web_url, inspector=DEMO_USER, office=OFFICE_USER,
+                    worker=WORKER_REGISTRATION, stevedore=STEVEDORE_REGISTRATION, password=DEMO_PASSWORD))
 
     def _publish_snapshots(self, at: dt.datetime | None = None) -> None:
         """The office publishes the roster, the blocklist base and the escala (retained
         snapshots, a new version each time). Later calls refresh roster and escala only, as the
         office does every period, so the gates' copies never go stale (G8)."""
         import msgspec
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
-
         from central.broadcast.csv_source import CsvSnapshots, publish_snapshot
         from central.broadcast.publisher import office_signer
 
@@ -94,10 +105,7 @@ class OfficeSide:
         self.published_version += 1
         kinds = ("roster", "cards", "escala") if self.published_version == 1 else ("roster", "escala")
         source = CsvSnapshots(sc.workers_csv, sc.cards_csv, sc.escala_csv)
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="office-publisher-demo",
-                             protocol=mqtt.MQTTv5)
-        client.connect("127.0.0.1", self.broker.port)
-        client.loop_start()
+        client = self._downlink_client("office-publisher-demo")
         try:
             for kind in kinds:
                 msg = msgspec.structs.replace(source.snapshot(kind, at), version=self.published_version)

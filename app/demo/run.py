@@ -39,6 +39,8 @@ from app.demo.console import texts
 from app.demo.gate import PORTGATE, DemoFailed, Gate
 from app.demo.office import OfficeSide
 from app.demo.scenario import Scenario, check_decision
+from portgate.clitext import cli_lang, tr, use_lang
+from portgate.l10n import day as day_text
 from portgate.records import Tap
 
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
@@ -59,6 +61,7 @@ class DemoRun(OfficeSide, DayChecks):
         self.tz = ZoneInfo(scenario.spec.timezone)
         self.day_start = dt.datetime.combine(scenario.spec.day, dt.time(0), self.tz)
         self.ledger_url = f"sqlite:///{self.dir / 'ledger.db'}"
+        self.ledger_label = str(self.dir / "ledger.db")
         self.broker = None
         self.office: subprocess.Popen | None = None
         self.gates: dict[str, Gate] = {}
@@ -70,21 +73,41 @@ class DemoRun(OfficeSide, DayChecks):
         self.web_url: str | None = None
 
     # -- set-up --------------------------------------------------------------------------------
-    def start(self) -> None:
-        from central.ingest.keys import add_gate
+    #: the office's log line that says its ingest is connected (and so subscribed)
+    OFFICE_READY = "ingest.connected"
+
+    def _start_broker(self) -> None:
         from app.demo.mosquitto import Mosquitto
 
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.broker = Mosquitto(self.dir / "broker")
         self.broker.start()
-        self.out(f"broker   mosquitto on 127.0.0.1:{self.broker.port} (persistence in {self.dir / 'broker'})")
+        self.out(tr("cli.demo.broker", port=self.broker.port, folder=self.dir / "broker"))
+
+    def _office_broker_toml(self) -> str:
+        """central.toml's broker sections: ``[mqtt]`` of the private mosquitto."""
+        return f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
+
+    def gate_mqtt_toml(self, mqtt_port: int) -> str:
+        """gate.toml's ``[mqtt]``: the private mosquitto (MQTT 5)."""
+        return f'[mqtt]\nhost = "127.0.0.1"\nport = {mqtt_port}\n\n'
+
+    def _prepare_ledger(self) -> None:
+        from app.demo.web import prepare_ledger
+
+        prepare_ledger(self.ledger_url, self.scenario, self.day_start)
+
+    def start(self) -> None:
+        from central.ingest.keys import add_gate
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._start_broker()
         keys = self.dir / "keys"
         keys.mkdir(exist_ok=True)
         sc = self.scenario
         central = self.dir / "central.toml"
         central.write_text(
             f'database_url = "{self.ledger_url}"\nport = "{sc.spec.port}"\nkeys_dir = "{keys}"\nworkers = 1\nlog_json = true\n\n'
-            f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-demo"\n\n'
+            + self._office_broker_toml() +
             f'[ingest]\ngap_grace_s = 2.0\nreplay_every_s = 5.0\n\n'
             f'[publish]\nworkers_csv = "{sc.workers_csv}"\ncards_csv = "{sc.cards_csv}"\n'
             f'escala_csv = "{sc.escala_csv}"\n\n'
@@ -98,28 +121,24 @@ class DemoRun(OfficeSide, DayChecks):
 
         office_key(keys)  # made before the office starts: the gates check its receipts against signing.pub
         self._publish_snapshots()
-        from app.demo.web import prepare_ledger
-
-        prepare_ledger(self.ledger_url, sc, self.day_start)
+        self._prepare_ledger()
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
-        self.out(f"office   portgate central run (ledger {self.dir / 'ledger.db'})")
+        self.out(tr("cli.demo.office", ledger=self.ledger_label))
         self._wait_office_subscribed()
         for gid, gate in self.gates.items():
             config = gate.write_config(key_files[gid], self.broker.port, keys / "office" / "signing.pub")
             gate.start(config)
-            how = {"pcsc": "PC/SC reader via pcscd + vpcd, virtual card",
-                   "serial": "EM4100 serial reader(s) on pseudo-terminals"}[gate.kind]
+            how = tr("cli.demo.reader_pcsc") if gate.kind == "pcsc" else tr("cli.demo.reader_serial")
             if gate.spec.readers == "pcsc" and gate.kind != "pcsc":
-                how += " (pcscd/vpcd not installed: serial instead of PC/SC)"
-            self.out(f"gate     {gid} ship {gate.spec.ship}: {how}")
+                how += tr("cli.demo.no_pcscd")
+            self.out(tr("cli.demo.gate", gate=gid, ship=gate.spec.ship, how=how))
         self._start_web()
         self._wait_ready()
         sent = self._publish_photos()
         first = next(iter(self.gates.values()))
         url = first.start_display()
-        self.out(f"screen   {url}  (the watchman's screen of {first.gate_id}: name, photo and reason of every "
-                 f"read; {sent} photos sent by the office)")
+        self.out(tr("cli.demo.screen", url=url, gate=first.gate_id, photos=sent))
 
     def _wait_office_subscribed(self, timeout: float = 30.0) -> None:
         """Wait until the office's ingest is connected (and so subscribed), so the gates' first
@@ -128,7 +147,7 @@ class DemoRun(OfficeSide, DayChecks):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_office()
-            if log.exists() and "ingest.connected" in log.read_text(errors="replace"):
+            if log.exists() and self.OFFICE_READY in log.read_text(errors="replace"):
                 return
             time.sleep(0.1)
         raise DemoFailed(f"the office did not connect to the broker in {timeout:.0f} s; see {log}")
@@ -179,6 +198,18 @@ class DemoRun(OfficeSide, DayChecks):
         except sqlite3.Error:
             return set()
 
+    def _ledger_counts(self, db, gate_id: str) -> tuple[int, int]:
+        """``(events of gate_id in the ledger, sequence numbers the office still waits for)``;
+        ``db`` is what ``_ledger_reader()`` opened."""
+        row = db.execute("SELECT highest_seq, contiguous_seq FROM gate_progress WHERE gate_id = ?",
+                         (gate_id,)).fetchone()
+        gaps = 0 if row is None else row[0] - row[1]
+        return db.execute("SELECT count(*) FROM events WHERE gate_id = ?", (gate_id,)).fetchone()[0], gaps
+
+    def _ledger_reader(self):
+        """A read-only connection to the ledger for the reconciliation (a context manager)."""
+        return contextlib.closing(sqlite3.connect(f"file:{self.dir / 'ledger.db'}?mode=ro", uri=True))
+
     def drained(self) -> bool:
         return all(g.journal_ids() <= self._ledger_ids(gid) for gid, g in self.gates.items())
 
@@ -203,7 +234,7 @@ class DemoRun(OfficeSide, DayChecks):
                 self.broker.stop()
                 self.broker_up = False
                 pause = outage.seconds / max(1, outage.to_line - outage.from_line + 1)
-                self.out(f"--- broker stopped: taps go on, gates keep journaling ({outage.seconds:.0f} s) ---")
+                self.out(tr("cli.demo.broker_stopped", seconds=round(outage.seconds)))
                 outage_started = time.monotonic()
             paired = tap.reader.value == "control" and previous is not None and \
                 previous.reader.value == "badge" and previous.gate_id == tap.gate_id
@@ -229,7 +260,7 @@ class DemoRun(OfficeSide, DayChecks):
                 self.broker.start()
                 self.broker_up = True
                 pause = 0.0
-                self.out("--- broker started again: outboxes drain ---")
+                self.out(tr("cli.demo.broker_started"))
 
     def _show(self, index: int, total: int, line: int, tap: Tap, shown: dict | None) -> None:
         local = tap.at.astimezone(self.tz).strftime("%d/%m %H:%M")
@@ -242,7 +273,7 @@ class DemoRun(OfficeSide, DayChecks):
         problem = check_decision(exp, shown["outcome"], shown.get("rules", []), shown.get("flags", []))
         if problem:
             self.problems.append(problem)
-        status = "" if problem is None else "   <-- UNEXPECTED"
+        status = "" if problem is None else "   <-- " + tr("cli.demo.unexpected")
         self.out(f"[{index:2}/{total}] {local} {tap.gate_id:9} {mark} {shown['message']}{status}")
 
     def stop(self) -> None:
@@ -271,16 +302,17 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
     old_umask = os.umask(0o077)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o700)
+    use_lang(lang)  # the console speaks the run's language, as its gates
     demo = DemoRun(run_dir, scenario, lang=lang, out=out, outage=outage)
     try:
         status = _play(demo, run_dir, scenario, out)
         if keep_serving and demo.web is not None and status != 2:
-            out(f"\nThe office web application stays up at {demo.web_url} (login printed above); Ctrl-C to stop.")
+            out("\n" + tr("cli.demo.keep_serving", url=demo.web_url))
             try:
                 while demo.web.thread is not None and demo.web.thread.is_alive():
                     time.sleep(0.5)
             except KeyboardInterrupt:
-                out("stopped")
+                out(tr("cli.demo.stopped"))
         return status
     finally:
         if demo.web is not None:
@@ -292,7 +324,8 @@ def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str],
     started = time.monotonic()
     try:
         demo.start()
-        out(f"\nPlaying {len(scenario.taps)} taps of {scenario.spec.day} ({scenario.spec.port})\n")
+        out("\n" + tr("cli.demo.playing", n=len(scenario.taps), day=day_text(scenario.spec.day, cli_lang()),
+                      port=scenario.spec.port) + "\n")
         demo.play()
         # Gates stop after the drain so the graceful "offline" status is sent.
         balanced = demo.reconcile()
@@ -301,24 +334,23 @@ def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str],
         # The ingest logs only the counters it incremented: absent means 0 once its totals line is
         # there; without that line (the office did not stop cleanly) the counts are unknown.
         absent = 0 if totals else "?"
-        out(f"  office: {totals.get('inserted', absent)} events written, {totals.get('duplicates', absent)} "
-            f"duplicates dropped, {totals.get('dead_letters', absent)} dead letters, "
-            f"{totals.get('replay_requests', absent)} replay requests")
+        out("  " + tr("cli.demo.office_totals", inserted=totals.get("inserted", absent),
+                      duplicates=totals.get("duplicates", absent), dead=totals.get("dead_letters", absent),
+                      replays=totals.get("replay_requests", absent)))
         demo.pay()
         demo.billing()
         demo.evidence()
     except DemoFailed as exc:
-        out(f"demo failed: {exc}")
+        out(tr("cli.demo.failed", why=exc))
         demo.stop()
         return 2
     finally:
         demo.stop()
-    out(f"\nRun directory: {run_dir}  ({time.monotonic() - started:.0f} s)")
+    out("\n" + tr("cli.demo.run_dir", path=run_dir, seconds=round(time.monotonic() - started)))
     if demo.problems:
-        out("\nPROBLEMS:")
+        out("\n" + tr("cli.demo.problems"))
         for p in demo.problems:
             out(f"  - {p}")
         return 1
-    out("All decisions as expected; every event is in the ledger exactly once; pay matches RULES.md." if balanced
-        else "Reconciliation did not balance.")
+    out(tr("cli.demo.balanced") if balanced else tr("cli.demo.not_balanced"))
     return 0 if balanced else 1

@@ -32,11 +32,13 @@ STEVEDORE_REGISTRATION = "E001"  # a stevedore's own account: his production pay
 PRODUCTION_RULEBOOK = "dl-2032-1940"  # the demo's gangs are stevedoring gangs (RULES.md E)
 
 
-def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "demo") -> None:
+def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "demo", accounts: bool = True) -> None:
     """Migrate the ledger and put in it what the office keeps for the day: the registry
     (workers.csv, cards.csv), the escala (escala.csv), one ship call per ship (arrival at 01:00 of
     the day, still in port), the demo users and the account of worker V017; the stevedores of
-    ``stevedores.csv``, the account of E001 and their gangs' production pay (``production/``)."""
+    ``stevedores.csv``, the account of E001 and their gangs' production pay (``production/``).
+    ``accounts=False`` (a second port on the same ledger, ``portgate demo --cluster``): the
+    registry, escala and ship calls only."""
     from sqlalchemy.orm import Session
 
     from central.calls.service import ShipCall, save_call
@@ -66,6 +68,8 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
             for ship, e in sorted(ships.items()):
                 save_call(s, ShipCall(ship, e.ship_name, e.voyage.value, e.berth.value, e.gate_id, arrival, None),
                           actor=actor, now=now)
+            if not accounts:
+                return
             add_user(s, DEMO_USER, role="inspector", password=DEMO_PASSWORD, name="Demo", actor=actor)
             add_user(s, OFFICE_USER, role="office", password=DEMO_PASSWORD, name="Escritório", actor=actor)
             add_account(s, WORKER_REGISTRATION, password=DEMO_PASSWORD, actor=actor, now=now)

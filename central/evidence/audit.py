@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import Callable, Iterable, Sequence
 
 from sqlalchemy import and_, func, select
@@ -222,66 +223,84 @@ def _gaps(conn, gates: Iterable[str], now: dt.datetime) -> list[BreakRow]:
     return out
 
 
-def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime) -> AuditReport:
-    """Examine every event with ledger id > ``after_id`` (``audit_rows``) and record each break
-    not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). Raises
-    SQLAlchemy's ``OperationalError`` if the ledger cannot be read or written (locked, down)."""
+def _keys_of(keys: KeyRing, gate: str) -> tuple[Sequence, str]:
+    """``(public keys, why none)`` of ``gate`` for ``audit_rows``: ``((), reason)`` when its key file
+    is missing or unreadable."""
+    try:
+        pubs = keys.public_keys(gate)
+    except KeyUnreadable as exc:
+        return (), str(exc)
+    return pubs, "" if pubs else f"no public key {keys.keys_dir / (gate + '.pub')}"
 
-    def keys_of(gate: str) -> tuple[Sequence, str]:
-        try:
-            pubs = keys.public_keys(gate)
-        except KeyUnreadable as exc:
-            return (), str(exc)
-        return pubs, "" if pubs else f"no public key {keys.keys_dir / (gate + '.pub')}"
 
-    def successor_of(conn):
-        def successor(gate: str, seq: int) -> bytes | None:
-            raw = conn.execute(select(events.c.raw).where(events.c.gate_id == gate, events.c.seq == seq + 1)
-                               .order_by(events.c.id).limit(1)).scalar()
-            return None if raw is None else bytes(raw)
-        return successor
+class _PageReads:
+    """The ledger reads ``audit_rows`` needs for one page of events, on the page's connection;
+    ``firsts`` (a gate's first linked seq) is kept across pages by the caller."""
 
-    firsts: dict[str, int | None] = {}
+    def __init__(self, conn, firsts: dict[str, int | None]) -> None:
+        self.conn, self.firsts = conn, firsts
 
-    def first_signed_of(conn):
-        def first_signed(gate: str) -> int | None:
-            if gate not in firsts:
-                firsts[gate] = conn.execute(select(func.min(event_links.c.seq))
-                                            .where(event_links.c.gate_id == gate)).scalar()
-            return firsts[gate]
-        return first_signed
+    def successor(self, gate: str, seq: int) -> bytes | None:
+        """The raw bytes of the first stored event ``seq + 1`` of ``gate``, or None."""
+        raw = self.conn.execute(select(events.c.raw).where(events.c.gate_id == gate, events.c.seq == seq + 1)
+                                .order_by(events.c.id).limit(1)).scalar()
+        return None if raw is None else bytes(raw)
 
-    def links_of(conn, rows):
-        """The stored links of the page's (gate, seq)s, read with one statement per gate."""
+    def first_signed(self, gate: str) -> int | None:
+        """The lowest seq of ``gate`` with a stored link (its first signed event), or None."""
+        if gate not in self.firsts:
+            self.firsts[gate] = self.conn.execute(select(func.min(event_links.c.seq))
+                                                  .where(event_links.c.gate_id == gate)).scalar()
+        return self.firsts[gate]
+
+    def links_of(self, rows):
+        """The stored links of the page's (gate, seq)s, read with one statement per gate: a lookup
+        ``(gate, seq) -> (hash, prev) | None``."""
         span: dict[str, list[int]] = {}
         for r in rows:
             lo_hi = span.setdefault(r.gate_id, [r.seq, r.seq])
             lo_hi[0], lo_hi[1] = min(lo_hi[0], r.seq), max(lo_hi[1], r.seq)
         stored = {}
         for gate, (lo, hi) in span.items():
-            for r in conn.execute(select(event_links.c.seq, event_links.c.hash, event_links.c.prev).where(
+            for r in self.conn.execute(select(event_links.c.seq, event_links.c.hash, event_links.c.prev).where(
                     event_links.c.gate_id == gate, event_links.c.seq.between(lo, hi))):
                 stored[(gate, int(r.seq))] = (bytes(r.hash), bytes(r.prev))
         return lambda gate, seq: stored.get((gate, seq))
 
-    def duplicate_of(conn):
-        def duplicate(gate: str, seq: int, ledger_id: int) -> bool:
-            return conn.execute(select(events.c.id).where(events.c.gate_id == gate, events.c.seq == seq,
-                                                          events.c.id < ledger_id).limit(1)).first() is not None
-        return duplicate
+    def duplicate(self, gate: str, seq: int, ledger_id: int) -> bool:
+        """Whether an event of ``gate`` with ``seq`` is stored under a lower ledger id."""
+        return self.conn.execute(select(events.c.id).where(events.c.gate_id == gate, events.c.seq == seq,
+                                                           events.c.id < ledger_id).limit(1)).first() is not None
+
+
+def _record_breaks(conn, found_now: Iterable[BreakRow], now: dt.datetime) -> list[BreakRow]:
+    """Insert each break of ``found_now`` not already a ``chain_breaks`` row (same gate, first seq,
+    kind and event), stamped ``now``; returns the ones inserted."""
+    inserted = []
+    for b in found_now:
+        held = conn.execute(select(chain_breaks.c.id).where(and_(
+            chain_breaks.c.gate_id == b.gate_id, chain_breaks.c.seq_from == b.seq_from,
+            chain_breaks.c.kind == b.kind,
+            chain_breaks.c.event_id.is_(None) if b.event_id is None else chain_breaks.c.event_id == b.event_id,
+        ))).first()
+        if held is None:
+            conn.execute(chain_breaks.insert().values(
+                gate_id=b.gate_id, seq_from=b.seq_from, seq_to=b.seq_to, kind=b.kind,
+                detail=b.detail, event_id=b.event_id, recorded_at=now))
+            inserted.append(b)
+    return inserted
+
+
+def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime) -> AuditReport:
+    """Examine every event with ledger id > ``after_id`` (``audit_rows``) and record each break
+    not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). Raises
+    SQLAlchemy's ``OperationalError`` if the ledger cannot be read or written (locked, down)."""
+
+    keys_of = functools.partial(_keys_of, keys)
+    firsts: dict[str, int | None] = {}
 
     def record(conn, found_now: Iterable[BreakRow]) -> None:
-        for b in found_now:
-            held = conn.execute(select(chain_breaks.c.id).where(and_(
-                chain_breaks.c.gate_id == b.gate_id, chain_breaks.c.seq_from == b.seq_from,
-                chain_breaks.c.kind == b.kind,
-                chain_breaks.c.event_id.is_(None) if b.event_id is None else chain_breaks.c.event_id == b.event_id,
-            ))).first()
-            if held is None:
-                conn.execute(chain_breaks.insert().values(
-                    gate_id=b.gate_id, seq_from=b.seq_from, seq_to=b.seq_to, kind=b.kind,
-                    detail=b.detail, event_id=b.event_id, recorded_at=now))
-                recorded.append(b)
+        recorded.extend(_record_breaks(conn, found_now, now))
 
     found, signing, last, examined, recorded = Findings(), set(), after_id, 0, []
     while True:
@@ -292,9 +311,10 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
             if not rows:
                 break
             start = len(found.breaks)
+            reads = _PageReads(conn, firsts)
             audit_rows((Row(r.id, r.gate_id, r.seq, r.event_id, bytes(r.raw)) for r in rows), keys_of,
-                       successor_of(conn), signing, found, first_signed_of(conn), links_of(conn, rows),
-                       duplicate_of(conn))
+                       reads.successor, signing, found, reads.first_signed, reads.links_of(rows),
+                       reads.duplicate)
             examined, last = examined + len(rows), rows[-1].id
             record(conn, found.breaks[start:])
     with engine.begin() as conn:

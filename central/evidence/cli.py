@@ -27,6 +27,7 @@ import datetime as dt
 import click
 
 from central.cli_args import day_range, db_url_arg, keys_dir_arg
+from portgate.clitext import tr
 
 MAX_ID = 2**63 - 1  # the largest ledger id (BIGINT)
 
@@ -64,7 +65,7 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
     else:
         keys_where = "--keys-dir"
     if not (db_url and keys_dir):
-        raise click.UsageError("give --config, or --db and --keys-dir")
+        raise click.UsageError(tr("cli.evidence.give_config_or_db"))
     keys_dir_arg(keys_dir, keys_where)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
@@ -77,9 +78,9 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
                       pay_rulebook=port.rulebook)
     finally:
         engine.dispose()
-    gates = ", ".join(f"{g} seq {a}..{b}" for g, (a, b) in done.gates.items()) or "none"
-    click.echo(f"{done.path}: {done.events} events ({gates}), {done.shifts} shift(s), "
-               f"{done.statements} statement version(s)")
+    gates = ", ".join(f"{g} seq {a}..{b}" for g, (a, b) in done.gates.items()) or tr("cli.evidence.no_gates")
+    click.echo(tr("cli.evidence.exported", path=done.path, events=done.events, gates=gates, shifts=done.shifts,
+                  statements=done.statements))
 
 
 @evidence.command("verify")
@@ -107,22 +108,20 @@ def verify_cmd(ctx, bundle, office_keys, gate_keys, inspector_keys, pins_file):
         pins = pins.merged(load_pins(pins_file))
     verdict = check_bundle(bundle, pins)
     for n in verdict.notes:
-        click.echo(f"ok: {n}")
+        click.echo(f"ok: {n}")  # machine-read
     for k in verdict.keys:
         click.echo(k.line())
     for f in verdict.failures:
-        click.echo(f"FAIL: {f}")
+        click.echo(f"FAIL: {f}")  # machine-read
     if verdict.failures:
-        click.echo(f"{bundle}: {len(verdict.failures)} failure(s)")
+        click.echo(tr("cli.evidence.failures", bundle=bundle, n=len(verdict.failures)))
         ctx.exit(1)
     loose = verdict.unconfirmed
     if loose:
         named = ", ".join(f"{k.role} {k.fingerprint}" for k in loose)
-        click.echo(f"{bundle}: VERIFIED ONLY IF these keys are the parties' own (not pinned: {named}); give "
-                   f"--pins or --office-key/--gate-key/--inspector-key / VERIFICADO SOMENTE SE estas chaves "
-                   f"forem as das partes (sem pino: {named})")
+        click.echo(tr("cli.evidence.verified_only_if", bundle=bundle, named=named))
         ctx.exit(3)
-    click.echo(f"{bundle}: VERIFIED (every key pinned)")
+    click.echo(tr("cli.evidence.verified", bundle=bundle))
     ctx.exit(0)
 
 
@@ -156,7 +155,7 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
     else:
         keys_where = "--keys-dir"
     if not (db_url and keys_dir):
-        raise click.UsageError("give --config, or --db and --keys-dir")
+        raise click.UsageError(tr("cli.evidence.give_config_or_db"))
     keys_dir_arg(keys_dir, keys_where)
     db_url_arg(db_url, must_exist=True)
     ring = KeyRing(keys_dir)
@@ -170,21 +169,25 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
             engine.dispose()
     except (OperationalError, StoreUnavailable) as exc:  # exit 1 is taken by "failures found"
         why = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        click.echo(f"portgate: ledger unreachable (retry; breaks already committed by this run are kept): {why}",
-                   err=True)
+        click.echo(tr("cli.evidence.ledger_unreachable", why=why), err=True)
         ctx.exit(3)
     new = {(b.gate_id, b.seq_from, b.kind) for b in report.recorded}
     for b in report.failures:
-        click.echo(f"FAIL: {b.detail}" + ("" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"))
+        again = "" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"
+        click.echo(f"FAIL: {b.detail}{again}")  # machine-read
     if report.examined == 0:
-        click.echo(f"nothing after ledger id {after_id}: audited 0 event(s)" + (
-            f"; {len(report.failures)} failure(s), {len(report.recorded)} new recorded" if report.failures else ""))
+        if report.failures:
+            click.echo(tr("cli.evidence.audited_nothing_failures", after=after_id, failures=len(report.failures),
+                          new=len(report.recorded)))
+        else:
+            click.echo(tr("cli.evidence.audited_nothing", after=after_id))
     else:
-        click.echo(f"audited {report.checked} signed event(s) up to ledger id {report.last_id}: "
-                   f"{len(report.failures)} failure(s), {len(report.recorded)} new recorded")
+        click.echo(tr("cli.evidence.audited", n=report.checked, last=report.last_id, failures=len(report.failures),
+                      new=len(report.recorded)))
     if report.unchecked:
-        gates = "; ".join(f"gate {g}: {n} signed event(s) ({why})" for g, (n, why) in sorted(report.unchecked.items()))
-        click.echo(f"portgate: not audited, public key missing or unreadable: {gates}", err=True)
+        gates = "; ".join(tr("cli.evidence.unchecked_gate", gate=g, n=n, why=why)
+                          for g, (n, why) in sorted(report.unchecked.items()))
+        click.echo(tr("cli.evidence.not_audited", gates=gates), err=True)
     ctx.exit(1 if report.failures else 2 if report.unchecked else 0)
 
 
@@ -198,8 +201,8 @@ def inspector_key_cmd(folder):
     from wire.chain import fingerprint  # lazy: CLI start-up
 
     key, made = inspector_key(folder)
-    click.echo(f"inspector key {fingerprint(key.public_key())} ({'made' if made else 'kept'}: {folder}/inspector.key, "
-               f"{folder}/inspector.pub)")
+    said = dict(fingerprint=fingerprint(key.public_key()), folder=folder)
+    click.echo(tr("cli.evidence.inspector_key_made", **said) if made else tr("cli.evidence.inspector_key_kept", **said))
 
 
 @evidence.command("countersign-gate")
@@ -218,5 +221,5 @@ def countersign_gate_cmd(record, key_file, gate_fingerprint, office_fingerprint,
     gate_fp = fingerprint_arg(gate_fingerprint, "--gate-fingerprint")
     office_fp = fingerprint_arg(office_fingerprint, "--office-fingerprint") if office_fingerprint else None
     done = countersign(record, load_inspector_key(key_file), gate_fp, office_fp, out)
-    click.echo(f"countersigned: gate {done.gate_id} key {done.fingerprint}, office key {done.office_fingerprint}, "
-               f"inspector key {done.inspector} ({out or record})")
+    click.echo(tr("cli.evidence.countersigned", gate=done.gate_id, fingerprint=done.fingerprint,
+                  office=done.office_fingerprint, inspector=done.inspector, record=out or record))

@@ -30,6 +30,7 @@ from central.inspection.crew_share import (
 )
 from central.inspection.files import read_crew, read_periods, write_all
 from portgate.cells import parse_aware
+from portgate.clitext import tr
 from portgate.config import load_toml
 from portgate.errors import BadInput, ConfigError
 
@@ -108,10 +109,8 @@ def hours(
         },
     )
     over = sum(1 for e in book.overtime if e.overtime_s)
-    click.echo(
-        f"{ship}: {len(book.overtime)} day line(s), {over} with overtime, "
-        f"{len(book.transgressions)} transgression(s)"
-    )
+    click.echo(tr("cli.crew.book", ship=ship, days=len(book.overtime), over=over,
+                  transgressions=len(book.transgressions)))
     for path in written:
         click.echo(f"  {path}")
     return 0
@@ -215,12 +214,12 @@ def share(
     vessel = None
     if vessel_path is not None:
         if kind is not None or days is not None:
-            raise click.UsageError("give either --vessel or --kind and --days, not both")
+            raise click.UsageError(tr("cli.crew.vessel_or_kind"))
         vessel = load_toml(vessel_path, Vessel)
         op, n = vessel.kind, vessel.days
     else:
         if kind is None or days is None:
-            raise click.UsageError("give --vessel, or both --kind and --days")
+            raise click.UsageError(tr("cli.crew.give_vessel"))
         op, n = parse_operation(kind), check_days(days)
     report = assess(op, n, read_crew(crew_path))
     if fmt == "json":
@@ -301,7 +300,8 @@ def aboard(db_url: str, gate_id: str, at_text: str, crew_path: Path, fmt: str) -
             )
         )
         return 0
-    click.echo(f"Portaló / gate {gate_id} em / at {at.isoformat()}")
+    # the aboard list is read by the Brazilian inspector and the foreign master alike: both languages
+    click.echo(f"Portaló / gate {gate_id} em / at {at.isoformat()}")  # both languages
     labels = {
         "aboard": "a bordo / aboard",
         "ashore": "em terra / ashore",
@@ -310,9 +310,9 @@ def aboard(db_url: str, gate_id: str, at_text: str, crew_path: Path, fmt: str) -
     for r in rows:
         extra = "" if r["on_crew_list"] else "  FORA DA LISTA / NOT ON CREW LIST"
         when = f"  (último / last {r['last_tap_at']})" if r["last_tap_at"] else ""
-        click.echo(f"{r['crew_id']:<12}{r['name']:<28}{labels[r['state']]}{when}{extra}")
+        click.echo(f"{r['crew_id']:<12}{r['name']:<28}{labels[r['state']]}{when}{extra}")  # both languages
     n_aboard = len(report.aboard)
-    click.echo(
+    click.echo(  # both languages
         f"A bordo / aboard: {n_aboard}; em terra / ashore: {len(report.ashore)}; "
         f"fora da lista / not on list: {len(report.not_on_list)}"
     )

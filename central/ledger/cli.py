@@ -16,6 +16,7 @@ import json
 import click
 
 from central.cli_args import database_arg, day_range, db_url_arg, time_arg
+from portgate.clitext import tr
 
 
 def _iso(value):
@@ -36,7 +37,7 @@ def migrate(db_url: str | None, config_path: str | None) -> None:
 
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=False)
-    click.echo(f"at revision {upgrade(db_url)}")
+    click.echo(tr("cli.ledger.at_revision", revision=upgrade(db_url)))
 
 
 @ledger.command()
@@ -124,4 +125,5 @@ def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> No
                     now=dt.datetime.now(dt.UTC))
     finally:
         engine.dispose()
-    click.echo(f"P6 meal interval {'not worked' if not_worked else 'worked'} recorded for {shift_id}")
+    click.echo(tr("cli.ledger.meal_not_worked", shift=shift_id) if not_worked
+               else tr("cli.ledger.meal_worked", shift=shift_id))

@@ -40,7 +40,8 @@ from collections.abc import Callable, Iterator
 from zoneinfo import ZoneInfo
 
 import msgspec
-from sqlalchemy import and_, bindparam, delete, func, inspect, select
+from sqlalchemy import String, and_, bindparam, delete, func, inspect, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import bind_tuples, insert_tuples
@@ -103,11 +104,15 @@ def stored_digests(conn: Connection, scope: str, kind: str) -> dict[str, tuple[s
 
 def write_digests(conn: Connection, scope: str, kind: str, digests: dict[str, tuple[str, str]],
                   now: dt.datetime) -> None:
-    """Replace the stored digests of these workers (``{registration: (input, output)}``)."""
+    """Replace the stored digests of these workers (``{registration: (input, output)}``); on
+    PostgreSQL the old ones are deleted by one statement with the registrations as one array."""
     c = close_digests.c
     regs = list(digests)
-    for chunk in range(0, len(regs), 2000):
-        conn.execute(_DELETE_DIGESTS, {"scope": scope, "kind": kind, "regs": regs[chunk:chunk + 2000]})
+    if conn.dialect.name == "postgresql":  # one array parameter: one statement text for any number
+        conn.execute(_DELETE_DIGESTS_PG, {"scope": scope, "kind": kind, "regs": regs})
+    else:
+        for chunk in range(0, len(regs), 2000):
+            conn.execute(_DELETE_DIGESTS, {"scope": scope, "kind": kind, "regs": regs[chunk:chunk + 2000]})
     insert_tuples(conn, close_digests, [c.scope.name, c.kind.name, c.registration.name,
                                         c.input_digest.name, c.output_digest.name, c.recorded_at.name],
                   [(scope, kind, reg, i, o, now) for reg, (i, o) in digests.items()])
@@ -137,6 +142,11 @@ def record_counters(conn: Connection, scope: str, counters: dict[str, int], now:
 _DELETE_DIGESTS = delete(close_digests).where(
     close_digests.c.scope == bindparam("scope"), close_digests.c.kind == bindparam("kind"),
     close_digests.c.registration.in_(bindparam("regs", expanding=True)))
+# PostgreSQL: the registrations as one array (an expanding IN of 2,000 is rendered and parsed anew
+# on each call; ``= ANY``'s text stays the same)
+_DELETE_DIGESTS_PG = delete(close_digests).where(
+    close_digests.c.scope == bindparam("scope"), close_digests.c.kind == bindparam("kind"),
+    close_digests.c.registration == func.any(bindparam("regs", type_=ARRAY(String))))
 
 
 @dataclasses.dataclass(slots=True)
@@ -165,7 +175,8 @@ class _Stored:
     """The stored shifts of the scope as far as they were read: ``outputs`` (every worker's output
     digest), ``shift_rows``/``flag_rows`` (``_stored_rows``; ``None``: not read), ``rows``/``flags``
     (``_by_worker``: all of them when the whole digest differed, else the rebuilt workers' only;
-    ``None``: not grouped), ``whole`` (their whole digest) and ``read`` (rows read back)."""
+    ``None``: not grouped), ``whole`` (their whole digest), ``read`` (rows read back) and
+    ``written`` (step 5's rows as bound)."""
 
     outputs: dict[str, str]
     shift_rows: list | None = None
@@ -174,6 +185,7 @@ class _Stored:
     flags: dict | None = None
     whole: str | None = None
     read: int = 0
+    written: list | None = None  # step 5's rows of its shifts as bound (``SHIFT_COLUMNS``)
 
 
 def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo, *,
@@ -207,9 +219,12 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         rebuilt = _store_rebuilt(conn, found, stored, todo, unexited, date_from, date_to, now)
         write_digests(conn, scope, "shifts", {reg: (inputs.digests.get(reg, EMPTY), outputs[reg])
                                               for reg in todo}, now)
+        was = counters
         _known, counters = counters_state(conn, scope, SHIFT_TABLES)  # this transaction's writes
-        after = _stored_rows(conn, date_from, date_to)
-        stored.read += len(after[0]) + len(after[1])
+        after = _as_written(conn, stored, todo, found, was, counters)
+        if after is None:  # read them back
+            after = _stored_rows(conn, date_from, date_to)
+            stored.read += len(after[0]) + len(after[1])
         stored.whole = _whole_digest(*after)
     else:
         told(STEPS[3])
@@ -237,6 +252,60 @@ def utc_times(conn: Connection) -> Iterator[None]:
     conn.exec_driver_sql("SELECT set_config('TimeZone', 'UTC', true)")
     yield
     conn.exec_driver_sql("SELECT set_config('TimeZone', %(was)s, true)", {"was": was})
+
+
+def sorts_as_python(conn: Connection, table: str, column: str) -> bool:
+    """Whether ``ORDER BY table.column`` puts strings in Python's ``str`` order (code points):
+    always on SQLite (BINARY: UTF-8 bytes); on PostgreSQL when the column's collation is libc's
+    ``C`` or ``POSIX`` (byte order) in a UTF8 database (the test clusters' ``initdb --locale=C``);
+    not for any other collation or provider (a language's order: ``en_US``, ICU) nor another
+    database. A close computes the digests of the rows it wrote itself only when this holds (the
+    whole digests are of the rows in the database's order)."""
+    if conn.dialect.name == "sqlite":
+        return True
+    if conn.dialect.name != "postgresql":
+        return False
+    provider = ("d.datlocprovider = 'c'" if (conn.dialect.server_version_info or (0,)) >= (15,)
+                else "TRUE")  # before 15 every database collation is libc's
+    return bool(conn.exec_driver_sql(
+        "SELECT CASE WHEN co.collname = 'default' THEN " + provider + " AND d.datcollate IN ('C', 'POSIX') "
+        "ELSE co.collprovider = 'c' AND co.collcollate IN ('C', 'POSIX') END "
+        "AND pg_encoding_to_char(d.encoding) = 'UTF8' "
+        "FROM pg_attribute a JOIN pg_collation co ON co.oid = a.attcollation "
+        "JOIN pg_database d ON d.datname = current_database() "
+        "WHERE a.attrelid = to_regclass(%(t)s) AND a.attname = %(c)s",
+        {"t": table, "c": column}).scalar())
+
+
+def counted_as(conn: Connection, was: dict[str, int], now: dict[str, int], wrote: dict[str, int]) -> bool:
+    """Whether the change counters ``now`` are ``was`` (read before) plus exactly this session's
+    own writes ``wrote`` (``{table: rows written}``; ``central.ledger.changes``: SQLite counts rows,
+    PostgreSQL each writing transaction once per table), so that nobody else wrote those tables
+    in between. False when a counter is missing (no counter table, an old ledger)."""
+    per_row = conn.dialect.name == "sqlite"
+    return all(n in was and n in now and now[n] == was[n] + (k if per_row else int(k > 0))
+               for n, k in wrote.items())
+
+
+def _as_written(conn: Connection, stored: _Stored, todo: set[str], found: list[Shift],
+                was: dict[str, int], now: dict[str, int]) -> tuple[list, list] | None:
+    """What ``_stored_rows`` would read back after step 5, computed from the rows step 3 read
+    and the shifts step 5 wrote (``found``, whose rows ``_store_changed`` bound in
+    ``stored.written``): only when no worker of ``todo`` had a stored row (nothing deleted or
+    kept: every shift of ``found`` and its flags inserted; a scope's first close), the counters
+    say nobody else wrote (``counted_as``) and the database sorts shift ids as Python does
+    (``sorts_as_python``); else ``None`` (read them back)."""
+    if stored.shift_rows is None or stored.written is None or any(stored.rows.get(reg) for reg in todo):
+        return None
+    new_flags = [(s.registration, s.shift_id, f.code, f.detail) for s in found for f in s.flags]
+    if not (counted_as(conn, was, now, {"shifts": len(found), "shift_flags": len(new_flags)})
+            and sorts_as_python(conn, "shifts", "shift_id")):
+        return None
+    rows = [*stored.shift_rows, *(row[:-1] for row in stored.written)]
+    rows.sort(key=_FIRST)
+    flags = [*stored.flag_rows, *new_flags]
+    flags.sort(key=_SECOND)  # stable: each shift's flags stay in their insertion (id) order
+    return rows, flags
 
 
 def _silent(_name: str) -> None:
@@ -378,7 +447,7 @@ def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: 
         for sid, code, detail in stored.flags.get(reg, ()):
             theirs[sid][1].append((code, detail))
     theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
-    bound = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
+    bound = stored.written = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
     rebuilt: dict[str, list[Shift]] = {}
     new_rows: dict[str, list[tuple]] = defaultdict(list)
     new_flags: dict[str, list[tuple]] = defaultdict(list)
@@ -469,6 +538,7 @@ def _output_digest(rows: list[tuple], flags) -> str:
 
 
 _FIRST = operator.itemgetter(0)
+_SECOND = operator.itemgetter(1)
 
 
 def _aware(value) -> dt.datetime:

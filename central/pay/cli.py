@@ -44,6 +44,7 @@ from central.pay.loading import (DEFAULT_PORT_CONFIG, calendar_from_config, load
 from central.pay.lines import money_str
 from central.pay.watchmen import Statement
 from portgate import csvout
+from portgate.clitext import tr
 from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
 from portgate.timeutil import as_utc
@@ -168,8 +169,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if rulebook_name is not None:
         rulebook = rulebook_arg(rulebook_name, "--rulebook")
     if shifts_csv and what_if is not None:
-        raise click.UsageError("--what-if compares with the ledger's statements: not with --shifts "
-                               "(pay the file twice with --rulebook to compare)")
+        raise click.UsageError(tr("cli.pay.what_if_not_with_shifts"))
     if shifts_csv:
         from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
 
@@ -178,7 +178,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
         return
     if not ((db_url or config_path) and date_from and date_to):
-        raise click.UsageError("give --shifts FILE, or --config central.toml (or --db URL) --from DATE --to DATE")
+        raise click.UsageError(tr("cli.pay.give_shifts_or_config"))
     db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
@@ -219,18 +219,17 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     emit(rows, fmt)
     if run.saved is not None:
         s = run.saved
-        click.echo(f"stored {s.written} statement version(s): {s.superseded} superseded "
-                   f"({s.adjusted} already paid: adjustment line), {s.unchanged} unchanged", err=True)
+        click.echo(tr("cli.pay.stored", written=s.written, superseded=s.superseded, adjusted=s.adjusted,
+                      unchanged=s.unchanged), err=True)
         _warn_lost(s)
 
 
 def _warn_lost(saved) -> None:
     """One stderr line naming the shifts held for a payment the statements no longer show."""
     if saved is not None and saved.lost:
-        more = f" and {len(saved.lost) - 5} more" if len(saved.lost) > 5 else ""
-        click.echo(f"portgate: warning: {len(saved.lost)} shift(s) with a payment the audit log records "
-                   f"but the statements no longer show, held for review (PAYMENT_RECORD_LOST): "
-                   f"{', '.join(saved.lost[:5])}{more}", err=True)
+        more = tr("cli.pay.and_more", n=len(saved.lost) - 5) if len(saved.lost) > 5 else ""
+        click.echo(tr("cli.pay.payment_record_lost", n=len(saved.lost), shifts=", ".join(saved.lost[:5]), more=more),
+                   err=True)
 
 
 @contextlib.contextmanager
@@ -281,8 +280,8 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
         writer.writerows(rows)
     for shift, reasons in result.held:
         click.echo(json.dumps(held_row(shift, reasons), ensure_ascii=False))
-    click.echo(f"what-if {rulebook.id}: {result.changed} of {result.statements} statement total(s) "
-               "change; nothing stored", err=True)
+    click.echo(tr("cli.pay.what_if", rulebook=rulebook.id, changed=result.changed, statements=result.statements),
+               err=True)
 
 
 @pay.command("close")
@@ -383,7 +382,7 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
     paid_at = time_arg(at, "--at") if at else now
     _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
                                                              now=now, actor=f"cli:{_login()}"))
-    click.echo(f"{len(statement_ids)} statement(s) marked paid")
+    click.echo(tr("cli.pay.marked_paid", n=len(statement_ids)))
 
 
 def _on_ledger(db_url, config_path, action) -> None:
@@ -418,7 +417,7 @@ def reverse_paid_cmd(db_url, config_path, reason, statement_ids):
     now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
     _on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, list(statement_ids), reason, at=now,
                                                                 actor=f"cli:{_login()}"))
-    click.echo(f"{len(statement_ids)} payment mark(s) reversed")
+    click.echo(tr("cli.pay.reversed", n=len(statement_ids)))
 
 
 @pay.command("release")
@@ -434,7 +433,7 @@ def release_cmd(db_url, config_path, at, note, statement_ids):
 
     released_at = _at(at)
     _on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
-    click.echo(f"{len(statement_ids)} statement(s) released")
+    click.echo(tr("cli.pay.released", n=len(statement_ids)))
 
 
 @pay.command("verify-slip")
@@ -471,10 +470,10 @@ def verify_slip_cmd(config_path, db_url, key_file, pdf):
     finally:
         engine.dispose()
     for problem in verdict.problems:
-        click.echo(f"{pdf}: FAILED {problem}", err=True)
+        click.echo(tr("cli.pay.slip_failed", pdf=pdf, problem=problem), err=True)
     if not verdict.ok:
         return 1
-    click.echo(f"{pdf}: {verdict.slips} slip(s) verified against the ledger")
+    click.echo(tr("cli.pay.slips_verified", pdf=pdf, n=verdict.slips))
     return 0
 
 

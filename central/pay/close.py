@@ -47,9 +47,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from central.db import store_failure
 from central.ledger.bulk import bind_tuples
 from central.ledger.reclose import STEPS as SHIFT_STEPS
-from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counters_state, rebuild_changed,
-                                    record_counters, scope_key, stored_digests, utc_times,
-                                    write_digests)
+from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counted_as, counters_state,
+                                    rebuild_changed, record_counters, scope_key, sorts_as_python,
+                                    stored_digests, utc_times, write_digests)
 from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
@@ -209,19 +209,28 @@ def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> lis
 def _as_written(conn: Connection, date_from: dt.date, date_to: dt.date,
                 before: tuple[dict[str, int], list[tuple]] | None, counters: dict[str, int],
                 saved) -> list[tuple] | None:
-    """SQLite: the current statements of the dates after ``saved`` (``versions.SaveResult``) was
+    """The current statements of the dates after ``saved`` (``versions.SaveResult``) was
     stored, as ``_current_rows`` would read them back, computed from ``before`` (the counters and
     then the rows read before the pay run) and what the run wrote: the rows before but the
-    superseded ones, and the new rows of the dates, by statement id (SQLite's BINARY order is
-    Python's ``str`` order). Only when ``counters`` (read now) are ``before``'s plus exactly the
-    run's own writes (per row on SQLite: inserted statements, rows the supersede UPDATEs changed,
-    inserted lines), so that nobody else wrote either table in between; ``None`` otherwise
-    (PostgreSQL, nothing read before, no counters, anything else written): read them back."""
-    if before is None or saved is None or conn.dialect.name != "sqlite":
+    superseded ones, and the new rows of the dates, by statement id. Only when ``counters`` (read
+    now) are ``before``'s plus exactly the run's own writes (``reclose.counted_as``: on SQLite per
+    row: inserted statements, rows the supersede UPDATEs changed, inserted lines; on PostgreSQL
+    once per table its transaction wrote, and only when it superseded no duplicate current
+    statement, whose UPDATE the count cannot tell apart), so that nobody else wrote either table
+    in between, and the database sorts statement ids as Python does (``reclose.sorts_as_python``:
+    SQLite, PostgreSQL in the C collation); ``None`` otherwise (nothing read before, no counters,
+    anything else written, another collation): read them back."""
+    if before is None or saved is None:
         return None
     was, rows = before
-    wrote = {"statements": len(saved.rows) + saved.updated, "statement_lines": saved.lines_written}
-    if any(n not in was or n not in counters or counters[n] != was[n] + k for n, k in wrote.items()):
+    if conn.dialect.name == "sqlite":
+        wrote = {"statements": len(saved.rows) + saved.updated, "statement_lines": saved.lines_written}
+    elif saved.superseded != len(saved.superseded_ids):  # duplicates superseded too
+        return None
+    else:  # a supersede UPDATE counts even when it changed no row
+        wrote = {"statements": len(saved.rows) + len(saved.superseded_ids),
+                 "statement_lines": saved.lines_written}
+    if not (counted_as(conn, was, counters, wrote) and sorts_as_python(conn, "statements", "statement_id")):
         return None
     lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
     gone = saved.superseded_ids

@@ -83,10 +83,17 @@ def statement_digest(st: Statement) -> str:
     description, cents), total cents, flags and hold reason, as compact sorted-key JSON (UTF-8,
     non-ASCII unescaped: the bytes of ``json.dumps(body, sort_keys=True, separators=(",", ":"),
     ensure_ascii=False)``)."""
-    body = {"rulebook": st.rulebook, "total_cents": _cents(st.total), "flags": st.flags,
+    return digest_and_cents(st)[0]
+
+
+def digest_and_cents(st: Statement) -> tuple[str, int, list[int]]:
+    """``(statement_digest(st), total in cents, each line's amount in cents)``: the digest with
+    the cents it hashed, so that storing the statement need not convert them again."""
+    total, line_cents = _cents(st.total), [_cents(ln.amount) for ln in st.lines]
+    body = {"rulebook": st.rulebook, "total_cents": total, "flags": st.flags,
             "hold_reason": st.hold_reason,
-            "lines": [(ln.rule, ln.article, ln.description, _cents(ln.amount)) for ln in st.lines]}
-    return hashlib.sha256(_digest_encoder.encode(body)).hexdigest()
+            "lines": [(ln.rule, ln.article, ln.description, c) for ln, c in zip(st.lines, line_cents)]}
+    return hashlib.sha256(_digest_encoder.encode(body)).hexdigest(), total, line_cents
 
 
 _digest_encoder = msgspec.json.Encoder(order="sorted")

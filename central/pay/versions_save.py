@@ -29,6 +29,7 @@ from central.pay.versions import (
     _reason,
     _unproven_reason,
     proven_total,
+    digest_and_cents,
     statement_digest,
     statement_id,
     with_adjustment,
@@ -110,21 +111,23 @@ def _plan_chunk(conn, part: list[Statement], run: _Run, *, now: dt.datetime, by:
         if lost and st.shift_id in lost:  # on hold: a payment record was lost
             st = with_hold(st, lost[st.shift_id])
         past = history.get(st.shift_id)
-        digest = statement_digest(st)
+        digest, *cents = digest_and_cents(st)
         if past and _unchanged(past, st, digest, lines_altered):
             run.unchanged += 1
         else:
-            todo.append((st, digest))
-    _prove_paid(conn, [r for st, _d in todo for r in history.get(st.shift_id, ())])
-    for st, digest in todo:
-        _plan_statement(st, digest, history.get(st.shift_id), run, now=now, by=by, lines_altered=lines_altered)
+            todo.append((st, digest, cents))
+    _prove_paid(conn, [r for st, _d, _c in todo for r in history.get(st.shift_id, ())])
+    for st, digest, cents in todo:
+        _plan_statement(st, digest, history.get(st.shift_id), run, now=now, by=by, lines_altered=lines_altered,
+                        cents=cents)
 
 
 def _plan_statement(st: Statement, digest: str, past: list[dict] | None, run: _Run, *, now: dt.datetime,
-                    by: str | None, lines_altered: frozenset[str]) -> None:
+                    by: str | None, lines_altered: frozenset[str], cents: list | None = None) -> None:
     """Plan one statement against its shift's versions ``past``: on hold when nothing proves what
     was paid; kept when the current version says the same and is stored intact; else a new
-    version (with the adjustment for what was paid) replacing the current one."""
+    version (with the adjustment for what was paid) replacing the current one. ``cents``:
+    ``[total cents, [line cents]]`` of ``st`` (``digest_and_cents``), if known."""
     paid_rows = [r for r in past if r["paid_at"] is not None] if past else []
     unproven = [r for r in paid_rows if r["proven_cents"] is None]
     if unproven:  # on hold: nothing proves what was paid
@@ -145,15 +148,21 @@ def _plan_statement(st: Statement, digest: str, past: list[dict] | None, run: _R
                 return
             altered = True  # its row or its lines no longer say what its digest does
             current["row_intact"] = _as_stored(current, st, past)
-    _add_version(st, digest, past, paid_rows, current, altered, run, now=now, by=by)
+    _add_version(st, digest, past, paid_rows, current, altered, run, now=now, by=by, cents=cents)
 
 
 def _add_version(st: Statement, digest: str, past: list[dict] | None, paid_rows: list[dict],
-                 current: dict | None, altered: bool, run: _Run, *, now: dt.datetime, by: str | None) -> None:
+                 current: dict | None, altered: bool, run: _Run, *, now: dt.datetime, by: str | None,
+                 cents: list | None = None) -> None:
     """Add to ``run`` the next version of ``st``'s shift (with the adjustment for ``paid_rows``),
-    its row and lines, replacing ``current`` (None: the shift's first version)."""
+    its row and lines, replacing ``current`` (None: the shift's first version); ``cents``: as for
+    ``_plan_statement`` (the amounts of ``st``, used when no adjustment changes them)."""
     paid_cents = sum(r["paid_cents"] for r in paid_rows)
     out = with_adjustment(st, paid_cents) if paid_cents else st
+    if paid_cents or cents is None:
+        total_cents, line_cents = _cents(out.total), [_cents(ln.amount) for ln in out.lines]
+    else:
+        total_cents, line_cents = cents
     version = max(r["version"] for r in past) + 1 if past else 1
     sid = statement_id(st, version)
     run.kept_ids[st.shift_id] = sid
@@ -166,11 +175,11 @@ def _add_version(st: Statement, digest: str, past: list[dict] | None, paid_rows:
     if st.hold_reason and kept["hold_released_at"] is None:
         run.on_hold += 1
     run.rows.append((sid, st.shift_id, st.registration, st.rulebook, st.work_day,
-                     _cents(out.total), ",".join(out.flags), st.service_end, st.due_at,
+                     total_cents, ",".join(out.flags), st.service_end, st.due_at,
                      now, st.hold_reason, kept["hold_released_at"], kept["hold_note"],
                      version, digest, by))
-    run.lines.extend((sid, n, ln.rule, ln.article, ln.description, _cents(ln.amount))
-                     for n, ln in enumerate(out.lines))
+    run.lines.extend((sid, n, ln.rule, ln.article, ln.description, c)
+                     for n, (ln, c) in enumerate(zip(out.lines, line_cents)))
     run.stored.append(out)
     run.written += 1
 

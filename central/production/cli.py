@@ -27,6 +27,7 @@ from central.production.engine import monthly_top_up, pay_gangs
 from central.production.fromledger import ledger_checks, noted
 from central.production.gate import from_gate
 from central.production.rulebook import find_rulebook
+from portgate.clitext import tr, use_lang_of
 from portgate.errors import BadInput
 from portgate.timeutil import zone
 
@@ -59,6 +60,8 @@ def _inputs(fn):
 def _compute(rulebook, rulebook_dir, gang_csv, tally_csv, tariffs_csv, interruptions_csv, disputes_csv, tz, lang,
              composition_toml=None, ledger_url=None):
     from central.production.composition import load_composition  # lazy: CLI start-up
+
+    use_lang_of(click.get_current_context())
 
     tz = zone(tz, key="--tz")
     book = find_rulebook(rulebook, rulebook_dir)
@@ -129,7 +132,7 @@ def import_cmd(db: str, **kwargs) -> None:
                              imported_at=dt.datetime.now(dt.UTC), source="csv", on_stored=on_stored)
     finally:
         engine.dispose()
-    click.echo(f"imported {len(ids)} gang(s): {', '.join(w.gang_id for w in works)}")
+    click.echo(tr("cli.production.imported", n=len(ids), gangs=", ".join(w.gang_id for w in works)))
 
 
 @production.command("topup")

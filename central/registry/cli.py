@@ -23,6 +23,8 @@ from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg
 from central.registry import confiscation, store
 from central.registry.changes import body
 from central.registry.schema import audit_log
+from portgate.clitext import cli_lang, tr
+from portgate.l10n import day as day_text
 from portgate.uid import canonical_uid
 
 @contextlib.contextmanager
@@ -84,9 +86,9 @@ def iso_date(_ctx, _param, value):
     try:
         day = dt.date.fromisoformat(value)
     except ValueError as exc:
-        raise click.BadParameter(f"{value!r} is not YYYY-MM-DD") from exc
+        raise click.BadParameter(tr("cli.args.not_a_day", value=repr(value))) from exc
     if not FIRST_DAY <= day <= LAST_DAY:
-        raise click.BadParameter(f"{value!r} is outside {FIRST_DAY}..{LAST_DAY}")
+        raise click.BadParameter(tr("cli.args.day_outside", value=repr(value), first=FIRST_DAY, last=LAST_DAY))
     return day
 
 
@@ -102,7 +104,7 @@ def registry() -> None:
 def import_cmd(url, actor, workers_csv, cards_csv):
     """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line)."""
     if not workers_csv and not cards_csv:
-        raise click.UsageError("give --workers and/or --cards")
+        raise click.UsageError(tr("cli.registry.give_workers_or_cards"))
     with transaction(url, existing=False) as session:
         counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
                                     actor=actor)
@@ -135,7 +137,9 @@ def suspend(url, actor, registration, start, days, reason, article, case_id, rul
         w = store.suspend(session, registration, start=start, days=days, reason=reason,
                           article=article or limits.article, actor=actor, case_id=case_id,
                           limits=limits)
-    click.echo(f"{w.registration} suspended {w.suspended_from} .. {w.suspended_until}")
+    lang = cli_lang()
+    click.echo(tr("cli.registry.suspended", registration=w.registration, start=day_text(w.suspended_from, lang),
+                  end=day_text(w.suspended_until, lang)))
 
 
 @registry.command()
@@ -150,7 +154,7 @@ def cancel(url, actor, registration, on, reason, article, case_id):
     with transaction(url) as session:
         store.cancel(session, registration, on=on, reason=reason, article=article, actor=actor,
                      case_id=case_id)
-    click.echo(f"{registration} cancelled from {on}")
+    click.echo(tr("cli.registry.cancelled", registration=registration, day=day_text(on, cli_lang())))
 
 
 @registry.command("replace-card")
@@ -161,7 +165,7 @@ def replace_card(url, actor, uid, new_uid):
     """Replace a card (active, lost or confiscated) by a new one of the same kind and holder."""
     with transaction(url) as session:
         new = store.replace_card(session, canonical_uid(uid), new_uid, actor=actor)
-    click.echo(f"{uid} replaced by {new.uid} ({new.kind.value}, {new.registration})")
+    click.echo(tr("cli.registry.replaced", uid=uid, new=new.uid, kind=new.kind.value, registration=new.registration))
 
 
 @registry.command()
@@ -172,7 +176,7 @@ def lost(url, actor, uid):
     with transaction(url) as session:
         store.transition_card(session, canonical_uid(uid), "lost", actor=actor,
                               now=store.utcnow())
-    click.echo(f"{uid} reported lost")
+    click.echo(tr("cli.registry.lost", uid=uid))
 
 
 @registry.command("return-card")
@@ -183,7 +187,7 @@ def return_card(url, actor, uid, decision):
     """Return a confiscated card: active again at every gate, its cases closed."""
     with transaction(url) as session:
         confiscation.return_card(session, canonical_uid(uid), decision=decision, actor=actor)
-    click.echo(f"{uid} returned")
+    click.echo(tr("cli.registry.returned", uid=uid))
 
 
 @registry.command("list")
@@ -201,7 +205,7 @@ def list_cmd(url, actor, what, registration, category):
             rows = [body(c) for c in store.list_cards(session, registration)]
         else:
             if not registration:
-                raise click.UsageError("--what record needs --registration")
+                raise click.UsageError(tr("cli.registry.record_needs_registration"))
             rows = store.record_of(session, registration)
     for row in rows:
         click.echo(json.dumps(row, default=str, ensure_ascii=False))
@@ -235,7 +239,7 @@ def exam(url, actor, registration, exam_date):
     """Record a health exam (G3: valid 24 months)."""
     with transaction(url) as session:
         store.record_health_exam(session, registration, exam_date=exam_date, actor=actor)
-    click.echo(f"{registration} health exam {exam_date}")
+    click.echo(tr("cli.registry.health_exam", registration=registration, day=day_text(exam_date, cli_lang())))
 
 
 @registry.command()
@@ -246,7 +250,7 @@ def booklet(url, actor, registration, year):
     """Record the yearly booklet revalidation (G3)."""
     with transaction(url) as session:
         store.revalidate_booklet(session, registration, year=year, actor=actor)
-    click.echo(f"{registration} booklet revalidated for {year}")
+    click.echo(tr("cli.registry.booklet", registration=registration, year=year))
 
 
 @registry.command()
@@ -262,7 +266,7 @@ def register(url, actor, workers_csv, admissions_csv):
 
     with transaction(url, existing=False) as session:
         n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor)
-    click.echo(f"{n} worker(s) registered with their admission evidence")
+    click.echo(tr("cli.registry.registered", n=n))
 
 
 @registry.command("admissions")

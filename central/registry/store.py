@@ -397,14 +397,16 @@ def save_with_history(session: Session, worker: Worker, *, actor: str, now: dt.d
 
 
 def import_summary(counts: dict[str, int]) -> str:
-    """``import_files``'s counts as the command line reports them (English, as its other lines):
-    ``imported 2 worker(s), 1 card(s); 3 row(s) unchanged``, or ``nothing changed: 4 row(s)
-    already registered as given`` when no row changed anything."""
+    """``import_files``'s counts as the command line reports them, in its language
+    (``portgate.clitext``): ``imported 2 worker(s), 1 card(s); 3 row(s) unchanged``, or ``nothing
+    changed: 4 row(s) already registered as given`` when no row changed anything."""
+    from portgate.clitext import tr  # lazy: only the command line words the counts
+
     unchanged = counts.get("unchanged", 0)
     if not counts.get("workers") and not counts.get("cards"):
-        return f"nothing changed: {unchanged} row(s) already registered as given"
-    tail = f"; {unchanged} row(s) unchanged" if unchanged else ""
-    return f"imported {counts['workers']} worker(s), {counts['cards']} card(s){tail}"
+        return tr("cli.registry.nothing_changed", n=unchanged)
+    tail = tr("cli.registry.rows_unchanged", n=unchanged) if unchanged else ""
+    return tr("cli.registry.imported", workers=counts["workers"], cards=counts["cards"], tail=tail)
 
 
 def suspend(session: Session, registration: str, *, start: dt.date, days: int, reason: str,

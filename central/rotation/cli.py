@@ -10,14 +10,27 @@ import json
 import click
 
 from central import reports
-from central.cli_args import FIRST_DAY, LAST_DAY
+from central.cli_args import FIRST_DAY, LAST_DAY, time_arg
 from central.registry.cli import common, iso_date, transaction
 from central.rotation import service
 from central.rotation.requisitions import load_requisitions
+from portgate.clitext import tr
 
 
 def _out(obj) -> None:
     click.echo(json.dumps(obj, default=str, ensure_ascii=False))
+
+
+def _now(value: str | None) -> dt.datetime:
+    """The command's clock: ``--at``/``--now`` (ISO 8601 with offset, years 2000..2100; ``BadInput``
+    otherwise), else the machine's. It stamps the rows and decides which periods have ended."""
+    return time_arg(value, "--at") if value else dt.datetime.now(dt.UTC)
+
+
+#: ``--at``/``--now``: the time the change is made at (the edge's clock, passed to the services)
+at_option = click.option("--at", "--now", "at", default=None,
+                         help="The time of the change (ISO 8601 with offset). Default: now. A period that "
+                              "has ended by then is neither dispatched nor changed.")
 
 
 @click.group("rotation")
@@ -31,12 +44,14 @@ def rotation() -> None:
 @click.option("--requisitions", "path", required=True, type=click.Path(dir_okay=False))
 @click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
               help="Gang composition table (default: config/gang-composition.toml).")
-def dispatch_cmd(url, actor, day, path, composition_toml):
+@at_option
+def dispatch_cmd(url, actor, day, path, composition_toml, at):
     """Fill requisitions.csv for DATE from the rotation; store and publish the escala."""
     from central.rotation.dispatch_file import dispatch_file  # lazy: CLI start-up
 
+    now = _now(at)
     with transaction(url) as session:
-        run = dispatch_file(session, day, path, actor=actor, composition_toml=composition_toml)
+        run = dispatch_file(session, day, path, actor=actor, composition_toml=composition_toml, now=now)
     reqs, done, flags = run.requisitions, run.done, run.flags
     res = done.result
     _out({"date": day, "requisitions": len(reqs), "dispatched": len(done.entry_ids),
@@ -72,11 +87,13 @@ def export_cmd(url, actor, day, out_dir):
 @click.option("--entry", "entry_id", type=int, required=True)
 @click.option("--reason", required=True)
 @click.option("--health-proof", default=None, help="Reference of the medical proof (no infraction).")
-def refuse_cmd(url, actor, entry_id, reason, health_proof):
+@at_option
+def refuse_cmd(url, actor, entry_id, reason, health_proof, at):
     """Record a refusal of a dispatch (R3) and dispatch the next worker in the rotation."""
+    now = _now(at)
     with transaction(url) as session:
         refusal, new_id = service.refuse(session, entry_id, reason=reason, actor=actor,
-                                         health_proof=health_proof)
+                                         health_proof=health_proof, now=now)
     _out({"refusal": refusal, "infraction": not health_proof, "new_entry": new_id})
 
 
@@ -85,11 +102,13 @@ def refuse_cmd(url, actor, entry_id, reason, health_proof):
 @click.option("--entry", "entry_id", type=int, required=True)
 @click.option("--reason", required=True)
 @click.option("--registration", default=None, help="Named substitute (checked for eligibility).")
-def substitute_cmd(url, actor, entry_id, reason, registration):
+@at_option
+def substitute_cmd(url, actor, entry_id, reason, registration, at):
     """Late substitution: replace an entry by the next eligible worker, re-published at once."""
+    now = _now(at)
     with transaction(url) as session:
         new_id = service.substitute(session, entry_id, reason=reason, actor=actor,
-                                    registration=registration)
+                                    registration=registration, now=now)
     _out({"removed": entry_id, "new_entry": new_id})
 
 
@@ -102,10 +121,10 @@ def fairness_cmd(url, actor, month, category):
     try:
         first = dt.date.fromisoformat(f"{month}-01")
     except ValueError as exc:
-        raise click.BadParameter(f"{month!r} is not YYYY-MM", param_hint="--month") from exc
+        raise click.BadParameter(tr("cli.args.not_a_month", value=repr(month)), param_hint="--month") from exc
     if not FIRST_DAY <= first <= LAST_DAY:
-        raise click.BadParameter(f"{month!r} is outside {FIRST_DAY:%Y-%m}..{LAST_DAY:%Y-%m}",
-                                 param_hint="--month")
+        bounds = {"first": FIRST_DAY.strftime("%Y-%m"), "last": LAST_DAY.strftime("%Y-%m")}
+        raise click.BadParameter(tr("cli.args.month_outside", value=repr(month), **bounds), param_hint="--month")
     with transaction(url) as session:
         f = service.month_fairness(session, first.year, first.month, category)
     for reg, n in sorted(f.shifts.items()):
@@ -170,6 +189,6 @@ def hours_cmd(url, actor, month, semester):
     from central.production.hours import monthly_return, semester_return  # lazy: CLI start-up
 
     if bool(month) == bool(semester):
-        raise click.UsageError("give --month YYYY-MM or --semester YYYY-1|YYYY-2")
+        raise click.UsageError(tr("cli.rotation.give_month_or_semester"))
     with transaction(url) as session:
         _out(monthly_return(session, month) if month else semester_return(session, semester))

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.orm import Session
 
 from central.production.composition import load_composition
-from central.registry.changes import audit, utcnow
+from central.registry.changes import audit
 from central.rotation import service
 from central.rotation.requisition_checks import dispatch_flags, read_details
 from central.rotation.requisitions import load_requisitions
@@ -26,13 +26,14 @@ class FileDispatch:
     flags: list[dict]
 
 
-def dispatch_file(session: Session, day: dt.date, path: str | Path, *, actor: str,
-                  composition_toml: str | Path | None = None, now: dt.datetime | None = None) -> FileDispatch:
-    """Dispatch ``path`` for ``day`` in the caller's transaction. ``BadInput`` naming every bad
-    row, or requisitions of another date (nothing is written then); ``ConfigError`` for a bad
-    composition table."""
-    now = now or utcnow()
-    reqs = load_requisitions(path)
+def dispatch_file(session: Session, day: dt.date, path: str | Path, *, actor: str, now: dt.datetime,
+                  composition_toml: str | Path | None = None) -> FileDispatch:
+    """Dispatch ``path`` for ``day`` in the caller's transaction; ``now`` is the caller's clock
+    (aware: the web app's, the command's ``--at``), see ``service.dispatch_day``. ``BadInput``
+    naming every bad row (a function the office does not know included), or requisitions of
+    another date or of a period ended at ``now`` (nothing is written then); ``ConfigError`` for a
+    bad composition table."""
+    reqs = load_requisitions(path, service.known_functions(session))
     flags = dispatch_flags(reqs, read_details(path), load_composition(composition_toml),
                            ZoneInfo(service.RotationSettings().tz))
     done = service.dispatch_day(session, day, reqs, actor=actor, now=now)

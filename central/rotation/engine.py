@@ -22,27 +22,50 @@ import datetime as dt
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import mean
+from zoneinfo import ZoneInfo
 
 from central.rotation.eligibility import Ineligible, ValiditySettings, registration_problems
 from portgate.records import Berth, EscalaEntry, Voyage, Worker
 from portgate.rest import MIN_REST_HOURS, rest_between
+from portgate.timeutil import require_aware
 
 Interval = tuple[dt.datetime, dt.datetime]  # aware UTC [start, end)
 
-# A requisition names a function; the rotation is per category. Functions not listed here are their
-# own category (e.g. "estivador"). A requisitions.csv ``category`` column overrides this.
+# A requisition names a function; the rotation is per category. The office's functions: the gate's
+# default G12 table (category -> functions, edge/rules/rulebook.py ``DEFAULT_CATEGORY_FUNCTIONS``;
+# 83.611 art. 1, DL 2.032 art. 12 §1, DL 3.844 art. 4) read the other way (a test keeps the two
+# equal). A category registered in the registry is also a function of its own (a port's
+# ``arrumador``); any other function is refused at dispatch (``known_functions``). A
+# requisitions.csv ``category`` column overrides the category.
 FUNCTION_CATEGORY: dict[str, str] = {
     "vigia": "vigia",
     "vigia_chefe": "vigia",
     "estivador": "estivador",
     "contramestre": "estivador",
     "contramestre_geral": "estivador",
+    **{f: "capatazia" for f in ("trabalhador", "motorista_armazem", "feitor", "ajudante_feitor",
+                                "motorista_guindaste", "conferente")},
 }
 
 
 def category_of(function: str) -> str:
     """The rotation category that serves ``function`` (``vigia_chefe`` -> ``vigia``)."""
     return FUNCTION_CATEGORY.get(function, function)
+
+
+def known_functions(categories: Iterable[str]) -> frozenset[str]:
+    """The functions a requisition may name: ``FUNCTION_CATEGORY``'s and each of ``categories``
+    (the categories registered: a category is its own function). Pure."""
+    return frozenset(FUNCTION_CATEGORY) | frozenset(categories)
+
+
+def function_problem(function: str, known: frozenset[str]) -> str | None:
+    """Why a requisition's ``function`` cannot be dispatched (a function no category fills: nobody
+    in the rotation could take it and the gate would refuse whoever came, G12), or None. Pure."""
+    if function in known:
+        return None
+    return (f"function {function!r} is unknown to the office (no category fills it): the functions are "
+            f"{', '.join(sorted(known))}")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -77,6 +100,17 @@ class RotationSettings:
     tz: str = "America/Sao_Paulo"
     rest_hours: float = MIN_REST_HOURS  # G7 / Lei 9.719 art. 8
     validity: ValiditySettings = ValiditySettings()
+
+
+def ended_at(entry: EscalaEntry, now: dt.datetime, tz: str) -> dt.datetime | None:
+    """When ``entry``'s period has ended at ``now`` (aware; the caller's clock, never read here):
+    its end in the port's time ``tz`` (aware, for the message); None while it has not ended (it is
+    still to come or under way: a late requisition or a substitution during the period is fine).
+    A dispatch of an ended period is the record of who was called (R5, Lei 9.719 art. 7): it is
+    neither dispatched nor changed afterwards (docs/office.md, "A past escala"). Pure.
+    ``ValueError`` for a naive ``now`` (a programming error)."""
+    end = entry.bounds(tz)[1]
+    return end.astimezone(ZoneInfo(tz)) if require_aware(now, "now") >= end else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

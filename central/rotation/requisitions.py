@@ -14,12 +14,12 @@ characters, ``operator`` 128 ...); the escala's columns are as wide.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 import dataclasses
 from pathlib import Path
 
 from central import bounds
-from central.rotation.engine import Requisition, category_of
+from central.rotation.engine import Requisition, category_of, function_problem
 from central.rotation.schema import requisitions
 from portgate import cells
 from portgate.errors import BadInput
@@ -36,7 +36,7 @@ REQUIRED = ("date", "period", "operator", "ship", "voyage", "berth", "gate_id", 
             "workers")
 
 
-def _build(source: str):
+def _build(source: str, functions: frozenset[str] | None):
     line = {"n": 1}
 
     def build(row: Mapping[str, str]) -> Requisition:
@@ -53,6 +53,9 @@ def _build(source: str):
         if not 1 <= count <= MAX_WORKERS:
             raise BadInput(f"workers must be between 1 and {MAX_WORKERS}, not {count}")
         function = probe.function
+        problem = None if functions is None else function_problem(function, functions)
+        if problem:
+            raise BadInput(problem)
         category = (cells.term(row["category"], "category") if (row.get("category") or "").strip()
                     else category_of(function))
         req = Requisition(
@@ -66,11 +69,13 @@ def _build(source: str):
     return build
 
 
-def load_requisitions(path: str | Path) -> list[Requisition]:
-    """Read requisitions.csv. Raises ``BadInput`` naming every bad row ``file:line`` (nothing is
-    returned if any row is bad), or the missing header columns, or a header column outside
-    ``COLUMNS`` and ``DETAIL_COLUMNS`` (``requisitions.csv:1``), or a missing/non-UTF-8 file."""
-    build = _build(Path(path).name)
+def load_requisitions(path: str | Path, functions: Collection[str] | None = None) -> list[Requisition]:
+    """Read requisitions.csv. ``functions``: the functions a row may name (the office's,
+    ``central.rotation.service.known_functions``); None: any. Raises ``BadInput`` naming every bad
+    row ``file:line`` (an unknown function included; nothing is returned if any row is bad), or
+    the missing header columns, or a header column outside ``COLUMNS`` and ``DETAIL_COLUMNS``
+    (``requisitions.csv:1``), or a missing/non-UTF-8 file."""
+    build = _build(Path(path).name, None if functions is None else frozenset(functions))
 
     def checked(row, where):
         missing = [c for c in REQUIRED if row.get(c) is None]

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from central import bounds
 from central.registry.api import change_version
-from central.registry.changes import audit, body, record_change, record_changes, utcnow
+from central.registry.changes import audit, body, record_change, record_changes
 from central.registry.store import get_worker, list_workers, record_infraction
 from central.registry.schema import workers as workers_t
 from central.rotation.engine import (
@@ -25,13 +25,16 @@ from central.rotation.engine import (
     RotationSettings,
     category_of,
     dispatch,
+    ended_at,
     fairness,
+    function_problem,
+    known_functions as functions_of,
 )
 from central.rotation.schema import escala, refusals, requisitions, rotation_turns
 from portgate import csvout
 from portgate.errors import BadInput
 from portgate.records import COLUMNS, Berth, EscalaEntry, Voyage
-from portgate.timeutil import as_utc
+from portgate.timeutil import as_utc, require_aware
 
 
 def entry_from_row(row) -> EscalaEntry:
@@ -128,16 +131,60 @@ def _refuse_duplicates(session: Session, day: dt.date, reqs: list[Requisition]) 
         raise BadInput("; ".join(problems))
 
 
+def known_functions(session: Session) -> frozenset[str]:
+    """The functions a requisition may name (``engine.known_functions``): the office's table and
+    every category registered in the registry."""
+    return functions_of(session.execute(select(workers_t.c.category).distinct()).scalars())
+
+
+def _refuse_unknown_functions(session: Session, reqs: list[Requisition]) -> None:
+    """``BadInput`` (``REF: function ...``, one per requisition, ``; ``) for a requisition whose
+    function no category fills (``engine.function_problem``)."""
+    known = known_functions(session) if reqs else frozenset()
+    problems = [f"{r.ref}: {p}" for r in reqs if (p := function_problem(r.function, known))]
+    if problems:
+        raise BadInput("; ".join(problems))
+
+
+class PastEscala(BadInput):
+    """A dispatch or a change (refusal, substitution) of a period that has ended (``engine.ended_at``):
+    refused, nothing written. ``reasons``: each reason without its requisition's place (a form
+    shows it beside its period field)."""
+
+    def __init__(self, message: str, *, where: str | None = None, reasons: tuple[str, ...] = ()) -> None:
+        super().__init__(message, where=where)
+        self.reasons = reasons or (message,)
+
+
+def _refuse_ended(reqs: list[Requisition], now: dt.datetime, settings: RotationSettings) -> None:
+    """``PastEscala`` (one reason per requisition, ``; ``) if a requisition's period has ended at
+    ``now``: a past day's escala is not written afterwards (``engine.ended_at``)."""
+    problems = []
+    for r in reqs:
+        end = ended_at(r.entry("-"), now, settings.tz)
+        if end is not None:
+            problems.append((r.ref, f"the period {r.period} of {r.date} ended at {end:%Y-%m-%d %H:%M} "
+                                    "port time: a past escala is not dispatched"))
+    if problems:
+        raise PastEscala("; ".join(f"{ref}: {why}" for ref, why in problems),
+                         reasons=tuple(why for _ref, why in problems))
+
+
 def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, actor: str,
-                 settings: RotationSettings = RotationSettings(),
-                 now: dt.datetime | None = None) -> DayResult:
+                 now: dt.datetime, settings: RotationSettings = RotationSettings()) -> DayResult:
     """Fill the day's requisitions from the rotation (R1, R2) and store the escala; every entry is
-    published as an escala change row. ``BadInput`` if a requisition is for another date, or is
-    already stored / repeated (same date, period, ship, gate, post, function; nothing is written). Returns the engine's result and the stored entry ids."""
-    now = now or utcnow()
+    published as an escala change row. ``now``: the caller's clock (aware; the web app's, the
+    command's ``--at``), the time the rows are stamped with and the one that decides which periods
+    have ended. ``BadInput`` if a requisition is for another date, names a function the office does
+    not know (``known_functions``), is for a period that has ended at ``now``, or is already stored
+    / repeated (same date, period, ship, gate, post, function); nothing is written then. Returns
+    the engine's result and the stored entry ids."""
+    now = require_aware(now, "now")
     wrong = [r.ref for r in reqs if r.date != day]
     if wrong:
         raise BadInput(f"requisition(s) not for {day}: {', '.join(wrong[:10])}", where="--date")
+    _refuse_unknown_functions(session, reqs)
+    _refuse_ended(reqs, now, settings)
     _refuse_duplicates(session, day, reqs)
     workers = list_workers(session)
     horizon = dt.timedelta(days=2)
@@ -168,7 +215,7 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
     return DayResult(result, ids)
 
 
-def _active_entry(session: Session, entry_id: int):
+def _active_entry(session: Session, entry_id: int, now: dt.datetime, settings: RotationSettings):
     if bounds.problem(escala, "id", entry_id) is not None:  # no stored id is that large
         raise BadInput(f"no escala entry {entry_id}", where="--entry")
     row = session.execute(select(escala).where(escala.c.id == entry_id)).first()
@@ -177,6 +224,10 @@ def _active_entry(session: Session, entry_id: int):
     if row.status != "active":
         raise BadInput(f"escala entry {entry_id} was already removed ({row.removed_reason})",
                        where="--entry")
+    end = ended_at(entry_from_row(row), now, settings.tz)
+    if end is not None:
+        raise PastEscala(f"escala entry {entry_id} ({row.date} {row.period}) ended at {end:%Y-%m-%d %H:%M} "
+                         "port time: a past escala is not changed", where="--entry")
     return row
 
 
@@ -187,18 +238,20 @@ def _remove(session: Session, row, reason: str, *, actor: str, now: dt.datetime)
                   actor=actor, now=now)
 
 
-def substitute(session: Session, entry_id: int, *, reason: str, actor: str,
+def substitute(session: Session, entry_id: int, *, reason: str, actor: str, now: dt.datetime,
                registration: str | None = None, settings: RotationSettings = RotationSettings(),
-               now: dt.datetime | None = None, exclude: frozenset[str] = frozenset()) -> int | None:
+               exclude: frozenset[str] = frozenset()) -> int | None:
     """Late substitution: remove escala entry ``entry_id`` and dispatch the next eligible worker of
     the rotation (or ``registration``, checked for eligibility) to the same ship, post and period.
     Both changes are published at once (a delete and an upsert change row). Returns the new entry
     id, or None if nobody eligible is left (the position stays open and is reported).
-    ``BadInput`` if the entry is unknown/removed, the named worker is not eligible (R2), or the
-    reason holds a NUL (``central.bounds``)."""
-    now = now or utcnow()
+    ``now``: the caller's clock (aware), as ``dispatch_day``.
+    ``BadInput`` if the entry is unknown/removed, its period has ended at ``now`` (a past escala is
+    not changed: ``engine.ended_at``), the named worker is not eligible (R2), or the reason holds a
+    NUL (``central.bounds``); nothing is written then."""
+    now = require_aware(now, "now")
     bounds.check(refusals, {"reason": reason}, where="reason")
-    row = _active_entry(session, entry_id)
+    row = _active_entry(session, entry_id, now, settings)
     req_row = session.execute(select(requisitions).where(
         requisitions.c.id == row.requisition_id)).first() if row.requisition_id else None
     req = Requisition(
@@ -235,21 +288,22 @@ def substitute(session: Session, entry_id: int, *, reason: str, actor: str,
     return new_id
 
 
-def refuse(session: Session, entry_id: int, *, reason: str, actor: str,
-           health_proof: str | None = None, settings: RotationSettings = RotationSettings(),
-           now: dt.datetime | None = None) -> tuple[int, int | None]:
+def refuse(session: Session, entry_id: int, *, reason: str, actor: str, now: dt.datetime,
+           health_proof: str | None = None,
+           settings: RotationSettings = RotationSettings()) -> tuple[int, int | None]:
     """Record that the worker of escala entry ``entry_id`` refused it (R3, 83.611 art. 10 sole
     paragraph) and dispatch the next eligible worker in their place.
 
     With ``health_proof`` (the reference of the medical proof) the refusal is no infraction and the
     worker keeps their place in the rotation (their turn is given back). Without it, the refusal is
     an infraction on the registration record and the turn counts as taken.
-    Returns (refusal id, new escala entry id or None). ``BadInput`` as ``substitute``, or for a
-    reason or proof holding a NUL (``central.bounds``).
+    Returns (refusal id, new escala entry id or None). ``BadInput`` as ``substitute`` (an entry
+    whose period has ended at ``now`` included: nothing is recorded), or for a reason or proof
+    holding a NUL (``central.bounds``).
     """
-    now = now or utcnow()
+    now = require_aware(now, "now")
     bounds.check(refusals, {"reason": reason, "health_proof": health_proof}, where="reason")
-    row = _active_entry(session, entry_id)
+    row = _active_entry(session, entry_id, now, settings)
     infraction = not (health_proof and health_proof.strip())
     refusal_id = session.execute(refusals.insert().values(
         escala_id=entry_id, registration=row.registration, date=row.date,

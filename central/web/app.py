@@ -79,6 +79,9 @@ class WebState:
         self.streams: dict[str, int] = {}  # open /live/stream connections per session (routes/live.py)
         self.verify_limiter = RateLimiter(settings.verify_per_minute)  # /v/<token> look-ups (routes/verify.py)
         self._employer = None  # the port configuration's [employer], read once (slip_header)
+        # the ports the office serves (central.toml ``ports``, home first; central/web/ports.py);
+        # () or one port: no port scope, no selector (the office of one port)
+        self.ports: tuple[str, ...] = ()
 
     def slip_header(self, asked_from: str) -> SlipHeader:
         """The payslips' header: the paying entity of the port configuration (``[web] port_config``,
@@ -172,7 +175,7 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
                now: Callable[[], dt.datetime] | None = None, background: bool = True,
                slip_key: bytes | None = None, port_config: str | None = None,
                gate_what_if: Callable | None = None, publish_photos: Callable | None = None,
-               send_command: Callable | None = None) -> Starlette:
+               send_command: Callable | None = None, ports: tuple[str, ...] = ()) -> Starlette:
     """The ASGI application over ``engine``. ``secret``: the session signing key (>= 32 bytes);
     ``secure``: Secure cookies (TLS). ``background``: run the office coverage check (G11) in the
     server's lifespan. ``port_config``: the port TOML of the pay what-if (holidays); ``gate_what_if``:
@@ -181,7 +184,8 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
     ``publish(photos_dir)`` run after a photo upload (``central.web.photo_publish``; without it the
     photo waits for ``portgate central publish --photos``); ``send_command``: ``send(gate_id,
     command)`` for enrol mode on a gate (``central.web.gate_commands``; without it the worker page
-    refuses to start one). ``ValueError`` for a short secret."""
+    refuses to start one); ``ports``: the served ports, home first (``central.web.ports``).
+    ``ValueError`` for a short secret."""
     if len(secret) < 32:
         raise ValueError("the session secret must have at least 32 bytes")
     state = WebState(engine, settings, now)
@@ -189,7 +193,7 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
     state.port_config = port_config or settings.port_config
     state.gate_what_if = gate_what_if
     state.publish_photos = publish_photos
-    state.send_command = send_command
+    state.send_command, state.ports = send_command, tuple(ports)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

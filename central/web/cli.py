@@ -5,8 +5,9 @@
   it cannot listen on (exit 2, one line), migrate the ledger, then uvicorn on the app (``central.web.app.create_app``); TLS by uvicorn
   when both files are given (cookies Secure), or behind a reverse proxy with
   ``[web] secure_cookies = true`` (docs/operations.md).
-- ``add-user / set-password / disable-user``: users in the ledger database; the password is read
-  from ``--password-file`` or asked on the terminal (never on the command line).
+- ``add-user / set-password / disable-user / set-ports``: users in the ledger database; the password is read
+  from ``--password-file`` or asked on the terminal (never on the command line); the ports a user
+  sees on an office of several ports (``--port``, ``--all-ports``: ``central.web.ports``).
 - ``import-ships``: ``ships.csv`` into the ship calls (G11).
 
 Errors in data or configuration: one line, exit status 2.
@@ -22,6 +23,7 @@ from pathlib import Path
 import click
 import structlog
 
+from portgate.clitext import cli_lang, tr
 from portgate.config import write_secret
 from portgate.errors import BadInput, ConfigError
 
@@ -138,7 +140,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     from portgate.logs import configure_logging  # lazy: CLI start-up
 
     if bool(ssl_certfile) != bool(ssl_keyfile):
-        raise click.UsageError("give both --ssl-certfile and --ssl-keyfile, or neither")
+        raise click.UsageError(tr("cli.office.ssl_both_or_neither"))
     from central.cli_args import db_url_arg  # lazy: CLI start-up
 
     config = _config(config_path)
@@ -153,7 +155,8 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     app = create_app(engine, config.web, session_secret(config), secure=tls or config.web.secure_cookies,
                      slip_key=slip_key(config),
                      gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
-                     publish_photos=_photo_publisher(config), send_command=_command_sender(config))
+                     publish_photos=_photo_publisher(config), send_command=_command_sender(config),
+                     ports=config.served_ports)
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            log_level=config.log_level))
@@ -206,21 +209,69 @@ def _session(config_path: str):
               help="Read the password from this file (else $PORTGATE_PASSWORD, else asked; a worker "
                    "without either gets an activation code).")
 @click.option("--actor", default=None, help="Who makes the change (default: your login).")
-def add_user_cmd(config_path, login, role, registration, name, password_file, actor):
+@click.option("--port", "ports", multiple=True, help="A port the user sees (repeatable; default: the office's "
+              "home port, `port` of central.toml). For an office of several ports (`ports`).")
+@click.option("--all-ports", is_flag=True,
+              help="The user sees every port the office serves (an auditor, a federation).")
+def add_user_cmd(config_path, login, role, registration, name, password_file, actor, ports, all_ports):
     """Add a user of the web application (role worker: an account bound to --registration)."""
     from central.web.users import add_user  # lazy: CLI start-up
 
     if role == "worker":
+        if ports or all_ports:
+            raise BadInput("--port and --all-ports are for office users", where="--port")
         _add_worker(config_path, login, registration, password_file, actor)
         return
     if registration is not None:
         raise BadInput("--registration is for --role worker", where="--registration")
     if not login:
         raise BadInput("--login is required", where="--login")
+    scope = _scope(config_path, ports, all_ports)
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
-        user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor))
-    click.echo(f"user {user.login} ({user.role}) added")
+        user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor), ports=scope)
+    click.echo(tr("cli.office.user_added", login=user.login, role=user.role)
+               + ("" if scope is None else tr("cli.office.user_ports", ports=_scope_words(scope))))
+
+
+def _scope(config_path: str, ports, all_ports: bool) -> str | None:
+    """``office_users.ports`` of ``--port``/``--all-ports`` (``central.web.ports.stored_ports``);
+    ``BadInput`` for a port the office does not serve."""
+    from central.web.ports import stored_ports  # lazy: CLI start-up
+
+    scope = stored_ports(ports, all_ports=all_ports)
+    served = _config(config_path).served_ports
+    unknown = [p for p in ports if p not in served]
+    if unknown:
+        raise BadInput(f"port {unknown[0]!r} is not served by this office (ports: {', '.join(served)})",
+                       where="--port")
+    return scope
+
+
+@office.command("set-ports")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--login", required=True)
+@click.option("--port", "ports", multiple=True, help="A port the user sees (repeatable).")
+@click.option("--all-ports", is_flag=True, help="The user sees every port the office serves.")
+@click.option("--home", is_flag=True, help="Back to the office's home port (as a user made without --port).")
+@click.option("--actor", default=None)
+def set_ports_cmd(config_path, login, ports, all_ports, home, actor):
+    """Set the ports an office user sees (an office of several ports, docs/operations.md); his open
+    sessions see the new ports at their next request."""
+    from central.web.users import set_ports  # lazy: CLI start-up
+
+    if home == bool(ports or all_ports):
+        raise BadInput("give --port, --all-ports or --home", where="--port")
+    scope = None if home else _scope(config_path, ports, all_ports)
+    with _session(config_path) as s, s.begin():
+        set_ports(s, login, scope, actor=_actor(actor))
+    click.echo(tr("cli.office.ports_set", login=login,
+                  ports=tr("cli.office.home_port") if scope is None else _scope_words(scope)))
+
+
+def _scope_words(scope: str) -> str:
+    """A stored port scope as a person reads it: ``*`` is every port, else the ports as stored."""
+    return tr("cli.office.all_ports") if scope == "*" else scope
 
 
 def _add_worker(config_path, login, registration, password_file, actor) -> None:
@@ -236,10 +287,11 @@ def _add_worker(config_path, login, registration, password_file, actor) -> None:
     password = _password(password_file) if password_file or os.environ.get("PORTGATE_PASSWORD") else None
     with _session(config_path) as s, s.begin():
         issued = add_account(s, registration, password=password, actor=_actor(actor))
-    click.echo(f"user {login_of(registration)} (worker, registration {registration.strip()}) added")
+    click.echo(tr("cli.office.worker_added", login=login_of(registration), registration=registration.strip()))
     if issued is not None:
-        click.echo(f"activation code {issued.code} (single use, valid until "
-                   f"{issued.expires_at:%Y-%m-%d %H:%M} UTC): the worker opens /w/ativar")
+        from portgate.l10n import moment  # lazy: CLI start-up
+
+        click.echo(tr("cli.office.activation_code", code=issued.code, until=moment(issued.expires_at, cli_lang())))
 
 
 @office.command("set-password")
@@ -254,7 +306,7 @@ def set_password_cmd(config_path, login, password_file, actor):
     password = _password(password_file)
     with _session(config_path) as s, s.begin():
         set_password(s, login, password, actor=_actor(actor))
-    click.echo(f"password of {login} set")
+    click.echo(tr("cli.office.password_set", login=login))
 
 
 @office.command("disable-user")
@@ -267,7 +319,7 @@ def disable_user_cmd(config_path, login, actor):
 
     with _session(config_path) as s, s.begin():
         disable_user(s, login, actor=_actor(actor))
-    click.echo(f"user {login} disabled")
+    click.echo(tr("cli.office.user_disabled", login=login))
 
 
 @office.command("import-ships")
@@ -280,4 +332,4 @@ def import_ships_cmd(config_path, ships_csv, actor):
 
     with _session(config_path) as s, s.begin():
         n = import_csv(s, ships_csv, actor=_actor(actor))
-    click.echo(f"{n} ship call(s) imported")
+    click.echo(tr("cli.office.ships_imported", n=n))

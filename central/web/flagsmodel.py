@@ -45,15 +45,17 @@ class Filters:
     worker: str | None = None
     flag: str | None = None
     state: str | None = None
+    ports: tuple[str, ...] | None = None  # the user's view (central.web.ports), not a query parameter
 
     def query(self) -> dict[str, str]:
         """The filters as query parameters (for links and the CSV export)."""
         return {k: (v.isoformat() if isinstance(v, dt.date) else v)
-                for k, v in dataclasses.asdict(self).items() if v}
+                for k, v in dataclasses.asdict(self).items() if v and k != "ports"}
 
 
-def parse_filters(params) -> Filters:
-    """``Filters`` from query parameters; empty values are no filter."""
+def parse_filters(params, ports: tuple[str, ...] | None = None) -> Filters:
+    """``Filters`` from query parameters; empty values are no filter. ``ports``: the events' ports
+    the user sees (``request.state.ports``; None: every port)."""
     def get(name):
         value = (params.get(name) or "").strip()
         return value or None
@@ -78,7 +80,7 @@ def parse_filters(params) -> Filters:
     state = get("state")
     if state and state not in STATES:
         raise BadInput(f"state {state!r} is not one of {', '.join(STATES)}", where="state")
-    return Filters(day, ship, gate, worker, flag, state)
+    return Filters(day, ship, gate, worker, flag, state, ports)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +117,8 @@ def _flagged_query(f: Filters, tz: ZoneInfo, *columns):
         q = q.where(events.c.occurred_at >= start, events.c.occurred_at < start + dt.timedelta(days=1))
     if f.gate:
         q = q.where(events.c.gate_id == f.gate)
+    if f.ports is not None:
+        q = q.where(events.c.port.in_(f.ports))
     if f.worker:
         q = q.where(or_(events.c.registration == f.worker, text.like(f'%"badge_registration":"{f.worker}"%')))
     if f.ship:
@@ -162,9 +166,10 @@ def _flags_of(kind: str, payload: dict) -> list[str]:
     return list(payload.get("flags") or [])
 
 
-def event_row(conn: Connection, event_id: str):
+def event_row(conn: Connection, event_id: str, ports: tuple[str, ...] | None = None):
+    """The event ``event_id``; ``BadInput`` "no event" if unknown or not of ``ports`` (None: any)."""
     row = conn.execute(select(events).where(events.c.event_id == event_id)).first()
-    if row is None:
+    if row is None or (ports is not None and row.port not in ports):
         raise BadInput(f"no event {event_id}", where="event")
     return row
 

@@ -73,6 +73,7 @@ class ReadQuery:
     card: str = ""
     decision: str = ""
     after: int = 0
+    ports: tuple[str, ...] | None = None  # the user's view (central.web.ports); None: every port
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,6 +126,8 @@ def read_conditions(q: ReadQuery, tz: ZoneInfo, after_at: dt.datetime | None = N
     conds = [events.c.type == "tap", events.c.occurred_at >= start, *upper]
     if q.gate:
         conds.append(events.c.gate_id == q.gate[:64])
+    if q.ports is not None:
+        conds.append(events.c.port.in_(q.ports))
     if q.worker:
         conds.append(events.c.registration == q.worker[:64])
     if q.decision:

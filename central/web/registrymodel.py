@@ -7,12 +7,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from sqlalchemy import String, and_, func, literal, or_, select, tuple_
+from sqlalchemy import String, and_, func, literal, or_, select, tuple_, union
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.orm import Session
 
 from central.ledger.tables import shifts
+from central.registry import name_search
 from central.registry.ids import ids_of
 from central.registry.schema import card_events, cards, cases, penalties, workers
 from central.registry.store import card_from_row, get_worker, worker_from_row
@@ -213,11 +214,15 @@ def _like(text: str) -> str:
     return text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings = ValiditySettings()) -> list:
+def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings = ValiditySettings(),
+                    name_index: str | None = None) -> list:
     """The SQL conditions of ``query``'s filters (what ``worker_list`` and the benchmark run).
     The expiring filter is exact: a worker of a category whose exam lasts ``m`` months is listed
     when his exam date is at most ``m`` months before the day after the last day asked for
-    (``exam + m months - 1 day <= today + N``), or he has no exam."""
+    (``exam + m months - 1 day <= today + N``), or he has no exam. ``name_index``: the dialect
+    (``sqlite``, ``postgresql``) whose substring index the text search may narrow by
+    (``central.registry.name_search``: the candidates are ANDed with the search's own
+    conditions, so the rows are the same); None: no index."""
     conds = []
     if query.category:
         conds.append(workers.c.category == query.category)
@@ -238,10 +243,15 @@ def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings
         matches = [workers.c.registration == q,
                    folded(workers.c.registration).like(like + "%", escape="\\"),
                    folded(workers.c.name).like("%" + like + "%", escape="\\")]
+        by_card = []
         for _form, hexa, bits in uid_candidates(q):
             cond = cards.c.uid == hexa if bits is None else cards.c.uid.like(f"%{hexa}")
-            matches.append(workers.c.registration.in_(select(cards.c.registration).where(cond)))
+            by_card.append(select(cards.c.registration).where(cond))
+            matches.append(workers.c.registration.in_(by_card[-1]))
         conds.append(or_(*matches))
+        narrow = name_search.candidates(name_index, q.lower(), q, like, folded) if name_index else None
+        if narrow is not None:  # every row the OR finds is among these: the index drives the search
+            conds.append(workers.c.registration.in_(union(*narrow, *by_card)))
     return conds
 
 
@@ -251,7 +261,9 @@ def worker_list(session: Session, query: ListQuery, *, today: dt.date, page_size
     keyset paging (no OFFSET: a page costs the same at the list's end as at its start, over the
     index ``ix_workers_name_registration``). An ``after``/``before`` registration that is not
     registered starts the list from its beginning. Read-only."""
-    conds = list_conditions(query, today, validity)
+    conn = session.connection()
+    narrow = name_search.available(conn) and name_search.selective(conn, (query.q or "").strip().lower())
+    conds = list_conditions(query, today, validity, conn.dialect.name if narrow else None)
     key = tuple_(workers.c.name, workers.c.registration)
     backwards = False
     anchor_reg = query.before or query.after

@@ -125,6 +125,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
         period=lambda start: period_label(start, web.tz, lang=lang), actor=lambda who: actor_label(lang, who),
+        port_scope=getattr(request.state, "port_scope", ()), port_view=getattr(request.state, "ports", None),
         **context,
     )
     return HTMLResponse(html, status_code=status_code)

@@ -2,7 +2,11 @@
 month: R6 sizing (``central.reports.sizing``: 25 shifts per worker a month, 83.611 art. 13), R8
 stevedores' hours (``central.production.hours.monthly_return``: 1,000 h a semester, DL 2.032
 art. 6), rotation fairness of the month (``central.rotation.service.month_fairness``), coverage
-gaps per ship (G11 office alarms) and flags per week (the flagged gate events). Read-only."""
+gaps per ship (G11 office alarms) and flags per week (the flagged gate events). Read-only.
+
+On an office of several ports (``central.web.ports``) coverage and flags are counted for the ports
+given (an alarm by its gate's port, a flag by its event's port: consolidated is their sum); sizing,
+hours and fairness count the registry's workers, which carry no port yet: consolidated only."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from central.production.hours import LIMIT_HOURS, ledger_start, monthly_return
 from central.registry.headcount import month_end_counts
 from central.rotation.service import month_fairness
 from central.web.flagsmodel import Filters, flag_rows
+from central.web.ports import gates_of
 from portgate.errors import BadInput
 from portgate.timeutil import as_utc
 
@@ -74,12 +79,17 @@ def fairness_of(session: Session, month: dt.date, category: str = "vigia") -> di
             "fairest_spread": f.fairest_spread, "target": f.target}
 
 
-def coverage_by_ship(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo) -> list[tuple[str, int, float]]:
-    """Per ship: coverage alarms raised (G11) and their hours without a gangway watchman."""
+def coverage_by_ship(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo,
+                     ports: tuple[str, ...] | None = None) -> list[tuple[str, int, float]]:
+    """Per ship: coverage alarms raised (G11) and their hours without a gangway watchman; with
+    ``ports``, only the alarms of those ports' gates."""
     lo = dt.datetime.combine(first, dt.time(), tz).astimezone(dt.UTC)
     hi = dt.datetime.combine(after, dt.time(), tz).astimezone(dt.UTC)
-    rows = session.execute(select(coverage_alarms.c.ship, coverage_alarms.c.period_start, coverage_alarms.c.ended_at)
-                           .where(coverage_alarms.c.period_start >= lo, coverage_alarms.c.period_start < hi))
+    q = (select(coverage_alarms.c.ship, coverage_alarms.c.period_start, coverage_alarms.c.ended_at)
+         .where(coverage_alarms.c.period_start >= lo, coverage_alarms.c.period_start < hi))
+    if ports is not None:
+        q = q.where(coverage_alarms.c.gate_id.in_(gates_of(session.connection(), ports)))
+    rows = session.execute(q)
     count: Counter = Counter()
     hours: Counter = Counter()
     for ship, start, end in rows:
@@ -89,9 +99,11 @@ def coverage_by_ship(session: Session, first: dt.date, after: dt.date, tz: ZoneI
     return [(ship, count[ship], round(hours[ship], 1)) for ship in sorted(count)]
 
 
-def flags_per_week(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo) -> list[tuple[str, dict[str, int]]]:
-    """Flagged gate events per ISO week (``2026-W11``) and flag, oldest week first."""
-    rows = flag_rows(session.connection(), Filters(), tz, limit=1_000_000)
+def flags_per_week(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo,
+                   ports: tuple[str, ...] | None = None) -> list[tuple[str, dict[str, int]]]:
+    """Flagged gate events per ISO week (``2026-W11``) and flag, oldest week first; with ``ports``,
+    only those ports' events."""
+    rows = flag_rows(session.connection(), Filters(ports=ports), tz, limit=1_000_000)
     weeks: dict[str, Counter] = {}
     for r in rows:
         local = r.occurred_at.astimezone(tz).date()

@@ -2,7 +2,7 @@
 
 - ``office_users``: one row per person (login name, display name, role, argon2 hash, disabled flag).
   Roles: ``office`` (dispatch, registry, pay), ``inspector`` (flags, cases, confiscations),
-  ``auditor`` (read-only everything), ``admin`` (users).
+  ``auditor`` (read-only everything), ``admin`` (users); ``ports`` the ports the user may see.
 - ``login_failures``: one row per wrong password or unknown login, with the login and the client
   address, for the rate limit (``central.web.users.check_login``).
 - ``office_sessions``: one row per login; the cookie carries the token, the row its SHA-256 hex.
@@ -26,6 +26,8 @@ office_users = Table(
     Column("disabled", Boolean, nullable=False, default=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # the ports the user may see (0028, central/web/ports.py): NULL the office's home port, "*" all, "a,b"
+    Column("ports", String(1000), nullable=True),
 )
 
 login_failures = Table(

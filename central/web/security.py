@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from central.web.ports import SESSION_KEY, user_ports, view_ports
 from central.web.users import User, session_user
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -90,6 +91,9 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
                 from central.web.render import forbidden  # lazy: cycle: render builds pages with security's csrf_token
 
                 return forbidden(request, user)
+            refused = _port_scope(request, user, fn)
+            if refused is not None:
+                return refused
             if request.method not in SAFE_METHODS and not await csrf_ok(request):
                 from central.web.render import page  # lazy: cycle: render builds pages with csrf_token
 
@@ -102,6 +106,26 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
         return endpoint
 
     return deco
+
+
+def _port_scope(request: Request, user: User, fn: Endpoint) -> Response | None:
+    """Set ``request.state.ports`` (what the page may show, ``central.web.ports``) and
+    ``port_scope`` (the user's ports); on an office of several ports, the 403 page
+    ``port_scope_page`` for a page not split by port (not ``per_port``) when the user does not see
+    every served port. ``None``: go on."""
+    served = request.app.state.web.ports
+    if len(served) <= 1 or user.role == "worker":  # one port (or a worker's own pages): no filter
+        request.state.ports, request.state.port_scope = None, ()
+        return None
+    scope = user_ports(user.ports, served)
+    request.state.port_scope = scope
+    request.state.ports = view_ports(scope, request.session.get(SESSION_KEY))
+    if getattr(fn, "per_port", False) or set(scope) >= set(served):
+        return None
+    from central.web.render import page  # lazy: cycle: render builds pages with csrf_token
+
+    request.state.user = user
+    return page(request, "error.html", status_code=403, message_key="port_scope_page", detail="")
 
 
 def _login_required(request: Request) -> Response:

@@ -180,6 +180,13 @@ CODES: dict[str, str | tuple[str, str]] = {
     "no_entry": r"no escala entry (?P<id>\S+)",
     "entry_removed": r"escala entry (?P<id>\S+) was already removed (?P<why>\(.*\))",
     "not_eligible": r"(?P<reg>\S+) is not eligible: (?P<why>.+)",
+    # central.rotation: a period that has ended (engine.ended_at), a function no category fills
+    "past_dispatch": r"the period (?P<period>\S+) of (?P<day>\S+) ended at (?P<end>\S+ \S+) port time: "
+                     r"a past escala is not dispatched",
+    "past_change": r"escala entry (?P<id>\S+) \((?P<day>\S+) (?P<period>\S+)\) ended at (?P<end>\S+ \S+) "
+                   r"port time: a past escala is not changed",
+    "unknown_function": r"function (?P<value>'.*') is unknown to the office \(no category fills it\): "
+                        r"the functions are (?P<known>.+)",
     # central.pay (mark paid, release)
     "pay_unknown": r"unknown: (?P<ids>.+)",
     "pay_already_paid": r"already paid: (?P<ids>.+)",
@@ -296,6 +303,7 @@ FIELDS: dict[str, str] = {
     # the pages' own fields (pay, what-if, flags, reports, cases, escala changes)
     # the admission conditions (central.registry.admission, R9) as the add-worker form names them
     # central.rotation.service.substitute names its command-line option
+    # central.rotation.service: an entry removed or of an ended period
 }
 
 
@@ -485,6 +493,8 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ine
              "decision_kind": {"allowed": lambda v: ", ".join(_word_pt("decision.")(k) for k in v.split(", "))},
              "outside_period": {"field": _word_pt("period_field.")},
              "appeal_closed": {"day": lambda v: _br_date(v)},
+             "past_dispatch": {"day": lambda v: _br_date(v), "end": lambda v: _br_moment(v)},
+             "past_change": {"day": lambda v: _br_date(v), "end": lambda v: _br_moment(v)},
              "case_step": {"status": _word_pt("case_status."),
                            "step": lambda v: f"«{_word_pt('case_step.')(v)}»"}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
@@ -496,6 +506,13 @@ def _br_date(value: str) -> str:
         return dt.date.fromisoformat(value).strftime("%d/%m/%Y")
     except ValueError:
         return value
+
+
+def _br_moment(value: str) -> str:
+    """``2026-04-14 13:00`` as ``14/04/2026 13:00``; anything else as it is."""
+    day, _sep, rest = value.partition(" ")
+    return f"{_br_date(day)} {rest}".strip()
+
 
 _COMPILED = [(code, re.compile((v[0] if isinstance(v, tuple) else v) + r"\Z", re.S)) for code, v in CODES.items()]
 # a place: ``workers.csv:3``, ``registration``, or a configuration key path ``gate.toml:$.version[0].g7``

@@ -56,6 +56,7 @@ class User:
     login: str
     name: str
     role: str
+    ports: str | None = None  # office_users.ports (central.web.ports): None the home port, "*" all
 
 
 class LoginRefused(Exception):
@@ -82,9 +83,10 @@ def _check_password(password: str) -> None:
 
 
 def add_user(session: Session, login: str, *, role: str, password: str, name: str = "", actor: str,
-             now: dt.datetime | None = None) -> User:
-    """Create a user. ``BadInput`` if the login exists or is malformed, the role is not one of
-    ``ROLES`` or the password is shorter than ``MIN_PASSWORD``."""
+             now: dt.datetime | None = None, ports: str | None = None) -> User:
+    """Create a user. ``ports``: the ports he may see (``central.web.ports.stored_ports``: None the
+    office's home port, ``*`` all). ``BadInput`` if the login exists or is malformed, the role is
+    not one of ``ROLES`` or the password is shorter than ``MIN_PASSWORD``."""
     now = now or utcnow()
     login = _check_login_name(login)
     if role not in ROLES:
@@ -94,9 +96,10 @@ def add_user(session: Session, login: str, *, role: str, password: str, name: st
         raise BadInput(f"user {login!r} already exists", where="--login")
     new_id = session.execute(office_users.insert().values(
         login=login, name=name, role=role, password_hash=_hasher.hash(password), disabled=False,
-        created_at=now, updated_at=now)).inserted_primary_key[0]
-    audit(session, actor=actor, action="user.add", subject=login, detail={"role": role, "name": name}, now=now)
-    return User(int(new_id), login, name, role)
+        created_at=now, updated_at=now, ports=ports)).inserted_primary_key[0]
+    detail = {"role": role, "name": name} | ({"ports": ports} if ports is not None else {})
+    audit(session, actor=actor, action="user.add", subject=login, detail=detail, now=now)
+    return User(int(new_id), login, name, role, ports)
 
 
 def _existing(session: Session, login: str):
@@ -117,6 +120,16 @@ def set_password(session: Session, login: str, password: str, *, actor: str,
     session.execute(delete(login_failures).where(login_failures.c.login == row.login))
     end_sessions_of(session, row.id, now)
     audit(session, actor=actor, action="user.set_password", subject=row.login, detail={}, now=now)
+
+
+def set_ports(session: Session, login: str, ports: str | None, *, actor: str, now: dt.datetime | None = None) -> None:
+    """Set the ports the user sees (``central.web.ports.stored_ports``: None the home port, ``*``
+    all); one audit row. ``BadInput`` for an unknown login."""
+    now = now or utcnow()
+    row = _existing(session, login)
+    session.execute(update(office_users).where(office_users.c.id == row.id).values(ports=ports, updated_at=now))
+    audit(session, actor=actor, action="user.set_ports", subject=row.login,
+          detail={"from": row.ports, "to": ports}, now=now)
 
 
 def disable_user(session: Session, login: str, *, actor: str, now: dt.datetime | None = None) -> None:
@@ -159,20 +172,20 @@ def session_user(session: Session, token: str) -> User | None:
     row = session.execute(select(office_users).join(office_sessions, office_sessions.c.user_id == office_users.c.id)
                           .where(office_sessions.c.id == _digest(token), office_sessions.c.ended_at.is_(None),
                                  office_users.c.disabled.is_(False))).first()
-    return None if row is None else User(row.id, row.login, row.name, row.role)
+    return None if row is None else User(row.id, row.login, row.name, row.role, row.ports)
 
 
 def active_user(session: Session, user_id: int) -> User | None:
     """The enabled user with ``user_id``, or None (unknown or disabled)."""
     row = session.execute(select(office_users).where(office_users.c.id == user_id,
                                                      office_users.c.disabled.is_(False))).first()
-    return None if row is None else User(row.id, row.login, row.name, row.role)
+    return None if row is None else User(row.id, row.login, row.name, row.role, row.ports)
 
 
 def list_users(session: Session) -> list[dict]:
-    """Every user (no hashes), by login."""
+    """Every user (no hashes), by login, with his ``ports`` (``central.web.ports``)."""
     rows = session.execute(select(office_users.c.login, office_users.c.name, office_users.c.role,
-                                  office_users.c.disabled).order_by(office_users.c.login))
+                                  office_users.c.disabled, office_users.c.ports).order_by(office_users.c.login))
     return [dict(r._mapping) for r in rows]
 
 
@@ -252,4 +265,4 @@ def check_login(session: Session, login: str, password: str, *, address: str,
     if _hasher.check_needs_rehash(row.password_hash):
         session.execute(update(office_users).where(office_users.c.id == row.id)
                         .values(password_hash=_hasher.hash(password)))
-    return User(row.id, row.login, row.name, row.role)
+    return User(row.id, row.login, row.name, row.role, row.ports)

@@ -16,7 +16,7 @@ import dataclasses
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from portgate.i18n import gettext
+from portgate.i18n import LANGS, gettext
 from wire.events import Event, TapPayload
 from wire.flags import Flag
 
@@ -33,8 +33,7 @@ RULE_TITLES: dict[str, tuple[str, str]] = {
 ACTIONS: dict[str, tuple[str, str]] = {
 }
 # what the gate's indicator said for a read it could not journal (``edge.loop.NO_JOURNAL_*``)
-UNJOURNALED_PT = {"deny": "Falha do registro (disco): entrada negada.",
-                  "exit": "Falha do registro (disco): saída NÃO registrada."}
+UNJOURNALED_PT = {outcome: gettext(LANGS[0], "screen_unjournaled." + outcome) for outcome in ("deny", "exit")}
 _RETAIN_FLAGS = {Flag.RETAIN_CARD, Flag.BORROWED_CARD, Flag.ROTATION_JUMP, Flag.DOUBLE_ASSIGNMENT}
 # what the watchman must do something about: the read stays on the main area until he touches
 # "Ciente" or the next read comes (every other read gives way to the idle state after idle_after_s)

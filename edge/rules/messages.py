@@ -1,174 +1,114 @@
-"""What the watchman reads: one table of texts per rule reason and flag, pt-BR first, English.
+"""What the watchman reads, as keys and values: the rules core says which head, reasons, actions
+and rules a decision has (``Said``); the words are the gettext catalogs' (docs/i18n.md), put in at
+the gate's edge by ``edge.display.said`` (the journal's pt-BR ``message``, the replay's lines, the
+indicator). Pure: no I/O, no language.
 
-A message is ``HEAD — reason; reason. Action. Action. [G2, G4]``, e.g.
-``NEGADO — cartão bloqueado (confiscado). Retenha o cartão e chame o fiscal. [G2]``.
-Texts are ``str.format`` templates; their fields come from the engine (registrations, ship, period).
-Pure: no I/O.
+A message reads ``HEAD — reason; reason. Action. Action. [G2, G4]``, e.g.
+``NEGADO — cartão bloqueado (confiscado). Retenha o cartão e chame o fiscal. [G2]``. The msgids:
+``gate.head.<head>``, ``gate.reason.<key>`` (a ``str.format`` template over the fields the engine
+gives: registrations, ship, period), ``gate.action.<key>``, ``gate.status.<card status>`` (the
+``{status}`` field in plain words).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 
-# key -> (pt-BR, English)
-HEADS: dict[str, tuple[str, str]] = {
-    "admit": ("LIBERADO", "ADMITTED"),
-    "exit": ("SAÍDA", "EXIT"),
-    "deny": ("NEGADO", "DENIED"),
-    "inspector": ("MODO FISCAL", "INSPECTOR MODE"),
-    "aboard": ("JÁ A BORDO", "ALREADY ABOARD"),
+#: the heads (a decision's outcome): msgid ``gate.head.<key>``
+HEADS: tuple[str, ...] = (
+    "admit",
+    "exit",
+    "deny",
+    "inspector",
+    "aboard",
+)
+
+#: reason key -> the fields its template uses: msgid ``gate.reason.<key>``
+REASONS: dict[str, tuple[str, ...]] = {
+    "G1.malformed": ("uid",),
+    "G1.unknown": ("uid",),
+    "G1.ambiguous": ("count", "uid"),
+    "G1.enrol": ("uid",),
+    "ENROL.read": (),
+    "G2.control": ("status",),
+    "G2.badge": ("status",),
+    "G2.inspector": ("status",),
+    "G3.no_registration": ("registration",),
+    "G3.cancelled": (),
+    "G3.suspended": (),
+    "G3.health_missing": (),
+    "G3.health_expired": ("exam", "months"),
+    "G3.booklet": ("year",),
+    "G4.badge_missing": (),
+    "G4.badge_unknown": ("uid",),
+    "G4.mismatch": ("badge_registration", "registration"),
+    "G4.mismatch_after": ("badge_registration", "registration"),
+    "G4.badge_alone": (),
+    "G5.open_shift": ("gate_id", "ship"),
+    "G5.dispatched": ("period", "ship"),
+    "G6.not_dispatched": (),
+    "G6.rotation_jump": ("other", "period", "post"),
+    "G6.late": ("late", "period", "tolerance"),
+    "G7.rest": ("hours", "rest"),
+    "G8.stale": (),
+    "G8.clock": (),
+    "G9.no_entry": (),
+    "G9.aboard": ("minutes", "since"),
+    "G9.aboard_in": ("since",),
+    "G9.early_exit": ("early", "period"),
+    "G13.other_boot": ("since",),
+    "G12.wrong_category": ("category", "function"),
+    "G10.confiscate": ("article",),
+    "G10.session": (),
+    "G10.meal_mode": (),
+    "G10.meal_worked": ("period",),
+    "G10.meal_no_shift": (),
+    "G10.meal_no_dispatch": (),
+    "G10.disabled": (),
+    "ok.admit": ("period", "post", "ship", "ship_name"),
+    "ok.exit": ("period",),
+    "ok.exit_unknown": (),
 }
 
-REASONS: dict[str, tuple[str, str]] = {
-    # G1
-    "G1.malformed": ("leitura inválida do cartão ({uid})", "unreadable card ({uid})"),
-    "G1.unknown": ("cartão desconhecido ({uid})", "unknown card ({uid})"),
-    "G1.ambiguous": (
-        "número parcial do cartão ({uid}) é de {count} cartões: leia no leitor serial ou chame o supervisor",
-        "partial card number ({uid}) belongs to {count} cards: read it at the serial reader or call "
-        "the supervisor",
-    ),
-    # G1 in enrol mode (issue 34): the unknown card is the one being enrolled
-    "G1.enrol": ("cartão novo ({uid})", "new card ({uid})"),
-    "ENROL.read": ("cartão em cadastro: entrada não liberada; aguarde a confirmação do escritório",
-                   "card being enrolled: no entry; wait for the office's confirmation"),
-    # G2
-    "G2.control": ("cartão bloqueado ({status})", "card blocked ({status})"),
-    "G2.badge": ("chapa bloqueada ({status})", "badge blocked ({status})"),
-    "G2.inspector": ("cartão de fiscal bloqueado ({status})", "inspector card blocked ({status})"),
-    # G3
-    "G3.no_registration": (
-        "matrícula {registration} fora do cadastro", "registration {registration} not on the roster"
-    ),
-    "G3.cancelled": ("matrícula cancelada", "registration cancelled"),
-    "G3.suspended": ("matrícula suspensa", "registration suspended"),
-    "G3.health_missing": ("sem exame de saúde registrado", "no health exam on record"),
-    "G3.health_expired": (
-        "exame de saúde vencido (de {exam}, limite {months} meses)",
-        "health exam expired (from {exam}, limit {months} months)",
-    ),
-    "G3.booklet": (
-        "caderneta não revalidada para {year}", "registration booklet not revalidated for {year}"
-    ),
-    # G4
-    "G4.badge_missing": ("falta a chapa", "badge missing"),
-    "G4.badge_unknown": ("chapa não reconhecida ({uid})", "badge not recognised ({uid})"),
-    "G4.mismatch": (
-        "cartão da matrícula {registration} com chapa da matrícula {badge_registration}",
-        "control card of registration {registration} with the badge of registration "
-        "{badge_registration}",
-    ),
-    "G4.mismatch_after": (
-        "chapa da matrícula {badge_registration} lida logo após o cartão da matrícula "
-        "{registration}: cartão emprestado? A decisão do cartão, já registrada, vale",
-        "badge of registration {badge_registration} read just after the control card of "
-        "registration {registration}: borrowed card? The card's decision, already recorded, stands",
-    ),
-    "G4.badge_alone": ("chapa lida sem cartão de controle", "badge read without a control card"),
-    # G5
-    "G5.open_shift": (
-        "já está em turno no navio {ship} (portaló {gate_id})",
-        "already on shift on ship {ship} (gangway {gate_id})",
-    ),
-    "G5.dispatched": (
-        "escalado para o navio {ship} no mesmo período ({period})",
-        "dispatched to ship {ship} in the same period ({period})",
-    ),
-    # G6
-    "G6.not_dispatched": (
-        "não escalado para este navio neste horário",
-        "not dispatched to this ship at this time",
-    ),
-    "G6.rotation_jump": (
-        "o posto {post} ({period}) está escalado para a matrícula {other}",
-        "post {post} ({period}) is dispatched to registration {other}",
-    ),
-    "G6.late": (
-        "chegada após a tolerância de atraso (período {period}, {late} após o início, "
-        "tolerância {tolerance} min)",
-        "arrival past the late tolerance (period {period}, {late} after the start, "
-        "tolerance {tolerance} min)",
-    ),
-    # G7
-    "G7.rest": (
-        "descanso de {rest} desde o último turno (mínimo {hours} h)",
-        "rest of {rest} since the last shift (minimum {hours} h)",
-    ),
-    # G8
-    "G8.stale": ("dados locais desatualizados", "local data out of date"),
-    "G8.clock": ("relógio não sincronizado", "clock not synchronised"),
-    # G9
-    "G9.no_entry": ("saída sem entrada registrada", "exit with no recorded entry"),
-    "G9.aboard": (
-        "entrada registrada às {since}; nada foi alterado (permanência mínima {minutes} min)",
-        "entry recorded at {since}; nothing changed (minimum stay {minutes} min)",
-    ),
-    "G9.aboard_in": (
-        "entrada registrada às {since}; a saída é pelo leitor de saída",
-        "entry recorded at {since}; exits are read at the exit reader",
-    ),
-    "G9.early_exit": (
-        "saída antecipada: {early} antes do fim do período {period}",
-        "early exit: {early} before the end of period {period}",
-    ),
-    # G13
-    "G13.other_boot": (
-        "entrada registrada às {since}, antes do reinício do portaló: a hora da saída será "
-        "situada pelo escritório",
-        "entry recorded at {since}, before the gate restarted: the office will place the exit's time",
-    ),
-    # G12
-    "G12.wrong_category": (
-        "categoria {category} não pode exercer a função {function}",
-        "category {category} may not fill the function {function}",
-    ),
-    # G10
-    "G10.confiscate": (
-        "cartão apreendido pelo fiscal ({article})",
-        "card confiscated by the inspector ({article})",
-    ),
-    "G10.session": ("apresente o cartão a apreender", "present the card to confiscate"),
-    "G10.meal_mode": (
-        "modo refeição: apresente o cartão do trabalhador cujo intervalo de refeição foi trabalhado",
-        "meal mode: present the card of the worker whose meal interval was worked",
-    ),
-    "G10.meal_worked": (
-        "intervalo de refeição trabalhado registrado (período {period}; 83.611 art. 26 d)",
-        "meal interval worked recorded (period {period}; 83.611 art. 26 d)",
-    ),
-    "G10.meal_no_shift": (
-        "refeição não registrada: o trabalhador não está a bordo por esta porta",
-        "meal not recorded: the worker is not aboard through this gate",
-    ),
-    "G10.meal_no_dispatch": (
-        "refeição não registrada: o turno do trabalhador não tem escala; registre no escritório",
-        "meal not recorded: the worker's shift has no escala entry; record it at the office",
-    ),
-    "G10.disabled": ("modo fiscal desligado nesta porta", "inspector mode switched off at this port"),
-    # ADMIT / EXIT details
-    "ok.admit": (
-        "navio {ship_name} ({ship}), posto {post}, período {period}",
-        "ship {ship_name} ({ship}), post {post}, period {period}",
-    ),
-    "ok.exit": ("turno encerrado ({period})", "shift closed ({period})"),
-    "ok.exit_unknown": ("turno encerrado", "shift closed"),
-}
+#: what the watchman does: msgid ``gate.action.<key>``
+ACTIONS: tuple[str, ...] = (
+    "retain",
+    "call_inspector",
+    "present_badge",
+    "present_card",
+    "send_ahead",
+)
 
-ACTIONS: dict[str, tuple[str, str]] = {
-    "retain": ("Retenha o cartão e chame o fiscal.", "Keep the card and call the inspector."),
-    "call_inspector": ("Chame o fiscal.", "Call the inspector."),
-    "present_badge": ("Apresente a chapa.", "Present the badge."),
-    "present_card": ("Apresente o cartão de controle.", "Present the control card."),
-    "send_ahead": ("Cartão bloqueado em todos os portalós.", "Card blocked at every gangway."),
-}
+#: card statuses named in plain words for the ``{status}`` field: msgid ``gate.status.<status>``
+STATUS_WORDS: tuple[str, ...] = (
+    "lost",
+    "replaced",
+    "confiscated",
+    "active",
+)
 
-# Card statuses in plain words (for the {status} field).
-STATUS_WORDS: dict[str, tuple[str, str]] = {
-    "lost": ("perdido", "lost"),
-    "replaced": ("substituído", "replaced"),
-    "confiscated": ("confiscado", "confiscated"),
-    "active": ("ativo", "active"),
-}
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Said:
+    """What a decision says, without words: the head (``"deny"``), each reason's key with its
+    fields (``("G2.control", (("status", "lost"),))``), the actions and the failed rules."""
+
+    head: str
+    reasons: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    actions: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+
+
+def said(head: str, reasons: Iterable[tuple[str, Mapping[str, object]]], actions: Iterable[str],
+         rules: Iterable[str]) -> Said:
+    """The ``Said`` of a decision; an action named twice counts once, and "retain" already says
+    "call the inspector"."""
+    wanted = list(dict.fromkeys(actions))
+    if "retain" in wanted and "call_inspector" in wanted:
+        wanted.remove("call_inspector")
+    return Said(head=head, reasons=tuple((key, tuple(sorted(params.items()))) for key, params in reasons),
+                actions=tuple(wanted), rules=tuple(dict.fromkeys(rules)))
 
 
 class _Blank(dict):
@@ -176,42 +116,20 @@ class _Blank(dict):
         return "?"
 
 
-# Reasons whose texts have no field: with no params they render as the text itself.
-_FIXED: dict[str, tuple[str, str]] = {k: v for k, v in REASONS.items()
-                                      if not any(c in v[0] + v[1] for c in "{}")}
-
-
-def _lang_index(lang: str) -> int:
-    return 0 if lang == "pt" else 1
-
-
-def render(
-    head: str,
-    reasons: Iterable[tuple[str, Mapping[str, object]]],
-    actions: Iterable[str],
-    rules: Iterable[str],
-    lang: str,
-) -> str:
-    """Render one message in ``lang`` ("pt" or "en"). Unknown template fields render as ``?``."""
-    i = _lang_index(lang)
-    parts = [HEADS[head][i]]
-    texts = [_FIXED[key][i] if not params and key in _FIXED
-             else REASONS[key][i].format_map(_localise(params, i)) for key, params in reasons]
-    text = parts[0] + (" — " + "; ".join(texts) + "." if texts else ".")
-    wanted = list(dict.fromkeys(actions))
-    if "retain" in wanted and "call_inspector" in wanted:  # "retain" already says: call the inspector
-        wanted.remove("call_inspector")
-    for action in wanted:
-        text += " " + ACTIONS[action][i]
-    rule_list = list(dict.fromkeys(rules))
-    if rule_list:
-        text += " [" + ", ".join(rule_list) + "]"
+def render(message: Said, words: Callable[[str], str]) -> str:
+    """The text of ``message`` with ``words`` (msgid -> text in one language, the caller's
+    catalogs). A field a template names but the engine did not give renders as ``?``."""
+    texts = []
+    for key, params in message.reasons:
+        values = _Blank(params)
+        status = values.get("status")
+        if isinstance(status, str) and status in STATUS_WORDS:
+            values["status"] = words(f"gate.status.{status}")
+        template = words(f"gate.reason.{key}")
+        texts.append(template.format_map(values) if REASONS.get(key) else template)
+    text = words(f"gate.head.{message.head}") + (" — " + "; ".join(texts) + "." if texts else ".")
+    for action in message.actions:
+        text += " " + words(f"gate.action.{action}")
+    if message.rules:
+        text += " [" + ", ".join(message.rules) + "]"
     return text
-
-
-def _localise(params: Mapping[str, object], i: int) -> _Blank:
-    out = _Blank(params)
-    status = out.get("status")
-    if isinstance(status, str) and status in STATUS_WORDS:
-        out["status"] = STATUS_WORDS[status][i]
-    return out

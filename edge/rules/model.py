@@ -14,6 +14,7 @@ import enum
 from collections.abc import Sequence
 from typing import Protocol
 
+from edge.rules.messages import Said
 from portgate.records import Card, EscalaEntry, Worker
 from wire.flags import Flag  # noqa: F401  (the gate raises the wire's flags; edge.rules.model.Flag)
 
@@ -185,7 +186,9 @@ def group_by_period(entries: Sequence[EscalaEntry]) -> list[list[tuple[int, Esca
 @dataclasses.dataclass(frozen=True, slots=True)
 class Decision:
     """The engine's answer. ``rules_failed`` lists every failed rule id (not just the first), in
-    rule order; ``message_pt``/``message_en`` name the reasons in plain words for the watchman."""
+    rule order; ``said`` what the watchman is told, as keys and values (``edge.rules.messages``).
+    ``message_pt``/``message_en`` are its words, put in at the gate's edge from the catalogs
+    (``edge.display.said.worded``; empty as the engine returns it)."""
 
     outcome: Outcome
     rules_failed: tuple[str, ...] = ()
@@ -204,3 +207,4 @@ class Decision:
     meal_worked: bool = False  # P6: journal a MealWorkedPayload for this worker's open shift, end the session
     reasons: tuple[str, ...] = ()  # message keys of edge.rules.messages, e.g. ("G2.control",)
     card_uid: str | None = None  # the matched card's canonical UID (the read may be partial, G1)
+    said: Said | None = None  # the message without words (None: an edge-made decision with its words)

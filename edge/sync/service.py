@@ -478,10 +478,15 @@ class Sync:
     def _status(self, state: str, reason: str) -> bytes:
         """The retained status with what the office's live view shows: outbox depth and oldest
         unsent event, clock trusted (G8/G13), when the local copies were last updated (G8); signed
-        with the gate's key (the journal's, ``wire.downlink.sign_status``)."""
+        with the gate's key (the journal's, ``wire.downlink.sign_status``). ``at`` is the gate's
+        clock, the one its events carry (``now().wall``: the system clock, or its G8 estimate
+        while untrusted; the demo's scripted day, so the office's "since" agrees with the page's
+        clock there)."""
+        wall = getattr(self.now(), "wall", None)
         status = dl.GateStatus(
             port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-            reason=reason, at=dt.datetime.now(dt.UTC), sent_seq=self.core.sent_seq, **self._health(),
+            reason=reason, at=wall if wall is not None else dt.datetime.now(dt.UTC), sent_seq=self.core.sent_seq,
+            **self._health(),
         )
         key = getattr(self.journal, "key", None)  # signed like events: the office refuses it unsigned
         return dl.encode(dl.sign_status(status, key) if key else status)

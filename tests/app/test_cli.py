@@ -29,7 +29,7 @@ def test_a_database_url_that_is_not_one_is_one_line_exit_2():
 def test_the_demo_refuses_a_run_directory_that_is_not_empty(tmp_path):
     (tmp_path / "ledger.db").write_text("old")
     done = portgate("demo", "--run-dir", str(tmp_path))
-    assert done.returncode == 2 and "is not empty" in done.stderr
+    assert done.returncode == 2 and "não está vazio" in done.stderr  # the demo speaks its --lang (pt-BR)
     assert done.stderr.startswith("portgate: ") and done.stderr.count("\n") == 1  # one line, as README says
 
 

@@ -66,5 +66,6 @@ def test_a_bad_gate_value_is_refused_by_the_loader_and_check_config_alike(tmp_pa
 def test_a_good_file_loads_and_check_config_summarises_it(tmp_path):
     assert check_central(_central(tmp_path, "metrics_port = 9102")).endswith(
         "port santos, database sqlite, 1 worker(s), 0 gate key(s), mqtt 127.0.0.1:1883, metrics 127.0.0.1:9102")
+    assert ": ports santos, rio, database sqlite," in check_central(_central(tmp_path, 'ports = ["rio", "santos"]'))
     assert "gate g-aurora, port santos, 1 reader(s), standalone (no [mqtt]), metrics off" in check_gate(
         write_gate_config(tmp_path / "gate"))

@@ -12,6 +12,10 @@ from sqlalchemy import create_engine, inspect, select
 
 from app.cli import cli, main
 
+# the office's clock for the rotation commands (--at): the evening before 2026-03-10, when none of
+# its periods has ended (the machine's date is later: a past escala is refused)
+AT = "2026-03-09T21:00:00+00:00"
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "demo"
 PRODUCTION = ROOT / "config" / "examples" / "production"
@@ -83,7 +87,7 @@ def test_rotation_dispatch_refuses_a_misspelt_optional_column(tmp_path, capsys):
     db = tmp_path / "office.db"
     assert main(["registry", "import", "--db", f"sqlite:///{db}", "--workers", str(DEMO / "workers.csv")]) == 0
     capsys.readouterr()
-    code = main(["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(req),
+    code = main(["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(req),
                  "--db", f"sqlite:///{db}"])
     _refused(capsys, code, "requisitions.csv:1: unknown column(s) shipname (the file takes ref, date")
 

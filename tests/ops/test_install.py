@@ -131,3 +131,63 @@ def test_every_benchmark_run_all_runs_takes_smoke_and_ends_with_its_json_line():
     for path in run_all.discover():
         text = path.read_text(encoding="utf-8")
         assert '"--smoke"' in text and '"bench"' in text, path.name
+
+
+def test_run_all_prints_one_table_with_every_issue_32_target():
+    """``bench/run_all.py``'s table has a row per target of issue 32 (month close first/re-close on
+    both databases, signed ingest on both, the gate in its CPU quota, the screen's p99, ...), each
+    met / not met from the same run's figures, and "not measured" where the run could not."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "bench/run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    results = [
+        {"bench": "month_close", "seconds": 9.0,
+         "figures": {"sqlite_first_close_s": 3.0, "sqlite_close_s": 0.5},
+         "baseline": {"sqlite_floor_s": 2.0, "sqlite_read_s": 0.2},
+         "ratio": {"sqlite_first_to_floor": 1.5, "sqlite": 2.5}},  # smoke: no PostgreSQL
+        {"bench": "ingest", "seconds": 5.0, "figures": {"sqlite_1_worker": 600.0,
+                                                        "sqlite_1_worker_unsigned": 1000.0},
+         "baseline": {"mosquitto_sub_events_per_s": 9000.0},
+         "ratio": {"to_c_client": 0.3, "sqlite_signed_to_unsigned": 0.59}},
+        {"bench": "gate_decision", "seconds": 7.0,
+         "figures": {"p50_ms": 1.0, "p99_ms": 2.0, "taps_per_s": 100.0, "rss_mb": 30,
+                     "cpu_quota": {"measured": True, "cgroup": "cgroup v2 cpu.max", "fraction": 0.25,
+                                   "taps_per_s": 25.0, "p99_ms": 60.0, "rss_mb": 40, "start_up_s": 3.0}},
+         "baseline": {"p50_ms": 1.0, "p99_ms": 1.0, "commits_per_s": 100.0},
+         "ratio": {"p50": 1.0, "p99": 2.0, "sustained": 1.0}},
+        {"bench": "gate_display", "seconds": 4.0, "figures": {"p50_ms": 20.0, "p99_ms": 90.0,
+                                                              "display_rss_mb": 30.0, "gate_rss_mb": 50.0},
+         "baseline": {"commit_p99_ms": 2.0}},
+        {"bench": "outbox_drain", "seconds": 3.0, "figures": {"events_per_s": 950.0},
+         "baseline": {"bare_paho_events_per_s": 1000.0}, "ratio": 0.95, "met": True},
+        {"bench": "escala", "seconds": 1.0, "figures": {}, "target": "dispatch_day_s <= 1.0", "met": True},
+    ]
+    md = run_all.table(results, False)
+    rows = {line.split("|")[2].strip(): line for line in md.splitlines() if line.startswith("| ")}
+
+    def verdict(name):
+        return rows[name].split("|")[-3].strip()
+
+    assert verdict("first month close vs its write floor (sqlite)") == "yes"
+    assert verdict("month re-close vs reading its events (sqlite)") == "yes"
+    assert verdict("first month close vs its write floor (postgresql)") == "not measured"
+    assert verdict("signed ingest vs HMAC-only (sqlite)") == "**no**"  # 0.59 < 0.6
+    assert verdict("signed ingest vs HMAC-only (postgres)") == "not measured"
+    assert verdict("gate in a 0.25-core CPU quota: taps/s") == "yes"
+    assert verdict("gate in a 0.25-core CPU quota: read -> shown p99") == "**no**"  # 60 > 50 ms
+    assert verdict("screen: gate decided -> page updated p99") == "yes"
+    assert verdict("outbox drain vs bare paho") == "yes"
+    assert verdict("dispatch_day_s <= 1.0") == "yes"  # a bench with no listed target: its own verdict
+    assert "| <= 2x |" in rows["first month close vs its write floor (sqlite)"]
+    assert "median of interleaved rounds" in rows["first month close vs its write floor (sqlite)"]
+    assert "not met: ingest: signed ingest vs HMAC-only (sqlite), gate_decision: gate in a 0.25-core" in md
+    assert "not measured in this run: month_close: first month close vs its write floor (postgresql)" in md
+    assert run_all.not_met(results) == ["ingest: signed ingest vs HMAC-only (sqlite)",
+                                        "gate_decision: gate in a 0.25-core CPU quota: read -> shown p99"]
+    quota_off = dict(results[2], figures={**results[2]["figures"],
+                                          "cpu_quota": {"measured": False, "why": "no writable cgroup"}})
+    md = run_all.table([quota_off], False)
+    assert "not measured: no writable cgroup" in md and "| not measured |" in md
+    assert run_all.EXTRA_ARGS["ingest"] == ["--signed"]  # the signed ingest and its HMAC-only twin

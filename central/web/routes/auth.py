@@ -10,6 +10,7 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from central.web.i18n import LANGS
+from central.web.ports import ALL, SESSION_KEY, per_port
 from central.web.render import page
 from central.web.security import ALL_ROLES, csrf_ok, csrf_token, guarded, public, safe_next
 from central.web.users import LoginRefused, check_login, end_session, start_session
@@ -58,6 +59,7 @@ async def login(request: Request):
 
 
 @guarded(*ALL_ROLES, "worker")
+@per_port  # shows no port's data
 async def logout(request: Request):
     """End the session server-side (a copy of the cookie opens nothing after) and clear the cookie."""
     sid = str(request.session.get("sid") or "")
@@ -79,9 +81,21 @@ async def set_lang(request: Request):
     return RedirectResponse(safe_next(str(form.get("next") or "/")), status_code=303)
 
 
+@guarded(*ALL_ROLES)
+@per_port
+async def set_port(request: Request):
+    """The port selector (an office of several ports, ``central.web.ports``): one of the user's
+    ports, or ``*`` for all of them (consolidated); anything else is all of them."""
+    form = await request.form()
+    chosen = str(form.get("port") or ALL)
+    request.session[SESSION_KEY] = chosen if chosen in request.state.port_scope else ALL
+    return RedirectResponse(safe_next(str(form.get("next") or "/")), status_code=303)
+
+
 ROUTES = [
     Route("/login", login_form, methods=["GET"]),
     Route("/login", login, methods=["POST"]),
     Route("/logout", logout, methods=["POST"]),
     Route("/lang", set_lang, methods=["POST"]),
+    Route("/port", set_port, methods=["POST"]),
 ]

@@ -25,6 +25,7 @@ from central.cli_args import FIRST_DAY, LAST_DAY
 from central.registry.schema import workers
 from central.rotation import service
 from central.rotation.dispatch_file import dispatch_file
+from central.rotation.engine import function_problem
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
@@ -134,6 +135,10 @@ def _form_row(s, form, day: dt.date, tz) -> dict:
     text = str(form.get("call") or "").strip()
     if "call" not in form:
         return row
+    function = " ".join(row["function"].split()).lower()  # as ``portgate.cells.term`` keeps it
+    problem = function and function_problem(function, service.known_functions(s))
+    if problem:
+        raise BadInput(problem, where="function")
     if not text:
         raise BadInput("choose the ship in port", where="call")
     try:
@@ -181,9 +186,12 @@ async def dispatch_post(request: Request):
         run, view = await run_in_threadpool(web.with_session, work)
     except (BadInput, ConfigError, UnicodeDecodeError) as exc:
         view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
-        if by_form and isinstance(exc, BadInput) and exc.where == "call":
+        if by_form and isinstance(exc, BadInput) and exc.where in ("call", "function"):
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
-                           req_errors={"call": localize(lang_of(request), exc.reason)})
+                           req_errors={exc.where: localize(lang_of(request), exc.reason)})
+        if by_form and isinstance(exc, service.PastEscala):  # the form's period has ended
+            return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
+                           req_errors={"period": localize(lang_of(request), exc.reasons[0])})
         errors = str(exc).splitlines()
         if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
             errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]

@@ -19,7 +19,8 @@ from starlette.routing import Route
 from central.calls import acks, coverage
 from central.ledger import reader_alarms
 from central.rotation import service as rotation
-from central.web.render import bad_input, lang_of, period_label
+from central.web.ports import of_gates, per_port
+from central.web.render import bad_input, lang_of, page, period_label
 from central.web.routes import escala as escala_routes, reports as reports_routes
 from central.web.security import ALL_ROLES, guarded
 from portgate import csvout
@@ -91,13 +92,16 @@ def alarm_rows(coverage_rows: list[dict], reader_rows: list[dict], done: dict, t
 
 
 @guarded(*ALL_ROLES)
+@per_port
 async def alarms_csv(request: Request):
-    """The coverage (G11) and reader alarms of ``/alarms`` (at most ``ALARM_ROWS`` each) as CSV."""
+    """The coverage (G11) and reader alarms of ``/alarms`` (at most ``ALARM_ROWS`` each, of the
+    user's ports) as CSV."""
     web = request.app.state.web
+    ports = request.state.ports
 
     def load(s):
-        rows = coverage.list_alarms(s, limit=ALARM_ROWS)
-        reader_rows = reader_alarms.list_alarms(s, limit=ALARM_ROWS)
+        rows = of_gates(s.connection(), ports, coverage.list_alarms(s, limit=ALARM_ROWS))
+        reader_rows = of_gates(s.connection(), ports, reader_alarms.list_alarms(s, limit=ALARM_ROWS))
         done = {"coverage": acks.acks(s, "coverage", [r["id"] for r in rows]),
                 "reader": acks.acks(s, "reader", [r["id"] for r in reader_rows])}
         return rows, reader_rows, done
@@ -125,6 +129,7 @@ def report_rows(name: str, f: dict) -> Iterable[tuple]:
 
 
 @guarded(*reports_routes.READERS)
+@per_port
 async def report_csv(request: Request):
     """One table of ``/reports`` (``NAME`` of ``reports.CHARTS``) for the 12 months ending with
     ``month`` (``YYYY-MM``; default this month) as CSV; 404 for an unknown table, 400 for a bad month."""
@@ -136,7 +141,11 @@ async def report_csv(request: Request):
         month = reports_routes._month(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    f = await run_in_threadpool(web.with_session, lambda s: reports_routes.figures(s, month, web.tz))
+    ports, partial = reports_routes.port_view(request)
+    if partial and name in reports_routes.CONSOLIDATED:
+        return page(request, "error.html", status_code=403, message_key="port_consolidated_only", detail="")
+    f = await run_in_threadpool(web.with_session,
+                                lambda s: reports_routes.figures(s, month, web.tz, ports, partial))
     lang = _lang(request)
     return csv_response([REPORT_HEADERS[name][lang], *report_rows(name, f)], f"{REPORT_FILES[lang][name]}-{month}.csv")
 

@@ -15,6 +15,7 @@ from central.registry import cases as case_svc
 from central.registry import flag_reviews
 from central.web import flagsmodel
 from central.web.render import bad_input, lang_of, page
+from central.web.ports import per_port
 from central.web.security import guarded
 from central.web.service_texts import flag_label
 from portgate import csvout, l10n
@@ -24,13 +25,21 @@ from portgate.timeutil import as_utc
 READERS = ("inspector", "auditor", "admin", "office")
 WRITERS = ("inspector",)
 CSV_ROWS = 10_000
+#: ``/flags.csv``'s header row in the page's language (as the other exports: ``routes/exports.py``)
+CSV_HEADERS = {
+    "pt": ("instante_utc", "portaló", "seq", "evento", "ocorrências", "matrícula", "matrícula_do_crachá", "navio",
+           "decisão", "mensagem", "estado", "desfecho", "processo", "revisto_por", "revisto_utc", "comentário"),
+    "en": ("occurred_at", "gate_id", "seq", "event_id", "flags", "registration", "badge_registration", "ship",
+           "decision", "message", "state", "outcome", "case_id", "reviewed_by", "reviewed_at", "comment"),
+}
 
 
 @guarded(*READERS)
+@per_port
 async def flag_list(request: Request):
     web = request.app.state.web
     try:
-        f = flagsmodel.parse_filters(request.query_params)
+        f = flagsmodel.parse_filters(request.query_params, request.state.ports)
     except BadInput as exc:
         return bad_input(request, str(exc))
 
@@ -43,36 +52,40 @@ async def flag_list(request: Request):
 
 
 @guarded(*READERS)
+@per_port
 async def flag_csv(request: Request):
-    """The queue as CSV with the page's filters (at most ``CSV_ROWS`` rows, newest first): times
-    in UTC ISO 8601, flag codes as codes, the state and the latest review."""
+    """The queue as CSV with the page's filters (at most ``CSV_ROWS`` rows, newest first): headers
+    in the page's language (``CSV_HEADERS``), times in UTC ISO 8601, flag codes as codes, the state
+    and the latest review."""
     web = request.app.state.web
     try:
-        f = flagsmodel.parse_filters(request.query_params)
+        f = flagsmodel.parse_filters(request.query_params, request.state.ports)
     except BadInput as exc:
         return bad_input(request, str(exc))
     rows = await run_in_threadpool(web.read, flagsmodel.flag_rows, f, web.tz, CSV_ROWS)
     out = io.StringIO()
     w = csvout.writer(out)  # a typed comment or message never runs as a formula
-    w.writerow(["occurred_at", "gate_id", "seq", "event_id", "flags", "registration", "badge_registration",
-                "ship", "decision", "message", "state", "outcome", "case_id", "reviewed_by", "reviewed_at",
-                "comment"])
+    lang = "en" if lang_of(request) == "en" else "pt"
+    w.writerow(CSV_HEADERS[lang])
     for r in rows:
         v = r.review
         w.writerow((
             r.occurred_at.isoformat(), r.gate_id, r.seq, r.event_id, " ".join(r.flags), r.registration,
             r.badge_registration, r.ship, r.decision, r.message, v.state, v.outcome, v.case_id, v.actor,
             v.at.isoformat() if v.at else "", v.comment))
+    name = "flags" if lang == "en" else "ocorrencias"
     return Response(out.getvalue(), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="ocorrencias.csv"'})
+                    headers={"Content-Disposition": f'attachment; filename="{name}.csv"'})
 
 
 @guarded(*READERS)
+@per_port
 async def flag_detail(request: Request):
     web = request.app.state.web
     event_id = request.path_params["event_id"]
 
     def load(conn):
+        flagsmodel.event_row(conn, event_id, request.state.ports)  # "no event" if of another port
         around = flagsmodel.taps_around(conn, event_id)
         return around, flag_reviews.states(conn, [event_id])[event_id]
 
@@ -89,9 +102,13 @@ async def _review(request: Request, fn) -> Response:
     form = await request.form()
     event_id, comment = request.path_params["event_id"], str(form.get("comment") or "")
     actor = f"web:{request.state.user.login}"
+
+    def work(s):
+        flagsmodel.event_row(s.connection(), event_id, request.state.ports)  # "no event" if of another port
+        fn(s, event_id, comment, actor=actor, now=web.now())
+
     try:
-        await run_in_threadpool(web.with_session,
-                                lambda s: fn(s, event_id, comment, actor=actor, now=web.now()))
+        await run_in_threadpool(web.with_session, work)
     except BadInput as exc:
         return bad_input(request, str(exc))
     back = str(form.get("back") or "")
@@ -99,11 +116,13 @@ async def _review(request: Request, fn) -> Response:
 
 
 @guarded(*WRITERS)
+@per_port
 async def flag_acknowledge(request: Request):
     return await _review(request, flag_reviews.acknowledge)
 
 
 @guarded(*WRITERS)
+@per_port
 async def flag_close(request: Request):
     return await _review(request, flag_reviews.close_no_infraction)
 

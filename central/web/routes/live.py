@@ -21,6 +21,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from central.web import readmodel
+from central.web.ports import gates_of, per_port
 from central.web.render import lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.service_texts import event_text
@@ -62,15 +63,24 @@ def _take_stream(web, sid: str):
     return release
 
 
-def _panel_data(conn, web):
+def _panel_data(conn, web, ports=None):
+    """The panel's gates, ships, open alarms; with ``ports`` (the user's view, central.web.ports)
+    only those of the ports' gates (a ship by its gangway gate)."""
     now = web.now()
-    return {
+    data = {
         "gates": readmodel.gate_rows(conn, now, web.settings.copies_max_age_h),
         "ships": readmodel.ship_rows(conn, now, web.tz),
         "alarms": readmodel.open_alarms(conn),
         "reader_alarms": readmodel.open_reader_alarms(conn),
         "now": now,
     }
+    if ports is not None:
+        mine = set(gates_of(conn, ports))
+        data["gates"] = [g for g in data["gates"] if g.gate_id in mine]
+        data["ships"] = [s for s in data["ships"] if s.gate_id in mine]
+        data["alarms"] = [a for a in data["alarms"] if a["gate_id"] in mine]
+        data["reader_alarms"] = [a for a in data["reader_alarms"] if a["gate_id"] in mine]
+    return data
 
 
 def _event_text(request: Request):
@@ -79,20 +89,23 @@ def _event_text(request: Request):
 
 
 @guarded(*ALL_ROLES)
+@per_port
 async def home(request: Request):
     web = request.app.state.web
-    data = await run_in_threadpool(web.read, _panel_data, web)
+    data = await run_in_threadpool(web.read, _panel_data, web, request.state.ports)
     return page(request, "live.html", event_text=_event_text(request), **data)
 
 
 @guarded(*ALL_ROLES)
+@per_port
 async def panel(request: Request):
     web = request.app.state.web
-    data = await run_in_threadpool(web.read, _panel_data, web)
+    data = await run_in_threadpool(web.read, _panel_data, web, request.state.ports)
     return page(request, "live_panel.html", event_text=_event_text(request), **data)
 
 
 @guarded(*ALL_ROLES)
+@per_port  # sends only "changed": the panel it asks for is filtered
 async def stream(request: Request):
     web = request.app.state.web
     release = _take_stream(web, str(request.session.get("sid")))

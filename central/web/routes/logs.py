@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from central.web import auditwords, logmodel
 from central.web.render import lang_of, page
+from central.web.ports import per_port
 from central.web.security import guarded
 from central.web.service_texts import localize
 from portgate import csvout
@@ -63,7 +64,7 @@ def read_query(request: Request) -> tuple[logmodel.ReadQuery, dict[str, str], di
     typed = _typed(request, READ_FIELDS)
     first, last, errors = _days(web, typed, 6)
     q = logmodel.ReadQuery(first, last, typed["gate"], typed["worker"], typed["card"], typed["decision"],
-                           _after(request))
+                           _after(request), getattr(request.state, "ports", None))
     if not errors:
         try:
             logmodel.read_conditions(q, web.tz)
@@ -91,6 +92,7 @@ def _localized(request: Request, errors: dict[str, str]) -> dict[str, str]:
 
 
 @guarded(*READ_ROLES)
+@per_port
 async def reads_page(request: Request):
     web = request.app.state.web
     q, typed, errors = read_query(request)
@@ -142,6 +144,7 @@ def _local(web, at: dt.datetime) -> str:
 
 
 @guarded(*READ_ROLES)
+@per_port
 async def reads_csv(request: Request):
     """Every tap the search finds, newest first, streamed (keyset chunks: any size)."""
     web = request.app.state.web

@@ -1,6 +1,7 @@
 """Reports with pictures: R6 sizing and R8 hours over 12 months, rotation fairness of the month,
 coverage gaps per ship, flags per week. Each chart is an SVG image (``/reports/chart/NAME.svg``,
-pygal on the server) with the numbers in a table beside it."""
+pygal on the server) with the numbers in a table beside it. On an office of several ports the page
+shows the user's chosen port or all of his ports (``central.web.ports``, ``central.web.reportsmodel``)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from central.production.render import quantity_text
 from central.web.i18n import t
 from central.web.render import bad_input, lang_of, page
 from central.web.service_texts import flag_label
+from central.web.ports import per_port
 from central.web.security import guarded
 from portgate.errors import BadInput
 
 READERS = ("office", "inspector", "auditor", "admin")
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 CHARTS = ("sizing", "hours", "fairness", "coverage", "flags")
+CONSOLIDATED = ("sizing", "hours", "fairness")  # the registry's workers: no port yet, every port together
 
 
 def _month(request: Request) -> str:
@@ -31,17 +34,27 @@ def _month(request: Request) -> str:
     return value
 
 
-def figures(session, month: str, tz) -> dict:
-    """Every figure of the page for the 12 months ending with ``month``."""
+def port_view(request: Request) -> tuple[tuple[str, ...] | None, bool]:
+    """``(ports, partial)``: the ports the reports count (``request.state.ports``; None: every port,
+    a single-port office) and whether that is fewer than the office serves (then the
+    ``CONSOLIDATED`` figures are not shown)."""
+    ports = getattr(request.state, "ports", None)
+    return ports, ports is not None and set(ports) != set(request.app.state.web.ports)
+
+
+def figures(session, month: str, tz, ports: tuple[str, ...] | None = None, partial: bool = False) -> dict:
+    """Every figure of the page for the 12 months ending with ``month``: coverage and flags of
+    ``ports`` (None: every port); with ``partial`` (fewer ports than the office serves) the
+    ``CONSOLIDATED`` figures are None."""
     months = rm.months_ending(month)
     first, after = months[0], rm._next(months[-1])
     return {
         "months": [m.strftime("%Y-%m") for m in months],
-        "sizing": rm.sizing_series(session, months),
-        "hours": rm.hours_series(session, months),
-        "fairness": rm.fairness_of(session, months[-1]),
-        "coverage": rm.coverage_by_ship(session, first, after, tz),
-        "flags": rm.flags_per_week(session, first, after, tz),
+        "sizing": None if partial else rm.sizing_series(session, months),
+        "hours": None if partial else rm.hours_series(session, months),
+        "fairness": None if partial else rm.fairness_of(session, months[-1]),
+        "coverage": rm.coverage_by_ship(session, first, after, tz, ports),
+        "flags": rm.flags_per_week(session, first, after, tz, ports),
     }
 
 
@@ -81,17 +94,20 @@ def chart_svg(name: str, f: dict, lang: str = "pt") -> bytes:
 
 
 @guarded(*READERS)
+@per_port
 async def reports_page(request: Request):
     web = request.app.state.web
     try:
         month = _month(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz))
+    ports, partial = port_view(request)
+    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial))
     return page(request, "reports.html", month=month, f=f, charts=CHARTS, num=number(lang_of(request)))
 
 
 @guarded(*READERS)
+@per_port
 async def chart(request: Request):
     web = request.app.state.web
     name = request.path_params["name"]
@@ -101,7 +117,10 @@ async def chart(request: Request):
         month = _month(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz))
+    ports, partial = port_view(request)
+    if partial and name in CONSOLIDATED:
+        return page(request, "error.html", status_code=403, message_key="port_consolidated_only", detail="")
+    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial))
     svg = chart_svg(name, f, lang_of(request))
     return Response(svg, media_type="image/svg+xml",
                     headers={"content-security-policy": SVG_CSP, "cache-control": "private, no-store"})

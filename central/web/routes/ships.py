@@ -12,6 +12,7 @@ from starlette.routing import Route
 
 from central.calls import acks, coverage, service
 from central.ledger import reader_alarms
+from central.web.ports import of_gates, per_port
 from central.web.render import bad_input, page
 from central.web.security import ALL_ROLES, guarded
 from portgate.errors import BadInput
@@ -20,9 +21,11 @@ WRITERS = ("office",)
 
 
 @guarded(*ALL_ROLES)
+@per_port  # a call by its gate's port; adding or changing calls stays with users of every port
 async def ship_list(request: Request):
     web = request.app.state.web
-    calls = await run_in_threadpool(web.with_session, service.list_calls)
+    ports = request.state.ports
+    calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s)))
     return page(request, "ships.html", calls=calls)
 
 
@@ -84,11 +87,14 @@ ACKERS = ("inspector", "office", "admin")
 
 
 @guarded(*ALL_ROLES)
+@per_port
 async def alarm_list(request: Request):
     web = request.app.state.web
+    ports = request.state.ports
 
     def load(s):
-        rows, reader_rows = coverage.list_alarms(s), reader_alarms.list_alarms(s)
+        rows = of_gates(s.connection(), ports, coverage.list_alarms(s))
+        reader_rows = of_gates(s.connection(), ports, reader_alarms.list_alarms(s))
         done = {"coverage": acks.acks(s, "coverage", [r["id"] for r in rows]),
                 "reader": acks.acks(s, "reader", [r["id"] for r in reader_rows])}
         return rows, reader_rows, done

@@ -17,7 +17,7 @@ from portgate.errors import BadInput
 async def user_list(request: Request):
     web = request.app.state.web
     rows = await run_in_threadpool(web.with_session, svc.list_users)
-    return page(request, "users.html", rows=rows, roles=svc.ROLES)
+    return page(request, "users.html", rows=rows, roles=svc.ROLES, served=web.ports)
 
 
 @guarded("admin")

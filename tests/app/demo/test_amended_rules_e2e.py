@@ -102,7 +102,7 @@ def test_g2_and_g6_g9_through_a_real_gate_broker_office_and_pay(tmp_path):
                           capture_output=True, text=True, timeout=600)
     out = done.stdout
     assert done.returncode == 0, out[-4000:] + done.stderr[-2000:]
-    assert "All decisions as expected" in out
+    assert "Todas as decisões como esperado" in out
     assert "NEGADO — cartão bloqueado (perdido). Retenha o cartão e chame o fiscal. [G2]" in out
     assert "NEGADO — cartão bloqueado (substituído)" in out
     assert "chegada após a tolerância de atraso (período 07-13" in out

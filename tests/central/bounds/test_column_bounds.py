@@ -23,6 +23,10 @@ from central.rotation.requisitions import COLUMNS as REQ_COLUMNS, load_requisiti
 from central.rotation.schema import escala, requisitions
 from portgate.errors import BadInput
 
+# the office's clock for the rotation commands (--at): the evening before 2026-03-10, when none of
+# its periods has ended (the machine's date is later: a past escala is refused)
+AT = "2026-03-09T21:00:00+00:00"
+
 NOW = dt.datetime(2026, 3, 9, 12, tzinfo=dt.UTC)
 HEADER = "registration,name,category,status,booklet_revalidated_year,rotation_number\n"
 GOOD = "V001,Ana,vigia,active,2026,1\n"
@@ -118,7 +122,7 @@ def test_a_requisition_that_does_not_fit_is_refused_and_nothing_is_dispatched(en
 def test_the_rotation_dispatch_command_refuses_a_long_post_in_one_line(engine, db_url, tmp_path, capsys):
     path = tmp_path / "req.csv"
     path.write_text(REQ_HEADER + _req(post="p" * 100), encoding="utf-8")
-    code, err = _run(capsys, "rotation", "dispatch", "--db", db_url, "--date", "2026-03-10",
+    code, err = _run(capsys, "rotation", "dispatch", "--at", AT, "--db", db_url, "--date", "2026-03-10",
                      "--requisitions", str(path))
     _one_line(code, err, "req.csv:2: post is longer than 64 characters (100)")
 
@@ -184,7 +188,7 @@ def test_an_office_day_or_month_out_of_range_is_one_line(registered, db_url, cap
 
 
 def test_an_escala_entry_too_large_for_any_id_is_no_entry_in_one_line(registered, db_url, capsys):
-    code, err = _run(capsys, "rotation", "refuse", "--db", db_url, "--entry", "99999999999999999999",
+    code, err = _run(capsys, "rotation", "refuse", "--at", AT, "--db", db_url, "--entry", "99999999999999999999",
                      "--reason", "x")
     _one_line(code, err, "portgate: --entry: no escala entry 99999999999999999999")
 

@@ -27,6 +27,12 @@ def today() -> dt.date:
     return dt.datetime.now(dt.UTC).astimezone(TZ).date()
 
 
+def day_start(day: dt.date) -> dt.datetime:
+    """The office's clock for a change of ``day``'s escala: its local midnight (aware UTC), before
+    any of its periods has ended, whatever the machine's time of day."""
+    return dt.datetime.combine(day, dt.time(), TZ).astimezone(dt.UTC)
+
+
 def control_uid(reg: str) -> str:
     return f"AA{int(reg[1:]):06d}"
 
@@ -61,7 +67,7 @@ class RegistryOffice(Office):
                           gate_id=gate_id, post="portalo", function="vigia", workers=workers,
                           category="vigia")
         with self.session() as s, s.begin():
-            return dispatch_day(s, day, [req], actor=ACTOR).entry_ids
+            return dispatch_day(s, day, [req], actor=ACTOR, now=day_start(day)).entry_ids
 
 
 @pytest.fixture

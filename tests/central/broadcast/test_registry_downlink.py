@@ -12,11 +12,11 @@ from central.registry import confiscation, store
 from central.registry.api import roster_snapshot
 from central.registry.changes import utcnow
 from central.rotation import service
-from edge.rules.engine import decide
+from edge.display.said import decide  # the rules with their words (edge.rules.engine.decide: none)
 from edge.rules.model import Now, Outcome, Presentation
 from edge.rules.rulebook import GateRulebook
 from portgate.records import CardStatus, WorkerStatus
-from tests.central.broadcast.conftest import ACTOR, TZ, control_uid, now, today
+from tests.central.broadcast.conftest import ACTOR, TZ, control_uid, day_start, now, today
 from testkit.wait import wait_until
 from wire.connection import MqttConfig
 from wire.events import ConfiscationPayload
@@ -82,7 +82,7 @@ def test_a_late_substitution_is_republished_at_once(broker, office, make_gate):
     first = wait_until(lambda: g1.store.gate_dispatches(at), what="escala at g1")
     out = first[0].registration
     with Session(office.engine) as s, s.begin():
-        new_id = service.substitute(s, entry_id, reason="sick", actor=ACTOR)
+        new_id = service.substitute(s, entry_id, reason="sick", actor=ACTOR, now=day_start(today()))
     assert new_id is not None
     wait_until(lambda: [e.registration for e in g1.store.gate_dispatches(at)] not in ([out], []),
                what="substitute at g1")

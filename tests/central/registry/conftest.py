@@ -14,6 +14,9 @@ from central.rotation.engine import Requisition
 from portgate.records import Berth, Voyage, Worker, WorkerStatus
 
 DAY = dt.date(2026, 3, 10)
+# the office's clock for a dispatch of DAY (``service.dispatch_day``'s ``now``): the evening before,
+# when none of DAY's periods has ended (the machine's date is later: a past escala is refused)
+DISPATCH_AT = dt.datetime(2026, 3, 9, 21, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture

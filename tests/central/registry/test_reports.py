@@ -15,7 +15,7 @@ from central.ledger.schema import events
 from central.registry import store
 from central.rotation import service
 from app.cli import main
-from tests.central.registry.conftest import DAY, requisition, worker
+from tests.central.registry.conftest import DAY, DISPATCH_AT, requisition, worker
 
 UTC = dt.UTC
 
@@ -37,7 +37,7 @@ def day(engine):
             store.save_worker(s, worker(f"V00{i}", i), actor="a", now=now, action="t")
         service.dispatch_day(s, DAY, [requisition("a", workers=2, ship="1", gate_id="g1"),
                                       requisition("b", ship="2", gate_id="g2", post="proa")],
-                             actor="d")
+                             actor="d", now=DISPATCH_AT)
     return engine
 
 
@@ -66,7 +66,7 @@ def test_boarded_without_dispatch_counts_only_the_days_boardings_and_every_cover
         for i in range(1, 4):
             store.save_worker(s, worker(f"V00{i}", i), actor="a", now=now, action="t")
         service.dispatch_day(s, DAY, [requisition("n", workers=2, period="19-01", gate_id="g1")],
-                             actor="d")
+                             actor="d", now=DISPATCH_AT)
     with Session(engine) as s:
         assert sorted(e.registration for _, _, e in service.day_entries(s, DAY)) == ["V001", "V002"]
     with Session(engine) as s, s.begin():

@@ -18,6 +18,10 @@ from central.registry.schema import audit_log
 from tests.central.registry.conftest import REQ_COLUMNS, WORKER_COLUMNS, req_row, write_csv
 from tests.central.production.conftest import EXAMPLES
 
+# the office's clock for the rotation commands (--at): the evening before 2026-03-10, when none of
+# its periods has ended (the machine's date is later: a past escala is refused)
+AT = "2026-03-09T21:00:00+00:00"
+
 EXTRA = ("made_at", "cargo", "holds", "place", "start_time", "unit", "units")
 
 
@@ -39,8 +43,8 @@ def _req(ref, function, workers, **extra):
 def _dispatch(tmp_path, db_url, rows, capsys):
     path = write_csv(tmp_path / "req.csv", (*REQ_COLUMNS, "category", *EXTRA), rows)
     capsys.readouterr()
-    code = main(["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(path), "--db", db_url,
-                 "--actor", "despacho"])
+    code = main(["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(path),
+                 "--db", db_url, "--actor", "despacho"])
     out = capsys.readouterr().out
     assert code == 0
     return json.loads(out)

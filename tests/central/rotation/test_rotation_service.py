@@ -26,6 +26,10 @@ from tests.central.registry.conftest import (
     write_csv,
 )
 
+# the office's clock for the rotation commands (--at): the evening before 2026-03-10, when none of
+# its periods has ended (the machine's date is later: a past escala is refused)
+AT = "2026-03-09T21:00:00+00:00"
+
 
 @pytest.fixture
 def office(db_url, tmp_path):
@@ -37,7 +41,7 @@ def office(db_url, tmp_path):
 def dispatch(db_url, tmp_path, rows, capsys, date="2026-03-10"):
     path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, rows)
     capsys.readouterr()
-    assert main(["rotation", "dispatch", "--date", date, "--requisitions", str(path), "--db",
+    assert main(["rotation", "dispatch", "--at", AT, "--date", date, "--requisitions", str(path), "--db",
                  db_url, "--actor", "disp"]) == 0
     return json.loads(capsys.readouterr().out)
 
@@ -53,7 +57,7 @@ def test_the_same_requisitions_file_dispatched_twice_is_refused_with_nobody_extr
     rows = [req_row("A1", workers="2")]
     assert dispatch(office, tmp_path, rows, capsys)["dispatched"] == 2
     path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, rows)
-    args = ["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(path), "--db",
+    args = ["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(path), "--db",
             office, "--actor", "disp"]
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
@@ -102,7 +106,7 @@ def test_refusal_without_health_proof_is_an_infraction_and_the_next_worker_is_di
         office, tmp_path, capsys, engine):
     dispatch(office, tmp_path, [req_row("A1")], capsys)
     [entry] = entries(office, capsys)
-    assert main(["rotation", "refuse", "--entry", str(entry["id"]), "--reason", "não quis",
+    assert main(["rotation", "refuse", "--at", AT, "--entry", str(entry["id"]), "--reason", "não quis",
                  "--db", office, "--actor", "disp"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["infraction"] is True
@@ -122,7 +126,7 @@ def test_refusal_with_health_proof_is_no_infraction_and_keeps_the_place(office, 
                                                                        engine):
     dispatch(office, tmp_path, [req_row("A1")], capsys)
     [entry] = entries(office, capsys)
-    assert main(["rotation", "refuse", "--entry", str(entry["id"]), "--reason", "gripe",
+    assert main(["rotation", "refuse", "--at", AT, "--entry", str(entry["id"]), "--reason", "gripe",
                  "--health-proof", "atestado 123", "--db", office, "--actor", "disp"]) == 0
     with Session(engine) as s:
         assert s.execute(select(penalties)).all() == []
@@ -136,24 +140,24 @@ def test_late_substitution_republishes_at_once_and_checks_a_named_substitute(off
                                                                             capsys, engine):
     dispatch(office, tmp_path, [req_row("A1", workers="2")], capsys)
     first, second = entries(office, capsys)
-    assert main(["rotation", "substitute", "--entry", str(first["id"]), "--reason", "doente",
+    assert main(["rotation", "substitute", "--at", AT, "--entry", str(first["id"]), "--reason", "doente",
                  "--registration", "V002", "--db", office, "--actor", "disp"]) == 2
     assert "V002 is not eligible: R2 overlapping dispatch" in capsys.readouterr().err
-    assert main(["rotation", "substitute", "--entry", str(first["id"]), "--reason", "doente",
+    assert main(["rotation", "substitute", "--at", AT, "--entry", str(first["id"]), "--reason", "doente",
                  "--db", office, "--actor", "disp"]) == 0
     assert json.loads(capsys.readouterr().out)["new_entry"] is not None
     assert sorted(e["registration"] for e in entries(office, capsys)) == ["V002", "V003"]
     with Session(engine) as s:
         tail = [(c.op, c.body["registration"]) for c in changes_since(s, "escala", 0)][-2:]
     assert tail == [("delete", "V001"), ("upsert", "V003")]
-    assert main(["rotation", "substitute", "--entry", str(first["id"]), "--reason", "x",
+    assert main(["rotation", "substitute", "--at", AT, "--entry", str(first["id"]), "--reason", "x",
                  "--db", office, "--actor", "disp"]) == 2
     assert "already removed" in capsys.readouterr().err
 
 
 def test_requisitions_for_another_date_write_nothing(office, tmp_path, capsys):
     path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("A1", date="2026-03-11")])
-    assert main(["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(path),
+    assert main(["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(path),
                  "--db", office, "--actor", "d"]) == 2
     assert "not for 2026-03-10: A1" in capsys.readouterr().err
     assert entries(office, capsys, "2026-03-11") == []
@@ -210,7 +214,7 @@ def test_fairness_reports_shifts_per_worker_and_distance_from_25(office, tmp_pat
 @pytest.mark.parametrize("gate_id", ["g/aurora", "g+#", "", "a" * 65, "-g"])
 def test_dispatch_refuses_a_gate_id_the_gate_refuses_and_stores_nothing(office, tmp_path, capsys, gate_id):
     path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("A1", gate_id=gate_id)])
-    assert main(["rotation", "dispatch", "--date", "2026-03-10", "--requisitions", str(path),
+    assert main(["rotation", "dispatch", "--at", AT, "--date", "2026-03-10", "--requisitions", str(path),
                  "--db", office, "--actor", "d"]) == 2
     err = capsys.readouterr().err
     assert "req.csv:2: gate_id" in err and len(err.strip().splitlines()) == 1, err

@@ -5,6 +5,7 @@ in the address, a day or month out of range. Each is refused on the page in pt-B
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ from tests.central.web.conftest import logged_in
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 HEADER = "registration,name,category,status,booklet_revalidated_year,rotation_number\n"
 INT_RANGE = "-2147483648..2147483647"
+# the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
+# ended (the machine's date is later: a past escala is refused)
+EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
@@ -67,7 +71,8 @@ def test_an_edit_with_a_value_that_does_not_fit_is_refused_in_pt(app, registry, 
     ("gate_id", "g" * 100, f"portaló &#39;{'g' * 100}&#39; não é um id válido (1 a 64 caracteres"),
     ("operator", "o" * 200, "operador tem mais de 128 caracteres (200)"),
 ])
-def test_an_escala_form_with_a_long_value_is_refused_in_pt(app, registry, field, value, words):
+def test_an_escala_form_with_a_long_value_is_refused_in_pt(app, registry, clock, field, value, words):
+    clock.at = EVE
     c, token = logged_in(app, "office")
     form = {"csrf_token": token, "date": "2026-12-02", "period": "07-13", "operator": "Op A", "ship": "9300001",
             "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
@@ -142,7 +147,8 @@ def test_a_value_postgresql_refuses_past_the_entry_checks_answers_400_and_writes
 
 
 @pytest.mark.parametrize("action", ["refuse", "substitute"])
-def test_a_reason_with_a_nul_is_refused_in_pt_and_the_entry_stays(app, registry, action):
+def test_a_reason_with_a_nul_is_refused_in_pt_and_the_entry_stays(app, registry, clock, action):
+    clock.at = EVE
     c, token = logged_in(app, "office")
     form = {"csrf_token": token, "date": "2026-12-02", "period": "07-13", "operator": "Op A", "ship": "9300001",
             "ship_name": "MSC Aurora", "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",

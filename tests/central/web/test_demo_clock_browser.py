@@ -45,3 +45,39 @@ def test_the_demo_case_page_and_card_history_show_the_demo_day_s_dates(demo_day)
         history = office.locator('#cards tr[data-uid="0A04A10008"]').inner_text()
         assert "apreendido" in history, history
         assert set(DATES.findall(history)) == {DEMO_DATE}, history  # issued and confiscated that day
+
+
+def test_the_live_page_s_gate_cards_say_since_by_the_demo_s_clock(demo_day):
+    """Each gate card's "desde" (the gate's status time: the gate's clock, scripted in the demo)
+    and a reader's "desde"/"última leitura" carry the demo's scripted dates (the day, 15/03, or the
+    night's end, 16/03: a gate stopped after the 19-01 period), not the machine's date."""
+    url = demo_day.url
+    today = dt.date.today().strftime("%d/%m")
+    assert today != DEMO_DATE[:5]
+    with launch_chromium() as browser:
+        office = _logged_in(browser, url, OFFICE_USER)
+        office.locator("article.gate").first.wait_for()
+        cards = office.locator("article.gate[data-state='online'], article.gate[data-state='offline']").all()
+        assert cards, office.locator("#gates-h").inner_text()
+        for card in cards:
+            since = card.locator("dl dd").first.inner_text()
+            assert since[:5] in ("15/03", "16/03") and today not in since, (card.get_attribute("data-gate"), since)
+            readers = card.locator("dd.readers")
+            if readers.count():
+                text = readers.inner_text()
+                assert today not in text, text
+
+
+def test_the_demo_enrols_its_gates_keys_on_the_demo_day(demo_day):
+    """The gates' key enrolment records (``central add-gate --public-key``'s, countersigned) are
+    dated at the start of the scripted day, before its first read, not by the machine's clock."""
+    import json
+
+    records = sorted((demo_day.run_dir / "keys" / "enrolments").glob("*.json"))
+    assert len(records) >= 2, records
+    for path in records:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        body = json.loads(record["body"])
+        at = dt.datetime.fromisoformat(body["enrolled_at"].replace("Z", "+00:00"))
+        assert at == dt.datetime(2026, 3, 15, 3, tzinfo=dt.UTC), (path.name, body["enrolled_at"])  # 00:00 in Santos
+        assert record["inspector_sig"], path.name  # countersigned by the demo's union inspector

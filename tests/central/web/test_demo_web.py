@@ -49,7 +49,7 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
     """On the session's demo day (tests/conftest.py ``demo_day``, played with ``--keep-serving``)."""
     out = demo_day.out
     assert demo_day.serving, out[-3000:]
-    assert "All decisions as expected" in out, out[-3000:]
+    assert "Todas as decisões como esperado" in out, out[-3000:]
     url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
     with launch_chromium() as browser:
         page = _logged_in(browser.new_page(), url, DEMO_USER)
@@ -64,5 +64,5 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
         assert "Sem foto" not in office.content()  # the demo's photos are in the registry
         office.goto(url + "whatif")
         assert office.locator("body").inner_text() and "não está disponível" not in office.content()
-    # the Ctrl-C (exit 0, "stopped") is checked when the session ends (tests/conftest.py demo_day):
+    # the Ctrl-C (exit 0, "parado") is checked when the session ends (tests/conftest.py demo_day):
     # other tests read the same served day meanwhile

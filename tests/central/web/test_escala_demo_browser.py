@@ -195,3 +195,124 @@ def test_at_390_px_the_rows_are_cards_that_keep_their_labels_and_the_menu_works(
         assert _serious(page) == ""
     finally:
         context.close()
+
+
+def _counts(engine) -> tuple[int, ...]:
+    from central.registry.schema import audit_log, downlink_changes
+    from central.rotation.schema import requisitions
+    from sqlalchemy import func
+
+    with engine.connect() as c:
+        return tuple(c.execute(select(func.count()).select_from(t)).scalar()
+                     for t in (escala, refusals, penalties, requisitions, downlink_changes, audit_log))
+
+
+def test_a_period_that_has_ended_is_not_changed_and_the_menu_keeps_what_was_typed(office, browser):
+    """At 10:00 of the demo day (the app's clock) the 01-07 period ended at 07:00: a refusal (R3)
+    and a substitution of its rows are refused in the open menu with the typed values kept, nothing
+    written; a requisition for it likewise, the error beside the period; the English page says it
+    in English."""
+    url, engine = office
+    context, page = _page(browser, url, 1440, 900)
+    try:
+        before = _counts(engine)
+        page.goto(url + f"/escala?date={DAY}")
+        v001 = 'section.escala-group[data-ship="9300001"][data-period="01-07"] tr[data-registration="V001"]'
+        row = page.locator(v001)
+        row.get_by_text("Recusa ou substituição").click()
+        form = row.locator("form.refuse-form")
+        form.get_by_label("Motivo").fill("não veio")
+        form.get_by_label("Comprovante médico").fill("ASO 9")
+        form.get_by_role("button", name="Registrar a recusa").click()
+        error = page.locator(f'{v001} .field-error[data-field="entry"]')
+        error.wait_for()
+        assert error.inner_text().endswith("(15/03/2026 01-07) terminou em 15/03/2026 07:00 (hora do porto): "
+                                           "a escala de um período encerrado não é alterada"), error.inner_text()
+        again = page.locator(v001)
+        assert again.locator("details.row-menu").evaluate("d => d.open")
+        assert again.locator("form.refuse-form").get_by_label("Motivo").input_value() == "não veio"
+        assert again.locator("form.refuse-form").get_by_label("Comprovante médico").input_value() == "ASO 9"
+        assert _serious(page) == ""
+
+        sub = again.locator("form.substitute-form")
+        sub.get_by_label("Motivo").fill("atrasado")
+        sub.get_by_label("Matrícula").fill("V020")
+        sub.get_by_role("button", name="Substituir").click()
+        page.locator(f'{v001} .field-error[data-field="entry"]').wait_for()
+        sub = page.locator(f"{v001} form.substitute-form")
+        assert (sub.get_by_label("Motivo").input_value(), sub.get_by_label("Matrícula").input_value()) == (
+            "atrasado", "V020")
+        assert "V001" in _active(engine, "01-07", "9300001") and _counts(engine) == before
+
+        # a requisition for the ended period: the form as typed, the error beside the period
+        form = page.locator("#req-form")
+        nordic = next(o for o in form.get_by_label("Navio no porto").locator("option").all_inner_texts()
+                      if o.startswith("Nordic Star"))
+        form.get_by_label("Navio no porto").select_option(label=nordic)
+        form.get_by_label("Período").fill("01-07")
+        form.get_by_label("Operador").fill("Operadora Demo")
+        form.get_by_label("Posto").fill("popa")
+        form.get_by_role("button", name="Despachar esta requisição e publicar").click()
+        error = page.locator('#req-form .field-error[data-field="period"]')
+        error.wait_for()
+        assert error.inner_text() == ("o período 01-07 de 15/03/2026 terminou em 15/03/2026 07:00 (hora do porto): "
+                                      "não se escala para um período encerrado")
+        form = page.locator("#req-form")
+        assert form.get_by_label("Período").get_attribute("aria-invalid") == "true"
+        assert (form.get_by_label("Período").input_value(), form.get_by_label("Operador").input_value(),
+                form.get_by_label("Posto").input_value()) == ("01-07", "Operadora Demo", "popa")
+        assert form.get_by_label("Navio no porto").evaluate("s => s.selectedOptions[0].text") == nordic
+        assert _counts(engine) == before
+        assert _serious(page) == ""
+
+        # the English page: the service's own words
+        page.locator("#lang-select").select_option("en")  # the switch at the top of the page
+        page.locator("form[action='/lang']").get_by_role("button").click()
+        page.wait_for_load_state()
+        page.goto(url + f"/escala?date={DAY}")
+        assert page.locator("html").get_attribute("lang") == "en"
+        row = page.locator('section.escala-group[data-ship="9300001"][data-period="01-07"] '
+                           'tr[data-registration="V002"]')
+        row.locator("summary").click()
+        row.locator("form.refuse-form").locator('input[name="reason"]').fill("no")
+        row.locator("form.refuse-form").locator('button[type="submit"]').click()
+        error = page.locator('section.escala-group[data-period="01-07"] tr[data-registration="V002"] '
+                             '.field-error[data-field="entry"]')
+        error.wait_for()
+        assert "(2026-03-15 01-07) ended at 2026-03-15 07:00 port time: a past escala is not changed" in error.inner_text()
+        assert _counts(engine) == before
+    finally:
+        context.close()
+
+
+def test_a_requisition_for_an_unknown_function_is_refused_beside_the_function(office, browser):
+    """``vigia_xefe`` is no function of the office (no category fills it): the requisition form
+    comes back as typed, the error beside the function, nothing dispatched."""
+    url, engine = office
+    context, page = _page(browser, url, 1440, 900)
+    try:
+        before = _counts(engine)
+        page.goto(url + f"/escala?date={DAY}")
+        form = page.locator("#req-form")
+        nordic = next(o for o in form.get_by_label("Navio no porto").locator("option").all_inner_texts()
+                      if o.startswith("Nordic Star"))
+        form.get_by_label("Navio no porto").select_option(label=nordic)
+        form.get_by_label("Período").fill("19-01")
+        form.get_by_label("Operador").fill("Operadora Demo")
+        form.get_by_label("Posto").fill("popa")
+        form.get_by_label("Função").fill("vigia_xefe")
+        form.get_by_label("Trabalhadores").fill("2")
+        form.get_by_role("button", name="Despachar esta requisição e publicar").click()
+        error = page.locator('#req-form .field-error[data-field="function"]')
+        error.wait_for()
+        assert error.inner_text().startswith("a função 'vigia_xefe' é desconhecida do escritório (nenhuma "
+                                             "categoria a exerce): as funções são "), error.inner_text()
+        assert "vigia_chefe" in error.inner_text() and "estivador" in error.inner_text()
+        form = page.locator("#req-form")
+        assert form.get_by_label("Função").get_attribute("aria-invalid") == "true"
+        assert (form.get_by_label("Período").input_value(), form.get_by_label("Função").input_value(),
+                form.get_by_label("Trabalhadores").input_value()) == ("19-01", "vigia_xefe", "2")
+        assert _counts(engine) == before
+        assert _serious(page) == ""
+    finally:
+        context.close()

@@ -26,11 +26,15 @@ DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 DAY = "2026-12-02"
 HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function,workers\n"
 ARRIVED = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+# the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
+# ended (the machine's date is later: a past escala is refused)
+EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 NAMES = dict(line.split(",")[:2] for line in (DEMO / "workers.csv").read_text(encoding="utf-8").splitlines()[1:])
 
 
 @pytest.fixture
 def reg(engine, users, clock):
+    clock.at = EVE
     with Session(engine) as s, s.begin():
         import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     return engine
@@ -201,3 +205,93 @@ def test_a_change_to_an_entry_already_removed_says_so_in_its_menu(app, reg):
     assert r.status_code == 400
     assert f"a entrada de escala {entry.id} já foi removida" in r.text
     assert _n(reg, refusals) == 0
+
+
+# -- a past escala and an unknown function (issue 34): the app's clock decides, not the machine's --
+
+def _counts(engine) -> tuple[int, ...]:
+    from central.registry.schema import audit_log
+    from central.rotation.schema import requisitions
+
+    return tuple(_n(engine, t) for t in (escala, requisitions, refusals, penalties, downlink_changes, audit_log))
+
+
+@pytest.mark.parametrize("action, typed, kept", [
+    ("refuse", {"reason": "não veio", "health_proof": "ASO 5"}, ("rf", "hp")),
+    ("substitute", {"reason": "atrasou", "registration": "V004"}, ("sr", "sg")),
+])
+def test_a_change_after_the_period_ended_is_refused_in_the_open_menu_with_the_typed_values(
+        app, reg, clock, action, typed, kept):
+    c, token, entry = _one_entry(app, reg)
+    before = _counts(reg)
+    clock.at = dt.datetime(2026, 12, 2, 16, 0, tzinfo=dt.UTC)  # 13:00 in the port: 07-13 has just ended
+    r = c.post(f"/escala/entry/{entry.id}/{action}", data={"csrf_token": token, "date": DAY} | typed)
+    assert r.status_code == 400
+    menu = _menu(r.text, entry.id)
+    assert '<details class="row-menu" open>' in menu
+    said = (f"a entrada de escala {entry.id} (02/12/2026 07-13) terminou em 02/12/2026 13:00 (hora do porto): "
+            "a escala de um período encerrado não é alterada")
+    assert f'id="entry-{entry.id}-error" data-field="entry">{said}</p>' in menu, menu
+    for prefix, (name, value) in zip(kept, typed.items()):
+        assert f'id="{prefix}-{entry.id}" name="{name}" value="{value}"' in menu
+    assert _counts(reg) == before  # no refusal, infraction, change row or audit row
+    clock.at -= dt.timedelta(seconds=1)  # a second before the end: a late change, accepted
+    r = c.post(f"/escala/entry/{entry.id}/{action}", data={"csrf_token": token, "date": DAY} | typed)
+    assert r.status_code == 303, r.text[-1500:]
+    assert _n(reg, escala, escala.c.id == entry.id, escala.c.status == "removed") == 1
+
+
+def test_a_requisition_for_an_ended_period_keeps_the_form_with_the_error_beside_the_period(app, reg, clock):
+    aurora = _call(reg, "9300001", "MSC Aurora", "g-a")
+    c, token = logged_in(app, "office")
+    before = _counts(reg)
+    clock.at = dt.datetime(2026, 12, 2, 16, 0, tzinfo=dt.UTC)
+    typed = {"period": "07-13", "operator": "Operadora Sul", "post": "proa", "function": "vigia", "workers": "2"}
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY, "call": str(aurora)} | typed)
+    assert r.status_code == 400
+    error = r.text.split('id="q-period-error" data-field="period">')[1].split("</span>")[0]
+    assert error == ("o período 07-13 de 02/12/2026 terminou em 02/12/2026 13:00 (hora do porto): "
+                     "não se escala para um período encerrado")
+    form = r.text.split('id="req-form"')[1].split("</form>")[0]
+    assert 'aria-describedby="q-period-error"' in form
+    for name, value in typed.items():
+        assert f'name="{name}"' in form and f'value="{value}"' in form.split(f'name="{name}"')[1].split(">")[0]
+    assert _counts(reg) == before
+    # 13-19 is under way: the same form for it is dispatched
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY, "call": str(aurora)} | typed
+               | {"period": "13-19"})
+    assert r.status_code == 200 and "2 escalado(s) e publicado(s)" in r.text
+
+
+def test_a_requisition_with_an_unknown_function_keeps_the_form_with_the_error_beside_the_function(app, reg):
+    aurora = _call(reg, "9300001", "MSC Aurora", "g-a")
+    c, token = logged_in(app, "office")
+    before = _counts(reg)
+    typed = {"period": "13-19", "operator": "Operadora Sul", "post": "proa", "function": "Vigia_Xefe", "workers": "2"}
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY, "call": str(aurora)} | typed)
+    assert r.status_code == 400
+    error = r.text.split('id="q-function-error" data-field="function">')[1].split("</span>")[0]
+    assert error.startswith("a função &#39;vigia_xefe&#39; é desconhecida do escritório (nenhuma categoria a "
+                            "exerce): as funções são ajudante_feitor, "), error
+    form = r.text.split('id="req-form"')[1].split("</form>")[0]
+    assert 'aria-describedby="q-function-error"' in form and 'value="Vigia_Xefe"' in form
+    assert 'value="Operadora Sul"' in form and 'value="13-19"' in form
+    assert _counts(reg) == before
+    # English: the service's own words
+    c.post("/lang", data={"csrf_token": token, "lang": "en", "next": "/escala"})
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY, "call": str(aurora)} | typed)
+    error = r.text.split('id="q-function-error" data-field="function">')[1].split("</span>")[0]
+    assert error.startswith("function &#39;vigia_xefe&#39; is unknown to the office (no category fills it"), error
+
+
+def test_a_requisitions_file_with_an_unknown_function_names_the_row_and_dispatches_nobody(app, reg):
+    c, token = logged_in(app, "office")
+    before = _counts(reg)
+    rows = (f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,portalo,vigia,1\n"
+            f"{DAY},07-13,Op A,9300001,MSC Aurora,long_haul,berthed,g-a,proa,guindasteiro,2\n")
+    r = c.post("/escala/dispatch", data={"csrf_token": token, "date": DAY},
+               files={"requisitions": ("r.csv", (HEADER + rows).encode())})
+    assert r.status_code == 400
+    errors = r.text.split('id="escala-errors"')[1].split("</div>")[0]
+    assert "r.csv:3: a função &#39;guindasteiro&#39; é desconhecida do escritório (nenhuma categoria" in errors, errors
+    assert _counts(reg) == before

@@ -5,6 +5,7 @@ substitution; presence report; the per-operator and per-ship exports (R5)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,14 @@ from tests.central.web.conftest import logged_in
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 DAY = "2026-12-02"
 HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function,workers\n"
+# the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
+# ended (the machine's date is later: a past escala is refused)
+EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
 def reg(engine, users, clock):
+    clock.at = EVE
     with Session(engine) as s, s.begin():
         import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     return engine

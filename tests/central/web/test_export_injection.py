@@ -169,3 +169,37 @@ def test_the_escala_export_of_a_hostile_operator_is_that_operator_s_file(app, ho
     rows = list(csv.reader(io.StringIO(c.get("/escala/export/operator",
                                              params={"date": DAY, "name": HOSTILE["="]}).text)))
     assert len(rows) == 1 + 6 and all("'" + HOSTILE["-"] in row for row in rows[1:])
+
+
+#: exports that are a data file the office reads back, not a table for a person: the same columns
+#: in both languages (the R5 per-operator/per-ship file is an ``escala.csv``, the file
+#: ``portgate central publish --escala`` takes; docs/office.md "Data files")
+FILE_FORMATS = {"/escala/export/{by:str}"}
+#: header cells that are the same word in both languages (an acronym, a sequence number)
+NEUTRAL = {"id", "cpf", "pis_nis", "seq"}
+
+
+def test_every_export_has_pt_br_headers_on_a_pt_br_page_and_english_on_an_english_one(app, hostile):
+    """Each read of ``EXPORTS`` asked as a pt-BR session and again after switching to English:
+    the header rows differ cell by cell (but for ``NEUTRAL`` words), the pt-BR one holds none of
+    the English words a pt-BR page must not show (``tests/pt_words.py``) and the rows below are the
+    same; a ``FILE_FORMATS`` export keeps its file's columns in both."""
+    from tests.pt_words import english_in
+
+    checked = 0
+    for path, reads in EXPORTS.items():
+        for role, url, params, _reached in reads:
+            c, token = logged_in(app, role)
+            pt = list(csv.reader(io.StringIO(c.get(url, params=params).text, newline="")))
+            assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+            en = list(csv.reader(io.StringIO(c.get(url, params=params).text, newline="")))
+            assert pt and en and len(pt[0]) == len(en[0]), (url, pt[:1], en[:1])
+            assert pt[1:] == en[1:] or path == "/pay/export.csv", f"{url}: the rows change with the language"
+            if path in FILE_FORMATS:
+                assert pt[0] == en[0], url
+                continue
+            same = [a for a, b in zip(pt[0], en[0], strict=True) if a == b and a not in NEUTRAL]
+            assert not same, f"{url}: header cells left in one language: {same}"
+            assert english_in(" ".join(pt[0]).replace("_", " ")) == [], f"{url}: English in the pt-BR header {pt[0]}"
+            checked += 1
+    assert checked == sum(len(v) for p, v in EXPORTS.items() if p not in FILE_FORMATS)

@@ -204,13 +204,17 @@ def test_the_queue_exports_csv_with_its_filters_and_no_formula(app):
     c.post(f"/flags/{a}/acknowledge", data={"csrf_token": token, "comment": "=HYPERLINK(\"http://x\")"})
     r = c.get("/flags.csv")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(r.text)))
-    assert {x["event_id"]: x["state"] for x in rows} == {a: "seen", b: "new"}
-    [seen] = [x for x in rows if x["event_id"] == a]
-    assert seen["comment"] == "'=HYPERLINK(\"http://x\")" and seen["flags"] == "BORROWED_CARD"
-    assert seen["reviewed_by"] == "web:inspector" and seen["occurred_at"].endswith("+00:00")
+    rows = list(csv.DictReader(io.StringIO(r.text)))  # a pt-BR session: pt-BR headers
+    assert {x["evento"]: x["estado"] for x in rows} == {a: "seen", b: "new"}
+    [seen] = [x for x in rows if x["evento"] == a]
+    assert seen["comentário"] == "'=HYPERLINK(\"http://x\")" and seen["ocorrências"] == "BORROWED_CARD"
+    assert seen["revisto_por"] == "web:inspector" and seen["instante_utc"].endswith("+00:00")
     only = list(csv.DictReader(io.StringIO(c.get("/flags.csv", params={"state": "new"}).text)))
-    assert [x["event_id"] for x in only] == [b]
+    assert [x["evento"] for x in only] == [b]
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    english = list(csv.DictReader(io.StringIO(c.get("/flags.csv").text)))
+    assert [{k: x[k] for k in ("event_id", "state", "flags", "reviewed_by")} for x in english if x["event_id"] == a] \
+        == [{"event_id": a, "state": "seen", "flags": "BORROWED_CARD", "reviewed_by": "web:inspector"}]
     assert 'href="/flags.csv?state=new"' in c.get("/flags", params={"state": "new"}).text
 
 

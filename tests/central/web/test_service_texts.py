@@ -108,6 +108,10 @@ SAMPLES = {
     "no_entry": "no escala entry 42",
     "entry_removed": "escala entry 42 was already removed (refused)",
     "not_eligible": "V001 is not eligible: G7 rest",
+    "past_dispatch": "the period 07-13 of 2026-03-10 ended at 2026-03-10 13:00 port time: a past escala is not dispatched",
+    "past_change": "escala entry 12 (2026-03-10 07-13) ended at 2026-03-10 13:00 port time: a past escala is not changed",
+    "unknown_function": "function 'vigia_xefe' is unknown to the office (no category fills it): the functions "
+                        "are vigia, vigia_chefe",
     "pay_unknown": "unknown: S1, S2",
     "pay_already_paid": "already paid: S1",
     "pay_superseded": "superseded: S1 (by S2)",

@@ -119,3 +119,49 @@ def test_a_ships_csv_that_is_not_utf8_is_named_by_file_and_line(tmp_path, capsys
     assert main(["office", "import-ships", "--config", cfg, "--ships", str(ships)]) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last == "portgate: ships.csv:3: file is not UTF-8"
+
+
+def test_add_user_port_scope_on_an_office_of_several_ports(tmp_path, monkeypatch, capsys):
+    """``--port`` (repeatable) and ``--all-ports`` (issue 37 item 4): stored in ``office_users.ports``;
+    neither: None (the home port); a port the office does not serve, both options, or a worker: exit 2."""
+    cfg = tmp_path / "central.toml"
+    cfg.write_text(f'database_url = "sqlite:///{tmp_path / "ledger.db"}"\nport = "santos"\n'
+                   f'ports = ["santos", "rio"]\nkeys_dir = "{tmp_path / "keys"}"\n')
+    cfg = str(cfg)
+    monkeypatch.setenv("PORTGATE_PASSWORD", "long enough password")
+    assert main(["office", "add-user", "--config", cfg, "--login", "clerk", "--role", "office",
+                 "--port", "rio", "--port", "santos"]) == 0
+    assert "ports rio,santos" in capsys.readouterr().out
+    assert main(["office", "add-user", "--config", cfg, "--login", "fed", "--role", "auditor", "--all-ports"]) == 0
+    assert main(["office", "add-user", "--config", cfg, "--login", "old", "--role", "office"]) == 0
+    capsys.readouterr()
+    assert main(["office", "add-user", "--config", cfg, "--login", "x2", "--role", "office", "--port", "vitoria"]) == 2
+    assert "'vitoria' is not served by this office" in capsys.readouterr().err
+    assert main(["office", "add-user", "--config", cfg, "--login", "x3", "--role", "office", "--port", "rio",
+                 "--all-ports"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["office", "add-user", "--config", cfg, "--role", "worker", "--registration", "V1",
+                 "--port", "rio"]) == 2
+    assert "for office users" in capsys.readouterr().err
+    engine = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
+    with Session(engine) as s:
+        got = dict(s.execute(select(office_users.c.login, office_users.c.ports)).all())
+        detail = s.execute(select(audit_log.c.detail).where(audit_log.c.subject == "clerk")).scalar_one()
+    assert got == {"clerk": "rio,santos", "fed": "*", "old": None}
+    assert detail["ports"] == "rio,santos"
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old", "--all-ports"]) == 0
+    assert main(["office", "set-ports", "--config", cfg, "--login", "fed", "--port", "rio"]) == 0
+    assert main(["office", "set-ports", "--config", cfg, "--login", "clerk", "--home"]) == 0
+    capsys.readouterr()
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old"]) == 2
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old", "--home", "--port", "rio"]) == 2
+    assert main(["office", "set-ports", "--config", cfg, "--login", "ghost", "--all-ports"]) == 2
+    assert main(["office", "set-ports", "--config", cfg, "--login", "old", "--port", "vitoria"]) == 2
+    assert "no user 'ghost'" in capsys.readouterr().err
+    with Session(engine) as s:
+        got = dict(s.execute(select(office_users.c.login, office_users.c.ports)).all())
+        changed = [r.detail for r in s.execute(select(audit_log).where(audit_log.c.action == "user.set_ports")
+                                               .order_by(audit_log.c.id))]
+    assert got == {"clerk": None, "fed": "rio", "old": "*"}
+    assert changed == [{"from": None, "to": "*"}, {"from": "*", "to": "rio"}, {"from": "rio,santos", "to": None}]
+    engine.dispose()

@@ -32,7 +32,7 @@ DAY = "2026-03-15"
 def demo_office(demo_day):
     """The session's demo day (tests/conftest.py): what-if stores nothing, the counts show it."""
     run_dir = demo_day.run_dir
-    assert "All decisions as expected" in demo_day.out, demo_day.out[-3000:]
+    assert "Todas as decisões como esperado" in demo_day.out, demo_day.out[-3000:]
     config = load_central_config(str(run_dir / "central.toml"))
     engine = make_engine(config.database_url)
     app = create_app(engine, config.web, b"x" * 32, background=False,

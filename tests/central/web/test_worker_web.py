@@ -546,3 +546,28 @@ def test_a_stevedore_sees_his_production_statements_with_their_lines_and_only_hi
     c1.post("/lang", data={"csrf_token": token, "lang": "en", "next": "/w/pagamento"})
     en = c1.get("/w/pagamento", params=q).text
     assert "Production (gangs)" in en and "general foreman" in en and "trip to the ship at anchorage" in en
+
+
+def test_a_health_refusal_decided_after_the_period_ended_is_refused_and_stays_pending(app, ledger, engine, clock):
+    """The office's clock past the end of V017's 19-01 (01:00 of the next day, port time): accepting
+    his request would change an ended period's escala (issue 34), so it is refused with the reason
+    in pt-BR, nothing recorded; the request stays pending (the office rejects it)."""
+    from central.rotation.schema import escala, refusals
+
+    with engine.connect() as conn:
+        entry = conn.execute(select(escala.c.id).where(escala.c.registration == "V017")).scalar_one()
+    c, token = worker_client(app, "V017")
+    assert c.post(f"/w/escala/{entry}/saude", data={"csrf_token": token, "reason": "febre"},
+                  files={"photo": ("a.png", _png(), "image/png")}).status_code == 303
+    today = clock().astimezone(ZoneInfo(WebSettings().tz)).date()
+    clock.at = dt.datetime.combine(today + dt.timedelta(days=1), dt.time(1), ZoneInfo(WebSettings().tz))
+    office, otoken = logged_in(app, "office")
+    rid = re.search(r'data-request="(\d+)"', office.get("/worker-requests").text).group(1)
+    r = office.post(f"/worker-requests/{rid}/decide", data={"csrf_token": otoken, "decision": "accept"})
+    assert r.status_code == 400
+    assert (f"entrada de escala: a entrada de escala {entry} ({today:%d/%m/%Y} 19-01) terminou em "
+            f"{today + dt.timedelta(days=1):%d/%m/%Y} 01:00 (hora do porto)") in r.text, r.text[-3000:]
+    with engine.connect() as conn:
+        assert conn.execute(select(escala.c.status).where(escala.c.id == entry)).scalar() == "active"
+        assert conn.execute(select(refusals)).first() is None
+    assert f'data-request="{rid}" data-status="pending"' in office.get("/worker-requests").text

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from edge.memview import MemoryGateView, Presence, Roster
+from edge.display.said import worded
 from edge.rules.engine import decide
 from edge.rules.model import Decision, Now, Presentation
 from edge.rules.rulebook import GateRulebook
@@ -40,6 +41,7 @@ class Port:
     presence: Presence = dataclasses.field(default_factory=Presence)
     rulebook: GateRulebook = dataclasses.field(default_factory=GateRulebook)
     views: dict[str, MemoryGateView] = dataclasses.field(default_factory=dict)
+    words: bool = True  # the decision worded at the edge (edge.display.said), as the gate does
 
     def worker(self, reg: str, **kw) -> str:
         kw.setdefault("status", WorkerStatus.ACTIVE)
@@ -89,6 +91,8 @@ class Port:
                   boot_id=boot)
         rb = rulebook or self.rulebook
         decision = decide(view, p, now, rb)
+        if self.words:
+            decision = worded(decision)
         if apply:
             view.apply(decision, p, now, inspector_mode_s=rb.g10.inspector_mode_s)
         return decision

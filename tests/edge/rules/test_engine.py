@@ -490,12 +490,43 @@ def test_messages_in_english_name_the_reason(port):
                             "is dispatched to registration 1002. Call the inspector. [G6]")
 
 
-def test_every_reason_key_has_both_languages():
-    from edge.rules.messages import ACTIONS, HEADS, REASONS
+def test_every_reason_key_has_both_languages_in_the_catalogs_with_its_fields():
+    from edge.rules.messages import ACTIONS, HEADS, REASONS, STATUS_WORDS
+    from portgate.i18n import gettext
+    from testkit.i18n import fields
 
-    for table in (HEADS, REASONS, ACTIONS):
-        for key, (pt, en) in table.items():
-            assert pt and en and pt != en, key
+    for prefix, keys in (("gate.head.", HEADS), ("gate.reason.", REASONS), ("gate.action.", ACTIONS),
+                         ("gate.status.", STATUS_WORDS)):
+        for key in keys:
+            pt, en = gettext("pt", prefix + key), gettext("en", prefix + key)
+            assert pt != prefix + key and en != prefix + key and pt != en, key
+            if prefix == "gate.reason.":  # the template uses exactly the fields the engine gives
+                assert fields(pt) == fields(en) == set(REASONS[key]), key
+
+
+def test_the_rules_core_says_keys_and_values_and_the_edge_words_them(port):
+    """The engine's decision carries no words (pure, language-free); ``edge.display.said`` renders
+    the catalogs' pt-BR and English from its keys and fields."""
+    from edge.display.said import worded
+    from edge.rules import engine
+    from edge.rules.messages import Said
+
+    port.worker("1001")
+    port.dispatch("1001")
+    uid = port.card("AA00FFFF", "1001", status=CardStatus.LOST)
+    from edge.rules.model import Now, Presentation
+    from tests.edge.rules.conftest import mono
+
+    view = port.view()
+    view.updated_at = local(7)
+    p = Presentation(uid=uid, reader_id="GA/control", reader_kind="control", mono_ns=mono(local(7)))
+    bare = engine.decide(view, p, Now(wall=local(7), mono_ns=mono(local(7)), clock_trusted=True), port.rulebook)
+    assert bare.message_pt == bare.message_en == ""
+    assert bare.said == Said(head="deny", reasons=(("G2.control", (("status", "lost"),)),),
+                             actions=("retain",), rules=("G2",))
+    d = worded(bare)
+    assert d.message_pt == "NEGADO — cartão bloqueado (perdido). Retenha o cartão e chame o fiscal. [G2]"
+    assert d.message_en == "DENIED — card blocked (lost). Keep the card and call the inspector. [G2]"
 
 
 def _fields(worker):

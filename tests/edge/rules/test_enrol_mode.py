@@ -5,7 +5,7 @@ is decided as always."""
 from __future__ import annotations
 
 from edge.memview import MemoryGateView
-from edge.rules.engine import decide
+from edge.display.said import decide  # the rules with their words (edge.rules.engine.decide: none)
 from edge.rules.model import EnrolMode, Now, Outcome, Presentation
 
 from .conftest import local, mono

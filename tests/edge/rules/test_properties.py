@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from edge.memview import MemoryGateView, Presence, Roster
-from edge.rules.engine import decide
+from edge.display.said import decide  # the rules with their words (edge.rules.engine.decide: none)
 from edge.rules.model import Decision, InspectorSession, Now, OpenShift, Outcome, Presentation
 from edge.rules.rulebook import (
     G4Settings, G7Settings, G8Settings, GateRulebook,

@@ -35,3 +35,15 @@ def test_the_depth_gauge_and_the_status_count_exactly_the_rows_not_acknowledged(
     assert REGISTRY.get_sample_value("portgate_outbox_depth", {"gate_id": "g-depth"}) == 0
     assert j.sent_through() == 11 and j.oldest_unsent_at() is None
     j.close()
+
+
+def test_the_status_is_dated_by_the_gate_s_clock_not_the_machine_s(tmp_path):
+    """A gate's status ``at`` (the office's "desde") is its clock's reading, the one its events
+    carry: the demo's scripted day (issue 34 item 15), not the machine's date."""
+    j = Journal(tmp_path / "j.db", port="santos", gate_id="g-clock", key=b"k" * 16, boot_id="b")
+    sync = Sync(MqttConfig(host="127.0.0.1", port=1), j, port="santos", gate_id="g-clock",
+                settings=SyncSettings(high_water=100), now=lambda: NOW)
+    assert dt.datetime.now(dt.UTC) - T0 > dt.timedelta(days=1)  # else the two clocks could not be told apart
+    for state, reason in (("online", "progress"), ("offline", "will")):
+        assert dl.decode(sync._status(state, reason), dl.GateStatus).at == T0
+    j.close()

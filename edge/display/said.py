@@ -1,0 +1,42 @@
+"""The watchman's words for a decision of the rules core: ``edge.rules.messages.Said`` (keys and
+values, no language) rendered from the gettext catalogs (``gate.head.*``, ``gate.reason.*``,
+``gate.action.*``, ``gate.status.*``; docs/i18n.md) in pt-BR and English.
+
+The gate journals the pt-BR text (``TapPayload.message``, the wire contract is unchanged), shows
+either language on its indicator and the replay prints the run's; all of them get the text here,
+right after the rules decide (``decide``), so the rules core stays pure and language-free.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from edge.rules import engine
+from edge.rules.messages import Said, render
+from edge.rules.model import Decision
+from portgate.i18n import gettext
+
+
+@functools.lru_cache(maxsize=4096)
+def text(message: Said, lang: str) -> str:
+    """``message`` in ``lang`` (``"pt"``, ``"en"``): ``NEGADO — cartão desconhecido (0A04). [G1]``."""
+    return render(message, functools.partial(gettext, lang))
+
+
+def worded(decision: Decision) -> Decision:
+    """``decision`` with ``message_pt`` and ``message_en`` rendered from its ``said``; a decision
+    without one (made at the edge with its words, ``edge.loop_records.internal_failure``) as it is."""
+    if decision.said is None:
+        return decision
+    try:
+        return dataclasses.replace(decision, message_pt=text(decision.said, "pt"),
+                                   message_en=text(decision.said, "en"))
+    except TypeError:  # a field value that cannot be hashed (a list): rendered without the cache
+        return dataclasses.replace(decision, message_pt=render(decision.said, functools.partial(gettext, "pt")),
+                                   message_en=render(decision.said, functools.partial(gettext, "en")))
+
+
+def decide(*args, **kwargs) -> Decision:
+    """``edge.rules.engine.decide`` with the decision's words (the gate loop's and the replay's)."""
+    return worded(engine.decide(*args, **kwargs))
