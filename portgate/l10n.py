@@ -10,6 +10,7 @@ a text reads and searches the same in a page, a PDF and a terminal.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 from babel.dates import format_date, format_datetime
@@ -55,6 +56,57 @@ def day(value: dt.date, lang: str = "pt") -> str:
     return _plain(format_date(value, DAY[normal_lang(lang)], locale=locale_of(lang)))
 
 
+#: the shapes of a time a page shows (``at``'s ``shape``): pt-BR as the office always wrote them,
+#: English from Babel's ``en`` patterns (medium time ``h:mm:ss a``, medium date ``MMM d, y``)
+SHAPES = {
+    "time": {"pt": "HH:mm:ss", "en": "h:mm:ss a"},
+    "minute": {"pt": "HH:mm", "en": "h:mm a"},
+    "day_time": {"pt": "dd/MM HH:mm:ss", "en": "MMM d, h:mm:ss a"},
+    "moment": {"pt": MOMENT["pt"], "en": "MMM d, y, h:mm:ss a"},
+    "moment_minute": {"pt": "dd/MM/yyyy HH:mm", "en": "MMM d, y, h:mm a"},
+    "day": {"pt": DAY["pt"], "en": "MMM d, y"},
+}
+
+
+def at(value: dt.datetime, lang: str = "pt", tz: dt.tzinfo | None = None, shape: str = "moment") -> str:
+    """An aware time in ``tz`` (the port's; UTC when ``None``) in one of ``SHAPES``: ``"time"``
+    ``19:05:00`` / ``7:05:00 PM``, ``"minute"`` ``19:05`` / ``7:05 PM``, ``"day_time"``
+    ``14/04 19:05:00`` / ``Apr 14, 7:05:00 PM``, ``"moment"`` (the default) ``14/04/2026 19:05:00`` /
+    ``Apr 14, 2026, 7:05:00 PM``, ``"moment_minute"`` without the seconds, ``"day"`` the port's day
+    ``14/04/2026`` / ``Apr 14, 2026``. A naive time raises ``ValueError`` (pass aware UTC times), an
+    unknown shape ``KeyError`` (a programming error)."""
+    if value.tzinfo is None:
+        raise ValueError(f"naive datetime {value!r}: pass an aware time")
+    pattern = SHAPES[shape][normal_lang(lang)]
+    local = value.astimezone(tz or dt.timezone.utc)
+    return _plain(format_datetime(local, pattern, tzinfo=local.tzinfo, locale=locale_of(lang)))
+
+
+#: a calendar month: ``03/2026`` (pt-BR), ``Mar 2026`` (English)
+MONTH = {"pt": "MM/yyyy", "en": "MMM y"}
+
+
+def month(value: dt.date | str, lang: str = "pt") -> str:
+    """A calendar month (a date in it, or ``"2026-03"`` as the reports keep it): ``03/2026`` (pt-BR),
+    ``Mar 2026`` (English); a text that is not ``YYYY-MM`` is returned as it is."""
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value + "-01")
+        except ValueError:
+            return value
+    return _plain(format_date(value, MONTH[normal_lang(lang)], locale=locale_of(lang)))
+
+
+def period(start: dt.datetime, lang: str = "pt", tz: dt.tzinfo | None = None, hours: int = 6) -> str:
+    """A work period by its local hours and its day, as the escala names it (RULES art. 9 periods):
+    ``19-01 15/03/2026`` (pt-BR), ``19-01 Mar 15, 2026`` (English); ``start`` aware (a naive one
+    raises ``ValueError``), ``hours`` long."""
+    if start.tzinfo is None:
+        raise ValueError(f"naive datetime {start!r}: pass an aware time")
+    local = start.astimezone(tz or dt.timezone.utc)
+    return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {day(local.date(), lang)}"
+
+
 def moment(value: dt.datetime, lang: str = "pt", tz: dt.tzinfo | None = None) -> str:
     """An aware time in ``tz`` (the port's; UTC when ``None``), day and time to the second:
     ``14/04/2026 19:05:00`` (pt-BR), ``Apr 14, 2026, 7:05:00 PM`` (English). A naive time raises
@@ -63,3 +115,31 @@ def moment(value: dt.datetime, lang: str = "pt", tz: dt.tzinfo | None = None) ->
         raise ValueError(f"naive datetime {value!r}: pass an aware time")
     local = value.astimezone(tz or dt.timezone.utc)
     return _plain(format_datetime(local, MOMENT[normal_lang(lang)], tzinfo=local.tzinfo, locale=locale_of(lang)))
+
+
+# an ISO day or time written into a text (``on 2026-03-15``, ``2026-03-16T10:00:00-03:00``,
+# ``2026-03-11 01:01``), not inside an id (``V001/9300001/2026-03-15/01-07``) nor a quoted value
+_ISO_IN_TEXT = re.compile(r"(?<![\w/'-])(?P<day>\d{4}-\d\d-\d\d)(?P<time>[T ]\d\d:\d\d(?P<sec>:\d\d(?:\.\d+)?)?"
+                          r"(?:Z|[+-]\d\d:\d\d)?)?(?![\w/'-]|\.\w|:\d)")
+
+
+def _iso_shown(lang: str, m: re.Match) -> str:
+    try:
+        if m["time"]:
+            found = dt.datetime.fromisoformat(m.group(0).replace("Z", "+00:00"))
+            shape = "moment" if m["sec"] else "moment_minute"
+            if found.tzinfo is None:  # a wall-clock time (the writer's port time): shown as it is
+                return at(found.replace(tzinfo=dt.timezone.utc), lang, dt.timezone.utc, shape)
+            return at(found, lang, found.tzinfo, shape)
+        return day(dt.date.fromisoformat(m["day"]), lang)
+    except ValueError:  # 2026-13-45: not a day, shown as written
+        return m.group(0)
+
+
+def dates_in_text(text: str, lang: str = "pt") -> str:
+    """``text`` (a service's refusal) with each ISO day or time in it as ``lang`` writes it:
+    ``on 2026-03-15`` -> ``on 15/03/2026`` (pt-BR), ``on Mar 15, 2026`` (English); a time with an
+    offset in that offset (the services write port time), a time without one as written; a quoted
+    value (``'2026-03-15'``: what a person typed), a day inside an id and a day that is not one
+    (``2026-13-45``) stay as they are."""
+    return _ISO_IN_TEXT.sub(lambda m: _iso_shown(lang, m), text)

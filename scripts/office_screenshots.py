@@ -13,7 +13,9 @@
 
 With ``--demo RUN_DIR`` (a ``portgate demo`` run directory) only the demo day's shots
 (``demo_shots``, on a copy of its ledger): docs/img/clerk-escala.png (1440x900, a row's menu
-open), clerk-escala-phone.png (390 px), clerk-whatif-param.png (one parameter changed).
+open), clerk-escala-phone.png (390 px), clerk-whatif-param.png (one parameter changed), the
+inspector's phone (390 px: inspector-flags-phone.png, inspector-flag-phone.png,
+inspector-case-phone.png, inspector-alarms-phone.png) and the audit log (office-audit.png).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def main() -> None:
             engine.dispose()
             port.gates["g-a"].tap("V001")
             with launch_chromium() as browser:
-                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page = browser.new_page(locale="pt-BR", viewport={"width": 1280, "height": 900})
                 page.goto(port.url + "/login")
                 page.get_by_label("Usuário").fill("escritorio")
                 page.get_by_label("Senha").fill(PASSWORD)
@@ -78,7 +80,7 @@ def main() -> None:
 def enrol_shot(browser, port) -> None:
     """docs/img/clerk-enrol.png: enrol mode at gate g-b, the card it read offered on V006's page."""
     url = port.url
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = browser.new_page(locale="pt-BR", viewport={"width": 1280, "height": 800})
     page.goto(url + "/login")
     page.get_by_label("Usuário").fill("escritorio")
     page.get_by_label("Senha").fill(PASSWORD)
@@ -99,7 +101,7 @@ def enrol_shot(browser, port) -> None:
 
 def clerk_shots(browser, url: str) -> None:
     """The clerk's workflows at 1280x800 (what a clerk's screen shows, not the whole page)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page = browser.new_page(locale="pt-BR", viewport={"width": 1280, "height": 800})
     page.goto(url + "/login")
     page.get_by_label("Usuário").fill("escritorio")
     page.get_by_label("Senha").fill(PASSWORD)
@@ -181,7 +183,7 @@ def demo_shots(run_dir: Path) -> None:
         try:
             with launch_chromium() as browser:
                 for width, height, name in ((1440, 900, "clerk-escala.png"), (390, 844, "clerk-escala-phone.png")):
-                    page = browser.new_page(viewport={"width": width, "height": height})
+                    page = browser.new_page(locale="pt-BR", viewport={"width": width, "height": height})
                     page.goto(url + "/login")
                     page.get_by_label("Usuário").fill(OFFICE_USER)
                     page.get_by_label("Senha").fill(DEMO_PASSWORD)
@@ -201,10 +203,42 @@ def demo_shots(run_dir: Path) -> None:
                         page.locator("#param-form").scroll_into_view_if_needed()
                         page.screenshot(path=str(OUT / "clerk-whatif-param.png"))
                     page.close()
+                inspector_shots(browser, url)
         finally:
             server.should_exit = True
             with contextlib.suppress(Exception):
                 engine.dispose()
+
+
+def _signed_in(browser, url: str, login: str, width: int, height: int):
+    from app.demo.web import DEMO_PASSWORD  # lazy: the demo's package, only for the --demo shots
+    page = browser.new_page(locale="pt-BR", viewport={"width": width, "height": height})
+    page.goto(url + "/login")
+    page.get_by_label("Usuário").fill(login)
+    page.get_by_label("Senha").fill(DEMO_PASSWORD)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(url + "/")
+    return page
+
+
+def inspector_shots(browser, url: str) -> None:
+    """The inspector's phone (390x844) on the demo day: the flag queue, a flag, case 1, the
+    alarms (inspector-*-phone.png); the office's audit log at 1280x800 (office-audit.png)."""
+    from app.demo.web import DEMO_USER, OFFICE_USER  # lazy: as above
+    page = _signed_in(browser, url, DEMO_USER, 390, 844)
+    for path, name in (("/flags", "inspector-flags-phone.png"), ("/cases/1", "inspector-case-phone.png"),
+                       ("/alarms", "inspector-alarms-phone.png")):
+        page.goto(url + path)
+        page.screenshot(path=str(OUT / name))
+    page.goto(url + "/flags")
+    page.locator("table.flags tbody tr a").first.click()
+    page.wait_for_load_state()
+    page.screenshot(path=str(OUT / "inspector-flag-phone.png"))
+    page.close()
+    page = _signed_in(browser, url, OFFICE_USER, 1280, 800)
+    page.goto(url + "/audit?from=2026-03-01&to=2026-12-31")
+    page.screenshot(path=str(OUT / "office-audit.png"))
+    page.close()
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ from starlette.responses import HTMLResponse
 from central.web.i18n import LANGS, t
 from portgate.i18n import translations
 from central.web.security import csrf_token
+from central.web.codewords import function_label, post_label
 from central.web.service_texts import event_text, flag_label, localize
+from portgate import l10n
 from portgate.timeutil import as_utc
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -55,25 +57,33 @@ def lang_of(request: Request) -> str:
     return lang if lang in LANGS else "pt"
 
 
-def _local_time(tz: ZoneInfo):
+#: ``when(value, with_date)``'s second argument -> a ``portgate.l10n.SHAPES`` shape
+_WHEN_SHAPES = {False: "time", None: "time", True: "day_time", "year": "moment", "minute": "minute",
+                "year_minute": "moment_minute", "day": "day"}
+
+
+def _local_time(tz: ZoneInfo, lang: str = "pt"):
     def fmt(value, with_date: bool | str = False) -> str:
-        """``value`` (aware or UTC datetime) in the port's time: ``HH:MM:SS``; ``with_date``
-        true: ``dd/mm HH:MM:SS``; ``"year"``: ``dd/mm/yyyy HH:MM:SS`` (a history spanning years)."""
+        """``value`` (aware or UTC datetime) in the port's time and the page's language
+        (``portgate.l10n.at``): ``19:05:00``; ``with_date`` true: ``14/04 19:05:00``; ``"year"``:
+        ``14/04/2026 19:05:00`` (a history spanning years); ``"year_minute"`` without the seconds;
+        ``"minute"``: ``19:05``; ``"day"``: the port's day ``14/04/2026``. English as Babel's ``en``
+        (``Apr 14, 2026, 7:05:00 PM``). ``None`` is ``—``; a date is its day."""
         if value is None:
             return "—"
         if isinstance(value, dt.datetime):
-            local = as_utc(value).astimezone(tz)
-            shape = "%d/%m/%Y %H:%M:%S" if with_date == "year" else "%d/%m %H:%M:%S" if with_date else "%H:%M:%S"
-            return local.strftime(shape)
+            return l10n.at(as_utc(value), lang, tz, _WHEN_SHAPES[with_date])
+        if isinstance(value, dt.date):
+            return l10n.day(value, lang)
         return str(value)
 
     return fmt
 
 
-def period_label(start: dt.datetime, tz: ZoneInfo, hours: int = 6) -> str:
-    """A period by its local hours and day, as the escala names it: ``19-01 15/03/2026``."""
-    local = as_utc(start).astimezone(tz)
-    return f"{local.hour:02d}-{(local.hour + hours) % 24:02d} {local:%d/%m/%Y}"
+def period_label(start: dt.datetime, tz: ZoneInfo, hours: int = 6, lang: str = "pt") -> str:
+    """A period by its local hours and day, as the escala names it: ``19-01 15/03/2026`` (English
+    ``19-01 Mar 15, 2026``; ``portgate.l10n.period``)."""
+    return l10n.period(as_utc(start), lang, tz, hours)
 
 
 def actor_label(lang: str, actor: str | None) -> str:
@@ -108,11 +118,13 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
     user = getattr(request.state, "user", None)
     html = env.get_template(template).render(
         request=request, user=user, lang=lang, csrf=csrf_token(request),
-        gettext=lambda key: t(lang, key), ngettext=translations(lang).ngettext, when=_local_time(web.tz), age=_age, path=request.url.path,
+        gettext=lambda key: t(lang, key), ngettext=translations(lang).ngettext, when=_local_time(web.tz, lang), age=_age, path=request.url.path,
+        day_text=lambda d: l10n.day(d, lang), month_text=lambda m: l10n.month(m, lang),
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
+        function_name=lambda code: function_label(lang, str(code)), post_name=lambda code: post_label(lang, str(code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
-        period=lambda start: period_label(start, web.tz), actor=lambda who: actor_label(lang, who),
+        period=lambda start: period_label(start, web.tz, lang=lang), actor=lambda who: actor_label(lang, who),
         port_scope=getattr(request.state, "port_scope", ()), port_view=getattr(request.state, "ports", None),
         **context,
     )

@@ -21,6 +21,7 @@ import datetime as dt
 import re
 
 from central.web.i18n import t
+from portgate import l10n
 from wire.topics import ID_RULE
 
 
@@ -553,11 +554,16 @@ def _reason_pt(reason: str, depth: int = 0, in_file: bool = False) -> str:
 
 
 def localize(lang: str, text: str) -> str:
-    """``text`` (a service's refusal) in ``lang``: ``"en"`` unchanged; otherwise each line and
-    each ``; `` part with its known reason in pt-BR (places and parameters kept)."""
-    if lang == "en" or not text:
+    """``text`` (a service's refusal) in ``lang``: ``"en"`` as the service worded it; otherwise each
+    line and each ``; `` part with its known reason in pt-BR (places and parameters kept). In both,
+    an ISO day or time the service wrote (``2026-03-15``) reads as the language writes it
+    (``15/03/2026``, ``Mar 15, 2026``; a time in the offset it carries, the services write port
+    time); a quoted value a person typed stays as typed."""
+    if not text:
         return text
-    return "\n".join("; ".join(_reason_pt(part) for part in line.split("; ")) for line in text.split("\n"))
+    if lang != "en":
+        text = "\n".join("; ".join(_reason_pt(part) for part in line.split("; ")) for line in text.split("\n"))
+    return l10n.dates_in_text(text, lang)
 
 
 # the worker page's registry words (``central.registry``: card kinds and states, a card's

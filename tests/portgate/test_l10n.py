@@ -43,3 +43,27 @@ def test_the_pages_quantities_group_thousands_through_babel():
     assert quantity_text(Decimal("1234.5"), "en") == "1,234.5"
     assert quantity_text(Decimal("90.09230769230769230769230769"), "pt-BR") == "90,092"
     assert quantity_text("n/a", "pt") == "n/a"
+
+
+def test_a_time_in_every_shape_the_pages_show_in_port_time_and_the_page_s_language():
+    """The office's ``when`` (central.web.render) wrote ``dd/mm/aaaa`` by hand on English pages too;
+    every shape now goes through Babel in the port's time zone (issue 33)."""
+    from portgate.l10n import at, month, period
+    tz = ZoneInfo("America/Sao_Paulo")
+    utc = dt.datetime(2026, 3, 15, 22, 5, 9, tzinfo=dt.timezone.utc)  # 19:05:09 in Santos
+    shapes = {"time": ("19:05:09", "7:05:09 PM"), "minute": ("19:05", "7:05 PM"),
+              "day_time": ("15/03 19:05:09", "Mar 15, 7:05:09 PM"),
+              "moment": ("15/03/2026 19:05:09", "Mar 15, 2026, 7:05:09 PM"),
+              "moment_minute": ("15/03/2026 19:05", "Mar 15, 2026, 7:05 PM"),
+              "day": ("15/03/2026", "Mar 15, 2026")}
+    for shape, (pt, en) in shapes.items():
+        assert (at(utc, "pt", tz, shape), at(utc, "en", tz, shape)) == (pt, en), shape
+    late = dt.datetime(2026, 3, 16, 2, 30, tzinfo=dt.timezone.utc)  # 23:30 of the 15th in port time
+    assert at(late, "pt", tz, "day") == "15/03/2026"
+    assert period(dt.datetime(2026, 3, 15, 22, 0, tzinfo=dt.timezone.utc), "pt", tz) == "19-01 15/03/2026"
+    assert period(dt.datetime(2026, 3, 15, 22, 0, tzinfo=dt.timezone.utc), "en", tz) == "19-01 Mar 15, 2026"
+    assert (month("2026-03"), month("2026-03", "en"), month("n/a")) == ("03/2026", "Mar 2026", "n/a")
+    with pytest.raises(ValueError, match="naive"):
+        period(dt.datetime(2026, 3, 15, 22, 0), "pt", tz)
+    with pytest.raises(ValueError, match="naive"):
+        at(dt.datetime(2026, 3, 15, 22, 0), "pt", tz)

@@ -18,8 +18,9 @@ from central.web.render import bad_input, lang_of, page
 from central.web.ports import per_port
 from central.web.security import guarded
 from central.web.service_texts import flag_label
-from portgate import csvout
+from portgate import csvout, l10n
 from portgate.errors import BadInput
+from portgate.timeutil import as_utc
 
 READERS = ("inspector", "auditor", "admin", "office")
 WRITERS = ("inspector",)
@@ -140,7 +141,7 @@ async def flag_open_case(request: Request):
         if not this["flags"]:
             raise BadInput(f"event {event_id} carries no flag", where="event")
         flag = next((x for x in this["flags"] if x in case_svc.FLAG_ARTICLES), this["flags"][0])
-        at = this["occurred_at"].astimezone(web.tz).strftime("%d/%m/%Y %H:%M:%S")
+        at = l10n.at(as_utc(this["occurred_at"]), lang, web.tz)
         words = "flagged read" if lang == "en" else "leitura sinalizada"
         evidence = (f"{words}: {this['gate_id']} seq {this['seq']}, {at}, {this['type']} "
                     f"{this['decision'] or ''}".rstrip() + f", {this['uid'] or '—'}: "

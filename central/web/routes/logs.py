@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from central.web import logmodel
+from central.web import auditwords, logmodel
 from central.web.render import lang_of, page
 from central.web.ports import per_port
 from central.web.security import guarded
@@ -111,8 +111,16 @@ async def audit_page(request: Request):
     shown = {k: v for k, v in typed.items() if v} | {"from": q.first.isoformat(), "to": q.last.isoformat()}
     return page(request, "audit.html", status_code=400 if errors else 200, rows=rows, next_after=nxt,
                 values=typed | {"from": typed["from"] or q.first.isoformat(), "to": typed["to"] or q.last.isoformat()},
-                errors=_localized(request, errors), query=shown, first_page=bool(q.after),
-                detail=lambda d: json.dumps(d, ensure_ascii=False, sort_keys=True)[:300])
+                errors=_localized(request, errors), query=shown, first_page=bool(q.after), **_audit_words(request))
+
+
+def _audit_words(request: Request) -> dict:
+    """The audit page's ``detail(stored)`` (a field list, ``central.web.auditwords``),
+    ``action_name(code)`` and ``subject_name(stored)`` in the page's language."""
+    lang, tz = lang_of(request), request.app.state.web.tz
+    return {"detail": lambda d: auditwords.detail_fields(lang, d, tz),
+            "action_name": lambda a: auditwords.action_label(lang, str(a)),
+            "subject_name": lambda s: auditwords.subject_label(lang, str(s or ""))}
 
 
 def _stream(web, rows_of, header, cells) -> Iterator[str]:
@@ -159,7 +167,7 @@ async def audit_csv(request: Request):
     q, typed, errors = audit_query(request)
     if errors:
         return page(request, "audit.html", status_code=400, rows=[], next_after=None, values=typed,
-                    errors=_localized(request, errors), query={}, first_page=False, detail=str)
+                    errors=_localized(request, errors), query={}, first_page=False, **_audit_words(request))
     q = dataclasses.replace(q, after=0)
     lang = "en" if lang_of(request) == "en" else "pt"
     body = _stream(web, lambda conn: logmodel.audit_all(conn, q, web.tz), AUDIT_HEADERS[lang], lambda r: (

@@ -41,10 +41,12 @@ from central.web.render import _local_time, env, lang_of
 from central.web.routes import pay as pay_routes
 from central.web.routes.cases import _row_id
 from central.web.security import csrf_token, guarded, public, csrf_ok
+from central.web.codewords import function_label, post_label
 from central.web.service_texts import flag_label, localize, role_label
 from central.web.users import MIN_PASSWORD, end_sessions_of
 from central.web.workeraccounts import activate, registration_of
 from central.web.workertexts import word, pay_rule
+from portgate import l10n
 from portgate.errors import BadInput
 
 PHOTO_MAX = 4 * 1024 * 1024  # one photo of a document with a defence, bytes (under [web] max_body_mb)
@@ -60,8 +62,9 @@ def wpage(request: Request, template: str, status_code: int = 200, **context) ->
     context.setdefault("reg", getattr(request.state, "registration", None))
     html = env.get_template(template).render(
         request=request, user=getattr(request.state, "user", None), lang=lang, csrf=csrf_token(request),
-        gettext=lambda key: word(lang, key), when=_local_time(web.tz), path=request.url.path, brl=brl,
-        flag=lambda code: flag_label(lang, str(code)), rule=lambda r, d: pay_rule(lang, r, d),
+        gettext=lambda key: word(lang, key), when=_local_time(web.tz, lang), day_text=lambda d: l10n.day(d, lang), path=request.url.path, brl=brl,
+        flag=lambda code: flag_label(lang, str(code)), function_name=lambda code: function_label(lang, str(code)),
+        post_name=lambda code: post_label(lang, str(code)), rule=lambda r, d: pay_rule(lang, r, d),
         fmt=lambda key, **kw: word(lang, key).format(**kw), **context)
     return HTMLResponse(html, status_code=status_code)
 

@@ -99,9 +99,9 @@ def test_a_nul_in_the_address_of_an_edit_writes_nothing(app, registry):
 
 
 @pytest.mark.parametrize("url, words", [
-    ("/escala?date=0001-01-01", "data: a data &#39;0001-01-01&#39; está fora de 2000-01-01..2100-12-31"),
-    ("/escala?date=9999-12-31", "data: a data &#39;9999-12-31&#39; está fora de 2000-01-01..2100-12-31"),
-    ("/flags?date=0001-01-01", "data: a data &#39;0001-01-01&#39; está fora de 2000-01-01..2100-12-31"),
+    ("/escala?date=0001-01-01", "data: a data &#39;0001-01-01&#39; está fora de 01/01/2000..31/12/2100"),
+    ("/escala?date=9999-12-31", "data: a data &#39;9999-12-31&#39; está fora de 01/01/2000..31/12/2100"),
+    ("/flags?date=0001-01-01", "data: a data &#39;0001-01-01&#39; está fora de 01/01/2000..31/12/2100"),
     ("/reports?month=2026-13", "mês: o mês &#39;2026-13&#39; não é AAAA-MM"),
     ("/reports?month=0001-01", "mês: o mês &#39;0001-01&#39; está fora de 2000-01..2100-12"),
     ("/reports?month=9999-12", "mês: o mês &#39;9999-12&#39; está fora de 2000-01..2100-12"),

@@ -240,7 +240,7 @@ def test_a_worker_added_by_the_form_is_registered_with_his_evidence(app, registr
     ({"birth_date": "15/05/1960"}, "birth_date", "83.611 art. 15 a: idade 66"),
     ({"nationality": "PT"}, "nationality", "83.611 art. 15 a: deve ser brasileiro (nacionalidade PT)"),
     ({"vision": "", "vision_on": ""}, "vision", "falta atestado de saúde e visão"),
-    ({"police_record_on": "02/12/2026"}, "police_record_on", "tem data 2026-12-02, depois do registro em 2026-12-01"),
+    ({"police_record_on": "02/12/2026"}, "police_record_on", "tem data 02/12/2026, depois do registro em 01/12/2026"),
     ({"electoral_on": ""}, "electoral_on", "falta a data do documento de título de eleitor"),
 ])
 def test_a_refused_add_worker_form_keeps_every_value_and_shows_the_error_beside_its_field(
@@ -463,5 +463,5 @@ def test_the_english_add_form_words_its_refusal_in_english(engine, registry, clo
     assert "Add a worker" in page and "dd/mm/yyyy" in page and "Admission conditions and their evidence" in page
     r = c.post("/workers/new", data=VIGIA | {"birth_date": "15/05/1960", "csrf_token": token})
     assert r.status_code == 400 and "The form was refused and nothing was saved" in r.text
-    assert _field_error(r.text, "birth_date") == "83.611 art. 15 a: age 66 on 2026-12-01 is outside 21..41"
+    assert _field_error(r.text, "birth_date") == "83.611 art. 15 a: age 66 on Dec 1, 2026 is outside 21..41"
     assert _value(r.text, "f-birth_date") == "15/05/1960"

@@ -132,7 +132,7 @@ def test_no_ship_in_port_says_where_to_add_one(app, reg):
     ("abc", "nenhuma escala de navio &#39;abc&#39;"),
     ("999999", "nenhuma escala de navio 999999"),
     ("99999999999999999999", "nenhuma escala de navio"),
-    ("departed", "o navio 9300009 não está no porto em 2026-12-02"),
+    ("departed", "o navio 9300009 não está no porto em 02/12/2026"),
     ("no-gate", "a escala do navio 9300007 não indica portaló"),
 ])
 def test_a_refused_ship_choice_keeps_the_typed_requisition_with_the_error_beside_the_select(app, reg, call, says):

@@ -18,7 +18,8 @@ from tests.pt_words import VISIBLE_TEXT, english_in
 PASSWORD = "portgate-demo"
 START = {
     "escritorio": ("/", "/flags", "/alarms", "/workers", "/workers/V017", "/workers/new", "/pay?from=2026-03-15&to=2026-03-16",
-                   "/escala?date=2026-03-15", "/whatif", "/reports?month=2026-03", "/ships", "/worker-requests"),
+                   "/escala?date=2026-03-15", "/whatif", "/reports?month=2026-03", "/ships", "/worker-requests",
+                   "/audit"),
     "demo": ("/", "/flags", "/cases", "/cases/1", "/alarms"),
     "V017": ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao"),
 }
@@ -78,6 +79,9 @@ def test_the_checker_finds_english_words_and_raw_flag_codes():
     assert english_in("Leitor sem sinal; cartão emprestado (G4); leitores") == []
     assert english_in("Reader NOT responding") == ["reader"]
     assert english_in("Enviar workers.csv e cards.csv; dispatched workers.") == ["workers"]
+    assert english_in("portalo/vigia_chefe: V017 · contramestre_geral") == ["contramestre_geral", "vigia_chefe"]
+    assert english_in("portaló/vigia-chefe: V017 · contramestre geral") == []
+    assert english_in('processo aberto {"event_id": "g-a:41"}') == ['{"…":']
 
 
 @pytest.mark.timeout(900)  # some 60 pages on a shared machine

@@ -129,7 +129,7 @@ def test_an_edit_writes_one_audit_row_a_roster_change_and_the_exam_history(app, 
     ("status", "retired", "situação &#39;retired&#39; não é um dos valores active|suspended|cancelled"),
     ("health_exam_date", "31/02/2026", "data do exame de saúde &#39;31/02/2026&#39; não é uma data válida (dd/mm/aaaa)"),
     ("health_exam_date", "2026-02-31", "data do exame de saúde &#39;2026-02-31&#39; não é uma data válida (dd/mm/aaaa)"),
-    ("suspended_from", "2026-03-10", "o início da suspensão 2026-03-10 é depois do fim da suspensão 2026-03-01"),
+    ("suspended_from", "2026-03-10", "o início da suspensão 10/03/2026 é depois do fim da suspensão 01/03/2026"),
     ("rotation_number", "-1", "o número de rodízio -1 é negativo"),
     ("name", "", "nome é um campo obrigatório"),
 ])

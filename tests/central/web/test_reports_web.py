@@ -53,7 +53,9 @@ def test_the_reports_page_has_every_table_beside_its_chart(app, data):
     sizing = r.text.split('id="r-sizing"')[1].split("</section>")[0]
     # March's trailing 12 months hold 20 shifts over 40 registered vigias: 20/12/40 = 0.04, with the
     # decimal comma on a pt-BR page
-    assert "<td>2026-03</td><td class=\"num\">20</td><td class=\"num\">40</td><td class=\"num\">0,04</td>" in sizing
+    # decimal comma on a pt-BR page; the month as a pt-BR reader writes it (portgate.l10n.month)
+    assert ("<td data-month=\"2026-03\">03/2026</td><td class=\"num\">20</td><td class=\"num\">40</td>"
+            "<td class=\"num\">0,04</td>") in sizing
     assert "<td class=\"num\">0,1</td></tr>" in sizing and "0.04" not in sizing  # 20/12 ÷ 25 workers: 0.1
     fairness = r.text.split('id="r-fairness"')[1].split("</section>")[0]
     assert "dispersão 1 · menor dispersão possível 1" in fairness  # 20 shifts among 40: round robin

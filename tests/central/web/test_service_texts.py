@@ -320,7 +320,7 @@ def test_field_names_read_in_portuguese_and_a_csv_column_stays_beside_its_name()
     assert localize("pt", "req.csv:2: workers 'x' is not a whole number") == (
         "req.csv:2: número de trabalhadores (workers) 'x' não é um número inteiro")
     assert localize("pt", "suspended_from 2026-03-10 is after suspended_until 2026-03-01") == (
-        "o início da suspensão 2026-03-10 é depois do fim da suspensão 2026-03-01")
+        "o início da suspensão 10/03/2026 é depois do fim da suspensão 01/03/2026")
     assert localize("pt", "w.csv:4: rotation_number -1 is negative") == (
         "w.csv:4: o número de rodízio (rotation_number) -1 é negativo")
     assert localize("en", "name is required") == "name is required"
@@ -328,8 +328,6 @@ def test_field_names_read_in_portuguese_and_a_csv_column_stays_beside_its_name()
 
 @pytest.mark.parametrize("english, pt", [
     ("from/to: dates are YYYY-MM-DD", "período: as datas são AAAA-MM-DD"),
-    ("from: the day 1900-01-01 is outside 2000-01-01..2100-12-31",
-     "início do período: o dia 1900-01-01 está fora de 2000-01-01..2100-12-31"),
     ("to: the period ends before it starts", "fim do período: o período termina antes de começar"),
     ("month: month 'x' is not YYYY-MM", "mês: o mês 'x' não é AAAA-MM"),
     ("rulebook: the rulebook has no version", "tabela de regras: a tabela de regras não tem versão ([[version]])"),
@@ -344,6 +342,27 @@ def test_field_names_read_in_portuguese_and_a_csv_column_stays_beside_its_name()
 def test_a_form_field_and_the_rule_reasons_read_in_portuguese_and_stay_english_in_english(english, pt):
     assert localize("pt", english) == pt
     assert localize("en", english) == english
+
+
+def test_a_refusal_s_iso_days_and_times_read_as_the_page_s_language_writes_them():
+    """A service writes ISO days into its English refusal; a person reads them as dd/mm/aaaa
+    (pt-BR) or as Babel's English (issue 33: no ISO date where a person reads), a time in the
+    offset it carries (port time); a quoted value a person typed and a day inside an id stay."""
+    english = "from: the day 1900-01-01 is outside 2000-01-01..2100-12-31"
+    assert localize("pt", english) == "início do período: o dia 01/01/1900 está fora de 01/01/2000..31/12/2100"
+    assert localize("en", english) == "from: the day Jan 1, 1900 is outside Jan 1, 2000..Dec 31, 2100"
+    assert localize("pt", "date '1900-01-01' is outside 2000-01-01..2100-12-31") == (
+        "a data '1900-01-01' está fora de 01/01/2000..31/12/2100")
+    late = "the payment time 2026-03-17T10:00:00-03:00 is more than a day after now (2026-03-15T09:00:00-03:00)"
+    assert "17/03/2026 10:00:00" in localize("pt", late) and "15/03/2026 09:00:00" in localize("pt", late)
+    assert localize("en", late) == ("the payment time Mar 17, 2026, 10:00:00 AM is more than a day after now "
+                                    "(Mar 15, 2026, 9:00:00 AM)")
+    shift = "no shift 'V001/9300001/2026-03-15/01-07' in the ledger"
+    assert localize("en", shift) == shift and "2026-03-15" in localize("pt", shift)
+    wall = "end 2026-03-11 01:01 is outside (2026-03-10 19:00..2026-03-11 01:00, port time)"
+    assert localize("en", wall) == ("end Mar 11, 2026, 1:01 AM is outside (Mar 10, 2026, 7:00 PM..Mar 11, 2026, "
+                                    "1:00 AM, port time)")
+    assert localize("en", "the day 2026-13-45 is not a day") == "the day 2026-13-45 is not a day"
 
 
 def test_an_unknown_reason_stays_as_the_service_worded_it():
@@ -442,9 +461,10 @@ def test_every_gate_and_shift_flag_has_a_label_in_both_languages():
 def test_an_interruption_outside_the_gang_s_period_reads_in_portuguese_naming_row_and_field():
     text = ("interruptions.csv:2: end 2026-03-11 01:01 is outside gang T1's period 19-01 of 2026-03-10 "
             "(2026-03-10 19:00..2026-03-11 01:00, port time)")
-    assert localize("pt", text) == ("interruptions.csv:2: o fim (end) 2026-03-11 01:01 está fora do período 19-01 de "
-                                    "2026-03-10 do terno T1 (2026-03-10 19:00 a 2026-03-11 01:00, hora do porto)")
-    assert localize("en", text) == text
+    assert localize("pt", text) == ("interruptions.csv:2: o fim (end) 11/03/2026 01:01 está fora do período 19-01 de "
+                                    "10/03/2026 do terno T1 (10/03/2026 19:00 a 11/03/2026 01:00, hora do porto)")
+    assert localize("en", text) == ("interruptions.csv:2: end Mar 11, 2026, 1:01 AM is outside gang T1's period 19-01 "
+                                    "of Mar 10, 2026 (Mar 10, 2026, 7:00 PM..Mar 11, 2026, 1:00 AM, port time)")
 
 
 def test_a_final_cases_penalty_reason_reads_in_portuguese_with_the_flag_by_its_name():

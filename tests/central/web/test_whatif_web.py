@@ -124,10 +124,11 @@ def test_a_gate_the_ledger_knows_passes_the_gate_check(gate_app, engine):
     assert r.status_code == 400 and "não é conhecido" not in r.text and "workers_csv" in r.text
 
 
-@pytest.mark.parametrize("day", ["0001-01-01", "1999-12-31", "2101-01-01"])
-def test_a_day_outside_the_range_is_refused(gate_app, day):
+@pytest.mark.parametrize("day, shown", [("0001-01-01", "01/01/0001"), ("1999-12-31", "31/12/1999"),
+                                        ("2101-01-01", "01/01/2101")])
+def test_a_day_outside_the_range_is_refused(gate_app, day, shown):
     r = _gate(gate_app, day=day)
-    assert r.status_code == 400 and f"o dia {day} está fora de 2000-01-01..2100-12-31" in r.text
+    assert r.status_code == 400 and f"o dia {shown} está fora de 01/01/2000..31/12/2100" in r.text
 
 
 @pytest.mark.parametrize(("edit", "pt"), [
