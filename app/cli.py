@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from portgate.clitext import tr
+from portgate.clitext import cli_lang, tr
 from portgate.errors import PortgateError
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -133,6 +133,18 @@ def _usage_line(exc: click.UsageError) -> str:
     return f"portgate: {where}{message} (see --help)"
 
 
+def _refusal_words(text: str) -> str:
+    """A service's refusal (a ``PortgateError``'s English message) in the command line's language:
+    as written in English; in pt-BR each known reason worded as the office's pages word it
+    (``central.web.service_texts.localize``: places and values kept, ISO days as dd/mm/aaaa)."""
+    lang = cli_lang()
+    if lang == "en":
+        return text
+    from central.web.service_texts import localize  # lazy: only when a refusal is printed
+
+    return localize(lang, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2 (1 for
     ``StoreUnavailable``: a database server not reachable yet, worth a restart); so does a usage
@@ -152,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return exc.exit_code
     except PortgateError as exc:
-        click.echo(f"portgate: {exc}", err=True)
+        click.echo(f"portgate: {_refusal_words(str(exc))}", err=True)
         return getattr(exc, "exit_code", 2)
     except _user_errors() as exc:
         # At the boundary only: a file that cannot be read or written, a value out of range, a

@@ -168,3 +168,16 @@ def test_a_day_printed_for_a_person_is_in_the_commands_language(monkeypatch):
     said = clitext.tr("cli.registry.suspended", registration="V012", start=day(dt.date(2026, 3, 10), clitext.cli_lang()),
                       end=day(dt.date(2026, 3, 29), clitext.cli_lang()))
     assert said == "V012 suspended Mar 10, 2026 .. Mar 29, 2026"
+
+
+def test_a_services_refusal_reads_in_pt_br_as_the_office_pages_word_it(capsys, monkeypatch, tmp_path):
+    """A ``PortgateError`` raised below the command (here the registry import's ``BadInput``) is
+    printed through ``central.web.service_texts.localize`` in pt-BR, as written in English."""
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    assert _run(capsys, monkeypatch, "en", "ledger", "migrate", "--db", db)[0] == 0
+    workers = tmp_path / "w.csv"
+    workers.write_text("registration,name,category,status,valid_until\nV001,Ana,vigia,active,2027-01-01\n")
+    code, _out, err = _run(capsys, monkeypatch, None, "registry", "import", "--db", db, "--workers", str(workers))
+    assert code == 2 and "w.csv:1: coluna(s) desconhecida(s) valid_until (o arquivo aceita registration," in err, err
+    code, _out, err = _run(capsys, monkeypatch, "en", "registry", "import", "--db", db, "--workers", str(workers))
+    assert code == 2 and "w.csv:1: unknown column(s) valid_until (the file takes registration," in err, err
