@@ -95,7 +95,7 @@ def screen(port, browser):
 def _start(page, port, reg: str, gate_id: str = "g-c") -> None:
     page.goto(f"{port.url}/workers/{reg}")
     page.locator("#en-gate_id").select_option(gate_id)
-    page.get_by_role("button", name="Iniciar o cadastro nesta porta").click()
+    page.get_by_role("button", name="Iniciar o cadastro neste portaló").click()
 
 
 def _audit(engine, reg: str) -> list[tuple[str, str, dict]]:
