@@ -118,13 +118,19 @@ class _Blank(dict):
 
 def render(message: Said, words: Callable[[str], str]) -> str:
     """The text of ``message`` with ``words`` (msgid -> text in one language, the caller's
-    catalogs). A field a template names but the engine did not give renders as ``?``."""
+    catalogs). A field a template names but the engine did not give renders as ``?``; a post or a
+    function code the catalogs name (``post.<code>``, ``function.<code>``) reads as its name, any
+    other as it is."""
     texts = []
     for key, params in message.reasons:
         values = _Blank(params)
         status = values.get("status")
         if isinstance(status, str) and status in STATUS_WORDS:
             values["status"] = words(f"gate.status.{status}")
+        for field in ("post", "function"):  # a code the catalogs name (``portalo`` -> ``portaló``)
+            code = values.get(field)
+            if isinstance(code, str) and (named := words(f"{field}.{code}")) != f"{field}.{code}":
+                values[field] = named
         template = words(f"gate.reason.{key}")
         texts.append(template.format_map(values) if REASONS.get(key) else template)
     text = words(f"gate.head.{message.head}") + (" — " + "; ".join(texts) + "." if texts else ".")

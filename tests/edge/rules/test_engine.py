@@ -258,7 +258,7 @@ def test_g6_post_dispatched_to_someone_else_is_a_rotation_jump(port):
     port.dispatch("1002", "07-13")
     d = port.read(uid, local(8))
     assert d.flags == (Flag.NOT_DISPATCHED, Flag.ROTATION_JUMP)
-    assert "o posto portalo (07-13) está escalado para a matrícula 1002" in d.message_pt
+    assert "o posto portaló (07-13) está escalado para a matrícula 1002" in d.message_pt
     assert "Chame o fiscal." in d.message_pt
 
 
@@ -291,7 +291,7 @@ def test_g6_admit_carries_the_matched_escala_entry(port):
     entry = port.dispatch("1001", "19-01")
     d = port.read(uid, local(18, 45))
     assert d.outcome is Outcome.ADMIT and d.dispatch == entry
-    assert d.message_pt == "LIBERADO — navio MSC ALFA (9074729), posto portalo, período 19-01."
+    assert d.message_pt == "LIBERADO — navio MSC ALFA (9074729), posto portaló, período 19-01."
 
 
 def test_g6_nearest_period_wins_between_back_to_back_dispatches(port):
@@ -486,7 +486,7 @@ def test_messages_in_english_name_the_reason(port):
     port.worker("1002")
     port.dispatch("1002")
     d = port.read(uid, local(7))
-    assert d.message_en == ("DENIED — not dispatched to this ship at this time; post portalo (07-13) "
+    assert d.message_en == ("DENIED — not dispatched to this ship at this time; post gangway (07-13) "
                             "is dispatched to registration 1002. Call the inspector. [G6]")
 
 
