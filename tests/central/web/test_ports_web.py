@@ -26,7 +26,7 @@ from central.web.ports import stored_ports, user_ports, view_ports
 from central.web import users as users_module
 from central.web.users import add_user
 from portgate.errors import BadInput
-from tests.central.web.conftest import PASSWORD, SECRET, _HashOnce, csrf_of, login
+from tests.central.web.conftest import PASSWORD, SECRET, _VerifyOnce, csrf_of, login
 from wire.events import Dispatch, Event, TapPayload, encode, new_event_id, sign
 
 # what each port's data is called: a santos page must show none of rio's
@@ -79,7 +79,7 @@ def two_ports(engine, users):
         _port_data(conn, "santos", SANTOS, [0, 1], [1.5, 0.5])
         _port_data(conn, "rio", RIO, [0], [2.0])
     with pytest.MonkeyPatch.context() as mp, Session(engine) as s, s.begin():
-        mp.setattr(users_module, "_hasher", _HashOnce(users_module._hasher))  # one argon2 hash a password
+        mp.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))  # one argon2 hash a password
         add_user(s, "clerk-santos", role="office", password=PASSWORD, actor="test", ports="santos")
         add_user(s, "insp-santos", role="inspector", password=PASSWORD, actor="test", ports="santos")
         add_user(s, "legacy", role="office", password=PASSWORD, actor="test")
