@@ -83,7 +83,7 @@ class WebState:
         # () or one port: no port scope, no selector (the office of one port)
         self.ports: tuple[str, ...] = ()
         # gate id -> port of the gates registered by ``add-gate --nats-users ... --port``: the port of
-        # a gate that has sent no event yet (``central.web.ports.port_of``)
+        # a gate that has sent no event yet (``central.web.ports.port_of``); set by ``office serve`` or a test
         self.gate_registry: dict[str, str] = {}
 
     def slip_header(self, asked_from: str) -> SlipHeader:
@@ -178,8 +178,7 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
                now: Callable[[], dt.datetime] | None = None, background: bool = True,
                slip_key: bytes | None = None, port_config: str | None = None,
                gate_what_if: Callable | None = None, publish_photos: Callable | None = None,
-               send_command: Callable | None = None, ports: tuple[str, ...] = (),
-               gate_registry: dict[str, str] | None = None) -> Starlette:
+               send_command: Callable | None = None, ports: tuple[str, ...] = ()) -> Starlette:
     """The ASGI application over ``engine``. ``secret``: the session signing key (>= 32 bytes);
     ``secure``: Secure cookies (TLS). ``background``: run the office coverage check (G11) in the
     server's lifespan. ``port_config``: the port TOML of the pay what-if (holidays); ``gate_what_if``:
@@ -188,8 +187,7 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
     ``publish(photos_dir)`` run after a photo upload (``central.web.photo_publish``; without it the
     photo waits for ``portgate central publish --photos``); ``send_command``: ``send(gate_id,
     command)`` for enrol mode on a gate (``central.web.gate_commands``; without it the worker page
-    refuses to start one); ``ports``: the served ports, home first (``central.web.ports``);
-    ``gate_registry``: gate id -> port of the registered gates (``central.web.ports.port_of``).
+    refuses to start one); ``ports``: the served ports, home first (``central.web.ports``).
     ``ValueError`` for a short secret."""
     if len(secret) < 32:
         raise ValueError("the session secret must have at least 32 bytes")
@@ -199,7 +197,6 @@ def create_app(engine: Engine, settings: WebSettings, secret: bytes, *, secure: 
     state.gate_what_if = gate_what_if
     state.publish_photos = publish_photos
     state.send_command, state.ports = send_command, tuple(ports)
-    state.gate_registry = dict(gate_registry or {})
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

@@ -158,7 +158,8 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
                      slip_key=slip_key(config),
                      gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
                      publish_photos=_photo_publisher(config), send_command=_command_sender(config),
-                     ports=config.served_ports, gate_registry=registered_ports(config.keys_dir))
+                     ports=config.served_ports)
+    app.state.web.gate_registry = registered_ports(config.keys_dir)
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            log_level=config.log_level))

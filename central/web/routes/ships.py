@@ -25,7 +25,8 @@ WRITERS = ("office",)
 async def ship_list(request: Request):
     web = request.app.state.web
     ports = request.state.ports
-    calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s), web.ports, web.gate_registry))
+    calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s),
+                                                                         web.ports, web.gate_registry))
     return page(request, "ships.html", calls=calls)
 
 
