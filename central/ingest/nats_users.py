@@ -29,9 +29,12 @@ import secrets
 from pathlib import Path
 
 import bcrypt
+import structlog
 
 from portgate.config import write_secret
 from wire import topics
+
+log = structlog.get_logger(__name__)
 
 OFFICE_USER = "office"
 STATE_FILE = "nats-users.json"
@@ -63,6 +66,20 @@ def _state(keys_dir: Path) -> dict:
     if not path.exists():
         return {"port": None, "users": {}}
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def registered_ports(keys_dir: str | Path) -> dict[str, str]:
+    """gate id -> port of every gate given a NATS user (``add-gate --nats-users ... --port``), read
+    from ``<keys_dir>/nats-users.json``: the port of a gate that has sent no event yet
+    (``central.web.ports.port_of``). ``{}`` when there is no such file or it cannot be read (a
+    missing or unreadable registry only leaves those gates to the home port; logged)."""
+    try:
+        state = _state(Path(keys_dir))
+        port, users = state["port"], state["users"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("nats_users.unreadable", keys_dir=str(keys_dir), error=str(exc))
+        return {}
+    return {u: port for u in users if u != OFFICE_USER} if isinstance(port, str) else {}
 
 
 def _new_password(keys_dir: Path, user: str) -> str:

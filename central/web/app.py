@@ -82,6 +82,9 @@ class WebState:
         # the ports the office serves (central.toml ``ports``, home first; central/web/ports.py);
         # () or one port: no port scope, no selector (the office of one port)
         self.ports: tuple[str, ...] = ()
+        # gate id -> port of the gates registered by ``add-gate --nats-users ... --port``: the port of
+        # a gate that has sent no event yet (``central.web.ports.port_of``); set by ``office serve`` or a test
+        self.gate_registry: dict[str, str] = {}
 
     def slip_header(self, asked_from: str) -> SlipHeader:
         """The payslips' header: the paying entity of the port configuration (``[web] port_config``,

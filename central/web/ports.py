@@ -13,12 +13,16 @@ served only to a user whose view covers all the served ports (403 ``port_scope_p
 a port's clerk never sees another port's data, even on a page not yet split by port.
 
 The port of a row: an event's own ``events.port``; a gate's is its events' port (``gate_ports``);
-a shift's, an alarm's, a coverage alarm's is its gate's.
+a shift's, an alarm's, a coverage alarm's, a ship call's is its gate's. A gate that has sent no event
+yet takes its port from what the office knows before (``port_of``): its registration by ``portgate
+central add-gate --nats-users ... --port`` (``central.ingest.nats_users.registered_ports``), else the
+home port (a ship call names a gate but no port). A view of every served port filters nothing
+(``keeper``): an all-ports user sees every gate, port known or not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
@@ -78,15 +82,34 @@ def gate_ports(conn: Connection) -> dict[str, str]:
     return {g: p for g, p in conn.execute(select(gate_progress.c.gate_id, first)) if p is not None}
 
 
-def gates_of(conn: Connection, ports: Sequence[str]) -> list[str]:
-    """The gates whose events are of ``ports``, sorted."""
-    wanted = set(ports)
-    return sorted(g for g, p in gate_ports(conn).items() if p in wanted)
+def port_of(conn: Connection, served: Sequence[str],
+            registered: Mapping[str, str] | None = None) -> Callable[[str | None], str | None]:
+    """``gate id -> port``, for any gate, also one that never sent an event, in this order: the port
+    of its first event (``gate_ports``); else its registration (``registered``: gate id -> port,
+    ``central.ingest.nats_users.registered_ports``, from ``add-gate --nats-users ... --port``); else
+    the office's home port ``served[0]`` (a ship call names a gate, not a port; a call or an alarm
+    with no gate is the home port's too). ``None`` only when ``served`` is empty."""
+    seen = gate_ports(conn)
+    known = dict(registered or {})
+    home = served[0] if served else None
+    return lambda gate_id: seen.get(gate_id) or known.get(gate_id) or home  # type: ignore[arg-type]
 
 
-def of_gates(conn: Connection, ports: Sequence[str] | None, rows: list[dict]) -> list[dict]:
-    """``rows`` (dicts with a ``gate_id``) of the gates of ``ports``; all of them when ``ports`` is None."""
-    if ports is None:
-        return rows
-    mine = set(gates_of(conn, ports))
-    return [r for r in rows if r.get("gate_id") in mine]
+def keeper(conn: Connection, ports: Sequence[str] | None, served: Sequence[str],
+           registered: Mapping[str, str] | None = None) -> Callable[[str | None], bool] | None:
+    """The test "is this gate's row shown" of a view of ``ports`` (``request.state.ports``) on an office
+    serving ``served`` (home first): ``None`` (keep everything) when ``ports`` is None or covers every
+    served port, so an all-ports user and the consolidated view see every gate, port known or not;
+    else ``gate_id -> bool`` by ``port_of``."""
+    if ports is None or set(ports) >= set(served):
+        return None
+    wanted, port = set(ports), port_of(conn, served, registered)
+    return lambda gate_id: port(gate_id) in wanted
+
+
+def of_gates(conn: Connection, ports: Sequence[str] | None, rows: list[dict], served: Sequence[str],
+             registered: Mapping[str, str] | None = None) -> list[dict]:
+    """``rows`` (dicts with a ``gate_id``) of the gates of ``ports`` (``keeper``); all of them when
+    ``ports`` is None or covers every port of ``served``."""
+    keep = keeper(conn, ports, served, registered)
+    return rows if keep is None else [r for r in rows if keep(r.get("gate_id"))]

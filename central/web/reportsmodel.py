@@ -25,7 +25,7 @@ from central.production.hours import LIMIT_HOURS, ledger_start, monthly_return
 from central.registry.headcount import month_end_counts
 from central.rotation.service import month_fairness
 from central.web.flagsmodel import Filters, flag_rows
-from central.web.ports import gates_of
+from central.web.ports import keeper
 from portgate.errors import BadInput
 from portgate.timeutil import as_utc
 
@@ -80,16 +80,18 @@ def fairness_of(session: Session, month: dt.date, category: str = "vigia") -> di
 
 
 def coverage_by_ship(session: Session, first: dt.date, after: dt.date, tz: ZoneInfo,
-                     ports: tuple[str, ...] | None = None) -> list[tuple[str, int, float]]:
+                     ports: tuple[str, ...] | None = None, *, served: tuple[str, ...],
+                     registered: dict[str, str] | None = None) -> list[tuple[str, int, float]]:
     """Per ship: coverage alarms raised (G11) and their hours without a gangway watchman; with
-    ``ports``, only the alarms of those ports' gates."""
+    ``ports``, only the alarms of those ports' gates (``central.web.ports.keeper`` over ``served``,
+    the office's ports, and ``registered``, gate id -> port of the registered gates)."""
     lo = dt.datetime.combine(first, dt.time(), tz).astimezone(dt.UTC)
     hi = dt.datetime.combine(after, dt.time(), tz).astimezone(dt.UTC)
-    q = (select(coverage_alarms.c.ship, coverage_alarms.c.period_start, coverage_alarms.c.ended_at)
+    q = (select(coverage_alarms.c.ship, coverage_alarms.c.period_start, coverage_alarms.c.ended_at,
+                coverage_alarms.c.gate_id)
          .where(coverage_alarms.c.period_start >= lo, coverage_alarms.c.period_start < hi))
-    if ports is not None:
-        q = q.where(coverage_alarms.c.gate_id.in_(gates_of(session.connection(), ports)))
-    rows = session.execute(q)
+    keep = keeper(session.connection(), ports, served, registered)
+    rows = [r[:3] for r in session.execute(q) if keep is None or keep(r[3])]
     count: Counter = Counter()
     hours: Counter = Counter()
     for ship, start, end in rows:

@@ -100,8 +100,9 @@ async def alarms_csv(request: Request):
     ports = request.state.ports
 
     def load(s):
-        rows = of_gates(s.connection(), ports, coverage.list_alarms(s, limit=ALARM_ROWS))
-        reader_rows = of_gates(s.connection(), ports, reader_alarms.list_alarms(s, limit=ALARM_ROWS))
+        rows = of_gates(s.connection(), ports, coverage.list_alarms(s, limit=ALARM_ROWS), web.ports, web.gate_registry)
+        reader_rows = of_gates(s.connection(), ports, reader_alarms.list_alarms(s, limit=ALARM_ROWS),
+                               web.ports, web.gate_registry)
         done = {"coverage": acks.acks(s, "coverage", [r["id"] for r in rows]),
                 "reader": acks.acks(s, "reader", [r["id"] for r in reader_rows])}
         return rows, reader_rows, done
@@ -145,7 +146,8 @@ async def report_csv(request: Request):
     if partial and name in reports_routes.CONSOLIDATED:
         return page(request, "error.html", status_code=403, message_key="port_consolidated_only", detail="")
     f = await run_in_threadpool(web.with_session,
-                                lambda s: reports_routes.figures(s, month, web.tz, ports, partial))
+                                lambda s: reports_routes.figures(s, month, web.tz, ports, partial, served=web.ports,
+                                                                 registered=web.gate_registry))
     lang = _lang(request)
     return csv_response([REPORT_HEADERS[name][lang], *report_rows(name, f)], f"{REPORT_FILES[lang][name]}-{month}.csv")
 

@@ -21,7 +21,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from central.web import readmodel
-from central.web.ports import gates_of, per_port
+from central.web.ports import keeper, per_port
 from central.web.render import lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.service_texts import event_text
@@ -65,7 +65,8 @@ def _take_stream(web, sid: str):
 
 def _panel_data(conn, web, ports=None):
     """The panel's gates, ships, open alarms; with ``ports`` (the user's view, central.web.ports)
-    only those of the ports' gates (a ship by its gangway gate)."""
+    only those of the ports' gates (a ship by its gangway gate; ``central.web.ports.keeper``: a gate
+    without events by its registration, else the home port; all of them for a view of every port)."""
     now = web.now()
     data = {
         "gates": readmodel.gate_rows(conn, now, web.settings.copies_max_age_h),
@@ -74,12 +75,11 @@ def _panel_data(conn, web, ports=None):
         "reader_alarms": readmodel.open_reader_alarms(conn),
         "now": now,
     }
-    if ports is not None:
-        mine = set(gates_of(conn, ports))
-        data["gates"] = [g for g in data["gates"] if g.gate_id in mine]
-        data["ships"] = [s for s in data["ships"] if s.gate_id in mine]
-        data["alarms"] = [a for a in data["alarms"] if a["gate_id"] in mine]
-        data["reader_alarms"] = [a for a in data["reader_alarms"] if a["gate_id"] in mine]
+    if (keep := keeper(conn, ports, web.ports, web.gate_registry)) is not None:
+        data["gates"] = [g for g in data["gates"] if keep(g.gate_id)]
+        data["ships"] = [s for s in data["ships"] if keep(s.gate_id)]
+        data["alarms"] = [a for a in data["alarms"] if keep(a["gate_id"])]
+        data["reader_alarms"] = [a for a in data["reader_alarms"] if keep(a["gate_id"])]
     return data
 
 

@@ -42,9 +42,11 @@ def port_view(request: Request) -> tuple[tuple[str, ...] | None, bool]:
     return ports, ports is not None and set(ports) != set(request.app.state.web.ports)
 
 
-def figures(session, month: str, tz, ports: tuple[str, ...] | None = None, partial: bool = False) -> dict:
+def figures(session, month: str, tz, ports: tuple[str, ...] | None = None, partial: bool = False, *,
+            served: tuple[str, ...], registered: dict[str, str] | None = None) -> dict:
     """Every figure of the page for the 12 months ending with ``month``: coverage and flags of
-    ``ports`` (None: every port); with ``partial`` (fewer ports than the office serves) the
+    ``ports`` (None: every port; ``served`` the office's ports, ``registered`` its registered gates'
+    ports: ``central.web.ports.keeper``); with ``partial`` (fewer ports than the office serves) the
     ``CONSOLIDATED`` figures are None."""
     months = rm.months_ending(month)
     first, after = months[0], rm._next(months[-1])
@@ -53,7 +55,7 @@ def figures(session, month: str, tz, ports: tuple[str, ...] | None = None, parti
         "sizing": None if partial else rm.sizing_series(session, months),
         "hours": None if partial else rm.hours_series(session, months),
         "fairness": None if partial else rm.fairness_of(session, months[-1]),
-        "coverage": rm.coverage_by_ship(session, first, after, tz, ports),
+        "coverage": rm.coverage_by_ship(session, first, after, tz, ports, served=served, registered=registered),
         "flags": rm.flags_per_week(session, first, after, tz, ports),
     }
 
@@ -102,7 +104,9 @@ async def reports_page(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports, partial = port_view(request)
-    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial))
+    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial,
+                                                                         served=web.ports,
+                                                                         registered=web.gate_registry))
     return page(request, "reports.html", month=month, f=f, charts=CHARTS, num=number(lang_of(request)))
 
 
@@ -120,7 +124,9 @@ async def chart(request: Request):
     ports, partial = port_view(request)
     if partial and name in CONSOLIDATED:
         return page(request, "error.html", status_code=403, message_key="port_consolidated_only", detail="")
-    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial))
+    f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial,
+                                                                         served=web.ports,
+                                                                         registered=web.gate_registry))
     svg = chart_svg(name, f, lang_of(request))
     return Response(svg, media_type="image/svg+xml",
                     headers={"content-security-policy": SVG_CSP, "cache-control": "private, no-store"})

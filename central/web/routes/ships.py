@@ -25,7 +25,8 @@ WRITERS = ("office",)
 async def ship_list(request: Request):
     web = request.app.state.web
     ports = request.state.ports
-    calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s)))
+    calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s),
+                                                                         web.ports, web.gate_registry))
     return page(request, "ships.html", calls=calls)
 
 
@@ -93,8 +94,8 @@ async def alarm_list(request: Request):
     ports = request.state.ports
 
     def load(s):
-        rows = of_gates(s.connection(), ports, coverage.list_alarms(s))
-        reader_rows = of_gates(s.connection(), ports, reader_alarms.list_alarms(s))
+        rows = of_gates(s.connection(), ports, coverage.list_alarms(s), web.ports, web.gate_registry)
+        reader_rows = of_gates(s.connection(), ports, reader_alarms.list_alarms(s), web.ports, web.gate_registry)
         done = {"coverage": acks.acks(s, "coverage", [r["id"] for r in rows]),
                 "reader": acks.acks(s, "reader", [r["id"] for r in reader_rows])}
         return rows, reader_rows, done

@@ -282,3 +282,62 @@ def test_a_one_port_inspector_cannot_review_another_ports_flag(two_ports):
     assert c.post(f"/flags/{rio_event}/case", data={"csrf_token": token}).status_code == 403  # cases: all ports only
     with two_ports.connect() as conn:
         assert conn.execute(select(func.count()).select_from(flag_reviews)).scalar_one() == 0
+
+
+# a gate registered but never connected (the demo's g-lagoa): no event, so no port from its events
+QUIET = {"gate": "g-quiet", "ship": "9300077", "ship_name": "LAGOA QUIETA"}
+
+
+def _quiet_gate_call(engine) -> None:
+    """A long-haul call on ``QUIET``'s gate, which never sent an event, and the office coverage check
+    (G11) run over it: its gangway has no watchman, so it raises open coverage alarms."""
+    from zoneinfo import ZoneInfo
+
+    from central.calls import coverage
+
+    with engine.begin() as conn:
+        conn.execute(insert(ship_calls).values(
+            ship=QUIET["ship"], ship_name=QUIET["ship_name"], voyage="long_haul", berth="berthed",
+            gate_id=QUIET["gate"], arrival=T0 - dt.timedelta(days=1), departure=None, updated_at=T0, actor="test"))
+    with Session(engine) as s, s.begin():
+        assert coverage.evaluate(s, T0 + dt.timedelta(days=3), ZoneInfo("America/Sao_Paulo")) > 0
+    with engine.connect() as conn:
+        from sqlalchemy import select
+
+        open_quiet = conn.execute(select(coverage_alarms.c.id).where(
+            coverage_alarms.c.gate_id == QUIET["gate"], coverage_alarms.c.ended_at.is_(None))).all()
+    assert open_quiet  # the alarm the pages must show
+
+
+def _sees_quiet(c: TestClient) -> dict[str, bool]:
+    """Where ``c``'s user sees the quiet gate's ship and its coverage alarms."""
+    return {"panel": QUIET["ship_name"] in c.get("/live/panel").text,
+            "home": QUIET["ship_name"] in c.get("/").text,
+            "alarms": QUIET["gate"] in c.get("/alarms").text,
+            "alarms.csv": QUIET["ship"] in c.get("/alarms.csv").text,
+            "ships": QUIET["ship"] in c.get("/ships").text,
+            "report": QUIET["ship"] in "\n".join(",".join(r) for r in _coverage_csv(c))}
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("registered", [None, "santos", "rio"])
+def test_a_gate_that_never_sent_an_event_is_of_its_registered_port_else_the_home_port(two_ports, registered):
+    """The port of a gate without events: its ``add-gate --port`` registration, else the home port
+    (santos). Its ship and coverage alarms are shown to that port's users and to every all-ports
+    user, never to the other port's user (before: to nobody once ``ports`` was set)."""
+    _quiet_gate_call(two_ports)
+    with Session(two_ports) as s, s.begin():
+        add_user(s, "clerk-rio", role="office", password=PASSWORD, actor="test", ports="rio")
+    app = _app(two_ports)
+    app.state.web.gate_registry = {QUIET["gate"]: registered} if registered else {}  # what office serve reads
+    port = registered or "santos"
+    everywhere = dict.fromkeys(("panel", "home", "alarms", "alarms.csv", "ships", "report"), True)
+    nowhere = dict.fromkeys(everywhere, False)
+    for user, user_port in (("clerk-santos", "santos"), ("legacy", "santos"), ("clerk-rio", "rio")):
+        assert _sees_quiet(_client(app, user)) == (everywhere if user_port == port else nowhere), user
+    auditor = _client(app, "auditor-all")
+    assert _sees_quiet(auditor) == everywhere  # consolidated: every gate, port known or not
+    _choose(auditor, port)
+    assert _sees_quiet(auditor) == everywhere
+    _choose(auditor, "rio" if port == "santos" else "santos")
+    assert _sees_quiet(auditor) == nowhere
