@@ -264,7 +264,7 @@ def set_ports_cmd(config_path, login, ports, all_ports, home, actor):
     from central.web.users import set_ports  # lazy: CLI start-up
 
     if home == bool(ports or all_ports):
-        raise BadInput("give --port, --all-ports or --home", where="--port")
+        raise BadInput("give exactly one of --port (repeatable), --all-ports or --home", where="--port")
     scope = None if home else _scope(config_path, ports, all_ports)
     with _session(config_path) as s, s.begin():
         set_ports(s, login, scope, actor=_actor(actor))

@@ -131,7 +131,7 @@ def test_add_user_port_scope_on_an_office_of_several_ports(tmp_path, monkeypatch
     monkeypatch.setenv("PORTGATE_PASSWORD", "long enough password")
     assert main(["office", "add-user", "--config", cfg, "--login", "clerk", "--role", "office",
                  "--port", "rio", "--port", "santos"]) == 0
-    assert "ports rio,santos" in capsys.readouterr().out
+    assert "ports: rio,santos" in capsys.readouterr().out
     assert main(["office", "add-user", "--config", cfg, "--login", "fed", "--role", "auditor", "--all-ports"]) == 0
     assert main(["office", "add-user", "--config", cfg, "--login", "old", "--role", "office"]) == 0
     capsys.readouterr()
