@@ -8,7 +8,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from portgate.errors import BadInput
+
 _BR_DATE = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
+_BR_INSTANT = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})[ T,]+(\d{1,2}):(\d{2})(?::(\d{2}))?")
 
 
 def iso_date_text(typed: str) -> str:
@@ -35,3 +38,27 @@ def br_date_text(value) -> str:
         return dt.date.fromisoformat(str(value)).strftime("%d/%m/%Y")
     except ValueError:
         return str(value)
+
+
+def instant_text(typed: str, tz: dt.tzinfo, field: str) -> str:
+    """A date and time as a clerk types it into an office form, as the ISO 8601 text with offset
+    the services read: ``dd/mm/aaaa hh:mm`` (seconds optional) and a ``datetime-local`` value
+    (``aaaa-mm-ddThh:mm``) are port time (``tz``, the office's ``[web] tz``: the wall clock
+    moves with DST, the offset is the one in force then); a full ISO instant with its offset is
+    kept as it is; an empty text stays empty (the service says whether it is required).
+    ``BadInput`` (``where=field``) for anything else, e.g. ``31/02/2026 10:00``: the form shows
+    the error beside the field."""
+    text = (typed or "").strip()
+    if not text:
+        return ""
+    m = _BR_INSTANT.fullmatch(text)
+    try:
+        if m:
+            d, mo, y, h, mi, sec = (int(g or 0) for g in m.groups())
+            return dt.datetime(y, mo, d, h, mi, sec, tzinfo=tz).isoformat()
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadInput(f"{text!r} is not a date and time (dd/mm/yyyy hh:mm)", where=field) from None
+    if "-" not in text[:5] or ("T" not in text and " " not in text):  # a date alone, a bare number
+        raise BadInput(f"{text!r} is not a date and time (dd/mm/yyyy hh:mm)", where=field)
+    return (when if when.tzinfo else when.replace(tzinfo=tz)).isoformat()

@@ -45,6 +45,9 @@ CODES: dict[str, str | tuple[str, str]] = {
     "request_pending": r"a request for dispatch (?P<id>\d+) is already pending",
     # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
     "choose_ship": r"choose the ship in port",
+    "not_valid_date": r"date (?P<value>'.*') is not a valid date",
+    # the ship-calls form (central.web.forms.instant_text)
+    "not_date_time": r"(?P<value>'.*') is not a date and time \(dd/mm/yyyy hh:mm\)",
     "ship_not_in_port": r"ship (?P<ship>\S+) is not in port on (?P<day>\S+)",
     "call_no_gate": r"the call of ship (?P<ship>\S+) names no gate: give it one on the ships page",
     # the what-if's parameter form (app.whatif.parse_parameter, with_parameter)

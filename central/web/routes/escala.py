@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
 import tempfile
 
 from starlette.concurrency import run_in_threadpool
@@ -26,11 +27,14 @@ from central.registry.schema import workers
 from central.rotation import service
 from central.rotation.dispatch_file import dispatch_file
 from central.rotation.engine import function_problem
+from central.rotation.requisitions import MAX_WORKERS
+from central.web.forms import iso_date_text
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
 from central.web.uploads import safe_name, saved
 from portgate.errors import BadInput, ConfigError
+from portgate.records import parse_period
 
 REQ_COLUMNS = ("date", "period", "operator", "ship", "ship_name", "voyage", "berth", "gate_id", "post",
                "function", "workers", "ref")
@@ -47,6 +51,8 @@ def _day(request: Request, value: str | None = None) -> dt.date:
     try:
         day = dt.date.fromisoformat(text)
     except ValueError as exc:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}", text):  # the shape is right: 2026-02-30
+            raise BadInput(f"date {text!r} is not a valid date", where="date") from exc
         raise BadInput(f"date {text!r} is not YYYY-MM-DD", where="date") from exc
     if not FIRST_DAY <= day <= LAST_DAY:  # 0001-01-01 has no period bounds in UTC
         raise BadInput(f"date {text!r} is outside {FIRST_DAY}..{LAST_DAY}", where="date")
@@ -125,20 +131,64 @@ async def escala_page(request: Request):
 TYPED = ("period", "operator", "post", "function", "workers")
 
 
+def typed_problems(form) -> dict[str, str]:
+    """The requisition form's typed fields checked one by one, as ``central.rotation.requisitions``
+    reads a row (R1: a period ``HH-HH``, an operator, a post, 1 to ``MAX_WORKERS`` workers): the
+    English reason by field, empty when all are right. Pure."""
+    text = {k: " ".join(str(form.get(k) or "").split()) for k in TYPED}
+    out = {}
+    try:
+        parse_period(text["period"])
+    except BadInput as exc:
+        out["period"] = exc.reason
+    for name in ("operator", "post"):
+        if not text[name]:
+            out[name] = f"{name} is required"
+    try:
+        count = int(text["workers"])
+    except ValueError:
+        out["workers"] = f"workers {str(form.get('workers') or '')!r} is not a whole number"
+    else:
+        if not 1 <= count <= MAX_WORKERS:
+            out["workers"] = f"workers must be between 1 and {MAX_WORKERS}, not {count}"
+    return out
+
+
+class FormRefused(Exception):
+    """The requisition form refused field by field: ``errors`` (English reason by field)."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
 def _form_row(s, form, day: dt.date, tz) -> dict:
     """The form's one requisition as a requisitions.csv row: the typed fields, and the ship, name,
     voyage, berth and gate of the chosen ship call (``call``, an id of a call in port that day).
-    Without ``call`` the columns are read as posted (a script's POST, as a CSV row). ``BadInput``
-    naming ``call`` for a call that is unknown, not in port that day or has no gate."""
+    Without ``call`` the columns are read as posted (a script's POST, as a CSV row). ``FormRefused``
+    with every field's problem (``typed_problems``, an unknown function, a call that is unknown, not
+    in port that day or has no gate)."""
     row = {k: str(form.get(k) or "").strip() for k in REQ_COLUMNS}
     row["date"] = row["date"] or day.isoformat()
     text = str(form.get("call") or "").strip()
     if "call" not in form:
         return row
+    row["date"] = day.isoformat()  # the form's date, typed dd/mm/aaaa or ISO, as read
     function = " ".join(row["function"].split()).lower()  # as ``portgate.cells.term`` keeps it
     problem = function and function_problem(function, service.known_functions(s))
-    if problem:
-        raise BadInput(problem, where="function")
+    errors = typed_problems(form) | ({"function": problem} if problem else {})
+    try:
+        row = _call_row(s, row, text, day, tz)
+    except BadInput as exc:
+        errors["call"] = exc.reason
+    if errors:
+        raise FormRefused(errors)
+    return row
+
+
+def _call_row(s, row: dict, text: str, day: dt.date, tz) -> dict:
+    """``row`` with the ship, name, voyage, berth and gate of call ``text``; ``BadInput`` (the
+    call's problem) otherwise."""
     if not text:
         raise BadInput("choose the ship in port", where="call")
     try:
@@ -159,14 +209,20 @@ def _form_row(s, form, day: dt.date, tz) -> dict:
 async def dispatch_post(request: Request):
     web = request.app.state.web
     form = await request.form()
-    try:
-        day = _day(request, str(form.get("date") or ""))
-    except BadInput as exc:
-        return bad_input(request, str(exc))
     up = form.get("requisitions")
     by_form = not (isinstance(up, UploadFile) and up.filename)
+    typed = {k: str(form.get(k) or "") for k in (*TYPED, "call", "date")} if by_form else {}
+    try:
+        day = _day(request, iso_date_text(str(form.get("date") or "")))
+    except BadInput as exc:
+        if not (by_form and "call" in form):
+            return bad_input(request, str(exc))
+        day = _day(request, "")  # the form again, on today's escala, with the typed date beside its field
+        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        errors = typed_problems(form) | {"date": exc.reason}
+        return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
+                       req_errors={k: localize(lang_of(request), v) for k, v in errors.items()})
     actor = f"web:{request.state.user.login}"
-    typed = {k: str(form.get(k) or "") for k in (*TYPED, "call")} if by_form else {}
     file_data = b"" if by_form else await up.read()
 
     def work(s):
@@ -184,11 +240,11 @@ async def dispatch_post(request: Request):
 
     try:
         run, view = await run_in_threadpool(web.with_session, work)
-    except (BadInput, ConfigError, UnicodeDecodeError) as exc:
+    except (BadInput, ConfigError, UnicodeDecodeError, FormRefused) as exc:
         view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
-        if by_form and isinstance(exc, BadInput) and exc.where in ("call", "function"):
+        if isinstance(exc, FormRefused):
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
-                           req_errors={exc.where: localize(lang_of(request), exc.reason)})
+                           req_errors={k: localize(lang_of(request), v) for k, v in exc.errors.items()})
         if by_form and isinstance(exc, service.PastEscala):  # the form's period has ended
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                            req_errors={"period": localize(lang_of(request), exc.reasons[0])})

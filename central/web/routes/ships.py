@@ -12,9 +12,11 @@ from starlette.routing import Route
 
 from central.calls import acks, coverage, service
 from central.ledger import reader_alarms
+from central.web.forms import instant_text
 from central.web.ports import of_gates, per_port
-from central.web.render import bad_input, page
+from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
+from central.web.service_texts import localize
 from portgate.errors import BadInput
 
 WRITERS = ("office",)
@@ -23,24 +25,39 @@ WRITERS = ("office",)
 @guarded(*ALL_ROLES)
 @per_port  # a call by its gate's port; adding or changing calls stays with users of every port
 async def ship_list(request: Request):
+    return await _ships(request)
+
+
+async def _ships(request: Request, *, status_code: int = 200, values: dict | None = None,
+                 errors: dict | None = None):
+    """The calls and, for the office, the add-call form; a refused form comes back with the typed
+    ``values`` and ``errors`` by field (``status_code`` 400)."""
     web = request.app.state.web
     ports = request.state.ports
     calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s),
                                                                          web.ports, web.gate_registry))
-    return page(request, "ships.html", calls=calls)
+    return page(request, "ships.html", status_code=status_code, calls=calls, values=values or {},
+                errors=errors or {})
 
 
 @guarded(*WRITERS)
 async def ship_add(request: Request):
+    """Add (or update) a call from the form. Arrival and departure are typed as ``dd/mm/aaaa
+    hh:mm`` or a ``datetime-local`` value in port time (``[web] tz``), or an ISO instant with
+    offset (``central.web.forms.instant_text``). A refusal shows the same form (400) with every
+    typed value and the error beside its field; nothing is written."""
     form = await request.form()
     web = request.app.state.web
     actor = f"web:{request.state.user.login}"
-    row = {k: str(form.get(k) or "") for k in service.COLUMNS}
+    typed = {k: str(form.get(k) or "") for k in service.COLUMNS}
     try:
+        row = typed | {k: instant_text(typed[k], web.tz, k) for k in ("arrival", "departure")}
         await run_in_threadpool(web.with_session,
                                 lambda s: service.save_call(s, service.parse_call(row, ""), actor=actor, now=web.now()))
     except BadInput as exc:
-        return bad_input(request, str(exc))
+        field = exc.where if exc.where in service.COLUMNS else "ship"
+        return await _ships(request, status_code=400, values=typed,
+                               errors={field: localize(lang_of(request), exc.reason)})
     return RedirectResponse("/ships", status_code=303)
 
 
@@ -74,7 +91,7 @@ async def ship_departure(request: Request):
     actor = f"web:{request.state.user.login}"
     try:
         call_id = int(request.path_params["call_id"])
-        when = service.parse_time(str(form.get("departure") or ""), "departure")
+        when = service.parse_time(instant_text(str(form.get("departure") or ""), web.tz, "departure"), "departure")
         await run_in_threadpool(web.with_session,
                                 lambda s: service.set_departure(s, call_id, when, actor=actor, now=web.now()))
     except ValueError:

@@ -136,12 +136,46 @@ def test_the_escala_form_refuses_a_period_not_hh_hh_in_portuguese(office, page):
     form.get_by_label("Operador").fill("Op A")
     form.get_by_label("Posto").fill("portalo")
     form.get_by_role("button", name="Despachar esta requisição e publicar").click()
-    errors = page.locator("#escala-errors")
-    errors.wait_for()
-    text = errors.inner_text()
-    assert "requisição do formulário: período '7-13' não é HH-HH (ex.: 19-01)" in text, text
-    assert "escalado(s) e publicado(s)" not in page.content()
+    error = page.locator('#req-form .field-error[data-field="period"]')  # beside the period (issue 34 item 4)
+    error.wait_for()
+    assert error.inner_text() == "período '7-13' não é HH-HH (ex.: 19-01)", error.inner_text()
+    assert page.locator("#q-period").get_attribute("aria-invalid") == "true"
+    assert "escalado(s) e publicado(s)" not in page.content() and page.locator("#escala-errors").count() == 0
     assert page.locator("#q-period").input_value() == "7-13"  # the typed values kept
     assert page.locator("#q-call option:checked").inner_text().startswith("MSC Aurora")
+    # a date that does not exist: the same form, the error beside the date, the typed values kept
+    page.locator("#req-form").get_by_label("Data").fill("30/02/2026")
+    page.locator("#req-form").get_by_role("button", name="Despachar esta requisição e publicar").click()
+    error = page.locator('#req-form .field-error[data-field="date"]')
+    error.wait_for()
+    assert error.inner_text() == "a data '30/02/2026' não é uma data válida", error.inner_text()
+    assert page.locator("#q-date").get_attribute("aria-invalid") == "true"
+    assert (page.locator("#q-date").input_value(), page.locator("#q-period").input_value(),
+            page.locator("#q-operator").input_value()) == ("30/02/2026", "7-13", "Op A")
     with office.engine.connect() as c:
         assert c.execute(select(escala.c.id)).first() is None
+
+
+def test_the_ship_call_form_takes_a_port_time_and_refuses_a_bad_one_beside_the_arrival(office, page):
+    """Issue 34 item 4: the arrival typed ``dd/mm/aaaa hh:mm``; a date that does not exist is the
+    same form again, the error beside the arrival and every typed value kept."""
+    page.goto(office.url + "/ships")
+    page.locator("#s-ship").fill("9300077")
+    page.locator("#s-name").fill("Aurora Sete")
+    page.locator("#s-voyage").select_option("cabotage")
+    page.locator("#s-gate").fill("g-sete")
+    page.locator("#s-arrival").fill("31/02/2026 10:00")
+    page.locator("#call-form").get_by_role("button").click()
+    error = page.locator('#call-form .field-error[data-field="arrival"]')
+    error.wait_for()
+    assert error.inner_text() == "'31/02/2026 10:00' não é uma data e hora (dd/mm/aaaa hh:mm)", error.inner_text()
+    assert page.locator("#s-arrival").get_attribute("aria-invalid") == "true"
+    assert (page.locator("#s-ship").input_value(), page.locator("#s-name").input_value(),
+            page.locator("#s-voyage").input_value(), page.locator("#s-gate").input_value(),
+            page.locator("#s-arrival").input_value()) == ("9300077", "Aurora Sete", "cabotage", "g-sete",
+                                                          "31/02/2026 10:00")
+    page.locator("#s-arrival").fill("06/12/2026 10:00")
+    page.locator("#call-form").get_by_role("button").click()
+    page.wait_for_url(office.url + "/ships")
+    row = page.locator("tr", has_text="Aurora Sete (9300077)")
+    assert "06/12 10:00" in row.inner_text(), row.inner_text()  # port time, as typed

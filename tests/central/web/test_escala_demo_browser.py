@@ -279,7 +279,7 @@ def test_a_period_that_has_ended_is_not_changed_and_the_menu_keeps_what_was_type
         error = page.locator('section.escala-group[data-period="01-07"] tr[data-registration="V002"] '
                              '.field-error[data-field="entry"]')
         error.wait_for()
-        assert "(2026-03-15 01-07) ended at 2026-03-15 07:00 port time: a past escala is not changed" in error.inner_text()
+        assert "(Mar 15, 2026 01-07) ended at Mar 15, 2026, 7:00 AM port time: a past escala is not changed" in error.inner_text()
         assert _counts(engine) == before
     finally:
         context.close()

@@ -295,3 +295,58 @@ def test_a_requisitions_file_with_an_unknown_function_names_the_row_and_dispatch
     errors = r.text.split('id="escala-errors"')[1].split("</div>")[0]
     assert "r.csv:3: a função &#39;guindasteiro&#39; é desconhecida do escritório (nenhuma categoria" in errors, errors
     assert _counts(reg) == before
+
+
+def _kept(form: str, name: str, value: str) -> bool:
+    """The form's field ``name`` shows ``value`` as typed."""
+    return f'value="{value}"' in form.split(f'name="{name}"')[1].split(">")[0]
+
+
+def test_a_requisition_with_several_bad_fields_keeps_the_form_with_each_error_beside_its_field(app, reg):
+    aurora = _call(reg, "9300001", "MSC Aurora", "g-a")
+    c, token = logged_in(app, "office")
+    before = _counts(reg)
+    typed = {"date": "02/12/2026", "period": "7-13", "operator": " ", "post": "proa", "function": "vigia",
+             "workers": "0", "call": str(aurora)}
+    r = c.post("/escala/dispatch", data={"csrf_token": token} | typed)
+    assert r.status_code == 400 and 'id="escala-errors"' not in r.text
+    form = r.text.split('id="req-form"')[1].split("</form>")[0]
+    errors = dict(re.findall(r'<span class="field-error" id="q-\w+-error" data-field="(\w+)">([^<]*)</span>', form))
+    assert errors == {"period": "período &#39;7-13&#39; não é HH-HH (ex.: 19-01)",
+                      "operator": "operador é um campo obrigatório",
+                      "workers": "o número de trabalhadores deve estar entre 1 e 200, não 0"}, errors
+    for name in errors:
+        assert f'aria-invalid="true" aria-describedby="q-{name}-error"' in form.split(f'name="{name}"')[1].split(">")[0]
+    for name in ("date", "period", "post", "function", "workers"):
+        assert _kept(form, name, typed[name]), name
+    assert f'<option value="{aurora}" selected>' in form
+    assert _counts(reg) == before
+    # dd/mm/aaaa is the form's date: the same requisition, right, is dispatched for 02/12/2026
+    r = c.post("/escala/dispatch", data={"csrf_token": token} | typed
+               | {"period": "13-19", "operator": "Operadora Sul", "workers": "2"})
+    assert r.status_code == 200 and "2 escalado(s) e publicado(s)" in r.text
+    assert _n(reg, escala, escala.c.date == dt.date(2026, 12, 2)) == 2
+
+
+@pytest.mark.parametrize("lang, says", [
+    ("pt", "a data &#39;2026-02-30&#39; não é uma data válida"),
+    ("en", "date &#39;2026-02-30&#39; is not a valid date"),
+])
+def test_a_requisition_for_a_date_that_does_not_exist_keeps_the_form_with_the_error_beside_the_date(
+        app, reg, lang, says):
+    aurora = _call(reg, "9300001", "MSC Aurora", "g-a")
+    c, token = logged_in(app, "office")
+    if lang == "en":
+        c.post("/lang", data={"csrf_token": token, "lang": "en", "next": "/escala"})
+    before = _counts(reg)
+    typed = {"date": "2026-02-30", "period": "13-19", "operator": "Operadora Sul", "post": "proa",
+             "function": "vigia", "workers": "2", "call": str(aurora)}
+    r = c.post("/escala/dispatch", data={"csrf_token": token} | typed)
+    assert r.status_code == 400 and "YYYY-MM-DD" not in r.text and "AAAA-MM-DD" not in r.text
+    form = r.text.split('id="req-form"')[1].split("</form>")[0]
+    error = form.split('id="q-date-error" data-field="date">')[1].split("</span>")[0]
+    assert error == says
+    assert 'aria-invalid="true" aria-describedby="q-date-error"' in form
+    for name in ("date", "period", "operator", "post", "function", "workers"):
+        assert _kept(form, name, typed[name]), name
+    assert _counts(reg) == before

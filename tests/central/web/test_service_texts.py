@@ -130,6 +130,8 @@ SAMPLES = {
     "departure_order": "departure is not after arrival",
     "no_call": "no ship call 7",
     "choose_ship": "choose the ship in port",
+    "not_valid_date": "date '2026-02-30' is not a valid date",
+    "not_date_time": "'31/02/2026 10:00' is not a date and time (dd/mm/yyyy hh:mm)",
     "ship_not_in_port": "ship 9300001 is not in port on 2026-03-15",
     "call_no_gate": "the call of ship 9300001 names no gate: give it one on the ships page",
     "no_case": "no case 7",

@@ -1,0 +1,84 @@
+"""The ship-calls form as a clerk types it (issue 34 item 4), over the real app: arrival and
+departure in port time as ``dd/mm/aaaa hh:mm`` or a ``datetime-local`` value (a full ISO instant
+with offset still taken); a refused call is the same form again, every typed value kept and the
+error beside its field, and nothing written."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from central.calls.schema import ship_calls
+from tests.central.web.conftest import logged_in
+
+FORM = {"ship": "9300009", "ship_name": "Aurora", "voyage": "cabotage", "berth": "anchored", "gate_id": "g9",
+        "departure": ""}
+
+
+def _calls(app) -> list[tuple]:
+    with Session(app.state.web.engine) as s:
+        rows = s.execute(select(ship_calls.c.ship, ship_calls.c.arrival, ship_calls.c.departure)).all()
+    return [(ship, a.replace(tzinfo=a.tzinfo or dt.UTC), d and d.replace(tzinfo=d.tzinfo or dt.UTC))
+            for ship, a, d in rows]
+
+
+@pytest.mark.parametrize("arrival", ["06/12/2026 10:00", "2026-12-06T10:00", "2026-12-06T10:00:00-03:00",
+                                     "2026-12-06T13:00:00+00:00"])
+def test_a_call_s_arrival_is_read_as_a_clerk_types_it_in_port_time(app, arrival):
+    c, token = logged_in(app, "office")
+    r = c.post("/ships", data=FORM | {"arrival": arrival, "departure": "07/12/2026 18:30", "csrf_token": token})
+    assert r.status_code == 303, r.text[-800:]
+    assert _calls(app) == [("9300009", dt.datetime(2026, 12, 6, 13, 0, tzinfo=dt.UTC),
+                            dt.datetime(2026, 12, 7, 21, 30, tzinfo=dt.UTC))]  # the port: UTC-3
+
+
+@pytest.mark.parametrize("typed, field, says", [
+    ({"arrival": "31/02/2026 10:00"}, "arrival",
+     "&#39;31/02/2026 10:00&#39; não é uma data e hora (dd/mm/aaaa hh:mm)"),
+    ({"arrival": "amanhã"}, "arrival", "&#39;amanhã&#39; não é uma data e hora (dd/mm/aaaa hh:mm)"),
+    ({"arrival": "06/12/2026 10:00", "departure": "06/12/2026 09:00"}, "departure",
+     "a saída não é depois da chegada"),
+    ({"arrival": "06/12/2026 10:00", "ship": "93"}, "ship", "navio &#39;93&#39; não é um número IMO"),
+    ({"arrival": ""}, "arrival", "falta o horário"),
+])
+def test_a_refused_call_is_the_same_form_with_the_typed_values_and_the_error_beside_its_field(
+        app, typed, field, says):
+    c, token = logged_in(app, "office")
+    values = FORM | typed
+    r = c.post("/ships", data=values | {"csrf_token": token})
+    assert r.status_code == 400 and 'class="error-summary"' in r.text
+    form = r.text.split('id="call-form"')[1].split("</form>")[0]
+    errors = dict(re.findall(r'<span class="field-error" id="[\w-]+-error" data-field="(\w+)">([^<]*)</span>', form))
+    assert errors == {field: says}, errors
+    tag = form.split(f'name="{field}"')[1].split(">")[0] if field not in ("voyage", "berth") else ""
+    assert 'aria-invalid="true" aria-describedby="s-' in tag
+    for name in ("ship", "ship_name", "gate_id", "arrival", "departure"):
+        assert f'value="{values[name]}"' in form.split(f'name="{name}"')[1].split(">")[0], name
+    assert '<option value="cabotage" selected>' in form and '<option value="anchored" selected>' in form
+    assert _calls(app) == []
+
+
+def test_the_english_form_says_it_in_english(app):
+    c, token = logged_in(app, "office")
+    c.post("/lang", data={"csrf_token": token, "lang": "en", "next": "/ships"})
+    r = c.post("/ships", data=FORM | {"arrival": "12/31/2026 10:00", "csrf_token": token})
+    assert r.status_code == 400
+    assert ('<span class="field-error" id="s-arrival-error" data-field="arrival">&#39;12/31/2026 10:00&#39; '
+            "is not a date and time (dd/mm/yyyy hh:mm)</span>") in r.text
+    assert "dd/mm/yyyy hh:mm, port time" in r.text
+
+
+def test_a_departure_is_typed_in_port_time_too(app):
+    c, token = logged_in(app, "office")
+    assert c.post("/ships", data=FORM | {"arrival": "06/12/2026 10:00", "csrf_token": token}).status_code == 303
+    with Session(app.state.web.engine) as s:
+        call_id = s.execute(select(ship_calls.c.id)).scalar_one()
+    r = c.post(f"/ships/{call_id}/departure", data={"departure": "31/12/2026 25:00", "csrf_token": token})
+    assert r.status_code == 400 and "não é uma data e hora (dd/mm/aaaa hh:mm)" in r.text
+    r = c.post(f"/ships/{call_id}/departure", data={"departure": "2026-12-07T18:30", "csrf_token": token})
+    assert r.status_code == 303
+    assert _calls(app)[0][2] == dt.datetime(2026, 12, 7, 21, 30, tzinfo=dt.UTC)
