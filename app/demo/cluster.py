@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.demo.gate import DemoFailed
-from app.demo.run import DemoRun
+from app.demo.run import DemoRun, office_totals_line
 from app.demo.scenario import Scenario
 from portgate.clitext import cli_lang, tr
 from portgate.l10n import day as day_text
@@ -332,11 +332,7 @@ def _checks(runs: list[ClusterPortRun], out: Callable[[str], None]) -> int:
         for run in runs:
             run.stop()  # gates send their graceful "offline"; the offices print their totals
         for run in runs:
-            totals = run.office_totals()
-            absent = 0 if totals else "?"
-            run.out("  " + tr("cli.demo.office_totals", inserted=totals.get("inserted", absent),
-                              duplicates=totals.get("duplicates", absent), dead=totals.get("dead_letters", absent),
-                              replays=totals.get("replay_requests", absent)))
+            run.out(office_totals_line(run.office_totals()))
             run.pay()
             run.billing()
             run.evidence()

@@ -320,6 +320,16 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
         os.umask(old_umask)
 
 
+def office_totals_line(totals: dict) -> str:
+    """The console's line of an office's ingest counters (``DemoRun.office_totals``). The ingest
+    logs only the counters it incremented: absent means 0 once its totals line is there; without
+    that line (the office did not stop cleanly) the counts are unknown (``?``)."""
+    absent = 0 if totals else "?"
+    return "  " + tr("cli.demo.office_totals", inserted=totals.get("inserted", absent),
+                     duplicates=totals.get("duplicates", absent), dead=totals.get("dead_letters", absent),
+                     replays=totals.get("replay_requests", absent))
+
+
 def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str], None]) -> int:
     started = time.monotonic()
     try:
@@ -330,13 +340,7 @@ def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str],
         # Gates stop after the drain so the graceful "offline" status is sent.
         balanced = demo.reconcile()
         demo.stop()  # gates send their graceful "offline"; the office prints its totals
-        totals = demo.office_totals()
-        # The ingest logs only the counters it incremented: absent means 0 once its totals line is
-        # there; without that line (the office did not stop cleanly) the counts are unknown.
-        absent = 0 if totals else "?"
-        out("  " + tr("cli.demo.office_totals", inserted=totals.get("inserted", absent),
-                      duplicates=totals.get("duplicates", absent), dead=totals.get("dead_letters", absent),
-                      replays=totals.get("replay_requests", absent)))
+        out(office_totals_line(demo.office_totals()))
         demo.pay()
         demo.billing()
         demo.evidence()
