@@ -50,7 +50,7 @@ def test_the_demo_serves_the_office_web_application_until_ctrl_c(demo_day):
     out = demo_day.out
     assert demo_day.serving, out[-3000:]
     assert "Todas as decisões como esperado" in out, out[-3000:]
-    url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(inspector\), escritorio / portgate-demo", out, re.M).group(1)
+    url = re.search(r"^web +(http://127\.0\.0\.1:\d+/) +login demo / portgate-demo \(fiscal\), escritorio / portgate-demo", out, re.M).group(1)
     with launch_chromium() as browser:
         page = _logged_in(browser.new_page(), url, DEMO_USER)
         for gate in ("g-aurora", "g-nordic"):  # stopped after the day: offline, with their last event

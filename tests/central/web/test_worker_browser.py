@@ -293,7 +293,7 @@ def test_the_demos_worker_v017_sees_his_day_and_statement_on_the_phone(demo_day,
     beside the office logins; his shift with its taps, worked example 2 (R$ 696,60) and its payslip."""
     from pypdf import PdfReader
 
-    assert re.search(r"escritorio / portgate-demo \(office\), V017 / portgate-demo \(worker", demo_day.out)
+    assert re.search(r"escritorio / portgate-demo \(escritório\), V017 / portgate-demo \(trabalhador", demo_day.out)
     url = demo_day.url.rstrip("/")
     context, pg = phone(browser)
     try:
@@ -334,7 +334,7 @@ def test_the_demos_stevedore_e001_sees_his_r8_hours_and_production_pay_on_the_ph
     of it, and E001 gets 404 for the demo's case against another worker."""
     from testkit.axe import axe_violations, describe
 
-    assert re.search(r"V017 / portgate-demo \(worker, on the phone: \S+\), E001 / portgate-demo \(stevedore\)",
+    assert re.search(r"V017 / portgate-demo \(trabalhador, no celular: \S+\), E001 / portgate-demo \(estivador\)",
                      demo_day.out)
     url = demo_day.url.rstrip("/")
     context, pg = phone(browser, bypass_csp=True)  # axe is injected inline
