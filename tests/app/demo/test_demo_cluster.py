@@ -135,8 +135,8 @@ def test_the_cluster_demo_plays_two_ports_and_leaves_no_process(tmp_path):
 @pytest.mark.nats
 @pytest.mark.postgres
 @pytest.mark.timeout(900)
-@pytest.mark.skipif(not FULL, reason="by hand (PORTGATE_FULL=1): CI plays the whole cluster day and checks that "
-                    "no process outlives it; this one adds Ctrl-C mid-day (~2.5 min)")
+@pytest.mark.skipif(not FULL, reason="by hand (PORTGATE_FULL=1), with the whole cluster day above: Ctrl-C "
+                    "mid-day stops every process (~2.5 min)")
 def test_ctrl_c_in_the_middle_of_the_day_stops_every_process(tmp_path):
     """SIGINT to the demo process alone (its children get none: the demo itself must stop them)."""
     demo = Watched(tmp_path)

@@ -56,12 +56,12 @@ def test_a_first_close_digests_the_shifts_it_wrote_as_read_back(month, mocker):
     _assert_as_the_full_path(*month)
 
 
-@pytest.mark.parametrize("others_write", [False, True])
+# concurrent writers only on PostgreSQL (SQLite has one writer: a second waits)
+@pytest.mark.parametrize("db_url, others_write", [("sqlite", False), ("postgresql", False), ("postgresql", True)],
+                         indirect=["db_url"])
 def test_a_worker_whose_shifts_are_gone_is_digested_as_written_unless_someone_else_writes(
         month, mocker, others_write):
     engine, first, last = month[:3]
-    if others_write and engine.dialect.name != "postgresql":  # SQLite: one writer, a second waits
-        pytest.skip("concurrent writers: PostgreSQL")
     _close(*month)
     owner = EDITED.split("/")[0]
     with engine.begin() as conn:  # the worker's stored shifts deleted behind the ledger's back
@@ -93,10 +93,9 @@ def test_a_worker_whose_shifts_are_gone_is_digested_as_written_unless_someone_el
     _assert_as_the_full_path(*month)
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # column collations: PostgreSQL's
 def test_another_collation_sends_a_first_close_reading_back(month, mocker):
     engine, first, last = month[:3]
-    if engine.dialect.name != "postgresql":
-        pytest.skip("column collations: PostgreSQL")
     with engine.begin() as conn:
         icu = conn.exec_driver_sql("SELECT collname FROM pg_collation WHERE collprovider = 'i' "
                                    "AND collname = 'und-x-icu'").scalar()
