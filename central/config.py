@@ -155,7 +155,7 @@ class NatsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     fetch_wait_s: Annotated[float, msgspec.Meta(ge=0.05, le=60)] = 1.0  # a fetch waits this long for messages
     reconnect_wait_s: Annotated[float, msgspec.Meta(ge=0.05, le=60)] = 0.5
     connect_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 2.0
-    request_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 5.0  # JetStream API calls
+    request_timeout_s: Annotated[float, msgspec.Meta(ge=0.1, le=60)] = 30.0  # JetStream API calls (a replicated stream's creation on a loaded cluster takes seconds)
     user: str = ""  # the office's NATS user (``portgate central add-gate --nats-users``: "office"); "" = none
     password_file: str | None = None  # 0600 file with its password (<keys_dir>/office.nats-password)
     tls_ca_file: str | None = None  # the CA of the nodes' client (4222) listeners, when they have TLS

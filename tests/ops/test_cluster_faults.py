@@ -59,7 +59,7 @@ def stream_leader(cluster: NatsCluster, name: str = "PORTGATE_santos") -> int:
     async def ask():
         nc = await nats.connect(servers=cluster.live_urls())
         try:
-            return (await nc.jetstream().stream_info(name)).cluster.leader
+            return (await nc.jetstream(timeout=60).stream_info(name)).cluster.leader
         finally:
             await nc.close()
 

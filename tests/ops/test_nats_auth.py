@@ -169,7 +169,7 @@ def stream_messages(cluster, keys) -> int:
         nc = await nats.connect(servers=cluster.live_urls(), user="office",
                                 password=read_secret(keys / "office.nats-password").decode())
         try:
-            return (await nc.jetstream().stream_info("PORTGATE_santos")).state.messages
+            return (await nc.jetstream(timeout=60).stream_info("PORTGATE_santos")).state.messages
         finally:
             await nc.close()
 

@@ -81,7 +81,7 @@ def stream_state(cluster: NatsCluster, name: str = "PORTGATE_santos") -> dict:
     async def ask():
         nc = await nats.connect(servers=cluster.live_urls())
         try:
-            js = nc.jetstream()
+            js = nc.jetstream(timeout=60)
             info = await js.stream_info(name)
             consumer = await js.consumer_info(name, "ledger-santos")
             return {"replicas": info.config.num_replicas, "messages": info.state.messages,
@@ -175,7 +175,9 @@ def test_an_existing_stream_without_the_port_is_a_config_error(tmp_path, nats_cl
 
     async def make():
         nc = await nats.connect(servers=nats_cluster.nats_urls)
-        await nc.jetstream().add_stream(name="PORTGATE_santos", subjects=["portgate.v1.rio.gate.*.events"])
+        # the API's answer can take more than nats-py's 5 s default on a loaded machine (the stream is
+        # replicated on three nodes)
+        await nc.jetstream(timeout=60).add_stream(name="PORTGATE_santos", subjects=["portgate.v1.rio.gate.*.events"])
         await nc.close()
 
     asyncio.run(make())

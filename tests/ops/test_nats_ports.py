@@ -40,7 +40,7 @@ def consumers(cluster) -> dict[str, list[str]]:
     async def ask():
         nc = await nats.connect(servers=cluster.live_urls())
         try:
-            js = nc.jetstream()
+            js = nc.jetstream(timeout=60)
             out = {}
             for name in ("PORTGATE_santos", "PORTGATE_rio"):
                 info = await js.stream_info(name)

@@ -138,7 +138,7 @@ def requests_left(cluster, stream: str) -> int:
     async def ask():
         nc = await nats.connect(servers=cluster.live_urls())
         try:
-            return (await nc.jetstream().stream_info(stream)).state.messages
+            return (await nc.jetstream(timeout=60).stream_info(stream)).state.messages
         finally:
             await nc.close()
 
@@ -185,7 +185,7 @@ def test_an_existing_requests_stream_without_the_port_is_a_config_error(tmp_path
 
     async def make():
         nc = await nats.connect(servers=cluster.nats_urls)
-        await nc.jetstream().add_stream(name="PORTGATE_rio_requests", subjects=["portgate.v1.other.gate.*.requests"])
+        await nc.jetstream(timeout=60).add_stream(name="PORTGATE_rio_requests", subjects=["portgate.v1.other.gate.*.requests"])
         await nc.close()
 
     asyncio.run(make())

@@ -20,6 +20,10 @@ def _rows(office):
         return c.execute(select(dead_letters.c.topic, dead_letters.c.reason).order_by(dead_letters.c.id)).all()
 
 
+def dropped(ingest) -> int:
+    return sum(w.stats["dead_letters_dropped"] for w in ingest.workers)
+
+
 def test_a_gate_flooding_junk_fills_at_most_its_share_of_dead_letters(broker, office):
     ingest = office.start(broker, dead_letters_per_gate_min=10, batch_size=5)
     c = raw_client(broker)
@@ -27,8 +31,14 @@ def test_a_gate_flooding_junk_fills_at_most_its_share_of_dead_letters(broker, of
         for i in range(30):
             publish(c, topics.gate_events(PORT, "g1"), b"{junk %d" % i)
         publish(c, topics.gate_events(PORT, "g2"), b"{other gate's junk")
-        wait_until(lambda: sum(w.stats["dead_letters_dropped"] for w in ingest.workers) == 19
-                   and any(t.endswith("/g2/events") for t, _r in _rows(office)), what="the flood counted")
+        # at least 19: a junk message the broker redelivers (the office's session resumed under load
+        # before its acknowledgement) is counted again; what is stored stays within the share
+        def counted():
+            return dropped(ingest) >= 19 and any(t.endswith("/g2/events") for t, _r in _rows(office))
+        try:
+            wait_until(counted, what="the flood counted")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {dropped(ingest)} dropped, rows {_rows(office)}") from None
     finally:
         c.disconnect()
         c.loop_stop()
