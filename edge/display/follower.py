@@ -40,7 +40,7 @@ def open_ro(path: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
                            check_same_thread=False, timeout=0.5)
     conn.execute("PRAGMA query_only = 1")
-    conn.execute("PRAGMA cache_size = -256")  # 256 KiB: a few pages are read per poll (RSS <= 40 MB)
+    conn.execute("PRAGMA cache_size = -64")  # 64 KiB: a few pages are read per poll or look-up (RSS <= 40 MB)
     return conn
 
 

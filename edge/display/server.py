@@ -2,11 +2,12 @@
 
 One process, separate from the gate (its own systemd unit): a Starlette app under uvicorn (h11, one
 asyncio loop, no workers). A background task reads the journal read-only when the gate writes it
-(inotify, ``edge.display.wake``) and at least every ``poll_ms`` (``edge.display.follower``), turns each tap into a ``Shown`` (``edge.display.board``) with the
-worker's name, category and photo from the gate's state directory (``edge.display.lookup``), and
-wakes the browsers. The page (``templates/page.html``) is server-rendered Jinja2; htmx's SSE
-extension (vendored, ``static/VENDORED.md``) swaps the fragments ``screen`` (current read + last 10)
-and ``status`` (status bar, inspector countdown; every second) pushed on ``GET /sse``.
+(inotify, ``edge.display.wake``) and at least every ``poll_ms`` (``edge.display.follower``), turns
+each tap into a ``Shown`` (``edge.display.board``) with the worker's name, category and photo from
+the gate's state directory (``edge.display.lookup``), and wakes the browsers. The page
+(``templates/page.html``) is server-rendered Jinja2; htmx's SSE extension (vendored,
+``static/VENDORED.md``) swaps the fragments ``screen`` (current read + last 10) and ``status``
+(status bar, inspector countdown; every second) pushed on ``GET /sse``.
 
 Never in the gate's decision path: the gate does not know this process exists. Killing it, hanging
 it or never starting it changes nothing at the gate; restarted, it shows the last reads again from
