@@ -145,3 +145,38 @@ def test_a_card_frame_never_repeated_in_time_is_counted_not_dropped_silently(pty
     assert running.no_read(0.2)
     pty_device.hold(uid(6), seconds=0.15)
     assert running.next_read().uid == uid(6)
+
+
+def test_a_stale_gate_of_a_killed_run_cannot_read_the_pty_that_took_its_number(tmp_path, run_reader):
+    """The cause seen in the cluster demo's runs: a demo killed alone (SIGKILL on a timeout) left its
+    gates running and its reader symlinks in place; each stale reader reopens its symlink every
+    <= 2 s, and the next pty made anywhere takes the freed /dev/pts number (the lowest free one), so
+    the stale gate became a second reader of the new run's badge reader: pyserial's "no data"
+    errors, frames missing bytes, cards lost. Now the new run's reader, open first, keeps the port;
+    the stale one is told the port is in use and reads nothing."""
+    from app.demo.pty_reader import PtyReader
+
+    old = PtyReader(tmp_path / "killed-run-tty")
+    old.plug()
+    stale = run_reader(every_frame(old, "stale-gate"))
+    ready(stale)
+    os.close(old._master)  # the killed demo's master, closed by the kernel; the symlink stays
+    old._master = None
+    stale.wait_status(lambda s: s.fault is FaultKind.DEVICE_LOST)
+    with PtyReader(tmp_path / "new-run-tty") as new:
+        mine = run_reader(every_frame(new, "new-run-gate"))
+        ready(mine)
+        if new.slave_name != old.slave_name:  # another pty took the number first: as if it had not
+            link = old.path.with_name("relink")
+            link.symlink_to(new.slave_name)
+            link.replace(old.path)
+        refused = stale.wait_status(lambda s: s.state is not ReaderState.FAULT and s.fault is FaultKind.OPEN_FAILED
+                                    and "em uso" in s.detail)
+        assert refused.state is ReaderState.ABSENT
+        sent = [uid(n) for n in range(300)]
+        for u in sent:
+            new.frame(u)
+            time.sleep(0.002)
+        assert [mine.next_read().uid for _ in sent] == sent
+        assert stale.no_read(0.3)
+        assert not [s for s in mine.all_statuses if s.fault is not None]

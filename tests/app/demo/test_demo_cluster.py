@@ -84,8 +84,21 @@ class Watched:
         finally:
             self._done.set()
             self._watcher.join()
-            if self.proc.poll() is None:
+            if self.proc.poll() is None:  # timed out: the demo and every process it started go
                 self.proc.kill()
+                self.proc.wait()
+                self.kill_left()
+
+    def kill_left(self) -> None:
+        """SIGKILL every process seen that still lives. A demo killed alone left its gates running:
+        each reopened its pseudo-terminal's path every 2 s, and once a later run's pty took the
+        same /dev/pts number, that stale gate read the new run's frames too (issue 37)."""
+        for pid, (start, _cmd) in self.seen.items():
+            if _alive(pid, start):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def assert_nothing_left(self, programs) -> None:
         """Each of ``programs`` was among the processes seen, and none of those processes lives."""
