@@ -288,7 +288,8 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 
 
 # columns a person's file may add to ``COLUMNS`` (read by the record's ``from_csv_row``, not stored)
-CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",), Worker: ("cpf", "pis")}
+# (a workers.csv's ``port``: the office's registry only, ``central.registry.worker_ports``)
+CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",), Worker: ("cpf", "pis", "port")}
 
 
 def build_rows(
