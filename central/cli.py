@@ -57,7 +57,7 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
     for the union's inspector to countersign; with --nats-users, the gate's NATS user and password
     file (<keys_dir>/<gate>.nats-password; an existing HMAC key is then kept)."""
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.ingest.keys import add_gate, key_path, register_public_key  # lazy: CLI start-up
+    from central.ingest.keys import add_gate, key_path  # lazy: CLI start-up
 
     config = load_central_config(config_path) if config_path is not None else None
     if keys_dir is None:
@@ -65,42 +65,55 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
             raise click.UsageError(tr("cli.central.give_keys_dir"))
         keys_dir = config.keys_dir
     if nats_users is not None:
-        from central.ingest.nats_users import add_gate_user  # lazy: CLI start-up (bcrypt)
-
-        port_name = port_name or (config.port if config is not None else None)
-        if not port_name:
-            raise click.UsageError(tr("cli.central.nats_users_needs_port"))
-        try:
-            password, made = add_gate_user(keys_dir, nats_users, port_name, gate_id, rotate=rotate)
-        except ValueError as exc:
-            raise click.UsageError(str(exc)) from exc
-        click.echo(str(password))
-        said = dict(gate=gate_id, users=nats_users, password=password)
-        click.echo(tr("cli.central.nats_user_created", **said) if made else tr("cli.central.nats_user_kept", **said),
-                   err=True)
+        _add_nats_user(keys_dir, nats_users, port_name or (config.port if config is not None else None),
+                       gate_id, rotate)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     if public_key is not None:
-        import datetime as dt  # lazy: CLI start-up
-
-        from central.evidence.enrolment import enrol  # lazy: CLI start-up
-        from central.office_key import office_key  # lazy: CLI start-up
-        from wire.chain import fingerprint, load_public  # lazy: CLI start-up
-
-        text = Path(public_key).read_text(encoding="ascii") if Path(public_key).is_file() else public_key
-        pub = register_public_key(keys_dir, gate_id, text)
-        click.echo(str(pub))
-        key = load_public(text)
-        record, written = enrol(keys_dir, gate_id, key, office_key(keys_dir), dt.datetime.now(dt.UTC))
-        click.echo(str(record))
-        said = dict(gate=gate_id, fingerprint=fingerprint(key), record=record)
-        click.echo(tr("cli.central.key_enrolled", **said) if written
-                   else tr("cli.central.key_already_enrolled", **said), err=True)
+        _enrol_public_key(keys_dir, gate_id, public_key)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
     click.echo(tr("cli.central.copy_gate_key", path=path), err=True)
+
+
+def _add_nats_user(keys_dir: str, nats_users: str, port_name: str | None, gate_id: str, rotate: bool) -> None:
+    """The gate's NATS user (and the office's) in the nodes' include file ``nats_users``; its
+    password on stdout. ``click.UsageError`` without a port or for a bad include file."""
+    from central.ingest.nats_users import add_gate_user  # lazy: CLI start-up (bcrypt)
+
+    if not port_name:
+        raise click.UsageError(tr("cli.central.nats_users_needs_port"))
+    try:
+        password, made = add_gate_user(keys_dir, nats_users, port_name, gate_id, rotate=rotate)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    click.echo(str(password))
+    said = dict(gate=gate_id, users=nats_users, password=password)
+    click.echo(tr("cli.central.nats_user_created", **said) if made else tr("cli.central.nats_user_kept", **said),
+               err=True)
+
+
+def _enrol_public_key(keys_dir: str, gate_id: str, public_key: str) -> None:
+    """Register the gate's signing key (a PEM file or base64 text) and write its enrolment record
+    signed by the office key (once per key); both paths on stdout."""
+    import datetime as dt  # lazy: CLI start-up
+
+    from central.evidence.enrolment import enrol  # lazy: CLI start-up
+    from central.ingest.keys import register_public_key  # lazy: CLI start-up
+    from central.office_key import office_key  # lazy: CLI start-up
+    from wire.chain import fingerprint, load_public  # lazy: CLI start-up
+
+    text = Path(public_key).read_text(encoding="ascii") if Path(public_key).is_file() else public_key
+    pub = register_public_key(keys_dir, gate_id, text)
+    click.echo(str(pub))
+    key = load_public(text)
+    record, written = enrol(keys_dir, gate_id, key, office_key(keys_dir), dt.datetime.now(dt.UTC))
+    click.echo(str(record))
+    said = dict(gate=gate_id, fingerprint=fingerprint(key), record=record)
+    click.echo(tr("cli.central.key_enrolled", **said) if written
+               else tr("cli.central.key_already_enrolled", **said), err=True)
 
 
 @central.command("publish")

@@ -101,6 +101,9 @@ def subject_to_topic(subject: str) -> str:
     return subject.replace(".", "/")
 
 
+SETUP_RETRY_MAX_S = 10.0  # the longest pause before the ingest loop starts again after a failure
+
+
 class JetStreamIngest:
     """One pull-consumer loop (its own thread and asyncio loop) feeding one ``LedgerWriter``.
 
@@ -186,15 +189,27 @@ class JetStreamIngest:
 
     # -- the loop ---------------------------------------------------------------------------------
     def _main(self) -> None:
-        """The thread: the loop until stopped; a ``ConfigError`` (a stream that does not capture the
-        port) or any other failure is one error line, and the thread ends (``alive()`` False: the
-        office's watchdog stops pinging, systemd restarts it)."""
-        try:
-            asyncio.run(self._run())
-        except ConfigError as exc:
-            log.error("jetstream.config_error", error=str(exc), key=getattr(exc, "key", None))
-        except Exception:  # noqa: BLE001 - reported, and the watchdog sees the thread gone
-            log.exception("jetstream.ingest_failed")
+        """The thread: the loop until stopped. A ``ConfigError`` (a stream that does not capture the
+        port) is one error line and the thread ends (``alive()`` False: the office's watchdog stops
+        pinging, systemd restarts it, and the operator reads why). Any other failure (a JetStream
+        API call unanswered within ``[nats] request_timeout_s``, a connection lost while the stream
+        and consumer are set up: a loaded or electing cluster) is logged and the loop starts again
+        after a pause (``reconnect_wait_s`` doubling to ``SETUP_RETRY_MAX_S``), as the MQTT ingest
+        reconnects: unacknowledged messages stay in the stream meanwhile."""
+        pause = self.settings.reconnect_wait_s
+        while not self._stopping.is_set():
+            try:
+                asyncio.run(self._run())
+                return
+            except ConfigError as exc:
+                log.error("jetstream.config_error", error=str(exc), key=getattr(exc, "key", None))
+                return
+            except Exception:  # noqa: BLE001 - reported; the loop starts again
+                self.stats["restarts"] += 1
+                log.exception("jetstream.ingest_failed", retry_in=pause)
+            if self._stopping.wait(pause):
+                return
+            pause = min(pause * 2, SETUP_RETRY_MAX_S)
 
     async def _run(self) -> None:
         s = self.settings

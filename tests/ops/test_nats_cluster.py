@@ -190,6 +190,33 @@ def test_an_existing_stream_without_the_port_is_a_config_error(tmp_path, nats_cl
     ingest._writer.close()
 
 
+def test_a_failed_set_up_is_retried_until_the_cluster_has_a_quorum(tmp_path):
+    """A failure while the stream and consumer are set up (here: one node of three runs, so
+    JetStream has no quorum and its API calls go unanswered; on a loaded machine, a call unanswered
+    in time) is logged and the loop starts again after a pause, instead of ending the ingest's
+    thread: once the other nodes are up, the office consumes."""
+    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
+    cluster = NatsCluster(tmp_path / "nats")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    (tmp_path / "keys").mkdir()
+    cfg = office(tmp_path, cluster, url)
+    cfg = msgspec.structs.replace(cfg, nats=msgspec.structs.replace(cfg.nats, request_timeout_s=2.0))
+    cluster.start_node(0)
+    ingest = JetStreamIngest(cfg).start()
+    try:
+        wait_until(lambda: ingest.stats["restarts"] >= 1, timeout=60, what="a failed set-up retried")
+        assert ingest.alive() and not ingest.connected.is_set()
+        cluster.start_node(1)
+        cluster.start_node(2)
+        cluster.wait_healthy(60)
+        assert ingest.wait_connected(60), f"not consuming; restarts {ingest.stats['restarts']}"
+        assert ingest.alive()
+    finally:
+        ingest.stop()
+        cluster.stop()
+
+
 @pytest.mark.slow
 def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
     cluster = nats_cluster
