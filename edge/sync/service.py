@@ -119,6 +119,16 @@ def _reader_health(v) -> dl.ReaderHealth:
                            last_read_at=_utc(v.last_read), detail=v.detail)
 
 
+def _photo_downlink(photos, gate_id: str):
+    """The workers' photos for the screen (``edge.sync.photos.PhotoDownlink`` over the gate's
+    ``PhotoStore``), None without one; never in the decision path."""
+    if photos is None:
+        return None
+    from edge.sync.photos import PhotoDownlink
+
+    return PhotoDownlink(photos, gate_id)
+
+
 def _inspector_file(store):
     """The inspectors' names file beside the store's file (issue 33), or None for a store with no
     file (a test's in-memory store)."""
@@ -173,17 +183,8 @@ class Sync:
         self.core = up.Uplink(settings, time.monotonic(), sent_through=journal.sent_through())
         self.stats = self.core.stats  # one counter: the core's and the driver's own
         self.downlink = Downlink(store, gate_id, _inspector_file(store)) if store is not None else None
-        # workers' photos for the screen (edge.sync.photos.PhotoStore); never in the decision path
-        self.photos = None
-        if photos is not None:
-            from edge.sync.photos import PhotoDownlink
-
-            self.photos = PhotoDownlink(photos, gate_id)
-        self.t_events = topics.gate_events(port, gate_id)
-        self.t_status = topics.gate_status(port, gate_id)
-        self.t_cmd = topics.gate_cmd(port, gate_id)
-        self.t_receipt = topics.gate_receipt(port, gate_id)  # the office's chain receipt (kept)
-        self.t_requests = topics.gate_requests(port, gate_id)
+        self.photos = _photo_downlink(photos, gate_id)
+        self._init_topics()
         # filled by the link's callbacks on paho's thread, emptied by the pump (thread-safe deque)
         self._inputs: collections.deque = collections.deque()
         self._wake = threading.Event()
@@ -198,6 +199,19 @@ class Sync:
         self._pump: threading.Thread | None = None
         self._marker: threading.Thread | None = None  # commits MarkSent off the pump thread
         self._marks: queue.SimpleQueue = queue.SimpleQueue()
+        self._init_metrics()
+
+    def _init_topics(self) -> None:
+        port, gate_id = self.port, self.gate_id
+        self.t_events = topics.gate_events(port, gate_id)
+        self.t_status = topics.gate_status(port, gate_id)
+        self.t_cmd = topics.gate_cmd(port, gate_id)
+        self.t_receipt = topics.gate_receipt(port, gate_id)  # the office's chain receipt (kept)
+        self.t_requests = topics.gate_requests(port, gate_id)
+
+    def _init_metrics(self) -> None:
+        """The gate's Prometheus series (published, acknowledged, rejected, unrouted) and the
+        counts already added to them."""
         self._published = PUBLISHED.labels(self.gate_id)
         self._counted = {"acked": 0, "rejected": 0, "unrouted": 0}
         self._metrics = {"acked": ACKED.labels(self.gate_id), "rejected": REJECTED.labels(self.gate_id),
