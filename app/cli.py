@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import importlib
 import sys
+from gettext import gettext as click_text  # what Click calls: its texts are msgids click.<English>
 
 import click
 
-from portgate.clitext import cli_lang, tr
+from portgate.clitext import cli_lang, install_click_texts, lang_in_args, tr, use_lang
 from portgate.errors import PortgateError
+
+install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument" in cli_lang()
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown in `portgate --help`)
@@ -68,7 +71,7 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
-        with formatter.section("Commands"):
+        with formatter.section(click_text("Commands")):  # Click's own word, in cli_lang()
             formatter.write_dl(rows)
 
 
@@ -130,7 +133,7 @@ def _usage_line(exc: click.UsageError) -> str:
     sub = path.partition(" ")[2]
     where = f"{sub}: " if sub else ""
     message = " ".join(exc.format_message().split()).rstrip(".")
-    return f"portgate: {where}{message} (see --help)"
+    return f"portgate: {where}{message} ({tr('cli.see_help')})"
 
 
 def _refusal_words(text: str) -> str:
@@ -149,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2 (1 for
     ``StoreUnavailable``: a database server not reachable yet, worth a restart); so does a usage
     error (an option's value, a missing option: one line, exit 2; ``--help`` is unchanged)."""
+    given = lang_in_args(sys.argv[1:] if argv is None else argv)
+    if given:  # a command's --lang: its usage errors in that language too (docs/i18n.md)
+        use_lang(given)
     try:
         rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
     except click.exceptions.Abort:

@@ -11,18 +11,28 @@ the demo's console always speaks its ``--lang``, as its gates: ``use_lang``).
 What a script reads stays as it is and never passes through here: JSON, CSV, ids, paths, the
 ``key=value`` and ``ok:``/``FAIL:`` lines. Amounts, numbers and days a person reads go through
 ``portgate.l10n`` with ``cli_lang()``.
+
+Click's own texts (``Usage:``, ``No such option '--x'.``, ``Missing argument``, ``Error: ...``,
+``Try ... for help.``) are wrapped by Click in Python's ``gettext`` (``gettext.gettext``, the default
+domain). ``install_click_texts`` answers them from our catalogs in ``cli_lang()``: the msgid is
+``click.`` + Click's English (``click.Usage:`` -> ``Uso:``, docs/i18n.md); a text the catalogs do
+not have stays Click's English (its plural texts too: ``Got unexpected extra arguments``).
 """
 
 from __future__ import annotations
 
+import gettext as _gettext
 import os
 
-from portgate.i18n import gettext, normal_lang
+from portgate.i18n import gettext, normal_lang, part
 
 #: the environment variable naming the command line's language
 ENV = "PORTGATE_LANG"
 
 _chosen: list[str] = []  # a command's own --lang, set for the rest of the process
+#: the msgid prefix of Click's own texts in the catalogs (``click.`` + Click's English)
+CLICK = "click."
+_std = {"dgettext": _gettext.dgettext}
 
 
 def use_lang(lang: str | None) -> None:
@@ -53,3 +63,32 @@ def tr(msgid: str, **fields: object) -> str:
     a field the text names but the caller did not give raises ``KeyError`` (a programming error)."""
     text = gettext(cli_lang(), msgid)
     return text.format(**fields) if fields else text
+
+
+def _click_dgettext(domain: str, message: str) -> str:
+    if domain != _gettext.textdomain():  # another domain, bound by someone else: as before
+        return _std["dgettext"](domain, message)
+    said = part(cli_lang(), (CLICK,))[0].gettext(CLICK + message)  # Click's texts only: a small parse
+    return message if said == CLICK + message else said
+
+
+def lang_in_args(args: list[str]) -> str | None:
+    """The value of a ``--lang`` given on a command line (``--lang en``, ``--lang=en``; before a
+    ``--``), or None: read before Click parses, so Click's own usage errors of that command line
+    already speak it."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--lang" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--lang="):
+            return arg.partition("=")[2]
+    return None
+
+
+def install_click_texts() -> None:
+    """Make Click's own usage and error texts speak ``cli_lang()`` (pt-BR, English), from the
+    catalogs' ``click.<English>`` msgids. Python's ``gettext.gettext`` (what Click calls as ``_``)
+    looks ``dgettext`` up in the ``gettext`` module at each call: it is wrapped, for the default
+    domain only. Idempotent; ``app.cli`` calls it when it loads (the ``portgate`` command)."""
+    _gettext.dgettext = _click_dgettext

@@ -16,7 +16,7 @@ from decimal import Decimal
 from babel.dates import format_date, format_datetime
 from babel.numbers import format_currency, format_decimal
 
-from portgate.i18n import LOCALES, normal_lang
+from portgate.i18n import LOCALES, gettext, normal_lang
 
 CURRENCY = "BRL"
 
@@ -95,6 +95,36 @@ def month(value: dt.date | str, lang: str = "pt") -> str:
         except ValueError:
             return value
     return _plain(format_date(value, MONTH[normal_lang(lang)], locale=locale_of(lang)))
+
+
+#: a day of a week's span without its year (``week``): ``09/03`` (pt-BR), ``Mar 9`` (English)
+DAY_MONTH = {"pt": "dd/MM", "en": "MMM d"}
+_ISO_WEEK = re.compile(r"(\d{4})-W(\d{2})")
+
+
+def week(value: str | dt.date, lang: str = "pt", *, short: bool = False) -> str:
+    """An ISO week (``"2026-W11"`` as the reports and their CSV keep it, or a day in it) as a
+    person reads it, Monday to Sunday: ``semana de 09/03 a 15/03/2026`` (pt-BR), ``week of Mar 9 –
+    Mar 15, 2026`` (English); the first day carries its year when the week spans two
+    (``semana de 29/12/2025 a 04/01/2026``). ``short``: the two days only, for a chart's axis
+    (``09/03–15/03``, ``Mar 9–Mar 15``). A text that is not an ISO week is returned as it is."""
+    if isinstance(value, str):
+        m = _ISO_WEEK.fullmatch(value.strip())
+        try:
+            monday = dt.date.fromisocalendar(int(m[1]), int(m[2]), 1) if m else None
+        except ValueError:  # 2026-W54
+            monday = None
+        if monday is None:
+            return value
+    else:
+        monday = value - dt.timedelta(days=value.weekday())
+    sunday = monday + dt.timedelta(days=6)
+    lang = normal_lang(lang)
+    loc = locale_of(lang)
+    if short:
+        return "–".join(_plain(format_date(d, DAY_MONTH[lang], locale=loc)) for d in (monday, sunday))
+    first = day(monday, lang) if monday.year != sunday.year else _plain(format_date(monday, DAY_MONTH[lang], locale=loc))
+    return gettext(lang, "l10n.week").format(first=first, last=day(sunday, lang))
 
 
 def period(start: dt.datetime, lang: str = "pt", tz: dt.tzinfo | None = None, hours: int = 6) -> str:

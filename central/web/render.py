@@ -120,6 +120,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         request=request, user=user, lang=lang, csrf=csrf_token(request),
         gettext=lambda key: t(lang, key), ngettext=translations(lang).ngettext, when=_local_time(web.tz, lang), age=_age, path=request.url.path,
         day_text=lambda d: l10n.day(d, lang), month_text=lambda m: l10n.month(m, lang),
+        week_text=lambda w: l10n.week(w, lang),
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
         function_name=lambda code: function_label(lang, str(code)), post_name=lambda code: post_label(lang, str(code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),

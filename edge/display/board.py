@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
+import re
 from zoneinfo import ZoneInfo
 
 from edge.display.texts import word as gettext
@@ -22,6 +23,7 @@ from wire.events import Event, TapPayload
 from wire.flags import Flag
 
 HISTORY = 10
+_G_RULE = re.compile(r"G\d+")  # a gate rule of RULES.md section G (G1-G11)
 
 COLOURS = {"admit": "green", "exit": "blue", "deny": "red", "inspector": "amber"}
 # The screen's words live in the gettext catalogs (docs/i18n.md): the outcome's head
@@ -100,6 +102,19 @@ class Shown:
 
     def rule_titles(self, lang: str) -> list[tuple[str, str]]:
         return [(r, _rule_title(lang, r)) for r in self.rules]
+
+    def rule_words(self, lang: str, *, history: bool = False) -> list[tuple[str, str]]:
+        """``(rule id, what the screen says)`` of each failed rule: a gate rule by its id and title
+        (``G2: cartão bloqueado``; ``history``: the id alone, as the list of last reads is short), a
+        rule that is no article of RULES.md section G (``ENROL``, ``INTERNAL``: a code, not a word a
+        watchman reads) by its title only (``cartão em cadastro``, ``card being enrolled``)."""
+        out = []
+        for rule, title in self.rule_titles(lang):
+            if not _G_RULE.fullmatch(rule):
+                out.append((rule, title))
+            else:
+                out.append((rule, rule if history else f"{rule}: {title}"))
+        return out
 
 
 def _rule_title(lang: str, rule: str) -> str:

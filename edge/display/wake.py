@@ -29,6 +29,9 @@ log = structlog.get_logger(__name__)
 FAST_POLL_S = 0.002
 #: at most this long (seconds) of fast polls after one write (a commit's fsync, even a slow one)
 HOT_S = 0.25
+#: seconds between two tries to set the watch up when it could not be (the state directory not
+#: made yet: a screen started before its gate's first run)
+RETRY_S = 5.0
 
 
 class JournalWake:
@@ -40,22 +43,24 @@ class JournalWake:
         self._names = names
 
     @classmethod
-    def open(cls, journal: str | Path) -> JournalWake | None:
+    def open(cls, journal: str | Path, *, quiet: bool = False) -> JournalWake | None:
         """A watch for ``journal`` (the gate's ``journal.db``), or None when inotify cannot be
-        used here (logged once): the caller then polls only."""
+        used here (logged unless ``quiet``: a retry): the caller then polls only."""
         path = Path(journal)
         try:
             from inotify_simple import INotify, flags  # lazy: Linux only, the screen polls without it
 
             notify = INotify()
         except (ImportError, OSError) as exc:
-            log.warning("display_wake_unavailable", error=str(exc))
+            if not quiet:
+                log.warning("display_wake_unavailable", error=str(exc))
             return None
         try:
             notify.add_watch(path.parent, flags.MODIFY)
         except OSError as exc:  # no such directory yet, the watch limit
             notify.close()
-            log.warning("display_wake_unavailable", path=str(path.parent), error=str(exc))
+            if not quiet:
+                log.warning("display_wake_unavailable", path=str(path.parent), error=str(exc))
             return None
         return cls(notify, frozenset({path.name + "-wal"}))  # the db file itself: checkpoints only
 
@@ -87,10 +92,13 @@ class Waiter:
         self._event: asyncio.Event | None = None
         self._hot_until = 0.0
         self._changes = follower.changes
+        self._retry_at: float | None = None  # when to try the watch again (None: not tried yet)
 
     def start(self) -> None:
-        """Watch the journal's directory from the running loop (no watch: polls only)."""
-        self._wake = JournalWake.open(self._journal)
+        """Watch the journal's directory from the running loop (no watch: polls, and tries again
+        every ``RETRY_S``)."""
+        self._wake = JournalWake.open(self._journal, quiet=self._retry_at is not None)
+        self._retry_at = time.monotonic() + RETRY_S
         if self._wake is not None:
             self._event = asyncio.Event()
             asyncio.get_running_loop().add_reader(self._wake.fileno(), self._readable)
@@ -114,6 +122,8 @@ class Waiter:
         if time.monotonic() < self._hot_until:
             await asyncio.sleep(FAST_POLL_S)
             return
+        if self._wake is None and self._retry_at is not None and time.monotonic() >= self._retry_at:
+            self.start()
         if self._event is None:
             await asyncio.sleep(poll_s)
             return

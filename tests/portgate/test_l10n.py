@@ -67,3 +67,16 @@ def test_a_time_in_every_shape_the_pages_show_in_port_time_and_the_page_s_langua
         period(dt.datetime(2026, 3, 15, 22, 0), "pt", tz)
     with pytest.raises(ValueError, match="naive"):
         at(dt.datetime(2026, 3, 15, 22, 0), "pt", tz)
+
+
+def test_an_iso_week_reads_as_its_monday_to_sunday():
+    from portgate.l10n import week
+
+    assert week("2026-W11") == "semana de 09/03 a 15/03/2026"
+    assert week("2026-W11", "en") == "week of Mar 9 – Mar 15, 2026"
+    assert week(dt.date(2026, 3, 15)) == week("2026-W11")  # a day in it: its week
+    assert week("2026-W01") == "semana de 29/12/2025 a 04/01/2026"  # two years: both named
+    assert week("2026-W01", "en") == "week of Dec 29, 2025 – Jan 4, 2026"
+    assert week("2026-W11", short=True) == "09/03–15/03" and week("2026-W11", "en", short=True) == "Mar 9–Mar 15"
+    for not_a_week in ("2026-W54", "2026-11", "semana", ""):
+        assert week(not_a_week) == not_a_week

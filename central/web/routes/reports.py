@@ -15,6 +15,7 @@ from starlette.routing import Route
 from central.web import charts, reportsmodel as rm
 from central.production.render import quantity_text
 from central.web.i18n import t
+from portgate import l10n
 from central.web.render import bad_input, lang_of, page
 from central.web.service_texts import flag_label
 from central.web.ports import per_port
@@ -91,7 +92,7 @@ def chart_svg(name: str, f: dict, lang: str = "pt") -> bytes:
             w("chart_alarms"): [r[1] for r in rows], w("chart_hours_uncovered"): [r[2] for r in rows]})
     weeks = f["flags"]
     kinds = sorted({k for _w, c in weeks for k in c})
-    return charts.bar(fmt, w("flags_title"), [wk for wk, _c in weeks],
+    return charts.bar(fmt, w("flags_title"), [l10n.week(wk, lang, short=True) for wk, _c in weeks],
                       {flag_label(lang, k): [c.get(k, 0) for _w, c in weeks] for k in kinds}, stacked=True)
 
 

@@ -128,7 +128,8 @@ def test_the_next_unknown_card_at_the_gate_is_offered_and_bound(port, page, scre
     tap = port.gc.wait_taps(1)[-1]
     assert (tap.payload.uid, tap.payload.decision, tap.payload.rules_failed) == (NEW_CARD, "deny", ["G1", "ENROL"])
     screen.wait_for_selector(f"#now[data-seq='{tap.seq}'][data-outcome='deny']")  # nobody admitted with it
-    assert "ENROL" in screen.locator("#now .rules").inner_text()
+    # the rule by its words (issue 33), its code in the attribute
+    assert screen.locator("#now .rules [data-rule='ENROL']").inner_text() == "cartão em cadastro"
     assert screen.locator("#now .person .name").inner_text() == f"Cartão novo {NEW_CARD}"
     offered = page.locator(f"#enrol-read[data-uid='{NEW_CARD}']")
     offered.wait_for(timeout=15_000)  # htmx's poll: no reload by the clerk

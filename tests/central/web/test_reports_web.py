@@ -62,7 +62,10 @@ def test_the_reports_page_has_every_table_beside_its_chart(app, data):
     coverage = r.text.split('id="r-coverage"')[1].split("</section>")[0]
     assert "<td>9300009</td><td class=\"num\">1</td><td class=\"num\">3</td>" in coverage
     flags = r.text.split('id="r-flags"')[1].split("</section>")[0]
-    assert "2026-W11" in flags and "cartão emprestado (G4) 1" in flags and "2026-W12" in flags
+    # a week as a person reads it (portgate.l10n.week, issue 33); the ISO week stays in the attribute
+    assert '<td class="nb" data-week="2026-W11">semana de 09/03 a 15/03/2026</td>' in flags
+    assert '<td class="nb" data-week="2026-W12">semana de 16/03 a 22/03/2026</td>' in flags
+    assert "cartão emprestado (G4) 1" in flags and ">2026-W11<" not in flags
     assert c.get("/reports", params={"month": "março"}).status_code == 400
 
 
@@ -102,3 +105,19 @@ def test_the_flags_chart_names_each_flag_and_its_title_in_the_pages_language(app
     assert "borrowed card (G4)" in svg and "Flags per week" in svg
     assert "Rotation: shifts per worker in 2026-03" in c.get("/reports/chart/fairness.svg",
                                                              params={"month": "2026-03"}).text
+
+
+def test_the_flag_report_shows_weeks_as_people_read_them_and_the_csv_keeps_iso_weeks(app, data):
+    """``2026-W11`` read as a code on the flag report (issue 33): the page and the chart's axis say
+    the week's days in the page's language, the CSV export keeps the ISO week for a script."""
+    c, token = logged_in(app, "inspector")
+    svg = c.get("/reports/chart/flags.svg", params={"month": "2026-03"}).text
+    assert "09/03–15/03" in svg and "16/03–22/03" in svg and "2026-W11" not in svg
+    rows = c.get("/reports/flags.csv", params={"month": "2026-03"}).text.strip().splitlines()[1:]
+    assert [r.split(",")[0] for r in rows] == ["2026-W11", "2026-W12"]
+    assert c.post("/lang", data={"csrf_token": token, "lang": "en"}).status_code == 303
+    flags = c.get("/reports", params={"month": "2026-03"}).text.split('id="r-flags"')[1].split("</section>")[0]
+    assert '<td class="nb" data-week="2026-W11">week of Mar 9 – Mar 15, 2026</td>' in flags
+    assert "Mar 9–Mar 15" in c.get("/reports/chart/flags.svg", params={"month": "2026-03"}).text
+    rows = c.get("/reports/flags.csv", params={"month": "2026-03"}).text.strip().splitlines()[1:]
+    assert [r.split(",")[0] for r in rows] == ["2026-W11", "2026-W12"]

@@ -196,3 +196,16 @@ def test_the_no_network_strip_shows_only_when_the_link_is_down_or_the_oldest_uns
     assert not status("standalone", 9999.0).offline_strip and not status("unknown", 9999.0).offline_strip
     assert [r.reader_id for r in status("online", None).reader_faults] == ["r1"]
     assert status("unknown", None, running=False).reader_faults == ()  # a stopped gate: nothing known
+
+
+def test_a_rule_that_is_a_code_reads_in_words_on_the_main_area_and_in_the_history() -> None:
+    """``ENROL`` (and ``INTERNAL``) read as English codes on the screen (issue 33): a gate rule keeps
+    its id (a legal reference, RULES.md section G) beside its title, the others show their words."""
+    s = shown(_event(_tap(rules_failed=["G1", "ENROL"], message="NEGADO — cartão em cadastro. [G1, ENROL]")),
+              person=Person(None), badge=None, ship_name=None, tz=ZoneInfo("America/Sao_Paulo"))
+    assert s.rule_words("pt") == [("G1", "G1: cartão desconhecido ou ilegível"), ("ENROL", "cartão em cadastro")]
+    assert s.rule_words("pt", history=True) == [("G1", "G1"), ("ENROL", "cartão em cadastro")]
+    assert s.rule_words("en", history=True) == [("G1", "G1"), ("ENROL", "card being enrolled")]
+    internal = shown(_event(_tap(rules_failed=["INTERNAL"])), person=Person(None), badge=None, ship_name=None,
+                     tz=ZoneInfo("America/Sao_Paulo"))
+    assert internal.rule_words("pt", history=True) == [("INTERNAL", "falha do sistema")]

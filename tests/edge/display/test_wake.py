@@ -90,6 +90,24 @@ def test_without_a_watch_it_polls_every_poll_s(tmp_path) -> None:
     assert asyncio.run(run()) is False
 
 
+def test_a_screen_started_before_its_gates_state_directory_watches_once_it_is_made(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "state" / "journal.db"
+    follower = JournalFollower(path)
+    monkeypatch.setattr(wake, "RETRY_S", 0.0)
+
+    async def run() -> list[bool]:
+        waiter = Waiter(path, follower)
+        waiter.start()
+        seen = [waiter.watching]
+        path.parent.mkdir()  # the gate's first run makes it
+        await asyncio.wait_for(waiter.wait(0.01), GUARD_S)  # the retry sets the watch up
+        seen.append(waiter.watching)
+        waiter.close()
+        return seen
+
+    assert asyncio.run(run()) == [False, True]
+
+
 def test_fast_polls_after_a_write_end_when_the_commit_shows(tmp_path, monkeypatch) -> None:
     """A write seen, its commit not yet (the gate's fsync): the wait is FAST_POLL_S, not poll_s;
     once the follower saw the commit (``changes`` moved) the wait is for the next write again."""

@@ -1,0 +1,77 @@
+"""Click's own usage and error texts speak the command line's language (docs/i18n.md "The command
+line"): pt-BR by default, English with ``PORTGATE_LANG=en`` or a command's ``--lang en``, through
+the real ``portgate`` console script (issue 33: ``Usage:``, ``No such option``, ``Missing argument``
+were English on a pt-BR command line)."""
+
+from __future__ import annotations
+
+import gettext
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+PORTGATE = str(Path(sys.executable).parent / "portgate")
+
+
+def _run(*args: str, lang: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PORTGATE_LANG"}
+    if lang is not None:
+        env["PORTGATE_LANG"] = lang
+    return subprocess.run([PORTGATE, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_a_usage_error_in_pt_br_by_default_and_in_english_on_request() -> None:
+    pt = _run("pay", "--no-such-option", lang=None)
+    assert pt.returncode == 2
+    assert pt.stderr.strip() == "portgate: pay: A opção '--no-such-option' não existe (veja --help)"
+    en = _run("pay", "--no-such-option", lang="en")
+    assert en.stderr.strip() == "portgate: pay: No such option '--no-such-option' (see --help)"
+    missing = _run("evidence", "verify", lang="pt")
+    assert missing.returncode == 2 and "Falta o argumento 'BUNDLE'" in missing.stderr
+    assert "Missing argument 'BUNDLE'" in _run("evidence", "verify", lang="en").stderr
+
+
+def test_a_commands_own_lang_on_the_command_line_is_the_language_of_its_usage_error() -> None:
+    en = _run("demo", "--lang", "en", "--no-such-option", lang="pt")
+    assert en.stderr.strip() == "portgate: demo: No such option '--no-such-option' (see --help)"
+    pt = _run("demo", "--lang=pt", "--no-such-option", lang="en")
+    assert pt.stderr.strip() == "portgate: demo: A opção '--no-such-option' não existe (veja --help)"
+
+
+def test_help_in_pt_br_says_uso_and_opcoes() -> None:
+    out = _run("pay", "--help", lang=None).stdout
+    assert out.startswith("Uso: portgate pay ") and "\nOpções:\n" in out and "Mostra esta mensagem e sai." in out
+    out = _run("--help", lang="en").stdout
+    assert out.startswith("Usage: portgate ") and "\nCommands:\n" in out
+
+
+def test_clicks_own_form_on_the_real_command_group(monkeypatch) -> None:
+    """Click's three-line form (``Usage:``, ``Try ... for help.``, ``Error: ...``) as CliRunner
+    shows it on the real group: every line in pt-BR; English with PORTGATE_LANG=en."""
+    from app.cli import cli
+
+    monkeypatch.setenv("PORTGATE_LANG", "pt")
+    out = CliRunner().invoke(cli, ["pay", "--no-such-option"]).output
+    assert "Uso: portgate pay [OPTIONS]" in out or "Uso: cli pay [OPTIONS]" in out
+    assert "Tente '" in out and "--help' para ver a ajuda." in out
+    assert "Erro: A opção '--no-such-option' não existe." in out
+    monkeypatch.setenv("PORTGATE_LANG", "en")
+    out = CliRunner().invoke(cli, ["pay", "--no-such-option"]).output
+    assert "Usage:" in out and "Error: No such option '--no-such-option'." in out
+
+
+def test_a_text_the_catalogs_lack_stays_clicks_english_and_other_domains_are_untouched() -> None:
+    import app.cli  # noqa: F401 - installs the hook
+
+    os.environ["PORTGATE_LANG"] = "pt"
+    try:
+        assert gettext.gettext("Usage:") == "Uso:"
+        assert gettext.gettext("Some text Click added later.") == "Some text Click added later."
+        assert gettext.dgettext("another-domain", "Usage:") == "Usage:"  # no .mo bound: as before
+        assert click.exceptions.NoSuchOption("--x").format_message() == "A opção '--x' não existe."
+    finally:
+        os.environ["PORTGATE_LANG"] = "en"
