@@ -179,6 +179,27 @@ class LedgerWriter:
         Returns the ``Outcome`` once committed. Raises ``Abandoned`` if the commit kept failing
         until ``abandon()`` said so (the caller must not acknowledge the batch).
         """
+        accepted, rejected, statuses = self._sort(items, verified, decoded)
+        rejected = self._limit_dead_letters(rejected)
+        n_rejected = len(rejected)
+        now, (inserted, opened, losses, gaps, seen, rejected) = self._commit_retrying(
+            batch_id, accepted, rejected, statuses)
+        n_new = len(inserted)
+        self._stats["inserted"] += n_new
+        self._stats["duplicates"] += len(accepted) - n_new - (len(rejected) - n_rejected)
+        self._stats["dead_letters"] += len(rejected)
+        self._stats["cases_opened"] += opened
+        self._log_losses_and_dead_letters(losses, rejected)
+        self._publish_receipts()
+        if self.settings.relay_presence:
+            self._relay(inserted, now)
+        self._handle_gaps(gaps)
+        self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
+        return self._report(batch_id, blocklist.has_confiscation(inserted))
+
+    def _sort(self, items: list[tuple[str, bytes]], verified, decoded) -> tuple[list, list, list]:
+        """``(accepted, rejected, statuses)`` of the batch: each event checked (``ledger.check``,
+        its signature verified here when not ahead), each status message claimed."""
         accepted, rejected, statuses = [], [], []
         memo: dict = {}  # gate -> its keys, looked up once per batch
         verified = list(verified) if verified else [None] * len(items)
@@ -197,14 +218,17 @@ class LedgerWriter:
             verdict = ledger.check(topic, payload, self.port, self.keys, verified[i], memo,
                                    decoded[i])
             (accepted if isinstance(verdict, ledger.Accepted) else rejected).append(verdict)
-        rejected = self._limit_dead_letters(rejected)
-        n_rejected = len(rejected)
+        return accepted, rejected, statuses
+
+    def _commit_retrying(self, batch_id: int, accepted, rejected, statuses) -> tuple[dt.datetime, tuple]:
+        """``(now, _commit's result)``: the batch committed, retried after a database error (0.5 s
+        doubling, at most ``FAILOVER_RETRY_MAX_S`` while the ledger fails over, else 30 s). Raises
+        ``Abandoned`` when ``abandon()`` says so between tries."""
         delay = 0.5
         while True:
             now = dt.datetime.now(dt.UTC)
             try:
-                inserted, opened, losses, gaps, seen, rejected = self._commit(accepted, rejected, now, statuses)
-                break
+                return now, self._commit(accepted, rejected, now, statuses)
             except SQLAlchemyError as exc:
                 log.error("ingest.commit_failed", worker=self.index, retry_in=delay, error=db_error(exc),
                           events=len(accepted))
@@ -220,11 +244,8 @@ class LedgerWriter:
                 delay = min(delay * 2, FAILOVER_RETRY_MAX_S if unreachable(exc) else 30.0)
                 if self.abandon():
                     raise Abandoned(batch_id) from None
-        n_new = len(inserted)
-        self._stats["inserted"] += n_new
-        self._stats["duplicates"] += len(accepted) - n_new - (len(rejected) - n_rejected)
-        self._stats["dead_letters"] += len(rejected)
-        self._stats["cases_opened"] += opened
+
+    def _log_losses_and_dead_letters(self, losses, rejected) -> None:
         for loss in losses:
             self._stats["losses_recorded"] += 1
             log.warning(
@@ -236,12 +257,6 @@ class LedgerWriter:
             if swallowed is not None:
                 log.warning("ingest.dead_letter", topic=d.topic[:255], reason=d.reason[:300], gate_id=d.gate_id,
                             suppressed=swallowed)
-        self._publish_receipts()
-        if self.settings.relay_presence:
-            self._relay(inserted, now)
-        self._handle_gaps(gaps)
-        self._forget_gaps(set(seen) - {g.gate_id for g in gaps})
-        return self._report(batch_id, blocklist.has_confiscation(inserted))
 
     def _limit_dead_letters(self, rejected: list) -> list:
         """The dead letters to store: per sending gate (its topic's) at most
