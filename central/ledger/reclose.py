@@ -152,12 +152,13 @@ _DELETE_DIGESTS_PG = delete(close_digests).where(
 @dataclasses.dataclass(slots=True)
 class _Month:
     """The month's admit/exit taps and meal records: ``raws`` (``events.raw``, as read), ``taps``
-    (their narrow clock views, same order) and ``month`` (``taps`` and the clock anchors of their
-    untrusted boots)."""
+    (their narrow clock views, same order; ``full``: their full ``decode_taps`` views, which carry
+    the same fields) and ``month`` (``taps`` and the clock anchors of their untrusted boots)."""
 
     raws: list[bytes]
     taps: list
     month: list
+    full: bool = False
 
 
 @dataclasses.dataclass(slots=True)
@@ -200,7 +201,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     with the shifts while the writes run (nothing in the values it gets changes after the call)."""
     told = step or _silent
     scope = scope_key(date_from, date_to, zone)
-    month = _read_month(conn, *_window(date_from, date_to, zone))
+    month = _read_month(conn, *_window(date_from, date_to, zone), full=_first_close(conn, scope))
     told(STEPS[0])
     inputs = _input_digests(conn, scope, month, date_from, date_to)
     told(STEPS[1])
@@ -316,21 +317,28 @@ def _silent(_name: str) -> None:
     """No progress shown."""
 
 
-def _read_month(conn: Connection, lo: dt.datetime, hi: dt.datetime) -> _Month:
-    """Step 1: the raw taps of the window, decoded narrow (only what the digests need), and the
-    clock anchors of their untrusted boots. Raises ``BadInput`` naming a damaged stored event."""
+def _first_close(conn: Connection, scope: str) -> bool:
+    """Whether no shift digest of ``scope`` is stored: every worker with events is rebuilt."""
+    c = close_digests.c
+    return conn.execute(select(c.registration).where(c.scope == scope, c.kind == "shifts").limit(1)).first() is None
+
+
+def _read_month(conn: Connection, lo: dt.datetime, hi: dt.datetime, full: bool = False) -> _Month:
+    """Step 1: the raw taps of the window, decoded narrow (only what the digests need; ``full``:
+    decoded whole once, for a close that rebuilds every worker), and the clock anchors of their
+    untrusted boots. Raises ``BadInput`` naming a damaged stored event."""
     result = conn.execute(_taps_query(lo, hi))
     try:  # the driver's rows as they come (bytes), without building a result row each
         raws = [r[0] for r in result.cursor.fetchall()]
     finally:
         result.close()
     try:
-        taps = decode_clocks(raws)  # the whole month: only what the digests need
+        taps = (decode_taps if full else decode_clocks)(raws)  # narrow: only what the digests need
     except MalformedEvent as exc:
         raise named(conn, exc) from exc
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
-    return _Month(raws, taps, taps + anchors if anchors else taps)
+    return _Month(raws, taps, taps + anchors if anchors else taps, full)
 
 
 def _input_digests(conn: Connection, scope: str, month: _Month, date_from: dt.date,
@@ -428,7 +436,8 @@ def _reconstruct(conn: Connection, month: _Month, inputs: _Inputs, todo: set[str
     decoded) with the clock placement of the whole month, meal corrections (P6) and chain breaks
     applied. Raises ``BadInput`` naming a damaged stored event."""
     try:
-        subset = decode_taps([raw for raw, e in zip(month.raws, month.taps) if e.payload.registration in todo])
+        subset = ([e for e in month.taps if e.payload.registration in todo] if month.full else
+                  decode_taps([raw for raw, e in zip(month.raws, month.taps) if e.payload.registration in todo]))
     except MalformedEvent as exc:
         raise named(conn, exc) from exc
     found = [s for s in reconstruct(subset, zone, placed=place_times(month.month))
