@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from portgate import cells, docbr, tables
+from portgate import cells, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import one_line
@@ -138,6 +138,8 @@ class WorkerIds:
     def from_row(cls, row: Mapping[str, str]) -> WorkerIds:
         """The ``cpf`` and ``pis`` cells of a workers.csv row or form (empty or absent: None).
         ``BadInput`` naming the column for a wrong length or wrong check digits."""
+        from portgate import docbr  # lazy: validate-docbr, not needed by the gate's screen that reads ReaderKind
+
         return cls(docbr.cpf(row.get("cpf"), "cpf"), docbr.pis(row.get("pis"), "pis"))
 
 
