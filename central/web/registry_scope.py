@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from central.registry.store import PortScope
-from central.registry.worker_ports import worker_in
+from central.registry.worker_ports import port_of, stored_ports, worker_in
 from central.web.render import bad_input
 
 
@@ -77,3 +77,18 @@ def new_worker_port(request: Request, typed: str) -> tuple[str | None, str | Non
     if typed not in scope:
         return None, f"port {typed[:64]!r} is not one of {', '.join(scope)}"
     return typed, None
+
+
+def regs_in_view(conn, registrations, ports, served) -> set[str]:
+    """The registrations among ``registrations`` whose worker is of ``ports`` (a registration the
+    registry does not hold counts as the home port's, ``served[0]``): what a pay page of a view of
+    some ports shows (a statement follows its worker's port)."""
+    regs = list(dict.fromkeys(registrations))
+    stored, wanted = stored_ports(conn, regs), set(ports)
+    return {r for r in regs if port_of(stored.get(r), served) in wanted}
+
+
+def partial_view(request: Request) -> tuple[str, ...] | None:
+    """The view's ports when they are not every served port (a filter applies), else None."""
+    ports, served = request.state.ports, request.app.state.web.ports
+    return None if ports is None or set(ports) >= set(served) else tuple(ports)

@@ -150,7 +150,7 @@ def test_a_one_port_user_never_sees_the_other_ports_data_on_any_page(two_ports, 
         body = body.replace(path, "")  # the address asked for, echoed in the page's forms
         asked = [("event", rio_event)] if rio_event not in path else []  # "no event <id>" echoes the id asked
         if RIO["worker"] in path:  # "no worker with registration '<reg>'" echoes the registration asked
-            assert r.status_code in (403, 404), (path, r.status_code)  # pay: not split by port yet
+            assert r.status_code in (403, 404), (path, r.status_code)  # 403: not his role's page
             body = body.replace(f"matrícula &#39;{RIO['worker']}&#39;", "")
         for what, value in [*RIO.items(), *asked]:
             at = body.find(value)
@@ -170,7 +170,8 @@ def test_one_port_pages_show_their_port_and_unsplit_pages_are_refused(two_ports)
         assert r.status_code == 200 and shown in r.text, path
     assert SANTOS["worker"] in c.get("/reads.csv?from=2026-11-01&to=2026-11-30").text
     assert SANTOS["worker"] in c.get("/workers").text and c.get("/cases").status_code == 403  # cases: inspectors'
-    for path in ("/escala", "/pay", "/audit", "/escala.csv"):
+    assert c.get("/pay").status_code == 200  # the statements of his port's workers (test_pay_ports_web)
+    for path in ("/escala", "/audit", "/escala.csv"):
         r = c.get(path)
         assert r.status_code == 403 and "só para quem vê todos os portos" in r.text, path
     assert 'id="port-form"' not in c.get("/").text  # one port: no selector
