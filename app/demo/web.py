@@ -38,7 +38,8 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
     the day, still in port), the demo users and the account of worker V017; the stevedores of
     ``stevedores.csv``, the account of E001 and their gangs' production pay (``production/``).
     ``accounts=False`` (a second port on the same ledger, ``portgate demo --cluster``): the
-    registry, escala and ship calls only."""
+    registry, escala and ship calls only, its workers registered at the scenario's port
+    (``workers.port``: an office serving both ports shows each port's clerk his own)."""
     from sqlalchemy.orm import Session
 
     from central.calls.service import ShipCall, save_call
@@ -59,7 +60,8 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
         settings = RotationSettings(tz=scenario.spec.timezone)
         entries = load_csv(scenario.escala_csv, EscalaEntry)
         with Session(engine) as s, s.begin():
-            import_files(s, workers_csv=scenario.workers_csv, cards_csv=scenario.cards_csv, actor=actor, now=now)
+            import_files(s, workers_csv=scenario.workers_csv, cards_csv=scenario.cards_csv, actor=actor, now=now,
+                         port=None if accounts else scenario.spec.port)
             ships = {}
             for entry in entries:
                 _store_entry(s, entry, operator="demo", requisition_id=None, settings=settings, actor=actor, now=now)

@@ -256,14 +256,18 @@ def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings
 
 
 def worker_list(session: Session, query: ListQuery, *, today: dt.date, page_size: int = PAGE_SIZE,
-                validity: ValiditySettings = ValiditySettings()) -> ListPage:
+                validity: ValiditySettings = ValiditySettings(), scope=None) -> ListPage:
     """One page of the workers that pass ``query``'s filters, by name then registration, with
     keyset paging (no OFFSET: a page costs the same at the list's end as at its start, over the
     index ``ix_workers_name_registration``). An ``after``/``before`` registration that is not
-    registered starts the list from its beginning. Read-only."""
+    registered starts the list from its beginning. ``scope``: an SQL condition on ``workers`` the
+    rows must also meet (the view's ports, ``central.registry.worker_ports.in_ports``); None: any
+    worker. Read-only."""
     conn = session.connection()
     narrow = name_search.available(conn) and name_search.selective(conn, (query.q or "").strip().lower())
     conds = list_conditions(query, today, validity, conn.dialect.name if narrow else None)
+    if scope is not None:
+        conds.append(scope)
     key = tuple_(workers.c.name, workers.c.registration)
     backwards = False
     anchor_reg = query.before or query.after

@@ -6,7 +6,7 @@ gaps per ship (G11 office alarms) and flags per week (the flagged gate events). 
 
 On an office of several ports (``central.web.ports``) coverage and flags are counted for the ports
 given (an alarm by its gate's port, a flag by its event's port: consolidated is their sum); sizing,
-hours and fairness count the registry's workers, which carry no port yet: consolidated only."""
+hours and fairness count the registry's workers over months (no port history): consolidated only."""
 
 from __future__ import annotations
 

@@ -251,6 +251,9 @@ CODES: dict[str, str | tuple[str, str]] = {
     "choose_photo": r"choose a JPEG or PNG photo",
     "no_photos_dir": r"no photos directory: set \[web\] photos_dir in central\.toml",
     "choose_csv": r"choose at least one CSV file",
+    # an office of several ports (issue 37 item 4): a clerk's import of another port's worker, ship calls
+    "worker_other_port": r"registration (?P<reg>\S+) is a worker of another port",
+    "ships_all_ports": r"ship calls are added by a user of every port",
     "choose_ships": r"choose a ships\.csv file",
     "id_number": r"(?P<field>\w+) id is a number",
     "month_format": r"month (?P<value>'.*') is not YYYY-MM",
@@ -307,6 +310,7 @@ FIELDS: dict[str, str] = {
     # the admission conditions (central.registry.admission, R9) as the add-worker form names them
     # central.rotation.service.substitute names its command-line option
     # central.rotation.service: an entry removed or of an ended period
+    # an office of several ports: a worker's port (workers.csv, the add-worker form)
 }
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from central.registry.changes import audit, utcnow
+from central.registry.schema import workers
 from central.rotation import service as rotation
 from central.rotation.schema import escala
 from central.web.workerschema import worker_requests
@@ -83,16 +84,26 @@ def requests_of(session_or_conn, registration: str) -> dict[int, dict]:
     return {r.escala_id: dict(r._mapping) for r in rows}
 
 
-def listing(session_or_conn, limit: int = 200) -> list[dict]:
-    """The requests for the office, pending first then the newest, without the photo."""
+def listing(session_or_conn, limit: int = 200, workers_where=None) -> list[dict]:
+    """The requests for the office, pending first then the newest, without the photo;
+    ``workers_where``: an SQL condition on ``workers`` the requesting worker must meet (a view's
+    ports, ``central.registry.worker_ports.in_ports``), None: every worker's."""
+    stmt = (select(worker_requests.c.id, worker_requests.c.registration, worker_requests.c.escala_id,
+                   worker_requests.c.reason, worker_requests.c.filename, worker_requests.c.status,
+                   worker_requests.c.created_at, worker_requests.c.decided_at, worker_requests.c.decided_by,
+                   escala.c.date, escala.c.period, escala.c.ship_name)
+            .join(escala, escala.c.id == worker_requests.c.escala_id))
+    if workers_where is not None:
+        stmt = stmt.where(worker_requests.c.registration.in_(select(workers.c.registration).where(workers_where)))
     rows = session_or_conn.execute(
-        select(worker_requests.c.id, worker_requests.c.registration, worker_requests.c.escala_id,
-               worker_requests.c.reason, worker_requests.c.filename, worker_requests.c.status,
-               worker_requests.c.created_at, worker_requests.c.decided_at, worker_requests.c.decided_by,
-               escala.c.date, escala.c.period, escala.c.ship_name)
-        .join(escala, escala.c.id == worker_requests.c.escala_id)
-        .order_by((worker_requests.c.status != "pending"), worker_requests.c.id.desc()).limit(limit))
+        stmt.order_by((worker_requests.c.status != "pending"), worker_requests.c.id.desc()).limit(limit))
     return [dict(r._mapping) for r in rows]
+
+
+def registration_of(session_or_conn, request_id: int) -> str | None:
+    """The registration of the worker who made request ``request_id``, or None."""
+    return session_or_conn.execute(select(worker_requests.c.registration)
+                                   .where(worker_requests.c.id == request_id)).scalar()
 
 
 def photo_of(session_or_conn, request_id: int):

@@ -7,7 +7,9 @@ nothing is written.
 
 from __future__ import annotations
 
+import functools
 
+from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -16,7 +18,11 @@ from starlette.routing import Route
 
 from central.registry import cases as svc
 from central.registry.photos import office_photo
+from central.registry.schema import cases as cases_table
+from central.registry.worker_ports import in_ports
 from central.web import casemodel
+from central.web.flagsmodel import event_row
+from central.web.ports import per_port
 from central.web.render import bad_input, page
 from central.web.security import guarded
 from portgate import cells
@@ -48,6 +54,33 @@ def _case_id(request: Request) -> int:
     return _row_id(request.path_params["case_id"], "case")
 
 
+def _of_view(fn):
+    """Mark ``fn`` (an endpoint under ``/cases/{case_id}``) per port: a case not of the view's ports
+    (``cases.port``, ``central.registry.worker_ports.in_ports``) is answered as a case that does
+    not exist (``no case N``: 404 for a page, 400 for a step, as ``case_detail`` and ``_act`` answer
+    an unknown one), so a port's inspector learns nothing of another port's cases."""
+
+    @functools.wraps(fn)
+    async def endpoint(request: Request) -> Response:
+        ports = request.state.ports
+        if ports is not None:
+            web = request.app.state.web
+            try:
+                case_id = _case_id(request)
+            except BadInput:
+                return await fn(request)  # not a case id: the endpoint refuses it as always
+            cond = in_ports(cases_table.c.port, ports, web.ports)
+            found = await run_in_threadpool(web.read, lambda c: c.execute(
+                select(cases_table.c.id).where(cases_table.c.id == case_id, cond)).first())
+            if found is None:
+                return bad_input(request, f"case: no case {case_id}",
+                                 status_code=404 if request.method == "GET" else 400)
+        return await fn(request)
+
+    endpoint.per_port = True  # type: ignore[attr-defined]
+    return endpoint
+
+
 async def _act(request: Request, fn) -> Response:
     web = request.app.state.web
     try:
@@ -59,18 +92,27 @@ async def _act(request: Request, fn) -> Response:
 
 
 @guarded(*READERS)
+@per_port  # the cases of the view's ports
 async def case_list(request: Request):
     web = request.app.state.web
-    rows = await run_in_threadpool(web.with_session, svc.list_open)
+    ports = request.state.ports
+    cond = None if ports is None else in_ports(cases_table.c.port, ports, web.ports)
+    rows = await run_in_threadpool(web.with_session, lambda s: svc.list_open(s, where=cond))
     return page(request, "cases.html", rows=rows)
 
 
 @guarded(*WRITERS)
+@per_port  # from a flagged event of the view's ports
 async def case_open(request: Request):
     form = await request.form()
     actor = _actor(request)
     event_id = str(form.get("event_id") or "")
     web = request.app.state.web
+    if request.state.ports is not None:
+        try:  # another port's event: "no event", as an unknown one
+            await run_in_threadpool(web.read, event_row, event_id, request.state.ports)
+        except BadInput as exc:
+            return bad_input(request, str(exc))
     existing = await run_in_threadpool(web.with_session, lambda s: svc.case_of_event(s, event_id))
     if existing is not None:  # say so: what was typed is not silently dropped for the old case
         return page(request, "error.html", status_code=409, message_key="case_exists",
@@ -81,6 +123,7 @@ async def case_open(request: Request):
 
 
 @guarded(*READERS)
+@_of_view
 async def case_detail(request: Request):
     web = request.app.state.web
     try:
@@ -100,6 +143,7 @@ async def case_detail(request: Request):
 
 
 @guarded(*WRITERS)
+@_of_view
 async def case_defence(request: Request):
     form = await request.form()
     files = []
@@ -121,6 +165,7 @@ def _cell(parse, value, field: str):
 
 
 @guarded(*WRITERS)
+@_of_view
 async def case_decide(request: Request):
     form = await request.form()
     actor, case_id = _actor(request), _case_id(request)
@@ -134,6 +179,7 @@ async def case_decide(request: Request):
 
 
 @guarded(*WRITERS)
+@_of_view
 async def case_appeal(request: Request):
     form = await request.form()
     actor, case_id = _actor(request), _case_id(request)
@@ -143,6 +189,7 @@ async def case_appeal(request: Request):
 
 
 @guarded(*WRITERS)
+@_of_view
 async def case_appeal_outcome(request: Request):
     form = await request.form()
     actor, case_id = _actor(request), _case_id(request)
@@ -150,12 +197,14 @@ async def case_appeal_outcome(request: Request):
 
 
 @guarded(*WRITERS)
+@_of_view
 async def case_waive(request: Request):
     actor, case_id = _actor(request), _case_id(request)
     return await _act(request, lambda s: svc.waive_appeal(s, case_id, actor=actor))
 
 
 @guarded(*READERS)
+@_of_view
 async def case_attachment(request: Request):
     web = request.app.state.web
     try:

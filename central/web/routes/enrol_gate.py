@@ -16,6 +16,7 @@ from starlette.routing import Route
 from central.registry import gate_enrol
 from central.registry.enrol import FormRefused
 from central.web import enrolmodel
+from central.web.registry_scope import of_worker
 from central.web.render import bad_input, lang_of, page
 from central.web.routes.registry import WRITERS, worker_response
 from central.web.security import guarded
@@ -42,6 +43,7 @@ def _refused(exc: BadInput) -> dict[str, str]:
 
 
 @guarded(*WRITERS)
+@of_worker
 async def panel(request: Request):
     """The enrol panel alone (htmx's poll): the gate's read offered as soon as it arrives."""
     web = request.app.state.web
@@ -61,6 +63,7 @@ class _Who:
 
 
 @guarded(*WRITERS)
+@of_worker
 async def start(request: Request):
     """Start enrol mode at the chosen gate: the session (refused for an offline gate, a gate
     already enrolling, a worker with an open session), then the gate's ``EnrolCommand``; a
@@ -96,6 +99,7 @@ async def start(request: Request):
 
 
 @guarded(*WRITERS)
+@of_worker
 async def cancel(request: Request):
     """Cancel the open session; the gate is told (if that fails, its deadline ends it)."""
     web = request.app.state.web
@@ -117,6 +121,7 @@ async def cancel(request: Request):
 
 
 @guarded(*WRITERS)
+@of_worker
 async def confirm(request: Request):
     """Bind the card the gate read to the worker (``gate_enrol.confirm``: ``issue_card``)."""
     web = request.app.state.web

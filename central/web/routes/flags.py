@@ -128,15 +128,17 @@ async def flag_close(request: Request):
 
 
 @guarded(*WRITERS)
+@per_port  # a flag of the view's ports; the case is of its event's port (``cases.port``)
 async def flag_open_case(request: Request):
     """One step from a flag to a case (R7): the charge is the flag's name, the article the flag's
     (``cases.FLAG_ARTICLES``), the evidence the flagged read (gate, sequence, port time, card); the
-    inspector completes the case on its page."""
+    inspector completes the case on its page. Another port's flag is "no event", as an unknown one."""
     web = request.app.state.web
     event_id, lang = request.path_params["event_id"], lang_of(request)
     actor = f"web:{request.state.user.login}"
 
     def work(s):
+        flagsmodel.event_row(s.connection(), event_id, request.state.ports)  # "no event" if of another port
         [this] = [r for r in flagsmodel.taps_around(s.connection(), event_id, 0) if r["this"]]
         if not this["flags"]:
             raise BadInput(f"event {event_id} carries no flag", where="event")

@@ -31,6 +31,8 @@ from central.registry.ids import ids_of
 from central.registry.schema import workers
 from central.web import payrun
 from central.web.flagsmodel import FLAGS
+from central.web.ports import per_port
+from central.web.registry_scope import partial_view, regs_in_view
 from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
 from central.web.service_texts import localize, role_label
@@ -77,6 +79,12 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
     late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
     gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
+    ports = partial_view(request)
+    if ports is not None:  # a statement follows its worker's port; a gang its members'
+        regs = [s.registration for s in (*found, *late)] + [m["registration"] for g in gangs for m in g.members]
+        mine = await run_in_threadpool(web.read, regs_in_view, regs, ports, web.ports)
+        found, late = [s for s in found if s.registration in mine], [s for s in late if s.registration in mine]
+        gangs = [g for g in gangs if any(m["registration"] in mine for m in g.members)]
     names = await run_in_threadpool(web.read, _names, sorted({s.registration for s in found}))
     held = [s for s in found if s.on_hold]
     total = sum((s.total for s in found), start=0)
@@ -92,7 +100,28 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
                 done=request.query_params.get("done", ""))
 
 
+async def _view_statements(request: Request, found: list) -> list:
+    """``found`` (statements) of the view's ports' workers (all of them on a view of every port)."""
+    ports = partial_view(request)
+    if ports is None:
+        return found
+    web = request.app.state.web
+    mine = await run_in_threadpool(web.read, regs_in_view, [s.registration for s in found], ports, web.ports)
+    return [s for s in found if s.registration in mine]
+
+
+async def _foreign_ids(request: Request, ids: list[str]) -> list[str]:
+    """The statement ids among ``ids`` not of the view's ports' workers (refused as unknown ids)."""
+    if partial_view(request) is None or not ids:
+        return []
+    web = request.app.state.web
+    seen = await run_in_threadpool(web.read, lambda c: read_statements(c, FIRST_DAY, LAST_DAY, ids=ids[:1000]))
+    mine = {s.statement_id for s in await _view_statements(request, seen)}
+    return [i for i in ids if i not in mine and i in {s.statement_id for s in seen}]
+
+
 @guarded(*READERS)
+@per_port  # the statements of the view's ports' workers
 async def statements_page(request: Request):
     return await _run_page(request)
 
@@ -119,6 +148,7 @@ def _chosen(form, found) -> list[str]:
 
 
 @guarded(*WRITERS)
+@per_port
 async def mark_paid_post(request: Request):
     """Mark paid in two steps: the form's selection (workers ticked, or statement ids) answers a
     confirmation page (how many, total, date, reference); its "confirm" posts the ids back with
@@ -132,8 +162,13 @@ async def mark_paid_post(request: Request):
         first, last = _period(request, form)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last))
+    found = await _view_statements(request, await run_in_threadpool(web.read, lambda c: read_statements(
+        c, first, last)))
     ids = _chosen(form, found)
+    foreign = await _foreign_ids(request, ids)
+    if foreign:  # another port's statement: as an unknown one
+        return await _run_page(request, status_code=400, errors={"statement": f"unknown: {', '.join(foreign)}"},
+                               ref=ref, params=form)
     selected = {str(v) for v in form.getlist("pay_worker")} | {s.registration for s in found if s.statement_id in ids}
     if not ids:
         return await _run_page(request, status_code=400, errors={"statement": "select at least one statement"},
@@ -159,6 +194,7 @@ async def mark_paid_post(request: Request):
 
 
 @guarded(*WRITERS)
+@per_port
 async def reverse_form(request: Request):
     """The reversal of a mistaken mark-paid: the statement and a reason, then ``POST``."""
     return await _reverse_page(request, request.query_params.get("statement", ""), request.query_params)
@@ -166,8 +202,8 @@ async def reverse_form(request: Request):
 
 async def _reverse_page(request: Request, sid: str, params, *, errors=None, reason: str = "", status_code: int = 200):
     web = request.app.state.web
-    st = await run_in_threadpool(web.read, lambda c: read_statements(
-        c, FIRST_DAY, LAST_DAY, ids=[sid[:200]]))
+    st = await _view_statements(request, await run_in_threadpool(web.read, lambda c: read_statements(
+        c, FIRST_DAY, LAST_DAY, ids=[sid[:200]])))
     if not st:
         return bad_input(request, f"unknown: {sid[:200]}", status_code=404)
     names = await run_in_threadpool(web.read, _names, [st[0].registration])
@@ -180,6 +216,7 @@ async def _reverse_page(request: Request, sid: str, params, *, errors=None, reas
 
 
 @guarded(*WRITERS)
+@per_port
 async def reverse_post(request: Request):
     """Reverse a mistaken mark-paid (``central.pay.statements_store.reverse_paid``: audited,
     never an edit); refused (no reason, not paid): the same form with the reason kept."""
@@ -188,6 +225,8 @@ async def reverse_post(request: Request):
     sid = str(form.get("statement") or "")
     reason = str(form.get("reason") or "")[:1000]
     actor = f"web:{request.state.user.login}"
+    if await _foreign_ids(request, [sid]):
+        return bad_input(request, f"unknown: {sid[:200]}", status_code=404)
     try:
         await run_in_threadpool(lambda: reverse_paid(web.engine, [sid], reason, at=web.now(), actor=actor))
     except BadInput as exc:
@@ -197,6 +236,7 @@ async def reverse_post(request: Request):
 
 
 @guarded(*WRITERS)
+@per_port
 async def release_post(request: Request):
     web = request.app.state.web
     form = await request.form()
@@ -205,6 +245,9 @@ async def release_post(request: Request):
     actor = f"web:{request.state.user.login}"
     if not ids or not str(form.get("note") or "").strip():
         return bad_input(request, "select statements and write the note (who reviewed and why)")
+    foreign = await _foreign_ids(request, ids)
+    if foreign:
+        return bad_input(request, f"statement: unknown: {', '.join(foreign)}")
     try:
         await run_in_threadpool(release_holds, web.engine, ids, web.now(), note[:255])
         await run_in_threadpool(web.with_session, lambda s: _audit(s, actor, "pay.release", ids, note, web.now()))
@@ -253,6 +296,7 @@ def payroll_rows(views, names: dict, ids: dict, edited: set, lang: str):
 
 
 @guarded(*READERS)
+@per_port
 async def export_csv(request: Request):
     """The payroll CSV of the period (``payroll_rows``), headers in the page's language."""
     web = request.app.state.web
@@ -261,8 +305,13 @@ async def export_csv(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
 
+    ports = partial_view(request)
+
     def work(conn):
         views = read_statements(conn, first, last)
+        if ports is not None:
+            mine = regs_in_view(conn, [v.registration for v in views], ports, web.ports)
+            views = [v for v in views if v.registration in mine]
         regs = sorted({v.registration for v in views})
         return views, set(altered(conn, views)), _names(conn, regs), ids_of(conn, regs)
 
@@ -282,7 +331,10 @@ def _known_worker(conn, registration: str) -> bool:
 
 async def _pdf(request: Request, registration: str | None) -> Response:
     web = request.app.state.web
-    if registration is not None and not await run_in_threadpool(web.read, _known_worker, registration):
+    ports = partial_view(request)
+    if registration is not None and not await run_in_threadpool(web.read, _known_worker, registration) or (
+            registration is not None and ports is not None and not await run_in_threadpool(
+                web.read, regs_in_view, [registration], ports, web.ports)):
         return bad_input(request, f"no worker with registration {registration[:64]!r}", status_code=404)
     if web.slip_key is None:
         return bad_input(request, "this server has no payslip key: the operator restarts it with "
@@ -298,6 +350,9 @@ async def _pdf(request: Request, registration: str | None) -> Response:
     def work():
         with web.engine.begin() as conn:  # the slips' verification tokens are written with the read
             slips = build_slips(conn, first, last, registration=registration)
+            if ports is not None:  # the view's ports' workers' slips only
+                mine = regs_in_view(conn, [s.registration for s in slips], ports, web.ports)
+                slips = [s for s in slips if s.registration in mine]
             edited = altered(conn, [st for slip in slips for st in slip.statements])
             if edited:  # not printed as proof of pay
                 return None, edited
@@ -320,11 +375,13 @@ async def _pdf(request: Request, registration: str | None) -> Response:
 
 
 @guarded(*READERS)
+@per_port
 async def slip_pdf(request: Request):
     return await _pdf(request, request.path_params["registration"])
 
 
 @guarded(*READERS)
+@per_port
 async def batch_pdf(request: Request):
     return await _pdf(request, None)
 

@@ -14,6 +14,7 @@ from starlette.routing import Route
 from central.registry.changes import audit
 from central.registry.photos import office_photo, save_photo
 from central.registry.store import get_worker
+from central.web.registry_scope import of_worker
 from central.web.render import bad_input
 from central.web.routes.registry import worker_response
 from central.web.security import ALL_ROLES, guarded
@@ -23,6 +24,7 @@ log = structlog.get_logger("central.web")
 
 
 @guarded("office")
+@of_worker
 async def upload(request: Request):
     web = request.app.state.web
     reg = request.path_params["registration"]
@@ -70,6 +72,7 @@ async def _to_gates(web, reg: str) -> str:
 
 
 @guarded(*ALL_ROLES)
+@of_worker
 async def show(request: Request):
     web = request.app.state.web
     path = office_photo(web.photos_dir, request.path_params["registration"]) if web.photos_dir else None

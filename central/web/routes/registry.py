@@ -12,12 +12,10 @@ import re
 from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from central.calls import service as calls_service
 from central.registry import enrol
 from central.registry.admission import STEVEDORES, WATCHMEN
 from central.registry.edit import EDITABLE, edit_worker
@@ -29,19 +27,22 @@ from central.registry.enrol import (
     categories,
     issue_card,
 )
-from central.registry.store import import_files, replace_card, transition_card
+from central.registry.store import replace_card, transition_card
+from central.registry.worker_ports import in_ports, port_of, set_port, worker_port as worker_port_of
+from central.registry.schema import workers as workers_table
 from central.web import enrolmodel, registrymodel
+from central.web.ports import per_port
+from central.web.registry_scope import default_port, new_worker_port, of_worker
+from central.web.routes.upload import upload, upload_form
 from central.web.forms import br_date_text, iso_date_text
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import card_detail, card_word, localize, penalty_kind, penalty_reason
-from central.web.uploads import safe_name, saved
 from portgate.docbr import masked_cpf, masked_pis
 from portgate.errors import BadInput
 from portgate.uid import UidFormat, enrol_uid
 
 WRITERS = ("office",)
-UPLOAD_KINDS = ("workers", "cards", "ships")
 STATUSES = ("active", "suspended", "cancelled")
 DATE_FIELDS = ("suspended_from", "suspended_until", "health_exam_date")
 
@@ -78,18 +79,21 @@ def _list_query(request: Request) -> registrymodel.ListQuery:
 
 
 @guarded(*ALL_ROLES)
+@per_port  # the workers of the view's ports (``workers.port``)
 async def search(request: Request):
     """The worker list: filters (category, status, G3 exam validity ending within N days, a
-    registration, name or card UID), 50 a page, keyset paging (``registrymodel.worker_list``)."""
+    registration, name or card UID), 50 a page, keyset paging (``registrymodel.worker_list``);
+    on an office of several ports, the workers of the ports the user's view shows."""
     web = request.app.state.web
     try:
         query = _list_query(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     today = _today(web)
+    scope = None if request.state.ports is None else in_ports(workers_table.c.port, request.state.ports, web.ports)
 
     def work(s):
-        found = registrymodel.worker_list(s, query, today=today)
+        found = registrymodel.worker_list(s, query, today=today, scope=scope)
         why = registrymodel.matched_by(s, query.q, [r.worker for r in found.rows]) if query.q else {}
         return found, categories(s), why
 
@@ -106,6 +110,7 @@ def _today(web) -> dt.date:
 
 
 @guarded(*ALL_ROLES)
+@of_worker
 async def worker(request: Request):
     return await worker_response(request, request.path_params["registration"])
 
@@ -123,6 +128,9 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
     except BadInput as exc:
         return bad_input(request, str(exc), status_code=404)
     photo = web.photo_exists(reg)
+    # an office of several ports: the worker's port (``workers.port``; none stored: the home port)
+    worker_port = port_of((await run_in_threadpool(web.read, worker_port_of, reg))[1], web.ports) \
+        if len(web.ports) > 1 else None
     enrol = None
     if getattr(request.state.user, "role", None) in WRITERS:  # issue 34: enrol mode on a chosen gate
         enrol = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(s, reg, web.now()))
@@ -144,7 +152,7 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
                 photo=photo, photo_sent=sent if re.fullmatch(r"sent-\d{1,20}|unsent|off", sent) else "",
                 form=form, errors={k: localize(lang, v) for k, v in (errors or {}).items()},
                 values=shown, typed=values or {}, uid_forms=[f.value for f in UidFormat],
-                summary_ids=_summary_ids(form), enrol=enrol)
+                summary_ids=_summary_ids(form), enrol=enrol, worker_port=worker_port)
 
 
 #: The edit form's input ids (kept from before the form showed its errors beside the fields).
@@ -200,6 +208,7 @@ def _field_errors(exc: BadInput, default: str) -> dict[str, str]:
 
 
 @guarded(*WRITERS)
+@of_worker
 async def worker_edit(request: Request):
     web = request.app.state.web
     reg = request.path_params["registration"]
@@ -220,32 +229,43 @@ async def worker_edit(request: Request):
 
 
 @guarded(*WRITERS)
+@per_port  # the form offers the user's ports
 async def new_form(request: Request):
     web = request.app.state.web
     cats = await run_in_threadpool(web.with_session, categories)
     today = br_date_text(_today(web))
-    return page(request, "worker_new.html", values={"registered_on": today, "nationality": "BR"},
+    return page(request, "worker_new.html", values={"registered_on": today, "nationality": "BR",
+                                                    "port": default_port(request) or ""},
                 errors={}, categories=cats, conditions=CONDITIONS)
 
 
 @guarded(*WRITERS)
+@per_port  # a worker of one of the user's ports (``registry_scope.new_worker_port``)
 async def new_post(request: Request):
-    """Add a worker (``central.registry.enrol.add_worker``); refused: the same form, every typed
-    value kept, each error beside its field (400)."""
+    """Add a worker (``central.registry.enrol.add_worker``) of the port chosen among the user's
+    (``workers.port``); refused: the same form, every typed value kept, each error beside its
+    field (400)."""
     web = request.app.state.web
     form = await request.form()
-    typed = {k: str(form.get(k) or "")[:1000] for k in (*ADD_FIELDS, *ADMISSION_FIELDS)}
+    typed = {k: str(form.get(k) or "")[:1000] for k in (*ADD_FIELDS, *ADMISSION_FIELDS, "port")}
     row = dict(typed)
     dates = ("health_exam_date", "birth_date", "registered_on",
              *(f for f in ADMISSION_FIELDS if f.endswith("_on")))
     errors = _dates_read(row, dates)
+    port, refused = new_worker_port(request, typed["port"])
+    if refused:
+        errors["port"] = refused
     actor = f"web:{request.state.user.login}"
 
     def work(s):
         # a date that is not dd/mm/aaaa goes on as typed: the service refuses it (nothing written)
         # and names every other bad field in the same answer
-        return add_worker(s, {k: row[k] for k in ADD_FIELDS}, {k: row[k] for k in ADMISSION_FIELDS},
-                          actor=actor, now=web.now()), categories(s)
+        added = add_worker(s, {k: row[k] for k in ADD_FIELDS}, {k: row[k] for k in ADMISSION_FIELDS},
+                           actor=actor, now=web.now())
+        if refused:
+            raise FormRefused({})  # the port's refusal: nothing written
+        set_port(s, added.registration, port, actor=actor, now=web.now(), served=web.ports)
+        return added, categories(s)
 
     try:
         added, cats = await run_in_threadpool(web.with_session, work)
@@ -260,6 +280,7 @@ async def new_post(request: Request):
 
 
 @guarded(*WRITERS)
+@of_worker
 async def card_lost(request: Request):
     """Report the card lost (G2): a cards change the downlink sends to every gate at once."""
     web = request.app.state.web
@@ -279,6 +300,7 @@ async def card_lost(request: Request):
 
 
 @guarded(*WRITERS)
+@of_worker
 async def card_replace(request: Request):
     """Replace a card (active, lost or confiscated) by a new one typed in any UID form."""
     web = request.app.state.web
@@ -304,6 +326,7 @@ async def card_replace(request: Request):
 
 
 @guarded(*WRITERS)
+@of_worker
 async def card_new(request: Request):
     """Enrol a new card for the worker, its UID typed in any UID form."""
     web = request.app.state.web
@@ -318,59 +341,6 @@ async def card_new(request: Request):
         return await worker_response(request, reg, errors=_field_errors(exc, "uid"), values=typed,
                                      form="card-new", status_code=400)
     return RedirectResponse(f"/workers/{reg}?card=issued-{card.uid}", status_code=303)
-
-
-@guarded(*WRITERS)
-async def upload_form(request: Request):
-    return page(request, "upload.html", errors=[], done=None)
-
-
-@guarded(*WRITERS)
-async def upload(request: Request):
-    """Workers, cards and ships files in one transaction: any bad row, and nothing is written."""
-    web = request.app.state.web
-    form = await request.form()
-    files: dict[str, tuple[str, bytes]] = {}
-    for kind in UPLOAD_KINDS:
-        up = form.get(kind)
-        if isinstance(up, UploadFile) and up.filename:
-            files[kind] = (safe_name(up.filename, f"{kind}.csv"), await up.read())
-    if not files:
-        return page(request, "upload.html", status_code=400, errors=["choose at least one CSV file"], done=None)
-    actor = f"web:{request.state.user.login}"
-
-    def work(s):
-        with saved(files) as paths:
-            errors: list[str] = []
-            counts: dict[str, int] = {}
-            if "workers" in paths or "cards" in paths:
-                try:
-                    counts.update(import_files(s, workers_csv=paths.get("workers"), cards_csv=paths.get("cards"),
-                                               actor=actor, now=web.now()))
-                except BadInput as exc:
-                    errors += str(exc).splitlines()
-            if "ships" in paths:
-                try:
-                    counts["ships"] = calls_service.import_csv(s, paths["ships"], actor=actor, now=web.now())
-                except (BadInput, UnicodeDecodeError) as exc:
-                    errors += str(exc).splitlines()
-            if errors:
-                raise _Refused(errors)
-            return counts
-
-    try:
-        counts = await run_in_threadpool(web.with_session, work)
-    except _Refused as exc:
-        return page(request, "upload.html", status_code=400, errors=exc.errors, done=None)
-    return page(request, "upload.html", errors=[], done=counts)
-
-
-class _Refused(Exception):
-    """Bad rows: the transaction is rolled back (nothing written) and every row is shown."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("; ".join(errors))
-        self.errors = errors
 
 
 ROUTES = [

@@ -25,7 +25,7 @@ from portgate.errors import BadInput
 READERS = ("office", "inspector", "auditor", "admin")
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 CHARTS = ("sizing", "hours", "fairness", "coverage", "flags")
-CONSOLIDATED = ("sizing", "hours", "fairness")  # the registry's workers: no port yet, every port together
+CONSOLIDATED = ("sizing", "hours", "fairness")  # registry head counts over months: no port history, every port together
 
 
 def _month(request: Request) -> str:

@@ -11,7 +11,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from central.registry.schema import workers
+from central.registry.worker_ports import in_ports, worker_in
 from central.web import workerrequests
+from central.web.ports import per_port
+from central.web.registry_scope import of_worker
 from central.web.routes.cases import _row_id
 from central.web.routes.worker import PHOTO_FORMATS, _refused, wpage
 from central.web.security import guarded
@@ -23,6 +27,7 @@ OFFICE = ("office",)
 
 
 @guarded(*OFFICE)
+@of_worker
 async def access_code(request: Request):
     """The office prints an activation code for the worker (a printable page; the code is shown
     once, only its hash is kept)."""
@@ -38,6 +43,7 @@ async def access_code(request: Request):
 
 
 @guarded(*OFFICE)
+@of_worker
 async def revoke_access(request: Request):
     """The office ends the worker's access (``users.disable_user``: no login, open sessions end);
     a new activation code gives it back. 404 when the registration has no account."""
@@ -58,19 +64,39 @@ async def revoke_access(request: Request):
 
 
 @guarded(*OFFICE)
+@per_port  # the requests of the view's ports' workers (``workers.port``)
 async def office_requests(request: Request):
-    """The office's list of workers' health refusals (R3), pending first, with their certificates."""
+    """The office's list of workers' health refusals (R3), pending first, with their certificates;
+    on an office of several ports, those of the workers of the ports the user's view shows."""
     web = request.app.state.web
-    found = await run_in_threadpool(web.read, workerrequests.listing)
+    ports = request.state.ports
+    where = None if ports is None else in_ports(workers.c.port, ports, web.ports)
+    found = await run_in_threadpool(web.read, lambda c: workerrequests.listing(c, workers_where=where))
     return wpage(request, "worker/requests.html", found=found)
 
 
+async def _in_view(request: Request, request_id: int | None) -> bool:
+    """False for a request of a worker not of the view's ports (answered as no such request)."""
+    web, ports = request.app.state.web, request.state.ports
+    if ports is None or request_id is None:
+        return True
+
+    def mine(conn) -> bool:
+        reg = workerrequests.registration_of(conn, request_id)
+        return reg is None or worker_in(conn, reg, ports, web.ports)  # an unknown one: refused as always
+
+    return await run_in_threadpool(web.read, mine)
+
+
 @guarded(*OFFICE)
+@per_port  # a request of the view's ports' workers; another port's is "no request"
 async def office_request_photo(request: Request):
     web = request.app.state.web
     try:
         request_id = _row_id(request.path_params["request_id"], "request")
     except BadInput:
+        request_id = None
+    if not await _in_view(request, request_id):
         request_id = None
     found = None if request_id is None else await run_in_threadpool(web.read, workerrequests.photo_of, request_id)
     if found is None:
@@ -80,6 +106,7 @@ async def office_request_photo(request: Request):
 
 
 @guarded(*OFFICE)
+@per_port  # a request of the view's ports' workers; another port's is "no pending request"
 async def office_request_decide(request: Request):
     """Accept (the R3 refusal with proof: no infraction, he keeps his place) or reject."""
     web = request.app.state.web
@@ -88,6 +115,8 @@ async def office_request_decide(request: Request):
     accept = str(form.get("decision") or "") == "accept"
     try:
         request_id = _row_id(request.path_params["request_id"], "request")
+        if not await _in_view(request, request_id):
+            raise BadInput(f"no pending request {request_id}", where="request")
         await run_in_threadpool(web.with_session, lambda s: workerrequests.decide(
             s, request_id, accept, actor=actor, now=web.now()))
     except BadInput as exc:

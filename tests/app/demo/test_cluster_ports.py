@@ -105,3 +105,20 @@ def test_the_auditor_and_the_demos_own_logins_see_every_port(cluster_office):
         html = _live(base, login)
         assert _gates(html) >= set(SANTOS_GATES) | set(PARANAGUA_GATES), (login, _gates(html))
         assert 'id="port-select"' in html, login
+
+
+def test_each_ports_clerk_sees_his_ports_registry(cluster_office):
+    """The second port's workers are registered at paranagua (``prepare_ledger``): its clerk lists
+    them and none of santos's, santos's clerk the other way round."""
+    base, _logins, _config = cluster_office
+    listed = {}
+    for login in ("escritorio-santos", "escritorio-paranagua"):
+        with httpx.Client(base_url=base, follow_redirects=False, timeout=60) as client:
+            page = client.get("/login").text
+            token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+            client.post("/login", data={"login": login, "password": DEMO_PASSWORD, "csrf_token": token, "next": "/"})
+            r = client.get("/workers")
+            assert r.status_code == 200, (login, r.status_code)
+            listed[login] = set(re.findall(r'data-registration="([^"]+)"', r.text))
+    santos, paranagua = listed["escritorio-santos"], listed["escritorio-paranagua"]
+    assert santos and paranagua and not santos & paranagua, listed

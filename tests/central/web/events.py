@@ -13,7 +13,7 @@ _seq = itertools.count(1)
 
 
 def add_flag_event(engine, *, flags, registration="V008", gate_id="g1", decision="deny", at=None,
-                   badge_registration=None, ship="9300001", message="NEGADO") -> str:
+                   badge_registration=None, ship="9300001", message="NEGADO", port="santos") -> str:
     at = at or dt.datetime.now(dt.UTC)
     payload = TapPayload(uid="AA000008", reader_id="r1", reader_kind="control", decision=decision,
                          rules_failed=["G4"] if "BORROWED_CARD" in flags else [], flags=list(flags),
@@ -21,8 +21,8 @@ def add_flag_event(engine, *, flags, registration="V008", gate_id="g1", decision
                          badge_registration=badge_registration,
                          dispatch=Dispatch(date=at.date(), period="07-13", ship=ship, berth="berthed",
                                            voyage="long_haul", post="portalo", function="vigia"))
-    event = sign(Event(event_id=new_event_id(), port="santos", gate_id=gate_id, boot_id="b1", seq=next(_seq),
+    event = sign(Event(event_id=new_event_id(), port=port, gate_id=gate_id, boot_id="b1", seq=next(_seq),
                        occurred_at=at, clock_trusted=True, mono_ns=1, payload=payload), b"k")
     with engine.begin() as conn:
-        write_batch(conn, [Accepted(f"portgate/v1/santos/gate/{gate_id}/events", event, encode(event))], [], at)
+        write_batch(conn, [Accepted(f"portgate/v1/{port}/gate/{gate_id}/events", event, encode(event))], [], at)
     return event.event_id

@@ -49,14 +49,14 @@ def _tap(port: str, ids: dict, seq: int, at: dt.datetime, flags: list[str]) -> A
 
 def _port_data(conn, port: str, ids: dict, flagged_days: list[int], alarm_hours: list[float]) -> None:
     """One port's ledger rows: an admit and flagged taps (BORROWED_CARD) of its worker at its gate,
-    its worker in the registry, its ship's call and coverage alarms of the given lengths, an open
+    its worker in the registry (of the port, ``workers.port``), its ship's call and coverage alarms of the given lengths, an open
     reader alarm of its gate."""
     taps = [_tap(port, ids, 1, T0, [])]
     taps += [_tap(port, ids, 2 + i, T0 + dt.timedelta(days=d), ["BORROWED_CARD"]) for i, d in enumerate(flagged_days)]
     write_batch(conn, taps, [], T0)
     update_progress(conn, [ids["gate"]], T0)
     conn.execute(insert(workers).values(registration=ids["worker"], name=f"Worker {ids['worker']}", category="vigia",
-                                        status="active", updated_at=T0))
+                                        status="active", updated_at=T0, port=port))
     call_id = conn.execute(insert(ship_calls).values(
         ship=ids["ship"], ship_name=ids["ship_name"], voyage="long_haul", berth="berthed", gate_id=ids["gate"],
         arrival=T0 - dt.timedelta(days=1), departure=None, updated_at=T0, actor="test")).inserted_primary_key[0]
@@ -149,6 +149,9 @@ def test_a_one_port_user_never_sees_the_other_ports_data_on_any_page(two_ports, 
         body = r.text if "pdf" not in r.headers.get("content-type", "") else r.content.decode("latin-1")
         body = body.replace(path, "")  # the address asked for, echoed in the page's forms
         asked = [("event", rio_event)] if rio_event not in path else []  # "no event <id>" echoes the id asked
+        if RIO["worker"] in path:  # "no worker with registration '<reg>'" echoes the registration asked
+            assert r.status_code in (403, 404), (path, r.status_code)  # 403: not his role's page
+            body = body.replace(f"matrícula &#39;{RIO['worker']}&#39;", "")
         for what, value in [*RIO.items(), *asked]:
             at = body.find(value)
             assert at < 0, f"{user} saw rio's {what} {value} on {path} ({r.status_code}): {body[at - 200:at + 50]!r}"
@@ -166,7 +169,9 @@ def test_one_port_pages_show_their_port_and_unsplit_pages_are_refused(two_ports)
         shown = SANTOS["ship"] if path.startswith("/reports") else SANTOS["gate"]
         assert r.status_code == 200 and shown in r.text, path
     assert SANTOS["worker"] in c.get("/reads.csv?from=2026-11-01&to=2026-11-30").text
-    for path in ("/workers", "/escala", "/pay", "/audit", "/escala.csv"):
+    assert SANTOS["worker"] in c.get("/workers").text and c.get("/cases").status_code == 403  # cases: inspectors'
+    assert c.get("/pay").status_code == 200  # the statements of his port's workers (test_pay_ports_web)
+    for path in ("/escala", "/audit", "/escala.csv"):
         r = c.get(path)
         assert r.status_code == 403 and "só para quem vê todos os portos" in r.text, path
     assert 'id="port-form"' not in c.get("/").text  # one port: no selector
@@ -279,7 +284,8 @@ def test_a_one_port_inspector_cannot_review_another_ports_flag(two_ports):
     for action in ("acknowledge", "close"):
         r = c.post(f"/flags/{rio_event}/{action}", data={"csrf_token": token, "comment": "visto"})
         assert r.status_code == 400 and "nenhum evento" in r.text, action
-    assert c.post(f"/flags/{rio_event}/case", data={"csrf_token": token}).status_code == 403  # cases: all ports only
+    r = c.post(f"/flags/{rio_event}/case", data={"csrf_token": token})  # as an unknown event
+    assert r.status_code == 400 and "nenhum evento" in r.text
     with two_ports.connect() as conn:
         assert conn.execute(select(func.count()).select_from(flag_reviews)).scalar_one() == 0
 

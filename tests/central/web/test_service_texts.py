@@ -169,6 +169,8 @@ SAMPLES = {
     "choose_photo": "choose a JPEG or PNG photo",
     "no_photos_dir": "no photos directory: set [web] photos_dir in central.toml",
     "choose_csv": "choose at least one CSV file",
+    "worker_other_port": "registration SAN001 is a worker of another port",
+    "ships_all_ports": "ship calls are added by a user of every port",
     "choose_ships": "choose a ships.csv file",
     "id_number": "entry id is a number",
     "month_format": "month '2026-13' is not YYYY-MM",
