@@ -57,8 +57,8 @@ def test_a_first_close_digests_the_shifts_it_wrote_as_read_back(month, mocker):
 
 
 # concurrent writers only on PostgreSQL (SQLite has one writer: a second waits)
-@pytest.mark.parametrize("db_url, others_write", [("sqlite", False), ("postgresql", False), ("postgresql", True)],
-                         indirect=["db_url"])
+@pytest.mark.parametrize("migrated_url, others_write", [("sqlite", False), ("postgresql", False), ("postgresql", True)],
+                         indirect=["migrated_url"])
 def test_a_worker_whose_shifts_are_gone_is_digested_as_written_unless_someone_else_writes(
         month, mocker, others_write):
     engine, first, last = month[:3]
@@ -93,7 +93,7 @@ def test_a_worker_whose_shifts_are_gone_is_digested_as_written_unless_someone_el
     _assert_as_the_full_path(*month)
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # column collations: PostgreSQL's
+@pytest.mark.parametrize("migrated_url", ["postgresql"], indirect=True)  # column collations: PostgreSQL's
 def test_another_collation_sends_a_first_close_reading_back(month, mocker):
     engine, first, last = month[:3]
     with engine.begin() as conn:

@@ -31,10 +31,12 @@ WORKERS = 6 + 10  # the bench's 6 and the flagged events' 900..910 but 909 (its 
 
 
 @pytest.fixture()
-def month(db_url):
+def month(migrated_url):
+    """A month of 16 workers' events in a ledger of its own (a copy of the session's migrated one:
+    ``populate``'s own ``upgrade`` finds it at head) and the default rulebook and calendar."""
     bench = _bench()
-    bench.populate(db_url, 6, 25, random.Random(7))
-    engine = make_engine(db_url)
+    bench.populate(migrated_url, 6, 25, random.Random(7))
+    engine = make_engine(migrated_url)
     with engine.begin() as conn:
         insert_events(conn, _flagged_events(), RECEIVED)
     _port, rulebook, calendar = load_setup(None)
@@ -91,11 +93,10 @@ def test_a_new_event_of_one_worker_rebuilds_and_pays_that_worker_only(month):
     _assert_as_the_full_path(*month)
 
 
-def test_a_later_trusted_event_of_another_worker_moves_a_placed_time_and_rebuilds_both(db_url):
+def test_a_later_trusted_event_of_another_worker_moves_a_placed_time_and_rebuilds_both(migrated_url):
     """An untrusted-clock exit is placed from the nearest trusted event of its gate boot, whoever
     tapped it: a nearer one arriving later changes that shift too (RULES.md G8)."""
-    upgrade(db_url)
-    engine = make_engine(db_url)
+    engine = make_engine(migrated_url)
     boot = ShiftEvents("gb", mono_origin=dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
     d = dispatch(dt.date(2026, 3, 7), "19-01")
     first_batch = [boot.admit("A", t(7, 19), d), boot.admit("B", t(7, 19, 1), d)]
