@@ -72,7 +72,10 @@ class Watched:
     def _watch(self) -> None:
         while not self._done.is_set():
             try:
-                self.seen.update(_children(self.proc.pid))
+                for pid, (start, cmd) in _children(self.proc.pid).items():
+                    # a process exiting (a zombie) has an empty command line: keep the one seen before
+                    if cmd or self.seen.get(pid, ("", ""))[0] != start:
+                        self.seen[pid] = (start, cmd)
             except Exception as exc:  # noqa: BLE001 - one bad walk of /proc must not end the watching
                 self.errors.append(repr(exc))
             self._done.wait(0.3)
