@@ -15,9 +15,11 @@ reader has it; that side is told ``absent`` + ``open_failed`` ("em uso por outro
 retries with back-off. A program that reads the port without locking it takes bytes from under the
 reader: pyserial then sees "readiness to read but returned no data" on a device still there. That
 is not an unplug: the port stays open (a reopen would flush what is waiting) and each time is a
-``shared_port`` fault reported through ``on_status`` (state stays ``ready``). No frame is lost
-silently: bytes outside a frame (a frame whose STX was taken) and a partial frame dropped at a
-reopen are counted as ``bad_frame``, as malformed frames are.
+``shared_port`` fault, counted every time and reported through ``on_status`` at most every
+``SHARED_REPORT_S`` (state stays ``ready``). No frame is lost silently: bytes outside a frame (a
+frame whose STX was taken), a partial frame or unread bytes dropped when the port closes, and a
+good frame no repeat confirmed within ``confirm_ms`` are counted as ``bad_frame``, as malformed
+frames are, the log naming what was dropped.
 """
 
 from __future__ import annotations
@@ -200,14 +202,15 @@ class _SerialReader(abc.ABC):
         metric and log): noise, or a card shown too briefly or repeated too slowly, never silent.
         Called on every turn of the read loop (at least every 50 ms)."""
         for uid in self._confirm.unconfirmed(now):
-            self.reporter.count(FaultKind.BAD_FRAME, f"cartão {uid} lido uma vez, sem repetição em {self.confirm_ms} ms: "
-                                "descartado (ruído, ou cartão mostrado rápido demais)")
+            self.reporter.count(FaultKind.BAD_FRAME, f"cartão {uid} lido uma vez, sem repetição em "
+                                f"{self.confirm_ms} ms: descartado (ruído, ou cartão mostrado rápido demais)")
 
     def _shared_port(self, exc: Exception) -> None:
         """Another program took bytes from the port: counted and logged each time, reported through
         ``on_status`` (an event of the gate) at most once per ``SHARED_REPORT_S``."""
         now = time.monotonic()
-        detail = f"leitor serial {self.device}: outro programa lê a mesma porta e tira bytes deste leitor ({exc})"
+        detail = (f"leitor serial {self.device}: outro programa lê a mesma porta e tira bytes deste leitor "
+                  f"({exc})")
         if self._shared_reported is None or now - self._shared_reported >= SHARED_REPORT_S:
             self._shared_reported = now
             self.reporter.status(ReaderState.READY, detail, FaultKind.SHARED_PORT)
