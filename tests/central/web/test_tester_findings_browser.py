@@ -128,3 +128,27 @@ def test_the_worker_list_finds_a_name_whatever_its_accents_and_case(office, desk
     assert "V006" in _search(desk, office, "fabio")  # the demo's Fábio Ferreira
     row = desk.locator('#hits tr[data-registration="V006"]')
     assert "Fábio Ferreira" in row.inner_text()
+
+
+CARDS = ("uid,kind,registration,status\n"
+         "0A04A1ZZ01,control,V001,active\n"  # a UID that is not hexadecimal
+         "0A04A19901,control,V999,active\n"  # a registration nobody has
+         "0A04A19902,chave,V001,active\n"  # a kind that does not exist
+         "0A04A10003,control,V003,active\n"  # good: V003's card as registered
+         "0A04A1990,control,V002,active\n"  # an odd number of hex digits
+         "0A04A19904,control,V004,dormindo\n")  # a status that does not exist
+
+
+def test_a_cards_file_with_a_bad_uid_names_every_bad_row_in_one_refusal(office, desk, tmp_path):
+    path = tmp_path / "cards.csv"
+    path.write_text(CARDS, encoding="utf-8")
+    desk.goto(office.url + "/workers/upload")
+    desk.locator("#u-cards").set_input_files(str(path))
+    desk.get_by_role("button", name="Enviar").click()
+    errors = desk.locator("#upload-errors li").all_inner_texts()
+    assert [e.split(":")[1] for e in errors] == ["2", "3", "4", "6", "7"], errors
+    assert errors[0].startswith("cards.csv:2:") and "0A04A1ZZ01" in errors[0]
+    assert errors[1].startswith("cards.csv:3:") and "V999" in errors[1] and "não" in errors[1], errors[1]
+    assert "chave" in errors[2] and "0A04A1990" in errors[3] and "dormindo" in errors[4]
+    with Session(office.engine) as s:  # nothing written
+        assert s.execute(select(cards.c.uid).where(cards.c.uid.like("0A04A199%"))).first() is None
