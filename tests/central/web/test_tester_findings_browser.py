@@ -152,3 +152,45 @@ def test_a_cards_file_with_a_bad_uid_names_every_bad_row_in_one_refusal(office, 
     assert "chave" in errors[2] and "0A04A1990" in errors[3] and "dormindo" in errors[4]
     with Session(office.engine) as s:  # nothing written
         assert s.execute(select(cards.c.uid).where(cards.c.uid.like("0A04A199%"))).first() is None
+
+
+def test_a_refused_departure_is_the_same_page_with_the_typed_value_beside_its_error(office, desk):
+    desk.goto(office.url + "/ships")
+    field = desk.locator(f"#dep-{office.call_id}")
+    for typed, says in (("31/12/2026 25:00", "não é uma data e hora (dd/mm/aaaa hh:mm)"),
+                        ("08/12/2026 10:00", "a saída não é depois da chegada")):
+        field.fill(typed)
+        field.locator("xpath=..").get_by_role("button", name="Salvar").click()
+        error = desk.locator(f"#dep-{office.call_id}-error")
+        error.wait_for()
+        assert says in error.inner_text(), error.inner_text()
+        assert field.input_value() == typed
+        assert field.get_attribute("aria-invalid") == "true"
+        assert field.get_attribute("aria-describedby") == f"dep-{office.call_id}-error"
+        assert says in desk.locator("#form-refused").inner_text()
+    with Session(office.engine) as s:
+        assert s.execute(select(ship_calls.c.departure).where(ship_calls.c.id == office.call_id)).scalar() is None
+    field.fill("11/12/2026 18:30")
+    field.locator("xpath=..").get_by_role("button", name="Salvar").click()
+    desk.wait_for_url(office.url + "/ships")
+    assert desk.locator(f"#dep-{office.call_id}").count() == 0  # departed: the field is gone
+
+
+def test_a_refused_ships_import_names_every_bad_row_beside_the_file_field(office, desk, tmp_path):
+    path = tmp_path / "ships.csv"
+    path.write_text("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+                    "93,Curto,long_haul,berthed,g-c,2026-12-10T10:00:00-03:00,\n"
+                    "9300003,Bom,long_haul,berthed,g-c,2026-12-10T10:00:00-03:00,\n"
+                    "9300004,Lento,a_remo,berthed,g-d,2026-12-10T10:00:00-03:00,\n", encoding="utf-8")
+    desk.goto(office.url + "/ships")
+    desk.locator("#s-file").set_input_files(str(path))
+    desk.get_by_role("button", name="Importar ships.csv").click()
+    box = desk.locator("#s-file-error")
+    box.wait_for()
+    lines = box.locator("li").all_inner_texts()
+    assert [line.split(":")[1] for line in lines] == ["2", "4"], lines
+    assert "não é um número IMO" in lines[0] and "a_remo" in lines[1], lines
+    assert desk.locator("#s-file").get_attribute("aria-describedby") == "s-file-error"
+    assert desk.locator("#call-form").count() == 1  # the page itself, not a bare error page
+    with Session(office.engine) as s:
+        assert s.execute(select(ship_calls.c.id).where(ship_calls.c.ship == "9300003")).first() is None
