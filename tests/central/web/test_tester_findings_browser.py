@@ -194,3 +194,27 @@ def test_a_refused_ships_import_names_every_bad_row_beside_the_file_field(office
     assert desk.locator("#call-form").count() == 1  # the page itself, not a bare error page
     with Session(office.engine) as s:
         assert s.execute(select(ship_calls.c.id).where(ship_calls.c.ship == "9300003")).first() is None
+
+
+def test_the_escala_offers_no_change_on_a_row_whose_period_has_ended(office, desk, clock):
+    clock.at = MORNING_NOON
+    desk.goto(office.url + f"/escala?date={DAY.isoformat()}")
+    morning = desk.locator(f'tr[data-entry="{office.entries["07-13"]}"]')
+    assert morning.locator("details.row-menu").count() == 1  # under way: still changed
+    morning.locator("summary").click()  # the clerk opens the menu, then the period ends
+    clock.at = AFTERNOON
+    form = morning.locator("form.substitute-form")
+    form.get_by_label("Motivo").fill("substituição tardia")
+    form.get_by_role("button", name="Substituir").click()
+    alert = desk.locator("#row-error")
+    alert.wait_for()
+    assert "terminou em 10/12/2026 13:00 (hora do porto)" in alert.inner_text(), alert.inner_text()
+    # the page as it is now: the ended row offers nothing, the night's row its menu
+    desk.goto(office.url + f"/escala?date={DAY.isoformat()}")
+    morning = desk.locator(f'tr[data-entry="{office.entries["07-13"]}"]')
+    night = desk.locator(f'tr[data-entry="{office.entries["19-01"]}"]')
+    assert morning.locator("details, form, button").count() == 0
+    assert morning.locator(".row-ended").inner_text() == "Período encerrado: sem alterações"
+    assert night.locator("details.row-menu").count() == 1 and night.locator(".row-ended").count() == 0
+    with Session(office.engine) as s:
+        assert s.execute(select(escala.c.status).where(escala.c.id == office.entries["07-13"])).scalar() == "active"
