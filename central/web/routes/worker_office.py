@@ -61,7 +61,7 @@ async def revoke_access(request: Request):
 async def office_requests(request: Request):
     """The office's list of workers' health refusals (R3), pending first, with their certificates."""
     web = request.app.state.web
-    found = await run_in_threadpool(web.read, workerrequests.listing)
+    found = await run_in_threadpool(web.read, lambda c: workerrequests.listing(c, now=web.now()))
     return wpage(request, "worker/requests.html", found=found)
 
 

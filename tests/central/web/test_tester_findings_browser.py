@@ -218,3 +218,62 @@ def test_the_escala_offers_no_change_on_a_row_whose_period_has_ended(office, des
     assert night.locator("details.row-menu").count() == 1 and night.locator(".row-ended").count() == 0
     with Session(office.engine) as s:
         assert s.execute(select(escala.c.status).where(escala.c.id == office.entries["07-13"])).scalar() == "active"
+
+
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(out, "PNG")
+    return out.getvalue()
+
+
+def test_no_health_refusal_for_a_dispatch_that_has_ended_on_the_phone_or_at_the_office(
+        office, phone, browser, clock, tmp_path):
+    photo = tmp_path / "atestado.png"
+    photo.write_bytes(_png())
+    clock.at = MORNING_NOON
+    phone.goto(office.url + "/w/")
+    morning = phone.locator('article.dispatch[data-period="07-13"]')
+    night = phone.locator('article.dispatch[data-period="19-01"]')
+    morning.locator("summary").click()  # the form opened while the period is under way ...
+    morning.get_by_label("Motivo").fill("febre")
+    morning.get_by_label("Foto do atestado médico").set_input_files(str(photo))
+    clock.at = AFTERNOON  # ... and sent after it ended
+    morning.get_by_role("button", name="Enviar recusa").click()
+    phone.wait_for_load_state()
+    said = phone.locator("main").inner_text()
+    assert (f"a escalação {office.entries['07-13']} (10/12/2026 07-13) já terminou: a recusa por saúde é feita "
+            "antes do fim do período") in said, said
+    phone.goto(office.url + "/w/")
+    morning = phone.locator('article.dispatch[data-period="07-13"]')
+    assert morning.locator("form, details").count() == 0
+    assert "Período encerrado: a recusa por saúde é feita antes do fim do período." in morning.inner_text()
+    assert night.locator("details.health-form").count() == 1  # still to come: offered
+    with Session(office.engine) as s:
+        assert s.execute(select(worker_requests.c.id)).first() is None
+
+    # the office side: a request sent in time, its period over before the office decides
+    clock.at = dt.datetime(2026, 12, 10, 20, 0, tzinfo=TZ)  # 19-01 under way
+    night.locator("summary").click()
+    night.get_by_label("Motivo").fill("dor nas costas")
+    night.get_by_label("Foto do atestado médico").set_input_files(str(photo))
+    night.get_by_role("button", name="Enviar recusa").click()
+    phone.wait_for_url(office.url + "/w/?done=health")
+    desk_context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+    try:
+        desk = desk_context.new_page()
+        desk.set_default_timeout(20_000)
+        log_in(desk, office)
+        desk.goto(office.url + "/worker-requests")
+        pending = desk.locator('article[data-status="pending"]')
+        assert pending.get_by_role("button", name="Aceitar", exact=True).count() == 1
+        clock.at = dt.datetime(2026, 12, 11, 2, 0, tzinfo=TZ)  # 19-01 ended at 01:00
+        desk.goto(office.url + "/worker-requests")
+        pending = desk.locator('article[data-status="pending"]')
+        assert pending.get_by_role("button", name="Aceitar", exact=True).count() == 0
+        assert pending.get_by_role("button", name="Não aceitar", exact=True).count() == 1
+        assert "O período desta escalação já terminou: o pedido não pode mais ser aceito" in pending.inner_text()
+        pending.get_by_role("button", name="Não aceitar", exact=True).click()
+        desk.wait_for_url(office.url + "/worker-requests")
+        assert desk.locator('article[data-status="rejected"]').count() == 1
+    finally:
+        desk_context.close()
