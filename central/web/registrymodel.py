@@ -51,9 +51,10 @@ def uid_candidates(text: str) -> list[tuple[UidFormat, str, int | None]]:
 
 
 def search(session: Session, query: str) -> list[Hit]:
-    """Workers whose name contains ``query`` (any case or accent: ``portgate.textfold.fold``), whose registration is ``query``, or who
-    hold a card whose UID ``query`` is in some UID form (hex, reversed hex, DEZ10, DEZ10 little
-    endian, DEZ8, W26). At most ``SEARCH_LIMIT`` hits, registration matches first."""
+    """Workers whose name contains ``query`` (any case or accent: ``portgate.textfold.fold``), whose
+    registration is ``query``, or who hold a card whose UID ``query`` is in some UID form (hex,
+    reversed hex, DEZ10, DEZ10 little endian, DEZ8, W26). At most ``SEARCH_LIMIT`` hits,
+    registration matches first."""
     q = (query or "").strip()
     if not q:
         return []
@@ -69,8 +70,8 @@ def search(session: Session, query: str) -> list[Hit]:
         cond = cards.c.uid == hexa if bits is None else cards.c.uid.like(f"%{hexa}")
         regs = select(cards.c.registration).where(cond)
         add(session.execute(select(workers).where(workers.c.registration.in_(regs))), f"uid {form.value}")
-    like = "%" + _like(q) + "%"
-    add(session.execute(select(workers).where(or_(workers.c.name_folded.like("%" + _escaped(fold(q)) + "%", escape="\\"),
+    like, by_name = "%" + _like(q) + "%", "%" + _escaped(fold(q)) + "%"
+    add(session.execute(select(workers).where(or_(workers.c.name_folded.like(by_name, escape="\\"),
                                                   func.lower(workers.c.registration).like(like, escape="\\")))
                         .order_by(workers.c.name).limit(SEARCH_LIMIT)), "name")
     return list(hits.values())
