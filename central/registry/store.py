@@ -28,6 +28,7 @@ from central.registry.schema import (
     penalties,
     workers,
 )
+from portgate import tables
 from portgate.errors import BadInput
 from portgate.records import (
     COLUMNS,
@@ -37,8 +38,9 @@ from portgate.records import (
     Worker,
     WorkerIds,
     WorkerStatus,
-    load_csv_rows,
+    load_csv_parts,
 )
+from portgate.textfold import fold
 from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL
 from portgate.uid import canonical_uid
 
@@ -202,7 +204,8 @@ def _upsert(session: Session, table, values: dict, key: str) -> None:
 def save_worker(session: Session, worker: Worker, *, actor: str, now: dt.datetime,
                 action: str, detail: dict | None = None) -> int:
     """Write ``worker``; emit a roster change and an audit row. Returns the change version."""
-    values = dataclasses.asdict(worker) | {"status": worker.status.value, "updated_at": now}
+    values = dataclasses.asdict(worker) | {"status": worker.status.value, "updated_at": now,
+                                           "name_folded": fold(worker.name)}  # the text search's (0030)
     _upsert(session, workers, values, "registration")
     audit(session, actor=actor, action=action, subject=worker.registration,
           detail=detail or body(worker), now=now)
@@ -295,8 +298,11 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  ports: PortScope = PortScope()) -> dict[str, int]:
     """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
 
-    Every row of both files is validated first (``load_csv_rows`` names each bad row ``file:line``;
-    a value that does not fit its column, ``central.bounds``, is a bad row too);
+    Every row of both files is validated first (``load_csv_parts`` names each bad row ``file:line``;
+    a value that does not fit its column, ``central.bounds``, is a bad row too), and the rows that
+    parse are checked further even when others do not, so one refusal names every bad row of both
+    files, in line order, each once (a card row naming a worker whose own row is bad is not
+    called unregistered for it);
     a card whose registration is neither in the file nor already registered is a bad row too
     (inspector cards create an inspector), and so is a ``rotation_number`` already held by another
     worker of the same category (in the file or the registry: one place per rotation list, R1).
@@ -318,22 +324,11 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     worker changed (audited ``worker.port``, no change sent to the gates: the roster has no port).
     """
     now = now or utcnow()
-    unreadable: list[str] = []  # both files' bad rows (and their repeated keys) in one refusal
-
-    def placed(path, record):
-        try:
-            return load_csv_rows(path, record) if path else []
-        except BadInput as exc:
-            unreadable.append(str(exc))
-            return []
-
-    placed_workers, placed_cards = placed(workers_csv, Worker), placed(cards_csv, Card)
-    if unreadable:
-        raise BadInput("\n".join(unreadable))
+    placed_workers, placed_cards, bad_rows, bad_regs = _parsed_files(workers_csv, cards_csv)
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]
     known_before = set(session.execute(select(workers.c.registration)).scalars())  # registered already
-    known = {w.registration for w in new_workers} | known_before
+    known = {w.registration for w in new_workers} | known_before | bad_regs
     registered = {c.uid: c for c in _cards_by_uid(session, [c.uid for c in new_cards])}
     errors = [f"{where}: {p}" for where, worker in placed_workers for p in worker_problems(worker)]
     held = {w.registration: w for w in (worker_from_row(r) for r in session.execute(select(workers).where(
@@ -379,8 +374,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
         if other != worker.registration:
             errors.append(f"{where}: rotation_number {worker.rotation_number} is already held by "
                           f"{other} ({worker.category})")
-    if errors:
-        raise BadInput("\n".join(errors))
+    if errors or bad_rows:
+        raise BadInput("\n".join(_in_line_order(bad_rows + errors)))
     as_registered = {w.registration: w for w in _workers_by_registration(session, list(regs))}
     given = worker_ids.csv_ids(workers_csv) if workers_csv else {}  # CPF/PIS: the registry only
     stored = worker_ids.ids_of(session, given)
@@ -406,6 +401,44 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     moved_only = len({w.registration for w in same} & moved)
     return {"workers": len(new_workers) + moved_only, "cards": len(issued),
             "unchanged": len(same) - moved_only + len(new_cards) - len(issued)}
+
+
+def _parsed_files(workers_csv, cards_csv) -> tuple[list, list, list[str], set[str]]:
+    """``import_files``'s two files read: the good rows of each (``(where, record)``), every row
+    that does not parse (``file:line: reason``) and the registrations the workers file's bad rows
+    name (a card of such a worker is not called unregistered: his own row's error says what is
+    wrong). ``BadInput`` naming a file that cannot be read at all (missing, a bad header), with
+    the other file's bad rows."""
+    unreadable: list[str] = []
+
+    def parts(path, record) -> tuple[list, list[str]]:
+        if not path:
+            return [], []
+        try:
+            return load_csv_parts(path, record)
+        except BadInput as exc:
+            unreadable.append(str(exc))
+            return [], []
+
+    (placed_workers, bad_workers), (placed_cards, bad_cards) = parts(workers_csv, Worker), parts(cards_csv, Card)
+    if unreadable:
+        raise BadInput("\n".join(unreadable + bad_workers + bad_cards))
+    bad_regs = {(row.get("registration") or "").strip() for _where, row in tables.read_rows(workers_csv)} \
+        if bad_workers else set()
+    return placed_workers, placed_cards, bad_workers + bad_cards, bad_regs
+
+
+def _in_line_order(errors: list[str]) -> list[str]:
+    """``file.csv:LINE: reason`` errors each once, by file (in the order the files first appear)
+    then line; an error naming no line keeps its place at the head of its file's."""
+    files: dict[str, int] = {}
+    keyed = {}
+    for error in errors:
+        head = error.split(": ", 1)[0]
+        name, _sep, line = head.rpartition(":")
+        name, line = (name, int(line)) if line.isdigit() else (head, 0)
+        keyed.setdefault(error, (files.setdefault(name, len(files)), line))
+    return sorted(keyed, key=keyed.__getitem__)
 
 
 def save_with_history(session: Session, worker: Worker, *, actor: str, now: dt.datetime, action: str) -> None:

@@ -25,6 +25,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     # the error page of an address or method the application does not serve (Starlette's 404, 405)
     # a gate's card readers (its status message) and the reader alarm
     # an office of several ports (central/web/ports.py): the port selector and a page not split by port
+    # the escala page: a row whose period is over has no refusal or substitution
 }
 
 

@@ -21,6 +21,7 @@ from central.rotation.eligibility import ValiditySettings, _months_before, regis
 from portgate.errors import BadInput
 from portgate.records import Card, Worker, WorkerIds
 from portgate.rest import rest_between
+from portgate.textfold import fold
 from portgate.timeutil import as_utc
 from portgate.uid import PARTIAL_BITS, UidFormat, read_uid
 
@@ -50,9 +51,10 @@ def uid_candidates(text: str) -> list[tuple[UidFormat, str, int | None]]:
 
 
 def search(session: Session, query: str) -> list[Hit]:
-    """Workers whose name contains ``query`` (any case), whose registration is ``query``, or who
-    hold a card whose UID ``query`` is in some UID form (hex, reversed hex, DEZ10, DEZ10 little
-    endian, DEZ8, W26). At most ``SEARCH_LIMIT`` hits, registration matches first."""
+    """Workers whose name contains ``query`` (any case or accent: ``portgate.textfold.fold``), whose
+    registration is ``query``, or who hold a card whose UID ``query`` is in some UID form (hex,
+    reversed hex, DEZ10, DEZ10 little endian, DEZ8, W26). At most ``SEARCH_LIMIT`` hits,
+    registration matches first."""
     q = (query or "").strip()
     if not q:
         return []
@@ -68,8 +70,8 @@ def search(session: Session, query: str) -> list[Hit]:
         cond = cards.c.uid == hexa if bits is None else cards.c.uid.like(f"%{hexa}")
         regs = select(cards.c.registration).where(cond)
         add(session.execute(select(workers).where(workers.c.registration.in_(regs))), f"uid {form.value}")
-    like = "%" + q.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    add(session.execute(select(workers).where(or_(func.lower(workers.c.name).like(like, escape="\\"),
+    like, by_name = "%" + _like(q) + "%", "%" + _escaped(fold(q)) + "%"
+    add(session.execute(select(workers).where(or_(workers.c.name_folded.like(by_name, escape="\\"),
                                                   func.lower(workers.c.registration).like(like, escape="\\")))
                         .order_by(workers.c.name).limit(SEARCH_LIMIT)), "name")
     return list(hits.values())
@@ -210,8 +212,13 @@ def _folded_sqlite(element, compiler, **kw):
     return compiler.process(element.clauses, **kw)
 
 
+def _escaped(text: str) -> str:
+    """``text`` as a ``LIKE`` pattern's literal part (``\\``, ``%``, ``_`` escaped by ``\\``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def _like(text: str) -> str:
-    return text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return _escaped(text.lower())
 
 
 def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings = ValiditySettings(),
@@ -219,7 +226,10 @@ def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings
     """The SQL conditions of ``query``'s filters (what ``worker_list`` and the benchmark run).
     The expiring filter is exact: a worker of a category whose exam lasts ``m`` months is listed
     when his exam date is at most ``m`` months before the day after the last day asked for
-    (``exam + m months - 1 day <= today + N``), or he has no exam. ``name_index``: the dialect
+    (``exam + m months - 1 day <= today + N``), or he has no exam. The text search finds a worker
+    whose registration is the text or begins with it (any case), whose name holds the text without
+    regard to accents or case (``name_folded``, 0029: ``joao`` finds João), or who holds a card
+    the text reads as in some UID form. ``name_index``: the dialect
     (``sqlite``, ``postgresql``) whose substring index the text search may narrow by
     (``central.registry.name_search``: the candidates are ANDed with the search's own
     conditions, so the rows are the same); None: no index."""
@@ -242,14 +252,14 @@ def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings
         like = _like(q)
         matches = [workers.c.registration == q,
                    folded(workers.c.registration).like(like + "%", escape="\\"),
-                   folded(workers.c.name).like("%" + like + "%", escape="\\")]
+                   workers.c.name_folded.like("%" + _escaped(fold(q)) + "%", escape="\\")]
         by_card = []
         for _form, hexa, bits in uid_candidates(q):
             cond = cards.c.uid == hexa if bits is None else cards.c.uid.like(f"%{hexa}")
             by_card.append(select(cards.c.registration).where(cond))
             matches.append(workers.c.registration.in_(by_card[-1]))
         conds.append(or_(*matches))
-        narrow = name_search.candidates(name_index, q.lower(), q, like, folded) if name_index else None
+        narrow = name_search.candidates(name_index, q) if name_index else None
         if narrow is not None:  # every row the OR finds is among these: the index drives the search
             conds.append(workers.c.registration.in_(union(*narrow, *by_card)))
     return conds
@@ -264,7 +274,7 @@ def worker_list(session: Session, query: ListQuery, *, today: dt.date, page_size
     rows must also meet (the view's ports, ``central.registry.worker_ports.in_ports``); None: any
     worker. Read-only."""
     conn = session.connection()
-    narrow = name_search.available(conn) and name_search.selective(conn, (query.q or "").strip().lower())
+    narrow = name_search.available(conn) and name_search.selective(conn, (query.q or "").strip())
     conds = list_conditions(query, today, validity, conn.dialect.name if narrow else None)
     if scope is not None:
         conds.append(scope)
@@ -315,7 +325,7 @@ def matched_by(session: Session, query: str, shown: list[Worker]) -> dict[str, s
     for w in shown:
         if w.registration == q or w.registration.lower().startswith(q.lower()):
             out[w.registration] = "registration"
-        elif q.lower() in w.name.lower():
+        elif fold(q) in fold(w.name):
             out[w.registration] = "name"
         else:
             for form, hexa, bits in candidates:

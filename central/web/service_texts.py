@@ -43,6 +43,8 @@ CODES: dict[str, str | tuple[str, str]] = {
     # the worker's R3 health refusal (central.web.workerrequests)
     "reason_required": r"the reason is required",
     "request_pending": r"a request for dispatch (?P<id>\d+) is already pending",
+    "health_dispatch_over": r"the dispatch (?P<id>\d+) \((?P<day>\S+) (?P<period>\S+)\) has ended: a health "
+                             r"refusal is made before the end of its period",
     # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
     "choose_ship": r"choose the ship in port",
     "not_valid_date": r"date (?P<value>'.*') is not a valid date",

@@ -44,8 +44,8 @@ def ask_health_refusal(session: Session, registration: str, escala_id: int, reas
                                                escala.c.status == "active")).first()
     if row is None:
         raise LookupError(escala_id)
-    if as_utc(row.end_at) <= now:
-        raise BadInput(f"the dispatch {escala_id} is over", where="escala")
+    if ended(row.end_at, now):
+        raise BadInput(ended_reason(escala_id, row), where="escala")
     if session.execute(select(worker_requests.c.id).where(worker_requests.c.escala_id == escala_id,
                                                           worker_requests.c.status == "pending")).first():
         raise BadInput(f"a request for dispatch {escala_id} is already pending", where="escala")
@@ -58,9 +58,23 @@ def ask_health_refusal(session: Session, registration: str, escala_id: int, reas
     return request_id
 
 
+def ended_reason(escala_id: int, row) -> str:
+    """Why a health refusal of escala entry ``escala_id`` (its ``escala`` row) is refused once its
+    period has ended (English; pt-BR by ``service_texts`` code ``health_dispatch_over``)."""
+    return (f"the dispatch {escala_id} ({row.date} {row.period}) has ended: a health refusal is made "
+            "before the end of its period")
+
+
+def ended(end_at: dt.datetime, now: dt.datetime) -> bool:
+    """Whether a dispatch ending at ``end_at`` (an ``escala`` row's, UTC) has ended at ``now`` (aware)."""
+    return as_utc(end_at) <= now
+
+
 def decide(session: Session, request_id: int, accept: bool, *, actor: str, now: dt.datetime | None = None) -> None:
     """Accept (R3 refusal with proof, ``rotation.service.refuse``) or reject a pending request.
-    ``BadInput`` for an unknown or already decided request, or a dispatch no longer active."""
+    ``BadInput`` for an unknown or already decided request, or a dispatch no longer active; an
+    accept of a request whose dispatch has ended at ``now`` is refused by ``rotation.refuse`` (a
+    past escala is not changed, R5; the office may still reject it). Nothing is written then."""
     now = now or utcnow()
     row = session.execute(select(worker_requests).where(worker_requests.c.id == request_id)).first()
     if row is None or row.status != "pending":
@@ -84,20 +98,23 @@ def requests_of(session_or_conn, registration: str) -> dict[int, dict]:
     return {r.escala_id: dict(r._mapping) for r in rows}
 
 
-def listing(session_or_conn, limit: int = 200, workers_where=None) -> list[dict]:
-    """The requests for the office, pending first then the newest, without the photo;
-    ``workers_where``: an SQL condition on ``workers`` the requesting worker must meet (a view's
-    ports, ``central.registry.worker_ports.in_ports``), None: every worker's."""
+def listing(session_or_conn, limit: int = 200, workers_where=None, now: dt.datetime | None = None) -> list[dict]:
+    """The requests for the office, pending first then the newest, without the photo, each with
+    its dispatch's ``date``, ``period``, ``ship_name`` and ``ended`` (its period is over at ``now``,
+    aware, default the machine's: it can no longer be accepted, ``decide``). ``workers_where``: an
+    SQL condition on ``workers`` the requesting worker must meet (a view's ports,
+    ``central.registry.worker_ports.in_ports``), None: every worker's."""
+    now = now or utcnow()
     stmt = (select(worker_requests.c.id, worker_requests.c.registration, worker_requests.c.escala_id,
                    worker_requests.c.reason, worker_requests.c.filename, worker_requests.c.status,
                    worker_requests.c.created_at, worker_requests.c.decided_at, worker_requests.c.decided_by,
-                   escala.c.date, escala.c.period, escala.c.ship_name)
+                   escala.c.date, escala.c.period, escala.c.ship_name, escala.c.end_at)
             .join(escala, escala.c.id == worker_requests.c.escala_id))
     if workers_where is not None:
         stmt = stmt.where(worker_requests.c.registration.in_(select(workers.c.registration).where(workers_where)))
     rows = session_or_conn.execute(
         stmt.order_by((worker_requests.c.status != "pending"), worker_requests.c.id.desc()).limit(limit))
-    return [dict(r._mapping) for r in rows]
+    return [dict(r._mapping) | {"ended": ended(r.end_at, now)} for r in rows]
 
 
 def registration_of(session_or_conn, request_id: int) -> str | None:

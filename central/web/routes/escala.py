@@ -26,7 +26,7 @@ from central.cli_args import FIRST_DAY, LAST_DAY
 from central.registry.schema import workers
 from central.rotation import service
 from central.rotation.dispatch_file import dispatch_file
-from central.rotation.engine import function_problem
+from central.rotation.engine import ended_at, function_problem
 from central.rotation.requisitions import MAX_WORKERS
 from central.web.forms import iso_date_text
 from central.web.render import bad_input, lang_of, page
@@ -64,10 +64,12 @@ def _day_bounds(day: dt.date, tz) -> tuple[dt.datetime, dt.datetime]:
     return start.astimezone(dt.UTC), (start + dt.timedelta(days=1)).astimezone(dt.UTC)
 
 
-def group_entries(entries, names: dict[str, str]) -> list[dict]:
+def group_entries(entries, names: dict[str, str], ended: frozenset[int] = frozenset()) -> list[dict]:
     """The day's escala grouped by ship and period (period, then ship name, IMO): ``{ship,
-    ship_name, period, gate_ids, operators, rows}``, each row ``{id, entry, operator, name}`` by post
-    and function (``name`` the registry's, '' when the registration is not in it). Pure."""
+    ship_name, period, gate_ids, operators, rows}``, each row ``{id, entry, operator, name, ended}``
+    by post and function (``name`` the registry's, '' when the registration is not in it;
+    ``ended``: its id is in ``ended``, a dispatch whose period is over, which is not changed any
+    more: the page offers it no refusal or substitution). Pure."""
     groups: dict[tuple[str, str], dict] = {}
     for entry_id, operator, e in entries:
         g = groups.setdefault((e.period, e.ship), {"ship": e.ship, "ship_name": e.ship_name, "period": e.period,
@@ -75,7 +77,8 @@ def group_entries(entries, names: dict[str, str]) -> list[dict]:
         for key, value in (("gate_ids", e.gate_id), ("operators", operator)):
             if value not in g[key]:
                 g[key].append(value)
-        g["rows"].append({"id": entry_id, "entry": e, "operator": operator, "name": names.get(e.registration, "")})
+        g["rows"].append({"id": entry_id, "entry": e, "operator": operator, "name": names.get(e.registration, ""),
+                          "ended": entry_id in ended})
     for g in groups.values():
         g["rows"].sort(key=lambda r: (r["entry"].post, r["entry"].function, r["entry"].registration))
     return [groups[k] for k in sorted(groups, key=lambda k: (k[0], groups[k]["ship_name"], k[1]))]
@@ -90,18 +93,20 @@ def _names(session, registrations) -> dict[str, str]:
     return out
 
 
-def _view(session, day, tz) -> dict:
+def _view(session, day, tz, now: dt.datetime) -> dict:
     """What the escala page shows for ``day``: the entries grouped by ship and period with the
-    workers' names, the escala-versus-presence report (names beside registrations, boarding times
-    as aware datetimes for the port-time ``when``) and the ship calls in port that day (the
-    requisition form's choice)."""
+    workers' names (each marked ``ended`` when its period is over at ``now``, the office's clock:
+    ``engine.ended_at``, which ``service.refuse``/``substitute`` refuse), the escala-versus-presence
+    report (names beside registrations, boarding times as aware datetimes for the port-time
+    ``when``) and the ship calls in port that day (the requisition form's choice)."""
     entries = service.day_entries(session, day)
+    ended = frozenset(i for i, _o, e in entries if ended_at(e, now, tz.key) is not None)
     rep = reports.presence(session, day, tz)
     # the page shows a boarding's time in the port's time (``when``), not the report's UTC text
     boarded = [m | {"at": dt.datetime.fromisoformat(m["at"])} for m in rep.boarded_without_dispatch]
     names = _names(session, [e.registration for _i, _o, e in entries]
                    + [m["registration"] for m in rep.dispatched_not_boarded + boarded])
-    return {"entries": entries, "groups": group_entries(entries, names), "names": names,
+    return {"entries": entries, "groups": group_entries(entries, names, ended), "names": names,
             "presence": reports.PresenceReport(rep.dispatched_not_boarded, boarded),
             "calls": calls_in_port(session, *_day_bounds(day, tz))}
 
@@ -122,7 +127,7 @@ async def escala_page(request: Request):
         day = _day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+    view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
     return _escala(request, view, day, done=request.query_params.get("done", ""))
 
 
@@ -218,7 +223,7 @@ async def dispatch_post(request: Request):
         if not (by_form and "call" in form):
             return bad_input(request, str(exc))
         day = _day(request, "")  # the form again, on today's escala, with the typed date beside its field
-        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
         errors = typed_problems(form) | {"date": exc.reason}
         return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                        req_errors={k: localize(lang_of(request), v) for k, v in errors.items()})
@@ -236,12 +241,12 @@ async def dispatch_post(request: Request):
             name, data = safe_name(up.filename, "requisitions.csv"), file_data
         with saved({"r": (name, data)}) as paths:
             run = dispatch_file(s, day, paths["r"], actor=actor, now=web.now())
-        return run, _view(s, day, web.tz)
+        return run, _view(s, day, web.tz, web.now())
 
     try:
         run, view = await run_in_threadpool(web.with_session, work)
     except (BadInput, ConfigError, UnicodeDecodeError, FormRefused) as exc:
-        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
         if isinstance(exc, FormRefused):
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                            req_errors={k: localize(lang_of(request), v) for k, v in exc.errors.items()})
@@ -315,7 +320,7 @@ async def entry_change(request: Request):
     except BadInput as exc:
         field = (exc.where or "").lstrip("-")
         field = field if field in ROW_FIELDS[action] else "entry"
-        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz))
+        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
         return _escala(request, view, day, status_code=400, row_form={
             "id": entry_id, "action": action, "values": typed,
             "errors": {field: localize(lang_of(request), exc.reason)}})

@@ -29,15 +29,17 @@ async def ship_list(request: Request):
 
 
 async def _ships(request: Request, *, status_code: int = 200, values: dict | None = None,
-                 errors: dict | None = None):
+                 errors: dict | None = None, departure: dict | None = None, import_errors: list[str] | None = None):
     """The calls and, for the office, the add-call form; a refused form comes back with the typed
-    ``values`` and ``errors`` by field (``status_code`` 400)."""
+    ``values`` and ``errors`` by field (``status_code`` 400); a refused departure with
+    ``departure`` (``{id, value, error}``: the call's row, the text as typed, the error beside it);
+    a refused import with ``import_errors`` (every bad row, English, shown beside the file field)."""
     web = request.app.state.web
     ports = request.state.ports
     calls = await run_in_threadpool(web.with_session, lambda s: of_gates(s.connection(), ports, service.list_calls(s),
                                                                          web.ports, web.gate_registry))
     return page(request, "ships.html", status_code=status_code, calls=calls, values=values or {},
-                errors=errors or {})
+                errors=errors or {}, departure=departure, import_errors=import_errors or [])
 
 
 @guarded(*WRITERS)
@@ -63,10 +65,12 @@ async def ship_add(request: Request):
 
 @guarded(*WRITERS)
 async def ship_import(request: Request):
+    """Import a ``ships.csv`` (``service.import_csv``: all or nothing). A refused file shows the
+    ships page again (400) with every bad row beside the file field; nothing is written."""
     form = await request.form()
     upload = form.get("file")
-    if not isinstance(upload, UploadFile):
-        return bad_input(request, "choose a ships.csv file")
+    if not (isinstance(upload, UploadFile) and upload.filename):
+        return await _ships(request, status_code=400, import_errors=["choose a ships.csv file"])
     data = await upload.read()
     web = request.app.state.web
     actor = f"web:{request.state.user.login}"
@@ -80,24 +84,31 @@ async def ship_import(request: Request):
     try:
         await run_in_threadpool(web.with_session, work)
     except (BadInput, UnicodeDecodeError) as exc:
-        return bad_input(request, str(exc).replace(tempfile.gettempdir() + "/", ""))
+        text = str(exc).replace(tempfile.gettempdir() + "/", "")
+        return await _ships(request, status_code=400, import_errors=text.splitlines())
     return RedirectResponse("/ships", status_code=303)
 
 
 @guarded(*WRITERS)
 async def ship_departure(request: Request):
+    """Record a call's departure, typed as the add-call form's (port time). A refusal shows the
+    ships page again (400) with that row's field as typed and the error beside it; nothing is
+    written. An id that is not a number is the bare error page (no row to show it beside)."""
     form = await request.form()
     web = request.app.state.web
     actor = f"web:{request.state.user.login}"
+    typed = str(form.get("departure") or "")
     try:
         call_id = int(request.path_params["call_id"])
-        when = service.parse_time(instant_text(str(form.get("departure") or ""), web.tz, "departure"), "departure")
-        await run_in_threadpool(web.with_session,
-                                lambda s: service.set_departure(s, call_id, when, actor=actor, now=web.now()))
     except ValueError:
         return bad_input(request, "call id is a number")
+    try:
+        when = service.parse_time(instant_text(typed, web.tz, "departure"), "departure")
+        await run_in_threadpool(web.with_session,
+                                lambda s: service.set_departure(s, call_id, when, actor=actor, now=web.now()))
     except BadInput as exc:
-        return bad_input(request, str(exc))
+        return await _ships(request, status_code=400, departure={
+            "id": call_id, "value": typed, "error": localize(lang_of(request), exc.reason)})
     return RedirectResponse("/ships", status_code=303)
 
 

@@ -121,7 +121,7 @@ async def escala_page(request: Request):
     days = [(word(lang_of(request), "w_today"), today, [d for d in found if d.date == today]),
             (word(lang_of(request), "w_tomorrow"), tomorrow, [d for d in found if d.date == tomorrow])]
     return wpage(request, "worker/escala.html", days=days, nxt=nxt, refresh_s=ESCALA_REFRESH_S, asked=asked,
-                 done=request.query_params.get("done", ""), photo_mb=PHOTO_MAX // (1024 * 1024))
+                 done=request.query_params.get("done", ""), photo_mb=PHOTO_MAX // (1024 * 1024), now=web.now())
 
 
 @worker_only

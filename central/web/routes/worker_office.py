@@ -71,7 +71,8 @@ async def office_requests(request: Request):
     web = request.app.state.web
     ports = request.state.ports
     where = None if ports is None else in_ports(workers.c.port, ports, web.ports)
-    found = await run_in_threadpool(web.read, lambda c: workerrequests.listing(c, workers_where=where))
+    found = await run_in_threadpool(web.read, lambda c: workerrequests.listing(c, workers_where=where,
+                                                                                now=web.now()))
     return wpage(request, "worker/requests.html", found=found)
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import inspect, text
 
 from central.db import make_engine
 from central.ingest import event_store
-from central.ledger.migrate import alembic_config, head, upgrade
+from central.ledger.migrate import alembic_config, upgrade
 from wire.events import Event, TapPayload, encode, new_event_id, sign
 
 T = dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC)
@@ -52,7 +52,7 @@ def test_workers_are_of_the_home_port_and_cases_of_their_events_port(db_url):
             _case(c, rio.event.event_id, rio.event.event_id)  # opened from rio's flag
             _case(c, santos.event.event_id, None)  # a confiscation at santos (no source_event_id)
             _case(c, new_event_id(), None)  # its event is not in the ledger
-        assert upgrade(db_url) == head() == "0029"
+        assert upgrade(db_url, "0029") == "0029"
         unknown = _ports(engine)[1][2][0]
         expected = ([("W1", None)], [(rio.event.event_id, "rio"), (santos.event.event_id, "santos"), (unknown, None)])
         assert _ports(engine) == expected
@@ -67,7 +67,7 @@ def test_workers_are_of_the_home_port_and_cases_of_their_events_port(db_url):
                                               "AND tbl_name = 'workers'")).scalars())
             assert {"workers_name_search_insert", "workers_name_search_update",
                     "workers_name_search_delete"} <= triggers
-        assert upgrade(db_url) == "0029"
+        assert upgrade(db_url, "0029") == "0029"
         assert _ports(engine) == expected
     finally:
         engine.dispose()

@@ -187,8 +187,9 @@ def test_the_categories_are_read_by_index_seeks_not_a_scan_of_the_workers(regist
 
 
 def test_the_text_search_ignores_case_and_on_sqlite_builds_no_lower_string_per_row(registry, clock):
-    """A name or registration typed in any case finds the same workers; on SQLite the search is
-    ``LIKE`` on the bare columns (its LIKE already ignores ASCII case), not ``lower()`` of each."""
+    """A name or registration typed in any case finds the same workers; the name is compared folded
+    (``name_folded``, 0029: no ``lower()`` of each name on either database); on SQLite the
+    registration is ``LIKE`` on the bare column (its LIKE already ignores ASCII case)."""
     _many(registry, 120, clock())
     with Session(registry) as s:
         found = [[r.worker.registration for r in worker_list(s, ListQuery(q=q), today=dt.date(2026, 1, 1),
@@ -197,10 +198,11 @@ def test_the_text_search_ignores_case_and_on_sqlite_builds_no_lower_string_per_r
     assert found[0] == [f"L{i:04d}" for i in range(10, 20)] and found[0] == found[1] == found[2]
     assert found[3] == found[4] == [f"L{i:04d}" for i in range(10, 20)]
     sql, _params = _list_sql(registry, ListQuery(q="lista"))
+    assert "workers.name_folded LIKE" in sql and "lower(workers.name)" not in sql, sql
     if registry.dialect.name == "sqlite":
         assert "lower(" not in sql, sql
     else:
-        assert "lower(workers.name)" in sql, sql
+        assert "lower(workers.registration)" in sql, sql
 
 
 # --- the add-worker form ---------------------------------------------------------------------

@@ -207,11 +207,31 @@ def _counts(engine) -> tuple[int, ...]:
                      for t in (escala, refusals, penalties, requisitions, downlink_changes, audit_log))
 
 
-def test_a_period_that_has_ended_is_not_changed_and_the_menu_keeps_what_was_typed(office, browser):
-    """At 10:00 of the demo day (the app's clock) the 01-07 period ended at 07:00: a refusal (R3)
-    and a substitution of its rows are refused in the open menu with the typed values kept, nothing
-    written; a requisition for it likewise, the error beside the period; the English page says it
-    in English."""
+def _post_stale(page, row: str, action: str, fields: dict[str, str]) -> None:
+    """Send ``action`` of the escala row ``row`` as the row's menu of a page opened before its period
+    ended would (the page as it is now offers none): a form posted by the browser, with the page's
+    CSRF token and date."""
+    page.locator(row).evaluate("""(tr, [action, fields]) => {
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = `/escala/entry/${tr.dataset.entry}/${action}`;
+        const token = document.querySelector('input[name=csrf_token]').value;
+        const date = new URLSearchParams(location.search).get('date');
+        for (const [name, value] of Object.entries({...fields, csrf_token: token, date})) {
+            const input = document.createElement('input');
+            input.name = name; input.value = value; form.appendChild(input);
+        }
+        document.body.appendChild(form);
+        form.submit();
+    }""", [action, fields])
+    page.wait_for_load_state()
+
+
+def test_a_period_that_has_ended_is_not_changed_and_its_rows_offer_no_menu(office, browser):
+    """At 10:00 of the demo day (the app's clock) the 01-07 period ended at 07:00: its rows offer
+    no refusal or substitution; one sent from a page opened before the end is refused beside the
+    row, nothing written; a requisition for it likewise, the error beside the period; the English
+    page says it in English."""
     url, engine = office
     context, page = _page(browser, url, 1440, 900)
     try:
@@ -219,29 +239,17 @@ def test_a_period_that_has_ended_is_not_changed_and_the_menu_keeps_what_was_type
         page.goto(url + f"/escala?date={DAY}")
         v001 = 'section.escala-group[data-ship="9300001"][data-period="01-07"] tr[data-registration="V001"]'
         row = page.locator(v001)
-        row.get_by_text("Recusa ou substituição").click()
-        form = row.locator("form.refuse-form")
-        form.get_by_label("Motivo").fill("não veio")
-        form.get_by_label("Comprovante médico").fill("ASO 9")
-        form.get_by_role("button", name="Registrar a recusa").click()
+        assert row.locator("details, form").count() == 0  # ended: no menu
+        assert row.locator(".row-ended").inner_text() == "Período encerrado: sem alterações"
+        _post_stale(page, v001, "refuse", {"reason": "não veio", "health_proof": "ASO 9"})
         error = page.locator(f'{v001} .field-error[data-field="entry"]')
         error.wait_for()
         assert error.inner_text().endswith("(15/03/2026 01-07) terminou em 15/03/2026 07:00 (hora do porto): "
                                            "a escala de um período encerrado não é alterada"), error.inner_text()
-        again = page.locator(v001)
-        assert again.locator("details.row-menu").evaluate("d => d.open")
-        assert again.locator("form.refuse-form").get_by_label("Motivo").input_value() == "não veio"
-        assert again.locator("form.refuse-form").get_by_label("Comprovante médico").input_value() == "ASO 9"
+        assert page.locator(v001).locator("details, form").count() == 0
         assert _serious(page) == ""
-
-        sub = again.locator("form.substitute-form")
-        sub.get_by_label("Motivo").fill("atrasado")
-        sub.get_by_label("Matrícula").fill("V020")
-        sub.get_by_role("button", name="Substituir").click()
+        _post_stale(page, v001, "substitute", {"reason": "atrasado", "registration": "V020"})
         page.locator(f'{v001} .field-error[data-field="entry"]').wait_for()
-        sub = page.locator(f"{v001} form.substitute-form")
-        assert (sub.get_by_label("Motivo").input_value(), sub.get_by_label("Matrícula").input_value()) == (
-            "atrasado", "V020")
         assert "V001" in _active(engine, "01-07", "9300001") and _counts(engine) == before
 
         # a requisition for the ended period: the form as typed, the error beside the period
@@ -271,11 +279,9 @@ def test_a_period_that_has_ended_is_not_changed_and_the_menu_keeps_what_was_type
         page.wait_for_load_state()
         page.goto(url + f"/escala?date={DAY}")
         assert page.locator("html").get_attribute("lang") == "en"
-        row = page.locator('section.escala-group[data-ship="9300001"][data-period="01-07"] '
-                           'tr[data-registration="V002"]')
-        row.locator("summary").click()
-        row.locator("form.refuse-form").locator('input[name="reason"]').fill("no")
-        row.locator("form.refuse-form").locator('button[type="submit"]').click()
+        v002 = 'section.escala-group[data-ship="9300001"][data-period="01-07"] tr[data-registration="V002"]'
+        assert page.locator(v002).locator(".row-ended").inner_text() == "Period over: no changes"
+        _post_stale(page, v002, "refuse", {"reason": "no"})
         error = page.locator('section.escala-group[data-period="01-07"] tr[data-registration="V002"] '
                              '.field-error[data-field="entry"]')
         error.wait_for()

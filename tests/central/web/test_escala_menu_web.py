@@ -220,20 +220,21 @@ def _counts(engine) -> tuple[int, ...]:
     ("refuse", {"reason": "não veio", "health_proof": "ASO 5"}, ("rf", "hp")),
     ("substitute", {"reason": "atrasou", "registration": "V004"}, ("sr", "sg")),
 ])
-def test_a_change_after_the_period_ended_is_refused_in_the_open_menu_with_the_typed_values(
+def test_a_change_after_the_period_ended_is_refused_beside_the_row_which_offers_no_change_any_more(
         app, reg, clock, action, typed, kept):
+    """A change sent from a page opened before the period ended: refused, the reason beside the
+    row (and at the top), and the row offers no menu any more (nothing can be changed there)."""
     c, token, entry = _one_entry(app, reg)
     before = _counts(reg)
     clock.at = dt.datetime(2026, 12, 2, 16, 0, tzinfo=dt.UTC)  # 13:00 in the port: 07-13 has just ended
     r = c.post(f"/escala/entry/{entry.id}/{action}", data={"csrf_token": token, "date": DAY} | typed)
     assert r.status_code == 400
     menu = _menu(r.text, entry.id)
-    assert '<details class="row-menu" open>' in menu
+    assert "<details" not in menu and "<form" not in menu and "Período encerrado: sem alterações" in menu
     said = (f"a entrada de escala {entry.id} (02/12/2026 07-13) terminou em 02/12/2026 13:00 (hora do porto): "
             "a escala de um período encerrado não é alterada")
     assert f'id="entry-{entry.id}-error" data-field="entry">{said}</p>' in menu, menu
-    for prefix, (name, value) in zip(kept, typed.items()):
-        assert f'id="{prefix}-{entry.id}" name="{name}" value="{value}"' in menu
+    assert f'id="row-error">{said}</p>' in r.text
     assert _counts(reg) == before  # no refusal, infraction, change row or audit row
     clock.at -= dt.timedelta(seconds=1)  # a second before the end: a late change, accepted
     r = c.post(f"/escala/entry/{entry.id}/{action}", data={"csrf_token": token, "date": DAY} | typed)

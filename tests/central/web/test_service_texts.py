@@ -26,6 +26,8 @@ DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 SAMPLES = {
     "reason_required": "the reason is required",
     "request_pending": "a request for dispatch 22 is already pending",
+    "health_dispatch_over": "the dispatch 7 (2026-12-06 07-13) has ended: a health refusal is made before the end "
+                            "of its period",
     "requisition_registered": "requisition already registered as requisition 1 "
                               "(07-13/9300001/g-a/portalo/vigia, 3 workers): nobody dispatched again",
     "requisition_count_changed": "requisition already registered as requisition 1 "
