@@ -143,41 +143,12 @@ def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX
     failure). Raises ``BadInput`` if it is not a zip, a member is over the size limits
     (``read_members``), or the manifest is missing, not JSON or not of the ``Manifest`` shape
     (nothing can be checked then)."""
-    try:
-        zf = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise BadInput(f"not a readable zip: {exc}", where=str(path)) from exc
-    with zf:
-        files = read_members(zf, str(path), max_member=max_member, max_total=max_total)
+    files, manifest = _open_bundle(path, max_member, max_total)
     fail: list[str] = []
     notes: list[str] = []
-    if "manifest.json" not in files:
-        raise BadInput("no manifest.json: not an evidence bundle", where=str(path))
-    try:
-        manifest = msgspec.json.decode(files["manifest.json"], type=Manifest)
-    except msgspec.ValidationError as exc:
-        raise BadInput(f"manifest.json is malformed: {exc}", where=str(path)) from exc
-    except msgspec.DecodeError as exc:
-        raise BadInput(f"manifest.json is not JSON: {exc}", where=str(path)) from exc
     if manifest.format != FORMAT:
         fail.append(f"manifest.json: format {manifest.format!r} is not {FORMAT}")
-    office = None
-    try:
-        office = public_keys(files["keys/office.pem"].decode("ascii"))[0]
-        office.verify(bytes.fromhex(files["manifest.sig"].decode("ascii").strip()), files["manifest.json"])
-        notes.append(f"manifest signed by the office key {chain.fingerprint(office)}")
-    except KeyError as exc:
-        fail.append(f"{exc.args[0]}: missing")
-    except (InvalidSignature, ValueError, IndexError, BadInput):
-        fail.append("manifest.sig: not the office key's signature of manifest.json")
-    listed = manifest.files
-    for name, digest in sorted(listed.items()):
-        if name not in files:
-            fail.append(f"{name}: listed in the manifest but missing")
-        elif hashlib.sha256(files[name]).hexdigest() != digest:
-            fail.append(f"{name}: SHA-256 differs from the manifest (edited)")
-    for name in sorted(set(files) - set(listed) - {"manifest.json", "manifest.sig"}):
-        fail.append(f"{name}: not listed in the manifest")
+    office = _check_manifest(files, manifest, fail, notes)
 
     verified_ids: dict[str, object] = {}  # event id -> Event: own signature and links hold
     gate_keys: dict[str, tuple[str, str]] = {}  # gate -> (starting key fingerprint, what it signed)
@@ -195,6 +166,49 @@ def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX
         f.startswith(("manifest.sig", "keys/office.pem")) for f in fail) else None
     enrolments = _enrolments(files, office_fp, fail, notes)
     return Verdict(fail, notes, confirm(office_fp, gate_keys, enrolments, pins, fail))
+
+
+def _open_bundle(path: str | Path, max_member: int, max_total: int) -> tuple[dict[str, bytes], Manifest]:
+    """The bundle's members (``read_members``, within the size limits) and its decoded manifest;
+    ``BadInput`` if it is not a zip or has no manifest of the ``Manifest`` shape."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise BadInput(f"not a readable zip: {exc}", where=str(path)) from exc
+    with zf:
+        files = read_members(zf, str(path), max_member=max_member, max_total=max_total)
+    if "manifest.json" not in files:
+        raise BadInput("no manifest.json: not an evidence bundle", where=str(path))
+    try:
+        return files, msgspec.json.decode(files["manifest.json"], type=Manifest)
+    except msgspec.ValidationError as exc:
+        raise BadInput(f"manifest.json is malformed: {exc}", where=str(path)) from exc
+    except msgspec.DecodeError as exc:
+        raise BadInput(f"manifest.json is not JSON: {exc}", where=str(path)) from exc
+
+
+def _check_manifest(files: dict[str, bytes], manifest: Manifest, fail: list[str], notes: list[str]):
+    """Step 1: ``manifest.sig`` is the office key's signature of ``manifest.json``, and the zip
+    holds exactly the files it lists with their SHA-256. Returns the office key (None if missing
+    or unreadable)."""
+    office = None
+    try:
+        office = public_keys(files["keys/office.pem"].decode("ascii"))[0]
+        office.verify(bytes.fromhex(files["manifest.sig"].decode("ascii").strip()), files["manifest.json"])
+        notes.append(f"manifest signed by the office key {chain.fingerprint(office)}")
+    except KeyError as exc:
+        fail.append(f"{exc.args[0]}: missing")
+    except (InvalidSignature, ValueError, IndexError, BadInput):
+        fail.append("manifest.sig: not the office key's signature of manifest.json")
+    listed = manifest.files
+    for name, digest in sorted(listed.items()):
+        if name not in files:
+            fail.append(f"{name}: listed in the manifest but missing")
+        elif hashlib.sha256(files[name]).hexdigest() != digest:
+            fail.append(f"{name}: SHA-256 differs from the manifest (edited)")
+    for name in sorted(set(files) - set(listed) - {"manifest.json", "manifest.sig"}):
+        fail.append(f"{name}: not listed in the manifest")
+    return office
 
 
 def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str], notes: list[str]) -> dict:
