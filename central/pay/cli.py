@@ -324,17 +324,22 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
                                by=by or _login(), reason=reason, progress=step)
     finally:
         engine.dispose()
+    click.echo(json.dumps(_close_counts(done, first, last, rulebook.id), ensure_ascii=False))
+    _warn_lost(done.run.saved)
+
+
+def _close_counts(done, first, last, rulebook_id: str) -> dict:
+    """The close's JSON line: its days and rulebook, what was rebuilt, paid, skipped, held, stored."""
     saved = done.run.saved
-    click.echo(json.dumps({
-        "from": first.isoformat(), "to": last.isoformat(), "rulebook": rulebook.id,
+    return {
+        "from": first.isoformat(), "to": last.isoformat(), "rulebook": rulebook_id,
         "workers": done.workers, "rebuilt": done.rebuilt, "shifts_skipped": done.shifts_skipped,
         "paid": done.paid, "pay_skipped": done.pay_skipped, "shifts": done.shifts,
         "statements": done.statements, "held": len(done.run.held) + (saved.on_hold if saved else 0),
         "stored_on_hold": saved.on_hold if saved else 0,
         "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
         "read": done.read,
-    }, ensure_ascii=False))
-    _warn_lost(saved)
+    }
 
 
 @pay.command("overdue")

@@ -219,14 +219,7 @@ def holiday_calendar(
         for i, item in enumerate(items):
             year, month, day = _parse_local(item, f"{key}[{i}].date")
             local.append((year, month, day, item.name))
-    chosen_optional = list(optional_days)
-    known = _optional_names()
-    for i, name in enumerate(chosen_optional):
-        if name not in known:
-            raise ConfigError(
-                f"{name!r} is not an optional day (one of: {', '.join(sorted(known))})",
-                key=f"optional_days[{i}]",
-            )
+    chosen_optional = _checked_optional(optional_days)
     days: dict[dt.date, str] = dict(
         holidays.country_holidays("BR", subdiv=state, language="pt_BR", years=years))
     if chosen_optional:
@@ -245,6 +238,18 @@ def holiday_calendar(
                 except ValueError:  # 02-29 in a year that has none
                     continue
     return HolidayCalendar(zone, days, years)
+
+
+def _checked_optional(optional_days: Iterable[str]) -> list[str]:
+    """The optional days asked for, each one the ``holidays`` package knows (else ``ConfigError``
+    naming ``optional_days[i]`` and the known ones)."""
+    chosen = list(optional_days)
+    known = _optional_names()
+    for i, name in enumerate(chosen):
+        if name not in known:
+            raise ConfigError(f"{name!r} is not an optional day (one of: {', '.join(sorted(known))})",
+                              key=f"optional_days[{i}]")
+    return chosen
 
 
 def calendar_from_config(port: PortConfig, default_timezone: str = "America/Sao_Paulo",
