@@ -66,24 +66,7 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
         stmt = stmt.where(statements.c.statement_id.in_(ids))
     rows = conn.execute(stmt.order_by(statements.c.registration, statements.c.work_day,
                                       statements.c.shift_id)).all()
-    lines: dict[str, list[tuple[int, StoredLine]]] = defaultdict(list)
-    if rows:  # one pass over the period's lines (joined, unsorted: ordered per statement below)
-        q = (select(statement_lines.c.statement_id, statement_lines.c.position, statement_lines.c.rule,
-                    statement_lines.c.article, statement_lines.c.description, statement_lines.c.amount_cents)
-             .join(statements, statements.c.statement_id == statement_lines.c.statement_id)
-             .where(statements.c.work_day >= date_from, statements.c.work_day <= date_to))
-        if registration:
-            q = q.where(statements.c.registration == registration)
-        wanted = {r[0] for r in rows} if ids is not None else None  # else the same filter as ``rows``
-        same: dict[tuple, StoredLine] = {}  # equal lines share one (immutable) value
-        for sid, position, rule, article, desc, cents in conn.execute(q).all():
-            if wanted is not None and sid not in wanted:
-                continue
-            key = (rule, article, desc, cents)
-            line = same.get(key)
-            if line is None:
-                line = same[key] = StoredLine(rule, article, desc, Decimal(cents).scaleb(-2))
-            lines[sid].append((position, line))
+    lines = _lines_of(conn, rows, date_from, date_to, registration, ids) if rows else {}
     totals: dict[int, Decimal] = {}  # equal totals and flag sets share one value
     flag_sets: dict[str, tuple[str, ...]] = {}
     out = []
@@ -103,3 +86,27 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
             as_utc(paid_at) if paid_at else None, paid_ref, hold_reason,
             as_utc(released_at) if released_at else None, hold_note, tuple([ln for _pos, ln in items])))
     return out
+
+
+def _lines_of(conn: Connection, rows, date_from: dt.date, date_to: dt.date, registration: str | None,
+              ids: list[str] | None) -> dict[str, list[tuple[int, StoredLine]]]:
+    """``statement id -> [(position, line)]`` of ``rows``' statements, unsorted, in one pass over the
+    period's lines (joined to their statements); equal lines share one (immutable) value."""
+    q = (select(statement_lines.c.statement_id, statement_lines.c.position, statement_lines.c.rule,
+                statement_lines.c.article, statement_lines.c.description, statement_lines.c.amount_cents)
+         .join(statements, statements.c.statement_id == statement_lines.c.statement_id)
+         .where(statements.c.work_day >= date_from, statements.c.work_day <= date_to))
+    if registration:
+        q = q.where(statements.c.registration == registration)
+    wanted = {r[0] for r in rows} if ids is not None else None  # else the same filter as ``rows``
+    lines: dict[str, list[tuple[int, StoredLine]]] = defaultdict(list)
+    same: dict[tuple, StoredLine] = {}
+    for sid, position, rule, article, desc, cents in conn.execute(q).all():
+        if wanted is not None and sid not in wanted:
+            continue
+        key = (rule, article, desc, cents)
+        line = same.get(key)
+        if line is None:
+            line = same[key] = StoredLine(rule, article, desc, Decimal(cents).scaleb(-2))
+        lines[sid].append((position, line))
+    return lines
