@@ -172,7 +172,8 @@ class ShipRow:
     gate_live: bool = True  # its gangway gate is online (False: no gate, never seen, or offline)
 
 
-def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]:
+def _calls_and_entries(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> tuple[list, list]:
+    """The ship calls in port at ``now`` and the active dispatches of today (port time) or under way."""
     calls = conn.execute(select(ship_calls).where(
         ship_calls.c.arrival <= now, or_(ship_calls.c.departure.is_(None), ship_calls.c.departure > now))
         .order_by(ship_calls.c.ship)).all()
@@ -183,6 +184,14 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
         escala.c.status == "active",
         or_(escala.c.date == today, and_(escala.c.start_at <= now, escala.c.end_at > now)))
         .order_by(escala.c.start_at, escala.c.ship, escala.c.post)).all()
+    return calls, entries
+
+
+def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]:
+    """The live page's ships: each ship in port now (its call) or with a dispatch today or under way,
+    with its periods' posts (names, who is aboard), who is aboard now, its open coverage alarm and
+    whether its gate is online. ``now``: aware UTC; ``tz``: the port's zone (today's date)."""
+    calls, entries = _calls_and_entries(conn, now, tz)
     gate_ship = {c.gate_id: c.ship for c in calls if c.gate_id}
     for e in entries:
         gate_ship.setdefault(e.gate_id, e.ship)
