@@ -37,10 +37,14 @@ ACTIONS: dict[str, tuple[str, str]] = {
 }
 # what the gate's indicator said for a read it could not journal (``edge.loop.NO_JOURNAL_*``)
 UNJOURNALED_PT = {outcome: gettext(LANGS[0], "screen_unjournaled." + outcome) for outcome in ("deny", "exit")}
-_RETAIN_FLAGS = {Flag.RETAIN_CARD, Flag.BORROWED_CARD, Flag.ROTATION_JUMP, Flag.DOUBLE_ASSIGNMENT}
+# G2: the card is blocked, the watchman keeps it for the inspector (RULES.md G2); the other flags the
+# inspector deals with are his to see: the watchman calls him and keeps nothing (G4, G5, G6; G10
+# is the inspector's own confiscation)
+_RETAIN_FLAGS = {Flag.RETAIN_CARD}
+_INSPECTOR_FLAGS = {Flag.BORROWED_CARD, Flag.ROTATION_JUMP, Flag.DOUBLE_ASSIGNMENT}
 # what the watchman must do something about: the read stays on the main area until he touches
 # "Ciente" or the next read comes (every other read gives way to the idle state after idle_after_s)
-HOLD_ACTIONS = frozenset({"retain", "confiscated", "supervisor", "unrecorded_exit"})
+HOLD_ACTIONS = frozenset({"retain", "call_inspector", "confiscated", "supervisor", "unrecorded_exit"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -132,8 +136,10 @@ def action_key(p: TapPayload) -> str:
         return "inspector"
     if "CONFISCATE" in flags:
         return "confiscated"
-    if flags & _RETAIN_FLAGS:  # also on an EXIT: a borrowed badge is the inspector's business
+    if flags & _RETAIN_FLAGS:
         return "retain"
+    if flags & _INSPECTOR_FLAGS:  # also on an EXIT: a borrowed badge is the inspector's business
+        return "call_inspector"
     if p.decision == "admit":
         return "pass"
     if p.decision == "exit":

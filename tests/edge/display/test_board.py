@@ -27,9 +27,13 @@ def _tap(decision="deny", **kw) -> TapPayload:
 
 @pytest.mark.parametrize(("payload", "key"), [
     (_tap("admit"), "pass"), (_tap("exit"), "leave"),
-    (_tap("exit", flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "retain"), (_tap("inspector"), "inspector"),
+    (_tap("exit", flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "call_inspector"),
+    (_tap("inspector"), "inspector"),
     (_tap(flags=["RETAIN_CARD"], rules_failed=["G2"]), "retain"),
-    (_tap(flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "retain"),
+    (_tap(flags=["BORROWED_CARD"], rules_failed=["G4"], badge_registration="V002"), "call_inspector"),
+    # G6 with ROTATION_JUMP, G5: the inspector is called, the card is not kept (only G2 keeps it)
+    (_tap(flags=["NOT_DISPATCHED", "ROTATION_JUMP"], rules_failed=["G6"]), "call_inspector"),
+    (_tap(flags=["DOUBLE_ASSIGNMENT"], rules_failed=["G5"]), "call_inspector"),
     (_tap(flags=["CONFISCATE", "BORROWED_CARD"], rules_failed=["G10"]), "confiscated"),
     (_tap(rules_failed=["INTERNAL"]), "supervisor"),
     (_tap(rules_failed=["G4"]), "badge"),

@@ -85,7 +85,7 @@ def test_a_denial_that_asks_to_retain_the_card_stays_until_ciente(quick, page) -
     page.wait_for_selector(f"#now[data-seq='{tap.seq}'][data-held='1']")
     time.sleep(2.5)  # well past idle_after_s (1 s): still there
     assert _now(page).get_attribute("data-seq") == str(tap.seq)
-    assert _now(page).locator(".action").inner_text() == "Retenha o cartão e chame o fiscal."
+    assert _now(page).locator(".action").inner_text() == "Não libere a entrada. Chame o fiscal."
     assert page.request.post(quick.url + "ack?seq=999").status == 409  # not the read held
     assert page.request.post(quick.url + "ack?seq=x").status == 400
     assert page.request.post(quick.url + f"ack?seq={tap.seq}", headers={"Origin": "http://evil.example"}).status == 403

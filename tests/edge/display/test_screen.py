@@ -55,12 +55,12 @@ def test_a_denial_shows_the_reason_rules_and_what_to_do(gate, page) -> None:
     assert now.locator(".reason").inner_text() in tap.payload.message  # the journaled pt-BR text
     shown_rules = [r.get_attribute("data-rule") for r in now.locator(".rule").all()]
     assert shown_rules == tap.payload.rules_failed and "G6" in shown_rules
-    assert now.locator(".action").inner_text() == "Retenha o cartão e chame o fiscal."
+    assert now.locator(".action").inner_text() == "Não libere a entrada. Chame o fiscal."
     assert _photo_bytes(page, now.locator(".person")) == PHOTOS["V003"]
     page.goto(gate.url + "?lang=en")
     _wait_current(page, tap.seq)
     assert page.locator("#now .words").inner_text() == "DENIED"
-    assert page.locator("#now .action").inner_text() == "Keep the card and call the inspector."
+    assert page.locator("#now .action").inner_text() == "Do not let the worker board. Call the inspector."
     assert "G6: not dispatched to this ship" in page.locator("#now .rules").inner_text()
 
 
@@ -81,7 +81,7 @@ def test_a_borrowed_card_shows_both_workers_side_by_side(gate, page) -> None:
     assert _photo_bytes(page, badge) == PHOTOS["V002"]
     box_a, box_b = holder.bounding_box(), badge.bounding_box()
     assert abs(box_a["y"] - box_b["y"]) < 5 and box_b["x"] > box_a["x"] + box_a["width"] - 1  # side by side
-    assert page.locator("#now .action").inner_text() == "Retenha o cartão e chame o fiscal."
+    assert page.locator("#now .action").inner_text() == "Não libere a entrada. Chame o fiscal."
 
 
 def test_a_worker_without_photo_gets_the_placeholder_and_other_photos_are_not_served(gate, page) -> None:
