@@ -16,7 +16,6 @@ from sqlalchemy import select
 from central.db import make_engine
 from central.evidence.audit import Row, audit, audit_rows
 from central.ingest.keys import KeyRing, add_gate, register_public_key
-from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, events
 from edge.journal import Journal
 from edge.rules.model import Now
@@ -35,7 +34,7 @@ def tap(i):
 
 
 @pytest.fixture
-def ledger(tmp_path):
+def ledger(tmp_path, sqlite_ledger):
     """A ledger holding gate g1's six signed events (seq 3's sig replaced, MAC redone with the HMAC
     key: the ingest accepts it, its content proven by seq 4) and g2's three HMAC-only ones."""
     keys = tmp_path / "keys"
@@ -50,8 +49,7 @@ def ledger(tmp_path):
     plain = [j2.append(tap(i), now=Now(T0, i, True)) for i in range(3)]
     j2.close()
     evs[2] = sign(msgspec.structs.replace(evs[2], sig="00" * 64), hkey)
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     ring = KeyRing(keys, recheck_s=0)
     assert ingest(engine, ring, evs + plain, T0) == []
