@@ -59,6 +59,7 @@ class FaultKind(enum.StrEnum):
     NO_DIGIT_KEYS = "no_digit_keys"  # the wedge's input node types no digits (wrong /dev/input node)
     BAD_FRAME = "bad_frame"  # serial frame with bad checksum, zero id or malformed (metric only)
     BAD_NUMBER = "bad_number"  # typed/printed number that does not fit uid_format (metric only)
+    SHARED_PORT = "shared_port"  # another program reads the same serial port: bytes taken from us
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -45,14 +45,30 @@ class RepeatConfirm:
         self.window_ns = window_ns
         self._uid: str | None = None
         self._last_ns = 0
+        self._pending = False  # the last sighting waits for its repeat
+        self._lapsed: list[str] = []
 
     def seen(self, uid: str, mono_ns: int) -> bool:
         if not self.window_ns:
             return True
         confirmed = uid == self._uid and 0 <= mono_ns - self._last_ns <= self.window_ns
-        self._uid, self._last_ns = uid, mono_ns
+        if self._pending and not confirmed:
+            self._lapsed.append(self._uid)  # type: ignore[arg-type]  # never repeated in time
+        self._uid, self._last_ns, self._pending = uid, mono_ns, not confirmed
         return confirmed
+
+    def unconfirmed(self, mono_ns: int) -> list[str]:
+        """The UIDs of sightings that can no longer be confirmed (another sighting came first, or
+        ``window_ns`` has passed by ``mono_ns``), each returned once: a frame dropped as isolated
+        is never dropped silently (the caller counts it)."""
+        if self._pending and mono_ns - self._last_ns > self.window_ns:
+            self._lapsed.append(self._uid)  # type: ignore[arg-type]
+            self._pending = False
+        lapsed, self._lapsed = self._lapsed, []
+        return lapsed
 
     def reset(self) -> None:
         """Forget the last sighting (after the device was reopened)."""
         self._uid = None
+        self._pending = False
+        self._lapsed = []

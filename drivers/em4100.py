@@ -5,7 +5,8 @@ Frame: STX ``0x02``, 10 hex ASCII characters (5 data bytes: version/customer byt
 ETX ``0x03``. The canonical UID is the 5 data bytes as 10 upper-case hex digits.
 
 The parser resynchronises on the next STX after garbage, a partial frame or a port opened
-mid-frame; bytes outside a frame are dropped (counted in ``discarded``). It yields ``Frame`` only
+mid-frame; bytes outside a frame are dropped (counted in ``discarded``; in ``stray`` too unless they
+are the rest of a frame already rejected: a frame whose STX was lost is stray bytes). It yields ``Frame`` only
 for a well-formed frame with a good checksum and a non-zero id, and ``Rejected`` for a frame that
 started (STX seen) but was malformed, had a bad checksum or an all-zero id.
 """
@@ -58,6 +59,15 @@ class FrameParser:
     def __init__(self) -> None:
         self._buf = bytearray()
         self.discarded = 0
+        self.stray = 0  # of ``discarded``: bytes that were not the tail of a frame already rejected
+        self.stray_runs = 0  # runs of stray bytes (each ended by an STX): a lost frame is one run
+        self._after_reject = False
+        self._in_stray = False
+
+    @property
+    def pending(self) -> bytes:
+        """The bytes of a frame started (STX seen) and not complete yet (empty when none)."""
+        return bytes(self._buf)
 
     def feed(self, chunk: bytes) -> list[Frame | Rejected]:
         buf = self._buf
@@ -66,21 +76,32 @@ class FrameParser:
         while True:
             start = buf.find(STX)
             if start < 0:
-                self.discarded += len(buf)
+                self._discard(len(buf))
                 buf.clear()
                 return out
             if start:
-                self.discarded += start
+                self._discard(start)
                 del buf[:start]
+            self._after_reject = self._in_stray = False
             done, end = self._scan(buf)
             if not done:
                 return out  # incomplete: wait for more bytes
             if end < 0:  # complete frame up to and including ETX at -end - 1
                 end = -end
                 out.append(_check(bytes(buf[1 : 1 + DATA_CHARS + CHECK_CHARS])))
-            else:  # malformed: drop up to the offending byte (a new STX is kept)
+            else:  # malformed: drop up to the offending byte (a new STX is kept); the rest is its tail
                 out.append(Rejected("malformed", bytes(buf[:end])))
+                self._after_reject = True
             del buf[:end]
+
+    def _discard(self, n: int) -> None:
+        if not n:
+            return
+        self.discarded += n
+        if not self._after_reject:
+            self.stray += n
+            self.stray_runs += not self._in_stray
+            self._in_stray = True
 
     @staticmethod
     def _scan(buf: bytearray) -> tuple[bool, int]:

@@ -46,6 +46,11 @@ class StatusReporter:
     def state(self) -> ReaderState | None:
         return self._state
 
+    @property
+    def detail(self) -> str:
+        """The detail of the last status reported (empty before the first)."""
+        return self._detail
+
     def status(self, state: ReaderState, detail: str = "", fault: FaultKind | None = None) -> None:
         with self._lock:
             changed = (state, detail) != (self._state, self._detail)

@@ -8,12 +8,24 @@ themselves: when the device disappears (USB unplug: pyserial raises ``SerialExce
 or stays silent longer than ``watchdog_s`` (off by default: most readers are silent when idle), the
 port is closed and reopened with back-off. Faults go to ``on_status`` and the metrics
 (``drivers.metrics``). ``close()`` from another thread makes ``reads()`` return within ~50 ms.
+
+The port is opened for this reader alone (pyserial's ``exclusive``: an ``flock`` on the device): a
+second gate process, or any program that locks serial ports the same way, cannot open it while the
+reader has it; that side is told ``absent`` + ``open_failed`` ("em uso por outro processo") and
+retries with back-off. A program that reads the port without locking it takes bytes from under the
+reader: pyserial then sees "readiness to read but returned no data" on a device still there. That
+is not an unplug: the port stays open (a reopen would flush what is waiting) and each time is a
+``shared_port`` fault reported through ``on_status`` (state stays ``ready``). No frame is lost
+silently: bytes outside a frame (a frame whose STX was taken) and a partial frame dropped at a
+reopen are counted as ``bad_frame``, as malformed frames are.
 """
 
 from __future__ import annotations
 
 import abc
 import datetime as dt
+import errno
+import select
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +42,10 @@ from portgate.uid import UidFormat, read_uid
 
 _READ_TIMEOUT_S = 0.05
 MAX_LINE = 64
+#: "no data" faults in a row on a device that is still there before it is treated as lost anyway
+MAX_SHARED_IN_A_ROW = 50
+#: a ``shared_port`` fault reaches ``on_status`` (an event) at most once in this many seconds
+SHARED_REPORT_S = 10.0
 
 
 class _SerialReader(abc.ABC):
@@ -63,6 +79,7 @@ class _SerialReader(abc.ABC):
         self._closed = threading.Event()
         self._port: serial.Serial | None = None
         self._lock = threading.Lock()
+        self._shared_reported: float | None = None  # monotonic s of the last shared_port status
         self.reporter = StatusReporter(reader_id, on_status, self._logger)
 
     # -- to be provided by subclasses ------------------------------------------------------------
@@ -73,6 +90,10 @@ class _SerialReader(abc.ABC):
     @abc.abstractmethod
     def _decode(self, data: bytes) -> list[str]:
         """Canonical UIDs completed by ``data``."""
+
+    def _partial(self) -> bytes:
+        """The bytes of a frame or line begun and not complete (dropped when the port is reopened)."""
+        return b""
 
     # -- Reader interface ------------------------------------------------------------------------
     def reads(self) -> Iterator[CardRead]:
@@ -87,6 +108,7 @@ class _SerialReader(abc.ABC):
             finally:
                 with self._lock:
                     self._port = None
+                self._count_dropped(port)
                 port.close()
 
     def close(self) -> None:
@@ -109,14 +131,14 @@ class _SerialReader(abc.ABC):
     def _open(self) -> serial.Serial | None:
         while not self._closed.is_set():
             try:
-                port = serial.Serial(self.device, self.baudrate, timeout=_READ_TIMEOUT_S)
+                port = serial.Serial(self.device, self.baudrate, timeout=_READ_TIMEOUT_S, exclusive=True)
             except (serial.SerialException, OSError) as exc:
-                if self.reporter.state is not ReaderState.ABSENT:
-                    self.reporter.status(
-                        ReaderState.ABSENT,
-                        f"leitor serial {self.device} indisponível: {exc}",
-                        FaultKind.OPEN_FAILED,
-                    )
+                if getattr(exc, "errno", None) in (errno.EAGAIN, errno.EWOULDBLOCK):  # the flock is held
+                    detail = f"leitor serial {self.device} em uso por outro processo (outro portão ou programa)"
+                else:
+                    detail = f"leitor serial {self.device} indisponível: {exc}"
+                if self.reporter.state is not ReaderState.ABSENT or self.reporter.detail != detail:
+                    self.reporter.status(ReaderState.ABSENT, detail, FaultKind.OPEN_FAILED)
                 if self._backoff.wait(self._closed):
                     return None
                 continue
@@ -135,6 +157,7 @@ class _SerialReader(abc.ABC):
 
     def _pump(self, port: serial.Serial) -> Iterator[CardRead]:
         last_rx = time.monotonic_ns()
+        shared = 0  # "no data" faults in a row on a device still there
         while not self._closed.is_set():
             try:
                 data = port.read(max(1, port.in_waiting))
@@ -142,12 +165,19 @@ class _SerialReader(abc.ABC):
                 # TypeError: pyserial on a port closed by cancel/close from another thread
                 if self._closed.is_set():
                     return
+                if isinstance(exc, serial.SerialException) and shared < MAX_SHARED_IN_A_ROW and still_there(port):
+                    shared += 1
+                    self._shared_port(exc)
+                    continue
                 self.reporter.status(
                     ReaderState.FAULT, f"leitor serial {self.device} desconectado: {exc}",
                     FaultKind.DEVICE_LOST,
                 )
                 return
             now = time.monotonic_ns()
+            if data:
+                shared = 0
+            self._count_unconfirmed(now)
             if not data:
                 if self.watchdog_ns is not None and now - last_rx > self.watchdog_ns:
                     self.reporter.status(
@@ -161,9 +191,53 @@ class _SerialReader(abc.ABC):
             last_rx = now
             for uid in self._decode(data):
                 if not self._confirm.seen(uid, now):
-                    continue  # not (yet) repeated: an isolated frame is noise
+                    continue  # not (yet) repeated: an isolated frame is noise (counted once it lapses)
                 if self._debouncer.seen(uid, now):
                     yield CardRead(uid, self.reader_id, self.kind, now, dt.datetime.now(dt.UTC))
+
+    def _count_unconfirmed(self, now: int) -> None:
+        """Count a good frame dropped because no repeat came within ``confirm_ms`` (``bad_frame``,
+        metric and log): noise, or a card shown too briefly or repeated too slowly, never silent.
+        Called on every turn of the read loop (at least every 50 ms)."""
+        for uid in self._confirm.unconfirmed(now):
+            self.reporter.count(FaultKind.BAD_FRAME, f"cartão {uid} lido uma vez, sem repetição em {self.confirm_ms} ms: "
+                                "descartado (ruído, ou cartão mostrado rápido demais)")
+
+    def _shared_port(self, exc: Exception) -> None:
+        """Another program took bytes from the port: counted and logged each time, reported through
+        ``on_status`` (an event of the gate) at most once per ``SHARED_REPORT_S``."""
+        now = time.monotonic()
+        detail = f"leitor serial {self.device}: outro programa lê a mesma porta e tira bytes deste leitor ({exc})"
+        if self._shared_reported is None or now - self._shared_reported >= SHARED_REPORT_S:
+            self._shared_reported = now
+            self.reporter.status(ReaderState.READY, detail, FaultKind.SHARED_PORT)
+        else:
+            self.reporter.count(FaultKind.SHARED_PORT, detail)
+
+    def _count_dropped(self, port: serial.Serial) -> None:
+        """Count what a close drops (a reopen, a fault, ``close()``): the frame or line begun and the
+        bytes still waiting in the port, as ``bad_frame`` (metric and log): never lost silently."""
+        partial = self._partial()
+        try:
+            waiting = port.in_waiting if port.is_open else 0
+        except (serial.SerialException, OSError, TypeError):
+            waiting = 0  # the device is gone: nothing can be read from it any more
+        if partial or waiting:
+            self.reporter.count(FaultKind.BAD_FRAME, f"porta fechada com {len(partial)} bytes de um quadro "
+                                f"incompleto ({partial!r}) e {waiting} bytes não lidos: descartados")
+        self._reset_decoder()
+
+
+def still_there(port: serial.Serial) -> bool:
+    """True when ``port``'s device is still open and not hung up (an unplugged USB adapter and a
+    pseudo-terminal whose other side closed report POLLHUP); False on any doubt."""
+    try:
+        poller = select.poll()
+        poller.register(port.fd, select.POLLIN)
+        events = poller.poll(0)
+    except (OSError, TypeError, ValueError):
+        return False
+    return not any(ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _fd, ev in events)
 
 
 class Em4100SerialReader(_SerialReader):
@@ -183,9 +257,16 @@ class Em4100SerialReader(_SerialReader):
     def _reset_decoder(self) -> None:
         self._parser = FrameParser()
 
+    def _partial(self) -> bytes:
+        return self._parser.pending
+
     def _decode(self, data: bytes) -> list[str]:
         uids = []
-        for item in self._parser.feed(data):
+        runs = self._parser.stray_runs
+        items = self._parser.feed(data)
+        if self._parser.stray_runs > runs:  # a frame whose STX never came (or line noise): one per run
+            self.reporter.count(FaultKind.BAD_FRAME, "bytes fora de um quadro descartados (STX perdido ou ruído)")
+        for item in items:
             if isinstance(item, Frame):
                 uids.append(item.uid)
             else:
@@ -215,6 +296,9 @@ class LineSerialReader(_SerialReader):
 
     def _reset_decoder(self) -> None:
         self._line = bytearray()
+
+    def _partial(self) -> bytes:
+        return bytes(self._line)
 
     def _decode(self, data: bytes) -> list[str]:
         uids = []

@@ -139,16 +139,11 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
     from edge.journal_check import check_journal
     from edge.signing import load_existing
     from portgate.errors import StoreError
-    from wire.chain import fingerprint, load_public
+    from wire.chain import fingerprint
 
     try:
         cfg = load_gate_config(config_path)
-        keys = []
-        for name in public_keys:
-            text = Path(name).read_bytes()
-            end = b"-----END PUBLIC KEY-----"
-            blocks = [b + end for b in text.split(end) if b"-----BEGIN" in b] if b"-----BEGIN" in text else [text]
-            keys.extend(load_public(b) for b in blocks)
+        keys = [k for name in public_keys for k in _public_keys(Path(name))]
     except (PortgateError, OSError) as exc:
         click.echo(f"portgate: {_why(exc)}", err=True)
         ctx.exit(2)
@@ -163,6 +158,28 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
     except StoreError as exc:
         click.echo(f"portgate: {exc}", err=True)
         ctx.exit(2)
+    _print_found(found)
+    if found.first_bad is None:
+        click.echo(tr("cli.edge.chain_holds", path=found.path, keys=", ".join(fingerprint(k) for k in keys)))
+        ctx.exit(0)
+    click.echo(tr("cli.edge.chain_broken", path=found.path, seq=found.first_bad, n=len(found.problems)))
+    ctx.exit(1)
+
+
+def _public_keys(path) -> list:
+    """The public keys of a file: every PEM ``PUBLIC KEY`` block in it, or the file as one key
+    (base64). Raises ``OSError`` (unreadable) or ``PortgateError`` (not a key)."""
+    from wire.chain import load_public  # lazy: CLI start-up
+
+    text = path.read_bytes()
+    end = b"-----END PUBLIC KEY-----"
+    blocks = [b + end for b in text.split(end) if b"-----BEGIN" in b] if b"-----BEGIN" in text else [text]
+    return [load_public(b) for b in blocks]
+
+
+def _print_found(found) -> None:
+    """The machine-read lines of a journal check: a ``FAIL:`` per problem, then ``ok:`` lines (what
+    was verified, each documented segment break)."""
     for _seq, problem in found.problems:
         click.echo(f"FAIL: {problem}")  # machine-read
     rep = found.report
@@ -172,11 +189,6 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
     for seg in rep.segments:
         click.echo(f"ok: documented segment break at seq {seg.seq} (journal quarantined; lost "  # machine-read
                    f"{seg.lost_from}..{seg.lost_to})")
-    if found.first_bad is None:
-        click.echo(tr("cli.edge.chain_holds", path=found.path, keys=", ".join(fingerprint(k) for k in keys)))
-        ctx.exit(0)
-    click.echo(tr("cli.edge.chain_broken", path=found.path, seq=found.first_bad, n=len(found.problems)))
-    ctx.exit(1)
 
 
 def _why(exc: Exception) -> str:

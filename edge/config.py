@@ -16,7 +16,7 @@ import msgspec
 from edge.sync.settings import SyncSettings
 from portgate.config import load_toml
 from portgate.errors import BadInput, ConfigError
-from wire.connection import MqttConfig
+from wire.mqtt_config import MqttConfig
 from wire.topics import check_id
 
 

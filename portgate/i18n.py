@@ -9,19 +9,24 @@ The ``.po`` files are read as they are (``babel.messages.pofile``) and turned in
 translations in memory, once per process: a fresh clone runs without a build step, and no compiled
 ``.mo`` can fall behind its ``.po``. A msgid missing from English falls back to pt-BR; missing from
 both, the msgid itself is shown (visible in a page and failing ``tests/test_i18n_catalogs.py``,
-never an exception).
+never an exception). A process that shows only a few families of texts (the watchman's screen)
+reads just those, one language at a time: ``part``.
 """
 
 from __future__ import annotations
 
 import functools
+import gettext as _gettext
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from babel.messages.catalog import Catalog
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from babel.support import Translations
+
+if TYPE_CHECKING:
+    from babel.support import Translations
 
 #: the page languages (a session's ``lang``, ``?lang=``, a config's ``lang``): pt-BR first
 LANGS = ("pt", "en")
@@ -49,6 +54,8 @@ def _catalog(locale: str) -> Catalog:
 
 
 def _load(locale: str) -> Translations:
+    from babel.support import Translations  # lazy: babel.dates and numbers, not needed by a part (the screen)
+
     buf = io.BytesIO()
     write_mo(buf, _catalog(locale))  # untranslated and fuzzy entries are left out: they fall back
     buf.seek(0)
@@ -78,6 +85,42 @@ def gettext(lang: str, msgid: str) -> str:
 def ngettext(lang: str, singular: str, plural: str, n: int) -> str:
     """The plural form of ``n`` in ``lang`` (gettext's ``ngettext``)."""
     return translations(lang).ngettext(singular, plural, n)
+
+
+def _part_po(locale: str, prefixes: tuple[str, ...]) -> Catalog:
+    """The catalog of ``locale`` holding only its header and the msgids that start with one of
+    ``prefixes``: the ``.po`` text is cut at its blank lines (one entry each, as ``extract`` writes
+    them) and only those entries go to Babel's ``read_po``."""
+    text = po_path(locale).read_text(encoding="utf-8")
+    entries = text.split("\n\n")
+    keep = [entries[0]] + [e for e in entries[1:] if _msgid_of(e).startswith(prefixes)]
+    return read_po(io.StringIO("\n\n".join(keep)), locale=locale, domain=DOMAIN)
+
+
+def _msgid_of(entry: str) -> str:
+    for line in entry.splitlines():
+        if line.startswith('msgid "'):
+            return line[7:-1]
+    return ""  # a comment block, an obsolete entry (``#~``): not kept
+
+
+@functools.cache
+def part(lang: str, prefixes: tuple[str, ...]) -> tuple[_gettext.GNUTranslations, tuple[str, ...]]:
+    """``(translations, msgids)`` of a page language with only the msgids starting with one of
+    ``prefixes`` (English falling back to pt-BR's part): for a process that reads a few families,
+    the watchman's screen (``edge.display.texts``: 83 of 1,479 msgids), instead of parsing every
+    text of the office at start. ``msgids``: the part's msgids with a text, sorted. Each language is
+    read the first time it is asked for. Raises as ``translations``."""
+    lang = normal_lang(lang)
+    catalog = _part_po(LOCALES[lang], prefixes)
+    buf = io.BytesIO()
+    write_mo(buf, catalog)
+    buf.seek(0)
+    found = _gettext.GNUTranslations(buf)
+    if lang != "pt":
+        found.add_fallback(part("pt", prefixes)[0])
+    ids = tuple(sorted(m.id for m in catalog if isinstance(m.id, str) and m.id and m.string))
+    return found, ids
 
 
 @functools.cache

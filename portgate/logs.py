@@ -91,6 +91,13 @@ def configure_logging(*, json: bool | None = None, level: str = "info",
         logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    _route_stdlib(shared, renderer, numeric, json)
+    _hook_uncaught(structlog.get_logger("portgate.logs"))
+
+
+def _route_stdlib(shared: list, renderer, numeric: int, json: bool) -> None:
+    """The stdlib root logger (and ``warnings``) through the same processors and renderer, on one
+    handler to stderr replacing any other."""
     handler = logging.StreamHandler(sys.stderr)
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
@@ -104,7 +111,10 @@ def configure_logging(*, json: bool | None = None, level: str = "info",
     root.addHandler(handler)
     root.setLevel(numeric)
     logging.captureWarnings(True)
-    log = structlog.get_logger("portgate.logs")
+
+
+def _hook_uncaught(log) -> None:
+    """An uncaught exception, in the main thread or another, logged as ``uncaught_exception``."""
 
     def on_uncaught(exc_type, exc, tb, thread=None) -> None:
         log.critical("uncaught_exception", thread=thread, exc_info=(exc_type, exc, tb))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from portgate import cells, docbr, tables
+from portgate import cells, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import one_line
@@ -138,6 +138,8 @@ class WorkerIds:
     def from_row(cls, row: Mapping[str, str]) -> WorkerIds:
         """The ``cpf`` and ``pis`` cells of a workers.csv row or form (empty or absent: None).
         ``BadInput`` naming the column for a wrong length or wrong check digits."""
+        from portgate import docbr  # lazy: validate-docbr, not needed by the gate's screen that reads ReaderKind
+
         return cls(docbr.cpf(row.get("cpf"), "cpf"), docbr.pis(row.get("pis"), "pis"))
 
 
@@ -286,7 +288,8 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 
 
 # columns a person's file may add to ``COLUMNS`` (read by the record's ``from_csv_row``, not stored)
-CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",), Worker: ("cpf", "pis")}
+# (a workers.csv's ``port``: the office's registry only, ``central.registry.worker_ports``)
+CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",), Worker: ("cpf", "pis", "port")}
 
 
 def build_rows(

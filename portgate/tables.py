@@ -150,16 +150,7 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable,
                     header = []
                 elif cells:
                     header = [h.strip() for h in cells]
-            named = [h for h in header if h]
-            twice = sorted({h for h in named if named.count(h) > 1})
-            if twice:  # which cell would be the column? Refused rather than the last one read silently
-                raise BadInput(f"column(s) {', '.join(twice)} named twice in the header", where=f"{name}:{line}")
-            absent = [c for c in required if c not in header]
-            if absent:
-                raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=f"{name}:{line}")
-            unknown = unknown_columns(header, known) if known is not None else None
-            if unknown:
-                raise BadInput(unknown, where=f"{name}:{line}")
+            _check_header(header, required, known, where=f"{name}:{line}")
             row_of = rows(header)
             prefix = f"{name}:"
             while True:
@@ -179,6 +170,22 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable,
             if "field larger than field limit" in text:
                 text = f"a field is longer than {FIELD_LIMIT} characters"
             raise BadInput(f"not a valid CSV file: {one_line(text)}", where=f"{name}:{reader.line_num or line}") from exc
+
+
+def _check_header(header: list[str], required: Iterable[str], known: Iterable[str] | None, *, where: str) -> None:
+    """``BadInput`` (at ``where``) for a column named twice (which cell would be the column? refused
+    rather than the last one read silently), a required column absent, or an unknown one when
+    ``known`` lists the columns the file takes."""
+    named = [h for h in header if h]
+    twice = sorted({h for h in named if named.count(h) > 1})
+    if twice:
+        raise BadInput(f"column(s) {', '.join(twice)} named twice in the header", where=where)
+    absent = [c for c in required if c not in header]
+    if absent:
+        raise BadInput(f"header lacks column(s) {', '.join(absent)}", where=where)
+    unknown = unknown_columns(header, known) if known is not None else None
+    if unknown:
+        raise BadInput(unknown, where=where)
 
 
 def _undecodable_line(path: Path) -> int | str:

@@ -93,6 +93,23 @@ def json_schema(name: str, kind) -> dict:
     return {"$schema": DIALECT, "$id": f"{ID_BASE}{name}.json", **schema}
 
 
+SERVERS = {
+    "production": {
+        "host": "broker.example:8883",
+        "protocol": "secure-mqtt",
+        "protocolVersion": "5",
+        "description": "The port's mosquitto broker over TLS (config/mosquitto/); one broker per port.",
+        "security": [{"$ref": "#/components/securitySchemes/userPassword"}],
+        "bindings": {"mqtt": {"cleanSession": False, "keepAlive": 60,
+                              "sessionExpiryInterval": 604800, "bindingVersion": "0.2.0"}},
+    },
+}
+SECURITY_SCHEMES = {"userPassword": {
+    "type": "userPassword",
+    "description": "Per-client password (mosquitto password file); a gate's username is its gate id.",
+}}
+
+
 def asyncapi() -> dict:
     """The AsyncAPI 3.0 document: servers, channels, a send and a receive operation per channel
     (with MQTT bindings: QoS 1, retained where it is), messages and their payload schemas."""
@@ -103,31 +120,9 @@ def asyncapi() -> dict:
     channels, operations, messages = {}, {}, {}
     for name, address, carried, description, sender, receiver, retained in CHANNELS:
         carried = (carried,) if isinstance(carried, str) else carried  # a channel may carry several
-        channels[name] = {
-            "address": address,
-            "description": description,
-            "parameters": {p: PARAMETERS[p] for p in PARAMETERS if "{" + p + "}" in address},
-            "messages": {m: {"$ref": f"#/components/messages/{m}"} for m in carried},
-        }
-        bindings = {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}}
-        ref = [{"$ref": f"#/channels/{name}/messages/{m}"} for m in carried]
-        for action, who in (("send", sender), ("receive", receiver)):
-            operations[f"{action}{name[0].upper()}{name[1:]}"] = {
-                "action": action,
-                "channel": {"$ref": f"#/channels/{name}"},
-                "summary": f"{who[0].upper()}{who[1:]} {'publishes' if action == 'send' else 'receives'} "
-                           f"{' or '.join(carried)} (QoS 1{', retained' if retained else ''}).",
-                "messages": ref,
-                "bindings": bindings,
-            }
-        for message in carried:
-            messages[message] = {
-                "name": message,
-                "title": message,
-                "summary": components[message].get("title", message),
-                "contentType": "application/json",
-                "payload": {"$ref": f"#/components/schemas/{message}"},
-            }
+        channels[name] = _channel(address, carried, description)
+        operations.update(_operations(name, carried, sender, receiver, retained))
+        messages.update({m: _message(m, components) for m in carried})
     return {
         "asyncapi": "3.0.0",
         "info": {
@@ -137,27 +132,46 @@ def asyncapi() -> dict:
                            "sessions, JSON with sorted keys, times in UTC. See docs/mqtt.md.",
         },
         "defaultContentType": "application/json",
-        "servers": {
-            "production": {
-                "host": "broker.example:8883",
-                "protocol": "secure-mqtt",
-                "protocolVersion": "5",
-                "description": "The port's mosquitto broker over TLS (config/mosquitto/); one broker per port.",
-                "security": [{"$ref": "#/components/securitySchemes/userPassword"}],
-                "bindings": {"mqtt": {"cleanSession": False, "keepAlive": 60,
-                                      "sessionExpiryInterval": 604800, "bindingVersion": "0.2.0"}},
-            },
-        },
+        "servers": SERVERS,
         "channels": channels,
         "operations": operations,
-        "components": {
-            "schemas": components,
-            "messages": messages,
-            "securitySchemes": {"userPassword": {
-                "type": "userPassword",
-                "description": "Per-client password (mosquitto password file); a gate's username is its gate id.",
-            }},
-        },
+        "components": {"schemas": components, "messages": messages, "securitySchemes": SECURITY_SCHEMES},
+    }
+
+
+def _channel(address: str, carried: tuple[str, ...], description: str) -> dict:
+    return {
+        "address": address,
+        "description": description,
+        "parameters": {p: PARAMETERS[p] for p in PARAMETERS if "{" + p + "}" in address},
+        "messages": {m: {"$ref": f"#/components/messages/{m}"} for m in carried},
+    }
+
+
+def _operations(name: str, carried: tuple[str, ...], sender: str, receiver: str, retained: bool) -> dict:
+    """The channel's send (by ``sender``) and receive (by ``receiver``) operations."""
+    bindings = {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}}
+    ref = [{"$ref": f"#/channels/{name}/messages/{m}"} for m in carried]
+    return {
+        f"{action}{name[0].upper()}{name[1:]}": {
+            "action": action,
+            "channel": {"$ref": f"#/channels/{name}"},
+            "summary": f"{who[0].upper()}{who[1:]} {'publishes' if action == 'send' else 'receives'} "
+                       f"{' or '.join(carried)} (QoS 1{', retained' if retained else ''}).",
+            "messages": ref,
+            "bindings": bindings,
+        }
+        for action, who in (("send", sender), ("receive", receiver))
+    }
+
+
+def _message(message: str, components: dict) -> dict:
+    return {
+        "name": message,
+        "title": message,
+        "summary": components[message].get("title", message),
+        "contentType": "application/json",
+        "payload": {"$ref": f"#/components/schemas/{message}"},
     }
 
 

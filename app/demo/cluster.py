@@ -11,7 +11,11 @@ What runs, on loopback, besides what ``portgate demo`` runs per port (gates, rea
 - one office per port (``portgate central run``): its ingest is the JetStream durable pull
   consumer of its port's stream (``[nats]``), writing into the shared ledger; snapshots, photos
   and replay requests go to the gates through the cluster's MQTT layer;
-- one office web application on the shared ledger (every port's rows; logins as in the demo).
+- one office web application on the shared ledger, as ``portgate office serve`` on a central.toml
+  naming both ports (``ports``, ``RUN_DIR/santos/office-web.toml``): logins as in the demo, the
+  demo's ``demo`` and ``escritorio`` seeing every port, plus one office user per port
+  (``escritorio-santos``, ``escritorio-paranagua``: that port's live page, flags, alarms, calls and
+  reports only) and an ``auditor`` of every port (``central/web/ports.py``).
 
 The second port is the demo scenario under the port key ``paranagua`` with every id changed
 (``app.demo.second_port``). The broker outage of the embedded demo is not played here (no node is
@@ -171,8 +175,25 @@ class ClusterPortRun(DemoRun):
         return [g.clock_file for run in (self, *self.peers) for g in run.gates.values()]
 
     def _start_web(self) -> None:
-        if self.serves_web:
-            super()._start_web()
+        if not self.serves_web:
+            return
+        from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
+
+        ports = self.served_ports()
+        users = add_port_users(self.ledger_url, ports)
+        super()._start_web()
+        self.out(tr("cli.demo.cluster_users", ports=", ".join(ports), users=", ".join(
+            f"{login} / {DEMO_PASSWORD}" for login in users[:-1]), auditor=users[-1], password=DEMO_PASSWORD,
+            inspector=DEMO_USER, office=OFFICE_USER))
+
+    def served_ports(self) -> tuple[str, ...]:
+        """The ports of the day, this run's (the home port) first."""
+        return (self.scenario.spec.port, *(run.scenario.spec.port for run in self.peers))
+
+    def _web_config(self) -> Path:
+        """central.toml with ``ports`` naming every port of the day (the web application only:
+        each port's ``central run`` keeps its own one-port central.toml and consumer)."""
+        return web_config(self.dir / "central.toml", self.served_ports())
 
     def evidence(self, registration: str = "V017"):
         return super().evidence(self.ids.registrations.get(registration, registration) if self.ids else registration)
@@ -182,6 +203,44 @@ class ClusterPortRun(DemoRun):
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+
+
+def web_config(central_toml: Path, ports: tuple[str, ...]) -> Path:
+    """Write ``office-web.toml`` beside ``central_toml``: the same settings with ``ports`` (the
+    home port, ``port``, first); returns its path."""
+    lines = central_toml.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("port = ")) + 1
+    lines.insert(at, "ports = [" + ", ".join(f'"{p}"' for p in ports) + "]\n")
+    path = central_toml.with_name("office-web.toml")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def add_port_users(url: str, ports: tuple[str, ...], *, actor: str = "demo") -> tuple[str, ...]:
+    """The cluster demo's office users by port scope (``central.web.ports``): the demo's ``demo``
+    and ``escritorio`` see every port (the whole tour: registry, pay and cases are all-ports pages),
+    ``escritorio-<port>`` (role office) sees its port only, ``auditor`` every port. Returns the
+    logins added, the auditor last. ``BadInput``/``StoreError`` as ``add_user``."""
+    from sqlalchemy.orm import Session
+
+    from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
+    from central.db import make_engine
+    from central.web.ports import ALL
+    from central.web.users import add_user, set_ports
+
+    logins = (*(f"{OFFICE_USER}-{port}" for port in ports), "auditor")
+    engine = make_engine(url)
+    try:
+        with Session(engine) as s, s.begin():
+            for login in (DEMO_USER, OFFICE_USER):
+                set_ports(s, login, ALL, actor=actor)
+            for port, login in zip(ports, logins, strict=False):
+                add_user(s, login, role="office", password=DEMO_PASSWORD, name=f"Escritório {port}", actor=actor,
+                         ports=port)
+            add_user(s, logins[-1], role="auditor", password=DEMO_PASSWORD, name="Auditor", actor=actor, ports=ALL)
+    finally:
+        engine.dispose()
+    return logins
 
 
 def _column(path: Path, name: str) -> list[str]:

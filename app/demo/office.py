@@ -76,13 +76,17 @@ class OfficeSide:
         """The scripted clocks the web application's time follows (the gates')."""
         return [g.clock_file for g in self.gates.values()]
 
+    def _web_config(self):
+        """The central.toml the web application runs on (``portgate office serve --config``)."""
+        return self.dir / "central.toml"
+
     def _start_web(self) -> None:
         """The office web application on a free loopback port, on the scripted day's clock."""
         from app.demo.web import (DEMO_PASSWORD, DEMO_USER, OFFICE_USER, STEVEDORE_REGISTRATION,
                                   WORKER_REGISTRATION, DemoWeb)
 
         self.web = DemoWeb(self.ledger_url, self._clock_files(),
-                           self.scenario.spec.timezone, self.dir / "central.toml")
+                           self.scenario.spec.timezone, self._web_config())
         self.web_url = self.web.start()
         from portgate.clitext import tr  # lazy: with the web application
 

@@ -17,6 +17,10 @@ from pathlib import Path
 from drivers.em4100 import encode_frame
 
 REPEAT_S = 0.065  # RDM6300 repeats the frame about every 65 ms while a card is held
+#: a held card's frames go on until two repeats in a row each followed the previous one within
+#: this (the reader's confirm-by-repeat window is 150 ms; a margin for the reader's own delays)
+CLOSE_S = 0.1
+GIVE_UP_S = 10.0  # a card held this long past ``seconds`` without two close repeats: stop anyway
 
 
 class PtyReader:
@@ -65,13 +69,25 @@ class PtyReader:
         self.write(encode_frame(uid, **kwargs))  # type: ignore[arg-type]
 
     def hold(self, uid: str, seconds: float, interval: float = REPEAT_S) -> int:
-        """Hold a card in front of the reader: repeat its frame every ``interval`` s, at least twice
-        (a card shown is seen by at least two frames); returns the count."""
-        count, end = 0, time.monotonic() + seconds
+        """Hold a card in front of the reader: repeat its frame every ``interval`` s for ``seconds``,
+        and on until two repeats in a row each came within ``CLOSE_S`` of the one before (at most
+        ``GIVE_UP_S`` more); returns the count of frames.
+
+        The second condition is what a person holding a card until the gate beeps does. Without it a
+        writer stalled past the hold (issue 37: the cluster demo's process, two ports' days, the web
+        application and the ledger queries on a loaded machine, paused for over 0.6 s) sent its few
+        frames too far apart for the reader's confirm-by-repeat: the card was never read and a
+        card + badge pair was decided wrongly."""
+        count, close, previous = 0, 0, None
+        start = time.monotonic()
         while True:
+            before = time.monotonic()
             self.frame(uid)
+            now = time.monotonic()  # the frame went out between ``before`` and ``now``
             count += 1
-            if count >= 2 and time.monotonic() + interval > end:
+            close = close + 1 if previous is not None and now - previous <= CLOSE_S else 0
+            previous = before
+            if now + interval > start + seconds and (close >= 2 or now > start + seconds + GIVE_UP_S):
                 return count
             time.sleep(interval)
 

@@ -148,7 +148,9 @@ class DemoWeb:
                      "publish_photos": photo_publisher(config.mqtt, config.port, office_signer(config.keys_dir))
                      if settings.photos_dir else None,
                      "send_command": command_sender(config.mqtt, config.port, office_signer(config.keys_dir))}
-        app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, **extra)
+        ports = config.served_ports if self.central_toml is not None else ()
+        app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, ports=ports,
+                         **extra)
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                                     timeout_graceful_shutdown=1,

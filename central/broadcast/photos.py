@@ -111,50 +111,60 @@ def publish_photos(client: mqtt.Client, port: str, directory: str | Path, *, ful
     directory = Path(directory)
     photos = scan(directory, max_bytes=max_bytes)
     manifest_path = directory / MANIFEST
-    old: dict | None = None
-    if manifest_path.exists() and not full:
-        try:
-            old = json.loads(manifest_path.read_text(encoding="utf-8"))
-            old_version, old_map = int(old["version"]), dict(old["photos"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise BadInput(f"{manifest_path}: unreadable manifest ({exc}); publish with --full-photos") from exc
+    old = None if full else _published(manifest_path)
     new_map = {reg: ref.sha256 for reg, (ref, _p) in photos.items()}
     refs = [ref for ref, _p in photos.values()]
-    if old is not None and old_map == new_map:
-        return {"version": old_version, "files": 0, "removed": 0, "delta": 0}
+    if old is not None and old[1] == new_map:
+        return {"version": old[0], "files": 0, "removed": 0, "delta": 0}
     new_version = version if version is not None else int(at.timestamp() * 1000)
-    if old is not None and new_version <= old_version:
-        new_version = old_version + 1
+    if old is not None and new_version <= old[0]:
+        new_version = old[0] + 1
     out = Publisher(client, port, signer)  # signer: the office's (central.broadcast.publisher.office_signer)
 
     def send(form: str, message) -> None:
         out.send("photos", form, message, wait=PUBACK_WAIT_S, what="photos")
 
-    def send_files(regs) -> int:
-        sent: set[str] = set()
-        for reg in regs:
-            ref, path = photos[reg]
-            if ref.sha256 in sent:
-                continue
-            data = _read_plain_file(path, PHOTO_MAX_BYTES)
-            if hashlib.sha256(data).hexdigest() != ref.sha256:
-                raise BadInput(f"{one_line(path.name)}: changed while being published; run it again")
-            send("file", PhotoFile(sha256=ref.sha256, media_type=ref.media_type, data=data, at=at))
-            sent.add(ref.sha256)
-        return len(sent)
-
     snapshot = encode(PhotosSnapshot(version=new_version, at=at, photos=refs))  # one encoding, sent last
     if old is None:
         send("snapshot", snapshot)
-        files, removed, delta = send_files(photos), 0, 0
+        files, removed, delta = _send_files(send, photos, photos, at), 0, 0
     else:
+        old_version, old_map = old
         changed = [reg for reg, sha in new_map.items() if old_map.get(reg) != sha]
         gone = [reg for reg in old_map if reg not in new_map]
         send("delta", PhotosDelta(from_version=old_version, to_version=new_version, at=at,
                                   upsert=[photos[reg][0] for reg in changed], remove=gone))
-        files, removed, delta = send_files(changed), len(gone), 1
+        files, removed, delta = _send_files(send, photos, changed, at), len(gone), 1
         send("snapshot", snapshot)
     tmp = manifest_path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"version": new_version, "photos": new_map}, sort_keys=True), encoding="utf-8")
     os.replace(tmp, manifest_path)
     return {"version": new_version, "files": files, "removed": removed, "delta": delta}
+
+
+def _published(manifest_path: Path) -> tuple[int, dict[str, str]] | None:
+    """``(version, {registration: sha256})`` of the last publication's manifest, None if there is
+    none. An unreadable one is ``BadInput`` (the caller publishes with ``--full-photos``)."""
+    if not manifest_path.exists():
+        return None
+    try:
+        old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        return int(old["version"]), dict(old["photos"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BadInput(f"{manifest_path}: unreadable manifest ({exc}); publish with --full-photos") from exc
+
+
+def _send_files(send, photos: dict, regs, at: dt.datetime) -> int:
+    """Send the photo file of each registration in ``regs`` once per content (a file shared by two
+    registrations goes once); a file changed since ``scan`` is ``BadInput``. Returns the files sent."""
+    sent: set[str] = set()
+    for reg in regs:
+        ref, path = photos[reg]
+        if ref.sha256 in sent:
+            continue
+        data = _read_plain_file(path, PHOTO_MAX_BYTES)
+        if hashlib.sha256(data).hexdigest() != ref.sha256:
+            raise BadInput(f"{one_line(path.name)}: changed while being published; run it again")
+        send("file", PhotoFile(sha256=ref.sha256, media_type=ref.media_type, data=data, at=at))
+        sent.add(ref.sha256)
+    return len(sent)

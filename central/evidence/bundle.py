@@ -26,7 +26,8 @@ from sqlalchemy.engine import Engine
 from central.evidence.enrolment import record_path
 from central.evidence.pdf import summary_pdf
 from central.ingest.receipts import office_key
-from central.evidence.verify import FORMAT, _starting_key
+from central.evidence.verify import FORMAT
+from central.evidence.verify_gate import starting_key
 from central.ingest.keys import public_key_path, read_public_keys
 from central.ledger.corrections import read_meal_corrections
 from central.ledger.schema import chain_breaks, chain_receipts, events
@@ -206,7 +207,7 @@ def _gate_files(conn, keys_dir: str | Path, gate: str, seqs: list[int]) -> tuple
     breaks = conn.execute(select(chain_breaks).where(chain_breaks.c.gate_id == gate,
                                                      chain_breaks.c.seq_to >= lo,
                                                      chain_breaks.c.seq_from <= hi)).mappings().all()
-    report = chain.check_chain(gate, decoded, _starting_key(decoded, keys), first_seq=lo)
+    report = chain.check_chain(gate, decoded, starting_key(decoded, keys), first_seq=lo)
     files[f"chain/{gate}.json"] = _json({
         "gate_id": gate, "seq_from": lo, "seq_to": hi, "head_seq": report.head_seq, "head": report.head,
         "verified": report.verified, "breaks_at_export": [str(b) for b in report.breaks],

@@ -149,19 +149,7 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from portgate.errors import StoreUnavailable  # lazy: CLI start-up
 
-    if config_path:
-        from central.config import CentralConfig  # lazy: CLI start-up
-        from portgate.config import load_toml  # lazy: CLI start-up
-
-        cfg = load_toml(config_path, CentralConfig)
-        keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
-        db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
-    else:
-        keys_where = "--keys-dir"
-    if not (db_url and keys_dir):
-        raise click.UsageError(tr("cli.evidence.give_config_or_db"))
-    keys_dir_arg(keys_dir, keys_where)
-    db_url_arg(db_url, must_exist=True)
+    db_url, keys_dir = _ledger_and_keys(config_path, db_url, keys_dir)
     ring = KeyRing(keys_dir)
     os.nice(max(0, niceness - os.nice(0)))  # by default the lowest priority: the ingest comes first
     try:
@@ -175,6 +163,32 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
         why = str(getattr(exc, "orig", None) or exc).splitlines()[0]
         click.echo(tr("cli.evidence.ledger_unreachable", why=why), err=True)
         ctx.exit(3)
+    _print_audit(report, after_id)
+    ctx.exit(1 if report.failures else 2 if report.unchecked else 0)
+
+
+def _ledger_and_keys(config_path: str | None, db_url: str | None, keys_dir: str | None) -> tuple[str, str]:
+    """The ledger URL and keys folder from ``--db``/``--keys-dir``, else from ``--config``; each
+    checked (``click.UsageError``/``BadParameter`` naming where it came from)."""
+    if config_path:
+        from central.config import CentralConfig  # lazy: CLI start-up
+        from portgate.config import load_toml  # lazy: CLI start-up
+
+        cfg = load_toml(config_path, CentralConfig)
+        keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
+        db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
+    else:
+        keys_where = "--keys-dir"
+    if not (db_url and keys_dir):
+        raise click.UsageError(tr("cli.evidence.give_config_or_db"))
+    keys_dir_arg(keys_dir, keys_where)
+    db_url_arg(db_url, must_exist=True)
+    return db_url, keys_dir
+
+
+def _print_audit(report, after_id: int) -> None:
+    """Each failure as a machine-read ``FAIL:`` line (marked if recorded by an earlier audit), then
+    what was audited, and the gates that could not be (on stderr)."""
     new = {(b.gate_id, b.seq_from, b.kind) for b in report.recorded}
     for b in report.failures:
         again = "" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"
@@ -192,7 +206,6 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
         gates = "; ".join(tr("cli.evidence.unchecked_gate", gate=g, n=n, why=why)
                           for g, (n, why) in sorted(report.unchecked.items()))
         click.echo(tr("cli.evidence.not_audited", gates=gates), err=True)
-    ctx.exit(1 if report.failures else 2 if report.unchecked else 0)
 
 
 @evidence.command("inspector-key")

@@ -121,11 +121,24 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
         notes.append(f"shift {m.get('shift_id')}: office correction, meal interval "
                      f"{'worked' if m.get('value') else 'not worked'} (P6), recorded by {m.get('actor')} at "
                      f"{m.get('recorded_at')} (the office's record, not the gate's)")
-    mine = {}
-    for s in rebuilt:
-        office = [f for f in bundled.get(s.shift_id, {}).get("flags", []) if str(f).startswith(ShiftFlag.CHAIN_BREAK)]
-        extra = tuple(Flag(ShiftFlag.CHAIN_BREAK, str(f).split(": ", 1)[1] if ": " in str(f) else "") for f in office)
-        mine[s.shift_id] = dataclasses.replace(s, flags=s.flags + extra) if extra else s
+    mine = {s.shift_id: _with_office_breaks(s, bundled.get(s.shift_id, {})) for s in rebuilt}
+    _compare_shifts(bundled, mine, fail)
+    _recheck_pay(files, statements, mine, calendar, fail, notes)
+    notes.append(f"{len(mine)} shift(s) of {registration} recomputed from the gate-signed events "
+                 f"({day_from}..{day_to}, zone {calendar.timezone})")
+
+
+def _with_office_breaks(shift: Shift, row: dict) -> Shift:
+    """The rebuilt shift with the CHAIN_BREAK flags the office put on its bundled row (a break the
+    office recorded on ingest is the office's record: the rebuilt shift carries it too)."""
+    office = [f for f in row.get("flags", []) if str(f).startswith(ShiftFlag.CHAIN_BREAK)]
+    extra = tuple(Flag(ShiftFlag.CHAIN_BREAK, str(f).split(": ", 1)[1] if ": " in str(f) else "") for f in office)
+    return dataclasses.replace(shift, flags=shift.flags + extra) if extra else shift
+
+
+def _compare_shifts(bundled: dict[str, dict], mine: dict[str, Shift], fail: list[str]) -> None:
+    """A failure for each bundled shift the signed events do not give, each rebuilt shift missing
+    from the bundle, and each field that differs."""
     for sid in sorted(set(bundled) - set(mine)):
         fail.append(f"shifts.json {sid}: not a shift of the gate-signed events of the bundle (no admit or exit "
                     "event of it verified)")
@@ -139,9 +152,6 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
             if have.get(key) != want[key]:
                 fail.append(f"shifts.json {sid}: {key} is {have.get(key)!r}, the gate-signed events give "
                             f"{want[key]!r}")
-    _recheck_pay(files, statements, mine, calendar, fail, notes)
-    notes.append(f"{len(mine)} shift(s) of {registration} recomputed from the gate-signed events "
-                 f"({day_from}..{day_to}, zone {calendar.timezone})")
 
 
 def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, notes) -> None:

@@ -45,9 +45,9 @@ from cryptography.exceptions import InvalidSignature
 
 from central.evidence.enrolment import read_record
 from central.evidence.pins import KeyUse, Pins, confirm
+from central.evidence.verify_gate import check_gate, public_keys
 from portgate.errors import BadInput
 from wire import chain
-from wire.events import canonical_bytes, decode
 
 FORMAT = "portgate-evidence/1"
 ADJUSTMENT_RULE, ADJUSTMENT_FLAG = "ADJ", "ADJUSTMENT"
@@ -100,11 +100,6 @@ def read_members(zf: zipfile.ZipFile, where: str, *, max_member: int = MAX_MEMBE
                            where=where)
         files[info.filename] = data
     return files
-
-
-def _keys(text: str) -> list:
-    end = "-----END PUBLIC KEY-----"
-    return [chain.load_public(block + end) for block in text.split(end) if "-----BEGIN" in block]
 
 
 def statement_digest(st: dict) -> str:
@@ -168,7 +163,7 @@ def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX
         fail.append(f"manifest.json: format {manifest.format!r} is not {FORMAT}")
     office = None
     try:
-        office = _keys(files["keys/office.pem"].decode("ascii"))[0]
+        office = public_keys(files["keys/office.pem"].decode("ascii"))[0]
         office.verify(bytes.fromhex(files["manifest.sig"].decode("ascii").strip()), files["manifest.json"])
         notes.append(f"manifest signed by the office key {chain.fingerprint(office)}")
     except KeyError as exc:
@@ -187,7 +182,7 @@ def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX
     verified_ids: dict[str, object] = {}  # event id -> Event: own signature and links hold
     gate_keys: dict[str, tuple[str, str]] = {}  # gate -> (starting key fingerprint, what it signed)
     for gate, info in sorted(manifest.gates.items()):
-        _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
+        check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
     _check_statements(files, fail, notes, verified_ids)
     if not any(f.startswith(("statements.json: not", "shifts.json: not")) for f in fail):
         from central.evidence.recompute import recheck  # lazy: pay's modules
@@ -225,148 +220,6 @@ def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str],
                              f" and countersigned by the inspector key {enr.inspector} (compare it with the "
                              "union's copy)" if enr.inspector else "; not countersigned by an inspector"))
     return out
-
-
-def _office_breaks(gate: str, files: dict[str, bytes]) -> list[tuple[str, int, int]] | None:
-    """``(kind, seq_from, seq_to)`` of each break the office recorded (``chain/<gate>.json``), or
-    ``None`` if that file is not readable."""
-    try:
-        recorded = json.loads(files.get(f"chain/{gate}.json", b"{}")).get("breaks_recorded_on_ingest") or []
-        return [(str(b["kind"]), int(b["seq_from"]), int(b["seq_to"])) for b in recorded]
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
-
-
-def _after_ingest(gate: str, files: dict[str, bytes], report) -> list:
-    """The ``PREV_MISMATCH`` breaks of the bundle's events (both events' own signatures hold:
-    ``check_chain`` names a bad one BAD_SIGNATURE instead) that the office recorded at the same
-    seqs on ingest: the gate signed seq n+1 over another seq n than the one the ledger had already
-    verified and linked (its journal edited, or restored, and the gate restarted)."""
-    recorded = {(a, b) for kind, a, b in _office_breaks(gate, files) or () if kind == "PREV_MISMATCH"}
-    return [b for b in report.breaks if b.kind == "PREV_MISMATCH" and (b.seq_from, b.seq_to) in recorded
-            and b.seq_to == b.seq_from + 1]
-
-
-def _split_check(gate: str, events: list, keys: list, first_seq: int, later: list) -> chain.ChainReport:
-    """``check_chain`` of each part of ``events`` between the ``later`` breaks (each part from its
-    first seq; stored order kept), combined: the links inside every part and every event's own
-    signature are checked as before, only the broken link itself is not (``later`` names it)."""
-    cuts = sorted(b.seq_to for b in later)
-    parts: list[list] = [[] for _ in range(len(cuts) + 1)]
-    for ev in events:
-        parts[sum(1 for c in cuts if ev.seq >= c)].append(ev)
-    reports = [chain.check_chain(gate, part, _starting_key(part, keys), first_seq=start)
-               for part, start in zip(parts, [first_seq, *cuts]) if part]
-    last = reports[-1]
-    return chain.ChainReport(gate, sum(r.verified for r in reports), last.head_seq, last.head,
-                             tuple(b for r in reports for b in r.breaks), tuple(s for r in reports for s in r.segments),
-                             sum(r.unsigned_legacy for r in reports))
-
-
-def _recorded_breaks(gate, files, report, notes, later=()) -> None:
-    """A note per break the office's ledger recorded (``chain/<gate>.json``, ingest and audit),
-    saying whether the bundle's own events, checked here from their raw bytes (never from the
-    ledger's ``event_links``), break at those seqs too."""
-    ranges = _office_breaks(gate, files)
-    if ranges is None:
-        notes.append(f"gate {gate}: chain/{gate}.json: the office's recorded breaks are not readable")
-        return
-    found = [(b.seq_from, b.seq_to) for b in (*report.breaks, *later)]
-    for kind, a, b in ranges:
-        here = any(x <= b and a <= y for x, y in found)
-        notes.append(f"gate {gate}: the office recorded {kind} at seq {a}..{b}; " + (
-            "the bundle's events break there too" if here else
-            "the bundle's events hold there (recomputed from their raw bytes): the office's record "
-            "is not the events' (e.g. its stored link row altered, or a seq deleted from the ledger "
-            "after export), see its detail in chain/" + gate + ".json"))
-
-
-def _check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) -> None:
-    name = f"events/{gate}.jsonl"
-    try:
-        keys = _keys(files[f"keys/{gate}.pem"].decode("ascii"))
-    except (KeyError, BadInput, UnicodeDecodeError):
-        fail.append(f"keys/{gate}.pem: missing or not a public key")
-        return
-    events = []
-    for n, line in enumerate(files.get(name, b"").splitlines(), 1):
-        try:
-            events.append(decode(line))
-        except BadInput as exc:
-            fail.append(f"{name}:{n}: not an event ({exc.reason[:120]})")
-    if not events:
-        fail.append(f"{name}: no events")
-        return
-    key = _starting_key(events, keys)
-    first_seq = events[0].seq if info.seq_from is None else info.seq_from
-    report = chain.check_chain(gate, events, key, first_seq=first_seq)
-    later = _after_ingest(gate, files, report)
-    if later:  # the ledger's verified copies count; each such break is reported beside them
-        report = _split_check(gate, events, keys, first_seq, later)
-        for b in later:
-            notes.append(
-                f"gate {gate}: {b} -- recorded by the office on ingest, after seq {b.seq_from} was received, "
-                f"verified and linked: seq {b.seq_from} as the ledger holds it counts (its signature and its "
-                f"link to the events before hold); seq {b.seq_to}, signed by the gate too, does not link to it "
-                f"(the gate's journal edited or restored after seq {b.seq_from} was sent): review the gate "
-                "(portgate edge verify-journal)")
-    if key is not None:
-        rolled = [f"{chain.fingerprint(k)} from seq {e.seq}" for e in events
-                  if (k := chain.key_change(e)) is not None and chain.fingerprint(k) != chain.fingerprint(key)]
-        gate_keys[gate] = (chain.fingerprint(key), f"chain of gate {gate} from seq {first_seq}" + (
-            f"; rolled over, signed by the key before, to {', '.join(rolled)}" if rolled else ""))
-    for b in report.breaks:
-        fail.append(f"{name}: {b}")
-    for seg in report.segments:
-        notes.append(f"gate {gate}: documented segment break at seq {seg.seq} (journal quarantined; "
-                     f"lost {seg.lost_from}..{seg.lost_to}; last head {seg.last_head[:16]}...)")
-    broken = {s for b in report.breaks for s in range(b.seq_from, b.seq_to + 1)}
-    by_seq = {}
-    for ev in events:
-        by_seq.setdefault(ev.seq, ev)
-        if ev.sig and ev.seq not in broken:
-            verified_ids[ev.event_id] = ev
-        base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
-        if ev.sig and (files.get(base + ".bin") != canonical_bytes(ev)
-                       or files.get(base + ".sig") != bytes.fromhex(ev.sig)):
-            fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
-    notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
-                 f"{report.head_seq}, head {report.head[:16]}...")
-    _recorded_breaks(gate, files, report, notes, later)
-    raw = files.get(f"receipts/{gate}.json")
-    if raw is None:
-        notes.append(f"gate {gate}: no office receipt in the bundle")
-        return
-    try:
-        receipt = json.loads(raw)
-        body = receipt["body"].encode("utf-8")
-        if office is None:
-            raise ValueError("no office key")
-        office.verify(bytes.fromhex(receipt["sig"]), body)
-        said = json.loads(body)
-    except (ValueError, KeyError, TypeError, InvalidSignature):
-        fail.append(f"receipts/{gate}.json: not a receipt signed by the office key")
-        return
-    at = by_seq.get(int(said.get("seq", -1)))
-    if said.get("gate_id") != gate:
-        fail.append(f"receipts/{gate}.json: receipt of gate {said.get('gate_id')}")
-    elif at is None:
-        fail.append(f"receipts/{gate}.json: seq {said.get('seq')} is not in the bundle")
-    elif chain.event_hash(at) != said.get("head"):
-        fail.append(f"receipts/{gate}.json: the office saw head {str(said.get('head'))[:16]}... at seq "
-                    f"{at.seq}, the bundle has {chain.event_hash(at)[:16]}... (history rewritten)")
-    else:
-        notes.append(f"gate {gate}: office receipt up to seq {at.seq} matches the chain")
-
-
-def _starting_key(events, keys):
-    """The registered key that signs the first signed event (rollovers are followed from there);
-    the first key if none does (every event then fails as BAD_SIGNATURE)."""
-    first = next((e for e in sorted(events, key=lambda e: e.seq) if e.sig), None)
-    for k in keys:
-        if first is not None and chain.signature_ok(first, k):
-            return k
-    return keys[0] if keys else None
 
 
 def _check_statements(files, fail, notes, verified_ids) -> None:

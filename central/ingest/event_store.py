@@ -347,42 +347,56 @@ def update_progress(
     updates = []
     for gate_id in gate_ids:
         current = known.get(gate_id)
-        contiguous, highest = current if current is not None else (0, 0)
-        batch = seen.get(gate_id)
-        holes: list[tuple[int, int]] = []
-        fast = False
-        if current is not None and batch:
-            for seq in sorted(batch):
-                if seq == contiguous + 1:
-                    contiguous = seq
-                elif seq > contiguous + 1:
-                    break
-            top = max(highest, max(batch))
-            if top == contiguous:  # nothing beyond the run: no ledger walk needed
-                highest, fast = top, True
-        if not fast:
-            contiguous = current[0] if current is not None else 0
-            seqs = conn.execute(
-                select(events.c.seq)
-                .where(events.c.gate_id == gate_id, events.c.seq > contiguous)
-                .order_by(events.c.seq)
-                .limit(walk)
-            ).scalars().all()
-            losses = conn.execute(
-                select(gate_losses.c.seq_from, gate_losses.c.seq_to)
-                .where(gate_losses.c.gate_id == gate_id, gate_losses.c.seq_to > contiguous)
-                .order_by(gate_losses.c.seq_from)
-            ).all()
-            window_end = seqs[-1] if len(seqs) >= walk else None
-            contiguous, holes = scan_sequences(
-                contiguous, seqs, losses, window_end=window_end, max_ranges=max_ranges, max_events=max_events
-            )
-            highest = conn.execute(select(func.max(events.c.seq)).where(events.c.gate_id == gate_id)).scalar() or 0
+        ahead = _in_memory(current, seen.get(gate_id))
+        if ahead is not None:
+            contiguous, highest, holes = *ahead, []
+        else:
+            contiguous, highest, holes = _walk(conn, gate_id, current[0] if current is not None else 0,
+                                               walk, max_ranges, max_events)
         updates.append((gate_id, highest, contiguous))
         gaps += [Gap(gate_id, a, b) for a, b in holes]
     at = now if conn.dialect.name == "postgresql" else _sqlite_datetime(now)
     conn.exec_driver_sql(_PROGRESS_UPSERT.replace("?", mark), [(*u, at) for u in updates])
     return gaps
+
+
+def _in_memory(current: tuple[int, int] | None, batch: list[int] | None) -> tuple[int, int] | None:
+    """``(contiguous, highest)`` of a gate whose progress row is ``current`` after ``batch``, when
+    the batch continues its contiguous run and nothing beyond it is known; None when the ledger
+    must be walked (no progress row, no batch, a hole, rows beyond the run)."""
+    if current is None or not batch:
+        return None
+    contiguous, highest = current
+    for seq in sorted(batch):
+        if seq == contiguous + 1:
+            contiguous = seq
+        elif seq > contiguous + 1:
+            break
+    top = max(highest, max(batch))
+    return (contiguous, top) if top == contiguous else None
+
+
+def _walk(conn: Connection, gate_id: str, contiguous: int, walk: int, max_ranges: int,
+          max_events: int) -> tuple[int, int, list[tuple[int, int]]]:
+    """``(contiguous, highest, holes)`` of a gate from the ledger: its next ``walk`` sequences after
+    ``contiguous`` and its recorded losses (``scan_sequences``), and its highest sequence."""
+    seqs = conn.execute(
+        select(events.c.seq)
+        .where(events.c.gate_id == gate_id, events.c.seq > contiguous)
+        .order_by(events.c.seq)
+        .limit(walk)
+    ).scalars().all()
+    losses = conn.execute(
+        select(gate_losses.c.seq_from, gate_losses.c.seq_to)
+        .where(gate_losses.c.gate_id == gate_id, gate_losses.c.seq_to > contiguous)
+        .order_by(gate_losses.c.seq_from)
+    ).all()
+    window_end = seqs[-1] if len(seqs) >= walk else None
+    contiguous, holes = scan_sequences(
+        contiguous, seqs, losses, window_end=window_end, max_ranges=max_ranges, max_events=max_events
+    )
+    highest = conn.execute(select(func.max(events.c.seq)).where(events.c.gate_id == gate_id)).scalar() or 0
+    return contiguous, highest, holes
 
 
 # ``update_progress``'s two statements as driver SQL (SQLAlchemy builds, keys and compiles an

@@ -137,27 +137,12 @@ def _table(headers: list[str], numeric: set[int], rows: list[tuple], marked=()) 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def book_html(book: HoursBook) -> str:
-    """The printable book: header (ship, period, zone), the overtime book, the weekly port-traffic
-    totals and the transgressions book, with a signature line for the master (art. 4 sole
-    paragraph)."""
-    local = _local_times(book)
-    esc = html.escape
+def _overtime_table(book: HoursBook) -> str:
+    """The overtime book (art. 2, art. 3): a row per crew member and day."""
     e_ = _esc
-    title = f"Navio {esc(book.ship)} — {book.date_from.isoformat()} a {book.date_to.isoformat()}"
-    overtime = _table(
-        [
-            "Tripulante",
-            "Nome",
-            "Função",
-            "Dia",
-            "Trabalho",
-            "Normal",
-            "Extra (exato)",
-            "Extra (horas, K4)",
-            "Extra tráfego porto",
-            "Compensação",
-        ],
+    return _table(
+        ["Tripulante", "Nome", "Função", "Dia", "Trabalho", "Normal", "Extra (exato)", "Extra (horas, K4)",
+         "Extra tráfego porto", "Compensação"],
         {4, 5, 6, 7, 8},
         [
             (e_(crew_id), e_(name), e_(role), _day(day), _hm(worked), _hm(normal), _hm(over),
@@ -165,15 +150,13 @@ def book_html(book: HoursBook) -> str:
             for crew_id, name, role, day, worked, normal, over, hours, port, comp in book.overtime
         ],
     )
-    weeks = _table(
-        [
-            "Tripulante",
-            "Nome",
-            "Semana ISO",
-            "Extra tráfego porto",
-            "Extra (horas)",
-            "Limite 30h00",
-        ],
+
+
+def _weeks_table(book: HoursBook) -> str:
+    """The weekly port-traffic overtime against its 30 h cap (art. 2 §2); weeks over it marked."""
+    e_ = _esc
+    return _table(
+        ["Tripulante", "Nome", "Semana ISO", "Extra tráfego porto", "Extra (horas)", "Limite 30h00"],
         {3, 4},
         [
             (e_(w.crew_id), e_(w.name), f"{w.iso_year}-W{w.iso_week:02d}",
@@ -183,7 +166,13 @@ def book_html(book: HoursBook) -> str:
         ],
         marked={i for i, w in enumerate(book.weeks) if w.exceeds_cap},
     )
-    trans = _table(
+
+
+def _transgressions_table(book: HoursBook) -> str:
+    """The transgressions book (art. 1 §3, §4; art. 2 §2), times in the book's zone."""
+    e_ = _esc
+    local = _local_times(book)
+    return _table(
         ["Tripulante", "Nome", "Dia", "Regra", "Artigo", "Início", "Fim", "Descrição", "Origem"],
         set(),
         [
@@ -193,6 +182,15 @@ def book_html(book: HoursBook) -> str:
             for t in book.transgressions
         ],
     )
+
+
+def book_html(book: HoursBook) -> str:
+    """The printable book: header (ship, period, zone), the overtime book, the weekly port-traffic
+    totals and the transgressions book, with a signature line for the master (art. 4 sole
+    paragraph)."""
+    esc = html.escape
+    title = f"Navio {esc(book.ship)} — {book.date_from.isoformat()} a {book.date_to.isoformat()}"
+    overtime, weeks, trans = _overtime_table(book), _weeks_table(book), _transgressions_table(book)
     return f"""<!DOCTYPE html>
 <html lang="pt-BR"><head><meta charset="utf-8"><title>{title}</title><style>{_STYLE}</style></head>
 <body>

@@ -239,6 +239,30 @@ class ShareReport:
         return all(c.complies for c in self.checks)
 
 
+def _groups(regime, crew: list[CrewMember]) -> tuple[list[tuple[str, list[CrewMember]]], list[CrewMember]]:
+    """The crew groups the share is checked in (per level x branch for a per-group regime, else
+    one group ``all``) and the members no group counts (branch OTHER in a per-group regime)."""
+    if not regime.per_group:
+        return [("all", crew)], []
+    counted = [m for m in crew if m.branch is not Branch.OTHER]
+    groups = [(f"{level.value}/{branch.value}", [m for m in counted if m.level is level and m.branch is branch])
+              for level in Level for branch in (Branch.DECK, Branch.ENGINE)]
+    return groups, [m for m in crew if m.branch is Branch.OTHER]
+
+
+def _notes(regime, tier, days: int) -> tuple[str, str]:
+    """The report's note (pt-BR, en): the minimum share in force after ``days``, or the day count
+    from which the first one applies."""
+    if tier is None:
+        first = regime.tiers[0]
+        bound = f"mais de {first.from_days}" if first.strict else f"a partir de {first.from_days}"
+        bound_en = f"more than {first.from_days}" if first.strict else f"from {first.from_days}"
+        return (f"{days} dias: nenhuma proporção mínima exigida ainda ({bound} dias)",
+                f"{days} days: no minimum share yet ({bound_en} days)")
+    return (f"{days} dias: mínimo de {tier.share} de brasileiros ({tier.item})",
+            f"{days} days: minimum {tier.share} Brazilians ({tier.item})")
+
+
 def assess(kind: Operation, days: int, crew: Iterable[CrewMember]) -> ShareReport:
     """Assess the Brazilian crew share of a foreign vessel (N1-N5, instruction art. 13 VI).
 
@@ -254,43 +278,12 @@ def assess(kind: Operation, days: int, crew: Iterable[CrewMember]) -> ShareRepor
     regime = REGIMES[kind]
     tier = applicable_tier(regime, days)
     article = tier.item if tier else regime.tiers[0].item
-    if regime.per_group:
-        counted = [m for m in crew if m.branch is not Branch.OTHER]
-        not_counted = [m for m in crew if m.branch is Branch.OTHER]
-        groups = [
-            (
-                f"{level.value}/{branch.value}",
-                [m for m in counted if m.level is level and m.branch is branch],
-            )
-            for level in Level
-            for branch in (Branch.DECK, Branch.ENGINE)
-        ]
-    else:
-        not_counted = []
-        groups = [("all", crew)]
+    groups, not_counted = _groups(regime, crew)
     checks = []
     for name, members in groups:
         brazilians = sum(1 for m in members if m.brazilian)
         required = required_count(len(members), tier.share, regime.rounding) if tier else 0
-        checks.append(
-            ShareCheck(
-                regime.rule,
-                article,
-                name,
-                len(members),
-                tier.share if tier else None,
-                required,
-                brazilians,
-                brazilians >= required,
-            )
-        )
-    if tier is None:
-        first = regime.tiers[0]
-        bound = f"mais de {first.from_days}" if first.strict else f"a partir de {first.from_days}"
-        bound_en = f"more than {first.from_days}" if first.strict else f"from {first.from_days}"
-        note_pt = f"{days} dias: nenhuma proporção mínima exigida ainda ({bound} dias)"
-        note_en = f"{days} days: no minimum share yet ({bound_en} days)"
-    else:
-        note_pt = f"{days} dias: mínimo de {tier.share} de brasileiros ({tier.item})"
-        note_en = f"{days} days: minimum {tier.share} Brazilians ({tier.item})"
+        checks.append(ShareCheck(regime.rule, article, name, len(members), tier.share if tier else None,
+                                 required, brazilians, brazilians >= required))
+    note_pt, note_en = _notes(regime, tier, days)
     return ShareReport(kind, days, tier, checks, not_counted, note_pt, note_en)

@@ -50,7 +50,7 @@ from central.ledger.changes import read_counters
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
 from central.ledger.store import (SHIFT_COLUMNS, _anchors, _raw_rows, _store_changed, _taps_query, _window,
-                                  named)
+                                  bound_shifts, named)
 from central.ledger.tables import close_digests, shift_flags, shifts
 from central.ledger.taps import MalformedEvent, decode_clocks, decode_taps
 from portgate.timeutil import as_utc
@@ -189,11 +189,15 @@ class _Stored:
 
 
 def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo, *,
-                    now: dt.datetime, step: Callable[[str], None] | None = None) -> Rebuilt:
+                    now: dt.datetime, step: Callable[[str], None] | None = None,
+                    ready: Callable[[Rebuilt], None] | None = None) -> Rebuilt:
     """Make the stored shifts of work dates [date_from, date_to] equal to the events, rebuilding
     only the workers whose input or stored-output digest differs from the last close's (see the
     module docstring); store the new digests of those workers. ``step``: told the name of each
-    step of ``STEPS`` once it is done (a progress bar)."""
+    step of ``STEPS`` once it is done (a progress bar). ``ready``: when workers are rebuilt, called
+    once their shifts and every output digest are computed, before step 5 writes anything, with
+    what will be returned but ``read`` (the rows a read-back may still add): a caller can go on
+    with the shifts while the writes run (nothing in the values it gets changes after the call)."""
     told = step or _silent
     scope = scope_key(date_from, date_to, zone)
     month = _read_month(conn, *_window(date_from, date_to, zone))
@@ -212,11 +216,13 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     unexited, n_stored = _unexited_and_count(conn, stored, todo, date_from, date_to)
     told(STEPS[2])
     rebuilt: dict[str, list[Shift]] = {}
+    found = _reconstruct(conn, month, inputs, todo, zone, date_from, date_to) if todo else []
+    told(STEPS[3])
     if todo:
-        found = _reconstruct(conn, month, inputs, todo, zone, date_from, date_to)
-        told(STEPS[3])
         n_stored += len(found) - sum(len(stored.rows.get(reg, ())) for reg in todo)
-        rebuilt = _store_rebuilt(conn, found, stored, todo, unexited, date_from, date_to, now)
+        rebuilt = _store_rebuilt(conn, found, stored, todo, unexited, date_from, date_to, now, ready and (
+            lambda done: ready(Rebuilt(done, outputs, unexited, len(todo), len(workers) - len(todo), n_stored,
+                                       stored.read))))
         write_digests(conn, scope, "shifts", {reg: (inputs.digests.get(reg, EMPTY), outputs[reg])
                                               for reg in todo}, now)
         was = counters
@@ -226,8 +232,6 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
             after = _stored_rows(conn, date_from, date_to)
             stored.read += len(after[0]) + len(after[1])
         stored.whole = _whole_digest(*after)
-    else:
-        told(STEPS[3])
     if stored.rows is not None:  # the whole digest differed or the rows changed
         write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, stored.whole)}, now)
     if not known or todo:
@@ -436,10 +440,11 @@ def _reconstruct(conn: Connection, month: _Month, inputs: _Inputs, todo: set[str
 
 def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: set[str],
                    unexited: dict[str, tuple], date_from: dt.date, date_to: dt.date,
-                   now: dt.datetime) -> dict[str, list[Shift]]:
-    """Step 5: make ``todo``'s stored shifts and flags those of ``found`` (``_store_changed``: the
-    difference only), set their output digests in ``stored.outputs`` and their open period ends
-    in ``unexited``; returns ``found`` by worker (by shift id)."""
+                   now: dt.datetime, ready: Callable[[dict], None] | None = None) -> dict[str, list[Shift]]:
+    """Step 5: set ``todo``'s output digests in ``stored.outputs`` and their open period ends in
+    ``unexited``, tell ``ready`` (if given) ``found`` by worker, then make ``todo``'s stored shifts
+    and flags those of ``found`` (``_store_changed``: the difference only); returns ``found`` by
+    worker (by shift id)."""
     theirs: dict[str, tuple] = {}
     for reg in todo:
         for r in stored.rows.get(reg, ()):
@@ -447,7 +452,7 @@ def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: 
         for sid, code, detail in stored.flags.get(reg, ()):
             theirs[sid][1].append((code, detail))
     theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
-    bound = stored.written = _store_changed(conn, found, date_from, date_to, now, stored=theirs)
+    bound = stored.written = bound_shifts(conn, found, now)
     rebuilt: dict[str, list[Shift]] = {}
     new_rows: dict[str, list[tuple]] = defaultdict(list)
     new_flags: dict[str, list[tuple]] = defaultdict(list)
@@ -459,6 +464,9 @@ def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: 
         own = new_rows.get(reg)
         stored.outputs[reg] = _output_digest(own, new_flags.get(reg, ())) if own else EMPTY
         unexited[reg] = tuple(s.period_end for s in rebuilt.get(reg, ()) if s.closed_by != "exit")
+    if ready is not None:
+        ready(rebuilt)
+    _store_changed(conn, found, date_from, date_to, now, stored=theirs, bound=bound)
     return rebuilt
 
 

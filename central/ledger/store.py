@@ -156,13 +156,21 @@ def _shift_values(s: Shift, now: dt.datetime) -> tuple:
             s.closed_by, s.admit_event_id, s.exit_event_id, s.meal_worked, s.held, now)
 
 
+def bound_shifts(conn: Connection, found: list[Shift], now: dt.datetime) -> list[tuple]:
+    """The ``shifts`` rows of ``found`` (``SHIFT_COLUMNS``, ``rebuilt_at`` = ``now``) as the driver
+    stores them (``bind_tuples``)."""
+    return bind_tuples(conn.dialect, shifts, SHIFT_COLUMNS, (_shift_values(s, now) for s in found))
+
+
 def _store_changed(conn: Connection, found: list[Shift], date_from: dt.date, date_to: dt.date,
-                   now: dt.datetime, stored: dict[str, tuple] | None = None) -> list[tuple]:
+                   now: dt.datetime, stored: dict[str, tuple] | None = None,
+                   bound: list[tuple] | None = None) -> list[tuple]:
     """Write the difference between ``found`` and the stored shifts of the dates (see
     ``rebuild_shifts``), or ``stored`` (``_stored_content``'s rows of the shifts to make equal to
     ``found``). Stored and new rows are compared as the driver stores them; returns the rows of
-    ``found`` so converted (``SHIFT_COLUMNS``)."""
-    bound = bind_tuples(conn.dialect, shifts, SHIFT_COLUMNS, (_shift_values(s, now) for s in found))
+    ``found`` so converted (``SHIFT_COLUMNS``; ``bound``: already converted by ``bound_shifts``)."""
+    if bound is None:
+        bound = bound_shifts(conn, found, now)
     if stored is None:
         stored = _stored_content(conn, date_from, date_to)
     write, keep = [], set()

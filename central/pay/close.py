@@ -25,7 +25,9 @@ close of the same work dates.
 Pay reads no registry table (a worker's function comes with the shift from the escala dispatch),
 so the registry's part is the port's holiday calendar. Shifts, pay and their digests are three
 transactions; a close interrupted between them leaves digests that no longer match, which only
-sends those workers through the full path next time. Raises ``StoreError`` on a database failure,
+sends those workers through the full path next time. On PostgreSQL the shift transaction writes on
+a thread while pay is computed and planned, and the statements are written after its commit
+(``central.pay.close_behind``). Raises ``StoreError`` on a database failure,
 ``BadInput`` for a damaged stored event.
 """
 
@@ -53,6 +55,7 @@ from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counted_as, 
 from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
+from central.pay.close_behind import ShiftHalf
 from central.pay.rulebook import Rulebook
 from central.pay.payments import lost_payments
 from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
@@ -102,10 +105,10 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
     told = progress or (lambda _name: None)
     scope = scope_key(date_from, date_to, zone)
     try:
-        with gc_paused():
-            with engine.begin() as conn:
-                ledger = rebuild_changed(conn, date_from, date_to, zone, now=now, step=progress)
-            read = ledger.read
+        with gc_paused(), ShiftHalf(engine, lambda conn, step, ready: rebuild_changed(
+                conn, date_from, date_to, zone, now=now, step=step, ready=ready), told,
+                what="closing the month failed", conflict=PAY_CONFLICT) as half:
+            ledger, read = half.computed(), 0  # the shifts are written meanwhile (PostgreSQL)
             with engine.connect() as conn:
                 inputs = _pay_inputs(ledger, rulebook, calendar, now)
                 known, counters = counters_state(conn, scope, PAY_TABLES)
@@ -135,17 +138,18 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
                 todo |= {reg for reg, _why in lost.values()}
                 found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
                 if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
-                       for reg in todo):  # stored shifts that were not rebuilt
+                       for reg in todo):  # stored shifts that were not rebuilt, once committed
+                    half.stored()
                     found.extend(s for s in read_shifts(conn, date_from, date_to)
                                  if s.registration in todo and s.registration not in ledger.shifts)
-            told(STEPS[5])
             found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
             run = pay_shifts(found, rulebook, calendar, now=now)
-            told(STEPS[6])
-        altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
-        run = dataclasses.replace(run, saved=save_statements(engine, run.statements, now=now, by=by,
-                                                             reason=reason, lines_altered=altered_ids,
-                                                             lost={k: v[1] for k, v in lost.items()}))
+            altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
+            run = dataclasses.replace(run, saved=save_statements(  # written once the shifts are
+                engine, run.statements, now=now, by=by, reason=reason, lines_altered=altered_ids,
+                lost={k: v[1] for k, v in lost.items()}, before_write=lambda: half.stored(*STEPS[5:7])))
+            ledger = half.stored(*STEPS[5:7])
+        read += ledger.read
         told(STEPS[7])
         if todo or last_whole_differs:
             with engine.begin() as conn:

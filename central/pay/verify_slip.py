@@ -162,14 +162,21 @@ def _first_difference(expected: str, printed: str) -> str:
 def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
     """Check the PDF at ``path``. ``BadInput`` when it is not a portgate payslip PDF or names no
     slip (an empty period's PDF)."""
-    from central.pay.payslip_pdf import render  # lazy: ReportLab only when a PDF is checked
-
     pdf = _read(Path(path))
     with engine.connect() as conn:
         ledger = {s.registration: s for s in build_slips(conn, pdf.first, pdf.last)}
         named = [st for reg, _c in pdf.slips if reg in ledger for st in ledger[reg].statements]
         edited = set(altered(conn, named))
         tokens = tokens_of(conn, [c for _reg, c in pdf.slips])  # the QR codes' tokens, as printed
+    problems, slips = _against_ledger(pdf, ledger, edited, key)
+    if not problems:
+        problems = _against_render(pdf, slips, key, tokens, path)
+    return Verdict(len(pdf.slips), tuple(problems))
+
+
+def _against_ledger(pdf, ledger: dict, edited: set, key: bytes) -> tuple[list[str], list]:
+    """Each slip of the PDF against the ledger: its statements exist, its code is the ledger's, no
+    statement of it was altered after its digest. Returns ``(problems, the ledger's slips)``."""
     problems: list[str] = []
     slips = []
     for reg, claimed in pdf.slips:
@@ -186,8 +193,15 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
                                 "run `portgate pay close` for these days")
             if not problems:
                 slips.append(slip)
-    if problems:
-        return Verdict(len(pdf.slips), tuple(problems))
+    return problems, slips
+
+
+def _against_render(pdf, slips: list, key: bytes, tokens, path) -> list[str]:
+    """The PDF's pages against the ledger's slips rendered again: the same page count, each page's
+    text the same (the first difference named), and nothing added to the file."""
+    from central.pay.payslip_pdf import render  # lazy: ReportLab only when a PDF is checked
+
+    problems: list[str] = []
     data, _pages = render(slips, key, tz=pdf.tz, date_from=pdf.first, date_to=pdf.last, office=pdf.office,
                           header=pdf.header, tokens=tokens)
     rendered = PdfReader(io.BytesIO(data))
@@ -211,7 +225,7 @@ def verify(path: str | Path, engine: Engine, key: bytes) -> Verdict:
         added = _added(pdf, rendered, path)
         if added:
             problems.append(added)
-    return Verdict(len(pdf.slips), tuple(problems))
+    return problems
 
 
 def _as_printed(slips: list, pages: list[str]) -> list:

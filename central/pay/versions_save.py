@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gc
+from collections.abc import Callable
 
 from sqlalchemy import String, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -44,7 +45,8 @@ CHUNK = 2000
 def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     by: str | None = None, reason: str | None = None,
                     lines_altered: frozenset[str] = frozenset(),
-                    lost: dict[str, str] | None = None) -> SaveResult:
+                    lost: dict[str, str] | None = None,
+                    before_write: Callable[[], None] | None = None) -> SaveResult:
     """Store a pay run's statements as new versions where they differ from the current ones.
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
@@ -53,7 +55,10 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
     (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
     then: one transaction). The new statements and their lines go in as one bulk insert each
-    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction."""
+    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction. ``before_write``: called
+    once every statement is planned, before the first write (not when there is nothing to save);
+    what it raises ends the run with nothing written (the month close waits there for its shift
+    half's commit, ``central.pay.close_behind``)."""
     if not found:
         return SaveResult(lost=tuple(sorted(lost or ())))
     run = _Run()
@@ -64,6 +69,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             for chunk in range(0, len(found), CHUNK):
                 _plan_chunk(conn, found[chunk:chunk + CHUNK], run, now=now, by=by,
                             lines_altered=lines_altered, lost=lost)
+            if before_write is not None:
+                before_write()
             updated = _supersede_replaced(conn, run.replaced, reason, now)
             supersede_duplicates(conn, run.intruders, run.kept_ids, now)  # counted writes: the close reads back
             bound = bind_tuples(conn.dialect, statements, STATEMENT_COLUMNS, run.rows)

@@ -223,49 +223,9 @@ def assemble(members: Iterable[tuple[str, Member]],
     gang's period or interruptions adding up to more (``period_minutes``: 360 for ``07-13``)."""
     zone = ZoneInfo(tz) if isinstance(tz, str) else tz
     errors: list[str] = []
-    heads: dict[str, tuple[str, dt.date, str, str]] = {}
-    rows: dict[str, list[TallyRow]] = {}
-    for (gang, ship, day, period), row in tally:
-        if gang not in heads:
-            heads[gang] = (ship, day, period, row.source)
-            rows[gang] = []
-        elif heads[gang][:3] != (ship, day, period):
-            errors.append(f"{row.source}: gang {gang} is on {heads[gang][0]} {heads[gang][1]} "
-                          f"{heads[gang][2]} at {heads[gang][3]}; one gang, one ship, date and period")
-            continue
-        rows[gang].append(row)
-    crew: dict[str, list[Member]] = {g: [] for g in heads}
-    for gang, member in members:
-        if gang not in crew:
-            errors.append(f"{member.source}: gang {gang} has no row in the tally (enter quantity 0 if "
-                          f"it moved nothing)")
-        elif any(m.registration == member.registration for m in crew[gang]):
-            errors.append(f"{member.source}: {member.registration} is listed twice in gang {gang}")
-        else:
-            crew[gang].append(member)
-    for gang, (_ship, _day, _period, source) in heads.items():
-        if not crew[gang]:
-            errors.append(f"{source}: tally for gang {gang}, but gang.csv lists nobody for it")
-        elif not any(m.boarded for m in crew[gang]):
-            errors.append(f"{source}: tally for gang {gang}, but nobody of that gang boarded")
-    stops: dict[str, list[Interruption]] = {g: [] for g in heads}
-    for gang, stop in interruptions:
-        if gang not in heads:
-            errors.append(f"{stop.source}: gang {gang} has no row in the tally")
-            continue
-        _ship, day, period, _source = heads[gang]
-        outside = outside_period(stop, gang, day, period, zone)
-        if outside:
-            errors.append(f"{stop.source}: {outside}")
-        length = period_minutes(day, period, zone)
-        so_far = sum((s.minutes for s in stops[gang] if s.minutes <= length), Decimal(0)) + stop.minutes
-        if stop.minutes > length:
-            errors.append(f"{stop.source}: minutes {stop.minutes} is longer than gang {gang}'s period "
-                          f"{period} ({length} min)")
-        elif so_far > length:
-            errors.append(f"{stop.source}: gang {gang}'s interruptions add up to {so_far} min, longer "
-                          f"than its period {period} ({length} min)")
-        stops[gang].append(stop)
+    heads, rows = _tally_by_gang(tally, errors)
+    crew = _crews(members, heads, errors)
+    stops = _interruptions(interruptions, heads, zone, errors)
     doubts: dict[str, list[Dispute]] = {g: [] for g in heads}
     for gang, dispute in disputes:
         if gang not in heads:
@@ -284,6 +244,71 @@ def assemble(members: Iterable[tuple[str, Member]],
                               unit=named[0].unit if named else None, units=named[0].units if named else 1,
                               ordinary_minutes=period_minutes(day, period, zone)))
     return works
+
+
+_Head = tuple[str, dt.date, str, str]  # a gang's ship, date, period and the source of its first tally row
+
+
+def _tally_by_gang(tally, errors: list[str]) -> tuple[dict[str, _Head], dict[str, list[TallyRow]]]:
+    """Each gang's head (from its first tally row) and its tally rows; a row of the gang on another
+    ship, date or period is an error (one gang, one ship, date and period)."""
+    heads: dict[str, _Head] = {}
+    rows: dict[str, list[TallyRow]] = {}
+    for (gang, ship, day, period), row in tally:
+        if gang not in heads:
+            heads[gang] = (ship, day, period, row.source)
+            rows[gang] = []
+        elif heads[gang][:3] != (ship, day, period):
+            errors.append(f"{row.source}: gang {gang} is on {heads[gang][0]} {heads[gang][1]} "
+                          f"{heads[gang][2]} at {heads[gang][3]}; one gang, one ship, date and period")
+            continue
+        rows[gang].append(row)
+    return heads, rows
+
+
+def _crews(members, heads: dict[str, _Head], errors: list[str]) -> dict[str, list[Member]]:
+    """Each gang's members; a member of a gang without tally, a registration twice in a gang, a gang
+    with nobody listed or nobody who boarded are errors."""
+    crew: dict[str, list[Member]] = {g: [] for g in heads}
+    for gang, member in members:
+        if gang not in crew:
+            errors.append(f"{member.source}: gang {gang} has no row in the tally (enter quantity 0 if "
+                          f"it moved nothing)")
+        elif any(m.registration == member.registration for m in crew[gang]):
+            errors.append(f"{member.source}: {member.registration} is listed twice in gang {gang}")
+        else:
+            crew[gang].append(member)
+    for gang, (_ship, _day, _period, source) in heads.items():
+        if not crew[gang]:
+            errors.append(f"{source}: tally for gang {gang}, but gang.csv lists nobody for it")
+        elif not any(m.boarded for m in crew[gang]):
+            errors.append(f"{source}: tally for gang {gang}, but nobody of that gang boarded")
+    return crew
+
+
+def _interruptions(interruptions, heads: dict[str, _Head], zone: ZoneInfo,
+                   errors: list[str]) -> dict[str, list[Interruption]]:
+    """Each gang's interruptions; one outside the gang's period, longer than it, or taking the
+    gang's interruptions past its length (``period_minutes``) is an error."""
+    stops: dict[str, list[Interruption]] = {g: [] for g in heads}
+    for gang, stop in interruptions:
+        if gang not in heads:
+            errors.append(f"{stop.source}: gang {gang} has no row in the tally")
+            continue
+        _ship, day, period, _source = heads[gang]
+        outside = outside_period(stop, gang, day, period, zone)
+        if outside:
+            errors.append(f"{stop.source}: {outside}")
+        length = period_minutes(day, period, zone)
+        so_far = sum((s.minutes for s in stops[gang] if s.minutes <= length), Decimal(0)) + stop.minutes
+        if stop.minutes > length:
+            errors.append(f"{stop.source}: minutes {stop.minutes} is longer than gang {gang}'s period "
+                          f"{period} ({length} min)")
+        elif so_far > length:
+            errors.append(f"{stop.source}: gang {gang}'s interruptions add up to {so_far} min, longer "
+                          f"than its period {period} ({length} min)")
+        stops[gang].append(stop)
+    return stops
 
 
 def _local(at: dt.datetime, zone: ZoneInfo) -> str:

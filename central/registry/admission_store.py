@@ -87,13 +87,14 @@ def _stevedore_counts(session: Session) -> tuple[int, int, int]:
 
 
 def register(session: Session, *, workers_csv: str | Path, admissions_csv: str | Path, actor: str,
-             now: dt.datetime | None = None) -> int:
+             now: dt.datetime | None = None, port: str | None = None) -> int:
     """Register the new workers of ``workers_csv`` with their admission evidence, all or nothing.
 
     Refused (one ``BadInput`` naming each row and the article): a registration already in the
     registry, a worker with no admissions.csv row, an unmet condition (age, nationality, a missing
     or later-dated document), and stevedores whose registration would make foreigners more than one
-    third of the stevedores (DL 2.032 art. 5 §3). Returns how many were registered."""
+    third of the stevedores (DL 2.032 art. 5 §3). Returns how many were registered. Each worker's
+    port: his row's ``port`` cell, else ``port``, else the home port (``import_files``)."""
     now = now or utcnow()
     new = load_csv(workers_csv, Worker)
     found = {a.registration: a for a in read_admissions(admissions_csv)}
@@ -119,7 +120,7 @@ def register(session: Session, *, workers_csv: str | Path, admissions_csv: str |
                       f"{share['stevedores']} stevedores; at most one third ({share['limit']})")
     if errors:
         raise BadInput("\n".join(errors))
-    import_files(session, workers_csv=workers_csv, actor=actor, now=now)
+    import_files(session, workers_csv=workers_csv, actor=actor, now=now, port=port)
     for w in new:
         record_admission(session, w, found[w.registration], actor=actor, now=now)
     return len(new)

@@ -94,7 +94,8 @@ def _step(session: Session, case_id: int, step: str):
 
 def open_from_event(session: Session, event_id: str, *, flag: str, charge: str, article: str | None,
                     evidence: str, actor: str, now: dt.datetime | None = None) -> int:
-    """Open a case against the registration of the flagged event ``event_id``; return its id.
+    """Open a case against the registration of the flagged event ``event_id``; return its id. The
+    case is of the event's port (``cases.port``, 0029).
 
     ``flag`` must be among the event's flags (or the confiscation's reason). One case per event:
     opening it again returns the existing case. ``BadInput`` for an unknown event, a flag the event
@@ -122,7 +123,7 @@ def open_from_event(session: Session, event_id: str, *, flag: str, charge: str, 
         event_id=event_id, source_event_id=event_id, card_uid=payload.get("uid") or "",
         registration=registration, inspector_uid="", inspector_registration=None, gate_id=ev.gate_id,
         reason_flag=flag, article=article[:64], occurred_at=ev.occurred_at, status="open", decision="",
-        opened_at=now, charge=charge.strip(), evidence=(evidence or "").strip(),
+        opened_at=now, charge=charge.strip(), evidence=(evidence or "").strip(), port=ev.port,
     )).inserted_primary_key[0])
     audit(session, actor=actor, action="case.open", subject=str(case_id),
           detail={"event_id": event_id, "flag": flag, "article": article, "registration": registration}, now=now)
@@ -275,9 +276,11 @@ def _finalize(session: Session, case_id: int, *, actor: str, now: dt.datetime, h
           detail={"kind": row.decision_kind, "how": how}, now=now)
 
 
-def list_open(session: Session, limit: int = 500) -> list[dict]:
-    """Cases, not final first, newest first."""
-    rows = session.execute(select(cases).order_by((cases.c.status == "final"), cases.c.id.desc()).limit(limit))
+def list_open(session: Session, limit: int = 500, where=None) -> list[dict]:
+    """Cases, not final first, newest first; ``where``: an SQL condition on ``cases`` they must also
+    meet (a view's ports, ``central.registry.worker_ports.in_ports``), None: every case."""
+    stmt = select(cases) if where is None else select(cases).where(where)
+    rows = session.execute(stmt.order_by((cases.c.status == "final"), cases.c.id.desc()).limit(limit))
     return [dict(r._mapping) for r in rows]
 
 

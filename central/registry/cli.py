@@ -25,7 +25,9 @@ from central.registry.changes import body
 from central.registry.schema import audit_log
 from portgate.clitext import cli_lang, tr
 from portgate.l10n import day as day_text
+from portgate.errors import BadInput
 from portgate.uid import canonical_uid
+from wire.topics import check_id
 
 @contextlib.contextmanager
 def transaction(url: str, *, existing: bool = True):
@@ -77,6 +79,16 @@ def common(fn):
                         help="Database URL (or --config). No password here: use PGPASSFILE.")(cmd)
 
 
+def _port(_ctx, _param, value):
+    """Click callback: a port id (``wire.topics.check_id``), or None."""
+    if value is None:
+        return None
+    try:
+        return check_id(value, "--port")
+    except BadInput as exc:
+        raise click.BadParameter(exc.reason) from None
+
+
 def iso_date(_ctx, _param, value):
     """Click callback: ``YYYY-MM-DD`` -> date within the office's days ``FIRST_DAY..LAST_DAY``
     (2000-01-01..2100-12-31, as ``portgate pay``): 0001-01-01 and 9999-12-31 have no period bounds
@@ -101,13 +113,16 @@ def registry() -> None:
 @common
 @click.option("--workers", "workers_csv", type=click.Path(dir_okay=False), help="workers.csv")
 @click.option("--cards", "cards_csv", type=click.Path(dir_okay=False), help="cards.csv")
-def import_cmd(url, actor, workers_csv, cards_csv):
-    """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line)."""
+@click.option("--port", default=None, callback=_port,
+              help="Port of the workers.csv rows without a port cell (default: a new worker the home port).")
+def import_cmd(url, actor, workers_csv, cards_csv, port):
+    """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line). A worker's port
+    (issue 37): his row's ``port`` cell, else ``--port``, else his own (a new one: the home port)."""
     if not workers_csv and not cards_csv:
         raise click.UsageError(tr("cli.registry.give_workers_or_cards"))
     with transaction(url, existing=False) as session:
         counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
-                                    actor=actor)
+                                    actor=actor, port=port)
     click.echo(store.import_summary(counts))
 
 
@@ -259,13 +274,15 @@ def booklet(url, actor, registration, year):
               help="workers.csv of the new registrations")
 @click.option("--admissions", "admissions_csv", required=True, type=click.Path(dir_okay=False),
               help="admissions.csv: birth date, nationality, registration date, evidence per condition")
-def register(url, actor, workers_csv, admissions_csv):
+@click.option("--port", default=None, callback=_port,
+              help="Port of the workers.csv rows without a port cell (default: the home port).")
+def register(url, actor, workers_csv, admissions_csv, port):
     """Register new workers with their admission evidence (83.611 art. 15; DL 2.032 art. 5 §1-§3).
     A registration missing a condition is refused with the article; nothing is written."""
     from central.registry.admission_store import register as do_register  # lazy: CLI start-up
 
     with transaction(url, existing=False) as session:
-        n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor)
+        n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor, port=port)
     click.echo(tr("cli.registry.registered", n=n))
 
 

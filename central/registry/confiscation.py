@@ -53,7 +53,7 @@ def record_confiscation(session: Session, event: Event) -> int:
         event_id=event.event_id, card_uid=payload.uid, registration=registration,
         inspector_uid=payload.inspector_uid, inspector_registration=payload.inspector_registration,
         gate_id=event.gate_id, reason_flag=payload.reason_flag, article=payload.article,
-        occurred_at=event.occurred_at, status="open", decision="", opened_at=now,
+        occurred_at=event.occurred_at, status="open", decision="", opened_at=now, port=event.port,
     )).inserted_primary_key[0])
     if card_row is not None and (card_row.status, "confiscated") in CARD_TRANSITIONS:
         transition_card(session, payload.uid, "confiscated", actor=actor, now=now,

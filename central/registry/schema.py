@@ -55,11 +55,16 @@ workers = Table(
     # never in ``Worker`` nor sent to the gates (``portgate.records.WorkerIds``)
     Column("cpf", String(11), nullable=True),
     Column("pis", String(11), nullable=True),
+    # the port whose OGMO registered him (0029, Lei 12.815 art. 32-33; NULL: the office's home port);
+    # never in ``Worker`` nor sent to the gates (``central.registry.worker_ports``)
+    Column("port", String(64), nullable=True),
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
 Index("ix_workers_name_registration", workers.c.name, workers.c.registration)  # the office list (0017)
 Index("ix_workers_category_name_registration", workers.c.category, workers.c.name,
       workers.c.registration)  # the office list by category (0026)
+Index("ix_workers_port_name_registration", workers.c.port, workers.c.name,
+      workers.c.registration)  # the office list of one port (0029)
 
 health_exams = Table(
     "health_exams",
@@ -160,7 +165,9 @@ cases = Table(
     Column("appeal_at", DateTime(timezone=True), nullable=True),
     Column("appeal_outcome", String(16), nullable=True),  # upheld | overturned | waived
     Column("final_at", DateTime(timezone=True), nullable=True),
+    Column("port", String(64), nullable=True),  # the flagged event's port (0029); NULL: the home port
 )
+Index("ix_cases_port_status", cases.c.port, cases.c.status)
 
 case_attachments = Table(
     "case_attachments",

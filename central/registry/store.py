@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from central import bounds
 from central.registry import ids as worker_ids
+from central.registry import worker_ports
 from central.registry.changes import audit, body, record_change, utcnow
 from central.registry.sanctions import TODAY, SuspensionLimits
 from central.registry.schema import (
@@ -63,6 +64,18 @@ CARD_COMMANDS: dict[str, str] = {
 }
 _EVENT_TO: dict[str, str] = {"active": "returned", "lost": "lost", "confiscated": "confiscated",
                              "replaced": "replaced"}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PortScope:
+    """What an import may do with ports (``import_files``): ``allowed`` the ports a ``port`` cell may
+    name (empty: any port id); ``scope`` the importing web user's view (None: every port, as the
+    command line); ``served`` the office's ports, home first (empty: not known, the command line
+    without ``--config``)."""
+
+    allowed: tuple[str, ...] = ()
+    scope: tuple[str, ...] | None = None
+    served: tuple[str, ...] = ()
 
 
 def import_refusal(old: Card, new: Card) -> str | None:
@@ -278,7 +291,8 @@ def rotation_number_holder(session: Session, category: str, number: int | None,
 
 def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  cards_csv: str | Path | None = None, actor: str,
-                 now: dt.datetime | None = None) -> dict[str, int]:
+                 now: dt.datetime | None = None, port: str | None = None,
+                 ports: PortScope = PortScope()) -> dict[str, int]:
     """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
 
     Every row of both files is validated first (``load_csv_rows`` names each bad row ``file:line``;
@@ -296,6 +310,12 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     (each saved with its audit row and roster change), ``m`` cards issued, and ``k`` rows that
     restate a worker or card exactly as registered (nothing written for them: no audit row, no
     change sent to the gates). ``import_summary`` words it for the command line.
+
+    The port (``central.registry.worker_ports``, 0029): a worker takes his row's ``port`` cell, else
+    ``port`` (None: a registered worker keeps his, a new one is of the home port); ``ports`` says
+    which ports the rows may name and, for a web user of some ports, that the file restates no
+    worker of another port nor gives him a card (bad rows). A change of port alone counts as a
+    worker changed (audited ``worker.port``, no change sent to the gates: the roster has no port).
     """
     now = now or utcnow()
     unreadable: list[str] = []  # both files' bad rows (and their repeated keys) in one refusal
@@ -340,6 +360,9 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
         if refusal:
             errors.append(f"{where}: {refusal}")
     errors += _second_active_cards(session, placed_cards, registered)
+    errors += worker_ports.import_problems(
+        session, workers_csv, [(w, c.registration) for w, c in placed_cards if c.kind is not CardKind.INSPECTOR],
+        [w.registration for w in new_workers], allowed=ports.allowed, scope=ports.scope, served=ports.served)
     regs: dict[str, str] = {}
     for where, worker in placed_workers:
         if worker.registration in regs:
@@ -378,8 +401,11 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
             _upsert(session, inspectors, {"registration": card.registration, "name": "",
                                           "active": 1, "updated_at": now}, "registration")
     issued = [c for c in new_cards if c.uid not in registered]
-    return {"workers": len(new_workers), "cards": len(issued),
-            "unchanged": len(same) + len(new_cards) - len(issued)}
+    moved = worker_ports.apply_import(session, workers_csv, port, actor=actor, now=now,
+                                      served=ports.served) if workers_csv else set()
+    moved_only = len({w.registration for w in same} & moved)
+    return {"workers": len(new_workers) + moved_only, "cards": len(issued),
+            "unchanged": len(same) - moved_only + len(new_cards) - len(issued)}
 
 
 def save_with_history(session: Session, worker: Worker, *, actor: str, now: dt.datetime, action: str) -> None:

@@ -173,20 +173,9 @@ def dispatch(
     to take (e.g. the one being substituted). Returns the assignments, the rest/overlap skips, the
     positions that could not be filled (shortfalls), the new turns and the G3 problems found.
     """
-    rest = dt.timedelta(hours=settings.rest_hours)
-    queues: dict[str, OrderedDict[str, Worker]] = {}
-    by_category: dict[str, list[Worker]] = {}
-    for worker in workers:
-        if worker.rotation_number is not None:
-            by_category.setdefault(worker.category, []).append(worker)
-    counters: dict[str, int] = {}
-    for category, members in by_category.items():
-        members.sort(key=lambda w: (turns.get(w.registration, 0), w.rotation_number, w.registration))
-        queues[category] = OrderedDict((w.registration, w) for w in members)
-        counters[category] = max((turns.get(w.registration, 0) for w in members), default=0)
-
+    queues, counters = _queues(workers, turns)
     taken_busy: dict[str, list[Interval]] = {}
-    validity: dict[tuple[str, dt.date], list[Ineligible]] = {}
+    validity: dict[tuple[str, dt.date], list[Ineligible]] = {}  # G3 problems per worker and day, found once
     ineligible: dict[str, tuple[Ineligible, ...]] = {}
     assignments: list[Assignment] = []
     skips: list[Skip] = []
@@ -199,26 +188,7 @@ def dispatch(
         req = requisitions[index]
         interval = bounds[index]
         queue = queues.get(req.category, OrderedDict())
-        chosen: list[str] = []
-        for reg, worker in queue.items():
-            if len(chosen) == req.workers:
-                break
-            if reg in exclude:
-                continue
-            key = (reg, req.date)
-            problems = validity.get(key)
-            if problems is None:
-                problems = validity[key] = registration_problems(worker, req.date,
-                                                                 settings.validity)
-            if problems:
-                ineligible[reg] = tuple(problems)
-                continue
-            conflict = _conflict(interval, busy.get(reg, ()), rest) or _conflict(
-                interval, taken_busy.get(reg, ()), rest)
-            if conflict is not None:
-                skips.append(Skip(req.ref, reg, conflict))
-                continue
-            chosen.append(reg)
+        chosen = _choose(req, interval, queue, exclude, settings, busy, taken_busy, validity, ineligible, skips)
         for reg in chosen:
             counters[req.category] += 1
             new_turns[reg] = counters[req.category]
@@ -228,6 +198,52 @@ def dispatch(
         if len(chosen) < req.workers:
             shortfalls.append(Shortfall(req, req.workers - len(chosen)))
     return DispatchResult(tuple(assignments), tuple(skips), tuple(shortfalls), new_turns, ineligible)
+
+
+def _choose(req: Requisition, interval: Interval, queue: OrderedDict[str, Worker], exclude: frozenset[str],
+            settings: RotationSettings, busy: Mapping[str, Sequence[Interval]], taken_busy: dict[str, list[Interval]],
+            validity: dict, ineligible: dict, skips: list[Skip]) -> list[str]:
+    """The first ``req.workers`` of ``queue`` (in order) who may take ``interval``: not excluded,
+    no G3 problem on the day (recorded in ``ineligible``), no overlap or short rest against what
+    they were dispatched before or in this run (each a ``Skip``, R2)."""
+    rest = dt.timedelta(hours=settings.rest_hours)
+    chosen: list[str] = []
+    for reg, worker in queue.items():
+        if len(chosen) == req.workers:
+            break
+        if reg in exclude:
+            continue
+        key = (reg, req.date)
+        problems = validity.get(key)
+        if problems is None:
+            problems = validity[key] = registration_problems(worker, req.date, settings.validity)
+        if problems:
+            ineligible[reg] = tuple(problems)
+            continue
+        conflict = _conflict(interval, busy.get(reg, ()), rest) or _conflict(interval, taken_busy.get(reg, ()), rest)
+        if conflict is not None:
+            skips.append(Skip(req.ref, reg, conflict))
+            continue
+        chosen.append(reg)
+    return chosen
+
+
+def _queues(workers: Iterable[Worker], turns: Mapping[str, int]
+            ) -> tuple[dict[str, OrderedDict[str, Worker]], dict[str, int]]:
+    """Per category, the rotation queue (R1: fewest turns first, then rotation number, then
+    registration; workers without a rotation number are not in it) and the category's turn counter
+    (its highest ``last_turn``)."""
+    by_category: dict[str, list[Worker]] = {}
+    for worker in workers:
+        if worker.rotation_number is not None:
+            by_category.setdefault(worker.category, []).append(worker)
+    queues: dict[str, OrderedDict[str, Worker]] = {}
+    counters: dict[str, int] = {}
+    for category, members in by_category.items():
+        members.sort(key=lambda w: (turns.get(w.registration, 0), w.rotation_number, w.registration))
+        queues[category] = OrderedDict((w.registration, w) for w in members)
+        counters[category] = max((turns.get(w.registration, 0) for w in members), default=0)
+    return queues, counters
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

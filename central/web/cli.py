@@ -218,7 +218,9 @@ def _session(config_path: str):
               help="The user sees every port the office serves (an auditor, a federation).")
 def add_user_cmd(config_path, login, role, registration, name, password_file, actor, ports, all_ports):
     """Add a user of the web application (role worker: an account bound to --registration)."""
-    from central.web.users import add_user  # lazy: CLI start-up
+    from sqlalchemy.orm import Session  # lazy: CLI start-up
+
+    from central.web.users import add_user, check_new_login  # lazy: CLI start-up
 
     if role == "worker":
         if ports or all_ports:
@@ -230,8 +232,11 @@ def add_user_cmd(config_path, login, role, registration, name, password_file, ac
     if not login:
         raise BadInput("--login is required", where="--login")
     scope = _scope(config_path, ports, all_ports)
+    engine = _engine(_config(config_path))
+    with Session(engine) as s:  # a login taken or malformed is said before a password is asked
+        check_new_login(s, login)
     password = _password(password_file)
-    with _session(config_path) as s, s.begin():
+    with Session(engine) as s, s.begin():
         user = add_user(s, login, role=role, password=password, name=name, actor=_actor(actor), ports=scope)
     click.echo(tr("cli.office.user_added", login=user.login, role=user.role)
                + ("" if scope is None else tr("cli.office.user_ports", ports=_scope_words(scope))))
@@ -304,10 +309,15 @@ def _add_worker(config_path, login, registration, password_file, actor) -> None:
 @click.option("--actor", default=None)
 def set_password_cmd(config_path, login, password_file, actor):
     """Set a user's password (also unlocks a login locked by wrong passwords)."""
-    from central.web.users import set_password  # lazy: CLI start-up
+    from sqlalchemy.orm import Session  # lazy: CLI start-up
 
+    from central.web.users import check_user, set_password  # lazy: CLI start-up
+
+    engine = _engine(_config(config_path))
+    with Session(engine) as s:  # an unknown login is said before a password is asked
+        check_user(s, login)
     password = _password(password_file)
-    with _session(config_path) as s, s.begin():
+    with Session(engine) as s, s.begin():
         set_password(s, login, password, actor=_actor(actor))
     click.echo(tr("cli.office.password_set", login=login))
 

@@ -82,6 +82,22 @@ def _check_password(password: str) -> None:
         raise BadInput(f"a password has at least {MIN_PASSWORD} characters", where="--password")
 
 
+def check_new_login(session: Session, login: str) -> str:
+    """``login`` as it would be stored (stripped, lower case) when no user has it yet: what the
+    command line checks before it asks for a password. ``BadInput`` (``where="--login"``) if it
+    is malformed or taken. Read-only."""
+    login = _check_login_name(login)
+    if session.execute(select(office_users.c.id).where(office_users.c.login == login)).first():
+        raise BadInput(f"user {login!r} already exists", where="--login")
+    return login
+
+
+def check_user(session: Session, login: str) -> str:
+    """The stored login of the user ``login`` names; ``BadInput`` (``where="--login"``) if there
+    is none (what the command line checks before it asks for a new password). Read-only."""
+    return _existing(session, login).login
+
+
 def add_user(session: Session, login: str, *, role: str, password: str, name: str = "", actor: str,
              now: dt.datetime | None = None, ports: str | None = None) -> User:
     """Create a user. ``ports``: the ports he may see (``central.web.ports.stored_ports``: None the
@@ -92,8 +108,7 @@ def add_user(session: Session, login: str, *, role: str, password: str, name: st
     if role not in ROLES:
         raise BadInput(f"role {role!r} is not one of {', '.join(ROLES)}", where="--role")
     _check_password(password)
-    if session.execute(select(office_users.c.id).where(office_users.c.login == login)).first():
-        raise BadInput(f"user {login!r} already exists", where="--login")
+    check_new_login(session, login)
     new_id = session.execute(office_users.insert().values(
         login=login, name=name, role=role, password_hash=_hasher.hash(password), disabled=False,
         created_at=now, updated_at=now, ports=ports)).inserted_primary_key[0]

@@ -16,7 +16,8 @@ import dataclasses
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from portgate.i18n import LANGS, gettext
+from edge.display.texts import word as gettext
+from portgate.i18n import LANGS
 from wire.events import Event, TapPayload
 from wire.flags import Flag
 

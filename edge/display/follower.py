@@ -40,7 +40,7 @@ def open_ro(path: str | Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None,
                            check_same_thread=False, timeout=0.5)
     conn.execute("PRAGMA query_only = 1")
-    conn.execute("PRAGMA cache_size = -256")  # 256 KiB: a few pages are read per poll (RSS <= 40 MB)
+    conn.execute("PRAGMA cache_size = -64")  # 64 KiB: a few pages are read per poll or look-up (RSS <= 40 MB)
     return conn
 
 
@@ -58,6 +58,8 @@ class JournalFollower:
         self._ino: int | None = None
         self._v0_outbox: tuple[int, tuple[int, dt.datetime | None]] | None = None  # (data_version, outbox)
         self._unknown_logged = False
+        self.changes = 0  # how many times poll saw another connection's commit (data_version moved)
+        self._seen_version: int | None = None
 
     @property
     def online(self) -> bool:
@@ -124,6 +126,9 @@ class JournalFollower:
             return []
         try:
             version = conn.execute("PRAGMA data_version").fetchone()[0]
+            if version != self._seen_version:
+                self._seen_version = version
+                self.changes += 1
             if version == self._version:
                 return []
             rows = conn.execute(

@@ -1,12 +1,13 @@
 """``portgate edge display``: the watchman's screen as a small web server on loopback.
 
 One process, separate from the gate (its own systemd unit): a Starlette app under uvicorn (h11, one
-asyncio loop, no workers). A background task polls the journal read-only every ``poll_ms``
-(``edge.display.follower``), turns each tap into a ``Shown`` (``edge.display.board``) with the
-worker's name, category and photo from the gate's state directory (``edge.display.lookup``), and
-wakes the browsers. The page (``templates/page.html``) is server-rendered Jinja2; htmx's SSE
-extension (vendored, ``static/VENDORED.md``) swaps the fragments ``screen`` (current read + last 10)
-and ``status`` (status bar, inspector countdown; every second) pushed on ``GET /sse``.
+asyncio loop, no workers). A background task reads the journal read-only when the gate writes it
+(inotify, ``edge.display.wake``) and at least every ``poll_ms`` (``edge.display.follower``), turns
+each tap into a ``Shown`` (``edge.display.board``) with the worker's name, category and photo from
+the gate's state directory (``edge.display.lookup``), and wakes the browsers. The page
+(``templates/page.html``) is server-rendered Jinja2; htmx's SSE extension (vendored,
+``static/VENDORED.md``) swaps the fragments ``screen`` (current read + last 10) and ``status``
+(status bar, inspector countdown; every second) pushed on ``GET /sse``.
 
 Never in the gate's decision path: the gate does not know this process exists. Killing it, hanging
 it or never starting it changes nothing at the gate; restarted, it shows the last reads again from
@@ -56,6 +57,7 @@ from edge.display.board import Board, Person, Status, age_text, is_mismatch, sho
 from edge.display.follower import JournalFollower
 from edge.display.lookup import Lookup, photo_intact
 from edge.display.texts import labels
+from edge.display.wake import Waiter
 from wire.events import Event, TapPayload
 
 log = structlog.get_logger(__name__)
@@ -95,6 +97,7 @@ class Display:
         self.lang = cfg.display.lang or cfg.lang
         state = Path(cfg.state_dir)
         self.follower = JournalFollower(state / "journal.db")
+        self.waiter = Waiter(state / "journal.db", self.follower)  # woken by the gate's writes
         self.lookup = Lookup(state)
         self.board = Board()
         rb = _rulebook(cfg)
@@ -272,18 +275,20 @@ class Display:
                     self._notify()
             except Exception:  # noqa: BLE001 - the screen keeps following whatever one read does
                 log.exception("display_follow_failed")
-            await asyncio.sleep(poll_s)
+            await self.waiter.wait(poll_s)
 
     async def _lifespan(self, app):
         self._changed = asyncio.Event()
         self.load_tail()
         self.refresh_status()
+        self.waiter.start()
         task = asyncio.create_task(self._follow())
         log.info("display_started", gate_id=self.cfg.gate_id, last_seq=self.follower.last_seq)
         try:
             yield
         finally:
             task.cancel()
+            self.waiter.close()
             self.follower.close()
             self.lookup.close()
 

@@ -43,7 +43,7 @@ def test_registry_import_refuses_a_misspelt_rotation_number_and_writes_nothing(t
     code = main(["registry", "import", "--db", f"sqlite:///{db}", "--workers", str(bad)])
     _refused(capsys, code, "workers.csv:1: unknown column(s) rotation_numbr (the file takes "
                            "registration, name, category, status, suspended_from, suspended_until, "
-                           "health_exam_date, booklet_revalidated_year, rotation_number, cpf, pis)")
+                           "health_exam_date, booklet_revalidated_year, rotation_number, cpf, pis, port)")
     engine = create_engine(f"sqlite:///{db}")
     if "workers" in inspect(engine).get_table_names():
         from central.registry.schema import workers

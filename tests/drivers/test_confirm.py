@@ -24,6 +24,23 @@ def test_a_sighting_is_confirmed_only_by_the_same_uid_inside_the_window():
     assert confirm.seen("0102030405", 400 * MS + 150 * MS) is True  # exactly the window still counts
 
 
+def test_a_sighting_never_confirmed_is_handed_out_once_to_be_counted():
+    """Issue 37: a card whose repeats came too far apart (a starved writer) was dropped as noise
+    without a trace; ``unconfirmed`` names every sighting that lapsed, once."""
+    confirm = RepeatConfirm(150 * MS)
+    confirm.seen("0102030405", 0)
+    assert confirm.unconfirmed(100 * MS) == []  # still inside its window
+    assert confirm.unconfirmed(151 * MS) == ["0102030405"]
+    assert confirm.unconfirmed(300 * MS) == []  # once
+    confirm.seen("0102030405", 400 * MS)
+    confirm.seen("AABBCCDDEE", 450 * MS)  # another card before the repeat: the first lapsed
+    assert confirm.seen("AABBCCDDEE", 500 * MS) is True
+    assert confirm.unconfirmed(10_000 * MS) == ["0102030405"]  # the confirmed one is not named
+    confirm.seen("0102030405", 11_000 * MS)
+    confirm.reset()  # a reopen forgets the sighting (the driver counts the port's drop itself)
+    assert confirm.unconfirmed(20_000 * MS) == []
+
+
 def test_a_monotonic_clock_going_back_never_confirms_and_zero_is_off():
     confirm = RepeatConfirm(150 * MS)
     confirm.seen("0102030405", 500 * MS)

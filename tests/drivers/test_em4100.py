@@ -67,6 +67,21 @@ def test_discarded_bytes_are_counted():
     assert parser.discarded == 3
 
 
+def test_a_frame_without_its_stx_is_stray_bytes_and_a_malformed_frames_tail_is_not():
+    """A frame whose STX another reader took is stray (counted by the driver as a bad frame); the
+    rest of a frame already rejected as malformed is not counted a second time."""
+    parser = FrameParser()
+    assert parser.feed(GOOD[1:] + GOOD) == [Frame("0102030405")]
+    assert parser.stray == parser.discarded == len(GOOD) - 1 and parser.stray_runs == 1
+    short = GOOD[:1] + GOOD[2:]  # the first byte after STX lost: malformed at the ETX
+    (rejected, good) = parser.feed(short + b"\r\n" + GOOD)
+    assert rejected.reason == "malformed" and good == Frame("0102030405")
+    assert parser.stray == len(GOOD) - 1 and parser.discarded == len(GOOD) - 1 + 3  # ETX, CR, LF: its tail
+    assert parser.stray_runs == 1
+    assert parser.feed(b"x") == [] and parser.feed(b"yz" + GOOD[:5]) == [] and parser.stray_runs == 2  # one run
+    assert parser.pending == GOOD[:5]
+
+
 # -- fuzzing -------------------------------------------------------------------------------------
 VALID = re.compile(rb"\x02([0-9A-Fa-f]{12})[\r\n]{0,2}\x03")
 

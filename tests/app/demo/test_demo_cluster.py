@@ -29,13 +29,12 @@ def _children(root: int) -> dict[int, tuple[str, str]]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            stat = (entry / "stat").read_bytes().decode(errors="replace")  # a command name may not be UTF-8
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
+            fields = stat[stat.rindex(")") + 2:].split()
+            parents[int(entry.name)], info[int(entry.name)] = int(fields[1]), (fields[19], cmd)
+        except (OSError, ValueError, IndexError):  # gone meanwhile, or a stat being torn down
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        parents[int(entry.name)] = int(fields[1])
-        info[int(entry.name)] = (fields[19], cmd)
     found, frontier = {}, [root]
     while frontier:
         pid = frontier.pop()
@@ -65,13 +64,17 @@ class Watched:
             self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "demo", "--cluster",
                                           "--run-dir", str(tmp_path / "run")], stdout=out, stderr=subprocess.STDOUT)
         self.seen: dict[int, tuple[str, str]] = {}
+        self.errors: list[str] = []  # walks of /proc that failed (said when a program is not seen)
         self._done = threading.Event()
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
 
     def _watch(self) -> None:
         while not self._done.is_set():
-            self.seen.update(_children(self.proc.pid))
+            try:
+                self.seen.update(_children(self.proc.pid))
+            except Exception as exc:  # noqa: BLE001 - one bad walk of /proc must not end the watching
+                self.errors.append(repr(exc))
             self._done.wait(0.3)
 
     @property
@@ -84,14 +87,27 @@ class Watched:
         finally:
             self._done.set()
             self._watcher.join()
-            if self.proc.poll() is None:
+            if self.proc.poll() is None:  # timed out: the demo and every process it started go
                 self.proc.kill()
+                self.proc.wait()
+                self.kill_left()
+
+    def kill_left(self) -> None:
+        """SIGKILL every process seen that still lives. A demo killed alone left its gates running:
+        each reopened its pseudo-terminal's path every 2 s, and once a later run's pty took the
+        same /dev/pts number, that stale gate read the new run's frames too (issue 37)."""
+        for pid, (start, _cmd) in self.seen.items():
+            if _alive(pid, start):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def assert_nothing_left(self, programs) -> None:
         """Each of ``programs`` was among the processes seen, and none of those processes lives."""
         commands = " ".join(cmd for _start, cmd in self.seen.values())
         for program in programs:
-            assert program in commands, f"{program} never seen among the demo's processes"
+            assert program in commands, f"{program} never seen among the demo's processes ({self.errors[:3]})"
         left = {pid: cmd for pid, (start, cmd) in self.seen.items() if _alive(pid, start)}
         assert not left, left
         ha = re.search(r"\((/tmp/portgate-ha-[^)]+)\)", self.text).group(1)

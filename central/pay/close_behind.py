@@ -1,0 +1,120 @@
+"""The shift half of a month close in its own transaction, on a thread beside the pay half on
+PostgreSQL (issue 32: the first close within 2x its write floor).
+
+A first close writes its shifts and flags with COPY, and the server inserts them (indexes,
+triggers) while the client waits; the pay half before it only needs the rebuilt shifts and their
+output digests, which are computed before the first write. ``ShiftHalf`` runs the shift half's
+transaction (``central.ledger.reclose.rebuild_changed``, through the function it is given) on a
+worker thread; ``computed()`` returns once the shifts and digests are known (the ``ready`` call of
+``rebuild_changed``, or its end when nothing is rebuilt), and the caller computes pay while the
+server takes the shifts in; ``stored()`` waits for the transaction's commit, and the pay half calls
+it before it writes anything (``save_statements``' ``before_write``): the statements are still
+stored only after the shifts they pay, as when the halves ran one after the other. The results are
+the same either way (``tests/central/pay/test_close_same_on_both.py``).
+
+On SQLite (one writer at a time; a connection kept to its thread) the shift half runs at once, in
+the caller's thread, before ``computed()`` returns. The progress steps of the shift half are told
+in the caller's thread, in order, by ``computed()`` and ``stored()``. A failure of the shift half
+is raised by ``computed()`` or ``stored()``, a database one as ``central.db.store_failure``'s
+``StoreError`` (``StoreConflict``: run again) with ``what`` and ``conflict``; leaving the ``with``
+block waits for the thread (a failing pay half leaves the shift half to finish: its commit is a
+state an interrupted close can leave, see ``central.pay.close``).
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.db import store_failure
+from central.ledger.reclose import Rebuilt
+
+#: ``run(conn, step, ready)``: the shift half on ``conn`` (its transaction), telling ``step`` each
+#: step done and ``ready`` what it computed before writing (``rebuild_changed``'s arguments).
+ShiftRun = Callable[[Connection, Callable[[str], None], Callable[[Rebuilt], None]], Rebuilt]
+_WAKE = object()  # queued after either result is set: a waiting caller looks again
+
+
+class ShiftHalf:
+    """``run`` in a transaction of ``engine``: on a worker thread on PostgreSQL, at once
+    elsewhere. ``told``: the progress callback (``close_month``'s ``progress``); ``what`` and
+    ``conflict``: the words of ``store_failure`` for a database failure."""
+
+    def __init__(self, engine: Engine, run: ShiftRun, told: Callable[[str], None], *, what: str,
+                 conflict: str) -> None:
+        self._run, self._told, self._what, self._conflict = run, told, what, conflict
+        self._early: Future = Future()
+        self._steps: queue.SimpleQueue = queue.SimpleQueue()
+        self._pool: ThreadPoolExecutor | None = None
+        self._then_told = False
+        if engine.dialect.name == "postgresql":
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="close-shifts")
+            self._final = self._pool.submit(self._transaction, engine, self._steps.put)
+        else:
+            self._final = Future()
+            try:
+                self._final.set_result(self._transaction(engine, told))
+            except Exception as exc:  # raised to the caller by computed()
+                self._final.set_exception(exc)
+        self._final.add_done_callback(self._ended)
+
+    def __enter__(self) -> ShiftHalf:
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def computed(self) -> Rebuilt:
+        """The shift half's result as computed (its ``read`` may still grow: ``stored()`` has the
+        final one), once known; the steps done so far told."""
+        return self._wait(self._early)
+
+    def stored(self, *then: str) -> Rebuilt:
+        """The shift half's final result, once its transaction is committed; every step of it
+        told, then (on the first call given them) the caller's steps ``then``, done meanwhile."""
+        done = self._wait(self._final)
+        if then and not self._then_told:
+            self._then_told = True
+            for name in then:
+                self._told(name)
+        return done
+
+    def _transaction(self, engine: Engine, step: Callable[[str], None]) -> Rebuilt:
+        with engine.begin() as conn:
+            return self._run(conn, step, self._ready)
+
+    def _ready(self, computed: Rebuilt) -> None:
+        self._early.set_result(computed)
+        self._steps.put(_WAKE)
+
+    def _ended(self, final: Future) -> None:
+        if not self._early.done():  # nothing rebuilt, or a failure before: the end is the result
+            if final.exception() is not None:
+                self._early.set_exception(final.exception())
+            else:
+                self._early.set_result(final.result())
+        self._steps.put(_WAKE)
+
+    def _wait(self, future: Future) -> Rebuilt:
+        while not future.done():
+            self._tell(self._steps.get())
+        while True:  # the steps queued before it was done
+            try:
+                self._tell(self._steps.get_nowait())
+            except queue.Empty:
+                break
+        if self._final.done() and self._final.exception() is not None:
+            future = self._final  # failed after its shifts were computed: no use going on
+        try:
+            return future.result()
+        except SQLAlchemyError as exc:
+            raise store_failure(self._what, exc, self._conflict) from exc
+
+    def _tell(self, item) -> None:
+        if item is not _WAKE:
+            self._told(item)

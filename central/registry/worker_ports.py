@@ -1,0 +1,175 @@
+"""The registry's port (issue 37 item 4, many ports on one ledger; migration 0029).
+
+A worker is registered at one port's OGMO (Lei 12.815 art. 32-33): ``workers.port``, his home port;
+his cards follow him (a card's port is its holder's). A case's port is the port of the flagged event's
+gate (``cases.port``, written when it is opened). NULL in either column is the office's home port
+(``port`` of central.toml, the first of ``CentralConfig.served_ports``): every row made before 0029,
+and a worker imported without a port. The port is not in ``portgate.records.Worker``, so it never
+reaches the gates' roster nor its change feed (as the CPF and PIS: ``central.registry.ids``).
+
+``in_ports`` is the SQL test "of these ports" every per-port page applies; ``csv_ports`` /
+``csv_problems`` read and check a workers.csv's optional ``port`` column; ``set_port`` writes a
+worker's port with an audit row (``worker.port``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from sqlalchemy import and_, or_, select, true, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Session
+
+from central.registry.changes import audit
+from central.registry.schema import cards, workers
+from portgate import tables
+from portgate.errors import BadInput
+from wire.topics import check_id
+
+
+def in_ports(column, ports: Sequence[str] | None, served: Sequence[str]):
+    """The SQL condition "``column`` (a port column where NULL is the home port) is one of
+    ``ports``", for a view of ``ports`` (``request.state.ports``: None on a single-port office) on an
+    office serving ``served`` (home port first). ``true()`` when ``ports`` is None or covers every
+    served port (an all-ports view filters nothing: a row of a port no longer served stays seen)."""
+    if ports is None or set(ports) >= set(served):
+        return true()
+    wanted = list(dict.fromkeys(ports))
+    if served and served[0] in wanted:
+        return or_(column.in_(wanted), column.is_(None))
+    return and_(column.is_not(None), column.in_(wanted))
+
+
+def port_of(stored: str | None, served: Sequence[str]) -> str | None:
+    """A row's port: its stored ``port``, else the home port ``served[0]`` (None if none served)."""
+    return stored or (served[0] if served else None)
+
+
+def worker_port(conn: Connection | Session, registration: str) -> tuple[bool, str | None]:
+    """``(registered, stored port)`` of ``registration`` (the stored port None: the home port)."""
+    row = conn.execute(select(workers.c.port).where(workers.c.registration == registration)).first()
+    return (False, None) if row is None else (True, row.port)
+
+
+def worker_in(conn: Connection | Session, registration: str, ports: Sequence[str] | None,
+              served: Sequence[str]) -> bool:
+    """True when ``registration`` is registered at one of ``ports`` (``in_ports``); False for a
+    worker of another port and for no worker at all (the caller answers both alike: 404)."""
+    if len(registration) > 64 or "\x00" in registration:
+        return False
+    return conn.execute(select(workers.c.registration).where(
+        workers.c.registration == registration, in_ports(workers.c.port, ports, served))).first() is not None
+
+
+def card_holder_in(conn: Connection | Session, uid: str, ports: Sequence[str] | None,
+                   served: Sequence[str]) -> bool:
+    """True when card ``uid``'s holder is a worker of ``ports`` (a card follows its worker)."""
+    holder = conn.execute(select(cards.c.registration).where(cards.c.uid == uid)).scalar()
+    return holder is not None and worker_in(conn, holder, ports, served)
+
+
+def check_port(port: str, served: Sequence[str], where: str = "port") -> str:
+    """``port`` if it is a topic id (``wire.topics.check_id``) and, when ``served`` is given, one of
+    the served ports; ``BadInput`` naming ``where`` otherwise."""
+    check_id(port, where)
+    if served and port not in served:
+        raise BadInput(f"port {port!r} is not one of {', '.join(served)}", where=where)
+    return port
+
+
+def csv_ports(path: str | Path) -> dict[str, str]:
+    """``{registration: port}`` of the rows of a workers.csv that give a ``port`` (an empty cell or
+    no column: not listed)."""
+    out: dict[str, str] = {}
+    for _where, row in tables.read_rows(path):
+        port = (row.get("port") or "").strip()
+        if port:
+            out[(row.get("registration") or "").strip()] = port
+    return out
+
+
+def csv_problems(path: str | Path, allowed: Sequence[str]) -> list[str]:
+    """``file:line: ...`` for each ``port`` cell of a workers.csv that is not a topic id or, when
+    ``allowed`` is given, not one of ``allowed`` (the served ports, or a web user's ports)."""
+    errors = []
+    for where, row in tables.read_rows(path):
+        port = (row.get("port") or "").strip()
+        if not port:
+            continue
+        try:
+            check_id(port, "port")
+            if allowed and port not in allowed:
+                raise BadInput(f"port {port!r} is not one of {', '.join(allowed)}", where="port")
+        except BadInput as exc:
+            errors.append(f"{where}: {exc.reason}")
+    return errors
+
+
+def stored_ports(conn: Connection | Session, registrations: Iterable[str]) -> dict[str, str | None]:
+    """``{registration: stored port}`` of the registered workers among ``registrations`` (chunks of
+    500, under SQLite's parameter limit)."""
+    regs = list(dict.fromkeys(registrations))
+    out: dict[str, str | None] = {}
+    for i in range(0, len(regs), 500):
+        out.update(conn.execute(select(workers.c.registration, workers.c.port)
+                                .where(workers.c.registration.in_(regs[i:i + 500]))).all())
+    return out
+
+
+def set_port(session: Session, registration: str, port: str | None, *, actor: str, now: dt.datetime,
+             served: Sequence[str] = ()) -> bool:
+    """Give ``registration`` the port ``port`` (None: the home port). Writes it with one
+    ``worker.port`` audit row when it changes what the worker's port is (a NULL and the home port
+    ``served[0]`` are the same port); returns whether it wrote. The worker must exist."""
+    old = session.execute(select(workers.c.port).where(workers.c.registration == registration)).scalar()
+    if port_of(old, served) == port_of(port, served):
+        return False
+    session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
+    audit(session, actor=actor, action="worker.port", subject=registration,
+          detail={"changed": {"port": [old or "", port or ""]}}, now=now)
+    return True
+
+
+def import_problems(session: Session, workers_csv: str | Path | None, card_holders: Iterable[tuple[str, str]],
+                    file_regs: Iterable[str], *, allowed: Sequence[str] = (),
+                    scope: Sequence[str] | None = None, served: Sequence[str] = ()) -> list[str]:
+    """The ``file:line: ...`` refusals of an import's ports: a workers.csv ``port`` cell that is not
+    a topic id or not one of ``allowed`` (``csv_problems``); with ``scope`` (a web user's view of some
+    ports, ``in_ports``), a workers.csv row restating a worker registered at another port, and a
+    cards.csv row (``card_holders``: ``(where, registration)``) of a worker of another port (a clerk
+    imports his port's registry only). ``file_regs``: the workers.csv's registrations."""
+    errors = csv_problems(workers_csv, allowed) if workers_csv else []
+    if scope is None or set(scope) >= set(served):
+        return errors
+    in_file = set(file_regs)
+    holders = {reg for _where, reg in card_holders} - in_file
+    stored = stored_ports(session, [*in_file, *holders])
+    mine = set(scope)
+
+    def foreign(reg: str) -> bool:
+        return reg in stored and port_of(stored[reg], served) not in mine
+
+    if workers_csv:
+        errors += [f"{where}: registration {reg} is a worker of another port"
+                   for where, row in tables.read_rows(workers_csv)
+                   if foreign(reg := (row.get("registration") or "").strip())]
+    errors += [f"{where}: registration {reg} is a worker of another port"
+               for where, reg in card_holders if reg not in in_file and foreign(reg)]
+    return errors
+
+
+def apply_import(session: Session, workers_csv: str | Path, default: str | None, *, actor: str,
+                 now: dt.datetime, served: Sequence[str] = ()) -> set[str]:
+    """Give each worker of an accepted workers.csv his row's ``port`` cell, else ``default`` (None:
+    a worker keeps his port, a new one stays NULL, the home port) with ``set_port``; returns the
+    registrations whose port changed."""
+    given = csv_ports(workers_csv)
+    moved = set()
+    for _where, row in tables.read_rows(workers_csv):
+        reg = (row.get("registration") or "").strip()
+        port = given.get(reg, default)
+        if port is not None and set_port(session, reg, port, actor=actor, now=now, served=served):
+            moved.add(reg)
+    return moved
