@@ -5,14 +5,15 @@
     portgate evidence verify FILE.zip [--office-key FP] [--gate-key G=FP ...] [--inspector-key FP] [--pins FILE]
     portgate evidence inspector-key --dir DIR
     portgate evidence countersign-gate RECORD --key DIR/inspector.key --gate-fingerprint FP [--office-fingerprint FP]
-    portgate evidence audit (--config central.toml | --db URL --keys-dir DIR) [--after-id N]
+    portgate evidence audit (--config central.toml | --db URL --keys-dir DIR) [--after-id N] [--nice 0-19]
 
 ``verify`` needs only the zip (and the fingerprints the court expects, as pins): it prints one
 ``ok: ...`` line per check that holds, one ``key: ...`` line per key relied on and one ``FAIL: ...``
 line per thing that does not hold, then exits 0 (all holds, every key pinned), 1 (something fails,
 a pin that does not match included), 2 (not a bundle, bad pins) or 3 (all holds, but a key relied on
-is not pinned: the last line says the result holds only if those keys are the parties' own). ``audit`` checks, at nice 19, the own signature of every stored signed event after
-ledger id N (ingest proves an inner event's content through its successor's signature only), each
+is not pinned: the last line says the result holds only if those keys are the parties' own).
+``audit`` checks, at nice 19 (``--nice N``: N, or the caller's when it is higher), the own
+signature of every stored signed event after ledger id N (ingest proves an inner event's content through its successor's signature only), each
 such event's stored link row, and every signing gate's received seqs still in the ledger; records
 each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED, LINK_ALTERED, LINK_MISSING, MISSING) as a chain
 break and prints the last id examined; exit 0 (all hold), 1 (failures found, new or already
@@ -131,10 +132,13 @@ def verify_cmd(ctx, bundle, office_keys, gate_keys, inspector_keys, pins_file):
 @click.option("--keys-dir", type=click.Path(file_okay=False), help="Gate and office keys (instead of --config).")
 @click.option("--after-id", type=click.IntRange(min=0, max=MAX_ID), default=0, show_default=True,
               help="Audit ledger events after this id (the last id a previous audit printed).")
+@click.option("--nice", "niceness", type=click.IntRange(min=0, max=19), default=19, show_default=True,
+              help="Audit at this niceness or lower priority (19, the lowest: the ingest comes first; "
+                   "0 keeps the caller's).")
 @click.pass_context
-def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
-    """Verify every stored event's own signature, its link row and each gate's seqs (nice 19);
-    record and name each failure."""
+def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
+    """Verify every stored event's own signature, its link row and each gate's seqs (at nice 19 unless
+    --nice says otherwise); record and name each failure."""
     import os  # lazy: CLI start-up
 
     from sqlalchemy.exc import OperationalError  # lazy: CLI start-up
@@ -147,7 +151,7 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id):
 
     db_url, keys_dir = _ledger_and_keys(config_path, db_url, keys_dir)
     ring = KeyRing(keys_dir)
-    os.nice(19 - os.nice(0))  # lowest priority: the ingest comes first
+    os.nice(max(0, niceness - os.nice(0)))  # by default the lowest priority: the ingest comes first
     try:
         upgrade(db_url)
         engine = make_engine(db_url)

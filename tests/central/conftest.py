@@ -71,6 +71,16 @@ def copy_sqlite(source: Path, target: Path) -> None:
         src.backup(dst)
 
 
+@pytest.fixture
+def sqlite_ledger(migrated_sqlite):
+    """``sqlite_ledger(path)``: a copy of the session's migrated SQLite ledger made at ``path`` (a
+    ``Path``), and its URL: what ``upgrade(f"sqlite:///{path}")`` would leave there."""
+    def make(path: Path) -> str:
+        copy_sqlite(migrated_sqlite, path)
+        return f"sqlite:///{path}"
+    return make
+
+
 class Ledgers:
     """Fresh ledgers copied from ledgers made once per session: migrated to head, and optionally
     filled by a function (the demo registry, ...) under a name. ``url(request, kind, tmp_path)`` is

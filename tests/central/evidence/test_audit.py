@@ -5,6 +5,7 @@ records it as a BAD_SIGNATURE break, once; real SQLite ledger, real keys, the re
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +17,6 @@ from sqlalchemy import select
 from central.db import make_engine
 from central.evidence.audit import Row, audit, audit_rows
 from central.ingest.keys import KeyRing, add_gate, register_public_key
-from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, events
 from edge.journal import Journal
 from edge.rules.model import Now
@@ -35,7 +35,7 @@ def tap(i):
 
 
 @pytest.fixture
-def ledger(tmp_path):
+def ledger(tmp_path, sqlite_ledger):
     """A ledger holding gate g1's six signed events (seq 3's sig replaced, MAC redone with the HMAC
     key: the ingest accepts it, its content proven by seq 4) and g2's three HMAC-only ones."""
     keys = tmp_path / "keys"
@@ -50,8 +50,7 @@ def ledger(tmp_path):
     plain = [j2.append(tap(i), now=Now(T0, i, True)) for i in range(3)]
     j2.close()
     evs[2] = sign(msgspec.structs.replace(evs[2], sig="00" * 64), hkey)
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     ring = KeyRing(keys, recheck_s=0)
     assert ingest(engine, ring, evs + plain, T0) == []
@@ -65,7 +64,10 @@ def recorded(engine):
 
 
 def cli(url, keys, *extra):
-    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), *extra]
+    """The installed ``evidence audit`` at the test's own priority (``--nice 0``: at its default nice 19 it
+    waits behind every other process of a busy suite; the default has its own test in test_audit.py)."""
+    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0",
+           *extra]
     return subprocess.run(run, capture_output=True, text=True, timeout=300)
 
 
@@ -199,3 +201,17 @@ def test_a_keys_dir_that_does_not_exist_names_the_option_and_the_path(ledger, tm
     where = "--keys-dir" if given == "option" else f"{config}: keys_dir"
     assert (run.returncode, run.stderr) == (2, f"portgate: {where}: '/nonexistent' does not exist (portgate central "
                                                "add-gate creates the key directory)\n")
+
+
+@pytest.mark.parametrize("extra, niceness", [((), 19), (("--nice", "0"), 0)])
+def test_the_audit_runs_at_nice_19_unless_told_otherwise(ledger, extra, niceness):
+    """The command lowers its own priority (the ingest comes first); ``--nice N`` asks for N instead
+    (0: the caller's; never above the caller's priority). The process reports its niceness once the
+    command returned."""
+    _engine, _ring, url, keys, _evs = ledger
+    niceness = max(niceness, os.nice(0))  # a suite run under nice keeps it
+    report = ("import os, sys\nfrom app.cli import main\ncode = main(sys.argv[1:])\n"
+              "print('nice', os.nice(0), 'exit', code, file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", report, "evidence", "audit", "--db", url, "--keys-dir", str(keys),
+                          *extra], capture_output=True, text=True, timeout=300)
+    assert run.stderr.splitlines()[-1] == f"nice {niceness} exit 1", run.stdout + run.stderr  # 1: the planted break

@@ -55,7 +55,10 @@ def ledger(tmp_path, migrated_url):
 
 
 def cli(url, keys, *extra):
-    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), *extra]
+    """The installed ``evidence audit`` at the test's own priority (``--nice 0``: at its default nice 19 it
+    waits behind every other process of a busy suite; the default has its own test in test_audit.py)."""
+    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0",
+           *extra]
     return subprocess.run(run, capture_output=True, text=True, timeout=300)
 
 

@@ -15,7 +15,6 @@ from central.evidence.verify import verify_bundle
 from central.ingest import chain as chain_check
 from central.ingest.keys import KeyRing, add_gate, register_public_key
 from central.ingest.event_store import Accepted, check, update_progress, write_batch
-from central.ledger.migrate import upgrade
 from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
@@ -32,7 +31,7 @@ def tap(i, reg="R1"):
                       rules_failed=["G6"], registration=reg, message="NEGADO")
 
 
-def test_a_segment_and_a_rollover_verify_and_a_missing_event_is_named(tmp_path):
+def test_a_segment_and_a_rollover_verify_and_a_missing_event_is_named(tmp_path, sqlite_ledger):
     keys = tmp_path / "keys"
     hkey = read_secret(add_gate(keys, "g1"))
     first = chain.new_private_key()
@@ -50,8 +49,7 @@ def test_a_segment_and_a_rollover_verify_and_a_missing_event_is_named(tmp_path):
     later.append(j.rotate_key(second, now=Now(T0, 0, True)))
     later += [j.append(tap(20 + i), now=Now(T0 + dt.timedelta(hours=2, minutes=i), 200 + i, True)) for i in range(2)]
     j.close()
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     ring = KeyRing(keys, recheck_s=0)
     delivered = sent[:3] + later  # 4 and 5 were lost with the torn journal (documented)
@@ -94,7 +92,7 @@ def test_a_segment_and_a_rollover_verify_and_a_missing_event_is_named(tmp_path):
     assert any("CHAIN_BREAK MISSING gate g1 seq 3" in f for f in failures)
 
 
-def test_an_inner_signature_altered_with_the_hmac_key_passes_ingest_and_fails_the_bundle(tmp_path):
+def test_an_inner_signature_altered_with_the_hmac_key_passes_ingest_and_fails_the_bundle(tmp_path, sqlite_ledger):
     """Ingest verifies one signature per run of linked events (central/ingest/runs.py): an inner
     event whose ``sig`` alone was replaced (its content, proven by its successor's signature,
     untouched; the MAC redone with the office's HMAC key) is accepted there. ``evidence verify``
@@ -112,8 +110,7 @@ def test_an_inner_signature_altered_with_the_hmac_key_passes_ingest_and_fails_th
     evs = [j.append(tap(i), now=Now(T0 + dt.timedelta(minutes=i), i, True)) for i in range(6)]
     j.close()
     evs[2] = sign(msgspec.structs.replace(evs[2], sig="00" * 64), hkey)  # seq 3: only its sig altered
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     ring = KeyRing(keys, recheck_s=0)
     items = [(topics.gate_events("santos", "g1"), encode(e)) for e in evs]

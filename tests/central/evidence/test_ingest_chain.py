@@ -16,7 +16,6 @@ from central.db import make_engine
 from central.ingest import chain as chain_check
 from central.ingest.keys import KeyRing, add_gate, public_key_path, read_public_keys, register_public_key
 from central.ingest.event_store import Accepted, DeadLetter, check, write_batch
-from central.ledger.migrate import upgrade
 from central.ledger.schema import chain_breaks, dead_letters, events
 from edge.journal import Journal
 from edge.rules.model import Now
@@ -36,9 +35,8 @@ def tap(i):
 
 
 @pytest.fixture
-def office(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+def office(tmp_path, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     yield engine
     engine.dispose()

@@ -16,7 +16,6 @@ from central.config import CentralConfig, IngestSettings, PublishSettings
 from central.db import make_engine
 from central.ingest.keys import add_gate
 from central.ingest.service import Ingest
-from central.ledger.migrate import upgrade
 from central.registry import store as registry
 from central.registry.store import import_files
 from edge.journal import Journal
@@ -31,11 +30,10 @@ WORKERS = "registration,name,category,status\n1001,Ana Souza,vigia,active\n"
 CARDS = "uid,kind,registration,status\nAA000001,control,1001,active\n"
 
 
-def test_a_card_reported_lost_in_the_registry_is_blocked_at_the_gate_with_csv_snapshots(tmp_path):
+def test_a_card_reported_lost_in_the_registry_is_blocked_at_the_gate_with_csv_snapshots(tmp_path, sqlite_ledger):
     (tmp_path / "workers.csv").write_text(WORKERS)
     (tmp_path / "cards.csv").write_text(CARDS)
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     with Session(engine) as s, s.begin():
         import_files(s, workers_csv=tmp_path / "workers.csv", cards_csv=tmp_path / "cards.csv", actor="clerk")

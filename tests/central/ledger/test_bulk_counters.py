@@ -61,9 +61,8 @@ def test_a_bulk_insert_counts_as_the_triggers_do(db_url, tmp_path, n):
         other.dispose()
 
 
-def test_other_connections_never_see_the_table_without_its_trigger(tmp_path, mocker):
-    url = f"sqlite:///{tmp_path / 'l.db'}"
-    upgrade(url)
+def test_other_connections_never_see_the_table_without_its_trigger(tmp_path, mocker, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "l.db")
     engine = make_engine(url)
     with engine.connect() as c:
         start = read_counters(c)["shifts"]
@@ -115,9 +114,8 @@ def test_a_failed_batch_rolled_back_leaves_counter_and_trigger(db_url):
     engine.dispose()
 
 
-def test_a_failed_batch_committed_anyway_over_counts_and_keeps_the_trigger(tmp_path):
-    url = f"sqlite:///{tmp_path / 'l.db'}"
-    upgrade(url)
+def test_a_failed_batch_committed_anyway_over_counts_and_keeps_the_trigger(tmp_path, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "l.db")
     engine = make_engine(url)
     triggers = _triggers(engine)
     with engine.connect() as c:

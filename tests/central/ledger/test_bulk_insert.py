@@ -18,6 +18,14 @@ from central.ledger.tables import shift_flags, shifts
 T0 = dt.datetime(2026, 3, 1, 10, 0, tzinfo=dt.UTC)
 
 
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
+
+
 def _shift(i: int) -> dict:
     return {"shift_id": f"r{i}/s/2026-03-01/07-13", "registration": f"r{i}", "ship": "s",
             "work_date": dt.date(2026, 3, 1), "period": "07-13", "function": "vigia", "berth": "berthed",

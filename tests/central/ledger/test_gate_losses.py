@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import select
 
 from central.db import make_engine
@@ -15,6 +16,14 @@ from wire.events import AlertPayload, Event, TapPayload, encode, new_event_id, s
 
 T = dt.datetime(2026, 3, 1, 12, tzinfo=dt.UTC)
 KEY = b"k" * 32
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def _event(seq, payload=None, gate="g1"):

@@ -176,11 +176,8 @@ def test_a_damaged_stored_tap_is_a_clear_error(raw, why):
     assert why in str(info.value)
 
 
-def test_a_damaged_row_in_the_events_table_stops_the_rebuild_with_bad_input(tmp_path):
-    from central.ledger.migrate import upgrade
-
-    url = f"sqlite:///{tmp_path / 'l.db'}"
-    upgrade(url)
+def test_a_damaged_row_in_the_events_table_stops_the_rebuild_with_bad_input(tmp_path, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "l.db")
     engine = make_engine(url)
     g = ShiftEvents()
     with engine.begin() as conn:
@@ -193,14 +190,12 @@ def test_a_damaged_row_in_the_events_table_stops_the_rebuild_with_bad_input(tmp_
     engine.dispose()
 
 
-def test_a_stored_time_that_is_not_iso_8601_is_a_store_error(tmp_path):
+def test_a_stored_time_that_is_not_iso_8601_is_a_store_error(tmp_path, sqlite_ledger):
     from sqlalchemy import text
 
-    from central.ledger.migrate import upgrade
     from portgate.errors import StoreError
 
-    url = f"sqlite:///{tmp_path / 'l.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "l.db")
     engine = make_engine(url)
     g = ShiftEvents()
     day = dt.date(2026, 3, 3)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from sqlalchemy import select
 
 from app.cli import main
@@ -22,6 +23,14 @@ from testkit.shift_events import ShiftEvents, dispatch
 Z = ZoneInfo("America/Sao_Paulo")
 ROOT = Path(__file__).resolve().parents[3]
 CHIEF = "101/9300002/2026-03-15/19-01"
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def _port(tmp_path: Path, fare: str) -> Path:

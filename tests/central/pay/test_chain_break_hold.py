@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 import msgspec
+import pytest
 from sqlalchemy import select
 
 from central.db import make_engine
@@ -30,6 +31,14 @@ from wire.events import encode, sign
 
 NOW = dt.datetime(2026, 4, 3, tzinfo=dt.UTC)
 FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def _sealed(tmp_path, evs) -> tuple:

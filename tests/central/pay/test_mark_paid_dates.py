@@ -19,6 +19,14 @@ SHIFT_101 = "101/9300002/2026-03-15/19-01"  # work day 2026-03-15, period 19-01
 
 
 @pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
+
+
+@pytest.fixture
 def stored(db_url, capsys):
     _shifts_ledger(db_url)
     assert run(capsys, "pay", "--db", db_url, "--from", "2026-03-01", "--to", "2026-03-31")[0] == 0

@@ -8,6 +8,8 @@ import datetime as dt
 import json
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from app.cli import main
 from central.db import make_engine
 from central.ledger.migrate import upgrade
@@ -18,6 +20,14 @@ from tests.central.pay.test_billing_and_meal import CHIEF, _pay, _port
 
 Z = ZoneInfo("America/Sao_Paulo")
 D2 = dispatch(dt.date(2026, 3, 15), "19-01", "9300002", berth="anchored", function="vigia_chefe")
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def _at(day: int, hour: int, minute: int = 0) -> dt.datetime:

@@ -38,6 +38,14 @@ SHIP = "9300002"
 FARE_LINE = '# anchorage_transport_fare = "45.00"'
 
 
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
+
+
 def _at(day: int, hour: int, minute: int = 0, second: int = 0) -> dt.datetime:
     return dt.datetime(2026, 3, day, hour, minute, second, tzinfo=Z).astimezone(dt.UTC)
 

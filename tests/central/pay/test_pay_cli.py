@@ -8,6 +8,8 @@ import datetime as dt
 import json
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from central.db import make_engine
 from central.ledger.migrate import upgrade
 from central.ledger.store import insert_events
@@ -23,6 +25,14 @@ SHIFTS = [
     ("102", "vigia", "9300001", "berthed", dt.date(2026, 3, 31), "19-01", (3, 31, 19, 0), (4, 1, 1, 40)),
     ("103", "vigia", "9300003", "berthed", dt.date(2026, 3, 14), "13-19", (3, 14, 13, 0), None),
 ]
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def loc(parts) -> dt.datetime:
@@ -172,9 +182,8 @@ def test_ledger_cli_migrate_and_shifts_list_flags(tmp_path, capsys):
     assert code == 2 and "--at" in err
 
 
-def test_held_shift_is_printed_as_held_not_paid(tmp_path, capsys):
-    url = f"sqlite:///{tmp_path / 'h.db'}"
-    upgrade(url)
+def test_held_shift_is_printed_as_held_not_paid(tmp_path, capsys, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "h.db")
     g = ShiftEvents()
     engine = make_engine(url)
     with engine.begin() as conn:
@@ -187,10 +196,9 @@ def test_held_shift_is_printed_as_held_not_paid(tmp_path, capsys):
     assert rows[0]["flags"][0].startswith("NO_ENTRY")
 
 
-def _early_exit_ledger(tmp_path) -> str:
+def _early_exit_ledger(tmp_path, sqlite_ledger) -> str:
     """One vigia admitted 06:55 and out at 11:00 on a 07-13 period, the exit flagged EARLY_EXIT."""
-    url = f"sqlite:///{tmp_path / 'early.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "early.db")
     g = ShiftEvents()
     d = dispatch(dt.date(2026, 3, 10), "07-13")
     engine = make_engine(url)
@@ -202,8 +210,8 @@ def _early_exit_ledger(tmp_path) -> str:
     return url
 
 
-def test_g9_early_exit_statement_is_computed_and_on_hold_for_review(tmp_path, capsys):
-    url = _early_exit_ledger(tmp_path)
+def test_g9_early_exit_statement_is_computed_and_on_hold_for_review(tmp_path, capsys, sqlite_ledger):
+    url = _early_exit_ledger(tmp_path, sqlite_ledger)
     code, rows, _ = run(capsys, "pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10")
     assert code == 0
     total = [r for r in rows if r["rule"] == "TOTAL"][0]
@@ -237,8 +245,8 @@ def test_g9_early_exit_statement_is_computed_and_on_hold_for_review(tmp_path, ca
     assert run(capsys, "pay", "mark-paid", "--db", url, sid)[0] == 0
 
 
-def test_g9_early_exit_hold_in_csv_output(tmp_path, capsys):
-    url = _early_exit_ledger(tmp_path)
+def test_g9_early_exit_hold_in_csv_output(tmp_path, capsys, sqlite_ledger):
+    url = _early_exit_ledger(tmp_path, sqlite_ledger)
     assert main(["pay", "--db", url, "--from", "2026-03-10", "--to", "2026-03-10", "--format", "csv"]) == 0
     rows = list(csv.DictReader(capsys.readouterr().out.splitlines()))
     total = [r for r in rows if r["rule"] == "TOTAL"][0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import func, select
 
 from central.db import make_engine
@@ -19,6 +20,14 @@ from tests.central.pay.test_pay_refusals import HEADER, _ledger
 
 DAY = dt.date(2026, 3, 10)
 OPEN_SHIFT = [("300", "vigia", "9300001", "berthed", DAY, "07-13", (3, 10, 6, 58), None)]
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def _pay_at(db_url, now):

@@ -27,6 +27,14 @@ GOOD = "100,vigia,9300001,berthed,2026-03-10T07:00:00-03:00,2026-03-10T13:00:00-
 _PORT, RULEBOOK, CALENDAR = load_setup(None)  # the port the CLI pays by default
 
 
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
+
+
 def csv_file(tmp_path: Path, *rows: str, name: str = "shifts.csv") -> Path:
     path = tmp_path / name
     path.write_text("\n".join([HEADER, GOOD, *rows]) + "\n", encoding="utf-8")
@@ -207,9 +215,8 @@ def test_ledger_holds_a_period_that_is_not_ordinary(tmp_path, capsys):
     (["ledger", "shifts", "--from", "0001-01-01", "--to", "2026-01-01"], "--from: '0001-01-01' is outside"),
     (["ledger", "shifts", "--from", "2026-01-01", "--to", "2101-01-01"], "--to: '2101-01-01' is outside"),
 ])
-def test_dates_outside_a_sane_range_are_refused(tmp_path, capsys, args, text):
-    url = f"sqlite:///{tmp_path / 'l.db'}"
-    upgrade(url)
+def test_dates_outside_a_sane_range_are_refused(tmp_path, capsys, args, text, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "l.db")
     code, rows, err = run(capsys, *args[:1 + (args[0] == "ledger")], "--db", url,
                           *args[1 + (args[0] == "ledger"):])
     assert code == 2 and rows == [] and text in err, err
@@ -217,9 +224,8 @@ def test_dates_outside_a_sane_range_are_refused(tmp_path, capsys, args, text):
 
 @pytest.mark.parametrize("at", ["0001-01-01T00:00:00+03:00", "9999-12-31T23:00:00-03:00",
                                 "2101-01-01T00:00:00+00:00"])
-def test_overdue_at_outside_the_range_is_refused(tmp_path, capsys, at):
-    url = f"sqlite:///{tmp_path / 'l.db'}"
-    upgrade(url)
+def test_overdue_at_outside_the_range_is_refused(tmp_path, capsys, at, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "l.db")
     code, _, err = run(capsys, "pay", "overdue", "--db", url, "--at", at)
     assert code == 2 and f"--at {at!r}" in err, err
 

@@ -25,6 +25,14 @@ FIRST = f"{CHIEF}@decreto-83611-1979"
 AT = dt.datetime(2026, 4, 5, tzinfo=dt.UTC)
 
 
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
+
+
 def _copy_statement(engine, sid: str, new_id: str) -> None:
     """A second current statement of the same shift, as a sqlite3 INSERT ... SELECT would make."""
     with engine.begin() as conn:

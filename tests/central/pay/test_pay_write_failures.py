@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 
@@ -17,6 +18,14 @@ from tests.central.pay.test_statement_versions import _close_day, _ledger, _rows
 from tests.central.pay.test_pay_cli import run
 
 DAY = ("--from", "2026-03-15", "--to", "2026-03-15", "--at", "2026-04-05T00:00:00+00:00")
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 def test_a_read_only_ledger_is_one_line_without_sql(tmp_path, capsys):

@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import pytest
 from sqlalchemy import select
 
 import central.pay.versions_save as versions
@@ -22,6 +23,14 @@ from tests.central.pay.test_pay_cli import run
 
 cents = st.integers(-10**12, 10**12)
 text = st.text()
+
+
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
 
 
 @settings(max_examples=500, deadline=None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import func, select
 
 from central.db import make_engine
@@ -18,7 +19,17 @@ MONTH = ("--from", "2026-03-01", "--to", "2026-03-31")
 CHIEF = "101/9300002/2026-03-15/19-01"  # RULES.md worked example 2: 696.60
 
 
+@pytest.fixture
+def db_url(migrated_url):
+    """This module's ledgers start migrated: each test gets a copy of the session's migrated ledger
+    (``migrated_url``, tests/central/conftest.py) on SQLite and on PostgreSQL instead of running the
+    migrations itself (they have their own tests: tests/central/ledger/test_migrations.py)."""
+    return migrated_url
+
+
 def _ledger(db_url):
+    """The ledger at ``db_url`` migrated (nothing to do on this module's copies; other modules pass
+    an empty one) and holding the taps of SHIFTS; an engine on it."""
     upgrade(db_url)
     gates = {ship: ShiftEvents(f"g{ship[-1]}") for ship in ("9300001", "9300002", "9300003")}
     evs = []

@@ -18,7 +18,6 @@ from sqlalchemy import select
 
 from app.cli import main
 from central.db import make_engine
-from central.ledger.migrate import upgrade
 from central.production.schema import production_gangs, production_inputs
 from tests.central.production.cli_files import pay, write
 
@@ -39,9 +38,8 @@ def _files(tmp_path, *gangs, sub="files"):
 
 
 @pytest.fixture
-def ledger(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+def ledger(tmp_path, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "ledger.db")
     return url
 
 

@@ -23,7 +23,6 @@ from sqlalchemy import select
 
 from app.cli import main
 from central.db import make_engine
-from central.ledger.migrate import upgrade
 from central.production.schema import production_inputs
 from tests.central.production.cli_files import lines, member, pay, refused, write
 
@@ -54,9 +53,8 @@ def test_an_extra_member_is_paid_a_normal_share_without_him_apart_as_the_adminis
         capsys.readouterr().out.splitlines()
 
 
-def test_the_extra_is_stored_apart_with_the_import(tmp_path, capsys):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+def test_the_extra_is_stored_apart_with_the_import(tmp_path, capsys, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "ledger.db")
     assert main(["production", "import", *write(tmp_path, gang=GANG, tally=TALLY, rulebook="dl-3844-1941"),
                  "--db", url]) == 0
     engine = make_engine(url)

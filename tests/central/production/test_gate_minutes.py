@@ -23,7 +23,6 @@ import pytest
 
 from app.cli import main
 from central.db import make_engine
-from central.ledger.migrate import upgrade
 from central.ledger.shifts import reconstruct
 from central.ledger.store import insert_events
 from central.production.gate import from_gate, gate_minutes
@@ -65,9 +64,8 @@ def _files(tmp_path, *, second_gang: bool = False):
 
 
 @pytest.fixture
-def ledger(tmp_path):
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+def ledger(tmp_path, sqlite_ledger):
+    url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)
     with engine.begin() as conn:
         insert_events(conn, _taps(), dt.datetime(2026, 3, 11, tzinfo=dt.UTC))

@@ -124,16 +124,14 @@ def test_c9_dock_work_an_eight_hour_period_and_its_cap(tmp_path, capsys):
     assert lines(member(doc, "W2")) == [("C1", "90.00"), ("C2", "135.00")] and member(doc, "W2")["flags"] == []
 
 
-def test_the_extension_over_cap_flag_is_stored_with_the_import(tmp_path, capsys):
+def test_the_extension_over_cap_flag_is_stored_with_the_import(tmp_path, capsys, sqlite_ledger):
     from sqlalchemy import select
 
     from app.cli import main
     from central.db import make_engine
-    from central.ledger.migrate import upgrade
     from central.production.schema import production_inputs
 
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     gang = "gang_id,registration,role,minutes_worked\nT1,E1,stevedore,481\nT1,E2,stevedore,480\n"
     assert main(["production", "import", *write(tmp_path, gang=gang, tally=TALLY), "--db", url]) == 0
     engine = make_engine(url)
@@ -146,16 +144,14 @@ def test_the_extension_over_cap_flag_is_stored_with_the_import(tmp_path, capsys)
     assert [tuple(n) for n in notes] == [("EXTENSION_OVER_CAP", CAP_G1)]
 
 
-def test_r8_hours_count_the_travel_and_an_e8_stoppage_as_work_time(tmp_path, capsys):
+def test_r8_hours_count_the_travel_and_an_e8_stoppage_as_work_time(tmp_path, capsys, sqlite_ledger):
     # RULES.md E9: an E8 stoppage counts as work time for R8 too (E7 already: travel). E1 300 min +
     # 40 min travel + 30 min no equipment = 370 min = 6.17 h (today: 340 min = 5.67 h).
     import json
 
     from app.cli import main
-    from central.ledger.migrate import upgrade
 
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
+    url = sqlite_ledger(tmp_path / "ledger.db")
     argv = write(tmp_path, gang="gang_id,registration,role,minutes_worked\nT1,E1,stevedore,300\n", tally=TALLY,
                  interruptions="gang_id,kind,minutes\nT1,anchorage_travel,40\nT1,no_equipment,30\n")
     assert main(["production", "import", *argv, "--db", url]) == 0
