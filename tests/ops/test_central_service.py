@@ -45,7 +45,7 @@ def test_central_ready_watchdog_and_metrics(tmp_path, broker, notify_socket, sta
     cfg = central_toml(tmp_path, broker, metrics_port=mport, workers=2)
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket,
                         watchdog_usec=400_000)
-    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
     assert svc.alive(), svc.output()
     wait_until(lambda: notify_socket.seen("WATCHDOG=1") >= 3, what="three WATCHDOG=1 pings")
     text = scrape(mport)
@@ -64,7 +64,7 @@ def test_central_password_never_logged(tmp_path, secure_broker, notify_socket, s
     cfg = central_toml(tmp_path, secure_broker, user="office", password="ledger-pw-Secr3t")
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket,
                         extra_env={"PORTGATE_LOG_LEVEL": "debug"})
-    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
     assert svc.alive(), svc.output()
     assert "broker not reached" not in "".join(notify_socket.poll())  # authenticated and connected
     svc.stop()
@@ -135,6 +135,6 @@ def test_central_run_refuses_an_empty_sqlite_ledger_file_and_ledger_migrate_make
     assert migrated.returncode == 0, migrated
     assert empty.stat().st_size > 0
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
-    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
     assert svc.alive(), svc.output()
     assert svc.stop() == 0

@@ -35,7 +35,7 @@ def test_gate_ready_watchdog_metrics_and_logs(tmp_path, notify_socket, start_ser
     try:
         svc = start_service(["edge", "run", "--config", str(cfg)], notify=notify_socket,
                             watchdog_usec=600_000)
-        wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+        wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
         assert svc.alive(), svc.output()
         wait_until(lambda: notify_socket.seen("WATCHDOG=1") >= 3, what="three WATCHDOG=1 pings")
         # a known control card, an unknown card, a malformed read

@@ -42,7 +42,7 @@ def json_lines(text: str) -> list[dict]:
 def test_central_run_on_a_new_ledger_writes_only_json(tmp_path, broker, notify_socket, start_service):
     cfg = central_toml(tmp_path, broker, workers=2)  # the ledger file does not exist: migrations run
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
-    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
     assert svc.alive(), svc.output()
     assert svc.stop() == 0
     lines = json_lines(svc.output())
@@ -66,7 +66,7 @@ port = {broker.port}
         shown = tmp_path / "shown.jsonl"
         wait_until(lambda: shown.exists() and len(shown.read_text().splitlines()) >= 2 or not svc.alive(),
                    what="2 decisions")
-        wait_until(lambda: "mqtt.connected" in svc.output() or not svc.alive(), what="connected")
+        wait_until(lambda: "mqtt.connected" in svc.output() or not svc.alive(), timeout=90, what="connected")
         assert svc.alive(), svc.output()
         assert svc.stop() == 0
     finally:

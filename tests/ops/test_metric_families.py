@@ -42,7 +42,7 @@ def test_office_exposes_its_families_only_with_replays_as_a_counter(tmp_path, br
     mport = free_port()
     cfg = central_toml(tmp_path, broker, metrics_port=mport)
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
-    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), what="READY=1")
+    wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
     assert svc.alive(), svc.output()
     text = scrape(mport)
     fams = families(text)
@@ -66,7 +66,7 @@ port = {broker.port}
     fifo = os.open(tmp_path / "reads.fifo", os.O_RDWR)
     try:
         svc = start_service(["edge", "run", "--config", str(cfg)])
-        wait_until(lambda: "mqtt.connected" in svc.output() or not svc.alive(), what="connected")
+        wait_until(lambda: "mqtt.connected" in svc.output() or not svc.alive(), timeout=90, what="connected")
         assert svc.alive(), svc.output()
         text = scrape(mport)
         assert svc.stop() == 0
