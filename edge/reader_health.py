@@ -18,8 +18,10 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from drivers.base import ReaderState, ReaderStatus
+if TYPE_CHECKING:
+    from drivers.base import ReaderStatus
 
 DETAIL_MAX = 160  # characters of a driver's detail kept (the heartbeat file is one page)
 
@@ -54,6 +56,8 @@ class ReaderHealth:
 
     def note_status(self, status: ReaderStatus) -> None:
         """A driver's status (see module doc). A reader not configured is added (kind "?")."""
+        from drivers.base import ReaderState  # lazy: the screen reads ReaderView only (portgate.records)
+
         state = "ok" if status.state is ReaderState.READY else "fault"
         with self._lock:
             old = self._views.get(status.reader_id) or ReaderView(status.reader_id, "?", "unknown")

@@ -7,7 +7,9 @@ refreshes ``portgate/locale/portgate.pot`` (Babel's extraction over ``babel.cfg`
 
 The ``.po`` files are read as they are (``babel.messages.pofile``) and turned into gettext
 translations in memory, once per process: a fresh clone runs without a build step, and no compiled
-``.mo`` can fall behind its ``.po``. A msgid missing from English falls back to pt-BR; missing from
+``.mo`` can fall behind its ``.po``. Babel is imported only when the whole catalogs are read: a
+``part`` is read with ``polib`` (Babel's catalog module imports ``babel.dates`` and ``babel.core``: 1.4 MB
+of the screen's 40, issue 33). A msgid missing from English falls back to pt-BR; missing from
 both, the msgid itself is shown (visible in a page and failing ``tests/test_i18n_catalogs.py``,
 never an exception). A process that shows only a few families of texts (the watchman's screen)
 reads just those, one language at a time: ``part``.
@@ -21,11 +23,10 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from babel.messages.catalog import Catalog
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
+import polib
 
 if TYPE_CHECKING:
+    from babel.messages.catalog import Catalog
     from babel.support import Translations
 
 #: the page languages (a session's ``lang``, ``?lang=``, a config's ``lang``): pt-BR first
@@ -49,11 +50,14 @@ def normal_lang(value: str | None) -> str:
 
 @functools.cache
 def _catalog(locale: str) -> Catalog:
+    from babel.messages.pofile import read_po  # lazy: babel.core and babel.dates, not needed by a part (the screen)
+
     with po_path(locale).open("rb") as f:
         return read_po(f, locale=locale, domain=DOMAIN)
 
 
 def _load(locale: str) -> Translations:
+    from babel.messages.mofile import write_mo  # lazy: as _catalog's
     from babel.support import Translations  # lazy: babel.dates and numbers, not needed by a part (the screen)
 
     buf = io.BytesIO()
@@ -87,14 +91,14 @@ def ngettext(lang: str, singular: str, plural: str, n: int) -> str:
     return translations(lang).ngettext(singular, plural, n)
 
 
-def _part_po(locale: str, prefixes: tuple[str, ...]) -> Catalog:
+def _part_po(locale: str, prefixes: tuple[str, ...]) -> polib.POFile:
     """The catalog of ``locale`` holding only its header and the msgids that start with one of
     ``prefixes``: the ``.po`` text is cut at its blank lines (one entry each, as ``extract`` writes
-    them) and only those entries go to Babel's ``read_po``."""
+    them) and only those entries go to ``polib``."""
     text = po_path(locale).read_text(encoding="utf-8")
     entries = text.split("\n\n")
     keep = [entries[0]] + [e for e in entries[1:] if _msgid_of(e).startswith(prefixes)]
-    return read_po(io.StringIO("\n\n".join(keep)), locale=locale, domain=DOMAIN)
+    return polib.pofile("\n\n".join(keep) + "\n", encoding="utf-8", wrapwidth=0)
 
 
 def _msgid_of(entry: str) -> str:
@@ -109,17 +113,16 @@ def part(lang: str, prefixes: tuple[str, ...]) -> tuple[_gettext.GNUTranslations
     """``(translations, msgids)`` of a page language with only the msgids starting with one of
     ``prefixes`` (English falling back to pt-BR's part): for a process that reads a few families,
     the watchman's screen (``edge.display.texts``: 83 of 1,479 msgids), instead of parsing every
-    text of the office at start. ``msgids``: the part's msgids with a text, sorted. Each language is
-    read the first time it is asked for. Raises as ``translations``."""
+    text of the office at start. ``msgids``: the part's msgids with a text, sorted. Untranslated
+    and fuzzy entries are left out (they fall back), as in ``translations``. Each language is read
+    the first time it is asked for. Raises ``OSError`` (polib's for a broken ``.po`` too) only when
+    the installed catalogs are missing or broken (a packaging fault)."""
     lang = normal_lang(lang)
     catalog = _part_po(LOCALES[lang], prefixes)
-    buf = io.BytesIO()
-    write_mo(buf, catalog)
-    buf.seek(0)
-    found = _gettext.GNUTranslations(buf)
+    found = _gettext.GNUTranslations(io.BytesIO(catalog.to_binary()))
     if lang != "pt":
         found.add_fallback(part("pt", prefixes)[0])
-    ids = tuple(sorted(m.id for m in catalog if isinstance(m.id, str) and m.id and m.string))
+    ids = tuple(sorted(e.msgid for e in catalog.translated_entries() if e.msgid))
     return found, ids
 
 

@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import datetime as dt
 import enum
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -21,6 +20,7 @@ from portgate import cells, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import one_line
+from portgate.timeutil import parse_period  # re-exported: the one spelling of a period ("19-01")
 from portgate.uid import UidFormat, canonical_uid, enrol_uid
 
 
@@ -174,21 +174,6 @@ class Card:
             registration=cells.text(row.get("registration"), "registration"),
             status=cells.choice(CardStatus, row.get("status"), "status"),
         )
-
-
-_PERIOD = re.compile(r"[0-9]{2}-[0-9]{2}")
-
-
-def parse_period(text: str) -> tuple[int, int]:
-    """Parse a period such as ``19-01`` into (start hour, end hour): two ASCII digits each side
-    (``7-13`` is refused, not read as ``07-13``: a period is part of a requisition's key, so one
-    spelling per period). Raises ``BadInput``."""
-    if not isinstance(text, str) or not _PERIOD.fullmatch(text.strip()):
-        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)")
-    start, end = int(text.strip()[:2]), int(text.strip()[3:])
-    if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
-        raise BadInput(f"period {text!r} has hours out of range")
-    return start, end
 
 
 @functools.lru_cache(maxsize=8192)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from portgate.errors import ConfigError
+from portgate.errors import BadInput, ConfigError
 
 #: Timestamps before this are never paid from (an unset Pi clock says 1970): the shift is held.
 PLAUSIBLE_FROM = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
@@ -43,3 +44,18 @@ def zone(name: str, *, key: str = "timezone", path: str | None = None) -> ZoneIn
 def iso(value: dt.datetime) -> str:
     """ISO 8601 with offset, microseconds kept: the wire and CSV form of every timestamp."""
     return require_aware(value).isoformat()
+
+
+_PERIOD = re.compile(r"[0-9]{2}-[0-9]{2}")
+
+
+def parse_period(text: str) -> tuple[int, int]:
+    """Parse a period such as ``19-01`` into (start hour, end hour): two ASCII digits each side
+    (``7-13`` is refused, not read as ``07-13``: a period is part of a requisition's key, so one
+    spelling per period). Raises ``BadInput``."""
+    if not isinstance(text, str) or not _PERIOD.fullmatch(text.strip()):
+        raise BadInput(f"period {text!r} is not HH-HH (e.g. 19-01)")
+    start, end = int(text.strip()[:2]), int(text.strip()[3:])
+    if not (0 <= start <= 23 and 0 <= end <= 24) or start == end:
+        raise BadInput(f"period {text!r} has hours out of range")
+    return start, end

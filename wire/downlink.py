@@ -33,7 +33,7 @@ import msgspec
 
 from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker
-from wire import SCHEMA_VERSION
+from wire import PHOTO_MAX_BYTES, SCHEMA_VERSION
 from wire.timestamps import UtcDatetime, UtcMessage
 
 
@@ -147,9 +147,6 @@ class PresenceDelta(UtcMessage):
     open: PresenceRow | None
     source_event_id: str = ""
     schema: int = SCHEMA_VERSION
-
-
-PHOTO_MAX_BYTES = 256 * 1024  # default cap of one photo file (a passport-style JPEG is 20-60 KB)
 
 
 class PhotoRef(UtcMessage):

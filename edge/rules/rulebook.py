@@ -189,7 +189,7 @@ class GateRulebook(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
             ZoneInfo(self.port_timezone)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown time zone {self.port_timezone!r}") from exc
-        from portgate.records import parse_period  # local: keeps the import graph flat
+        from portgate.timeutil import parse_period  # local: keeps the import graph flat
         from portgate.errors import BadInput
 
         for period in self.g11.watch_periods:

@@ -28,13 +28,13 @@ from pathlib import Path
 import structlog
 
 from portgate.errors import BadInput, StoreError
-from wire.downlink import PHOTO_MAX_BYTES
+from wire import PHOTO_MAX_BYTES
 
 log = structlog.get_logger(__name__)
 
 PHOTOS_DB = "photos.db"
 PHOTOS_DIR = "photos"
-DEFAULT_MAX_BYTES = PHOTO_MAX_BYTES  # one photo (wire.downlink); a gate may set its own cap
+DEFAULT_MAX_BYTES = PHOTO_MAX_BYTES  # one photo (wire.downlink's cap); a gate may set its own cap
 MEDIA_TYPES = ("image/jpeg", "image/png", "image/webp")
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 

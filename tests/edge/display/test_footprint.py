@@ -1,6 +1,6 @@
 """The screen's process stays small (DESIGN.md: display <= 40 MB): it parses only its own families
 of msgids, one language at a time, and does not import what it never uses (paho-mqtt, the rules
-engine, validate-docbr, Babel's date and number support); its words are the catalogs' words."""
+engine, validate-docbr, Babel, the roster's record types); its words are the catalogs' words."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from edge.display.texts import PREFIXES, labels, word
+from portgate import i18n
 from portgate.i18n import gettext, msgids, part
 
 
@@ -21,7 +24,7 @@ def test_the_screen_imports_only_what_it_uses_and_reads_its_own_texts_one_langua
     found = _probe(
         "import json, sys\n"
         "sys.modules.setdefault('greenlet', None)\n"
-        "import app.cli, edge.display.server\n"
+        "import app.cli, edge.display.server, drivers.options\n"
         "import types\n"
         "from edge.display.server import _rulebook\n"
         "_rulebook(types.SimpleNamespace(rulebook=None))\n"
@@ -31,7 +34,7 @@ def test_the_screen_imports_only_what_it_uses_and_reads_its_own_texts_one_langua
         "pt_only = i18n.part.cache_info().currsize\n"
         "labels('en')\n"
         "print(json.dumps({'mods': sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('paho', 'validate_docbr') or m in ('edge.rules.engine', 'babel.support')),"
+        "('paho', 'validate_docbr', 'babel') or m in ('edge.rules.engine', 'portgate.records', 'drivers.base')),"
         " 'full': [i18n._catalog.cache_info().currsize, i18n.translations.cache_info().currsize],"
         " 'pt_only': pt_only, 'both': i18n.part.cache_info().currsize}))\n")
     assert found["mods"] == []
@@ -49,3 +52,33 @@ def test_the_screens_words_are_the_catalogs() -> None:
             assert word(lang, msgid) == gettext(lang, msgid)
     assert word("pt", "screen_head.deny") != word("en", "screen_head.deny")
     assert word("en", "screen.no-such-label") == "screen.no-such-label"  # as gettext: the key shows
+
+
+def _po(lang: str, entries: str) -> str:
+    plural = "nplurals=2; plural=(n != 1);"
+    return ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n'
+            f'"Language: {lang}\\n"\n"Plural-Forms: {plural}\\n"\n\n{entries}')
+
+
+def test_a_part_leaves_out_fuzzy_and_empty_texts_and_a_broken_catalog_raises(tmp_path, monkeypatch) -> None:
+    for locale, entries in (
+            ("pt_BR", 'msgid "t.a"\nmsgstr "Á"\n\n#, fuzzy\nmsgid "t.b"\nmsgstr "B?"\n\nmsgid "t.c"\nmsgstr ""\n\n'
+                      'msgid "u.x"\nmsgstr "X"\n'),
+            ("en", 'msgid "t.a"\nmsgstr "A"\n\nmsgid "t.c"\nmsgstr "C"\n')):
+        (tmp_path / locale / "LC_MESSAGES").mkdir(parents=True)
+        (tmp_path / locale / "LC_MESSAGES" / "portgate.po").write_text(_po(locale, entries), encoding="utf-8")
+    monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path)
+    part.cache_clear()
+    try:
+        pt, pt_ids = part("pt", ("t.",))
+        assert pt_ids == ("t.a",)
+        assert [pt.gettext(m) for m in ("t.a", "t.b", "t.c", "u.x")] == ["Á", "t.b", "t.c", "u.x"]
+        en, en_ids = part("en", ("t.",))
+        assert en_ids == ("t.a", "t.c")
+        assert [en.gettext(m) for m in ("t.a", "t.b", "t.c")] == ["A", "t.b", "C"]
+        part.cache_clear()
+        (tmp_path / "pt_BR" / "LC_MESSAGES" / "portgate.po").write_text(_po("pt_BR", 'msgid "t.a"\nmsgstr'))
+        with pytest.raises(OSError):
+            part("pt", ("t.",))
+    finally:
+        part.cache_clear()
