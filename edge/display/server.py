@@ -120,6 +120,7 @@ class Display:
         self._main_key: int | None = None  # id() of the read on the main area when last pushed
         self._faults: tuple = ()  # (reader id, since) of the readers in fault when last pushed
         self._enrol_shown = False  # the idle area showed the office's enrol mode when last pushed
+        self._stopped_shown = False  # the idle area said the gate process is not running when last pushed
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
         env.globals["age"] = age_text
@@ -207,6 +208,10 @@ class Display:
             readers=alive.readers, outbox_warn_after_s=self.cfg.display.outbox_warn_after_s,
             enrol_left_s=_left_s(alive.enrol_until) if alive.gate_running else None,
         )
+        stopped = not self.status.gate_running
+        if stopped != self._stopped_shown:  # the idle area turns to (or from) "PORTALÓ PARADO"
+            self._stopped_shown = stopped
+            self.screen_version += 1
         enrol = self.status.enrol_left_s is not None
         if enrol != self._enrol_shown:  # the idle area turns to (or from) "CARTÃO EM CADASTRO"
             self._enrol_shown = enrol

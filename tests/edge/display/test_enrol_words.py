@@ -42,7 +42,7 @@ def test_an_enrol_refusal_reads_in_words_on_the_main_area_and_in_the_history(scr
     page = browser.new_page(viewport={"width": 800, "height": 480}, locale="pt-BR")
     try:
         page.goto(g.url)
-        page.wait_for_selector("#now.idle")
+        page.wait_for_selector("#now[data-seq='0']")  # no read on the main area (no gate runs: "PORTALÓ PARADO")
         first = page.locator("#history tr.read").first
         assert first.locator("[data-rule='ENROL']").inner_text() == "cartão em cadastro"
         assert "ENROL" not in first.inner_text() and "G1" in first.inner_text()

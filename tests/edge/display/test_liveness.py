@@ -26,6 +26,7 @@ def test_link_gate_and_screen_deaths_are_shown(tmp_path, page) -> None:
         assert "conectada" in page.locator("#st-broker").inner_text()
         assert page.locator("#offline-strip").count() == 0  # link up, nothing old unsent: no strip
         assert page.locator("#st-gate").count() == 0
+        assert page.locator("#now").get_attribute("data-state") == "idle"
         broker.kill()
         page.wait_for_selector("#st-broker[data-state='offline']", timeout=15_000)
         assert "SEM CONEXÃO" in page.locator("#st-broker").inner_text()
@@ -37,6 +38,11 @@ def test_link_gate_and_screen_deaths_are_shown(tmp_path, page) -> None:
         page.wait_for_selector("#st-gate", timeout=15_000)
         assert page.locator("#st-gate").inner_text() == "PORTALÓ PARADO"
         assert page.locator("#status").get_attribute("data-gate-running") == "0"
+        # the main area does not go on inviting a tap that nobody records (the fresh tester saw
+        # "Aproxime o cartão" for 24 s with the gate down), nor showing the inspector's mode
+        now = page.wait_for_selector("#now[data-state='gate-stopped']", timeout=20_000)
+        assert now.query_selector(".words").inner_text() == "PORTALÓ PARADO"
+        assert "não libere a entrada de ninguém" in now.query_selector(".action").inner_text()
         countdown = page.locator("#inspector-countdown")
         assert countdown.get_attribute("data-stopped") == "1"
         assert "contagem parada" in countdown.inner_text()

@@ -182,7 +182,8 @@ def test_a_screen_started_before_its_gate_waits_and_then_follows(tmp_path, page)
     try:
         gate.start_display()  # no gate has ever run: no journal, no store
         page.goto(gate.url)
-        assert page.locator("#now.idle .words").inner_text() == "Aproxime o cartão"
+        # no gate runs yet: the main area says so instead of inviting a tap nobody records
+        assert page.locator("#now[data-state='gate-stopped'] .words").inner_text() == "PORTALÓ PARADO"
         assert page.locator("#st-journal").count() == 1
         gate.start_gate()
         gate.pair("0B0B01BADE", "0A04A10001")
