@@ -22,7 +22,7 @@ from central.registry.changes import audit, utcnow
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import iter_rows
-from portgate.timeutil import as_utc
+from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL, as_utc
 from wire.topics import check_id
 
 COLUMNS = ("ship", "ship_name", "voyage", "berth", "gate_id", "arrival", "departure")
@@ -47,13 +47,19 @@ def _when(text: str, where: str, *, optional: bool = False) -> dt.datetime | Non
             return None
         raise BadInput("a time is required", where=where)
     try:
-        return parse_aware(text, "time")
+        when = parse_aware(text, "time")
     except BadInput as exc:
         raise BadInput(exc.reason, where=where) from None
+    if not PLAUSIBLE_FROM <= when < PLAUSIBLE_UNTIL:  # a typo such as 9999: the pay and escala bound
+        raise BadInput(f"the year {when.year} is outside {PLAUSIBLE_FROM.year}..{PLAUSIBLE_UNTIL.year - 1}",
+                       where=where)
+    return when
 
 
 def parse_time(text: str, where: str) -> dt.datetime:
-    """An ISO 8601 time with offset, as aware UTC; ``BadInput`` naming ``where`` otherwise."""
+    """An ISO 8601 time with offset in the years 2000..2100 (``portgate.timeutil.PLAUSIBLE_FROM``..
+    ``PLAUSIBLE_UNTIL``, the escala and pay pages' range), as aware UTC; ``BadInput`` naming
+    ``where`` otherwise."""
     return _when(text, where)
 
 

@@ -130,6 +130,7 @@ SAMPLES = {
     "value_no_offset": "'2026-03-15T10:00' has no UTC offset",
     "not_imo": "ship '93X' is not an IMO number",
     "departure_order": "departure is not after arrival",
+    "call_year_outside": "the year 9999 is outside 2000..2100",
     "no_call": "no ship call 7",
     "choose_ship": "choose the ship in port",
     "not_valid_date": "date '2026-02-30' is not a valid date",
