@@ -47,19 +47,27 @@ async def ship_add(request: Request):
     """Add (or update) a call from the form. Arrival and departure are typed as ``dd/mm/aaaa
     hh:mm`` or a ``datetime-local`` value in port time (``[web] tz``), or an ISO instant with
     offset (``central.web.forms.instant_text``). A refusal shows the same form (400) with every
-    typed value and the error beside its field; nothing is written."""
+    typed value and every bad field's error beside it (``service.read_call``); nothing is written."""
     form = await request.form()
     web = request.app.state.web
     actor = f"web:{request.state.user.login}"
     typed = {k: str(form.get(k) or "") for k in service.COLUMNS}
+    row, unread = dict(typed), {}
+    for k in ("arrival", "departure"):
+        try:
+            row[k] = instant_text(typed[k], web.tz, k)
+        except BadInput as exc:
+            unread[k] = exc.reason
+    call, problems = service.read_call(row, unread)  # every bad field, each beside its own
     try:
-        row = typed | {k: instant_text(typed[k], web.tz, k) for k in ("arrival", "departure")}
-        await run_in_threadpool(web.with_session,
-                                lambda s: service.save_call(s, service.parse_call(row, ""), actor=actor, now=web.now()))
+        if call is not None:
+            await run_in_threadpool(web.with_session,
+                                    lambda s: service.save_call(s, call, actor=actor, now=web.now()))
     except BadInput as exc:
-        field = exc.where if exc.where in service.COLUMNS else "ship"
+        problems = {exc.where if exc.where in service.COLUMNS else "ship": exc.reason}
+    if problems:
         return await _ships(request, status_code=400, values=typed,
-                               errors={field: localize(lang_of(request), exc.reason)})
+                            errors={k: localize(lang_of(request), reason) for k, reason in problems.items()})
     return RedirectResponse("/ships", status_code=303)
 
 

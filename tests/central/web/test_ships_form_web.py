@@ -104,3 +104,21 @@ def test_a_departure_or_an_import_in_year_9999_is_refused_beside_its_field(app):
     r = c.post("/ships/import", data={"csrf_token": token}, files={"file": ("ships.csv", csv.encode())})
     assert r.status_code == 400 and "o ano 9999 está fora de 2000..2100" in r.text
     assert _calls(app) == [("9300009", dt.datetime(2026, 12, 6, 13, 0, tzinfo=dt.UTC), None)]
+
+
+def test_every_bad_field_of_a_call_is_reported_beside_its_own_field(app):
+    """The tester's form: IMO 12, gate 'g x', arrival 30/02/2026, departure abc: four errors, not one."""
+    c, token = logged_in(app, "office")
+    values = FORM | {"ship": "12", "gate_id": "g x", "arrival": "30/02/2026", "departure": "abc"}
+    r = c.post("/ships", data=values | {"csrf_token": token})
+    assert r.status_code == 400
+    form = r.text.split('id="call-form"')[1].split("</form>")[0]
+    errors = dict(re.findall(r'<span class="field-error" id="[\w-]+-error" data-field="(\w+)">([^<]*)</span>', form))
+    assert set(errors) == {"ship", "gate_id", "arrival", "departure"}, errors
+    assert errors["ship"] == "navio &#39;12&#39; não é um número IMO"
+    assert errors["arrival"] == "&#39;30/02/2026&#39; não é uma data e hora (dd/mm/aaaa hh:mm)"
+    assert errors["departure"] == "&#39;abc&#39; não é uma data e hora (dd/mm/aaaa hh:mm)"
+    assert "g x" in errors["gate_id"]
+    for name in ("ship", "gate_id", "arrival", "departure"):
+        assert 'aria-invalid="true"' in form.split(f'name="{name}"')[1].split(">")[0], name
+    assert _calls(app) == []
