@@ -147,14 +147,16 @@ def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime 
 
 def import_csv(session: Session, path: str | Path, *, actor: str, now: dt.datetime | None = None) -> int:
     """Import ``ships.csv`` (read by ``portgate.tables.iter_rows``); every bad row named ``file:line``
-    in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
+    (the file's base name), one line each with its every bad field (``field: reason`` joined by
+    ``; ``), in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
     errors, calls = [], []
     for where, row in iter_rows(path, COLUMNS, known=COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
         cells = {k: (v if isinstance(v, str) else "") for k, v in row.items() if k is not None}
-        try:
-            calls.append(parse_call(cells, ""))
-        except BadInput as exc:
-            errors.append(f"{where}: {exc}")
+        call, problems = read_call(cells)
+        if problems:  # the row's every bad field, on the row's one line
+            errors.append(f"{where}: " + "; ".join(f"{k}: {reason}" for k, reason in problems.items()))
+        else:
+            calls.append(call)
     if errors:
         raise BadInput("\n".join(errors))
     for call in calls:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -17,6 +15,7 @@ from central.web.ports import of_gates, per_port
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
+from central.web.uploads import safe_name, saved
 from portgate.errors import BadInput
 
 WRITERS = ("office",)
@@ -74,7 +73,8 @@ async def ship_add(request: Request):
 @guarded(*WRITERS)
 async def ship_import(request: Request):
     """Import a ``ships.csv`` (``service.import_csv``: all or nothing). A refused file shows the
-    ships page again (400) with every bad row beside the file field; nothing is written."""
+    ships page again (400) with every bad row beside the file field, one item each, named by the
+    uploaded file's name and line (``ships-marco.csv:2: ...``); nothing is written."""
     form = await request.form()
     upload = form.get("file")
     if not (isinstance(upload, UploadFile) and upload.filename):
@@ -84,16 +84,13 @@ async def ship_import(request: Request):
     actor = f"web:{request.state.user.login}"
 
     def work(s):
-        with tempfile.NamedTemporaryFile(suffix="-ships.csv") as fh:
-            fh.write(data)
-            fh.flush()
-            return service.import_csv(s, fh.name, actor=actor, now=web.now())
+        with saved({"ships": (safe_name(upload.filename, "ships.csv"), data)}) as paths:  # named as uploaded
+            return service.import_csv(s, paths["ships"], actor=actor, now=web.now())
 
     try:
         await run_in_threadpool(web.with_session, work)
     except (BadInput, UnicodeDecodeError) as exc:
-        text = str(exc).replace(tempfile.gettempdir() + "/", "")
-        return await _ships(request, status_code=400, import_errors=text.splitlines())
+        return await _ships(request, status_code=400, import_errors=str(exc).splitlines())
     return RedirectResponse("/ships", status_code=303)
 
 

@@ -122,3 +122,22 @@ def test_every_bad_field_of_a_call_is_reported_beside_its_own_field(app):
     for name in ("ship", "gate_id", "arrival", "departure"):
         assert 'aria-invalid="true"' in form.split(f'name="{name}"')[1].split(">")[0], name
     assert _calls(app) == []
+
+
+def test_a_refused_import_lists_one_line_per_bad_row_named_by_the_uploaded_file(app):
+    """The tester's import: every bad row its own list item, ``ships-marco.csv:2``, not a temporary name."""
+    c, token = logged_in(app, "office")
+    csv = ("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+           "12,Nordic,long_haul,anchored,g x,2026-03-15T06:00:00-03:00,\n"
+           "9300011,Aurora,long_haul,anchored,g10,2026-03-15T06:00:00-03:00,\n"
+           "9300012,Boreal,cabotage,berthed,g11,9999-03-16T01:00:00-03:00,\n")
+    r = c.post("/ships/import", data={"csrf_token": token}, files={"file": ("ships-marco.csv", csv.encode())})
+    assert r.status_code == 400
+    box = r.text.split('id="s-file-error"')[1].split("</div>")[0]
+    items = re.findall(r"<li>(.*?)</li>", box, re.S)
+    assert len(items) == 2, box
+    assert items[0].startswith("ships-marco.csv:2: ") and "navio &#39;12&#39; não é um número IMO" in items[0]
+    assert "g x" in items[0] and "; " in items[0]  # both bad fields of the row, on the row's line
+    assert items[1].startswith("ships-marco.csv:4: ") and "o ano 9999 está fora de 2000..2100" in items[1]
+    assert "tmp" not in box
+    assert _calls(app) == []
