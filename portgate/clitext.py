@@ -74,16 +74,26 @@ def _click_dgettext(domain: str, message: str) -> str:
 
 def lang_in_args(args: list[str]) -> str | None:
     """The value of a ``--lang`` given on a command line (``--lang en``, ``--lang=en``; before a
-    ``--``), or None: read before Click parses, so Click's own usage errors of that command line
+    ``--``; one of ``LANG_CHOICES``), or None: read before Click parses, so Click's own usage errors of that command line
     already speak it."""
     for i, arg in enumerate(args):
         if arg == "--":
             break
         if arg == "--lang" and i + 1 < len(args):
-            return args[i + 1]
+            return _taken(args[i + 1])
         if arg.startswith("--lang="):
-            return arg.partition("=")[2]
+            return _taken(arg.partition("=")[2])
     return None
+
+
+#: the values a command's ``--lang`` takes (``demo``'s ``pt``/``en``, ``production``'s ``pt-BR``)
+LANG_CHOICES = ("pt", "pt-BR", "en")
+
+
+def _taken(value: str) -> str | None:
+    """``value`` if a command's ``--lang`` takes it; None for another (``--lang xx``): its
+    refusal speaks ``PORTGATE_LANG``'s language, not the pt-BR a stray value would read as."""
+    return value if value in LANG_CHOICES else None
 
 
 def install_click_texts() -> None:

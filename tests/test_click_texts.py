@@ -75,3 +75,12 @@ def test_a_text_the_catalogs_lack_stays_clicks_english_and_other_domains_are_unt
         assert click.exceptions.NoSuchOption("--x").format_message() == "A opção '--x' não existe."
     finally:
         os.environ["PORTGATE_LANG"] = "en"
+
+
+def test_a_lang_value_no_command_takes_is_refused_in_portgate_lang() -> None:
+    """The tester's ``PORTGATE_LANG=en portgate demo --lang xx`` answered in Portuguese."""
+    en = _run("demo", "--lang", "xx", lang="en")
+    assert en.returncode == 2
+    assert en.stderr.strip() == "portgate: demo: Invalid value for '--lang': 'xx' is not one of 'pt', 'en' (see --help)"
+    pt = _run("demo", "--lang=xx", lang=None)
+    assert pt.returncode == 2 and pt.stderr.startswith("portgate: demo: Valor inválido para '--lang': 'xx'")

@@ -22,7 +22,7 @@ from central.registry.changes import audit, utcnow
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
 from portgate.tables import iter_rows
-from portgate.timeutil import as_utc
+from portgate.timeutil import PLAUSIBLE_FROM, PLAUSIBLE_UNTIL, as_utc
 from wire.topics import check_id
 
 COLUMNS = ("ship", "ship_name", "voyage", "berth", "gate_id", "arrival", "departure")
@@ -47,40 +47,84 @@ def _when(text: str, where: str, *, optional: bool = False) -> dt.datetime | Non
             return None
         raise BadInput("a time is required", where=where)
     try:
-        return parse_aware(text, "time")
+        when = parse_aware(text, "time")
     except BadInput as exc:
         raise BadInput(exc.reason, where=where) from None
+    if not PLAUSIBLE_FROM <= when < PLAUSIBLE_UNTIL:  # a typo such as 9999: the pay and escala bound
+        raise BadInput(f"the year {when.year} is outside {PLAUSIBLE_FROM.year}..{PLAUSIBLE_UNTIL.year - 1}",
+                       where=where)
+    return when
 
 
 def parse_time(text: str, where: str) -> dt.datetime:
-    """An ISO 8601 time with offset, as aware UTC; ``BadInput`` naming ``where`` otherwise."""
+    """An ISO 8601 time with offset in the years 2000..2100 (``portgate.timeutil.PLAUSIBLE_FROM``..
+    ``PLAUSIBLE_UNTIL``, the escala and pay pages' range), as aware UTC; ``BadInput`` naming
+    ``where`` otherwise."""
     return _when(text, where)
 
 
 def parse_call(row: dict, where: str) -> ShipCall:
-    """One call from a CSV row or a form (``where`` prefixes the field name in errors)."""
-    ship = (row.get("ship") or "").strip()
-    if not ship.isdigit() or not 5 <= len(ship) <= 10:
-        raise BadInput(f"ship {ship!r} is not an IMO number", where=f"{where}ship")
-    voyage = (row.get("voyage") or "").strip()
-    if voyage not in VOYAGES:
-        raise BadInput(f"voyage {voyage!r} is not one of {'|'.join(VOYAGES)}", where=f"{where}voyage")
-    berth = (row.get("berth") or "").strip()
-    if berth not in BERTHS:
-        raise BadInput(f"berth {berth!r} is not one of {'|'.join(BERTHS)}", where=f"{where}berth")
-    arrival = _when(row.get("arrival", ""), f"{where}arrival")
-    departure = _when(row.get("departure", ""), f"{where}departure", optional=True)
-    if departure is not None and departure <= arrival:
-        raise BadInput("departure is not after arrival", where=f"{where}departure")
-    gate_id = (row.get("gate_id") or "").strip() or None
-    if gate_id is not None:
+    """One call from a CSV row or a form (``where`` prefixes the field name in errors): the first
+    bad field's ``BadInput`` (``read_call`` gives every one)."""
+    call, problems = read_call(row)
+    if problems:
+        field, reason = next(iter(problems.items()))
+        raise BadInput(reason, where=f"{where}{field}")
+    return call
+
+
+def read_call(row: dict, problems: dict[str, str] | None = None) -> tuple[ShipCall | None, dict[str, str]]:
+    """One call from a CSV row or a form, and every bad field's English reason by field name
+    (``problems``, in ``COLUMNS`` order, perhaps given with a caller's own, e.g. a form's time the
+    clerk typed wrong; a field already in it is not checked again). The call is ``None`` when
+    there is any problem; nothing raises for a bad value."""
+    problems = dict(problems or {})
+
+    def check(field: str, read):
+        if field in problems:
+            return None
         try:
-            check_id(gate_id, "gate_id")  # one MQTT topic level, as the gate's own check
+            return read()
         except BadInput as exc:
-            raise BadInput(exc.reason, where=f"{where}gate_id") from None
+            problems[field] = exc.reason
+            return None
+
+    ship = check("ship", lambda: _imo((row.get("ship") or "").strip()))
+    voyage = check("voyage", lambda: _one_of("voyage", (row.get("voyage") or "").strip(), VOYAGES))
+    berth = check("berth", lambda: _one_of("berth", (row.get("berth") or "").strip(), BERTHS))
+    arrival = check("arrival", lambda: _when(row.get("arrival", ""), "arrival"))
+    departure = check("departure", lambda: _when(row.get("departure", ""), "departure", optional=True))
+    if departure is not None and arrival is not None and departure <= arrival:
+        problems["departure"] = "departure is not after arrival"
+    gate_id = check("gate_id", lambda: _gate((row.get("gate_id") or "").strip() or None))
     name = (row.get("ship_name") or "").strip()
-    bounds.check(ship_calls, {"ship_name": name}, where=f"{where}ship_name")  # refused, never cut
-    return ShipCall(ship, name, voyage, berth, gate_id, arrival, departure)
+    check("ship_name", lambda: bounds.check(ship_calls, {"ship_name": name}))  # refused, never cut
+    problems = {k: problems[k] for k in sorted(problems, key=lambda k: _ORDER.get(k, len(_ORDER)))}
+    if problems:
+        return None, problems
+    return ShipCall(ship, name, voyage, berth, gate_id, arrival, departure), {}
+
+
+#: the order a call's problems are reported in (the first is ``parse_call``'s)
+_ORDER = {k: i for i, k in enumerate(("ship", "voyage", "berth", "arrival", "departure", "gate_id", "ship_name"))}
+
+
+def _imo(ship: str) -> str:
+    if not ship.isdigit() or not 5 <= len(ship) <= 10:
+        raise BadInput(f"ship {ship!r} is not an IMO number")
+    return ship
+
+
+def _one_of(field: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise BadInput(f"{field} {value!r} is not one of {'|'.join(allowed)}")
+    return value
+
+
+def _gate(gate_id: str | None) -> str | None:
+    if gate_id is not None:
+        check_id(gate_id, "gate_id")  # one MQTT topic level, as the gate's own check
+    return gate_id
 
 
 def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime | None = None) -> int:
@@ -103,14 +147,16 @@ def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime 
 
 def import_csv(session: Session, path: str | Path, *, actor: str, now: dt.datetime | None = None) -> int:
     """Import ``ships.csv`` (read by ``portgate.tables.iter_rows``); every bad row named ``file:line``
-    in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
+    (the file's base name), one line each with its every bad field (``field: reason`` joined by
+    ``; ``), in one ``BadInput``, as is a file that is not UTF-8 or not CSV. Returns the count."""
     errors, calls = [], []
     for where, row in iter_rows(path, COLUMNS, known=COLUMNS):  # not UTF-8, bad CSV, missing columns: file:line
         cells = {k: (v if isinstance(v, str) else "") for k, v in row.items() if k is not None}
-        try:
-            calls.append(parse_call(cells, ""))
-        except BadInput as exc:
-            errors.append(f"{where}: {exc}")
+        call, problems = read_call(cells)
+        if problems:  # the row's every bad field, on the row's one line
+            errors.append(f"{where}: " + "; ".join(f"{k}: {reason}" for k, reason in problems.items()))
+        else:
+            calls.append(call)
     if errors:
         raise BadInput("\n".join(errors))
     for call in calls:

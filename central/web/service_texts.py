@@ -216,6 +216,11 @@ CODES: dict[str, str | tuple[str, str]] = {
     "value_no_offset": r"(?P<value>'.*') has no UTC offset",
     "not_imo": r"ship (?P<ship>'.*') is not an IMO number",
     "departure_order": r"departure is not after arrival",
+    # central.web.users / workeraccounts (``portgate office add-user``) and central.cli_args (``--from``)
+    "user_exists": r"user (?P<login>'.*') already exists",
+    "reg_has_account": r"registration (?P<reg>\S+) already has an account",
+    "not_a_date_arg": r"(?P<value>'.*') is not a date YYYY-MM-DD",
+    "call_year_outside": r"the year (?P<year>-?\d+) is outside (?P<first>\d+)\.\.(?P<last>\d+)",
     "no_call": r"no ship call (?P<id>\S+)",
     "no_case": r"no case (?P<id>\S+)",
     "case_step": r"case (?P<id>\S+) is (?P<status>\S+): cannot take step (?P<step>\S+)",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -17,6 +15,7 @@ from central.web.ports import of_gates, per_port
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
+from central.web.uploads import safe_name, saved
 from portgate.errors import BadInput
 
 WRITERS = ("office",)
@@ -47,26 +46,35 @@ async def ship_add(request: Request):
     """Add (or update) a call from the form. Arrival and departure are typed as ``dd/mm/aaaa
     hh:mm`` or a ``datetime-local`` value in port time (``[web] tz``), or an ISO instant with
     offset (``central.web.forms.instant_text``). A refusal shows the same form (400) with every
-    typed value and the error beside its field; nothing is written."""
+    typed value and every bad field's error beside it (``service.read_call``); nothing is written."""
     form = await request.form()
     web = request.app.state.web
     actor = f"web:{request.state.user.login}"
     typed = {k: str(form.get(k) or "") for k in service.COLUMNS}
+    row, unread = dict(typed), {}
+    for k in ("arrival", "departure"):
+        try:
+            row[k] = instant_text(typed[k], web.tz, k)
+        except BadInput as exc:
+            unread[k] = exc.reason
+    call, problems = service.read_call(row, unread)  # every bad field, each beside its own
     try:
-        row = typed | {k: instant_text(typed[k], web.tz, k) for k in ("arrival", "departure")}
-        await run_in_threadpool(web.with_session,
-                                lambda s: service.save_call(s, service.parse_call(row, ""), actor=actor, now=web.now()))
+        if call is not None:
+            await run_in_threadpool(web.with_session,
+                                    lambda s: service.save_call(s, call, actor=actor, now=web.now()))
     except BadInput as exc:
-        field = exc.where if exc.where in service.COLUMNS else "ship"
+        problems = {exc.where if exc.where in service.COLUMNS else "ship": exc.reason}
+    if problems:
         return await _ships(request, status_code=400, values=typed,
-                               errors={field: localize(lang_of(request), exc.reason)})
+                            errors={k: localize(lang_of(request), reason) for k, reason in problems.items()})
     return RedirectResponse("/ships", status_code=303)
 
 
 @guarded(*WRITERS)
 async def ship_import(request: Request):
     """Import a ``ships.csv`` (``service.import_csv``: all or nothing). A refused file shows the
-    ships page again (400) with every bad row beside the file field; nothing is written."""
+    ships page again (400) with every bad row beside the file field, one item each, named by the
+    uploaded file's name and line (``ships-marco.csv:2: ...``); nothing is written."""
     form = await request.form()
     upload = form.get("file")
     if not (isinstance(upload, UploadFile) and upload.filename):
@@ -76,16 +84,13 @@ async def ship_import(request: Request):
     actor = f"web:{request.state.user.login}"
 
     def work(s):
-        with tempfile.NamedTemporaryFile(suffix="-ships.csv") as fh:
-            fh.write(data)
-            fh.flush()
-            return service.import_csv(s, fh.name, actor=actor, now=web.now())
+        with saved({"ships": (safe_name(upload.filename, "ships.csv"), data)}) as paths:  # named as uploaded
+            return service.import_csv(s, paths["ships"], actor=actor, now=web.now())
 
     try:
         await run_in_threadpool(web.with_session, work)
     except (BadInput, UnicodeDecodeError) as exc:
-        text = str(exc).replace(tempfile.gettempdir() + "/", "")
-        return await _ships(request, status_code=400, import_errors=text.splitlines())
+        return await _ships(request, status_code=400, import_errors=str(exc).splitlines())
     return RedirectResponse("/ships", status_code=303)
 
 

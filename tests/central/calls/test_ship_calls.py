@@ -24,6 +24,8 @@ def test_a_call_time_is_read_as_utc_and_departure_may_be_empty():
     ("10/03/2026 07:00", "time '10/03/2026 07:00' is not an ISO 8601 timestamp"),
     ("2026-03-10T07:00:00", "time '2026-03-10T07:00:00' has no UTC offset"),
     ("0001-01-01T00:00:00+03:00", "is out of the representable date range"),
+    ("9999-03-16T01:00:00-03:00", "the year 9999 is outside 2000..2100"),
+    ("1999-12-31T23:59:59+00:00", "the year 1999 is outside 2000..2100"),
 ])
 def test_a_bad_call_time_names_the_field(text, reason):
     with pytest.raises(BadInput) as caught:

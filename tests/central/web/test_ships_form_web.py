@@ -44,6 +44,10 @@ def test_a_call_s_arrival_is_read_as_a_clerk_types_it_in_port_time(app, arrival)
      "a saída não é depois da chegada"),
     ({"arrival": "06/12/2026 10:00", "ship": "93"}, "ship", "navio &#39;93&#39; não é um número IMO"),
     ({"arrival": ""}, "arrival", "falta o horário"),
+    ({"arrival": "16/03/9999 06:00"}, "arrival", "o ano 9999 está fora de 2000..2100"),
+    ({"arrival": "06/12/2026 10:00", "departure": "16/03/9999 10:00"}, "departure",
+     "o ano 9999 está fora de 2000..2100"),
+    ({"arrival": "31/12/1999 10:00"}, "arrival", "o ano 1999 está fora de 2000..2100"),
 ])
 def test_a_refused_call_is_the_same_form_with_the_typed_values_and_the_error_beside_its_field(
         app, typed, field, says):
@@ -82,3 +86,58 @@ def test_a_departure_is_typed_in_port_time_too(app):
     r = c.post(f"/ships/{call_id}/departure", data={"departure": "2026-12-07T18:30", "csrf_token": token})
     assert r.status_code == 303
     assert _calls(app)[0][2] == dt.datetime(2026, 12, 7, 21, 30, tzinfo=dt.UTC)
+
+
+def test_a_departure_or_an_import_in_year_9999_is_refused_beside_its_field(app):
+    """The tester's 9999: the escala and pay pages' 2000..2100, on the departure form and the import."""
+    c, token = logged_in(app, "office")
+    assert c.post("/ships", data=FORM | {"arrival": "06/12/2026 10:00", "csrf_token": token}).status_code == 303
+    with Session(app.state.web.engine) as s:
+        call_id = s.execute(select(ship_calls.c.id)).scalar_one()
+    r = c.post(f"/ships/{call_id}/departure", data={"departure": "16/03/9999 10:00", "csrf_token": token})
+    assert r.status_code == 400 and "o ano 9999 está fora de 2000..2100" in r.text
+    assert 'value="16/03/9999 10:00"' in r.text
+    r = c.post(f"/ships/{call_id}/departure", data={"departure": "05/12/2026 10:00", "csrf_token": token})
+    assert r.status_code == 400 and "a saída não é depois da chegada" in r.text
+    csv = ("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+           "9300010,Nordic,long_haul,anchored,g10,9999-03-16T01:00:00-03:00,\n")
+    r = c.post("/ships/import", data={"csrf_token": token}, files={"file": ("ships.csv", csv.encode())})
+    assert r.status_code == 400 and "o ano 9999 está fora de 2000..2100" in r.text
+    assert _calls(app) == [("9300009", dt.datetime(2026, 12, 6, 13, 0, tzinfo=dt.UTC), None)]
+
+
+def test_every_bad_field_of_a_call_is_reported_beside_its_own_field(app):
+    """The tester's form: IMO 12, gate 'g x', arrival 30/02/2026, departure abc: four errors, not one."""
+    c, token = logged_in(app, "office")
+    values = FORM | {"ship": "12", "gate_id": "g x", "arrival": "30/02/2026", "departure": "abc"}
+    r = c.post("/ships", data=values | {"csrf_token": token})
+    assert r.status_code == 400
+    form = r.text.split('id="call-form"')[1].split("</form>")[0]
+    errors = dict(re.findall(r'<span class="field-error" id="[\w-]+-error" data-field="(\w+)">([^<]*)</span>', form))
+    assert set(errors) == {"ship", "gate_id", "arrival", "departure"}, errors
+    assert errors["ship"] == "navio &#39;12&#39; não é um número IMO"
+    assert errors["arrival"] == "&#39;30/02/2026&#39; não é uma data e hora (dd/mm/aaaa hh:mm)"
+    assert errors["departure"] == "&#39;abc&#39; não é uma data e hora (dd/mm/aaaa hh:mm)"
+    assert "g x" in errors["gate_id"]
+    for name in ("ship", "gate_id", "arrival", "departure"):
+        assert 'aria-invalid="true"' in form.split(f'name="{name}"')[1].split(">")[0], name
+    assert _calls(app) == []
+
+
+def test_a_refused_import_lists_one_line_per_bad_row_named_by_the_uploaded_file(app):
+    """The tester's import: every bad row its own list item, ``ships-marco.csv:2``, not a temporary name."""
+    c, token = logged_in(app, "office")
+    csv = ("ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+           "12,Nordic,long_haul,anchored,g x,2026-03-15T06:00:00-03:00,\n"
+           "9300011,Aurora,long_haul,anchored,g10,2026-03-15T06:00:00-03:00,\n"
+           "9300012,Boreal,cabotage,berthed,g11,9999-03-16T01:00:00-03:00,\n")
+    r = c.post("/ships/import", data={"csrf_token": token}, files={"file": ("ships-marco.csv", csv.encode())})
+    assert r.status_code == 400
+    box = r.text.split('id="s-file-error"')[1].split("</div>")[0]
+    items = re.findall(r"<li>(.*?)</li>", box, re.S)
+    assert len(items) == 2, box
+    assert items[0].startswith("ships-marco.csv:2: ") and "navio &#39;12&#39; não é um número IMO" in items[0]
+    assert "g x" in items[0] and "; " in items[0]  # both bad fields of the row, on the row's line
+    assert items[1].startswith("ships-marco.csv:4: ") and "o ano 9999 está fora de 2000..2100" in items[1]
+    assert "tmp" not in box
+    assert _calls(app) == []
