@@ -53,8 +53,7 @@ def check_tools() -> None:
     missing = missing_package()
     if missing is not None:
         program, package = missing
-        raise ClusterUnavailable(f"portgate demo --cluster needs {program}: install the Debian package "
-                                 f"{package} (apt-get install {package}; scripts/setup.sh does it as root)")
+        raise ClusterUnavailable(tr("cli.demo.cluster_needs_program", program=program, package=package))
 
 
 class _ClusterBroker:

@@ -170,13 +170,20 @@ def test_ctrl_c_in_the_middle_of_the_day_stops_every_process(tmp_path):
     demo.assert_nothing_left((*CLUSTER, "central run", "edge run"))
 
 
-def test_a_missing_program_is_one_line_naming_its_package(tmp_path):
-    """PATH without etcd and patroni (a machine without the Debian packages): nothing starts."""
+@pytest.mark.parametrize(("lang", "line"), [
+    ([], "Erro: portgate demo --cluster precisa do etcd: instale o pacote Debian etcd-server (apt-get install "
+         "etcd-server; o scripts/setup.sh o instala quando executado como root)"),
+    (["--lang", "en"], "Error: portgate demo --cluster needs etcd: install the Debian package etcd-server "
+                       "(apt-get install etcd-server; scripts/setup.sh does it as root)"),
+])
+def test_a_missing_program_is_one_line_naming_its_package(tmp_path, lang, line):
+    """PATH without etcd and patroni (a machine without the Debian packages): nothing starts; the
+    line speaks the demo's language (pt-BR unless --lang en), Click's prefix included."""
     run_dir = tmp_path / "run"
     env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     done = subprocess.run([sys.executable, "-m", "app.cli", "demo", "--cluster", "--run-dir", str(run_dir),
-                           "--scenario", str(DEFAULT_DIR)], capture_output=True, text=True, env=env, timeout=120)
+                           "--scenario", str(DEFAULT_DIR), *lang], capture_output=True, text=True, env=env,
+                          timeout=120)
     assert done.returncode == 1
-    assert done.stderr.splitlines() == ["Error: portgate demo --cluster needs etcd: install the Debian package "
-                                        "etcd-server (apt-get install etcd-server; scripts/setup.sh does it as root)"]
+    assert done.stderr.splitlines() == [line]
     assert "Traceback" not in done.stdout + done.stderr and not run_dir.exists()
