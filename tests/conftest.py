@@ -30,6 +30,17 @@ PG_PARAMS = ("db_url", "migrated_url", "engine")  # parametrised fixtures whose 
 NATS_FIXTURES = frozenset({"nats_cluster"})  # three nats-server processes (tests/ops/test_nats_cluster.py)
 
 
+@pytest.fixture(autouse=True)
+def _command_language_reset():
+    """A command's own ``--lang`` holds for the rest of its process (``portgate.clitext.use_lang``):
+    one run in-process by a test (CliRunner, ``app.cli.main``) must not decide the language of the
+    next test's commands (the full run saw Click's texts stay English after an earlier ``--lang en``)."""
+    yield
+    from portgate.clitext import use_lang
+
+    use_lang(None)
+
+
 DEMO_GROUP = "demo_day"  # the xdist group of the modules that use the ``demo_day`` fixture
 
 

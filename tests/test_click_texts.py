@@ -53,7 +53,9 @@ def test_clicks_own_form_on_the_real_command_group(monkeypatch) -> None:
     """Click's three-line form (``Usage:``, ``Try ... for help.``, ``Error: ...``) as CliRunner
     shows it on the real group: every line in pt-BR; English with PORTGATE_LANG=en."""
     from app.cli import cli
+    from portgate.clitext import use_lang
 
+    use_lang(None)  # no earlier in-process command's --lang
     monkeypatch.setenv("PORTGATE_LANG", "pt")
     out = CliRunner().invoke(cli, ["pay", "--no-such-option"]).output
     assert "Uso: portgate pay [OPTIONS]" in out or "Uso: cli pay [OPTIONS]" in out
@@ -66,7 +68,9 @@ def test_clicks_own_form_on_the_real_command_group(monkeypatch) -> None:
 
 def test_a_text_the_catalogs_lack_stays_clicks_english_and_other_domains_are_untouched() -> None:
     import app.cli  # noqa: F401 - installs the hook
+    from portgate.clitext import use_lang
 
+    use_lang(None)  # no earlier in-process command's --lang
     os.environ["PORTGATE_LANG"] = "pt"
     try:
         assert gettext.gettext("Usage:") == "Uso:"
