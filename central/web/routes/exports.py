@@ -163,16 +163,19 @@ def escala_rows(groups: list[dict], day: dt.date) -> Iterable[tuple]:
 
 
 @guarded(*ALL_ROLES)
+@per_port  # the rows of the view's ports' gates, as the escala page
 async def escala_csv(request: Request):
-    """The day's active escala (``date``, ``YYYY-MM-DD``; default today in port time) as CSV."""
+    """The day's active escala (``date``, ``YYYY-MM-DD``; default today in port time) as CSV; the
+    rows of the view's ports (``escala.office_ports``)."""
     web = request.app.state.web
     try:
         day = escala_routes._day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
+    ports = escala_routes.office_ports(request)
 
     def load(s):
-        entries = rotation.day_entries(s, day)
+        entries = rotation.day_entries(s, day, ports)
         return escala_routes.group_entries(entries, escala_routes._names(s, [e.registration for _i, _o, e in entries]))
 
     groups = await run_in_threadpool(web.with_session, load)

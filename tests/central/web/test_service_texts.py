@@ -108,6 +108,7 @@ SAMPLES = {
     "photo_name": "registration '../x' cannot name a photo file",
     "wrong_day": "requisition(s) not for 2026-03-15: req.csv:2, req.csv:3",
     "no_entry": "no escala entry 42",
+    "gate_not_of_ports": "gate_id 'rio-g1' is not a gate of port(s) santos",
     "entry_removed": "escala entry 42 was already removed (refused)",
     "not_eligible": "V001 is not eligible: G7 rest",
     "past_dispatch": "the period 07-13 of 2026-03-10 ended at 2026-03-10 13:00 port time: a past escala is not dispatched",
