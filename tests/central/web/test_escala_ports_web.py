@@ -204,3 +204,20 @@ def test_an_all_ports_auditor_sees_both_ports_and_narrows_them_with_the_selector
     assert "VS1" not in a.get(f"/escala.csv?date={DAY}").text
     _choose(a, "*")
     assert "VS1" in a.get(f"/escala.csv?date={DAY}").text
+
+
+@BOTH
+def test_an_accepted_health_request_takes_the_next_worker_of_the_entrys_port(office):
+    from central.web.workerschema import worker_requests
+
+    c = _client(_app(office), "clerk-santos")
+    assert c.post("/escala/dispatch", data=_form(c, _call(office, SANTOS["ship"]), workers="1")).status_code == 200
+    entry = _entry(office, SANTOS["gate"])
+    with office.begin() as conn:  # VS1's request, as his page writes it (central.web.workerrequests)
+        request_id = conn.execute(insert(worker_requests).values(
+            registration="VS1", escala_id=entry, reason="gripe", filename="atestado.png", content_type="image/png",
+            photo=b"\x89PNG", created_at=T0, status="pending")).inserted_primary_key[0]
+    token = csrf_of(c.get("/worker-requests").text)
+    r = c.post(f"/worker-requests/{request_id}/decide", data={"csrf_token": token, "decision": "accept"})
+    assert r.status_code == 303
+    assert _rows(office) == {SANTOS["gate"]: ["VS2"]}  # santos's next, not rio's VR1 (first in numbers)
