@@ -18,11 +18,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import select, true
 from sqlalchemy.orm import Session
 
 from central.ledger.gate_ports import gate_ports, port_of
 from central.registry.schema import workers
+from central.registry.worker_ports import in_ports
 from central.rotation.engine import Requisition
 from portgate.errors import BadInput
 from portgate.records import Worker
@@ -69,6 +70,19 @@ def shown(session: Session, ports: RotationPorts | None) -> Callable[[str | None
         return None
     port = gate_port(session, ports)
     return lambda gate_id: port(gate_id) in wanted
+
+
+def workers_in(ports: RotationPorts | None):
+    """The SQL condition on ``workers`` "registered at a port of the view" (``in_ports``), ``true()``
+    when nothing is filtered (``RotationPorts.narrowed``)."""
+    wanted = ports.narrowed if ports is not None else None
+    return true() if wanted is None else in_ports(workers.c.port, wanted, ports.served)
+
+
+def count_shown(session: Session, ports: RotationPorts | None, rows) -> int:
+    """The sum of ``n`` over ``(gate id, n)`` ``rows`` whose gate is in the view (``shown``)."""
+    keep = shown(session, ports)
+    return sum(n for gate, n in rows if keep is None or keep(gate))
 
 
 def worker_port_map(session: Session, ports: RotationPorts) -> dict[str, str | None]:

@@ -31,7 +31,7 @@ from central.rotation.engine import (
     known_functions as functions_of,
     merge,
 )
-from central.rotation.ports import RotationPorts, by_port, gate_port, shown, worker_port_map
+from central.rotation.ports import RotationPorts, by_port, gate_port, shown, worker_port_map, workers_in
 from central.rotation.schema import escala, refusals, requisitions, rotation_turns
 from portgate import csvout
 from portgate.errors import BadInput
@@ -248,9 +248,8 @@ def _remove(session: Session, row, reason: str, *, actor: str, now: dt.datetime)
 
 
 def _pool(session: Session, registration: str | None, gate_id: str, ports: RotationPorts | None) -> list:
-    """A substitution's candidates: the named worker (in the rotation for this once), else every
-    worker; on an office of several ports only those of ``gate_id``'s port (R1 per port), a named
-    worker of another port refused as ``get_worker`` refuses an unknown registration."""
+    """A substitution's candidates: the named worker (in the rotation this once), else all; on an office
+    of several ports those of ``gate_id``'s port (R1), another port's named one as an unknown one."""
     if registration is not None:
         pool = [get_worker(session, registration)]
         pool = [dataclasses.replace(w, rotation_number=w.rotation_number or 0) for w in pool]
@@ -385,14 +384,17 @@ def export(session: Session, day: dt.date, out_dir: str | Path, ports: RotationP
 
 
 def month_fairness(session: Session, year: int, month: int, category: str = "vigia",
-                   target: int = 25) -> Fairness:
-    """Shifts per registered (not cancelled) worker of ``category`` in a month, against the target."""
+                   target: int = 25, ports: RotationPorts | None = None) -> Fairness:
+    """Shifts per registered (not cancelled) worker of ``category`` in a month, against the target;
+    with ``ports`` (a view): the workers registered there and their shifts at those ports' gates."""
     first = dt.date(year, month, 1)
     nxt = dt.date(year + month // 12, month % 12 + 1, 1)
     regs = list(session.execute(select(workers_t.c.registration).where(
-        workers_t.c.category == category, workers_t.c.status != "cancelled")).scalars())
-    counts = dict(session.execute(
-        select(escala.c.registration, func.count()).where(
+        workers_t.c.category == category, workers_t.c.status != "cancelled", workers_in(ports))).scalars())
+    keep = shown(session, ports)
+    counts: Counter = Counter()
+    for reg, gate, n in session.execute(select(escala.c.registration, escala.c.gate_id, func.count()).where(
             escala.c.status == "active", escala.c.date >= first, escala.c.date < nxt)
-        .group_by(escala.c.registration)).all())
+            .group_by(escala.c.registration, escala.c.gate_id)):
+        counts[reg] += n if keep is None or keep(gate) else 0
     return fairness(counts, regs, target)

@@ -221,3 +221,56 @@ def test_an_accepted_health_request_takes_the_next_worker_of_the_entrys_port(off
     r = c.post(f"/worker-requests/{request_id}/decide", data={"csrf_token": token, "decision": "accept"})
     assert r.status_code == 303
     assert _rows(office) == {SANTOS["gate"]: ["VS2"]}  # santos's next, not rio's VR1 (first in numbers)
+
+
+def _stevedores(engine) -> None:
+    """A santos and a rio stevedore (no admission record: they count from the first gang's month)
+    and one stevedoring gang of 2026-11-10: the santos one boarded 300 min, the rio one 120 min."""
+    from central.production.hours import STEVEDORING
+    from central.production.schema import production_gangs, production_members
+
+    with engine.begin() as conn:
+        for reg, port in (("ES1", None), ("ER1", "rio")):
+            conn.execute(insert(workers).values(registration=reg, name=f"Estivador {reg}", category="estivador",
+                                                status="active", updated_at=T0, port=port))
+        gang = conn.execute(insert(production_gangs).values(
+            gang_id="G1", work_date=dt.date(2026, 11, 10), ship=SANTOS["ship"], period="07-13", rulebook=STEVEDORING,
+            rulebook_version=dt.date(2026, 1, 1), labour_cents=0, tonnes_milli=0, total_quotas="0", quota_value="0",
+            rounding_difference_cents=0, billing_cents=0, service_end=T0, source="csv",
+            imported_at=T0)).inserted_primary_key[0]
+        for reg, minutes in (("ES1", "300"), ("ER1", "120")):
+            conn.execute(insert(production_members).values(
+                gang_row=gang, registration=reg, role="estivador", boarded="yes", quotas="1", minutes_worked=minutes,
+                total_cents=0, disputed_cents=0, payable_cents=0))
+
+
+def _report(c, name: str) -> list[list[str]]:
+    lines = c.get(f"/reports/{name}.csv?month=2026-11").text.strip().splitlines()[1:]
+    return [line.split(",") for line in lines]
+
+
+@BOTH
+def test_sizing_hours_and_fairness_per_port_with_hand_computed_figures(office):
+    """November: santos's clerk dispatched VS1 and VS2, rio's VR1 and VR2 (the vigias' shifts);
+    registered vigias santos 4 (VS1-3 and SAN001), rio 3 (VR1, VR2, RIO009). R6 for 2026-11: 2 shifts
+    over 12 months / 12 / 4 = 0.04 a worker (santos), 2 / 12 / 3 = 0.06 (rio), 4 / 12 / 7 = 0.05
+    consolidated. R8: santos 300 min = 5.00 h for 1 stevedore, rio 2.00 h for 1, both 7.00 h for 2."""
+    app = _app(office)
+    for clerk, ship in (("clerk-santos", SANTOS["ship"]), ("clerk-rio", RIO["ship"])):
+        c = _client(app, clerk)
+        assert c.post("/escala/dispatch", data=_form(c, _call(office, ship))).status_code == 200
+    _stevedores(office)
+    santos, rio, every = _client(app, "clerk-santos"), _client(app, "clerk-rio"), _client(app, "auditor-all")
+    assert _report(santos, "fairness") == [["2026-11", r, n] for r, n in
+                                           (("SAN001", "0"), ("VS1", "1"), ("VS2", "1"), ("VS3", "0"))]
+    assert _report(rio, "fairness") == [["2026-11", r, n] for r, n in (("RIO009", "0"), ("VR1", "1"), ("VR2", "1"))]
+    assert len(_report(every, "fairness")) == 7
+    assert _report(santos, "sizing")[-1] == ["2026-11", "2", "4", "0.04", "0.0"]
+    assert _report(rio, "sizing")[-1] == ["2026-11", "2", "3", "0.06", "0.0"]
+    assert _report(every, "sizing")[-1] == ["2026-11", "4", "7", "0.05", "0.0"]
+    assert _report(santos, "hours")[-1][:4] == ["2026-11", "5.0", "1", "5.0"]
+    assert _report(rio, "hours")[-1][:4] == ["2026-11", "2.0", "1", "2.0"]
+    assert _report(every, "hours")[-1][:4] == ["2026-11", "7.0", "2", "3.5"]
+    page = santos.get("/reports?month=2026-11").text
+    assert 'id="r-sizing"' in page and 'id="r-hours"' in page and "VS1" in page and "VR1" not in page
+    assert santos.get("/reports/chart/fairness.svg?month=2026-11").status_code == 200

@@ -212,8 +212,8 @@ def test_reports_per_port_and_consolidated_with_hand_computed_figures(two_ports)
     _choose(c, "santos")
     assert _coverage_csv(c) == [["9300001", "2", "2.0"]]
     assert _flags_csv(c) == [["2026-W46", "BORROWED_CARD", "2"]]
-    assert c.get(f"/reports/sizing.csv?month={MONTH}").status_code == 403  # registry figures: consolidated only
-    assert 'id="r-consolidated-only"' in c.get(f"/reports?month={MONTH}").text
+    assert c.get(f"/reports/sizing.csv?month={MONTH}").status_code == 200  # per port too (test_escala_ports_web)
+    assert 'id="r-sizing"' in c.get(f"/reports?month={MONTH}").text
     _choose(c, "rio")
     assert _coverage_csv(c) == [["9400002", "1", "2.0"]]
     assert _flags_csv(c) == [["2026-W46", "BORROWED_CARD", "1"]]
@@ -222,7 +222,7 @@ def test_reports_per_port_and_consolidated_with_hand_computed_figures(two_ports)
     assert _flags_csv(c) == [["2026-W46", "BORROWED_CARD", "3"]]
     assert c.get(f"/reports/sizing.csv?month={MONTH}").status_code == 200
     page = c.get(f"/reports?month={MONTH}").text
-    assert 'id="r-sizing"' in page and 'id="r-consolidated-only"' not in page
+    assert 'id="r-sizing"' in page and 'id="r-hours"' in page
 
 
 @pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
