@@ -14,7 +14,7 @@ from gettext import gettext as click_text  # what Click calls: its texts are msg
 
 import click
 
-from portgate.clitext import cli_lang, install_click_texts, lang_in_args, tr, use_lang
+from portgate.clitext import cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang, word_help
 from portgate.errors import PortgateError
 
 install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument" in cli_lang()
@@ -67,10 +67,15 @@ class LazyGroup(click.Group):
         for extra in GROUP_COMMANDS.get(name, ()):
             sub = _load(extra)
             command.add_command(sub, sub.name)
+        word_help(command)  # its --help in cli_lang(): help.<English> (docs/i18n.md)
         return command
 
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        word_help(self)  # the root's own line (its commands are loaded, and worded, one by one)
+        super().format_help_text(ctx, formatter)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        rows = [(name, help_words(COMMANDS[name][1])) for name in sorted(COMMANDS)]
         with formatter.section(click_text("Commands")):  # Click's own word, in cli_lang()
             formatter.write_dl(rows)
 
