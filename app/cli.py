@@ -14,10 +14,10 @@ from gettext import gettext as click_text  # what Click calls: its texts are msg
 
 import click
 
-from portgate.clitext import cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang, word_help
+from portgate.clitext import cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang
 from portgate.errors import PortgateError
 
-install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument" in cli_lang()
+install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument", and --help in cli_lang()
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown in `portgate --help`)
@@ -67,12 +67,7 @@ class LazyGroup(click.Group):
         for extra in GROUP_COMMANDS.get(name, ()):
             sub = _load(extra)
             command.add_command(sub, sub.name)
-        word_help(command)  # its --help in cli_lang(): help.<English> (docs/i18n.md)
         return command
-
-    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        word_help(self)  # the root's own line (its commands are loaded, and worded, one by one)
-        super().format_help_text(ctx, formatter)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_words(COMMANDS[name][1])) for name in sorted(COMMANDS)]

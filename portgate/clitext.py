@@ -22,7 +22,7 @@ have stays Click's English.
 
 The commands' and options' own help (``--help``) keeps its English in the code (docstrings,
 ``help=``) as the msgid: ``help.`` + the English as Click shows it (``command_help``); ``word_help``
-puts a loaded command's texts in ``cli_lang()`` (``app.cli`` calls it for each command it loads).
+puts a command's texts in ``cli_lang()`` when its help page is shown (``install_click_texts``).
 """
 
 from __future__ import annotations
@@ -120,10 +120,21 @@ def install_click_texts() -> None:
     """Make Click's own usage and error texts speak ``cli_lang()`` (pt-BR, English), from the
     catalogs' ``click.<English>`` msgids. Python's ``gettext.gettext`` (what Click calls as ``_``)
     looks ``dgettext`` up in the ``gettext`` module at each call: it is wrapped, for the default
-    domain only (``dngettext`` too, Click's plural texts). Idempotent; ``app.cli`` calls it when it
-    loads (the ``portgate`` command)."""
+    domain only (``dngettext`` too, Click's plural texts). A command's help page (``--help``, a
+    group called without a command: Click's ``Command.get_help``) first words the command's help
+    texts (``word_help``): the catalogs' help texts are read only when a help page is shown.
+    Idempotent; ``app.cli`` calls it when it loads (the ``portgate`` command)."""
+    import click  # lazy: as use_lang_of's
+
     _gettext.dgettext = _click_dgettext
     _gettext.dngettext = _click_dngettext
+    shown = _std.setdefault("get_help", click.Command.get_help)
+
+    def get_help(self, ctx):
+        word_help(self)
+        return shown(self, ctx)
+
+    click.Command.get_help = get_help
 
 
 def command_help(english: str) -> str:

@@ -53,8 +53,10 @@ def _commands():
 
 
 def _english_texts(cmd: click.Command) -> list[str]:
-    from portgate.clitext import _english
+    """The English help texts of ``cmd`` (as the code has them, whatever a help page put in their place)."""
+    from portgate.clitext import _english, word_help
 
+    word_help(cmd)  # keeps each text's English
     kept = [_english.get(cmd, {}).get(a) for a in ("help", "short_help")]
     kept += [_english.get(p, {}).get("help") for p in cmd.params]
     return [t for t in kept if t]
