@@ -19,8 +19,6 @@ from portgate.clitext import HELP, command_help, use_lang
 from portgate.i18n import part
 
 PORTGATE = str(Path(sys.executable).parent / "portgate")
-#: the commands a person uses every day: every help text of theirs has its pt-BR
-DAILY = ("demo", "edge", "office", "registry", "pay", "evidence")
 #: Click's texts a person never reads from portgate: raised for a command written wrong (at import,
 #: by its author) or a representation (``Choice(...)``), the standard-stream and editor helpers
 NOT_FOR_A_PERSON = {
@@ -104,15 +102,16 @@ def test_help_is_worded_again_in_another_language_in_the_same_process(monkeypatc
         assert want in _flat(out), (lang, out)
 
 
-def test_every_help_text_of_the_daily_commands_has_its_pt_br() -> None:
+def test_every_help_text_of_every_command_has_its_pt_br() -> None:
     """A docstring or ``help=`` reworded in English is a new msgid: this names it until its pt-BR
     is in both ``.po`` files (``help.`` + the English, docs/i18n.md)."""
-    have = set(part("pt", (HELP,))[1])
-    missing = [f"{path}: {command_help(text)!r}" for path, cmd in _commands() if path.split()[0] in DAILY
-               for text in _english_texts(cmd) if command_help(text) not in have]
-    from app.cli import COMMANDS
+    from app.cli import COMMANDS, cli
 
-    missing += [repr(command_help(COMMANDS[n][1])) for n in DAILY if command_help(COMMANDS[n][1]) not in have]
+    have = set(part("pt", (HELP,))[1])
+    missing = [f"{path}: {command_help(text)!r}" for path, cmd in _commands()
+               for text in _english_texts(cmd) if command_help(text) not in have]
+    missing += [repr(command_help(line)) for _module, line in [*COMMANDS.values(), ("", inspect.getdoc(cli.callback))]
+                if command_help(line) not in have]
     assert not missing, "\n".join(missing)
 
 

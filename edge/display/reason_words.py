@@ -106,7 +106,7 @@ def _templates() -> tuple[tuple[str, re.Pattern], ...]:
     template first (a template that begins another is tried after it)."""
     out = []
     for key in REASONS:
-        template = word("pt", f"gate.reason.{key}")
+        template = _pt_text("gate.reason.", key)
         parts = re.split(r"\{(\w+)\}", template)
         rx = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
         out.append((key, re.compile(rx + r"(?=; |\Z)", re.S), len(template)))
@@ -115,12 +115,18 @@ def _templates() -> tuple[tuple[str, re.Pattern], ...]:
 
 @functools.cache
 def _actions() -> tuple[tuple[str, str], ...]:
-    return tuple(sorted(((a, word("pt", f"gate.action.{a}")) for a in ACTIONS), key=lambda x: -len(x[1])))
+    return tuple(sorted(((a, _pt_text("gate.action.", a)) for a in ACTIONS), key=lambda x: -len(x[1])))
 
 
 @functools.cache
 def _heads() -> tuple[tuple[str, str], ...]:
-    return tuple((h, word("pt", f"gate.head.{h}")) for h in HEADS)
+    return tuple((h, _pt_text("gate.head.", h)) for h in HEADS)
+
+
+def _pt_text(family: str, key: str) -> str:
+    """The pt-BR text of the msgid ``family + key`` (a key made at run time)."""
+    msgid = family + key
+    return word("pt", msgid)
 
 
 @functools.cache
