@@ -21,6 +21,7 @@ from starlette.routing import Route
 from central.web import auditwords, logmodel
 from central.web.render import lang_of, page
 from central.web.ports import per_port
+from central.web.registry_scope import partial_view
 from central.web.security import guarded
 from central.web.service_texts import localize
 from portgate import csvout
@@ -115,7 +116,8 @@ async def audit_page(request: Request):
     shown = {k: v for k, v in typed.items() if v} | {"from": q.first.isoformat(), "to": q.last.isoformat()}
     return page(request, "audit.html", status_code=400 if errors else 200, rows=rows, next_after=nxt,
                 values=typed | {"from": typed["from"] or q.first.isoformat(), "to": typed["to"] or q.last.isoformat()},
-                errors=_localized(request, errors), query=shown, first_page=bool(q.after), **_audit_words(request))
+                errors=_localized(request, errors), query=shown, first_page=bool(q.after),
+                port_note=partial_view(request) is not None, **_audit_words(request))
 
 
 def _audit_words(request: Request) -> dict:

@@ -63,6 +63,7 @@ def test_a_rio_clerk_reads_rios_audit_entries_only(office, browser, width, tmp_p
         subjects = {pg.locator("#audit tbody tr td[data-subject]").nth(i).get_attribute("data-subject")
                     for i in range(pg.locator("#audit tbody tr").count())}
         assert subjects == {"V008"}  # his worker's move and edit; not V009, the import, the accounts
+        assert "só para quem vê todos os portos" in pg.locator("#audit-port-note").inner_text()
         actions = {pg.locator("#audit tbody tr").nth(i).get_attribute("data-action") for i in range(2)}
         assert actions == {"worker.port", "worker.edit"}
         assert axe_violations(pg, impacts=("serious", "critical")) == [], describe(axe_violations(pg))

@@ -145,6 +145,7 @@ def test_a_ports_clerk_sees_his_ports_entries_only(two_ports):
         assert {SANTOS["worker"], f"C{SANTOS['worker']}", SANTOS["ship"], santos_event} <= seen, user
         assert not seen & {RIO["worker"], f"C{RIO['worker']}", RIO["ship"], rio_event, "GONE01", "clerk-santos"}
         assert "0031" not in r.text  # the entry made before 0031: every port's
+        assert "só para quem vê todos os portos" in r.text and 'id="audit-port-note"' in r.text  # says so
         csv = c.get(f"/audit.csv?{RANGE}").text
         assert SANTOS["worker"] in csv and RIO["worker"] not in csv and rio_event not in csv
         assert "0031" not in csv and "clerk-santos" not in csv.replace("web:clerk-santos", "")
@@ -169,9 +170,11 @@ def test_an_all_ports_user_sees_every_entry_and_narrows_them_by_port(two_ports):
     page = c.get(f"/audit?{RANGE}").text
     assert 'id="port-form"' in page
     assert {SANTOS["worker"], RIO["worker"], "GONE01", "clerk-santos"} <= _subjects(page)
-    assert "0031" in page  # the old entry, for him
+    assert "0031" in page and 'id="audit-port-note"' not in page  # the old entry, for him; nothing hidden
     _choose(c, "rio")
-    seen = _subjects(c.get(f"/audit?{RANGE}").text)
+    narrowed = c.get(f"/audit?{RANGE}").text
+    assert 'id="audit-port-note"' in narrowed
+    seen = _subjects(narrowed)
     assert RIO["worker"] in seen and not seen & {SANTOS["worker"], "GONE01", "clerk-santos"}
     _choose(c, "*")
     assert SANTOS["worker"] in c.get(f"/audit.csv?{RANGE}").text
