@@ -33,114 +33,17 @@ import datetime as dt
 import json
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import click
 
 from central.cli_args import database_arg, day_range, db_url_arg, time_arg
-from central.pay.calendar import PortConfig
-from central.pay.loading import (DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config,
-                                 load_rulebook)
+from central.pay.cli_rows import emit, held_row, statement_rows, warn_lost
+from central.pay.cli_setup import load_setup  # noqa: F401 (re-exported: ledger, evidence, bench, tests)
+from central.pay.cli_setup import at_arg, by_arg, login, on_ledger, rulebook_arg, setup_and_rulebook
 from central.pay.lines import money_str
-from central.pay.watchmen import Statement
 from portgate import csvout
 from portgate.clitext import tr
-from portgate.config import naming_key, unreadable
 from portgate.errors import ConfigError
-from portgate.timeutil import as_utc
-
-RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
-FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
-          "hold", "released")
-
-
-def load_setup(port_config: str | None):
-    """(port config, rulebook, calendar) from a port TOML (default: config/port.example.toml)."""
-    where = str(port_config or DEFAULT_PORT_CONFIG)
-    try:
-        port: PortConfig = load_port_config(where)
-    except (OSError, ValueError) as exc:  # the rulebook's path too long to look up
-        raise ConfigError(unreadable(exc), key="rulebook", path=where) from exc
-    try:
-        rulebook = load_rulebook(port.rulebook)
-    except ConfigError as exc:
-        raise naming_key(exc, "rulebook", where) from exc
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{port.rulebook[:200]}: {unreadable(exc)}", key="rulebook", path=where) from exc
-    calendar = calendar_from_config(port, rulebook.timezone)
-    return port, rulebook, calendar
-
-
-def rulebook_arg(value: str, name: str):
-    """A pay rulebook by file path or by id in ``config/rulebooks`` (``example-cct-2026``).
-    Raises ``ConfigError`` if neither exists or the file is not valid."""
-    if not value.strip():
-        raise ConfigError("is empty: give a rulebook file or an id in config/rulebooks", path=name)
-    path = Path(value)
-    if not path.exists() and (RULEBOOKS / f"{value}.toml").exists():
-        path = RULEBOOKS / f"{value}.toml"
-    if not path.exists():
-        raise ConfigError(f"no rulebook {value!r} (a file, or an id in {RULEBOOKS})", path=name)
-    return load_rulebook(path)
-
-
-#: ``statements.computed_by`` holds at most this many characters; a longer ``--by`` is refused.
-MAX_BY = 128
-
-
-def by_arg(value: str | None) -> str | None:
-    """``--by`` as given; raises ``ConfigError`` for an empty or blank one (not read as "the
-    login": who ran the pay is on record) and for one longer than ``MAX_BY`` characters (not cut)."""
-    if value is not None and not value.strip():
-        raise ConfigError("is empty (name who runs the pay, or leave --by out for the login)", path="--by")
-    if value is not None and len(value) > MAX_BY:
-        raise ConfigError(f"has {len(value)} characters (at most {MAX_BY})", path="--by")
-    return value
-
-
-def statement_rows(st: Statement, release: tuple | None = None) -> list[dict]:
-    """The printed rows of one statement: its lines, then the TOTAL row. ``release``: the office's
-    release of its hold, ``(hold reason, released_at, note)`` (``ledger.hold_releases``): printed
-    as ``released: {at, note, hold}`` instead of ``hold`` when it released this same hold."""
-    base = {"registration": st.registration, "work_day": st.work_day.isoformat(),
-            "shift_id": st.shift_id}
-    rows = [{**base, "rule": line.rule, "article": line.article, "amount": money_str(line.amount)}
-            for line in st.lines]
-    total = {**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
-             "due_at": st.due_at.isoformat(), "flags": list(st.flags)}
-    if st.hold_reason and release is not None and release[0] == st.hold_reason:
-        at = as_utc(release[1])
-        total["released"] = {"at": at.isoformat(), "note": release[2], "hold": st.hold_reason}
-    elif st.hold_reason:
-        total["hold"] = st.hold_reason
-    rows.append(total)
-    return rows
-
-
-def held_row(shift, reasons) -> dict:
-    return {"registration": shift.registration, "work_day": shift.work_date.isoformat(),
-            "shift_id": shift.shift_id, "rule": "HELD", "article": "", "amount": None,
-            "flags": list(reasons)}
-
-
-def emit(rows: list[dict], fmt: str) -> None:
-    if fmt == "json":
-        for row in rows:
-            click.echo(json.dumps(row, ensure_ascii=False))
-        return
-    writer = csvout.dict_writer(sys.stdout, FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        out = dict(row)
-        out["flags"] = ";".join(row.get("flags") or [])
-        out["amount"] = "" if row["amount"] is None else row["amount"]
-        if isinstance(row.get("released"), dict):
-            out["released"] = f"{row['released']['at']} {row['released']['note'] or ''}".strip()
-        writer.writerow(out)
-
-
-def _at(value: str | None) -> dt.datetime:
-    return time_arg(value, "--at") if value else dt.datetime.now(dt.UTC)
 
 
 @click.group(invoke_without_command=True)
@@ -165,9 +68,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if ctx.invoked_subcommand is not None:
         return
     by = by_arg(by)
-    _port, rulebook, calendar = load_setup(port_config)
-    if rulebook_name is not None:
-        rulebook = rulebook_arg(rulebook_name, "--rulebook")
+    _port, rulebook, calendar = setup_and_rulebook(port_config, rulebook_name)
     if shifts_csv and what_if is not None:
         raise click.UsageError(tr("cli.pay.what_if_not_with_shifts"))
     if shifts_csv:
@@ -206,7 +107,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
 
         run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
-                              by=by or _login(), reason=reason, shifts_check=shifts_against_gangs)
+                              by=by or login(), reason=reason, shifts_check=shifts_against_gangs)
         from central.pay.statements_store import hold_releases  # lazy: CLI start-up
 
         held_ids = [st.shift_id for st in run.statements if st.hold_reason]
@@ -221,15 +122,7 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         s = run.saved
         click.echo(tr("cli.pay.stored", written=s.written, superseded=s.superseded, adjusted=s.adjusted,
                       unchanged=s.unchanged), err=True)
-        _warn_lost(s)
-
-
-def _warn_lost(saved) -> None:
-    """One stderr line naming the shifts held for a payment the statements no longer show."""
-    if saved is not None and saved.lost:
-        more = tr("cli.pay.and_more", n=len(saved.lost) - 5) if len(saved.lost) > 5 else ""
-        click.echo(tr("cli.pay.payment_record_lost", n=len(saved.lost), shifts=", ".join(saved.lost[:5]), more=more),
-                   err=True)
+        warn_lost(s)
 
 
 @contextlib.contextmanager
@@ -250,15 +143,6 @@ def step_bar(steps: tuple[str, ...], label: str, forced: bool) -> Iterator[Calla
             if not tty:  # click draws only the label where it is not a terminal
                 click.echo(bar.format_progress_line(), file=err)
         yield step
-
-
-def _login() -> str:
-    import getpass  # lazy: CLI start-up
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
@@ -309,10 +193,8 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
     from central.pay.close import STEPS, close_month  # lazy: CLI start-up
 
     by = by_arg(by)
-    _port, rulebook, calendar = load_setup(port_config)
-    if rulebook_name is not None:
-        rulebook = rulebook_arg(rulebook_name, "--rulebook")
-    reference = _at(at)
+    _port, rulebook, calendar = setup_and_rulebook(port_config, rulebook_name)
+    reference = at_arg(at)
     db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
@@ -321,11 +203,11 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
     try:
         with step_bar(STEPS, "fechando o mês / closing the month", show_progress) as step:
             done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
-                               by=by or _login(), reason=reason, progress=step)
+                               by=by or login(), reason=reason, progress=step)
     finally:
         engine.dispose()
     click.echo(json.dumps(_close_counts(done, first, last, rulebook.id), ensure_ascii=False))
-    _warn_lost(done.run.saved)
+    warn_lost(done.run.saved)
 
 
 def _close_counts(done, first, last, rulebook_id: str) -> dict:
@@ -353,7 +235,7 @@ def overdue_cmd(db_url, config_path, at):
     from central.db import make_engine, read_failure  # lazy: CLI start-up
     from central.pay.statements_store import overdue  # lazy: CLI start-up
 
-    reference = _at(at)
+    reference = at_arg(at)
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
@@ -385,28 +267,9 @@ def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
 
     now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
     paid_at = time_arg(at, "--at") if at else now
-    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
-                                                             now=now, actor=f"cli:{_login()}"))
+    on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
+                                                             now=now, actor=f"cli:{login()}"))
     click.echo(tr("cli.pay.marked_paid", n=len(statement_ids)))
-
-
-def _on_ledger(db_url, config_path, action) -> None:
-    """Run ``action(engine)`` on the existing ledger named by ``--db`` or ``--config`` (one of them;
-    a missing SQLite file is refused, never created; a file that is not a ledger is one line,
-    ``StoreError``). The engine is disposed afterwards."""
-    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
-
-    from central.db import make_engine, read_failure  # lazy: CLI start-up
-
-    db_url = database_arg(db_url, config_path)
-    db_url_arg(db_url, must_exist=True)
-    engine = make_engine(db_url)
-    try:
-        action(engine)
-    except SQLAlchemyError as exc:  # not a database, not a ledger, not reachable: one line
-        raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc
-    finally:
-        engine.dispose()
 
 
 @pay.command("reverse-paid")
@@ -420,8 +283,8 @@ def reverse_paid_cmd(db_url, config_path, reason, statement_ids):
     from central.pay.statements_store import reverse_paid  # lazy: CLI start-up
 
     now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
-    _on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, list(statement_ids), reason, at=now,
-                                                                actor=f"cli:{_login()}"))
+    on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, list(statement_ids), reason, at=now,
+                                                                actor=f"cli:{login()}"))
     click.echo(tr("cli.pay.reversed", n=len(statement_ids)))
 
 
@@ -436,8 +299,8 @@ def release_cmd(db_url, config_path, at, note, statement_ids):
     not-held ids: error, nothing changed."""
     from central.pay.statements_store import release_holds  # lazy: CLI start-up
 
-    released_at = _at(at)
-    _on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
+    released_at = at_arg(at)
+    on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
     click.echo(tr("cli.pay.released", n=len(statement_ids)))
 
 
@@ -508,9 +371,7 @@ def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, port_co
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
-    _port, rulebook, _calendar = load_setup(port_config)
-    if rulebook_name is not None:
-        rulebook = rulebook_arg(rulebook_name, "--rulebook")
+    _port, rulebook, _calendar = setup_and_rulebook(port_config, rulebook_name)
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
     upgrade(db_url)
