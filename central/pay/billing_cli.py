@@ -35,36 +35,56 @@ def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, port_co
     the rulebook's `anchorage_transport_fare`; a trip to bill with no fare set is refused (exit 2,
     naming the setting). JSON: one line per shipowner {shipowner, from, to, lines, total}; CSV: one
     row per line and a TOTAL row per shipowner."""
-    from central.db import make_engine  # lazy: CLI start-up
-    from central.ledger.migrate import upgrade  # lazy: CLI start-up
-    from central.billing import read_billing  # lazy: CLI start-up
-    from central.pay.billing import FareNotSet, billing_statements  # lazy: CLI start-up
-    from central.pay.billing_store import read_shipowners, store_watchmen_billing  # lazy: CLI start-up
+    from central.pay.billing_store import read_shipowners  # lazy: CLI start-up
 
     first, last = day_range(date_from, date_to)
     owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
-    _port, rulebook, _calendar = setup_and_rulebook(port_config, rulebook_name)
+    port, rulebook, _calendar = setup_and_rulebook(port_config, rulebook_name)
     db_url = database_arg(db_url, config_path)
     db_url_arg(db_url, must_exist=True)
+    found = _store_and_read(db_url, rulebook, rulebook_name or port.rulebook, owners, first, last)
+    if fmt == "json":
+        _print_json(found, first, last)
+    else:
+        _print_csv(found, first, last)
+
+
+def _store_and_read(db_url: str, rulebook, rulebook_file: str, owners: dict, first: dt.date,
+                    last: dt.date) -> list:
+    """Upgrade the ledger, store the watchmen's P8 billing of [first, last] and read every billing
+    line of those days back as statements per shipowner (``billing_statements``). Raises
+    ``FareNotSet`` naming ``rulebook_file`` when a trip is to be billed and the fare is not set."""
+    from central.billing import read_billing  # lazy: CLI start-up
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.pay.billing import FareNotSet, billing_statements  # lazy: CLI start-up
+    from central.pay.billing_store import store_watchmen_billing  # lazy: CLI start-up
+
     upgrade(db_url)
     engine = make_engine(db_url)
     try:
         try:
             store_watchmen_billing(engine, rulebook, first, last, now=dt.datetime.now(dt.UTC))  # P8
         except FareNotSet as exc:
-            raise FareNotSet(f"{exc}; rulebook file: {rulebook_name or _port.rulebook}") from None
-        found = billing_statements(read_billing(engine, first, last), owners, first, last)
+            raise FareNotSet(f"{exc}; rulebook file: {rulebook_file}") from None
+        return billing_statements(read_billing(engine, first, last), owners, first, last)
     finally:
         engine.dispose()
-    if fmt == "json":
-        for st in found:
-            click.echo(json.dumps({
-                "shipowner": st.shipowner, "from": first.isoformat(), "to": last.isoformat(),
-                "lines": [{"rule": x.rule, "article": x.article, "ship": x.ship,
-                           "work_day": x.work_day.isoformat(), "ref": x.ref, "registration": x.registration,
-                           "description": x.description, "amount": money_str(x.amount)} for x in st.lines],
-                "total": money_str(st.total)}, ensure_ascii=False))
-        return
+
+
+def _print_json(found: list, first: dt.date, last: dt.date) -> None:
+    """One JSON line per shipowner: ``{shipowner, from, to, lines, total}``, amounts as strings."""
+    for st in found:
+        click.echo(json.dumps({
+            "shipowner": st.shipowner, "from": first.isoformat(), "to": last.isoformat(),
+            "lines": [{"rule": x.rule, "article": x.article, "ship": x.ship,
+                       "work_day": x.work_day.isoformat(), "ref": x.ref, "registration": x.registration,
+                       "description": x.description, "amount": money_str(x.amount)} for x in st.lines],
+            "total": money_str(st.total)}, ensure_ascii=False))
+
+
+def _print_csv(found: list, first: dt.date, last: dt.date) -> None:
+    """CSV: a header, one row per billing line and a TOTAL row per shipowner."""
     writer = csvout.writer(sys.stdout, lineterminator="\n")
     writer.writerow(("shipowner", "work_day", "ship", "ref", "rule", "article", "description", "amount"))
     for st in found:

@@ -78,48 +78,17 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if shifts_csv and what_if is not None:
         raise click.UsageError(tr("cli.pay.what_if_not_with_shifts"))
     if shifts_csv:
-        from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
-
-        run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
-        rows = [row for st in run.statements for row in statement_rows(st)]
-        emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
+        _pay_shifts_csv(shifts_csv, rulebook, calendar, fmt)
         return
     if not ((db_url or config_path) and date_from and date_to):
         raise click.UsageError(tr("cli.pay.give_shifts_or_config"))
     db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
-    from central.ledger.migrate import require_ledger, upgrade  # lazy: CLI start-up
-    from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
-    from central.pay.statements_store import pay_from_ledger  # lazy: CLI start-up
-    from central.db import make_engine  # lazy: CLI start-up
-
     if what_if is not None:
-        compare = rulebook_arg(what_if, "--what-if")  # a bad rulebook first: nothing opened
-        require_ledger(db_url)  # a what-if writes nothing: no ledger made, none upgraded
-    else:
-        upgrade(db_url)
-    engine = make_engine(db_url)
-    now = dt.datetime.now(dt.UTC)
-    if what_if is not None:
-        try:
-            _what_if(engine, first, last, compare, calendar, now, fmt)
-        finally:
-            engine.dispose()
+        _what_if(db_url, first, last, what_if, calendar, fmt)
         return
-    try:
-        if not no_rebuild:
-            rebuild_shifts(engine, first, last, calendar.zone, now=now)
-        from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
-
-        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
-                              by=by or login(), reason=reason, shifts_check=shifts_against_gangs)
-        from central.pay.statements_store import hold_releases  # lazy: CLI start-up
-
-        held_ids = [st.shift_id for st in run.statements if st.hold_reason]
-        releases = hold_releases(engine, held_ids) if held_ids else {}
-    finally:
-        engine.dispose()
+    run, releases = _pay_ledger(db_url, first, last, rulebook, calendar, not no_rebuild, by or login(), reason)
     rows = [row for st in run.statements
             for row in statement_rows(st, releases.get(st.shift_id))]
     rows += [held_row(h.shift, h.reasons) for h in run.held]
@@ -131,12 +100,64 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         warn_lost(s)
 
 
-def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
-    from central.pay.whatif import pay_what_if  # lazy: CLI start-up
+for _command in (billing_cmd, close_cmd, mark_paid_cmd, overdue_cmd, release_cmd, reverse_paid_cmd,
+                 verify_slip_cmd):
+    pay.add_command(_command)
 
+
+def _pay_shifts_csv(shifts_csv: str, rulebook, calendar, fmt: str) -> None:
+    """Pay the shifts of a shifts.csv (nothing stored) and print their statements and held shifts."""
+    from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
+
+    run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
+    rows = [row for st in run.statements for row in statement_rows(st)]
+    emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
+
+
+def _pay_ledger(db_url: str, first: dt.date, last: dt.date, rulebook, calendar, rebuild: bool, by: str,
+                reason: str | None):
+    """Upgrade the ledger, rebuild the shifts of [first, last] (unless ``rebuild`` is false) and pay
+    and store them (``pay_from_ledger``); returns the run and the office's releases of the holds
+    of its held statements (``hold_releases``: shift id -> release)."""
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
+    from central.pay.statements_store import hold_releases, pay_from_ledger  # lazy: CLI start-up
     from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
 
-    result = pay_what_if(engine, first, last, rulebook, calendar, now=now, shifts_check=shifts_against_gangs)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        if rebuild:
+            rebuild_shifts(engine, first, last, calendar.zone, now=now)
+        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
+                              by=by, reason=reason, shifts_check=shifts_against_gangs)
+        held_ids = [st.shift_id for st in run.statements if st.hold_reason]
+        releases = hold_releases(engine, held_ids) if held_ids else {}
+    finally:
+        engine.dispose()
+    return run, releases
+
+
+def _what_if(db_url: str, first, last, what_if: str, calendar, fmt) -> None:
+    """Compare the stored statements of [first, last] with the ones the rulebook ``what_if`` gives
+    (``pay_what_if``), storing nothing: one row per worker, shift and rule, the held shifts, and a
+    stderr line of counts. A bad rulebook is refused before the ledger is opened; the ledger must
+    exist at its current version (``require_ledger``: none made, none upgraded)."""
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import require_ledger  # lazy: CLI start-up
+    from central.pay.whatif import pay_what_if  # lazy: CLI start-up
+    from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
+
+    rulebook = rulebook_arg(what_if, "--what-if")  # a bad rulebook first: nothing opened
+    require_ledger(db_url)  # a what-if writes nothing: no ledger made, none upgraded
+    engine = make_engine(db_url)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        result = pay_what_if(engine, first, last, rulebook, calendar, now=now, shifts_check=shifts_against_gangs)
+    finally:
+        engine.dispose()
     rows = result.rows
     if fmt == "json":
         for row in rows:
@@ -152,8 +173,3 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
         click.echo(json.dumps(held_row(shift, reasons), ensure_ascii=False))
     click.echo(tr("cli.pay.what_if", rulebook=rulebook.id, changed=result.changed, statements=result.statements),
                err=True)
-
-
-for _command in (billing_cmd, close_cmd, mark_paid_cmd, overdue_cmd, release_cmd, reverse_paid_cmd,
-                 verify_slip_cmd):
-    pay.add_command(_command)
