@@ -20,7 +20,7 @@ from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
 from testkit.tls import make_tls_files
 from testkit.wait import wait_until
-from tests.ops.conftest import run_cli
+from tests.ops.conftest import run_cli_or_here
 
 ACL = (Path(__file__).resolve().parents[2] / "config" / "mosquitto" / "portgate.acl").read_text()
 PASSWORD = "gate-pw-Secr3t"
@@ -118,5 +118,5 @@ def test_a_username_that_is_not_the_gate_id_is_refused_at_load(tmp_path):
     with pytest.raises(ConfigError, match="mqtt.username 'gate-1' must be the gate id 'g-aurora'"):
         load_gate_config(cfg)
     for cmd in (["edge", "check-config", str(cfg)], ["edge", "run", "--config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2 and "must be the gate id" in res.stderr and "%u" in res.stderr, res.stderr
