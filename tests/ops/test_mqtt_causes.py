@@ -26,12 +26,15 @@ ACL = (Path(__file__).resolve().parents[2] / "config" / "mosquitto" / "portgate.
 PASSWORD = "gate-pw-Secr3t"
 
 
-@pytest.fixture
-def tls_broker(tmp_path):
-    """mosquitto with a plain listener (``port``) and a TLS one (``tls_port``), user ``g-aurora``."""
-    files = make_tls_files(tmp_path / "tls")
+@pytest.fixture(scope="module")
+def tls_broker(tmp_path_factory):
+    """mosquitto with a plain listener (``port``) and a TLS one (``tls_port``), user ``g-aurora``: one
+    for the module (three RSA keys and a broker per test before); each test's gate is stopped before
+    the next starts, and a refused or failed connection leaves nothing on the broker."""
+    base = tmp_path_factory.mktemp("tls-broker")
+    files = make_tls_files(base / "tls")
     tls_port = free_port()
-    with Mosquitto(tmp_path / "tbroker", users={"g-aurora": PASSWORD}, acl=ACL,
+    with Mosquitto(base / "tbroker", users={"g-aurora": PASSWORD}, acl=ACL,
                    extra=files.mosquitto_listener(tls_port)) as broker:
         broker.tls_port, broker.tls = tls_port, files
         yield broker
