@@ -22,8 +22,8 @@ from sqlalchemy import and_, or_, select, true, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from central.registry.changes import audit
-from central.registry.schema import cards, workers
+from central.registry.changes import audit, record_change
+from central.registry.schema import cards, downlink_changes, workers
 from portgate import tables
 from portgate.errors import BadInput
 from wire.topics import check_id
@@ -129,7 +129,30 @@ def set_port(session: Session, registration: str, port: str | None, *, actor: st
     session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
     audit(session, actor=actor, action="worker.port", subject=registration,
           detail={"changed": {"port": [old or "", port or ""]}}, now=now)
+    _moved_changes(session, registration, old, port, actor=actor, now=now)
     return True
+
+
+def _moved_changes(session: Session, registration: str, old: str | None, new: str | None, *, actor: str,
+                   now: dt.datetime) -> None:
+    """The change rows of a worker's move (0031): a roster ``delete`` at the old port (its gates
+    take a fresh snapshot without him: the roster delta has no removal) and, at the new port, a
+    roster ``upsert`` with his record and a cards ``upsert`` of each of his cards (their gates add
+    him). Bodies are the last ones of his change rows (``body`` of ``Worker``/``Card``)."""
+    last = {}
+    for kind, key in [("roster", registration), *(("cards", uid) for uid in session.execute(
+            select(cards.c.uid).where(cards.c.registration == registration).order_by(cards.c.uid)).scalars())]:
+        row = session.execute(select(downlink_changes.c.body).where(
+            downlink_changes.c.kind == kind, downlink_changes.c.key == key)
+            .order_by(downlink_changes.c.id.desc()).limit(1)).first()
+        if row is not None and row.body:
+            last[(kind, key)] = row.body
+    if ("roster", registration) not in last:
+        return  # never sent to any gate: nothing to move
+    record_change(session, "roster", "delete", registration, last[("roster", registration)], actor=actor,
+                  now=now, port=old)
+    for (kind, key), payload in last.items():
+        record_change(session, kind, "upsert", key, payload, actor=actor, now=now, port=new)
 
 
 def import_problems(session: Session, workers_csv: str | Path | None, card_holders: Iterable[tuple[str, str]],

@@ -1,0 +1,143 @@
+"""Issue 37 item 4: one roster per served port (central.broadcast.port_roster). A two-port office
+(``ports = ["santos", "paranagua"]``, santos home) on real SQLite and a real mosquitto: each port's
+roster topic gets its port's workers only (Lei 12.815 arts. 32-33: each OGMO's registry is its own),
+with a version chain of its own; a worker moved leaves the old port's roster."""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import threading
+
+import msgspec
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+from sqlalchemy.orm import Session
+
+from central.broadcast.port_roster import PORT_BASE
+from central.config import PublishSettings
+from central.ingest.ports import make_ingest
+from central.office_key import office_key
+from central.registry.changes import utcnow
+from central.registry.store import save_card, save_worker
+from central.registry.worker_ports import set_port
+from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus
+from tests.central.broadcast.conftest import ACTOR, control_uid, today
+from tests.central.ingest.conftest import Office, broker, keys_dir  # noqa: F401
+from testkit.wait import wait_until
+from wire.downlink import decode_downlink
+from wire.signed_downlink import open_envelope
+
+SERVED = ("santos", "paranagua")
+
+
+class Listener:
+    """A raw MQTT client on ``portgate/v1/+/down/roster/+``: every roster message per port, opened
+    with the office key and decoded, in arrival order."""
+
+    def __init__(self, broker, keys_dir):  # noqa: F811
+        self.got: dict[str, list] = collections.defaultdict(list)
+        self.lock = threading.Lock()
+        self.keys = [office_key(keys_dir).public_key()]
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="roster-listener")
+        self.client.on_message = self._on
+        self.client.connect(broker.host, broker.port)
+        self.client.subscribe("portgate/v1/+/down/roster/+", qos=1)
+        self.client.loop_start()
+
+    def _on(self, client, userdata, msg):
+        _p, _v, port, _d, kind, form = msg.topic.split("/")
+        _issued, body = open_envelope(msg.payload, self.keys, msg.topic)
+        with self.lock:
+            self.got[port].append((form, decode_downlink(body, kind, form)))
+
+    def of(self, port: str) -> list:
+        with self.lock:
+            return list(self.got[port])
+
+    def held(self, port: str) -> dict[str, tuple[int, set[str]]]:
+        """What a gate of ``port`` would hold after applying the messages in order as edge.sync
+        does (a snapshot replaces, a delta applies only on its from_version): (version, registrations);
+        fails on a delta that does not chain."""
+        version, regs = None, set()
+        for form, m in self.of(port):
+            if form == "snapshot":
+                if version is None or m.version > version:
+                    version, regs = m.version, {w.registration for w in m.workers}
+            elif version is not None and m.to_version > version:
+                assert m.from_version == version, f"{port}: delta from {m.from_version}, held {version}"
+                version = m.to_version
+                regs |= {w.registration for w in m.workers_upsert}
+        return version, regs
+
+    def stop(self):
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def add(s: Session, reg: str, port: str | None) -> None:
+    save_worker(s, Worker(reg, f"Vigia {reg}", "vigia", WorkerStatus.ACTIVE,
+                          health_exam_date=today() - dt.timedelta(days=30),
+                          booklet_revalidated_year=today().year, rotation_number=int(reg[1:])),
+                actor=ACTOR, now=utcnow(), action="worker.import")
+    save_card(s, Card(control_uid(reg), CardKind.CONTROL, reg, CardStatus.ACTIVE), event="issued",
+              actor=ACTOR, now=utcnow())
+    if port is not None:
+        set_port(s, reg, port, actor=ACTOR, now=utcnow(), served=SERVED)
+
+
+@pytest.fixture
+def two_ports(tmp_path, keys_dir, broker):  # noqa: F811
+    office = Office(tmp_path, keys_dir)
+    with Session(office.engine) as s, s.begin():
+        add(s, "V001", None)  # home port: santos
+        add(s, "V002", "santos")
+        add(s, "V003", "paranagua")
+    cfg = msgspec.structs.replace(office.config(broker), port="santos", ports=list(SERVED),
+                                  publish=PublishSettings(source="registry", poll_s=0.1, snapshot_min_s=0.5))
+    listener = Listener(broker, keys_dir)
+    ingest = make_ingest(cfg, engine=office.engine).start()
+    assert ingest.wait_connected()
+    yield office, ingest, listener
+    ingest.stop()
+    listener.stop()
+    office.engine.dispose()
+
+
+def test_each_port_gets_its_own_workers_with_its_own_chain(two_ports):
+    office, ingest, listener = two_ports
+    wait_until(lambda: listener.held("santos")[1] and listener.held("paranagua")[1], what="both snapshots")
+    assert listener.held("santos")[1] == {"V001", "V002"}
+    assert listener.held("paranagua")[1] == {"V003"}
+    snap = next(m for f, m in listener.of("paranagua") if f == "snapshot")
+    assert [c.uid for c in snap.cards] == [control_uid("V003")]
+    assert snap.version > PORT_BASE
+    santos_v, para_v = listener.held("santos")[0], listener.held("paranagua")[0]
+    with Session(office.engine) as s, s.begin():
+        add(s, "V004", "paranagua")  # a worker added at paranaguá
+    wait_until(lambda: "V004" in listener.held("paranagua")[1], what="V004 at paranagua")
+    deltas = [m for f, m in listener.of("paranagua") if f == "delta"]
+    assert deltas and deltas[0].from_version == para_v, (deltas, para_v)
+    assert not any("V004" in {w.registration for w in m.workers_upsert}
+                   for f, m in listener.of("santos") if f == "delta")
+    assert listener.held("santos")[1] == {"V001", "V002"}  # chain unbroken (held() checks it)
+    assert listener.held("santos")[0] >= santos_v
+    # the snapshot an ingest answers a gate's SnapshotRequest with: the same version as the chain
+    para = ingest.by_port["paranagua"].publisher
+    wait_until(lambda: para.snapshot("roster", dt.datetime.now(dt.UTC)).version == listener.held("paranagua")[0],
+               what="answered snapshot at the chain's version")
+    assert {w.registration for w in para.snapshot("roster", dt.datetime.now(dt.UTC)).workers} == {"V003", "V004"}
+
+
+def test_a_worker_moved_leaves_the_old_ports_roster(two_ports):
+    office, _ingest, listener = two_ports
+    wait_until(lambda: "V002" in listener.held("santos")[1] and listener.held("paranagua")[1], what="snapshots")
+    before = listener.held("santos")[0]
+    with Session(office.engine) as s, s.begin():
+        assert set_port(s, "V002", "paranagua", actor=ACTOR, now=utcnow(), served=SERVED)
+    wait_until(lambda: "V002" in listener.held("paranagua")[1], what="V002 at paranagua")
+    wait_until(lambda: "V002" not in listener.held("santos")[1], what="V002 gone from santos")
+    assert listener.held("santos") == (listener.held("santos")[0], {"V001"})
+    assert listener.held("santos")[0] > before
+    assert listener.held("paranagua")[1] == {"V002", "V003"}
