@@ -6,7 +6,8 @@ An office serving several ports (``central.toml`` ``ports``) publishes to each p
 the home port, the first of ``CentralConfig.served_ports``) and their cards; a card whose holder is
 no registered worker (an inspector's card) goes to every port, as before. Each port has its own
 version chain, made of the ``downlink_changes`` rows that concern it (``downlink_changes.port``,
-0031: the worker's, or a card's holder's, port when the row was made; NULL: the home port):
+0031: the worker's, or a card's holder's, port when the row was made; NULL: the home port; ``*``
+a card whose holder is no registered worker, every port's):
 
 - version of port P = ``PORT_BASE + id`` of the newest ``roster``/``cards`` row of P. It only grows
   (a row's port never changes) and is above every single-chain version (``REGISTRY_BASE + id``), so
@@ -25,6 +26,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from central.registry.api import Change
+from central.registry.changes import EVERY_PORT
 from central.registry.schema import cards, downlink_changes, workers
 from central.registry.store import card_from_row, worker_from_row
 from portgate.records import Card, Worker
@@ -35,8 +37,10 @@ PORT_BASE = 2 * REGISTRY_BASE  # per-port versions: above every single-chain ver
 
 
 def _of_port(column, port: str, home: str):
-    """SQL: the port ``column`` (NULL: the home port ``home``) is ``port``."""
-    return or_(column == port, column.is_(None)) if port == home else column == port
+    """SQL: the port ``column`` (NULL: the home port ``home``; ``EVERY_PORT``: every port) is ``port``."""
+    if port == home:
+        return or_(column == port, column == EVERY_PORT, column.is_(None))
+    return column.in_((port, EVERY_PORT))
 
 
 def newest(session: Session, upto: int, port: str, home: str) -> int:

@@ -20,6 +20,7 @@ from portgate.records import Card, EscalaEntry, Worker
 Kind = Literal["roster", "cards", "escala"]
 Op = Literal["upsert", "delete"]
 HOLDER = object()  # record_change's ``port``: the worker's (a card's holder's) stored port, read now
+EVERY_PORT = "*"  # downlink_changes.port of a card whose holder is no registered worker (not a port id)
 
 
 def utcnow() -> dt.datetime:
@@ -49,7 +50,8 @@ def record_change(
     The row commits with the caller's transaction, so a change is published only if the state it
     describes was saved. ``port`` (0031): the port the row concerns, None the home port; by default
     (``HOLDER``) a roster row takes its worker's stored port (``workers.port``), a cards row its
-    holder's (``payload["registration"]``), an escala row None. Each port's gates get the roster
+    holder's (``payload["registration"]``; ``EVERY_PORT`` when the holder is no registered worker,
+    e.g. an inspector), an escala row None. Each port's gates get the roster
     rows of their port only (``central.broadcast.port_roster``).
     """
     if port is HOLDER:
@@ -64,11 +66,15 @@ def record_change(
 
 def holder_port(session: Session, kind: str, key: str, payload: dict[str, Any] | None) -> str | None:
     """The stored port (None: the home port) of the worker a ``roster`` (``key``) or ``cards``
-    (``payload["registration"]``) change concerns; None for an escala change or no such worker."""
+    (``payload["registration"]``) change concerns; ``EVERY_PORT`` for a card whose holder is no
+    registered worker; None for an escala change (or a roster row of no worker)."""
     registration = key if kind == "roster" else (payload or {}).get("registration") if kind == "cards" else None
     if not registration:
         return None
-    return session.execute(select(workers.c.port).where(workers.c.registration == registration)).scalar()
+    row = session.execute(select(workers.c.port).where(workers.c.registration == registration)).first()
+    if row is None:
+        return EVERY_PORT if kind == "cards" else None
+    return row.port
 
 
 def audit(

@@ -4,8 +4,10 @@ A worker is registered at one port's OGMO (Lei 12.815 art. 32-33): ``workers.por
 his cards follow him (a card's port is its holder's). A case's port is the port of the flagged event's
 gate (``cases.port``, written when it is opened). NULL in either column is the office's home port
 (``port`` of central.toml, the first of ``CentralConfig.served_ports``): every row made before 0029,
-and a worker imported without a port. The port is not in ``portgate.records.Worker``, so it never
-reaches the gates' roster nor its change feed (as the CPF and PIS: ``central.registry.ids``).
+and a worker imported without a port. The port is not in ``portgate.records.Worker`` (a gate never
+sees it), but it chooses which port's gates get his record: each change row carries it
+(``downlink_changes.port``, 0031) and a move writes the rows that take him from one port's roster to
+the other's (``central.broadcast.port_roster``).
 
 ``in_ports`` is the SQL test "of these ports" every per-port page applies; ``csv_ports`` /
 ``csv_problems`` read and check a workers.csv's optional ``port`` column; ``set_port`` writes a
@@ -22,8 +24,8 @@ from sqlalchemy import and_, or_, select, true, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
-from central.registry.changes import audit, record_change
-from central.registry.schema import cards, downlink_changes, workers
+from central.registry.changes import audit, body, record_change
+from central.registry.schema import cards, workers
 from portgate import tables
 from portgate.errors import BadInput
 from wire.topics import check_id
@@ -138,21 +140,18 @@ def _moved_changes(session: Session, registration: str, old: str | None, new: st
     """The change rows of a worker's move (0031): a roster ``delete`` at the old port (its gates
     take a fresh snapshot without him: the roster delta has no removal) and, at the new port, a
     roster ``upsert`` with his record and a cards ``upsert`` of each of his cards (their gates add
-    him). Bodies are the last ones of his change rows (``body`` of ``Worker``/``Card``)."""
-    last = {}
-    for kind, key in [("roster", registration), *(("cards", uid) for uid in session.execute(
-            select(cards.c.uid).where(cards.c.registration == registration).order_by(cards.c.uid)).scalars())]:
-        row = session.execute(select(downlink_changes.c.body).where(
-            downlink_changes.c.kind == kind, downlink_changes.c.key == key)
-            .order_by(downlink_changes.c.id.desc()).limit(1)).first()
-        if row is not None and row.body:
-            last[(kind, key)] = row.body
-    if ("roster", registration) not in last:
-        return  # never sent to any gate: nothing to move
-    record_change(session, "roster", "delete", registration, last[("roster", registration)], actor=actor,
-                  now=now, port=old)
-    for (kind, key), payload in last.items():
-        record_change(session, kind, "upsert", key, payload, actor=actor, now=now, port=new)
+    him). Bodies: his ``workers``/``cards`` rows as they are (``body`` of ``Worker``/``Card``)."""
+    from central.registry.store import card_from_row, worker_from_row  # lazy: store imports this module
+
+    row = session.execute(select(workers).where(workers.c.registration == registration)).first()
+    if row is None:
+        return
+    record = body(worker_from_row(row))
+    record_change(session, "roster", "delete", registration, record, actor=actor, now=now, port=old)
+    record_change(session, "roster", "upsert", registration, record, actor=actor, now=now, port=new)
+    for card in session.execute(select(cards).where(cards.c.registration == registration).order_by(cards.c.uid)):
+        record_change(session, "cards", "upsert", card.uid, body(card_from_row(card)), actor=actor, now=now,
+                      port=new)
 
 
 def import_problems(session: Session, workers_csv: str | Path | None, card_holders: Iterable[tuple[str, str]],

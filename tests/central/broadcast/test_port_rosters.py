@@ -1,5 +1,5 @@
 """Issue 37 item 4: one roster per served port (central.broadcast.port_roster). A two-port office
-(``ports = ["santos", "paranagua"]``, santos home) on real SQLite and a real mosquitto: each port's
+(``ports = ["santos", "paranagua"]``, santos home) on real SQLite and PostgreSQL and a real mosquitto: each port's
 roster topic gets its port's workers only (Lei 12.815 arts. 32-33: each OGMO's registry is its own),
 with a version chain of its own; a worker moved leaves the old port's roster."""
 
@@ -87,9 +87,12 @@ def add(s: Session, reg: str, port: str | None) -> None:
         set_port(s, reg, port, actor=ACTOR, now=utcnow(), served=SERVED)
 
 
-@pytest.fixture
-def two_ports(tmp_path, keys_dir, broker):  # noqa: F811
-    office = Office(tmp_path, keys_dir)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def two_ports(request, tmp_path, keys_dir, broker):  # noqa: F811
+    url = None
+    if request.param == "postgresql":
+        url = request.getfixturevalue("pg_cluster").create_database(f"rosters_{request.node.name[5:40].lower()}")
+    office = Office(tmp_path, keys_dir, url=url)
     with Session(office.engine) as s, s.begin():
         add(s, "V001", None)  # home port: santos
         add(s, "V002", "santos")
@@ -141,3 +144,18 @@ def test_a_worker_moved_leaves_the_old_ports_roster(two_ports):
     assert listener.held("santos") == (listener.held("santos")[0], {"V001"})
     assert listener.held("santos")[0] > before
     assert listener.held("paranagua")[1] == {"V002", "V003"}
+
+
+def test_a_card_of_no_registered_worker_reaches_every_port(two_ports):
+    office, _ingest, listener = two_ports
+    wait_until(lambda: listener.held("santos")[1] and listener.held("paranagua")[1], what="snapshots")
+    with Session(office.engine) as s, s.begin():
+        save_card(s, Card("BB000001", CardKind.INSPECTOR, "F001", CardStatus.ACTIVE), event="issued",
+                  actor=ACTOR, now=utcnow())
+
+    def delta_cards(port):
+        return {c.uid for f, m in listener.of(port) if f == "delta" for c in m.cards_upsert}
+
+    for port in SERVED:
+        wait_until(lambda port=port: "BB000001" in delta_cards(port), what=f"inspector card at {port}")
+        assert listener.held(port)[0] is not None  # the chain held (held() fails on a broken one)
