@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import threading
+import uuid
 
 import msgspec
 import paho.mqtt.client as mqtt
@@ -22,10 +23,14 @@ from central.office_key import office_key
 from central.registry.changes import utcnow
 from central.registry.store import save_card, save_worker
 from central.registry.worker_ports import set_port
+from edge.journal import Journal
+from edge.sync import Sync, SyncSettings
 from portgate.records import Card, CardKind, CardStatus, Worker, WorkerStatus
 from tests.central.broadcast.conftest import ACTOR, control_uid, today
-from tests.central.ingest.conftest import Office, broker, keys_dir  # noqa: F401
+from tests.central.broadcast.test_registry_downlink import local_noon, present
+from tests.central.ingest.conftest import Gate, Office, broker, keys_dir  # noqa: F401
 from testkit.wait import wait_until
+from wire.connection import MqttConfig
 from wire.downlink import decode_downlink
 from wire.signed_downlink import open_envelope
 
@@ -40,6 +45,7 @@ class Listener:
         self.got: dict[str, list] = collections.defaultdict(list)
         self.lock = threading.Lock()
         self.keys = [office_key(keys_dir).public_key()]
+        self.broker = broker
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="roster-listener")
         self.client.on_message = self._on
         self.client.connect(broker.host, broker.port)
@@ -159,3 +165,37 @@ def test_a_card_of_no_registered_worker_reaches_every_port(two_ports):
     for port in SERVED:
         wait_until(lambda port=port: "BB000001" in delta_cards(port), what=f"inspector card at {port}")
         assert listener.held(port)[0] is not None  # the chain held (held() fails on a broken one)
+
+
+class ParanaguaGate(Gate):
+    """The MQTT tests' gate (real ``edge.store.Store`` and ``edge.sync.Sync``) at paranaguá."""
+
+    def __init__(self, tmp_path, keys_dir, gate_id):  # noqa: F811
+        super().__init__(tmp_path, keys_dir, gate_id)
+        self.journal = Journal(tmp_path / f"{gate_id}-p.journal", port="paranagua", gate_id=gate_id,
+                               key=self.key, boot_id=str(uuid.uuid4()))
+
+    def start(self, broker, store=None, **settings):  # noqa: F811
+        self.sync = Sync(MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=0.2, reconnect_max_s=1),
+                         self.journal, store, port="paranagua", gate_id=self.gate_id,
+                         settings=SyncSettings(check_every_s=0.2)).start()
+        return self.sync
+
+
+def test_a_paranagua_gate_denies_a_santos_registered_worker(two_ports, tmp_path, keys_dir):  # noqa: F811
+    office, _ingest, listener = two_ports
+    gate = ParanaguaGate(tmp_path, keys_dir, "p-g1")
+    try:
+        gate.start(listener.broker, store=gate.store)
+        wait_until(lambda: gate.store.worker("V003") is not None, what="paranagua roster at the gate")
+        assert gate.store.worker("V002") is None and gate.store.worker("V001") is None
+        santos = present(gate.store, control_uid("V002"), local_noon(today()))
+        assert "G1.unknown" in santos.reasons, santos.reasons  # registered at santos: no card here
+        ours = present(gate.store, control_uid("V003"), local_noon(today()))
+        assert "G1.unknown" not in ours.reasons, ours.reasons
+        with Session(office.engine) as s, s.begin():  # santos hands V002 over to paranaguá
+            set_port(s, "V002", "paranagua", actor=ACTOR, now=utcnow(), served=SERVED)
+        wait_until(lambda: gate.store.worker("V002") is not None, what="V002 at the paranagua gate")
+        assert "G1.unknown" not in present(gate.store, control_uid("V002"), local_noon(today())).reasons
+    finally:
+        gate.stop()
