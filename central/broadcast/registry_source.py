@@ -7,7 +7,8 @@ them).
 What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, QoS 1):
 
 - ``roster``: every worker and card (``central.registry.api.roster_snapshot``); deltas carry the
-  workers and cards upserted by ``roster``/``cards`` change rows.
+  workers and cards upserted by ``roster``/``cards`` change rows. On an office of several ports:
+  the publisher's port's workers and their cards only (``central.broadcast.port_roster``).
 - ``cards`` (the blocklist): every registry card whose status is not ``active``, plus the ledger's
   confiscations the registry does not account for (card unknown to it, or no case opened for the
   event; as in ``central.broadcast.blocklist``); deltas carry the cards that became not active and new
