@@ -199,3 +199,35 @@ def test_a_paranagua_gate_denies_a_santos_registered_worker(two_ports, tmp_path,
         assert "G1.unknown" not in present(gate.store, control_uid("V002"), local_noon(today())).reasons
     finally:
         gate.stop()
+
+
+def test_change_rows_carry_their_workers_port_and_a_move_writes_both_ports(tmp_path, keys_dir):  # noqa: F811
+    from sqlalchemy import select
+
+    from central.registry.schema import downlink_changes as dc
+
+    office = Office(tmp_path, keys_dir)
+    try:
+        with Session(office.engine) as s, s.begin():
+            add(s, "V001", None)
+            add(s, "V002", "paranagua")
+            save_card(s, Card("BB000001", CardKind.INSPECTOR, "F001", CardStatus.ACTIVE), event="issued",
+                      actor=ACTOR, now=utcnow())
+            first = s.execute(select(dc.c.id).order_by(dc.c.id.desc())).scalar()
+            assert not set_port(s, "V002", "paranagua", actor=ACTOR, now=utcnow(), served=SERVED)  # no move
+            assert s.execute(select(dc.c.id).order_by(dc.c.id.desc())).scalar() == first  # nothing written
+            assert set_port(s, "V002", "santos", actor=ACTOR, now=utcnow(), served=SERVED)
+        with office.engine.connect() as c:
+            rows = c.execute(select(dc.c.kind, dc.c.op, dc.c.key, dc.c.port).order_by(dc.c.id)).all()
+        assert [tuple(r) for r in rows] == [
+            ("roster", "upsert", "V001", None), ("cards", "upsert", control_uid("V001"), None),
+            # V002: saved at the home port, then moved to paranaguá, then back to santos
+            ("roster", "upsert", "V002", None), ("cards", "upsert", control_uid("V002"), None),
+            ("roster", "delete", "V002", None), ("roster", "upsert", "V002", "paranagua"),
+            ("cards", "upsert", control_uid("V002"), "paranagua"),
+            ("cards", "upsert", "BB000001", "*"),  # no registered holder: every port
+            ("roster", "delete", "V002", "paranagua"), ("roster", "upsert", "V002", "santos"),
+            ("cards", "upsert", control_uid("V002"), "santos"),
+        ]
+    finally:
+        office.engine.dispose()
