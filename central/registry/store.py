@@ -321,7 +321,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     ``port`` (None: a registered worker keeps his, a new one is of the home port); ``ports`` says
     which ports the rows may name and, for a web user of some ports, that the file restates no
     worker of another port nor gives him a card (bad rows). A change of port alone counts as a
-    worker changed (audited ``worker.port``, no change sent to the gates: the roster has no port).
+    worker changed (audited ``worker.port``; it moves him between the ports' rosters: ``set_port``).
     """
     now = now or utcnow()
     placed_workers, placed_cards, bad_rows, bad_regs = _parsed_files(workers_csv, cards_csv)
