@@ -14,10 +14,10 @@ from gettext import gettext as click_text  # what Click calls: its texts are msg
 
 import click
 
-from portgate.clitext import cli_lang, install_click_texts, lang_in_args, tr, use_lang
+from portgate.clitext import cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang
 from portgate.errors import PortgateError
 
-install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument" in cli_lang()
+install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument", and --help in cli_lang()
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: ("module:attribute", one-line help shown in `portgate --help`)
@@ -70,7 +70,7 @@ class LazyGroup(click.Group):
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
+        rows = [(name, help_words(COMMANDS[name][1])) for name in sorted(COMMANDS)]
         with formatter.section(click_text("Commands")):  # Click's own word, in cli_lang()
             formatter.write_dl(rows)
 

@@ -335,9 +335,9 @@ def with_parameter(rulebook_toml: str, day: dt.date, key: str, value) -> dict:
 
 class GateWhatIf:
     """The gate what-if for the office web application (``web_gate_what_if``): called as
-    ``run(engine, day, gate_id | None, rulebook_toml, directions, lang, change=None)`` ->
+    ``run(engine, day, gate_id | None, rulebook_toml, directions, lang, change=None, gates=None)`` ->
     ``(rows, summary)`` as ``what_if``; ``change``: ``(key, value)`` set in the version in force
-    (``with_parameter``) before the run. ``parameters(rulebook_toml, day)`` and ``parse(param,
+    (``with_parameter``) before the run; ``gates``: ``gate_id -> bool``, the gates read (None: all). ``parameters(rulebook_toml, day)`` and ``parse(param,
     typed)`` are ``gate_parameters`` and ``parse_parameter``."""
 
     parameters = staticmethod(gate_parameters)
@@ -347,7 +347,8 @@ class GateWhatIf:
         self.publish = publish
 
     def __call__(self, engine, day: dt.date, gate_id: str | None, rulebook_toml: str,
-                 directions: dict[str, str], lang: str, change: tuple[str, object] | None = None) -> tuple[list[dict], dict]:
+                 directions: dict[str, str], lang: str, change: tuple[str, object] | None = None,
+                 gates=None) -> tuple[list[dict], dict]:
         from edge.replay import Replay
 
         if change is not None:
@@ -359,6 +360,7 @@ class GateWhatIf:
             raise BadInput(f"gate {gate_id[:64]!r} is not a known gate", where="gate")
         roster = _copies(engine, self.publish, day)
         found = recorded_taps(engine, day, books.version[0].tz, gate_id)
+        found = found if gates is None else [e for e in found if gates(e.gate_id)]  # a port's view
         return what_if(found, Replay(roster, books, lang=lang), directions, gate_id)
 
 

@@ -24,6 +24,7 @@ from central.ledger.schema import events
 from central.registry.schema import cases, penalties, workers
 from central.rotation.schema import escala
 from central.rotation.engine import RotationSettings
+from central.rotation.ports import RotationPorts, count_shown, workers_in
 from portgate.timeutil import as_utc
 
 EARLY = dt.timedelta(minutes=30)  # G6 early-arrival tolerance
@@ -138,20 +139,22 @@ def sanctions(session: Session, start: dt.date, end: dt.date) -> dict[str, list[
             "penalties": [dict(r._mapping) for r in ps]}
 
 
-def sizing(session: Session, month: dt.date, category: str = "vigia", target: int = 25) -> dict:
+def sizing(session: Session, month: dt.date, category: str = "vigia", target: int = 25,
+           ports: RotationPorts | None = None) -> dict:
     """R6 (83.611 art. 13): average shifts per registered worker of ``category`` per month over the
     12 months before ``month`` (its first day), from the stored escala; and the number of workers
     that would give each ``target`` shifts a month. Registered = not cancelled today (the registry
-    keeps no history of head counts)."""
+    keeps no history of head counts). With ``ports`` (a view of some of the office's ports,
+    ``central.rotation.ports``): the escala rows of those ports' gates and the workers registered there."""
     first = month.replace(day=1)
     y, m = divmod(first.year * 12 + first.month - 1 - 12, 12)
     since = dt.date(y, m + 1, 1)
-    shifts = session.execute(select(func.count()).select_from(escala).join(
+    shifts = count_shown(session, ports, session.execute(select(escala.c.gate_id, func.count()).select_from(escala).join(
         workers, workers.c.registration == escala.c.registration).where(
         escala.c.status == "active", escala.c.date >= since, escala.c.date < first,
-        workers.c.category == category)).scalar() or 0
+        workers.c.category == category).group_by(escala.c.gate_id)))
     registered = session.execute(select(func.count()).select_from(workers).where(
-        workers.c.category == category, workers.c.status != "cancelled")).scalar() or 0
+        workers.c.category == category, workers.c.status != "cancelled", workers_in(ports))).scalar() or 0
     per_month = shifts / 12
     return {"from": since.isoformat(), "to": (first - dt.timedelta(days=1)).isoformat(),
             "category": category, "shifts": shifts, "registered": registered,

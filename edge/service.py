@@ -156,6 +156,21 @@ class GateService:
         """Everything after the state directory lock: store, journal, checks, seed, recovery,
         readers, sync. Raises as the constructor says (which then gives the lock back)."""
         state = Path(cfg.state_dir)
+        self._open_files(cfg, state, key=key, tz=tz, stop=stop, first=first, deadline=deadline)
+        self._check_store_not_ahead()
+        self._raise_clock_floors()
+        self._alert_quarantined_store()
+        if cfg.seed is not None and self.store.versions()["roster"][0] == 0:
+            self.store.load_csv_files(cfg.seed.workers, cfg.seed.cards, cfg.seed.escala,
+                                      at=self.clock.now().wall)
+        self._recover_loop(cfg, state, indicator)
+        self._open_readers(cfg)
+        self.sync = self._make_sync(cfg, state) if cfg.mqtt is not None else None
+
+    def _open_files(self, cfg: GateConfig, state: Path, *, key: bytes, tz, stop: threading.Event | None,
+                    first: float, deadline: float) -> None:
+        """The store, then the journal (signed with the gate's key, ``edge.signing``), each through
+        ``wait_unlocked`` on the lock budget; the store is closed again if the journal fails."""
         self.store = wait_unlocked(
             lambda: Store(state / "store.db", gate_id=cfg.gate_id, ship=cfg.ship, boot_id=self.boot_id, tz=tz),
             deadline=deadline, stop=stop, started=first)
@@ -170,29 +185,39 @@ class GateService:
         except BaseException:
             self.store.close()
             raise
+
+    def _check_store_not_ahead(self) -> None:
+        """A store whose ``applied_seq`` is ahead of the journal's last seq is refused: both files
+        closed, ``StoreError`` naming the file to move aside."""
         if self.store.applied_seq > self.journal.last_seq():  # a store ahead of its journal
             problem = (f"store {self.store.path}: applied_seq {self.store.applied_seq} is ahead of the "
                        f"journal's last seq {self.journal.last_seq()}; move the file aside")
             self.journal.close()
             self.store.close()
             raise StoreError(problem)
+
+    def _raise_clock_floors(self) -> None:
+        """G13: the journal's newest trusted event is a floor for the wall clock, the office's stamp
+        on the copies a floor for its estimate (clocks without them are left alone)."""
         last_trusted = self.journal.last_trusted_at()
         if last_trusted is not None and hasattr(self.clock, "raise_floor"):
             self.clock.raise_floor(last_trusted)  # G13: a wall clock before it is implausible
         stamp = self.store.data_updated_at()
         if stamp is not None and hasattr(self.clock, "hint"):
             self.clock.hint(stamp)  # G13: an estimate never goes below the office's stamp
+
+    def _alert_quarantined_store(self) -> None:
+        """A STORE_QUARANTINED alert (high priority) when the store was quarantined at open."""
         if self.store.quarantined_to is not None:
             self.journal.append(AlertPayload(
                 code="STORE_QUARANTINED",
                 detail=f"store quarantined to {self.store.quarantined_to.name}; "
                        f"reason={self.store.quarantine_reason!r}; copies empty until the office resends",
             ), now=self.clock.now(), priority=PRIORITY_HIGH)
-        if cfg.seed is not None and self.store.versions()["roster"][0] == 0:
-            self.store.load_csv_files(cfg.seed.workers, cfg.seed.cards, cfg.seed.escala,
-                                      at=self.clock.now().wall)
-        from edge.readers import open_readers
 
+    def _recover_loop(self, cfg: GateConfig, state: Path, indicator: Indicator | None) -> None:
+        """The gate loop (no readers yet), the rulebook in force journaled, then the journal
+        re-applied to the store (``GateLoop.recover``); a ``StoreError`` there closes both files."""
         self.loop = GateLoop(readers=[], store=self.store, journal=self.journal, clock=self.clock,
                              indicator=indicator or make_indicator(cfg), rulebook=self.rulebook,
                              lang=cfg.lang, directions=cfg.directions())
@@ -207,25 +232,32 @@ class GateService:
             self.journal.close()
             self.store.close()
             raise
+
+    def _open_readers(self, cfg: GateConfig) -> None:
+        """The readers' health (their "since" by the gate's clock) and the readers themselves."""
         from edge.reader_health import ReaderHealth
+        from edge.readers import open_readers
 
         self.loop.reader_health = ReaderHealth(  # the readers' "since" by the gate's clock (the demo's: scripted)
             ((r.id, r.kind) for r in cfg.readers), clock=lambda: self.clock.now().wall.timestamp())
         self.loop.readers = open_readers(cfg.readers, on_status=self.loop.on_status)
-        self.sync = None
-        if cfg.mqtt is not None:
-            from edge.sync import Sync  # the MQTT teammate's module; only imported when configured
 
-            from edge.sync.photos import PhotoStore
+    def _make_sync(self, cfg: GateConfig, state: Path):
+        """The MQTT link (``edge.sync.Sync``, not started) with the photos' store for the screen,
+        the office's keys and the office's enrol mode wired to the loop."""
+        from edge.sync import Sync  # the MQTT teammate's module; only imported when configured
 
-            photos = PhotoStore(state, max_bytes=cfg.display.photo_max_bytes)  # for the screen only
-            from edge.config import office_key, office_next_key
+        from edge.sync.photos import PhotoStore
 
-            self.sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
-                             boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos,
-                             office_key=office_key(cfg), office_next_key=office_next_key(cfg),
-                             readers=self.loop.reader_health)
-            self.sync.on_enrol = self.loop.enrol_command  # issue 34: the office's enrol mode
+        photos = PhotoStore(state, max_bytes=cfg.display.photo_max_bytes)  # for the screen only
+        from edge.config import office_key, office_next_key
+
+        sync = Sync(cfg.mqtt, self.journal, self.store, port=cfg.port, gate_id=cfg.gate_id,
+                    boot_id=self.boot_id, settings=cfg.sync, now=self.clock.now, photos=photos,
+                    office_key=office_key(cfg), office_next_key=office_next_key(cfg),
+                    readers=self.loop.reader_health)
+        sync.on_enrol = self.loop.enrol_command  # issue 34: the office's enrol mode
+        return sync
 
     def run(self) -> None:
         from portgate.notify import Notifier

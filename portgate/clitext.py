@@ -14,15 +14,23 @@ What a script reads stays as it is and never passes through here: JSON, CSV, ids
 
 Click's own texts (``Usage:``, ``No such option '--x'.``, ``Missing argument``, ``Error: ...``,
 ``Try ... for help.``) are wrapped by Click in Python's ``gettext`` (``gettext.gettext``, the default
-domain). ``install_click_texts`` answers them from our catalogs in ``cli_lang()``: the msgid is
-``click.`` + Click's English (``click.Usage:`` -> ``Uso:``, docs/i18n.md); a text the catalogs do
-not have stays Click's English (its plural texts too: ``Got unexpected extra arguments``).
+domain; its plural texts in ``gettext.ngettext``). ``install_click_texts`` answers them from our
+catalogs in ``cli_lang()``: the msgid is ``click.`` + Click's English (``click.Usage:`` -> ``Uso:``,
+docs/i18n.md), a plural text's singular and plural are two msgids (``click.Got unexpected extra
+argument ({args})``, ``click.Got unexpected extra arguments ({args})``); a text the catalogs do not
+have stays Click's English.
+
+The commands' and options' own help (``--help``) keeps its English in the code (docstrings,
+``help=``) as the msgid: ``help.`` + the English as Click shows it (``command_help``); ``word_help``
+puts a command's texts in ``cli_lang()`` when its help page is shown (``install_click_texts``).
 """
 
 from __future__ import annotations
 
 import gettext as _gettext
+import inspect
 import os
+import weakref
 
 from portgate.i18n import gettext, normal_lang, part
 
@@ -32,7 +40,9 @@ ENV = "PORTGATE_LANG"
 _chosen: list[str] = []  # a command's own --lang, set for the rest of the process
 #: the msgid prefix of Click's own texts in the catalogs (``click.`` + Click's English)
 CLICK = "click."
-_std = {"dgettext": _gettext.dgettext}
+_std = {"dgettext": _gettext.dgettext, "dngettext": _gettext.dngettext}
+#: the msgid prefix of a command's or an option's own help text (``help.`` + its English)
+HELP = "help."
 
 
 def use_lang(lang: str | None) -> None:
@@ -72,6 +82,16 @@ def _click_dgettext(domain: str, message: str) -> str:
     return message if said == CLICK + message else said
 
 
+def _click_dngettext(domain: str, singular: str, plural: str, n: int) -> str:
+    if domain != _gettext.textdomain():
+        return _std["dngettext"](domain, singular, plural, n)
+    found = part(cli_lang(), (CLICK,))[0]
+    one = getattr(found, "plural", lambda k: int(k != 1))(n) == 0  # pt-BR: 0 and 1 are singular
+    message = singular if one else plural
+    said = found.gettext(CLICK + message)
+    return message if said == CLICK + message else said
+
+
 def lang_in_args(args: list[str]) -> str | None:
     """The value of a ``--lang`` given on a command line (``--lang en``, ``--lang=en``; before a
     ``--``; one of ``LANG_CHOICES``), or None: read before Click parses, so Click's own usage errors of that command line
@@ -100,5 +120,57 @@ def install_click_texts() -> None:
     """Make Click's own usage and error texts speak ``cli_lang()`` (pt-BR, English), from the
     catalogs' ``click.<English>`` msgids. Python's ``gettext.gettext`` (what Click calls as ``_``)
     looks ``dgettext`` up in the ``gettext`` module at each call: it is wrapped, for the default
-    domain only. Idempotent; ``app.cli`` calls it when it loads (the ``portgate`` command)."""
+    domain only (``dngettext`` too, Click's plural texts). A command's help page (``--help``, a
+    group called without a command: Click's ``Command.get_help``) first words the command's help
+    texts (``word_help``): the catalogs' help texts are read only when a help page is shown.
+    Idempotent; ``app.cli`` calls it when it loads (the ``portgate`` command)."""
+    import click  # lazy: as use_lang_of's
+
     _gettext.dgettext = _click_dgettext
+    _gettext.dngettext = _click_dngettext
+    shown = _std.setdefault("get_help", click.Command.get_help)
+
+    def get_help(self, ctx):
+        word_help(self)
+        return shown(self, ctx)
+
+    click.Command.get_help = get_help
+
+
+def command_help(english: str) -> str:
+    """The msgid of a help text: ``help.`` + the text as Click shows it (``inspect.cleandoc``,
+    cut at a form feed ``\\f``): ``"Mark statements paid."`` -> ``"help.Mark statements paid."``."""
+    return HELP + inspect.cleandoc(english).partition("\f")[0].strip()
+
+
+def help_words(english: str | None) -> str | None:
+    """A command's or an option's help text in ``cli_lang()``: the catalogs' pt-BR of
+    ``command_help(english)``; the English itself in English, when it is empty or None, or when the
+    catalogs lack it (``tests/test_help_texts.py`` lists the commands whose every text they must have)."""
+    if not english or cli_lang() == "en":
+        return english
+    msgid = command_help(english)
+    said = part("pt", (HELP,))[0].gettext(msgid)
+    return english if said == msgid else said
+
+
+#: each command's and option's English help, kept the first time ``word_help`` sees it
+_english: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def word_help(command) -> None:
+    """Put the help texts of a click command (its ``help``, ``short_help``, its options' ``help``
+    and those of its sub-commands, a group's) in ``cli_lang()``, from their English: called again
+    in another language, it words them again from the English it kept."""
+    seen: set[int] = set()
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        if id(cmd) in seen:
+            continue
+        seen.add(id(cmd))
+        for obj, attr in [(cmd, "help"), (cmd, "short_help"), *((p, "help") for p in cmd.params if hasattr(p, "help"))]:
+            kept = _english.setdefault(obj, {})
+            english = kept.setdefault(attr, getattr(obj, attr))
+            setattr(obj, attr, help_words(english))
+        stack.extend(getattr(cmd, "commands", {}).values())

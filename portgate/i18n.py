@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import gettext as _gettext
 import io
+import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,7 +103,12 @@ def _part_po(locale: str, prefixes: tuple[str, ...]) -> polib.POFile:
 
 
 def _msgid_of(entry: str) -> str:
-    for line in entry.splitlines():
+    """The msgid of one entry as written (escapes kept: enough to compare its start); a long one
+    (``msgid ""`` and its lines, as Babel wraps it: a command's help) joined."""
+    lines = iter(entry.splitlines())
+    for line in lines:
+        if line == 'msgid ""':
+            return "".join(more[1:-1] for more in itertools.takewhile(lambda x: x.startswith('"'), lines))
         if line.startswith('msgid "'):
             return line[7:-1]
     return ""  # a comment block, an obsolete entry (``#~``): not kept

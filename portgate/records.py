@@ -2,7 +2,9 @@
 
 Frozen dataclasses validated when built (STYLE.md 3). Times are aware datetimes; dates are local
 calendar dates of the port. ``load_csv`` reads a whole file and either returns every record or raises
-one ``BadInput`` naming every bad row by file and line: nothing is half-read.
+one ``BadInput`` naming every bad row by file and line: nothing is half-read. The row builders it
+uses (``build_rows``, ``build_each``, ``build_cells``, ``parse_rows``) are ``portgate.record_rows``,
+exported here too.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import dataclasses
 import functools
 import datetime as dt
 import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 from zoneinfo import ZoneInfo
@@ -19,7 +21,9 @@ from zoneinfo import ZoneInfo
 from portgate import cells, tables
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
-from portgate.tables import one_line
+from portgate.record_rows import (  # noqa: F401  (imported from here by the readers of files)
+    build_cells, build_each, build_rows, line_of, parse_rows, raise_bad_rows,
+)
 from portgate.timeutil import parse_period  # re-exported: the one spelling of a period ("19-01")
 from portgate.uid import UidFormat, canonical_uid, enrol_uid
 
@@ -277,95 +281,6 @@ COLUMNS: dict[type, tuple[str, ...]] = {
 CSV_ONLY_COLUMNS: dict[type, tuple[str, ...]] = {Card: ("uid_form",), Worker: ("cpf", "pis", "port")}
 
 
-def build_rows(
-    rows: Iterable[tuple[str, Mapping[str, str]]],
-    build: Callable[[Mapping[str, str], str], R],
-) -> list[R]:
-    """Build one record per ``(where, row)`` pair with ``build(row, where)``; raise one
-    ``BadInput`` naming every bad row by its ``where`` (``tally.csv:4``, ``message m1 tally[0]``),
-    one line each (control characters in a reason escaped, ``portgate.tables.one_line``).
-    A row with more cells than the header is bad. Nothing is returned unless every row is good."""
-    out, errors = build_each(rows, build)
-    _raise_rows(errors)
-    return out
-
-
-def build_each(rows: Iterable[tuple[str, Mapping[str, str]]],
-                build: Callable[[Mapping[str, str], str], R]) -> tuple[list[R], list[str]]:
-    """``build_rows`` without the raise: the good rows' records and the bad rows' errors (for a
-    reader that adds its own checks of the good rows, e.g. repeated keys, to the same refusal)."""
-    out: list[R] = []
-    errors: list[str] = []
-    for where, row in rows:
-        if None in row:  # more cells than header columns
-            errors.append(f"{where}: {len(row[None])} cell(s) more than the header has")
-            continue
-        try:
-            out.append(build(row, where))
-        except BadInput as exc:
-            errors.append(f"{where}: {one_line(exc.reason)}")
-    return out, errors
-
-
-def _line_of(error: str) -> int:
-    """The line number of a ``file.csv:LINE: reason`` error (0 when it names none)."""
-    head = error.split(": ", 1)[0]
-    tail = head.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
-
-
-def build_cells(
-    rows: Iterable[tuple[str, Sequence[str | None], int]],
-    build: Callable[[Sequence[str | None], str], R],
-) -> list[R]:
-    """``build_rows`` for ``portgate.tables.iter_cells``: one record per ``(where, cells, extra)``
-    with ``build(cells, where)``, the same one ``BadInput`` naming every bad row (a row with
-    ``extra`` cells past the header is bad). Nothing is returned unless every row is good."""
-    out: list[R] = []
-    errors: list[str] = []
-    append = out.append
-    for where, cells, extra in rows:
-        if extra:
-            errors.append(f"{where}: {extra} cell(s) more than the header has")
-            continue
-        try:
-            append(build(cells, where))
-        except BadInput as exc:
-            errors.append(f"{where}: {one_line(exc.reason)}")
-    _raise_rows(errors)
-    return out
-
-
-def _raise_rows(errors: list[str]) -> None:
-    if errors:
-        shown = errors[:50] + ([f"... and {len(errors) - 50} more"] if len(errors) > 50 else [])
-        raise BadInput("\n".join(shown))
-
-
-def parse_rows(
-    rows: Iterable[Mapping[str, str]],
-    build: Callable[[Mapping[str, str]], R],
-    *,
-    source: str,
-    required: Iterable[str] = (),
-    first_line: int = 2,
-) -> list[R]:
-    """Build one record per row with ``build``; raise one ``BadInput`` naming every bad row.
-
-    ``source`` names the file in messages (``workers.csv:7: status 'x' is not one of ...``); a row
-    lacking a ``required`` column (a short row) is bad.
-    """
-    required = tuple(required)
-
-    def checked(row: Mapping[str, str], _where: str) -> R:
-        missing = [c for c in required if row.get(c) is None]
-        if missing:
-            raise BadInput(f"missing column(s) {', '.join(missing)}")
-        return build(row)
-
-    return build_rows(((f"{source}:{line}", row) for line, row in enumerate(rows, start=first_line)), checked)
-
-
 def load_csv(path: str | Path, record: type[R]) -> list[R]:
     """``load_csv_rows`` without the places."""
     return [r for _where, r in load_csv_rows(path, record)]
@@ -386,8 +301,8 @@ def load_csv_rows(path: str | Path, record: type[R]) -> list[tuple[str, R]]:
     """
     placed, errors = load_csv_parts(path, record)
     if errors:
-        errors = sorted(errors + repeated_keys(placed, record), key=_line_of)
-    _raise_rows(errors)
+        errors = sorted(errors + repeated_keys(placed, record), key=line_of)
+    raise_bad_rows(errors)
     return placed
 
 

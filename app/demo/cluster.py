@@ -15,7 +15,9 @@ What runs, on loopback, besides what ``portgate demo`` runs per port (gates, rea
   naming both ports (``ports``, ``RUN_DIR/santos/office-web.toml``): logins as in the demo, the
   demo's ``demo`` and ``escritorio`` seeing every port, plus one office user per port
   (``escritorio-santos``, ``escritorio-paranagua``: that port's live page, flags, alarms, calls and
-  reports only) and an ``auditor`` of every port (``central/web/ports.py``).
+  reports only) and an ``auditor`` of every port (``central/web/ports.py``); each gate is
+  registered with its own port (``app.demo.cluster_office.register_gates``, as ``central add-gate
+  --nats-users ... --port``), so a port's user sees his gates before their first event.
 
 The second port is the demo scenario under the port key ``paranagua`` with every id changed
 (``app.demo.second_port``). The broker outage of the embedded demo is not played here (no node is
@@ -33,6 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from app.demo.cluster_office import add_port_users, register_gates, web_config
 from app.demo.gate import DemoFailed
 from app.demo.run import DemoRun, office_totals_line
 from app.demo.scenario import Scenario
@@ -185,6 +188,15 @@ class ClusterPortRun(DemoRun):
             f"{login} / {DEMO_PASSWORD}" for login in users[:-1]), auditor=users[-1], password=DEMO_PASSWORD,
             inspector=DEMO_USER, office=OFFICE_USER))
 
+    def start(self) -> None:
+        """Register each gate of this port with its port (``register_gates``), then the day's start."""
+        register_gates(self.dir / "keys", self.scenario.spec.port, [g.gate_id for g in self.scenario.spec.gates])
+        super().start()
+
+    def _registry_dirs(self) -> list[Path]:
+        """Every port's keys dir: the web application knows each gate's port before its first event."""
+        return [run.dir / "keys" for run in (self, *self.peers)]
+
     def served_ports(self) -> tuple[str, ...]:
         """The ports of the day, this run's (the home port) first."""
         return (self.scenario.spec.port, *(run.scenario.spec.port for run in self.peers))
@@ -202,44 +214,6 @@ class ClusterPortRun(DemoRun):
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
-
-
-def web_config(central_toml: Path, ports: tuple[str, ...]) -> Path:
-    """Write ``office-web.toml`` beside ``central_toml``: the same settings with ``ports`` (the
-    home port, ``port``, first); returns its path."""
-    lines = central_toml.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith("port = ")) + 1
-    lines.insert(at, "ports = [" + ", ".join(f'"{p}"' for p in ports) + "]\n")
-    path = central_toml.with_name("office-web.toml")
-    path.write_text("".join(lines), encoding="utf-8")
-    return path
-
-
-def add_port_users(url: str, ports: tuple[str, ...], *, actor: str = "demo") -> tuple[str, ...]:
-    """The cluster demo's office users by port scope (``central.web.ports``): the demo's ``demo``
-    and ``escritorio`` see every port (the whole tour: registry, pay and cases are all-ports pages),
-    ``escritorio-<port>`` (role office) sees its port only, ``auditor`` every port. Returns the
-    logins added, the auditor last. ``BadInput``/``StoreError`` as ``add_user``."""
-    from sqlalchemy.orm import Session
-
-    from app.demo.web import DEMO_PASSWORD, DEMO_USER, OFFICE_USER
-    from central.db import make_engine
-    from central.web.ports import ALL
-    from central.web.users import add_user, set_ports
-
-    logins = (*(f"{OFFICE_USER}-{port}" for port in ports), "auditor")
-    engine = make_engine(url)
-    try:
-        with Session(engine) as s, s.begin():
-            for login in (DEMO_USER, OFFICE_USER):
-                set_ports(s, login, ALL, actor=actor)
-            for port, login in zip(ports, logins, strict=False):
-                add_user(s, login, role="office", password=DEMO_PASSWORD, name=f"Escritório {port}", actor=actor,
-                         ports=port)
-            add_user(s, logins[-1], role="auditor", password=DEMO_PASSWORD, name="Auditor", actor=actor, ports=ALL)
-    finally:
-        engine.dispose()
-    return logins
 
 
 def _column(path: Path, name: str) -> list[str]:

@@ -80,13 +80,18 @@ class OfficeSide:
         """The central.toml the web application runs on (``portgate office serve --config``)."""
         return self.dir / "central.toml"
 
+    def _registry_dirs(self) -> list[Path]:
+        """Keys dirs whose gate registrations (``add-gate --nats-users``) the web application reads
+        besides its own central.toml's ``keys_dir``: none for one port (the cluster demo: every port's)."""
+        return []
+
     def _start_web(self) -> None:
         """The office web application on a free loopback port, on the scripted day's clock."""
         from app.demo.web import (DEMO_PASSWORD, DEMO_USER, OFFICE_USER, STEVEDORE_REGISTRATION,
                                   WORKER_REGISTRATION, DemoWeb)
 
         self.web = DemoWeb(self.ledger_url, self._clock_files(),
-                           self.scenario.spec.timezone, self._web_config())
+                           self.scenario.spec.timezone, self._web_config(), self._registry_dirs())
         self.web_url = self.web.start()
         from portgate.clitext import tr  # lazy: with the web application
 

@@ -110,9 +110,12 @@ def import_production(engine, directory: Path, tz: str, now: dt.datetime) -> lis
 class DemoWeb:
     """``portgate office``'s app in a thread: ``start()`` returns the URL, ``stop()`` ends it."""
 
-    def __init__(self, url: str, clock_files: list[Path], tz: str, central_toml: Path | None = None) -> None:
+    def __init__(self, url: str, clock_files: list[Path], tz: str, central_toml: Path | None = None,
+                 registry_dirs: list[Path] = ()) -> None:
         self.db_url = url
         self.central_toml = central_toml
+        # keys dirs whose gates' registered ports the app reads besides central.toml's keys_dir
+        self.registry_dirs = list(registry_dirs)
         self.clocks = [ScriptedClock(p) for p in clock_files]
         self.tz = tz
         self.server = None
@@ -153,6 +156,11 @@ class DemoWeb:
         ports = config.served_ports if self.central_toml is not None else ()
         app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, ports=ports,
                          **extra)
+        if self.central_toml is not None:  # as office serve: gate id -> port of the registered gates
+            from central.ingest.nats_users import registered_ports
+
+            for keys_dir in (config.keys_dir, *self.registry_dirs):
+                app.state.web.gate_registry.update(registered_ports(keys_dir))
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                                     timeout_graceful_shutdown=1,

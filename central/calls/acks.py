@@ -13,7 +13,9 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from central.audit import ALL
 from central.calls.schema import alarm_acks, coverage_alarms
+from central.ledger.object_ports import gate_port
 from central.ledger.schema import reader_alarms
 from central.registry.changes import audit
 from portgate.errors import BadInput
@@ -49,7 +51,8 @@ def acknowledge(session: Session, kind: str, alarm_id: int, comment: str | None,
     table = KINDS.get(kind)
     if table is None:
         raise BadInput(f"alarm kind {kind[:20]!r} is not one of {', '.join(KINDS)}", where="kind")
-    if session.execute(select(table.c.id).where(table.c.id == alarm_id)).first() is None:
+    found = session.execute(select(table.c.id, table.c.gate_id).where(table.c.id == alarm_id)).first()
+    if found is None:
         raise BadInput(f"no {kind} alarm {alarm_id}", where="alarm")
     text = (comment or "").strip()
     if not text:
@@ -65,5 +68,5 @@ def acknowledge(session: Session, kind: str, alarm_id: int, comment: str | None,
     else:
         session.execute(alarm_acks.insert().values(kind=kind, alarm_id=alarm_id, **values))
     audit(session, actor=actor, action="alarm.acknowledge", subject=f"{kind}:{alarm_id}",
-          detail={"comment": text}, now=now)
+          detail={"comment": text}, now=now, port=gate_port(session, found.gate_id) or ALL)
     return Ack(text, actor, now)

@@ -17,7 +17,9 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from central import bounds
+from central.audit import ALL
 from central.calls.schema import ship_calls
+from central.ledger.object_ports import gate_port
 from central.registry.changes import audit, utcnow
 from portgate.cells import parse_aware
 from portgate.errors import BadInput
@@ -141,7 +143,8 @@ def save_call(session: Session, call: ShipCall, *, actor: str, now: dt.datetime 
     audit(session, actor=actor, action="ship_call.save", subject=call.ship,
           detail={"id": call_id, "arrival": call.arrival.isoformat(),
                   "departure": call.departure.isoformat() if call.departure else None,
-                  "voyage": call.voyage, "gate_id": call.gate_id}, now=now)
+                  "voyage": call.voyage, "gate_id": call.gate_id}, now=now,
+          port=gate_port(session, call.gate_id) or ALL)  # the call's gate's port (audit_log.port, 0031)
     return call_id
 
 
@@ -176,7 +179,8 @@ def set_departure(session: Session, call_id: int, departure: dt.datetime, *, act
     session.execute(update(ship_calls).where(ship_calls.c.id == call_id)
                     .values(departure=departure, updated_at=now, actor=actor))
     audit(session, actor=actor, action="ship_call.departure", subject=row.ship,
-          detail={"id": call_id, "departure": departure.isoformat()}, now=now)
+          detail={"id": call_id, "departure": departure.isoformat()}, now=now,
+          port=gate_port(session, row.gate_id) or ALL)
 
 
 def list_calls(session: Session, limit: int = 500) -> list[dict]:

@@ -18,7 +18,8 @@ from sqlalchemy import (Boolean, Column, DateTime, Index, Integer, String, Table
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from central.audit import audit_log
+from central.audit import ALL, audit_log
+from central.ledger.object_ports import shift_port
 from central.db import metadata
 from central.ledger.shifts import Flag, Shift
 from central.ledger.tables import shifts
@@ -62,6 +63,7 @@ def record_meal(engine: Engine, shift_id: str, *, worked: bool, actor: str, reas
                 actor=actor.strip(), recorded_at=now))
             conn.execute(insert(audit_log).values(
                 at=now, actor=actor.strip(), action="ledger.correct-meal", subject=shift_id,
+                port=shift_port(conn, shift_id) or ALL,  # the shift's gate's port (audit_log.port, 0031)
                 detail={"meal_worked": worked, "reason": reason.strip(), "rule": "P6",
                         "article": "83.611 art. 26 d"}))
     except SQLAlchemyError as exc:

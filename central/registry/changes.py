@@ -13,6 +13,7 @@ from typing import Any, Literal
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
+from central.registry import audit_ports
 from central.registry.schema import audit_log, downlink_changes
 from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker
@@ -56,16 +57,29 @@ def record_change(
     return int(result.inserted_primary_key[0])
 
 
+_RESOLVE = object()  # audit(): the entry's port from the object it names
+
+
 def audit(
     session: Session, *, actor: str, action: str, subject: str, detail: dict[str, Any],
-    now: dt.datetime,
+    now: dt.datetime, port: Any = _RESOLVE,
 ) -> None:
-    """Append one audit-log row: who (``actor``) did ``action`` to ``subject``, with ``detail``."""
+    """Append one audit-log row: who (``actor``) did ``action`` to ``subject``, with ``detail``.
+
+    ``port`` (``audit_log.port``, 0031): a port id, None the home port, ``central.audit.ALL`` (only
+    all-ports users see it); not given, the port of the object ``subject`` names
+    (``central.registry.audit_ports.resolve``: a worker's, a card's, a case's, a flagged event's)."""
     if not actor or not actor.strip():
         raise BadInput("actor is required (who makes the change)", where="--actor")
-    session.execute(
-        insert(audit_log).values(at=now, actor=actor, action=action, subject=subject, detail=detail)
+    follows = None
+    if port is _RESOLVE:
+        port, follows = audit_ports.resolve(session, action, subject)
+    result = session.execute(
+        insert(audit_log).values(at=now, actor=actor, action=action, subject=subject, detail=detail,
+                                 port=port)
     )
+    if follows is not None:
+        audit_ports.remember(session, int(result.inserted_primary_key[0]), follows)
 
 
 def record_changes(session: Session, kind: Kind, rows: list[tuple[Op, str, dict[str, Any] | None]],

@@ -43,12 +43,13 @@ def registered_at(end: dt.date, registered_on: dt.date | None, cancelled_on: dt.
 
 
 def month_end_counts(session: Session, category: str, month_ends: Sequence[dt.date],
-                     ledger_start: dt.date | None) -> list[int]:
+                     ledger_start: dt.date | None, where=None) -> list[int]:
     """How many workers of ``category`` were registered at each day of ``month_ends``
-    (``registered_at``), in the order given."""
+    (``registered_at``), in the order given; ``where``: an SQL condition on ``workers`` they must
+    meet too (a view's ports, ``central.registry.worker_ports.in_ports``), None: none."""
     rows = session.execute(
         select(admissions.c.registered_on, workers.c.cancelled_on, workers.c.status)
         .select_from(workers.outerjoin(admissions, admissions.c.registration == workers.c.registration))
-        .where(workers.c.category == category)).all()
+        .where(workers.c.category == category, *(() if where is None else (where,)))).all()
     return [sum(1 for on, cancelled, status in rows if registered_at(end, on, cancelled, status, ledger_start))
             for end in month_ends]

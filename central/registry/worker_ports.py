@@ -22,6 +22,7 @@ from sqlalchemy import and_, or_, select, true, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from central.registry import audit_ports
 from central.registry.changes import audit
 from central.registry.schema import cards, workers
 from portgate import tables
@@ -122,11 +123,14 @@ def set_port(session: Session, registration: str, port: str | None, *, actor: st
              served: Sequence[str] = ()) -> bool:
     """Give ``registration`` the port ``port`` (None: the home port). Writes it with one
     ``worker.port`` audit row when it changes what the worker's port is (a NULL and the home port
-    ``served[0]`` are the same port); returns whether it wrote. The worker must exist."""
+    ``served[0]`` are the same port); returns whether it wrote. The worker must exist. The audit
+    entries of this transaction about him (his addition, his cards) move to ``port`` with him
+    (``central.registry.audit_ports.follow``); the older ones keep the port they were written with."""
     old = session.execute(select(workers.c.port).where(workers.c.registration == registration)).scalar()
     if port_of(old, served) == port_of(port, served):
         return False
     session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
+    audit_ports.follow(session, registration, port)  # his entries of this command: his new port
     audit(session, actor=actor, action="worker.port", subject=registration,
           detail={"changed": {"port": [old or "", port or ""]}}, now=now)
     return True

@@ -13,6 +13,7 @@ from central import reports
 from central.cli_args import FIRST_DAY, LAST_DAY, time_arg
 from central.registry.cli import common, iso_date, transaction
 from central.rotation import service
+from central.rotation.ports import need_config
 from central.rotation.requisitions import load_requisitions
 from portgate.clitext import tr
 
@@ -33,6 +34,21 @@ at_option = click.option("--at", "--now", "at", default=None,
                               "has ended by then is neither dispatched nor changed.")
 
 
+def _office_ports(session) -> service.RotationPorts | None:
+    """The office's ports for a dispatch or change (``central.rotation.ports``): with ``--config``
+    its ``port``/``ports`` and the gates registered under ``keys_dir``; with ``--db`` alone None (one
+    port), after ``need_config`` refused a ledger of several ports (``BadInput``)."""
+    from central.config import load_central_config  # lazy: CLI start-up
+    from central.ingest.nats_users import registered_ports  # lazy: CLI start-up
+
+    path = click.get_current_context().params.get("config_path")
+    if path is None:
+        need_config(session)
+        return None
+    cfg = load_central_config(path)
+    return service.RotationPorts(cfg.served_ports, registered_ports(cfg.keys_dir))
+
+
 @click.group("rotation")
 def rotation() -> None:
     """Rotation (rodízio) and the daily escala (R1-R6); reports."""
@@ -51,7 +67,8 @@ def dispatch_cmd(url, actor, day, path, composition_toml, at):
 
     now = _now(at)
     with transaction(url) as session:
-        run = dispatch_file(session, day, path, actor=actor, composition_toml=composition_toml, now=now)
+        run = dispatch_file(session, day, path, actor=actor, composition_toml=composition_toml, now=now,
+                            ports=_office_ports(session))
     reqs, done, flags = run.requisitions, run.done, run.flags
     res = done.result
     _out({"date": day, "requisitions": len(reqs), "dispatched": len(done.entry_ids),
@@ -93,7 +110,7 @@ def refuse_cmd(url, actor, entry_id, reason, health_proof, at):
     now = _now(at)
     with transaction(url) as session:
         refusal, new_id = service.refuse(session, entry_id, reason=reason, actor=actor,
-                                         health_proof=health_proof, now=now)
+                                         health_proof=health_proof, now=now, ports=_office_ports(session))
     _out({"refusal": refusal, "infraction": not health_proof, "new_entry": new_id})
 
 
@@ -108,7 +125,7 @@ def substitute_cmd(url, actor, entry_id, reason, registration, at):
     now = _now(at)
     with transaction(url) as session:
         new_id = service.substitute(session, entry_id, reason=reason, actor=actor,
-                                    registration=registration, now=now)
+                                    registration=registration, now=now, ports=_office_ports(session))
     _out({"removed": entry_id, "new_entry": new_id})
 
 

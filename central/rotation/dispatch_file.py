@@ -27,16 +27,18 @@ class FileDispatch:
 
 
 def dispatch_file(session: Session, day: dt.date, path: str | Path, *, actor: str, now: dt.datetime,
-                  composition_toml: str | Path | None = None) -> FileDispatch:
+                  composition_toml: str | Path | None = None,
+                  ports: service.RotationPorts | None = None) -> FileDispatch:
     """Dispatch ``path`` for ``day`` in the caller's transaction; ``now`` is the caller's clock
     (aware: the web app's, the command's ``--at``), see ``service.dispatch_day``. ``BadInput``
     naming every bad row (a function the office does not know included), or requisitions of
-    another date or of a period ended at ``now`` (nothing is written then); ``ConfigError`` for a
-    bad composition table."""
+    another date or of a period ended at ``now``, or at a gate outside ``ports``' view (nothing is
+    written then); ``ConfigError`` for a bad composition table. ``ports``: the office's ports, each
+    requisition filled from its gate's port's workers (``central.rotation.ports``)."""
     reqs = load_requisitions(path, service.known_functions(session))
     flags = dispatch_flags(reqs, read_details(path), load_composition(composition_toml),
                            ZoneInfo(service.RotationSettings().tz))
-    done = service.dispatch_day(session, day, reqs, actor=actor, now=now)
+    done = service.dispatch_day(session, day, reqs, actor=actor, now=now, ports=ports)
     if flags:  # kept with the dispatch (DL 2.032 arts. 9, 13)
         audit(session, actor=actor, action="rotation.requisition-flags", subject=day.isoformat(),
               detail={"flags": flags}, now=now)

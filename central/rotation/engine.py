@@ -200,6 +200,19 @@ def dispatch(
     return DispatchResult(tuple(assignments), tuple(skips), tuple(shortfalls), new_turns, ineligible)
 
 
+def merge(results: Iterable[DispatchResult]) -> DispatchResult:
+    """One result of several ``dispatch`` runs over disjoint worker pools (one per port: each port's
+    requisitions from its own workers, Lei 12.815 arts. 32-33), in the runs' order. Pure."""
+    results = list(results)
+    ineligible: dict[str, tuple[Ineligible, ...]] = {}
+    turns: dict[str, int] = {}
+    for r in results:
+        turns.update(r.turns)
+        ineligible.update(r.ineligible)
+    return DispatchResult(tuple(a for r in results for a in r.assignments), tuple(k for r in results for k in r.skips),
+                          tuple(s for r in results for s in r.shortfalls), turns, ineligible)
+
+
 def _choose(req: Requisition, interval: Interval, queue: OrderedDict[str, Worker], exclude: frozenset[str],
             settings: RotationSettings, busy: Mapping[str, Sequence[Interval]], taken_busy: dict[str, list[Interval]],
             validity: dict, ineligible: dict, skips: list[Skip]) -> list[str]:

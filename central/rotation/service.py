@@ -29,7 +29,9 @@ from central.rotation.engine import (
     fairness,
     function_problem,
     known_functions as functions_of,
+    merge,
 )
+from central.rotation.ports import RotationPorts, by_port, gate_port, shown, worker_port_map, workers_in
 from central.rotation.schema import escala, refusals, requisitions, rotation_turns
 from portgate import csvout
 from portgate.errors import BadInput
@@ -171,14 +173,16 @@ def _refuse_ended(reqs: list[Requisition], now: dt.datetime, settings: RotationS
 
 
 def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, actor: str,
-                 now: dt.datetime, settings: RotationSettings = RotationSettings()) -> DayResult:
+                 now: dt.datetime, settings: RotationSettings = RotationSettings(),
+                 ports: RotationPorts | None = None) -> DayResult:
     """Fill the day's requisitions from the rotation (R1, R2) and store the escala; every entry is
     published as an escala change row. ``now``: the caller's clock (aware; the web app's, the
     command's ``--at``), the time the rows are stamped with and the one that decides which periods
     have ended. ``BadInput`` if a requisition is for another date, names a function the office does
     not know (``known_functions``), is for a period that has ended at ``now``, or is already stored
-    / repeated (same date, period, ship, gate, post, function); nothing is written then. Returns
-    the engine's result and the stored entry ids."""
+    / repeated (same date, period, ship, gate, post, function), or is at a gate outside the view of
+    ``ports`` (``central.rotation.ports.by_port``: each requisition filled from its gate's port's
+    workers); nothing is written then. Returns the engine's result and the stored entry ids."""
     now = require_aware(now, "now")
     wrong = [r.ref for r in reqs if r.date != day]
     if wrong:
@@ -187,11 +191,12 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
     _refuse_ended(reqs, now, settings)
     _refuse_duplicates(session, day, reqs)
     workers = list_workers(session)
+    groups = by_port(session, reqs, workers, ports)
     horizon = dt.timedelta(days=2)
     start = dt.datetime.combine(day, dt.time(), dt.UTC) - horizon
     busy = _busy(session, start, start + 2 * horizon + dt.timedelta(days=1))
     turns = _turns(session)
-    result = dispatch(reqs, workers, turns, busy, settings)
+    result = merge(dispatch(group, pool, turns, busy, settings) for group, pool in groups)
     filled = Counter(id(a.requisition) for a in result.assignments)
     req_rows = [dataclasses.asdict(r) | {"voyage": r.voyage.value, "berth": r.berth.value,
                                          "filled": filled[id(r)], "created_at": now, "actor": actor}
@@ -215,11 +220,15 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
     return DayResult(result, ids)
 
 
-def _active_entry(session: Session, entry_id: int, now: dt.datetime, settings: RotationSettings):
+def _active_entry(session: Session, entry_id: int, now: dt.datetime, settings: RotationSettings,
+                  ports: RotationPorts | None = None):
+    """The active escala row ``entry_id``; ``BadInput`` as ``substitute`` says (an entry of a port
+    outside ``ports.view`` as a missing one: "no escala entry N")."""
     if bounds.problem(escala, "id", entry_id) is not None:  # no stored id is that large
         raise BadInput(f"no escala entry {entry_id}", where="--entry")
     row = session.execute(select(escala).where(escala.c.id == entry_id)).first()
-    if row is None:
+    keep = shown(session, ports) if row is not None else None
+    if row is None or (keep is not None and not keep(row.gate_id)):
         raise BadInput(f"no escala entry {entry_id}", where="--entry")
     if row.status != "active":
         raise BadInput(f"escala entry {entry_id} was already removed ({row.removed_reason})",
@@ -238,20 +247,37 @@ def _remove(session: Session, row, reason: str, *, actor: str, now: dt.datetime)
                   actor=actor, now=now)
 
 
+def _pool(session: Session, registration: str | None, gate_id: str, ports: RotationPorts | None) -> list:
+    """A substitution's candidates: the named worker (in the rotation this once), else all; on an office
+    of several ports those of ``gate_id``'s port (R1), another port's named one as an unknown one."""
+    if registration is not None:
+        pool = [get_worker(session, registration)]
+        pool = [dataclasses.replace(w, rotation_number=w.rotation_number or 0) for w in pool]
+    else:
+        pool = list_workers(session)
+    if ports is not None and ports.split:
+        of_worker, port = worker_port_map(session, ports), gate_port(session, ports)(gate_id)
+        pool = [w for w in pool if of_worker.get(w.registration) == port]
+        if registration is not None and not pool:
+            raise BadInput(f"no worker with registration {registration!r}", where="registration")
+    return pool
+
+
 def substitute(session: Session, entry_id: int, *, reason: str, actor: str, now: dt.datetime,
                registration: str | None = None, settings: RotationSettings = RotationSettings(),
-               exclude: frozenset[str] = frozenset()) -> int | None:
+               exclude: frozenset[str] = frozenset(), ports: RotationPorts | None = None) -> int | None:
     """Late substitution: remove escala entry ``entry_id`` and dispatch the next eligible worker of
     the rotation (or ``registration``, checked for eligibility) to the same ship, post and period.
     Both changes are published at once (a delete and an upsert change row). Returns the new entry
     id, or None if nobody eligible is left (the position stays open and is reported).
-    ``now``: the caller's clock (aware), as ``dispatch_day``.
+    ``now``: the caller's clock (aware), as ``dispatch_day``. ``ports``: the substitute is of the
+    entry's port (``_pool``); an entry outside ``ports.view`` is refused as an unknown one.
     ``BadInput`` if the entry is unknown/removed, its period has ended at ``now`` (a past escala is
     not changed: ``engine.ended_at``), the named worker is not eligible (R2), or the reason holds a
     NUL (``central.bounds``); nothing is written then."""
     now = require_aware(now, "now")
     bounds.check(refusals, {"reason": reason}, where="reason")
-    row = _active_entry(session, entry_id, now, settings)
+    row = _active_entry(session, entry_id, now, settings, ports)
     req_row = session.execute(select(requisitions).where(
         requisitions.c.id == row.requisition_id)).first() if row.requisition_id else None
     req = Requisition(
@@ -262,11 +288,7 @@ def substitute(session: Session, entry_id: int, *, reason: str, actor: str, now:
     _remove(session, row, reason, actor=actor, now=now)
     start = as_utc(row.start_at) - dt.timedelta(days=2)
     busy = _busy(session, start, start + dt.timedelta(days=5), skip_id=row.id)
-    if registration is not None:
-        pool = [get_worker(session, registration)]
-        pool = [dataclasses.replace(w, rotation_number=w.rotation_number or 0) for w in pool]
-    else:
-        pool = list_workers(session)
+    pool = _pool(session, registration, row.gate_id, ports)
     turns = _turns(session)
     result = dispatch([req], pool, turns, busy, settings, exclude=exclude | {row.registration})
     if registration is not None and not result.assignments:
@@ -289,8 +311,8 @@ def substitute(session: Session, entry_id: int, *, reason: str, actor: str, now:
 
 
 def refuse(session: Session, entry_id: int, *, reason: str, actor: str, now: dt.datetime,
-           health_proof: str | None = None,
-           settings: RotationSettings = RotationSettings()) -> tuple[int, int | None]:
+           health_proof: str | None = None, settings: RotationSettings = RotationSettings(),
+           ports: RotationPorts | None = None) -> tuple[int, int | None]:
     """Record that the worker of escala entry ``entry_id`` refused it (R3, 83.611 art. 10 sole
     paragraph) and dispatch the next eligible worker in their place.
 
@@ -298,12 +320,13 @@ def refuse(session: Session, entry_id: int, *, reason: str, actor: str, now: dt.
     worker keeps their place in the rotation (their turn is given back). Without it, the refusal is
     an infraction on the registration record and the turn counts as taken.
     Returns (refusal id, new escala entry id or None). ``BadInput`` as ``substitute`` (an entry
-    whose period has ended at ``now`` included: nothing is recorded), or for a reason or proof
-    holding a NUL (``central.bounds``).
+    whose period has ended at ``now`` included, and one of a port outside ``ports.view``: nothing is
+    recorded), or for a reason or proof holding a NUL (``central.bounds``). The next worker is of
+    the entry's port (``ports``, as ``substitute``).
     """
     now = require_aware(now, "now")
     bounds.check(refusals, {"reason": reason, "health_proof": health_proof}, where="reason")
-    row = _active_entry(session, entry_id, now, settings)
+    row = _active_entry(session, entry_id, now, settings, ports)
     infraction = not (health_proof and health_proof.strip())
     refusal_id = session.execute(refusals.insert().values(
         escala_id=entry_id, registration=row.registration, date=row.date,
@@ -317,15 +340,18 @@ def refuse(session: Session, entry_id: int, *, reason: str, actor: str, now: dt.
                                                      row.registration)
                         .values(last_turn=row.prev_turn))
     new_id = substitute(session, entry_id, reason=f"refused: {reason}", actor=actor,
-                        settings=settings, now=now)
+                        settings=settings, now=now, ports=ports)
     return int(refusal_id), new_id
 
 
-def day_entries(session: Session, day: dt.date) -> list[tuple[int, str, EscalaEntry]]:
-    """The active escala of ``day``: (entry id, operator, entry), by period, ship, post."""
+def day_entries(session: Session, day: dt.date,
+                ports: RotationPorts | None = None) -> list[tuple[int, str, EscalaEntry]]:
+    """The active escala of ``day``: (entry id, operator, entry), by period, ship, post; only the
+    entries of ``ports.view``'s gates when it is given (``central.rotation.ports.shown``)."""
     rows = session.execute(select(escala).where(escala.c.date == day, escala.c.status == "active")
                            .order_by(escala.c.start_at, escala.c.ship, escala.c.post, escala.c.id))
-    return [(r.id, r.operator, entry_from_row(r)) for r in rows]
+    keep = shown(session, ports)
+    return [(r.id, r.operator, entry_from_row(r)) for r in rows if keep is None or keep(r.gate_id)]
 
 
 def escala_snapshot(session: Session, date: dt.date) -> tuple[int, list[EscalaEntry]]:
@@ -334,13 +360,14 @@ def escala_snapshot(session: Session, date: dt.date) -> tuple[int, list[EscalaEn
     return version, [entry for _id, _op, entry in day_entries(session, date)]
 
 
-def export(session: Session, day: dt.date, out_dir: str | Path) -> list[Path]:
+def export(session: Session, day: dt.date, out_dir: str | Path, ports: RotationPorts | None = None) -> list[Path]:
     """Write the day's escala per operator and per ship (R5, Lei 9.719 art. 7) as escala.csv files:
-    ``escala-DATE-operator-NAME.csv`` and ``escala-DATE-ship-IMO.csv``. Returns the paths."""
+    ``escala-DATE-operator-NAME.csv`` and ``escala-DATE-ship-IMO.csv`` (the entries of ``ports.view``
+    only, when given: ``day_entries``). Returns the paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups: dict[tuple[str, str], list[EscalaEntry]] = {}
-    for _id, operator, entry in day_entries(session, day):
+    for _id, operator, entry in day_entries(session, day, ports):
         groups.setdefault(("operator", operator), []).append(entry)
         groups.setdefault(("ship", entry.ship), []).append(entry)
     paths = []
@@ -357,14 +384,17 @@ def export(session: Session, day: dt.date, out_dir: str | Path) -> list[Path]:
 
 
 def month_fairness(session: Session, year: int, month: int, category: str = "vigia",
-                   target: int = 25) -> Fairness:
-    """Shifts per registered (not cancelled) worker of ``category`` in a month, against the target."""
+                   target: int = 25, ports: RotationPorts | None = None) -> Fairness:
+    """Shifts per registered (not cancelled) worker of ``category`` in a month, against the target;
+    with ``ports`` (a view): the workers registered there and their shifts at those ports' gates."""
     first = dt.date(year, month, 1)
     nxt = dt.date(year + month // 12, month % 12 + 1, 1)
     regs = list(session.execute(select(workers_t.c.registration).where(
-        workers_t.c.category == category, workers_t.c.status != "cancelled")).scalars())
-    counts = dict(session.execute(
-        select(escala.c.registration, func.count()).where(
+        workers_t.c.category == category, workers_t.c.status != "cancelled", workers_in(ports))).scalars())
+    keep = shown(session, ports)
+    counts: Counter = Counter()
+    for reg, gate, n in session.execute(select(escala.c.registration, escala.c.gate_id, func.count()).where(
             escala.c.status == "active", escala.c.date >= first, escala.c.date < nxt)
-        .group_by(escala.c.registration)).all())
+            .group_by(escala.c.registration, escala.c.gate_id)):
+        counts[reg] += n if keep is None or keep(gate) else 0
     return fairness(counts, regs, target)

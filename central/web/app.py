@@ -40,7 +40,7 @@ from central.web.photos import gate_photo
 from central.web.routes import auth, cases, enrol_gate, escala, flags, live, pay, photos, registry, reports, ships
 from central.web.routes import users, whatif
 from central.web.routes import exports, logs, verify, worker as worker_routes, worker_office
-from central.web.ratelimit import RateLimiter
+from central.web.shared_limit import SharedRateLimiter
 from central.pay.payslip import SlipHeader
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -77,7 +77,8 @@ class WebState:
         # ``send(gate_id, command)`` tells one gate at once (``central.web.gate_commands``: enrol mode)
         self.send_command: Callable | None = None
         self.streams: dict[str, int] = {}  # open /live/stream connections per session (routes/live.py)
-        self.verify_limiter = RateLimiter(settings.verify_per_minute)  # /v/<token> look-ups (routes/verify.py)
+        # /v/<token> look-ups (routes/verify.py), counted in the ledger by every web process of the office
+        self.verify_limiter = SharedRateLimiter(engine, "verify", settings.verify_per_minute)
         self._employer = None  # the port configuration's [employer], read once (slip_header)
         # the ports the office serves (central.toml ``ports``, home first; central/web/ports.py);
         # () or one port: no port scope, no selector (the office of one port)

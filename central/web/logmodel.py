@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 from central.audit import audit_log
 from central.ledger.schema import events
 from central.registry.schema import workers
+from central.registry.worker_ports import in_ports
 from central.web.registrymodel import uid_candidates
 from portgate.errors import BadInput
 from portgate.timeutil import as_utc
@@ -199,7 +200,10 @@ def read_all(conn: Connection, q: ReadQuery, tz: ZoneInfo, *, chunk: int = 5000)
 class AuditQuery:
     """The audit log's search: local days ``first``..``last``, exact ``actor`` (``web:office``),
     ``action`` prefix (``worker.``, ``pay.mark_paid``), exact ``subject`` (a registration, a card
-    UID, a statement...); ``after``: the audit row id the page continues after."""
+    UID, a statement...); ``after``: the audit row id the page continues after; ``ports``: the
+    user's view (``central.web.ports``; None: every port) on an office serving ``served`` (home
+    first): a view of some ports finds the entries of those ports (``audit_log.port``, 0031; NULL the
+    home port), never an entry of every port (``*``: no port's object, or written before 0031)."""
 
     first: dt.date
     last: dt.date
@@ -207,6 +211,8 @@ class AuditQuery:
     action: str = ""
     subject: str = ""
     after: int = 0
+    ports: tuple[str, ...] | None = None
+    served: tuple[str, ...] = ()
 
 
 def _like_prefix(text: str) -> str:
@@ -224,6 +230,7 @@ def audit_statement(q: AuditQuery, tz: ZoneInfo, *, limit: int):
         conds.append(audit_log.c.action.like(_like_prefix(q.action[:64]), escape="\\"))
     if q.after:
         conds.append(audit_log.c.id < q.after)
+    conds.append(in_ports(audit_log.c.port, q.ports, q.served))
     return select(audit_log).where(and_(*conds)).order_by(audit_log.c.id.desc()).limit(limit)
 
 

@@ -24,10 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from central.ledger.schema import events, gate_progress
+from central.ledger.gate_ports import gate_ports, port_of  # noqa: F401 (importable from here, as before)
 from portgate.errors import BadInput
 from wire.topics import check_id
 
@@ -72,27 +71,6 @@ def user_ports(stored: str | None, served: Sequence[str]) -> tuple[str, ...]:
 def view_ports(scope: tuple[str, ...], chosen: object) -> tuple[str, ...]:
     """The ports a page shows: the chosen one if it is in ``scope``, else the whole scope."""
     return (chosen,) if isinstance(chosen, str) and chosen in scope else scope
-
-
-def gate_ports(conn: Connection) -> dict[str, str]:
-    """gate id -> port, from each known gate's first event (``gate_progress`` and the
-    ``(gate_id, seq)`` index: one look-up per gate, not a scan of the events)."""
-    first = (select(events.c.port).where(events.c.gate_id == gate_progress.c.gate_id)
-             .order_by(events.c.seq).limit(1).scalar_subquery())
-    return {g: p for g, p in conn.execute(select(gate_progress.c.gate_id, first)) if p is not None}
-
-
-def port_of(conn: Connection, served: Sequence[str],
-            registered: Mapping[str, str] | None = None) -> Callable[[str | None], str | None]:
-    """``gate id -> port``, for any gate, also one that never sent an event, in this order: the port
-    of its first event (``gate_ports``); else its registration (``registered``: gate id -> port,
-    ``central.ingest.nats_users.registered_ports``, from ``add-gate --nats-users ... --port``); else
-    the office's home port ``served[0]`` (a ship call names a gate, not a port; a call or an alarm
-    with no gate is the home port's too). ``None`` only when ``served`` is empty."""
-    seen = gate_ports(conn)
-    known = dict(registered or {})
-    home = served[0] if served else None
-    return lambda gate_id: seen.get(gate_id) or known.get(gate_id) or home  # type: ignore[arg-type]
 
 
 def keeper(conn: Connection, ports: Sequence[str] | None, served: Sequence[str],

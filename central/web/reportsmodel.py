@@ -4,9 +4,10 @@ stevedores' hours (``central.production.hours.monthly_return``: 1,000 h a semest
 art. 6), rotation fairness of the month (``central.rotation.service.month_fairness``), coverage
 gaps per ship (G11 office alarms) and flags per week (the flagged gate events). Read-only.
 
-On an office of several ports (``central.web.ports``) coverage and flags are counted for the ports
-given (an alarm by its gate's port, a flag by its event's port: consolidated is their sum); sizing,
-hours and fairness count the registry's workers over months (no port history): consolidated only."""
+On an office of several ports (``central.web.ports``) every figure is counted for the ports given:
+coverage by its alarm's gate's port, flags by their event's port, sizing (R6) and fairness by the
+escala rows of the ports' gates and the workers registered there (``workers.port``), hours (R8) by
+the stevedores registered there (their hours and month-end head counts); consolidated is every port's."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from central.cli_args import FIRST_DAY, LAST_DAY
 from central.calls.schema import coverage_alarms
 from central.production.hours import LIMIT_HOURS, ledger_start, monthly_return
 from central.registry.headcount import month_end_counts
+from central.registry.schema import workers
+from central.rotation.ports import RotationPorts, workers_in
 from central.rotation.service import month_fairness
 from central.web.flagsmodel import Filters, flag_rows
 from central.web.ports import keeper
@@ -51,30 +54,38 @@ def _next(first: dt.date) -> dt.date:
     return (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
 
 
-def sizing_series(session: Session, months: list[dt.date], category: str = "vigia") -> list[dict]:
+def sizing_series(session: Session, months: list[dt.date], category: str = "vigia",
+                  ports: RotationPorts | None = None) -> list[dict]:
     """R6 per month: the trailing 12 months' average shifts per registered worker as of the month's
-    end, and the head count that would give 25 each."""
-    return [reports.sizing(session, _next(m), category) | {"month": m.strftime("%Y-%m")} for m in months]
+    end, and the head count that would give 25 each (of ``ports``' view: ``reports.sizing``)."""
+    return [reports.sizing(session, _next(m), category, ports=ports) | {"month": m.strftime("%Y-%m")} for m in months]
 
 
-def hours_series(session: Session, months: list[dt.date]) -> list[dict]:
+def hours_series(session: Session, months: list[dt.date], ports: RotationPorts | None = None) -> list[dict]:
     """R8 per month: stevedores' hours in the month, per stevedore registered at the month's end
     (``central.registry.headcount``, as the semester verdict counts them: not today's count), and
-    the month's share of the 1,000 h a semester."""
+    the month's share of the 1,000 h a semester; with ``ports`` (a view) the hours and head counts
+    of the stevedores registered at its ports (``workers.port``)."""
     ends = [_next(m) - dt.timedelta(days=1) for m in months]
-    counts = month_end_counts(session, "estivador", ends, ledger_start(session))
+    narrowed = ports is not None and ports.narrowed is not None
+    counts = month_end_counts(session, "estivador", ends, ledger_start(session),
+                              where=workers_in(ports) if narrowed else None)
+    mine = set(session.execute(select(workers.c.registration).where(workers_in(ports))).scalars()) if narrowed else None
     out = []
     for m, registered in zip(months, counts):
         found = monthly_return(session, m.strftime("%Y-%m"))
-        total = Decimal(found["total_hours"])
+        total = Decimal(found["total_hours"]) if mine is None else sum(
+            (Decimal(r["hours"]) for r in found["stevedores"] if r["registration"] in mine), Decimal(0))
         out.append({"month": m.strftime("%Y-%m"), "total_hours": float(total), "registered": registered,
                     "average_hours": round(float(total) / registered, 1) if registered else None,
                     "limit_month_hours": round(float(LIMIT_HOURS) / 6, 1)})
     return out
 
 
-def fairness_of(session: Session, month: dt.date, category: str = "vigia") -> dict:
-    f = month_fairness(session, month.year, month.month, category)
+def fairness_of(session: Session, month: dt.date, category: str = "vigia",
+                ports: RotationPorts | None = None) -> dict:
+    """Rotation fairness of ``month`` (``month_fairness``), of ``ports``' view when given."""
+    f = month_fairness(session, month.year, month.month, category, ports=ports)
     return {"shifts": dict(sorted(f.shifts.items())), "average": round(f.average, 2), "spread": f.spread,
             "fairest_spread": f.fairest_spread, "target": f.target}
 

@@ -5,6 +5,7 @@
   ``auditor`` (read-only everything), ``admin`` (users); ``ports`` the ports the user may see.
 - ``login_failures``: one row per wrong password or unknown login, with the login and the client
   address, for the rate limit (``central.web.users.check_login``).
+- ``rate_hits``: one row per look-up a shared rate limit allowed (``central.web.shared_limit``).
 - ``office_sessions``: one row per login; the cookie carries the token, the row its SHA-256 hex.
   ``ended_at`` set by logout, a new password or disabling the user: the cookie then opens nothing.
 """
@@ -29,6 +30,19 @@ office_users = Table(
     # the ports the user may see (0028, central/web/ports.py): NULL the office's home port, "*" all, "a,b"
     Column("ports", String(1000), nullable=True),
 )
+
+# one row per look-up a shared rate limit allowed (0032, central/web/shared_limit.py): every web
+# process of the office counts the same rows; rows older than the limit's window are deleted
+rate_hits = Table(
+    "rate_hits",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(32), nullable=False),  # the limit ("verify")
+    Column("key", String(64), nullable=False),  # the client (its address)
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_rate_hits_name_key_at", rate_hits.c.name, rate_hits.c.key, rate_hits.c.at)
+Index("ix_rate_hits_at", rate_hits.c.at)
 
 login_failures = Table(
     "login_failures",

@@ -91,6 +91,9 @@ CODES: dict[str, str | tuple[str, str]] = {
     "flag_not_one_of": r"flag (?P<value>'.*') is not one of (?P<allowed>.+)",
     "not_one_of": r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
     "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
+    # a ship call's arrival or departure (central.calls.service._when): the place names the field
+    "time_not_timestamp": r"time (?P<value>'.*') is not an ISO 8601 timestamp",
+    "time_no_offset": r"time (?P<value>'.*') has no UTC offset",
     "not_timestamp": r"(?P<field>\w+) (?P<value>'.*') is not an ISO 8601 timestamp",
     "no_offset": r"(?P<field>\w+) (?P<value>'.*') has no UTC offset",
     "out_of_range_date": r"(?P<field>\w+) (?P<value>'.*') is out of the representable date range",
@@ -103,6 +106,8 @@ CODES: dict[str, str | tuple[str, str]] = {
     "unknown_columns": r"unknown column\(s\) (?P<cols>.+) \(the file takes (?P<known>.+)\)",
     "nul_char": r"contains a NUL character",
     "not_utf8": r"file is not UTF-8",
+    # portgate.tables: Python's csv module's field limit (csv.Error "field larger than field limit")
+    "csv_field_long": r"not a valid CSV file: a field is longer than (?P<n>\d+) characters",
     "not_csv": r"not a valid CSV file: (?P<detail>.*)",
     "file_not_found": r"file not found",
     "uid_repeats": r"uid (?P<uid>\S+) repeats line (?P<line>\d+)",
@@ -185,6 +190,8 @@ CODES: dict[str, str | tuple[str, str]] = {
     "no_entry": r"no escala entry (?P<id>\S+)",
     "entry_removed": r"escala entry (?P<id>\S+) was already removed (?P<why>\(.*\))",
     "not_eligible": r"(?P<reg>\S+) is not eligible: (?P<why>.+)",
+    # central.rotation.ports: a requisition at a gate of a port outside the user's view (or unknown)
+    "gate_not_of_ports": r"gate_id (?P<gate>'.*') is not a gate of port\(s\) (?P<ports>.+)",
     # central.rotation: a period that has ended (engine.ended_at), a function no category fills
     "past_dispatch": r"the period (?P<period>\S+) of (?P<day>\S+) ended at (?P<end>\S+ \S+) port time: "
                      r"a past escala is not dispatched",

@@ -70,8 +70,10 @@ def ended(end_at: dt.datetime, now: dt.datetime) -> bool:
     return as_utc(end_at) <= now
 
 
-def decide(session: Session, request_id: int, accept: bool, *, actor: str, now: dt.datetime | None = None) -> None:
-    """Accept (R3 refusal with proof, ``rotation.service.refuse``) or reject a pending request.
+def decide(session: Session, request_id: int, accept: bool, *, actor: str, now: dt.datetime | None = None,
+           ports=None) -> None:
+    """Accept (R3 refusal with proof, ``rotation.service.refuse``: the next worker of the entry's port,
+    ``ports`` a ``central.rotation.ports.RotationPorts``) or reject a pending request.
     ``BadInput`` for an unknown or already decided request, or a dispatch no longer active; an
     accept of a request whose dispatch has ended at ``now`` is refused by ``rotation.refuse`` (a
     past escala is not changed, R5; the office may still reject it). Nothing is written then."""
@@ -82,7 +84,8 @@ def decide(session: Session, request_id: int, accept: bool, *, actor: str, now: 
     refusal_id = None
     if accept:
         refusal_id, _new = rotation.refuse(session, row.escala_id, reason=f"health: {row.reason}", actor=actor,
-                                           health_proof=f"worker request {request_id}: {row.filename}", now=now)
+                                           health_proof=f"worker request {request_id}: {row.filename}", now=now,
+                                           ports=ports)
     session.execute(update(worker_requests).where(worker_requests.c.id == request_id).values(
         status="accepted" if accept else "rejected", decided_at=now, decided_by=actor, refusal_id=refusal_id))
     audit(session, actor=actor, action="worker_request.accept" if accept else "worker_request.reject",

@@ -5,8 +5,9 @@ look-up results and the times (no clock, database or socket here).
 Colours follow the indicator (``edge.indicator.COLOURS``): green ADMIT, blue EXIT, red DENY, amber
 INSPECTOR. Texts are pt-BR first, English on request (``lang="en"``). The reason is the pt-BR
 message the gate journaled (``TapPayload.message``, the text of ``edge.rules.messages``) without its
-head word; in English the screen names each failed rule in English (``RULE_TITLES``) and keeps the
-journaled text beside it. What to do comes from the flags and rules (``action``).
+head word; in English it is worded again from the English catalog (``Shown.reason``,
+``edge.display.reason_words``) and each failed rule named in English (``RULE_TITLES``). What to do
+comes from the flags and rules (``action``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import datetime as dt
 import re
 from zoneinfo import ZoneInfo
 
+from edge.display import reason_words
 from edge.display.texts import word as gettext
 from portgate.i18n import LANGS
 from wire.events import Event, TapPayload
@@ -86,6 +88,11 @@ class Shown:
     @property
     def mismatch(self) -> bool:
         return self.badge is not None
+
+    def reason(self, lang: str) -> str:
+        """The decision's sentence in ``lang``: the journaled pt-BR, or worded again in English
+        (``edge.display.reason_words``); a read not journaled says so in the screen's words."""
+        return self.reason_pt if self.unjournaled else reason_words.reason(lang, self.reason_pt)
 
     def words(self, lang: str) -> str:
         msgid = f"screen_head.{self.outcome}"

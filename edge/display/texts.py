@@ -14,8 +14,10 @@ import functools
 
 from portgate.i18n import part
 
-#: the msgid families the screen shows (``board``, the templates through ``labels``)
-PREFIXES = ("screen.", "screen_head.", "screen_action.", "screen_unjournaled.", "rule_title.")
+#: the msgid families the screen shows (``board``, the templates through ``labels``; the gate's
+#: own words and the post and function names: the decision's sentence, ``reason_words``)
+PREFIXES = ("screen.", "screen_head.", "screen_action.", "screen_unjournaled.", "rule_title.", "gate.", "post.",
+            "function.")
 
 _PT = {
 }

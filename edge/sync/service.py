@@ -48,20 +48,9 @@ Delivery semantics (DESIGN.md "saved means committed", STYLE.md 7):
   (progress) status follows when ``sent_seq`` moved, at most every ``status_every_s``: the office
   asks for a replay of a tail the broker acknowledged but never delivered (a broker crash before
   its autosave, a subscription missing after a restart while someone else was subscribed).
-- Receipts: the office's signed receipt of the chain (``.../receipt``) is kept in the journal only
-  if it verifies against the office public key (``office_public_key_file`` in gate.toml); a bad or
-  unverifiable one is one ``receipt.rejected`` log line and the one held before stays.
-- Signed downlinks (issue 36): with the office key, a command or downlink is applied only if
-  signed by the office for its topic and newer than the newest applied there (kept in the
-  journal); else ``downlink.refused`` and a ``DOWNLINK_REFUSED`` alert event (``_signed``).
-- Commands: ``ReplayCommand(seq_from, seq_to)`` on ``.../cmd`` republishes ``events_between``;
-  ``EnrolCommand`` (start or cancel enrol mode, issue 34) goes to ``on_enrol`` (the gate loop).
-- Photos: ``down/photos/{snapshot,delta,file}`` go to ``edge.sync.photos.PhotoDownlink`` (files on
-  disk in the state directory for the watchman's screen; a refused file is a ``downlink.rejected``).
-- Downlinks: ``portgate/v1/{port}/down/#`` applied by ``edge.sync.apply_downlink.Downlink``; a delta that
-  does not follow the held version makes the gate publish a ``SnapshotRequest`` to the office. A
-  request the broker routed to nobody (the office not subscribed, e.g. just after a broker restart)
-  is published again after the current unrouted pause.
+- Parts: the office's messages (receipts, signed downlinks, commands, photos, copies) are handled
+  in ``edge.sync.inbound``; what a status says and the outbox's depth watch in ``edge.sync.status``
+  (both mixins of ``Sync``); the decisions in ``edge.sync.uplink``.
 """
 
 from __future__ import annotations
@@ -80,20 +69,19 @@ from prometheus_client import Counter
 
 from edge.sync import uplink as up
 from edge.sync.apply_downlink import Downlink
+from edge.sync.inbound import SyncInbound
 from edge.sync.inspectors import InspectorFile
 from edge.sync.outbox import Outbox
 from edge.sync.settings import SyncSettings
-from portgate.errors import BadInput, StoreError
+from edge.sync.status import SyncStatus
+from portgate.errors import StoreError
 from wire import connection, topics
 from wire import downlink as dl
-from wire.events import AlertPayload, encode
 from wire.gate_link import GateLink, reason_name
-from wire.receipts import verify_receipt
-from wire.signed_downlink import DownlinkRefused, Forward, body_of, open_envelope
+from wire.signed_downlink import Forward
 
 log = structlog.get_logger("edge.sync")
 
-from edge.metrics import OUTBOX_DEPTH  # noqa: E402  (shared with the gate service)
 PUBLISHED = Counter("portgate_uplink_published_total", "Events published (incl. resends)", ["gate_id"])
 ACKED = Counter("portgate_uplink_acked_total", "Events acknowledged by the broker", ["gate_id"])
 REJECTED = Counter("portgate_uplink_rejected_total", "PUBACKs with a failure reason code", ["gate_id"])
@@ -107,16 +95,6 @@ PAUSE_LOG = {  # Pause.why -> (level, event, hint)
     "unrouted": ("warning", "uplink.unrouted", "no subscriber for the gate's events: is the office ingest connected?"),
     "request_unrouted": ("warning", "downlink.request_unrouted", "no office subscribed to snapshot requests yet"),
 }
-
-
-def _utc(seconds: float | None) -> dt.datetime | None:
-    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
-
-
-def _reader_health(v) -> dl.ReaderHealth:
-    """A ``edge.reader_health.ReaderView`` as the status message carries it."""
-    return dl.ReaderHealth(reader_id=v.reader_id, kind=v.kind, state=v.state, since=_utc(v.since),
-                           last_read_at=_utc(v.last_read), detail=v.detail)
 
 
 def _photo_downlink(photos, gate_id: str):
@@ -144,7 +122,7 @@ def _system_now():
     return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
 
 
-class Sync:
+class Sync(SyncInbound, SyncStatus):
     """MQTT sync of one gate. ``start()`` returns at once (connects in the background);
     ``stop()`` publishes the graceful offline status and disconnects."""
 
@@ -165,15 +143,9 @@ class Sync:
         readers=None,
     ) -> None:
         self.config = mqtt_config
-        self.office_key = office_key  # Ed25519PublicKey of the office's receipts (edge.config.office_key)
         self.readers = readers  # edge.reader_health.ReaderHealth: in every status; a change sends one at once
-        self.on_enrol: Callable[[dl.EnrolCommand], None] | None = None  # the gate loop's enrol_command
         self._readers_version = None
-        # the office's keys a downlink may be signed with (the next one while the office rotates its key)
-        self._office_keys = [k for k in (office_key, office_next_key) if k is not None]
-        # newest issue number applied per downlink topic, kept in the journal across restarts
-        self._forward = Forward(getattr(journal, "downlink_issued", dict)())
-        self._refusal_alerted: dict[tuple[str, str], float] = {}
+        self._init_office(journal, office_key, office_next_key)
         self.journal = journal
         self.port = topics.check_id(port, "port")
         self.gate_id = topics.check_id(gate_id, "gate_id")
@@ -185,21 +157,36 @@ class Sync:
         self.downlink = Downlink(store, gate_id, _inspector_file(store)) if store is not None else None
         self.photos = _photo_downlink(photos, gate_id)
         self._init_topics()
+        self._init_link(mqtt_config)
+        self._alerted = False
+        self._init_metrics()
+
+    def _init_office(self, journal: Outbox, office_key, office_next_key) -> None:
+        """What the office's messages are checked against (``edge.sync.inbound``)."""
+        self.office_key = office_key  # Ed25519PublicKey of the office's receipts (edge.config.office_key)
+        self.on_enrol: Callable[[dl.EnrolCommand], None] | None = None  # the gate loop's enrol_command
+        # the office's keys a downlink may be signed with (the next one while the office rotates its key)
+        self._office_keys = [k for k in (office_key, office_next_key) if k is not None]
+        # newest issue number applied per downlink topic, kept in the journal across restarts
+        self._forward = Forward(getattr(journal, "downlink_issued", dict)())
+        self._refusal_alerted: dict[tuple[str, str], float] = {}
+
+    def _init_link(self, mqtt_config: connection.MqttConfig) -> None:
+        """The paho adapter (Last Will, subscriptions, window) and the pump's and marker's plumbing
+        (nothing started)."""
         # filled by the link's callbacks on paho's thread, emptied by the pump (thread-safe deque)
         self._inputs: collections.deque = collections.deque()
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self.link = GateLink(
-            mqtt_config, mqtt_config.client_id or f"gate-{port}-{gate_id}",
+            mqtt_config, mqtt_config.client_id or f"gate-{self.port}-{self.gate_id}",
             will=(self.t_status, self._status("offline", "will")),
             subscriptions=[(self.t_cmd, 1), (self.t_receipt, 1), (topics.downlink_filter(self.port), 1)],
-            window=settings.window, inputs=self._inputs, wake=self._wake_up, gate_id=self.gate_id)
+            window=self.settings.window, inputs=self._inputs, wake=self._wake_up, gate_id=self.gate_id)
         self.connected = self.link.connected
-        self._alerted = False
         self._pump: threading.Thread | None = None
         self._marker: threading.Thread | None = None  # commits MarkSent off the pump thread
         self._marks: queue.SimpleQueue = queue.SimpleQueue()
-        self._init_metrics()
 
     def _init_topics(self) -> None:
         port, gate_id = self.port, self.gate_id
@@ -369,167 +356,3 @@ class Sync:
             if n != counted:
                 self._metrics[key].inc(n - counted)
                 self._counted[key] = n
-
-    def _signed(self, topic: str, payload: bytes) -> bytes | None:
-        """The body of a downlink or command when the gate holds the office key (``office_key``):
-        only one signed by it for this topic and newer than any applied on it (``wire.signed_downlink``);
-        ``None`` for the retained copy again. A refused one is not applied: one ``downlink.refused``
-        error line and a ``DOWNLINK_REFUSED`` alert event for the office (once a minute per
-        reason and topic). Without the office key the body is taken unverified (a test rig, or a
-        gate not yet given the key: docs/operations.md "Downlink signing keys")."""
-        if self.office_key is None:
-            return body_of(payload)  # unverified, as an unsigned one would be
-        try:
-            issued, body = open_envelope(payload, self._office_keys, topic)
-            if topic.endswith("/down/presence/delta"):
-                # several ingest workers (processes) relay presence: their deltas may cross on the
-                # way; each carries the ledger's version, which the downlink keeps moving forward
-                return body
-            if not self._forward.check(topic, issued):
-                return None
-            keep = getattr(self.journal, "keep_downlink_issued", None)
-            if keep is not None:
-                try:
-                    keep(self._forward.newest)
-                except StoreError as err:  # a full disk: applied; remembered in memory until the restart
-                    log.warning("downlink.issued_not_kept", gate_id=self.gate_id, error=str(err))
-            return body
-        except DownlinkRefused as exc:
-            self.stats["downlink_refused"] += 1
-            log.error("downlink.refused", gate_id=self.gate_id, topic=topic, reason=exc.reason, error=str(exc)[:300])
-            mark = (exc.reason, topic)
-            now = time.monotonic()
-            if now - self._refusal_alerted.get(mark, -1e9) >= 60.0:
-                self._refusal_alerted[mark] = now
-                try:
-                    self.journal.append(AlertPayload(code="DOWNLINK_REFUSED", detail=f"{exc.reason}: {topic}"[:500]),
-                                        now=self.now(), priority=1)
-                    self.core.reread()
-                except StoreError as err:
-                    log.warning("downlink.refusal_not_journaled", gate_id=self.gate_id, error=str(err))
-            return None
-
-    def _message(self, topic: str, payload: bytes) -> None:
-        if topic != self.t_receipt:
-            payload = self._signed(topic, payload)
-            if payload is None:
-                return
-        try:
-            if topic == self.t_cmd:
-                self._command(dl.decode(payload, dl.Command, where=topic))
-            elif topic == self.t_receipt:
-                self._receipt(payload)
-            elif self.downlink is not None or self.photos is not None:
-                _port, kind, form = topics.parse_downlink_topic(topic)
-                msg = dl.decode_downlink(payload, kind, form, where=topic)
-                if kind == "photos":
-                    if self.photos is None:
-                        return
-                    request = self.photos.apply(form, msg, dt.datetime.now(dt.UTC))
-                elif self.downlink is None:
-                    return
-                else:
-                    request = self.downlink.apply(kind, form, msg, dt.datetime.now(dt.UTC))
-                if request is not None:
-                    self.core.request(dl.encode(request))
-                    log.info("downlink.snapshot_requested", gate_id=self.gate_id, kind=kind)
-        except BadInput as exc:
-            self.stats["bad_downlink"] += 1
-            log.warning("downlink.rejected", gate_id=self.gate_id, topic=topic, error=str(exc))
-
-    def _receipt(self, payload: bytes) -> None:
-        """Keep the office's receipt only if it verifies against ``office_key`` and names this gate
-        (``wire.receipts.verify_receipt``); otherwise one ``receipt.rejected`` line and the receipt
-        held before stays."""
-        try:
-            said = verify_receipt(payload, self.office_key, port=self.port, gate_id=self.gate_id)
-        except BadInput as exc:
-            self.stats["receipts_rejected"] += 1
-            held = getattr(self.journal, "receipt", lambda: None)()
-            log.warning("receipt.rejected", gate_id=self.gate_id, error=str(exc),
-                        kept_seq=held["seq"] if held else None)
-            return
-        kept = bool(self.journal.keep_receipt(payload))
-        self.stats["receipts_kept"] += kept
-        if kept:
-            log.info("receipt.kept", gate_id=self.gate_id, seq=said.seq, head=said.head)
-
-    def _command(self, cmd) -> None:
-        if isinstance(cmd, dl.EnrolCommand):  # issue 34: the gate loop applies it between reads
-            log.info("downlink.enrol", gate_id=self.gate_id, session=cmd.session, action=cmd.action)
-            if self.on_enrol is not None:
-                self.on_enrol(cmd)
-            return
-        if isinstance(cmd, dl.ReplayCommand):
-            events = self.journal.events_between(cmd.seq_from, cmd.seq_to)
-            self.core.replay((e.seq, encode(e)) for e in events)
-            log.info("uplink.replay", gate_id=self.gate_id, seq_from=cmd.seq_from, seq_to=cmd.seq_to, n=len(events))
-
-    def _check_depth(self) -> None:
-        """OUTBOX_HIGH_WATER once the depth reaches ``high_water`` (re-armed below half); the
-        refused reads of a full disk reported once space returns (``Journal.report_refusals``)."""
-        report = getattr(self.journal, "report_refusals", None)
-        if report is not None and report(now=self.now()):
-            self.core.reread()  # the priority alert goes before the rows read ahead
-        depth = self.journal.outbox_depth()
-        OUTBOX_DEPTH.labels(self.gate_id).set(depth)
-        if depth >= self.settings.high_water and not self._alerted:
-            try:
-                self.journal.append(
-                    AlertPayload(code="OUTBOX_HIGH_WATER", detail=f"{depth} events unsent"),
-                    now=self.now(),
-                    priority=1,
-                )
-            except StoreError as exc:  # a full disk: raised again at the next check
-                log.warning("outbox.high_water_not_journaled", gate_id=self.gate_id, error=str(exc))
-                return
-            self._alerted = True
-            self.core.reread()
-            log.warning("outbox.high_water", gate_id=self.gate_id, depth=depth)
-        elif depth < self.settings.high_water // 2:
-            self._alerted = False
-
-    def _status(self, state: str, reason: str) -> bytes:
-        """The retained status with what the office's live view shows: outbox depth and oldest
-        unsent event, clock trusted (G8/G13), when the local copies were last updated (G8); signed
-        with the gate's key (the journal's, ``wire.downlink.sign_status``). ``at`` is the gate's
-        clock, the one its events carry (``now().wall``: the system clock, or its G8 estimate
-        while untrusted; the demo's scripted day, so the office's "since" agrees with the page's
-        clock there)."""
-        wall = getattr(self.now(), "wall", None)
-        status = dl.GateStatus(
-            port=self.port, gate_id=self.gate_id, boot_id=self.boot_id, state=state,
-            reason=reason, at=wall if wall is not None else dt.datetime.now(dt.UTC), sent_seq=self.core.sent_seq,
-            **self._health(),
-        )
-        key = getattr(self.journal, "key", None)  # signed like events: the office refuses it unsigned
-        return dl.encode(dl.sign_status(status, key) if key else status)
-
-    def _health_mark(self) -> tuple:
-        """What changes a status besides ``sent_seq``: clock trust, the copies' update time, the
-        readers' states."""
-        store = getattr(self.downlink, "store", None)
-        updated = getattr(store, "data_updated_at", None)
-        readers = self.readers.mark() if self.readers is not None else None
-        return (getattr(self.now(), "clock_trusted", None), updated() if updated is not None else None, readers)
-
-    def _health(self) -> dict:
-        out: dict = {}
-        depth = getattr(self.journal, "outbox_depth", None)
-        if depth is not None:
-            out["outbox_depth"] = depth()
-        oldest = getattr(self.journal, "oldest_unsent_at", None)
-        if oldest is not None:
-            value = oldest()
-            out["oldest_unsent_at"] = value if value is not None and value.tzinfo else None  # naive: not said
-        trusted = getattr(self.now(), "clock_trusted", None)
-        if isinstance(trusted, bool):
-            out["clock_trusted"] = trusted
-        store = getattr(self.downlink, "store", None)
-        updated = getattr(store, "data_updated_at", None)
-        if updated is not None:
-            value = updated()
-            out["copies_updated_at"] = value if value is not None and value.tzinfo else None  # naive: not said
-        if self.readers is not None:
-            out["readers"] = [_reader_health(v) for v in self.readers.snapshot()]
-        return out

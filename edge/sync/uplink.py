@@ -24,7 +24,8 @@ input                     meaning
 ========================  ====================================================================
 
 Commands out of ``poll(now, health)``: ``Publish``, ``PublishRequest``, ``ReadOutbox``,
-``MarkSent``, ``SendStatus``, ``CheckDepth``, ``Pause`` and ``Notice`` (lines for the log).
+``MarkSent``, ``SendStatus``, ``CheckDepth``, ``Pause`` and ``Notice`` (lines for the log), defined
+in ``edge.sync.uplink_commands`` and importable from here.
 
 Delivery rules (DESIGN.md "saved means committed", STYLE.md 7): a row is marked sent only on the
 PUBACK of *its own* message id. A PUBACK whose mid is not in the window (a status, a mid already
@@ -48,86 +49,18 @@ or unrouted PUBACK, the ack timeout, a reused mid, an abandoned execution) ``aft
 from __future__ import annotations
 
 import collections
-import dataclasses
 from collections.abc import Iterable
 
 from edge.sync.ratelimit import TokenBucket
 from edge.sync.settings import SyncSettings
+from edge.sync.uplink_commands import (  # noqa: F401  (the driver and the tests name them up.<name>)
+    ANSWERED, CheckDepth, Command, MarkSent, Notice, Pause, Publish, PublishRequest, ReadOutbox, Row, SendStatus,
+)
 
 NO_MATCHING_SUBSCRIBERS = 0x10  # MQTT v5 PUBACK reason code
 FAILURE = 0x80  # reason codes from here up are failures
 MARK_RETRY_S = 5.0  # after a failed MarkSent (full disk), try again this much later
 MAX_REQUESTS = 100  # snapshot requests waiting for their PUBACK; beyond, the oldest is forgotten
-
-Row = tuple[int, bytes]  # (outbox seq, wire bytes as stored)
-
-
-@dataclasses.dataclass(frozen=True)
-class Publish:
-    """Publish ``body`` (the row ``seq``) on the gate's events topic at QoS 1; then ``published``."""
-
-    seq: int
-    body: bytes
-
-
-@dataclasses.dataclass(frozen=True)
-class PublishRequest:
-    """Publish a snapshot request to the office at QoS 1; then ``request_published``."""
-
-    body: bytes
-
-
-@dataclasses.dataclass(frozen=True)
-class ReadOutbox:
-    """Read up to ``limit`` unsent rows in outbox order, ordinary rows only after seq ``after``
-    (``Journal.outbox_after``); answer with ``rows``."""
-
-    limit: int
-    after: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class MarkSent:
-    """Mark these acknowledged seqs sent (one transaction); answer ``marked`` or ``mark_failed``."""
-
-    seqs: tuple[int, ...]
-
-
-@dataclasses.dataclass(frozen=True)
-class SendStatus:
-    """Publish the retained "online" status; ``reason`` is ``birth`` (each connect) or ``progress``."""
-
-    reason: str
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckDepth:
-    """Every ``check_every_s``: count the outbox, raise OUTBOX_HIGH_WATER, report refused reads."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Pause:
-    """Publishing stops for ``seconds``: ``why`` is ``rejected``, ``unrouted`` (an event) or
-    ``request_unrouted`` (a snapshot request); ``seq`` the row concerned (None for a request),
-    ``reason`` the PUBACK's reason code."""
-
-    why: str
-    seconds: float
-    seq: int | None
-    reason: int
-
-
-@dataclasses.dataclass(frozen=True)
-class Notice:
-    """A line for the log: ``event`` name, ``level`` and fields."""
-
-    level: str
-    event: str
-    fields: tuple[tuple[str, object], ...] = ()
-
-
-Command = Publish | PublishRequest | ReadOutbox | MarkSent | SendStatus | CheckDepth | Pause | Notice
-ANSWERED = (ReadOutbox, MarkSent, CheckDepth)  # after these, poll again
 
 
 class Uplink:

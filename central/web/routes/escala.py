@@ -2,7 +2,13 @@
 from the rotation (R1, R2: ``central.rotation.dispatch_file``) and published to the gates as
 escala changes; the result per ship and period with shortfalls and why each worker passed over was
 skipped; refusals (R3) and late substitutions; the escala-versus-presence report (R5) and the
-per-operator and per-ship exports (R5, Lei 9.719 art. 7)."""
+per-operator and per-ship exports (R5, Lei 9.719 art. 7).
+
+On an office of several ports (issue 37 item 4) every page here is ``per_port``: a requisition and
+an escala row are of their gate's port (``central.rotation.ports``, as a ship call is), a user sees
+and changes those of his view's ports only (``request.state.ports``), a requisition at another
+port's gate is refused as one at an unknown gate, another port's row is answered as a missing one,
+and the rotation fills each requisition from its port's workers."""
 
 from __future__ import annotations
 
@@ -27,8 +33,10 @@ from central.registry.schema import workers
 from central.rotation import service
 from central.rotation.dispatch_file import dispatch_file
 from central.rotation.engine import ended_at, function_problem
+from central.rotation.ports import RotationPorts
 from central.rotation.requisitions import MAX_WORKERS
 from central.web.forms import iso_date_text
+from central.web.ports import of_gates, per_port
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
@@ -93,22 +101,44 @@ def _names(session, registrations) -> dict[str, str]:
     return out
 
 
-def _view(session, day, tz, now: dt.datetime) -> dict:
+def office_ports(request: Request) -> RotationPorts:
+    """The office's ports and the request's view (``request.state.ports``) for the rotation."""
+    web = request.app.state.web
+    return RotationPorts(tuple(web.ports or ()), web.gate_registry, request.state.ports)
+
+
+def _view(session, day, tz, now: dt.datetime, ports: RotationPorts | None = None) -> dict:
     """What the escala page shows for ``day``: the entries grouped by ship and period with the
     workers' names (each marked ``ended`` when its period is over at ``now``, the office's clock:
     ``engine.ended_at``, which ``service.refuse``/``substitute`` refuse), the escala-versus-presence
     report (names beside registrations, boarding times as aware datetimes for the port-time
-    ``when``) and the ship calls in port that day (the requisition form's choice)."""
-    entries = service.day_entries(session, day)
+    ``when``) and the ship calls in port that day (the requisition form's choice): of the gates of
+    ``ports``' view only (``central.rotation.ports``; None: every gate)."""
+    entries = service.day_entries(session, day, ports)
     ended = frozenset(i for i, _o, e in entries if ended_at(e, now, tz.key) is not None)
     rep = reports.presence(session, day, tz)
     # the page shows a boarding's time in the port's time (``when``), not the report's UTC text
-    boarded = [m | {"at": dt.datetime.fromisoformat(m["at"])} for m in rep.boarded_without_dispatch]
+    boarded = [m | {"at": dt.datetime.fromisoformat(m["at"])} for m in _of_view(session, ports,
+                                                                                 rep.boarded_without_dispatch)]
+    missing = _of_view(session, ports, rep.dispatched_not_boarded)
     names = _names(session, [e.registration for _i, _o, e in entries]
-                   + [m["registration"] for m in rep.dispatched_not_boarded + boarded])
+                   + [m["registration"] for m in missing + boarded])
     return {"entries": entries, "groups": group_entries(entries, names, ended), "names": names,
-            "presence": reports.PresenceReport(rep.dispatched_not_boarded, boarded),
-            "calls": calls_in_port(session, *_day_bounds(day, tz))}
+            "presence": reports.PresenceReport(missing, boarded),
+            "calls": _of_view(session, ports, calls_in_port(session, *_day_bounds(day, tz)))}
+
+
+def _of_view(session, ports: RotationPorts | None, rows: list[dict]) -> list[dict]:
+    """``rows`` (dicts with a ``gate_id``) of the gates of ``ports``' view (``central.web.ports.of_gates``)."""
+    if ports is None:
+        return rows
+    return of_gates(session.connection(), ports.view, rows, ports.served, ports.registered)
+
+
+async def _day_view(request: Request, day: dt.date) -> dict:
+    """``_view`` of ``day`` for this request's ports."""
+    web, ports = request.app.state.web, office_ports(request)
+    return await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now(), ports))
 
 
 def _escala(request: Request, view: dict, day: dt.date, *, status_code: int = 200, **extra):
@@ -121,13 +151,14 @@ def _escala(request: Request, view: dict, day: dt.date, *, status_code: int = 20
 
 
 @guarded(*ALL_ROLES)
+@per_port  # the requisitions and rows of the view's ports' gates
 async def escala_page(request: Request):
     web = request.app.state.web
     try:
         day = _day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
-    view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
+    view = await _day_view(request, day)
     return _escala(request, view, day, done=request.query_params.get("done", ""))
 
 
@@ -167,12 +198,12 @@ class FormRefused(Exception):
         self.errors = errors
 
 
-def _form_row(s, form, day: dt.date, tz) -> dict:
+def _form_row(s, form, day: dt.date, tz, ports: RotationPorts | None = None) -> dict:
     """The form's one requisition as a requisitions.csv row: the typed fields, and the ship, name,
     voyage, berth and gate of the chosen ship call (``call``, an id of a call in port that day).
     Without ``call`` the columns are read as posted (a script's POST, as a CSV row). ``FormRefused``
     with every field's problem (``typed_problems``, an unknown function, a call that is unknown, not
-    in port that day or has no gate)."""
+    in port that day or has no gate; a call at a gate outside ``ports``' view as an unknown one)."""
     row = {k: str(form.get(k) or "").strip() for k in REQ_COLUMNS}
     row["date"] = row["date"] or day.isoformat()
     text = str(form.get("call") or "").strip()
@@ -183,7 +214,7 @@ def _form_row(s, form, day: dt.date, tz) -> dict:
     problem = function and function_problem(function, service.known_functions(s))
     errors = typed_problems(form) | ({"function": problem} if problem else {})
     try:
-        row = _call_row(s, row, text, day, tz)
+        row = _call_row(s, row, text, day, tz, ports)
     except BadInput as exc:
         errors["call"] = exc.reason
     if errors:
@@ -191,9 +222,9 @@ def _form_row(s, form, day: dt.date, tz) -> dict:
     return row
 
 
-def _call_row(s, row: dict, text: str, day: dt.date, tz) -> dict:
+def _call_row(s, row: dict, text: str, day: dt.date, tz, ports: RotationPorts | None = None) -> dict:
     """``row`` with the ship, name, voyage, berth and gate of call ``text``; ``BadInput`` (the
-    call's problem) otherwise."""
+    call's problem) otherwise: a call of another port's gate is "no ship call N", as an unknown one."""
     if not text:
         raise BadInput("choose the ship in port", where="call")
     try:
@@ -201,6 +232,8 @@ def _call_row(s, row: dict, text: str, day: dt.date, tz) -> dict:
     except ValueError:
         raise BadInput(f"no ship call {text[:20]!r}", where="call") from None
     call = get_call(s, call_id)
+    if not _of_view(s, ports, [call]):
+        raise BadInput(f"no ship call {call_id}", where="call")
     start, end = _day_bounds(day, tz)
     if not (call["arrival"] < end and (call["departure"] is None or call["departure"] > start)):
         raise BadInput(f"ship {call['ship']} is not in port on {day}", where="call")
@@ -211,8 +244,9 @@ def _call_row(s, row: dict, text: str, day: dt.date, tz) -> dict:
 
 
 @guarded("office")
+@per_port  # a requisition at a gate of the view's ports only (``central.rotation.ports``)
 async def dispatch_post(request: Request):
-    web = request.app.state.web
+    web, ports = request.app.state.web, office_ports(request)
     form = await request.form()
     up = form.get("requisitions")
     by_form = not (isinstance(up, UploadFile) and up.filename)
@@ -223,7 +257,7 @@ async def dispatch_post(request: Request):
         if not (by_form and "call" in form):
             return bad_input(request, str(exc))
         day = _day(request, "")  # the form again, on today's escala, with the typed date beside its field
-        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
+        view = await _day_view(request, day)
         errors = typed_problems(form) | {"date": exc.reason}
         return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                        req_errors={k: localize(lang_of(request), v) for k, v in errors.items()})
@@ -235,18 +269,18 @@ async def dispatch_post(request: Request):
             out = io.StringIO()
             w = csv.DictWriter(out, fieldnames=REQ_COLUMNS, lineterminator="\n")
             w.writeheader()
-            w.writerow(_form_row(s, form, day, web.tz))
+            w.writerow(_form_row(s, form, day, web.tz, ports))
             name, data = FORM_FILE, out.getvalue().encode()
         else:
             name, data = safe_name(up.filename, "requisitions.csv"), file_data
         with saved({"r": (name, data)}) as paths:
-            run = dispatch_file(s, day, paths["r"], actor=actor, now=web.now())
-        return run, _view(s, day, web.tz, web.now())
+            run = dispatch_file(s, day, paths["r"], actor=actor, now=web.now(), ports=ports)
+        return run, _view(s, day, web.tz, web.now(), ports)
 
     try:
         run, view = await run_in_threadpool(web.with_session, work)
     except (BadInput, ConfigError, UnicodeDecodeError, FormRefused) as exc:
-        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
+        view = await _day_view(request, day)
         if isinstance(exc, FormRefused):
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                            req_errors={k: localize(lang_of(request), v) for k, v in exc.errors.items()})
@@ -287,6 +321,7 @@ ROW_FIELDS = {"refuse": ("reason", "health_proof"), "substitute": ("reason", "re
 
 
 @guarded("office")
+@per_port  # a row of the view's ports; another port's is answered as a missing one
 async def entry_change(request: Request):
     """Refusal (R3) or late substitution of one escala entry; both published at once. A refused
     one shows the escala page again with that row's menu open, the typed values and the error
@@ -298,7 +333,7 @@ async def entry_change(request: Request):
         return bad_input(request, "unknown action", status_code=404)
     typed = {k: str(form.get(k) or "") for k in ROW_FIELDS[action]}
     reason = typed["reason"].strip()
-    actor = f"web:{request.state.user.login}"
+    actor, ports = f"web:{request.state.user.login}", office_ports(request)
     try:
         entry_id = int(request.path_params["entry_id"])
         day = _day(request, str(form.get("date") or ""))
@@ -312,15 +347,15 @@ async def entry_change(request: Request):
         if action == "refuse":
             proof = typed["health_proof"].strip() or None
             await run_in_threadpool(web.with_session, lambda s: service.refuse(
-                s, entry_id, reason=reason, actor=actor, health_proof=proof, now=web.now()))
+                s, entry_id, reason=reason, actor=actor, health_proof=proof, now=web.now(), ports=ports))
         else:
             reg = typed["registration"].strip() or None
             await run_in_threadpool(web.with_session, lambda s: service.substitute(
-                s, entry_id, reason=reason, actor=actor, registration=reg, now=web.now()))
+                s, entry_id, reason=reason, actor=actor, registration=reg, now=web.now(), ports=ports))
     except BadInput as exc:
         field = (exc.where or "").lstrip("-")
         field = field if field in ROW_FIELDS[action] else "entry"
-        view = await run_in_threadpool(web.with_session, lambda s: _view(s, day, web.tz, web.now()))
+        view = await _day_view(request, day)
         return _escala(request, view, day, status_code=400, row_form={
             "id": entry_id, "action": action, "values": typed,
             "errors": {field: localize(lang_of(request), exc.reason)}})
@@ -328,20 +363,23 @@ async def entry_change(request: Request):
 
 
 @guarded(*ALL_ROLES)
+@per_port  # the rows of the view's ports
 async def export_csv(request: Request):
-    """One export file (R5): ``by`` operator or ship, ``name`` the operator or IMO."""
+    """One export file (R5): ``by`` operator or ship, ``name`` the operator or IMO; the rows of the
+    view's ports only (an operator or ship with none there: 404, as one with no escala)."""
     web = request.app.state.web
     try:
         day = _day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     by, name = request.path_params["by"], request.query_params.get("name", "")
+    ports = office_ports(request)
     if by not in ("operator", "ship"):
         return bad_input(request, "export by operator or ship", status_code=404)
 
     def work(s):
         with tempfile.TemporaryDirectory() as tmp:
-            for path in service.export(s, day, tmp):
+            for path in service.export(s, day, tmp, ports):
                 safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
                 if path.name == f"escala-{day.isoformat()}-{by}-{safe}.csv":
                     return path.name, path.read_bytes()

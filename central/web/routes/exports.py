@@ -20,7 +20,7 @@ from central.calls import acks, coverage
 from central.ledger import reader_alarms
 from central.rotation import service as rotation
 from central.web.ports import of_gates, per_port
-from central.web.render import bad_input, lang_of, page, period_label
+from central.web.render import bad_input, lang_of, period_label
 from central.web.routes import escala as escala_routes, reports as reports_routes
 from central.web.security import ALL_ROLES, guarded
 from portgate import csvout
@@ -143,8 +143,6 @@ async def report_csv(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports, partial = reports_routes.port_view(request)
-    if partial and name in reports_routes.CONSOLIDATED:
-        return page(request, "error.html", status_code=403, message_key="port_consolidated_only", detail="")
     f = await run_in_threadpool(web.with_session,
                                 lambda s: reports_routes.figures(s, month, web.tz, ports, partial, served=web.ports,
                                                                  registered=web.gate_registry))
@@ -163,16 +161,19 @@ def escala_rows(groups: list[dict], day: dt.date) -> Iterable[tuple]:
 
 
 @guarded(*ALL_ROLES)
+@per_port  # the rows of the view's ports' gates, as the escala page
 async def escala_csv(request: Request):
-    """The day's active escala (``date``, ``YYYY-MM-DD``; default today in port time) as CSV."""
+    """The day's active escala (``date``, ``YYYY-MM-DD``; default today in port time) as CSV; the
+    rows of the view's ports (``escala.office_ports``)."""
     web = request.app.state.web
     try:
         day = escala_routes._day(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
+    ports = escala_routes.office_ports(request)
 
     def load(s):
-        entries = rotation.day_entries(s, day)
+        entries = rotation.day_entries(s, day, ports)
         return escala_routes.group_entries(entries, escala_routes._names(s, [e.registration for _i, _o, e in entries]))
 
     groups = await run_in_threadpool(web.with_session, load)

@@ -1,7 +1,9 @@
 """The read log (every tap, searchable by date range, gate, worker, card and decision) and the
 audit log (who changed what, when; by date range, user, action and subject), each a keyset-paged
 page and a CSV export of everything the search finds (``central.web.logmodel``; issue 34 item 12).
-A refused search is the same form with the typed values and the error beside its field."""
+A refused search is the same form with the typed values and the error beside its field.
+Both are split by port (``central.web.ports``): the read log by the tap's port, the audit log by
+the entry's (``audit_log.port``, 0031, ``central.registry.audit_ports``)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from starlette.routing import Route
 from central.web import auditwords, logmodel
 from central.web.render import lang_of, page
 from central.web.ports import per_port
+from central.web.registry_scope import partial_view
 from central.web.security import guarded
 from central.web.service_texts import localize
 from portgate import csvout
@@ -77,7 +80,8 @@ def audit_query(request: Request) -> tuple[logmodel.AuditQuery, dict[str, str], 
     web = request.app.state.web
     typed = _typed(request, AUDIT_FIELDS)
     first, last, errors = _days(web, typed, 30)
-    q = logmodel.AuditQuery(first, last, typed["actor"], typed["action"], typed["subject"], _after(request))
+    q = logmodel.AuditQuery(first, last, typed["actor"], typed["action"], typed["subject"], _after(request),
+                            getattr(request.state, "ports", None), tuple(web.ports))
     if not errors:
         try:
             logmodel.day_bounds(first, last, web.tz)
@@ -104,6 +108,7 @@ async def reads_page(request: Request):
 
 
 @guarded(*AUDIT_ROLES)
+@per_port
 async def audit_page(request: Request):
     web = request.app.state.web
     q, typed, errors = audit_query(request)
@@ -111,7 +116,8 @@ async def audit_page(request: Request):
     shown = {k: v for k, v in typed.items() if v} | {"from": q.first.isoformat(), "to": q.last.isoformat()}
     return page(request, "audit.html", status_code=400 if errors else 200, rows=rows, next_after=nxt,
                 values=typed | {"from": typed["from"] or q.first.isoformat(), "to": typed["to"] or q.last.isoformat()},
-                errors=_localized(request, errors), query=shown, first_page=bool(q.after), **_audit_words(request))
+                errors=_localized(request, errors), query=shown, first_page=bool(q.after),
+                port_note=partial_view(request) is not None, **_audit_words(request))
 
 
 def _audit_words(request: Request) -> dict:
@@ -162,6 +168,7 @@ async def reads_csv(request: Request):
 
 
 @guarded(*AUDIT_ROLES)
+@per_port
 async def audit_csv(request: Request):
     web = request.app.state.web
     q, typed, errors = audit_query(request)

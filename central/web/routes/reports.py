@@ -1,7 +1,8 @@
 """Reports with pictures: R6 sizing and R8 hours over 12 months, rotation fairness of the month,
 coverage gaps per ship, flags per week. Each chart is an SVG image (``/reports/chart/NAME.svg``,
 pygal on the server) with the numbers in a table beside it. On an office of several ports the page
-shows the user's chosen port or all of his ports (``central.web.ports``, ``central.web.reportsmodel``)."""
+shows the user's chosen port or all of his ports, every figure (``central.web.ports``,
+``central.web.reportsmodel``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from starlette.routing import Route
 
 from central.web import charts, reportsmodel as rm
 from central.production.render import quantity_text
+from central.rotation.ports import RotationPorts
 from central.web.i18n import t
 from portgate import l10n
 from central.web.render import bad_input, lang_of, page
@@ -25,7 +27,6 @@ from portgate.errors import BadInput
 READERS = ("office", "inspector", "auditor", "admin")
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 CHARTS = ("sizing", "hours", "fairness", "coverage", "flags")
-CONSOLIDATED = ("sizing", "hours", "fairness")  # registry head counts over months: no port history, every port together
 
 
 def _month(request: Request) -> str:
@@ -37,25 +38,25 @@ def _month(request: Request) -> str:
 
 def port_view(request: Request) -> tuple[tuple[str, ...] | None, bool]:
     """``(ports, partial)``: the ports the reports count (``request.state.ports``; None: every port,
-    a single-port office) and whether that is fewer than the office serves (then the
-    ``CONSOLIDATED`` figures are not shown)."""
+    a single-port office) and whether that is fewer than the office serves."""
     ports = getattr(request.state, "ports", None)
     return ports, ports is not None and set(ports) != set(request.app.state.web.ports)
 
 
 def figures(session, month: str, tz, ports: tuple[str, ...] | None = None, partial: bool = False, *,
             served: tuple[str, ...], registered: dict[str, str] | None = None) -> dict:
-    """Every figure of the page for the 12 months ending with ``month``: coverage and flags of
-    ``ports`` (None: every port; ``served`` the office's ports, ``registered`` its registered gates'
-    ports: ``central.web.ports.keeper``); with ``partial`` (fewer ports than the office serves) the
-    ``CONSOLIDATED`` figures are None."""
+    """Every figure of the page for the 12 months ending with ``month``, of ``ports`` (None: every
+    port; ``served`` the office's ports, ``registered`` its registered gates' ports:
+    ``central.web.ports.keeper``, ``central.rotation.ports``); ``partial``: fewer ports than the
+    office serves (the registry's figures are then of the workers registered at ``ports``)."""
     months = rm.months_ending(month)
     first, after = months[0], rm._next(months[-1])
+    view = RotationPorts(tuple(served or ()), registered or {}, ports if partial else None)
     return {
         "months": [m.strftime("%Y-%m") for m in months],
-        "sizing": None if partial else rm.sizing_series(session, months),
-        "hours": None if partial else rm.hours_series(session, months),
-        "fairness": None if partial else rm.fairness_of(session, months[-1]),
+        "sizing": rm.sizing_series(session, months, ports=view),
+        "hours": rm.hours_series(session, months, ports=view),
+        "fairness": rm.fairness_of(session, months[-1], ports=view),
         "coverage": rm.coverage_by_ship(session, first, after, tz, ports, served=served, registered=registered),
         "flags": rm.flags_per_week(session, first, after, tz, ports),
     }
@@ -123,8 +124,6 @@ async def chart(request: Request):
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports, partial = port_view(request)
-    if partial and name in CONSOLIDATED:
-        return page(request, "error.html", status_code=403, message_key="port_consolidated_only", detail="")
     f = await run_in_threadpool(web.with_session, lambda s: figures(s, month, web.tz, ports, partial,
                                                                          served=web.ports,
                                                                          registered=web.gate_registry))

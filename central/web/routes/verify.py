@@ -6,14 +6,14 @@ It answers what the holder of a slip may learn and nothing more: for a token the
 from the ledger's statements with the office's key, no statement altered outside the ledger), the
 slip's total, period and the worker's initials. A token the office issued whose slip changed since
 says so without figures; an unknown or malformed token says only that it is unknown (404). Each
-client address gets ``[web] verify_per_minute`` look-ups a minute (``central.web.ratelimit``;
-then 429 with ``Retry-After``), so 100-bit tokens cannot be enumerated.
+client address gets ``[web] verify_per_minute`` look-ups a minute, counted in the ledger by every web
+process of the office (``central.web.shared_limit``; then 429 with ``Retry-After``), so 100-bit
+tokens cannot be enumerated, however many processes serve the page.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from decimal import Decimal
 
 from starlette.concurrency import run_in_threadpool
@@ -53,12 +53,10 @@ def _client(request: Request) -> str:
 @public
 async def verify_page(request: Request):
     web = request.app.state.web
-    client = _client(request)
-    now = time.monotonic()
-    if not web.verify_limiter.allow(client, now):
-        resp = page(request, "verify.html", status_code=429, state="limited", facts={}, typed="",
-                    retry_after=web.verify_limiter.retry_after(client, now))
-        resp.headers["Retry-After"] = str(web.verify_limiter.retry_after(client, now))
+    wait = await run_in_threadpool(web.verify_limiter.hit, _client(request))
+    if wait:
+        resp = page(request, "verify.html", status_code=429, state="limited", facts={}, typed="", retry_after=wait)
+        resp.headers["Retry-After"] = str(wait)
         return resp
     typed = request.path_params["token"][:64]
     token = read_token(typed)

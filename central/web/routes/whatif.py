@@ -3,12 +3,20 @@
 amount per worker, shift and rule). Nothing is stored: the pay side is
 ``central.pay.whatif.pay_what_if`` (``pay_from_ledger(store=False)``), the gate side the function
 ``portgate replay --from-ledger`` runs, handed to ``create_app`` as ``gate_what_if`` by the layer
-that joins the office with the gate rules (``app.whatif.web_gate_what_if``)."""
+that joins the office with the gate rules (``app.whatif.web_gate_what_if``).
+
+On an office of several ports (``central.web.ports``) a user whose view is some of the ports runs
+both over his ports only: the gate side decides again the taps of his ports' gates (``view_gates``;
+another port's gate answers as a gate the ledger does not know), the pay side shows the statements
+of his ports' workers (``central.web.registry_scope.regs_in_view``: a statement follows its worker's
+port, as on the pay page)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import tomllib
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -25,6 +33,8 @@ from central.pay.loading import DEFAULT_PORT_CONFIG, calendar_from_config, load_
 from central.pay.payslip import brl
 from central.pay.whatif import pay_what_if
 from central.production.fromledger import shifts_against_gangs
+from central.web.ports import keeper, per_port
+from central.web.registry_scope import partial_view, regs_in_view
 from central.web.render import lang_of, page
 from central.web.security import guarded
 from central.web.service_texts import localize
@@ -150,7 +160,26 @@ def _parameters(web, toml: str, day: dt.date) -> list[dict]:
         return []
 
 
+def view_gates(request: Request) -> Callable[[str], bool] | None:
+    """The test "is this gate one of the view's ports'" (``central.web.ports.keeper``: a gate's port
+    is its events', else its registration's, else the home port); None when the view is every
+    served port (or the office serves one): every gate."""
+    web = request.app.state.web
+    if partial_view(request) is None:
+        return None
+    return web.read(lambda conn: keeper(conn, request.state.ports, web.ports, web.gate_registry))
+
+
+def _in_force(web, keep: Callable[[str], bool] | None, gate: str, day: dt.date) -> dict | None:
+    """``rulebook_in_force`` of ``gate`` when it is one of the view's gates, else None (as a gate
+    that never reported one: another port's gate is not told apart from an unknown one)."""
+    if not gate or (keep is not None and not keep(gate)):
+        return None
+    return web.read(rulebook_in_force, gate, day, web.tz)
+
+
 @guarded(*READERS)
+@per_port
 async def whatif_page(request: Request):
     """The what-if page; with ``?gate=G&day=D`` the gate rulebook is the one in force at G that
     day (``rulebook_in_force``), so running it untouched changes no decision."""
@@ -165,7 +194,8 @@ async def whatif_page(request: Request):
     except BadInput as exc:
         return page(request, "whatif.html", status_code=400,
                     **_context(request, gate=gate, error=str(exc), error_of="gate"))
-    found = await run_in_threadpool(web.read, rulebook_in_force, gate, day, web.tz)
+    keep = await run_in_threadpool(view_gates, request)
+    found = await run_in_threadpool(_in_force, web, keep, gate, day)
     extra = {"gate": gate, "day": day.isoformat(), "in_force": (found | {"missing": False}) if found else {"missing": True}}
     if found:
         extra["gate_rulebook"] = found["toml"]
@@ -173,35 +203,34 @@ async def whatif_page(request: Request):
     return page(request, "whatif.html", **_context(request, **extra))
 
 
-@guarded(*READERS)
-async def param_post(request: Request):
-    """One parameter of the gate rulebook in force at the gate that day changed, the day's
-    decisions replayed with it. The parameter is one of those the rulebook in force has
-    (``app.whatif.gate_parameters``); a value that is not one (not a number, out of range, not a
-    choice) is refused beside its field with the typed value kept (400); a value equal to the one in
-    force changes nothing and the page says so without running anything."""
-    web = request.app.state.web
-    form = await request.form()
+def _param_form(form) -> tuple[dict, dict]:
+    """The parameter form's ``(fields, typed)``: the day, gate and reader directions as typed, and
+    the parameter key and value typed (each cut to its field's size)."""
     fields = {"day": str(form.get("day") or ""), "gate": str(form.get("gate") or "").strip()[:64],
               "directions": str(form.get("directions") or "")[:500]}
     typed = {"param": str(form.get("param") or "")[:100], "value": str(form.get("value") or "")[:500]}
-    what_if = web.gate_what_if
-    if what_if is None or getattr(what_if, "parameters", None) is None:
-        return page(request, "whatif.html", status_code=400,
-                    **_context(request, **fields, error="gate_whatif_unavailable", error_of="gate"))
-    try:
-        day = _day(fields["day"], "day")
-    except BadInput as exc:  # the form again, on the shipped default's parameters, as typed
-        today = web.now().astimezone(web.tz).date()
-        return page(request, "whatif.html", status_code=400, **_context(
-            request, **fields, param_typed=typed, params=_parameters(web, _default_gate_rulebook(), today),
-            error=str(exc), error_of="gate"))
-    found = await run_in_threadpool(web.read, rulebook_in_force, fields["gate"], day, web.tz) if fields["gate"] else None
+    return fields, typed
+
+
+async def _param_context(request: Request, fields: dict, typed: dict, day: dt.date,
+                         keep: Callable[[str], bool] | None) -> tuple[dict, dict | None]:
+    """The page's context for ``fields``'s gate on ``day``: the rulebook in force there (the shipped
+    default when none), its parameters, the typed values; and the parameter ``typed`` names (None:
+    not one of them)."""
+    web = request.app.state.web
+    found = await run_in_threadpool(_in_force, web, keep, fields["gate"], day)
     toml = found["toml"] if found else _default_gate_rulebook()
     params = _parameters(web, toml, day)
     ctx = {**fields, "gate_rulebook": toml, "params": params, "param_typed": typed,
            "in_force": (found | {"missing": False}) if found else ({"missing": True} if fields["gate"] else None)}
-    param = next((p for p in params if p["key"] == typed["param"]), None)
+    return ctx, next((p for p in params if p["key"] == typed["param"]), None)
+
+
+async def _param_run(request: Request, ctx: dict, param: dict | None, typed: dict, day: dt.date,
+                     keep: Callable[[str], bool] | None):
+    """The page of one parameter changed: refused beside its field (400), "nothing changes" for the
+    value in force, else the day's decisions replayed with it (over the view's gates)."""
+    web, what_if = request.app.state.web, request.app.state.web.gate_what_if
     try:
         if param is None:
             raise BadInput("choose one of the listed parameters", where="param")
@@ -209,9 +238,9 @@ async def param_post(request: Request):
         if value == what_if.parse(param, param["value"]):
             return page(request, "whatif.html", **_context(request, **ctx, param_result={
                 "param": param, "unchanged": True}))
-        directions = _directions(fields["directions"])
-        rows, summary = await run_in_threadpool(what_if, web.engine, day, fields["gate"] or None, toml, directions,
-                                                lang_of(request), change=(param["key"], value))
+        directions = _directions(ctx["directions"])
+        rows, summary = await run_in_threadpool(_gate_run, web, day, ctx["gate"], ctx["gate_rulebook"], directions,
+                                                lang_of(request), keep, (param["key"], value))
     except BadInput as exc:
         where = exc.where if exc.where in ("param", "value") else "value"
         return page(request, "whatif.html", status_code=400, **_context(
@@ -226,7 +255,46 @@ async def param_post(request: Request):
         gate_result={"rows": rows, "summary": summary}))
 
 
+def _gate_run(web, day: dt.date, gate: str, toml: str, directions: dict, lang: str,
+              keep: Callable[[str], bool] | None, change: tuple[str, object] | None = None):
+    """The gate what-if (``web.gate_what_if``) of ``gate`` (empty: every gate) on ``day``; with
+    ``keep`` (a view of some ports) only the view's gates: another port's gate is refused as a gate
+    the ledger does not know (``BadInput`` naming ``gate``)."""
+    if gate and keep is not None and not keep(gate):
+        raise BadInput(f"gate {gate[:64]!r} is not a known gate", where="gate")
+    extra = {} if change is None else {"change": change}
+    if keep is not None:
+        extra["gates"] = keep
+    return web.gate_what_if(web.engine, day, gate or None, toml, directions, lang, **extra)
+
+
 @guarded(*READERS)
+@per_port
+async def param_post(request: Request):
+    """One parameter of the gate rulebook in force at the gate that day changed, the day's
+    decisions replayed with it. The parameter is one of those the rulebook in force has
+    (``app.whatif.gate_parameters``); a value that is not one (not a number, out of range, not a
+    choice) is refused beside its field with the typed value kept (400); a value equal to the one in
+    force changes nothing and the page says so without running anything."""
+    web = request.app.state.web
+    fields, typed = _param_form(await request.form())
+    if web.gate_what_if is None or getattr(web.gate_what_if, "parameters", None) is None:
+        return page(request, "whatif.html", status_code=400,
+                    **_context(request, **fields, error="gate_whatif_unavailable", error_of="gate"))
+    try:
+        day = _day(fields["day"], "day")
+    except BadInput as exc:  # the form again, on the shipped default's parameters, as typed
+        today = web.now().astimezone(web.tz).date()
+        return page(request, "whatif.html", status_code=400, **_context(
+            request, **fields, param_typed=typed, params=_parameters(web, _default_gate_rulebook(), today),
+            error=str(exc), error_of="gate"))
+    keep = await run_in_threadpool(view_gates, request)
+    ctx, param = await _param_context(request, fields, typed, day, keep)
+    return await _param_run(request, ctx, param, typed, day, keep)
+
+
+@guarded(*READERS)
+@per_port
 async def gate_post(request: Request):
     web = request.app.state.web
     form = await request.form()
@@ -243,8 +311,9 @@ async def gate_post(request: Request):
                            where="rulebook")
         day = _day(fields["day"], "day")
         directions = _directions(fields["directions"])
-        rows, summary = await run_in_threadpool(web.gate_what_if, web.engine, day, fields["gate"] or None,
-                                                fields["gate_rulebook"], directions, lang_of(request))
+        keep = await run_in_threadpool(view_gates, request)
+        rows, summary = await run_in_threadpool(_gate_run, web, day, fields["gate"], fields["gate_rulebook"],
+                                                directions, lang_of(request), keep)
     except PortgateError as exc:
         return page(request, "whatif.html", status_code=400,
                     **_context(request, **fields, error=str(exc), error_of="gate"))
@@ -264,7 +333,22 @@ def _calendar(port_config: str | None) -> HolidayCalendar:
         raise ConfigError(f"cannot read the port configuration: {exc}", path=where) from exc
 
 
+def _of_view(request: Request, result):
+    """``result`` (a ``PayWhatIf``) with the rows and held shifts of the view's ports' workers only
+    (``regs_in_view``), its statement count theirs; ``result`` itself for a view of every port."""
+    ports = partial_view(request)
+    if ports is None:
+        return result
+    web = request.app.state.web
+    regs = {r["registration"] for r in result.rows} | {h[0].registration for h in result.held}
+    mine = web.read(regs_in_view, regs, ports, web.ports)
+    rows = [r for r in result.rows if r["registration"] in mine]
+    return dataclasses.replace(result, rows=rows, held=[h for h in result.held if h[0].registration in mine],
+                               statements=sum(1 for r in rows if r["rule"] == "TOTAL"))
+
+
 @guarded(*READERS)
+@per_port
 async def pay_post(request: Request):
     web = request.app.state.web
     form = await request.form()
@@ -280,6 +364,7 @@ async def pay_post(request: Request):
         book = load_rulebook(RULEBOOKS / f"{fields['pay_rulebook']}.toml")
         result = await run_in_threadpool(lambda: pay_what_if(web.engine, first, last, book, calendar, now=web.now(),
                                                              shifts_check=shifts_against_gangs))
+        result = await run_in_threadpool(_of_view, request, result)
     except PortgateError as exc:
         return page(request, "whatif.html", status_code=400,
                     **_context(request, **fields, error=str(exc), error_of="pay"))

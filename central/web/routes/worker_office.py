@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from central.registry.schema import workers
 from central.registry.worker_ports import in_ports, worker_in
+from central.rotation.ports import RotationPorts
 from central.web import workerrequests
 from central.web.ports import per_port
 from central.web.registry_scope import of_worker
@@ -118,8 +119,9 @@ async def office_request_decide(request: Request):
         request_id = _row_id(request.path_params["request_id"], "request")
         if not await _in_view(request, request_id):
             raise BadInput(f"no pending request {request_id}", where="request")
+        ports = RotationPorts(tuple(web.ports or ()), web.gate_registry)  # the next worker: of the entry's port
         await run_in_threadpool(web.with_session, lambda s: workerrequests.decide(
-            s, request_id, accept, actor=actor, now=web.now()))
+            s, request_id, accept, actor=actor, now=web.now(), ports=ports))
     except BadInput as exc:
         return _refused(request, str(exc), status_code=404 if "no pending" in str(exc) or "no request" in str(exc)
                         else 400)

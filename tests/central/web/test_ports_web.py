@@ -171,9 +171,10 @@ def test_one_port_pages_show_their_port_and_unsplit_pages_are_refused(two_ports)
     assert SANTOS["worker"] in c.get("/reads.csv?from=2026-11-01&to=2026-11-30").text
     assert SANTOS["worker"] in c.get("/workers").text and c.get("/cases").status_code == 403  # cases: inspectors'
     assert c.get("/pay").status_code == 200  # the statements of his port's workers (test_pay_ports_web)
-    for path in ("/escala", "/audit", "/escala.csv"):
-        r = c.get(path)
-        assert r.status_code == 403 and "só para quem vê todos os portos" in r.text, path
+    assert c.get("/audit").status_code == 200  # his port's entries (test_audit_ports_web)
+    escala = c.get("/escala").text  # per port (test_escala_ports_web): his port's ship on the requisition form
+    assert SANTOS["ship_name"] in escala and RIO["ship_name"] not in escala
+    assert c.get("/escala.csv").status_code == 200
     assert 'id="port-form"' not in c.get("/").text  # one port: no selector
 
 
@@ -210,8 +211,8 @@ def test_reports_per_port_and_consolidated_with_hand_computed_figures(two_ports)
     _choose(c, "santos")
     assert _coverage_csv(c) == [["9300001", "2", "2.0"]]
     assert _flags_csv(c) == [["2026-W46", "BORROWED_CARD", "2"]]
-    assert c.get(f"/reports/sizing.csv?month={MONTH}").status_code == 403  # registry figures: consolidated only
-    assert 'id="r-consolidated-only"' in c.get(f"/reports?month={MONTH}").text
+    assert c.get(f"/reports/sizing.csv?month={MONTH}").status_code == 200  # per port too (test_escala_ports_web)
+    assert 'id="r-sizing"' in c.get(f"/reports?month={MONTH}").text
     _choose(c, "rio")
     assert _coverage_csv(c) == [["9400002", "1", "2.0"]]
     assert _flags_csv(c) == [["2026-W46", "BORROWED_CARD", "1"]]
@@ -220,7 +221,7 @@ def test_reports_per_port_and_consolidated_with_hand_computed_figures(two_ports)
     assert _flags_csv(c) == [["2026-W46", "BORROWED_CARD", "3"]]
     assert c.get(f"/reports/sizing.csv?month={MONTH}").status_code == 200
     page = c.get(f"/reports?month={MONTH}").text
-    assert 'id="r-sizing"' in page and 'id="r-consolidated-only"' not in page
+    assert 'id="r-sizing"' in page and 'id="r-hours"' in page
 
 
 @pytest.mark.parametrize("engine", ["sqlite"], indirect=True)

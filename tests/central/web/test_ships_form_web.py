@@ -141,3 +141,29 @@ def test_a_refused_import_lists_one_line_per_bad_row_named_by_the_uploaded_file(
     assert items[1].startswith("ships-marco.csv:4: ") and "o ano 9999 está fora de 2000..2100" in items[1]
     assert "tmp" not in box
     assert _calls(app) == []
+
+
+def test_an_imports_time_not_iso_8601_and_a_field_over_the_csv_limit_read_in_one_language(app):
+    """The fresh tester's import: "chegada: time '...' não é um instante ISO 8601", and Python's
+    csv module's "field larger than field limit" in English on a pt-BR page."""
+    from portgate.tables import FIELD_LIMIT
+
+    c, token = logged_in(app, "office")
+    head = "ship,ship_name,voyage,berth,gate_id,arrival,departure\n"
+    csv = head + "9300013,Aurora,long_haul,berthed,g13,15/03/2026 06:00,2026-03-16T06:00\n"
+    long_name = head + f"9300014,{'A' * (FIELD_LIMIT + 1)},long_haul,berthed,g14,2026-03-15T06:00:00-03:00,\n"
+
+    def items(text: str, name: str = "ships.csv") -> list[str]:
+        r = c.post("/ships/import", data={"csrf_token": token}, files={"file": (name, text.encode())})
+        assert r.status_code == 400
+        return re.findall(r"<li>(.*?)</li>", r.text.split('id="s-file-error"')[1].split("</div>")[0], re.S)
+
+    assert items(csv) == ["ships.csv:2: chegada: &#39;15/03/2026 06:00&#39; não é uma data e hora ISO 8601 com fuso "
+                          "(AAAA-MM-DDThh:mm±hh:mm); saída: &#39;2026-03-16T06:00&#39; não tem fuso horário "
+                          "(±hh:mm no fim, como -03:00)"]
+    assert items(long_name) == [f"ships.csv:2: não é um arquivo CSV válido: um campo tem mais de {FIELD_LIMIT} caracteres"]
+    c.post("/lang", data={"csrf_token": token, "lang": "en", "next": "/ships"})
+    assert items(csv) == ["ships.csv:2: arrival: time &#39;15/03/2026 06:00&#39; is not an ISO 8601 timestamp; "
+                          "departure: time &#39;2026-03-16T06:00&#39; has no UTC offset"]
+    assert items(long_name) == [f"ships.csv:2: not a valid CSV file: a field is longer than {FIELD_LIMIT} characters"]
+    assert _calls(app) == []

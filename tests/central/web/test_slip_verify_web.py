@@ -21,7 +21,6 @@ from central.pay.payslip import initials
 from central.pay.slip_codes import ALPHABET, TOKEN_CHARS, new_token, read_token, slip_codes
 from central.registry.store import import_files
 from central.web.app import create_app
-from central.web.ratelimit import RateLimiter
 from tests.central.web.conftest import SECRET, logged_in
 from tests.central.web.paydata import seed_pay
 from tests.central.web.test_worker_ids_web import DEMO
@@ -54,18 +53,6 @@ def test_a_token_is_read_as_a_person_types_it(typed, read):
 def test_initials_leave_out_the_particles():
     assert initials("Quitéria Almeida") == "Q. A."
     assert initials("ana maria da silva e souza") == "A. M. S. S."
-
-
-def test_the_rate_limiter_counts_per_client_over_a_sliding_minute():
-    rl = RateLimiter(3)
-    assert [rl.allow("a", t) for t in (0, 1, 2, 3)] == [True, True, True, False]
-    assert rl.allow("b", 3)  # another client
-    assert rl.retry_after("a", 3) == 57
-    assert not rl.allow("a", 59.9) and rl.allow("a", 60.0)  # the first look-up left the window
-    small = RateLimiter(1, max_keys=2)
-    for key in ("x", "y", "z"):
-        small.allow(key, 0)
-    assert small.allow("x", 1)  # the least recently seen key was dropped, not kept for ever
 
 
 @pytest.fixture

@@ -52,7 +52,10 @@ def test_a_denial_shows_the_reason_rules_and_what_to_do(gate, page) -> None:
     now = page.locator("#now")
     assert now.locator(".words").inner_text() == "ENTRADA NEGADA"
     assert now.evaluate("e => getComputedStyle(e).backgroundColor") == RED
-    assert now.locator(".reason").inner_text() in tap.payload.message  # the journaled pt-BR text
+    assert tap.payload.message == "NEGADO — " + now.locator(".reason").inner_text()  # the journaled pt-BR text
+    assert now.locator(".reason").inner_text() == (
+        "não escalado para este navio neste horário; o posto portaló (01-07) está escalado para a matrícula V001. "
+        "Chame o fiscal. [G6]")
     shown_rules = [r.get_attribute("data-rule") for r in now.locator(".rule").all()]
     assert shown_rules == tap.payload.rules_failed and "G6" in shown_rules
     assert now.locator(".action").inner_text() == "Não libere a entrada. Chame o fiscal."
@@ -62,6 +65,10 @@ def test_a_denial_shows_the_reason_rules_and_what_to_do(gate, page) -> None:
     assert page.locator("#now .words").inner_text() == "DENIED"
     assert page.locator("#now .action").inner_text() == "Do not let the worker board. Call the inspector."
     assert "G6: not dispatched to this ship" in page.locator("#now .rules").inner_text()
+    # the decision's sentence in the screen's language too (the journal keeps pt-BR's)
+    assert page.locator("#now .reason").inner_text() == (
+        "not dispatched to this ship at this time; post gangway (01-07) is dispatched to registration V001. "
+        "Call the inspector. [G6]")
 
 
 def test_a_borrowed_card_shows_both_workers_side_by_side(gate, page) -> None:

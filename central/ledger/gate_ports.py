@@ -1,0 +1,39 @@
+"""A gate's port on an office of several ports (issue 37 item 4, many ports on one ledger).
+
+A gate's port is its events' port (``events.port`` of its first event, ``gate_ports``); a gate that
+has sent no event yet takes it from what the office knows before (``port_of``): its registration
+(``portgate central add-gate --nats-users ... --port``, ``central.ingest.nats_users.registered_ports``),
+else the office's home port. Here (not in ``central.web``) so that the office pages
+(``central.web.ports``) and the rotation (``central.rotation.ports``: a requisition is of its gate's
+port) read it the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from central.ledger.schema import events, gate_progress
+
+
+def gate_ports(conn: Connection) -> dict[str, str]:
+    """gate id -> port, from each known gate's first event (``gate_progress`` and the
+    ``(gate_id, seq)`` index: one look-up per gate, not a scan of the events)."""
+    first = (select(events.c.port).where(events.c.gate_id == gate_progress.c.gate_id)
+             .order_by(events.c.seq).limit(1).scalar_subquery())
+    return {g: p for g, p in conn.execute(select(gate_progress.c.gate_id, first)) if p is not None}
+
+
+def port_of(conn: Connection, served: Sequence[str],
+            registered: Mapping[str, str] | None = None) -> Callable[[str | None], str | None]:
+    """``gate id -> port``, for any gate, also one that never sent an event, in this order: the port
+    of its first event (``gate_ports``); else its registration (``registered``: gate id -> port,
+    ``central.ingest.nats_users.registered_ports``, from ``add-gate --nats-users ... --port``); else
+    the office's home port ``served[0]`` (a ship call names a gate, not a port; a call or an alarm
+    with no gate is the home port's too). ``None`` only when ``served`` is empty."""
+    seen = gate_ports(conn)
+    known = dict(registered or {})
+    home = served[0] if served else None
+    return lambda gate_id: seen.get(gate_id) or known.get(gate_id) or home  # type: ignore[arg-type]

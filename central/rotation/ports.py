@@ -1,0 +1,136 @@
+"""The rotation by port (issue 37 item 4; R1, R2; Lei 12.815 arts. 32-33: each port's OGMO keeps its
+own registry and its own rotation).
+
+On an office of several ports (central.toml ``ports``) one ledger holds every port's workers
+(``workers.port``; NULL the office's home port) and escala. A requisition, and each escala row made
+from it, is of its gate's port (``central.ledger.gate_ports.port_of``: the gate's events, else its
+registration, else the home port), as a ship call is. A dispatch fills a requisition only from its
+port's workers, in that port's rotation order (``central.rotation.service.dispatch_day`` runs the
+pure ``engine.dispatch`` once per port); a refusal or substitution takes the next worker of the
+entry's port. ``RotationPorts.view`` is what a caller may see and change (a web user's
+``request.state.ports``): a requisition at another port's gate is refused, another port's escala
+row answers as a missing one. ``RotationPorts()`` (no ports given) is the office of one port: no
+split, no filter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+from sqlalchemy import select, true
+from sqlalchemy.orm import Session
+
+from central.ledger.gate_ports import gate_ports, port_of
+from central.registry.schema import workers
+from central.registry.worker_ports import in_ports
+from central.rotation.engine import Requisition
+from portgate.errors import BadInput
+from portgate.records import Worker
+
+
+@dataclasses.dataclass(frozen=True)
+class RotationPorts:
+    """The office's ports as the rotation reads them. ``served``: its ports, home first
+    (``CentralConfig.served_ports``; one or none: a single-port office, nothing split);
+    ``registered``: gate id -> port of the gates registered with ``add-gate --nats-users --port``;
+    ``view``: the ports the caller may see and change (None: every port)."""
+
+    served: tuple[str, ...] = ()
+    registered: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    view: tuple[str, ...] | None = None
+
+    @property
+    def split(self) -> bool:
+        """True on an office of several ports: the rotation runs per port."""
+        return len(self.served) > 1
+
+    @property
+    def narrowed(self) -> tuple[str, ...] | None:
+        """The view's ports when they are not every served port (a filter applies), else None."""
+        if not self.split or self.view is None or set(self.view) >= set(self.served):
+            return None
+        return tuple(self.view)
+
+    def home(self, stored: str | None) -> str | None:
+        """A worker's port: his stored ``workers.port``, else the home port."""
+        return stored or (self.served[0] if self.served else None)
+
+
+def gate_port(session: Session, ports: RotationPorts) -> Callable[[str | None], str | None]:
+    """``gate id -> port`` (``central.ledger.gate_ports.port_of``) of the office ``ports``."""
+    return port_of(session.connection(), ports.served, ports.registered)
+
+
+def shown(session: Session, ports: RotationPorts | None) -> Callable[[str | None], bool] | None:
+    """The test "is a row of this gate in the caller's view" (``RotationPorts.view``), or None when
+    nothing is filtered (no ports, one port, or a view of every port)."""
+    wanted = ports.narrowed if ports is not None else None
+    if wanted is None:
+        return None
+    port = gate_port(session, ports)
+    return lambda gate_id: port(gate_id) in wanted
+
+
+def workers_in(ports: RotationPorts | None):
+    """The SQL condition on ``workers`` "registered at a port of the view" (``in_ports``), ``true()``
+    when nothing is filtered (``RotationPorts.narrowed``)."""
+    wanted = ports.narrowed if ports is not None else None
+    return true() if wanted is None else in_ports(workers.c.port, wanted, ports.served)
+
+
+def count_shown(session: Session, ports: RotationPorts | None, rows) -> int:
+    """The sum of ``n`` over ``(gate id, n)`` ``rows`` whose gate is in the view (``shown``)."""
+    keep = shown(session, ports)
+    return sum(n for gate, n in rows if keep is None or keep(gate))
+
+
+def worker_port_map(session: Session, ports: RotationPorts) -> dict[str, str | None]:
+    """registration -> port (``RotationPorts.home`` of ``workers.port``) of every registered worker."""
+    return {reg: ports.home(stored) for reg, stored in session.execute(select(workers.c.registration, workers.c.port))}
+
+
+def foreign_requisitions(refs_gates: Sequence[tuple[str, str]], port: Callable[[str | None], str | None],
+                         view: Sequence[str]) -> list[str]:
+    """``REF: gate_id 'G' is not a gate of port(s) P`` for each ``(ref, gate id)`` whose gate's port
+    is not in ``view``: an unknown gate (the home port's) and another port's gate alike."""
+    return [f"{ref}: gate_id {gate[:64]!r} is not a gate of port(s) {', '.join(view)}"
+            for ref, gate in refs_gates if port(gate) not in view]
+
+
+def by_port(session: Session, reqs: list[Requisition], workers: list[Worker], ports: RotationPorts | None
+            ) -> list[tuple[list[Requisition], list[Worker]]]:
+    """The requisitions grouped by their gate's port, each with its port's workers (R1 per port:
+    Lei 12.815 arts. 32-33); one group of every requisition and worker on an office of one port.
+    ``BadInput`` (one ``REF: ...`` per requisition) for a requisition at a gate outside
+    ``ports.view`` (``foreign_requisitions``): nothing is dispatched then."""
+    if ports is None or not ports.split:
+        return [(reqs, workers)]
+    port = gate_port(session, ports)
+    if ports.narrowed is not None:
+        problems = foreign_requisitions([(r.ref, r.gate_id) for r in reqs], port, ports.narrowed)
+        if problems:
+            raise BadInput("; ".join(problems))
+    of_worker = worker_port_map(session, ports)
+    groups: dict[str | None, list[Requisition]] = {}
+    for r in reqs:
+        groups.setdefault(port(r.gate_id), []).append(r)
+    return [(group, [w for w in workers if of_worker.get(w.registration) == p]) for p, group in groups.items()]
+
+
+def ledger_ports(session: Session) -> set[str]:
+    """Every port the ledger names: the gates' events' ports and the workers' stored ports. More
+    than one: the ledger is of several ports, and a dispatch needs the office's ports (its home
+    port) to know whose a NULL ``workers.port`` is (``portgate rotation ... --config``)."""
+    stored = set(session.execute(select(workers.c.port).where(workers.c.port.is_not(None)).distinct()).scalars())
+    return stored | set(gate_ports(session.connection()).values())
+
+
+def need_config(session: Session) -> None:
+    """``BadInput`` (where ``--config``) when the ledger names several ports (``ledger_ports``) and
+    the command was given only ``--db``: nothing is dispatched or changed then."""
+    found = sorted(ledger_ports(session))
+    if len(found) > 1:
+        raise BadInput(f"the ledger holds several ports ({', '.join(found)}): give --config central.toml "
+                       "(its port and ports) so each requisition is filled from its own port's workers",
+                       where="--config")

@@ -1,0 +1,72 @@
+"""The cluster demo's gates are registered with their own port (issue 37 item 5;
+``app.demo.cluster_office.register_gates``, ``ClusterPortRun._registry_dirs``): before any gate has
+sent an event, paranaguá's office user sees paranaguá's gates on the live page and santos's user
+does not (without the registration they were the home port's, santos's, until their first event).
+The ledger as ``portgate demo --cluster`` prepares it (SQLite here), the demo's web application
+(``DemoWeb``, a real uvicorn server) on the web central.toml naming both ports, the runs of both
+ports built as ``ClusterDay.start`` builds them (not started: no NATS or Patroni needed)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from app.demo.cluster import SECOND_PORT, ClusterPortRun, add_port_users, web_config
+from app.demo.cluster_office import register_gates
+from app.demo.scenario import DEFAULT_DIR, Scenario
+from app.demo.second_port import derive
+from app.demo.web import DemoWeb, prepare_ledger
+from central.ingest.nats_users import STATE_FILE, registered_ports
+from edge.scripted_clock import set_scripted_time
+from tests.app.demo.test_cluster_ports import PARANAGUA_GATES, SANTOS_GATES, _gates, _live
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory):
+    """(url of the web application, the paranaguá run, the santos run): no gate has sent an event."""
+    root = tmp_path_factory.mktemp("cluster-gates")
+    scenario = Scenario(DEFAULT_DIR)
+    second, ids = derive(scenario, root / f"scenario-{SECOND_PORT}", SECOND_PORT)
+    url = f"sqlite:///{root / 'ledger.db'}"
+    runs = [ClusterPortRun(root / SECOND_PORT, second, nats=None, ledger_url=url, ids=ids, first_node=1),
+            ClusterPortRun(root / "santos", scenario, nats=None, ledger_url=url, serves_web=True)]
+    runs[1].peers = [runs[0]]
+    for run in runs:  # what ClusterPortRun.start does first
+        register_gates(run.dir / "keys", run.scenario.spec.port, [g.gate_id for g in run.scenario.spec.gates])
+    day_start = dt.datetime.combine(scenario.spec.day, dt.time(0), ZoneInfo(scenario.spec.timezone))
+    prepare_ledger(url, second, day_start, accounts=False)
+    prepare_ledger(url, scenario, day_start)
+    central = runs[1].dir / "central.toml"
+    central.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{runs[1].dir / "keys"}"\n\n'
+                       f'[web]\ntz = "{scenario.spec.timezone}"\n')
+    config = web_config(central, runs[1].served_ports())
+    add_port_users(url, runs[1].served_ports())
+    clock = root / "clock.json"
+    set_scripted_time(clock, day_start.astimezone(dt.UTC) + dt.timedelta(hours=1, minutes=5))
+    web = DemoWeb(url, [clock], scenario.spec.timezone, config, runs[1]._registry_dirs())
+    base = web.start()
+    yield base, runs
+    web.stop()
+
+
+def test_each_gate_is_registered_with_its_own_port(office):
+    _base, (paranagua, santos) = office
+    assert registered_ports(paranagua.dir / "keys") == dict.fromkeys(
+        (g.gate_id for g in paranagua.scenario.spec.gates), SECOND_PORT)
+    assert set(registered_ports(santos.dir / "keys").values()) == {"santos"}
+    assert santos._registry_dirs() == [santos.dir / "keys", paranagua.dir / "keys"]
+    state = json.loads((paranagua.dir / "keys" / STATE_FILE).read_text())
+    assert state["port"] == SECOND_PORT and set(PARANAGUA_GATES) <= set(state["users"])
+
+
+def test_a_ports_user_sees_his_gates_before_their_first_event(office):
+    base, _runs = office
+    paranagua = _gates(_live(base, "escritorio-paranagua"))
+    assert set(PARANAGUA_GATES) <= paranagua and not paranagua & set(SANTOS_GATES), paranagua
+    santos = _gates(_live(base, "escritorio-santos"))
+    assert set(SANTOS_GATES) <= santos and not santos & set(PARANAGUA_GATES), santos
+    everyone = _gates(_live(base, "auditor"))
+    assert set(SANTOS_GATES) | set(PARANAGUA_GATES) <= everyone
