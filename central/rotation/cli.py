@@ -36,17 +36,17 @@ at_option = click.option("--at", "--now", "at", default=None,
 
 def _office_ports(session) -> service.RotationPorts | None:
     """The office's ports for a dispatch or change (``central.rotation.ports``): with ``--config``
-    its ``port``/``ports`` and the gates registered under ``keys_dir``; with ``--db`` alone None (one
+    its ``port``/``ports`` and the gates registered under ``keys_dir`` and ``port_keys_dirs``; with ``--db`` alone None (one
     port), after ``need_config`` refused a ledger of several ports (``BadInput``)."""
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.ingest.nats_users import registered_ports  # lazy: CLI start-up
+    from central.ingest.nats_users import registered_in  # lazy: CLI start-up
 
     path = click.get_current_context().params.get("config_path")
     if path is None:
         need_config(session)
         return None
     cfg = load_central_config(path)
-    return service.RotationPorts(cfg.served_ports, registered_ports(cfg.keys_dir))
+    return service.RotationPorts(cfg.served_ports, registered_in(cfg.registry_dirs))
 
 
 @click.group("rotation")

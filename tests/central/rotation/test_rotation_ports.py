@@ -167,3 +167,18 @@ def test_the_command_dispatches_per_port_with_config_and_refuses_db_alone(ledger
     assert main([*args, "--config", _config(tmp_path, migrated_url)]) == 0
     assert json.loads(capsys.readouterr().out)["dispatched"] == 2
     assert _taken(ledger) == {SANTOS_GATE: ["S001"], RIO_GATE: ["R001"]}
+
+
+def test_the_command_reads_the_gates_registered_in_each_ports_keys_dir(ledger, migrated_url, tmp_path, capsys):
+    """``--config`` with ``port_keys_dirs``: a gate registered in rio's keys dir (``add-gate --keys-dir
+    DIR --nats-users ... --port rio``) that has sent no event is rio's (before: the home port's)."""
+    assert main(["central", "add-gate", "--gate-id", "rio-new", "--keys-dir", str(tmp_path / "keys-rio"),
+                 "--nats-users", str(tmp_path / "rio.conf"), "--port", "rio"]) == 0
+    config = _config(tmp_path, migrated_url)
+    with open(config, "a", encoding="utf-8") as f:
+        f.write('port_keys_dirs = { rio = "keys-rio" }\n')
+    path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("N", gate_id="rio-new", workers="1")])
+    capsys.readouterr()
+    assert main(["rotation", "dispatch", "--at", DISPATCH_AT.isoformat(), "--date", DAY.isoformat(),
+                 "--requisitions", str(path), "--actor", "disp", "--config", config]) == 0
+    assert _taken(ledger) == {"rio-new": ["R001"]}
