@@ -113,3 +113,21 @@ def test_a_pay_mark_takes_its_statements_port_and_its_clerk_finds_it_in_the_audi
                                   ("pay.mark_paid", ALL, [rio_sid, santos_sid])]
     assert "lote-santos" in santos.get("/audit.csv", params=audit_q).text
     assert "lote-both" not in santos.get("/audit.csv", params=audit_q).text
+
+
+
+@BOTH
+def test_a_release_takes_its_statements_port(pay_office):
+    """pay.release (the pay page's release of a held statement): its statement's worker's port."""
+    from central.audit import audit_log
+
+    with pay_office.begin() as c:  # V008's statement is on hold (EARLY_EXIT): made a rio worker's
+        c.execute(update(workers).where(workers.c.registration == "V008").values(port="rio"))
+    rio = _client(_app(pay_office), "clerk-rio")
+    token = csrf_of(rio.get("/pay", params=Q).text)
+    r = rio.post("/pay/release", data={"csrf_token": token, "statement": _sid(pay_office, "V008"),
+                                       "note": "saída autorizada", **Q})
+    assert r.status_code == 303, r.text
+    with pay_office.connect() as c:
+        assert c.execute(select(audit_log.c.port).where(audit_log.c.action == "pay.release")).scalar_one() == "rio"
+    assert "saída autorizada" in rio.get("/audit.csv", params={"from": "2026-04-01", "to": "2026-04-30"}).text
