@@ -55,12 +55,12 @@ def _profiled(name: str, target):
 
 def profiled_writer_process(conn, config, index, worker_pid, out):
     """The writer child's entry under cProfile (its main thread: checks, SQL, replies)."""
-    from central.ingest import writer
+    from central.ingest import writer_process
 
     prof = cProfile.Profile(time.thread_time)
     prof.enable()
     try:
-        writer.run_process(conn, config, index, worker_pid)
+        writer_process.run_process(conn, config, index, worker_pid)
     finally:
         prof.disable()
         prof.dump_stats(out)
@@ -115,8 +115,8 @@ def main() -> None:
             if args.writer == "thread":
                 link.WriterThread._run = _profiled("writer (thread)", link.WriterThread._run)
             else:
-                real = link.writer.run_process
-                link.writer.run_process = functools.partial(profiled_writer_process, out=writer_file)
+                real = link.writer_process.run_process
+                link.writer_process.run_process = functools.partial(profiled_writer_process, out=writer_file)
             again = Ingest(cfg, engine=engine)
             t = time.perf_counter()
             again.start()
@@ -125,7 +125,7 @@ def main() -> None:
             elapsed = time.perf_counter() - t
             again.stop()
             if args.writer == "process":
-                link.writer.run_process = real
+                link.writer_process.run_process = real
             forget_sessions(broker, ["prof-0", "prof-0-writer"])
             engine.dispose()
         finally:

@@ -140,8 +140,41 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     named by --config: a gate replaces its copy of the office's blocklist with each snapshot."""
     from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
 
+    cfg, mqtt_cfg, port_name, ledger = _publish_setup(config_path, host, mqtt_port, port_name, cards, no_ledger)
+    signer = None
+    if cfg is not None:
+        from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+
+        signer = office_signer(cfg.keys_dir)  # the gates refuse a downlink not signed with the office key
+
+    broker = f"{mqtt_cfg.host}:{mqtt_cfg.port}"
+    client = _connect_publisher(mqtt_cfg, port_name, broker, ledger)
+    refused: list[str] = []
+    client.on_publish = lambda _c, _u, _mid, rc, _p: rc.is_failure and refused.append(str(rc))
+    client.loop_start()
+    try:
+        done = _send_snapshots(client, port_name, dict(workers=workers, cards=cards, escala=escala, version=version),
+                               ledger, signer, photos_dir, full_photos)
+    except BrokerUnavailable as exc:
+        raise click.ClickException(tr("cli.central.broker_said", broker=broker, why=exc)) from exc
+    except SQLAlchemyError as exc:
+        why = f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}"
+        raise click.ClickException(tr("cli.central.ledger_said", db=_shown(cfg.database_url), why=why)) from exc
+    finally:
+        client.disconnect()
+        client.loop_stop()
+        if ledger is not None:
+            ledger.dispose()
+    _report_published(done, refused, broker, signer)
+
+
+def _publish_setup(config_path, host, mqtt_port, port_name, cards, no_ledger) -> tuple:
+    """``publish``'s settings: ``(cfg, mqtt_cfg, port_name, ledger)``, the loaded --config (or
+    None), the broker's settings with --host/--mqtt-port applied, the port id and the ledger's
+    engine for the blocklist's confiscations (None without --cards or with --no-ledger).
+    ``click.UsageError`` for --cards without --config or no port id; ``click.ClickException`` for a
+    ledger that cannot be read (``_open_ledger``)."""
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.broadcast.csv_source import publish_files  # lazy: CLI start-up
     from wire import connection  # lazy: CLI start-up
 
     cfg = None
@@ -161,13 +194,15 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         mqtt_cfg = msgspec.structs.replace(mqtt_cfg, host=host or mqtt_cfg.host, port=mqtt_port or mqtt_cfg.port)
     if not port_name:
         raise click.UsageError(tr("cli.central.give_port"))
-    signer = None
-    if cfg is not None:
-        from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+    return cfg, mqtt_cfg, port_name, ledger
 
-        signer = office_signer(cfg.keys_dir)  # the gates refuse a downlink not signed with the office key
 
-    broker = f"{mqtt_cfg.host}:{mqtt_cfg.port}"
+def _connect_publisher(mqtt_cfg, port_name: str, broker: str, ledger):
+    """A one-shot publisher's paho client (no session kept), connected to ``broker``. An
+    ``ssl.SSLError`` passes (a configuration error, exit 2); a broker out of reach is a
+    ``click.ClickException`` (exit 1, worth a retry), after ``ledger`` (if any) is disposed."""
+    from wire import connection  # lazy: CLI start-up
+
     client = connection.make_client(mqtt_cfg, f"publisher-{port_name}")
     props = connection.connect_properties(mqtt_cfg)
     props.SessionExpiryInterval = 0  # a one-shot publisher keeps no session
@@ -179,30 +214,32 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         if ledger is not None:
             ledger.dispose()
         raise click.ClickException(tr("cli.central.broker_unreachable", broker=broker, why=exc.strerror or exc)) from exc
-    refused: list[str] = []
-    client.on_publish = lambda _c, _u, _mid, rc, _p: rc.is_failure and refused.append(str(rc))
-    client.loop_start()
-    try:
-        done = publish_files(client, port_name, workers=workers, cards=cards, escala=escala, version=version,
-                             ledger=ledger, signer=signer)
-        if photos_dir:
-            from central.broadcast.photos import publish_photos  # lazy: CLI start-up
+    return client
 
-            sent = publish_photos(client, port_name, photos_dir, full=full_photos, signer=signer)
-            done["photos"] = sent["version"]
-            said = dict(version=sent["version"], files=sent["files"], removed=sent["removed"])
-            click.echo(tr("cli.central.photos_delta", **said) if sent["delta"]
-                       else tr("cli.central.photos_index", **said), err=True)
-    except BrokerUnavailable as exc:
-        raise click.ClickException(tr("cli.central.broker_said", broker=broker, why=exc)) from exc
-    except SQLAlchemyError as exc:
-        why = f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}"
-        raise click.ClickException(tr("cli.central.ledger_said", db=_shown(cfg.database_url), why=why)) from exc
-    finally:
-        client.disconnect()
-        client.loop_stop()
-        if ledger is not None:
-            ledger.dispose()
+
+def _send_snapshots(client, port_name: str, files: dict, ledger, signer, photos_dir, full_photos: bool) -> dict:
+    """Publish the snapshots of ``files`` (``workers``, ``cards``, ``escala``, ``version``: the
+    command's options) and, with ``photos_dir``, the photos (the photo counts on stderr). Returns
+    kind -> the version each got. Raises ``BrokerUnavailable`` and ``SQLAlchemyError`` (the caller
+    words them)."""
+    from central.broadcast.csv_source import publish_files  # lazy: CLI start-up
+
+    done = publish_files(client, port_name, **files, ledger=ledger, signer=signer)
+    if photos_dir:
+        from central.broadcast.photos import publish_photos  # lazy: CLI start-up
+
+        sent = publish_photos(client, port_name, photos_dir, full=full_photos, signer=signer)
+        done["photos"] = sent["version"]
+        said = dict(version=sent["version"], files=sent["files"], removed=sent["removed"])
+        click.echo(tr("cli.central.photos_delta", **said) if sent["delta"]
+                   else tr("cli.central.photos_index", **said), err=True)
+    return done
+
+
+def _report_published(done: dict, refused: list[str], broker: str, signer) -> None:
+    """``publish``'s output: each snapshot's version on stdout (machine-read), the unsigned warning
+    on stderr; ``click.ClickException`` when the broker refused a message, ``click.UsageError``
+    when there was nothing to publish."""
     if refused:
         raise click.ClickException(tr("cli.central.broker_refused", broker=broker,
                                       codes=", ".join(sorted(set(refused)))))
@@ -212,8 +249,6 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         click.echo(tr("cli.central.unsigned_warning"), err=True)
     if not done:
         raise click.UsageError(tr("cli.central.nothing_to_publish"))
-
-
 
 
 def _shown(url: str) -> str:

@@ -20,14 +20,16 @@ import threading
 from typing import Protocol, TextIO
 
 from edge.rules.model import Decision, Outcome
-from portgate.i18n import LANGS, gettext
+from portgate.i18n import LANGS, gate_words
 from wire.events import Event
 
 COLOURS = {Outcome.ADMIT: "green", Outcome.EXIT: "blue", Outcome.DENY: "red", Outcome.INSPECTOR: "amber",
            Outcome.ABOARD: "amber"}
 _ANSI = {"green": "\x1b[1;32m", "blue": "\x1b[1;34m", "red": "\x1b[1;31m", "amber": "\x1b[1;33m"}
-# the indicator's head words, from the catalogs (msgids indicator.<outcome>; docs/i18n.md)
-_WORDS = {lang: {o: gettext(lang, "indicator." + o.value) for o in Outcome} for lang in LANGS}
+# the indicator's head words, from the catalogs (msgids indicator.<outcome>; docs/i18n.md), read from
+# the gate's part of them (``portgate.i18n.gate_words``), not the office's whole catalogs
+_WORDS = {lang: {o: gate_words(lang).gettext(msgid) for o in Outcome if (msgid := "indicator." + o.value)}
+          for lang in LANGS}
 
 
 class Indicator(Protocol):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from edge.rules.coverage import CoverageGap
 from edge.rules.model import Decision, Outcome, Presentation
-from portgate.i18n import LANGS, gettext
+from portgate.i18n import LANGS, gate_words
 from wire.events import CoveragePayload, Dispatch, MealWorkedPayload, TapPayload
 
 
 def _pt_en(msgid: str) -> tuple[str, str]:
-    return tuple(gettext(lang, msgid) for lang in LANGS)  # LANGS: ("pt", "en")
+    return tuple(gate_words(lang).gettext(msgid) for lang in LANGS)  # LANGS: ("pt", "en")
 
 
 # the gate's own failure texts, from the catalogs (msgids gate.internal.*; docs/i18n.md), read once

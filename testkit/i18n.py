@@ -141,7 +141,7 @@ def check(pot_path: Path = POT, po_paths: dict[str, Path] | None = None,
 # --- absorb: the old tables' entries into the catalogs ------------------------------------------
 
 def regex_text(pattern: str) -> str:
-    """An English refusal pattern (``central.web.service_texts.CODES``) as the template it matches:
+    """An English refusal pattern (``central.web.service_codes.CODES``) as the template it matches:
     ``r"no case (?P<id>\\S+)"`` -> ``"no case {id}"``."""
     out, i = [], 0
     while i < len(pattern):
@@ -212,7 +212,7 @@ TABLES = (
     Table("central.web.i18n", "MESSAGES", _pair("")),
     Table("central.web.workertexts", "WORDS", _pair("")),
     Table("central.web.workertexts", "PAY_RULES", _pair("pay_rule.")),
-    Table("central.web.service_texts", "CODES",
+    Table("central.web.service_codes", "CODES",
           lambda k, v: ("svc." + k, v[1], regex_text(v[0])) if isinstance(v, tuple) else None,
           keep=lambda k, v: 0),
     Table("central.web.service_texts", "FIELDS", lambda k, v: ("field." + k, v, k)),

@@ -14,6 +14,8 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
+from testkit.cli import run_here
+
 PORTGATE = str(Path(sys.executable).parent / "portgate")
 
 
@@ -24,28 +26,34 @@ def _run(*args: str, lang: str | None) -> subprocess.CompletedProcess:
     return subprocess.run([PORTGATE, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
+def _here(*args: str, lang: str | None) -> subprocess.CompletedProcess:
+    """The same command through ``app.cli.main`` in this process (``testkit.cli.run_here``: no Python
+    start). Each test below keeps one run of the real console script; its other runs go here."""
+    return run_here(list(args), env={"PORTGATE_LANG": lang})
+
+
 def test_a_usage_error_in_pt_br_by_default_and_in_english_on_request() -> None:
     pt = _run("pay", "--no-such-option", lang=None)
     assert pt.returncode == 2
     assert pt.stderr.strip() == "portgate: pay: A opção '--no-such-option' não existe (veja --help)"
-    en = _run("pay", "--no-such-option", lang="en")
+    en = _here("pay", "--no-such-option", lang="en")
     assert en.stderr.strip() == "portgate: pay: No such option '--no-such-option' (see --help)"
     missing = _run("evidence", "verify", lang="pt")
     assert missing.returncode == 2 and "Falta o argumento 'BUNDLE'" in missing.stderr
-    assert "Missing argument 'BUNDLE'" in _run("evidence", "verify", lang="en").stderr
+    assert "Missing argument 'BUNDLE'" in _here("evidence", "verify", lang="en").stderr
 
 
 def test_a_commands_own_lang_on_the_command_line_is_the_language_of_its_usage_error() -> None:
     en = _run("demo", "--lang", "en", "--no-such-option", lang="pt")
     assert en.stderr.strip() == "portgate: demo: No such option '--no-such-option' (see --help)"
-    pt = _run("demo", "--lang=pt", "--no-such-option", lang="en")
+    pt = _here("demo", "--lang=pt", "--no-such-option", lang="en")
     assert pt.stderr.strip() == "portgate: demo: A opção '--no-such-option' não existe (veja --help)"
 
 
 def test_help_in_pt_br_says_uso_and_opcoes() -> None:
     out = _run("pay", "--help", lang=None).stdout
     assert out.startswith("Uso: portgate pay ") and "\nOpções:\n" in out and "Mostra esta mensagem e sai." in out
-    out = _run("--help", lang="en").stdout
+    out = _here("--help", lang="en").stdout
     assert out.startswith("Usage: portgate ") and "\nCommands:\n" in out
 
 
@@ -83,7 +91,7 @@ def test_a_text_the_catalogs_lack_stays_clicks_english_and_other_domains_are_unt
 
 def test_a_lang_value_no_command_takes_is_refused_in_portgate_lang() -> None:
     """The tester's ``PORTGATE_LANG=en portgate demo --lang xx`` answered in Portuguese."""
-    en = _run("demo", "--lang", "xx", lang="en")
+    en = _here("demo", "--lang", "xx", lang="en")
     assert en.returncode == 2
     assert en.stderr.strip() == "portgate: demo: Invalid value for '--lang': 'xx' is not one of 'pt', 'en' (see --help)"
     pt = _run("demo", "--lang=xx", lang=None)

@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from portgate.clitext import HELP, command_help, use_lang
 from portgate.i18n import part
+from testkit.cli import run_here
 
 PORTGATE = str(Path(sys.executable).parent / "portgate")
 #: Click's texts a person never reads from portgate: raised for a command written wrong (at import,
@@ -36,6 +37,12 @@ def _run(*args: str, lang: str | None) -> subprocess.CompletedProcess:
     if lang is not None:
         env["PORTGATE_LANG"] = lang
     return subprocess.run([PORTGATE, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def _here(*args: str, lang: str | None) -> subprocess.CompletedProcess:
+    """The same command through ``app.cli.main`` in this process (``testkit.cli.run_here``: no Python
+    start): the English runs below; the pt-BR ones stay the real console script's."""
+    return run_here(list(args), env={"PORTGATE_LANG": lang})
 
 
 def _commands():
@@ -71,7 +78,7 @@ def test_a_commands_help_in_pt_br_by_default_and_in_english_on_request() -> None
     assert "Marca demonstrativos como pagos. Ids desconhecidos, já pagos ou retidos: erro, nada muda." in out
     assert "--ref TEXT Referência do pagamento (id da transferência bancária, lote da folha)." in out
     assert "Mark statements paid" not in out
-    en = _flat(_run("pay", "mark-paid", "--help", lang="en").stdout)
+    en = _flat(_here("pay", "mark-paid", "--help", lang="en").stdout)
     assert "Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed." in en
     assert "--ref TEXT Payment reference (bank transfer id, payroll batch)." in en
     group = _flat(_run("pay", "--help", lang="pt").stdout)  # a group's list of its commands
@@ -79,13 +86,13 @@ def test_a_commands_help_in_pt_br_by_default_and_in_english_on_request() -> None
     top = _flat(_run("--help", lang=None).stdout)  # portgate's own list and line
     assert "evidence Pacotes de provas para a Justiça do Trabalho: exportar, conferir." in top
     assert "controle de acesso ao portaló" in top
-    assert "evidence Evidence bundles for a labour court: export, verify." in _flat(_run("--help", lang="en").stdout)
+    assert "evidence Evidence bundles for a labour court: export, verify." in _flat(_here("--help", lang="en").stdout)
 
 
 def test_a_commands_own_lang_is_the_language_of_its_help() -> None:
     en = _flat(_run("demo", "--lang", "en", "--help", lang="pt").stdout)
     assert "Play a whole port day on this machine" in en and "Language of the watchman's messages." in en
-    pt = _flat(_run("demo", "--lang=pt", "--help", lang="en").stdout)
+    pt = _flat(_here("demo", "--lang=pt", "--help", lang="en").stdout)
     assert "Joga um dia inteiro de porto nesta máquina" in pt and "Idioma das mensagens do vigia." in pt
 
 
@@ -130,7 +137,7 @@ def test_clicks_plural_texts_in_pt_br() -> None:
     assert many.stderr.strip() == "portgate: evidence verify: Argumentos a mais, inesperados (b c) (veja --help)"
     one = _run("evidence", "verify", "a", "b", lang="pt")
     assert one.stderr.strip() == "portgate: evidence verify: Argumento a mais, inesperado (b) (veja --help)"
-    en = _run("evidence", "verify", "a", "b", "c", lang="en")
+    en = _here("evidence", "verify", "a", "b", "c", lang="en")
     assert en.stderr.strip() == "portgate: evidence verify: Got unexpected extra arguments (b c) (see --help)"
 
 

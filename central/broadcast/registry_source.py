@@ -7,7 +7,8 @@ them).
 What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, QoS 1):
 
 - ``roster``: every worker and card (``central.registry.api.roster_snapshot``); deltas carry the
-  workers and cards upserted by ``roster``/``cards`` change rows.
+  workers and cards upserted by ``roster``/``cards`` change rows. On an office of several ports:
+  the publisher's port's workers and their cards only (``central.broadcast.port_roster``).
 - ``cards`` (the blocklist): every registry card whose status is not ``active``, plus the ledger's
   confiscations the registry does not account for (card unknown to it, or no case opened for the
   event; as in ``central.broadcast.blocklist``); deltas carry the cards that became not active and new
@@ -22,7 +23,11 @@ What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, Q
 Versions (one scheme per kind, only growing, all above the CSV source's millisecond versions so a
 gate that held CSV copies takes the registry's):
 
-- roster: ``REGISTRY_BASE + id`` of the newest roster-or-cards change row;
+- roster: ``REGISTRY_BASE + id`` of the newest roster-or-cards change row; on an office of several
+  ports (``serve_ports``, called by ``central.ingest.ports.PortsIngest`` for each port's publisher)
+  each port's roster holds that port's workers only, with a chain of its own: ``PORT_BASE + id`` of
+  the newest such row of the port, deltas of its rows only, a worker moved away is a fresh snapshot
+  (``central.broadcast.port_roster``); the blocklist and the escala stay the same for every port;
 - cards: ``REGISTRY_BASE + id`` of the newest cards change row ``+`` ledger row id of the newest
   confiscation (both grow, so the sum does);
 - escala: ``local date ordinal * 2**32 + id`` of the newest escala change row: it also grows when
@@ -53,6 +58,8 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from central.broadcast import port_roster
+from central.broadcast.port_roster import REGISTRY_BASE  # above any CSV version (file mtime in ms, ~1.7e12)
 from central.broadcast.publisher import Publisher, office_signer
 from central.config import CentralConfig
 from central.ledger.schema import events
@@ -67,7 +74,6 @@ from wire import downlink as dl
 
 log = structlog.get_logger("central.broadcast.registry_source")
 
-REGISTRY_BASE = 10**15  # above any CSV version (file mtime in ms, ~1.7e12)
 DAY_SHIFT = 2**32  # escala: date ordinal in the high part, change id in the low part
 HOLE_GRACE_S = 5.0
 KINDS = ("roster", "cards", "escala")
@@ -170,6 +176,7 @@ class DownlinkPublisher:
             raise ConfigError(f"unknown time zone {self.settings.tz!r}", key="publish.tz") from exc
         self.engine = engine
         self.port = config.port
+        self.served: tuple[str, ...] = (config.port,)  # the office's ports, home first (serve_ports)
         base = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{base}-downlink")
         self.client.max_queued_messages_set(0)
@@ -204,6 +211,16 @@ class DownlinkPublisher:
     def wake(self) -> None:
         self._wake.set()
 
+    def serve_ports(self, served: tuple[str, ...]) -> None:
+        """Tell the publisher of ``self.port`` the office's ``served`` ports (home first,
+        ``CentralConfig.served_ports``): with several, its roster is that port's alone, with a
+        chain of its own (``central.broadcast.port_roster``). Call before ``start``."""
+        self.served = tuple(served) or (self.port,)
+
+    @property
+    def per_port(self) -> bool:
+        return len(self.served) > 1
+
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if not reason_code.is_failure:
             self.connected.set()
@@ -222,14 +239,18 @@ class DownlinkPublisher:
         return at.astimezone(self.tz).date()
 
     def _marks_now(self, session: Session, upto: int, at: dt.datetime) -> dict[str, Mark]:
-        roster_id = _newest(session, upto, "roster", "cards")
+        if self.per_port:
+            roster_id = port_roster.newest(session, upto, self.port, self.served[0])
+        else:
+            roster_id = _newest(session, upto, "roster", "cards")
+        roster_base = port_roster.PORT_BASE if self.per_port else REGISTRY_BASE
         cards_id = _newest(session, upto, "cards")
         ledger_id = int(session.execute(select(func.max(events.c.id))
                                         .where(events.c.type == "confiscation")).scalar() or 0)
         escala_id = _newest(session, upto, "escala")
         today = self._today(at)
         return {
-            "roster": Mark(REGISTRY_BASE + roster_id, roster_id),
+            "roster": Mark(roster_base + roster_id, roster_id),
             "cards": Mark(REGISTRY_BASE + cards_id + ledger_id, cards_id, ledger_id),
             "escala": Mark(today.toordinal() * DAY_SHIFT + escala_id, escala_id, day=today),
         }
@@ -253,7 +274,10 @@ class DownlinkPublisher:
 
     def _build_snapshot(self, session: Session, kind: str, mark: Mark, at: dt.datetime):
         if kind == "roster":
-            _v, workers, cards_ = roster_snapshot(session)
+            if self.per_port:
+                workers, cards_ = port_roster.snapshot(session, self.port, self.served[0])
+            else:
+                _v, workers, cards_ = roster_snapshot(session)
             return dl.RosterSnapshot(version=mark.version, at=at, workers=workers, cards=cards_,
                                      inspectors=inspector_rows(session))
         if kind == "cards":
@@ -327,7 +351,10 @@ class DownlinkPublisher:
         return [c for c in changes_since(session, kind, old.change_id) if c.version <= new.change_id]
 
     def _roster_delta(self, session, old: Mark, new: Mark, at):
-        changes = self._changes(session, "roster", old, new) + self._changes(session, "cards", old, new)
+        if self.per_port:
+            changes = port_roster.changes(session, old.change_id, new.change_id, self.port, self.served[0])
+        else:
+            changes = self._changes(session, "roster", old, new) + self._changes(session, "cards", old, new)
         if any(c.op != "upsert" for c in changes):
             return None
         return dl.RosterDelta(

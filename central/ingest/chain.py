@@ -118,7 +118,7 @@ def _sqlite_links(n_rows: int) -> str:
 # (gate, seq) since that read (two workers, a forked seq): the COPY then fails on the primary key,
 # the savepoint is rolled back and the rows go by ``COPY`` into a temporary table of the connection
 # and ``INSERT ... SELECT ... ON CONFLICT DO NOTHING`` (the held link is kept, the others go in).
-# The staging table is emptied after each use (as ``event_store._pg_insert`` does).
+# The staging table is emptied after each use (as ``event_insert._pg_insert`` does).
 _PG_LINK_DIRECT = f"COPY {event_links.name} ({_LINK_COLUMNS}) FROM STDIN (FORMAT BINARY)"
 _PG_LINK_STAGE = "ingest_links"
 _PG_LINK_TYPES = ("text", "bigint", "bytea", "bytea", "boolean")

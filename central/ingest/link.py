@@ -27,7 +27,7 @@ import structlog
 from sqlalchemy.engine import Engine
 
 from central.config import CentralConfig
-from central.ingest import writer
+from central.ingest import writer, writer_process
 from central.ingest.keys import KeyRing
 
 log = structlog.get_logger("central.ingest")
@@ -42,7 +42,7 @@ def _forkserver():
     global _context
     if _context is None:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["central.ingest.writer", "central.db", "portgate.logs"])
+        ctx.set_forkserver_preload(["central.ingest.writer_process", "central.db", "portgate.logs"])
         _context = ctx
     return _context
 
@@ -87,7 +87,7 @@ class WriterProcess:
     def _spawn(self) -> None:
         ctx = _forkserver()
         ours, theirs = ctx.Pipe()
-        proc = ctx.Process(target=writer.run_process, args=(theirs, self.config, self.index, os.getpid()),
+        proc = ctx.Process(target=writer_process.run_process, args=(theirs, self.config, self.index, os.getpid()),
                            name=f"portgate-ingest-writer-{self.index}", daemon=True)
         proc.start()
         theirs.close()

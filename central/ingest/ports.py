@@ -48,6 +48,9 @@ class PortsIngest:
         kind = JetStreamIngest if config.nats.servers else Ingest
         self.by_port = {port: kind(port_config(config, port), engine=self.engine, create_tables=False)
                         for port in config.served_ports}
+        for ingest in self.by_port.values():  # each port's roster is its own (central.broadcast.port_roster)
+            if ingest.publisher is not None:
+                ingest.publisher.serve_ports(config.served_ports)
 
     @property
     def workers(self) -> list:

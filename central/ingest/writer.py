@@ -49,6 +49,13 @@ The decisions are pure and tested in memory: each message's verdict is ``central
   downlink publisher).
 - Each gate's retained status (worker 0) is kept in ``gate_status`` in the batch's transaction
   (``central.ingest.status``), for the office's live view.
+
+Its parts: this module the batch (``LedgerWriter.process``: sorting, the commit and its retries,
+``Outcome``); ``writer_dead_letters.py`` the dead letters stored and logged; ``writer_sends.py``
+the confiscations' cases, the chain receipts and the presence relay; ``writer_repair.py`` the gap
+and tail replays and the periodic ``scan``; ``writer_process.py`` the child process (``run_process``,
+``coalesce``); ``db_errors.py`` how a database error is read (``unstorable``, ``db_error``, both
+importable from here).
 """
 
 from __future__ import annotations
@@ -56,42 +63,29 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime as dt
-import os
-import queue
-import signal
-import threading
 import time
 from collections.abc import Callable
 
-import msgspec
 import structlog
-from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, SQLAlchemyError, StatementError
-from sqlalchemy.orm import Session
+from sqlalchemy.exc import SQLAlchemyError
 
 from central.config import CentralConfig
-from central.broadcast import blocklist, presence
+from central.broadcast import blocklist
 from central.broadcast.publisher import Publisher, office_signer
-from central.db import make_engine, read_only, unreachable
+from central.db import read_only, unreachable
 from central.ingest import event_store as ledger
 from central.ingest import status as gate_status
 from central.ingest import chain as chain_check
-from central.ingest import receipts
-from central.ingest.check import UNKNOWN, check_status
+from central.ingest.db_errors import db_error, unstorable  # re-exported: the worker and answers use them
 from central.ingest.keys import KeyRing
-from central.ingest.verify import Verifier
-from central.ingest.repair import TAIL_MAX_WAIT_S, GapTracker, TailAsk, TailCheck, TailRefused, TailTracker
+from central.ingest.repair import GapTracker, TailTracker
 from central.ingest.logbudget import DeadLetterBudget, LogBudget
-from central.ledger.schema import dead_letters, gate_progress
-from central.registry.confiscation import record_confiscation
-from central.registry.schema import downlink_changes
-from portgate.errors import BadInput, ConfigError
-from portgate.gctune import tune_for_service
-from portgate.logs import configure_logging
-from wire import connection, topics
-from wire import downlink as dl
-from wire.events import ConfiscationPayload
+from central.ingest.writer_dead_letters import DeadLetters
+from central.ingest.writer_repair import GapRepair
+from central.ingest.writer_sends import CommitSends
+from wire import connection
+
 
 log = structlog.get_logger("central.ingest")
 FAILOVER_RETRY_MAX_S = 5.0  # retry interval cap while the ledger fails over (central.db.unreachable)
@@ -119,7 +113,7 @@ class Outcome:
     open_gaps: int = 0
 
 
-class LedgerWriter:
+class LedgerWriter(DeadLetters, CommitSends, GapRepair):
     """Checks and commits batches; ``start()`` connects its publish-only MQTT client
     (``<client_id>-<index>-writer``), ``close()`` disconnects it.
 
@@ -245,41 +239,6 @@ class LedgerWriter:
                 if self.abandon():
                     raise Abandoned(batch_id) from None
 
-    def _log_losses_and_dead_letters(self, losses, rejected) -> None:
-        for loss in losses:
-            self._stats["losses_recorded"] += 1
-            log.warning(
-                "ingest.gate_loss_recorded", gate_id=loss.gate_id, seq_from=loss.seq_from, seq_to=loss.seq_to,
-                event_id=loss.event_id, reason="journal quarantined on the gate; not replayable",
-            )
-        for d in rejected:
-            swallowed = self._log_budget.take()
-            if swallowed is not None:
-                log.warning("ingest.dead_letter", topic=d.topic[:255], reason=d.reason[:300], gate_id=d.gate_id,
-                            suppressed=swallowed)
-
-    def _limit_dead_letters(self, rejected: list) -> list:
-        """The dead letters to store: per sending gate (its topic's) at most
-        ``[ingest] dead_letters_per_gate_min`` a minute, then one summary row, the rest counted
-        (``dead_letters_dropped``) and logged within the log budget (``DeadLetterBudget``)."""
-        kept = []
-        for d in rejected:
-            try:
-                sender = topics.parse_gate_topic(d.topic)[1]
-            except BadInput:
-                sender = d.topic[:255]
-            verdict = self._dead_budget.keep(sender)
-            if verdict == "store":
-                kept.append(d)
-            elif verdict == "summary":
-                kept.append(ledger.DeadLetter(
-                    topic=d.topic, raw=b"", gate_id=d.gate_id,
-                    reason=(f"rate limited: more than {self._dead_budget.per_window} dead letters a minute from "
-                            f"{sender}; the rest of this minute are counted (dead_letters_dropped), not stored")))
-                log.warning("ingest.dead_letters_limited", sender=sender, per_minute=self._dead_budget.per_window)
-            else:
-                self._stats["dead_letters_dropped"] += 1
-        return kept
 
     def _commit(self, accepted, rejected, now, statuses=()):
         """The batch in one transaction. If the database refuses it for what is in it (``unstorable``:
@@ -328,182 +287,6 @@ class LedgerWriter:
         inserted.sort(key=lambda r: r[0])
         return inserted, opened, losses, gaps, seen, rejected + refused
 
-    def _issue_receipts(self, conn, seen, now) -> None:
-        """Signed receipts of the gates whose chain advanced (central.ingest.receipts), kept to
-        be published once the batch is committed. Without a usable office key: logged, none."""
-        if self._office_key is None:
-            try:
-                self._office_key = receipts.office_key(self.keys.keys_dir)
-            except (ConfigError, OSError) as exc:
-                self._office_key = False
-                log.error("ingest.office_key_unusable", error=str(exc), action="no chain receipts")
-        if self._office_key:
-            self._receipts_out = receipts.issue(conn, self._office_key, self.port, seen, now)
-
-    def _publish_receipts(self) -> None:
-        for r in self._receipts_out:
-            body = msgspec.json.encode({"body": r["body"].decode("utf-8"), "sig": r["sig"]})
-            self.client.publish(topics.gate_receipt(self.port, r["gate_id"]), body, qos=1, retain=True)
-            self._stats["receipts_issued"] += 1
-        self._receipts_out = []
-
-    def _relay(self, inserted, now) -> None:
-        for row_id, event in inserted:
-            delta = presence.delta_for(row_id, event, now)
-            if delta is not None:
-                self.broadcast.send("presence", "delta", delta)
-                self._stats["presence_relayed"] += 1
-
-    def _record_confiscations(self, conn, inserted, now: dt.datetime) -> int:
-        """Open the case (and block the card in the registry, when it holds the card) for each new
-        confiscation (``record_confiscation``, idempotent by event id), in the ledger's transaction.
-        A confiscation the registry refuses (``BadInput``, e.g. an unknown registration) is logged
-        and stays in the ledger (its card is still blocked through the ledger part of the blocklist)."""
-        done = 0
-        found = [event for _row, event in inserted if isinstance(event.payload, ConfiscationPayload)]
-        if not found:
-            return done
-        with Session(bind=conn, join_transaction_mode="create_savepoint") as session:
-            for event in found:
-                try:
-                    with session.begin_nested():
-                        record_confiscation(session, event)
-                    done += 1
-                except BadInput as exc:
-                    log.error("ingest.confiscation_not_recorded", event_id=event.event_id, error=str(exc))
-            session.commit()  # releases the session's savepoint; the ledger transaction commits it
-        return done
-
-    # -- gaps --------------------------------------------------------------------------------------
-    def _handle_gaps(self, gaps: list[ledger.Gap]) -> None:
-        """Send the replay rounds due for ``gaps`` (all open gaps of the gates they name; the
-        decisions: ``central.ingest.repair.GapTracker``), one ``ReplayCommand`` per range."""
-        rounds = self._gaps.rounds(gaps, time.monotonic())
-        if not rounds:
-            return
-        at = dt.datetime.now(dt.UTC)
-        for r in rounds:
-            for seq_from, seq_to in r.ranges:
-                cmd = dl.ReplayCommand(seq_from=seq_from, seq_to=seq_to, at=at)
-                self.broadcast.command(r.gate_id, cmd)
-            self._stats["replay_requests"] += len(r.ranges)
-            self._stats["replay_rounds"] += 1
-            log.warning(
-                "ingest.gap_replay", gate_id=r.gate_id, ranges=len(r.ranges),
-                events=sum(b - a + 1 for a, b in r.ranges), first=r.ranges[0], last=r.ranges[-1],
-            )
-
-    # -- tails ---------------------------------------------------------------------------------------
-    def _claim(self, topic: str, payload: bytes, rejected: list) -> dl.GateStatus | None:
-        """Note the ``sent_seq`` a gate's retained status claims (``TailTracker.claim``) once
-        ``check_status`` accepts it (signed with the gate's key); else a dead letter ``bad status: …``."""
-        try:
-            gate_id = topics.parse_gate_topic(topic)[1]
-        except BadInput:
-            gate_id = None
-        known = ledger.gate_keys(self.keys, gate_id, public=False) if gate_id else UNKNOWN
-        status = check_status(topic, payload, self.port, known)
-        if isinstance(status, ledger.DeadLetter):
-            rejected.append(status)
-            return None
-        self._tails.claim(status.gate_id, status.sent_seq, status.reason)
-        return status
-
-    def _check_tails(self) -> None:
-        """Ask for the tail of each gate whose ledger stays below its claimed ``sent_seq`` (the
-        decisions: ``central.ingest.repair.TailTracker``; the module docstring). A round whose
-        replayed events were dead-lettered (the gate's key changed, unreadable) is logged as
-        ``ingest.tail_refused`` and the next waits ``TAIL_MAX_WAIT_S``. Raises ``SQLAlchemyError``
-        (the caller logs; the next scan tries again)."""
-        now, wall = time.monotonic(), dt.datetime.now(dt.UTC)
-        with self.engine.connect() as conn:
-            seen = {g: max(c, h) for g, c, h in conn.execute(
-                select(gate_progress.c.gate_id, gate_progress.c.contiguous_seq, gate_progress.c.highest_seq)
-                .where(gate_progress.c.gate_id.in_(list(self._tails.claims))))}
-            for step in self._tails.poll(seen, now, wall):
-                if isinstance(step, TailCheck):
-                    step = self._tails.answer(step, _dead_letters_since(conn, step.gate_id, step.since), now, wall)
-                if isinstance(step, TailRefused):
-                    self._stats["tail_refused"] += 1
-                    log.error("ingest.tail_refused", gate_id=step.gate_id, seq_from=step.seq_from,
-                              sent_seq=step.sent_seq,
-                              reason="the replayed events were dead-lettered (see dead_letters: the gate's key?)",
-                              action=f"asked again in {TAIL_MAX_WAIT_S:g} s, or at once when the ledger moves")
-                elif isinstance(step, TailAsk):
-                    self._ask_tail(step)
-
-    def _ask_tail(self, ask: TailAsk) -> None:
-        cmd = dl.ReplayCommand(seq_from=ask.seq_from, seq_to=ask.seq_to, at=ask.at)
-        self.broadcast.command(ask.gate_id, cmd)
-        self._stats["replay_requests"] += 1
-        self._stats["tail_replays"] += 1
-        log.warning("ingest.tail_replay", gate_id=ask.gate_id, seq_from=ask.seq_from, seq_to=ask.seq_to,
-                    sent_seq=ask.sent_seq, round=ask.round,
-                    reason="the gate's broker-acknowledged events never reached the ledger")
-
-    def _forget_gaps(self, gate_ids) -> None:
-        """Drop the gap bookkeeping of gates that have no open gap any more."""
-        self._gaps.forget(gate_ids)
-
-    @property
-    def scan_every_s(self) -> float:
-        return max(0.2, self.settings.gap_grace_s / 2)
-
-    def scan(self) -> Outcome | None:
-        """Re-check open gaps if a scan is due (every ``scan_every_s``), also when the gate has gone
-        quiet; return a report if something changed (replays sent, gaps opened or closed)."""
-        now = time.monotonic()
-        if now < self._next_gap_scan:
-            return None
-        self._next_gap_scan = now + self.scan_every_s
-        open_before = self._gaps.open
-        try:
-            with self.engine.begin() as conn:
-                gates = ledger.open_gaps(conn)
-                gaps = ledger.update_progress(conn, gates, dt.datetime.now(dt.UTC)) if gates else []
-        except SQLAlchemyError as exc:
-            log.error("ingest.gap_scan_failed", error=db_error(exc))
-            return None
-        if gates:
-            self._handle_gaps(gaps)
-        gone = self._gaps.gates() - set(gates)
-        if gone:
-            self._forget_gaps(gone)
-        if self._tails.claims:
-            try:
-                self._check_tails()
-            except SQLAlchemyError as exc:
-                log.error("ingest.tail_scan_failed", error=db_error(exc))
-        cards_changed = self._registry_cards_changed()
-        if self._gaps.open == open_before and not self._stats and not cards_changed:
-            return None
-        return self._report(None, confiscations=cards_changed)
-
-    def _registry_cards_changed(self) -> bool:
-        """With ``[publish] source = "csv"``: True when a registry card changed since the last scan
-        (a card reported lost on the office's or the worker's page), so the worker republishes the
-        blocklist (``central.broadcast.blocklist.snapshot`` holds the registry's cards that are not
-        active). The registry source publishes its own deltas: always False there."""
-        if self.config.publish.source == "registry":
-            return False
-        try:
-            with self.engine.connect() as conn:
-                newest = conn.execute(select(func.max(downlink_changes.c.id))
-                                      .where(downlink_changes.c.kind == "cards")).scalar() or 0
-        except SQLAlchemyError as exc:
-            log.error("ingest.card_scan_failed", error=db_error(exc))
-            return False
-        seen, self._cards_seen = self._cards_seen, newest
-        return seen is not None and newest > seen
-
-
-def _dead_letters_since(conn, gate_id: str, since: dt.datetime | None) -> bool:
-    """True if a message of ``gate_id`` was dead-lettered at or after ``since`` (aware UTC)."""
-    if since is None:
-        return False
-    return conn.execute(select(dead_letters.c.id).where(
-        dead_letters.c.gate_id == gate_id, dead_letters.c.received_at >= since).limit(1)).first() is not None
-
 
 def _sequences(accepted) -> dict[str, list[int]]:
     """gate -> the sequences of these accepted events (for ``ledger.update_progress``)."""
@@ -512,154 +295,3 @@ def _sequences(accepted) -> dict[str, list[int]]:
         seen.setdefault(a.event.gate_id, []).append(a.event.seq)
     return seen
 
-
-def unstorable(exc: BaseException) -> bool:
-    """True for an error caused by the data itself, which a retry would meet again: the database's
-    ``DataError``/``IntegrityError`` (e.g. PostgreSQL refusing a NUL character in text), or the
-    driver refusing a value (``OverflowError``/``ValueError``/``TypeError``, raised directly or
-    wrapped in a ``StatementError``). Connection, lock and disk errors are not: they pass."""
-    if isinstance(exc, (DataError, IntegrityError)):
-        return True
-    if isinstance(exc, StatementError) and not isinstance(exc, DBAPIError):
-        exc = exc.orig
-    return isinstance(exc, (OverflowError, ValueError, TypeError, UnicodeError))
-
-
-def db_error(exc: BaseException) -> str:
-    """One short line for a database error: the driver's message without SQLAlchemy's statement and
-    parameters (a batch's statement carries every payload, hundreds of kilobytes)."""
-    orig = getattr(exc, "orig", None) if isinstance(exc, SQLAlchemyError) else None
-    text = f"{type(orig).__name__}: {orig}" if orig is not None else f"{type(exc).__name__}: {exc}"
-    return text.splitlines()[0][:300] if text else type(exc).__name__
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def _read_ahead(conn, verifier: Verifier | None = None) -> queue.SimpleQueue:
-    """Read the worker's batches as soon as they come, on a thread, into a queue: the worker hands
-    them over from paho's network thread, which must not wait for a commit to finish before its
-    send completes. The queue holds at most what the broker's receive maximum lets the worker hold
-    unacknowledged. Each batch goes in as ``(batch_id, items, pending)``: already prepared and its
-    signatures handed to ``verifier`` (None: none). End of file or a broken pipe is put in the queue as the
-    exception."""
-    inbox: queue.SimpleQueue = queue.SimpleQueue()
-
-    def read() -> None:
-        try:
-            while True:
-                message = conn.recv()
-                if message:
-                    batch_id, items = message
-                    message = (batch_id, items, verifier.submit(items) if verifier is not None else None)
-                inbox.put(message)
-                if message is None:
-                    return
-        except (EOFError, OSError) as exc:
-            inbox.put(exc)
-
-    threading.Thread(target=read, name="ingest-writer-reader", daemon=True).start()
-    return inbox
-
-
-MAX_COALESCED = 5000  # messages of batches already waiting for the writer committed together
-_NOTHING = object()
-
-
-def coalesce(first: tuple, inbox: queue.SimpleQueue, limit: int = MAX_COALESCED) -> tuple[list, object]:
-    """``first`` (``(batch_id, items, pending)``) and the batches already waiting behind it in
-    ``inbox``, while the total stays within ``limit`` messages: a writer that fell behind commits
-    them in one transaction (the statements, progress, receipts and commit of a batch are paid
-    once), in arrival order, and answers each batch. Returns ``(group, held)``: ``held`` is the
-    entry taken that does not join (the stop ``None``, an exception, a batch that does not fit),
-    or ``_NOTHING``."""
-    group, n = [first], len(first[1])
-    while True:
-        try:
-            nxt = inbox.get_nowait()
-        except queue.Empty:
-            return group, _NOTHING
-        if not nxt or isinstance(nxt, BaseException) or n + len(nxt[1]) > limit:
-            return group, nxt
-        group.append(nxt)
-        n += len(nxt[1])
-
-
-def _or_exit(work, *args):
-    """Run the writer's ``work``; an unexpected error is logged with its traceback and ends the
-    process with status 1 (the link logs the death and starts a new writer). Without this, an
-    ``OSError`` from the work (a file it reads) would pass for the worker's pipe closing: a silent
-    exit with status 0."""
-    try:
-        return work(*args)
-    except Abandoned:
-        raise
-    except Exception:
-        log.exception("ingest.writer_failed")
-        raise SystemExit(1) from None
-
-
-def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> None:
-    """Entry point of the writer child process (``multiprocessing``, central/ingest/link.py).
-
-    Reads ``(batch_id, items)`` from ``conn`` (read ahead on a thread) and answers each with an
-    ``Outcome`` once committed (batches already waiting are committed together: ``coalesce``; the
-    last one's outcome carries the counts); between batches, runs the periodic gap scan and reports it (``Outcome(batch_id=None)``).
-    ``None`` from the worker: finish and exit. The worker gone (end of file on ``conn``, or process
-    ``worker_pid`` no longer there while a commit is being retried): exit without acknowledging
-    anything. SIGINT and SIGTERM are ignored: the
-    worker decides when its writer stops (after the batches already handed over).
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    configure_logging(json=config.log_json, level=config.log_level,  # every thread of this process
-                      fields={"service": "central", "port": config.port, "worker": index, "role": "writer"})
-    engine = make_engine(config.database_url)
-    keys = KeyRing(config.keys_dir)
-    verifier = Verifier(keys, config.port, config.ingest.verify_processes).start()
-    writer = LedgerWriter(config, engine, keys, index=index,
-                          abandon=lambda: _gone(worker_pid), notify=conn.send).start()
-    tune_for_service(inherited=True)  # forked from the forkserver: its heap is not walked
-    inbox = _read_ahead(conn, verifier)
-    held = _NOTHING
-    try:
-        while True:
-            if held is not _NOTHING:
-                message, held = held, _NOTHING
-            else:
-                try:
-                    message = inbox.get(timeout=writer.scan_every_s)
-                except queue.Empty:
-                    message = ()
-            if message is None:
-                break
-            if isinstance(message, BaseException):
-                raise message
-            if message:
-                group, held = coalesce(message, inbox)
-                items = [item for _id, part, _pending in group for item in part]
-                parts = [(verifier.verdicts(pending), len(part)) for _id, part, pending in group]
-                verified = decoded = None
-                if any(v is not None for v, _n in parts):
-                    verified = [x for v, n in parts for x in (v[0] if v is not None else [None] * n)]
-                    decoded = [x for v, n in parts for x in (v[1] if v is not None else [None] * n)]
-                out = _or_exit(writer.process, group[-1][0], items, verified, decoded)
-                for batch_id, _part, _pending in group[:-1]:  # committed in the same transaction
-                    conn.send(Outcome(batch_id, {}, False, out.open_gaps))
-                conn.send(out)
-            report = _or_exit(writer.scan)
-            if report is not None:
-                conn.send(report)
-    except (EOFError, OSError, Abandoned):
-        pass  # the worker is gone: nothing more can be acknowledged
-    finally:
-        writer.close()
-        verifier.close()
-        engine.dispose()

@@ -24,123 +24,32 @@ Storing supersedes the current statement of a shift when the new one differs
 ``--what-if`` stores nothing and does not rebuild shifts: one JSON line per worker, shift and rule
 ``{registration, work_day, shift_id, rule, recorded, what_if, diff, changed}`` comparing the current
 stored statements with the ones the other rulebook gives (``central.pay.whatif``).
+
+This module is the group and its own run (pay a shifts.csv, pay from the ledger, what-if); the
+sub-commands live beside it, each in its ``*_cli`` module: ``close_cli`` (``close``),
+``payments_cli`` (``overdue``, ``mark-paid``, ``reverse-paid``, ``release``), ``billing_cli``
+(``billing``), ``slips_cli`` (``verify-slip``). What they read from their options is
+``cli_setup`` (``load_setup``, still importable from here), how statements are printed ``cli_rows``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import click
 
-from central.cli_args import database_arg, day_range, db_url_arg, time_arg
-from central.pay.calendar import PortConfig
-from central.pay.loading import (DEFAULT_PORT_CONFIG, calendar_from_config, load_port_config,
-                                 load_rulebook)
-from central.pay.lines import money_str
-from central.pay.watchmen import Statement
+from central.cli_args import database_arg, day_range, db_url_arg
+from central.pay.billing_cli import billing_cmd
+from central.pay.cli_rows import emit, held_row, statement_rows, warn_lost
+from central.pay.cli_setup import load_setup  # noqa: F401 (re-exported: ledger, evidence, bench, tests)
+from central.pay.cli_setup import by_arg, login, rulebook_arg, setup_and_rulebook
+from central.pay.close_cli import close_cmd
+from central.pay.payments_cli import mark_paid_cmd, overdue_cmd, release_cmd, reverse_paid_cmd
+from central.pay.slips_cli import verify_slip_cmd
 from portgate import csvout
 from portgate.clitext import tr
-from portgate.config import naming_key, unreadable
-from portgate.errors import ConfigError
-from portgate.timeutil import as_utc
-
-RULEBOOKS = Path(__file__).resolve().parents[2] / "config" / "rulebooks"
-FIELDS = ("registration", "work_day", "shift_id", "rule", "article", "amount", "due_at", "flags",
-          "hold", "released")
-
-
-def load_setup(port_config: str | None):
-    """(port config, rulebook, calendar) from a port TOML (default: config/port.example.toml)."""
-    where = str(port_config or DEFAULT_PORT_CONFIG)
-    try:
-        port: PortConfig = load_port_config(where)
-    except (OSError, ValueError) as exc:  # the rulebook's path too long to look up
-        raise ConfigError(unreadable(exc), key="rulebook", path=where) from exc
-    try:
-        rulebook = load_rulebook(port.rulebook)
-    except ConfigError as exc:
-        raise naming_key(exc, "rulebook", where) from exc
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{port.rulebook[:200]}: {unreadable(exc)}", key="rulebook", path=where) from exc
-    calendar = calendar_from_config(port, rulebook.timezone)
-    return port, rulebook, calendar
-
-
-def rulebook_arg(value: str, name: str):
-    """A pay rulebook by file path or by id in ``config/rulebooks`` (``example-cct-2026``).
-    Raises ``ConfigError`` if neither exists or the file is not valid."""
-    if not value.strip():
-        raise ConfigError("is empty: give a rulebook file or an id in config/rulebooks", path=name)
-    path = Path(value)
-    if not path.exists() and (RULEBOOKS / f"{value}.toml").exists():
-        path = RULEBOOKS / f"{value}.toml"
-    if not path.exists():
-        raise ConfigError(f"no rulebook {value!r} (a file, or an id in {RULEBOOKS})", path=name)
-    return load_rulebook(path)
-
-
-#: ``statements.computed_by`` holds at most this many characters; a longer ``--by`` is refused.
-MAX_BY = 128
-
-
-def by_arg(value: str | None) -> str | None:
-    """``--by`` as given; raises ``ConfigError`` for an empty or blank one (not read as "the
-    login": who ran the pay is on record) and for one longer than ``MAX_BY`` characters (not cut)."""
-    if value is not None and not value.strip():
-        raise ConfigError("is empty (name who runs the pay, or leave --by out for the login)", path="--by")
-    if value is not None and len(value) > MAX_BY:
-        raise ConfigError(f"has {len(value)} characters (at most {MAX_BY})", path="--by")
-    return value
-
-
-def statement_rows(st: Statement, release: tuple | None = None) -> list[dict]:
-    """The printed rows of one statement: its lines, then the TOTAL row. ``release``: the office's
-    release of its hold, ``(hold reason, released_at, note)`` (``ledger.hold_releases``): printed
-    as ``released: {at, note, hold}`` instead of ``hold`` when it released this same hold."""
-    base = {"registration": st.registration, "work_day": st.work_day.isoformat(),
-            "shift_id": st.shift_id}
-    rows = [{**base, "rule": line.rule, "article": line.article, "amount": money_str(line.amount)}
-            for line in st.lines]
-    total = {**base, "rule": "TOTAL", "article": "", "amount": money_str(st.total),
-             "due_at": st.due_at.isoformat(), "flags": list(st.flags)}
-    if st.hold_reason and release is not None and release[0] == st.hold_reason:
-        at = as_utc(release[1])
-        total["released"] = {"at": at.isoformat(), "note": release[2], "hold": st.hold_reason}
-    elif st.hold_reason:
-        total["hold"] = st.hold_reason
-    rows.append(total)
-    return rows
-
-
-def held_row(shift, reasons) -> dict:
-    return {"registration": shift.registration, "work_day": shift.work_date.isoformat(),
-            "shift_id": shift.shift_id, "rule": "HELD", "article": "", "amount": None,
-            "flags": list(reasons)}
-
-
-def emit(rows: list[dict], fmt: str) -> None:
-    if fmt == "json":
-        for row in rows:
-            click.echo(json.dumps(row, ensure_ascii=False))
-        return
-    writer = csvout.dict_writer(sys.stdout, FIELDS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        out = dict(row)
-        out["flags"] = ";".join(row.get("flags") or [])
-        out["amount"] = "" if row["amount"] is None else row["amount"]
-        if isinstance(row.get("released"), dict):
-            out["released"] = f"{row['released']['at']} {row['released']['note'] or ''}".strip()
-        writer.writerow(out)
-
-
-def _at(value: str | None) -> dt.datetime:
-    return time_arg(value, "--at") if value else dt.datetime.now(dt.UTC)
 
 
 @click.group(invoke_without_command=True)
@@ -165,54 +74,21 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if ctx.invoked_subcommand is not None:
         return
     by = by_arg(by)
-    _port, rulebook, calendar = load_setup(port_config)
-    if rulebook_name is not None:
-        rulebook = rulebook_arg(rulebook_name, "--rulebook")
+    _port, rulebook, calendar = setup_and_rulebook(port_config, rulebook_name)
     if shifts_csv and what_if is not None:
         raise click.UsageError(tr("cli.pay.what_if_not_with_shifts"))
     if shifts_csv:
-        from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
-
-        run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
-        rows = [row for st in run.statements for row in statement_rows(st)]
-        emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
+        _pay_shifts_csv(shifts_csv, rulebook, calendar, fmt)
         return
     if not ((db_url or config_path) and date_from and date_to):
         raise click.UsageError(tr("cli.pay.give_shifts_or_config"))
     db_url = database_arg(db_url, config_path)
     first, last = day_range(date_from, date_to)
     db_url_arg(db_url, must_exist=True)
-    from central.ledger.migrate import require_ledger, upgrade  # lazy: CLI start-up
-    from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
-    from central.pay.statements_store import pay_from_ledger  # lazy: CLI start-up
-    from central.db import make_engine  # lazy: CLI start-up
-
     if what_if is not None:
-        compare = rulebook_arg(what_if, "--what-if")  # a bad rulebook first: nothing opened
-        require_ledger(db_url)  # a what-if writes nothing: no ledger made, none upgraded
-    else:
-        upgrade(db_url)
-    engine = make_engine(db_url)
-    now = dt.datetime.now(dt.UTC)
-    if what_if is not None:
-        try:
-            _what_if(engine, first, last, compare, calendar, now, fmt)
-        finally:
-            engine.dispose()
+        _what_if(db_url, first, last, what_if, calendar, fmt)
         return
-    try:
-        if not no_rebuild:
-            rebuild_shifts(engine, first, last, calendar.zone, now=now)
-        from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
-
-        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
-                              by=by or _login(), reason=reason, shifts_check=shifts_against_gangs)
-        from central.pay.statements_store import hold_releases  # lazy: CLI start-up
-
-        held_ids = [st.shift_id for st in run.statements if st.hold_reason]
-        releases = hold_releases(engine, held_ids) if held_ids else {}
-    finally:
-        engine.dispose()
+    run, releases = _pay_ledger(db_url, first, last, rulebook, calendar, not no_rebuild, by or login(), reason)
     rows = [row for st in run.statements
             for row in statement_rows(st, releases.get(st.shift_id))]
     rows += [held_row(h.shift, h.reasons) for h in run.held]
@@ -221,52 +97,67 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
         s = run.saved
         click.echo(tr("cli.pay.stored", written=s.written, superseded=s.superseded, adjusted=s.adjusted,
                       unchanged=s.unchanged), err=True)
-        _warn_lost(s)
+        warn_lost(s)
 
 
-def _warn_lost(saved) -> None:
-    """One stderr line naming the shifts held for a payment the statements no longer show."""
-    if saved is not None and saved.lost:
-        more = tr("cli.pay.and_more", n=len(saved.lost) - 5) if len(saved.lost) > 5 else ""
-        click.echo(tr("cli.pay.payment_record_lost", n=len(saved.lost), shifts=", ".join(saved.lost[:5]), more=more),
-                   err=True)
+for _command in (billing_cmd, close_cmd, mark_paid_cmd, overdue_cmd, release_cmd, reverse_paid_cmd,
+                 verify_slip_cmd):
+    pay.add_command(_command)
 
 
-@contextlib.contextmanager
-def step_bar(steps: tuple[str, ...], label: str, forced: bool) -> Iterator[Callable[[str], None] | None]:
-    """A progress bar of ``steps`` on stderr (``click.progressbar``: position and the step just
-    done), yielding the callable to tell it a step is done (``None``: no bar). On a terminal the
-    bar is redrawn in place; elsewhere only with ``forced`` (``--progress``): the label, then one
-    line per step. Nothing is written to stdout."""
-    err = sys.stderr
-    tty = err.isatty()
-    if not (tty or forced):
-        yield None
-        return
-    with click.progressbar(length=len(steps), label=label, file=err, show_eta=False, show_pos=True,
-                           item_show_func=lambda name: name) as bar:
-        def step(name: str) -> None:
-            bar.update(1, name)
-            if not tty:  # click draws only the label where it is not a terminal
-                click.echo(bar.format_progress_line(), file=err)
-        yield step
+def _pay_shifts_csv(shifts_csv: str, rulebook, calendar, fmt: str) -> None:
+    """Pay the shifts of a shifts.csv (nothing stored) and print their statements and held shifts."""
+    from central.pay.shifts_csv import pay_shifts_csv  # lazy: CLI start-up
+
+    run = pay_shifts_csv(shifts_csv, rulebook, calendar, now=dt.datetime.now(dt.UTC))
+    rows = [row for st in run.statements for row in statement_rows(st)]
+    emit(rows + [held_row(h.shift, h.reasons) for h in run.held], fmt)
 
 
-def _login() -> str:
-    import getpass  # lazy: CLI start-up
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
-def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
-    from central.pay.whatif import pay_what_if  # lazy: CLI start-up
-
+def _pay_ledger(db_url: str, first: dt.date, last: dt.date, rulebook, calendar, rebuild: bool, by: str,
+                reason: str | None):
+    """Upgrade the ledger, rebuild the shifts of [first, last] (unless ``rebuild`` is false) and pay
+    and store them (``pay_from_ledger``); returns the run and the office's releases of the holds
+    of its held statements (``hold_releases``: shift id -> release)."""
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+    from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
+    from central.pay.statements_store import hold_releases, pay_from_ledger  # lazy: CLI start-up
     from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
 
-    result = pay_what_if(engine, first, last, rulebook, calendar, now=now, shifts_check=shifts_against_gangs)
+    upgrade(db_url)
+    engine = make_engine(db_url)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        if rebuild:
+            rebuild_shifts(engine, first, last, calendar.zone, now=now)
+        run = pay_from_ledger(engine, first, last, rulebook, calendar, now=now,
+                              by=by, reason=reason, shifts_check=shifts_against_gangs)
+        held_ids = [st.shift_id for st in run.statements if st.hold_reason]
+        releases = hold_releases(engine, held_ids) if held_ids else {}
+    finally:
+        engine.dispose()
+    return run, releases
+
+
+def _what_if(db_url: str, first, last, what_if: str, calendar, fmt) -> None:
+    """Compare the stored statements of [first, last] with the ones the rulebook ``what_if`` gives
+    (``pay_what_if``), storing nothing: one row per worker, shift and rule, the held shifts, and a
+    stderr line of counts. A bad rulebook is refused before the ledger is opened; the ledger must
+    exist at its current version (``require_ledger``: none made, none upgraded)."""
+    from central.db import make_engine  # lazy: CLI start-up
+    from central.ledger.migrate import require_ledger  # lazy: CLI start-up
+    from central.pay.whatif import pay_what_if  # lazy: CLI start-up
+    from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
+
+    rulebook = rulebook_arg(what_if, "--what-if")  # a bad rulebook first: nothing opened
+    require_ledger(db_url)  # a what-if writes nothing: no ledger made, none upgraded
+    engine = make_engine(db_url)
+    now = dt.datetime.now(dt.UTC)
+    try:
+        result = pay_what_if(engine, first, last, rulebook, calendar, now=now, shifts_check=shifts_against_gangs)
+    finally:
+        engine.dispose()
     rows = result.rows
     if fmt == "json":
         for row in rows:
@@ -282,260 +173,3 @@ def _what_if(engine, first, last, rulebook, calendar, now, fmt) -> None:
         click.echo(json.dumps(held_row(shift, reasons), ensure_ascii=False))
     click.echo(tr("cli.pay.what_if", rulebook=rulebook.id, changed=result.changed, statements=result.statements),
                err=True)
-
-
-@pay.command("close")
-@click.option("--db", "db_url", help="Ledger database URL.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
-@click.option("--from", "date_from", required=True, help="First work day (YYYY-MM-DD).")
-@click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
-@click.option("--port-config", help="Port TOML (state, holidays, rulebook). Default: the example.")
-@click.option("--rulebook", "rulebook_name", help="Pay rulebook (file or id) instead of the port's.")
-@click.option("--by", "by", help="Who runs the close (kept on the statements). Default: the login.")
-@click.option("--reason", help="Why the month is closed again (kept on each statement it supersedes).")
-@click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
-@click.option("--progress", "show_progress", is_flag=True,
-              help="Show the progress on stderr even when it is not a terminal (one line per step). "
-                   "On a terminal the bar is shown anyway.")
-def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_name, by, reason, at,
-              show_progress):
-    """Close work days [--from, --to]: rebuild the shifts and store their statements, skipping the
-    workers whose events, corrections, rulebook and stored rows are unchanged since the last close
-    of the same days (docs/ledger.md "Incremental month close"). Prints one JSON line of counts;
-    a progress bar of the close's steps on stderr when it is a terminal (or with --progress).
-    The watchmen's billing (P8) is `portgate pay billing`."""
-    from central.db import make_engine  # lazy: CLI start-up
-    from central.ledger.migrate import upgrade  # lazy: CLI start-up
-    from central.pay.close import STEPS, close_month  # lazy: CLI start-up
-
-    by = by_arg(by)
-    _port, rulebook, calendar = load_setup(port_config)
-    if rulebook_name is not None:
-        rulebook = rulebook_arg(rulebook_name, "--rulebook")
-    reference = _at(at)
-    db_url = database_arg(db_url, config_path)
-    first, last = day_range(date_from, date_to)
-    db_url_arg(db_url, must_exist=True)
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    try:
-        with step_bar(STEPS, "fechando o mês / closing the month", show_progress) as step:
-            done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
-                               by=by or _login(), reason=reason, progress=step)
-    finally:
-        engine.dispose()
-    click.echo(json.dumps(_close_counts(done, first, last, rulebook.id), ensure_ascii=False))
-    _warn_lost(done.run.saved)
-
-
-def _close_counts(done, first, last, rulebook_id: str) -> dict:
-    """The close's JSON line: its days and rulebook, what was rebuilt, paid, skipped, held, stored."""
-    saved = done.run.saved
-    return {
-        "from": first.isoformat(), "to": last.isoformat(), "rulebook": rulebook_id,
-        "workers": done.workers, "rebuilt": done.rebuilt, "shifts_skipped": done.shifts_skipped,
-        "paid": done.paid, "pay_skipped": done.pay_skipped, "shifts": done.shifts,
-        "statements": done.statements, "held": len(done.run.held) + (saved.on_hold if saved else 0),
-        "stored_on_hold": saved.on_hold if saved else 0,
-        "written": saved.written if saved else 0, "superseded": saved.superseded if saved else 0,
-        "read": done.read,
-    }
-
-
-@pay.command("overdue")
-@click.option("--db", "db_url")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
-@click.option("--at", help="Reference time (ISO 8601 with offset). Default: now.")
-def overdue_cmd(db_url, config_path, at):
-    """List unpaid statements past their due time (Lei 9.719 art. 2 §1: 48 h), one JSON line each."""
-    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
-
-    from central.db import make_engine, read_failure  # lazy: CLI start-up
-    from central.pay.statements_store import overdue  # lazy: CLI start-up
-
-    reference = _at(at)
-    db_url = database_arg(db_url, config_path)
-    db_url_arg(db_url, must_exist=True)
-    engine = make_engine(db_url)
-    try:
-        with engine.connect() as conn:
-            found = overdue(conn, reference)
-    except SQLAlchemyError as exc:  # not a database, not a ledger, not reachable: one line
-        raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc
-    finally:
-        engine.dispose()
-    for s in found:
-        row = {"statement_id": s.statement_id, "registration": s.registration,
-               "work_day": s.work_day.isoformat(), "shift_id": s.shift_id,
-               "amount": money_str(s.total), "due_at": s.due_at.isoformat()}
-        if s.hold_reason:
-            row["hold"] = s.hold_reason
-        click.echo(json.dumps(row, ensure_ascii=False))
-
-
-@pay.command("mark-paid")
-@click.option("--db", "db_url")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
-@click.option("--at", help="When it was paid (ISO 8601 with offset). Default: now.")
-@click.option("--ref", help="Payment reference (bank transfer id, payroll batch).")
-@click.argument("statement_ids", nargs=-1, required=True)
-def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
-    """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
-    from central.pay.statements_store import mark_paid  # lazy: CLI start-up
-
-    now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
-    paid_at = time_arg(at, "--at") if at else now
-    _on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
-                                                             now=now, actor=f"cli:{_login()}"))
-    click.echo(tr("cli.pay.marked_paid", n=len(statement_ids)))
-
-
-def _on_ledger(db_url, config_path, action) -> None:
-    """Run ``action(engine)`` on the existing ledger named by ``--db`` or ``--config`` (one of them;
-    a missing SQLite file is refused, never created; a file that is not a ledger is one line,
-    ``StoreError``). The engine is disposed afterwards."""
-    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
-
-    from central.db import make_engine, read_failure  # lazy: CLI start-up
-
-    db_url = database_arg(db_url, config_path)
-    db_url_arg(db_url, must_exist=True)
-    engine = make_engine(db_url)
-    try:
-        action(engine)
-    except SQLAlchemyError as exc:  # not a database, not a ledger, not reachable: one line
-        raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc
-    finally:
-        engine.dispose()
-
-
-@pay.command("reverse-paid")
-@click.option("--db", "db_url")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
-@click.option("--reason", required=True, help="Why the mark was a mistake, and who decided (1-255 characters).")
-@click.argument("statement_ids", nargs=-1, required=True)
-def reverse_paid_cmd(db_url, config_path, reason, statement_ids):
-    """Reverse a mistaken mark-paid: the statements are unpaid again, and the audit log keeps the
-    mark reversed and the reason (pay.reverse_paid). Unknown or unpaid ids: error, nothing changed."""
-    from central.pay.statements_store import reverse_paid  # lazy: CLI start-up
-
-    now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
-    _on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, list(statement_ids), reason, at=now,
-                                                                actor=f"cli:{_login()}"))
-    click.echo(tr("cli.pay.reversed", n=len(statement_ids)))
-
-
-@pay.command("release")
-@click.option("--db", "db_url")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
-@click.option("--at", help="When the office decided (ISO 8601 with offset). Default: now.")
-@click.option("--note", required=True, help="Who reviewed it and why (1-255 characters).")
-@click.argument("statement_ids", nargs=-1, required=True)
-def release_cmd(db_url, config_path, at, note, statement_ids):
-    """Release statements on hold (EARLY_EXIT, RULES.md P): paid as computed. Unknown, paid or
-    not-held ids: error, nothing changed."""
-    from central.pay.statements_store import release_holds  # lazy: CLI start-up
-
-    released_at = _at(at)
-    _on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
-    click.echo(tr("cli.pay.released", n=len(statement_ids)))
-
-
-@pay.command("verify-slip")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True),
-              help="central.toml: the ledger (database_url) and the payslip key ([web] slip_key_file).")
-@click.option("--db", "db_url", help="Ledger database URL (instead of --config).")
-@click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="Payslip key (instead of --config).")
-@click.argument("pdf", type=click.Path(dir_okay=False, exists=True))
-def verify_slip_cmd(config_path, db_url, key_file, pdf):
-    """Check a payslip PDF (one slip or a batch) against the ledger: exit 0 when every slip's code
-    and every page's printed text match the slips the ledger renders and the file holds nothing
-    the renderer does not write (a second revision, annotations, actions, XObjects, drawings: docs/
-    pay.md), 1 when one does not (each named), 2 for a file that is not a portgate payslip, one naming no slip (an empty period), a key
-    file that is not a payslip key (32 bytes), or options other than exactly one of --config and
-    --db with --key-file."""
-    from central.db import make_engine  # lazy: CLI start-up
-    from central.pay.verify_slip import read_key, verify  # lazy: CLI start-up
-
-    if config_path and (db_url or key_file):
-        raise ConfigError("give either --config central.toml or --db URL --key-file FILE, not both")
-    if config_path:
-        from central.web.cli import _config, slip_key  # lazy: CLI start-up
-
-        config = _config(config_path)
-        db_url, key = config.database_url, slip_key(config)
-    elif db_url and key_file:
-        key = read_key(key_file)
-    else:
-        raise ConfigError("give --config central.toml, or --db URL --key-file FILE")
-    db_url_arg(db_url, must_exist=True)
-    engine = make_engine(db_url)
-    try:
-        verdict = verify(pdf, engine, key)
-    finally:
-        engine.dispose()
-    for problem in verdict.problems:
-        click.echo(tr("cli.pay.slip_failed", pdf=pdf, problem=problem), err=True)
-    if not verdict.ok:
-        return 1
-    click.echo(tr("cli.pay.slips_verified", pdf=pdf, n=verdict.slips))
-    return 0
-
-
-@pay.command("billing")
-@click.option("--db", "db_url")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
-@click.option("--from", "date_from", required=True, help="First work day (YYYY-MM-DD).")
-@click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
-@click.option("--shipowners", "shipowners_csv", type=click.Path(dir_okay=False),
-              help="CSV ship,shipowner: who is billed for each ship (default: billed per ship).")
-@click.option("--port-config", help="Port TOML (its rulebook sets the P8 fare). Default: the example.")
-@click.option("--rulebook", "rulebook_name", help="Pay rulebook (file or id) instead of the port's.")
-@click.option("--format", "fmt", type=click.Choice(["json", "csv"]), default="json")
-def billing_cmd(db_url, config_path, date_from, date_to, shipowners_csv, port_config, rulebook_name, fmt):
-    """Billing statements per shipowner for work days [--from, --to]: P8 watchmen's transport to an
-    anchored ship (83.611 art. 27 sole paragraph), E7 stevedores' travel wages and transport (DL 2.032
-    art. 16), C5 dock-work waits and meals + 10% (DL 3.844 art. 8), from the statements `portgate pay
-    --db` and `portgate production import` stored. P8: one round trip per continuous stay aboard, at
-    the rulebook's `anchorage_transport_fare`; a trip to bill with no fare set is refused (exit 2,
-    naming the setting). JSON: one line per shipowner {shipowner, from, to, lines, total}; CSV: one
-    row per line and a TOTAL row per shipowner."""
-    from central.db import make_engine  # lazy: CLI start-up
-    from central.ledger.migrate import upgrade  # lazy: CLI start-up
-    from central.billing import read_billing  # lazy: CLI start-up
-    from central.pay.billing import FareNotSet, billing_statements  # lazy: CLI start-up
-    from central.pay.billing_store import read_shipowners, store_watchmen_billing  # lazy: CLI start-up
-
-    first, last = day_range(date_from, date_to)
-    owners = read_shipowners(shipowners_csv) if shipowners_csv else {}
-    _port, rulebook, _calendar = load_setup(port_config)
-    if rulebook_name is not None:
-        rulebook = rulebook_arg(rulebook_name, "--rulebook")
-    db_url = database_arg(db_url, config_path)
-    db_url_arg(db_url, must_exist=True)
-    upgrade(db_url)
-    engine = make_engine(db_url)
-    try:
-        try:
-            store_watchmen_billing(engine, rulebook, first, last, now=dt.datetime.now(dt.UTC))  # P8
-        except FareNotSet as exc:
-            raise FareNotSet(f"{exc}; rulebook file: {rulebook_name or _port.rulebook}") from None
-        found = billing_statements(read_billing(engine, first, last), owners, first, last)
-    finally:
-        engine.dispose()
-    if fmt == "json":
-        for st in found:
-            click.echo(json.dumps({
-                "shipowner": st.shipowner, "from": first.isoformat(), "to": last.isoformat(),
-                "lines": [{"rule": x.rule, "article": x.article, "ship": x.ship,
-                           "work_day": x.work_day.isoformat(), "ref": x.ref, "registration": x.registration,
-                           "description": x.description, "amount": money_str(x.amount)} for x in st.lines],
-                "total": money_str(st.total)}, ensure_ascii=False))
-        return
-    writer = csvout.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(("shipowner", "work_day", "ship", "ref", "rule", "article", "description", "amount"))
-    for st in found:
-        for x in st.lines:
-            writer.writerow((st.shipowner, x.work_day.isoformat(), x.ship, x.ref, x.rule, x.article,
-                             x.description, money_str(x.amount)))
-        writer.writerow((st.shipowner, "", "", "", "TOTAL", "", f"{first}..{last}", money_str(st.total)))

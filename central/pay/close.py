@@ -26,8 +26,9 @@ Pay reads no registry table (a worker's function comes with the shift from the e
 so the registry's part is the port's holiday calendar. Shifts, pay and their digests are three
 transactions; a close interrupted between them leaves digests that no longer match, which only
 sends those workers through the full path next time. On PostgreSQL the shift transaction writes on
-a thread while pay is computed and planned, and the statements are written after its commit
-(``central.pay.close_behind``). Raises ``StoreError`` on a database failure,
+a thread while the stored statements are read and pay is computed, planned and written, and the
+statements are committed after it (``central.pay.close_behind``); the pay digests of the rows as
+written are computed while the statement lines are written. Raises ``StoreError`` on a database failure,
 ``BadInput`` for a damaged stored event.
 """
 
@@ -35,40 +36,42 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
-import operator
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from zoneinfo import ZoneInfo
 
-import msgspec
 from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import store_failure
 from central.ledger.bulk import bind_tuples
+from central.ledger.close_record import (CHANGES, EMPTY, WHOLE, counted_as, counters_state, record_counters,
+                                         scope_key, sorts_as_python, stored_digests, utc_times, write_digests)
 from central.ledger.reclose import STEPS as SHIFT_STEPS
-from central.ledger.reclose import (CHANGES, EMPTY, WHOLE, Rebuilt, counted_as, counters_state,
-                                    rebuild_changed, record_counters, scope_key, sorts_as_python,
-                                    stored_digests, utc_times, write_digests)
+from central.ledger.reclose import Rebuilt, rebuild_changed
+from central.ledger.shifts import Shift
 from central.ledger.store import _raw_rows, read_shifts
 from central.ledger.tables import statement_lines, statements
 from central.pay.calendar import HolidayCalendar
 from central.pay.close_behind import ShiftHalf
+from central.pay.close_digests import DIGESTED_COLUMNS, PAY_DIGEST_VERSION  # noqa: F401 (importable here)
+from central.pay.close_digests import Digested as _Digested
+from central.pay.close_digests import calendar_digest, rulebook_digest  # noqa: F401 (importable here)
+from central.pay.close_digests import digest_written as _digest_written
+from central.pay.close_digests import pay_inputs as _pay_inputs
+from central.pay.close_digests import pay_outputs as _pay_outputs
+from central.pay.close_digests import whole_digest as _whole_digest
 from central.pay.rulebook import Rulebook
 from central.pay.payments import lost_payments
-from central.pay.statements_store import OPEN_GRACE, PayRun, pay_shifts, save_statements
-from central.pay.versions import PAY_CONFLICT, STATEMENT_COLUMNS, stored_digest_matches
+from central.pay.statements_store import PayRun, pay_shifts, save_statements
+from central.pay.versions import PAY_CONFLICT, stored_digest_matches
 from portgate.gctune import paused as gc_paused
 
-#: Part of every pay input digest: bump it when the pay engine or the statement storage changes.
-PAY_DIGEST_VERSION = b"pay/1"
 #: The ``close_digests`` kind of the digest of all the current statements of a scope.
 WHOLE_PAY = "payall"
 PAY_TABLES = ("statements", "statement_lines")
-_STATEMENT_COLUMNS = ("registration", "statement_id", "shift_id", "rulebook", "version", "digest",
-                      "total_cents", "flags", "hold_reason", "service_end", "due_at")
 #: The named steps of a close, in order (pt-BR / English: ``portgate pay close`` shows them in its
 #: progress bar): the shift half's (``central.ledger.reclose.STEPS``), then the pay half's.
 STEPS = (*SHIFT_STEPS, "pagamentos conferidos / pay inputs checked", "turnos pagos / shifts paid",
@@ -107,126 +110,183 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
     try:
         with gc_paused(), ShiftHalf(engine, lambda conn, step, ready: rebuild_changed(
                 conn, date_from, date_to, zone, now=now, step=step, ready=ready), told,
-                what="closing the month failed", conflict=PAY_CONFLICT) as half:
-            ledger, read = half.computed(), 0  # the shifts are written meanwhile (PostgreSQL)
+                what="closing the month failed", conflict=PAY_CONFLICT) as half, \
+                ThreadPoolExecutor(1, thread_name_prefix="close-digests") as beside:
             with engine.connect() as conn:
+                state = _read_pay_state(conn, scope, date_from, date_to)  # PostgreSQL: while the
+                ledger = half.computed()  # shifts are rebuilt; then while they are written
                 inputs = _pay_inputs(ledger, rulebook, calendar, now)
-                known, counters = counters_state(conn, scope, PAY_TABLES)
-                last = stored_digests(conn, scope, "pay")
-                before = None  # (counters, rows) read in that order: what the pay run starts from
-                if known:  # no statement or line written since the last close recorded them
-                    n_statements, last_whole_differs = _count_current(conn, date_from, date_to), False
-                else:
-                    rows = _current_rows(conn, date_from, date_to)
-                    before = (counters, rows)
-                    read += len(rows)
-                    n_statements, whole = len(rows), _whole_digest(rows)
-                    last_whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, whole)
-                if not last_whole_differs:
-                    outputs = {reg: o for reg, (_i, o) in last.items() if o != EMPTY}
-                else:
-                    outputs = _pay_outputs(rows)
-                workers = set(inputs) | set(outputs)
-                todo = {reg for reg in workers
-                        if last.get(reg) != (inputs.get(reg, EMPTY), outputs.get(reg, EMPTY))}
-                lines_altered: dict[str, set[str]] = {}
-                if counters.get("statement_lines") != _recorded_lines(conn, scope):  # first too
-                    lines_altered, n_lines = _lines_altered(conn, date_from, date_to)
-                    read += n_lines
-                    todo |= set(lines_altered)
-                lost = lost_payments(conn, date_from, date_to)  # paid per the audit log only
-                todo |= {reg for reg, _why in lost.values()}
-                found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
-                if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
-                       for reg in todo):  # stored shifts that were not rebuilt, once committed
-                    half.stored()
-                    found.extend(s for s in read_shifts(conn, date_from, date_to)
-                                 if s.registration in todo and s.registration not in ledger.shifts)
-            found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
-            run = pay_shifts(found, rulebook, calendar, now=now)
-            altered_ids = frozenset(sid for ids in lines_altered.values() for sid in ids)
-            run = dataclasses.replace(run, saved=save_statements(  # written once the shifts are
-                engine, run.statements, now=now, by=by, reason=reason, lines_altered=altered_ids,
-                lost={k: v[1] for k, v in lost.items()}, before_write=lambda: half.stored(*STEPS[5:7])))
+                todo = _to_pay(state, inputs)
+                found = _shifts_to_pay(conn, half, ledger, todo, date_from, date_to)
+            run, digested = _pay_and_store(engine, half, beside, found, state, rulebook, calendar,
+                                           (date_from, date_to), now=now, by=by, reason=reason)
             ledger = half.stored(*STEPS[5:7])
-        read += ledger.read
         told(STEPS[7])
-        if todo or last_whole_differs:
-            with engine.begin() as conn:
-                _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a
-                rows = _as_written(conn, date_from, date_to, before, counters, run.saved)
-                if rows is None:  # write in between shows next time
-                    rows = _current_rows(conn, date_from, date_to)
-                    read += len(rows)
-                n_statements, after = len(rows), _pay_outputs(rows)
-                write_digests(conn, scope, "pay", {reg: (inputs.get(reg, EMPTY), after.get(reg, EMPTY))
-                                                   for reg in todo}, now)
-                write_digests(conn, scope, WHOLE_PAY, {WHOLE: (EMPTY, _whole_digest(rows))}, now)
-                record_counters(conn, scope, counters, now)
-        elif not known and counters:  # verified the slow way: the next re-close need not
-            with engine.begin() as conn:
-                record_counters(conn, scope, counters, now)
+        n_statements, read = _record_pay_digests(engine, scope, state, inputs, todo, run, digested,
+                                                 (date_from, date_to), now)
     except SQLAlchemyError as exc:
         raise store_failure("closing the month failed", exc, PAY_CONFLICT) from exc
     told(STEPS[8])
+    workers = set(inputs) | set(state.outputs)
     return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,
-                       len(todo), len(workers) - len(todo), ledger.stored, n_statements, run, read)
+                       len(todo), len(workers) - len(todo), ledger.stored, n_statements, run,
+                       state.read + read + ledger.read)
 
 
-def rulebook_digest(rulebook: Rulebook) -> bytes:
-    """SHA-256 of every field of the rulebook (its TOML's parsed content)."""
-    return hashlib.sha256(msgspec.json.encode(rulebook)).digest()
+@dataclasses.dataclass(slots=True)
+class _PayState:
+    """What the pay half starts from, read before the pay run (nothing in it depends on the
+    shifts): ``known`` (the change counters of ``PAY_TABLES`` are the ones the last close
+    recorded), ``counters`` (those counters now), ``last`` (the last close's per-worker pay
+    digests), ``before`` (the counters and then the current statement rows, as read, when not
+    ``known``), ``whole_differs`` (those rows are not what the last close's whole digest says),
+    ``outputs`` (each worker's pay output digest), ``lines_altered`` (per worker, the current
+    statements whose stored lines no longer hash to their digest), ``lost`` (``lost_payments``),
+    ``n_statements`` (current statements stored) and ``read`` (stored rows read)."""
+
+    known: bool
+    counters: dict[str, int]
+    last: dict[str, tuple[str, str]]
+    before: tuple[dict[str, int], list[tuple]] | None
+    whole_differs: bool
+    outputs: dict[str, str]
+    lines_altered: dict[str, set[str]]
+    lost: dict
+    n_statements: int
+    read: int
 
 
-def calendar_digest(calendar: HolidayCalendar) -> bytes:
-    """SHA-256 of the calendar's zone, years and holidays."""
-    body = [calendar.timezone, calendar.years.start, calendar.years.stop,
-            sorted((d.isoformat(), n) for d, n in calendar.days.items())]
-    return hashlib.sha256(msgspec.json.encode(body)).digest()
+def _read_pay_state(conn: Connection, scope: str, date_from: dt.date, date_to: dt.date) -> _PayState:
+    """The stored statements' side of the pay digests (``_PayState``): when the change counters of
+    the statement tables are the recorded ones the stored output digests stand and no statement is
+    read; otherwise the current statements are read (counters first) and compared with the last
+    whole digest; the lines are checked against their statements' digests when their counter
+    moved (or none is recorded: a scope's first close)."""
+    known, counters = counters_state(conn, scope, PAY_TABLES)
+    last = stored_digests(conn, scope, "pay")
+    before, rows, read = None, [], 0  # (counters, rows) read in that order: what the pay run starts from
+    if known:  # no statement or line written since the last close recorded them
+        n_statements, whole_differs = _count_current(conn, date_from, date_to), False
+    else:
+        rows = _current_rows(conn, date_from, date_to)
+        before, read, n_statements = (counters, rows), len(rows), len(rows)
+        whole_differs = stored_digests(conn, scope, WHOLE_PAY).get(WHOLE) != (EMPTY, _whole_digest(rows))
+    outputs = (_pay_outputs(rows) if whole_differs
+               else {reg: o for reg, (_i, o) in last.items() if o != EMPTY})
+    lines_altered: dict[str, set[str]] = {}
+    if counters.get("statement_lines") != _recorded_lines(conn, scope):  # a first close too
+        lines_altered, n_lines = _lines_altered(conn, date_from, date_to)
+        read += n_lines
+    lost = lost_payments(conn, date_from, date_to)  # paid per the audit log only
+    return _PayState(known, counters, last, before, whole_differs, outputs, lines_altered, lost,
+                     n_statements, read)
 
 
-def _pay_inputs(ledger: Rebuilt, rulebook: Rulebook, calendar: HolidayCalendar,
-                now: dt.datetime) -> dict[str, str]:
-    common = PAY_DIGEST_VERSION + rulebook_digest(rulebook) + calendar_digest(calendar)
-    out = {}
-    for reg, shifts_digest in ledger.outputs.items():
-        h = hashlib.sha256(common)
-        h.update(shifts_digest.encode())
-        h.update(bytes(now < end + OPEN_GRACE for end in sorted(ledger.unexited.get(reg, ()))))
-        out[reg] = h.hexdigest()
-    return out
+def _to_pay(state: _PayState, inputs: dict[str, str]) -> set[str]:
+    """The workers to pay: those whose pay input or output digest differs from the last close's
+    (or has none), with an edited statement line, or with a payment the statements lost."""
+    workers = set(inputs) | set(state.outputs)
+    todo = {reg for reg in workers
+            if state.last.get(reg) != (inputs.get(reg, EMPTY), state.outputs.get(reg, EMPTY))}
+    todo |= set(state.lines_altered)
+    todo |= {reg for reg, _why in state.lost.values()}
+    return todo
+
+
+def _shifts_to_pay(conn: Connection, half: ShiftHalf, ledger: Rebuilt, todo: set[str],
+                   date_from: dt.date, date_to: dt.date) -> list[Shift]:
+    """The shifts of ``todo``'s workers, by period start, registration and shift id: the rebuilt
+    ones as computed, the others read once the shift half has committed."""
+    found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
+    if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
+           for reg in todo):  # stored shifts that were not rebuilt, once committed
+        half.stored()
+        found.extend(s for s in read_shifts(conn, date_from, date_to)
+                     if s.registration in todo and s.registration not in ledger.shifts)
+    found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
+    return found
+
+
+def _pay_and_store(engine: Engine, half: ShiftHalf, beside: ThreadPoolExecutor, found: list[Shift],
+                   state: _PayState, rulebook: Rulebook, calendar: HolidayCalendar,
+                   dates: tuple[dt.date, dt.date], *, now: dt.datetime, by: str | None,
+                   reason: str | None) -> tuple[PayRun, Future | None]:
+    """Pay ``found`` and store the statements (``save_statements``: written while the shift half
+    writes, which waits for them, and committed after it). When the current rows were read before (``state.before``), the
+    pay digests of the rows as written are computed on ``beside`` while the lines are written:
+    returns the run and that computation (``_digest_written``; ``None``: none)."""
+    run = pay_shifts(found, rulebook, calendar, now=now)
+    altered_ids = frozenset(sid for ids in state.lines_altered.values() for sid in ids)
+    digested: list[Future] = []
+
+    def before_lines(rows: tuple[tuple, ...], gone: frozenset[str]) -> None:
+        if state.before is not None:
+            lo, hi = bind_tuples(engine.dialect, statements, ("work_day", "work_day"), [dates])[0]
+            digested.append(beside.submit(_digest_written, state.before[1], rows, gone, lo, hi))
+
+    saved = save_statements(engine, run.statements, now=now, by=by, reason=reason, lines_altered=altered_ids,
+                            lost={k: v[1] for k, v in state.lost.items()}, before_write=half.write,
+                            before_lines=before_lines, before_commit=lambda: half.stored(*STEPS[5:7]))
+    return dataclasses.replace(run, saved=saved), (digested[0] if digested else None)
+
+
+def _record_pay_digests(engine: Engine, scope: str, state: _PayState, inputs: dict[str, str],
+                        todo: set[str], run: PayRun, digested: Future | None,
+                        dates: tuple[dt.date, dt.date], now: dt.datetime) -> tuple[int, int]:
+    """Store the pay digests of ``todo``'s workers and of all the current statements, and the
+    change counters, in one transaction: from the rows as written (``_as_written``) when nobody
+    else wrote, else read back. Returns ``(current statements, rows read back)``."""
+    if not (todo or state.whole_differs):
+        if not state.known and state.counters:  # verified the slow way: the next re-close need not
+            with engine.begin() as conn:
+                record_counters(conn, scope, state.counters, now)
+        return state.n_statements, 0
+    read = 0
+    with engine.begin() as conn:
+        _known, counters = counters_state(conn, scope, PAY_TABLES)  # before the rows: a
+        rows = _as_written(conn, state.before, counters, run.saved, digested)
+        if rows is None:  # write in between shows next time
+            rows = _current_rows(conn, *dates)
+            read += len(rows)
+            written = _Digested(rows, _pay_outputs(rows), _whole_digest(rows))
+        else:
+            written = digested.result()
+        write_digests(conn, scope, "pay", {reg: (inputs.get(reg, EMPTY), written.outputs.get(reg, EMPTY))
+                                           for reg in todo}, now)
+        write_digests(conn, scope, WHOLE_PAY, {WHOLE: (EMPTY, written.whole)}, now)
+        record_counters(conn, scope, counters, now)
+    return len(written.rows), read
 
 
 def _current_rows(conn: Connection, date_from: dt.date, date_to: dt.date) -> list[tuple]:
     """The current statements of work days [date_from, date_to] as the driver hands them back
-    (``_STATEMENT_COLUMNS``; PostgreSQL: times in UTC, ``utc_times``: only digested), in the
+    (``DIGESTED_COLUMNS``; PostgreSQL: times in UTC, ``utc_times``: only digested), in the
     database's statement id order."""
     c = statements.c
     lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
-    query = select(*(c[n] for n in _STATEMENT_COLUMNS)).where(
+    query = select(*(c[n] for n in DIGESTED_COLUMNS)).where(
         c.work_day >= bindparam("d_lo"), c.work_day <= bindparam("d_hi"),
         c.superseded_at.is_(None)).order_by(c.statement_id)
     with utc_times(conn):
         return _raw_rows(conn, query, {"d_lo": lo, "d_hi": hi})
 
 
-def _as_written(conn: Connection, date_from: dt.date, date_to: dt.date,
-                before: tuple[dict[str, int], list[tuple]] | None, counters: dict[str, int],
-                saved) -> list[tuple] | None:
+def _as_written(conn: Connection, before: tuple[dict[str, int], list[tuple]] | None,
+                counters: dict[str, int], saved, digested: Future | None) -> list[tuple] | None:
     """The current statements of the dates after ``saved`` (``versions.SaveResult``) was
-    stored, as ``_current_rows`` would read them back, computed from ``before`` (the counters and
-    then the rows read before the pay run) and what the run wrote: the rows before but the
-    superseded ones, and the new rows of the dates, by statement id. Only when ``counters`` (read
-    now) are ``before``'s plus exactly the run's own writes (``reclose.counted_as``: on SQLite per
+    stored, as ``_current_rows`` would read them back (``digested`` computed them and their
+    digests from ``before``, the counters and then the rows read before the pay run, and what the
+    run wrote: ``_digest_written``). Only when ``counters`` (read now) are
+    ``before``'s plus exactly the run's own writes (``close_record.counted_as``: on SQLite per
     row: inserted statements, rows the supersede UPDATEs changed, inserted lines; on PostgreSQL
     once per table its transaction wrote, and only when it superseded no duplicate current
     statement, whose UPDATE the count cannot tell apart), so that nobody else wrote either table
-    in between, and the database sorts statement ids as Python does (``reclose.sorts_as_python``:
+    in between, and the database sorts statement ids as Python does (``close_record.sorts_as_python``:
     SQLite, PostgreSQL in the C collation); ``None`` otherwise (nothing read before, no counters,
     anything else written, another collation): read them back."""
-    if before is None or saved is None:
+    if before is None or saved is None or digested is None:
         return None
-    was, rows = before
+    was = before[0]
     if conn.dialect.name == "sqlite":
         wrote = {"statements": len(saved.rows) + saved.updated, "statement_lines": saved.lines_written}
     elif saved.superseded != len(saved.superseded_ids):  # duplicates superseded too
@@ -236,17 +296,7 @@ def _as_written(conn: Connection, date_from: dt.date, date_to: dt.date,
                  "statement_lines": saved.lines_written}
     if not (counted_as(conn, was, counters, wrote) and sorts_as_python(conn, "statements", "statement_id")):
         return None
-    lo, hi = bind_tuples(conn.dialect, statements, ("work_day", "work_day"), [(date_from, date_to)])[0]
-    gone = saved.superseded_ids
-    out = [r for r in rows if r[1] not in gone] if gone else list(rows)
-    out.extend(_WRITTEN(r) for r in saved.rows if lo <= r[_WORK_DAY] <= hi)
-    out.sort(key=_STATEMENT_ID)
-    return out
-
-
-_WRITTEN = operator.itemgetter(*(STATEMENT_COLUMNS.index(n) for n in _STATEMENT_COLUMNS))
-_WORK_DAY = STATEMENT_COLUMNS.index("work_day")
-_STATEMENT_ID = operator.itemgetter(_STATEMENT_COLUMNS.index("statement_id"))
+    return digested.result().rows
 
 
 def _recorded_lines(conn: Connection, scope: str) -> int | None:
@@ -288,18 +338,3 @@ def _count_current(conn: Connection, date_from: dt.date, date_to: dt.date) -> in
     c = statements.c
     return conn.execute(select(func.count()).select_from(statements).where(
         c.work_day >= date_from, c.work_day <= date_to, c.superseded_at.is_(None))).scalar_one()
-
-
-def _whole_digest(rows: list[tuple]) -> str:
-    """SHA-256 of all the rows, in their order (times as msgpack timestamps: any zone)."""
-    return hashlib.sha256(msgspec.msgpack.encode(rows)).hexdigest()
-
-
-def _pay_outputs(rows: list[tuple]) -> dict[str, str]:
-    """``{registration: SHA-256}`` of each worker's rows (by statement id; an aware time packed as
-    its instant: PostgreSQL's rows in the session's zone digest as the same rows in UTC)."""
-    by_reg: dict[str, list[tuple]] = defaultdict(list)
-    for row in rows:
-        by_reg[row[0]].append(row[1:])
-    return {reg: hashlib.sha256(msgspec.msgpack.encode(sorted(items))).hexdigest()
-            for reg, items in by_reg.items()}

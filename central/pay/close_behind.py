@@ -8,9 +8,15 @@ transaction (``central.ledger.reclose.rebuild_changed``, through the function it
 worker thread; ``computed()`` returns once the shifts and digests are known (the ``ready`` call of
 ``rebuild_changed``, or its end when nothing is rebuilt), and the caller computes pay while the
 server takes the shifts in; ``stored()`` waits for the transaction's commit, and the pay half calls
-it before it writes anything (``save_statements``' ``before_write``): the statements are still
-stored only after the shifts they pay, as when the halves ran one after the other. The results are
-the same either way (``tests/central/pay/test_close_same_on_both.py``).
+it once its statements and lines are written, before its own commit (``save_statements``'
+``before_commit``): the server takes the statements in while it takes the shifts in, and the
+statements are still committed only after the shifts they pay, as when the halves ran one after
+the other (a failing shift half rolls them back). The shift half's writes wait for ``write()``
+(the pay half about to write: ``save_statements``' ``before_write``; ``stored()`` and leaving the
+``with`` block say it too): pay is computed and planned with the client to itself, then both
+halves' rows stream to the server together, and the shifts go in while the server checks the
+statement lines' foreign keys. The results are the same either way
+(``tests/central/pay/test_close_same_on_both.py``).
 
 On SQLite (one writer at a time; a connection kept to its thread) the shift half runs at once, in
 the caller's thread, before ``computed()`` returns. The progress steps of the shift half are told
@@ -24,6 +30,7 @@ state an interrupted close can leave, see ``central.pay.close``).
 from __future__ import annotations
 
 import queue
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -51,6 +58,7 @@ class ShiftHalf:
         self._steps: queue.SimpleQueue = queue.SimpleQueue()
         self._pool: ThreadPoolExecutor | None = None
         self._then_told = False
+        self._go = threading.Event()  # the shift half may write (thread only)
         if engine.dialect.name == "postgresql":
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="close-shifts")
             self._final = self._pool.submit(self._transaction, engine, self._steps.put)
@@ -66,8 +74,14 @@ class ShiftHalf:
         return self
 
     def __exit__(self, *_exc) -> None:
+        self._go.set()  # a failing pay half: the shift half goes on to its end
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+
+    def write(self) -> None:
+        """Let the shift half write its rows (PostgreSQL: it waits for this once it has computed
+        them; nothing elsewhere)."""
+        self._go.set()
 
     def computed(self) -> Rebuilt:
         """The shift half's result as computed (its ``read`` may still grow: ``stored()`` has the
@@ -77,6 +91,7 @@ class ShiftHalf:
     def stored(self, *then: str) -> Rebuilt:
         """The shift half's final result, once its transaction is committed; every step of it
         told, then (on the first call given them) the caller's steps ``then``, done meanwhile."""
+        self._go.set()
         done = self._wait(self._final)
         if then and not self._then_told:
             self._then_told = True
@@ -91,6 +106,8 @@ class ShiftHalf:
     def _ready(self, computed: Rebuilt) -> None:
         self._early.set_result(computed)
         self._steps.put(_WAKE)
+        if self._pool is not None:  # on the thread: write once the pay half does
+            self._go.wait()
 
     def _ended(self, final: Future) -> None:
         if not self._early.done():  # nothing rebuilt, or a failure before: the end is the result

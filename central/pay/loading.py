@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from decimal import InvalidOperation
 from functools import lru_cache
 from pathlib import Path
@@ -30,7 +30,7 @@ import holidays
 import msgspec
 
 from central.pay.calendar import HolidayCalendar, LocalHoliday, PortConfig
-from central.pay.rulebook import Rulebook, parse_window
+from central.pay.rulebook import LineRule, Rulebook, Terms, parse_window
 from portgate.config import convert, load_toml, nesting_guard
 from portgate import docbr
 from portgate.errors import BadInput, ConfigError
@@ -43,10 +43,32 @@ PAYABLE_YEARS = range(1999, 2101)
 
 # -- rulebooks -------------------------------------------------------------------------------------
 
+#: ``fail(message, key)``: the ``ConfigError`` to raise, naming the key and the rulebook's path
+_Fail = Callable[[str, str], ConfigError]
+
+
 def _validate(book: Rulebook, path: str | None) -> Rulebook:
+    """``book`` with its day wages and terms sorted by ``effective_from``, once every check passed:
+    the book's own settings (``_check_book``), then each version of the terms (``_check_terms``)
+    and its lines (``_check_line``). Raises ``ConfigError`` naming the key of the first problem and
+    ``path``."""
     def fail(message: str, key: str) -> ConfigError:
         return ConfigError(message, key=key, path=path)
 
+    _check_book(book, fail)
+    for t, terms in enumerate(book.terms):
+        _check_terms(terms, f"$.terms[{t}]", fail)
+    return msgspec.structs.replace(
+        book,
+        day_wages=sorted(book.day_wages, key=lambda w: w.effective_from),
+        terms=sorted(book.terms, key=lambda t: t.effective_from),
+    )
+
+
+def _check_book(book: Rulebook, fail: _Fail) -> None:
+    """The time zone, the day wages (at least one, positive), the terms (at least one), the P8 fare
+    (non-negative, in reais with at most 2 decimals) and no two wages or terms from the same day;
+    raises ``fail(message, key)``."""
     try:
         ZoneInfo(book.timezone)
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -68,52 +90,57 @@ def _validate(book: Rulebook, path: str | None) -> Rulebook:
         dates = [item.effective_from for item in items]
         if len(set(dates)) != len(dates):
             raise fail("two entries have the same effective_from", f"$.{name}")
-    for t, terms in enumerate(book.terms):
-        where = f"$.terms[{t}]"
-        try:
-            parse_window(terms.night_window, f"{where}.night_window")
-        except ConfigError as exc:
-            raise fail(exc.args[0].split(": ", 1)[-1], f"{where}.night_window") from exc
-        if terms.ordinary_hours <= 0:
-            raise fail("must be positive", f"{where}.ordinary_hours")
-        if terms.tolerance_minutes < 0:
-            raise fail("must not be negative", f"{where}.tolerance_minutes")
-        if not terms.functions:
-            raise fail("at least one function is required", f"{where}.functions")
-        for fname, mult in terms.functions.items():
-            if not mult.is_finite() or mult <= 0:
-                raise fail("must be a positive multiplier", f"{where}.functions.{fname}")
-        if not terms.lines:
-            raise fail("at least one line is required", f"{where}.lines")
-        seen: set[str] = set()
-        for n, line in enumerate(terms.lines):
-            lk = f"{where}.lines[{n}]"
-            if line.rule in seen:
-                raise fail(f"rule {line.rule!r} appears twice", f"{lk}.rule")
-            if not line.rate.is_finite() or line.rate < 0:
-                raise fail("must be a non-negative number", f"{lk}.rate")
-            if line.basis == "lines":
-                if not line.of:
-                    raise fail("basis 'lines' needs the rule ids to sum", f"{lk}.of")
-                for ref in line.of:
-                    if ref not in seen:
-                        raise fail(f"{ref!r} is not an earlier line", f"{lk}.of")
-            if line.basis == "fixed" and (line.amount is None or not line.amount.is_finite()
-                                          or line.amount < 0):
-                raise fail("basis 'fixed' needs a non-negative amount", f"{lk}.amount")
-            if line.basis == "extension_hours":
-                if line.when != "extension":
-                    raise fail("basis 'extension_hours' needs when = 'extension'", f"{lk}.when")
-                if not line.from_hours.is_finite() or line.from_hours < 0 or (
-                        line.to_hours is not None and (not line.to_hours.is_finite()
-                                                       or line.to_hours <= line.from_hours)):
-                    raise fail("the hour band is empty or negative", f"{lk}.to_hours")
-            seen.add(line.rule)
-    return msgspec.structs.replace(
-        book,
-        day_wages=sorted(book.day_wages, key=lambda w: w.effective_from),
-        terms=sorted(book.terms, key=lambda t: t.effective_from),
-    )
+
+
+def _check_terms(terms: Terms, where: str, fail: _Fail) -> None:
+    """One version of the terms at key ``where``: its night window, ordinary hours, tolerance,
+    functions (positive multipliers) and lines (at least one, each by ``_check_line``, in order);
+    raises ``fail(message, key)``."""
+    try:
+        parse_window(terms.night_window, f"{where}.night_window")
+    except ConfigError as exc:
+        raise fail(exc.args[0].split(": ", 1)[-1], f"{where}.night_window") from exc
+    if terms.ordinary_hours <= 0:
+        raise fail("must be positive", f"{where}.ordinary_hours")
+    if terms.tolerance_minutes < 0:
+        raise fail("must not be negative", f"{where}.tolerance_minutes")
+    if not terms.functions:
+        raise fail("at least one function is required", f"{where}.functions")
+    for fname, mult in terms.functions.items():
+        if not mult.is_finite() or mult <= 0:
+            raise fail("must be a positive multiplier", f"{where}.functions.{fname}")
+    if not terms.lines:
+        raise fail("at least one line is required", f"{where}.lines")
+    seen: set[str] = set()
+    for n, line in enumerate(terms.lines):
+        _check_line(line, f"{where}.lines[{n}]", seen, fail)
+        seen.add(line.rule)
+
+
+def _check_line(line: LineRule, lk: str, seen: set[str], fail: _Fail) -> None:
+    """One line of the terms at key ``lk``: a rule not in ``seen`` (the earlier lines' rules), a
+    non-negative rate and what its basis needs (``lines``: earlier rule ids; ``fixed``: an amount;
+    ``extension_hours``: ``when = 'extension'`` and a non-empty hour band); raises ``fail``."""
+    if line.rule in seen:
+        raise fail(f"rule {line.rule!r} appears twice", f"{lk}.rule")
+    if not line.rate.is_finite() or line.rate < 0:
+        raise fail("must be a non-negative number", f"{lk}.rate")
+    if line.basis == "lines":
+        if not line.of:
+            raise fail("basis 'lines' needs the rule ids to sum", f"{lk}.of")
+        for ref in line.of:
+            if ref not in seen:
+                raise fail(f"{ref!r} is not an earlier line", f"{lk}.of")
+    if line.basis == "fixed" and (line.amount is None or not line.amount.is_finite()
+                                  or line.amount < 0):
+        raise fail("basis 'fixed' needs a non-negative amount", f"{lk}.amount")
+    if line.basis == "extension_hours":
+        if line.when != "extension":
+            raise fail("basis 'extension_hours' needs when = 'extension'", f"{lk}.when")
+        if not line.from_hours.is_finite() or line.from_hours < 0 or (
+                line.to_hours is not None and (not line.to_hours.is_finite()
+                                               or line.to_hours <= line.from_hours)):
+            raise fail("the hour band is empty or negative", f"{lk}.to_hours")
 
 
 def parse_rulebook(raw: object, *, path: str | None = None) -> Rulebook:

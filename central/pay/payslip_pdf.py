@@ -30,7 +30,7 @@ import qrcode
 from PIL import Image
 from reportlab.lib.utils import ImageReader
 
-from central.pay.payslip import Slip, SlipHeader, brl, code, date_br, grouped, time_br
+from central.pay.payslip import Slip, SlipHeader, StatementView, brl, code, date_br, grouped, time_br
 from central.pay.slip_codes import grouped_token, verify_url
 from portgate.docbr import masked_cnpj, masked_cpf, masked_pis
 from portgate.errors import ConfigError
@@ -285,8 +285,18 @@ class _Writer:
             self.down(1.5)
 
     def slip(self, slip: Slip, slip_code: str, token: str | None = None) -> None:
+        """One slip from a new page: head, a block per shift, total and code, the QR with a ``token``."""
         self.page_no = 0
         self.new_page(slip, slip_code)
+        self.slip_head(slip)
+        for st in slip.statements:
+            self.statement(slip, slip_code, st)
+        self.slip_foot(slip, slip_code)
+        if token and self.header.verify_base:
+            self.verification(slip, slip_code, token)
+
+    def slip_head(self, slip: Slip) -> None:
+        """The paying entity (when set), the title, the worker, period, documents and rulebooks."""
         head = self.header
         if head.employer:
             self.line(LEFT, head.employer, bold=True, size=10)
@@ -304,29 +314,34 @@ class _Writer:
         self.down()
         self.line(LEFT, "Tabela de regras (rulebook) usada: ", ", ".join(slip.rulebooks) or "—")
         self.down(1.6)
-        for st in slip.statements:
-            cells, money = self.text.cells, self.money
-            rows = [(cells(x.rule, x.article, x.description, m), m) for x in st.lines for m in (money(x.amount),)]
-            self.room(sum(c[3] for c, _ in rows) + 3, slip, slip_code)
-            shift = st.shift_id.split("/")
-            period = shift[3] if len(shift) > 3 else ""
-            ship = shift[1] if len(shift) > 1 else ""
-            named = slip.ship_name(ship)
-            self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ",
-                      *((named, " (", ship, ")") if named else (ship,)), " — vencimento ", self.due(st.due_at),
-                      bold=True)
-            self.down()
-            for (rule, article, description, height), amount in rows:  # a long text wraps in its column
-                self.text.row(self.y, (rule[0], article[0], description[0]), amount)
-                for i in range(1, height):
-                    self.down()
-                    for x, lines in zip(COLS, (rule, article, description)):
-                        if i < len(lines):
-                            self.text.show(x, self.y, (lines[i],), FONT, ROW_SIZE)
+
+    def statement(self, slip: Slip, slip_code: str, st: StatementView) -> None:
+        """One shift's block on one page: day, period, ship, due time; its lines (wrapped); its total."""
+        cells, money = self.text.cells, self.money
+        rows = [(cells(x.rule, x.article, x.description, m), m) for x in st.lines for m in (money(x.amount),)]
+        self.room(sum(c[3] for c, _ in rows) + 3, slip, slip_code)
+        shift = st.shift_id.split("/")
+        period = shift[3] if len(shift) > 3 else ""
+        ship = shift[1] if len(shift) > 1 else ""
+        named = slip.ship_name(ship)
+        self.line(LEFT, "Turno ", self.day(st.work_day), " ", period, " — navio ",
+                  *((named, " (", ship, ")") if named else (ship,)), " — vencimento ", self.due(st.due_at),
+                  bold=True)
+        self.down()
+        for (rule, article, description, height), amount in rows:  # a long text wraps in its column
+            self.text.row(self.y, (rule[0], article[0], description[0]), amount)
+            for i in range(1, height):
                 self.down()
-            self.line(COLS[2], f"Total do turno ({printed_status(st)})", bold=True)
-            self.line(COLS[3], self.money(st.total), bold=True, right=True)
-            self.down(1.5)
+                for x, lines in zip(COLS, (rule, article, description)):
+                    if i < len(lines):
+                        self.text.show(x, self.y, (lines[i],), FONT, ROW_SIZE)
+            self.down()
+        self.line(COLS[2], f"Total do turno ({printed_status(st)})", bold=True)
+        self.line(COLS[3], self.money(st.total), bold=True, right=True)
+        self.down(1.5)
+
+    def slip_foot(self, slip: Slip, slip_code: str) -> None:
+        """The period's total, the verification code and how to check it (Lei 9.719 art. 2 §1)."""
         self.room(4, slip, slip_code)
         self.line(LEFT, "TOTAL DO PERÍODO", bold=True, size=11)
         self.line(COLS[3], self.money(slip.total), bold=True, size=11, right=True)
@@ -336,8 +351,6 @@ class _Writer:
         self.line(LEFT, "Confira com: portgate pay verify-slip ARQUIVO.pdf (pagamento devido 48 h após o "
                         "serviço, Lei 9.719 art. 2 §1)", size=7)
         self.down()
-        if token and head.verify_base:
-            self.verification(slip, slip_code, token)
 
     def verification(self, slip: Slip, slip_code: str, token: str) -> None:
         """The QR code of the slip's short URL at the right, the URL and the token beside it."""

@@ -38,7 +38,7 @@ from central.pay.versions import (
 )
 from central.pay.watchmen import Statement
 
-#: Shift ids per history query (one bound parameter each).
+#: Shift ids per history query (one bound parameter each; PostgreSQL: all in one array parameter).
 CHUNK = 2000
 
 
@@ -46,7 +46,9 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
                     by: str | None = None, reason: str | None = None,
                     lines_altered: frozenset[str] = frozenset(),
                     lost: dict[str, str] | None = None,
-                    before_write: Callable[[], None] | None = None) -> SaveResult:
+                    before_write: Callable[[], None] | None = None,
+                    before_commit: Callable[[], None] | None = None,
+                    before_lines: Callable[[tuple[tuple, ...], frozenset[str]], None] | None = None) -> SaveResult:
     """Store a pay run's statements as new versions where they differ from the current ones.
     ``by``: who ran the pay (stored as ``computed_by``); ``reason``: the operator's reason, prefixed
     to the automatic one on each superseded statement; ``lines_altered``: ids of current statements
@@ -55,10 +57,16 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
     (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
     then: one transaction). The new statements and their lines go in as one bulk insert each
-    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction. ``before_write``: called
-    once every statement is planned, before the first write (not when there is nothing to save);
-    what it raises ends the run with nothing written (the month close waits there for its shift
-    half's commit, ``central.pay.close_behind``)."""
+    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction; on PostgreSQL the
+    history of all the statements' shifts is read by one query (the ids as one array parameter),
+    elsewhere by ``CHUNK``. ``before_write``: called once every statement is planned, before the
+    first write (the month close lets its shift half write then). ``before_lines``: called
+    with the new statement rows as bound (``STATEMENT_COLUMNS``) and the ids of the versions
+    superseded once the statements are written, before their lines are (the month close digests
+    them meanwhile). ``before_commit``: called once everything is written, before the commit (not
+    when there is nothing to save); what it raises rolls the run back, nothing stored (the month
+    close waits there for its shift half's commit, ``central.pay.close_behind``: the statements
+    are written while the shifts are, and committed after them)."""
     if not found:
         return SaveResult(lost=tuple(sorted(lost or ())))
     run = _Run()
@@ -66,25 +74,38 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
     try:
         with engine.begin() as conn:
-            for chunk in range(0, len(found), CHUNK):
-                _plan_chunk(conn, found[chunk:chunk + CHUNK], run, now=now, by=by,
+            size = len(found) if conn.dialect.name == "postgresql" else CHUNK  # one array parameter
+            for chunk in range(0, len(found), size):
+                _plan_chunk(conn, found[chunk:chunk + size], run, now=now, by=by,
                             lines_altered=lines_altered, lost=lost)
             if before_write is not None:
                 before_write()
-            updated = _supersede_replaced(conn, run.replaced, reason, now)
-            supersede_duplicates(conn, run.intruders, run.kept_ids, now)  # counted writes: the close reads back
-            bound = bind_tuples(conn.dialect, statements, STATEMENT_COLUMNS, run.rows)
-            insert_tuples(conn, statements, STATEMENT_COLUMNS, bound, bound=True)
-            insert_tuples(conn, statement_lines, LINE_COLUMNS, run.lines)
+            updated, bound, replaced = _write(conn, run, reason, now, before_lines)
+            if before_commit is not None:
+                before_commit()
     except SQLAlchemyError as exc:
         raise store_failure("saving statements failed", exc, PAY_CONFLICT) from exc
     finally:
         if enabled:
             gc.enable()
     return SaveResult(run.written, run.superseded, run.adjusted, run.unchanged, tuple(run.stored), run.on_hold,
-                      tuple(sorted(lost or ())), tuple(bound),
-                      frozenset(cur["statement_id"] for cur, _st, _sid, _alt in run.replaced), updated,
-                      len(run.lines))
+                      tuple(sorted(lost or ())), bound, replaced, updated, len(run.lines))
+
+
+def _write(conn, run: _Run, reason: str | None, now: dt.datetime,
+           before_lines: Callable[[tuple[tuple, ...], frozenset[str]], None] | None) -> tuple:
+    """Write ``run``: the superseded versions marked (the duplicates too), the new statement rows
+    (``before_lines`` told them as bound and the ids superseded), then their lines. Returns
+    ``(rows the supersede UPDATEs changed, the statement rows as bound, the ids superseded)``."""
+    updated = _supersede_replaced(conn, run.replaced, reason, now)
+    supersede_duplicates(conn, run.intruders, run.kept_ids, now)  # counted writes: the close reads back
+    bound = tuple(bind_tuples(conn.dialect, statements, STATEMENT_COLUMNS, run.rows))
+    insert_tuples(conn, statements, STATEMENT_COLUMNS, bound, bound=True)
+    replaced = frozenset(cur["statement_id"] for cur, _st, _sid, _alt in run.replaced)
+    if before_lines is not None:
+        before_lines(bound, replaced)
+    insert_tuples(conn, statement_lines, LINE_COLUMNS, run.lines)
+    return updated, bound, replaced
 
 
 @dataclasses.dataclass(slots=True)
@@ -109,7 +130,8 @@ class _Run:
 
 def _plan_chunk(conn, part: list[Statement], run: _Run, *, now: dt.datetime, by: str | None,
                 lines_altered: frozenset[str], lost: dict[str, str] | None) -> None:
-    """Add to ``run`` the new versions of ``part`` (at most ``CHUNK`` statements): a statement as
+    """Add to ``run`` the new versions of ``part`` (``CHUNK`` statements at most; PostgreSQL: any
+    number): a statement as
     stored and intact is counted unchanged; the others, once the paid versions of their shifts are
     proved (``_prove_paid``), are planned by ``_plan_statement``."""
     history = _history(conn, [s.shift_id for s in part])

@@ -4,7 +4,7 @@
 waits and stoppages) into per-member statement lines, a gang summary and the shipowner's billing
 lines. ``monthly_top_up`` is C6. The priced parts live beside it: ``line_texts`` (the printed
 words), ``prices`` (what a rulebook version prices once per batch), ``work_checks`` (the checks
-and work-time facts), ``settle`` (disputes and the shipowner's billing).
+and work-time facts), ``settle`` (disputes, the shipowner's billing, the C9 extras' pay apart).
 
 Rounding (RULES.md "Rounding (E and C)", documented in docs/production.md):
 - each E1 labour line (quantity × tariff) is a printed line rounded to the cent, half up; the labour
@@ -27,17 +27,18 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import msgspec
 
-from central.pay.cents import cents_of, half_up, ratio, to_brl
+from central.pay.cents import half_up, ratio, to_brl
 from central.pay.lines import CENT, StatementLine, money_sum, to_money
 from central.production.composition import Composition
 from central.production.line_texts import TEXT, UNIT_WORDS  # noqa: F401 (UNIT_WORDS: re-exported)
 from central.production.line_texts import quantity_text as _num
-from central.production.model import GangResult, GangSummary, GangWork, Member, MemberStatement, TariffTable
+from central.production.model import GangResult, GangSummary, GangWork, MemberStatement, TariffTable
 from central.production.prices import ONE, ZERO, by_time, labour_by_rules, tariff_rules  # noqa: F401 (tariff_rules: re-exported)
 from central.production.prices import GangPrices as _Prices
 from central.production.rulebook import Rulebook, RulebookVersion
 from central.production.settle import NO_BILLING as _NO_BILLING
 from central.production.settle import NO_DISPUTE as _NO_DISPUTE
+from central.production.settle import extras_apart
 from central.production.settle import settle_disputes as _settle
 from central.production.settle import shipowner_billing as _billing
 from central.production.work_checks import composition_flags as _composition_flags
@@ -95,15 +96,10 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
     labour_amount = to_brl(labour)
 
     total_quotas, quota_value, value_text = _quota_value(prices, labour_amount, quotas, boarded, extras)
-    paid_stops, stop_lines, stop_cents, billed = _paid_stops(work, version, prices, lang)
     work_extra = work_time_extra(work, version)  # E7, E9: travel, E8 stoppage are work time
-    due_at = work.service_end + prices.deadline
-    gang = (labour, *ratio(total_quotas), value_text, stop_lines, stop_cents)
-    statements, priced, shares_cents = _price_members(
-        work, version, prices, lang, boarded, boarded_quotas, quotas, tonnes, work_extra, due_at, gang)
-
-    members = _settle(work, due_at, priced, quotas) if work.disputes else tuple(statements)
-    billing, billing_cents = _billing(work, version, paid_stops, len(boarded), text) if billed else _NO_BILLING
+    members, billing, billing_cents, shares_cents = _pay_members(
+        work, version, prices, lang, boarded, boarded_quotas, quotas, tonnes, work_extra,
+        (labour, *ratio(total_quotas), value_text))
     members, flags, extra_shares, administration = _apart_and_flagged(
         work, version, members, extras, work_extra, composition, text)
     shares_total = to_brl(shares_cents - extra_shares)
@@ -113,6 +109,24 @@ def pay_gang(work: GangWork, rulebook: Rulebook, tariffs: TariffTable, *, lang: 
         labour_amount - shares_total, tuple(absent), flags, tuple(m.registration for m in extras),
         administration)
     return GangResult(summary, members, billing, to_brl(billing_cents) if billing else _NO_DISPUTE)
+
+
+def _pay_members(work: GangWork, version: RulebookVersion, prices: _Prices, lang: str, boarded: list,
+                 boarded_quotas: list, quotas: dict[str, Decimal], tonnes: Decimal, work_extra: Decimal,
+                 labour: tuple) -> tuple[tuple[MemberStatement, ...], tuple, int, int]:
+    """``(members, billing lines, billing centavos, shares centavos)``: the paid stops (E4 / E5 / C3 /
+    C4 / E7), each boarded member's statement due at the E6 deadline (``labour``: the labour
+    centavos, the total quotas as a ratio and the quota value as printed), settled when the gang
+    has disputes (E6), and the shipowner's billing of the billed stops (C5 / E7)."""
+    paid_stops, stop_lines, stop_cents, billed = _paid_stops(work, version, prices, lang)
+    due_at = work.service_end + prices.deadline
+    statements, priced, shares_cents = _price_members(
+        work, version, prices, lang, boarded, boarded_quotas, quotas, tonnes, work_extra, due_at,
+        (*labour, stop_lines, stop_cents))
+    members = _settle(work, due_at, priced, quotas) if work.disputes else tuple(statements)
+    billing, billing_cents = (_billing(work, version, paid_stops, len(boarded), TEXT[lang]) if billed
+                              else _NO_BILLING)
+    return members, billing, billing_cents, shares_cents
 
 
 def _quota_value(prices: _Prices, labour_amount: Decimal, quotas: dict[str, Decimal], boarded: list,
@@ -336,30 +350,6 @@ def _apart_and_flagged(work: GangWork, version: RulebookVersion, members: tuple,
                             if st.registration in over_cap else st for st in members)
             flags += tuple(over_cap.values())
     return members, flags, extra_shares, administration
-
-
-def extras_apart(members: tuple[MemberStatement, ...], extras: list[Member], cite, text: dict
-                 ) -> tuple[tuple[MemberStatement, ...], int, Decimal]:
-    """C9 (DL 3.844 art. 3 sole paragraph): the statements with each extra member's share line cited
-    ``cite`` (C9) and saying it is the share a normal member of his role gets computed without the
-    extras, at the port administration's cost; the extras' shares in centavos (to take out of the
-    gang's shares total) and their pay in BRL (the sum of their totals: the administration's cost).
-    The amounts are unchanged: each extra's share was computed on the quotas of the normal members
-    only, as theirs."""
-    regs = {m.registration for m in extras}
-    out = []
-    shares = 0
-    cost = 0
-    for st in members:
-        if st.registration in regs:
-            share = st.lines[0]
-            line = StatementLine(cite.rule, cite.article, text["extra_share"].format(share=share.description),
-                                 share.amount)
-            st = msgspec.structs.replace(st, lines=(line, *st.lines[1:]), extra=True)
-            shares += cents_of(share.amount)
-            cost += cents_of(st.total)
-        out.append(st)
-    return tuple(out), shares, to_brl(cost)
 
 
 def pay_gangs(works: Iterable[GangWork], rulebook: Rulebook, tariffs: TariffTable,

@@ -1,16 +1,19 @@
 """A gang's disputes and the shipowner's billing (RULES.md E6 art. 10 §1; C5, DL 3.844 art. 8; E7,
 DL 2.032 art. 16): the statements' disputed and payable parts, and the billing lines with their
-total in centavos. Pure."""
+total in centavos; the C9 extra members' pay apart, at the port administration's cost
+(``extras_apart``). Pure."""
 
 from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
 
+import msgspec
+
 from central.pay.cents import cents_of, half_up, ratio, to_brl
 from central.pay.lines import StatementLine, money_sum, to_money
 from central.production.line_texts import quantity_text as _num
-from central.production.model import GangWork, MemberStatement
+from central.production.model import GangWork, Member, MemberStatement
 from central.production.prices import ZERO
 from central.production.rulebook import RulebookVersion
 from portgate.errors import BadInput
@@ -93,3 +96,26 @@ def shipowner_billing(work: GangWork, version: RulebookVersion, paid_stops, memb
                 source=stop.source, amount=to_money(stop.transport)), to_brl(fare)))
     return tuple(lines), total
 
+
+def extras_apart(members: tuple[MemberStatement, ...], extras: list[Member], cite, text: dict
+                 ) -> tuple[tuple[MemberStatement, ...], int, Decimal]:
+    """C9 (DL 3.844 art. 3 sole paragraph): the statements with each extra member's share line cited
+    ``cite`` (C9) and saying it is the share a normal member of his role gets computed without the
+    extras, at the port administration's cost; the extras' shares in centavos (to take out of the
+    gang's shares total) and their pay in BRL (the sum of their totals: the administration's cost).
+    The amounts are unchanged: each extra's share was computed on the quotas of the normal members
+    only, as theirs."""
+    regs = {m.registration for m in extras}
+    out = []
+    shares = 0
+    cost = 0
+    for st in members:
+        if st.registration in regs:
+            share = st.lines[0]
+            line = StatementLine(cite.rule, cite.article, text["extra_share"].format(share=share.description),
+                                 share.amount)
+            st = msgspec.structs.replace(st, lines=(line, *st.lines[1:]), extra=True)
+            shares += cents_of(share.amount)
+            cost += cents_of(st.total)
+        out.append(st)
+    return tuple(out), shares, to_brl(cost)

@@ -10,16 +10,18 @@ import datetime as dt
 import enum
 from typing import Any, Literal
 
-from sqlalchemy import insert
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from central.registry import audit_ports
-from central.registry.schema import audit_log, downlink_changes
+from central.registry.schema import audit_log, downlink_changes, workers
 from portgate.errors import BadInput
 from portgate.records import Card, EscalaEntry, Worker
 
 Kind = Literal["roster", "cards", "escala"]
 Op = Literal["upsert", "delete"]
+HOLDER = object()  # record_change's ``port``: the worker's (a card's holder's) stored port, read now
+EVERY_PORT = "*"  # downlink_changes.port of a card whose holder is no registered worker (not a port id)
 
 
 def utcnow() -> dt.datetime:
@@ -42,19 +44,38 @@ def body(record: Worker | Card | EscalaEntry) -> dict[str, Any]:
 
 def record_change(
     session: Session, kind: Kind, op: Op, key: str, payload: dict[str, Any] | None, *, actor: str,
-    now: dt.datetime,
+    now: dt.datetime, port: str | None | object = HOLDER,
 ) -> int:
     """Append one change row; return its id, which is the new version of ``kind``.
 
     The row commits with the caller's transaction, so a change is published only if the state it
-    describes was saved.
+    describes was saved. ``port`` (0033): the port the row concerns, None the home port; by default
+    (``HOLDER``) a roster row takes its worker's stored port (``workers.port``), a cards row its
+    holder's (``payload["registration"]``; ``EVERY_PORT`` when the holder is no registered worker,
+    e.g. an inspector), an escala row None. Each port's gates get the roster
+    rows of their port only (``central.broadcast.port_roster``).
     """
+    if port is HOLDER:
+        port = holder_port(session, kind, key, payload)
     result = session.execute(
         insert(downlink_changes).values(
-            kind=kind, op=op, key=key, body=payload, created_at=now, actor=actor
+            kind=kind, op=op, key=key, body=payload, created_at=now, actor=actor, port=port
         )
     )
     return int(result.inserted_primary_key[0])
+
+
+def holder_port(session: Session, kind: str, key: str, payload: dict[str, Any] | None) -> str | None:
+    """The stored port (None: the home port) of the worker a ``roster`` (``key``) or ``cards``
+    (``payload["registration"]``) change concerns; ``EVERY_PORT`` for a card whose holder is no
+    registered worker; None for an escala change (or a roster row of no worker)."""
+    registration = key if kind == "roster" else (payload or {}).get("registration") if kind == "cards" else None
+    if not registration:
+        return None
+    row = session.execute(select(workers.c.port).where(workers.c.registration == registration)).first()
+    if row is None:
+        return EVERY_PORT if kind == "cards" else None
+    return row.port
 
 
 _RESOLVE = object()  # audit(): the entry's port from the object it names

@@ -243,6 +243,9 @@ downlink_changes = Table(
     Column("body", JSON, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("actor", String(128), nullable=False),
+    # the port a roster/cards row concerns (0033): the worker's (a card's holder's) port when it was
+    # made; NULL: the home port (``central.broadcast.port_roster``)
+    Column("port", String(64), nullable=True),
 )
 Index("ix_downlink_changes_kind_id", downlink_changes.c.kind, downlink_changes.c.id)
 

@@ -4,8 +4,10 @@ A worker is registered at one port's OGMO (Lei 12.815 art. 32-33): ``workers.por
 his cards follow him (a card's port is its holder's). A case's port is the port of the flagged event's
 gate (``cases.port``, written when it is opened). NULL in either column is the office's home port
 (``port`` of central.toml, the first of ``CentralConfig.served_ports``): every row made before 0029,
-and a worker imported without a port. The port is not in ``portgate.records.Worker``, so it never
-reaches the gates' roster nor its change feed (as the CPF and PIS: ``central.registry.ids``).
+and a worker imported without a port. The port is not in ``portgate.records.Worker`` (a gate never
+sees it), but it chooses which port's gates get his record: each change row carries it
+(``downlink_changes.port``, 0031) and a move writes the rows that take him from one port's roster to
+the other's (``central.broadcast.port_roster``).
 
 ``in_ports`` is the SQL test "of these ports" every per-port page applies; ``csv_ports`` /
 ``csv_problems`` read and check a workers.csv's optional ``port`` column; ``set_port`` writes a
@@ -23,7 +25,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from central.registry import audit_ports
-from central.registry.changes import audit
+from central.registry.changes import audit, body, record_change
 from central.registry.schema import cards, workers
 from portgate import tables
 from portgate.errors import BadInput
@@ -133,7 +135,27 @@ def set_port(session: Session, registration: str, port: str | None, *, actor: st
     audit_ports.follow(session, registration, port)  # his entries of this command: his new port
     audit(session, actor=actor, action="worker.port", subject=registration,
           detail={"changed": {"port": [old or "", port or ""]}}, now=now)
+    _moved_changes(session, registration, old, port, actor=actor, now=now)
     return True
+
+
+def _moved_changes(session: Session, registration: str, old: str | None, new: str | None, *, actor: str,
+                   now: dt.datetime) -> None:
+    """The change rows of a worker's move (0031): a roster ``delete`` at the old port (its gates
+    take a fresh snapshot without him: the roster delta has no removal) and, at the new port, a
+    roster ``upsert`` with his record and a cards ``upsert`` of each of his cards (their gates add
+    him). Bodies: his ``workers``/``cards`` rows as they are (``body`` of ``Worker``/``Card``)."""
+    from central.registry.store import card_from_row, worker_from_row  # lazy: store imports this module
+
+    row = session.execute(select(workers).where(workers.c.registration == registration)).first()
+    if row is None:
+        return
+    record = body(worker_from_row(row))
+    record_change(session, "roster", "delete", registration, record, actor=actor, now=now, port=old)
+    record_change(session, "roster", "upsert", registration, record, actor=actor, now=now, port=new)
+    for card in session.execute(select(cards).where(cards.c.registration == registration).order_by(cards.c.uid)):
+        record_change(session, "cards", "upsert", card.uid, body(card_from_row(card)), actor=actor, now=now,
+                      port=new)
 
 
 def import_problems(session: Session, workers_csv: str | Path | None, card_holders: Iterable[tuple[str, str]],

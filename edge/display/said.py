@@ -15,13 +15,13 @@ import functools
 from edge.rules import engine
 from edge.rules.messages import Said, render
 from edge.rules.model import Decision
-from portgate.i18n import gettext
+from portgate.i18n import gate_words
 
 
 @functools.lru_cache(maxsize=4096)
 def text(message: Said, lang: str) -> str:
     """``message`` in ``lang`` (``"pt"``, ``"en"``): ``NEGADO — cartão desconhecido (0A04). [G1]``."""
-    return render(message, functools.partial(gettext, lang))
+    return render(message, gate_words(lang).gettext)
 
 
 def worded(decision: Decision) -> Decision:
@@ -33,8 +33,8 @@ def worded(decision: Decision) -> Decision:
         return dataclasses.replace(decision, message_pt=text(decision.said, "pt"),
                                    message_en=text(decision.said, "en"))
     except TypeError:  # a field value that cannot be hashed (a list): rendered without the cache
-        return dataclasses.replace(decision, message_pt=render(decision.said, functools.partial(gettext, "pt")),
-                                   message_en=render(decision.said, functools.partial(gettext, "en")))
+        return dataclasses.replace(decision, message_pt=render(decision.said, gate_words("pt").gettext),
+                                   message_en=render(decision.said, gate_words("en").gettext))
 
 
 def decide(*args, **kwargs) -> Decision:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from central.ledger.migrate import upgrade
+from testkit.cli import run_here
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "config" / "demo"
@@ -20,11 +21,13 @@ ROSTER = ("--workers", str(DEMO / "workers.csv"), "--cards", str(DEMO / "cards.c
 
 
 def portgate(*args):
+    """The installed command (a Python start): the unreachable ledger's exit 1 and a replay that runs."""
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=120)
 
 
 def replay(db, *extra):
-    return portgate("replay", "--from-ledger", "--date", "2026-03-15", "--db", db, *ROSTER, *extra)
+    """``portgate replay --from-ledger`` through ``app.cli.main`` in this process (``testkit.cli.run_here``)."""
+    return run_here(["replay", "--from-ledger", "--date", "2026-03-15", "--db", db, *ROSTER, *extra])
 
 
 def one_line(done, code, *wanted):
@@ -77,12 +80,12 @@ def test_taps_with_from_ledger_is_refused(ledger):
 
 
 def test_replay_of_a_known_ledger_still_runs(ledger):
-    done = replay(ledger)
+    done = portgate("replay", "--from-ledger", "--date", "2026-03-15", "--db", ledger, *ROSTER)  # the installed one
     assert done.returncode == 0, done.stderr
     assert "0 of 0 decision(s) change" in done.stderr
 
 
 def test_pay_of_a_file_that_is_not_a_database_says_so_not_migration(not_a_db):
-    done = portgate("pay", "--db", f"sqlite:///{not_a_db}", "--from", "2026-03-15", "--to", "2026-03-15")
+    done = run_here(["pay", "--db", f"sqlite:///{not_a_db}", "--from", "2026-03-15", "--to", "2026-03-15"])
     err = one_line(done, 2, "is not a database")
     assert "migration" not in err

@@ -19,6 +19,7 @@ import pytest
 from edge.journal import Journal
 from edge.rules.model import Now
 from edge.signing import load_or_create
+from testkit.cli import run_here
 from testkit.gate_process import kill_gate, start_gate_and_wait, write_gate_config
 from testkit.wait import wait_until
 from wire import chain
@@ -29,8 +30,15 @@ GATE = "g-aurora"
 
 
 def verify(config: Path, *extra: str) -> subprocess.CompletedProcess:
+    """The installed ``portgate edge verify-journal`` (a Python start)."""
     return subprocess.run([sys.executable, "-m", "app.cli", "edge", "verify-journal", "--config", str(config),
                            *extra], capture_output=True, text=True, timeout=120)
+
+
+def verify_here(config: Path, *extra: str) -> subprocess.CompletedProcess:
+    """The same command through ``app.cli.main`` in this process (``testkit.cli.run_here``): the
+    edited-journal tests check its output, the first test above the installed command."""
+    return run_here(["edge", "verify-journal", "--config", str(config), *extra])
 
 
 def digests(state: Path) -> dict[str, str]:
@@ -124,9 +132,9 @@ def _swap_seq(path: Path) -> None:
 ], ids=["deleted", "not-an-event", "swapped", "cut-at-the-end"])
 def test_each_edit_names_its_first_bad_seq(journal_gate, edit, named, first):
     config, path = journal_gate
-    assert verify(config).returncode == 0
+    assert verify_here(config).returncode == 0
     edit(path)
-    done = verify(config)
+    done = verify_here(config)
     assert done.returncode == 1, done.stdout + done.stderr
     assert any(line.startswith("FAIL: ") and named in line for line in done.stdout.splitlines()), done.stdout
     assert f"first bad seq {first} " in done.stdout.splitlines()[-1]
@@ -136,13 +144,13 @@ def test_another_key_fails_every_event_and_a_missing_key_is_exit_2(journal_gate,
     config, _path = journal_gate
     other = tmp_path / "other.pem"
     other.write_text(chain.public_pem(chain.new_private_key().public_key()))
-    done = verify(config, "--public-key", str(other))
+    done = verify_here(config, "--public-key", str(other))
     assert done.returncode == 1 and "CHAIN_BREAK BAD_SIGNATURE gate g-aurora seq 1:" in done.stdout
     assert "first bad seq 1 " in done.stdout.splitlines()[-1]
     (tmp_path / "state" / "signing.key").unlink()
-    done = verify(config)
+    done = verify_here(config)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "gate signing key file not found" in done.stderr and "--public-key" in done.stderr
     (tmp_path / "state" / "journal.db").rename(tmp_path / "moved.db")
-    done = verify(config, "--public-key", str(other))
+    done = verify_here(config, "--public-key", str(other))
     assert done.returncode == 2 and "cannot open read-only" in done.stderr and "Traceback" not in done.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.demo.mosquitto import Mosquitto, free_port
+from testkit import cli as testkit_cli
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
 
@@ -103,7 +104,21 @@ def scrape(port: int) -> str:
 
 
 def run_cli(args: list[str], **kw) -> subprocess.CompletedProcess:
+    """The installed command (``python -m app.cli``, a Python start): a service's ``run`` (it installs
+    signal handlers and logging once started) and one ``check-config`` of each kind."""
     return subprocess.run([*PORTGATE, *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def run_here(args: list[str]) -> subprocess.CompletedProcess:
+    """``check-config`` and the other short commands through ``app.cli.main`` in this process
+    (``testkit.cli.run_here``: the same code and output without a Python start)."""
+    return testkit_cli.run_here(args)
+
+
+def run_cli_or_here(args: list[str]) -> subprocess.CompletedProcess:
+    """``check-config`` in this process (``run_here``), any other command (a service's ``run``)
+    through the installed command (``run_cli``)."""
+    return run_here(args) if args[1:2] == ["check-config"] else run_cli(args)
 
 
 @pytest.fixture
@@ -121,4 +136,4 @@ def secure_broker(tmp_path):
         yield b
 
 
-__all__ = ["free_port", "scrape", "run_cli"]
+__all__ = ["free_port", "scrape", "run_cli", "run_here", "run_cli_or_here"]

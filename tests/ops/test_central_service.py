@@ -8,7 +8,7 @@ from pathlib import Path
 from central.ingest.keys import add_gate
 from central.ledger.migrate import upgrade
 from portgate.config import write_secret
-from tests.ops.conftest import free_port, run_cli, scrape
+from tests.ops.conftest import free_port, run_cli, run_cli_or_here, run_here, scrape
 from testkit.wait import wait_until
 
 
@@ -77,7 +77,7 @@ def test_central_bad_config_names_key_exit_2(tmp_path, broker):
     cfg = central_toml(tmp_path, broker)
     cfg.write_text(cfg.read_text().replace("workers = 1", 'workers = "many"'))
     for cmd in (["central", "run", "--config", str(cfg)], ["central", "check-config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2, res
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and "$.workers" in lines[0] and "Traceback" not in res.stderr, res.stderr
@@ -89,12 +89,12 @@ def test_central_unknown_key_and_open_secret(tmp_path, broker):
     res = run_cli(["central", "check-config", str(cfg)])
     assert res.returncode == 0 and res.stdout.startswith("ok: "), res
     cfg.write_text(good + "\n[ingest]\nbatch_sise = 3\n")
-    res = run_cli(["central", "check-config", str(cfg)])
+    res = run_here(["central", "check-config", str(cfg)])
     assert res.returncode == 2 and "$.ingest.batch_sise" in res.stderr, res.stderr
     cfg.write_text(good)
     (tmp_path / "mqtt.pw").chmod(0o644)
     for cmd in (["central", "check-config", str(cfg)], ["central", "run", "--config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2 and "chmod 600" in res.stderr, res.stderr
         assert "$.mqtt.password_file" in res.stderr or "mqtt.pw" in res.stderr
         assert "pw\n" not in res.stderr.replace("mqtt.pw", "")

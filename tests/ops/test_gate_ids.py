@@ -10,7 +10,7 @@ import pytest
 from edge.config import load_gate_config
 from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
-from tests.ops.conftest import run_cli
+from tests.ops.conftest import run_cli_or_here
 
 BAD_IDS = ["g1/#", "", "../g2", "$SYS", "g 1", "g1+", "g1\n", "x" * 65, "-g1", ".."]
 
@@ -41,7 +41,7 @@ def test_check_config_and_standalone_run_refuse_the_same_ids(tmp_path, key, bad)
     cfg = _config(tmp_path, **{key: bad})
     assert "[mqtt]" not in cfg.read_text()  # standalone: no topic is ever built from the id
     for cmd in (["edge", "check-config", str(cfg)], ["edge", "run", "--config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2, (cmd, res)
         assert len(lines) == 1 and f"{key} {bad!r} is not a valid id" in lines[0], res.stderr
@@ -54,5 +54,5 @@ def test_duplicate_reader_ids_are_refused_by_run_as_by_check_config(tmp_path):
     block = text[text.index("[[readers]]"):text.index("[seed]")]
     cfg.write_text(text.replace("[seed]", block + "[seed]"))
     for cmd in (["edge", "check-config", str(cfg)], ["edge", "run", "--config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2 and "reader ids must be unique" in res.stderr, res.stderr

@@ -8,7 +8,7 @@ import json
 import os
 
 from testkit.gate_process import write_gate_config
-from tests.ops.conftest import free_port, run_cli, scrape
+from tests.ops.conftest import free_port, run_cli, run_cli_or_here, run_here, scrape
 from testkit.wait import wait_until
 
 SECRET = b"gate-hmac-K3y-never-in-logs"
@@ -72,15 +72,15 @@ def test_gate_bad_config_names_key_exit_2(tmp_path):
     good = cfg.read_text()
     cfg.write_text(good.replace('indicator = "file"', 'indicator = "disco"'))
     for cmd in (["edge", "run", "--config", str(cfg)], ["edge", "check-config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2, res
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and "$.indicator" in lines[0] and "Traceback" not in res.stderr, res.stderr
     cfg.write_text(good.replace("[[readers]]", "readerz = 1\n[[readers]]"))
-    res = run_cli(["edge", "check-config", str(cfg)])
+    res = run_here(["edge", "check-config", str(cfg)])
     assert res.returncode == 2 and "$.readerz" in res.stderr, res.stderr
     cfg.write_text(good + "\n[sync]\nunrouted_backoff_s = nan\n")  # nan/0 busy-looped the uplink
-    res = run_cli(["edge", "check-config", str(cfg)])
+    res = run_here(["edge", "check-config", str(cfg)])
     assert res.returncode == 2 and "$.sync.unrouted_backoff_s" in res.stderr, res.stderr
 
 
@@ -91,6 +91,6 @@ def test_gate_check_config_ok_and_open_key(tmp_path):
     assert res.stdout.startswith("ok: ") and "gate g-aurora" in res.stdout and "metrics 127.0.0.1:9555" in res.stdout
     (tmp_path / "gate.key").chmod(0o640)
     for cmd in (["edge", "check-config", str(cfg)], ["edge", "run", "--config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2 and "chmod 600" in res.stderr, res.stderr
         assert SECRET.decode() not in res.stderr + res.stdout

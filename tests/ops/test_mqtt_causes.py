@@ -20,18 +20,21 @@ from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
 from testkit.tls import make_tls_files
 from testkit.wait import wait_until
-from tests.ops.conftest import run_cli
+from tests.ops.conftest import run_cli_or_here
 
 ACL = (Path(__file__).resolve().parents[2] / "config" / "mosquitto" / "portgate.acl").read_text()
 PASSWORD = "gate-pw-Secr3t"
 
 
-@pytest.fixture
-def tls_broker(tmp_path):
-    """mosquitto with a plain listener (``port``) and a TLS one (``tls_port``), user ``g-aurora``."""
-    files = make_tls_files(tmp_path / "tls")
+@pytest.fixture(scope="module")
+def tls_broker(tmp_path_factory):
+    """mosquitto with a plain listener (``port``) and a TLS one (``tls_port``), user ``g-aurora``: one
+    for the module (three RSA keys and a broker per test before); each test's gate is stopped before
+    the next starts, and a refused or failed connection leaves nothing on the broker."""
+    base = tmp_path_factory.mktemp("tls-broker")
+    files = make_tls_files(base / "tls")
     tls_port = free_port()
-    with Mosquitto(tmp_path / "tbroker", users={"g-aurora": PASSWORD}, acl=ACL,
+    with Mosquitto(base / "tbroker", users={"g-aurora": PASSWORD}, acl=ACL,
                    extra=files.mosquitto_listener(tls_port)) as broker:
         broker.tls_port, broker.tls = tls_port, files
         yield broker
@@ -118,5 +121,5 @@ def test_a_username_that_is_not_the_gate_id_is_refused_at_load(tmp_path):
     with pytest.raises(ConfigError, match="mqtt.username 'gate-1' must be the gate id 'g-aurora'"):
         load_gate_config(cfg)
     for cmd in (["edge", "check-config", str(cfg)], ["edge", "run", "--config", str(cfg)]):
-        res = run_cli(cmd)
+        res = run_cli_or_here(cmd)
         assert res.returncode == 2 and "must be the gate id" in res.stderr and "%u" in res.stderr, res.stderr

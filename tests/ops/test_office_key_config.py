@@ -12,7 +12,7 @@ import pytest
 from edge.config import load_gate_config, office_key
 from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
-from tests.ops.conftest import run_cli
+from tests.ops.conftest import run_here
 from wire import chain
 
 
@@ -45,7 +45,7 @@ def test_a_missing_or_bad_office_key_stops_the_gate_naming_the_key(tmp_path, con
     cfg = _config(tmp_path, 'office_public_key_file = "office.pub"')
     with pytest.raises(ConfigError, match=f"office_public_key_file: {why}"):
         load_gate_config(cfg)
-    res = run_cli(["edge", "check-config", str(cfg)])
+    res = run_here(["edge", "check-config", str(cfg)])
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1 and "office_public_key_file" in lines[0], res.stderr
 
@@ -53,7 +53,7 @@ def test_a_missing_or_bad_office_key_stops_the_gate_naming_the_key(tmp_path, con
 def _refused(cfg, why: str) -> None:
     with pytest.raises(ConfigError, match=f"office_public_key_file: .*{why}"):
         load_gate_config(cfg)
-    res = run_cli(["edge", "check-config", str(cfg)])
+    res = run_here(["edge", "check-config", str(cfg)])
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1 and why in lines[0], res.stderr
 

@@ -2,7 +2,7 @@
 from the worker's page (``/workers/{registration}/access-code``), revoke his access
 (``/workers/{registration}/access-revoke``), and decide the workers' refusals for health (R3) with
 their certificates (``/worker-requests``). Role office; pages rendered like the worker's
-(``central.web.routes.worker.wpage``)."""
+(``central.web.routes.worker_frame.wpage``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from central.web import workerrequests
 from central.web.ports import per_port
 from central.web.registry_scope import of_worker
 from central.web.routes.cases import _row_id
-from central.web.routes.worker import PHOTO_FORMATS, _refused, wpage
+from central.web.routes.worker_frame import PHOTO_FORMATS, _refused, wpage
 from central.web.security import guarded
 from central.web.users import disable_user
 from central.web.workeraccounts import account_of, issue_code

@@ -12,6 +12,7 @@ from contextlib import closing
 import pytest
 
 from edge.sync.inspectors import read_inspectors
+from testkit.cli import run_here
 
 
 def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
@@ -60,9 +61,8 @@ def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     # shifts given as CSV (config/demo/shifts.csv: the admits and exits of the day, by hand).
     from app.demo.scenario import DEFAULT_DIR
 
-    def pay(*args):
-        done = subprocess.run([sys.executable, "-m", "app.cli", "pay", *args],
-                              capture_output=True, text=True, timeout=120)
+    def pay(*args):  # in this process (testkit.cli.run_here): the installed pay has its own tests
+        done = run_here(["pay", *args])
         assert done.returncode == 0, done.stderr
         return sorted(done.stdout.splitlines())
 

@@ -11,6 +11,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from tests.central.ingest.conftest import PORT, now
+from testkit.cli import run_here
 from testkit.wait import wait_until
 from wire import downlink as dl
 from wire import topics
@@ -21,7 +22,14 @@ CARDS = "uid,kind,registration,status\nAA000001,control,1001,active\nAA000002,co
 
 
 def portgate(*args) -> subprocess.CompletedProcess:
+    """The installed command (a Python start): the first test's publish after a real office."""
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=60)
+
+
+def portgate_here(*args) -> subprocess.CompletedProcess:
+    """The same command through ``app.cli.main`` in this process (``testkit.cli.run_here``: no Python
+    start): the refusals and the other publishes below."""
+    return run_here(list(args))
 
 
 def retained_blocklist(broker) -> dl.CardsSnapshot:
@@ -70,9 +78,9 @@ def test_a_blocklist_without_the_ledger_is_refused_unless_asked_for(tmp_path, br
     cards = tmp_path / "cards.csv"
     cards.write_text(CARDS)
     where = ["--host", broker.host, "--mqtt-port", str(broker.port), "--port", PORT, "--cards", str(cards)]
-    refused = portgate("central", "publish", *where)
+    refused = portgate_here("central", "publish", *where)
     assert refused.returncode == 2 and "--cards needs --config" in refused.stderr
-    done = portgate("central", "publish", *where, "--no-ledger")
+    done = portgate_here("central", "publish", *where, "--no-ledger")
     assert done.returncode == 0, done.stderr
     assert [b.uid for b in retained_blocklist(broker).blocked] == ["AA000002"]
 
@@ -88,7 +96,7 @@ def test_a_missing_sqlite_ledger_is_a_clear_error_and_is_not_created(tmp_path, b
     cards = tmp_path / "cards.csv"
     cards.write_text(CARDS)
     missing = tmp_path / "ledger.db"
-    failed = portgate("central", "publish", "--config", _config(tmp_path, f"sqlite:///{missing}", broker),
+    failed = portgate_here("central", "publish", "--config", _config(tmp_path, f"sqlite:///{missing}", broker),
                       "--cards", str(cards))
     assert failed.returncode == 1, failed.stderr
     assert f"ledger database sqlite:///{missing}: file {missing} does not exist" in failed.stderr
@@ -106,7 +114,7 @@ def test_a_database_without_the_events_table_is_not_a_ledger(tmp_path, broker):
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY)")
     db.close()
-    failed = portgate("central", "publish", "--config", _config(tmp_path, f"sqlite:///{other}", broker),
+    failed = portgate_here("central", "publish", "--config", _config(tmp_path, f"sqlite:///{other}", broker),
                       "--cards", str(cards))
     assert failed.returncode == 1, failed.stderr
     assert f"ledger database sqlite:///{other} has no events table" in failed.stderr
@@ -119,7 +127,7 @@ def test_an_unreachable_broker_exits_1_naming_it(tmp_path):
     cards = tmp_path / "cards.csv"
     cards.write_text(CARDS)
     port = free_port()  # nothing listens there
-    failed = portgate("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(port), "--port", PORT,
+    failed = portgate_here("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(port), "--port", PORT,
                       "--cards", str(cards), "--no-ledger")
     assert failed.returncode == 1, failed.stderr
     assert f"MQTT broker 127.0.0.1:{port} not reachable" in failed.stderr
@@ -138,7 +146,7 @@ def test_snapshots_the_broker_never_acknowledges_are_an_error(tmp_path):
     escala = tmp_path / "escala.csv"
     escala.write_text("date,period,ship,ship_name,voyage,berth,gate_id,post,function,registration\n")
     try:
-        failed = portgate("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(server.getsockname()[1]),
+        failed = portgate_here("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(server.getsockname()[1]),
                           "--port", PORT, "--escala", str(escala))
     finally:
         server.close()
@@ -160,7 +168,7 @@ def test_snapshots_the_broker_refuses_are_an_error(tmp_path):
                           f'password_file = "{pw}"\n')
         cards = tmp_path / "cards.csv"
         cards.write_text(CARDS)
-        failed = portgate("central", "publish", "--config", str(config), "--cards", str(cards), "--no-ledger")
+        failed = portgate_here("central", "publish", "--config", str(config), "--cards", str(cards), "--no-ledger")
         assert failed.returncode == 1 and "refused" in failed.stderr, failed.stderr
     finally:
         broker.kill()

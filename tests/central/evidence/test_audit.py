@@ -23,6 +23,7 @@ from edge.rules.model import Now
 from portgate.config import read_secret
 from tests.central.evidence.ingested import ingest
 from tests.central.ingest.test_check import event
+from testkit.cli import run_here
 from wire import chain
 from wire.events import TapPayload, encode, sign
 
@@ -64,11 +65,10 @@ def recorded(engine):
 
 
 def cli(url, keys, *extra):
-    """The installed ``evidence audit`` at the test's own priority (``--nice 0``: at its default nice 19 it
-    waits behind every other process of a busy suite; the default has its own test in test_audit.py)."""
-    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0",
-           *extra]
-    return subprocess.run(run, capture_output=True, text=True, timeout=300)
+    """``portgate evidence audit`` through ``app.cli.main`` in this process (``testkit.cli.run_here``: no
+    Python start per run) at the test's own priority (``--nice 0``: the process's niceness unchanged;
+    the default nice 19 and the installed command have their own tests below, in subprocesses)."""
+    return run_here(["evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0", *extra])
 
 
 def store_raw(engine, event_id, raw):
@@ -196,8 +196,7 @@ def test_a_keys_dir_that_does_not_exist_names_the_option_and_the_path(ledger, tm
     config = tmp_path / "central.toml"
     config.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "/nonexistent"\n')
     extra = ["--keys-dir", "/nonexistent"] if given == "option" else []
-    run = subprocess.run([sys.executable, "-m", "app.cli", "evidence", "audit", "--config", str(config), *extra],
-                         capture_output=True, text=True, timeout=300)
+    run = run_here(["evidence", "audit", "--config", str(config), *extra])
     where = "--keys-dir" if given == "option" else f"{config}: keys_dir"
     assert (run.returncode, run.stderr) == (2, f"portgate: {where}: '/nonexistent' does not exist (portgate central "
                                                "add-gate creates the key directory)\n")

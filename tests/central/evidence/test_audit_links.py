@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-import sys
 
 import pytest
 from sqlalchemy import delete, select, update
@@ -20,6 +19,7 @@ from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
 from tests.central.evidence.ingested import ingest as ingest_at
+from testkit.cli import run_here
 from wire import chain
 from wire.events import TapPayload
 
@@ -55,11 +55,10 @@ def ledger(tmp_path, migrated_url):
 
 
 def cli(url, keys, *extra):
-    """The installed ``evidence audit`` at the test's own priority (``--nice 0``: at its default nice 19 it
-    waits behind every other process of a busy suite; the default has its own test in test_audit.py)."""
-    run = [sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0",
-           *extra]
-    return subprocess.run(run, capture_output=True, text=True, timeout=300)
+    """``portgate evidence audit`` through ``app.cli.main`` in this process (``testkit.cli.run_here``: no
+    Python start per run) at the test's own priority (``--nice 0``: the process's niceness unchanged;
+    the default nice 19 and the installed command have their tests in test_audit.py)."""
+    return run_here(["evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0", *extra])
 
 
 def breaks(engine):
@@ -136,8 +135,8 @@ def test_a_recorded_loss_is_not_missing(ledger):
 def export_verify(url, keys, out, capsys):
     """``portgate evidence export`` of R1's 15 March, then ``portgate evidence verify``, through the
     command's entry point (``app.cli.main``) in this process: the same code as the installed
-    command without two Python starts (``cli`` above runs the installed ``evidence audit``, which
-    lowers its own process's priority). Returns the verify's run (returncode, stdout, stderr)."""
+    command without two Python starts (``cli`` above runs ``evidence audit`` the same way, at
+    ``--nice 0``). Returns the verify's run (returncode, stdout, stderr)."""
     capsys.readouterr()
     made = main(["evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
                  "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out)])

@@ -26,6 +26,7 @@ from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
 from portgate.errors import BadInput
+from testkit.cli import run_here
 from wire import chain, topics
 from wire.events import TapPayload, encode
 
@@ -72,7 +73,13 @@ def bundle(ledger, tmp_path_factory):
 
 
 def cli(*args):
+    """The installed command (a Python start): the one-line refusal of a malformed manifest."""
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def cli_here(*args):
+    """The same command through ``app.cli.main`` in this process (``testkit.cli.run_here``)."""
+    return run_here(list(args))
 
 
 def rewrite(src, dst, change):
@@ -176,7 +183,7 @@ def test_a_header_that_understates_the_size_cannot_read_more_than_it_declares(bu
     with pytest.raises(BadInput) as err:
         verify_bundle(lying, max_member=2**20)
     assert "shifts.json: damaged member" in str(err.value)
-    done = cli("evidence", "verify", str(lying))
+    done = cli_here("evidence", "verify", str(lying))
     assert done.returncode == 2 and "Traceback" not in done.stderr and "shifts.json" in done.stderr
 
 
@@ -191,7 +198,7 @@ def test_a_gate_rulebook_that_is_not_one_is_refused_naming_the_file(ledger, tmp_
     book = tmp_path / "book.toml"
     book.write_text(content)
     out = tmp_path / "out.zip"
-    done = cli("evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
+    done = cli_here("evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
                "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out), "--gate-rulebook", str(book))
     assert done.returncode == 2, done.stdout + done.stderr
     line = done.stderr.strip()
@@ -204,7 +211,7 @@ def test_a_shipped_gate_rulebook_is_packed(ledger, tmp_path):
 
     url, keys = ledger
     out = tmp_path / "out.zip"
-    done = cli("evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
+    done = cli_here("evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
                "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out),
                "--gate-rulebook", str(RULEBOOKS / "gate-default.toml"))
     assert done.returncode == 0, done.stderr
@@ -248,7 +255,7 @@ def test_every_flipped_byte_in_deflated_data_is_a_damaged_member_never_a_traceba
             verify_bundle(bad)
         causes.append(err.value.__cause__)
         if isinstance(err.value.__cause__, zlib.error):
-            done = cli("evidence", "verify", str(bad))
+            done = cli_here("evidence", "verify", str(bad))
             assert done.returncode == 2, done.stderr
             assert "damaged member" in done.stderr and len(done.stderr.strip().splitlines()) == 1
             assert "Traceback" not in done.stderr

@@ -12,6 +12,7 @@ import zipfile
 import pytest
 
 from app.cli import main
+from testkit.cli import run_here
 from wire import chain
 
 DAY = "2026-03-15"
@@ -27,7 +28,14 @@ def demo(demo_day):
 
 
 def cli(*args):
+    """The installed command (a Python start): the V017 bundle's verify, pinned and not."""
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def cli_here(*args):
+    """The same entry point (``app.cli.main``) in this process (``testkit.cli.run_here``): every
+    other run of this module (no Python start with the office's imports per run)."""
+    return run_here(list(args))
 
 
 def rewrite(src, dst, change):
@@ -68,7 +76,7 @@ def test_the_v017_bundle_verifies_offline(demo, tmp_path):
 def verify_here(path, capsys) -> tuple[int, str]:
     """``portgate evidence verify PATH`` through the command's entry point (``app.cli.main``) in
     this process: the same code as the installed command without a Python start per bundle (the
-    ``cli`` runs of the same test check the installed command). Returns (exit status, stdout)."""
+    V017 bundle's test above checks the installed command). Returns (exit status, stdout)."""
     capsys.readouterr()
     status = main(["evidence", "verify", str(path)])
     return status, capsys.readouterr().out
@@ -96,9 +104,9 @@ def test_any_edit_of_the_bundle_fails_and_is_named(demo, tmp_path, capsys):
         assert any(expected in line for line in fails), (name, fails)
     # a file removed, or one slipped in
     rewrite(bundle, tmp_path / "gone.zip", lambda f: {k: v for k, v in f.items() if k != "shifts.json"})
-    assert "FAIL: shifts.json: listed in the manifest but missing" in cli("evidence", "verify", str(tmp_path / "gone.zip")).stdout
+    assert "FAIL: shifts.json: listed in the manifest but missing" in cli_here("evidence", "verify", str(tmp_path / "gone.zip")).stdout
     rewrite(bundle, tmp_path / "extra.zip", lambda f: {**f, "events/g-x.jsonl": b"{}"})
-    assert "FAIL: events/g-x.jsonl: not listed in the manifest" in cli("evidence", "verify", str(tmp_path / "extra.zip")).stdout
+    assert "FAIL: events/g-x.jsonl: not listed in the manifest" in cli_here("evidence", "verify", str(tmp_path / "extra.zip")).stdout
 
 
 def test_an_edited_event_with_a_re_signed_manifest_still_fails_on_the_gate_signature(demo, tmp_path):
@@ -120,26 +128,26 @@ def test_an_edited_event_with_a_re_signed_manifest_still_fails_on_the_gate_signa
         return files
 
     rewrite(demo / "evidence-V017.zip", tmp_path / "forged.zip", forge)
-    done = cli("evidence", "verify", str(tmp_path / "forged.zip"))
+    done = cli_here("evidence", "verify", str(tmp_path / "forged.zip"))
     assert done.returncode == 1
     assert "FAIL: events/g-nordic.jsonl: CHAIN_BREAK BAD_SIGNATURE gate g-nordic seq" in done.stdout, done.stdout
     assert "receipts/g-nordic.json: not a receipt signed by the office key" in done.stdout
 
 
 def test_pay_what_if_prints_v017s_new_total_beside_696_60(demo):
-    done = cli("pay", "--db", f"sqlite:///{demo / 'ledger.db'}", "--from", DAY, "--to", DAY,
-               "--what-if", "example-cct-2026")
+    done = cli_here("pay", "--db", f"sqlite:///{demo / 'ledger.db'}", "--from", DAY, "--to", DAY,
+                    "--what-if", "example-cct-2026")
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     total = next(r for r in rows if r["registration"] == "V017" and r["rule"] == "TOTAL")
     assert total["recorded"] == "696.60" and total["what_if"] not in (None, "696.60")
     assert "nothing stored" in done.stderr
-    assert "evidence-V017.zip: VERIFIED" in cli("evidence", "verify", str(demo / "evidence-V017.zip")).stdout
+    assert "evidence-V017.zip: VERIFIED" in cli_here("evidence", "verify", str(demo / "evidence-V017.zip")).stdout
 
 
 def test_a_bad_bundle_is_a_one_line_error(tmp_path):
     (tmp_path / "x.zip").write_bytes(b"not a zip")
-    done = cli("evidence", "verify", str(tmp_path / "x.zip"))
+    done = cli_here("evidence", "verify", str(tmp_path / "x.zip"))
     assert done.returncode == 2 and "not a readable zip" in done.stderr
 
 
@@ -149,9 +157,9 @@ def _replay(demo, tmp_path, required: bool, *extra):
         "card_and_badge_required = true", f"card_and_badge_required = {str(required).lower()}"))
     from app.demo.scenario import DEFAULT_DIR
 
-    done = cli("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
-               "--rulebook", str(book), "--workers", str(DEFAULT_DIR / "workers.csv"),
-               "--cards", str(DEFAULT_DIR / "cards.csv"), "--escala", str(DEFAULT_DIR / "escala.csv"), *extra)
+    done = cli_here("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
+                    "--rulebook", str(book), "--workers", str(DEFAULT_DIR / "workers.csv"),
+                    "--cards", str(DEFAULT_DIR / "cards.csv"), "--escala", str(DEFAULT_DIR / "escala.csv"), *extra)
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     return rows[:-1], rows[-1]["summary"], done.stderr
@@ -184,10 +192,10 @@ def test_one_gate_replayed_with_its_own_rulebook_against_the_others_records_chan
     under G5 at g-nordic, the card confiscated at g-aurora still under G2."""
     from app.demo.scenario import DEFAULT_DIR
 
-    done = cli("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
-               "--gate", gate, "--rulebook", str(demo / gate / "gate-rules.toml"),
-               "--workers", str(DEFAULT_DIR / "workers.csv"), "--cards", str(DEFAULT_DIR / "cards.csv"),
-               "--escala", str(DEFAULT_DIR / "escala.csv"))
+    done = cli_here("replay", "--from-ledger", "--db", f"sqlite:///{demo / 'ledger.db'}", "--date", DAY,
+                    "--gate", gate, "--rulebook", str(demo / gate / "gate-rules.toml"),
+                    "--workers", str(DEFAULT_DIR / "workers.csv"), "--cards", str(DEFAULT_DIR / "cards.csv"),
+                    "--escala", str(DEFAULT_DIR / "escala.csv"))
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     summary, rows = rows[-1]["summary"], rows[:-1]

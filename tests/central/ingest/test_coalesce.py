@@ -1,4 +1,4 @@
-"""The writer process commits the batches already waiting for it together (writer.coalesce), in
+"""The writer process commits the batches already waiting for it together (writer_process.coalesce), in
 arrival order, and never takes a stop or an error into a group."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import queue
 
 import pytest
 
-from central.ingest.writer import _NOTHING, coalesce
+from central.ingest.writer_process import _NOTHING, coalesce
 
 
 def batch(batch_id: int, n: int) -> tuple:

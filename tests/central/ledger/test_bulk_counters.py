@@ -99,8 +99,8 @@ def test_other_connections_never_see_the_table_without_its_trigger(tmp_path, moc
     engine.dispose()
 
 
-def test_a_failed_batch_rolled_back_leaves_counter_and_trigger(db_url):
-    upgrade(db_url)
+def test_a_failed_batch_rolled_back_leaves_counter_and_trigger(migrated_url):
+    db_url = migrated_url  # at head: a copy of the session's migrated ledger
     engine = make_engine(db_url)
     with engine.connect() as c:
         before = read_counters(c)

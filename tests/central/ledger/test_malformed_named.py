@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 
 from central.db import make_engine
 from central.ledger.schema import events
-from tests.central.evidence.test_bad_bundles import cli, ledger  # noqa: F401  (module fixture)
+from tests.central.evidence.test_bad_bundles import cli_here, ledger  # noqa: F401  (module fixture)
 
 
 def _damaged(ledger, tmp_path):  # noqa: F811
@@ -29,7 +29,7 @@ def _damaged(ledger, tmp_path):  # noqa: F811
 
 def test_pay_close_names_the_undecodable_event(ledger, tmp_path):  # noqa: F811
     url, _keys, (eid, gate, seq) = _damaged(ledger, tmp_path)
-    done = cli("pay", "close", "--db", url, "--from", "2026-03-15", "--to", "2026-03-15")
+    done = cli_here("pay", "close", "--db", url, "--from", "2026-03-15", "--to", "2026-03-15")
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()
     assert len(line.splitlines()) == 1 and "Traceback" not in line
@@ -39,7 +39,7 @@ def test_pay_close_names_the_undecodable_event(ledger, tmp_path):  # noqa: F811
 def test_evidence_export_names_the_undecodable_event(ledger, tmp_path):  # noqa: F811
     url, keys, (eid, gate, seq) = _damaged(ledger, tmp_path)
     out = tmp_path / "out.zip"
-    done = cli("evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
+    done = cli_here("evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", "R1",
                "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out))
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()

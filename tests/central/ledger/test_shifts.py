@@ -124,8 +124,8 @@ def test_migrations_create_every_table_and_are_idempotent(db_url):
     assert {"events", "shifts", "shift_flags", "statements", "statement_lines"} <= names
 
 
-def test_rebuild_from_events_table_pairs_flags_and_is_repeatable(db_url):
-    upgrade(db_url)
+def test_rebuild_from_events_table_pairs_flags_and_is_repeatable(migrated_url):
+    db_url = migrated_url  # at head: a copy of the session's migrated ledger
     engine = make_engine(db_url)
     g1, g2 = ShiftEvents("g1"), ShiftEvents("g2")
     a, b = dispatch(DAY, "07-13", "9300001"), dispatch(DAY, "07-13", "9300002")
@@ -156,8 +156,8 @@ def test_rebuild_from_events_table_pairs_flags_and_is_repeatable(db_url):
     assert by_id["100/9300001/2026-03-10/07-13"].exit_at == t(2026, 3, 10, 13, 5)
 
 
-def test_events_table_keeps_the_gate_mac_and_raw_bytes(db_url):
-    upgrade(db_url)
+def test_events_table_keeps_the_gate_mac_and_raw_bytes(migrated_url):
+    db_url = migrated_url  # at head: a copy of the session's migrated ledger
     engine = make_engine(db_url)
     g = ShiftEvents()
     ev = g.admit("100", t(2026, 3, 10, 7), dispatch(DAY, "07-13"))

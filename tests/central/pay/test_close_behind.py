@@ -1,6 +1,6 @@
 """The month close's shift half beside its pay half (``central.pay.close_behind``): on PostgreSQL
-the pay is computed while the shift half's transaction writes, and the statements are written
-only after it committed; on SQLite the halves run one after the other. Failures of either half."""
+the pay is computed and the statements written while the shift half's transaction writes, and
+the statements are committed only after it committed; on SQLite the halves run one after the other. Failures of either half."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from central.ledger import reclose
 from central.ledger.tables import shifts, statements
-from central.pay import close, versions_save
+from central.pay import close
 from central.pay.close import STEPS
 from portgate.errors import StoreError
 from tests.central.pay.test_incremental_close import _assert_as_the_full_path, _close, month  # noqa: F401
@@ -24,36 +24,47 @@ def _count(engine, table) -> int:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
-def test_pay_is_computed_while_the_shifts_are_written_on_postgresql_and_stored_after_them(month, mocker):
+def test_statements_are_written_while_the_shifts_are_on_postgresql_and_committed_after_them(month, mocker):
     engine = month[0]
     behind = engine.dialect.name == "postgresql"
-    paid = threading.Event()
+    writing = threading.Event()  # the pay half planned its statements and is about to write them
+    written = threading.Event()  # the statements and lines written, not committed
     seen: dict[str, object] = {}
-    real_store, real_pay, real_supersede = reclose._store_changed, close.pay_shifts, versions_save._supersede_replaced
+    real_store, real_pay, real_save = reclose._store_changed, close.pay_shifts, close.save_statements
 
-    def store(*args, **kwargs):  # the shift half's first write waits for the pay (PostgreSQL)
-        seen["paid before the shifts were written"] = paid.wait(timeout=120 if behind else 0)
+    def store(*args, **kwargs):  # the shift half's first write waits for the statements' (PostgreSQL)
+        seen["pay half writing when the shifts are written"] = writing.is_set()
+        seen["statements written before the shifts were"] = written.wait(timeout=120 if behind else 0)
         seen["store thread"] = threading.current_thread() is threading.main_thread()
         return real_store(*args, **kwargs)
 
     def pay(*args, **kwargs):
         out = real_pay(*args, **kwargs)
         seen["shifts committed when paid"] = _count(engine, shifts) > 0
-        paid.set()
         return out
 
-    def supersede(*args, **kwargs):  # the pay half's first write
-        seen["shifts committed when the statements are written"] = _count(engine, shifts) > 0
-        return real_supersede(*args, **kwargs)
+    def save(*args, before_write, before_commit, **kwargs):  # the pay half commits after the shift half
+        def then_write():
+            writing.set()
+            before_write()
+
+        def then_commit():
+            written.set()
+            before_commit()
+            seen["shifts committed when the statements are committed"] = _count(engine, shifts) > 0
+            seen["statements not committed before"] = _count(engine, statements) == 0
+        return real_save(*args, before_write=then_write, before_commit=then_commit, **kwargs)
 
     mocker.patch.object(reclose, "_store_changed", store)
     mocker.patch.object(close, "pay_shifts", pay)
-    mocker.patch.object(versions_save, "_supersede_replaced", supersede)
+    mocker.patch.object(close, "save_statements", save)
     told: list[str] = []
     done = _close(*month, progress=told.append)
-    assert seen == {"paid before the shifts were written": behind, "store thread": not behind,
+    assert seen == {"pay half writing when the shifts are written": behind,
+                    "statements written before the shifts were": behind, "store thread": not behind,
                     "shifts committed when paid": not behind,
-                    "shifts committed when the statements are written": True}
+                    "shifts committed when the statements are committed": True,
+                    "statements not committed before": True}
     assert told == list(STEPS)  # in order, each once, from the caller's thread
     assert done.rebuilt == done.paid > 0 and done.statements == _count(engine, statements)
     assert not any(t.name.startswith("close-shifts") for t in threading.enumerate())

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 
 from central.db import make_engine
 from central.registry.schema import cards, workers
+from testkit.cli import run_here
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo"
@@ -37,8 +38,8 @@ def _count(url: str, table) -> int:
 
 def test_every_bad_row_of_both_files_in_one_refusal(tmp_path):
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    done = _portgate("registry", "import", "--db", url, "--workers", str(DEMO / "workers.csv"), "--cards",
-                     str(DEMO / "cards.csv"))
+    done = run_here(["registry", "import", "--db", url, "--workers", str(DEMO / "workers.csv"), "--cards",
+                     str(DEMO / "cards.csv")])  # the set-up, in process; the refusal below: the real entry point
     assert done.returncode == 0, done.stderr
     before = _count(url, cards), _count(url, workers)
     people = tmp_path / "workers.csv"

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from testkit.cli import run_here
+
 ROOT = Path(__file__).resolve().parents[3]
 PORTGATE = Path(sys.executable).with_name("portgate")
 
@@ -78,9 +80,8 @@ class Tty:
 def config(tmp_path_factory):
     """A ledger holding the user ``ana`` (added with the password in the environment)."""
     cfg = _config(tmp_path_factory.mktemp("users-tty"))
-    env = os.environ | {"PORTGATE_PASSWORD": "first password!"}
-    done = subprocess.run([str(PORTGATE), "office", "add-user", "--config", cfg, "--login", "ana", "--role",
-                           "office"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = run_here(["office", "add-user", "--config", cfg, "--login", "ana", "--role", "office"],
+                    env={"PORTGATE_PASSWORD": "first password!"})  # the set-up, in process; the tests: a tty
     assert done.returncode == 0, done.stderr
     return cfg
 

@@ -1,0 +1,128 @@
+"""The worker's cases on his phone (R7), under ``/w/processos``: the list, one case with its
+deadline for an appeal, his prior defence and his appeal (each with a photo of a document), and
+his case's attachments. Only his own cases: another worker's case or attachment is 404. A refused
+defence or appeal is shown again with what was typed. Part of ``central.web.routes.worker``'s
+``ROUTES``.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from central.registry import cases as case_svc
+from central.web import workermodel
+from central.web.render import lang_of
+from central.web.routes.cases import _row_id
+from central.web.routes.worker_frame import PHOTO_MAX, _actor, _photo, _refused, say, worker_only, wpage
+from portgate.errors import BadInput
+
+
+@worker_only
+async def cases_page(request: Request):
+    web, reg = request.app.state.web, request.state.registration
+    found = await run_in_threadpool(web.read, lambda c: workermodel.cases_of(c, reg))
+    return wpage(request, "worker/cases.html", cases=found)
+
+
+def _case_id(request: Request) -> int | None:
+    try:
+        return _row_id(request.path_params["case_id"], "case")
+    except BadInput:
+        return None
+
+
+async def _case_view(request: Request, status_code: int = 200, **extra) -> Response:
+    web, reg = request.app.state.web, request.state.registration
+    case_id = _case_id(request)
+    found = None if case_id is None else await run_in_threadpool(web.read, workermodel.case_of, reg, case_id)
+    if found is None:
+        return _refused(request, f"no case {request.path_params['case_id'][:30]}", status_code=404)
+    row, files = found
+    deadline = case_svc.appeal_deadline(_Row(row)) if row.get("decided_at") else None
+    context = {"defence_text": "", "appeal_text": "", "error": "", "saved": request.query_params.get("saved", "")}
+    context.update(extra)
+    return wpage(request, "worker/case.html", status_code=status_code, case=row, files=files, deadline=deadline,
+                 now=web.now(), photo_mb=PHOTO_MAX // (1024 * 1024), **context)
+
+
+class _Row:
+    """A case dict read as the row ``cases.appeal_deadline`` takes."""
+
+    def __init__(self, d: dict) -> None:
+        self.__dict__.update(d)
+
+
+@worker_only
+async def case_page(request: Request):
+    return await _case_view(request)
+
+
+async def _case_change(request: Request, field: str, step) -> Response:
+    """A worker's defence or appeal: the case must be his (else 404); ``step(session, case_id, text,
+    files)`` records it; a refusal shows the case again with the text typed (400)."""
+    web, reg = request.app.state.web, request.state.registration
+    case_id = _case_id(request)
+    found = None if case_id is None else await run_in_threadpool(web.read, workermodel.case_of, reg, case_id)
+    if found is None:
+        return _refused(request, f"no case {request.path_params['case_id'][:30]}", status_code=404)
+    form = await request.form()
+    text = str(form.get(field) or "")
+    try:
+        files = []
+        item = form.get("photo")
+        if isinstance(item, UploadFile) and item.filename:
+            files.append(_photo(await item.read(), item.filename))
+        await run_in_threadpool(web.with_session, lambda s: step(s, case_id, text, files))
+    except BadInput as exc:
+        return await _case_view(request, status_code=400, error=say(lang_of(request), exc),
+                                **{f"{field}_text": text})
+    return RedirectResponse(f"/w/processos/{case_id}?saved={field}", status_code=303)
+
+
+@worker_only
+async def case_defence(request: Request):
+    actor = _actor(request)
+    return await _case_change(request, "defence", lambda s, cid, text, files: case_svc.record_defence(
+        s, cid, text, attachments=files, actor=actor, now=request.app.state.web.now()))
+
+
+@worker_only
+async def case_appeal(request: Request):
+    actor = _actor(request)
+
+    def step(s, cid, text, files):
+        if not text.strip():
+            raise BadInput("the appeal text is required", where="appeal")
+        case_svc.file_appeal(s, cid, text, actor=actor, now=request.app.state.web.now())
+
+    return await _case_change(request, "appeal", step)
+
+
+@worker_only
+async def case_attachment(request: Request):
+    web, reg = request.app.state.web, request.state.registration
+    case_id = _case_id(request)
+    try:
+        att = _row_id(request.path_params["attachment_id"], "attachment")
+    except BadInput:
+        att = None
+    found = None if case_id is None else await run_in_threadpool(web.read, workermodel.case_of, reg, case_id)
+    if found is None or att is None or att not in {f["id"] for f in found[1]}:
+        return _refused(request, "no attachment", status_code=404)
+    row = await run_in_threadpool(web.with_session, lambda s: case_svc.attachment(s, case_id, att))
+    safe = "".join(ch for ch in row.filename if ch.isalnum() or ch in "._-") or "anexo"
+    return Response(row.data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": f'attachment; filename="{safe}"'})
+
+
+ROUTES = [
+    Route("/w/processos", cases_page, methods=["GET"]),
+    Route("/w/processos/{case_id}", case_page, methods=["GET"]),
+    Route("/w/processos/{case_id}/defesa", case_defence, methods=["POST"]),
+    Route("/w/processos/{case_id}/recurso", case_appeal, methods=["POST"]),
+    Route("/w/processos/{case_id}/anexos/{attachment_id}", case_attachment, methods=["GET"]),
+]

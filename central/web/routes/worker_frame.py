@@ -1,0 +1,108 @@
+"""What every worker page (``central.web.routes.worker``, ``worker_cases``, ``worker_office``)
+shares: rendering a ``worker/*.html`` template (``wpage``), the guard of a worker's page
+(``worker_only``: session, role, CSRF, then a registration that is not cancelled, R4), the actor
+of his changes (``worker:<login>``), a refusal in his language (``say``, ``_refused``) and one
+photo of a document checked (``_photo``: JPEG or PNG, at most ``PHOTO_MAX`` bytes).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+
+from PIL import Image, UnidentifiedImageError
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from central.pay.payslip import brl
+from central.web.render import _local_time, env, lang_of
+from central.web.security import csrf_token, guarded
+from central.web.codewords import function_label, post_label
+from central.web.service_texts import flag_label, localize
+from central.web.users import MIN_PASSWORD, end_sessions_of
+from central.web.workeraccounts import registration_of
+from central.web.workertexts import word, pay_rule
+from portgate import l10n
+from portgate.errors import BadInput
+
+PHOTO_MAX = 4 * 1024 * 1024  # one photo of a document with a defence, bytes (under [web] max_body_mb)
+PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
+
+
+def wpage(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
+    """Render a worker template (``worker/*.html``) with the worker pages' context."""
+    web = request.app.state.web
+    lang = lang_of(request)
+    context.setdefault("reg", getattr(request.state, "registration", None))
+    html = env.get_template(template).render(
+        request=request, user=getattr(request.state, "user", None), lang=lang, csrf=csrf_token(request),
+        gettext=lambda key: word(lang, key), when=_local_time(web.tz, lang), day_text=lambda d: l10n.day(d, lang), path=request.url.path, brl=brl,
+        flag=lambda code: flag_label(lang, str(code)), function_name=lambda code: function_label(lang, str(code)),
+        post_name=lambda code: post_label(lang, str(code)), rule=lambda r, d: pay_rule(lang, r, d),
+        fmt=lambda key, **kw: word(lang, key).format(**kw), **context)
+    return HTMLResponse(html, status_code=status_code)
+
+
+def worker_only(fn):
+    """Wrap a worker page: ``guarded("worker")``, then the account's registration must be valid (not
+    cancelled, R4): else its sessions end and 403. Sets ``request.state.registration``."""
+
+    @functools.wraps(fn)
+    async def inner(request: Request) -> Response:
+        web = request.app.state.web
+        user = request.state.user
+
+        def check(s):
+            reg = registration_of(s, user.id)
+            if reg is None:
+                end_sessions_of(s, user.id, web.now())
+            return reg
+
+        reg = await run_in_threadpool(web.with_session, check)
+        if reg is None:
+            request.session.pop("sid", None)
+            return wpage(request, "worker/message.html", status_code=403, message=word(lang_of(request), "w_disabled"))
+        request.state.registration = reg
+        return await fn(request)
+
+    return guarded("worker")(inner)
+
+
+def _actor(request: Request) -> str:
+    return f"worker:{request.state.user.login}"
+
+
+
+def _photo(data: bytes, name: str) -> tuple[str, str, bytes]:
+    """One photo of a document: at most ``PHOTO_MAX`` bytes, a JPEG or PNG Pillow can read.
+    ``BadInput`` otherwise."""
+    if len(data) > PHOTO_MAX:
+        raise BadInput(f"attachment {name} is larger than {PHOTO_MAX // 1024 // 1024} MB", where="photo-size")
+    try:
+        with Image.open(io.BytesIO(data)) as img:
+            kind = img.format
+            img.verify()
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        raise BadInput(f"attachment {name} is not a JPEG or PNG photo", where="photo-kind") from None
+    if kind not in PHOTO_FORMATS:
+        raise BadInput(f"attachment {name} is not a JPEG or PNG photo", where="photo-kind")
+    return name, PHOTO_FORMATS[kind], data
+
+
+SAYS = {"code": "w_code_wrong", "locked": "login_locked", "--password": "w_password_short",
+        "photo-size": "w_photo_size", "photo-kind": "w_photo_kind"}
+
+
+def say(lang: str, exc: BadInput) -> str:
+    """A refusal in ``lang``: this module's own words by the error's ``where``, else the office's
+    translation of the service's message (``service_texts.localize``)."""
+    key = SAYS.get(exc.where or "")
+    if key:
+        return word(lang, key).format(mb=PHOTO_MAX // (1024 * 1024), n=MIN_PASSWORD)
+    return localize(lang, exc.reason)
+
+
+def _refused(request: Request, message: str, status_code: int = 400) -> HTMLResponse:
+    return wpage(request, "worker/message.html", status_code=status_code,
+                 message=localize(lang_of(request), message))
