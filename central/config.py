@@ -5,6 +5,7 @@ database_url = "sqlite:////var/lib/portgate/ledger.db"  # or postgresql+psycopg:
 port = "santos"
 # ports = ["santos", "paranagua"]     # several ports on one ledger: one consumer each (port among them)
 keys_dir = "/etc/portgate/keys"       # one <gate_id>.key per gate (0600), see `central add-gate`
+# port_keys_dirs = { paranagua = "/etc/portgate/keys-paranagua" }  # another port's add-gate --nats-users dir
 workers = 1                           # ingest workers (each its own MQTT session and ledger writer)
 
 [mqtt]                                # wire.connection.MqttConfig
@@ -168,6 +169,9 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # several ports on one ledger (docs/operations.md "Many ports, one ledger"): the ingest runs one
     # consumer per port (central/ingest/ports.py); empty: ``port`` alone
     ports: list[str] = []
+    # another served port's keys dir holding its gates' registrations (``add-gate --keys-dir DIR
+    # --nats-users ... --port P``: DIR/nats-users.json), read with keys_dir's (``registry_dirs``)
+    port_keys_dirs: dict[str, str] = {}
     database_password_file: str | None = None  # 0600 file with the PostgreSQL password (or PGPASSFILE)
     workers: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
     mqtt: MqttConfig = MqttConfig()
@@ -191,6 +195,10 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"port {self.port!r} (the home port) must be one of ports {self.ports}")
         if len(set(self.ports)) != len(self.ports):
             raise ValueError(f"ports {self.ports} names a port twice")
+        strange = sorted(set(self.port_keys_dirs) - set(self.served_ports[1:]))
+        if strange:
+            raise ValueError(f"port_keys_dirs names {', '.join(strange)}: not a port of ports other than "
+                             f"the home port {self.port!r} (whose registrations are in keys_dir)")
         if len(self.served_ports) > 1 and self.nats.durable:
             raise ValueError("[nats] durable names one consumer: with several ports leave it empty "
                              "(each port's consumer is ledger-<port>)")
@@ -201,6 +209,13 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not self.ports:
             return (self.port,)
         return (self.port, *(p for p in self.ports if p != self.port))
+
+    @property
+    def registry_dirs(self) -> tuple[str, ...]:
+        """The keys dirs whose gate registrations (``<dir>/nats-users.json``, ``add-gate --nats-users
+        ... --port``) the office reads: ``keys_dir``, then each other served port's ``port_keys_dirs``
+        entry (``central.ingest.nats_users.registered_in``)."""
+        return (self.keys_dir, *(self.port_keys_dirs[p] for p in self.served_ports if p in self.port_keys_dirs))
 
 
 def load_central_config(path: str | Path) -> CentralConfig:
@@ -231,7 +246,7 @@ def load_central_config(path: str | Path) -> CentralConfig:
     web = msgspec.structs.replace(cfg.web, port_config=rel(cfg.web.port_config))
     return msgspec.structs.replace(
         cfg, database_url=_database_url(cfg.database_url, base, password_file, str(path)),
-        keys_dir=rel(cfg.keys_dir), mqtt=mqtt, publish=publish, nats=nats, database_password_file=password_file,
+        keys_dir=rel(cfg.keys_dir), port_keys_dirs={p: rel(d) for p, d in cfg.port_keys_dirs.items()}, mqtt=mqtt, publish=publish, nats=nats, database_password_file=password_file,
         web=web)
 
 

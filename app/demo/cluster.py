@@ -193,18 +193,17 @@ class ClusterPortRun(DemoRun):
         register_gates(self.dir / "keys", self.scenario.spec.port, [g.gate_id for g in self.scenario.spec.gates])
         super().start()
 
-    def _registry_dirs(self) -> list[Path]:
-        """Every port's keys dir: the web application knows each gate's port before its first event."""
-        return [run.dir / "keys" for run in (self, *self.peers)]
-
     def served_ports(self) -> tuple[str, ...]:
         """The ports of the day, this run's (the home port) first."""
         return (self.scenario.spec.port, *(run.scenario.spec.port for run in self.peers))
 
     def _web_config(self) -> Path:
-        """central.toml with ``ports`` naming every port of the day (the web application only:
-        each port's ``central run`` keeps its own one-port central.toml and consumer)."""
-        return web_config(self.dir / "central.toml", self.served_ports())
+        """central.toml with ``ports`` naming every port of the day and ``port_keys_dirs`` the other
+        ports' keys dirs, so the web application reads every port's gate registrations as ``office
+        serve`` does (the web application only: each port's ``central run`` keeps its own one-port
+        central.toml and consumer)."""
+        return web_config(self.dir / "central.toml", self.served_ports(),
+                          {run.scenario.spec.port: run.dir / "keys" for run in self.peers})
 
     def evidence(self, registration: str = "V017"):
         return super().evidence(self.ids.registrations.get(registration, registration) if self.ids else registration)

@@ -8,6 +8,7 @@ sees his port's gates on the live page from the start, before their first event
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,12 +27,17 @@ def register_gates(keys_dir: Path, port: str, gate_ids: Iterable[str]) -> None:
         add_gate_user(keys_dir, keys_dir / USERS_INCLUDE, port, gate_id)
 
 
-def web_config(central_toml: Path, ports: tuple[str, ...]) -> Path:
+def web_config(central_toml: Path, ports: tuple[str, ...],
+               port_keys_dirs: dict[str, Path] | None = None) -> Path:
     """Write ``office-web.toml`` beside ``central_toml``: the same settings with ``ports`` (the
-    home port, ``port``, first); returns its path."""
+    home port, ``port``, first) and ``port_keys_dirs`` (the other ports' keys dirs, whose gate
+    registrations the web application reads, as ``portgate office serve`` does); returns its path."""
     lines = central_toml.read_text(encoding="utf-8").splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith("port = ")) + 1
     lines.insert(at, "ports = [" + ", ".join(f'"{p}"' for p in ports) + "]\n")
+    if port_keys_dirs:  # TOML basic strings and keys: JSON's quoting
+        lines.insert(at + 1, "port_keys_dirs = { " + ", ".join(
+            f"{json.dumps(p)} = {json.dumps(str(d))}" for p, d in port_keys_dirs.items()) + " }\n")
     path = central_toml.with_name("office-web.toml")
     path.write_text("".join(lines), encoding="utf-8")
     return path

@@ -82,7 +82,8 @@ class OfficeSide:
 
     def _registry_dirs(self) -> list[Path]:
         """Keys dirs whose gate registrations (``add-gate --nats-users``) the web application reads
-        besides its own central.toml's ``keys_dir``: none for one port (the cluster demo: every port's)."""
+        besides its own central.toml's ``keys_dir`` and ``port_keys_dirs``: none (the cluster demo names
+        the other ports' in its web central.toml, ``app.demo.cluster_office.web_config``)."""
         return []
 
     def _start_web(self) -> None:

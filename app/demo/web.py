@@ -157,10 +157,10 @@ class DemoWeb:
         app = create_app(self.engine, settings, secrets.token_bytes(32), now=self.now, slip_key=key, ports=ports,
                          **extra)
         if self.central_toml is not None:  # as office serve: gate id -> port of the registered gates
-            from central.ingest.nats_users import registered_ports
+            from central.ingest.nats_users import registered_in
 
-            for keys_dir in (config.keys_dir, *self.registry_dirs):
-                app.state.web.gate_registry.update(registered_ports(keys_dir))
+            # as office serve: keys_dir's and port_keys_dirs' (CentralConfig.registry_dirs), and any other given
+            app.state.web.gate_registry.update(registered_in((*config.registry_dirs, *self.registry_dirs)))
         port = free_port()
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                                     timeout_graceful_shutdown=1,

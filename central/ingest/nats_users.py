@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
 import bcrypt
@@ -80,6 +81,16 @@ def registered_ports(keys_dir: str | Path) -> dict[str, str]:
         log.warning("nats_users.unreadable", keys_dir=str(keys_dir), error=str(exc))
         return {}
     return {u: port for u in users if u != OFFICE_USER} if isinstance(port, str) else {}
+
+
+def registered_in(keys_dirs: Iterable[str | Path]) -> dict[str, str]:
+    """gate id -> port of the gates registered in any of ``keys_dirs`` (``registered_ports`` of
+    each, later dirs winning for a gate id named twice): every served port's registrations, from
+    ``CentralConfig.registry_dirs`` (``portgate office serve``, ``portgate rotation --config``)."""
+    found: dict[str, str] = {}
+    for keys_dir in keys_dirs:
+        found.update(registered_ports(keys_dir))
+    return found
 
 
 def _new_password(keys_dir: Path, user: str) -> str:

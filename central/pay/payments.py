@@ -12,6 +12,11 @@ the bank. Payment marks stay outside the statements' digest; the log is the seco
 A mistaken mark is undone only by ``statements_store.reverse_paid`` (CLI ``portgate pay
 reverse-paid``, the pay page's reversal), which appends a ``pay.reverse_paid`` row naming the marks
 it reverses and why: a payment mark the log shows reversed is not a lost payment.
+
+Both rows store the port of the statements they name (``audit_log.port``, issue 37 item 4;
+``statements_port``): a statement's port is its worker's (``workers.port``, as on the pay page; a
+registration the registry does not hold is the home port's, NULL), so a port's clerk finds his own
+marks on the audit log page; a mark naming statements of several ports is ``*`` (every port's).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from collections.abc import Iterable
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Connection
 
+from central.audit import ALL
 from central.ledger.tables import shifts, statements
-from central.registry.schema import audit_log
+from central.registry.schema import audit_log, workers
 
 #: The audit action of a payment mark.
 PAID_ACTION = "pay.mark_paid"
@@ -35,12 +41,27 @@ LOST_HOLD = "PAYMENT_RECORD_LOST"
 CHUNK = 900
 
 
+def statements_port(conn: Connection, ids: Iterable[str]) -> str | None:
+    """The ``audit_log.port`` of an entry about statements ``ids``: their workers' one port
+    (``workers.port``; None, the home port, for a worker without one or a registration the registry
+    does not hold, as the pay page reads it), or ``ALL`` when they are of several ports (or none)."""
+    found: set[str | None] = set()
+    ids = list(ids)
+    for part in _chunks(ids):
+        found.update(conn.execute(
+            select(workers.c.port).select_from(statements.outerjoin(
+                workers, workers.c.registration == statements.c.registration))
+            .where(statements.c.statement_id.in_(part)).distinct()).scalars())
+    return found.pop() if len(found) == 1 else ALL
+
+
 def record_payment(conn: Connection, *, actor: str, ids: list[str], rows: dict, ref: str | None,
                    at: dt.datetime) -> None:
     """Append the ``pay.mark_paid`` audit row of statements ``ids`` (``rows``: ``{id: mapping
     with shift_id and total_cents}``) paid at ``at`` with reference ``ref``."""
     conn.execute(insert(audit_log).values(
         at=at, actor=actor, action=PAID_ACTION, subject=f"{len(ids)} statement(s)",
+        port=statements_port(conn, ids),
         detail={"statements": list(ids), "detail": ref,
                 "paid": [[i, rows[i]["shift_id"], rows[i]["total_cents"]] for i in ids]}))
 
@@ -55,6 +76,7 @@ def record_reversal(conn: Connection, *, actor: str, rows: dict, reason: str, at
     shift_id, total_cents, paid_at, paid_ref}``: the marks being reversed) with ``reason``."""
     conn.execute(insert(audit_log).values(
         at=at, actor=actor, action=REVERSED_ACTION, subject=f"{len(rows)} statement(s)",
+        port=statements_port(conn, rows),
         detail={"statements": list(rows), "detail": reason,
                 "reversed": [[i, r["shift_id"], r["total_cents"],
                               r["paid_at"].isoformat() if r["paid_at"] else None, r["paid_ref"]]

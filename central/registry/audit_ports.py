@@ -5,9 +5,10 @@ worker's entries (``worker.*``, ``worker_account.*``, ``worker_request.*``, ``en
 is a registration) his ``workers.port``; a card's (``card.*``, the subject a UID) its holder's; a
 case's (``case.*``) ``cases.port``; a flag review's (``flag.*``, the subject an event id) the event's
 port. As ``workers.port``, a stored NULL is the office's home port. Anything else (an office user's
-account, a day's dispatch, a pay mark that may span ports), or an object the office does not hold,
+account, a day's dispatch), or an object the office does not hold,
 is ``ALL``: shown only to a user who sees every port. The gate's port of an alarm, a ship call or a
-shift is given by their writers (``central.ledger.object_ports``).
+shift is given by their writers (``central.ledger.object_ports``), a pay mark's (its statements'
+workers') by ``central.pay.payments.statements_port``.
 
 A worker's port may be set in the same transaction that wrote his entries (an addition, an import:
 ``central.registry.worker_ports.set_port`` runs after them): ``remember`` keeps, per transaction,

@@ -36,17 +36,45 @@ at_option = click.option("--at", "--now", "at", default=None,
 
 def _office_ports(session) -> service.RotationPorts | None:
     """The office's ports for a dispatch or change (``central.rotation.ports``): with ``--config``
-    its ``port``/``ports`` and the gates registered under ``keys_dir``; with ``--db`` alone None (one
-    port), after ``need_config`` refused a ledger of several ports (``BadInput``)."""
+    its ``port``/``ports`` and the gates registered under ``keys_dir`` and ``port_keys_dirs``; with
+    ``--db`` alone None (one port), after ``need_config`` refused a ledger of several ports (``BadInput``)."""
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.ingest.nats_users import registered_ports  # lazy: CLI start-up
+    from central.ingest.nats_users import registered_in  # lazy: CLI start-up
 
     path = click.get_current_context().params.get("config_path")
     if path is None:
         need_config(session)
         return None
     cfg = load_central_config(path)
-    return service.RotationPorts(cfg.served_ports, registered_ports(cfg.keys_dir))
+    return service.RotationPorts(cfg.served_ports, registered_in(cfg.registry_dirs))
+
+
+#: ``--port`` of the escala list, its export and the R6 reports: the ports shown, as the web pages' selector
+port_option = click.option("--port", "ports", multiple=True,
+                           help="Only this port's escala rows and workers (repeatable; needs --config, a port "
+                                "it serves). Default: every port of the config.")
+
+
+def _view(given: tuple[str, ...]) -> service.RotationPorts | None:
+    """The ports a list or report shows (``RotationPorts.view``, as a web user's selector): with
+    ``--config`` its ports, the gates registered under ``registry_dirs`` and the view ``--port``
+    (every port when none is given); with ``--db`` alone None (nothing filtered). ``click.UsageError``
+    for ``--port`` without ``--config`` or naming a port the config does not serve (exit 2)."""
+    from central.config import load_central_config  # lazy: CLI start-up
+    from central.ingest.nats_users import registered_in  # lazy: CLI start-up
+
+    path = click.get_current_context().params.get("config_path")
+    if path is None:
+        if given:
+            raise click.UsageError(tr("cli.rotation.port_needs_config"))
+        return None
+    cfg = load_central_config(path)
+    strange = [p for p in given if p not in cfg.served_ports]
+    if strange:
+        raise click.UsageError(tr("cli.rotation.port_not_served", ports=", ".join(strange),
+                                  served=", ".join(cfg.served_ports)))
+    view = tuple(dict.fromkeys(given)) or None
+    return service.RotationPorts(cfg.served_ports, registered_in(cfg.registry_dirs), view)
 
 
 @click.group("rotation")
@@ -79,10 +107,12 @@ def dispatch_cmd(url, actor, day, path, composition_toml, at):
 @rotation.command("list")
 @common
 @click.option("--date", "day", required=True, callback=iso_date)
-def list_cmd(url, actor, day):
+@port_option
+def list_cmd(url, actor, day, ports):
     """The day's active escala, one JSON line per entry (with its id)."""
+    view = _view(ports)
     with transaction(url) as session:
-        rows = service.day_entries(session, day)
+        rows = service.day_entries(session, day, view)
     for entry_id, operator, entry in rows:
         _out({"id": entry_id, "operator": operator} | dataclasses.asdict(entry))
 
@@ -91,10 +121,12 @@ def list_cmd(url, actor, day):
 @common
 @click.option("--date", "day", required=True, callback=iso_date)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
-def export_cmd(url, actor, day, out_dir):
+@port_option
+def export_cmd(url, actor, day, out_dir, ports):
     """Write the day's escala per operator and per ship as escala.csv files (R5)."""
+    view = _view(ports)
     with transaction(url) as session:
-        paths = service.export(session, day, out_dir)
+        paths = service.export(session, day, out_dir, view)
     for p in paths:
         click.echo(str(p))
 
@@ -133,7 +165,8 @@ def substitute_cmd(url, actor, entry_id, reason, registration, at):
 @common
 @click.option("--month", required=True, help="YYYY-MM")
 @click.option("--category", default="vigia", show_default=True)
-def fairness_cmd(url, actor, month, category):
+@port_option
+def fairness_cmd(url, actor, month, category, ports):
     """Shifts per worker in a month, average, spread and distance from 25 (R6)."""
     try:
         first = dt.date.fromisoformat(f"{month}-01")
@@ -142,8 +175,9 @@ def fairness_cmd(url, actor, month, category):
     if not FIRST_DAY <= first <= LAST_DAY:
         bounds = {"first": FIRST_DAY.strftime("%Y-%m"), "last": LAST_DAY.strftime("%Y-%m")}
         raise click.BadParameter(tr("cli.args.month_outside", value=repr(month), **bounds), param_hint="--month")
+    view = _view(ports)
     with transaction(url) as session:
-        f = service.month_fairness(session, first.year, first.month, category)
+        f = service.month_fairness(session, first.year, first.month, category, ports=view)
     for reg, n in sorted(f.shifts.items()):
         _out({"registration": reg, "shifts": n, "distance_from_target": f.distance(reg)})
     _out({"average": round(f.average, 2), "spread": f.spread, "fairest_spread": f.fairest_spread,
@@ -190,10 +224,12 @@ def sanctions_cmd(url, actor, start, end):
 @common
 @click.option("--month", "day", required=True, callback=iso_date, help="First day of the month.")
 @click.option("--category", default="vigia", show_default=True)
-def sizing_cmd(url, actor, day, category):
+@port_option
+def sizing_cmd(url, actor, day, category, ports):
     """R6: average shifts per registered watchman per month over the previous 12 months."""
+    view = _view(ports)
     with transaction(url) as session:
-        _out(reports.sizing(session, day, category))
+        _out(reports.sizing(session, day, category, ports=view))
 
 
 @rotation.command("hours")

@@ -149,7 +149,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "office-web", "port": config.port})
     engine = _engine(config)
-    from central.ingest.nats_users import registered_ports  # lazy: CLI start-up (bcrypt)
+    from central.ingest.nats_users import registered_in  # lazy: CLI start-up (bcrypt)
 
     tls = bool(ssl_certfile)
     # the gate what-if joins the ledger with the gate rules (edge): the top layer hands it in
@@ -159,7 +159,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
                      gate_what_if=gate_what_if(config.publish) if gate_what_if else None,
                      publish_photos=_photo_publisher(config), send_command=_command_sender(config),
                      ports=config.served_ports)
-    app.state.web.gate_registry = registered_ports(config.keys_dir)
+    app.state.web.gate_registry = registered_in(config.registry_dirs)  # every served port's gates
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            log_level=config.log_level))

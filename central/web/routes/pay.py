@@ -21,6 +21,7 @@ from central.production.read import gangs_of_period
 from central.production.render import quantity_text
 from central.pay.statements_store import mark_paid, overdue, release_holds, reverse_paid
 from central.pay.lines import money_str
+from central.pay.payments import statements_port
 from central.pay.integrity import altered
 from central.pay.payslip import brl, build_slips, code
 from central.pay.slip_codes import issue
@@ -261,8 +262,9 @@ def _back(form) -> str:
 
 
 def _audit(session, actor, action, ids, detail, now) -> None:
+    """An audit row about statements ``ids`` with their port (``central.pay.payments.statements_port``)."""
     audit(session, actor=actor, action=action, subject=f"{len(ids)} statement(s)",
-          detail={"statements": ids, "detail": detail}, now=now)
+          detail={"statements": ids, "detail": detail}, now=now, port=statements_port(session.connection(), ids))
 
 
 #: The payroll CSV's columns: English (``lang`` en) and pt-BR headers, in the same order.

@@ -1,5 +1,5 @@
 """The cluster demo's gates are registered with their own port (issue 37 item 5;
-``app.demo.cluster_office.register_gates``, ``ClusterPortRun._registry_dirs``): before any gate has
+``app.demo.cluster_office.register_gates``, the web central.toml's ``port_keys_dirs``): before any gate has
 sent an event, paranaguá's office user sees paranaguá's gates on the live page and santos's user
 does not (without the registration they were the home port's, santos's, until their first event).
 The ledger as ``portgate demo --cluster`` prepares it (SQLite here), the demo's web application
@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from app.demo.cluster import SECOND_PORT, ClusterPortRun, add_port_users, web_config
+from app.demo.cluster import SECOND_PORT, ClusterPortRun, add_port_users
 from app.demo.cluster_office import register_gates
 from app.demo.scenario import DEFAULT_DIR, Scenario
 from app.demo.second_port import derive
@@ -42,11 +42,11 @@ def office(tmp_path_factory):
     central = runs[1].dir / "central.toml"
     central.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{runs[1].dir / "keys"}"\n\n'
                        f'[web]\ntz = "{scenario.spec.timezone}"\n')
-    config = web_config(central, runs[1].served_ports())
+    config = runs[1]._web_config()  # web_config with ports and port_keys_dirs, as the demo writes it
     add_port_users(url, runs[1].served_ports())
     clock = root / "clock.json"
     set_scripted_time(clock, day_start.astimezone(dt.UTC) + dt.timedelta(hours=1, minutes=5))
-    web = DemoWeb(url, [clock], scenario.spec.timezone, config, runs[1]._registry_dirs())
+    web = DemoWeb(url, [clock], scenario.spec.timezone, config)  # no extra dirs: what office serve reads
     base = web.start()
     yield base, runs
     web.stop()
@@ -57,7 +57,10 @@ def test_each_gate_is_registered_with_its_own_port(office):
     assert registered_ports(paranagua.dir / "keys") == dict.fromkeys(
         (g.gate_id for g in paranagua.scenario.spec.gates), SECOND_PORT)
     assert set(registered_ports(santos.dir / "keys").values()) == {"santos"}
-    assert santos._registry_dirs() == [santos.dir / "keys", paranagua.dir / "keys"]
+    from central.config import load_central_config
+
+    web = load_central_config(santos._web_config())
+    assert web.registry_dirs == (str(santos.dir / "keys"), str(paranagua.dir / "keys"))
     state = json.loads((paranagua.dir / "keys" / STATE_FILE).read_text())
     assert state["port"] == SECOND_PORT and set(PARANAGUA_GATES) <= set(state["users"])
 

@@ -167,3 +167,94 @@ def test_the_command_dispatches_per_port_with_config_and_refuses_db_alone(ledger
     assert main([*args, "--config", _config(tmp_path, migrated_url)]) == 0
     assert json.loads(capsys.readouterr().out)["dispatched"] == 2
     assert _taken(ledger) == {SANTOS_GATE: ["S001"], RIO_GATE: ["R001"]}
+
+
+def test_the_command_reads_the_gates_registered_in_each_ports_keys_dir(ledger, migrated_url, tmp_path, capsys):
+    """``--config`` with ``port_keys_dirs``: a gate registered in rio's keys dir (``add-gate --keys-dir
+    DIR --nats-users ... --port rio``) that has sent no event is rio's (before: the home port's)."""
+    assert main(["central", "add-gate", "--gate-id", "rio-new", "--keys-dir", str(tmp_path / "keys-rio"),
+                 "--nats-users", str(tmp_path / "rio.conf"), "--port", "rio"]) == 0
+    config = _config(tmp_path, migrated_url)
+    with open(config, "a", encoding="utf-8") as f:
+        f.write('port_keys_dirs = { rio = "keys-rio" }\n')
+    path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("N", gate_id="rio-new", workers="1")])
+    capsys.readouterr()
+    assert main(["rotation", "dispatch", "--at", DISPATCH_AT.isoformat(), "--date", DAY.isoformat(),
+                 "--requisitions", str(path), "--actor", "disp", "--config", config]) == 0
+    assert _taken(ledger) == {"rio-new": ["R001"]}
+
+
+def _lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def test_the_lists_and_reports_show_the_ports_of_port_else_every_port(ledger, migrated_url, tmp_path, capsys):
+    """``rotation list|export|fairness|sizing --config --port P`` (repeatable) show port P's escala rows
+    and workers, as the web pages' selector; no ``--port``: every port of the config."""
+    config = _config(tmp_path, migrated_url)
+    path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("S", gate_id=SANTOS_GATE, workers="1"),
+                                                        req_row("R", gate_id=RIO_GATE, workers="2")])
+    assert main(["rotation", "dispatch", "--at", DISPATCH_AT.isoformat(), "--date", DAY.isoformat(),
+                 "--requisitions", str(path), "--actor", "disp", "--config", config]) == 0
+    capsys.readouterr()
+    listed = {}
+    for ports in ((), ("rio",), ("santos",), ("rio", "santos")):
+        assert main(["rotation", "list", "--date", DAY.isoformat(), "--config", config,
+                     *(a for p in ports for a in ("--port", p))]) == 0
+        listed[ports] = sorted(r["registration"] for r in _lines(capsys.readouterr().out))
+    assert listed == {(): ["R001", "R002", "S001"], ("rio",): ["R001", "R002"], ("santos",): ["S001"],
+                      ("rio", "santos"): ["R001", "R002", "S001"]}
+    assert main(["rotation", "export", "--date", DAY.isoformat(), "--out", str(tmp_path / "rio"),
+                 "--config", config, "--port", "rio"]) == 0
+    written = capsys.readouterr().out.split()
+    assert written and all("R00" in open(p, encoding="utf-8").read() for p in written)
+    assert not any("S001" in open(p, encoding="utf-8").read() for p in written)
+    month = f"{DAY:%Y-%m}"
+    assert main(["rotation", "fairness", "--month", month, "--config", config, "--port", "rio"]) == 0
+    rows = _lines(capsys.readouterr().out)
+    assert {r["registration"]: r["shifts"] for r in rows[:-1]} == {"R001": 1, "R002": 1, "R003": 0}
+    assert main(["rotation", "fairness", "--month", month, "--config", config]) == 0
+    assert {r["registration"] for r in _lines(capsys.readouterr().out)[:-1]} == set(ROSTER)
+    nxt = DAY.replace(month=DAY.month + 1, day=1).isoformat()
+    sizing = {}
+    for ports in ((), ("rio",), ("santos",)):
+        assert main(["rotation", "sizing", "--month", nxt, "--config", config,
+                     *(a for p in ports for a in ("--port", p))]) == 0
+        sizing[ports] = _lines(capsys.readouterr().out)[0]
+    assert sizing[("rio",)] != sizing[("santos",)] and sizing[()] not in (sizing[("rio",)], sizing[("santos",)])
+    assert [sizing[p]["registered"] for p in ((), ("rio",), ("santos",))] == [6, 3, 3]
+
+
+def test_a_port_the_config_does_not_serve_or_port_without_config_is_refused(ledger, migrated_url, tmp_path, capsys):
+    config = _config(tmp_path, migrated_url)
+    capsys.readouterr()
+    for args in (["list", "--date", DAY.isoformat()], ["export", "--date", DAY.isoformat(), "--out", str(tmp_path / "o")],
+                 ["fairness", "--month", f"{DAY:%Y-%m}"], ["sizing", "--month", DAY.isoformat()]):
+        assert main(["rotation", *args, "--config", config, "--port", "rio", "--port", "recife"]) == 2, args
+        err = capsys.readouterr().err
+        assert "port(s) recife not served by this office (ports: santos, rio)" in err, err  # rio is served
+        assert main(["rotation", *args, "--db", migrated_url, "--port", "rio"]) == 2, args
+        assert "--config" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_real_entry_point_lists_one_port(ledger, migrated_url, tmp_path):
+    """``portgate rotation list --port`` in a process of its own (the console script's module)."""
+    import subprocess
+    import sys
+
+    config = _config(tmp_path, migrated_url)
+    path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("S", gate_id=SANTOS_GATE, workers="1"),
+                                                        req_row("R", gate_id=RIO_GATE, workers="1")])
+    assert main(["rotation", "dispatch", "--at", DISPATCH_AT.isoformat(), "--date", DAY.isoformat(),
+                 "--requisitions", str(path), "--actor", "disp", "--config", config]) == 0
+    run = subprocess.run([sys.executable, "-m", "app.cli", "rotation", "list", "--date", DAY.isoformat(),
+                          "--config", config, "--port", "santos"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert [r["registration"] for r in _lines(run.stdout)] == ["S001"]
+    import os
+
+    bad = subprocess.run([sys.executable, "-m", "app.cli", "rotation", "list", "--date", DAY.isoformat(),
+                          "--config", config, "--port", "recife"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PORTGATE_LANG": "pt"})
+    assert bad.returncode == 2 and "porto(s) recife não atendido(s) por este escritório (portos: santos, rio)" in bad.stderr

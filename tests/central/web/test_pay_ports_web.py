@@ -73,3 +73,61 @@ def test_a_ports_clerk_sees_and_pays_his_ports_statements_only(pay_office):
         assert c.execute(select(statements.c.paid_at).where(statements.c.statement_id == rio_sid)).scalar() is None
     everyone = _client(app, "auditor-all").get("/pay", params=Q).text
     assert RIO_WORKER in everyone and "V017" in everyone
+
+
+def _marks(engine) -> list[tuple[str, str | None, list]]:
+    from central.audit import audit_log
+
+    with engine.connect() as c:
+        return [(r.action, r.port, r.detail["statements"]) for r in c.execute(
+            select(audit_log.c.action, audit_log.c.port, audit_log.c.detail)
+            .where(audit_log.c.action.like("pay.%paid")).order_by(audit_log.c.id))]
+
+
+@BOTH
+def test_a_pay_mark_takes_its_statements_port_and_its_clerk_finds_it_in_the_audit_log(pay_office):
+    """audit_log.port of pay.mark_paid / pay.reverse_paid (0031): the statements' workers' port (rio,
+    or NULL for the home port's), ``*`` for a mark spanning ports; the rio clerk finds his own mark."""
+    import datetime as dt
+
+    from central.audit import ALL
+    from central.pay.statements_store import mark_paid, reverse_paid
+
+    app = _app(pay_office)
+    rio, santos = _client(app, "clerk-rio"), _client(app, "clerk-santos")
+    rio_sid, santos_sid = _sid(pay_office, RIO_WORKER), _sid(pay_office, "V017")
+    token = csrf_of(rio.get("/pay", params=Q).text)
+    r = rio.post("/pay/mark-paid", data={"csrf_token": token, "statement": rio_sid, "ref": "lote-rio",
+                                         "confirm": "yes", **Q})
+    assert r.status_code == 303, r.text
+    audit_q = {"from": "2026-04-01", "to": "2026-04-30"}
+    assert "lote-rio" in rio.get("/audit.csv", params=audit_q).text  # his own mark, in his port's log
+    assert "lote-rio" not in santos.get("/audit.csv", params=audit_q).text
+    now = dt.datetime(2026, 4, 6, tzinfo=dt.UTC)
+    reverse_paid(pay_office, [rio_sid], "wrong batch", at=now, actor="t")
+    mark_paid(pay_office, [santos_sid], now, "lote-santos", now=now, actor="t")  # V017: no port, the home port
+    reverse_paid(pay_office, [santos_sid], "wrong batch", at=now, actor="t")
+    mark_paid(pay_office, [rio_sid, santos_sid], now, "lote-both", now=now, actor="t")  # two ports: every port's
+    assert _marks(pay_office) == [("pay.mark_paid", "rio", [rio_sid]), ("pay.reverse_paid", "rio", [rio_sid]),
+                                  ("pay.mark_paid", None, [santos_sid]), ("pay.reverse_paid", None, [santos_sid]),
+                                  ("pay.mark_paid", ALL, [rio_sid, santos_sid])]
+    assert "lote-santos" in santos.get("/audit.csv", params=audit_q).text
+    assert "lote-both" not in santos.get("/audit.csv", params=audit_q).text
+
+
+
+@BOTH
+def test_a_release_takes_its_statements_port(pay_office):
+    """pay.release (the pay page's release of a held statement): its statement's worker's port."""
+    from central.audit import audit_log
+
+    with pay_office.begin() as c:  # V008's statement is on hold (EARLY_EXIT): made a rio worker's
+        c.execute(update(workers).where(workers.c.registration == "V008").values(port="rio"))
+    rio = _client(_app(pay_office), "clerk-rio")
+    token = csrf_of(rio.get("/pay", params=Q).text)
+    r = rio.post("/pay/release", data={"csrf_token": token, "statement": _sid(pay_office, "V008"),
+                                       "note": "saída autorizada", **Q})
+    assert r.status_code == 303, r.text
+    with pay_office.connect() as c:
+        assert c.execute(select(audit_log.c.port).where(audit_log.c.action == "pay.release")).scalar_one() == "rio"
+    assert "saída autorizada" in rio.get("/audit.csv", params={"from": "2026-04-01", "to": "2026-04-30"}).text
