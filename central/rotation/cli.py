@@ -13,7 +13,7 @@ from central import reports
 from central.cli_args import FIRST_DAY, LAST_DAY, time_arg
 from central.registry.cli import common, iso_date, transaction
 from central.rotation import service
-from central.rotation.ports import need_config
+from central.rotation.ports import need_config, need_served
 from central.rotation.requisitions import load_requisitions
 from portgate.clitext import tr
 
@@ -37,7 +37,8 @@ at_option = click.option("--at", "--now", "at", default=None,
 def _office_ports(session) -> service.RotationPorts | None:
     """The office's ports for a dispatch or change (``central.rotation.ports``): with ``--config``
     its ``port``/``ports`` and the gates registered under ``keys_dir`` and ``port_keys_dirs``; with
-    ``--db`` alone None (one port), after ``need_config`` refused a ledger of several ports (``BadInput``)."""
+    ``--db`` alone None (one port), after ``need_config`` refused a ledger of several ports (``BadInput``);
+    ``need_served`` refuses (``BadInput``) a config that does not serve every port the ledger names."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.nats_users import registered_in  # lazy: CLI start-up
 
@@ -46,6 +47,7 @@ def _office_ports(session) -> service.RotationPorts | None:
         need_config(session)
         return None
     cfg = load_central_config(path)
+    need_served(session, cfg.served_ports)
     return service.RotationPorts(cfg.served_ports, registered_in(cfg.registry_dirs))
 
 

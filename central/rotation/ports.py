@@ -134,3 +134,17 @@ def need_config(session: Session) -> None:
         raise BadInput(f"the ledger holds several ports ({', '.join(found)}): give --config central.toml "
                        "(its port and ports) so each requisition is filled from its own port's workers",
                        where="--config")
+
+
+def need_served(session: Session, served: Sequence[str]) -> None:
+    """``BadInput`` (where ``--config``) when the ledger names a port (``ledger_ports``: a worker's
+    stored port, a gate's events' port) that the config's ``served`` ports (``CentralConfig.served_ports``)
+    do not include: its workers or gates would be read as the home port's (a NULL ``workers.port``
+    is the home port of the config reading it), and a dispatch could send another port's worker.
+    Nothing is dispatched or changed then; the caller should give the config naming every port of
+    the ledger (``ports = [...]``)."""
+    strange = sorted(ledger_ports(session) - set(served))
+    if strange:
+        raise BadInput(f"the ledger holds port(s) {', '.join(strange)} that this config does not serve "
+                       f"({', '.join(served)}): give a central.toml whose ports name every port of the "
+                       "ledger, or its workers and gates would be read as the home port's", where="--config")
