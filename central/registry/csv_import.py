@@ -84,6 +84,14 @@ def import_refusal(old: Card, new: Card) -> str | None:
     return f"card {uid} is {status}: an import does not make it {new.status.value}; {how}"
 
 
+def other_port_card(new: Card) -> str:
+    """The refusal of an import row ``new`` restating a card registered to a worker of another port
+    (outside the importing user's view): it names the card and the row's registration, never the
+    holder (another port's registry is not the clerk's to read)."""
+    return (f"card {new.uid} is registered at another port: an import does not give it to "
+            f"{new.registration} (give {new.registration} a card with a new uid)")
+
+
 def sanction_refusal(old: Worker, new: Worker) -> str | None:
     """Why an import row ``new`` may not overwrite the registered worker ``old`` (same
     registration), or None: an import never lifts, changes or imposes an R4 sanction (83.611 arts.
@@ -230,7 +238,8 @@ def _import_errors(session: Session, workers_csv, placed_workers: list, placed_c
     registered = {c.uid: c for c in _cards_by_uid(session, [c.uid for c in new_cards])}
     errors = [f"{where}: {p}" for where, worker in placed_workers for p in worker_problems(worker)]
     errors += _sanction_errors(session, placed_workers, known_before)
-    errors += _card_errors(placed_cards, known, registered)
+    errors += _card_errors(placed_cards, known, registered, worker_ports.foreign_holders(
+        session, [c.registration for c in registered.values()], scope=ports.scope, served=ports.served))
     errors += _second_active_cards(session, placed_cards, registered)
     errors += worker_ports.import_problems(
         session, workers_csv, [(w, c.registration) for w, c in placed_cards if c.kind is not CardKind.INSPECTOR],
@@ -259,9 +268,12 @@ def _sanction_errors(session: Session, placed_workers: list, known_before: set[s
     return errors
 
 
-def _card_errors(placed_cards: list, known: set[str], registered: dict[str, Card]) -> list[str]:
+def _card_errors(placed_cards: list, known: set[str], registered: dict[str, Card],
+                 foreign: set[str] = frozenset()) -> list[str]:
     """The card rows that do not fit their columns, repeat a uid, name a registration neither in the
-    file nor ``known``, or would change a ``registered`` card (``import_refusal``)."""
+    file nor ``known``, or would change a ``registered`` card (``import_refusal``); a registered card
+    whose holder is in ``foreign`` (a worker of a port outside the importing user's view) is refused
+    without naming him, as another port's card (``other_port_card``)."""
     errors = [f"{where}: {p}" for where, card in placed_cards
               for p in bounds.problems(cards, dataclasses.asdict(card), COLUMNS[Card])]
     seen: dict[str, str] = {}
@@ -271,7 +283,11 @@ def _card_errors(placed_cards: list, known: set[str], registered: dict[str, Card
         seen[card.uid] = where
         if card.kind is not CardKind.INSPECTOR and card.registration not in known:
             errors.append(f"{where}: registration {card.registration!r} is not registered")
-        refusal = import_refusal(registered[card.uid], card) if card.uid in registered else None
+        held = registered.get(card.uid)
+        if held is not None and held.registration in foreign and held != card:
+            refusal = other_port_card(card)
+        else:
+            refusal = import_refusal(held, card) if held is not None else None
         if refusal:
             errors.append(f"{where}: {refusal}")
     return errors

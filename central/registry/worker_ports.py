@@ -186,6 +186,16 @@ def import_problems(session: Session, workers_csv: str | Path | None, card_holde
     return errors
 
 
+def foreign_holders(conn: Connection | Session, registrations: Iterable[str], *,
+                    scope: Sequence[str] | None, served: Sequence[str]) -> set[str]:
+    """The ``registrations`` registered at a port outside ``scope`` (a web user's view of some of
+    the ``served`` ports); empty when ``scope`` is None or sees every served port."""
+    if scope is None or set(scope) >= set(served):
+        return set()
+    stored = stored_ports(conn, registrations)
+    return {reg for reg, port in stored.items() if port_of(port, served) not in set(scope)}
+
+
 def apply_import(session: Session, workers_csv: str | Path, default: str | None, *, actor: str,
                  now: dt.datetime, served: Sequence[str] = ()) -> set[str]:
     """Give each worker of an accepted workers.csv his row's ``port`` cell, else ``default`` (None:

@@ -110,6 +110,8 @@ CODES: dict[str, str | tuple[str, str]] = {
     "card_not_lifecycle": r"not a card lifecycle move \(docs/office\.md\)",
     "card_import_holder": r"card (?P<uid>\S+) is (?P<status>\w+) and held by (?P<reg>\S+): an import does not "
                            r"move a card to another registration \(give (?P<new>\S+) a card with a new uid\)",
+    "card_import_other_port": r"card (?P<uid>\S+) is registered at another port: an import does not give it to "
+                               r"(?P<new>\S+) \(give (?P=new) a card with a new uid\)",
     "card_import_kind": r"card (?P<uid>\S+) is (?P<status>\w+) and a (?P<kind>\w+) card: an import does not "
                          r"change a card's kind \(issue a card with a new uid\)",
     "second_active_card": r"registration (?P<reg>\S+) already has active (?P<kind>\w+) card (?P<other>\S+)",

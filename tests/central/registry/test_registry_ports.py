@@ -92,6 +92,26 @@ def test_a_one_port_user_imports_his_ports_workers_only(engine, tmp_path):
     assert _ports(engine) == {"V001": "rio", "V002": "santos"}
 
 
+def test_a_one_port_users_import_does_not_name_another_ports_card_holder(engine, tmp_path):
+    """A santos clerk's cards.csv giving his worker a card registered to rio's V001 is refused as
+    another port's card, without naming V001 (before: "card ... is active and held by V001")."""
+    _import(engine, _file(tmp_path, ["rio", "santos"]))
+    cards = write_csv(tmp_path / "cards.csv", ("uid", "kind", "registration", "status"), [
+        dict(uid="1A2B3C4D", kind="control", registration="V001", status="active")])
+    with Session(engine) as s, s.begin():
+        store.import_files(s, cards_csv=cards, actor="ana", now=NOW)
+    mine = write_csv(tmp_path / "mine.csv", ("uid", "kind", "registration", "status"), [
+        dict(uid="1A2B3C4D", kind="control", registration="V002", status="active")])
+    clerk = PortScope(allowed=("santos",), scope=("santos",), served=SERVED)
+    with Session(engine) as s, s.begin(), pytest.raises(BadInput) as exc:
+        store.import_files(s, cards_csv=mine, actor="ana", now=NOW, ports=clerk)
+    assert str(exc.value) == ("mine.csv:2: card 1A2B3C4D is registered at another port: an import does not "
+                              "give it to V002 (give V002 a card with a new uid)")
+    with Session(engine) as s, s.begin(), pytest.raises(BadInput) as exc:  # every port's user: as before
+        store.import_files(s, cards_csv=mine, actor="ana", now=NOW, ports=PortScope(served=SERVED))
+    assert "held by V001" in str(exc.value)
+
+
 def test_registry_import_port_option(tmp_path, db_url, capsys):
     path = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, worker_rows(2))
     assert main(["registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(path), "--port", "rio"]) == 0

@@ -95,6 +95,8 @@ SAMPLES = {
     "card_not_lifecycle": "not a card lifecycle move (docs/office.md)",
     "card_import_holder": ("card 0A04A10001 is active and held by V001: an import does not move a card "
                            "to another registration (give V002 a card with a new uid)"),
+    "card_import_other_port": ("card 0A04A10001 is registered at another port: an import does not give it to "
+                               "V002 (give V002 a card with a new uid)"),
     "card_import_kind": ("card 0A04A10001 is active and a control card: an import does not change a "
                          "card's kind (issue a card with a new uid)"),
     "second_active_card": "registration V004 already has active control card 0A04A10904",
