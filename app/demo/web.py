@@ -38,9 +38,8 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
     the day, still in port), the demo users and the account of worker V017; the stevedores of
     ``stevedores.csv``, the account of E001 and their gangs' production pay (``production/``).
     ``accounts=False`` (a second port on the same ledger, ``portgate demo --cluster``): the
-    registry, escala and ship calls only. Every worker is registered at the scenario's port
-    (``workers.port``, never NULL: an office serving both ports shows each port's clerk his own, and
-    a config of another home port cannot read them as its own)."""
+    registry, escala and ship calls only. Every worker is stored with the scenario's port (never NULL:
+    each port's clerk sees his own; a config of another home port cannot read them as its own)."""
     from sqlalchemy.orm import Session
 
     from central.calls.service import ShipCall, save_call
@@ -61,8 +60,6 @@ def prepare_ledger(url: str, scenario, day_start: dt.datetime, *, actor: str = "
         settings = RotationSettings(tz=scenario.spec.timezone)
         entries = load_csv(scenario.escala_csv, EscalaEntry)
         with Session(engine) as s, s.begin():
-            # every worker with his port stored: a NULL workers.port is the home port of whichever
-            # config reads the ledger, and two ports' configs sharing it have different home ports
             import_files(s, workers_csv=scenario.workers_csv, cards_csv=scenario.cards_csv, actor=actor, now=now,
                          port=scenario.spec.port)
             ships = {}

@@ -84,14 +84,6 @@ def import_refusal(old: Card, new: Card) -> str | None:
     return f"card {uid} is {status}: an import does not make it {new.status.value}; {how}"
 
 
-def other_port_card(new: Card) -> str:
-    """The refusal of an import row ``new`` restating a card registered to a worker of another port
-    (outside the importing user's view): it names the card and the row's registration, never the
-    holder (another port's registry is not the clerk's to read)."""
-    return (f"card {new.uid} is registered at another port: an import does not give it to "
-            f"{new.registration} (give {new.registration} a card with a new uid)")
-
-
 def sanction_refusal(old: Worker, new: Worker) -> str | None:
     """Why an import row ``new`` may not overwrite the registered worker ``old`` (same
     registration), or None: an import never lifts, changes or imposes an R4 sanction (83.611 arts.
@@ -271,9 +263,8 @@ def _sanction_errors(session: Session, placed_workers: list, known_before: set[s
 def _card_errors(placed_cards: list, known: set[str], registered: dict[str, Card],
                  foreign: set[str] = frozenset()) -> list[str]:
     """The card rows that do not fit their columns, repeat a uid, name a registration neither in the
-    file nor ``known``, or would change a ``registered`` card (``import_refusal``); a registered card
-    whose holder is in ``foreign`` (a worker of a port outside the importing user's view) is refused
-    without naming him, as another port's card (``other_port_card``)."""
+    file nor ``known``, or would change a ``registered`` card (``import_refusal``; a holder in
+    ``foreign``, of a port outside the user's view, is not named: ``worker_ports.other_port_card``)."""
     errors = [f"{where}: {p}" for where, card in placed_cards
               for p in bounds.problems(cards, dataclasses.asdict(card), COLUMNS[Card])]
     seen: dict[str, str] = {}
@@ -284,10 +275,9 @@ def _card_errors(placed_cards: list, known: set[str], registered: dict[str, Card
         if card.kind is not CardKind.INSPECTOR and card.registration not in known:
             errors.append(f"{where}: registration {card.registration!r} is not registered")
         held = registered.get(card.uid)
-        if held is not None and held.registration in foreign and held != card:
-            refusal = other_port_card(card)
-        else:
-            refusal = import_refusal(held, card) if held is not None else None
+        refusal = import_refusal(held, card) if held is not None else None
+        if refusal and held.registration in foreign:
+            refusal = worker_ports.other_port_card(card.uid, card.registration)
         if refusal:
             errors.append(f"{where}: {refusal}")
     return errors

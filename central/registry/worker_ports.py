@@ -196,6 +196,14 @@ def foreign_holders(conn: Connection | Session, registrations: Iterable[str], *,
     return {reg for reg, port in stored.items() if port_of(port, served) not in set(scope)}
 
 
+def other_port_card(uid: str, registration: str) -> str:
+    """The refusal of an import row giving ``registration`` the card ``uid`` registered to a worker
+    of another port (outside the importing user's view): it names the card and the row's
+    registration, never the holder (another port's registry is not the clerk's to read)."""
+    return (f"card {uid} is registered at another port: an import does not give it to "
+            f"{registration} (give {registration} a card with a new uid)")
+
+
 def apply_import(session: Session, workers_csv: str | Path, default: str | None, *, actor: str,
                  now: dt.datetime, served: Sequence[str] = ()) -> set[str]:
     """Give each worker of an accepted workers.csv his row's ``port`` cell, else ``default`` (None:
