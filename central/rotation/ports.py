@@ -16,9 +16,10 @@ split, no filter.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy import select, true
+from sqlalchemy import DateTime, column, select, table, true
 from sqlalchemy.orm import Session
 
 from central.ledger.gate_ports import gate_ports, port_of
@@ -98,19 +99,58 @@ def foreign_requisitions(refs_gates: Sequence[tuple[str, str]], port: Callable[[
             for ref, gate in refs_gates if port(gate) not in view]
 
 
+#: the columns of ``central.calls.schema.ship_calls`` a requisition's ship is checked against
+_CALLS = table("ship_calls", column("ship"), column("gate_id"), column("arrival", DateTime(timezone=True)),
+               column("departure", DateTime(timezone=True)))
+
+
+def unknown_requisitions(refs_gates: Sequence[tuple[str, str]], known: set[str]) -> list[str]:
+    """``REF: gate_id 'G' is not a known gate`` for each ``(ref, gate id)`` whose gate has sent no
+    event and is not registered (``known``): refused to a user who does not see every port, since
+    an unknown gate would be read as the home port's."""
+    return [f"{ref}: gate_id {gate[:64]!r} is not a known gate" for ref, gate in refs_gates if gate not in known]
+
+
+def ship_call_problems(session: Session, reqs: Sequence[Requisition],
+                       port: Callable[[str | None], str | None]) -> list[str]:
+    """``REF: ship N is in port at another port's gate`` for each requisition whose ship (IMO) has a
+    call in port on the requisition's day (``calls_in_port``, the UTC day +-1 day) at a gate of
+    another port than the requisition's gate (a ship is at one port at a time): the other port's
+    gate is not named. Empty when no call names the ship or its call has no gate. Reads ``ship_calls``
+    through ``_CALLS`` (``central.calls`` reads the escala: importing it here would be a package cycle)."""
+    problems = []
+    for day in sorted({r.date for r in reqs}):
+        start = dt.datetime.combine(day, dt.time(), dt.UTC) - dt.timedelta(days=1)
+        end = start + dt.timedelta(days=3)
+        calls = session.execute(select(_CALLS.c.ship, _CALLS.c.gate_id).where(
+            _CALLS.c.arrival < end, _CALLS.c.departure.is_(None) | (_CALLS.c.departure > start),
+            _CALLS.c.gate_id.is_not(None)))
+        at = {ship: port(gate) for ship, gate in calls}
+        problems += [f"{r.ref}: ship {r.ship} is in port at another port's gate" for r in reqs
+                     if r.date == day and r.ship in at and at[r.ship] != port(r.gate_id)]
+    return problems
+
+
 def by_port(session: Session, reqs: list[Requisition], workers: list[Worker], ports: RotationPorts | None
             ) -> list[tuple[list[Requisition], list[Worker]]]:
     """The requisitions grouped by their gate's port, each with its port's workers (R1 per port:
     Lei 12.815 arts. 32-33); one group of every requisition and worker on an office of one port.
     ``BadInput`` (one ``REF: ...`` per requisition) for a requisition at a gate outside
-    ``ports.view`` (``foreign_requisitions``): nothing is dispatched then."""
+    ``ports.view`` (``foreign_requisitions``) or, for a view of some ports, unknown
+    (``unknown_requisitions``), and for a ship in port at another port's gate
+    (``ship_call_problems``): nothing is dispatched then."""
     if ports is None or not ports.split:
         return [(reqs, workers)]
     port = gate_port(session, ports)
+    problems = []
     if ports.narrowed is not None:
-        problems = foreign_requisitions([(r.ref, r.gate_id) for r in reqs], port, ports.narrowed)
-        if problems:
-            raise BadInput("; ".join(problems))
+        known = set(gate_ports(session.connection())) | set(ports.registered)
+        refs_gates = [(r.ref, r.gate_id) for r in reqs]
+        problems = unknown_requisitions(refs_gates, known) + foreign_requisitions(
+            [(ref, gate) for ref, gate in refs_gates if gate in known], port, ports.narrowed)
+    problems += ship_call_problems(session, reqs, port)
+    if problems:
+        raise BadInput("; ".join(problems))
     of_worker = worker_port_map(session, ports)
     groups: dict[str | None, list[Requisition]] = {}
     for r in reqs:

@@ -107,13 +107,31 @@ def test_a_refusal_and_a_substitution_take_the_next_worker_of_the_entrys_port(le
 
 def test_a_view_of_one_port_is_refused_another_ports_gate_and_an_unknown_one(ledger):
     rio_only = RotationPorts(SERVED, view=("rio",))
-    for gate in (SANTOS_GATE, "never-seen"):  # the santos gate; an unknown gate is the home port's
-        with pytest.raises(BadInput, match=rf"X: gate_id '{gate}' is not a gate of port\(s\) rio"):
+    for gate in (SANTOS_GATE, "never-seen"):  # no event, not registered: unknown to a view of some ports
+        with pytest.raises(BadInput, match=rf"X: gate_id '{gate}' is not a known gate"):
             _dispatch(ledger, [requisition("X", gate_id=gate), requisition("Y", gate_id=RIO_GATE, post="proa")],
                       rio_only)
+    registered = RotationPorts(SERVED, {SANTOS_GATE: "santos"}, view=("rio",))  # a santos gate it knows
+    with pytest.raises(BadInput, match=rf"X: gate_id '{SANTOS_GATE}' is not a gate of port\(s\) rio"):
+        _dispatch(ledger, [requisition("X", gate_id=SANTOS_GATE)], registered)
     with ledger.connect() as c:  # nothing written, the good row neither
         assert c.execute(select(func.count()).select_from(requisitions)).scalar_one() == 0
     _dispatch(ledger, [requisition("Y", gate_id=RIO_GATE)], rio_only)
+    assert _taken(ledger) == {RIO_GATE: ["R001"]}
+
+
+def test_a_ship_in_port_at_another_ports_gate_is_refused(ledger):
+    """A requisition for a ship whose call in port is at rio's gate, made at a santos gate, is
+    refused (before: dispatched, the ship put at santos too); at rio's gate it is dispatched."""
+    from central.calls.service import ShipCall, save_call
+
+    with Session(ledger) as s, s.begin():
+        save_call(s, ShipCall("9400001", "Aurora", "long_haul", "berthed", RIO_GATE,
+                              DISPATCH_AT - dt.timedelta(days=2), None), actor="t", now=DISPATCH_AT)
+    with pytest.raises(BadInput, match="S: ship 9400001 is in port at another port's gate"):
+        _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE, ship="9400001")], RotationPorts(SERVED))
+    assert _taken(ledger) == {}
+    _dispatch(ledger, [requisition("R", gate_id=RIO_GATE, ship="9400001")], RotationPorts(SERVED))
     assert _taken(ledger) == {RIO_GATE: ["R001"]}
 
 

@@ -114,6 +114,8 @@ SAMPLES = {
     "wrong_day": "requisition(s) not for 2026-03-15: req.csv:2, req.csv:3",
     "no_entry": "no escala entry 42",
     "gate_not_of_ports": "gate_id 'rio-g1' is not a gate of port(s) santos",
+    "gate_not_known": "gate_id 'g-zzz' is not a known gate",
+    "ship_at_other_port": "ship 9400001 is in port at another port's gate",
     "entry_removed": "escala entry 42 was already removed (refused)",
     "not_eligible": "V001 is not eligible: G7 rest",
     "past_dispatch": "the period 07-13 of 2026-03-10 ended at 2026-03-10 13:00 port time: a past escala is not dispatched",
