@@ -31,6 +31,7 @@ from central.rotation.engine import (
     known_functions as functions_of,
     merge,
 )
+from central.rotation.dispatch_lock import one_dispatch_at_a_time
 from central.rotation.ports import RotationPorts, by_port, gate_port, shown, worker_port_map, workers_in
 from central.rotation.schema import escala, refusals, requisitions, rotation_turns
 from portgate import csvout
@@ -112,6 +113,7 @@ def _refuse_duplicates(session: Session, day: dt.date, reqs: list[Requisition]) 
     """``BadInput`` (one line per requisition) if a requisition's key (date, period, ship, gate,
     post, function) is already stored for ``day`` or repeated in ``reqs``: the same requisition
     sent twice is never dispatched twice, and a changed head count is refused, not added (R1)."""
+    one_dispatch_at_a_time(session, day)
     stored = {requisition_key(r): r for r in session.execute(
         select(requisitions).where(requisitions.c.date == day).order_by(requisitions.c.id))}
     seen: dict[tuple, Requisition] = {}
@@ -177,12 +179,10 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
                  ports: RotationPorts | None = None) -> DayResult:
     """Fill the day's requisitions from the rotation (R1, R2) and store the escala; every entry is
     published as an escala change row. ``now``: the caller's clock (aware; the web app's, the
-    command's ``--at``), the time the rows are stamped with and the one that decides which periods
-    have ended. ``BadInput`` if a requisition is for another date, names a function the office does
-    not know (``known_functions``), is for a period that has ended at ``now``, or is already stored
-    / repeated (same date, period, ship, gate, post, function), or is at a gate outside the view of
-    ``ports`` (``central.rotation.ports.by_port``: each requisition filled from its gate's port's
-    workers); nothing is written then. Returns the engine's result and the stored entry ids."""
+    command's ``--at``), stamping rows and deciding which periods have ended. ``BadInput`` (nothing
+    written) if a requisition is for another date, an unknown function, a period ended at ``now``,
+    stored / repeated (``_refuse_duplicates``, one dispatch of a day at a time) or at a gate outside
+    ``ports``' view (``by_port``: filled from its port's workers). Returns the result and entry ids."""
     now = require_aware(now, "now")
     wrong = [r.ref for r in reqs if r.date != day]
     if wrong:
