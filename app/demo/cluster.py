@@ -15,8 +15,8 @@ What runs, on loopback, besides what ``portgate demo`` runs per port (gates, rea
   naming both ports (``ports``, ``RUN_DIR/santos/office-web.toml``): logins as in the demo, the
   demo's ``demo`` and ``escritorio`` seeing every port, plus one office user per port
   (``escritorio-santos``, ``escritorio-paranagua``: that port's live page, flags, alarms, calls and
-  reports only) and an ``auditor`` of every port (``central/web/ports.py``); each gate is
-  registered with its own port (``app.demo.cluster_office.register_gates``, as ``central add-gate
+  reports only) and an ``auditor`` of every port (``central/web/ports.py``); each gate (also one
+  only the escala names, that never connects: pr-lagoa) is registered with its own port (``app.demo.cluster_office.register_gates``, as ``central add-gate
   --nats-users ... --port``), so a port's user sees his gates before their first event.
 
 The second port is the demo scenario under the port key ``paranagua`` with every id changed
@@ -190,8 +190,14 @@ class ClusterPortRun(DemoRun):
 
     def start(self) -> None:
         """Register each gate of this port with its port (``register_gates``), then the day's start."""
-        register_gates(self.dir / "keys", self.scenario.spec.port, [g.gate_id for g in self.scenario.spec.gates])
+        register_gates(self.dir / "keys", self.scenario.spec.port, self.gate_ids())
         super().start()
+
+    def gate_ids(self) -> list[str]:
+        """This port's gates: the played ones, then those only its escala names (a ship whose gate
+        never connects, as pr-lagoa): registered too, or they would read as the home port's."""
+        played = [g.gate_id for g in self.scenario.spec.gates]
+        return list(dict.fromkeys([*played, *_column(self.scenario.escala_csv, "gate_id")]))
 
     def served_ports(self) -> tuple[str, ...]:
         """The ports of the day, this run's (the home port) first."""

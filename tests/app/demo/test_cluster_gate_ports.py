@@ -35,7 +35,7 @@ def office(tmp_path_factory):
             ClusterPortRun(root / "santos", scenario, nats=None, ledger_url=url, serves_web=True)]
     runs[1].peers = [runs[0]]
     for run in runs:  # what ClusterPortRun.start does first
-        register_gates(run.dir / "keys", run.scenario.spec.port, [g.gate_id for g in run.scenario.spec.gates])
+        register_gates(run.dir / "keys", run.scenario.spec.port, run.gate_ids())
     day_start = dt.datetime.combine(scenario.spec.day, dt.time(0), ZoneInfo(scenario.spec.timezone))
     prepare_ledger(url, second, day_start, accounts=False)
     prepare_ledger(url, scenario, day_start)
@@ -54,8 +54,8 @@ def office(tmp_path_factory):
 
 def test_each_gate_is_registered_with_its_own_port(office):
     _base, (paranagua, santos) = office
-    assert registered_ports(paranagua.dir / "keys") == dict.fromkeys(
-        (g.gate_id for g in paranagua.scenario.spec.gates), SECOND_PORT)
+    assert registered_ports(paranagua.dir / "keys") == dict.fromkeys(paranagua.gate_ids(), SECOND_PORT)
+    assert {g.gate_id for g in paranagua.scenario.spec.gates} < set(paranagua.gate_ids())
     assert set(registered_ports(santos.dir / "keys").values()) == {"santos"}
     from central.config import load_central_config
 
@@ -73,3 +73,14 @@ def test_a_ports_user_sees_his_gates_before_their_first_event(office):
     assert set(SANTOS_GATES) <= santos and not santos & set(PARANAGUA_GATES), santos
     everyone = _gates(_live(base, "auditor"))
     assert set(SANTOS_GATES) | set(PARANAGUA_GATES) <= everyone
+
+
+def test_a_gate_only_the_escala_names_is_its_ports_too(office):
+    """pr-lagoa (Lagoa Azul, IMO 9400003) never connects: registered with paranaguá's gates, it and
+    its ship are not shown to santos's clerk (before: the home port's, on santos's live page and in
+    his escala form's ships)."""
+    base, (paranagua, _santos) = office
+    santos_live = _live(base, "escritorio-santos")
+    assert "pr-lagoa" not in _gates(santos_live) and "9400003" not in santos_live
+    assert "pr-lagoa" in _gates(_live(base, "escritorio-paranagua"))
+    assert "pr-lagoa" in paranagua.gate_ids() and "pr-lagoa" in registered_ports(paranagua.dir / "keys")
