@@ -276,3 +276,21 @@ def test_the_real_entry_point_lists_one_port(ledger, migrated_url, tmp_path):
                           "--config", config, "--port", "recife"], capture_output=True, text=True, timeout=120,
                          env={**os.environ, "PORTGATE_LANG": "pt"})
     assert bad.returncode == 2 and "porto(s) recife não atendido(s) por este escritório (portos: santos, rio)" in bad.stderr
+
+
+def test_a_config_not_serving_a_port_named_only_by_events_is_refused(migrated_url):
+    """Workers all NULL (the home port of whoever reads), a rio gate's events: a config of santos
+    alone is refused (``need_served``), one naming rio too is not."""
+    from central.rotation.ports import need_served
+
+    engine = make_engine(migrated_url)
+    try:
+        with engine.begin() as conn:
+            write_batch(conn, [_tap("rio", RIO, 1, DISPATCH_AT - dt.timedelta(days=5), [])], [], DISPATCH_AT)
+            update_progress(conn, [RIO_GATE], DISPATCH_AT)
+        with Session(engine) as s:
+            with pytest.raises(BadInput, match=r"the ledger holds port\(s\) rio that this config does not serve"):
+                need_served(s, ("santos",))
+            need_served(s, SERVED)
+    finally:
+        engine.dispose()
