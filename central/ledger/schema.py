@@ -165,3 +165,14 @@ chain_receipts = Table(
     Column("sig", String(128), nullable=False),  # hex Ed25519 signature of body by the office key
 )
 Index("ix_chain_receipts_gate", chain_receipts.c.gate_id, chain_receipts.c.seq)
+
+# The home port the ledger's NULL ports were filled under (0034): one row, written by the first
+# office command of several ports that reads NULL-port workers (central.rotation.ports.need_served);
+# a config of another home port is refused while NULL-port workers remain.
+ledger_home = Table(
+    "ledger_home",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),  # always 1
+    Column("port", String(64), nullable=False),
+    Column("recorded_at", DateTime(timezone=True), nullable=False),
+)

@@ -19,10 +19,11 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy import DateTime, column, select, table, true
+from sqlalchemy import DateTime, column, insert, select, table, true
 from sqlalchemy.orm import Session
 
 from central.ledger.gate_ports import gate_ports, port_of
+from central.ledger.schema import ledger_home
 from central.registry.schema import workers
 from central.registry.worker_ports import in_ports
 from central.rotation.engine import Requisition
@@ -183,8 +184,28 @@ def need_served(session: Session, served: Sequence[str]) -> None:
     is the home port of the config reading it), and a dispatch could send another port's worker.
     Nothing is dispatched or changed then; the caller should give the config naming every port of
     the ledger (``ports = [...]``)."""
-    strange = sorted(ledger_ports(session) - set(served))
+    named = ledger_ports(session)
+    strange = sorted(named - set(served))
     if strange:
         raise BadInput(f"the ledger holds port(s) {', '.join(strange)} that this config does not serve "
                        f"({', '.join(served)}): give a central.toml whose ports name every port of the "
                        "ledger, or its workers and gates would be read as the home port's", where="--config")
+    if named or len(served) > 1:
+        need_home(session, served[0])
+
+
+def need_home(session: Session, home: str) -> None:
+    """The ledger's home port (``ledger_home``, 0034) against the config's ``home``, while workers with
+    a NULL ``workers.port`` remain: none recorded, ``home`` is recorded (the first config of a ledger
+    of ports to read them claims them); another recorded, ``BadInput`` (where ``--config``): a NULL
+    port would be read as ``home``'s, not as the port the ledger was filled under. Give those
+    workers their port (``registry import --port``, a ``port`` cell) or use that home port's config."""
+    if session.execute(select(workers.c.registration).where(workers.c.port.is_(None)).limit(1)).first() is None:
+        return
+    recorded = session.execute(select(ledger_home.c.port).where(ledger_home.c.id == 1)).scalar_one_or_none()
+    if recorded is None:
+        session.execute(insert(ledger_home).values(id=1, port=home, recorded_at=dt.datetime.now(dt.UTC)))
+    elif recorded != home:
+        raise BadInput(f"the ledger's workers without a port are {recorded}'s (its home port), not {home}'s: "
+                       f"give them their port (registry import --port) or use a central.toml whose port is "
+                       f"{recorded}", where="--config")

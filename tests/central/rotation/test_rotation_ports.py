@@ -294,3 +294,20 @@ def test_a_config_not_serving_a_port_named_only_by_events_is_refused(migrated_ur
             need_served(s, SERVED)
     finally:
         engine.dispose()
+
+
+def test_a_config_of_another_home_port_is_refused_while_null_port_workers_remain(ledger):
+    """santos's config (home santos) reads the NULL-port workers first and records santos as the
+    ledger's home port (``ledger_home``, 0034); a config of rio's home with the same ports is then
+    refused (it would read S001/S003 as rio's), until they are given their port."""
+    from central.ledger.schema import ledger_home
+    from central.rotation.ports import need_served
+
+    with Session(ledger) as s, s.begin():
+        need_served(s, SERVED)
+    with Session(ledger) as s, s.begin():
+        assert s.execute(select(ledger_home.c.port)).scalars().all() == ["santos"]
+        with pytest.raises(BadInput, match="workers without a port are santos's .*not rio's"):
+            need_served(s, ("rio", "santos"))
+        s.execute(workers.update().where(workers.c.port.is_(None)).values(port="santos"))
+        need_served(s, ("rio", "santos"))

@@ -196,7 +196,7 @@ def test_migration_0030_folds_the_names_already_registered(db_url):
         with engine.begin() as conn:  # as the registry wrote them before 0030: no folded name
             conn.execute(raw.insert(), [dict(registration=reg, name=name, category="vigia", status="active",
                                              updated_at=NOW) for reg, name in NAMES.items()])
-        assert upgrade_engine(engine) == "0033"
+        assert upgrade_engine(engine) == "0034"
         name_search._KNOWN.clear()
         with engine.connect() as conn:
             stored = dict(conn.execute(select(workers.c.registration, workers.c.name_folded)).all())
