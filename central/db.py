@@ -97,6 +97,7 @@ _UNREACHABLE = re.compile(
     r"connection is lost|connection failed|could not connect|server closed the connection|connection refused"
     r"|terminating connection|no connection to the server|consuming input failed|connection is closed"
     r"|session is read-only|read-only transaction|the database system is (starting up|shutting down|in recovery)"
+    r"|the database system is not (yet )?accepting connections|server is in hot standby mode|timeout expired"
     r"|SSL connection has been closed", re.IGNORECASE)
 
 

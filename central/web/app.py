@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -107,12 +108,22 @@ class WebState:
         """Run ``fn(session)`` in one transaction (committed if it returns, rolled back if it raises).
         On PostgreSQL a lock held by another writer longer than ``[web] write_lock_timeout_s`` ends
         the transaction with a lock timeout (answered 503 by ``central.web.errors``), never a
-        request that hangs."""
-        with Session(self.engine) as session, session.begin():
+        request that hangs. A database error raised by the commit itself carries ``at_commit =
+        True`` (its outcome is unknown: ``central.web.errors.ledger_unreachable``)."""
+        with Session(self.engine) as session:
+            session.begin()
             if self.engine.dialect.name == "postgresql":
                 ms = int(self.settings.write_lock_timeout_s * 1000)
                 session.execute(text(f"SET LOCAL lock_timeout = {ms}"))
-            return fn(session)
+            result = fn(session)
+            try:
+                session.commit()
+            except DBAPIError as exc:
+                # the commit was sent and its answer lost (the primary died, a failover): it may or may
+                # not be saved; central.web.errors says so instead of "nothing was written"
+                exc.at_commit = True  # type: ignore[attr-defined]
+                raise
+            return result
 
     def read(self, fn: Callable[..., T], *args) -> T:
         """Run ``fn(connection, *args)`` on a read connection."""

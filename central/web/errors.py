@@ -91,11 +91,17 @@ def ledger_unreachable(request: Request, exc: Exception):
     """The ledger's server was lost or is no longer the primary (a failover of a replicated ledger,
     ``central.db.unreachable``): the pool is emptied so the next request connects again through
     the multi-host URL to the new primary, and this one answers 503 "reconnecting, try again"
-    (``Retry-After: 5``) with one log line ``web.ledger_unreachable``, instead of a 500."""
+    (``Retry-After: 5``) with one log line ``web.ledger_unreachable``, instead of a 500. Raised by
+    the commit itself (``at_commit``, ``WebApp.with_session``): the page says the change may or may
+    not have been saved and to check before repeating it ("ledger_down_unsure"); else nothing was
+    written ("reconnecting"). Never the login form nor "your session ended": the ledger, not the
+    session, is what failed."""
     request.app.state.web.engine.dispose()
-    log.warning("web.ledger_unreachable", path=request.url.path, method=request.method,
+    unsure = bool(getattr(exc, "at_commit", False))
+    log.warning("web.ledger_unreachable", path=request.url.path, method=request.method, at_commit=unsure,
                 error=str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300])
-    resp = page(request, "error.html", status_code=503, message_key="reconnecting", detail="")
+    resp = page(request, "error.html", status_code=503,
+                message_key="ledger_down_unsure" if unsure else "reconnecting", detail="")
     resp.headers["Retry-After"] = "5"
     return resp
 
