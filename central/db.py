@@ -56,13 +56,19 @@ def load_all_tables() -> MetaData:
 
 #: The databases the ledger and its migrations run on (docs/office.md, first paragraph).
 BACKENDS = ("sqlite", "postgresql")
+#: libpq's ``connect_timeout`` (seconds, per host) on a PostgreSQL URL that names none (make_engine)
+CONNECT_TIMEOUT_S = 5
 _USE = "the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)"
 
 
 def make_engine(url: str | URL, **kwargs) -> Engine:
     """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``).
 
-    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection. Raises
+    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection. A PostgreSQL URL
+    without ``connect_timeout`` gets libpq's ``connect_timeout=CONNECT_TIMEOUT_S`` (seconds, for
+    each host of a multi-host URL): a host that does not answer (a node of a replicated ledger
+    killed or cut off, issue 37) fails the connection with "timeout expired" (``unreachable``)
+    instead of a wait of minutes on the kernel's TCP retries; the URL's own value wins. Raises
     ``BadInput`` (exit 2, one line, password hidden) for a database other than ``BACKENDS``
     (``mysql://...``) or one whose driver is not installed (``postgresql://`` asks for psycopg2;
     this build has psycopg 3), and SQLAlchemy's ``ArgumentError`` for text that is not a URL.
@@ -71,6 +77,10 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     shown = parsed.render_as_string(hide_password=True)
     if parsed.get_backend_name() not in BACKENDS:
         raise BadInput(f"{parsed.get_backend_name()} is not supported: {_USE}", where=f"database URL {shown!r}")
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+        args = dict(kwargs.pop("connect_args", None) or {})
+        args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+        kwargs["connect_args"] = args
     try:
         engine = create_engine(url, **kwargs)
     except ImportError as exc:  # the dialect's DB-API module (psycopg2, ...) is not installed
