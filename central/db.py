@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 
 import re
+import threading
+from collections.abc import Callable
 
 from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
@@ -97,6 +99,68 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
             cur.close()
 
     return engine
+
+
+#: seconds a command waits on the ledger before ``say_when_waiting`` says so
+WAIT_NOTICE_S = 3.0
+
+
+def ledger_hosts(engine: Engine) -> str:
+    """The ledger's host(s) as a person reads them: ``127.0.0.1:5432`` or, for a multi-host URL,
+    ``127.0.0.1:5433, 127.0.0.1:5434`` (no user, no password)."""
+    hosts = engine.url.query.get("host")
+    if hosts:
+        return ", ".join([hosts] if isinstance(hosts, str) else list(hosts))
+    return f"{engine.url.host or 'localhost'}:{engine.url.port or 5432}"
+
+
+def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S) -> None:
+    """Call ``say(kind, hosts)`` (from a timer thread) when a connection to the ledger or a commit
+    has waited ``after_s`` seconds: ``kind`` ``"connect"`` (no host answers yet: a failover, a node
+    cut off; ``connect_timeout`` ends it) or ``"commit"`` (the primary waits for its synchronous
+    replicas: strict mode never acknowledges a commit no standby has, so it may still be saved);
+    ``hosts`` is ``ledger_hosts``. For a command line (issue 37 item 2): a person sees why it waits
+    instead of a silent hang. Said once per wait; nothing for SQLite."""
+    if engine.dialect.name != "postgresql":
+        return
+    hosts = ledger_hosts(engine)
+
+    def timer(kind: str) -> threading.Timer:
+        t = threading.Timer(after_s, say, (kind, hosts))
+        t.daemon = True
+        t.start()
+        return t
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(dialect, _record, cargs, cparams):
+        waiting = timer("connect")
+        try:
+            return dialect.connect(*cargs, **cparams)
+        finally:
+            waiting.cancel()
+
+    @event.listens_for(engine, "commit")
+    def _commit(conn):
+        conn.info["portgate_commit_wait"] = timer("commit")
+
+    def _done(record) -> None:
+        waiting = record.info.pop("portgate_commit_wait", None) if record is not None else None
+        if waiting is not None:
+            waiting.cancel()
+
+    @event.listens_for(engine, "checkin")
+    def _checkin(_dbapi_conn, record):
+        _done(record)
+
+    @event.listens_for(engine, "reset")
+    def _reset(_dbapi_conn, record, _reset_state):
+        _done(record)
+
+    @event.listens_for(engine, "begin")
+    def _next(conn):  # the commit answered and the connection goes on (not checked in)
+        waiting = conn.info.pop("portgate_commit_wait", None)
+        if waiting is not None:
+            waiting.cancel()
 
 
 _BUSY = re.compile(r"database is locked|database table is locked|busy|deadlock|could not serialize"
