@@ -11,6 +11,9 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
 - the ledger's server lost or no longer the primary (``central.db.unreachable``: a failover of a
   replicated ledger, issue 37): 503 "reconnecting, try again" page, the pool emptied so the next
   request reaches the new primary; one log line ``web.ledger_unreachable``;
+- a commit the ledger has not answered after ``[web] commit_wait_s`` (``CommitPending``: a
+  primary waiting for its synchronous replicas): 503 "waiting for the replicas, may still be
+  saved, check before repeating", one log line ``web.ledger_commit_waiting``;
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
 - an address no route serves (404) or a method the route does not take (405, ``Allow`` naming the
@@ -31,6 +34,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from central.db import unreachable
+from central.web.commit_wait import CommitPending
 from central.web.render import bad_input, page
 from central.web.security import current_user
 from portgate.errors import BadInput
@@ -123,6 +127,18 @@ async def on_internal(request: Request, exc: Exception):
     raise exc
 
 
+async def on_commit_pending(request: Request, exc: Exception):
+    """``CommitPending``: the ledger has not answered a commit after ``[web] commit_wait_s`` (a
+    primary holding it for its synchronous replicas): 503 "the write is waiting for the replicas and
+    may still be saved: check before repeating", one log line ``web.ledger_commit_waiting``; the
+    commit goes on (the pool is kept: the primary is alive)."""
+    log.warning("web.ledger_commit_waiting", path=request.url.path, method=request.method,
+                wait_s=getattr(exc, "wait_s", None))
+    resp = page(request, "error.html", status_code=503, message_key="ledger_commit_waiting", detail="")
+    resp.headers["Retry-After"] = "10"
+    return resp
+
+
 HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
 FIELD_TOO_LARGE = "Field exceeded maximum size"  # Starlette's MultiPartException text (form fields, not files)
 FIELD_MAX_BYTES = 1024 * 1024  # Starlette's max_part_size default: a form field (not a file) of a request
@@ -165,7 +181,7 @@ def allowed_methods(request: Request) -> list[str]:
 
 
 HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
-            OperationalError: on_operational, InternalError: on_internal}
+            OperationalError: on_operational, InternalError: on_internal, CommitPending: on_commit_pending}
 
 
 class BodyTooLarge(Exception):

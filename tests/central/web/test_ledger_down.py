@@ -7,6 +7,7 @@ stopped for real (the session's ``pg_cluster`` is shared by other tests)."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
@@ -17,6 +18,7 @@ from central.web import users as users_module
 from central.web.app import create_app
 from central.web.users import add_user
 from testkit.postgres import PostgresCluster
+from testkit.wait import wait_until
 
 from .conftest import PASSWORD, SECRET, Clock, _VerifyOnce, csrf_of, login
 
@@ -33,16 +35,21 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def web(cluster):
+def ledger(cluster):
     mp = pytest.MonkeyPatch()
     mp.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
     engine = make_engine(cluster.url)
     upgrade_engine(engine)
     with Session(engine) as s, s.begin():
         add_user(s, "office", role="office", password=PASSWORD, name="office user", actor="test")
-    yield create_app(engine, WebSettings(), SECRET, now=Clock(), background=False)
+    yield engine
     engine.dispose()
     mp.undo()
+
+
+@pytest.fixture(scope="module")
+def web(ledger):
+    return create_app(ledger, WebSettings(), SECRET, now=Clock(), background=False)
 
 
 def _down(r) -> None:
@@ -111,3 +118,41 @@ def test_a_commit_whose_answer_is_lost_may_or_may_not_be_saved(cluster, web, mon
     assert "nada foi gravado" not in r.text and SESSION_PT not in r.text
     monkeypatch.undo()
     assert signed.get("/").status_code == 200  # here the commit never reached the server: still signed in
+
+
+def _sync_standby(engine, names: str) -> None:
+    """Require a synchronous standby named ``names`` ('' = none) for the ledger's commits."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        c.execute(text(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'"))
+        c.execute(text("SELECT pg_reload_conf()"))
+
+
+def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
+    """Strict synchronous mode with its standbys gone holds every commit (2 of 3 nodes down): the
+    login answers the 503 "waiting for the replicas, may still be saved" after ``commit_wait_s``
+    instead of hanging, and the commit goes on: once a standby is back, the login is saved."""
+    with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        # the test cluster runs synchronous_commit=off; the replicated ledger runs it on
+        c.execute(text(f"ALTER DATABASE {cluster.dbname} SET synchronous_commit = on"))
+    ledger.dispose()
+    app = create_app(ledger, WebSettings(commit_wait_s=1), SECRET, now=Clock(), background=False)
+    c = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    token = csrf_of(c.get("/login").text)
+    before = _sessions(ledger)
+    _sync_standby(ledger, "nobody")
+    try:
+        r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+        assert r.status_code == 503, (r.status_code, r.text[:500])
+        assert "A gravação está aguardando as réplicas" in r.text and "pode ainda ser gravada" in r.text, r.text
+        assert "nada foi gravado" not in r.text and SESSION_PT not in r.text
+        assert _sessions(ledger) == before  # still held: nobody else sees it yet
+    finally:
+        _sync_standby(ledger, "")  # a standby is back: the held commit completes
+    wait_until(lambda: _sessions(ledger) > before, timeout=60, what="the held login saved")
+    with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
+
+
+def _sessions(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM office_sessions")).scalar()
