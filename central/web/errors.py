@@ -13,7 +13,8 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
   request reaches the new primary; one log line ``web.ledger_unreachable``;
 - a commit the ledger has not answered after ``[web] commit_wait_s`` (``CommitPending``: a
   primary waiting for its synchronous replicas): 503 "waiting for the replicas, may still be
-  saved, check before repeating", one log line ``web.ledger_commit_waiting``;
+  saved, check before repeating", one log line ``web.ledger_commit_waiting``; no pooled connection
+  free in the pool's timeout (held commits keep theirs): 503 "busy", ``web.ledger_pool_full``;
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
 - an address no route serves (404) or a method the route does not take (405, ``Allow`` naming the
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import structlog
 from sqlalchemy.exc import DataError, InternalError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -139,6 +141,17 @@ async def on_commit_pending(request: Request, exc: Exception):
     return resp
 
 
+async def on_pool_timeout(request: Request, exc: Exception):
+    """SQLAlchemy's pool ``TimeoutError``: every pooled connection is taken (commits held for the
+    ledger's replicas, ``CommitPending``, keep theirs) and none came free in the pool's timeout:
+    the 503 "busy, nothing was saved, try again" page (this request had no connection, so it wrote
+    nothing), one log line ``web.ledger_pool_full``, instead of a 500."""
+    log.warning("web.ledger_pool_full", path=request.url.path, method=request.method)
+    resp = page(request, "error.html", status_code=503, message_key="busy", detail="")
+    resp.headers["Retry-After"] = "10"
+    return resp
+
+
 HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
 FIELD_TOO_LARGE = "Field exceeded maximum size"  # Starlette's MultiPartException text (form fields, not files)
 FIELD_MAX_BYTES = 1024 * 1024  # Starlette's max_part_size default: a form field (not a file) of a request
@@ -181,7 +194,8 @@ def allowed_methods(request: Request) -> list[str]:
 
 
 HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
-            OperationalError: on_operational, InternalError: on_internal, CommitPending: on_commit_pending}
+            OperationalError: on_operational, InternalError: on_internal, CommitPending: on_commit_pending,
+            PoolTimeout: on_pool_timeout}
 
 
 class BodyTooLarge(Exception):

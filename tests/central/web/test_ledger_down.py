@@ -149,6 +149,7 @@ def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
     finally:
         _sync_standby(ledger, "")  # a standby is back: the held commit completes
     wait_until(lambda: _sessions(ledger) > before, timeout=60, what="the held login saved")
+    assert c.get("/login").status_code == 200
     with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
 
@@ -156,3 +157,28 @@ def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
 def _sessions(engine) -> int:
     with engine.connect() as conn:
         return conn.execute(text("SELECT count(*) FROM office_sessions")).scalar()
+
+
+def test_every_connection_held_answers_busy_not_500(cluster, ledger):
+    """Commits held for the replicas keep their pooled connections: once none is free within the
+    pool's timeout, a request answers the 503 "busy" page instead of a 500."""
+    small = make_engine(cluster.url, pool_size=1, max_overflow=0, pool_timeout=1)
+    with small.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text(f"ALTER DATABASE {cluster.dbname} SET synchronous_commit = on"))
+    small.dispose()
+    app = create_app(small, WebSettings(commit_wait_s=1), SECRET, now=Clock(), background=False)
+    c = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    token = csrf_of(c.get("/login").text)
+    _sync_standby(ledger, "nobody")
+    try:
+        held = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+        assert held.status_code == 503 and "aguardando as réplicas" in held.text
+        r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+        assert r.status_code == 503, (r.status_code, r.text[:500])
+        assert "O banco de dados está ocupado: nada foi gravado" in r.text, r.text
+    finally:
+        _sync_standby(ledger, "")
+        with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
+    wait_until(lambda: c.get("/login").status_code == 200, timeout=60, what="the pool free again")
+    small.dispose()
