@@ -243,6 +243,8 @@ CODES: dict[str, str | tuple[str, str]] = {
     # an office of several ports (issue 37 item 4): a clerk's import of another port's worker, ship calls
     "worker_other_port": r"registration (?P<reg>\S+) is a worker of another port",
     "ships_all_ports": r"ship calls are added by a user of every port",
+    "ledger_several_ports": r"the ledger holds several ports \((?P<ports>[^)]*)\): give --config central\.toml \(its "
+                            r"port and ports\) so each requisition is filled from its own port's workers",
     "choose_ships": r"choose a ships\.csv file",
     "id_number": r"(?P<field>\w+) id is a number",
     "month_format": r"month (?P<value>'.*') is not YYYY-MM",
