@@ -8,6 +8,7 @@ import json
 
 from cryptography.exceptions import InvalidSignature
 
+from portgate.clitext import tr
 from portgate.errors import BadInput
 from wire import chain
 from wire.events import canonical_bytes, decode
@@ -101,8 +102,8 @@ def check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) 
         notes.append(f"gate {gate}: documented segment break at seq {seg.seq} (journal quarantined; "
                      f"lost {seg.lost_from}..{seg.lost_to}; last head {seg.last_head[:16]}...)")
     by_seq = _check_canonical(gate, events, report, files, verified_ids, fail)
-    notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
-                 f"{report.head_seq}, head {report.head[:16]}...")
+    notes.append(tr("cli.evidence.note.gate_verified", gate=gate, n=report.verified, first=info.seq_from,
+                    last=report.head_seq, head=report.head[:16]))
     _recorded_breaks(gate, files, report, notes, later)
     _check_receipt(gate, files, office, by_seq, fail, notes)
 
@@ -155,7 +156,7 @@ def _check_receipt(gate, files, office, by_seq, fail, notes) -> None:
     gate, at a seq of the bundle whose chain head it names (else the history was rewritten)."""
     raw = files.get(f"receipts/{gate}.json")
     if raw is None:
-        notes.append(f"gate {gate}: no office receipt in the bundle")
+        notes.append(tr("cli.evidence.note.no_receipt", gate=gate))
         return
     try:
         receipt = json.loads(raw)
@@ -176,7 +177,7 @@ def _check_receipt(gate, files, office, by_seq, fail, notes) -> None:
         fail.append(f"receipts/{gate}.json: the office saw head {str(said.get('head'))[:16]}... at seq "
                     f"{at.seq}, the bundle has {chain.event_hash(at)[:16]}... (history rewritten)")
     else:
-        notes.append(f"gate {gate}: office receipt up to seq {at.seq} matches the chain")
+        notes.append(tr("cli.evidence.note.receipt_matches", gate=gate, seq=at.seq))
 
 
 def starting_key(events, keys):
