@@ -41,6 +41,7 @@ from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
 from central.web.uploads import safe_name, saved
+from portgate import cells
 from portgate.errors import BadInput, ConfigError
 from portgate.records import parse_period
 
@@ -61,7 +62,7 @@ def _day(request: Request, value: str | None = None) -> dt.date:
     except ValueError as exc:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}", text):  # the shape is right: 2026-02-30
             raise BadInput(f"date {text!r} is not a valid date", where="date") from exc
-        raise BadInput(f"date {text!r} is not YYYY-MM-DD", where="date") from exc
+        raise BadInput(f"date {text!r} is not a date (dd/mm/yyyy)", where="date") from exc  # as the form asks
     if not FIRST_DAY <= day <= LAST_DAY:  # 0001-01-01 has no period bounds in UTC
         raise BadInput(f"date {text!r} is outside {FIRST_DAY}..{LAST_DAY}", where="date")
     return day
@@ -181,8 +182,8 @@ def typed_problems(form) -> dict[str, str]:
         if not text[name]:
             out[name] = f"{name} is required"
     try:
-        count = int(text["workers"])
-    except ValueError:
+        count = cells.whole(text["workers"], "workers")  # ASCII digits only: int() takes "٣"
+    except BadInput:
         out["workers"] = f"workers {str(form.get('workers') or '')!r} is not a whole number"
     else:
         if not 1 <= count <= MAX_WORKERS:
@@ -228,8 +229,8 @@ def _call_row(s, row: dict, text: str, day: dt.date, tz, ports: RotationPorts | 
     if not text:
         raise BadInput("choose the ship in port", where="call")
     try:
-        call_id = int(text)
-    except ValueError:
+        call_id = cells.whole(text, "call")
+    except BadInput:
         raise BadInput(f"no ship call {text[:20]!r}", where="call") from None
     call = get_call(s, call_id)
     if not _of_view(s, ports, [call]):
@@ -288,6 +289,8 @@ async def dispatch_post(request: Request):
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                            req_errors={"period": localize(lang_of(request), exc.reasons[0])})
         errors = str(exc).splitlines()
+        if isinstance(exc, BadInput) and exc.where == "--date":  # the service's option: the page's field
+            errors = [e.replace("--date: ", "date: ", 1) for e in errors]
         if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
             errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]
         return _escala(request, view, day, status_code=400, errors=errors, by_form=by_form, req_values=typed)
