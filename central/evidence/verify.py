@@ -271,4 +271,5 @@ def _check_statements(files, fail, notes, verified_ids) -> None:
             if eid and eid not in verified_ids:
                 fail.append(f"shifts.json {sh.get('shift_id')}: {what.split('_')[0]} event {eid} is not a "
                             "verified event of the bundle")
-    notes.append(tr("cli.evidence.note.statements_checked", n=len(statements), current=len(current), shifts=len(shifts)))
+    notes.append(tr("cli.evidence.note.statements_checked", n=len(statements), current=len(current),
+                    shifts=len(shifts)))

@@ -228,10 +228,9 @@ def _call_row(s, row: dict, text: str, day: dt.date, tz, ports: RotationPorts | 
     call's problem) otherwise: a call of another port's gate is "no ship call N", as an unknown one."""
     if not text:
         raise BadInput("choose the ship in port", where="call")
-    try:
-        call_id = cells.whole(text, "call")
-    except BadInput:
-        raise BadInput(f"no ship call {text[:20]!r}", where="call") from None
+    call_id = int(text) if cells.WHOLE.fullmatch(text) else None  # ASCII digits only: int() takes "٣"
+    if call_id is None:
+        raise BadInput(f"no ship call {text[:20]!r}", where="call")
     call = get_call(s, call_id)
     if not _of_view(s, ports, [call]):
         raise BadInput(f"no ship call {call_id}", where="call")
@@ -288,9 +287,7 @@ async def dispatch_post(request: Request):
         if by_form and isinstance(exc, service.PastEscala):  # the form's period has ended
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                            req_errors={"period": localize(lang_of(request), exc.reasons[0])})
-        errors = str(exc).splitlines()
-        if isinstance(exc, BadInput) and exc.where == "--date":  # the service's option: the page's field
-            errors = [e.replace("--date: ", "date: ", 1) for e in errors]
+        errors = re.sub(r"\A--date: ", "date: ", str(exc)).splitlines()  # the service's option: the page's field
         if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
             errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]
         return _escala(request, view, day, status_code=400, errors=errors, by_form=by_form, req_values=typed)
