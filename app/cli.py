@@ -85,8 +85,12 @@ def _unavailable(name: str, target: str) -> click.Command:
 
 
 def _top_lang(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if value:  # `portgate --lang en pay ...`: every command's messages (main read it already)
+    """``portgate --lang en pay ...``: every command's messages (``main`` read it already); the
+    commands with their own ``--lang`` (the demo's console and gates, the replays) take it as default."""
+    if value:
         use_lang(value)
+        short = "en" if value == "en" else "pt"
+        ctx.default_map = {"demo": {"lang": short}, "replay": {"lang": short}, "edge": {"replay": {"lang": short}}}
 
 
 @click.group(cls=LazyGroup)

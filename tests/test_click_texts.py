@@ -113,3 +113,14 @@ def test_a_top_level_lang_is_taken_by_every_command_in_both_languages() -> None:
         "portgate: pay: A opção '--no-such-option' não existe (veja --help)")
     wrong = _here("--lang", "xx", "--help", lang="en")
     assert wrong.returncode == 2 and "Invalid value for '--lang': 'xx'" in wrong.stderr
+
+
+def test_a_top_level_lang_is_the_default_of_a_commands_own_lang() -> None:
+    """``portgate --lang en replay ...`` (the demo, ``edge replay`` alike): the command's own
+    ``--lang`` (pt by default) takes portgate's, so the watchman's words follow it too."""
+    demo = Path(__file__).resolve().parents[1] / "config" / "demo"
+    files = [f"--{n}={demo / (n + '.csv')}" for n in ("workers", "cards", "escala", "taps")]
+    en = _here("--lang", "en", "replay", *files, lang="pt").stdout
+    assert '"message": "ADMITTED — ship MSC Aurora (9300001), post gangway, period 01-07."' in en
+    pt = _here("--lang", "pt", "replay", *files, lang="en").stdout
+    assert '"message": "LIBERADO — navio MSC Aurora (9300001), posto portaló, período 01-07."' in pt
