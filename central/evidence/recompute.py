@@ -119,9 +119,9 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
                if s.registration == registration and day_from <= s.work_date <= day_to]
     rebuilt = corrected(rebuilt, latest)
     for m in meals:
-        notes.append(f"shift {m.get('shift_id')}: office correction, meal interval "
-                     f"{'worked' if m.get('value') else 'not worked'} (P6), recorded by {m.get('actor')} at "
-                     f"{m.get('recorded_at')} (the office's record, not the gate's)")
+        fields = {"shift": m.get("shift_id"), "actor": m.get("actor"), "at": m.get("recorded_at")}
+        notes.append(tr("cli.evidence.note.meal_worked", **fields) if m.get("value")
+                     else tr("cli.evidence.note.meal_not_worked", **fields))
     mine = {s.shift_id: _with_office_breaks(s, bundled.get(s.shift_id, {})) for s in rebuilt}
     _compare_shifts(bundled, mine, fail)
     _recheck_pay(files, statements, mine, calendar, fail, notes)
@@ -249,5 +249,5 @@ def _compare(st: dict, computed, fail: list[str], notes: list[str]) -> None:
     else:
         notes.append(tr("cli.evidence.note.statement_equal", statement=sid, n=len(want), total=_brl(total)))
     for ln in adjustments:
-        notes.append(f"statement {sid}: adjustment line {ln.get('rule')} {_brl(ln.get('amount_cents'))} "
-                     f"({ln.get('description')}): the office's, for an earlier version already paid")
+        notes.append(tr("cli.evidence.note.adjustment", statement=sid, rule=ln.get("rule"),
+                        amount=_brl(ln.get("amount_cents")), description=ln.get("description")))
