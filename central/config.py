@@ -121,6 +121,9 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # a write that waits longer than this for another writer's lock answers "busy, try again" (503);
     # SQLite waits its busy timeout, PostgreSQL gets ``SET LOCAL lock_timeout``
     write_lock_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=60)] = 5.0
+    # a web write whose commit the ledger has not answered after this (a replicated ledger's primary
+    # waiting for its synchronous standbys) answers 503 "waiting for the replicas, may still be saved"
+    commit_wait_s: Annotated[float, msgspec.Meta(gt=0, le=600)] = 10.0
     enrol_timeout_s: Annotated[int, msgspec.Meta(ge=10, le=3600)] = 120  # a gate's enrol mode ends after this (issue 34)
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing

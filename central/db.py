@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 
 import re
+import threading
+from collections.abc import Callable
 
 from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
@@ -56,13 +58,19 @@ def load_all_tables() -> MetaData:
 
 #: The databases the ledger and its migrations run on (docs/office.md, first paragraph).
 BACKENDS = ("sqlite", "postgresql")
+#: libpq's ``connect_timeout`` (seconds, per host) on a PostgreSQL URL that names none (make_engine)
+CONNECT_TIMEOUT_S = 5
 _USE = "the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)"
 
 
 def make_engine(url: str | URL, **kwargs) -> Engine:
     """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``).
 
-    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection. Raises
+    SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection. A PostgreSQL URL
+    without ``connect_timeout`` gets libpq's ``connect_timeout=CONNECT_TIMEOUT_S`` (seconds, for
+    each host of a multi-host URL): a host that does not answer (a node of a replicated ledger
+    killed or cut off, issue 37) fails the connection with "timeout expired" (``unreachable``)
+    instead of a wait of minutes on the kernel's TCP retries; the URL's own value wins. Raises
     ``BadInput`` (exit 2, one line, password hidden) for a database other than ``BACKENDS``
     (``mysql://...``) or one whose driver is not installed (``postgresql://`` asks for psycopg2;
     this build has psycopg 3), and SQLAlchemy's ``ArgumentError`` for text that is not a URL.
@@ -71,6 +79,10 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     shown = parsed.render_as_string(hide_password=True)
     if parsed.get_backend_name() not in BACKENDS:
         raise BadInput(f"{parsed.get_backend_name()} is not supported: {_USE}", where=f"database URL {shown!r}")
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+        args = dict(kwargs.pop("connect_args", None) or {})
+        args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+        kwargs["connect_args"] = args
     try:
         engine = create_engine(url, **kwargs)
     except ImportError as exc:  # the dialect's DB-API module (psycopg2, ...) is not installed
@@ -89,6 +101,68 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     return engine
 
 
+#: seconds a command waits on the ledger before ``say_when_waiting`` says so
+WAIT_NOTICE_S = 3.0
+
+
+def ledger_hosts(engine: Engine) -> str:
+    """The ledger's host(s) as a person reads them: ``127.0.0.1:5432`` or, for a multi-host URL,
+    ``127.0.0.1:5433, 127.0.0.1:5434`` (no user, no password)."""
+    hosts = engine.url.query.get("host")
+    if hosts:
+        return ", ".join([hosts] if isinstance(hosts, str) else list(hosts))
+    return f"{engine.url.host or 'localhost'}:{engine.url.port or 5432}"
+
+
+def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S) -> None:
+    """Call ``say(kind, hosts)`` (from a timer thread) when a connection to the ledger or a commit
+    has waited ``after_s`` seconds: ``kind`` ``"connect"`` (no host answers yet: a failover, a node
+    cut off; ``connect_timeout`` ends it) or ``"commit"`` (the primary waits for its synchronous
+    replicas: strict mode never acknowledges a commit no standby has, so it may still be saved);
+    ``hosts`` is ``ledger_hosts``. For a command line (issue 37 item 2): a person sees why it waits
+    instead of a silent hang. Said once per wait; nothing for SQLite."""
+    if engine.dialect.name != "postgresql":
+        return
+    hosts = ledger_hosts(engine)
+
+    def timer(kind: str) -> threading.Timer:
+        t = threading.Timer(after_s, say, (kind, hosts))
+        t.daemon = True
+        t.start()
+        return t
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(dialect, _record, cargs, cparams):
+        waiting = timer("connect")
+        try:
+            return dialect.connect(*cargs, **cparams)
+        finally:
+            waiting.cancel()
+
+    @event.listens_for(engine, "commit")
+    def _commit(conn):
+        conn.info["portgate_commit_wait"] = timer("commit")
+
+    def _done(record) -> None:
+        waiting = record.info.pop("portgate_commit_wait", None) if record is not None else None
+        if waiting is not None:
+            waiting.cancel()
+
+    @event.listens_for(engine, "checkin")
+    def _checkin(_dbapi_conn, record):
+        _done(record)
+
+    @event.listens_for(engine, "reset")
+    def _reset(_dbapi_conn, record, _reset_state):
+        _done(record)
+
+    @event.listens_for(engine, "begin")
+    def _next(conn):  # the commit answered and the connection goes on (not checked in)
+        waiting = conn.info.pop("portgate_commit_wait", None)
+        if waiting is not None:
+            waiting.cancel()
+
+
 _BUSY = re.compile(r"database is locked|database table is locked|busy|deadlock|could not serialize"
                    r"|lock timeout|could not obtain lock", re.IGNORECASE)
 
@@ -97,6 +171,7 @@ _UNREACHABLE = re.compile(
     r"connection is lost|connection failed|could not connect|server closed the connection|connection refused"
     r"|terminating connection|no connection to the server|consuming input failed|connection is closed"
     r"|session is read-only|read-only transaction|the database system is (starting up|shutting down|in recovery)"
+    r"|the database system is not (yet )?accepting connections|server is in hot standby mode|timeout expired"
     r"|SSL connection has been closed", re.IGNORECASE)
 
 

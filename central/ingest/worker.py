@@ -90,6 +90,7 @@ class IngestWorker:
         client_id = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{client_id}-{index}", manual_ack=True)
         self.client.on_connect = self._on_connect
+        self.client.on_subscribe = self._on_subscribe
         self.client.on_raw_publish = self._on_raw  # QoS 1 without properties: the stream's messages
         self.client.on_message = self._on_message  # any other (QoS 0, properties); no topic filters: cheaper
         self.client.max_queued_messages_set(0)
@@ -112,6 +113,7 @@ class IngestWorker:
         self._thread: threading.Thread | None = None
         self._requests_thread: threading.Thread | None = None
         self.connected = threading.Event()
+        self._subscribe_mid: int | None = None
         self.stats: collections.Counter = collections.Counter()
         self.open_gaps = 0
         self.answers = Answers(config, engine, self.broadcast, snapshots, self.stats)  # requests, blocklist
@@ -168,9 +170,20 @@ class IngestWorker:
         subscriptions = [(self.t_events, 1), (self.t_requests, 1)]
         if self.index == 0:  # the gates' retained statuses (sent_seq) for the tail check (writer.py)
             subscriptions.append((topics.all_gate_status(self.port), 1))
-        client.subscribe(subscriptions)
-        self.connected.set()
+        _rc, self._subscribe_mid = client.subscribe(subscriptions)
         log.info("ingest.connected", worker=self.index, session_present=flags.session_present)
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        """``connected`` is set once the broker acknowledged the subscriptions (SUBACK): before it,
+        a fresh session misses what is published (the gates send again what is not acknowledged,
+        but a caller waiting for ``wait_connected`` means "receiving")."""
+        if mid != self._subscribe_mid:
+            return
+        refused = [str(rc) for rc in reason_codes if rc.is_failure]
+        if refused:
+            log.warning("ingest.subscribe_refused", worker=self.index, reasons=refused)
+            return
+        self.connected.set()
 
     def _on_raw(self, mid: int, topic: bytes, payload: bytes) -> None:
         """A QoS 1 message from ``wire.connection``'s fast path (no ``MQTTMessage`` built)."""

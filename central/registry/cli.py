@@ -37,6 +37,7 @@ def transaction(url: str, *, existing: bool = True):
     register people (``import``, ``register``) may start a new one."""
     db_url_arg(url, must_exist=existing, refuse_empty=True)
     engine = db.make_engine(url)
+    db.say_when_waiting(engine, say_waiting)  # a failover: stderr says why the command waits
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
     upgrade_engine(engine)
@@ -45,6 +46,15 @@ def transaction(url: str, *, existing: bool = True):
             yield session
     finally:
         engine.dispose()
+
+
+def say_waiting(kind: str, hosts: str) -> None:
+    """``central.db.say_when_waiting``'s notice on stderr: the ledger at ``hosts`` has not answered
+    a connection (``kind`` ``connect``) or a commit (``commit``: waiting for its replicas) yet."""
+    if kind == "commit":
+        click.echo(tr("cli.db.waiting_commit", hosts=hosts), err=True)
+    else:
+        click.echo(tr("cli.db.waiting_connect", hosts=hosts), err=True)
 
 
 def _login_name() -> str:

@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from central.config import WebSettings
 from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config
 from central.registry.sanctions import load_suspension_limits
+from central.web.commit_wait import commit_within
 from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS, NoNul
 from central.web.photos import gate_photo
@@ -107,12 +108,24 @@ class WebState:
         """Run ``fn(session)`` in one transaction (committed if it returns, rolled back if it raises).
         On PostgreSQL a lock held by another writer longer than ``[web] write_lock_timeout_s`` ends
         the transaction with a lock timeout (answered 503 by ``central.web.errors``), never a
-        request that hangs."""
-        with Session(self.engine) as session, session.begin():
-            if self.engine.dialect.name == "postgresql":
-                ms = int(self.settings.write_lock_timeout_s * 1000)
-                session.execute(text(f"SET LOCAL lock_timeout = {ms}"))
-            return fn(session)
+        request that hangs. A database error raised by the commit itself carries ``at_commit =
+        True`` (its outcome is unknown: ``central.web.errors.ledger_unreachable``); a commit still
+        unanswered after ``[web] commit_wait_s`` (a primary waiting for its synchronous replicas)
+        raises ``CommitPending`` and goes on (``central.web.commit_wait``)."""
+        if self.engine.dialect.name != "postgresql":
+            with Session(self.engine) as session, session.begin():
+                return fn(session)
+        session = Session(self.engine)
+        try:
+            session.begin()
+            ms = int(self.settings.write_lock_timeout_s * 1000)
+            session.execute(text(f"SET LOCAL lock_timeout = {ms}"))
+            result = fn(session)
+        except BaseException:
+            session.close()  # rolled back
+            raise
+        commit_within(session, self.settings.commit_wait_s)  # CommitPending: it may still be saved
+        return result
 
     def read(self, fn: Callable[..., T], *args) -> T:
         """Run ``fn(connection, *args)`` on a read connection."""

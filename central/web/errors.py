@@ -11,6 +11,10 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
 - the ledger's server lost or no longer the primary (``central.db.unreachable``: a failover of a
   replicated ledger, issue 37): 503 "reconnecting, try again" page, the pool emptied so the next
   request reaches the new primary; one log line ``web.ledger_unreachable``;
+- a commit the ledger has not answered after ``[web] commit_wait_s`` (``CommitPending``: a
+  primary waiting for its synchronous replicas): 503 "waiting for the replicas, may still be
+  saved, check before repeating", one log line ``web.ledger_commit_waiting``; no pooled connection
+  free in the pool's timeout (held commits keep theirs): 503 "busy", ``web.ledger_pool_full``;
 - the database busy or locked (``OperationalError`` "database is locked" / "busy", or PostgreSQL
   lock timeouts): 503 "busy, try again" page, one log line ``web.ledger_busy``; nothing written;
 - an address no route serves (404) or a method the route does not take (405, ``Allow`` naming the
@@ -26,11 +30,13 @@ from __future__ import annotations
 
 import structlog
 from sqlalchemy.exc import DataError, InternalError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from central.db import unreachable
+from central.web.commit_wait import CommitPending
 from central.web.render import bad_input, page
 from central.web.security import current_user
 from portgate.errors import BadInput
@@ -91,11 +97,17 @@ def ledger_unreachable(request: Request, exc: Exception):
     """The ledger's server was lost or is no longer the primary (a failover of a replicated ledger,
     ``central.db.unreachable``): the pool is emptied so the next request connects again through
     the multi-host URL to the new primary, and this one answers 503 "reconnecting, try again"
-    (``Retry-After: 5``) with one log line ``web.ledger_unreachable``, instead of a 500."""
+    (``Retry-After: 5``) with one log line ``web.ledger_unreachable``, instead of a 500. Raised by
+    the commit itself (``at_commit``, ``WebApp.with_session``): the page says the change may or may
+    not have been saved and to check before repeating it ("ledger_down_unsure"); else nothing was
+    written ("reconnecting"). Never the login form nor "your session ended": the ledger, not the
+    session, is what failed."""
     request.app.state.web.engine.dispose()
-    log.warning("web.ledger_unreachable", path=request.url.path, method=request.method,
+    unsure = bool(getattr(exc, "at_commit", False))
+    log.warning("web.ledger_unreachable", path=request.url.path, method=request.method, at_commit=unsure,
                 error=str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300])
-    resp = page(request, "error.html", status_code=503, message_key="reconnecting", detail="")
+    resp = page(request, "error.html", status_code=503,
+                message_key="ledger_down_unsure" if unsure else "reconnecting", detail="")
     resp.headers["Retry-After"] = "5"
     return resp
 
@@ -115,6 +127,29 @@ async def on_internal(request: Request, exc: Exception):
     if unreachable(exc):
         return ledger_unreachable(request, exc)
     raise exc
+
+
+async def on_commit_pending(request: Request, exc: Exception):
+    """``CommitPending``: the ledger has not answered a commit after ``[web] commit_wait_s`` (a
+    primary holding it for its synchronous replicas): 503 "the write is waiting for the replicas and
+    may still be saved: check before repeating", one log line ``web.ledger_commit_waiting``; the
+    commit goes on (the pool is kept: the primary is alive)."""
+    log.warning("web.ledger_commit_waiting", path=request.url.path, method=request.method,
+                wait_s=getattr(exc, "wait_s", None))
+    resp = page(request, "error.html", status_code=503, message_key="ledger_commit_waiting", detail="")
+    resp.headers["Retry-After"] = "10"
+    return resp
+
+
+async def on_pool_timeout(request: Request, exc: Exception):
+    """SQLAlchemy's pool ``TimeoutError``: every pooled connection is taken (commits held for the
+    ledger's replicas, ``CommitPending``, keep theirs) and none came free in the pool's timeout:
+    the 503 "busy, nothing was saved, try again" page (this request had no connection, so it wrote
+    nothing), one log line ``web.ledger_pool_full``, instead of a 500."""
+    log.warning("web.ledger_pool_full", path=request.url.path, method=request.method)
+    resp = page(request, "error.html", status_code=503, message_key="busy", detail="")
+    resp.headers["Retry-After"] = "10"
+    return resp
 
 
 HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
@@ -159,7 +194,8 @@ def allowed_methods(request: Request) -> list[str]:
 
 
 HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
-            OperationalError: on_operational, InternalError: on_internal}
+            OperationalError: on_operational, InternalError: on_internal, CommitPending: on_commit_pending,
+            PoolTimeout: on_pool_timeout}
 
 
 class BodyTooLarge(Exception):

@@ -27,6 +27,8 @@ MESSAGES: dict[str, tuple[str, str]] = {
     # an office of several ports (central/web/ports.py): the port selector and a page not split by port
     # the escala page: a row whose period is over has no refusal or substitution
     # the audit log of a user who sees some of the ports (audit_log.port, 0031)
+    # a commit the ledger holds for its synchronous replicas (central.web.commit_wait.CommitPending)
+    # the ledger lost while a change was being committed (central.web.errors.ledger_unreachable)
 }
 
 

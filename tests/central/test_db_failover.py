@@ -26,6 +26,12 @@ def wrap(kind, text: str):
     "server closed the connection unexpectedly",
     "the database system is starting up",
     "the database system is shutting down",
+    # a standby Patroni is still promoting or restarting (issue 37: the web answered 500 to these)
+    "the database system is not yet accepting connections",
+    "the database system is not accepting connections",
+    'connection failed: connection to server at "127.0.0.1", port 5433 failed: server is in hot standby mode',
+    # libpq's connect_timeout (central.db.make_engine adds one): a host that does not answer
+    'connection failed: connection to server at "10.0.0.9", port 5432 failed: timeout expired',
 ])
 def test_failover_errors_are_unreachable(text):
     assert unreachable(wrap(OperationalError, text))

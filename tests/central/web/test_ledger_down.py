@@ -1,0 +1,184 @@
+"""The office web application while its PostgreSQL ledger is down (a failover of a replicated
+ledger, issue 37 item 2): every page, the login and a signed-in user's form answer the app's 503
+page "the ledger is unavailable right now", pt-BR first, never the login form again nor a session
+message; when the server is back, the same session goes on. A private cluster of this module is
+stopped for real (the session's ``pg_cluster`` is shared by other tests)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+from starlette.testclient import TestClient
+
+from central.config import WebSettings
+from central.db import make_engine
+from central.ledger.migrate import upgrade_engine
+from central.web import users as users_module
+from central.web.app import create_app
+from central.web.users import add_user
+from testkit.postgres import PostgresCluster
+from testkit.wait import wait_until
+
+from .conftest import PASSWORD, SECRET, Clock, _VerifyOnce, csrf_of, login
+
+DOWN_PT = "O livro-razão (banco de dados) está indisponível agora"
+SESSION_PT = "Sua sessão terminou"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    pg = PostgresCluster()
+    pg.start()
+    yield pg
+    pg.stop()
+
+
+@pytest.fixture(scope="module")
+def ledger(cluster):
+    mp = pytest.MonkeyPatch()
+    mp.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
+    engine = make_engine(cluster.url)
+    upgrade_engine(engine)
+    with Session(engine) as s, s.begin():
+        add_user(s, "office", role="office", password=PASSWORD, name="office user", actor="test")
+    yield engine
+    engine.dispose()
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def web(ledger):
+    return create_app(ledger, WebSettings(), SECRET, now=Clock(), background=False)
+
+
+def _down(r) -> None:
+    assert r.status_code == 503, (r.status_code, r.text[:500])
+    assert DOWN_PT in r.text, r.text[:2000]
+    assert SESSION_PT not in r.text and 'name="password"' not in r.text
+    assert r.headers.get("Retry-After") == "5"
+
+
+def test_pages_login_and_forms_say_the_ledger_is_down_then_go_on(cluster, web):
+    signed = TestClient(web, base_url="http://testserver", follow_redirects=False)
+    assert login(signed, "office").status_code == 303
+    csrf = csrf_of(signed.get("/").text)
+    stranger = TestClient(web, base_url="http://testserver", follow_redirects=False)
+    token = csrf_of(stranger.get("/login").text)  # the form is open before the ledger goes down
+    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+    try:
+        _down(signed.get("/"))  # a page: not a redirect to the login page
+        _down(signed.post("/port", data={"port": "*", "csrf_token": csrf, "next": "/"}))  # a form: no 401
+        _down(signed.post("/port", headers={"HX-Request": "true", "X-CSRF-Token": csrf}, data={"port": "*"}))
+        _down(stranger.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token,
+                                            "next": "/"}))
+        assert stranger.get("/").status_code == 303  # no session at all: to the login page, no ledger asked
+    finally:
+        cluster.restart()
+    assert signed.get("/").status_code == 200  # the same session goes on: the pool reconnected
+    r = login(stranger, "office")
+    assert r.status_code == 303, r.text
+
+
+def test_english_page(cluster, web):
+    c = TestClient(web, base_url="http://testserver", follow_redirects=False)
+    token = csrf_of(c.get("/login").text)
+    c.post("/lang", data={"lang": "en", "csrf_token": token, "next": "/login"})
+    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+    try:
+        r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+    finally:
+        cluster.restart()
+    assert r.status_code == 503
+    assert "The ledger (database) is unavailable right now" in r.text and "nothing was saved" in r.text, r.text[:2000]
+
+
+def test_a_commit_whose_answer_is_lost_may_or_may_not_be_saved(cluster, web, monkeypatch):
+    """The server goes down between the change and its commit (a primary killed mid-commit): the
+    page says the operation may or may not have been saved and to check, not "nothing was written"."""
+    from central.web.routes import auth
+
+    signed = TestClient(web, base_url="http://testserver", follow_redirects=False)
+    assert login(signed, "office").status_code == 303
+    csrf = csrf_of(signed.get("/").text)
+    real = auth.end_session
+
+    def end_then_lose_the_server(session, sid, now):
+        real(session, sid, now)
+        session.flush()
+        cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+
+    monkeypatch.setattr(auth, "end_session", end_then_lose_the_server)
+    try:
+        r = signed.post("/logout", data={"csrf_token": csrf})
+    finally:
+        cluster.restart()
+    assert r.status_code == 503, (r.status_code, r.text[:500])
+    assert "a operação pode ter sido gravada ou não. Confira" in r.text, r.text[:2000]
+    assert "nada foi gravado" not in r.text and SESSION_PT not in r.text
+    monkeypatch.undo()
+    assert signed.get("/").status_code == 200  # here the commit never reached the server: still signed in
+
+
+def _sync_standby(engine, names: str) -> None:
+    """Require a synchronous standby named ``names`` ('' = none) for the ledger's commits."""
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        c.execute(text(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'"))
+        c.execute(text("SELECT pg_reload_conf()"))
+
+
+def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
+    """Strict synchronous mode with its standbys gone holds every commit (2 of 3 nodes down): the
+    login answers the 503 "waiting for the replicas, may still be saved" after ``commit_wait_s``
+    instead of hanging, and the commit goes on: once a standby is back, the login is saved."""
+    with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        # the test cluster runs synchronous_commit=off; the replicated ledger runs it on
+        c.execute(text(f"ALTER DATABASE {cluster.dbname} SET synchronous_commit = on"))
+    ledger.dispose()
+    app = create_app(ledger, WebSettings(commit_wait_s=1), SECRET, now=Clock(), background=False)
+    c = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    token = csrf_of(c.get("/login").text)
+    before = _sessions(ledger)
+    _sync_standby(ledger, "nobody")
+    try:
+        r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+        assert r.status_code == 503, (r.status_code, r.text[:500])
+        assert "A gravação está aguardando as réplicas" in r.text and "pode ainda ser gravada" in r.text, r.text
+        assert "nada foi gravado" not in r.text and SESSION_PT not in r.text
+        assert _sessions(ledger) == before  # still held: nobody else sees it yet
+    finally:
+        _sync_standby(ledger, "")  # a standby is back: the held commit completes
+    wait_until(lambda: _sessions(ledger) > before, timeout=60, what="the held login saved")
+    assert c.get("/login").status_code == 200
+    with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
+
+
+def _sessions(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM office_sessions")).scalar()
+
+
+def test_every_connection_held_answers_busy_not_500(cluster, ledger):
+    """Commits held for the replicas keep their pooled connections: once none is free within the
+    pool's timeout, a request answers the 503 "busy" page instead of a 500."""
+    small = make_engine(cluster.url, pool_size=1, max_overflow=0, pool_timeout=1)
+    with small.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text(f"ALTER DATABASE {cluster.dbname} SET synchronous_commit = on"))
+    small.dispose()
+    app = create_app(small, WebSettings(commit_wait_s=1), SECRET, now=Clock(), background=False)
+    c = TestClient(app, base_url="http://testserver", follow_redirects=False)
+    token = csrf_of(c.get("/login").text)
+    _sync_standby(ledger, "nobody")
+    try:
+        held = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+        assert held.status_code == 503 and "aguardando as réplicas" in held.text
+        r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
+        assert r.status_code == 503, (r.status_code, r.text[:500])
+        assert "O banco de dados está ocupado: nada foi gravado" in r.text, r.text
+    finally:
+        _sync_standby(ledger, "")
+        with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
+    wait_until(lambda: c.get("/login").status_code == 200, timeout=60, what="the pool free again")
+    small.dispose()
