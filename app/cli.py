@@ -14,7 +14,7 @@ from gettext import gettext as click_text  # what Click calls: its texts are msg
 
 import click
 
-from portgate.clitext import cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang
+from portgate.clitext import LANG_CHOICES, cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang
 from portgate.errors import PortgateError
 
 install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument", and --help in cli_lang()
@@ -84,8 +84,20 @@ def _unavailable(name: str, target: str) -> click.Command:
     return cmd
 
 
+def _top_lang(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """``portgate --lang en pay ...``: every command's messages (``main`` read it already); the
+    commands with their own ``--lang`` (the demo's console and gates, the replays) take it as default."""
+    if value:
+        use_lang(value)
+        short = "en" if value == "en" else "pt"
+        ctx.default_map = {"demo": {"lang": short}, "replay": {"lang": short}, "edge": {"replay": {"lang": short}}}
+
+
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="portgate")
+@click.option("--lang", type=click.Choice(LANG_CHOICES), default=None, expose_value=False, is_eager=True,
+              callback=_top_lang, help="Language of the messages: pt (pt-BR) or en (default: PORTGATE_LANG, "
+              "else pt-BR).")
 def cli() -> None:
     """portgate: gangway access control and port-labour ledger."""
     # the office web application's gate what-if (central never imports the gate rules), imported

@@ -183,12 +183,14 @@ def _print_found(found) -> None:
     for _seq, problem in found.problems:
         click.echo(f"FAIL: {problem}")  # machine-read
     rep = found.report
-    click.echo(f"ok: {rep.verified} signed event(s) verified of {found.rows} row(s), seq {found.seq_from}.."  # machine-read
-               f"{found.seq_to}, head {rep.head[:16]}..., from key {found.key or 'none'}"
-               + (f"; {rep.unsigned_legacy} unsigned (HMAC-only) before signing" if rep.unsigned_legacy else ""))
+    said = tr("cli.edge.journal_verified", n=rep.verified, rows=found.rows, first=found.seq_from,
+              last=found.seq_to, head=rep.head[:16], key=found.key or tr("cli.edge.no_key"))
+    if rep.unsigned_legacy:
+        said += tr("cli.edge.journal_unsigned", n=rep.unsigned_legacy)
+    click.echo(f"ok: {said}")  # machine-read: the ok: prefix; the sentence in cli_lang()
     for seg in rep.segments:
-        click.echo(f"ok: documented segment break at seq {seg.seq} (journal quarantined; lost "  # machine-read
-                   f"{seg.lost_from}..{seg.lost_to})")
+        click.echo("ok: " + tr("cli.edge.segment_break", seq=seg.seq, first=seg.lost_from,  # machine-read: ok:
+                               last=seg.lost_to))
 
 
 def _why(exc: Exception) -> str:

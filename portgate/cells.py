@@ -22,6 +22,8 @@ E = TypeVar("E", bound=enum.StrEnum)
 
 #: A plain decimal number: "1,000", "1e3", "NaN", "1_0" are refused.
 NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+#: a whole number as a person types it: ASCII digits only (``int()`` also takes "٣", "1_000", " 3")
+WHOLE = re.compile(r"[+-]?[0-9]+")
 #: The words of a yes/no cell (pt-BR and English); an empty cell takes the caller's default.
 YES = frozenset({"yes", "true", "1", "sim", "s", "y"})
 NO = frozenset({"no", "false", "0", "nao", "não", "n"})
@@ -70,16 +72,16 @@ def date(value: str | None, field: str, *, optional: bool = False) -> dt.date | 
 
 
 def whole(value: str | None, field: str, *, optional: bool = False, default: int | None = None) -> int | None:
-    """A whole number (any sign); an empty cell is ``default`` if ``optional``, else required."""
+    """A whole number (any sign, ASCII digits 0-9: ``int`` alone would take the Arabic-Indic "٣" or
+    "1_000"); an empty cell is ``default`` if ``optional``, else required. ``BadInput`` otherwise."""
     raw = (value or "").strip()
     if not raw:
         if optional:
             return default
         raise BadInput(f"{field} is required")
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise BadInput(f"{field} {raw!r} is not a whole number") from exc
+    if not WHOLE.fullmatch(raw):
+        raise BadInput(f"{field} {raw!r} is not a whole number")
+    return int(raw)
 
 
 def decimal(value: str | None, field: str, *, places: int | None = None,

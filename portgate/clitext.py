@@ -129,12 +129,36 @@ def install_click_texts() -> None:
     _gettext.dgettext = _click_dgettext
     _gettext.dngettext = _click_dngettext
     shown = _std.setdefault("get_help", click.Command.get_help)
+    pieces = _std.setdefault("collect_usage_pieces", click.Command.collect_usage_pieces)
+    group_pieces = _std.setdefault("group_usage_pieces", click.Group.collect_usage_pieces)
+    made = _std.setdefault("make_metavar", click.Option.make_metavar)
 
     def get_help(self, ctx):
         word_help(self)
         return shown(self, ctx)
 
+    def collect_usage_pieces(self, ctx):  # "[OPTIONS]", "COMMAND [ARGS]...": Click's own words
+        return [click_word(piece) for piece in pieces(self, ctx)]
+
+    def collect_group_pieces(self, ctx):  # a group adds its "COMMAND [ARGS]..." after the above
+        return [click_word(piece) for piece in group_pieces(self, ctx)]
+
+    def make_metavar(self, ctx, *args):  # a type's "TEXT", "INTEGER"; an option's own metavar: word_help
+        said = made(self, ctx, *args)
+        return said if self.metavar is not None else click_word(said)
+
     click.Command.get_help = get_help
+    click.Command.collect_usage_pieces = collect_usage_pieces
+    click.Group.collect_usage_pieces = collect_group_pieces
+    click.Option.make_metavar = make_metavar
+
+
+def click_word(english: str) -> str:
+    """A word Click shows without ``gettext`` (a usage line's ``[OPTIONS]``, ``COMMAND [ARGS]...``,
+    a type's metavar ``TEXT``, ``INTEGER``, ``TEXT...``) in ``cli_lang()``: the catalogs'
+    ``click.<English>`` (a trailing ``...`` kept), else the English itself."""
+    base, dots = (english[:-3], "...") if english.endswith("...") and english != "..." else (english, "")
+    return _click_dgettext(_gettext.textdomain(), base) + dots
 
 
 def command_help(english: str) -> str:
@@ -169,8 +193,23 @@ def word_help(command) -> None:
         if id(cmd) in seen:
             continue
         seen.add(id(cmd))
-        for obj, attr in [(cmd, "help"), (cmd, "short_help"), *((p, "help") for p in cmd.params if hasattr(p, "help"))]:
+        for obj, attr in [(cmd, "help"), (cmd, "short_help"), *_param_texts(cmd)]:
             kept = _english.setdefault(obj, {})
             english = kept.setdefault(attr, getattr(obj, attr))
             setattr(obj, attr, help_words(english))
         stack.extend(getattr(cmd, "commands", {}).values())
+
+
+def _param_texts(cmd) -> list[tuple[object, str]]:
+    """``(option, attribute)`` of an option's texts a person reads on a help page: its ``help``, an
+    English ``show_default`` (``"login name"`` -> ``[padrão: (nome de login)]``) and its own
+    ``metavar`` (``FINGERPRINT``); an argument's metavar is also its name in Click's errors: kept."""
+    texts = []
+    for p in cmd.params:
+        if hasattr(p, "help"):
+            texts.append((p, "help"))
+        if isinstance(getattr(p, "show_default", None), str):
+            texts.append((p, "show_default"))
+        if getattr(p, "param_type_name", "") == "option" and isinstance(p.metavar, str):
+            texts.append((p, "metavar"))
+    return texts

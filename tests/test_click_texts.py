@@ -66,7 +66,7 @@ def test_clicks_own_form_on_the_real_command_group(monkeypatch) -> None:
     use_lang(None)  # no earlier in-process command's --lang
     monkeypatch.setenv("PORTGATE_LANG", "pt")
     out = CliRunner().invoke(cli, ["pay", "--no-such-option"]).output
-    assert "Uso: portgate pay [OPTIONS]" in out or "Uso: cli pay [OPTIONS]" in out
+    assert "Uso: portgate pay [OPÇÕES]" in out or "Uso: cli pay [OPÇÕES]" in out
     assert "Tente '" in out and "--help' para ver a ajuda." in out
     assert "Erro: A opção '--no-such-option' não existe." in out
     monkeypatch.setenv("PORTGATE_LANG", "en")
@@ -96,3 +96,31 @@ def test_a_lang_value_no_command_takes_is_refused_in_portgate_lang() -> None:
     assert en.stderr.strip() == "portgate: demo: Invalid value for '--lang': 'xx' is not one of 'pt', 'en' (see --help)"
     pt = _run("demo", "--lang=xx", lang=None)
     assert pt.returncode == 2 and pt.stderr.startswith("portgate: demo: Valor inválido para '--lang': 'xx'")
+
+
+def test_a_top_level_lang_is_taken_by_every_command_in_both_languages() -> None:
+    """``portgate --lang en --help`` answered "No such option '--lang'" (in English, while ``--lang
+    pt`` refused it in Portuguese): ``--lang`` before the command is now portgate's own option, the
+    language of every command's messages, help and usage errors, whatever ``PORTGATE_LANG`` says."""
+    en = _run("--lang", "en", "--help", lang="pt")
+    assert en.returncode == 0 and en.stdout.startswith("Usage: portgate [OPTIONS]") and "--lang" in en.stdout
+    pt = _here("--lang", "pt", "--help", lang="en")
+    assert pt.returncode == 0 and pt.stdout.startswith("Uso: portgate [OPÇÕES]")
+    assert "Idioma das mensagens" in pt.stdout
+    assert _here("--lang=en", "pay", "--no-such-option", lang="pt").stderr.strip() == (
+        "portgate: pay: No such option '--no-such-option' (see --help)")
+    assert _here("--lang", "pt", "pay", "--no-such-option", lang="en").stderr.strip() == (
+        "portgate: pay: A opção '--no-such-option' não existe (veja --help)")
+    wrong = _here("--lang", "xx", "--help", lang="en")
+    assert wrong.returncode == 2 and "Invalid value for '--lang': 'xx'" in wrong.stderr
+
+
+def test_a_top_level_lang_is_the_default_of_a_commands_own_lang() -> None:
+    """``portgate --lang en replay ...`` (the demo, ``edge replay`` alike): the command's own
+    ``--lang`` (pt by default) takes portgate's, so the watchman's words follow it too."""
+    demo = Path(__file__).resolve().parents[1] / "config" / "demo"
+    files = [f"--{n}={demo / (n + '.csv')}" for n in ("workers", "cards", "escala", "taps")]
+    en = _here("--lang", "en", "replay", *files, lang="pt").stdout
+    assert '"message": "ADMITTED — ship MSC Aurora (9300001), post gangway, period 01-07."' in en
+    pt = _here("--lang", "pt", "replay", *files, lang="en").stdout
+    assert '"message": "LIBERADO — navio MSC Aurora (9300001), posto portaló, período 01-07."' in pt

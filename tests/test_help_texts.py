@@ -63,8 +63,16 @@ def _english_texts(cmd: click.Command) -> list[str]:
 
     word_help(cmd)  # keeps each text's English
     kept = [_english.get(cmd, {}).get(a) for a in ("help", "short_help")]
-    kept += [_english.get(p, {}).get("help") for p in cmd.params]
-    return [t for t in kept if t]
+    kept += [_english.get(p, {}).get(a) for p in cmd.params for a in ("help", "show_default", "metavar")]
+    return [t for t in kept if t and isinstance(t, str)]
+
+
+def _own_options(cli: click.Group) -> list[str]:
+    """The help texts of ``portgate``'s own options (``--lang``; ``--version``'s is Click's own text)."""
+    _english_texts(cli)
+    from portgate.clitext import _english
+
+    return [_english[p]["help"] for p in cli.params if p.name != "version" and _english.get(p, {}).get("help")]
 
 
 def _flat(text: str) -> str:
@@ -76,7 +84,7 @@ def test_a_commands_help_in_pt_br_by_default_and_in_english_on_request() -> None
     assert pt.returncode == 0
     out = _flat(pt.stdout)
     assert "Marca demonstrativos como pagos. Ids desconhecidos, já pagos ou retidos: erro, nada muda." in out
-    assert "--ref TEXT Referência do pagamento (id da transferência bancária, lote da folha)." in out
+    assert "--ref TEXTO Referência do pagamento (id da transferência bancária, lote da folha)." in out
     assert "Mark statements paid" not in out
     en = _flat(_here("pay", "mark-paid", "--help", lang="en").stdout)
     assert "Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed." in en
@@ -117,6 +125,7 @@ def test_every_help_text_of_every_command_has_its_pt_br() -> None:
     have = set(part("pt", (HELP,))[1])
     missing = [f"{path}: {command_help(text)!r}" for path, cmd in _commands()
                for text in _english_texts(cmd) if command_help(text) not in have]
+    missing += [f"portgate: {command_help(text)!r}" for text in _own_options(cli) if command_help(text) not in have]
     missing += [repr(command_help(line)) for _module, line in [*COMMANDS.values(), ("", inspect.getdoc(cli.callback))]
                 if command_help(line) not in have]
     assert not missing, "\n".join(missing)
@@ -127,6 +136,7 @@ def test_no_help_text_in_the_catalogs_is_left_over_from_a_reworded_command() -> 
 
     used = {command_help(t) for _path, cmd in _commands() for t in _english_texts(cmd)}
     used |= {command_help(line) for _module, line in COMMANDS.values()} | {command_help(inspect.getdoc(cli.callback))}
+    used |= {command_help(t) for t in _own_options(cli)}
     stale = sorted(set(part("pt", (HELP,))[1]) - used)
     assert not stale, stale
 
@@ -165,3 +175,28 @@ def test_a_plural_text_of_another_domain_is_untouched() -> None:
 
     assert gettext.dngettext("another-domain", "one {n}", "many {n}", 2) == "many {n}"
     assert gettext.dngettext("another-domain", "one {n}", "many {n}", 1) == "one {n}"
+
+
+def test_clicks_rendered_words_and_a_commands_own_metavar_in_pt_br() -> None:
+    """The fresh tester's leftovers (issue of 2026-12-06): ``[required]``, ``Usage: portgate [OPTIONS]
+    COMMAND [ARGS]...``, the types' ``TEXT``, an English ``show_default`` ``(login name)`` and an
+    option's own ``FINGERPRINT`` stayed English on a pt-BR help page; ``rotation list``'s ``--date`` had
+    no description and ``rotation hours``' line was cut at "R8 (DL 2.032 art."."""
+    top = _run("--help", lang=None).stdout
+    assert top.startswith("Uso: portgate [OPÇÕES] COMANDO [ARGUMENTOS]...")
+    listed = _flat(_run("rotation", "list", "--help", lang="pt").stdout)
+    assert listed.startswith("Uso: portgate rotation list [OPÇÕES]")
+    assert "--date TEXTO O dia da escala, AAAA-MM-DD. [obrigatório]" in listed
+    assert "[padrão: (nome de login)]" in listed and "--db TEXTO" in listed
+    for english in ("[required]", "[OPTIONS]", "login name", " TEXT "):
+        assert english not in listed, english
+    group = _flat(_here("rotation", "--help", lang="pt").stdout)
+    assert "hours R8 (DL 2.032, art. 6): horas por estivador, por mês ou semestre." in group
+    keys = _flat(_here("evidence", "verify", "--help", lang="pt").stdout)
+    assert "--office-key IMPRESSÃO-DIGITAL" in keys and "--gate-key PORTALÓ=IMPRESSÃO-DIGITAL" in keys
+    en = _flat(_here("rotation", "list", "--help", lang="en").stdout)
+    assert en.startswith("Usage: portgate rotation list [OPTIONS]")
+    assert "--date TEXT The escala's day, YYYY-MM-DD. [required]" in en and "[default: (login name)]" in en
+    en_group = _flat(_here("rotation", "--help", lang="en").stdout)
+    assert "hours R8 (DL 2.032, art. 6): hours per stevedore, by month or semester." in en_group
+    assert _here("--help", lang="en").stdout.startswith("Usage: portgate [OPTIONS] COMMAND [ARGS]...")

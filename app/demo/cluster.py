@@ -87,7 +87,7 @@ class ClusterPortRun(DemoRun):
         super().__init__(run_dir, scenario, lang=lang, out=out, outage=False)
         self.nats = nats
         self.ledger_url = ledger_url
-        self.ledger_label = "PostgreSQL/Patroni, 3 nodes, shared by the ports"
+        self.ledger_label = tr("cli.demo.ledger_cluster")  # the console speaks --lang, set before
         self.ids = ids
         self.serves_web = serves_web
         self.peers: list[ClusterPortRun] = []

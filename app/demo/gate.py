@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edge.scripted_clock import set_scripted_time
+from portgate.clitext import tr
 from portgate.records import Tap
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class Gate:
         deadline = time.monotonic() + timeout
         while not url_file.exists():
             if self.display.poll() is not None or time.monotonic() > deadline:
-                raise DemoFailed(f"the screen of {self.gate_id} did not start; see {self.dir}/display.log")
+                raise DemoFailed(tr("cli.demo.screen_not_started", gate=self.gate_id, log=f"{self.dir}/display.log"))
             time.sleep(0.05)
         return url_file.read_text().strip()
 
@@ -170,7 +171,8 @@ class Gate:
             if fresh:
                 return fresh[-1]
             if self.proc is not None and self.proc.poll() is not None:
-                raise DemoFailed(f"gate {self.gate_id} exited ({self.proc.returncode}); see {self.dir}/gate.log")
+                raise DemoFailed(tr("cli.demo.gate_exited", gate=self.gate_id, code=self.proc.returncode,
+                                     log=f"{self.dir}/gate.log"))
             time.sleep(0.02)
         return None
 

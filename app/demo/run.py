@@ -150,7 +150,7 @@ class DemoRun(OfficeSide, DayChecks):
             if log.exists() and self.OFFICE_READY in log.read_text(errors="replace"):
                 return
             time.sleep(0.1)
-        raise DemoFailed(f"the office did not connect to the broker in {timeout:.0f} s; see {log}")
+        raise DemoFailed(tr("cli.demo.office_no_broker", seconds=f"{timeout:.0f}", log=log))
 
     def _wait_ready(self, timeout: float = 60.0) -> None:
         """Wait until every gate has its roster and escala copies from the office."""
@@ -161,17 +161,17 @@ class DemoRun(OfficeSide, DayChecks):
             for gid in list(pending):
                 gate = self.gates[gid]
                 if gate.proc.poll() is not None:
-                    raise DemoFailed(f"gate {gid} exited at start; see {gate.dir}/gate.log")
+                    raise DemoFailed(tr("cli.demo.gate_exited_at_start", gate=gid, log=f"{gate.dir}/gate.log"))
                 if self._copies_ready(gate):
                     pending.discard(gid)
             time.sleep(0.2)
         if pending:
-            raise DemoFailed(f"gates {sorted(pending)} got no roster/escala from the office in {timeout:.0f} s")
+            raise DemoFailed(tr("cli.demo.gates_no_copies", gates=", ".join(sorted(pending)), seconds=f"{timeout:.0f}"))
         time.sleep(0.5)  # readers open
 
     def _check_office(self) -> None:
         if self.office is not None and self.office.poll() is not None:
-            raise DemoFailed(f"the office exited ({self.office.returncode}); see {self.dir}/central.log")
+            raise DemoFailed(tr("cli.demo.office_exited", code=self.office.returncode, log=f"{self.dir}/central.log"))
 
     @staticmethod
     def _copies_ready(gate: Gate) -> bool:

@@ -31,6 +31,7 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.loading import parse_rulebook
 from central.pay.statements_store import pay_shifts
 from central.pay.versions import ADJUSTMENT_FLAG, ADJUSTMENT_RULE
+from portgate.clitext import tr
 from portgate.l10n import money
 from portgate.errors import PortgateError
 from wire.events import MealWorkedPayload, TapPayload
@@ -118,14 +119,14 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
                if s.registration == registration and day_from <= s.work_date <= day_to]
     rebuilt = corrected(rebuilt, latest)
     for m in meals:
-        notes.append(f"shift {m.get('shift_id')}: office correction, meal interval "
-                     f"{'worked' if m.get('value') else 'not worked'} (P6), recorded by {m.get('actor')} at "
-                     f"{m.get('recorded_at')} (the office's record, not the gate's)")
+        fields = {"shift": m.get("shift_id"), "actor": m.get("actor"), "at": m.get("recorded_at")}
+        notes.append(tr("cli.evidence.note.meal_worked", **fields) if m.get("value")
+                     else tr("cli.evidence.note.meal_not_worked", **fields))
     mine = {s.shift_id: _with_office_breaks(s, bundled.get(s.shift_id, {})) for s in rebuilt}
     _compare_shifts(bundled, mine, fail)
     _recheck_pay(files, statements, mine, calendar, fail, notes)
-    notes.append(f"{len(mine)} shift(s) of {registration} recomputed from the gate-signed events "
-                 f"({day_from}..{day_to}, zone {calendar.timezone})")
+    notes.append(tr("cli.evidence.note.recomputed", n=len(mine), registration=registration, first=day_from,
+                    last=day_to, zone=calendar.timezone))
 
 
 def _with_office_breaks(shift: Shift, row: dict) -> Shift:
@@ -166,7 +167,7 @@ def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, note
     for sid, shift in sorted(mine.items()):
         st = current.get(sid)
         if st is None:
-            notes.append(f"shift {sid}: no current statement in the bundle (not paid yet, or held)")
+            notes.append(tr("cli.evidence.note.no_statement", shift=sid))
             continue
         rb = st.get("rulebook")
         if rb not in books:
@@ -202,8 +203,7 @@ def _rulebook(files, rb, fail, notes):
     if book.id != rb:
         fail.append(f"{name}: holds rulebook {book.id!r}, not {rb!r}")
         return None
-    notes.append(f"pay rulebook {rb}: {name} SHA-256 {hashlib.sha256(raw).hexdigest()} (compare with the "
-                 "published rulebook)")
+    notes.append(tr("cli.evidence.note.rulebook", rulebook=rb, name=name, sha=hashlib.sha256(raw).hexdigest()))
     return book
 
 
@@ -247,8 +247,7 @@ def _compare(st: dict, computed, fail: list[str], notes: list[str]) -> None:
         fail.append(f"statements.json {sid}: pays {_brl(total)} without adjustments; the gate-signed events "
                     f"and rulebook {computed.rulebook} give {_brl(int(computed.total * 100))}")
     else:
-        notes.append(f"statement {sid}: {len(want)} line(s), {_brl(total)}, equal to the pay recomputed from "
-                     "the gate-signed events")
+        notes.append(tr("cli.evidence.note.statement_equal", statement=sid, n=len(want), total=_brl(total)))
     for ln in adjustments:
-        notes.append(f"statement {sid}: adjustment line {ln.get('rule')} {_brl(ln.get('amount_cents'))} "
-                     f"({ln.get('description')}): the office's, for an earlier version already paid")
+        notes.append(tr("cli.evidence.note.adjustment", statement=sid, rule=ln.get("rule"),
+                        amount=_brl(ln.get("amount_cents")), description=ln.get("description")))

@@ -46,6 +46,7 @@ from cryptography.exceptions import InvalidSignature
 from central.evidence.enrolment import read_record
 from central.evidence.pins import KeyUse, Pins, confirm
 from central.evidence.verify_gate import check_gate, public_keys
+from portgate.clitext import tr
 from portgate.errors import BadInput
 from wire import chain
 
@@ -195,7 +196,7 @@ def _check_manifest(files: dict[str, bytes], manifest: Manifest, fail: list[str]
     try:
         office = public_keys(files["keys/office.pem"].decode("ascii"))[0]
         office.verify(bytes.fromhex(files["manifest.sig"].decode("ascii").strip()), files["manifest.json"])
-        notes.append(f"manifest signed by the office key {chain.fingerprint(office)}")
+        notes.append(tr("cli.evidence.note.manifest_signed", key=chain.fingerprint(office)))
     except KeyError as exc:
         fail.append(f"{exc.args[0]}: missing")
     except (InvalidSignature, ValueError, IndexError, BadInput):
@@ -229,10 +230,10 @@ def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str],
             fail.append(f"{name}: {enr.problem}")
         else:
             out[(enr.gate_id, enr.fingerprint)] = enr
-            notes.append(f"gate {enr.gate_id} key {enr.fingerprint}: enrolled {enr.enrolled_at}, signed by the "
-                         f"office key {enr.office_fingerprint}" + (
-                             f" and countersigned by the inspector key {enr.inspector} (compare it with the "
-                             "union's copy)" if enr.inspector else "; not countersigned by an inspector"))
+            fields = {"gate": enr.gate_id, "key": enr.fingerprint, "at": enr.enrolled_at,
+                      "office": enr.office_fingerprint, "inspector": enr.inspector}
+            notes.append(tr("cli.evidence.note.enrolled_countersigned", **fields) if enr.inspector
+                         else tr("cli.evidence.note.enrolled_alone", **fields))
     return out
 
 
@@ -270,4 +271,5 @@ def _check_statements(files, fail, notes, verified_ids) -> None:
             if eid and eid not in verified_ids:
                 fail.append(f"shifts.json {sh.get('shift_id')}: {what.split('_')[0]} event {eid} is not a "
                             "verified event of the bundle")
-    notes.append(f"{len(statements)} statement(s) of {len(current)} shift(s) checked; {len(shifts)} shift(s)")
+    notes.append(tr("cli.evidence.note.statements_checked", n=len(statements), current=len(current),
+                    shifts=len(shifts)))

@@ -8,6 +8,7 @@ import json
 
 from cryptography.exceptions import InvalidSignature
 
+from portgate.clitext import tr
 from portgate.errors import BadInput
 from wire import chain
 from wire.events import canonical_bytes, decode
@@ -61,16 +62,14 @@ def _recorded_breaks(gate, files, report, notes, later=()) -> None:
     ledger's ``event_links``), break at those seqs too."""
     ranges = _office_breaks(gate, files)
     if ranges is None:
-        notes.append(f"gate {gate}: chain/{gate}.json: the office's recorded breaks are not readable")
+        notes.append(tr("cli.evidence.note.breaks_unreadable", gate=gate))
         return
     found = [(b.seq_from, b.seq_to) for b in (*report.breaks, *later)]
     for kind, a, b in ranges:
         here = any(x <= b and a <= y for x, y in found)
-        notes.append(f"gate {gate}: the office recorded {kind} at seq {a}..{b}; " + (
-            "the bundle's events break there too" if here else
-            "the bundle's events hold there (recomputed from their raw bytes): the office's record "
-            "is not the events' (e.g. its stored link row altered, or a seq deleted from the ledger "
-            "after export), see its detail in chain/" + gate + ".json"))
+        fields = {"gate": gate, "kind": kind, "first": a, "last": b}
+        notes.append(tr("cli.evidence.note.office_break_too", **fields) if here
+                     else tr("cli.evidence.note.office_break_only", **fields))
 
 
 def check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) -> None:
@@ -98,11 +97,11 @@ def check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) 
         gate_keys[gate] = _key_and_chain(gate, key, events, first_seq)
     fail.extend(f"{name}: {b}" for b in report.breaks)
     for seg in report.segments:
-        notes.append(f"gate {gate}: documented segment break at seq {seg.seq} (journal quarantined; "
-                     f"lost {seg.lost_from}..{seg.lost_to}; last head {seg.last_head[:16]}...)")
+        notes.append(tr("cli.evidence.note.segment_break", gate=gate, seq=seg.seq, first=seg.lost_from,
+                        last=seg.lost_to, head=seg.last_head[:16]))
     by_seq = _check_canonical(gate, events, report, files, verified_ids, fail)
-    notes.append(f"gate {gate}: {report.verified} signed events verified, seq {info.seq_from}.."
-                 f"{report.head_seq}, head {report.head[:16]}...")
+    notes.append(tr("cli.evidence.note.gate_verified", gate=gate, n=report.verified, first=info.seq_from,
+                    last=report.head_seq, head=report.head[:16]))
     _recorded_breaks(gate, files, report, notes, later)
     _check_receipt(gate, files, office, by_seq, fail, notes)
 
@@ -155,7 +154,7 @@ def _check_receipt(gate, files, office, by_seq, fail, notes) -> None:
     gate, at a seq of the bundle whose chain head it names (else the history was rewritten)."""
     raw = files.get(f"receipts/{gate}.json")
     if raw is None:
-        notes.append(f"gate {gate}: no office receipt in the bundle")
+        notes.append(tr("cli.evidence.note.no_receipt", gate=gate))
         return
     try:
         receipt = json.loads(raw)
@@ -176,7 +175,7 @@ def _check_receipt(gate, files, office, by_seq, fail, notes) -> None:
         fail.append(f"receipts/{gate}.json: the office saw head {str(said.get('head'))[:16]}... at seq "
                     f"{at.seq}, the bundle has {chain.event_hash(at)[:16]}... (history rewritten)")
     else:
-        notes.append(f"gate {gate}: office receipt up to seq {at.seq} matches the chain")
+        notes.append(tr("cli.evidence.note.receipt_matches", gate=gate, seq=at.seq))
 
 
 def starting_key(events, keys):

@@ -79,6 +79,10 @@ def _view(given: tuple[str, ...]) -> service.RotationPorts | None:
     return service.RotationPorts(cfg.served_ports, registered_in(cfg.registry_dirs), view)
 
 
+#: the escala day's option help (one msgid for every command that takes --date)
+DATE_HELP = "The escala's day, YYYY-MM-DD."
+
+
 @click.group("rotation")
 def rotation() -> None:
     """Rotation (rodízio) and the daily escala (R1-R6); reports."""
@@ -86,7 +90,7 @@ def rotation() -> None:
 
 @rotation.command("dispatch")
 @common
-@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 @click.option("--requisitions", "path", required=True, type=click.Path(dir_okay=False))
 @click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
               help="Gang composition table (default: config/gang-composition.toml).")
@@ -108,7 +112,7 @@ def dispatch_cmd(url, actor, day, path, composition_toml, at):
 
 @rotation.command("list")
 @common
-@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 @port_option
 def list_cmd(url, actor, day, ports):
     """The day's active escala, one JSON line per entry (with its id)."""
@@ -121,7 +125,7 @@ def list_cmd(url, actor, day, ports):
 
 @rotation.command("export")
 @common
-@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
 @port_option
 def export_cmd(url, actor, day, out_dir, ports):
@@ -188,7 +192,7 @@ def fairness_cmd(url, actor, month, category, ports):
 
 @rotation.command("presence")
 @common
-@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 def presence_cmd(url, actor, day):
     """Escala vs presence: dispatched and not boarded, boarded without dispatch (R5)."""
     with transaction(url) as session:
@@ -201,7 +205,7 @@ def presence_cmd(url, actor, day):
 
 @rotation.command("coverage")
 @common
-@click.option("--date", "day", required=True, callback=iso_date)
+@click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 def coverage_cmd(url, actor, day):
     """Gangway coverage gaps of long-haul ships (G11)."""
     with transaction(url) as session:
@@ -234,7 +238,7 @@ def sizing_cmd(url, actor, day, category, ports):
         _out(reports.sizing(session, day, category, ports=view))
 
 
-@rotation.command("hours")
+@rotation.command("hours", short_help="R8 (DL 2.032, art. 6): hours per stevedore, by month or semester.")
 @common
 @click.option("--month", default=None, help="YYYY-MM: the monthly return of hours per stevedore.")
 @click.option("--semester", default=None, help="YYYY-1 or YYYY-2: the semester average and verdict.")

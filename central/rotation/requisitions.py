@@ -47,8 +47,8 @@ def _build(source: str, functions: frozenset[str] | None):
         if not operator:
             raise BadInput("operator is required")
         try:
-            count = int((row.get("workers") or "").strip())
-        except ValueError as exc:
+            count = cells.whole(row.get("workers"), "workers")  # ASCII digits only: int() takes "٣"
+        except BadInput as exc:
             raise BadInput(f"workers {row.get('workers')!r} is not a whole number") from exc
         if not 1 <= count <= MAX_WORKERS:
             raise BadInput(f"workers must be between 1 and {MAX_WORKERS}, not {count}")

@@ -23,6 +23,7 @@ CODES: dict[str, str | tuple[str, str]] = {
     # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
     "choose_ship": r"choose the ship in port",
     "not_valid_date": r"date (?P<value>'.*') is not a valid date",
+    "not_br_date": r"date (?P<value>'.*') is not a date \(dd/mm/yyyy\)",
     # the ship-calls form (central.web.forms.instant_text)
     "not_date_time": r"(?P<value>'.*') is not a date and time \(dd/mm/yyyy hh:mm\)",
     "ship_not_in_port": r"ship (?P<ship>\S+) is not in port on (?P<day>\S+)",
@@ -247,6 +248,8 @@ CODES: dict[str, str | tuple[str, str]] = {
     # an office of several ports (issue 37 item 4): a clerk's import of another port's worker, ship calls
     "worker_other_port": r"registration (?P<reg>\S+) is a worker of another port",
     "ships_all_ports": r"ship calls are added by a user of every port",
+    "ledger_several_ports": r"the ledger holds several ports \((?P<ports>[^)]*)\): give --config central\.toml \(its "
+                            r"port and ports\) so each requisition is filled from its own port's workers",
     "choose_ships": r"choose a ships\.csv file",
     "id_number": r"(?P<field>\w+) id is a number",
     "month_format": r"month (?P<value>'.*') is not YYYY-MM",

@@ -94,6 +94,17 @@ class Shown:
         (``edge.display.reason_words``); a read not journaled says so in the screen's words."""
         return self.reason_pt if self.unjournaled else reason_words.reason(lang, self.reason_pt)
 
+    def named(self, lang: str, field: str) -> str | None:
+        """The dispatch's ``post`` or ``function`` code (``portalo``) by its name in ``lang``
+        (``post.<code>``: "portaló", "gangway"), as the decision's sentence names it; a code the
+        catalogs do not name as it is; None without one."""
+        code = getattr(self, field)
+        if not code:
+            return code
+        msgid = f"{field}.{code}"
+        said = gettext(lang, msgid)
+        return code if said == msgid else said
+
     def words(self, lang: str) -> str:
         msgid = f"screen_head.{self.outcome}"
         said = gettext(lang, msgid)

@@ -154,3 +154,14 @@ def test_another_key_fails_every_event_and_a_missing_key_is_exit_2(journal_gate,
     (tmp_path / "state" / "journal.db").rename(tmp_path / "moved.db")
     done = verify_here(config, "--public-key", str(other))
     assert done.returncode == 2 and "cannot open read-only" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_ok_line_in_pt_br_and_english(journal_gate):
+    """``ok: N signed event(s) verified`` stayed English under a pt-BR command line (the demo's pt-BR
+    console prints it too): the ``ok:`` prefix stays, the sentence speaks the run's language."""
+    config, _path = journal_gate
+    pt = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "pt"})
+    assert pt.returncode == 0, pt.stdout + pt.stderr
+    assert "ok: 6 evento(s) assinado(s) conferido(s) de 6 linha(s), seq 1..6, cabeça " in pt.stdout, pt.stdout
+    en = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "en"})
+    assert "ok: 6 signed event(s) verified of 6 row(s), seq 1..6, head " in en.stdout, en.stdout

@@ -50,3 +50,12 @@ def test_a_bad_cell_is_one_bad_input_naming_the_column_and_value(parse, value, m
         parse(value)
     assert message in caught.value.reason
     assert caught.value.where is None  # the caller names the file and line
+
+
+@pytest.mark.parametrize("typed", ["٣", "1_000", "３", "+", "2.0"])
+def test_whole_takes_ascii_digits_only(typed):
+    """``int`` takes any Unicode digit ("٣" Arabic-Indic, "３" full-width) and "1_000": a person's
+    form or CSV number is ASCII 0-9 (the escala form's "Trabalhadores" took "٣")."""
+    with pytest.raises(BadInput, match="is not a whole number"):
+        cells.whole(typed, "workers")
+    assert cells.whole(" -12 ", "n") == -12 and cells.whole("+3", "n") == 3

@@ -41,6 +41,7 @@ from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
 from central.web.service_texts import localize
 from central.web.uploads import safe_name, saved
+from portgate import cells
 from portgate.errors import BadInput, ConfigError
 from portgate.records import parse_period
 
@@ -61,7 +62,7 @@ def _day(request: Request, value: str | None = None) -> dt.date:
     except ValueError as exc:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}", text):  # the shape is right: 2026-02-30
             raise BadInput(f"date {text!r} is not a valid date", where="date") from exc
-        raise BadInput(f"date {text!r} is not YYYY-MM-DD", where="date") from exc
+        raise BadInput(f"date {text!r} is not a date (dd/mm/yyyy)", where="date") from exc  # as the form asks
     if not FIRST_DAY <= day <= LAST_DAY:  # 0001-01-01 has no period bounds in UTC
         raise BadInput(f"date {text!r} is outside {FIRST_DAY}..{LAST_DAY}", where="date")
     return day
@@ -181,8 +182,8 @@ def typed_problems(form) -> dict[str, str]:
         if not text[name]:
             out[name] = f"{name} is required"
     try:
-        count = int(text["workers"])
-    except ValueError:
+        count = cells.whole(text["workers"], "workers")  # ASCII digits only: int() takes "٣"
+    except BadInput:
         out["workers"] = f"workers {str(form.get('workers') or '')!r} is not a whole number"
     else:
         if not 1 <= count <= MAX_WORKERS:
@@ -227,10 +228,9 @@ def _call_row(s, row: dict, text: str, day: dt.date, tz, ports: RotationPorts | 
     call's problem) otherwise: a call of another port's gate is "no ship call N", as an unknown one."""
     if not text:
         raise BadInput("choose the ship in port", where="call")
-    try:
-        call_id = int(text)
-    except ValueError:
-        raise BadInput(f"no ship call {text[:20]!r}", where="call") from None
+    call_id = int(text) if cells.WHOLE.fullmatch(text) else None  # ASCII digits only: int() takes "٣"
+    if call_id is None:
+        raise BadInput(f"no ship call {text[:20]!r}", where="call")
     call = get_call(s, call_id)
     if not _of_view(s, ports, [call]):
         raise BadInput(f"no ship call {call_id}", where="call")
@@ -287,7 +287,7 @@ async def dispatch_post(request: Request):
         if by_form and isinstance(exc, service.PastEscala):  # the form's period has ended
             return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
                            req_errors={"period": localize(lang_of(request), exc.reasons[0])})
-        errors = str(exc).splitlines()
+        errors = re.sub(r"\A--date: ", "date: ", str(exc)).splitlines()  # the service's option: the page's field
         if by_form:  # "requisition:2: ..." -> "requisition: ...": the form has no lines
             errors = [e.replace(f"{FORM_FILE}:2: ", f"{FORM_FILE}: ", 1) for e in errors]
         return _escala(request, view, day, status_code=400, errors=errors, by_form=by_form, req_values=typed)

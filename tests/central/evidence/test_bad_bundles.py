@@ -262,3 +262,16 @@ def test_every_flipped_byte_in_deflated_data_is_a_damaged_member_never_a_traceba
             break
         bad.unlink()
     assert any(isinstance(c, zlib.error) for c in causes), "no flip made zlib fail"
+
+
+def test_the_ok_lines_of_a_good_bundle_in_pt_br_and_english(bundle):
+    """``ok: manifest signed by ...`` stayed English under a pt-BR command line (and the demo's pt-BR
+    console): the ``ok:`` prefix stays what a script reads, the sentence speaks the run's language."""
+    pt = run_here(["evidence", "verify", str(bundle)], env={"PORTGATE_LANG": "pt"})
+    lines = pt.stdout.splitlines()
+    assert any(line.startswith("ok: manifesto assinado pela chave do escritório ") for line in lines), pt.stdout
+    assert any(line.startswith("ok: portaló g1: ") and "eventos assinados conferidos" in line for line in lines)
+    assert not any(" signed by the office key" in line or "verified, seq" in line for line in lines), pt.stdout
+    en = run_here(["evidence", "verify", str(bundle)], env={"PORTGATE_LANG": "en"}).stdout.splitlines()
+    assert any(line.startswith("ok: manifest signed by the office key ") for line in en)
+    assert any(line.startswith("ok: gate g1: ") and "signed events verified" in line for line in en)

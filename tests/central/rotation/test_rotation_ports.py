@@ -172,7 +172,8 @@ def _config(tmp_path, url: str) -> str:
     return str(path)
 
 
-def test_the_command_dispatches_per_port_with_config_and_refuses_db_alone(ledger, migrated_url, tmp_path, capsys):
+def test_the_command_dispatches_per_port_with_config_and_refuses_db_alone(ledger, migrated_url, tmp_path, capsys,
+                                                                         monkeypatch):
     path = write_csv(tmp_path / "req.csv", REQ_COLUMNS, [req_row("S", gate_id=SANTOS_GATE, workers="1"),
                                                         req_row("R", gate_id=RIO_GATE, workers="1")])
     args = ["rotation", "dispatch", "--at", DISPATCH_AT.isoformat(), "--date", DAY.isoformat(),
@@ -181,6 +182,10 @@ def test_the_command_dispatches_per_port_with_config_and_refuses_db_alone(ledger
     assert main([*args, "--db", migrated_url]) == 2
     err = capsys.readouterr().err
     assert "several ports (rio, santos)" in err and "--config" in err
+    monkeypatch.setenv("PORTGATE_LANG", "pt")  # the refusal in the command line's language
+    assert main([*args, "--db", migrated_url]) == 2
+    assert "o livro-razão tem vários portos (rio, santos): dê --config central.toml" in capsys.readouterr().err
+    monkeypatch.setenv("PORTGATE_LANG", "en")
     assert _taken(ledger) == {}
     assert main([*args, "--config", _config(tmp_path, migrated_url)]) == 0
     assert json.loads(capsys.readouterr().out)["dispatched"] == 2

@@ -184,6 +184,9 @@ SAMPLES = {
     "no_photos_dir": "no photos directory: set [web] photos_dir in central.toml",
     "choose_csv": "choose at least one CSV file",
     "worker_other_port": "registration SAN001 is a worker of another port",
+    "not_br_date": "date '16-03-2026' is not a date (dd/mm/yyyy)",
+    "ledger_several_ports": "the ledger holds several ports (paranagua, santos): give --config central.toml (its "
+                            "port and ports) so each requisition is filled from its own port's workers",
     "ships_all_ports": "ship calls are added by a user of every port",
     "choose_ships": "choose a ships.csv file",
     "id_number": "entry id is a number",

@@ -3,6 +3,7 @@ the clock flag, the loopback-only setting."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from zoneinfo import ZoneInfo
 
@@ -58,6 +59,10 @@ def test_a_shown_read_carries_duty_rules_and_local_time() -> None:
     assert (s.colour, s.at_local, s.ship_name, s.post, s.period, s.function) == \
         ("green", "01:20:00", "MSC Aurora", "portalo", "01-07", "vigia")
     assert s.words("pt") == "ENTRADA LIBERADA" and s.words("en") == "ADMITTED"
+    # the duty line names the post and the function as the decision's sentence does (it showed "portalo")
+    assert (s.named("pt", "post"), s.named("en", "post")) == ("portaló", "gangway")
+    assert (s.named("pt", "function"), s.named("en", "function")) == ("vigia", "watchman")
+    assert dataclasses.replace(s, post="convés-x").named("pt", "post") == "convés-x"  # a code not named: as it is
     assert not s.mismatch
     with pytest.raises(TypeError):
         shown(_event(ConfiscationPayload(uid="x", registration=None, inspector_uid="i", inspector_registration=None,

@@ -38,7 +38,12 @@ def test_a_tap_shows_name_photo_colour_and_duty(gate, page) -> None:
     assert "V001" in person.inner_text() and "vigia" in person.inner_text()
     assert _photo_bytes(page, person) == PHOTOS["V001"]
     duty = now.locator(".duty").inner_text()
-    assert "MSC Aurora" in duty and "portalo" in duty and "01-07" in duty and "vigia" in duty
+    assert "MSC Aurora" in duty and "01-07" in duty and "vigia" in duty
+    assert "portaló" in duty and "portalo" not in duty, duty  # the post's name (post.portalo), not its code
+    page.goto(gate.url + "?lang=en")
+    _wait_current(page, tap.seq)
+    duty = page.locator("#now .duty").inner_text()
+    assert "gangway" in duty and "watchman" in duty and "portalo" not in duty, duty
     assert page.locator("#history tr.read").count() == 1
     assert page.locator("#st-broker").get_attribute("data-state") == "standalone"
 
