@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 import jinja2
 import markupsafe
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 
 from central.web.i18n import LANGS, t
 from portgate.i18n import translations
@@ -142,3 +142,12 @@ def bad_input(request: Request, message: str, status_code: int = 400) -> HTMLRes
     (``central.web.service_texts``)."""
     return page(request, "error.html", status_code=status_code, message_key="error",
                 detail=localize(lang_of(request), message))
+
+
+def attachment_download(filename: str, data: bytes) -> Response:
+    """A case attachment as a download (the office's and the worker's case pages, R7): the bytes as
+    ``application/octet-stream`` under a file name kept to letters, digits and ``._-`` (``anexo``
+    when nothing is left), so a stored name cannot inject a header or a path."""
+    safe = "".join(ch for ch in filename if ch.isalnum() or ch in "._-") or "anexo"
+    return Response(data, media_type="application/octet-stream",
+                    headers={"Content-Disposition": f'attachment; filename="{safe}"'})

@@ -23,7 +23,7 @@ from central.registry.worker_ports import in_ports
 from central.web import casemodel
 from central.web.flagsmodel import event_row
 from central.web.ports import per_port
-from central.web.render import bad_input, page
+from central.web.render import attachment_download, bad_input, page
 from central.web.security import guarded
 from portgate import cells
 from portgate.errors import BadInput
@@ -212,9 +212,7 @@ async def case_attachment(request: Request):
         row = await run_in_threadpool(web.with_session, lambda s: svc.attachment(s, case_id, att))
     except (BadInput, ValueError) as exc:
         return bad_input(request, str(exc), status_code=404)
-    safe = "".join(ch for ch in row.filename if ch.isalnum() or ch in "._-") or "anexo"
-    return Response(row.data, media_type="application/octet-stream",
-                    headers={"Content-Disposition": f'attachment; filename="{safe}"'})
+    return attachment_download(row.filename, row.data)
 
 
 ROUTES = [

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from central.registry import cases as case_svc
 from central.web import workermodel
-from central.web.render import lang_of
+from central.web.render import attachment_download, lang_of
 from central.web.routes.cases import _row_id
 from central.web.routes.worker_frame import PHOTO_MAX, _actor, _photo, _refused, say, worker_only, wpage
 from portgate.errors import BadInput
@@ -114,9 +114,7 @@ async def case_attachment(request: Request):
     if found is None or att is None or att not in {f["id"] for f in found[1]}:
         return _refused(request, "no attachment", status_code=404)
     row = await run_in_threadpool(web.with_session, lambda s: case_svc.attachment(s, case_id, att))
-    safe = "".join(ch for ch in row.filename if ch.isalnum() or ch in "._-") or "anexo"
-    return Response(row.data, media_type="application/octet-stream",
-                    headers={"Content-Disposition": f'attachment; filename="{safe}"'})
+    return attachment_download(row.filename, row.data)
 
 
 ROUTES = [
