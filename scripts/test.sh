@@ -4,11 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Two workers (PORTGATE_TEST_WORKERS; 0 runs in one process): the suite mostly waits on real
-# components, so two processes on two cores take about half the time. ``loadgroup`` with the
+# Four workers (PORTGATE_TEST_WORKERS; 0 runs in one process): the suite mostly waits on real
+# components (its processes used 83 % of one core in a whole run on two cores), so four processes
+# on two cores take about two thirds of two's time (docs/performance.md, "The workers"). ``loadgroup`` with the
 # scheduler of testkit/xdist_groups.py keeps each test module on one worker (some modules' tests
 # build on each other's state, and module fixtures start once) and every module that uses the
 # session's demo day on the same worker, so the day is played once. Every component a test starts is
-# private to it (free ports, its own directories, pcscd in its own mount namespace), so the two
+# private to it (free ports, its own directories, pcscd in its own mount namespace), so the
 # workers never share one. PORTGATE_FULL=1 plays the long fault runs at full size (docs/performance.md).
-exec .venv/bin/python -m pytest -n "${PORTGATE_TEST_WORKERS:-2}" --dist loadgroup "$@"
+exec .venv/bin/python -m pytest -n "${PORTGATE_TEST_WORKERS:-4}" --dist loadgroup "$@"
