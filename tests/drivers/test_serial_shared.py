@@ -163,13 +163,18 @@ def test_a_stale_gate_of_a_killed_run_cannot_read_the_pty_that_took_its_number(t
     os.close(old._master)  # the killed demo's master, closed by the kernel; the symlink stays
     old._master = None
     stale.wait_status(lambda s: s.fault is FaultKind.DEVICE_LOST)
+    # the stale symlink is parked while the new run opens its reader, then points at the new run's
+    # pty (the freed number taken): the new run's gate opens first, as in the demo, and the stale
+    # gate's retry (every <= 2 s) cannot win the open by the test's own timing under load
+    parked = old.path.with_name("parked")
+    parked.symlink_to(tmp_path / "no-such-pty")
+    parked.replace(old.path)
     with PtyReader(tmp_path / "new-run-tty") as new:
         mine = run_reader(every_frame(new, "new-run-gate"))
         ready(mine)
-        if new.slave_name != old.slave_name:  # another pty took the number first: as if it had not
-            link = old.path.with_name("relink")
-            link.symlink_to(new.slave_name)
-            link.replace(old.path)
+        link = old.path.with_name("relink")
+        link.symlink_to(new.slave_name)
+        link.replace(old.path)
         refused = stale.wait_status(lambda s: s.state is not ReaderState.FAULT and s.fault is FaultKind.OPEN_FAILED
                                     and "em uso" in s.detail)
         assert refused.state is ReaderState.ABSENT
