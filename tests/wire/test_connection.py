@@ -21,6 +21,17 @@ def broker(tmp_path):
     m.kill()
 
 
+def _subscribe_on_connect(c) -> threading.Event:
+    """Subscribe to ``t/#`` (QoS 1) on every connect; the event is set by the SUBACK. A test
+    publishes only after it: a publish between CONNACK and SUBACK reaches no subscription (the
+    CI machine's one failure: ``is_connected()`` alone was waited for)."""
+    subscribed = threading.Event()
+    c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+    c.on_subscribe = lambda *a: subscribed.set()
+    c.subscribed = subscribed
+    return subscribed
+
+
 def _receive(broker, client_id: str, *, manual_ack: bool, spy=None):
     got, lock = [], threading.Lock()
     cfg = MqttConfig(host=broker.host, port=broker.port)
@@ -34,7 +45,7 @@ def _receive(broker, client_id: str, *, manual_ack: bool, spy=None):
             client.ack(m.mid, m.qos)
 
     c.on_message = on_message
-    c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+    _subscribe_on_connect(c)
     if spy is not None:
         spy(c)
     c.connect(broker.host, broker.port, clean_start=False, properties=connect_properties(cfg))
@@ -72,7 +83,7 @@ MESSAGES = [
 @pytest.mark.parametrize("manual_ack", [False, True])
 def test_the_fast_path_delivers_what_paho_delivers(broker, manual_ack, mocker):
     fast, got = _receive(broker, f"sub-{manual_ack}", manual_ack=manual_ack)
-    wait_until(lambda: fast.is_connected(), what="subscribed")
+    wait_until(fast.subscribed.is_set, what="subscribed (SUBACK)")
     slow_calls = mocker.spy(type(fast).__mro__[1], "_handle_publish")  # paho's own handler
     _publish(broker, MESSAGES)
     wait_until(lambda: len(got) == len(MESSAGES), what="all delivered")
@@ -92,7 +103,7 @@ def test_the_fast_path_delivers_what_paho_delivers(broker, manual_ack, mocker):
 
 def test_unacknowledged_messages_come_again_through_the_fast_path_marked_dup(broker):
     c, got = _receive(broker, "held", manual_ack=True, spy=lambda cl: setattr(cl, "_manual_ack", True))
-    wait_until(lambda: c.is_connected(), what="subscribed")
+    wait_until(c.subscribed.is_set, what="subscribed (SUBACK)")
     c.on_message = lambda *a: got.append(a[2].mid)  # never acknowledged
     _publish(broker, MESSAGES[:1])
     wait_until(lambda: len(got) == 1, what="delivered once")
@@ -113,7 +124,7 @@ def test_a_burst_queued_for_the_session_arrives_whole_when_packets_per_read_is_s
 
     monkeypatch.setattr(connection, "PACKETS_PER_READ", 2)
     c, got = _receive(broker, "burst", manual_ack=False)
-    wait_until(lambda: c.is_connected(), what="subscribed")
+    wait_until(c.subscribed.is_set, what="subscribed (SUBACK)")
     c.disconnect()
     c.loop_stop()
     _publish(broker, [(f"t/{i}", b"%d" % i, 1, False, None) for i in range(120)])
@@ -133,10 +144,10 @@ def test_a_raw_publish_callback_takes_qos_1_messages_and_on_message_the_others(b
     raw, other = [], []
     c.on_raw_publish = lambda mid, topic, payload: raw.append((mid, topic, payload))
     c.on_message = lambda _c, _u, m: other.append((m.topic, bytes(m.payload), m.qos))
-    c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+    _subscribe_on_connect(c)
     c.connect(broker.host, broker.port, clean_start=False, properties=connect_properties(cfg))
     c.loop_start()
-    wait_until(lambda: c.is_connected(), what="subscribed")
+    wait_until(c.subscribed.is_set, what="subscribed (SUBACK)")
     _publish(broker, MESSAGES)
     wait_until(lambda: len(raw) + len(other) == len(MESSAGES), what="all delivered")
     c.ack_many([mid for mid, _t, _p in raw])
@@ -156,7 +167,7 @@ def test_messages_acknowledged_by_ack_many_are_not_sent_again_and_the_others_are
     def session(got):
         c = make_client(cfg, "acks", manual_ack=True)
         c.on_raw_publish = lambda mid, topic, payload: got.append((mid, payload))
-        c.on_connect = lambda cl, *a: cl.subscribe("t/#", 1)
+        _subscribe_on_connect(c)
         c.connect(broker.host, broker.port, clean_start=False, properties=connect_properties(cfg))
         c.loop_start()
         return c
@@ -175,7 +186,7 @@ def test_messages_acknowledged_by_ack_many_are_not_sent_again_and_the_others_are
 
     first: list = []
     c = session(first)
-    wait_until(lambda: c.is_connected(), what="subscribed")
+    wait_until(c.subscribed.is_set, what="subscribed (SUBACK)")
     _publish(broker, [(f"t/{i}", b"%d" % i, 1, False, None) for i in range(40)])
     wait_until(lambda: len(first) == 40, what="all delivered")
     c.ack_many([mid for mid, p in first if int(p) % 4])  # 30 acknowledged, 10 not
@@ -188,7 +199,7 @@ def test_messages_acknowledged_by_ack_many_are_not_sent_again_and_the_others_are
     assert sorted(int(p) for _mid, p in again) == list(range(0, 40, 4))
     third: list = []
     c = session(third)
-    wait_until(lambda: c.is_connected(), what="connected")
+    wait_until(c.subscribed.is_set, what="subscribed (SUBACK)")
     _publish(broker, [("t/end", b"end", 1, False, None)])
     wait_until(lambda: any(p == b"end" for _mid, p in third), what="the next message")
     end(c)
