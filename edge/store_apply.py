@@ -26,6 +26,24 @@ if TYPE_CHECKING:
 log = structlog.get_logger("edge.store")
 
 FLAG_TTL = dt.timedelta(hours=24)
+_EXPIRE = "DELETE FROM pending_flags WHERE at < ?"  # the flags past the TTL (ISO texts compare in order)
+
+
+def _pruned(stmts: list[tuple[str, tuple]]) -> list[tuple[str, tuple]]:
+    """A batch's statements without each flag expiry that a later one of the batch covers (a cutoff
+    the same or later): the later one deletes every row it would have (a flag raised again in
+    between replaces its row), so the file ends the same with one DELETE per batch, not one per
+    flagged read. The cutoffs are compared as SQLite compares them (text)."""
+    out: list[tuple[str, tuple]] = []
+    later: str | None = None  # the latest cutoff of the expiries after this point
+    for sql, params in reversed(stmts):
+        if sql == _EXPIRE:
+            if later is not None and later >= params[0]:
+                continue
+            later = params[0] if later is None else max(later, params[0])
+        out.append((sql, params))
+    out.reverse()
+    return out
 
 
 class JournalApply:
@@ -66,7 +84,7 @@ class JournalApply:
             if not self._dirty:
                 return
             try:
-                for sql, params in self._queued:
+                for sql, params in _pruned(self._queued):
                     self._db.execute(sql, params)
                 self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('applied_seq', ?)",
                                   (str(self._applied_seq),))
@@ -145,7 +163,7 @@ class JournalApply:
             stmts.append(("INSERT OR REPLACE INTO pending_flags (uid, flag, at) VALUES (?, ?, ?)",
                           (uid, flag, _iso(at))))
         if fx.flags:
-            stmts.append(("DELETE FROM pending_flags WHERE at < ?", (_iso(fx.flags[0][2] - FLAG_TTL),)))
+            stmts.append((_EXPIRE, (_iso(fx.flags[0][2] - FLAG_TTL),)))
         if fx.block is not None:
             stmts.append(("DELETE FROM pending_flags WHERE uid = ?", (fx.block[0],)))
             stmts.append(("INSERT OR REPLACE INTO blocklist (uid, reason, at) VALUES (?, ?, ?)",

@@ -204,7 +204,8 @@ def new_event_id() -> str:
 def canonical_bytes(event: Event) -> bytes:
     """The bytes the MAC and the signature cover: the event with ``mac`` and ``sig`` set to "",
     keys sorted, UTF-8 JSON (an unsigned event without the ``prev`` and ``sig`` keys)."""
-    return _unsigned(_encoder.encode(msgspec.structs.replace(event, mac="", sig="")), event)
+    blank = event if not event.mac and not event.sig else msgspec.structs.replace(event, mac="", sig="")
+    return _unsigned(_encoder.encode(blank), event)
 
 
 def _unsigned(data: bytes, event: Event) -> bytes:
