@@ -39,6 +39,7 @@ INSPECTOR_DECISION = "INSPECTOR_DECISION"
 INSPECTOR_DECISION_ARTICLE = "83.611 art. 20 §1"
 
 _FLAG_ORDER = {flag: i for i, flag in enumerate(Flag)}
+Words = Callable[[messages.Said], tuple[str, str]]  # a Said's pt-BR and English texts (``decide``)
 
 
 def _rule_order(rule: str) -> tuple[int, int, str]:
@@ -64,7 +65,7 @@ class _Acc:
     flags: set[Flag] = dataclasses.field(default_factory=set)
     actions: list[str] = dataclasses.field(default_factory=list)
     card_uid: str | None = None
-    words: Callable[[messages.Said], tuple[str, str]] | None = None  # ``decide``'s ``words``
+    words: Words | None = None  # ``decide``'s ``words``
 
     def fail(self, rule: str, key: str, *, deny: bool = True, flag: Flag | None = None,
              action: str | None = None, **params: object) -> None:
@@ -105,8 +106,7 @@ class _Acc:
 
 
 def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateRulebook, *,
-           enrol: EnrolMode | None = None,
-           words: Callable[[messages.Said], tuple[str, str]] | None = None) -> Decision:
+           enrol: EnrolMode | None = None, words: Words | None = None) -> Decision:
     """Decide one presentation at the gate ``view.gate_id`` (rules G1-G10, G12).
 
     ``now.wall`` must be an aware datetime (``ValueError`` otherwise: a programming error). Any
@@ -115,9 +115,8 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     with no open shift, EXIT flagged NO_ENTRY), ABOARD (the worker aboard read again before
     ``min_stay_minutes``, or at an ``in`` reader: changes nothing, G9; with an untrusted clock the
     stay is measured on the admitting boot's monotonic clock, and a shift admitted in another boot
-    is EXIT flagged CLOCK_UNTRUSTED, G13), DENY (a blocked card is
-    always DENY, G2; an entry attempt past the late tolerance is DENY LATE_ARRIVAL, G6) or
-    INSPECTOR (G10, ``opens_inspector_session``; the inspector's second read opens meal mode,
+    is EXIT flagged CLOCK_UNTRUSTED, G13), DENY (a blocked card is always DENY, G2; an entry
+    attempt past the late tolerance is DENY LATE_ARRIVAL, G6) or INSPECTOR (G10, ``opens_inspector_session``; the inspector's second read opens meal mode,
     ``opens_meal_mode``); in meal mode a worker aboard is ABOARD with ``meal_worked`` (P6).
 
     ``enrol``: the office's enrol mode at this gate (issue 34), an input like the store: while it
@@ -126,9 +125,8 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     cadastro"): nobody is admitted with it, and the tap is the office's candidate. A known card
     is decided as always (the gate keeps working; enrol mode waits for an unknown card).
 
-    ``words``: a pure function giving the pt-BR and English texts of a ``Said``
-    (``edge.display.said.words``), set in ``message_pt``/``message_en`` as the decision is made;
-    without it they are empty (the rules core knows no language).
+    ``words``: a pure ``Said -> (pt-BR, English)`` (``edge.display.said.words``) filling
+    ``message_pt``/``message_en`` as the decision is made; without it they stay empty.
     """
     wall = require_aware(now.wall, "now.wall")
     acc = _Acc(words=words)
