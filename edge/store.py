@@ -7,8 +7,10 @@ gate, last shift end per worker, pending flags per card, the inspector session).
 
 Speed and memory (bench/gate_decision.py: 50,000 workers, RSS <= 60 MB): workers, cards and last
 shift ends are looked up in SQLite by primary key on every read (tens of microseconds, no Python
-copy of the roster); the small, hot tables (escala, open shifts, presence, blocklist, pending flags,
-inspector session, versions) are mirrored in dicts updated on every write.
+copy of the roster), or for a whole group commit at once (``prefetch``: one join for the batch's
+reads, held until the batch ends); the small, hot tables (escala, open shifts, presence,
+blocklist, pending flags, inspector session, versions) are mirrored in dicts updated on every
+write.
 
 Durability: ``synchronous=NORMAL`` (WAL). The office's copies are re-sent by the office (retained
 snapshots); the derived state is re-applied from the journal at boot: ``apply_event`` records the
