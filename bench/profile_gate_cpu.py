@@ -1,0 +1,126 @@
+"""The gate loop's work per tap, counted so that another engineer's load does not move it.
+
+``bench/gate_decision.py`` gives ratios to a bare fsync; on a shared machine the CPU time of a tap
+moves by 2x with the load. This runs the same loop (``GateLoop`` with the real store, journal,
+pairing and rules, the bench's read mix: 60 % among the dispatched workers, 40 % among all, 3 %
+unknown cards) on a state ``gate_decision.py`` builds (``--workers`` workers, ``--events`` journal
+events, 800 flagged cards), after 200 warm-up taps, either one tap at a time (``--mode single``) or
+saturated, 16 reads per group commit as ``run`` takes them (``--mode sustained``), and prints the
+CPU time per tap (``time.process_time``) of each of ``--rounds`` rounds.
+
+The measured taps run inside one ``itertools.starmap`` call, so callgrind can count only them
+(instructions per tap: the same figure at load 1 or 25):
+
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=starmap_next \\
+        --callgrind-out-file=/dev/null .venv/bin/python bench/profile_gate_cpu.py --rounds 1
+
+("Collected" divided by ``--taps``). The state is built by a child process (natively under
+valgrind) in a temporary directory, removed at the end. Run by hand; not a target.
+
+    .venv/bin/python bench/profile_gate_cpu.py [--mode sustained|single] [--taps N] [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import gate_decision as gd  # noqa: E402  (the bench's sizes, keys and clock)
+
+
+def open_loop(state: Path):
+    """The gate loop on ``state`` as ``gate_decision.measure`` opens it (logging to /dev/null)."""
+    from edge.clock import FakeClock
+    from edge.journal import Journal
+    from edge.loop import GateLoop
+    from edge.rules.rulebook import default_gate_rulebook
+    from edge.store import Store
+    from portgate.logs import configure_logging
+
+    stderr, sys.stderr = sys.stderr, open(os.devnull, "w")  # noqa: SIM115 (the log's file for the run)
+    try:
+        configure_logging(json=True, level="info")  # one JSON line per tap, as in service, unread
+    finally:
+        sys.stderr = stderr
+    store = Store(state / "store.db", gate_id=gd.GATE, ship=gd.SHIP, boot_id="bench")
+    journal = Journal(state / "journal.db", port=gd.PORT, gate_id=gd.GATE, key=gd.KEY, boot_id="bench")
+    clock = FakeClock(gd.T0)
+    loop = GateLoop(readers=[], store=store, journal=journal, clock=clock, indicator=gd._Shown(),
+                    rulebook=default_gate_rulebook())
+    return loop, clock
+
+
+def tapper(loop, clock, workers: int, seed: int):
+    """``(single, sustained)``: functions running ``n`` taps one at a time / saturated."""
+    from drivers.base import CardRead
+    from portgate.records import ReaderKind
+
+    rng = random.Random(seed)
+    dispatched = min(workers // 5, 2000)
+
+    def read() -> CardRead:
+        clock.advance(4)  # past the debounce window
+        who = rng.randrange(dispatched) if rng.random() < 0.6 else rng.randrange(workers)
+        uid = f"0A{who:08X}" if rng.random() < 0.97 else f"FF{rng.randrange(1 << 32):08X}"
+        return CardRead(uid=uid, reader_id="r-control", kind=ReaderKind.CONTROL,
+                        mono_ns=clock.mono_ns(), wall=clock.wall())
+
+    def single(n: int) -> None:
+        for _ in range(n):
+            loop.handle(read())
+
+    def sustained(n: int) -> None:
+        pending, left = iter([read() for _ in range(n)]), n
+        while left:
+            for r in itertools.islice(pending, loop.inbox.maxsize - loop.inbox.qsize()):
+                loop.inbox.put_nowait(r)
+            items, _stop = loop.take_batch(0)
+            loop.handle_batch(items)
+            left -= len(items)
+
+    return single, sustained
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", choices=["sustained", "single"], default="sustained")
+    ap.add_argument("--taps", type=int, default=1000, help="taps per round")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=50_000)
+    ap.add_argument("--events", type=int, default=20_000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    results = ROOT / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=results) as tmp:
+        subprocess.run([sys.executable, str(ROOT / "bench/gate_decision.py"), "--phase", "build", "--dir", tmp,
+                        "--workers", str(args.workers), "--events", str(args.events)],
+                       check=True, capture_output=True)
+        loop, clock = open_loop(Path(tmp))
+        single, sustained = tapper(loop, clock, args.workers, args.seed)
+        single(200)  # warm-up
+        run = sustained if args.mode == "sustained" else single
+        per_tap = []
+        for _ in range(args.rounds):
+            t0 = time.process_time()
+            list(itertools.starmap(run, [(args.taps,)]))  # the taps callgrind counts (see the doc)
+            per_tap.append((time.process_time() - t0) / args.taps * 1e6)
+        loop.journal.close()
+        loop.store.close()
+    print(f"{args.mode}: {args.taps} taps x {args.rounds} rounds, CPU per tap (us): "
+          + ", ".join(f"{v:.0f}" for v in per_tap))
+
+
+if __name__ == "__main__":
+    main()
