@@ -133,6 +133,18 @@ def _notice_for_command(engine: Engine) -> None:
         say_when_waiting(engine, say, thread=threading.get_ident())
 
 
+def _notice_timer(after_s: float, say: Callable[[str, str], None], said: tuple[str, str],
+                  thread: int | None) -> threading.Timer | None:
+    """A started daemon timer calling ``say(*said)`` after ``after_s``; None in another thread than
+    ``thread`` (when given)."""
+    if thread is not None and threading.get_ident() != thread:
+        return None
+    t = threading.Timer(after_s, say, said)
+    t.daemon = True
+    t.start()
+    return t
+
+
 def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S,
                      thread: int | None = None) -> None:
     """Call ``say(kind, hosts)`` (from a timer thread) when a connection to the ledger or a commit
@@ -147,12 +159,7 @@ def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: f
     hosts = ledger_hosts(engine)
 
     def timer(kind: str) -> threading.Timer | None:
-        if thread is not None and threading.get_ident() != thread:
-            return None
-        t = threading.Timer(after_s, say, (kind, hosts))
-        t.daemon = True
-        t.start()
-        return t
+        return _notice_timer(after_s, say, (kind, hosts), thread)
 
     @event.listens_for(engine, "do_connect")
     def _connect(dialect, _record, cargs, cparams):
