@@ -132,3 +132,14 @@ def keys_dir_arg(value: str, where: str = "--keys-dir") -> Path:
         what = "does not exist" if not path.exists() else "is not a directory"
         raise BadInput(f"{str(path)!r} {what} (portgate central add-gate creates the key directory)", where=where)
     return path
+
+
+def say_waiting(kind: str, hosts: str) -> None:
+    """``central.db.say_when_waiting``'s notice on stderr, for every ``portgate`` command that opens
+    the ledger (``central.db.make_engine`` under a command; app/cli.py puts it in the root
+    context): the ledger at ``hosts`` has not answered a connection (``kind`` ``connect``) or a
+    commit (``commit``: waiting for its replicas) yet."""
+    if kind == "commit":
+        click.echo(tr("cli.db.waiting_commit", hosts=hosts), err=True)
+    else:
+        click.echo(tr("cli.db.waiting_connect", hosts=hosts), err=True)

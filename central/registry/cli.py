@@ -19,7 +19,7 @@ import click
 from sqlalchemy.orm import Session
 
 from central import bounds, db
-from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg
+from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg, say_waiting  # noqa: F401 (importable here)
 from central.registry import confiscation, store
 from central.registry.changes import body
 from central.registry.schema import audit_log
@@ -36,8 +36,7 @@ def transaction(url: str, *, existing: bool = True):
     ``BadInput`` naming ``--db``, not created empty and read as "no worker"); only the commands that
     register people (``import``, ``register``) may start a new one."""
     db_url_arg(url, must_exist=existing, refuse_empty=True)
-    engine = db.make_engine(url)
-    db.say_when_waiting(engine, say_waiting)  # a failover: stderr says why the command waits
+    engine = db.make_engine(url)  # under a portgate command: stderr says why it waits (a failover)
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
     upgrade_engine(engine)
@@ -46,15 +45,6 @@ def transaction(url: str, *, existing: bool = True):
             yield session
     finally:
         engine.dispose()
-
-
-def say_waiting(kind: str, hosts: str) -> None:
-    """``central.db.say_when_waiting``'s notice on stderr: the ledger at ``hosts`` has not answered
-    a connection (``kind`` ``connect``) or a commit (``commit``: waiting for its replicas) yet."""
-    if kind == "commit":
-        click.echo(tr("cli.db.waiting_commit", hosts=hosts), err=True)
-    else:
-        click.echo(tr("cli.db.waiting_connect", hosts=hosts), err=True)
 
 
 def _login_name() -> str:
