@@ -127,7 +127,9 @@ def ship_call_problems(session: Session, reqs: Sequence[Requisition],
     """``REF: ship N is in port at another port's gate`` for each requisition whose ship (IMO) has a
     call in port on the requisition's day (``calls_in_port``, the UTC day +-1 day) at a gate of
     another port than the requisition's gate (a ship is at one port at a time): the other port's
-    gate is not named. Empty when no call names the ship or its call has no gate. Reads ``ship_calls``
+    gate is not named; ``REF: ship N is in port at gate 'G', which has no registered port: ...`` when
+    the call's gate is of no port (``port_of`` None). Empty when no call names the ship or its call
+    has no gate. Reads ``ship_calls``
     through ``_CALLS`` (``central.calls`` reads the escala: importing it here would be a package cycle)."""
     problems = []
     for day in sorted({r.date for r in reqs}):
@@ -136,9 +138,14 @@ def ship_call_problems(session: Session, reqs: Sequence[Requisition],
         calls = session.execute(select(_CALLS.c.ship, _CALLS.c.gate_id).where(
             _CALLS.c.arrival < end, _CALLS.c.departure.is_(None) | (_CALLS.c.departure > start),
             _CALLS.c.gate_id.is_not(None)))
-        at = {ship: port(gate) for ship, gate in calls}
-        problems += [f"{r.ref}: ship {r.ship} is in port at another port's gate" for r in reqs
-                     if r.date == day and r.ship in at and at[r.ship] != port(r.gate_id)]
+        at = {ship: (gate, port(gate)) for ship, gate in calls}
+        for r in (r for r in reqs if r.date == day and r.ship in at):
+            gate, its = at[r.ship]
+            if its is None and port(r.gate_id) is not None:  # a gate of no port: named (no port's secret)
+                problems.append(f"{r.ref}: ship {r.ship} is in port at gate {gate[:64]!r}, which has no "
+                                "registered port: register it with portgate central add-gate --port PORT")
+            elif its != port(r.gate_id):
+                problems.append(f"{r.ref}: ship {r.ship} is in port at another port's gate")
     return problems
 
 

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
+from central.calls.schema import ship_calls
 from central.ingest.event_store import update_progress, write_batch
 from central.ingest.nats_users import registered_in
 from central.ledger.schema import gate_status
@@ -69,17 +70,25 @@ def test_a_requisition_at_a_gate_of_no_port_is_refused_with_the_reason(migrated_
             conn.execute(insert(workers).values(
                 registration="S001", name="Vigia S001", category="vigia", status="active", rotation_number=1,
                 health_exam_date=dt.date(2026, 1, 5), booklet_revalidated_year=2026, updated_at=DISPATCH_AT))
-        ports = RotationPorts(("santos", "rio"))
+        ports = RotationPorts(("santos", "rio"), {"s-reg": "santos"})
         with Session(engine) as s, s.begin(), pytest.raises(BadInput, match=(
                 r"A: gate_id 'g-lost' has no registered port: register it with portgate central add-gate")):
             service.dispatch_day(s, DAY, [requisition("A", gate_id=LOST)], actor="t", now=DISPATCH_AT, ports=ports)
+        with engine.begin() as conn:  # its ship: in port at g-lost; a requisition for it at santos's gate
+            conn.execute(insert(ship_calls).values(
+                ship="9400001", ship_name="LOST SHIP", voyage="long_haul", berth="berthed", gate_id=LOST,
+                arrival=DISPATCH_AT - dt.timedelta(days=1), departure=None, updated_at=DISPATCH_AT, actor="t"))
+        with Session(engine) as s, s.begin(), pytest.raises(BadInput, match=(
+                r"B: ship 9400001 is in port at gate 'g-lost', which has no registered port: register it")):
+            service.dispatch_day(s, DAY, [requisition("B", gate_id="s-reg", ship="9400001")], actor="t",
+                                 now=DISPATCH_AT, ports=ports)
         at = DISPATCH_AT - dt.timedelta(days=3)  # its first event (santos's): the gate is santos's
         with engine.begin() as conn:
             write_batch(conn, [_tap("santos", {**SANTOS, "gate": LOST}, 1, at, [])], [], at)
             update_progress(conn, [LOST], at)
         with Session(engine) as s, s.begin():
-            done = service.dispatch_day(s, DAY, [requisition("A", gate_id=LOST)], actor="t", now=DISPATCH_AT,
-                                        ports=ports)
+            done = service.dispatch_day(s, DAY, [requisition("A", gate_id=LOST, ship="9400001")], actor="t",
+                                        now=DISPATCH_AT, ports=ports)
         assert len(done.entry_ids) == 1
     finally:
         engine.dispose()
