@@ -22,9 +22,10 @@ from pathlib import Path
 
 from sqlalchemy import column, inspect, insert, select, table
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from central.db import make_engine
+from central.db import make_engine, read_failure
 from central.ledger.gate_ports import gate_ports
 from central.ledger.schema import ledger_home
 from portgate.errors import BadInput
@@ -127,8 +128,8 @@ def check_config(database_url: str, served: Sequence[str], *, writes: bool,
     written) on a mismatch; else the refusal is returned (None when all is well) for the command to
     print as a warning.
     Nothing is checked on a SQLite file that is not there yet or empty, nor on a ledger older than
-    0034 (its command migrates it; the next one checks). ``StoreUnavailable``/``StoreError`` as
-    ``central.db`` raises them when the ledger cannot be read."""
+    0034 (its command migrates it; the next one checks). ``StoreUnavailable``/``StoreError``
+    (``central.db.read_failure``: one line) when the ledger cannot be read."""
     if _not_yet_a_ledger(database_url):
         return None
     engine = make_engine(database_url)
@@ -142,6 +143,9 @@ def check_config(database_url: str, served: Sequence[str], *, writes: bool,
                 if writes:
                     raise
                 return exc
+    except SQLAlchemyError as exc:  # not reachable, not a database: one line (exit 1 or 2)
+        raise read_failure(make_url(database_url).render_as_string(hide_password=True), engine.dialect.name,
+                           exc) from exc
     finally:
         engine.dispose()
     return None

@@ -171,7 +171,11 @@ CODES: dict[str, str | tuple[str, str]] = {
     # central.rotation.ports: a requisition at a gate of a port outside the user's view (or unknown)
     "gate_not_of_ports": r"gate_id (?P<gate>'.*') is not a gate of port\(s\) (?P<ports>.+)",
     "gate_not_known": r"gate_id (?P<gate>'.*') is not a known gate",
+    "gate_no_port": r"gate_id (?P<gate>'.*') has no registered port: register it with portgate central add-gate "
+                    r"--port PORT",
     "ship_at_other_port": r"ship (?P<ship>\S+) is in port at another port's gate",
+    "ship_at_portless_gate": r"ship (?P<ship>\S+) is in port at gate (?P<gate>'.*'), which has no registered port: "
+                             r"register it with portgate central add-gate --port PORT",
     # central.rotation: a period that has ended (engine.ended_at), a function no category fills
     "past_dispatch": r"the period (?P<period>\S+) of (?P<day>\S+) ended at (?P<end>\S+ \S+) port time: "
                      r"a past escala is not dispatched",

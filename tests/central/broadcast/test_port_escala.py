@@ -25,9 +25,10 @@ from tests.central.ingest.conftest import broker, keys_dir  # noqa: F401
 from tests.central.web.test_ports_web import _tap
 from testkit.wait import wait_until
 
-SANTOS_GATE = "s-g1"  # no event: the home port's
+SANTOS_GATE = "s-g1"  # santos's by its events
 PARA_GATE = "p-g9"  # paranaguá's by its events
 PARA_IDS = {"gate": PARA_GATE, "worker": "V003", "ship": "9400009", "reader": "p-reader"}
+SANTOS_IDS = {"gate": SANTOS_GATE, "worker": "V001", "ship": "9300009", "reader": "s-reader"}
 
 
 def _req(day: dt.date, gate: str) -> Requisition:
@@ -45,9 +46,9 @@ def _dispatch(office, day: dt.date) -> None:
 def test_a_paranagua_gate_gets_its_ports_escala_only(two_ports, tmp_path, keys_dir):  # noqa: F811
     office, ingest, listener = two_ports
     at = dt.datetime.now(dt.UTC) - dt.timedelta(days=2)
-    with office.engine.begin() as conn:  # p-g9 has sent a paranaguá event: it is paranaguá's gate
-        write_batch(conn, [_tap("paranagua", PARA_IDS, 1, at, [])], [], at)
-        update_progress(conn, [PARA_GATE], at)
+    with office.engine.begin() as conn:  # each gate has sent an event of its port: it is that port's gate
+        write_batch(conn, [_tap("paranagua", PARA_IDS, 1, at, []), _tap("santos", SANTOS_IDS, 1, at, [])], [], at)
+        update_progress(conn, [PARA_GATE, SANTOS_GATE], at)
     _dispatch(office, today())
     gate = ParanaguaGate(tmp_path, keys_dir, "p-g1")
     try:

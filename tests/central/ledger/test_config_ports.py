@@ -154,3 +154,14 @@ def test_a_single_port_office_is_unchanged(migrated_url, tmp_path):
         assert _exam(engine, "S001") == dt.date(2026, 3, 1) and _home(engine) == []
     finally:
         engine.dispose()
+
+
+def test_a_config_whose_ledger_is_no_database_is_one_line(tmp_path):
+    """The check opens the ledger first: a file that is not a database is the usual one line (exit 2,
+    ``central.db.read_failure``), not a traceback."""
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"not a ledger" * 400)
+    done = run_here(["registry", "list", "--config", _config(tmp_path, f"sqlite:///{bad}", "santos")], env=EN)
+    assert done.returncode == 2, done
+    assert done.stderr.strip().splitlines() == [
+        f"portgate: sqlite:///{bad} is not a database (not a portgate ledger): file is not a database"]

@@ -115,6 +115,9 @@ SAMPLES = {
     "no_entry": "no escala entry 42",
     "gate_not_of_ports": "gate_id 'rio-g1' is not a gate of port(s) santos",
     "gate_not_known": "gate_id 'g-zzz' is not a known gate",
+    "gate_no_port": "gate_id 'g-zzz' has no registered port: register it with portgate central add-gate --port PORT",
+    "ship_at_portless_gate": "ship 9400001 is in port at gate 'g-lost', which has no registered port: register it "
+                             "with portgate central add-gate --port PORT",
     "ship_at_other_port": "ship 9400001 is in port at another port's gate",
     "entry_removed": "escala entry 42 was already removed (refused)",
     "not_eligible": "V001 is not eligible: G7 rest",
