@@ -6,6 +6,11 @@ and the medians are compared; both are timed to the last PUBACK, and the outbox 
 A QoS 1 subscriber in its own process (``testkit.sink``) stands for the office: without a
 subscriber the broker answers "No matching subscribers" and the gate keeps its rows.
 
+The baseline is paho's own path, unchanged: ``publish()`` per payload and paho's PUBACK reader
+(``wire.connection.make_client`` without ``fast_pubacks``; it reads the socket as every client of
+``wire.connection`` does). The drain's ``wire.qos1_batch`` (a run of publishes as one write, the
+PUBACK fast path) is the gate's own code under test, not used by the baseline.
+
     .venv/bin/python bench/outbox_drain.py [--smoke] [--events N] [--window W] [--rounds R]
 """
 
