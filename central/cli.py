@@ -27,13 +27,16 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     A SQLite ``database_url`` whose file does not exist or is empty (0 bytes) is refused (one line,
     exit 2): a mistyped path or a failed copy would otherwise become a new, empty ledger;
     ``portgate ledger migrate`` creates one."""
-    from central.cli_args import db_url_arg  # lazy: CLI start-up
+    from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.ports import make_ingest  # lazy: CLI start-up
     from central.runner import for_instance, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
+    # a config of another home port than the ledger's: no ingest, exit 2 (a one-port config on a
+    # shared ledger is allowed: one office process per port, central.ledger.home)
+    config_ledger(config, writes=True, every_port=False)
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`
     run_central(config, lambda: make_ingest(config))
 

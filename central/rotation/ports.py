@@ -19,11 +19,11 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy import DateTime, column, insert, select, table, true
+from sqlalchemy import DateTime, column, select, table, true
 from sqlalchemy.orm import Session
 
 from central.ledger.gate_ports import gate_ports, port_of
-from central.ledger.schema import ledger_home
+from central.ledger.home import ledger_ports, need_config, need_home, need_served  # noqa: F401 (importable here)
 from central.registry.schema import workers
 from central.registry.worker_ports import in_ports
 from central.rotation.engine import Requisition
@@ -157,55 +157,3 @@ def by_port(session: Session, reqs: list[Requisition], workers: list[Worker], po
     for r in reqs:
         groups.setdefault(port(r.gate_id), []).append(r)
     return [(group, [w for w in workers if of_worker.get(w.registration) == p]) for p, group in groups.items()]
-
-
-def ledger_ports(session: Session) -> set[str]:
-    """Every port the ledger names: the gates' events' ports and the workers' stored ports. More
-    than one: the ledger is of several ports, and a dispatch needs the office's ports (its home
-    port) to know whose a NULL ``workers.port`` is (``portgate rotation ... --config``)."""
-    stored = set(session.execute(select(workers.c.port).where(workers.c.port.is_not(None)).distinct()).scalars())
-    return stored | set(gate_ports(session.connection()).values())
-
-
-def need_config(session: Session) -> None:
-    """``BadInput`` (where ``--config``) when the ledger names several ports (``ledger_ports``) and
-    the command was given only ``--db``: nothing is dispatched or changed then."""
-    found = sorted(ledger_ports(session))
-    if len(found) > 1:
-        raise BadInput(f"the ledger holds several ports ({', '.join(found)}): give --config central.toml "
-                       "(its port and ports) so each requisition is filled from its own port's workers",
-                       where="--config")
-
-
-def need_served(session: Session, served: Sequence[str]) -> None:
-    """``BadInput`` (where ``--config``) when the ledger names a port (``ledger_ports``: a worker's
-    stored port, a gate's events' port) that the config's ``served`` ports (``CentralConfig.served_ports``)
-    do not include: its workers or gates would be read as the home port's (a NULL ``workers.port``
-    is the home port of the config reading it), and a dispatch could send another port's worker.
-    Nothing is dispatched or changed then; the caller should give the config naming every port of
-    the ledger (``ports = [...]``)."""
-    named = ledger_ports(session)
-    strange = sorted(named - set(served))
-    if strange:
-        raise BadInput(f"the ledger holds port(s) {', '.join(strange)} that this config does not serve "
-                       f"({', '.join(served)}): give a central.toml whose ports name every port of the "
-                       "ledger, or its workers and gates would be read as the home port's", where="--config")
-    if named or len(served) > 1:
-        need_home(session, served[0])
-
-
-def need_home(session: Session, home: str) -> None:
-    """The ledger's home port (``ledger_home``, 0034) against the config's ``home``, while workers with
-    a NULL ``workers.port`` remain: none recorded, ``home`` is recorded (the first config of a ledger
-    of ports to read them claims them); another recorded, ``BadInput`` (where ``--config``): a NULL
-    port would be read as ``home``'s, not as the port the ledger was filled under. Give those
-    workers their port (``registry import --port``, a ``port`` cell) or use that home port's config."""
-    if session.execute(select(workers.c.registration).where(workers.c.port.is_(None)).limit(1)).first() is None:
-        return
-    recorded = session.execute(select(ledger_home.c.port).where(ledger_home.c.id == 1)).scalar_one_or_none()
-    if recorded is None:
-        session.execute(insert(ledger_home).values(id=1, port=home, recorded_at=dt.datetime.now(dt.UTC)))
-    elif recorded != home:
-        raise BadInput(f"the ledger's workers without a port are {recorded}'s (its home port), not {home}'s: "
-                       f"give them their port (registry import --port) or use a central.toml whose port is "
-                       f"{recorded}", where="--config")

@@ -250,6 +250,12 @@ CODES: dict[str, str | tuple[str, str]] = {
     "ships_all_ports": r"ship calls are added by a user of every port",
     "ledger_several_ports": r"the ledger holds several ports \((?P<ports>[^)]*)\): give --config central\.toml \(its "
                             r"port and ports\) so each requisition is filled from its own port's workers",
+    "ledger_not_served": r"the ledger holds port\(s\) (?P<ports>.*) that this config does not serve "
+                         r"\((?P<served>[^)]*)\): give a central\.toml whose ports name every port of the "
+                         r"ledger, or its workers and gates would be read as the home port's",
+    "ledger_other_home": r"the ledger's workers without a port are (?P<recorded>\S+)'s \(its home port\), not "
+                         r"(?P<home>\S+)'s: give them their port \(registry import --port\) or use a central\.toml "
+                         r"whose port is \S+",
     "choose_ships": r"choose a ships\.csv file",
     "id_number": r"(?P<field>\w+) id is a number",
     "month_format": r"month (?P<value>'.*') is not YYYY-MM",
