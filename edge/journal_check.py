@@ -21,6 +21,7 @@ from pathlib import Path
 import msgspec
 
 from edge.display.follower import open_ro
+from portgate.clitext import tr
 from portgate.errors import StoreError
 from wire import chain
 from wire import events as wire
@@ -72,25 +73,26 @@ def check_journal(path: str | Path, gate_id: str, keys: list) -> JournalCheck:
         try:
             ev = _decoder.decode(body)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            problems.append((seq, f"MALFORMED seq {seq}: the row's body is not an event ({str(exc)[:120]})"))
+            problems.append((seq, f"MALFORMED seq {seq}: " + tr("cli.edge.fail.malformed", why=str(exc)[:120])))
             continue
         if ev.seq != seq:
-            problems.append((seq, f"ROW_MISMATCH seq {seq}: the row holds the event of seq {ev.seq} "
-                                  f"({ev.event_id})"))
+            problems.append((seq, f"ROW_MISMATCH seq {seq}: " + tr("cli.edge.fail.row_seq", seq=ev.seq,
+                                                                      event=ev.event_id)))
             continue
         events.append(ev)
     foreign = [e for e in events if e.gate_id != gate_id]
     for ev in foreign:
-        problems.append((ev.seq, f"ROW_MISMATCH seq {ev.seq}: an event of gate {ev.gate_id}, not {gate_id}"))
+        problems.append((ev.seq, f"ROW_MISMATCH seq {ev.seq}: " + tr("cli.edge.fail.row_gate", gate=ev.gate_id,
+                                                                           want=gate_id)))
     events = [e for e in events if e.gate_id == gate_id]
     start = _starting_key(events, keys)
     report = chain.check_chain(gate_id, events, start, first_seq=rows[0][0] if rows else None)
-    problems.extend((b.seq_from if b.seq_from > 0 else b.seq_to, str(b)) for b in report.breaks)
+    problems.extend((b.seq_from if b.seq_from > 0 else b.seq_to, break_line(b)) for b in report.breaks)
     last = rows[-1][0] if rows else 0
     hwm = _hwm_seq(path)
     if hwm > last:  # rows cut off the end leave a chain that holds: the gate's own mark says more
-        problems.append((last + 1, f"TRUNCATED after seq {last}: the journal's high-water mark "
-                                   f"({path.name}.hwm) says seq {hwm} was journaled; seqs {last + 1}..{hwm} missing"))
+        said = tr("cli.edge.fail.truncated", hwm_file=path.name + ".hwm", hwm=hwm, first=last + 1)
+        problems.append((last + 1, f"TRUNCATED after seq {last}: {said}"))
     problems.sort(key=lambda p: p[0])
     return JournalCheck(path, len(rows), rows[0][0] if rows else 0, rows[-1][0] if rows else 0, report,
                         tuple(problems), chain.fingerprint(start) if start is not None else None)
@@ -113,3 +115,12 @@ def _hwm_seq(path: Path) -> int:
         return int(Path(str(path) + ".hwm").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def break_line(b: chain.Break) -> str:
+    """A chain break as ``verify-journal`` prints it: ``CHAIN_BREAK <KIND> gate <G> seq <N or A..B>: ``
+    (machine-read, as ``str(b)``) and the detail in ``cli_lang()`` (``cli.chain.<what>``; the English
+    ``detail`` when the break carries no words)."""
+    where = f"{b.seq_from}" if b.seq_from == b.seq_to else f"{b.seq_from}..{b.seq_to}"
+    detail = tr(f"cli.chain.{b.said[0]}", **b.said[1]) if b.said else b.detail  # lazy msgids: docs/i18n.md
+    return f"CHAIN_BREAK {b.kind} gate {b.gate_id} seq {where}: {detail}"

@@ -155,6 +155,9 @@ class Break:
     seq_from: int
     seq_to: int
     detail: str
+    # the detail for a person in another language: (``cli.chain.<what>`` msgid's tail, its fields);
+    # ``detail`` (English) is what the ledger stores and scripts read
+    said: tuple = dataclasses.field(default=(), compare=False)
 
     def __str__(self) -> str:
         where = f"{self.seq_from}" if self.seq_from == self.seq_to else f"{self.seq_from}..{self.seq_to}"
@@ -218,12 +221,14 @@ def _index_events(gate_id: str, stored: Iterable[Event], breaks: list[Break]
             continue
         if ev.event_id in seen_ids:
             breaks.append(Break("REPLAYED", gate_id, ev.seq, ev.seq,
-                                f"event {ev.event_id} appears again after seq {last_pos_seq}"))
+                                f"event {ev.event_id} appears again after seq {last_pos_seq}",
+                                ("replayed", {"event": ev.event_id, "after": last_pos_seq})))
             continue
         seen_ids[ev.event_id] = ev.seq
         if ev.seq in by_seq:
             breaks.append(Break("FORKED", gate_id, ev.seq, ev.seq,
-                                f"two events with seq {ev.seq}: {by_seq[ev.seq].event_id} and {ev.event_id}"))
+                                f"two events with seq {ev.seq}: {by_seq[ev.seq].event_id} and {ev.event_id}",
+                                ("forked", {"seq": ev.seq, "first": by_seq[ev.seq].event_id, "second": ev.event_id})))
             bad.add(ev.seq)
             continue
         if ev.seq < last_pos_seq:
@@ -231,7 +236,8 @@ def _index_events(gate_id: str, stored: Iterable[Event], breaks: list[Break]
         last_pos_seq = max(last_pos_seq, ev.seq)
         by_seq[ev.seq] = ev
     for a, b in _merged(disorder):
-        breaks.append(Break("REORDERED", gate_id, a, b, f"seq {a}..{b} not stored in seq order"))
+        breaks.append(Break("REORDERED", gate_id, a, b, f"seq {a}..{b} not stored in seq order",
+                            ("reordered", {"first": a, "last": b})))
     return by_seq, bad
 
 
@@ -251,7 +257,8 @@ def _check_signatures(gate_id: str, by_seq: dict[int, Event], seqs: list[int],
         new_key = key_change(ev)
         if not ev.sig:
             if signing or new_key is not None:
-                breaks.append(Break("UNSIGNED", gate_id, s, s, "event without signature in a signed chain"))
+                breaks.append(Break("UNSIGNED", gate_id, s, s, "event without signature in a signed chain",
+                                    ("unsigned", {})))
                 bad.add(s)
             else:
                 legacy += 1
@@ -259,9 +266,10 @@ def _check_signatures(gate_id: str, by_seq: dict[int, Event], seqs: list[int],
         if current is None and new_key is not None:
             current = new_key  # a first key the office never registered: verified against itself
             breaks.append(Break("UNKNOWN_KEY", gate_id, s, s,
-                                f"key {fingerprint(new_key)} is not registered for the gate"))
+                                f"key {fingerprint(new_key)} is not registered for the gate",
+                                ("key_not_registered", {"key": fingerprint(new_key)})))
         if current is None:
-            breaks.append(Break("UNKNOWN_KEY", gate_id, s, s, "no public key registered for the gate"))
+            breaks.append(Break("UNKNOWN_KEY", gate_id, s, s, "no public key registered for the gate", ("no_key", {})))
             bad.add(s)
             continue
         ok = signature_ok(ev, current) or (new_key is not None and signature_ok(ev, new_key)
@@ -269,7 +277,8 @@ def _check_signatures(gate_id: str, by_seq: dict[int, Event], seqs: list[int],
         if not ok:
             breaks.append(Break("BAD_SIGNATURE", gate_id, s, s,
                                 f"event {ev.event_id}: signature does not match its bytes "
-                                f"(edited, or forged without the gate's key {fingerprint(current)})"))
+                                f"(edited, or forged without the gate's key {fingerprint(current)})",
+                                ("bad_signature", {"event": ev.event_id, "key": fingerprint(current)})))
             bad.add(s)
             continue
         signing = True
@@ -297,15 +306,17 @@ def _check_links(gate_id: str, by_seq: dict[int, Event], seqs: list[int], first_
         if s > prev_seq + 1:
             missing = [(a, b) for a, b in _uncovered(prev_seq + 1, s - 1, lost)]
             for a, b in missing:
-                breaks.append(Break("MISSING", gate_id, a, b, f"seq {a}..{b} not present"))
+                breaks.append(Break("MISSING", gate_id, a, b, f"seq {a}..{b} not present",
+                                    ("missing", {"first": a, "last": b})))
         elif (s == prev_seq + 1 and ev.sig and prev_seq in by_seq and s not in bad
               and prev_seq not in bad and s not in segment_at):
             if ev.prev != event_hash(by_seq[prev_seq]):
                 breaks.append(Break("PREV_MISMATCH", gate_id, prev_seq, s,
-                                    f"prev of seq {s} is not the hash of seq {prev_seq}"))
+                                    f"prev of seq {s} is not the hash of seq {prev_seq}",
+                                    ("prev_mismatch", {"seq": s, "prev": prev_seq})))
                 bad.update((s, prev_seq))
         if s == 1 and ev.sig and ev.prev != GENESIS and s not in bad:
-            breaks.append(Break("PREV_MISMATCH", gate_id, 0, 1, "prev of seq 1 is not GENESIS"))
+            breaks.append(Break("PREV_MISMATCH", gate_id, 0, 1, "prev of seq 1 is not GENESIS", ("not_genesis", {})))
             bad.add(s)
         prev_seq = s
 

@@ -25,6 +25,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from portgate.clitext import tr
 from portgate.errors import BadInput
 
 FINGERPRINT = re.compile(r"[0-9a-f]{16}")
@@ -122,7 +123,8 @@ def confirm(office: str | None, gate_keys: dict[str, tuple[str, str]], enrolment
     out: list[KeyUse] = []
     if office is not None:
         if pins.office and office not in pins.office:
-            fail.append(f"keys/office.pem: the office key {office} is not the pinned {', '.join(sorted(pins.office))}")
+            fail.append("keys/office.pem: " + tr("cli.evidence.fail.office_not_pinned", key=office,
+                                                   pinned=", ".join(sorted(pins.office))))
             out.append(KeyUse("office", office, "manifest, receipts, enrolment records", False, "NOT the pinned key"))
         else:
             out.append(KeyUse("office", office, "manifest, receipts, enrolment records", office in pins.office,
@@ -139,15 +141,15 @@ def confirm(office: str | None, gate_keys: dict[str, tuple[str, str]], enrolment
         if gate in pins.gates:
             ok = fp in pins.gates[gate]
             if not ok:
-                fail.append(f"keys/{gate}.pem: gate {gate}'s events are signed from key {fp}, not the pinned "
-                            f"{', '.join(sorted(pins.gates[gate]))}")
+                fail.append(f"keys/{gate}.pem: " + tr("cli.evidence.fail.gate_not_pinned", gate=gate, key=fp,
+                                                          pinned=", ".join(sorted(pins.gates[gate]))))
             out.append(KeyUse(f"gate {gate}", fp, used, ok, "pinned" if ok else "NOT the pinned key"))
         elif ins and ins in pins.inspectors:
             out.append(KeyUse(f"gate {gate}", fp, used, True,
                               f"enrolled {enr.enrolled_at}, countersigned by the pinned inspector key {ins}"))
         elif ins and pins.inspectors:
-            fail.append(f"enrolments/{gate}-{fp}.json: countersigned by inspector key {ins}, not the pinned "
-                        f"{', '.join(sorted(pins.inspectors))}")
+            fail.append(f"enrolments/{gate}-{fp}.json: " + tr("cli.evidence.fail.inspector_not_pinned", key=ins,
+                                                                      pinned=", ".join(sorted(pins.inspectors))))
             out.append(KeyUse(f"gate {gate}", fp, used, False, f"countersigned by {ins}, NOT a pinned inspector"))
         elif ins:
             out.append(KeyUse(f"gate {gate}", fp, used, False,

@@ -94,13 +94,12 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
         if not registration:
             raise ValueError("no registration")
     except (TypeError, ValueError):
-        fail.append("manifest.json: no registration and period (from, to): shifts cannot be recomputed")
+        fail.append("manifest.json: " + tr("cli.evidence.fail.no_period"))
         return
     try:
         calendar = load_calendar(files["calendar.json"])
     except KeyError:
-        fail.append("calendar.json: missing: the pay cannot be recomputed (a bundle exported before "
-                    "issue 36: export it again)")
+        fail.append("calendar.json: " + tr("cli.evidence.fail.no_calendar"))
         return
     except ValueError as exc:
         fail.append(f"calendar.json: {exc}")
@@ -112,7 +111,7 @@ def recheck(files: dict[str, bytes], registration: str | None, date_from: str | 
         latest = {m["shift_id"]: (bool(m["value"]), str(m["actor"]), str(m["recorded_at"]))
                   for m in meals if m.get("field") == "meal_worked"}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        fail.append(f"shifts.json/statements.json/corrections.json: not readable ({exc})")
+        fail.append("shifts.json/statements.json/corrections.json: " + tr("cli.evidence.fail.not_readable", why=exc))
         return
     zone = calendar.zone
     rebuilt = [s for s in reconstruct(shift_inputs(list(verified.values())), zone)
@@ -141,18 +140,17 @@ def _compare_shifts(bundled: dict[str, dict], mine: dict[str, Shift], fail: list
     """A failure for each bundled shift the signed events do not give, each rebuilt shift missing
     from the bundle, and each field that differs."""
     for sid in sorted(set(bundled) - set(mine)):
-        fail.append(f"shifts.json {sid}: not a shift of the gate-signed events of the bundle (no admit or exit "
-                    "event of it verified)")
+        fail.append(f"shifts.json {sid}: " + tr("cli.evidence.fail.shift_not_signed"))
     for sid in sorted(set(mine) - set(bundled)):
-        fail.append(f"shifts.json: shift {sid} of the gate-signed events is missing")
+        fail.append("shifts.json: " + tr("cli.evidence.fail.shift_missing", shift=sid))
     for sid in sorted(set(mine) & set(bundled)):
         want, have = shift_row(mine[sid]), bundled[sid]
         for key in _FIELDS:
             if key in ("meal_worked",) and key not in have:
                 continue
             if have.get(key) != want[key]:
-                fail.append(f"shifts.json {sid}: {key} is {have.get(key)!r}, the gate-signed events give "
-                            f"{want[key]!r}")
+                fail.append(f"shifts.json {sid}: " + tr("cli.evidence.fail.shift_differs", key=key, have=repr(have.get(key)),
+                                                             want=repr(want[key])))
 
 
 def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, notes) -> None:
@@ -161,8 +159,8 @@ def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, note
         if st.get("superseded_at") is None and st.get("shift_id") in mine:
             current.setdefault(st["shift_id"], st)
         elif st.get("superseded_at") is None:
-            fail.append(f"statements.json {st.get('statement_id')}: shift {st.get('shift_id')} is not a shift "
-                        "of the gate-signed events")
+            fail.append(f"statements.json {st.get('statement_id')}: " + tr("cli.evidence.fail.statement_shift",
+                                                                              shift=st.get("shift_id")))
     books: dict[str, object] = {}
     for sid, shift in sorted(mine.items()):
         st = current.get(sid)
@@ -178,13 +176,13 @@ def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, note
         try:
             run = pay_shifts([shift], book, calendar)
         except PortgateError as exc:  # e.g. the calendar does not cover the work day's year
-            fail.append(f"statements.json {st.get('statement_id')}: cannot be recomputed with rulebook {rb} and "
-                        f"calendar.json: {exc}")
+            fail.append(f"statements.json {st.get('statement_id')}: " + tr("cli.evidence.fail.not_with_rulebook",
+                                                                              rulebook=rb, why=exc))
             continue
         if run.held:
-            fail.append(f"statements.json {st.get('statement_id')}: the shift is not payable from the gate-signed "
-                        f"events ({'; '.join(run.held[0].reasons)[:300]}), the statement pays "
-                        f"{_brl(st.get('total_cents'))}")
+            fail.append(f"statements.json {st.get('statement_id')}: " + tr(
+                "cli.evidence.fail.not_payable", why="; ".join(run.held[0].reasons)[:300],
+                total=_brl(st.get("total_cents"))))
             continue
         _compare(st, run.statements[0], fail, notes)
 
@@ -193,15 +191,15 @@ def _rulebook(files, rb, fail, notes):
     name = f"rulebooks/pay/{rb}.toml"
     raw = files.get(name)
     if raw is None:
-        fail.append(f"{name}: missing: the statements of rulebook {rb} cannot be recomputed")
+        fail.append(f"{name}: " + tr("cli.evidence.fail.rulebook_missing", rulebook=rb))
         return None
     try:
         book = parse_rulebook(tomllib.loads(raw.decode("utf-8")), path=name)
     except (PortgateError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        fail.append(f"{name}: not a pay rulebook ({str(exc)[:200]})")
+        fail.append(f"{name}: " + tr("cli.evidence.fail.not_rulebook", why=str(exc)[:200]))
         return None
     if book.id != rb:
-        fail.append(f"{name}: holds rulebook {book.id!r}, not {rb!r}")
+        fail.append(f"{name}: " + tr("cli.evidence.fail.other_rulebook", have=repr(book.id), want=repr(rb)))
         return None
     notes.append(tr("cli.evidence.note.rulebook", rulebook=rb, name=name, sha=hashlib.sha256(raw).hexdigest()))
     return book
@@ -231,21 +229,22 @@ def _compare(st: dict, computed, fail: list[str], notes: list[str]) -> None:
         if w == h:
             continue
         if h is None:
-            fail.append(f"statements.json {sid}: line {i + 1} {w[0]} ({w[1]}) {w[2]} {_brl(w[3])} is missing "
-                        "(recomputed from the gate-signed events)")
+            fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.line_missing", n=i + 1, code=w[0], rule=w[1],
+                                                               qty=w[2], amount=_brl(w[3])))
         elif w is None:
-            fail.append(f"statements.json {sid}: line {i + 1} {h[0]} {_brl(h[3])} is not in the pay recomputed "
-                        "from the gate-signed events")
+            fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.line_extra", n=i + 1, code=h[0],
+                                                               amount=_brl(h[3])))
         else:
-            fail.append(f"statements.json {sid}: line {i + 1} {h[0]} {h[2]} {_brl(h[3])}; recomputed from the "
-                        f"gate-signed events: {w[0]} ({w[1]}) {w[2]} {_brl(w[3])}")
+            fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.line_differs", n=i + 1, code=h[0], qty=h[2],
+                                                               amount=_brl(h[3]), want_code=w[0], want_rule=w[1],
+                                                               want_qty=w[2], want_amount=_brl(w[3])))
     flags = [f for f in st.get("flags", []) if f != ADJUSTMENT_FLAG]
     if flags != list(computed.flags):
-        fail.append(f"statements.json {sid}: flags {flags}; recomputed {list(computed.flags)}")
+        fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.flags", flags=flags, want=list(computed.flags)))
     total = sum(h[3] for h in have if isinstance(h[3], int))
     if len(fail) > before:
-        fail.append(f"statements.json {sid}: pays {_brl(total)} without adjustments; the gate-signed events "
-                    f"and rulebook {computed.rulebook} give {_brl(int(computed.total * 100))}")
+        fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.pays", total=_brl(total), rulebook=computed.rulebook,
+                                                           want=_brl(int(computed.total * 100))))
     else:
         notes.append(tr("cli.evidence.note.statement_equal", statement=sid, n=len(want), total=_brl(total)))
     for ln in adjustments:

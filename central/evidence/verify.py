@@ -148,21 +148,21 @@ def check_bundle(path: str | Path, pins: Pins = Pins(), *, max_member: int = MAX
     fail: list[str] = []
     notes: list[str] = []
     if manifest.format != FORMAT:
-        fail.append(f"manifest.json: format {manifest.format!r} is not {FORMAT}")
+        fail.append("manifest.json: " + tr("cli.evidence.fail.format", format=repr(manifest.format), want=FORMAT))
     office = _check_manifest(files, manifest, fail, notes)
 
     verified_ids: dict[str, object] = {}  # event id -> Event: own signature and links hold
     gate_keys: dict[str, tuple[str, str]] = {}  # gate -> (starting key fingerprint, what it signed)
     for gate, info in sorted(manifest.gates.items()):
         check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys)
-    _check_statements(files, fail, notes, verified_ids)
-    if not any(f.startswith(("statements.json: not", "shifts.json: not")) for f in fail):
+    if _check_statements(files, fail, notes, verified_ids):  # rows of the shape recheck reads
         from central.evidence.recompute import recheck  # lazy: pay's modules
 
         try:
             recheck(files, manifest.registration, manifest.date_from, manifest.date_to, verified_ids, fail, notes)
         except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:  # a malformed row
-            fail.append(f"shifts.json/statements.json: malformed, not recomputable ({type(exc).__name__}: {exc})")
+            why = f"{type(exc).__name__}: {exc}"
+            fail.append("shifts.json/statements.json: " + tr("cli.evidence.fail.not_recomputable", why=why))
     office_fp = chain.fingerprint(office) if office is not None and not any(
         f.startswith(("manifest.sig", "keys/office.pem")) for f in fail) else None
     enrolments = _enrolments(files, office_fp, fail, notes)
@@ -198,17 +198,17 @@ def _check_manifest(files: dict[str, bytes], manifest: Manifest, fail: list[str]
         office.verify(bytes.fromhex(files["manifest.sig"].decode("ascii").strip()), files["manifest.json"])
         notes.append(tr("cli.evidence.note.manifest_signed", key=chain.fingerprint(office)))
     except KeyError as exc:
-        fail.append(f"{exc.args[0]}: missing")
+        fail.append(f"{exc.args[0]}: " + tr("cli.evidence.fail.missing"))
     except (InvalidSignature, ValueError, IndexError, BadInput):
-        fail.append("manifest.sig: not the office key's signature of manifest.json")
+        fail.append("manifest.sig: " + tr("cli.evidence.fail.manifest_sig"))
     listed = manifest.files
     for name, digest in sorted(listed.items()):
         if name not in files:
-            fail.append(f"{name}: listed in the manifest but missing")
+            fail.append(f"{name}: " + tr("cli.evidence.fail.listed_missing"))
         elif hashlib.sha256(files[name]).hexdigest() != digest:
-            fail.append(f"{name}: SHA-256 differs from the manifest (edited)")
+            fail.append(f"{name}: " + tr("cli.evidence.fail.sha_differs"))
     for name in sorted(set(files) - set(listed) - {"manifest.json", "manifest.sig"}):
-        fail.append(f"{name}: not listed in the manifest")
+        fail.append(f"{name}: " + tr("cli.evidence.fail.not_listed"))
     return office
 
 
@@ -223,9 +223,9 @@ def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str],
             fail.append(f"{name}: {exc.reason}")
             continue
         if name != f"enrolments/{enr.gate_id}-{enr.fingerprint}.json":
-            fail.append(f"{name}: holds the enrolment of gate {enr.gate_id} key {enr.fingerprint}")
+            fail.append(f"{name}: " + tr("cli.evidence.fail.other_enrolment", gate=enr.gate_id, key=enr.fingerprint))
         elif enr.office_fingerprint != office_fp:
-            fail.append(f"{name}: signed by office key {enr.office_fingerprint}, not the bundle's {office_fp}")
+            fail.append(f"{name}: " + tr("cli.evidence.fail.other_office", key=enr.office_fingerprint, bundle=office_fp))
         elif enr.problem:
             fail.append(f"{name}: {enr.problem}")
         else:
@@ -237,39 +237,43 @@ def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str],
     return out
 
 
-def _check_statements(files, fail, notes, verified_ids) -> None:
+def _check_statements(files, fail, notes, verified_ids) -> bool:
+    """False when statements.json or shifts.json is not a list of objects (nothing to recompute)."""
     try:
         statements = json.loads(files.get("statements.json", b"[]"))
         shifts = json.loads(files.get("shifts.json", b"[]"))
     except ValueError as exc:
-        fail.append(f"statements.json/shifts.json: not JSON ({exc})")
-        return
+        fail.append("statements.json/shifts.json: " + tr("cli.evidence.fail.not_json", why=exc))
+        return True  # recheck names its own failure to read them
     for name, rows in (("statements.json", statements), ("shifts.json", shifts)):
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            fail.append(f"{name}: not a list of objects")
-            return
+            fail.append(f"{name}: " + tr("cli.evidence.fail.not_objects"))
+            return False
     current: dict[str, list[str]] = {}
     for st in statements:
         sid = st.get("statement_id", "?")
         try:
             lines = sum(Decimal(ln["amount_cents"]) for ln in st["lines"])
             if lines != Decimal(st["total_cents"]):
-                fail.append(f"statements.json {sid}: total {Decimal(st['total_cents']) / 100} is not "
-                            f"the sum of its lines {lines / 100}")
+                fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.total_not_sum",
+                                                               total=Decimal(st['total_cents']) / 100, lines=lines / 100))
             if st.get("digest") and statement_digest(st) != st["digest"]:
-                fail.append(f"statements.json {sid}: lines differ from those computed (digest)")
+                fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.digest"))
             if st.get("superseded_at") is None:
                 current.setdefault(st["shift_id"], []).append(sid)
         except (KeyError, TypeError, ArithmeticError) as exc:
-            fail.append(f"statements.json {sid}: malformed ({exc})")
+            fail.append(f"statements.json {sid}: " + tr("cli.evidence.fail.malformed", why=exc))
     for shift, ids in sorted(current.items()):
         if len(ids) > 1:
-            fail.append(f"statements.json: shift {shift} has {len(ids)} current statements: {', '.join(ids)}")
+            fail.append("statements.json: " + tr("cli.evidence.fail.current_statements", shift=shift, n=len(ids),
+                                                     ids=", ".join(ids)))
     for sh in shifts:
         for what in ("admit_event_id", "exit_event_id"):
             eid = sh.get(what)
             if eid and eid not in verified_ids:
-                fail.append(f"shifts.json {sh.get('shift_id')}: {what.split('_')[0]} event {eid} is not a "
-                            "verified event of the bundle")
+                said = (tr("cli.evidence.fail.admit_unverified", event=eid) if what == "admit_event_id"
+                        else tr("cli.evidence.fail.exit_unverified", event=eid))
+                fail.append(f"shifts.json {sh.get('shift_id')}: {said}")
     notes.append(tr("cli.evidence.note.statements_checked", n=len(statements), current=len(current),
                     shifts=len(shifts)))
+    return True

@@ -80,11 +80,11 @@ def check_gate(gate, info, files, office, fail, notes, verified_ids, gate_keys) 
     try:
         keys = public_keys(files[f"keys/{gate}.pem"].decode("ascii"))
     except (KeyError, BadInput, UnicodeDecodeError):
-        fail.append(f"keys/{gate}.pem: missing or not a public key")
+        fail.append(f"keys/{gate}.pem: " + tr("cli.evidence.fail.no_public_key"))
         return
     events = _bundle_events(name, files, fail)
     if not events:
-        fail.append(f"{name}: no events")
+        fail.append(f"{name}: " + tr("cli.evidence.fail.no_events"))
         return
     key = starting_key(events, keys)
     first_seq = events[0].seq if info.seq_from is None else info.seq_from
@@ -113,7 +113,7 @@ def _bundle_events(name: str, files, fail: list[str]) -> list:
         try:
             events.append(decode(line))
         except BadInput as exc:
-            fail.append(f"{name}:{n}: not an event ({exc.reason[:120]})")
+            fail.append(f"{name}:{n}: " + tr("cli.evidence.fail.not_an_event", why=exc.reason[:120]))
     return events
 
 
@@ -145,7 +145,7 @@ def _check_canonical(gate, events, report, files, verified_ids, fail) -> dict:
         base = f"canonical/{gate}/{ev.seq}-{ev.event_id}"
         if ev.sig and (files.get(base + ".bin") != canonical_bytes(ev)
                        or files.get(base + ".sig") != bytes.fromhex(ev.sig)):
-            fail.append(f"{base}.bin/.sig: not the canonical bytes and signature of the event")
+            fail.append(f"{base}.bin/.sig: " + tr("cli.evidence.fail.not_canonical"))
     return by_seq
 
 
@@ -164,16 +164,16 @@ def _check_receipt(gate, files, office, by_seq, fail, notes) -> None:
         office.verify(bytes.fromhex(receipt["sig"]), body)
         said = json.loads(body)
     except (ValueError, KeyError, TypeError, InvalidSignature):
-        fail.append(f"receipts/{gate}.json: not a receipt signed by the office key")
+        fail.append(f"receipts/{gate}.json: " + tr("cli.evidence.fail.receipt_unsigned"))
         return
     at = by_seq.get(int(said.get("seq", -1)))
     if said.get("gate_id") != gate:
-        fail.append(f"receipts/{gate}.json: receipt of gate {said.get('gate_id')}")
+        fail.append(f"receipts/{gate}.json: " + tr("cli.evidence.fail.receipt_other_gate", gate=said.get("gate_id")))
     elif at is None:
-        fail.append(f"receipts/{gate}.json: seq {said.get('seq')} is not in the bundle")
+        fail.append(f"receipts/{gate}.json: " + tr("cli.evidence.fail.receipt_seq", seq=said.get("seq")))
     elif chain.event_hash(at) != said.get("head"):
-        fail.append(f"receipts/{gate}.json: the office saw head {str(said.get('head'))[:16]}... at seq "
-                    f"{at.seq}, the bundle has {chain.event_hash(at)[:16]}... (history rewritten)")
+        fail.append(f"receipts/{gate}.json: " + tr("cli.evidence.fail.receipt_head", head=str(said.get("head"))[:16],
+                                                        seq=at.seq, bundle=chain.event_hash(at)[:16]))
     else:
         notes.append(tr("cli.evidence.note.receipt_matches", gate=gate, seq=at.seq))
 

@@ -27,11 +27,22 @@ from central.production.engine import monthly_top_up, pay_gangs
 from central.production.fromledger import ledger_checks, noted
 from central.production.gate import from_gate
 from central.production.rulebook import find_rulebook
-from portgate.clitext import tr, use_lang_of
+from portgate.clitext import cli_lang, tr, use_lang_of
 from portgate.errors import BadInput
 from portgate.timeutil import zone
 
 FORMATS = click.Choice(["json", "csv"])
+
+
+def _lang_default() -> str:
+    """``--lang`` when not given: the command line's language as the other commands read it
+    (``portgate --lang en|pt``, else ``PORTGATE_LANG``, else pt-BR), in production's own values."""
+    return "en" if cli_lang() == "en" else "pt-BR"
+
+
+#: production's ``--lang`` (statement lines' descriptions, the CSV's summary and totals, messages)
+LANG_OPTION = dict(type=click.Choice(["pt-BR", "en"]), default=_lang_default,
+                   show_default="portgate --lang, else PORTGATE_LANG, else pt-BR")
 
 
 def _inputs(fn):
@@ -45,7 +56,7 @@ def _inputs(fn):
         click.option("--interruptions", "interruptions_csv", type=click.Path(dir_okay=False), default=None),
         click.option("--disputes", "disputes_csv", type=click.Path(dir_okay=False), default=None),
         click.option("--tz", default="America/Sao_Paulo", show_default=True, help="The port's time zone."),
-        click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR", show_default=True),
+        click.option("--lang", **LANG_OPTION),
         click.option("--composition", "composition_toml", type=click.Path(dir_okay=False), default=None,
                      help="Gang composition table (default: config/gang-composition.toml)."),
         click.option("--ledger", "ledger_url", default=None,
@@ -142,7 +153,7 @@ def import_cmd(db: str, **kwargs) -> None:
 @click.option("--month", required=True, help="YYYY-MM")
 @click.option("--minimums", "minimums_csv", required=True, type=click.Path(dir_okay=False),
               help="CSV: registration, monthly_minimum (BRL)")
-@click.option("--lang", type=click.Choice(["pt-BR", "en"]), default="pt-BR")
+@click.option("--lang", **LANG_OPTION)
 def topup_cmd(db, rulebook, rulebook_dir, month, minimums_csv, lang) -> None:
     """C6: print the monthly-minimum top-up line of each worker whose month fell short (CSV)."""
     from central.db import make_engine  # lazy: CLI start-up

@@ -165,3 +165,26 @@ def test_the_ok_line_in_pt_br_and_english(journal_gate):
     assert "ok: 6 evento(s) assinado(s) conferido(s) de 6 linha(s), seq 1..6, cabeça " in pt.stdout, pt.stdout
     en = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "en"})
     assert "ok: 6 signed event(s) verified of 6 row(s), seq 1..6, head " in en.stdout, en.stdout
+
+
+@pytest.mark.parametrize("edit, pt_line, en_line", [
+    (lambda p: _edit(p, "DELETE FROM journal WHERE seq = 4"),
+     "FAIL: CHAIN_BREAK MISSING gate g-aurora seq 4: seq 4..4 ausentes",
+     "FAIL: CHAIN_BREAK MISSING gate g-aurora seq 4: seq 4..4 not present"),
+    (_swap_seq, "FAIL: ROW_MISMATCH seq 3: a linha contém o evento da seq 4 (",
+     "FAIL: ROW_MISMATCH seq 3: the row holds the event of seq 4 ("),
+    (lambda p: _edit(p, "DELETE FROM journal WHERE seq >= 5"),
+     "FAIL: TRUNCATED after seq 4: a marca de nível do diário (journal.db.hwm) diz que a seq 6 foi registrada",
+     "FAIL: TRUNCATED after seq 4: the journal's high-water mark (journal.db.hwm) says seq 6 was journaled"),
+], ids=["deleted", "swapped", "cut-at-the-end"])
+def test_the_fail_lines_in_pt_br_and_english(journal_gate, edit, pt_line, en_line):
+    """``FAIL:`` lines were English under a pt-BR command line: the code and place (``FAIL: CHAIN_BREAK
+    MISSING gate G seq N: ``, ``FAIL: ROW_MISMATCH seq N: ``) stay what a script reads, the sentence
+    speaks the run's language, the exit status stays 1."""
+    config, path = journal_gate
+    edit(path)
+    pt = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "pt"})
+    en = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "en"})
+    assert pt.returncode == en.returncode == 1, pt.stdout + en.stdout
+    assert any(line.startswith(pt_line) for line in pt.stdout.splitlines()), pt.stdout
+    assert any(line.startswith(en_line) for line in en.stdout.splitlines()), en.stdout

@@ -275,3 +275,19 @@ def test_the_ok_lines_of_a_good_bundle_in_pt_br_and_english(bundle):
     en = run_here(["evidence", "verify", str(bundle)], env={"PORTGATE_LANG": "en"}).stdout.splitlines()
     assert any(line.startswith("ok: manifest signed by the office key ") for line in en)
     assert any(line.startswith("ok: gate g1: ") and "signed events verified" in line for line in en)
+
+
+def test_the_fail_lines_in_pt_br_and_english_keep_their_place_and_exit_code(bundle, tmp_path):
+    """``FAIL:`` lines were English under a pt-BR command line: the sentence now speaks the run's
+    language; what scripts read stays (the ``FAIL: <member>: `` place, the exit status 1)."""
+    bad = rewrite(bundle, tmp_path / "bad.zip", lambda f: {**f, "shifts.json": b"[1, 2]"})
+    pt = run_here(["evidence", "verify", str(bad)], env={"PORTGATE_LANG": "pt"})
+    en = run_here(["evidence", "verify", str(bad)], env={"PORTGATE_LANG": "en"})
+    assert pt.returncode == en.returncode == 1, pt.stdout + en.stdout
+    pt_fail = [line for line in pt.stdout.splitlines() if line.startswith("FAIL: ")]
+    en_fail = [line for line in en.stdout.splitlines() if line.startswith("FAIL: ")]
+    assert "FAIL: shifts.json: SHA-256 difere do manifesto (editado)" in pt_fail, pt.stdout
+    assert "FAIL: shifts.json: não é uma lista de objetos" in pt_fail, pt.stdout
+    assert "FAIL: shifts.json: SHA-256 differs from the manifest (edited)" in en_fail, en.stdout
+    assert "FAIL: shifts.json: not a list of objects" in en_fail, en.stdout
+    assert [line.split(": ")[1] for line in pt_fail] == [line.split(": ")[1] for line in en_fail], (pt_fail, en_fail)

@@ -75,7 +75,7 @@ def test_e7_percentage_is_on_the_travel_wages_only_not_on_the_transport(tmp_path
                  tally="gang_id,ship,date,period,cargo_class,quantity\nT1,9123456,2026-03-10,07-13,general,40\n",
                  interruptions="gang_id,kind,minutes,transport\nT1,anchorage_travel,40,100.00\n")
     argv[1] = str(tmp_path / "port.toml")
-    gang = pay(capsys, argv)["gangs"][0]
+    gang = pay(capsys, argv, "--lang", "pt-BR")["gangs"][0]
     assert [(x["rule"], x["amount"]) for x in gang["billing"]] == [("E7", "30.00"), ("E7", "3.00"), ("E7", "100.00")]
     assert "10% sobre R$ 30.00" in gang["billing"][1]["description"]
     assert gang["billing_total"] == "133.00"

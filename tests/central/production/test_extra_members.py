@@ -34,7 +34,7 @@ TALLY = "gang_id,ship,date,period,cargo_class,quantity,unit,units\nT1,9123456,20
 
 def test_an_extra_member_is_paid_a_normal_share_without_him_apart_as_the_administrations_cost(tmp_path, capsys):
     argv = write(tmp_path, gang=GANG, tally=TALLY, rulebook="dl-3844-1941")
-    doc = pay(capsys, argv)
+    doc = pay(capsys, argv, "--lang", "pt-BR")
     summary = doc["gangs"][0]["summary"]
     assert (summary["total_quotas"], summary["quota_value"]) == ("10.5", "90.0")
     assert (summary["shares_total"], summary["rounding_difference"]) == ("945.00", "0.00")

@@ -18,6 +18,7 @@ from central.production.schema import production_lines, production_members
 from central.production.store import count_rows, ensure_tables, import_results, stored_gangs
 from app.cli import main
 from portgate.errors import BadInput, PortgateError
+from testkit.cli import run_here
 from tests.central.production.conftest import EXAMPLES
 
 NOW = dt.datetime(2026, 3, 10, 20, 0, tzinfo=dt.UTC)
@@ -93,6 +94,22 @@ def test_the_csv_s_summary_and_total_rows_are_in_the_run_s_language(files, capsy
     assert [r[5] for r in rows if r[1] == "summary"][0].startswith(summary)
     described = [r[5] for r in rows if r[1] == "total"][:3]
     assert described[:2] == totals[:2] and described[2].startswith(totals[2])
+
+
+@pytest.mark.parametrize("top, env, own, summary", [
+    ([], "pt", [], "mão de obra; 6,5 cotas"),  # no --lang anywhere: pt-BR
+    ([], "en", [], "labour amount; 6.5 quotas"),  # PORTGATE_LANG=en, as every other command
+    (["--lang", "en"], "pt", [], "labour amount; 6.5 quotas"),  # portgate --lang en production pay
+    (["--lang", "pt"], "en", [], "mão de obra; 6,5 cotas"),
+    (["--lang", "en"], "en", ["--lang", "pt-BR"], "mão de obra; 6,5 cotas"),  # its own --lang wins
+], ids=["default", "PORTGATE_LANG", "top-level-en", "top-level-pt", "own-lang-wins"])
+def test_production_s_lang_follows_the_command_line_s_language(files, top, env, own, summary):
+    """``production``'s ``--lang`` defaulted to pt-BR whatever ``portgate --lang`` or ``PORTGATE_LANG``
+    said (the other commands follow them): its default is now the command line's language."""
+    done = run_here([*top, "production", "pay", *args(files, "--format", "csv", *own)], env={"PORTGATE_LANG": env})
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert [r[5] for r in rows if r[1] == "summary"][0].startswith(summary), done.stdout
 
 
 def test_pay_with_bad_input_exits_2_and_names_the_row(files, capsys):

@@ -36,7 +36,7 @@ def test_c7_each_line_per_tonne_or_fraction_and_the_30_t_test_on_the_weighed_ton
     #   90.00, top-up 20.25; total 90.00 (with 31 t: hourly 22.50 × 5 h = 112.50).
     argv = write(tmp_path, gang=GANG, tally=_tally("general,15.2", "general,14.3"), tariffs=TARIFFS,
                  rulebook="dl-3844-1941")
-    doc = pay(capsys, argv)
+    doc = pay(capsys, argv, "--lang", "pt-BR")
     summary = doc["gangs"][0]["summary"]
     assert [(x["amount"], x["description"]) for x in summary["labour_lines"]] == [
         ("72.00", "general: 16 t × R$ 4.50 (pesado 15.2 t: tonelada ou fração, C7)"),
@@ -71,7 +71,7 @@ def test_c8_surcharges_of_notes_d_e_f_named_on_the_labour_line(tmp_path, capsys)
     # Labour 126.00; 63.00 each; 22.2 t: half day 90.00, top-up 27.00.
     argv = write(tmp_path, gang=GANG, tariffs=TARIFFS, rulebook="dl-3844-1941",
                  tally=_tally("cement,10", "green_hides_in_brine,10.2", "explosives,2"))
-    doc = pay(capsys, argv)
+    doc = pay(capsys, argv, "--lang", "pt-BR")
     assert [(x["amount"], x["description"]) for x in doc["gangs"][0]["summary"]["labour_lines"]] == [
         ("50.00", "cement: 10 t × R$ 4.00 + 25% (C8, obs. e)"),
         ("66.00", "green_hides_in_brine: 11 t × R$ 4.00 (pesado 10.2 t: tonelada ou fração, C7) + 50% (C8, obs. f)"),

@@ -121,10 +121,18 @@ def test_a_commit_whose_answer_is_lost_may_or_may_not_be_saved(cluster, web, mon
 
 
 def _sync_standby(engine, names: str) -> None:
-    """Require a synchronous standby named ``names`` ('' = none) for the ledger's commits."""
+    """Require a synchronous standby named ``names`` ('' = none) for the ledger's commits. Returns
+    once a new backend reads the setting: the postmaster has reloaded it and signalled every backend
+    (each reloads before its next command; a commit sent before that was not held, 303 under load)."""
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
         c.execute(text(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'"))
         c.execute(text("SELECT pg_reload_conf()"))
+
+    def reloaded() -> bool:
+        with engine.connect() as c:
+            return c.execute(text("SHOW synchronous_standby_names")).scalar() == names
+
+    wait_until(reloaded, timeout=60, what=f"synchronous_standby_names = {names!r} reloaded")
 
 
 def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
