@@ -110,6 +110,18 @@ def database_arg(db_url: str | None, config_path: str | None, *, writes: bool | 
     return db_url
 
 
+def config_served(config_path: str | None) -> tuple[str, ...]:
+    """The ports of ``--config central.toml`` when it serves several (home port first,
+    ``CentralConfig.served_ports``), for a command that stores them with the workers it writes
+    (``portgate registry import``/``register``: never a NULL port then, ``central.ledger.home``);
+    ``()`` for ``--db`` or a config of one port (a NULL port is that port's). ``ConfigError`` for a
+    bad central.toml."""
+    if config_path is None:
+        return ()
+    served = tuple(load_central_config(config_path).served_ports)
+    return served if len(served) > 1 else ()
+
+
 def config_ledger(config, *, writes: bool, every_port: bool = True) -> None:
     """``central.ledger.home.check_config`` of ``config`` (a ``CentralConfig``) as a command line
     says it: ``writes``, its ``PortsRefused`` raised (exit 2); else its warning on stderr

@@ -1,17 +1,19 @@
 """The ledger's ports against the config that opens it (issue 37 item 4: several ports, one ledger).
 
 A worker stored without a port (``workers.port`` NULL) is the home port's of the config reading him
-(``CentralConfig.port``), and a gate of a port the config does not serve is read as the home
-port's. So a config must serve every port the ledger names (``need_served``), and the first config
-of several ports, or of a ledger naming a port, to read NULL-port workers records its home port in
-``ledger_home`` (0034); a config of another home port is refused while such workers remain
-(``need_home``). ``check_config`` runs both where a ledger is opened for a config: every command
-given ``--config`` (``central.cli_args.database_arg``), ``portgate central run`` and ``portgate
-office serve``. A command that changes the ledger (or, for ``central run``, feeds the gates their
-port's roster) is refused; one that only reads is allowed with the warning (its only harm is what
-it shows: docs/operations.md, "Which commands check the ledger's ports"). ``central run`` checks the
-home port only: one office process per port, each on its own one-port central.toml, is the
-deployment of several ports (its ingest stores and publishes its own ports' rows).
+(``CentralConfig.port``), and a gate of a port the config does not serve is read as the home port's.
+So a config must serve every port the ledger names (``need_served``), and the first config of
+several ports, or of a ledger naming a port, to read NULL-port workers records its home port in
+``ledger_home`` (0034), and so does the first write under a config of several ports, before it
+writes anything (its workers are stored with their port: ``central.registry.worker_ports``); a
+config of another home port is refused while such workers remain (``need_home``). ``check_config``
+runs both where a ledger is opened for a config: every command given ``--config``
+(``central.cli_args.database_arg``), ``portgate central run`` and ``portgate office serve``. A
+command that changes the ledger (or, for ``central run``, feeds the gates their port's roster) is
+refused; one that only reads is allowed with the warning (its only harm is what it shows:
+docs/operations.md, "Which commands check the ledger's ports"). ``central run`` checks the home port
+only: one office process per port, each on its own one-port central.toml, is the deployment of
+several ports (its ingest stores and publishes its own ports' rows).
 """
 
 from __future__ import annotations
@@ -86,24 +88,26 @@ def need_served(db: Session | Connection, served: Sequence[str], *, record: bool
                            "the ledger, or its workers and gates would be read as the home port's",
                            ports=", ".join(strange), served=", ".join(served))
     if named or len(served) > 1:
-        need_home(db, served[0], record=record)
+        need_home(db, served[0], record=record, claim=len(served) > 1)
 
 
-def need_home(db: Session | Connection, home: str, *, record: bool = True) -> None:
-    """The ledger's home port (``ledger_home``, 0034) against the config's ``home``, while workers with
-    a NULL ``workers.port`` remain: none recorded, ``home`` is recorded when ``record`` (the first
-    config of a ledger of ports to read them claims them); another recorded, ``BadInput`` (where
-    ``--config``; ``PortsRefused``): a NULL port would be read as ``home``'s, not as the port the
-    ledger was filled under.
-    Give those workers their port (``registry import --port``, a ``port`` cell) or use that home port's config."""
+def need_home(db: Session | Connection, home: str, *, record: bool = True, claim: bool = False) -> None:
+    """The ledger's home port (``ledger_home``, 0034) against the config's ``home``. None recorded:
+    ``home`` is recorded when ``record`` and either workers with a NULL ``workers.port`` remain (the
+    first config of a ledger of ports to read them claims them) or ``claim`` (a config of several
+    ports: its first write records its home port before it writes anything, so a worker a later
+    ``--db`` or one-port command stores without a port is still known as this port's). Another
+    recorded while NULL-port workers remain: ``BadInput`` (where ``--config``; ``PortsRefused``): a
+    NULL port would be read as ``home``'s, not as the port the ledger was filled under.
+    Give those workers their port (``registry import --port``, a ``port`` cell) or use that home
+    port's config; a wrong record is fixed by hand (docs/operations.md, "The ledger's home port")."""
     conn = _conn(db)
-    if conn.execute(select(_WORKERS.c.registration).where(_WORKERS.c.port.is_(None)).limit(1)).first() is None:
-        return
+    portless = conn.execute(select(_WORKERS.c.registration).where(_WORKERS.c.port.is_(None)).limit(1)).first()
     recorded = conn.execute(select(ledger_home.c.port).where(ledger_home.c.id == 1)).scalar_one_or_none()
     if recorded is None:
-        if record:
+        if record and (portless is not None or claim):
             conn.execute(insert(ledger_home).values(id=1, port=home, recorded_at=dt.datetime.now(dt.UTC)))
-    elif recorded != home:
+    elif recorded != home and portless is not None:
         raise PortsRefused("other_home", f"the ledger's workers without a port are {recorded}'s (its home port), "
                            f"not {home}'s: give them their port (registry import --port) or use a central.toml "
                            f"whose port is {recorded}", recorded=recorded, home=home)

@@ -27,7 +27,7 @@ from central.registry.admission import (
 )
 from central.registry.changes import audit, utcnow
 from central.registry.schema import workers
-from central.registry.store import import_files
+from central.registry.store import PortScope, import_files
 from portgate import cells, tables
 from portgate.errors import BadInput
 from portgate.records import Worker, build_rows, load_csv
@@ -87,14 +87,15 @@ def _stevedore_counts(session: Session) -> tuple[int, int, int]:
 
 
 def register(session: Session, *, workers_csv: str | Path, admissions_csv: str | Path, actor: str,
-             now: dt.datetime | None = None, port: str | None = None) -> int:
+             now: dt.datetime | None = None, port: str | None = None, served: tuple[str, ...] = ()) -> int:
     """Register the new workers of ``workers_csv`` with their admission evidence, all or nothing.
 
     Refused (one ``BadInput`` naming each row and the article): a registration already in the
     registry, a worker with no admissions.csv row, an unmet condition (age, nationality, a missing
     or later-dated document), and stevedores whose registration would make foreigners more than one
     third of the stevedores (DL 2.032 art. 5 §3). Returns how many were registered. Each worker's
-    port: his row's ``port`` cell, else ``port``, else the home port (``import_files``)."""
+    port: his row's ``port`` cell, else ``port``, else the home port (``import_files``; ``served``: the
+    office's ports, home first, as ``PortScope.served``: under several, the port is stored)."""
     now = now or utcnow()
     new = load_csv(workers_csv, Worker)
     found = {a.registration: a for a in read_admissions(admissions_csv)}
@@ -120,7 +121,7 @@ def register(session: Session, *, workers_csv: str | Path, admissions_csv: str |
                       f"{share['stevedores']} stevedores; at most one third ({share['limit']})")
     if errors:
         raise BadInput("\n".join(errors))
-    import_files(session, workers_csv=workers_csv, actor=actor, now=now, port=port)
+    import_files(session, workers_csv=workers_csv, actor=actor, now=now, port=port, ports=PortScope(served=served))
     for w in new:
         record_admission(session, w, found[w.registration], actor=actor, now=now)
     return len(new)

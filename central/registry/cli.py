@@ -19,7 +19,7 @@ import click
 from sqlalchemy.orm import Session
 
 from central import bounds, db
-from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg, say_waiting  # noqa: F401 (importable here)
+from central.cli_args import FIRST_DAY, LAST_DAY, config_served, database_arg, db_url_arg, say_waiting  # noqa: F401 (importable here)
 from central.registry import confiscation, store
 from central.registry.changes import body
 from central.registry.schema import audit_log
@@ -30,11 +30,14 @@ from portgate.uid import canonical_uid
 from wire.topics import check_id
 
 @contextlib.contextmanager
-def transaction(url: str, *, existing: bool = True):
+def transaction(url: str, *, existing: bool = True, served: tuple[str, ...] = ()):
     """A session in one transaction on ``url`` (migrated to the newest schema first); commit or roll
     back. ``existing``: the database must exist (a SQLite file that is missing is refused with
     ``BadInput`` naming ``--db``, not created empty and read as "no worker"); only the commands that
-    register people (``import``, ``register``) may start a new one."""
+    register people (``import``, ``register``) may start a new one. ``served``: the ports of
+    ``--config`` (home first): the ledger is checked against them in this transaction, before
+    anything is written (``central.ledger.home.need_served``: a ledger this command has just made
+    or migrated to 0034 gets its home port recorded too; ``PortsRefused`` rolls back)."""
     db_url_arg(url, must_exist=existing, refuse_empty=True)
     engine = db.make_engine(url)  # under a portgate command: stderr says why it waits (a failover)
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
@@ -42,6 +45,10 @@ def transaction(url: str, *, existing: bool = True):
     upgrade_engine(engine)
     try:
         with Session(engine) as session, session.begin():
+            if served:
+                from central.ledger.home import need_served  # lazy: CLI start-up (only with --config)
+
+                need_served(session, served)
             yield session
     finally:
         engine.dispose()
@@ -64,17 +71,21 @@ def _actor(_ctx, _param, value):
     return value
 
 
-def common(fn=None, *, writes: bool = True):
+def common(fn=None, *, writes: bool = True, served: bool = False):
     """Add ``--actor``, ``--config`` and ``--db``; the command receives ``url`` (``database_arg``).
     ``@common`` for a command that changes the ledger: with ``--config``, a config that does not fit
     the ledger's ports refuses it; ``@common(writes=False)`` for one that only reads: told on stderr
-    (``central.ledger.home.check_config``)."""
+    (``central.ledger.home.check_config``). ``served``: the command also receives ``served``, the
+    ports of ``--config`` (home first; ``()`` with ``--db``: ``central.cli_args.config_served``)."""
     if fn is None:
-        return functools.partial(common, writes=writes)
+        return functools.partial(common, writes=writes, served=served)
 
     @functools.wraps(fn)
     def with_database(*args, url, config_path, **kwargs):
-        return fn(*args, url=database_arg(url, config_path, writes=writes), **kwargs)
+        url = database_arg(url, config_path, writes=writes)
+        if served:
+            kwargs["served"] = config_served(config_path)
+        return fn(*args, url=url, **kwargs)
 
     cmd = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
                        callback=_actor, help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
@@ -115,19 +126,20 @@ def registry() -> None:
 
 
 @registry.command("import")
-@common
+@common(served=True)
 @click.option("--workers", "workers_csv", type=click.Path(dir_okay=False), help="workers.csv")
 @click.option("--cards", "cards_csv", type=click.Path(dir_okay=False), help="cards.csv")
 @click.option("--port", default=None, callback=_port,
               help="Port of the workers.csv rows without a port cell (default: a new worker the home port).")
-def import_cmd(url, actor, workers_csv, cards_csv, port):
+def import_cmd(url, actor, workers_csv, cards_csv, port, served):
     """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line). A worker's port
-    (issue 37): his row's ``port`` cell, else ``--port``, else his own (a new one: the home port)."""
+    (issue 37): his row's ``port`` cell, else ``--port``, else his own (a new one: the home port,
+    stored as such under a config of several ports)."""
     if not workers_csv and not cards_csv:
         raise click.UsageError(tr("cli.registry.give_workers_or_cards"))
-    with transaction(url, existing=False) as session:
+    with transaction(url, existing=False, served=served) as session:
         counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
-                                    actor=actor, port=port)
+                                    actor=actor, port=port, ports=store.PortScope(served=served))
     click.echo(store.import_summary(counts))
 
 
@@ -274,20 +286,21 @@ def booklet(url, actor, registration, year):
 
 
 @registry.command()
-@common
+@common(served=True)
 @click.option("--workers", "workers_csv", required=True, type=click.Path(dir_okay=False),
               help="workers.csv of the new registrations")
 @click.option("--admissions", "admissions_csv", required=True, type=click.Path(dir_okay=False),
               help="admissions.csv: birth date, nationality, registration date, evidence per condition")
 @click.option("--port", default=None, callback=_port,
               help="Port of the workers.csv rows without a port cell (default: the home port).")
-def register(url, actor, workers_csv, admissions_csv, port):
+def register(url, actor, workers_csv, admissions_csv, port, served):
     """Register new workers with their admission evidence (83.611 art. 15; DL 2.032 art. 5 §1-§3).
     A registration missing a condition is refused with the article; nothing is written."""
     from central.registry.admission_store import register as do_register  # lazy: CLI start-up
 
-    with transaction(url, existing=False) as session:
-        n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor, port=port)
+    with transaction(url, existing=False, served=served) as session:
+        n = do_register(session, workers_csv=workers_csv, admissions_csv=admissions_csv, actor=actor, port=port,
+                        served=served)
     click.echo(tr("cli.registry.registered", n=n))
 
 

@@ -127,9 +127,15 @@ def set_port(session: Session, registration: str, port: str | None, *, actor: st
     ``worker.port`` audit row when it changes what the worker's port is (a NULL and the home port
     ``served[0]`` are the same port); returns whether it wrote. The worker must exist. The audit
     entries of this transaction about him (his addition, his cards) move to ``port`` with him
-    (``central.registry.audit_ports.follow``); the older ones keep the port they were written with."""
+    (``central.registry.audit_ports.follow``); the older ones keep the port they were written with.
+    Under an office of several ports (``served``) the port is stored explicitly, never NULL: a NULL
+    one of his is then set to the home port without an audit row (the same port, now written)."""
     old = session.execute(select(workers.c.port).where(workers.c.registration == registration)).scalar()
+    if len(served) > 1:
+        port = port or served[0]
     if port_of(old, served) == port_of(port, served):
+        if old is None and port is not None and len(served) > 1:
+            session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
         return False
     session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
     audit_ports.follow(session, registration, port)  # his entries of this command: his new port
@@ -207,13 +213,17 @@ def other_port_card(uid: str, registration: str) -> str:
 def apply_import(session: Session, workers_csv: str | Path, default: str | None, *, actor: str,
                  now: dt.datetime, served: Sequence[str] = ()) -> set[str]:
     """Give each worker of an accepted workers.csv his row's ``port`` cell, else ``default`` (None:
-    a worker keeps his port, a new one stays NULL, the home port) with ``set_port``; returns the
-    registrations whose port changed."""
+    a worker keeps his port, a new one stays NULL, the home port; under an office of several ports,
+    ``served``, he keeps his stored port and a NULL one becomes the home port ``served[0]``, stored)
+    with ``set_port``; returns the registrations whose port changed."""
     given = csv_ports(workers_csv)
+    several = len(served) > 1
+    kept = stored_ports(session, [(r.get("registration") or "").strip() for _w, r in tables.read_rows(workers_csv)]) \
+        if several else {}
     moved = set()
     for _where, row in tables.read_rows(workers_csv):
         reg = (row.get("registration") or "").strip()
-        port = given.get(reg, default)
+        port = given.get(reg, default) or ((kept.get(reg) or served[0]) if several else None)
         if port is not None and set_port(session, reg, port, actor=actor, now=now, served=served):
             moved.add(reg)
     return moved

@@ -57,11 +57,15 @@ def test_the_port_cell_else_the_import_port_else_the_home_port(engine, tmp_path)
         assert all("port" not in ch.body for ch in changes_since(s, "roster", 0))
 
 
-def test_the_home_port_named_is_the_home_port_and_writes_nothing(engine, tmp_path):
+def test_the_home_port_named_is_the_home_port_and_changes_nothing(engine, tmp_path):
     _import(engine, _file(tmp_path, [None]))
     assert _import(engine, _file(tmp_path, ["santos"]), ports=PortScope(served=SERVED)) == {
         "workers": 0, "cards": 0, "unchanged": 1}
-    assert _ports(engine) == {"V001": None}
+    # the same port, now stored: an office of several ports never leaves a worker it writes NULL
+    # (central.ledger.home); no audit row, no move
+    assert _ports(engine) == {"V001": "santos"}
+    with Session(engine) as s:
+        assert not s.execute(select(audit_log.c.id).where(audit_log.c.action == "worker.port")).first()
 
 
 def test_a_bad_port_cell_is_a_bad_row_and_nothing_is_written(engine, tmp_path):
