@@ -153,3 +153,18 @@ def test_set_port_of_an_office_of_several_ports_stores_the_home_port(migrated_ur
     finally:
         engine.dispose()
     assert _ports(url) == {"X1": "santos", "X2": "santos", "X3": None}
+
+
+def test_register_under_a_config_of_several_ports_stores_the_port(tmp_path):
+    """``registry register`` (the admission path) writes workers through the same import: under a
+    config of several ports each gets his port, on a ledger the command makes, the home recorded."""
+    from tests.central.registry.conftest import WORKER_COLUMNS, write_csv
+    from tests.central.registry.test_admissions import ADM_COLUMNS, WATCH_DOCS, arow, wrow
+
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    rows = [wrow("N1", "vigia"), wrow("N2", "vigia") | {"port": "paranagua"}]
+    w = write_csv(tmp_path / "workers.csv", (*WORKER_COLUMNS, "port"), rows)
+    a = write_csv(tmp_path / "admissions.csv", ADM_COLUMNS, [arow("N1", WATCH_DOCS), arow("N2", WATCH_DOCS)])
+    _ok("registry", "register", "--workers", str(w), "--admissions", str(a), "--config",
+        _config(tmp_path, url, "santos", ("santos", "paranagua")))
+    assert _ports(url) == {"N1": "santos", "N2": "paranagua"} and _home(url) == ["santos"]
