@@ -102,11 +102,19 @@ def cli() -> None:
     """portgate: gangway access control and port-labour ledger."""
     # the office web application's gate what-if (central never imports the gate rules), imported
     # only when ``office serve`` builds it
-    click.get_current_context().meta["portgate.web.gate_what_if"] = _gate_what_if
+    meta = click.get_current_context().meta
+    meta["portgate.web.gate_what_if"] = _gate_what_if
+    # every command that opens the ledger says on stderr why it waits for it (central.db.make_engine
+    # reads it: central.db.WAIT_NOTICE_META; not imported here, the gate's commands skip SQLAlchemy)
+    meta["portgate.db.say_waiting"] = _say_waiting
 
 
 def _gate_what_if(publish):
     return _load("app.whatif:web_gate_what_if")(publish)
+
+
+def _say_waiting(kind: str, hosts: str) -> None:
+    _load("central.cli_args:say_waiting")(kind, hosts)
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

@@ -27,13 +27,16 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     A SQLite ``database_url`` whose file does not exist or is empty (0 bytes) is refused (one line,
     exit 2): a mistyped path or a failed copy would otherwise become a new, empty ledger;
     ``portgate ledger migrate`` creates one."""
-    from central.cli_args import db_url_arg  # lazy: CLI start-up
+    from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.ports import make_ingest  # lazy: CLI start-up
     from central.runner import for_instance, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
+    # a config of another home port than the ledger's: no ingest, exit 2 (a one-port config on a
+    # shared ledger is allowed: one office process per port, central.ledger.home)
+    config_ledger(config, writes=True, every_port=False)
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`
     run_central(config, lambda: make_ingest(config))
 
@@ -48,14 +51,18 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
 @click.option("--nats-users", "nats_users", type=click.Path(dir_okay=False),
               help="NATS broker tier: give the gate a NATS user (and the office one) and rewrite this "
                    "include file of the nodes' nats.conf (docs/operations.md).")
-@click.option("--port", "port_name", default=None, help="The port id, for --nats-users (default: port of --config).")
+@click.option("--port", "port_name", default=None,
+              help="The gate's port (registered in the keys dir; default: port of --config, which must "
+                   "name it when it serves several ports).")
 def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, rotate: bool,
                  public_key: str | None, nats_users: str | None, port_name: str | None) -> None:
     """Create the gate's HMAC key file (0600) and print where to copy it; with --public-key,
     register the gate's signing key (an existing HMAC key is then kept) and write its enrolment
     record signed by the office key (<keys_dir>/enrolments/<gate>-<fingerprint>.json, once per key)
     for the union's inspector to countersign; with --nats-users, the gate's NATS user and password
-    file (<keys_dir>/<gate>.nats-password; an existing HMAC key is then kept)."""
+    file (<keys_dir>/<gate>.nats-password; an existing HMAC key is then kept); with --port, the
+    gate's port in <keys_dir>/gate-ports.json (an existing HMAC key is then kept). A config of
+    several ports must be given --port."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.keys import add_gate, key_path  # lazy: CLI start-up
 
@@ -64,18 +71,49 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
         if config is None:
             raise click.UsageError(tr("cli.central.give_keys_dir"))
         keys_dir = config.keys_dir
+    _check_gate_port(config, port_name)
     if nats_users is not None:
         _add_nats_user(keys_dir, nats_users, port_name or (config.port if config is not None else None),
                        gate_id, rotate)
+    if port_name is not None:
+        _register_port(keys_dir, gate_id, port_name)
+    if nats_users is not None:
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
     if public_key is not None:
         _enrol_public_key(keys_dir, gate_id, public_key)
         if key_path(keys_dir, gate_id).exists() and not rotate:
             return
+    if port_name is not None and key_path(keys_dir, gate_id).exists() and not rotate:
+        click.echo(tr("cli.central.gate_port_registered", gate=gate_id, port=port_name), err=True)
+        return  # an existing gate given its port: its key is kept
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
     click.echo(tr("cli.central.copy_gate_key", path=path), err=True)
+
+
+def _check_gate_port(config, port_name: str | None) -> None:
+    """On an office of several ports (``--config``) a gate is of a port it names: ``click.UsageError``
+    without ``--port`` (a gate of no port would be shown to no port's clerk, dispatched to by no
+    port's rotation) or with one the config does not serve."""
+    if config is None or len(config.served_ports) < 2:
+        return
+    served = ", ".join(config.served_ports)
+    if port_name is None:
+        raise click.UsageError(tr("cli.central.add_gate_name_port", ports=served))
+    if port_name not in config.served_ports:
+        raise click.UsageError(tr("cli.rotation.port_not_served", ports=port_name, served=served))
+
+
+def _register_port(keys_dir: str, gate_id: str, port_name: str) -> None:
+    """``central.ingest.gate_port_file.register_port``; a file that cannot be read or written is one
+    line (``click.UsageError``)."""
+    from central.ingest.gate_port_file import register_port  # lazy: CLI start-up
+
+    try:
+        register_port(keys_dir, gate_id, port_name)
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def _add_nats_user(keys_dir: str, nats_users: str, port_name: str | None, gate_id: str, rotate: bool) -> None:

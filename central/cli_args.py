@@ -83,9 +83,14 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty
     return url
 
 
-def database_arg(db_url: str | None, config_path: str | None) -> str:
+def database_arg(db_url: str | None, config_path: str | None, *, writes: bool | None = True) -> str:
     """The database URL a command works on: ``--db URL`` or the ``database_url`` of ``--config
     central.toml`` (its relative path and ``database_password_file`` resolved), exactly one of them.
+    With ``--config`` the ledger is checked against the config's ports (``central.ledger.home.check_config``:
+    every port the ledger names served, its recorded home port the config's): a command that changes
+    the ledger (``writes``) is refused (``PortsRefused``, a ``BadInput``, nothing written), one that
+    only reads (``writes=False``) is told on stderr and goes on; ``writes=None`` (``ledger migrate``)
+    checks nothing.
 
     Raises ``BadInput`` naming the options when neither or both are given (no default database: a
     forgotten option must not create an empty one in the current directory), ``ConfigError`` for a
@@ -96,10 +101,26 @@ def database_arg(db_url: str | None, config_path: str | None) -> str:
         raise BadInput("name the database: --config central.toml (its database_url) or --db URL, one of them",
                        where="--db/--config")
     if config_path is not None:
-        return load_central_config(config_path).database_url
+        config = load_central_config(config_path)
+        if writes is not None:
+            config_ledger(config, writes=writes)
+        return config.database_url
     if "@" in db_url and ":" in db_url.split("@", 1)[0].split("//", 1)[-1]:
         click.echo(tr("cli.args.db_password_warning"), err=True)
     return db_url
+
+
+def config_ledger(config, *, writes: bool, every_port: bool = True) -> None:
+    """``central.ledger.home.check_config`` of ``config`` (a ``CentralConfig``) as a command line
+    says it: ``writes``, its ``PortsRefused`` raised (exit 2); else its warning on stderr
+    (``cli.ledger.warn_not_served``, ``cli.ledger.warn_other_home``) and the command goes on.
+    ``every_port``: as ``central.ledger.home.need_served`` (False: the home port only)."""
+    from central.ledger.home import check_config  # lazy: CLI start-up (the ledger's schema, only with --config)
+
+    warning = check_config(config.database_url, config.served_ports, writes=writes, every_port=every_port)
+    if warning is not None:
+        said = {"not_served": "cli.ledger.warn_not_served", "other_home": "cli.ledger.warn_other_home"}
+        click.echo(tr(said[warning.code], **warning.fields), err=True)
 
 
 def keys_dir_arg(value: str, where: str = "--keys-dir") -> Path:
@@ -111,3 +132,14 @@ def keys_dir_arg(value: str, where: str = "--keys-dir") -> Path:
         what = "does not exist" if not path.exists() else "is not a directory"
         raise BadInput(f"{str(path)!r} {what} (portgate central add-gate creates the key directory)", where=where)
     return path
+
+
+def say_waiting(kind: str, hosts: str) -> None:
+    """``central.db.say_when_waiting``'s notice on stderr, for every ``portgate`` command that opens
+    the ledger (``central.db.make_engine`` under a command; app/cli.py puts it in the root
+    context): the ledger at ``hosts`` has not answered a connection (``kind`` ``connect``) or a
+    commit (``commit``: waiting for its replicas) yet."""
+    if kind == "commit":
+        click.echo(tr("cli.db.waiting_commit", hosts=hosts), err=True)
+    else:
+        click.echo(tr("cli.db.waiting_connect", hosts=hosts), err=True)

@@ -124,6 +124,10 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # a web write whose commit the ledger has not answered after this (a replicated ledger's primary
     # waiting for its synchronous standbys) answers 503 "waiting for the replicas, may still be saved"
     commit_wait_s: Annotated[float, msgspec.Meta(gt=0, le=600)] = 10.0
+    # a statement the ledger has not answered after this (a frozen server: TCP up, nobody answering)
+    # has its connection cut and answers 503 "reconnecting" (central/web/answer_wait.py); more than
+    # write_lock_timeout_s (a write's statement waits that long for another writer's lock)
+    read_wait_s: Annotated[float, msgspec.Meta(gt=0, le=600)] = 10.0
     enrol_timeout_s: Annotated[int, msgspec.Meta(ge=10, le=3600)] = 120  # a gate's enrol mode ends after this (issue 34)
     photos_dir: str | None = None  # workers' photos: the gate-size file goes here for `central publish --photos DIR`
     slip_key_file: str | None = None  # payslip verification key (0600); default <keys_dir>/payslip.key, made if missing
@@ -141,6 +145,9 @@ class WebSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     verify_per_minute: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 20
 
     def __post_init__(self) -> None:
+        if self.read_wait_s <= self.write_lock_timeout_s:
+            raise ValueError(f"read_wait_s ({self.read_wait_s:g}) must be more than write_lock_timeout_s "
+                             f"({self.write_lock_timeout_s:g}): a write's statement waits that long for a lock")
         if self.public_url is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", self.public_url):
             raise ValueError(f"public_url {self.public_url!r} is not an http(s)://host[/path] address")
 

@@ -88,6 +88,7 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     except ImportError as exc:  # the dialect's DB-API module (psycopg2, ...) is not installed
         raise BadInput(f"the driver {exc.name or exc} is not installed: {_USE}",
                        where=f"database URL {shown!r}") from exc
+    _notice_for_command(engine)
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
@@ -114,22 +115,51 @@ def ledger_hosts(engine: Engine) -> str:
     return f"{engine.url.host or 'localhost'}:{engine.url.port or 5432}"
 
 
-def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S) -> None:
+#: the Click context's ``meta`` key under which ``portgate`` (app/cli.py) puts ``say(kind, hosts)``
+WAIT_NOTICE_META = "portgate.db.say_waiting"
+
+
+def _notice_for_command(engine: Engine) -> None:
+    """An engine made while a ``portgate`` command runs (any group: pay, production, evidence,
+    central, office, registry...) says why it waits (``say_when_waiting``) through the ``say`` the
+    root command put in its Click context (``WAIT_NOTICE_META``), for the waits of the command's
+    own thread (a server's request or ingest threads log theirs instead). Nothing outside a command
+    (a test, a library caller) or for SQLite."""
+    import click  # lazy: only the command line has a context
+
+    ctx = click.get_current_context(silent=True)
+    say = ctx.meta.get(WAIT_NOTICE_META) if ctx is not None else None
+    if say is not None:
+        say_when_waiting(engine, say, thread=threading.get_ident())
+
+
+def _notice_timer(after_s: float, say: Callable[[str, str], None], said: tuple[str, str],
+                  thread: int | None) -> threading.Timer | None:
+    """A started daemon timer calling ``say(*said)`` after ``after_s``; None in another thread than
+    ``thread`` (when given)."""
+    if thread is not None and threading.get_ident() != thread:
+        return None
+    t = threading.Timer(after_s, say, said)
+    t.daemon = True
+    t.start()
+    return t
+
+
+def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S,
+                     thread: int | None = None) -> None:
     """Call ``say(kind, hosts)`` (from a timer thread) when a connection to the ledger or a commit
     has waited ``after_s`` seconds: ``kind`` ``"connect"`` (no host answers yet: a failover, a node
     cut off; ``connect_timeout`` ends it) or ``"commit"`` (the primary waits for its synchronous
     replicas: strict mode never acknowledges a commit no standby has, so it may still be saved);
     ``hosts`` is ``ledger_hosts``. For a command line (issue 37 item 2): a person sees why it waits
-    instead of a silent hang. Said once per wait; nothing for SQLite."""
+    instead of a silent hang. Said once per wait; nothing for SQLite. ``thread``: only the waits of
+    that thread (``threading.get_ident()``), None: every thread's."""
     if engine.dialect.name != "postgresql":
         return
     hosts = ledger_hosts(engine)
 
-    def timer(kind: str) -> threading.Timer:
-        t = threading.Timer(after_s, say, (kind, hosts))
-        t.daemon = True
-        t.start()
-        return t
+    def timer(kind: str) -> threading.Timer | None:
+        return _notice_timer(after_s, say, (kind, hosts), thread)
 
     @event.listens_for(engine, "do_connect")
     def _connect(dialect, _record, cargs, cparams):
@@ -137,11 +167,14 @@ def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: f
         try:
             return dialect.connect(*cargs, **cparams)
         finally:
-            waiting.cancel()
+            if waiting is not None:
+                waiting.cancel()
 
     @event.listens_for(engine, "commit")
     def _commit(conn):
-        conn.info["portgate_commit_wait"] = timer("commit")
+        waiting = timer("commit")
+        if waiting is not None:
+            conn.info["portgate_commit_wait"] = waiting
 
     def _done(record) -> None:
         waiting = record.info.pop("portgate_commit_wait", None) if record is not None else None

@@ -77,6 +77,8 @@ class GroupCommit:
         done: list[tuple[Presentation, Decision, list[Event], Now]] = []
         with self.store.batch(), self.journal.batch() as batch:
             self._batch, self._batch_events = batch, []
+            if feed:  # the batch's cards, holders and last shift ends: one query, not three per read
+                self._look_ahead(items)
             try:
                 for item in items:
                     for p, at in (self._ready(item) if feed else ((item, self._read_time(item)),)):
@@ -111,6 +113,16 @@ class GroupCommit:
                      clock_trusted=now.clock_trusted, reader_id=p.reader_id, batch=len(done))
         return [d for _p, d, _e, _n in done]
 
+    def _look_ahead(self, items: Sequence) -> None:
+        """Have the store look up the cards of the batch's reads (and the one the pairing holds)
+        at once (``Store.prefetch``); the decisions are the same, taken one by one."""
+        uids = [_clean_uid(item.uid) for item in items if isinstance(item, CardRead)]
+        held = self.pairing.holding
+        if held is not None:
+            uids.append(held.uid)
+        if uids:
+            self.store.prefetch(uids)
+
     def _decide_one(self, p: Presentation, at: Now | None = None) -> tuple[Presentation, Decision, list[Event], Now]:
         """Decide one presentation inside the open batch and stage its events (journal batch,
         store batch), as of ``at`` (``_read_time``; None: now); returns ``(presentation,
@@ -120,7 +132,8 @@ class GroupCommit:
             p = dataclasses.replace(p, direction=direction)
         now: Now = self.clock.now()
         self._watch_clock(now)
-        now = dataclasses.replace(at or now, boot_id=self.journal.boot_id)  # G13: whose monotonic clock
+        at = at or now  # G13: whose monotonic clock (a ``Now`` made at once: not ``dataclasses.replace``)
+        now = Now(at.wall, at.mono_ns, at.clock_trusted, at.estimated, self.journal.boot_id)
         enrol = self._enrol
         if enrol is not None and not enrol.active(now.mono_ns):
             self._expire_enrol(now)

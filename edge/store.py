@@ -104,6 +104,7 @@ class Store(OfficeCopies, JournalApply):
         self._last_card: tuple | None = None  # ((read, limit), rows) of the last card lookup
         self._last_worker: tuple | None = None  # (registration, Worker | None) of the last lookup
         self._last_card_obj: tuple | None = None  # (row, status, Card) of the last ``card`` answer
+        self._ahead: tuple | None = None  # (cards, workers, ends) looked up ahead by ``prefetch``
         self._dirty = False  # statements of the batch written, not committed
         self._queued: list[tuple[str, tuple]] = []  # the batch's statements, written by commit()
         self._ends: dict[str, dt.datetime] = {}  # last shift ends of the batch, not yet written
@@ -202,6 +203,35 @@ class Store(OfficeCopies, JournalApply):
         self._last_card_obj = (row, status, found)
         return found
 
+    def prefetch(self, uids: Sequence[str]) -> None:
+        """Look up ahead, in one query, the cards the reads ``uids`` name (whole UIDs; a partial or
+        malformed read is looked up as before), their holders and their last shift ends: the
+        pairing and the rules then ask no SQL for them. Inside ``batch`` only (the gate loop's
+        group commit); kept until the block ends, and forgotten on any write of the office's copies
+        (``_write``). Only what the file holds: the batch's own effects stay in the caches above
+        it (``_ends``, the blocklist, the flags). A fault is left to the lookups themselves."""
+        hexes = list(dict.fromkeys(r.hex for r in map(_read, uids) if r is not None and r.bits is None))
+        if not hexes:
+            return
+        with self._lock:
+            if not self._deferred:
+                return
+            try:
+                found = self._db.execute(_AHEAD_SQL.format(", ".join("?" * len(hexes))), hexes).fetchall()
+            except sqlite3.Error:
+                log.exception("store_prefetch_failed")
+                return
+            cards: dict[str, list[tuple]] = {h: [] for h in hexes}
+            workers: dict[str, Worker | None] = {}
+            ends: dict[str, str | None] = {}
+            for r in found:
+                cards[r[0]] = [r[:4]]
+                workers[r[2]] = None if r[4] is None else Worker(
+                    r[4], r[5], r[6], _WORKER_STATUSES.get(r[7]) or WorkerStatus(r[7]),
+                    _d(r[8]), _d(r[9]), _d(r[10]), r[11], r[12])
+                ends[r[2]] = r[13]
+            self._ahead = (cards, workers, ends)
+
     def cards_sharing(self, uid: str) -> int:
         """How many cards carry the bits of the read ``uid`` (counted up to 100)."""
         read = _read(uid)
@@ -215,7 +245,10 @@ class Store(OfficeCopies, JournalApply):
             last = self._last_card
             if last is not None and last[0] == key:
                 return last[1]
-            if read.bits is None:
+            ahead = self._ahead
+            if ahead is not None and read.bits is None and read.hex in ahead[0]:
+                rows = ahead[0][read.hex]
+            elif read.bits is None:
                 rows = self._db.execute(
                     "SELECT uid, kind, registration, status FROM cards WHERE uid = ?", (read.hex,)
                 ).fetchall()
@@ -245,6 +278,11 @@ class Store(OfficeCopies, JournalApply):
             last = self._last_worker
             if last is not None and last[0] == registration:
                 return last[1]
+            ahead = self._ahead
+            if ahead is not None and registration in ahead[1]:
+                w = ahead[1][registration]
+                self._last_worker = (registration, w)
+                return w
             r = self._db.execute(
                 "SELECT registration, name, category, status, suspended_from, suspended_until,"
                 " health_exam_date, booklet_revalidated_year, rotation_number"
@@ -290,6 +328,9 @@ class Store(OfficeCopies, JournalApply):
     def last_shift_end(self, registration: str) -> dt.datetime | None:
         if registration in self._ends:  # closed earlier in the open batch
             return self._ends[registration]
+        ahead = self._ahead
+        if ahead is not None and registration in ahead[2]:
+            return _dt(ahead[2][registration])
         with self._lock:
             r = self._db.execute(
                 "SELECT ended_at FROM last_shift_end WHERE registration = ?", (registration,)
@@ -320,6 +361,15 @@ class Store(OfficeCopies, JournalApply):
             checkpoint(self._db, self.path)
             self._db.close()
             self._closed = True
+
+
+# ``prefetch``: a card row (as ``_card_rows`` gives it), its holder's worker row, his last shift end
+_AHEAD_SQL = (
+    "SELECT c.uid, c.kind, c.registration, c.status, w.registration, w.name, w.category, w.status,"
+    " w.suspended_from, w.suspended_until, w.health_exam_date, w.booklet_revalidated_year,"
+    " w.rotation_number, e.ended_at FROM cards c"
+    " LEFT JOIN workers w ON w.registration = c.registration"
+    " LEFT JOIN last_shift_end e ON e.registration = c.registration WHERE c.uid IN ({})")
 
 
 def _read(text: str) -> ReadUid | None:

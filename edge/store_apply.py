@@ -53,6 +53,7 @@ class JournalApply:
                 yield self
             finally:
                 self._deferred = False
+                self._ahead = None
                 if self._dirty:
                     self._undo()
 
@@ -92,6 +93,7 @@ class JournalApply:
         self._dirty = False
         self._queued.clear()
         self._ends.clear()
+        self._ahead = None
         try:
             self._load_caches()
         except sqlite3.Error:

@@ -201,7 +201,7 @@ class OfficeCopies:
 
     def _write(self, work) -> None:
         with self._lock:
-            self._last_card = self._last_worker = None
+            self._last_card = self._last_worker = self._ahead = None
             try:
                 work(self._db)
                 self._db.commit()

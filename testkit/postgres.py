@@ -150,3 +150,27 @@ def postgres_url(**kwargs):
         yield cluster.start()
     finally:
         cluster.stop()
+
+
+@contextlib.contextmanager
+def frozen(cluster: PostgresCluster):
+    """The server of ``cluster`` stopped (SIGSTOP to the postmaster, then to every process it
+    started) while the block runs, then continued (SIGCONT, children first): a hung node whose TCP
+    connections stay up (the kernel still acknowledges), what a paused machine or a node stuck on
+    its disk looks like. Root or the server's user only."""
+    import signal
+
+    assert cluster.tmp is not None
+    pid = int((cluster.datadir / "postmaster.pid").read_text().split()[0])
+    os.kill(pid, signal.SIGSTOP)  # first: it starts no new process meanwhile
+    children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    for child in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGSTOP)
+    try:
+        yield pid
+    finally:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGCONT)
+        os.kill(pid, signal.SIGCONT)

@@ -24,10 +24,11 @@ from paho.mqtt.properties import Properties
 
 from portgate.config import read_secret
 from wire.diagnosis import Diagnosis, current_exception
+from wire.qos1_batch import Qos1Batch
 from wire.mqtt_config import MqttConfig, parse_host  # noqa: F401 - re-exported: the config struct lives apart from paho
 
 
-class _Client(mqtt.Client):
+class _Client(Qos1Batch, mqtt.Client):
     """paho's client whose ``on_connect`` setter wraps the callback, so ``diagnosis`` sees every
     CONNACK whoever sets the callback (the gate's sync, the office's ingest)."""
 
@@ -90,10 +91,8 @@ class _Client(mqtt.Client):
     on_raw_publish: Callable[[int, bytes, bytes], None] | None = None
 
     def _packet_read(self):
-        """A packet wholly in the read buffer is cut out of it in one step (paho reads the
-        command, each length byte and the rest separately, and copies the rest into a
-        ``bytearray``); a fast-path PUBLISH then goes to ``on_raw_publish`` if set. A packet not
-        yet wholly read (or a malformed length) goes through paho's reader."""
+        """A packet wholly in the read buffer cut out in one step (paho reads command, length bytes
+        and rest apart); PUBLISH to ``on_raw_publish``, PUBACK to ``_fast_puback`` when they apply."""
         if self._in_packet["command"] != 0:
             return super()._packet_read()
         if not self._buffered():
@@ -122,6 +121,8 @@ class _Client(mqtt.Client):
             return super()._packet_read()
         self._rpos = end
         header = buf[start]
+        if header == _PUBACK and (rc := self._fast_puback(buf, i, length)) is not None:
+            return rc  # wire.qos1_batch
         raw = self.on_raw_publish
         if raw is not None and (header & 0xF6) == 0x32 and self._fast_publish():
             t_end = i + 2 + ((buf[i] << 8) | buf[i + 1]) if length >= 5 else end

@@ -56,6 +56,7 @@ class GateLink:
         self.client = connection.make_client(config, client_id)
         self.client.max_inflight_messages_set(window)
         self.client.max_queued_messages_set(0)
+        self.client.fast_pubacks = True  # a PUBACK per event: wire.connection's fast path
         self.client.will_set(will[0], will[1], qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self._log_disconnect = self.client.on_disconnect  # wire.connection.log_disconnect
@@ -70,6 +71,12 @@ class GateLink:
     def publish(self, topic: str, body: bytes, *, retain: bool = False) -> int:
         """Publish at QoS 1; returns the message id its PUBACK will carry."""
         return self.client.publish(topic, body, qos=1, retain=retain).mid
+
+    def publish_many(self, topic: str, bodies: list[bytes]) -> list[int]:
+        """Publish each body at QoS 1, in order, as one write to the broker
+        (``wire.connection._Client.publish_many``); returns each one's message id, the id its own
+        PUBACK will carry."""
+        return self.client.publish_many(topic, bodies)
 
     def publish_wait(self, topic: str, body: bytes, timeout: float, *, retain: bool = False) -> None:
         """Publish at QoS 1 and wait up to ``timeout`` s for its PUBACK (on stop); no error if it

@@ -18,7 +18,7 @@ What is published (topics ``portgate/v1/{port}/down/{kind}/{snapshot|delta}``, Q
 - ``escala``: the active entries of yesterday, today and tomorrow (port time zone ``tz``;
   yesterday's 19-01 period runs until 01:00 today, so a gate must still hold it after midnight);
   deltas carry the upserts and removals of those dates (a late substitution is one removal plus one
-  upsert).
+  upsert). Only the entries at the publisher's port's gates (``central.broadcast.port_escala``).
 
 Versions (one scheme per kind, only growing, all above the CSV source's millisecond versions so a
 gate that held CSV copies takes the registry's):
@@ -27,11 +27,12 @@ gate that held CSV copies takes the registry's):
   ports (``serve_ports``, called by ``central.ingest.ports.PortsIngest`` for each port's publisher)
   each port's roster holds that port's workers only, with a chain of its own: ``PORT_BASE + id`` of
   the newest such row of the port, deltas of its rows only, a worker moved away is a fresh snapshot
-  (``central.broadcast.port_roster``); the blocklist and the escala stay the same for every port;
+  (``central.broadcast.port_roster``); the blocklist stays the same for every port;
 - cards: ``REGISTRY_BASE + id`` of the newest cards change row ``+`` ledger row id of the newest
   confiscation (both grow, so the sum does);
 - escala: ``local date ordinal * 2**32 + id`` of the newest escala change row: it also grows when
-  the day changes, which republishes the snapshot for the new yesterday, today and tomorrow.
+  the day changes, which republishes the snapshot for the new yesterday, today and tomorrow
+  (``+ port_escala.ESCALA_PORT`` on an office of several ports).
 
 Deltas are chained: ``from_version`` is the last version this publisher published of that kind. A
 gate that missed one asks for a snapshot (``SnapshotRequest``), answered by the ingest workers with
@@ -59,6 +60,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from central.broadcast import port_roster
+from central.broadcast.port_escala import ESCALA_PORT, at_port
 from central.broadcast.port_roster import REGISTRY_BASE  # above any CSV version (file mtime in ms, ~1.7e12)
 from central.broadcast.publisher import Publisher, office_signer
 from central.config import CentralConfig
@@ -177,6 +179,7 @@ class DownlinkPublisher:
         self.engine = engine
         self.port = config.port
         self.served: tuple[str, ...] = (config.port,)  # the office's ports, home first (serve_ports)
+        self.registered: dict[str, str] = {}  # gate id -> port of the registered gates (serve_ports)
         base = config.mqtt.client_id or f"ledger-{config.port}"
         self.client = connection.make_client(config.mqtt, f"{base}-downlink")
         self.client.max_queued_messages_set(0)
@@ -211,11 +214,13 @@ class DownlinkPublisher:
     def wake(self) -> None:
         self._wake.set()
 
-    def serve_ports(self, served: tuple[str, ...]) -> None:
+    def serve_ports(self, served: tuple[str, ...], registered: dict[str, str] | None = None) -> None:
         """Tell the publisher of ``self.port`` the office's ``served`` ports (home first,
-        ``CentralConfig.served_ports``): with several, its roster is that port's alone, with a
-        chain of its own (``central.broadcast.port_roster``). Call before ``start``."""
+        ``CentralConfig.served_ports``) and its ``registered`` gates (gate id -> port): with several,
+        its roster is that port's alone, with a chain of its own (``central.broadcast.port_roster``);
+        its escala is its port's gates' entries (``central.broadcast.port_escala``). Call before ``start``."""
         self.served = tuple(served) or (self.port,)
+        self.registered = dict(registered or {})
 
     @property
     def per_port(self) -> bool:
@@ -252,7 +257,8 @@ class DownlinkPublisher:
         return {
             "roster": Mark(roster_base + roster_id, roster_id),
             "cards": Mark(REGISTRY_BASE + cards_id + ledger_id, cards_id, ledger_id),
-            "escala": Mark(today.toordinal() * DAY_SHIFT + escala_id, escala_id, day=today),
+            "escala": Mark(today.toordinal() * DAY_SHIFT + ESCALA_PORT * self.per_port + escala_id, escala_id,
+                           day=today),
         }
 
     def _upto(self, session: Session) -> int:
@@ -283,8 +289,9 @@ class DownlinkPublisher:
         if kind == "cards":
             return dl.CardsSnapshot(version=mark.version, at=at, blocked=self._blocklist(session, at))
         entries: list[EscalaEntry] = []
+        ours = at_port(session, self.port, self.served, self.registered)
         for day in escala_days(mark.day):
-            entries.extend(escala_snapshot(session, day)[1])
+            entries.extend(e for e in escala_snapshot(session, day)[1] if ours(e))
         return dl.EscalaSnapshot(version=mark.version, at=at, entries=entries)
 
     @staticmethod
@@ -384,9 +391,10 @@ class DownlinkPublisher:
             return None
         days = set(escala_days(new.day))
         upsert, remove = [], []
+        ours = at_port(session, self.port, self.served, self.registered)
         for c in self._changes(session, "escala", old, new):
             entry = _record(c.body, EscalaEntry)
-            if entry.date in days:
+            if entry.date in days and ours(entry):
                 (upsert if c.op == "upsert" else remove).append(entry)
         return dl.EscalaDelta(from_version=old.version, to_version=new.version, at=at,
                               upsert=upsert, remove=remove)

@@ -21,7 +21,10 @@ token is one topic level and the way back is ``.`` -> ``/``).
   ingest, ``LedgerWriter.process`` (decode, verify, dedupe by event id, dead letters, gap and tail
   repair, receipts), in one transaction; each message is acknowledged only after that commit. A
   crash before the acks redelivers the batch and the event-id dedupe makes it a no-op. A commit
-  the writer gives up (``Abandoned``, on stop) is not acknowledged.
+  the writer gives up (``Abandoned``, on stop) is not acknowledged. The next batch is fetched while
+  the writer commits the one in hand (one ahead; ``max_ack_pending`` at least two batches), so the
+  writer does not sit idle through each fetch's round trip (docs/performance.md, issue 37); on
+  stop the batch fetched ahead is handed back (``nak``) for another process to take at once.
 - The writer's replay commands and receipts go to the gates over MQTT (``[mqtt]``, which then names
   the cluster's MQTT listeners with ``protocol = "3.1.1"``).
 
@@ -224,26 +227,58 @@ class JetStreamIngest:
             log.info("jetstream.consuming", stream=self.stream, durable=self.durable)
             loop = asyncio.get_running_loop()
             answering = asyncio.create_task(self._serve_requests(loop, requests))
-            batch_size = self.config.ingest.batch_size
+            await self._consume(loop, sub)
+            await answering
+        finally:
+            self.connected.clear()
+            await nc.close()
+
+    async def _consume(self, loop, sub) -> None:
+        """Until stopped: fetch a batch, commit it, acknowledge it. The next fetch is made while
+        the writer commits the batch in hand (one fetch ahead, never more: the writer is not idle
+        during a fetch's round trip); batches are still committed one after the other, in the
+        order fetched, and each message acknowledged only after its own batch's commit. On stop
+        the batch fetched ahead is not committed: its messages are handed back (``nak``), so
+        another office process gets them at once rather than after ``ack_wait_s``."""
+        ahead = asyncio.ensure_future(self._fetch(sub))
+        try:
             while not self._stopping.is_set():
-                try:
-                    msgs = await sub.fetch(batch_size, timeout=s.fetch_wait_s)
-                except TimeoutError:  # nats' own and asyncio's (nats-py raises both for an empty fetch)
-                    msgs = []
-                except Exception as exc:  # noqa: BLE001 - a node lost mid-fetch: the client reconnects
-                    self.stats["fetch_errors"] += 1
-                    log.warning("jetstream.fetch_failed", error=repr(exc))
-                    await asyncio.sleep(s.reconnect_wait_s)
-                    continue
+                msgs = await ahead
+                ahead = asyncio.ensure_future(self._fetch(sub))
                 if msgs:
                     await self._ingest(loop, msgs)
                 out = await loop.run_in_executor(self._pool, self._writer.scan)
                 if out is not None:
                     self._on_outcome(out)
-            await answering
         finally:
-            self.connected.clear()
-            await nc.close()
+            await self._hand_back(await ahead)
+
+    async def _fetch(self, sub) -> list:
+        """Up to ``[ingest] batch_size`` messages, waiting at most ``fetch_wait_s``; ``[]`` when none
+        came or the fetch failed (a node lost mid-fetch: counted in ``fetch_errors``, logged, and a
+        pause of ``reconnect_wait_s`` while the client reconnects)."""
+        try:
+            return await sub.fetch(self.config.ingest.batch_size, timeout=self.settings.fetch_wait_s)
+        except TimeoutError:  # nats' own and asyncio's (nats-py raises both for an empty fetch)
+            return []
+        except Exception as exc:  # noqa: BLE001 - a node lost mid-fetch: the client reconnects
+            self.stats["fetch_errors"] += 1
+            log.warning("jetstream.fetch_failed", error=repr(exc))
+            await asyncio.sleep(self.settings.reconnect_wait_s)
+            return []
+
+    async def _hand_back(self, msgs) -> None:
+        """Fetched, never committed (stopping): ``nak`` each message, so JetStream redelivers it now
+        (to another process) instead of after ``ack_wait_s``. A ``nak`` that fails is left to
+        ``ack_wait_s``; nothing is lost either way."""
+        for m in msgs:
+            try:
+                await m.nak()
+            except Exception as exc:  # noqa: BLE001 - redelivered after ack_wait anyway
+                log.warning("jetstream.nak_failed", error=repr(exc))
+                return
+        if msgs:
+            self.stats["handed_back"] += len(msgs)
 
     async def _subscribe(self, js):
         s, port, name = self.settings, self.config.port, self.stream
@@ -261,7 +296,8 @@ class JetStreamIngest:
         return await js.pull_subscribe(
             "", durable=self.durable, stream=name,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=s.ack_wait_s,
-                                  max_ack_pending=max(s.max_ack_pending, self.config.ingest.batch_size)))
+                                  # the batch being committed and the one fetched ahead
+                                  max_ack_pending=max(s.max_ack_pending, 2 * self.config.ingest.batch_size)))
 
     async def _ingest(self, loop, msgs) -> None:
         items = [(subject_to_topic(m.subject), m.data) for m in msgs]

@@ -32,6 +32,7 @@ from pathlib import Path
 import bcrypt
 import structlog
 
+from central.ingest.gate_port_file import file_ports
 from portgate.config import write_secret
 from wire import topics
 
@@ -71,16 +72,22 @@ def _state(keys_dir: Path) -> dict:
 
 def registered_ports(keys_dir: str | Path) -> dict[str, str]:
     """gate id -> port of every gate given a NATS user (``add-gate --nats-users ... --port``), read
-    from ``<keys_dir>/nats-users.json``: the port of a gate that has sent no event yet
+    from ``<keys_dir>/nats-users.json``, or a port alone (``add-gate --port``,
+    ``central.ingest.gate_port_file``): the port of a gate that has sent no event yet
     (``central.web.ports.port_of``). ``{}`` when there is no such file or it cannot be read (a
     missing or unreadable registry only leaves those gates to the home port; logged)."""
+    try:
+        found = file_ports(keys_dir)  # add-gate --port without --nats-users
+    except (OSError, ValueError) as exc:
+        log.warning("gate_ports.unreadable", keys_dir=str(keys_dir), error=str(exc))
+        found = {}
     try:
         state = _state(Path(keys_dir))
         port, users = state["port"], state["users"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("nats_users.unreadable", keys_dir=str(keys_dir), error=str(exc))
-        return {}
-    return {u: port for u in users if u != OFFICE_USER} if isinstance(port, str) else {}
+        return found
+    return found | ({u: port for u in users if u != OFFICE_USER} if isinstance(port, str) else {})
 
 
 def registered_in(keys_dirs: Iterable[str | Path]) -> dict[str, str]:

@@ -18,6 +18,7 @@ import msgspec
 from central.config import CentralConfig
 from central.db import make_engine
 from central.ingest.jetstream import JetStreamIngest
+from central.ingest.nats_users import registered_in
 from central.ingest.service import Ingest
 from central.ledger.migrate import upgrade_engine
 
@@ -48,9 +49,10 @@ class PortsIngest:
         kind = JetStreamIngest if config.nats.servers else Ingest
         self.by_port = {port: kind(port_config(config, port), engine=self.engine, create_tables=False)
                         for port in config.served_ports}
-        for ingest in self.by_port.values():  # each port's roster is its own (central.broadcast.port_roster)
+        registered = registered_in(config.registry_dirs)  # a gate without events yet: its port's escala
+        for ingest in self.by_port.values():  # each port's roster and escala are its own (central.broadcast)
             if ingest.publisher is not None:
-                ingest.publisher.serve_ports(config.served_ports)
+                ingest.publisher.serve_ports(config.served_ports, registered)
 
     @property
     def workers(self) -> list:

@@ -35,7 +35,7 @@ def migrate(db_url: str | None, config_path: str | None) -> None:
     """Bring the database to the newest schema (Alembic upgrade head)."""
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
-    db_url = database_arg(db_url, config_path)
+    db_url = database_arg(db_url, config_path, writes=None)  # the schema, not the ports' rows
     db_url_arg(db_url, must_exist=False)
     click.echo(tr("cli.ledger.at_revision", revision=upgrade(db_url)))
 

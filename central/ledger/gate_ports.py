@@ -2,8 +2,8 @@
 
 A gate's port is its events' port (``events.port`` of its first event, ``gate_ports``); a gate that
 has sent no event yet takes it from what the office knows before (``port_of``): its registration
-(``portgate central add-gate --nats-users ... --port``, ``central.ingest.nats_users.registered_ports``),
-else the office's home port. Here (not in ``central.web``) so that the office pages
+(``portgate central add-gate --port``, ``central.ingest.nats_users.registered_ports``), else, on an
+office of one port, that port; on an office of several ports it has none. Here (not in ``central.web``) so that the office pages
 (``central.web.ports``) and the rotation (``central.rotation.ports``: a requisition is of its gate's
 port) read it the same way.
 """
@@ -30,10 +30,14 @@ def port_of(conn: Connection, served: Sequence[str],
             registered: Mapping[str, str] | None = None) -> Callable[[str | None], str | None]:
     """``gate id -> port``, for any gate, also one that never sent an event, in this order: the port
     of its first event (``gate_ports``); else its registration (``registered``: gate id -> port,
-    ``central.ingest.nats_users.registered_ports``, from ``add-gate --nats-users ... --port``); else
-    the office's home port ``served[0]`` (a ship call names a gate, not a port; a call or an alarm
-    with no gate is the home port's too). ``None`` only when ``served`` is empty."""
+    ``central.ingest.nats_users.registered_ports``, from ``add-gate --port``); else the office's
+    port on an office of one port. On an office of several ports such a gate has no port: ``None``
+    ("sem porto registrado": shown to users of every port only, no requisition at it, no escala
+    sent for it). No gate (``None``: a ship call or an alarm naming none) is the home port's
+    ``served[0]``; everything is ``None`` when ``served`` is empty."""
     seen = gate_ports(conn)
     known = dict(registered or {})
     home = served[0] if served else None
-    return lambda gate_id: seen.get(gate_id) or known.get(gate_id) or home  # type: ignore[arg-type]
+    unknown = home if len(served) == 1 else None
+    return lambda gate_id: (home if gate_id is None
+                            else seen.get(gate_id) or known.get(gate_id) or unknown)  # type: ignore[arg-type]

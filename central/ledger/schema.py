@@ -167,7 +167,7 @@ chain_receipts = Table(
 Index("ix_chain_receipts_gate", chain_receipts.c.gate_id, chain_receipts.c.seq)
 
 # The home port the ledger's NULL ports were filled under (0034): one row, written by the first
-# office command of several ports that reads NULL-port workers (central.rotation.ports.need_served);
+# office command of several ports that reads NULL-port workers (central.ledger.home.need_served);
 # a config of another home port is refused while NULL-port workers remain.
 ledger_home = Table(
     "ledger_home",

@@ -28,7 +28,7 @@ def overdue_cmd(db_url, config_path, at):
     from central.pay.statements_store import overdue  # lazy: CLI start-up
 
     reference = at_arg(at)
-    db_url = database_arg(db_url, config_path)
+    db_url = database_arg(db_url, config_path, writes=False)
     db_url_arg(db_url, must_exist=True)
     engine = make_engine(db_url)
     try:

@@ -19,7 +19,7 @@ import click
 from sqlalchemy.orm import Session
 
 from central import bounds, db
-from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg
+from central.cli_args import FIRST_DAY, LAST_DAY, database_arg, db_url_arg, say_waiting  # noqa: F401 (importable here)
 from central.registry import confiscation, store
 from central.registry.changes import body
 from central.registry.schema import audit_log
@@ -36,8 +36,7 @@ def transaction(url: str, *, existing: bool = True):
     ``BadInput`` naming ``--db``, not created empty and read as "no worker"); only the commands that
     register people (``import``, ``register``) may start a new one."""
     db_url_arg(url, must_exist=existing, refuse_empty=True)
-    engine = db.make_engine(url)
-    db.say_when_waiting(engine, say_waiting)  # a failover: stderr says why the command waits
+    engine = db.make_engine(url)  # under a portgate command: stderr says why it waits (a failover)
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
     upgrade_engine(engine)
@@ -46,15 +45,6 @@ def transaction(url: str, *, existing: bool = True):
             yield session
     finally:
         engine.dispose()
-
-
-def say_waiting(kind: str, hosts: str) -> None:
-    """``central.db.say_when_waiting``'s notice on stderr: the ledger at ``hosts`` has not answered
-    a connection (``kind`` ``connect``) or a commit (``commit``: waiting for its replicas) yet."""
-    if kind == "commit":
-        click.echo(tr("cli.db.waiting_commit", hosts=hosts), err=True)
-    else:
-        click.echo(tr("cli.db.waiting_connect", hosts=hosts), err=True)
 
 
 def _login_name() -> str:
@@ -74,12 +64,17 @@ def _actor(_ctx, _param, value):
     return value
 
 
-def common(fn):
-    """Add ``--actor``, ``--config`` and ``--db``; the command receives ``url`` (``database_arg``)."""
+def common(fn=None, *, writes: bool = True):
+    """Add ``--actor``, ``--config`` and ``--db``; the command receives ``url`` (``database_arg``).
+    ``@common`` for a command that changes the ledger: with ``--config``, a config that does not fit
+    the ledger's ports refuses it; ``@common(writes=False)`` for one that only reads: told on stderr
+    (``central.ledger.home.check_config``)."""
+    if fn is None:
+        return functools.partial(common, writes=writes)
 
     @functools.wraps(fn)
     def with_database(*args, url, config_path, **kwargs):
-        return fn(*args, url=database_arg(url, config_path), **kwargs)
+        return fn(*args, url=database_arg(url, config_path, writes=writes), **kwargs)
 
     cmd = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
                        callback=_actor, help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
@@ -216,7 +211,7 @@ def return_card(url, actor, uid, decision):
 
 
 @registry.command("list")
-@common
+@common(writes=False)
 @click.option("--what", type=click.Choice(["workers", "cards", "record"]), default="workers",
               show_default=True)
 @click.option("--registration", default=None, help="For cards or record.")
@@ -237,7 +232,7 @@ def list_cmd(url, actor, what, registration, category):
 
 
 @registry.command()
-@common
+@common(writes=False)
 @click.option("--status", type=click.Choice(["open", "closed"]), default=None)
 def cases(url, actor, status):
     """List confiscation cases (JSON lines)."""
@@ -248,7 +243,7 @@ def cases(url, actor, status):
 
 
 @registry.command("case-report")
-@common
+@common(writes=False)
 @click.argument("case_id", type=int)
 def case_report(url, actor, case_id):
     """Print the report of one case for the labour office (DTM)."""
@@ -297,7 +292,7 @@ def register(url, actor, workers_csv, admissions_csv, port):
 
 
 @registry.command("admissions")
-@common
+@common(writes=False)
 def admissions_cmd(url, actor):
     """Report the foreigners' share of the stevedore registry (DL 2.032 art. 5 §3: at most one
     third) and the admission records per category (JSON)."""

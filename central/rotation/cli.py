@@ -13,7 +13,7 @@ from central import reports
 from central.cli_args import FIRST_DAY, LAST_DAY, time_arg
 from central.registry.cli import common, iso_date, transaction
 from central.rotation import service
-from central.rotation.ports import need_config, need_served
+from central.rotation.ports import need_config
 from central.rotation.requisitions import load_requisitions
 from portgate.clitext import tr
 
@@ -37,8 +37,9 @@ at_option = click.option("--at", "--now", "at", default=None,
 def _office_ports(session) -> service.RotationPorts | None:
     """The office's ports for a dispatch or change (``central.rotation.ports``): with ``--config``
     its ``port``/``ports`` and the gates registered under ``keys_dir`` and ``port_keys_dirs``; with
-    ``--db`` alone None (one port), after ``need_config`` refused a ledger of several ports (``BadInput``);
-    ``need_served`` refuses (``BadInput``) a config that does not serve every port the ledger names."""
+    ``--db`` alone None (one port), after ``need_config`` refused a ledger of several ports (``BadInput``).
+    A config that does not serve every port the ledger names, or of another home port, was refused
+    where the ledger was opened for it (``common``: ``central.ledger.home.check_config``)."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ingest.nats_users import registered_in  # lazy: CLI start-up
 
@@ -47,7 +48,6 @@ def _office_ports(session) -> service.RotationPorts | None:
         need_config(session)
         return None
     cfg = load_central_config(path)
-    need_served(session, cfg.served_ports)
     return service.RotationPorts(cfg.served_ports, registered_in(cfg.registry_dirs))
 
 
@@ -111,7 +111,7 @@ def dispatch_cmd(url, actor, day, path, composition_toml, at):
 
 
 @rotation.command("list")
-@common
+@common(writes=False)
 @click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 @port_option
 def list_cmd(url, actor, day, ports):
@@ -124,7 +124,7 @@ def list_cmd(url, actor, day, ports):
 
 
 @rotation.command("export")
-@common
+@common(writes=False)
 @click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False))
 @port_option
@@ -168,7 +168,7 @@ def substitute_cmd(url, actor, entry_id, reason, registration, at):
 
 
 @rotation.command("fairness")
-@common
+@common(writes=False)
 @click.option("--month", required=True, help="YYYY-MM")
 @click.option("--category", default="vigia", show_default=True)
 @port_option
@@ -191,7 +191,7 @@ def fairness_cmd(url, actor, month, category, ports):
 
 
 @rotation.command("presence")
-@common
+@common(writes=False)
 @click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 def presence_cmd(url, actor, day):
     """Escala vs presence: dispatched and not boarded, boarded without dispatch (R5)."""
@@ -204,7 +204,7 @@ def presence_cmd(url, actor, day):
 
 
 @rotation.command("coverage")
-@common
+@common(writes=False)
 @click.option("--date", "day", required=True, callback=iso_date, help=DATE_HELP)
 def coverage_cmd(url, actor, day):
     """Gangway coverage gaps of long-haul ships (G11)."""
@@ -214,7 +214,7 @@ def coverage_cmd(url, actor, day):
 
 
 @rotation.command("sanctions")
-@common
+@common(writes=False)
 @click.option("--from", "start", required=True, callback=iso_date)
 @click.option("--to", "end", required=True, callback=iso_date)
 def sanctions_cmd(url, actor, start, end):
@@ -227,7 +227,7 @@ def sanctions_cmd(url, actor, start, end):
 
 
 @rotation.command("sizing")
-@common
+@common(writes=False)
 @click.option("--month", "day", required=True, callback=iso_date, help="First day of the month.")
 @click.option("--category", default="vigia", show_default=True)
 @port_option
@@ -239,7 +239,7 @@ def sizing_cmd(url, actor, day, category, ports):
 
 
 @rotation.command("hours", short_help="R8 (DL 2.032, art. 6): hours per stevedore, by month or semester.")
-@common
+@common(writes=False)
 @click.option("--month", default=None, help="YYYY-MM: the monthly return of hours per stevedore.")
 @click.option("--semester", default=None, help="YYYY-1 or YYYY-2: the semester average and verdict.")
 def hours_cmd(url, actor, month, semester):

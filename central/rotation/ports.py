@@ -4,7 +4,8 @@ own registry and its own rotation).
 On an office of several ports (central.toml ``ports``) one ledger holds every port's workers
 (``workers.port``; NULL the office's home port) and escala. A requisition, and each escala row made
 from it, is of its gate's port (``central.ledger.gate_ports.port_of``: the gate's events, else its
-registration, else the home port), as a ship call is. A dispatch fills a requisition only from its
+registration; on an office of several ports a gate with neither has no port and a requisition at
+it is refused, ``portless_requisitions``), as a ship call is. A dispatch fills a requisition only from its
 port's workers, in that port's rotation order (``central.rotation.service.dispatch_day`` runs the
 pure ``engine.dispatch`` once per port); a refusal or substitution takes the next worker of the
 entry's port. ``RotationPorts.view`` is what a caller may see and change (a web user's
@@ -19,11 +20,11 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 
-from sqlalchemy import DateTime, column, insert, select, table, true
+from sqlalchemy import DateTime, column, select, table, true
 from sqlalchemy.orm import Session
 
 from central.ledger.gate_ports import gate_ports, port_of
-from central.ledger.schema import ledger_home
+from central.ledger.home import ledger_ports, need_config, need_home, need_served  # noqa: F401 (importable here)
 from central.registry.schema import workers
 from central.registry.worker_ports import in_ports
 from central.rotation.engine import Requisition
@@ -95,7 +96,7 @@ def worker_port_map(session: Session, ports: RotationPorts) -> dict[str, str | N
 def foreign_requisitions(refs_gates: Sequence[tuple[str, str]], port: Callable[[str | None], str | None],
                          view: Sequence[str]) -> list[str]:
     """``REF: gate_id 'G' is not a gate of port(s) P`` for each ``(ref, gate id)`` whose gate's port
-    is not in ``view``: an unknown gate (the home port's) and another port's gate alike."""
+    is not in ``view``: an unknown gate (of no port) and another port's gate alike."""
     return [f"{ref}: gate_id {gate[:64]!r} is not a gate of port(s) {', '.join(view)}"
             for ref, gate in refs_gates if port(gate) not in view]
 
@@ -108,8 +109,17 @@ _CALLS = table("ship_calls", column("ship"), column("gate_id"), column("arrival"
 def unknown_requisitions(refs_gates: Sequence[tuple[str, str]], known: set[str]) -> list[str]:
     """``REF: gate_id 'G' is not a known gate`` for each ``(ref, gate id)`` whose gate has sent no
     event and is not registered (``known``): refused to a user who does not see every port, since
-    an unknown gate would be read as the home port's."""
+    an unknown gate has no port."""
     return [f"{ref}: gate_id {gate[:64]!r} is not a known gate" for ref, gate in refs_gates if gate not in known]
+
+
+def portless_requisitions(refs_gates: Sequence[tuple[str, str]], port: Callable[[str | None], str | None]
+                          ) -> list[str]:
+    """``REF: gate_id 'G' has no registered port: ...`` for each ``(ref, gate id)`` whose gate has
+    neither events nor a registration on an office of several ports (``port_of`` is None): whose
+    port's workers would fill it is not known."""
+    return [f"{ref}: gate_id {gate[:64]!r} has no registered port: register it with portgate central add-gate "
+            "--port PORT" for ref, gate in refs_gates if port(gate) is None]
 
 
 def ship_call_problems(session: Session, reqs: Sequence[Requisition],
@@ -117,7 +127,9 @@ def ship_call_problems(session: Session, reqs: Sequence[Requisition],
     """``REF: ship N is in port at another port's gate`` for each requisition whose ship (IMO) has a
     call in port on the requisition's day (``calls_in_port``, the UTC day +-1 day) at a gate of
     another port than the requisition's gate (a ship is at one port at a time): the other port's
-    gate is not named. Empty when no call names the ship or its call has no gate. Reads ``ship_calls``
+    gate is not named; ``REF: ship N is in port at gate 'G', which has no registered port: ...`` when
+    the call's gate is of no port (``port_of`` None). Empty when no call names the ship or its call
+    has no gate. Reads ``ship_calls``
     through ``_CALLS`` (``central.calls`` reads the escala: importing it here would be a package cycle)."""
     problems = []
     for day in sorted({r.date for r in reqs}):
@@ -126,9 +138,14 @@ def ship_call_problems(session: Session, reqs: Sequence[Requisition],
         calls = session.execute(select(_CALLS.c.ship, _CALLS.c.gate_id).where(
             _CALLS.c.arrival < end, _CALLS.c.departure.is_(None) | (_CALLS.c.departure > start),
             _CALLS.c.gate_id.is_not(None)))
-        at = {ship: port(gate) for ship, gate in calls}
-        problems += [f"{r.ref}: ship {r.ship} is in port at another port's gate" for r in reqs
-                     if r.date == day and r.ship in at and at[r.ship] != port(r.gate_id)]
+        at = {ship: (gate, port(gate)) for ship, gate in calls}
+        for r in (r for r in reqs if r.date == day and r.ship in at):
+            gate, its = at[r.ship]
+            if its is None and port(r.gate_id) is not None:  # a gate of no port: named (no port's secret)
+                problems.append(f"{r.ref}: ship {r.ship} is in port at gate {gate[:64]!r}, which has no "
+                                "registered port: register it with portgate central add-gate --port PORT")
+            elif its != port(r.gate_id):
+                problems.append(f"{r.ref}: ship {r.ship} is in port at another port's gate")
     return problems
 
 
@@ -138,17 +155,19 @@ def by_port(session: Session, reqs: list[Requisition], workers: list[Worker], po
     Lei 12.815 arts. 32-33); one group of every requisition and worker on an office of one port.
     ``BadInput`` (one ``REF: ...`` per requisition) for a requisition at a gate outside
     ``ports.view`` (``foreign_requisitions``) or, for a view of some ports, unknown
-    (``unknown_requisitions``), and for a ship in port at another port's gate
+    (``unknown_requisitions``), for a gate without a port (``portless_requisitions``), and for a
+    ship in port at another port's gate
     (``ship_call_problems``): nothing is dispatched then."""
     if ports is None or not ports.split:
         return [(reqs, workers)]
     port = gate_port(session, ports)
-    problems = []
+    refs_gates = [(r.ref, r.gate_id) for r in reqs]
     if ports.narrowed is not None:
         known = set(gate_ports(session.connection())) | set(ports.registered)
-        refs_gates = [(r.ref, r.gate_id) for r in reqs]
         problems = unknown_requisitions(refs_gates, known) + foreign_requisitions(
             [(ref, gate) for ref, gate in refs_gates if gate in known], port, ports.narrowed)
+    else:
+        problems = portless_requisitions(refs_gates, port)
     problems += ship_call_problems(session, reqs, port)
     if problems:
         raise BadInput("; ".join(problems))
@@ -157,55 +176,3 @@ def by_port(session: Session, reqs: list[Requisition], workers: list[Worker], po
     for r in reqs:
         groups.setdefault(port(r.gate_id), []).append(r)
     return [(group, [w for w in workers if of_worker.get(w.registration) == p]) for p, group in groups.items()]
-
-
-def ledger_ports(session: Session) -> set[str]:
-    """Every port the ledger names: the gates' events' ports and the workers' stored ports. More
-    than one: the ledger is of several ports, and a dispatch needs the office's ports (its home
-    port) to know whose a NULL ``workers.port`` is (``portgate rotation ... --config``)."""
-    stored = set(session.execute(select(workers.c.port).where(workers.c.port.is_not(None)).distinct()).scalars())
-    return stored | set(gate_ports(session.connection()).values())
-
-
-def need_config(session: Session) -> None:
-    """``BadInput`` (where ``--config``) when the ledger names several ports (``ledger_ports``) and
-    the command was given only ``--db``: nothing is dispatched or changed then."""
-    found = sorted(ledger_ports(session))
-    if len(found) > 1:
-        raise BadInput(f"the ledger holds several ports ({', '.join(found)}): give --config central.toml "
-                       "(its port and ports) so each requisition is filled from its own port's workers",
-                       where="--config")
-
-
-def need_served(session: Session, served: Sequence[str]) -> None:
-    """``BadInput`` (where ``--config``) when the ledger names a port (``ledger_ports``: a worker's
-    stored port, a gate's events' port) that the config's ``served`` ports (``CentralConfig.served_ports``)
-    do not include: its workers or gates would be read as the home port's (a NULL ``workers.port``
-    is the home port of the config reading it), and a dispatch could send another port's worker.
-    Nothing is dispatched or changed then; the caller should give the config naming every port of
-    the ledger (``ports = [...]``)."""
-    named = ledger_ports(session)
-    strange = sorted(named - set(served))
-    if strange:
-        raise BadInput(f"the ledger holds port(s) {', '.join(strange)} that this config does not serve "
-                       f"({', '.join(served)}): give a central.toml whose ports name every port of the "
-                       "ledger, or its workers and gates would be read as the home port's", where="--config")
-    if named or len(served) > 1:
-        need_home(session, served[0])
-
-
-def need_home(session: Session, home: str) -> None:
-    """The ledger's home port (``ledger_home``, 0034) against the config's ``home``, while workers with
-    a NULL ``workers.port`` remain: none recorded, ``home`` is recorded (the first config of a ledger
-    of ports to read them claims them); another recorded, ``BadInput`` (where ``--config``): a NULL
-    port would be read as ``home``'s, not as the port the ledger was filled under. Give those
-    workers their port (``registry import --port``, a ``port`` cell) or use that home port's config."""
-    if session.execute(select(workers.c.registration).where(workers.c.port.is_(None)).limit(1)).first() is None:
-        return
-    recorded = session.execute(select(ledger_home.c.port).where(ledger_home.c.id == 1)).scalar_one_or_none()
-    if recorded is None:
-        session.execute(insert(ledger_home).values(id=1, port=home, recorded_at=dt.datetime.now(dt.UTC)))
-    elif recorded != home:
-        raise BadInput(f"the ledger's workers without a port are {recorded}'s (its home port), not {home}'s: "
-                       f"give them their port (registry import --port) or use a central.toml whose port is "
-                       f"{recorded}", where="--config")

@@ -34,6 +34,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from central.config import WebSettings
 from central.pay.loading import DEFAULT_PORT_CONFIG, load_port_config
 from central.registry.sanctions import load_suspension_limits
+from central.web.answer_wait import watch_answers
 from central.web.commit_wait import commit_within
 from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS, NoNul
@@ -60,10 +61,12 @@ def suspension_limits(settings: WebSettings):
 
 
 class WebState:
-    """What every request needs: the engine, the settings, the clock and time zone."""
+    """What every request needs: the engine (each statement bounded by ``[web] read_wait_s``,
+    ``central.web.answer_wait``), the settings, the clock and time zone."""
 
     def __init__(self, engine: Engine, settings: WebSettings, now: Callable[[], dt.datetime] | None = None):
         self.engine = engine
+        watch_answers(engine, settings.read_wait_s)  # a frozen ledger server: 503, not a request that hangs
         self.settings = settings
         self.tz = ZoneInfo(settings.tz)
         self.now = now or (lambda: dt.datetime.now(dt.UTC))

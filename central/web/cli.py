@@ -141,7 +141,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
 
     if bool(ssl_certfile) != bool(ssl_keyfile):
         raise click.UsageError(tr("cli.office.ssl_both_or_neither"))
-    from central.cli_args import db_url_arg  # lazy: CLI start-up
+    from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
 
     config = _config(config_path)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
@@ -149,6 +149,12 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "office-web", "port": config.port})
     engine = _engine(config)
+    try:  # a config that does not fit the ledger's ports (central.ledger.home): no office, exit 2
+        config_ledger(config, writes=True)
+    except BadInput:
+        sock.close()
+        engine.dispose()
+        raise
     from central.ingest.nats_users import registered_in  # lazy: CLI start-up (bcrypt)
 
     tls = bool(ssl_certfile)

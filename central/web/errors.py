@@ -10,7 +10,8 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
   endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the ledger's server lost or no longer the primary (``central.db.unreachable``: a failover of a
   replicated ledger, issue 37): 503 "reconnecting, try again" page, the pool emptied so the next
-  request reaches the new primary; one log line ``web.ledger_unreachable``;
+  request reaches the new primary; one log line ``web.ledger_unreachable``; a frozen server's
+  statement cut after ``[web] read_wait_s`` (``central.web.answer_wait``) answers the same;
 - a commit the ledger has not answered after ``[web] commit_wait_s`` (``CommitPending``: a
   primary waiting for its synchronous replicas): 503 "waiting for the replicas, may still be
   saved, check before repeating", one log line ``web.ledger_commit_waiting``; no pooled connection
@@ -105,6 +106,7 @@ def ledger_unreachable(request: Request, exc: Exception):
     request.app.state.web.engine.dispose()
     unsure = bool(getattr(exc, "at_commit", False))
     log.warning("web.ledger_unreachable", path=request.url.path, method=request.method, at_commit=unsure,
+                no_answer_s=getattr(exc, "no_answer_s", None),  # cut by central.web.answer_wait
                 error=str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300])
     resp = page(request, "error.html", status_code=503,
                 message_key="ledger_down_unsure" if unsure else "reconnecting", detail="")

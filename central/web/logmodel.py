@@ -111,6 +111,16 @@ def card_uids(text: str) -> list[str]:
     return found
 
 
+def check_read_query(q: ReadQuery, tz: ZoneInfo) -> None:
+    """Raise ``BadInput`` (naming the field) where ``read_conditions`` would: a bad period,
+    decision or card; builds no SQL (the page checks the typed search before it reads)."""
+    day_bounds(q.first, q.last, tz)
+    if q.decision and q.decision not in DECISIONS:
+        raise BadInput(f"decision {q.decision[:20]!r} is not one of {', '.join(DECISIONS)}", where="decision")
+    if q.card:
+        card_uids(q.card)
+
+
 def read_conditions(q: ReadQuery, tz: ZoneInfo, after_at: dt.datetime | None = None) -> list:
     """The SQL conditions of ``q`` (what ``read_page``, the CSV export and the benchmark run),
     continuing after ``(after_at, q.after)`` when ``after_at`` is given. The time's upper bound
@@ -145,11 +155,18 @@ _COLUMNS = (events.c.id, events.c.occurred_at, events.c.gate_id, events.c.regist
             events.c.payload)
 
 
+#: the tap's worker's name beside it (a registration the registry does not know: NULL): one
+#: statement per page, not a second one for the names (an outer join keeps ``events`` the outer
+#: loop on SQLite, so each search still reads its own index)
+_FROM = events.outerjoin(workers, workers.c.registration == events.c.registration)
+
+
 def read_statement(q: ReadQuery, tz: ZoneInfo, *, limit: int, after_at: dt.datetime | None = None):
-    """The page's SELECT: ``q``'s conditions, after ``(after_at, q.after)`` when given, newest first."""
+    """The page's SELECT: ``q``'s conditions, after ``(after_at, q.after)`` when given, newest first;
+    each row with its worker's ``name`` (NULL when the registry has none)."""
     conds = read_conditions(q, tz, after_at)
-    return select(*_COLUMNS).where(and_(*conds)).order_by(events.c.occurred_at.desc(),
-                                                          events.c.id.desc()).limit(limit)
+    return select(*_COLUMNS, workers.c.name).select_from(_FROM).where(and_(*conds)).order_by(
+        events.c.occurred_at.desc(), events.c.id.desc()).limit(limit)
 
 
 def _cursor(conn: Connection, after: int) -> dt.datetime | None:
@@ -158,16 +175,13 @@ def _cursor(conn: Connection, after: int) -> dt.datetime | None:
     return conn.execute(select(events.c.occurred_at).where(events.c.id == after)).scalar()
 
 
-def _rows(conn: Connection, found) -> list[ReadRow]:
-    regs = sorted({r.registration for r in found if r.registration})
-    names = dict(conn.execute(select(workers.c.registration, workers.c.name)
-                              .where(workers.c.registration.in_(regs))).all()) if regs else {}
+def _rows(found) -> list[ReadRow]:
     out = []
     for r in found:
         p = r.payload or {}
         out.append(ReadRow(r.id, as_utc(r.occurred_at), r.gate_id, str(p.get("uid", "")), r.registration or "",
-                           names.get(r.registration or "", ""), r.decision or "", tuple(p.get("flags") or ()),
-                           str(p.get("message", ""))))
+                           (r.name or "") if r.registration else "", r.decision or "",
+                           tuple(p.get("flags") or ()), str(p.get("message", ""))))
     return out
 
 
@@ -177,7 +191,7 @@ def read_page(conn: Connection, q: ReadQuery, tz: ZoneInfo, *, page_size: int = 
     (None: last page). An ``after`` id that is not an event starts from the first page.
     ``BadInput`` (naming the field) for a bad card, decision or period."""
     found = conn.execute(read_statement(q, tz, limit=page_size + 1, after_at=_cursor(conn, q.after))).all()
-    rows = _rows(conn, found[:page_size])
+    rows = _rows(found[:page_size])
     return rows, (rows[-1].id if len(found) > page_size else None)
 
 
@@ -188,7 +202,7 @@ def read_all(conn: Connection, q: ReadQuery, tz: ZoneInfo, *, chunk: int = 5000)
     while True:
         found = conn.execute(read_statement(dataclasses.replace(q, after=after), tz, limit=chunk,
                                             after_at=after_at)).all()
-        yield from _rows(conn, found)
+        yield from _rows(found)
         if len(found) < chunk:
             return
         after_at, after = found[-1].occurred_at, found[-1].id

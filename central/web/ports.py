@@ -15,8 +15,9 @@ a port's clerk never sees another port's data, even on a page not yet split by p
 The port of a row: an event's own ``events.port``; a gate's is its events' port (``gate_ports``);
 a shift's, an alarm's, a coverage alarm's, a ship call's is its gate's. A gate that has sent no event
 yet takes its port from what the office knows before (``port_of``): its registration by ``portgate
-central add-gate --nats-users ... --port`` (``central.ingest.nats_users.registered_ports``), else the
-home port (a ship call names a gate but no port). A view of every served port filters nothing
+central add-gate --port`` (``central.ingest.nats_users.registered_ports``), else none: such a
+gate is shown to the users of every port only, marked "sem porto registrado" on the live page (a
+ship call naming no gate is the home port's). A view of every served port filters nothing
 (``keeper``): an all-ports user sees every gate, port known or not.
 """
 

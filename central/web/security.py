@@ -64,7 +64,8 @@ async def current_user(request: Request) -> User | None:
     if not isinstance(sid, str) or not sid:
         return None
     app = request.app.state.web
-    return await run_in_threadpool(app.with_session, lambda s: session_user(s, sid))
+    # a read on a plain connection (no ORM session, no transaction to commit): every page pays it
+    return await run_in_threadpool(app.read, session_user, sid)
 
 
 def public(fn: Endpoint) -> Endpoint:

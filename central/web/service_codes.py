@@ -171,7 +171,11 @@ CODES: dict[str, str | tuple[str, str]] = {
     # central.rotation.ports: a requisition at a gate of a port outside the user's view (or unknown)
     "gate_not_of_ports": r"gate_id (?P<gate>'.*') is not a gate of port\(s\) (?P<ports>.+)",
     "gate_not_known": r"gate_id (?P<gate>'.*') is not a known gate",
+    "gate_no_port": r"gate_id (?P<gate>'.*') has no registered port: register it with portgate central add-gate "
+                    r"--port PORT",
     "ship_at_other_port": r"ship (?P<ship>\S+) is in port at another port's gate",
+    "ship_at_portless_gate": r"ship (?P<ship>\S+) is in port at gate (?P<gate>'.*'), which has no registered port: "
+                             r"register it with portgate central add-gate --port PORT",
     # central.rotation: a period that has ended (engine.ended_at), a function no category fills
     "past_dispatch": r"the period (?P<period>\S+) of (?P<day>\S+) ended at (?P<end>\S+ \S+) port time: "
                      r"a past escala is not dispatched",
@@ -250,6 +254,12 @@ CODES: dict[str, str | tuple[str, str]] = {
     "ships_all_ports": r"ship calls are added by a user of every port",
     "ledger_several_ports": r"the ledger holds several ports \((?P<ports>[^)]*)\): give --config central\.toml \(its "
                             r"port and ports\) so each requisition is filled from its own port's workers",
+    "ledger_not_served": r"the ledger holds port\(s\) (?P<ports>.*) that this config does not serve "
+                         r"\((?P<served>[^)]*)\): give a central\.toml whose ports name every port of the "
+                         r"ledger, or its workers and gates would be read as the home port's",
+    "ledger_other_home": r"the ledger's workers without a port are (?P<recorded>\S+)'s \(its home port\), not "
+                         r"(?P<home>\S+)'s: give them their port \(registry import --port\) or use a central\.toml "
+                         r"whose port is \S+",
     "choose_ships": r"choose a ships\.csv file",
     "id_number": r"(?P<field>\w+) id is a number",
     "month_format": r"month (?P<value>'.*') is not YYYY-MM",

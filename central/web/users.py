@@ -32,6 +32,7 @@ import secrets
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
 from central.registry.changes import audit, utcnow
@@ -182,8 +183,9 @@ def end_sessions_of(session: Session, user_id: int, now: dt.datetime | None = No
                            .values(ended_at=now or utcnow())).rowcount
 
 
-def session_user(session: Session, token: str) -> User | None:
-    """The enabled user of the open session ``token``, or None (unknown, ended, user disabled)."""
+def session_user(session: Session | Connection, token: str) -> User | None:
+    """The enabled user of the open session ``token``, or None (unknown, ended, user disabled);
+    ``session`` an ORM session or a plain connection (a read: nothing is written)."""
     row = session.execute(select(office_users).join(office_sessions, office_sessions.c.user_id == office_users.c.id)
                           .where(office_sessions.c.id == _digest(token), office_sessions.c.ended_at.is_(None),
                                  office_users.c.disabled.is_(False))).first()

@@ -29,14 +29,20 @@ def worded(decision: Decision) -> Decision:
     without one (made at the edge with its words, ``edge.loop_records.internal_failure``) as it is."""
     if decision.said is None:
         return decision
+    pt, en = words(decision.said)
+    return dataclasses.replace(decision, message_pt=pt, message_en=en)
+
+
+def words(message: Said) -> tuple[str, str]:
+    """``(pt-BR, English)`` texts of ``message``; a field value that cannot be hashed (a list) is
+    rendered without the cache."""
     try:
-        return dataclasses.replace(decision, message_pt=text(decision.said, "pt"),
-                                   message_en=text(decision.said, "en"))
-    except TypeError:  # a field value that cannot be hashed (a list): rendered without the cache
-        return dataclasses.replace(decision, message_pt=render(decision.said, gate_words("pt").gettext),
-                                   message_en=render(decision.said, gate_words("en").gettext))
+        return text(message, "pt"), text(message, "en")
+    except TypeError:
+        return render(message, gate_words("pt").gettext), render(message, gate_words("en").gettext)
 
 
 def decide(*args, **kwargs) -> Decision:
-    """``edge.rules.engine.decide`` with the decision's words (the gate loop's and the replay's)."""
-    return worded(engine.decide(*args, **kwargs))
+    """``edge.rules.engine.decide`` with the decision's words (the gate loop's and the replay's),
+    put in as the engine makes the decision (one ``Decision``, not one and a copy)."""
+    return engine.decide(*args, words=words, **kwargs)

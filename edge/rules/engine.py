@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from edge.rules import messages
 from edge.rules.entry import entry_bounds, entry_rules, hours_text, match_escala
@@ -64,6 +64,7 @@ class _Acc:
     flags: set[Flag] = dataclasses.field(default_factory=set)
     actions: list[str] = dataclasses.field(default_factory=list)
     card_uid: str | None = None
+    words: Callable[[messages.Said], tuple[str, str]] | None = None  # ``decide``'s ``words``
 
     def fail(self, rule: str, key: str, *, deny: bool = True, flag: Flag | None = None,
              action: str | None = None, **params: object) -> None:
@@ -88,12 +89,15 @@ class _Acc:
             self.reasons.insert(0, ("ok.exit_unknown", {}))
         rules = tuple(sorted(self.failed, key=_rule_order))
         flags = tuple(sorted(self.flags, key=_FLAG_ORDER.__getitem__))
-        head = outcome.value
+        said = messages.said(outcome.value, self.reasons, self.actions, rules)
+        pt, en = self.words(said) if self.words is not None else ("", "")
         return Decision(
             outcome=outcome,
             rules_failed=rules,
             flags=flags,
-            said=messages.said(head, self.reasons, self.actions, rules),
+            message_pt=pt,
+            message_en=en,
+            said=said,
             reasons=tuple(key for key, _ in self.reasons),
             card_uid=self.card_uid,
             **fields,
@@ -101,7 +105,8 @@ class _Acc:
 
 
 def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateRulebook, *,
-           enrol: EnrolMode | None = None) -> Decision:
+           enrol: EnrolMode | None = None,
+           words: Callable[[messages.Said], tuple[str, str]] | None = None) -> Decision:
     """Decide one presentation at the gate ``view.gate_id`` (rules G1-G10, G12).
 
     ``now.wall`` must be an aware datetime (``ValueError`` otherwise: a programming error). Any
@@ -120,9 +125,13 @@ def decide(view: GateView, presentation: Presentation, now: Now, rulebook: GateR
     UID (not a partial or ambiguous read), is DENY with rules ``G1`` and ``ENROL`` ("cartão em
     cadastro"): nobody is admitted with it, and the tap is the office's candidate. A known card
     is decided as always (the gate keeps working; enrol mode waits for an unknown card).
+
+    ``words``: a pure function giving the pt-BR and English texts of a ``Said``
+    (``edge.display.said.words``), set in ``message_pt``/``message_en`` as the decision is made;
+    without it they are empty (the rules core knows no language).
     """
     wall = require_aware(now.wall, "now.wall")
-    acc = _Acc()
+    acc = _Acc(words=words)
     uid = _canonical(presentation.uid)
     if uid is None:  # G1, 83.611 art. 1: the reader produced no valid UID
         acc.fail("G1", "G1.malformed", uid=_short(presentation.uid))

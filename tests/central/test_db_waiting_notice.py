@@ -3,11 +3,16 @@
 waits: a commit on a PostgreSQL that requires a synchronous standby it does not have (what strict
 mode does with its replicas gone), released by clearing ``synchronous_standby_names``; a connection
 to a real listener that never answers. ``central.registry.cli.transaction`` (the registry's and the
-rotation's commands) prints the notice through ``say_waiting``."""
+rotation's commands) printed the notice through ``say_waiting``; now every ``portgate`` command that
+opens the ledger does (``central.db.make_engine`` under the root command's Click context), run here
+as a real ``portgate`` process against the listener."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -49,7 +54,9 @@ def test_a_commit_waiting_for_replicas_is_said_and_goes_on(sync_cluster):
     done = threading.Event()
 
     def write():
-        with engine.begin() as c:
+        with engine.begin() as c:  # the backend reloads its settings at a command: wait until it has
+            wait_until(lambda: c.execute(text("SHOW synchronous_standby_names")).scalar() == "nobody",
+                       timeout=60, what="the standby setting reloaded")
             c.execute(text("INSERT INTO t VALUES (1)"))
         done.set()
 
@@ -97,3 +104,43 @@ def test_the_cli_notice_is_a_sentence_on_stderr(capsys):
     lines = out.err.splitlines()
     assert "127.0.0.1:5433" in lines[0] and "replicas" in lines[0] and "check before repeating" in lines[0]
     assert "127.0.0.1:5433" in lines[1] and "no server has answered yet" in lines[1]
+
+
+@pytest.fixture()
+def silent_url():
+    """A PostgreSQL URL on a real listener that accepts and never answers (a node cut off), with a
+    ``connect_timeout`` past the notice's 3 s."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    port = srv.getsockname()[1]
+    yield f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=6", port
+    srv.close()
+
+
+def _portgate(*args: str, lang: str = "pt") -> subprocess.CompletedProcess:
+    env = {**os.environ, "PORTGATE_LANG": lang}
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+
+
+@pytest.mark.parametrize("command", [("pay", "overdue", "--db"), ("ledger", "migrate", "--db")],
+                         ids=["pay overdue", "ledger migrate"])
+def test_other_command_groups_say_why_they_wait(silent_url, command):
+    """Every command that opens the ledger says it (``central.db.make_engine`` under a ``portgate``
+    command), not only the registry's and the rotation's: two other groups, pt-BR by default."""
+    url, port = silent_url
+    done = _portgate(*command, url)
+    assert done.returncode != 0, done  # the listener never answers: the command ends failing
+    assert f"Aguardando o livro-razão (banco de dados) em 127.0.0.1:{port}" in done.stderr, done.stderr
+    assert done.stderr.count("Aguardando o livro-razão") == 1, done.stderr  # once per wait
+
+
+def test_the_notice_in_english_under_the_top_level_lang(silent_url, tmp_path):
+    url, port = silent_url
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    done = _portgate("--lang", "en", "evidence", "audit", "--db", url, "--keys-dir", str(keys))
+    assert done.returncode != 0, done
+    assert f"Waiting for the ledger (database) at 127.0.0.1:{port}: no server has answered yet" in done.stderr, \
+        done.stderr

@@ -137,7 +137,7 @@ def test_a_broker_fault_under_load(tmp_path, keys, fault):
     engine = make_engine(url)
     load = None
     try:
-        assert ingest.wait_connected(20)
+        assert ingest.wait_connected(120)  # the stream's creation on a loaded cluster: retried until it answers
         load = Load(tmp_path, keys, gate_mqtt(cluster)).start()
         wait_until(lambda: len(ledger_rows(engine)[0]) >= GATES * 20, timeout=30, what="the first taps in the ledger")
         victim = stream_leader(cluster) if fault == "stream_leader" else office_node(cluster)

@@ -80,3 +80,25 @@ def test_an_iso_week_reads_as_its_monday_to_sunday():
     assert week("2026-W11", short=True) == "09/03–15/03" and week("2026-W11", "en", short=True) == "Mar 9–Mar 15"
     for not_a_week in ("2026-W54", "2026-11", "semana", ""):
         assert week(not_a_week) == not_a_week
+
+
+def test_every_shape_writes_what_babel_s_format_datetime_writes():
+    """``at`` formats pt-BR's numeric shapes without Babel and the others with a parsed pattern and
+    locale kept (a table of 50 times parsed Babel's locale 50 times); the text is Babel's own,
+    years below 1000 and both page languages included."""
+    import random
+
+    from babel.dates import format_datetime
+
+    from portgate.l10n import SHAPES, _plain, at, locale_of, normal_lang
+    rng = random.Random(7)
+    zones = (ZoneInfo("America/Sao_Paulo"), ZoneInfo("America/Manaus"), dt.timezone.utc)
+    start = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc)
+    for _ in range(400):
+        value = start + dt.timedelta(seconds=rng.randrange(9998 * 365 * 86400))
+        for tz in zones:
+            local = value.astimezone(tz)
+            for shape, by_lang in SHAPES.items():
+                for lang in ("pt", "en", "pt-BR", "en_US"):
+                    babel = format_datetime(local, by_lang[normal_lang(lang)], tzinfo=tz, locale=locale_of(lang))
+                    assert at(value, lang, tz, shape) == _plain(babel), (value, tz, shape, lang)

@@ -1,6 +1,6 @@
 """the ledger's home port (issue 37 item 4, several ports' configs on one ledger): ``ledger_home``,
 one row naming the home port under which the ledger's NULL ``workers.port`` were read first
-(``central.rotation.ports.need_served`` records it and refuses a config of another home port while
+(``central.ledger.home.need_served`` records it and refuses a config of another home port while
 NULL-port workers remain). Empty on every ledger made before.
 
 Revision ID: 0034

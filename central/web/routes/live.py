@@ -21,7 +21,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from central.web import readmodel
-from central.web.ports import keeper, per_port
+from central.web.ports import keeper, per_port, port_of
 from central.web.render import lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.service_texts import event_text
@@ -66,7 +66,8 @@ def _take_stream(web, sid: str):
 def _panel_data(conn, web, ports=None):
     """The panel's gates, ships, open alarms; with ``ports`` (the user's view, central.web.ports)
     only those of the ports' gates (a ship by its gangway gate; ``central.web.ports.keeper``: a gate
-    without events by its registration, else the home port; all of them for a view of every port)."""
+    without events by its registration; all of them for a view of every port); ``portless``: the
+    gates of no port on an office of several ports (``port_of`` None), marked on the page."""
     now = web.now()
     data = {
         "gates": readmodel.gate_rows(conn, now, web.settings.copies_max_age_h),
@@ -74,7 +75,11 @@ def _panel_data(conn, web, ports=None):
         "alarms": readmodel.open_alarms(conn),
         "reader_alarms": readmodel.open_reader_alarms(conn),
         "now": now,
+        "portless": set(),
     }
+    if len(web.ports) > 1:  # a gate of no port (no event, no add-gate --port): marked, all-ports users only
+        port = port_of(conn, web.ports, web.gate_registry)
+        data["portless"] = {g.gate_id for g in data["gates"] if port(g.gate_id) is None}
     if (keep := keeper(conn, ports, web.ports, web.gate_registry)) is not None:
         data["gates"] = [g for g in data["gates"] if keep(g.gate_id)]
         data["ships"] = [s for s in data["ships"] if keep(s.gate_id)]

@@ -70,7 +70,7 @@ def read_query(request: Request) -> tuple[logmodel.ReadQuery, dict[str, str], di
                            _after(request), getattr(request.state, "ports", None))
     if not errors:
         try:
-            logmodel.read_conditions(q, web.tz)
+            logmodel.check_read_query(q, web.tz)
         except BadInput as exc:
             errors[exc.where or "from"] = exc.reason
     return q, typed, errors

@@ -7,6 +7,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from app.cli import cli
+from central.ingest.gate_port_file import PORTS_FILE
 from central.ingest.nats_users import STATE_FILE, registered_ports
 
 
@@ -19,6 +20,9 @@ def test_add_gate_records_the_gates_port_and_a_missing_or_broken_registry_is_emp
         assert done.exit_code == 0, done.output
     assert registered_ports(keys) == {"g-quiet": "paranagua", "g-2": "paranagua"}  # not the office's user
     (keys / STATE_FILE).write_text("{not json", encoding="utf-8")
-    assert registered_ports(keys) == {}  # unreadable: those gates fall back to the home port
+    # unreadable: the ports add-gate --port wrote beside it (gate-ports.json) still stand
+    assert registered_ports(keys) == {"g-quiet": "paranagua", "g-2": "paranagua"}
     (keys / STATE_FILE).write_text('{"port": null, "users": {"g1": "x"}}', encoding="utf-8")
-    assert registered_ports(keys) == {}
+    assert registered_ports(keys) == {"g-quiet": "paranagua", "g-2": "paranagua"}
+    (keys / PORTS_FILE).write_text("[1, 2]", encoding="utf-8")
+    assert registered_ports(keys) == {}  # both unreadable: those gates have no port (or the home port's)

@@ -15,7 +15,8 @@ from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfgen.canvas import Canvas
 
 from central.pay.payslip import Slip
-from central.pay.payslip_pdf import COLS, FONT, GAP, ROW_SIZE, _fonts, _Text, render
+from central.pay.payslip_pdf import COLS, FONT, GAP, ROW_SIZE, render
+from central.pay.payslip_text import PageText, register_fonts
 from central.pay.statements_read import StatementView, StoredLine
 
 Z = ZoneInfo("America/Sao_Paulo")
@@ -46,8 +47,8 @@ def _placed(data: bytes) -> list[tuple[float, str]]:
 
 
 def test_each_column_of_a_line_stays_within_its_width():
-    _fonts()
-    text = _Text(Canvas(io.BytesIO()))
+    register_fonts()
+    text = PageText(Canvas(io.BytesIO()))
     amount = "R$ 1.234.567,89"
     rule, article, description, rows = text.cells(LONG.rule, LONG.article, LONG.description, amount)
     assert rows == 2

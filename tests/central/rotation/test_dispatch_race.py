@@ -1,8 +1,9 @@
 """The same requisition dispatched four times at once (issue 37: four parallel posts of one dispatch
 form gave one page and three "Internal Server Error"): one dispatch fills it, the three others are
 refused as registered (``BadInput``, the office's "requisição já registrada" page), never a crash on
-``rotation_turns``' key nor a second dispatch (``central.rotation.dispatch_lock``). Real PostgreSQL,
-four threads, each its own connection and transaction, started together."""
+``rotation_turns``' key nor a second dispatch (``central.rotation.dispatch_lock``). Real PostgreSQL
+and a real SQLite file (before ``BEGIN IMMEDIATE`` SQLite's dispatches read outside a transaction
+and both wrote), four threads, each its own connection and transaction, started together."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tests.central.registry.conftest import DAY, DISPATCH_AT, requisition
 N = 4
 
 
-@pytest.mark.parametrize("migrated_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("migrated_url", ["sqlite", "postgresql"], indirect=True)
 def test_four_dispatches_of_one_requisition_at_once_fill_it_once(migrated_url):
     engine = make_engine(migrated_url)
     with engine.begin() as conn:

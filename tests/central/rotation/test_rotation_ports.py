@@ -31,7 +31,8 @@ SERVED = ("santos", "rio")
 ROSTER = {"R001": ("rio", 1), "R002": ("rio", 2), "R003": ("rio", 3),
           "S001": (None, 4), "S002": ("santos", 5), "S003": (None, 6)}
 RIO_GATE = RIO["gate"]  # its events are rio's
-SANTOS_GATE = "s-gate-1"  # no event yet: the home port's
+SANTOS_GATE = "s-gate-1"  # no event yet: santos's by its registration (add-gate --port santos)
+REG = {SANTOS_GATE: "santos"}
 
 
 @pytest.fixture
@@ -68,13 +69,13 @@ def _taken(engine) -> dict[str, list[str]]:
 
 def test_a_dispatch_fills_each_requisition_from_its_gates_port_in_rotation_order(ledger):
     reqs = [requisition("S", gate_id=SANTOS_GATE, workers=2), requisition("R", gate_id=RIO_GATE, workers=2)]
-    done = _dispatch(ledger, reqs, RotationPorts(SERVED))
+    done = _dispatch(ledger, reqs, RotationPorts(SERVED, REG))
     assert _taken(ledger) == {SANTOS_GATE: ["S001", "S002"], RIO_GATE: ["R001", "R002"]}
     assert not done.result.shortfalls
 
 
 def test_a_ports_shortfall_is_not_filled_from_another_port(ledger):
-    done = _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE, workers=5)], RotationPorts(SERVED))
+    done = _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE, workers=5)], RotationPorts(SERVED, REG))
     assert _taken(ledger) == {SANTOS_GATE: ["S001", "S002", "S003"]}
     assert [(s.requisition.ref, s.missing) for s in done.result.shortfalls] == [("S", 2)]
 
@@ -86,7 +87,7 @@ def test_a_gate_registered_to_a_port_takes_that_ports_workers(ledger):
 
 
 def test_a_refusal_and_a_substitution_take_the_next_worker_of_the_entrys_port(ledger):
-    ports = RotationPorts(SERVED)
+    ports = RotationPorts(SERVED, REG)
     _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE, workers=2)], ports)
     with Session(ledger) as s, s.begin():
         first = s.execute(select(escala.c.id).where(escala.c.registration == "S001")).scalar_one()
@@ -129,14 +130,15 @@ def test_a_ship_in_port_at_another_ports_gate_is_refused(ledger):
         save_call(s, ShipCall("9400001", "Aurora", "long_haul", "berthed", RIO_GATE,
                               DISPATCH_AT - dt.timedelta(days=2), None), actor="t", now=DISPATCH_AT)
     with pytest.raises(BadInput, match="S: ship 9400001 is in port at another port's gate"):
-        _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE, ship="9400001")], RotationPorts(SERVED))
+        _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE, ship="9400001")], RotationPorts(SERVED, REG))
     assert _taken(ledger) == {}
-    _dispatch(ledger, [requisition("R", gate_id=RIO_GATE, ship="9400001")], RotationPorts(SERVED))
+    _dispatch(ledger, [requisition("R", gate_id=RIO_GATE, ship="9400001")], RotationPorts(SERVED, REG))
     assert _taken(ledger) == {RIO_GATE: ["R001"]}
 
 
 def test_another_ports_entry_is_answered_as_a_missing_one_and_hidden_from_lists(ledger, tmp_path):
-    _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE), requisition("R", gate_id=RIO_GATE)], RotationPorts(SERVED))
+    _dispatch(ledger, [requisition("S", gate_id=SANTOS_GATE), requisition("R", gate_id=RIO_GATE)],
+              RotationPorts(SERVED, REG))
     rio_only = RotationPorts(SERVED, view=("rio",))
     with Session(ledger) as s, s.begin():
         santos = s.execute(select(escala.c.id).where(escala.c.gate_id == SANTOS_GATE)).scalar_one()
@@ -165,8 +167,11 @@ def test_merge_of_per_port_results_keeps_every_part():
 
 
 def _config(tmp_path, url: str) -> str:
+    from central.ingest.gate_port_file import register_port
+
     keys = tmp_path / "keys"
     keys.mkdir()
+    register_port(keys, SANTOS_GATE, "santos")  # as `portgate central add-gate --port santos`
     path = tmp_path / "central.toml"
     path.write_text(f'database_url = "{url}"\nport = "santos"\nports = ["santos", "rio"]\nkeys_dir = "{keys}"\n')
     return str(path)

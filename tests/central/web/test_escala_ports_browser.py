@@ -30,7 +30,7 @@ TOMORROW = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).date()
 def office(tmp_path_factory):
     o = LiveOffice(tmp_path_factory.mktemp("escalaports"))
     o.app.state.web.ports = SERVED  # central.toml ports, as office serve sets them
-    o.app.state.web.gate_registry = {"pgua-g1": "paranagua"}  # add-gate --nats-users ... --port paranagua
+    o.app.state.web.gate_registry = {"pgua-g1": "paranagua", "g-a": "santos"}  # add-gate --port ...
     now = dt.datetime.now(dt.UTC)
     with Session(o.engine) as s, s.begin():
         add_user(s, "escritorio-paranagua", role="office", password=PASSWORD, name="Escritório Paranaguá",
@@ -43,7 +43,7 @@ def office(tmp_path_factory):
                   actor="test")
         # santos's escala of the same day, dispatched by santos's office: not his to see
         service.dispatch_day(s, TOMORROW, [requisition("S1", day=TOMORROW, ship="9300001", gate_id="g-a", workers=2)],
-                             actor="test", now=now, ports=RotationPorts(SERVED))
+                             actor="test", now=now, ports=RotationPorts(SERVED, {"g-a": "santos"}))
     o.start()
     try:
         yield o

@@ -183,3 +183,28 @@ def test_a_deep_page_bounds_its_scan_by_the_cursor_not_by_the_period_end(ledger)
     first = str(logmodel.read_statement(_q(), Z, limit=51).compile(ledger, compile_kwargs={"literal_binds": True}))
     assert "2026-03-11 03:00:00" in first  # the period's end (local midnight of the 11th)
     assert "2026-03-11 03:00:00" not in deep and "2026-03-10 12:00:00" in deep
+
+
+def test_a_page_is_one_select_with_each_worker_s_name_beside_the_tap(ledger):
+    """The page's rows and their workers' names come in one statement (an outer join), not a
+    second query for the names (bench/read_log.py: a page's Python around its SQL); a tap whose
+    registration the registry does not know keeps the registration, with no name."""
+    from sqlalchemy import event
+
+    with ledger.begin() as conn:
+        insert_events(conn, [_tap(200, "g3", (8, 0), "01020304", "X999", "admit", "")],
+                      dt.datetime(2026, 3, 12, tzinfo=dt.UTC))
+    seen = []
+
+    def count(_conn, _cursor, statement, *_a):
+        seen.append(statement)
+
+    event.listen(ledger, "before_cursor_execute", count)
+    try:
+        with ledger.connect() as conn:
+            rows, _ = logmodel.read_page(conn, _q(), Z)
+    finally:
+        event.remove(ledger, "before_cursor_execute", count)
+    assert len(seen) == 1, seen
+    by_reg = {r.registration: r.name for r in rows}
+    assert by_reg["X999"] == "" and by_reg["V017"] == "Quitéria Almeida" and by_reg[""] == ""

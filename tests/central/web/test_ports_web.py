@@ -328,23 +328,24 @@ def _sees_quiet(c: TestClient) -> dict[str, bool]:
 
 @pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("registered", [None, "santos", "rio"])
-def test_a_gate_that_never_sent_an_event_is_of_its_registered_port_else_the_home_port(two_ports, registered):
-    """The port of a gate without events: its ``add-gate --port`` registration, else the home port
-    (santos). Its ship and coverage alarms are shown to that port's users and to every all-ports
-    user, never to the other port's user (before: to nobody once ``ports`` was set)."""
+def test_a_gate_that_never_sent_an_event_is_of_its_registered_port_else_of_none(two_ports, registered):
+    """The port of a gate without events: its ``add-gate --port`` registration, else none (before:
+    the home port, santos; ``tests/central/web/test_portless_gate.py``). Its ship and coverage
+    alarms are shown to that port's users and to every all-ports user, never to the other port's
+    user; a gate of no port to the all-ports users' consolidated view only."""
     _quiet_gate_call(two_ports)
     with Session(two_ports) as s, s.begin():
         add_user(s, "clerk-rio", role="office", password=PASSWORD, actor="test", ports="rio")
     app = _app(two_ports)
     app.state.web.gate_registry = {QUIET["gate"]: registered} if registered else {}  # what office serve reads
-    port = registered or "santos"
+    port = registered
     everywhere = dict.fromkeys(("panel", "home", "alarms", "alarms.csv", "ships", "report"), True)
     nowhere = dict.fromkeys(everywhere, False)
     for user, user_port in (("clerk-santos", "santos"), ("legacy", "santos"), ("clerk-rio", "rio")):
         assert _sees_quiet(_client(app, user)) == (everywhere if user_port == port else nowhere), user
     auditor = _client(app, "auditor-all")
     assert _sees_quiet(auditor) == everywhere  # consolidated: every gate, port known or not
-    _choose(auditor, port)
-    assert _sees_quiet(auditor) == everywhere
-    _choose(auditor, "rio" if port == "santos" else "santos")
+    _choose(auditor, port or "santos")
+    assert _sees_quiet(auditor) == (everywhere if port else nowhere)
+    _choose(auditor, "rio" if port in ("santos", None) else "santos")
     assert _sees_quiet(auditor) == nowhere

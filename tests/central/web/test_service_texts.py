@@ -115,6 +115,9 @@ SAMPLES = {
     "no_entry": "no escala entry 42",
     "gate_not_of_ports": "gate_id 'rio-g1' is not a gate of port(s) santos",
     "gate_not_known": "gate_id 'g-zzz' is not a known gate",
+    "gate_no_port": "gate_id 'g-zzz' has no registered port: register it with portgate central add-gate --port PORT",
+    "ship_at_portless_gate": "ship 9400001 is in port at gate 'g-lost', which has no registered port: register it "
+                             "with portgate central add-gate --port PORT",
     "ship_at_other_port": "ship 9400001 is in port at another port's gate",
     "entry_removed": "escala entry 42 was already removed (refused)",
     "not_eligible": "V001 is not eligible: G7 rest",
@@ -187,6 +190,11 @@ SAMPLES = {
     "not_br_date": "date '16-03-2026' is not a date (dd/mm/yyyy)",
     "ledger_several_ports": "the ledger holds several ports (paranagua, santos): give --config central.toml (its "
                             "port and ports) so each requisition is filled from its own port's workers",
+    "ledger_not_served": "the ledger holds port(s) santos that this config does not serve (paranagua): give a "
+                         "central.toml whose ports name every port of the ledger, or its workers and gates would "
+                         "be read as the home port's",
+    "ledger_other_home": "the ledger's workers without a port are santos's (its home port), not rio's: give them "
+                         "their port (registry import --port) or use a central.toml whose port is santos",
     "ships_all_ports": "ship calls are added by a user of every port",
     "choose_ships": "choose a ships.csv file",
     "id_number": "entry id is a number",

@@ -1,0 +1,42 @@
+"""A gate's port registered by ``portgate central add-gate --port PORT`` (issue 37 item 4: several
+ports on one ledger), with or without a NATS user: ``<keys_dir>/gate-ports.json``, gate id -> port.
+It is the port of a gate that has sent no event yet (``central.ingest.nats_users.registered_ports``,
+read by the office pages, the rotation and each port's escala publisher); a gate of an office of
+several ports with neither events nor a registration has no port ("sem porto registrado").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from wire import topics
+
+PORTS_FILE = "gate-ports.json"
+
+
+def file_ports(keys_dir: str | Path) -> dict[str, str]:
+    """gate id -> port of ``<keys_dir>/gate-ports.json``; ``{}`` when there is none. Raises
+    ``OSError``/``ValueError`` for a file that cannot be read or is not such a JSON object (the
+    caller logs it and leaves those gates without a port)."""
+    path = Path(keys_dir) / PORTS_FILE
+    if not path.exists():
+        return {}
+    found = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
+        raise ValueError(f"{path} is not an object of gate id -> port")
+    return found
+
+
+def register_port(keys_dir: str | Path, gate_id: str, port: str) -> None:
+    """Record ``gate_id``'s ``port`` in ``<keys_dir>/gate-ports.json`` (written whole, then renamed
+    over the old file: a reader never sees half of it). ``BadInput`` (``wire.topics.check_id``) for
+    a bad id; ``OSError``/``ValueError`` as ``file_ports`` and for a directory that cannot be written."""
+    found = file_ports(keys_dir)
+    found[topics.check_id(gate_id, "--gate-id")] = topics.check_id(port, "--port")
+    path = Path(keys_dir) / PORTS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{PORTS_FILE}.tmp")
+    tmp.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
