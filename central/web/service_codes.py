@@ -304,4 +304,28 @@ CODES: dict[str, str | tuple[str, str]] = {
     "outside_period": r"(?P<field>start|end) (?P<value>\S+ \S+) is outside gang (?P<gang>\S+)'s period "
                        r"(?P<period>\S+) of (?P<day>\S+) \((?P<first>\S+ \S+)\.\.(?P<last>\S+ \S+), port time\)",
     "empty_band": r"the hour band is empty or negative",
+    # central.evidence.verify / pins: a file that is not an evidence bundle, a pinned key that is not a fingerprint
+    "not_a_zip": r"not a readable zip: (?P<why>.+)",
+    "no_manifest": r"no manifest\.json: not an evidence bundle",
+    "manifest_malformed": r"manifest\.json is malformed: (?P<why>.+)",
+    "manifest_not_json": r"manifest\.json is not JSON: (?P<why>.+)",
+    "not_fingerprint": r"(?P<value>'.*') is not a key fingerprint \(16 hex digits, as verify prints them\)",
+    # central.config / app.checkconfig: central.toml's ports, database URL and files
+    "home_port_not_in_ports": r"port (?P<port>'[^']*') \(the home port\) must be one of ports (?P<ports>\[.*\])",
+    "ports_twice": r"ports (?P<ports>\[.*\]) names a port twice \(letter case aside\)",
+    "directory_not_found": r"directory not found: (?P<path>.+)",
+    "file_not_found_at": r"file not found: (?P<path>.+)",
+    "database_backend": r"(?P<backend>\S+) is not supported: the ledger runs on SQLite \(sqlite:///path\.db\) or "
+                         r"PostgreSQL \(postgresql\+psycopg://user@host/db\)",
+    "nats_without_servers": r"\[nats\] has settings but no servers: give servers \(the JetStream ingest\) or "
+                             r"remove \[nats\] \(the MQTT ingest\)",
+    # central.cli_args: the commands' --from/--to work days
+    "after_to": r"(?P<first>\S+) is after --to (?P<last>\S+)",
+    "value_outside": r"(?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+    # central.registry.sanctions: the length of a suspension (R4), as the command line says it
+    "suspension_lasts": r"a suspension lasts (?P<lo>\d+) to (?P<hi>\d+) days \((?P<article>[^)]*)\), not (?P<n>-?\d+)",
+    # portgate.record_rows: a CSV row longer than its header
+    "cells_more": r"(?P<n>\d+) cell\(s\) more than the header has",
+    # central.web.cli: an office user's ports
+    "port_not_served": r"port (?P<port>'[^']*') is not served by this office \(ports: (?P<ports>[^)]*)\)",
 }

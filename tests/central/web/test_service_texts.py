@@ -280,6 +280,24 @@ SAMPLES = {
     "card_not_uid": "card 'xyz!' is not a card UID in any UID form",
     "docbr_length": "cpf '5299822472' is not 11 digits (000.000.000-00, e.g. 529.982.247-25)",
     "docbr_check": "pis '170.33259.50-5' fails its check digits (a digit mistyped?)",
+    "not_a_zip": "not a readable zip: File is not a zip file",
+    "no_manifest": "no manifest.json: not an evidence bundle",
+    "manifest_malformed": "manifest.json is malformed: Object missing required field `format`",
+    "manifest_not_json": "manifest.json is not JSON: invalid character (byte 0)",
+    "not_fingerprint": "'zz' is not a key fingerprint (16 hex digits, as verify prints them)",
+    "home_port_not_in_ports": "port 'santos' (the home port) must be one of ports ['paranagua']",
+    "ports_twice": "ports ['Santos', 'santos'] names a port twice (letter case aside)",
+    "directory_not_found": "directory not found: /etc/portgate/keys",
+    "file_not_found_at": "file not found: /var/lib/portgate/data/workers.csv",
+    "database_backend": "mysql is not supported: the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL "
+                        "(postgresql+psycopg://user@host/db)",
+    "nats_without_servers": "[nats] has settings but no servers: give servers (the JetStream ingest) or remove "
+                            "[nats] (the MQTT ingest)",
+    "after_to": "2026-03-20 is after --to 2026-03-01",
+    "value_outside": "'1900-01-01' is outside 2000-01-01..2100-12-31",
+    "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
+    "cells_more": "2 cell(s) more than the header has",
+    "port_not_served": "port 'rio' is not served by this office (ports: santos)",
 }
 
 
