@@ -142,3 +142,15 @@ def test_a_recomputed_shift_value_missing_on_one_side_is_not_python_none(monkeyp
     monkeypatch.setenv("PORTGATE_LANG", lang)
     value = (lambda v: v and v.strip("'"))
     assert _differs("admit_at", value(have), value(want)) == said
+
+
+def test_the_database_and_pin_refusals_next_to_them(tmp_path):
+    """Refusals worded in the same modules (central.cli_args, central.evidence.pins)."""
+    none = tmp_path / "none.db"
+    _refused(["pay", "--db", f"sqlite:///{none}", "--from", "2026-03-01", "--to", "2026-03-02"],
+             f"--db: o arquivo SQLite '{none}' não existe (rode `portgate ledger migrate --db URL`",
+             f"--db: SQLite file '{none}' does not exist (run `portgate ledger migrate --db URL`")
+    bundle = tmp_path / "b.zip"
+    bundle.write_text("x")
+    _refused(["evidence", "verify", str(bundle), "--gate-key", "g1"], "--gate-key: 'g1' não é PORTÃO=IMPRESSÃO_DIGITAL",
+             "--gate-key: 'g1' is not GATE=FINGERPRINT")

@@ -326,6 +326,35 @@ CODES: dict[str, str | tuple[str, str]] = {
     "suspension_lasts": r"a suspension lasts (?P<lo>\d+) to (?P<hi>\d+) days \((?P<article>[^)]*)\), not (?P<n>-?\d+)",
     # portgate.record_rows: a CSV row longer than its header
     "cells_more": r"(?P<n>\d+) cell\(s\) more than the header has",
+    # central.evidence.pins: --gate-key and the pin file
+    "not_gate_pin": r"(?P<value>'.*') is not GATE=FINGERPRINT",
+    "pin_file_unreadable": r"cannot read the pin file: (?P<why>.+)",
+    "pin_file_not_toml": r"not a pin file: not UTF-8 TOML \((?P<why>.*)\)",
+    "pin_file_unknown_key": r"not a pin file: unknown key (?P<key>'.*') \(office, inspector, gates\)",
+    "pin_fingerprints": r"a fingerprint or a list of them",
+    "pin_gates_table": r"a table GATE = FINGERPRINT",
+    # central.evidence.verify.read_members: a bundle's members over the size limits or damaged
+    "member_over_limit": r"unpacks to (?P<n>\d+) bytes, over the limit of (?P<max>\d+)",
+    "members_over_limit": r"members unpack to (?P<n>\d+) bytes in all, over the limit of (?P<max>\d+)",
+    "member_damaged": r"damaged member \((?P<why>.*)\)",
+    "member_longer": r"holds more than the (?P<n>\d+) bytes it declares",
+    # central.cli_args / central.config: the ledger's database URL and keys dir
+    "not_database_url": r"(?P<value>'.*') is not a database URL \(sqlite:///path\.db or "
+                         r"postgresql\+psycopg://user@host/db\): (?P<why>.+)",
+    "not_database_url_config": r"not a database URL: (?P<why>.+)",
+    "sqlite_memory": r"an in-memory SQLite database holds no ledger: give a file",
+    "sqlite_memory_config": r"an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
+    "sqlite_missing": r"SQLite file (?P<path>'.*') does not exist \(run `portgate ledger migrate --db URL` to "
+                       r"create a ledger\)",
+    "name_database": r"name the database: --config central\.toml \(its database_url\) or --db URL, one of them",
+    "keys_dir_missing": r"(?P<path>'.*') does not exist \(portgate central add-gate creates the key directory\)",
+    "keys_dir_not_dir": r"(?P<path>'.*') is not a directory \(portgate central add-gate creates the key directory\)",
+    "password_twice": r"give the password in database_password_file or in database_url, not both",
+    "port_keys_dirs_strange": r"port_keys_dirs names (?P<ports>.+): not a port of ports other than the home port "
+                               r"(?P<home>'.*') \(whose registrations are in keys_dir\)",
+    "nats_durable_ports": r"\[nats\] durable names one consumer: with several ports leave it empty \(each "
+                           r"port's consumer is ledger-<port>\)",
+    "nats_user_no_password": r"\[nats\] user given without password_file",
     # central.web.cli: an office user's ports
     "port_not_served": r"port (?P<port>'[^']*') is not served by this office \(ports: (?P<ports>[^)]*)\)",
 }

@@ -298,6 +298,32 @@ SAMPLES = {
     "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
     "cells_more": "2 cell(s) more than the header has",
     "port_not_served": "port 'rio' is not served by this office (ports: santos)",
+    "not_gate_pin": "'g1' is not GATE=FINGERPRINT",
+    "pin_file_unreadable": "cannot read the pin file: No such file or directory",
+    "pin_file_not_toml": "not a pin file: not UTF-8 TOML (Expected '=' after a key in a key/value pair (at line 1, column 3))",
+    "pin_file_unknown_key": "not a pin file: unknown key 'owner' (office, inspector, gates)",
+    "pin_fingerprints": "a fingerprint or a list of them",
+    "pin_gates_table": "a table GATE = FINGERPRINT",
+    "member_over_limit": "unpacks to 900000000 bytes, over the limit of 268435456",
+    "members_over_limit": "members unpack to 900000000 bytes in all, over the limit of 1073741824",
+    "member_damaged": "damaged member (Bad CRC-32 for file 'shifts.json')",
+    "member_longer": "holds more than the 10 bytes it declares",
+    "not_database_url": "'x' is not a database URL (sqlite:///path.db or postgresql+psycopg://user@host/db): Could not "
+                        "parse SQLAlchemy URL from given URL string",
+    "not_database_url_config": "not a database URL: Could not parse SQLAlchemy URL from given URL string",
+    "sqlite_memory": "an in-memory SQLite database holds no ledger: give a file",
+    "sqlite_memory_config": "an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
+    "sqlite_missing": "SQLite file '/tmp/none.db' does not exist (run `portgate ledger migrate --db URL` to create a "
+                      "ledger)",
+    "name_database": "name the database: --config central.toml (its database_url) or --db URL, one of them",
+    "keys_dir_missing": "'/etc/portgate/keys' does not exist (portgate central add-gate creates the key directory)",
+    "keys_dir_not_dir": "'/etc/portgate/keys' is not a directory (portgate central add-gate creates the key directory)",
+    "password_twice": "give the password in database_password_file or in database_url, not both",
+    "port_keys_dirs_strange": "port_keys_dirs names rio: not a port of ports other than the home port 'santos' (whose "
+                              "registrations are in keys_dir)",
+    "nats_durable_ports": "[nats] durable names one consumer: with several ports leave it empty (each port's consumer "
+                          "is ledger-<port>)",
+    "nats_user_no_password": "[nats] user given without password_file",
 }
 
 
