@@ -154,3 +154,18 @@ def test_the_database_and_pin_refusals_next_to_them(tmp_path):
     bundle.write_text("x")
     _refused(["evidence", "verify", str(bundle), "--gate-key", "g1"], "--gate-key: 'g1' não é PORTÃO=IMPRESSÃO_DIGITAL",
              "--gate-key: 'g1' is not GATE=FINGERPRINT")
+
+
+def test_check_config_secret_file_refusals(tmp_path):
+    """check-config's secret files (portgate.config.read_secret), their kind worded too (word.*)."""
+    pw = tmp_path / "mqtt.password"
+    pw.write_text("s3cret\n")
+    pw.chmod(0o644)
+    config = _central(tmp_path, f'database_url = "sqlite:///l.db"\n[mqtt]\npassword_file = "{pw}"')
+    _refused(["central", "check-config", config],
+             f"$.mqtt.password_file: {pw}: o arquivo de senha MQTT não pode ser acessível ao grupo nem a outros (chmod 600)",
+             f"$.mqtt.password_file: {pw}: MQTT password file must not be accessible by group or others (chmod 600)")
+    pw.write_text("")
+    pw.chmod(0o600)
+    _refused(["central", "check-config", config], f"{pw}: o arquivo de senha MQTT está vazio",
+             f"{pw}: MQTT password file is empty")

@@ -355,6 +355,18 @@ CODES: dict[str, str | tuple[str, str]] = {
     "nats_durable_ports": r"\[nats\] durable names one consumer: with several ports leave it empty \(each "
                            r"port's consumer is ledger-<port>\)",
     "nats_user_no_password": r"\[nats\] user given without password_file",
+    # portgate.config.read_secret / load_toml: a secret file or a TOML file that cannot be used ({what}: word.*)
+    "secret_missing": r"(?P<what>[^:]+?) file not found",
+    "secret_unreadable": r"(?P<what>[^:]+?) file cannot be opened: (?P<why>.+)",
+    "secret_open": r"(?P<what>[^:]+?) file must not be accessible by group or others \(chmod 600\)",
+    "secret_empty": r"(?P<what>[^:]+?) file is empty",
+    "cannot_open": r"cannot be opened: (?P<why>.+)",
+    "not_valid_toml": r"not valid TOML: (?P<detail>.*)",
+    # central.evidence.enrolment.countersign: a record the inspector does not countersign
+    "countersign_other_key": r"the record enrols key (?P<key>\S+) of gate (?P<gate>\S+), not (?P<read>\S+) \(read at "
+                              r"the gangway\): not countersigned",
+    "countersign_other_office": r"the record is signed by office key (?P<key>\S+), not (?P<given>\S+): not countersigned",
+    "countersigned_already": r"already countersigned by inspector key (?P<key>\S+)",
     # central.web.cli: an office user's ports
     "port_not_served": r"port (?P<port>'[^']*') is not served by this office \(ports: (?P<ports>[^)]*)\)",
 }

@@ -324,6 +324,17 @@ SAMPLES = {
     "nats_durable_ports": "[nats] durable names one consumer: with several ports leave it empty (each port's consumer "
                           "is ledger-<port>)",
     "nats_user_no_password": "[nats] user given without password_file",
+    "secret_missing": "MQTT password file not found",
+    "secret_unreadable": "gate HMAC key file cannot be opened: Permission denied",
+    "secret_open": "MQTT password file must not be accessible by group or others (chmod 600)",
+    "secret_empty": "database password file is empty",
+    "cannot_open": "cannot be opened: Permission denied",
+    "not_valid_toml": "not valid TOML: Expected '=' after a key in a key/value pair (at line 1, column 3)",
+    "countersign_other_key": "the record enrols key 0123456789abcdef of gate g1, not 0000000000000000 (read at the "
+                             "gangway): not countersigned",
+    "countersign_other_office": "the record is signed by office key 0123456789abcdef, not 0000000000000000: not "
+                                "countersigned",
+    "countersigned_already": "already countersigned by inspector key 0123456789abcdef",
 }
 
 
