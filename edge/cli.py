@@ -125,8 +125,9 @@ def key_cmd(config_path: str) -> None:
 @edge.command("verify-journal")
 @click.option("--config", "config_path", required=True, help="gate.toml (the gate whose journal is checked)")
 @click.option("--public-key", "public_keys", multiple=True, type=click.Path(dir_okay=False),
-              help="The gate's public key(s), PEM or base64 (repeatable; the office's <keys_dir>/G.pub holds "
-                   "all of them, oldest first). Default: the public half of <state_dir>/signing.key.")
+              help="The gate's public key(s), PEM or base64, in a file or the base64 itself (repeatable; the "
+                   "office's <keys_dir>/G.pub holds all of them, oldest first). Default: the public half of "
+                   "<state_dir>/signing.key.")
 @click.pass_context
 def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[str, ...]) -> None:
     """Check this gate's journal chain offline, read-only (the gate may be running, or have
