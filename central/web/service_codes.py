@@ -134,6 +134,9 @@ CODES: dict[str, str | tuple[str, str]] = {
     "enrol_missing": r"enrol session (?P<n>-?\d+) does not exist",
     "enrol_no_mqtt": r"no MQTT link to the gates is configured",
     "enrol_not_told": r"gate (?P<gate>\S+) not told: (?P<why>.*)",
+    "gate_ports_clash": r"gate (?P<gate>\S+) is registered at several ports \((?P<where>.*)\): a gate id is unique "
+                        r"across ports",
+    "enrol_gate_not_offered": r"gate (?P<gate>\S+) is not a gate of (?P<reg>\S+)'s port: choose one of the list",
     "card_kind_form": r"kind (?P<value>'.*') is not control or badge",
     "uid_not_hex": r"UID (?P<value>'.*') is not hexadecimal",
     "uid_odd": r"UID (?P<value>'.*') has an odd number of hex digits",

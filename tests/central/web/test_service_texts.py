@@ -254,6 +254,9 @@ SAMPLES = {
     "enrol_missing": "enrol session 99 does not exist",
     "enrol_no_mqtt": "no MQTT link to the gates is configured",
     "enrol_not_told": "gate g-c not told: MQTT broker 127.0.0.1:1 not reachable: Connection refused",
+    "gate_ports_clash": "gate g-aurora is registered at several ports (santos: /k/s, paranagua: /k/p): "
+                        "a gate id is unique across ports",
+    "enrol_gate_not_offered": "gate g-aurora is not a gate of PRV001's port: choose one of the list",
     "card_kind_form": "kind 'inspector' is not control or badge",
     "uid_not_hex": "UID 'XYZ' is not hexadecimal",
     "uid_odd": "UID '123' has an odd number of hex digits",
