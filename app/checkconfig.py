@@ -99,6 +99,7 @@ def check_central(path: str | Path) -> str:
     keys = sorted(Path(cfg.keys_dir).glob("*.key"))
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")
+    _gate_ports(cfg)
     p = cfg.publish
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         _exists(getattr(p, name), f"$.publish.{name}")
@@ -106,6 +107,22 @@ def check_central(path: str | Path) -> str:
     parts = [f"port {cfg.port}" if len(ports) == 1 else f"ports {', '.join(ports)}", f"database {make_url(cfg.database_url).get_backend_name()}",
              f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)
+
+
+def _gate_ports(cfg: CentralConfig) -> None:
+    """Every served port's gate registrations (``keys_dir`` and ``port_keys_dirs``): readable, and
+    no gate id registered at two ports (gate ids are unique across ports; ``ConfigError`` naming the
+    first such gate, its ports and keys dirs)."""
+    from central.ingest.nats_users import port_clashes
+
+    try:
+        clashes = port_clashes(d for d in cfg.registry_dirs if Path(d).is_dir())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(str(exc), key="$.port_keys_dirs") from exc
+    for gate_id, ports in sorted(clashes.items()):
+        where = ", ".join(f"{port}: {' '.join(dirs)}" for port, dirs in ports.items())
+        raise ConfigError(f"gate {gate_id} is registered at several ports ({where}): a gate id is unique "
+                          "across ports", key="$.port_keys_dirs")
 
 
 @click.command("check-config")

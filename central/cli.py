@@ -72,6 +72,7 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
             raise click.UsageError(tr("cli.central.give_keys_dir"))
         keys_dir = config.keys_dir
     _check_gate_port(config, port_name)
+    _check_keys_dirs(config, keys_dir, gate_id, port_name, nats_users)
     if nats_users is not None:
         _add_nats_user(keys_dir, nats_users, port_name or (config.port if config is not None else None),
                        gate_id, rotate)
@@ -95,14 +96,41 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
 def _check_gate_port(config, port_name: str | None) -> None:
     """On an office of several ports (``--config``) a gate is of a port it names: ``click.UsageError``
     without ``--port`` (a gate of no port would be shown to no port's clerk, dispatched to by no
-    port's rotation) or with one the config does not serve."""
-    if config is None or len(config.served_ports) < 2:
+    port's rotation); on any ``--config``, a ``--port`` the config does not serve."""
+    if config is None:
         return
     served = ", ".join(config.served_ports)
-    if port_name is None:
+    if port_name is None and len(config.served_ports) > 1:
         raise click.UsageError(tr("cli.central.add_gate_name_port", ports=served))
-    if port_name not in config.served_ports:
+    if port_name is not None and port_name not in config.served_ports:
         raise click.UsageError(tr("cli.rotation.port_not_served", ports=port_name, served=served))
+
+
+def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None, nats_users: str | None) -> None:
+    """Before anything is written, what the keys dirs already say (``click.UsageError``): without
+    ``--port``, a keys dir whose registrations name several ports; ``--nats-users`` for a port
+    other than the one whose NATS users the keys dir holds (one port per ``nats-users.json``); a
+    gate id registered at another port, in this keys dir or, with ``--config``, in any served
+    port's (``registry_dirs``): gate ids are unique across ports."""
+    from central.ingest.nats_users import STATE_FILE, registrations, users_port  # lazy: CLI start-up (bcrypt)
+
+    dirs = list(dict.fromkeys([keys_dir, *(config.registry_dirs if config is not None else ())]))
+    try:
+        found = {d: registrations(d) for d in dirs if Path(d).is_dir()}
+        held = users_port(keys_dir) if Path(keys_dir).is_dir() else None
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    ports = sorted({p for _g, p in found.get(keys_dir, [])})
+    if port_name is None and len(ports) > 1:
+        raise click.UsageError(tr("cli.central.keys_dir_several_ports", keys_dir=keys_dir, ports=", ".join(ports)))
+    port = port_name or (config.port if config is not None else None)
+    if nats_users is not None and port and held not in (None, port):
+        raise click.UsageError(tr("cli.central.keys_dir_other_port", users=Path(keys_dir) / STATE_FILE,
+                                  have=held, port=port))
+    for d, registered in found.items():
+        other = next((p for g, p in registered if g == gate_id and port and p != port), None)
+        if other is not None:
+            raise click.UsageError(tr("cli.central.gate_of_other_port", gate=gate_id, other=other, keys_dir=d))
 
 
 def _register_port(keys_dir: str, gate_id: str, port_name: str) -> None:

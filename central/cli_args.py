@@ -71,7 +71,7 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty
                        f"postgresql+psycopg://user@host/db): {exc}", where=name) from exc
     if (must_exist or refuse_empty) and url.get_backend_name() == "sqlite" and url.query.get("uri") != "true":
         if must_exist and url.database in (None, "", ":memory:"):
-            raise BadInput("an in-memory SQLite database holds no ledger; give a file", where=name)
+            raise BadInput("an in-memory SQLite database holds no ledger: give a file", where=name)
         if must_exist and not Path(url.database).is_file():
             raise BadInput(f"SQLite file {url.database!r} does not exist (run "
                            f"`portgate ledger migrate --db URL` to create a ledger)", where=name)

@@ -65,6 +65,7 @@ import msgspec
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from central.db import BACKENDS, USE
 from portgate.config import load_toml, read_secret
 from portgate.errors import BadInput, ConfigError
 from wire.connection import MqttConfig
@@ -203,8 +204,8 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(str(exc)) from None
         if self.ports and self.port not in self.ports:
             raise ValueError(f"port {self.port!r} (the home port) must be one of ports {self.ports}")
-        if len(set(self.ports)) != len(self.ports):
-            raise ValueError(f"ports {self.ports} names a port twice")
+        if len({p.casefold() for p in self.ports}) != len(self.ports):  # "Santos" and "santos": one port
+            raise ValueError(f"ports {self.ports} names a port twice (letter case aside)")
         strange = sorted(set(self.port_keys_dirs) - set(self.served_ports[1:]))
         if strange:
             raise ValueError(f"port_keys_dirs names {', '.join(strange)}: not a port of ports other than "
@@ -212,6 +213,9 @@ class CentralConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if len(self.served_ports) > 1 and self.nats.durable:
             raise ValueError("[nats] durable names one consumer: with several ports leave it empty "
                              "(each port's consumer is ledger-<port>)")
+        if self.nats != NatsSettings() and not self.nats.servers:
+            raise ValueError("[nats] has settings but no servers: give servers (the JetStream ingest) or "
+                             "remove [nats] (the MQTT ingest)")
 
     @property
     def served_ports(self) -> tuple[str, ...]:
@@ -265,6 +269,8 @@ def _database_url(text: str, base: Path, password_file: str | None, where: str) 
         url = make_url(text)
     except ArgumentError as exc:
         raise ConfigError(f"not a database URL: {exc}", key="$.database_url", path=where) from exc
+    if url.get_backend_name() not in BACKENDS:  # refused here, not only when a command opens it
+        raise ConfigError(f"{url.get_backend_name()} is not supported: {USE}", key="$.database_url", path=where)
     if url.get_backend_name() == "sqlite":
         if (url.database or ":memory:") == ":memory:":
             raise ConfigError("an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",

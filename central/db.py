@@ -60,7 +60,8 @@ def load_all_tables() -> MetaData:
 BACKENDS = ("sqlite", "postgresql")
 #: libpq's ``connect_timeout`` (seconds, per host) on a PostgreSQL URL that names none (make_engine)
 CONNECT_TIMEOUT_S = 5
-_USE = "the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)"
+#: what a database URL the ledger takes looks like (a refusal of another one says it)
+USE = "the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)"
 
 
 def make_engine(url: str | URL, **kwargs) -> Engine:
@@ -78,7 +79,7 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     parsed = make_url(url)
     shown = parsed.render_as_string(hide_password=True)
     if parsed.get_backend_name() not in BACKENDS:
-        raise BadInput(f"{parsed.get_backend_name()} is not supported: {_USE}", where=f"database URL {shown!r}")
+        raise BadInput(f"{parsed.get_backend_name()} is not supported: {USE}", where=f"database URL {shown!r}")
     if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
         args = dict(kwargs.pop("connect_args", None) or {})
         args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
@@ -86,7 +87,7 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
     try:
         engine = create_engine(url, **kwargs)
     except ImportError as exc:  # the dialect's DB-API module (psycopg2, ...) is not installed
-        raise BadInput(f"the driver {exc.name or exc} is not installed: {_USE}",
+        raise BadInput(f"the driver {exc.name or exc} is not installed: {USE}",
                        where=f"database URL {shown!r}") from exc
     _notice_for_command(engine)
     if engine.dialect.name == "sqlite":

@@ -9,7 +9,7 @@ import sys
 import click
 
 from portgate.clitext import tr, use_lang_of
-from portgate.errors import PortgateError
+from portgate.errors import BadInput, PortgateError
 
 
 @click.group()
@@ -125,8 +125,9 @@ def key_cmd(config_path: str) -> None:
 @edge.command("verify-journal")
 @click.option("--config", "config_path", required=True, help="gate.toml (the gate whose journal is checked)")
 @click.option("--public-key", "public_keys", multiple=True, type=click.Path(dir_okay=False),
-              help="The gate's public key(s), PEM or base64 (repeatable; the office's <keys_dir>/G.pub holds "
-                   "all of them, oldest first). Default: the public half of <state_dir>/signing.key.")
+              help="The gate's public key(s), PEM or base64, in a file or the base64 itself (repeatable; the "
+                   "office's <keys_dir>/G.pub holds all of them, oldest first). Default: the public half of "
+                   "<state_dir>/signing.key.")
 @click.pass_context
 def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[str, ...]) -> None:
     """Check this gate's journal chain offline, read-only (the gate may be running, or have
@@ -168,13 +169,24 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
 
 def _public_keys(path) -> list:
     """The public keys of a file: every PEM ``PUBLIC KEY`` block in it, or the file as one key
-    (base64). Raises ``OSError`` (unreadable) or ``PortgateError`` (not a key)."""
+    (base64); a value that names no file is read as a base64 key itself. Raises ``OSError``
+    (an existing file that cannot be read) or ``PortgateError`` (not a key; neither a file nor a
+    key), worded in the command line's language."""
     from wire.chain import load_public  # lazy: CLI start-up
 
-    text = path.read_bytes()
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        try:
+            return [load_public(str(path))]
+        except PortgateError:
+            raise BadInput(tr("cli.edge.neither_key_file_nor_key"), where=str(path)) from None
     end = b"-----END PUBLIC KEY-----"
     blocks = [b + end for b in text.split(end) if b"-----BEGIN" in b] if b"-----BEGIN" in text else [text]
-    return [load_public(b) for b in blocks]
+    try:
+        return [load_public(b) for b in blocks]
+    except PortgateError:
+        raise BadInput(tr("cli.edge.not_a_public_key"), where=str(path)) from None
 
 
 def _print_found(found) -> None:

@@ -26,6 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from central.office_key import key_pair, load_private
+from portgate.clitext import tr
 from portgate.errors import BadInput, ConfigError
 from wire import chain
 from wire.topics import check_id
@@ -91,16 +92,20 @@ def read_record(raw: bytes) -> tuple[Enrolment, dict]:
         body = record["body"]
         said = json.loads(body)
         if said.get("kind") != KIND:
-            raise ValueError(f"kind {said.get('kind')!r}")
+            raise ValueError(tr("cli.evidence.fail.enrolment_kind", kind=repr(said["kind"])) if "kind" in said
+                             else tr("cli.evidence.fail.enrolment_no_kind"))
         key = chain.load_public(said["public_key"])
         office = chain.load_public(said["office_key"])
         if chain.fingerprint(key) != said["fingerprint"] or chain.fingerprint(office) != said["office_fingerprint"]:
-            raise ValueError("a fingerprint is not its key's")
+            raise ValueError(tr("cli.evidence.fail.enrolment_fingerprint"))
         office.verify(bytes.fromhex(record["office_sig"]), body.encode("utf-8"))
     except InvalidSignature as exc:
-        raise BadInput("not signed by the office key it names") from exc
-    except (ValueError, KeyError, TypeError, AttributeError, BadInput) as exc:
-        raise BadInput(f"not a gate enrolment record ({exc})") from exc
+        raise BadInput(tr("cli.evidence.fail.enrolment_office_sig")) from exc
+    except BadInput as exc:  # a key that is not one (wire.chain.load_public)
+        raise BadInput(tr("cli.evidence.fail.enrolment_not_record", why=tr("cli.evidence.fail.enrolment_key"))) from exc
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{exc}" if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+        raise BadInput(tr("cli.evidence.fail.enrolment_not_record", why=why)) from exc
     inspector, problem = None, None
     if record.get("inspector_sig"):
         try:
@@ -108,7 +113,7 @@ def read_record(raw: bytes) -> tuple[Enrolment, dict]:
             ins.verify(bytes.fromhex(record["inspector_sig"]), body.encode("utf-8"))
             inspector = chain.fingerprint(ins)
         except (InvalidSignature, ValueError, TypeError, BadInput):
-            problem = "its inspector countersignature does not hold"
+            problem = tr("cli.evidence.fail.enrolment_countersignature")
     return Enrolment(said["gate_id"], said["fingerprint"], said["office_fingerprint"], said["enrolled_at"],
                      inspector, problem), record
 

@@ -149,8 +149,7 @@ def _compare_shifts(bundled: dict[str, dict], mine: dict[str, Shift], fail: list
             if key in ("meal_worked",) and key not in have:
                 continue
             if have.get(key) != want[key]:
-                fail.append(f"shifts.json {sid}: " + tr("cli.evidence.fail.shift_differs", key=key, have=repr(have.get(key)),
-                                                             want=repr(want[key])))
+                fail.append(f"shifts.json {sid}: " + _differs(key, have.get(key), want[key]))
 
 
 def _recheck_pay(files, statements, mine: dict[str, Shift], calendar, fail, notes) -> None:
@@ -250,3 +249,13 @@ def _compare(st: dict, computed, fail: list[str], notes: list[str]) -> None:
     for ln in adjustments:
         notes.append(tr("cli.evidence.note.adjustment", statement=sid, rule=ln.get("rule"),
                         amount=_brl(ln.get("amount_cents")), description=ln.get("description")))
+
+
+def _differs(key: str, have: object, want: object) -> str:
+    """Why a bundled shift's ``key`` is not the recomputed one, with no Python ``None`` shown: a
+    value missing on one side reads as "none given" (cli.evidence.fail.shift_*)."""
+    if want is None:
+        return tr("cli.evidence.fail.shift_none_recomputed", key=key, have=repr(have))
+    if have is None:
+        return tr("cli.evidence.fail.shift_none_bundled", key=key, want=repr(want))
+    return tr("cli.evidence.fail.shift_differs", key=key, have=repr(have), want=repr(want))

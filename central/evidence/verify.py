@@ -225,7 +225,8 @@ def _enrolments(files: dict[str, bytes], office_fp: str | None, fail: list[str],
         if name != f"enrolments/{enr.gate_id}-{enr.fingerprint}.json":
             fail.append(f"{name}: " + tr("cli.evidence.fail.other_enrolment", gate=enr.gate_id, key=enr.fingerprint))
         elif enr.office_fingerprint != office_fp:
-            fail.append(f"{name}: " + tr("cli.evidence.fail.other_office", key=enr.office_fingerprint, bundle=office_fp))
+            fail.append(f"{name}: " + (tr("cli.evidence.fail.other_office", key=enr.office_fingerprint, bundle=office_fp)
+                                       if office_fp else tr("cli.evidence.fail.no_bundle_office", key=enr.office_fingerprint)))
         elif enr.problem:
             fail.append(f"{name}: {enr.problem}")
         else:

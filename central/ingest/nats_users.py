@@ -100,6 +100,45 @@ def registered_in(keys_dirs: Iterable[str | Path]) -> dict[str, str]:
     return found
 
 
+def registrations(keys_dir: str | Path) -> list[tuple[str, str]]:
+    """``(gate id, port)`` of each registration in ``keys_dir``: its ``gate-ports.json``'s
+    (``add-gate --port``) and its ``nats-users.json``'s users (``--nats-users``), a gate in both
+    listed twice (unlike ``registered_ports``, which keeps one). Raises ``OSError``/``ValueError``
+    for a file that cannot be read or is not what ``add-gate`` writes (the caller says so)."""
+    found = list(file_ports(keys_dir).items())
+    try:
+        state = _state(Path(keys_dir))
+        port, users = state["port"], state["users"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{Path(keys_dir) / STATE_FILE} is not a NATS users file of add-gate: {exc}") from None
+    if isinstance(port, str):
+        found += [(u, port) for u in users if u != OFFICE_USER]
+    return found
+
+
+def users_port(keys_dir: str | Path) -> str | None:
+    """The port whose NATS users ``<keys_dir>/nats-users.json`` holds (one port per file); None
+    when there is none yet. ``OSError``/``ValueError`` as ``registrations``."""
+    try:
+        return _state(Path(keys_dir))["port"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{Path(keys_dir) / STATE_FILE} is not a NATS users file of add-gate: {exc}") from None
+
+
+def port_clashes(keys_dirs: Iterable[str | Path]) -> dict[str, dict[str, list[str]]]:
+    """The gate ids registered at more than one port across ``keys_dirs`` (every served port's,
+    ``CentralConfig.registry_dirs``): gate id -> port -> the keys dirs saying so. Gate ids are
+    unique across ports (docs/operations.md "Many ports, one ledger"): each is an error for
+    ``portgate central check-config``. ``OSError``/``ValueError`` as ``registrations``."""
+    seen: dict[str, dict[str, list[str]]] = {}
+    for keys_dir in dict.fromkeys(str(d) for d in keys_dirs):
+        for gate_id, port in registrations(keys_dir):
+            dirs = seen.setdefault(gate_id, {}).setdefault(port, [])
+            if keys_dir not in dirs:
+                dirs.append(keys_dir)
+    return {g: ports for g, ports in seen.items() if len(ports) > 1}
+
+
 def _new_password(keys_dir: Path, user: str) -> str:
     """A new random password written 0600 for ``user``; returns its bcrypt hash."""
     password = secrets.token_urlsafe(32)

@@ -68,6 +68,7 @@ class _Writer:
         self.y = TOP
         self.page_no = 0
         self.pages = 0
+        self.ship_names: dict[str, str] = {}  # the slip's ships: {IMO: name}
 
     def finish_page(self) -> None:
         self.text.flush(self.c)
@@ -119,6 +120,7 @@ class _Writer:
     def slip(self, slip: Slip, slip_code: str, token: str | None = None) -> None:
         """One slip from a new page: head, a block per shift, total and code, the QR with a ``token``."""
         self.page_no = 0
+        self.ship_names = dict(slip.ships)
         self.new_page(slip, slip_code)
         self.slip_head(slip)
         for st in slip.statements:
@@ -162,7 +164,7 @@ class _Writer:
         shift = st.shift_id.split("/")
         period = shift[3] if len(shift) > 3 else ""
         ship = shift[1] if len(shift) > 1 else ""
-        named = slip.ship_name(ship)
+        named = self.ship_names.get(ship, "")
         self.text.show_groups(LEFT, self.y, (("Turno ", self.day(st.work_day), " ", period, " — navio "),
                                              (named, " (", ship, ")") if named else (ship,),
                                              (" — vencimento ", self.due(st.due_at))), FONT_BOLD, 8.5)

@@ -191,13 +191,15 @@ class PageText:
             self.current = found[1]
 
     def _pieces(self, pieces: tuple[str, ...], font: str, size: float) -> None:
-        ops = self.ops
+        ops, encoded, current = self.ops, self.encoded, self.current
         for piece in pieces:
-            for name, shown in self._encoded(font, piece):
-                if self.current != (name, size):
+            parts = encoded.get((font, piece))
+            for name, shown in self._encoded(font, piece) if parts is None else parts:
+                if current != (name, size):
                     ops.append(f"{name} {size:g} Tf")
-                    self.current = (name, size)
+                    current = (name, size)
                 ops.append(shown)
+        self.current = current
 
     def flush(self, canvas: Canvas) -> None:
         """Write the page's text into ``canvas``'s current page."""

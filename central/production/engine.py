@@ -144,10 +144,14 @@ def _version_prices(rulebook: Rulebook, work: GangWork, _prices: dict | None) ->
     """The rulebook version in force on ``work``'s date and its ``_Prices``, both kept in the
     batch's cache ``_prices`` (None: a cache for this gang only)."""
     cache = {} if _prices is None else _prices
+    found = cache.get(work.date)  # the last rulebook's version and prices on this date
+    if found is not None and found[0] is rulebook:
+        return found[1], found[2]
     version = _version(rulebook, work, cache)
     prices = cache.get(id(version))
     if prices is None or prices.version is not version:
         prices = cache[id(version)] = _Prices(version)
+    cache[work.date] = (rulebook, version, prices)
     return version, prices
 
 

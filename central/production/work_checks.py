@@ -4,7 +4,9 @@ interruptions that are work time, the extension over the cap, the gang's composi
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
+from operator import attrgetter
 
 from central.production.composition import Composition, composition_problem
 from central.production.line_texts import KIND_RULES
@@ -61,6 +63,7 @@ def work_problems(work: GangWork, version: RulebookVersion, tariffs: TariffTable
 
 
 EXTENSION_OVER_CAP = "EXTENSION_OVER_CAP"
+_MINUTES = attrgetter("minutes_worked")
 
 
 def ordinary_minutes(work: GangWork) -> Decimal:
@@ -69,7 +72,13 @@ def ordinary_minutes(work: GangWork) -> Decimal:
     (``07-13``: 360, ``19-01``: 360, ``07-15``: 480). Raises ``BadInput`` for a malformed period."""
     if work.ordinary_minutes is not None:
         return work.ordinary_minutes
-    start, end = parse_period(work.period)
+    return _period_minutes(work.period)
+
+
+@functools.lru_cache(maxsize=256)
+def _period_minutes(period: str) -> Decimal:
+    """A period's hours in minutes (``19-01``: 360), once per period text (a batch has a few)."""
+    start, end = parse_period(period)
     return Decimal((end - start) % 24 * 60)
 
 
@@ -84,6 +93,8 @@ def extension_over_cap(work: GangWork, version: RulebookVersion, extra: Decimal)
         return {}
     ordinary = ordinary_minutes(work)
     limit = ordinary + spec.extension_cap_minutes
+    if not work.members or max(map(_MINUTES, work.members)) + extra <= limit:
+        return {}  # nobody's work time is over (rounding of a sum is monotonic)
     out = {}
     for m in work.members:
         worked = m.minutes_worked + extra

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -53,11 +54,13 @@ def _taps_since(session: Session, found: EnrolSession):
                            .order_by(events.c.id)).all()
 
 
-def refresh(session: Session, registration: str, now: dt.datetime) -> EnrolView:
+def refresh(session: Session, registration: str, now: dt.datetime,
+            offered: Callable[[str], bool] | None = None) -> EnrolView:
     """The worker's enrol panel at ``now``: an open session that is waiting takes the gate's
     first ENROL read received since it started (``gate_enrol.note_read``) or expires; a known card
-    read at the gate meanwhile is named (the gate decided it as always). ``BadInput`` for an
-    unknown worker."""
+    read at the gate meanwhile is named (the gate decided it as always). The gates listed are those
+    ``offered`` keeps (``central.web.registry_scope.gate_offered``: the worker's port's on an office
+    of several ports; None: every gate). ``BadInput`` for an unknown worker."""
     get_worker(session, registration)  # BadInput for an unknown worker (the panel answers 404)
     found = gate_enrol.current(session, registration, now)
     known = None
@@ -71,4 +74,5 @@ def refresh(session: Session, registration: str, now: dt.datetime) -> EnrolView:
             elif r.registration:
                 known = (str(p.get("uid", "")), r.registration)
     shown = found if found is not None else gate_enrol.latest(session, registration)
-    return EnrolView(session=shown, gates=gates(session), known=known)
+    listed = [g for g in gates(session) if offered is None or offered(g[0])]
+    return EnrolView(session=shown, gates=listed, known=known)

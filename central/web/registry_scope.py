@@ -15,8 +15,9 @@ import functools
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from central.ledger.gate_ports import port_of as gate_port_of
 from central.registry.store import PortScope
-from central.registry.worker_ports import port_of, stored_ports, worker_in
+from central.registry.worker_ports import port_of, stored_ports, worker_in, worker_port
 from central.web.render import bad_input
 
 
@@ -43,6 +44,28 @@ def of_worker(fn):
 
     endpoint.per_port = True  # type: ignore[attr-defined]
     return endpoint
+
+
+def gate_offered(conn, registration: str, ports, served, registered=None):
+    """The test "may enrol mode for ``registration`` run at this gate" (the worker page's gate list
+    and its ``POST .../enrol``) of a view of ``ports`` (``request.state.ports``) on an office serving
+    ``served`` (home first), ``registered`` the gates' ports from ``add-gate --port``: ``None`` (every
+    gate) on a single-port office (``ports`` None); else ``gate_id -> bool``, True when the gate's
+    port (``central.ledger.gate_ports.port_of``) is the worker's (``workers.port``, none stored: the
+    home port; ``of_worker`` already made it one of the view's). A gate whose port the office does
+    not know is offered only to a view of every served port (as the live page shows it), so a port's
+    clerk is never offered, nor may start, another port's gate."""
+    if ports is None:
+        return None
+    mine = port_of(worker_port(conn, registration)[1], served)
+    gate, every = gate_port_of(conn, served, registered), set(ports) >= set(served)
+    return lambda gate_id: (p := gate(gate_id)) == mine or (p is None and every)
+
+
+def offered_gates(request: Request, session, registration: str):
+    """``gate_offered`` of this request's view for ``registration`` (inside a session's thread)."""
+    web = request.app.state.web
+    return gate_offered(session.connection(), registration, request.state.ports, web.ports, web.gate_registry)
 
 
 def default_port(request: Request) -> str | None:

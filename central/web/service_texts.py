@@ -228,7 +228,8 @@ def _word_pt(prefix: str):
 
 
 _CARD_PARAMS = {"status": _state_pt, "new": _state_pt, "kind": _word_pt("card_kind.")}
-_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_eligible": {"why": _ineligible_pt},
+_PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_valid_toml": {"detail": toml_error_pt},
+             "not_eligible": {"why": _ineligible_pt},
              "card_import_status": _CARD_PARAMS, "card_import_holder": _CARD_PARAMS,
              "card_import_kind": _CARD_PARAMS, "second_active_card_form": _CARD_PARAMS,
              "card_exists_held": _CARD_PARAMS, "card_transition": {"status": _state_pt, "event": _state_pt},

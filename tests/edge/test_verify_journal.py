@@ -188,3 +188,18 @@ def test_the_fail_lines_in_pt_br_and_english(journal_gate, edit, pt_line, en_lin
     assert pt.returncode == en.returncode == 1, pt.stdout + en.stdout
     assert any(line.startswith(pt_line) for line in pt.stdout.splitlines()), pt.stdout
     assert any(line.startswith(en_line) for line in en.stdout.splitlines()), en.stdout
+
+
+def test_a_public_key_given_inline_as_base64_or_neither_a_file_nor_a_key(journal_gate, tmp_path):
+    """``--public-key AAAA`` said ``AAAA: No such file or directory`` (English, under pt-BR): a value
+    that names no file is read as the key itself (base64 of its 32 bytes); neither a file nor a key is
+    refused in the run's language, exit 2."""
+    config, _path = journal_gate
+    own = chain.public_raw(load_or_create(tmp_path / "state").public_key())
+    done = verify_here(config, "--public-key", own)
+    assert done.returncode == 0, done.stdout + done.stderr
+    pt = run_here(["edge", "verify-journal", "--config", str(config), "--public-key", "AAAA"], env={"PORTGATE_LANG": "pt"})
+    en = run_here(["edge", "verify-journal", "--config", str(config), "--public-key", "AAAA"], env={"PORTGATE_LANG": "en"})
+    assert pt.returncode == en.returncode == 2, pt.stderr + en.stderr
+    assert "portgate: AAAA: não é um arquivo de chave legível nem uma chave pública Ed25519" in pt.stderr, pt.stderr
+    assert "portgate: AAAA: neither a readable key file nor an Ed25519 public key" in en.stderr, en.stderr

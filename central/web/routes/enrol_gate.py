@@ -16,7 +16,7 @@ from starlette.routing import Route
 from central.registry import gate_enrol
 from central.registry.enrol import FormRefused
 from central.web import enrolmodel
-from central.web.registry_scope import of_worker
+from central.web.registry_scope import of_worker, offered_gates
 from central.web.render import bad_input, lang_of, page
 from central.web.routes.registry import WRITERS, worker_response
 from central.web.security import guarded
@@ -36,6 +36,12 @@ def _session_id(request: Request) -> int:
     return sid
 
 
+def not_offered(gate_id: str, registration: str) -> str:
+    """The refusal of a gate the worker page does not offer: the same for another port's gate and
+    for no gate at all (a port's clerk learns nothing of another port's gates)."""
+    return f"gate {gate_id} is not a gate of {registration}'s port: choose one of the list"
+
+
 def _refused(exc: BadInput) -> dict[str, str]:
     if isinstance(exc, FormRefused):
         return exc.fields
@@ -49,7 +55,8 @@ async def panel(request: Request):
     web = request.app.state.web
     reg = request.path_params["registration"]
     try:
-        view = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(s, reg, web.now()))
+        view = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(
+            s, reg, web.now(), offered_gates(request, s, reg)))
     except BadInput as exc:
         return bad_input(request, str(exc), status_code=404)
     lang = lang_of(request)
@@ -67,7 +74,9 @@ class _Who:
 async def start(request: Request):
     """Start enrol mode at the chosen gate: the session (refused for an offline gate, a gate
     already enrolling, a worker with an open session), then the gate's ``EnrolCommand``; a
-    command the broker did not take ends the session at once (cancelled, audited) and says so."""
+    command the broker did not take ends the session at once (cancelled, audited) and says so.
+    A gate the worker page does not offer (another port's, ``registry_scope.gate_offered``) is
+    refused first, online or not: 403, no session, nothing sent."""
     web = request.app.state.web
     reg = request.path_params["registration"]
     form = await request.form()
@@ -78,6 +87,9 @@ async def start(request: Request):
                                      values=typed, form="enrol", status_code=400)
 
     def work(s):
+        offered = offered_gates(request, s, reg)
+        if offered is not None and not offered(typed["gate_id"]):
+            return None
         online = enrolmodel.gate_online(s, typed["gate_id"])
         return gate_enrol.start(s, reg, typed["gate_id"], typed["kind"], gate_online=online, actor=actor,
                                 now=web.now(), timeout_s=web.settings.enrol_timeout_s)
@@ -86,6 +98,9 @@ async def start(request: Request):
         found = await run_in_threadpool(web.with_session, work)
     except BadInput as exc:
         return await worker_response(request, reg, errors=_refused(exc), values=typed, form="enrol", status_code=400)
+    if found is None:
+        return await worker_response(request, reg, errors={"gate_id": not_offered(typed["gate_id"], reg)},
+                                     values=typed, form="enrol", status_code=403)
     command = EnrolCommand(session=found.wire_id, action="start", registration=reg, until=found.until,
                            timeout_s=web.settings.enrol_timeout_s, at=web.now())
     try:

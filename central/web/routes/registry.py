@@ -32,7 +32,7 @@ from central.registry.worker_ports import in_ports, port_of, set_port, worker_po
 from central.registry.schema import workers as workers_table
 from central.web import enrolmodel, registrymodel
 from central.web.ports import per_port
-from central.web.registry_scope import default_port, new_worker_port, of_worker
+from central.web.registry_scope import default_port, new_worker_port, of_worker, offered_gates
 from central.web.routes.upload import upload, upload_form
 from central.web.forms import br_date_text, iso_date_text
 from central.web.render import bad_input, lang_of, page
@@ -133,7 +133,8 @@ async def worker_response(request: Request, reg: str, *, errors: dict[str, str] 
         if len(web.ports) > 1 else None
     enrol = None
     if getattr(request.state.user, "role", None) in WRITERS:  # issue 34: enrol mode on a chosen gate
-        enrol = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(s, reg, web.now()))
+        enrol = await run_in_threadpool(web.with_session, lambda s: enrolmodel.refresh(
+            s, reg, web.now(), offered_gates(request, s, reg)))
     sent = request.query_params.get("photo", "")
     lang = lang_of(request)
     w = wp.worker

@@ -28,6 +28,7 @@ from central.pay.statements_store import pay_from_ledger
 from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
+from testkit.cli import run_here
 from wire import chain
 
 from .ingested import ingest
@@ -192,3 +193,44 @@ def test_countersigning_checks_the_gate_fingerprint_and_bad_pins_are_exit_2(real
     (tmp_path / "p.toml").write_text('office = "x"\nowner = 1\n')
     assert main(["evidence", "verify", str(real["bundle"]), "--pins", str(tmp_path / "p.toml")]) == 2
     assert "unknown key 'owner'" in capsys.readouterr().err
+
+
+def _bundle_with(files: dict[str, bytes], out):
+    """The members ``files`` written as they are (no manifest redone, no signature made)."""
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for n, d in files.items():
+            zf.writestr(n, d)
+    return out
+
+
+def _fail_lines(bundle, lang: str) -> tuple[int, list[str]]:
+    done = run_here(["evidence", "verify", str(bundle)], env={"PORTGATE_LANG": lang})
+    return done.returncode, [line for line in done.stdout.splitlines() if line.startswith("FAIL: ")]
+
+
+def test_an_enrolment_records_fail_lines_in_pt_br_and_english(real, tmp_path):
+    """An enrolment record's problems were English under a pt-BR command line, and a bundle with no
+    valid office key printed ``not the bundle's None``: the sentence speaks the run's language, the
+    ``FAIL: <member>: `` place and exit status 1 stay."""
+    with zipfile.ZipFile(real["bundle"]) as zf:
+        files = {n: zf.read(n) for n in zf.namelist()}
+    name = f"enrolments/{GATE}-{real['gate']}.json"
+    record = json.loads(files[name])
+    record["inspector_sig"] = "00" * 64
+    odd = "enrolments/odd.json"
+    bad = resign({**files, name: json.dumps(record).encode(), odd: json.dumps({"body": "{}"}).encode()},
+                 office_key(real["keys"]), tmp_path / "bad.zip")
+    (pt_code, pt), (en_code, en) = _fail_lines(bad, "pt"), _fail_lines(bad, "en")
+    assert pt_code == en_code == 1, (pt, en)
+    assert f"FAIL: {name}: a contra-assinatura do fiscal não confere" in pt, pt
+    assert f"FAIL: {odd}: não é um registro de chave de portão (sem kind)" in pt, pt
+    assert f"FAIL: {name}: its inspector countersignature does not hold" in en, en
+    assert f"FAIL: {odd}: not a gate enrolment record (no kind)" in en, en
+    unsigned = _bundle_with({**files, "manifest.sig": b"00\n"}, tmp_path / "unsigned.zip")
+    (pt_code, pt), (en_code, en) = _fail_lines(unsigned, "pt"), _fail_lines(unsigned, "en")
+    assert pt_code == en_code == 1, (pt, en)
+    assert (f"FAIL: {name}: assinado pela chave do escritório {real['office']}, e o pacote não tem chave do "
+            "escritório válida (nenhuma)") in pt, pt
+    assert (f"FAIL: {name}: signed by office key {real['office']}, and the bundle has no valid office key "
+            "(none given)") in en, en
+    assert not any("None" in line for line in pt + en), (pt, en)

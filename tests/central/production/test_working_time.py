@@ -159,3 +159,30 @@ def test_r8_hours_count_the_travel_and_an_e8_stoppage_as_work_time(tmp_path, cap
     assert main(["rotation", "hours", "--db", url, "--month", "2026-03"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["stevedores"] == [{"registration": "E1", "gangs": 1, "hours": "6.17"}]
+
+
+def test_the_cap_check_flags_only_boarded_members_over_it_whatever_the_others_minutes():
+    # extension_over_cap looks at the gang's largest minutes first (issue 32 item 6): a member who
+    # did not board, however long his typed minutes, flags nobody; a boarded member half a minute
+    # over 360 + 120 is flagged; 480 + 0 is not; a gang with no members has no flag.
+    import datetime as dt
+    from decimal import Decimal
+
+    from central.production.model import GangWork, Member
+    from central.production.rulebook import find_rulebook
+    from central.production.work_checks import extension_over_cap
+
+    day = dt.date(2026, 3, 10)
+    version = find_rulebook("dl-2032-1940").version_for(day)
+
+    def gang(*members):
+        return GangWork("T1", "9123456", day, "07-13", dt.datetime(2026, 3, 10, 16, tzinfo=dt.UTC), members, ())
+
+    at_cap = Member("E2", "stevedore", minutes_worked=Decimal(480))
+    absent = Member("E3", "stevedore", boarded=False, minutes_worked=Decimal(900))
+    assert extension_over_cap(gang(at_cap, absent), version, Decimal(0)) == {}
+    assert extension_over_cap(gang(), version, Decimal(0)) == {}
+    over = Member("E1", "stevedore", minutes_worked=Decimal("480.5"))
+    flags = extension_over_cap(gang(at_cap, absent, over), version, Decimal(0))
+    assert list(flags) == ["E1"] and "E1 worked 480.5 min, 120.5 min beyond" in flags["E1"]
+    assert list(extension_over_cap(gang(at_cap), version, Decimal("0.5"))) == ["E2"]  # work-time minutes count

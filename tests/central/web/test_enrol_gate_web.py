@@ -114,7 +114,7 @@ def test_an_offline_gate_is_refused_beside_the_gate_field_and_nothing_is_sent(of
     c, token = office
     r = _start(c, token, gate="g-b")
     assert r.status_code == 400
-    assert 'id="en-gate_id-error"' in r.text and "a porta g-b está sem conexão" in r.text
+    assert 'id="en-gate_id-error"' in r.text and "o portaló g-b está sem conexão" in r.text
     assert 'aria-invalid="true"' in r.text and sent == [] and _actions(registry, "V008") == []
 
 
@@ -132,7 +132,7 @@ def test_a_command_the_broker_does_not_take_ends_the_session_and_says_so(registr
 
     c, token = logged_in(_app(registry, clock, down), "office")
     r = _start(c, token)
-    assert r.status_code == 503 and "a porta g-c não foi avisada" in r.text
+    assert r.status_code == 503 and "o portaló g-c não foi avisado" in r.text
     assert _actions(registry, "V008") == [("enrol.start", "web:office"), ("enrol.cancel", "system")]
     assert 'id="enrol-start"' in r.text  # the clerk may try again
 
@@ -140,7 +140,7 @@ def test_a_command_the_broker_does_not_take_ends_the_session_and_says_so(registr
 def test_without_a_link_to_the_gates_the_start_is_refused(registry, clock):
     c, token = logged_in(_app(registry, clock, None), "office")
     r = _start(c, token)
-    assert r.status_code == 400 and "não há ligação MQTT com as portas" in r.text
+    assert r.status_code == 400 and "não há ligação MQTT com os portalós" in r.text
 
 
 def test_with_no_card_read_the_session_expires_at_its_deadline(office, registry, clock):

@@ -254,6 +254,9 @@ SAMPLES = {
     "enrol_missing": "enrol session 99 does not exist",
     "enrol_no_mqtt": "no MQTT link to the gates is configured",
     "enrol_not_told": "gate g-c not told: MQTT broker 127.0.0.1:1 not reachable: Connection refused",
+    "gate_ports_clash": "gate g-aurora is registered at several ports (santos: /k/s, paranagua: /k/p): "
+                        "a gate id is unique across ports",
+    "enrol_gate_not_offered": "gate g-aurora is not a gate of PRV001's port: choose one of the list",
     "card_kind_form": "kind 'inspector' is not control or badge",
     "uid_not_hex": "UID 'XYZ' is not hexadecimal",
     "uid_odd": "UID '123' has an odd number of hex digits",
@@ -280,6 +283,61 @@ SAMPLES = {
     "card_not_uid": "card 'xyz!' is not a card UID in any UID form",
     "docbr_length": "cpf '5299822472' is not 11 digits (000.000.000-00, e.g. 529.982.247-25)",
     "docbr_check": "pis '170.33259.50-5' fails its check digits (a digit mistyped?)",
+    "not_a_zip": "not a readable zip: File is not a zip file",
+    "no_manifest": "no manifest.json: not an evidence bundle",
+    "manifest_malformed": "manifest.json is malformed: Object missing required field `format`",
+    "manifest_not_json": "manifest.json is not JSON: invalid character (byte 0)",
+    "not_fingerprint": "'zz' is not a key fingerprint (16 hex digits, as verify prints them)",
+    "home_port_not_in_ports": "port 'santos' (the home port) must be one of ports ['paranagua']",
+    "ports_twice": "ports ['Santos', 'santos'] names a port twice (letter case aside)",
+    "directory_not_found": "directory not found: /etc/portgate/keys",
+    "file_not_found_at": "file not found: /var/lib/portgate/data/workers.csv",
+    "database_backend": "mysql is not supported: the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL "
+                        "(postgresql+psycopg://user@host/db)",
+    "nats_without_servers": "[nats] has settings but no servers: give servers (the JetStream ingest) or remove "
+                            "[nats] (the MQTT ingest)",
+    "after_to": "2026-03-20 is after --to 2026-03-01",
+    "value_outside": "'1900-01-01' is outside 2000-01-01..2100-12-31",
+    "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
+    "cells_more": "2 cell(s) more than the header has",
+    "port_not_served": "port 'rio' is not served by this office (ports: santos)",
+    "not_gate_pin": "'g1' is not GATE=FINGERPRINT",
+    "pin_file_unreadable": "cannot read the pin file: No such file or directory",
+    "pin_file_not_toml": "not a pin file: not UTF-8 TOML (Expected '=' after a key in a key/value pair (at line 1, column 3))",
+    "pin_file_unknown_key": "not a pin file: unknown key 'owner' (office, inspector, gates)",
+    "pin_fingerprints": "a fingerprint or a list of them",
+    "pin_gates_table": "a table GATE = FINGERPRINT",
+    "member_over_limit": "unpacks to 900000000 bytes, over the limit of 268435456",
+    "members_over_limit": "members unpack to 900000000 bytes in all, over the limit of 1073741824",
+    "member_damaged": "damaged member (Bad CRC-32 for file 'shifts.json')",
+    "member_longer": "holds more than the 10 bytes it declares",
+    "not_database_url": "'x' is not a database URL (sqlite:///path.db or postgresql+psycopg://user@host/db): Could not "
+                        "parse SQLAlchemy URL from given URL string",
+    "not_database_url_config": "not a database URL: Could not parse SQLAlchemy URL from given URL string",
+    "sqlite_memory": "an in-memory SQLite database holds no ledger: give a file",
+    "sqlite_memory_config": "an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
+    "sqlite_missing": "SQLite file '/tmp/none.db' does not exist (run `portgate ledger migrate --db URL` to create a "
+                      "ledger)",
+    "name_database": "name the database: --config central.toml (its database_url) or --db URL, one of them",
+    "keys_dir_missing": "'/etc/portgate/keys' does not exist (portgate central add-gate creates the key directory)",
+    "keys_dir_not_dir": "'/etc/portgate/keys' is not a directory (portgate central add-gate creates the key directory)",
+    "password_twice": "give the password in database_password_file or in database_url, not both",
+    "port_keys_dirs_strange": "port_keys_dirs names rio: not a port of ports other than the home port 'santos' (whose "
+                              "registrations are in keys_dir)",
+    "nats_durable_ports": "[nats] durable names one consumer: with several ports leave it empty (each port's consumer "
+                          "is ledger-<port>)",
+    "nats_user_no_password": "[nats] user given without password_file",
+    "secret_missing": "MQTT password file not found",
+    "secret_unreadable": "gate HMAC key file cannot be opened: Permission denied",
+    "secret_open": "MQTT password file must not be accessible by group or others (chmod 600)",
+    "secret_empty": "database password file is empty",
+    "cannot_open": "cannot be opened: Permission denied",
+    "not_valid_toml": "not valid TOML: Expected '=' after a key in a key/value pair (at line 1, column 3)",
+    "countersign_other_key": "the record enrols key 0123456789abcdef of gate g1, not 0000000000000000 (read at the "
+                             "gangway): not countersigned",
+    "countersign_other_office": "the record is signed by office key 0123456789abcdef, not 0000000000000000: not "
+                                "countersigned",
+    "countersigned_already": "already countersigned by inspector key 0123456789abcdef",
 }
 
 
