@@ -110,19 +110,29 @@ def sanction_refusal(old: Worker, new: Worker) -> str | None:
             f"(use `portgate registry {verb}`: the penalty goes on the registration record, R4)")
 
 
+#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP): a
+#: name starting with one is not a person's name, and ``worker_problems`` refuses it.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def worker_problems(worker: Worker) -> list[str]:
     """Why ``worker``'s fields do not fit the ``workers`` columns (``central.bounds``: a
     registration or category longer than 64 characters, a rotation number or booklet year outside
     a 32-bit whole number) or are not plausible (a health exam, suspension day or booklet year
     outside 2000..2100, ``portgate.timeutil.PLAUSIBLE_FROM``/``PLAUSIBLE_UNTIL``: a typo such as
     9999 would make the registration valid for ever, G3, and break the dates computed from it),
-    one English reason each; empty when it fits."""
+    or a name starting with a formula character (``FORMULA_LEADS``: ``=cmd|calc`` is no person's
+    name; the exports escape such cells too, ``portgate.tables``), one English reason each; empty
+    when it fits."""
     problems = bounds.problems(workers, dataclasses.asdict(worker), COLUMNS[Worker])
     first, last = PLAUSIBLE_FROM.date(), PLAUSIBLE_UNTIL.date() - dt.timedelta(days=1)
     for name in ("health_exam_date", "suspended_from", "suspended_until"):
         day = getattr(worker, name)
         if day is not None and not first <= day <= last:
             problems.append(f"{name} {day.isoformat()!r} is outside {first}..{last}")
+    if worker.name[:1] in FORMULA_LEADS:
+        problems.append(f"name {worker.name!r} starts with {worker.name[:1]!r}: not a person's name "
+                        f"(a spreadsheet would run it as a formula)")
     year = worker.booklet_revalidated_year
     if year is not None and not first.year <= year <= last.year and not any("booklet" in p for p in problems):
         problems.append(f"booklet_revalidated_year {year} is outside {first.year}..{last.year}")
@@ -239,7 +249,33 @@ def _import_errors(session: Session, workers_csv, placed_workers: list, placed_c
     repeated, regs = _repeated_registrations(placed_workers)
     errors += repeated
     errors += _rotation_errors(session, placed_workers, regs)
+    errors += _category_errors(session, placed_workers)
+    errors += _id_errors(session, workers_csv, placed_workers)
     return errors, regs, registered
+
+
+def _category_errors(session: Session, placed_workers: list) -> list[str]:
+    """The worker rows whose category is neither a known one nor already registered
+    (``central.registry.enrol.categories``, the categories the add form offers): a typo such as
+    ``astronaut`` would silently open a new rotation list (R1). The reason lists the allowed ones, in
+    the add form's words (``enrol.add_worker``)."""
+    from central.registry.enrol import categories  # lazy: enrol imports store, which imports this module
+
+    allowed = categories(session)
+    return [f"{where}: category {worker.category!r} is not one of {', '.join(allowed)}"
+            for where, worker in placed_workers if worker.category not in allowed]
+
+
+def _id_errors(session: Session, workers_csv, placed_workers: list) -> list[str]:
+    """The worker rows giving a CPF or PIS another registration holds, in the registry or on an
+    earlier line (``central.registry.ids.clashes``: one person, one CPF, Lei 14.534/2023 art. 1;
+    one PIS/NIS per worker, Decreto 97.936/1989 art. 1)."""
+    if not workers_csv:
+        return []
+    good = {where for where, _worker in placed_workers}
+    given = [(where, (row.get("registration") or "").strip(), WorkerIds.from_row(row))
+             for where, row in tables.read_rows(workers_csv) if where in good]
+    return worker_ids.clashes(session, [g for g in given if g[2] != WorkerIds()])
 
 
 def _sanction_errors(session: Session, placed_workers: list, known_before: set[str]) -> list[str]:
