@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from central import bounds
 from central.registry import ids as worker_ids
+from central.registry import import_writes
 from central.registry import worker_ports
 from central.registry.changes import utcnow
 from central.registry.rows import (CARD_TRANSITIONS, _upsert, card_from_row, save_card, save_with_history,
@@ -353,7 +354,7 @@ def _save_workers(session: Session, workers_csv, new_workers: list[Worker], regi
                   actor: str, now: dt.datetime) -> tuple[list[Worker], list[Worker]]:
     """Save the checked workers that are new or different (``save_with_history``; a CPF or PIS the
     registry lacks or holds otherwise makes a worker different: ``central.registry.ids``, written
-    with ``set_ids``). Returns ``(changed, same)``: the workers saved and the rows restating a
+    with ``set_ids``; the new workers in batches, ``import_writes.insert_new_workers``). Returns ``(changed, same)``: the workers saved and the rows restating a
     worker exactly as registered (nothing written)."""
     as_registered = {w.registration: w for w in _workers_by_registration(session, registrations)}
     given = worker_ids.csv_ids(workers_csv) if workers_csv else {}  # CPF/PIS: the registry only
@@ -362,7 +363,11 @@ def _save_workers(session: Session, workers_csv, new_workers: list[Worker], regi
                if worker_ids.merged(stored.get(reg, WorkerIds()), ids) != stored.get(reg, WorkerIds())}
     same = [w for w in new_workers if as_registered.get(w.registration) == w and w.registration not in renewed]
     changed = [w for w in new_workers if as_registered.get(w.registration) != w or w.registration in renewed]
+    fresh = [w for w in changed if w.registration not in as_registered]  # new workers: written in batches
+    import_writes.insert_new_workers(session, fresh, given, actor=actor, now=now)
     for worker in changed:
+        if worker.registration not in as_registered:
+            continue
         if as_registered.get(worker.registration) != worker:
             save_with_history(session, worker, actor=actor, now=now, action="worker.import")
         if worker.registration in given:
