@@ -95,14 +95,7 @@ def check_journal(path: str | Path, gate_id: str, keys: list, *, office_keys: li
     report = chain.check_chain(gate_id, events, start, first_seq=rows[0][0] if rows else None)
     problems.extend((b.seq_from if b.seq_from > 0 else b.seq_to, break_line(b)) for b in report.breaks)
     last = rows[-1][0] if rows else 0
-    hwm, received = _hwm_seq(path), _receipt_seq(path, office_keys, port, gate_id)
-    if hwm > last and hwm >= received:  # rows cut off the end leave a chain that holds: the gate's own mark says more
-        said = tr("cli.edge.fail.truncated", hwm_file=path.name + ".hwm", hwm=hwm, first=last + 1)
-        problems.append((last + 1, f"TRUNCATED after seq {last}: {said}"))
-    elif received > last:  # the office signed that it received more than the journal holds
-        said = tr("cli.edge.fail.truncated_receipt", receipt_file=path.name + ".receipt", seq=received,
-                  first=last + 1)
-        problems.append((last + 1, f"TRUNCATED after seq {last}: {said}"))
+    problems.extend(_truncated(path, last, office_keys, port, gate_id))
     problems.sort(key=lambda p: p[0])
     return JournalCheck(path, len(rows), rows[0][0] if rows else 0, rows[-1][0] if rows else 0, report,
                         tuple(problems), chain.fingerprint(start) if start is not None else None)
@@ -125,6 +118,21 @@ def _hwm_seq(path: Path) -> int:
         return int(Path(str(path) + ".hwm").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def _truncated(path: Path, last: int, office_keys, port: str, gate_id: str) -> list[tuple[int, str]]:
+    """The TRUNCATED problem of a journal ending at seq ``last`` below the gate's ``.hwm`` mark or
+    below the seq of the office's verified receipt (``_receipt_seq``), or none: rows cut off the
+    end leave a chain that holds, these marks say more was journaled."""
+    hwm, received = _hwm_seq(path), _receipt_seq(path, office_keys, port, gate_id)
+    if hwm > last and hwm >= received:
+        said = tr("cli.edge.fail.truncated", hwm_file=path.name + ".hwm", hwm=hwm, first=last + 1)
+    elif received > last:  # the office signed that it received more than the journal holds
+        said = tr("cli.edge.fail.truncated_receipt", receipt_file=path.name + ".receipt", seq=received,
+                  first=last + 1)
+    else:
+        return []
+    return [(last + 1, f"TRUNCATED after seq {last}: {said}")]
 
 
 def _receipt_seq(path: Path, office_keys, port: str, gate_id: str) -> int:

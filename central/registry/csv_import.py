@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from central import bounds
 from central.registry import ids as worker_ids
-from central.registry import import_writes
+from central.registry import import_checks, import_writes
 from central.registry import worker_ports
 from central.registry.changes import utcnow
 from central.registry.rows import (CARD_TRANSITIONS, _upsert, card_from_row, save_card, save_with_history,
@@ -249,34 +249,10 @@ def _import_errors(session: Session, workers_csv, placed_workers: list, placed_c
         [w.registration for w in new_workers], allowed=ports.allowed, scope=ports.scope, served=ports.served)
     repeated, regs = _repeated_registrations(placed_workers)
     errors += repeated
-    errors += _rotation_errors(session, placed_workers, regs)
-    errors += _category_errors(session, placed_workers)
-    errors += _id_errors(session, workers_csv, placed_workers)
+    errors += import_checks.rotation_errors(session, placed_workers, regs)
+    errors += import_checks.category_errors(session, placed_workers)
+    errors += import_checks.id_errors(session, workers_csv, placed_workers)
     return errors, regs, registered
-
-
-def _category_errors(session: Session, placed_workers: list) -> list[str]:
-    """The worker rows whose category is neither a known one nor already registered
-    (``central.registry.enrol.categories``, the categories the add form offers): a typo such as
-    ``astronaut`` would silently open a new rotation list (R1). The reason lists the allowed ones, in
-    the add form's words (``enrol.add_worker``)."""
-    from central.registry.enrol import categories  # lazy: enrol imports store, which imports this module
-
-    allowed = categories(session)
-    return [f"{where}: category {worker.category!r} is not one of {', '.join(allowed)}"
-            for where, worker in placed_workers if worker.category not in allowed]
-
-
-def _id_errors(session: Session, workers_csv, placed_workers: list) -> list[str]:
-    """The worker rows giving a CPF or PIS another registration holds, in the registry or on an
-    earlier line (``central.registry.ids.clashes``: one person, one CPF, Lei 14.534/2023 art. 1;
-    one PIS/NIS per worker, Decreto 97.936/1989 art. 1)."""
-    if not workers_csv:
-        return []
-    good = {where for where, _worker in placed_workers}
-    given = [(where, (row.get("registration") or "").strip(), WorkerIds.from_row(row))
-             for where, row in tables.read_rows(workers_csv) if where in good]
-    return worker_ids.clashes(session, [g for g in given if g[2] != WorkerIds()])
 
 
 def _sanction_errors(session: Session, placed_workers: list, known_before: set[str]) -> list[str]:
@@ -331,23 +307,6 @@ def _repeated_registrations(placed_workers: list) -> tuple[list[str], dict[str, 
                           f"repeats line {regs[worker.registration].rsplit(':', 1)[1]}")
         regs[worker.registration] = where
     return errors, regs
-
-
-def _rotation_errors(session: Session, placed_workers: list, regs: dict[str, str]) -> list[str]:
-    """The worker rows whose ``rotation_number`` another worker of the same category holds, in the
-    file or in the registry (one place per rotation list, R1); ``regs``: the file's registrations."""
-    errors = []
-    taken = {(r.category, r.rotation_number): r.registration for r in session.execute(
-        select(workers.c.registration, workers.c.category, workers.c.rotation_number).where(
-            workers.c.rotation_number.is_not(None))) if r.registration not in regs}
-    for where, worker in placed_workers:
-        if worker.rotation_number is None:
-            continue
-        other = taken.setdefault((worker.category, worker.rotation_number), worker.registration)
-        if other != worker.registration:
-            errors.append(f"{where}: rotation_number {worker.rotation_number} is already held by "
-                          f"{other} ({worker.category})")
-    return errors
 
 
 def _save_workers(session: Session, workers_csv, new_workers: list[Worker], registrations: list[str], *,
