@@ -18,12 +18,14 @@ def category_errors(session: Session, placed_workers: list) -> list[str]:
     """The worker rows whose category is neither a known one nor already registered
     (``central.registry.enrol.categories``, the categories the add form offers): a typo such as
     ``astronaut`` would silently open a new rotation list (R1). The reason lists the allowed ones, in
-    the add form's words (``enrol.add_worker``)."""
+    the add form's words (``enrol.add_worker``). A category too long for its column is left to
+    ``csv_import.worker_problems``, which names it once."""
     from central.registry.enrol import categories  # lazy: enrol imports store, which imports csv_import and this module
 
-    allowed = categories(session)
+    allowed, longest = categories(session), workers.c.category.type.length
     return [f"{where}: category {worker.category!r} is not one of {', '.join(allowed)}"
-            for where, worker in placed_workers if worker.category not in allowed]
+            for where, worker in placed_workers
+            if worker.category not in allowed and len(worker.category) <= longest]  # longer: worker_problems
 
 
 def id_errors(session: Session, workers_csv, placed_workers: list) -> list[str]:
