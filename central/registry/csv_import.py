@@ -185,7 +185,7 @@ def _second_active_cards(session: Session, placed: list[tuple[str, Card]],
 def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  cards_csv: str | Path | None = None, actor: str,
                  now: dt.datetime | None = None, port: str | None = None,
-                 ports: PortScope = PortScope()) -> dict[str, int]:
+                 ports: PortScope = PortScope(), new_categories: tuple[str, ...] = ()) -> dict[str, int]:
     """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
 
     Every row of both files is validated first (``load_csv_parts`` names each bad row ``file:line``;
@@ -201,11 +201,10 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     through ``lost``, ``return-card``, ``replace-card``), and so is a new active card whose
     holder already has an active card of its kind (``replace-card`` issues it). Raises
     ``BadInput`` listing every bad row; the caller rolls back so nothing is half-imported. Returns
-    what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different
-    (a CPF or PIS given that the registry lacks or holds otherwise counts: ``central.registry.ids``)
-    (each saved with its audit row and roster change), ``m`` cards issued, and ``k`` rows that
-    restate a worker or card exactly as registered (nothing written for them: no audit row, no
-    change sent to the gates). ``import_summary`` words it for the command line.
+    what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different (a CPF
+    or PIS the registry lacks or holds otherwise counts; each saved with its audit row and roster change),
+    ``m`` cards issued, ``k`` rows restating a worker or card as registered (nothing written for them).
+    A category neither known nor registered nor in ``new_categories`` is a bad row (``import_checks``).
 
     The port (``central.registry.worker_ports``, 0029): a worker takes his row's ``port`` cell, else
     ``port`` (None: a registered worker keeps his, a new one is of the home port); ``ports`` says
@@ -217,7 +216,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     placed_workers, placed_cards, bad_rows, bad_regs = _parsed_files(workers_csv, cards_csv)
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]
-    errors, regs, registered = _import_errors(session, workers_csv, placed_workers, placed_cards, bad_regs, ports)
+    errors, regs, registered = _import_errors(session, workers_csv, placed_workers, placed_cards, bad_regs, ports,
+                                              new_categories)
     if errors or bad_rows:
         raise BadInput("\n".join(_in_line_order(bad_rows + errors)))
     changed, same = _save_workers(session, workers_csv, new_workers, list(regs), actor=actor, now=now)
@@ -230,7 +230,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
 
 
 def _import_errors(session: Session, workers_csv, placed_workers: list, placed_cards: list, bad_regs: set[str],
-                   ports: PortScope) -> tuple[list[str], dict[str, str], dict[str, Card]]:
+                   ports: PortScope, new_categories=()) -> tuple[list[str], dict[str, str], dict[str, Card]]:
     """``import_files``'s checks of the rows that parse, in the order it reports them: ``(errors,
     regs, registered)``, the ``file:line: reason`` errors, the file's registrations (registration
     -> its first row's ``file:line``) and the registered cards the cards file names (by uid)."""
@@ -250,7 +250,7 @@ def _import_errors(session: Session, workers_csv, placed_workers: list, placed_c
     repeated, regs = _repeated_registrations(placed_workers)
     errors += repeated
     errors += import_checks.rotation_errors(session, placed_workers, regs)
-    errors += import_checks.category_errors(session, placed_workers)
+    errors += import_checks.category_errors(session, placed_workers, new_categories)
     errors += import_checks.id_errors(session, workers_csv, placed_workers)
     return errors, regs, registered
 

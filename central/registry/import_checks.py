@@ -14,15 +14,16 @@ from portgate import tables
 from portgate.records import WorkerIds
 
 
-def category_errors(session: Session, placed_workers: list) -> list[str]:
+def category_errors(session: Session, placed_workers: list, new: tuple[str, ...] = ()) -> list[str]:
     """The worker rows whose category is neither a known one nor already registered
     (``central.registry.enrol.categories``, the categories the add form offers): a typo such as
     ``astronaut`` would silently open a new rotation list (R1). The reason lists the allowed ones, in
-    the add form's words (``enrol.add_worker``). A category too long for its column is left to
+    the add form's words (``enrol.add_worker``). ``new``: the categories this import may open (the
+    command's ``--new-category``: a port's own list, such as ``arrumador``). A category too long for its column is left to
     ``csv_import.worker_problems``, which names it once."""
     from central.registry.enrol import categories  # lazy: enrol imports store, which imports csv_import and this module
 
-    allowed, longest = categories(session), workers.c.category.type.length
+    allowed, longest = sorted(set(categories(session)) | set(new)), workers.c.category.type.length
     return [f"{where}: category {worker.category!r} is not one of {', '.join(allowed)}"
             for where, worker in placed_workers
             if worker.category not in allowed and len(worker.category) <= longest]  # longer: worker_problems

@@ -99,3 +99,17 @@ def test_a_worker_moving_his_cpf_to_a_new_row_and_a_registered_category_pass(dem
     done = _import(demo_url, path)
     assert done.returncode == 0, done.stderr
     assert {"X200", "X101"} <= _registrations(demo_url)
+
+
+def test_a_new_category_opens_only_when_the_import_names_it(demo_url, tmp_path):
+    """``--new-category arrumador``: a port's own list is opened on purpose, not by a typo; the
+    other rows' categories are still checked (``astronaut`` stays refused)."""
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + "X300,Arrumador Um,arrumador,active,2026-01-10,1,,\n", encoding="utf-8")
+    done = run_here(["registry", "import", "--db", demo_url, "--workers", str(path), "--new-category", "zelador"],
+                    env={"PORTGATE_LANG": "en"})
+    assert done.returncode == 2 and "category 'arrumador' is not one of arrumador" not in done.stderr
+    assert "is not one of capatazia, estivador, vigia, zelador" in done.stderr, done.stderr
+    done = run_here(["registry", "import", "--db", demo_url, "--workers", str(path), "--new-category", "arrumador"])
+    assert done.returncode == 0, done.stderr
+    assert "X300" in _registrations(demo_url)
