@@ -136,7 +136,7 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
     no key or no readable journal."""
     from pathlib import Path
 
-    from edge.config import load_gate_config
+    from edge.config import load_gate_config, office_key, office_next_key
     from edge.journal_check import check_journal
     from edge.signing import load_existing
     from portgate.errors import StoreError
@@ -145,6 +145,7 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
     try:
         cfg = load_gate_config(config_path)
         keys = [k for name in public_keys for k in _public_keys(Path(name))]
+        office_keys = [k for k in (office_key(cfg), office_next_key(cfg)) if k is not None]  # the receipt's
     except (PortgateError, OSError) as exc:
         click.echo(f"portgate: {_why(exc)}", err=True)
         ctx.exit(2)
@@ -155,7 +156,8 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
             click.echo(tr("cli.edge.give_public_key", why=_why(exc), gate=cfg.gate_id), err=True)
             ctx.exit(2)
     try:
-        found = check_journal(Path(cfg.state_dir) / "journal.db", cfg.gate_id, keys)
+        found = check_journal(Path(cfg.state_dir) / "journal.db", cfg.gate_id, keys, office_keys=office_keys,
+                              port=cfg.port)
     except StoreError as exc:
         click.echo(f"portgate: {exc}", err=True)
         ctx.exit(2)

@@ -22,9 +22,10 @@ import msgspec
 
 from edge.display.follower import open_ro
 from portgate.clitext import tr
-from portgate.errors import StoreError
+from portgate.errors import BadInput, StoreError
 from wire import chain
 from wire import events as wire
+from wire.receipts import verify_receipt
 
 _decoder = msgspec.json.Decoder(wire.Event)
 
@@ -49,12 +50,17 @@ class JournalCheck:
         return min((seq for seq, _ in self.problems), default=None)
 
 
-def check_journal(path: str | Path, gate_id: str, keys: list) -> JournalCheck:
+def check_journal(path: str | Path, gate_id: str, keys: list, *, office_keys: list = (),
+                  port: str = "") -> JournalCheck:
     """Check the journal of gate ``gate_id`` at ``path`` against its public ``keys`` (Ed25519, oldest first; the
     one that signs the first signed event starts the chain, rollovers are followed from there).
     A row whose body does not decode, or whose event names another seq or gate than its row, is a
     problem at that seq (MALFORMED, ROW_MISMATCH); rows missing at the end while the gate's
-    ``.hwm`` file says they were journaled are TRUNCATED. Raises ``StoreError`` if the file is missing or
+    ``.hwm`` file says they were journaled are TRUNCATED, and so are rows missing below the seq of the
+    office's receipt kept next to the journal (``<journal>.receipt``) once it verifies against one of
+    ``office_keys`` for ``port``/``gate_id`` (``wire.receipts.verify_receipt``; a receipt that does not
+    verify, or no office key, sets no floor): deleting the ``.hwm`` file with the last rows does not
+    hide the cut. Raises ``StoreError`` if the file is missing or
     not a readable journal (the caller exits 2)."""
     path = Path(path)
     try:
@@ -89,10 +95,7 @@ def check_journal(path: str | Path, gate_id: str, keys: list) -> JournalCheck:
     report = chain.check_chain(gate_id, events, start, first_seq=rows[0][0] if rows else None)
     problems.extend((b.seq_from if b.seq_from > 0 else b.seq_to, break_line(b)) for b in report.breaks)
     last = rows[-1][0] if rows else 0
-    hwm = _hwm_seq(path)
-    if hwm > last:  # rows cut off the end leave a chain that holds: the gate's own mark says more
-        said = tr("cli.edge.fail.truncated", hwm_file=path.name + ".hwm", hwm=hwm, first=last + 1)
-        problems.append((last + 1, f"TRUNCATED after seq {last}: {said}"))
+    problems.extend(_truncated(path, last, office_keys, port, gate_id))
     problems.sort(key=lambda p: p[0])
     return JournalCheck(path, len(rows), rows[0][0] if rows else 0, rows[-1][0] if rows else 0, report,
                         tuple(problems), chain.fingerprint(start) if start is not None else None)
@@ -115,6 +118,37 @@ def _hwm_seq(path: Path) -> int:
         return int(Path(str(path) + ".hwm").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def _truncated(path: Path, last: int, office_keys, port: str, gate_id: str) -> list[tuple[int, str]]:
+    """The TRUNCATED problem of a journal ending at seq ``last`` below the gate's ``.hwm`` mark or
+    below the seq of the office's verified receipt (``_receipt_seq``), or none: rows cut off the
+    end leave a chain that holds, these marks say more was journaled."""
+    hwm, received = _hwm_seq(path), _receipt_seq(path, office_keys, port, gate_id)
+    if hwm > last and hwm >= received:
+        said = tr("cli.edge.fail.truncated", hwm_file=path.name + ".hwm", hwm=hwm, first=last + 1)
+    elif received > last:  # the office signed that it received more than the journal holds
+        said = tr("cli.edge.fail.truncated_receipt", receipt_file=path.name + ".receipt", seq=received,
+                  first=last + 1)
+    else:
+        return []
+    return [(last + 1, f"TRUNCATED after seq {last}: {said}")]
+
+
+def _receipt_seq(path: Path, office_keys, port: str, gate_id: str) -> int:
+    """The seq of the office's receipt in ``<journal>.receipt`` once its signature verifies against
+    one of ``office_keys`` and it names ``port``/``gate_id`` (``wire.receipts.verify_receipt``), 0
+    when there is none, it cannot be read or it does not verify (no floor then)."""
+    try:
+        raw = Path(str(path) + ".receipt").read_bytes()
+    except OSError:
+        return 0
+    for key in office_keys:
+        try:
+            return verify_receipt(raw, key, port=port, gate_id=gate_id).seq
+        except BadInput:
+            continue
+    return 0
 
 
 def break_line(b: chain.Break) -> str:

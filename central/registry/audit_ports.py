@@ -27,7 +27,7 @@ from central.ledger.object_ports import event_port
 from central.registry.schema import cards, cases, workers
 
 WORKER_ACTIONS = ("worker.", "worker_account.", "worker_request.", "enrol.")
-_KEY = "portgate.audit_ports"  # session.info: (transaction, [(audit id, registration)])
+_KEY = "portgate.audit_ports"  # session.info: (transaction, {registration: [audit id]})
 
 
 def resolve(conn: Connection | Session, action: str, subject: str) -> tuple[str | None, str | None]:
@@ -49,11 +49,13 @@ def resolve(conn: Connection | Session, action: str, subject: str) -> tuple[str 
     return ALL, None
 
 
-def _written(conn: Connection | Session) -> list[tuple[int, str]]:
+def _written(conn: Connection | Session) -> dict[str, list[int]]:
+    """This transaction's entries that follow a worker's port: registration -> audit ids (by
+    registration, so ``follow`` is one look-up, not a scan of every entry of a large import)."""
     tx = conn.get_transaction()
     kept = conn.info.get(_KEY)
     if kept is None or kept[0] is not tx:
-        kept = (tx, [])
+        kept = (tx, {})
         conn.info[_KEY] = kept
     return kept[1]
 
@@ -61,11 +63,11 @@ def _written(conn: Connection | Session) -> list[tuple[int, str]]:
 def remember(conn: Connection | Session, audit_id: int, registration: str | None) -> None:
     """Keep, for this transaction, that entry ``audit_id`` follows ``registration``'s port."""
     if registration is not None:
-        _written(conn).append((audit_id, registration))
+        _written(conn).setdefault(registration, []).append(audit_id)
 
 
 def follow(conn: Connection | Session, registration: str, port: str | None) -> None:
     """Give the entries of this transaction that follow ``registration`` his new ``port``."""
-    ids = [i for i, reg in _written(conn) if reg == registration]
+    ids = _written(conn).get(registration, [])
     if ids:
         conn.execute(update(audit_log).where(audit_log.c.id.in_(ids)).values(port=port))

@@ -131,7 +131,9 @@ def registry() -> None:
 @click.option("--cards", "cards_csv", type=click.Path(dir_okay=False), help="cards.csv")
 @click.option("--port", default=None, callback=_port,
               help="Port of the workers.csv rows without a port cell (default: a new worker the home port).")
-def import_cmd(url, actor, workers_csv, cards_csv, port, served):
+@click.option("--new-category", "new_categories", multiple=True,
+              help="A category this import may open besides the known and registered ones (repeatable).")
+def import_cmd(url, actor, workers_csv, cards_csv, port, new_categories, served):
     """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line). A worker's port
     (issue 37): his row's ``port`` cell, else ``--port``, else his own (a new one: the home port,
     stored as such under a config of several ports)."""
@@ -139,7 +141,8 @@ def import_cmd(url, actor, workers_csv, cards_csv, port, served):
         raise click.UsageError(tr("cli.registry.give_workers_or_cards"))
     with transaction(url, existing=False, served=served) as session:
         counts = store.import_files(session, workers_csv=workers_csv, cards_csv=cards_csv,
-                                    actor=actor, port=port, ports=store.PortScope(served=served))
+                                    actor=actor, port=port, ports=store.PortScope(served=served),
+                                    new_categories=tuple(new_categories))
     click.echo(store.import_summary(counts))
 
 

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from central import bounds
 from central.registry import ids as worker_ids
+from central.registry import import_checks, import_writes
 from central.registry import worker_ports
 from central.registry.changes import utcnow
 from central.registry.rows import (CARD_TRANSITIONS, _upsert, card_from_row, save_card, save_with_history,
@@ -110,19 +111,29 @@ def sanction_refusal(old: Worker, new: Worker) -> str | None:
             f"(use `portgate registry {verb}`: the penalty goes on the registration record, R4)")
 
 
+#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP): a
+#: name starting with one is not a person's name, and ``worker_problems`` refuses it.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def worker_problems(worker: Worker) -> list[str]:
     """Why ``worker``'s fields do not fit the ``workers`` columns (``central.bounds``: a
     registration or category longer than 64 characters, a rotation number or booklet year outside
     a 32-bit whole number) or are not plausible (a health exam, suspension day or booklet year
     outside 2000..2100, ``portgate.timeutil.PLAUSIBLE_FROM``/``PLAUSIBLE_UNTIL``: a typo such as
     9999 would make the registration valid for ever, G3, and break the dates computed from it),
-    one English reason each; empty when it fits."""
+    or a name starting with a formula character (``FORMULA_LEADS``: ``=cmd|calc`` is no person's
+    name; the exports escape such cells too, ``portgate.tables``), one English reason each; empty
+    when it fits."""
     problems = bounds.problems(workers, dataclasses.asdict(worker), COLUMNS[Worker])
     first, last = PLAUSIBLE_FROM.date(), PLAUSIBLE_UNTIL.date() - dt.timedelta(days=1)
     for name in ("health_exam_date", "suspended_from", "suspended_until"):
         day = getattr(worker, name)
         if day is not None and not first <= day <= last:
             problems.append(f"{name} {day.isoformat()!r} is outside {first}..{last}")
+    if worker.name[:1] in FORMULA_LEADS:
+        problems.append(f"name {worker.name!r} starts with {worker.name[:1]!r}: not a person's name "
+                        f"(a spreadsheet would run it as a formula)")
     year = worker.booklet_revalidated_year
     if year is not None and not first.year <= year <= last.year and not any("booklet" in p for p in problems):
         problems.append(f"booklet_revalidated_year {year} is outside {first.year}..{last.year}")
@@ -174,7 +185,7 @@ def _second_active_cards(session: Session, placed: list[tuple[str, Card]],
 def import_files(session: Session, *, workers_csv: str | Path | None = None,
                  cards_csv: str | Path | None = None, actor: str,
                  now: dt.datetime | None = None, port: str | None = None,
-                 ports: PortScope = PortScope()) -> dict[str, int]:
+                 ports: PortScope = PortScope(), new_categories: tuple[str, ...] = ()) -> dict[str, int]:
     """Import ``workers.csv`` and/or ``cards.csv`` (DESIGN.md columns), all or nothing.
 
     Every row of both files is validated first (``load_csv_parts`` names each bad row ``file:line``;
@@ -190,11 +201,10 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     through ``lost``, ``return-card``, ``replace-card``), and so is a new active card whose
     holder already has an active card of its kind (``replace-card`` issues it). Raises
     ``BadInput`` listing every bad row; the caller rolls back so nothing is half-imported. Returns
-    what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different
-    (a CPF or PIS given that the registry lacks or holds otherwise counts: ``central.registry.ids``)
-    (each saved with its audit row and roster change), ``m`` cards issued, and ``k`` rows that
-    restate a worker or card exactly as registered (nothing written for them: no audit row, no
-    change sent to the gates). ``import_summary`` words it for the command line.
+    what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different (a CPF
+    or PIS the registry lacks or holds otherwise counts; each saved with its audit row and roster change),
+    ``m`` cards issued, ``k`` rows restating a worker or card as registered (nothing written for them).
+    A category neither known nor registered nor in ``new_categories`` is a bad row (``import_checks``).
 
     The port (``central.registry.worker_ports``, 0029): a worker takes his row's ``port`` cell, else
     ``port`` (None: a registered worker keeps his, a new one is of the home port); ``ports`` says
@@ -206,7 +216,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     placed_workers, placed_cards, bad_rows, bad_regs = _parsed_files(workers_csv, cards_csv)
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]
-    errors, regs, registered = _import_errors(session, workers_csv, placed_workers, placed_cards, bad_regs, ports)
+    errors, regs, registered = _import_errors(session, workers_csv, placed_workers, placed_cards, bad_regs, ports,
+                                              new_categories)
     if errors or bad_rows:
         raise BadInput("\n".join(_in_line_order(bad_rows + errors)))
     changed, same = _save_workers(session, workers_csv, new_workers, list(regs), actor=actor, now=now)
@@ -219,7 +230,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
 
 
 def _import_errors(session: Session, workers_csv, placed_workers: list, placed_cards: list, bad_regs: set[str],
-                   ports: PortScope) -> tuple[list[str], dict[str, str], dict[str, Card]]:
+                   ports: PortScope, new_categories=()) -> tuple[list[str], dict[str, str], dict[str, Card]]:
     """``import_files``'s checks of the rows that parse, in the order it reports them: ``(errors,
     regs, registered)``, the ``file:line: reason`` errors, the file's registrations (registration
     -> its first row's ``file:line``) and the registered cards the cards file names (by uid)."""
@@ -238,7 +249,9 @@ def _import_errors(session: Session, workers_csv, placed_workers: list, placed_c
         [w.registration for w in new_workers], allowed=ports.allowed, scope=ports.scope, served=ports.served)
     repeated, regs = _repeated_registrations(placed_workers)
     errors += repeated
-    errors += _rotation_errors(session, placed_workers, regs)
+    errors += import_checks.rotation_errors(session, placed_workers, regs)
+    errors += import_checks.category_errors(session, placed_workers, new_categories)
+    errors += import_checks.id_errors(session, workers_csv, placed_workers)
     return errors, regs, registered
 
 
@@ -296,28 +309,11 @@ def _repeated_registrations(placed_workers: list) -> tuple[list[str], dict[str, 
     return errors, regs
 
 
-def _rotation_errors(session: Session, placed_workers: list, regs: dict[str, str]) -> list[str]:
-    """The worker rows whose ``rotation_number`` another worker of the same category holds, in the
-    file or in the registry (one place per rotation list, R1); ``regs``: the file's registrations."""
-    errors = []
-    taken = {(r.category, r.rotation_number): r.registration for r in session.execute(
-        select(workers.c.registration, workers.c.category, workers.c.rotation_number).where(
-            workers.c.rotation_number.is_not(None))) if r.registration not in regs}
-    for where, worker in placed_workers:
-        if worker.rotation_number is None:
-            continue
-        other = taken.setdefault((worker.category, worker.rotation_number), worker.registration)
-        if other != worker.registration:
-            errors.append(f"{where}: rotation_number {worker.rotation_number} is already held by "
-                          f"{other} ({worker.category})")
-    return errors
-
-
 def _save_workers(session: Session, workers_csv, new_workers: list[Worker], registrations: list[str], *,
                   actor: str, now: dt.datetime) -> tuple[list[Worker], list[Worker]]:
     """Save the checked workers that are new or different (``save_with_history``; a CPF or PIS the
     registry lacks or holds otherwise makes a worker different: ``central.registry.ids``, written
-    with ``set_ids``). Returns ``(changed, same)``: the workers saved and the rows restating a
+    with ``set_ids``; the new workers in batches, ``import_writes.insert_new_workers``). Returns ``(changed, same)``: the workers saved and the rows restating a
     worker exactly as registered (nothing written)."""
     as_registered = {w.registration: w for w in _workers_by_registration(session, registrations)}
     given = worker_ids.csv_ids(workers_csv) if workers_csv else {}  # CPF/PIS: the registry only
@@ -326,7 +322,11 @@ def _save_workers(session: Session, workers_csv, new_workers: list[Worker], regi
                if worker_ids.merged(stored.get(reg, WorkerIds()), ids) != stored.get(reg, WorkerIds())}
     same = [w for w in new_workers if as_registered.get(w.registration) == w and w.registration not in renewed]
     changed = [w for w in new_workers if as_registered.get(w.registration) != w or w.registration in renewed]
+    fresh = [w for w in changed if w.registration not in as_registered]  # new workers: written in batches
+    import_writes.insert_new_workers(session, fresh, given, actor=actor, now=now)
     for worker in changed:
+        if worker.registration not in as_registered:
+            continue
         if as_registered.get(worker.registration) != worker:
             save_with_history(session, worker, actor=actor, now=now, action="worker.import")
         if worker.registration in given:

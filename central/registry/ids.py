@@ -56,6 +56,31 @@ def set_ids(session: Session, registration: str, ids: WorkerIds, *, actor: str, 
     return changed
 
 
+def clashes(conn: Connection | Session, given: list[tuple[str, str, WorkerIds]]) -> list[str]:
+    """The ``where: cpf X is already held by R`` (and ``pis``) errors of ``given`` rows ``(where,
+    registration, ids)``: an identifier another registration holds in the registry (one not
+    giving that field anew in ``given``) or gave on an earlier row. A CPF and a PIS/NIS name one
+    person each (Lei 14.534/2023 art. 1; Decreto 97.936/1989, the Cadastro Nacional do Trabalhador): two registrations with one
+    is a typo or a double registration. Queried in chunks of 500 (SQLite's parameter limit)."""
+    errors = []
+    for field in FIELDS:
+        rows = [(where, reg, getattr(ids, field)) for where, reg, ids in given if getattr(ids, field)]
+        regiving = {reg for _where, reg, _value in rows}
+        values = sorted({value for _where, _reg, value in rows})
+        taken: dict[str, str] = {}
+        column = workers.c[field]
+        for i in range(0, len(values), 500):
+            for reg, value in conn.execute(select(workers.c.registration, column)
+                                           .where(column.in_(values[i:i + 500]))):
+                if reg not in regiving:
+                    taken.setdefault(value, reg)
+        for where, reg, value in rows:
+            other = taken.setdefault(value, reg)
+            if other != reg:
+                errors.append(f"{where}: {field} {value} is already held by {other}")
+    return errors
+
+
 def csv_ids(path: str | Path) -> dict[str, WorkerIds]:
     """``{registration: WorkerIds}`` of a workers.csv whose rows ``load_csv_rows(path, Worker)``
     has already accepted (so each cell is known good), for the rows giving a CPF or PIS."""

@@ -89,6 +89,11 @@ CODES: dict[str, str | tuple[str, str]] = {
     "uid_repeats": r"uid (?P<uid>\S+) repeats line (?P<line>\d+)",
     "reg_repeats": r"registration (?P<reg>\S+) repeats line (?P<line>\d+)",
     "reg_not_registered": r"registration (?P<reg>'.*') is not registered",
+    # central.registry.csv_import: a CPF/PIS of another worker, a formula name (a category: not_one_of)
+    "cpf_taken": r"cpf (?P<value>\d+) is already held by (?P<other>\S+)",
+    "pis_taken": r"pis (?P<value>\d+) is already held by (?P<other>\S+)",
+    "name_formula": r"name (?P<name>'.*') starts with (?P<lead>'.*'): not a person's name \(a spreadsheet "
+                    r"would run it as a formula\)",
     # central.registry (store, edit, photos)
     "actor_required": r"actor is required \(who makes the change\)",
     "no_worker": r"no worker with registration (?P<reg>'.*')",

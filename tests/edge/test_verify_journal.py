@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from edge.journal import Journal
@@ -203,3 +204,59 @@ def test_a_public_key_given_inline_as_base64_or_neither_a_file_nor_a_key(journal
     assert pt.returncode == en.returncode == 2, pt.stderr + en.stderr
     assert "portgate: AAAA: não é um arquivo de chave legível nem uma chave pública Ed25519" in pt.stderr, pt.stderr
     assert "portgate: AAAA: neither a readable key file nor an Ed25519 public key" in en.stderr, en.stderr
+
+
+def _receipted_gate(tmp_path: Path, office_signer) -> tuple[Path, Path]:
+    """A gate.toml naming the office's public key and a journal of 22 signed taps whose
+    ``journal.db.receipt`` is the office's receipt of seq 22 (``central.ingest.receipts``' body, signed
+    with ``office_signer``), kept by the real ``Journal.keep_receipt``."""
+    from central.ingest.receipts import receipt_body
+
+    office = chain.new_private_key()
+    pub = tmp_path / "office.pub"
+    pub.write_text(chain.public_pem(office.public_key()))
+    config = write_gate_config(tmp_path)
+    config.write_text(config.read_text().replace('clock_trust = "always"\n',
+                                                 f'clock_trust = "always"\noffice_public_key_file = "{pub}"\n'))
+    state = tmp_path / "state"
+    j = Journal(state / "journal.db", port="santos", gate_id=GATE, key=b"k" * 32, boot_id="b1",
+                signer=load_or_create(state))
+    for i in range(22):
+        j.append(_tap(i), now=Now(T0 + dt.timedelta(minutes=i), i, True))
+    seq, head = j.head()
+    body = receipt_body("santos", GATE, seq, head, 0, T0 + dt.timedelta(hours=1))
+    signer = office if office_signer == "office" else chain.new_private_key()
+    assert j.keep_receipt(msgspec.json.encode({"body": body.decode(), "sig": signer.sign(body).hex()}))
+    j.close()
+    return config, state / "journal.db"
+
+
+def _cut_20_to_22_and_the_hwm(path: Path) -> None:
+    _edit(path, "DELETE FROM journal WHERE seq >= 20")
+    Path(str(path) + ".hwm").unlink()
+
+
+def test_a_cut_end_with_the_hwm_deleted_is_truncated_below_the_verified_receipt(tmp_path):
+    """Seqs 20-22 and ``journal.db.hwm`` deleted left a chain that holds (exit 0): the office's signed
+    receipt next to the journal says seq 22 was received, so the journal ending at 19 is TRUNCATED,
+    exit 1, in pt-BR and English."""
+    config, path = _receipted_gate(tmp_path, "office")
+    assert verify_here(config).returncode == 0
+    _cut_20_to_22_and_the_hwm(path)
+    pt = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "pt"})
+    en = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "en"})
+    assert pt.returncode == en.returncode == 1, pt.stdout + pt.stderr
+    assert ("FAIL: TRUNCATED after seq 19: o recibo assinado do escritório (journal.db.receipt) diz que a seq 22 "
+            "foi recebida; faltam as seqs 20..22") in pt.stdout.splitlines(), pt.stdout
+    assert ("FAIL: TRUNCATED after seq 19: the office's signed receipt (journal.db.receipt) says seq 22 was "
+            "received; seqs 20..22 missing") in en.stdout.splitlines(), en.stdout
+    assert "first bad seq 20 " in en.stdout.splitlines()[-1]
+
+
+def test_a_receipt_that_does_not_verify_sets_no_floor(tmp_path):
+    """A ``journal.db.receipt`` signed by another key than the office's (forged, or the wrong file)
+    is not believed: the same cut then shows nothing beyond what the chain and the .hwm say."""
+    config, path = _receipted_gate(tmp_path, "another key")
+    _cut_20_to_22_and_the_hwm(path)
+    done = verify_here(config)
+    assert done.returncode == 0 and "TRUNCATED" not in done.stdout, done.stdout

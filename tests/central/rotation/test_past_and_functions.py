@@ -55,7 +55,9 @@ def office(db_url, tmp_path):
     rows = worker_rows(4) + [dict(worker_rows(1)[0], registration="A001", name="Arrumador 1",
                                   category="arrumador", rotation_number="1")]
     w = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, rows)
-    assert main(["registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w)]) == 0
+    assert main(["registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w)]) == 2  # a new category
+    assert main(["registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w),
+                 "--new-category", "arrumador"]) == 0
     return db_url
 
 

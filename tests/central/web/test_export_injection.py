@@ -203,3 +203,22 @@ def test_every_export_has_pt_br_headers_on_a_pt_br_page_and_english_on_an_englis
             assert english_in(" ".join(pt[0]).replace("_", " ")) == [], f"{url}: English in the pt-BR header {pt[0]}"
             checked += 1
     assert checked == sum(len(v) for p, v in EXPORTS.items() if p not in FILE_FORMATS)
+
+
+# The csv writers that write no export (a file the office reads back itself, not a spreadsheet):
+# the escala form's one requisition, handed to the dispatcher as a requisitions.csv; the demo's
+# second port's workers.csv, which the demo imports.
+NOT_EXPORTS = {("central/web/routes/escala.py", "csv.DictWriter"), ("app/demo/second_port.py", "csv.writer")}
+
+
+def test_every_csv_writer_outside_the_web_routes_is_a_safe_one():
+    """The command line's exports (pay rows and what-if, billing, the escala files, the
+    production and inspection books) do not pass through the routes above: every ``csv.writer`` or
+    ``csv.DictWriter`` of ``central/`` and ``app/`` must be ``portgate.csvout``'s, or be listed in
+    ``NOT_EXPORTS`` (a file read back by the office itself), so a new raw one fails here."""
+    root = Path(__file__).resolve().parents[3]
+    raw = set()
+    for path in [*(root / "central").rglob("*.py"), *(root / "app").rglob("*.py")]:
+        for found in re.findall(r"\bcsv\.(?:writer|DictWriter)\(", path.read_text(encoding="utf-8")):
+            raw.add((str(path.relative_to(root)), found[:-1]))
+    assert raw == NOT_EXPORTS, f"raw csv writers (use portgate.csvout): {sorted(raw - NOT_EXPORTS)}"

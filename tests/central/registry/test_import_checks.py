@@ -1,0 +1,115 @@
+"""``portgate registry import --workers`` refuses what a fresh tester got through (the real command,
+a real SQLite file): a CPF or PIS another worker holds, in the registry or on an earlier line of the
+file (one person, one CPF; one PIS/NIS per worker); a category neither known nor registered
+(``astronaut`` silently opened a new rotation list), the refusal listing the allowed ones; a name
+starting with a formula character (``=cmd|calc`` is no person's name). Each refusal names the
+``file:line``, in English and in pt-BR, and nothing is imported (all or nothing)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from central.db import make_engine
+from central.registry.schema import workers
+from central.registry.store import save_worker
+from portgate.records import Worker, WorkerStatus
+from testkit.cli import run_here
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "config" / "demo"
+HEAD = "registration,name,category,status,health_exam_date,rotation_number,cpf,pis\n"
+GOOD = "X100,Novo Bom,vigia,active,2026-01-10,100,,\n"
+
+
+@pytest.fixture
+def demo_url(tmp_path) -> str:
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    done = run_here(["registry", "import", "--db", url, "--workers", str(DEMO / "workers.csv")])
+    assert done.returncode == 0, done.stderr
+    return url
+
+
+def _registrations(url: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return set(conn.execute(select(workers.c.registration)).scalars())
+    finally:
+        engine.dispose()
+
+
+def _import(url: str, path: Path, lang: str = "en"):
+    return run_here(["registry", "import", "--db", url, "--workers", str(path)], env={"PORTGATE_LANG": lang})
+
+
+@pytest.mark.parametrize("rows, en, pt", [
+    ("X101,Novo Um,vigia,active,2026-01-10,101,000.000.001-91,\n",
+     "workers.csv:3: cpf 00000000191 is already held by V001",
+     "workers.csv:3: o CPF 00000000191 já é da matrícula V001"),
+    ("X101,Novo Um,vigia,active,2026-01-10,101,,000.00000.01-9\n",
+     "workers.csv:3: pis 00000000019 is already held by V001",
+     "workers.csv:3: o PIS 00000000019 já é da matrícula V001"),
+    ("X101,Novo Um,vigia,active,2026-01-10,101,529.982.247-25,\n"
+     "X102,Novo Dois,vigia,active,2026-01-10,102,529.982.247-25,\n",
+     "workers.csv:4: cpf 52998224725 is already held by X101",
+     "workers.csv:4: o CPF 52998224725 já é da matrícula X101"),
+    ("X101,Novo Um,astronaut,active,2026-01-10,101,,\n",
+     "workers.csv:3: category 'astronaut' is not one of capatazia, estivador, vigia",
+     "workers.csv:3: categoria (category) 'astronaut' não é um dos valores capatazia, estivador, vigia"),
+    ("X101,=cmd|calc,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: name '=cmd|calc' starts with '=': not a person's name (a spreadsheet would run it as a formula)",
+     "workers.csv:3: o nome '=cmd|calc' começa com '=': não é nome de pessoa (uma planilha o executaria como fórmula)"),
+    ("X101,@SUM(A1),vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: name '@SUM(A1)' starts with '@'", "workers.csv:3: o nome '@SUM(A1)' começa com '@'"),
+], ids=["cpf-of-V001", "pis-of-V001", "cpf-twice-in-the-file", "astronaut", "formula-name", "at-name"])
+def test_the_row_is_refused_by_line_and_nothing_is_imported(demo_url, tmp_path, rows, en, pt):
+    before = _registrations(demo_url)
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + GOOD + rows, encoding="utf-8")
+    done = _import(demo_url, path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert en in done.stderr, done.stderr
+    said = _import(demo_url, path, "pt")
+    assert said.returncode == 2 and pt in said.stderr, said.stderr
+    assert _registrations(demo_url) == before  # all or nothing: X100's good row is not imported either
+
+
+def test_a_worker_moving_his_cpf_to_a_new_row_and_a_registered_category_pass(demo_url, tmp_path):
+    """Not refused: V001 restating his own CPF, a registered category that is not a default one
+    (a port's ``arrumador`` once registered), and V001 taking a new CPF while X101 takes his old one
+    in the same file."""
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + "V001,Ana Lima,vigia,active,2025-06-01,1,000.000.001-91,\n"
+                    "X200,Primeiro Arrumador,arrumador,active,2026-01-10,1,,\n", encoding="utf-8")
+    assert _import(demo_url, path).returncode == 2  # arrumador is not registered yet
+    engine = make_engine(demo_url)
+    with Session(engine) as session, session.begin():  # a port's own category, registered before
+        save_worker(session, Worker("A001", "Arrumador Antigo", "arrumador", WorkerStatus.ACTIVE), actor="t", action="worker.add",
+                    now=dt.datetime(2026, 12, 6, tzinfo=dt.UTC))
+    engine.dispose()
+    done = _import(demo_url, path)
+    assert done.returncode == 0, done.stderr
+    path.write_text(HEAD + "V001,Ana Lima,vigia,active,2025-06-01,1,529.982.247-25,\n"
+                    "X101,Novo Um,vigia,active,2026-01-10,101,000.000.001-91,\n", encoding="utf-8")
+    done = _import(demo_url, path)
+    assert done.returncode == 0, done.stderr
+    assert {"X200", "X101"} <= _registrations(demo_url)
+
+
+def test_a_new_category_opens_only_when_the_import_names_it(demo_url, tmp_path):
+    """``--new-category arrumador``: a port's own list is opened on purpose, not by a typo; the
+    other rows' categories are still checked (``astronaut`` stays refused)."""
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + "X300,Arrumador Um,arrumador,active,2026-01-10,1,,\n", encoding="utf-8")
+    done = run_here(["registry", "import", "--db", demo_url, "--workers", str(path), "--new-category", "zelador"],
+                    env={"PORTGATE_LANG": "en"})
+    assert done.returncode == 2 and "category 'arrumador' is not one of arrumador" not in done.stderr
+    assert "is not one of capatazia, estivador, vigia, zelador" in done.stderr, done.stderr
+    done = run_here(["registry", "import", "--db", demo_url, "--workers", str(path), "--new-category", "arrumador"])
+    assert done.returncode == 0, done.stderr
+    assert "X300" in _registrations(demo_url)
