@@ -4,7 +4,10 @@ readers, and ``portgate office serve``, all over one SQLite ledger holding the d
 an escala for the period running now (real clock: a shortened day).
 
 Gate ``g-a`` (ship 9300001) needs card + badge (G4); gate ``g-b`` (ship 9300002) reads the control
-card only. Late-arrival tolerance is the whole period so a tap at any moment of it admits.
+card only. Late-arrival tolerance is two periods (720 min) so a tap at any moment of the escala's
+period admits, and so does one after the next period began (the fixture is module-scoped: a CI run
+crossing 01/07/13/19 local made the escala's period end before the tests' taps, which G6 then
+rightly called late).
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class Gate:
         rules.write_text('name = "web-test"\n[[version]]\neffective_from = 2026-01-01\n'
                          'port_timezone = "America/Sao_Paulo"\n'
                          f"[version.g4]\ncard_and_badge_required = {str(badge).lower()}\n"
-                         "[version.g6]\nlate_tolerance_min = 360\n")
+                         "[version.g6]\nlate_tolerance_min = 720\n")
         readers = "".join(f'[[readers]]\nid = "r-{k}"\nkind = "{k}"\ndriver = "fifo"\ndevice = "{p}"\n\n'
                           for k, p in self.fifos.items())
         self.config = self.dir / "gate.toml"
