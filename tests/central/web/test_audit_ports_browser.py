@@ -69,7 +69,8 @@ def test_a_rio_clerk_reads_rios_audit_entries_only(office, browser, width, tmp_p
         assert axe_violations(pg, impacts=("serious", "critical")) == [], describe(axe_violations(pg))
         pg.screenshot(path=str(tmp_path / f"audit-rio-{width}.png"), full_page=True)
         pg.get_by_label("Sobre").fill("V009")
-        pg.get_by_role("button", name="Filtrar").click()
+        with pg.expect_navigation():  # a GET form: read the rows of the new page
+            pg.get_by_role("button", name="Filtrar").click()
         assert pg.locator("#audit").count() == 0 and pg.locator("#no-audit").is_visible()
         assert axe_violations(pg, impacts=("serious", "critical")) == []
     finally:

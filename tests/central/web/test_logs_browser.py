@@ -45,7 +45,8 @@ def test_the_clerk_searches_the_read_log_exports_it_and_reads_the_audit_log(offi
         pg.goto(f"{office.url}/reads?{DAYS}")
         assert pg.locator("#reads tbody tr").count() == 8  # 4 shifts: an admit and an exit each
         pg.get_by_label("Matrícula").fill("V017")
-        pg.get_by_role("button", name="Filtrar").click()
+        with pg.expect_navigation():  # a GET form: read the rows of the new page
+            pg.get_by_role("button", name="Filtrar").click()
         rows = pg.locator("#reads tbody tr")
         assert rows.count() == 2 and "Quitéria Almeida" in rows.first.inner_text()
         assert [rows.nth(i).get_attribute("data-decision") for i in range(2)] == ["exit", "admit"]
@@ -59,10 +60,12 @@ def test_the_clerk_searches_the_read_log_exports_it_and_reads_the_audit_log(offi
         assert found[0][4] == "matrícula" and [r[4] for r in found[1:]] == ["V017", "V017"]
         pg.get_by_label("Matrícula").fill("")
         pg.get_by_label("Cartão").fill("C3B2A104")  # the demo card 04A1B2C3 read reversed
-        pg.get_by_role("button", name="Filtrar").click()
+        with pg.expect_navigation():  # a GET form: read the rows of the new page
+            pg.get_by_role("button", name="Filtrar").click()
         assert pg.locator("#reads tbody tr").count() == 8
         pg.get_by_label("Cartão").fill("zz")
-        pg.get_by_role("button", name="Filtrar").click()
+        with pg.expect_navigation():  # a GET form: read the rows of the new page
+            pg.get_by_role("button", name="Filtrar").click()
         assert "não é um UID de cartão" in pg.locator('[data-field="card"]').inner_text()
         assert pg.get_by_label("Cartão").input_value() == "zz"
         pg.goto(f"{office.url}/audit?from=2025-01-01&to=2030-12-31&subject=V017")

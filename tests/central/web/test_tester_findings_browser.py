@@ -171,7 +171,8 @@ def test_a_refused_departure_is_the_same_page_with_the_typed_value_beside_its_er
     with Session(office.engine) as s:
         assert s.execute(select(ship_calls.c.departure).where(ship_calls.c.id == office.call_id)).scalar() is None
     field.fill("11/12/2026 18:30")
-    field.locator("xpath=..").get_by_role("button", name="Salvar").click()
+    with desk.expect_navigation():  # the POST's redirect: the same URL, so wait_for_url alone would not wait
+        field.locator("xpath=..").get_by_role("button", name="Salvar").click()
     desk.wait_for_url(office.url + "/ships")
     assert desk.locator(f"#dep-{office.call_id}").count() == 0  # departed: the field is gone
 
@@ -272,7 +273,8 @@ def test_no_health_refusal_for_a_dispatch_that_has_ended_on_the_phone_or_at_the_
         assert pending.get_by_role("button", name="Aceitar", exact=True).count() == 0
         assert pending.get_by_role("button", name="Não aceitar", exact=True).count() == 1
         assert "O período desta escalação já terminou: o pedido não pode mais ser aceito" in pending.inner_text()
-        pending.get_by_role("button", name="Não aceitar", exact=True).click()
+        with desk.expect_navigation():  # the POST's redirect back to the same URL
+            pending.get_by_role("button", name="Não aceitar", exact=True).click()
         desk.wait_for_url(office.url + "/worker-requests")
         assert desk.locator('article[data-status="rejected"]').count() == 1
     finally:
