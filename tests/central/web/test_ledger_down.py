@@ -8,43 +8,17 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
 from central.config import WebSettings
 from central.db import make_engine
-from central.ledger.migrate import upgrade_engine
-from central.web import users as users_module
 from central.web.app import create_app
-from central.web.users import add_user
-from testkit.postgres import PostgresCluster
 from testkit.wait import wait_until
 
-from .conftest import PASSWORD, SECRET, Clock, _VerifyOnce, csrf_of, login
+from .conftest import PASSWORD, SECRET, Clock, csrf_of, login
+from .private_ledger import DOWN_PT, cluster, ledger, stop_server  # noqa: F401 (the module's fixtures)
 
-DOWN_PT = "O livro-razão (banco de dados) está indisponível agora"
 SESSION_PT = "Sua sessão terminou"
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    pg = PostgresCluster()
-    pg.start()
-    yield pg
-    pg.stop()
-
-
-@pytest.fixture(scope="module")
-def ledger(cluster):
-    mp = pytest.MonkeyPatch()
-    mp.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
-    engine = make_engine(cluster.url)
-    upgrade_engine(engine)
-    with Session(engine) as s, s.begin():
-        add_user(s, "office", role="office", password=PASSWORD, name="office user", actor="test")
-    yield engine
-    engine.dispose()
-    mp.undo()
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +39,7 @@ def test_pages_login_and_forms_say_the_ledger_is_down_then_go_on(cluster, web):
     csrf = csrf_of(signed.get("/").text)
     stranger = TestClient(web, base_url="http://testserver", follow_redirects=False)
     token = csrf_of(stranger.get("/login").text)  # the form is open before the ledger goes down
-    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+    stop_server(cluster)
     try:
         _down(signed.get("/"))  # a page: not a redirect to the login page
         _down(signed.post("/port", data={"port": "*", "csrf_token": csrf, "next": "/"}))  # a form: no 401
@@ -84,7 +58,7 @@ def test_english_page(cluster, web):
     c = TestClient(web, base_url="http://testserver", follow_redirects=False)
     token = csrf_of(c.get("/login").text)
     c.post("/lang", data={"lang": "en", "csrf_token": token, "next": "/login"})
-    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+    stop_server(cluster)
     try:
         r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
     finally:
@@ -106,7 +80,7 @@ def test_a_commit_whose_answer_is_lost_may_or_may_not_be_saved(cluster, web, mon
     def end_then_lose_the_server(session, sid, now):
         real(session, sid, now)
         session.flush()
-        cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+        stop_server(cluster)
 
     monkeypatch.setattr(auth, "end_session", end_then_lose_the_server)
     try:
@@ -190,3 +164,4 @@ def test_every_connection_held_answers_busy_not_500(cluster, ledger):
             conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
     wait_until(lambda: c.get("/login").status_code == 200, timeout=60, what="the pool free again")
     small.dispose()
+
