@@ -6,17 +6,23 @@ stopped for real (the session's ``pg_cluster`` is shared by other tests)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+import uvicorn
 from sqlalchemy import text
 from starlette.testclient import TestClient
 
+from app.demo.mosquitto import free_port
 from central.config import WebSettings
 from central.db import make_engine
 from central.web.app import create_app
+from testkit.browser import launch_chromium
 from testkit.wait import wait_until
 
 from .conftest import PASSWORD, SECRET, Clock, csrf_of, login
 from .private_ledger import DOWN_PT, cluster, ledger, stop_server  # noqa: F401 (the module's fixtures)
+from .sizes import SIZES, looked_at
 
 SESSION_PT = "Sua sessão terminou"
 
@@ -165,3 +171,53 @@ def test_every_connection_held_answers_busy_not_500(cluster, ledger):
     wait_until(lambda: c.get("/login").status_code == 200, timeout=60, what="the pool free again")
     small.dispose()
 
+
+@pytest.fixture(scope="module")
+def served(web):
+    """``web`` served by uvicorn on loopback in a thread, for a real browser: its address."""
+    server = uvicorn.Server(uvicorn.Config(web, host="127.0.0.1", port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, timeout=30, what="uvicorn started")
+    yield f"http://127.0.0.1:{server.config.port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_the_reconnecting_page_reads_at_every_size(cluster, served, tmp_path):
+    """The 503 "reconnecting" page in chromium at the gate's 800x480 panel, a 390 px phone and a
+    desktop, signed in (pt-BR) and on the login form (English): the whole message inside the screen,
+    no text cut, its link back, no serious axe violation."""
+    with launch_chromium() as browser:
+        pages = {}
+        for size, viewport in SIZES.items():
+            pg = browser.new_context(viewport=viewport, bypass_csp=True, locale="pt-BR").new_page()
+            pg.set_default_timeout(20_000)
+            pg.goto(served + "/login")
+            pg.get_by_label("Usuário").fill("office")
+            pg.get_by_label("Senha").fill(PASSWORD)
+            with pg.expect_navigation():
+                pg.get_by_role("button", name="Entrar").click()
+            pages[size] = pg
+        english = browser.new_context(viewport=SIZES["phone"], bypass_csp=True).new_page()
+        english.goto(served + "/login")
+        english.locator("#lang-select").select_option("en")
+        with english.expect_navigation():
+            english.locator("form[action='/lang'] button").click()
+        stop_server(cluster)
+        try:
+            for size, pg in pages.items():
+                assert pg.goto(served + "/").status == 503
+                assert DOWN_PT in pg.locator("h1").inner_text()
+                assert pg.locator("main").get_by_role("link", name="Porto ao vivo").is_visible()
+                looked_at(pg, f"reconnecting-{size}", tmp_path)
+            english.get_by_label("User").fill("office")
+            english.get_by_label("Password").fill(PASSWORD)
+            with english.expect_navigation():
+                english.get_by_role("button", name="Log in").click()
+            said = english.locator("h1").inner_text()
+            assert said == ("The ledger (database) is unavailable right now (switching servers): nothing was "
+                            "saved. Try again in a few seconds."), said  # once, not two texts run together
+            looked_at(english, "reconnecting-en-phone", tmp_path)
+        finally:
+            cluster.restart()
