@@ -6,6 +6,8 @@ fetches ``/live/panel`` (the same fragment the page was rendered with). A commen
 keeps proxies from closing an idle stream. The session is looked up again at every poll: once it
 has ended (logout, a new password, the user disabled) the stream sends ``event: ended`` and closes;
 the page then asks for the panel, is answered 401 with ``HX-Redirect`` and goes to the login page.
+The ledger lost while a stream is open (``central.db.unreachable``): the stream ends, with one log
+line ``web.live_stream_ledger_lost``, and the page's SSE extension opens it again with its backoff.
 One session holds at most ``MAX_STREAMS`` streams at once (a few tabs); one more answers 429 with
 ``Retry-After`` (a script opening streams without end cannot tie up the server's connections).
 """
@@ -15,16 +17,21 @@ from __future__ import annotations
 import asyncio
 import time
 
+import structlog
+from sqlalchemy.exc import DBAPIError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
+from central.db import unreachable
 from central.web import readmodel
 from central.web.ports import keeper, per_port, port_of
 from central.web.render import lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.service_texts import event_text
+
+log = structlog.get_logger("central.web")
 
 HEARTBEAT_S = 15.0
 MAX_STREAMS = 6  # open /live/stream connections per session
@@ -121,6 +128,16 @@ async def stream(request: Request):
         return resp
 
     async def changes():
+        try:
+            async for line in _changes():
+                yield line
+        except DBAPIError as exc:  # the answer has begun: no 503 page can replace it now
+            if not unreachable(exc):
+                raise
+            log.warning("web.live_stream_ledger_lost", error=str(getattr(exc, "orig", exc)).strip()[:300])
+            # the stream ends; the page's SSE extension opens it again (with its backoff)
+
+    async def _changes():
         seen = await run_in_threadpool(web.read, readmodel.version)
         beat = time.monotonic()
         yield "retry: 1000\n\n"

@@ -172,6 +172,34 @@ def test_every_connection_held_answers_busy_not_500(cluster, ledger):
     small.dispose()
 
 
+
+def test_an_open_live_stream_ends_when_the_ledger_is_lost(cluster, web):
+    """The live page's SSE stream, already answering when the ledger's server goes: it ends (the
+    page's SSE extension opens it again, with its backoff) instead of raising after its answer
+    began (uvicorn's "response already started" traceback, one per open live page)."""
+    c = TestClient(web, base_url="http://testserver", follow_redirects=False)
+    assert login(c, "office").status_code == 303
+    out: list = []
+
+    def run():
+        try:
+            out.append(c.get("/live/stream"))
+        except BaseException as exc:  # handed to the test below
+            out.append(exc)
+
+    streams = web.state.web.streams
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    wait_until(lambda: sum(streams.values()) > 0, timeout=60, what="the live stream open")
+    stop_server(cluster)
+    try:
+        thread.join(90)
+    finally:
+        cluster.restart()
+    assert out, "the stream did not end within 90 s of the ledger's loss"
+    assert not isinstance(out[0], BaseException), repr(out[0])
+    assert out[0].status_code == 200 and out[0].text.startswith("retry: 1000"), out[0].text[:300]
+
 @pytest.fixture(scope="module")
 def served(web):
     """``web`` served by uvicorn on loopback in a thread, for a real browser: its address."""
