@@ -46,8 +46,8 @@ def freeze_start_up() -> int:
     Why the gate needs it (issue 32, docs/performance.md "The gate's quota p99, 2026-12-07"): a
     full collection walks every object the imports and the store's caches made (~35,000 on the
     bench's state) and took 17-25 ms of CPU in the middle of a read, most of a 25 ms per 100 ms
-    CPU quota: that read waited out the rest of the period, and several more (0.4-0.55 s). Frozen
-    objects are not walked: the same collection then walks only what the loop made since."""
+    CPU quota: that read waited out the rest of the period (63-96 ms). Frozen objects are not
+    walked: the same collection then walks only what the loop made since."""
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
