@@ -319,6 +319,7 @@ class JetStreamIngest:
         for m in msgs:  # only now: the batch is committed
             await m.ack()
         self.stats["acked"] += len(msgs)
+        self.stats["batches"] += 1
 
     # -- snapshot requests -------------------------------------------------------------------------
     async def _subscribe_requests(self, js):
