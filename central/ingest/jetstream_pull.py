@@ -19,7 +19,9 @@ same JetStream pull protocol with nats-py's public core API: one inbox subscript
   The guarantees are the consumer's (explicit acks, ``ack_wait``, ``max_ack_pending``): a message
   fetched and never acknowledged goes to another fetcher after ``ack_wait``.
 
-Errors: ``fetch`` raises what ``nc.publish`` raises (connection closed); statuses are not errors.
+Errors: ``fetch`` raises what ``nc.publish`` raises (connection closed); statuses are not errors
+(counted in ``statuses``; a 409, a refused request, is logged ``jetstream.pull_refused`` once per
+description: a consumer whose ``max_batch`` is below the batch refuses every request).
 ``leftover()`` hands the buffered, never returned messages to the caller on stop (to ``nak``).
 """
 
@@ -30,6 +32,9 @@ import collections
 import json
 import time
 
+import structlog
+
+log = structlog.get_logger("central.ingest")
 STALE_GRACE_S = 1.0  # a request with no status this long after its expiry is taken as lost
 API_PREFIX = "$JS.API"
 
@@ -47,6 +52,7 @@ class LeanPull:
         self._open_until = 0.0  # monotonic: a request still open after this is taken as lost
         self._sub = None
         self.statuses: collections.Counter = collections.Counter()  # status code -> how many
+        self.last_refusal: str | None = None  # the last 409's description (e.g. "Exceeded MaxRequestBatch of 5")
 
     async def start(self) -> LeanPull:
         self._sub = await self._nc.subscribe(self._inbox, cb=self._on_msg)
@@ -63,6 +69,11 @@ class LeanPull:
             if status != "100":  # 100: an idle heartbeat (not asked for); anything else ends the request
                 self.statuses[status] += 1
                 self._owed = 0
+            if status == "409":  # refused (a consumer setting, a leader change): logged once per reason
+                why = msg.headers.get("Description", "")
+                if why != self.last_refusal:
+                    log.warning("jetstream.pull_refused", status=status, description=why)
+                self.last_refusal = why
         else:
             self._buf.append(msg)
             self._owed = max(0, self._owed - 1)

@@ -154,12 +154,13 @@ def test_a_request_ended_by_a_status_is_not_repeated_in_a_loop(cluster):
         got = await pull.fetch(10, 0.5)
         await pull.stop()
         await nc.close()
-        return got, conn.requests, pull.statuses
+        return got, conn.requests, pull.statuses, pull.last_refusal
 
-    got, requests, statuses = asyncio.run(run())
+    got, requests, statuses, why = asyncio.run(run())
     assert got == []
     assert requests == 2, f"{requests} pull requests in one fetch"
     assert statuses["409"] == 2
+    assert why == "Exceeded MaxRequestBatch of 5"
 
 
 def test_a_request_whose_status_never_comes_is_given_up(cluster, monkeypatch):
