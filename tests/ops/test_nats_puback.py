@@ -3,11 +3,15 @@
 ``$MQTT_msgs``, not the store in the port's stream, which gets the message as a plain publish with
 no reply (``server/mqtt.go`` ``mqttProcessPub``). Shown on a real 3-node cluster: the port's stream
 with one replica, its node SIGKILLed; a publish to a surviving node is acknowledged, and the stream,
-back with its node, does not have it. The gate's journal and the office's tail repair are the net."""
+back with its node, does not have it. The gate's journal and the office's tail repair are the net.
+And every QoS 1 publish is stored a second time, in ``$MQTT_msgs`` on all three nodes, even with no
+MQTT subscriber (the cluster path's second replicated store per event, docs/performance.md)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import urllib.request
 
 import nats
 import paho.mqtt.client as paho
@@ -96,3 +100,30 @@ def test_a_puback_does_not_mean_the_port_stream_stored_it(cluster):
     info = wait_until(lambda: stream_info(cluster), timeout=60, what="the port's stream back")
     assert info.state.messages == 1 and info.state.last_seq == 1, (
         "the message acknowledged while the stream's node was down reached the stream")
+
+
+def test_every_qos1_publish_is_also_stored_in_mqtt_msgs_on_every_node(cluster):
+    host, port = cluster.mqtt_hosts[0]
+    c = paho.Client(CallbackAPIVersion.VERSION2, client_id="pub-count", protocol=paho.MQTTv311, clean_session=True)
+    c.connect(host, port, keepalive=30)
+    c.loop_start()
+    try:
+        infos = [c.publish(TOPIC, b"x", qos=1) for _ in range(50)]
+        for info in infos:
+            info.wait_for_publish(timeout=60)
+        assert all(i.is_published() for i in infos), "a PUBACK missing"
+    finally:
+        c.disconnect()
+        c.loop_stop()
+
+    def mqtt_msgs(node) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{node.http_port}/jsz?streams=true", timeout=5) as r:
+            details = json.loads(r.read()).get("account_details", [])
+        return next((s["state"] for a in details for s in a.get("stream_detail", []) if s["name"] == "$MQTT_msgs"), {})
+
+    # no stream captures the topic and nobody subscribes: the MQTT layer's copy is made anyway, on all
+    # three replicas (interest retention then drops it: nothing kept); >= 50: a resend after a
+    # reconnect would be stored again
+    states = wait_until(lambda: (st := [mqtt_msgs(n) for n in cluster.nodes]) and all(x.get("last_seq", 0) >= 50 for x in st)
+                        and st, timeout=60, what="50 publishes stored in $MQTT_msgs on every node")
+    assert all(x.get("messages") == 0 for x in states)
