@@ -55,10 +55,12 @@ class LeanPull:
         self.last_refusal: str | None = None  # the last 409's description (e.g. "Exceeded MaxRequestBatch of 5")
 
     async def start(self) -> LeanPull:
+        """Subscribe the inbox (raises what ``nc.subscribe`` raises: connection closed); returns self."""
         self._sub = await self._nc.subscribe(self._inbox, cb=self._on_msg)
         return self
 
     async def stop(self) -> None:
+        """Unsubscribe the inbox: messages delivered after it are redelivered after ``ack_wait``."""
         if self._sub is not None:
             await self._sub.unsubscribe()
             self._sub = None
