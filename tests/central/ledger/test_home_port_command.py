@@ -140,3 +140,12 @@ def test_move_portless_without_set_and_set_without_actor_are_refused(ledger):
     assert r.returncode == 2 and "diga quem altera o porto de origem: --actor NOME (ou PORTGATE_ACTOR)" in r.stderr, \
         r.stderr
     assert _state(engine) == ([], [])
+
+
+def test_a_ledger_file_that_is_not_there_is_refused_not_made(tmp_path):
+    db = tmp_path / "typo.db"
+    config = _config(tmp_path, f"sqlite:///{db}", "santos")
+    for extra in ((), ("--set", "santos", "--actor", "a")):
+        r = _cmd(config, *extra, env=EN)
+        assert r.returncode == 2 and "does not exist" in r.stderr, r.stderr
+    assert not db.exists()
