@@ -132,6 +132,7 @@ def measure(state: Path, workers: int, reads: int, seed: int, rounds: int, burst
     from edge.loop import GateLoop
     from edge.rules.rulebook import default_gate_rulebook
     from edge.store import Store
+    from portgate.gctune import freeze_start_up
     from portgate.logs import configure_logging
     from portgate.records import ReaderKind
 
@@ -146,6 +147,7 @@ def measure(state: Path, workers: int, reads: int, seed: int, rounds: int, burst
     base.execute("PRAGMA journal_mode=WAL")
     base.execute("PRAGMA synchronous=FULL")
     base.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, body BLOB)")
+    freeze_start_up()  # as the gate service before READY: a full gc walks only what the loop makes
     payload = os.urandom(400)  # about the size of a journaled tap
     rng = random.Random(seed)
     dispatched = min(workers // 5, 2000)

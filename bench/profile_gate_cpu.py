@@ -46,6 +46,7 @@ def open_loop(state: Path):
     from edge.loop import GateLoop
     from edge.rules.rulebook import default_gate_rulebook
     from edge.store import Store
+    from portgate.gctune import freeze_start_up
     from portgate.logs import configure_logging
 
     stderr, sys.stderr = sys.stderr, open(os.devnull, "w")  # noqa: SIM115 (the log's file for the run)
@@ -58,6 +59,7 @@ def open_loop(state: Path):
     clock = FakeClock(gd.T0)
     loop = GateLoop(readers=[], store=store, journal=journal, clock=clock, indicator=gd._Shown(),
                     rulebook=default_gate_rulebook())
+    freeze_start_up()  # as the gate service before READY (portgate.gctune)
     return loop, clock
 
 

@@ -43,6 +43,7 @@ from edge.state_lock import StateDirLock
 from edge.store import Store
 from portgate.config import read_secret
 from portgate.errors import PortgateError, StoreError, StoreLocked
+from portgate.gctune import freeze_start_up
 from wire.events import AlertPayload
 
 log = structlog.get_logger(__name__)
@@ -286,9 +287,10 @@ class GateService:
                                    readers=self.loop.reader_health.snapshot, enrol=self.loop.enrol_state)
         self.loop.on_unjournaled = self.heartbeat.note_refused
         self.heartbeat.start()
+        frozen = freeze_start_up()  # a full gc then walks only what the loop makes (gctune)
         log.info("gate_started", gate_id=self.cfg.gate_id, boot_id=self.boot_id,
                  last_seq=self.journal.last_seq(), readers=[r.reader_id for r in self.loop.readers],
-                 mqtt=self.sync is not None)
+                 mqtt=self.sync is not None, gc_frozen=frozen)
         notifier.ready(f"gate {self.cfg.gate_id} seq {self.journal.last_seq()}")
         try:
             self.loop.run(watchdog=notifier.watchdog)

@@ -38,6 +38,21 @@ def tune_for_service(gen0: int = GEN0, gen1: int = GEN1, gen2: int = GEN2, *, in
     gc.set_threshold(gen0, gen1, gen2)
 
 
+def freeze_start_up() -> int:
+    """Collect once and freeze the survivors, the thresholds left as they are (the gate: its
+    garbage is small and its RSS budget tight); returns how many objects are frozen. Call when
+    start-up is done (imports, store caches, journal opened).
+
+    Why the gate needs it (issue 32, docs/performance.md "The gate's quota p99, 2026-12-07"): a
+    full collection walks every object the imports and the store's caches made (~35,000 on the
+    bench's state) and took 17-25 ms of CPU in the middle of a read, most of a 25 ms per 100 ms
+    CPU quota: that read waited out the rest of the period (63-96 ms). Frozen objects are not
+    walked: the same collection then walks only what the loop made since."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 @contextlib.contextmanager
 def paused(*, long_lived: bool = False) -> Iterator[None]:
     """Pause the cyclic collector for a burst of long-lived objects that form no cycles (a month's

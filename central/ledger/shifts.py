@@ -190,12 +190,6 @@ def clock_flagged(events: Sequence[Event]) -> dict[str, tuple[dt.datetime | None
 
 # -- reconstruction ----------------------------------------------------------------------------------
 
-def _is_shift_tap(ev: Event) -> bool:
-    p = ev.payload
-    return (isinstance(p, _TAPS) and p.decision in ("admit", "exit")
-            and p.registration is not None and p.dispatch is not None)
-
-
 def reconstruct(events: Iterable[Event], zone: ZoneInfo, *, placed: dict | None = None) -> list[Shift]:
     """Rebuild shifts from gate events (pure). ``events`` may hold any event types and any order;
     non-tap events only serve as clock anchors. ``zone`` is the port's time zone (periods are local).
@@ -210,10 +204,13 @@ def reconstruct(events: Iterable[Event], zone: ZoneInfo, *, placed: dict | None 
     if placed is None:
         placed = place_times(events)
     groups: dict[tuple[str, str, dt.date, str], list[Event]] = defaultdict(list)
-    for ev in events:
-        if _is_shift_tap(ev):
-            d = ev.payload.dispatch
-            groups[(ev.payload.registration, d.ship, d.date, d.period)].append(ev)
+    taps = _TAPS
+    for ev in events:  # a shift tap: an admit or exit with a registration and a dispatch
+        p = ev.payload
+        if (isinstance(p, taps) and (p.decision == "admit" or p.decision == "exit")
+                and p.registration is not None and p.dispatch is not None):
+            d = p.dispatch
+            groups[(p.registration, d.ship, d.date, d.period)].append(ev)
 
     shifts = [_one_shift(key, evs, placed, zone) for key, evs in groups.items()]
     shifts = _meals_at_gate(shifts, events)
@@ -222,21 +219,38 @@ def reconstruct(events: Iterable[Event], zone: ZoneInfo, *, placed: dict | None 
     return shifts
 
 
+def _admits_and_exits(evs: list[Event], placed, start: dt.datetime) -> tuple[list[Event], list[Event]]:
+    """A shift's admits and exits, each in event order: placed time (``start`` where unplaceable),
+    gate, sequence (a stable sort of ``evs``, in place)."""
+    if len(evs) > 1:
+        def order(ev: Event):
+            at = placed[ev.event_id][0]
+            return (at if at is not None else start, ev.gate_id, ev.seq)
+
+        if len(evs) == 2:  # the common admit and exit: as the (stable) sort orders them
+            if order(evs[1]) < order(evs[0]):
+                evs.reverse()
+        else:
+            evs.sort(key=order)
+    admits: list[Event] = []
+    exits: list[Event] = []
+    for e in evs:
+        decision = e.payload.decision
+        if decision == "admit":
+            admits.append(e)
+        elif decision == "exit":
+            exits.append(e)
+    return admits, exits
+
+
 def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
     registration, ship, day, period = key
     start, end = period_bounds(day, period, zone)
     flags: list[Flag] = []
-
-    def order(ev: Event):
-        at = placed[ev.event_id][0]
-        return (at if at is not None else start, ev.gate_id, ev.seq)
-
-    if len(evs) > 1:
-        evs.sort(key=order)
-    admits = [e for e in evs if e.payload.decision == "admit"]
-    exits = [e for e in evs if e.payload.decision == "exit"]
+    admits, exits = _admits_and_exits(evs, placed, start)
     admit = admits[0] if admits else None
-    admit_at = placed[admit.event_id][0] if admit else None
+    admit_place = placed[admit.event_id] if admit is not None else None
+    admit_at = admit_place[0] if admit_place is not None else None
     if len(admits) > 1:
         flags.append(Flag(ShiftFlag.REPEATED_ADMIT, f"{len(admits)} admits; the earliest counts"))
     exit_ev = None
@@ -244,10 +258,12 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
         later = [e for e in exits if admit_at is None or placed[e.event_id][0] is None
                  or placed[e.event_id][0] >= admit_at]
         exit_ev = later[-1] if later else exits[-1]
-    exit_at = placed[exit_ev.event_id][0] if exit_ev else None
-    for ev in (admit, exit_ev):
-        if ev is not None:
-            flags.extend(placed[ev.event_id][1])
+    exit_place = placed[exit_ev.event_id] if exit_ev is not None else None
+    exit_at = exit_place[0] if exit_place is not None else None
+    if admit_place is not None and admit_place[1]:
+        flags.extend(admit_place[1])
+    if exit_place is not None and exit_place[1]:
+        flags.extend(exit_place[1])
     if admit is None:
         flags.append(Flag(ShiftFlag.NO_ENTRY, "exit with no admit (G9)"))
     if exit_ev is not None and GateFlag.EARLY_EXIT in exit_ev.payload.flags:
@@ -322,12 +338,12 @@ def flag_conflicts(shifts: list[Shift]) -> list[Shift]:
     for idxs in by_worker.values():
         if len(idxs) < 2:
             continue
-        idxs.sort(key=lambda i: _occupied(shifts[i])[0])
+        occupied = {i: _occupied(shifts[i]) for i in idxs}  # once per shift, not per comparison
+        idxs.sort(key=lambda i: occupied[i][0])
         for a_pos, a in enumerate(idxs):
-            a_lo, a_hi = _occupied(shifts[a])
+            a_hi = occupied[a][1]
             for b in idxs[a_pos + 1:]:
-                b_lo, b_hi = _occupied(shifts[b])
-                if b_lo >= a_hi:
+                if occupied[b][0] >= a_hi:
                     break
                 if shifts[a].ship != shifts[b].ship:
                     extra[a].append(Flag(ShiftFlag.DOUBLE_ASSIGNMENT, f"overlaps {shifts[b].shift_id}"))

@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gc
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 
 from sqlalchemy import String, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -147,8 +148,11 @@ def _plan_chunk(conn, part: list[Statement], run: _Run, *, now: dt.datetime, by:
             todo.append((st, digest, cents))
     _prove_paid(conn, [r for st, _d, _c in todo for r in history.get(st.shift_id, ())])
     for st, digest, cents in todo:
-        _plan_statement(st, digest, history.get(st.shift_id), run, now=now, by=by, lines_altered=lines_altered,
-                        cents=cents)
+        past = history.get(st.shift_id)
+        if past is None:  # the shift's first version (a first close): nothing paid, nothing replaced
+            _add_version(st, digest, None, [], None, False, run, now=now, by=by, cents=cents)
+        else:
+            _plan_statement(st, digest, past, run, now=now, by=by, lines_altered=lines_altered, cents=cents)
 
 
 def _plan_statement(st: Statement, digest: str, past: list[dict] | None, run: _Run, *, now: dt.datetime,
@@ -186,7 +190,7 @@ def _add_version(st: Statement, digest: str, past: list[dict] | None, paid_rows:
     """Add to ``run`` the next version of ``st``'s shift (with the adjustment for ``paid_rows``),
     its row and lines, replacing ``current`` (None: the shift's first version); ``cents``: as for
     ``_plan_statement`` (the amounts of ``st``, used when no adjustment changes them)."""
-    paid_cents = sum(r["paid_cents"] for r in paid_rows)
+    paid_cents = sum(r["paid_cents"] for r in paid_rows) if paid_rows else 0
     out = with_adjustment(st, paid_cents) if paid_cents else st
     if paid_cents or cents is None:
         total_cents, line_cents = _cents(out.total), [_cents(ln.amount) for ln in out.lines]
@@ -207,8 +211,8 @@ def _add_version(st: Statement, digest: str, past: list[dict] | None, paid_rows:
                      total_cents, ",".join(out.flags), st.service_end, st.due_at,
                      now, st.hold_reason, kept["hold_released_at"], kept["hold_note"],
                      version, digest, by))
-    run.lines.extend((sid, n, ln.rule, ln.article, ln.description, c)
-                     for n, (ln, c) in enumerate(zip(out.lines, line_cents)))
+    run.lines.extend([(sid, n, ln.rule, ln.article, ln.description, c)
+                      for n, (ln, c) in enumerate(zip(out.lines, line_cents))])
     run.stored.append(out)
     run.written += 1
 
@@ -338,9 +342,15 @@ _LINES_QUERY = _id_queries(statement_lines.c.statement_id, statement_lines.c.sta
                            order_by=(statement_lines.c.statement_id, statement_lines.c.position))
 
 
-def _kept_release(st: Statement, old: dict | None) -> dict:
-    """The release of the statement this one supersedes, kept if it released the same hold."""
+_NO_RELEASE = types.MappingProxyType({"hold_released_at": None, "hold_note": None})
+
+
+def _kept_release(st: Statement, old: dict | None) -> Mapping:
+    """The release of the statement this one supersedes, kept if it released the same hold
+    (read-only)."""
+    if old is None:  # the shift's first version (every statement of a first close)
+        return _NO_RELEASE
     if (old is not None and old["paid_at"] is None and st.hold_reason is not None
             and old["hold_released_at"] is not None and old["hold_reason"] == st.hold_reason):
         return {"hold_released_at": old["hold_released_at"], "hold_note": old["hold_note"]}
-    return {"hold_released_at": None, "hold_note": None}
+    return _NO_RELEASE

@@ -240,3 +240,19 @@ def test_gate_run_on_an_inconsistent_journal_layout_exits_2_with_one_line(tmp_pa
     lines = [x for x in out.stderr.splitlines() if x.startswith("portgate:")]
     assert lines == [f"portgate: journal {tmp_path / 'state' / 'journal.db'}: not a journal layout this software "
                      "knows (schema version 2; no journal_sent table and no sent column); move the file aside"]
+
+
+def test_the_gate_freezes_its_start_up_objects_before_it_says_started(tmp_path):
+    """A full collection in the loop walks only what the loop made (portgate.gctune
+    ``freeze_start_up``): the ``gate_started`` line says how many objects start-up left frozen."""
+    import signal
+
+    from testkit.gate_process import kill_gate, start_gate_and_wait
+
+    cfg = write_gate_config(tmp_path)
+    proc = start_gate_and_wait(cfg)
+    assert kill_gate(proc, signal.SIGTERM) == 0
+    started = [json.loads(x) for x in (tmp_path / "gate.log").read_text().splitlines()
+               if '"gate_started"' in x]
+    assert len(started) == 1
+    assert started[0]["gc_frozen"] > 10_000  # the imports, the store's caches, the loop

@@ -312,3 +312,25 @@ def test_every_flag_is_its_own_wire_text_and_the_shared_ones_agree():
     assert {"NO_ENTRY", "DOUBLE_ASSIGNMENT", "EARLY_EXIT"} <= set(Flag) & set(ShiftFlag)
     assert HOLD_FLAGS == {"NO_ENTRY", "DOUBLE_ASSIGNMENT", "CLOCK_UNPLACEABLE", "CLOCK_BACKWARDS"}
     assert REVIEW_FLAGS == {"EARLY_EXIT", "CHAIN_BREAK"}
+
+
+def test_gc_freeze_start_up_takes_the_start_up_objects_out_of_every_collection_thresholds_kept():
+    import gc
+
+    from portgate.gctune import freeze_start_up
+
+    class Kept:
+        pass
+
+    thresholds = gc.get_threshold()
+    kept = [Kept() for _ in range(2_000)]
+    try:
+        frozen = freeze_start_up()
+        assert frozen == gc.get_freeze_count() >= 2_000
+        assert gc.get_threshold() == thresholds  # the gate keeps CPython's (RSS budget)
+        later = Kept()
+        walked = {id(o) for o in gc.get_objects()}  # what a full collection walks
+        assert id(kept[0]) not in walked and id(kept[-1]) not in walked
+        assert id(later) in walked  # what the loop makes afterwards is still collected
+    finally:
+        gc.unfreeze()
