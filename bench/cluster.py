@@ -17,7 +17,7 @@
    the office's multi-host URL; the primary is SIGKILLed; the time from the kill to the first commit
    on the new primary, p50 and max; the killed node rejoins before the next run.
 
-    .venv/bin/python bench/cluster.py [--smoke] [--gates 3] [--events 2000] [--rounds 3] [--failovers 5] [--cold]
+    .venv/bin/python bench/cluster.py [--smoke] [--gates 3] [--events 2000] [--rounds 3] [--failovers 5] [--cold] [--batch-size 200]
 
 ``--smoke``: 2 gates x 100 events, 1 round, no failover runs (CI: tests/ops/test_cluster_bench.py).
 The last line is the JSON summary ``bench/run_all.py`` reads.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -108,11 +109,25 @@ def open_sessions(gate_mqtt: MqttConfig, gates: int) -> float:
     return time.perf_counter() - t0
 
 
+def thread_cpu_s(thread) -> float:
+    """CPU seconds (user + system) the thread has used so far (``/proc/self/task/<tid>/stat``); 0.0
+    without a thread or outside Linux."""
+    tid = getattr(thread, "native_id", None)
+    try:
+        fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def drain(tmp: Path, keys: Path, gates: int, n: int, office: CentralConfig, gate_mqtt: MqttConfig,
-          ingest_cls, *, cold: bool = False) -> tuple[float, float]:
-    """``(events per second, session set-up seconds)``: the gates' sessions made first (``open_sessions``;
-    ``cold``: not, and then 0.0), then the rate from the gates' start to the last commit, into a
-    fresh ledger."""
+          ingest_cls, *, cold: bool = False) -> tuple[float, float, float, float]:
+    """``(events per second, session set-up seconds, events per committed batch, the JetStream ingest
+    thread's CPU seconds during the drain)``: the gates' sessions
+    made first (``open_sessions``; ``cold``: not, and then 0.0), then the rate from the gates' start
+    to the last commit, into a fresh ledger. The batch size is the JetStream ingest's (its
+    ``stats``: acknowledged / batches) and the CPU its asyncio thread used (the fetches and acks; the
+    writer has its own); 0.0 for the MQTT ingest."""
     url = office.database_url
     upgrade(url)
     js = journals(tmp, keys, gates, n)
@@ -122,6 +137,8 @@ def drain(tmp: Path, keys: Path, gates: int, n: int, office: CentralConfig, gate
         if not ingest.wait_connected(30):
             raise SystemExit("cluster bench: the office ingest did not connect")
         setup = 0.0 if cold else open_sessions(gate_mqtt, gates)
+        thread = getattr(ingest, "_thread", None)
+        cpu0 = thread_cpu_s(thread)
         t0 = time.perf_counter()
         syncs = [Sync(gate_mqtt, j, port=PORT, gate_id=f"g{i + 1}").start() for i, j in enumerate(js)]
         total = gates * n
@@ -131,18 +148,21 @@ def drain(tmp: Path, keys: Path, gates: int, n: int, office: CentralConfig, gate
                 raise SystemExit(f"cluster bench: {ledger_count(engine)} of {total} events after 600 s")
             time.sleep(0.05)
         elapsed = time.perf_counter() - t0
+        cpu = thread_cpu_s(thread) - cpu0
         for s in syncs:
             s.stop()
-        return total / elapsed, setup
+        stats = getattr(ingest, "stats", {})
+        batch = stats.get("acked", 0) / stats["batches"] if stats.get("batches") else 0.0
+        return total / elapsed, setup, batch, cpu
     finally:
         ingest.stop()
         engine.dispose()
 
 
-def ingest_rates(args) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
-    """Per round ``(events/s, session set-up s)`` of mosquitto and of the cluster (``drain``)."""
+def ingest_rates(args) -> tuple[list[tuple], list[tuple]]:
+    """Per round ``(events/s, session set-up s, events a batch, ingest thread CPU s)`` of mosquitto and of the cluster (``drain``)."""
     mosq_runs, nats_runs = [], []
-    ingest = IngestSettings(batch_size=200, gap_grace_s=2.0, replay_every_s=2.0, tail_grace_s=5.0, writer="thread")
+    ingest = IngestSettings(batch_size=args.batch_size, gap_grace_s=2.0, replay_every_s=2.0, tail_grace_s=5.0, writer="thread")
     with tempfile.TemporaryDirectory(prefix="portgate-bench-cluster-") as d:
         root = Path(d)
         keys = root / "keys"
@@ -176,7 +196,8 @@ def ingest_rates(args) -> tuple[list[tuple[float, float]], list[tuple[float, flo
             finally:
                 cluster.stop()
             print(f"round {r + 1}: mosquitto {mosq_runs[-1][0]:,.0f} events/s   NATS cluster {nats_runs[-1][0]:,.0f} events/s"
-                  f"   (gates' sessions set up first: mosquitto {mosq_runs[-1][1]:.2f} s, NATS {nats_runs[-1][1]:.2f} s)",
+                  f"   (gates' sessions set up first: mosquitto {mosq_runs[-1][1]:.2f} s, NATS {nats_runs[-1][1]:.2f} s;"
+                  f" NATS {nats_runs[-1][2]:.0f} events a batch, ingest thread CPU {nats_runs[-1][3]:.2f} s)",
                   flush=True)
     return mosq_runs, nats_runs
 
@@ -230,6 +251,7 @@ def main() -> None:
     ap.add_argument("--gates", type=int, default=3)
     ap.add_argument("--events", type=int, default=2000, help="taps journaled per gate")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=200, help="[ingest] batch_size of both offices")
     ap.add_argument("--failovers", type=int, default=5)
     ap.add_argument("--cold", action="store_true",
                     help="time the gates' first connect too (their sessions' set-up, not made beforehand)")
@@ -237,14 +259,15 @@ def main() -> None:
     if args.smoke:
         args.gates, args.events, args.rounds, args.failovers = 2, 100, 1, 0
     mosq, nats = ingest_rates(args)
-    base, ours = statistics.median(r for r, _ in mosq), statistics.median(r for r, _ in nats)
+    base, ours = statistics.median(r[0] for r in mosq), statistics.median(r[0] for r in nats)
     ratio = ours / base
     sessions = "new sessions, set-up timed" if args.cold else "sessions set up beforehand"
     print(f"ingest, {args.gates} gates x {args.events} taps ({sessions}): NATS cluster {ours:,.0f} events/s   "
           f"mosquitto {base:,.0f} events/s   ratio {ratio:.2f} (target >= {TARGET})")
     figures = {"gates": args.gates, "events_per_gate": args.events, "rounds": args.rounds,
                "cluster_events_per_s": round(ours, 1), "sessions": "cold" if args.cold else "warm",
-               "session_setup_s": round(statistics.median(t for _, t in nats), 2)}
+               "session_setup_s": round(statistics.median(r[1] for r in nats), 2), "batch_size": args.batch_size,
+               "ingest_thread_cpu_s": round(statistics.median(r[3] for r in nats), 3)}
     if args.failovers:
         times = failover_times(args.failovers)
         figures["failover_p50_s"] = round(statistics.median(times), 2)
@@ -253,7 +276,7 @@ def main() -> None:
               f"p50 {figures['failover_p50_s']} s, max {figures['failover_max_s']} s")
     print(json.dumps({"bench": "cluster", "figures": figures,
                       "baseline": {"mosquitto_events_per_s": round(base, 1),
-                                   "mosquitto_session_setup_s": round(statistics.median(t for _, t in mosq), 2)},
+                                   "mosquitto_session_setup_s": round(statistics.median(r[1] for r in mosq), 2)},
                       "ratio": round(ratio, 3),
                       "target": TARGET, "met": ratio >= TARGET}))
 

@@ -71,8 +71,7 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
         if config is None:
             raise click.UsageError(tr("cli.central.give_keys_dir"))
         keys_dir = config.keys_dir
-    _check_gate_port(config, port_name)
-    _check_keys_dirs(config, keys_dir, gate_id, port_name, nats_users)
+    _check_before_writing(config, keys_dir, gate_id, port_name, nats_users)
     if nats_users is not None:
         _add_nats_user(keys_dir, nats_users, port_name or (config.port if config is not None else None),
                        gate_id, rotate)
@@ -91,6 +90,14 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
     click.echo(tr("cli.central.copy_gate_key", path=path), err=True)
+
+
+def _check_before_writing(config, keys_dir: str, gate_id: str, port_name: str | None, nats_users: str | None) -> None:
+    """``add-gate``'s refusals, before anything is written: the port (``_check_gate_port``), the
+    keys dirs' registrations (``_check_keys_dirs``), then the ledger's events (``_check_ledger``)."""
+    _check_gate_port(config, port_name)
+    _check_keys_dirs(config, keys_dir, gate_id, port_name, nats_users)
+    _check_ledger(config, gate_id, port_name)
 
 
 def _check_gate_port(config, port_name: str | None) -> None:
@@ -131,6 +138,21 @@ def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None,
         other = next((p for g, p in registered if g == gate_id and port and p != port), None)
         if other is not None:
             raise click.UsageError(tr("cli.central.gate_of_other_port", gate=gate_id, other=other, keys_dir=d))
+
+
+def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
+    """With ``--config``, before anything is written: a gate id whose events the ledger holds at
+    another port (``central.ledger.home.ledger_gate_port``; a gate registered by another office's
+    keys dir on a shared ledger) is refused (``click.UsageError``, exit 2). A ledger that cannot be
+    reached: the waiting notice and one line, exit 1, as every ``--config`` command."""
+    if config is None:
+        return
+    from central.ledger.home import ledger_gate_port  # lazy: CLI start-up (SQLAlchemy only with --config)
+
+    port = port_name or config.port
+    other = ledger_gate_port(config.database_url, gate_id)
+    if other is not None and other != port:
+        raise click.UsageError(tr("cli.central.gate_of_other_port_ledger", gate=gate_id, other=other, port=port))
 
 
 def _register_port(keys_dir: str, gate_id: str, port_name: str) -> None:

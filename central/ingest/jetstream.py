@@ -25,6 +25,8 @@ token is one topic level and the way back is ``.`` -> ``/``).
   the writer commits the one in hand (one ahead; ``max_ack_pending`` at least two batches), so the
   writer does not sit idle through each fetch's round trip (docs/performance.md, issue 37); on
   stop the batch fetched ahead is handed back (``nak``) for another process to take at once.
+  Batches come through ``central.ingest.jetstream_pull.LeanPull`` (whole-batch pull requests on one
+  inbox subscription), not nats-py's ``fetch``, which spends a task per message.
 - The writer's replay commands and receipts go to the gates over MQTT (``[mqtt]``, which then names
   the cluster's MQTT listeners with ``protocol = "3.1.1"``).
 
@@ -62,6 +64,7 @@ from nats.js.errors import NotFoundError
 from central.config import CentralConfig, NatsSettings
 from central.db import make_engine
 from central.ingest.answers import Answers, snapshot_source
+from central.ingest.jetstream_pull import LeanPull
 from central.ingest.keys import KeyRing
 from central.ingest.writer import Abandoned, LedgerWriter, Outcome, db_error
 from central.ledger.migrate import upgrade_engine
@@ -221,13 +224,17 @@ class JetStreamIngest:
                                 allow_reconnect=True, **connect_auth(s))
         try:
             js = nc.jetstream(timeout=s.request_timeout_s)
-            sub = await self._subscribe(js)
+            sub = await self._subscribe(nc, js)
             requests = await self._subscribe_requests(js)
             self.connected.set()
             log.info("jetstream.consuming", stream=self.stream, durable=self.durable)
             loop = asyncio.get_running_loop()
             answering = asyncio.create_task(self._serve_requests(loop, requests))
-            await self._consume(loop, sub)
+            try:
+                await self._consume(loop, sub)
+            finally:
+                await self._hand_back(sub.leftover())
+                await sub.stop()
             await answering
         finally:
             self.connected.clear()
@@ -258,9 +265,7 @@ class JetStreamIngest:
         came or the fetch failed (a node lost mid-fetch: counted in ``fetch_errors``, logged, and a
         pause of ``reconnect_wait_s`` while the client reconnects)."""
         try:
-            return await sub.fetch(self.config.ingest.batch_size, timeout=self.settings.fetch_wait_s)
-        except TimeoutError:  # nats' own and asyncio's (nats-py raises both for an empty fetch)
-            return []
+            return await sub.fetch(self.config.ingest.batch_size, self.settings.fetch_wait_s)
         except Exception as exc:  # noqa: BLE001 - a node lost mid-fetch: the client reconnects
             self.stats["fetch_errors"] += 1
             log.warning("jetstream.fetch_failed", error=repr(exc))
@@ -280,7 +285,7 @@ class JetStreamIngest:
         if msgs:
             self.stats["handed_back"] += len(msgs)
 
-    async def _subscribe(self, js):
+    async def _subscribe(self, nc, js):
         s, port, name = self.settings, self.config.port, self.stream
         try:
             info = await js.stream_info(name)
@@ -293,11 +298,14 @@ class JetStreamIngest:
             if not any(_covers(pattern, f"portgate.v1.{port}.gate.x.events") for pattern in subjects):
                 raise ConfigError(f"stream {name} ({subjects}) does not capture port {port}'s gate events",
                                   key="nats.stream")
-        return await js.pull_subscribe(
-            "", durable=self.durable, stream=name,
-            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=s.ack_wait_s,
-                                  # the batch being committed and the one fetched ahead
-                                  max_ack_pending=max(s.max_ack_pending, 2 * self.config.ingest.batch_size)))
+        try:  # an existing consumer is used as it is (as nats-py's pull_subscribe does)
+            await js.consumer_info(name, self.durable)
+        except NotFoundError:
+            await js.add_consumer(name, ConsumerConfig(
+                name=self.durable, durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT, ack_wait=s.ack_wait_s,
+                # the batch being committed and the one fetched ahead
+                max_ack_pending=max(s.max_ack_pending, 2 * self.config.ingest.batch_size)))
+        return await LeanPull(nc, name, self.durable).start()
 
     async def _ingest(self, loop, msgs) -> None:
         items = [(subject_to_topic(m.subject), m.data) for m in msgs]
@@ -311,6 +319,7 @@ class JetStreamIngest:
         for m in msgs:  # only now: the batch is committed
             await m.ack()
         self.stats["acked"] += len(msgs)
+        self.stats["batches"] += 1
 
     # -- snapshot requests -------------------------------------------------------------------------
     async def _subscribe_requests(self, js):

@@ -3,6 +3,7 @@
     portgate ledger migrate --config central.toml   (or --db URL, one of them)
     portgate ledger shifts --config central.toml|--db URL --from 2026-03-01 --to 2026-03-31 [--port-config F] [--no-rebuild]
     portgate ledger correct-meal --config central.toml|--db URL --shift ID --actor NAME --reason TEXT [--not-worked]
+    portgate ledger home-port --config central.toml [--set PORT --actor NAME [--move-portless]]
 
 ``shifts`` prints one JSON line per shift (id, registration, ship, period, times, closed_by, held,
 flags).
@@ -10,13 +11,14 @@ flags).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 
 import click
 
 from central.cli_args import database_arg, day_range, db_url_arg, time_arg
-from portgate.clitext import tr
+from portgate.clitext import cli_lang, tr
 
 
 def _iso(value):
@@ -127,3 +129,70 @@ def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> No
         engine.dispose()
     click.echo(tr("cli.ledger.meal_not_worked", shift=shift_id) if not_worked
                else tr("cli.ledger.meal_worked", shift=shift_id))
+
+
+@ledger.command("home-port")
+@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False),
+              help="central.toml: its database_url and the ports it serves.")
+@click.option("--set", "port", default=None, help="Record PORT (a port of --config) as the ledger's home port.")
+@click.option("--move-portless", is_flag=True,
+              help="With --set: let the workers without a port become PORT's (refused otherwise).")
+@click.option("--actor", envvar="PORTGATE_ACTOR", default=None, help="Who sets it (with --set); also $PORTGATE_ACTOR.")
+def home_port(config_path, port, move_portless, actor) -> None:
+    """Show the ledger's home port (whose its workers without a port are); --set records another,
+    with an audit row. Stop the office processes first: they read it when they start."""
+    from central.config import load_central_config  # lazy: CLI start-up
+    from central.ledger.home_port import HomeRefused, read_home, set_home  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
+
+    if move_portless and port is None:
+        raise click.UsageError(tr("cli.ledger.home_flag_needs_set"))
+    if port is not None and not (actor or "").strip():
+        raise click.UsageError(tr("cli.ledger.home_needs_actor"))
+    config = load_central_config(config_path)  # not database_arg: a wrong record is what this fixes
+    db_url_arg(config.database_url, must_exist=True, name="database_url")
+    upgrade(config.database_url)
+    try:
+        with _ledger(config.database_url) as conn:
+            if port is None:
+                said = read_home(conn)
+            else:
+                said = set_home(conn, port, served=config.served_ports, move_portless=move_portless,
+                                actor=actor or "", now=dt.datetime.now(dt.UTC))
+    except HomeRefused as exc:
+        said = {"not_served": "cli.ledger.home_not_served", "moves_portless": "cli.ledger.home_moves_portless"}
+        raise click.UsageError(tr(said[exc.code], **exc.fields)) from exc
+    if port is None:
+        click.echo(_home_said(said, config.port))
+    elif said.recorded == port:
+        click.echo(tr("cli.ledger.home_unchanged", port=port))
+    else:
+        click.echo(tr("cli.ledger.home_set", port=port, before=said.recorded or tr("cli.ledger.home_none"),
+                      n=said.portless))
+
+
+def _home_said(said, config_port: str) -> str:
+    """``read_home``'s answer as a sentence: the recorded port, or none (NULL read as the config's)."""
+    if said.recorded is None:
+        return tr("cli.ledger.home_not_recorded", n=said.portless, port=config_port)
+    from portgate import l10n  # lazy: CLI start-up (Babel)
+
+    return tr("cli.ledger.home_recorded", port=said.recorded, at=l10n.moment(said.recorded_at, cli_lang()) + " UTC",
+              n=said.portless)
+
+
+@contextlib.contextmanager
+def _ledger(url: str):
+    """A transaction on the ledger at ``url``; a database failure is one line (``read_failure``)."""
+    from central.db import make_engine, read_failure  # lazy: CLI start-up
+    from sqlalchemy.engine import make_url  # lazy: CLI start-up
+    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
+
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            yield conn
+    except SQLAlchemyError as exc:
+        raise read_failure(make_url(url).render_as_string(hide_password=True), engine.dialect.name, exc) from exc
+    finally:
+        engine.dispose()

@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from central.db import make_engine, read_failure
 from central.ledger.gate_ports import gate_ports
-from central.ledger.schema import ledger_home
+from central.ledger.schema import events, ledger_home
 from portgate.errors import BadInput
 
 #: the columns of ``central.registry.schema.workers`` read here (the registry's package reads the ledger)
@@ -153,3 +153,27 @@ def check_config(database_url: str, served: Sequence[str], *, writes: bool,
     finally:
         engine.dispose()
     return None
+
+
+def ledger_gate_port(database_url: str, gate_id: str) -> str | None:
+    """The port the ledger at ``database_url`` knows ``gate_id`` at: the port of its first event
+    (``gate_ports``: a gate's port is its events' port, whichever office process or keys dir
+    registered it), None when it has sent none. ``portgate central add-gate --config`` refuses to
+    register that id at another port. None, without connecting, for a SQLite file that is not there
+    yet or empty, and on a database without the events tables (not migrated: no gate known).
+    ``StoreUnavailable``/``StoreError`` (``central.db.read_failure``: one line, exit 1 or 2) when
+    the ledger cannot be read; the waiting notice is ``make_engine``'s, as for every command."""
+    if _not_yet_a_ledger(database_url):
+        return None
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            if not inspect(conn).has_table("events"):
+                return None
+            first = select(events.c.port).where(events.c.gate_id == gate_id).order_by(events.c.seq).limit(1)
+            return conn.execute(first).scalar_one_or_none()
+    except SQLAlchemyError as exc:  # not reachable, not a database: one line (exit 1 or 2)
+        raise read_failure(make_url(database_url).render_as_string(hide_password=True), engine.dialect.name,
+                           exc) from exc
+    finally:
+        engine.dispose()

@@ -60,8 +60,10 @@ def clashes(conn: Connection | Session, given: list[tuple[str, str, WorkerIds]])
     """The ``where: cpf X is already held by R`` (and ``pis``) errors of ``given`` rows ``(where,
     registration, ids)``: an identifier another registration holds in the registry (one not
     giving that field anew in ``given``) or gave on an earlier row. A CPF and a PIS/NIS name one
-    person each (Lei 14.534/2023 art. 1; Decreto 97.936/1989, the Cadastro Nacional do Trabalhador): two registrations with one
-    is a typo or a double registration. Queried in chunks of 500 (SQLite's parameter limit)."""
+    person each (the CPF: Lei 14.534/2023 art. 1 makes it the single and sufficient number
+    identifying a citizen in public services' databases; the PIS/NIS: Decreto 97.936/1989, the
+    Cadastro Nacional do Trabalhador): two registrations with one is a typo or a double
+    registration. Queried in chunks of 500 (SQLite's parameter limit)."""
     errors = []
     for field in FIELDS:
         rows = [(where, reg, getattr(ids, field)) for where, reg, ids in given if getattr(ids, field)]

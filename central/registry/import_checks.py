@@ -31,7 +31,8 @@ def category_errors(session: Session, placed_workers: list, new: tuple[str, ...]
 
 def id_errors(session: Session, workers_csv, placed_workers: list) -> list[str]:
     """The worker rows giving a CPF or PIS another registration holds, in the registry or on an
-    earlier line (``central.registry.ids.clashes``: one person, one CPF, Lei 14.534/2023 art. 1;
+    earlier line (``central.registry.ids.clashes``: a CPF names one person, Lei 14.534/2023 art. 1
+    making it the single and sufficient number identifying a citizen in public services' databases;
     one PIS/NIS per worker, Decreto 97.936/1989, the Cadastro Nacional do Trabalhador)."""
     if not workers_csv:
         return []

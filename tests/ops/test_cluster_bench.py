@@ -27,3 +27,5 @@ def test_cluster_bench_smoke_prints_the_json_summary():
     assert rate > 0 and base > 0
     assert summary["ratio"] == pytest.approx(rate / base, rel=0.01, abs=0.002)
     assert summary["met"] == (summary["ratio"] >= 0.5)
+    # the batch size both offices ran with, and the JetStream ingest thread's CPU during the drain (/proc)
+    assert summary["figures"]["batch_size"] == 200 and summary["figures"]["ingest_thread_cpu_s"] >= 0.0

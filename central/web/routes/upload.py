@@ -45,6 +45,7 @@ async def upload(request: Request):
     if not files:
         return page(request, "upload.html", status_code=400, errors=["choose at least one CSV file"], done=None)
     actor = f"web:{request.state.user.login}"
+    new_categories = named_categories(form.get("new_categories"))
     port, ports = default_port(request), import_scope(request)
     if "ships" in files and ports.scope is not None and not set(ports.scope) >= set(ports.served):
         # as the ships page: adding or changing ship calls stays with users of every port
@@ -57,7 +58,8 @@ async def upload(request: Request):
             if "workers" in paths or "cards" in paths:
                 try:
                     counts.update(import_files(s, workers_csv=paths.get("workers"), cards_csv=paths.get("cards"),
-                                               actor=actor, now=web.now(), port=port, ports=ports))
+                                               actor=actor, now=web.now(), port=port, ports=ports,
+                                               new_categories=new_categories))
                 except BadInput as exc:
                     errors += str(exc).splitlines()
             if "ships" in paths:
@@ -72,8 +74,19 @@ async def upload(request: Request):
     try:
         counts = await run_in_threadpool(web.with_session, work)
     except _Refused as exc:
-        return page(request, "upload.html", status_code=400, errors=exc.errors, done=None)
+        return page(request, "upload.html", status_code=400, errors=exc.errors, done=None,
+                    new_categories=", ".join(new_categories))
     return page(request, "upload.html", errors=[], done=counts)
+
+
+def named_categories(value) -> tuple[str, ...]:
+    """The form's ``new_categories`` field (the command's ``--new-category``, repeatable): the
+    categories this upload may open besides the known and registered ones, separated by commas or
+    line breaks, blanks dropped; ``()`` when empty or not text. Any other category is a bad row
+    (``central.registry.import_checks.category_errors``), as on the command line."""
+    if not isinstance(value, str):
+        return ()
+    return tuple(dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip()))
 
 
 class _Refused(Exception):

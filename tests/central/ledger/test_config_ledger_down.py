@@ -2,7 +2,8 @@
 when PostgreSQL cannot be reached: refused connections, a listener that never answers, a server
 SIGSTOPped. A fresh tester got a traceback (``sqlalchemy.exc.OperationalError: (psycopg.errors.
 ConnectionTimeout)``, exit 1, no waiting notice) from ``pay overdue``, ``registry list``, ``central
-run``... with ``--config``, where ``--db`` said it waited and then ``database ... not reachable``.
+run``... with ``--config``, where ``--db`` said it waited and then ``database ... not reachable``;
+``central add-gate --config`` (the gate id looked up in the ledger) and ``ledger home-port`` fail the same way.
 The check opens the ledger through ``central.db.make_engine`` (the waiting notice under a command)
 and says its failure with ``central.db.read_failure``, as every other access: the same notice, one
 line, exit 1 (systemd restarts ``central run`` on it). Real ``portgate`` processes (``python -m
@@ -25,6 +26,8 @@ COMMANDS = {  # a reading command, a writing one of two groups, the ingest servi
     "pay overdue": ("pay", "overdue"),
     "registry exam": ("registry", "exam", "X1", "--date", "2026-03-01"),
     "central run": ("central", "run"),
+    "central add-gate": ("central", "add-gate", "--gate-id", "g-new", "--port", "santos"),  # looks the gate up
+    "ledger home-port": ("ledger", "home-port", "--set", "santos", "--actor", "chefe"),  # checks nothing first
 }
 
 

@@ -26,6 +26,7 @@ from testkit.axe import axe_violations, describe
 from testkit.browser import launch_chromium
 from testkit.display import GateWithScreen
 from tests.central.web.port import UIDS, Port, wait_until
+from tests.central.web.sizes import SIZES, looked_at
 
 CLERK, CLERK_PASSWORD = "escritorio", "office clerk password"
 NEW_CARD = "0C0C0C0C01"  # a blank card: on nobody's roster
@@ -188,3 +189,35 @@ def test_an_offline_gate_is_refused_beside_the_gate_field(port, page):
     assert page.locator("#en-gate_id").get_attribute("aria-invalid") == "true"
     assert page.locator("#enrol-waiting").count() == 0
     assert _audit(port.engine, "V009")[-1][0] == "enrol.expired"  # nothing started
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_enrol_list_reads_at_every_size(port, browser, size, tmp_path):
+    """The worker page's "enrol a card at a gate" section at the gate's 800x480 panel, a 390 px phone
+    and a desktop: its gate list (each gate with its state, pt-BR), the kind and the start button
+    inside the screen, no text cut, no serious axe violation; then waiting for a card at g-c."""
+    context = browser.new_context(viewport=SIZES[size], bypass_csp=True, locale="pt-BR")  # axe is injected
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        pg.goto(port.url + "/login")
+        pg.get_by_label("Usuário").fill(CLERK)
+        pg.get_by_label("Senha").fill(CLERK_PASSWORD)
+        with pg.expect_navigation():
+            pg.get_by_role("button", name="Entrar").click()
+        pg.goto(f"{port.url}/workers/V009")
+        gates = pg.locator("#en-gate_id option").all_inner_texts()
+        assert "g-c — conectado" in gates, gates
+        box, section = pg.locator("#en-gate_id").bounding_box(), pg.locator("#enrol").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= section["x"] + section["width"] + 1, (box, section)
+        start = pg.get_by_role("button", name="Iniciar o cadastro neste portaló")
+        assert start.is_visible()
+        looked_at(pg, f"enrol-{size}", tmp_path)
+        _start(pg, port, "V009")
+        pg.locator("#enrol-waiting").wait_for()
+        looked_at(pg, f"enrol-waiting-{size}", tmp_path)
+        with pg.expect_navigation():
+            pg.get_by_role("button", name="Cancelar o cadastro").click()
+        pg.locator("#enrol-ended[data-ended='cancelled']").wait_for()
+    finally:
+        context.close()

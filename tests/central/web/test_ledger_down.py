@@ -6,45 +6,25 @@ stopped for real (the session's ``pg_cluster`` is shared by other tests)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+import uvicorn
 from sqlalchemy import text
-from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
+from app.demo.mosquitto import free_port
 from central.config import WebSettings
 from central.db import make_engine
-from central.ledger.migrate import upgrade_engine
-from central.web import users as users_module
 from central.web.app import create_app
-from central.web.users import add_user
-from testkit.postgres import PostgresCluster
+from testkit.browser import launch_chromium
 from testkit.wait import wait_until
 
-from .conftest import PASSWORD, SECRET, Clock, _VerifyOnce, csrf_of, login
+from .conftest import PASSWORD, SECRET, Clock, csrf_of, login
+from .private_ledger import DOWN_PT, cluster, ledger, stop_server  # noqa: F401 (the module's fixtures)
+from .sizes import SIZES, looked_at
 
-DOWN_PT = "O livro-razão (banco de dados) está indisponível agora"
 SESSION_PT = "Sua sessão terminou"
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    pg = PostgresCluster()
-    pg.start()
-    yield pg
-    pg.stop()
-
-
-@pytest.fixture(scope="module")
-def ledger(cluster):
-    mp = pytest.MonkeyPatch()
-    mp.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
-    engine = make_engine(cluster.url)
-    upgrade_engine(engine)
-    with Session(engine) as s, s.begin():
-        add_user(s, "office", role="office", password=PASSWORD, name="office user", actor="test")
-    yield engine
-    engine.dispose()
-    mp.undo()
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +45,7 @@ def test_pages_login_and_forms_say_the_ledger_is_down_then_go_on(cluster, web):
     csrf = csrf_of(signed.get("/").text)
     stranger = TestClient(web, base_url="http://testserver", follow_redirects=False)
     token = csrf_of(stranger.get("/login").text)  # the form is open before the ledger goes down
-    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+    stop_server(cluster)
     try:
         _down(signed.get("/"))  # a page: not a redirect to the login page
         _down(signed.post("/port", data={"port": "*", "csrf_token": csrf, "next": "/"}))  # a form: no 401
@@ -84,7 +64,7 @@ def test_english_page(cluster, web):
     c = TestClient(web, base_url="http://testserver", follow_redirects=False)
     token = csrf_of(c.get("/login").text)
     c.post("/lang", data={"lang": "en", "csrf_token": token, "next": "/login"})
-    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+    stop_server(cluster)
     try:
         r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
     finally:
@@ -106,7 +86,7 @@ def test_a_commit_whose_answer_is_lost_may_or_may_not_be_saved(cluster, web, mon
     def end_then_lose_the_server(session, sid, now):
         real(session, sid, now)
         session.flush()
-        cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "fast", "-w", "stop")
+        stop_server(cluster)
 
     monkeypatch.setattr(auth, "end_session", end_then_lose_the_server)
     try:
@@ -190,3 +170,54 @@ def test_every_connection_held_answers_busy_not_500(cluster, ledger):
             conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
     wait_until(lambda: c.get("/login").status_code == 200, timeout=60, what="the pool free again")
     small.dispose()
+
+
+@pytest.fixture(scope="module")
+def served(web):
+    """``web`` served by uvicorn on loopback in a thread, for a real browser: its address."""
+    server = uvicorn.Server(uvicorn.Config(web, host="127.0.0.1", port=free_port(), log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until(lambda: server.started, timeout=30, what="uvicorn started")
+    yield f"http://127.0.0.1:{server.config.port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_the_reconnecting_page_reads_at_every_size(cluster, served, tmp_path):
+    """The 503 "reconnecting" page in chromium at the gate's 800x480 panel, a 390 px phone and a
+    desktop, signed in (pt-BR) and on the login form (English): the whole message inside the screen,
+    no text cut, its link back, no serious axe violation."""
+    with launch_chromium() as browser:
+        pages = {}
+        for size, viewport in SIZES.items():
+            pg = browser.new_context(viewport=viewport, bypass_csp=True, locale="pt-BR").new_page()
+            pg.set_default_timeout(20_000)
+            pg.goto(served + "/login")
+            pg.get_by_label("Usuário").fill("office")
+            pg.get_by_label("Senha").fill(PASSWORD)
+            with pg.expect_navigation():
+                pg.get_by_role("button", name="Entrar").click()
+            pages[size] = pg
+        english = browser.new_context(viewport=SIZES["phone"], bypass_csp=True).new_page()
+        english.goto(served + "/login")
+        english.locator("#lang-select").select_option("en")
+        with english.expect_navigation():
+            english.locator("form[action='/lang'] button").click()
+        stop_server(cluster)
+        try:
+            for size, pg in pages.items():
+                assert pg.goto(served + "/").status == 503
+                assert DOWN_PT in pg.locator("h1").inner_text()
+                assert pg.locator("main").get_by_role("link", name="Porto ao vivo").is_visible()
+                looked_at(pg, f"reconnecting-{size}", tmp_path)
+            english.get_by_label("User").fill("office")
+            english.get_by_label("Password").fill(PASSWORD)
+            with english.expect_navigation():
+                english.get_by_role("button", name="Log in").click()
+            said = english.locator("h1").inner_text()
+            assert said == ("The ledger (database) is unavailable right now (switching servers): nothing was "
+                            "saved. Try again in a few seconds."), said  # once, not two texts run together
+            looked_at(english, "reconnecting-en-phone", tmp_path)
+        finally:
+            cluster.restart()

@@ -12,44 +12,18 @@ import threading
 import pytest
 from sqlalchemy import event, text
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
 from central.config import WebSettings
 from central.db import make_engine, unreachable
-from central.ledger.migrate import upgrade_engine
-from central.web import users as users_module
 from central.web.answer_wait import watch_answers
 from central.web.app import create_app
-from central.web.users import add_user
-from testkit.postgres import PostgresCluster, frozen
+from testkit.postgres import frozen
 
-from .conftest import PASSWORD, SECRET, Clock, _VerifyOnce, login
-
-DOWN_PT = "O livro-razão (banco de dados) está indisponível agora"
+from .conftest import SECRET, Clock, login
+from .private_ledger import DOWN_PT, cluster, ledger  # noqa: F401 (the module's fixtures)
 #: how long the test waits for an answer before calling it unbounded (the bound is 2 s + connect)
 GIVE_UP_S = 90
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    pg = PostgresCluster()
-    pg.start()
-    yield pg
-    pg.stop()
-
-
-@pytest.fixture(scope="module")
-def ledger(cluster):
-    mp = pytest.MonkeyPatch()
-    mp.setattr(users_module, "_hasher", _VerifyOnce(users_module._hasher))
-    engine = make_engine(cluster.url)
-    upgrade_engine(engine)
-    with Session(engine) as s, s.begin():
-        add_user(s, "office", role="office", password=PASSWORD, name="office user", actor="test")
-    yield engine
-    engine.dispose()
-    mp.undo()
 
 
 def _within(fn, what: str):

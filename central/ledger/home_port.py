@@ -1,0 +1,97 @@
+"""The ledger's home port read and set by a command (``portgate ledger home-port``; issue 37 item 4,
+several ports on one ledger): the port its workers without a port (``workers.port`` NULL) belong to
+(``ledger_home``, 0034; ``central.ledger.home`` records it on a first write and refuses a config of
+another home port). Before, a wrong record was fixed by SQL only.
+
+Setting it is a change of the registry's meaning, so it is refused unless the result is clear:
+
+- the port must be one the config serves (``CentralConfig.served_ports``): an office that does not
+  run that port cannot speak for its workers;
+- while workers without a port remain, moving the home port to another port than the one they are
+  read as today (the recorded one, else the config's ``port``: with no record a NULL port is the
+  home port of the config reading it) makes them that other port's workers: its rosters, its
+  rotation, its clerks. On a shared ledger the other ports' users expect their workers to stay
+  where they are unless someone said so: ``move_portless`` must be given (``--move-portless``);
+  giving those workers their port (``registry import --port``) is the alternative that moves nobody.
+- the same port again changes nothing (no audit row).
+
+A change writes an ``audit_log`` row (action ``ledger.home-port``, port ``*``: every port's users'
+concern) in the same transaction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import column, delete, func, insert, select, table
+from sqlalchemy.engine import Connection
+
+from central.audit import ALL, audit_log
+from central.ledger.schema import ledger_home
+from portgate.errors import BadInput
+
+#: the columns of ``central.registry.schema.workers`` read here (the registry's package reads the ledger)
+_WORKERS = table("workers", column("registration"), column("port"))
+
+
+@dataclass(frozen=True)
+class HomePort:
+    """What the ledger says: ``recorded`` (None: no record), ``recorded_at`` (aware UTC or None) and
+    ``portless``, the number of workers stored without a port (read as the home port's)."""
+
+    recorded: str | None
+    recorded_at: dt.datetime | None
+    portless: int
+
+
+class HomeRefused(BadInput):
+    """``set_home`` refused, nothing written. ``code``: ``not_served`` (fields ``port``,
+    ``served``) or ``moves_portless`` (``port``, ``now``, ``n``); the command words it
+    (``cli.ledger.home_<code>``). ``BadInput``: exit 2."""
+
+    def __init__(self, code: str, message: str, **fields: str) -> None:
+        super().__init__(message, where="--set")
+        self.code = code
+        self.fields = fields
+
+
+def read_home(conn: Connection) -> HomePort:
+    """The ledger's recorded home port and its count of workers without a port."""
+    row = conn.execute(select(ledger_home.c.port, ledger_home.c.recorded_at).where(ledger_home.c.id == 1)).first()
+    portless = conn.execute(select(func.count()).select_from(_WORKERS).where(_WORKERS.c.port.is_(None))).scalar_one()
+    at = row.recorded_at if row is not None else None
+    if at is not None and at.tzinfo is None:  # SQLite keeps no offset: stored as UTC
+        at = at.replace(tzinfo=dt.UTC)
+    return HomePort(row.port if row is not None else None, at, int(portless))
+
+
+def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portless: bool, actor: str,
+             now: dt.datetime) -> HomePort:
+    """Record ``port`` as the ledger's home port, in the caller's transaction; returns what was
+    there before (``read_home``). ``served``: the config's ports, its home port first. Raises
+    ``HomeRefused`` (nothing written) for a port not in ``served``, or for one that would make the
+    workers without a port another port's than today's (the record, else ``served[0]``) when
+    ``move_portless`` is False. ``BadInput`` (where ``--actor``) for an empty ``actor``. Unchanged
+    (no write, no audit row) when ``port`` is already recorded."""
+    if not actor or not actor.strip():
+        raise BadInput("actor is required (who sets the ledger's home port)", where="--actor")
+    if port not in served:
+        raise HomeRefused("not_served", f"port {port} is not served by this config ({', '.join(served)}): "
+                          "give a central.toml whose ports name it", port=port, served=", ".join(served))
+    before = read_home(conn)
+    if before.recorded == port:
+        return before
+    now_read_as = before.recorded or served[0]
+    if before.portless and port != now_read_as and not move_portless:
+        raise HomeRefused("moves_portless", f"{before.portless} worker(s) without a port are {now_read_as}'s "
+                          f"today; making {port} the home port makes them {port}'s: give them their port "
+                          f"(registry import --port {now_read_as}) or confirm with --move-portless",
+                          port=port, now=now_read_as, n=str(before.portless))
+    conn.execute(delete(ledger_home))
+    conn.execute(insert(ledger_home).values(id=1, port=port, recorded_at=now))
+    conn.execute(insert(audit_log).values(
+        at=now, actor=actor.strip(), action="ledger.home-port", subject="ledger_home", port=ALL,
+        detail={"changed": {"port": [before.recorded or "", port]}, "portless_workers": before.portless}))
+    return before

@@ -1,0 +1,87 @@
+"""``portgate central add-gate --config`` against the ledger (issue 37 item 4, many ports on one
+ledger): a gate id whose events the ledger holds at another port (rio's gate ``rio-gate-9``,
+registered by rio's own office in a keys dir this config does not name) was accepted at santos, and
+its events would have been read as rio's while its key said santos. Now it is refused (pt-BR first,
+English with ``--lang en``, exit 2, no key, registration or NATS user written); at its own port it
+is registered as before, and so is a new id; a SQLite ledger not made yet is not opened. Real SQLite
+and PostgreSQL (``migrated_url``), through ``app.cli.main`` as the other add-gate tests. A ledger
+that cannot be reached: tests/central/ledger/test_config_ledger_down.py (real processes)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from central.db import make_engine
+from central.ingest.event_store import update_progress, write_batch
+from testkit.cli import run_here
+from tests.central.web.test_ports_web import RIO, _tap
+
+AT = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
+PT = {"PORTGATE_LANG": "pt"}
+REFUSED_PT = ("o portaló rio-gate-9 já enviou eventos ao livro-razão pelo porto rio, não santos: o id de um "
+              "portaló é único entre os portos")
+REFUSED_EN = "gate rio-gate-9 has already sent events to the ledger at port rio, not santos: a gate id is unique"
+
+
+@pytest.fixture
+def office(migrated_url, tmp_path):
+    """A ledger holding an event of rio's gate; a config of santos and paranagua (no rio keys dir)."""
+    engine = make_engine(migrated_url)
+    try:
+        with engine.begin() as conn:
+            write_batch(conn, [_tap("rio", RIO, 1, AT, [])], [], AT)
+            update_progress(conn, [RIO["gate"]], AT)
+    finally:
+        engine.dispose()
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    conf = tmp_path / "central.toml"
+    conf.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nports = ["santos", "paranagua", "rio"]\n'
+                    f'keys_dir = "{keys}"\n')
+    one = tmp_path / "santos.toml"
+    one.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nkeys_dir = "{keys}"\n')
+    return tmp_path
+
+
+def _nothing_written(keys) -> None:
+    assert sorted(p.name for p in keys.iterdir()) == [], sorted(p.name for p in keys.iterdir())
+
+
+def test_a_gate_the_ledger_knows_at_another_port_is_refused(office):
+    keys = office / "keys"
+    for extra in (["--config", str(office / "central.toml"), "--port", "santos"],
+                  ["--config", str(office / "central.toml"), "--port", "santos", "--nats-users",
+                   str(keys / "users.conf")],
+                  ["--config", str(office / "santos.toml")]):  # one port: the config's port is the gate's
+        r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], *extra], env=PT)
+        assert r.returncode == 2, (extra, r.stdout, r.stderr)
+        assert REFUSED_PT in r.stderr, r.stderr
+        _nothing_written(keys)
+    r = run_here(["--lang", "en", "central", "add-gate", "--gate-id", RIO["gate"], "--config",
+                  str(office / "central.toml"), "--port", "santos"], env=PT)
+    assert r.returncode == 2 and REFUSED_EN in r.stderr, r.stderr
+    _nothing_written(keys)
+
+
+def test_at_its_own_port_and_a_new_id_are_registered_as_before(office):
+    keys = office / "keys"
+    r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], "--config", str(office / "central.toml"),
+                  "--port", "rio"], env=PT)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((keys / "gate-ports.json").read_text()) == {RIO["gate"]: "rio"}
+    assert (keys / f"{RIO['gate']}.key").exists()
+    r = run_here(["central", "add-gate", "--gate-id", "g-new", "--config", str(office / "santos.toml")], env=PT)
+    assert r.returncode == 0, r.stderr
+    assert (keys / "g-new.key").exists()
+
+
+def test_a_sqlite_ledger_not_made_yet_is_not_created(tmp_path):
+    keys, db = tmp_path / "keys", tmp_path / "none.db"
+    conf = tmp_path / "central.toml"
+    conf.write_text(f'database_url = "sqlite:///{db}"\nport = "santos"\nkeys_dir = "{keys}"\n')
+    r = run_here(["central", "add-gate", "--gate-id", "g1", "--config", str(conf)], env=PT)
+    assert r.returncode == 0, r.stderr
+    assert (keys / "g1.key").exists() and not db.exists()

@@ -1,0 +1,151 @@
+"""``portgate ledger home-port`` (issue 37 item 4): the ledger's home port (``ledger_home``, 0034),
+shown and set by a command instead of SQL. A ledger of santos and paranagua whose workers X800 and
+X801 have no port: showing says nothing is recorded and how they are read; ``--set`` records a port
+the config serves, with an audit row (``ledger.home-port``, every port's), and refuses (pt-BR first,
+English with ``--lang en``, exit 2, nothing written): a port the config does not serve, a port that
+would make the portless workers another port's than today's without ``--move-portless``,
+``--move-portless`` without ``--set``, no ``--actor``. The same port again changes nothing; a wrong
+record put right with ``--move-portless`` lets the right config write again and refuses the wrong
+one. Real SQLite and PostgreSQL (``migrated_url``), through ``app.cli.main`` (``run_here``); a ledger
+that cannot be reached: tests/central/ledger/test_config_ledger_down.py (real processes)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import insert, select
+
+from central.db import make_engine
+from central.ledger.schema import ledger_home
+from central.registry.schema import audit_log, workers
+from testkit.cli import run_here
+
+AT = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
+PT = {"PORTGATE_LANG": "pt", "PORTGATE_ACTOR": None}
+EN = {"PORTGATE_LANG": "en", "PORTGATE_ACTOR": None}
+
+
+@pytest.fixture
+def ledger(migrated_url, tmp_path):
+    """(url, santos config, paranagua config, engine): X800, X801 without a port, P001 of paranagua."""
+    engine = make_engine(migrated_url)
+    with engine.begin() as conn:
+        for reg, port in (("X800", None), ("X801", None), ("P001", "paranagua")):
+            conn.execute(insert(workers).values(
+                registration=reg, name=f"Vigia {reg}", category="vigia", status="active", rotation_number=int(reg[1:]),
+                health_exam_date=dt.date(2026, 1, 5), booklet_revalidated_year=2026, updated_at=AT, port=port))
+    yield migrated_url, _config(tmp_path, migrated_url, "santos"), _config(tmp_path, migrated_url, "paranagua"), engine
+    engine.dispose()
+
+
+def _config(tmp_path, url: str, home: str) -> str:
+    keys = tmp_path / "keys"
+    keys.mkdir(exist_ok=True)
+    other = "paranagua" if home == "santos" else "santos"
+    path = tmp_path / f"{home}.toml"
+    path.write_text(f'database_url = "{url}"\nport = "{home}"\nports = ["{home}", "{other}"]\nkeys_dir = "{keys}"\n')
+    return str(path)
+
+
+def _state(engine) -> tuple[list[str], list[tuple]]:
+    """(the recorded home ports, the ledger.home-port audit rows (actor, port, detail))."""
+    with engine.connect() as c:
+        home = list(c.execute(select(ledger_home.c.port)).scalars())
+        rows = [tuple(r) for r in c.execute(select(audit_log.c.actor, audit_log.c.port, audit_log.c.detail)
+                                            .where(audit_log.c.action == "ledger.home-port").order_by(audit_log.c.id))]
+    return home, rows
+
+
+def _cmd(config: str, *extra: str, env=PT):
+    return run_here(["ledger", "home-port", "--config", config, *extra], env=env)
+
+
+def test_shown_then_set_with_an_audit_row_then_unchanged(ledger):
+    _url, santos, _para, engine = ledger
+    shown = _cmd(santos)
+    assert shown.returncode == 0, shown.stderr
+    assert ("o livro-razão não registrou porto de origem: os seus 2 trabalhador(es) sem porto são lidos como do "
+            "porto de cada configuração (desta: santos)") in shown.stdout
+    done = _cmd(santos, "--set", "santos", "--actor", "chefe.silva")
+    assert done.returncode == 0, done.stderr
+    assert "porto de origem do livro-razão: santos (antes: nenhum); 2 trabalhador(es) sem porto são de santos" \
+        in done.stdout
+    assert _state(engine) == (["santos"], [("chefe.silva", "*", {"changed": {"port": ["", "santos"]},
+                                                                  "portless_workers": 2})])
+    shown = _cmd(santos, env=EN)
+    assert "the ledger's home port: santos (recorded " in shown.stdout and "2 worker(s) without a port" in shown.stdout
+    again = _cmd(santos, "--set", "santos", "--actor", "chefe.silva", env=EN)
+    assert again.returncode == 0 and "the ledger's home port is already santos: nothing changed" in again.stdout
+    assert len(_state(engine)[1]) == 1  # no second audit row
+
+
+def test_a_port_the_config_does_not_serve_is_refused(ledger):
+    _url, santos, _para, engine = ledger
+    r = _cmd(santos, "--set", "rio", "--actor", "chefe.silva")
+    assert r.returncode == 2
+    assert ("o porto rio não é atendido por esta configuração (portos: santos, paranagua): dê um central.toml "
+            "cujos ports o incluam") in r.stderr, r.stderr
+    r = run_here(["--lang", "en", "ledger", "home-port", "--config", santos, "--set", "rio", "--actor", "a"], env=PT)
+    assert r.returncode == 2 and "port rio is not served by this config (santos, paranagua)" in r.stderr, r.stderr
+    assert _state(engine) == ([], [])
+
+
+def test_moving_the_portless_workers_needs_move_portless(ledger):
+    _url, santos, para, engine = ledger
+    r = _cmd(santos, "--set", "paranagua", "--actor", "chefe.silva")  # no record: they are santos's (this config)
+    assert r.returncode == 2
+    assert ("2 trabalhador(es) sem porto são hoje de santos; tornar paranagua o porto de origem passa-os a "
+            "paranagua") in r.stderr and "confirme com --move-portless" in r.stderr, r.stderr
+    r = _cmd(santos, "--set", "paranagua", "--actor", "chefe.silva", env=EN)
+    assert r.returncode == 2 and "2 worker(s) without a port are santos's today" in r.stderr, r.stderr
+    assert _state(engine) == ([], [])
+    # recorded santos: paranagua's own config is refused the same way (they are santos's by the record)
+    assert _cmd(santos, "--set", "santos", "--actor", "chefe.silva").returncode == 0
+    r = _cmd(para, "--set", "paranagua", "--actor", "chefe.silva", env=EN)
+    assert r.returncode == 2 and "are santos's today" in r.stderr, r.stderr
+    assert _state(engine)[0] == ["santos"] and len(_state(engine)[1]) == 1
+
+
+def test_a_wrong_record_is_put_right_with_move_portless(ledger):
+    """The documented case: the wrong config wrote first. The command fixes it; then the right
+    config writes and the wrong one is refused (``central.ledger.home.need_home``)."""
+    _url, santos, para, engine = ledger
+    booklet = ["registry", "booklet", "X800", "--year", "2026", "--config"]
+    assert run_here([*booklet, para], env=EN).returncode == 0  # records paranagua, wrongly
+    assert _state(engine)[0] == ["paranagua"]
+    assert run_here([*booklet, santos], env=EN).returncode == 2
+    done = _cmd(santos, "--set", "santos", "--move-portless", "--actor", "chefe.silva")
+    assert done.returncode == 0, done.stderr
+    assert _state(engine) == (["santos"], [("chefe.silva", "*", {"changed": {"port": ["paranagua", "santos"]},
+                                                                  "portless_workers": 2})])
+    assert run_here([*booklet, santos], env=EN).returncode == 0
+    wrong = run_here([*booklet, para], env=EN)
+    assert wrong.returncode == 2 and "are santos's (its home port), not paranagua's" in wrong.stderr
+
+
+def test_no_portless_workers_any_served_port_is_set(ledger):
+    _url, santos, _para, engine = ledger
+    with engine.begin() as c:
+        c.execute(workers.update().where(workers.c.port.is_(None)).values(port="santos"))
+    assert _cmd(santos, "--set", "paranagua", "--actor", "a").returncode == 0  # nobody moves
+    assert _state(engine)[0] == ["paranagua"]
+
+
+def test_move_portless_without_set_and_set_without_actor_are_refused(ledger):
+    _url, santos, _para, engine = ledger
+    r = _cmd(santos, "--move-portless")
+    assert r.returncode == 2 and "--move-portless só vale com --set PORTO" in r.stderr, r.stderr
+    r = _cmd(santos, "--set", "santos")
+    assert r.returncode == 2 and "diga quem altera o porto de origem: --actor NOME (ou PORTGATE_ACTOR)" in r.stderr, \
+        r.stderr
+    assert _state(engine) == ([], [])
+
+
+def test_a_ledger_file_that_is_not_there_is_refused_not_made(tmp_path):
+    db = tmp_path / "typo.db"
+    config = _config(tmp_path, f"sqlite:///{db}", "santos")
+    for extra in ((), ("--set", "santos", "--actor", "a")):
+        r = _cmd(config, *extra, env=EN)
+        assert r.returncode == 2 and "does not exist" in r.stderr, r.stderr
+    assert not db.exists()
