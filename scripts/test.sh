@@ -12,4 +12,14 @@ bash scripts/setup.sh
 # session's demo day on the same worker, so the day is played once. Every component a test starts is
 # private to it (free ports, its own directories, pcscd in its own mount namespace), so the
 # workers never share one. PORTGATE_FULL=1 plays the long fault runs at full size (docs/performance.md).
-exec .venv/bin/python -m pytest -n "${PORTGATE_TEST_WORKERS:-4}" --dist loadgroup "$@"
+# Bytecode: Python writes its cache (``__pycache__``, ignored by git) even where the environment says
+# not to, and the test modules' assert-rewritten bytecode is written once, before the workers start,
+# in one process per CPU (testkit/warm_pyc.py): on a fresh clone each worker rewrote the whole suite
+# itself (~24 s of CPU each, all four at once on two cores), and every component's Python start
+# compiled the project's modules again (docs/performance.md, "The test suite, CI time pass").
+unset PYTHONDONTWRITEBYTECODE
+workers="${PORTGATE_TEST_WORKERS:-4}"
+if [ "$workers" != 0 ]; then
+    .venv/bin/python -m testkit.warm_pyc tests
+fi
+exec .venv/bin/python -m pytest -n "$workers" --dist loadgroup "$@"
