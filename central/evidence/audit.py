@@ -45,6 +45,7 @@ from sqlalchemy.engine import Engine
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ingest.nats_users import registered_in
+from central.ledger.gate_ports import gate_ports
 from central.ledger.schema import chain_breaks, event_links, events, gate_losses, gate_progress
 from portgate.errors import BadInput
 from wire import chain
@@ -226,9 +227,14 @@ def _gaps(conn, gates: Iterable[str], now: dt.datetime) -> list[BreakRow]:
     return out
 
 
-def _keys_of(home: KeyRing, gate_rings: Mapping[str, KeyRing], gate: str) -> tuple[Sequence, str]:
+def _keys_of(home: KeyRing, gate_rings: Mapping[str, KeyRing], not_served: Mapping[str, str],
+             gate: str) -> tuple[Sequence, str]:
     """``(public keys, why none)`` of ``gate`` for ``audit_rows``, read from its port's keys dir
-    (``gate_rings``, else ``home``): ``((), reason)`` when its key file is missing or unreadable."""
+    (``gate_rings``, else ``home``): ``((), reason)`` when its key file is missing or unreadable,
+    or its port (``not_served``: gate -> port) is not one the config serves."""
+    if gate in not_served:
+        return (), (f"port {not_served[gate]}, not served by this config: audit with a config naming it "
+                    "(ports, port_keys_dirs)")
     keys = gate_rings.get(gate, home)
     try:
         pubs = keys.public_keys(gate)
@@ -296,15 +302,19 @@ def _record_breaks(conn, found_now: Iterable[BreakRow], now: dt.datetime) -> lis
 
 
 def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime,
-          gate_rings: Mapping[str, KeyRing] | None = None) -> AuditReport:
+          gate_rings: Mapping[str, KeyRing] | None = None, served: Sequence[str] = ()) -> AuditReport:
     """Examine every event with ledger id > ``after_id`` (``audit_rows``) and record each break
     not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). ``keys``: the
     home port's keys dir; ``gate_rings``: gate id -> the keys dir of its port for the gates of the
-    other ports a config serves (``gate_rings_of``). Raises SQLAlchemy's ``OperationalError`` if
-    the ledger cannot be read or written (locked, down)."""
+    other ports a config serves (``gate_rings_of``); ``served``: the config's ports, the gates of
+    any other port (their events' port, ``gate_ports``) not audited and said so (none: every gate
+    read from the keys dirs). Raises SQLAlchemy's ``OperationalError`` if the ledger cannot be read
+    or written (locked, down)."""
 
     gate_rings = dict(gate_rings or {})
-    keys_of = functools.partial(_keys_of, keys, gate_rings)
+    with engine.connect() as conn:
+        not_served = {g: p for g, p in gate_ports(conn).items() if p not in served} if served else {}
+    keys_of = functools.partial(_keys_of, keys, gate_rings, not_served)
     firsts: dict[str, int | None] = {}
 
     def record(conn, found_now: Iterable[BreakRow]) -> None:

@@ -63,7 +63,7 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
         cfg = load_toml(config_path, CentralConfig)
         keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
-        port_dirs = {cfg.port: keys_dir, **{p: d for p, d in cfg.port_keys_dirs.items() if p != cfg.port}}
+        port_dirs = {p: cfg.port_keys_dirs.get(p, keys_dir) if p != cfg.port else keys_dir for p in cfg.served_ports}
         for p, d in cfg.port_keys_dirs.items():
             keys_dir_arg(d, f"{config_path}: port_keys_dirs.{p}")
     else:
@@ -160,7 +160,8 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
         upgrade(db_url)
         engine = make_engine(db_url)
         try:
-            report = audit(engine, ring, after_id=after_id, now=dt.datetime.now(dt.UTC), gate_rings=gate_rings)
+            report = audit(engine, ring, after_id=after_id, now=dt.datetime.now(dt.UTC), gate_rings=gate_rings,
+                           served=tuple(port_dirs))
         finally:
             engine.dispose()
     except (OperationalError, StoreUnavailable) as exc:  # exit 1 is taken by "failures found"
@@ -176,7 +177,7 @@ def _ledger_and_keys(config_path: str | None, db_url: str | None,
     """The ledger URL and keys folder from ``--db``/``--keys-dir``, else from ``--config``; each
     checked (``click.UsageError``/``BadParameter`` naming where it came from); and, with
     ``--config``, port -> keys dir of every served port (the home port's the keys folder, the
-    others' ``port_keys_dirs``; each checked), else ``{}``."""
+    others' ``port_keys_dirs`` entry, else the keys folder; each checked), else ``{}``."""
     port_dirs: dict[str, str] = {}
     if config_path:
         from central.config import CentralConfig  # lazy: CLI start-up
@@ -185,7 +186,7 @@ def _ledger_and_keys(config_path: str | None, db_url: str | None,
         cfg = load_toml(config_path, CentralConfig)
         keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
-        port_dirs = {cfg.port: keys_dir, **{p: d for p, d in cfg.port_keys_dirs.items() if p != cfg.port}}
+        port_dirs = {p: cfg.port_keys_dirs.get(p, keys_dir) if p != cfg.port else keys_dir for p in cfg.served_ports}
         for p, d in cfg.port_keys_dirs.items():
             keys_dir_arg(d, f"{config_path}: port_keys_dirs.{p}")
     else:

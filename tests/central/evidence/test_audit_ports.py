@@ -10,6 +10,7 @@ import datetime as dt
 import pytest
 
 from central.db import make_engine
+from central.ingest.event_store import update_progress
 from central.ingest.gate_port_file import register_port
 from central.ingest.keys import KeyRing, add_gate, register_public_key
 from edge.journal import Journal
@@ -46,6 +47,8 @@ def two_ports(tmp_path, sqlite_ledger):
     assert ingest(engine, KeyRing(paranagua, recheck_s=0), p1[:1], T0, port="paranagua") == []
     assert ingest(engine, KeyRing(santos, recheck_s=0), s1, T0) == []
     assert ingest(engine, KeyRing(paranagua, recheck_s=0), p1[1:], T0, port="paranagua") == []
+    with engine.begin() as conn:  # as the ingest's writer does after each batch
+        assert update_progress(conn, ["s1", "p1"], T0) == []
     engine.dispose()
     config = tmp_path / "office-web.toml"
     config.write_text(f'database_url = "{url}"\nport = "santos"\nports = ["santos", "paranagua"]\n'
@@ -67,8 +70,7 @@ def test_the_home_keys_dir_alone_leaves_the_other_ports_gates_unaudited_and_says
     run = run_here(["evidence", "audit", "--db", url, "--keys-dir", str(santos), "--nice", "0"])
     assert run.returncode == 2, run.stdout + run.stderr
     assert run.stdout.strip() == ("audited 4 signed event(s) of ledger ids 1..7: 0 failure(s), 0 new recorded; "
-                                  "ledger id 1 is the first not audited (audit again with --after-id 0 once "
-                                  "its key is there)")
+                                  "ledger id 1 is the first not audited (the next audit: --after-id 0)")
     assert "gate p1: 3 signed event(s) (no public key" in run.stderr
 
 
@@ -79,3 +81,16 @@ def test_a_port_keys_dir_that_does_not_exist_is_named(two_ports, tmp_path):
     run = run_here(["evidence", "audit", "--config", str(config), "--nice", "0"])
     assert (run.returncode, run.stderr) == (2, f"portgate: {config}: port_keys_dirs.paranagua: '/nonexistent' does "
                                                "not exist (portgate central add-gate creates the key directory)\n")
+
+
+def test_a_config_of_one_port_says_the_other_ports_gates_are_not_its_own(two_ports, tmp_path):
+    """paranagua's one-port central.toml on the shared ledger: santos's gate is not audited (exit 2)
+    and the reason is its port, not a missing key file."""
+    _config, url, _santos = two_ports
+    config = tmp_path / "central-paranagua.toml"
+    config.write_text(f'database_url = "{url}"\nport = "paranagua"\nkeys_dir = "{tmp_path / "keys-paranagua"}"\n')
+    run = run_here(["evidence", "audit", "--config", str(config), "--nice", "0"])
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout.startswith("audited 3 signed event(s) of ledger ids 1..7: "), run.stdout
+    assert run.stderr.strip().endswith("gate s1: 4 signed event(s) (port santos, not served by this config: "
+                                       "audit with a config naming it (ports, port_keys_dirs))"), run.stderr
