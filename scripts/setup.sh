@@ -45,13 +45,13 @@ stamp() { sha256sum "$1" | cut -d' ' -f1 >"$2"; }
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  bash scripts/pip_install.sh .venv/bin/python -q --upgrade pip >/dev/null
 fi
 if stamp_ok pyproject.toml .venv/.portgate-pyproject.sha256 && .venv/bin/python -c \
     "import importlib.metadata as m; m.distribution('portgate')" 2>/dev/null; then
   echo "setup: Python packages already installed (pyproject.toml unchanged)"
 else
-  .venv/bin/python -m pip install -q -e ".[test]"
+  bash scripts/pip_install.sh .venv/bin/python -q -e ".[test]"  # without the ignored-location warnings
   stamp pyproject.toml .venv/.portgate-pyproject.sha256
 fi
 # the contract checkers at the versions of tools/node/package-lock.json (tests/wire/test_contract_tools.py);

@@ -118,15 +118,10 @@ class ClusterPortRun(DemoRun):
                 'reconnect_min_s = 0.5\nreconnect_max_s = 2\n\n')
 
     def _downlink_client(self, client_id: str):
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
+        """The office's downlink client on every node's MQTT listener, as a gate's (a node down: the next)."""
+        from app.demo.downlink_client import cluster_client
 
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"{client_id}-{self.scenario.spec.port}",
-                             protocol=mqtt.MQTTv311, clean_session=True)
-        host, port = self.nats.mqtt_hosts[0]
-        client.connect(host, port)
-        client.loop_start()
-        return client
+        return cluster_client(self.nats.mqtt_hosts, f"{client_id}-{self.scenario.spec.port}")
 
     # -- the ledger ------------------------------------------------------------------------------
     def _prepare_ledger(self) -> None:

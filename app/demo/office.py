@@ -40,13 +40,9 @@ class OfficeSide:
     def _downlink_client(self, client_id: str):
         """A paho client connected to the demo's broker (MQTT 5, mosquitto), its network loop
         running, for the office's downlinks; the caller disconnects it."""
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
+        from app.demo.downlink_client import mosquitto_client
 
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
-        client.connect("127.0.0.1", self.broker.port)
-        client.loop_start()
-        return client
+        return mosquitto_client(self.broker.port, client_id)
 
     def _publish_photos(self) -> int:
         """The office sends the workers' photos (generated pictures; two workers have none, so the

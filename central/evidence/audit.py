@@ -36,13 +36,16 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
+from central.ingest.nats_users import registered_in
+from central.ledger.gate_ports import gate_ports
 from central.ledger.schema import chain_breaks, event_links, events, gate_losses, gate_progress
 from portgate.errors import BadInput
 from wire import chain
@@ -82,6 +85,7 @@ class AuditReport:
     failures: list[BreakRow] = dataclasses.field(default_factory=list)  # every break found (new or held)
     unchecked: dict[str, tuple[int, str]] = dataclasses.field(default_factory=dict)  # gate -> (events, why)
     examined: int = 0  # ledger rows read after ``after_id``
+    through_id: int = 0  # the last ledger id read (``last_id`` stops earlier when some are not audited)
 
 
 def _break(kind: str, row: Row, text: str) -> BreakRow:
@@ -223,9 +227,15 @@ def _gaps(conn, gates: Iterable[str], now: dt.datetime) -> list[BreakRow]:
     return out
 
 
-def _keys_of(keys: KeyRing, gate: str) -> tuple[Sequence, str]:
-    """``(public keys, why none)`` of ``gate`` for ``audit_rows``: ``((), reason)`` when its key file
-    is missing or unreadable."""
+def _keys_of(home: KeyRing, gate_rings: Mapping[str, KeyRing], not_served: Mapping[str, str],
+             gate: str) -> tuple[Sequence, str]:
+    """``(public keys, why none)`` of ``gate`` for ``audit_rows``, read from its port's keys dir
+    (``gate_rings``, else ``home``): ``((), reason)`` when its key file is missing or unreadable,
+    or its port (``not_served``: gate -> port) is not one the config serves."""
+    if gate in not_served:
+        return (), (f"port {not_served[gate]}, not served by this config: audit with a config naming it "
+                    "(ports, port_keys_dirs)")
+    keys = gate_rings.get(gate, home)
     try:
         pubs = keys.public_keys(gate)
     except KeyUnreadable as exc:
@@ -291,12 +301,20 @@ def _record_breaks(conn, found_now: Iterable[BreakRow], now: dt.datetime) -> lis
     return inserted
 
 
-def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime) -> AuditReport:
+def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime,
+          gate_rings: Mapping[str, KeyRing] | None = None, served: Sequence[str] = ()) -> AuditReport:
     """Examine every event with ledger id > ``after_id`` (``audit_rows``) and record each break
-    not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). Raises
-    SQLAlchemy's ``OperationalError`` if the ledger cannot be read or written (locked, down)."""
+    not yet recorded as a ``chain_breaks`` row (one transaction per ``PAGE`` rows). ``keys``: the
+    home port's keys dir; ``gate_rings``: gate id -> the keys dir of its port for the gates of the
+    other ports a config serves (``gate_rings_of``); ``served``: the config's ports, the gates of
+    any other port (their events' port, ``gate_ports``) not audited and said so (none: every gate
+    read from the keys dirs). Raises SQLAlchemy's ``OperationalError`` if the ledger cannot be read
+    or written (locked, down)."""
 
-    keys_of = functools.partial(_keys_of, keys)
+    gate_rings = dict(gate_rings or {})
+    with engine.connect() as conn:
+        not_served = {g: p for g, p in gate_ports(conn).items() if p not in served} if served else {}
+    keys_of = functools.partial(_keys_of, keys, gate_rings, not_served)
     firsts: dict[str, int | None] = {}
 
     def record(conn, found_now: Iterable[BreakRow]) -> None:
@@ -319,10 +337,26 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime)
             record(conn, found.breaks[start:])
     with engine.begin() as conn:
         linked = set(conn.execute(select(event_links.c.gate_id).distinct()).scalars())
-        registered = {p.stem for p in keys.keys_dir.glob("*.pub")} if keys.keys_dir.is_dir() else set()
+        registered = {p.stem for ring in {keys, *gate_rings.values()} if ring.keys_dir.is_dir()
+                      for p in ring.keys_dir.glob("*.pub")}
         gaps = _gaps(conn, signing | linked | registered, now)
         found.breaks.extend(gaps)
         record(conn, gaps)
     cursor = last if found.first_unchecked is None else found.first_unchecked - 1
     return AuditReport(found.checked, cursor, recorded, found.breaks,
-                       {g: (n, why) for g, (n, why) in found.unchecked.items()}, examined)
+                       {g: (n, why) for g, (n, why) in found.unchecked.items()}, examined, last)
+
+
+def gate_rings_of(home_dir: str | Path, port_dirs: Mapping[str, str | Path]) -> dict[str, KeyRing]:
+    """gate id -> a ``KeyRing`` of its port's keys dir, for the gates the keys dirs ``port_dirs``
+    (port -> dir: the home port's ``keys_dir`` and ``port_keys_dirs``, ``CentralConfig``) register
+    at a port other than the home dir's (``central.ingest.nats_users.registered_in``, as the office
+    reads them). ``ConfigError`` for a keys dir that is not a directory."""
+    home = str(home_dir)
+    rings: dict[str, KeyRing] = {}
+    out = {}
+    for gate, port in registered_in(port_dirs.values()).items():
+        where = port_dirs.get(port)
+        if where is not None and str(where) != home:
+            out[gate] = rings.setdefault(str(where), KeyRing(where))
+    return out

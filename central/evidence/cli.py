@@ -63,6 +63,9 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
         cfg = load_toml(config_path, CentralConfig)
         keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
+        port_dirs = {p: cfg.port_keys_dirs.get(p, keys_dir) if p != cfg.port else keys_dir for p in cfg.served_ports}
+        for p, d in cfg.port_keys_dirs.items():
+            keys_dir_arg(d, f"{config_path}: port_keys_dirs.{p}")
     else:
         keys_where = "--keys-dir"
     if not (db_url and keys_dir):
@@ -144,19 +147,21 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
     from sqlalchemy.exc import OperationalError  # lazy: CLI start-up
 
     from central.db import make_engine  # lazy: CLI start-up
-    from central.evidence.audit import audit  # lazy: CLI start-up
+    from central.evidence.audit import audit, gate_rings_of  # lazy: CLI start-up
     from central.ingest.keys import KeyRing  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from portgate.errors import StoreUnavailable  # lazy: CLI start-up
 
-    db_url, keys_dir = _ledger_and_keys(config_path, db_url, keys_dir)
+    db_url, keys_dir, port_dirs = _ledger_and_keys(config_path, db_url, keys_dir)
     ring = KeyRing(keys_dir)
+    gate_rings = gate_rings_of(keys_dir, port_dirs)  # a config's other ports: their gates, their keys dirs
     os.nice(max(0, niceness - os.nice(0)))  # by default the lowest priority: the ingest comes first
     try:
         upgrade(db_url)
         engine = make_engine(db_url)
         try:
-            report = audit(engine, ring, after_id=after_id, now=dt.datetime.now(dt.UTC))
+            report = audit(engine, ring, after_id=after_id, now=dt.datetime.now(dt.UTC), gate_rings=gate_rings,
+                           served=tuple(port_dirs))
         finally:
             engine.dispose()
     except (OperationalError, StoreUnavailable) as exc:  # exit 1 is taken by "failures found"
@@ -167,9 +172,13 @@ def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
     ctx.exit(1 if report.failures else 2 if report.unchecked else 0)
 
 
-def _ledger_and_keys(config_path: str | None, db_url: str | None, keys_dir: str | None) -> tuple[str, str]:
+def _ledger_and_keys(config_path: str | None, db_url: str | None,
+                     keys_dir: str | None) -> tuple[str, str, dict[str, str]]:
     """The ledger URL and keys folder from ``--db``/``--keys-dir``, else from ``--config``; each
-    checked (``click.UsageError``/``BadParameter`` naming where it came from)."""
+    checked (``click.UsageError``/``BadParameter`` naming where it came from); and, with
+    ``--config``, port -> keys dir of every served port (the home port's the keys folder, the
+    others' ``port_keys_dirs`` entry, else the keys folder; each checked), else ``{}``."""
+    port_dirs: dict[str, str] = {}
     if config_path:
         from central.config import CentralConfig  # lazy: CLI start-up
         from portgate.config import load_toml  # lazy: CLI start-up
@@ -177,13 +186,16 @@ def _ledger_and_keys(config_path: str | None, db_url: str | None, keys_dir: str 
         cfg = load_toml(config_path, CentralConfig)
         keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
+        port_dirs = {p: cfg.port_keys_dirs.get(p, keys_dir) if p != cfg.port else keys_dir for p in cfg.served_ports}
+        for p, d in cfg.port_keys_dirs.items():
+            keys_dir_arg(d, f"{config_path}: port_keys_dirs.{p}")
     else:
         keys_where = "--keys-dir"
     if not (db_url and keys_dir):
         raise click.UsageError(tr("cli.evidence.give_config_or_db"))
     keys_dir_arg(keys_dir, keys_where)
     db_url_arg(db_url, must_exist=True)
-    return db_url, keys_dir
+    return db_url, keys_dir, port_dirs
 
 
 def _print_audit(report, after_id: int) -> None:
@@ -199,6 +211,10 @@ def _print_audit(report, after_id: int) -> None:
                           new=len(report.recorded)))
         else:
             click.echo(tr("cli.evidence.audited_nothing", after=after_id))
+    elif report.last_id < report.through_id:  # the cursor held before the first event not audited
+        click.echo(tr("cli.evidence.audited_held", n=report.checked, first=after_id + 1, through=report.through_id,
+                      failures=len(report.failures), new=len(report.recorded), next=report.last_id + 1,
+                      last=report.last_id))
     else:
         click.echo(tr("cli.evidence.audited", n=report.checked, last=report.last_id, failures=len(report.failures),
                       new=len(report.recorded)))

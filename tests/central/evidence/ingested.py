@@ -11,12 +11,12 @@ from wire import topics
 from wire.events import encode
 
 
-def ingest(engine, ring, evs, now: dt.datetime) -> list:
-    """Ingest ``evs`` (each must be accepted) in one transaction at ``now``; the breaks recorded."""
-    items = [(topics.gate_events("santos", e.gate_id), encode(e)) for e in evs]
+def ingest(engine, ring, evs, now: dt.datetime, port: str = "santos") -> list:
+    """Ingest ``evs`` (each must be accepted) of ``port`` in one transaction at ``now``; the breaks recorded."""
+    items = [(topics.gate_events(port, e.gate_id), encode(e)) for e in evs]
     memo: dict = {}
-    pre, decoded = batch_verdicts(items, "santos", ring, memo)
-    ok = [check(t, raw, "santos", ring, v, memo, e) for (t, raw), v, e in zip(items, pre, decoded)]
+    pre, decoded = batch_verdicts(items, port, ring, memo)
+    ok = [check(t, raw, port, ring, v, memo, e) for (t, raw), v, e in zip(items, pre, decoded)]
     assert all(isinstance(v, Accepted) for v in ok), [getattr(v, "reason", "") for v in ok]
     with engine.begin() as conn:
         inserted = write_batch(conn, ok, [], now)

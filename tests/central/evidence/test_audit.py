@@ -153,7 +153,9 @@ def test_missing_public_keys_are_not_audited_and_hold_the_cursor(ledger, tmp_pat
     empty.mkdir()
     run = cli(url, empty)
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "up to ledger id 0:" in run.stdout  # g1's first signed event is ledger id 1
+    # g1's first signed event is ledger id 1: the cursor stays at 0, said as such, with the ids read
+    assert "audited 0 signed event(s) of ledger ids 1..9: 0 failure(s), 0 new recorded; ledger id 1 is the " \
+           "first not audited (the next audit: --after-id 0)" in run.stdout, run.stdout
     assert run.stderr.count("\n") == 1 and "gate g1: 6 signed event(s) (no public key" in run.stderr
     (keys / "g1.pub").unlink()
     run = cli(url, keys)

@@ -1,0 +1,55 @@
+"""The demo office's own downlink client (app/demo/downlink_client.py): on ``portgate demo
+--cluster`` it takes the NATS nodes' list as a gate does, so with the first node SIGKILLed it
+connects through another node and its QoS 1 publish is acknowledged (a real 3-node NATS cluster);
+a broker that answers nowhere is a ``DemoFailed`` naming the endpoint(s) and the cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.demo.downlink_client import cluster_client, mosquitto_client
+from app.demo.gate import DemoFailed
+from app.demo.mosquitto import free_port
+from testkit.nats import find_exe, start_cluster
+
+
+@pytest.fixture(scope="module")
+def first_node_down(tmp_path_factory):
+    """A 3-node NATS cluster whose first node (n1, ``mqtt_hosts[0]``) was SIGKILLed."""
+    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
+    cluster = start_cluster(tmp_path_factory.mktemp("nats"))
+    try:
+        cluster.kill(0)
+        cluster.wait_healthy(timeout=60, nodes=[1, 2])
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_the_cluster_client_connects_through_another_node_when_the_first_is_down(first_node_down):
+    hosts = first_node_down.mqtt_hosts
+    client = cluster_client(hosts, "office-publisher-demo-santos")
+    try:
+        assert client.is_connected()
+        assert (client.diagnosis.config.host, client.diagnosis.config.port) in hosts[1:]
+        info = client.publish("portgate/santos/downlink/test", b"x", qos=1)
+        info.wait_for_publish(timeout=60)
+        assert info.is_published()
+    finally:
+        client.disconnect()
+        client.loop_stop()
+
+
+def test_no_node_answering_names_every_endpoint_and_the_cause():
+    ports = [free_port(), free_port()]  # nothing listens there: refused at once
+    with pytest.raises(DemoFailed) as failed:
+        cluster_client([("127.0.0.1", p) for p in ports], "office-publisher-demo-santos", timeout_s=4)
+    text = str(failed.value)
+    assert f"127.0.0.1:{ports[0]}, 127.0.0.1:{ports[1]}" in text and "ConnectionRefusedError" in text, text
+
+
+def test_the_embedded_demos_client_names_the_endpoint_it_could_not_reach():
+    port = free_port()
+    with pytest.raises(DemoFailed) as failed:
+        mosquitto_client(port, "office-publisher-demo")
+    assert f"(127.0.0.1:{port}): ConnectionRefusedError" in str(failed.value), str(failed.value)
