@@ -65,6 +65,14 @@ CODES: dict[str, str | tuple[str, str]] = {
     "decision_kind": r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
     # central.web.flagsmodel: a flag filter that is not a flag code (the valid ones by their names)
     "flag_not_one_of": r"flag (?P<value>'.*') is not one of (?P<allowed>.+)",
+    # central.registry.import_checks: a category neither known nor new (the list once, bounded), a new one refused
+    "category_listed_at": r"category (?P<value>'.*') is not one of the categories listed at (?P<first>\S+)",
+    "category_and_more": r"category (?P<value>'.*') is not one of (?P<allowed>.+) and (?P<n>\d+) more",
+    "new_categories_many": r"at most (?P<max>\d+) new categories, not (?P<n>\d+)",
+    "new_category_long": r"new category (?P<name>'.*') is longer than (?P<n>\d+) characters",
+    "new_category_comma": r"new category (?P<name>'.*') contains a comma \(one name per category\)",
+    "new_category_formula": r"new category (?P<name>'.*') starts with (?P<lead>'.*'): not a category "
+                             r"\(a spreadsheet would run it as a formula\)",
     "not_one_of": r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
     "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
     # a ship call's arrival or departure (central.calls.service._when): the place names the field
