@@ -325,6 +325,17 @@ CODES: dict[str, str | tuple[str, str]] = {
     "no_manifest": r"no manifest\.json: not an evidence bundle",
     "manifest_malformed": r"manifest\.json is malformed: (?P<why>.+)",
     "manifest_not_json": r"manifest\.json is not JSON: (?P<why>.+)",
+    # central.db.read_failure: a file that is not a ledger (the driver's detail: the library words below)
+    "ledger_not_db": r"(?P<where>\S+) is not a database \(not a portgate ledger\): (?P<detail>.*)",
+    "ledger_no_tables": r"(?P<where>\S+) is not a portgate ledger \(no ledger tables: run `portgate ledger migrate "
+                         r"--db URL` on a new one\): (?P<detail>.*)",
+    # the libraries' own words inside a detail (sqlite3, msgspec): ``_PARAM_PT`` words a detail through them
+    "lib_not_db": r"file is not a database",
+    "lib_no_table": r"no such table: (?P<table>\S+)",
+    "lib_cannot_open": r"unable to open database file",
+    "lib_json_char": r"JSON is malformed: invalid character \(byte (?P<n>\d+)\)",
+    "lib_json_truncated": r"Input data was truncated",
+    "lib_missing_field": r"Object missing required field `(?P<f>[^`]+)`(?: - at `(?P<at>[^`]*)`)?",
     "not_fingerprint": r"(?P<value>'.*') is not a key fingerprint \(16 hex digits, as verify prints them\)",
     # central.config / app.checkconfig: central.toml's ports, database URL and files
     "home_port_not_in_ports": r"port (?P<port>'[^']*') \(the home port\) must be one of ports (?P<ports>\[.*\])",
