@@ -66,11 +66,11 @@ def check_journal(path: str | Path, gate_id: str, keys: list, *, office_keys: li
     try:
         conn = open_ro(path)
     except sqlite3.Error as exc:
-        raise StoreError(f"journal {path}: cannot open read-only: {exc}") from exc
+        raise StoreError(tr("cli.edge.journal_open_ro", path=path, why=_sqlite_words(exc))) from exc
     try:
         rows = conn.execute("SELECT seq, body FROM journal ORDER BY seq").fetchall()  # one snapshot
     except sqlite3.Error as exc:
-        raise StoreError(f"journal {path}: not a readable journal: {exc}") from exc
+        raise StoreError(tr("cli.edge.journal_unreadable", path=path, why=_sqlite_words(exc))) from exc
     finally:
         conn.close()
     problems: list[tuple[int, str]] = []
@@ -99,6 +99,14 @@ def check_journal(path: str | Path, gate_id: str, keys: list, *, office_keys: li
     problems.sort(key=lambda p: p[0])
     return JournalCheck(path, len(rows), rows[0][0] if rows else 0, rows[-1][0] if rows else 0, report,
                         tuple(problems), chain.fingerprint(start) if start is not None else None)
+
+
+def _sqlite_words(exc: sqlite3.Error) -> str:
+    """sqlite3's own English reason in the command line's language (one it does not know: as is)."""
+    said = str(exc)
+    if said == "file is not a database":
+        return tr("cli.edge.sqlite_not_db")
+    return tr("cli.edge.sqlite_cannot_open") if said == "unable to open database file" else said
 
 
 def _starting_key(events: list[wire.Event], keys: list):

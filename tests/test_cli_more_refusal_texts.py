@@ -44,7 +44,7 @@ def _central(tmp_path, text: str) -> str:
 
 @pytest.mark.parametrize(("extra", "pt_text", "en_text"), [
     ('database_url = "sqlite:///l.db"\nports = ["paranagua"]',
-     ".toml: o porto 'santos' (o porto sede) deve ser um dos ports ['paranagua']",
+     ".toml: o porto 'santos' (o porto de origem) deve ser um dos ports ['paranagua']",
      ".toml: port 'santos' (the home port) must be one of ports ['paranagua']"),
     ('database_url = "mysql://u@h/db"',
      ".toml:$.database_url: mysql não é suportado: o livro-razão roda em SQLite",

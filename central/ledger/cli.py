@@ -139,7 +139,7 @@ def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> No
               help="With --set: let the workers without a port become PORT's (refused otherwise).")
 @click.option("--actor", envvar="PORTGATE_ACTOR", default=None, help="Who sets it (with --set); also $PORTGATE_ACTOR.")
 def home_port(config_path, port, move_portless, actor) -> None:
-    """Show the ledger's home port (whose its workers without a port are); --set records another,
+    """Show the ledger's home port (the port of its workers without a port); --set records another,
     with an audit row. Stop the office processes first: they read it when they start."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ledger.home_port import HomeRefused, read_home, set_home  # lazy: CLI start-up

@@ -78,8 +78,8 @@ def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portles
     if not actor or not actor.strip():
         raise BadInput("actor is required (who sets the ledger's home port)", where="--actor")
     if port not in served:
-        raise HomeRefused("not_served", f"port {port} is not served by this config ({', '.join(served)}): "
-                          "give a central.toml whose ports name it", port=port, served=", ".join(served))
+        raise HomeRefused("not_served", f"port {port!r} is not served by this config ({', '.join(served)}): "
+                          "give a central.toml whose ports name it", port=repr(port), served=", ".join(served))
     before = read_home(conn)
     if before.recorded == port:
         return before

@@ -132,10 +132,11 @@ def registry() -> None:
 @click.option("--port", default=None, callback=_port,
               help="Port of the workers.csv rows without a port cell (default: a new worker the home port).")
 @click.option("--new-category", "new_categories", multiple=True,
-              help="A category this import may open besides the known and registered ones (repeatable).")
+              help="A category this import may open besides the known and registered ones, read as a category "
+                   "cell (repeatable, at most 20; no comma, no formula character first).")
 def import_cmd(url, actor, workers_csv, cards_csv, port, new_categories, served):
     """Import workers.csv and/or cards.csv, all or nothing (bad rows named by line). A worker's port
-    (issue 37): his row's ``port`` cell, else ``--port``, else his own (a new one: the home port,
+    (issue 37): his row's port cell, else --port, else his own (a new one: the home port,
     stored as such under a config of several ports)."""
     if not workers_csv and not cards_csv:
         raise click.UsageError(tr("cli.registry.give_workers_or_cards"))

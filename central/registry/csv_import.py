@@ -111,9 +111,7 @@ def sanction_refusal(old: Worker, new: Worker) -> str | None:
             f"(use `portgate registry {verb}`: the penalty goes on the registration record, R4)")
 
 
-#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP): a
-#: name starting with one is not a person's name, and ``worker_problems`` refuses it.
-FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_LEADS = import_checks.FORMULA_LEADS  # a name starting with one: ``worker_problems`` refuses it
 
 
 def worker_problems(worker: Worker) -> list[str]:
@@ -204,7 +202,8 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     what changed, ``{"workers": n, "cards": m, "unchanged": k}``: ``n`` workers new or different (a CPF
     or PIS the registry lacks or holds otherwise counts; each saved with its audit row and roster change),
     ``m`` cards issued, ``k`` rows restating a worker or card as registered (nothing written for them).
-    A category neither known nor registered nor in ``new_categories`` is a bad row (``import_checks``).
+    A category neither known nor registered nor in ``new_categories`` is a bad row; a new name no
+    cell could hold is refused first (``import_checks``: ``new_category_names`` reads them as cells).
 
     The port (``central.registry.worker_ports``, 0029): a worker takes his row's ``port`` cell, else
     ``port`` (None: a registered worker keeps his, a new one is of the home port); ``ports`` says
@@ -213,6 +212,7 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     worker changed (audited ``worker.port``; it moves him between the ports' rosters: ``set_port``).
     """
     now = now or utcnow()
+    new_categories = import_checks.new_category_names(new_categories)  # raises BadInput
     placed_workers, placed_cards, bad_rows, bad_regs = _parsed_files(workers_csv, cards_csv)
     new_workers = [w for _where, w in placed_workers]
     new_cards = [c for _where, c in placed_cards]

@@ -10,23 +10,74 @@ from sqlalchemy.orm import Session
 
 from central.registry import ids as worker_ids
 from central.registry.schema import workers
-from portgate import tables
+from portgate import cells, tables
+from portgate.errors import BadInput
 from portgate.records import WorkerIds
+
+
+#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP): a
+#: worker's name (``csv_import.worker_problems``) or a new category starting with one is refused.
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+#: At most this many new categories one import may open (``--new-category``, the upload's field).
+MAX_NEW_CATEGORIES = 20
+#: A refusal lists at most this many allowed categories ("and N more" for the others).
+LISTED_CATEGORIES = 12
+
+
+def new_category_names(names) -> tuple[str, ...]:
+    """The categories an import may open (the command's ``--new-category``, the upload's "Novas
+    categorias"), each read as a ``category`` cell is (``portgate.cells.term``: trimmed, inner
+    blanks collapsed, lower-cased: ``' Arrumador '`` is ``arrumador``), blanks dropped, repeats once.
+    Raises ``BadInput`` naming every name refused: more than ``MAX_NEW_CATEGORIES``, longer than the
+    ``workers.category`` column, holding a comma (the upload's field separates names by commas, so
+    neither way opens one), starting with a formula character (``FORMULA_LEADS``, as a worker's name)
+    or holding a control character. The caller fixes the names; nothing was read."""
+    given = [n.strip() for n in names if n and n.strip()]
+    if len(given) > MAX_NEW_CATEGORIES:
+        raise BadInput(f"at most {MAX_NEW_CATEGORIES} new categories, not {len(given)}")
+    longest, problems, found = workers.c.category.type.length, [], []
+    for name in given:
+        shown = repr(name[:longest])
+        if len(name) > longest:
+            problems.append(f"new category {shown} is longer than {longest} characters")
+        elif "," in name:
+            problems.append(f"new category {shown} contains a comma (one name per category)")
+        elif name[:1] in FORMULA_LEADS:
+            problems.append(f"new category {shown} starts with {name[:1]!r}: not a category "
+                            f"(a spreadsheet would run it as a formula)")
+        else:
+            try:
+                found.append(cells.term(name, "category"))
+            except BadInput as exc:
+                problems.append(str(exc))
+    if problems:
+        raise BadInput("\n".join(problems))
+    return tuple(dict.fromkeys(found))
 
 
 def category_errors(session: Session, placed_workers: list, new: tuple[str, ...] = ()) -> list[str]:
     """The worker rows whose category is neither a known one nor already registered
     (``central.registry.enrol.categories``, the categories the add form offers): a typo such as
-    ``astronaut`` would silently open a new rotation list (R1). The reason lists the allowed ones, in
-    the add form's words (``enrol.add_worker``). ``new``: the categories this import may open (the
-    command's ``--new-category``: a port's own list, such as ``arrumador``). A category too long for its column is left to
-    ``csv_import.worker_problems``, which names it once."""
+    ``astronaut`` would silently open a new rotation list (R1). The first such row lists the allowed
+    ones, in the add form's words (``enrol.add_worker``), at most ``LISTED_CATEGORIES`` of them ("and
+    N more"); the later rows point to it, so the refusal stays short whatever the rows and lists.
+    ``new``: the categories this import may open (``new_category_names``: the command's
+    ``--new-category``, a port's own list, such as ``arrumador``). A category too long for its column
+    is left to ``csv_import.worker_problems``, which names it once."""
     from central.registry.enrol import categories  # lazy: enrol imports store, which imports csv_import and this module
 
     allowed, longest = sorted(set(categories(session)) | set(new)), workers.c.category.type.length
-    return [f"{where}: category {worker.category!r} is not one of {', '.join(allowed)}"
-            for where, worker in placed_workers
-            if worker.category not in allowed and len(worker.category) <= longest]  # longer: worker_problems
+    known = set(allowed)
+    bad = [(where, worker.category) for where, worker in placed_workers
+           if worker.category not in known and len(worker.category) <= longest]  # longer: worker_problems
+    if not bad:
+        return []
+    more = len(allowed) - LISTED_CATEGORIES
+    listed = ", ".join(allowed[:LISTED_CATEGORIES]) + (f" and {more} more" if more > 0 else "")
+    first = bad[0][0]
+    return [f"{where}: category {category!r} is not one of "
+            + (listed if where == first else f"the categories listed at {first}")
+            for where, category in bad]
 
 
 def id_errors(session: Session, workers_csv, placed_workers: list) -> list[str]:

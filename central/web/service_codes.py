@@ -65,6 +65,14 @@ CODES: dict[str, str | tuple[str, str]] = {
     "decision_kind": r"decision (?P<value>'.*') is not one of (?P<allowed>.+)",
     # central.web.flagsmodel: a flag filter that is not a flag code (the valid ones by their names)
     "flag_not_one_of": r"flag (?P<value>'.*') is not one of (?P<allowed>.+)",
+    # central.registry.import_checks: a category neither known nor new (the list once, bounded), a new one refused
+    "category_listed_at": r"category (?P<value>'.*') is not one of the categories listed at (?P<first>\S+)",
+    "category_and_more": r"category (?P<value>'.*') is not one of (?P<allowed>.+) and (?P<n>\d+) more",
+    "new_categories_many": r"at most (?P<max>\d+) new categories, not (?P<n>\d+)",
+    "new_category_long": r"new category (?P<name>'.*') is longer than (?P<n>\d+) characters",
+    "new_category_comma": r"new category (?P<name>'.*') contains a comma \(one name per category\)",
+    "new_category_formula": r"new category (?P<name>'.*') starts with (?P<lead>'.*'): not a category "
+                             r"\(a spreadsheet would run it as a formula\)",
     "not_one_of": r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
     "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
     # a ship call's arrival or departure (central.calls.service._when): the place names the field
@@ -317,6 +325,17 @@ CODES: dict[str, str | tuple[str, str]] = {
     "no_manifest": r"no manifest\.json: not an evidence bundle",
     "manifest_malformed": r"manifest\.json is malformed: (?P<why>.+)",
     "manifest_not_json": r"manifest\.json is not JSON: (?P<why>.+)",
+    # central.db.read_failure: a file that is not a ledger (the driver's detail: the library words below)
+    "ledger_not_db": r"(?P<where>\S+) is not a database \(not a portgate ledger\): (?P<detail>.*)",
+    "ledger_no_tables": r"(?P<where>\S+) is not a portgate ledger \(no ledger tables: run `portgate ledger migrate "
+                         r"--db URL` on a new one\): (?P<detail>.*)",
+    # the libraries' own words inside a detail (sqlite3, msgspec): ``_PARAM_PT`` words a detail through them
+    "lib_not_db": r"file is not a database",
+    "lib_no_table": r"no such table: (?P<table>\S+)",
+    "lib_cannot_open": r"unable to open database file",
+    "lib_json_char": r"JSON is malformed: invalid character \(byte (?P<n>\d+)\)",
+    "lib_json_truncated": r"Input data was truncated",
+    "lib_missing_field": r"Object missing required field `(?P<f>[^`]+)`(?: - at `(?P<at>[^`]*)`)?",
     "not_fingerprint": r"(?P<value>'.*') is not a key fingerprint \(16 hex digits, as verify prints them\)",
     # central.config / app.checkconfig: central.toml's ports, database URL and files
     "home_port_not_in_ports": r"port (?P<port>'[^']*') \(the home port\) must be one of ports (?P<ports>\[.*\])",

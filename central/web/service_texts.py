@@ -241,7 +241,11 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_valid_toml": {"detail":
              "past_dispatch": {"day": lambda v: _br_date(v), "end": lambda v: _br_moment(v)},
              "past_change": {"day": lambda v: _br_date(v), "end": lambda v: _br_moment(v)},
              "case_step": {"status": _word_pt("case_status."),
-                           "step": lambda v: f"«{_word_pt('case_step.')(v)}»"}}
+                           "step": lambda v: f"«{_word_pt('case_step.')(v)}»"},
+             **{code: {key: lambda v: _reason_pt(v, 3)} for code, key in (  # a library's detail (lib_*)
+                 ("manifest_not_json", "why"), ("manifest_malformed", "why"), ("ledger_not_db", "detail"),
+                 ("ledger_no_tables", "detail"))},
+             "lib_missing_field": {"at": lambda v: f" (em `{v}`)" if v else ""}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
 
 

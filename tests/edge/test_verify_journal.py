@@ -155,6 +155,11 @@ def test_another_key_fails_every_event_and_a_missing_key_is_exit_2(journal_gate,
     (tmp_path / "state" / "journal.db").rename(tmp_path / "moved.db")
     done = verify_here(config, "--public-key", str(other))
     assert done.returncode == 2 and "cannot open read-only" in done.stderr and "Traceback" not in done.stderr
+    (tmp_path / "state" / "journal.db").write_bytes(b"not a journal, only bytes " * 300)
+    pt = run_here(["edge", "verify-journal", "--config", str(config), "--public-key", str(other)],
+                  env={"PORTGATE_LANG": "pt"})  # sqlite3's English reason in pt-BR too
+    assert pt.returncode == 2 and "o arquivo não é um banco de dados" in pt.stderr, pt.stderr
+    assert "diário" in pt.stderr and "database" not in pt.stderr, pt.stderr
 
 
 def test_the_ok_line_in_pt_br_and_english(journal_gate):

@@ -42,14 +42,15 @@ async def upload(request: Request):
         up = form.get(kind)
         if isinstance(up, UploadFile) and up.filename:
             files[kind] = (safe_name(up.filename, f"{kind}.csv"), await up.read())
+    typed = form.get("new_categories") if isinstance(form.get("new_categories"), str) else ""  # kept on refusal
     if not files:
-        return page(request, "upload.html", status_code=400, errors=["choose at least one CSV file"], done=None)
+        return page(request, "upload.html", status_code=400, errors=["choose at least one CSV file"], done=None,
+                    new_categories=typed)
     actor = f"web:{request.state.user.login}"
-    new_categories = named_categories(form.get("new_categories"))
     port, ports = default_port(request), import_scope(request)
     if "ships" in files and ports.scope is not None and not set(ports.scope) >= set(ports.served):
         # as the ships page: adding or changing ship calls stays with users of every port
-        return page(request, "upload.html", status_code=403, errors=[SHIPS_ALL_PORTS], done=None)
+        return page(request, "upload.html", status_code=403, errors=[SHIPS_ALL_PORTS], done=None, new_categories=typed)
 
     def work(s):
         with saved(files) as paths:
@@ -59,7 +60,7 @@ async def upload(request: Request):
                 try:
                     counts.update(import_files(s, workers_csv=paths.get("workers"), cards_csv=paths.get("cards"),
                                                actor=actor, now=web.now(), port=port, ports=ports,
-                                               new_categories=new_categories))
+                                               new_categories=named_categories(typed)))
                 except BadInput as exc:
                     errors += str(exc).splitlines()
             if "ships" in paths:
@@ -75,15 +76,17 @@ async def upload(request: Request):
         counts = await run_in_threadpool(web.with_session, work)
     except _Refused as exc:
         return page(request, "upload.html", status_code=400, errors=exc.errors, done=None,
-                    new_categories=", ".join(new_categories))
+                    new_categories=typed)
     return page(request, "upload.html", errors=[], done=counts)
 
 
 def named_categories(value) -> tuple[str, ...]:
     """The form's ``new_categories`` field (the command's ``--new-category``, repeatable): the
     categories this upload may open besides the known and registered ones, separated by commas or
-    line breaks, blanks dropped; ``()`` when empty or not text. Any other category is a bad row
-    (``central.registry.import_checks.category_errors``), as on the command line."""
+    line breaks, blanks dropped; ``()`` when empty or not text. The import reads and checks them
+    (``central.registry.import_checks.new_category_names``: a comma can thus open no category on
+    either side); any other category is a bad row (``import_checks.category_errors``), as on the
+    command line."""
     if not isinstance(value, str):
         return ()
     return tuple(dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip()))

@@ -84,10 +84,12 @@ def test_a_port_the_config_does_not_serve_is_refused(ledger):
     _url, santos, _para, engine = ledger
     r = _cmd(santos, "--set", "rio", "--actor", "chefe.silva")
     assert r.returncode == 2
-    assert ("o porto rio não é atendido por esta configuração (portos: santos, paranagua): dê um central.toml "
+    assert ("o porto 'rio' não é atendido por esta configuração (portos: santos, paranagua): dê um central.toml "
             "cujos ports o incluam") in r.stderr, r.stderr
     r = run_here(["--lang", "en", "ledger", "home-port", "--config", santos, "--set", "rio", "--actor", "a"], env=PT)
-    assert r.returncode == 2 and "port rio is not served by this config (santos, paranagua)" in r.stderr, r.stderr
+    assert r.returncode == 2 and "port 'rio' is not served by this config (santos, paranagua)" in r.stderr, r.stderr
+    r = _cmd(santos, "--set", "", "--actor", "chefe.silva")  # an empty name is quoted, not a double space
+    assert r.returncode == 2 and "o porto '' não é atendido por esta configuração" in r.stderr, r.stderr
     assert _state(engine) == ([], [])
 
 

@@ -166,8 +166,10 @@ def test_an_upload_by_a_ports_clerk_registers_his_ports_workers(office):
         assert conn.execute(select(workers.c.name).where(
             workers.c.registration == SANTOS["worker"])).scalar_one() == f"Worker {SANTOS['worker']}"
     ships = "ship,ship_name,voyage,berth,gate_id,arrival,departure\n"  # ship calls: users of every port
-    r = c.post("/workers/upload", data={"csrf_token": token}, files={"ships": ("ships.csv", ships.encode())})
+    r = c.post("/workers/upload", data={"csrf_token": token, "new_categories": "arrumador, conferente"},
+               files={"ships": ("ships.csv", ships.encode())})
     assert r.status_code == 403 and "cadastradas por quem vê todos os portos" in r.text
+    assert 'value="arrumador, conferente"' in r.text  # the refusal keeps the new categories typed
 
 
 @BOTH
