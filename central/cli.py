@@ -118,7 +118,8 @@ def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None,
     ``--port``, a keys dir whose registrations name several ports; ``--nats-users`` for a port
     other than the one whose NATS users the keys dir holds (one port per ``nats-users.json``); a
     gate id registered at another port, in this keys dir or, with ``--config``, in any served
-    port's (``registry_dirs``): gate ids are unique across ports."""
+    port's (``registry_dirs``): gate ids are unique across ports, letter case aside (``G-Aurora``
+    at paranagua beside ``g-aurora`` at santos is refused, as ``ports`` refuses ``Santos``)."""
     from central.ingest.nats_users import STATE_FILE, registrations, users_port  # lazy: CLI start-up (bcrypt)
 
     dirs = list(dict.fromkeys([keys_dir, *(config.registry_dirs if config is not None else ())]))
@@ -138,6 +139,12 @@ def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None,
         other = next((p for g, p in registered if g == gate_id and port and p != port), None)
         if other is not None:
             raise click.UsageError(tr("cli.central.gate_of_other_port", gate=gate_id, other=other, keys_dir=d))
+    for d, registered in found.items():  # G-Aurora beside g-aurora: one id to a person, as ports are
+        case = next(((g, p) for g, p in registered
+                     if g != gate_id and g.casefold() == gate_id.casefold() and port and p != port), None)
+        if case is not None:
+            raise click.UsageError(tr("cli.central.gate_case_other_port", gate=gate_id, other=case[0],
+                                      port=case[1], keys_dir=d))
 
 
 def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
