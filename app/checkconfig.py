@@ -145,7 +145,8 @@ def _ledger_ports(cfg: CentralConfig, warn: Callable[[str], None]) -> None:
     """The served ports' gate registrations against the ledger (``central.ledger.home.ledger_gates``):
     ``ConfigError`` (naming the keys dir's key) for a gate registered at a port other than the one
     the ledger has its events at (``add-gate --keys-dir DIR --port P`` without ``--config`` cannot see
-    the ledger; registering it at its real port would then be refused). A ledger that cannot be read:
+    the ledger; registering it at its real port would then be refused), or whose id differs only in
+    letter case from a gate the ledger has at another port. A ledger that cannot be read:
     ``warn`` (``cli.central.check_ledger_unread``) and nothing compared."""
     from central.ingest.nats_users import registrations
     from central.ledger.home import ledger_gates
@@ -155,12 +156,18 @@ def _ledger_ports(cfg: CentralConfig, warn: Callable[[str], None]) -> None:
     except StoreError as exc:
         warn(tr("cli.central.check_ledger_unread", error=str(exc)))
         return
+    folded = {g.casefold(): (g, p) for g, p in known.items()}
     for keys_dir in dict.fromkeys(d for d in cfg.registry_dirs if Path(d).is_dir()):
         for gate_id, port in registrations(keys_dir):  # readable: _gate_ports read them
             if known.get(gate_id, port) != port:
                 raise ConfigError(f"gate {gate_id} is registered at port {port} in {keys_dir}, but the ledger has "
                                   f"its events at port {known[gate_id]}: a gate's port is its events' port",
                                   key=_key(cfg, keys_dir))
+            same, other = folded.get(gate_id.casefold(), (gate_id, port))
+            if gate_id not in known and other != port:  # G-Aurora beside the ledger's g-aurora
+                raise ConfigError(f"gate {gate_id} is registered at port {port} in {keys_dir}, but the ledger has "
+                                  f"events of gate {same} at port {other}: gate ids differing only in letter case "
+                                  "are one gate id", key=_key(cfg, keys_dir))
 
 
 @click.command("check-config")

@@ -145,6 +145,9 @@ CODES: dict[str, str | tuple[str, str]] = {
                         r"(?P<db>.*)\) differ only in letter case: a gate id is unique across ports, letter case aside",
     "gate_not_ledger_port": r"gate (?P<gate>\S+) is registered at port (?P<port>\S+) in (?P<dir>.*), but the ledger "
                              r"has its events at port (?P<other>\S+): a gate's port is its events' port",
+    "gate_case_ledger": r"gate (?P<gate>\S+) is registered at port (?P<port>\S+) in (?P<dir>.*), but the ledger has "
+                         r"events of gate (?P<same>\S+) at port (?P<other>\S+): gate ids differing only in letter "
+                         r"case are one gate id",
     "enrol_gate_not_offered": r"gate (?P<gate>\S+) is not a gate of (?P<reg>\S+)'s port: choose one of the list",
     "card_kind_form": r"kind (?P<value>'.*') is not control or badge",
     "uid_not_hex": r"UID (?P<value>'.*') is not hexadecimal",

@@ -106,6 +106,13 @@ def test_check_config_reports_a_gate_registered_without_config_at_another_port(o
     (keys / "gate-ports.json").write_text(json.dumps({RIO["gate"]: "rio"}))  # put right by hand
     r = run_here(["central", "check-config", conf], env=PT)
     assert r.returncode == 0 and r.stdout.startswith("ok: "), r.stderr
+    upper = RIO["gate"].upper()  # the same id to a person, at santos
+    (keys / "gate-ports.json").write_text(json.dumps({upper: "santos"}))
+    r = run_here(["central", "check-config", conf], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert (f"$.keys_dir: o portaló {upper} está registrado no porto santos em {keys}, mas o livro-razão tem eventos "
+            f"do portaló {RIO['gate']} no porto rio: ids de portaló que diferem só em maiúsculas e minúsculas são um "
+            "mesmo id") in r.stderr, r.stderr
 
 
 def test_check_config_of_a_ledger_that_cannot_be_read_warns_and_goes_on(tmp_path):

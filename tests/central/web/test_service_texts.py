@@ -263,6 +263,8 @@ SAMPLES = {
                        "case: a gate id is unique across ports, letter case aside",
     "gate_not_ledger_port": "gate g-aurora is registered at port paranagua in /k/p, but the ledger has its events at "
                             "port santos: a gate's port is its events' port",
+    "gate_case_ledger": "gate G-Aurora is registered at port paranagua in /k/p, but the ledger has events of gate "
+                        "g-aurora at port santos: gate ids differing only in letter case are one gate id",
     "enrol_gate_not_offered": "gate g-aurora is not a gate of PRV001's port: choose one of the list",
     "card_kind_form": "kind 'inspector' is not control or badge",
     "uid_not_hex": "UID 'XYZ' is not hexadecimal",
