@@ -127,3 +127,15 @@ def test_check_config_of_a_ledger_that_cannot_be_read_warns_and_goes_on(tmp_path
     assert r.returncode == 0 and r.stdout.startswith("ok: "), (r.stdout, r.stderr)
     assert r.stderr.startswith("aviso: o livro-razão não pôde ser lido (") and r.stderr.count("\n") == 1, r.stderr
     assert "os portos dos portalós registrados não foram comparados" in r.stderr
+
+
+def test_a_gate_id_differing_only_in_case_from_a_ledger_gate_at_another_port_is_refused(office):
+    """``RIO-GATE-9`` at santos when the ledger has ``rio-gate-9``'s events at rio: one id to a person
+    (pt-BR first, exit 2, nothing written); at rio it is not this check's concern."""
+    keys, upper = office / "keys", RIO["gate"].upper()
+    r = run_here(["central", "add-gate", "--gate-id", upper, "--config", str(office / "central.toml"),
+                  "--port", "santos"], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert (f"o id de portaló {upper} difere só em maiúsculas e minúsculas de {RIO['gate']}, que já enviou eventos "
+            "ao livro-razão pelo porto rio") in r.stderr, r.stderr
+    _nothing_written(keys)
