@@ -9,6 +9,13 @@ The readers come from a private reader.conf directory (``pcscd -c DIR``), so the
 ports chosen here, not the system's 35963. When ``unshare`` is not permitted the daemon falls back
 to the system socket path (``isolated`` is then False) and must not clash with a system pcscd.
 
+The socket's path must fit a Unix socket address (``sun_path``: 107 bytes and a NUL): libpcsclite
+cuts a longer ``PCSCLITE_CSOCK_NAME`` and its clients then find no pcscd (``SCARD_E_NO_SERVICE``)
+while the daemon, bound under ``/run/pcscd`` in its namespace, runs and reads the cards. A workdir
+too deep for it (``portgate demo --cluster`` under pytest's ``/tmp/pytest-of-root/pytest-1000``
+and later: ``.../run/paranagua/pr-nordic/pcscd/run/pcscd.comm`` is 108 bytes) gets its socket
+directory in a short temporary directory instead (``portgate-pcscd-*``), removed by ``stop()``.
+
 Each vpcd entry gives two readers (slots), ``"<name> NN 00"`` on ``port`` and ``"<name> NN 01"`` on
 ``port + 1`` (``NN`` is the reader number pcscd assigns). ``rescan()`` makes pcscd re-read the
 reader.conf directory (SIGUSR1): removing an entry and rescanning unplugs its readers for real.
@@ -27,6 +34,9 @@ import time
 from pathlib import Path
 
 SYSTEM_SOCKET = "/run/pcscd/pcscd.comm"
+SOCKET_NAME = "pcscd.comm"
+#: the longest Unix socket path (``sun_path`` is 108 bytes with its terminating NUL)
+MAX_SOCKET_PATH = 107
 VPCD_DRIVER = "/usr/lib/pcsc/drivers/serial/libifdvpcd.so"
 
 
@@ -86,11 +96,18 @@ class PcscDaemon:
         self.workdir = Path(workdir)
         self.confdir = self.workdir / "reader.conf.d"
         self.rundir = self.workdir / "run"
+        self._short_rundir = False
         self.log_path = self.workdir / "pcscd.log"
         self.confdir.mkdir(parents=True, exist_ok=True)
-        self.rundir.mkdir(parents=True, exist_ok=True)
         self.isolated = _can_unshare()
-        self.socket_path = str(self.rundir / "pcscd.comm") if self.isolated else SYSTEM_SOCKET
+        if self.isolated and len(os.fsencode(self.rundir.absolute() / SOCKET_NAME)) > MAX_SOCKET_PATH:
+            self.rundir = Path(tempfile.mkdtemp(prefix="portgate-pcscd-"))
+            self._short_rundir = True
+        self.rundir = self.rundir.absolute()
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        self.socket_path = str(self.rundir / SOCKET_NAME) if self.isolated else SYSTEM_SOCKET
+        if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
+            raise RuntimeError(f"pcscd socket path over {MAX_SOCKET_PATH} bytes (set TMPDIR shorter): {self.socket_path}")
         self.entries: list[VpcdEntry] = []
         self.set_entries(entries if entries is not None else [VpcdEntry("Virtual PCD", free_port_pair())])
         self._proc: subprocess.Popen[bytes] | None = None
@@ -116,6 +133,7 @@ class PcscDaemon:
         """Start the daemon and wait until it says it is ready. Raises RuntimeError if it fails."""
         if self._proc is not None and self._proc.poll() is None:
             return
+        self.rundir.mkdir(parents=True, exist_ok=True)  # a short one is removed by stop()
         for stale in self.rundir.iterdir():
             stale.unlink()
         pcscd = f"exec pcscd -f -i -c {self.confdir}"
@@ -142,16 +160,18 @@ class PcscDaemon:
         raise RuntimeError(f"pcscd did not start; see {self.log_path}")
 
     def stop(self) -> None:
-        """Stop the daemon (SIGTERM, then SIGKILL) and wait for it."""
+        """Stop the daemon (SIGTERM, then SIGKILL) and wait for it; a short socket directory made
+        in the temporary directory goes too (``start()`` makes it again)."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        if self._short_rundir:
+            shutil.rmtree(self.rundir, ignore_errors=True)
 
     def restart(self) -> None:
         self.stop()
