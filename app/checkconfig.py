@@ -9,21 +9,27 @@ the gate rulebook, and the other files and directories it names must exist. The 
 raises ``ConfigError`` naming the key (the CLI prints one line and exits 2); success returns a
 one-line summary.
 
-Nothing is connected to (no broker, no database, no reader): the check runs on an installer's
-machine or in ``ExecStartPre=`` before the unit starts. ``app.cli`` adds the two commands below to
+Nothing is connected to (no broker, no reader) but the office's ledger, read only and only when it
+is there (a SQLite file not made yet is not created): the keys dirs' gate registrations against the
+ports the ledger has those gates' events at (``add-gate`` without ``--config`` cannot see the ledger,
+and a gate registered at another port than its events' is read as two ports' at once). A ledger that
+cannot be reached is a warning line, not a failure: the check still runs on an installer's machine
+or in ``ExecStartPre=`` before the database is up. ``app.cli`` adds the two commands below to
 the ``edge`` and ``central`` groups (the check reads both layers' configs, so it lives above them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 import click
 
+from portgate.clitext import tr
 from portgate.config import read_secret, unreadable
-from portgate.errors import ConfigError
+from portgate.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from central.config import CentralConfig
@@ -87,9 +93,10 @@ def check_gate(path: str | Path) -> str:
     return f"ok: {path}: " + ", ".join(parts)
 
 
-def check_central(path: str | Path) -> str:
-    """Load ``central.toml`` and open the files it names; return a summary line. Raises
-    ``ConfigError`` naming the key."""
+def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: None) -> str:
+    """Load ``central.toml`` and open the files it names, then its ledger's gates (``_ledger_ports``);
+    return a summary line. Raises ``ConfigError`` naming the key; ``warn`` is given the line saying
+    the ledger could not be read (the check goes on without it)."""
     from sqlalchemy.engine import make_url  # lazily: the office's command imports no gate code
 
     from central.config import load_central_config
@@ -100,6 +107,7 @@ def check_central(path: str | Path) -> str:
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")
     _gate_ports(cfg)
+    _ledger_ports(cfg, warn)
     p = cfg.publish
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         _exists(getattr(p, name), f"$.publish.{name}")
@@ -112,8 +120,9 @@ def check_central(path: str | Path) -> str:
 def _gate_ports(cfg: CentralConfig) -> None:
     """Every served port's gate registrations (``keys_dir`` and ``port_keys_dirs``): readable, and
     no gate id registered at two ports (gate ids are unique across ports; ``ConfigError`` naming the
-    first such gate, its ports and keys dirs)."""
-    from central.ingest.nats_users import port_clashes
+    first such gate, its ports and keys dirs), nor gate ids differing only by letter case at two ports
+    (``case_clashes``: ``G-Aurora`` beside ``g-aurora``, as ``ports`` refuses ``Santos`` beside ``santos``)."""
+    from central.ingest.nats_users import case_clashes, port_clashes
 
     try:
         clashes = port_clashes(d for d in cfg.registry_dirs if Path(d).is_dir())
@@ -123,6 +132,42 @@ def _gate_ports(cfg: CentralConfig) -> None:
         where = ", ".join(f"{port}: {' '.join(dirs)}" for port, dirs in ports.items())
         raise ConfigError(f"gate {gate_id} is registered at several ports ({where}): a gate id is unique "
                           "across ports", key="$.port_keys_dirs")
+    for (a, port_a, dir_a), (b, port_b, dir_b) in case_clashes(d for d in cfg.registry_dirs if Path(d).is_dir()):
+        raise ConfigError(f"gates {a} (port {port_a}, {dir_a}) and {b} (port {port_b}, {dir_b}) differ only in "
+                          "letter case: a gate id is unique across ports, letter case aside", key="$.port_keys_dirs")
+
+
+def _key(cfg: CentralConfig, keys_dir: str) -> str:
+    return "$.keys_dir" if keys_dir == cfg.keys_dir else "$.port_keys_dirs"
+
+
+def _ledger_ports(cfg: CentralConfig, warn: Callable[[str], None]) -> None:
+    """The served ports' gate registrations against the ledger (``central.ledger.home.ledger_gates``):
+    ``ConfigError`` (naming the keys dir's key) for a gate registered at a port other than the one
+    the ledger has its events at (``add-gate --keys-dir DIR --port P`` without ``--config`` cannot see
+    the ledger; registering it at its real port would then be refused), or whose id differs only in
+    letter case from a gate the ledger has at another port. A ledger that cannot be read:
+    ``warn`` (``cli.central.check_ledger_unread``) and nothing compared."""
+    from central.ingest.nats_users import registrations
+    from central.ledger.home import ledger_gates
+
+    try:
+        known = ledger_gates(cfg.database_url)
+    except StoreError as exc:
+        warn(tr("cli.central.check_ledger_unread", error=str(exc)))
+        return
+    folded = {g.casefold(): (g, p) for g, p in known.items()}
+    for keys_dir in dict.fromkeys(d for d in cfg.registry_dirs if Path(d).is_dir()):
+        for gate_id, port in registrations(keys_dir):  # readable: _gate_ports read them
+            if known.get(gate_id, port) != port:
+                raise ConfigError(f"gate {gate_id} is registered at port {port} in {keys_dir}, but the ledger has "
+                                  f"its events at port {known[gate_id]}: a gate's port is its events' port",
+                                  key=_key(cfg, keys_dir))
+            same, other = folded.get(gate_id.casefold(), (gate_id, port))
+            if gate_id not in known and other != port:  # G-Aurora beside the ledger's g-aurora
+                raise ConfigError(f"gate {gate_id} is registered at port {port} in {keys_dir}, but the ledger has "
+                                  f"events of gate {same} at port {other}: gate ids differing only in letter case "
+                                  "are one gate id", key=_key(cfg, keys_dir))
 
 
 @click.command("check-config")
@@ -136,4 +181,4 @@ def gate_check_config(config_path: str) -> None:
 @click.argument("config_path", type=click.Path(dir_okay=False))
 def central_check_config(config_path: str) -> None:
     """Validate central.toml completely (keys, types, secret files) without starting anything."""
-    click.echo(check_central(config_path))
+    click.echo(check_central(config_path, warn=lambda text: click.echo(text, err=True)))

@@ -118,7 +118,8 @@ def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None,
     ``--port``, a keys dir whose registrations name several ports; ``--nats-users`` for a port
     other than the one whose NATS users the keys dir holds (one port per ``nats-users.json``); a
     gate id registered at another port, in this keys dir or, with ``--config``, in any served
-    port's (``registry_dirs``): gate ids are unique across ports."""
+    port's (``registry_dirs``): gate ids are unique across ports, letter case aside (``G-Aurora``
+    at paranagua beside ``g-aurora`` at santos is refused, as ``ports`` refuses ``Santos``)."""
     from central.ingest.nats_users import STATE_FILE, registrations, users_port  # lazy: CLI start-up (bcrypt)
 
     dirs = list(dict.fromkeys([keys_dir, *(config.registry_dirs if config is not None else ())]))
@@ -138,13 +139,20 @@ def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None,
         other = next((p for g, p in registered if g == gate_id and port and p != port), None)
         if other is not None:
             raise click.UsageError(tr("cli.central.gate_of_other_port", gate=gate_id, other=other, keys_dir=d))
+    for d, registered in found.items():  # G-Aurora beside g-aurora: one id to a person, as ports are
+        case = next(((g, p) for g, p in registered
+                     if g != gate_id and g.casefold() == gate_id.casefold() and port and p != port), None)
+        if case is not None:
+            raise click.UsageError(tr("cli.central.gate_case_other_port", gate=gate_id, other=case[0],
+                                      port=case[1], keys_dir=d))
 
 
 def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
     """With ``--config``, before anything is written: a gate id whose events the ledger holds at
     another port (``central.ledger.home.ledger_gate_port``; a gate registered by another office's
-    keys dir on a shared ledger) is refused (``click.UsageError``, exit 2). A ledger that cannot be
-    reached: the waiting notice and one line, exit 1, as every ``--config`` command."""
+    keys dir on a shared ledger) is refused (``click.UsageError``, exit 2), and so is an id differing
+    only in letter case from a gate the ledger has at another port (``ledger_gates``). A ledger that
+    cannot be reached: the waiting notice and one line, exit 1, as every ``--config`` command."""
     if config is None:
         return
     from central.ledger.home import ledger_gate_port  # lazy: CLI start-up (SQLAlchemy only with --config)
@@ -153,6 +161,14 @@ def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
     other = ledger_gate_port(config.database_url, gate_id)
     if other is not None and other != port:
         raise click.UsageError(tr("cli.central.gate_of_other_port_ledger", gate=gate_id, other=other, port=port))
+    if other is None:  # G-Aurora when the ledger has g-aurora at another port: one id to a person
+        from central.ledger.home import ledger_gates  # lazy: CLI start-up (SQLAlchemy only with --config)
+
+        same = [(g, p) for g, p in ledger_gates(config.database_url).items()
+                if g.casefold() == gate_id.casefold() and p != port]
+        if same:
+            raise click.UsageError(tr("cli.central.gate_case_other_port_ledger", gate=gate_id, other=same[0][0],
+                                      port=same[0][1]))
 
 
 def _register_port(keys_dir: str, gate_id: str, port_name: str) -> None:

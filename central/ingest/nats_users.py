@@ -139,6 +139,22 @@ def port_clashes(keys_dirs: Iterable[str | Path]) -> dict[str, dict[str, list[st
     return {g: ports for g, ports in seen.items() if len(ports) > 1}
 
 
+def case_clashes(keys_dirs: Iterable[str | Path]) -> list[tuple[tuple[str, str, str], tuple[str, str, str]]]:
+    """The registrations across ``keys_dirs`` whose gate ids differ only by letter case (``G-Aurora``
+    beside ``g-aurora``) at different ports: pairs ``((gate id, port, keys dir), (gate id, port, keys
+    dir))``, the first one seen first. A person reads them as one gate id, as ``ports`` refuses
+    ``Santos`` beside ``santos`` (``CentralConfig``): each is an error for ``portgate central
+    check-config``, and ``add-gate`` refuses to make one. ``OSError``/``ValueError`` as ``registrations``."""
+    first: dict[str, tuple[str, str, str]] = {}
+    found: list[tuple[tuple[str, str, str], tuple[str, str, str]]] = []
+    for keys_dir in dict.fromkeys(str(d) for d in keys_dirs):
+        for gate_id, port in registrations(keys_dir):
+            seen = first.setdefault(gate_id.casefold(), (gate_id, port, keys_dir))
+            if seen[0] != gate_id and seen[1] != port:
+                found.append((seen, (gate_id, port, keys_dir)))
+    return found
+
+
 def _new_password(keys_dir: Path, user: str) -> str:
     """A new random password written 0600 for ``user``; returns its bcrypt hash."""
     password = secrets.token_urlsafe(32)

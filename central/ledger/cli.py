@@ -153,7 +153,8 @@ def home_port(config_path, port, move_portless, actor) -> None:
     db_url_arg(config.database_url, must_exist=True, name="database_url")
     upgrade(config.database_url)
     try:
-        with _ledger(config.database_url) as conn:
+        with _ledger(config.database_url, action=None if port is None else "setting the ledger's home port failed",
+                     conflict=HOME_CONFLICT) as conn:
             if port is None:
                 said = read_home(conn)
             else:
@@ -181,18 +182,28 @@ def _home_said(said, config_port: str) -> str:
               n=said.portless)
 
 
+#: ``home-port --set`` given up on another setter's lock or record (``central.db.store_failure``, exit 1)
+HOME_CONFLICT = "another command changed it meanwhile, run again"
+
+
 @contextlib.contextmanager
-def _ledger(url: str):
-    """A transaction on the ledger at ``url``; a database failure is one line (``read_failure``)."""
-    from central.db import make_engine, read_failure  # lazy: CLI start-up
+def _ledger(url: str, *, action: str | None = None, conflict: str = ""):
+    """A transaction on the ledger at ``url``; a database failure is one line (``read_failure``).
+    ``action`` (a write): a unique key another run took meanwhile or a lock given up is
+    ``store_failure``'s ``StoreConflict`` (``action: conflict``, exit 1) instead."""
+    from central.db import make_engine, read_failure, store_failure, unreachable  # lazy: CLI start-up
     from sqlalchemy.engine import make_url  # lazy: CLI start-up
     from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
+    from portgate.errors import StoreConflict  # lazy: CLI start-up
 
     engine = make_engine(url)
     try:
         with engine.begin() as conn:
             yield conn
     except SQLAlchemyError as exc:
+        said = store_failure(action, exc, conflict) if action and not unreachable(exc) else None
+        if isinstance(said, StoreConflict):
+            raise said from exc
         raise read_failure(make_url(url).render_as_string(hide_password=True), engine.dialect.name, exc) from exc
     finally:
         engine.dispose()

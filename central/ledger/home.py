@@ -177,3 +177,25 @@ def ledger_gate_port(database_url: str, gate_id: str) -> str | None:
                            exc) from exc
     finally:
         engine.dispose()
+
+
+def ledger_gates(database_url: str) -> dict[str, str]:
+    """gate id -> the port the ledger at ``database_url`` has its events at (``gate_ports``: the port
+    of its first event), for every gate that has sent one. ``portgate central check-config`` compares
+    the keys dirs' registrations with it. ``{}``, without connecting, for a SQLite file that is not
+    there yet or empty, and on a database without the ledger's tables (not migrated). Read only.
+    ``StoreUnavailable``/``StoreError`` (``central.db.read_failure``: one line) when the ledger
+    cannot be read; the caller decides whether that stops it (check-config: a warning line)."""
+    if _not_yet_a_ledger(database_url):
+        return {}
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            if not inspect(conn).has_table("gate_progress"):
+                return {}
+            return gate_ports(conn)
+    except SQLAlchemyError as exc:  # not reachable, not a database: one line
+        raise read_failure(make_url(database_url).render_as_string(hide_password=True), engine.dialect.name,
+                           exc) from exc
+    finally:
+        engine.dispose()

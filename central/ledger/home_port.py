@@ -25,7 +25,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import column, delete, func, insert, select, table
+from sqlalchemy import column, func, insert, select, table, text, update
 from sqlalchemy.engine import Connection
 
 from central.audit import ALL, audit_log
@@ -67,6 +67,20 @@ def read_home(conn: Connection) -> HomePort:
     return HomePort(row.port if row is not None else None, at, int(portless))
 
 
+def _serialise(conn: Connection) -> None:
+    """Take the ledger's home-port record for this transaction before reading it, so two setters
+    (or a setter and a first write recording it, ``central.ledger.home.need_home``) run one after
+    the other, the second reading what the first wrote: PostgreSQL locks the table (``SHARE ROW
+    EXCLUSIVE``: conflicts with another setter's lock and with an uncommitted insert or update of
+    the row; readers are not held); SQLite takes its write lock with a first write (a no-op update;
+    the driver begins the transaction before it, not before a read). Waits for the other
+    transaction (SQLite: its busy timeout, then ``OperationalError`` "database is locked")."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("LOCK TABLE ledger_home IN SHARE ROW EXCLUSIVE MODE"))
+    else:
+        conn.execute(update(ledger_home).where(ledger_home.c.id == 1).values(port=ledger_home.c.port))
+
+
 def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portless: bool, actor: str,
              now: dt.datetime) -> HomePort:
     """Record ``port`` as the ledger's home port, in the caller's transaction; returns what was
@@ -74,12 +88,16 @@ def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portles
     ``HomeRefused`` (nothing written) for a port not in ``served``, or for one that would make the
     workers without a port another port's than today's (the record, else ``served[0]``) when
     ``move_portless`` is False. ``BadInput`` (where ``--actor``) for an empty ``actor``. Unchanged
-    (no write, no audit row) when ``port`` is already recorded."""
+    (no write, no audit row) when ``port`` is already recorded. Serialised with any other setter
+    (``_serialise``): a second one waits and then reads the first's record; SQLAlchemy's
+    ``IntegrityError``/``OperationalError`` (a lock given up) reach the caller
+    (``portgate ledger home-port``: "changed meanwhile, run again", exit 1)."""
     if not actor or not actor.strip():
         raise BadInput("actor is required (who sets the ledger's home port)", where="--actor")
     if port not in served:
         raise HomeRefused("not_served", f"port {port!r} is not served by this config ({', '.join(served)}): "
                           "give a central.toml whose ports name it", port=repr(port), served=", ".join(served))
+    _serialise(conn)
     before = read_home(conn)
     if before.recorded == port:
         return before
@@ -89,8 +107,10 @@ def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portles
                           f"today; making {port} the home port makes them {port}'s: give them their port "
                           f"(registry import --port {now_read_as}) or confirm with --move-portless",
                           port=port, now=now_read_as, n=str(before.portless))
-    conn.execute(delete(ledger_home))
-    conn.execute(insert(ledger_home).values(id=1, port=port, recorded_at=now))
+    if before.recorded is None:
+        conn.execute(insert(ledger_home).values(id=1, port=port, recorded_at=now))
+    else:
+        conn.execute(update(ledger_home).where(ledger_home.c.id == 1).values(port=port, recorded_at=now))
     conn.execute(insert(audit_log).values(
         at=now, actor=actor.strip(), action="ledger.home-port", subject="ledger_home", port=ALL,
         detail={"changed": {"port": [before.recorded or "", port]}, "portless_workers": before.portless}))

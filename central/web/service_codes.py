@@ -149,6 +149,13 @@ CODES: dict[str, str | tuple[str, str]] = {
     "enrol_not_told": r"gate (?P<gate>\S+) not told: (?P<why>.*)",
     "gate_ports_clash": r"gate (?P<gate>\S+) is registered at several ports \((?P<where>.*)\): a gate id is unique "
                         r"across ports",
+    "gate_case_clash": r"gates (?P<a>\S+) \(port (?P<pa>\S+), (?P<da>.*)\) and (?P<b>\S+) \(port (?P<pb>\S+), "
+                        r"(?P<db>.*)\) differ only in letter case: a gate id is unique across ports, letter case aside",
+    "gate_not_ledger_port": r"gate (?P<gate>\S+) is registered at port (?P<port>\S+) in (?P<dir>.*), but the ledger "
+                             r"has its events at port (?P<other>\S+): a gate's port is its events' port",
+    "gate_case_ledger": r"gate (?P<gate>\S+) is registered at port (?P<port>\S+) in (?P<dir>.*), but the ledger has "
+                         r"events of gate (?P<same>\S+) at port (?P<other>\S+): gate ids differing only in letter "
+                         r"case are one gate id",
     "enrol_gate_not_offered": r"gate (?P<gate>\S+) is not a gate of (?P<reg>\S+)'s port: choose one of the list",
     "card_kind_form": r"kind (?P<value>'.*') is not control or badge",
     "uid_not_hex": r"UID (?P<value>'.*') is not hexadecimal",
@@ -396,4 +403,7 @@ CODES: dict[str, str | tuple[str, str]] = {
     "countersigned_already": r"already countersigned by inspector key (?P<key>\S+)",
     # central.web.cli: an office user's ports
     "port_not_served": r"port (?P<port>'[^']*') is not served by this office \(ports: (?P<ports>[^)]*)\)",
+    # central.ledger.cli home-port --set: another setter's record or lock (store_failure, exit 1)
+    "home_changed_meanwhile": r"setting the ledger's home port failed: another command changed it meanwhile, "
+                               r"run again \((?P<why>.*)\)",
 }

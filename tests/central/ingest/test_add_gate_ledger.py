@@ -85,3 +85,57 @@ def test_a_sqlite_ledger_not_made_yet_is_not_created(tmp_path):
     r = run_here(["central", "add-gate", "--gate-id", "g1", "--config", str(conf)], env=PT)
     assert r.returncode == 0, r.stderr
     assert (keys / "g1.key").exists() and not db.exists()
+
+
+def test_check_config_reports_a_gate_registered_without_config_at_another_port(office):
+    """The per-port form (``--keys-dir --port``, no ``--config``: no ledger to ask) registers rio's gate
+    at santos; ``check-config`` of a config whose ledger is there says so (pt-BR first, exit 2,
+    naming ``keys_dir``); once registered at rio it is ok again."""
+    keys, conf = office / "keys", str(office / "central.toml")
+    assert run_here(["central", "check-config", conf], env=PT).returncode == 0
+    r = run_here(["central", "add-gate", "--keys-dir", str(keys), "--gate-id", RIO["gate"], "--port", "santos"],
+                 env=PT)
+    assert r.returncode == 0, r.stderr  # it cannot see the ledger
+    r = run_here(["central", "check-config", conf], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert (f"$.keys_dir: o portaló {RIO['gate']} está registrado no porto santos em {keys}, mas o livro-razão tem "
+            "os seus eventos no porto rio: o porto de um portaló é o dos seus eventos") in r.stderr, r.stderr
+    r = run_here(["--lang", "en", "central", "check-config", conf], env=PT)
+    assert (f"gate {RIO['gate']} is registered at port santos in {keys}, but the ledger has its events at port "
+            "rio") in r.stderr, r.stderr
+    (keys / "gate-ports.json").write_text(json.dumps({RIO["gate"]: "rio"}))  # put right by hand
+    r = run_here(["central", "check-config", conf], env=PT)
+    assert r.returncode == 0 and r.stdout.startswith("ok: "), r.stderr
+    upper = RIO["gate"].upper()  # the same id to a person, at santos
+    (keys / "gate-ports.json").write_text(json.dumps({upper: "santos"}))
+    r = run_here(["central", "check-config", conf], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert (f"$.keys_dir: o portaló {upper} está registrado no porto santos em {keys}, mas o livro-razão tem eventos "
+            f"do portaló {RIO['gate']} no porto rio: ids de portaló que diferem só em maiúsculas e minúsculas são um "
+            "mesmo id") in r.stderr, r.stderr
+
+
+def test_check_config_of_a_ledger_that_cannot_be_read_warns_and_goes_on(tmp_path):
+    """A ledger that cannot be read (here a file that is not a database): one warning line, the
+    registrations not compared, the rest checked as before (exit 0)."""
+    keys, db = tmp_path / "keys", tmp_path / "ledger.db"
+    keys.mkdir()
+    db.write_bytes(b"not a database, " * 64)
+    conf = tmp_path / "central.toml"
+    conf.write_text(f'database_url = "sqlite:///{db}"\nport = "santos"\nkeys_dir = "{keys}"\n')
+    r = run_here(["central", "check-config", str(conf)], env=PT)
+    assert r.returncode == 0 and r.stdout.startswith("ok: "), (r.stdout, r.stderr)
+    assert r.stderr.startswith("aviso: o livro-razão não pôde ser lido (") and r.stderr.count("\n") == 1, r.stderr
+    assert "os portos dos portalós registrados não foram comparados" in r.stderr
+
+
+def test_a_gate_id_differing_only_in_case_from_a_ledger_gate_at_another_port_is_refused(office):
+    """``RIO-GATE-9`` at santos when the ledger has ``rio-gate-9``'s events at rio: one id to a person
+    (pt-BR first, exit 2, nothing written); at rio it is not this check's concern."""
+    keys, upper = office / "keys", RIO["gate"].upper()
+    r = run_here(["central", "add-gate", "--gate-id", upper, "--config", str(office / "central.toml"),
+                  "--port", "santos"], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert (f"o id de portaló {upper} difere só em maiúsculas e minúsculas de {RIO['gate']}, que já enviou eventos "
+            "ao livro-razão pelo porto rio") in r.stderr, r.stderr
+    _nothing_written(keys)

@@ -94,3 +94,30 @@ def test_check_config_reports_a_gate_id_registered_at_two_ports(office):
             f"paranagua: {office / 'keys-para'}): o id de um portaló é único entre os portos") in r.stderr
     r = run_here(["central", "check-config", str(office / "two.toml")], env=EN)
     assert "gate g-aurora is registered at several ports" in r.stderr
+
+
+def test_a_gate_id_differing_only_in_case_at_another_port_is_refused(office):
+    """``G-Aurora`` at paranagua beside santos's ``g-aurora``: one id to a person (ports differing only in
+    case are refused too), refused with or without ``--config`` (pt-BR first), nothing written; at the
+    same port the id is its own concern (not this check)."""
+    kp, ks = office / "keys-para", office / "keys"
+    for base in (["--config", str(office / "two.toml"), "--keys-dir", str(kp)], ["--keys-dir", str(ks)]):
+        r = run_here(["central", "add-gate", *base, "--gate-id", "G-Aurora", "--port", "paranagua"], env=PT)
+        assert r.returncode == 2, (base, r.stdout, r.stderr)
+        assert (f"o id de portaló G-Aurora difere só em maiúsculas e minúsculas de g-aurora, registrado no porto "
+                f"santos (em {ks})") in r.stderr, r.stderr
+    _untouched(office, "G-Aurora")
+    assert "G-Aurora" not in (ks / "gate-ports.json").read_text() and not (kp / "gate-ports.json").exists()
+    r = run_here(["central", "add-gate", "--keys-dir", str(ks), "--gate-id", "G-Aurora", "--port", "paranagua"],
+                 env=EN)
+    assert "gate id G-Aurora differs only in letter case from g-aurora, registered at port santos" in r.stderr
+
+
+def test_check_config_reports_gate_ids_differing_only_in_case_at_two_ports(office):
+    register_port(office / "keys-para", "G-Aurora", "paranagua")  # by hand, or before add-gate refused it
+    r = run_here(["central", "check-config", str(office / "two.toml")], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert (f"$.port_keys_dirs: os portalós g-aurora (porto santos, {office / 'keys'}) e G-Aurora (porto paranagua, "
+            f"{office / 'keys-para'}) diferem só em maiúsculas e minúsculas") in r.stderr, r.stderr
+    r = run_here(["central", "check-config", str(office / "two.toml")], env=EN)
+    assert "gates g-aurora (port santos, " in r.stderr and "differ only in letter case" in r.stderr, r.stderr

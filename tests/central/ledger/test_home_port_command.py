@@ -12,14 +12,18 @@ that cannot be reached: tests/central/ledger/test_config_ledger_down.py (real pr
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 
 from central.db import make_engine
 from central.ledger.schema import ledger_home
 from central.registry.schema import audit_log, workers
 from testkit.cli import run_here
+from testkit.wait import wait_until
 
 AT = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
 PT = {"PORTGATE_LANG": "pt", "PORTGATE_ACTOR": None}
@@ -151,3 +155,61 @@ def test_a_ledger_file_that_is_not_there_is_refused_not_made(tmp_path):
         r = _cmd(config, *extra, env=EN)
         assert r.returncode == 2 and "does not exist" in r.stderr, r.stderr
     assert not db.exists()
+
+
+def _setter(config: str, port: str, **env: str) -> subprocess.Popen:
+    """``portgate ledger home-port --set PORT --move-portless`` as a process of its own (the console
+    script's code: ``python -m app.cli``), in pt-BR."""
+    return subprocess.Popen([sys.executable, "-m", "app.cli", "ledger", "home-port", "--config", config, "--set", port,
+                             "--move-portless", "--actor", "chefe.souza"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PORTGATE_LANG": "pt", **env})
+
+
+def _waiting_on_a_lock(engine) -> bool:
+    with engine.connect() as c:
+        return bool(c.execute(text("SELECT count(*) FROM pg_locks WHERE NOT granted")).scalar_one())
+
+
+@pytest.mark.parametrize("migrated_url", ["postgresql"], indirect=True)
+def test_a_second_setter_waits_for_the_first_and_reads_its_record(ledger):
+    """Two setters at once on PostgreSQL (the tester's run: a duplicate key of pk_ledger_home, exit
+    2): the second, started while the first's transaction holds its new record uncommitted, waits for
+    it and then sets over it, its audit row naming the first's port as the one before."""
+    _url, santos, _para, engine = ledger
+    with engine.connect() as first:
+        first.execute(insert(ledger_home).values(id=1, port="paranagua", recorded_at=AT))  # not committed
+        second = _setter(santos, "santos")
+        try:
+            wait_until(lambda: _waiting_on_a_lock(engine) or second.poll() is not None, timeout=60,
+                       what="the second setter waiting on the first's transaction")
+            assert second.poll() is None, second.communicate()
+            first.commit()
+            out, err = second.communicate(timeout=60)
+        finally:
+            if second.poll() is None:
+                second.kill()
+                second.wait()
+    assert second.returncode == 0, err
+    assert "porto de origem do livro-razão: santos (antes: paranagua)" in out
+    assert _state(engine) == (["santos"], [("chefe.souza", "*", {"changed": {"port": ["paranagua", "santos"]},
+                                                                  "portless_workers": 2})])
+
+
+def test_a_setter_given_up_on_a_held_lock_says_run_again(ledger, migrated_url):
+    """A transaction that holds the record until the setter gives up: one line, exit 1 (transient),
+    nothing written. PostgreSQL (a ``lock_timeout`` of 2 s): "outro comando o alterou nesse
+    meio-tempo, execute de novo". SQLite: the file's write lock is held, so the command's migration
+    check (``BEGIN IMMEDIATE``) gives up after the driver's busy timeout first, as every command's
+    does: "database ... not reachable: database is locked"."""
+    _url, santos, _para, engine = ledger
+    with engine.connect() as first:
+        first.execute(insert(ledger_home).values(id=1, port="paranagua", recorded_at=AT))  # not committed
+        env = {"PGOPTIONS": "-c lock_timeout=2000"} if engine.dialect.name == "postgresql" else {}
+        setter = _setter(santos, "santos", **env)
+        out, err = setter.communicate(timeout=120)
+        first.rollback()
+    said = ("outro comando o alterou nesse meio-tempo, execute de novo" if engine.dialect.name == "postgresql"
+            else "not reachable: database is locked")
+    assert setter.returncode == 1 and said in err and err.count("\n") == 1, (setter.returncode, out, err)
+    assert _state(engine) == ([], [])

@@ -274,6 +274,12 @@ SAMPLES = {
     "enrol_not_told": "gate g-c not told: MQTT broker 127.0.0.1:1 not reachable: Connection refused",
     "gate_ports_clash": "gate g-aurora is registered at several ports (santos: /k/s, paranagua: /k/p): "
                         "a gate id is unique across ports",
+    "gate_case_clash": "gates g-aurora (port santos, /k/s) and G-Aurora (port paranagua, /k/p) differ only in letter "
+                       "case: a gate id is unique across ports, letter case aside",
+    "gate_not_ledger_port": "gate g-aurora is registered at port paranagua in /k/p, but the ledger has its events at "
+                            "port santos: a gate's port is its events' port",
+    "gate_case_ledger": "gate G-Aurora is registered at port paranagua in /k/p, but the ledger has events of gate "
+                        "g-aurora at port santos: gate ids differing only in letter case are one gate id",
     "enrol_gate_not_offered": "gate g-aurora is not a gate of PRV001's port: choose one of the list",
     "card_kind_form": "kind 'inspector' is not control or badge",
     "uid_not_hex": "UID 'XYZ' is not hexadecimal",
@@ -356,6 +362,8 @@ SAMPLES = {
     "countersign_other_office": "the record is signed by office key 0123456789abcdef, not 0000000000000000: not "
                                 "countersigned",
     "countersigned_already": "already countersigned by inspector key 0123456789abcdef",
+    "home_changed_meanwhile": "setting the ledger's home port failed: another command changed it meanwhile, run "
+                              "again (database is locked)",
 }
 
 
