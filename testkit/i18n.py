@@ -212,9 +212,9 @@ TABLES = (
     Table("central.web.i18n", "MESSAGES", _pair("")),
     Table("central.web.workertexts", "WORDS", _pair("")),
     Table("central.web.workertexts", "PAY_RULES", _pair("pay_rule.")),
-    Table("central.web.service_codes", "CODES",
-          lambda k, v: ("svc." + k, v[1], regex_text(v[0])) if isinstance(v, tuple) else None,
-          keep=lambda k, v: 0),
+    *(Table(module, name, lambda k, v: ("svc." + k, v[1], regex_text(v[0])) if isinstance(v, tuple) else None,
+            keep=lambda k, v: 0)
+      for module, name in (("central.web.service_codes", "CODES"), ("central.web.service_codes_files", "FILE_CODES"))),
     Table("central.web.service_texts", "FIELDS", lambda k, v: ("field." + k, v, k)),
     Table("central.web.service_texts", "FLAG_TEXTS",
           lambda k, v: ("flag." + k, v[0], v[1]) if isinstance(v, tuple) else None,

@@ -1,0 +1,63 @@
+"""The refusals of configuration files, command-line arguments and evidence files (central.toml's
+ports and database URL, secret and TOML files, the --from/--to days, the evidence pins and a bundle's
+members) as error codes of ``central.web.service_texts``: the same form as
+``central.web.service_codes.CODES`` (code: pattern over the English reason; its pt-BR template is the
+catalogs' msgid ``svc.<code>``), which takes them in after its own. Changes when one of these
+refusals is added or reworded (a ``SAMPLES`` entry in tests/central/web/test_service_texts.py)."""
+
+from __future__ import annotations
+
+FILE_CODES: dict[str, str | tuple[str, str]] = {
+    # central.config / app.checkconfig: central.toml's ports, database URL and files
+    "home_port_not_in_ports": r"port (?P<port>'[^']*') \(the home port\) must be one of ports (?P<ports>\[.*\])",
+    "ports_twice": r"ports (?P<ports>\[.*\]) names a port twice \(letter case aside\)",
+    "directory_not_found": r"directory not found: (?P<path>.+)",
+    "file_not_found_at": r"file not found: (?P<path>.+)",
+    "database_backend": r"(?P<backend>\S+) is not supported: the ledger runs on SQLite \(sqlite:///path\.db\) or "
+                         r"PostgreSQL \(postgresql\+psycopg://user@host/db\)",
+    "nats_without_servers": r"\[nats\] has settings but no servers: give servers \(the JetStream ingest\) or "
+                             r"remove \[nats\] \(the MQTT ingest\)",
+    # central.cli_args: the commands' --from/--to work days
+    "after_to": r"(?P<first>\S+) is after --to (?P<last>\S+)",
+    "value_outside": r"(?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+    # central.registry.sanctions: the length of a suspension (R4), as the command line says it
+    "suspension_lasts": r"a suspension lasts (?P<lo>\d+) to (?P<hi>\d+) days \((?P<article>[^)]*)\), not (?P<n>-?\d+)",
+    # portgate.record_rows: a CSV row longer than its header
+    "cells_more": r"(?P<n>\d+) cell\(s\) more than the header has",
+    # central.evidence.pins: --gate-key and the pin file
+    "not_gate_pin": r"(?P<value>'.*') is not GATE=FINGERPRINT",
+    "pin_file_unreadable": r"cannot read the pin file: (?P<why>.+)",
+    "pin_file_not_toml": r"not a pin file: not UTF-8 TOML \((?P<why>.*)\)",
+    "pin_file_unknown_key": r"not a pin file: unknown key (?P<key>'.*') \(office, inspector, gates\)",
+    "pin_fingerprints": r"a fingerprint or a list of them",
+    "pin_gates_table": r"a table GATE = FINGERPRINT",
+    # central.evidence.verify.read_members: a bundle's members over the size limits or damaged
+    "member_over_limit": r"unpacks to (?P<n>\d+) bytes, over the limit of (?P<max>\d+)",
+    "members_over_limit": r"members unpack to (?P<n>\d+) bytes in all, over the limit of (?P<max>\d+)",
+    "member_damaged": r"damaged member \((?P<why>.*)\)",
+    "member_longer": r"holds more than the (?P<n>\d+) bytes it declares",
+    # central.cli_args / central.config: the ledger's database URL and keys dir
+    "not_database_url": r"(?P<value>'.*') is not a database URL \(sqlite:///path\.db or "
+                         r"postgresql\+psycopg://user@host/db\): (?P<why>.+)",
+    "not_database_url_config": r"not a database URL: (?P<why>.+)",
+    "sqlite_memory": r"an in-memory SQLite database holds no ledger: give a file",
+    "sqlite_memory_config": r"an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
+    "sqlite_missing": r"SQLite file (?P<path>'.*') does not exist \(run `portgate ledger migrate --db URL` to "
+                       r"create a ledger\)",
+    "name_database": r"name the database: --config central\.toml \(its database_url\) or --db URL, one of them",
+    "keys_dir_missing": r"(?P<path>'.*') does not exist \(portgate central add-gate creates the key directory\)",
+    "keys_dir_not_dir": r"(?P<path>'.*') is not a directory \(portgate central add-gate creates the key directory\)",
+    "password_twice": r"give the password in database_password_file or in database_url, not both",
+    "port_keys_dirs_strange": r"port_keys_dirs names (?P<ports>.+): not a port of ports other than the home port "
+                               r"(?P<home>'.*') \(whose registrations are in keys_dir\)",
+    "nats_durable_ports": r"\[nats\] durable names one consumer: with several ports leave it empty \(each "
+                           r"port's consumer is ledger-<port>\)",
+    "nats_user_no_password": r"\[nats\] user given without password_file",
+    # portgate.config.read_secret / load_toml: a secret file or a TOML file that cannot be used ({what}: word.*)
+    "secret_missing": r"(?P<what>[^:]+?) file not found",
+    "secret_unreadable": r"(?P<what>[^:]+?) file cannot be opened: (?P<why>.+)",
+    "secret_open": r"(?P<what>[^:]+?) file must not be accessible by group or others \(chmod 600\)",
+    "secret_empty": r"(?P<what>[^:]+?) file is empty",
+    "cannot_open": r"cannot be opened: (?P<why>.+)",
+    "not_valid_toml": r"not valid TOML: (?P<detail>.*)",
+}
