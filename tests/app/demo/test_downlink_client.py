@@ -28,7 +28,10 @@ def first_node_down(tmp_path_factory):
 
 def test_the_cluster_client_connects_through_another_node_when_the_first_is_down(first_node_down):
     hosts = first_node_down.mqtt_hosts
-    client = cluster_client(hosts, "office-publisher-demo-santos")
+    # 120 s, not the demo's 30: under load (a CI check at load 8) a node that lost its peer closed the
+    # connection before CONNACK for longer than 30 s while JetStream settled; the test is about which
+    # node answers, not how soon
+    client = cluster_client(hosts, "office-publisher-demo-santos", timeout_s=120)
     try:
         assert client.is_connected()
         assert (client.diagnosis.config.host, client.diagnosis.config.port) in hosts[1:]
