@@ -63,7 +63,9 @@ def _one_line_after_the_notice(done: dict[str, subprocess.CompletedProcess], por
         if notice:
             assert lines[:-1] == [line for line in lines[:-1] if line.startswith(NOTICE.format(port=port))], \
                 (name, lines)
-            assert len(lines) == 2, (name, lines)  # the notice once, then the one line
+            # the notice (a 3 s timer) at most once, then the one line: on a loaded machine the 5 s
+            # connect timeout of a stopped server can end the wait before the timer's thread ran
+            assert len(lines) in (1, 2), (name, lines)
         else:
             assert len(lines) == 1, (name, lines)
 
