@@ -101,14 +101,12 @@ def test_a_ledger_that_refuses(tmp_path):
 
 @pytest.fixture(scope="module")
 def own_cluster():
-    """A cluster of this module's own (it is stopped with SIGSTOP), its ledger migrated."""
+    """A cluster of this module's own (it is stopped with SIGSTOP). Its ledger is not migrated: the
+    frozen server answers no connection, so no command reaches a table."""
     pg = PostgresCluster()
-    url = pg.start()
-    from central.ledger.migrate import upgrade  # lazy: only this fixture migrates
-
-    upgrade(url)
+    pg.start()
     yield pg
-    pg.stop()
+    pg.stop(remove_in_background=True)
 
 
 def test_a_stopped_server(own_cluster, tmp_path):
