@@ -21,7 +21,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 
 from edge.rules import messages
-from edge.rules.entry import entry_bounds, entry_rules, hours_text, match_escala
+from edge.rules.entry import entry_bounds, entry_rules, hours, hours_text, match_escala, minutes
 from edge.rules.model import (
     Decision, Direction, EnrolMode, Flag, GateView, InspectorSession, Now, OpenShift, Outcome, Presentation,
 )
@@ -272,7 +272,7 @@ def _aboard_read(open_shift: OpenShift, now: Now, wall: dt.datetime, direction: 
         if direction == Direction.IN.value:
             acc.reasons.append(("G9.aboard_in", {"since": local_admit}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
-        stay = dt.timedelta(minutes=rb.g9.min_stay_minutes)
+        stay = minutes(rb.g9.min_stay_minutes)
         if not now.clock_trusted:
             same_boot = (open_shift.boot_id is not None and open_shift.boot_id == now.boot_id
                          and open_shift.admit_mono_ns is not None)
@@ -291,7 +291,7 @@ def _aboard_read(open_shift: OpenShift, now: Now, wall: dt.datetime, direction: 
                                               "minutes": rb.g9.min_stay_minutes}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
         bounds = entry_bounds(open_shift.dispatch, rb) if open_shift.dispatch is not None else None
-        tolerance = dt.timedelta(minutes=rb.g9.early_exit_tolerance_min)
+        tolerance = minutes(rb.g9.early_exit_tolerance_min)
         if bounds is not None and not now.estimated and wall < bounds[1] - tolerance:
             acc.fail("G9", "G9.early_exit", deny=False, flag=Flag.EARLY_EXIT,
                      early=hours_text(bounds[1] - wall), period=open_shift.dispatch.period)
@@ -376,7 +376,7 @@ def _check_data(view: GateView, now: Now, wall: dt.datetime, rb: GateRulebook, a
         return
     deny = rb.g8.stale_mode == "deny"
     updated = as_utc(view.data_updated_at())
-    if updated is None or wall - updated > dt.timedelta(hours=rb.g8.data_max_age_hours):
+    if updated is None or wall - updated > hours(rb.g8.data_max_age_hours):
         acc.fail("G8", "G8.stale", deny=deny, flag=Flag.STALE_DATA)
     if not now.clock_trusted:
         acc.fail("G8", "G8.clock", deny=deny, flag=Flag.CLOCK_UNTRUSTED)
