@@ -101,9 +101,8 @@ class GroupCommit:
                 batch.commit()
             except StoreError:
                 log.exception("journal_append_failed", reads=len(done))
-                self._unapplied = []
                 self.store.rollback()
-                self._batch = None
+                self._batch, self._unapplied = None, []  # the waiting effects go with the batch
                 return [self._show_failure(p, d) for p, d, _e, _n in done]
             finally:
                 self._batch = None
