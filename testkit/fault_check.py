@@ -96,7 +96,7 @@ class ReplayLog:
     """(gate, seq) -> when the gate first read that event back for a replay command (aware UTC).
     ``watch(journal)`` wraps that journal's ``events_between`` (what the gate's sync calls to answer
     the office's ``ReplayCommand``); ``add(gate, seqs, at)`` records one from elsewhere (a gate
-    process's log, ``read_jsonl``)."""
+    process's log, ``read_jsonl``, ``read_gate_log``)."""
 
     def __init__(self) -> None:
         self.first: dict[tuple[str, int], dt.datetime] = {}
@@ -116,6 +116,14 @@ class ReplayLog:
             return out
 
         journal.events_between = observed
+
+    def read_gate_log(self, path: Path) -> None:
+        """A ``portgate edge run``'s JSON log: each ``uplink.replay`` line (gate, seq range, its time:
+        written as the rows were queued to be sent again)."""
+        for line in path.read_text().splitlines() if path.exists() else ():
+            d = json.loads(line) if line.startswith("{") else {}
+            if d.get("event") == "uplink.replay":
+                self.add(d["gate_id"], range(d["seq_from"], d["seq_to"] + 1), dt.datetime.fromisoformat(d["timestamp"]))
 
     def read_jsonl(self, path: Path) -> None:
         """Lines ``{"gate": G, "seqs": [...], "at": ISO-8601}`` (``testkit.fault_gate`` writes them)."""
@@ -142,7 +150,7 @@ class FaultCheck:
 
     def line(self) -> str:
         return (f"{self.events} events: {self.direct} direct, {self.replayed} after a replay; exactly once, "
-                f"no gap; {self.shifts} shifts and {self.statements} statements (R$ {self.total}) identical "
+                f"no gap; {self.shifts} shifts and {self.statements} statements (R$ {self.total:.2f}) identical "
                 f"to the fault-free run; evidence audit exit {self.audit}")
 
 

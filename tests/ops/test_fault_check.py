@@ -134,3 +134,21 @@ def test_a_journal_without_shifts_is_refused_unless_told(tmp_path):
     with pytest.raises(AssertionError, match="made no shift"):
         check_fault_run(url, [j.path], keys, tmp_path)
     assert check_fault_run(url, [j.path], keys, tmp_path / "again", shifts_expected=False).shifts == 0
+
+
+def test_replays_are_read_from_a_gate_log_and_a_gate_process_file(tmp_path):
+    log = tmp_path / "gate.log"
+    log.write_text('not json\n{"event": "uplink.connected", "gate_id": "g-aurora"}\n'
+                   '{"event": "uplink.replay", "gate_id": "g-aurora", "seq_from": 4, "seq_to": 6, "n": 3, '
+                   '"timestamp": "2026-12-07T02:00:00.5Z"}\n')
+    lines = tmp_path / "replays.jsonl"
+    lines.write_text('{"gate": "g3", "seqs": [9], "at": "2026-12-07T02:00:01+00:00"}\n'
+                     '{"gate": "g3", "seqs": [9, 10], "at": "2026-12-07T02:00:02+00:00"}\n')
+    replays = ReplayLog()
+    replays.read_gate_log(log)
+    replays.read_jsonl(lines)
+    replays.read_jsonl(tmp_path / "absent.jsonl")
+    at = dt.datetime(2026, 12, 7, 2, tzinfo=dt.UTC)
+    half = at + dt.timedelta(seconds=0.5)
+    assert replays.first == {("g-aurora", 4): half, ("g-aurora", 5): half, ("g-aurora", 6): half,
+                             ("g3", 9): at + dt.timedelta(seconds=1), ("g3", 10): at + dt.timedelta(seconds=2)}
