@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -110,6 +111,7 @@ class GateProcess:
         return self
 
     def said(self, word: str) -> int:
+        """How many of its output lines (over all its starts) begin with ``word``."""
         return sum(line.startswith(word) for line in self.out.read_text().splitlines()) if self.out.exists() else 0
 
     def kill(self) -> None:
@@ -181,8 +183,6 @@ class Load:
 
 
 def _rows_in(journal: Path) -> int:
-    import sqlite3
-
     with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as c:
         return c.execute("SELECT count(*) FROM journal").fetchone()[0]
 
