@@ -239,8 +239,9 @@ def closed(url: str, date_from: dt.date, date_to: dt.date) -> tuple[list, list]:
     engine = make_engine(url)
     try:
         close_month(engine, date_from, date_to, calendar.zone, rulebook, calendar, now=CLOSED_AT)
-        with engine.connect() as c:
-            return read_shifts(c, date_from, date_to), read_statements(c, date_from, date_to)
+        with engine.connect() as c:  # shifts by id: the order of two starting together is the database's
+            found = sorted(read_shifts(c, date_from, date_to), key=lambda s: s.shift_id)
+            return found, read_statements(c, date_from, date_to)
     finally:
         engine.dispose()
 
