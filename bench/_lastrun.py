@@ -17,10 +17,10 @@ the next run's reference.
 ``TOLERANCE``: how much worse than the last run a ratio may be and still count as unchanged, as a
 fraction (0.15: 15 % slower), per ratio, from the spread of back-to-back runs of
 ``bench/gate_decision.py`` on one tree and machine (docs/performance.md, "The gate at full speed
-against its last run"): on a quiet machine p50 moved up to 13 % from one run to the next (EPYC
-1.92-1.99x, Xeon 3.07-3.52x), the sustained rate up to 27 % (Xeon 0.26 -> 0.19x) and p99, one tail
-read in 2,000, up to 2.5-fold (Xeon 1.63 -> 4.02x): 15 %, 30 % and 100 %. Under load (6 runs at load
-13-18, 2026-12-07) p50 moved up to 32 %: a verdict is worth reading on a quiet machine only
+against its last run"): on a quiet machine the worst run-to-run change for the worse was p50 +11 %
+(Xeon 3.07 -> 3.41x), sustained 1.37-fold slower (Xeon 0.26 -> 0.19x) and p99, one tail read in
+2,000, 2.47-fold (Xeon 1.63 -> 4.02x): 15 %, 40 % and 150 %. Under load (6 runs at load 13-18,
+2026-12-07) p50 moved up to 25 % for the worse: a verdict is worth reading on a quiet machine only
 (``run_all`` prints the load average with the table).
 """
 
@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: ratio name -> (lower is better, tolerance as a fraction of the last run's ratio)
 TOLERANCE: dict[str, tuple[bool, float]] = {
     "p50": (True, 0.15),
-    "p99": (True, 1.00),
-    "sustained": (False, 0.30),
+    "p99": (True, 1.50),
+    "sustained": (False, 0.40),
 }
 
 
