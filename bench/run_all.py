@@ -193,7 +193,8 @@ def _vs_last(name: str, label: str, figure: str, baseline: str, r: dict) -> dict
                    note="no previous run" if isinstance(now, (int, float)) else None)
         return row
     row["wanted"] = (f"{'<=' if lower else '>='} {_fmt(before)}x (last run {prev.get('at')}, "
-                     f"{prev.get('commit') or 'no commit'}) {'+' if lower else '-'} {tol:.0%}")
+                     f"{prev.get('commit') or 'no commit'}) " + (f"+ {tol:.0%}" if lower else
+                                                                f"/ {1 + tol:g} ({tol:.0%} slower)"))
     if isinstance(now, (int, float)) and not isinstance(now, bool):
         row["met"] = _lastrun.not_worse(name, now, before)
     return row
