@@ -168,13 +168,30 @@ def _refusal_words(text: str) -> str:
     return localize(lang, text)
 
 
+def _utf8(arg: str) -> bool:
+    """False for a command-line argument whose bytes were not UTF-8 (``os.fsdecode`` keeps them as
+    lone surrogates, which no file, database or message can hold as text)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point. A ``PortgateError`` becomes a one-line message and exit status 2 (1 for
     ``StoreUnavailable``: a database server not reachable yet, worth a restart); so does a usage
-    error (an option's value, a missing option: one line, exit 2; ``--help`` is unchanged)."""
-    given = lang_in_args(sys.argv[1:] if argv is None else argv)
+    error (an option's value, a missing option: one line, exit 2; ``--help`` is unchanged), and an
+    argument whose bytes are not UTF-8 (one line naming it, exit 2, before any command runs)."""
+    args = sys.argv[1:] if argv is None else argv
+    given = lang_in_args(args)
     if given:  # a command's --lang: its usage errors in that language too (docs/i18n.md)
         use_lang(given)
+    bad = next((a for a in args if not _utf8(a)), None)
+    if bad is not None:  # bytes that are not UTF-8 (Python keeps them as lone surrogates): no text to store
+        click.echo(tr("cli.arg_not_utf8", arg=ascii(bad.encode("utf-8", "surrogateescape").decode("latin-1"))),
+                   err=True)
+        return 2
     try:
         rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
     except click.exceptions.Abort:

@@ -76,7 +76,11 @@ class Gate:
             from app.demo.vicc import VirtualCard
 
             self.pcscd = PcscDaemon(self.dir / "pcscd")
-            self.pcscd.start()
+            try:
+                self.pcscd.start()
+            except RuntimeError as exc:  # pcscd did not start (its log says why)
+                raise DemoFailed(tr("cli.demo.pcscd_not_started", gate=self.gate_id,
+                                    log=self.pcscd.log_path)) from exc
             self.env.update(self.pcscd.client_env())
             self.card = VirtualCard(port=self.pcscd.port)
             name = self.pcscd.entries[0].name
@@ -152,7 +156,11 @@ class Gate:
         self._last_shown[tap.uid] = time.monotonic()
         set_scripted_time(self.clock_file, tap.at)
         if self.kind == "pcsc":
-            self.card.insert(tap.uid)
+            try:
+                self.card.insert(tap.uid)
+            except TimeoutError as exc:  # vpcd gone with its pcscd: no card can reach this gate
+                raise DemoFailed(tr("cli.demo.card_not_accepted", gate=self.gate_id,
+                                    log=self.pcscd.log_path if self.pcscd else self.dir)) from exc
         else:
             key = "out" if tap.direction.value == "out" and "out" in self.ptys else tap.reader.value
             pty = self.ptys.get(key) or self.ptys["control"]

@@ -61,3 +61,52 @@ def test_a_decision_shown_is_returned_with_every_reader_down(gate):
 
 def test_no_heartbeat_yet_keeps_waiting(gate):
     assert gate.wait_decision(timeout=1.0, grace=0.1) is None
+
+
+def _pcsc_gate(tmp_path) -> tuple[Gate, object]:
+    scenario = Scenario(DEFAULT_DIR)
+    run = DemoRun(tmp_path, scenario, lang="en", out=lambda _line: None)
+    spec = next(g for g in scenario.spec.gates if g.readers == "pcsc")
+    tap = next(t for _line, t in scenario.taps if t.gate_id == spec.gate_id)
+    return Gate(run, spec), tap
+
+
+@pytest.mark.pcsc
+def test_a_pcscd_stopped_mid_day_is_named_with_its_gate_and_log(tmp_path):
+    """The tester's stopped pcscd: ``TimeoutError: vpcd on port N did not accept the virtual card``
+    (English, no gate, no log). A real pcscd and vpcd card, the daemon stopped before a tap."""
+    use_lang("en")
+    gate, tap = _pcsc_gate(tmp_path)
+    try:
+        gate._reader_config()
+        if gate.kind != "pcsc":
+            pytest.skip("no vpcd driver on this machine (the demo plays this gate on serial readers)")
+        gate.pcscd.stop()
+        with pytest.raises(DemoFailed) as failed:
+            gate.present(tap)
+    finally:
+        gate.stop()
+        use_lang(None)
+    assert str(failed.value) == (f"gate {gate.gate_id}: its PC/SC reader did not take the card (its pcscd "
+                                 f"stopped?); see {gate.dir}/pcscd/pcscd.log")
+
+
+def test_a_pcscd_that_does_not_start_is_named_with_its_gate_and_log(tmp_path, monkeypatch):
+    """A ``pcscd`` on the PATH that exits at once (the tester's fake one): a traceback of
+    ``RuntimeError: pcscd did not start`` before; now the gate and the daemon's log, one line."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "pcscd").write_text("#!/bin/sh\necho 'pcscd: cannot start' >&2\nexit 1\n")
+    (fake / "pcscd").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{__import__('os').environ['PATH']}")
+    use_lang("en")
+    gate, _tap = _pcsc_gate(tmp_path / "run")
+    gate.kind = "pcsc"  # as on a machine with the vpcd driver
+    try:
+        with pytest.raises(DemoFailed) as failed:
+            gate._reader_config()
+    finally:
+        gate.stop()
+        use_lang(None)
+    assert str(failed.value) == (f"gate {gate.gate_id}: its PC/SC daemon (pcscd) did not start; "
+                                 f"see {gate.dir}/pcscd/pcscd.log")
