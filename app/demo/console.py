@@ -17,7 +17,7 @@ _RECONCILIATION_WIDTHS = (10, 9, 9, 9, 7, 5)
 #: watchman's messages come from the gates, configured with the same language): msgids
 #: ``demo.<key>`` of the catalogs (docs/i18n.md); the English column words are the script-read
 #: ``RECONCILIATION_COLUMNS``.
-TEXT_KEYS = ("reconciliation", "pay", "billing", "evidence", "no_decision", "on_hold", "held")
+TEXT_KEYS = ("reconciliation", "pay", "billing", "evidence", "no_decision", "on_hold", "held", "badge_shown")
 
 
 def texts(lang: str) -> dict:

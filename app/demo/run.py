@@ -250,8 +250,10 @@ class DemoRun(OfficeSide, DayChecks):
             if line in sc.expected:
                 shown = gate.wait_decision()
                 self._show(index, total, line, tap, shown)
-            else:
-                time.sleep(0.15)  # a badge, held for pairing with the control card
+            else:  # a badge, held for pairing with the control card: its line says so
+                self.out(f"[{index:2}/{total}] {tap.at.astimezone(self.tz):%d/%m %H:%M} {tap.gate_id:9} · "
+                         f"{texts(self.lang)['badge_shown']}")
+                time.sleep(0.15)
             gate.lift()
             if pause:
                 time.sleep(pause)

@@ -102,6 +102,23 @@ def _engine(config):
     return engine
 
 
+def _checked_engine(config_path: str):
+    """``_engine`` of ``--config central.toml`` for a command that changes users, checked first
+    against the ledger's ports as every command given ``--config`` is (``central.cli_args.
+    config_ledger``: a config of another home port while workers without a port remain, or one not
+    serving a port the ledger names, is refused, ``PortsRefused``, exit 2, nothing written)."""
+    from central.cli_args import config_ledger  # lazy: CLI start-up
+
+    config = _config(config_path)
+    engine = _engine(config)
+    try:
+        config_ledger(config, writes=True)
+    except BadInput:
+        engine.dispose()
+        raise
+    return engine
+
+
 def _password(password_file: str | None, confirm: bool = True) -> str:
     if password_file:
         try:
@@ -205,7 +222,7 @@ def _listen(host: str, port: int):
 def _session(config_path: str):
     from sqlalchemy.orm import Session  # lazy: CLI start-up
 
-    return Session(_engine(_config(config_path)))
+    return Session(_checked_engine(config_path))
 
 
 @office.command("add-user")
@@ -238,7 +255,7 @@ def add_user_cmd(config_path, login, role, registration, name, password_file, ac
     if not login:
         raise BadInput("--login is required", where="--login")
     scope = _scope(config_path, ports, all_ports)
-    engine = _engine(_config(config_path))
+    engine = _checked_engine(config_path)
     with Session(engine) as s:  # a login taken or malformed is said before a password is asked
         check_new_login(s, login)
     password = _password(password_file)
@@ -319,7 +336,7 @@ def set_password_cmd(config_path, login, password_file, actor):
 
     from central.web.users import check_user, set_password  # lazy: CLI start-up
 
-    engine = _engine(_config(config_path))
+    engine = _checked_engine(config_path)
     with Session(engine) as s:  # an unknown login is said before a password is asked
         check_user(s, login)
     password = _password(password_file)

@@ -26,6 +26,9 @@ def test_portgate_demo_plays_the_day_and_everything_balances(demo_day):
     assert "NEGADO — cartão da matrícula V008 com chapa da matrícula V009" in out  # borrowed card
     assert "cartão apreendido pelo fiscal (83.611 art. 20 j/l)" in out  # confiscation
     assert "[G5, G6]" in out  # a worker trying to board a second ship
+    # a badge held for pairing has its line too: the taps' numbering has no holes (a tester asked)
+    assert re.search(r"^\[ ?\d+/\d+\] \d\d/\d\d \d\d:\d\d g-aurora  · crachá apresentado: a decisão vem com o "
+                     r"cartão de controle$", out, re.M), out[:3000]
     assert "cartão desconhecido" in out and "[G1]" in out
     assert "--- broker parado: as leituras continuam" in out and "--- broker de volta" in out
     # The console's tables in the run's language (pt-BR by default), as the watchman's messages.
