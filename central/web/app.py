@@ -140,8 +140,8 @@ class WebState:
         """True when a read of a few tens of microseconds (the session's user) costs less on the
         event loop than handed to a thread and back: a SQLite ledger file (a local read, never a
         server to wait for; WAL: a writer does not block it) whose pool can give a connection
-        without waiting (fewer checked out than its size). PostgreSQL, or every pooled connection in use: False (the
-        thread pool, as every other read)."""
+        without waiting (fewer checked out than its size). PostgreSQL, or every pooled connection
+        in use: False (the thread pool, as every other read)."""
         pool = self.engine.pool
         return self.engine.dialect.name == "sqlite" and isinstance(pool, QueuePool) and \
             pool.checkedout() < pool.size()

@@ -65,7 +65,7 @@ async def current_user(request: Request) -> User | None:
         return None
     app = request.app.state.web
     # a read on a plain connection (no ORM session, no transaction to commit): every page pays it;
-    # on a SQLite ledger with an idle connection on the event loop itself, one thread hand-off
+    # on a SQLite ledger whose pool has a connection free, on the event loop itself: one thread hand-off
     # (there and back) fewer per page (``WebState.quick_read_here``, docs/performance.md)
     if app.quick_read_here():
         return app.read(session_user, sid)
