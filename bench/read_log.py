@@ -15,8 +15,8 @@ What the SQL side holds: every statement one render executes (all are SELECTs: a
 nothing), the session's user lookup (``central.web.users.session_user``) included, so no query the
 page runs is left out. What only the page side holds: the HTTP request and response (the client
 runs in this process, beside uvicorn's thread), the middleware (signed session cookie, security
-headers), two thread-pool hops (the session's user, the page's read), SQLAlchemy's statement
-building and row processing, the template. An empty signed-in page costs ~2 ms in process on an idle
+headers), a thread-pool hop for the page's read (the session's user is read on the event loop on
+SQLite, ``WebState.quick_read_here``), SQLAlchemy's statement building and row processing, the template. An empty signed-in page costs ~2 ms in process on an idle
 core (docs/performance.md, "Read log", "Where the page time goes"), several times a search's SQL.
 
 ``--smoke``: 20,000 taps, few samples (CI runs it through ``bench/run_all.py --smoke``). Last line:

@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import QueuePool
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
@@ -134,6 +135,16 @@ class WebState:
         """Run ``fn(connection, *args)`` on a read connection."""
         with self.engine.connect() as conn:
             return fn(conn, *args)
+
+    def quick_read_here(self) -> bool:
+        """True when a read of a few tens of microseconds (the session's user) costs less on the
+        event loop than handed to a thread and back: a SQLite ledger file (a local read, never a
+        server to wait for; WAL: a writer does not block it) whose pool can give a connection
+        without waiting (fewer checked out than its size). PostgreSQL, or every pooled connection
+        in use: False (the thread pool, as every other read)."""
+        pool = self.engine.pool
+        return self.engine.dialect.name == "sqlite" and isinstance(pool, QueuePool) and \
+            pool.checkedout() < pool.size()
 
 
 HSTS = b"max-age=31536000"  # one year; sent only on a TLS connection (RFC 6797: never over plain HTTP)

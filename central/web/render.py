@@ -34,6 +34,7 @@ env = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
     extensions=["jinja2.ext.i18n"],
+    auto_reload=False,  # templates are read once per process: no stat of each template file on every page
 )
 env.install_gettext_translations(translations("pt"), newstyle=True)  # pt-BR unless the page says otherwise
 
@@ -111,6 +112,21 @@ def _age(seconds) -> str:
     return f"{seconds // 3600} h"
 
 
+def _once(label):
+    """``label(code)`` looked up once per code for one render: the live panel names a post and its
+    function for each of its ~2,400 dispatches, a handful of codes (docs/performance.md)."""
+    seen: dict[str, str] = {}
+
+    def named(code) -> str:
+        code = str(code)
+        said = seen.get(code)
+        if said is None:
+            said = seen[code] = label(code)
+        return said
+
+    return named
+
+
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with the page context; ``context`` adds the page's own values."""
     web = request.app.state.web
@@ -122,7 +138,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         day_text=lambda d: l10n.day(d, lang), month_text=lambda m: l10n.month(m, lang),
         week_text=lambda w: l10n.week(w, lang),
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
-        function_name=lambda code: function_label(lang, str(code)), post_name=lambda code: post_label(lang, str(code)),
+        function_name=_once(lambda code: function_label(lang, code)), post_name=_once(lambda code: post_label(lang, code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
         period=lambda start: period_label(start, web.tz, lang=lang), actor=lambda who: actor_label(lang, who),

@@ -64,7 +64,11 @@ async def current_user(request: Request) -> User | None:
     if not isinstance(sid, str) or not sid:
         return None
     app = request.app.state.web
-    # a read on a plain connection (no ORM session, no transaction to commit): every page pays it
+    # a read on a plain connection (no ORM session, no transaction to commit): every page pays it;
+    # on a SQLite ledger whose pool has a connection free, on the event loop itself: one thread hand-off
+    # (there and back) fewer per page (``WebState.quick_read_here``, docs/performance.md)
+    if app.quick_read_here():
+        return app.read(session_user, sid)
     return await run_in_threadpool(app.read, session_user, sid)
 
 

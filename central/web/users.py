@@ -31,7 +31,7 @@ import secrets
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
@@ -183,12 +183,19 @@ def end_sessions_of(session: Session, user_id: int, now: dt.datetime | None = No
                            .values(ended_at=now or utcnow())).rowcount
 
 
+#: ``session_user``'s statement, built once: every signed-in request runs it, and building and
+#: caching a statement per request cost ~0.1 ms, several times the query itself (docs/performance.md)
+_SESSION_USER = (select(office_users.c.id, office_users.c.login, office_users.c.name, office_users.c.role,
+                        office_users.c.ports)
+                 .join(office_sessions, office_sessions.c.user_id == office_users.c.id)
+                 .where(office_sessions.c.id == bindparam("sid"), office_sessions.c.ended_at.is_(None),
+                        office_users.c.disabled.is_(False)))
+
+
 def session_user(session: Session | Connection, token: str) -> User | None:
     """The enabled user of the open session ``token``, or None (unknown, ended, user disabled);
     ``session`` an ORM session or a plain connection (a read: nothing is written)."""
-    row = session.execute(select(office_users).join(office_sessions, office_sessions.c.user_id == office_users.c.id)
-                          .where(office_sessions.c.id == _digest(token), office_sessions.c.ended_at.is_(None),
-                                 office_users.c.disabled.is_(False))).first()
+    row = session.execute(_SESSION_USER, {"sid": _digest(token)}).first()
     return None if row is None else User(row.id, row.login, row.name, row.role, row.ports)
 
 
