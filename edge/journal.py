@@ -47,9 +47,10 @@ even if no card is read). Reading and publishing need no disk.
 
 WAL size (``sqlite_files.JOURNAL_WAL_PRAGMAS``, ``edge.journal_wal``): SQLite's automatic
 checkpoint is off on the journal's connection (it ran inside a tap's commit, before the light); the
-write-ahead log is checkpointed and truncated to zero at the end of a ``batch`` block (after the
-loop's lights and store commit, or its idle tick) once it holds ``WAL_AUTOCHECKPOINT_PAGES`` pages,
-and at open and close, so the ``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
+same PASSIVE checkpoint runs at the end of a ``batch`` block (after the loop's lights and store
+commit, or its idle tick) once the WAL holds ``WAL_AUTOCHECKPOINT_PAGES`` pages not yet copied; the
+log is truncated to ``WAL_SIZE_LIMIT`` bytes when reused and to zero at open and close, so the
+``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
 
 Signed chain (wire/chain.py, docs/evidence.md): with a ``signer`` (the gate's Ed25519 private key)
 every event gets ``prev`` = the hash of the previous event (read back from the last row at start, so

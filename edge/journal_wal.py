@@ -8,88 +8,105 @@ waited 0.4-1.3 s inside a quarter-core quota). The journal's connection turns it
 end of each ``Journal.batch`` block instead: after the gate loop has shown the batch's lights and
 committed the store, and on the loop's idle tick (every ``tick_s``, which opens an empty batch).
 
-When: the ``-wal`` file has grown to ``WAL_AUTOCHECKPOINT_PAGES`` frames (one ``os.stat``; each
-checkpoint truncates the file to zero bytes, so its size counts the frames written since). How:
-``PRAGMA wal_checkpoint(TRUNCATE)`` without waiting for readers (``busy_timeout`` 0 for that one
-statement): a reader holding a snapshot (the display's follower, ``portgate edge verify-journal``)
-leaves the frames it still reads in the WAL and the gate does not wait for it; the truncation is
-tried again once another eighth of the limit has been written. A checkpoint that fails (a full
-disk, an I/O error) is logged and tried again the same way; the gate keeps deciding (its events are
-committed in the WAL, ``synchronous=FULL``, before each light: durability does not depend on the
-checkpoint). So the ``-wal`` file stays within the limit plus one batch, as with the automatic
-checkpoint, unless a reader keeps a snapshot open (then, as before, until it lets go).
+When: the WAL holds ``WAL_AUTOCHECKPOINT_PAGES`` frames not yet copied into the database, read from
+the wal-index header in the ``-shm`` file (``mxFrame`` at byte 16, ``nBackfill`` at byte 96, native
+byte order, https://www.sqlite.org/walformat.html; one ``pread`` of 100 bytes per batch). How:
+``PRAGMA wal_checkpoint(PASSIVE)``, as SQLite's own: it never waits for a reader (the display's
+follower, ``portgate edge verify-journal``) and copies what no reader still needs; the next commit
+then writes the WAL from its start again, in place, and ``journal_size_limit`` keeps the file near
+1 MiB. So the ``-wal`` file stays as bounded as with the automatic checkpoint. A checkpoint that
+fails (a full disk, an I/O error) is logged once and tried again after another eighth of the
+limit; the gate keeps deciding (its events are committed in the WAL, ``synchronous=FULL``, before
+each light: durability does not depend on the checkpoint).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import struct
 from pathlib import Path
 
 import structlog
 
-from edge.sqlite_files import BUSY_TIMEOUT_S, WAL_AUTOCHECKPOINT_PAGES
+from edge.sqlite_files import WAL_AUTOCHECKPOINT_PAGES
 
 log = structlog.get_logger(__name__)
 
-WAL_HEADER = 32  # bytes at the start of a -wal file
-FRAME_HEADER = 24  # bytes before each page in a -wal file
-RETRY_SHARE = 8  # after a checkpoint that could not truncate: retry once 1/8 of the limit more is written
+WAL_INDEX_VERSION = 3007000  # the wal-index header's iVersion since SQLite 3.7.0
+_HEADER = struct.Struct("=I12xI76xI")  # iVersion @0, mxFrame @16, nBackfill @96 (native order)
+RETRY_SHARE = 8  # after a failed checkpoint: retry once 1/8 of the limit more is written
+
+
+def pending_frames(shm: Path) -> int | None:
+    """Frames in the WAL not yet copied into the database (``mxFrame - nBackfill`` of the wal-index
+    header in ``shm``, the ``-shm`` file); None when the file is absent or not a wal-index this
+    code knows."""
+    try:
+        fd = os.open(shm, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        head = os.pread(fd, _HEADER.size, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(head) < _HEADER.size:
+        return None
+    version, frames, backfilled = _HEADER.unpack(head)
+    if version != WAL_INDEX_VERSION:
+        return None
+    return max(0, frames - backfilled)
 
 
 class WalCheckpoint:
-    """When and how the journal's ``-wal`` file is checkpointed (see the module doc).
+    """When and how the journal's WAL is checkpointed (see the module doc).
 
-    ``path``: the database file (its WAL is ``<path>-wal``); ``page_size``: the database's page
-    size in bytes (``PRAGMA page_size``); ``pages``: the frames that make a checkpoint due. Not
+    ``path``: the database file (its wal-index is ``<path>-shm``); ``page_size``: the database's
+    page size in bytes (``PRAGMA page_size``); ``pages``: the frames that make a checkpoint due. Not
     thread-safe on its own: the journal calls it under its lock."""
 
     def __init__(self, path: Path, page_size: int, pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
         self.path = path
+        self.shm = Path(str(path) + "-shm")
         self.wal = Path(str(path) + "-wal")
-        self.limit = WAL_HEADER + pages * (page_size + FRAME_HEADER)  # bytes of ``pages`` frames
-        self._due_at = self.limit
+        self.wal_limit = 32 + pages * (page_size + 24)  # bytes of a -wal file holding ``pages`` frames
+        self.pages = pages
+        self._due_at = pages
         self._failing = False
+        self._unknown_logged = False
 
     def due(self) -> bool:
-        """True when the ``-wal`` file has reached the size that makes a checkpoint due (False when
-        it is absent)."""
+        """True when the WAL holds the frames that make a checkpoint due. A ``-shm`` file that
+        cannot be read as a wal-index (logged once): due whenever the ``-wal`` file is as large as
+        ``pages`` frames (it is never smaller once it has been: a checkpoint after each batch)."""
+        frames = pending_frames(self.shm)
+        if frames is not None:
+            return frames >= self._due_at
+        if not self._unknown_logged:
+            log.warning("journal_wal_index_unknown", path=str(self.shm))
+            self._unknown_logged = True
         try:
-            return os.stat(self.wal).st_size >= self._due_at
+            return os.stat(self.wal).st_size >= self.wal_limit
         except OSError:
             return False
 
     def run(self, conn: sqlite3.Connection) -> bool:
-        """``PRAGMA wal_checkpoint(TRUNCATE)`` on ``conn`` (the journal's connection, no transaction
-        open) without waiting for readers. Returns True when the WAL was copied and truncated;
-        False when a reader kept it (``busy``) or the checkpoint failed (``sqlite3.Error``, logged
-        as ``journal_checkpoint_failed``; never raised): both are tried again after another
-        ``1/RETRY_SHARE`` of the limit is written."""
+        """``PRAGMA wal_checkpoint(PASSIVE)`` on ``conn`` (the journal's connection, no transaction
+        open): never waits for a reader. Returns True when it ran; False when it failed
+        (``sqlite3.Error``, logged once per run of failures as ``journal_checkpoint_failed``; never
+        raised), tried again once ``1/RETRY_SHARE`` of the limit more is written."""
         try:
-            conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                busy, frames, done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:
-            self._retry_later()
+            self._due_at = max(pending_frames(self.shm) or 0, self.pages) + self.pages // RETRY_SHARE
             if not self._failing:  # once per run of failures: the gate may be on a full disk for hours
                 log.warning("journal_checkpoint_failed", path=str(self.path), error=str(exc))
             self._failing = True
             return False
-        if busy:
-            self._retry_later()
-            log.debug("journal_checkpoint_busy", path=str(self.path), frames=frames, copied=done)
-            return False
         if self._failing:
             log.info("journal_checkpoint_recovered", path=str(self.path))
         self._failing = False
-        self._due_at = self.limit
+        self._due_at = self.pages
         return True
-
-    def _retry_later(self) -> None:
-        try:
-            size = os.stat(self.wal).st_size
-        except OSError:
-            size = 0
-        self._due_at = max(size, self.limit) + self.limit // RETRY_SHARE
