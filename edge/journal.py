@@ -392,3 +392,4 @@ class Journal(JournalOutbox, JournalChain, HighWaterMark):
             checkpoint(self._conn, self.path)
             self._conn.close()
             self._conn = None
+            self._wal.close()  # after the connection: closing it drops the process's locks on -shm

@@ -10,7 +10,8 @@ committed the store, and on the loop's idle tick (every ``tick_s``, which opens 
 
 When: the WAL holds ``WAL_AUTOCHECKPOINT_PAGES`` frames not yet copied into the database, read from
 the wal-index header in the ``-shm`` file (``mxFrame`` at byte 16, ``nBackfill`` at byte 96, native
-byte order, https://www.sqlite.org/walformat.html; one ``pread`` of 100 bytes per batch). How:
+byte order, https://www.sqlite.org/walformat.html; one ``pread`` of 100 bytes per batch, on a
+descriptor kept open: see ``WalCheckpoint``). How:
 ``PRAGMA wal_checkpoint(PASSIVE)``, as SQLite's own: it never waits for a reader (the display's
 follower, ``portgate edge verify-journal``) and copies what no reader still needs; the next commit
 then writes the WAL from its start again, in place, and ``journal_size_limit`` keeps the file near
@@ -38,20 +39,14 @@ _HEADER = struct.Struct("=I12xI76xI")  # iVersion @0, mxFrame @16, nBackfill @96
 RETRY_SHARE = 8  # after a failed checkpoint: retry once 1/8 of the limit more is written
 
 
-def pending_frames(shm: Path) -> int | None:
+def pending_frames(fd: int) -> int | None:
     """Frames in the WAL not yet copied into the database (``mxFrame - nBackfill`` of the wal-index
-    header in ``shm``, the ``-shm`` file); None when the file is absent or not a wal-index this
-    code knows."""
-    try:
-        fd = os.open(shm, os.O_RDONLY)
-    except OSError:
-        return None
+    header), read through ``fd``, a descriptor open on the ``-shm`` file; None when it is not a
+    wal-index this code knows."""
     try:
         head = os.pread(fd, _HEADER.size, 0)
     except OSError:
         return None
-    finally:
-        os.close(fd)
     if len(head) < _HEADER.size:
         return None
     version, frames, backfilled = _HEADER.unpack(head)
@@ -65,7 +60,11 @@ class WalCheckpoint:
 
     ``path``: the database file (its wal-index is ``<path>-shm``); ``page_size``: the database's
     page size in bytes (``PRAGMA page_size``); ``pages``: the frames that make a checkpoint due. Not
-    thread-safe on its own: the journal calls it under its lock."""
+    thread-safe on its own: the journal calls it under its lock.
+
+    The ``-shm`` file is opened once (read-only) and kept open until ``close``, which the journal
+    calls after closing its connection: closing a descriptor of a file drops every POSIX lock the
+    process holds on it, SQLite's own locks on the ``-shm`` included."""
 
     def __init__(self, path: Path, page_size: int, pages: int = WAL_AUTOCHECKPOINT_PAGES) -> None:
         self.path = path
@@ -76,12 +75,27 @@ class WalCheckpoint:
         self._due_at = pages
         self._failing = False
         self._unknown_logged = False
+        self._fd: int | None = None
+
+    def _frames(self) -> int | None:
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.shm, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
+        return pending_frames(self._fd)
+
+    def close(self) -> None:
+        """Close the ``-shm`` descriptor; call it only after the connection to the file is closed."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def due(self) -> bool:
         """True when the WAL holds the frames that make a checkpoint due. A ``-shm`` file that
         cannot be read as a wal-index (logged once): due whenever the ``-wal`` file is as large as
         ``pages`` frames (it is never smaller once it has been: a checkpoint after each batch)."""
-        frames = pending_frames(self.shm)
+        frames = self._frames()
         if frames is not None:
             return frames >= self._due_at
         if not self._unknown_logged:
@@ -100,7 +114,7 @@ class WalCheckpoint:
         try:
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:
-            self._due_at = max(pending_frames(self.shm) or 0, self.pages) + self.pages // RETRY_SHARE
+            self._due_at = max(self._frames() or 0, self.pages) + self.pages // RETRY_SHARE
             if not self._failing:  # once per run of failures: the gate may be on a full disk for hours
                 log.warning("journal_checkpoint_failed", path=str(self.path), error=str(exc))
             self._failing = True

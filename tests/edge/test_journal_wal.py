@@ -7,8 +7,8 @@ checkpoint that fails on a full disk after the light is logged and the gate keep
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
+import subprocess
 
 import pytest
 from structlog.testing import capture_logs
@@ -35,7 +35,8 @@ def size(path) -> int:
 def in_db_file(db, sql: str):
     """``sql``'s first row on a copy of ``db`` without its WAL: what the checkpoints copied into it."""
     copy = db.with_name("copy-of-db-file.db")
-    shutil.copyfile(db, copy)
+    subprocess.run(["cp", str(db), str(copy)], check=True)  # another process: closing a descriptor of
+    # journal.db here would drop this process's (the journal's) locks on it
     conn = sqlite3.connect(f"file:{copy}?immutable=1", uri=True)
     try:
         return conn.execute(sql).fetchone()
@@ -184,3 +185,19 @@ def test_a_checkpoint_failing_after_the_light_is_logged_and_the_gate_keeps_decid
             assert journal.events_between(filled_at, filled_at)[0].seq == filled_at  # nothing lost
         finally:
             journal.close()
+
+
+def test_the_wal_index_descriptor_is_closed_with_the_journal(tmp_path, clock):
+    from edge.rules.model import Now
+
+    j = Journal(tmp_path / "j.db", port="santos", gate_id=GATE, key=KEY, boot_id="boot-1")
+    j.append(TapPayload(uid=unknown(1), reader_id="r-control", reader_kind="control", decision="deny",
+                        message="x"), now=Now(clock.wall(), clock.mono_ns(), True))
+
+    def shm_fds():
+        shm = str((tmp_path / "j.db-shm").resolve())  # " (deleted)" once SQLite removed it at close
+        return [fd for fd in os.listdir("/proc/self/fd") if os.path.realpath(f"/proc/self/fd/{fd}").startswith(shm)]
+
+    assert shm_fds()  # SQLite's own and the journal's wal-index reader
+    j.close()
+    assert shm_fds() == []
