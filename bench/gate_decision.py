@@ -25,7 +25,13 @@ With ``--cpu-quota F`` (default 0.25; 0 skips it) the same gate runs again insid
 ``READY=1`` (store and journal opened, recovery done, readers open: ready for the first read),
 then the measure phase again. Targets under the quota: sustained >= 20 taps/s, read -> committed ->
 shown p99 <= 50 ms, peak RSS <= 60 MB, start-up <= 10 s.
-Last line: one JSON object.
+
+Target at full speed (DESIGN.md): the ratios p50, p99 and sustained, each against its same-run bare
+commit, unchanged or better than the last run on the same machine at the same sizes, within
+``bench/_lastrun.py``'s ``TOLERANCE``; that last run is kept in ``$XDG_STATE_HOME/portgate/bench/
+last_runs.json`` (``bench/_lastrun.py``; never committed) and this run replaces it. The first run
+on a machine says "no previous run". Peak RSS <= 60 MB.
+Last line: one JSON object (``previous``: the last run's ``{"at", "commit", "ratio"}`` or null).
 """
 
 from __future__ import annotations
@@ -322,6 +328,8 @@ def main() -> None:
         print(json.dumps(measure(Path(args.dir), workers, reads, args.seed, rounds, burst)))
         return
 
+    import _lastrun  # (here: the build and measure children, whose RSS is a figure, never import it)
+
     results = ROOT / "bench" / "results"
     results.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir or results) as tmp:
@@ -345,19 +353,31 @@ def main() -> None:
                 "commits_per_s": statistics.median(b for _, b in m["sustained"])}
     ratio = {"p50": figures["p50_ms"] / baseline["p50_ms"], "p99": figures["p99_ms"] / baseline["p99_ms"],
              "sustained": statistics.median(a / b for a, b in m["sustained"])}
-    target = {"p50": 1.6, "p99": 2.5, "sustained": 0.6, "rss_mb": 60}
+    sizes = f"workers={workers} events={events} reads={reads} flagged={flagged} rounds={rounds} burst={burst}"
+    before = _lastrun.previous("gate_decision", sizes)
+    _lastrun.save("gate_decision", sizes, ratio)
+    vs_last = {k: _lastrun.not_worse(k, v, before["ratio"][k]) for k, v in ratio.items()
+               if before is not None and isinstance(before["ratio"].get(k), (int, float))}
+    target = {"vs_last_run_tolerance": {k: tol for k, (_, tol) in _lastrun.TOLERANCE.items()}, "rss_mb": 60}
     print(f"read -> journal committed -> indicator: p50 {figures['p50_ms']:.3f} ms, "
           f"p99 {figures['p99_ms']:.3f} ms")
     print(f"whole read (incl. store update after the light): p50 {figures['whole_p50_ms']:.3f} ms, "
           f"p99 {figures['whole_p99_ms']:.3f} ms")
     print(f"baseline bare SQLite FULL commit:       p50 {baseline['p50_ms']:.3f} ms, "
           f"p99 {baseline['p99_ms']:.3f} ms")
-    print(f"ratio: p50 {ratio['p50']:.2f}x (target <= 1.6), p99 {ratio['p99']:.2f}x (target <= 2.5)")
+    print(f"ratio: p50 {ratio['p50']:.2f}x, p99 {ratio['p99']:.2f}x the bare commit")
     print(f"sustained whole loop: {figures['taps_per_s']:.0f} taps/s vs {baseline['commits_per_s']:.0f} bare "
-          f"commits/s: {ratio['sustained']:.2f}x (target >= 0.6; median of {rounds} alternating rounds)")
+          f"commits/s: {ratio['sustained']:.2f}x (median of {rounds} alternating rounds)")
+    if before is None:
+        print(f"last run on this machine: none (no previous run; this one recorded in {_lastrun.record_path()})")
+    else:
+        for k, v in ratio.items():
+            lower, tol = _lastrun.TOLERANCE[k]
+            print(f"{k} {v:.3f}x vs the last run's {before['ratio'].get(k)}x ({before['at']}, {before['commit']}): "
+                  f"{'met' if vs_last.get(k) else 'NOT met'} ({'lower' if lower else 'higher'} is better; "
+                  f"tolerance {tol:.0%})")
     print(f"peak RSS of the gate process: {figures['rss_mb']} MB (target <= 60)")
-    ok = (ratio["p50"] <= 1.6 and ratio["p99"] <= 2.5 and ratio["sustained"] >= 0.6
-          and figures["rss_mb"] <= 60)
+    ok = all(vs_last.values()) and figures["rss_mb"] <= 60
     if quota is not None:
         figures["cpu_quota"] = quota
         target["cpu_quota"] = dict(QUOTA_TARGET)
@@ -371,7 +391,7 @@ def main() -> None:
             print(f"cpu quota {args.cpu_quota:g}: not measured ({quota['why']})")
     print(json.dumps({"bench": "gate_decision", "figures": figures, "baseline": baseline,
                       "ratio": {k: round(v, 3) for k, v in ratio.items()}, "target": target,
-                      "met": ok}))
+                      "previous": before, "met": ok}))
 
 
 if __name__ == "__main__":

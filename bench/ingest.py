@@ -1,7 +1,8 @@
 """Central ingest rate, broker -> ledger committed (dedupe on), into SQLite and PostgreSQL, vs a bare
-paho v5 subscriber and ``mosquitto_sub`` (the C client: the broker's delivery ceiling; DESIGN.md
-target >= 0.25x of it, one worker) draining the same queued stream; and with two workers on a
-shared subscription.
+paho v5 subscriber (DESIGN.md target: one worker >= 1x of it on each database, ``ratio``
+``sqlite_to_paho`` / ``postgres_to_paho``) and ``mosquitto_sub`` (the C client: the broker's delivery
+ceiling, shown as information: no target) draining the same queued stream; and with two workers on
+a shared subscription.
 
 Both run in this process with the collector settings of ``portgate central run``
 (portgate/gctune.py). Method: the subscriber's persistent session is created, the N signed events are queued for it in
@@ -18,7 +19,9 @@ compared (a shared machine's noise hits both alike); two workers are measured on
 
 ``--signed``: the events are chained and Ed25519-signed by a gate whose key is registered, so the
 ingest verifies every signature and link (issue 20); the same run also drains the same number of
-HMAC-only events of another gate each round (``*_unsigned``) and prints the ratio (target >= 0.8).
+HMAC-only events of another gate each round (``*_unsigned``) and prints the ratio (target >= 0.6,
+issue 32 item 5). The ingests compared with paho are then the signed ones (paho receives the same
+signed stream).
 ``--verify-processes N``: the writer's signature helpers (``[ingest] verify_processes``, 1).
 
 Each writer child process runs this file again as its ``__mp_main__`` (multiprocessing), so its
@@ -274,6 +277,10 @@ def main() -> None:
               f"{v / base:.2f}, to the C client's {v / c_base:.3f})")
     one = min(v for k, v in figures.items() if k.endswith("_1_worker"))
     ratio = {"to_paho": round(one / base, 3), "to_c_client": round(one / c_base, 3)}
+    for db in ("sqlite", "postgres"):
+        if f"{db}_1_worker" in figures:
+            ratio[f"{db}_to_paho"] = round(figures[f"{db}_1_worker"] / base, 3)
+            print(f"{db}: one worker / bare paho, same stream: {ratio[f'{db}_to_paho']:.2f} (target >= 1)")
     if plain is not None:
         for db in ("sqlite", "postgres"):
             if f"{db}_1_worker_unsigned" in figures:
@@ -283,9 +290,9 @@ def main() -> None:
     print(json.dumps({"bench": "ingest", "figures": {"events": n, "rounds": rounds, "signed": args.signed, **figures},
                       "baseline": {"bare_paho_events_per_s": round(base, 1),
                                    "mosquitto_sub_events_per_s": round(c_base, 1)},
-                      "ratio": ratio, "target": {"to_c_client": 0.25, "signed_to_unsigned": 0.6},
-                      "met": ratio["to_c_client"] >= 0.25 and all(
-                          v >= 0.6 for k, v in ratio.items() if k.endswith("_signed_to_unsigned"))}))
+                      "ratio": ratio, "target": {"to_paho": 1, "signed_to_unsigned": 0.6},
+                      "met": all(v >= 1 for k, v in ratio.items() if k.endswith("_to_paho") and k != "to_paho")
+                      and all(v >= 0.6 for k, v in ratio.items() if k.endswith("_signed_to_unsigned"))}))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,20 @@ The measured taps run inside one ``itertools.starmap`` call, so callgrind can co
 ("Collected" divided by ``--taps``). The state is built by a child process (natively under
 valgrind) in a temporary directory, removed at the end. Run by hand; not a target.
 
-    .venv/bin/python bench/profile_gate_cpu.py [--mode sustained|single] [--taps N] [--rounds N]
+``--mode light`` counts only what comes before each tap's light (one tap at a time: the read's
+pairing, the rules, the event built, signed and encoded, the journal commit), the part that sets
+the read -> shown latency and the quota's p99: each tap runs in its own ``itertools.starmap`` call
+and the indicator calls ``zlib.crc32`` as it shows, so callgrind zeroes its counts as a tap starts
+and writes them out at its light, one file per tap (the median of their "totals" is the figure;
+the last file holds the run's end):
+
+    valgrind --tool=callgrind --zero-before=starmap_next --dump-before=zlib_crc32 \\
+        --callgrind-out-file=/tmp/light/cg .venv/bin/python bench/profile_gate_cpu.py --mode light --rounds 1
+
+Without valgrind it prints the median CPU time (``time.process_time``) from a tap's start to its
+light, per round.
+
+    .venv/bin/python bench/profile_gate_cpu.py [--mode sustained|single|light] [--taps N] [--rounds N]
 """
 
 from __future__ import annotations
@@ -26,10 +39,12 @@ import argparse
 import itertools
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,8 +78,24 @@ def open_loop(state: Path):
     return loop, clock
 
 
+class _Lit:
+    """The indicator of ``--mode light``: the CPU time at each light, and callgrind's dump point."""
+
+    def __init__(self) -> None:
+        self.at = 0.0
+        self.lit: list[float] = []  # CPU seconds from each measured tap's start to its light
+        self.start: float | None = None
+
+    def show(self, decision, lang="pt", *, event=None) -> None:
+        zlib.crc32(b"")  # --dump-before=zlib_crc32: the instructions since the tap started
+        self.at = time.process_time()
+        if self.start is not None:
+            self.lit.append(self.at - self.start)
+
+
 def tapper(loop, clock, workers: int, seed: int):
-    """``(single, sustained)``: functions running ``n`` taps one at a time / saturated."""
+    """``(single, sustained, light)``: functions running ``n`` taps one at a time / saturated / one
+    at a time, each in its own ``itertools.starmap`` call (``--mode light``, see the doc)."""
     from drivers.base import CardRead
     from portgate.records import ReaderKind
 
@@ -91,12 +122,20 @@ def tapper(loop, clock, workers: int, seed: int):
             loop.handle_batch(items)
             left -= len(items)
 
-    return single, sustained
+    def light(n: int) -> None:
+        lit = loop.indicator
+        for _ in range(n):
+            r = read()
+            lit.start = time.process_time()
+            list(itertools.starmap(loop.handle, [(r,)]))  # --zero-before=starmap_next: a tap starts
+            lit.start = None
+
+    return single, sustained, light
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=["sustained", "single"], default="sustained")
+    ap.add_argument("--mode", choices=["sustained", "single", "light"], default="sustained")
     ap.add_argument("--taps", type=int, default=1000, help="taps per round")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workers", type=int, default=50_000)
@@ -110,17 +149,25 @@ def main() -> None:
                         "--workers", str(args.workers), "--events", str(args.events)],
                        check=True, capture_output=True)
         loop, clock = open_loop(Path(tmp))
-        single, sustained = tapper(loop, clock, args.workers, args.seed)
+        if args.mode == "light":
+            loop.indicator = _Lit()
+        single, sustained, light = tapper(loop, clock, args.workers, args.seed)
         single(200)  # warm-up
-        run = sustained if args.mode == "sustained" else single
         per_tap = []
         for _ in range(args.rounds):
             t0 = time.process_time()
+            if args.mode == "light":
+                loop.indicator.lit.clear()
+                light(args.taps)
+                per_tap.append(statistics.median(loop.indicator.lit) * 1e6)
+                continue
+            run = sustained if args.mode == "sustained" else single
             list(itertools.starmap(run, [(args.taps,)]))  # the taps callgrind counts (see the doc)
             per_tap.append((time.process_time() - t0) / args.taps * 1e6)
         loop.journal.close()
         loop.store.close()
-    print(f"{args.mode}: {args.taps} taps x {args.rounds} rounds, CPU per tap (us): "
+    what = "CPU from a tap's start to its light, median (us)" if args.mode == "light" else "CPU per tap (us)"
+    print(f"{args.mode}: {args.taps} taps x {args.rounds} rounds, {what}: "
           + ", ".join(f"{v:.0f}" for v in per_tap))
 
 

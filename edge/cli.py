@@ -79,6 +79,16 @@ def run(config_path: str) -> None:
     service.run()
 
 
+#: Modules the screen's process never uses, set to None in ``sys.modules`` before its imports (an
+#: ``import`` of one raises ImportError; every importer below takes that as "not available"):
+#: greenlet (structlog imports it when installed, SQLAlchemy brings it: a C++ extension, ~2 MB);
+#: python-multipart (Starlette's form parser: the screen reads no form; 0.35 MB); ``_hashlib``
+#: (OpenSSL's digests: ``hashlib``'s sha256 of a photo falls back to the built-in ``_sha256``,
+#: ``hmac`` to its pure one; 0.3 MB); bz2 and lzma (``shutil``'s archive formats, through
+#: ``tempfile`` in Jinja2's bytecode cache; 0.5 MB). tests/edge/display/test_footprint.py.
+SCREEN_NEVER_IMPORTS = ("greenlet", "python_multipart", "multipart", "_hashlib", "bz2", "lzma")
+
+
 @edge.command("display")
 @click.option("--config", "config_path", required=True, help="gate.toml (the gate this screen follows)")
 @click.option("--port", type=int, default=None, help="TCP port (default: [display] port; 0: any free port)")
@@ -86,9 +96,14 @@ def run(config_path: str) -> None:
 @click.pass_context
 def display(ctx: click.Context, config_path: str, port: int | None, url_file: str | None) -> None:
     """The watchman's screen: follow the gate's journal read-only, serve the page on loopback."""
-    # structlog imports greenlet (a C++ extension, ~2 MB of RSS) when it is installed (SQLAlchemy
-    # brings it); the screen uses neither SQLAlchemy nor greenlets, and its budget is 40 MB.
-    sys.modules.setdefault("greenlet", None)  # type: ignore[assignment]
+    # The screen's budget is 40 MB of RSS (DESIGN.md): modules it never uses are kept out
+    # (``SCREEN_NEVER_IMPORTS``), and its templates are compiled before anything else is imported
+    # (edge.display.pages: the compile's passing memory is then reused by the imports).
+    for name in SCREEN_NEVER_IMPORTS:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+    from edge.display.pages import environment
+
+    environment()
     from edge.config import load_gate_config
     from edge.display.server import serve
     from portgate.logs import configure_logging

@@ -169,10 +169,12 @@ class GateLoop(GroupCommit, ReaderInbox, EnrolModes, GateWatch):
         self.reader_health = None  # edge.reader_health.ReaderHealth: the readers' states for the screen/office
         self._batch = None  # the open journal batch (inside _decide_group)
         self._batch_events: list[Event] = []
+        self._unapplied: list[Event] = []  # staged events whose store effects wait (``_settle``)
         self._replay_needed = False
         # G4: the read the pairing holds and the clock when the loop took it; a held read decided
         # alone is decided and journaled at that time, not when its window ran out.
         self._held_at: tuple[Read, Now] | None = None
+        self._taking: Now | None = None  # the clock as the loop took the read being fed to the pairing
         # issue 34: the office's enrol mode (an input of decide) and its end in Unix seconds (screen)
         self._enrol: EnrolMode | None = None
         self._enrol_until_unix: float | None = None
@@ -262,7 +264,7 @@ class GateLoop(GroupCommit, ReaderInbox, EnrolModes, GateWatch):
     def _expects_badge(self, read: Read) -> bool:
         """G4: hold this control read for a badge (``edge.rules.pairing.badge_expected``)."""
         try:
-            return badge_expected(self.store, self._rulebook_at(self.clock.now()), read)
+            return badge_expected(self.store, self._rulebook_at(self._taking or self.clock.now()), read)
         except Exception:  # a store fault: decide at once (the engine then sees the same store)
             log.exception("badge_expected_failed", uid=read.uid)
             return False

@@ -2,6 +2,12 @@
 (``_ready``, ``_read_time``), each decided on the state the ones before it left (``_decide_one``,
 ``_stage``), the journal committed once, then shown (``_show``, or ``_show_failure`` when the
 journal cannot commit) and the store committed (``_decide_group``, ``_apply``).
+
+A read's store effects are applied to the store batch lazily (``_settle``): just before anything of
+the batch reads the store again (the next read's pairing or decision, a coverage check), else
+after the lights. Nothing decided differs (every read still sees the effects of the ones before
+it); the effects of the batch's last read cost nothing before its light. They never needed to be
+there for durability: the journal commit is the record, the store is re-applied from it at boot.
 A mixin of ``edge.loop.GateLoop``: it works on the loop's store, journal, pairing and batch.
 """
 
@@ -39,6 +45,7 @@ class GroupCommit:
     def _ready(self, item: CardRead | None) -> list[tuple[Presentation, Now | None]]:
         """The presentations an inbox item releases from the pairing, each with the time it is
         decided at (``_read_time``) (a tick also watches the clock and G11 coverage)."""
+        self._settle()  # the pairing and the tick read the store: the reads before this one are in it
         if item is None:
             now = self.clock.now()
             self._watch_clock(now)
@@ -52,7 +59,11 @@ class GroupCommit:
                         reader_id=str(getattr(item, "reader_id", "?")),
                         reader_kind=str(getattr(item, "kind", "control")),
                         mono_ns=int(getattr(item, "mono_ns", 0) or taken.mono_ns))
-            ready = self.pairing.feed(read)
+            self._taking = taken  # the rulebook the pairing asks about is the one in force now
+            try:
+                ready = self.pairing.feed(read)
+            finally:
+                self._taking = None
         out = []
         for p in ready:
             if isinstance(p, Dropped):
@@ -76,7 +87,7 @@ class GroupCommit:
             return []
         done: list[tuple[Presentation, Decision, list[Event], Now]] = []
         with self.store.batch(), self.journal.batch() as batch:
-            self._batch, self._batch_events = batch, []
+            self._batch, self._batch_events, self._unapplied = batch, [], []
             if feed:  # the batch's cards, holders and last shift ends: one query, not three per read
                 self._look_ahead(items)
             try:
@@ -91,7 +102,7 @@ class GroupCommit:
             except StoreError:
                 log.exception("journal_append_failed", reads=len(done))
                 self.store.rollback()
-                self._batch = None
+                self._batch, self._unapplied = None, []  # the waiting effects go with the batch
                 return [self._show_failure(p, d) for p, d, _e, _n in done]
             finally:
                 self._batch = None
@@ -99,6 +110,7 @@ class GroupCommit:
             for p, decision, evs, _now in done:
                 self._show(decision, evs[0])
                 self._observe(p, decision)
+            self._settle()  # the last read's effects: after its light, before the store commit
             try:
                 self.store.commit()
             except StoreError:  # the journal has them: re-applied before the next batch
@@ -127,6 +139,7 @@ class GroupCommit:
         """Decide one presentation inside the open batch and stage its events (journal batch,
         store batch), as of ``at`` (``_read_time``; None: now); returns ``(presentation,
         decision, events, now)``."""
+        self._settle()  # decided on the effects of every read before it
         direction = self.directions.get(p.reader_id)
         if direction is not None and direction != p.direction:  # G6/G9: the reader's declaration
             p = dataclasses.replace(p, direction=direction)
@@ -166,8 +179,9 @@ class GroupCommit:
         meal = _meal_payload(self.store.inspector_session(), payloads[0]) if decision.meal_worked else None
         if meal is not None:  # P6: recorded in the same transaction as the worker's tap
             payloads.append(meal)
-        events = self._stage(payloads, now, priority)
+        events = self._stage(payloads, now, priority, defer=True)
         if decision.outcome is Outcome.ADMIT and self._gaps:
+            self._settle()  # G11 reads the shifts open here, this admit's included
             self._check_coverage(now, force=True)  # G11: a watchman admitted ends the gap at once
         return p, decision, events, now
 
@@ -186,14 +200,28 @@ class GroupCommit:
         self._held_at = None
         return taken
 
-    def _stage(self, payloads: Sequence, now: Now, priority: int) -> list[Event]:
+    def _stage(self, payloads: Sequence, now: Now, priority: int, *, defer: bool = False) -> list[Event]:
         """Add ``payloads`` to the open journal batch and apply their effects to the store batch
-        (uncommitted), so the next read of the batch is decided on them."""
+        (uncommitted), so the next read of the batch is decided on them: at once, or with
+        ``defer`` when the store is next read (``_settle``; a read's tap: its effects are not
+        needed before its light)."""
         events = self._batch.add(payloads, now=now, priority=priority)
-        for ev in events:
-            self._apply(ev)
         self._batch_events.extend(events)
+        if defer:
+            self._unapplied.extend(events)
+        else:
+            self._settle()  # in journal order
+            for ev in events:
+                self._apply(ev)
         return events
+
+    def _settle(self) -> None:
+        """Apply to the store batch the effects of the events staged with ``defer``, in order."""
+        pending = self._unapplied
+        if pending:
+            self._unapplied = []
+            for ev in pending:
+                self._apply(ev)
 
     def _show_failure(self, p: Presentation, decision: Decision) -> Decision:
         """The journal could not commit the batch: what the watchman sees for this read."""

@@ -17,6 +17,8 @@ bash scripts/setup.sh
 # in one process per CPU (testkit/warm_pyc.py): on a fresh clone each worker rewrote the whole suite
 # itself (~24 s of CPU each, all four at once on two cores), and every component's Python start
 # compiled the project's modules again (docs/performance.md, "The test suite, CI time pass").
+# After the groups the scheduler hands out the modules longest first by tests/module_times.json
+# (refresh: bash scripts/test.sh --module-times-out tests/module_times.json; docs/performance.md, "Fifth pass").
 unset PYTHONDONTWRITEBYTECODE
 workers="${PORTGATE_TEST_WORKERS:-4}"
 if [ "$workers" != 0 ]; then

@@ -14,6 +14,14 @@ spreads every unmarked test one by one. Here each worker writes the groups of it
 its tests marked ``slow`` to a JSON file in a directory the controller gave it (``workerinput``),
 before it reports its collection; the controller's scheduler reads them when it splits the
 collection into work units.
+
+Past the groups, the units go out longest first by the seconds a whole run recorded for each module
+(``tests/module_times.json``, or the file ``PORTGATE_MODULE_TIMES`` names; written by
+``--module-times-out PATH``, ``scripts/test.sh --module-times-out tests/module_times.json``): with
+four workers the run ends when the last unit does, and a module of a few long tests (a whole port
+started, a browser, a demo of its own) handed out last kept one worker going after the others had
+run out of work (issue 32). A module the file does not know counts ``UNKNOWN_S`` per test, or
+``SLOW_UNKNOWN_S`` with a test marked ``slow``, so a new module still goes out in a sensible place.
 """
 
 from __future__ import annotations
@@ -29,12 +37,59 @@ from xdist.scheduler import LoadScopeScheduling
 
 KEY = "portgate_xdist_groups"  # workerinput: the directory of the groups files
 GROUPS_DIR = pytest.StashKey[str]()  # the controller's copy of it
+UNKNOWN_S = 0.5  # seconds per test of a module tests/module_times.json does not know
+SLOW_UNKNOWN_S = 60.0  # ... of such a module with a test marked slow (a long fault run)
 
 
 def group_of(item: pytest.Item) -> str | None:
     """The item's ``xdist_group`` name (several marks: their names sorted and joined by ``_``)."""
     names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
     return "_".join(sorted(names)) or None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--module-times-out", default=None, metavar="PATH",
+                     help="write each test module's seconds (set-up + call + teardown summed) to PATH as "
+                          "JSON: the scheduler's tests/module_times.json (testkit/xdist_groups.py)")
+
+
+def times_path(config: pytest.Config) -> Path:
+    """The module times the scheduler reads: ``PORTGATE_MODULE_TIMES`` or ``tests/module_times.json``."""
+    return Path(os.environ.get("PORTGATE_MODULE_TIMES") or config.rootpath / "tests" / "module_times.json")
+
+
+def read_times(path: Path) -> dict[str, float]:
+    """``{module path: seconds}`` from ``path``; empty when it is missing or not such a JSON object."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
+
+
+class TimesRecorder:
+    """``--module-times-out PATH`` on the controller (or a run without workers): each phase's seconds
+    summed per module, written to PATH as JSON when the session ends."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.times: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        module = report.nodeid.split("::", 1)[0]
+        self.times[module] = self.times.get(module, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        rounded = {k: round(v, 1) for k, v in sorted(self.times.items())}
+        self.out.write_text(json.dumps(rounded, indent=0) + "\n", encoding="utf-8")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    out = config.getoption("module_times_out", None)
+    if out and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(TimesRecorder(Path(out)), "portgate-module-times")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -80,6 +135,8 @@ class ModuleOrGroupScheduling(LoadScopeScheduling):
         self.groups_dir = config.stash.get(GROUPS_DIR, None)
         self.group: dict[str, str] | None = None
         self.slow: set[str] = set()
+        self.times = read_times(times_path(config))
+        self.ordered = False
 
     def _load_groups(self) -> dict[str, str]:
         if self.group is None:
@@ -96,13 +153,36 @@ class ModuleOrGroupScheduling(LoadScopeScheduling):
         group = self._load_groups().get(nodeid)
         return "@" + group if group else nodeid.split("::", 1)[0]
 
+    def estimates(self) -> dict[str, float]:
+        """Each queued work unit's expected seconds: each test's share of its module's recorded time,
+        or ``UNKNOWN_S`` per test (``SLOW_UNKNOWN_S`` for the module, with a ``slow`` test) of a
+        module the times file does not know."""
+        count: dict[str, int] = {}
+        for nodeid in self.collection or ():
+            module = nodeid.split("::", 1)[0]
+            count[module] = count.get(module, 0) + 1
+        slow_modules = {nodeid.split("::", 1)[0] for nodeid in self.slow}
+        out = {}
+        for scope, tests in self.workqueue.items():
+            total = 0.0
+            for nodeid in tests:
+                module = nodeid.split("::", 1)[0]
+                if module in self.times:
+                    total += self.times[module] / count.get(module, 1)
+                elif module in slow_modules:
+                    total += SLOW_UNKNOWN_S / count.get(module, 1)
+                else:
+                    total += UNKNOWN_S
+            out[scope] = total
+        return out
+
     def _assign_work_unit(self, node) -> None:
-        """Hand out the groups first, then the units with a ``slow`` test, then the rest (the queue
-        is otherwise largest first)."""
+        """Hand out the groups first, then the rest longest first (``estimate``)."""
         self._load_groups()
-        slow = [s for s, tests in self.workqueue.items() if not s.startswith("@") and self.slow.intersection(tests)]
-        for scope in reversed(slow):
-            self.workqueue.move_to_end(scope, last=False)
-        for scope in [s for s in self.workqueue if s.startswith("@")]:
-            self.workqueue.move_to_end(scope, last=False)
+        if not self.ordered:
+            self.ordered = True
+            seconds = self.estimates()
+            units = sorted(self.workqueue, key=lambda s: (not s.startswith("@"), -seconds[s]))
+            for scope in units:
+                self.workqueue.move_to_end(scope)
         super()._assign_work_unit(node)

@@ -5,11 +5,14 @@ module runs whole on one worker. Checked on a planted suite run by a real ``pyte
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from testkit.xdist_groups import read_times
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,9 +45,11 @@ PLAIN = "\n".join(f"def test_{i}():\n    pass\n" for i in range(4))
 SLOW = "import pytest\n\n@pytest.mark.slow\ndef test_long_fault_run():\n    pass\n"
 
 
-def _run(tmp_path: Path, **extra: str) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
-    """Run the planted suite (plus ``extra``: module name -> source) on two workers; return where
-    each test and the demo day ran, and every (test or "demo_day", worker) in the order they ran."""
+def _run(tmp_path: Path, *args: str, times: str | None = None,
+         **extra: str) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+    """Run the planted suite (plus ``extra``: module name -> source; ``args``: more pytest arguments;
+    ``times``: the module times file's text) on two workers; return where each test and the demo day
+    ran, and every (test or "demo_day", worker) in the order they ran."""
     suite = tmp_path / "suite"
     (suite / "web").mkdir(parents=True)
     (suite / "conftest.py").write_text(CONFTEST)
@@ -55,9 +60,12 @@ def _run(tmp_path: Path, **extra: str) -> tuple[dict[str, list[str]], list[tuple
     for name, source in extra.items():
         (suite / f"{name}.py").write_text(source)
     log = tmp_path / "log"
-    env = {**os.environ, "PLANT_LOG": str(log), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PLANT_LOG": str(log), "PYTHONPATH": str(ROOT),
+           "PORTGATE_MODULE_TIMES": str(tmp_path / "module_times.json")}
+    if times is not None:
+        (tmp_path / "module_times.json").write_text(times)
     done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
-                           "-p", "no:cacheprovider", str(suite)], cwd=tmp_path, env=env,
+                           "-p", "no:cacheprovider", *args, str(suite)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = [tuple(line.rsplit(" ", 1)) for line in log.read_text().splitlines()]
@@ -94,3 +102,37 @@ def test_a_module_with_a_slow_test_is_handed_out_before_the_larger_plain_modules
     assert worker != where["demo_day"][0]  # the demo group went to the other worker, first
     ran_there = [what for what, w in lines if w == worker and "::" in what]
     assert ran_there[0] == slow_id, ran_there  # before any plain module of 4 tests
+
+
+LONG_FEW = "def test_a_whole_port():\n    pass\n"  # one test; its module's recorded time is long
+
+
+def test_the_modules_go_out_longest_first_by_their_recorded_times(tmp_path):
+    """A module of a few long tests (a port started, a browser) went out last under "most tests
+    first" and kept one worker going after the others ended; with its time recorded it goes first
+    after the groups, and the recorded times are what ``--module-times-out`` writes."""
+    times = json.dumps({"suite/test_long_few.py": 300.0, "suite/test_plain_0.py": 0.1})
+    where, lines = _run(tmp_path, "--module-times-out", str(tmp_path / "out.json"), times=times,
+                        test_long_few=LONG_FEW)
+    long_id = next(n for n in where if n.endswith("test_long_few.py::test_a_whole_port"))
+    worker = where[long_id][0]
+    assert worker != where["demo_day"][0]  # the group went first, to the other worker
+    assert [what for what, w in lines if w == worker and "::" in what][0] == long_id
+    plain_0 = [i for i, (what, _w) in enumerate(lines) if "test_plain_0.py::" in what]
+    others = [i for i, (what, _w) in enumerate(lines) if "test_plain_" in what and "test_plain_0.py::" not in what]
+    assert min(plain_0) > min(others)  # the shortest recorded module is not handed out first
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert len(written) == 9 and all(isinstance(v, float) and v >= 0 for v in written.values()), written
+    assert any(k.endswith("test_long_few.py") for k in written) and any(k.endswith("web/test_demo_through.py")
+                                                                          for k in written), written
+
+
+def test_a_missing_or_broken_times_file_leaves_the_order_to_the_test_counts(tmp_path):
+    where, lines = _run(tmp_path, times="not json", test_slow_one=SLOW)
+    slow_id = next(n for n in where if n.endswith("test_slow_one.py::test_long_fault_run"))
+    worker = where[slow_id][0]
+    assert [what for what, w in lines if w == worker and "::" in what][0] == slow_id  # as without a file
+    assert read_times(tmp_path / "module_times.json") == {}
+    assert read_times(tmp_path / "nowhere.json") == {}
+    (tmp_path / "list.json").write_text("[1, 2]")
+    assert read_times(tmp_path / "list.json") == {}

@@ -34,27 +34,40 @@ def cluster_client(mqtt_hosts: list[tuple[str, int]], client_id: str, *, timeout
     """A client (MQTT 3.1.1) of the NATS cluster's MQTT listeners ``mqtt_hosts`` (``[(host, port)]``,
     the first tried first, the next on each reconnect, as a gate's ``[mqtt] hosts``), connected, its
     network loop running; the caller disconnects it and stops its loop. Raises ``DemoFailed`` naming
-    every endpoint and the last cause when none accepted it within ``timeout_s`` seconds."""
+    every endpoint and each one's last cause when none accepted it within ``timeout_s`` seconds: a
+    refused or failed connection, or a node that closed the connection before its CONNACK (named
+    with the broker's reason)."""
     from wire.connection import MqttConfig, make_client, start
     from wire.diagnosis import current_exception
 
     config = MqttConfig(protocol="3.1.1", hosts=[f"{h}:{p}" for h, p in mqtt_hosts],
                         reconnect_min_s=0.5, reconnect_max_s=2)
     client = make_client(config, client_id)
-    connected, failed = threading.Event(), []
+    connected, failed = threading.Event(), {}  # endpoint -> its last cause
     client.on_connect = lambda _c, _u, _f, reason, _p: None if reason.is_failure else connected.set()
     logged = client.on_connect_fail
 
     def on_connect_fail(c, userdata) -> None:
         exc, tried = current_exception(), client.diagnosis.config
-        failed.append(f"{tried.host}:{tried.port}: {type(exc).__name__}: {exc}" if exc else f"{tried.host}:{tried.port}")
+        where = f"{tried.host}:{tried.port}"
+        failed[where] = f"{where}: {type(exc).__name__}: {exc}" if exc else where
         logged(c, userdata)
 
+    disconnected = client.on_disconnect
+
+    def on_disconnect(c, userdata, flags, reason, properties) -> None:
+        if not connected.is_set():  # a node that took the connection and closed it before its CONNACK
+            tried = client.diagnosis.config
+            where = f"{tried.host}:{tried.port}"
+            failed[where] = tr("cli.demo.closed_before_connack", host=where, reason=str(reason))
+        disconnected(c, userdata, flags, reason, properties)
+
     client.on_connect_fail = on_connect_fail
+    client.on_disconnect = on_disconnect
     start(client, config)
     if connected.wait(timeout_s):
         return client
     client.disconnect()
     client.loop_stop()
-    raise DemoFailed(tr("cli.demo.downlink_no_broker", hosts=", ".join(config.hosts),
-                        why=failed[-1] if failed else f"no CONNACK in {timeout_s:.0f} s"))
+    why = "; ".join(failed[h] for h in config.hosts if h in failed) or f"no CONNACK in {timeout_s:.0f} s"
+    raise DemoFailed(tr("cli.demo.downlink_no_broker", hosts=", ".join(config.hosts), why=why))

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from edge.heartbeat import FILE as HEARTBEAT_FILE
+from edge.heartbeat import read_heartbeat
 from edge.scripted_clock import set_scripted_time
 from portgate.clitext import tr
 from portgate.records import Tap
@@ -34,6 +36,10 @@ def pcsc_available() -> bool:
     from app.demo.pcsc import VPCD_DRIVER
 
     return shutil.which("pcscd") is not None and Path(VPCD_DRIVER).exists()
+
+
+#: seconds a presented card waits for a decision before the gate's readers are looked at
+READER_GRACE_S = 3.0
 
 
 class DemoFailed(Exception):
@@ -164,8 +170,15 @@ class Gate:
         self._seen = len(lines)
         return fresh
 
-    def wait_decision(self, timeout: float = 20.0) -> dict | None:
-        deadline = time.monotonic() + timeout
+    def wait_decision(self, timeout: float = 20.0, grace: float = READER_GRACE_S) -> dict | None:
+        """The gate's last decision shown after the card was presented, or None after ``timeout``
+        seconds. ``DemoFailed`` when the gate process exited, or when no decision came within
+        ``grace`` seconds and the gate's heartbeat says every reader of it is out of order (a
+        pcscd it cannot reach, a serial device gone): no tap at that gate can be decided, so the
+        demo stops at once naming the readers and the gate's log instead of waiting ``timeout``
+        seconds a tap."""
+        start = time.monotonic()
+        deadline, checked = start + timeout, start + grace
         while time.monotonic() < deadline:
             fresh = self.new_decisions()
             if fresh:
@@ -173,8 +186,19 @@ class Gate:
             if self.proc is not None and self.proc.poll() is not None:
                 raise DemoFailed(tr("cli.demo.gate_exited", gate=self.gate_id, code=self.proc.returncode,
                                      log=f"{self.dir}/gate.log"))
+            if time.monotonic() >= checked:
+                self._need_a_reader()
+                checked = time.monotonic() + 0.5
             time.sleep(0.02)
         return None
+
+    def _need_a_reader(self) -> None:
+        """``DemoFailed`` (``cli.demo.readers_down``) when the running gate's heartbeat file
+        (``edge.heartbeat``) lists readers and every one of them is out of order."""
+        alive = read_heartbeat(self.dir / "state" / HEARTBEAT_FILE)
+        if alive.gate_running and alive.readers and all(r.state == "fault" for r in alive.readers):
+            down = "; ".join(f"{r.reader_id}: {r.detail}" if r.detail else r.reader_id for r in alive.readers)
+            raise DemoFailed(tr("cli.demo.readers_down", gate=self.gate_id, readers=down, log=f"{self.dir}/gate.log"))
 
     def journal_ids(self) -> set[str]:
         with contextlib.closing(sqlite3.connect(f"file:{self.dir}/state/journal.db?mode=ro", uri=True)) as db:

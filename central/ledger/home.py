@@ -22,7 +22,8 @@ import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
 
-from sqlalchemy import column, inspect, insert, select, table
+from sqlalchemy import column, inspect, select, table
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -105,12 +106,23 @@ def need_home(db: Session | Connection, home: str, *, record: bool = True, claim
     portless = conn.execute(select(_WORKERS.c.registration).where(_WORKERS.c.port.is_(None)).limit(1)).first()
     recorded = conn.execute(select(ledger_home.c.port).where(ledger_home.c.id == 1)).scalar_one_or_none()
     if recorded is None:
-        if record and (portless is not None or claim):
-            conn.execute(insert(ledger_home).values(id=1, port=home, recorded_at=dt.datetime.now(dt.UTC)))
-    elif recorded != home and portless is not None:
+        if not (record and (portless is not None or claim)):
+            return
+        recorded = _record_home(conn, home)
+    if recorded != home and portless is not None:
         raise PortsRefused("other_home", f"the ledger's workers without a port are {recorded}'s (its home port), "
                            f"not {home}'s: give them their port (registry import --port) or use a central.toml "
                            f"whose port is {recorded}", recorded=recorded, home=home)
+
+
+def _record_home(conn: Connection, home: str) -> str:
+    """Insert ``home`` as the ledger's home port unless a concurrent first write or setter
+    (``central.ledger.home_port.set_home``) recorded one meanwhile (the insert waits for its
+    transaction, then does nothing: no duplicate-key error); returns the port recorded now."""
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    conn.execute(dialect.insert(ledger_home).values(id=1, port=home, recorded_at=dt.datetime.now(dt.UTC))
+                 .on_conflict_do_nothing(index_elements=[ledger_home.c.id]))
+    return conn.execute(select(ledger_home.c.port).where(ledger_home.c.id == 1)).scalar_one()
 
 
 def _not_yet_a_ledger(url: str) -> bool:

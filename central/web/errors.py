@@ -99,12 +99,14 @@ def ledger_unreachable(request: Request, exc: Exception):
     ``central.db.unreachable``): the pool is emptied so the next request connects again through
     the multi-host URL to the new primary, and this one answers 503 "reconnecting, try again"
     (``Retry-After: 5``) with one log line ``web.ledger_unreachable``, instead of a 500. Raised by
-    the commit itself (``at_commit``, ``WebApp.with_session``): the page says the change may or may
-    not have been saved and to check before repeating it ("ledger_down_unsure"); else nothing was
+    the commit itself (``at_commit``, ``WebApp.with_session``) of a request that changes something
+    (not GET or HEAD: their commit holds nothing the user asked for): the page says the change may or
+    may not have been saved and to check before repeating it ("ledger_down_unsure"); else nothing was
     written ("reconnecting"). Never the login form nor "your session ended": the ledger, not the
     session, is what failed."""
     request.app.state.web.engine.dispose()
-    unsure = bool(getattr(exc, "at_commit", False))
+    # a GET's or HEAD's commit writes nothing the user asked for: "try again", not "check it was saved"
+    unsure = bool(getattr(exc, "at_commit", False)) and request.method not in ("GET", "HEAD")
     log.warning("web.ledger_unreachable", path=request.url.path, method=request.method, at_commit=unsure,
                 no_answer_s=getattr(exc, "no_answer_s", None),  # cut by central.web.answer_wait
                 error=str(getattr(exc, "orig", exc)).strip().splitlines()[0][:300])

@@ -39,13 +39,13 @@ Routes: ``/`` (the page, ``?lang=pt|en``), ``/sse`` (event stream), ``/photo/<sh
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import re
 import socket
 import time
 from pathlib import Path
 
-import jinja2
 import structlog
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -59,6 +59,7 @@ from edge.heartbeat import FILE
 from edge.display.board import Board, Status, age_text
 from edge.display.follower import JournalFollower
 from edge.display.lookup import Lookup, photo_intact
+from edge.display.pages import environment
 from edge.display.screen_state import ScreenState
 from edge.display.texts import labels
 from edge.display.wake import Waiter
@@ -124,11 +125,7 @@ class Display(ScreenState):
         self._faults: tuple = ()  # (reader id, since) of the readers in fault when last pushed
         self._enrol_shown = False  # the idle area showed the office's enrol mode when last pushed
         self._stopped_shown = False  # the idle area said the gate process is not running when last pushed
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"),
-                                 autoescape=True, trim_blocks=True, lstrip_blocks=True)
-        env.globals["age"] = age_text
-        env.globals["local_hms"] = self.local_hms
-        self.env = env
+        self.env = environment()  # compiled once per process (edge.display.pages)
         self._static = _static_files()
         self.app = Starlette(
             routes=[
@@ -168,6 +165,7 @@ class Display(ScreenState):
                 log.exception("display_follow_failed")
             await self.waiter.wait(poll_s)
 
+    @contextlib.asynccontextmanager  # (an async generator function alone: Starlette warns it is deprecated)
     async def _lifespan(self, app):
         self._changed = asyncio.Event()
         self.load_tail()
@@ -199,7 +197,7 @@ class Display(ScreenState):
     def render(self, name: str, lang: str) -> str:
         return self.env.get_template(name).render(
             board=self.board, main=self.main_read(), status=self.status, t=labels(lang), lang=lang,
-            gate_id=self.cfg.gate_id, gate_ship=self.gate_ship())
+            gate_id=self.cfg.gate_id, gate_ship=self.gate_ship(), age=age_text, local_hms=self.local_hms)
 
     async def page(self, request: Request) -> Response:
         return HTMLResponse(self.render("page.html", self._lang(request)),

@@ -21,7 +21,7 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 
 from edge.rules import messages
-from edge.rules.entry import entry_bounds, entry_rules, hours_text, match_escala
+from edge.rules.entry import entry_bounds, entry_rules, hours, hours_text, match_escala, minutes
 from edge.rules.model import (
     Decision, Direction, EnrolMode, Flag, GateView, InspectorSession, Now, OpenShift, Outcome, Presentation,
 )
@@ -208,7 +208,7 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
     reg = card.registration
     tz = rb.tz
     common: dict[str, object] = {"registration": reg, "card_kind": card.kind.value}
-    direction = p.direction if p.direction in _DIRECTIONS else Direction.BOTH.value
+    direction = p.direction if p.direction in _DIRECTIONS else _BOTH
 
     # G2 (83.611 art. 20 §1): lost, replaced or confiscated -> keep the card for the inspector. A
     # blocked card never opens or closes a shift, whoever shows it and wherever its holder is.
@@ -220,7 +220,7 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
     aboard = open_shift is not None and open_shift.gate_id == view.gate_id  # G9
     session = view.inspector_session()
     confiscating = rb.g10.enabled and session is not None and session.until_mono_ns > now.mono_ns
-    exit_read = aboard or (direction == Direction.OUT.value and rb.g9.enabled)
+    exit_read = aboard or (direction == _OUT and rb.g9.enabled)
     worker = view.worker(reg) if not aboard else None  # read once: G3, G4 per category, G12
     # The inspector presents the card to confiscate: no badge is asked for (G4 reading).
     badge_reg = _check_badge(view, p, rb, reg, acc, exiting=exit_read or confiscating, worker=worker)
@@ -238,7 +238,7 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
         if blocked:  # G2: the holder's shift stays open
             return acc.decision(Outcome.DENY, **common)
         return _aboard_read(open_shift, now, wall, direction, rb, acc, common)  # G9, G13
-    if direction == Direction.OUT.value and rb.g9.enabled:
+    if direction == _OUT and rb.g9.enabled:
         if blocked:  # G2: a blocked card records no exit either
             return acc.decision(Outcome.DENY, **common)
         # G9: an exit reader and no open shift -> EXIT with no recorded entry.
@@ -252,6 +252,8 @@ def _control_card(view: GateView, p: Presentation, now: Now, wall: dt.datetime,
 
 
 _DIRECTIONS = frozenset(d.value for d in Direction)
+# read on every tap: an enum member's ``.value`` is a Python-level property call
+_IN, _OUT, _BOTH = Direction.IN.value, Direction.OUT.value, Direction.BOTH.value
 
 
 def _aboard_read(open_shift: OpenShift, now: Now, wall: dt.datetime, direction: str,
@@ -269,10 +271,10 @@ def _aboard_read(open_shift: OpenShift, now: Now, wall: dt.datetime, direction: 
     admitted = as_utc(open_shift.admitted_at)
     if rb.g9.enabled:
         local_admit = admitted.astimezone(rb.tz).strftime("%H:%M") if admitted else "?"
-        if direction == Direction.IN.value:
+        if direction == _IN:
             acc.reasons.append(("G9.aboard_in", {"since": local_admit}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
-        stay = dt.timedelta(minutes=rb.g9.min_stay_minutes)
+        stay = minutes(rb.g9.min_stay_minutes)
         if not now.clock_trusted:
             same_boot = (open_shift.boot_id is not None and open_shift.boot_id == now.boot_id
                          and open_shift.admit_mono_ns is not None)
@@ -291,7 +293,7 @@ def _aboard_read(open_shift: OpenShift, now: Now, wall: dt.datetime, direction: 
                                               "minutes": rb.g9.min_stay_minutes}))
             return acc.decision(Outcome.ABOARD, dispatch=open_shift.dispatch, **common)
         bounds = entry_bounds(open_shift.dispatch, rb) if open_shift.dispatch is not None else None
-        tolerance = dt.timedelta(minutes=rb.g9.early_exit_tolerance_min)
+        tolerance = minutes(rb.g9.early_exit_tolerance_min)
         if bounds is not None and not now.estimated and wall < bounds[1] - tolerance:
             acc.fail("G9", "G9.early_exit", deny=False, flag=Flag.EARLY_EXIT,
                      early=hours_text(bounds[1] - wall), period=open_shift.dispatch.period)
@@ -376,7 +378,7 @@ def _check_data(view: GateView, now: Now, wall: dt.datetime, rb: GateRulebook, a
         return
     deny = rb.g8.stale_mode == "deny"
     updated = as_utc(view.data_updated_at())
-    if updated is None or wall - updated > dt.timedelta(hours=rb.g8.data_max_age_hours):
+    if updated is None or wall - updated > hours(rb.g8.data_max_age_hours):
         acc.fail("G8", "G8.stale", deny=deny, flag=Flag.STALE_DATA)
     if not now.clock_trusted:
         acc.fail("G8", "G8.clock", deny=deny, flag=Flag.CLOCK_UNTRUSTED)

@@ -12,6 +12,7 @@ the exit rules (G9).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Protocol
 
 from edge.rules.model import Flag, GateView, OpenShift
@@ -111,7 +112,7 @@ def _not_dispatched(view: GateView, reg: str, wall: dt.datetime, rb: GateRuleboo
     """G6 (83.611 arts. 10, 20 i): not on this gate's escala now -> NOT_DISPATCHED; if this gate's
     post for the period covering now is dispatched to someone else, also ROTATION_JUMP."""
     acc.fail("G6", "G6.not_dispatched", flag=Flag.NOT_DISPATCHED)
-    early = dt.timedelta(minutes=rb.g6.early_tolerance_min)
+    early = minutes(rb.g6.early_tolerance_min)
     # The first entry of ``gate_dispatches`` (another worker's, at this gate) whose period covers
     # ``wall``: one (date, period) has one pair of bounds, so they are computed once per group.
     found: tuple[int, EscalaEntry] | None = None
@@ -147,7 +148,7 @@ def _check_rest(view: GateView, reg: str, matched: EscalaEntry | None, wall: dt.
     bounds = entry_bounds(matched, rb) if matched is not None else None
     start = bounds[0] if bounds is not None else wall
     rest = rest_between(last, start)
-    if rest < dt.timedelta(hours=rb.g7.rest_hours):
+    if rest < hours(rb.g7.rest_hours):
         deny = rb.g7.mode == "deny"
         acc.fail("G7", "G7.rest", deny=deny, flag=None if deny else Flag.REST_SHORT,
                  rest=hours_text(rest), hours=rb.g7.rest_hours)
@@ -171,9 +172,9 @@ def match_escala(view: GateView, reg: str, wall: dt.datetime,
     entry whose window has passed but whose period (plus the exit grace) has not: the LATE_ARRIVAL
     case at an entry reader, the NO_ENTRY case at an exit reader.
     """
-    early = dt.timedelta(minutes=rb.g6.early_tolerance_min)
-    late = dt.timedelta(minutes=rb.g6.late_tolerance_min)
-    grace = dt.timedelta(minutes=rb.g9.exit_grace_min)
+    early = minutes(rb.g6.early_tolerance_min)
+    late = minutes(rb.g6.late_tolerance_min)
+    grace = minutes(rb.g9.exit_grace_min)
     admit: tuple[dt.timedelta, EscalaEntry] | None = None
     past: tuple[dt.datetime, EscalaEntry] | None = None
     for entry in view.dispatches(reg, wall):
@@ -204,6 +205,19 @@ def entry_bounds(entry: EscalaEntry, rb: GateRulebook) -> tuple[dt.datetime, dt.
         return entry.bounds(rb.tz)
     except (BadInput, ValueError, OverflowError):
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def minutes(n: float) -> dt.timedelta:
+    """``timedelta(minutes=n)`` for a rulebook's tolerance in minutes, made once per value (the
+    rules read them on every tap; building a ``timedelta`` from keywords costs more than the look-up)."""
+    return dt.timedelta(minutes=n)
+
+
+@functools.lru_cache(maxsize=64)
+def hours(n: float) -> dt.timedelta:
+    """``timedelta(hours=n)`` for a rulebook's duration in hours, made once per value (``minutes``)."""
+    return dt.timedelta(hours=n)
 
 
 def _add_months(day: dt.date, months: int) -> dt.date:

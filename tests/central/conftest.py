@@ -21,11 +21,12 @@ _counter = itertools.count(1)
 
 @pytest.fixture(scope="session")
 def pg_cluster():
-    """One PostgreSQL cluster for the whole session, stopped and removed at the end."""
+    """One PostgreSQL cluster for the whole session, stopped and removed at the end (its hundreds of
+    databases by a detached ``rm -rf``: the worker's last teardown does not wait for the disk)."""
     cluster = PostgresCluster()
     cluster.start()
     yield cluster
-    cluster.stop()
+    cluster.stop(remove_in_background=True)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from sqlalchemy import text
 
 from central.db import ledger_hosts, make_engine, say_when_waiting
 from central.registry.cli import say_waiting
+from testkit.cli import run_here
 from testkit.postgres import PostgresCluster
 from testkit.wait import wait_until
 
@@ -128,9 +129,11 @@ def _portgate(*args: str, lang: str = "pt") -> subprocess.CompletedProcess:
                          ids=["pay overdue", "ledger migrate"])
 def test_other_command_groups_say_why_they_wait(silent_url, command):
     """Every command that opens the ledger says it (``central.db.make_engine`` under a ``portgate``
-    command), not only the registry's and the rotation's: two other groups, pt-BR by default."""
+    command), not only the registry's and the rotation's: two other groups, pt-BR by default. In this
+    process (``testkit.cli.run_here``: the same ``app.cli.main`` without a Python start); the English
+    notice below runs the installed command."""
     url, port = silent_url
-    done = _portgate(*command, url)
+    done = run_here([*command, url], env={"PORTGATE_LANG": "pt"})
     assert done.returncode != 0, done  # the listener never answers: the command ends failing
     assert f"Aguardando o livro-razão (banco de dados) em 127.0.0.1:{port}" in done.stderr, done.stderr
     assert done.stderr.count("Aguardando o livro-razão") == 1, done.stderr  # once per wait

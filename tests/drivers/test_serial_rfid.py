@@ -59,7 +59,13 @@ def test_different_card_is_read_at_once(pty_device, run_reader):
     ready(running)
     pty_device.hold("0102030405", seconds=0.15)
     pty_device.hold("AABBCCDDEE", seconds=0.15)
-    assert [running.next_read().uid, running.next_read().uid] == ["0102030405", "AABBCCDDEE"]
+    reads = [running.next_read().uid]
+    while reads[-1] != "AABBCCDDEE" and len(reads) < 4:
+        reads.append(running.next_read().uid)
+    # the second card is read, not held back by the first's debounce; on a loaded machine the pty's
+    # frames of the first card can come more than the 500 ms debounce apart: a second read of it then
+    assert reads[0] == "0102030405" and reads[-1] == "AABBCCDDEE", reads
+    assert set(reads[:-1]) == {"0102030405"}, reads
 
 
 def test_noise_split_frames_and_bad_checksums(pty_device, run_reader):

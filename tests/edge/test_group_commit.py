@@ -53,6 +53,27 @@ def test_a_second_read_of_the_worker_in_the_same_batch_sees_him_aboard(make_loop
     assert store.open_shift("V001") is not None
 
 
+def test_the_last_reads_store_effects_come_after_its_light_and_the_next_read_still_sees_the_ones_before(
+        make_loop, clock, journal, store):
+    """A read's store effects are applied when the batch next reads the store (the next read's pairing
+    and decision), else after the lights: at V001's light his shift is open (V002 was decided on it),
+    at V002's, the last read's, his is not yet; both are once the batch is done."""
+    loop = make_loop()
+    open_at_light = []
+
+    def show(decision, lang, event=None):
+        open_at_light.append((decision.registration, store.open_shift(decision.registration) is not None))
+
+    loop.indicator.show = show
+    first = card_read(V001_CARD, clock)
+    clock.advance(1)
+    decisions = loop.handle_batch([first, card_read(V002_CARD, clock)])
+    assert [d.outcome for d in decisions] == [Outcome.ADMIT, Outcome.ADMIT]
+    assert open_at_light == [("V001", True), ("V002", False)]
+    assert store.open_shift("V001") is not None and store.open_shift("V002") is not None
+    assert store.applied_seq == 2
+
+
 def test_no_read_of_a_batch_is_shown_before_the_batch_is_committed(make_loop, clock, journal, tmp_path):
     loop = make_loop()
     reader = sqlite3.connect(tmp_path / "journal.db")  # another connection sees only committed rows

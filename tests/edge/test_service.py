@@ -148,11 +148,19 @@ def test_gate_run_exits_cleanly_on_sigterm(tmp_path):
     assert lines[1]["seq"] == lines[0]["seq"] + 1 and lines[1]["rules"] == ["G1"]  # seq 1: reader ready
 
 
-def test_bench_smoke_prints_its_json_line():
+def test_bench_smoke_prints_its_json_line(tmp_path):
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}  # the last-run record: not the user's
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "gate_decision.py"), "--smoke"],
-                         capture_output=True, text=True, check=True, timeout=300)
+                         capture_output=True, text=True, check=True, timeout=300, env=env)
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last["bench"] == "gate_decision"
+    # DESIGN.md: at full speed, unchanged or better than the last run on this machine: the first run
+    # here has none, and is recorded (bench/_lastrun.py) for the next
+    assert last["previous"] is None and "no previous run" in out.stdout
+    record = json.loads((tmp_path / "portgate" / "bench" / "last_runs.json").read_text())
+    [entries] = record.values()
+    [(key, entry)] = entries.items()
+    assert key.startswith("gate_decision workers=500 ") and entry["ratio"] == pytest.approx(last["ratio"], abs=1e-3)
     assert {"p50_ms", "p99_ms", "rss_mb"} <= set(last["figures"]) and last["baseline"]["p50_ms"] > 0
     assert set(last["ratio"]) == {"p50", "p99", "sustained"} and last["figures"]["taps_per_s"] > 0
     assert last["baseline"]["commits_per_s"] > 0 and last["figures"]["flagged_cards_at_end"] >= 100

@@ -117,21 +117,23 @@ def test_central_run_refuses_an_empty_sqlite_ledger_file_and_ledger_migrate_make
         tmp_path, broker, notify_socket, start_service):
     """A 0-byte file (a failed copy, a wrong path) is not migrated into a new, empty ledger: one line
     naming the file and how to make a new ledger, exit 2, the file left as it was; `portgate ledger
-    migrate` is the explicit way to start a ledger in it, and `central run` then starts."""
+    migrate` is the explicit way to start a ledger in it, and `central run` then starts. The refusals
+    and the migration run in this process (``run_here``: the same ``app.cli.main`` without three Python
+    starts); the started service is the installed command."""
     empty = tmp_path / "copied.db"
     empty.touch()
     cfg = central_toml(tmp_path, broker, url=f"sqlite:///{empty}")
-    res = run_cli(["central", "run", "--config", str(cfg)])
+    res = run_here(["central", "run", "--config", str(cfg)])
     assert res.returncode == 2, res
     lines = res.stderr.strip().splitlines()
     assert lines == [f"portgate: database_url: SQLite file {str(empty)!r} is empty (0 bytes): a failed copy "
                      "or a wrong path? Restore the ledger or fix the path; to start a new ledger in this file "
                      "run `portgate ledger migrate --db URL`"], res.stderr
     assert empty.stat().st_size == 0 and sorted(p.name for p in tmp_path.glob("copied.db*")) == ["copied.db"]
-    served = run_cli(["office", "serve", "--config", str(cfg), "--port", str(free_port())])
+    served = run_here(["office", "serve", "--config", str(cfg), "--port", str(free_port())])
     assert served.returncode == 2 and "is empty (0 bytes)" in served.stderr, served
     assert len(served.stderr.strip().splitlines()) == 1
-    migrated = run_cli(["ledger", "migrate", "--config", str(cfg)])
+    migrated = run_here(["ledger", "migrate", "--config", str(cfg)])
     assert migrated.returncode == 0, migrated
     assert empty.stat().st_size > 0
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)

@@ -4,12 +4,12 @@ PostgreSQL 15 nodes in synchronous mode, strict). The office connects with a mul
 retries the unacknowledged batch until the new primary takes it (central/ingest/writer.py).
 
 The strict check: every event id whose message the office acknowledged to the broker (after its
-commit) is on the new primary after the old one was SIGKILLed in the middle of the stream; every
-journal event ends in the ledger exactly once, without a sequence gap."""
+commit) is on the new primary after the old one was SIGKILLed in the middle of the stream; the run
+ends with ``testkit.fault_check.check_fault_run`` (every journal event in the ledger exactly once,
+no sequence gap, shifts and pay identical to a fault-free run, ``portgate evidence audit`` exit 0)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import threading
 import time
 import uuid
@@ -29,15 +29,14 @@ from central.ledger.schema import dead_letters, events
 from central.web.app import create_app
 from central.web.users import add_user
 from edge.journal import Journal
-from edge.rules.model import Now
 from edge.sync import Sync
 from portgate.config import read_secret
+from testkit.fault_check import ReplayLog, check_fault_run, shift_tap, signing_gate
 from testkit.full import full_or
 from testkit.patroni import HaLedger, find_tools
 from testkit.wait import wait_until
 from tests.central.web.conftest import PASSWORD, SECRET, logged_in
 from wire.connection import MqttConfig
-from wire.events import TapPayload
 
 pytestmark = [pytest.mark.postgres, pytest.mark.mqtt]
 
@@ -48,15 +47,6 @@ def ha():
     cluster = HaLedger().start()
     yield cluster
     cluster.stop()
-
-
-def now() -> Now:
-    return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
-
-
-def tap(i: int) -> TapPayload:
-    return TapPayload(uid=f"F1{i:06X}", reader_id="r-control", reader_kind="control", decision="deny",
-                      rules_failed=["G1"], message="Cartão desconhecido")
 
 
 class AckLog:
@@ -142,14 +132,18 @@ def test_a_primary_sigkilled_mid_stream_loses_no_acknowledged_event(tmp_path, ha
         acks.watch(w)
     assert ingest.wait_connected(15)
     j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
-                boot_id=str(uuid.uuid4()))
+                boot_id=str(uuid.uuid4()), signer=signing_gate(keys, tmp_path / "g1", "g1"))
+    replays = ReplayLog()
+    replays.watch(j)
     sync = Sync(MqttConfig(host=broker.host, port=broker.port, reconnect_min_s=0.2, reconnect_max_s=1),
                 j, port="santos", gate_id="g1").start()
     n = full_or(300, 3000)
     statuses: list[int] = []
+    stopped = False
     try:
         for i in range(n):
-            j.append(tap(i), now=now())
+            payload, at = shift_tap(0, i)  # entry and exit taps of registered workers
+            j.append(payload, now=at)
             sync.notify()
             if i == n // 3:
                 wait_until(lambda: len(acks.acked) >= 20, timeout=30, what="first acknowledged events")
@@ -193,8 +187,14 @@ def test_a_primary_sigkilled_mid_stream_loses_no_acknowledged_event(tmp_path, ha
         print(f"acknowledged before the kill: {len(before)}; in all: {len(acks.acked)}; "
               f"commit retries: {sum(w.stats['commit_retries'] for w in ingest.workers)}")
         assert sum(w.stats["commit_retries"] for w in ingest.workers) >= 1  # the failover was met mid-stream
-    finally:
         sync.stop()
         ingest.stop()
+        stopped = True
+        done = check_fault_run(ha.node_url(new), [j.path], keys, tmp_path / "check", replays=replays)
+        print(f"PostgreSQL primary killed mid-batch: {done.line()}")
+    finally:
+        if not stopped:
+            sync.stop()
+            ingest.stop()
         client.close()
         web_engine.dispose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -191,3 +192,119 @@ def test_run_all_prints_one_table_with_every_issue_32_target():
     md = run_all.table([quota_off], False)
     assert "not measured: no writable cgroup" in md and "| not measured |" in md
     assert run_all.EXTRA_ARGS["ingest"] == ["--signed"]  # the signed ingest and its HMAC-only twin
+
+
+def _run_all():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "bench/run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    return run_all
+
+
+def _rows(md: str) -> dict[str, list[str]]:
+    """target -> the row's cells (bench, target, figure, baseline, ratio, wanted, met, time)."""
+    return {line.split("|")[2].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in md.splitlines() if line.startswith("| ") and not line.startswith("| bench |")}
+
+
+def test_run_all_judges_the_gate_at_full_speed_against_its_last_run_on_this_machine():
+    """DESIGN.md: the gate decision at full speed is "unchanged or better than the last run on the same
+    machine": each ratio to the same-run bare commit against the last run's (bench/_lastrun.py),
+    "no previous run" the first time, met within the stated tolerance, not met beyond it; the
+    ratios to the bare commit are still printed."""
+    run_all = _run_all()
+    lastrun = run_all._lastrun
+    tol = {k: t for k, (_, t) in lastrun.TOLERANCE.items()}
+    gate = {"bench": "gate_decision", "seconds": 7.0,
+            "figures": {"p50_ms": 0.4, "p99_ms": 1.0, "taps_per_s": 3000.0, "rss_mb": 55},
+            "baseline": {"p50_ms": 0.125, "p99_ms": 0.5, "commits_per_s": 10000.0},
+            "ratio": {"p50": 3.2, "p99": 2.0, "sustained": 0.3}}
+    p50, p99, sus = ("gate read -> shown p50 / bare commit vs the last run on this machine",
+                     "gate read -> shown p99 / bare commit vs the last run on this machine",
+                     "gate sustained taps/s / bare commits/s vs the last run on this machine")
+
+    md = run_all.table([dict(gate, previous=None)], False)  # the first run here
+    rows = _rows(md)
+    for name in (p50, p99, sus):
+        assert rows[name][6] == "no previous run"
+    assert rows[p50][2:5] == ["0.4 ms", "bare commit 0.125 ms", "3.2"]  # the ratio to the bare commit
+    assert "Targets met: 1 of 1;" in md  # the RSS alone: the first run is no verdict
+    assert "no previous run on this machine" in md and "gate_decision: " + p50 in md
+    assert str(lastrun.record_path()) in md
+
+    within = {"at": "2026-12-07T01:00:00+00:00", "commit": "abc1234",
+              "ratio": {"p50": 3.2 / (1 + tol["p50"] * 0.9), "p99": 2.0 / (1 + tol["p99"] * 0.9),
+                        "sustained": 0.3 * (1 + tol["sustained"] * 0.9)}}
+    md = run_all.table([dict(gate, previous=within)], False)
+    rows = _rows(md)
+    assert [rows[n][6] for n in (p50, p99, sus)] == ["yes", "yes", "yes"]
+    assert "last run 2026-12-07T01:00:00+00:00, abc1234" in rows[p50][5] and f"{tol['p50']:.0%}" in rows[p50][5]
+    assert "Targets met: 4 of 4;" in md
+
+    worse = {"at": "2026-12-07T01:00:00+00:00", "commit": None,
+             "ratio": {"p50": 3.2 / (1 + tol["p50"] * 1.1), "p99": 2.0 / (1 + tol["p99"] * 1.1),
+                       "sustained": 0.3 * (1 + tol["sustained"] * 1.1)}}
+    md = run_all.table([dict(gate, previous=worse)], False)
+    rows = _rows(md)
+    assert [rows[n][6] for n in (p50, p99, sus)] == ["**no**", "**no**", "**no**"]
+    assert run_all.not_met([dict(gate, previous=worse)]) == [f"gate_decision: {n}" for n in (p50, p99, sus)]
+    better = dict(gate, ratio={"p50": 1.0, "p99": 1.0, "sustained": 1.0})  # better than a worse last run
+    assert run_all.not_met([dict(better, previous=worse)]) == []
+
+
+def test_run_all_judges_the_office_ingest_against_bare_paho_and_shows_the_c_client_as_information():
+    """DESIGN.md: one-worker ingest >= 1x a bare paho subscriber receiving the same stream, per
+    database; the C client's ratio is no longer a target."""
+    run_all = _run_all()
+    r = {"bench": "ingest", "seconds": 5.0,
+         "figures": {"signed": True, "sqlite_1_worker": 1100.0, "postgres_1_worker": 900.0,
+                     "sqlite_1_worker_unsigned": 1500.0, "postgres_1_worker_unsigned": 1400.0},
+         "baseline": {"bare_paho_events_per_s": 1000.0, "mosquitto_sub_events_per_s": 9000.0},
+         "ratio": {"to_c_client": 0.1, "sqlite_to_paho": 1.1, "postgres_to_paho": 0.9,
+                   "sqlite_signed_to_unsigned": 0.733, "postgres_signed_to_unsigned": 0.643}}
+    rows = _rows(run_all.table([r], False))
+    assert rows["ingest, one worker, signed (sqlite) vs a bare paho subscriber"][4:7] == ["1.1", ">= 1x", "yes"]
+    assert rows["ingest, one worker, signed (postgres) vs a bare paho subscriber"][4:7] == ["0.9", ">= 1x", "**no**"]
+    info = rows["slowest one-worker ingest vs the C client (mosquitto_sub)"]
+    assert info[4:7] == ["0.1", "no target", "information"]
+    assert run_all.not_met([r]) == ["ingest: ingest, one worker, signed (postgres) vs a bare paho subscriber"]
+    old = dict(r, ratio={"to_c_client": 0.1}, figures={"signed": False, "sqlite_1_worker": 2000.0})
+    rows = _rows(run_all.table([old], False))  # a JSON line without the per-database ratios
+    assert rows["ingest, one worker, HMAC-only (sqlite) vs a bare paho subscriber"][4:7] == ["2", ">= 1x", "yes"]
+    assert rows["ingest, one worker, HMAC-only (postgres) vs a bare paho subscriber"][6] == "not measured"
+
+
+def test_run_all_states_the_office_live_page_target():
+    """DESIGN.md: office web pages p95 <= 2x their SQL and event -> browser p95 <= 2 s: two rows."""
+    run_all = _run_all()
+    r = {"bench": "office_web", "seconds": 60.0, "ratio": 1.5,
+         "figures": {"page_p95_ms": 300.0, "live_p95_ms": 2100.0, "live_max_ms": 2500.0},
+         "baseline": {"sql_p95_ms": 200.0}}
+    rows = _rows(run_all.table([r], False))
+    assert rows["office web page p95 vs its SQL alone"][4:7] == ["1.5", "<= 2x", "yes"]
+    assert rows["office live page: event -> browser p95"][4:7] == ["2,100", "<= 2000 ms", "**no**"]
+
+
+def test_the_last_run_record_is_per_machine_and_sizes_and_survives_a_broken_file(tmp_path, monkeypatch, capsys):
+    """bench/_lastrun.py: the record under $XDG_STATE_HOME, keyed by hostname + CPU model and the
+    run's sizes; an unreadable file is "no previous run" (said on stderr) and is replaced."""
+    lastrun = _run_all()._lastrun
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    path = lastrun.record_path()
+    assert path == tmp_path / "portgate" / "bench" / "last_runs.json"
+    assert lastrun.previous("gate_decision", "workers=500") is None
+    entry = lastrun.save("gate_decision", "workers=500", {"p50": 3.21234, "p99": 2.0, "sustained": 0.3})
+    assert entry["ratio"] == {"p50": 3.2123, "p99": 2.0, "sustained": 0.3} and entry["at"].endswith("+00:00")
+    assert lastrun.previous("gate_decision", "workers=500") == entry
+    assert lastrun.previous("gate_decision", "workers=50000") is None  # other sizes: their own record
+    data = json.loads(path.read_text())
+    assert list(data) == [lastrun.machine_key()] and lastrun.cpu_model() in lastrun.machine_key()
+    path.write_text("{not json")
+    assert lastrun.previous("gate_decision", "workers=500") is None
+    assert "unreadable" in capsys.readouterr().err
+    lastrun.save("gate_decision", "workers=500", {"p50": 1.0})
+    assert lastrun.previous("gate_decision", "workers=500")["ratio"] == {"p50": 1.0}
+    assert lastrun.not_worse("p50", 1.0, 1.0) and lastrun.not_worse("sustained", 1.0, 1.0)
+    assert not lastrun.not_worse("p50", 2.0, 1.0) and not lastrun.not_worse("sustained", 0.5, 1.0)

@@ -30,6 +30,7 @@ from edge.rules.model import Now
 from edge.sync import Sync
 from portgate.config import read_secret
 from portgate.errors import ConfigError
+from testkit.fault_check import ReplayLog, check_fault_run, shift_tap, signing_gate
 from testkit.gate_process import kill_gate, start_gate_and_wait, write_gate_config
 from testkit.nats import NatsCluster, find_exe, start_cluster
 from testkit.wait import wait_until
@@ -222,7 +223,10 @@ def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
     cluster = nats_cluster
     """``portgate edge run`` (FIFO reader) with protocol 3.1.1 and the three hosts; taps reach the
     ledger; the node the gate is connected to (the first host: it connects there first) is
-    SIGKILLed while taps continue; afterwards every journal event is in the ledger exactly once."""
+    SIGKILLed while taps continue; afterwards every journal event is in the ledger exactly once, and
+    the run ends with ``check_fault_run`` (the gate's own key, made before its start, registered: the
+    audit exits 0; its taps are unknown cards, denied: no shift, the pay check compares empty ledgers;
+    test_cluster_faults.py's ``gate_node`` run is the one with shifts)."""
     keys = tmp_path / "keys"
     keys.mkdir()
     add_gate(keys, "g-aurora")
@@ -232,6 +236,7 @@ def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
     assert ingest.wait_connected(15)
     gate_dir = tmp_path / "gate"
     cfg = write_gate_config(gate_dir, key=read_secret(keys / "g-aurora.key"))
+    signing_gate(keys, gate_dir / "state", "g-aurora")  # the key the gate loads at its start, registered
     hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
     with open(cfg, "a") as f:
         f.write(f'\n[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\nreconnect_min_s = 0.2\nreconnect_max_s = 1\n')
@@ -272,10 +277,19 @@ def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
         assert len({r.event_id for r in rows}) == len(rows) and dead == 0
         assert {r.gate_id for r in rows} == {"g-aurora"}
         print("ingest stats after the kill:", dict(ingest.stats))
-    finally:
-        os.close(fifo)
         kill_gate(gate, signal.SIGTERM)
         ingest.stop()
+        gate = ingest = None
+        replays = ReplayLog()
+        replays.read_gate_log(gate_dir / "gate.log")
+        done = check_fault_run(url, [journal], keys, tmp_path / "check", replays=replays, shifts_expected=False)
+        print(f"the gate's node killed (portgate edge run): {done.line()}")
+    finally:
+        os.close(fifo)
+        if gate is not None:
+            kill_gate(gate, signal.SIGTERM)
+        if ingest is not None:
+            ingest.stop()
         engine.dispose()
 
 
@@ -285,7 +299,8 @@ def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
     instances on one config fetching from the one durable consumer; one is SIGKILLed while a gate
     publishes (whatever it had fetched and not acknowledged goes to the other after ``ack_wait_s``;
     whether it held any at that moment is up to timing, the deliveries are printed): every event in
-    the ledger exactly once, nothing left unacknowledged."""
+    the ledger exactly once, nothing left unacknowledged; the run ends with ``check_fault_run``
+    (shifts and pay identical to a fault-free run, the audit exit 0)."""
     cluster = nats_cluster
     keys = tmp_path / "keys"
     keys.mkdir()
@@ -308,13 +323,16 @@ def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
         assert procs[inst].alive(), procs[inst].output()
     assert "jetstream.consuming" in procs["a"].output()
     j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
-                boot_id=str(uuid.uuid4()))
+                boot_id=str(uuid.uuid4()), signer=signing_gate(keys, tmp_path / "g1", "g1"))
+    replays = ReplayLog()
+    replays.watch(j)
     sync = Sync(gate_mqtt(cluster), j, port="santos", gate_id="g1").start()
     engine = make_engine(url)
     n = 300
     try:
         for i in range(n):
-            j.append(tap(i), now=now())
+            payload, at = shift_tap(0, i)  # entry and exit taps of registered workers
+            j.append(payload, now=at)
             sync.notify()
             if i == n // 3:
                 wait_until(lambda: len(ledger_rows(engine)[0]) > 0, what="first events in the ledger")
@@ -328,8 +346,14 @@ def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
         assert len({r.event_id for r in rows}) == n and dead == 0
         assert procs["a"].alive(), procs["a"].output()
         print("consumer after the kill:", stream_state(cluster))
-    finally:
         sync.stop()
+        procs["a"].stop()
+        sync = None
+        done = check_fault_run(url, [j.path], keys, tmp_path / "check", replays=replays)
+        print(f"one of two office processes killed: {done.line()}")
+    finally:
+        if sync is not None:
+            sync.stop()
         engine.dispose()
 
 

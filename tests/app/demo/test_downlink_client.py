@@ -5,11 +5,15 @@ a broker that answers nowhere is a ``DemoFailed`` naming the endpoint(s) and the
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from app.demo.downlink_client import cluster_client, mosquitto_client
 from app.demo.gate import DemoFailed
 from app.demo.mosquitto import free_port
+from portgate.clitext import use_lang
 from testkit.nats import find_exe, start_cluster
 
 
@@ -56,3 +60,40 @@ def test_the_embedded_demos_client_names_the_endpoint_it_could_not_reach():
     with pytest.raises(DemoFailed) as failed:
         mosquitto_client(port, "office-publisher-demo")
     assert f"(127.0.0.1:{port}): ConnectionRefusedError" in str(failed.value), str(failed.value)
+
+
+def test_a_node_closing_before_connack_is_named_with_its_reason():
+    """A node that takes the connection and closes it before its CONNACK (a NATS node whose
+    JetStream is settling after a peer's loss) is the cause named, not an earlier node's refusal."""
+    refused = free_port()
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    closer = srv.getsockname()[1]
+    stop = threading.Event()
+
+    def accept_and_close():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            conn.recv(1024)  # the CONNECT packet
+            conn.close()
+
+    th = threading.Thread(target=accept_and_close, daemon=True)
+    th.start()
+    use_lang("en")
+    try:
+        with pytest.raises(DemoFailed) as failed:
+            cluster_client([("127.0.0.1", refused), ("127.0.0.1", closer)], "office-publisher-demo-santos",
+                           timeout_s=6)
+    finally:
+        use_lang(None)
+        stop.set()
+        th.join()
+        srv.close()
+    text = str(failed.value)
+    assert f"127.0.0.1:{refused}, 127.0.0.1:{closer}" in text, text
+    assert f"127.0.0.1:{closer}: the node closed the connection before its CONNACK" in text, text

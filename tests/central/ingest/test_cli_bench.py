@@ -41,3 +41,5 @@ def test_benchmark_smoke_prints_its_json_line(bench):
     out = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=ROOT).stdout
     last = json.loads(out.strip().splitlines()[-1])
     assert {"bench", "figures", "baseline", "ratio", "target"} <= set(last)
+    if bench == "ingest.py":  # DESIGN.md: one worker >= 1x a bare paho subscriber, per database
+        assert last["target"]["to_paho"] == 1 and last["ratio"]["sqlite_to_paho"] > 0

@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from testkit.cli import run_here
 from testkit.postgres import PostgresCluster, frozen
 
 NOTICE = "Aguardando o livro-razão (banco de dados) em 127.0.0.1:{port}"
@@ -86,23 +87,26 @@ def test_a_ledger_that_never_answers(silent_port, tmp_path):
 
 
 def test_a_ledger_that_refuses(tmp_path):
+    """Refused at once, no wait to overlap: the six commands run one after the other in this process
+    (``testkit.cli.run_here``: the same ``app.cli.main``, without six Python starts; the two tests
+    above run the real processes)."""
     with socket.socket() as s:  # a port nobody listens on: refused at once, no wait to tell
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}"
-    _one_line_after_the_notice(_run_all(_config(tmp_path, url, "refused")), port, "connection failed", notice=False)
+    config = _config(tmp_path, url, "refused")
+    done = {name: run_here([*args, "--config", config], env={"PORTGATE_LANG": "pt"}) for name, args in COMMANDS.items()}
+    _one_line_after_the_notice(done, port, "connection failed", notice=False)
 
 
 @pytest.fixture(scope="module")
 def own_cluster():
-    """A cluster of this module's own (it is stopped with SIGSTOP), its ledger migrated."""
+    """A cluster of this module's own (it is stopped with SIGSTOP). Its ledger is not migrated: the
+    frozen server answers no connection, so no command reaches a table."""
     pg = PostgresCluster()
-    url = pg.start()
-    from central.ledger.migrate import upgrade  # lazy: only this fixture migrates
-
-    upgrade(url)
+    pg.start()
     yield pg
-    pg.stop()
+    pg.stop(remove_in_background=True)
 
 
 def test_a_stopped_server(own_cluster, tmp_path):

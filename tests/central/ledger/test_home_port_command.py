@@ -213,3 +213,34 @@ def test_a_setter_given_up_on_a_held_lock_says_run_again(ledger, migrated_url):
             else "not reachable: database is locked")
     assert setter.returncode == 1 and said in err and err.count("\n") == 1, (setter.returncode, out, err)
     assert _state(engine) == ([], [])
+
+
+@pytest.mark.parametrize("migrated_url", ["postgresql"], indirect=True)
+def test_a_first_write_waits_for_a_setter_and_reads_its_record(ledger):
+    """A first write under a config of several ports (which records its home port before it writes:
+    ``central.ledger.home.need_home``) while another transaction holds a new record uncommitted: it
+    waits, then reads that record instead of inserting its own (a duplicate key of pk_ledger_home
+    before, exit 2 with a traceback's error): paranagua recorded with X800 and X801 without a port,
+    so santos's config is refused as any later one is, one line, nothing suspended."""
+    _url, santos, _para, engine = ledger
+    with engine.connect() as first:
+        first.execute(insert(ledger_home).values(id=1, port="paranagua", recorded_at=AT))  # not committed
+        writer = subprocess.Popen([sys.executable, "-m", "app.cli", "registry", "suspend", "X800", "--from",
+                                   "2026-03-02", "--days", "10", "--reason", "falta", "--config", santos],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "PORTGATE_LANG": "en", "PORTGATE_ACTOR": "chefe.souza"})
+        try:
+            wait_until(lambda: _waiting_on_a_lock(engine) or writer.poll() is not None, timeout=60,
+                       what="the first write waiting on the setter's transaction")
+            assert writer.poll() is None, writer.communicate()
+            first.commit()
+            out, err = writer.communicate(timeout=60)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+                writer.wait()
+    assert writer.returncode == 2 and "Traceback" not in err, (writer.returncode, out, err)
+    assert "the ledger's workers without a port are paranagua's (its home port), not santos's" in err, err
+    with engine.connect() as c:
+        assert c.execute(select(workers.c.status).where(workers.c.registration == "X800")).scalar_one() == "active"
+    assert _state(engine)[0] == ["paranagua"]

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from testkit.postgres import PostgresCluster
+from testkit.wait import wait_until
 
 
 @pytest.mark.postgres  # starts its own cluster, not through a fixture
@@ -36,3 +37,15 @@ def test_session_cluster_gives_separate_databases(pg_cluster):
         with engine.connect() as conn:
             assert conn.execute(text("select current_database()")).scalar() in {"kit_a", "kit_b"}
         engine.dispose()
+
+
+@pytest.mark.postgres  # starts its own cluster, not through a fixture
+def test_a_cluster_removed_in_background_leaves_its_path_at_once_and_its_files_soon():
+    cluster = PostgresCluster()
+    cluster.start()
+    tmp = Path(cluster.tmp)
+    cluster.stop(remove_in_background=True)
+    assert not tmp.exists() and cluster.tmp is None and cluster.url is None
+    doomed = tmp.with_name(tmp.name + ".removing")
+    wait_until(lambda: not doomed.exists(), timeout=120, what=f"{doomed} removed by the detached rm")
+    cluster.stop(remove_in_background=True)  # idempotent

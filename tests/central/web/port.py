@@ -190,7 +190,7 @@ class Port:
                                        stdout=open(self.root / "central.log", "ab"), stderr=subprocess.STDOUT)
         self.procs.append(self.office)
         wait_until(lambda: "ingest.connected" in (self.root / "central.log").read_text(errors="replace"),
-                   30, what="the office ingest connected")
+                   120, what="the office ingest connected")  # a Python start at load 20: ~30 s
         self.web = subprocess.Popen([*PORTGATE, "office", "serve", "--config", str(central), "--port",
                                      str(self.web_port)], stdout=open(self.root / "web.log", "ab"),
                                     stderr=subprocess.STDOUT)
@@ -199,8 +199,8 @@ class Port:
             gate = Gate(self.root, gate_id, key_files[gate_id], self.broker.port, badge=gate_id == "g-a")
             gate.start()
             self.gates[gate_id] = gate
-        wait_until(lambda: all(g.ready() for g in self.gates.values()), 60, what="gates holding roster and escala")
-        wait_until(self._web_up, 30, what="the web application answering")
+        wait_until(lambda: all(g.ready() for g in self.gates.values()), 120, what="gates holding roster and escala")
+        wait_until(self._web_up, 120, what="the web application answering")
         return self
 
     def _web_up(self) -> bool:

@@ -33,7 +33,7 @@ def cluster():
     pg = PostgresCluster()
     pg.start()
     yield pg
-    pg.stop()
+    pg.stop(remove_in_background=True)  # its files by a detached rm -rf (testkit/postgres.py)
 
 
 @pytest.fixture(scope="module")

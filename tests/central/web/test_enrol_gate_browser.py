@@ -51,7 +51,7 @@ def port(tmp_path_factory):
         gate.start_display()
         p.gc = gate
         p.engine = engine
-        wait_until(lambda: _online(engine, "g-c"), 30, what="g-c online at the office")
+        wait_until(lambda: _online(engine, "g-c"), 120, what="g-c online at the office")
         yield p
     finally:
         if gate is not None:

@@ -100,6 +100,34 @@ def test_a_commit_whose_answer_is_lost_may_or_may_not_be_saved(cluster, web, mon
     assert signed.get("/").status_code == 200  # here the commit never reached the server: still signed in
 
 
+def test_a_reading_page_whose_commit_is_lost_says_try_again(cluster, web, monkeypatch):
+    """A GET whose transaction's commit meets the lost server (a primary killed mid-request; the
+    alarms' CSV reads in a session of its own): the user asked nothing to be saved, so the page says
+    to try again ("reconnecting"), not "the operation may or may not have been saved" (a fault run
+    of test_ha_ledger.py met that on a page)."""
+    from central.web.routes import exports
+
+    signed = TestClient(web, base_url="http://testserver", follow_redirects=False)
+    assert login(signed, "office").status_code == 303
+    real = exports.acks.acks
+
+    def read_then_lose_the_server(session, kind, ids):
+        found = real(session, kind, ids)
+        if kind == "reader":
+            stop_server(cluster)
+        return found
+
+    monkeypatch.setattr(exports.acks, "acks", read_then_lose_the_server)
+    try:
+        r = signed.get("/alarms.csv")
+    finally:
+        cluster.restart()
+    _down(r)
+    assert "gravada ou não" not in r.text, r.text[:2000]
+    monkeypatch.undo()
+    assert signed.get("/alarms.csv").status_code == 200
+
+
 def _sync_standby(engine, names: str) -> None:
     """Require a synchronous standby named ``names`` ('' = none) for the ledger's commits. Returns
     once a new backend reads the setting: the postmaster has reloaded it and signalled every backend

@@ -82,3 +82,37 @@ def test_a_part_leaves_out_fuzzy_and_empty_texts_and_a_broken_catalog_raises(tmp
             part("pt", ("t.",))
     finally:
         part.cache_clear()
+
+
+def test_the_screens_process_loads_no_openssl_digests_archive_codecs_or_form_parser(gate) -> None:
+    """``portgate edge display`` keeps out what it never uses (edge.cli.SCREEN_NEVER_IMPORTS): no
+    ``_hashlib`` (a photo's sha256 is the built-in one), no bz2/lzma codecs, no multipart parser; the
+    page and a photo are still served (the photo's bytes checked against its name)."""
+    import urllib.request
+
+    from edge.cli import SCREEN_NEVER_IMPORTS
+
+    assert {"_hashlib", "bz2", "lzma", "python_multipart"} <= set(SCREEN_NEVER_IMPORTS)
+    with urllib.request.urlopen(gate.url, timeout=30) as r:
+        assert r.status == 200 and b'id="now-wrap"' in r.read()
+    maps = open(f"/proc/{gate.display.pid}/maps").read()
+    assert "python" in maps and "_sqlite3" in maps  # the screen's own process, its own modules mapped
+    for so in ("_hashlib.", "_bz2.", "_lzma.", "libbz2", "liblzma"):
+        assert so not in maps, so
+
+
+def test_the_templates_compile_before_the_web_stack_and_take_no_per_screen_globals() -> None:
+    """edge.display.pages compiles the four templates with nothing of the web stack imported (the
+    display command does it first: the compile's passing memory is reused by the imports after it);
+    the environment holds no per-screen value, so every Display of a process can share it."""
+    found = _probe(
+        "import json, sys\n"
+        "from edge.display.pages import NAMES, environment\n"
+        "env = environment()\n"
+        "print(json.dumps({'web': sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('starlette', 'uvicorn', 'anyio') or m == 'edge.display.server'),"
+        " 'compiled': sorted(k[1] for k in env.cache), 'names': list(NAMES),"
+        " 'globals': sorted(set(env.globals) & {'age', 'local_hms'})}))\n")
+    assert found["web"] == []
+    assert found["compiled"] == sorted(found["names"])
+    assert found["globals"] == []

@@ -1,0 +1,125 @@
+"""The last run of a benchmark on this machine: a small JSON record kept outside the repository, for
+the targets stated as "unchanged or better than the last run on the same machine" (DESIGN.md,
+"Performance targets": the gate decision at full speed).
+
+Where: ``$XDG_STATE_HOME/portgate/bench/last_runs.json`` (``~/.local/state/portgate/bench/
+last_runs.json`` when ``XDG_STATE_HOME`` is unset): one file per user on a machine, shared by every
+clone and worktree of that user, never committed (a fresh machine starts with "no previous run").
+Shape: ``{machine: {"<bench> <sizes>": {"at", "commit", "ratio"}}}`` where ``machine`` is
+``machine_key()`` (hostname and CPU model: another machine's figures never judge this one's) and
+``sizes`` names the run's sizes (a smoke run is compared with smoke runs only). ``at`` is an aware
+UTC ISO 8601 time, ``commit`` the tree's ``git rev-parse --short HEAD`` (None outside git),
+``ratio`` the run's ratios to its same-run baselines (dimensionless).
+
+Only the last run is kept (DESIGN.md's words): a run that is worse but within the tolerance becomes
+the next run's reference.
+
+``TOLERANCE``: how much worse than the last run a ratio may be and still count as unchanged, as a
+fraction (0.15: 15 % slower), per ratio, from the spread of back-to-back runs of
+``bench/gate_decision.py`` on one tree and machine (docs/performance.md, "The gate at full speed
+against its last run"): on a quiet machine the worst run-to-run change for the worse was p50 +11 %
+(Xeon 3.07 -> 3.41x), sustained 1.37-fold slower (Xeon 0.26 -> 0.19x) and p99, one tail read in
+2,000, 2.47-fold (Xeon 1.63 -> 4.02x): 15 %, 40 % and 150 %. Under load (6 runs at load 13-18,
+2026-12-07) p50 moved up to 25 % for the worse: a verdict is worth reading on a quiet machine only
+(``run_all`` prints the load average with the table).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: ratio name -> (lower is better, tolerance as a fraction of the last run's ratio)
+TOLERANCE: dict[str, tuple[bool, float]] = {
+    "p50": (True, 0.15),
+    "p99": (True, 1.50),
+    "sustained": (False, 0.40),
+}
+
+
+def record_path() -> Path:
+    """The record's file (it may not exist yet)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "portgate" / "bench" / "last_runs.json"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (the platform's machine name where unreadable)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def machine_key() -> str:
+    """``"<hostname> / <CPU model>"``: the machine a record belongs to."""
+    return f"{socket.gethostname()} / {cpu_model()}"
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:  # unreadable or not JSON: no previous run, said on stderr
+        print(f"bench: {path} unreadable ({exc}): treated as no previous run", file=sys.stderr)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def previous(bench: str, sizes: str, path: Path | None = None) -> dict | None:
+    """The last recorded run of ``bench`` at ``sizes`` on this machine (``{"at", "commit", "ratio"}``),
+    or None (first run here, or an unreadable record: said on stderr)."""
+    entry = _load(path or record_path()).get(machine_key(), {}).get(f"{bench} {sizes}")
+    if not isinstance(entry, dict) or not isinstance(entry.get("ratio"), dict):
+        return None
+    return entry
+
+
+def _commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def save(bench: str, sizes: str, ratio: dict[str, float], path: Path | None = None,
+         at: dt.datetime | None = None) -> dict:
+    """Record this run (replacing the last one of ``bench`` at ``sizes`` on this machine) and return
+    the entry written. The file is replaced atomically; an ``OSError`` (read-only home) is said on
+    stderr and the entry returned unrecorded: a benchmark never fails for its record."""
+    path = path or record_path()
+    entry = {"at": (at or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds"), "commit": _commit(),
+             "ratio": {k: round(float(v), 4) for k, v in ratio.items()}}
+    data = _load(path)
+    data.setdefault(machine_key(), {})[f"{bench} {sizes}"] = entry
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        print(f"bench: cannot record this run in {path} ({exc})", file=sys.stderr)
+    return entry
+
+
+def not_worse(name: str, now: float, before: float) -> bool:
+    """``now`` is not worse than ``before`` beyond ``TOLERANCE[name]``: for a lower-is-better ratio
+    ``now <= before * (1 + tol)``, for a higher-is-better one ``now >= before / (1 + tol)`` (the same
+    "tol slower" both ways). Raises ``KeyError`` for a ratio with no stated tolerance."""
+    lower, tol = TOLERANCE[name]
+    return now <= before * (1 + tol) if lower else now * (1 + tol) >= before
