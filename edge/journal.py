@@ -45,9 +45,12 @@ transaction and just before it, one ``AlertPayload(code="DISK_FULL_REFUSED")`` w
 it on its own (the uplink calls it every ``check_every_s``, so it is written once space returns
 even if no card is read). Reading and publishing need no disk.
 
-WAL size (``sqlite_files.WAL_PRAGMAS``): the write-ahead log is checkpointed every
-``WAL_AUTOCHECKPOINT_PAGES`` pages and truncated to ``WAL_SIZE_LIMIT`` bytes after each checkpoint,
-and to zero at open and close, so the ``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
+WAL size (``sqlite_files.JOURNAL_WAL_PRAGMAS``, ``edge.journal_wal``): SQLite's automatic
+checkpoint is off on the journal's connection (it ran inside a tap's commit, before the light); the
+same PASSIVE checkpoint runs at the end of a ``batch`` block (after the loop's lights and store
+commit, or its idle tick) once the WAL holds ``WAL_AUTOCHECKPOINT_PAGES`` pages not yet copied; the
+log is truncated to ``WAL_SIZE_LIMIT`` bytes when reused and to zero at open and close, so the
+``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
 
 Signed chain (wire/chain.py, docs/evidence.md): with a ``signer`` (the gate's Ed25519 private key)
 every event gets ``prev`` = the hash of the previous event (read back from the last row at start, so
@@ -83,13 +86,14 @@ from edge.journal_chain import JournalChain, _now
 from edge.journal_files import SIDE_FILES, lost_rows
 from edge.journal_hwm import HWM_EVERY, HighWaterMark, recovered_floor
 from edge.journal_outbox import JournalOutbox
+from edge.journal_wal import WalCheckpoint
 from edge.journal_schema import migrate
 from edge.rules.model import Now
 from edge.sent_ranges import SentRanges
 from edge.sqlite_files import (
     BUSY_TIMEOUT_S,
+    JOURNAL_WAL_PRAGMAS,
     OPEN_BUSY_TIMEOUT_S,
-    WAL_PRAGMAS,
     check_integrity,
     checkpoint,
     claim_write,
@@ -185,11 +189,12 @@ class Journal(JournalOutbox, JournalChain, HighWaterMark):
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
-            for pragma in WAL_PRAGMAS:
+            for pragma in JOURNAL_WAL_PRAGMAS:  # no checkpoint inside a commit: after the light
                 self._conn.execute(pragma)
             claim_write(self._conn, self.path)  # another process writing: StoreLocked before any change
             self._conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             migrate(self._conn, self.path)
+            self._wal = WalCheckpoint(self.path, self._conn.execute("PRAGMA page_size").fetchone()[0])
             count, first, top = self._conn.execute("SELECT count(*), min(seq), max(seq) FROM journal").fetchone()
             self._last_seq = max(top or 0, floor)  # never go backwards (see module doc)
             self._first = first if first is not None else self._last_seq + 1  # the file holds first..last
@@ -273,12 +278,15 @@ class Journal(JournalOutbox, JournalChain, HighWaterMark):
         are written in ONE transaction by its ``commit`` (one fsync for all). Holds the journal's
         lock until the block ends (the uplink waits for it); leaving the block without ``commit``
         (or after a failed one) writes nothing and uses no seq. The ``.hwm`` file, when due, is
-        rewritten as the block ends."""
+        rewritten as the block ends, and the WAL checkpointed when it is due (``edge.journal_wal``:
+        after the gate's lights, never inside the commit)."""
         with self._lock:
             batch = JournalBatch(self)
             yield batch
             if batch.committed and self._last_seq - self._hwm_written >= HWM_EVERY:
                 self._write_hwm(None)  # after the caller's block: the gate shows its lights first
+            if self._wal.due():
+                self._wal.run(self._conn)
 
     def report_refusals(self, *, now: Now) -> bool:
         """Journal the pending ``DISK_FULL_REFUSED`` alert on its own, if appends were refused for
@@ -384,3 +392,4 @@ class Journal(JournalOutbox, JournalChain, HighWaterMark):
             checkpoint(self._conn, self.path)
             self._conn.close()
             self._conn = None
+            self._wal.close()  # after the connection: closing it drops the process's locks on -shm

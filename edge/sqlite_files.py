@@ -30,10 +30,16 @@ BUSY_TIMEOUT_S = 30.0  # seconds an open connection waits for a lock before a wr
 
 WAL_AUTOCHECKPOINT_PAGES = 256  # checkpoint the WAL every 256 pages (1 MiB with 4 KiB pages)
 WAL_SIZE_LIMIT = 1 << 20  # bytes: the WAL is truncated to this after each checkpoint
-# Applied to every connection of the journal and the store: without them the -wal file of a 100 KB
+# Applied to every connection of the store (the journal's: JOURNAL_WAL_PRAGMAS): without them the -wal file of a 100 KB
 # database reaches 4 MiB (SQLite's 1000-page default) and is never given back to the disk.
 WAL_PRAGMAS = (
     f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}",
+    f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}",
+)
+# The journal's connection: no automatic checkpoint inside a commit (it would run in the tap's commit,
+# before the light); the journal runs the same checkpoint after the light (``edge.journal_wal``).
+JOURNAL_WAL_PRAGMAS = (
+    "PRAGMA wal_autocheckpoint=0",
     f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}",
 )
 
