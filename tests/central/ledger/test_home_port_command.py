@@ -166,6 +166,21 @@ def _setter(config: str, port: str, **env: str) -> subprocess.Popen:
                             env={**os.environ, "PORTGATE_LANG": "pt", **env})
 
 
+def _waits_then_goes_on(engine, first, proc: subprocess.Popen, who: str) -> tuple[str, str]:
+    """``proc`` seen waiting on ``first``'s uncommitted transaction (a lock not granted), then
+    ``first`` committed: ``proc``'s (stdout, stderr) once it ended (killed if it outlives the test)."""
+    try:
+        wait_until(lambda: _waiting_on_a_lock(engine) or proc.poll() is not None, timeout=60,
+                   what=f"{who} waiting on the other transaction")
+        assert proc.poll() is None, proc.communicate()
+        first.commit()
+        return proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _waiting_on_a_lock(engine) -> bool:
     with engine.connect() as c:
         return bool(c.execute(text("SELECT count(*) FROM pg_locks WHERE NOT granted")).scalar_one())
@@ -180,16 +195,7 @@ def test_a_second_setter_waits_for_the_first_and_reads_its_record(ledger):
     with engine.connect() as first:
         first.execute(insert(ledger_home).values(id=1, port="paranagua", recorded_at=AT))  # not committed
         second = _setter(santos, "santos")
-        try:
-            wait_until(lambda: _waiting_on_a_lock(engine) or second.poll() is not None, timeout=60,
-                       what="the second setter waiting on the first's transaction")
-            assert second.poll() is None, second.communicate()
-            first.commit()
-            out, err = second.communicate(timeout=60)
-        finally:
-            if second.poll() is None:
-                second.kill()
-                second.wait()
+        out, err = _waits_then_goes_on(engine, first, second, "the second setter")
     assert second.returncode == 0, err
     assert "porto de origem do livro-razão: santos (antes: paranagua)" in out
     assert _state(engine) == (["santos"], [("chefe.souza", "*", {"changed": {"port": ["paranagua", "santos"]},
@@ -229,16 +235,7 @@ def test_a_first_write_waits_for_a_setter_and_reads_its_record(ledger):
                                    "2026-03-02", "--days", "10", "--reason", "falta", "--config", santos],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env={**os.environ, "PORTGATE_LANG": "en", "PORTGATE_ACTOR": "chefe.souza"})
-        try:
-            wait_until(lambda: _waiting_on_a_lock(engine) or writer.poll() is not None, timeout=60,
-                       what="the first write waiting on the setter's transaction")
-            assert writer.poll() is None, writer.communicate()
-            first.commit()
-            out, err = writer.communicate(timeout=60)
-        finally:
-            if writer.poll() is None:
-                writer.kill()
-                writer.wait()
+        out, err = _waits_then_goes_on(engine, first, writer, "the first write")
     assert writer.returncode == 2 and "Traceback" not in err, (writer.returncode, out, err)
     assert "the ledger's workers without a port are paranagua's (its home port), not santos's" in err, err
     with engine.connect() as c:

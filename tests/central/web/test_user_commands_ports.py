@@ -13,20 +13,12 @@ from sqlalchemy import select
 from central.db import make_engine
 from central.web.schema import office_users
 from testkit.cli import run_here
+from tests.central.ledger.test_home_port_command import _config  # central.toml of santos + paranagua
 
 EN = {"PORTGATE_LANG": "en", "PORTGATE_PASSWORD": "uma senha longa o bastante 123", "PORTGATE_ACTOR": "chefe"}
 OTHER_HOME = "the ledger's workers without a port are santos's (its home port), not paranagua's"
 HEADER = "registration,name,category,status,suspended_from,suspended_until,health_exam_date,"\
          "booklet_revalidated_year,rotation_number\n"
-
-
-def _config(tmp_path, url: str, home: str) -> str:
-    keys = tmp_path / "keys"
-    keys.mkdir(exist_ok=True)
-    other = "paranagua" if home == "santos" else "santos"
-    path = tmp_path / f"{home}.toml"
-    path.write_text(f'database_url = "{url}"\nport = "{home}"\nports = ["{home}", "{other}"]\nkeys_dir = "{keys}"\n')
-    return str(path)
 
 
 def _logins(url: str) -> list[str]:
