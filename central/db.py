@@ -10,14 +10,15 @@ sees them all through ``central.db.load_all_tables()``.
 from __future__ import annotations
 
 import importlib
-
+import os
 import re
 import threading
 from collections.abc import Callable
+from urllib.parse import quote
 
 from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import URL, Engine, make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InvalidatePoolError, OperationalError, SQLAlchemyError
 
 from portgate.errors import BadInput, StoreConflict, StoreError, StoreUnavailable
 
@@ -64,8 +65,13 @@ CONNECT_TIMEOUT_S = 5
 USE = "the ledger runs on SQLite (sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)"
 
 
-def make_engine(url: str | URL, **kwargs) -> Engine:
+def make_engine(url: str | URL, *, existing_file: bool = False, **kwargs) -> Engine:
     """Create an engine for ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``).
+
+    ``existing_file`` (SQLite file only; a server such as ``portgate office serve``, which never
+    starts a ledger): every connection opens the file that is there (``_existing_file_only``): a
+    missing file fails the connection instead of SQLite creating an empty one, and a pooled
+    connection to a file since replaced or removed is dropped at checkout.
 
     SQLite gets WAL, ``synchronous=FULL`` and foreign keys on every connection. A PostgreSQL URL
     without ``connect_timeout`` gets libpq's ``connect_timeout=CONNECT_TIMEOUT_S`` (seconds, for
@@ -100,7 +106,48 @@ def make_engine(url: str | URL, **kwargs) -> Engine:
             cur.execute("PRAGMA foreign_keys=ON")
             cur.close()
 
+        if existing_file:
+            _existing_file_only(engine)
     return engine
+
+
+#: ``ConnectionRecord.info`` key: (device, inode) of the SQLite file when the connection opened it
+_FILE_ID = "portgate_sqlite_file"
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    """(device, inode) of ``path``; None when it is not there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _existing_file_only(engine: Engine) -> None:
+    """SQLite connections of ``engine`` open its file with the URI ``mode=rw``: a missing file
+    fails with ``unable to open database file`` (an ``OperationalError``, ``unreachable``)
+    instead of becoming a new empty ledger (mode 0644, no tables). At checkout, a pooled
+    connection whose file was replaced (another inode: a copy moved in, junk) or removed since it
+    connected raises ``InvalidatePoolError`` (a ``DisconnectionError``: every older pooled
+    connection dropped): the pool connects again to the file now there (or fails as above), so
+    no request reads stale data from, or writes lost records to, an unlinked file. Nothing for
+    ``:memory:`` or a URL that is already a SQLite URI (``uri=true``)."""
+    path = engine.url.database
+    if not path or path == ":memory:" or engine.url.query.get("uri") == "true":
+        return
+    full = os.path.abspath(path)
+    uri = f"file:{quote(full)}?mode=rw"
+
+    @event.listens_for(engine, "do_connect")
+    def _open_rw(dialect, record, _cargs, cparams):
+        record.info[_FILE_ID] = _file_id(full)  # before opening: a file replaced meanwhile is caught
+        return dialect.dbapi.connect(uri, **{**cparams, "uri": True})
+
+    @event.listens_for(engine, "checkout")
+    def _same_file(_dbapi_conn, record, _proxy):
+        if _file_id(full) != record.info.get(_FILE_ID):
+            raise InvalidatePoolError(f"the ledger file {full} was replaced or removed")
 
 
 #: seconds a command waits on the ledger before ``say_when_waiting`` says so
@@ -206,7 +253,8 @@ _UNREACHABLE = re.compile(
     r"|terminating connection|no connection to the server|consuming input failed|connection is closed"
     r"|session is read-only|read-only transaction|the database system is (starting up|shutting down|in recovery)"
     r"|the database system is not (yet )?accepting connections|server is in hot standby mode|timeout expired"
-    r"|SSL connection has been closed", re.IGNORECASE)
+    r"|SSL connection has been closed"
+    r"|unable to open database file|file is not a database|database disk image is malformed", re.IGNORECASE)
 
 
 def unreachable(exc: BaseException) -> bool:
@@ -216,7 +264,8 @@ def unreachable(exc: BaseException) -> bool:
     down) -- what a failover of a replicated ledger looks like from the office (issue 37; a
     multi-host URL with ``target_session_attrs=read-write`` reaches the new primary on the next
     connection). The caller retries, after ``engine.dispose()`` for a read-only session (a pooled
-    connection to a demoted primary is alive and would be reused)."""
+    connection to a demoted primary is alive and would be reused). For SQLite: the ledger file
+    missing (opened ``existing_file``), replaced by junk or damaged, which a file put back ends."""
     if not isinstance(exc, DBAPIError):
         return False
     text = str(getattr(exc, "orig", None) or exc)

@@ -89,15 +89,17 @@ def _command_sender(config):
     return command_sender(config.mqtt, config.port, office_signer(config.keys_dir))
 
 
-def _engine(config):
+def _engine(config, existing_file: bool = False):
     """The office's ledger, migrated to the newest schema (a missing SQLite file becomes a new
-    ledger; an existing 0-byte one, a failed copy or a wrong path, is refused: ``db_url_arg``)."""
+    ledger; an existing 0-byte one, a failed copy or a wrong path, is refused: ``db_url_arg``).
+    ``existing_file`` (the web server): no connection ever creates the SQLite file, and one to a
+    file replaced or removed since is not reused (``central.db.make_engine``)."""
     from central.cli_args import db_url_arg  # lazy: CLI start-up
     from central.db import make_engine  # lazy: CLI start-up
     from central.ledger.migrate import upgrade_engine  # lazy: CLI start-up
 
     db_url_arg(config.database_url, must_exist=False, refuse_empty=True, name="database_url")
-    engine = make_engine(config.database_url)
+    engine = make_engine(config.database_url, existing_file=existing_file)
     upgrade_engine(engine)
     return engine
 
@@ -165,7 +167,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     sock = _listen(host, port)  # before the migration: a port in use is one line, nothing else
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "office-web", "port": config.port})
-    engine = _engine(config)
+    engine = _engine(config, existing_file=True)  # the file is there; a request never makes a new one
     try:  # a config that does not fit the ledger's ports (central.ledger.home): no office, exit 2
         config_ledger(config, writes=True)
     except BadInput:

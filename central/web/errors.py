@@ -9,7 +9,8 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
 - a path or query string holding a NUL character (``%00``, ``NoNul``): 400 page, before any
   endpoint runs (no id, name or date holds one, and PostgreSQL refuses it in text);
 - the ledger's server lost or no longer the primary (``central.db.unreachable``: a failover of a
-  replicated ledger, issue 37): 503 "reconnecting, try again" page, the pool emptied so the next
+  replicated ledger, issue 37), or its SQLite file missing, replaced by junk or damaged: 503
+  "reconnecting, try again" page, the pool emptied so the next
   request reaches the new primary; one log line ``web.ledger_unreachable``; a frozen server's
   statement cut after ``[web] read_wait_s`` (``central.web.answer_wait``) answers the same;
 - a commit the ledger has not answered after ``[web] commit_wait_s`` (``CommitPending``: a
@@ -30,7 +31,7 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
 from __future__ import annotations
 
 import structlog
-from sqlalchemy.exc import DataError, InternalError, OperationalError
+from sqlalchemy.exc import DatabaseError, DataError, InternalError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -133,6 +134,16 @@ async def on_internal(request: Request, exc: Exception):
     raise exc
 
 
+async def on_database(request: Request, exc: Exception):
+    """Any other ``DatabaseError``: SQLite's "file is not a database" or "database disk image is
+    malformed" (the ledger file replaced by junk or damaged under a running server,
+    ``central.db.unreachable``) is answered as the ledger unreachable (503, the pool emptied: a good
+    file put back serves the next request); anything else goes on to the 500 handler."""
+    if unreachable(exc):
+        return ledger_unreachable(request, exc)
+    raise exc
+
+
 async def on_commit_pending(request: Request, exc: Exception):
     """``CommitPending``: the ledger has not answered a commit after ``[web] commit_wait_s`` (a
     primary holding it for its synchronous replicas): 503 "the write is waiting for the replicas and
@@ -199,7 +210,7 @@ def allowed_methods(request: Request) -> list[str]:
 
 HANDLERS = {HTTPException: on_http, BadInput: on_bad_input, OverflowError: on_overflow, DataError: on_data_error,
             OperationalError: on_operational, InternalError: on_internal, CommitPending: on_commit_pending,
-            PoolTimeout: on_pool_timeout}
+            PoolTimeout: on_pool_timeout, DatabaseError: on_database}
 
 
 class BodyTooLarge(Exception):
