@@ -120,18 +120,16 @@ def worker_problems(worker: Worker) -> list[str]:
     a 32-bit whole number) or are not plausible (a health exam, suspension day or booklet year
     outside 2000..2100, ``portgate.timeutil.PLAUSIBLE_FROM``/``PLAUSIBLE_UNTIL``: a typo such as
     9999 would make the registration valid for ever, G3, and break the dates computed from it),
-    or a name starting with a formula character (``FORMULA_LEADS``: ``=cmd|calc`` is no person's
-    name; the exports escape such cells too, ``portgate.tables``), one English reason each; empty
-    when it fits."""
+    or a name or registration starting with a formula character or a registration of other characters
+    than letters, digits, ``-./`` (``import_checks.text_problems``; the exports escape such cells too,
+    ``portgate.tables``), one English reason each; empty when it fits."""
     problems = bounds.problems(workers, dataclasses.asdict(worker), COLUMNS[Worker])
     first, last = PLAUSIBLE_FROM.date(), PLAUSIBLE_UNTIL.date() - dt.timedelta(days=1)
     for name in ("health_exam_date", "suspended_from", "suspended_until"):
         day = getattr(worker, name)
         if day is not None and not first <= day <= last:
             problems.append(f"{name} {day.isoformat()!r} is outside {first}..{last}")
-    if worker.name[:1] in FORMULA_LEADS:
-        problems.append(f"name {worker.name!r} starts with {worker.name[:1]!r}: not a person's name "
-                        f"(a spreadsheet would run it as a formula)")
+    problems += import_checks.text_problems(worker.registration, worker.name)  # formula leads, odd characters
     year = worker.booklet_revalidated_year
     if year is not None and not first.year <= year <= last.year and not any("booklet" in p for p in problems):
         problems.append(f"booklet_revalidated_year {year} is outside {first.year}..{last.year}")
@@ -204,13 +202,12 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
     ``m`` cards issued, ``k`` rows restating a worker or card as registered (nothing written for them).
     A category neither known nor registered nor in ``new_categories`` is a bad row; a new name no
     cell could hold is refused first (``import_checks``: ``new_category_names`` reads them as cells).
-
     The port (``central.registry.worker_ports``, 0029): a worker takes his row's ``port`` cell, else
     ``port`` (None: a registered worker keeps his, a new one is of the home port); ``ports`` says
     which ports the rows may name and, for a web user of some ports, that the file restates no
     worker of another port nor gives him a card (bad rows). A change of port alone counts as a
-    worker changed (audited ``worker.port``; it moves him between the ports' rosters: ``set_port``).
-    """
+    worker changed (audited ``worker.port``; it moves him between the ports' rosters: ``set_port``); a
+    row restating a worker and giving no port leaves his port, NULL included (``apply_import``)."""
     now = now or utcnow()
     new_categories = import_checks.new_category_names(new_categories)  # raises BadInput
     placed_workers, placed_cards, bad_rows, bad_regs = _parsed_files(workers_csv, cards_csv)
@@ -220,10 +217,11 @@ def import_files(session: Session, *, workers_csv: str | Path | None = None,
                                               new_categories)
     if errors or bad_rows:
         raise BadInput("\n".join(_in_line_order(bad_rows + errors)))
+    before = set(worker_ports.stored_ports(session, regs))  # registered before: a port given him is audited
     changed, same = _save_workers(session, workers_csv, new_workers, list(regs), actor=actor, now=now)
     issued = _issue_cards(session, new_cards, registered, actor=actor, now=now)
-    moved = worker_ports.apply_import(session, workers_csv, port, actor=actor, now=now,
-                                      served=ports.served) if workers_csv else set()
+    moved = worker_ports.apply_import(session, workers_csv, port, actor=actor, now=now, served=ports.served, restated={
+        w.registration for w in same}, fresh=set(regs) - before) if workers_csv else set()
     moved_only = len({w.registration for w in same} & moved)
     return {"workers": len(changed) + moved_only, "cards": len(issued),
             "unchanged": len(same) - moved_only + len(new_cards) - len(issued)}
@@ -249,6 +247,7 @@ def _import_errors(session: Session, workers_csv, placed_workers: list, placed_c
         [w.registration for w in new_workers], allowed=ports.allowed, scope=ports.scope, served=ports.served)
     repeated, regs = _repeated_registrations(placed_workers)
     errors += repeated
+    errors += import_checks.case_errors(placed_workers, known_before)
     errors += import_checks.rotation_errors(session, placed_workers, regs)
     errors += import_checks.category_errors(session, placed_workers, new_categories)
     errors += import_checks.id_errors(session, workers_csv, placed_workers)

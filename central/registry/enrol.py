@@ -144,6 +144,17 @@ def admission_row_errors(row: Mapping[str, str]) -> dict[str, str]:
     return errors
 
 
+def _registration_taken(session: Session, reg: str) -> str | None:
+    """Why the add form may not register ``reg``: it is registered, or a registration differing
+    from it only in letter case is (``v017`` beside ``V017``, as ``import_checks.case_errors``
+    refuses it in a file; a registration is ASCII, ``import_checks.REGISTRATION``); else None."""
+    held = list(session.execute(select(workers.c.registration).where(
+        func.lower(workers.c.registration) == reg.lower())).scalars())
+    if reg in held:
+        return f"{reg} is already registered"
+    return f"registration {reg} differs only in letter case from the registered {held[0]}" if held else None
+
+
 def add_worker(session: Session, row: Mapping[str, str], admission: Mapping[str, str], *, actor: str,
                now: dt.datetime) -> Worker:
     """Register one new worker from the office's form: ``row`` holds ``ADD_FIELDS`` as
@@ -164,9 +175,9 @@ def add_worker(session: Session, row: Mapping[str, str], admission: Mapping[str,
         errors["category"] = (f"category {cells['category']!r} is not one of "
                               f"{', '.join(categories(session))}")
     reg = cells["registration"]
-    if "registration" not in errors and session.execute(
-            select(workers.c.registration).where(workers.c.registration == reg)).first():
-        errors["registration"] = f"{reg} is already registered"
+    taken = None if "registration" in errors else _registration_taken(session, reg)
+    if taken:
+        errors["registration"] = taken
     adm_cells = {k: str(admission.get(k) or "").strip() for k in ADMISSION_FIELDS} | {"registration": reg or "X"}
     adm_errors = admission_row_errors(adm_cells)
     worker_ok = not errors

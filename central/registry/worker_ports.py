@@ -122,20 +122,26 @@ def stored_ports(conn: Connection | Session, registrations: Iterable[str]) -> di
 
 
 def set_port(session: Session, registration: str, port: str | None, *, actor: str, now: dt.datetime,
-             served: Sequence[str] = ()) -> bool:
+             served: Sequence[str] = (), audit_home: bool = False) -> bool:
     """Give ``registration`` the port ``port`` (None: the home port). Writes it with one
     ``worker.port`` audit row when it changes what the worker's port is (a NULL and the home port
     ``served[0]`` are the same port); returns whether it wrote. The worker must exist. The audit
     entries of this transaction about him (his addition, his cards) move to ``port`` with him
     (``central.registry.audit_ports.follow``); the older ones keep the port they were written with.
     Under an office of several ports (``served``) the port is stored explicitly, never NULL: a NULL
-    one of his is then set to the home port without an audit row (the same port, now written)."""
+    one of his is then set to the home port without an audit row (the same port, now written), or,
+    with ``audit_home`` (a worker registered before this command: an import giving him his port), with
+    a ``worker.port`` audit row ``["", home]`` and True (a row changed; no roster move: same port)."""
     old = session.execute(select(workers.c.port).where(workers.c.registration == registration)).scalar()
     if len(served) > 1:
         port = port or served[0]
     if port_of(old, served) == port_of(port, served):
         if old is None and port is not None and len(served) > 1:
             session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
+            if audit_home:
+                audit(session, actor=actor, action="worker.port", subject=registration,
+                      detail={"changed": {"port": ["", port]}}, now=now)
+                return True
         return False
     session.execute(update(workers).where(workers.c.registration == registration).values(port=port))
     audit_ports.follow(session, registration, port)  # his entries of this command: his new port
@@ -211,19 +217,29 @@ def other_port_card(uid: str, registration: str) -> str:
 
 
 def apply_import(session: Session, workers_csv: str | Path, default: str | None, *, actor: str,
-                 now: dt.datetime, served: Sequence[str] = ()) -> set[str]:
+                 now: dt.datetime, served: Sequence[str] = (), restated: Iterable[str] = (),
+                 fresh: Iterable[str] = ()) -> set[str]:
     """Give each worker of an accepted workers.csv his row's ``port`` cell, else ``default`` (None:
     a worker keeps his port, a new one stays NULL, the home port; under an office of several ports,
-    ``served``, he keeps his stored port and a NULL one becomes the home port ``served[0]``, stored)
-    with ``set_port``; returns the registrations whose port changed."""
+    ``served``, a worker the import writes keeps his stored port and a NULL one becomes the home port
+    ``served[0]``, stored) with ``set_port``; returns the registrations whose port was written with
+    an audit row (counted as workers changed). ``restated``: the rows restating a worker exactly;
+    given no port (no cell, ``default`` None) nothing is written for them, so a NULL port stays NULL
+    (the recorded home port's, ``central.ledger.home``) and "nothing changed" stays true. Given one,
+    a NULL port becomes it with a ``worker.port`` audit row, the home port included (``audit_home``:
+    "give them their port", docs/operations.md); ``fresh``, the workers this import adds, excepted
+    (their ``worker.import`` entry already says it)."""
     given = csv_ports(workers_csv)
-    several = len(served) > 1
+    several, restated, fresh = len(served) > 1, set(restated), set(fresh)
     kept = stored_ports(session, [(r.get("registration") or "").strip() for _w, r in tables.read_rows(workers_csv)]) \
         if several else {}
     moved = set()
     for _where, row in tables.read_rows(workers_csv):
         reg = (row.get("registration") or "").strip()
+        if given.get(reg, default) is None and reg in restated:
+            continue  # nothing written for him: his port (NULL: the home port's) as it is
         port = given.get(reg, default) or ((kept.get(reg) or served[0]) if several else None)
-        if port is not None and set_port(session, reg, port, actor=actor, now=now, served=served):
+        if port is not None and set_port(session, reg, port, actor=actor, now=now, served=served,
+                                         audit_home=reg not in fresh):
             moved.add(reg)
     return moved

@@ -102,7 +102,15 @@ CODES: dict[str, str | tuple[str, str]] = {
     "cpf_taken": r"cpf (?P<value>\d+) is already held by (?P<other>\S+)",
     "pis_taken": r"pis (?P<value>\d+) is already held by (?P<other>\S+)",
     "name_formula": r"name (?P<name>'.*') starts with (?P<lead>'.*'): not a person's name \(a spreadsheet "
+                   r"would run it as a formula\)",
+    # central.registry.import_checks / enrol: a registration that is no registration, or another in other case
+    "reg_formula": r"registration (?P<reg>'.*') starts with (?P<lead>'.*'): not a registration \(a spreadsheet "
                     r"would run it as a formula\)",
+    "reg_char": r"registration (?P<reg>'.*') holds (?P<char>'.*'): a registration is letters and digits, "
+                r"with - \. / between them",
+    "reg_case_registered": r"registration (?P<reg>\S+) differs only in letter case from the registered (?P<other>\S+)",
+    "reg_case_line": r"registration (?P<reg>\S+) differs only in letter case from (?P<other>\S+) at line "
+                     r"(?P<line>\d+)",
     # central.registry (store, edit, photos)
     "actor_required": r"actor is required \(who makes the change\)",
     "no_worker": r"no worker with registration (?P<reg>'.*')",

@@ -168,3 +168,56 @@ def test_register_under_a_config_of_several_ports_stores_the_port(tmp_path):
     _ok("registry", "register", "--workers", str(w), "--admissions", str(a), "--config",
         _config(tmp_path, url, "santos", ("santos", "paranagua")))
     assert _ports(url) == {"N1": "santos", "N2": "paranagua"} and _home(url) == ["santos"]
+
+
+def _port_audits(url: str) -> list[tuple[str, dict]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as c:
+            return [(r.subject, r.detail) for r in c.execute(select(audit_log.c.subject, audit_log.c.detail).where(
+                audit_log.c.action == "worker.port").order_by(audit_log.c.id))]
+    finally:
+        engine.dispose()
+
+
+def test_a_restating_import_under_several_ports_leaves_a_null_port_alone(migrated_url, tmp_path):
+    """A fresh tester's run: five workers imported with ``--db`` (no port column: NULL), the same file
+    imported again under a config of several ports said "nothing changed" but stored santos for all
+    five without an audit row, so ``ledger home-port --move-portless`` found none. A row restating a
+    worker and giving no port writes nothing (a NULL port is the recorded home port's); a row that
+    gives one (``--port``, a ``port`` cell) writes it, counted, with a ``worker.port`` row each."""
+    url = migrated_url
+    rows = [(f"W{n}", 700 + n, "") for n in range(1, 6)]
+    plain = tmp_path / "w1.csv"
+    plain.write_text(HEADER.replace(",port\n", "\n") + "".join(
+        f"{reg},Vigia {reg},vigia,active,,,2026-01-05,2026,{n}\n" for reg, n, _p in rows))
+    _ok("registry", "import", "--workers", str(plain), "--db", url)
+    santos = _config(tmp_path, url, "santos", ("santos", "paranagua"))
+    done = run_here(["registry", "import", "--workers", str(plain), "--config", santos], env=EN)
+    assert done.returncode == 0 and "nothing changed: 5 row(s) already registered as given" in done.stdout, done
+    assert set(_ports(url).values()) == {None} and _port_audits(url) == []
+    assert _home(url) == ["santos"]  # the import's check recorded whose they are
+    shown = run_here(["ledger", "home-port", "--config", santos], env=EN)
+    assert shown.returncode == 0 and "5 worker(s) without a port are santos's" in shown.stdout, shown
+    # giving them their port (docs/operations.md): counted, and audited like any other change
+    given = run_here(["registry", "import", "--workers", _csv(tmp_path, "w2.csv", rows[:2]), "--port", "santos",
+                      "--config", santos], env=EN)
+    assert given.returncode == 0 and "imported 2 worker(s), 0 card(s)" in given.stdout, given
+    assert _ports(url) == {"W1": "santos", "W2": "santos", "W3": None, "W4": None, "W5": None}
+    assert _port_audits(url) == [("W1", {"changed": {"port": ["", "santos"]}}),
+                                 ("W2", {"changed": {"port": ["", "santos"]}})]
+    cell = run_here(["registry", "import", "--workers", _csv(tmp_path, "w3.csv", [("W3", 703, "santos")]),
+                     "--config", santos], env=EN)
+    assert cell.returncode == 0 and "imported 1 worker(s)" in cell.stdout, cell
+    assert _ports(url)["W3"] == "santos" and len(_port_audits(url)) == 3
+    again = run_here(["registry", "import", "--workers", _csv(tmp_path, "w2.csv", rows[:2]), "--port", "santos",
+                      "--config", santos], env=EN)
+    assert again.returncode == 0 and "nothing changed: 2 row(s)" in again.stdout, again
+    assert len(_port_audits(url)) == 3
+    # a changed row (his name) is written: his port stored and audited, counted once
+    changed = tmp_path / "w4.csv"
+    changed.write_text(HEADER.replace(",port\n", "\n") + "W4,Vigia Quatro,vigia,active,,,2026-01-05,2026,704\n")
+    moved = run_here(["registry", "import", "--workers", str(changed), "--config", santos], env=EN)
+    assert moved.returncode == 0 and "imported 1 worker(s), 0 card(s)" in moved.stdout, moved
+    assert _ports(url)["W4"] == "santos" and _port_audits(url)[-1] == ("W4", {"changed": {"port": ["", "santos"]}})
+    assert _ports(url)["W5"] is None

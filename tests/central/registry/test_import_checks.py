@@ -66,7 +66,34 @@ def _import(url: str, path: Path, lang: str = "en"):
      "workers.csv:3: o nome '=cmd|calc' começa com '=': não é nome de pessoa (uma planilha o executaria como fórmula)"),
     ("X101,@SUM(A1),vigia,active,2026-01-10,101,,\n",
      "workers.csv:3: name '@SUM(A1)' starts with '@'", "workers.csv:3: o nome '@SUM(A1)' começa com '@'"),
-], ids=["cpf-of-V001", "pis-of-V001", "cpf-twice-in-the-file", "astronaut", "formula-name", "at-name"])
+    ('"=HYPERLINK(""x"")",Novo Um,vigia,active,2026-01-10,101,,\n',
+     "workers.csv:3: registration '=HYPERLINK(\"x\")' starts with '=': not a registration (a spreadsheet would "
+     "run it as a formula)",
+     "workers.csv:3: a matrícula '=HYPERLINK(\"x\")' começa com '=': não é matrícula (uma planilha a executaria "
+     "como fórmula)"),
+    ("@SUM(1),Novo Um,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration '@SUM(1)' starts with '@'", "workers.csv:3: a matrícula '@SUM(1)' começa com '@'"),
+    ("-2+3,Novo Um,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration '-2+3' starts with '-'", "workers.csv:3: a matrícula '-2+3' começa com '-'"),
+    ("+1,Novo Um,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration '+1' starts with '+'", "workers.csv:3: a matrícula '+1' começa com '+'"),
+    ("V9 04,Novo Um,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration 'V9 04' holds ' ': a registration is letters and digits, with - . / between them",
+     "workers.csv:3: a matrícula 'V9 04' contém ' ': uma matrícula tem letras e algarismos, com - . / entre eles"),
+    ("V9#04,Novo Um,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration 'V9#04' holds '#'", "workers.csv:3: a matrícula 'V9#04' contém '#'"),
+    ("V9\x0704,Novo Um,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration 'V9\\\\x0704' contains a control character",  # portgate.cells.text, before
+     "workers.csv:3: matrícula (registration) 'V9\\\\x0704' contém um caractere de controle"),
+    ("v001,Ana Lima,vigia,active,2025-06-01,101,,\n",
+     "workers.csv:3: registration v001 differs only in letter case from the registered V001",
+     "workers.csv:3: a matrícula v001 difere da matrícula cadastrada V001 só em maiúsculas/minúsculas"),
+    ("x100,Novo Cem,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: registration x100 differs only in letter case from X100 at line 2",
+     "workers.csv:3: a matrícula x100 difere da matrícula X100 da linha 2 só em maiúsculas/minúsculas"),
+], ids=["cpf-of-V001", "pis-of-V001", "cpf-twice-in-the-file", "astronaut", "formula-name", "at-name",
+        "hyperlink-registration", "at-registration", "minus-registration", "plus-registration", "inner-space",
+        "hash-registration", "control-registration", "case-of-registered", "case-of-earlier-line"])
 def test_the_row_is_refused_by_line_and_nothing_is_imported(demo_url, tmp_path, rows, en, pt):
     before = _registrations(demo_url)
     path = tmp_path / "workers.csv"
@@ -113,3 +140,15 @@ def test_a_new_category_opens_only_when_the_import_names_it(demo_url, tmp_path):
     done = run_here(["registry", "import", "--db", demo_url, "--workers", str(path), "--new-category", "arrumador"])
     assert done.returncode == 0, done.stderr
     assert "X300" in _registrations(demo_url)
+
+
+def test_registrations_of_the_projects_shapes_pass(demo_url, tmp_path):
+    """What the data, demos and tests use (``V017``, ``1001``, ``PRV001``, ``W00001``) and an OGMO's
+    dotted or slashed number pass ``REGISTRATION``; a row restating V001 exactly is no case twin."""
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + "V001,Ana Lima,vigia,active,2025-06-01,1,,\n" + "".join(
+        f"{reg},Novo {n},vigia,active,2026-01-10,{500 + n},,\n"
+        for n, reg in enumerate(("1001", "PRV001", "W00001", "123.456-7", "12/3", "r"))), encoding="utf-8")
+    done = _import(demo_url, path)
+    assert done.returncode == 0, done.stderr
+    assert {"1001", "PRV001", "W00001", "123.456-7", "12/3", "r"} <= _registrations(demo_url)

@@ -57,15 +57,21 @@ def test_the_port_cell_else_the_import_port_else_the_home_port(engine, tmp_path)
         assert all("port" not in ch.body for ch in changes_since(s, "roster", 0))
 
 
-def test_the_home_port_named_is_the_home_port_and_changes_nothing(engine, tmp_path):
+def test_the_home_port_named_is_stored_counted_and_audited_without_a_move(engine, tmp_path):
     _import(engine, _file(tmp_path, [None]))
+    with Session(engine) as s:
+        rows = len(changes_since(s, "roster", 0))
+    # the same port, now stored (a row changed: counted, one worker.port row, never "nothing
+    # changed"); not a move: no roster change rows
     assert _import(engine, _file(tmp_path, ["santos"]), ports=PortScope(served=SERVED)) == {
-        "workers": 0, "cards": 0, "unchanged": 1}
-    # the same port, now stored: an office of several ports never leaves a worker it writes NULL
-    # (central.ledger.home); no audit row, no move
+        "workers": 1, "cards": 0, "unchanged": 0}
     assert _ports(engine) == {"V001": "santos"}
     with Session(engine) as s:
-        assert not s.execute(select(audit_log.c.id).where(audit_log.c.action == "worker.port")).first()
+        assert [r.detail for r in s.execute(select(audit_log.c.detail).where(audit_log.c.action == "worker.port"))] \
+            == [{"changed": {"port": ["", "santos"]}}]
+        assert len(changes_since(s, "roster", 0)) == rows
+    assert _import(engine, _file(tmp_path, ["santos"]), ports=PortScope(served=SERVED)) == {
+        "workers": 0, "cards": 0, "unchanged": 1}  # stored now: the same file again changes nothing
 
 
 def test_a_bad_port_cell_is_a_bad_row_and_nothing_is_written(engine, tmp_path):

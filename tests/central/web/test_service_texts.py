@@ -84,6 +84,11 @@ SAMPLES = {
     "cpf_taken": "cpf 00000000191 is already held by V001",
     "pis_taken": "pis 12345678900 is already held by V001",
     "name_formula": "name '=cmd|calc' starts with '=': not a person's name (a spreadsheet would run it as a formula)",
+    "reg_formula": "registration '=HYPERLINK(\"x\")' starts with '=': not a registration (a spreadsheet would run "
+                   "it as a formula)",
+    "reg_char": "registration 'V9 04' holds ' ': a registration is letters and digits, with - . / between them",
+    "reg_case_registered": "registration v017 differs only in letter case from the registered V017",
+    "reg_case_line": "registration v017 differs only in letter case from V017 at line 2",
     "category_listed_at": "category 'astronaut' is not one of the categories listed at d.csv:2",
     "category_and_more": "category 'astronaut' is not one of a, b, c and 9 more",
     "new_categories_many": "at most 20 new categories, not 21",
