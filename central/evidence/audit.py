@@ -310,12 +310,11 @@ class _PageReads:
                                                            events.c.id < ledger_id).limit(1)).first() is not None
 
 
-def _row(r, stored: dict) -> Row:
-    """The ``Row`` of a ledger row (``stored``: its derived columns as read); a gate id or seq of
-    another type (SQLite keeps any) is looked up as text / seq 0, its column still compared."""
+def _key(r) -> tuple[str, int]:
+    """``(gate_id, seq)`` of a ledger row; a gate id or seq of another type (SQLite keeps any) is
+    looked up as text / seq 0 (its column is still compared: ``COLUMN_MISMATCH``)."""
     gate, seq = r.gate_id, r.seq
-    return Row(r.id, gate if isinstance(gate, str) else str(gate),
-               seq if isinstance(seq, int) and not isinstance(seq, bool) else 0, r.event_id, r.raw, stored)
+    return gate if isinstance(gate, str) else str(gate), seq if type(seq) is int else 0
 
 
 def _record_breaks(conn, found_now: Iterable[BreakRow], now: dt.datetime) -> list[BreakRow]:
@@ -365,10 +364,10 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime,
                 break
             start = len(found.breaks)
             reads = _PageReads(conn, firsts)
-            page = [_row(r, stored_of(r)) for r in rows]
-            copies = seq_copies(conn, page)
-            audit_rows((dataclasses.replace(r, first=copies.get((r.gate_id, r.seq))) for r in page), keys_of,
-                       reads.successor, signing, found, reads.first_signed, reads.links_of(page),
+            at = [_key(r) for r in rows]
+            copies = seq_copies(conn, at)
+            page = [Row(r.id, *k, r.event_id, r.raw, stored_of(r), copies.get(k)) for r, k in zip(rows, at)]
+            audit_rows(page, keys_of, reads.successor, signing, found, reads.first_signed, reads.links_of(page),
                        reads.duplicate)
             examined, last = examined + len(rows), rows[-1].id
             record(conn, found.breaks[start:])
