@@ -141,8 +141,8 @@ def verify_cmd(ctx, bundle, office_keys, gate_keys, inspector_keys, pins_file):
                    "0 keeps the caller's).")
 @click.pass_context
 def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
-    """Verify every stored event's own signature, its link row and each gate's seqs (at nice 19 unless
-    --nice says otherwise); record and name each failure."""
+    """Verify every stored event's own signature, its link row, its columns against its raw and each
+    gate's seqs (at nice 19 unless --nice says otherwise); record and name each failure."""
     import os  # lazy: CLI start-up
 
     from sqlalchemy.exc import OperationalError  # lazy: CLI start-up
