@@ -11,7 +11,10 @@ audit`` runs at nice 19), for each event of the ledger after ledger id ``after_i
   ``chain_breaks`` row ``UNSIGNED``, a stored ``raw`` that does not decode is ``MALFORMED`` (any
   gate), a signed event whose signature holds for none of its gate's keys ``BAD_SIGNATURE``
   (``detail`` starts ``CHAIN_BREAK <KIND> gate G seq N: audit: ``), each recorded once (an audit
-  run again records nothing new but still reports it among ``failures``);
+  run again records nothing new but still reports it among ``failures``); every decoded event's
+  stored columns must be what the ingest derives from its ``raw`` (``audit_columns``: else
+  ``COLUMN_MISMATCH``), a ``raw`` not bytes is ``RAW_NOT_BYTES``, a second row of a gate's seq no
+  ingest FORKED break names ``DUPLICATE_SEQ``;
 - a signed event whose own signature holds is compared with its ``event_links`` row (the first
   event stored at its gate and seq only; a later copy is the ingest's FORKED/REPLAYED): no row is a
   ``LINK_MISSING`` break, a row whose ``hash`` is not SHA-256 of the event's canonical bytes or whose
@@ -42,6 +45,8 @@ from pathlib import Path
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
+from central.evidence.audit_columns import (StoredReader, column_problem, copy_problem, raw_problem, seq_copies,
+                                            stored_select)
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ingest.nats_users import registered_in
@@ -66,7 +71,9 @@ class Row:
     gate_id: str
     seq: int
     event_id: str
-    raw: bytes
+    raw: bytes  # (any type SQLite holds: ``RAW_NOT_BYTES`` if not bytes)
+    stored: Mapping[str, object] | None = None  # its columns derived from raw (``audit_columns``; None: not checked)
+    first: tuple[int, frozenset[str]] | None = None  # (first ledger id, FORKED event ids) if its seq is stored twice
 
 
 @dataclasses.dataclass(slots=True)
@@ -88,10 +95,10 @@ class AuditReport:
     through_id: int = 0  # the last ledger id read (``last_id`` stops earlier when some are not audited)
 
 
-def _break(kind: str, row: Row, text: str) -> BreakRow:
+def _break(kind: str, row: Row, text: str, event_id: str | None = None) -> BreakRow:
     return BreakRow(row.gate_id, row.seq, row.seq, kind,
                     f"{PREFIX} {kind} gate {row.gate_id} seq {row.seq}: audit: ledger id {row.id}: {text}",
-                    row.event_id)
+                    event_id or row.event_id)
 
 
 def _proven(ev: Event, pubs: Sequence, successor: Successor) -> bool:
@@ -132,6 +139,27 @@ def _link_problem(ev: Event, link: tuple[bytes, bytes] | None, successor: Succes
                                                   "row, not from the events" if _links_on(ev, successor) else ""))
 
 
+def _decoded(row: Row, breaks: list[BreakRow]) -> Event | None:
+    """``row``'s event decoded from its raw, its stored columns and seq checked against it (the
+    breaks appended: ``RAW_NOT_BYTES``, ``MALFORMED``, ``COLUMN_MISMATCH``, ``DUPLICATE_SEQ``);
+    None when it has no event to audit further."""
+    wrong = raw_problem(row.raw)
+    if wrong is not None:
+        breaks.append(_break("RAW_NOT_BYTES", row, f"event {row.event_id}: {wrong}"))
+        return None
+    try:
+        ev = decode(bytes(row.raw))
+    except BadInput as exc:
+        breaks.append(_break("MALFORMED", row, f"the stored event {row.event_id} does not decode ({exc})"))
+        return None
+    if row.stored is not None and (wrong := column_problem(ev, bytes(row.raw), row.stored)) is not None:
+        breaks.append(_break("COLUMN_MISMATCH", row, f"event {ev.event_id}: {wrong} (the office's pages and "
+                             "exports read the stored columns)", ev.event_id))
+    if (wrong := copy_problem(ev, row.id, row.first)) is not None:
+        breaks.append(_break("DUPLICATE_SEQ", row, wrong, ev.event_id))
+    return ev
+
+
 def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing: set[str],
                found: Findings | None = None, first_signed: FirstSigned = lambda _g: None,
                link_of: Link | None = None, duplicate: Duplicate = lambda _g, _s, _i: False) -> Findings:
@@ -147,10 +175,8 @@ def audit_rows(rows: Iterable[Row], keys_of: Keys, successor: Successor, signing
             first = first_signed(row.gate_id)
             if first is not None and row.seq >= first:
                 signing.add(row.gate_id)
-        try:
-            ev = decode(row.raw)
-        except BadInput as exc:
-            out.breaks.append(_break("MALFORMED", row, f"the stored event {row.event_id} does not decode ({exc})"))
+        ev = _decoded(row, out.breaks)
+        if ev is None:
             continue
         if not ev.sig:
             if row.gate_id in signing:
@@ -206,7 +232,8 @@ def _gaps(conn, gates: Iterable[str], now: dt.datetime) -> list[BreakRow]:
         progress = conn.execute(select(gate_progress.c.contiguous_seq)
                                 .where(gate_progress.c.gate_id == gate)).scalar()
         seqs = [int(s) for s in conn.execute(select(events.c.seq).where(events.c.gate_id == gate)
-                                             .distinct().order_by(events.c.seq)).scalars()]
+                                             .distinct().order_by(events.c.seq)).scalars()
+                if isinstance(s, int)]  # (a seq edited to text in SQLite: COLUMN_MISMATCH)
         if not seqs:
             continue
         upto = int(progress) if progress is not None else seqs[-1]
@@ -254,7 +281,7 @@ class _PageReads:
         """The raw bytes of the first stored event ``seq + 1`` of ``gate``, or None."""
         raw = self.conn.execute(select(events.c.raw).where(events.c.gate_id == gate, events.c.seq == seq + 1)
                                 .order_by(events.c.id).limit(1)).scalar()
-        return None if raw is None else bytes(raw)
+        return bytes(raw) if isinstance(raw, bytes | bytearray | memoryview) else None
 
     def first_signed(self, gate: str) -> int | None:
         """The lowest seq of ``gate`` with a stored link (its first signed event), or None."""
@@ -281,6 +308,13 @@ class _PageReads:
         """Whether an event of ``gate`` with ``seq`` is stored under a lower ledger id."""
         return self.conn.execute(select(events.c.id).where(events.c.gate_id == gate, events.c.seq == seq,
                                                            events.c.id < ledger_id).limit(1)).first() is not None
+
+
+def _key(r) -> tuple[str, int]:
+    """``(gate_id, seq)`` of a ledger row; a gate id or seq of another type (SQLite keeps any) is
+    looked up as text / seq 0 (its column is still compared: ``COLUMN_MISMATCH``)."""
+    gate, seq = r.gate_id, r.seq
+    return gate if isinstance(gate, str) else str(gate), seq if type(seq) is int else 0
 
 
 def _record_breaks(conn, found_now: Iterable[BreakRow], now: dt.datetime) -> list[BreakRow]:
@@ -321,17 +355,19 @@ def audit(engine: Engine, keys: KeyRing, *, after_id: int = 0, now: dt.datetime,
         recorded.extend(_record_breaks(conn, found_now, now))
 
     found, signing, last, examined, recorded = Findings(), set(), after_id, 0, []
+    stored_of = StoredReader(engine.dialect)
     while True:
         with engine.begin() as conn:
-            rows = conn.execute(select(events.c.id, events.c.gate_id, events.c.seq, events.c.event_id,
-                                       events.c.raw).where(events.c.id > last).order_by(events.c.id)
-                                .limit(PAGE)).all()
+            rows = conn.execute(select(events.c.id, events.c.raw, *stored_select()).where(events.c.id > last)
+                                .order_by(events.c.id).limit(PAGE)).all()
             if not rows:
                 break
             start = len(found.breaks)
             reads = _PageReads(conn, firsts)
-            audit_rows((Row(r.id, r.gate_id, r.seq, r.event_id, bytes(r.raw)) for r in rows), keys_of,
-                       reads.successor, signing, found, reads.first_signed, reads.links_of(rows),
+            at = [_key(r) for r in rows]
+            copies = seq_copies(conn, at)
+            page = [Row(r.id, *k, r.event_id, r.raw, stored_of(r), copies.get(k)) for r, k in zip(rows, at)]
+            audit_rows(page, keys_of, reads.successor, signing, found, reads.first_signed, reads.links_of(page),
                        reads.duplicate)
             examined, last = examined + len(rows), rows[-1].id
             record(conn, found.breaks[start:])

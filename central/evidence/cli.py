@@ -14,8 +14,9 @@ a pin that does not match included), 2 (not a bundle, bad pins) or 3 (all holds,
 is not pinned: the last line says the result holds only if those keys are the parties' own).
 ``audit`` checks, at nice 19 (``--nice N``: N, or the caller's when it is higher), the own
 signature of every stored signed event after ledger id N (ingest proves an inner event's content through its successor's signature only), each
-such event's stored link row, and every signing gate's received seqs still in the ledger; records
-each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED, LINK_ALTERED, LINK_MISSING, MISSING) as a chain
+such event's stored link row, every event's stored columns against its raw, and every signing
+gate's received seqs still in the ledger; records each failure (BAD_SIGNATURE, UNSIGNED, MALFORMED,
+RAW_NOT_BYTES, COLUMN_MISMATCH, DUPLICATE_SEQ, LINK_ALTERED, LINK_MISSING, MISSING) as a chain
 break and prints the last id examined; exit 0 (all hold), 1 (failures found, new or already
 recorded, each named), 2 (bad input or configuration: a signing gate without a readable public key, its events not audited), 3 (the
 ledger is unreachable or locked: retry). Formats: docs/evidence.md.
@@ -140,8 +141,8 @@ def verify_cmd(ctx, bundle, office_keys, gate_keys, inspector_keys, pins_file):
                    "0 keeps the caller's).")
 @click.pass_context
 def audit_cmd(ctx, config_path, db_url, keys_dir, after_id, niceness):
-    """Verify every stored event's own signature, its link row and each gate's seqs (at nice 19 unless
-    --nice says otherwise); record and name each failure."""
+    """Verify every stored event's own signature, its link row, its columns against its raw and each
+    gate's seqs (at nice 19 unless --nice says otherwise); record and name each failure."""
     import os  # lazy: CLI start-up
 
     from sqlalchemy.exc import OperationalError  # lazy: CLI start-up

@@ -105,6 +105,13 @@ def _event_values(a: Accepted, occurred_at) -> tuple:
     )
 
 
+def event_columns(event: Event, raw: bytes) -> dict[str, object]:
+    """The ``events`` columns ``write_batch`` stores for ``event`` decoded from ``raw``, by name (the
+    14 of ``_COLUMNS`` but ``received_at``; ``occurred_at`` the event's aware UTC datetime, ``payload``
+    its JSON text): what ``portgate evidence audit`` compares the stored columns with."""
+    return dict(zip(_COLUMNS, _event_values(Accepted("", event, raw), event.occurred_at)))
+
+
 def _sqlite_datetime(value: dt.datetime) -> str:
     """What SQLAlchemy's SQLite ``DateTime`` stores (``YYYY-MM-DD HH:MM:SS.ffffff``, no offset), at a
     tenth of the cost of its bind processor; in UTC, which is how the ledger reads it back (a gate

@@ -103,12 +103,14 @@ def test_an_edited_content_is_edited_or_forged_an_unsigned_or_undecodable_event_
     report = audit(engine, ring, now=T0)
     kinds = [(b.kind, b.gate_id, b.seq_from, b.event_id) for b in report.recorded]
     assert kinds == [("UNSIGNED", "g1", 2, evs[1].event_id), ("BAD_SIGNATURE", "g1", 3, evs[2].event_id),
+                     ("COLUMN_MISMATCH", "g1", 5, evs[4].event_id),  # only raw was edited: its row's columns not
                      ("BAD_SIGNATURE", "g1", 5, evs[4].event_id), ("MALFORMED", "g1", 6, evs[5].event_id)]
     assert report.recorded[0].detail.startswith("CHAIN_BREAK UNSIGNED gate g1 seq 2: audit: ledger id 2: ")
-    assert "(edited, or forged without the gate's key)" in report.recorded[2].detail
-    assert report.recorded[3].detail.startswith("CHAIN_BREAK MALFORMED gate g1 seq 6: audit: ledger id 6: ")
-    assert len(recorded(engine)) == 4 and audit(engine, ring, now=T0).recorded == []
-    assert len(recorded(engine)) == 4
+    assert f"mono_ns stored {evs[4].mono_ns}, signed {moved.mono_ns}" in report.recorded[2].detail
+    assert "(edited, or forged without the gate's key)" in report.recorded[3].detail
+    assert report.recorded[4].detail.startswith("CHAIN_BREAK MALFORMED gate g1 seq 6: audit: ledger id 6: ")
+    assert len(recorded(engine)) == 5 and audit(engine, ring, now=T0).recorded == []
+    assert len(recorded(engine)) == 5
 
 
 def test_an_unsigned_event_after_a_signed_one_is_a_break_without_registered_keys():

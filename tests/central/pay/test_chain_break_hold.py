@@ -19,7 +19,7 @@ from central.ingest.keys import KeyRing, register_public_key
 from central.ledger.migrate import upgrade
 from central.ingest.check import link_row
 from central.ledger.schema import event_links, events
-from central.ledger.store import insert_events, read_shifts, rebuild_shifts
+from central.ledger.store import event_row, insert_events, read_shifts, rebuild_shifts
 from central.ledger.tables import statements
 from central.pay.cli import load_setup
 from central.pay.close import close_month
@@ -27,7 +27,7 @@ from central.pay.statements_store import pay_from_ledger, release_holds
 from testkit.shift_events import KEY, ShiftEvents, dispatch
 from tests.central.ledger.test_rebuild_equality import RECEIVED, Z, t
 from wire import chain
-from wire.events import encode, sign
+from wire.events import sign
 
 NOW = dt.datetime(2026, 4, 3, tzinfo=dt.UTC)
 FIRST, LAST = dt.date(2026, 3, 1), dt.date(2026, 3, 31)
@@ -91,9 +91,10 @@ def test_an_edited_exit_is_held_for_review_once_the_audit_records_its_break(db_u
     assert hold is None
     later = msgspec.structs.replace(exit_ev, occurred_at=exit_ev.occurred_at + dt.timedelta(hours=6),
                                     mono_ns=exit_ev.mono_ns + 6 * 3600 * 10**9)  # sig kept
+    stored = event_row(sign(later, KEY), RECEIVED)  # every column as stored from the edited raw
+    stored.pop("received_at")
     with engine.begin() as conn:
-        conn.execute(events.update().where(events.c.event_id == exit_ev.event_id)
-                     .values(raw=encode(sign(later, KEY)), occurred_at=later.occurred_at))
+        conn.execute(events.update().where(events.c.event_id == exit_ev.event_id).values(**stored))
     report = audit(engine, ring, now=NOW)
     assert [(b.kind, b.event_id) for b in report.recorded] == [("BAD_SIGNATURE", exit_ev.event_id)]
     done = close_month(engine, FIRST, LAST, Z, rulebook, calendar, now=NOW)
