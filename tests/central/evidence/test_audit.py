@@ -16,12 +16,10 @@ from sqlalchemy import select
 
 from central.db import make_engine
 from central.evidence.audit import Row, audit, audit_rows
-from central.ingest.keys import KeyRing, add_gate, register_public_key
+from central.ingest.keys import KeyRing
 from central.ledger.schema import chain_breaks, events
-from edge.journal import Journal
-from edge.rules.model import Now
 from portgate.config import read_secret
-from tests.central.evidence.ingested import ingest
+from tests.central.evidence.ingested import ingest, two_gates
 from tests.central.ingest.test_check import event
 from testkit.cli import run_here
 from wire import chain
@@ -39,17 +37,7 @@ def tap(i):
 def ledger(tmp_path, sqlite_ledger):
     """A ledger holding gate g1's six signed events (seq 3's sig replaced, MAC redone with the HMAC
     key: the ingest accepts it, its content proven by seq 4) and g2's three HMAC-only ones."""
-    keys = tmp_path / "keys"
-    hkey = read_secret(add_gate(keys, "g1"))
-    hkey2 = read_secret(add_gate(keys, "g2"))
-    signer = chain.new_private_key()
-    register_public_key(keys, "g1", chain.public_pem(signer.public_key()))
-    j = Journal(tmp_path / "j.db", port="santos", gate_id="g1", key=hkey, boot_id="b1", signer=signer)
-    evs = [j.append(tap(i), now=Now(T0, i, True)) for i in range(6)]
-    j.close()
-    j2 = Journal(tmp_path / "j2.db", port="santos", gate_id="g2", key=hkey2, boot_id="b1")
-    plain = [j2.append(tap(i), now=Now(T0, i, True)) for i in range(3)]
-    j2.close()
+    keys, hkey, _signer, evs, plain = two_gates(tmp_path, tap, T0)
     evs[2] = sign(msgspec.structs.replace(evs[2], sig="00" * 64), hkey)
     url = sqlite_ledger(tmp_path / "ledger.db")
     engine = make_engine(url)

@@ -16,12 +16,10 @@ import pytest
 from sqlalchemy import select
 
 from central.db import make_engine
-from central.ingest.keys import KeyRing, add_gate, register_public_key
+from central.ingest.keys import KeyRing
 from central.ledger.schema import chain_breaks, events
-from edge.journal import Journal
-from edge.rules.model import Now
 from portgate.config import read_secret
-from tests.central.evidence.ingested import ingest
+from tests.central.evidence.ingested import ingest, two_gates
 from testkit.cli import run_here
 from wire import chain
 from wire.events import TapPayload, encode, sign
@@ -38,17 +36,8 @@ def tap(i):
 def _ledger(tmp_path, url):
     """Gate g1's six signed events (ledger ids 1-6) and g2's three HMAC-only ones (7-9) through the
     office's ingest into the ledger ``url``."""
-    keys = tmp_path / "keys"
-    hkey = read_secret(add_gate(keys, "g1"))
-    hkey2 = read_secret(add_gate(keys, "g2"))
-    signer = chain.new_private_key()
-    register_public_key(keys, "g1", chain.public_pem(signer.public_key()))
-    j = Journal(tmp_path / "j.db", port="santos", gate_id="g1", key=hkey, boot_id="b1", signer=signer)
-    evs = [j.append(tap(i), now=Now(T0, i, True)) for i in range(6)]
-    j.close()
-    j2 = Journal(tmp_path / "j2.db", port="santos", gate_id="g2", key=hkey2, boot_id="b1")
-    evs += [j2.append(tap(i), now=Now(T0, i, True)) for i in range(3)]
-    j2.close()
+    keys, _hkey, signer, evs, plain = two_gates(tmp_path, tap, T0)
+    evs += plain
     engine = make_engine(url)
     assert ingest(engine, KeyRing(keys, recheck_s=0), evs, T0) == []
     return engine, keys, evs, signer
