@@ -65,6 +65,7 @@ class NatsNode:
         self.conf_path = self.dir / "nats.conf"
         self.log_path = self.dir / "nats.log"
         self.proc: subprocess.Popen | None = None
+        self.monitor_moves = 0
 
     def config(self, routes: list[int], *, auth_include: Path | None = None, tls=None) -> str:
         route_urls = ", ".join(f'"nats-route://127.0.0.1:{p}"' for p in routes)
@@ -125,10 +126,14 @@ class NatsCluster:
         self.workdir = Path(workdir)
         self.exe = find_exe()
         self.nodes = [NatsNode(self.workdir, f"n{i + 1}") for i in range(size)]
+        self._conf_args = {"auth_include": auth_include, "tls": tls}
         for node in self.nodes:
             node.dir.mkdir(parents=True, exist_ok=True)
-            routes = [o.cluster_port for o in self.nodes if o is not node]
-            node.conf_path.write_text(node.config(routes, auth_include=auth_include, tls=tls))
+            self._write_config(node)
+
+    def _write_config(self, node: NatsNode) -> None:
+        routes = [o.cluster_port for o in self.nodes if o is not node]
+        node.conf_path.write_text(node.config(routes, **self._conf_args))
 
     @property
     def mqtt_hosts(self) -> list[tuple[str, int]]:
@@ -162,6 +167,7 @@ class NatsCluster:
         wanted = [self.nodes[i] for i in (nodes if nodes is not None else range(len(self.nodes)))]
         while time.monotonic() < deadline:
             dead = [n for n in wanted if n.proc is not None and n.proc.poll() is not None]
+            dead = [n for n in dead if not self._moved_monitor(n)]
             if dead:
                 raise BrokerUnavailable(f"nats-server {dead[0].name} exited: {dead[0].log_tail()}")
             if all(n.healthy() for n in wanted) and self.meta_leader() is not None:
@@ -169,6 +175,22 @@ class NatsCluster:
             time.sleep(0.1)
         raise BrokerUnavailable("NATS cluster not healthy in time: "
                                 + " | ".join(f"{n.name}: {n.log_tail(600)}" for n in wanted))
+
+    def _moved_monitor(self, node: NatsNode) -> bool:
+        """A node that exited because its HTTP monitor port was taken in the meantime (chosen free
+        at construction, bound by another test's server before this node started: seen in CI) is
+        started again on a new monitor port, at most three times; True when it was. The monitor
+        port is this class's alone (health and ``/jsz``); the client, route and MQTT ports are
+        known to others and are not moved."""
+        if node.monitor_moves >= 3 or "can't listen to the monitor port" not in node.log_tail(400):
+            return False
+        node.monitor_moves += 1
+        node.http_port = free_port()
+        self._write_config(node)
+        with node.log_path.open("a") as log:
+            log.write(f"(portgate: monitor port taken, moved to {node.http_port})\n")
+        self.start_node(self.nodes.index(node))
+        return True
 
     def meta_leader(self) -> str | None:
         """The JetStream meta leader's server name as one live node sees it, or None."""

@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import os
 import signal
+import socket
 import sqlite3
 import time
 import uuid
@@ -189,6 +190,28 @@ def test_an_existing_stream_without_the_port_is_a_config_error(tmp_path, nats_cl
         asyncio.run(ingest._run())
     assert not ingest.connected.is_set()
     ingest._writer.close()
+
+
+def test_a_node_whose_monitor_port_was_taken_starts_on_a_new_one(tmp_path):
+    """The ports are chosen free when the cluster is made and bound when a node starts; in CI
+    another test's server took a node's HTTP monitor port in between and the node exited ("can't
+    listen to the monitor port"). That node is started again on a new monitor port (the port only
+    the cluster's health checks use); its client, route and MQTT ports stay."""
+    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
+    cluster = NatsCluster(tmp_path / "nats")
+    taken = cluster.nodes[1].http_port
+    client_port = cluster.nodes[1].client_port
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", taken))
+        squatter.listen()
+        try:
+            cluster.start(60)
+            node = cluster.nodes[1]
+            assert node.http_port != taken and node.monitor_moves == 1
+            assert node.client_port == client_port and node.healthy()
+            assert f"http: 127.0.0.1:{node.http_port}" in node.conf_path.read_text()
+        finally:
+            cluster.stop()
 
 
 def test_a_failed_set_up_is_retried_until_the_cluster_has_a_quorum(tmp_path):
