@@ -13,10 +13,19 @@ have ended).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from pathlib import Path
 
-PERIOD_US = 100_000
+# The CFS period: 10 ms, not the kernel's 100 ms default. The quota models a board several times
+# slower than this machine, whose CPU runs all the time at a fraction of the speed; with a 100 ms
+# period the process instead runs at full speed for 25 ms and then stands still for 75 ms, so a
+# read that meets the end of a period's budget waits up to 75 ms, a stall no Raspberry-class board
+# has (the quota's p99 measured that stall: docs/performance.md, "The quota's period"). A 10 ms
+# period keeps the same quarter of one core with stalls of 7.5 ms at most. The kernel refuses a
+# quota under 1 ms: a small fraction gets a longer period (0.05 of one core: 20 ms).
+PERIOD_US = 10_000
+MIN_QUOTA_US = 1_000
 V2_ROOT = Path("/sys/fs/cgroup")
 V1_CPU = Path("/sys/fs/cgroup/cpu")
 
@@ -26,6 +35,7 @@ class CpuQuota:
     path: Path
     version: int  # 1 or 2
     fraction: float  # of one core
+    period_us: int = PERIOD_US  # the CFS period the quota is a fraction of
 
     @classmethod
     def create(cls, fraction: float, name: str | None = None) -> "CpuQuota | None":
@@ -34,10 +44,11 @@ class CpuQuota:
         if not 0 < fraction <= 64:
             raise ValueError(f"cpu quota {fraction} is not in (0, 64]")
         name = name or f"portgate-bench-{os.getpid()}"
-        quota = max(1000, int(PERIOD_US * fraction))
+        period = max(PERIOD_US, math.ceil(MIN_QUOTA_US / fraction))
+        quota = max(MIN_QUOTA_US, int(period * fraction))
         for make in (cls._v2, cls._v1):
             try:
-                made = make(name, quota, fraction)
+                made = make(name, quota, period, fraction)
             except OSError:
                 continue
             if made is not None:
@@ -45,7 +56,7 @@ class CpuQuota:
         return None
 
     @classmethod
-    def _v2(cls, name: str, quota: int, fraction: float) -> "CpuQuota | None":
+    def _v2(cls, name: str, quota: int, period: int, fraction: float) -> "CpuQuota | None":
         controllers = V2_ROOT / "cgroup.controllers"
         if not controllers.exists() or "cpu" not in controllers.read_text().split():
             return None
@@ -54,18 +65,18 @@ class CpuQuota:
             subtree.write_text("+cpu")
         path = V2_ROOT / name
         path.mkdir(exist_ok=True)
-        (path / "cpu.max").write_text(f"{quota} {PERIOD_US}")
-        return cls(path, 2, fraction)
+        (path / "cpu.max").write_text(f"{quota} {period}")
+        return cls(path, 2, fraction, period)
 
     @classmethod
-    def _v1(cls, name: str, quota: int, fraction: float) -> "CpuQuota | None":
+    def _v1(cls, name: str, quota: int, period: int, fraction: float) -> "CpuQuota | None":
         if not (V1_CPU / "cpu.cfs_quota_us").exists():
             return None
         path = V1_CPU / name
         path.mkdir(exist_ok=True)
-        (path / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (path / "cpu.cfs_period_us").write_text(str(period))
         (path / "cpu.cfs_quota_us").write_text(str(quota))
-        return cls(path, 1, fraction)
+        return cls(path, 1, fraction, period)
 
     def join(self) -> None:
         """Move the calling process into the cgroup (use as ``subprocess``'s ``preexec_fn``)."""
@@ -83,7 +94,7 @@ class CpuQuota:
 
     def describe(self) -> str:
         knob = "cpu.max" if self.version == 2 else "cpu.cfs_quota_us"
-        return f"cgroup v{self.version} {knob}: {self.fraction:g} of one core"
+        return f"cgroup v{self.version} {knob}: {self.fraction:g} of one core, period {self.period_us / 1000:g} ms"
 
     def remove(self) -> None:
         try:
