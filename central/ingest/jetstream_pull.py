@@ -120,9 +120,14 @@ class LeanPull:
         if not self._buf and not self._open():  # what the consumer has now, up to n
             await self._request(n, None)
             await self._until(lambda: len(self._buf) >= n or not self._open(), deadline)
-        if not self._buf and not self._open():  # nothing: wait for the first delivery
+        if not self._buf and self._open():  # an earlier fetch's request, still open: it may deliver
+            await self._until(lambda: self._buf or not self._open(), deadline)
+        if not self._buf and not self._open() and time.monotonic() < deadline:
+            # nothing: a waiting request for the first delivery (also when the earlier fetch's
+            # request ended while this one waited: without it, a fetch that began while that
+            # request was open sat out the whole wait_s with no request, messages stored meanwhile
+            # undelivered until the next fetch: up to fetch_wait_s of latency after a quiet moment)
             await self._request(n, max(0.05, deadline - time.monotonic()))
-        if not self._buf:
             await self._until(lambda: self._buf or not self._open(), deadline)
         if not self._buf:  # ended early by a status (409): no new request before wait_s is up
             await self._until(lambda: self._buf, deadline)

@@ -117,11 +117,15 @@ def test_a_whole_batch_comes_from_one_request_without_a_task_per_message(cluster
 
 
 def test_an_empty_fetch_waits_then_takes_what_comes_and_loses_nothing(cluster):
+    """The waiting fetch begins while the empty fetch's request is still open (its expiry comes
+    from the server just after that fetch returned): it returns at the first delivery, not at the
+    end of its wait (an hour here: before the fix it sat out its whole wait with no request open,
+    and the test ran into pytest's timeout)."""
     async def run():
         nc, js = await setup(cluster, "LEANWAIT", 0)
         pull = await LeanPull(nc, "LEANWAIT", "LEANWAIT").start()
         empty = await pull.fetch(10, 0.3)
-        waiting = asyncio.ensure_future(pull.fetch(10, 60.0))
+        waiting = asyncio.ensure_future(pull.fetch(10, 3600.0))
         await asyncio.sleep(0.2)
         for i in range(3):
             await js.publish("LEANWAIT.e", str(i).encode())
