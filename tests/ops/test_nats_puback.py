@@ -35,12 +35,12 @@ def cluster(tmp_path):
     c.stop()
 
 
-def js_call(cluster, fn):
-    """``fn(js)`` on a fresh connection to the live nodes."""
+def js_call(cluster, fn, timeout: float = 60):
+    """``fn(js)`` on a fresh connection to the live nodes; ``timeout``: each JetStream API call's."""
     async def run():
         nc = await nats.connect(servers=cluster.live_urls())
         try:
-            return await fn(nc.jetstream(timeout=60))
+            return await fn(nc.jetstream(timeout=timeout))
         finally:
             await nc.close()
 
@@ -48,14 +48,15 @@ def js_call(cluster, fn):
 
 
 def stream_info(cluster):
-    """The stream's info, or None while it cannot answer (its only replica down or electing)."""
+    """The stream's info, or None while it cannot answer (its only replica down or electing: no
+    reply comes, so each ask waits 5 s, not 60, and the caller's wait asks again)."""
     async def ask(js):
         try:
             return await js.stream_info(STREAM)
         except Exception:  # noqa: BLE001 - unavailable: asked again by the caller's wait
             return None
 
-    return js_call(cluster, ask)
+    return js_call(cluster, ask, timeout=5)
 
 
 def acknowledged(cluster, node: int, client_id: str, payload: bytes) -> bool:
