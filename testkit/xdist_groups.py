@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,36 @@ class TimesRecorder:
         self.out.write_text(json.dumps(rounded, indent=0) + "\n", encoding="utf-8")
 
 
+class WorkerSummary:
+    """Controller: each worker's seconds of tests and when its last test ended, printed at the end
+    of the run ("workers: gw0 612 s of tests, done at 701 s; ..."): a worker done long before the
+    run ended shows the tail the scheduling left (issue 32 item 1)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.busy: dict[str, float] = {}
+        self.done_at: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+        if worker is not None:
+            self.busy[worker] = self.busy.get(worker, 0.0) + report.duration
+            self.done_at[worker] = time.monotonic() - self.started
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.busy:
+            terminalreporter.write_line("workers: " + "; ".join(
+                f"{w} {self.busy[w]:.0f} s of tests, done at {self.done_at[w]:.0f} s" for w in sorted(self.busy)))
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return
     out = config.getoption("module_times_out", None)
-    if out and not hasattr(config, "workerinput"):
+    if out:
         config.pluginmanager.register(TimesRecorder(Path(out)), "portgate-module-times")
+    if config.getoption("numprocesses", None):
+        config.pluginmanager.register(WorkerSummary(), "portgate-worker-summary")
 
 
 @pytest.hookimpl(optionalhook=True)

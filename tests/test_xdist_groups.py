@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -136,3 +137,18 @@ def test_a_missing_or_broken_times_file_leaves_the_order_to_the_test_counts(tmp_
     assert read_times(tmp_path / "nowhere.json") == {}
     (tmp_path / "list.json").write_text("[1, 2]")
     assert read_times(tmp_path / "list.json") == {}
+
+
+def test_the_run_ends_with_each_workers_seconds_and_when_it_was_done(tmp_path):
+    """The controller's last line names every worker with its seconds of tests and the moment its
+    last test ended (a worker done long before the others shows the scheduling's tail)."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for n in range(3):
+        (suite / f"test_plain_{n}.py").write_text(PLAIN)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
+                           "-p", "no:cacheprovider", "-p", "testkit.xdist_groups", str(suite)], cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("workers: ")]
+    assert re.fullmatch(r"workers: gw0 \d+ s of tests, done at \d+ s; gw1 \d+ s of tests, done at \d+ s", line), line
