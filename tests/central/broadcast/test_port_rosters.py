@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from central.broadcast.port_roster import PORT_BASE
 from central.config import PublishSettings
+from central.db import load_all_tables, make_engine
 from central.ingest.ports import make_ingest
 from central.office_key import office_key
 from central.registry.changes import utcnow
@@ -78,8 +79,8 @@ class Listener:
         return version, regs
 
     def stop(self):
-        self.client.loop_stop()
-        self.client.disconnect()
+        self.client.disconnect()  # first: it wakes the network loop, which loop_stop then joins at once
+        self.client.loop_stop()  # (the other way round it waits out the loop's 1 s select)
 
 
 def add(s: Session, reg: str, port: str | None) -> None:
@@ -93,11 +94,22 @@ def add(s: Session, reg: str, port: str | None) -> None:
         set_port(s, reg, port, actor=ACTOR, now=utcnow(), served=SERVED)
 
 
+@pytest.fixture(scope="module")
+def tables_template(request) -> str:
+    """A database of the session's cluster with every table (``create_all``, as ``Office`` makes
+    them), made once for the module: each PostgreSQL test's ledger is a copy of it (``createdb -T``)."""
+    engine = make_engine(request.getfixturevalue("pg_cluster").create_database("rosters_tables"))
+    load_all_tables().create_all(engine)
+    engine.dispose()  # nobody may be connected to a template
+    return "rosters_tables"
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def two_ports(request, tmp_path, keys_dir, broker):  # noqa: F811
     url = None
     if request.param == "postgresql":
-        url = request.getfixturevalue("pg_cluster").create_database(f"rosters_{request.node.name[5:40].lower()}")
+        url = request.getfixturevalue("pg_cluster").create_database(
+            f"rosters_{request.node.name[5:40].lower()}", template=request.getfixturevalue("tables_template"))
     office = Office(tmp_path, keys_dir, url=url)
     with Session(office.engine) as s, s.begin():
         add(s, "V001", None)  # home port: santos
