@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from portgate.clitext import HELP, command_help, use_lang
@@ -32,11 +33,46 @@ NOT_FOR_A_PERSON = {
 }
 
 
-def _run(*args: str, lang: str | None) -> subprocess.CompletedProcess:
+#: the console script's runs of this module's tests: (arguments, ``PORTGATE_LANG`` or None)
+REAL_RUNS = (
+    (("pay", "mark-paid", "--help"), None), (("pay", "--help"), "pt"), (("--help",), None),
+    (("demo", "--lang", "en", "--help"), "pt"), (("evidence", "verify", "a", "b", "c"), None),
+    (("evidence", "verify", "a", "b"), "pt"), (("rotation", "list", "--help"), "pt"),
+)
+_started: dict[tuple, subprocess.Popen] = {}
+_done: dict[tuple, subprocess.CompletedProcess] = {}
+
+
+def _start(args: tuple[str, ...], lang: str | None) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "PORTGATE_LANG"}
     if lang is not None:
         env["PORTGATE_LANG"] = lang
-    return subprocess.run([PORTGATE, *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.Popen([PORTGATE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _real_runs():
+    """Every run of ``REAL_RUNS`` started at once when the module's first test starts: their Python
+    starts (~0.5 s of CPU each, seconds of wall each under load) overlap instead of following one
+    another; ``_run`` collects each (a command run twice with the same language: once)."""
+    _started.update({(args, lang): _start(args, lang) for args, lang in REAL_RUNS})
+    yield
+    for proc in _started.values():  # not collected (a test deselected or failed first)
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    _started.clear()
+    _done.clear()
+
+
+def _run(*args: str, lang: str | None) -> subprocess.CompletedProcess:
+    """``portgate ARGS`` through the real console script, ``PORTGATE_LANG=lang`` (None: unset)."""
+    key = (args, lang)
+    if key not in _done:
+        proc = _started.pop(key, None) or _start(args, lang)
+        out, err = proc.communicate(timeout=120)
+        _done[key] = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return _done[key]
 
 
 def _here(*args: str, lang: str | None) -> subprocess.CompletedProcess:

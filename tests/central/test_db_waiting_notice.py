@@ -119,10 +119,27 @@ def silent_url():
     srv.close()
 
 
-def _portgate(*args: str, lang: str = "pt") -> subprocess.CompletedProcess:
-    env = {**os.environ, "PORTGATE_LANG": lang}
-    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=120, check=False)
+@pytest.fixture(scope="module", autouse=True)
+def english_run(tmp_path_factory):
+    """(port, process): the English notice's real ``portgate`` process (``portgate --lang en evidence
+    audit``, ``PORTGATE_LANG=pt``) on a listener of its own that accepts and never answers
+    (``connect_timeout=6``), started when the module's first test starts so that its wait goes on
+    while the other tests run; ``test_the_notice_in_english_under_the_top_level_lang`` reads it."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    port = srv.getsockname()[1]
+    keys = tmp_path_factory.mktemp("english") / "keys"
+    keys.mkdir()
+    url = f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=6"
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--lang", "en", "evidence", "audit", "--db", url,
+                             "--keys-dir", str(keys)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PORTGATE_LANG": "pt"})
+    yield port, proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate()
+    srv.close()
 
 
 @pytest.mark.parametrize("command", [("pay", "overdue", "--db"), ("ledger", "migrate", "--db")],
@@ -139,11 +156,10 @@ def test_other_command_groups_say_why_they_wait(silent_url, command):
     assert done.stderr.count("Aguardando o livro-razão") == 1, done.stderr  # once per wait
 
 
-def test_the_notice_in_english_under_the_top_level_lang(silent_url, tmp_path):
-    url, port = silent_url
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    done = _portgate("--lang", "en", "evidence", "audit", "--db", url, "--keys-dir", str(keys))
+def test_the_notice_in_english_under_the_top_level_lang(english_run):
+    port, proc = english_run
+    out, err = proc.communicate(timeout=120)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     assert done.returncode != 0, done
     assert f"Waiting for the ledger (database) at 127.0.0.1:{port}: no server has answered yet" in done.stderr, \
         done.stderr

@@ -8,8 +8,13 @@ from pathlib import Path
 from central.ingest.keys import add_gate
 from central.ledger.migrate import upgrade
 from portgate.config import write_secret
-from tests.ops.conftest import free_port, run_cli, run_cli_or_here, run_here, scrape
+from tests.ops.conftest import free_port, run_cli, run_here, scrape
+from testkit.sqlite_copies import copy_made_once
 from testkit.wait import wait_until
+
+
+def _migrated(path: Path) -> None:
+    upgrade(f"sqlite:///{path}")
 
 
 def central_toml(tmp_path: Path, broker, *, metrics_port: int = 0, user: str | None = None,
@@ -18,8 +23,8 @@ def central_toml(tmp_path: Path, broker, *, metrics_port: int = 0, user: str | N
     keys.mkdir(exist_ok=True)
     if not (keys / "g1.key").exists():
         add_gate(keys, "g1")
-    if url is None and not (tmp_path / "ledger.db").exists():
-        upgrade(f"sqlite:///{tmp_path / 'ledger.db'}")  # as `portgate ledger migrate` creates it
+    if url is None and not (tmp_path / "ledger.db").exists():  # as `portgate ledger migrate` creates it:
+        copy_made_once("ops-migrated", _migrated, tmp_path / "ledger.db")  # migrated once, copied
     lines = [
         f'database_url = "{url or "sqlite:///" + str(tmp_path / "ledger.db")}"',
         'port = "santos"',
@@ -74,10 +79,12 @@ def test_central_password_never_logged(tmp_path, secure_broker, notify_socket, s
 
 
 def test_central_bad_config_names_key_exit_2(tmp_path, broker):
+    """Both commands in this process (``run_here``: a refusal comes before anything starts); the
+    installed command's refusal of ``central run`` is the missing-file test's below."""
     cfg = central_toml(tmp_path, broker)
     cfg.write_text(cfg.read_text().replace("workers = 1", 'workers = "many"'))
     for cmd in (["central", "run", "--config", str(cfg)], ["central", "check-config", str(cfg)]):
-        res = run_cli_or_here(cmd)
+        res = run_here(cmd)
         assert res.returncode == 2, res
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and "$.workers" in lines[0] and "Traceback" not in res.stderr, res.stderr
@@ -94,7 +101,7 @@ def test_central_unknown_key_and_open_secret(tmp_path, broker):
     cfg.write_text(good)
     (tmp_path / "mqtt.pw").chmod(0o644)
     for cmd in (["central", "check-config", str(cfg)], ["central", "run", "--config", str(cfg)]):
-        res = run_cli_or_here(cmd)
+        res = run_here(cmd)  # refused before anything starts: in this process, as above
         assert res.returncode == 2 and "chmod 600" in res.stderr, res.stderr
         assert "$.mqtt.password_file" in res.stderr or "mqtt.pw" in res.stderr
         assert "pw\n" not in res.stderr.replace("mqtt.pw", "")
@@ -102,7 +109,9 @@ def test_central_unknown_key_and_open_secret(tmp_path, broker):
 
 def test_central_run_refuses_a_sqlite_ledger_file_that_does_not_exist(tmp_path, broker):
     """A mistyped path used to become a new, empty ledger (migrations ran, the gates' events went
-    there): now one line naming the file and the command that creates a ledger, exit 2, no file."""
+    there): now one line naming the file and the command that creates a ledger, exit 2, no file.
+    The installed command (``python -m app.cli``): this module's refusal of ``central run`` by a real
+    process (the other refusals run in this process)."""
     missing = tmp_path / "cfg" / "none.db"
     cfg = central_toml(tmp_path, broker, url=f"sqlite:///{missing}")
     res = run_cli(["central", "run", "--config", str(cfg)])

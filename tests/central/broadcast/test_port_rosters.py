@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from central.broadcast.port_roster import PORT_BASE
 from central.config import PublishSettings
+from central.db import load_all_tables, make_engine
 from central.ingest.ports import make_ingest
 from central.office_key import office_key
 from central.registry.changes import utcnow
@@ -78,8 +79,8 @@ class Listener:
         return version, regs
 
     def stop(self):
-        self.client.loop_stop()
-        self.client.disconnect()
+        self.client.disconnect()  # first: it wakes the network loop, which loop_stop then joins at once
+        self.client.loop_stop()  # (the other way round it waits out the loop's 1 s select)
 
 
 def add(s: Session, reg: str, port: str | None) -> None:
@@ -93,11 +94,28 @@ def add(s: Session, reg: str, port: str | None) -> None:
         set_port(s, reg, port, actor=ACTOR, now=utcnow(), served=SERVED)
 
 
+_TABLES: dict[int, str] = {}  # a cluster's port -> its database of every table, made once per process
+
+
+def _tables_template(pg) -> str:
+    """A database of ``pg`` with every table (``create_all``, as ``Office`` makes them), made once per
+    process and cluster: each PostgreSQL test's ledger is a copy of it (``createdb -T``; two_ports is
+    also test_port_escala.py's fixture)."""
+    if pg.port not in _TABLES:
+        name = f"rosters_tables_{uuid.uuid4().hex[:8]}"
+        engine = make_engine(pg.create_database(name))
+        load_all_tables().create_all(engine)
+        engine.dispose()  # nobody may be connected to a template
+        _TABLES[pg.port] = name
+    return _TABLES[pg.port]
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def two_ports(request, tmp_path, keys_dir, broker):  # noqa: F811
     url = None
     if request.param == "postgresql":
-        url = request.getfixturevalue("pg_cluster").create_database(f"rosters_{request.node.name[5:40].lower()}")
+        pg = request.getfixturevalue("pg_cluster")
+        url = pg.create_database(f"rosters_{request.node.name[5:40].lower()}", template=_tables_template(pg))
     office = Office(tmp_path, keys_dir, url=url)
     with Session(office.engine) as s, s.begin():
         add(s, "V001", None)  # home port: santos

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -19,6 +20,7 @@ from edge.rules.model import Now
 from edge.sync import Sync, SyncSettings
 from portgate.config import read_secret
 from app.demo.mosquitto import Mosquitto
+from testkit.sqlite_copies import copy_made_once
 from testkit.wait import wait_until
 from edge.journal import Journal
 from edge.store import Store
@@ -55,10 +57,20 @@ def keys_dir(tmp_path):
     return d
 
 
+def _every_table(path: Path) -> None:
+    engine = make_engine(f"sqlite:///{path}")
+    load_all_tables().create_all(engine)
+    engine.dispose()
+
+
 class Office:
-    """The ledger database and helpers to start ingest workers against a broker."""
+    """The ledger database and helpers to start ingest workers against a broker. Without ``url``: a
+    SQLite ledger in ``tmp_path`` with every table (a copy of one made once per process,
+    ``testkit.sqlite_copies``; an existing file gets the missing tables, as before)."""
 
     def __init__(self, tmp_path, keys_dir, url=None):
+        if url is None and not (Path(tmp_path) / "ledger.db").exists():
+            copy_made_once("office-tables", _every_table, Path(tmp_path) / "ledger.db")
         self.url = url or f"sqlite:///{tmp_path / 'ledger.db'}"
         self.engine = make_engine(self.url)
         load_all_tables().create_all(self.engine)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import shutil
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -27,18 +28,35 @@ from central.rotation.schema import escala
 from tests.central.registry.conftest import REQ_COLUMNS, req_row, write_csv
 
 
-@pytest.fixture
-def cluster(migrated_url, tmp_path):
-    """(url, santos scenario, paranaguá scenario, its id map): the shared ledger of both demo ports,
-    each port's gates registered in its keys dir."""
+@pytest.fixture(scope="module")
+def scenarios(tmp_path_factory):
+    """(santos scenario, paranaguá scenario, its id map, the day's start, a folder of each port's
+    keys dir with its gates registered): the cluster demo's two ports, the second derived once for
+    the module (read only by the tests), the gates registered once (~0.5 s each: copied per test)."""
     scenario = Scenario(DEFAULT_DIR)
-    second, ids = derive(scenario, tmp_path / f"scenario-{SECOND_PORT}", SECOND_PORT)
+    second, ids = derive(scenario, tmp_path_factory.mktemp("scenario") / f"scenario-{SECOND_PORT}", SECOND_PORT)
     day_start = dt.datetime.combine(scenario.spec.day, dt.time(0), ZoneInfo(scenario.spec.timezone))
-    prepare_ledger(migrated_url, second, day_start, accounts=False)
-    prepare_ledger(migrated_url, scenario, day_start)
+    registered = tmp_path_factory.mktemp("registered")
     for sc in (scenario, second):
-        register_gates(tmp_path / sc.spec.port / "keys", sc.spec.port, [g.gate_id for g in sc.spec.gates])
-    return migrated_url, scenario, second, ids
+        register_gates(registered / sc.spec.port / "keys", sc.spec.port, [g.gate_id for g in sc.spec.gates])
+    return scenario, second, ids, day_start, registered
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def cluster(request, scenarios, ledgers, tmp_path):
+    """(url, santos scenario, paranaguá scenario, its id map): a ledger of its own, a copy of the
+    shared ledger of both demo ports (``prepare_ledger`` of each, made once per session and kind by
+    ``ledgers``: tests/central/conftest.py), each port's keys dir with its gates registered."""
+    scenario, second, ids, day_start, registered = scenarios
+
+    def fill(engine) -> None:
+        prepare_ledger(engine.url.render_as_string(hide_password=False), second, day_start, accounts=False)
+        prepare_ledger(engine.url.render_as_string(hide_password=False), scenario, day_start)
+
+    url = ledgers.url(request, request.param, tmp_path, "rotation_home_port", fill)
+    for sc in (scenario, second):
+        shutil.copytree(registered / sc.spec.port, tmp_path / sc.spec.port)
+    return url, scenario, second, ids
 
 
 def _config(tmp_path, url: str, port: str, ports: tuple[str, ...] = ()) -> str:
