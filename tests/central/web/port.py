@@ -189,15 +189,12 @@ class Port:
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.root / "central.log", "ab"), stderr=subprocess.STDOUT)
         self.procs.append(self.office)
-        # The web application needs only the migrated ledger: it starts beside the office (its Python
-        # start overlaps the office's; the suite's port modules waited for one, then the other).
+        wait_until(lambda: "ingest.connected" in (self.root / "central.log").read_text(errors="replace"),
+                   120, what="the office ingest connected")  # a Python start at load 20: ~30 s
         self.web = subprocess.Popen([*PORTGATE, "office", "serve", "--config", str(central), "--port",
                                      str(self.web_port)], stdout=open(self.root / "web.log", "ab"),
                                     stderr=subprocess.STDOUT)
         self.procs.append(self.web)
-        # The gates after the office's ingest subscribed: their first events must not go unanswered.
-        wait_until(lambda: "ingest.connected" in (self.root / "central.log").read_text(errors="replace"),
-                   120, what="the office ingest connected")  # a Python start at load 20: ~30 s
         for gate_id in SHIPS:
             gate = Gate(self.root, gate_id, key_files[gate_id], self.broker.port, badge=gate_id == "g-a")
             gate.start()

@@ -58,11 +58,10 @@ class Office:
         log = self.root / "central.log"
         self.procs.append(subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                            stdout=open(log, "ab"), stderr=subprocess.STDOUT))
-        # the web application needs only the ledger: its Python start overlaps the office's
+        wait_until(lambda: "ingest.connected" in log.read_text(errors="replace"), 30, what="the ingest")
         self.procs.append(subprocess.Popen([*PORTGATE, "office", "serve", "--config", str(central), "--port",
                                             str(self.web_port)], stdout=open(self.root / "web.log", "ab"),
                                            stderr=subprocess.STDOUT))
-        wait_until(lambda: "ingest.connected" in log.read_text(errors="replace"), 120, what="the ingest")
         return self
 
     def stop(self) -> None:
