@@ -1,62 +1,18 @@
 """The office web benchmark runs in smoke mode and prints its JSON line last, with both figures
-and the same-run baseline.
-
-The three benchmarks run as scripts, each in its own process, all three started at once when the
-module's first test asks (``benches``): each mostly waits (its server's threads, a browser, its
-fills), so the module takes about the longest one's time, not their sum (issue 32 item 1: 42 s in a
-row). The smoke proves each runs and what it prints; its figures are not judged."""
+and the same-run baseline."""
 
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRIPTS = {"office_web": "test_office_web_bench_smoke_prints_its_json_line",  # bench/NAME.py: its test
-           "payslips": "test_payslips_bench_smoke_prints_its_json_line",
-           "read_log": "test_read_log_bench_smoke_prints_each_search_next_to_its_sql"}
 
 
-@pytest.fixture(scope="module")
-def benches(request, tmp_path_factory):
-    """``benches(name)`` -> the finished ``bench/NAME.py --smoke`` (``returncode``, ``stdout``,
-    ``stderr``; 600 s at most, as each ran alone before). Started together on the first call: the
-    scripts whose tests this session runs."""
-    wanted = {item.originalname for item in request.session.items if item.path == request.path}
-    out_dir = tmp_path_factory.mktemp("benches")
-    procs: dict[str, tuple[subprocess.Popen, Path, Path]] = {}
-
-    def start() -> None:
-        for name, test in SCRIPTS.items():
-            if test in wanted:
-                stdout, stderr = out_dir / f"{name}.out", out_dir / f"{name}.err"
-                with stdout.open("wb") as o, stderr.open("wb") as e:
-                    procs[name] = (subprocess.Popen([sys.executable, str(ROOT / "bench" / f"{name}.py"), "--smoke"],
-                                                    stdout=o, stderr=e, cwd=ROOT), stdout, stderr)
-
-    def finished(name: str) -> SimpleNamespace:
-        if not procs:
-            start()
-        proc, stdout, stderr = procs[name]
-        proc.wait(600)
-        return SimpleNamespace(returncode=proc.returncode, stdout=stdout.read_text(encoding="utf-8"),
-                               stderr=stderr.read_text(encoding="utf-8", errors="replace"))
-
-    try:
-        yield finished
-    finally:
-        for proc, _out, _err in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-
-
-def test_office_web_bench_smoke_prints_its_json_line(benches):
-    out = benches("office_web")
+def test_office_web_bench_smoke_prints_its_json_line():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "office_web.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["bench"] == "office_web"
@@ -87,16 +43,18 @@ def test_office_web_bench_smoke_prints_its_json_line(benches):
         assert re.search(r"its SQL alone .* p95 <= 2x SQL: (not )?met   p95 <= 2x SQL \+ 10 ms: (not )?met$", line), line
 
 
-def test_payslips_bench_smoke_prints_its_json_line(benches):
-    out = benches("payslips")
+def test_payslips_bench_smoke_prints_its_json_line():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "payslips.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["bench"] == "payslips" and result["figures"]["statements"] == 40 * 25
     assert result["figures"]["pages"] >= 40 and result["baseline"]["compute_s"] > 0
 
 
-def test_read_log_bench_smoke_prints_each_search_next_to_its_sql(benches):
-    out = benches("read_log")
+def test_read_log_bench_smoke_prints_each_search_next_to_its_sql():
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "read_log.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["bench"] == "read_log" and result["figures"]["taps"] == 20_000
