@@ -27,6 +27,15 @@ READY = ("Ctrl-C para parar", "Ctrl-C to stop")
 WEB_LINE = re.compile(r"^web +(http://127\.0\.0\.1:\d+/) +login ", re.M)
 
 
+def _hear_ctrl_c() -> None:
+    """In the demo's process before it runs: SIGINT back to its default action, so Python makes it
+    the KeyboardInterrupt ``stop()`` relies on. A suite started as a background job of a
+    non-interactive shell (``bash .ci/run &``, ``nohup ... &``) inherits SIGINT ignored, and Python
+    leaves an ignored SIGINT ignored: the demo then served on, and ``stop()`` failed after 30 s
+    ("the demo did not stop on Ctrl-C")."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class DemoDay:
     def __init__(self, root: Path, *args: str) -> None:
         self.root = root
@@ -53,7 +62,7 @@ class DemoDay:
     def start(self, timeout: float = 900.0) -> DemoDay:
         with self.log.open("w") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "app.cli", "demo", "--run-dir", str(self.run_dir),
-                                          *self.args], stdout=log, stderr=subprocess.STDOUT)
+                                          *self.args], stdout=log, stderr=subprocess.STDOUT, preexec_fn=_hear_ctrl_c)
         deadline = time.monotonic() + timeout
         while not any(ready in self.out for ready in READY):
             assert self.proc.poll() is None, f"the demo ended ({self.proc.returncode}):\n" + self.out[-4000:]

@@ -30,6 +30,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +45,21 @@ from portgate.l10n import day as day_text
 from portgate.records import Tap
 
 REFRESH = dt.timedelta(hours=6)  # the office republishes roster and escala every period
+#: what the office web application (``app.demo.web.DemoWeb.start``) imports: ~2 s of CPU on an idle
+#: core, ~5 s at load 20, read in a thread while the demo waits for the office to subscribe
+WEB_MODULES = ("uvicorn", "central.web.app", "central.web.cli", "central.web.photo_publish",
+               "central.web.gate_commands", "central.broadcast.publisher", "central.ingest.nats_users",
+               "app.whatif")
+
+
+def _import_web_modules() -> None:
+    """Import ``WEB_MODULES`` (the demo's thread ``demo-web-import``). An import that fails here is
+    left to fail again, with its message, where the web application starts."""
+    import importlib
+
+    for name in WEB_MODULES:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
 
 
 class DemoRun(OfficeSide, DayChecks):
@@ -125,7 +141,10 @@ class DemoRun(OfficeSide, DayChecks):
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],
                                        stdout=open(self.dir / "central.log", "ab"), stderr=subprocess.STDOUT)
         self.out(tr("cli.demo.office", ledger=self.ledger_label))
+        web_modules = threading.Thread(target=_import_web_modules, name="demo-web-import", daemon=True)
+        web_modules.start()  # while the office's Python starts, which the demo only waits for
         self._wait_office_subscribed()
+        web_modules.join()  # nothing else imports while this thread does
         for gid, gate in self.gates.items():
             config = gate.write_config(key_files[gid], self.broker.port, keys / "office" / "signing.pub")
             gate.start(config)

@@ -25,6 +25,7 @@ from contextlib import closing
 import msgspec
 
 from app.demo.scenario import DEFAULT_DIR
+from testkit.cli import run_here
 from wire.events import Event, TapPayload
 
 OLD_V011 = "0A04A1F011"  # V011's lost card (he works on his new one)
@@ -141,10 +142,9 @@ def test_g2_and_g6_g9_through_a_real_gate_broker_office_and_pay(tmp_path):
     assert flags == {"V001": "NO_ENTRY", "V015": "EARLY_EXIT"}
 
     # The pay: V011 paid in full, V001 held and not paid, V015 computed and on hold for review.
-    pay = subprocess.run([sys.executable, "-m", "app.cli", "pay", "--db",
-                          f"sqlite:///{run_dir / 'ledger.db'}", "--from", "2026-03-15",
-                          "--to", "2026-03-15", "--no-rebuild"],
-                         capture_output=True, text=True, timeout=120)
+    # In this process (testkit.cli.run_here): the demo above ran the installed ``portgate pay``.
+    pay = run_here(["pay", "--db", f"sqlite:///{run_dir / 'ledger.db'}", "--from", "2026-03-15",
+                    "--to", "2026-03-15", "--no-rebuild"])
     assert pay.returncode == 0, pay.stderr
     rows = [json.loads(line) for line in pay.stdout.splitlines()]
     totals = {r["registration"]: r["amount"] for r in rows if r["rule"] in ("TOTAL", "HELD")}

@@ -353,18 +353,17 @@ def test_the_next_period_respects_11_hours_of_rest():
     assert earliest_period(exact, now, tz)[:2] == (dt.date(2026, 3, 16), "13-19")
 
 
-def test_add_user_role_worker_prints_an_activation_code_or_takes_a_password(tmp_path, monkeypatch, capsys):
+def test_add_user_role_worker_prints_an_activation_code_or_takes_a_password(tmp_path, monkeypatch, capsys,
+                                                                            sqlite_ledger):
     from app.cli import main
     from central.db import make_engine
-    from central.ledger.migrate import upgrade_engine
     from central.web.users import check_login
     from central.web.workeraccounts import activate
 
     cfg = tmp_path / "central.toml"
     cfg.write_text(f'database_url = "sqlite:///{tmp_path / "ledger.db"}"\nport = "santos"\n'
                    f'keys_dir = "{tmp_path / "keys"}"\n')
-    engine = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
-    upgrade_engine(engine)
+    engine = make_engine(sqlite_ledger(tmp_path / "ledger.db"))  # migrated: a copy of the session's
     with Session(engine) as s, s.begin():
         import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
                      now=dt.datetime.now(dt.UTC))
