@@ -3,7 +3,7 @@
 ``events`` is append-only: one row per gate event, deduplicated by ``event_id``, keeping the gate's
 MAC and the exact wire bytes. ``dead_letters`` keeps anything rejected with the reason and the raw
 payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps. ``gate_status`` keeps each gate's newest retained status (online/offline, boot id, outbox depth,
-clock, copies, readers), as the office's ingest receives it; ``reader_alarms`` the readers in fault they reported. ``gate_losses`` records
+clock, copies, readers) under its port (key: port + gate id), as the office's ingest receives it; ``reader_alarms`` the readers in fault they reported. ``gate_losses`` records
 sequence ranges a gate reported lost with a quarantined journal (never replayed; skipped by gaps).
 """
 
@@ -78,6 +78,9 @@ gate_progress = Table(
 gate_status = Table(
     "gate_status",
     metadata,
+    # a gate id is a topic level under its port: the status's own port (``GateStatus.port``) is part
+    # of the key (0035); '' for a row made before 0035 of a gate that had sent no event (port not known)
+    Column("port", String(64), primary_key=True),
     Column("gate_id", String(64), primary_key=True),
     Column("state", String(16), nullable=False),  # online | offline
     Column("reason", String(16), nullable=False),  # birth | will | graceful | progress
