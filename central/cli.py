@@ -97,6 +97,7 @@ def _check_before_writing(config, keys_dir: str, gate_id: str, port_name: str | 
     keys dirs' registrations (``_check_keys_dirs``), then the ledger's events (``_check_ledger``)."""
     _check_gate_port(config, port_name)
     _check_keys_dirs(config, keys_dir, gate_id, port_name, nats_users)
+    _check_case_same_port(config, keys_dir, gate_id, port_name)
     _check_ledger(config, gate_id, port_name)
 
 
@@ -147,6 +148,31 @@ def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None,
                                       port=case[1], keys_dir=d))
 
 
+def _check_case_same_port(config, keys_dir: str, gate_id: str, port_name: str | None) -> None:
+    """A gate id differing only in letter case from a gate of the same port (``G1`` beside ``g1``;
+    ``gate_port_file.case_twin``) is refused (``click.UsageError``, exit 2) naming the existing id:
+    one registered at the port (``--port``, else the config's port; without either, at any port)
+    in the keys dir or, with ``--config``, any served port's keys dir; or with a key file in the
+    keys dir written to (the keys dir of one port). The same id at another port is
+    ``_check_keys_dirs``' refusal."""
+    from central.ingest.gate_port_file import case_twin, keyed_gates  # lazy: CLI start-up
+    from central.ingest.nats_users import registrations  # lazy: CLI start-up (bcrypt)
+
+    port = port_name or (config.port if config is not None else None)
+    dirs = list(dict.fromkeys([keys_dir, *(config.registry_dirs if config is not None else ())]))
+    try:
+        found = {d: registrations(d) for d in dirs if Path(d).is_dir()}
+    except (OSError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    for d, registered in found.items():
+        here = {g: p for g, p in registered if port is None or p == port}
+        if (twin := case_twin(gate_id, here)) is not None:
+            raise click.UsageError(tr("cli.central.gate_case_same_port", gate=gate_id, other=twin, port=here[twin],
+                                      keys_dir=d))
+    if (twin := case_twin(gate_id, keyed_gates(keys_dir))) is not None:
+        raise click.UsageError(tr("cli.central.gate_case_same_keys_dir", gate=gate_id, other=twin, keys_dir=keys_dir))
+
+
 def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
     """With ``--config``, before anything is written: a gate id whose events the ledger holds at
     another port (``central.ledger.home.ledger_gate_port``; a gate registered by another office's
@@ -161,11 +187,15 @@ def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
     other = ledger_gate_port(config.database_url, gate_id)
     if other is not None and other != port:
         raise click.UsageError(tr("cli.central.gate_of_other_port_ledger", gate=gate_id, other=other, port=port))
-    if other is None:  # G-Aurora when the ledger has g-aurora at another port: one id to a person
+    if other is None:  # G-Aurora when the ledger has g-aurora (at any port): one id to a person
         from central.ledger.home import ledger_gates  # lazy: CLI start-up (SQLAlchemy only with --config)
 
-        same = [(g, p) for g, p in ledger_gates(config.database_url).items()
-                if g.casefold() == gate_id.casefold() and p != port]
+        same = sorted((g, p) for g, p in ledger_gates(config.database_url).items()
+                      if g != gate_id and g.casefold() == gate_id.casefold())
+        mine = [(g, p) for g, p in same if p == port]
+        if mine:  # G1 when the ledger has g1 at this very port
+            raise click.UsageError(tr("cli.central.gate_case_same_port_ledger", gate=gate_id, other=mine[0][0],
+                                      port=port))
         if same:
             raise click.UsageError(tr("cli.central.gate_case_other_port_ledger", gate=gate_id, other=same[0][0],
                                       port=same[0][1]))
