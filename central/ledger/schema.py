@@ -179,3 +179,20 @@ ledger_home = Table(
     Column("port", String(64), nullable=False),
     Column("recorded_at", DateTime(timezone=True), nullable=False),
 )
+
+# The office processes running on this ledger (0036, ``central.ledger.liveness``): one row per
+# ``portgate central run`` / ``portgate office serve`` process, written at its start, its ``seen_at``
+# refreshed every ``liveness.REFRESH_S`` seconds and the row deleted at a clean stop. A row seen within
+# ``liveness.STALE_S`` seconds is a running office (``portgate ledger home-port --set`` refuses then);
+# an older one is a process that died without its stop.
+office_processes = Table(
+    "office_processes",
+    metadata,
+    Column("id", String(32), primary_key=True),  # a random hex id of the process's run
+    Column("kind", String(16), nullable=False),  # "central run" | "office serve"
+    Column("home_port", String(64), nullable=False),  # the port of its central.toml (its home port)
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("seen_at", DateTime(timezone=True), nullable=False),  # refreshed while it runs (aware UTC)
+)
