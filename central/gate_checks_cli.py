@@ -97,7 +97,8 @@ def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
     """With ``--config``, before anything is written: a gate id whose events the ledger holds at
     another port (``central.ledger.home.ledger_gate_port``; a gate registered by another office's
     keys dir on a shared ledger) is refused (``click.UsageError``, exit 2), and so is an id differing
-    only in letter case from a gate the ledger has at another port (``ledger_gates``). A ledger that
+    only in letter case from a gate the ledger has (``ledger_gates``): at this port
+    (``gate_case_same_port_ledger``, naming the existing id) or at another. A ledger that
     cannot be reached: the waiting notice and one line, exit 1, as every ``--config`` command."""
     if config is None:
         return

@@ -150,7 +150,8 @@ def home_port(config_path, port, move_portless, actor, force) -> None:
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
     if (move_portless or force) and port is None:
-        raise click.UsageError(tr("cli.ledger.home_flag_needs_set", flag="--move-portless" if move_portless else "--force"))
+        raise click.UsageError(tr("cli.ledger.home_flag_needs_set",
+                                  flag="--move-portless" if move_portless else "--force"))
     if port is not None and not (actor or "").strip():
         raise click.UsageError(tr("cli.ledger.home_needs_actor"))
     config = load_central_config(config_path)  # not database_arg: a wrong record is what this fixes

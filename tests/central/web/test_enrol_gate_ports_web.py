@@ -32,7 +32,8 @@ def office(two_ports):
         add_user(s, "clerk-rio", role="office", password=PASSWORD, actor="test", ports="rio")
         add_user(s, "office-all", role="office", password=PASSWORD, actor="test", ports="*")
         for gate_id, state in STATUS.items():
-            s.execute(gate_status.insert().values(port=STATUS_PORT[gate_id], gate_id=gate_id, state=state, reason="birth", boot_id="b",
+            s.execute(gate_status.insert().values(port=STATUS_PORT[gate_id], gate_id=gate_id, state=state,
+                                                  reason="birth", boot_id="b",
                                                   since=T0, at=T0, received_at=T0))
     return two_ports
 
