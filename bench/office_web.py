@@ -105,7 +105,8 @@ def fill(engine, n_workers: int, n_ships: int, n_events: int, now: dt.datetime, 
             calls.append(dict(ship=ship, ship_name=f"Navio {s}", voyage="long_haul" if s % 3 else "cabotage",
                               berth="berthed" if s % 2 else "anchored", gate_id=gate,
                               arrival=now - dt.timedelta(days=1), departure=None, updated_at=now, actor="bench"))
-            statuses.append(dict(gate_id=gate, state="online", reason="progress", boot_id="b", since=now, at=now,
+            statuses.append(dict(port="santos", gate_id=gate, state="online", reason="progress", boot_id="b",
+                                 since=now, at=now,
                                  sent_seq=1, outbox_depth=0, oldest_unsent_at=None, clock_trusted=True,
                                  copies_updated_at=now, received_at=now))
             for hour, label in PERIODS:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from central.gate_checks_cli import check_before_writing
 from portgate.clitext import tr
 from portgate.errors import BrokerUnavailable
 
@@ -37,8 +38,12 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # a config of another home port than the ledger's: no ingest, exit 2 (a one-port config on a
     # shared ledger is allowed: one office process per port, central.ledger.home)
     config_ledger(config, writes=True, every_port=False)
-    # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`
-    run_central(config, lambda: make_ingest(config))
+    from central.ledger.liveness import Liveness  # lazy: CLI start-up
+
+    # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`;
+    # its row in office_processes while it runs (``ledger home-port --set`` refuses then)
+    with Liveness(config.database_url, "central run", config.port):
+        run_central(config, lambda: make_ingest(config))
 
 
 @central.command("add-gate")
@@ -71,7 +76,7 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
         if config is None:
             raise click.UsageError(tr("cli.central.give_keys_dir"))
         keys_dir = config.keys_dir
-    _check_before_writing(config, keys_dir, gate_id, port_name, nats_users)
+    check_before_writing(config, keys_dir, gate_id, port_name, nats_users)
     if nats_users is not None:
         _add_nats_user(keys_dir, nats_users, port_name or (config.port if config is not None else None),
                        gate_id, rotate)
@@ -90,85 +95,6 @@ def add_gate_cmd(gate_id: str, keys_dir: str | None, config_path: str | None, ro
     path = add_gate(keys_dir, gate_id, overwrite=rotate)
     click.echo(str(path))
     click.echo(tr("cli.central.copy_gate_key", path=path), err=True)
-
-
-def _check_before_writing(config, keys_dir: str, gate_id: str, port_name: str | None, nats_users: str | None) -> None:
-    """``add-gate``'s refusals, before anything is written: the port (``_check_gate_port``), the
-    keys dirs' registrations (``_check_keys_dirs``), then the ledger's events (``_check_ledger``)."""
-    _check_gate_port(config, port_name)
-    _check_keys_dirs(config, keys_dir, gate_id, port_name, nats_users)
-    _check_ledger(config, gate_id, port_name)
-
-
-def _check_gate_port(config, port_name: str | None) -> None:
-    """On an office of several ports (``--config``) a gate is of a port it names: ``click.UsageError``
-    without ``--port`` (a gate of no port would be shown to no port's clerk, dispatched to by no
-    port's rotation); on any ``--config``, a ``--port`` the config does not serve."""
-    if config is None:
-        return
-    served = ", ".join(config.served_ports)
-    if port_name is None and len(config.served_ports) > 1:
-        raise click.UsageError(tr("cli.central.add_gate_name_port", ports=served))
-    if port_name is not None and port_name not in config.served_ports:
-        raise click.UsageError(tr("cli.rotation.port_not_served", ports=port_name, served=served))
-
-
-def _check_keys_dirs(config, keys_dir: str, gate_id: str, port_name: str | None, nats_users: str | None) -> None:
-    """Before anything is written, what the keys dirs already say (``click.UsageError``): without
-    ``--port``, a keys dir whose registrations name several ports; ``--nats-users`` for a port
-    other than the one whose NATS users the keys dir holds (one port per ``nats-users.json``); a
-    gate id registered at another port, in this keys dir or, with ``--config``, in any served
-    port's (``registry_dirs``): gate ids are unique across ports, letter case aside (``G-Aurora``
-    at paranagua beside ``g-aurora`` at santos is refused, as ``ports`` refuses ``Santos``)."""
-    from central.ingest.nats_users import STATE_FILE, registrations, users_port  # lazy: CLI start-up (bcrypt)
-
-    dirs = list(dict.fromkeys([keys_dir, *(config.registry_dirs if config is not None else ())]))
-    try:
-        found = {d: registrations(d) for d in dirs if Path(d).is_dir()}
-        held = users_port(keys_dir) if Path(keys_dir).is_dir() else None
-    except (OSError, ValueError) as exc:
-        raise click.UsageError(str(exc)) from exc
-    ports = sorted({p for _g, p in found.get(keys_dir, [])})
-    if port_name is None and len(ports) > 1:
-        raise click.UsageError(tr("cli.central.keys_dir_several_ports", keys_dir=keys_dir, ports=", ".join(ports)))
-    port = port_name or (config.port if config is not None else None)
-    if nats_users is not None and port and held not in (None, port):
-        raise click.UsageError(tr("cli.central.keys_dir_other_port", users=Path(keys_dir) / STATE_FILE,
-                                  have=held, port=port))
-    for d, registered in found.items():
-        other = next((p for g, p in registered if g == gate_id and port and p != port), None)
-        if other is not None:
-            raise click.UsageError(tr("cli.central.gate_of_other_port", gate=gate_id, other=other, keys_dir=d))
-    for d, registered in found.items():  # G-Aurora beside g-aurora: one id to a person, as ports are
-        case = next(((g, p) for g, p in registered
-                     if g != gate_id and g.casefold() == gate_id.casefold() and port and p != port), None)
-        if case is not None:
-            raise click.UsageError(tr("cli.central.gate_case_other_port", gate=gate_id, other=case[0],
-                                      port=case[1], keys_dir=d))
-
-
-def _check_ledger(config, gate_id: str, port_name: str | None) -> None:
-    """With ``--config``, before anything is written: a gate id whose events the ledger holds at
-    another port (``central.ledger.home.ledger_gate_port``; a gate registered by another office's
-    keys dir on a shared ledger) is refused (``click.UsageError``, exit 2), and so is an id differing
-    only in letter case from a gate the ledger has at another port (``ledger_gates``). A ledger that
-    cannot be reached: the waiting notice and one line, exit 1, as every ``--config`` command."""
-    if config is None:
-        return
-    from central.ledger.home import ledger_gate_port  # lazy: CLI start-up (SQLAlchemy only with --config)
-
-    port = port_name or config.port
-    other = ledger_gate_port(config.database_url, gate_id)
-    if other is not None and other != port:
-        raise click.UsageError(tr("cli.central.gate_of_other_port_ledger", gate=gate_id, other=other, port=port))
-    if other is None:  # G-Aurora when the ledger has g-aurora at another port: one id to a person
-        from central.ledger.home import ledger_gates  # lazy: CLI start-up (SQLAlchemy only with --config)
-
-        same = [(g, p) for g, p in ledger_gates(config.database_url).items()
-                if g.casefold() == gate_id.casefold() and p != port]
-        if same:
-            raise click.UsageError(tr("cli.central.gate_case_other_port_ledger", gate=gate_id, other=same[0][0],
-                                      port=same[0][1]))
 
 
 def _register_port(keys_dir: str, gate_id: str, port_name: str) -> None:

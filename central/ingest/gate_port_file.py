@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from wire import topics
@@ -29,11 +30,35 @@ def file_ports(keys_dir: str | Path) -> dict[str, str]:
     return found
 
 
+def case_twin(gate_id: str, known: Iterable[str]) -> str | None:
+    """The gate id of ``known`` (the first in sorted order) that is ``gate_id`` in other letter case
+    (``G1`` for ``g1``), None if there is none. Topics tell them apart, people do not: at one port
+    such ids are refused (``portgate central add-gate``, ``register_port``, ``central.ingest.keys.add_gate``,
+    ``central.ingest.nats_users.add_gate_user``)."""
+    folded = gate_id.casefold()
+    return next((g for g in sorted(known) if g != gate_id and g.casefold() == folded), None)
+
+
+def keyed_gates(keys_dir: str | Path) -> set[str]:
+    """The gate ids with a key file in ``keys_dir`` (``<gate>.key``, ``<gate>.pub``): the gates of the
+    port that keys dir serves. Empty for a directory that is not there."""
+    path = Path(keys_dir)
+    if not path.is_dir():
+        return set()
+    return {p.stem for p in path.iterdir() if p.suffix in (".key", ".pub") and not p.name.startswith(".")}
+
+
 def register_port(keys_dir: str | Path, gate_id: str, port: str) -> None:
     """Record ``gate_id``'s ``port`` in ``<keys_dir>/gate-ports.json`` (written whole, then renamed
     over the old file: a reader never sees half of it). ``BadInput`` (``wire.topics.check_id``) for
-    a bad id; ``OSError``/``ValueError`` as ``file_ports`` and for a directory that cannot be written."""
+    a bad id; ``ValueError`` for an id differing only in letter case from a gate registered there at
+    the same port (``case_twin``); ``OSError``/``ValueError`` as ``file_ports`` and for a directory
+    that cannot be written."""
     found = file_ports(keys_dir)
+    twin = case_twin(gate_id, [g for g, p in found.items() if p == port])
+    if twin is not None:
+        raise ValueError(f"gate id {gate_id} differs only in letter case from {twin}, registered at port {port} "
+                         f"in {Path(keys_dir) / PORTS_FILE}: use {twin} or choose another gate id")
     found[topics.check_id(gate_id, "--gate-id")] = topics.check_id(port, "--port")
     path = Path(keys_dir) / PORTS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)

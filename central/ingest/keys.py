@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from central.ingest.gate_port_file import case_twin, keyed_gates
 from portgate.config import read_secret, write_secret
 from portgate.errors import BadInput, ConfigError
 from wire.chain import fingerprint, load_public, public_pem
@@ -29,9 +30,15 @@ def key_path(keys_dir: str | Path, gate_id: str) -> Path:
 def add_gate(keys_dir: str | Path, gate_id: str, *, overwrite: bool = False) -> Path:
     """Create the key file of ``gate_id`` (0600) and return its path.
 
-    Raises ``BadInput`` if the gate already has a key (pass ``overwrite`` to rotate it).
+    Raises ``BadInput`` if the gate already has a key (pass ``overwrite`` to rotate it), or if a
+    gate of ``keys_dir`` (the keys dir of one port) has the same id in other letter case (``G1``
+    beside ``g1``: ``central.ingest.gate_port_file.case_twin``; ``overwrite`` does not lift it).
     """
     path = key_path(keys_dir, gate_id)
+    twin = case_twin(gate_id, keyed_gates(keys_dir))
+    if twin is not None:
+        raise BadInput(f"gate id {gate_id} differs only in letter case from {twin}, which has a key in {keys_dir}: "
+                       f"use {twin} or choose another gate id", where="--gate-id")
     if path.exists() and not overwrite:
         raise BadInput(f"gate {gate_id} already has a key (use --rotate to replace it)", where=str(path))
     write_secret(path, secrets.token_hex(32).encode() + b"\n")

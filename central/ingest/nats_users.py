@@ -32,7 +32,7 @@ from pathlib import Path
 import bcrypt
 import structlog
 
-from central.ingest.gate_port_file import file_ports
+from central.ingest.gate_port_file import case_twin, file_ports
 from portgate.config import write_secret
 from wire import topics
 
@@ -183,7 +183,8 @@ def add_gate_user(keys_dir: str | Path, include: str | Path, port: str, gate_id:
     existing user keeps its password unless ``rotate``).
 
     Raises ``BadInput`` (``wire.topics.check_id``) for a bad id, ``ValueError`` if the state file
-    belongs to another port (one include per port: several ports are several accounts' files)."""
+    belongs to another port (one include per port: several ports are several accounts' files) or
+    already holds the gate id in other letter case (``gate_port_file.case_twin``)."""
     keys_dir = Path(keys_dir)
     topics.check_id(port, "port")
     topics.check_id(gate_id, "gate_id")
@@ -194,6 +195,9 @@ def add_gate_user(keys_dir: str | Path, include: str | Path, port: str, gate_id:
     state = _state(keys_dir)
     if state["port"] not in (None, port):
         raise ValueError(f"{keys_dir / STATE_FILE} holds the users of port {state['port']}, not {port}")
+    if (twin := case_twin(gate_id, [u for u in state["users"] if u != OFFICE_USER])) is not None:
+        raise ValueError(f"gate id {gate_id} differs only in letter case from {twin}, a NATS user of port {port} "
+                         f"in {keys_dir / STATE_FILE}: use {twin} or choose another gate id")
     state["port"] = port
     if OFFICE_USER not in state["users"]:
         state["users"][OFFICE_USER] = _new_password(keys_dir, OFFICE_USER)

@@ -1,4 +1,6 @@
-"""Keep each gate's newest retained status in ``gate_status`` (the live view reads it).
+"""Keep each gate's newest retained status in ``gate_status`` (the live view reads it), under the
+status's own port (``GateStatus.port``, checked against its topic by ``central.ingest.check``): the
+key is port + gate id (0035), so a gate id at two ports is two rows.
 
 ``store`` runs inside the ingest batch's transaction. A status replaces the stored one when it is
 not older (``at``), or when it is a Last Will (the broker sends it when the gate is gone, but its
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, delete, select, update
 from sqlalchemy.engine import Connection
 
 from central.ledger.schema import gate_status
@@ -28,11 +30,18 @@ def _readers(s: GateStatus) -> list[dict] | None:
              "detail": r.detail} for r in s.readers]
 
 
+def _key(s: GateStatus):
+    """The stored row of the status's port and gate (``gate_status``'s key)."""
+    return and_(gate_status.c.port == s.port, gate_status.c.gate_id == s.gate_id)
+
+
 def store(conn: Connection, statuses: list[GateStatus], now: dt.datetime) -> int:
-    """Upsert the gates' statuses (in arrival order); return how many rows changed."""
+    """Upsert the gates' statuses (in arrival order) under their port; return how many rows changed.
+    A row of the gate under the port ``''`` (made before 0035 for a gate that had sent no event) is
+    replaced by the first status's port."""
     changed = 0
     for s in statuses:
-        row = conn.execute(select(gate_status).where(gate_status.c.gate_id == s.gate_id)).first()
+        row = conn.execute(select(gate_status).where(_key(s))).first()
         at = s.at.astimezone(dt.UTC)
         if row is not None and s.reason != "will" and at < as_utc(row.at):
             continue  # an older status delivered late
@@ -47,8 +56,9 @@ def store(conn: Connection, statuses: list[GateStatus], now: dt.datetime) -> int
             values = {k: v for k, v in values.items()
                       if k in ("state", "reason", "since", "received_at", "boot_id")}
         if row is None:
-            conn.execute(gate_status.insert().values(gate_id=s.gate_id, **values))
+            conn.execute(delete(gate_status).where(gate_status.c.port == "", gate_status.c.gate_id == s.gate_id))
+            conn.execute(gate_status.insert().values(port=s.port, gate_id=s.gate_id, **values))
         else:
-            conn.execute(update(gate_status).where(gate_status.c.gate_id == s.gate_id).values(**values))
+            conn.execute(update(gate_status).where(_key(s)).values(**values))
         changed += 1
     return changed

@@ -138,15 +138,20 @@ def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> No
 @click.option("--move-portless", is_flag=True,
               help="With --set: let the workers without a port become PORT's (refused otherwise).")
 @click.option("--actor", envvar="PORTGATE_ACTOR", default=None, help="Who sets it (with --set); also $PORTGATE_ACTOR.")
-def home_port(config_path, port, move_portless, actor) -> None:
+@click.option("--force", is_flag=True,
+              help="With --set: change it even while office processes run on the ledger (audited; they keep "
+                   "the old home port until restarted).")
+def home_port(config_path, port, move_portless, actor, force) -> None:
     """Show the ledger's home port (the port of its workers without a port); --set records another,
-    with an audit row. Stop the office processes first: they read it when they start."""
+    with an audit row. Refused while office processes (central run, office serve) run on the ledger:
+    they read it when they start; stop them first (or --force)."""
     from central.config import load_central_config  # lazy: CLI start-up
     from central.ledger.home_port import HomeRefused, read_home, set_home  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
-    if move_portless and port is None:
-        raise click.UsageError(tr("cli.ledger.home_flag_needs_set"))
+    if (move_portless or force) and port is None:
+        raise click.UsageError(tr("cli.ledger.home_flag_needs_set",
+                                  flag="--move-portless" if move_portless else "--force"))
     if port is not None and not (actor or "").strip():
         raise click.UsageError(tr("cli.ledger.home_needs_actor"))
     config = load_central_config(config_path)  # not database_arg: a wrong record is what this fixes
@@ -159,10 +164,11 @@ def home_port(config_path, port, move_portless, actor) -> None:
                 said = read_home(conn)
             else:
                 said = set_home(conn, port, served=config.served_ports, move_portless=move_portless,
-                                actor=actor or "", now=dt.datetime.now(dt.UTC))
+                                actor=actor or "", now=dt.datetime.now(dt.UTC), force=force)
     except HomeRefused as exc:
-        said = {"not_served": "cli.ledger.home_not_served", "moves_portless": "cli.ledger.home_moves_portless"}
-        raise click.UsageError(tr(said[exc.code], **exc.fields)) from exc
+        said = {"not_served": "cli.ledger.home_not_served", "moves_portless": "cli.ledger.home_moves_portless",
+                "offices_running": "cli.ledger.home_offices_running"}
+        raise click.UsageError(tr(said[exc.code], offices=_offices(exc.processes), **exc.fields)) from exc
     if port is None:
         click.echo(_home_said(said, config.port))
     elif said.recorded == port:
@@ -170,6 +176,13 @@ def home_port(config_path, port, move_portless, actor) -> None:
     else:
         click.echo(tr("cli.ledger.home_set", port=port, before=said.recorded or tr("cli.ledger.home_none"),
                       n=said.portless))
+        if said.running:
+            click.echo(tr("cli.ledger.home_forced", n=len(said.running), offices=_offices(said.running)), err=True)
+
+
+def _offices(processes) -> str:
+    """The office processes as one phrase: "central run em host (pid 12), ..." (the page's language)."""
+    return ", ".join(tr("cli.ledger.home_office", kind=p.kind, host=p.host, pid=p.pid) for p in processes)
 
 
 def _home_said(said, config_port: str) -> str:

@@ -14,6 +14,10 @@ Setting it is a change of the registry's meaning, so it is refused unless the re
   where they are unless someone said so: ``move_portless`` must be given (``--move-portless``);
   giving those workers their port (``registry import --port``) is the alternative that moves nobody.
 - the same port again changes nothing (no audit row).
+- office processes running on the ledger (``central.ledger.liveness.running``: a ``central run`` or
+  ``office serve`` that refreshed its row within ``STALE_S`` seconds) read the home port when they
+  started and would keep the old one: refused unless ``force`` (``--force``), and then the audit
+  row names them. Stopping them first, then starting them again, is what an operator is told to do.
 
 A change writes an ``audit_log`` row (action ``ledger.home-port``, port ``*``: every port's users'
 concern) in the same transaction.
@@ -23,12 +27,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import column, func, insert, select, table, text, update
 from sqlalchemy.engine import Connection
 
 from central.audit import ALL, audit_log
+from central.ledger.liveness import OfficeProcess, running
 from central.ledger.schema import ledger_home
 from portgate.errors import BadInput
 
@@ -39,22 +44,26 @@ _WORKERS = table("workers", column("registration"), column("port"))
 @dataclass(frozen=True)
 class HomePort:
     """What the ledger says: ``recorded`` (None: no record), ``recorded_at`` (aware UTC or None) and
-    ``portless``, the number of workers stored without a port (read as the home port's)."""
+    ``portless``, the number of workers stored without a port (read as the home port's);
+    ``running``: the office processes running when ``set_home`` changed it with ``force``."""
 
     recorded: str | None
     recorded_at: dt.datetime | None
     portless: int
+    running: tuple[OfficeProcess, ...] = ()
 
 
 class HomeRefused(BadInput):
     """``set_home`` refused, nothing written. ``code``: ``not_served`` (fields ``port``,
-    ``served``) or ``moves_portless`` (``port``, ``now``, ``n``); the command words it
+    ``served``), ``moves_portless`` (``port``, ``now``, ``n``) or ``offices_running`` (``port``,
+    ``n``; ``processes``: the running ``OfficeProcess`` list); the command words it
     (``cli.ledger.home_<code>``). ``BadInput``: exit 2."""
 
-    def __init__(self, code: str, message: str, **fields: str) -> None:
+    def __init__(self, code: str, message: str, processes: Sequence[OfficeProcess] = (), **fields: str) -> None:
         super().__init__(message, where="--set")
         self.code = code
         self.fields = fields
+        self.processes = tuple(processes)
 
 
 def read_home(conn: Connection) -> HomePort:
@@ -81,13 +90,27 @@ def _serialise(conn: Connection) -> None:
         conn.execute(update(ledger_home).where(ledger_home.c.id == 1).values(port=ledger_home.c.port))
 
 
+def _running_offices(conn: Connection, port: str, now: dt.datetime, force: bool) -> list[OfficeProcess]:
+    """The office processes running on the ledger (``liveness.running``); ``HomeRefused``
+    (``offices_running``) when there are some and not ``force``."""
+    live = running(conn, now)
+    if live and not force:
+        names = ", ".join(f"{p.kind} on {p.host} (pid {p.pid})" for p in live)
+        raise HomeRefused("offices_running", f"{len(live)} office process(es) run on this ledger ({names}) and would "
+                          f"keep the old home port: stop them first, or give --force", processes=live,
+                          port=port, n=str(len(live)))
+    return live
+
+
 def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portless: bool, actor: str,
-             now: dt.datetime) -> HomePort:
+             now: dt.datetime, force: bool = False) -> HomePort:
     """Record ``port`` as the ledger's home port, in the caller's transaction; returns what was
     there before (``read_home``). ``served``: the config's ports, its home port first. Raises
     ``HomeRefused`` (nothing written) for a port not in ``served``, or for one that would make the
     workers without a port another port's than today's (the record, else ``served[0]``) when
-    ``move_portless`` is False. ``BadInput`` (where ``--actor``) for an empty ``actor``. Unchanged
+    ``move_portless`` is False, or while office processes run on the ledger (``liveness.running``)
+    when ``force`` is False (with ``force`` the change is made and its audit row names them, as does
+    the returned ``running``). ``BadInput`` (where ``--actor``) for an empty ``actor``. Unchanged
     (no write, no audit row) when ``port`` is already recorded. Serialised with any other setter
     (``_serialise``): a second one waits and then reads the first's record; SQLAlchemy's
     ``IntegrityError``/``OperationalError`` (a lock given up) reach the caller
@@ -101,6 +124,7 @@ def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portles
     before = read_home(conn)
     if before.recorded == port:
         return before
+    live = _running_offices(conn, port, now, force)
     now_read_as = before.recorded or served[0]
     if before.portless and port != now_read_as and not move_portless:
         raise HomeRefused("moves_portless", f"{before.portless} worker(s) without a port are {now_read_as}'s "
@@ -111,7 +135,9 @@ def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portles
         conn.execute(insert(ledger_home).values(id=1, port=port, recorded_at=now))
     else:
         conn.execute(update(ledger_home).where(ledger_home.c.id == 1).values(port=port, recorded_at=now))
+    detail = {"changed": {"port": [before.recorded or "", port]}, "portless_workers": before.portless}
+    if live:  # --force: who was left on the old home port
+        detail["forced_while_running"] = [f"{p.kind} {p.host} pid {p.pid} (home {p.home_port})" for p in live]
     conn.execute(insert(audit_log).values(
-        at=now, actor=actor.strip(), action="ledger.home-port", subject="ledger_home", port=ALL,
-        detail={"changed": {"port": [before.recorded or "", port]}, "portless_workers": before.portless}))
-    return before
+        at=now, actor=actor.strip(), action="ledger.home-port", subject="ledger_home", port=ALL, detail=detail))
+    return replace(before, running=tuple(live))

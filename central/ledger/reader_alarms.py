@@ -75,8 +75,13 @@ def evaluate(session: Session, now: dt.datetime) -> int:
     for row in session.execute(select(reader_alarms.c.id, reader_alarms.c.gate_id, reader_alarms.c.reader_id)
                                .where(reader_alarms.c.ended_at.is_(None))):
         held.setdefault(row.gate_id, {})[row.reader_id] = row.id
-    n = 0
-    for s in session.execute(select(gate_status.c.gate_id, gate_status.c.at, gate_status.c.readers)):
+    n, done = 0, set()
+    # a gate id's statuses are per port (0035); its alarms are per gate id: the newest status says
+    for s in session.execute(select(gate_status.c.gate_id, gate_status.c.at, gate_status.c.readers)
+                             .order_by(gate_status.c.at.desc())):
+        if s.gate_id in done:
+            continue
+        done.add(s.gate_id)
         for c in changes(s.gate_id, s.readers, as_utc(s.at) or now, held.get(s.gate_id, {})):
             if isinstance(c, Raise):
                 session.execute(reader_alarms.insert().values(

@@ -3,7 +3,7 @@
 ``events`` is append-only: one row per gate event, deduplicated by ``event_id``, keeping the gate's
 MAC and the exact wire bytes. ``dead_letters`` keeps anything rejected with the reason and the raw
 payload. ``gate_progress`` tracks per-gate sequence numbers to detect gaps. ``gate_status`` keeps each gate's newest retained status (online/offline, boot id, outbox depth,
-clock, copies, readers), as the office's ingest receives it; ``reader_alarms`` the readers in fault they reported. ``gate_losses`` records
+clock, copies, readers) under its port (key: port + gate id), as the office's ingest receives it; ``reader_alarms`` the readers in fault they reported. ``gate_losses`` records
 sequence ranges a gate reported lost with a quarantined journal (never replayed; skipped by gaps).
 """
 
@@ -78,6 +78,9 @@ gate_progress = Table(
 gate_status = Table(
     "gate_status",
     metadata,
+    # a gate id is a topic level under its port: the status's own port (``GateStatus.port``) is part
+    # of the key (0035); '' for a row made before 0035 of a gate that had sent no event (port not known)
+    Column("port", String(64), primary_key=True),
     Column("gate_id", String(64), primary_key=True),
     Column("state", String(16), nullable=False),  # online | offline
     Column("reason", String(16), nullable=False),  # birth | will | graceful | progress
@@ -175,4 +178,21 @@ ledger_home = Table(
     Column("id", Integer, primary_key=True, autoincrement=False),  # always 1
     Column("port", String(64), nullable=False),
     Column("recorded_at", DateTime(timezone=True), nullable=False),
+)
+
+# The office processes running on this ledger (0036, ``central.ledger.liveness``): one row per
+# ``portgate central run`` / ``portgate office serve`` process, written at its start, its ``seen_at``
+# refreshed every ``liveness.REFRESH_S`` seconds and the row deleted at a clean stop. A row seen within
+# ``liveness.STALE_S`` seconds is a running office (``portgate ledger home-port --set`` refuses then);
+# an older one is a process that died without its stop.
+office_processes = Table(
+    "office_processes",
+    metadata,
+    Column("id", String(32), primary_key=True),  # a random hex id of the process's run
+    Column("kind", String(16), nullable=False),  # "central run" | "office serve"
+    Column("home_port", String(64), nullable=False),  # the port of its central.toml (its home port)
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("seen_at", DateTime(timezone=True), nullable=False),  # refreshed while it runs (aware UTC)
 )

@@ -188,7 +188,10 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
     log.info("office_web.listening", url=f"{'https' if tls else 'http'}://{host}:{port}/")
     server = uvicorn.Server(uvicorn_config(app, config.web, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
                                            log_level=config.log_level))
-    server.run(sockets=[sock])
+    from central.ledger.liveness import Liveness  # lazy: CLI start-up
+
+    with Liveness(config.database_url, "office serve", config.port):  # ledger home-port --set refuses meanwhile
+        server.run(sockets=[sock])
 
 
 def uvicorn_config(app, web, **kwargs):

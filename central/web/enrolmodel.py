@@ -35,14 +35,19 @@ class EnrolView:
 
 
 def gates(session: Session) -> list[tuple[str, bool]]:
-    """Every gate that ever reported a status, ``(gate_id, online)``, by gate id."""
-    return [(r.gate_id, r.state == "online") for r in session.execute(
-        select(gate_status.c.gate_id, gate_status.c.state).order_by(gate_status.c.gate_id))]
+    """Every gate that ever reported a status, ``(gate_id, online)``, by gate id, once each (its
+    status rows are per port, ``gate_status.port``: online when one of them says so). Which of them
+    a clerk is offered is the caller's ``offered`` (``central.web.registry_scope.gate_offered``)."""
+    found: dict[str, bool] = {}
+    for r in session.execute(select(gate_status.c.gate_id, gate_status.c.state).order_by(gate_status.c.gate_id)):
+        found[r.gate_id] = found.get(r.gate_id, False) or r.state == "online"
+    return list(found.items())
 
 
 def gate_online(session: Session, gate_id: str) -> bool:
-    """True when the gate's last status says online."""
-    return session.execute(select(gate_status.c.state).where(gate_status.c.gate_id == gate_id)).scalar() == "online"
+    """True when one of the gate's last statuses (one per port) says online."""
+    return session.execute(select(gate_status.c.gate_id).where(
+        gate_status.c.gate_id == gate_id, gate_status.c.state == "online").limit(1)).first() is not None
 
 
 def _taps_since(session: Session, found: EnrolSession):

@@ -79,11 +79,13 @@ def keeper(conn: Connection, ports: Sequence[str] | None, served: Sequence[str],
     """The test "is this gate's row shown" of a view of ``ports`` (``request.state.ports``) on an office
     serving ``served`` (home first): ``None`` (keep everything) when ``ports`` is None or covers every
     served port, so an all-ports user and the consolidated view see every gate, port known or not;
-    else ``gate_id -> bool`` by ``port_of``."""
+    else ``(gate_id, port=None) -> bool``: by the row's own ``port`` when it has one (a gate's status
+    row, ``gate_status.port``: a gate id at two ports is shown to each port's users with its own
+    row), else by ``port_of``."""
     if ports is None or set(ports) >= set(served):
         return None
     wanted, port = set(ports), port_of(conn, served, registered)
-    return lambda gate_id: port(gate_id) in wanted
+    return lambda gate_id, own=None: (own or port(gate_id)) in wanted
 
 
 def of_gates(conn: Connection, ports: Sequence[str] | None, rows: list[dict], served: Sequence[str],

@@ -58,6 +58,7 @@ class GateRow:
     last_event_parts: tuple[str, str, str] | None = None
     readers: list[ReaderRow] = dataclasses.field(default_factory=list)  # from its last status
     never_seen: bool = False  # named by a ship call or the escala; no status, no event ever
+    port: str | None = None  # the port of its status row (``gate_status.port``); None: no status or not known
 
     @property
     def reader_fault(self) -> bool:
@@ -95,47 +96,68 @@ def expected_gates(conn: Connection, now: dt.datetime) -> set[str]:
     return {g for g in (*calls, *named) if g}
 
 
-def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> list[GateRow]:
-    statuses = {r.gate_id: r for r in conn.execute(select(gate_status))}
+def _last_events(conn: Connection) -> dict[str, object]:
+    """gate id -> its newest event (highest seq: type, decision, registration, payload, port)."""
     tops = dict(conn.execute(select(events.c.gate_id, func.max(events.c.seq)).group_by(events.c.gate_id)).all())
-    last: dict[str, object] = {}
-    if tops:
-        rows = conn.execute(select(events.c.gate_id, events.c.occurred_at, events.c.type, events.c.decision,
-                                   events.c.registration, events.c.payload)
-                            .where(tuple_(events.c.gate_id, events.c.seq).in_(list(tops.items()))))
-        last = {r.gate_id: r for r in rows}
-    seen = set(statuses) | set(tops) | set(conn.execute(select(gate_progress.c.gate_id)).scalars())
-    expected = expected_gates(conn, now)
-    gates = sorted(seen | expected)
+    if not tops:
+        return {}
+    rows = conn.execute(select(events.c.gate_id, events.c.port, events.c.occurred_at, events.c.type,
+                               events.c.decision, events.c.registration, events.c.payload)
+                        .where(tuple_(events.c.gate_id, events.c.seq).in_(list(tops.items()))))
+    return {r.gate_id: r for r in rows}
+
+
+def _event_words(e) -> tuple[str | None, tuple[str, str, str] | None]:
+    """An event's short text and its (type, detail, who) parts; (None, None) for no event."""
+    if e is None:
+        return None, None
+    payload = e.payload or {}
+    detail = e.decision or payload.get("code") or payload.get("reason_flag") or payload.get("state") or ""
+    who = e.registration or payload.get("watchman") or ""  # a coverage end names its watchman
+    parts = (e.type, detail, who)
+    return " ".join(x for x in parts if x), parts
+
+
+def _gate_row(gate_id: str, s, e, now: dt.datetime, copies_max_age_h: float, never_seen: bool) -> GateRow:
+    """One gate's row from its status ``s`` (a ``gate_status`` row or None) and newest event ``e``."""
+    text, parts = _event_words(e)
+    oldest = as_utc(s.oldest_unsent_at) if s is not None else None
+    copies = as_utc(s.copies_updated_at) if s is not None else None
+    return GateRow(
+        gate_id=gate_id,
+        online=None if s is None else s.state == "online",
+        reason=None if s is None else s.reason,
+        boot_id=None if s is None else s.boot_id,
+        since=None if s is None else as_utc(s.since),
+        outbox_depth=None if s is None else s.outbox_depth,
+        oldest_unsent_s=None if oldest is None else max(0.0, (now - oldest).total_seconds()),
+        clock_trusted=None if s is None else s.clock_trusted,
+        copies_stale=None if copies is None else now - copies > dt.timedelta(hours=copies_max_age_h),
+        last_event_at=None if e is None else as_utc(e.occurred_at),
+        last_event=text,
+        last_event_parts=parts,
+        readers=_reader_rows(s.readers, now) if s is not None else [],
+        never_seen=never_seen,
+        port=(s.port or None) if s is not None else None,
+    )
+
+
+def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> list[GateRow]:
+    """The live page's gates, by gate id then port: one row per stored status (``gate_status`` is
+    keyed by port + gate id: a gate id at two ports is two rows, each with its ``port``), one without
+    a port for a gate with events or progress but no status, or named by a ship call or the escala
+    (``expected_gates``). A row's last event is the gate's newest one when it is of the row's port."""
+    statuses: dict[str, list] = {}
+    for r in conn.execute(select(gate_status).order_by(gate_status.c.gate_id, gate_status.c.port)):
+        statuses.setdefault(r.gate_id, []).append(r)
+    last = _last_events(conn)
+    seen = set(statuses) | set(last) | set(conn.execute(select(gate_progress.c.gate_id)).scalars())
     out = []
-    for gate_id in gates:
-        s = statuses.get(gate_id)
+    for gate_id in sorted(seen | expected_gates(conn, now)):
         e = last.get(gate_id)
-        text, parts = None, None
-        if e is not None:
-            payload = e.payload or {}
-            detail = e.decision or payload.get("code") or payload.get("reason_flag") or payload.get("state") or ""
-            who = e.registration or payload.get("watchman") or ""  # a coverage end names its watchman
-            parts = (e.type, detail, who)
-            text = " ".join(x for x in parts if x)
-        oldest = as_utc(s.oldest_unsent_at) if s is not None else None
-        copies = as_utc(s.copies_updated_at) if s is not None else None
-        out.append(GateRow(
-            gate_id=gate_id,
-            online=None if s is None else s.state == "online",
-            reason=None if s is None else s.reason,
-            boot_id=None if s is None else s.boot_id,
-            since=None if s is None else as_utc(s.since),
-            outbox_depth=None if s is None else s.outbox_depth,
-            oldest_unsent_s=None if oldest is None else max(0.0, (now - oldest).total_seconds()),
-            clock_trusted=None if s is None else s.clock_trusted,
-            copies_stale=None if copies is None else now - copies > dt.timedelta(hours=copies_max_age_h),
-            last_event_at=None if e is None else as_utc(e.occurred_at),
-            last_event=text,
-            last_event_parts=parts,
-            readers=_reader_rows(s.readers, now) if s is not None else [],
-            never_seen=gate_id not in seen,
-        ))
+        for s in statuses.get(gate_id) or [None]:
+            mine = e if e is None or s is None or not s.port or s.port == e.port else None
+            out.append(_gate_row(gate_id, s, mine, now, copies_max_age_h, gate_id not in seen))
     return out
 
 

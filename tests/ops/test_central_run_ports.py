@@ -58,3 +58,36 @@ def test_a_one_port_office_runs_on_a_shared_ledger_unless_it_is_not_the_home_por
     assert refused.stderr.strip().splitlines() == [
         "portgate: --config: the ledger's workers without a port are rio's (its home port), not santos's: give "
         "them their port (registry import --port) or use a central.toml whose port is rio"], refused.stderr
+
+
+def test_home_port_set_is_refused_while_central_run_runs_on_the_ledger(tmp_path, broker, notify_socket, start_service):
+    """``central run`` keeps its row in ``office_processes`` while it runs (``central.ledger.liveness``):
+    ``ledger home-port --set`` is refused meanwhile (it would keep the old home port); its clean stop
+    deletes the row and the same command then records the port."""
+    from sqlalchemy import select
+
+    from central.ledger.schema import ledger_home, office_processes
+
+    cfg = central_toml(tmp_path, broker)
+    engine = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
+    try:
+        svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
+        wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
+        assert svc.alive(), svc.output()
+
+        def kinds():
+            with engine.connect() as c:
+                return list(c.execute(select(office_processes.c.kind)).scalars())
+
+        assert kinds() == ["central run"]  # written before READY
+        refused = run_here(["ledger", "home-port", "--config", str(cfg), "--set", "santos", "--actor", "ops"])
+        assert refused.returncode == 2, refused
+        assert "1 office process(es) run on this ledger (central run on " in refused.stderr, refused.stderr
+        assert svc.stop() == 0
+        assert kinds() == []
+        done = run_here(["ledger", "home-port", "--config", str(cfg), "--set", "santos", "--actor", "ops"])
+        assert done.returncode == 0, done.stderr
+        with engine.connect() as c:
+            assert list(c.execute(select(ledger_home.c.port)).scalars()) == ["santos"]
+    finally:
+        engine.dispose()

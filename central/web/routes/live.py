@@ -83,12 +83,13 @@ def _panel_data(conn, web, ports=None):
         "reader_alarms": readmodel.open_reader_alarms(conn),
         "now": now,
         "portless": set(),
+        "several_ports": len(web.ports) > 1,  # each gate's port shown on its card
     }
     if len(web.ports) > 1:  # a gate of no port (no event, no add-gate --port): marked, all-ports users only
         port = port_of(conn, web.ports, web.gate_registry)
-        data["portless"] = {g.gate_id for g in data["gates"] if port(g.gate_id) is None}
+        data["portless"] = {g.gate_id for g in data["gates"] if not g.port and port(g.gate_id) is None}
     if (keep := keeper(conn, ports, web.ports, web.gate_registry)) is not None:
-        data["gates"] = [g for g in data["gates"] if keep(g.gate_id)]
+        data["gates"] = [g for g in data["gates"] if keep(g.gate_id, g.port)]
         data["ships"] = [s for s in data["ships"] if keep(s.gate_id)]
         data["alarms"] = [a for a in data["alarms"] if keep(a["gate_id"])]
         data["reader_alarms"] = [a for a in data["reader_alarms"] if keep(a["gate_id"])]

@@ -14,7 +14,7 @@ from central.config import CentralConfig, IngestSettings, NatsSettings, load_cen
 from central.ingest.keys import add_gate
 from central.ingest.ports import PortsIngest, make_ingest, port_config
 from central.ingest.service import Ingest
-from central.ledger.schema import events
+from central.ledger.schema import events, gate_status
 from edge.journal import Journal
 from edge.sync import Sync, SyncSettings
 from portgate.config import read_secret
@@ -76,6 +76,11 @@ def _ledger(engine) -> list[tuple[str, str, int]]:
         return [tuple(r) for r in c.execute(select(events.c.port, events.c.gate_id, events.c.seq).order_by(events.c.id))]
 
 
+def _statuses(engine) -> set[tuple[str, str]]:
+    with engine.connect() as c:
+        return {tuple(r) for r in c.execute(select(gate_status.c.port, gate_status.c.gate_id))}
+
+
 def test_two_ports_gates_publish_to_one_office_and_the_ledger_holds_both_under_their_port(tmp_path, broker):
     (tmp_path / "keys").mkdir()
     cfg = _config(tmp_path, ports=["santos", "rio"],
@@ -97,6 +102,9 @@ def test_two_ports_gates_publish_to_one_office_and_the_ledger_holds_both_under_t
         # each port's consumer took its own port's events (its counts follow the commit: waited for)
         by_port = lambda: {p: i.workers[0].stats["inserted"] for p, i in ingest.by_port.items()}  # noqa: E731
         wait_until(lambda: by_port() == {"santos": 20, "rio": 25}, what="each port's own count")
+        # each gate's retained status under its port (gate_status keyed by port + gate id, 0035)
+        wait_until(lambda: _statuses(ingest.engine) == {("santos", "s1"), ("rio", "r1")}, timeout=120,
+                   what="each gate's status stored under its port")
     finally:
         for _, sync in gates:
             sync.stop()

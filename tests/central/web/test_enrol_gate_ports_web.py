@@ -22,6 +22,8 @@ from tests.central.web.test_ports_web import RIO, SANTOS, T0, _client, two_ports
 # the gates' last status: each port's gate (its events say its port), a rio gate with no event yet
 # (registered at rio by add-gate --port) and a gate whose port nobody knows
 STATUS = {SANTOS["gate"]: "online", RIO["gate"]: "online", "rio-new": "offline", "nowhere": "online"}
+# the port each status row is stored under (0035); "nowhere": a row made before 0035 of a gate with no event
+STATUS_PORT = {SANTOS["gate"]: "santos", RIO["gate"]: "rio", "rio-new": "rio", "nowhere": ""}
 
 
 @pytest.fixture
@@ -30,7 +32,8 @@ def office(two_ports):
         add_user(s, "clerk-rio", role="office", password=PASSWORD, actor="test", ports="rio")
         add_user(s, "office-all", role="office", password=PASSWORD, actor="test", ports="*")
         for gate_id, state in STATUS.items():
-            s.execute(gate_status.insert().values(gate_id=gate_id, state=state, reason="birth", boot_id="b",
+            s.execute(gate_status.insert().values(port=STATUS_PORT[gate_id], gate_id=gate_id, state=state,
+                                                  reason="birth", boot_id="b",
                                                   since=T0, at=T0, received_at=T0))
     return two_ports
 

@@ -42,7 +42,7 @@ def registry(engine, users, clock):
         import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
         transition_card(s, "0A04A10008", "lost", actor="t", now=clock())  # V008 needs a new control card
         for gate_id, state in (("g-c", "online"), ("g-b", "offline")):
-            s.execute(gate_status.insert().values(gate_id=gate_id, state=state, reason="birth", boot_id="b",
+            s.execute(gate_status.insert().values(port="santos", gate_id=gate_id, state=state, reason="birth", boot_id="b",
                                                   since=clock(), at=clock(), received_at=clock()))
     return engine
 

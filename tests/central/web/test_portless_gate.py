@@ -26,12 +26,12 @@ from testkit.cli import run_here
 from tests.central.registry.conftest import DAY, DISPATCH_AT, requisition
 from tests.central.web.test_ports_web import SANTOS, T0, _app, _client, _tap, two_ports  # noqa: F401
 
-LOST = "g-lost"  # reported a status, never an event, registered nowhere
+LOST = "g-lost"  # reported a status before 0035 (port not known: ""), never an event, registered nowhere
 
 
 def _status(engine, gate_id: str) -> None:
     with engine.begin() as conn:
-        conn.execute(insert(gate_status).values(gate_id=gate_id, state="online", reason="birth", boot_id="b9",
+        conn.execute(insert(gate_status).values(port="", gate_id=gate_id, state="online", reason="birth", boot_id="b9",
                                                 since=T0, at=T0, received_at=T0))
 
 

@@ -1,0 +1,151 @@
+"""The office processes running on a ledger (issue 37 item 4, many ports on one ledger; 0036).
+
+``portgate central run`` and ``portgate office serve`` read the ledger's home port when they start
+(``central.ledger.home.check_config``) and keep it: a home port set while they run
+(``portgate ledger home-port --set``) would leave them on the old one (their roster, their clerks'
+view of the workers without a port). So each of them keeps a row in ``office_processes`` while it
+runs (``Liveness``): written at its start, ``seen_at`` refreshed every ``REFRESH_S`` seconds by a
+daemon thread, deleted at a clean stop. ``running`` lists the rows seen within ``STALE_S`` seconds:
+a process killed without its stop (``kill -9``, a power cut) stops refreshing and is no longer
+counted after ``STALE_S`` seconds; its row stays, ignored, until a later start of any office
+process deletes it (rows not refreshed for ``PRUNE_S`` seconds).
+
+A failure to write the row (a ledger not migrated to 0036, a database that went away) never stops
+the office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
+written again if it is missing). Times are the processes' own UTC clocks (the offices and the
+command are expected to keep NTP time: ``STALE_S`` is far above any sane skew).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import signal
+import socket
+import threading
+from dataclasses import dataclass
+
+import structlog
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import SQLAlchemyError
+
+from central.db import make_engine
+from central.ledger.schema import office_processes
+from portgate.timeutil import as_utc
+
+log = structlog.get_logger()
+
+REFRESH_S = 10.0  #: seconds between two refreshes of a running process's ``seen_at``
+STALE_S = 60.0  #: a row not refreshed for this many seconds is not a running process
+PRUNE_S = 24 * 3600.0  #: rows not refreshed for this long are deleted when a process starts
+
+
+@dataclass(frozen=True)
+class OfficeProcess:
+    """One running office process: ``kind`` ("central run" or "office serve"), the ``home_port`` of
+    its config, ``host`` and ``pid``, ``started_at`` and ``seen_at`` (aware UTC)."""
+
+    id: str
+    kind: str
+    home_port: str
+    host: str
+    pid: int
+    started_at: dt.datetime
+    seen_at: dt.datetime
+
+
+def running(conn: Connection, now: dt.datetime, stale_s: float = STALE_S) -> list[OfficeProcess]:
+    """The office processes whose row was refreshed within ``stale_s`` seconds of ``now`` (aware
+    UTC), oldest start first. Read in Python (a handful of rows): SQLite keeps no offset."""
+    cutoff = now - dt.timedelta(seconds=stale_s)
+    found = [OfficeProcess(r.id, r.kind, r.home_port, r.host, r.pid, as_utc(r.started_at), as_utc(r.seen_at))
+             for r in conn.execute(select(office_processes))]
+    return sorted((p for p in found if p.seen_at >= cutoff), key=lambda p: (p.started_at, p.id))
+
+
+class Liveness:
+    """``with Liveness(url, "office serve", "santos"):`` keeps this process's row while the block
+    runs (module doc). ``refresh_s``: seconds between refreshes; ``clock``: aware UTC now.
+
+    A SIGTERM whose handler is the default (death) when the block starts (in the main thread) gets
+    one that deletes the row first and then dies of the signal as before: uvicorn (``office serve``)
+    puts the default handler back and raises the signal again after its shutdown, which would
+    otherwise end the process without leaving the block. A handler set inside the block
+    (``central run``'s ``done.set``) replaces it and the block ends normally."""
+
+    def __init__(self, database_url: str, kind: str, home_port: str, *, refresh_s: float = REFRESH_S,
+                 clock=lambda: dt.datetime.now(dt.UTC)) -> None:
+        self.id = secrets.token_hex(16)
+        self.kind, self.home_port, self.refresh_s, self.clock = kind, home_port, refresh_s, clock
+        self._url = database_url
+        self._engine = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Liveness:
+        self._engine = make_engine(self._url, existing_file=True)
+        self._beat(first=True)
+        self._thread = threading.Thread(target=self._run, name="office-liveness", daemon=True)
+        self._thread.start()
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, self._terminated)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if signal.getsignal(signal.SIGTERM) == self._terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        self._close()
+
+    def _terminated(self, signum, _frame) -> None:
+        """SIGTERM with no other handler: the row deleted, then the default death (exit status as before)."""
+        self._close()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+    def _close(self) -> None:
+        """Stop refreshing and delete the row (once; a database error logged)."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        try:
+            with self._engine.begin() as conn:
+                conn.execute(delete(office_processes).where(office_processes.c.id == self.id))
+        except SQLAlchemyError as error:
+            log.warning("office.liveness_failed", step="stop", error=str(error).splitlines()[0][:300])
+        finally:
+            self._engine.dispose()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.refresh_s):
+            self._beat()
+
+    def _beat(self, first: bool = False) -> None:
+        """Refresh this process's ``seen_at`` (its row written again if missing); on the first beat
+        also delete the rows not refreshed for ``PRUNE_S``. A database error is logged, never raised."""
+        now = self.clock()
+        try:
+            with self._engine.begin() as conn:
+                if first:
+                    self._prune(conn, now)
+                done = conn.execute(update(office_processes).where(office_processes.c.id == self.id)
+                                    .values(seen_at=now)).rowcount
+                if not done:
+                    conn.execute(insert(office_processes).values(
+                        id=self.id, kind=self.kind, home_port=self.home_port, host=socket.gethostname()[:255],
+                        pid=os.getpid(), started_at=now, seen_at=now))
+        except SQLAlchemyError as error:
+            log.warning("office.liveness_failed", step="start" if first else "refresh",
+                        error=str(error).splitlines()[0][:300])
+
+    @staticmethod
+    def _prune(conn: Connection, now: dt.datetime) -> None:
+        cutoff = now - dt.timedelta(seconds=PRUNE_S)
+        old = [r.id for r in conn.execute(select(office_processes.c.id, office_processes.c.seen_at))
+               if as_utc(r.seen_at) < cutoff]
+        if old:
+            conn.execute(delete(office_processes).where(office_processes.c.id.in_(old)))
