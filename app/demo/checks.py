@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import subprocess
 from decimal import Decimal
 from pathlib import Path
@@ -163,7 +164,7 @@ class DayChecks:
         pins = ["--office-key", fingerprint(office_key(self.dir / "keys").public_key()),  # the office's own
                 "--inspector-key", fingerprint(inspector_key(self.dir / "inspector")[0].public_key())]  # the union's
         check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle), *pins], capture_output=True,
-                               text=True, timeout=120)
+                               text=True, timeout=120, env={**os.environ, "PORTGATE_LANG": self.lang})  # the demo's --lang
         self.out("\n" + texts(self.lang)["evidence"].format(registration=registration, bundle=bundle.name))
         for line in check.stdout.splitlines():
             self.out(f"  {line}")

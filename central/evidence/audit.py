@@ -45,8 +45,8 @@ from pathlib import Path
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
-from central.evidence.audit_columns import (StoredReader, column_problem, copy_problem, raw_problem, seq_copies,
-                                            stored_select)
+from central.evidence.audit_columns import (StoredReader, column_problem, copy_problem, link_value_problem,
+                                            raw_problem, seq_copies, stored_select)
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ingest.nats_users import registered_in
@@ -130,24 +130,13 @@ def _link_problem(ev: Event, link: tuple[object, object] | None, successor: Succ
     digest = chain.event_hash(ev)
     hash_, prev = link
     wrong = [said for name, got, want in (("hash", hash_, digest), ("prev", prev, ev.prev))
-             if (said := _stored_link_value(name, got, want)) is not None]
+             if (said := link_value_problem(name, got, want)) is not None]
     if not wrong:
         return None
     return "LINK_ALTERED", (f"the event_links row of event {ev.event_id} does not match the event: "
                             + "; ".join(wrong) + (f"; seq {ev.seq + 1} names the event's hash: a "
                                                   f"PREV_MISMATCH at seq {ev.seq}..{ev.seq + 1} follows from this "
                                                   "row, not from the events" if _links_on(ev, successor) else ""))
-
-
-def _stored_link_value(name: str, got: object, want: str) -> str | None:
-    """``None`` when a link column (``hash``/``prev``, 32 bytes) holds the event's value ``want``
-    (hex); else what it holds, said for a finding: its hex, or a value of another type (SQLite keeps
-    any: text, a number) named as such (``hash stored as text '9f…', not bytes``), never decoded."""
-    if isinstance(got, bytes | bytearray | memoryview):
-        held = bytes(got).hex()
-        return None if held == want else f"{name} {held} (the event's is {want})"
-    kind = "text" if isinstance(got, str) else type(got).__name__
-    return f"{name} stored as {kind} {str(got)[:80]!r}, not bytes (the event's is {want})"
 
 
 def _decoded(row: Row, breaks: list[BreakRow]) -> Event | None:
@@ -313,7 +302,7 @@ class _PageReads:
             for r in self.conn.execute(select(event_links.c.seq, event_links.c.hash, event_links.c.prev).where(
                     event_links.c.gate_id == gate, event_links.c.seq.between(lo, hi))):
                 if type(r.seq) is int:  # a seq kept as text (SQLite) is no link of an event: LINK_MISSING
-                    stored[(gate, r.seq)] = (r.hash, r.prev)  # as stored: _stored_link_value reads the type
+                    stored[(gate, r.seq)] = (r.hash, r.prev)  # as stored: link_value_problem reads the type
         return lambda gate, seq: stored.get((gate, seq))
 
     def duplicate(self, gate: str, seq: int, ledger_id: int) -> bool:
