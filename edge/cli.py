@@ -168,7 +168,7 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
         try:
             keys = [load_existing(cfg.state_dir).public_key()]
         except (PortgateError, OSError) as exc:
-            click.echo(tr("cli.edge.give_public_key", why=_why(exc), gate=cfg.gate_id), err=True)
+            click.echo(tr("cli.edge.give_public_key", why=refusal(_why(exc)), gate=cfg.gate_id), err=True)
             ctx.exit(2)
     try:
         found = check_journal(Path(cfg.state_dir) / "journal.db", cfg.gate_id, keys, office_keys=office_keys,
