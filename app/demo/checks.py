@@ -13,7 +13,7 @@ import subprocess
 from decimal import Decimal
 from pathlib import Path
 
-from app.demo.console import reconciliation_line, texts
+from app.demo.console import billing_words, reconciliation_line, texts
 from app.demo.gate import PORTGATE
 from app.demo.scenario import check_pay
 from portgate.l10n import money
@@ -126,9 +126,10 @@ class DayChecks:
         found = [st for st in found if st["lines"]]  # another port's ships on a shared ledger
         for st in found:
             for line in st["lines"]:
-                self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  {money(line['amount'], self.lang):>11}  "
-                         f"{line['description']}")
-            self.out(f"  {st['shipowner']}  TOTAL {money(st['total'], self.lang):>11}")
+                owner, said = billing_words(self.lang, st["shipowner"], line["ship"], line["description"])
+                self.out(f"  {owner}  {line['rule']} {line['ref']}  {money(line['amount'], self.lang):>11}  {said}")
+            owner = billing_words(self.lang, st["shipowner"], st["lines"][0]["ship"], "")[0]
+            self.out(f"  {owner}  TOTAL {money(st['total'], self.lang):>11}")
         anchored = {ship for ship in sc.anchored_ships()}
         billed = {line["ship"] for st in found for line in st["lines"] if line["rule"] == "P8"}
         if anchored - billed:

@@ -161,7 +161,8 @@ def home_port(config_path, port, move_portless, actor) -> None:
                 said = set_home(conn, port, served=config.served_ports, move_portless=move_portless,
                                 actor=actor or "", now=dt.datetime.now(dt.UTC))
     except HomeRefused as exc:
-        said = {"not_served": "cli.ledger.home_not_served", "moves_portless": "cli.ledger.home_moves_portless"}
+        said = {"not_served": "cli.ledger.home_not_served", "moves_portless": "cli.ledger.home_moves_portless",
+                "other_spelling": "cli.ledger.home_other_spelling"}
         raise click.UsageError(tr(said[exc.code], **exc.fields)) from exc
     if port is None:
         click.echo(_home_said(said, config.port))
