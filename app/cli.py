@@ -14,7 +14,8 @@ from gettext import gettext as click_text  # what Click calls: its texts are msg
 
 import click
 
-from portgate.clitext import LANG_CHOICES, cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang
+from portgate.clitext import (LANG_CHOICES, cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang,
+                               use_refusal_words)
 from portgate.errors import PortgateError
 
 install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument", and --help in cli_lang()
@@ -166,6 +167,9 @@ def _refusal_words(text: str) -> str:
     from central.web.service_texts import localize  # lazy: only when a refusal is printed
 
     return localize(lang, text)
+
+
+use_refusal_words(_refusal_words)  # the lower layers' commands print refusals through it (clitext.refusal)
 
 
 def _utf8(arg: str) -> bool:

@@ -31,7 +31,7 @@ import sys
 import click
 
 from edge.cli import replay as csv_replay
-from portgate.clitext import tr, use_lang_of
+from portgate.clitext import refusal, tr, use_lang_of
 from portgate.config import nesting_guard
 from portgate.errors import BadInput, PortgateError
 
@@ -146,7 +146,7 @@ def replay(ctx, from_ledger, db_url, day, gate_id, reader_dirs, workers, cards, 
     try:
         _from_ledger(db_url, day, gate_id, reader_dirs, workers, cards, escala, rulebook, isolated, lang)
     except PortgateError as exc:
-        click.echo(f"portgate: {exc}", err=True)
+        click.echo(f"portgate: {refusal(exc)}", err=True)
         ctx.exit(getattr(exc, "exit_code", 2))  # 1: a ledger server not reachable yet
 
 

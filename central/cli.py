@@ -30,8 +30,7 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     ``portgate ledger migrate`` creates one."""
     from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.ingest.ports import make_ingest  # lazy: CLI start-up
-    from central.runner import for_instance, run_central  # lazy: CLI start-up
+    from central.runner import for_instance, ingest_for_run, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
@@ -43,7 +42,7 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`;
     # its row in office_processes while it runs (``ledger home-port --set`` refuses then)
     with Liveness(config.database_url, "central run", config.port):
-        run_central(config, lambda: make_ingest(config))
+        run_central(config, lambda: ingest_for_run(config))
 
 
 @central.command("add-gate")

@@ -23,7 +23,7 @@ import msgspec
 import structlog
 
 from central import metrics
-from portgate.errors import ConfigError
+from portgate.errors import ConfigError, StoreError
 from portgate.gctune import tune_for_service
 from portgate.logs import configure_logging
 from portgate.metrics import serve
@@ -93,3 +93,28 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
             for name, value in worker.stats.items():
                 totals[name] = totals.get(name, 0) + value
         log.info("ingest.totals", **totals)
+
+
+def ingest_for_run(config):
+    """The ingest ``portgate central run`` starts (``central.ingest.ports.make_ingest``) on an
+    engine that opens only the ledger file there is (``make_engine(existing_file=True)``, SQLite URI ``mode=rw``,
+    as ``office serve``): a file gone between the start-up check and the first connection, or
+    removed or replaced while the office runs, is never created again as a new empty ledger. A
+    file gone at start-up is ``db_url_arg``'s refusal (``BadInput``, exit 2); another failure to
+    open it the migration's ``StoreError`` or ``central.db.read_failure``'s (exit 1: not reachable,
+    a locked file; else 2)."""
+    from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
+
+    from central.cli_args import db_url_arg  # lazy: CLI start-up
+    from central.db import make_engine, read_failure  # lazy: CLI start-up
+    from central.ingest.ports import make_ingest  # lazy: CLI start-up
+
+    engine = make_engine(config.database_url, existing_file=True)
+    try:
+        return make_ingest(config, engine=engine)
+    except (SQLAlchemyError, StoreError) as exc:  # the migration's StoreError, or the driver's
+        engine.dispose()
+        db_url_arg(config.database_url, must_exist=True, name="database_url")  # the file is gone: say so
+        if isinstance(exc, StoreError):
+            raise
+        raise read_failure(engine.url.render_as_string(hide_password=True), engine.dialect.name, exc) from exc

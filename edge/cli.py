@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from portgate.clitext import tr, use_lang_of
+from portgate.clitext import refusal, tr, use_lang_of
 from portgate.errors import BadInput, PortgateError
 
 
@@ -46,7 +46,7 @@ def replay(ctx: click.Context, workers: str, cards: str, escala: str, taps: str,
         books = load_gate_rulebook(rulebook) if rulebook else GateRulebooks()
         run_replay(workers, cards, escala, taps, books, isolated=isolated, lang=lang, emit=emit)
     except PortgateError as exc:
-        click.echo(f"portgate: {exc}", err=True)
+        click.echo(f"portgate: {refusal(exc)}", err=True)
         ctx.exit(2)
     out.flush()
 
@@ -111,7 +111,7 @@ def display(ctx: click.Context, config_path: str, port: int | None, url_file: st
     try:
         cfg = load_gate_config(config_path)
     except PortgateError as exc:
-        click.echo(f"portgate: {exc}", err=True)
+        click.echo(f"portgate: {refusal(exc)}", err=True)
         ctx.exit(2)
     configure_logging(json=cfg.log_json, level=cfg.log_level)
     try:
@@ -162,19 +162,19 @@ def verify_journal_cmd(ctx: click.Context, config_path: str, public_keys: tuple[
         keys = [k for name in public_keys for k in _public_keys(Path(name))]
         office_keys = [k for k in (office_key(cfg), office_next_key(cfg)) if k is not None]  # the receipt's
     except (PortgateError, OSError) as exc:
-        click.echo(f"portgate: {_why(exc)}", err=True)
+        click.echo(f"portgate: {refusal(_why(exc))}", err=True)
         ctx.exit(2)
     if not keys:
         try:
             keys = [load_existing(cfg.state_dir).public_key()]
         except (PortgateError, OSError) as exc:
-            click.echo(tr("cli.edge.give_public_key", why=_why(exc), gate=cfg.gate_id), err=True)
+            click.echo(tr("cli.edge.give_public_key", why=refusal(_why(exc)), gate=cfg.gate_id), err=True)
             ctx.exit(2)
     try:
         found = check_journal(Path(cfg.state_dir) / "journal.db", cfg.gate_id, keys, office_keys=office_keys,
                               port=cfg.port)
     except StoreError as exc:
-        click.echo(f"portgate: {exc}", err=True)
+        click.echo(f"portgate: {refusal(exc)}", err=True)
         ctx.exit(2)
     _print_found(found)
     if found.first_bad is None:

@@ -36,7 +36,7 @@ from edge.store_rows import (
     escala_key,
 )
 from portgate.errors import StoreError
-from portgate.records import Card, CardStatus, EscalaEntry, Worker, load_csv, load_unique_csv
+from portgate.records import Card, CardStatus, EscalaEntry, Worker, load_csv, load_roster_csv
 
 log = structlog.get_logger("edge.store")
 
@@ -193,9 +193,10 @@ class OfficeCopies:
                        *, version: int = 1, at: dt.datetime | None = None) -> None:
         """Seed the copies from the data files of DESIGN.md (demo, tests, a gate without office).
         Raises ``BadInput`` naming every bad row of every file (a repeated registration or UID
-        too, ``cards.csv:5: uid 04A1 repeats line 2``)."""
+        too, ``cards.csv:5: uid 04A1 repeats line 2``; a card's registration that is none, or differs
+        only in letter case from a worker's: ``portgate.records.load_roster_csv``)."""
         at = at or dt.datetime.now(dt.UTC)
-        self.replace_roster(version, load_unique_csv(workers, Worker), load_unique_csv(cards, Card), at)
+        self.replace_roster(version, *load_roster_csv(workers, cards), at)
         if escala is not None:
             self.replace_escala(version, load_csv(escala, EscalaEntry), at)
 

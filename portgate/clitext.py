@@ -75,6 +75,24 @@ def tr(msgid: str, **fields: object) -> str:
     return text.format(**fields) if fields else text
 
 
+_refusal_hook: list = []  # the entry point's wording of a service's refusal (``use_refusal_words``)
+
+
+def use_refusal_words(words) -> None:
+    """Make ``words`` (English refusal text -> the same in ``cli_lang()``) what ``refusal`` uses:
+    the ``portgate`` entry point (``app.cli``) installs the office's error codes
+    (``central.web.service_texts.localize``), which the gate's own commands cannot import."""
+    _refusal_hook[:] = [words]
+
+
+def refusal(exc: BaseException | str) -> str:
+    """A ``PortgateError``'s English message (or the text) as a command prints it after
+    ``portgate: ``: in ``cli_lang()`` through the words ``use_refusal_words`` installed (each known
+    reason in pt-BR, places kept), as it is when none are installed or the language is English."""
+    text = str(exc)
+    return _refusal_hook[0](text) if _refusal_hook else text
+
+
 def _click_dgettext(domain: str, message: str) -> str:
     if domain != _gettext.textdomain():  # another domain, bound by someone else: as before
         return _std["dgettext"](domain, message)

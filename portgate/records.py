@@ -24,6 +24,7 @@ from portgate.errors import BadInput
 from portgate.record_rows import (  # noqa: F401  (imported from here by the readers of files)
     build_cells, build_each, build_rows, line_of, parse_rows, raise_bad_rows,
 )
+from portgate.registration import case_clashes, registration_problem
 from portgate.timeutil import parse_period  # re-exported: the one spelling of a period ("19-01")
 from portgate.uid import UidFormat, canonical_uid, enrol_uid
 
@@ -166,9 +167,14 @@ class Card:
     def from_csv_row(cls, row: Mapping[str, str]) -> Card:
         """Build from a cards.csv row written by a person: ``uid`` in the optional column
         ``uid_form`` (``portgate.uid.enrol_uid``: 10 decimal digits with no form are refused as
-        ambiguous). Raises ``BadInput``."""
+        ambiguous) and ``registration`` one by the registry's rule (``portgate.registration``:
+        letters and digits with - . /, no formula lead). Raises ``BadInput``."""
         form = (row.get("uid_form") or "").strip() or None
-        return cls._build(row, enrol_uid(cells.text(row.get("uid"), "uid"), form))
+        card = cls._build(row, enrol_uid(cells.text(row.get("uid"), "uid"), form))
+        problem = registration_problem(card.registration)
+        if problem is not None:
+            raise BadInput(problem)
+        return card
 
     @classmethod
     def _build(cls, row: Mapping[str, str], uid: str) -> Card:
@@ -338,6 +344,20 @@ def load_unique_csv(path: str | Path, record: type[R]) -> list[R]:
     if errors:
         raise BadInput("\n".join(errors))
     return [r for _where, r in placed]
+
+
+def load_roster_csv(workers_csv: str | Path, cards_csv: str | Path) -> tuple[list[Worker], list[Card]]:
+    """``load_unique_csv`` of a workers.csv and its cards.csv (the gate's seed, the office's CSV
+    roster), and a card whose registration differs only in letter case from a worker's or an
+    earlier card's (``portgate.registration.case_clashes``: ``v001`` would never meet ``V001``)
+    refused too: ``BadInput`` naming every such row, ``cards.csv:3: registration v001 ...``."""
+    workers = load_unique_csv(workers_csv, Worker)
+    placed = load_csv_rows(cards_csv, Card)
+    errors = sorted(repeated_keys(placed, Card) + case_clashes(
+        [(where, c.registration) for where, c in placed], {w.registration for w in workers}), key=line_of)
+    if errors:
+        raise BadInput("\n".join(errors))
+    return workers, [c for _where, c in placed]
 
 
 def repeated_keys(placed: Sequence[tuple[str, R]], record: type[R]) -> list[str]:

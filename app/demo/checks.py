@@ -8,11 +8,12 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
 import subprocess
 from decimal import Decimal
 from pathlib import Path
 
-from app.demo.console import reconciliation_line, texts
+from app.demo.console import billing_words, reconciliation_line, texts
 from app.demo.gate import PORTGATE
 from app.demo.scenario import check_pay
 from portgate.l10n import money
@@ -125,9 +126,10 @@ class DayChecks:
         found = [st for st in found if st["lines"]]  # another port's ships on a shared ledger
         for st in found:
             for line in st["lines"]:
-                self.out(f"  {st['shipowner']}  {line['rule']} {line['ref']}  {money(line['amount'], self.lang):>11}  "
-                         f"{line['description']}")
-            self.out(f"  {st['shipowner']}  TOTAL {money(st['total'], self.lang):>11}")
+                owner, said = billing_words(self.lang, st["shipowner"], line["ship"], line["description"])
+                self.out(f"  {owner}  {line['rule']} {line['ref']}  {money(line['amount'], self.lang):>11}  {said}")
+            owner = billing_words(self.lang, st["shipowner"], st["lines"][0]["ship"], "")[0]
+            self.out(f"  {owner}  TOTAL {money(st['total'], self.lang):>11}")
         anchored = {ship for ship in sc.anchored_ships()}
         billed = {line["ship"] for st in found for line in st["lines"] if line["rule"] == "P8"}
         if anchored - billed:
@@ -163,7 +165,7 @@ class DayChecks:
         pins = ["--office-key", fingerprint(office_key(self.dir / "keys").public_key()),  # the office's own
                 "--inspector-key", fingerprint(inspector_key(self.dir / "inspector")[0].public_key())]  # the union's
         check = subprocess.run([*PORTGATE, "evidence", "verify", str(bundle), *pins], capture_output=True,
-                               text=True, timeout=120)
+                               text=True, timeout=120, env={**os.environ, "PORTGATE_LANG": self.lang})  # the demo's --lang
         self.out("\n" + texts(self.lang)["evidence"].format(registration=registration, bundle=bundle.name))
         for line in check.stdout.splitlines():
             self.out(f"  {line}")

@@ -360,10 +360,18 @@ def _checks(runs: list[ClusterPortRun], out: Callable[[str], None]) -> int:
     """Each port's checks after the day, as the embedded demo's; the exit status (0, 1, or 2 when
     a part failed meanwhile)."""
     try:
-        balanced = {run.scenario.spec.port: run.reconcile() for run in runs}
+        balanced, tables = {}, {}
+        for run in runs:  # before the gates stop; each table is printed with its port's totals below
+            shown, run.out = run.out, tables.setdefault(run.scenario.spec.port, []).append
+            try:
+                balanced[run.scenario.spec.port] = run.reconcile()
+            finally:
+                run.out = shown
         for run in runs:
             run.stop()  # gates send their graceful "offline"; the offices print their totals
-        for run in runs:
+        for run in runs:  # as the one-port demo (app.demo.run._play): table, totals, pay, billing, evidence
+            for line in tables[run.scenario.spec.port]:
+                run.out(line)
             run.out(office_totals_line(run.office_totals()))
             run.pay()
             run.billing()

@@ -4,6 +4,8 @@ language, and the lines of the reconciliation table.
 
 from __future__ import annotations
 
+import re
+
 from portgate.i18n import gettext
 
 #: The reconciliation table: one word per column (the header is read by people and by scripts
@@ -35,3 +37,20 @@ def reconciliation_line(cells, lang: str = "en") -> str:
     gate, *counts = cells
     return "  " + " ".join([f"{gate:<{widths[0]}}"]
                            + [f"{c:>{w}}" for c, w in zip(counts, widths[1:], strict=True)])
+
+
+#: ``central.pay.billing``'s P8 line as the billing document (pt-BR, the shipowner's) writes it
+_P8 = re.compile(r"Transporte cais ↔ navio ao largo (?P<ship>\S+) \(ida e volta\), vigia (?P<registration>\S+), "
+                 r"período (?P<periods>.+)\Z")
+
+
+def billing_words(lang: str, owner: str, ship: str, description: str) -> tuple[str, str]:
+    """A billing line's shipowner and description as the console shows them in ``lang``: the
+    document's own pt-BR words (``navio <ship>`` for a ship whose owner is not listed, the P8 trip)
+    in English under ``--lang en`` (``demo.billing_ship``, ``demo.billing_p8``); others as written."""
+    if lang != "en":
+        return owner, description
+    if owner == f"navio {ship}":
+        owner = gettext(lang, "demo.billing_ship").format(ship=ship)
+    m = _P8.match(description)
+    return owner, gettext(lang, "demo.billing_p8").format(**m.groupdict()) if m else description

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 from pathlib import Path
 
 import msgspec
@@ -22,10 +21,11 @@ import paho.mqtt.client as mqtt
 from central.broadcast import blocklist
 from central.broadcast.publisher import Publisher
 from portgate.errors import BadInput
-from portgate.records import Card, CardStatus, EscalaEntry, Worker, load_csv
+from portgate.record_rows import line_of
+from portgate.records import Card, CardStatus, EscalaEntry, load_csv, load_roster_csv
+from portgate.registration import case_clashes, registration_problem
 from portgate.tables import read_rows
 from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, InspectorRow, RosterSnapshot
-from wire.topics import ID_PATTERN
 
 
 def _version(*paths) -> int:
@@ -42,23 +42,34 @@ def inspectors_csv(cards_csv) -> list[InspectorRow]:
     path = Path(cards_csv).with_name(INSPECTORS_CSV)
     if not path.exists():
         return []
-    out = []
+    out, errors, placed = [], [], []
     for where, row in read_rows(path, ("registration", "name"), known=("registration", "name")):
         reg, name = (row.get("registration") or "").strip(), (row.get("name") or "").strip()
-        if not re.fullmatch(ID_PATTERN, reg) or len(name) > 255:
-            raise BadInput(f"{where}: registration {reg[:40]!r} or name is not valid (an id; a name up to 255)")
+        problem = registration_problem(reg) if reg else "registration is required"
+        if problem is None and len(reg) > 64:
+            problem = f"registration is longer than 64 characters ({len(reg)})"
+        if problem is None and len(name) > 255:
+            problem = "name is longer than 255 characters"
+        if problem is not None:
+            errors.append(f"{where}: {problem}")
+            continue
+        placed.append((where, reg))
         out.append(InspectorRow(registration=reg, name=name))
+    errors = sorted(errors + case_clashes(placed, ()), key=line_of)
+    if errors:
+        raise BadInput("\n".join(errors))
     return out
 
 
 def roster_snapshot(workers_csv, cards_csv, *, version: int | None = None, at: dt.datetime) -> RosterSnapshot:
     """Workers and cards from CSV, and the union inspectors' names (``inspectors_csv``). Raises
     ``BadInput`` naming bad rows."""
+    workers, cards = load_roster_csv(workers_csv, cards_csv)  # a card's registration by the registry's rule
     return RosterSnapshot(
         version=version if version is not None else _version(workers_csv, cards_csv),
         at=at,
-        workers=load_csv(workers_csv, Worker),
-        cards=load_csv(cards_csv, Card),
+        workers=workers,
+        cards=cards,
         inspectors=inspectors_csv(cards_csv),
     )
 

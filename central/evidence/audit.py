@@ -45,8 +45,8 @@ from pathlib import Path
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
-from central.evidence.audit_columns import (StoredReader, column_problem, copy_problem, raw_problem, seq_copies,
-                                            stored_select)
+from central.evidence.audit_columns import (StoredReader, column_problem, copy_problem, link_value_problem,
+                                            raw_problem, seq_copies, stored_select)
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
 from central.ingest.nats_users import registered_in
@@ -123,14 +123,14 @@ def _links_on(ev: Event, successor: Successor) -> bool:
         return False
 
 
-def _link_problem(ev: Event, link: tuple[bytes, bytes] | None, successor: Successor) -> tuple[str, str] | None:
+def _link_problem(ev: Event, link: tuple[object, object] | None, successor: Successor) -> tuple[str, str] | None:
     """``(kind, text)`` when the stored link row of an authentic signed event does not match it."""
     if link is None:
         return "LINK_MISSING", f"event {ev.event_id} is signed but has no event_links row"
     digest = chain.event_hash(ev)
     hash_, prev = link
-    wrong = [f"{name} {bytes(got).hex()} (the event's is {want})" for name, got, want in
-             (("hash", hash_, digest), ("prev", prev, ev.prev)) if bytes(got).hex() != want]
+    wrong = [said for name, got, want in (("hash", hash_, digest), ("prev", prev, ev.prev))
+             if (said := link_value_problem(name, got, want)) is not None]
     if not wrong:
         return None
     return "LINK_ALTERED", (f"the event_links row of event {ev.event_id} does not match the event: "
@@ -301,7 +301,8 @@ class _PageReads:
         for gate, (lo, hi) in span.items():
             for r in self.conn.execute(select(event_links.c.seq, event_links.c.hash, event_links.c.prev).where(
                     event_links.c.gate_id == gate, event_links.c.seq.between(lo, hi))):
-                stored[(gate, int(r.seq))] = (bytes(r.hash), bytes(r.prev))
+                if type(r.seq) is int:  # a seq kept as text (SQLite) is no link of an event: LINK_MISSING
+                    stored[(gate, r.seq)] = (r.hash, r.prev)  # as stored: link_value_problem reads the type
         return lambda gate, seq: stored.get((gate, seq))
 
     def duplicate(self, gate: str, seq: int, ledger_id: int) -> bool:

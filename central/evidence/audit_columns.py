@@ -152,3 +152,14 @@ def seq_copies(conn, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], t
             forks.setdefault(int(seq), set()).add(event_id)
         out.update({(gate, int(seq)): (int(first), frozenset(forks.get(int(seq), ()))) for seq, first in held})
     return out
+
+
+def link_value_problem(name: str, got: object, want: str) -> str | None:
+    """``None`` when a link column (``hash``/``prev``, 32 bytes) holds the event's value ``want``
+    (hex); else what it holds, said for a finding: its hex, or a value of another type (SQLite keeps
+    any: text, a number) named as such (``hash stored as text '9f…', not bytes``), never decoded."""
+    if isinstance(got, bytes | bytearray | memoryview):
+        held = bytes(got).hex()
+        return None if held == want else f"{name} {held} (the event's is {want})"
+    kind = "text" if isinstance(got, str) else type(got).__name__
+    return f"{name} stored as {kind} {str(got)[:80]!r}, not bytes (the event's is {want})"

@@ -123,7 +123,7 @@ def verify_cmd(ctx, bundle, office_keys, gate_keys, inspector_keys, pins_file):
         ctx.exit(1)
     loose = verdict.unconfirmed
     if loose:
-        named = ", ".join(f"{k.role} {k.fingerprint}" for k in loose)
+        named = ", ".join(k.named() for k in loose)
         click.echo(tr("cli.evidence.verified_only_if", bundle=bundle, named=named))
         ctx.exit(3)
     click.echo(tr("cli.evidence.verified", bundle=bundle))
@@ -186,16 +186,17 @@ def _ledger_and_keys(config_path: str | None, db_url: str | None,
 
         cfg = load_toml(config_path, CentralConfig)
         keys_where = "--keys-dir" if keys_dir else f"{config_path}: keys_dir"
+        db_where = "--db" if db_url else f"{config_path}:$.database_url"  # where the user wrote it
         db_url, keys_dir = db_url or cfg.database_url, keys_dir or cfg.keys_dir
         port_dirs = {p: cfg.port_keys_dirs.get(p, keys_dir) if p != cfg.port else keys_dir for p in cfg.served_ports}
         for p, d in cfg.port_keys_dirs.items():
             keys_dir_arg(d, f"{config_path}: port_keys_dirs.{p}")
     else:
-        keys_where = "--keys-dir"
+        keys_where, db_where = "--keys-dir", "--db"
     if not (db_url and keys_dir):
         raise click.UsageError(tr("cli.evidence.give_config_or_db"))
     keys_dir_arg(keys_dir, keys_where)
-    db_url_arg(db_url, must_exist=True)
+    db_url_arg(db_url, must_exist=True, name=db_where)
     return db_url, keys_dir, port_dirs
 
 

@@ -110,8 +110,21 @@ class KeyUse:
     confirmed: bool
     how: str
 
+    def named(self) -> str:
+        """Its role and fingerprint in ``cli_lang()``: ``"portaló g1 85814d6ea16399d9"``."""
+        return f"{role_words(self.role)} {self.fingerprint}"
+
     def line(self) -> str:
-        return f"key: {self.role} {self.fingerprint} ({self.used_for}): {self.how}"
+        """The machine-read ``key:`` line; the rest in ``cli_lang()`` (``used_for`` and ``how`` are
+        worded in it when the ``KeyUse`` is made)."""
+        return "key: " + tr("cli.evidence.key.line", named=self.named(), used=self.used_for, how=self.how)
+
+
+def role_words(role: str) -> str:
+    """A key's role (``office``, ``gate G``, ``inspector``) in ``cli_lang()``."""
+    if role.startswith("gate "):
+        return tr("cli.evidence.key.role_gate", gate=role[5:])
+    return tr(f"cli.evidence.key.role_{role}") if role in ("office", "inspector") else role
 
 
 def confirm(office: str | None, gate_keys: dict[str, tuple[str, str]], enrolments: dict[tuple[str, str], object],
@@ -125,10 +138,10 @@ def confirm(office: str | None, gate_keys: dict[str, tuple[str, str]], enrolment
         if pins.office and office not in pins.office:
             fail.append("keys/office.pem: " + tr("cli.evidence.fail.office_not_pinned", key=office,
                                                    pinned=", ".join(sorted(pins.office))))
-            out.append(KeyUse("office", office, "manifest, receipts, enrolment records", False, "NOT the pinned key"))
+            out.append(KeyUse("office", office, tr("cli.evidence.key.used_office"), False, tr("cli.evidence.key.not_the_pinned")))
         else:
-            out.append(KeyUse("office", office, "manifest, receipts, enrolment records", office in pins.office,
-                              "pinned" if office in pins.office else "not pinned"))
+            out.append(KeyUse("office", office, tr("cli.evidence.key.used_office"), office in pins.office,
+                              tr("cli.evidence.key.pinned") if office in pins.office else tr("cli.evidence.key.not_pinned")))
     inspectors: dict[str, list[str]] = {}
     needed: set[str] = set()  # inspectors a gate key's confirmation rests on (not pinned directly)
     for gate, (fp, used) in sorted(gate_keys.items()):
@@ -143,23 +156,24 @@ def confirm(office: str | None, gate_keys: dict[str, tuple[str, str]], enrolment
             if not ok:
                 fail.append(f"keys/{gate}.pem: " + tr("cli.evidence.fail.gate_not_pinned", gate=gate, key=fp,
                                                           pinned=", ".join(sorted(pins.gates[gate]))))
-            out.append(KeyUse(f"gate {gate}", fp, used, ok, "pinned" if ok else "NOT the pinned key"))
+            out.append(KeyUse(f"gate {gate}", fp, used, ok,
+                              tr("cli.evidence.key.pinned") if ok else tr("cli.evidence.key.not_the_pinned")))
         elif ins and ins in pins.inspectors:
             out.append(KeyUse(f"gate {gate}", fp, used, True,
-                              f"enrolled {enr.enrolled_at}, countersigned by the pinned inspector key {ins}"))
+                              tr("cli.evidence.key.enrolled_pinned_inspector", at=enr.enrolled_at, inspector=ins)))
         elif ins and pins.inspectors:
             fail.append(f"enrolments/{gate}-{fp}.json: " + tr("cli.evidence.fail.inspector_not_pinned", key=ins,
                                                                       pinned=", ".join(sorted(pins.inspectors))))
-            out.append(KeyUse(f"gate {gate}", fp, used, False, f"countersigned by {ins}, NOT a pinned inspector"))
+            out.append(KeyUse(f"gate {gate}", fp, used, False, tr("cli.evidence.key.other_inspector", inspector=ins)))
         elif ins:
             out.append(KeyUse(f"gate {gate}", fp, used, False,
-                              f"enrolled {enr.enrolled_at}, countersigned by inspector key {ins} (not pinned)"))
+                              tr("cli.evidence.key.enrolled_inspector", at=enr.enrolled_at, inspector=ins)))
         else:
-            why = "enrolled by the office alone (no inspector countersignature)" if enr else "no enrolment record"
-            out.append(KeyUse(f"gate {gate}", fp, used, False, f"not pinned; {why}"))
+            out.append(KeyUse(f"gate {gate}", fp, used, False,
+                              tr("cli.evidence.key.office_alone") if enr else tr("cli.evidence.key.no_record")))
     for ins, what in sorted(inspectors.items()):
         pinned = ins in pins.inspectors
-        out.append(KeyUse("inspector", ins, "countersigned the enrolment of " + ", ".join(what),
-                          pinned or ins not in needed, "pinned" if pinned else "not pinned" if ins in needed
-                          else "not pinned, not needed: the gate keys it countersigned are pinned"))
+        how = tr(f"cli.evidence.key.{'pinned' if pinned else 'not_pinned' if ins in needed else 'not_needed'}")
+        out.append(KeyUse("inspector", ins, tr("cli.evidence.key.used_inspector", gates=", ".join(what)),
+                          pinned or ins not in needed, how))
     return out

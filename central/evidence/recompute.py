@@ -31,7 +31,7 @@ from central.pay.calendar import HolidayCalendar
 from central.pay.loading import parse_rulebook
 from central.pay.statements_store import pay_shifts
 from central.pay.versions import ADJUSTMENT_FLAG, ADJUSTMENT_RULE
-from portgate.clitext import tr
+from portgate.clitext import refusal, tr
 from portgate.l10n import money
 from portgate.errors import PortgateError
 from wire.events import MealWorkedPayload, TapPayload
@@ -195,7 +195,8 @@ def _rulebook(files, rb, fail, notes):
     try:
         book = parse_rulebook(tomllib.loads(raw.decode("utf-8")), path=name)
     except (PortgateError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        fail.append(f"{name}: " + tr("cli.evidence.fail.not_rulebook", why=str(exc)[:200]))
+        why = f"not valid TOML: {exc}" if isinstance(exc, tomllib.TOMLDecodeError) else str(exc)
+        fail.append(f"{name}: " + tr("cli.evidence.fail.not_rulebook", why=refusal(why)[:200]))
         return None
     if book.id != rb:
         fail.append(f"{name}: " + tr("cli.evidence.fail.other_rulebook", have=repr(book.id), want=repr(rb)))

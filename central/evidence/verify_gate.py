@@ -127,10 +127,10 @@ def _after_ingest_note(gate: str, b) -> str:
 
 def _key_and_chain(gate: str, key, events, first_seq: int) -> tuple[str, str]:
     """(the starting key's fingerprint, the chain it signs and the keys it rolled over to)."""
-    rolled = [f"{chain.fingerprint(k)} from seq {e.seq}" for e in events
+    rolled = [tr("cli.evidence.key.from_seq", key=chain.fingerprint(k), seq=e.seq) for e in events
               if (k := chain.key_change(e)) is not None and chain.fingerprint(k) != chain.fingerprint(key)]
-    return chain.fingerprint(key), f"chain of gate {gate} from seq {first_seq}" + (
-        f"; rolled over, signed by the key before, to {', '.join(rolled)}" if rolled else "")
+    return chain.fingerprint(key), tr("cli.evidence.key.used_chain", gate=gate, seq=first_seq) + (
+        tr("cli.evidence.key.rolled", keys=", ".join(rolled)) if rolled else "")
 
 
 def _check_canonical(gate, events, report, files, verified_ids, fail) -> dict:

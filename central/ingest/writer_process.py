@@ -113,7 +113,7 @@ def run_process(conn, config: CentralConfig, index: int, worker_pid: int) -> Non
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     configure_logging(json=config.log_json, level=config.log_level,  # every thread of this process
                       fields={"service": "central", "port": config.port, "worker": index, "role": "writer"})
-    engine = make_engine(config.database_url)
+    engine = make_engine(config.database_url, existing_file=True)  # the ledger there is: never a new empty file
     keys = KeyRing(config.keys_dir)
     verifier = Verifier(keys, config.port, config.ingest.verify_processes).start()
     writer = LedgerWriter(config, engine, keys, index=index,

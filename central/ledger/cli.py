@@ -167,7 +167,7 @@ def home_port(config_path, port, move_portless, actor, force) -> None:
                                 actor=actor or "", now=dt.datetime.now(dt.UTC), force=force)
     except HomeRefused as exc:
         said = {"not_served": "cli.ledger.home_not_served", "moves_portless": "cli.ledger.home_moves_portless",
-                "offices_running": "cli.ledger.home_offices_running"}
+                "offices_running": "cli.ledger.home_offices_running", "other_spelling": "cli.ledger.home_other_spelling"}
         raise click.UsageError(tr(said[exc.code], offices=_offices(exc.processes), **exc.fields)) from exc
     if port is None:
         click.echo(_home_said(said, config.port))

@@ -26,6 +26,7 @@ concern) in the same transaction.
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -55,8 +56,9 @@ class HomePort:
 
 class HomeRefused(BadInput):
     """``set_home`` refused, nothing written. ``code``: ``not_served`` (fields ``port``,
-    ``served``), ``moves_portless`` (``port``, ``now``, ``n``) or ``offices_running`` (``port``,
-    ``n``; ``processes``: the running ``OfficeProcess`` list); the command words it
+    ``served``), ``other_spelling`` (``port``, ``served``, ``meant``: a served port's code written
+    in other letter case or with accents), ``moves_portless`` (``port``, ``now``, ``n``) or
+    ``offices_running`` (``port``, ``n``; ``processes``: the running ``OfficeProcess`` list); the command words it
     (``cli.ledger.home_<code>``). ``BadInput``: exit 2."""
 
     def __init__(self, code: str, message: str, processes: Sequence[OfficeProcess] = (), **fields: str) -> None:
@@ -64,6 +66,11 @@ class HomeRefused(BadInput):
         self.code = code
         self.fields = fields
         self.processes = tuple(processes)
+
+
+def _folded(name: str) -> str:
+    """``name`` without letter case, accents or blanks: ``"Paranaguá "`` -> ``"paranagua"``."""
+    return "".join(c for c in unicodedata.normalize("NFKD", name.strip().casefold()) if not unicodedata.combining(c))
 
 
 def read_home(conn: Connection) -> HomePort:
@@ -118,6 +125,11 @@ def set_home(conn: Connection, port: str, *, served: Sequence[str], move_portles
     if not actor or not actor.strip():
         raise BadInput("actor is required (who sets the ledger's home port)", where="--actor")
     if port not in served:
+        meant = next((code for code in served if _folded(code) == _folded(port)), None)
+        if meant is not None:  # "Santos", "Paranaguá": the port's name, not its code
+            raise HomeRefused("other_spelling", f"port {port!r} is unknown: a port is named by its code "
+                              f"({', '.join(served)}); did you mean {meant}?", port=repr(port),
+                              served=", ".join(served), meant=meant)
         raise HomeRefused("not_served", f"port {port!r} is not served by this config ({', '.join(served)}): "
                           "give a central.toml whose ports name it", port=repr(port), served=", ".join(served))
     _serialise(conn)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from central.cli_args import db_url_arg
-from portgate.clitext import tr
+from portgate.clitext import refusal, tr
 from portgate.errors import ConfigError
 
 
@@ -44,7 +44,7 @@ def verify_slip_cmd(config_path, db_url, key_file, pdf):
     finally:
         engine.dispose()
     for problem in verdict.problems:
-        click.echo(tr("cli.pay.slip_failed", pdf=pdf, problem=problem), err=True)
+        click.echo(tr("cli.pay.slip_failed", pdf=pdf, problem=refusal(problem)), err=True)
     if not verdict.ok:
         return 1
     click.echo(tr("cli.pay.slips_verified", pdf=pdf, n=verdict.slips))

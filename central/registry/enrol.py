@@ -147,7 +147,7 @@ def admission_row_errors(row: Mapping[str, str]) -> dict[str, str]:
 def _registration_taken(session: Session, reg: str) -> str | None:
     """Why the add form may not register ``reg``: it is registered, or a registration differing
     from it only in letter case is (``v017`` beside ``V017``, as ``import_checks.case_errors``
-    refuses it in a file; a registration is ASCII, ``import_checks.REGISTRATION``); else None."""
+    refuses it in a file; a registration is ASCII, ``portgate.registration.REGISTRATION``); else None."""
     held = list(session.execute(select(workers.c.registration).where(
         func.lower(workers.c.registration) == reg.lower())).scalars())
     if reg in held:

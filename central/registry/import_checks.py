@@ -7,8 +7,6 @@ words them in pt-BR)."""
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -17,15 +15,9 @@ from central.registry.schema import workers
 from portgate import cells, tables
 from portgate.errors import BadInput
 from portgate.records import WorkerIds
+from portgate.registration import FORMULA_LEADS, case_clashes, registration_problem
 
 
-#: The first characters that make a spreadsheet read a cell as a formula (CSV injection, OWASP): a
-#: worker's name (``csv_import.worker_problems``) or a new category starting with one is refused.
-FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
-#: A registration: letters and digits, with ``-``, ``.`` or ``/`` between them (``V017``, ``1001``,
-#: ``PRV001``, an OGMO's ``123.456-7`` or ``12/3``). Every registration of the project's data, demos,
-#: benchmarks and tests fits; a space, a control character or a formula lead does not.
-REGISTRATION = re.compile(r"[0-9A-Za-z]+(?:[-./][0-9A-Za-z]+)*")
 #: At most this many new categories one import may open (``--new-category``, the upload's field).
 MAX_NEW_CATEGORIES = 20
 #: A refusal lists at most this many allowed categories ("and N more" for the others).
@@ -124,14 +116,7 @@ def text_problems(registration: str, name: str) -> list[str]:
     person's name, ``=HYPERLINK("x")`` no registration; a spreadsheet would run it), a registration
     holding a character ``REGISTRATION`` does not allow (a space, a control character, ``#``: the
     first such character is named). An empty registration is left to ``required``."""
-    problems = []
-    if registration[:1] in FORMULA_LEADS:
-        problems.append(f"registration {registration!r} starts with {registration[:1]!r}: not a registration "
-                        f"(a spreadsheet would run it as a formula)")
-    elif registration and "\x00" not in registration and not REGISTRATION.fullmatch(registration):  # NUL: bounds
-        odd = next((c for c in registration if not (c.isascii() and c.isalnum())), registration[-1])
-        problems.append(f"registration {registration!r} holds {odd!r}: a registration is letters and digits, "
-                        f"with - . / between them")
+    problems = [p for p in (registration_problem(registration),) if p is not None]  # portgate.registration
     if name[:1] in FORMULA_LEADS:
         problems.append(f"name {name!r} starts with {name[:1]!r}: not a person's name "
                         f"(a spreadsheet would run it as a formula)")
@@ -142,17 +127,4 @@ def case_errors(placed_workers: list, registered: set[str]) -> list[str]:
     """The worker rows whose registration differs only in letter case from a ``registered`` one (the
     registry's registrations; a row restating one of them exactly passes) or from an earlier row's
     (a row repeating one exactly is ``csv_import``'s ``repeats line``)."""
-    by_fold: dict[str, str] = {}
-    for reg in registered:
-        by_fold.setdefault(reg.casefold(), reg)
-    errors, rows = [], {}
-    for where, worker in placed_workers:
-        reg, fold = worker.registration, worker.registration.casefold()
-        other = by_fold.get(fold)
-        if other is not None and other != reg and reg not in registered:
-            errors.append(f"{where}: registration {reg} differs only in letter case from the registered {other}")
-        elif fold in rows and rows[fold][1] != reg:
-            errors.append(f"{where}: registration {reg} differs only in letter case from "
-                          f"{rows[fold][1]} at line {rows[fold][0].rsplit(':', 1)[1]}")
-        rows.setdefault(fold, (where, reg))
-    return errors
+    return case_clashes([(where, worker.registration) for where, worker in placed_workers], registered)

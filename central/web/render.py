@@ -21,7 +21,8 @@ from central.web.i18n import LANGS, t
 from portgate.i18n import translations
 from central.web.security import csrf_token
 from central.web.codewords import function_label, post_label
-from central.web.service_texts import event_text, flag_label, localize
+from central.web.event_texts import event_text
+from central.web.service_texts import flag_label, localize
 from portgate import l10n
 from portgate.timeutil import as_utc
 

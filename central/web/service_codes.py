@@ -363,6 +363,30 @@ CODES: dict[str, str | tuple[str, str]] = {
     # central.ledger.cli home-port --set: another setter's record or lock (store_failure, exit 1)
     "home_changed_meanwhile": r"setting the ledger's home port failed: another command changed it meanwhile, "
                                r"run again \((?P<why>.*)\)",
+    # central.pay.cli_setup: --rulebook that is neither a file nor a shipped rulebook id
+    "no_rulebook": r"no rulebook (?P<value>'.*') \(a file, or an id in (?P<where>.+)\)",
+    # central.cli_args.db_url_arg: an existing 0-byte SQLite file
+    "sqlite_empty": r"SQLite file (?P<path>'.*') is empty \(0 bytes\): a failed copy or a wrong path\? Restore the "
+                     r"ledger or fix the path; to start a new ledger in this file run `portgate ledger migrate --db URL`",
+    # central.db.read_failure: a server not reachable, a locked file, another failure (the detail: lib_*)
+    "db_not_reachable": r"database (?P<where>\S+) not reachable: (?P<detail>.*)",
+    "db_read_failed": r"reading (?P<where>\S+) failed: (?P<detail>.*)",
+    "lib_locked": r"database is locked",
+    # central.pay.slips_cli / verify_slip: portgate pay verify-slip
+    "slip_options_both": r"give either --config central\.toml or --db URL --key-file FILE, not both",
+    "slip_options_none": r"give --config central\.toml, or --db URL --key-file FILE",
+    "slip_key_unreadable": r"cannot read the payslip key: (?P<why>.+)",
+    "slip_not_key": r"not a payslip key \((?P<n>\d+) bytes; a key is (?P<size>\d+) random bytes\)",
+    "pdf_unreadable": r"not a readable PDF: (?P<why>.+)",
+    "not_payslip": r"not a portgate payslip \(no slip metadata\)",
+    "no_slip": r"no slip to verify \(no statements in (?P<first>\S+)\.\.(?P<last>\S+)\)",
+    "slip_no_statements": r"no statements in the ledger for (?P<first>\S+)\.\.(?P<last>\S+)",
+    "slip_code_mismatch": r"code (?P<code>\S+) does not match the ledger \(the slip or the ledger changed\)",
+    "slip_statement_altered": r"statement (?P<ids>.+) no longer matches its digest \(its lines or total were altered "
+                               r"outside the ledger\): not proof of pay; run `portgate pay close` for these days",
+    "slip_pages": r"the PDF has (?P<n>\d+) page\(s\), the ledger's slips print (?P<m>\d+) \(pages added or removed\)",
+    "slip_page_differs": r"page (?P<page>\d+) prints (?P<printed>.*) where the ledger's slip has (?P<want>.*) "
+                          r"\(edited\?\)",
     # the configuration files', command-line arguments' and evidence files' refusals
     **FILE_CODES,
 }

@@ -244,6 +244,7 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_valid_toml": {"detail":
                            "step": lambda v: f"«{_word_pt('case_step.')(v)}»"},
              **{code: {key: lambda v: _reason_pt(v, 3)} for code, key in (  # a library's detail (lib_*)
                  ("manifest_not_json", "why"), ("manifest_malformed", "why"), ("ledger_not_db", "detail"),
+                 ("db_not_reachable", "detail"), ("db_read_failed", "detail"),
                  ("ledger_no_tables", "detail"))},
              "lib_missing_field": {"at": lambda v: f" (em `{v}`)" if v else ""}}
 _FIELD_PARAMS = ("field", "other")  # parameters that name a field (see ``FIELDS``)
@@ -268,9 +269,14 @@ _COMPILED = [(code, re.compile((v[0] if isinstance(v, tuple) else v) + r"\Z", re
 _PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?(?::\$[^\s;]*)?|\$[^\s;]*): (?P<rest>.+)\Z", re.S)
 
 
-def code_of(reason: str) -> tuple[str, dict[str, str]] | None:
-    """The code and parameters of an English reason, or ``None`` when it is not a known one."""
+_WITH_SEMICOLON = frozenset(code for code, rx in _COMPILED if "; " in rx.pattern)  # a line tried whole first
+
+
+def code_of(reason: str, among: frozenset[str] | None = None) -> tuple[str, dict[str, str]] | None:
+    """The code and parameters of an English reason (``among``: of these codes only), or ``None``."""
     for code, rx in _COMPILED:
+        if among is not None and code not in among:
+            continue
         m = rx.match(reason)
         if m:
             return code, {k: v or "" for k, v in m.groupdict().items()}
@@ -286,8 +292,8 @@ def _param_pt(code: str, key: str, value: str, in_file: bool) -> str:
     return _known("word." + value) or value
 
 
-def _reason_pt(reason: str, depth: int = 0, in_file: bool = False) -> str:
-    found = code_of(reason)
+def _reason_pt(reason: str, depth: int = 0, in_file: bool = False, among: frozenset[str] | None = None) -> str:
+    found = code_of(reason, among)
     if found is not None:
         code, params = found
         legacy, msgid = CODES[code], f"svc.{code}"
@@ -298,8 +304,20 @@ def _reason_pt(reason: str, depth: int = 0, in_file: bool = False) -> str:
         where = place["place"]
         is_file = ":" in where or "." in where  # file:line, a file name, a key path
         shown = where if is_file or where.startswith("$") else (_known("field." + where) or FIELDS.get(where, where))
-        return f"{shown}: {_reason_pt(place['rest'], depth + 1, in_file or is_file)}"
+        return f"{shown}: {_reason_pt(place['rest'], depth + 1, in_file or is_file, among)}"
     return reason
+
+
+def _line_pt(line: str) -> str:
+    """A refusal's line in pt-BR: whole if one reason holding a ``; ``, else each ``; `` part."""
+    rest: str | None = line
+    for _depth in range(4):  # behind at most three places, as _reason_pt reads them
+        if code_of(rest, _WITH_SEMICOLON) is not None:
+            return _reason_pt(line, among=_WITH_SEMICOLON)
+        rest = (place := _PLACE.match(rest)) and place["rest"]
+        if not rest:
+            break
+    return "; ".join(_reason_pt(part) for part in line.split("; "))
 
 
 def localize(lang: str, text: str) -> str:
@@ -311,7 +329,7 @@ def localize(lang: str, text: str) -> str:
     if not text:
         return text
     if lang != "en":
-        text = "\n".join("; ".join(_reason_pt(part) for part in line.split("; ")) for line in text.split("\n"))
+        text = "\n".join(_line_pt(line) for line in text.split("\n"))
     return l10n.dates_in_text(text, lang)
 
 
@@ -379,22 +397,3 @@ def penalty_reason(lang: str, text: str) -> str:
     ``refused dispatch N: …``) in ``lang``, the flag by its name; the text a person typed after
     the prefix, and any other reason, as it is."""
     return _registry_text(_PENALTY_REASON, lang, text)
-
-
-# a gate event's type and its detail (a tap's decision, a reader's or coverage state) as the home
-# page's "último evento" names them: msgids ``event_type.<type>``, ``event_detail.<detail>``; a
-# tap's decisions are the what-if page's words (``o_<outcome>``)
-
-
-def event_text(lang: str, parts: tuple[str, str, str] | None) -> str:
-    """A gate's last event ``(type, detail, who)`` (``("tap", "exit", "V016")``) as one phrase:
-    ``"leitura: saída V016"`` in pt-BR, ``"tap: exit V016"`` in English; a flag or alert code as
-    ``flag_label`` names it; ``""`` for none."""
-    if not parts:
-        return ""
-    kind, detail, who = parts
-    said = ((_known(f"o_{detail}", lang) or _known(f"event_detail.{detail}", lang)
-             or (flag_label(lang, detail) if detail else "")) if detail else "")
-    head = _known(f"event_type.{kind}", lang) or kind
-    rest = " ".join(x for x in (said, who) if x)
-    return f"{head}: {rest}" if rest else head

@@ -152,9 +152,14 @@ def test_another_key_fails_every_event_and_a_missing_key_is_exit_2(journal_gate,
     done = verify_here(config)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "gate signing key file not found" in done.stderr and "--public-key" in done.stderr
+    pt = run_here(["edge", "verify-journal", "--config", str(config)], env={"PORTGATE_LANG": "pt"})
+    assert pt.returncode == 2 and "not found" not in pt.stderr and "--public-key" in pt.stderr, pt.stderr
     (tmp_path / "state" / "journal.db").rename(tmp_path / "moved.db")
     done = verify_here(config, "--public-key", str(other))
     assert done.returncode == 2 and "cannot open read-only" in done.stderr and "Traceback" not in done.stderr
+    pt = run_here(["edge", "verify-journal", "--config", str(config), "--public-key", str(other)],
+                  env={"PORTGATE_LANG": "pt"})
+    assert pt.returncode == 2 and "cannot open" not in pt.stderr, pt.stderr
     (tmp_path / "state" / "journal.db").write_bytes(b"not a journal, only bytes " * 300)
     pt = run_here(["edge", "verify-journal", "--config", str(config), "--public-key", str(other)],
                   env={"PORTGATE_LANG": "pt"})  # sqlite3's English reason in pt-BR too

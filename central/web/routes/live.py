@@ -29,7 +29,7 @@ from central.web import readmodel
 from central.web.ports import keeper, per_port, port_of
 from central.web.render import lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
-from central.web.service_texts import event_text
+from central.web.event_texts import event_text
 
 log = structlog.get_logger("central.web")
 

@@ -173,3 +173,21 @@ def test_a_bundle_of_a_ledger_with_a_deleted_event_fails_and_names_the_recorded_
     assert done.returncode == 1, done.stdout + done.stderr
     assert "CHAIN_BREAK MISSING gate g1 seq 3" in done.stdout
     assert "the office recorded MISSING at seq 3..3; the bundle's events break there too" in done.stdout
+
+
+@pytest.mark.parametrize("migrated_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("column", ["hash", "prev"])
+def test_a_link_stored_as_text_is_a_link_altered_finding_not_a_traceback(ledger, column):
+    """SQLite keeps any value in a BLOB column: a link's hash or prev written as hex text (a hand
+    repair, another tool) is read as what it is, a row that does not match the event's bytes."""
+    engine, _ring, url, keys, evs, _j = ledger
+    as_text = chain.event_hash(evs[3]) if column == "hash" else evs[3].prev
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"UPDATE event_links SET {column} = ? WHERE gate_id = 'g1' AND seq = 4", (as_text,))
+    done = cli(url, keys)
+    assert done.returncode == 1, done.stdout + done.stderr
+    fails = [line for line in done.stdout.splitlines() if line.startswith("FAIL:")]
+    assert len(fails) == 1 and "CHAIN_BREAK LINK_ALTERED gate g1 seq 4: audit: ledger id 4: " in fails[0], fails
+    assert f"{column} stored as text" in fails[0], fails[0]
+    assert ("LINK_ALTERED", 4, 4, evs[3].event_id) in breaks(engine)
+

@@ -234,3 +234,17 @@ def test_an_enrolment_records_fail_lines_in_pt_br_and_english(real, tmp_path):
     assert (f"FAIL: {name}: signed by office key {real['office']}, and the bundle has no valid office key "
             "(none given)") in en, en
     assert not any("None" in line for line in pt + en), (pt, en)
+
+
+def test_the_key_lines_read_in_pt_br_by_default(real):
+    """The ``key:`` prefix stays (machine-read); the rest in the command line's language."""
+    from testkit.cli import run_here
+
+    pt = run_here(["evidence", "verify", str(real["bundle"]), "--office-key", real["office"]],
+                  env={"PORTGATE_LANG": None}).stdout.splitlines()
+    assert (f"key: escritório {real['office']} (manifesto, recibos, registros de cadastro): com pino") in pt, pt
+    assert any(line.startswith(f"key: portaló {GATE} {real['gate']} (cadeia do portaló {GATE} a partir da seq 1): "
+                               f"cadastrada em ") and line.endswith(f"contra-assinada pela chave do fiscal "
+                                                                    f"{real['inspector']} (sem pino)") for line in pt), pt
+    assert (f"key: fiscal {real['inspector']} (contra-assinou o cadastro de {GATE} {real['gate']}): sem pino") in pt
+    assert f"(sem pino: portaló {GATE} {real['gate']}, fiscal {real['inspector']})" in pt[-1], pt[-1]

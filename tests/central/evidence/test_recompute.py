@@ -273,3 +273,23 @@ def test_a_shift_the_office_holds_for_a_recorded_break_recomputes_equal(ledger, 
     assert json.loads(files["statements.json"])[-1]["hold_reason"].startswith("CHAIN_BREAK")
     failures, _notes = verify_bundle(out)
     assert failures == [], failures
+
+
+def test_a_rulebook_that_is_not_toml_is_named_in_the_command_line_s_language(ledger, tmp_path):
+    """The rulebook's own refusal inside the failure line (``not valid TOML: ...``) came out in
+    English under a pt-BR command line: it goes through the office's error codes too."""
+    import app.cli  # noqa: F401  (installs the refusal words, as the portgate command does)
+    from portgate.clitext import use_lang
+
+    out = _export(ledger, tmp_path / "v017.zip")
+    files = _members(out)
+    _url, keys, _setup = ledger
+    bad = resign({**files, "rulebooks/pay/decreto-83611-1979.toml": b"id = = 1\n"}, office_key(keys),
+                 tmp_path / "bad.zip")
+    use_lang("pt")
+    failures, _notes = verify_bundle(bad)
+    said = [f for f in failures if f.startswith("rulebooks/pay/decreto-83611-1979.toml: ")]
+    assert said and "não é TOML válido: linha 1, coluna 6: " in said[0] and "not valid TOML" not in said[0], failures
+    use_lang("en")
+    failures, _notes = verify_bundle(bad)
+    assert any("not valid TOML: " in f for f in failures), failures

@@ -2,7 +2,7 @@
 when PostgreSQL cannot be reached: refused connections, a listener that never answers, a server
 SIGSTOPped. A fresh tester got a traceback (``sqlalchemy.exc.OperationalError: (psycopg.errors.
 ConnectionTimeout)``, exit 1, no waiting notice) from ``pay overdue``, ``registry list``, ``central
-run``... with ``--config``, where ``--db`` said it waited and then ``database ... not reachable``;
+run``... with ``--config``, where ``--db`` said it waited and then ``banco ... inacessível`` ("database ... not reachable");
 ``central add-gate --config`` (the gate id looked up in the ledger) and ``ledger home-port`` fail the same way.
 The check opens the ledger through ``central.db.make_engine`` (the waiting notice under a command)
 and says its failure with ``central.db.read_failure``, as every other access: the same notice, one
@@ -71,8 +71,8 @@ def _one_line_after_the_notice(done: dict[str, subprocess.CompletedProcess], por
         assert run.returncode == 1, (name, run.returncode, run.stderr)
         assert "Traceback" not in run.stderr, (name, run.stderr)
         lines = run.stderr.strip().splitlines()
-        assert lines[-1].startswith("portgate: database postgresql+psycopg://") and \
-            f"not reachable: {why}" in lines[-1], (name, lines)
+        assert lines[-1].startswith("portgate: banco postgresql+psycopg://") and \
+            f"inacessível: {why}" in lines[-1], (name, lines)  # pt-BR, the driver's reason as it said it
         if notice:
             assert lines[:-1] == [line for line in lines[:-1] if line.startswith(NOTICE.format(port=port))], \
                 (name, lines)

@@ -97,6 +97,22 @@ def test_a_port_the_config_does_not_serve_is_refused(ledger):
     assert _state(engine) == ([], [])
 
 
+@pytest.mark.parametrize(("given", "meant"), [("Santos", "santos"), ("Paranaguá", "paranagua")])
+def test_a_port_given_by_its_name_is_refused_naming_the_codes(ledger, given, meant):
+    """``--set Santos`` (the port's name, not its code) said to give another central.toml: the
+    refusal now names the codes and the one meant; nothing is written."""
+    _url, santos, _para, engine = ledger
+    r = _cmd(santos, "--set", given, "--actor", "chefe.silva")
+    assert r.returncode == 2
+    assert (f"porto '{given}' desconhecido: um porto é nomeado pelo seu código (portos: santos, paranagua); "
+            f"você quis dizer {meant}?") in r.stderr, r.stderr
+    r = _cmd(santos, "--set", given, "--actor", "chefe.silva", env=EN)
+    assert r.returncode == 2
+    assert (f"port '{given}' is unknown: a port is named by its code (ports: santos, paranagua); did you mean "
+            f"{meant}?") in r.stderr, r.stderr
+    assert _state(engine) == ([], [])
+
+
 def test_moving_the_portless_workers_needs_move_portless(ledger):
     _url, santos, para, engine = ledger
     r = _cmd(santos, "--set", "paranagua", "--actor", "chefe.silva")  # no record: they are santos's (this config)
@@ -207,7 +223,7 @@ def test_a_setter_given_up_on_a_held_lock_says_run_again(ledger, migrated_url):
     nothing written. PostgreSQL (a ``lock_timeout`` of 2 s): "outro comando o alterou nesse
     meio-tempo, execute de novo". SQLite: the file's write lock is held, so the command's migration
     check (``BEGIN IMMEDIATE``) gives up after the driver's busy timeout first, as every command's
-    does: "database ... not reachable: database is locked"."""
+    does: "banco ... inacessível: o banco está travado" ("database ... not reachable: database is locked")."""
     _url, santos, _para, engine = ledger
     with engine.connect() as first:
         first.execute(insert(ledger_home).values(id=1, port="paranagua", recorded_at=AT))  # not committed
@@ -216,7 +232,7 @@ def test_a_setter_given_up_on_a_held_lock_says_run_again(ledger, migrated_url):
         out, err = setter.communicate(timeout=120)
         first.rollback()
     said = ("outro comando o alterou nesse meio-tempo, execute de novo" if engine.dialect.name == "postgresql"
-            else "not reachable: database is locked")
+            else "inacessível: o banco está travado (outro processo o está usando)")  # pt-BR: the setter's language
     assert setter.returncode == 1 and said in err and err.count("\n") == 1, (setter.returncode, out, err)
     assert _state(engine) == ([], [])
 

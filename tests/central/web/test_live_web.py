@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from central.web.service_texts import event_text
+from central.web.event_texts import event_text
 from tests.central.web.conftest import logged_in
 from tests.central.web.events import add_flag_event
 

@@ -369,6 +369,25 @@ SAMPLES = {
     "countersigned_already": "already countersigned by inspector key 0123456789abcdef",
     "home_changed_meanwhile": "setting the ledger's home port failed: another command changed it meanwhile, run "
                               "again (database is locked)",
+    "no_rulebook": "no rulebook 'nope.toml' (a file, or an id in /srv/portgate/config/rulebooks)",
+    "sqlite_empty": "SQLite file '/srv/l.db' is empty (0 bytes): a failed copy or a wrong path? Restore the ledger or "
+                    "fix the path; to start a new ledger in this file run `portgate ledger migrate --db URL`",
+    "db_not_reachable": "database sqlite:////srv/l.db not reachable: database is locked",
+    "db_read_failed": "reading sqlite:////srv/l.db failed: disk I/O error",
+    "lib_locked": "database is locked",
+    "slip_options_both": "give either --config central.toml or --db URL --key-file FILE, not both",
+    "slip_options_none": "give --config central.toml, or --db URL --key-file FILE",
+    "slip_key_unreadable": "cannot read the payslip key: Permission denied",
+    "slip_not_key": "not a payslip key (3 bytes; a key is 32 random bytes)",
+    "pdf_unreadable": "not a readable PDF: EOF marker not found",
+    "not_payslip": "not a portgate payslip (no slip metadata)",
+    "no_slip": "no slip to verify (no statements in 2026-03-01..2026-03-02)",
+    "slip_no_statements": "no statements in the ledger for 2026-03-01..2026-03-02",
+    "slip_code_mismatch": "code ABCD-1234 does not match the ledger (the slip or the ledger changed)",
+    "slip_statement_altered": "statement S1, S2 no longer matches its digest (its lines or total were altered outside "
+                              "the ledger): not proof of pay; run `portgate pay close` for these days",
+    "slip_pages": "the PDF has 3 page(s), the ledger's slips print 2 (pages added or removed)",
+    "slip_page_differs": "page 1 prints 'R$ 900,00' where the ledger's slip has 'R$ 180,00' (edited?)",
 }
 
 
