@@ -12,12 +12,17 @@
    5) + the MQTT ingest (``central.ingest.service.Ingest``); measured: a 3-node NATS JetStream
    cluster (testkit/nats.py; MQTT 3.1.1 with the three hosts) + the JetStream pull consumer
    (``central.ingest.jetstream.JetStreamIngest``). Target: the cluster ≥ 0.5x the mosquitto rate.
+   The cluster's gates run with ``[sync] lanes = 3`` (``--lanes``; docs/operations.md recommends one
+   lane per node: NATS's MQTT layer stores one connection's QoS 1 publishes one at a time), their
+   lanes' publish-only sessions made beforehand too; mosquitto's gates with the default, one
+   connection (the gate refuses lanes on MQTT 5). ``--lanes 1`` times the cluster as before.
 2. **Ledger failover time** (``--failovers`` runs, 5): a Patroni cluster (testkit/patroni.py: 3 etcd
    members, 3 PostgreSQL nodes, synchronous strict); a writer commits one row every 20 ms through
    the office's multi-host URL; the primary is SIGKILLed; the time from the kill to the first commit
    on the new primary, p50 and max; the killed node rejoins before the next run.
 
     .venv/bin/python bench/cluster.py [--smoke] [--gates 3] [--events 2000] [--rounds 3] [--failovers 5] [--cold] [--batch-size 200]
+        [--lanes 3]
 
 ``--smoke``: 2 gates x 100 events, 1 round, no failover runs (CI: tests/ops/test_cluster_bench.py).
 The last line is the JSON summary ``bench/run_all.py`` reads.
@@ -52,6 +57,7 @@ from central.ledger.schema import events  # noqa: E402
 from edge.journal import Journal  # noqa: E402
 from edge.rules.model import Now  # noqa: E402
 from edge.sync import Sync  # noqa: E402
+from edge.sync.settings import SyncSettings  # noqa: E402
 from portgate.config import read_secret  # noqa: E402
 from testkit.nats import start_cluster  # noqa: E402
 from testkit.patroni import HaLedger  # noqa: E402
@@ -61,6 +67,7 @@ from wire.events import TapPayload  # noqa: E402
 
 PORT = "santos"
 TARGET = 0.5
+LANES = 3  # [sync] lanes of the cluster's gates: docs/operations.md recommends one per node
 
 
 def journals(tmp: Path, keys: Path, gates: int, n: int) -> list[Journal]:
@@ -83,30 +90,42 @@ def ledger_count(engine) -> int:
         return c.execute(select(func.count()).select_from(events)).scalar_one()
 
 
-def open_sessions(gate_mqtt: MqttConfig, gates: int) -> float:
+def open_sessions(gate_mqtt: MqttConfig, gates: int, lanes: int = 1) -> float:
     """Each gate's persistent broker session made once, as a gate that was online before its outage
     has it: its client id connects (``clean_session=False`` / a v5 session expiry), subscribes what
-    ``edge.sync.Sync`` subscribes (commands, receipts, downlinks; QoS 1) and disconnects. Returns the
+    ``edge.sync.Sync`` subscribes (commands, receipts, downlinks; QoS 1) and disconnects; with
+    ``lanes`` > 1 (``[sync] lanes``) its publish-only lanes' client ids connect too. Returns the
     seconds it took for all the gates, one after the other. On NATS each QoS 1 subscription of a
     new session is a replicated JetStream consumer made before the connection reads on (0.3-0.9 s
     each, measured); a session found again subscribes at once."""
     t0 = time.perf_counter()
     for g in range(gates):
         gate_id = f"g{g + 1}"
-        client = connection.make_client(gate_mqtt, f"gate-{PORT}-{gate_id}")
-        subscribed = threading.Event()
         subs = [(topics.gate_cmd(PORT, gate_id), 1), (topics.gate_receipt(PORT, gate_id), 1),
                 (topics.downlink_filter(PORT), 1)]
-        client.on_connect = lambda c, *_a, subs=subs: c.subscribe(subs)
-        client.on_subscribe = lambda *_a, done=subscribed: done.set()
-        connection.start(client, gate_mqtt)
-        try:
-            if not subscribed.wait(120):
-                raise SystemExit(f"cluster bench: gate {gate_id}'s session not set up in 120 s")
-        finally:
-            client.disconnect()
-            client.loop_stop()
+        _session(gate_mqtt, f"gate-{PORT}-{gate_id}", subs)
+        for k in range(1, lanes):
+            _session(gate_mqtt, f"gate-{PORT}-{gate_id}-lane{k}", [])
     return time.perf_counter() - t0
+
+
+def _session(gate_mqtt: MqttConfig, client_id: str, subs: list) -> None:
+    """Connect ``client_id`` with a persistent session, subscribe ``subs`` (none: connect only) and
+    disconnect; ``SystemExit`` after 120 s without it."""
+    client = connection.make_client(gate_mqtt, client_id)
+    done = threading.Event()
+    if subs:
+        client.on_connect = lambda c, *_a: c.subscribe(subs)
+        client.on_subscribe = lambda *_a: done.set()
+    else:
+        client.on_connect = lambda *_a: done.set()
+    connection.start(client, gate_mqtt)
+    try:
+        if not done.wait(120):
+            raise SystemExit(f"cluster bench: the session of {client_id} not set up in 120 s")
+    finally:
+        client.disconnect()
+        client.loop_stop()
 
 
 def thread_cpu_s(thread) -> float:
@@ -121,13 +140,13 @@ def thread_cpu_s(thread) -> float:
 
 
 def drain(tmp: Path, keys: Path, gates: int, n: int, office: CentralConfig, gate_mqtt: MqttConfig,
-          ingest_cls, *, cold: bool = False) -> tuple[float, float, float, float]:
+          ingest_cls, *, cold: bool = False, sync: SyncSettings = SyncSettings()) -> tuple[float, float, float, float]:
     """``(events per second, session set-up seconds, events per committed batch, the JetStream ingest
     thread's CPU seconds during the drain)``: the gates' sessions
     made first (``open_sessions``; ``cold``: not, and then 0.0), then the rate from the gates' start
     to the last commit, into a fresh ledger. The batch size is the JetStream ingest's (its
     ``stats``: acknowledged / batches) and the CPU its asyncio thread used (the fetches and acks; the
-    writer has its own); 0.0 for the MQTT ingest."""
+    writer has its own); 0.0 for the MQTT ingest. ``sync``: the gates' ``[sync]`` settings."""
     url = office.database_url
     upgrade(url)
     js = journals(tmp, keys, gates, n)
@@ -136,11 +155,11 @@ def drain(tmp: Path, keys: Path, gates: int, n: int, office: CentralConfig, gate
     try:
         if not ingest.wait_connected(30):
             raise SystemExit("cluster bench: the office ingest did not connect")
-        setup = 0.0 if cold else open_sessions(gate_mqtt, gates)
+        setup = 0.0 if cold else open_sessions(gate_mqtt, gates, sync.lanes)
         thread = getattr(ingest, "_thread", None)
         cpu0 = thread_cpu_s(thread)
         t0 = time.perf_counter()
-        syncs = [Sync(gate_mqtt, j, port=PORT, gate_id=f"g{i + 1}").start() for i, j in enumerate(js)]
+        syncs = [Sync(gate_mqtt, j, port=PORT, gate_id=f"g{i + 1}", settings=sync).start() for i, j in enumerate(js)]
         total = gates * n
         deadline = time.monotonic() + 600
         while ledger_count(engine) < total:
@@ -192,7 +211,7 @@ def ingest_rates(args) -> tuple[list[tuple], list[tuple]]:
                     mqtt=MqttConfig(protocol="3.1.1", hosts=hosts, client_id="ledger-santos"), ingest=ingest,
                     nats=NatsSettings(servers=cluster.nats_urls, ack_wait_s=10.0, fetch_wait_s=0.2))
                 nats_runs.append(drain(run, keys, args.gates, args.events, office, gate_mqtt, JetStreamIngest,
-                                       cold=args.cold))
+                                       cold=args.cold, sync=SyncSettings(lanes=args.lanes)))
             finally:
                 cluster.stop()
             print(f"round {r + 1}: mosquitto {mosq_runs[-1][0]:,.0f} events/s   NATS cluster {nats_runs[-1][0]:,.0f} events/s"
@@ -253,6 +272,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=200, help="[ingest] batch_size of both offices")
     ap.add_argument("--failovers", type=int, default=5)
+    ap.add_argument("--lanes", type=int, default=LANES,
+                    help="[sync] lanes of the gates on the NATS cluster (mosquitto's gates: 1, the default)")
     ap.add_argument("--cold", action="store_true",
                     help="time the gates' first connect too (their sessions' set-up, not made beforehand)")
     args = ap.parse_args()
@@ -267,6 +288,7 @@ def main() -> None:
     figures = {"gates": args.gates, "events_per_gate": args.events, "rounds": args.rounds,
                "cluster_events_per_s": round(ours, 1), "sessions": "cold" if args.cold else "warm",
                "session_setup_s": round(statistics.median(r[1] for r in nats), 2), "batch_size": args.batch_size,
+               "lanes": args.lanes,
                "ingest_thread_cpu_s": round(statistics.median(r[3] for r in nats), 3)}
     if args.failovers:
         times = failover_times(args.failovers)

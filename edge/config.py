@@ -174,6 +174,10 @@ class GateConfig(msgspec.Struct, forbid_unknown_fields=True):
         if self.mqtt is not None and self.mqtt.protocol == "3.1.1" and "." in self.port + self.gate_id:
             raise ValueError(f"port {self.port!r} / gate_id {self.gate_id!r}: a '.' in a topic level is refused "
                              "by NATS's MQTT layer (protocol 3.1.1, nats-server 2.9), which closes the connection")
+        if self.sync.lanes > 1 and (self.mqtt is None or self.mqtt.protocol != "3.1.1"):
+            raise ValueError(f"sync.lanes = {self.sync.lanes} needs mqtt.protocol = '3.1.1' (a NATS cluster): "
+                             "mosquitto gives every connection of a gate the gate's client id "
+                             "(use_username_as_clientid), so the lanes would take the session from each other")
         ids = [r.id for r in self.readers]
         if len(set(ids)) != len(ids):
             raise ValueError(f"readers: reader ids must be unique: {ids}")

@@ -22,6 +22,7 @@ import collections
 import threading
 from collections.abc import Callable
 
+import msgspec
 import structlog
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.reasoncodes import ReasonCode
@@ -29,6 +30,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from wire import connection
 
 log = structlog.get_logger("edge.sync")
+LANE_MIDS = 65536  # lane k's message ids are k * LANE_MIDS + paho's mid (1-65535): never two lanes' alike
 
 
 def reason_name(rc: int) -> str:
@@ -42,11 +44,19 @@ def reason_name(rc: int) -> str:
 class GateLink:
     """One gate's paho client. ``will`` is ``(topic, payload)`` of the retained Last Will,
     ``subscriptions`` ``[(topic filter, qos), ...]`` made on every connect, ``window`` the
-    in-flight limit (paho's ``max_inflight_messages``; nothing is queued beyond it)."""
+    in-flight limit (paho's ``max_inflight_messages``; nothing is queued beyond it).
+
+    ``lanes`` > 1 (``[sync] lanes``, a NATS cluster's MQTT 3.1.1 listeners only): ``publish_many``
+    spreads the events over that many connections, the first one this client (subscriptions, Last
+    Will, statuses, requests, ``connected``) and ``lanes - 1`` publish-only clients (``_lane``).
+    Each event goes to the connected lane with the fewest messages not yet acknowledged; a lane
+    that is down keeps what it holds and paho sends it again when that lane is back, as on the
+    single connection. ``("ack", mid, rc)`` names the lane in the mid (``k * LANE_MIDS + mid``),
+    so a PUBACK releases only its own lane's message."""
 
     def __init__(self, config: connection.MqttConfig, client_id: str, *, will: tuple[str, bytes],
                  subscriptions: list[tuple[str, int]], window: int,
-                 inputs: collections.deque, wake: Callable[[], None], gate_id: str) -> None:
+                 inputs: collections.deque, wake: Callable[[], None], gate_id: str, lanes: int = 1) -> None:
         self.config = config
         self.gate_id = gate_id
         self.inputs = inputs
@@ -63,10 +73,33 @@ class GateLink:
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
+        self.lanes = [self.client]
+        self._lane_configs = [config]
+        for k in range(1, lanes):
+            self._lane(config, client_id, k, window)
+
+    def _lane(self, config: connection.MqttConfig, client_id: str, k: int, window: int) -> None:
+        """Add publish-only client ``k`` (>= 1) of the gate's events: its own persistent session
+        (client id ``<client_id>-lane<k>``; no subscriptions, no Last Will), trying the ``hosts``
+        from the ``k``-th on (a cluster's nodes share the sessions; the next one on reconnect)."""
+        shift = k % len(config.hosts) if config.hosts else 0
+        lane_config = msgspec.structs.replace(config, hosts=config.hosts[shift:] + config.hosts[:shift])
+        client = connection.make_client(lane_config, f"{client_id}-lane{k}")
+        client.max_inflight_messages_set(window)
+        client.max_queued_messages_set(0)
+        client.fast_pubacks = True
+
+        def on_publish(_client, userdata, mid, reason_code, properties) -> None:
+            self._on_publish(_client, userdata, k * LANE_MIDS + mid, reason_code, properties)
+
+        client.on_publish = on_publish
+        self.lanes.append(client)
+        self._lane_configs.append(lane_config)
 
     def start(self) -> None:
         """Connect in the background, retrying forever."""
-        connection.start(self.client, self.config)
+        for client, config in zip(self.lanes, self._lane_configs, strict=True):
+            connection.start(client, config)
 
     def publish(self, topic: str, body: bytes, *, retain: bool = False) -> int:
         """Publish at QoS 1; returns the message id its PUBACK will carry."""
@@ -75,8 +108,17 @@ class GateLink:
     def publish_many(self, topic: str, bodies: list[bytes]) -> list[int]:
         """Publish each body at QoS 1, in order, as one write to the broker
         (``wire.connection._Client.publish_many``); returns each one's message id, the id its own
-        PUBACK will carry."""
-        return self.client.publish_many(topic, bodies)
+        PUBACK will carry. With lanes, spread over them (``spread``); the mids name the lane."""
+        if len(self.lanes) == 1:
+            return self.client.publish_many(topic, bodies)
+        held = [len(c._out_messages) if c.is_connected() else None for c in self.lanes]
+        mids = [0] * len(bodies)
+        for k, picked in enumerate(spread(held, len(bodies))):
+            if picked:
+                sent = self.lanes[k].publish_many(topic, [bodies[i] for i in picked])
+                for i, mid in zip(picked, sent, strict=True):
+                    mids[i] = k * LANE_MIDS + mid
+        return mids
 
     def publish_wait(self, topic: str, body: bytes, timeout: float, *, retain: bool = False) -> None:
         """Publish at QoS 1 and wait up to ``timeout`` s for its PUBACK (on stop); no error if it
@@ -88,8 +130,9 @@ class GateLink:
             pass
 
     def stop(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        for client in self.lanes:
+            client.disconnect()
+            client.loop_stop()
 
     # -- paho callbacks (network thread): only queue and wake -----------------------------------
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
@@ -116,3 +159,18 @@ class GateLink:
     def _on_message(self, client, userdata, message) -> None:
         self.inputs.append(("message", message.topic, bytes(message.payload)))
         self.wake()
+
+
+def spread(held: list[int | None], n: int) -> list[list[int]]:
+    """Which of ``n`` events (indices, in order) each lane takes: each to the lane holding the
+    fewest unacknowledged messages then (``held[k]``; None: lane ``k`` is down and takes none, all
+    down: lane 0 takes them all, paho keeps them for its reconnect)."""
+    counts = list(held)
+    if all(c is None for c in counts):
+        return [list(range(n))] + [[] for _ in counts[1:]]
+    picked: list[list[int]] = [[] for _ in counts]
+    for i in range(n):
+        k = min((c, k) for k, c in enumerate(counts) if c is not None)[1]
+        picked[k].append(i)
+        counts[k] += 1
+    return picked

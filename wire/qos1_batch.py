@@ -8,7 +8,11 @@
   ``Properties`` objects instead of two decoded per packet, and paho's walk over every message kept
   for held-back ones skipped while none is held back.
 
-Measured on the gate's outbox drain (``bench/outbox_drain.py``, docs/performance.md "Outbox drain").
+Both apply on MQTT v5 and on MQTT 3.1.1 (the gates' link to a NATS cluster's MQTT layer, issue
+37: its PUBLISH has no properties byte, its PUBACK is the message id alone, which paho reports as
+reason "success"), not while a paho logger is set. Measured on the gate's outbox drain
+(``bench/outbox_drain.py``, docs/performance.md "Outbox drain") and on the cluster's
+(``bench/cluster.py``, docs/performance.md "The scale-out tiers").
 What a message's PUBACK means is unchanged: ``on_publish`` gets that message's own id and reason.
 """
 
@@ -39,7 +43,11 @@ def _puback_reason(code: int) -> ReasonCode | None:
 
 
 class Qos1Batch:
-    """The mixin (its methods use paho's ``mqtt.Client`` internals and ``_fast_publish``)."""
+    """The mixin (its methods use paho's ``mqtt.Client`` internals)."""
+
+    def _fast_qos1(self) -> bool:
+        """MQTT v5 or 3.1.1 and no paho logger: ``publish_many``'s one write and the PUBACK fast path apply."""
+        return self._protocol in (mqtt.MQTTv5, mqtt.MQTTv311) and self._logger is None and self._on_log is None
 
     def publish_many(self, topic: str, bodies: list[bytes]) -> list[int]:
         """Publish each of ``bodies`` on ``topic`` at QoS 1 (no retain, no properties) as paho's
@@ -49,10 +57,11 @@ class Qos1Batch:
         write: paho's ``publish`` wakes that thread and sends one packet per message, which cost
         the gate's outbox drain a wake-up and a ``send`` per event. Returns the message ids in
         order (a mid still in use after the ids wrapped is returned unsent, as paho does). MQTT
-        3.1.1, a paho logger or no connection: paho's ``publish`` per body. Raises ``ValueError``
+        3.1 (not 3.1.1), a paho logger or no connection: paho's ``publish`` per body. Raises ``ValueError``
         for a topic with wildcards or a body over MQTT's 268,435,455 bytes, as paho does."""
-        if not self._fast_publish() or self._sock is None:
+        if not self._fast_qos1() or self._sock is None:
             return [self.publish(topic, body, qos=1).mid for body in bodies]
+        v5 = self._protocol == mqtt.MQTTv5  # a properties length byte (0) after the message id
         topic_bytes = topic.encode("utf-8")
         self._raise_for_invalid_topic(topic_bytes)
         if any(len(body) > 268435455 for body in bodies):  # before any message is taken in
@@ -78,9 +87,9 @@ class Qos1Batch:
                 self._inflight_messages += 1
                 message.state = mqtt.mqtt_ms_wait_for_puback
                 blob.append(_PUBLISH_QOS1)
-                self._pack_remaining_length(blob, len(head) + 3 + len(message.payload))
+                self._pack_remaining_length(blob, len(head) + 2 + v5 + len(message.payload))
                 blob += head
-                blob += struct.pack("!HB", mid, 0)  # the message id, then no properties
+                blob += struct.pack("!HB", mid, 0) if v5 else struct.pack("!H", mid)  # v5: then no properties
                 blob += message.payload
             if blob:
                 self._packet_queue(_PUBLISH_QOS1, bytes(blob), mids[-1], 1, None)
@@ -92,15 +101,17 @@ class Qos1Batch:
 
     def _fast_puback(self, buf: bytes, i: int, length: int):
         """A v5 PUBACK without properties (``buf[i:i + length]``: the mid, then the reason code or
-        nothing for "success") handled as paho's ``_handle_pubackcomp`` handles it -- ``on_publish``
+        nothing for "success"), or a 3.1.1 PUBACK (the mid alone: "success", as paho reports it), handled as paho's ``_handle_pubackcomp`` handles it -- ``on_publish``
         with the mid, a ``ReasonCode`` and an empty ``Properties`` (one shared object of each per
         reason code, read-only for callbacks), the message released from paho's session -- without
         decoding a new ``ReasonCode`` and ``Properties`` per packet. None: not such a packet (with
         properties, an unknown reason code): paho's own reader takes it."""
-        if not (self.fast_pubacks and self._fast_publish()):
+        if not (self.fast_pubacks and self._fast_qos1()):
             return None
         if length == 2:
             code = 0
+        elif self._protocol != mqtt.MQTTv5:
+            return None  # malformed on 3.1.1: paho's reader reports it
         elif length == 3 or (length == 4 and buf[i + 3] == 0):
             code = buf[i + 2]
         else:

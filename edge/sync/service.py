@@ -182,7 +182,8 @@ class Sync(SyncInbound, SyncStatus):
             mqtt_config, mqtt_config.client_id or f"gate-{self.port}-{self.gate_id}",
             will=(self.t_status, self._status("offline", "will")),
             subscriptions=[(self.t_cmd, 1), (self.t_receipt, 1), (topics.downlink_filter(self.port), 1)],
-            window=self.settings.window, inputs=self._inputs, wake=self._wake_up, gate_id=self.gate_id)
+            window=self.settings.window, inputs=self._inputs, wake=self._wake_up, gate_id=self.gate_id,
+            lanes=self.settings.lanes)
         self.connected = self.link.connected
         self._pump: threading.Thread | None = None
         self._marker: threading.Thread | None = None  # commits MarkSent off the pump thread

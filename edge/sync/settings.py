@@ -18,6 +18,14 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Uplink tuning (TOML ``[sync]``), with the accepted range of each key:
 
     - ``window`` 1-65535: max unacked publishes (the MQTT receive maximum's range).
+    - ``lanes`` 1-16: MQTT connections the events are published on (default 1). Only with
+      ``[mqtt] protocol = "3.1.1"`` (a NATS cluster; the gate config refuses it otherwise): NATS's
+      MQTT layer stores one connection's QoS 1 publishes one after the other, a replicated round
+      trip each, so one connection per node (3) lets the cluster store a gate's events in parallel
+      (docs/operations.md "MQTT 3.1.1 trade-offs"). The window is shared by the lanes; each event
+      still leaves the outbox only on the PUBACK of its own message on its own lane; the events of
+      a gate may reach the broker out of sequence order across lanes (the office sorts, dedupes
+      and repairs gaps as for replays).
     - ``rate`` 0 or 1-1e6 publishes/s (0 = no limit; below 1/s the outbox of a busy gate never
       drains); ``burst`` 1-1e6: token bucket size.
     - ``high_water`` 1-1e9 outbox rows: depth that raises OUTBOX_HIGH_WATER; ``check_every_s``
@@ -38,6 +46,7 @@ class SyncSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     does not start). Constructing the struct directly checks only the cross-field rules."""
 
     window: Annotated[int, msgspec.Meta(ge=1, le=65_535)] = 100
+    lanes: Annotated[int, msgspec.Meta(ge=1, le=16)] = 1
     rate: Annotated[float, msgspec.Meta(ge=0, le=1e6)] = 2000.0
     burst: Annotated[float, msgspec.Meta(ge=1, le=1e6)] = 200.0
     high_water: Annotated[int, msgspec.Meta(ge=1, le=1_000_000_000)] = 100_000

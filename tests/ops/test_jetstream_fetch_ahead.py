@@ -151,6 +151,48 @@ def test_the_next_batch_is_fetched_while_one_commits_and_acked_only_after_its_co
         engine.dispose()
 
 
+def test_a_committed_batch_is_acked_before_the_next_commit_ends(tmp_path, cluster):
+    """A committed batch's acks do not wait for the next batch's commit (nor come before their
+    own): with every commit held one at a time, batch 1 is acknowledged (and only it) while batch 2
+    sits in the writer, batch 3 fetched ahead (two batches unacknowledged, the consumer's limit)."""
+    cfg = config(tmp_path, cluster, "OVERLAP", "paranagua")
+    bodies = signed_events(tmp_path, cfg.port, EVENTS)
+    upgrade(cfg.database_url)
+    engine = make_engine(cfg.database_url)
+    ingest = JetStreamIngest(cfg, create_tables=False)
+    entered, turns = threading.Semaphore(0), threading.Semaphore(0)
+    process = ingest._writer.process
+
+    def one_at_a_time(batch_id, items, *args, **kw):
+        entered.release()
+        assert turns.acquire(timeout=120), "the test never let this commit through"
+        return process(batch_id, items, *args, **kw)
+
+    ingest._writer.process = one_at_a_time
+    publish(cluster, cfg, bodies)
+    ingest.start()
+    try:
+        assert ingest.wait_connected(60)
+        assert entered.acquire(timeout=60), "batch 1 never reached the writer"
+        assert ingest.stats["acked"] == 0 and ledger_count(engine) == 0  # nothing before its commit
+        turns.release()  # batch 1 commits
+        assert entered.acquire(timeout=60), "batch 2 never reached the writer"
+        wait_until(lambda: ingest.stats["acked"] == BATCH, timeout=60, what="batch 1 acknowledged during batch 2's commit")
+        info = wait_until(lambda: (i := consumer(cluster, cfg)).num_ack_pending == 2 * BATCH and i, timeout=60,
+                          what="batches 2 and 3 delivered and unacknowledged")
+        assert info.num_pending == EVENTS - 3 * BATCH and ledger_count(engine) == BATCH
+        for _ in range(2):
+            turns.release()
+        wait_until(lambda: ledger_count(engine) == EVENTS, timeout=60, what=f"{EVENTS} events in the ledger")
+        wait_until(lambda: consumer(cluster, cfg).num_ack_pending == 0, timeout=60, what="every message acknowledged")
+        assert ingest.stats["acked"] == EVENTS and ingest.stats["duplicates"] == 0
+    finally:
+        for _ in range(3):
+            turns.release()
+        ingest.stop()
+        engine.dispose()
+
+
 def test_on_stop_the_batch_fetched_ahead_goes_back_at_once(tmp_path, cluster):
     """Stopping while a batch commits: that batch is committed and acknowledged, the one fetched
     ahead is handed back (nak): the next office process to fetch gets it at once, not after

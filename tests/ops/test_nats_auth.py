@@ -28,12 +28,14 @@ from central.ledger.migrate import upgrade
 from edge.journal import Journal
 from edge.rules.model import Now
 from edge.sync import Sync
+from edge.sync.settings import SyncSettings
 from portgate.config import read_secret, write_secret
 from testkit.nats import find_exe, start_cluster
 from testkit.tls import make_tls_files
 from testkit.wait import wait_until
 from tests.ops.test_nats_cluster import ledger_rows, tap
 from wire.connection import MqttConfig
+from wire.gate_link import LANE_MIDS
 
 pytestmark = pytest.mark.nats
 
@@ -101,10 +103,11 @@ def test_tls_and_a_user_per_gate_end_to_end(tmp_path):
     try:
         assert ingest.wait_connected(20)
 
-        def gate(gate_id: str, password_file) -> tuple[Journal, Sync]:
+        def gate(gate_id: str, password_file, lanes: int = 1) -> tuple[Journal, Sync]:
             j = Journal(tmp_path / f"{gate_id}.journal.db", port="santos", gate_id=gate_id,
                         key=read_secret(keys / f"{gate_id}.key"), boot_id=str(uuid.uuid4()))
-            sync = Sync(mqtt(gate_id, password_file), j, port="santos", gate_id=gate_id).start()
+            sync = Sync(mqtt(gate_id, password_file), j, port="santos", gate_id=gate_id,
+                        settings=SyncSettings(lanes=lanes)).start()
             syncs.append(sync)
             return j, sync
 
@@ -117,12 +120,21 @@ def test_tls_and_a_user_per_gate_end_to_end(tmp_path):
         taps(j1, s1, 40)
         wait_until(lambda: len(ledger_rows(engine)[0]) >= 40, timeout=30, what="g1's taps over TLS in the ledger")
 
-        # a gate added while the cluster runs: its user is taken after a reload of the nodes
+        # a gate added while the cluster runs: its user is taken after a reload of the nodes; g2 has
+        # three lanes ([sync] lanes): its user covers its publish-only connections too
         add_gate_cli(keys, users, "g2")
         cluster.reload()
-        j2, s2 = gate("g2", keys / "g2.nats-password")
-        taps(j2, s2, 30)
-        wait_until(lambda: len(ledger_rows(engine)[0]) >= 70, timeout=30, what="g2's taps after the reload")
+        j2, s2 = gate("g2", keys / "g2.nats-password", lanes=3)
+        lanes_used, publish_many = set(), s2.link.publish_many
+        s2.link.publish_many = lambda topic, bodies: [
+            lanes_used.add(m // LANE_MIDS) or m for m in publish_many(topic, bodies)]
+        wait_until(lambda: all(c.is_connected() for c in s2.link.lanes), timeout=60,
+                   what="g2's three lanes connected over TLS with its user")
+        j2.append_many([tap(i) for i in range(30)], now=now())  # one burst: spread over the lanes
+        s2.notify()
+        wait_until(lambda: len(ledger_rows(engine)[0]) >= 70, timeout=60, what="g2's taps after the reload")
+        wait_until(lambda: j2.outbox_depth() == 0, timeout=60, what="g2's outbox emptied by its lanes' PUBACKs")
+        assert lanes_used == {0, 1, 2}
 
         # a wrong password: CONNECT refused ("Not authorized"); the events stay in the gate's outbox
         write_secret(tmp_path / "wrong.pw", b"not-the-password\n")

@@ -1,7 +1,7 @@
 """wire.qos1_batch on a real mosquitto: ``publish_many`` delivers each body once, in order, each
 acknowledged by the PUBACK of its own message id, the bodies beyond the in-flight limit held back
-and sent as acks free room, paho's ``publish`` per body on MQTT 3.1.1; the PUBACK fast path
-(``fast_pubacks``) hands ``on_publish`` the same mid and reason code paho's reader does (success,
+and sent as acks free room, on MQTT v5 and 3.1.1 (the gates' link to a NATS cluster); the PUBACK
+fast path (``fast_pubacks``) hands ``on_publish`` the same mid and reason code paho's reader does (success,
 "No matching subscribers") and leaves paho's session empty."""
 
 from __future__ import annotations
@@ -86,8 +86,37 @@ def test_publish_many_delivers_each_body_once_in_order_acked_by_its_own_mid(brok
         assert [b for t, b in got if t == topic] == bodies  # each once, in order
         assert sorted(m for m, _rc in acks) == sorted(mids) and {rc for _m, rc in acks} == {0}
         assert not pub._out_messages and pub._inflight_messages == 0  # paho's session holds nothing
-        # the fast path took every PUBACK on MQTT v5 when asked to, paho's reader otherwise
-        assert paho_reader.call_count == (0 if fast and protocol == "5" else 250)
+        # the fast path took every PUBACK (v5 and 3.1.1) when asked to, paho's reader otherwise
+        assert paho_reader.call_count == (0 if fast else 250)
+    finally:
+        _stop(pub, sub)
+
+
+@pytest.mark.parametrize("protocol", ["5", "3.1.1"])
+def test_publish_many_hands_the_run_to_the_network_thread_as_one_write(broker, protocol, mocker):
+    """Within the in-flight window a run of bodies is one queued write on v5 and on 3.1.1 (paho's
+    ``publish`` queues a packet and wakes the network thread per message); with a paho logger set
+    it falls back to paho's ``publish`` per body, which still delivers them."""
+    import paho.mqtt.client as mqtt
+
+    sub, got = _subscriber(broker, f"sub-onewrite-{protocol}")
+    pub, acks = _publisher(broker, f"pub-onewrite-{protocol}", fast=True, protocol=protocol)
+    queued = mocker.spy(mqtt.Client, "_packet_queue")
+    topic = f"t/onewrite/{protocol}"
+
+    def writes():  # the publisher's queued packets' commands (the subscriber queues its PUBACKs)
+        return [c.args[1] for c in queued.call_args_list if c.args[0] is pub]
+
+    try:
+        pub.publish_many(topic, [b"a%d" % i for i in range(50)])
+        assert writes() == [0x32]  # one PUBLISH write for the 50
+        pub.enable_logger()
+        pub.publish_many(topic, [b"logged"])
+        assert writes()[1:] == [0x30]  # paho's own publish (its PUBLISH command)
+        wait_until(lambda: len(acks) >= 51 and len(got) >= 51, timeout=60,
+                   what=lambda: f"51 acks and messages, seen {len(acks)} acks and {len(got)} messages")
+        assert [b for t, b in got if t == topic] == [b"a%d" % i for i in range(50)] + [b"logged"]
+        assert {rc for _m, rc in acks} == {0} and not pub._out_messages
     finally:
         _stop(pub, sub)
 
