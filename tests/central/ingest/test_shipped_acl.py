@@ -55,7 +55,7 @@ class ShippedBroker:
     """mosquitto on the adapted shipped config; ``log()`` is what it wrote to stderr and its log file."""
 
     def __init__(self, work: Path) -> None:
-        self.work, self.host, self.port, self.office_port = work, "127.0.0.1", free_port(), free_port()
+        self.work, self.host = work, "127.0.0.1"
         (work / "data").mkdir(parents=True)
         (work / "passwd").touch()
         (work / "office-passwd").touch()
@@ -64,16 +64,23 @@ class ShippedBroker:
             subprocess.run(["mosquitto_passwd", "-b", str(work / file), name, password], check=True,
                            capture_output=True)
         (work / "acl").write_text((SHIPPED / "portgate.acl").read_text())
-        (work / "mosquitto.conf").write_text(adapted_config(work, self.port, self.office_port))
         self.stderr = open(work / "stderr", "wb")
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(work / "mosquitto.conf")],
-                                     stdout=subprocess.DEVNULL, stderr=self.stderr)
-        wait_until(self._accepts, timeout=10, what=f"mosquitto listening: {self.log()}")
+        for attempt in range(3):  # a port chosen free and taken by another test before mosquitto bound it
+            self.port, self.office_port = free_port(), free_port()
+            (work / "mosquitto.conf").write_text(adapted_config(work, self.port, self.office_port))
+            self.proc = subprocess.Popen(["mosquitto", "-c", str(work / "mosquitto.conf")],
+                                         stdout=subprocess.DEVNULL, stderr=self.stderr)
+            wait_until(lambda: self.proc.poll() is not None or self._accepts(), timeout=60,
+                       what=f"mosquitto listening: {self.log()}")
+            if self.proc.poll() is None or "in use" not in self.log() or attempt == 2:
+                break
+        assert self.proc.poll() is None, f"mosquitto exited: {self.log()}"
 
     def _accepts(self) -> bool:
-        assert self.proc.poll() is None, f"mosquitto exited: {self.log()}"
+        """Both listeners (the gates' and the office's) take a connection."""
         try:
-            socket.create_connection((self.host, self.port), timeout=0.2).close()
+            for port in (self.port, self.office_port):
+                socket.create_connection((self.host, port), timeout=0.2).close()
             return True
         except OSError:
             return False
