@@ -88,6 +88,9 @@ def check_gate(path: str | Path) -> str:
         _exists(cfg.seed.workers, "$.seed.workers")
         _exists(cfg.seed.cards, "$.seed.cards")
         _exists(cfg.seed.escala, "$.seed.escala")
+        from edge.store_copies import read_seed  # lazily, as above
+
+        read_seed(cfg.seed.workers, cfg.seed.cards, cfg.seed.escala)  # the rows edge run would refuse
     parts = [f"gate {cfg.gate_id}", f"port {cfg.port}", f"{len(cfg.readers)} reader(s)",
              _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)

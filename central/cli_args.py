@@ -23,6 +23,28 @@ FIRST_DAY = dt.date(2000, 1, 1)
 LAST_DAY = dt.date(2100, 12, 31)
 
 
+def actor_arg(_ctx, _param, value: str | None) -> str | None:
+    """Click callback of every ``--actor`` (who makes a change, ``audit_log.actor``): ``BadInput``
+    (where ``--actor``, exit 2) for a name with a control character or line break
+    (``portgate.cells.text``) or longer than the column (``central.bounds``: 128 characters; SQLite
+    would store it, PostgreSQL refuse it at the write). ``None`` and a blank name are the command's
+    to refuse (each says who is asked for)."""
+    if value is None or not value.strip():
+        return value
+    from central import bounds  # lazy: CLI start-up
+    from central.audit import audit_log  # lazy: CLI start-up
+    from portgate import cells  # lazy: CLI start-up
+
+    try:
+        cells.text(value, "actor")
+    except BadInput as exc:
+        raise BadInput(exc.reason, where="--actor") from None
+    problem = bounds.problem(audit_log, "actor", value.strip())
+    if problem is not None:
+        raise BadInput(problem, where="--actor")
+    return value
+
+
 def work_day_arg(value: str | None, name: str) -> dt.date:
     """``YYYY-MM-DD`` -> date in [2000-01-01, 2100-12-31]. Raises ``BadInput`` naming the option."""
     try:

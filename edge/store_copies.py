@@ -196,9 +196,10 @@ class OfficeCopies:
         too, ``cards.csv:5: uid 04A1 repeats line 2``; a card's registration that is none, or differs
         only in letter case from a worker's: ``portgate.records.load_roster_csv``)."""
         at = at or dt.datetime.now(dt.UTC)
-        self.replace_roster(version, *load_roster_csv(workers, cards), at)
-        if escala is not None:
-            self.replace_escala(version, load_csv(escala, EscalaEntry), at)
+        roster, entries = read_seed(workers, cards, escala)
+        self.replace_roster(version, *roster, at)
+        if entries is not None:
+            self.replace_escala(version, entries, at)
 
     def _write(self, work) -> None:
         with self._lock:
@@ -224,3 +225,11 @@ class OfficeCopies:
             c.executemany("DELETE FROM blocklist WHERE uid = ?", [(u,) for u in done])
             for uid in done:
                 self._blocked.pop(uid, None)
+
+
+def read_seed(workers: str | Path, cards: str | Path, escala: str | Path | None = None):
+    """The seed files read and checked, nothing stored: ((workers, cards), escala entries or None).
+    The one reading of ``[seed]`` for ``load_csv_files`` (``edge run``) and ``edge check-config``
+    (``app.checkconfig.check_gate``). Raises ``BadInput`` as ``load_csv_files`` says."""
+    roster = load_roster_csv(workers, cards)
+    return roster, (load_csv(escala, EscalaEntry) if escala is not None else None)

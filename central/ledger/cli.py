@@ -17,7 +17,7 @@ import json
 
 import click
 
-from central.cli_args import database_arg, day_range, db_url_arg, time_arg
+from central.cli_args import actor_arg, database_arg, day_range, db_url_arg, time_arg
 from portgate.clitext import cli_lang, tr
 
 
@@ -107,7 +107,7 @@ def shift_state(s, until: dt.datetime | None, at: dt.datetime) -> str:
 @click.option("--db", "db_url")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
 @click.option("--shift", "shift_id", required=True, help="Shift id (registration/ship/YYYY-MM-DD/HH-HH).")
-@click.option("--actor", envvar="PORTGATE_ACTOR", required=True,
+@click.option("--actor", envvar="PORTGATE_ACTOR", required=True, callback=actor_arg,
               help="Who records it (chief watchman, office clerk); also $PORTGATE_ACTOR.")
 @click.option("--reason", required=True, help="Why: who asked the watchman to stay on post.")
 @click.option("--not-worked", is_flag=True, help="Withdraw an earlier correction (meal not worked).")
@@ -137,7 +137,7 @@ def correct_meal(db_url, config_path, shift_id, actor, reason, not_worked) -> No
 @click.option("--set", "port", default=None, help="Record PORT (a port of --config) as the ledger's home port.")
 @click.option("--move-portless", is_flag=True,
               help="With --set: let the workers without a port become PORT's (refused otherwise).")
-@click.option("--actor", envvar="PORTGATE_ACTOR", default=None, help="Who sets it (with --set); also $PORTGATE_ACTOR.")
+@click.option("--actor", envvar="PORTGATE_ACTOR", default=None, callback=actor_arg, help="Who sets it (with --set); also $PORTGATE_ACTOR.")
 @click.option("--force", is_flag=True,
               help="With --set: change it even while office processes run on the ledger (audited; they keep "
                    "the old home port until restarted).")

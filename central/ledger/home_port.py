@@ -34,7 +34,7 @@ from sqlalchemy import column, func, insert, select, table, text, update
 from sqlalchemy.engine import Connection
 
 from central.audit import ALL, audit_log
-from central.ledger.liveness import OfficeProcess, running
+from central.ledger.liveness import OfficeProcess, raw, running, stored_time
 from central.ledger.schema import ledger_home
 from portgate.errors import BadInput
 
@@ -74,12 +74,11 @@ def _folded(name: str) -> str:
 
 
 def read_home(conn: Connection) -> HomePort:
-    """The ledger's recorded home port and its count of workers without a port."""
-    row = conn.execute(select(ledger_home.c.port, ledger_home.c.recorded_at).where(ledger_home.c.id == 1)).first()
+    """The ledger's recorded home port and its count of workers without a port. ``StoreError``
+    (exit 2) for a ``recorded_at`` that is not a time (``liveness.stored_time``)."""
+    row = conn.execute(select(ledger_home.c.port, raw(ledger_home.c.recorded_at)).where(ledger_home.c.id == 1)).first()
     portless = conn.execute(select(func.count()).select_from(_WORKERS).where(_WORKERS.c.port.is_(None))).scalar_one()
-    at = row.recorded_at if row is not None else None
-    if at is not None and at.tzinfo is None:  # SQLite keeps no offset: stored as UTC
-        at = at.replace(tzinfo=dt.UTC)
+    at = stored_time("ledger_home", "recorded_at", row.recorded_at) if row is not None else None
     return HomePort(row.port if row is not None else None, at, int(portless))
 
 

@@ -13,7 +13,13 @@ process deletes it (rows not refreshed for ``PRUNE_S`` seconds).
 A failure to write the row (a ledger not migrated to 0036, a database that went away) never stops
 the office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
 written again if it is missing). Times are the processes' own UTC clocks (the offices and the
-command are expected to keep NTP time: ``STALE_S`` is far above any sane skew).
+command are expected to keep NTP time: ``STALE_S`` is far above any sane skew). A ``seen_at`` more
+than ``stale_s`` seconds ahead of the reader's clock (a process whose clock ran fast, a row written by
+hand) is stale too: otherwise it would be counted as running for as long as the skew lasts.
+
+A stored time the office cannot read (a SQLite row edited by hand: ``seen_at = 'garbage'``) is
+``StoreError`` naming the table, the column and the value (``stored_time``; exit 2), never a
+traceback; a starting process's prune deletes such rows (logged), as it deletes old ones.
 """
 
 from __future__ import annotations
@@ -27,12 +33,13 @@ import threading
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import String, delete, insert, select, type_coerce, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import make_engine
 from central.ledger.schema import office_processes
+from portgate.errors import StoreError
 from portgate.timeutil import as_utc
 
 log = structlog.get_logger()
@@ -56,13 +63,37 @@ class OfficeProcess:
     seen_at: dt.datetime
 
 
+def stored_time(table: str, column: str, value: object) -> dt.datetime | None:
+    """A time read as text-or-datetime (``raw``) as aware UTC; ``None`` stays ``None``. SQLite keeps
+    ``DateTime`` as text (``2026-12-07 06:00:00.000000``), PostgreSQL gives a ``datetime``. Raises
+    ``StoreError`` (exit 2) naming ``table.column`` and the value for text that is not a time."""
+    if value is None or isinstance(value, dt.datetime):
+        return as_utc(value)
+    try:
+        return as_utc(dt.datetime.fromisoformat(str(value)))
+    except ValueError:
+        raise StoreError(f"{table}.{column} holds {str(value)[:80]!r}, not a time: the office cannot read "
+                         "this row (fix or delete it)") from None
+
+
+def raw(column):
+    """``column`` selected without its type's result processing (``stored_time`` reads it)."""
+    return type_coerce(column, String).label(column.name)
+
+
 def running(conn: Connection, now: dt.datetime, stale_s: float = STALE_S) -> list[OfficeProcess]:
     """The office processes whose row was refreshed within ``stale_s`` seconds of ``now`` (aware
-    UTC), oldest start first. Read in Python (a handful of rows): SQLite keeps no offset."""
-    cutoff = now - dt.timedelta(seconds=stale_s)
-    found = [OfficeProcess(r.id, r.kind, r.home_port, r.host, r.pid, as_utc(r.started_at), as_utc(r.seen_at))
-             for r in conn.execute(select(office_processes))]
-    return sorted((p for p in found if p.seen_at >= cutoff), key=lambda p: (p.started_at, p.id))
+    UTC) and not more than ``stale_s`` seconds after it (clock skew, module doc), oldest start first.
+    Read in Python (a handful of rows): SQLite keeps no offset. ``StoreError`` for a row whose times
+    are not times (``stored_time``)."""
+    low, high = now - dt.timedelta(seconds=stale_s), now + dt.timedelta(seconds=stale_s)
+    t = office_processes.c
+    found = [OfficeProcess(r.id, r.kind, r.home_port, r.host, r.pid, stored_time("office_processes", "started_at",
+                                                                                r.started_at),
+                           stored_time("office_processes", "seen_at", r.seen_at))
+             for r in conn.execute(select(t.id, t.kind, t.home_port, t.host, t.pid, raw(t.started_at),
+                                          raw(t.seen_at)))]
+    return sorted((p for p in found if low <= p.seen_at <= high), key=lambda p: (p.started_at, p.id))
 
 
 class Liveness:
@@ -144,8 +175,15 @@ class Liveness:
 
     @staticmethod
     def _prune(conn: Connection, now: dt.datetime) -> None:
+        """Delete the rows not refreshed for ``PRUNE_S`` and those whose ``seen_at`` is not a time."""
         cutoff = now - dt.timedelta(seconds=PRUNE_S)
-        old = [r.id for r in conn.execute(select(office_processes.c.id, office_processes.c.seen_at))
-               if as_utc(r.seen_at) < cutoff]
+        old = []
+        for r in conn.execute(select(office_processes.c.id, raw(office_processes.c.seen_at))):
+            try:
+                if stored_time("office_processes", "seen_at", r.seen_at) < cutoff:
+                    old.append(r.id)
+            except StoreError as error:
+                log.warning("office.liveness_unreadable_row", error=str(error))
+                old.append(r.id)
         if old:
             conn.execute(delete(office_processes).where(office_processes.c.id.in_(old)))

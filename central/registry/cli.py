@@ -18,11 +18,10 @@ import json
 import click
 from sqlalchemy.orm import Session
 
-from central import bounds, db
-from central.cli_args import FIRST_DAY, LAST_DAY, config_served, database_arg, db_url_arg, say_waiting  # noqa: F401 (importable here)
+from central import db
+from central.cli_args import FIRST_DAY, LAST_DAY, actor_arg, config_served, database_arg, db_url_arg, say_waiting  # noqa: F401 (importable here)
 from central.registry import confiscation, store
 from central.registry.changes import body
-from central.registry.schema import audit_log
 from portgate.clitext import cli_lang, tr
 from portgate.l10n import day as day_text
 from portgate.errors import BadInput
@@ -63,14 +62,6 @@ def _login_name() -> str:
         return "unknown"
 
 
-def _actor(_ctx, _param, value):
-    """Click callback: the actor fits the audit log's ``actor`` column (``central.bounds``)."""
-    problem = bounds.problem(audit_log, "actor", value)
-    if problem is not None:
-        raise click.BadParameter(problem)
-    return value
-
-
 def common(fn=None, *, writes: bool = True, served: bool = False):
     """Add ``--actor``, ``--config`` and ``--db``; the command receives ``url`` (``database_arg``).
     ``@common`` for a command that changes the ledger: with ``--config``, a config that does not fit
@@ -88,7 +79,7 @@ def common(fn=None, *, writes: bool = True, served: bool = False):
         return fn(*args, url=url, **kwargs)
 
     cmd = click.option("--actor", envvar="PORTGATE_ACTOR", default=_login_name, show_default="login name",
-                       callback=_actor, help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
+                       callback=actor_arg, help="Who makes the change (audit log); also $PORTGATE_ACTOR.")(with_database)
     cmd = click.option("--config", "config_path", type=click.Path(dir_okay=False),
                        help="central.toml: the office database of its database_url.")(cmd)
     return click.option("--db", "url", default=None,

@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 import structlog
 
+from central.cli_args import actor_arg
 from portgate.clitext import cli_lang, tr
 from portgate.config import write_secret
 from portgate.errors import BadInput, ConfigError
@@ -239,7 +240,7 @@ def _session(config_path: str):
 @click.option("--password-file", type=click.Path(dir_okay=False), default=None,
               help="Read the password from this file (else $PORTGATE_PASSWORD, else asked; a worker "
                    "without either gets an activation code).")
-@click.option("--actor", default=None, help="Who makes the change (default: your login).")
+@click.option("--actor", default=None, callback=actor_arg, help="Who makes the change (default: your login).")
 @click.option("--port", "ports", multiple=True, help="A port the user sees (repeatable; default: the office's "
               "home port, `port` of central.toml). For an office of several ports (`ports`).")
 @click.option("--all-ports", is_flag=True,
@@ -290,7 +291,7 @@ def _scope(config_path: str, ports, all_ports: bool) -> str | None:
 @click.option("--port", "ports", multiple=True, help="A port the user sees (repeatable).")
 @click.option("--all-ports", is_flag=True, help="The user sees every port the office serves.")
 @click.option("--home", is_flag=True, help="Back to the office's home port (as a user made without --port).")
-@click.option("--actor", default=None)
+@click.option("--actor", default=None, callback=actor_arg)
 def set_ports_cmd(config_path, login, ports, all_ports, home, actor):
     """Set the ports an office user sees (an office of several ports, docs/operations.md); his open
     sessions see the new ports at their next request."""
@@ -334,7 +335,7 @@ def _add_worker(config_path, login, registration, password_file, actor) -> None:
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
 @click.option("--login", required=True)
 @click.option("--password-file", type=click.Path(dir_okay=False), default=None)
-@click.option("--actor", default=None)
+@click.option("--actor", default=None, callback=actor_arg)
 def set_password_cmd(config_path, login, password_file, actor):
     """Set a user's password (also unlocks a login locked by wrong passwords)."""
     from sqlalchemy.orm import Session  # lazy: CLI start-up
@@ -353,7 +354,7 @@ def set_password_cmd(config_path, login, password_file, actor):
 @office.command("disable-user")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
 @click.option("--login", required=True)
-@click.option("--actor", default=None)
+@click.option("--actor", default=None, callback=actor_arg)
 def disable_user_cmd(config_path, login, actor):
     """Disable a user (its sessions stop at their next request)."""
     from central.web.users import disable_user  # lazy: CLI start-up
@@ -366,7 +367,7 @@ def disable_user_cmd(config_path, login, actor):
 @office.command("import-ships")
 @click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
 @click.option("--ships", "ships_csv", required=True, type=click.Path(dir_okay=False, exists=True))
-@click.option("--actor", default=None)
+@click.option("--actor", default=None, callback=actor_arg)
 def import_ships_cmd(config_path, ships_csv, actor):
     """Import ships.csv (ship calls: arrival to departure) for the coverage alarm (G11)."""
     from central.calls.service import import_csv  # lazy: CLI start-up

@@ -371,6 +371,9 @@ CODES: dict[str, str | tuple[str, str]] = {
     # central.db.read_failure: a server not reachable, a locked file, another failure (the detail: lib_*)
     "db_not_reachable": r"database (?P<where>\S+) not reachable: (?P<detail>.*)",
     "db_read_failed": r"reading (?P<where>\S+) failed: (?P<detail>.*)",
+    # central.ledger.liveness.stored_time: a time column holding text that is not a time
+    "stored_not_time": r"(?P<where>\w+\.\w+) holds (?P<value>.*), not a time: the office cannot read this row "
+                        r"\(fix or delete it\)",
     "lib_locked": r"database is locked",
     # central.pay.slips_cli / verify_slip: portgate pay verify-slip
     "slip_options_both": r"give either --config central\.toml or --db URL --key-file FILE, not both",

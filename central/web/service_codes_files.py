@@ -60,4 +60,8 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "secret_empty": r"(?P<what>[^:]+?) file is empty",
     "cannot_open": r"cannot be opened: (?P<why>.+)",
     "not_valid_toml": r"not valid TOML: (?P<detail>.*)",
+    # edge.config.GateConfig: [sync] lanes above 1 on mosquitto (MQTT 5)
+    "sync_lanes_protocol": r"sync\.lanes = (?P<n>\d+) needs mqtt\.protocol = '3\.1\.1' \(a NATS cluster\): mosquitto "
+                            r"gives every connection of a gate the gate's client id \(use_username_as_clientid\), so "
+                            r"the lanes would take the session from each other",
 }

@@ -78,3 +78,21 @@ def test_inspectors_csv_refuses_a_registration_the_registry_would_refuse(tmp_pat
 def test_the_demo_files_pass(tmp_path):
     snap = roster_snapshot(DEMO / "workers.csv", DEMO / "cards.csv", at=T0)
     assert snap.cards and [i.registration for i in snap.inspectors] == ["F001"]
+
+
+def test_check_config_refuses_the_seed_edge_run_would_refuse(tmp_path):
+    """``edge check-config`` reads ``[seed]`` as ``edge run`` does (``edge.store_copies.read_seed``):
+    a card ``v001`` beside worker ``V001`` was "ok" there while ``edge run`` exited 2."""
+    cards = _cards(tmp_path, "0A04A10001,control,V001,active", "0A04A19999,control,v001,active")
+    key = tmp_path / "gate.key"
+    key.write_bytes(b"k" * 32)
+    key.chmod(0o600)
+    gate = tmp_path / "g.toml"
+    gate.write_text(f'port = "santos"\ngate_id = "g-aurora"\nship = "9300001"\nkey_file = "{key}"\n'
+                    f'state_dir = "{tmp_path}"\n[seed]\nworkers = "{DEMO / "workers.csv"}"\ncards = "{cards}"\n')
+    pt = run_here(["edge", "check-config", str(gate)], env={"PORTGATE_LANG": None})
+    assert pt.returncode == 2, pt.stdout + pt.stderr
+    assert "cards.csv:3: a matrícula v001 difere" in pt.stderr, pt.stderr
+    shutil.copy(DEMO / "cards.csv", cards)
+    ok = run_here(["edge", "check-config", str(gate)], env={"PORTGATE_LANG": None})
+    assert ok.returncode == 0 and ok.stdout.startswith("ok: "), ok.stdout + ok.stderr

@@ -374,7 +374,12 @@ SAMPLES = {
                     "fix the path; to start a new ledger in this file run `portgate ledger migrate --db URL`",
     "db_not_reachable": "database sqlite:////srv/l.db not reachable: database is locked",
     "db_read_failed": "reading sqlite:////srv/l.db failed: disk I/O error",
+    "stored_not_time": "office_processes.seen_at holds 'garbage', not a time: the office cannot read this row "
+                       "(fix or delete it)",
     "lib_locked": "database is locked",
+    "sync_lanes_protocol": "sync.lanes = 3 needs mqtt.protocol = '3.1.1' (a NATS cluster): mosquitto gives every "
+                           "connection of a gate the gate's client id (use_username_as_clientid), so the lanes would "
+                           "take the session from each other",
     "slip_options_both": "give either --config central.toml or --db URL --key-file FILE, not both",
     "slip_options_none": "give --config central.toml, or --db URL --key-file FILE",
     "slip_key_unreadable": "cannot read the payslip key: Permission denied",
