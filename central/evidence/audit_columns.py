@@ -167,3 +167,13 @@ def link_value_problem(name: str, got: object, want: str) -> str | None:
         return None if held == want else f"{name} {held} (the event's is {want})"
     kind = "text" if isinstance(got, str) else type(got).__name__
     return f"{name} stored as {kind} {str(got)[:80]!r}, not bytes (the event's is {want})"
+
+
+class Why(str):
+    """A reason in English (the report's value) that carries its catalog message id and fields, so a
+    command prints it in its own language (``clitext.tr(why.msgid, **why.fields)``)."""
+
+    def __new__(cls, english: str, msgid: str, **fields: object) -> Why:
+        out = super().__new__(cls, english)
+        out.msgid, out.fields = msgid, fields
+        return out
