@@ -12,6 +12,14 @@ from portgate.clitext import tr
 from portgate.errors import BrokerUnavailable
 
 
+class Failed(click.ClickException):
+    """A failure (exit 1) printed after the usual ``portgate: `` prefix of the command's refusals,
+    not Click's ``Error:``."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"portgate: {self.format_message()}", err=True, file=file)
+
+
 @click.group()
 def central() -> None:
     """The office: MQTT ingest into the ledger, gate keys, downlink snapshots."""
@@ -169,13 +177,11 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
     named by --config: a gate replaces its copy of the office's blocklist with each snapshot."""
     from sqlalchemy.exc import SQLAlchemyError  # lazy: CLI start-up
 
+    from central.broadcast.csv_source import check_files  # lazy: CLI start-up
+
+    check_files(workers=workers, cards=cards, escala=escala)  # bad rows: BadInput, exit 2, before any connection
     cfg, mqtt_cfg, port_name, ledger = _publish_setup(config_path, host, mqtt_port, port_name, cards, no_ledger)
-    signer = None
-    if cfg is not None:
-        from central.broadcast.publisher import office_signer  # lazy: CLI start-up
-
-        signer = office_signer(cfg.keys_dir)  # the gates refuse a downlink not signed with the office key
-
+    signer = _office_signer(cfg)
     broker = f"{mqtt_cfg.host}:{mqtt_cfg.port}"
     client = _connect_publisher(mqtt_cfg, port_name, broker, ledger)
     refused: list[str] = []
@@ -185,16 +191,26 @@ def publish(config_path, host, mqtt_port, port_name, workers, cards, escala, ver
         done = _send_snapshots(client, port_name, dict(workers=workers, cards=cards, escala=escala, version=version),
                                ledger, signer, photos_dir, full_photos)
     except BrokerUnavailable as exc:
-        raise click.ClickException(tr("cli.central.broker_said", broker=broker, why=exc)) from exc
+        raise Failed(tr("cli.central.broker_said", broker=broker, why=exc)) from exc
     except SQLAlchemyError as exc:
         why = f"{exc.__class__.__name__}: {str(exc).splitlines()[0]}"
-        raise click.ClickException(tr("cli.central.ledger_said", db=_shown(cfg.database_url), why=why)) from exc
+        raise Failed(tr("cli.central.ledger_said", db=_shown(cfg.database_url), why=why)) from exc
     finally:
         client.disconnect()
         client.loop_stop()
         if ledger is not None:
             ledger.dispose()
     _report_published(done, refused, broker, signer)
+
+
+def _office_signer(cfg):
+    """The office key's signer of ``cfg``'s keys folder (the gates refuse a downlink not signed
+    with it), or None without --config."""
+    if cfg is None:
+        return None
+    from central.broadcast.publisher import office_signer  # lazy: CLI start-up
+
+    return office_signer(cfg.keys_dir)
 
 
 def _publish_setup(config_path, host, mqtt_port, port_name, cards, no_ledger) -> tuple:
@@ -242,7 +258,7 @@ def _connect_publisher(mqtt_cfg, port_name: str, broker: str, ledger):
     except OSError as exc:  # refused, timed out, no route, unknown host: exit 1, worth a retry
         if ledger is not None:
             ledger.dispose()
-        raise click.ClickException(tr("cli.central.broker_unreachable", broker=broker, why=exc.strerror or exc)) from exc
+        raise Failed(tr("cli.central.broker_unreachable", broker=broker, why=exc.strerror or exc)) from exc
     return client
 
 
@@ -270,10 +286,10 @@ def _report_published(done: dict, refused: list[str], broker: str, signer) -> No
     on stderr; ``click.ClickException`` when the broker refused a message, ``click.UsageError``
     when there was nothing to publish."""
     if refused:
-        raise click.ClickException(tr("cli.central.broker_refused", broker=broker,
+        raise Failed(tr("cli.central.broker_refused", broker=broker,
                                       codes=", ".join(sorted(set(refused)))))
     for kind, v in done.items():
-        click.echo(f"{kind}: version {v}")  # machine-read: the version each snapshot got
+        click.echo(tr("cli.central.published_version", kind=kind, version=v))  # the version each snapshot got
     if done and signer is None:
         click.echo(tr("cli.central.unsigned_warning"), err=True)
     if not done:
@@ -301,7 +317,7 @@ def _open_ledger(url: str):
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" \
             and parsed.database not in (None, "", ":memory:") and not Path(parsed.database).is_file():
-        raise click.ClickException(tr("cli.central.ledger_file_missing", db=_shown(url), file=parsed.database))
+        raise Failed(tr("cli.central.ledger_file_missing", db=_shown(url), file=parsed.database))
     engine = make_engine(url)
     try:
         has_events = inspect(engine).has_table("events")
@@ -309,10 +325,10 @@ def _open_ledger(url: str):
         engine.dispose()
         orig = getattr(exc, "orig", None) or exc
         first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
-        raise click.ClickException(tr("cli.central.ledger_unreadable", db=_shown(url), why=first)) from exc
+        raise Failed(tr("cli.central.ledger_unreadable", db=_shown(url), why=first)) from exc
     if not has_events:
         engine.dispose()
-        raise click.ClickException(tr("cli.central.ledger_no_events", db=_shown(url)))
+        raise Failed(tr("cli.central.ledger_no_events", db=_shown(url)))
     return engine
 
 

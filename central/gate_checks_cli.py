@@ -90,7 +90,23 @@ def _check_case_same_port(config, keys_dir: str, gate_id: str, port_name: str | 
             raise click.UsageError(tr("cli.central.gate_case_same_port", gate=gate_id, other=twin, port=here[twin],
                                       keys_dir=d))
     if (twin := case_twin(gate_id, keyed_gates(keys_dir))) is not None:
+        _check_stray_key(config, gate_id, twin, keys_dir)
         raise click.UsageError(tr("cli.central.gate_case_same_keys_dir", gate=gate_id, other=twin, keys_dir=keys_dir))
+
+
+def _check_stray_key(config, gate_id: str, twin: str, keys_dir: str) -> None:
+    """With ``--config``, when the ledger's events name ``gate_id`` exactly (``ledger_gate_port``),
+    the key file of its other spelling ``twin`` (made by an ``add-gate`` that had no ledger to ask)
+    is the wrong one: ``click.UsageError`` (exit 2) naming both and the file to remove or rename,
+    not "use {twin}"."""
+    if config is None:
+        return
+    from central.ingest.keys import key_path  # lazy: CLI start-up
+    from central.ledger.home import ledger_gate_port  # lazy: CLI start-up (SQLAlchemy only with --config)
+
+    if ledger_gate_port(config.database_url, gate_id) is not None:
+        raise click.UsageError(tr("cli.central.gate_case_stray_key", gate=gate_id, other=twin,
+                                  file=key_path(keys_dir, twin)))
 
 
 def _check_ledger(config, gate_id: str, port_name: str | None) -> None:

@@ -23,7 +23,8 @@ from central.broadcast.publisher import Publisher
 from portgate.errors import BadInput
 from portgate.record_rows import line_of
 from portgate.records import Card, CardStatus, EscalaEntry, load_csv, load_roster_csv
-from portgate.registration import case_clashes, registration_problem
+from central.registry.import_checks import text_problems
+from portgate.registration import case_clashes
 from portgate.tables import read_rows
 from wire.downlink import BlockedCard, CardsSnapshot, EscalaSnapshot, InspectorRow, RosterSnapshot
 
@@ -38,14 +39,18 @@ INSPECTORS_CSV = "inspectors.csv"  # beside cards.csv: registration,name of the 
 def inspectors_csv(cards_csv) -> list[InspectorRow]:
     """The union inspectors' names (issue 33) from ``inspectors.csv`` beside ``cards_csv``
     (columns ``registration,name``), or none when there is no such file. Raises ``BadInput``
-    naming the file and line of a bad row (a registration that is not an id, a name over 255)."""
+    naming the file and line of a bad row (a registration that is not an id or repeats an earlier
+    line's exactly, a name over 255 or starting with a formula character, as the registry import
+    refuses it: ``central.registry.import_checks.text_problems``)."""
     path = Path(cards_csv).with_name(INSPECTORS_CSV)
     if not path.exists():
         return []
-    out, errors, placed = [], [], []
+    out, errors, placed, lines = [], [], [], {}
     for where, row in read_rows(path, ("registration", "name"), known=("registration", "name")):
         reg, name = (row.get("registration") or "").strip(), (row.get("name") or "").strip()
-        problem = registration_problem(reg) if reg else "registration is required"
+        problem = ("; ".join(text_problems(reg, name)) or None) if reg else "registration is required"
+        if problem is None and reg in lines:  # one name per inspector: a second would be dropped unseen
+            problem = f"registration {reg} repeats line {lines[reg]}"
         if problem is None and len(reg) > 64:
             problem = f"registration is longer than 64 characters ({len(reg)})"
         if problem is None and len(name) > 255:
@@ -54,6 +59,7 @@ def inspectors_csv(cards_csv) -> list[InspectorRow]:
             errors.append(f"{where}: {problem}")
             continue
         placed.append((where, reg))
+        lines[reg] = line_of(where)
         out.append(InspectorRow(registration=reg, name=name))
     errors = sorted(errors + case_clashes(placed, ()), key=line_of)
     if errors:
@@ -143,6 +149,14 @@ def publish_files(client: mqtt.Client, port: str, *, workers=None, cards=None, e
             publish_snapshot(client, port, kind, msg, signer=signer)
             done[kind] = msg.version
     return done
+
+
+def check_files(*, workers=None, cards=None, escala=None) -> None:
+    """Build every snapshot the given files allow and drop it: raises ``BadInput`` naming bad rows,
+    so ``central publish`` refuses bad files before it connects to the broker."""
+    source = CsvSnapshots(workers, cards, escala)
+    for kind in ("roster", "cards", "escala"):
+        source.snapshot(kind, dt.datetime.now(dt.UTC))
 
 
 def paths_exist(*paths) -> bool:

@@ -45,7 +45,7 @@ from pathlib import Path
 from sqlalchemy import and_, func, select
 from sqlalchemy.engine import Engine
 
-from central.evidence.audit_columns import (StoredReader, column_problem, copy_problem, link_value_problem,
+from central.evidence.audit_columns import (StoredReader, Why, column_problem, copy_problem, link_value_problem,
                                             raw_problem, seq_copies, stored_select)
 from central.ingest.check import PREFIX, BreakRow
 from central.ingest.keys import KeyRing, KeyUnreadable
@@ -260,14 +260,15 @@ def _keys_of(home: KeyRing, gate_rings: Mapping[str, KeyRing], not_served: Mappi
     (``gate_rings``, else ``home``): ``((), reason)`` when its key file is missing or unreadable,
     or its port (``not_served``: gate -> port) is not one the config serves."""
     if gate in not_served:
-        return (), (f"port {not_served[gate]}, not served by this config: audit with a config naming it "
-                    "(ports, port_keys_dirs)")
+        return (), Why(f"port {not_served[gate]}, not served by this config: audit with a config naming it "
+                       "(ports, port_keys_dirs)", "cli.evidence.why_not_served", port=not_served[gate])
     keys = gate_rings.get(gate, home)
     try:
         pubs = keys.public_keys(gate)
     except KeyUnreadable as exc:
         return (), str(exc)
-    return pubs, "" if pubs else f"no public key {keys.keys_dir / (gate + '.pub')}"
+    where = keys.keys_dir / (gate + ".pub")
+    return pubs, "" if pubs else Why(f"no public key {where}", "cli.evidence.why_no_public_key", file=where)
 
 
 class _PageReads:

@@ -30,6 +30,7 @@ from wire.events import Event
 DERIVED = ("event_id", "port", "gate_id", "boot_id", "seq", "occurred_at", "clock_trusted", "mono_ns", "type",
            "registration", "decision", "payload", "mac")
 _PARSED = ("occurred_at", "payload")  # SQLite parses these on read: done per row here, a junk value named
+_AS_STORED = ("clock_trusted",)  # read unprocessed: SQLite's Boolean reads any truthy value (text 'yes') as True
 _SHOWN = 120  # characters of a value shown in a detail
 
 
@@ -45,7 +46,8 @@ class Unreadable:
 
 def stored_select() -> list:
     """The select expressions of the ``DERIVED`` columns (``_PARSED`` ones unprocessed, for ``StoredReader``)."""
-    return [type_coerce(events.c[n], NullType()).label(n) if n in _PARSED else events.c[n] for n in DERIVED]
+    return [type_coerce(events.c[n], NullType()).label(n) if n in _PARSED + _AS_STORED else events.c[n]
+            for n in DERIVED]
 
 
 class StoredReader:
@@ -100,6 +102,8 @@ def column_problem(ev: Event, raw: bytes, stored: Mapping[str, object]) -> str |
             ok = isinstance(got, dt.datetime) and as_utc(got) == want
         elif name == "payload":  # the JSON text the ingest stores, as read back (the same text, re-encoded)
             ok = _encoded(got) == want.encode() or _same(got, want := msgspec.json.decode(want))
+        elif name in _AS_STORED:  # a bool, or SQLite's integer 0/1; anything else ('yes', 2) is not the signed value
+            ok = _same(got, want) or (type(got) is int and got == int(want))
         else:
             ok = _same(got, want)
         if not ok:
@@ -159,7 +163,17 @@ def link_value_problem(name: str, got: object, want: str) -> str | None:
     (hex); else what it holds, said for a finding: its hex, or a value of another type (SQLite keeps
     any: text, a number) named as such (``hash stored as text '9f…', not bytes``), never decoded."""
     if isinstance(got, bytes | bytearray | memoryview):
-        held = bytes(got).hex()
+        held = bytes(got).hex() or "empty (0 bytes)"
         return None if held == want else f"{name} {held} (the event's is {want})"
     kind = "text" if isinstance(got, str) else type(got).__name__
     return f"{name} stored as {kind} {str(got)[:80]!r}, not bytes (the event's is {want})"
+
+
+class Why(str):
+    """A reason in English (the report's value) that carries its catalog message id and fields, so a
+    command prints it in its own language (``clitext.tr(why.msgid, **why.fields)``)."""
+
+    def __new__(cls, english: str, msgid: str, **fields: object) -> Why:
+        out = super().__new__(cls, english)
+        out.msgid, out.fields = msgid, fields
+        return out

@@ -205,7 +205,7 @@ def _print_audit(report, after_id: int) -> None:
     what was audited, and the gates that could not be (on stderr)."""
     new = {(b.gate_id, b.seq_from, b.kind) for b in report.recorded}
     for b in report.failures:
-        again = "" if (b.gate_id, b.seq_from, b.kind) in new else " (already recorded)"
+        again = "" if (b.gate_id, b.seq_from, b.kind) in new else " " + tr("cli.evidence.already_recorded")
         click.echo(f"FAIL: {b.detail}{again}")  # machine-read
     if report.examined == 0:
         if report.failures:
@@ -221,7 +221,8 @@ def _print_audit(report, after_id: int) -> None:
         click.echo(tr("cli.evidence.audited", n=report.checked, last=report.last_id, failures=len(report.failures),
                       new=len(report.recorded)))
     if report.unchecked:
-        gates = "; ".join(tr("cli.evidence.unchecked_gate", gate=g, n=n, why=why)
+        gates = "; ".join(tr("cli.evidence.unchecked_gate", gate=g, n=n,
+                             why=tr(why.msgid, **why.fields) if hasattr(why, "msgid") else why)
                           for g, (n, why) in sorted(report.unchecked.items()))
         click.echo(tr("cli.evidence.not_audited", gates=gates), err=True)
 

@@ -8,6 +8,7 @@ import sys
 import threading
 
 import paho.mqtt.client as mqtt
+import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from tests.central.ingest.conftest import PORT, now
@@ -26,10 +27,10 @@ def portgate(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True, timeout=60)
 
 
-def portgate_here(*args) -> subprocess.CompletedProcess:
+def portgate_here(*args, env=None) -> subprocess.CompletedProcess:
     """The same command through ``app.cli.main`` in this process (``testkit.cli.run_here``: no Python
     start): the refusals and the other publishes below."""
-    return run_here(list(args))
+    return run_here(list(args), env=env)
 
 
 def retained_blocklist(broker) -> dl.CardsSnapshot:
@@ -172,3 +173,49 @@ def test_snapshots_the_broker_refuses_are_an_error(tmp_path):
         assert failed.returncode == 1 and "refused" in failed.stderr, failed.stderr
     finally:
         broker.kill()
+
+
+WORKERS = ("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
+           "booklet_revalidated_year,rotation_number,cpf,pis\n"
+           "1001,Ana Lima,vigia,active,,,2025-06-01,,1,000.000.001-91,000.00000.01-9\n")
+
+
+def _files(tmp_path, inspectors: str) -> list[str]:
+    (tmp_path / "workers.csv").write_text(WORKERS)
+    (tmp_path / "cards.csv").write_text(CARDS)
+    (tmp_path / "inspectors.csv").write_text("registration,name\n" + inspectors)
+    return ["--workers", str(tmp_path / "workers.csv"), "--cards", str(tmp_path / "cards.csv"), "--no-ledger"]
+
+
+@pytest.mark.parametrize("inspectors, said", [
+    ("F001,Helena Duarte Rocha\nF001,Outra Pessoa\n", "inspectors.csv:3: matrícula F001 repete a linha 2"),
+    ("F001,=cmd\n", "inspectors.csv:2: o nome '=cmd' começa com '='"),
+])
+def test_bad_inspectors_are_refused_before_the_broker_is_reached(tmp_path, inspectors, said):
+    """A repeated registration (one name would be dropped unseen) or a formula lead in a name: exit 2
+    in pt-BR with the usual prefix, though no broker listens (the files are checked first)."""
+    from app.demo.mosquitto import free_port
+
+    failed = portgate_here("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(free_port()),
+                           "--port", PORT, *_files(tmp_path, inspectors), env={"PORTGATE_LANG": "pt"})
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    assert failed.stderr.startswith("portgate: ") and said in failed.stderr, failed.stderr
+    assert "MQTT" not in failed.stderr
+
+
+def test_an_unreachable_broker_has_the_usual_prefix(tmp_path):
+    from app.demo.mosquitto import free_port
+
+    failed = portgate_here("central", "publish", "--host", "127.0.0.1", "--mqtt-port", str(free_port()),
+                           "--port", PORT, *_files(tmp_path, "F001,Helena\n"), env={"PORTGATE_LANG": "pt"})
+    assert failed.returncode == 1, failed.stderr
+    assert failed.stderr.startswith("portgate: broker MQTT 127.0.0.1:"), failed.stderr
+
+
+def test_the_published_versions_speak_the_command_lines_language(tmp_path, broker):
+    where = ["--host", broker.host, "--mqtt-port", str(broker.port), "--port", PORT, "--version", "7"]
+    done = portgate_here("central", "publish", *where, *_files(tmp_path, "F001,Helena\n"), env={"PORTGATE_LANG": "pt"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["roster: versão 7", "cards: versão 7"], done.stdout
+    done = portgate_here("central", "publish", *where, *_files(tmp_path, "F001,Helena\n"), env={"PORTGATE_LANG": "en"})
+    assert done.stdout.splitlines() == ["roster: version 7", "cards: version 7"], done.stdout

@@ -206,3 +206,20 @@ def test_the_audit_runs_at_nice_19_unless_told_otherwise(ledger, extra, niceness
     run = subprocess.run([sys.executable, "-c", report, "evidence", "audit", "--db", url, "--keys-dir", str(keys),
                           *extra], capture_output=True, text=True, timeout=300)
     assert run.stderr.splitlines()[-1] == f"nice {niceness} exit 1", run.stdout + run.stderr  # 1: the planted break
+
+
+def test_the_marker_and_the_missing_key_line_speak_pt_br(ledger, tmp_path):
+    """In pt-BR (the default) the "already recorded" marker and the reason a gate is not audited are
+    Portuguese; the stored finding after ``FAIL:`` stays the ledger's English detail (docs/evidence.md)."""
+    _engine, _ring, url, keys, _evs = ledger
+    pt = {"PORTGATE_LANG": "pt"}
+    assert cli(url, keys).returncode == 1
+    again = run_here(["evidence", "audit", "--db", url, "--keys-dir", str(keys), "--nice", "0"], env=pt)
+    [line] = [x for x in again.stdout.splitlines() if x.startswith("FAIL:")]
+    assert line.endswith(" (já registrada)") and "already recorded" not in again.stdout, again.stdout
+    empty = tmp_path / "nokeys"
+    empty.mkdir()
+    run = run_here(["evidence", "audit", "--db", url, "--keys-dir", str(empty), "--nice", "0"], env=pt)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"portaló g1: 6 evento(s) assinado(s) (sem chave pública {empty / 'g1.pub'})" in run.stderr, run.stderr
+    assert "no public key" not in run.stderr

@@ -186,6 +186,8 @@ def test_a_raw_stored_as_text_is_a_failure_not_a_traceback(sqlite_file):
      "occurred_at stored 'not a time' (unreadable: "),
     ("update events set payload='[1]' where id=2", "payload stored [1], signed {"),
     ("update events set seq='two' where id=2", "seq stored 'two', signed 2"),
+    ("update events set clock_trusted='yes' where id=2", "clock_trusted stored 'yes', signed True"),
+    ("update events set clock_trusted=2 where id=2", "clock_trusted stored 2, signed True"),
 ])
 def test_a_junk_column_value_is_named_not_a_traceback(sqlite_file, sql, shown):
     engine, url, path, keys, evs = sqlite_file

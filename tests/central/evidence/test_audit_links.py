@@ -191,3 +191,16 @@ def test_a_link_stored_as_text_is_a_link_altered_finding_not_a_traceback(ledger,
     assert f"{column} stored as text" in fails[0], fails[0]
     assert ("LINK_ALTERED", 4, 4, evs[3].event_id) in breaks(engine)
 
+
+
+@pytest.mark.parametrize("migrated_url", ["sqlite"], indirect=True)
+def test_an_empty_link_hash_is_named_empty(ledger):
+    """The tester's ``update event_links set hash=X''``: the finding names the stored value (empty),
+    not a blank before the event's hash."""
+    engine, _ring, url, keys, evs, _j = ledger
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE event_links SET hash = X'' WHERE gate_id = 'g1' AND seq = 4")
+    done = cli(url, keys)
+    assert done.returncode == 1, done.stdout + done.stderr
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("FAIL:")]
+    assert f"hash empty (0 bytes) (the event's is {chain.event_hash(evs[3])})" in line, line

@@ -106,3 +106,34 @@ def test_a_gate_of_the_ledger_at_the_port_makes_its_other_case_refused(migrated_
     assert _files(keys) == []
     r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], "--config", str(conf), "--port", "rio"], env=PT)
     assert r.returncode == 0, r.stderr  # the existing id at its port: registered as before
+
+
+def test_a_stray_key_file_of_other_case_is_named_when_the_ledger_knows_the_id_asked(migrated_url, tmp_path):
+    """``add-gate --keys-dir k --gate-id G-AURORA`` without a ledger to ask, then the gate the ledger's
+    events name exactly: the other spelling's key file is the stray one (named, to remove or rename),
+    not "use G-AURORA"; nothing written."""
+    engine = make_engine(migrated_url)
+    try:
+        with engine.begin() as conn:
+            write_batch(conn, [_tap("rio", RIO, 1, AT, [])], [], AT)
+            update_progress(conn, [RIO["gate"]], AT)
+    finally:
+        engine.dispose()
+    keys, upper = tmp_path / "keys", RIO["gate"].upper()
+    assert run_here(["central", "add-gate", "--keys-dir", str(keys), "--gate-id", upper]).returncode == 0
+    before = _files(keys)
+    conf = tmp_path / "central.toml"
+    conf.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nports = ["santos", "rio"]\nkeys_dir = "{keys}"\n')
+    r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], "--config", str(conf), "--port", "rio"], env=PT)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    stray = keys / f"{upper}.key"
+    assert (f"os eventos do livro-razão nomeiam o portaló {RIO['gate']} exatamente assim, então o arquivo de chave "
+            f"{stray} de {upper} (que difere dele só em maiúsculas e minúsculas) é o errado: remova ou renomeie "
+            f"{stray}") in r.stderr, r.stderr
+    assert f"use {upper}" not in r.stderr
+    assert _files(keys) == before
+    r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], "--config", str(conf), "--port", "rio"], env=EN)
+    assert r.returncode == 2 and f"so the key file {stray} of {upper}" in r.stderr, r.stderr
+    stray.unlink()
+    r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], "--config", str(conf), "--port", "rio"], env=PT)
+    assert r.returncode == 0, r.stderr
