@@ -64,6 +64,7 @@ from nats.js.errors import NotFoundError
 from central.config import CentralConfig, NatsSettings
 from central.db import make_engine
 from central.ingest.answers import Answers, snapshot_source
+from central.ingest.jetstream_ask import ASK_S, asked_again
 from central.ingest.jetstream_pull import LeanPull
 from central.ingest.keys import KeyRing
 from central.ingest.writer import Abandoned, LedgerWriter, Outcome, db_error
@@ -139,6 +140,7 @@ class JetStreamIngest:
         self.publisher, snapshots = snapshot_source(config, self.engine)  # [publish] source
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._quick = None  # the JetStream context for info asks, made per connection (_run)
         self._batches = itertools.count(1)
         self._writer = LedgerWriter(config, self.engine, self.keys, abandon=self._stopping.is_set,
                                     notify=self._on_outcome)
@@ -224,6 +226,7 @@ class JetStreamIngest:
                                 allow_reconnect=True, **connect_auth(s))
         try:
             js = nc.jetstream(timeout=s.request_timeout_s)
+            self._quick = nc.jetstream(timeout=min(ASK_S, s.request_timeout_s))  # info asks (asked_again)
             sub = await self._subscribe(nc, js)
             requests = await self._subscribe_requests(js)
             self.connected.set()
@@ -288,7 +291,7 @@ class JetStreamIngest:
     async def _subscribe(self, nc, js):
         s, port, name = self.settings, self.config.port, self.stream
         try:
-            info = await js.stream_info(name)
+            info = await self._stream_info(name)
         except NotFoundError:
             await js.add_stream(StreamConfig(name=name, subjects=port_subjects(port), num_replicas=s.replicas,
                                              storage=StorageType.FILE, max_age=s.max_age_s or None))
@@ -299,13 +302,20 @@ class JetStreamIngest:
                 raise ConfigError(f"stream {name} ({subjects}) does not capture port {port}'s gate events",
                                   key="nats.stream")
         try:  # an existing consumer is used as it is (as nats-py's pull_subscribe does)
-            await js.consumer_info(name, self.durable)
+            await asked_again(lambda: self._quick.consumer_info(name, self.durable), s.request_timeout_s,
+                              f"consumer {self.durable}")
         except NotFoundError:
             await js.add_consumer(name, ConsumerConfig(
                 name=self.durable, durable_name=self.durable, ack_policy=AckPolicy.EXPLICIT, ack_wait=s.ack_wait_s,
                 # the batch being committed and the one fetched ahead
                 max_ack_pending=max(s.max_ack_pending, 2 * self.config.ingest.batch_size)))
         return await LeanPull(nc, name, self.durable).start()
+
+    async def _stream_info(self, name: str):
+        """``STREAM.INFO`` asked again every ``ASK_S`` until ``[nats] request_timeout_s`` (a stream
+        without a leader yet leaves the ask unanswered: ``central.ingest.jetstream_ask``)."""
+        return await asked_again(lambda: self._quick.stream_info(name), self.settings.request_timeout_s,
+                                 f"stream {name}")
 
     async def _ingest(self, loop, msgs) -> None:
         items = [(subject_to_topic(m.subject), m.data) for m in msgs]
@@ -330,7 +340,7 @@ class JetStreamIngest:
         capture the port's requests: ``ConfigError``."""
         s, port, name = self.settings, self.config.port, self.requests_stream
         try:
-            info = await js.stream_info(name)
+            info = await self._stream_info(name)
         except NotFoundError:
             await js.add_stream(StreamConfig(name=name, subjects=request_subjects(port), num_replicas=s.replicas,
                                              retention=RetentionPolicy.WORK_QUEUE, storage=StorageType.FILE,

@@ -285,7 +285,7 @@ def test_an_etcd_member_sigkilled_under_load(tmp_path, keys):
     engine = make_engine(ha.url)
     load = None
     try:
-        assert ingest.wait_connected(20)
+        assert ingest.wait_connected(90)
         leader = ha.primary()
         load = Load(tmp_path, keys, gate_mqtt(cluster)).start()
         wait_until(lambda: stored(engine) >= GATES * 20, timeout=60, what="the first taps in the ledger")

@@ -101,7 +101,7 @@ def test_tls_and_a_user_per_gate_end_to_end(tmp_path):
     engine = make_engine(url)
     syncs = []
     try:
-        assert ingest.wait_connected(20)
+        assert ingest.wait_connected(90)
 
         def gate(gate_id: str, password_file, lanes: int = 1) -> tuple[Journal, Sync]:
             j = Journal(tmp_path / f"{gate_id}.journal.db", port="santos", gate_id=gate_id,

@@ -81,7 +81,7 @@ def test_a_gate_asks_for_a_snapshot_and_one_of_two_offices_answers(tmp_path, clu
     j, store, sync = gate(tmp_path, cluster, "santos", "g1")
     client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-office", protocol=paho.MQTTv311)
     try:
-        assert all(o.wait_connected(20) for o in offices)
+        assert all(o.wait_connected(90) for o in offices)
         host, port = cluster.mqtt_hosts[1]
         client.connect(host, port)
         client.loop_start()
@@ -114,7 +114,7 @@ def test_a_confiscation_through_jetstream_publishes_the_blocklist(tmp_path, clus
     ingest = JetStreamIngest(office(tmp_path, cluster, port, source=source, poll_s=600.0)).start()
     j, store, sync = gate(tmp_path, cluster, port, "g1")
     try:
-        assert ingest.wait_connected(20)
+        assert ingest.wait_connected(90)
         assert (ingest.publisher is not None) == (source == "registry")
         wait_until(lambda: sync.connected.is_set(), what="the gate connected")
         time.sleep(0.5)  # the registry's first snapshots (retained) on their way to the gate
@@ -166,7 +166,7 @@ def test_requests_whose_answer_fails_are_acknowledged_and_the_next_one_answered(
     ingest.start()
     client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-g1", protocol=paho.MQTTv311)
     try:
-        assert ingest.wait_connected(20)
+        assert ingest.wait_connected(90)
         client.connect(*cluster.mqtt_hosts[2])
         client.loop_start()
         for kind in ("roster", "escala", "presence"):
