@@ -13,6 +13,7 @@ import importlib
 import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -181,16 +182,47 @@ def _notice_for_command(engine: Engine) -> None:
         say_when_waiting(engine, say, thread=threading.get_ident())
 
 
+class _Notice:
+    """One wait's notice: ``say(*said)`` from a daemon timer after ``after_s`` seconds, or from
+    ``overdue()`` when the wait failed past ``after_s`` before the timer's thread ran (a process
+    starved of CPU: both wake at once and the failure's exit could win); said once either way."""
+
+    def __init__(self, after_s: float, say: Callable[[str, str], None], said: tuple[str, str]) -> None:
+        self._say, self._said = say, said
+        self._due = time.monotonic() + after_s
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer = threading.Timer(after_s, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        self._say(*self._said)
+
+    def cancel(self) -> None:
+        """The wait ended: no notice from now on (one already said stays said)."""
+        self._timer.cancel()
+        with self._lock:
+            self._done = True
+
+    def overdue(self) -> None:
+        """The wait failed: say the notice now if ``after_s`` has passed and it was not said yet."""
+        self._timer.cancel()
+        if time.monotonic() >= self._due:
+            self._fire()
+
+
 def _notice_timer(after_s: float, say: Callable[[str, str], None], said: tuple[str, str],
-                  thread: int | None) -> threading.Timer | None:
-    """A started daemon timer calling ``say(*said)`` after ``after_s``; None in another thread than
+                  thread: int | None) -> _Notice | None:
+    """A started ``_Notice`` calling ``say(*said)`` after ``after_s``; None in another thread than
     ``thread`` (when given)."""
     if thread is not None and threading.get_ident() != thread:
         return None
-    t = threading.Timer(after_s, say, said)
-    t.daemon = True
-    t.start()
-    return t
+    return _Notice(after_s, say, said)
 
 
 def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S,
@@ -214,6 +246,10 @@ def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: f
         waiting = timer("connect")
         try:
             return dialect.connect(*cargs, **cparams)
+        except Exception:
+            if waiting is not None:  # a connect timed out past the notice's delay: said before the error
+                waiting.overdue()
+            raise
         finally:
             if waiting is not None:
                 waiting.cancel()

@@ -45,6 +45,14 @@ def _set_standby(pg, names: str) -> None:
     admin.dispose()
 
 
+def silent_listener() -> tuple[socket.socket, int]:
+    """(socket, port): a real listener on loopback that accepts and never answers (a node cut off)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    return srv, srv.getsockname()[1]
+
+
 def test_a_commit_waiting_for_replicas_is_said_and_goes_on(sync_cluster):
     said: list[tuple[str, str]] = []
     engine = make_engine(sync_cluster.url)
@@ -75,10 +83,7 @@ def test_a_commit_waiting_for_replicas_is_said_and_goes_on(sync_cluster):
 
 
 def test_a_connection_nobody_answers_is_said():
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)  # accepts, never answers
-    port = srv.getsockname()[1]
+    srv, port = silent_listener()
     said: list[tuple[str, str]] = []
     engine = make_engine(f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=3")
     say_when_waiting(engine, lambda kind, hosts: said.append((kind, hosts)), after_s=0.5)
@@ -89,6 +94,38 @@ def test_a_connection_nobody_answers_is_said():
         srv.close()
         engine.dispose()
     assert said == [("connect", f"127.0.0.1:{port}")]
+
+
+def test_a_connect_failing_past_the_delay_is_said_even_when_the_timer_never_ran(mocker):
+    """A process starved of CPU wakes with the connect's timeout and the notice's timer due at once;
+    the failure must not exit unsaid (CI at load 10+: the English run below printed only the
+    error). The timer's thread that never runs is played by a ``Timer.start`` that does nothing."""
+    mocker.patch.object(threading.Timer, "start", lambda self: None)
+    srv, port = silent_listener()
+    said: list[tuple[str, str]] = []
+    engine = make_engine(f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=2")
+    say_when_waiting(engine, lambda kind, hosts: said.append((kind, hosts)), after_s=0.5)
+    try:
+        with pytest.raises(Exception, match="timeout"):
+            engine.connect()
+    finally:
+        srv.close()
+        engine.dispose()
+    assert said == [("connect", f"127.0.0.1:{port}")]
+
+
+def test_a_connect_refused_before_the_delay_says_nothing():
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    srv.close()  # nobody listens: refused at once
+    said: list[tuple[str, str]] = []
+    engine = make_engine(f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=2")
+    say_when_waiting(engine, lambda kind, hosts: said.append((kind, hosts)), after_s=600)
+    with pytest.raises(Exception, match="refused|could not connect|failed"):
+        engine.connect()
+    engine.dispose()
+    assert said == []
 
 
 def test_hosts_of_a_multi_host_url():
@@ -111,10 +148,7 @@ def test_the_cli_notice_is_a_sentence_on_stderr(capsys):
 def silent_url():
     """A PostgreSQL URL on a real listener that accepts and never answers (a node cut off), with a
     ``connect_timeout`` past the notice's 3 s."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    port = srv.getsockname()[1]
+    srv, port = silent_listener()
     yield f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=6", port
     srv.close()
 
@@ -125,10 +159,7 @@ def english_run(tmp_path_factory):
     audit``, ``PORTGATE_LANG=pt``) on a listener of its own that accepts and never answers
     (``connect_timeout=6``), started when the module's first test starts so that its wait goes on
     while the other tests run; ``test_the_notice_in_english_under_the_top_level_lang`` reads it."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    port = srv.getsockname()[1]
+    srv, port = silent_listener()
     keys = tmp_path_factory.mktemp("english") / "keys"
     keys.mkdir()
     url = f"postgresql+psycopg://postgres@/ledger?host=127.0.0.1:{port}&connect_timeout=6"
