@@ -225,21 +225,8 @@ def _notice_timer(after_s: float, say: Callable[[str, str], None], said: tuple[s
     return _Notice(after_s, say, said)
 
 
-def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S,
-                     thread: int | None = None) -> None:
-    """Call ``say(kind, hosts)`` (from a timer thread) when a connection to the ledger or a commit
-    has waited ``after_s`` seconds: ``kind`` ``"connect"`` (no host answers yet: a failover, a node
-    cut off; ``connect_timeout`` ends it) or ``"commit"`` (the primary waits for its synchronous
-    replicas: strict mode never acknowledges a commit no standby has, so it may still be saved);
-    ``hosts`` is ``ledger_hosts``. For a command line (issue 37 item 2): a person sees why it waits
-    instead of a silent hang. Said once per wait; nothing for SQLite. ``thread``: only the waits of
-    that thread (``threading.get_ident()``), None: every thread's."""
-    if engine.dialect.name != "postgresql":
-        return
-    hosts = ledger_hosts(engine)
-
-    def timer(kind: str) -> threading.Timer | None:
-        return _notice_timer(after_s, say, (kind, hosts), thread)
+def _notice_connects(engine: Engine, timer: Callable[[str], _Notice | None]) -> None:
+    """``say_when_waiting``'s connect half: each new connection's wait has its notice."""
 
     @event.listens_for(engine, "do_connect")
     def _connect(dialect, _record, cargs, cparams):
@@ -253,6 +240,25 @@ def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: f
         finally:
             if waiting is not None:
                 waiting.cancel()
+
+
+def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: float = WAIT_NOTICE_S,
+                     thread: int | None = None) -> None:
+    """Call ``say(kind, hosts)`` (from a timer thread) when a connection to the ledger or a commit
+    has waited ``after_s`` seconds: ``kind`` ``"connect"`` (no host answers yet: a failover, a node
+    cut off; ``connect_timeout`` ends it) or ``"commit"`` (the primary waits for its synchronous
+    replicas: strict mode never acknowledges a commit no standby has, so it may still be saved);
+    ``hosts`` is ``ledger_hosts``. For a command line (issue 37 item 2): a person sees why it waits
+    instead of a silent hang. Said once per wait; nothing for SQLite. ``thread``: only the waits of
+    that thread (``threading.get_ident()``), None: every thread's."""
+    if engine.dialect.name != "postgresql":
+        return
+    hosts = ledger_hosts(engine)
+
+    def timer(kind: str) -> _Notice | None:
+        return _notice_timer(after_s, say, (kind, hosts), thread)
+
+    _notice_connects(engine, timer)
 
     @event.listens_for(engine, "commit")
     def _commit(conn):
