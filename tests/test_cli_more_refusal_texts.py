@@ -6,33 +6,21 @@ command's own sentences through ``cli.*``)."""
 
 from __future__ import annotations
 
-import subprocess
+import functools
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from testkit.cli import run_here
+from testkit.cli import migrated_ledger, refused_in_pt_and_en, run_here
 
 
-def _both(args: list[str]) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
-    """The command with no ``PORTGATE_LANG`` (pt-BR) and with ``portgate --lang en``."""
-    return run_here(args, env={"PORTGATE_LANG": None}), run_here(["--lang", "en", *args], env={"PORTGATE_LANG": None})
-
-
-def _refused(args: list[str], pt_text: str, en_text: str, status: int = 2) -> None:
-    pt, en = _both(args)
-    assert pt.returncode == en.returncode == status, (pt.stderr, en.stderr)
-    assert pt_text in pt.stderr, pt.stderr
-    assert en_text in en.stderr, en.stderr
-    assert "None" not in pt.stderr + en.stderr
+_refused = functools.partial(refused_in_pt_and_en, absent=("None",))
 
 
 @pytest.fixture(scope="module")
 def ledger(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'l.db'}"
-    assert run_here(["ledger", "migrate", "--db", url]).returncode == 0
-    return url
+    return migrated_ledger(tmp_path_factory.mktemp("ledger"))
 
 
 def _central(tmp_path, text: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.cli import run_here
+from testkit.cli import in_pt_and_en
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "gate.example.toml"
 PT = "sync.lanes = 3 exige mqtt.protocol = '3.1.1' (um cluster NATS): o mosquitto dá a todas as conexões"
@@ -28,7 +28,6 @@ def gate_toml(tmp_path) -> str:
 
 @pytest.mark.parametrize("args", [["edge", "check-config"], ["edge", "run", "--config"]])
 def test_lanes_on_mqtt_5_refused_in_pt_br_then_english(gate_toml, args):
-    r = run_here([*args, gate_toml], env={"PORTGATE_LANG": None})
-    assert r.returncode == 2 and PT in r.stderr, r.stderr
-    r = run_here(["--lang", "en", *args, gate_toml], env={"PORTGATE_LANG": None})
-    assert r.returncode == 2 and EN in r.stderr, r.stderr
+    pt, en = in_pt_and_en([*args, gate_toml])
+    assert pt.returncode == 2 and PT in pt.stderr, pt.stderr
+    assert en.returncode == 2 and EN in en.stderr, en.stderr
