@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.cli import in_pt_and_en, migrated_ledger, run_here
+from testkit.cli import in_pt_and_en, migrated_ledger
 from testkit.cli import refused_in_pt_and_en as _refused
 
 DEMO = Path(__file__).resolve().parent.parent / "config" / "demo"
