@@ -157,3 +157,23 @@ def test_check_config_secret_file_refusals(tmp_path):
     pw.chmod(0o600)
     _refused(["central", "check-config", config], f"{pw}: o arquivo de senha MQTT está vazio",
              f"{pw}: MQTT password file is empty")
+
+
+def test_a_sqlite_ledger_in_a_directory_that_does_not_exist_names_the_directory(tmp_path):
+    """``database_url`` (``central run --config``) or ``--db`` (``ledger migrate``, which makes a
+    ledger; ``pay``, which reads one) naming a SQLite file in a directory that does not exist: the
+    refusal names the directory (it said the file did not exist and to run ``ledger migrate``, which
+    then failed with SQLite's "unable to open database file", in English); nothing is created."""
+    gone = tmp_path / "gone" / "sub"
+    db = gone / "ledger.db"
+    pt = (f"o diretório '{gone}' do arquivo SQLite '{db}' não existe (o SQLite não cria diretórios): corrija o "
+          "caminho ou crie o diretório")
+    en = (f"the directory '{gone}' of SQLite file '{db}' does not exist (SQLite does not create directories): fix "
+          "the path or create the directory")
+    config = _central(tmp_path, f'database_url = "sqlite:///{db}"')
+    _refused(["central", "run", "--config", config], f"portgate: database_url: {pt}\n",
+             f"portgate: database_url: {en}\n")
+    for args in (["ledger", "migrate", "--db", f"sqlite:///{db}"],
+                 ["pay", "--db", f"sqlite:///{db}", "--from", "2026-03-01", "--to", "2026-03-02"]):
+        _refused(args, f"portgate: --db: {pt}\n", f"portgate: --db: {en}\n")
+    assert not (tmp_path / "gone").exists()
