@@ -83,7 +83,9 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty
     a new ledger, in a missing or an empty file. ``refuse_empty`` (with ``must_exist=False``: the
     commands that may start a ledger in a missing file, ``registry import``/``register`` and the
     ``office`` user and ship commands) still refuses an existing 0-byte file. A file given as a
-    SQLite URI (``?uri=true``) is not checked.
+    SQLite URI (``?uri=true``) is not checked. A SQLite file whose directory does not exist is
+    refused naming that directory, whatever ``must_exist`` (SQLite does not create directories:
+    ``ledger migrate`` would fail on it too).
     """
     try:
         url = make_url(value)
@@ -91,7 +93,12 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty
     except ArgumentError as exc:
         raise BadInput(f"{value!r} is not a database URL (sqlite:///path.db or "
                        f"postgresql+psycopg://user@host/db): {exc}", where=name) from exc
-    if (must_exist or refuse_empty) and url.get_backend_name() == "sqlite" and url.query.get("uri") != "true":
+    is_file_url = url.get_backend_name() == "sqlite" and url.query.get("uri") != "true"
+    if is_file_url and url.database not in (None, "", ":memory:") and not Path(url.database).parent.is_dir():
+        raise BadInput(f"the directory {str(Path(url.database).parent)!r} of SQLite file {url.database!r} does "
+                       f"not exist (SQLite does not create directories): fix the path or create the directory",
+                       where=name)
+    if (must_exist or refuse_empty) and is_file_url:
         if must_exist and url.database in (None, "", ":memory:"):
             raise BadInput("an in-memory SQLite database holds no ledger: give a file", where=name)
         if must_exist and not Path(url.database).is_file():

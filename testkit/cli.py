@@ -80,4 +80,31 @@ def run_here(args: Sequence[str], *, env: Mapping[str, str | None] | None = None
                                        stderr.replace("\r\n", "\n"))
 
 
-__all__ = ["run_here"]
+def in_pt_and_en(args: Sequence[str]) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """``portgate ARGS`` twice through ``run_here``: with no ``PORTGATE_LANG`` (pt-BR, the default)
+    and with ``portgate --lang en ARGS``; the pt-BR run first."""
+    return (run_here(args, env={"PORTGATE_LANG": None}),
+            run_here(["--lang", "en", *args], env={"PORTGATE_LANG": None}))
+
+
+def refused_in_pt_and_en(args: Sequence[str], pt_text: str, en_text: str, status: int = 2, *,
+                         absent: Sequence[str] = ()) -> None:
+    """Assert ``portgate ARGS`` exits ``status`` in both languages (``in_pt_and_en``), its pt-BR
+    stderr holding ``pt_text`` and its English one ``en_text``, and neither holding a text of
+    ``absent`` (e.g. Python's ``None`` in a sentence)."""
+    pt, en = in_pt_and_en(args)
+    assert pt.returncode == en.returncode == status, (pt.stderr, en.stderr)
+    assert pt_text in pt.stderr, pt.stderr
+    assert en_text in en.stderr, en.stderr
+    for text in absent:
+        assert text not in pt.stderr + en.stderr
+
+
+def migrated_ledger(directory) -> str:
+    """The URL of a SQLite ledger ``l.db`` in ``directory`` made by ``portgate ledger migrate``."""
+    url = f"sqlite:///{directory / 'l.db'}"
+    assert run_here(["ledger", "migrate", "--db", url]).returncode == 0
+    return url
+
+
+__all__ = ["in_pt_and_en", "migrated_ledger", "refused_in_pt_and_en", "run_here"]

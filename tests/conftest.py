@@ -27,7 +27,7 @@ pytest_plugins = ["testkit.xdist_groups"]  # the two workers' scheduling (script
 BROKER_FIXTURES = frozenset({"broker", "secure_broker"})  # a private mosquitto (tests/central/ingest, tests/ops)
 PG_FIXTURES = frozenset({"pg", "pg_cluster", "pg_url"})  # a throw-away PostgreSQL cluster
 PG_PARAMS = ("db_url", "migrated_url", "engine")  # parametrised fixtures whose "postgresql" run makes a database
-NATS_FIXTURES = frozenset({"nats_cluster"})  # three nats-server processes (tests/ops/test_nats_cluster.py)
+NATS_FIXTURES = frozenset({"nats_cluster"})  # three nats-server processes (tests/ops/conftest.py)
 
 
 @pytest.fixture(autouse=True)

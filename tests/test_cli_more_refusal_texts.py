@@ -6,33 +6,21 @@ command's own sentences through ``cli.*``)."""
 
 from __future__ import annotations
 
-import subprocess
+import functools
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from testkit.cli import run_here
+from testkit.cli import migrated_ledger, refused_in_pt_and_en, run_here
 
 
-def _both(args: list[str]) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
-    """The command with no ``PORTGATE_LANG`` (pt-BR) and with ``portgate --lang en``."""
-    return run_here(args, env={"PORTGATE_LANG": None}), run_here(["--lang", "en", *args], env={"PORTGATE_LANG": None})
-
-
-def _refused(args: list[str], pt_text: str, en_text: str, status: int = 2) -> None:
-    pt, en = _both(args)
-    assert pt.returncode == en.returncode == status, (pt.stderr, en.stderr)
-    assert pt_text in pt.stderr, pt.stderr
-    assert en_text in en.stderr, en.stderr
-    assert "None" not in pt.stderr + en.stderr
+_refused = functools.partial(refused_in_pt_and_en, absent=("None",))
 
 
 @pytest.fixture(scope="module")
 def ledger(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'l.db'}"
-    assert run_here(["ledger", "migrate", "--db", url]).returncode == 0
-    return url
+    return migrated_ledger(tmp_path_factory.mktemp("ledger"))
 
 
 def _central(tmp_path, text: str) -> str:
@@ -169,3 +157,23 @@ def test_check_config_secret_file_refusals(tmp_path):
     pw.chmod(0o600)
     _refused(["central", "check-config", config], f"{pw}: o arquivo de senha MQTT está vazio",
              f"{pw}: MQTT password file is empty")
+
+
+def test_a_sqlite_ledger_in_a_directory_that_does_not_exist_names_the_directory(tmp_path):
+    """``database_url`` (``central run --config``) or ``--db`` (``ledger migrate``, which makes a
+    ledger; ``pay``, which reads one) naming a SQLite file in a directory that does not exist: the
+    refusal names the directory (it said the file did not exist and to run ``ledger migrate``, which
+    then failed with SQLite's "unable to open database file", in English); nothing is created."""
+    gone = tmp_path / "gone" / "sub"
+    db = gone / "ledger.db"
+    pt = (f"o diretório '{gone}' do arquivo SQLite '{db}' não existe (o SQLite não cria diretórios): corrija o "
+          "caminho ou crie o diretório")
+    en = (f"the directory '{gone}' of SQLite file '{db}' does not exist (SQLite does not create directories): fix "
+          "the path or create the directory")
+    config = _central(tmp_path, f'database_url = "sqlite:///{db}"')
+    _refused(["central", "run", "--config", config], f"portgate: database_url: {pt}\n",
+             f"portgate: database_url: {en}\n")
+    for args in (["ledger", "migrate", "--db", f"sqlite:///{db}"],
+                 ["pay", "--db", f"sqlite:///{db}", "--from", "2026-03-01", "--to", "2026-03-02"]):
+        _refused(args, f"portgate: --db: {pt}\n", f"portgate: --db: {en}\n")
+    assert not (tmp_path / "gone").exists()

@@ -6,33 +6,19 @@ English with ``--lang en``, exit status and place unchanged."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from testkit.cli import run_here
+from testkit.cli import in_pt_and_en, migrated_ledger
+from testkit.cli import refused_in_pt_and_en as _refused
 
 DEMO = Path(__file__).resolve().parent.parent / "config" / "demo"
 
 
-def _both(args: list[str]) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
-    """The command with no ``PORTGATE_LANG`` (pt-BR) and with ``portgate --lang en``."""
-    return run_here(args, env={"PORTGATE_LANG": None}), run_here(["--lang", "en", *args], env={"PORTGATE_LANG": None})
-
-
-def _refused(args: list[str], pt_text: str, en_text: str, status: int = 2) -> None:
-    pt, en = _both(args)
-    assert pt.returncode == en.returncode == status, (pt.stderr, en.stderr)
-    assert pt_text in pt.stderr, pt.stderr
-    assert en_text in en.stderr, en.stderr
-
-
 @pytest.fixture(scope="module")
 def ledger(tmp_path_factory) -> str:
-    url = f"sqlite:///{tmp_path_factory.mktemp('ledger') / 'l.db'}"
-    assert run_here(["ledger", "migrate", "--db", url]).returncode == 0
-    return url
+    return migrated_ledger(tmp_path_factory.mktemp("ledger"))
 
 
 def test_edge_verify_journal_of_a_config_that_is_not_toml(tmp_path):
@@ -65,7 +51,7 @@ def test_evidence_audit_of_a_config_naming_an_empty_sqlite_file_names_its_databa
     (tmp_path / "keys").mkdir()
     cfg = tmp_path / "central.toml"
     cfg.write_text(f'database_url = "sqlite:///{tmp_path / "empty.db"}"\nport = "santos"\nkeys_dir = "{tmp_path / "keys"}"\n')
-    pt, en = _both(["evidence", "audit", "--config", str(cfg), "--nice", "0"])
+    pt, en = in_pt_and_en(["evidence", "audit", "--config", str(cfg), "--nice", "0"])
     assert pt.returncode == en.returncode == 2
     assert pt.stderr.startswith(f"portgate: {cfg}:$.database_url: o arquivo SQLite '{tmp_path / 'empty.db'}' está "
                                 "vazio (0 bytes): uma cópia que falhou ou um caminho errado? Restaure o livro-razão "

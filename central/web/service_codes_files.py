@@ -44,6 +44,8 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "sqlite_memory_config": r"an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
     "sqlite_missing": r"SQLite file (?P<path>'.*') does not exist \(run `portgate ledger migrate --db URL` to "
                        r"create a ledger\)",
+    "sqlite_no_directory": r"the directory (?P<dir>'.*') of SQLite file (?P<path>'.*') does not exist \(SQLite does "
+                            r"not create directories\): fix the path or create the directory",
     "name_database": r"name the database: --config central\.toml \(its database_url\) or --db URL, one of them",
     "keys_dir_missing": r"(?P<path>'.*') does not exist \(portgate central add-gate creates the key directory\)",
     "keys_dir_not_dir": r"(?P<path>'.*') is not a directory \(portgate central add-gate creates the key directory\)",

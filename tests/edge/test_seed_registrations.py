@@ -16,7 +16,7 @@ import pytest
 from central.broadcast.csv_source import inspectors_csv, roster_snapshot
 from edge.store import Store
 from portgate.errors import BadInput
-from testkit.cli import run_here
+from testkit.cli import in_pt_and_en, run_here
 
 DEMO = Path(__file__).resolve().parents[2] / "config" / "demo"
 T0 = dt.datetime(2026, 3, 15, 12, 0, tzinfo=dt.UTC)
@@ -50,7 +50,7 @@ def test_the_gate_seed_refuses_a_card_registration_the_registry_would_refuse(tmp
 def _replay(cards: Path) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
     args = ["replay", "--workers", str(DEMO / "workers.csv"), "--cards", str(cards), "--escala",
             str(DEMO / "escala.csv"), "--taps", str(DEMO / "taps.csv")]
-    return run_here(args, env={"PORTGATE_LANG": None}), run_here(["--lang", "en", *args], env={"PORTGATE_LANG": None})
+    return in_pt_and_en(args)
 
 
 def test_replay_names_the_cards_file_and_line_of_a_formula_registration_in_pt_br(tmp_path):

@@ -14,6 +14,7 @@ import pytest
 
 from app.demo.mosquitto import Mosquitto, free_port
 from testkit import cli as testkit_cli
+from testkit.nats import find_exe, start_cluster
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
 
@@ -119,6 +120,15 @@ def run_cli_or_here(args: list[str]) -> subprocess.CompletedProcess:
     """``check-config`` in this process (``run_here``), any other command (a service's ``run``)
     through the installed command (``run_cli``)."""
     return run_here(args) if args[1:2] == ["check-config"] else run_cli(args)
+
+
+@pytest.fixture
+def nats_cluster(tmp_path):
+    """A 3-node NATS JetStream cluster of its own (testkit.nats), stopped after the test."""
+    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
+    c = start_cluster(tmp_path / "nats")
+    yield c
+    c.stop()
 
 
 @pytest.fixture

@@ -43,9 +43,9 @@ from portgate.config import read_secret
 from testkit.fault_check import ROOT, ReplayLog, check_fault_run, shift_tap, signing_gate
 from testkit.full import FULL, full_or
 from testkit.nats import NatsCluster, find_exe, start_cluster
+from testkit.nats_office import gate_mqtt, ledger_rows
 from testkit.patroni import HaLedger, find_tools
 from testkit.wait import wait_until
-from tests.ops.test_nats_cluster import gate_mqtt, ledger_rows
 
 pytestmark = [pytest.mark.nats, pytest.mark.slow]
 

@@ -31,9 +31,9 @@ from edge.sync import Sync
 from edge.sync.settings import SyncSettings
 from portgate.config import read_secret, write_secret
 from testkit.nats import find_exe, start_cluster
+from testkit.nats_office import ledger_rows, tap
 from testkit.tls import make_tls_files
 from testkit.wait import wait_until
-from tests.ops.test_nats_cluster import ledger_rows, tap
 from wire.connection import MqttConfig
 from wire.gate_link import LANE_MIDS
 

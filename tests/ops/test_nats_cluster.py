@@ -7,92 +7,31 @@ when the node a gate is connected to is SIGKILLed while taps continue."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import os
 import signal
 import socket
-import sqlite3
 import time
 import uuid
 
 import msgspec
 import pytest
-from sqlalchemy import func, select
 
-from central.config import CentralConfig, IngestSettings, NatsSettings
+from central.config import CentralConfig
 from central.db import make_engine
 from central.ingest.jetstream import JetStreamIngest, _covers, subject_to_topic
 from central.ingest.keys import add_gate
 from central.ledger.migrate import upgrade
-from central.ledger.schema import dead_letters, events
 from edge.config import load_gate_config
 from edge.journal import Journal
-from edge.rules.model import Now
 from edge.sync import Sync
 from portgate.config import read_secret
 from portgate.errors import ConfigError
 from testkit.fault_check import ReplayLog, check_fault_run, shift_tap, signing_gate
-from testkit.gate_process import kill_gate, start_gate_and_wait, write_gate_config
-from testkit.nats import NatsCluster, find_exe, start_cluster
+from testkit.gate_process import write_gate_config
+from testkit.nats import NatsCluster, find_exe
+from testkit.nats_office import (gate_mqtt, ledger_rows, now, office, office_ingest, real_gate_through_a_node_kill,
+                                 stream_state, tap)
 from testkit.wait import wait_until
 from wire.connection import MqttConfig, parse_host
-from wire.events import TapPayload
-
-@pytest.fixture
-def nats_cluster(tmp_path):
-    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
-    c = start_cluster(tmp_path / "nats")
-    yield c
-    c.stop()
-
-
-def now() -> Now:
-    return Now(wall=dt.datetime.now(dt.UTC), mono_ns=time.monotonic_ns(), clock_trusted=True)
-
-
-def tap(i: int) -> TapPayload:
-    return TapPayload(uid=f"F1{i:06X}", reader_id="r-control", reader_kind="control", decision="deny",
-                      rules_failed=["G1"], message="Cartão desconhecido")
-
-
-def gate_mqtt(cluster: NatsCluster, **kw) -> MqttConfig:
-    return MqttConfig(protocol="3.1.1", hosts=[f"{h}:{p}" for h, p in cluster.mqtt_hosts],
-                      reconnect_min_s=0.2, reconnect_max_s=1, **kw)
-
-
-def office(tmp_path, cluster: NatsCluster, url: str) -> CentralConfig:
-    return CentralConfig(
-        database_url=url, port="santos", keys_dir=str(tmp_path / "keys"),
-        mqtt=gate_mqtt(cluster, client_id="ledger-santos"),
-        ingest=IngestSettings(batch_size=200, gap_grace_s=0.5, replay_every_s=1.0, tail_grace_s=1.0,
-                              writer="thread"),
-        nats=NatsSettings(servers=cluster.nats_urls, ack_wait_s=5.0, fetch_wait_s=0.2))
-
-
-def ledger_rows(engine):
-    with engine.connect() as c:
-        rows = c.execute(select(events.c.gate_id, events.c.seq, events.c.event_id)).all()
-        dead = c.execute(select(func.count()).select_from(dead_letters)).scalar_one()
-    return rows, dead
-
-
-def stream_state(cluster: NatsCluster, name: str = "PORTGATE_santos") -> dict:
-    """The stream's config, cluster and state as the cluster reports them (nats-py, API calls)."""
-    import nats
-
-    async def ask():
-        nc = await nats.connect(servers=cluster.live_urls())
-        try:
-            js = nc.jetstream(timeout=60)
-            info = await js.stream_info(name)
-            consumer = await js.consumer_info(name, "ledger-santos")
-            return {"replicas": info.config.num_replicas, "messages": info.state.messages,
-                    "peers": 1 + len(info.cluster.replicas or []), "ack_pending": consumer.num_ack_pending,
-                    "pending": consumer.num_pending, "deliveries": consumer.delivered.consumer_seq}
-        finally:
-            await nc.close()
-
-    return asyncio.run(ask())
 
 
 # -- pure helpers -----------------------------------------------------------------------------------
@@ -138,13 +77,7 @@ def test_gate_over_mqtt311_to_ledger_through_jetstream_exactly_once(tmp_path, na
     cluster = nats_cluster
     """An in-process gate sync (the gate's own code) on MQTT 3.1.1 to the cluster; the office's
     JetStream consumer writes every event once; the stream has 3 replicas; nothing left unacked."""
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    add_gate(keys, "g1")
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
-    ingest = JetStreamIngest(office(tmp_path, cluster, url)).start()
-    assert ingest.wait_connected(15)
+    keys, url, ingest = office_ingest(tmp_path, cluster, "g1")
     j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
                 boot_id=str(uuid.uuid4()))
     sync = Sync(gate_mqtt(cluster), j, port="santos", gate_id="g1").start()
@@ -250,70 +183,8 @@ def test_real_gate_survives_sigkill_of_its_node(tmp_path, nats_cluster):
     the run ends with ``check_fault_run`` (the gate's own key, made before its start, registered: the
     audit exits 0; its taps are unknown cards, denied: no shift, the pay check compares empty ledgers;
     test_cluster_faults.py's ``gate_node`` run is the one with shifts)."""
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    add_gate(keys, "g-aurora")
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
-    ingest = JetStreamIngest(office(tmp_path, cluster, url)).start()
-    assert ingest.wait_connected(15)
-    gate_dir = tmp_path / "gate"
-    cfg = write_gate_config(gate_dir, key=read_secret(keys / "g-aurora.key"))
-    signing_gate(keys, gate_dir / "state", "g-aurora")  # the key the gate loads at its start, registered
-    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
-    with open(cfg, "a") as f:
-        f.write(f'\n[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\nreconnect_min_s = 0.2\nreconnect_max_s = 1\n')
-    gate = start_gate_and_wait(cfg)
-    fifo = os.open(gate_dir / "reads.fifo", os.O_RDWR)
-    engine = make_engine(url)
-    journal = gate_dir / "state" / "journal.db"
-
-    def journal_seqs() -> list[int]:
-        with sqlite3.connect(f"file:{journal}?mode=ro", uri=True) as c:
-            return [r[0] for r in c.execute("SELECT seq FROM journal ORDER BY seq")]
-
-    def ledger_seqs() -> list[int]:
-        return sorted(r.seq for r in ledger_rows(engine)[0])
-
-    try:
-        def taps(n: int, start: int) -> None:
-            for i in range(start, start + n):
-                os.write(fifo, f"F1{i:06X}\n".encode())
-                time.sleep(0.02)
-
-        base = len(journal_seqs())  # the gate's own start-up events
-        taps(40, 0)
-        wait_until(lambda: len(ledger_rows(engine)[0]) >= base + 40, timeout=30, what="first taps in the ledger")
-        cluster.kill(0)  # the gate's node: hosts[0] is where it connected first
-        taps(60, 40)
-        # with its node dead, the gate's taps reach the ledger through another node (hosts rotated)
-        wait_until(lambda: len(ledger_rows(engine)[0]) >= base + 100, timeout=60,
-                   what="taps after the kill in the ledger, through the other nodes")
-        cluster.start_node(0)  # the stream gets its 3rd copy back
-        taps(20, 100)
-        wait_until(lambda: len(journal_seqs()) >= base + 120, timeout=30, what="120 taps journaled")
-        wait_until(lambda: ledger_seqs() == journal_seqs(), timeout=90, what="every journal event in the ledger")
-        time.sleep(1.0)  # a duplicate insert would show now
-        seqs = journal_seqs()
-        rows, dead = ledger_rows(engine)
-        assert sorted(r.seq for r in rows) == seqs == list(range(1, len(seqs) + 1))
-        assert len({r.event_id for r in rows}) == len(rows) and dead == 0
-        assert {r.gate_id for r in rows} == {"g-aurora"}
-        print("ingest stats after the kill:", dict(ingest.stats))
-        kill_gate(gate, signal.SIGTERM)
-        ingest.stop()
-        gate = ingest = None
-        replays = ReplayLog()
-        replays.read_gate_log(gate_dir / "gate.log")
-        done = check_fault_run(url, [journal], keys, tmp_path / "check", replays=replays, shifts_expected=False)
-        print(f"the gate's node killed (portgate edge run): {done.line()}")
-    finally:
-        os.close(fifo)
-        if gate is not None:
-            kill_gate(gate, signal.SIGTERM)
-        if ingest is not None:
-            ingest.stop()
-        engine.dispose()
+    done = real_gate_through_a_node_kill(tmp_path, cluster, 0)  # the gate's node: it connects to hosts[0] first
+    print(f"the gate's node killed (portgate edge run): {done.line()}")
 
 
 def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-import pytest
 from sqlalchemy import select
 
 from central.config import CentralConfig, IngestSettings, NatsSettings
@@ -20,17 +19,8 @@ from central.ledger.schema import events
 from edge.journal import Journal
 from edge.sync import Sync
 from portgate.config import read_secret
-from testkit.nats import find_exe, start_cluster
+from testkit.nats_office import gate_mqtt, now, tap
 from testkit.wait import wait_until
-from tests.ops.test_nats_cluster import gate_mqtt, now, tap
-
-
-@pytest.fixture
-def nats_cluster(tmp_path):
-    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
-    c = start_cluster(tmp_path / "nats")
-    yield c
-    c.stop()
 
 
 def consumers(cluster) -> dict[str, list[str]]:

@@ -19,7 +19,6 @@ import pytest
 from nats.js.api import StorageType, StreamConfig
 from paho.mqtt.enums import CallbackAPIVersion
 
-from testkit.nats import find_exe, start_cluster
 from testkit.wait import wait_until
 
 pytestmark = [pytest.mark.nats]
@@ -28,11 +27,8 @@ STREAM, SUBJECT, TOPIC = "PUBACK_pb", "portgate.v1.pb.gate.g1.events", "portgate
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
-    c = start_cluster(tmp_path / "nats")
-    yield c
-    c.stop()
+def cluster(nats_cluster):
+    return nats_cluster  # tests/ops/conftest.py
 
 
 def js_call(cluster, fn, timeout: float = 60):

@@ -28,8 +28,8 @@ from edge.sync.settings import SyncSettings
 from portgate.config import read_secret
 from portgate.errors import ConfigError
 from testkit.nats import find_exe, start_cluster
+from testkit.nats_office import gate_mqtt, now
 from testkit.wait import wait_until
-from tests.ops.test_nats_cluster import gate_mqtt, now
 from portgate.records import Worker, WorkerStatus
 from wire import downlink as dl
 from wire import topics

@@ -1,5 +1,5 @@
 """Fixtures for the MQTT tests: a real private mosquitto per test, gates (journal + Sync) and the
-office ingest writing to a real SQLite ledger."""
+office ingest writing to a real SQLite ledger; for the add-gate tests, a ledger that knows rio's gate."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from central.config import CentralConfig, IngestSettings
 from central.db import load_all_tables, make_engine
+from central.ingest.event_store import update_progress, write_batch
 from central.ingest.keys import add_gate
 from central.ingest.service import Ingest
 from central.ledger.schema import dead_letters, events
@@ -25,6 +26,7 @@ from testkit.wait import wait_until
 from edge.journal import Journal
 from edge.store import Store
 from wire.connection import MqttConfig
+from tests.central.web.test_ports_web import RIO, _tap
 
 PORT = "santos"
 
@@ -181,3 +183,19 @@ def make_gate(tmp_path, keys_dir):
     yield make
     for g in gates:
         g.stop()
+
+
+@pytest.fixture
+def rio_ledger(migrated_url) -> str:
+    """``migrated_url`` (SQLite and PostgreSQL) holding one tap of rio's gate ``RIO["gate"]``
+    (tests/central/web/test_ports_web.py) at port rio, with its progress: a gate the ledger knows at a
+    port, as the add-gate tests (test_add_gate_case.py, test_add_gate_ledger.py) need it."""
+    at = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
+    engine = make_engine(migrated_url)
+    try:
+        with engine.begin() as conn:
+            write_batch(conn, [_tap("rio", RIO, 1, at, [])], [], at)
+            update_progress(conn, [RIO["gate"]], at)
+    finally:
+        engine.dispose()
+    return migrated_url

@@ -8,22 +8,18 @@ rotated, and a new id still registered."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pytest
 
-from central.db import make_engine
-from central.ingest.event_store import update_progress, write_batch
 from central.ingest.gate_port_file import case_twin, register_port
 from central.ingest.keys import add_gate
 from central.ingest.nats_users import add_gate_user
 from portgate.errors import BadInput
 from testkit.cli import run_here
-from tests.central.web.test_ports_web import RIO, _tap
+from tests.central.web.test_ports_web import RIO
 
 PT, EN = {"PORTGATE_LANG": "pt"}, {"PORTGATE_LANG": "en"}
-AT = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
 
 
 def _files(keys) -> list[str]:
@@ -87,18 +83,11 @@ def test_the_registering_functions_refuse_an_id_of_other_case_at_their_port(tmp_
     assert not (keys / "K1.key").exists() and not (keys / "G-A.nats-password").exists()
 
 
-def test_a_gate_of_the_ledger_at_the_port_makes_its_other_case_refused(migrated_url, tmp_path):
-    engine = make_engine(migrated_url)
-    try:
-        with engine.begin() as conn:
-            write_batch(conn, [_tap("rio", RIO, 1, AT, [])], [], AT)
-            update_progress(conn, [RIO["gate"]], AT)
-    finally:
-        engine.dispose()
+def test_a_gate_of_the_ledger_at_the_port_makes_its_other_case_refused(rio_ledger, tmp_path):
     keys, upper = tmp_path / "keys", RIO["gate"].upper()
     keys.mkdir()
     conf = tmp_path / "central.toml"
-    conf.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nports = ["santos", "rio"]\nkeys_dir = "{keys}"\n')
+    conf.write_text(f'database_url = "{rio_ledger}"\nport = "santos"\nports = ["santos", "rio"]\nkeys_dir = "{keys}"\n')
     r = run_here(["central", "add-gate", "--gate-id", upper, "--config", str(conf), "--port", "rio"], env=PT)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert (f"o portaló {RIO['gate']} já enviou eventos ao livro-razão pelo porto rio e {upper} difere dele só em "
@@ -108,22 +97,15 @@ def test_a_gate_of_the_ledger_at_the_port_makes_its_other_case_refused(migrated_
     assert r.returncode == 0, r.stderr  # the existing id at its port: registered as before
 
 
-def test_a_stray_key_file_of_other_case_is_named_when_the_ledger_knows_the_id_asked(migrated_url, tmp_path):
+def test_a_stray_key_file_of_other_case_is_named_when_the_ledger_knows_the_id_asked(rio_ledger, tmp_path):
     """``add-gate --keys-dir k --gate-id G-AURORA`` without a ledger to ask, then the gate the ledger's
     events name exactly: the other spelling's key file is the stray one (named, to remove or rename),
     not "use G-AURORA"; nothing written."""
-    engine = make_engine(migrated_url)
-    try:
-        with engine.begin() as conn:
-            write_batch(conn, [_tap("rio", RIO, 1, AT, [])], [], AT)
-            update_progress(conn, [RIO["gate"]], AT)
-    finally:
-        engine.dispose()
     keys, upper = tmp_path / "keys", RIO["gate"].upper()
     assert run_here(["central", "add-gate", "--keys-dir", str(keys), "--gate-id", upper]).returncode == 0
     before = _files(keys)
     conf = tmp_path / "central.toml"
-    conf.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nports = ["santos", "rio"]\nkeys_dir = "{keys}"\n')
+    conf.write_text(f'database_url = "{rio_ledger}"\nport = "santos"\nports = ["santos", "rio"]\nkeys_dir = "{keys}"\n')
     r = run_here(["central", "add-gate", "--gate-id", RIO["gate"], "--config", str(conf), "--port", "rio"], env=PT)
     assert r.returncode == 2, (r.stdout, r.stderr)
     stray = keys / f"{upper}.key"

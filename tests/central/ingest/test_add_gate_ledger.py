@@ -9,17 +9,13 @@ that cannot be reached: tests/central/ledger/test_config_ledger_down.py (real pr
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pytest
 
-from central.db import make_engine
-from central.ingest.event_store import update_progress, write_batch
 from testkit.cli import run_here
-from tests.central.web.test_ports_web import RIO, _tap
+from tests.central.web.test_ports_web import RIO
 
-AT = dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC)
 PT = {"PORTGATE_LANG": "pt"}
 REFUSED_PT = ("o portaló rio-gate-9 já enviou eventos ao livro-razão pelo porto rio, não santos: o id de um "
               "portaló é único entre os portos")
@@ -27,22 +23,15 @@ REFUSED_EN = "gate rio-gate-9 has already sent events to the ledger at port rio,
 
 
 @pytest.fixture
-def office(migrated_url, tmp_path):
+def office(rio_ledger, tmp_path):
     """A ledger holding an event of rio's gate; a config of santos and paranagua (no rio keys dir)."""
-    engine = make_engine(migrated_url)
-    try:
-        with engine.begin() as conn:
-            write_batch(conn, [_tap("rio", RIO, 1, AT, [])], [], AT)
-            update_progress(conn, [RIO["gate"]], AT)
-    finally:
-        engine.dispose()
     keys = tmp_path / "keys"
     keys.mkdir()
     conf = tmp_path / "central.toml"
-    conf.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nports = ["santos", "paranagua", "rio"]\n'
+    conf.write_text(f'database_url = "{rio_ledger}"\nport = "santos"\nports = ["santos", "paranagua", "rio"]\n'
                     f'keys_dir = "{keys}"\n')
     one = tmp_path / "santos.toml"
-    one.write_text(f'database_url = "{migrated_url}"\nport = "santos"\nkeys_dir = "{keys}"\n')
+    one.write_text(f'database_url = "{rio_ledger}"\nport = "santos"\nkeys_dir = "{keys}"\n')
     return tmp_path
 
 

@@ -251,12 +251,18 @@ def test_a_bad_database_url_is_a_clear_error(capsys, args):
     ["ledger", "shifts", "--from", "2026-03-01", "--to", "2026-03-31"],
 ])
 def test_a_missing_sqlite_file_is_refused_not_created(tmp_path, capsys, args):
-    path = tmp_path / "mistyped" / "path.db"
+    """A mistyped file (its directory there) is refused naming the file; one in a mistyped directory,
+    naming the directory; neither is created."""
     sub = args[:2] if args[1] in ("overdue", "mark-paid", "shifts") else args[:1]
+    path = tmp_path / "mistyped.db"
     code, rows, err = run(capsys, *sub, "--db", f"sqlite:///{path}", *args[len(sub):])
     assert code == 2 and rows == []
     assert f"--db: SQLite file '{path}' does not exist" in err, err
-    assert not path.exists() and not path.parent.exists()
+    path = tmp_path / "mistyped" / "path.db"
+    code, rows, err = run(capsys, *sub, "--db", f"sqlite:///{path}", *args[len(sub):])
+    assert code == 2 and rows == []
+    assert f"--db: the directory '{path.parent}' of SQLite file '{path}' does not exist" in err, err
+    assert not path.parent.exists() and not (tmp_path / "mistyped.db").exists()
 
 
 def test_in_memory_sqlite_is_refused_for_reading(capsys):

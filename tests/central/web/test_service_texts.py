@@ -347,6 +347,8 @@ SAMPLES = {
     "sqlite_memory_config": "an in-memory SQLite ledger is private to one connection: use a file or PostgreSQL",
     "sqlite_missing": "SQLite file '/tmp/none.db' does not exist (run `portgate ledger migrate --db URL` to create a "
                       "ledger)",
+    "sqlite_no_directory": "the directory '/srv/none' of SQLite file '/srv/none/l.db' does not exist (SQLite does not "
+                           "create directories): fix the path or create the directory",
     "name_database": "name the database: --config central.toml (its database_url) or --db URL, one of them",
     "keys_dir_missing": "'/etc/portgate/keys' does not exist (portgate central add-gate creates the key directory)",
     "keys_dir_not_dir": "'/etc/portgate/keys' is not a directory (portgate central add-gate creates the key directory)",

@@ -94,7 +94,7 @@ def test_office_serve_refuses_a_missing_ledger_a_bad_or_busy_port_in_one_line(tm
     nodir.write_text(f'database_url = "sqlite:///{tmp_path / "no" / "such" / "ledger.db"}"\nport = "santos"\n'
                      f'keys_dir = "{tmp_path / "keys"}"\n')
     assert main(["office", "serve", "--config", str(nodir)]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    assert f"the directory '{tmp_path / 'no' / 'such'}' of SQLite file" in capsys.readouterr().err
     assert main(["ledger", "migrate", "--config", cfg]) == 0
     capsys.readouterr()
     assert main(["office", "serve", "--config", cfg, "--port", "99999"]) == 2
