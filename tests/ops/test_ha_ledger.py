@@ -130,7 +130,7 @@ def test_a_primary_sigkilled_mid_stream_loses_no_acknowledged_event(tmp_path, ha
     ingest = Ingest(config, create_tables=False).start()
     for w in ingest.workers:
         acks.watch(w)
-    assert ingest.wait_connected(15)
+    assert ingest.wait_connected(90)
     j = Journal(tmp_path / "g1.journal.db", port="santos", gate_id="g1", key=read_secret(keys / "g1.key"),
                 boot_id=str(uuid.uuid4()), signer=signing_gate(keys, tmp_path / "g1", "g1"))
     replays = ReplayLog()

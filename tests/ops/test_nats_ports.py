@@ -58,7 +58,7 @@ def test_two_ports_through_jetstream_one_consumer_each_into_one_ledger(tmp_path,
     ingest.start()
     syncs = []
     try:
-        assert ingest.wait_connected(15)
+        assert ingest.wait_connected(90)
         for port, gate_id, n in (("santos", "s1", 30), ("rio", "r1", 40)):
             key = read_secret(add_gate(keys, gate_id))
             j = Journal(tmp_path / f"{gate_id}.journal", port=port, gate_id=gate_id, key=key, boot_id=str(uuid.uuid4()))

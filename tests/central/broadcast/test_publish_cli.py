@@ -47,7 +47,7 @@ def retained_blocklist(broker) -> dl.CardsSnapshot:
     c.connect(broker.host, broker.port)
     c.loop_start()
     try:
-        assert ready.wait(10), "no retained blocklist"
+        assert ready.wait(60), "no retained blocklist"
     finally:
         c.disconnect()
         c.loop_stop()

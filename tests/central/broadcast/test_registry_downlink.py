@@ -166,7 +166,7 @@ def test_a_returned_card_is_admitted_again_at_every_gate(broker, office, make_ga
     with Session(office.engine) as s, s.begin():
         confiscation.return_card(s, uid, decision="devolvido pela DTM", actor=ACTOR)
     for gate in (g1, g2):
-        wait_until(lambda gate=gate: gate.store.card(uid).status is CardStatus.ACTIVE, timeout=20,
+        wait_until(lambda gate=gate: gate.store.card(uid).status is CardStatus.ACTIVE, timeout=60,
                    what=f"card active again at {gate.gate_id}")
         assert gate.store.block_reason(uid) is None
         assert "G2" not in present(gate.store, uid, dt.datetime.now(dt.UTC)).rules_failed

@@ -51,12 +51,12 @@ def test_a_card_reported_lost_in_the_registry_is_blocked_at_the_gate_with_csv_sn
         sync = Sync(MqttConfig(host=broker.host, port=broker.port), j, store, port="santos", gate_id="g1",
                     settings=SyncSettings(check_every_s=0.2)).start()
         try:
-            assert ingest.wait_connected(15)
+            assert ingest.wait_connected(90)
             wait_until(lambda: sync.connected.is_set(), what="the gate connected")
             assert store.block_reason("AA000001") is None
             with Session(engine) as s, s.begin():  # what /w/cartao and the clerk's card action do
                 registry.transition_card(s, "AA000001", "lost", actor="worker:1001", now=registry.utcnow())
-            wait_until(lambda: store.block_reason("AA000001") is not None, timeout=10,
+            wait_until(lambda: store.block_reason("AA000001") is not None, timeout=60,
                        what="the lost card blocked at the gate")
             assert sum(w.stats["blocklist_published"] for w in ingest.workers) >= 1
         finally:

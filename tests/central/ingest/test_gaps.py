@@ -35,7 +35,7 @@ def test_every_hole_of_a_gate_is_asked_for_and_filled_in_one_round(broker, offic
     gate.start(broker, window=50)
     wait_until(lambda: len(office.events("g1")) == 300 - len(holes), what="the rest arrived")
     t0 = time.monotonic()
-    wait_until(lambda: len(office.events("g1")) == 300, timeout=20, what="every hole filled")
+    wait_until(lambda: len(office.events("g1")) == 300, timeout=60, what="every hole filled")
     elapsed = time.monotonic() - t0
     assert sorted(r.seq for r in office.events("g1")) == list(range(1, 301))
     wait_until(lambda: office.contiguous("g1") == 300, what="contiguous prefix advanced")

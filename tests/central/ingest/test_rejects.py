@@ -174,7 +174,7 @@ def test_the_gate_signs_every_status_it_publishes(broker, make_gate):
     c.on_message = lambda _c, _u, m: seen.append(bytes(m.payload))
     c.on_subscribe = lambda *_a: subscribed.set()
     c.subscribe(topics.gate_status(PORT, "g1"), qos=1)
-    assert subscribed.wait(10), "the broker did not acknowledge the status subscription"
+    assert subscribed.wait(60), "the broker did not acknowledge the status subscription"
     gate = make_gate("g1")
     gate.start(broker)
     wait_until(lambda: seen, what="the birth status")

@@ -156,7 +156,7 @@ def test_ingest_killed_between_receive_and_commit_redelivers_exactly_one_row(tmp
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert office.events() == [], "nothing was committed before the kill"
-    wait_until(lambda: not any(process_alive(p) for p in helpers), timeout=15, what="no writer left behind")
+    wait_until(lambda: not any(process_alive(p) for p in helpers), timeout=60, what="no writer left behind")
     config = _central_toml(tmp_path, office, broker, batch_size=50, batch_time_s=0.05)
     proc = _run_central(config)
     try:

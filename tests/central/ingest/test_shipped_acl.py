@@ -112,7 +112,7 @@ def client(broker, user: str, client_id: str | None = None, port: int | None = N
     c.on_connect = lambda *_a: connected.set()
     c.connect(broker.host, port or (broker.office_port if user == "office" else broker.port))
     c.loop_start()
-    assert connected.wait(10), f"{user} could not connect: {broker.log()}"
+    assert connected.wait(60), f"{user} could not connect: {broker.log()}"
     return c
 
 
@@ -121,7 +121,7 @@ def subscribe(c, topic: str) -> list:
     granted: list = []
     c.on_subscribe = lambda _c, _u, _mid, codes, _p: (granted.extend(codes), done.set())
     c.subscribe(topic, qos=1)
-    assert done.wait(10)
+    assert done.wait(60)
     return granted
 
 
@@ -136,7 +136,7 @@ def attempt(broker, user: str, topic: str, via: mqtt.Client | None = None) -> st
     c.on_disconnect = lambda *_a: outcome.append("refused")
     try:
         c.publish(topic, b"forged", qos=1)
-        wait_until(lambda: outcome, timeout=10, what=f"an answer to {user} on {topic}")
+        wait_until(lambda: outcome, timeout=60, what=f"an answer to {user} on {topic}")
         return outcome[0]
     finally:
         if via is None:
@@ -226,7 +226,7 @@ def _connect(broker, user: str, client_id: str, port: int, *, password: str | No
     props.SessionExpiryInterval = 3600
     c.connect(broker.host, port, clean_start=clean, properties=props)
     c.loop_start()
-    wait_until(lambda: answer, timeout=10, what=f"the CONNACK of {user}")
+    wait_until(lambda: answer, timeout=60, what=f"the CONNACK of {user}")
     return c, answer[0][0], answer[0][1], gone
 
 
@@ -261,7 +261,7 @@ def test_no_client_may_take_a_client_id_that_is_not_its_own(shipped_broker):
     office, rc, present, _g = _connect(shipped_broker, "office", office_id, shipped_broker.office_port, clean=False)
     try:
         assert not rc.is_failure and present, "the office's session was taken"
-        wait_until(lambda: any(p == b"while-away" for _t, p in office.received), timeout=10,
+        wait_until(lambda: any(p == b"while-away" for _t, p in office.received), timeout=60,
                    what="the event published while the office was away")
     finally:
         office.disconnect()

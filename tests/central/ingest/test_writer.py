@@ -36,7 +36,7 @@ def test_the_writer_runs_in_its_own_process_by_default(broker, office, make_gate
     wait_until(lambda: ingest.workers[0].stats["inserted"] == 20, what="the commit reported to the worker")
     pid = link.pid
     office.stop_all()
-    wait_until(lambda: not process_alive(pid), timeout=10, what="writer process ended with its worker")
+    wait_until(lambda: not process_alive(pid), timeout=60, what="writer process ended with its worker")
     assert link._proc.exitcode == 0, "a clean stop lets the writer finish; it is not killed"
 
 
@@ -124,7 +124,7 @@ def test_stopping_while_the_database_is_locked_acknowledges_nothing(tmp_path, br
             for w in running.workers:
                 w.stop(timeout=2.0)  # the writer cannot finish: it is killed, nothing acknowledged
         office.running.clear()
-        wait_until(lambda: not process_alive(pid), timeout=10, what="blocked writer ended")
+        wait_until(lambda: not process_alive(pid), timeout=60, what="blocked writer ended")
     finally:
         blocker.rollback()
         blocker.close()
