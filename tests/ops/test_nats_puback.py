@@ -67,7 +67,7 @@ def acknowledged(cluster, node: int, client_id: str, payload: bytes) -> bool:
     c.loop_start()
     try:
         info = c.publish(TOPIC, payload, qos=1)
-        info.wait_for_publish(timeout=15)
+        info.wait_for_publish(timeout=60)
         return info.is_published()
     except (RuntimeError, ValueError):
         return False

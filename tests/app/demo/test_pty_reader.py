@@ -41,10 +41,10 @@ def test_a_card_held_by_a_paused_writer_is_still_read(tmp_path):
         thread = threading.Thread(target=lambda: [reads.put(r) for r in reader.reads()], daemon=True)
         thread.start()
         try:
-            while statuses.get(timeout=15).state is not ReaderState.READY:
+            while statuses.get(timeout=60).state is not ReaderState.READY:
                 pass
             count = device.hold("0B0B01BADE", seconds=0.6)
-            read = reads.get(timeout=15)
+            read = reads.get(timeout=60)
             assert read.uid == "0B0B01BADE"
             gaps = [b - a for a, b in zip(device.sent, device.sent[1:])]
             assert count == len(device.sent) >= 5 and sum(g <= CLOSE_S for g in gaps[-2:]) == 2, gaps

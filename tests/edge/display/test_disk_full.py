@@ -25,7 +25,7 @@ REFUSED = [f"0A04A199{i:02d}" for i in range(12)]  # distinct cards: no debounce
 
 
 def _state(gate) -> dict:
-    with urllib.request.urlopen(gate.url + "state.json", timeout=10) as r:
+    with urllib.request.urlopen(gate.url + "state.json", timeout=30) as r:
         return json.load(r)
 
 
