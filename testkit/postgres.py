@@ -194,3 +194,29 @@ def frozen(cluster: PostgresCluster):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGCONT)
         os.kill(pid, signal.SIGCONT)
+
+
+def require_sync_standby(engine, names: str) -> None:
+    """Make the cluster of ``engine`` (a SQLAlchemy engine, superuser) hold every commit for a
+    synchronous standby named ``names`` ('' = none), and return once commits are held (or no
+    longer). ``ALTER SYSTEM`` + ``pg_reload_conf()``; then a new backend must read the value (the
+    postmaster reloaded it and signalled every process before forking that backend); then a
+    ``CHECKPOINT``, which the checkpointer runs only after handling that signal: it is the
+    checkpointer that publishes the setting to the committing backends (``sync_standbys_defined``),
+    and a commit sent before it did was not held (seen in CI under load)."""
+    from sqlalchemy import text
+
+    from testkit.wait import wait_until
+
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        c.execute(text(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'"))
+        c.execute(text("SELECT pg_reload_conf()"))
+
+    def reloaded() -> bool:
+        with engine.connect() as c:
+            return c.execute(text("SHOW synchronous_standby_names")).scalar() == names
+
+    wait_until(reloaded, timeout=60, what=f"synchronous_standby_names = {names!r} reloaded")
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        for _ in range(2):  # the second starts after the first: past any iteration already under way
+            c.execute(text("CHECKPOINT"))

@@ -22,7 +22,7 @@ from sqlalchemy import text
 from central.db import ledger_hosts, make_engine, say_when_waiting
 from central.registry.cli import say_waiting
 from testkit.cli import run_here
-from testkit.postgres import PostgresCluster
+from testkit.postgres import PostgresCluster, require_sync_standby
 from testkit.wait import wait_until
 
 
@@ -36,14 +36,6 @@ def sync_cluster():
     admin.dispose()
     yield pg
     pg.stop()
-
-
-def _set_standby(pg, names: str) -> None:
-    admin = make_engine(pg.url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'"))
-        c.execute(text("SELECT pg_reload_conf()"))
-    admin.dispose()
 
 
 def silent_listener() -> tuple[socket.socket, int]:
@@ -60,7 +52,8 @@ def test_a_commit_waiting_for_replicas_is_said_and_goes_on(sync_cluster):
     say_when_waiting(engine, lambda kind, hosts: said.append((kind, hosts)), after_s=0.5)
     with engine.begin() as c:  # answered at once: no notice
         c.execute(text("CREATE TABLE t (x int)"))
-    _set_standby(sync_cluster, "nobody")
+    admin = make_engine(sync_cluster.url)  # no notices of its own: only the waiting commit is said
+    require_sync_standby(admin, "nobody")
     done = threading.Event()
     commits: list[int] = []
 
@@ -81,13 +74,14 @@ def test_a_commit_waiting_for_replicas_is_said_and_goes_on(sync_cluster):
     try:
         wait_until(lambda: said, timeout=120, what=f"a notice for the waiting commit (said {said})")
     finally:
-        _set_standby(sync_cluster, "")  # the waiting commit is released
+        require_sync_standby(admin, "")  # the waiting commit is released
     assert said[0] == ("commit", f"127.0.0.1:{sync_cluster.port}")
     wait_until(done.is_set, timeout=60, what="the commit released")
     with engine.connect() as c:
         assert c.execute(text("SELECT count(*) FROM t")).scalar() == len(commits) >= 1
     assert len(said) == 1  # the first commit answered at once: nothing said for it
     engine.dispose()
+    admin.dispose()
 
 
 def test_a_connection_nobody_answers_is_said():

@@ -18,6 +18,7 @@ from central.config import WebSettings
 from central.db import make_engine
 from central.web.app import create_app
 from testkit.browser import launch_chromium
+from testkit.postgres import require_sync_standby
 from testkit.wait import wait_until
 
 from .conftest import PASSWORD, SECRET, Clock, csrf_of, login
@@ -128,21 +129,6 @@ def test_a_reading_page_whose_commit_is_lost_says_try_again(cluster, web, monkey
     assert signed.get("/alarms.csv").status_code == 200
 
 
-def _sync_standby(engine, names: str) -> None:
-    """Require a synchronous standby named ``names`` ('' = none) for the ledger's commits. Returns
-    once a new backend reads the setting: the postmaster has reloaded it and signalled every backend
-    (each reloads before its next command; a commit sent before that was not held, 303 under load)."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
-        c.execute(text(f"ALTER SYSTEM SET synchronous_standby_names = '{names}'"))
-        c.execute(text("SELECT pg_reload_conf()"))
-
-    def reloaded() -> bool:
-        with engine.connect() as c:
-            return c.execute(text("SHOW synchronous_standby_names")).scalar() == names
-
-    wait_until(reloaded, timeout=60, what=f"synchronous_standby_names = {names!r} reloaded")
-
-
 def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
     """Strict synchronous mode with its standbys gone holds every commit (2 of 3 nodes down): the
     login answers the 503 "waiting for the replicas, may still be saved" after ``commit_wait_s``
@@ -155,7 +141,7 @@ def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
     c = TestClient(app, base_url="http://testserver", follow_redirects=False)
     token = csrf_of(c.get("/login").text)
     before = _sessions(ledger)
-    _sync_standby(ledger, "nobody")
+    require_sync_standby(ledger, "nobody")
     try:
         r = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
         assert r.status_code == 503, (r.status_code, r.text[:500])
@@ -163,7 +149,7 @@ def test_a_commit_held_for_the_replicas_answers_then_is_saved(cluster, ledger):
         assert "nada foi gravado" not in r.text and SESSION_PT not in r.text
         assert _sessions(ledger) == before  # still held: nobody else sees it yet
     finally:
-        _sync_standby(ledger, "")  # a standby is back: the held commit completes
+        require_sync_standby(ledger, "")  # a standby is back: the held commit completes
     wait_until(lambda: _sessions(ledger) > before, timeout=60, what="the held login saved")
     assert c.get("/login").status_code == 200
     with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -185,7 +171,7 @@ def test_every_connection_held_answers_busy_not_500(cluster, ledger):
     app = create_app(small, WebSettings(commit_wait_s=1), SECRET, now=Clock(), background=False)
     c = TestClient(app, base_url="http://testserver", follow_redirects=False)
     token = csrf_of(c.get("/login").text)
-    _sync_standby(ledger, "nobody")
+    require_sync_standby(ledger, "nobody")
     try:
         held = c.post("/login", data={"login": "office", "password": PASSWORD, "csrf_token": token, "next": "/"})
         assert held.status_code == 503 and "aguardando as réplicas" in held.text
@@ -193,7 +179,7 @@ def test_every_connection_held_answers_busy_not_500(cluster, ledger):
         assert r.status_code == 503, (r.status_code, r.text[:500])
         assert "O banco de dados está ocupado: nada foi gravado" in r.text, r.text
     finally:
-        _sync_standby(ledger, "")
+        require_sync_standby(ledger, "")
         with ledger.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text(f"ALTER DATABASE {cluster.dbname} RESET synchronous_commit"))
     wait_until(lambda: c.get("/login").status_code == 200, timeout=60, what="the pool free again")
