@@ -69,7 +69,15 @@ EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 FILLS = {
     "demo_registry": import_demo_registry,  # imported at the session's clock (the tests' clock: now)
     "demo_registry_eve": lambda engine: import_demo_registry(engine, EVE),
+    "demo_pay": lambda engine: _import_and_pay(engine),  # and tests/central/web/paydata.py's March 2026
 }
+
+
+def _import_and_pay(engine) -> None:
+    from tests.central.web.paydata import seed_pay
+
+    import_demo_registry(engine)
+    seed_pay(engine)
 
 
 class _VerifyOnce:
