@@ -18,16 +18,18 @@ from central.registry.admission_store import admissions
 from central.registry.schema import audit_log, card_events, cards, downlink_changes, workers
 from central.web.registrymodel import ListQuery, worker_list
 from tests.central.web.conftest import engine_of, logged_in
-from tests.central.web.paydata import seed_pay
 
 Q = {"from": "2026-03-01", "to": "2026-03-31"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request, tmp_path, ledgers):
-    """The web suite's ``engine``; a test that uses ``registry`` starts with the demo registry in it
-    (a copy of a ledger the session imported it into once: tests/central/web/conftest.py's FILLS)."""
-    yield from engine_of(request, tmp_path, ledgers, "demo_registry" if "registry" in request.fixturenames else None)
+    """The web suite's ``engine``; a test that uses ``registry`` starts with the demo registry in it,
+    one that uses ``payapp`` also with paydata.py's March 2026 paid (a copy of a ledger the session
+    filled once: tests/central/web/conftest.py's FILLS)."""
+    names = request.fixturenames
+    filled = "demo_pay" if "payapp" in names else "demo_registry" if "registry" in names else None
+    yield from engine_of(request, tmp_path, ledgers, filled)
 
 
 @pytest.fixture
@@ -401,7 +403,7 @@ def test_a_non_image_photo_is_refused_on_the_worker_page(engine, registry, clock
 
 @pytest.fixture
 def payapp(app, registry):
-    seed_pay(registry)
+    """The app over the demo registry with paydata.seed_pay's statements (the engine's FILLS demo_pay)."""
     return app
 
 
