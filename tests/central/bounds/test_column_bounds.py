@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 from app.cli import main
 from central import bounds
 from central.db import make_engine
-from central.ledger.migrate import upgrade_engine
 from central.registry import store
 from central.registry.edit import edit_worker
 from central.registry.schema import booklet_revalidations, workers
@@ -37,10 +36,17 @@ def _req(post="portalo", operator="Op A", gate="g1") -> str:
     return f"2026-03-10,07-13,{operator},9123456,Ship,long_haul,berthed,{gate},{post},vigia,1\n"
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path, ledgers) -> str:
+    """A ledger of the test's own at the newest revision: a copy of the session's migrated SQLite
+    file or PostgreSQL template (``ledgers``, tests/central/conftest.py; issue 32: the migrations
+    took ~0.8 s of every test under load; they have their own tests in tests/central/ledger)."""
+    return ledgers.url(request, request.param, tmp_path)
+
+
 @pytest.fixture
 def engine(db_url):
     e = make_engine(db_url)
-    upgrade_engine(e)
     yield e
     e.dispose()
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
+from portgate.errors import StoreError
 from testkit.postgres import PostgresCluster
 from testkit.wait import wait_until
 
@@ -37,6 +38,22 @@ def test_session_cluster_gives_separate_databases(pg_cluster):
         with engine.connect() as conn:
             assert conn.execute(text("select current_database()")).scalar() in {"kit_a", "kit_b"}
         engine.dispose()
+
+
+def test_a_database_made_from_a_template_holds_its_rows_and_a_taken_name_is_refused(pg_cluster):
+    """``create_database(name, template=...)`` copies the template's tables and rows; a name the
+    cluster already has is ``StoreError`` with the server's words (one ``CREATE DATABASE`` each)."""
+    source = create_engine(pg_cluster.create_database("kit_template"))
+    with source.begin() as conn:
+        conn.execute(text("create table t (n int)"))
+        conn.execute(text("insert into t values (7)"))
+    source.dispose()  # nobody may be connected to a template
+    copy = create_engine(pg_cluster.create_database("kit_copy", template="kit_template"))
+    with copy.connect() as conn:
+        assert conn.execute(text("select n from t")).scalar() == 7
+    copy.dispose()
+    with pytest.raises(StoreError, match='createdb kit_copy failed: database "kit_copy" already exists'):
+        pg_cluster.create_database("kit_copy")
 
 
 @pytest.mark.postgres  # starts its own cluster, not through a fixture

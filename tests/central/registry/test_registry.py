@@ -17,21 +17,35 @@ from central.registry.schema import audit_log, card_events, downlink_changes, pe
 from central.rotation.eligibility import Ineligible, registration_problems
 from app.cli import main
 from portgate.errors import BadInput
+from testkit.sqlite_copies import copy_made_once
 from tests.central.registry.conftest import WORKER_COLUMNS, worker_rows, write_csv
 
 CARD_COLUMNS = ("uid", "kind", "registration", "status")
 
 
-@pytest.fixture
-def files(tmp_path):
-    w = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, worker_rows(3))
-    c = write_csv(tmp_path / "cards.csv", CARD_COLUMNS, [
+def _files(folder: Path) -> tuple[Path, Path]:
+    w = write_csv(folder / "workers.csv", WORKER_COLUMNS, worker_rows(3))
+    c = write_csv(folder / "cards.csv", CARD_COLUMNS, [
         dict(uid="1a2b3c4d", kind="control", registration="V001", status="active"),
         dict(uid="AABBCCDD", kind="badge", registration="V001", status="active"),
         dict(uid="11223344", kind="control", registration="V002", status="active"),
         dict(uid="99887766", kind="inspector", registration="F01", status="active"),
     ])
     return w, c
+
+
+@pytest.fixture
+def files(tmp_path):
+    return _files(tmp_path)
+
+
+@pytest.fixture
+def db_url(tmp_path, sqlite_ledger) -> str:
+    """tmp_path/office.db: a copy of the session's migrated ledger (tests/central/conftest.py), what
+    the first command makes of a new file (issue 32: the migrations took ~0.5 s of every test
+    under load; they have their own tests in tests/central/ledger, and ``imported`` makes its
+    ledger from a new file once)."""
+    return sqlite_ledger(tmp_path / "office.db")
 
 
 def run(*args) -> int:
@@ -112,11 +126,19 @@ def test_a_card_of_an_unregistered_worker_rejects_both_files(db_url, tmp_path, f
     assert count(db_url, workers) == 0
 
 
+def _import(path: Path) -> None:
+    """A new ledger at ``path`` holding ``_files``' workers and cards, imported by ``portgate
+    registry import`` (actor ana)."""
+    w, c = _files(path.parent)
+    assert run("registry", "import", "--db", f"sqlite:///{path}", "--actor", "ana", "--workers", str(w),
+               "--cards", str(c)) == 0
+
+
 @pytest.fixture
 def imported(db_url, files):
-    w, c = files
-    assert run("registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w),
-               "--cards", str(c)) == 0
+    """``db_url`` holding ``_files``' import: a copy of the ledger this process imported them into
+    once (testkit.sqlite_copies; the same command and assertion as for each test before issue 32)."""
+    copy_made_once("registry_imported", _import, Path(db_url.removeprefix("sqlite:///")))
     return db_url
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -17,6 +18,7 @@ from central.rotation.engine import FUNCTION_CATEGORY, category_of, ended_at, kn
 from central.rotation.schema import escala, refusals, requisitions
 from edge.rules.rulebook import DEFAULT_CATEGORY_FUNCTIONS
 from portgate.records import Berth, EscalaEntry, Voyage
+from testkit.sqlite_copies import copy_made_once
 from tests.central.registry.conftest import REQ_COLUMNS, WORKER_COLUMNS, req_row, worker_rows, write_csv
 
 TZ = "America/Sao_Paulo"
@@ -50,14 +52,24 @@ def test_the_office_functions_are_the_gates_default_g12_table():
     assert known_functions(["arrumador"]) == frozenset(FUNCTION_CATEGORY) | {"arrumador"}
 
 
-@pytest.fixture
-def office(db_url, tmp_path):
+def _register(path: Path) -> None:
+    """A new office ledger at ``path`` with V001..V004 (vigia) and A001 (arrumador, a category new to
+    the office: refused without ``--new-category``), imported by ``portgate registry import``."""
+    db_url = f"sqlite:///{path}"
     rows = worker_rows(4) + [dict(worker_rows(1)[0], registration="A001", name="Arrumador 1",
                                   category="arrumador", rotation_number="1")]
-    w = write_csv(tmp_path / "workers.csv", WORKER_COLUMNS, rows)
+    w = write_csv(path.parent / "workers.csv", WORKER_COLUMNS, rows)
     assert main(["registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w)]) == 2  # a new category
     assert main(["registry", "import", "--db", db_url, "--actor", "ana", "--workers", str(w),
                  "--new-category", "arrumador"]) == 0
+
+
+@pytest.fixture
+def office(db_url):
+    """``db_url`` (a new SQLite file's URL) holding ``_register``'s office: a copy of the ledger this
+    process registered once (testkit.sqlite_copies; issue 32: the migrations and two imports took
+    ~1.5 s of every test's set-up under load)."""
+    copy_made_once("past_and_functions_office", _register, Path(db_url.removeprefix("sqlite:///")))
     return db_url
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
@@ -14,8 +15,10 @@ from central.config import WebSettings
 from central.db import make_engine
 from central.web import users as users_module
 from central.web.app import create_app
+from central.registry.store import import_files
 from central.web.users import add_user
 
+DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 PASSWORD = "correct horse battery"
 SECRET = b"s" * 32
 ROLES = ("office", "inspector", "auditor", "admin")
@@ -36,9 +39,45 @@ def engine(request, tmp_path, ledgers):
     """A migrated ledger of its own: a copy of the session's migrated SQLite file, or a database
     made from the migrated template in the session's PostgreSQL cluster (``ledgers`` of
     tests/central/conftest.py, shared with the ledger and pay suites)."""
-    engine = make_engine(ledgers.url(request, request.param, tmp_path))
+    yield from engine_of(request, tmp_path, ledgers)
+
+
+def engine_of(request, tmp_path, ledgers, filled: str | None = None):
+    """The body of an ``engine`` fixture: a ledger of the test's own, a copy of the session's
+    migrated ledger or, with ``filled`` (a key of ``FILLS``), of the one the session filled once
+    with ``FILLS[filled]``; disposed after the test."""
+    fill = FILLS[filled] if filled else None
+    engine = make_engine(ledgers.url(request, request.param, tmp_path, filled, fill))
     yield engine
     engine.dispose()
+
+
+def import_demo_registry(engine, now: dt.datetime | None = None) -> None:
+    """Import config/demo's workers.csv and cards.csv (as ``import_files``, actor "t") at ``now``
+    (default: the machine's clock)."""
+    with Session(engine) as s, s.begin():
+        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t",
+                     now=now or dt.datetime.now(dt.UTC))
+
+
+# the office's clock of the escala tests: the evening before 2026-12-02 (18:00 in the port)
+EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
+
+# Ledgers the session fills once and copies for each test that starts from them (issue 32: the demo
+# registry's import is ~80 card issues, 1-2 s a test under load). Keyed by ``ledgers``' name: one
+# name, one fill, in every module.
+FILLS = {
+    "demo_registry": import_demo_registry,  # imported at the session's clock (the tests' clock: now)
+    "demo_registry_eve": lambda engine: import_demo_registry(engine, EVE),
+    "demo_pay": lambda engine: _import_and_pay(engine),  # and tests/central/web/paydata.py's March 2026
+}
+
+
+def _import_and_pay(engine) -> None:
+    from tests.central.web.paydata import seed_pay
+
+    import_demo_registry(engine)
+    seed_pay(engine)
 
 
 class _VerifyOnce:

@@ -6,18 +6,14 @@ in the address, a day or month out of range. Each is refused on the page in pt-B
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
 from central.registry.schema import audit_log, workers
-from central.registry.store import import_files
 from central.rotation.schema import escala, requisitions
-from tests.central.web.conftest import logged_in
+from tests.central.web.conftest import engine_of, logged_in
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 HEADER = "registration,name,category,status,booklet_revalidated_year,rotation_number\n"
 INT_RANGE = "-2147483648..2147483647"
 # the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
@@ -25,10 +21,16 @@ INT_RANGE = "-2147483648..2147483647"
 EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``registry`` starts with the demo registry in it
+    (a copy of a ledger the session imported it into once: tests/central/web/conftest.py's FILLS)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry" if "registry" in request.fixturenames else None)
+
+
 @pytest.fixture
-def registry(engine, users, clock):
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+def registry(engine, users):
+    """The ledger with config/demo's workers and cards (imported at the session's clock) and the users."""
     return engine
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -17,19 +16,25 @@ from sqlalchemy.orm import Session
 from central.ledger.tables import statements
 from central.registry.admission_store import admissions
 from central.registry.schema import audit_log, card_events, cards, downlink_changes, workers
-from central.registry.store import import_files
 from central.web.registrymodel import ListQuery, worker_list
-from tests.central.web.conftest import logged_in
-from tests.central.web.paydata import seed_pay
+from tests.central.web.conftest import engine_of, logged_in
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 Q = {"from": "2026-03-01", "to": "2026-03-31"}
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``registry`` starts with the demo registry in it,
+    one that uses ``payapp`` also with paydata.py's March 2026 paid (a copy of a ledger the session
+    filled once: tests/central/web/conftest.py's FILLS)."""
+    names = request.fixturenames
+    filled = "demo_pay" if "payapp" in names else "demo_registry" if "registry" in names else None
+    yield from engine_of(request, tmp_path, ledgers, filled)
+
+
 @pytest.fixture
-def registry(engine, users, clock):
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
+def registry(engine, users):
+    """The ledger with config/demo's workers and cards (imported at the session's clock) and the users."""
     return engine
 
 
@@ -398,7 +403,7 @@ def test_a_non_image_photo_is_refused_on_the_worker_page(engine, registry, clock
 
 @pytest.fixture
 def payapp(app, registry):
-    seed_pay(registry)
+    """The app over the demo registry with paydata.seed_pay's statements (the engine's FILLS demo_pay)."""
     return app
 
 

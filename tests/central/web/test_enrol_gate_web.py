@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -19,14 +18,13 @@ from sqlalchemy.orm import Session
 from central.ingest.event_store import Accepted, write_batch
 from central.ledger.schema import gate_status
 from central.registry.schema import audit_log, cards
-from central.registry.store import import_files, transition_card
+from central.registry.store import transition_card
 from central.web.app import create_app
 from central.config import WebSettings
 from portgate.errors import BrokerUnavailable
-from tests.central.web.conftest import SECRET, logged_in
+from tests.central.web.conftest import SECRET, engine_of, logged_in
 from wire.events import Event, TapPayload, encode, new_event_id, sign
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 NEW = "0C0C0C0C01"
 _seq = itertools.count(1)
 
@@ -36,10 +34,16 @@ def sent():
     return []
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``registry`` starts with the demo registry in it
+    (a copy of a ledger the session filled once: tests/central/web/conftest.py's FILLS, issue 32)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry" if "registry" in request.fixturenames else None)
+
+
 @pytest.fixture
 def registry(engine, users, clock):
     with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
         transition_card(s, "0A04A10008", "lost", actor="t", now=clock())  # V008 needs a new control card
         for gate_id, state in (("g-c", "online"), ("g-b", "offline")):
             s.execute(gate_status.insert().values(port="santos", gate_id=gate_id, state=state, reason="birth", boot_id="b",

@@ -13,7 +13,7 @@ import pytest
 
 from central.rotation.schema import escala
 from tests.central.web.conftest import logged_in
-from tests.central.web.test_escala_menu_web import DAY, HEADER, _call, _counts, _n, reg  # noqa: F401 - fixture
+from tests.central.web.test_escala_menu_web import DAY, HEADER, _call, _counts, _n, engine, reg  # noqa: F401 - fixtures
 
 
 def _form(c, token, **typed) -> tuple[int, dict[str, str]]:

@@ -16,11 +16,10 @@ from sqlalchemy.orm import Session
 
 from central.calls.service import ShipCall, save_call
 from central.registry.schema import downlink_changes, penalties
-from central.registry.store import import_files
 from central.rotation.schema import escala, refusals
 from central.web.routes.escala import group_entries
 from portgate.records import Berth, EscalaEntry, Voyage
-from tests.central.web.conftest import logged_in
+from tests.central.web.conftest import engine_of, logged_in
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 DAY = "2026-12-02"
@@ -32,11 +31,18 @@ EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 NAMES = dict(line.split(",")[:2] for line in (DEMO / "workers.csv").read_text(encoding="utf-8").splitlines()[1:])
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``reg`` starts with the demo registry imported at
+    EVE in it (a copy of a ledger the session imported it into once: tests/central/web/conftest.py's
+    FILLS)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry_eve" if "reg" in request.fixturenames else None)
+
+
 @pytest.fixture
 def reg(engine, users, clock):
+    """The ledger with config/demo's workers and cards imported at EVE, the users; the clock at EVE."""
     clock.at = EVE
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     return engine
 
 

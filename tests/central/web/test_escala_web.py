@@ -6,19 +6,15 @@ substitution; presence report; the per-operator and per-ship exports (R5)."""
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from central.db import make_engine
 from central.registry.schema import downlink_changes, penalties
-from central.registry.store import import_files
 from central.rotation.schema import escala
-from tests.central.web.conftest import logged_in
+from tests.central.web.conftest import engine_of, logged_in
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 DAY = "2026-12-02"
 HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function,workers\n"
 # the office's clock: the evening before DAY (18:00 in the port), when none of its periods has
@@ -26,19 +22,12 @@ HEADER = "date,period,operator,ship,ship_name,voyage,berth,gate_id,post,function
 EVE = dt.datetime(2026, 12, 1, 21, 0, tzinfo=dt.UTC)
 
 
-def _import_demo_registry(engine) -> None:
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=EVE)
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request, tmp_path, ledgers):
-    """The web suite's ``engine`` with the demo registry (workers and cards) in it: a copy of a
-    ledger into which the session imported it once (``ledgers``, tests/central/conftest.py)."""
-    engine = make_engine(ledgers.url(request, request.param, tmp_path, "escala_web_registry",
-                                     _import_demo_registry))
-    yield engine
-    engine.dispose()
+    """The web suite's ``engine`` with the demo registry (workers and cards) imported at EVE in it: a
+    copy of a ledger into which the session imported it once (tests/central/web/conftest.py's FILLS,
+    shared with test_escala_menu_web.py)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry_eve")
 
 
 @pytest.fixture

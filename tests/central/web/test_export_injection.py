@@ -30,16 +30,14 @@ from central.ledger.schema import reader_alarms
 from central.registry import flag_reviews
 from central.registry.changes import audit
 from central.registry.schema import workers
-from central.registry.store import import_files
 from central.rotation.engine import Requisition
 from central.rotation.service import dispatch_day
 from portgate.csvout import FORMULA_START, PLAIN_NUMBER
 from portgate.records import Berth, Voyage
-from tests.central.web.conftest import logged_in
+from tests.central.web.conftest import engine_of, logged_in
 from tests.central.web.events import add_flag_event
-from tests.central.web.paydata import raise_first_line, seed_pay
+from tests.central.web.paydata import raise_first_line
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC)
 DAY = "2026-03-10"
 MONTH = {"month": "2026-03"}
@@ -84,12 +82,17 @@ def export_routes(app) -> set[str]:
             and (r.path.endswith((".csv", ".tsv", ".xlsx", ".ods")) or any(t in _source(r) for t in SPREADSHEET_TYPES))}
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``hostile`` starts with the demo registry and
+    paydata.py's March 2026 paid in it (a copy of a ledger the session filled once:
+    tests/central/web/conftest.py's FILLS, issue 32)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_pay" if "hostile" in request.fixturenames else None)
+
+
 @pytest.fixture
 def hostile(engine, users, clock):
     """A ledger whose every typed text the exports carry starts with a formula character."""
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
-    seed_pay(engine)
     raise_first_line(engine, "V001", cents=-10_000_000)  # a line of R$ -99.9xx,xx: a plain negative amount
     event = add_flag_event(engine, flags=["BORROWED_CARD"], message=HOSTILE["="],
                            at=dt.datetime(2026, 3, 10, 12, tzinfo=dt.UTC))

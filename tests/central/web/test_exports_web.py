@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from pathlib import Path
 
 import pytest
 from sqlalchemy.orm import Session
@@ -17,21 +16,25 @@ from central.calls import acks
 from central.calls.schema import coverage_alarms
 from central.calls.service import ShipCall, save_call
 from central.ledger.schema import reader_alarms
-from central.registry.store import import_files
 from central.rotation.engine import Requisition
 from central.rotation.service import dispatch_day
 from portgate.records import Berth, Voyage
-from tests.central.web.conftest import logged_in
+from tests.central.web.conftest import engine_of, logged_in
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 T0 = dt.datetime(2026, 3, 10, 12, 0, tzinfo=dt.UTC)
 DAY = dt.date(2026, 3, 10)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``data`` starts with the demo registry in it (a
+    copy of a ledger the session filled once: tests/central/web/conftest.py's FILLS, issue 32)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry" if "data" in request.fixturenames else None)
 
 
 @pytest.fixture
 def data(engine, users, clock):
     with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
         req = Requisition(ref="r1", date=DAY, period="07-13", operator="Op A", ship="9300001", ship_name="Aurora",
                           voyage=Voyage.LONG_HAUL, berth=Berth.BERTHED, gate_id="g1", post="portalo",
                           function="vigia", workers=2, category="vigia")

@@ -19,10 +19,8 @@ from sqlalchemy.orm import Session
 
 from central.ledger.store import insert_events
 from central.registry.changes import audit
-from central.registry.store import import_files
 from central.web import logmodel
-from tests.central.web.conftest import logged_in
-from tests.central.web.test_worker_ids_web import DEMO
+from tests.central.web.conftest import engine_of, logged_in
 from wire.events import Event, TapPayload, sign
 
 Z = ZoneInfo("America/Sao_Paulo")
@@ -47,10 +45,15 @@ def _tap(seq, gate, hm, uid, reg, decision, message, day=dt.date(2026, 3, 10)):
                           message=message, flags=["CARD_UNKNOWN"] if decision == "deny" else [])), KEY)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``ledger`` starts with the demo registry in it
+    (a copy of a ledger the session filled once: tests/central/web/conftest.py's FILLS, issue 32)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry" if "ledger" in request.fixturenames else None)
+
+
 @pytest.fixture
 def ledger(engine, users, clock):
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     evs = [_tap(i, *t) for i, t in enumerate(TAPS, start=1)]
     evs.append(_tap(99, "g1", (7, 0), "04A1B2C3", "V001", "admit", "", day=dt.date(2026, 3, 11)))
     with engine.begin() as conn:

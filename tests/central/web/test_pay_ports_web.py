@@ -13,9 +13,9 @@ from central.ledger.tables import statements
 from central.registry.schema import workers
 from central.registry.store import import_files
 from central.web.users import add_user
-from tests.central.web.conftest import PASSWORD, csrf_of
+from tests.central.web.conftest import DEMO, PASSWORD, csrf_of
 from tests.central.web.paydata import seed_pay
-from tests.central.web.test_pay_web import DEMO, KEY, Q
+from tests.central.web.test_pay_web import KEY, Q
 from tests.central.web.test_ports_web import T0, _client, two_ports  # noqa: F401 (two_ports: a fixture)
 
 BOTH = pytest.mark.parametrize("engine", ["sqlite", "postgresql"], indirect=True)

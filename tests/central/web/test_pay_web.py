@@ -14,29 +14,37 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import NameObject
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
 
 from app.cli import main
 from central.config import WebSettings
 from central.ledger.tables import statement_lines, statements
 from central.pay.payslip import brl
 from central.registry.schema import audit_log
-from central.registry.store import import_files
 from central.web.app import create_app
-from tests.central.web.conftest import SECRET, logged_in
-from tests.central.web.paydata import raise_first_line, seed_pay
+from tests.central.web.conftest import SECRET, engine_of, logged_in
+from tests.central.web.paydata import raise_first_line
 
-DEMO = __import__("pathlib").Path(__file__).resolve().parents[3] / "config" / "demo"
 KEY = b"p" * 32
 Q = {"from": "2026-03-01", "to": "2026-03-31"}
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``paid`` starts with the demo registry and
+    paydata.py's March 2026 paid in it (a copy of a ledger the session filled once:
+    tests/central/web/conftest.py's FILLS)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_pay" if "paid" in request.fixturenames else None)
+
+
 @pytest.fixture
-def payapp(engine, users, clock):
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
-    seed_pay(engine)
-    return create_app(engine, WebSettings(), SECRET, now=clock, background=False, slip_key=KEY)
+def paid(engine, users):
+    """The ledger with config/demo's workers and cards, paydata.seed_pay's statements and the users."""
+    return engine
+
+
+@pytest.fixture
+def payapp(paid, clock):
+    return create_app(paid, WebSettings(), SECRET, now=clock, background=False, slip_key=KEY)
 
 
 def _ids(engine, reg=None):
@@ -292,12 +300,9 @@ def test_a_statement_whose_line_was_edited_in_the_ledger_gets_no_payslip(payapp,
     ("en", "this server has no payslip key: the operator restarts it with `portgate office serve --config central.toml`"),
 ])
 @pytest.mark.parametrize("path", ["/pay/slip/V017.pdf", "/pay/slips.pdf"])
-def test_a_server_started_without_a_payslip_key_says_what_the_operator_does(engine, users, clock, lang, words, path):
+def test_a_server_started_without_a_payslip_key_says_what_the_operator_does(paid, clock, lang, words, path):
     """503 in the page's language (pt-BR first), no PDF, the command that gives the key named."""
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
-    seed_pay(engine)
-    app = create_app(engine, WebSettings(lang=lang), SECRET, now=clock, background=False)
+    app = create_app(paid, WebSettings(lang=lang), SECRET, now=clock, background=False)
     c, _ = logged_in(app, "office")
     r = c.get(path, params=Q)
     assert r.status_code == 503 and r.headers["content-type"].startswith("text/html")

@@ -12,18 +12,14 @@ import re
 import pytest
 from pypdf import PdfReader
 from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session
 from starlette.testclient import TestClient
 
 from central.config import WebSettings
 from central.ledger.tables import statement_lines, statements
 from central.pay.payslip import initials
 from central.pay.slip_codes import ALPHABET, TOKEN_CHARS, new_token, read_token, slip_codes
-from central.registry.store import import_files
 from central.web.app import create_app
-from tests.central.web.conftest import SECRET, logged_in
-from tests.central.web.paydata import seed_pay
-from tests.central.web.test_worker_ids_web import DEMO
+from tests.central.web.conftest import SECRET, engine_of, logged_in
 
 KEY = b"s" * 32
 Q = {"from": "2026-03-01", "to": "2026-03-31"}
@@ -55,12 +51,16 @@ def test_initials_leave_out_the_particles():
     assert initials("ana maria da silva e souza") == "A. M. S. S."
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``payapp`` starts with the demo registry and
+    paydata.py's March 2026 paid in it (a copy of a ledger the session filled once:
+    tests/central/web/conftest.py's FILLS, issue 32)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_pay" if "payapp" in request.fixturenames else None)
+
+
 @pytest.fixture
 def payapp(engine, users, clock):
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
-    seed_pay(engine)
-
     def make(**settings):
         return create_app(engine, WebSettings(**settings), SECRET, now=clock, background=False, slip_key=KEY)
     return make

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -20,18 +19,22 @@ from central.registry.schema import audit_log, downlink_changes, workers
 from central.registry.store import import_files
 from central.web.app import create_app
 from portgate.errors import BadInput
-from tests.central.web.conftest import SECRET, logged_in
+from tests.central.web.conftest import SECRET, engine_of, logged_in
 from tests.central.web.paydata import seed_pay
 from tests.central.web.test_clerk_forms import VIGIA, _field_error, _value
 
-DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 Q = {"from": "2026-03-01", "to": "2026-03-31"}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request, tmp_path, ledgers):
+    """The web suite's ``engine``; a test that uses ``registry`` starts with the demo registry in it
+    (a copy of a ledger the session filled once: tests/central/web/conftest.py's FILLS, issue 32)."""
+    yield from engine_of(request, tmp_path, ledgers, "demo_registry" if "registry" in request.fixturenames else None)
 
 
 @pytest.fixture
 def registry(engine, users, clock):
-    with Session(engine) as s, s.begin():
-        import_files(s, workers_csv=DEMO / "workers.csv", cards_csv=DEMO / "cards.csv", actor="t", now=clock())
     return engine
 
 
