@@ -112,7 +112,7 @@ def test_central_run_refuses_a_sqlite_ledger_file_that_does_not_exist(tmp_path, 
     there): now one line naming the file and the command that creates a ledger, exit 2, no file.
     The installed command (``python -m app.cli``): this module's refusal of ``central run`` by a real
     process (the other refusals run in this process)."""
-    missing = tmp_path / "cfg" / "none.db"
+    missing = tmp_path / "none.db"  # its directory exists (a missing directory: test_sqlite_dir_missing)
     cfg = central_toml(tmp_path, broker, url=f"sqlite:///{missing}")
     res = run_cli(["central", "run", "--config", str(cfg)])
     assert res.returncode == 2, res
