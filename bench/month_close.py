@@ -20,7 +20,10 @@ minutes apart, another 2.03x at a steady load):
   the floor, the same rows (shifts, flags, statements, lines, as the driver stores them, read back
   from the first round's closed ledger) inserted into a copy of an empty migrated ledger by that
   database's fastest path, in one transaction, change counting triggers on
-  (``central.ledger.changes``): ``executemany`` on SQLite, ``COPY`` on PostgreSQL. The verdict is
+  (``central.ledger.changes``): ``executemany`` on SQLite, ``COPY`` on PostgreSQL (through
+  ``central.ledger.bulk.insert_tuples``, the close's own path: binary format where the columns'
+  types allow, which is the database's fastest path for these rows, docs/performance.md, ninth
+  pass). The verdict is
   the median of the rounds' ratios; each round is printed with its wall time, this process's CPU
   time, the PostgreSQL cluster's CPU time (``bench/_interleave.cluster_cpu``: postmaster,
   backends, background processes, from /proc) and the load average, and the CPU ratio (process +
@@ -92,7 +95,7 @@ def derived_rows(engine) -> dict[str, tuple[list[str], list[tuple]]]:
 def insert_floor(target: str, data: dict, method: str, datadir=None) -> Timed:
     """Insert ``data`` into the empty migrated ledger ``target`` in one transaction, change counting
     triggers on (``central.ledger.changes``) unless ``method`` ends with " no triggers": ``copy``
-    (PostgreSQL's COPY, ``insert_tuples(bound=True)``) or ``executemany``; timed."""
+    (PostgreSQL's COPY, ``insert_tuples(bound=True)``: binary format where the columns allow) or ``executemany``; timed."""
     eng = make_engine(target)
     if method.endswith(" no triggers"):  # what the change counters cost the inserts
         with eng.begin() as conn:
