@@ -10,7 +10,6 @@ import json
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from contextlib import closing
 from zoneinfo import ZoneInfo
@@ -19,14 +18,17 @@ import msgspec
 import pytest
 
 from central.config import CentralConfig, IngestSettings
-from central.db import load_all_tables, make_engine
+from central.db import make_engine
 from central.ingest.keys import add_gate
 from central.ingest.service import Ingest
 from edge.scripted_clock import set_scripted_time
+from testkit.cli import run_here
 from testkit.gate_process import kill_gate, start_gate, write_serial_gate_config
 from app.demo.mosquitto import Mosquitto
 from app.demo.pty_reader import PtyReader
+from testkit.sqlite_copies import copy_made_once
 from testkit.wait import wait_until
+from tests.central.ingest.conftest import every_table
 from wire.connection import MqttConfig
 from wire.events import Event
 
@@ -131,8 +133,8 @@ def field(tmp_path):
     keys.mkdir()
     key_file = add_gate(keys, GATE)
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    copy_made_once("office-tables", every_table, tmp_path / "ledger.db")  # every table, made once per process
     engine = make_engine(url)
-    load_all_tables().create_all(engine)
     ingest = Ingest(CentralConfig(database_url=url, port="santos", keys_dir=str(keys), workers=1,
                                   mqtt=MqttConfig(host=broker.host, port=broker.port),
                                   ingest=IngestSettings(gap_grace_s=0.5, replay_every_s=2.0)),
@@ -162,12 +164,13 @@ def field(tmp_path):
 
         @staticmethod
         def pay_and_shifts() -> tuple[list[dict], list[dict]]:
-            run = [sys.executable, "-m", "app.cli"]
+            """``portgate pay`` and ``portgate ledger shifts --no-rebuild`` on the ledger, through
+            ``app.cli.main`` in this process (``testkit.cli.run_here``: no Python start per run; the
+            installed commands have their own tests)."""
             db = ["--db", url, "--from", "2026-03-15", "--to", "2026-03-15"]
-            pay = subprocess.run([*run, "pay", *db], capture_output=True, text=True, timeout=120)
+            pay = run_here(["pay", *db])
             assert pay.returncode == 0, pay.stderr
-            shifts = subprocess.run([*run, "ledger", "shifts", *db, "--no-rebuild"],
-                                    capture_output=True, text=True, timeout=120)
+            shifts = run_here(["ledger", "shifts", *db, "--no-rebuild"])
             assert shifts.returncode == 0, shifts.stderr
             return ([json.loads(x) for x in pay.stdout.splitlines()],
                     [json.loads(x) for x in shifts.stdout.splitlines()])

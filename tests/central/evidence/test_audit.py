@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from central.evidence.audit import Row, audit, audit_rows
 from central.ingest.keys import KeyRing
 from central.ledger.schema import chain_breaks, events
 from portgate.config import read_secret
+from tests.central.conftest import copy_sqlite
 from tests.central.evidence.ingested import ingest, two_gates
 from tests.central.ingest.test_check import event
 from testkit.cli import run_here
@@ -33,17 +35,36 @@ def tap(i):
                       registration="R1")
 
 
-@pytest.fixture
-def ledger(tmp_path, sqlite_ledger):
-    """A ledger holding gate g1's six signed events (seq 3's sig replaced, MAC redone with the HMAC
-    key: the ingest accepts it, its content proven by seq 4) and g2's three HMAC-only ones."""
-    keys, hkey, _signer, evs, plain = two_gates(tmp_path, tap, T0)
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory, migrated_sqlite):
+    """The module's ledger, made once (issue 32: two gates' journals, their keys and an ingest per
+    test cost more than the test): a copy of the session's migrated ledger holding gate g1's six
+    signed events (seq 3's sig replaced, MAC redone with the HMAC key: the ingest accepts it, its
+    content proven by seq 4) and g2's three HMAC-only ones, beside its keys dir. Returns ``(folder
+    holding ledger.db and keys/, g1's events)``; each test gets copies of both (``ledger``)."""
+    root = tmp_path_factory.mktemp("audit-ledger")
+    keys, hkey, _signer, evs, plain = two_gates(root, tap, T0)
     evs[2] = sign(msgspec.structs.replace(evs[2], sig="00" * 64), hkey)
-    url = sqlite_ledger(tmp_path / "ledger.db")
+    copy_sqlite(migrated_sqlite, root / "ledger.db")
+    engine = make_engine(f"sqlite:///{root / 'ledger.db'}")
+    try:
+        assert ingest(engine, KeyRing(keys, recheck_s=0), evs + plain, T0) == []
+    finally:
+        engine.dispose()
+    return root, evs
+
+
+@pytest.fixture
+def ledger(tmp_path, ingested):
+    """The test's own copy of the module's ledger (``ingested``) at ``tmp_path/ledger.db`` and of its
+    keys dir at ``tmp_path/keys``: ``(engine, key ring, URL, keys dir, g1's events)``."""
+    root, evs = ingested
+    keys = tmp_path / "keys"
+    shutil.copytree(root / "keys", keys)
+    copy_sqlite(root / "ledger.db", tmp_path / "ledger.db")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
     engine = make_engine(url)
-    ring = KeyRing(keys, recheck_s=0)
-    assert ingest(engine, ring, evs + plain, T0) == []
-    yield engine, ring, url, keys, evs
+    yield engine, KeyRing(keys, recheck_s=0), url, keys, list(evs)
     engine.dispose()
 
 
@@ -132,8 +153,7 @@ def test_the_cli_names_the_failure_and_exits_1_each_time(ledger):
     second = cli(url, keys)
     assert second.returncode == 1 and "(already recorded)" in second.stdout
     assert second.stdout.strip().endswith("1 failure(s), 0 new recorded")
-    missing = subprocess.run([sys.executable, "-m", "app.cli", "evidence", "audit", "--db", url],
-                             capture_output=True, text=True, timeout=300)
+    missing = run_here(["evidence", "audit", "--db", url, "--nice", "0"])  # no keys dir: refused
     assert missing.returncode == 2 and "give --config, or --db and --keys-dir" in missing.stderr
 
 

@@ -59,7 +59,8 @@ def keys_dir(tmp_path):
     return d
 
 
-def _every_table(path: Path) -> None:
+def every_table(path: Path) -> None:
+    """A new SQLite ledger at ``path`` with every table (``create_all``; the office-tables copies)."""
     engine = make_engine(f"sqlite:///{path}")
     load_all_tables().create_all(engine)
     engine.dispose()
@@ -72,7 +73,7 @@ class Office:
 
     def __init__(self, tmp_path, keys_dir, url=None):
         if url is None and not (Path(tmp_path) / "ledger.db").exists():
-            copy_made_once("office-tables", _every_table, Path(tmp_path) / "ledger.db")
+            copy_made_once("office-tables", every_table, Path(tmp_path) / "ledger.db")
         self.url = url or f"sqlite:///{tmp_path / 'ledger.db'}"
         self.engine = make_engine(self.url)
         load_all_tables().create_all(self.engine)

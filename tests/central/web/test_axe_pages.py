@@ -28,6 +28,24 @@ def browser():
         yield b
 
 
+@pytest.fixture(scope="module")
+def logged_in(browser, demo_day):
+    """``logged_in(login, width)``: the module's page logged in as ``login`` in a browser context
+    ``width`` px wide, made at its first use and kept for the module (issue 32: one login per user
+    and width instead of one per walk; each walk loads its own pages); closed at the module's end."""
+    url = demo_day.url.rstrip("/")
+    made: dict[tuple[str, int], object] = {}
+
+    def page_of(login: str, width: int):
+        if (login, width) not in made:
+            made[login, width] = _log_in(browser, url, login, width)
+        return made[login, width][1]
+
+    yield page_of
+    for context, _page in made.values():
+        context.close()
+
+
 def _log_in(browser, url: str, login: str, width: int):
     context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)  # axe is injected inline
     page = context.new_page()
@@ -40,47 +58,42 @@ def _log_in(browser, url: str, login: str, width: int):
     return context, page
 
 
-def _walk(browser, url: str, login: str, paths, width: int) -> dict[str, str]:
-    context, page = _log_in(browser, url, login, width)
+def _walk(page, url: str, paths) -> dict[str, str]:
+    """Each of ``paths`` loaded in ``page`` (200) and checked by axe: its serious or critical
+    violations by path."""
     bad = {}
-    try:
-        for path in paths:
-            response = page.goto(url + path)
-            assert response is not None and response.status == 200, (path, response and response.status)
-            found = axe_violations(page, impacts=("serious", "critical"))
-            if found:
-                bad[path] = describe(found)
-    finally:
-        context.close()
+    for path in paths:
+        response = page.goto(url + path)
+        assert response is not None and response.status == 200, (path, response and response.status)
+        found = axe_violations(page, impacts=("serious", "critical"))
+        if found:
+            bad[path] = describe(found)
     return bad
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_office_pages_have_no_serious_accessibility_violation(demo_day, browser, width):
+def test_the_office_pages_have_no_serious_accessibility_violation(demo_day, logged_in, width):
     url = demo_day.url.rstrip("/")
-    bad = _walk(browser, url, "escritorio", OFFICE_PAGES, width)
-    bad |= {f"inspector {k}": v for k, v in _walk(browser, url, "demo", INSPECTOR_PAGES, width).items()}
+    bad = _walk(logged_in("escritorio", width), url, OFFICE_PAGES)
+    bad |= {f"inspector {k}": v for k, v in _walk(logged_in("demo", width), url, INSPECTOR_PAGES).items()}
     assert bad == {}, bad
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_read_log_and_the_audit_log_have_no_serious_accessibility_violation(demo_day, browser, width):
+def test_the_read_log_and_the_audit_log_have_no_serious_accessibility_violation(demo_day, logged_in, width):
     url = demo_day.url.rstrip("/")
-    bad = _walk(browser, url, "escritorio", LOG_PAGES, width)
-    bad |= {f"inspector {k}": v for k, v in _walk(browser, url, "demo", INSPECTOR_LOG_PAGES, width).items()}
+    page = logged_in("escritorio", width)
+    bad = _walk(page, url, LOG_PAGES)
+    bad |= {f"inspector {k}": v for k, v in _walk(logged_in("demo", width), url, INSPECTOR_LOG_PAGES).items()}
     assert bad == {}, bad
-    context, page = _log_in(browser, url, "escritorio", width)
-    try:  # the walk saw the logs' tables, not only their empty states
-        for path, rows in ((LOG_PAGES[0], "#reads tbody tr"), (LOG_PAGES[2], "#audit tbody tr")):
-            page.goto(url + path)
-            assert page.locator(rows).count() > 0, path
-    finally:
-        context.close()
+    for path, rows in ((LOG_PAGES[0], "#reads tbody tr"), (LOG_PAGES[2], "#audit tbody tr")):
+        page.goto(url + path)  # the walk saw the logs' tables, not only their empty states
+        assert page.locator(rows).count() > 0, path
 
 
-def test_the_worker_pages_and_the_login_have_no_accessibility_violation(demo_day, browser):
+def test_the_worker_pages_and_the_login_have_no_accessibility_violation(demo_day, browser, logged_in):
     url = demo_day.url.rstrip("/")
-    bad = _walk(browser, url, "V017", WORKER_PAGES, 360)
+    bad = _walk(logged_in("V017", 360), url, WORKER_PAGES)
     context = browser.new_context(viewport={"width": 360, "height": 800}, bypass_csp=True)
     try:
         page = context.new_page()

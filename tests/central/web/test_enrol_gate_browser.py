@@ -192,20 +192,19 @@ def test_an_offline_gate_is_refused_beside_the_gate_field(port, page):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_enrol_list_reads_at_every_size(port, browser, size, tmp_path):
+def test_the_enrol_list_reads_at_every_size(port, browser, page, size, tmp_path):
     """The worker page's "enrol a card at a gate" section at the gate's 800x480 panel, a 390 px phone
     and a desktop: its gate list (each gate with its state, pt-BR), the kind and the start button
-    inside the screen, no text cut, no serious axe violation; then waiting for a card at g-c."""
-    context = browser.new_context(viewport=SIZES[size], bypass_csp=True, locale="pt-BR")  # axe is injected
+    inside the screen, no text cut, no serious axe violation; then waiting for a card at g-c. The
+    clerk's session is the module's ``page``'s (its cookies: one login, the login form has its own
+    tests)."""
+    context = browser.new_context(viewport=SIZES[size], bypass_csp=True, locale="pt-BR",  # axe is injected
+                                  storage_state=page.context.storage_state())
     try:
         pg = context.new_page()
         pg.set_default_timeout(20_000)
-        pg.goto(port.url + "/login")
-        pg.get_by_label("Usuário").fill(CLERK)
-        pg.get_by_label("Senha").fill(CLERK_PASSWORD)
-        with pg.expect_navigation():
-            pg.get_by_role("button", name="Entrar").click()
         pg.goto(f"{port.url}/workers/V009")
+        assert pg.url == f"{port.url}/workers/V009", pg.url  # logged in: not sent to /login
         gates = pg.locator("#en-gate_id option").all_inner_texts()
         assert "g-c — conectado" in gates, gates
         box, section = pg.locator("#en-gate_id").bounding_box(), pg.locator("#enrol").bounding_box()
