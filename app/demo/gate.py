@@ -208,6 +208,12 @@ class Gate:
             down = "; ".join(f"{r.reader_id}: {r.detail}" if r.detail else r.reader_id for r in alive.readers)
             raise DemoFailed(tr("cli.demo.readers_down", gate=self.gate_id, readers=down, log=f"{self.dir}/gate.log"))
 
+    def readers_open(self) -> bool:
+        """Does the running gate's heartbeat say every configured reader is open (``ok``)? A card
+        shown before its reader opened the device is lost (the serial reader's frames go nowhere)."""
+        alive = read_heartbeat(self.dir / "state" / HEARTBEAT_FILE)
+        return alive.gate_running and bool(alive.readers) and all(r.state == "ok" for r in alive.readers)
+
     def journal_ids(self) -> set[str]:
         with contextlib.closing(sqlite3.connect(f"file:{self.dir}/state/journal.db?mode=ro", uri=True)) as db:
             return {row[0] for row in db.execute("SELECT event_id FROM journal")}

@@ -186,7 +186,11 @@ class DemoRun(OfficeSide, DayChecks):
             time.sleep(0.2)
         if pending:
             raise DemoFailed(tr("cli.demo.gates_no_copies", gates=", ".join(sorted(pending)), seconds=f"{timeout:.0f}"))
-        time.sleep(0.5)  # readers open
+        opening = [g for g in self.gates.values() if not g.readers_open()]
+        while opening and time.monotonic() < deadline + timeout:  # a reader not open yet loses the first card
+            time.sleep(0.1)
+            opening = [g for g in opening if not g.readers_open()]
+        # a gate whose readers stay out of order is named at its first tap (Gate.wait_decision)
 
     def _check_office(self) -> None:
         if self.office is not None and self.office.poll() is not None:
