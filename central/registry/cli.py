@@ -221,13 +221,13 @@ def return_card(url, actor, uid, decision):
 @common(writes=False)
 @click.option("--what", type=click.Choice(["workers", "cards", "record"]), default="workers",
               show_default=True)
-@click.option("--registration", default=None, help="For cards or record.")
+@click.option("--registration", default=None, help="One worker (workers), their cards, their record.")
 @click.option("--category", default=None)
 def list_cmd(url, actor, what, registration, category):
     """List workers, cards, or one worker's registration record (JSON lines)."""
     with transaction(url) as session:
         if what == "workers":
-            rows = [body(w) for w in store.list_workers(session, category)]
+            rows = [body(w) for w in store.list_workers(session, category, registration)]
         elif what == "cards":
             rows = [body(c) for c in store.list_cards(session, registration)]
         else:

@@ -42,6 +42,7 @@ from central.registry.rows import (  # re-exported: one worker or card, read and
     worker_from_row,
 )
 from central.registry.sanctions import TODAY, SuspensionLimits
+from central.registry.suspensions import period_for_row
 from central.registry.schema import booklet_revalidations, cards, health_exams, penalties, workers
 from portgate.errors import BadInput
 from portgate.records import Card, CardStatus, Worker, WorkerStatus
@@ -68,9 +69,13 @@ def suspend(session: Session, registration: str, *, start: dt.date, days: int, r
     The worker row gets status ``suspended`` with ``suspended_from``/``suspended_until`` so the
     gates' G3 applies it on those dates only, and the penalty goes on the registration record
     (art. 20 §3). ``BadInput`` if the worker is unknown or cancelled, ``days`` out of range, or the
-    suspension would end after 9999-12-31.
+    suspension would end after 9999-12-31, the reason is blank, or the period clashes with the
+    worker's (``central.registry.suspensions``: the same period again is refused, an overlapping one
+    extends the row's period to their union, one apart waits for the row's to end).
     """
     now = now or utcnow()
+    if not reason.strip():
+        raise BadInput("the reason is required", where="--reason")
     problem = limits.problem(days)
     if problem is not None:
         raise BadInput(problem, where="--days")
@@ -81,8 +86,9 @@ def suspend(session: Session, registration: str, *, start: dt.date, days: int, r
         until = start + dt.timedelta(days=days - 1)
     except OverflowError:  # from 9999-12-30 for 30 days
         raise BadInput(f"the suspension would end after {dt.date.max}", where="start") from None
-    changed = dataclasses.replace(worker, status=WorkerStatus.SUSPENDED, suspended_from=start,
-                                  suspended_until=until)
+    first, last = period_for_row(session, worker, start, until, now.date())
+    changed = dataclasses.replace(worker, status=WorkerStatus.SUSPENDED, suspended_from=first,
+                                  suspended_until=last)
     session.execute(penalties.insert().values(
         registration=registration, kind="suspension", rule="R4", article=article, reason=reason,
         starts_on=start, ends_on=until, case_id=case_id, created_at=now, actor=actor))
@@ -138,12 +144,15 @@ def replace_card(session: Session, old_uid: str, new_uid: str, *, actor: str,
     return new
 
 
-def list_workers(session: Session, category: str | None = None) -> list[Worker]:
-    """Every worker (optionally of one category), by category then rotation number."""
+def list_workers(session: Session, category: str | None = None,
+                 registration: str | None = None) -> list[Worker]:
+    """Every worker (optionally of one category, one registration), by category then rotation number."""
     stmt = select(workers).order_by(workers.c.category, workers.c.rotation_number,
                                     workers.c.registration)
     if category:
         stmt = stmt.where(workers.c.category == category)
+    if registration:
+        stmt = stmt.where(workers.c.registration == registration)
     return [worker_from_row(r) for r in session.execute(stmt)]
 
 

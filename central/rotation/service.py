@@ -1,7 +1,6 @@
 """The rotation against the database: dispatch a day, refusals (R3), late substitutions, export
 (R5), monthly fairness. Each function runs inside the caller's transaction and publishes every escala
-change as a change row (the MQTT downlink sends it to the gates at once) with an audit row.
-"""
+change as a change row (the MQTT downlink sends it to the gates at once) with an audit row."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ from central.registry.api import change_version
 from central.registry.changes import audit, body, record_change, record_changes
 from central.registry.store import get_worker, list_workers, record_infraction
 from central.registry.schema import workers as workers_t
+from central.registry.suspensions import with_recorded_suspension
 from central.rotation.engine import (
     DispatchResult,
     Fairness,
@@ -190,7 +190,7 @@ def dispatch_day(session: Session, day: dt.date, reqs: list[Requisition], *, act
     _refuse_unknown_functions(session, reqs)
     _refuse_ended(reqs, now, settings)
     _refuse_duplicates(session, day, reqs)
-    workers = list_workers(session)
+    workers = with_recorded_suspension(session, list_workers(session), day)
     groups = by_port(session, reqs, workers, ports)
     horizon = dt.timedelta(days=2)
     start = dt.datetime.combine(day, dt.time(), dt.UTC) - horizon
@@ -288,7 +288,7 @@ def substitute(session: Session, entry_id: int, *, reason: str, actor: str, now:
     _remove(session, row, reason, actor=actor, now=now)
     start = as_utc(row.start_at) - dt.timedelta(days=2)
     busy = _busy(session, start, start + dt.timedelta(days=5), skip_id=row.id)
-    pool = _pool(session, registration, row.gate_id, ports)
+    pool = with_recorded_suspension(session, _pool(session, registration, row.gate_id, ports), row.date)
     turns = _turns(session)
     result = dispatch([req], pool, turns, busy, settings, exclude=exclude | {row.registration})
     if registration is not None and not result.assignments:

@@ -17,6 +17,7 @@ from central.registry import name_search
 from central.registry.ids import ids_of
 from central.registry.schema import card_events, cards, cases, penalties, workers
 from central.registry.store import card_from_row, get_worker, worker_from_row
+from central.registry.suspensions import with_recorded_suspension
 from central.rotation.eligibility import ValiditySettings, _months_before, registration_problems
 from portgate.errors import BadInput
 from portgate.records import Card, Worker, WorkerIds
@@ -143,7 +144,8 @@ def worker_page(session: Session, registration: str, *, today: dt.date, now: dt.
             on_shift = True
         else:
             rest = round(rest_between(end, now).total_seconds() / 3600, 1)
-    problems = [p.value for p in registration_problems(worker, today, validity)]
+    on_record = with_recorded_suspension(session, [worker], today)[0]  # every suspension, not the row's only
+    problems = [p.value for p in registration_problems(on_record, today, validity)]
     return WorkerPage(worker, cancelled_on, months, valid_until, problems, views, pens, case_rows,
                       shift_rows, rest, on_shift, ids_of(session, [registration]).get(registration, WorkerIds()))
 

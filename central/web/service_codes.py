@@ -53,6 +53,11 @@ CODES: dict[str, str | tuple[str, str]] = {
     "out_of_range": r"a value is out of range",
     "address_nul": r"the address contains a NUL character",
     "suspension_end": r"the suspension would end after (?P<day>\S+)",
+    # central.registry.suspensions: a suspension against the worker's record
+    "suspension_repeated": r"registration (?P<reg>\S+) already has the suspension (?P<start>\S+)\.\.(?P<end>\S+) "
+                           r"on its record \(penalty (?P<id>\d+)\): nothing written",
+    "suspension_apart": r"registration (?P<reg>\S+) is suspended (?P<a>\S+)\.\.(?P<b>\S+): a separate suspension "
+                        r"(?P<start>\S+)\.\.(?P<end>\S+) is given once that one has ended",
     "requisition_repeated": r"repeats requisition (?P<ref>\S+) \((?P<what>[^)]*)\)",
     # portgate.records / portgate.tables: the CSV row validation (import, upload, edit form)
     "not_iso_date": r"(?P<field>\w+ )?(?P<value>'.*') is not an ISO date \(YYYY-MM-DD\)",

@@ -54,6 +54,10 @@ SAMPLES = {
     "out_of_range": "a value is out of range",
     "address_nul": "the address contains a NUL character",
     "suspension_end": "the suspension would end after 9999-12-31",
+    "suspension_repeated": "registration V001 already has the suspension 2026-03-20..2026-03-24 on its record "
+                           "(penalty 3): nothing written",
+    "suspension_apart": "registration V001 is suspended 2026-03-20..2026-03-24: a separate suspension "
+                        "2026-04-01..2026-04-05 is given once that one has ended",
     "month_outside": "month '0001-01' is outside 2000-01..2100-12",
     "requisition_repeated": "repeats requisition req.csv:2 (07-13/9300001/g-a/portalo/vigia)",
     "not_iso_date": "health_exam_date '15/01/2026' is not an ISO date (YYYY-MM-DD)",
