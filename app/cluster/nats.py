@@ -15,6 +15,10 @@ starts the three processes and waits until every node answers healthy and the cl
 JetStream meta leader; ``kill(i)`` SIGKILLs node ``i`` (a power cut), ``start_node(i)`` starts it
 again on the same ports and store; ``stop()`` stops them all (SIGTERM) and keeps ``workdir``.
 
+``clustered=False`` (with ``size=1``): one server without a ``cluster`` block, where JetStream
+refuses a stream of more than one replica (the single-node mistake ``central.ingest.jetstream_why``
+explains); ``start()`` then waits for health alone (no meta leader).
+
 ``auth_include``: a users file (``portgate central add-gate --nats-users``) each node includes; ``tls``:
 ``testkit.tls.TlsFiles`` for a TLS MQTT listener; ``reload()`` SIGHUPs the nodes (users added).
 
@@ -67,7 +71,9 @@ class NatsNode:
         self.proc: subprocess.Popen | None = None
         self.monitor_moves = 0
 
-    def config(self, routes: list[int], *, auth_include: Path | None = None, tls=None) -> str:
+    def config(self, routes: list[int], *, auth_include: Path | None = None, tls=None, clustered: bool = True) -> str:
+        """The node's nats.conf; ``clustered=False``: no ``cluster`` block (a single, non-clustered
+        server, where JetStream refuses ``replicas`` > 1) and the MQTT layer's streams unreplicated."""
         route_urls = ", ".join(f'"nats-route://127.0.0.1:{p}"' for p in routes)
         mqtt_tls = [f'  tls {{ cert_file: "{tls.cert}", key_file: "{tls.key}" }}'] if tls is not None else []
         # a relative include: nats-server 2.9 resolves it from this file's folder
@@ -82,11 +88,11 @@ class NatsNode:
             "  max_memory_store: 64MB",
             "  max_file_store: 2GB",
             "}",
-            "cluster {",
-            f"  name: {CLUSTER_NAME}",
-            f"  listen: 127.0.0.1:{self.cluster_port}",
-            f"  routes: [{route_urls}]",
-            "}",
+            *(["cluster {",
+               f"  name: {CLUSTER_NAME}",
+               f"  listen: 127.0.0.1:{self.cluster_port}",
+               f"  routes: [{route_urls}]",
+               "}"] if clustered else []),
             "mqtt {",
             f"  listen: 127.0.0.1:{self.mqtt_port}",
             "  ack_wait: \"10s\"",  # QoS 1 redelivery to an MQTT subscriber that sent no PUBACK
@@ -94,7 +100,7 @@ class NatsNode:
             # 2.9.10 counts the *other* nodes it sees at the first MQTT connect (2 of 3) and makes
             # them R2; a SIGKILLed member then leaves $MQTT_sess without quorum ("NO quorum, stalled")
             # and every MQTT CONNECT on the surviving nodes fails until it comes back (measured)
-            "  stream_replicas: 3",
+            *(["  stream_replicas: 3"] if clustered else []),
             *mqtt_tls,
             "}",
             "",
@@ -122,11 +128,13 @@ class NatsNode:
 class NatsCluster:
     """Three nats-server processes with JetStream, cluster routes and MQTT; a context manager."""
 
-    def __init__(self, workdir: str | Path, *, size: int = 3, auth_include: Path | None = None, tls=None) -> None:
+    def __init__(self, workdir: str | Path, *, size: int = 3, auth_include: Path | None = None, tls=None,
+                 clustered: bool = True) -> None:
         self.workdir = Path(workdir)
         self.exe = find_exe()
         self.nodes = [NatsNode(self.workdir, f"n{i + 1}") for i in range(size)]
-        self._conf_args = {"auth_include": auth_include, "tls": tls}
+        self.clustered = clustered  # False: one server without a cluster block (size 1)
+        self._conf_args = {"auth_include": auth_include, "tls": tls, "clustered": clustered}
         for node in self.nodes:
             node.dir.mkdir(parents=True, exist_ok=True)
             self._write_config(node)
@@ -170,7 +178,7 @@ class NatsCluster:
             dead = [n for n in dead if not self._moved_monitor(n)]
             if dead:
                 raise BrokerUnavailable(f"nats-server {dead[0].name} exited: {dead[0].log_tail()}")
-            if all(n.healthy() for n in wanted) and self.meta_leader() is not None:
+            if all(n.healthy() for n in wanted) and (not self.clustered or self.meta_leader() is not None):
                 return
             time.sleep(0.1)
         raise BrokerUnavailable("NATS cluster not healthy in time: "

@@ -66,6 +66,7 @@ from central.db import make_engine
 from central.ingest.answers import Answers, snapshot_source
 from central.ingest.jetstream_ask import ASK_S, asked_again
 from central.ingest.jetstream_pull import LeanPull
+from central.ingest.jetstream_why import ConnectFailures, config_error, explain
 from central.ingest.keys import KeyRing
 from central.ingest.writer import Abandoned, LedgerWriter, Outcome, db_error
 from central.ledger.migrate import upgrade_engine
@@ -141,6 +142,7 @@ class JetStreamIngest:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._quick = None  # the JetStream context for info asks, made per connection (_run)
+        self._connect_failures = ConnectFailures(self.settings, log, self._stopping.is_set)
         self._batches = itertools.count(1)
         self._writer = LedgerWriter(config, self.engine, self.keys, abandon=self._stopping.is_set,
                                     notify=self._on_outcome)
@@ -198,23 +200,26 @@ class JetStreamIngest:
     # -- the loop ---------------------------------------------------------------------------------
     def _main(self) -> None:
         """The thread: the loop until stopped. A ``ConfigError`` (a stream that does not capture the
-        port) is one error line and the thread ends (``alive()`` False: the office's watchdog stops
-        pinging, systemd restarts it, and the operator reads why). Any other failure (a JetStream
+        port; ``replicas`` > 1 on a server not clustered: ``jetstream_why.config_error``) is one
+        error line and the thread ends (``alive()`` False: the office's watchdog stops pinging,
+        systemd restarts it, and the operator reads why). Any other failure (a JetStream
         API call unanswered within ``[nats] request_timeout_s``, a connection lost while the stream
         and consumer are set up: a loaded or electing cluster) is logged and the loop starts again
         after a pause (``reconnect_wait_s`` doubling to ``SETUP_RETRY_MAX_S``), as the MQTT ingest
-        reconnects: unacknowledged messages stay in the stream meanwhile."""
+        reconnects (the line's ``cause``, ``hint``: ``jetstream_why.explain``; a traceback at debug)."""
         pause = self.settings.reconnect_wait_s
         while not self._stopping.is_set():
             try:
                 asyncio.run(self._run())
                 return
-            except ConfigError as exc:
-                log.error("jetstream.config_error", error=str(exc), key=getattr(exc, "key", None))
-                return
-            except Exception:  # noqa: BLE001 - reported; the loop starts again
+            except Exception as exc:  # noqa: BLE001 - reported; the loop starts again unless permanent
+                wrong = exc if isinstance(exc, ConfigError) else config_error(exc)
+                if wrong is not None:
+                    log.error("jetstream.config_error", error=str(wrong), setting=getattr(wrong, "key", None))
+                    return
                 self.stats["restarts"] += 1
-                log.exception("jetstream.ingest_failed", retry_in=pause)
+                log.error("jetstream.ingest_failed", retry_in=pause, **explain(exc, self.settings))
+                log.debug("jetstream.ingest_failed_traceback", exc_info=exc)
             if self._stopping.wait(pause):
                 return
             pause = min(pause * 2, SETUP_RETRY_MAX_S)
@@ -223,7 +228,8 @@ class JetStreamIngest:
         s = self.settings
         nc = await nats.connect(servers=list(s.servers), name=self.durable, max_reconnect_attempts=-1,
                                 reconnect_time_wait=s.reconnect_wait_s, connect_timeout=s.connect_timeout_s,
-                                allow_reconnect=True, **connect_auth(s))
+                                allow_reconnect=True, error_cb=self._connect_failures.report, **connect_auth(s))
+        self._connect_failures.reset()
         try:
             js = nc.jetstream(timeout=s.request_timeout_s)
             self._quick = nc.jetstream(timeout=min(ASK_S, s.request_timeout_s))  # info asks (asked_again)
