@@ -27,7 +27,7 @@ from portgate.config import read_secret
 from portgate.errors import ConfigError
 from testkit.fault_check import ReplayLog, check_fault_run, shift_tap, signing_gate
 from testkit.gate_process import write_gate_config
-from testkit.nats import NatsCluster, find_exe
+from testkit.nats import NatsCluster, find_exe, js_asked
 from testkit.nats_office import (gate_mqtt, ledger_rows, now, office, office_ingest, real_gate_through_a_node_kill,
                                  stream_state, tap)
 from testkit.wait import wait_until
@@ -106,16 +106,8 @@ def test_gate_over_mqtt311_to_ledger_through_jetstream_exactly_once(tmp_path, na
 def test_an_existing_stream_without_the_port_is_a_config_error(tmp_path, nats_cluster):
     """A stream of that name that does not capture the port's gate events: the ingest says so
     (``ConfigError`` naming nats.stream) and consumes nothing, instead of waiting forever."""
-    import nats
-
-    async def make():
-        nc = await nats.connect(servers=nats_cluster.nats_urls)
-        # the API's answer can take more than nats-py's 5 s default on a loaded machine (the stream is
-        # replicated on three nodes)
-        await nc.jetstream(timeout=60).add_stream(name="PORTGATE_santos", subjects=["portgate.v1.rio.gate.*.events"])
-        await nc.close()
-
-    asyncio.run(make())
+    js_asked(nats_cluster.nats_urls,  # asked again while a loaded cluster leaves it unanswered
+             lambda js: js.add_stream(name="PORTGATE_santos", subjects=["portgate.v1.rio.gate.*.events"]))
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     (tmp_path / "keys").mkdir()
     ingest = JetStreamIngest(office(tmp_path, nats_cluster, url))

@@ -27,7 +27,7 @@ from edge.sync import Sync
 from edge.sync.settings import SyncSettings
 from portgate.config import read_secret
 from portgate.errors import ConfigError
-from testkit.nats import find_exe, start_cluster
+from testkit.nats import find_exe, js_asked, start_cluster
 from testkit.nats_office import gate_mqtt, now
 from testkit.wait import wait_until
 from portgate.records import Worker, WorkerStatus
@@ -181,14 +181,8 @@ def test_requests_whose_answer_fails_are_acknowledged_and_the_next_one_answered(
 
 
 def test_an_existing_requests_stream_without_the_port_is_a_config_error(tmp_path, cluster):
-    import nats
-
-    async def make():
-        nc = await nats.connect(servers=cluster.nats_urls)
-        await nc.jetstream(timeout=60).add_stream(name="PORTGATE_rio_requests", subjects=["portgate.v1.other.gate.*.requests"])
-        await nc.close()
-
-    asyncio.run(make())
+    js_asked(cluster.nats_urls, lambda js: js.add_stream(name="PORTGATE_rio_requests",
+                                                         subjects=["portgate.v1.other.gate.*.requests"]))
     (tmp_path / "keys").mkdir()
     ingest = JetStreamIngest(office(tmp_path, cluster, "rio"))
     with pytest.raises(ConfigError, match="does not capture port rio's gate requests"):
