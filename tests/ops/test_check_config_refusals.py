@@ -15,6 +15,7 @@ import pytest
 from central.ledger.migrate import upgrade
 from tests.ops.conftest import free_port, run_cli
 from testkit.cli import run_here
+from testkit.gate_process import write_gate_config
 from testkit.sqlite_copies import copy_made_once
 
 
@@ -131,3 +132,20 @@ def test_a_web_slip_key_file_in_a_missing_directory_is_refused(tmp_path):
     cfg = _toml(tmp_path, f'[web]\nslip_key_file = "{missing / "p.key"}"')
     _refused(["central", "check-config", str(cfg)], "$.web.slip_key_file", "não existe", "never the directory")
     assert not missing.exists()
+
+
+@pytest.mark.parametrize(("line", "key", "pt", "en"), [
+    ('ship = "93000\\u00001"', "$.ship", "contém um caractere NUL", "contains a NUL character"),
+    ('rulebook = "/nonexist/gate-rules.toml"', "$.rulebook", "não encontrado", "not found"),
+])
+def test_edge_check_config_refuses_what_edge_run_refuses(tmp_path, line, key, pt, en):
+    """A NUL escape in ``ship`` and a missing gate rulebook: ``edge check-config`` and ``edge run``
+    refuse alike (both already did on this branch: kept so that they stay alike)."""
+    cfg = write_gate_config(tmp_path / "gate")
+    text = cfg.read_text(encoding="utf-8")
+    lines = [x for x in text.splitlines() if not x.startswith(line.split(" ", 1)[0] + " ")]
+    cfg.write_text("\n".join([line, *lines]) + "\n", encoding="utf-8")
+    said = _refused(["edge", "check-config", str(cfg)], key, pt, en)
+    run = run_here(["edge", "run", "--config", str(cfg)], env={"PORTGATE_LANG": None})
+    assert run.returncode == 2 and key in run.stderr and pt in run.stderr, run
+    assert said.split(": ", 2)[-1] in run.stderr, (said, run.stderr)
