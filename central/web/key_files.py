@@ -26,8 +26,9 @@ def key_dir_missing(path: Path) -> str | None:
 def _made_key(path: Path, what: str, key: str | None = None) -> bytes:
     """The key in ``path``, created (0600, 32 random bytes) when missing. ``ConfigError`` naming
     ``what`` when it is unreadable or shorter than 32 bytes, naming ``key`` (``$.web.secret_file``)
-    when its directory does not exist (``key_dir_missing``: nothing is created)."""
-    if (problem := key_dir_missing(path)) is not None:
+    when its directory does not exist (``key_dir_missing``: nothing is created; ``None``: the
+    default in ``keys_dir``, made with its directory)."""
+    if key is not None and (problem := key_dir_missing(path)) is not None:
         raise ConfigError(problem, key=key)
     if not path.exists():
         write_secret(path, secrets.token_bytes(32))
@@ -40,20 +41,22 @@ def _made_key(path: Path, what: str, key: str | None = None) -> bytes:
     return data
 
 
-def _key_paths(config) -> tuple[tuple[Path, str, str], ...]:
-    """(path, what, key naming it) of the office's key files: the session key, the payslip key."""
+def _key_paths(config) -> tuple[tuple[Path, str, str | None], ...]:
+    """(path, what, key naming it) of the office's key files: the session key, the payslip key; the
+    key ``None`` for a default in ``keys_dir`` (made with it when missing, as before)."""
     w = config.web
     return ((Path(w.secret_file or Path(config.keys_dir) / "web-session.key"), "session key",
-             "$.web.secret_file" if w.secret_file else "$.keys_dir"),
+             "$.web.secret_file" if w.secret_file else None),
             (Path(w.slip_key_file or Path(config.keys_dir) / "payslip.key"), "payslip key",
-             "$.web.slip_key_file" if w.slip_key_file else "$.keys_dir"))
+             "$.web.slip_key_file" if w.slip_key_file else None))
 
 
 def check_key_dirs(config) -> None:
-    """``ConfigError`` naming the key of the first key file that could not be made
-    (``key_dir_missing``): ``office serve`` says it before it listens or logs anything."""
+    """``ConfigError`` naming the key of the first configured key file (``[web] secret_file``,
+    ``slip_key_file``) whose directory does not exist (``key_dir_missing``): ``office serve`` says
+    it before it listens or logs anything."""
     for path, _what, key in _key_paths(config):
-        if (problem := key_dir_missing(path)) is not None:
+        if key is not None and (problem := key_dir_missing(path)) is not None:
             raise ConfigError(problem, key=key)
 
 
