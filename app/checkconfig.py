@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import click
 
 from portgate.clitext import tr
-from portgate.config import read_secret, unreadable
+from portgate.config import naming_key, read_secret, unreadable
 from portgate.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ def _mqtt(mqtt: MqttConfig | None, prefix: str) -> str:
     _exists(mqtt.tls_ca_file, f"{prefix}.tls_ca_file")
     _exists(mqtt.tls_cert_file, f"{prefix}.tls_cert_file")
     _secret(mqtt.tls_key_file, f"{prefix}.tls_key_file", "TLS private key")
-    return f"mqtt {mqtt.host}:{mqtt.port}{' tls' if mqtt.tls_ca_file else ''}"
+    hosts = " ".join(f"{h}:{p}" for h, p in mqtt.brokers())  # [mqtt] hosts when given: what is tried
+    return f"mqtt {hosts}{' tls' if mqtt.tls_ca_file else ''}"
 
 
 def _metrics(cfg: GateConfig | CentralConfig) -> str:
@@ -104,20 +105,52 @@ def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: 
 
     from central.config import load_central_config
 
+    from central.cli_args import db_url_arg
+
     cfg = load_central_config(path)
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
+    _web_files(cfg)
     keys = sorted(Path(cfg.keys_dir).glob("*.key"))
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")
     _gate_ports(cfg)
+    ingest = _ingest(cfg)  # [mqtt]'s files opened
+    db_url_arg(cfg.database_url, must_exist=True, name="database_url")  # central run's refusal, word for word
     _ledger_ports(cfg, warn)
     p = cfg.publish
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         _exists(getattr(p, name), f"$.publish.{name}")
     ports = cfg.served_ports  # several ports on one ledger (docs/operations.md)
     parts = [f"port {cfg.port}" if len(ports) == 1 else f"ports {', '.join(ports)}", f"database {make_url(cfg.database_url).get_backend_name()}",
-             f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", _mqtt(cfg.mqtt, "$.mqtt"), _metrics(cfg)]
+             f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", ingest, _metrics(cfg)]
     return f"ok: {path}: " + ", ".join(parts)
+
+
+def _ingest(cfg: CentralConfig) -> str:
+    """The summary of what ``central run`` ingests from: ``[nats]`` servers when set (the JetStream
+    ingest; ``[mqtt]`` then still carries the downlinks), and ``[mqtt]``'s brokers."""
+    mqtt = _mqtt(cfg.mqtt, "$.mqtt")
+    return f"nats {' '.join(cfg.nats.servers)}, {mqtt}" if cfg.nats.servers else mqtt
+
+
+def _web_files(cfg: CentralConfig) -> None:
+    """``[web]``'s files as ``office serve`` opens them: the pay rulebook (``rulebook``, read: its
+    ``[suspension]`` limits) and the port configuration must exist; a key file (``secret_file``,
+    ``slip_key_file``) not made yet needs its directory (``office serve`` makes the file, never a
+    directory). ``ConfigError`` naming the key."""
+    from central.web.key_files import check_key_dirs  # lazily: the office's command
+
+    w = cfg.web
+    _exists(w.rulebook, "$.web.rulebook")
+    _exists(w.port_config, "$.web.port_config")
+    if w.rulebook:
+        from central.registry.sanctions import load_suspension_limits
+
+        try:
+            load_suspension_limits(w.rulebook)
+        except ConfigError as exc:
+            raise naming_key(exc, "$.web.rulebook", None) from exc
+    check_key_dirs(cfg)
 
 
 def _gate_ports(cfg: CentralConfig) -> None:

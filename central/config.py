@@ -68,6 +68,7 @@ from sqlalchemy.exc import ArgumentError
 from central.db import BACKENDS, USE
 from portgate.config import load_toml, read_secret
 from portgate.errors import BadInput, ConfigError
+from portgate.timeutil import zone
 from wire.connection import MqttConfig
 from wire.topics import check_id
 
@@ -256,12 +257,35 @@ def load_central_config(path: str | Path) -> CentralConfig:
                                    tls_ca_file=rel(cfg.nats.tls_ca_file))
     if nats.user and not nats.password_file:
         raise ConfigError("[nats] user given without password_file", key="$.nats.password_file", path=str(path))
+    zone(cfg.web.tz, key="$.web.tz", path=str(path))  # office serve would fail on it at its first page
+    _check_nats(cfg.nats, str(path))
     password_file = rel(cfg.database_password_file)
     web = msgspec.structs.replace(cfg.web, port_config=rel(cfg.web.port_config))
     return msgspec.structs.replace(
         cfg, database_url=_database_url(cfg.database_url, base, password_file, str(path)),
         keys_dir=rel(cfg.keys_dir), port_keys_dirs={p: rel(d) for p, d in cfg.port_keys_dirs.items()}, mqtt=mqtt, publish=publish, nats=nats, database_password_file=password_file,
         web=web)
+
+
+#: a NATS stream or consumer name: no whitespace, '.', '*', '>' nor a path separator (JetStream's API
+#: subjects carry it as one token), not empty
+_NATS_NAME = re.compile(r"[^\s.*>/\\]+")
+_NATS_SERVER = re.compile(r"(nats|tls)://([^\s/?#@]+@)?[^\s/?#@]+/?")
+
+
+def _check_nats(nats: NatsSettings, where: str) -> None:
+    """``[nats]`` names the JetStream ingest would only refuse when it starts (and then retry for
+    ever): ``ConfigError`` naming the key for a ``stream`` or ``durable`` that is not a NATS name
+    (``durable`` may be empty: ``ledger-<port>``), or a ``servers`` entry that is not a
+    ``nats://host[:port]`` or ``tls://host[:port]`` address."""
+    for key, value in (("stream", nats.stream), ("durable", nats.durable or "x")):
+        if not _NATS_NAME.fullmatch(value):
+            raise ConfigError(f"{value!r} is not a NATS name (not empty; no whitespace, dot, *, > or /)",
+                              key=f"$.nats.{key}", path=where)
+    for i, server in enumerate(nats.servers):
+        if not _NATS_SERVER.fullmatch(server):
+            raise ConfigError(f"{server!r} is not a NATS server address (nats://host:port or tls://host:port)",
+                              key=f"$.nats.servers[{i}]", path=where)
 
 
 def _database_url(text: str, base: Path, password_file: str | None, where: str) -> str:

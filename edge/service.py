@@ -42,7 +42,7 @@ from edge.loop import GateLoop
 from edge.state_lock import StateDirLock
 from edge.store import Store
 from portgate.config import read_secret
-from portgate.errors import PortgateError, StoreError, StoreLocked
+from portgate.errors import ConfigError, PortgateError, StoreError, StoreLocked
 from portgate.gctune import freeze_start_up
 from wire.events import AlertPayload
 
@@ -116,8 +116,12 @@ def make_indicator(cfg: GateConfig) -> Indicator:
 
 
 def load_rulebook(cfg: GateConfig):
+    """The gate rulebook of ``rulebook`` (or the built-in default). A missing file: ``ConfigError``
+    naming ``$.rulebook`` in ``edge check-config``'s words (``app.checkconfig._exists``)."""
     from edge.rules.rulebook import GateRulebooks, load_gate_rulebook
 
+    if cfg.rulebook and "\x00" not in cfg.rulebook and not Path(cfg.rulebook).is_file():
+        raise ConfigError(f"file not found: {cfg.rulebook}", key="$.rulebook")
     return load_gate_rulebook(cfg.rulebook) if cfg.rulebook else GateRulebooks()
 
 

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import getpass
 import os
-import secrets
 from pathlib import Path
 
 import click
 import structlog
 
 from central.cli_args import actor_arg
+from central.web.key_files import check_key_dirs, session_secret, slip_key  # noqa: F401 (app.demo.web)
 from portgate.clitext import cli_lang, tr
-from portgate.config import write_secret
 from portgate.errors import BadInput, ConfigError
 
 log = structlog.get_logger("central.web")
@@ -39,33 +38,6 @@ def _config(path: str):
     from central.config import load_central_config  # lazy: CLI start-up
 
     return load_central_config(path)
-
-
-def _made_key(path: Path, what: str) -> bytes:
-    """The key in ``path``, created (0600, 32 random bytes) when missing. ``ConfigError`` naming
-    ``what`` when it is unreadable or shorter than 32 bytes."""
-    if not path.exists():
-        write_secret(path, secrets.token_bytes(32))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the {what}: {exc.strerror}", path=str(path)) from exc
-    if len(data) < 32:
-        raise ConfigError(f"the {what} has fewer than 32 bytes", path=str(path))
-    return data
-
-
-def session_secret(config) -> bytes:
-    """The session signing key from ``[web] secret_file`` (default ``<keys_dir>/web-session.key``),
-    created (0600, 32 random bytes) when missing. ``ConfigError`` when it is unreadable or short."""
-    return _made_key(Path(config.web.secret_file or Path(config.keys_dir) / "web-session.key"), "session key")
-
-
-def slip_key(config) -> bytes:
-    """The payslip verification key (HMAC-SHA256) from ``[web] slip_key_file`` (default
-    ``<keys_dir>/payslip.key``), created (0600, 32 random bytes) when missing. ``ConfigError`` when
-    it is unreadable or short."""
-    return _made_key(Path(config.web.slip_key_file or Path(config.keys_dir) / "payslip.key"), "payslip key")
 
 
 def _photo_publisher(config):
@@ -165,6 +137,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
 
     config = _config(config_path)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
+    check_key_dirs(config)  # a key file is made, never its directory
     sock = _listen(host, port)  # before the migration: a port in use is one line, nothing else
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "office-web", "port": config.port})

@@ -55,6 +55,13 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "nats_durable_ports": r"\[nats\] durable names one consumer: with several ports leave it empty \(each "
                            r"port's consumer is ledger-<port>\)",
     "nats_user_no_password": r"\[nats\] user given without password_file",
+    "nats_name": r"(?P<value>'.*') is not a NATS name \(not empty; no whitespace, dot, \*, > or /\)",
+    "nats_server": r"(?P<value>'.*') is not a NATS server address \(nats://host:port or tls://host:port\)",
+    # portgate.timeutil.zone: a configuration's time zone ([web] tz)
+    "unknown_time_zone_iana": r"unknown time zone (?P<value>'.*') \(an IANA name such as (?P<example>\S+)\)",
+    # central.web.cli.key_dir_missing: [web] secret_file / slip_key_file in a directory that does not exist
+    "key_no_directory": r"the directory (?P<dir>'.*') of (?P<path>'.*') does not exist \(a key file is made there, "
+                         r"never the directory\): fix the path or create the directory",
     # portgate.config.read_secret / load_toml: a secret file or a TOML file that cannot be used ({what}: word.*)
     "secret_missing": r"(?P<what>[^:]+?) file not found",
     "secret_unreadable": r"(?P<what>[^:]+?) file cannot be opened: (?P<why>.+)",

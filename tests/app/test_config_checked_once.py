@@ -8,6 +8,7 @@ import pytest
 
 from app.checkconfig import check_central, check_gate
 from central.config import load_central_config
+from central.ledger.migrate import upgrade
 from edge.config import load_gate_config
 from portgate.errors import ConfigError
 from testkit.gate_process import write_gate_config
@@ -64,6 +65,7 @@ def test_a_bad_gate_value_is_refused_by_the_loader_and_check_config_alike(tmp_pa
 
 
 def test_a_good_file_loads_and_check_config_summarises_it(tmp_path):
+    upgrade(f"sqlite:///{tmp_path / 'l.db'}")  # check-config refuses a ledger file not made yet, as central run does
     assert check_central(_central(tmp_path, "metrics_port = 9102")).endswith(
         "port santos, database sqlite, 1 worker(s), 0 gate key(s), mqtt 127.0.0.1:1883, metrics 127.0.0.1:9102")
     assert ": ports santos, rio, database sqlite," in check_central(_central(tmp_path, 'ports = ["rio", "santos"]'))

@@ -14,6 +14,7 @@ import pytest
 
 from central.ingest.gate_port_file import register_port
 from central.ingest.nats_users import add_gate_user
+from central.ledger.migrate import upgrade
 from testkit.cli import run_here
 
 PT, EN = {"PORTGATE_LANG": "pt"}, {"PORTGATE_LANG": "en"}
@@ -86,6 +87,7 @@ def test_a_gate_id_registered_at_another_port_is_refused(office):
 
 
 def test_check_config_reports_a_gate_id_registered_at_two_ports(office):
+    upgrade(f"sqlite:///{office / 'l.db'}")  # check-config refuses a ledger file not made yet, as central run does
     assert run_here(["central", "check-config", str(office / "two.toml")]).returncode == 0
     register_port(office / "keys-para", "g-aurora", "paranagua")  # written by hand, or before add-gate refused it
     r = run_here(["central", "check-config", str(office / "two.toml")], env=PT)

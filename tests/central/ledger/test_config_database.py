@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from app.cli import main
 from central import db
 from central.config import load_central_config
+from central.ledger.migrate import upgrade
 from central.registry.schema import workers
 from tests.central.registry.conftest import WORKER_COLUMNS, worker_rows, write_csv
 
@@ -44,6 +45,7 @@ def test_check_config_from_another_directory_finds_the_keys_dir_beside_the_file(
     (conf / "keys").mkdir(parents=True)
     path = conf / "central.toml"
     path.write_text('database_url = "sqlite:///ledger.db"\nport = "santos"\nkeys_dir = "keys"\n')
+    upgrade(f"sqlite:///{conf / 'ledger.db'}")  # the ledger beside the file (a missing one is refused)
     monkeypatch.chdir(tmp_path)
     assert main(["central", "check-config", str(path)]) == 0, capsys.readouterr().err
 

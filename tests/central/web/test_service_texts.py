@@ -362,6 +362,11 @@ SAMPLES = {
     "nats_durable_ports": "[nats] durable names one consumer: with several ports leave it empty (each port's consumer "
                           "is ledger-<port>)",
     "nats_user_no_password": "[nats] user given without password_file",
+    "nats_name": "'a.b' is not a NATS name (not empty; no whitespace, dot, *, > or /)",
+    "nats_server": "'http://x' is not a NATS server address (nats://host:port or tls://host:port)",
+    "unknown_time_zone_iana": "unknown time zone 'Mars/Base' (an IANA name such as America/Sao_Paulo)",
+    "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
+                        "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
     "secret_unreadable": "gate HMAC key file cannot be opened: Permission denied",
     "secret_open": "MQTT password file must not be accessible by group or others (chmod 600)",

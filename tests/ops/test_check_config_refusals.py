@@ -1,0 +1,151 @@
+"""``check-config`` refuses what the service would refuse or crash on, with the service's words
+(docs/operations.md): ``[web] tz``, the SQLite ledger file and its directory, ``[web] rulebook``,
+``[nats]`` names and servers, ``[web] secret_file`` in a missing directory; and its summary says the
+brokers the office really uses. Each refusal: pt-BR first, then English with ``--lang en``, exit 2,
+one line naming the key, no traceback. ``check-config`` and the refusals made at config load run in
+this process (``run_here``); ``office serve`` runs as the installed command (``run_cli``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from central.ledger.migrate import upgrade
+from tests.ops.conftest import free_port, run_cli
+from testkit.cli import run_here
+from testkit.gate_process import write_gate_config
+from testkit.sqlite_copies import copy_made_once
+
+
+def _migrated(path: Path) -> None:
+    upgrade(f"sqlite:///{path}")
+
+
+def _toml(tmp_path: Path, extra: str = "", *, url: str | None = None) -> Path:
+    """central.toml with a migrated SQLite ledger (or ``url``), an existing keys dir and ``extra``."""
+    keys = tmp_path / "keys"
+    keys.mkdir(exist_ok=True)
+    if url is None and not (tmp_path / "ledger.db").exists():
+        copy_made_once("ops-migrated", _migrated, tmp_path / "ledger.db")
+    path = tmp_path / "central.toml"
+    path.write_text(f'database_url = "{url or "sqlite:///" + str(tmp_path / "ledger.db")}"\n'
+                    f'port = "santos"\nkeys_dir = "{keys}"\n{extra}\n', encoding="utf-8")
+    return path
+
+
+def _env(changes: dict[str, str | None]) -> dict[str, str]:
+    env = dict(os.environ)
+    for k, v in changes.items():
+        env.pop(k, None) if v is None else env.__setitem__(k, v)
+    return env
+
+
+def _refused(args: list[str], key: str, pt: str, en: str, *, here: bool = True) -> str:
+    """``portgate ARGS`` in pt-BR, then with ``--lang en``: exit 2, one line naming ``key`` and
+    saying ``pt`` / ``en``, no traceback. Returns the pt-BR line."""
+    said = []
+    for lang, words in ((None, pt), ("en", en)):  # pt-BR: the default (tests/conftest.py sets en)
+        full = ["--lang", lang, *args] if lang else args
+        env = {"PORTGATE_LANG": None} if lang is None else {}
+        res = run_here(full, env=env) if here else run_cli(full, env=_env(env))
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2, res
+        assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+        assert key in lines[0] and words in lines[0], lines[0]
+        said.append(lines[0])
+    return said[0]
+
+
+@pytest.mark.parametrize("tz", ["Mars/Base", ""])
+def test_an_unknown_web_time_zone_is_refused_by_check_config_and_office_serve(tmp_path, tz):
+    cfg = _toml(tmp_path, f'[web]\ntz = "{tz}"')
+    pt = "fuso horário desconhecido"
+    _refused(["central", "check-config", str(cfg)], "$.web.tz", pt, "unknown time zone")
+    _refused(["office", "serve", "--config", str(cfg), "--port", str(free_port())], "$.web.tz", pt, "unknown time zone",
+             here=False)
+
+
+@pytest.mark.parametrize(("where", "pt", "en"), [
+    ("nonexist/dir/x.db", "não existe (o SQLite não cria diretórios)", "SQLite does not create directories"),
+    ("none.db", "portgate ledger migrate", "portgate ledger migrate"),
+])
+def test_check_config_refuses_the_sqlite_ledger_central_run_refuses_in_its_words(tmp_path, where, pt, en):
+    db = tmp_path / where
+    cfg = _toml(tmp_path, url=f"sqlite:///{db}")
+    said = _refused(["central", "check-config", str(cfg)], "database_url", pt, en)
+    run = run_here(["central", "run", "--config", str(cfg)], env={"PORTGATE_LANG": None})
+    assert run.returncode == 2 and run.stderr.strip() == said, run
+    assert not db.exists() and not db.parent.exists() or db.parent == tmp_path and not db.exists()
+
+
+def test_check_config_refuses_a_missing_web_rulebook_as_office_serve_does(tmp_path):
+    cfg = _toml(tmp_path, f'[web]\nrulebook = "{tmp_path / "nonexist.toml"}"')
+    _refused(["central", "check-config", str(cfg)], "$.web.rulebook", "arquivo não encontrado", "file not found")
+    serve = run_cli(["office", "serve", "--config", str(cfg), "--port", str(free_port())])
+    assert serve.returncode == 2 and "nonexist.toml" in serve.stderr, serve
+
+
+@pytest.mark.parametrize(("extra", "key", "value"), [
+    ('stream = "a.b c*"', "$.nats.stream", "'a.b c*'"),
+    ('durable = "a.b"', "$.nats.durable", "'a.b'"),
+    ('stream = "a>b"', "$.nats.stream", "'a>b'"),
+    ('stream = ""', "$.nats.stream", "''"),
+])
+def test_nats_stream_and_consumer_names_are_refused_at_config_load(tmp_path, extra, key, value):
+    cfg = _toml(tmp_path, f'[nats]\nservers = ["nats://127.0.0.1:4222"]\n{extra}')
+    for cmd in (["central", "check-config", str(cfg)], ["central", "run", "--config", str(cfg)]):
+        line = _refused(cmd, key, "não é um nome NATS", "is not a NATS name")
+        assert value in line
+
+
+@pytest.mark.parametrize(("servers", "key"), [('["http://x", ""]', "$.nats.servers[0]"),
+                                              ('["nats://x:4222", ""]', "$.nats.servers[1]"),
+                                              ('["nats://x y:4222"]', "$.nats.servers[0]")])
+def test_nats_servers_that_are_not_nats_addresses_are_refused_at_config_load(tmp_path, servers, key):
+    cfg = _toml(tmp_path, f"[nats]\nservers = {servers}")
+    for cmd in (["central", "check-config", str(cfg)], ["central", "run", "--config", str(cfg)]):
+        _refused(cmd, key, "não é um endereço de servidor NATS", "is not a NATS server address")
+
+
+def test_the_summary_names_the_brokers_really_used(tmp_path):
+    cfg = _toml(tmp_path, '[mqtt]\nprotocol = "3.1.1"\nhosts = ["b1.example:1883", "b2.example:1884"]\n'
+                          '[nats]\nservers = ["nats://n1:4222", "tls://n2:4222"]')
+    res = run_here(["central", "check-config", str(cfg)])
+    assert res.returncode == 0, res
+    assert "mqtt b1.example:1883 b2.example:1884" in res.stdout and "127.0.0.1" not in res.stdout, res.stdout
+    assert "nats nats://n1:4222 tls://n2:4222" in res.stdout, res.stdout
+
+
+def test_a_web_secret_file_in_a_missing_directory_is_refused_and_nothing_is_made(tmp_path):
+    missing = tmp_path / "nonexist"
+    cfg = _toml(tmp_path, f'[web]\nsecret_file = "{missing / "s.key"}"')
+    pt, en = "não existe (o arquivo de chave é criado nele", "never the directory"
+    _refused(["central", "check-config", str(cfg)], "$.web.secret_file", pt, en)
+    _refused(["office", "serve", "--config", str(cfg), "--port", str(free_port())], "$.web.secret_file", pt, en, here=False)
+    assert not missing.exists()
+
+
+def test_a_web_slip_key_file_in_a_missing_directory_is_refused(tmp_path):
+    missing = tmp_path / "nonexist"
+    cfg = _toml(tmp_path, f'[web]\nslip_key_file = "{missing / "p.key"}"')
+    _refused(["central", "check-config", str(cfg)], "$.web.slip_key_file", "não existe", "never the directory")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize(("line", "key", "pt", "en"), [
+    ('ship = "93000\\u00001"', "$.ship", "contém um caractere NUL", "contains a NUL character"),
+    ('rulebook = "/nonexist/gate-rules.toml"', "$.rulebook", "não encontrado", "not found"),
+])
+def test_edge_check_config_refuses_what_edge_run_refuses(tmp_path, line, key, pt, en):
+    """A NUL escape in ``ship`` and a missing gate rulebook: ``edge check-config`` and ``edge run``
+    refuse alike (both already did on this branch: kept so that they stay alike)."""
+    cfg = write_gate_config(tmp_path / "gate")
+    text = cfg.read_text(encoding="utf-8")
+    lines = [x for x in text.splitlines() if not x.startswith(line.split(" ", 1)[0] + " ")]
+    cfg.write_text("\n".join([line, *lines]) + "\n", encoding="utf-8")
+    said = _refused(["edge", "check-config", str(cfg)], key, pt, en)
+    run = run_here(["edge", "run", "--config", str(cfg)], env={"PORTGATE_LANG": None})
+    assert run.returncode == 2 and key in run.stderr and pt in run.stderr, run
+    assert said.split(": ", 2)[-1] in run.stderr, (said, run.stderr)
