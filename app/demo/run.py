@@ -323,8 +323,13 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
 
     The run directory is made 0700 and everything in it is created 0600 (0700 for directories:
     the umask is 077 while the demo runs, inherited by its broker, office and gates): the ledger
-    holds password hashes, personal data and pay, the gates' journals who boarded."""
+    holds password hashes, personal data and pay, the gates' journals who boarded.
+
+    SIGTERM is Ctrl-C (``KeyboardInterrupt``): every process started (broker, office, gates,
+    pcscd, the screen) is stopped before the demo exits 130; before, ``kill -TERM`` ended the demo
+    alone and left them running under PID 1."""
     old_umask = os.umask(0o077)
+    old_term = signal.signal(signal.SIGTERM, _sigterm)
     run_dir.mkdir(parents=True, exist_ok=True)
     run_dir.chmod(0o700)
     use_lang(lang)  # the console speaks the run's language, as its gates
@@ -342,7 +347,12 @@ def run_demo(run_dir: Path, scenario: Scenario, *, lang: str = "pt", outage: boo
     finally:
         if demo.web is not None:
             demo.web.stop()
+        signal.signal(signal.SIGTERM, old_term)
         os.umask(old_umask)
+
+
+def _sigterm(_signum, _frame) -> None:
+    raise KeyboardInterrupt  # the same clean-up as Ctrl-C
 
 
 def office_totals_line(totals: dict) -> str:

@@ -93,7 +93,7 @@ class KeyUnreadable(Exception):
 class KeyRing:
     """Looks up gate keys in ``keys_dir``: cached, and each cached key's file is looked at again
     (``os.stat``) at most every ``recheck_s`` seconds, so a new gate's file is picked up on first
-    use and a key replaced, restored (``add-gate --overwrite``) or re-permissioned (``chmod``: the
+    use and a key replaced, restored (``add-gate --rotate``) or re-permissioned (``chmod``: the
     mode and change time are compared too) within ``recheck_s``, without a restart of the office."""
 
     def __init__(self, keys_dir: str | Path, *, recheck_s: float = 5.0) -> None:

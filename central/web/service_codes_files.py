@@ -69,6 +69,33 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "secret_empty": r"(?P<what>[^:]+?) file is empty",
     "cannot_open": r"cannot be opened: (?P<why>.+)",
     "not_valid_toml": r"not valid TOML: (?P<detail>.*)",
+    # central.db.engine_for: the database URL of --db or database_url, its backend not supported
+    "database_url_backend": r"database URL (?P<url>'[^']*'): (?P<backend>\S+) is not supported: the ledger runs on "
+                             r"SQLite \(sqlite:///path\.db\) or PostgreSQL \(postgresql\+psycopg://user@host/db\)",
+    # central.cli_args.day_arg: an option's time outside the plausible years (pay mark-paid --at)
+    "option_outside": r"(?P<option>--[\w-]+) (?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+    # central.pay.shifts_csv / central.pay.watchmen: a row of portgate pay --shifts FILE
+    "exit_before_admit": r"exit_at is before admit_at",
+    "not_whole_hour": r"(?P<field>\w+) (?P<value>.+) is not on a whole local hour \((?P<zone>.+)\)",
+    "shift_given_twice": r"shift (?P<shift>\S+) is given twice \(first at (?P<first>.+)\)",
+    "not_yes_no": r"(?P<field>\w+) (?P<value>'.*') is not yes\|no",
+    "function_not_in_rulebook": r"function (?P<value>'.*') is not in rulebook (?P<rulebook>\S+) \(one of: "
+                                 r"(?P<known>.*)\)",
+    # central.ingest.keys.add_gate and wire.chain.load_public: portgate central add-gate [--public-key]
+    "gate_has_key": r"gate (?P<gate>\S+) already has a key \(use --rotate to replace it\)",
+    "ed25519_one_block": r"not an Ed25519 public key: give one PEM PUBLIC KEY block and nothing else",
+    "ed25519_weak": r"not an Ed25519 public key: a weak key \(all zero or the neutral point\)",
+    "ed25519_length": r"not an Ed25519 public key: An Ed25519 public key is 32 bytes long",
+    "not_ed25519_why": r"not an Ed25519 public key: (?P<why>.+)",
+    "not_ed25519": r"not an Ed25519 public key",
+    # edge.config: gate.toml's office_public_key_file
+    "office_key_unreadable": r"cannot read the office public key: (?P<why>.+)",
+    # central.web.users: portgate office add-user / set-password
+    "password_short": r"a password has at least (?P<n>\d+) characters",
+    # central.registry.sanctions.load_suspension_limits: [web] rulebook of portgate office serve
+    "pay_rulebook_is_gate": r"not a pay rulebook: a gate rulebook \(it has \[\[version\]\]\); give a pay rulebook "
+                             r"\((?P<example>.+)\)",
+    "pay_rulebook_no_id": r"not a pay rulebook: no rulebook id; give a pay rulebook \((?P<example>.+)\)",
     # edge.config.GateConfig: [sync] lanes above 1 on mosquitto (MQTT 5)
     "sync_lanes_protocol": r"sync\.lanes = (?P<n>\d+) needs mqtt\.protocol = '3\.1\.1' \(a NATS cluster\): mosquitto "
                             r"gives every connection of a gate the gate's client id \(use_username_as_clientid\), so "

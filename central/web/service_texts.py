@@ -265,8 +265,9 @@ def _br_moment(value: str) -> str:
 
 
 _COMPILED = [(code, re.compile((v[0] if isinstance(v, tuple) else v) + r"\Z", re.S)) for code, v in CODES.items()]
-# a place: ``workers.csv:3``, ``registration``, or a configuration key path ``gate.toml:$.version[0].g7``
-_PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?(?::\$[^\s;]*)?|\$[^\s;]*): (?P<rest>.+)\Z", re.S)
+# a place: ``workers.csv:3``, ``registration``, a configuration key path ``gate.toml:$.version[0].g7``,
+# or a file's key as ``ConfigError`` names it (``gate.toml:office_public_key_file``, ``pay.toml:id``)
+_PLACE = re.compile(r"(?P<place>[^\s:;]+(?::\d+)?(?::\$[^\s;]*|:[A-Za-z_]\w*)?|\$[^\s;]*): (?P<rest>.+)\Z", re.S)
 
 
 _WITH_SEMICOLON = frozenset(code for code, rx in _COMPILED if "; " in rx.pattern)  # a line tried whole first

@@ -404,7 +404,36 @@ SAMPLES = {
                               "the ledger): not proof of pay; run `portgate pay close` for these days",
     "slip_pages": "the PDF has 3 page(s), the ledger's slips print 2 (pages added or removed)",
     "slip_page_differs": "page 1 prints 'R$ 900,00' where the ledger's slip has 'R$ 180,00' (edited?)",
+    "database_url_backend": "database URL 'mysql://u@h/db': mysql is not supported: the ledger runs on SQLite "
+                            "(sqlite:///path.db) or PostgreSQL (postgresql+psycopg://user@host/db)",
+    "option_outside": "--at '1999-12-31T23:00:00-03:00' is outside 2000-01-01..2100-12-31",
+    "exit_before_admit": "exit_at is before admit_at",
+    "not_whole_hour": "period_start 2026-03-15 07:30:00-03:00 is not on a whole local hour (America/Sao_Paulo)",
+    "shift_given_twice": "shift 103/9300001/2026-03-15/07-13 is given twice (first at shifts.csv:5)",
+    "not_yes_no": "meal_worked 'maybe' is not yes|no",
+    "function_not_in_rulebook": "function 'cook' is not in rulebook decreto-83611-1979 (one of: vigia, vigia_chefe)",
+    "gate_has_key": "gate g-new already has a key (use --rotate to replace it)",
+    "ed25519_one_block": "not an Ed25519 public key: give one PEM PUBLIC KEY block and nothing else",
+    "ed25519_weak": "not an Ed25519 public key: a weak key (all zero or the neutral point)",
+    "ed25519_length": "not an Ed25519 public key: An Ed25519 public key is 32 bytes long",
+    "not_ed25519_why": "not an Ed25519 public key: Incorrect padding",
+    "not_ed25519": "not an Ed25519 public key",
+    "office_key_unreadable": "cannot read the office public key: Permission denied",
+    "password_short": "a password has at least 10 characters",
+    "pay_rulebook_is_gate": "not a pay rulebook: a gate rulebook (it has [[version]]); give a pay rulebook "
+                            "(config/rulebooks/decreto-83611-1979.toml ...)",
+    "pay_rulebook_no_id": "not a pay rulebook: no rulebook id; give a pay rulebook "
+                          "(config/rulebooks/decreto-83611-1979.toml ...)",
 }
+
+
+def test_a_config_file_s_key_is_a_place_and_an_errno_text_is_worded():
+    """``ConfigError`` names its place ``file.toml:key`` (no ``$.``): the reason behind it is still
+    worded, and an OS error's own words (strerror) read in pt-BR where the catalogs have them."""
+    text = "/etc/portgate/gate.toml:office_public_key_file: cannot read the office public key: No such file or directory"
+    assert localize("pt", text) == ("/etc/portgate/gate.toml:office_public_key_file: não foi possível ler a chave "
+                                    "pública do escritório: arquivo ou diretório inexistente")
+    assert localize("en", text) == text
 
 
 def test_every_code_has_a_sample_that_is_read_as_that_code_and_has_a_portuguese_text():
