@@ -140,19 +140,23 @@ def test_activate_from_a_printed_code_then_escala_shift_statement_and_payslip(of
         assert "Nordic Star" in dispatch.inner_text() and "g-b" in dispatch.inner_text()
         assert "Lei 9.719 art. 8" in pg.locator("#next").inner_text()
         shot(pg, "escala", tmp_path)
-        pg.get_by_role("link", name="Turnos").click()
+        with pg.expect_navigation():  # read the new page, not the one the click left
+            pg.get_by_role("link", name="Turnos").click()
         pg.get_by_label("De").fill("2026-03-01")
         pg.get_by_label("até").fill("2026-03-31")
-        pg.get_by_role("button", name="Mostrar").click()
+        with pg.expect_navigation():  # read the new page, not the one the click left
+            pg.get_by_role("button", name="Mostrar").click()
         shift = pg.locator('[data-shift="V017/9300002/2026-03-15/19-01"]')
         taps = shift.locator(".taps li")
         assert taps.count() == 2 and "liberado" in taps.nth(0).inner_text() and "saída" in taps.nth(1).inner_text()
         fits(pg)
         shot(pg, "shifts", tmp_path)
-        pg.get_by_role("link", name="Pagamento").click()
+        with pg.expect_navigation():  # read the new page, not the one the click left
+            pg.get_by_role("link", name="Pagamento").click()
         pg.get_by_label("De").fill("2026-03-01")
         pg.get_by_label("até").fill("2026-03-31")
-        pg.get_by_role("button", name="Mostrar").click()
+        with pg.expect_navigation():  # read the new page, not the one the click left
+            pg.get_by_role("button", name="Mostrar").click()
         statement = pg.locator(".statement").first
         assert "R$ 696,60" in statement.locator(".total").inner_text()
         assert "navio fundeado" in statement.inner_text() and "art. 27" in statement.inner_text()
@@ -352,9 +356,11 @@ def test_the_demos_stevedore_e001_sees_his_r8_hours_and_production_pay_on_the_ph
         shot(pg, "demo-stevedore-hours", tmp_path)
         found = axe_violations(pg)
         assert found == [], describe(found)
-        pg.get_by_role("link", name="Pagamento").click()
+        with pg.expect_navigation():  # read the new page, not the one the click left
+            pg.get_by_role("link", name="Pagamento").click()
         pg.get_by_label("De").fill("2026-02-01")
-        pg.get_by_role("button", name="Mostrar").click()
+        with pg.expect_navigation():  # read the new page, not the one the click left
+            pg.get_by_role("button", name="Mostrar").click()
         pg.wait_for_load_state("load")
         sizes = _weight(pg)
         assert len(sizes) >= 3 and 0 < sum(n for _u, n in sizes) < 100 * 1024, sizes
