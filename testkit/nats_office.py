@@ -68,6 +68,26 @@ def office_ingest(tmp_path: Path, cluster: NatsCluster, gate_id: str) -> tuple[P
     return keys, url, ingest
 
 
+def central_toml(tmp_path: Path, cluster: NatsCluster, *, ingest_extra: str = "", nats_extra: str = "") -> Path:
+    """``tmp_path/central.toml`` for a real ``portgate central run`` on ``cluster``: gate g1's key in
+    ``tmp_path/keys``, a migrated SQLite ledger, MQTT 3.1.1 on the nodes' listeners, the ingest's
+    thread writer and ``[nats]`` on the nodes (``fetch_wait_s = 0.2``); ``ingest_extra`` and
+    ``nats_extra``: more TOML lines of those tables."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    add_gate(keys, "g1")
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    upgrade(url)
+    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
+    servers = ", ".join(f'"{u}"' for u in cluster.nats_urls)
+    cfg = tmp_path / "central.toml"
+    cfg.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{keys}"\nlog_json = true\n'
+                   f'[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\n'
+                   f'[ingest]\n{ingest_extra}writer = "thread"\n'
+                   f'[nats]\nservers = [{servers}]\n{nats_extra}fetch_wait_s = 0.2\n')
+    return cfg
+
+
 def ledger_rows(engine):
     with engine.connect() as c:
         rows = c.execute(select(events.c.gate_id, events.c.seq, events.c.event_id)).all()

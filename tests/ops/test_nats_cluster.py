@@ -18,7 +18,6 @@ import pytest
 from central.config import CentralConfig
 from central.db import make_engine
 from central.ingest.jetstream import JetStreamIngest, _covers, subject_to_topic
-from central.ingest.keys import add_gate
 from central.ledger.migrate import upgrade
 from edge.config import load_gate_config
 from edge.journal import Journal
@@ -28,7 +27,7 @@ from portgate.errors import ConfigError
 from testkit.fault_check import ReplayLog, check_fault_run, shift_tap, signing_gate
 from testkit.gate_process import write_gate_config
 from testkit.nats import NatsCluster, find_exe, js_asked
-from testkit.nats_office import (gate_mqtt, ledger_rows, now, office, office_ingest, real_gate_through_a_node_kill,
+from testkit.nats_office import (central_toml, gate_mqtt, ledger_rows, now, office, office_ingest, real_gate_through_a_node_kill,
                                  stream_state, tap)
 from testkit.wait import wait_until
 from wire.connection import MqttConfig, parse_host
@@ -188,18 +187,8 @@ def test_two_office_processes_share_the_consumer_and_one_is_sigkilled(
     the ledger exactly once, nothing left unacknowledged; the run ends with ``check_fault_run``
     (shifts and pay identical to a fault-free run, the audit exit 0)."""
     cluster = nats_cluster
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    add_gate(keys, "g1")
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
-    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
-    servers = ", ".join(f'"{u}"' for u in cluster.nats_urls)
-    cfg = tmp_path / "central.toml"
-    cfg.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{keys}"\nlog_json = true\n'
-                   f'[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\n'
-                   f'[ingest]\nbatch_size = 50\nwriter = "thread"\n'
-                   f'[nats]\nservers = [{servers}]\nack_wait_s = 2.0\nfetch_wait_s = 0.2\n')
+    cfg = central_toml(tmp_path, cluster, ingest_extra="batch_size = 50\n", nats_extra="ack_wait_s = 2.0\n")
+    keys, url = tmp_path / "keys", f"sqlite:///{tmp_path / 'ledger.db'}"
     procs = {}
     for inst in ("a", "b"):
         procs[inst] = start_service(["central", "run", "--config", str(cfg), "--instance", inst],

@@ -7,28 +7,10 @@ stops, the watchdog's worker check sees it), and a cluster with 2 of its 3 nodes
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from central.ingest.keys import add_gate
-from central.ledger.migrate import upgrade
 from testkit.nats import NatsCluster, find_exe
+from testkit.nats_office import central_toml
 from testkit.wait import wait_until
-
-
-def _central_toml(tmp_path: Path, cluster: NatsCluster, nats_extra: str = "") -> Path:
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    add_gate(keys, "g1")
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    upgrade(url)
-    hosts = ", ".join(f'"{h}:{p}"' for h, p in cluster.mqtt_hosts)
-    servers = ", ".join(f'"{u}"' for u in cluster.nats_urls)
-    cfg = tmp_path / "central.toml"
-    cfg.write_text(f'database_url = "{url}"\nport = "santos"\nkeys_dir = "{keys}"\nlog_json = true\n'
-                   f'[mqtt]\nprotocol = "3.1.1"\nhosts = [{hosts}]\n'
-                   f'[ingest]\nwriter = "thread"\n'
-                   f'[nats]\nservers = [{servers}]\nfetch_wait_s = 0.2\n{nats_extra}')
-    return cfg
 
 
 def _lines(svc, event: str) -> list[dict]:
@@ -47,7 +29,7 @@ def test_replicas_3_on_a_single_server_is_a_config_error_naming_nats_replicas(tm
     assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
     solo = NatsCluster(tmp_path / "nats", size=1, clustered=False).start(60)
     try:
-        cfg = _central_toml(tmp_path, solo)  # [nats] replicas: the default 3
+        cfg = central_toml(tmp_path, solo)  # [nats] replicas: the default 3
         svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
         wait_until(lambda: _lines(svc, "ingest_worker_died") or not svc.alive(), timeout=120,
                    what="the ingest stopped on the configuration error")
@@ -67,7 +49,7 @@ def test_a_cluster_without_quorum_says_why_the_ingest_waits(tmp_path, start_serv
     cluster = NatsCluster(tmp_path / "nats")
     cluster.start_node(0)  # 1 of 3 nodes: JetStream has no meta leader
     try:
-        cfg = _central_toml(tmp_path, cluster, "request_timeout_s = 2.0\n")
+        cfg = central_toml(tmp_path, cluster, nats_extra="request_timeout_s = 2.0\n")
         svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
         wait_until(lambda: _lines(svc, "jetstream.ingest_failed") or not svc.alive(), timeout=120,
                    what="the set-up's failure logged")
@@ -88,7 +70,7 @@ def test_no_server_listening_is_one_line_naming_the_servers(tmp_path, start_serv
     refusal as ``cause`` and the URLs in ``hint`` (nats-py's default: a traceback per attempt)."""
     assert find_exe(), "nats-server is not installed: scripts/setup.sh installs it (as root)"
     cluster = NatsCluster(tmp_path / "nats", size=1, clustered=False)  # ports chosen, never started
-    cfg = _central_toml(tmp_path, cluster)
+    cfg = central_toml(tmp_path, cluster)
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
     wait_until(lambda: _lines(svc, "jetstream.connect_failed") or not svc.alive(), timeout=120,
                what="the refused connection logged")
