@@ -15,7 +15,10 @@
     } else if (!box.value && store.getItem(key)) {
       box.value = store.getItem(key);
     }
-    box.addEventListener("input", function () { store.setItem(key, box.value); });
+    var keep = function () { if (box.value) { store.setItem(key, box.value); } else { store.removeItem(key); } };
+    keep();  // typed before this script ran (a slow phone): kept as well
+    box.addEventListener("input", keep);
+    form.addEventListener("submit", keep);  // the send itself may be the request that is lost
   });
 })();
 

@@ -197,6 +197,34 @@ def _photo(tmp: Path) -> Path:
     return path
 
 
+def test_a_defence_typed_before_the_pages_script_ran_or_lost_with_its_send_is_kept(office, browser):
+    """A slow phone: the text typed before worker.js ran (no input event seen) is kept when it runs,
+    and a send lost on the way keeps what the box holds even without an input event (the CI
+    machine's run: Playwright filled the box before the deferred script had run)."""
+    context, pg = phone(browser)
+    case_url = office.url + f"/w/processos/{office.case_id}"
+    try:
+        worker_log_in(pg, office.url, "V008", WORKER_PASSWORD)
+        pg.route("**/static/worker.js", lambda route: route.abort())
+        pg.goto(case_url)
+        pg.get_by_label("Sua defesa").fill("antes do script")
+        pg.unroute("**/static/worker.js")
+        pg.add_script_tag(url="/static/worker.js")  # returns once it ran
+        pg.wait_for_function("() => localStorage.length > 0")
+        pg.goto(case_url)
+        assert pg.get_by_label("Sua defesa").input_value() == "antes do script"
+        # the box set without any input event, then the send is lost
+        pg.get_by_label("Sua defesa").evaluate("(box) => { box.value = 'só no envio'; }")
+        context.set_offline(True)
+        with contextlib.suppress(Exception):
+            pg.get_by_role("button", name="Enviar defesa").click(timeout=5_000)
+        context.set_offline(False)
+        pg.goto(case_url)
+        assert pg.get_by_label("Sua defesa").input_value() == "só no envio"
+    finally:
+        context.close()
+
+
 def test_a_defence_survives_a_dropped_connection_and_reaches_the_inspectors_case_page(office, browser, tmp_path):
     context, pg = phone(browser)
     typed = "Saí às 10h por ordem do contramestre, que pode confirmar."
