@@ -68,7 +68,7 @@ class PtyReader:
         """Send one EM4100 frame (``encode_frame`` keywords: ``eol``, ``checksum``)."""
         self.write(encode_frame(uid, **kwargs))  # type: ignore[arg-type]
 
-    def hold(self, uid: str, seconds: float, interval: float = REPEAT_S) -> int:
+    def hold(self, uid: str, seconds: float, interval: float = REPEAT_S, pieces: int = 1, **kwargs: object) -> int:
         """Hold a card in front of the reader: repeat its frame every ``interval`` s for ``seconds``,
         and on until two repeats in a row each came within ``CLOSE_S`` of the one before (at most
         ``GIVE_UP_S`` more); returns the count of frames.
@@ -77,13 +77,19 @@ class PtyReader:
         writer stalled past the hold (issue 37: the cluster demo's process, two ports' days, the web
         application and the ledger queries on a loaded machine, paused for over 0.6 s) sent its few
         frames too far apart for the reader's confirm-by-repeat: the card was never read and a
-        card + badge pair was decided wrongly."""
+        card + badge pair was decided wrongly.
+
+        ``pieces`` > 1 sends each frame in that many chunks (``split_frame``); ``kwargs`` go to
+        ``encode_frame`` (``eol``, ``checksum``)."""
         count, close, previous = 0, 0, None
         start = time.monotonic()
         while True:
-            before = time.monotonic()
-            self.frame(uid)
-            now = time.monotonic()  # the frame went out between ``before`` and ``now``
+            if pieces > 1:
+                before = self.split_frame(uid, pieces, **kwargs)
+            else:
+                before = time.monotonic()
+                self.frame(uid, **kwargs)
+            now = time.monotonic()  # the frame's last byte went out between ``before`` and ``now``
             count += 1
             close = close + 1 if previous is not None and now - previous <= CLOSE_S else 0
             previous = before
@@ -91,13 +97,19 @@ class PtyReader:
                 return count
             time.sleep(interval)
 
-    def split_frame(self, uid: str, pieces: int = 3, pause: float = 0.01) -> None:
-        """Send one frame in ``pieces`` chunks with pauses (slow UART, USB packetisation)."""
-        data = encode_frame(uid)
-        step = max(1, len(data) // pieces)
+    def split_frame(self, uid: str, pieces: int = 3, pause: float = 0.01, **kwargs: object) -> float:
+        """Send one frame in ``pieces`` chunks with ``pause`` s between them (slow UART, USB
+        packetisation; ``pieces=1``: the whole frame at once); ``kwargs`` go to ``encode_frame``.
+        Returns ``time.monotonic()`` just before the last chunk was written."""
+        data = encode_frame(uid, **kwargs)  # type: ignore[arg-type]
+        step = max(1, -(-len(data) // max(1, pieces)))
+        last = time.monotonic()
         for i in range(0, len(data), step):
+            if i:
+                time.sleep(pause)
+            last = time.monotonic()
             self.write(data[i : i + step])
-            time.sleep(pause)
+        return last
 
     def noise(self, n: int, seed: int | None = None) -> bytes:
         """Send ``n`` random bytes without STX (line noise); returns them."""
