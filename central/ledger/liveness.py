@@ -10,8 +10,11 @@ a process killed without its stop (``kill -9``, a power cut) stops refreshing an
 counted after ``STALE_S`` seconds; its row stays, ignored, until a later start of any office
 process deletes it (rows not refreshed for ``PRUNE_S`` seconds).
 
-A failure to write the row (a ledger not migrated to 0036, a database that went away) never stops
-the office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
+A ``central run`` also claims its home port and ``--instance`` with its first write (0037,
+``central.ledger.instance_claim``): it does not start while another live one holds them
+(``OfficeRunning``, exit 2), and a database error at that write stops it (exit 1 or 2, it cannot tell
+whether it may run). Any other failure to write the row (a database that went away) never stops the
+office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
 written again if it is missing). Times are the processes' own UTC clocks (the offices and the
 command are expected to keep NTP time: ``STALE_S`` is far above any sane skew). A ``seen_at`` more
 than ``stale_s`` seconds ahead of the reader's clock (a process whose clock ran fast, a row written by
@@ -28,7 +31,6 @@ import datetime as dt
 import os
 import secrets
 import signal
-import socket
 import threading
 from dataclasses import dataclass
 
@@ -37,7 +39,8 @@ from sqlalchemy import String, delete, insert, select, type_coerce, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from central.db import make_engine
+from central.db import make_engine, read_failure
+from central.ledger.instance_claim import CLAIMING, claim, proc_start, this_host
 from central.ledger.schema import office_processes
 from portgate.errors import StoreError
 from portgate.timeutil import as_utc
@@ -106,10 +109,11 @@ class Liveness:
     otherwise end the process without leaving the block. A handler set inside the block
     (``central run``'s ``done.set``) replaces it and the block ends normally."""
 
-    def __init__(self, database_url: str, kind: str, home_port: str, *, refresh_s: float = REFRESH_S,
-                 clock=lambda: dt.datetime.now(dt.UTC)) -> None:
+    def __init__(self, database_url: str, kind: str, home_port: str, *, instance: str = "",
+                 refresh_s: float = REFRESH_S, clock=lambda: dt.datetime.now(dt.UTC)) -> None:
         self.id = secrets.token_hex(16)
         self.kind, self.home_port, self.refresh_s, self.clock = kind, home_port, refresh_s, clock
+        self.instance = instance
         self._url = database_url
         self._engine = None
         self._stop = threading.Event()
@@ -117,7 +121,11 @@ class Liveness:
 
     def __enter__(self) -> Liveness:
         self._engine = make_engine(self._url, existing_file=True)
-        self._beat(first=True)
+        try:
+            self._start()
+        except BaseException:
+            self._engine.dispose()
+            raise
         self._thread = threading.Thread(target=self._run, name="office-liveness", daemon=True)
         self._thread.start()
         main = threading.current_thread() is threading.main_thread()
@@ -155,23 +163,43 @@ class Liveness:
         while not self._stop.wait(self.refresh_s):
             self._beat()
 
-    def _beat(self, first: bool = False) -> None:
-        """Refresh this process's ``seen_at`` (its row written again if missing); on the first beat
-        also delete the rows not refreshed for ``PRUNE_S``. A database error is logged, never raised."""
+    def _row(self, now: dt.datetime) -> dict:
+        """This process's ``office_processes`` values, ``seen_at`` and ``started_at`` ``now``."""
+        return dict(id=self.id, kind=self.kind, home_port=self.home_port, instance=self.instance,
+                    host=this_host(), pid=os.getpid(), proc_start=proc_start(os.getpid()), started_at=now,
+                    seen_at=now)
+
+    def _start(self) -> None:
+        """The first write: this process's row, a ``central run`` claiming its home port and
+        instance first (``instance_claim.claim``: ``OfficeRunning`` raised, nothing written), then the
+        rows not refreshed for ``PRUNE_S`` deleted. A database error is logged and left to the next
+        refresh, except for a ``central run``: ``StoreUnavailable`` (exit 1, systemd retries) or
+        ``StoreError`` (exit 2, ``central.db.read_failure``), as it cannot tell whether it may run."""
         now = self.clock()
         try:
             with self._engine.begin() as conn:
-                if first:
-                    self._prune(conn, now)
+                for gone in claim(conn, self._row(now), now=now, stale_s=STALE_S):
+                    log.info("office.instance_taken_over", instance=gone.instance, host=gone.host, pid=gone.pid,
+                             seen_at=gone.seen_at.isoformat())
+                self._prune(conn, now)
+        except SQLAlchemyError as error:
+            if self.kind == CLAIMING:
+                where = self._engine.url.render_as_string(hide_password=True)
+                raise read_failure(where, self._engine.dialect.name, error) from error
+            log.warning("office.liveness_failed", step="start", error=str(error).splitlines()[0][:300])
+
+    def _beat(self) -> None:
+        """Refresh this process's ``seen_at`` (its row written again if missing). A database error
+        is logged, never raised."""
+        now = self.clock()
+        try:
+            with self._engine.begin() as conn:
                 done = conn.execute(update(office_processes).where(office_processes.c.id == self.id)
                                     .values(seen_at=now)).rowcount
                 if not done:
-                    conn.execute(insert(office_processes).values(
-                        id=self.id, kind=self.kind, home_port=self.home_port, host=socket.gethostname()[:255],
-                        pid=os.getpid(), started_at=now, seen_at=now))
+                    conn.execute(insert(office_processes).values(**self._row(now)))
         except SQLAlchemyError as error:
-            log.warning("office.liveness_failed", step="start" if first else "refresh",
-                        error=str(error).splitlines()[0][:300])
+            log.warning("office.liveness_failed", step="refresh", error=str(error).splitlines()[0][:300])
 
     @staticmethod
     def _prune(conn: Connection, now: dt.datetime) -> None:
