@@ -145,15 +145,54 @@ def _seen(value: object) -> dt.datetime:
         return dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
-def _holders(conn: Connection, home_port: str, instance: str) -> list[Holder]:
-    """The ``central run`` rows of ``home_port`` and ``instance``, oldest heartbeat first."""
+def _holders(conn: Connection, home_port: str, instance: str | None) -> list[Holder]:
+    """The ``central run`` rows of ``home_port`` and ``instance`` (None: every instance), oldest
+    heartbeat first."""
     from central.ledger.liveness import raw  # a cycle: liveness calls claim
 
     t = office_processes.c
+    which = and_(t.kind == CLAIMING, t.home_port == home_port)
     rows = conn.execute(select(t.id, t.instance, t.home_port, t.host, t.pid, t.proc_start, raw(t.seen_at))
-                        .where(and_(t.kind == CLAIMING, t.home_port == home_port, t.instance == instance)))
+                        .where(which if instance is None else and_(which, t.instance == instance)))
     found = [Holder(r.id, r.instance, r.home_port, r.host, r.pid, r.proc_start, _seen(r.seen_at)) for r in rows]
     return sorted(found, key=lambda h: (h.seen_at, h.id))
+
+
+def _live(holder: Holder, now: dt.datetime, stale_s: float, host: str) -> bool:
+    """True if ``holder`` holds its key (module doc): a heartbeat within ``stale_s`` seconds of
+    ``now`` (either side: clock skew) and not known dead on ``host`` (this one)."""
+    fresh = now - dt.timedelta(seconds=stale_s) <= holder.seen_at <= now + dt.timedelta(seconds=stale_s)
+    return fresh and not known_dead(holder, host)
+
+
+def live_instances(database_url: str, home_port: str, *, now: dt.datetime, stale_s: float) -> list[Holder]:
+    """The live ``central run`` processes of ``home_port`` on the ledger at ``database_url``, every
+    instance, by instance name (``portgate central check-config`` names them). Read only; ``[]`` without connecting for
+    a SQLite file that is not there yet or empty, and on a ledger older than 0037.
+    ``StoreUnavailable``/``StoreError`` (``central.db.read_failure``) when it cannot be read."""
+    from sqlalchemy import inspect
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from central.db import make_engine, read_failure
+    from central.ledger.home import _not_yet_a_ledger
+
+    if _not_yet_a_ledger(database_url):
+        return []
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            seen = inspect(conn)
+            if not seen.has_table("office_processes") or \
+                    "instance" not in {c["name"] for c in seen.get_columns("office_processes")}:
+                return []
+            live = [h for h in _holders(conn, home_port, None) if _live(h, now, stale_s, this_host())]
+            return sorted(live, key=lambda h: (h.instance, h.host, h.pid))
+    except SQLAlchemyError as exc:
+        raise read_failure(make_url(database_url).render_as_string(hide_password=True), engine.dialect.name,
+                           exc) from exc
+    finally:
+        engine.dispose()
 
 
 def claim(conn: Connection, row: dict, *, now: dt.datetime, stale_s: float) -> list[Holder]:
@@ -166,9 +205,8 @@ def claim(conn: Connection, row: dict, *, now: dt.datetime, stale_s: float) -> l
     if row["kind"] == CLAIMING:
         _serialise(conn)
         host = this_host()
-        low, high = now - dt.timedelta(seconds=stale_s), now + dt.timedelta(seconds=stale_s)
         for holder in _holders(conn, row["home_port"], row["instance"]):
-            if low <= holder.seen_at <= high and not known_dead(holder, host):
+            if _live(holder, now, stale_s, host):
                 age = max(0.0, (now - holder.seen_at).total_seconds())
                 raise OfficeRunning(holder, stale_s, age)
             gone.append(holder)

@@ -2,7 +2,7 @@
 ``--instance`` used to take the MQTT sessions of the first and back (the same client ids, a flapping
 pair); now it does not start: exit 2 (systemd's ``RestartPreventExitStatus=2``), one line naming the
 running one, its pid and host and the heartbeat bound (pt-BR, English with ``--lang en``)
-(``central.ledger.instance_claim``). Distinct ``--instance`` names both run. A SIGKILLed office
+(``central.ledger.instance_claim``); ``central check-config`` names the live ones. Distinct ``--instance`` names both run. A SIGKILLed office
 restarted at once under the same instance (systemd's ``Restart=on-failure``, 2 s later) runs: its
 dead row's heartbeat is recent but its pid is gone. A row of another host counts until its
 heartbeat is ``STALE_S`` old. The real service (READY through sd_notify) on a real mosquitto, SQLite
@@ -25,6 +25,7 @@ from central.ledger.migrate import upgrade
 from central.ledger.schema import office_processes
 from testkit.postgres import PostgresCluster
 from testkit.wait import wait_until
+from testkit.cli import run_here
 from tests.ops.conftest import run_cli
 from tests.ops.test_central_service import central_toml
 
@@ -84,9 +85,17 @@ def test_a_second_office_of_one_instance_is_refused_and_another_instance_runs(
         assert line.startswith(f"portgate: another office 'b' of port santos (pid {second.proc.pid} on host {HOST}, "), \
             line
         assert "start this one with another --instance NAME or stop that one" in line
+        checked = run_here(["central", "check-config", cfg], env={"PORTGATE_LANG": "pt"})  # systemd's ExecStartPre
+        assert checked.returncode == 0 and checked.stdout.startswith("ok: "), (checked.stdout, checked.stderr)
+        assert checked.stderr.splitlines() == [
+            f"nota: 2 escritório(s) do porto santos rodam neste livro-razão (sem --instance (pid {first.proc.pid} no "
+            f"host {HOST}), 'b' (pid {second.proc.pid} no host {HOST})): um `portgate central run` desta configuração "
+            "só parte com uma --instance que nenhum deles tenha"], checked.stderr
         assert first.alive() and second.alive()
         assert second.stop() == 0 and first.stop() == 0
         assert _rows(engine) == []
+        checked = run_here(["central", "check-config", cfg])
+        assert checked.returncode == 0 and checked.stderr == "", checked.stderr
     finally:
         engine.dispose()
 

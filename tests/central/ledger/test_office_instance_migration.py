@@ -13,8 +13,8 @@ from alembic import command
 from sqlalchemy import inspect, text
 
 from central.db import make_engine
-from central.ledger.instance_claim import OfficeRunning
-from central.ledger.liveness import Liveness
+from central.ledger.instance_claim import OfficeRunning, live_instances
+from central.ledger.liveness import STALE_S, Liveness
 from central.ledger.migrate import alembic_config, upgrade
 
 
@@ -34,7 +34,10 @@ def test_rows_of_0036_become_the_default_instance_and_still_block_it(db_url):
                 c.execute(text("INSERT INTO office_processes (id, kind, home_port, host, pid, started_at, seen_at) "
                                "VALUES (:id, :kind, 'santos', 'escritorio-2', 4242, :t, :t)"),
                           {"id": rid, "kind": kind, "t": seen})
+        assert live_instances(db_url, "santos", now=seen, stale_s=STALE_S) == []  # check-config: no column yet
         assert upgrade(db_url, "0037") == "0037"
+        assert [(h.id, h.instance, h.pid) for h in live_instances(db_url, "santos", now=seen, stale_s=STALE_S)] == [
+            ("p1", "", 4242)]  # the office serve row claims nothing
         assert _rows(engine) == [("p1", "central run", "santos", "", None), ("p2", "office serve", "santos", "", None)]
         with pytest.raises(OfficeRunning, match="another office without --instance of port santos \\(pid 4242 on "
                                                 "host escritorio-2"):
