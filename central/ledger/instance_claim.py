@@ -30,11 +30,18 @@ import os
 import socket
 from dataclasses import dataclass
 
-from sqlalchemy import and_, delete, insert, select, text, update
-from sqlalchemy.engine import Connection
+import structlog
+from sqlalchemy import and_, delete, insert, inspect, select, text, update
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import SQLAlchemyError
 
+from central.db import make_engine, read_failure
+from central.ledger.home import _not_yet_a_ledger
 from central.ledger.schema import office_processes
+from central.ledger.stored_time import raw, stored_time
 from portgate.errors import PortgateError, StoreError
+
+log = structlog.get_logger()
 
 #: the kind of process that claims its home port and instance (``office serve`` rows claim nothing)
 CLAIMING = "central run"
@@ -136,8 +143,6 @@ def _serialise(conn: Connection) -> None:
 def _seen(value: object) -> dt.datetime:
     """A row's ``seen_at`` (``liveness.stored_time``); one that is not a time reads as long ago
     (logged): the row is deleted with the claim, as a starting process's prune deletes it."""
-    from central.ledger.liveness import log, stored_time  # a cycle: liveness calls claim
-
     try:
         return stored_time("office_processes", "seen_at", value)
     except StoreError as error:
@@ -148,8 +153,6 @@ def _seen(value: object) -> dt.datetime:
 def _holders(conn: Connection, home_port: str, instance: str | None) -> list[Holder]:
     """The ``central run`` rows of ``home_port`` and ``instance`` (None: every instance), oldest
     heartbeat first."""
-    from central.ledger.liveness import raw  # a cycle: liveness calls claim
-
     t = office_processes.c
     which = and_(t.kind == CLAIMING, t.home_port == home_port)
     rows = conn.execute(select(t.id, t.instance, t.home_port, t.host, t.pid, t.proc_start, raw(t.seen_at))
@@ -170,13 +173,6 @@ def live_instances(database_url: str, home_port: str, *, now: dt.datetime, stale
     instance, by instance name (``portgate central check-config`` names them). Read only; ``[]`` without connecting for
     a SQLite file that is not there yet or empty, and on a ledger older than 0037.
     ``StoreUnavailable``/``StoreError`` (``central.db.read_failure``) when it cannot be read."""
-    from sqlalchemy import inspect
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from central.db import make_engine, read_failure
-    from central.ledger.home import _not_yet_a_ledger
-
     if _not_yet_a_ledger(database_url):
         return []
     engine = make_engine(database_url)

@@ -20,7 +20,7 @@ command are expected to keep NTP time: ``STALE_S`` is far above any sane skew). 
 than ``stale_s`` seconds ahead of the reader's clock (a process whose clock ran fast, a row written by
 hand) is stale too: otherwise it would be counted as running for as long as the skew lasts.
 
-A stored time the office cannot read (a SQLite row edited by hand: ``seen_at = 'garbage'``) is
+A stored time the office cannot read (``central.ledger.stored_time``) (a SQLite row edited by hand: ``seen_at = 'garbage'``) is
 ``StoreError`` naming the table, the column and the value (``stored_time``; exit 2), never a
 traceback; a starting process's prune deletes such rows (logged), as it deletes old ones.
 """
@@ -35,15 +35,15 @@ import threading
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import String, delete, insert, select, type_coerce, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import make_engine, read_failure
 from central.ledger.instance_claim import CLAIMING, claim, proc_start, this_host
 from central.ledger.schema import office_processes
+from central.ledger.stored_time import raw, stored_time
 from portgate.errors import StoreError
-from portgate.timeutil import as_utc
 
 log = structlog.get_logger()
 
@@ -64,24 +64,6 @@ class OfficeProcess:
     pid: int
     started_at: dt.datetime
     seen_at: dt.datetime
-
-
-def stored_time(table: str, column: str, value: object) -> dt.datetime | None:
-    """A time read as text-or-datetime (``raw``) as aware UTC; ``None`` stays ``None``. SQLite keeps
-    ``DateTime`` as text (``2026-12-07 06:00:00.000000``), PostgreSQL gives a ``datetime``. Raises
-    ``StoreError`` (exit 2) naming ``table.column`` and the value for text that is not a time."""
-    if value is None or isinstance(value, dt.datetime):
-        return as_utc(value)
-    try:
-        return as_utc(dt.datetime.fromisoformat(str(value)))
-    except ValueError:
-        raise StoreError(f"{table}.{column} holds {str(value)[:80]!r}, not a time: the office cannot read "
-                         "this row (fix or delete it)") from None
-
-
-def raw(column):
-    """``column`` selected without its type's result processing (``stored_time`` reads it)."""
-    return type_coerce(column, String).label(column.name)
 
 
 def running(conn: Connection, now: dt.datetime, stale_s: float = STALE_S) -> list[OfficeProcess]:
