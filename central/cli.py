@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import signal
 import ssl
 from pathlib import Path
 
@@ -53,7 +56,10 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`;
     # its row in office_processes while it runs (``ledger home-port --set`` refuses then), which
     # refuses a second live process of this home port and instance (exit 2, instance_claim)
-    with Liveness(config.database_url, "central run", config.port, instance=instance or ""):
+    # taken over meanwhile (a process of its instance started elsewhere while this one could not
+    # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
+    lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
+    with Liveness(config.database_url, "central run", config.port, instance=instance or "", on_lost=lost):
         run_central(config, lambda: ingest_for_run(config))
 
 

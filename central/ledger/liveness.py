@@ -15,7 +15,8 @@ A ``central run`` also claims its home port and ``--instance`` with its first wr
 (``OfficeRunning``, exit 2), and a database error at that write stops it (exit 1 or 2, it cannot tell
 whether it may run). Any other failure to write the row (a database that went away) never stops the
 office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
-written again if it is missing). Times are the processes' own UTC clocks (the offices and the
+written again if it is missing; a ``central run`` whose row another start of its instance took over
+meanwhile stops instead, ``Liveness._beat``). Times are the processes' own UTC clocks (the offices and the
 command are expected to keep NTP time: ``STALE_S`` is far above any sane skew). A ``seen_at`` more
 than ``stale_s`` seconds ahead of the reader's clock (a process whose clock ran fast, a row written by
 hand) is stale too: otherwise it would be counted as running for as long as the skew lasts.
@@ -32,15 +33,16 @@ import os
 import secrets
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import make_engine, read_failure
-from central.ledger.instance_claim import CLAIMING, claim, proc_start, this_host
+from central.ledger.instance_claim import CLAIMING, OfficeRunning, claim, proc_start, this_host
 from central.ledger.schema import office_processes
 from central.ledger.stored_time import raw, stored_time
 from portgate.errors import StoreError
@@ -83,7 +85,9 @@ def running(conn: Connection, now: dt.datetime, stale_s: float = STALE_S) -> lis
 
 class Liveness:
     """``with Liveness(url, "office serve", "santos"):`` keeps this process's row while the block
-    runs (module doc). ``refresh_s``: seconds between refreshes; ``clock``: aware UTC now.
+    runs (module doc). ``refresh_s``: seconds between refreshes; ``clock``: aware UTC now;
+    ``instance``: a ``central run``'s ``--instance`` (``''``: none); ``on_lost``: called (from the
+    refresh thread) when another process took this one's instance over (``_beat``).
 
     A SIGTERM whose handler is the default (death) when the block starts (in the main thread) gets
     one that deletes the row first and then dies of the signal as before: uvicorn (``office serve``)
@@ -92,13 +96,15 @@ class Liveness:
     (``central run``'s ``done.set``) replaces it and the block ends normally."""
 
     def __init__(self, database_url: str, kind: str, home_port: str, *, instance: str = "",
-                 refresh_s: float = REFRESH_S, clock=lambda: dt.datetime.now(dt.UTC)) -> None:
+                 refresh_s: float = REFRESH_S, clock=lambda: dt.datetime.now(dt.UTC),
+                 on_lost: Callable[[], None] | None = None) -> None:
         self.id = secrets.token_hex(16)
         self.kind, self.home_port, self.refresh_s, self.clock = kind, home_port, refresh_s, clock
-        self.instance = instance
+        self.instance, self.on_lost = instance, on_lost
         self._url = database_url
         self._engine = None
         self._stop = threading.Event()
+        self._closed = False
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Liveness:
@@ -128,8 +134,9 @@ class Liveness:
 
     def _close(self) -> None:
         """Stop refreshing and delete the row (once; a database error logged)."""
-        if self._stop.is_set():
+        if self._closed:
             return
+        self._closed = True
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
@@ -171,17 +178,26 @@ class Liveness:
             log.warning("office.liveness_failed", step="start", error=str(error).splitlines()[0][:300])
 
     def _beat(self) -> None:
-        """Refresh this process's ``seen_at`` (its row written again if missing). A database error
-        is logged, never raised."""
+        """Refresh this process's ``seen_at``; its row written again if missing (deleted by hand, or
+        taken over by a ``central run`` that found it stale: this process could not write it for
+        ``STALE_S``), a ``central run``'s through ``claim`` again. A live other holder of its home port
+        and instance there: ``office.instance_lost`` logged, the refreshes end and ``on_lost`` is
+        called (``central run``: its SIGTERM, a clean stop), so two processes never keep one
+        instance. A database error is logged, never raised."""
         now = self.clock()
         try:
             with self._engine.begin() as conn:
                 done = conn.execute(update(office_processes).where(office_processes.c.id == self.id)
                                     .values(seen_at=now)).rowcount
                 if not done:
-                    conn.execute(insert(office_processes).values(**self._row(now)))
+                    claim(conn, self._row(now), now=now, stale_s=STALE_S)
         except SQLAlchemyError as error:
             log.warning("office.liveness_failed", step="refresh", error=str(error).splitlines()[0][:300])
+        except OfficeRunning as lost:
+            log.error("office.instance_lost", error=str(lost))
+            self._stop.set()
+            if self.on_lost is not None:
+                self.on_lost()
 
     @staticmethod
     def _prune(conn: Connection, now: dt.datetime) -> None:

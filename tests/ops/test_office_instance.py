@@ -5,7 +5,7 @@ running one, its pid and host and the heartbeat bound (pt-BR, English with ``--l
 (``central.ledger.instance_claim``); ``central check-config`` names the live ones. Distinct ``--instance`` names both run. A SIGKILLed office
 restarted at once under the same instance (systemd's ``Restart=on-failure``, 2 s later) runs: its
 dead row's heartbeat is recent but its pid is gone. A row of another host counts until its
-heartbeat is ``STALE_S`` old. The real service (READY through sd_notify) on a real mosquitto, SQLite
+heartbeat is ``STALE_S`` old; an office whose instance was taken over stops. The real service (READY through sd_notify) on a real mosquitto, SQLite
 and PostgreSQL; the claim's cases on both databases: tests/central/ledger/test_office_instance_claim.py."""
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def test_a_sigkilled_office_is_restarted_at_once_under_its_instance(
 def test_another_hosts_office_counts_until_its_heartbeat_is_stale(tmp_path, broker, notify_socket, start_service):
     """A row of another host (its process cannot be looked at from here): refused while its heartbeat
     is within ``STALE_S``; a start after that bound takes it over (a SIGKILLed office never blocks
-    for longer)."""
+    for longer). The other way round: an office whose row the other host took over (it could not
+    write it for ``STALE_S``) stops at its next refresh (exit 0), rather than run beside it."""
     cfg = str(central_toml(tmp_path, broker))
     engine = make_engine(f"sqlite:///{tmp_path / 'ledger.db'}")
     seen = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=5)
@@ -150,6 +151,16 @@ def test_another_hosts_office_counts_until_its_heartbeat_is_stale(tmp_path, brok
         svc = start_service(["central", "run", "--config", cfg, "--instance", "a"], notify=notify_socket)
         _ready(notify_socket, svc, 1)
         assert [(r.host, r.pid) for r in _rows(engine)] == [(HOST, svc.proc.pid)]
-        assert svc.stop() == 0
+        # the other host took the instance over while this one could not write (its row stale): it stops
+        taken = dt.datetime.now(dt.UTC)
+        with engine.begin() as c:
+            c.execute(office_processes.delete())
+            c.execute(insert(office_processes).values(id="other", kind="central run", home_port="santos",
+                                                      instance="a", host="escritorio-2", pid=4242, proc_start=1,
+                                                      started_at=taken, seen_at=taken))
+        wait_until(lambda: not svc.alive(), timeout=180, what="central run stopping")
+        assert svc.proc.returncode == 0, svc.output()  # a clean stop: systemd does not restart it
+        assert "office.instance_lost" in svc.output() and "escritorio-2" in svc.output(), svc.output()
+        assert [(r.host, r.pid) for r in _rows(engine)] == [("escritorio-2", 4242)]
     finally:
         engine.dispose()

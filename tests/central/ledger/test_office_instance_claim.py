@@ -3,7 +3,8 @@ through ``Liveness`` as ``portgate central run`` enters it, on real SQLite and P
 of another host blocks until its heartbeat is older than ``STALE_S``; a row of this host whose pid is
 gone, a zombie or another process now (pid reused) is taken over at once (systemd's quick restart); a
 live process of this host blocks; other instances, ports and ``office serve`` rows never block; a
-row whose ``seen_at`` is not a time is taken over; two claims at once give one holder. The real
+row whose ``seen_at`` is not a time is taken over; two claims at once give one holder; a process
+whose instance another took over meanwhile stops. The real
 command against real brokers: tests/ops/test_office_instance.py."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from central.ledger.instance_claim import OfficeRunning, proc_start, this_host
 from central.ledger.liveness import STALE_S, Liveness
 from central.ledger.migrate import upgrade
 from central.ledger.schema import office_processes
+from testkit.wait import wait_until
 
 
 @pytest.fixture
@@ -150,3 +152,23 @@ def test_two_claims_at_once_give_one_holder(ledger):
     assert _ids(engine) == [won[0].id]
     won[0].__exit__(None, None, None)
     assert _ids(engine) == []
+
+
+def test_a_process_whose_instance_was_taken_over_stops_refreshing_and_says_so(ledger):
+    """Its row gone (deleted by hand): written again, it runs on. Its row gone and another host's
+    live process of its instance there (started while this one could not reach the ledger for
+    ``STALE_S``): ``on_lost`` is called and the refreshes end; the other's row stays."""
+    url, engine = ledger
+    lost = threading.Event()
+    me = Liveness(url, "central run", "santos", instance="a", refresh_s=0.2, on_lost=lost.set)
+    with me:
+        with engine.begin() as c:
+            c.execute(office_processes.delete())
+        wait_until(lambda: _ids(engine) == [me.id], timeout=120, what="the row written again")
+        assert not lost.is_set()
+        with engine.begin() as c:
+            c.execute(office_processes.delete())
+        _row(engine, host="escritorio-2", pid=4242, instance="a", seen_ago_s=0, rid="other")
+        wait_until(lost.is_set, timeout=120, what="on_lost")
+        assert _ids(engine) == ["other"]
+    assert _ids(engine) == ["other"]
