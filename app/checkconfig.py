@@ -117,6 +117,7 @@ def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: 
     ingest = _ingest(cfg)  # [mqtt]'s files opened
     db_url_arg(cfg.database_url, must_exist=True, name="database_url")  # central run's refusal, word for word
     _ledger_ports(cfg, warn)
+    _live_offices(cfg, warn)
     p = cfg.publish
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         _exists(getattr(p, name), f"$.publish.{name}")
@@ -204,6 +205,27 @@ def _ledger_ports(cfg: CentralConfig, warn: Callable[[str], None]) -> None:
                 raise ConfigError(f"gate {gate_id} is registered at port {port} in {keys_dir}, but the ledger has "
                                   f"events of gate {same} at port {other}: gate ids differing only in letter case "
                                   "are one gate id", key=_key(cfg, keys_dir))
+
+
+def _live_offices(cfg: CentralConfig, warn: Callable[[str], None]) -> None:
+    """The ``central run`` processes of this config's home port live on the ledger now
+    (``central.ledger.instance_claim.live_instances``): ``warn`` names them and their --instance
+    (``cli.central.check_offices_running``), as a ``central run`` of this config refuses to start
+    under a name one of them holds. Nothing when none, nor when the ledger cannot be read
+    (``_ledger_ports`` said so)."""
+    import datetime as dt
+
+    from central.ledger.instance_claim import live_instances
+    from central.ledger.liveness import STALE_S
+
+    try:
+        found = live_instances(cfg.database_url, cfg.port, now=dt.datetime.now(dt.UTC), stale_s=STALE_S)
+    except StoreError:
+        return
+    if found:
+        names = ", ".join(tr("cli.central.office_instance", name=h.instance, pid=h.pid, host=h.host) if h.instance
+                          else tr("cli.central.office_no_instance", pid=h.pid, host=h.host) for h in found)
+        warn(tr("cli.central.check_offices_running", n=len(found), port=cfg.port, offices=names))
 
 
 @click.command("check-config")

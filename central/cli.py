@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import signal
 import ssl
 from pathlib import Path
 
@@ -35,7 +38,8 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     """Run the ingest workers until SIGTERM/SIGINT (events -> ledger, presence relay, gap repair).
     A SQLite ``database_url`` whose file does not exist or is empty (0 bytes) is refused (one line,
     exit 2): a mistyped path or a failed copy would otherwise become a new, empty ledger;
-    ``portgate ledger migrate`` creates one."""
+    ``portgate ledger migrate`` creates one. Another live process of this config's home port and
+    --instance on the ledger refuses it too (one line naming it, exit 2)."""
     from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
     from central.runner import for_instance, ingest_for_run, run_central  # lazy: CLI start-up
@@ -46,10 +50,16 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # shared ledger is allowed: one office process per port, central.ledger.home)
     config_ledger(config, writes=True, every_port=False)
     from central.ledger.liveness import Liveness  # lazy: CLI start-up
+    from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
+    upgrade(config.database_url)  # the ingest's own migration, before the row (0037: its instance)
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`;
-    # its row in office_processes while it runs (``ledger home-port --set`` refuses then)
-    with Liveness(config.database_url, "central run", config.port):
+    # its row in office_processes while it runs (``ledger home-port --set`` refuses then), which
+    # refuses a second live process of this home port and instance (exit 2, instance_claim)
+    # taken over meanwhile (a process of its instance started elsewhere while this one could not
+    # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
+    lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
+    with Liveness(config.database_url, "central run", config.port, instance=instance or "", on_lost=lost):
         run_central(config, lambda: ingest_for_run(config))
 
 

@@ -34,7 +34,8 @@ from sqlalchemy import column, func, insert, select, table, text, update
 from sqlalchemy.engine import Connection
 
 from central.audit import ALL, audit_log
-from central.ledger.liveness import OfficeProcess, raw, running, stored_time
+from central.ledger.liveness import OfficeProcess, running
+from central.ledger.stored_time import raw, stored_time
 from central.ledger.schema import ledger_home
 from portgate.errors import BadInput
 

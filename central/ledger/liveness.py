@@ -10,14 +10,18 @@ a process killed without its stop (``kill -9``, a power cut) stops refreshing an
 counted after ``STALE_S`` seconds; its row stays, ignored, until a later start of any office
 process deletes it (rows not refreshed for ``PRUNE_S`` seconds).
 
-A failure to write the row (a ledger not migrated to 0036, a database that went away) never stops
-the office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
-written again if it is missing). Times are the processes' own UTC clocks (the offices and the
+A ``central run`` also claims its home port and ``--instance`` with its first write (0037,
+``central.ledger.instance_claim``): it does not start while another live one holds them
+(``OfficeRunning``, exit 2), and a database error at that write stops it (exit 1 or 2, it cannot tell
+whether it may run). Any other failure to write the row (a database that went away) never stops the
+office: it is logged (``office.liveness_failed``) and the next refresh tries again (the row is
+written again if it is missing; a ``central run`` whose row another start of its instance took over
+meanwhile stops instead, ``Liveness._beat``). Times are the processes' own UTC clocks (the offices and the
 command are expected to keep NTP time: ``STALE_S`` is far above any sane skew). A ``seen_at`` more
 than ``stale_s`` seconds ahead of the reader's clock (a process whose clock ran fast, a row written by
 hand) is stale too: otherwise it would be counted as running for as long as the skew lasts.
 
-A stored time the office cannot read (a SQLite row edited by hand: ``seen_at = 'garbage'``) is
+A stored time the office cannot read (``central.ledger.stored_time``) (a SQLite row edited by hand: ``seen_at = 'garbage'``) is
 ``StoreError`` naming the table, the column and the value (``stored_time``; exit 2), never a
 traceback; a starting process's prune deletes such rows (logged), as it deletes old ones.
 """
@@ -28,19 +32,20 @@ import datetime as dt
 import os
 import secrets
 import signal
-import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import String, delete, insert, select, type_coerce, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from central.db import make_engine
+from central.db import make_engine, read_failure
+from central.ledger.instance_claim import CLAIMING, OfficeRunning, claim, proc_start, this_host
 from central.ledger.schema import office_processes
+from central.ledger.stored_time import raw, stored_time
 from portgate.errors import StoreError
-from portgate.timeutil import as_utc
 
 log = structlog.get_logger()
 
@@ -63,24 +68,6 @@ class OfficeProcess:
     seen_at: dt.datetime
 
 
-def stored_time(table: str, column: str, value: object) -> dt.datetime | None:
-    """A time read as text-or-datetime (``raw``) as aware UTC; ``None`` stays ``None``. SQLite keeps
-    ``DateTime`` as text (``2026-12-07 06:00:00.000000``), PostgreSQL gives a ``datetime``. Raises
-    ``StoreError`` (exit 2) naming ``table.column`` and the value for text that is not a time."""
-    if value is None or isinstance(value, dt.datetime):
-        return as_utc(value)
-    try:
-        return as_utc(dt.datetime.fromisoformat(str(value)))
-    except ValueError:
-        raise StoreError(f"{table}.{column} holds {str(value)[:80]!r}, not a time: the office cannot read "
-                         "this row (fix or delete it)") from None
-
-
-def raw(column):
-    """``column`` selected without its type's result processing (``stored_time`` reads it)."""
-    return type_coerce(column, String).label(column.name)
-
-
 def running(conn: Connection, now: dt.datetime, stale_s: float = STALE_S) -> list[OfficeProcess]:
     """The office processes whose row was refreshed within ``stale_s`` seconds of ``now`` (aware
     UTC) and not more than ``stale_s`` seconds after it (clock skew, module doc), oldest start first.
@@ -98,7 +85,9 @@ def running(conn: Connection, now: dt.datetime, stale_s: float = STALE_S) -> lis
 
 class Liveness:
     """``with Liveness(url, "office serve", "santos"):`` keeps this process's row while the block
-    runs (module doc). ``refresh_s``: seconds between refreshes; ``clock``: aware UTC now.
+    runs (module doc). ``refresh_s``: seconds between refreshes; ``clock``: aware UTC now;
+    ``instance``: a ``central run``'s ``--instance`` (``''``: none); ``on_lost``: called (from the
+    refresh thread) when another process took this one's instance over (``_beat``).
 
     A SIGTERM whose handler is the default (death) when the block starts (in the main thread) gets
     one that deletes the row first and then dies of the signal as before: uvicorn (``office serve``)
@@ -106,18 +95,25 @@ class Liveness:
     otherwise end the process without leaving the block. A handler set inside the block
     (``central run``'s ``done.set``) replaces it and the block ends normally."""
 
-    def __init__(self, database_url: str, kind: str, home_port: str, *, refresh_s: float = REFRESH_S,
-                 clock=lambda: dt.datetime.now(dt.UTC)) -> None:
+    def __init__(self, database_url: str, kind: str, home_port: str, *, instance: str = "",
+                 refresh_s: float = REFRESH_S, clock=lambda: dt.datetime.now(dt.UTC),
+                 on_lost: Callable[[], None] | None = None) -> None:
         self.id = secrets.token_hex(16)
         self.kind, self.home_port, self.refresh_s, self.clock = kind, home_port, refresh_s, clock
+        self.instance, self.on_lost = instance, on_lost
         self._url = database_url
         self._engine = None
         self._stop = threading.Event()
+        self._closed = False
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> Liveness:
         self._engine = make_engine(self._url, existing_file=True)
-        self._beat(first=True)
+        try:
+            self._start()
+        except BaseException:
+            self._engine.dispose()
+            raise
         self._thread = threading.Thread(target=self._run, name="office-liveness", daemon=True)
         self._thread.start()
         main = threading.current_thread() is threading.main_thread()
@@ -138,8 +134,9 @@ class Liveness:
 
     def _close(self) -> None:
         """Stop refreshing and delete the row (once; a database error logged)."""
-        if self._stop.is_set():
+        if self._closed:
             return
+        self._closed = True
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
@@ -155,23 +152,52 @@ class Liveness:
         while not self._stop.wait(self.refresh_s):
             self._beat()
 
-    def _beat(self, first: bool = False) -> None:
-        """Refresh this process's ``seen_at`` (its row written again if missing); on the first beat
-        also delete the rows not refreshed for ``PRUNE_S``. A database error is logged, never raised."""
+    def _row(self, now: dt.datetime) -> dict:
+        """This process's ``office_processes`` values, ``seen_at`` and ``started_at`` ``now``."""
+        return dict(id=self.id, kind=self.kind, home_port=self.home_port, instance=self.instance,
+                    host=this_host(), pid=os.getpid(), proc_start=proc_start(os.getpid()), started_at=now,
+                    seen_at=now)
+
+    def _start(self) -> None:
+        """The first write: this process's row, a ``central run`` claiming its home port and
+        instance first (``instance_claim.claim``: ``OfficeRunning`` raised, nothing written), then the
+        rows not refreshed for ``PRUNE_S`` deleted. A database error is logged and left to the next
+        refresh, except for a ``central run``: ``StoreUnavailable`` (exit 1, systemd retries) or
+        ``StoreError`` (exit 2, ``central.db.read_failure``), as it cannot tell whether it may run."""
         now = self.clock()
         try:
             with self._engine.begin() as conn:
-                if first:
-                    self._prune(conn, now)
+                for gone in claim(conn, self._row(now), now=now, stale_s=STALE_S):
+                    log.info("office.instance_taken_over", instance=gone.instance, host=gone.host, pid=gone.pid,
+                             seen_at=gone.seen_at.isoformat())
+                self._prune(conn, now)
+        except SQLAlchemyError as error:
+            if self.kind == CLAIMING:
+                where = self._engine.url.render_as_string(hide_password=True)
+                raise read_failure(where, self._engine.dialect.name, error) from error
+            log.warning("office.liveness_failed", step="start", error=str(error).splitlines()[0][:300])
+
+    def _beat(self) -> None:
+        """Refresh this process's ``seen_at``; its row written again if missing (deleted by hand, or
+        taken over by a ``central run`` that found it stale: this process could not write it for
+        ``STALE_S``), a ``central run``'s through ``claim`` again. A live other holder of its home port
+        and instance there: ``office.instance_lost`` logged, the refreshes end and ``on_lost`` is
+        called (``central run``: its SIGTERM, a clean stop), so two processes never keep one
+        instance. A database error is logged, never raised."""
+        now = self.clock()
+        try:
+            with self._engine.begin() as conn:
                 done = conn.execute(update(office_processes).where(office_processes.c.id == self.id)
                                     .values(seen_at=now)).rowcount
                 if not done:
-                    conn.execute(insert(office_processes).values(
-                        id=self.id, kind=self.kind, home_port=self.home_port, host=socket.gethostname()[:255],
-                        pid=os.getpid(), started_at=now, seen_at=now))
+                    claim(conn, self._row(now), now=now, stale_s=STALE_S)
         except SQLAlchemyError as error:
-            log.warning("office.liveness_failed", step="start" if first else "refresh",
-                        error=str(error).splitlines()[0][:300])
+            log.warning("office.liveness_failed", step="refresh", error=str(error).splitlines()[0][:300])
+        except OfficeRunning as lost:
+            log.error("office.instance_lost", error=str(lost))
+            self._stop.set()
+            if self.on_lost is not None:
+                self.on_lost()
 
     @staticmethod
     def _prune(conn: Connection, now: dt.datetime) -> None:

@@ -184,7 +184,9 @@ ledger_home = Table(
 # ``portgate central run`` / ``portgate office serve`` process, written at its start, its ``seen_at``
 # refreshed every ``liveness.REFRESH_S`` seconds and the row deleted at a clean stop. A row seen within
 # ``liveness.STALE_S`` seconds is a running office (``portgate ledger home-port --set`` refuses then);
-# an older one is a process that died without its stop.
+# an older one is a process that died without its stop. ``instance`` and ``proc_start`` (0037): the
+# ``--instance`` of a ``central run`` ('' = none) and its process's start in clock ticks since boot:
+# one live ``central run`` per home port and instance (``central.ledger.instance_claim``).
 office_processes = Table(
     "office_processes",
     metadata,
@@ -195,4 +197,6 @@ office_processes = Table(
     Column("pid", Integer, nullable=False),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("seen_at", DateTime(timezone=True), nullable=False),  # refreshed while it runs (aware UTC)
+    Column("instance", String(64), nullable=False, server_default=""),  # --instance; '' = none given
+    Column("proc_start", BigInteger, nullable=True),  # /proc/<pid>/stat starttime (ticks); NULL: unknown
 )

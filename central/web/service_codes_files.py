@@ -100,4 +100,12 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "sync_lanes_protocol": r"sync\.lanes = (?P<n>\d+) needs mqtt\.protocol = '3\.1\.1' \(a NATS cluster\): mosquitto "
                             r"gives every connection of a gate the gate's client id \(use_username_as_clientid\), so "
                             r"the lanes would take the session from each other",
+    # central.ledger.instance_claim: portgate central run while another of its port and --instance runs
+    "office_running_instance": r"another office '(?P<instance>[^']*)' of port (?P<port>\S+) \(pid (?P<pid>\d+) on "
+        r"host (?P<host>\S+), heartbeat (?P<age>\d+) s ago\) is running on this ledger: start this one with another "
+        r"--instance NAME or stop that one \(an office that died stops counting (?P<stale>\d+) s after its last "
+        r"heartbeat\)",
+    "office_running_default": r"another office without --instance of port (?P<port>\S+) \(pid (?P<pid>\d+) on host "
+        r"(?P<host>\S+), heartbeat (?P<age>\d+) s ago\) is running on this ledger: start this one with --instance "
+        r"NAME or stop that one \(an office that died stops counting (?P<stale>\d+) s after its last heartbeat\)",
 }

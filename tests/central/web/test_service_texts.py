@@ -391,6 +391,12 @@ SAMPLES = {
     "sync_lanes_protocol": "sync.lanes = 3 needs mqtt.protocol = '3.1.1' (a NATS cluster): mosquitto gives every "
                            "connection of a gate the gate's client id (use_username_as_clientid), so the lanes would "
                            "take the session from each other",
+    "office_running_instance": "another office 'a' of port santos (pid 4242 on host escritorio-1, heartbeat 3 s ago) "
+                               "is running on this ledger: start this one with another --instance NAME or stop that "
+                               "one (an office that died stops counting 60 s after its last heartbeat)",
+    "office_running_default": "another office without --instance of port santos (pid 4242 on host escritorio-1, "
+                              "heartbeat 3 s ago) is running on this ledger: start this one with --instance NAME or "
+                              "stop that one (an office that died stops counting 60 s after its last heartbeat)",
     "slip_options_both": "give either --config central.toml or --db URL --key-file FILE, not both",
     "slip_options_none": "give --config central.toml, or --db URL --key-file FILE",
     "slip_key_unreadable": "cannot read the payslip key: Permission denied",
