@@ -27,7 +27,7 @@ metrics_addr = "127.0.0.1"
 
 [publish]                             # where roster/cards/escala downlinks come from
 source = "csv"                        # "csv" (the files below, on request) or "registry" (central/broadcast/registry_source.py)
-tz = "America/Sao_Paulo"              # registry source: the port's time zone (escala of today + tomorrow)
+tz = "America/Sao_Paulo"              # registry source: the port's time zone (escala of today + tomorrow); checked at load
 poll_s = 1.0                          # registry source: how often downlink_changes is read
 snapshot_min_s = 5.0                  # registry source: retained snapshot refreshed at most this often after changes
 snapshot_every_s = 300.0              # registry source: and at least this often
@@ -258,6 +258,7 @@ def load_central_config(path: str | Path) -> CentralConfig:
     if nats.user and not nats.password_file:
         raise ConfigError("[nats] user given without password_file", key="$.nats.password_file", path=str(path))
     zone(cfg.web.tz, key="$.web.tz", path=str(path))  # office serve would fail on it at its first page
+    zone(cfg.publish.tz, key="$.publish.tz", path=str(path))  # the registry source would, when it started
     _check_nats(cfg.nats, str(path))
     password_file = rel(cfg.database_password_file)
     web = msgspec.structs.replace(cfg.web, port_config=rel(cfg.web.port_config))

@@ -9,16 +9,17 @@ No string anywhere in a configuration may hold a NUL character (no path, URL or 
 refused naming its key. A file that cannot be opened (a NUL in its name, a name too long, a
 directory) is a ``ConfigError`` naming it, never a traceback.
 
-An integer setting takes an integer: a float is refused even when it is integral (``lanes = 3.0``),
-with the words msgspec gives ``lanes = 3.5`` ("Expected `int`, got `float`"), though the conversion
-is otherwise lenient (``strict=False``).
+Every value has its TOML type (msgspec's strict conversion): a number in quotes is refused where a
+number is expected (``workers = "2"``: "Expected `int`, got `str`"), as is a number where a string is
+expected, a ``true`` for a number, a ``1`` or ``"true"`` for a bool, and a float where an integer is
+expected even when it is integral (``lanes = 3.0``: "Expected `int`, got `float`"). An integer is
+taken for a float, and a string for a date, time or exact amount (``Decimal``: ``amount = "210.00"``).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import functools
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +27,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import msgspec
-import msgspec.inspect as mi
 
 from portgate.errors import BadInput, ConfigError
 from portgate.tables import one_line
@@ -108,7 +108,7 @@ def convert(raw: object, schema: type[T], *, path: str | None = None) -> T:
     if nul is not None:
         raise ConfigError("contains a NUL character", key=nul, path=path)
     try:
-        value = msgspec.convert(raw, schema, strict=False)
+        value = msgspec.convert(raw, schema, strict=True)
     except msgspec.ValidationError as exc:
         text = str(exc)
         key = text.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in text else None
@@ -117,43 +117,7 @@ def convert(raw: object, schema: type[T], *, path: str | None = None) -> T:
             field = message.split("`")[1]
             key, message = f"{key or '$'}.{field}", "unknown key (misspelt, or not valid here)"
         raise ConfigError(message, key=key, path=path) from exc
-    key = _float_for_int(raw, _type_info(schema), "$")
-    if key is not None:
-        raise ConfigError("Expected `int`, got `float`", key=key, path=path)
     return value
-
-
-@functools.lru_cache(maxsize=64)
-def _type_info(schema: type) -> mi.Type:
-    return mi.type_info(schema)
-
-
-def _float_for_int(raw: object, t: mi.Type, key: str) -> str | None:
-    """The key path of the first float in ``raw`` (already converted to ``t`` without an error) where
-    ``t`` takes an integer and no float: msgspec's lenient mode takes an integral float there."""
-    if isinstance(t, mi.Metadata):
-        t = t.type
-    kinds = t.types if isinstance(t, mi.UnionType) else (t,)
-    if isinstance(raw, float):
-        takes_float = any(isinstance(k, mi.FloatType | mi.DecimalType | mi.AnyType) for k in kinds)
-        return key if not takes_float and any(isinstance(k, mi.IntType) for k in kinds) else None
-    if isinstance(raw, dict):
-        inner = [k for k in kinds if isinstance(k, mi.StructType | mi.DictType)]
-        if len(inner) != 1:
-            return None
-        if isinstance(inner[0], mi.DictType):
-            pairs = [(f"{key}.{k}", v, inner[0].value_type) for k, v in raw.items()]
-        else:
-            pairs = [(f"{key}.{f.encode_name}", raw[f.encode_name], f.type) for f in inner[0].fields
-                     if f.encode_name in raw]
-    elif isinstance(raw, list):
-        inner = [k for k in kinds if isinstance(k, mi.ListType | mi.VarTupleType | mi.SetType | mi.FrozenSetType)]
-        if len(inner) != 1:
-            return None
-        pairs = [(f"{key}[{i}]", v, inner[0].item_type) for i, v in enumerate(raw)]
-    else:
-        return None
-    return next((found for k, v, vt in pairs if (found := _float_for_int(v, vt, k)) is not None), None)
 
 
 def read_secret(path: str | Path, *, what: str = "secret") -> bytes:

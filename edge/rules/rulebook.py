@@ -265,14 +265,19 @@ class GateRulebooks(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 
 
 def load_gate_rulebook(path: str | Path) -> GateRulebooks:
-    """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key
-    (every ``[[version]]`` must give its ``effective_from``: ``$.version[1].effective_from``)."""
+    """Load and validate a gate rulebook TOML file. Raises ``ConfigError`` naming the bad key (at
+    least one ``[[version]]``: ``$.version``; every one must give its ``effective_from``:
+    ``$.version[1].effective_from``)."""
     return gate_rulebook_from(read_toml(path), one_line(str(path)))
 
 
 def gate_rulebook_from(raw: dict, where: str) -> GateRulebooks:
     """Validate a gate rulebook already parsed from TOML (``where`` names it in errors). Raises
-    ``ConfigError`` naming the bad key, as ``load_gate_rulebook``."""
+    ``ConfigError`` naming the bad key, as ``load_gate_rulebook``; a file without any ``[[version]]``
+    too (``$.version``: the built-in default version is for a gate without a ``rulebook`` key, never
+    for a file that forgot its versions)."""
+    if raw.get("version", []) == []:  # none, or ``version = []``
+        raise ConfigError("at least one [[version]] is required", key="$.version", path=where)
     versions = raw.get("version")
     if isinstance(versions, list):
         for i, version in enumerate(versions):

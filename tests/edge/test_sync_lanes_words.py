@@ -1,8 +1,9 @@
 """``[sync] lanes = 3`` without ``mqtt.protocol = '3.1.1'`` (mosquitto, MQTT 5) is refused by
 ``edge check-config`` and ``edge run`` alike, exit 2, in pt-BR by default and English with
 ``--lang en`` (``svc.sync_lanes_protocol``; it was English under pt-BR). With 3.1.1, a ``lanes``
-that is not a whole number from 1 to 16 is refused naming ``$.sync.lanes``; ``3.0`` too, with the
-words ``3.5`` gets (msgspec's lenient conversion took it as 3: ``portgate.config.convert``)."""
+that is not a whole number from 1 to 16 is refused naming ``$.sync.lanes``; ``3.0`` and ``"3"`` too,
+with the words ``3.5`` and ``true`` get (msgspec's lenient conversion took them as 3; the conversion
+is strict now: ``portgate.config.convert``)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def _nats_gate(tmp_path, lanes: str) -> str:
     ("0", "esperado `int` >= 1", "Expected `int` >= 1"),
     ("17", "esperado `int` <= 16", "Expected `int` <= 16"),
     ("true", "esperado `int`, veio `bool`", "Expected `int`, got `bool`"),
+    ('"3"', "esperado `int`, veio `str`", "Expected `int`, got `str`"),  # it was taken as 3
 ])
 def test_a_lanes_that_is_not_a_whole_number_from_1_to_16_is_refused_naming_it(tmp_path, lanes, pt, en):
     """``edge check-config`` loads the config as ``edge run`` does (``edge.config.load_gate_config``)."""

@@ -1,5 +1,6 @@
 """``check-config`` refuses what the service would refuse or crash on, with the service's words
-(docs/operations.md): ``[web] tz``, the SQLite ledger file and its directory, ``[web] rulebook``,
+(docs/operations.md): ``[web] tz`` and ``[publish] tz``, a value of another TOML type (``workers =
+"2"``), a gate rulebook without ``[[version]]``, the SQLite ledger file and its directory, ``[web] rulebook``,
 ``[nats]`` names and servers, ``[web] secret_file`` in a missing directory; and its summary says the
 brokers the office really uses. Each refusal: pt-BR first, then English with ``--lang en``, exit 2,
 one line naming the key, no traceback. ``check-config`` and the refusals made at config load run in
@@ -35,6 +36,15 @@ def _toml(tmp_path: Path, extra: str = "", *, url: str | None = None) -> Path:
     return path
 
 
+def _gate_with(tmp_path: Path, line: str) -> Path:
+    """A gate.toml (``write_gate_config``) whose top-level key of ``line`` is ``line``."""
+    cfg = write_gate_config(tmp_path / "gate")
+    text = cfg.read_text(encoding="utf-8")
+    lines = [x for x in text.splitlines() if not x.startswith(line.split(" ", 1)[0] + " ")]
+    cfg.write_text("\n".join([line, *lines]) + "\n", encoding="utf-8")
+    return cfg
+
+
 def _env(changes: dict[str, str | None]) -> dict[str, str]:
     env = dict(os.environ)
     for k, v in changes.items():
@@ -65,6 +75,60 @@ def test_an_unknown_web_time_zone_is_refused_by_check_config_and_office_serve(tm
     _refused(["central", "check-config", str(cfg)], "$.web.tz", pt, "unknown time zone")
     _refused(["office", "serve", "--config", str(cfg), "--port", str(free_port())], "$.web.tz", pt, "unknown time zone",
              here=False)
+
+
+@pytest.mark.parametrize("tz", ["Mars/Base", ""])
+def test_an_unknown_publish_time_zone_is_refused_at_load_by_every_command(tmp_path, tz):
+    """``[publish] tz`` was only looked at when the registry source started (``central run`` with
+    ``source = "registry"``): now at load, as ``[web] tz``, whatever the source."""
+    cfg = _toml(tmp_path, f'[publish]\ntz = "{tz}"')
+    pt, en = "fuso horário desconhecido", "unknown time zone"
+    _refused(["central", "check-config", str(cfg)], "$.publish.tz", pt, en)
+    _refused(["central", "run", "--config", str(cfg)], "$.publish.tz", pt, en, here=False)
+    _refused(["office", "serve", "--config", str(cfg), "--port", str(free_port())], "$.publish.tz", pt, en,
+             here=False)
+
+
+@pytest.mark.parametrize(("extra", "key", "want"), [
+    ('workers = "2"', "$.workers", ("`int`", "`str`")),
+    ('metrics_port = "9102"', "$.metrics_port", ("`int`", "`str`")),
+    ('[web]\nsession_hours = "12"', "$.web.session_hours", ("`float`", "`str`")),
+    ('[web]\nsecure_cookies = "true"', "$.web.secure_cookies", ("`bool`", "`str`")),
+    ('log_json = 1', "$.log_json", ("`bool | null`", "`int`")),
+    ('[ingest]\nbatch_size = true', "$.ingest.batch_size", ("`int`", "`bool`")),
+    ('[mqtt]\nhost = 127', "$.mqtt.host", ("`str`", "`int`")),
+])
+def test_a_value_of_another_toml_type_is_refused_naming_its_key(tmp_path, extra, key, want):
+    """A number in quotes where a number is expected, a number where a string or a bool is, a bool
+    where a number is: refused at load with the words of a float for an int (msgspec's strict
+    conversion; the lenient one took ``workers = "2"`` as 2 and ``log_json = 1`` as true)."""
+    cfg = _toml(tmp_path, extra)
+    pt, en = f"esperado {want[0]}, veio {want[1]}", f"Expected {want[0]}, got {want[1]}"
+    _refused(["central", "check-config", str(cfg)], key, pt, en)
+    if key == "$.workers":  # the services load it as check-config does (load_central_config)
+        _refused(["central", "run", "--config", str(cfg)], key, pt, en, here=False)
+        _refused(["office", "serve", "--config", str(cfg), "--port", str(free_port())], key, pt, en, here=False)
+
+
+@pytest.mark.parametrize(("book", "key"), [
+    ('name = "santos-gate"\n', "$.version"),
+    ('name = "santos-gate"\nversion = []\n', "$.version"),
+    ('name = "santos-gate"\n[[version]]\neffective_from = 2026-01-01\n[version.g7]\nrest_hours = "11"\n',
+     "$.version[0].g7.rest_hours"),
+])
+def test_edge_check_config_and_edge_run_refuse_a_gate_rulebook_without_versions_or_with_a_quoted_number(
+        tmp_path, book, key):
+    """A gate rulebook with no ``[[version]]`` was taken as the built-in default (``edge
+    check-config`` said ok); ``version = []`` was refused without naming the key; ``rest_hours =
+    "11"`` was taken as 11."""
+    rulebook = tmp_path / "gate-rules.toml"
+    rulebook.write_text(book, encoding="utf-8")
+    cfg = _gate_with(tmp_path, f'rulebook = "{rulebook}"')
+    pt, en = (("é preciso ao menos uma [[version]]", "at least one [[version]] is required") if key == "$.version"
+              else ("esperado `int`, veio `str`", "Expected `int`, got `str`"))
+    said = _refused(["edge", "check-config", str(cfg)], key, pt, en)
+    assert str(rulebook) in said, said
+    _refused(["edge", "run", "--config", str(cfg)], key, pt, en, here=False)
 
 
 @pytest.mark.parametrize(("where", "pt", "en"), [
@@ -141,10 +205,7 @@ def test_a_web_slip_key_file_in_a_missing_directory_is_refused(tmp_path):
 def test_edge_check_config_refuses_what_edge_run_refuses(tmp_path, line, key, pt, en):
     """A NUL escape in ``ship`` and a missing gate rulebook: ``edge check-config`` and ``edge run``
     refuse alike (both already did on this branch: kept so that they stay alike)."""
-    cfg = write_gate_config(tmp_path / "gate")
-    text = cfg.read_text(encoding="utf-8")
-    lines = [x for x in text.splitlines() if not x.startswith(line.split(" ", 1)[0] + " ")]
-    cfg.write_text("\n".join([line, *lines]) + "\n", encoding="utf-8")
+    cfg = _gate_with(tmp_path, line)
     said = _refused(["edge", "check-config", str(cfg)], key, pt, en)
     run = run_here(["edge", "run", "--config", str(cfg)], env={"PORTGATE_LANG": None})
     assert run.returncode == 2 and key in run.stderr and pt in run.stderr, run
