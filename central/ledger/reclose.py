@@ -49,8 +49,8 @@ from central.ledger.close_record import (CHANGES, EMPTY, WHOLE, WHOLE_SHIFTS, co
                                          stored_digests, utc_times, write_digests)
 from central.ledger.corrections import apply_corrections, shift_corrections
 from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
-from central.ledger.stored_shifts import (_FIRST, _by_worker, _count_stored, _output_digest,  # noqa: F401
-                                          _stored_rows, _unexited_rows, _whole_digest)
+from central.ledger.stored_shifts import (_FIRST, _by_shift_id, _by_worker, _count_stored,  # noqa: F401
+                                          _output_digest, _stored_rows, _unexited_rows, _whole_digest)
 from central.ledger.store import (SHIFT_COLUMNS, _anchors, _store_changed, _taps_query, _window,
                                   bound_shifts, named)
 from central.ledger.tables import close_digests, shifts
@@ -74,7 +74,8 @@ class Rebuilt:
     """What ``rebuild_changed`` did. ``shifts``: the rebuilt workers' shifts (corrections applied,
     as now stored); ``outputs``: every worker's output digest; ``unexited``: per worker, the period
     end (aware UTC) of each shift not closed by an exit (what makes pay depend on the time it
-    runs); ``stored``: shifts of the dates now stored."""
+    runs); ``stored``: shifts of the dates now stored; ``in_order``: the rebuilt shifts of
+    ``shifts`` in one list, by period start, registration and shift id (``reconstruct``'s order)."""
 
     shifts: dict[str, list[Shift]]
     outputs: dict[str, str]
@@ -83,18 +84,22 @@ class Rebuilt:
     skipped: int
     stored: int
     read: int = 0  # stored shift and flag rows read back for their digests (0: counters unchanged)
+    in_order: tuple[Shift, ...] | list[Shift] = ()
 
 
 @dataclasses.dataclass(slots=True)
 class _Month:
     """The month's admit/exit taps and meal records: ``raws`` (``events.raw``, as read), ``taps``
     (their narrow clock views, same order; ``full``: their full ``decode_taps`` views, which carry
-    the same fields) and ``month`` (``taps`` and the clock anchors of their untrusted boots)."""
+    the same fields) and ``month`` (``taps`` and the clock anchors of their untrusted boots);
+    ``placed``: ``place_times(month)`` once computed (a first close: step 2 places every event once
+    for its digests and step 4's rebuild)."""
 
     raws: list[bytes]
     taps: list
     month: list
     full: bool = False
+    placed: dict | None = None
 
 
 @dataclasses.dataclass(slots=True)
@@ -159,7 +164,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
         n_stored += len(found) - sum(len(stored.rows.get(reg, ())) for reg in todo)
         rebuilt = _store_rebuilt(conn, found, stored, todo, unexited, date_from, date_to, now, ready and (
             lambda done: ready(Rebuilt(done, outputs, unexited, len(todo), len(workers) - len(todo), n_stored,
-                                       stored.read))))
+                                       stored.read, found))))
         write_digests(conn, scope, "shifts", {reg: (inputs.digests.get(reg, EMPTY), outputs[reg])
                                               for reg in todo}, now)
         was = counters
@@ -174,7 +179,7 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     if not known or todo:
         record_counters(conn, scope, counters, now)
     told(STEPS[4])
-    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, stored.read)
+    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, stored.read, found)
 
 
 def _as_written(conn: Connection, stored: _Stored, todo: set[str], found: list[Shift],
@@ -227,7 +232,11 @@ def _input_digests(conn: Connection, scope: str, month: _Month, date_from: dt.da
     """Step 2: every worker's input digest (the module docstring lists what it covers)."""
     # per worker: the raw events, and the placements that are not the event's own trusted time
     # (that one is already in its bytes)
-    flagged = clock_flagged(month.month)
+    if month.full:  # every worker is rebuilt: place every event once, for this step and step 4
+        month.placed = place_times(month.month)
+        flagged = {eid: p for eid, p in month.placed.items() if p[1]}  # = ``clock_flagged(month.month)``
+    else:
+        flagged = clock_flagged(month.month)
     broken = broken_events(conn)  # a break recorded later (the audit) flags the shift: an input
     missing = missing_breaks(conn)  # a deleted event: an input of every worker tapping at its gate
     mine: dict[str, list[bytes]] = defaultdict(list)
@@ -321,7 +330,8 @@ def _reconstruct(conn: Connection, month: _Month, inputs: _Inputs, todo: set[str
                   decode_taps([raw for raw, e in zip(month.raws, month.taps) if e.payload.registration in todo]))
     except MalformedEvent as exc:
         raise named(conn, exc) from exc
-    found = [s for s in reconstruct(subset, zone, placed=place_times(month.month))
+    placed = month.placed if month.placed is not None else place_times(month.month)
+    found = [s for s in reconstruct(subset, zone, placed=placed)
              if date_from <= s.work_date <= date_to]
     if inputs.any_fix:  # no meal correction stored at all: none to apply
         found = apply_corrections(conn, found)
@@ -343,13 +353,7 @@ def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: 
             theirs[sid][1].append((code, detail))
     theirs = {sid: (cols, tuple(fl)) for sid, (cols, fl) in theirs.items()}
     bound = stored.written = bound_shifts(conn, found, now)
-    rebuilt: dict[str, list[Shift]] = {}
-    new_rows: dict[str, list[tuple]] = defaultdict(list)
-    new_flags: dict[str, list[tuple]] = defaultdict(list)
-    for s, row in sorted(zip(found, bound), key=lambda p: p[0].shift_id):
-        rebuilt.setdefault(s.registration, []).append(s)
-        new_rows[s.registration].append(row[:-1])
-        new_flags[s.registration].extend((s.shift_id, f.code, f.detail) for f in s.flags)
+    rebuilt, new_rows, new_flags = _by_shift_id(found, bound)
     for reg in todo:
         own = new_rows.get(reg)
         stored.outputs[reg] = _output_digest(own, new_flags.get(reg, ())) if own else EMPTY

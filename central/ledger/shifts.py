@@ -204,19 +204,26 @@ def reconstruct(events: Iterable[Event], zone: ZoneInfo, *, placed: dict | None 
     if placed is None:
         placed = place_times(events)
     groups: dict[tuple[str, str, dt.date, str], list[Event]] = defaultdict(list)
-    taps = _TAPS
+    meals: list[Event] = []  # meal-worked records, in event order
+    taps, meal_types = _TAPS, _MEALS
     for ev in events:  # a shift tap: an admit or exit with a registration and a dispatch
         p = ev.payload
-        if (isinstance(p, taps) and (p.decision == "admit" or p.decision == "exit")
-                and p.registration is not None and p.dispatch is not None):
-            d = p.dispatch
-            groups[(p.registration, d.ship, d.date, d.period)].append(ev)
+        if isinstance(p, taps):
+            if ((p.decision == "admit" or p.decision == "exit")
+                    and p.registration is not None and p.dispatch is not None):
+                d = p.dispatch
+                groups[(p.registration, d.ship, d.date, d.period)].append(ev)
+        elif isinstance(p, meal_types):
+            meals.append(ev)
 
     shifts = [_one_shift(key, evs, placed, zone) for key, evs in groups.items()]
-    shifts = _meals_at_gate(shifts, events)
+    shifts = _meals_at_gate(shifts, meals)
     shifts = flag_conflicts(shifts)
-    shifts.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
+    shifts.sort(key=_SHIFT_ORDER)
     return shifts
+
+
+_SHIFT_ORDER = operator.attrgetter("period_start", "registration", "shift_id")
 
 
 def _admits_and_exits(evs: list[Event], placed, start: dt.datetime) -> tuple[list[Event], list[Event]]:
@@ -243,30 +250,53 @@ def _admits_and_exits(evs: list[Event], placed, start: dt.datetime) -> tuple[lis
     return admits, exits
 
 
+def _admit_then_exit(evs: list[Event], placed, start: dt.datetime):
+    """``(admit, its placement, exit, its placement)`` when ``evs`` is the common shift (two taps,
+    in event order an admit then an exit: ``_admits_and_exits`` gives one of each, and that exit
+    closes the shift whatever the times), else ``None``; ``evs`` ordered in place as
+    ``_admits_and_exits`` orders it either way."""
+    if len(evs) != 2:
+        return None
+    a, b = evs
+    pa, pb = placed[a.event_id], placed[b.event_id]
+    ta, tb = pa[0], pb[0]
+    if (tb if tb is not None else start, b.gate_id, b.seq) < (ta if ta is not None else start, a.gate_id, a.seq):
+        evs.reverse()
+        a, b, pa, pb = b, a, pb, pa
+    if a.payload.decision == "admit" and b.payload.decision == "exit":
+        return a, pa, b, pb
+    return None
+
+
 def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
     registration, ship, day, period = key
     start, end = period_bounds(day, period, zone)
     flags: list[Flag] = []
-    admits, exits = _admits_and_exits(evs, placed, start)
-    admit = admits[0] if admits else None
-    admit_place = placed[admit.event_id] if admit is not None else None
-    admit_at = admit_place[0] if admit_place is not None else None
-    if len(admits) > 1:
-        flags.append(Flag(ShiftFlag.REPEATED_ADMIT, f"{len(admits)} admits; the earliest counts"))
-    exit_ev = None
-    if exits:
-        later = [e for e in exits if admit_at is None or placed[e.event_id][0] is None
-                 or placed[e.event_id][0] >= admit_at]
-        exit_ev = later[-1] if later else exits[-1]
-    exit_place = placed[exit_ev.event_id] if exit_ev is not None else None
-    exit_at = exit_place[0] if exit_place is not None else None
+    common = _admit_then_exit(evs, placed, start)
+    if common is not None:  # one admit and one exit: the fields below as the general path sets them
+        admit, admit_place, exit_ev, exit_place = common
+        admit_at, exit_at = admit_place[0], exit_place[0]
+    else:
+        admits, exits = _admits_and_exits(evs, placed, start)
+        admit = admits[0] if admits else None
+        admit_place = placed[admit.event_id] if admit is not None else None
+        admit_at = admit_place[0] if admit_place is not None else None
+        if len(admits) > 1:
+            flags.append(Flag(ShiftFlag.REPEATED_ADMIT, f"{len(admits)} admits; the earliest counts"))
+        exit_ev = None
+        if exits:
+            later = [e for e in exits if admit_at is None or placed[e.event_id][0] is None
+                     or placed[e.event_id][0] >= admit_at]
+            exit_ev = later[-1] if later else exits[-1]
+        exit_place = placed[exit_ev.event_id] if exit_ev is not None else None
+        exit_at = exit_place[0] if exit_place is not None else None
     if admit_place is not None and admit_place[1]:
         flags.extend(admit_place[1])
     if exit_place is not None and exit_place[1]:
         flags.extend(exit_place[1])
     if admit is None:
         flags.append(Flag(ShiftFlag.NO_ENTRY, "exit with no admit (G9)"))
-    if exit_ev is not None and GateFlag.EARLY_EXIT in exit_ev.payload.flags:
+    if exit_ev is not None and exit_ev.payload.flags and GateFlag.EARLY_EXIT in exit_ev.payload.flags:
         flags.append(Flag(ShiftFlag.EARLY_EXIT, _early_detail(exit_at, end, zone)))
     if exit_ev is None:
         flags.append(Flag(ShiftFlag.MISSING_EXIT, "no exit: closed at the period end"))
@@ -278,7 +308,8 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
     base = (admit or exit_ev)
     d = base.payload.dispatch
     return Shift(
-        shift_id=shift_key(registration, ship, day, period), registration=registration, ship=ship,
+        shift_id=f"{registration}/{ship}/{day.isoformat()}/{period}",  # shift_key, inline
+        registration=registration, ship=ship,
         work_date=day, period=period, function=d.function, berth=d.berth, voyage=d.voyage,
         post=d.post, gate_id=base.gate_id, period_start=start, period_end=end,
         admit_at=admit_at, exit_at=exit_at, closed_by=closed_by,
@@ -291,7 +322,8 @@ def _one_shift(key, evs: list[Event], placed, zone: ZoneInfo) -> Shift:
 def _meals_at_gate(shifts: list[Shift], events: list[Event]) -> list[Shift]:
     """P6 (83.611 art. 26 d): a meal-worked record journaled at the gate (inspector's meal mode)
     sets ``meal_worked`` on the shift of its dispatch, flagged MEAL_AT_GATE (paid, not held) naming
-    the gate and the inspector. A record whose shift has no admit or exit is ignored."""
+    the gate and the inspector. A record whose shift has no admit or exit is ignored. ``events``:
+    any events, in event order (``reconstruct`` passes the meal records only)."""
     meals: dict[str, Event] = {}
     for ev in events:
         p = ev.payload
@@ -322,31 +354,27 @@ def _early_detail(exit_at: dt.datetime | None, end: dt.datetime, zone: ZoneInfo)
             f"{end.astimezone(zone):%H:%M} (G9; 83.611 arts. 9, 20 b, e)")
 
 
-def _occupied(s: Shift) -> tuple[dt.datetime, dt.datetime]:
-    lo = s.admit_at or s.period_start
-    hi = s.exit_at if s.closed_by == "exit" and s.exit_at is not None else s.period_end
-    return lo, max(lo, hi)
-
-
 def flag_conflicts(shifts: list[Shift]) -> list[Shift]:
     """DOUBLE_ASSIGNMENT on both shifts when one worker's shifts on different ships overlap (by the
     admit..exit times, or the period where one is missing). Pure; the pay CSV reader uses it too."""
-    by_worker: dict[str, list[int]] = defaultdict(list)
-    for i, s in enumerate(shifts):
-        by_worker[s.registration].append(i)
+    by_worker: dict[str, list[tuple]] = defaultdict(list)
+    for i, s in enumerate(shifts):  # (start, index, end, ship): the span each shift occupies, once
+        lo = s.admit_at or s.period_start
+        hi = s.exit_at if s.closed_by == "exit" and s.exit_at is not None else s.period_end
+        by_worker[s.registration].append((lo, i, hi if hi > lo else lo, s.ship))
     extra: dict[int, list[Flag]] = defaultdict(list)
-    for idxs in by_worker.values():
-        if len(idxs) < 2:
+    for spans in by_worker.values():
+        if len(spans) < 2:
             continue
-        occupied = {i: _occupied(shifts[i]) for i in idxs}  # once per shift, not per comparison
-        idxs.sort(key=lambda i: occupied[i][0])
-        for a_pos, a in enumerate(idxs):
-            a_hi = occupied[a][1]
-            for b in idxs[a_pos + 1:]:
-                if occupied[b][0] >= a_hi:
+        spans.sort()  # by start, then index (unique): the stable sort of the shifts by start
+        for a_pos, (_lo, a, a_hi, a_ship) in enumerate(spans):
+            for b_lo, b, _hi, b_ship in spans[a_pos + 1:]:
+                if b_lo >= a_hi:
                     break
-                if shifts[a].ship != shifts[b].ship:
+                if a_ship != b_ship:
                     extra[a].append(Flag(ShiftFlag.DOUBLE_ASSIGNMENT, f"overlaps {shifts[b].shift_id}"))
                     extra[b].append(Flag(ShiftFlag.DOUBLE_ASSIGNMENT, f"overlaps {shifts[a].shift_id}"))
+    if not extra:
+        return list(shifts)
     return [dataclasses.replace(s, flags=s.flags + tuple(extra[i])) if i in extra else s
             for i, s in enumerate(shifts)]

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from central.ledger.bulk import bind_tuples
 from central.ledger.close_record import utc_times
 from central.ledger.store import SHIFT_COLUMNS, _raw_rows
+from central.ledger.shifts import Shift
 from central.ledger.tables import shift_flags, shifts
 
 _encode = msgspec.msgpack.encode
@@ -78,3 +79,27 @@ def _output_digest(rows: list[tuple], flags) -> str:
     aware time is packed as its instant (msgpack's timestamp): the rows PostgreSQL hands back in
     the session's zone and the same rows as bound (UTC) give the same digest, with no conversion."""
     return hashlib.sha256(_encode([sorted(rows), sorted(flags, key=_FIRST)])).hexdigest()
+
+
+def _by_shift_id(found: list[Shift], bound: list[tuple]) -> tuple[dict, dict, dict]:
+    """``(shifts, rows, flags)`` per worker, each by shift id: ``found``, their rows as bound but
+    ``rebuilt_at`` and their flags ``(shift_id, code, detail)``; the workers in the order of
+    their first shift id (as one sort of all the shifts by id would meet them)."""
+    groups: dict[str, list[tuple]] = defaultdict(list)
+    for s, row in zip(found, bound):
+        groups[s.registration].append((s.shift_id, s, row))
+    for items in groups.values():
+        items.sort(key=_FIRST)  # shift ids are unique
+    rebuilt: dict[str, list[Shift]] = {}
+    new_rows: dict[str, list[tuple]] = {}
+    new_flags: dict[str, list[tuple]] = {}
+    for reg, items in sorted(groups.items(), key=_first_id):
+        rebuilt[reg] = [s for _sid, s, _row in items]
+        new_rows[reg] = [row[:-1] for _sid, _s, row in items]
+        new_flags[reg] = [(sid, f.code, f.detail) for sid, s, _row in items if s.flags for f in s.flags]
+    return rebuilt, new_rows, new_flags
+
+
+def _first_id(group: tuple[str, list[tuple]]) -> str:
+    """A worker's first shift id (``_by_shift_id``'s groups, each sorted)."""
+    return group[1][0][0]

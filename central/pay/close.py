@@ -197,12 +197,13 @@ def _shifts_to_pay(conn: Connection, half: ShiftHalf, ledger: Rebuilt, todo: set
                    date_from: dt.date, date_to: dt.date) -> list[Shift]:
     """The shifts of ``todo``'s workers, by period start, registration and shift id: the rebuilt
     ones as computed, the others read once the shift half has committed."""
+    if not any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY for reg in todo):
+        # only rebuilt shifts: ``ledger.in_order`` is already in this order (a first close)
+        return [s for s in ledger.in_order if s.registration in todo]
     found = [s for reg in todo for s in ledger.shifts.get(reg, ())]
-    if any(reg not in ledger.shifts and ledger.outputs.get(reg, EMPTY) != EMPTY
-           for reg in todo):  # stored shifts that were not rebuilt, once committed
-        half.stored()
-        found.extend(s for s in read_shifts(conn, date_from, date_to)
-                     if s.registration in todo and s.registration not in ledger.shifts)
+    half.stored()  # stored shifts that were not rebuilt, once committed
+    found.extend(s for s in read_shifts(conn, date_from, date_to)
+                 if s.registration in todo and s.registration not in ledger.shifts)
     found.sort(key=lambda s: (s.period_start, s.registration, s.shift_id))
     return found
 

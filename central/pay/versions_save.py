@@ -146,6 +146,9 @@ def _plan_chunk(conn, part: list[Statement], run: _Run, *, now: dt.datetime, by:
             run.unchanged += 1
         else:
             todo.append((st, digest, cents))
+    if not history:  # no shift has a stored version (a first close): every one a first version
+        _add_first_versions(todo, run, now=now, by=by)
+        return
     _prove_paid(conn, [r for st, _d, _c in todo for r in history.get(st.shift_id, ())])
     for st, digest, cents in todo:
         past = history.get(st.shift_id)
@@ -215,6 +218,26 @@ def _add_version(st: Statement, digest: str, past: list[dict] | None, paid_rows:
                       for n, (ln, c) in enumerate(zip(out.lines, line_cents))])
     run.stored.append(out)
     run.written += 1
+
+
+def _add_first_versions(todo: list[tuple], run: _Run, *, now: dt.datetime, by: str | None) -> None:
+    """``_add_version(st, digest, None, [], None, False, run, now=now, by=by, cents=cents)`` for
+    each ``(st, digest, cents)`` of ``todo``, in order, in one loop: the shifts' first versions
+    (nothing paid, nothing replaced, no release to keep), the same rows, lines and counts."""
+    rows, lines, stored, kept_ids = run.rows, run.lines, run.stored, run.kept_ids
+    for st, digest, (total_cents, line_cents) in todo:
+        shift_id = st.shift_id
+        sid = f"{shift_id}@{st.rulebook}"  # ``statement_id(st, 1)``
+        kept_ids[shift_id] = sid
+        if st.hold_reason:
+            run.on_hold += 1
+        rows.append((sid, shift_id, st.registration, st.rulebook, st.work_day, total_cents,
+                     ",".join(st.flags), st.service_end, st.due_at, now, st.hold_reason, None, None,
+                     1, digest, by))
+        lines.extend([(sid, n, ln.rule, ln.article, ln.description, c)
+                      for n, (ln, c) in enumerate(zip(st.lines, line_cents))])
+        stored.append(st)
+    run.written += len(todo)
 
 
 def _supersede_replaced(conn, replaced: list[tuple], reason: str | None, now: dt.datetime) -> int:

@@ -75,3 +75,28 @@ def test_a_run_over_several_history_chunks_stores_and_supersedes_like_one(db_url
         assert set(n_lines) == ids
     finally:
         engine.dispose()
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(st.tuples(st.sampled_from(("r1", "r2")), st.lists(text, max_size=3), st.none() | text,
+                                st.lists(st.tuples(text, text, text, cents), max_size=4), cents),
+                      max_size=8),
+       by=st.none() | text)
+def test_a_first_close_plans_its_first_versions_as_one_by_one(items, by):
+    """``_add_first_versions`` (a first close's statements, one loop) plans the rows, lines, ids
+    and counts ``_add_version`` plans for each shift's first version, in the same order."""
+    import datetime as dt
+
+    at = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+    found = [Statement(shift_id=f"{reg}/s/{i}", registration=reg, rulebook="rb", work_day=at.date(),
+                       lines=tuple(StatementLine(r, a, d, Decimal(c) / 100) for r, a, d, c in lines),
+                       total=Decimal(total) / 100, flags=tuple(flags), service_end=at, due_at=at,
+                       hold_reason=hold)
+             for i, (reg, flags, hold, lines, total) in enumerate(items)]
+    todo = [(s, *[versions.digest_and_cents(s)[0]], versions.digest_and_cents(s)[1:]) for s in found]
+    one_by_one, in_one_loop = versions._Run(), versions._Run()
+    for s, digest, cents in todo:
+        versions._add_version(s, digest, None, [], None, False, one_by_one, now=at, by=by, cents=list(cents))
+    versions._add_first_versions(todo, in_one_loop, now=at, by=by)
+    assert in_one_loop == one_by_one
+    assert in_one_loop.on_hold == sum(1 for s in found if s.hold_reason)
