@@ -40,6 +40,9 @@ def test_a_suspension_reaches_the_gate_and_g3_denies_from_its_start_date(broker,
     g1 = make_gate("g1")
     g1.start(broker, store=g1.store)
     wait_until(lambda: g1.store.worker(regs[0]) is not None, what="roster snapshot at g1")
+    # the gate's roster can come from the answer to its snapshot request before the publisher's
+    # first poll (a loaded machine): that poll's snapshots would then carry the suspension, no delta
+    wait_until(lambda: ingest.publisher.stats["polls"] >= 1, what="the publisher's first poll")
     start = today() + dt.timedelta(days=1)
     with Session(office.engine) as s, s.begin():
         store.suspend(s, regs[0], start=start, days=10, reason="R4 test", article="83.611 art. 21 a",
