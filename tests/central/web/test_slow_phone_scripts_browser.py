@@ -1,9 +1,10 @@
-"""The live page on a slow phone: its deferred scripts (htmx and its SSE extension) run seconds
-after the page was rendered. What happens in between is not lost: a change in the ledger is sent
-at once when the stream opens (``/live/stream?since=<the page's version>``), and a session that
-ended before the stream opened (the stream answers 401, no ``event: ended``) still takes the page
-to the login page (``htmx:sseError`` asks for the panel). The browser tests hold the htmx script's
-request until the test has made its change, then let it run."""
+"""The office's pages on a slow phone: their deferred scripts (htmx and its SSE extension) run
+seconds after the page was drawn. What happens in between is not lost: on the live page a change in
+the ledger is sent at once when the stream opens (``/live/stream?since=<the page's version>``), and
+a session that ended before the stream opened (the stream answers 401, no ``event: ended``) still
+takes the page to the login page (``htmx:sseError`` asks for the panel); the menu button answers
+from the moment it shows, and the menu is never drawn open first. The browser tests hold the htmx
+script's request until the test has acted, then let it run."""
 
 from __future__ import annotations
 
@@ -114,5 +115,41 @@ def test_a_session_that_ended_before_the_live_pages_stream_opened_goes_to_the_lo
         htmx.continue_()
         page.wait_for_url(office.url + "/login?next=/")
         assert page.get_by_label("Senha").is_visible()
+    finally:
+        context.close()
+
+
+NAV_SEEN = """new MutationObserver((_, seen) => {
+    if (document.getElementById('app-menu')) {
+        window.__jsWhenNavDrawn = document.documentElement.classList.contains('js');
+        seen.disconnect();
+    }
+}).observe(document, {childList: true, subtree: true})"""
+
+
+def test_the_phone_menu_is_drawn_closed_and_its_button_opens_it_before_the_other_scripts_ran(office, browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        log_in(page, office)
+        page.add_init_script(NAV_SEEN)
+        held = []
+        page.route(HTMX, lambda route: route.continue_() if held else held.append(route))
+        page.goto(office.url + "/flags", wait_until="commit")
+        wait_until(lambda: page.evaluate("1") and held, 60, what="the htmx script's request held")
+        menu = page.get_by_role("button", name="Menu")
+        link = page.locator("#app-menu").get_by_role("link", name="Ocorrências")
+        menu.wait_for()
+        assert page.evaluate("() => window.__jsWhenNavDrawn") is True  # never drawn open, then closed
+        assert link.is_hidden()
+        menu.click()  # htmx still loading: DOMContentLoaded has not come
+        link.wait_for()
+        assert menu.get_attribute("aria-expanded") == "true"
+        assert page.evaluate("() => document.readyState") != "complete"
+        held[0].continue_()
+        menu.click()
+        link.wait_for(state="hidden")
+        assert menu.get_attribute("aria-expanded") == "false"
     finally:
         context.close()
