@@ -170,7 +170,7 @@ def test_enrol_mode_ends_at_its_timeout_with_no_card(port, page, screen):
     _start(page, port, reg)
     page.locator("#enrol-waiting").wait_for()
     screen.wait_for_selector("#st-enrol", timeout=60_000)
-    page.locator("#enrol-ended[data-ended='expired']").wait_for(timeout=(TIMEOUT_S + 10) * 1000)
+    page.locator("#enrol-ended[data-ended='expired']").wait_for(timeout=(TIMEOUT_S + 60) * 1000)
     screen.wait_for_selector("#st-enrol", state="detached", timeout=60_000)
     seen = len(port.gc.taps())
     port.gc.tap("0C0C0C0C02")  # after the end: a plain unknown card
