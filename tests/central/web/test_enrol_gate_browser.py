@@ -24,7 +24,7 @@ from central.ledger.schema import gate_status
 from central.web.users import add_user
 from testkit.axe import axe_violations, describe
 from testkit.browser import launch_chromium
-from testkit.display import GateWithScreen
+from testkit.display import GateWithScreen, main_shown, record_main
 from tests.central.web.port import UIDS, Port, wait_until
 from tests.central.web.sizes import SIZES, looked_at
 
@@ -125,13 +125,14 @@ def test_the_next_unknown_card_at_the_gate_is_offered_and_bound(port, page, scre
     assert screen.locator("#st-enrol").is_visible()
     assert screen.evaluate("() => document.documentElement.scrollWidth") <= 800
     assert axe_violations(screen) == [], describe(axe_violations(screen))
+    record_main(screen, rule=".rules [data-rule='ENROL']", name=".person .name")  # shown 3 s (idle_after_s)
     port.gc.tap(NEW_CARD)
     tap = port.gc.wait_taps(1)[-1]
     assert (tap.payload.uid, tap.payload.decision, tap.payload.rules_failed) == (NEW_CARD, "deny", ["G1", "ENROL"])
-    screen.wait_for_selector(f"#now[data-seq='{tap.seq}'][data-outcome='deny']")  # nobody admitted with it
+    read = main_shown(screen, tap.seq, then_idle=False)[0]
+    assert read["outcome"] == "deny", read  # nobody admitted with it
     # the rule by its words (issue 33), its code in the attribute
-    assert screen.locator("#now .rules [data-rule='ENROL']").inner_text() == "cartão em cadastro"
-    assert screen.locator("#now .person .name").inner_text() == f"Cartão novo {NEW_CARD}"
+    assert read["rule"] == "cartão em cadastro" and read["name"] == f"Cartão novo {NEW_CARD}", read
     offered = page.locator(f"#enrol-read[data-uid='{NEW_CARD}']")
     offered.wait_for(timeout=60_000)  # htmx's poll: no reload by the clerk
     assert axe_violations(page, impacts=("serious", "critical"), context="#enrol") == []

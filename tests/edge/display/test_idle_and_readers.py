@@ -13,7 +13,7 @@ import pytest
 
 from edge.config import DisplayConfig
 from testkit.axe import axe_violations, describe
-from testkit.display import GateWithScreen
+from testkit.display import GateWithScreen, main_shown, record_main
 from tests.edge.display.conftest import seed_photos
 
 
@@ -40,45 +40,22 @@ def _now(page):
     return page.locator("#now")
 
 
-RECORD = """() => { window.__shown = []; const wrap = document.getElementById('now-wrap');
-    const note = () => { const n = document.getElementById('now');
-        window.__shown.push({seq: +n.dataset.seq, state: n.dataset.state || 'read',
-                             words: n.querySelector('.words').innerText, at: performance.now()}); };
-    note(); new MutationObserver(note).observe(wrap, {childList: true}); }"""
-
-
-def _record(page) -> None:
-    """Note every main area the screen pushes, as it is swapped in (seq, state, words, browser time in
-    ms): a read shown for ``idle_after_s`` is seen even when the test looks later than that."""
-    page.evaluate(RECORD)
-
-
-def _shown(page, seq: int, then_idle: bool = True) -> list[dict]:
-    """Wait until the read ``seq`` was shown (and, with ``then_idle``, the idle area after it); the
-    areas shown from the read on."""
-    page.wait_for_function("""([seq, idle]) => { const s = window.__shown, i = s.findIndex(x => x.seq === seq);
-        return i >= 0 && (!idle || s.slice(i).some(x => x.state === 'idle')); }""", arg=[seq, then_idle],
-                           timeout=60_000)
-    shown = page.evaluate("() => window.__shown")
-    return shown[[x["seq"] for x in shown].index(seq):]
-
-
 def test_a_read_gives_way_to_aproxime_o_cartao_and_stays_in_the_history(quick, page) -> None:
     page.goto(quick.url)
     page.wait_for_selector("#now[data-state='idle']")
     assert _now(page).locator(".words").inner_text() == "Aproxime o cartão"
-    _record(page)
+    record_main(page)
     quick.pair("0B0B01BADE", "0A04A10001")
     tap = quick.wait_taps(1)[-1]
     assert tap.payload.decision == "admit"
-    shown = _shown(page, tap.seq)  # pushed: no reload
+    shown = main_shown(page, tap.seq)  # pushed: no reload
     assert shown[0]["words"] == "ENTRADA LIBERADA", shown
     assert shown[-1]["state"] == "idle" and shown[-1]["words"] == "Aproxime o cartão", shown
     row = page.locator(f"#history tr.read[data-seq='{tap.seq}']")
     assert row.count() == 1 and "Ana Lima" in row.inner_text()
     quick.pair("0B0B02BADE", "0A04A10002")  # the next read shows again, then goes idle again
     second = quick.wait_taps(2)[-1]
-    assert _shown(page, second.seq)[-1]["state"] == "idle"
+    assert main_shown(page, second.seq)[-1]["state"] == "idle"
     assert page.locator("#history tr.read").count() == 2
 
 
@@ -89,10 +66,10 @@ def test_by_default_a_read_stays_5_s_then_the_screen_is_idle(tmp_path, page) -> 
         gate.start_gate()
         gate.start_display()
         page.goto(gate.url)
-        _record(page)
+        record_main(page)
         gate.pair("0B0B01BADE", "0A04A10001")
         tap = gate.wait_taps(1)[-1]
-        shown = _shown(page, tap.seq)
+        shown = main_shown(page, tap.seq)
         idle = next(x for x in shown if x["state"] == "idle")
         assert idle["at"] - shown[0]["at"] > 3500, shown  # about 5 s after the read, on the page's clock
     finally:
