@@ -186,13 +186,14 @@ RECORD_MAIN = """(texts) => { window.__shown = []; const wrap = document.getElem
     const note = () => { const n = document.getElementById('now'), got = {};
         for (const [key, sel] of Object.entries(texts)) { const e = n.querySelector(sel); got[key] = e && e.innerText; }
         window.__shown.push({seq: +n.dataset.seq, state: n.dataset.state || 'read', outcome: n.dataset.outcome,
-                             words: n.querySelector('.words').innerText, at: performance.now(), ...got}); };
+                             held: n.dataset.held || null, words: n.querySelector('.words').innerText,
+                             at: performance.now(), ...got}); };
     note(); new MutationObserver(note).observe(wrap, {childList: true}); }"""
 
 
 def record_main(page, **texts: str) -> None:
     """Note every main area the screen page ``page`` shows, as it is pushed (swapped in): its seq,
-    state, outcome, words, the page's time (ms) and, per keyword, the text of that CSS selector in
+    state, outcome, held ("1" or None), words, the page's time (ms) and, per keyword, the text of that CSS selector in
     it. A read shown for ``idle_after_s`` is then seen even when the test looks later than that."""
     page.evaluate(RECORD_MAIN, texts)
 
