@@ -37,7 +37,7 @@ def _shown(gate) -> list[dict]:
 @pytest.fixture
 def full_gate(tmp_path):
     """A gate and its screen, the gate's state directory a real 2 MiB tmpfs."""
-    gate = GateWithScreen(tmp_path / "gate", card_and_badge=False)
+    gate = GateWithScreen(tmp_path / "gate", card_and_badge=False, idle_after_s=600)  # read at leisure
     with mounted_tmpfs(gate.state, "2m"):
         try:
             gate.start_gate()
