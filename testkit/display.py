@@ -178,3 +178,32 @@ class GateWithScreen:
                 raise RuntimeError(f"gate exited ({self.gate.returncode}); see {self.root}/gate.log")
             time.sleep(0.02)
         return taps
+
+
+# -- the main area as the screen pushed it --------------------------------------------------------
+
+RECORD_MAIN = """(texts) => { window.__shown = []; const wrap = document.getElementById('now-wrap');
+    const note = () => { const n = document.getElementById('now'), got = {};
+        for (const [key, sel] of Object.entries(texts)) { const e = n.querySelector(sel); got[key] = e && e.innerText; }
+        window.__shown.push({seq: +n.dataset.seq, state: n.dataset.state || 'read', outcome: n.dataset.outcome,
+                             held: n.dataset.held || null, words: n.querySelector('.words').innerText,
+                             at: performance.now(), ...got}); };
+    note(); new MutationObserver(note).observe(wrap, {childList: true}); }"""
+
+
+def record_main(page, **texts: str) -> None:
+    """Note every main area the screen page ``page`` shows, as it is pushed (swapped in): its seq,
+    state, outcome, held ("1" or None), words, the page's time (ms) and, per keyword, the text of that CSS selector in
+    it. A read shown for ``idle_after_s`` is then seen even when the test looks later than that."""
+    page.evaluate(RECORD_MAIN, texts)
+
+
+def main_shown(page, seq: int, *, then_idle: bool = True, timeout_s: float = 60.0) -> list[dict]:
+    """Wait until the page recorded (``record_main``) the read ``seq`` (and, with ``then_idle``, the
+    idle area after it); returns the areas shown from that read on. Playwright's TimeoutError after
+    ``timeout_s``."""
+    page.wait_for_function("""([seq, idle]) => { const s = window.__shown, i = s.findIndex(x => x.seq === seq);
+        return i >= 0 && (!idle || s.slice(i).some(x => x.state === 'idle')); }""", arg=[seq, then_idle],
+                           timeout=timeout_s * 1000)
+    shown = page.evaluate("() => window.__shown")
+    return shown[[x["seq"] for x in shown].index(seq):]

@@ -2,10 +2,15 @@
 
 ``/live/stream`` is a Server-Sent Events stream: every ``[web] poll_s`` it reads
 ``readmodel.version`` and sends ``event: changed`` when it moved; the page's htmx SSE extension then
-fetches ``/live/panel`` (the same fragment the page was rendered with). A comment line every 15 s
-keeps proxies from closing an idle stream. The session is looked up again at every poll: once it
+fetches ``/live/panel`` (the same fragment the page was rendered with). The page opens the stream
+with ``?since=<version>``, the version its panel was rendered from: a change made between the
+render and the stream's start (a slow phone runs its deferred scripts seconds later; a stream
+opened again after a drop) is sent at once as ``changed``, not lost until the next one. A comment
+line every 15 s keeps proxies from closing an idle stream. The session is looked up again at every poll: once it
 has ended (logout, a new password, the user disabled) the stream sends ``event: ended`` and closes;
 the page then asks for the panel, is answered 401 with ``HX-Redirect`` and goes to the login page.
+The page asks for the panel as well whenever its stream fails (``htmx:sseError``): a stream refused
+401 because the session ended before it opened (or while it was down) sends no ``ended``.
 The ledger lost while a stream is open (``central.db.unreachable``): the stream ends, with one log
 line ``web.live_stream_ledger_lost``, and the page's SSE extension opens it again with its backoff.
 One session holds at most ``MAX_STREAMS`` streams at once (a few tabs); one more answers 429 with
@@ -77,6 +82,7 @@ def _panel_data(conn, web, ports=None):
     gates of no port on an office of several ports (``port_of`` None), marked on the page."""
     now = web.now()
     data = {
+        "version": ".".join(readmodel.version(conn)),  # read first: a change during the read is sent again
         "gates": readmodel.gate_rows(conn, now, web.settings.copies_max_age_h),
         "ships": readmodel.ship_rows(conn, now, web.tz),
         "alarms": readmodel.open_alarms(conn),
@@ -142,6 +148,9 @@ async def stream(request: Request):
         seen = await run_in_threadpool(web.read, readmodel.version)
         beat = time.monotonic()
         yield "retry: 1000\n\n"
+        since = request.query_params.get("since")
+        if since is not None and since != ".".join(seen):  # moved since the page was rendered
+            yield f"event: changed\ndata: {'.'.join(seen)}\n\n"
         while True:
             if await request.is_disconnected():
                 return

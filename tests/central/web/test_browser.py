@@ -76,7 +76,7 @@ def test_an_inspector_logs_in_and_sees_both_gates_online(port, page):
     # "Detalhes técnicos": the card's plain words first; textContent reads the closed toggle too)
     page.wait_for_function("""() => (document.querySelector('[data-gate="g-a"]') || {}).textContent
                               && document.querySelector('[data-gate="g-a"]').textContent.includes('em dia')""",
-                           timeout=15_000)
+                           timeout=60_000)
     card = page.locator('[data-gate="g-a"]').text_content()
     assert "conectado" in card and "confiável" in card
     assert page.locator('[data-gate="g-a"] .outbox').inner_text().strip().isdigit()
@@ -127,7 +127,7 @@ def test_a_borrowed_card_becomes_a_case_with_defence_and_a_final_suspension(port
     assert shown["outcome"] == "deny" and "BORROWED_CARD" in shown["flags"], shown
     page.goto(port.url + "/flags?flag=BORROWED_CARD")
     row = page.locator('tr[data-flags~="BORROWED_CARD"]').first
-    wait_until(lambda: (page.reload() or True) and row.count() == 1, 10, interval=0.5, what="the flag in the queue")
+    wait_until(lambda: (page.reload() or True) and row.count() == 1, 60, interval=0.5, what="the flag in the queue")
     assert "V008 / V009" in row.inner_text()
     row.get_by_role("link").first.click()
     page.get_by_label("Acusação").fill("Uso do cartão de controle da matrícula V008 pelo portador da chapa V009")

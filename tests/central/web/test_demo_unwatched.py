@@ -14,7 +14,7 @@ def test_the_never_connected_ships_gate_and_coverage_alarm_are_on_the_live_page(
     url = demo_day.url
     with launch_chromium() as browser:
         page = browser.new_page(viewport={"width": 1366, "height": 768})
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(30_000)
         page.goto(url)
         page.get_by_label("Usuário").fill(OFFICE_USER)
         page.get_by_label("Senha").fill(DEMO_PASSWORD)

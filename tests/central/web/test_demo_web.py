@@ -15,7 +15,7 @@ from testkit.browser import launch_chromium
 
 def _logged_in(page, url: str, user: str):
     """``page`` logged in to the demo's web application at ``url`` as ``user``; returned."""
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(30_000)
     page.goto(url)
     page.get_by_label("Usuário").fill(user)
     page.get_by_label("Senha").fill(DEMO_PASSWORD)

@@ -152,7 +152,8 @@ def test_marking_a_batch_paid(paid_ledger, page):
     page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31")
     boxes = page.locator('#paid-form input[name="pay_worker"]')
     assert boxes.count() == 3  # V008's statement is on hold: not selectable
-    page.locator("#select-all").click()  # every payable worker ticked
+    with page.expect_navigation():  # a link to the page with every box ticked: count() does not wait
+        page.locator("#select-all").click()  # every payable worker ticked
     assert page.locator('#paid-form input[name="pay_worker"]:checked').count() == 3
     page.locator("#m-ref").fill("folha-2026-03")
     page.get_by_role("button", name="Marcar como pagos").click()

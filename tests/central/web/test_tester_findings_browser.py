@@ -144,7 +144,8 @@ def test_a_cards_file_with_a_bad_uid_names_every_bad_row_in_one_refusal(office, 
     path.write_text(CARDS, encoding="utf-8")
     desk.goto(office.url + "/workers/upload")
     desk.locator("#u-cards").set_input_files(str(path))
-    desk.get_by_role("button", name="Enviar").click()
+    with desk.expect_navigation():  # the refusal's page loaded: all_inner_texts does not wait
+        desk.get_by_role("button", name="Enviar").click()
     errors = desk.locator("#upload-errors li").all_inner_texts()
     assert [e.split(":")[1] for e in errors] == ["2", "3", "4", "6", "7"], errors
     assert errors[0].startswith("cards.csv:2:") and "0A04A1ZZ01" in errors[0]

@@ -218,6 +218,7 @@ def test_a_defence_typed_before_the_pages_script_ran_or_lost_with_its_send_is_ke
         context.set_offline(True)
         with contextlib.suppress(Exception):
             pg.get_by_role("button", name="Enviar defesa").click(timeout=5_000)
+        pg.wait_for_url("chrome-error://chromewebdata/")  # the send failed, not sent once back online
         context.set_offline(False)
         pg.goto(case_url)
         assert pg.get_by_label("Sua defesa").input_value() == "só no envio"
@@ -233,11 +234,14 @@ def test_a_defence_survives_a_dropped_connection_and_reaches_the_inspectors_case
         pg.get_by_role("link", name="Processos").click()
         pg.locator(f'[data-case="{office.case_id}"] a').click()
         assert "Saída antes do fim do período" in pg.locator("#charge").inner_text()
+        # the click waits for the page to commit, not for its deferred worker.js: offline before it
+        # arrived, no script would keep anything (nothing a page can do without its script)
+        pg.wait_for_load_state("load")
         pg.get_by_label("Sua defesa").fill(typed)
         context.set_offline(True)  # the connection drops as he sends it
         with contextlib.suppress(Exception):
             pg.get_by_role("button", name="Enviar defesa").click(timeout=5_000)
-        pg.wait_for_timeout(500)
+        pg.wait_for_url("chrome-error://chromewebdata/")  # the send failed: the browser's error page
         context.set_offline(False)
         pg.goto(office.url + f"/w/processos/{office.case_id}")
         assert pg.get_by_label("Sua defesa").input_value() == typed  # kept on the phone

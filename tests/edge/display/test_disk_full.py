@@ -37,7 +37,7 @@ def _shown(gate) -> list[dict]:
 @pytest.fixture
 def full_gate(tmp_path):
     """A gate and its screen, the gate's state directory a real 2 MiB tmpfs."""
-    gate = GateWithScreen(tmp_path / "gate", card_and_badge=False)
+    gate = GateWithScreen(tmp_path / "gate", card_and_badge=False, idle_after_s=600)  # read at leisure
     with mounted_tmpfs(gate.state, "2m"):
         try:
             gate.start_gate()
@@ -52,7 +52,7 @@ def test_the_screen_shows_the_gate_running_and_refusing_on_a_full_disk(full_gate
     page.goto(gate.url)
     gate.tap("0A04A10001")  # V001 admitted: a journaled read first
     tap = gate.wait_taps(1)[-1]
-    page.wait_for_selector(f"#now[data-seq='{tap.seq}']", timeout=15_000)
+    page.wait_for_selector(f"#now[data-seq='{tap.seq}']", timeout=60_000)
 
     assert fill(gate.state) > 0
     filled_at = time.time()
@@ -67,11 +67,11 @@ def test_the_screen_shows_the_gate_running_and_refusing_on_a_full_disk(full_gate
     alive = gate.state / FILE
     wait_until(lambda: json.loads(alive.read_bytes())["at"] > filled_at + STALE_S + 1, timeout=30,
                what="the heartbeat rewritten on the full disk")
-    page.wait_for_selector("#st-disk", timeout=15_000)
+    page.wait_for_selector("#st-disk", timeout=60_000)
     assert page.locator("#st-gate").count() == 0  # not "PORTALÓ PARADO"
     assert page.locator("#status").get_attribute("data-gate-running") == "1"
     assert "FALHA DO REGISTRO (DISCO CHEIO)" in page.locator("#st-disk").inner_text()
-    page.wait_for_selector("#now[data-unjournaled='1']", timeout=15_000)
+    page.wait_for_selector("#now[data-unjournaled='1']", timeout=60_000)
     now = page.locator("#now")
     assert now.get_attribute("data-outcome") == "deny"
     assert "Falha do registro (disco): entrada negada." in now.locator(".reason").inner_text()
@@ -89,7 +89,7 @@ def test_the_screen_shows_the_gate_running_and_refusing_on_a_full_disk(full_gate
     gate.tap("0A04A10002")  # (a gate without an office link: no uplink check writes it before)
     tap = gate.wait_taps(2)[-1]
     assert tap.payload.uid == "0A04A10002"
-    page.wait_for_selector(f"#now[data-seq='{tap.seq}']", timeout=15_000)
+    page.wait_for_selector(f"#now[data-seq='{tap.seq}']", timeout=60_000)
     page.wait_for_selector("#st-disk", state="detached", timeout=30_000)
     assert page.locator("#history tr.read[data-unjournaled='1']").count() == 9  # still in the history
 
@@ -101,9 +101,9 @@ def test_the_screen_in_english_names_the_disk_fault(full_gate, browser) -> None:
         page.goto(gate.url + "?lang=en")
         assert fill(gate.state) > 0
         gate.tap(REFUSED[0])
-        page.wait_for_selector("#st-disk", timeout=15_000)
+        page.wait_for_selector("#st-disk", timeout=60_000)
         assert "JOURNAL FAILURE (DISK FULL)" in page.locator("#st-disk").inner_text()
-        page.wait_for_selector("#now[data-unjournaled='1']", timeout=15_000)
+        page.wait_for_selector("#now[data-unjournaled='1']", timeout=60_000)
         assert "Journal failure (disk): entry denied." in page.locator("#now .reason").inner_text()
         assert "journal failure" in page.locator("#history tr.read").first.inner_text()
     finally:

@@ -48,7 +48,7 @@ def test_an_enrol_refusal_reads_in_words_on_the_main_area_and_in_the_history(scr
         assert "ENROL" not in first.inner_text() and "G1" in first.inner_text()
         ev = journal.append(_enrol_tap("04A1B2C3D4E5F7"),
                             now=Now(wall=AT + dt.timedelta(seconds=5), mono_ns=2, clock_trusted=True))
-        page.wait_for_selector(f"#now[data-seq='{ev.seq}'][data-outcome='deny']", timeout=15_000)
+        page.wait_for_selector(f"#now[data-seq='{ev.seq}'][data-outcome='deny']", timeout=60_000)
         rules = page.locator("#now .rules")
         assert rules.locator("[data-rule='ENROL']").inner_text() == "cartão em cadastro"
         assert rules.locator("[data-rule='G1']").inner_text().startswith("G1: ")

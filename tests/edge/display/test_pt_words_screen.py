@@ -18,7 +18,7 @@ def test_the_screen_reads_in_portuguese_idle_and_after_each_kind_of_read(gate, b
                                     "borrowed card (G4)": ("0B0B02BADE", "0A04A10001")}.items():
             gate.pair(badge, card)
             tap = gate.wait_taps(len(found))[-1]
-            page.wait_for_selector(f"#now[data-seq='{tap.seq}']", timeout=10_000)
+            page.wait_for_selector(f"#now[data-seq='{tap.seq}']", timeout=60_000)
             found[what] = english_in(page.evaluate(VISIBLE_TEXT))
         assert found == {k: [] for k in found}, found
     finally:

@@ -190,7 +190,7 @@ def test_the_screen_opens_the_gate_files_read_only_and_never_holds_the_write_loc
 def test_a_screen_started_before_its_gate_waits_and_then_follows(tmp_path, page) -> None:
     from testkit.display import GateWithScreen
 
-    gate = GateWithScreen(tmp_path / "late")
+    gate = GateWithScreen(tmp_path / "late", idle_after_s=600)  # the read is looked at after its push
     try:
         gate.start_display()  # no gate has ever run: no journal, no store
         page.goto(gate.url)

@@ -24,7 +24,7 @@ def test_broker_offline_outbox_and_stale_copies_are_shown(tmp_path, page) -> Non
         gate.start_gate()
         gate.start_display()
         page.goto(gate.url)
-        page.wait_for_selector("#st-broker[data-state='offline']", timeout=15_000)
+        page.wait_for_selector("#st-broker[data-state='offline']", timeout=60_000)
         assert "SEM CONEXÃO" in page.locator("#st-broker").inner_text()
         gate.pair("0B0B01BADE", "0A04A10001")
         gate.wait_taps(1)
@@ -46,7 +46,7 @@ def test_broker_offline_outbox_and_stale_copies_are_shown(tmp_path, page) -> Non
         gate.gate.wait(30)
         page.goto(gate.url)
         assert page.locator("#now .person .name").inner_text() == "Ana Lima"
-        page.wait_for_selector("#st-broker[data-state='unknown']", timeout=15_000)
+        page.wait_for_selector("#st-broker[data-state='unknown']", timeout=60_000)
     finally:
         gate.stop()
 
@@ -72,7 +72,7 @@ def test_the_outbox_of_an_old_journal_before_the_gate_upgrades_it_is_shown_never
     try:
         gate.start_display()
         page.goto(gate.url)
-        page.wait_for_selector("#st-outbox[data-depth='38']", timeout=15_000)
+        page.wait_for_selector("#st-outbox[data-depth='38']", timeout=60_000)
         assert "A enviar: 38" in page.locator("#st-outbox").inner_text()
         other = tmp_path / "other.db"  # replaced by a file of no journal layout the screen knows
         c = sqlite3.connect(other)
@@ -80,7 +80,7 @@ def test_the_outbox_of_an_old_journal_before_the_gate_upgrades_it_is_shown_never
         c.commit()
         c.close()
         other.replace(gate.state / "journal.db")
-        page.wait_for_selector("#st-outbox[data-depth='']", timeout=15_000)
+        page.wait_for_selector("#st-outbox[data-depth='']", timeout=60_000)
         assert page.locator("#st-outbox").inner_text() == "A enviar: —"
     finally:
         gate.stop()
