@@ -131,11 +131,12 @@ def open_from_event(session: Session, event_id: str, *, flag: str, charge: str, 
 
 
 def record_defence(session: Session, case_id: int, text: str, *, attachments=(), actor: str,
-                   now: dt.datetime | None = None) -> None:
+                   now: dt.datetime | None = None, send_id: str | None = None) -> None:
     """Record the accused's prior defence (text, and ``attachments`` as (filename, content type,
     bytes), each at most ``MAX_ATTACHMENT`` bytes). A further defence before the decision is
     appended, never replaces one (R7: every defence stays on the case): the ``defence`` text holds
-    each one under a line ``— <UTC time> · <actor>``; ``defence_at`` stays the first one's time."""
+    each one under a line ``— <UTC time> · <actor>``; ``defence_at`` stays the first one's time.
+    ``send_id``: the form's one-time send id, kept in the audit row (``central.web.resend``)."""
     now = now or utcnow()
     row = _step(session, case_id, "defence")
     if not (text or "").strip():
@@ -152,7 +153,8 @@ def record_defence(session: Session, case_id: int, text: str, *, attachments=(),
     session.execute(update(cases).where(cases.c.id == case_id)
                     .values(defence=combined, defence_at=row.defence_at or now, status="defended"))
     audit(session, actor=actor, action="case.defence", subject=str(case_id),
-          detail={"attachments": [a[0] for a in attachments], "text": text.strip()}, now=now)
+          detail={"attachments": [a[0] for a in attachments], "text": text.strip()}
+          | ({"send": send_id} if send_id else {}), now=now)
 
 
 def decide(session: Session, case_id: int, kind: str, *, days: int | None = None, start: dt.date | None = None,
@@ -205,10 +207,10 @@ def appeal_last_day(row, tz: ZoneInfo = PORT_TZ) -> dt.date | None:
 
 
 def file_appeal(session: Session, case_id: int, text: str, *, actor: str, now: dt.datetime | None = None,
-                tz: ZoneInfo = PORT_TZ) -> None:
+                tz: ZoneInfo = PORT_TZ, send_id: str | None = None) -> None:
     """File the worker's appeal, within ``APPEAL_DAYS`` of the decision's notice, days counted in
     the port's calendar ``tz`` (``appeal_deadline``; 83.611 art. 21 §2). ``BadInput`` after it,
-    naming its last day."""
+    naming its last day. The audit row keeps the text and ``send_id`` (``central.web.resend``)."""
     now = now or utcnow()
     row = _step(session, case_id, "appeal")
     if now > appeal_deadline(row, tz):
@@ -218,7 +220,8 @@ def file_appeal(session: Session, case_id: int, text: str, *, actor: str, now: d
     _fits(text, "appeal")
     session.execute(update(cases).where(cases.c.id == case_id).values(appeal=text.strip(), appeal_at=now,
                                                                       status="appealed"))
-    audit(session, actor=actor, action="case.appeal", subject=str(case_id), detail={}, now=now)
+    audit(session, actor=actor, action="case.appeal", subject=str(case_id),
+          detail={"text": text.strip()} | ({"send": send_id} if send_id else {}), now=now)
 
 
 def decide_appeal(session: Session, case_id: int, outcome: str, *, actor: str, now: dt.datetime | None = None) -> None:

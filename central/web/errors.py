@@ -25,7 +25,10 @@ traceback page (Starlette exception handlers and two ASGI middlewares, installed
   Starlette's plain English "Not Found" / "Method Not Allowed";
 - a request body larger than ``[web] max_body_mb`` (``BodyLimit``): 413 page, checked on
   ``Content-Length`` before anything is read, and counted while reading for a chunked body; a
-  form field (not a file) over 1 MB, which Starlette's form parser refuses first: 413 as well.
+  form field (not a file) over 1 MB, which Starlette's form parser refuses first ("Field ..." or
+  "Part exceeded maximum size"): 413 as well, on a worker's page saying his text is longer than
+  ``MAX_TEXT`` characters; on a worker's path (``/w/...``) every such page is in the worker's
+  layout (``render.page``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from central.db import unreachable
 from central.web.commit_wait import CommitPending
-from central.web.render import bad_input, page
+from central.registry.cases import MAX_TEXT
+from central.web.i18n import t
+from central.web.render import bad_input, lang_of, page
 from central.web.security import current_user
 from portgate.errors import BadInput
 
@@ -168,7 +173,9 @@ async def on_pool_timeout(request: Request, exc: Exception):
 
 
 HTTP_KEYS = {404: "not_found", 405: "method_not_allowed"}
-FIELD_TOO_LARGE = "Field exceeded maximum size"  # Starlette's MultiPartException text (form fields, not files)
+# Starlette's MultiPartException texts for one form field (not a file) over its max_part_size:
+# "Field exceeded maximum size of 1024KB." (urlencoded), "Part exceeded maximum size of 1024KB." (multipart)
+FIELD_TOO_LARGE = "exceeded maximum size"
 FIELD_MAX_BYTES = 1024 * 1024  # Starlette's max_part_size default: a form field (not a file) of a request
 
 
@@ -176,12 +183,14 @@ async def on_http(request: Request, exc: Exception):
     """Starlette's ``HTTPException`` (no route for the address: 404; a method the route does not
     take: 405) as the error page, its status and headers (``Allow``) kept."""
     status = getattr(exc, "status_code", 500)
-    if status == 400 and str(getattr(exc, "detail", "")).startswith(FIELD_TOO_LARGE):
+    if status == 400 and FIELD_TOO_LARGE in str(getattr(exc, "detail", "")).lower():
         # Starlette's form parser refuses one form field over 1 MB (a chunked body is read as it
         # comes, so ``BodyLimit`` has not counted to its limit yet): too large, not malformed
         log.warning("web.body_too_large", path=request.url.path, field_max_bytes=FIELD_MAX_BYTES)
-        resp = page(request, "error.html", status_code=413, message_key="too_large",
-                    detail=f"{FIELD_MAX_BYTES // (1024 * 1024)} MB")
+        detail = f"{FIELD_MAX_BYTES // (1024 * 1024)} MB"
+        if request.url.path.startswith("/w/"):  # the worker's words: his text is what is too long
+            detail = t(lang_of(request), "w_field_too_large").format(n=MAX_TEXT)
+        resp = page(request, "error.html", status_code=413, message_key="too_large", detail=detail)
         resp.headers["Connection"] = "close"
         return resp
     detail = f"{request.method} {request.url.path}" if status == 405 else ""

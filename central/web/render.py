@@ -129,7 +129,12 @@ def _once(label):
 
 
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
-    """Render ``template`` with the page context; ``context`` adds the page's own values."""
+    """Render ``template`` with the page context; ``context`` adds the page's own values. The error
+    page on a worker's path (``/w/...``) is the worker's (``worker_frame.worker_error``)."""
+    if template == "error.html" and request.url.path.startswith("/w/"):
+        from central.web.routes.worker_frame import worker_error  # lazy: worker_frame renders with env
+
+        return worker_error(request, status_code, **context)
     web = request.app.state.web
     lang = lang_of(request)
     user = getattr(request.state, "user", None)

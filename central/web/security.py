@@ -103,6 +103,9 @@ def guarded(*roles: str) -> Callable[[Endpoint], Endpoint]:
                 from central.web.render import page  # lazy: cycle: render builds pages with csrf_token
 
                 request.state.user = user  # the refusal is the app's page, in the user's language
+                keeps_typed = getattr(fn, "csrf_refused", None)  # a form shown again with what was typed
+                if keeps_typed is not None:
+                    return await keeps_typed(request)
                 return page(request, "error.html", status_code=403, message_key="csrf_refused", detail="")
             request.state.user = user
             return await fn(request)

@@ -2,18 +2,22 @@
 shares: rendering a ``worker/*.html`` template (``wpage``), the guard of a worker's page
 (``worker_only``: session, role, CSRF, then a registration that is not cancelled, R4), the actor
 of his changes (``worker:<login>``), a refusal in his language (``say``, ``_refused``) and one
-photo of a document checked (``_photo``: JPEG or PNG, at most ``PHOTO_MAX`` bytes).
+photo of a document checked (``_photo``: JPEG or PNG, at most ``PHOTO_MAX`` bytes and
+``PHOTO_MAX_PIXELS`` pixels).
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import re
+import warnings
 
 from PIL import Image, UnidentifiedImageError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
+from urllib.parse import urlsplit
 
 from central.pay.payslip import brl
 from central.web.render import _local_time, env, lang_of
@@ -28,6 +32,9 @@ from portgate.errors import BadInput
 
 PHOTO_MAX = 4 * 1024 * 1024  # one photo of a document with a defence, bytes (under [web] max_body_mb)
 PHOTO_FORMATS = {"JPEG": "image/jpeg", "PNG": "image/png"}
+# pixels of one photo of a document: a phone's camera takes 12-50 MP; more is not a photo to read
+# (a 12000x12000 PNG of 420 KB would take 430 MB to decode); Pillow's own guard starts at 179 MP
+PHOTO_MAX_PIXELS = 50_000_000
 
 
 def wpage(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
@@ -75,23 +82,40 @@ def _actor(request: Request) -> str:
 
 
 def _photo(data: bytes, name: str) -> tuple[str, str, bytes]:
-    """One photo of a document: at most ``PHOTO_MAX`` bytes, a JPEG or PNG Pillow can read.
-    ``BadInput`` otherwise."""
+    """One photo of a document: at most ``PHOTO_MAX`` bytes and ``PHOTO_MAX_PIXELS`` pixels, a JPEG
+    or PNG Pillow can read. ``BadInput`` otherwise (``where`` photo-size, photo-pixels, photo-kind)."""
     if len(data) > PHOTO_MAX:
         raise BadInput(f"attachment {name} is larger than {PHOTO_MAX // 1024 // 1024} MB", where="photo-size")
     try:
-        with Image.open(io.BytesIO(data)) as img:
-            kind = img.format
-            img.verify()
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as img:
+                kind, (width, height) = img.format, img.size
+                if width * height <= PHOTO_MAX_PIXELS:
+                    img.verify()
+    except Image.DecompressionBombError as exc:  # over Pillow's own limit: its message names the pixels
+        found = re.search(r"\((\d+) pixels\)", str(exc))
+        raise _too_many_pixels(name, int(found.group(1)) if found else PHOTO_MAX_PIXELS + 1, "") from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         raise BadInput(f"attachment {name} is not a JPEG or PNG photo", where="photo-kind") from None
     if kind not in PHOTO_FORMATS:
         raise BadInput(f"attachment {name} is not a JPEG or PNG photo", where="photo-kind")
+    if width * height > PHOTO_MAX_PIXELS:
+        raise _too_many_pixels(name, width * height, f"{width}x{height}")
     return name, PHOTO_FORMATS[kind], data
 
 
+def _too_many_pixels(name: str, pixels: int, dims: str) -> BadInput:
+    """The refusal of a photo of ``pixels`` pixels (``dims`` "WxH" when known), megapixels named."""
+    exc = BadInput(f"attachment {name} has {pixels / 1e6:.0f} megapixels {dims}".rstrip()
+                   + f", more than {PHOTO_MAX_PIXELS // 1_000_000}", where="photo-pixels")
+    exc.megapixels = f"{pixels / 1e6:.0f}"  # type: ignore[attr-defined]
+    exc.dims = f" ({dims})" if dims else ""  # type: ignore[attr-defined]
+    return exc
+
+
 SAYS = {"code": "w_code_wrong", "locked": "login_locked", "--password": "w_password_short",
-        "photo-size": "w_photo_size", "photo-kind": "w_photo_kind"}
+        "photo-size": "w_photo_size", "photo-kind": "w_photo_kind", "photo-pixels": "w_photo_pixels"}
 
 
 def say(lang: str, exc: BadInput) -> str:
@@ -99,10 +123,29 @@ def say(lang: str, exc: BadInput) -> str:
     translation of the service's message (``service_texts.localize``)."""
     key = SAYS.get(exc.where or "")
     if key:
-        return word(lang, key).format(mb=PHOTO_MAX // (1024 * 1024), n=MIN_PASSWORD)
+        return word(lang, key).format(mb=PHOTO_MAX // (1024 * 1024), n=MIN_PASSWORD,
+                                      mp=getattr(exc, "megapixels", ""), dims=getattr(exc, "dims", ""), max_mp=PHOTO_MAX_PIXELS // 1_000_000)
     return localize(lang, exc.reason)
 
 
 def _refused(request: Request, message: str, status_code: int = 400) -> HTMLResponse:
     return wpage(request, "worker/message.html", status_code=status_code,
                  message=localize(lang_of(request), message))
+
+
+_PAGE_OF = re.compile(r"/w/(?:processos/\d+|cartao|ativar)")
+
+
+def worker_error(request: Request, status_code: int, message_key: str, detail: str = "", **context) -> HTMLResponse:
+    """An error page on a worker's path (``/w/...``: a 400, 403, 404, 413 ... ``render.page`` would
+    give as the office's ``error.html``) in the worker's layout, with a link back to the page: the
+    page the request came from (same-origin ``Referer`` under ``/w/``), else the page of the
+    address (``/w/processos/N`` of its defence), else ``/w/``."""
+    ref = urlsplit(request.headers.get("referer", ""))
+    if ref.path.startswith("/w/") and ref.netloc in ("", request.url.netloc):
+        back = ref.path
+    else:
+        found = _PAGE_OF.match(request.url.path)
+        back = found.group(0) if found else "/w/"
+    return wpage(request, "worker/error.html", status_code=status_code, message_key=message_key, detail=detail,
+                 back=back, **context)
