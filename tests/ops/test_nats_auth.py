@@ -7,7 +7,6 @@ CONNECT (the gate keeps its events journaled), and a publish outside a gate's to
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
 import subprocess
@@ -30,7 +29,7 @@ from edge.rules.model import Now
 from edge.sync import Sync
 from edge.sync.settings import SyncSettings
 from portgate.config import read_secret, write_secret
-from testkit.nats import find_exe, start_cluster
+from testkit.nats import find_exe, js_asked, start_cluster
 from testkit.nats_office import ledger_rows, tap
 from testkit.tls import make_tls_files
 from testkit.wait import wait_until
@@ -174,18 +173,13 @@ def test_tls_and_a_user_per_gate_end_to_end(tmp_path):
 
 
 def stream_messages(cluster, keys) -> int:
-    """The port's stream's message count, asked as the office user."""
-    import nats
+    """The port's stream's message count, asked as the office user (asked again like the office
+    does: CI once had "no responders" just after the cluster's reload)."""
+    async def ask(js):
+        return (await js.stream_info("PORTGATE_santos")).state.messages
 
-    async def ask():
-        nc = await nats.connect(servers=cluster.live_urls(), user="office",
-                                password=read_secret(keys / "office.nats-password").decode())
-        try:
-            return (await nc.jetstream(timeout=60).stream_info("PORTGATE_santos")).state.messages
-        finally:
-            await nc.close()
-
-    return asyncio.run(ask())
+    return js_asked(cluster.live_urls(), ask, user="office",
+                    password=read_secret(keys / "office.nats-password").decode())
 
 
 def msgspec_fields(cfg: MqttConfig) -> dict:

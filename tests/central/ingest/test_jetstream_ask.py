@@ -11,7 +11,7 @@ import asyncio
 
 import nats.errors
 import pytest
-from nats.js.errors import NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 
 from central.ingest.jetstream_ask import asked_again
 
@@ -50,3 +50,22 @@ def test_other_errors_pass_through_at_once():
     with pytest.raises(NotFoundError):
         asyncio.run(asked_again(call, total_s=600.0, what="stream X"))
     assert call.count == 1
+
+
+def test_no_responders_is_asked_again_after_a_pause(monkeypatch):
+    """JetStream's API not serving yet (CI: a stream look-up just after the cluster's configuration
+    was reloaded): answered "no responders" at once, asked again after ``PAUSE_S``."""
+    import central.ingest.jetstream_ask as ask
+
+    pauses = []
+
+    async def pause(s):
+        pauses.append(s)
+
+    monkeypatch.setattr(ask.asyncio, "sleep", pause)
+    call = calls(ServiceUnavailableError(), ServiceUnavailableError(), "info")
+    assert asyncio.run(asked_again(call, total_s=600.0, what="stream X")) == "info"
+    assert call.count == 3 and pauses == [ask.PAUSE_S, ask.PAUSE_S]
+    call = calls(ServiceUnavailableError(), "never")
+    with pytest.raises(ServiceUnavailableError):
+        asyncio.run(asked_again(call, total_s=0.0, what="stream X"))
