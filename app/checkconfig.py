@@ -78,9 +78,11 @@ def check_gate(path: str | Path) -> str:
     """Load ``gate.toml`` and open the files it names; return a summary line. Raises
     ``ConfigError`` naming the key."""
     from edge.config import load_gate_config  # lazily: a gate's command imports no office code
+    from edge.config_paths import check_gate_paths
     from edge.rules.rulebook import load_gate_rulebook
 
     cfg = load_gate_config(path)
+    check_gate_paths(cfg)  # what edge run opens first: the state dir's lock, FIFOs, the indicator file
     _secret(cfg.key_file, "$.key_file", "gate HMAC key")
     _exists(cfg.rulebook, "$.rulebook")
     if cfg.rulebook:

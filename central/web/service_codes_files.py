@@ -108,4 +108,12 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "office_running_default": r"another office without --instance of port (?P<port>\S+) \(pid (?P<pid>\d+) on host "
         r"(?P<host>\S+), heartbeat (?P<age>\d+) s ago\) is running on this ledger: start this one with --instance "
         r"NAME or stop that one \(an office that died stops counting (?P<stale>\d+) s after its last heartbeat\)",
+    # edge.config_paths: the paths edge run opens at start-up (edge check-config says the same)
+    "gate_not_fifo": r"(?P<path>.+) is not a FIFO \(a fifo reader reads a named pipe\)",
+    "gate_is_directory": r"(?P<path>.+) is a directory, not a file",
+    "gate_file_no_directory": r"the directory of (?P<path>.+) does not exist \(the file is made there, never the "
+                               r"directory\)",
+    "gate_cannot_make_dir": r"cannot make the directory (?P<path>.+): (?P<why>[^:]+)",
+    "gate_lock_unopenable": r"cannot open the gate's lock file (?P<path>.+): (?P<why>[^:]+)",
+    "cannot_open_path": r"cannot open (?P<path>/.+): (?P<why>[^:]+)",
 }

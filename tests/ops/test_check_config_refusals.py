@@ -210,3 +210,34 @@ def test_edge_check_config_refuses_what_edge_run_refuses(tmp_path, line, key, pt
     run = run_here(["edge", "run", "--config", str(cfg)], env={"PORTGATE_LANG": None})
     assert run.returncode == 2 and key in run.stderr and pt in run.stderr, run
     assert said.split(": ", 2)[-1] in run.stderr, (said, run.stderr)
+
+
+def _gate_replacing(tmp_path: Path, old: str, new: str) -> Path:
+    cfg = write_gate_config(tmp_path / "gate")
+    text = cfg.read_text(encoding="utf-8")
+    assert old in text, text
+    cfg.write_text(text.replace(old, new), encoding="utf-8")
+    return cfg
+
+
+@pytest.mark.parametrize(("case", "key", "pt", "en"), [
+    ("device_dir", "$.readers[0].device", "não é um FIFO", "is not a FIFO"),
+    ("indicator_no_dir", "$.indicator_file", "não existe (o arquivo é criado nele", "does not exist (the file is made"),
+    ("indicator_dir", "$.indicator_file", "é um diretório, não um arquivo", "is a directory, not a file"),
+    ("state_under_proc", "$.state_dir", "não é possível criar o diretório", "cannot make the directory"),
+])
+def test_edge_check_config_refuses_the_paths_edge_run_cannot_open_in_its_line(tmp_path, case, key, pt, en):
+    """A reader ``device`` that is a directory (run: "not a FIFO"), an ``indicator_file`` in a
+    missing directory (run: a bare "No such file or directory") or that is a directory, a
+    ``state_dir`` that cannot be made (run: "cannot open the gate's lock file"): ``edge
+    check-config`` said ok. Now both refuse with one line naming the key and the path."""
+    path = {"device_dir": tmp_path, "indicator_no_dir": tmp_path / "nonexist" / "shown.jsonl",
+            "indicator_dir": tmp_path, "state_under_proc": Path("/proc/portgate-state")}[case]
+    old = {"device_dir": f'device = "{tmp_path / "gate" / "reads.fifo"}"', "indicator_no_dir": 'indicator_file = "shown.jsonl"',
+           "indicator_dir": 'indicator_file = "shown.jsonl"', "state_under_proc": 'state_dir = "state"'}[case]
+    cfg = _gate_replacing(tmp_path, old, old.split(" = ")[0] + f' = "{path}"')
+    said = _refused(["edge", "check-config", str(cfg)], key, pt, en)
+    assert str(path) in said, said
+    run = run_cli(["edge", "run", "--config", str(cfg)], env=_env({"PORTGATE_LANG": None}))
+    assert run.returncode == 2 and run.stderr.strip() == said, run
+    assert not (tmp_path / "gate" / "state").exists() and not (tmp_path / "nonexist").exists()

@@ -365,6 +365,13 @@ SAMPLES = {
     "nats_name": "'a.b' is not a NATS name (not empty; no whitespace, dot, *, > or /)",
     "nats_server": "'http://x' is not a NATS server address (nats://host:port or tls://host:port)",
     "unknown_time_zone_iana": "unknown time zone 'Mars/Base' (an IANA name such as America/Sao_Paulo)",
+    "gate_not_fifo": "/srv/gate/reads is not a FIFO (a fifo reader reads a named pipe)",
+    "gate_is_directory": "/srv/gate/shown.jsonl is a directory, not a file",
+    "gate_file_no_directory": "the directory of /srv/none/shown.jsonl does not exist (the file is made there, never "
+                              "the directory)",
+    "gate_cannot_make_dir": "cannot make the directory /proc/state: No such file or directory",
+    "gate_lock_unopenable": "cannot open the gate's lock file /srv/state/gate.lock: Permission denied",
+    "cannot_open_path": "cannot open /srv/gate/reads: Permission denied",
     "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
                         "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
