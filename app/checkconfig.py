@@ -28,25 +28,13 @@ from typing import TYPE_CHECKING
 import click
 
 from portgate.clitext import tr
-from portgate.config import naming_key, read_secret, unreadable
+from portgate.config import must_exist as _exists, naming_key, read_secret
 from portgate.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from central.config import CentralConfig
     from edge.config import GateConfig
     from wire.connection import MqttConfig
-
-
-def _exists(path: str | None, key: str, *, directory: bool = False) -> None:
-    if path is None:
-        return
-    p = Path(path)
-    try:
-        ok = p.is_dir() if directory else p.is_file()
-    except (OSError, ValueError) as exc:  # a name too long for the file system
-        raise ConfigError(unreadable(exc), key=key) from exc
-    if not ok:
-        raise ConfigError(f"{'directory' if directory else 'file'} not found: {p}", key=key)
 
 
 def _secret(path: str | None, key: str, what: str) -> None:
@@ -107,7 +95,7 @@ def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: 
 
     from central.config import load_central_config
 
-    from central.cli_args import db_url_arg
+    from central.cli_args import db_url_arg, run_files
 
     cfg = load_central_config(path)
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
@@ -118,11 +106,9 @@ def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: 
     _gate_ports(cfg)
     ingest = _ingest(cfg)  # [mqtt]'s files opened
     db_url_arg(cfg.database_url, must_exist=True, name="database_url")  # central run's refusal, word for word
+    run_files(cfg)  # central run's too: keys_dir, [publish] CSVs, a writable SQLite ledger
     _ledger_ports(cfg, warn)
     _live_offices(cfg, warn)
-    p = cfg.publish
-    for name in ("workers_csv", "cards_csv", "escala_csv"):
-        _exists(getattr(p, name), f"$.publish.{name}")
     ports = cfg.served_ports  # several ports on one ledger (docs/operations.md)
     parts = [f"port {cfg.port}" if len(ports) == 1 else f"ports {', '.join(ports)}", f"database {make_url(cfg.database_url).get_backend_name()}",
              f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", ingest, _metrics(cfg)]

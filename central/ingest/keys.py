@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from central.ingest.gate_port_file import case_twin, keyed_gates
-from portgate.config import read_secret, write_secret
+from portgate.config import must_exist, read_secret, write_secret
 from portgate.errors import BadInput, ConfigError
 from wire.chain import fingerprint, load_public, public_pem
 from wire.topics import check_id
@@ -100,8 +100,7 @@ class KeyRing:
         self.keys_dir = Path(keys_dir)
         if not self.keys_dir.is_dir():
             # Every event would be dead-lettered as "unknown gate": refuse to start instead.
-            raise ConfigError(f"{self.keys_dir} is not a directory (portgate central add-gate creates it)",
-                              key="keys_dir")
+            must_exist(str(self.keys_dir), "$.keys_dir", directory=True)  # check-config's words
         self.recheck_s = recheck_s
         self._cache: dict[str, tuple[bytes, tuple, float]] = {}  # gate -> (key, file signature, checked at)
         self._lock = threading.Lock()

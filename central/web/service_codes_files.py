@@ -116,4 +116,8 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "gate_cannot_make_dir": r"cannot make the directory (?P<path>.+): (?P<why>[^:]+)",
     "gate_lock_unopenable": r"cannot open the gate's lock file (?P<path>.+): (?P<why>[^:]+)",
     "cannot_open_path": r"cannot open (?P<path>/.+): (?P<why>[^:]+)",
+    # central.cli_args.sqlite_writable: central run and check-config on a ledger it cannot write
+    "sqlite_dir_unwritable": r"the directory (?P<dir>'.*') of SQLite file (?P<path>'.*') is not writable "
+                              r"\((?P<why>[^)]*)\): SQLite makes its journal files there",
+    "sqlite_file_unwritable": r"SQLite file (?P<path>'.*') cannot be opened for writing: (?P<why>.+)",
 }

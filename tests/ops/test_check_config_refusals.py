@@ -241,3 +241,57 @@ def test_edge_check_config_refuses_the_paths_edge_run_cannot_open_in_its_line(tm
     run = run_cli(["edge", "run", "--config", str(cfg)], env=_env({"PORTGATE_LANG": None}))
     assert run.returncode == 2 and run.stderr.strip() == said, run
     assert not (tmp_path / "gate" / "state").exists() and not (tmp_path / "nonexist").exists()
+
+
+@pytest.mark.parametrize("name", ["workers_csv", "escala_csv"])
+def test_a_missing_publish_csv_is_refused_by_central_run_as_by_check_config(tmp_path, name):
+    """``[publish] workers_csv`` naming a missing file: ``check-config`` refused it, ``central run``
+    started (and failed at its first snapshot). A configured file is meant to be published: both
+    refuse it now, with one line naming the key and the path."""
+    missing = tmp_path / "nonexist.csv"
+    cfg = _toml(tmp_path, f'[publish]\n{name} = "{missing}"')
+    key, pt, en = f"$.publish.{name}", "arquivo não encontrado", "file not found"
+    said = _refused(["central", "check-config", str(cfg)], key, pt, en)
+    assert str(missing) in said, said
+    assert _refused(["central", "run", "--config", str(cfg)], key, pt, en, here=False) == said
+
+
+def test_a_missing_keys_dir_is_one_text_in_check_config_and_central_run(tmp_path):
+    """``central run`` said "keys_dir: ... is not a directory (...)", ``check-config`` "$.keys_dir:
+    directory not found: PATH": one text now."""
+    cfg = _toml(tmp_path)
+    missing = tmp_path / "nonexist"
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace(str(tmp_path / "keys"), str(missing)), encoding="utf-8")
+    pt, en = f"diretório não encontrado: {missing}", f"directory not found: {missing}"
+    said = _refused(["central", "check-config", str(cfg)], "$.keys_dir", pt, en)
+    assert _refused(["central", "run", "--config", str(cfg)], "$.keys_dir", pt, en, here=False) == said
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """``tmp_path / "ro"``, then made immutable (``chattr +i``: root writes in it refused too; a
+    mode 0555 directory otherwise), given back writable after the test."""
+    import shutil
+    import subprocess
+
+    d = tmp_path / "ro"
+    d.mkdir()
+    root = os.geteuid() == 0
+    assert not root or shutil.which("chattr"), "chattr (e2fsprogs) is installed by scripts/setup.sh"
+    yield d, (lambda: subprocess.run(["chattr", "+i", str(d)], check=True)) if root else (lambda: d.chmod(0o555))
+    if root:
+        subprocess.run(["chattr", "-i", str(d)], check=True)
+    d.chmod(0o755)
+
+
+def test_a_sqlite_ledger_in_a_directory_that_cannot_be_written_is_refused_alike(tmp_path, immutable):
+    """``check-config`` said ok with a warning, ``central run`` "unable to open database file": both
+    say now one line naming the file and its directory, not writable."""
+    d, freeze = immutable
+    copy_made_once("ops-migrated", _migrated, d / "ledger.db")
+    cfg = _toml(tmp_path, url=f"sqlite:///{d / 'ledger.db'}")
+    freeze()
+    pt, en = "não aceita escrita", "is not writable"
+    said = _refused(["central", "check-config", str(cfg)], "database_url", pt, en)
+    assert str(d / "ledger.db") in said, said
+    assert _refused(["central", "run", "--config", str(cfg)], "database_url", pt, en, here=False) == said

@@ -372,6 +372,9 @@ SAMPLES = {
     "gate_cannot_make_dir": "cannot make the directory /proc/state: No such file or directory",
     "gate_lock_unopenable": "cannot open the gate's lock file /srv/state/gate.lock: Permission denied",
     "cannot_open_path": "cannot open /srv/gate/reads: Permission denied",
+    "sqlite_dir_unwritable": "the directory '/srv' of SQLite file '/srv/l.db' is not writable (Operation not "
+                             "permitted): SQLite makes its journal files there",
+    "sqlite_file_unwritable": "SQLite file '/srv/l.db' cannot be opened for writing: Read-only file system",
     "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
                         "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
