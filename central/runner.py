@@ -32,14 +32,21 @@ from portgate.notify import Notifier
 log = structlog.get_logger("central.runner")
 
 
+#: the longest ``--instance`` name: ``office_processes.instance`` is VARCHAR(64) (migration 0037;
+#: PostgreSQL refuses a longer value, SQLite would store it)
+INSTANCE_MAX = 64
+
+
 def for_instance(config, instance: str | None, metrics_port: int | None = None):
     """The config of one instance of ``portgate-central@.service``: MQTT client ids
     ``<client_id or ledger-<port>>-<instance>-<worker>`` (each process keeps its own persistent
     sessions in the share group) and, if given, another metrics port. Raises ``ConfigError`` for an
-    instance name that is not a single MQTT-safe word."""
+    instance name that is not a single MQTT-safe word of at most ``INSTANCE_MAX`` characters."""
     if instance:
-        if not instance.replace("-", "").replace("_", "").isalnum():
-            raise ConfigError(f"instance name {instance!r} must be letters, digits, - or _", key="--instance")
+        if not instance.replace("-", "").replace("_", "").isalnum() or len(instance) > INSTANCE_MAX:
+            shown = instance if len(instance) <= INSTANCE_MAX else instance[:INSTANCE_MAX] + "..."
+            raise ConfigError(f"instance name {shown!r} ({len(instance)} characters) must be 1 to {INSTANCE_MAX} "
+                              "letters, digits, - or _", key="--instance")
         base = config.mqtt.client_id or f"ledger-{config.port}"
         config = msgspec.structs.replace(
             config, mqtt=msgspec.structs.replace(config.mqtt, client_id=f"{base}-{instance}"))

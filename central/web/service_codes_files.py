@@ -120,4 +120,7 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "sqlite_dir_unwritable": r"the directory (?P<dir>'.*') of SQLite file (?P<path>'.*') is not writable "
                               r"\((?P<why>[^)]*)\): SQLite makes its journal files there",
     "sqlite_file_unwritable": r"SQLite file (?P<path>'.*') cannot be opened for writing: (?P<why>.+)",
+    # central.runner.for_instance: portgate central run --instance NAME
+    "instance_name": r"instance name (?P<value>'.*') \((?P<n>\d+) characters\) must be 1 to (?P<max>\d+) letters, "
+                      r"digits, - or _",
 }

@@ -375,6 +375,7 @@ SAMPLES = {
     "sqlite_dir_unwritable": "the directory '/srv' of SQLite file '/srv/l.db' is not writable (Operation not "
                              "permitted): SQLite makes its journal files there",
     "sqlite_file_unwritable": "SQLite file '/srv/l.db' cannot be opened for writing: Read-only file system",
+    "instance_name": "instance name 'a b' (3 characters) must be 1 to 64 letters, digits, - or _",
     "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
                         "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
