@@ -61,7 +61,8 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
     lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
     with Liveness(config.database_url, "central run", config.port, instance=instance or "", on_lost=lost):
-        run_central(config, lambda: ingest_for_run(config))
+        run_central(config, lambda: ingest_for_run(config),
+                    metrics_setting="$.metrics_port" if metrics_port is None else "--metrics-port")
 
 
 @central.command("add-gate")

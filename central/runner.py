@@ -55,11 +55,12 @@ def for_instance(config, instance: str | None, metrics_port: int | None = None):
     return config
 
 
-def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0) -> None:
+def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0,
+                metrics_setting: str = "$.metrics_port") -> None:
     """Run the office until SIGTERM/SIGINT. ``make_ingest`` builds the (not yet started) ``Ingest``.
 
-    Raises ``ConfigError`` (bad secret file), ``OSError`` (metrics port taken) before READY; the
-    CLI turns the first into one line and exit status 2.
+    Raises ``ConfigError`` (bad secret file; the metrics port taken, naming ``metrics_setting``:
+    ``--metrics-port`` when given there) before READY; the CLI turns it into one line and exit status 2.
     """
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "central", "port": config.port,
@@ -69,7 +70,7 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     ingest = make_ingest()
-    serve(config.metrics_port, config.metrics_addr)
+    serve(config.metrics_port, config.metrics_addr, setting=metrics_setting)
     ingest.start()
     tune_for_service()  # portgate/gctune.py: start-up objects frozen, fewer collections
     metrics.watch_ingest(ingest.workers)

@@ -123,4 +123,6 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     # central.runner.for_instance: portgate central run --instance NAME
     "instance_name": r"instance name (?P<value>'.*') \((?P<n>\d+) characters\) must be 1 to (?P<max>\d+) letters, "
                       r"digits, - or _",
+    # portgate.metrics.cannot_listen: a metrics port or office serve's --port that cannot be listened on
+    "cannot_listen": r"cannot listen on (?P<where>\S+) \((?P<why>[^)]*)\)",
 }

@@ -376,6 +376,7 @@ SAMPLES = {
                              "permitted): SQLite makes its journal files there",
     "sqlite_file_unwritable": "SQLite file '/srv/l.db' cannot be opened for writing: Read-only file system",
     "instance_name": "instance name 'a b' (3 characters) must be 1 to 64 letters, digits, - or _",
+    "cannot_listen": "cannot listen on 127.0.0.1:9102 (already in use)",
     "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
                         "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
