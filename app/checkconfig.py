@@ -100,7 +100,10 @@ def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: 
     cfg = load_central_config(path)
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
     _web_files(cfg)
-    keys = sorted(Path(cfg.keys_dir).glob("*.key"))
+    from central.ingest.keys import gate_key_files
+
+    office = {Path(p).resolve() for p in (cfg.web.secret_file, cfg.web.slip_key_file) if p}
+    keys = [k for k in gate_key_files(cfg.keys_dir) if k.resolve() not in office]  # gate keys only
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")
     _gate_ports(cfg)

@@ -125,4 +125,7 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
                       r"digits, - or _",
     # portgate.metrics.cannot_listen: a metrics port or office serve's --port that cannot be listened on
     "cannot_listen": r"cannot listen on (?P<where>\S+) \((?P<why>[^)]*)\)",
+    # central.ingest.keys.gate_key_id: a gate id naming one of the office's key files in a keys dir
+    "gate_id_reserved": r"gate id (?P<gate>'.*') is reserved: (?P<file>\S+) in a keys dir is the office's "
+                         r"(?P<what>.+); choose another gate id",
 }

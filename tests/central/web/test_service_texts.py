@@ -377,6 +377,8 @@ SAMPLES = {
     "sqlite_file_unwritable": "SQLite file '/srv/l.db' cannot be opened for writing: Read-only file system",
     "instance_name": "instance name 'a b' (3 characters) must be 1 to 64 letters, digits, - or _",
     "cannot_listen": "cannot listen on 127.0.0.1:9102 (already in use)",
+    "gate_id_reserved": "gate id 'payslip' is reserved: payslip.key in a keys dir is the office's payslip key; choose "
+                        "another gate id",
     "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
                         "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
