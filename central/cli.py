@@ -42,7 +42,7 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     --instance on the ledger refuses it too (one line naming it, exit 2)."""
     from central.cli_args import config_ledger, db_url_arg, run_files  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.runner import for_instance, ingest_for_run, run_central  # lazy: CLI start-up
+    from central.runner import configure_central_logging, for_instance, ingest_for_run, run_central  # lazy
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
@@ -60,6 +60,7 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # taken over meanwhile (a process of its instance started elsewhere while this one could not
     # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
     lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
+    configure_central_logging(config)  # log_json for the ledger claim's lines (before run_central)
     with Liveness(config.database_url, "central run", config.port, instance=instance or "", on_lost=lost):
         run_central(config, lambda: ingest_for_run(config),
                     metrics_setting="$.metrics_port" if metrics_port is None else "--metrics-port")

@@ -55,6 +55,15 @@ def for_instance(config, instance: str | None, metrics_port: int | None = None):
     return config
 
 
+def configure_central_logging(config) -> None:
+    """``log_json``, ``log_level`` and the fields of every line of a ``central run``: called before
+    the first line is logged (``central.cli.run``: the ledger claim's ``office.instance_taken_over``
+    comes before ``run_central``), and again by ``run_central`` (the same settings)."""
+    configure_logging(json=config.log_json, level=config.log_level,
+                      fields={"service": "central", "port": config.port,
+                              "client_id": config.mqtt.client_id or f"ledger-{config.port}"})
+
+
 def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0,
                 metrics_setting: str = "$.metrics_port") -> None:
     """Run the office until SIGTERM/SIGINT. ``make_ingest`` builds the (not yet started) ``Ingest``.
@@ -62,9 +71,7 @@ def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: floa
     Raises ``ConfigError`` (bad secret file; the metrics port taken, naming ``metrics_setting``:
     ``--metrics-port`` when given there) before READY; the CLI turns it into one line and exit status 2.
     """
-    configure_logging(json=config.log_json, level=config.log_level,
-                      fields={"service": "central", "port": config.port,
-                              "client_id": config.mqtt.client_id or f"ledger-{config.port}"})
+    configure_central_logging(config)
     notifier = Notifier()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
