@@ -302,6 +302,8 @@ SAMPLES = {
     "uid_partial": "uid_form dez8 carries only 24 bits of the card: enrol it by its whole UID",
     "date_br_format": "health_exam_date '31/02/2026' is not a day written dd/mm/aaaa",
     "expiring_outside": "expiring '99999' is outside 0..1100",
+    "admission_future_birth": "83.611 art. 15 a: birth date 2090-05-15 is in the future (after the registration on "
+                              "2026-12-01)",
     "admission_age": "83.611 art. 15 a: age 45 on 2026-12-01 is outside 21..41",
     "admission_brazilian": "83.611 art. 15 a: must be Brazilian (nationality PT)",
     "admission_missing": "83.611 art. 15 b: atestado de saúde e visão (médico de instituição pública) (vision) "
