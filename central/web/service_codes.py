@@ -183,8 +183,6 @@ CODES: dict[str, str | tuple[str, str]] = {
     "uid_partial": r"uid_form (?P<form>\w+) carries only 24 bits of the card: enrol it by its whole UID",
     "date_br_format": r"(?P<field>\w+) (?P<value>'.*') is not a day written dd/mm/aaaa",
     "expiring_outside": r"expiring (?P<value>'.*') is outside 0\.\.(?P<max>\d+)",
-    "admission_future_birth": r"(?P<art>.+?): birth date (?P<day>\S+) is in the future \(after the registration on "
-                               r"(?P<registered>\S+)\)",
     "admission_age": r"(?P<art>.+?): age (?P<age>-?\d+) on (?P<day>\S+) is outside (?P<lo>\d+)\.\.(?P<hi>\d+)",
     "admission_brazilian": r"(?P<art>.+?): must be Brazilian \(nationality (?P<nat>[^)]*)\)",
     "admission_missing": r"(?P<art>.+?): (?P<label>.+) \((?P<name>\w+)\) missing: give the document and its date",

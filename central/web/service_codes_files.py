@@ -128,4 +128,7 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     # central.ingest.keys.gate_key_id: a gate id naming one of the office's key files in a keys dir
     "gate_id_reserved": r"gate id (?P<gate>'.*') is reserved: (?P<file>\S+) in a keys dir is the office's "
                          r"(?P<what>.+); choose another gate id",
+    # central.registry.admission: a birth date after the registration (R9; beside admission_age)
+    "admission_future_birth": r"(?P<art>.+?): birth date (?P<day>\S+) is in the future \(after the registration on "
+                               r"(?P<registered>\S+)\)",
 }
