@@ -28,25 +28,13 @@ from typing import TYPE_CHECKING
 import click
 
 from portgate.clitext import tr
-from portgate.config import naming_key, read_secret, unreadable
+from portgate.config import must_exist as _exists, naming_key, read_secret
 from portgate.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from central.config import CentralConfig
     from edge.config import GateConfig
     from wire.connection import MqttConfig
-
-
-def _exists(path: str | None, key: str, *, directory: bool = False) -> None:
-    if path is None:
-        return
-    p = Path(path)
-    try:
-        ok = p.is_dir() if directory else p.is_file()
-    except (OSError, ValueError) as exc:  # a name too long for the file system
-        raise ConfigError(unreadable(exc), key=key) from exc
-    if not ok:
-        raise ConfigError(f"{'directory' if directory else 'file'} not found: {p}", key=key)
 
 
 def _secret(path: str | None, key: str, what: str) -> None:
@@ -78,9 +66,11 @@ def check_gate(path: str | Path) -> str:
     """Load ``gate.toml`` and open the files it names; return a summary line. Raises
     ``ConfigError`` naming the key."""
     from edge.config import load_gate_config  # lazily: a gate's command imports no office code
+    from edge.config_paths import check_gate_paths
     from edge.rules.rulebook import load_gate_rulebook
 
     cfg = load_gate_config(path)
+    check_gate_paths(cfg)  # what edge run opens first: the state dir's lock, FIFOs, the indicator file
     _secret(cfg.key_file, "$.key_file", "gate HMAC key")
     _exists(cfg.rulebook, "$.rulebook")
     if cfg.rulebook:
@@ -105,22 +95,23 @@ def check_central(path: str | Path, warn: Callable[[str], None] = lambda _text: 
 
     from central.config import load_central_config
 
-    from central.cli_args import db_url_arg
+    from central.cli_args import db_url_arg, run_files
 
     cfg = load_central_config(path)
     _exists(cfg.keys_dir, "$.keys_dir", directory=True)
     _web_files(cfg)
-    keys = sorted(Path(cfg.keys_dir).glob("*.key"))
+    from central.ingest.keys import gate_key_files
+
+    office = {Path(p).resolve() for p in (cfg.web.secret_file, cfg.web.slip_key_file) if p}
+    keys = [k for k in gate_key_files(cfg.keys_dir) if k.resolve() not in office]  # gate keys only
     for k in keys:
         _secret(str(k), "$.keys_dir", f"gate key {k.name}")
     _gate_ports(cfg)
     ingest = _ingest(cfg)  # [mqtt]'s files opened
     db_url_arg(cfg.database_url, must_exist=True, name="database_url")  # central run's refusal, word for word
+    run_files(cfg)  # central run's too: keys_dir, [publish] CSVs, a writable SQLite ledger
     _ledger_ports(cfg, warn)
     _live_offices(cfg, warn)
-    p = cfg.publish
-    for name in ("workers_csv", "cards_csv", "escala_csv"):
-        _exists(getattr(p, name), f"$.publish.{name}")
     ports = cfg.served_ports  # several ports on one ledger (docs/operations.md)
     parts = [f"port {cfg.port}" if len(ports) == 1 else f"ports {', '.join(ports)}", f"database {make_url(cfg.database_url).get_backend_name()}",
              f"{cfg.workers} worker(s)", f"{len(keys)} gate key(s)", ingest, _metrics(cfg)]

@@ -40,12 +40,13 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     exit 2): a mistyped path or a failed copy would otherwise become a new, empty ledger;
     ``portgate ledger migrate`` creates one. Another live process of this config's home port and
     --instance on the ledger refuses it too (one line naming it, exit 2)."""
-    from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
+    from central.cli_args import config_ledger, db_url_arg, run_files  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.runner import for_instance, ingest_for_run, run_central  # lazy: CLI start-up
+    from central.runner import configure_central_logging, for_instance, ingest_for_run, run_central  # lazy
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
+    run_files(config)  # keys_dir, [publish] CSVs, a writable SQLite ledger: check-config's refusals
     # a config of another home port than the ledger's: no ingest, exit 2 (a one-port config on a
     # shared ledger is allowed: one office process per port, central.ledger.home)
     config_ledger(config, writes=True, every_port=False)
@@ -59,8 +60,10 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     # taken over meanwhile (a process of its instance started elsewhere while this one could not
     # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
     lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
+    configure_central_logging(config)  # log_json for the ledger claim's lines (before run_central)
     with Liveness(config.database_url, "central run", config.port, instance=instance or "", on_lost=lost):
-        run_central(config, lambda: ingest_for_run(config))
+        run_central(config, lambda: ingest_for_run(config),
+                    metrics_setting="$.metrics_port" if metrics_port is None else "--metrics-port")
 
 
 @central.command("add-gate")

@@ -112,6 +112,46 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty
     return url
 
 
+def run_files(config) -> None:
+    """What ``central run`` opens and ``central check-config`` checks alike, before anything starts:
+    ``keys_dir`` a directory, each ``[publish]`` CSV file there (``must_exist``: ``ConfigError``
+    "file not found: PATH" naming ``$.publish.workers_csv`` etc.; the CSV source would otherwise
+    fail at its first snapshot), and a SQLite ledger writable (``sqlite_writable``)."""
+    from portgate.config import must_exist
+
+    must_exist(config.keys_dir, "$.keys_dir", directory=True)
+    for name in ("workers_csv", "cards_csv", "escala_csv"):
+        must_exist(getattr(config.publish, name), f"$.publish.{name}")
+    sqlite_writable(config.database_url, name="database_url")
+
+
+def sqlite_writable(value: str, *, name: str) -> None:
+    """``BadInput`` naming ``name`` and the file when an existing SQLite ledger file cannot be
+    written (opened read-write) or its directory cannot take a new file (SQLite makes its journal
+    and WAL files there: "unable to open database file" otherwise). Probes with a file made and
+    removed at once; nothing for other databases, a missing file, a SQLite URI."""
+    import os
+    import tempfile
+
+    url = make_url(value)
+    if url.get_backend_name() != "sqlite" or url.query.get("uri") == "true" or not url.database \
+            or not Path(url.database).is_file():
+        return
+    db = Path(url.database)
+    try:
+        os.close(os.open(db, os.O_RDWR | os.O_CLOEXEC))
+    except OSError as exc:
+        raise BadInput(f"SQLite file {str(db)!r} cannot be opened for writing: {exc.strerror or exc}",
+                       where=name) from exc
+    try:
+        fd, probe = tempfile.mkstemp(dir=db.parent, prefix=".portgate-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise BadInput(f"the directory {str(db.parent)!r} of SQLite file {str(db)!r} is not writable "
+                       f"({exc.strerror or exc}): SQLite makes its journal files there", where=name) from exc
+
+
 def database_arg(db_url: str | None, config_path: str | None, *, writes: bool | None = True) -> str:
     """The database URL a command works on: ``--db URL`` or the ``database_url`` of ``--config
     central.toml`` (its relative path and ``database_password_file`` resolved), exactly one of them.

@@ -32,14 +32,21 @@ from portgate.notify import Notifier
 log = structlog.get_logger("central.runner")
 
 
+#: the longest ``--instance`` name: ``office_processes.instance`` is VARCHAR(64) (migration 0037;
+#: PostgreSQL refuses a longer value, SQLite would store it)
+INSTANCE_MAX = 64
+
+
 def for_instance(config, instance: str | None, metrics_port: int | None = None):
     """The config of one instance of ``portgate-central@.service``: MQTT client ids
     ``<client_id or ledger-<port>>-<instance>-<worker>`` (each process keeps its own persistent
     sessions in the share group) and, if given, another metrics port. Raises ``ConfigError`` for an
-    instance name that is not a single MQTT-safe word."""
+    instance name that is not a single MQTT-safe word of at most ``INSTANCE_MAX`` characters."""
     if instance:
-        if not instance.replace("-", "").replace("_", "").isalnum():
-            raise ConfigError(f"instance name {instance!r} must be letters, digits, - or _", key="--instance")
+        if not instance.replace("-", "").replace("_", "").isalnum() or len(instance) > INSTANCE_MAX:
+            shown = instance if len(instance) <= INSTANCE_MAX else instance[:INSTANCE_MAX] + "..."
+            raise ConfigError(f"instance name {shown!r} ({len(instance)} characters) must be 1 to {INSTANCE_MAX} "
+                              "letters, digits, - or _", key="--instance")
         base = config.mqtt.client_id or f"ledger-{config.port}"
         config = msgspec.structs.replace(
             config, mqtt=msgspec.structs.replace(config.mqtt, client_id=f"{base}-{instance}"))
@@ -48,21 +55,29 @@ def for_instance(config, instance: str | None, metrics_port: int | None = None):
     return config
 
 
-def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0) -> None:
-    """Run the office until SIGTERM/SIGINT. ``make_ingest`` builds the (not yet started) ``Ingest``.
-
-    Raises ``ConfigError`` (bad secret file), ``OSError`` (metrics port taken) before READY; the
-    CLI turns the first into one line and exit status 2.
-    """
+def configure_central_logging(config) -> None:
+    """``log_json``, ``log_level`` and the fields of every line of a ``central run``: called before
+    the first line is logged (``central.cli.run``: the ledger claim's ``office.instance_taken_over``
+    comes before ``run_central``), and again by ``run_central`` (the same settings)."""
     configure_logging(json=config.log_json, level=config.log_level,
                       fields={"service": "central", "port": config.port,
                               "client_id": config.mqtt.client_id or f"ledger-{config.port}"})
+
+
+def run_central(config, make_ingest: Callable[[], object], *, ready_wait_s: float = 10.0,
+                metrics_setting: str = "$.metrics_port") -> None:
+    """Run the office until SIGTERM/SIGINT. ``make_ingest`` builds the (not yet started) ``Ingest``.
+
+    Raises ``ConfigError`` (bad secret file; the metrics port taken, naming ``metrics_setting``:
+    ``--metrics-port`` when given there) before READY; the CLI turns it into one line and exit status 2.
+    """
+    configure_central_logging(config)
     notifier = Notifier()
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: done.set())
     ingest = make_ingest()
-    serve(config.metrics_port, config.metrics_addr)
+    serve(config.metrics_port, config.metrics_addr, setting=metrics_setting)
     ingest.start()
     tune_for_service()  # portgate/gctune.py: start-up objects frozen, fewer collections
     metrics.watch_ingest(ingest.workers)

@@ -63,10 +63,12 @@ def run(config_path: str) -> None:
     import threading
 
     from edge.config import load_gate_config
+    from edge.config_paths import check_gate_paths
     from edge.service import GateService, StartCancelled
     from portgate.logs import configure_logging
 
     cfg = load_gate_config(config_path)
+    check_gate_paths(cfg)  # edge check-config's refusals, in its words (state dir, FIFOs, indicator file)
     configure_logging(json=cfg.log_json, level=cfg.log_level,
                       fields={"service": "gate", "port": cfg.port, "gate_id": cfg.gate_id})
     stop = threading.Event()

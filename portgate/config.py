@@ -77,6 +77,22 @@ def naming_key(exc: ConfigError, key: str, path: str | None) -> ConfigError:
     return ConfigError(f"{exc.path}: {exc.reason}" if exc.path else exc.reason, key=key, path=path)
 
 
+def must_exist(path: str | None, key: str, *, directory: bool = False) -> None:
+    """``ConfigError`` naming ``key`` and ``path`` when the file (``directory``: the directory) a
+    config names is not there ("file not found: PATH", "directory not found: PATH") or cannot be
+    looked at; nothing for ``None`` (not configured). The one text of ``check-config`` and the
+    services for a missing configured path."""
+    if path is None:
+        return
+    p = Path(path)
+    try:
+        ok = p.is_dir() if directory else p.is_file()
+    except (OSError, ValueError) as exc:  # a name too long for the file system
+        raise ConfigError(unreadable(exc), key=key) from exc
+    if not ok:
+        raise ConfigError(f"{'directory' if directory else 'file'} not found: {p}", key=key)
+
+
 def unreadable(exc: OSError | ValueError) -> str:
     """One line saying why a path could not be opened (``OSError`` or ``ValueError`` of a NUL)."""
     if isinstance(exc, ValueError):

@@ -39,13 +39,20 @@ def case_twin(gate_id: str, known: Iterable[str]) -> str | None:
     return next((g for g in sorted(known) if g != gate_id and g.casefold() == folded), None)
 
 
+#: the office's own key files in a keys dir (``central.web.key_files``' defaults), by the name a
+#: gate id would give them: never a gate's key (a gate ``payslip`` would be checked against the
+#: payslip key, and ``add-gate --rotate`` would replace it; ``central.ingest.keys.gate_key_id``)
+OFFICE_KEYS = {"payslip": "payslip key", "web-session": "session key"}
+
+
 def keyed_gates(keys_dir: str | Path) -> set[str]:
-    """The gate ids with a key file in ``keys_dir`` (``<gate>.key``, ``<gate>.pub``): the gates of the
-    port that keys dir serves. Empty for a directory that is not there."""
+    """The gate ids with a key file in ``keys_dir`` (``<gate>.key``, ``<gate>.pub``; not the office's
+    ``OFFICE_KEYS``): the gates of the port that keys dir serves. Empty for a directory that is not there."""
     path = Path(keys_dir)
     if not path.is_dir():
         return set()
-    return {p.stem for p in path.iterdir() if p.suffix in (".key", ".pub") and not p.name.startswith(".")}
+    return {p.stem for p in path.iterdir()
+            if p.suffix in (".key", ".pub") and not p.name.startswith(".") and p.stem not in OFFICE_KEYS}
 
 
 def register_port(keys_dir: str | Path, gate_id: str, port: str) -> None:

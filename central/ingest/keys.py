@@ -16,15 +16,31 @@ import threading
 import time
 from pathlib import Path
 
-from central.ingest.gate_port_file import case_twin, keyed_gates
-from portgate.config import read_secret, write_secret
+from central.ingest.gate_port_file import OFFICE_KEYS, case_twin, keyed_gates
+from portgate.config import must_exist, read_secret, write_secret
 from portgate.errors import BadInput, ConfigError
 from wire.chain import fingerprint, load_public, public_pem
 from wire.topics import check_id
 
 
+def gate_key_id(gate_id: str) -> str:
+    """``gate_id`` when it may name a gate key file: a valid id (``check_id``) that is not one of
+    ``OFFICE_KEYS``; ``BadInput`` otherwise."""
+    if check_id(gate_id, "gate_id") in OFFICE_KEYS:
+        raise BadInput(f"gate id {gate_id!r} is reserved: {gate_id}.key in a keys dir is the office's "
+                       f"{OFFICE_KEYS[gate_id]}; choose another gate id")
+    return gate_id
+
+
 def key_path(keys_dir: str | Path, gate_id: str) -> Path:
-    return Path(keys_dir) / f"{check_id(gate_id, 'gate_id')}.key"
+    """``<keys_dir>/<gate_id>.key``; ``BadInput`` for an id that cannot name a gate key (``gate_key_id``)."""
+    return Path(keys_dir) / f"{gate_key_id(gate_id)}.key"
+
+
+def gate_key_files(keys_dir: str | Path) -> list[Path]:
+    """The gate keys of ``keys_dir``: its ``*.key`` files that name a gate (not the office's own
+    ``OFFICE_KEYS``), sorted."""
+    return sorted(p for p in Path(keys_dir).glob("*.key") if p.stem not in OFFICE_KEYS)
 
 
 def add_gate(keys_dir: str | Path, gate_id: str, *, overwrite: bool = False) -> Path:
@@ -100,8 +116,7 @@ class KeyRing:
         self.keys_dir = Path(keys_dir)
         if not self.keys_dir.is_dir():
             # Every event would be dead-lettered as "unknown gate": refuse to start instead.
-            raise ConfigError(f"{self.keys_dir} is not a directory (portgate central add-gate creates it)",
-                              key="keys_dir")
+            must_exist(str(self.keys_dir), "$.keys_dir", directory=True)  # check-config's words
         self.recheck_s = recheck_s
         self._cache: dict[str, tuple[bytes, tuple, float]] = {}  # gate -> (key, file signature, checked at)
         self._lock = threading.Lock()

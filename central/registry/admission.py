@@ -106,7 +106,10 @@ def admission_problem_fields(category: str, adm: Admission) -> list[tuple[str, s
         return []
     out = []
     age = age_on(adm.birth_date, adm.registered_on)
-    if not rules.min_age <= age <= rules.max_age:
+    if adm.birth_date > adm.registered_on:  # no age at all: say the date is in the future, not "age -64"
+        out.append(("birth_date", f"{rules.age_article}: birth date {adm.birth_date} is in the future (after the "
+                                  f"registration on {adm.registered_on})"))
+    elif not rules.min_age <= age <= rules.max_age:
         out.append(("birth_date", f"{rules.age_article}: age {age} on {adm.registered_on} is outside "
                                   f"{rules.min_age}..{rules.max_age}"))
     if rules.brazilian_only and adm.foreign:

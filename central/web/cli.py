@@ -192,7 +192,9 @@ def _listen(host: str, port: int):
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise BadInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}", where="--port") from exc
+        from portgate.metrics import cannot_listen  # lazy: only on a refusal
+
+        raise BadInput(cannot_listen(host, port, exc), where="--port") from exc
     sock.listen(128)
     sock.set_inheritable(True)
     return sock

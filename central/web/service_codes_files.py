@@ -108,4 +108,27 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "office_running_default": r"another office without --instance of port (?P<port>\S+) \(pid (?P<pid>\d+) on host "
         r"(?P<host>\S+), heartbeat (?P<age>\d+) s ago\) is running on this ledger: start this one with --instance "
         r"NAME or stop that one \(an office that died stops counting (?P<stale>\d+) s after its last heartbeat\)",
+    # edge.config_paths: the paths edge run opens at start-up (edge check-config says the same)
+    "gate_not_fifo": r"(?P<path>.+) is not a FIFO \(a fifo reader reads a named pipe\)",
+    "gate_is_directory": r"(?P<path>.+) is a directory, not a file",
+    "gate_file_no_directory": r"the directory of (?P<path>.+) does not exist \(the file is made there, never the "
+                               r"directory\)",
+    "gate_cannot_make_dir": r"cannot make the directory (?P<path>.+): (?P<why>[^:]+)",
+    "gate_lock_unopenable": r"cannot open the gate's lock file (?P<path>.+): (?P<why>[^:]+)",
+    "cannot_open_path": r"cannot open (?P<path>/.+): (?P<why>[^:]+)",
+    # central.cli_args.sqlite_writable: central run and check-config on a ledger it cannot write
+    "sqlite_dir_unwritable": r"the directory (?P<dir>'.*') of SQLite file (?P<path>'.*') is not writable "
+                              r"\((?P<why>[^)]*)\): SQLite makes its journal files there",
+    "sqlite_file_unwritable": r"SQLite file (?P<path>'.*') cannot be opened for writing: (?P<why>.+)",
+    # central.runner.for_instance: portgate central run --instance NAME
+    "instance_name": r"instance name (?P<value>'.*') \((?P<n>\d+) characters\) must be 1 to (?P<max>\d+) letters, "
+                      r"digits, - or _",
+    # portgate.metrics.cannot_listen: a metrics port or office serve's --port that cannot be listened on
+    "cannot_listen": r"cannot listen on (?P<where>\S+) \((?P<why>[^)]*)\)",
+    # central.ingest.keys.gate_key_id: a gate id naming one of the office's key files in a keys dir
+    "gate_id_reserved": r"gate id (?P<gate>'.*') is reserved: (?P<file>\S+) in a keys dir is the office's "
+                         r"(?P<what>.+); choose another gate id",
+    # central.registry.admission: a birth date after the registration (R9; beside admission_age)
+    "admission_future_birth": r"(?P<art>.+?): birth date (?P<day>\S+) is in the future \(after the registration on "
+                               r"(?P<registered>\S+)\)",
 }

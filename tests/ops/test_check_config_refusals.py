@@ -210,3 +210,88 @@ def test_edge_check_config_refuses_what_edge_run_refuses(tmp_path, line, key, pt
     run = run_here(["edge", "run", "--config", str(cfg)], env={"PORTGATE_LANG": None})
     assert run.returncode == 2 and key in run.stderr and pt in run.stderr, run
     assert said.split(": ", 2)[-1] in run.stderr, (said, run.stderr)
+
+
+def _gate_replacing(tmp_path: Path, old: str, new: str) -> Path:
+    cfg = write_gate_config(tmp_path / "gate")
+    text = cfg.read_text(encoding="utf-8")
+    assert old in text, text
+    cfg.write_text(text.replace(old, new), encoding="utf-8")
+    return cfg
+
+
+@pytest.mark.parametrize(("case", "key", "pt", "en"), [
+    ("device_dir", "$.readers[0].device", "não é um FIFO", "is not a FIFO"),
+    ("indicator_no_dir", "$.indicator_file", "não existe (o arquivo é criado nele", "does not exist (the file is made"),
+    ("indicator_dir", "$.indicator_file", "é um diretório, não um arquivo", "is a directory, not a file"),
+    ("state_under_proc", "$.state_dir", "não é possível criar o diretório", "cannot make the directory"),
+])
+def test_edge_check_config_refuses_the_paths_edge_run_cannot_open_in_its_line(tmp_path, case, key, pt, en):
+    """A reader ``device`` that is a directory (run: "not a FIFO"), an ``indicator_file`` in a
+    missing directory (run: a bare "No such file or directory") or that is a directory, a
+    ``state_dir`` that cannot be made (run: "cannot open the gate's lock file"): ``edge
+    check-config`` said ok. Now both refuse with one line naming the key and the path."""
+    path = {"device_dir": tmp_path, "indicator_no_dir": tmp_path / "nonexist" / "shown.jsonl",
+            "indicator_dir": tmp_path, "state_under_proc": Path("/proc/portgate-state")}[case]
+    old = {"device_dir": f'device = "{tmp_path / "gate" / "reads.fifo"}"', "indicator_no_dir": 'indicator_file = "shown.jsonl"',
+           "indicator_dir": 'indicator_file = "shown.jsonl"', "state_under_proc": 'state_dir = "state"'}[case]
+    cfg = _gate_replacing(tmp_path, old, old.split(" = ")[0] + f' = "{path}"')
+    said = _refused(["edge", "check-config", str(cfg)], key, pt, en)
+    assert str(path) in said, said
+    run = run_cli(["edge", "run", "--config", str(cfg)], env=_env({"PORTGATE_LANG": None}))
+    assert run.returncode == 2 and run.stderr.strip() == said, run
+    assert not (tmp_path / "gate" / "state").exists() and not (tmp_path / "nonexist").exists()
+
+
+@pytest.mark.parametrize("name", ["workers_csv", "escala_csv"])
+def test_a_missing_publish_csv_is_refused_by_central_run_as_by_check_config(tmp_path, name):
+    """``[publish] workers_csv`` naming a missing file: ``check-config`` refused it, ``central run``
+    started (and failed at its first snapshot). A configured file is meant to be published: both
+    refuse it now, with one line naming the key and the path."""
+    missing = tmp_path / "nonexist.csv"
+    cfg = _toml(tmp_path, f'[publish]\n{name} = "{missing}"')
+    key, pt, en = f"$.publish.{name}", "arquivo não encontrado", "file not found"
+    said = _refused(["central", "check-config", str(cfg)], key, pt, en)
+    assert str(missing) in said, said
+    assert _refused(["central", "run", "--config", str(cfg)], key, pt, en, here=False) == said
+
+
+def test_a_missing_keys_dir_is_one_text_in_check_config_and_central_run(tmp_path):
+    """``central run`` said "keys_dir: ... is not a directory (...)", ``check-config`` "$.keys_dir:
+    directory not found: PATH": one text now."""
+    cfg = _toml(tmp_path)
+    missing = tmp_path / "nonexist"
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace(str(tmp_path / "keys"), str(missing)), encoding="utf-8")
+    pt, en = f"diretório não encontrado: {missing}", f"directory not found: {missing}"
+    said = _refused(["central", "check-config", str(cfg)], "$.keys_dir", pt, en)
+    assert _refused(["central", "run", "--config", str(cfg)], "$.keys_dir", pt, en, here=False) == said
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """``tmp_path / "ro"``, then made immutable (``chattr +i``: root writes in it refused too; a
+    mode 0555 directory otherwise), given back writable after the test."""
+    import shutil
+    import subprocess
+
+    d = tmp_path / "ro"
+    d.mkdir()
+    root = os.geteuid() == 0
+    assert not root or shutil.which("chattr"), "chattr (e2fsprogs) is installed by scripts/setup.sh"
+    yield d, (lambda: subprocess.run(["chattr", "+i", str(d)], check=True)) if root else (lambda: d.chmod(0o555))
+    if root:
+        subprocess.run(["chattr", "-i", str(d)], check=True)
+    d.chmod(0o755)
+
+
+def test_a_sqlite_ledger_in_a_directory_that_cannot_be_written_is_refused_alike(tmp_path, immutable):
+    """``check-config`` said ok with a warning, ``central run`` "unable to open database file": both
+    say now one line naming the file and its directory, not writable."""
+    d, freeze = immutable
+    copy_made_once("ops-migrated", _migrated, d / "ledger.db")
+    cfg = _toml(tmp_path, url=f"sqlite:///{d / 'ledger.db'}")
+    freeze()
+    pt, en = "não aceita escrita", "is not writable"
+    said = _refused(["central", "check-config", str(cfg)], "database_url", pt, en)
+    assert str(d / "ledger.db") in said, said
+    assert _refused(["central", "run", "--config", str(cfg)], "database_url", pt, en, here=False) == said

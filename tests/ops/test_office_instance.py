@@ -11,6 +11,7 @@ and PostgreSQL; the claim's cases on both databases: tests/central/ledger/test_o
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import signal
@@ -123,7 +124,9 @@ def test_a_sigkilled_office_is_restarted_at_once_under_its_instance(
             assert (dt.datetime.now(dt.UTC) - row.seen_at).total_seconds() < STALE_S  # its heartbeat still counts
             _ready(notify_socket, svc, n)
             assert [(r.instance, r.pid) for r in _rows(engine)] == [("a", svc.proc.pid)]
-            assert "office.instance_taken_over" in svc.output(), svc.output()
+            [taken] = [x for x in svc.output().splitlines() if "office.instance_taken_over" in x]
+            # log_json = true: a JSON line as every other (it was logged before logging was configured)
+            assert json.loads(taken)["service"] == "central", taken
             dead.proc.wait()
         assert svc.stop() == 0
     finally:

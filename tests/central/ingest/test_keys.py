@@ -46,8 +46,8 @@ def test_a_junk_public_key_file_is_named_as_not_a_valid_key_not_as_no_key(tmp_pa
 def test_a_keys_dir_that_is_not_a_directory_is_named_readably(tmp_path):
     with pytest.raises(ConfigError) as err:
         KeyRing(tmp_path / "nonexistent")
-    assert str(err.value) == (f"keys_dir: {tmp_path / 'nonexistent'} is not a directory "
-                              "(portgate central add-gate creates it)")
+    # check-config's words (one text: tests/ops/test_check_config_refusals.py)
+    assert str(err.value) == f"$.keys_dir: directory not found: {tmp_path / 'nonexistent'}"
 
 
 def test_a_key_file_that_cannot_be_read_says_so(tmp_path):

@@ -254,6 +254,10 @@ def test_a_worker_added_by_the_form_is_registered_with_his_evidence(app, registr
     ({"rotation_number": "1"}, "rotation_number", "o número de rodízio 1 já pertence a V001 (vigia)"),
     ({"name": ""}, "name", "nome é um campo obrigatório"),
     ({"birth_date": "15/05/1960"}, "birth_date", "83.611 art. 15 a: idade 66"),
+    ({"birth_date": "15/05/2090"}, "birth_date",
+     "83.611 art. 15 a: a data de nascimento 15/05/2090 está no futuro (depois do registro em 01/12/2026)"),
+    ({"booklet_revalidated_year": "99999999999"}, "booklet_revalidated_year", "está fora do intervalo 2000..2100"),
+    ({"booklet_revalidated_year": "1999"}, "booklet_revalidated_year", "está fora do intervalo 2000..2100"),
     ({"nationality": "PT"}, "nationality", "83.611 art. 15 a: deve ser brasileiro (nacionalidade PT)"),
     ({"vision": "", "vision_on": ""}, "vision", "falta atestado de saúde e visão"),
     ({"police_record_on": "02/12/2026"}, "police_record_on", "tem data 02/12/2026, depois do registro em 01/12/2026"),
@@ -267,6 +271,7 @@ def test_a_refused_add_worker_form_keeps_every_value_and_shows_the_error_beside_
     assert r.status_code == 400
     assert words in _field_error(r.text, field)
     assert 'id="form-refused"' in r.text
+    assert "2147483647" not in r.text and "idade -" not in r.text  # a year's column range, a negative age
     typed = VIGIA | change
     for name in ("registration", "name", "birth_date", "vision", "police_record_on"):
         assert _value(r.text, f"f-{name}") == typed[name]  # as typed, dd/mm/aaaa included

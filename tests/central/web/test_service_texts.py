@@ -302,6 +302,8 @@ SAMPLES = {
     "uid_partial": "uid_form dez8 carries only 24 bits of the card: enrol it by its whole UID",
     "date_br_format": "health_exam_date '31/02/2026' is not a day written dd/mm/aaaa",
     "expiring_outside": "expiring '99999' is outside 0..1100",
+    "admission_future_birth": "83.611 art. 15 a: birth date 2090-05-15 is in the future (after the registration on "
+                              "2026-12-01)",
     "admission_age": "83.611 art. 15 a: age 45 on 2026-12-01 is outside 21..41",
     "admission_brazilian": "83.611 art. 15 a: must be Brazilian (nationality PT)",
     "admission_missing": "83.611 art. 15 b: atestado de saúde e visão (médico de instituição pública) (vision) "
@@ -365,6 +367,20 @@ SAMPLES = {
     "nats_name": "'a.b' is not a NATS name (not empty; no whitespace, dot, *, > or /)",
     "nats_server": "'http://x' is not a NATS server address (nats://host:port or tls://host:port)",
     "unknown_time_zone_iana": "unknown time zone 'Mars/Base' (an IANA name such as America/Sao_Paulo)",
+    "gate_not_fifo": "/srv/gate/reads is not a FIFO (a fifo reader reads a named pipe)",
+    "gate_is_directory": "/srv/gate/shown.jsonl is a directory, not a file",
+    "gate_file_no_directory": "the directory of /srv/none/shown.jsonl does not exist (the file is made there, never "
+                              "the directory)",
+    "gate_cannot_make_dir": "cannot make the directory /proc/state: No such file or directory",
+    "gate_lock_unopenable": "cannot open the gate's lock file /srv/state/gate.lock: Permission denied",
+    "cannot_open_path": "cannot open /srv/gate/reads: Permission denied",
+    "sqlite_dir_unwritable": "the directory '/srv' of SQLite file '/srv/l.db' is not writable (Operation not "
+                             "permitted): SQLite makes its journal files there",
+    "sqlite_file_unwritable": "SQLite file '/srv/l.db' cannot be opened for writing: Read-only file system",
+    "instance_name": "instance name 'a b' (3 characters) must be 1 to 64 letters, digits, - or _",
+    "cannot_listen": "cannot listen on 127.0.0.1:9102 (already in use)",
+    "gate_id_reserved": "gate id 'payslip' is reserved: payslip.key in a keys dir is the office's payslip key; choose "
+                        "another gate id",
     "key_no_directory": "the directory '/srv/none' of '/srv/none/s.key' does not exist (a key file is made there, "
                         "never the directory): fix the path or create the directory",
     "secret_missing": "MQTT password file not found",
