@@ -42,7 +42,7 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     --instance on the ledger refuses it too (one line naming it, exit 2)."""
     from central.cli_args import config_ledger, db_url_arg, run_files  # lazy: CLI start-up
     from central.config import load_central_config  # lazy: CLI start-up
-    from central.runner import configure_central_logging, for_instance, ingest_for_run, run_central  # lazy
+    from central.runner import configure_central_logging, for_instance, ingest_for_run, run_central  # lazy: CLI start-up
 
     config = for_instance(load_central_config(config_path), instance, metrics_port)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
@@ -56,7 +56,7 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     upgrade(config.database_url)  # the ingest's own migration, before the row (0037: its instance)
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`;
     # its row in office_processes while it runs (``ledger home-port --set`` refuses then), which
-    # refuses a second live process of this home port and instance (exit 2, instance_claim)
+    # refuses a second live process of this home port and instance (exit 2, instance_claim); one
     # taken over meanwhile (a process of its instance started elsewhere while this one could not
     # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
     lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)

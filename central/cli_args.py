@@ -6,6 +6,8 @@ work-day ranges and database URLs, checked before anything is opened so a typo i
 from __future__ import annotations
 
 import datetime as dt
+import os
+import tempfile
 from pathlib import Path
 
 import click
@@ -14,6 +16,7 @@ from sqlalchemy.exc import ArgumentError
 
 from central.config import load_central_config
 from portgate.cells import parse_aware
+from portgate.config import must_exist
 from portgate.clitext import tr
 from portgate.errors import BadInput
 
@@ -117,8 +120,6 @@ def run_files(config) -> None:
     ``keys_dir`` a directory, each ``[publish]`` CSV file there (``must_exist``: ``ConfigError``
     "file not found: PATH" naming ``$.publish.workers_csv`` etc.; the CSV source would otherwise
     fail at its first snapshot), and a SQLite ledger writable (``sqlite_writable``)."""
-    from portgate.config import must_exist
-
     must_exist(config.keys_dir, "$.keys_dir", directory=True)
     for name in ("workers_csv", "cards_csv", "escala_csv"):
         must_exist(getattr(config.publish, name), f"$.publish.{name}")
@@ -130,9 +131,6 @@ def sqlite_writable(value: str, *, name: str) -> None:
     written (opened read-write) or its directory cannot take a new file (SQLite makes its journal
     and WAL files there: "unable to open database file" otherwise). Probes with a file made and
     removed at once; nothing for other databases, a missing file, a SQLite URI."""
-    import os
-    import tempfile
-
     url = make_url(value)
     if url.get_backend_name() != "sqlite" or url.query.get("uri") == "true" or not url.database \
             or not Path(url.database).is_file():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from central.ingest.keys import gate_key_id
 from portgate.clitext import tr
 
 
@@ -16,8 +17,6 @@ def check_before_writing(config, keys_dir: str, gate_id: str, port_name: str | N
     """``add-gate``'s refusals, before anything is written: the port (``_check_gate_port``), the
     keys dirs' registrations (``_check_keys_dirs``), then the ledger's events (``_check_ledger``); a
     gate id that names an office key file first (``gate_key_id``: ``payslip``, ``web-session``)."""
-    from central.ingest.keys import gate_key_id
-
     gate_key_id(gate_id)
     _check_gate_port(config, port_name)
     _check_keys_dirs(config, keys_dir, gate_id, port_name, nats_users)
