@@ -90,7 +90,7 @@ def test_the_escala_columns_hold_whatever_a_requisition_holds():
     ("V002,Ana,vigia,active,2026,99999999999999999999999\n",
      "rotation_number 99999999999999999999999 is outside -2147483648..2147483647"),
     ("V002,Ana,vigia,active,99999999999,2\n",
-     "booklet_revalidated_year 99999999999 is outside -2147483648..2147483647"),
+     "booklet_revalidated_year 99999999999 is outside 2000..2100"),
 ])
 def test_a_workers_row_that_does_not_fit_is_refused_naming_file_line_and_column(engine, tmp_path, row, reason):
     path = tmp_path / "w.csv"
