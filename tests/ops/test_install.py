@@ -287,6 +287,26 @@ def test_run_all_states_the_office_live_page_target():
     assert rows["office live page: event -> browser p95"][4:7] == ["2,100", "<= 2000 ms", "**no**"]
 
 
+def test_run_all_states_the_lost_card_target_and_its_floor_as_information():
+    """The issue's G2 target: a lost card blocked at every gate p95 <= 2 s from the request sent;
+    the ratio to the paho floor is information, no verdict."""
+    run_all = _run_all()
+    r = {"bench": "card_block", "seconds": 40.0, "ratio": {"p50": 600.0, "p95": 50.0},
+         "figures": {"from_send_ms": {"p50": 180.0, "p95": 2100.0, "max": 2500.0},
+                     "from_answer_ms": {"p50": 150.0, "p95": 280.0, "max": 300.0}},
+         "baseline": {"paho_qos1_two_subscribers_ms": {"p50": 0.2, "p95": 5.6, "max": 7.0}}}
+    md = run_all.table([r], False)
+    rows = _rows(md)
+    row = rows["lost card -> blocked at every gate p95 (from the request sent)"]
+    assert row[2:7] == ["p50 180 ms, max 2,500 ms", "paho QoS 1 to two subscribers p95 5.6 ms", "2,100",
+                        "<= 2000 ms", "**no**"]
+    info = rows["lost card -> every gate p95 (from the answer) vs the paho floor p95"]
+    assert info[4:7] == ["50", "no target", "information"]
+    assert run_all.not_met([r]) == ["card_block: lost card -> blocked at every gate p95 (from the request sent)"]
+    met = dict(r, figures={**r["figures"], "from_send_ms": {"p50": 180.0, "p95": 320.0, "max": 330.0}})
+    assert run_all.not_met([met]) == [] and "Targets met: 1 of 1." in run_all.table([met], False)
+
+
 def test_the_last_run_record_is_per_machine_and_sizes_and_survives_a_broken_file(tmp_path, monkeypatch, capsys):
     """bench/_lastrun.py: the record under $XDG_STATE_HOME, keyed by hostname + CPU model and the
     run's sizes; an unreadable file is "no previous run" (said on stderr) and is replaced."""

