@@ -3,7 +3,7 @@ issue's target: blocked at every gate within 2 s, the far gate through the regis
 
 The real port of the browser tests (``tests/central/web/port.py``'s ``Port``): a private mosquitto,
 ``portgate central run`` publishing the registry's changes as deltas (``[publish] source =
-"registry"``, ``poll_s = 0.2``), two ``portgate edge run`` gates (g-a, g-b) and ``portgate office
+"registry"``, ``poll_s`` the shipped default 1.0 s, ``--poll-s`` to change it), two ``portgate edge run`` gates (g-a, g-b) and ``portgate office
 serve`` over one SQLite ledger. A clerk (role ``office``) logs in over HTTP (httpx, the login form
 and its CSRF token) and reports the card lost as the worker's page does: ``POST
 /workers/<reg>/cards/<uid>/lost`` with the page's ``csrf_token``. Each round takes a fresh card:
@@ -193,9 +193,10 @@ def stats(values: list[float]) -> dict:
     return {k: round(v, 3 if v < 10 else 1) for k, v in (("p50", p50), ("p95", p95(values)), ("max", ordered[-1]))}
 
 
-def start_port(root: Path) -> Port:
-    """``Port`` started, with the clerk (role ``office``) in its ledger."""
-    port = Port(root)
+def start_port(root: Path, poll_s: float = 1.0) -> Port:
+    """``Port`` started, with the clerk (role ``office``) in its ledger; ``poll_s``: the office's
+    ``[publish] poll_s`` in seconds (the shipped default 1.0; the browser tests' port uses 0.2)."""
+    port = Port(root, publish_poll_s=poll_s)
     try:
         port.start()
         engine = make_engine(port.url_db)
@@ -233,7 +234,7 @@ def measure(port: Port, rounds: int, floor_n: int) -> tuple[list[dict], list[flo
     return out, floor_ms
 
 
-def report(rounds: list[dict], floor_ms: list[float], load: dict) -> dict:
+def report(rounds: list[dict], floor_ms: list[float], load: dict, poll_s: float) -> dict:
     """Print the figures beside the floor; the JSON object of the run."""
     send = stats([r["from_send_ms"] for r in rounds])
     answer = stats([r["from_answer_ms"] for r in rounds])
@@ -249,9 +250,11 @@ def report(rounds: list[dict], floor_ms: list[float], load: dict) -> dict:
     print(f"ratio to the floor (from the answer): p50 {ratio['p50']}x, p95 {ratio['p95']}x")
     print(f"target: blocked at every gate p95 <= {TARGET_MS:g} ms from the sending: "
           f"{'met' if met else 'not met'} ({send['p95']:.1f} ms)")
+    print(f"the office's [publish] poll_s: {poll_s:g} s")
     print(f"load average (1, 5, 15 min): start {load['start']}, end {load['end']}")
     return {"bench": "card_block",
-            "figures": {"rounds": len(rounds), "from_send_ms": send, "from_answer_ms": answer,
+            "figures": {"rounds": len(rounds), "publish_poll_s": poll_s,
+                        "from_send_ms": send, "from_answer_ms": answer,
                         "per_gate_from_answer_ms": gates, "request_ms": request, "load_average": load},
             "baseline": {"paho_qos1_two_subscribers_ms": base, "samples": len(floor_ms)},
             "ratio": ratio, "target": f"lost card blocked at every gate p95 <= {TARGET_MS:g} ms from the sending (G2)",
@@ -263,15 +266,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="3 rounds, 5 floor samples each (CI)")
     ap.add_argument("--rounds", type=int, help="lost cards to measure (default 20; --smoke: 3)")
     ap.add_argument("--floor", type=int, help="floor samples after each round (default 10; --smoke: 5)")
+    ap.add_argument("--poll-s", type=float, default=1.0,
+                    help="the office's [publish] poll_s, seconds (default 1.0, the shipped default)")
     args = ap.parse_args(argv)
-    rounds = args.rounds or (3 if args.smoke else 20)
-    floor_n = args.floor or (5 if args.smoke else 10)
+    rounds = args.rounds if args.rounds is not None else (3 if args.smoke else 20)
+    floor_n = args.floor if args.floor is not None else (5 if args.smoke else 10)
     if rounds < 1 or floor_n < 1:
         ap.error("--rounds and --floor must be at least 1")
+    if not 0.05 <= args.poll_s <= 10:
+        ap.error("--poll-s must be between 0.05 and 10 seconds")
     root = Path(tempfile.mkdtemp(prefix="bench-card-block-"))
     load = {"start": [round(x, 2) for x in os.getloadavg()]}
     try:
-        port = start_port(root)
+        port = start_port(root, args.poll_s)
         try:
             measured, floor_ms = measure(port, rounds, floor_n)
         finally:
@@ -279,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     load["end"] = [round(x, 2) for x in os.getloadavg()]
-    print(json.dumps(report(measured, floor_ms, load)))
+    print(json.dumps(report(measured, floor_ms, load, args.poll_s)))
     return 0
 
 

@@ -144,8 +144,9 @@ class Gate:
 
 
 class Port:
-    def __init__(self, root: Path, *, web_extra: str = "") -> None:
+    def __init__(self, root: Path, *, web_extra: str = "", publish_poll_s: float = 0.2) -> None:
         self.root = root
+        self.publish_poll_s = publish_poll_s  # [publish] poll_s: how often registry changes are read (shipped: 1.0)
         self.web_extra = web_extra  # more [web] settings (e.g. enrol_timeout_s)
         self.url_db = f"sqlite:///{root / 'ledger.db'}"
         self.broker = Mosquitto(root / "broker")
@@ -183,7 +184,7 @@ class Port:
             f'database_url = "{self.url_db}"\nport = "santos"\nkeys_dir = "{keys}"\nworkers = 1\nlog_json = true\n\n'
             f'[mqtt]\nhost = "127.0.0.1"\nport = {self.broker.port}\nclient_id = "ledger-web"\n\n'
             '[ingest]\nbatch_time_s = 0.02\n\n'
-            '[publish]\nsource = "registry"\npoll_s = 0.2\nsnapshot_min_s = 0.5\n\n'
+            f'[publish]\nsource = "registry"\npoll_s = {self.publish_poll_s}\nsnapshot_min_s = 0.5\n\n'
             '[web]\ncoverage_grace_min = 0\npoll_s = 0.2\n' + self.web_extra)
         self.central_toml = central
         self.office = subprocess.Popen([*PORTGATE, "central", "run", "--config", str(central)],

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -72,6 +74,7 @@ def test_card_block_bench_smoke_prints_each_round_and_its_json_line():
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["bench"] == "card_block" and result["figures"]["rounds"] == 3
+    assert result["figures"]["publish_poll_s"] == 1.0  # measured at the shipped [publish] poll_s
     send, answer = result["figures"]["from_send_ms"], result["figures"]["from_answer_ms"]
     assert 0 < answer["p50"] <= answer["p95"] <= answer["max"] <= send["max"]
     assert set(result["figures"]["per_gate_from_answer_ms"]) == {"g-a", "g-b"}
@@ -81,3 +84,12 @@ def test_card_block_bench_smoke_prints_each_round_and_its_json_line():
     rounds = [ln for ln in out.stdout.splitlines() if ln.startswith("round ")]
     assert len(rounds) == 3 and len({ln.split()[2] for ln in rounds}) == 3  # a different card each round
     assert re.search(r"^target: .* (not )?met \(", out.stdout, re.M) and "floor: paho QoS 1" in out.stdout
+
+
+@pytest.mark.parametrize("args", [["--poll-s", "0.01"], ["--poll-s", "11"], ["--rounds", "0"]])
+def test_card_block_bench_refuses_values_the_office_would_not_run(args):
+    """A ``--poll-s`` outside 0.05-10 s, or no round: one usage line, exit 2,
+    before any component starts."""
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "card_block.py"), *args],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 2 and "must be" in out.stderr and "Traceback" not in out.stderr, out.stderr
