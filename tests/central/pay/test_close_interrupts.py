@@ -76,12 +76,14 @@ def ledger(migrated_url) -> str:
     return migrated_url
 
 
-def _close(url: str, step: str, signals: str, *extra: str, lang: str = "pt") -> tuple[int, str, str]:
-    """Run ``pay close`` of March on ``url`` with ``signals`` sent at ``step``:
+def _close(url: str, step: str, signals: str, *extra: str, lang: str = "pt",
+           command: tuple[str, ...] = ("pay", "close")) -> tuple[int, str, str]:
+    """Run ``pay close`` (or ``command``) of March on ``url`` with ``signals`` sent at ``step``:
     ``(exit status, stdout, stderr)``."""
     env = {**os.environ, "PORTGATE_LANG": lang}
-    done = subprocess.run([sys.executable, "-c", DRIVER, step, signals, "pay", "close", "--db", url, *MARCH,
-                           *AT, *extra], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    when = AT if command == ("pay", "close") else ()
+    done = subprocess.run([sys.executable, "-c", DRIVER, step, signals, *command, "--db", url, *MARCH,
+                           *when, *extra], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -121,6 +123,10 @@ def test_ctrl_c_inside_sqlites_bulk_insert_is_the_same_line_not_a_closed_databas
     bench.insert_month(url, bench.month_events(12, 25, random.Random(7)))
     code, out, err = _close(url, "lines", "SIGINT")
     assert (code, out) == (130, ""), err
+    assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err
+    assert _current(url) == 0
+    code, out, err = _close(url, "lines", "SIGTERM", command=("pay",))  # pay --db alike (was: 143, silent)
+    assert (code, out) == (143, ""), err
     assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err
     assert _current(url) == 0
     code, out, err = _close(url, "none", "SIGINT")
