@@ -6,11 +6,13 @@ transaction back and ends with the same one line as Ctrl-C (``app.cli.main``: ``
 exit 143 instead of Ctrl-C's 130). ``hold()``, called once the command's work is committed, keeps
 the next SIGINT or SIGTERM instead of raising it (``got``: its signal number), so that what is
 stored is reported, not called aborted; a second one raises as before (the user insists). Leaving
-the ``with`` puts the handlers found on entry back."""
+the ``with`` puts the handlers found on entry back. Off the main thread (a command run in-process
+by another thread) it changes nothing: Python sets signal handlers on the main thread only."""
 
 from __future__ import annotations
 
 import signal
+import threading
 
 
 class Terminated(KeyboardInterrupt):
@@ -41,6 +43,8 @@ class Interrupts:
         self._saved: dict[int, object] = {}
 
     def __enter__(self) -> Interrupts:
+        if threading.current_thread() is not threading.main_thread():  # no handlers there: as before
+            return self
         for signum in (signal.SIGINT, signal.SIGTERM):
             self._saved[signum] = signal.getsignal(signum)
         signal.signal(signal.SIGTERM, self._raise)
@@ -53,6 +57,8 @@ class Interrupts:
     def hold(self) -> None:
         """From now on keep the first SIGINT or SIGTERM (``got``) instead of raising it."""
         self.holding = True
+        if not self._saved:  # not entered on the main thread: signals stay as they are
+            return
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, self._keep)
 
