@@ -17,6 +17,7 @@ import click
 from portgate.clitext import (LANG_CHOICES, cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang,
                                use_refusal_words)
 from portgate.errors import PortgateError
+from portgate.interrupts import exit_status
 
 install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument", and --help in cli_lang()
 
@@ -198,9 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         rv = cli.main(args=argv, prog_name="portgate", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:  # Ctrl-C: 130; SIGTERM where a command raises it: 143
         click.echo(tr("cli.aborted"), err=True)
-        return 130
+        return exit_status(exc)
     except click.exceptions.NoArgsIsHelpError as exc:  # `portgate pay` alone: the group's help
         exc.show()
         return exc.exit_code

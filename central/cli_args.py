@@ -104,6 +104,9 @@ def db_url_arg(value: str, *, must_exist: bool, name: str = "--db", refuse_empty
     if (must_exist or refuse_empty) and is_file_url:
         if must_exist and url.database in (None, "", ":memory:"):
             raise BadInput("an in-memory SQLite database holds no ledger: give a file", where=name)
+        if must_exist and Path(url.database).is_dir():
+            raise BadInput(f"{url.database!r} is a directory, not a SQLite file: give the ledger file in it "
+                           f"(sqlite:///DIR/ledger.db)", where=name)
         if must_exist and not Path(url.database).is_file():
             raise BadInput(f"SQLite file {url.database!r} does not exist (run "
                            f"`portgate ledger migrate --db URL` to create a ledger)", where=name)
@@ -141,6 +144,20 @@ def sqlite_writable(value: str, *, name: str) -> None:
     except OSError as exc:
         raise BadInput(f"SQLite file {str(db)!r} cannot be opened for writing: {exc.strerror or exc}",
                        where=name) from exc
+    sqlite_dir_writable(value, name=name)
+
+
+def sqlite_dir_writable(value: str, *, name: str) -> None:
+    """``BadInput`` naming ``name`` when the directory of an existing SQLite ledger file cannot take
+    a new file (SQLite makes its journal and WAL files there: "unable to open database file"
+    otherwise), whether or not the file itself can be written (``pay`` and ``pay close`` leave a
+    read-only file to the write's own refusal). Nothing for other databases, a missing file, a
+    SQLite URI."""
+    url = make_url(value)
+    if url.get_backend_name() != "sqlite" or url.query.get("uri") == "true" or not url.database \
+            or not Path(url.database).is_file():
+        return
+    db = Path(url.database)
     try:
         fd, probe = tempfile.mkstemp(dir=db.parent, prefix=".portgate-probe-")
         os.close(fd)

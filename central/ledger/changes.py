@@ -95,7 +95,9 @@ def counted_in_bulk(conn: Connection, table: str, n_rows: int) -> Iterator[None]
     it is not open yet), drop the table's INSERT trigger, and on the way out create it again
     with its stored ``sqlite_master.sql`` text. A batch that fails part-way leaves the counter
     bumped by all ``n_rows`` (over-counting only sends the next close through the verifying
-    path); a transaction SQLite rolled back by itself restores the trigger with it. Anything else
+    path); a transaction SQLite rolled back by itself restores the trigger with it, and so does
+    one whose connection SQLAlchemy closed (``KeyboardInterrupt`` inside the driver: nothing is
+    done on the closed connection, the interrupt goes on as it was). Anything else
     (PostgreSQL, a table not in ``WATCHED``, fewer than ``BULK_MIN`` rows, no trigger): nothing
     is changed, the trigger counts; with no transaction open after the bump (autocommit) the
     trigger counts the rows too. Raises what SQLAlchemy raises."""
@@ -116,7 +118,9 @@ def counted_in_bulk(conn: Connection, table: str, n_rows: int) -> Iterator[None]
     try:
         yield
     finally:
-        if dbapi.in_transaction:  # else SQLite rolled it all back, the DROP with it
+        # else SQLite rolled it all back, the DROP with it; or the connection was closed (an
+        # interrupt inside the driver: SQLAlchemy invalidates it, the transaction is gone)
+        if not conn.invalidated and dbapi.in_transaction:
             conn.exec_driver_sql(sql)
 
 

@@ -151,6 +151,47 @@ def require_ledger(url: str) -> None:
     ledger ...: create one with `portgate ledger migrate --db URL```), a ledger at another revision
     (``... run `portgate ledger migrate --db URL` first``); ``StoreUnavailable`` (exit 1) for a
     server not reachable or a locked file. A SQLite URI (``?uri=true``) is opened as given."""
+    where, names, revision = _ledger_state(url)
+    newest = head()
+    if "events" not in names and revision is None:
+        raise StoreError(f"{where} holds no portgate ledger (no ledger tables); a what-if stores "
+                         "nothing and creates none: create the ledger with `portgate ledger migrate "
+                         "--db URL`")
+    if revision != newest:
+        raise StoreError(f"{where}: the ledger is at revision {revision or 'none'}, this software "
+                         f"reads {newest}; a what-if writes nothing, not even an upgrade: run "
+                         "`portgate ledger migrate --db URL` first")
+
+
+def existing_ledger(url: str) -> None:
+    """Check, writing nothing (a SQLite file read-only, as ``require_ledger``), that the database at
+    ``url`` holds a portgate ledger that ``upgrade`` may bring to the newest revision: one at any of
+    portgate's revisions, or the office tables (``events``) without one (``create_all``, adopted by
+    ``upgrade``). For the commands that write to a ledger but never make one (``portgate pay --db``,
+    ``pay close``): ``portgate ledger migrate`` (or ``portgate central run``) makes a ledger.
+
+    Raises ``StoreError`` (exit 2) for an empty database (``W holds no portgate ledger (an empty
+    database): ...``) and for one holding other tables or another application's Alembic revision
+    (``W holds no portgate ledger (other tables: a, b): ...``), both saying to create the ledger with
+    ``portgate ledger migrate --db URL``; what ``require_ledger`` raises for a file that is not a
+    database, a server not reachable or a locked file."""
+    where, names, revision = _ledger_state(url)
+    ours = revision is None or revision in {s.revision for s in
+                                            ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    if ours and (revision is not None or "events" in names):
+        return
+    if not names:
+        raise StoreError(f"{where} holds no portgate ledger (an empty database): pay creates none, "
+                         "create the ledger with `portgate ledger migrate --db URL`")
+    shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
+    raise StoreError(f"{where} holds no portgate ledger (other tables: {shown}): pay writes nothing "
+                     "there, create the ledger with `portgate ledger migrate --db URL` in a database of its own")
+
+
+def _ledger_state(url: str) -> tuple[str, set[str], str | None]:
+    """``(where, tables, revision)`` of the database at ``url`` (password hidden; its table names;
+    its Alembic revision or ``None``), read writing nothing (a SQLite file opened ``mode=ro``).
+    Raises what ``central.db.read_failure`` makes of a failure."""
     parsed = make_url(url)
     where = parsed.render_as_string(hide_password=True)
     if parsed.get_backend_name() == "sqlite" and parsed.query.get("uri") != "true" and parsed.database:
@@ -166,15 +207,7 @@ def require_ledger(url: str) -> None:
         raise read_failure(where, engine.dialect.name, exc) from exc
     finally:
         engine.dispose()
-    newest = head()
-    if "events" not in names and revision is None:
-        raise StoreError(f"{where} holds no portgate ledger (no ledger tables); a what-if stores "
-                         "nothing and creates none: create the ledger with `portgate ledger migrate "
-                         "--db URL`")
-    if revision != newest:
-        raise StoreError(f"{where}: the ledger is at revision {revision or 'none'}, this software "
-                         f"reads {newest}; a what-if writes nothing, not even an upgrade: run "
-                         "`portgate ledger migrate --db URL` first")
+    return where, names, revision
 
 
 def current(url: str) -> str | None:

@@ -50,6 +50,7 @@ from central.pay.payments_cli import mark_paid_cmd, overdue_cmd, release_cmd, re
 from central.pay.slips_cli import verify_slip_cmd
 from portgate import csvout
 from portgate.clitext import tr
+from portgate.interrupts import Interrupts
 
 
 @click.group(invoke_without_command=True)
@@ -88,7 +89,8 @@ def pay(ctx, db_url, config_path, date_from, date_to, shifts_csv, port_config, f
     if what_if is not None:
         _what_if(db_url, first, last, what_if, calendar, fmt)
         return
-    run, releases = _pay_ledger(db_url, first, last, rulebook, calendar, not no_rebuild, by or login(), reason)
+    with Interrupts():  # SIGTERM rolls back as Ctrl-C does, with its line (exit 143)
+        run, releases = _pay_ledger(db_url, first, last, rulebook, calendar, not no_rebuild, by or login(), reason)
     rows = [row for st in run.statements
             for row in statement_rows(st, releases.get(st.shift_id))]
     rows += [held_row(h.shift, h.reasons) for h in run.held]
@@ -116,17 +118,15 @@ def _pay_shifts_csv(shifts_csv: str, rulebook, calendar, fmt: str) -> None:
 
 def _pay_ledger(db_url: str, first: dt.date, last: dt.date, rulebook, calendar, rebuild: bool, by: str,
                 reason: str | None):
-    """Upgrade the ledger, rebuild the shifts of [first, last] (unless ``rebuild`` is false) and pay
-    and store them (``pay_from_ledger``); returns the run and the office's releases of the holds
+    """Upgrade the existing ledger (``close_cli.ledger_engine``: none made), rebuild the shifts of
+    [first, last] (unless ``rebuild`` is false) and pay and store them (``pay_from_ledger``); returns the run and the office's releases of the holds
     of its held statements (``hold_releases``: shift id -> release)."""
-    from central.db import make_engine  # lazy: CLI start-up
-    from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.ledger.store import rebuild_shifts  # lazy: CLI start-up
+    from central.pay.close_cli import ledger_engine  # lazy: CLI start-up
     from central.pay.statements_store import hold_releases, pay_from_ledger  # lazy: CLI start-up
     from central.production.fromledger import shifts_against_gangs  # lazy: CLI start-up
 
-    upgrade(db_url)
-    engine = make_engine(db_url)
+    engine = ledger_engine(db_url)  # an existing ledger only, upgraded
     now = dt.datetime.now(dt.UTC)
     try:
         if rebuild:

@@ -72,6 +72,9 @@ from portgate.gctune import paused as gc_paused
 #: The ``close_digests`` kind of the digest of all the current statements of a scope.
 WHOLE_PAY = "payall"
 PAY_TABLES = ("statements", "statement_lines")
+#: ``store_failure``'s words for the shift half's unique key or lock taken by another close (a
+#: ``StoreConflict``, exit 1); the pay half's is ``versions.PAY_CONFLICT``.
+CLOSE_CONFLICT = "another close of these days is running or ran meanwhile, run it again"
 #: The named steps of a close, in order (pt-BR / English: ``portgate pay close`` shows them in its
 #: progress bar): the shift half's (``central.ledger.reclose.STEPS``), then the pay half's.
 STEPS = (*SHIFT_STEPS, "pagamentos conferidos / pay inputs checked", "turnos pagos / shifts paid",
@@ -110,7 +113,7 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
     try:
         with gc_paused(), ShiftHalf(engine, lambda conn, step, ready: rebuild_changed(
                 conn, date_from, date_to, zone, now=now, step=step, ready=ready), told,
-                what="closing the month failed", conflict=PAY_CONFLICT) as half, \
+                what="closing the month failed", conflict=CLOSE_CONFLICT) as half, \
                 ThreadPoolExecutor(1, thread_name_prefix="close-digests") as beside:
             with engine.connect() as conn:
                 state = _read_pay_state(conn, scope, date_from, date_to)  # PostgreSQL: while the
@@ -125,7 +128,7 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
         n_statements, read = _record_pay_digests(engine, scope, state, inputs, todo, run, digested,
                                                  (date_from, date_to), now)
     except SQLAlchemyError as exc:
-        raise store_failure("closing the month failed", exc, PAY_CONFLICT) from exc
+        raise store_failure("closing the month failed", exc, CLOSE_CONFLICT) from exc
     told(STEPS[8])
     workers = set(inputs) | set(state.outputs)
     return CloseResult(len(set(ledger.outputs) | workers), ledger.rebuilt, ledger.skipped,

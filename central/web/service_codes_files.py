@@ -120,6 +120,20 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "sqlite_dir_unwritable": r"the directory (?P<dir>'.*') of SQLite file (?P<path>'.*') is not writable "
                               r"\((?P<why>[^)]*)\): SQLite makes its journal files there",
     "sqlite_file_unwritable": r"SQLite file (?P<path>'.*') cannot be opened for writing: (?P<why>.+)",
+    # central.cli_args.db_url_arg: --db naming a directory; central.ledger.migrate.existing_ledger:
+    # pay and pay close on a database that holds no ledger; central.pay.close: a concurrent close;
+    # central.pay.close_cli: an --at before the closed days' last tap
+    "sqlite_is_directory": r"(?P<path>'.*') is a directory, not a SQLite file: give the ledger file in it "
+                            r"\(sqlite:///DIR/ledger\.db\)",
+    "ledger_none_empty": r"(?P<where>\S+) holds no portgate ledger \(an empty database\): pay creates none, create "
+                          r"the ledger with `portgate ledger migrate --db URL`",
+    "ledger_none_other": r"(?P<where>\S+) holds no portgate ledger \(other tables: (?P<tables>.*)\): pay writes "
+                          r"nothing there, create the ledger with `portgate ledger migrate --db URL` in a database "
+                          r"of its own",
+    "close_conflict": r"closing the month failed: another close of these days is running or ran meanwhile, run it "
+                       r"again \((?P<why>.*)\)",
+    "at_before_taps": r"(?P<at>\S+) is before the last tap of the closed days \((?P<last>[^)]*)\): a statement is "
+                       r"computed after the work it pays; give a later --at or leave it out \(now\)",
     # central.runner.for_instance: portgate central run --instance NAME
     "instance_name": r"instance name (?P<value>'.*') \((?P<n>\d+) characters\) must be 1 to (?P<max>\d+) letters, "
                       r"digits, - or _",

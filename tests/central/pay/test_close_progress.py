@@ -24,7 +24,11 @@ from central.pay.cli import load_setup
 from tests.central.pay.test_pay_cli import _shifts_ledger
 
 ROOT = Path(__file__).resolve().parents[3]
-LABEL = "fechando o mês / closing the month"
+LABEL = "fechando o mês"  # the command line's language (PORTGATE_LANG), pt-BR by default: one language
+NAMES = ("marcações lidas", "entradas resumidas", "turnos gravados conferidos", "turnos refeitos", "turnos gravados",
+         "pagamentos conferidos", "turnos pagos", "demonstrativos gravados", "resumos gravados")
+NAMES_EN = ("taps read", "inputs digested", "stored shifts checked", "shifts rebuilt", "shifts stored",
+            "pay inputs checked", "shifts paid", "statements stored", "digests recorded")
 ARGS = ("pay", "close", "--from", "2026-03-01", "--to", "2026-03-31", "--at", "2026-04-05T12:00:00+00:00")
 
 
@@ -35,16 +39,17 @@ def ledger(tmp_path) -> str:
     return url
 
 
-def _portgate(url: str, *extra: str, stderr_tty: bool = False) -> tuple[int, str, str]:
+def _portgate(url: str, *extra: str, stderr_tty: bool = False, lang: str = "pt") -> tuple[int, str, str]:
     """Run the real command; stderr on a pseudo-terminal or a pipe. ``(exit status, stdout, stderr)``."""
     cmd = [sys.executable, "-m", "app.cli", *ARGS, "--db", url, *extra]
+    env = {**os.environ, "PORTGATE_LANG": lang}
     if not stderr_tty:
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120)
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
         return done.returncode, done.stdout, done.stderr
     master, slave = os.openpty()
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL,
-                                cwd=ROOT)
+                                cwd=ROOT, env=env)
     finally:
         os.close(slave)
     chunks = []
@@ -73,15 +78,15 @@ def test_the_bar_is_drawn_on_a_terminal_and_stdout_keeps_its_json_line(ledger):
     assert json.loads(line)["paid"] == 4
     assert LABEL in err and f"{len(STEPS)}/{len(STEPS)}" in err
     assert "\r" in err  # redrawn in place
-    for name in STEPS:
+    for name in NAMES:
         assert name in err
-    assert LABEL not in out
+    assert LABEL not in out and "closing the month" not in err and "taps read" not in err
 
 
 def test_no_bar_when_stderr_is_not_a_terminal(ledger):
     code, out, err = _portgate(ledger)
     assert code == 0 and json.loads(out)["paid"] == 4
-    assert LABEL not in err and not any(name in err for name in STEPS)
+    assert LABEL not in err and not any(name in err for name in NAMES)
 
 
 def test_progress_forces_one_line_per_step_where_stderr_is_not_a_terminal(ledger):
@@ -90,12 +95,25 @@ def test_progress_forces_one_line_per_step_where_stderr_is_not_a_terminal(ledger
     lines = err.splitlines()
     assert lines[0] == LABEL
     assert len(lines) == 1 + len(STEPS)
-    for n, (line, name) in enumerate(zip(lines[1:], STEPS), start=1):
+    for n, (line, name) in enumerate(zip(lines[1:], NAMES, strict=True), start=1):
         assert line.startswith(LABEL) and f"{n}/{len(STEPS)}" in line and line.endswith(name)
+        assert " / " not in line  # one language (was: "fechando o mês / closing the month")
     # a re-close goes through every step too (each skipped worker: nothing to do)
     code, out, err = _portgate(ledger, "--progress")
     assert code == 0 and json.loads(out)["pay_skipped"] == 4
-    assert err.splitlines()[-1].endswith(STEPS[-1]) and f"{len(STEPS)}/{len(STEPS)}" in err
+    assert err.splitlines()[-1].endswith(NAMES[-1]) and f"{len(STEPS)}/{len(STEPS)}" in err
+
+
+def test_the_bar_speaks_english_with_portgate_lang_en(ledger):
+    code, out, err = _portgate(ledger, "--progress", lang="en")
+    assert code == 0 and json.loads(out)["rebuilt"] == 4
+    lines = err.splitlines()
+    assert lines[0] == "closing the month" and len(lines) == 1 + len(STEPS)
+    for line, name in zip(lines[1:], NAMES_EN, strict=True):
+        assert line.startswith("closing the month") and line.endswith(name)
+    assert not any(name in err for name in (LABEL, *NAMES))
+    code, out, err = _portgate(ledger, stderr_tty=True, lang="en")
+    assert code == 0 and "closing the month" in err and "9/9" in err and LABEL not in err
 
 
 def test_a_failing_close_stops_the_bar_and_says_why(ledger):

@@ -377,6 +377,17 @@ SAMPLES = {
     "sqlite_dir_unwritable": "the directory '/srv' of SQLite file '/srv/l.db' is not writable (Operation not "
                              "permitted): SQLite makes its journal files there",
     "sqlite_file_unwritable": "SQLite file '/srv/l.db' cannot be opened for writing: Read-only file system",
+    "sqlite_is_directory": "'/srv' is a directory, not a SQLite file: give the ledger file in it "
+                           "(sqlite:///DIR/ledger.db)",
+    "ledger_none_empty": "sqlite:////srv/x.db holds no portgate ledger (an empty database): pay creates none, "
+                         "create the ledger with `portgate ledger migrate --db URL`",
+    "ledger_none_other": "sqlite:////srv/x.db holds no portgate ledger (other tables: foo): pay writes nothing "
+                         "there, create the ledger with `portgate ledger migrate --db URL` in a database of its own",
+    "close_conflict": "closing the month failed: another close of these days is running or ran meanwhile, run it "
+                      "again (UNIQUE constraint failed: shifts.shift_id)",
+    "at_before_taps": "2026-03-10T00:00:00+00:00 is before the last tap of the closed days "
+                      "(2026-03-31T22:00:00+00:00): a statement is computed after the work it pays; give a later "
+                      "--at or leave it out (now)",
     "instance_name": "instance name 'a b' (3 characters) must be 1 to 64 letters, digits, - or _",
     "cannot_listen": "cannot listen on 127.0.0.1:9102 (already in use)",
     "gate_id_reserved": "gate id 'payslip' is reserved: payslip.key in a keys dir is the office's payslip key; choose "
