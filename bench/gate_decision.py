@@ -300,26 +300,29 @@ def under_quota(state: Path, common: list[str], fraction: float) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import at_least_zero, count, cpu_fraction, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
-    ap.add_argument("--workers", type=int)
-    ap.add_argument("--events", type=int)
-    ap.add_argument("--reads", type=int)
+    ap.add_argument("--workers", type=count)
+    ap.add_argument("--events", type=count)
+    ap.add_argument("--reads", type=count)
     ap.add_argument("--dir", help="where to build (default: a temporary dir under ./bench/results)")
     ap.add_argument("--phase", choices=["build", "measure"], help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--flagged", type=int, help="cards with pending flags at boot")
-    ap.add_argument("--rounds", type=int, help="alternating rounds of the sustained-rate figure")
-    ap.add_argument("--burst", type=int, help="taps (and bare commits) per round")
-    ap.add_argument("--cpu-quota", type=float, default=0.25,
-                    help="also run the gate inside this fraction of one core (0: skip)")
+    ap.add_argument("--flagged", type=at_least_zero, help="cards with pending flags at boot")
+    ap.add_argument("--rounds", type=count, help="alternating rounds of the sustained-rate figure")
+    ap.add_argument("--burst", type=count, help="taps (and bare commits) per round")
+    ap.add_argument("--cpu-quota", type=cpu_fraction, default=0.25,
+                    help="also run the gate inside this fraction of one core, at most the CPUs here (0: skip)")
     args = ap.parse_args()
-    workers = args.workers or (500 if args.smoke else 50_000)
-    events = args.events or (2_000 if args.smoke else 1_000_000)
-    reads = args.reads or (200 if args.smoke else 2_000)
+    workers = args.workers if args.workers is not None else (500 if args.smoke else 50_000)
+    events = args.events if args.events is not None else (2_000 if args.smoke else 1_000_000)
+    reads = args.reads if args.reads is not None else (200 if args.smoke else 2_000)
     flagged = args.flagged if args.flagged is not None else (100 if args.smoke else 800)
-    rounds = args.rounds or (4 if args.smoke else 10)
-    burst = args.burst or (50 if args.smoke else 200)
+    rounds = args.rounds if args.rounds is not None else (4 if args.smoke else 10)
+    burst = args.burst if args.burst is not None else (50 if args.smoke else 200)
 
     if args.phase == "build":
         build(Path(args.dir), workers, events, flagged)

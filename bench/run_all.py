@@ -27,6 +27,7 @@ import datetime as dt
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -63,16 +64,64 @@ def last_json(text: str) -> dict | None:
     return None
 
 
-def run_one(script: Path, smoke: bool, timeout: float) -> dict:
-    """Run one benchmark; return its JSON result plus ``seconds`` (or ``error`` and ``tail``)."""
+def stop_group(proc: subprocess.Popen, grace: float = 60.0) -> tuple[str, str]:
+    """End a benchmark started in its own session (``start_new_session``) and everything it started
+    there: SIGTERM to the benchmark (``bench/_cli.exit_on_signals``: its clean-up stops the
+    components it started, even those in sessions of their own such as ``pg_ctl``'s postmaster, and
+    removes its temporary directories), up to ``grace`` seconds for it to end (its output read
+    meanwhile, so that it never blocks on a full pipe), then SIGTERM to its process group and, after
+    up to 10 s, SIGKILL to what is left of it. Returns the output read (stdout, stderr)."""
+    out = err = None
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)  # the session leader's pid is its group's id
+        except ProcessLookupError:
+            break  # nobody left in the group
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (proc.poll() is None or _group_alive(proc.pid)):
+            time.sleep(0.1)
+    if out is None:
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    return out or "", err or ""
+
+
+def _group_alive(pgid: int) -> bool:
+    """Some process of group ``pgid`` still exists (the benchmark itself reaped by ``poll``)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_one(script: Path, smoke: bool, timeout: float, grace: float = 60.0) -> dict:
+    """Run one benchmark in its own session; return its JSON result plus ``seconds`` (or ``error``
+    and ``tail``). On ``timeout``, or when run_all itself is stopped (SIGTERM/SIGINT), the benchmark
+    and its process group are ended by ``stop_group`` before this returns or re-raises."""
     cmd = [sys.executable, str(script), *(["--smoke"] if smoke else []), *EXTRA_ARGS.get(script.stem, [])]
     t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE.parent,
+                            start_new_session=True)
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
-        out, code = res.stdout, res.returncode
-        err = res.stderr
-    except subprocess.TimeoutExpired as exc:
-        out, code, err = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""), -1, "timeout"
+        out, err = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        out, err = stop_group(proc, grace)
+        code, err = -1, f"timeout after {timeout:g} s: stopped with its process group. {err}"
+    except BaseException:  # run_all stopped (SIGTERM, SIGINT): the benchmark's components too
+        stop_group(proc, grace)
+        raise
     seconds = time.monotonic() - t0
     result = last_json(out)
     if code != 0 or result is None:
@@ -368,12 +417,18 @@ def met_word(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
-    ap.add_argument("--only", nargs="*", help="run only these benchmarks (names without .py)")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks (names without .py)")
     ap.add_argument("--out", default=str(HERE / "results" / "latest.md"), help="Markdown output file")
-    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per benchmark")
+    ap.add_argument("--timeout", type=float, default=1800.0,
+                    help="seconds per benchmark; then it is stopped with its components (SIGTERM, then SIGKILL)")
     args = ap.parse_args(argv)
+    if not args.timeout > 0:  # also NaN
+        ap.error(f"--timeout must be more than 0 seconds, got {args.timeout}")
     results = []
     for script in discover(args.only):
         print(f"run_all: {script.stem} ...", file=sys.stderr, flush=True)

@@ -153,7 +153,11 @@ class PostgresCluster:
         self.url = None
 
     def __enter__(self) -> PostgresCluster:
-        self.start()
+        try:
+            self.start()
+        except BaseException:  # SIGTERM/SIGINT mid start-up (bench/_cli.py): no server or directory left
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
