@@ -277,9 +277,12 @@ QUOTA_TARGET = {"taps_per_s": 20, "p99_ms": 50, "rss_mb": 60, "start_up_s": 10}
 def under_quota(state: Path, common: list[str], fraction: float) -> dict:
     """The gate inside ``fraction`` of one core: the real service's start-up, then the measure
     phase. ``{"measured": False, "why"}`` where no cgroup can be made."""
-    from _cpuquota import CpuQuota
+    from _cpuquota import CpuQuota, QuotaRefused
 
-    quota = CpuQuota.create(fraction)
+    try:
+        quota = CpuQuota.create(fraction)
+    except QuotaRefused as refused:  # a cgroup was writable: the kernel refused this quota/period
+        return {"measured": False, "why": str(refused)}
     if quota is None:
         return {"measured": False, "why": "no writable cgroup (v2 cpu.max or v1 cpu.cfs_quota_us)"}
     try:
