@@ -27,11 +27,12 @@ then the measure phase again. Targets under the quota: sustained >= 20 taps/s, r
 shown p99 <= 50 ms, peak RSS <= 60 MB, start-up <= 10 s.
 
 Target at full speed (DESIGN.md): the ratios p50, p99 and sustained, each against its same-run bare
-commit, unchanged or better than the last run on the same machine at the same sizes, within
-``bench/_lastrun.py``'s ``TOLERANCE``; that last run is kept in ``$XDG_STATE_HOME/portgate/bench/
-last_runs.json`` (``bench/_lastrun.py``; never committed) and this run replaces it. The first run
-on a machine says "no previous run". Peak RSS <= 60 MB.
-Last line: one JSON object (``previous``: the last run's ``{"at", "commit", "ratio"}`` or null).
+commit, unchanged or better than the last run on the same machine at the same sizes and options
+(a ``--seed`` or ``--dir`` filesystem other than the default's has its own reference; ``--cpu-quota``
+runs after the full-speed figures and does not change them), within ``bench/_lastrun.py``'s
+``TOLERANCE``; kept in ``$XDG_STATE_HOME/portgate/bench/last_runs.json`` (never committed), this run
+replaces it; the first run says "no previous run". Peak RSS <= 60 MB. Last line: one JSON object
+(``previous``: the last run's ``{"at", "commit", "ratio"}`` or null; ``reference``: its key).
 """
 
 from __future__ import annotations
@@ -360,10 +361,10 @@ def main() -> None:
     ratio = {"p50": figures["p50_ms"] / baseline["p50_ms"], "p99": figures["p99_ms"] / baseline["p99_ms"],
              "sustained": statistics.median(a / b for a, b in m["sustained"])}
     sizes = f"workers={workers} events={events} reads={reads} flagged={flagged} rounds={rounds} burst={burst}"
-    before = _lastrun.previous("gate_decision", sizes)
-    _lastrun.save("gate_decision", sizes, ratio)
-    vs_last = {k: _lastrun.not_worse(k, v, before["ratio"][k]) for k, v in ratio.items()
-               if before is not None and isinstance(before["ratio"].get(k), (int, float))}
+    # besides the sizes: the seed (which cards, in which order), the filesystem fsynced on (--dir)
+    key = _lastrun.reference_key(sizes, {"seed": args.seed if args.seed != 1 else None,
+                                         "fs": _lastrun.fs_type(args.dir) if args.dir else None})
+    before, vs_last, said = _lastrun.judge("gate_decision", key, ratio)
     target = {"vs_last_run_tolerance": {k: tol for k, (_, tol) in _lastrun.TOLERANCE.items()}, "rss_mb": 60}
     print(f"read -> journal committed -> indicator: p50 {figures['p50_ms']:.3f} ms, "
           f"p99 {figures['p99_ms']:.3f} ms")
@@ -374,14 +375,8 @@ def main() -> None:
     print(f"ratio: p50 {ratio['p50']:.2f}x, p99 {ratio['p99']:.2f}x the bare commit")
     print(f"sustained whole loop: {figures['taps_per_s']:.0f} taps/s vs {baseline['commits_per_s']:.0f} bare "
           f"commits/s: {ratio['sustained']:.2f}x (median of {rounds} alternating rounds)")
-    if before is None:
-        print(f"last run on this machine: none (no previous run; this one recorded in {_lastrun.record_path()})")
-    else:
-        for k, v in ratio.items():
-            lower, tol = _lastrun.TOLERANCE[k]
-            print(f"{k} {v:.3f}x vs the last run's {before['ratio'].get(k)}x ({before['at']}, {before['commit']}): "
-                  f"{'met' if vs_last.get(k) else 'NOT met'} ({'lower' if lower else 'higher'} is better; "
-                  f"tolerance {tol:.0%})")
+    for line in said:
+        print(line)
     print(f"peak RSS of the gate process: {figures['rss_mb']} MB (target <= 60)")
     ok = all(vs_last.values()) and figures["rss_mb"] <= 60
     if quota is not None:
@@ -397,7 +392,7 @@ def main() -> None:
             print(f"cpu quota {args.cpu_quota:g}: not measured ({quota['why']})")
     print(json.dumps({"bench": "gate_decision", "figures": figures, "baseline": baseline,
                       "ratio": {k: round(v, 3) for k, v in ratio.items()}, "target": target,
-                      "previous": before, "met": ok}))
+                      "previous": before, "reference": key, "met": ok}))
 
 
 if __name__ == "__main__":

@@ -175,3 +175,30 @@ def test_run_all_times_a_bench_out_with_its_group(tmp_path, monkeypatch):
     if pidfile.exists():  # the child was started before the timeout: it is gone with the group
         assert not Path(f"/proc/{int(pidfile.read_text())}").exists()
 
+
+def test_the_gate_bench_takes_no_reference_from_a_run_with_another_seed(tmp_path):
+    """A smoke run with ``--seed 2`` next to a recorded default smoke run: "no previous run" at its
+    own key (sizes + ``seed=2``), the default run's record left as it was; ``reference`` in the JSON
+    line names the key it was judged at. (It took the default run as its reference before.)"""
+    import json
+
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _lastrun
+    finally:
+        sys.path.remove(str(BENCH))
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path))
+    default = "workers=500 events=2000 reads=200 flagged=100 rounds=4 burst=50"
+    record = tmp_path / "portgate" / "bench" / "last_runs.json"
+    record.parent.mkdir(parents=True)
+    seeded = {"at": "2026-12-07T01:00:00+00:00", "commit": "abc1234", "ratio": {"p50": 1.0, "p99": 1.0,
+                                                                                "sustained": 1.0}}
+    record.write_text(json.dumps({_lastrun.machine_key(): {f"gate_decision {default}": seeded}}))
+    out = _run("gate_decision.py", "--smoke", "--seed", "2", "--cpu-quota", "0", env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["previous"] is None and last["reference"] == default + " seed=2"
+    assert f"last run on this machine at {default} seed=2: none" in out.stdout
+    kept = json.loads(record.read_text())[_lastrun.machine_key()]
+    assert kept[f"gate_decision {default}"] == seeded and set(kept) == {f"gate_decision {default}",
+                                                                        f"gate_decision {default} seed=2"}

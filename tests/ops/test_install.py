@@ -360,3 +360,22 @@ def test_run_all_puts_figures_under_figure_and_ratios_under_ratio():
     row = _rows(run_all.table([off], False))["gate in a 0.25-core CPU quota: start-up"]
     assert row[2:7] == ["", "", "", "<= 10 s (not measured: the kernel refused x)", "not measured"]
 
+
+def test_the_last_run_reference_is_kept_per_sizes_and_options(tmp_path, monkeypatch):
+    """bench/_lastrun.py ``reference_key``/``judge``: a run with another seed or another filesystem
+    (--dir) is never the reference of a default run, nor the other way; a default run keeps the key
+    of the records made before the options were part of it; the lines printed name the reference."""
+    lastrun = _run_all()._lastrun
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    sizes = "workers=500 events=2000"
+    default = lastrun.reference_key(sizes, {"seed": None, "fs": None})
+    seeded = lastrun.reference_key(sizes, {"seed": 2, "fs": None})
+    assert default == sizes and seeded == sizes + " seed=2"
+    assert lastrun.reference_key(sizes, {"seed": None, "fs": "tmpfs"}) == sizes + " fs=tmpfs"
+    assert lastrun.judge("gate_decision", default, {"p50": 1.0})[:2] == (None, {})
+    before, verdict, lines = lastrun.judge("gate_decision", seeded, {"p50": 9.0})
+    assert before is None and verdict == {} and f"at {seeded}: none" in lines[0]
+    before, verdict, lines = lastrun.judge("gate_decision", default, {"p50": 1.05})
+    assert before["ratio"] == {"p50": 1.0} and verdict == {"p50": True}
+    assert lines[0].startswith(f"reference: the last run on this machine at {default} (")
+    assert lastrun.fs_type(tmp_path) != "unknown"
