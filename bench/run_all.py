@@ -15,7 +15,8 @@ The targets are DESIGN.md's "Performance targets" as they stand (``TARGETS``). T
 ratio: the gate decision at full speed is "unchanged or better than the last run on the same
 machine": its ratios to the same-run bare commit (p50, p99, sustained) are judged against the last
 run's, recorded by ``bench/gate_decision.py`` in ``$XDG_STATE_HOME/portgate/bench/last_runs.json``
-(``bench/_lastrun.py``: keyed by hostname, CPU model and sizes; its ``TOLERANCE`` per ratio), and
+(``bench/_lastrun.py``: keyed by hostname, CPU model, sizes and the options that change the ratios;
+its ``TOLERANCE`` per ratio), and
 say "no previous run" the first time; the office ingest is judged against a bare paho subscriber
 (>= 1x, per database), the C client's figure shown as information.
 """
