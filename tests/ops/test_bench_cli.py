@@ -101,7 +101,8 @@ def test_a_sigterm_stops_the_bench_s_postgresql_and_removes_its_temporary_direct
                             env=dict(os.environ, TMPDIR=str(root)), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
-        wait_until(lambda: any("postgres" in a for a in _processes_under(root).values()) or proc.poll() is not None,
+        wait_until(lambda: any("/bin/postgres -D" in a for a in _processes_under(root).values())
+                   or proc.poll() is not None,
                    180, what="the bench's PostgreSQL running")
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGTERM)
