@@ -188,17 +188,21 @@ def ingest(broker, data, url, keys_dir, workers: int, group: str, verify_process
                         ingest=IngestSettings(share_group=group, relay_presence=False,
                                               verify_processes=verify_processes))
     first = Ingest(cfg, engine=engine).start()
-    first.wait_connected()
-    time.sleep(0.5)
-    first.stop()
+    try:  # stopped on SIGTERM too (bench/_cli.py): its writer processes ignore SIGTERM
+        first.wait_connected()
+        time.sleep(0.5)
+    finally:
+        first.stop()
     publish_all(broker, data)
     again = Ingest(cfg, engine=engine)
     t = time.perf_counter()
     again.start()
-    while sum(w.stats["inserted"] for w in again.workers) < len(data):  # reported after each commit
-        time.sleep(0.005)
-    elapsed = time.perf_counter() - t
-    again.stop()
+    try:
+        while sum(w.stats["inserted"] for w in again.workers) < len(data):  # reported after each commit
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - t
+    finally:
+        again.stop()
     forget_sessions(broker, [f"bench-{group}-{i}{end}" for i in range(workers) for end in ("", "-writer")])
     with engine.connect() as c:  # and the ledger agrees
         stored = c.execute(select(func.count()).select_from(events)).scalar()
