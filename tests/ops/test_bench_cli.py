@@ -203,3 +203,16 @@ def test_the_gate_bench_takes_no_reference_from_a_run_with_another_seed(tmp_path
     kept = json.loads(record.read_text())[_lastrun.machine_key()]
     assert kept[f"gate_decision {default}"] == seeded and set(kept) == {f"gate_decision {default}",
                                                                         f"gate_decision {default} seed=2"}
+
+
+def test_the_docs_say_what_the_code_does():
+    """docs/performance.md opens with how to read the table and states the quota's period as
+    ``bench/_cpuquota.PERIOD_US`` (it said 100,000 us); ``.ci/run`` promises no bench step it lacks."""
+    from bench._cpuquota import PERIOD_US
+
+    perf = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert perf.splitlines()[2] == "## How to read these figures" and "(issue 23)" not in perf.splitlines()[0]
+    assert f"`cpu.cfs_period_us` {PERIOD_US:,}" in perf and "`cpu.cfs_period_us` 100,000" not in perf
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line for line in ci.splitlines() if line and not line.startswith("#")]
+    assert commands[-1] == "bash scripts/test.sh" and "then a smoke run" not in ci
