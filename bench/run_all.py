@@ -70,15 +70,18 @@ def stop_group(proc: subprocess.Popen, grace: float = 60.0) -> tuple[str, str]:
     there: SIGTERM to the benchmark (``bench/_cli.exit_on_signals``: its clean-up stops the
     components it started, even those in sessions of their own such as ``pg_ctl``'s postmaster, and
     removes its temporary directories), up to ``grace`` seconds for it to end (its output read
-    meanwhile, so that it never blocks on a full pipe), then SIGTERM to its process group and, after
+    meanwhile, so that it never blocks on a full pipe; its end seen at once even while a child of
+    its group holds the pipe), then SIGTERM to its process group and, after
     up to 10 s, SIGKILL to what is left of it. Returns the output read (stdout, stderr)."""
     out = err = None
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
-    try:
-        out, err = proc.communicate(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
+    deadline = time.monotonic() + grace
+    while proc.poll() is None and time.monotonic() < deadline:  # not communicate(grace): a child
+        try:                                                     # holding the pipe would hold it
+            out, err = proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)  # the session leader's pid is its group's id

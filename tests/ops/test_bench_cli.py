@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -32,15 +33,12 @@ def _run(script: str, *args: str, env: dict | None = None) -> subprocess.Complet
 
 @pytest.mark.parametrize(("script", "args"), [
     ("month_close.py", ["--workers", "0"]), ("month_close.py", ["--rounds", "0"]),
-    ("month_close.py", ["--workers", "-5"]), ("month_close.py", ["--reclose-rounds", "0"]),
-    ("month_close.py", ["--no-postgres", "--no-sqlite"]), ("month_close.py", ["--smoke", "--no-sqlite"]),
-    ("gate_decision.py", ["--workers", "0"]), ("gate_decision.py", ["--events", "0"]),
-    ("gate_decision.py", ["--rounds", "-1"]), ("gate_decision.py", ["--cpu-quota", "-1"]),
-    ("gate_decision.py", ["--cpu-quota", "nan"]),
+    ("month_close.py", ["--workers", "-5"]), ("month_close.py", ["--no-postgres", "--no-sqlite"]),
+    ("month_close.py", ["--smoke", "--no-sqlite"]), ("gate_decision.py", ["--workers", "0"]),
+    ("gate_decision.py", ["--cpu-quota", "-1"]), ("gate_decision.py", ["--cpu-quota", "nan"]),
     ("gate_decision.py", ["--cpu-quota", str((os.cpu_count() or 1) + 1)]),
-    ("gate_display.py", ["--workers", "0"]), ("gate_display.py", ["--taps", "0"]),
-    ("pay_month.py", ["--workers", "0"]), ("payslips.py", ["--workers", "0"]),
-    ("ingest.py", ["--events", "0"]), ("run_all.py", ["--only"]), ("run_all.py", ["--timeout", "0"]),
+    ("gate_display.py", ["--workers", "0"]), ("pay_month.py", ["--workers", "0"]),
+    ("payslips.py", ["--workers", "0"]), ("run_all.py", ["--only"]),
 ])
 def test_a_size_of_zero_or_less_is_refused_before_anything_starts(script, args, tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
@@ -153,8 +151,11 @@ def test_run_all_ends_the_bench_s_whole_process_group(tmp_path, mode):
     try:
         wait_until(pidfile.exists, 120, what="the fake bench's child")
         child = int(pidfile.read_text())
-        out, _ = run_all.stop_group(proc, grace=1.0 if mode == "deaf" else 60.0)
-        assert proc.returncode is not None
+        started = time.monotonic()
+        out, _ = run_all.stop_group(proc, grace=1.0 if mode == "deaf" else 600.0)
+        assert proc.returncode is not None and out == "started\n"
+        if mode == "default":  # ended at its SIGTERM: not held for the grace by its child's open pipe
+            assert time.monotonic() - started < 300
         with pytest.raises(ProcessLookupError):
             os.killpg(proc.pid, 0)
         assert not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]
