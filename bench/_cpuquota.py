@@ -5,6 +5,9 @@ bandwidth control (a Raspberry-class budget on this machine).
 where ``/sys/fs/cgroup`` is the unified hierarchy with the ``cpu`` controller) or cgroup v1
 (``cpu.cfs_quota_us`` under the ``cpu`` hierarchy), whichever this machine has and lets us write;
 ``None`` when neither is writable (not root, a read-only cgroupfs): the caller says "not measured".
+``QuotaRefused`` when a cgroup was made but the kernel refused the quota or period written to it
+(v1: a period over 1 s, which a fraction under 0.001 of one core would need): its message names the
+file, the value and the kernel's words; the cgroup is removed before it is raised.
 ``join`` is a ``preexec_fn`` for ``subprocess``: the child enters the cgroup before it execs, so
 its interpreter start-up is under the quota too. ``remove`` deletes the cgroup (its processes must
 have ended).
@@ -12,6 +15,7 @@ have ended).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import os
@@ -30,6 +34,10 @@ V2_ROOT = Path("/sys/fs/cgroup")
 V1_CPU = Path("/sys/fs/cgroup/cpu")
 
 
+class QuotaRefused(Exception):
+    """The kernel refused the quota or period written to a cgroup (the message says which)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class CpuQuota:
     path: Path
@@ -40,8 +48,9 @@ class CpuQuota:
     @classmethod
     def create(cls, fraction: float, name: str | None = None) -> "CpuQuota | None":
         """A new cgroup limited to ``fraction`` (0 < fraction <= 64) of one core, or ``None`` when
-        this machine offers no writable cgroup with a CPU controller."""
-        if not 0 < fraction <= 64:
+        this machine offers no writable cgroup with a CPU controller. ``QuotaRefused`` when the
+        kernel refused the quota/period (the cgroup removed); ``ValueError`` for a fraction out of range."""
+        if not 0 < fraction <= 64:  # also NaN
             raise ValueError(f"cpu quota {fraction} is not in (0, 64]")
         name = name or f"portgate-bench-{os.getpid()}"
         period = max(PERIOD_US, math.ceil(MIN_QUOTA_US / fraction))
@@ -49,11 +58,25 @@ class CpuQuota:
         for make in (cls._v2, cls._v1):
             try:
                 made = make(name, quota, period, fraction)
+            except QuotaRefused:
+                raise
             except OSError:
                 continue
             if made is not None:
                 return made
         return None
+
+    @staticmethod
+    def _write(path: Path, knob: str, value: str) -> None:
+        """Write ``value`` to ``path/knob``; on the kernel's refusal remove ``path`` and raise
+        ``QuotaRefused`` naming the knob, the value and the kernel's words (EINVAL: out of range)."""
+        try:
+            (path / knob).write_text(value)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            raise QuotaRefused(f"the kernel refused {knob} = {value} in {path}: "
+                               f"{os.strerror(exc.errno) if exc.errno else exc}") from exc
 
     @classmethod
     def _v2(cls, name: str, quota: int, period: int, fraction: float) -> "CpuQuota | None":
@@ -65,7 +88,7 @@ class CpuQuota:
             subtree.write_text("+cpu")
         path = V2_ROOT / name
         path.mkdir(exist_ok=True)
-        (path / "cpu.max").write_text(f"{quota} {period}")
+        cls._write(path, "cpu.max", f"{quota} {period}")
         return cls(path, 2, fraction, period)
 
     @classmethod
@@ -74,8 +97,8 @@ class CpuQuota:
             return None
         path = V1_CPU / name
         path.mkdir(exist_ok=True)
-        (path / "cpu.cfs_period_us").write_text(str(period))
-        (path / "cpu.cfs_quota_us").write_text(str(quota))
+        cls._write(path, "cpu.cfs_period_us", str(period))
+        cls._write(path, "cpu.cfs_quota_us", str(quota))
         return cls(path, 1, fraction, period)
 
     def join(self) -> None:

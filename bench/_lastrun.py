@@ -7,7 +7,9 @@ last_runs.json`` when ``XDG_STATE_HOME`` is unset): one file per user on a machi
 clone and worktree of that user, never committed (a fresh machine starts with "no previous run").
 Shape: ``{machine: {"<bench> <sizes>": {"at", "commit", "ratio"}}}`` where ``machine`` is
 ``machine_key()`` (hostname and CPU model: another machine's figures never judge this one's) and
-``sizes`` names the run's sizes (a smoke run is compared with smoke runs only). ``at`` is an aware
+``sizes`` names the run's sizes and the options that change what its ratios mean
+(``reference_key``: a smoke run is compared with smoke runs only, a ``--seed 2`` run or one built on
+another filesystem with its like). ``at`` is an aware
 UTC ISO 8601 time, ``commit`` the tree's ``git rev-parse --short HEAD`` (None outside git),
 ``ratio`` the run's ratios to its same-run baselines (dimensionless).
 
@@ -68,6 +70,33 @@ def machine_key() -> str:
     return f"{socket.gethostname()} / {cpu_model()}"
 
 
+def fs_type(path: str | Path) -> str:
+    """The type of the filesystem holding ``path`` (``/proc/mounts``' longest mount point above it:
+    "ext4", "tmpfs", "overlay"); "unknown" where unreadable."""
+    target, best, kind = str(Path(path).resolve()), -1, "unknown"
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return kind
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best:
+            best, kind = len(point), fields[2]
+    return kind
+
+
+def reference_key(sizes: str, options: dict[str, object]) -> str:
+    """The record's key after the bench's name: ``sizes`` and each option that changes what the
+    ratios mean, ``name=value``, sorted; an option given as None (at its default) is left out, so a
+    default run keeps the key of the runs recorded before the options were part of it."""
+    extra = " ".join(f"{k}={v}" for k, v in sorted(options.items()) if v is not None)
+    return f"{sizes} {extra}".strip()
+
+
 def _load(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -123,3 +152,25 @@ def not_worse(name: str, now: float, before: float) -> bool:
     "tol slower" both ways). Raises ``KeyError`` for a ratio with no stated tolerance."""
     lower, tol = TOLERANCE[name]
     return now <= before * (1 + tol) if lower else now * (1 + tol) >= before
+
+
+def judge(bench: str, key: str, ratio: dict[str, float], path: Path | None = None,
+          ) -> tuple[dict | None, dict[str, bool], list[str]]:
+    """Compare this run's ``ratio`` with the last run of ``bench`` at ``key`` (``reference_key``) on
+    this machine, then record this run in its place. Returns the last run (or None), the verdict per
+    ratio (``not_worse``; empty on the first run) and the lines to print, which name the reference:
+    its key (sizes and options), time and commit."""
+    before = previous(bench, key, path)
+    save(bench, key, ratio, path)
+    if before is None:
+        return None, {}, [f"last run on this machine at {key}: none (no previous run; this one recorded in "
+                          f"{path or record_path()})"]
+    vs_last = {k: not_worse(k, v, before["ratio"][k]) for k, v in ratio.items()
+               if isinstance(before["ratio"].get(k), (int, float))}
+    lines = [f"reference: the last run on this machine at {key} ({before['at']}, {before['commit']})"]
+    for k, v in ratio.items():
+        lower, tol = TOLERANCE[k]
+        lines.append(f"{k} {v:.3f}x vs the last run's {before['ratio'].get(k)}x: "
+                     f"{'met' if vs_last.get(k) else 'NOT met'} ({'lower' if lower else 'higher'} is better; "
+                     f"tolerance {tol:.0%})")
+    return before, vs_last, lines

@@ -262,10 +262,13 @@ def report(rounds: list[dict], floor_ms: list[float], load: dict, poll_s: float)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="3 rounds, 5 floor samples each (CI)")
-    ap.add_argument("--rounds", type=int, help="lost cards to measure (default 20; --smoke: 3)")
-    ap.add_argument("--floor", type=int, help="floor samples after each round (default 10; --smoke: 5)")
+    ap.add_argument("--rounds", type=count, help="lost cards to measure (default 20; --smoke: 3)")
+    ap.add_argument("--floor", type=count, help="floor samples after each round (default 10; --smoke: 5)")
     ap.add_argument("--poll-s", type=float, default=1.0,
                     help="the office's [publish] poll_s, seconds (default 1.0, the shipped default)")
     args = ap.parse_args(argv)

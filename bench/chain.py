@@ -130,11 +130,14 @@ def ingest(ring, data, url: str) -> float:
 
 
 def main() -> None:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--taps", type=int, default=2000)
-    ap.add_argument("--events", type=int, default=20_000)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--taps", type=count, default=2000)
+    ap.add_argument("--events", type=count, default=20_000)
+    ap.add_argument("--rounds", type=count, default=3)
     args = ap.parse_args()
     n_taps, n_events = (200, 1000) if args.smoke else (args.taps, args.events)
     rounds = 1 if args.smoke else max(1, args.rounds)

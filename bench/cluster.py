@@ -265,14 +265,17 @@ def failover_times(runs: int) -> list[float]:
 
 
 def main() -> None:
+    from _cli import at_least_zero, count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--gates", type=int, default=3)
-    ap.add_argument("--events", type=int, default=2000, help="taps journaled per gate")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--batch-size", type=int, default=200, help="[ingest] batch_size of both offices")
-    ap.add_argument("--failovers", type=int, default=5)
-    ap.add_argument("--lanes", type=int, default=LANES,
+    ap.add_argument("--gates", type=count, default=3)
+    ap.add_argument("--events", type=count, default=2000, help="taps journaled per gate")
+    ap.add_argument("--rounds", type=count, default=3)
+    ap.add_argument("--batch-size", type=count, default=200, help="[ingest] batch_size of both offices")
+    ap.add_argument("--failovers", type=at_least_zero, default=5)
+    ap.add_argument("--lanes", type=count, default=LANES,
                     help="[sync] lanes of the gates on the NATS cluster (mosquitto's gates: 1, the default)")
     ap.add_argument("--cold", action="store_true",
                     help="time the gates' first connect too (their sessions' set-up, not made beforehand)")

@@ -82,6 +82,9 @@ def timed(fn) -> tuple[float, float]:
 
 
 def main() -> None:
+    from _cli import exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()

@@ -72,10 +72,13 @@ def make_requisitions(n: int, day: dt.date, rng: random.Random) -> list[Requisit
 
 
 def main(argv: list[str] | None = None) -> int:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="20 requisitions / 200 workers")
-    ap.add_argument("--workers", type=int, default=5000)
-    ap.add_argument("--requisitions", type=int, default=500)
+    ap.add_argument("--workers", type=count, default=5000)
+    ap.add_argument("--requisitions", type=count, default=500)
     args = ap.parse_args(argv)
     n_workers, n_reqs = (200, 20) if args.smoke else (args.workers, args.requisitions)
     rng = random.Random(42)

@@ -27,11 +27,12 @@ then the measure phase again. Targets under the quota: sustained >= 20 taps/s, r
 shown p99 <= 50 ms, peak RSS <= 60 MB, start-up <= 10 s.
 
 Target at full speed (DESIGN.md): the ratios p50, p99 and sustained, each against its same-run bare
-commit, unchanged or better than the last run on the same machine at the same sizes, within
-``bench/_lastrun.py``'s ``TOLERANCE``; that last run is kept in ``$XDG_STATE_HOME/portgate/bench/
-last_runs.json`` (``bench/_lastrun.py``; never committed) and this run replaces it. The first run
-on a machine says "no previous run". Peak RSS <= 60 MB.
-Last line: one JSON object (``previous``: the last run's ``{"at", "commit", "ratio"}`` or null).
+commit, unchanged or better than the last run on the same machine at the same sizes and options
+(a ``--seed`` or ``--dir`` filesystem other than the default's has its own reference; ``--cpu-quota``
+runs after the full-speed figures and does not change them), within ``bench/_lastrun.py``'s
+``TOLERANCE``; kept in ``$XDG_STATE_HOME/portgate/bench/last_runs.json`` (never committed), this run
+replaces it; the first run says "no previous run". Peak RSS <= 60 MB. Last line: one JSON object
+(``previous``: the last run's ``{"at", "commit", "ratio"}`` or null; ``reference``: its key).
 """
 
 from __future__ import annotations
@@ -277,9 +278,12 @@ QUOTA_TARGET = {"taps_per_s": 20, "p99_ms": 50, "rss_mb": 60, "start_up_s": 10}
 def under_quota(state: Path, common: list[str], fraction: float) -> dict:
     """The gate inside ``fraction`` of one core: the real service's start-up, then the measure
     phase. ``{"measured": False, "why"}`` where no cgroup can be made."""
-    from _cpuquota import CpuQuota
+    from _cpuquota import CpuQuota, QuotaRefused
 
-    quota = CpuQuota.create(fraction)
+    try:
+        quota = CpuQuota.create(fraction)
+    except QuotaRefused as refused:  # a cgroup was writable: the kernel refused this quota/period
+        return {"measured": False, "why": str(refused)}
     if quota is None:
         return {"measured": False, "why": "no writable cgroup (v2 cpu.max or v1 cpu.cfs_quota_us)"}
     try:
@@ -300,26 +304,29 @@ def under_quota(state: Path, common: list[str], fraction: float) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import at_least_zero, count, cpu_fraction, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
-    ap.add_argument("--workers", type=int)
-    ap.add_argument("--events", type=int)
-    ap.add_argument("--reads", type=int)
+    ap.add_argument("--workers", type=count)
+    ap.add_argument("--events", type=count)
+    ap.add_argument("--reads", type=count)
     ap.add_argument("--dir", help="where to build (default: a temporary dir under ./bench/results)")
     ap.add_argument("--phase", choices=["build", "measure"], help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--flagged", type=int, help="cards with pending flags at boot")
-    ap.add_argument("--rounds", type=int, help="alternating rounds of the sustained-rate figure")
-    ap.add_argument("--burst", type=int, help="taps (and bare commits) per round")
-    ap.add_argument("--cpu-quota", type=float, default=0.25,
-                    help="also run the gate inside this fraction of one core (0: skip)")
+    ap.add_argument("--flagged", type=at_least_zero, help="cards with pending flags at boot")
+    ap.add_argument("--rounds", type=count, help="alternating rounds of the sustained-rate figure")
+    ap.add_argument("--burst", type=count, help="taps (and bare commits) per round")
+    ap.add_argument("--cpu-quota", type=cpu_fraction, default=0.25,
+                    help="also run the gate inside this fraction of one core, at most the CPUs here (0: skip)")
     args = ap.parse_args()
-    workers = args.workers or (500 if args.smoke else 50_000)
-    events = args.events or (2_000 if args.smoke else 1_000_000)
-    reads = args.reads or (200 if args.smoke else 2_000)
+    workers = args.workers if args.workers is not None else (500 if args.smoke else 50_000)
+    events = args.events if args.events is not None else (2_000 if args.smoke else 1_000_000)
+    reads = args.reads if args.reads is not None else (200 if args.smoke else 2_000)
     flagged = args.flagged if args.flagged is not None else (100 if args.smoke else 800)
-    rounds = args.rounds or (4 if args.smoke else 10)
-    burst = args.burst or (50 if args.smoke else 200)
+    rounds = args.rounds if args.rounds is not None else (4 if args.smoke else 10)
+    burst = args.burst if args.burst is not None else (50 if args.smoke else 200)
 
     if args.phase == "build":
         build(Path(args.dir), workers, events, flagged)
@@ -354,10 +361,10 @@ def main() -> None:
     ratio = {"p50": figures["p50_ms"] / baseline["p50_ms"], "p99": figures["p99_ms"] / baseline["p99_ms"],
              "sustained": statistics.median(a / b for a, b in m["sustained"])}
     sizes = f"workers={workers} events={events} reads={reads} flagged={flagged} rounds={rounds} burst={burst}"
-    before = _lastrun.previous("gate_decision", sizes)
-    _lastrun.save("gate_decision", sizes, ratio)
-    vs_last = {k: _lastrun.not_worse(k, v, before["ratio"][k]) for k, v in ratio.items()
-               if before is not None and isinstance(before["ratio"].get(k), (int, float))}
+    # besides the sizes: the seed (which cards, in which order), the filesystem fsynced on (--dir)
+    key = _lastrun.reference_key(sizes, {"seed": args.seed if args.seed != 1 else None,
+                                         "fs": _lastrun.fs_type(args.dir) if args.dir else None})
+    before, vs_last, said = _lastrun.judge("gate_decision", key, ratio)
     target = {"vs_last_run_tolerance": {k: tol for k, (_, tol) in _lastrun.TOLERANCE.items()}, "rss_mb": 60}
     print(f"read -> journal committed -> indicator: p50 {figures['p50_ms']:.3f} ms, "
           f"p99 {figures['p99_ms']:.3f} ms")
@@ -368,14 +375,8 @@ def main() -> None:
     print(f"ratio: p50 {ratio['p50']:.2f}x, p99 {ratio['p99']:.2f}x the bare commit")
     print(f"sustained whole loop: {figures['taps_per_s']:.0f} taps/s vs {baseline['commits_per_s']:.0f} bare "
           f"commits/s: {ratio['sustained']:.2f}x (median of {rounds} alternating rounds)")
-    if before is None:
-        print(f"last run on this machine: none (no previous run; this one recorded in {_lastrun.record_path()})")
-    else:
-        for k, v in ratio.items():
-            lower, tol = _lastrun.TOLERANCE[k]
-            print(f"{k} {v:.3f}x vs the last run's {before['ratio'].get(k)}x ({before['at']}, {before['commit']}): "
-                  f"{'met' if vs_last.get(k) else 'NOT met'} ({'lower' if lower else 'higher'} is better; "
-                  f"tolerance {tol:.0%})")
+    for line in said:
+        print(line)
     print(f"peak RSS of the gate process: {figures['rss_mb']} MB (target <= 60)")
     ok = all(vs_last.values()) and figures["rss_mb"] <= 60
     if quota is not None:
@@ -391,7 +392,7 @@ def main() -> None:
             print(f"cpu quota {args.cpu_quota:g}: not measured ({quota['why']})")
     print(json.dumps({"bench": "gate_decision", "figures": figures, "baseline": baseline,
                       "ratio": {k: round(v, 3) for k, v in ratio.items()}, "target": target,
-                      "previous": before, "met": ok}))
+                      "previous": before, "reference": key, "met": ok}))
 
 
 if __name__ == "__main__":

@@ -179,15 +179,18 @@ def run(root: Path, workers: int, taps: int, seed: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
-    ap.add_argument("--workers", type=int)
-    ap.add_argument("--taps", type=int)
+    ap.add_argument("--workers", type=count)
+    ap.add_argument("--taps", type=count)
     ap.add_argument("--dir", help="where to build (default: a temporary dir under ./bench/results)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    workers = args.workers or (500 if args.smoke else 50_000)
-    taps = args.taps or (40 if args.smoke else 500)
+    workers = args.workers if args.workers is not None else (500 if args.smoke else 50_000)
+    taps = args.taps if args.taps is not None else (40 if args.smoke else 500)
     results = ROOT / "bench" / "results"
     results.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.dir or results) as tmp:

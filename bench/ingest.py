@@ -188,17 +188,21 @@ def ingest(broker, data, url, keys_dir, workers: int, group: str, verify_process
                         ingest=IngestSettings(share_group=group, relay_presence=False,
                                               verify_processes=verify_processes))
     first = Ingest(cfg, engine=engine).start()
-    first.wait_connected()
-    time.sleep(0.5)
-    first.stop()
+    try:  # stopped on SIGTERM too (bench/_cli.py): its writer processes ignore SIGTERM
+        first.wait_connected()
+        time.sleep(0.5)
+    finally:
+        first.stop()
     publish_all(broker, data)
     again = Ingest(cfg, engine=engine)
     t = time.perf_counter()
     again.start()
-    while sum(w.stats["inserted"] for w in again.workers) < len(data):  # reported after each commit
-        time.sleep(0.005)
-    elapsed = time.perf_counter() - t
-    again.stop()
+    try:
+        while sum(w.stats["inserted"] for w in again.workers) < len(data):  # reported after each commit
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - t
+    finally:
+        again.stop()
     forget_sessions(broker, [f"bench-{group}-{i}{end}" for i in range(workers) for end in ("", "-writer")])
     with engine.connect() as c:  # and the ledger agrees
         stored = c.execute(select(func.count()).select_from(events)).scalar()
@@ -209,14 +213,17 @@ def ingest(broker, data, url, keys_dir, workers: int, group: str, verify_process
 
 
 def main() -> None:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--events", type=int, default=20_000)
-    ap.add_argument("--rounds", type=int, default=3, help="alternating baseline/ingest rounds (medians)")
+    ap.add_argument("--events", type=count, default=20_000)
+    ap.add_argument("--rounds", type=count, default=3, help="alternating baseline/ingest rounds (medians)")
     ap.add_argument("--no-postgres", action="store_true")
     ap.add_argument("--signed", action="store_true",
                     help="signed, chained events from a gate with a registered key (verified on ingest)")
-    ap.add_argument("--verify-processes", type=int, default=1, help="[ingest] verify_processes")
+    ap.add_argument("--verify-processes", type=count, default=1, help="[ingest] verify_processes")
     args = ap.parse_args()
     n = 500 if args.smoke else args.events
     rounds = 1 if args.smoke else max(1, args.rounds)

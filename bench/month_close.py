@@ -314,22 +314,26 @@ def _summary(out: dict, label: str, m: dict) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--smoke", action="store_true", help="50 workers, SQLite only")
-    parser.add_argument("--workers", type=int, help="number of workers (default 5000)")
-    parser.add_argument("--rounds", type=int, help="interleaved first-close/floor rounds, each on "
+    parser.add_argument("--workers", type=count, help="number of workers (default 5000)")
+    parser.add_argument("--rounds", type=count, help="interleaved first-close/floor rounds, each on "
                         "fresh databases (default 5; smoke 2)")
-    parser.add_argument("--reclose-rounds", type=int, help="re-close rounds (default 3; smoke 2)")
+    parser.add_argument("--reclose-rounds", type=count, help="re-close rounds (default 3; smoke 2)")
     parser.add_argument("--no-postgres", action="store_true", help="SQLite only")
     parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
     parser.add_argument("--growth", action="store_true", help="also 1x, 2x, 4x --growth-workers")
-    parser.add_argument("--growth-workers", type=int, default=1000)
+    parser.add_argument("--growth-workers", type=count, default=1000)
     args = parser.parse_args()
-    workers = args.workers or (50 if args.smoke else 5000)
-    rounds = args.rounds or (2 if args.smoke else 5)
-    reclose_rounds = args.reclose_rounds or (2 if args.smoke else 3)
-    if rounds < 1 or reclose_rounds < 1:
-        parser.error("--rounds and --reclose-rounds must be at least 1")
+    workers = args.workers if args.workers is not None else (50 if args.smoke else 5000)
+    rounds = args.rounds if args.rounds is not None else (2 if args.smoke else 5)
+    reclose_rounds = args.reclose_rounds if args.reclose_rounds is not None else (2 if args.smoke else 3)
+    if args.no_sqlite and (args.no_postgres or args.smoke):
+        parser.error("nothing to measure: --no-sqlite with " + ("--no-postgres" if args.no_postgres else
+                     "--smoke (smoke sizes run SQLite only)"))
     load = [round(x, 2) for x in os.getloadavg()]
     lines = []
     out = {"bench": "month_close", "figures": {}, "baseline": {}, "ratio": {}, "floor": {},

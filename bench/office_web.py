@@ -369,12 +369,15 @@ def lists_met_slack(registry: dict, reads: dict | None) -> bool:
 
 
 def main(argv=None) -> int:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--registry-only", action="store_true", help="only the worker list over the large registry")
     ap.add_argument("--lists-only", action="store_true",
                     help="only the worker list and the read log (issue 34), not the live page")
-    ap.add_argument("--taps", type=int, default=1_000_000, help="taps in the read log's own ledger")
+    ap.add_argument("--taps", type=count, default=1_000_000, help="taps in the read log's own ledger")
     ap.add_argument("--reads-ledger", type=Path,
                     help="a read-log ledger an earlier run kept (its taps are reused: a million take ~20 min)")
     ap.add_argument("--keep-reads", action="store_true", help="keep the read-log ledger written (--reads-ledger)")

@@ -97,11 +97,14 @@ def fill(path: Path, n: int) -> Journal:
 
 
 def main() -> None:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--events", type=int, default=100_000)
-    ap.add_argument("--window", type=int, default=100)
-    ap.add_argument("--rounds", type=int, default=3, help="alternating baseline/drain rounds (medians)")
+    ap.add_argument("--events", type=count, default=100_000)
+    ap.add_argument("--window", type=count, default=100)
+    ap.add_argument("--rounds", type=count, default=3, help="alternating baseline/drain rounds (medians)")
     args = ap.parse_args()
     n = 500 if args.smoke else args.events
     rounds = 1 if args.smoke else max(1, args.rounds)

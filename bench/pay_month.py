@@ -149,13 +149,16 @@ def measure(url: str, workers: int, shifts_each: int, label: str, rounds: int = 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--smoke", action="store_true", help="50 workers")
-    parser.add_argument("--workers", type=int, help="number of workers (default 5000)")
+    parser.add_argument("--workers", type=count, help="number of workers (default 5000)")
     parser.add_argument("--postgres", action="store_true", help="also run on PostgreSQL")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating baseline/pay rounds")
+    parser.add_argument("--rounds", type=count, default=5, help="alternating baseline/pay rounds")
     args = parser.parse_args()
-    workers = args.workers or (50 if args.smoke else 5000)
+    workers = args.workers if args.workers is not None else (50 if args.smoke else 5000)
     with tempfile.TemporaryDirectory() as tmp:
         sqlite = measure(f"sqlite:///{tmp}/bench.db", workers, 25, "sqlite", max(1, args.rounds))
     figures = {"sqlite_pay_s": round(sqlite["pay_s"], 4), "sqlite_rebuild_s": round(sqlite["rebuild_s"], 3),

@@ -92,13 +92,16 @@ def measure(url: str, n_workers: int, out_pdf: Path | None, rounds: int = 3) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--smoke", action="store_true", help="40 workers")
-    parser.add_argument("--workers", type=int, help="number of workers (default 5000)")
+    parser.add_argument("--workers", type=count, help="number of workers (default 5000)")
     parser.add_argument("--out", type=Path, help="keep the batch PDF here")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (computation, PDF); the median round is reported")
+    parser.add_argument("--rounds", type=count, default=3, help="alternating rounds (computation, PDF); the median round is reported")
     args = parser.parse_args()
-    n = args.workers or (40 if args.smoke else 5000)
+    n = args.workers if args.workers is not None else (40 if args.smoke else 5000)
     with tempfile.TemporaryDirectory() as tmp:
         m = measure(f"sqlite:///{tmp}/bench.db", n, args.out, max(1, args.rounds))
     print(json.dumps({"bench": "payslips", "workers": n,

@@ -70,9 +70,12 @@ def baseline_read(path: Path) -> float:
 
 
 def main() -> None:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     parser = argparse.ArgumentParser()
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating baseline/pay rounds")
+    parser.add_argument("--rounds", type=count, default=3, help="alternating baseline/pay rounds")
     args = parser.parse_args()
     gangs = 50 if args.smoke else 12_500
     works = build(gangs)

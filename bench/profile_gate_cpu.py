@@ -134,12 +134,15 @@ def tapper(loop, clock, workers: int, seed: int):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--mode", choices=["sustained", "single", "light"], default="sustained")
-    ap.add_argument("--taps", type=int, default=1000, help="taps per round")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--workers", type=int, default=50_000)
-    ap.add_argument("--events", type=int, default=20_000)
+    ap.add_argument("--taps", type=count, default=1000, help="taps per round")
+    ap.add_argument("--rounds", type=count, default=5)
+    ap.add_argument("--workers", type=count, default=50_000)
+    ap.add_argument("--events", type=count, default=20_000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     results = ROOT / "bench" / "results"

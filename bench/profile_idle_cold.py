@@ -42,10 +42,13 @@ MODES = ("warm", "spin", "sleep", "fsync")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--workers", type=int, default=5_000)
-    ap.add_argument("--reads", type=int, default=2_000, help="reads per mode")
-    ap.add_argument("--pause-us", type=int, default=300, help="idle, spin or fsync before each read")
+    from _cli import at_least_zero, count, description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
+    ap.add_argument("--workers", type=count, default=5_000)
+    ap.add_argument("--reads", type=count, default=2_000, help="reads per mode")
+    ap.add_argument("--pause-us", type=at_least_zero, default=300, help="idle, spin or fsync before each read")
     args = ap.parse_args()
 
     import gate_decision as bench  # the gate bench's own store: same roster, escala and gate

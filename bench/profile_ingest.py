@@ -79,12 +79,15 @@ def top(prof_or_file, k: int) -> str:
 def main() -> None:
     from central.ingest.service import Ingest  # not at the top: bench/ingest.py's docstring
 
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=20_000)
+    ap.add_argument("--events", type=count, default=20_000)
     ap.add_argument("--signed", action="store_true")
     ap.add_argument("--writer", choices=["process", "thread"], default="process")
-    ap.add_argument("--verify-processes", type=int, default=1)
-    ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--verify-processes", type=count, default=1)
+    ap.add_argument("--top", type=count, default=15)
     args = ap.parse_args()
     tune_for_service()
     with tempfile.TemporaryDirectory() as tmp:

@@ -101,11 +101,14 @@ def _delta(a: dict, b: dict) -> dict[str, float]:
 
 
 def main() -> None:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=6000)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--events", type=count, default=6000)
+    ap.add_argument("--rounds", type=count, default=2)
     ap.add_argument("--postgres", action="store_true")
-    ap.add_argument("--verify-processes", type=int, default=1)
+    ap.add_argument("--verify-processes", type=count, default=1)
     args = ap.parse_args()
     import bench.ingest as bi
     from app.demo.mosquitto import Mosquitto

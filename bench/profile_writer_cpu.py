@@ -61,10 +61,13 @@ def _sum(pids: list[int]) -> float:
 
 
 def main() -> None:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, default=20000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=500)
+    ap.add_argument("--events", type=count, default=20000)
+    ap.add_argument("--rounds", type=count, default=3)
+    ap.add_argument("--batch", type=count, default=500)
     ap.add_argument("--postgres", action="store_true")
     ap.add_argument("--only", choices=("signed", "unsigned"), help="one kind (to run under a profiler)")
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[1]))

@@ -127,10 +127,13 @@ def searches(engine, n: int, now: dt.datetime) -> dict[str, str]:
 
 
 def main(argv=None) -> int:
+    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--smoke", action="store_true", help="20,000 taps, few samples")
-    ap.add_argument("--taps", type=int, default=1_000_000)
-    ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--taps", type=count, default=1_000_000)
+    ap.add_argument("--samples", type=count, default=30)
     ap.add_argument("--ledger", type=Path, help="a ledger an earlier run filled (its taps are reused: the "
                                                 "million takes ~20 min to write on a loaded machine)")
     ap.add_argument("--keep", action="store_true", help="keep the ledger written (for --ledger later)")

@@ -199,6 +199,9 @@ def bench_pcsc(n: int) -> tuple[float, float, float]:
 
 
 def main() -> None:
+    from _cli import exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
     args = ap.parse_args()

@@ -64,7 +64,10 @@ def one(n: int, root: Path, port: str | None = None) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--sizes", default="1000,5000,20000,50000")
     ap.add_argument("--port", default=None, help="the import's --port (itajai: every worker moves there)")
     ap.add_argument("--smoke", action="store_true")

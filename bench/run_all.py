@@ -15,7 +15,8 @@ The targets are DESIGN.md's "Performance targets" as they stand (``TARGETS``). T
 ratio: the gate decision at full speed is "unchanged or better than the last run on the same
 machine": its ratios to the same-run bare commit (p50, p99, sustained) are judged against the last
 run's, recorded by ``bench/gate_decision.py`` in ``$XDG_STATE_HOME/portgate/bench/last_runs.json``
-(``bench/_lastrun.py``: keyed by hostname, CPU model and sizes; its ``TOLERANCE`` per ratio), and
+(``bench/_lastrun.py``: keyed by hostname, CPU model, sizes and the options that change the ratios;
+its ``TOLERANCE`` per ratio), and
 say "no previous run" the first time; the office ingest is judged against a bare paho subscriber
 (>= 1x, per database), the C client's figure shown as information.
 """
@@ -27,6 +28,7 @@ import datetime as dt
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -63,16 +65,67 @@ def last_json(text: str) -> dict | None:
     return None
 
 
-def run_one(script: Path, smoke: bool, timeout: float) -> dict:
-    """Run one benchmark; return its JSON result plus ``seconds`` (or ``error`` and ``tail``)."""
+def stop_group(proc: subprocess.Popen, grace: float = 60.0) -> tuple[str, str]:
+    """End a benchmark started in its own session (``start_new_session``) and everything it started
+    there: SIGTERM to the benchmark (``bench/_cli.exit_on_signals``: its clean-up stops the
+    components it started, even those in sessions of their own such as ``pg_ctl``'s postmaster, and
+    removes its temporary directories), up to ``grace`` seconds for it to end (its output read
+    meanwhile, so that it never blocks on a full pipe; its end seen at once even while a child of
+    its group holds the pipe), then SIGTERM to its process group and, after
+    up to 10 s, SIGKILL to what is left of it. Returns the output read (stdout, stderr)."""
+    out = err = None
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while proc.poll() is None and time.monotonic() < deadline:  # not communicate(grace): a child
+        try:                                                     # holding the pipe would hold it
+            out, err = proc.communicate(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)  # the session leader's pid is its group's id
+        except ProcessLookupError:
+            break  # nobody left in the group
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (proc.poll() is None or _group_alive(proc.pid)):
+            time.sleep(0.1)
+    if out is None:
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    return out or "", err or ""
+
+
+def _group_alive(pgid: int) -> bool:
+    """Some process of group ``pgid`` still exists (the benchmark itself reaped by ``poll``)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_one(script: Path, smoke: bool, timeout: float, grace: float = 60.0) -> dict:
+    """Run one benchmark in its own session; return its JSON result plus ``seconds`` (or ``error``
+    and ``tail``). On ``timeout``, or when run_all itself is stopped (SIGTERM/SIGINT), the benchmark
+    and its process group are ended by ``stop_group`` before this returns or re-raises."""
     cmd = [sys.executable, str(script), *(["--smoke"] if smoke else []), *EXTRA_ARGS.get(script.stem, [])]
     t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE.parent,
+                            start_new_session=True)
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE.parent)
-        out, code = res.stdout, res.returncode
-        err = res.stderr
-    except subprocess.TimeoutExpired as exc:
-        out, code, err = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""), -1, "timeout"
+        out, err = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        out, err = stop_group(proc, grace)
+        code, err = -1, f"timeout after {timeout:g} s: stopped with its process group. {err}"
+    except BaseException:  # run_all stopped (SIGTERM, SIGINT): the benchmark's components too
+        stop_group(proc, grace)
+        raise
     seconds = time.monotonic() - t0
     result = last_json(out)
     if code != 0 or result is None:
@@ -123,11 +176,23 @@ def _verdict(value, op: str, limit: float) -> bool | None:
     return value <= limit if op == "<=" else value >= limit
 
 
-def _row(target: str, figure: str, baseline: str, ratio, op: str, limit: float, unit: str = "x") -> dict:
-    """One target's row: ``ratio`` (or the figure itself, for an absolute target) against
-    ``op limit``; ``met`` None when not measured in this run."""
+def _row(target: str, figure: str, baseline: str, ratio, op: str, limit: float) -> dict:
+    """One ratio target's row: ``ratio`` (to the same-run baseline) against ``op limit`` x; ``met``
+    None when not measured in this run."""
     return {"target": target, "figure": figure, "baseline": baseline, "ratio": ratio,
-            "wanted": f"{op} {limit:g}{' ' if unit != 'x' else ''}{unit}", "met": _verdict(ratio, op, limit)}
+            "wanted": f"{op} {limit:g}x", "met": _verdict(ratio, op, limit)}
+
+
+def _abs_row(target: str, value, unit: str, op: str, limit: float, *, label: str = "", more: str = "",
+             baseline: str = "", ratio=None, condition: str = "") -> dict:
+    """One absolute target's row: the figure ``value`` (in ``unit``) against ``op limit unit``. The
+    figure column holds it (``label`` before it, ``more`` after: other percentiles), the ratio
+    column the ratio to the same-run baseline where the benchmark gives one (else empty), the
+    wanted column the limit and the ``condition`` it holds under (the CPU quota's cgroup)."""
+    shown = f"{label} {_fmt(value)} {unit}".strip() if value is not None else ""
+    return {"target": target, "figure": shown + (f", {more}" if more and shown else ""), "baseline": baseline,
+            "ratio": ratio, "wanted": f"{op} {limit:g} {unit}" + (f" ({condition})" if condition else ""),
+            "met": _verdict(value, op, limit)}
 
 
 def _g(d, *keys):
@@ -208,14 +273,14 @@ def _gate_decision(r: dict) -> list[dict]:
                      f"bare commit {_fmt(b.get('p99_ms'))} ms", r),
             _vs_last("sustained", "gate sustained taps/s / bare commits/s", f"{_fmt(f.get('taps_per_s'))} taps/s",
                      f"bare {_fmt(b.get('commits_per_s'))} commits/s", r),
-            _row("gate peak RSS", "", "", f.get("rss_mb"), "<=", 60, "MB")]
-    where = q.get("cgroup") or f"not measured: {q.get('why', 'no quota run')}"
+            _abs_row("gate peak RSS", f.get("rss_mb"), "MB", "<=", 60)]
+    where = ("inside " + q["cgroup"]) if q.get("cgroup") else f"not measured: {q.get('why', 'no quota run')}"
     for name, key, op, limit, unit in (("taps/s", "taps_per_s", ">=", 20, "taps/s"),
                                        ("read -> shown p99", "p99_ms", "<=", 50, "ms"),
                                        ("peak RSS", "rss_mb", "<=", 60, "MB"),
                                        ("start-up", "start_up_s", "<=", 10, "s")):
-        rows.append(_row(f"gate in a {q.get('fraction', 0.25):g}-core CPU quota: {name}", where, "",
-                         q.get(key) if q.get("measured") else None, op, limit, unit))
+        rows.append(_abs_row(f"gate in a {q.get('fraction', 0.25):g}-core CPU quota: {name}",
+                             q.get(key) if q.get("measured") else None, unit, op, limit, condition=where))
     return rows
 
 
@@ -230,19 +295,20 @@ def _simple(target: str, figure, baseline, op: str, limit: float):
 
 def _gate_display(r: dict) -> list[dict]:
     f = r.get("figures", {})
-    return [_row("screen: gate decided -> page updated p99", f"p50 {_fmt(f.get('p50_ms'))} ms",
-                 f"bare commit p99 {_fmt(_g(r, 'baseline', 'commit_p99_ms'))} ms", f.get("p99_ms"),
-                 "<=", 150, "ms"),
-            _row("screen: display peak RSS", "", "", f.get("display_rss_mb"), "<=", 40, "MB"),
-            _row("screen: gate peak RSS with the display", "", "", f.get("gate_rss_mb"), "<=", 60, "MB")]
+    return [_abs_row("screen: gate decided -> page updated p99", f.get("p99_ms"), "ms", "<=", 150, label="p99",
+                     more=f"p50 {_fmt(f.get('p50_ms'))} ms",
+                     baseline=f"bare commit p99 {_fmt(_g(r, 'baseline', 'commit_p99_ms'))} ms",
+                     ratio=_g(r, "ratio", "p99")),
+            _abs_row("screen: display peak RSS", f.get("display_rss_mb"), "MB", "<=", 40),
+            _abs_row("screen: gate peak RSS with the display", f.get("gate_rss_mb"), "MB", "<=", 60)]
 
 
 def _office_web(r: dict) -> list[dict]:
     """DESIGN.md: office web pages p95 <= 2x their SQL alone; event -> browser p95 <= 2 s."""
     page = _simple("office web page p95 vs its SQL alone", ("", ("figures", "page_p95_ms"), "ms"),
                    ("SQL", ("baseline", "sql_p95_ms"), "ms"), "<=", 2)(r)
-    return page + [_row("office live page: event -> browser p95", f"max {_fmt(_g(r, 'figures', 'live_max_ms'))} ms",
-                        "", _g(r, "figures", "live_p95_ms"), "<=", 2000, "ms")]
+    return page + [_abs_row("office live page: event -> browser p95", _g(r, "figures", "live_p95_ms"), "ms", "<=",
+                            2000, label="p95", more=f"max {_fmt(_g(r, 'figures', 'live_max_ms'))} ms")]
 
 
 def _card_block(r: dict) -> list[dict]:
@@ -250,11 +316,11 @@ def _card_block(r: dict) -> list[dict]:
     within 2 s (p95 from the request's sending); its ratio to a bare paho QoS-1 message to two
     subscribers through the same broker, as information (no target names it)."""
     floor = _g(r, "baseline", "paho_qos1_two_subscribers_ms") or {}
-    return [_row("lost card -> blocked at every gate p95 (from the request sent)",
-                 f"p50 {_fmt(_g(r, 'figures', 'from_send_ms', 'p50'))} ms, "
-                 f"max {_fmt(_g(r, 'figures', 'from_send_ms', 'max'))} ms",
-                 f"paho QoS 1 to two subscribers p95 {_fmt(floor.get('p95'))} ms",
-                 _g(r, "figures", "from_send_ms", "p95"), "<=", 2000, "ms"),
+    return [_abs_row("lost card -> blocked at every gate p95 (from the request sent)",
+                     _g(r, "figures", "from_send_ms", "p95"), "ms", "<=", 2000, label="p95",
+                     more=f"p50 {_fmt(_g(r, 'figures', 'from_send_ms', 'p50'))} ms, "
+                          f"max {_fmt(_g(r, 'figures', 'from_send_ms', 'max'))} ms",
+                     baseline=f"paho QoS 1 to two subscribers p95 {_fmt(floor.get('p95'))} ms"),
             {"target": "lost card -> every gate p95 (from the answer) vs the paho floor p95",
              "figure": f"{_fmt(_g(r, 'figures', 'from_answer_ms', 'p95'))} ms",
              "baseline": f"paho floor p95 {_fmt(floor.get('p95'))} ms", "ratio": _g(r, "ratio", "p95"),
@@ -266,8 +332,8 @@ def _chain(r: dict) -> list[dict]:
     return [_row("signed ingest, office ledger side vs HMAC-only (SQLite)", f"{_fmt(rate.get('verified'))} ev/s",
                  f"HMAC-only {_fmt(rate.get('unverified'))} ev/s",
                  r.get("ratio") if not isinstance(r.get("ratio"), dict) else None, ">=", 0.6),
-            _row("signed tap at the gate: added p50 over HMAC-only", "", "", _g(r, "figures", "added_p50_ms"),
-                 "<=", 0.3, "ms")]
+            _abs_row("signed tap at the gate: added p50 over HMAC-only", _g(r, "figures", "added_p50_ms"), "ms",
+                     "<=", 0.3)]
 
 
 #: The targets of DESIGN.md's "Performance targets" as they stand (and issue 32's, issue 37's
@@ -368,12 +434,18 @@ def met_word(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from _cli import description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+
+    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
-    ap.add_argument("--only", nargs="*", help="run only these benchmarks (names without .py)")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks (names without .py)")
     ap.add_argument("--out", default=str(HERE / "results" / "latest.md"), help="Markdown output file")
-    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per benchmark")
+    ap.add_argument("--timeout", type=float, default=1800.0,
+                    help="seconds per benchmark; then it is stopped with its components (SIGTERM, then SIGKILL)")
     args = ap.parse_args(argv)
+    if not args.timeout > 0:  # also NaN
+        ap.error(f"--timeout must be more than 0 seconds, got {args.timeout}")
     results = []
     for script in discover(args.only):
         print(f"run_all: {script.stem} ...", file=sys.stderr, flush=True)

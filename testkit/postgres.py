@@ -49,7 +49,17 @@ class PostgresCluster:
         return ["runuser", "-u", self.user, "--", *cmd] if self.user else cmd
 
     def _run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(self._cmd(*args), capture_output=True, text=True, check=False)
+        """Run a PostgreSQL program to its end. Interrupted (SIGTERM/SIGINT in a benchmark,
+        ``bench/_cli.py``), it gets SIGTERM and is waited for: ``runuser`` passes SIGTERM on to the
+        program (``initdb`` then removes its data directory), where SIGKILL would leave it running."""
+        proc = subprocess.Popen(self._cmd(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = proc.communicate()
+        except BaseException:
+            proc.terminate()
+            proc.communicate()
+            raise
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     @property
     def datadir(self) -> Path:
@@ -153,7 +163,11 @@ class PostgresCluster:
         self.url = None
 
     def __enter__(self) -> PostgresCluster:
-        self.start()
+        try:
+            self.start()
+        except BaseException:  # SIGTERM/SIGINT mid start-up (bench/_cli.py): no server or directory left
+            self.stop()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

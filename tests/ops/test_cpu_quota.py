@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,32 @@ def test_a_fraction_outside_what_a_cgroup_can_hold_is_refused():
     for bad in (0, -0.5, 65):
         with pytest.raises(ValueError, match="cpu quota"):
             CpuQuota.create(bad)
+
+
+def test_a_quota_the_kernel_refuses_is_said_and_its_cgroup_removed():
+    """0.0001 of one core needs a 10 s period; the kernel takes 1 ms - 1 s (v1 cfs_period_us; v2 cpu.max
+    the same): ``QuotaRefused`` names the file, the value and the kernel's words, and the cgroup made
+    for it is gone (it was left in /sys/fs/cgroup/cpu, and the bench said "no writable cgroup")."""
+    from bench._cpuquota import QuotaRefused
+
+    _made(0.25, "probe").remove()  # skips where no cgroup is writable
+    name = f"portgate-test-refused-{os.getpid()}"
+    with pytest.raises(QuotaRefused, match=r"the kernel refused cpu\.(cfs_period_us|max) = .*10000000"):
+        CpuQuota.create(0.0001, name=name)
+    assert not any(root.joinpath(name).exists() for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu")))
+
+
+def test_the_gate_bench_says_what_the_kernel_refused(tmp_path):
+    """``bench/gate_decision.under_quota`` at 0.0001 of one core: "not measured" with the kernel's
+    refusal as the reason (not "no writable cgroup"), before any gate starts."""
+    import importlib.util
+
+    _made(0.25, "probe2").remove()  # skips where no cgroup is writable
+    spec = importlib.util.spec_from_file_location("gate_decision", Path(__file__).resolve().parents[2]
+                                                  / "bench" / "gate_decision.py")
+    gate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gate)
+    got = gate.under_quota(tmp_path, [], 0.0001)
+    assert got["measured"] is False and got["why"].startswith("the kernel refused cpu."), got
+    assert not Path(f"/sys/fs/cgroup/cpu/portgate-bench-{os.getpid()}").exists()
+    assert not Path(f"/sys/fs/cgroup/portgate-bench-{os.getpid()}").exists()

@@ -284,7 +284,8 @@ def test_run_all_states_the_office_live_page_target():
          "baseline": {"sql_p95_ms": 200.0}}
     rows = _rows(run_all.table([r], False))
     assert rows["office web page p95 vs its SQL alone"][4:7] == ["1.5", "<= 2x", "yes"]
-    assert rows["office live page: event -> browser p95"][4:7] == ["2,100", "<= 2000 ms", "**no**"]
+    assert rows["office live page: event -> browser p95"][2:7] == ["p95 2,100 ms, max 2,500 ms", "", "",
+                                                                   "<= 2000 ms", "**no**"]
 
 
 def test_run_all_states_the_lost_card_target_and_its_floor_as_information():
@@ -298,7 +299,7 @@ def test_run_all_states_the_lost_card_target_and_its_floor_as_information():
     md = run_all.table([r], False)
     rows = _rows(md)
     row = rows["lost card -> blocked at every gate p95 (from the request sent)"]
-    assert row[2:7] == ["p50 180 ms, max 2,500 ms", "paho QoS 1 to two subscribers p95 5.6 ms", "2,100",
+    assert row[2:7] == ["p95 2,100 ms, p50 180 ms, max 2,500 ms", "paho QoS 1 to two subscribers p95 5.6 ms", "",
                         "<= 2000 ms", "**no**"]
     info = rows["lost card -> every gate p95 (from the answer) vs the paho floor p95"]
     assert info[4:7] == ["50", "no target", "information"]
@@ -328,3 +329,53 @@ def test_the_last_run_record_is_per_machine_and_sizes_and_survives_a_broken_file
     assert lastrun.previous("gate_decision", "workers=500")["ratio"] == {"p50": 1.0}
     assert lastrun.not_worse("p50", 1.0, 1.0) and lastrun.not_worse("sustained", 1.0, 1.0)
     assert not lastrun.not_worse("p50", 2.0, 1.0) and not lastrun.not_worse("sustained", 0.5, 1.0)
+
+
+def test_run_all_puts_figures_under_figure_and_ratios_under_ratio():
+    """An absolute target's figure is in the figure column with its unit, the ratio column holds a
+    ratio to the same-run baseline or nothing, the condition (the quota's cgroup) is with the wanted
+    limit: the quota rows had the cgroup under "figure" and the figure under "ratio", the screen's
+    row a p99 in ms under "ratio"."""
+    run_all = _run_all()
+    gate = {"bench": "gate_decision", "seconds": 7.0, "previous": None,
+            "figures": {"p50_ms": 1.0, "p99_ms": 2.0, "taps_per_s": 100.0, "rss_mb": 30,
+                        "cpu_quota": {"measured": True, "cgroup": "cgroup v1 cpu.cfs_quota_us: 0.25 of one core, "
+                                      "period 10 ms", "fraction": 0.25, "taps_per_s": 25.0, "p99_ms": 60.0,
+                                      "rss_mb": 40, "start_up_s": 3.0}},
+            "baseline": {"p50_ms": 1.0, "p99_ms": 1.0, "commits_per_s": 100.0},
+            "ratio": {"p50": 1.0, "p99": 2.0, "sustained": 1.0}}
+    screen = {"bench": "gate_display", "seconds": 4.0, "ratio": {"p99": 45.0},
+              "figures": {"p50_ms": 20.0, "p99_ms": 90.0, "display_rss_mb": 30.0, "gate_rss_mb": 50.0},
+              "baseline": {"commit_p99_ms": 2.0}}
+    rows = _rows(run_all.table([gate, screen], False))
+    cgroup = "inside cgroup v1 cpu.cfs_quota_us: 0.25 of one core, period 10 ms"
+    assert rows["gate in a 0.25-core CPU quota: taps/s"][2:7] == ["25 taps/s", "", "", f">= 20 taps/s ({cgroup})", "yes"]
+    assert rows["gate in a 0.25-core CPU quota: read -> shown p99"][2:7] == ["60 ms", "", "", f"<= 50 ms ({cgroup})",
+                                                                              "**no**"]
+    assert rows["gate peak RSS"][2:7] == ["30 MB", "", "", "<= 60 MB", "yes"]
+    assert rows["screen: gate decided -> page updated p99"][2:7] == [
+        "p99 90 ms, p50 20 ms", "bare commit p99 2 ms", "45", "<= 150 ms", "yes"]
+    assert rows["screen: display peak RSS"][2:7] == ["30 MB", "", "", "<= 40 MB", "yes"]
+    off = dict(gate, figures={**gate["figures"], "cpu_quota": {"measured": False, "why": "the kernel refused x"}})
+    row = _rows(run_all.table([off], False))["gate in a 0.25-core CPU quota: start-up"]
+    assert row[2:7] == ["", "", "", "<= 10 s (not measured: the kernel refused x)", "not measured"]
+
+
+def test_the_last_run_reference_is_kept_per_sizes_and_options(tmp_path, monkeypatch):
+    """bench/_lastrun.py ``reference_key``/``judge``: a run with another seed or another filesystem
+    (--dir) is never the reference of a default run, nor the other way; a default run keeps the key
+    of the records made before the options were part of it; the lines printed name the reference."""
+    lastrun = _run_all()._lastrun
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    sizes = "workers=500 events=2000"
+    default = lastrun.reference_key(sizes, {"seed": None, "fs": None})
+    seeded = lastrun.reference_key(sizes, {"seed": 2, "fs": None})
+    assert default == sizes and seeded == sizes + " seed=2"
+    assert lastrun.reference_key(sizes, {"seed": None, "fs": "tmpfs"}) == sizes + " fs=tmpfs"
+    assert lastrun.judge("gate_decision", default, {"p50": 1.0})[:2] == (None, {})
+    before, verdict, lines = lastrun.judge("gate_decision", seeded, {"p50": 9.0})
+    assert before is None and verdict == {} and f"at {seeded}: none" in lines[0]
+    before, verdict, lines = lastrun.judge("gate_decision", default, {"p50": 1.05})
+    assert before["ratio"] == {"p50": 1.0} and verdict == {"p50": True}
+    assert lines[0].startswith(f"reference: the last run on this machine at {default} (")
+    assert lastrun.fs_type(tmp_path) != "unknown"
