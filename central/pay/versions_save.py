@@ -64,7 +64,8 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
     (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
     then: one transaction). The new statements and their lines go in as one bulk insert each
-    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction; on PostgreSQL the
+    (``central.ledger.bulk``: COPY on PostgreSQL; a first close there: in batches COPYed while the
+    next is planned, ``_stream``) in the same transaction; on PostgreSQL the
     history of all the statements' shifts is read by one query (the ids as one array parameter),
     elsewhere by ``CHUNK``. ``before_write``: called once every statement is planned, before the
     first write (the month close lets its shift half write then). ``before_lines``: called
