@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import types
-from collections.abc import Mapping
 from decimal import Decimal
 
 import msgspec
@@ -172,26 +170,3 @@ STATEMENT_COLUMNS = ("statement_id", "shift_id", "registration", "rulebook", "wo
                      "total_cents", "flags", "service_end", "due_at", "computed_at", "hold_reason",
                      "hold_released_at", "hold_note", "version", "digest", "computed_by")
 LINE_COLUMNS = ("statement_id", "position", "rule", "article", "description", "amount_cents")
-
-
-def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
-    """Whether the current version's row holds the total, flags and hold reason that storing ``st``
-    over the earlier versions would write (an adjustment for what those were paid included)."""
-    paid = sum(r["paid_cents"] for r in past if r is not current and r["paid_at"] is not None)
-    flags = ",".join((*st.flags, ADJUSTMENT_FLAG) if paid else st.flags)
-    return (current["total_cents"] == _cents(st.total) - paid and current["flags"] == flags
-            and current["hold_reason"] == st.hold_reason)
-
-
-_NO_RELEASE = types.MappingProxyType({"hold_released_at": None, "hold_note": None})
-
-
-def _kept_release(st: Statement, old: dict | None) -> Mapping:
-    """The release of the statement this one supersedes, kept if it released the same hold
-    (read-only)."""
-    if old is None:  # the shift's first version (every statement of a first close)
-        return _NO_RELEASE
-    if (old is not None and old["paid_at"] is None and st.hold_reason is not None
-            and old["hold_released_at"] is not None and old["hold_reason"] == st.hold_reason):
-        return {"hold_released_at": old["hold_released_at"], "hold_note": old["hold_note"]}
-    return _NO_RELEASE

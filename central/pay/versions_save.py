@@ -8,19 +8,17 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gc
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 
-from sqlalchemy import update
+from sqlalchemy import String, bindparam, func, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import store_failure
 from central.ledger.bulk import bind_tuples, insert_tuples
 from central.ledger.tables import statement_lines, statements
-from central.pay.by_ids import SEP as _SEP  # noqa: F401 (tests/central/ledger/test_bulk_binary_copy.py)
-from central.pay.by_ids import by_ids as _by_ids
-from central.pay.by_ids import id_queries as _id_queries
-from central.pay.copy_writer import CopyWriter
 from central.pay.duplicates import pick_current, supersede_duplicates
 from central.pay.versions import (
     ADJUSTMENT_FLAG,
@@ -29,9 +27,7 @@ from central.pay.versions import (
     PAY_CONFLICT,
     STATEMENT_COLUMNS,
     SaveResult,
-    _as_stored,
     _cents,
-    _kept_release,
     _reason,
     _unproven_reason,
     proven_total,
@@ -45,8 +41,6 @@ from central.pay.watchmen import Statement
 
 #: Shift ids per history query (one bound parameter each; PostgreSQL: all in one array parameter).
 CHUNK = 2000
-#: Statements per batch written while the next is planned (``_stream``: PostgreSQL, a first close).
-STREAM_CHUNK = 2500
 
 
 def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
@@ -64,8 +58,7 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     the statements no longer show (``central.pay.payments.lost_payments``): stored on hold. Raises ``StoreError`` on a database failure, ``StoreConflict``
     (exit 1: run again) when another run stored the same statements meanwhile (nothing is stored
     then: one transaction). The new statements and their lines go in as one bulk insert each
-    (``central.ledger.bulk``: COPY on PostgreSQL; a first close there: in batches COPYed while the
-    next is planned, ``_stream``) in the same transaction; on PostgreSQL the
+    (``central.ledger.bulk``: COPY on PostgreSQL) in the same transaction; on PostgreSQL the
     history of all the statements' shifts is read by one query (the ids as one array parameter),
     elsewhere by ``CHUNK``. ``before_write``: called once every statement is planned, before the
     first write (the month close lets its shift half write then). ``before_lines``: called
@@ -82,9 +75,13 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
     gc.disable()  # ~10^5 long-lived rows built in a burst, none in a cycle
     try:
         with engine.begin() as conn:
-            updated, bound, replaced = _plan_and_write(
-                conn, found, run, now=now, by=by, reason=reason, lines_altered=lines_altered, lost=lost,
-                before_write=before_write, before_lines=before_lines)
+            size = len(found) if conn.dialect.name == "postgresql" else CHUNK  # one array parameter
+            for chunk in range(0, len(found), size):
+                _plan_chunk(conn, found[chunk:chunk + size], run, now=now, by=by,
+                            lines_altered=lines_altered, lost=lost)
+            if before_write is not None:
+                before_write()
+            updated, bound, replaced = _write(conn, run, reason, now, before_lines)
             if before_commit is not None:
                 before_commit()
     except SQLAlchemyError as exc:
@@ -94,60 +91,6 @@ def save_statements(engine: Engine, found: list[Statement], *, now: dt.datetime,
             gc.enable()
     return SaveResult(run.written, run.superseded, run.adjusted, run.unchanged, tuple(run.stored), run.on_hold,
                       tuple(sorted(lost or ())), bound, replaced, updated, len(run.lines))
-
-
-def _plan_and_write(conn, found: list[Statement], run: _Run, *, now: dt.datetime, by: str | None,
-                    reason: str | None, lines_altered: frozenset[str], lost: dict[str, str] | None,
-                    before_write: Callable[[], None] | None,
-                    before_lines: Callable[[tuple[tuple, ...], frozenset[str]], None] | None) -> tuple:
-    """Plan ``found`` into ``run`` and write it (``save_statements``' hooks called on the way);
-    returns as ``_write``. On PostgreSQL the history of all the shifts is read by one query, and
-    when none of them has a stored version (a first close) through psycopg, the statements are
-    planned and written in streamed batches (``_stream``)."""
-    history = None
-    if conn.dialect.name == "postgresql":  # the ids as one array parameter: one query
-        history = _history(conn, [s.shift_id for s in found])
-        if not history and conn.dialect.driver == "psycopg":
-            return _stream(conn, found, run, now=now, by=by, lines_altered=lines_altered, lost=lost,
-                           before_write=before_write, before_lines=before_lines)
-    size = len(found) if history is not None else CHUNK
-    for chunk in range(0, len(found), size):
-        _plan_chunk(conn, found[chunk:chunk + size], run, now=now, by=by, lines_altered=lines_altered,
-                    lost=lost, history=history)
-    if before_write is not None:
-        before_write()
-    return _write(conn, run, reason, now, before_lines)
-
-
-def _stream(conn, found: list[Statement], run: _Run, *, now: dt.datetime, by: str | None,
-            lines_altered: frozenset[str], lost: dict[str, str] | None,
-            before_write: Callable[[], None] | None,
-            before_lines: Callable[[tuple[tuple, ...], frozenset[str]], None] | None) -> tuple:
-    """Plan and write ``found``, none of whose shifts has a stored version (nothing to supersede,
-    prove or keep), ``STREAM_CHUNK`` statements at a time: each batch planned and bound is handed
-    with its lines to a ``CopyWriter`` (COPY on a thread of its own, in this transaction), which
-    writes it while the next is planned; the same rows in the same order as ``_write`` (the same
-    line ids). ``before_write`` is called before the first batch is handed over, ``before_lines``
-    once every batch is planned (all the rows as bound, no id superseded) while the last ones are
-    written. Returns as ``_write``; raises the writer's ``SQLAlchemyError`` (the caller rolls back)."""
-    bound: list[tuple] = []
-    dialect = conn.dialect
-    with CopyWriter(conn, "statements-writer") as writer:
-        for chunk in range(0, len(found), STREAM_CHUNK):
-            n_rows, n_lines = len(run.rows), len(run.lines)
-            _plan_chunk(conn, found[chunk:chunk + STREAM_CHUNK], run, now=now, by=by,
-                        lines_altered=lines_altered, lost=lost, history={})  # no query: nothing stored
-            rows = bind_tuples(dialect, statements, STATEMENT_COLUMNS, run.rows[n_rows:])
-            bound.extend(rows)
-            if chunk == 0 and before_write is not None:
-                before_write()
-            writer.put((statements, STATEMENT_COLUMNS, rows),
-                       (statement_lines, LINE_COLUMNS,
-                        bind_tuples(dialect, statement_lines, LINE_COLUMNS, run.lines[n_lines:])))
-        if before_lines is not None:
-            before_lines(tuple(bound), frozenset())
-        writer.close()
-    return 0, tuple(bound), frozenset()
 
 
 def _write(conn, run: _Run, reason: str | None, now: dt.datetime,
@@ -187,16 +130,12 @@ class _Run:
 
 
 def _plan_chunk(conn, part: list[Statement], run: _Run, *, now: dt.datetime, by: str | None,
-                lines_altered: frozenset[str], lost: dict[str, str] | None,
-                history: dict[str, list[dict]] | None = None) -> None:
+                lines_altered: frozenset[str], lost: dict[str, str] | None) -> None:
     """Add to ``run`` the new versions of ``part`` (``CHUNK`` statements at most; PostgreSQL: any
     number): a statement as
     stored and intact is counted unchanged; the others, once the paid versions of their shifts are
-    proved (``_prove_paid``), are planned by ``_plan_statement``. ``history``: the stored versions
-    of ``part``'s shifts if already read (``_history``; then no statement is sent when none of
-    them was paid), else read here."""
-    if history is None:
-        history = _history(conn, [s.shift_id for s in part])
+    proved (``_prove_paid``), are planned by ``_plan_statement``."""
+    history = _history(conn, [s.shift_id for s in part])
     todo = []  # first as stored: an intact current statement needs no proof
     for st in part:
         if lost and st.shift_id in lost:  # on hold: a payment record was lost
@@ -342,6 +281,15 @@ def _unchanged(past: list[dict], st: Statement, digest: str, lines_altered: froz
             and _as_stored(current, st, past) and current["statement_id"] not in lines_altered)
 
 
+def _as_stored(current: dict, st: Statement, past: list[dict]) -> bool:
+    """Whether the current version's row holds the total, flags and hold reason that storing ``st``
+    over the earlier versions would write (an adjustment for what those were paid included)."""
+    paid = sum(r["paid_cents"] for r in past if r is not current and r["paid_at"] is not None)
+    flags = ",".join((*st.flags, ADJUSTMENT_FLAG) if paid else st.flags)
+    return (current["total_cents"] == _cents(st.total) - paid and current["flags"] == flags
+            and current["hold_reason"] == st.hold_reason)
+
+
 def _history(conn, shift_ids: list[str]) -> dict[str, list[dict]]:
     """Every stored version of these shifts (``paid_cents``: the stored total until
     ``_prove_paid`` sets what was proven paid; ``computed_cents``, the total before adjustment, is
@@ -385,6 +333,41 @@ def _lines(conn, statement_ids: list[str]) -> dict[str, list[tuple]]:
     return found
 
 
+# One compiled statement each: the id list bound as one expanding parameter, and on PostgreSQL as
+# one text parameter split by the server (``IN (SELECT unnest(string_to_array(:ids, :sep)))``:
+# the statement text stays the same whatever the number of ids, where an expanding IN of 2,000
+# ids is rendered and parsed again on each call; and one string costs the client nothing to
+# send, where psycopg dumps an array of 25,000 ids element by element in Python), or as one array
+# parameter when an id is empty or holds the separator.
+_SEP = "\x1f"  # the unit separator
+
+
+def _id_queries(column, *columns, where=None, order_by=()):
+    """``(expanding IN query, PostgreSQL array query, PostgreSQL joined-text query)`` selecting
+    ``columns`` where ``column`` is one of ``:ids`` (and ``where``)."""
+    out = []
+    split = func.string_to_array(bindparam("ids", type_=String), bindparam("sep", type_=String))
+    for test in (column.in_(bindparam("ids", expanding=True)),
+                 column.in_(select(func.unnest(bindparam("ids", type_=ARRAY(String))))),
+                 column.in_(select(func.unnest(split)))):
+        query = select(*columns).where(test)
+        if where is not None:
+            query = query.where(where)
+        out.append(query.order_by(*order_by))
+    return tuple(out)
+
+
+def _by_ids(conn, queries: tuple, ids: list[str]):
+    """The result of ``queries`` (``_id_queries``) for ``ids``, in the connection's dialect."""
+    expanding, pg_array, pg_text = queries
+    if conn.dialect.name != "postgresql":
+        return conn.execute(expanding, {"ids": list(ids)})
+    joined = _SEP.join(ids)
+    if ids and "" not in ids and joined.count(_SEP) == len(ids) - 1:
+        return conn.execute(pg_text, {"ids": joined, "sep": _SEP})
+    return conn.execute(pg_array, {"ids": list(ids)})
+
+
 _HISTORY_QUERY = _id_queries(statements.c.shift_id, *(statements.c[n] for n in _HISTORY))
 _ADJUSTMENTS_QUERY = _id_queries(statement_lines.c.statement_id, statement_lines.c.statement_id,
                                  statement_lines.c.amount_cents,
@@ -393,3 +376,17 @@ _LINES_QUERY = _id_queries(statement_lines.c.statement_id, statement_lines.c.sta
                            statement_lines.c.rule, statement_lines.c.article,
                            statement_lines.c.description, statement_lines.c.amount_cents,
                            order_by=(statement_lines.c.statement_id, statement_lines.c.position))
+
+
+_NO_RELEASE = types.MappingProxyType({"hold_released_at": None, "hold_note": None})
+
+
+def _kept_release(st: Statement, old: dict | None) -> Mapping:
+    """The release of the statement this one supersedes, kept if it released the same hold
+    (read-only)."""
+    if old is None:  # the shift's first version (every statement of a first close)
+        return _NO_RELEASE
+    if (old is not None and old["paid_at"] is None and st.hold_reason is not None
+            and old["hold_released_at"] is not None and old["hold_reason"] == st.hold_reason):
+        return {"hold_released_at": old["hold_released_at"], "hold_note": old["hold_note"]}
+    return _NO_RELEASE
