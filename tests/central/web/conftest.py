@@ -1,5 +1,6 @@
 """Fixtures for the office web application: a migrated SQLite ledger per test, the real app (its
-routes, middleware and templates) under Starlette's TestClient, users of every role."""
+routes, middleware and templates) under Starlette's TestClient, users of every role, and a
+chromium per module for the browser tests."""
 
 from __future__ import annotations
 
@@ -17,11 +18,19 @@ from central.web import users as users_module
 from central.web.app import create_app
 from central.registry.store import import_files
 from central.web.users import add_user
+from testkit.browser import launch_chromium
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
 PASSWORD = "correct horse battery"
 SECRET = b"s" * 32
 ROLES = ("office", "inspector", "auditor", "admin")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium driven by Playwright, one per test module (the browser tests' pages)."""
+    with launch_chromium() as b:
+        yield b
 
 
 class Clock:

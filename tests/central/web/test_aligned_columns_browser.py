@@ -10,18 +10,11 @@ from __future__ import annotations
 import pytest
 
 from testkit.aligned import misaligned_headers
-from testkit.browser import launch_chromium
 from tests.central.web.test_wrapped_words_browser import PAGES, PASSWORD, _first_flag
 
 WORKERS = {"V017": ("/w/", "/w/turnos?from=2026-03-15&to=2026-03-15", "/w/pagamento?from=2026-03-15&to=2026-03-15"),
            "E001": ("/w/turnos?from=2026-02-01&to=2026-03-15", "/w/pagamento?from=2026-02-01&to=2026-03-15")}
 OPEN_DETAILS = "() => document.querySelectorAll('details:not([open])').forEach(d => d.open = true)"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _log_in(page, url: str, login: str, home: str) -> None:

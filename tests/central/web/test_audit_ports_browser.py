@@ -16,7 +16,6 @@ from central.registry.changes import audit
 from central.registry.worker_ports import set_port
 from central.web.users import add_user
 from testkit.axe import axe_violations, describe
-from testkit.browser import launch_chromium
 from tests.central.web.live import PASSWORD, LiveOffice
 
 DAYS = "from=2025-01-01&to=2030-12-31"
@@ -40,12 +39,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 from central.ledger.schema import events
 from central.registry import cases as case_svc
 from central.web.users import add_user
-from testkit.browser import launch_chromium
 from tests.central.web.live import PASSWORD, LiveOffice
 from tests.central.web.paydata import seed_pay
 
@@ -36,12 +35,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _session(browser, office, login: str, password: str):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from testkit.axe import axe_violations, describe
-from testkit.browser import launch_chromium
 
 PASSWORD = "portgate-demo"
 OFFICE_PAGES = ("/", "/flags", "/alarms", "/workers", "/workers/V017", "/workers/new",
@@ -20,12 +19,6 @@ LOG_PAGES = ("/reads?from=2026-03-14&to=2026-03-16", "/reads?from=2026-03-14&to=
              "/audit?from=2026-03-01&to=2026-12-31")
 INSPECTOR_LOG_PAGES = ("/reads?from=2026-03-14&to=2026-03-16",)
 WORKER_PAGES = ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

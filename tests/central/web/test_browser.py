@@ -21,7 +21,6 @@ from central.calls.schema import coverage_alarms
 from central.calls.service import ShipCall, save_call
 from central.db import make_engine
 from central.registry.schema import audit_log, penalties, workers
-from testkit.browser import launch_chromium
 from tests.central.web.port import PASSWORD, Port, wait_until
 
 # No time limit here: the event -> browser figure (p95 <= 2 s) is bench/office_web.py's.
@@ -34,12 +33,6 @@ def port(tmp_path_factory):
         yield p.start()
     finally:
         p.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

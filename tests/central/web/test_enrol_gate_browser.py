@@ -23,7 +23,6 @@ from central.ingest.keys import add_gate
 from central.ledger.schema import gate_status
 from central.web.users import add_user
 from testkit.axe import axe_violations, describe
-from testkit.browser import launch_chromium
 from testkit.display import GateWithScreen, main_shown, record_main
 from tests.central.web.port import UIDS, Port, wait_until
 from tests.central.web.sizes import SIZES, looked_at
@@ -62,12 +61,6 @@ def port(tmp_path_factory):
 def _online(engine, gate_id: str) -> bool:
     with engine.connect() as c:
         return c.execute(select(gate_status.c.state).where(gate_status.c.gate_id == gate_id)).scalar() == "online"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ from central.registry.schema import penalties
 from central.rotation.schema import escala, refusals
 from central.web.app import create_app
 from testkit.axe import axe_violations, describe
-from testkit.browser import launch_chromium
 
 DAY = "2026-03-15"
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo"
@@ -60,12 +59,6 @@ def office(demo_day, tmp_path_factory):
         server.should_exit = True
         thread.join(10)
         engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _page(browser, url: str, width: int, height: int):

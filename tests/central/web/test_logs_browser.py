@@ -12,7 +12,6 @@ import io
 import pytest
 
 from testkit.axe import axe_violations, describe
-from testkit.browser import launch_chromium
 from tests.central.web.live import LiveOffice, log_in
 from tests.central.web.paydata import seed_pay
 
@@ -27,12 +26,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -14,7 +14,6 @@ from sqlalchemy.orm import Session
 
 from central.registry.photos import GATE_MAX_BYTES
 from central.registry.schema import audit_log, workers
-from testkit.browser import launch_chromium
 from tests.central.web.live import LiveOffice, log_in
 
 
@@ -25,12 +24,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

@@ -12,18 +12,11 @@ import re
 
 import pytest
 
-from testkit.browser import launch_chromium
 from tests.pt_words import VISIBLE_TEXT
 
 PASSWORD = "portgate-demo"
 DAY = "/escala?date=2026-03-15"
 AUDIT = "/audit?from=2026-03-01&to=2026-12-31"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @contextlib.contextmanager

@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from testkit.browser import launch_chromium
 from tests.pt_words import VISIBLE_TEXT, english_in
 
 PASSWORD = "portgate-demo"
@@ -25,12 +24,6 @@ START = {
 }
 SKIP = re.compile(r"/(logout|lang)\b|\.(pdf|csv|json)\b|/export|/payslip|/attachments?/|/photo|/static/|/sse|/stream")
 SAME_SHAPE = 2  # links that differ only in their numbers (/workers/V001, /workers/V002): the first two
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _walk(browser, url: str, login: str) -> dict[str, list[str]]:

@@ -28,7 +28,6 @@ from central.calls.schema import ship_calls
 from central.pay.verify_slip import verify
 from central.web.workeraccounts import add_account
 from testkit.axe import axe_violations
-from testkit.browser import launch_chromium
 from tests.central.web.live import SLIP_KEY, LiveOffice, log_in
 from tests.central.web.paydata import seed_pay
 
@@ -52,12 +51,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _pdf_text(data: bytes) -> str:

@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 
 from central.calls.service import ShipCall, save_call
 from central.web.routes.live import _panel_data
-from testkit.browser import launch_chromium
 from testkit.wait import wait_until
 from tests.central.web.conftest import logged_in
 from tests.central.web.live import LiveOffice, log_in
@@ -73,12 +72,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _live_page_with_htmx_held(browser, office):

@@ -35,7 +35,6 @@ from central.rotation.service import _store_entry
 from central.web.workeraccounts import add_account
 from central.web.workerschema import worker_requests
 from portgate.records import Berth, EscalaEntry, Voyage, Worker, WorkerStatus
-from testkit.browser import launch_chromium
 from tests.central.web.live import LiveOffice, log_in
 
 TZ = ZoneInfo("America/Sao_Paulo")
@@ -78,12 +77,6 @@ def office(tmp_path_factory, clock):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from sqlalchemy import select
 
 from central.registry.schema import workers
 from testkit.axe import axe_violations, describe
-from testkit.browser import launch_chromium
 from tests.central.web.live import LiveOffice, log_in
 
 HEADER = ("registration,name,category,status,suspended_from,suspended_until,health_exam_date,"
@@ -26,12 +25,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _categories(office, regs: list[str]) -> dict[str, str]:

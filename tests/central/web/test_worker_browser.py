@@ -36,7 +36,6 @@ from central.rotation.service import _store_entry
 from central.web.users import add_user
 from central.web.workeraccounts import add_account
 from portgate.records import Berth, EscalaEntry, Voyage
-from testkit.browser import launch_chromium
 from tests.central.web.live import LiveOffice, log_in
 from tests.central.web.paydata import seed_pay
 from tests.central.web.port import Port, TZ, wait_until
@@ -85,12 +84,6 @@ def office(tmp_path_factory):
         yield o
     finally:
         o.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def phone(browser, **kw):

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from central.registry.schema import audit_log
 from testkit.wait import wait_until
 from tests.central.web.test_worker_browser import (  # noqa: F401 (fixtures)
-    WORKER_PASSWORD, browser, fits, office, phone, shot, worker_log_in)
+    WORKER_PASSWORD, fits, office, phone, shot, worker_log_in)
 
 
 def _defences(office) -> int:

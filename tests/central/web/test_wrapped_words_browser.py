@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from testkit.browser import launch_chromium
 from testkit.wrapped import wrapped_words
 
 PASSWORD = "portgate-demo"
@@ -19,12 +18,6 @@ PAGES = {
                    "/reports?month=2026-03", "/ships", "/worker-requests"),
     "demo": ("/", "/flags", "/cases", "/cases/1", "/alarms", "/reports?month=2026-03"),
 }
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with launch_chromium() as b:
-        yield b
 
 
 def _first_flag(page, url: str) -> str | None:
