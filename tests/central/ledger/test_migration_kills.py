@@ -27,10 +27,9 @@ from wire import topics
 from wire.events import Event, TapPayload, encode, new_event_id
 
 PORTGATE = [sys.executable, "-m", "app.cli"]
-# 15 kills in the suite (each a killed `ledger migrate` process and a restart in process), 100 with
-# PORTGATE_FULL=1 (testkit/full.py);
-# PORTGATE_KILL_TRIALS=N for any other number
-TRIALS = int(os.environ.get("PORTGATE_KILL_TRIALS", full_or(15, 100)))
+# 8 kills in the suite (each a killed `ledger migrate` process and a restart in process), 100 with
+# PORTGATE_FULL=1 (testkit/full.py); PORTGATE_KILL_TRIALS=N for any other number
+TRIALS = int(os.environ.get("PORTGATE_KILL_TRIALS", full_or(8, 100)))
 AT = dt.datetime(2026, 11, 30, 7, 0, tzinfo=dt.UTC)
 
 
