@@ -16,6 +16,9 @@ from pathlib import Path
 from testkit.xdist_groups import read_times
 
 ROOT = Path(__file__).resolve().parents[1]
+# The planted runs need neither hypothesis's plugin nor anyio's: hypothesis's import is ~0.8 s of CPU
+# in each of a run's three processes (controller and two workers), most of a run's ~4 s.
+LEAN = ("-p", "no:hypothesispytest", "-p", "no:anyio")
 
 CONFTEST = '''
 import os
@@ -66,7 +69,7 @@ def _run(tmp_path: Path, *args: str, times: str | None = None,
     if times is not None:
         (tmp_path / "module_times.json").write_text(times)
     done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
-                           "-p", "no:cacheprovider", *args, str(suite)], cwd=tmp_path, env=env,
+                           "-p", "no:cacheprovider", *LEAN, *args, str(suite)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = [tuple(line.rsplit(" ", 1)) for line in log.read_text().splitlines()]
@@ -147,7 +150,7 @@ def test_the_run_ends_with_each_workers_seconds_and_when_it_was_done(tmp_path):
     for n in range(3):
         (suite / f"test_plain_{n}.py").write_text(PLAIN)
     done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-q",
-                           "-p", "no:cacheprovider", "-p", "testkit.xdist_groups", str(suite)], cwd=tmp_path,
+                           "-p", "no:cacheprovider", *LEAN, "-p", "testkit.xdist_groups", str(suite)], cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     [line] = [x for x in done.stdout.splitlines() if x.startswith("workers: ")]

@@ -4,7 +4,9 @@
 ``[nats]`` names and servers, ``[web] secret_file`` in a missing directory; and its summary says the
 brokers the office really uses. Each refusal: pt-BR first, then English with ``--lang en``, exit 2,
 one line naming the key, no traceback. ``check-config`` and the refusals made at config load run in
-this process (``run_here``); ``office serve`` runs as the installed command (``run_cli``)."""
+this process (``run_here``); a service's refusal (``central run``, ``edge run``, ``office serve``) runs
+as the installed command (``run_cli``) in pt-BR and in this process with ``--lang en`` (the same code:
+one Python start per refusal, not two)."""
 
 from __future__ import annotations
 
@@ -54,12 +56,13 @@ def _env(changes: dict[str, str | None]) -> dict[str, str]:
 
 def _refused(args: list[str], key: str, pt: str, en: str, *, here: bool = True) -> str:
     """``portgate ARGS`` in pt-BR, then with ``--lang en``: exit 2, one line naming ``key`` and
-    saying ``pt`` / ``en``, no traceback. Returns the pt-BR line."""
+    saying ``pt`` / ``en``, no traceback. Returns the pt-BR line. ``here=False``: the pt-BR run
+    through the installed command, the English one in this process."""
     said = []
     for lang, words in ((None, pt), ("en", en)):  # pt-BR: the default (tests/conftest.py sets en)
         full = ["--lang", lang, *args] if lang else args
         env = {"PORTGATE_LANG": None} if lang is None else {}
-        res = run_here(full, env=env) if here else run_cli(full, env=_env(env))
+        res = run_here(full, env=env) if here or lang else run_cli(full, env=_env(env))
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2, res
         assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr

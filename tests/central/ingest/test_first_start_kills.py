@@ -23,7 +23,7 @@ from testkit.wait import wait_until
 
 pytestmark = [pytest.mark.mqtt, pytest.mark.slow]
 
-TRIALS = full_or(8, 30)  # kills of each kind: 8 in the suite, 30 with PORTGATE_FULL=1 (testkit/full.py)
+TRIALS = full_or(4, 30)  # kills of each kind: 4 in the suite, 30 with PORTGATE_FULL=1 (testkit/full.py)
 EVENTS = 20
 
 

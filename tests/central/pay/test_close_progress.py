@@ -22,6 +22,7 @@ from central.ledger.schema import events
 from central.pay.close import STEPS, close_month
 from central.pay.cli import load_setup
 from tests.central.pay.test_pay_cli import _shifts_ledger
+from testkit.sqlite_copies import copy_made_once
 
 ROOT = Path(__file__).resolve().parents[3]
 LABEL = "fechando o mês"  # the command line's language (PORTGATE_LANG), pt-BR by default: one language
@@ -34,9 +35,10 @@ ARGS = ("pay", "close", "--from", "2026-03-01", "--to", "2026-03-31", "--at", "2
 
 @pytest.fixture
 def ledger(tmp_path) -> str:
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    _shifts_ledger(url)
-    return url
+    """A SQLite ledger of its own holding SHIFTS' taps: a copy of the one ``_shifts_ledger`` migrates
+    and fills once per process (``testkit.sqlite_copies``)."""
+    copy_made_once("pay-close-shifts", lambda path: _shifts_ledger(f"sqlite:///{path}"), tmp_path / "ledger.db")
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
 
 
 def _portgate(url: str, *extra: str, stderr_tty: bool = False, lang: str = "pt") -> tuple[int, str, str]:

@@ -6,18 +6,27 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import func, select
 
+from central.db import make_engine
 from central.ledger.tables import statements
 from tests.central.pay.test_pay_cli import run
 from tests.central.pay.test_statement_versions import _ledger
+from testkit.sqlite_copies import copy_made_once
 
 DAY = ("--from", "2026-03-15", "--to", "2026-03-15")
 CLOSE_AT = ("--at", "2026-04-05T00:00:00+00:00")
 
 
+def _made(path) -> None:
+    _ledger(f"sqlite:///{path}").dispose()
+
+
 @pytest.fixture
 def ledger(tmp_path):
+    """A SQLite ledger of its own holding SHIFTS' taps: a copy of the one ``_ledger`` migrates and fills
+    once per process (``testkit.sqlite_copies``; the migrations have their own tests)."""
+    copy_made_once("pay-args-shifts", _made, tmp_path / "ledger.db")
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    engine = _ledger(url)
+    engine = make_engine(url)
     yield url, engine
     engine.dispose()
 

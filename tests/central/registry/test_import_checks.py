@@ -19,6 +19,7 @@ from central.registry.schema import workers
 from central.registry.store import save_worker
 from portgate.records import Worker, WorkerStatus
 from testkit.cli import run_here
+from testkit.sqlite_copies import copy_made_once
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo"
@@ -26,12 +27,17 @@ HEAD = "registration,name,category,status,health_exam_date,rotation_number,cpf,p
 GOOD = "X100,Novo Bom,vigia,active,2026-01-10,100,,\n"
 
 
+def _demo_imported(path: Path) -> None:
+    done = run_here(["registry", "import", "--db", f"sqlite:///{path}", "--workers", str(DEMO / "workers.csv")])
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.fixture
 def demo_url(tmp_path) -> str:
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    done = run_here(["registry", "import", "--db", url, "--workers", str(DEMO / "workers.csv")])
-    assert done.returncode == 0, done.stderr
-    return url
+    """A SQLite ledger of its own holding the demo's workers: a copy of the one the same ``registry
+    import`` makes once per process (``testkit.sqlite_copies``), not a migration and import per test."""
+    copy_made_once("demo-workers-imported", _demo_imported, tmp_path / "ledger.db")
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
 
 
 def _registrations(url: str) -> set[str]:

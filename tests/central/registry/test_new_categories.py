@@ -14,17 +14,24 @@ from sqlalchemy import select
 from central.db import make_engine
 from central.registry.schema import workers
 from testkit.cli import run_here
+from testkit.sqlite_copies import copy_made_once
 
 ROOT = Path(__file__).resolve().parents[3]
 HEAD = "registration,name,category,status,health_exam_date,rotation_number\n"
 
 
+def _demo_imported(path: Path) -> None:
+    done = run_here(["registry", "import", "--db", f"sqlite:///{path}", "--workers",
+                     str(ROOT / "config" / "demo" / "workers.csv")])
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.fixture
 def demo_url(tmp_path) -> str:
-    url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    done = run_here(["registry", "import", "--db", url, "--workers", str(ROOT / "config" / "demo" / "workers.csv")])
-    assert done.returncode == 0, done.stderr
-    return url
+    """A SQLite ledger of its own holding the demo's workers: a copy of the one the same ``registry
+    import`` makes once per process (``testkit.sqlite_copies``)."""
+    copy_made_once("demo-workers-imported", _demo_imported, tmp_path / "ledger.db")
+    return f"sqlite:///{tmp_path / 'ledger.db'}"
 
 
 def _categories(url: str) -> dict[str, str]:
