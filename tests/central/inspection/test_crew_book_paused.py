@@ -1,5 +1,5 @@
-"""The crew hours book's builders run with the cyclic collector paused (portgate.gcpause, issue 32
-item 6): a fifth of the book's time went to collector passes over its acyclic records."""
+"""The crew hours book's builders run with the cyclic collector paused (portgate.gctune.paused(), issue
+32 item 6): a fifth of the book's time went to collector passes over its acyclic records."""
 
 from __future__ import annotations
 
