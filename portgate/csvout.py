@@ -61,8 +61,63 @@ class SafeWriter:
         return self._fh.write(self._buf.getvalue()[:-2] + self._end)
 
     def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
-        for row in rows:
-            self.writerow(row)
+        """As ``writerow`` for each row, written in one piece when that gives the same text: the
+        rows are formatted by one ``csv`` call, and kept only if no cell of that text can begin
+        with a ``FORMULA_START`` character (``_may_need_care``) and the terminator does not change
+        a cell's quoting (a CR in the text under a terminator without one); else row by row. An
+        error: row by row as well, so the rows before the faulty one are written as before."""
+        taken: list = []
+        try:
+            taken.extend(rows)
+        except BaseException:  # the rows' iterator failed: the rows it gave are written first
+            for row in taken:
+                self.writerow(row)
+            raise
+        text = self._in_one_piece(taken)
+        if text is None:
+            for row in taken:
+                self.writerow(row)
+        else:
+            self._fh.write(text)
+
+    def _in_one_piece(self, rows: list) -> str | None:
+        """The text of ``rows`` formatted at once under the caller's terminator, or None when it
+        might differ from ``writerow``'s row by row (see ``writerows``)."""
+        dialect = self._w.dialect
+        if not all(isinstance(row, (list, tuple)) for row in rows):  # an iterator is read once
+            return None
+        if self._end not in ("\r\n", "\n") or dialect.escapechar is not None or \
+                dialect.quoting == csv.QUOTE_NONE:
+            return None
+        buf = io.StringIO()
+        try:
+            csv.writer(buf, dialect, lineterminator=self._end).writerows(rows)
+        except (csv.Error, TypeError, ValueError):
+            return None
+        text = buf.getvalue()
+        if (self._end == "\n" and "\r" in text) or _may_need_care(text, dialect):
+            return None
+        return text
+
+
+def _may_need_care(text: str, dialect) -> bool:
+    """True when a cell of ``text`` (rows formatted by ``csv`` under ``dialect``, terminated by
+    ``\\n`` or ``\\r\\n``) may begin with a ``FORMULA_START`` character: one at the text's
+    start, or after a delimiter, a line feed or a quote character (a CR, which ``csv`` quotes
+    here, after a quote character). Never False for a text holding such a cell: a cell begins at
+    the text's start or after a delimiter or a row's LF, quoted or not, and no escape character
+    is written. True also for some that hold none (an empty cell before a TAB delimiter, ``"=``
+    inside a quoted cell): those are written row by row. One scan per character present."""
+    quote = dialect.quotechar
+    for c in FORMULA_START:
+        if c not in text:
+            continue
+        if c == "\r":
+            if quote + c in text:
+                return True
+        elif text.startswith(c) or any(lead + c in text for lead in (dialect.delimiter, "\n", quote)):
+            return True
+    return False
 
 
 class SafeDictWriter(csv.DictWriter):

@@ -56,7 +56,14 @@ MOMENT = {"pt": "dd/MM/yyyy HH:mm:ss", "en": "medium"}
 
 def day(value: dt.date, lang: str = "pt") -> str:
     """A calendar day: ``14/04/2026`` (pt-BR), ``Apr 14, 2026`` (English)."""
-    return _plain(format_date(value, DAY[normal_lang(lang)], locale=locale_of(lang)))
+    return _day(value, normal_lang(lang))
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(value: dt.date, lang: str) -> str:
+    # once per day and language: a page names the same few days many times (Babel parses its
+    # locale on every call; the live panel names 240 periods' days, docs/performance.md)
+    return _plain(format_date(value, DAY[lang], locale=locale_of(lang)))
 
 
 #: the shapes of a time a page shows (``at``'s ``shape``): pt-BR as the office always wrote them,

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from central.inspection.hours_book import HoursBook
 from portgate import csvout
+from portgate.gctune import paused
 
 OVERTIME_COLUMNS = (
     "ship",
@@ -75,6 +76,7 @@ def _csv(columns, rows) -> str:
     return buf.getvalue()
 
 
+@paused()
 def overtime_csv(book: HoursBook) -> str:
     """The overtime book (livro de horas extraordinárias), one row per crew member and civil day;
     durations in whole minutes (seconds cut)."""
@@ -89,6 +91,7 @@ def overtime_csv(book: HoursBook) -> str:
     )
 
 
+@paused()
 def transgressions_csv(book: HoursBook) -> str:
     """The transgressions book (livro de transgressões), one row per transgression."""
     local = _local_times(book)
@@ -184,6 +187,7 @@ def _transgressions_table(book: HoursBook) -> str:
     )
 
 
+@paused()
 def book_html(book: HoursBook) -> str:
     """The printable book: header (ship, period, zone), the overtime book, the weekly port-traffic
     totals and the transgressions book, with a signature line for the master (art. 4 sole

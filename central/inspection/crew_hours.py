@@ -49,6 +49,7 @@ from central.inspection.work_periods import (
     _start_s,
 )
 from portgate.errors import BadInput
+from portgate.gctune import paused
 
 HOUR = dt.timedelta(hours=1)
 NORMAL_DAY = 8 * HOUR  # K1, art. 1
@@ -321,6 +322,7 @@ def _book_days(crew_id: str, name: str, role: str, person_days: list[tuple[int, 
     return entries, weeks, weekly
 
 
+@paused()
 def compute_book(
     periods: Iterable[WorkPeriod],
     *,

@@ -13,6 +13,7 @@ from typing import TypeVar
 from central.inspection.crew_share import CREW_COLUMNS, CREW_REQUIRED, CrewMember, check_unique
 from central.inspection.work_periods import PERIOD_COLUMNS, REQUIRED_COLUMNS, WorkPeriod
 from portgate.errors import BadInput
+from portgate.gctune import paused
 from portgate.records import build_cells, build_rows
 from portgate.tables import iter_cells, iter_rows
 
@@ -28,6 +29,7 @@ def _read(
     return build_rows(iter_rows(path, required, known=known), build)
 
 
+@paused()
 def read_periods(path: str | Path) -> list[WorkPeriod]:
     """Read periods.csv (columns ``work_periods.PERIOD_COLUMNS``). Raises one ``BadInput`` listing
     every bad row as ``periods.csv:LINE: reason`` (a header column outside ``PERIOD_COLUMNS``:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, func, or_, select, tuple_
@@ -161,8 +162,7 @@ def gate_rows(conn: Connection, now: dt.datetime, copies_max_age_h: float) -> li
     return out
 
 
-@dataclasses.dataclass(frozen=True)
-class Post:
+class Post(NamedTuple):  # a named tuple: 2,400 of them per panel at 60 ships
     post: str
     function: str
     registration: str
@@ -215,10 +215,13 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
     whether its gate is online. ``now``: aware UTC; ``tz``: the port's zone (today's date)."""
     calls, entries = _calls_and_entries(conn, now, tz)
     gate_ship = {c.gate_id: c.ship for c in calls if c.gate_id}
-    for e in entries:
-        gate_ship.setdefault(e.gate_id, e.ship)
+    first: dict[str, tuple] = {}  # ship -> its first dispatch
+    for e in entries:  # rows as tuples (_calls_and_entries' columns): 2,400 at 60 ships
+        gate_ship.setdefault(e[6], e[2])
+        if e[2] not in first:
+            first[e[2]] = e
     open_rows = aboard_now(conn, gate_ship)
-    regs = {r[0] for r in open_rows} | {e.registration for e in entries}
+    regs = {r[0] for r in open_rows} | {e[9] for e in entries}
     names = dict(conn.execute(select(workers.c.registration, workers.c.name)
                               .where(workers.c.registration.in_(regs))).all()) if regs else {}
     alarmed = set(conn.execute(select(coverage_alarms.c.ship).where(coverage_alarms.c.ended_at.is_(None))).scalars())
@@ -227,25 +230,21 @@ def ship_rows(conn: Connection, now: dt.datetime, tz: ZoneInfo) -> list[ShipRow]
     for c in calls:
         ships[c.ship] = {"ship": c.ship, "ship_name": c.ship_name, "voyage": c.voyage, "berth": c.berth,
                          "gate_id": c.gate_id, "arrival": as_utc(c.arrival), "departure": as_utc(c.departure)}
-    for e in entries:
-        ships.setdefault(e.ship, {"ship": e.ship, "ship_name": e.ship_name, "voyage": e.voyage, "berth": e.berth,
-                                  "gate_id": e.gate_id, "arrival": None, "departure": None})
+    for ship, e in first.items():
+        ships.setdefault(ship, {"ship": ship, "ship_name": e.ship_name, "voyage": e.voyage, "berth": e.berth,
+                                "gate_id": e.gate_id, "arrival": None, "departure": None})
     aboard_by_ship: dict[str, list] = {}
     aboard_regs: dict[str, str] = {}
     for reg, ship, at in open_rows:
         aboard_by_ship.setdefault(ship, []).append((reg, names.get(reg, ""), at))
         aboard_regs[reg] = ship
-    by_ship: dict[str, list] = {}
-    for e in entries:
-        by_ship.setdefault(e.ship, []).append(e)
+    by_ship: dict[str, dict[tuple, list[Post]]] = {}  # ship -> (date, period, start, end) -> posts
+    for date, period, ship, _n, _v, _b, _g, post, function, reg, start_at, end_at in entries:
+        by_ship.setdefault(ship, {}).setdefault((date, period, start_at, end_at), []).append(
+            Post(post, function, reg, names.get(reg, ""), aboard_regs.get(reg) == ship))
     out = []
     for ship, info in sorted(ships.items()):
-        periods: dict[tuple, list[Post]] = {}
-        for e in by_ship.get(ship, ()):
-            key = (e.date, e.period, e.start_at, e.end_at)
-            periods.setdefault(key, []).append(Post(e.post, e.function, e.registration,
-                                                    names.get(e.registration, ""),
-                                                    aboard_regs.get(e.registration) == ship))
+        periods = by_ship.get(ship, {})
         out.append(ShipRow(
             **info,
             periods=[PeriodRow(p, d, as_utc(s), as_utc(en), posts) for (d, p, s, en), posts in periods.items()],

@@ -9,6 +9,7 @@ import io
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from portgate import csvout
 
@@ -39,3 +40,56 @@ def test_the_dict_writer_quotes_a_cr_and_neutralises_values():
     w.writerow({"name": "\r@x", "amount": "-1.00"})
     assert out.getvalue() == "name,amount\n\"'\r@x\",-1.00\n"
     assert list(csv.DictReader(io.StringIO(out.getvalue(), newline=""))) == [{"name": "'\r@x", "amount": "-1.00"}]
+
+
+_CELLS = st.one_of(
+    st.text(alphabet="=+-@\t\r\n\",;a1. ", max_size=6), st.integers(-50, 50), st.none(),
+    st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-99, max_value=99),
+    st.floats(allow_nan=False, allow_infinity=False, width=16))
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=st.lists(st.lists(_CELLS, max_size=5).map(tuple) | st.lists(_CELLS, max_size=5), max_size=6),
+       end=st.sampled_from(["\n", "\r\n"]), kwargs=st.sampled_from(
+           [{}, {"delimiter": ";"}, {"delimiter": "\t"}, {"quoting": csv.QUOTE_ALL}, {"quoting": csv.QUOTE_NONNUMERIC},
+            {"quotechar": "'"}]))
+def test_writerows_writes_what_writerow_writes_row_by_row(rows, end, kwargs):
+    """``writerows`` formats the rows in one piece when it can (docs/performance.md, issue 32 item
+    6): the text is the one ``writerow`` gives row by row, formula cells, CRs and quotes included."""
+    one, each = io.StringIO(), io.StringIO()
+    csvout.writer(one, lineterminator=end, **kwargs).writerows(rows)
+    w = csvout.writer(each, lineterminator=end, **kwargs)
+    for row in rows:
+        w.writerow(row)
+    assert one.getvalue() == each.getvalue()
+
+
+def test_writerows_in_one_piece_only_when_no_cell_needs_care(mocker):
+    out = io.StringIO()
+    w = csvout.writer(out, lineterminator="\n")
+    each = mocker.spy(w, "writerow")
+    w.writerows([("a", 1, "2024-01-01"), ["b", 2, "x y"]])
+    assert each.call_count == 0 and out.getvalue() == "a,1,2024-01-01\nb,2,x y\n"
+    w.writerows([("a", "=1"), ("b", "ok")])  # a formula cell: row by row, neutralised
+    assert each.call_count == 2 and out.getvalue().endswith("a,'=1\nb,ok\n")
+    w.writerows(iter([("c", "x\ry")]))  # a CR under "\n": row by row, quoted
+    assert each.call_count == 3 and out.getvalue().endswith('c,"x\ry"\n')
+
+
+def test_writerows_writes_the_rows_given_before_its_iterator_fails():
+    def rows():
+        yield ("a", "=1")
+        yield ("b", "2")
+        raise OSError("disk")
+
+    out = io.StringIO()
+    with pytest.raises(OSError):
+        csvout.writer(out, lineterminator="\n").writerows(rows())
+    assert out.getvalue() == "a,'=1\nb,2\n"
+
+
+def test_writerows_of_a_bad_row_writes_the_rows_before_it_then_raises():
+    out = io.StringIO()
+    with pytest.raises(TypeError):  # as writerow's
+        csvout.writer(out, lineterminator="\n").writerows([("a", "1"), 5, ("c", "3")])
+    assert out.getvalue() == "a,1\n"

@@ -20,9 +20,11 @@ One session holds at most ``MAX_STREAMS`` streams at once (a few tabs); one more
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import structlog
+from markupsafe import Markup, escape
 from sqlalchemy.exc import DBAPIError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -32,7 +34,8 @@ from starlette.routing import Route
 from central.db import unreachable
 from central.web import readmodel
 from central.web.ports import keeper, per_port, port_of
-from central.web.render import lang_of, page
+from central.web.codewords import function_label, post_label
+from central.web.render import _local_time, _once, lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.event_texts import event_text
 
@@ -102,9 +105,56 @@ def _panel_data(conn, web, ports=None):
     return data
 
 
-def _event_text(request: Request):
+def _cells(request: Request) -> dict:
+    """The panel's own helpers for its template: ``event_text``, ``posts_cell``, ``aboard_cell``."""
     lang = lang_of(request)
-    return lambda parts: event_text(lang, parts)
+    return {"event_text": lambda parts: event_text(lang, parts), "posts_cell": _posts_cell(lang),
+            "aboard_cell": _aboard_cell(request.app.state.web.tz, lang)}
+
+
+_HTML_SPECIAL = re.compile("[&<>'\"]")
+
+
+def _text(value) -> str:
+    """``value`` as Jinja's autoescape writes it (``markupsafe.escape``), the escape skipped when
+    there is nothing to escape (most names and codes)."""
+    text = str(value)
+    return str(escape(text)) if _HTML_SPECIAL.search(text) else text
+
+
+def _aboard_cell(tz, lang: str):
+    """``aboard -> Markup``: a ship's people aboard on the panel (``readmodel.ShipRow.aboard``,
+    ``(registration, name, admitted at)``), each with the time of his admission in the port's
+    zone, ``, `` between them; built here as ``_posts_cell`` (up to thousands per panel)."""
+    when = _local_time(tz, lang)
+
+    def cell(aboard) -> Markup:
+        return Markup(", ".join([
+            f'<span class="person" data-registration="{reg}">{reg} {_text(name)} ({_text(when(at))})</span>'
+            for reg, name, at in ((_text(r), n, a) for r, n, a in aboard)]))
+
+    return cell
+
+
+def _posts_cell(lang: str):
+    """``posts -> Markup``: a period's posts cell on the panel (``readmodel.Post``): per dispatch
+    its post and function named in ``lang``, who holds it and a ✔ when aboard, ``; `` between
+    them, every value escaped. Written here rather than as a template loop: the panel has a span
+    per dispatch (2,400 at 60 ships) and Jinja spent about five times as long on each
+    (docs/performance.md, "Crew book and office lists margin")."""
+    post_name = _once(lambda code: _text(post_label(lang, code)))  # escaped, once per code
+    function_name = _once(lambda code: _text(function_label(lang, code)))
+    post_code, function_code = _once(_text), _once(_text)
+
+    def cell(posts) -> Markup:
+        return Markup("; ".join([
+            f'<span class="post{" on" if p.aboard else ""}" data-post="{post_code(p.post)}" '
+            f'data-function="{function_code(p.function)}">{post_name(p.post)}/'
+            f'{function_name(p.function)}: {_text(p.registration)} {_text(p.name)}'
+            f'{" ✔" if p.aboard else ""}</span>'
+            for p in posts]))
+
+    return cell
 
 
 @guarded(*ALL_ROLES)
@@ -112,7 +162,7 @@ def _event_text(request: Request):
 async def home(request: Request):
     web = request.app.state.web
     data = await run_in_threadpool(web.read, _panel_data, web, request.state.ports)
-    return page(request, "live.html", event_text=_event_text(request), **data)
+    return page(request, "live.html", **_cells(request), **data)
 
 
 @guarded(*ALL_ROLES)
@@ -120,7 +170,7 @@ async def home(request: Request):
 async def panel(request: Request):
     web = request.app.state.web
     data = await run_in_threadpool(web.read, _panel_data, web, request.state.ports)
-    return page(request, "live_panel.html", event_text=_event_text(request), **data)
+    return page(request, "live_panel.html", **_cells(request), **data)
 
 
 @guarded(*ALL_ROLES)
