@@ -23,34 +23,32 @@ otherwise it reads the stored rows (one digest of all the stored rows of the sco
 kind ``shiftall``, is compared first: when it matches, the per-worker output digests are the
 stored ones; otherwise they are computed from the rows), and runs ``reconstruct``/corrections/compare/write
 (``central.ledger.store``'s path) only for the workers where either digest differs or is missing;
-a row edited behind the ledger's back changes the output digest, so it is put right. A scope's
-first close on PostgreSQL (every worker rebuilt, whatever the digests) computes the input digests
-in a forked child while it rebuilds and writes the shifts (``central.ledger.close_inputs``), and
-writes them once the child is done. A change to the rebuild code bumps ``DIGEST_VERSION``. Raises
-``portgate.errors.BadInput`` for a damaged stored event and what SQLAlchemy raises (the caller owns
-the transaction).
+a row edited behind the ledger's back changes the output digest, so it is put right. A change to
+the rebuild code bumps ``DIGEST_VERSION``. Raises ``portgate.errors.BadInput`` for a damaged
+stored event and what SQLAlchemy raises (the caller owns the transaction).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import operator
 from collections import defaultdict
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
+import msgspec
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import first_column
-from central.ledger.breaks import apply_chain_breaks
+from central.ledger.breaks import apply_chain_breaks, broken_events, missing_breaks
 from central.ledger.close_record import (CHANGES, EMPTY, WHOLE, WHOLE_SHIFTS, counted_as,  # noqa: F401
                                          counters_state, record_counters, scope_key, sorts_as_python,
                                          stored_digests, utc_times, write_digests)
-from central.ledger.close_inputs import DIGEST_VERSION, _Inputs, input_digests
-from central.ledger.corrections import apply_corrections
-from central.ledger.shifts import Shift, place_times, reconstruct
+from central.ledger.corrections import apply_corrections, shift_corrections
+from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
 from central.ledger.stored_shifts import (_FIRST, _by_shift_id, _by_worker, _count_stored,  # noqa: F401
                                           _output_digest, _stored_rows, _unexited_rows, _whole_digest)
 from central.ledger.store import (SHIFT_COLUMNS, _anchors, _store_changed, _taps_query, _window,
@@ -59,6 +57,8 @@ from central.ledger.tables import close_digests, shifts
 from central.ledger.taps import MalformedEvent, decode_clocks, decode_taps
 from portgate.timeutil import as_utc
 
+#: Part of every input digest: bump it when the rebuild (``reconstruct``, corrections) changes.
+DIGEST_VERSION = b"shifts/2"
 SHIFT_TABLES = ("shifts", "shift_flags")
 #: The named steps of ``rebuild_changed``, in order (pt-BR / English: a progress bar shows them).
 STEPS = ("marcações lidas / taps read", "entradas resumidas / inputs digested",
@@ -66,6 +66,7 @@ STEPS = ("marcações lidas / taps read", "entradas resumidas / inputs digested"
          "turnos gravados / shifts stored")
 _CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
 _PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
+_encode = msgspec.msgpack.encode
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -102,6 +103,16 @@ class _Month:
 
 
 @dataclasses.dataclass(slots=True)
+class _Inputs:
+    """Every worker's input digest, the recorded chain breaks (by event id) and whether any meal
+    correction is stored at all."""
+
+    digests: dict[str, str]
+    broken: dict
+    any_fix: bool
+
+
+@dataclasses.dataclass(slots=True)
 class _Stored:
     """The stored shifts of the scope as far as they were read: ``outputs`` (every worker's output
     digest), ``shift_rows``/``flag_rows`` (``_stored_rows``; ``None``: not read), ``rows``/``flags``
@@ -133,29 +144,15 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     scope = scope_key(date_from, date_to, zone)
     month = _read_month(conn, *_window(date_from, date_to, zone), full=_first_close(conn, scope))
     told(STEPS[0])
-    inputs = input_digests(conn, scope, month, date_from, date_to,  # a first close: in a child
-                           beside=month.full and conn.dialect.name == "postgresql")
-    try:
-        told(STEPS[1])
-        return _rebuild(conn, scope, month, inputs, (date_from, date_to), zone, now, told, ready)
-    finally:
-        inputs.close()  # a failure before the digests were written: the child killed, reaped
-
-
-def _rebuild(conn: Connection, scope: str, month: _Month, inputs: _Inputs, dates: tuple[dt.date, dt.date],
-             zone: ZoneInfo, now: dt.datetime, told: Callable[[str], None],
-             ready: Callable[[Rebuilt], None] | None) -> Rebuilt:
-    """Steps 3-5 of ``rebuild_changed`` (its docstring), once the inputs are digested (or being
-    digested beside: ``inputs.digests`` waits for them, on a first close only once the shifts are
-    written: every worker is rebuilt whatever its digest)."""
-    date_from, date_to = dates
+    inputs = _input_digests(conn, scope, month, date_from, date_to)
+    told(STEPS[1])
     known, counters = counters_state(conn, scope, SHIFT_TABLES)
     last = stored_digests(conn, scope, "shifts")
     stored = _stored_outputs(conn, scope, known, last, date_from, date_to)
     outputs = stored.outputs
-    workers = inputs.workers | set(outputs)
-    todo = {reg for reg in workers  # none stored (a first close): every worker, whatever its digests
-            if last.get(reg) != (inputs.digests.get(reg, EMPTY), outputs.get(reg, EMPTY))} if last else set(workers)
+    workers = set(inputs.digests) | set(outputs)
+    todo = {reg for reg in workers
+            if last.get(reg) != (inputs.digests.get(reg, EMPTY), outputs.get(reg, EMPTY))}
     if todo:  # the rebuilt workers' stored rows are compared and replaced
         _read_for_rebuild(conn, stored, todo, date_from, date_to)
     unexited, n_stored = _unexited_and_count(conn, stored, todo, date_from, date_to)
@@ -228,6 +225,52 @@ def _read_month(conn: Connection, lo: dt.datetime, hi: dt.datetime, full: bool =
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
     return _Month(raws, taps, taps + anchors if anchors else taps, full)
+
+
+def _input_digests(conn: Connection, scope: str, month: _Month, date_from: dt.date,
+                   date_to: dt.date) -> _Inputs:
+    """Step 2: every worker's input digest (the module docstring lists what it covers)."""
+    # per worker: the raw events, and the placements that are not the event's own trusted time
+    # (that one is already in its bytes)
+    if month.full:  # every worker is rebuilt: place every event once, for this step and step 4
+        month.placed = place_times(month.month)
+        flagged = {eid: p for eid, p in month.placed.items() if p[1]}  # = ``clock_flagged(month.month)``
+    else:
+        flagged = clock_flagged(month.month)
+    broken = broken_events(conn)  # a break recorded later (the audit) flags the shift: an input
+    missing = missing_breaks(conn)  # a deleted event: an input of every worker tapping at its gate
+    mine: dict[str, list[bytes]] = defaultdict(list)
+    moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    gates_of: dict[str, set[str]] = defaultdict(set)
+    for raw, e in zip(month.raws, month.taps):
+        reg = e.payload.registration
+        if reg is not None:
+            mine[reg].append(raw)
+            if missing:
+                gates_of[reg].add(e.gate_id)
+            if e.event_id in flagged:
+                moved[reg].append((e.event_id, repr(flagged[e.event_id])))
+            if broken and e.event_id in broken:
+                moved[reg].append((e.event_id, repr(broken[e.event_id])))
+    fixes, any_fix = _corrections(conn, date_from, date_to)
+    inputs = {}
+    head = DIGEST_VERSION + scope.encode()
+    sha = hashlib.sha256
+    for reg, own in mine.items():
+        h = sha(head)
+        own.sort()  # byte order: a set's digest whatever order the database returns it in
+        h.update(b"\0".join(own))  # JSON holds no NUL
+        if reg in moved:
+            h.update(repr(sorted(moved[reg])).encode())
+        if missing and (gone := [m for m in missing if m[0] in gates_of[reg]]):
+            h.update(repr(sorted(gone)).encode())
+        if reg in fixes:
+            h.update(_encode(fixes[reg]))
+        inputs[reg] = h.hexdigest()
+    for reg, rows in fixes.items():  # corrections of a worker with no events in the window
+        if reg not in inputs:
+            inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
+    return _Inputs(inputs, broken, any_fix)
 
 
 def _stored_outputs(conn: Connection, scope: str, known: bool, last: dict[str, tuple[str, str]],
@@ -319,6 +362,24 @@ def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: 
         ready(rebuilt)
     _store_changed(conn, found, date_from, date_to, now, stored=theirs, bound=bound)
     return rebuilt
+
+
+def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[dict[str, list[tuple]], bool]:
+    """``(corrections, any)``: the meal corrections (P6) of shifts of the dates, per registration,
+    in id order: ``(id, shift_id, value, actor, recorded_at ISO UTC)``; ``any``: whether any meal
+    correction is stored at all (of any dates)."""
+    c = shift_corrections.c
+    out: dict[str, list[tuple]] = defaultdict(list)
+    lo, hi = date_from.isoformat(), date_to.isoformat()
+    seen = False
+    for cid, sid, value, actor, at in conn.execute(
+            select(c.id, c.shift_id, c.value, c.actor, c.recorded_at)
+            .where(c.field == "meal_worked").order_by(c.id)):
+        seen = True
+        parts = sid.rsplit("/", 3)
+        if len(parts) == 4 and lo <= parts[2] <= hi:
+            out[parts[0]].append((cid, sid, bool(value), actor, as_utc(at).isoformat()))
+    return out, seen
 
 
 _SECOND = operator.itemgetter(1)

@@ -65,20 +65,6 @@ elif step == "lines":
         return save(*a, before_lines=lines, **k)
     DefaultDialect.do_executemany = executemany
     close.save_statements = saving
-elif step == "beside":  # PostgreSQL: the input digests in a forked child, which sends the signals
-    import central.ledger.close_inputs as inputs
-    inputs.BESIDE_MIN_WORKERS, digest, parent = 0, inputs.digest_inputs, os.getpid()
-    def in_child(*a):
-        if os.getpid() != parent:
-            with open(os.environ["CHILD_PID_FILE"], "w") as out:
-                out.write(str(os.getpid()))
-            for name in names:  # SIGINT to the process group (a terminal's Ctrl-C), SIGTERM to the close
-                if name == "SIGINT":
-                    os.killpg(0, signal.SIGINT)
-                else:
-                    os.kill(parent, getattr(signal, name))
-        return digest(*a)
-    inputs.digest_inputs = in_child
 sys.exit(main(args))
 """
 
@@ -91,15 +77,13 @@ def ledger(migrated_url) -> str:
 
 
 def _close(url: str, step: str, signals: str, *extra: str, lang: str = "pt",
-           command: tuple[str, ...] = ("pay", "close"), env: dict | None = None) -> tuple[int, str, str]:
+           command: tuple[str, ...] = ("pay", "close")) -> tuple[int, str, str]:
     """Run ``pay close`` (or ``command``) of March on ``url`` with ``signals`` sent at ``step``:
-    ``(exit status, stdout, stderr)``. In a session of its own (its process group: the close and
-    its children only)."""
-    env = {**os.environ, "PORTGATE_LANG": lang, **(env or {})}
+    ``(exit status, stdout, stderr)``."""
+    env = {**os.environ, "PORTGATE_LANG": lang}
     when = AT if command == ("pay", "close") else ()
     done = subprocess.run([sys.executable, "-c", DRIVER, step, signals, *command, "--db", url, *MARCH,
-                           *when, *extra], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-                          start_new_session=True)
+                           *when, *extra], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -184,24 +168,3 @@ def test_a_second_interrupt_after_the_commit_says_the_close_is_stored(ledger):
         "before its report"), err
     code, out, _err = _close(ledger, "none", "SIGINT")
     assert json.loads(out)["written"] == 0 and _current(ledger) == stored  # nothing to redo
-
-
-@pytest.mark.parametrize(("signal", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
-def test_an_interrupt_while_a_child_digests_the_inputs_rolls_back_and_leaves_no_child(ledger, tmp_path, signal,
-                                                                                     status):
-    """PostgreSQL's first close with its input digests in a forked child (``close_inputs``): Ctrl-C
-    (SIGINT to the process group: the child too) or SIGTERM to the close while the child runs. The
-    close rolls its statements back and says so in one line, and its child is gone (reaped)."""
-    if not ledger.startswith("postgresql"):
-        pytest.skip("the child is PostgreSQL's only")
-    pid_file = tmp_path / "child.pid"
-    code, out, err = _close(ledger, "beside", signal, env={"CHILD_PID_FILE": str(pid_file)})
-    assert (code, out) == (status, ""), err
-    assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err, err
-    assert _current(ledger) == 0
-    child = int(pid_file.read_text())
-    with pytest.raises(ProcessLookupError):
-        os.kill(child, 0)
-    code, out, err = _close(ledger, "none", "SIGINT")
-    assert code == 0, err
-    assert json.loads(out)["written"] == _current(ledger) > 0
