@@ -28,8 +28,12 @@ transactions; a close interrupted between them leaves digests that no longer mat
 sends those workers through the full path next time. On PostgreSQL the shift transaction writes on
 a thread while the stored statements are read and pay is computed, planned and written, and the
 statements are committed after it (``central.pay.close_behind``); the pay digests of the rows as
-written are computed while the statement lines are written. Raises ``StoreError`` on a database failure,
-``BadInput`` for a damaged stored event.
+written are computed while the statement lines are written. The cyclic collector is paused for the
+whole close, and what the close built (a month's events, shifts, statements: millions of tracked
+objects, none in a cycle) goes to its oldest generation when it ends instead of being scanned by
+the young collection its allocation count starts at once (``portgate.gctune.paused(long_lived=True)``:
+0.4-0.9 s of a 5,000-worker first close, after its last write). Raises ``StoreError`` on a database
+failure, ``BadInput`` for a damaged stored event.
 """
 
 from __future__ import annotations
@@ -111,7 +115,7 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
     told = progress or (lambda _name: None)
     scope = scope_key(date_from, date_to, zone)
     try:
-        with gc_paused(), ShiftHalf(engine, lambda conn, step, ready: rebuild_changed(
+        with gc_paused(long_lived=True), ShiftHalf(engine, lambda conn, step, ready: rebuild_changed(
                 conn, date_from, date_to, zone, now=now, step=step, ready=ready), told,
                 what="closing the month failed", conflict=CLOSE_CONFLICT) as half, \
                 ThreadPoolExecutor(1, thread_name_prefix="close-digests") as beside:
