@@ -12,6 +12,7 @@ fixture marks itself ``pytestmark = pytest.mark.xdist_group("name")``."""
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -21,6 +22,14 @@ from testkit.demo_day import DemoDay
 # a command's output: every command a test runs, in-process or as a subprocess, speaks English
 # unless the test sets PORTGATE_LANG itself (tests/test_cli_texts.py runs them in pt-BR, the default).
 os.environ["PORTGATE_LANG"] = "en"
+
+# Ctrl-C as a terminal gives it, in this process and so in every command a test starts: a suite
+# started as a background job of a non-interactive shell (``bash .ci/run &``, ``(nohup ... &)``)
+# inherits SIGINT ignored, every child inherits that, and Python leaves an ignored SIGINT ignored:
+# the tests that Ctrl-C a command (tests/central/pay/test_close_interrupts.py) then saw it run to its
+# end (exit 0). A Python handler here is reset to the default action in a child at its exec.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = ["testkit.xdist_groups"]  # the two workers' scheduling (scripts/test.sh)
 
