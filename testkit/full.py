@@ -2,7 +2,7 @@
 (``PORTGATE_FULL=1 bash scripts/test.sh``, by hand before a release; docs/performance.md, "The test
 suite").
 
-    TRIALS = full_or(15, 100)   # 15 in CI, 100 with PORTGATE_FULL=1
+    TRIALS = full_or(8, 100)   # 8 in CI, 100 with PORTGATE_FULL=1 (tests/central/ledger/test_migration_kills.py)
 
 A smaller form must still fail on the bug its test guards (fewer kills at random moments, fewer
 events, fewer gates: the same checks)."""
