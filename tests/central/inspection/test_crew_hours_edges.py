@@ -82,3 +82,17 @@ def test_an_overlap_names_its_times_in_the_books_zone(periods_csv, tmp_path, cap
     tail = {"en": "overlaps", "pt": "se sobrepõe a"}[lang]
     assert (f"periods.csv:3: {said} '2024-06-10T11:00:00-03:00'..'2024-06-10T13:00:00-03:00' "
             f"(America/Sao_Paulo) {tail} periods.csv:2") in err
+
+
+def test_rows_at_both_ends_of_the_years_leave_the_book_as_without_them(periods_csv, tmp_path,
+                                                                      capsys):
+    near = period_row("A", "2024-06-10T08:00:00-03:00", "2024-06-10T19:00:00-03:00")
+    far = [period_row("A", "1900-01-01T00:00:00+00:00", "1900-01-31T00:00:00+00:00"), near,
+           period_row("A", "2199-12-01T00:00:00+00:00", "2199-12-31T23:59:59+00:00")]
+    books = []
+    for name, rows in (("near.csv", [near]), ("far.csv", far)):
+        code, _ = hours(capsys, periods_csv(rows, name=name), out=tmp_path / name[:-4])
+        assert code == 0
+        books.append({p.name: p.read_bytes() for p in (tmp_path / name[:-4]).iterdir()})
+    assert books[0] == books[1]
+    assert b"2024-06-10" in books[1]["overtime_book.csv"]
