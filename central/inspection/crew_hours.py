@@ -45,6 +45,7 @@ from central.inspection.work_periods import (
     _by_crew_start_end,
     _check_sorted,
     _crew_id,
+    check_year,
     _end_s,
     _start_s,
 )
@@ -337,13 +338,14 @@ def compute_book(
     check). ``date_from``/``date_to``: civil days of the report, inclusive, in ``tz`` (the ship's
     time zone, e.g. ``America/Sao_Paulo``). Days outside the range are still used to judge the ISO
     weeks and watch intervals that touch it. Raises ``BadInput`` if periods of one person overlap,
-    if the ship has no periods, or if ``date_to`` is before ``date_from``.
+    if the ship has none, if ``date_to`` is before ``date_from`` or either is past 1900-2199.
     """
     zone = ZoneInfo(tz) if isinstance(tz, str) else tz
     if date_to < date_from:
         raise BadInput(f"--to {date_to} is before --from {date_from}")
+    check_year(date_from, "--from"), check_year(date_to, "--to")
     periods = sorted(periods, key=_by_crew_start_end)
-    _check_sorted(periods)
+    _check_sorted(periods, zone)
     mine = [p for p in periods if p.ship == ship]
     if not mine:
         raise BadInput(f"no work periods for ship {ship!r}")

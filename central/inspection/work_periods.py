@@ -17,6 +17,14 @@ from portgate.errors import BadInput
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _SECOND = dt.timedelta(seconds=1)
 
+# the instants a book handles (docs/inspection.md): years 1900-2199 UTC, and a period at most
+# 31 days long; beyond them a row is refused (the calendar's ends and a book's cost stay far away)
+FIRST_YEAR, LAST_YEAR = 1900, 2199
+_MIN_S = (dt.datetime(FIRST_YEAR, 1, 1, tzinfo=dt.UTC) - _EPOCH) // _SECOND
+_END_S = (dt.datetime(LAST_YEAR + 1, 1, 1, tzinfo=dt.UTC) - _EPOCH) // _SECOND
+MAX_PERIOD_DAYS = 31
+_MAX_LEN_S = MAX_PERIOD_DAYS * 86400
+
 PERIOD_COLUMNS = (
     "ship",
     "crew_id",
@@ -84,14 +92,27 @@ def _seconds(value: str | None, field: str) -> int:
     if stamp.microsecond:
         raise BadInput(f"{field} {value!r} has a fraction of a second")
     found = (stamp - _EPOCH) // _SECOND
+    if not _MIN_S <= found < _END_S:
+        raise BadInput(f"{field} {value!r} is outside the years {FIRST_YEAR}-{LAST_YEAR} (UTC)")
     if len(_STAMPS) >= 65536:
         _STAMPS.clear()
     _STAMPS[value] = found
     return found
 
 
-def _iso_utc(seconds: int) -> str:
-    return (_EPOCH + dt.timedelta(seconds=seconds)).isoformat()
+def check_year(day: dt.date, what: str) -> None:
+    """``BadInput`` unless ``day`` (a book's --from/--to) is in ``FIRST_YEAR``..``LAST_YEAR``."""
+    if not FIRST_YEAR <= day.year <= LAST_YEAR:
+        raise BadInput(f"{what} is outside the years {FIRST_YEAR}-{LAST_YEAR}")
+
+
+def _order(start_s: int, end_s: int, start: str, end: str) -> None:
+    """``BadInput`` for an end not after its start or a period longer than ``MAX_PERIOD_DAYS``;
+    ``start``/``end``: the times as written (with their offset), quoted in the message."""
+    if end_s <= start_s:
+        raise BadInput(f"end {end!r} is not after start {start!r}")
+    if end_s - start_s > _MAX_LEN_S:
+        raise BadInput(f"period {start!r}..{end!r} is longer than {MAX_PERIOD_DAYS} days")
 
 
 class _PeriodFields(NamedTuple):
@@ -120,7 +141,8 @@ class WorkPeriod(_PeriodFields):
     port_traffic=False, compensation=None, where="")`` with ``start``/``end`` aware datetimes
     (whole seconds), or from a periods.csv row (``from_row``, ``from_cells``). ``where`` names the
     source row (``periods.csv:7``) for error messages and the books. Raises ``BadInput`` for a
-    naive time, an end not after its start, or a watch_type missing on a watch / set on work.
+    naive time, an end not after its start, a time outside the years 1900-2199 UTC, a period
+    longer than ``MAX_PERIOD_DAYS``, or a watch_type missing on a watch / set on work.
     """
 
     __slots__ = ()
@@ -144,6 +166,10 @@ class WorkPeriod(_PeriodFields):
         if start.microsecond or end.microsecond:
             raise BadInput("start and end are kept to the second (no fraction)")
         start_s, end_s = (start - _EPOCH) // _SECOND, (end - _EPOCH) // _SECOND
+        for s_, text in ((start_s, "start"), (end_s, "end")):
+            if not _MIN_S <= s_ < _END_S:
+                raise BadInput(f"{text} is outside the years {FIRST_YEAR}-{LAST_YEAR} (UTC)")
+        _order(start_s, end_s, start.isoformat(), end.isoformat())
         return cls._checked(
             ship, crew_id, name, role, start_s, end_s, kind, watch_type, port_traffic,
             compensation, where)
@@ -151,8 +177,6 @@ class WorkPeriod(_PeriodFields):
     @classmethod
     def _checked(cls, ship, crew_id, name, role, start_s, end_s, kind, watch_type, port_traffic,
                  compensation, where) -> WorkPeriod:
-        if end_s <= start_s:
-            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
         if kind is Kind.WATCH:
             if watch_type is None:
                 raise BadInput(
@@ -202,8 +226,8 @@ class WorkPeriod(_PeriodFields):
         end_s = _STAMPS.get(end)
         if end_s is None:
             end_s = _seconds(end, "end")
-        if end_s <= start_s:
-            raise BadInput(f"end {_iso_utc(end_s)} is not after start {_iso_utc(start_s)}")
+        if end_s <= start_s or end_s - start_s > _MAX_LEN_S:
+            _order(start_s, end_s, start, end)
         kind_, watch_type_, flag, comp = tail
         return _new(cls, (ship, crew_id, (name or "").strip(), (role or "").strip(), start_s,
                           end_s, kind_, watch_type_, flag, comp, where))
@@ -222,13 +246,15 @@ class WorkPeriod(_PeriodFields):
         crew_id = (crew_id or "").strip()
         if not crew_id:
             raise BadInput("crew_id is required")
+        start_s, end_s = _seconds(start, "start"), _seconds(end, "end")
+        _order(start_s, end_s, start, end)
         period = cls._checked(
             ship,
             crew_id,
             (name or "").strip(),
             (role or "").strip(),
-            _seconds(start, "start"),
-            _seconds(end, "end"),
+            start_s,
+            end_s,
             _choose(Kind, kind, "kind", optional=False),
             _choose(WatchType, watch_type, "watch_type", optional=True),
             flag,
@@ -245,8 +271,9 @@ _by_crew_start_end = operator.itemgetter(1, 4, 5)  # (crew_id, start_s, end_s)
 _crew_id, _start_s, _end_s = operator.itemgetter(1), operator.itemgetter(4), operator.itemgetter(5)
 
 
-def _check_sorted(periods: Sequence[WorkPeriod]) -> None:
-    """``check_overlaps`` on periods already sorted by ``_by_crew_start_end``."""
+def _check_sorted(periods: Sequence[WorkPeriod], zone: dt.tzinfo = dt.UTC) -> None:
+    """``check_overlaps`` on periods already sorted by ``_by_crew_start_end``; times are named
+    in ``zone`` (the book's --tz), with their offset and the zone's name."""
     errors = []
     crew_id = latest = None
     for p in periods:
@@ -255,8 +282,9 @@ def _check_sorted(periods: Sequence[WorkPeriod]) -> None:
             continue
         if p.start_s < latest.end_s:
             errors.append(
-                f"{p.where or '?'}: period of crew_id {crew_id} {p.start.isoformat()}.."
-                f"{p.end.isoformat()} overlaps {latest.where or '?'}"
+                f"{p.where or '?'}: period of crew_id {crew_id} "
+                f"{p.start.astimezone(zone).isoformat()!r}..{p.end.astimezone(zone).isoformat()!r}"
+                f" ({zone}) overlaps {latest.where or '?'}"
             )
         if p.end_s > latest.end_s:
             latest = p

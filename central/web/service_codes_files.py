@@ -20,6 +20,13 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     # central.cli_args: the commands' --from/--to work days
     "after_to": r"(?P<first>\S+) is after --to (?P<last>\S+)",
     "value_outside": r"(?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+    # central.inspection.work_periods / crew_hours: the crew hours book's limits and period order
+    "crew_stamp_years": r"(?P<which>start|end) (?P<value>'[^']*') is outside the years (?P<first>\d{4})-(?P<last>\d{4}) \(UTC\)",
+    "crew_day_years": r"(?P<option>--from|--to) is outside the years (?P<first>\d{4})-(?P<last>\d{4})",
+    "crew_period_long": r"period (?P<start>'[^']*')\.\.(?P<end>'[^']*') is longer than (?P<n>\d+) days",
+    "crew_period_order": r"end (?P<end>'[^']*') is not after start (?P<start>'[^']*')",
+    "crew_overlap": r"period of crew_id (?P<crew>\S+) (?P<start>'[^']*')\.\.(?P<end>'[^']*') \((?P<zone>[^)]*)\) "
+                    r"overlaps (?P<other>\S+)",
     # central.registry.sanctions: the length of a suspension (R4), as the command line says it
     "suspension_lasts": r"a suspension lasts (?P<lo>\d+) to (?P<hi>\d+) days \((?P<article>[^)]*)\), not (?P<n>-?\d+)",
     # portgate.record_rows: a CSV row longer than its header

@@ -332,6 +332,12 @@ SAMPLES = {
     "nats_without_servers": "[nats] has settings but no servers: give servers (the JetStream ingest) or remove "
                             "[nats] (the MQTT ingest)",
     "after_to": "2026-03-20 is after --to 2026-03-01",
+    "crew_stamp_years": "start '0001-01-01T12:00:00+00:00' is outside the years 1900-2199 (UTC)",
+    "crew_day_years": "--to is outside the years 1900-2199",
+    "crew_period_long": "period '2024-06-10T08:00:00-03:00'..'2024-07-20T07:00:00-03:00' is longer than 31 days",
+    "crew_period_order": "end '2024-06-10T07:00:00-03:00' is not after start '2024-06-10T08:00:00-03:00'",
+    "crew_overlap": "period of crew_id A '2024-06-10T11:00:00-03:00'..'2024-06-10T13:00:00-03:00' "
+                    "(America/Sao_Paulo) overlaps periods.csv:2",
     "value_outside": "'1900-01-01' is outside 2000-01-01..2100-12-31",
     "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
     "cells_more": "2 cell(s) more than the header has",
