@@ -71,6 +71,9 @@ class WebState:
         self.settings = settings
         self.tz = ZoneInfo(settings.tz)
         self.now = now or (lambda: dt.datetime.now(dt.UTC))
+        # the login throttle's clock (``central.web.users.check_login``): the machine's wall clock,
+        # never ``now`` (the business clock: a demo's stands still, and its waits would never end)
+        self.throttle_now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC)
         self.suspension_limits = suspension_limits(settings)
         self.photos_dir = Path(settings.photos_dir) if settings.photos_dir else None
         self.slip_key: bytes | None = None  # set by the server (``office serve``) or a test

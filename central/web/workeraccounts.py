@@ -142,16 +142,18 @@ def issue_code(session: Session, registration: str, *, actor: str, now: dt.datet
 
 
 def activate(session: Session, login: str, code: str, password: str, *, address: str,
-             now: dt.datetime | None = None) -> str:
+             now: dt.datetime | None = None, throttle_at: dt.datetime | None = None) -> str:
     """Set the password of ``login``'s worker account with an activation code; return the login.
 
     ``BadInput`` for a code that is unknown, used, expired or another login's, a disabled account or
     a cancelled registration (each a failed login for the rate limit: the caller commits also on
-    refusal), a short password, or a login or address locked by too many failures."""
+    refusal), a short password, or a login or address locked by too many failures. ``throttle_at``:
+    the rate limit's clock reading (``WebState.throttle_now``, the wall clock; default ``now``)."""
     now = now or utcnow()
+    throttle_at = throttle_at or now
     login = (login or "").strip().lower()[:64]
     address = (address or "?")[:64]
-    if users.locked(session, login, address, now):
+    if users.locked(session, login, address, throttle_at):
         raise BadInput("too many wrong attempts: try again later", where="locked")
     users._check_password(password)
     row = session.execute(
@@ -163,7 +165,7 @@ def activate(session: Session, login: str, code: str, password: str, *, address:
                worker_activations.c.used_at.is_(None))).first()
     if (row is None or as_utc(row.expires_at) < now or row.disabled
             or not _registration_valid(session, row.registration)):
-        session.execute(login_failures.insert().values(login=login, address=address, at=now))
+        session.execute(login_failures.insert().values(login=login, address=address, at=throttle_at))
         raise BadInput("the activation code is wrong, used or expired: ask the office for a new one", where="code")
     session.execute(update(worker_activations).where(worker_activations.c.id == row.id).values(used_at=now))
     session.execute(update(office_users).where(office_users.c.id == row.user_id)

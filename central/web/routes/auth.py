@@ -34,7 +34,8 @@ async def login(request: Request):
 
     def attempt(session):
         try:
-            user = check_login(session, login_name, password, address=address, now=web.now())
+            user = check_login(session, login_name, password, address=address,
+                               now=web.throttle_now())  # a clock that moves (WebState)
             return user, start_session(session, user.id, web.now())
         except LoginRefused as exc:
             return exc  # returned, not raised: the failure row commits with the transaction

@@ -213,7 +213,8 @@ async def activate_post(request: Request):
 
     def attempt(s):
         try:
-            return activate(s, login, str(form.get("code") or ""), password, address=address, now=web.now())
+            return activate(s, login, str(form.get("code") or ""), password, address=address, now=web.now(),
+                            throttle_at=web.throttle_now())  # the rate limit: a clock that moves
         except BadInput as exc:
             return exc  # returned: a wrong code's failure row commits with the transaction
 

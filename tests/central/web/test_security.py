@@ -181,6 +181,7 @@ def test_html_in_a_workers_name_is_shown_escaped(app):
 
 
 def test_wrong_passwords_slow_that_login_from_that_address_with_growing_waits(app, clock):
+    app.state.web.throttle_now = clock  # the throttle's clock (the wall clock in the office), moved here
     c = TestClient(app, follow_redirects=False)
     for _ in range(FREE_PAIR - 1):
         assert login(c, "inspector", "wrong password!").status_code == 401

@@ -201,6 +201,7 @@ def test_every_office_route_answers_403_to_a_worker_session(app, ledger, engine)
 
 
 def test_the_office_prints_a_code_and_the_worker_activates_his_account_once(app, ledger, engine, clock):
+    app.state.web.throttle_now = clock  # the rate limit's clock (the wall clock in the office), moved here
     office, token = logged_in(app, "office")
     inspector, itoken = logged_in(app, "inspector")
     assert inspector.post("/workers/V001/access-code", data={"csrf_token": itoken}).status_code == 403
