@@ -84,6 +84,23 @@ def test_an_overlap_names_its_times_in_the_books_zone(periods_csv, tmp_path, cap
             f"(America/Sao_Paulo) {tail} periods.csv:2") in err
 
 
+@pytest.mark.parametrize("lang", ["pt", "en"])
+def test_the_whole_overlap_message_speaks_the_language_first_line_included(periods_csv, tmp_path,
+                                                                         capsys, lang):
+    path = periods_csv([GOOD, period_row("A", "2024-06-10T11:00:00-03:00",
+                                         "2024-06-10T13:00:00-03:00")])
+    code, err = hours(capsys, path, lang=lang, out=tmp_path / "o")
+    assert code == 2
+    said = {"en": ["portgate: overlapping work periods:",
+                   "periods.csv:3: period of crew_id A '2024-06-10T11:00:00-03:00'.."
+                   "'2024-06-10T13:00:00-03:00' (America/Sao_Paulo) overlaps periods.csv:2"],
+            "pt": ["portgate: períodos de trabalho sobrepostos:",
+                   "periods.csv:3: o período de crew_id A '2024-06-10T11:00:00-03:00'.."
+                   "'2024-06-10T13:00:00-03:00' (America/Sao_Paulo) se sobrepõe a periods.csv:2"]}
+    assert err.splitlines() == said[lang]
+    assert not (tmp_path / "o").exists()
+
+
 def test_rows_at_both_ends_of_the_years_leave_the_book_as_without_them(periods_csv, tmp_path,
                                                                       capsys):
     near = period_row("A", "2024-06-10T08:00:00-03:00", "2024-06-10T19:00:00-03:00")
