@@ -339,6 +339,7 @@ SAMPLES = {
     "crew_overlap": "period of crew_id A '2024-06-10T11:00:00-03:00'..'2024-06-10T13:00:00-03:00' "
                     "(America/Sao_Paulo) overlaps periods.csv:2",
     "crew_overlaps_head": "overlapping work periods:",
+    "output_unwritable": "cannot write the output 'books/overtime_book.csv': Is a directory",
     "value_outside": "'1900-01-01' is outside 2000-01-01..2100-12-31",
     "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
     "cells_more": "2 cell(s) more than the header has",
