@@ -153,3 +153,21 @@ def test_the_written_files_are_listed_under_the_path_the_user_gave(periods_csv, 
         out, _ = capsys.readouterr()
         assert [line.strip() for line in out.splitlines()[1:]] == [
             "books/overtime_book.csv", "books/transgressions.csv", "books/book.html"]
+
+
+@pytest.mark.parametrize("lang", ["pt", "en"])
+def test_a_quote_never_closed_is_a_csv_syntax_error_at_its_line(periods_csv, tmp_path, capsys,
+                                                                 lang):
+    path = periods_csv([GOOD, period_row("A", "2024-06-11T08:00:00-03:00",
+                                         "2024-06-11T12:00:00-03:00"), GOOD])
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = lines[2].replace(",A,", ',"A,', 1)  # row 3's crew_id opens a quote, none closes it
+    path.write_text("".join(lines), encoding="utf-8")
+    code, err = hours(capsys, path, lang=lang, out=tmp_path / "o")
+    assert code == 2
+    said = {"en": 'not a valid CSV file: a quoted value opened on this line is never closed '
+                  '(a " is missing)',
+            "pt": 'não é um arquivo CSV válido: um valor entre aspas aberto nesta linha nunca é '
+                  'fechado (falta uma ")'}
+    assert err.splitlines() == [f"portgate: periods.csv:3: {said[lang]}"]
+    assert not (tmp_path / "o").exists()

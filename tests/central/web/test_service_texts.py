@@ -80,6 +80,7 @@ SAMPLES = {
     "not_utf8": "file is not UTF-8",
     "not_csv": "not a valid CSV file: unexpected end of data",
     "csv_field_long": "not a valid CSV file: a field is longer than 131072 characters",
+    "csv_unclosed_quote": 'not a valid CSV file: a quoted value opened on this line is never closed (a " is missing)',
     "time_not_timestamp": "time '15/03/2026 06:00' is not an ISO 8601 timestamp",
     "time_no_offset": "time '2026-03-15T06:00' has no UTC offset",
     "file_not_found": "file not found",
