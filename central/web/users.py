@@ -234,17 +234,26 @@ def _delay(failures: int, free: int) -> dt.timedelta:
 
 def wait_before_attempt(session: Session, login: str, address: str, now: dt.datetime) -> dt.timedelta:
     """How long ``login`` from ``address`` must still wait (zero: it may be tried now): the longer
-    of the per login-and-address and the per-address waits (module doc)."""
+    of the per login-and-address and the per-address waits (module doc), each at most the delay
+    its count of failures calls for (never above ``MAX_DELAY``).
+
+    ``now`` is the wall clock (``WebState.throttle_now``), which an administrator or NTP may step
+    back: a failure stamped after ``now`` is restamped ``now`` (in the caller's transaction, which
+    commits also on refusal), so the wait runs from the moment the clock was corrected and never
+    grows by the step (otherwise a clock put back an hour locks the login out for that hour)."""
     since = now - FAILURE_WINDOW
     n_pair, last_pair = session.execute(
         select(func.count(), func.max(login_failures.c.at))
         .where(login_failures.c.login == login, login_failures.c.address == address,
                login_failures.c.at > since)).one()
     n_addr, last_addr = _failures(session, login_failures.c.address, address, since)
+    if last_addr is not None and last_addr > now:  # the clock went back: the address's later failures
+        session.execute(update(login_failures).where(login_failures.c.address == address,
+                                                     login_failures.c.at > now).values(at=now))
     waits = [dt.timedelta(0)]
     for n, last, free in ((int(n_pair), as_utc(last_pair), FREE_PAIR), (n_addr, last_addr, FREE_ADDRESS)):
-        if last is not None:
-            waits.append(last + _delay(n, free) - now)
+        if last is not None:  # a later stamp counts as now (restamped above): at most the delay itself
+            waits.append(min(last, now) + _delay(n, free) - now)
     return max(waits)
 
 
