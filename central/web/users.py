@@ -75,7 +75,8 @@ class LoginRefused(Exception):
         self.retry_after = retry_after
 
 
-def _check_login_name(login: str) -> str:
+def check_login_name(login: str) -> str:
+    """``login`` stripped and in lower case; ``BadInput`` (``--login``) unless 2-64 of a-z 0-9 . _ -."""
     login = (login or "").strip().lower()
     if not _LOGIN.match(login):
         raise BadInput(f"login {login!r} must be 2-64 of a-z 0-9 . _ - (starting with a letter or digit)",
@@ -83,16 +84,23 @@ def _check_login_name(login: str) -> str:
     return login
 
 
-def _check_password(password: str) -> None:
+def check_password(password: str) -> None:
+    """``BadInput`` (``--password``) for a password shorter than ``MIN_PASSWORD`` characters."""
     if len(password or "") < MIN_PASSWORD:
         raise BadInput(f"a password has at least {MIN_PASSWORD} characters", where="--password")
+
+
+def hash_password(password: str) -> str:
+    """``password``'s argon2id hash, as ``office_users.password_hash`` stores it (the module's hasher,
+    looked up at each call: the tests put a faster one in its place)."""
+    return _hasher.hash(password)
 
 
 def check_new_login(session: Session, login: str) -> str:
     """``login`` as it would be stored (stripped, lower case) when no user has it yet: what the
     command line checks before it asks for a password. ``BadInput`` (``where="--login"``) if it
     is malformed or taken. Read-only."""
-    login = _check_login_name(login)
+    login = check_login_name(login)
     if session.execute(select(office_users.c.id).where(office_users.c.login == login)).first():
         raise BadInput(f"user {login!r} already exists", where="--login")
     return login
@@ -110,10 +118,10 @@ def add_user(session: Session, login: str, *, role: str, password: str, name: st
     office's home port, ``*`` all). ``BadInput`` if the login exists or is malformed, the role is
     not one of ``ROLES`` or the password is shorter than ``MIN_PASSWORD``."""
     now = now or utcnow()
-    login = _check_login_name(login)
+    login = check_login_name(login)
     if role not in ROLES:
         raise BadInput(f"role {role!r} is not one of {', '.join(ROLES)}", where="--role")
-    _check_password(password)
+    check_password(password)
     check_new_login(session, login)
     new_id = session.execute(office_users.insert().values(
         login=login, name=name, role=role, password_hash=_hasher.hash(password), disabled=False,
@@ -124,7 +132,7 @@ def add_user(session: Session, login: str, *, role: str, password: str, name: st
 
 
 def _existing(session: Session, login: str):
-    row = session.execute(select(office_users).where(office_users.c.login == _check_login_name(login))).first()
+    row = session.execute(select(office_users).where(office_users.c.login == check_login_name(login))).first()
     if row is None:
         raise BadInput(f"no user {login!r}", where="--login")
     return row
@@ -135,7 +143,7 @@ def set_password(session: Session, login: str, password: str, *, actor: str,
     """Replace the user's password (and clear its failed logins). ``BadInput`` if unknown or short."""
     now = now or utcnow()
     row = _existing(session, login)
-    _check_password(password)
+    check_password(password)
     session.execute(update(office_users).where(office_users.c.id == row.id)
                     .values(password_hash=_hasher.hash(password), updated_at=now))
     session.execute(delete(login_failures).where(login_failures.c.login == row.login))
