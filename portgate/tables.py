@@ -14,7 +14,9 @@ column twice (``file.csv:1: column(s) quantity named twice in the header``), a h
 column outside ``known`` when the reader gives ``known`` (the columns the file takes, required and
 optional: a misspelt ``rotation_numbr`` is refused, not read as an absent optional column;
 ``file.csv:1: unknown column(s) rotation_numbr (the file takes registration, name, ...)``), a field longer than
-``FIELD_LIMIT`` characters, a NUL character, any other CSV syntax error (``file.csv:LINE``). ``one_line``
+``FIELD_LIMIT`` characters, a NUL character, a quote never closed (named at the line it opens on, not read
+as a value running to the end of the file), any other CSV syntax error such as a character after a
+closing quote (``file.csv:LINE``; the csv module's strict mode). ``one_line``
 makes any text safe to print on one line (control characters escaped).
 
 ``iter_cells(path, columns, required)`` reads the same way with the same faults but yields
@@ -139,7 +141,7 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable,
     except (OSError, ValueError) as exc:  # a directory, no permission, a NUL or an over-long name
         raise BadInput(f"cannot read: {getattr(exc, 'strerror', None) or exc}", where=one_line(str(path))) from exc
     with fh:
-        reader = csv.reader(fh)
+        reader = csv.reader(fh, strict=True)  # a quote never closed is an error, not a value to the end
         line = 0
         try:
             header = None
@@ -166,10 +168,20 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable,
         except UnicodeDecodeError as exc:
             raise BadInput("file is not UTF-8", where=f"{name}:{_undecodable_line(path)}") from exc
         except csv.Error as exc:
-            text = str(exc)
-            if "field larger than field limit" in text:
-                text = f"a field is longer than {FIELD_LIMIT} characters"
-            raise BadInput(f"not a valid CSV file: {one_line(text)}", where=f"{name}:{reader.line_num or line}") from exc
+            raise _syntax_error(exc, name, reader.line_num or line, line) from exc
+
+
+def _syntax_error(exc: csv.Error, name: str, at: int, record: int) -> BadInput:
+    """The one-line ``BadInput`` of a CSV syntax error met at file line ``at`` while reading the
+    record that starts on line ``record``. A quote never closed (strict mode's "unexpected end
+    of data") is named at the line it opens on; the field limit in our words; any other fault
+    (a character after a closing quote) as the csv module says it, at its line."""
+    text = str(exc)
+    if "field larger than field limit" in text:
+        text = f"a field is longer than {FIELD_LIMIT} characters"
+    elif "unexpected end of data" in text:
+        text, at = 'a quoted value opened on this line is never closed (a " is missing)', record
+    return BadInput(f"not a valid CSV file: {one_line(text)}", where=f"{name}:{at}")
 
 
 def _check_header(header: list[str], required: Iterable[str], known: Iterable[str] | None, *, where: str) -> None:

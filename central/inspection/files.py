@@ -15,7 +15,7 @@ from central.inspection.work_periods import PERIOD_COLUMNS, REQUIRED_COLUMNS, Wo
 from portgate.errors import BadInput
 from portgate.gctune import paused
 from portgate.records import build_cells, build_rows
-from portgate.tables import iter_cells, iter_rows
+from portgate.tables import iter_cells, iter_rows, one_line
 
 R = TypeVar("R")
 
@@ -62,25 +62,41 @@ def write_all(out_dir: str | Path, files: Mapping[str, str]) -> list[Path]:
 
     Files are written to a temporary directory next to ``out_dir`` and moved in only when all are
     written; if ``out_dir`` does not exist the whole temporary directory is renamed to it. A failure
-    leaves no output file behind. Returns the written paths.
+    leaves no output file behind and raises ``BadInput`` naming the output as the user gave it
+    (``cannot write the output 'books/overtime_book.csv': Is a directory``), never the temporary
+    directory. Returns the written paths (``out_dir`` / name).
     """
     out = Path(out_dir)
     parent = out.parent if str(out.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    except OSError as exc:
+        raise _cannot_write(out, exc) from exc
+    target = out
     try:
         for name, text in files.items():
+            target = out / name
             with (tmp / name).open("w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
         if not out.exists():
+            target = out
             tmp.rename(out)
         else:
             for name in files:
-                os.replace(tmp / name, out / name)
+                target = out / name
+                os.replace(tmp / name, target)
+            target = out
             tmp.rmdir()
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise BadInput(f"cannot write outputs: {exc}", where=str(out)) from exc
+        raise _cannot_write(target, exc) from exc
     return [out / name for name in files]
+
+
+def _cannot_write(target: Path, exc: OSError) -> BadInput:
+    """The refusal of an output that cannot be written: ``target`` as the user named it (the
+    temporary directory's name is no use to him) and the system's reason without file names."""
+    return BadInput(f"cannot write the output {one_line(str(target))!r}: {exc.strerror or type(exc).__name__}")

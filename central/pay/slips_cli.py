@@ -29,9 +29,9 @@ def verify_slip_cmd(config_path, db_url, key_file, pdf):
     if config_path and (db_url or key_file):
         raise ConfigError("give either --config central.toml or --db URL --key-file FILE, not both")
     if config_path:
-        from central.web.cli import _config, slip_key  # lazy: CLI start-up
+        from central.web.cli import central_config, slip_key  # lazy: CLI start-up
 
-        config = _config(config_path)
+        config = central_config(config_path)
         db_url, key = config.database_url, slip_key(config)
     elif db_url and key_file:
         key = read_key(key_file)

@@ -47,7 +47,7 @@ class ValiditySettings:
         return dict(self.health_exam_months_by_category).get(category, self.health_exam_months)
 
 
-def _months_before(day: dt.date, months: int) -> dt.date:
+def months_before(day: dt.date, months: int) -> dt.date:
     year, month = divmod(day.year * 12 + (day.month - 1) - months, 12)
     month += 1
     # clamp the day for short months (e.g. 31 -> 28/29/30)
@@ -70,7 +70,7 @@ def registration_problems(worker: Worker, on: dt.date,
         problems.append(Ineligible.CANCELLED)
     if suspended_on(worker, on):
         problems.append(Ineligible.SUSPENDED)
-    if worker.health_exam_date is None or worker.health_exam_date < _months_before(
+    if worker.health_exam_date is None or worker.health_exam_date < months_before(
             on, settings.health_months(worker.category)):
         problems.append(Ineligible.HEALTH_EXAM)
     if worker.category in settings.booklet_categories:

@@ -32,7 +32,7 @@ log = structlog.get_logger("central.web")
 GATE_WHAT_IF = "portgate.web.gate_what_if"
 
 
-def _config(path: str):
+def central_config(path: str):
     """central.toml as ``central run`` reads it: relative paths against the file, the PostgreSQL
     password from ``database_password_file`` (or PGPASSFILE). Raises ``ConfigError``."""
     from central.config import load_central_config  # lazy: CLI start-up
@@ -84,7 +84,7 @@ def _checked_engine(config_path: str):
     serving a port the ledger names, is refused, ``PortsRefused``, exit 2, nothing written)."""
     from central.cli_args import config_ledger  # lazy: CLI start-up
 
-    config = _config(config_path)
+    config = central_config(config_path)
     engine = _engine(config)
     try:
         config_ledger(config, writes=True)
@@ -130,7 +130,7 @@ def serve(config_path: str, host: str, port: int, ssl_certfile: str | None, ssl_
         raise click.UsageError(tr("cli.office.ssl_both_or_neither"))
     from central.cli_args import config_ledger, db_url_arg  # lazy: CLI start-up
 
-    config = _config(config_path)
+    config = central_config(config_path)
     db_url_arg(config.database_url, must_exist=True, name="database_url")  # never a new empty ledger
     check_key_dirs(config)  # a key file is made, never its directory
     # after the refusals above: a refused config is one line without the web stack's imports (~0.8 s of CPU)
@@ -253,7 +253,7 @@ def _scope(config_path: str, ports, all_ports: bool) -> str | None:
     from central.web.ports import stored_ports  # lazy: CLI start-up
 
     scope = stored_ports(ports, all_ports=all_ports)
-    served = _config(config_path).served_ports
+    served = central_config(config_path).served_ports
     unknown = [p for p in ports if p not in served]
     if unknown:
         raise BadInput(f"port {unknown[0]!r} is not served by this office (ports: {', '.join(served)})",

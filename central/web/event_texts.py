@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from central.web.service_texts import _known, flag_label
+from central.web.service_texts import known_text, flag_label
 
 
 # a gate event's type and its detail (a tap's decision, a reader's or coverage state) as the home
@@ -18,8 +18,8 @@ def event_text(lang: str, parts: tuple[str, str, str] | None) -> str:
     if not parts:
         return ""
     kind, detail, who = parts
-    said = ((_known(f"o_{detail}", lang) or _known(f"event_detail.{detail}", lang)
+    said = ((known_text(f"o_{detail}", lang) or known_text(f"event_detail.{detail}", lang)
              or (flag_label(lang, detail) if detail else "")) if detail else "")
-    head = _known(f"event_type.{kind}", lang) or kind
+    head = known_text(f"event_type.{kind}", lang) or kind
     rest = " ".join(x for x in (said, who) if x)
     return f"{head}: {rest}" if rest else head

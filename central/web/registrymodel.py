@@ -18,7 +18,7 @@ from central.registry.ids import ids_of
 from central.registry.schema import card_events, cards, cases, penalties, workers
 from central.registry.store import card_from_row, get_worker, worker_from_row
 from central.registry.suspensions import with_recorded_suspension
-from central.rotation.eligibility import ValiditySettings, _months_before, registration_problems
+from central.rotation.eligibility import ValiditySettings, months_before, registration_problems
 from portgate.errors import BadInput
 from portgate.records import Card, Worker, WorkerIds
 from portgate.rest import rest_between
@@ -107,7 +107,7 @@ class WorkerPage:
 
 
 def _add_months(day: dt.date, months: int) -> dt.date:
-    return _months_before(day, -months)
+    return months_before(day, -months)
 
 
 def worker_page(session: Session, registration: str, *, today: dt.date, now: dt.datetime,
@@ -243,9 +243,9 @@ def list_conditions(query: ListQuery, today: dt.date, validity: ValiditySettings
     if query.expiring_days is not None:
         limit_next = today + dt.timedelta(days=query.expiring_days + 1)
         special = dict(validity.health_exam_months_by_category)
-        by_cat = [and_(workers.c.category == cat, workers.c.health_exam_date <= _months_before(limit_next, months))
+        by_cat = [and_(workers.c.category == cat, workers.c.health_exam_date <= months_before(limit_next, months))
                   for cat, months in special.items()]
-        rest = workers.c.health_exam_date <= _months_before(limit_next, validity.health_exam_months)
+        rest = workers.c.health_exam_date <= months_before(limit_next, validity.health_exam_months)
         if special:
             rest = and_(workers.c.category.not_in(list(special)), rest)
         conds.append(or_(workers.c.health_exam_date.is_(None), rest, *by_cat))

@@ -64,7 +64,7 @@ _WHEN_SHAPES = {False: "time", None: "time", True: "day_time", "year": "moment",
                 "year_minute": "moment_minute", "day": "day"}
 
 
-def _local_time(tz: ZoneInfo, lang: str = "pt"):
+def local_time(tz: ZoneInfo, lang: str = "pt"):
     def fmt(value, with_date: bool | str = False) -> str:
         """``value`` (aware or UTC datetime) in the port's time and the page's language
         (``portgate.l10n.at``): ``19:05:00``; ``with_date`` true: ``14/04 19:05:00``; ``"year"``:
@@ -113,7 +113,7 @@ def _age(seconds) -> str:
     return f"{seconds // 3600} h"
 
 
-def _once(label):
+def once_per_code(label):
     """``label(code)`` looked up once per code for one render: the live panel names a post and its
     function for each of its ~2,400 dispatches, a handful of codes (docs/performance.md)."""
     seen: dict[str, str] = {}
@@ -140,11 +140,11 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
     user = getattr(request.state, "user", None)
     html = env.get_template(template).render(
         request=request, user=user, lang=lang, csrf=csrf_token(request),
-        gettext=lambda key: t(lang, key), ngettext=translations(lang).ngettext, when=_local_time(web.tz, lang), age=_age, path=request.url.path,
+        gettext=lambda key: t(lang, key), ngettext=translations(lang).ngettext, when=local_time(web.tz, lang), age=_age, path=request.url.path,
         day_text=lambda d: l10n.day(d, lang), month_text=lambda m: l10n.month(m, lang),
         week_text=lambda w: l10n.week(w, lang),
         refusal=lambda text: localize(lang, str(text)), flag=lambda code: flag_label(lang, str(code)),
-        function_name=_once(lambda code: function_label(lang, code)), post_name=_once(lambda code: post_label(lang, code)),
+        function_name=once_per_code(lambda code: function_label(lang, code)), post_name=once_per_code(lambda code: post_label(lang, code)),
         flag_list=lambda codes: ", ".join(flag_label(lang, str(c)) for c in codes or ()),
         event_words=lambda parts: event_text(lang, parts),
         period=lambda start: period_label(start, web.tz, lang=lang), actor=lambda who: actor_label(lang, who),

@@ -50,7 +50,7 @@ def months_ending(month: str) -> list[dt.date]:
     return out
 
 
-def _next(first: dt.date) -> dt.date:
+def next_month(first: dt.date) -> dt.date:
     return (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
 
 
@@ -58,7 +58,7 @@ def sizing_series(session: Session, months: list[dt.date], category: str = "vigi
                   ports: RotationPorts | None = None) -> list[dict]:
     """R6 per month: the trailing 12 months' average shifts per registered worker as of the month's
     end, and the head count that would give 25 each (of ``ports``' view: ``reports.sizing``)."""
-    return [reports.sizing(session, _next(m), category, ports=ports) | {"month": m.strftime("%Y-%m")} for m in months]
+    return [reports.sizing(session, next_month(m), category, ports=ports) | {"month": m.strftime("%Y-%m")} for m in months]
 
 
 def hours_series(session: Session, months: list[dt.date], ports: RotationPorts | None = None) -> list[dict]:
@@ -66,7 +66,7 @@ def hours_series(session: Session, months: list[dt.date], ports: RotationPorts |
     (``central.registry.headcount``, as the semester verdict counts them: not today's count), and
     the month's share of the 1,000 h a semester; with ``ports`` (a view) the hours and head counts
     of the stevedores registered at its ports (``workers.port``)."""
-    ends = [_next(m) - dt.timedelta(days=1) for m in months]
+    ends = [next_month(m) - dt.timedelta(days=1) for m in months]
     narrowed = ports is not None and ports.narrowed is not None
     counts = month_end_counts(session, "estivador", ends, ledger_start(session),
                               where=workers_in(ports) if narrowed else None)

@@ -12,9 +12,8 @@ import re
 from central.web.service_codes_files import FILE_CODES
 from wire.topics import ID_RULE
 
-# code: pattern over the English reason; its pt-BR template (the pattern's named groups as
-# ``{fields}``) is the catalogs' msgid ``svc.<code>``. An entry another branch still adds as
-# ``(pattern, pt-BR)`` works until ``python -m testkit.i18n absorb`` moves its text.
+# code: pattern over the English reason; its pt-BR template (the named groups as ``{fields}``) is the msgid
+# ``svc.<code>``. An entry a branch still adds as ``(pattern, pt-BR)`` works until ``testkit.i18n absorb`` moves it.
 CODES: dict[str, str | tuple[str, str]] = {
     # the worker's R3 health refusal (central.web.workerrequests)
     "reason_required": r"the reason is required",
@@ -96,8 +95,9 @@ CODES: dict[str, str | tuple[str, str]] = {
     "unknown_columns": r"unknown column\(s\) (?P<cols>.+) \(the file takes (?P<known>.+)\)",
     "nul_char": r"contains a NUL character",
     "not_utf8": r"file is not UTF-8",
-    # portgate.tables: Python's csv module's field limit (csv.Error "field larger than field limit")
+    # portgate.tables: the csv module's field limit, a quote never closed (strict mode's end of data)
     "csv_field_long": r"not a valid CSV file: a field is longer than (?P<n>\d+) characters",
+    "csv_unclosed_quote": r"not a valid CSV file: a quoted value opened on this line is never closed \(a \" is missing\)",
     "not_csv": r"not a valid CSV file: (?P<detail>.*)",
     "file_not_found": r"file not found",
     "uid_repeats": r"uid (?P<uid>\S+) repeats line (?P<line>\d+)",

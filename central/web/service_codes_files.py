@@ -27,6 +27,9 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "crew_period_order": r"end (?P<end>'[^']*') is not after start (?P<start>'[^']*')",
     "crew_overlap": r"period of crew_id (?P<crew>\S+) (?P<start>'[^']*')\.\.(?P<end>'[^']*') \((?P<zone>[^)]*)\) "
                     r"overlaps (?P<other>\S+)",
+    "crew_overlaps_head": r"overlapping work periods:",  # the first line of the list of crew_overlap lines
+    # central.inspection.files.write_all: an output of crew hours --out that cannot be written
+    "output_unwritable": r"cannot write the output (?P<path>'.*'): (?P<why>[^:]+)",
     # central.registry.sanctions: the length of a suspension (R4), as the command line says it
     "suspension_lasts": r"a suspension lasts (?P<lo>\d+) to (?P<hi>\d+) days \((?P<article>[^)]*)\), not (?P<n>-?\d+)",
     # portgate.record_rows: a CSV row longer than its header

@@ -31,7 +31,7 @@ def _pt(msgid: str) -> str:
     return t("pt", msgid)
 
 
-def _known(msgid: str, lang: str = "pt") -> str | None:
+def known_text(msgid: str, lang: str = "pt") -> str | None:
     """``msgid``'s text in ``lang``, ``None`` when the catalogs do not have it."""
     text = t(lang, msgid)
     return None if text == msgid else text
@@ -53,7 +53,7 @@ FIELDS: dict[str, str] = {
 
 def _field_pt(name: str, in_file: bool) -> str:
     """A field name in pt-BR (kept when unknown); under a file place its CSV column beside it."""
-    word = _known("field." + name.strip()) or FIELDS.get(name.strip())
+    word = known_text("field." + name.strip()) or FIELDS.get(name.strip())
     if word is None:
         return name
     tail = " " if name.endswith(" ") else ""  # ``not_whole``'s optional "field "
@@ -125,7 +125,7 @@ def _ineligible_pt(why: str) -> str:
     """``"G7 rest, R2 overlapping dispatch"`` (``Ineligible`` values, or "other category") in pt-BR,
     with the rule ids kept: the escala page's own words (``central.web.i18n``)."""
     def said(part: str) -> str:
-        known = _known(part) if part[:3] in ("G3 ", "G7 ", "R2 ") else _known("word." + part)
+        known = known_text(part) if part[:3] in ("G3 ", "G7 ", "R2 ") else known_text("word." + part)
         return known or part
 
     return ", ".join(said(part) for part in why.split(", "))
@@ -185,7 +185,7 @@ def flag_label(lang: str, code: str) -> str:
     if isinstance(known, tuple):  # not absorbed yet
         word, rule = known[1 if lang == "en" else 0], known[2]
     else:
-        word, rule = _known(f"flag.{code}", lang) or code, known
+        word, rule = known_text(f"flag.{code}", lang) or code, known
     return f"{word} ({rule})" if rule else word
 
 
@@ -200,7 +200,7 @@ def role_label(lang: str, code: str) -> str:
     """A production role code (``general_foreman``) as the pay page names it: ``"contramestre
     geral"`` in pt-BR, ``"general foreman"`` in English; a role the table does not know (a
     rulebook's own) is shown as it is."""
-    said = _known(f"role.{code}", lang)
+    said = known_text(f"role.{code}", lang)
     if said is not None:
         return said
     known = ROLE_TEXTS.get(code)
@@ -215,16 +215,16 @@ def _flag_named(code: str) -> str:
     known = FLAG_TEXTS.get(code)
     if known is None:
         return code
-    word = known[0] if isinstance(known, tuple) else (_known(f"flag.{code}") or code)
+    word = known[0] if isinstance(known, tuple) else (known_text(f"flag.{code}") or code)
     return f"{word} ({code})"
 
 
 def _state_pt(value: str) -> str:
-    return _known(f"state.{value}") or value
+    return known_text(f"state.{value}") or value
 
 
 def _word_pt(prefix: str):
-    return lambda value: _known(prefix + value) or value
+    return lambda value: known_text(prefix + value) or value
 
 
 _CARD_PARAMS = {"status": _state_pt, "new": _state_pt, "kind": _word_pt("card_kind.")}
@@ -290,7 +290,7 @@ def _param_pt(code: str, key: str, value: str, in_file: bool) -> str:
         return special[key](value)
     if key in _FIELD_PARAMS:
         return _field_pt(value, in_file)
-    return _known("word." + value) or value
+    return known_text("word." + value) or value
 
 
 def _reason_pt(reason: str, depth: int = 0, in_file: bool = False, among: frozenset[str] | None = None) -> str:
@@ -304,7 +304,7 @@ def _reason_pt(reason: str, depth: int = 0, in_file: bool = False, among: frozen
     if place and depth < 3:  # "workers.csv:3: <reason>", "registration: <reason>"
         where = place["place"]
         is_file = ":" in where or "." in where  # file:line, a file name, a key path
-        shown = where if is_file or where.startswith("$") else (_known("field." + where) or FIELDS.get(where, where))
+        shown = where if is_file or where.startswith("$") else (known_text("field." + where) or FIELDS.get(where, where))
         return f"{shown}: {_reason_pt(place['rest'], depth + 1, in_file or is_file, among)}"
     return reason
 
@@ -362,13 +362,13 @@ def card_word(lang: str, value: str) -> str:
     ``"emitido"`` in pt-BR; English pages show the stored word; an unknown one as it is."""
     if lang == "en":
         return value
-    return _known(f"card_kind.{value}") or _known(f"state.{value}") or _known(f"card_event.{value}") or value
+    return known_text(f"card_kind.{value}") or known_text(f"state.{value}") or known_text(f"card_event.{value}") or value
 
 
 def penalty_kind(lang: str, value: str) -> str:
     """A registration record entry's kind (``infraction``, ``suspension``, ``cancellation``) in
     ``lang``; an unknown one as it is."""
-    return value if lang == "en" else _known(f"penalty_kind.{value}") or value
+    return value if lang == "en" else known_text(f"penalty_kind.{value}") or value
 
 
 def _registry_text(table, lang: str, text: str) -> str:
@@ -379,7 +379,7 @@ def _registry_text(table, lang: str, text: str) -> str:
             if "flag" in params:
                 params["flag"] = flag_label(lang, params["flag"])
             if "how" in params:  # "appeal waived", "appeal upheld", "appeal window passed"
-                params["how"] = _known(f"final_how.{params['how']}", lang) or params["how"]
+                params["how"] = known_text(f"final_how.{params['how']}", lang) or params["how"]
             if "rest" in params:  # a reprimand's case text; a person's words stay as typed
                 params["rest"] = _registry_text(table, lang, params["rest"])
             return t(lang, msgid).format(**params)

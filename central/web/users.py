@@ -75,7 +75,8 @@ class LoginRefused(Exception):
         self.retry_after = retry_after
 
 
-def _check_login_name(login: str) -> str:
+def check_login_name(login: str) -> str:
+    """``login`` stripped and in lower case; ``BadInput`` (``--login``) unless 2-64 of a-z 0-9 . _ -."""
     login = (login or "").strip().lower()
     if not _LOGIN.match(login):
         raise BadInput(f"login {login!r} must be 2-64 of a-z 0-9 . _ - (starting with a letter or digit)",
@@ -83,16 +84,23 @@ def _check_login_name(login: str) -> str:
     return login
 
 
-def _check_password(password: str) -> None:
+def check_password(password: str) -> None:
+    """``BadInput`` (``--password``) for a password shorter than ``MIN_PASSWORD`` characters."""
     if len(password or "") < MIN_PASSWORD:
         raise BadInput(f"a password has at least {MIN_PASSWORD} characters", where="--password")
+
+
+def hash_password(password: str) -> str:
+    """``password``'s argon2id hash, as ``office_users.password_hash`` stores it (the module's hasher,
+    looked up at each call: the tests put a faster one in its place)."""
+    return _hasher.hash(password)
 
 
 def check_new_login(session: Session, login: str) -> str:
     """``login`` as it would be stored (stripped, lower case) when no user has it yet: what the
     command line checks before it asks for a password. ``BadInput`` (``where="--login"``) if it
     is malformed or taken. Read-only."""
-    login = _check_login_name(login)
+    login = check_login_name(login)
     if session.execute(select(office_users.c.id).where(office_users.c.login == login)).first():
         raise BadInput(f"user {login!r} already exists", where="--login")
     return login
@@ -110,10 +118,10 @@ def add_user(session: Session, login: str, *, role: str, password: str, name: st
     office's home port, ``*`` all). ``BadInput`` if the login exists or is malformed, the role is
     not one of ``ROLES`` or the password is shorter than ``MIN_PASSWORD``."""
     now = now or utcnow()
-    login = _check_login_name(login)
+    login = check_login_name(login)
     if role not in ROLES:
         raise BadInput(f"role {role!r} is not one of {', '.join(ROLES)}", where="--role")
-    _check_password(password)
+    check_password(password)
     check_new_login(session, login)
     new_id = session.execute(office_users.insert().values(
         login=login, name=name, role=role, password_hash=_hasher.hash(password), disabled=False,
@@ -124,7 +132,7 @@ def add_user(session: Session, login: str, *, role: str, password: str, name: st
 
 
 def _existing(session: Session, login: str):
-    row = session.execute(select(office_users).where(office_users.c.login == _check_login_name(login))).first()
+    row = session.execute(select(office_users).where(office_users.c.login == check_login_name(login))).first()
     if row is None:
         raise BadInput(f"no user {login!r}", where="--login")
     return row
@@ -135,7 +143,7 @@ def set_password(session: Session, login: str, password: str, *, actor: str,
     """Replace the user's password (and clear its failed logins). ``BadInput`` if unknown or short."""
     now = now or utcnow()
     row = _existing(session, login)
-    _check_password(password)
+    check_password(password)
     session.execute(update(office_users).where(office_users.c.id == row.id)
                     .values(password_hash=_hasher.hash(password), updated_at=now))
     session.execute(delete(login_failures).where(login_failures.c.login == row.login))
@@ -234,17 +242,26 @@ def _delay(failures: int, free: int) -> dt.timedelta:
 
 def wait_before_attempt(session: Session, login: str, address: str, now: dt.datetime) -> dt.timedelta:
     """How long ``login`` from ``address`` must still wait (zero: it may be tried now): the longer
-    of the per login-and-address and the per-address waits (module doc)."""
+    of the per login-and-address and the per-address waits (module doc), each at most the delay
+    its count of failures calls for (never above ``MAX_DELAY``).
+
+    ``now`` is the wall clock (``WebState.throttle_now``), which an administrator or NTP may step
+    back: a failure stamped after ``now`` is restamped ``now`` (in the caller's transaction, which
+    commits also on refusal), so the wait runs from the moment the clock was corrected and never
+    grows by the step (otherwise a clock put back an hour locks the login out for that hour)."""
     since = now - FAILURE_WINDOW
     n_pair, last_pair = session.execute(
         select(func.count(), func.max(login_failures.c.at))
         .where(login_failures.c.login == login, login_failures.c.address == address,
                login_failures.c.at > since)).one()
     n_addr, last_addr = _failures(session, login_failures.c.address, address, since)
+    if last_addr is not None and last_addr > now:  # the clock went back: the address's later failures
+        session.execute(update(login_failures).where(login_failures.c.address == address,
+                                                     login_failures.c.at > now).values(at=now))
     waits = [dt.timedelta(0)]
     for n, last, free in ((int(n_pair), as_utc(last_pair), FREE_PAIR), (n_addr, last_addr, FREE_ADDRESS)):
-        if last is not None:
-            waits.append(last + _delay(n, free) - now)
+        if last is not None:  # a later stamp counts as now (restamped above): at most the delay itself
+            waits.append(min(last, now) + _delay(n, free) - now)
     return max(waits)
 
 

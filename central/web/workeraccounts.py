@@ -99,12 +99,12 @@ def add_account(session: Session, registration: str, *, password: str | None = N
         raise BadInput(f"registration {worker.registration} already has an account", where="--registration")
     login = login_of(worker.registration)
     secret = password if password is not None else secrets.token_urlsafe(32)
-    login = users._check_login_name(login)
-    users._check_password(secret)
+    login = users.check_login_name(login)
+    users.check_password(secret)
     if session.execute(select(office_users.c.id).where(office_users.c.login == login)).first():
         raise BadInput(f"user {login!r} already exists", where="--registration")
     user_id = session.execute(office_users.insert().values(
-        login=login, name=worker.name, role=ROLE, password_hash=users._hasher.hash(secret), disabled=False,
+        login=login, name=worker.name, role=ROLE, password_hash=users.hash_password(secret), disabled=False,
         created_at=now, updated_at=now)).inserted_primary_key[0]
     session.execute(worker_accounts.insert().values(user_id=user_id, registration=worker.registration,
                                                     created_at=now))
@@ -130,7 +130,7 @@ def issue_code(session: Session, registration: str, *, actor: str, now: dt.datet
                     .values(used_at=now))
     # a new code resets access: the old password stops working, open sessions end
     session.execute(update(office_users).where(office_users.c.id == row.id).values(
-        password_hash=users._hasher.hash(secrets.token_urlsafe(32)), disabled=False, updated_at=now))
+        password_hash=users.hash_password(secrets.token_urlsafe(32)), disabled=False, updated_at=now))
     users.end_sessions_of(session, row.id, now)
     code = new_code()
     expires = now + dt.timedelta(days=CODE_DAYS)
@@ -155,7 +155,7 @@ def activate(session: Session, login: str, code: str, password: str, *, address:
     address = (address or "?")[:64]
     if users.locked(session, login, address, throttle_at):
         raise BadInput("too many wrong attempts: try again later", where="locked")
-    users._check_password(password)
+    users.check_password(password)
     row = session.execute(
         select(worker_activations.c.id, worker_activations.c.expires_at, worker_accounts.c.registration,
                office_users.c.id.label("user_id"), office_users.c.disabled)
@@ -169,7 +169,7 @@ def activate(session: Session, login: str, code: str, password: str, *, address:
         raise BadInput("the activation code is wrong, used or expired: ask the office for a new one", where="code")
     session.execute(update(worker_activations).where(worker_activations.c.id == row.id).values(used_at=now))
     session.execute(update(office_users).where(office_users.c.id == row.user_id)
-                    .values(password_hash=users._hasher.hash(password), updated_at=now))
+                    .values(password_hash=users.hash_password(password), updated_at=now))
     session.execute(delete(login_failures).where(login_failures.c.login == login))
     users.end_sessions_of(session, row.user_id, now)
     audit(session, actor=f"worker:{login}", action="worker_account.activate", subject=row.registration,

@@ -45,6 +45,19 @@ def test_every_fault_is_one_line_naming_file_and_line(tmp_path, text, where, say
     assert message.startswith(f"{where}: ") and says in message and "\n" not in message, message
 
 
+@pytest.mark.parametrize("text, where, says", [
+    ('a,b\n1,2\n\n3,"x\n4,5\n6,7\n', "t.csv:4", 'a quoted value opened on this line is never closed (a " is missing)'),
+    ('a,b\n"1,2\n', "t.csv:2", 'a quoted value opened on this line is never closed (a " is missing)'),
+    ('a,b\n1,2\n3,"x"y\n', "t.csv:3", "not a valid CSV file: ',' expected after '\"'"),
+])
+def test_a_quote_never_closed_or_followed_by_a_character_is_a_syntax_error_at_its_line(tmp_path, text, where, says):
+    """Not a value running to the end of the file (the rows after it swallowed, the next cell
+    missing): one line naming where the quote opens."""
+    with pytest.raises(BadInput) as info:
+        list(iter_cells(_write(tmp_path, text), ["a", "b"], ["a", "b"]))
+    assert str(info.value) == f"{where}: {'' if says.startswith('not') else 'not a valid CSV file: '}{says}"
+
+
 def test_not_utf8_a_missing_file_and_an_unopenable_name_are_one_line(tmp_path):
     with pytest.raises(BadInput, match=r"^t.csv:2: file is not UTF-8"):
         read_rows(_write(tmp_path, "a\n\xe9\n", encoding="latin-1"))

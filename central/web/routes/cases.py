@@ -39,7 +39,7 @@ def _actor(request: Request) -> str:
 MAX_ID = 2**63 - 1  # the largest row id SQLite and PostgreSQL BIGINT hold
 
 
-def _row_id(text: str, what: str) -> int:
+def row_id(text: str, what: str) -> int:
     """A row id from the URL: 1..MAX_ID, else ``BadInput`` (answered 404: no such row)."""
     try:
         value = int(text)
@@ -51,7 +51,7 @@ def _row_id(text: str, what: str) -> int:
 
 
 def _case_id(request: Request) -> int:
-    return _row_id(request.path_params["case_id"], "case")
+    return row_id(request.path_params["case_id"], "case")
 
 
 def _of_view(fn):
@@ -208,7 +208,7 @@ async def case_waive(request: Request):
 async def case_attachment(request: Request):
     web = request.app.state.web
     try:
-        case_id, att = _case_id(request), _row_id(request.path_params["attachment_id"], "attachment")
+        case_id, att = _case_id(request), row_id(request.path_params["attachment_id"], "attachment")
         row = await run_in_threadpool(web.with_session, lambda s: svc.attachment(s, case_id, att))
     except (BadInput, ValueError) as exc:
         return bad_input(request, str(exc), status_code=404)

@@ -52,7 +52,7 @@ REQ_COLUMNS = ("date", "period", "operator", "ship", "ship_name", "voyage", "ber
 FORM_FILE = "requisition"
 
 
-def _day(request: Request, value: str | None = None) -> dt.date:
+def day_param(request: Request, value: str | None = None) -> dt.date:
     web = request.app.state.web
     text = value if value is not None else request.query_params.get("date", "")
     if not text:
@@ -93,7 +93,7 @@ def group_entries(entries, names: dict[str, str], ended: frozenset[int] = frozen
     return [groups[k] for k in sorted(groups, key=lambda k: (k[0], groups[k]["ship_name"], k[1]))]
 
 
-def _names(session, registrations) -> dict[str, str]:
+def names_of(session, registrations) -> dict[str, str]:
     regs = sorted(set(registrations))
     out: dict[str, str] = {}
     for i in range(0, len(regs), 500):  # SQLite's bound-parameter limit
@@ -122,7 +122,7 @@ def _view(session, day, tz, now: dt.datetime, ports: RotationPorts | None = None
     boarded = [m | {"at": dt.datetime.fromisoformat(m["at"])} for m in _of_view(session, ports,
                                                                                  rep.boarded_without_dispatch)]
     missing = _of_view(session, ports, rep.dispatched_not_boarded)
-    names = _names(session, [e.registration for _i, _o, e in entries]
+    names = names_of(session, [e.registration for _i, _o, e in entries]
                    + [m["registration"] for m in missing + boarded])
     return {"entries": entries, "groups": group_entries(entries, names, ended), "names": names,
             "presence": reports.PresenceReport(missing, boarded),
@@ -156,7 +156,7 @@ def _escala(request: Request, view: dict, day: dt.date, *, status_code: int = 20
 async def escala_page(request: Request):
     web = request.app.state.web
     try:
-        day = _day(request)
+        day = day_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     view = await _day_view(request, day)
@@ -252,11 +252,11 @@ async def dispatch_post(request: Request):
     by_form = not (isinstance(up, UploadFile) and up.filename)
     typed = {k: str(form.get(k) or "") for k in (*TYPED, "call", "date")} if by_form else {}
     try:
-        day = _day(request, iso_date_text(str(form.get("date") or "")))
+        day = day_param(request, iso_date_text(str(form.get("date") or "")))
     except BadInput as exc:
         if not (by_form and "call" in form):
             return bad_input(request, str(exc))
-        day = _day(request, "")  # the form again, on today's escala, with the typed date beside its field
+        day = day_param(request, "")  # the form again, on today's escala, with the typed date beside its field
         view = await _day_view(request, day)
         errors = typed_problems(form) | {"date": exc.reason}
         return _escala(request, view, day, status_code=400, by_form=True, req_values=typed,
@@ -336,7 +336,7 @@ async def entry_change(request: Request):
     actor, ports = f"web:{request.state.user.login}", office_ports(request)
     try:
         entry_id = int(request.path_params["entry_id"])
-        day = _day(request, str(form.get("date") or ""))
+        day = day_param(request, str(form.get("date") or ""))
     except ValueError:
         return bad_input(request, "entry id is a number")
     except BadInput as exc:
@@ -369,7 +369,7 @@ async def export_csv(request: Request):
     view's ports only (an operator or ship with none there: 404, as one with no escala)."""
     web = request.app.state.web
     try:
-        day = _day(request)
+        day = day_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     by, name = request.path_params["by"], request.query_params.get("name", "")

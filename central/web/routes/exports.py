@@ -139,7 +139,7 @@ async def report_csv(request: Request):
     if name not in reports_routes.CHARTS:
         return bad_input(request, "no such report", status_code=404)
     try:
-        month = reports_routes._month(request)
+        month = reports_routes.month_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports, partial = reports_routes.port_view(request)
@@ -167,14 +167,14 @@ async def escala_csv(request: Request):
     rows of the view's ports (``escala.office_ports``)."""
     web = request.app.state.web
     try:
-        day = escala_routes._day(request)
+        day = escala_routes.day_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports = escala_routes.office_ports(request)
 
     def load(s):
         entries = rotation.day_entries(s, day, ports)
-        return escala_routes.group_entries(entries, escala_routes._names(s, [e.registration for _i, _o, e in entries]))
+        return escala_routes.group_entries(entries, escala_routes.names_of(s, [e.registration for _i, _o, e in entries]))
 
     groups = await run_in_threadpool(web.with_session, load)
     lang = _lang(request)

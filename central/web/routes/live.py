@@ -35,7 +35,7 @@ from central.db import unreachable
 from central.web import readmodel
 from central.web.ports import keeper, per_port, port_of
 from central.web.codewords import function_label, post_label
-from central.web.render import _local_time, _once, lang_of, page
+from central.web.render import local_time, once_per_code, lang_of, page
 from central.web.security import ALL_ROLES, current_user, guarded
 from central.web.event_texts import event_text
 
@@ -126,7 +126,7 @@ def _aboard_cell(tz, lang: str):
     """``aboard -> Markup``: a ship's people aboard on the panel (``readmodel.ShipRow.aboard``,
     ``(registration, name, admitted at)``), each with the time of his admission in the port's
     zone, ``, `` between them; built here as ``_posts_cell`` (up to thousands per panel)."""
-    when = _local_time(tz, lang)
+    when = local_time(tz, lang)
 
     def cell(aboard) -> Markup:
         return Markup(", ".join([
@@ -142,9 +142,9 @@ def _posts_cell(lang: str):
     them, every value escaped. Written here rather than as a template loop: the panel has a span
     per dispatch (2,400 at 60 ships) and Jinja spent about five times as long on each
     (docs/performance.md, "Crew book and office lists margin")."""
-    post_name = _once(lambda code: _text(post_label(lang, code)))  # escaped, once per code
-    function_name = _once(lambda code: _text(function_label(lang, code)))
-    post_code, function_code = _once(_text), _once(_text)
+    post_name = once_per_code(lambda code: _text(post_label(lang, code)))  # escaped, once per code
+    function_name = once_per_code(lambda code: _text(function_label(lang, code)))
+    post_code, function_code = once_per_code(_text), once_per_code(_text)
 
     def cell(posts) -> Markup:
         return Markup("; ".join([

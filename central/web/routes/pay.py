@@ -45,7 +45,7 @@ READERS = ("office", "auditor", "admin")
 WRITERS = ("office",)
 
 
-def _period(request: Request, params=None) -> tuple[dt.date, dt.date]:
+def period_param(request: Request, params=None) -> tuple[dt.date, dt.date]:
     """``(first, last)`` of the ``from``/``to`` query (default: the month so far), each in
     ``FIRST_DAY..LAST_DAY`` (2000-01-01..2100-12-31, as ``portgate pay``). ``BadInput`` otherwise
     (shown in pt-BR: "o dia 1900-01-01 está fora de 2000-01-01..2100-12-31")."""
@@ -73,7 +73,7 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
     web = request.app.state.web
     q = request.query_params if params is None else params
     try:
-        first, last = _period(request, q)
+        first, last = period_param(request, q)
     except BadInput as exc:
         return bad_input(request, str(exc))
     worker = str(q.get("worker") or "").strip() or None
@@ -160,7 +160,7 @@ async def mark_paid_post(request: Request):
     form = await request.form()
     ref = str(form.get("ref") or "").strip()
     try:
-        first, last = _period(request, form)
+        first, last = period_param(request, form)
     except BadInput as exc:
         return bad_input(request, str(exc))
     found = await _view_statements(request, await run_in_threadpool(web.read, lambda c: read_statements(
@@ -303,7 +303,7 @@ async def export_csv(request: Request):
     """The payroll CSV of the period (``payroll_rows``), headers in the page's language."""
     web = request.app.state.web
     try:
-        first, last = _period(request)
+        first, last = period_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
 
@@ -331,7 +331,7 @@ def _known_worker(conn, registration: str) -> bool:
     return conn.execute(select(workers.c.registration).where(workers.c.registration == registration)).first() is not None
 
 
-async def _pdf(request: Request, registration: str | None) -> Response:
+async def payslip_response(request: Request, registration: str | None) -> Response:
     web = request.app.state.web
     ports = partial_view(request)
     if registration is not None and not await run_in_threadpool(web.read, _known_worker, registration) or (
@@ -343,7 +343,7 @@ async def _pdf(request: Request, registration: str | None) -> Response:
                          "`portgate office serve --config central.toml` (key in [web] slip_key_file or "
                          "<keys_dir>/payslip.key)", status_code=503)
     try:
-        first, last = _period(request)
+        first, last = period_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
 
@@ -379,13 +379,13 @@ async def _pdf(request: Request, registration: str | None) -> Response:
 @guarded(*READERS)
 @per_port
 async def slip_pdf(request: Request):
-    return await _pdf(request, request.path_params["registration"])
+    return await payslip_response(request, request.path_params["registration"])
 
 
 @guarded(*READERS)
 @per_port
 async def batch_pdf(request: Request):
-    return await _pdf(request, None)
+    return await payslip_response(request, None)
 
 
 ROUTES = [

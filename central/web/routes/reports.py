@@ -29,7 +29,7 @@ SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 CHARTS = ("sizing", "hours", "fairness", "coverage", "flags")
 
 
-def _month(request: Request) -> str:
+def month_param(request: Request) -> str:
     web = request.app.state.web
     value = request.query_params.get("month") or web.now().astimezone(web.tz).strftime("%Y-%m")
     rm.months_ending(value)  # BadInput when malformed
@@ -50,7 +50,7 @@ def figures(session, month: str, tz, ports: tuple[str, ...] | None = None, parti
     ``central.web.ports.keeper``, ``central.rotation.ports``); ``partial``: fewer ports than the
     office serves (the registry's figures are then of the workers registered at ``ports``)."""
     months = rm.months_ending(month)
-    first, after = months[0], rm._next(months[-1])
+    first, after = months[0], rm.next_month(months[-1])
     view = RotationPorts(tuple(served or ()), registered or {}, ports if partial else None)
     return {
         "months": [m.strftime("%Y-%m") for m in months],
@@ -102,7 +102,7 @@ def chart_svg(name: str, f: dict, lang: str = "pt") -> bytes:
 async def reports_page(request: Request):
     web = request.app.state.web
     try:
-        month = _month(request)
+        month = month_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports, partial = port_view(request)
@@ -120,7 +120,7 @@ async def chart(request: Request):
     if name not in CHARTS:
         return bad_input(request, "no such chart", status_code=404)
     try:
-        month = _month(request)
+        month = month_param(request)
     except BadInput as exc:
         return bad_input(request, str(exc))
     ports, partial = port_view(request)

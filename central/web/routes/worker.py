@@ -15,7 +15,7 @@ shown again with what was typed.
 
 Its parts: this module the escala, shifts, pay, payslip, card and activation pages;
 ``worker_cases.py`` his cases (R7); ``worker_frame.py`` what every worker page shares (``wpage``,
-``worker_only``, ``say``, ``_photo``).
+``worker_only``, ``say``, ``checked_photo``).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from central.web import workermodel, workerrequests
 from central.web.render import lang_of
 from central.web.routes import pay as pay_routes
 from central.web.routes import worker_cases
-from central.web.routes.cases import _row_id
+from central.web.routes.cases import row_id
 from central.web.routes.worker_frame import (  # PHOTO_MAX and wpage: this module's names too
-    PHOTO_MAX, _actor, _photo, _refused, say, worker_only, wpage)
+    PHOTO_MAX, worker_actor, checked_photo, refused, say, worker_only, wpage)
 from central.web.security import public, csrf_ok
 from central.web.service_texts import role_label
 from central.web.users import MIN_PASSWORD
@@ -59,7 +59,7 @@ def _today(web) -> dt.date:
 
 def _days(request: Request) -> tuple[dt.date, dt.date]:
     """``from``/``to`` of the query (default: the month so far), as the office's pay page reads them."""
-    return pay_routes._period(request)
+    return pay_routes.period_param(request)
 
 
 @worker_only
@@ -83,23 +83,23 @@ async def escala_page(request: Request):
 async def health_refusal(request: Request):
     """He refuses one of his dispatches for health reasons with a photo of the certificate (R3): a
     pending request the office decides (``central.web.workerrequests``)."""
-    web, reg, actor = request.app.state.web, request.state.registration, _actor(request)
+    web, reg, actor = request.app.state.web, request.state.registration, worker_actor(request)
     try:
-        escala_id = _row_id(request.path_params["escala_id"], "escala")
+        escala_id = row_id(request.path_params["escala_id"], "escala")
     except BadInput:
-        return _refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
+        return refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
     form = await request.form()
     item = form.get("photo")
     try:
         if not (isinstance(item, UploadFile) and item.filename):
             raise BadInput("a photo of the medical certificate is required", where="photo-kind")
-        photo = _photo(await item.read(), item.filename)
+        photo = checked_photo(await item.read(), item.filename)
         await run_in_threadpool(web.with_session, lambda s: workerrequests.ask_health_refusal(
             s, reg, escala_id, str(form.get("reason") or ""), photo, actor=actor, now=web.now()))
     except LookupError:
-        return _refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
+        return refused(request, word(lang_of(request), "w_no_such_dispatch"), status_code=404)
     except BadInput as exc:
-        return _refused(request, say(lang_of(request), exc))
+        return refused(request, say(lang_of(request), exc))
     return RedirectResponse("/w/?done=health", status_code=303)
 
 
@@ -109,7 +109,7 @@ async def shifts_page(request: Request):
     try:
         first, last = _days(request)
     except BadInput as exc:
-        return _refused(request, str(exc))
+        return refused(request, str(exc))
 
     def load(conn):
         found = workermodel.shifts_of(conn, reg, first, last)
@@ -128,7 +128,7 @@ async def pay_page(request: Request):
     try:
         first, last = _days(request)
     except BadInput as exc:
-        return _refused(request, str(exc))
+        return refused(request, str(exc))
 
     def load(conn):
         production = member_statements(conn, reg, first, last)
@@ -144,7 +144,7 @@ async def pay_page(request: Request):
 @worker_only
 async def payslip(request: Request):
     """His payslip PDF of the period: the office's payslip (``routes.pay._pdf``), signed the same."""
-    return await pay_routes._pdf(request, request.state.registration)
+    return await pay_routes.payslip_response(request, request.state.registration)
 
 
 @worker_only
@@ -162,7 +162,7 @@ async def card_lost(request: Request):
     """Report a card of his lost: the card goes to ``lost`` (``store.transition_card``, a cards change
     the downlink sends to every gate: G2 denies it) with the detail ``LOST_DETAIL``, which the
     office's worker page shows as the request for a replacement."""
-    web, reg, actor = request.app.state.web, request.state.registration, _actor(request)
+    web, reg, actor = request.app.state.web, request.state.registration, worker_actor(request)
     form = await request.form()
     uid = str(form.get("uid") or "").strip()[:32]
     confirmed = form.get("confirm") == "yes"  # the box the page asks him to tick
@@ -178,11 +178,11 @@ async def card_lost(request: Request):
     try:
         await run_in_threadpool(web.with_session, step)
     except LookupError:
-        return _refused(request, word(lang_of(request), "w_no_such_card"), status_code=404)
+        return refused(request, word(lang_of(request), "w_no_such_card"), status_code=404)
     except PermissionError:
-        return _refused(request, word(lang_of(request), "w_card_confirm_needed"))
+        return refused(request, word(lang_of(request), "w_card_confirm_needed"))
     except BadInput:
-        return _refused(request, word(lang_of(request), "w_card_not_active"))
+        return refused(request, word(lang_of(request), "w_card_not_active"))
     return RedirectResponse("/w/cartao?done=lost", status_code=303)
 
 

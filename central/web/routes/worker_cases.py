@@ -19,8 +19,8 @@ from central.web import resend, workermodel
 from central.web.workeraccounts import registration_of
 from central.web.workertexts import word
 from central.web.render import attachment_download, lang_of
-from central.web.routes.cases import _row_id
-from central.web.routes.worker_frame import PHOTO_MAX, _actor, _photo, _refused, say, worker_only, wpage
+from central.web.routes.cases import row_id
+from central.web.routes.worker_frame import PHOTO_MAX, worker_actor, checked_photo, refused, say, worker_only, wpage
 from portgate.errors import BadInput
 
 
@@ -33,7 +33,7 @@ async def cases_page(request: Request):
 
 def _case_id(request: Request) -> int | None:
     try:
-        return _row_id(request.path_params["case_id"], "case")
+        return row_id(request.path_params["case_id"], "case")
     except BadInput:
         return None
 
@@ -43,7 +43,7 @@ async def _case_view(request: Request, status_code: int = 200, **extra) -> Respo
     case_id = _case_id(request)
     found = None if case_id is None else await run_in_threadpool(web.read, workermodel.case_of, reg, case_id)
     if found is None:
-        return _refused(request, f"no case {request.path_params['case_id'][:30]}", status_code=404)
+        return refused(request, f"no case {request.path_params['case_id'][:30]}", status_code=404)
     row, files = found
     deadline = case_svc.appeal_deadline(_Row(row)) if row.get("decided_at") else None
     context = {"defence_text": "", "appeal_text": "", "error": "", "saved": request.query_params.get("saved", ""),
@@ -74,9 +74,9 @@ async def _case_change(request: Request, field: str, step) -> Response:
     case_id = _case_id(request)
     found = None if case_id is None else await run_in_threadpool(web.read, workermodel.case_of, reg, case_id)
     if found is None:
-        return _refused(request, f"no case {request.path_params['case_id'][:30]}", status_code=404)
+        return refused(request, f"no case {request.path_params['case_id'][:30]}", status_code=404)
     form = await request.form()
-    text, send_id, actor = str(form.get(field) or ""), resend.send_id_of(form.get("send_id")), _actor(request)
+    text, send_id, actor = str(form.get(field) or ""), resend.send_id_of(form.get("send_id")), worker_actor(request)
 
     def once(s):
         if not resend.already_sent(s, action=f"case.{field}", case_id=case_id, actor=actor, send_id=send_id,
@@ -87,7 +87,7 @@ async def _case_change(request: Request, field: str, step) -> Response:
         files = []
         item = form.get("photo")
         if isinstance(item, UploadFile) and item.filename:
-            files.append(_photo(await item.read(), item.filename))
+            files.append(checked_photo(await item.read(), item.filename))
         await run_in_threadpool(web.with_session, once)
     except BadInput as exc:
         return await _case_view(request, status_code=400, error=say(lang_of(request), exc),
@@ -119,7 +119,7 @@ def _keeps_typed(fn):
 @_keeps_typed
 async def case_defence(request: Request):
     web = request.app.state.web
-    actor = _actor(request)
+    actor = worker_actor(request)
     return await _case_change(request, "defence", lambda s, cid, text, files, send_id: case_svc.record_defence(
         s, cid, text, attachments=files, actor=actor, now=web.now(), send_id=send_id))
 
@@ -127,7 +127,7 @@ async def case_defence(request: Request):
 @worker_only
 @_keeps_typed
 async def case_appeal(request: Request):
-    actor = _actor(request)
+    actor = worker_actor(request)
 
     def step(s, cid, text, files, send_id):
         if not text.strip():
@@ -142,12 +142,12 @@ async def case_attachment(request: Request):
     web, reg = request.app.state.web, request.state.registration
     case_id = _case_id(request)
     try:
-        att = _row_id(request.path_params["attachment_id"], "attachment")
+        att = row_id(request.path_params["attachment_id"], "attachment")
     except BadInput:
         att = None
     found = None if case_id is None else await run_in_threadpool(web.read, workermodel.case_of, reg, case_id)
     if found is None or att is None or att not in {f["id"] for f in found[1]}:
-        return _refused(request, "no attachment", status_code=404)
+        return refused(request, "no attachment", status_code=404)
     row = await run_in_threadpool(web.with_session, lambda s: case_svc.attachment(s, case_id, att))
     return attachment_download(row.filename, row.data)
 

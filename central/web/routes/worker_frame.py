@@ -1,8 +1,8 @@
 """What every worker page (``central.web.routes.worker``, ``worker_cases``, ``worker_office``)
 shares: rendering a ``worker/*.html`` template (``wpage``), the guard of a worker's page
 (``worker_only``: session, role, CSRF, then a registration that is not cancelled, R4), the actor
-of his changes (``worker:<login>``), a refusal in his language (``say``, ``_refused``) and one
-photo of a document checked (``_photo``: JPEG or PNG, at most ``PHOTO_MAX`` bytes and
+of his changes (``worker:<login>``), a refusal in his language (``say``, ``refused``) and one
+photo of a document checked (``checked_photo``: JPEG or PNG, at most ``PHOTO_MAX`` bytes and
 ``PHOTO_MAX_PIXELS`` pixels).
 """
 
@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse, Response
 from urllib.parse import urlsplit
 
 from central.pay.payslip import brl
-from central.web.render import _local_time, env, lang_of
+from central.web.render import local_time, env, lang_of
 from central.web.security import csrf_token, guarded
 from central.web.codewords import function_label, post_label
 from central.web.service_texts import flag_label, localize
@@ -44,7 +44,7 @@ def wpage(request: Request, template: str, status_code: int = 200, **context) ->
     context.setdefault("reg", getattr(request.state, "registration", None))
     html = env.get_template(template).render(
         request=request, user=getattr(request.state, "user", None), lang=lang, csrf=csrf_token(request),
-        gettext=lambda key: word(lang, key), when=_local_time(web.tz, lang), day_text=lambda d: l10n.day(d, lang), path=request.url.path, brl=brl,
+        gettext=lambda key: word(lang, key), when=local_time(web.tz, lang), day_text=lambda d: l10n.day(d, lang), path=request.url.path, brl=brl,
         flag=lambda code: flag_label(lang, str(code)), function_name=lambda code: function_label(lang, str(code)),
         post_name=lambda code: post_label(lang, str(code)), rule=lambda r, d: pay_rule(lang, r, d),
         fmt=lambda key, **kw: word(lang, key).format(**kw), **context)
@@ -76,12 +76,12 @@ def worker_only(fn):
     return guarded("worker")(inner)
 
 
-def _actor(request: Request) -> str:
+def worker_actor(request: Request) -> str:
     return f"worker:{request.state.user.login}"
 
 
 
-def _photo(data: bytes, name: str) -> tuple[str, str, bytes]:
+def checked_photo(data: bytes, name: str) -> tuple[str, str, bytes]:
     """One photo of a document: at most ``PHOTO_MAX`` bytes and ``PHOTO_MAX_PIXELS`` pixels, a JPEG
     or PNG Pillow can read. ``BadInput`` otherwise (``where`` photo-size, photo-pixels, photo-kind)."""
     if len(data) > PHOTO_MAX:
@@ -128,7 +128,7 @@ def say(lang: str, exc: BadInput) -> str:
     return localize(lang, exc.reason)
 
 
-def _refused(request: Request, message: str, status_code: int = 400) -> HTMLResponse:
+def refused(request: Request, message: str, status_code: int = 400) -> HTMLResponse:
     return wpage(request, "worker/message.html", status_code=status_code,
                  message=localize(lang_of(request), message))
 

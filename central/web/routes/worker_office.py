@@ -17,8 +17,8 @@ from central.rotation.ports import RotationPorts
 from central.web import workerrequests
 from central.web.ports import per_port
 from central.web.registry_scope import of_worker
-from central.web.routes.cases import _row_id
-from central.web.routes.worker_frame import PHOTO_FORMATS, _refused, wpage
+from central.web.routes.cases import row_id
+from central.web.routes.worker_frame import PHOTO_FORMATS, refused, wpage
 from central.web.security import guarded
 from central.web.users import disable_user
 from central.web.workeraccounts import account_of, issue_code
@@ -38,7 +38,7 @@ async def access_code(request: Request):
     try:
         issued = await run_in_threadpool(web.with_session, lambda s: issue_code(s, reg, actor=actor, now=web.now()))
     except BadInput as exc:
-        return _refused(request, str(exc), status_code=404 if "no worker" in str(exc) else 400)
+        return refused(request, str(exc), status_code=404 if "no worker" in str(exc) else 400)
     url = f"{request.url.scheme}://{request.url.netloc}/w/ativar"
     return wpage(request, "worker/code.html", issued=issued, url=url)
 
@@ -60,7 +60,7 @@ async def revoke_access(request: Request):
         return True
 
     if not await run_in_threadpool(web.with_session, revoke):
-        return _refused(request, f"registration {reg[:64]} has no worker account", status_code=404)
+        return refused(request, f"registration {reg[:64]} has no worker account", status_code=404)
     return RedirectResponse(f"/workers/{reg}?access=revoked", status_code=303)
 
 
@@ -95,14 +95,14 @@ async def _in_view(request: Request, request_id: int | None) -> bool:
 async def office_request_photo(request: Request):
     web = request.app.state.web
     try:
-        request_id = _row_id(request.path_params["request_id"], "request")
+        request_id = row_id(request.path_params["request_id"], "request")
     except BadInput:
         request_id = None
     if not await _in_view(request, request_id):
         request_id = None
     found = None if request_id is None else await run_in_threadpool(web.read, workerrequests.photo_of, request_id)
     if found is None:
-        return _refused(request, "no request", status_code=404)
+        return refused(request, "no request", status_code=404)
     _name, ctype, data = found
     return Response(data, media_type=ctype if ctype in PHOTO_FORMATS.values() else "application/octet-stream")
 
@@ -116,14 +116,14 @@ async def office_request_decide(request: Request):
     actor = f"web:{request.state.user.login}"
     accept = str(form.get("decision") or "") == "accept"
     try:
-        request_id = _row_id(request.path_params["request_id"], "request")
+        request_id = row_id(request.path_params["request_id"], "request")
         if not await _in_view(request, request_id):
             raise BadInput(f"no pending request {request_id}", where="request")
         ports = RotationPorts(tuple(web.ports or ()), web.gate_registry)  # the next worker: of the entry's port
         await run_in_threadpool(web.with_session, lambda s: workerrequests.decide(
             s, request_id, accept, actor=actor, now=web.now(), ports=ports))
     except BadInput as exc:
-        return _refused(request, str(exc), status_code=404 if "no pending" in str(exc) or "no request" in str(exc)
+        return refused(request, str(exc), status_code=404 if "no pending" in str(exc) or "no request" in str(exc)
                         else 400)
     return RedirectResponse("/worker-requests", status_code=303)
 

@@ -11,7 +11,7 @@ import pytest
 
 from central.web.codewords import function_label, post_label
 from central.web.readmodel import Post
-from central.web.render import _local_time, env
+from central.web.render import local_time, env
 from central.web.routes.live import _aboard_cell, _posts_cell
 
 TZ = ZoneInfo("America/Sao_Paulo")
@@ -42,6 +42,6 @@ def test_the_posts_cell_is_the_template_loops_markup(lang):
 def test_the_aboard_cell_is_the_template_loops_markup(lang):
     at = dt.datetime(2026, 3, 15, 22, 5, 9, tzinfo=dt.UTC)
     aboard = [("V001", "Ana", at), ("V<2>", HOSTILE[1], at + dt.timedelta(hours=5)), ("V'3", HOSTILE[0], at)]
-    loop = env.from_string(ABOARD_LOOP).render(aboard=aboard, when=_local_time(TZ, lang))
+    loop = env.from_string(ABOARD_LOOP).render(aboard=aboard, when=local_time(TZ, lang))
     assert str(_aboard_cell(TZ, lang)(aboard)) == loop
     assert "V&lt;2&gt;" in loop and ("(19:05:09)" if lang == "pt" else "(7:05:09 PM)") in loop

@@ -67,11 +67,11 @@ def test_a_label_is_looked_up_once_per_code_in_one_render():
         asked.append(code)
         return code.upper()
 
-    named = render._once(label)
+    named = render.once_per_code(label)
     assert [named(c) for c in ("portalo", "porao", "portalo", "porao", 7, "7")] == \
         ["PORTALO", "PORAO", "PORTALO", "PORAO", "7", "7"]
     assert asked == ["portalo", "porao", "7"]
-    assert render._once(label)("portalo") == "PORTALO" and asked[-1] == "portalo"  # a new render asks again
+    assert render.once_per_code(label)("portalo") == "PORTALO" and asked[-1] == "portalo"  # a new render asks again
 
 
 def test_the_session_s_user_is_the_same_user_row(engine, users):

@@ -80,6 +80,7 @@ SAMPLES = {
     "not_utf8": "file is not UTF-8",
     "not_csv": "not a valid CSV file: unexpected end of data",
     "csv_field_long": "not a valid CSV file: a field is longer than 131072 characters",
+    "csv_unclosed_quote": 'not a valid CSV file: a quoted value opened on this line is never closed (a " is missing)',
     "time_not_timestamp": "time '15/03/2026 06:00' is not an ISO 8601 timestamp",
     "time_no_offset": "time '2026-03-15T06:00' has no UTC offset",
     "file_not_found": "file not found",
@@ -338,6 +339,8 @@ SAMPLES = {
     "crew_period_order": "end '2024-06-10T07:00:00-03:00' is not after start '2024-06-10T08:00:00-03:00'",
     "crew_overlap": "period of crew_id A '2024-06-10T11:00:00-03:00'..'2024-06-10T13:00:00-03:00' "
                     "(America/Sao_Paulo) overlaps periods.csv:2",
+    "crew_overlaps_head": "overlapping work periods:",
+    "output_unwritable": "cannot write the output 'books/overtime_book.csv': Is a directory",
     "value_outside": "'1900-01-01' is outside 2000-01-01..2100-12-31",
     "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
     "cells_more": "2 cell(s) more than the header has",

@@ -20,7 +20,7 @@ from central.registry import cases as case_svc
 from central.registry.cases import MAX_TEXT
 from central.registry.schema import audit_log, case_attachments, cases
 from central.web import resend
-from central.web.routes.worker_frame import PHOTO_MAX_PIXELS, _photo
+from central.web.routes.worker_frame import PHOTO_MAX_PIXELS, checked_photo
 from portgate.errors import BadInput
 from tests.central.web.test_worker_web import _png, engine, ledger, worker_client  # noqa: F401 (fixtures)
 
@@ -147,9 +147,9 @@ def test_a_photo_over_the_pixel_limit_is_refused_naming_its_size(app, ledger, en
 
 
 def test_the_pixel_limit_and_the_send_id():
-    assert _photo(_wide_png(7000, 7000), "a.png")[1] == "image/png"  # 49 MP: a large phone photo
+    assert checked_photo(_wide_png(7000, 7000), "a.png")[1] == "image/png"  # 49 MP: a large phone photo
     with pytest.raises(BadInput) as exc:
-        _photo(_wide_png(7100, 7100), "b.png")
+        checked_photo(_wide_png(7100, 7100), "b.png")
     assert exc.value.where == "photo-pixels" and exc.value.dims == " (7100x7100)"
     assert resend.send_id_of(resend.new_send_id()) and resend.send_id_of("short") is None
     assert resend.send_id_of(None) is None and resend.send_id_of("x" * 65) is None
