@@ -1,10 +1,13 @@
 """English the fresh tester of 2026-12-07 still saw on a pt-BR command line (the default): crew
 hours' days and ship, an option's time (``pay mark-paid --at``) and a payslip that is no PDF. Each
 refusal is one line in pt-BR by default and in English with ``--lang en``, exit 2, nothing written.
-(``evidence export``'s refusals: tests/central/evidence/test_bad_bundles.py; the office's formula
-names and superseded statements: tests/central/web/test_service_texts.py.)"""
+And the demo's last line and README, which pointed at files outside the clone. (``evidence export``'s
+refusals: tests/central/evidence/test_bad_bundles.py; the office's formula names and superseded
+statements: tests/central/web/test_service_texts.py.)"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +68,28 @@ def test_verify_slip_of_a_file_that_is_no_pdf_or_a_damaged_one(ledger, tmp_path,
                    f"{pdf}: {pt_said}", f"{pdf}: {en_said}")
 
 
+
+@pytest.mark.parametrize("lang", ["pt", "en"])
+def test_the_demo_s_last_line_names_the_rules_it_checked_and_no_file_outside_the_clone(lang):
+    """The demo's closing line said the pay matched ``RULES.md``, a file the clone does not hold: it
+    names the rule ids checked and the scenario file holding the expected amounts."""
+    from portgate.i18n import gettext
+
+    said = gettext(lang, "cli.demo.balanced").format(scenario="config/demo/scenario.toml")
+    assert "P1-P7" in said and "(P8)" in said and said.endswith("config/demo/scenario.toml.")
+    assert "RULES.md" not in said and "RULES.md" not in gettext(lang, "demo.pay")
+
+
+def test_the_readme_names_no_path_outside_the_clone_and_every_doc_it_names_exists():
+    """README cited ``../shared/RULES.md`` and ``../shared/DESIGN.md``, not in a clone: it names no
+    ``../`` path, says the specification is kept outside the repository, and every ``docs/`` file
+    it names (the rules' table among them) is in the clone."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "README.md").read_text(encoding="utf-8")
+    assert "../" not in text
+    assert "is not part of this repository" in " ".join(text.split())
+    named = set(re.findall(r"`(docs/[\w./-]+\.md)`", text))
+    assert {"docs/rules.md", "docs/pay.md", "docs/office.md", "docs/production.md", "docs/inspection.md"} <= named
+    assert [p for p in sorted(named) if not (root / p).is_file()] == []
