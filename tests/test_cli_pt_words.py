@@ -89,4 +89,5 @@ def test_verify_slip_refusals(ledger, tmp_path):
              "slip.key: not a payslip key (3 bytes; a key is 32 random bytes)")
     key.write_bytes(bytes(32))
     _refused(["pay", "verify-slip", "--db", ledger, "--key-file", str(key), str(pdf)],
-             "slip.pdf: não é um PDF legível: ", "slip.pdf: not a readable PDF: ")
+             "slip.pdf: PDF danificado: começa como PDF, mas seu conteúdo não pode ser lido (cortado ou alterado?)",
+             "slip.pdf: a damaged PDF: it starts as a PDF but its contents cannot be read (cut short or altered?)")

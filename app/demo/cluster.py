@@ -391,5 +391,5 @@ def _checks(runs: list[ClusterPortRun], out: Callable[[str], None]) -> int:
             out(f"[{port}] " + tr("cli.demo.not_balanced"))
             status = 1
         else:
-            out(f"[{port}] " + tr("cli.demo.balanced"))
+            out(f"[{port}] " + tr("cli.demo.balanced", scenario=run.scenario.dir / "scenario.toml"))
     return status

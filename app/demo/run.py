@@ -391,5 +391,6 @@ def _play(demo: DemoRun, run_dir: Path, scenario: Scenario, out: Callable[[str],
         for p in demo.problems:
             out(f"  - {p}")
         return 1
-    out(tr("cli.demo.balanced") if balanced else tr("cli.demo.not_balanced"))
+    checked = scenario.dir / "scenario.toml"  # the expected pay (P1-P7) and billing (P8) the last line names
+    out(tr("cli.demo.balanced", scenario=checked) if balanced else tr("cli.demo.not_balanced"))
     return 0 if balanced else 1

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from central.evidence.bundle_out import write_out
 from central.evidence.enrolment import record_path
 from central.evidence.pdf import summary_pdf
 from central.ingest.receipts import office_key
@@ -91,14 +92,16 @@ def _iso(value) -> str | None:
 def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: dt.date, date_to: dt.date,
            out: str | Path, *, zone: ZoneInfo, gate_rulebooks: list[str | Path] = (),
            now: dt.datetime, calendar: HolidayCalendar | None = None,
-           pay_rulebook: str | Path | None = None) -> Exported:
-    """Write the bundle to ``out``. ``calendar``: the port's holiday calendar the pay used
+           pay_rulebook: str | Path | None = None, force: bool = False) -> Exported:
+    """Write the bundle to ``out``, a new file (``force``: an existing one is replaced). ``calendar``:
+    the port's holiday calendar the pay used
     (``calendar.json``; default: the example port's); ``pay_rulebook``: the port's pay rulebook
     file (packed under its id when a statement names that id; the shipped ``config/rulebooks/<id>.toml``
     otherwise). Raises ``BadInput`` if the worker has no event or shift in the period, a gate of
     theirs has no registered public key (its events cannot be proved), a ``gate_rulebooks`` file is
-    not a gate rulebook (``check_gate_rulebook``) or a statement's pay rulebook is not found (its pay
-    could not be recomputed)."""
+    not a gate rulebook (``check_gate_rulebook``), a statement's pay rulebook is not found (its pay
+    could not be recomputed), or ``out`` exists without ``force`` or cannot be written
+    (``bundle_out.write_out``)."""
     rulebook_files = {(f"rulebooks/gate/{Path(p).parent.name}-{Path(p).name}" if gate_rulebooks else
                        f"rulebooks/gate/{Path(p).name}"): check_gate_rulebook(p)
                       for p in gate_rulebooks or [RULEBOOKS / "gate-default.toml"]}
@@ -134,7 +137,7 @@ def export(engine: Engine, keys_dir: str | Path, registration: str, date_from: d
 
     files["summary.pdf"] = summary_pdf(registration, date_from, date_to, shift_rows, stmts,
                                        events_of, gates, zone, now)
-    out = _write_bundle(out, keys_dir, files, registration, date_from, date_to, now, n_receipts, gates)
+    out = _write_bundle(out, keys_dir, files, registration, date_from, date_to, now, n_receipts, gates, force)
     return Exported(out, gates, n_events, len(stmts), len(shift_rows))
 
 
@@ -273,9 +276,10 @@ def _shift_records(shifts) -> list[dict]:
 
 def _write_bundle(out: str | Path, keys_dir: str | Path, files: dict[str, bytes], registration: str,
                   date_from: dt.date, date_to: dt.date, now: dt.datetime, n_receipts: int,
-                  gates: dict[str, tuple[int, int]]) -> Path:
+                  gates: dict[str, tuple[int, int]], force: bool) -> Path:
     """Add the office's public key to ``files``, sign the manifest of every file's SHA-256 with the
-    office key and write the zip to ``out``; returns its path."""
+    office key and write the zip to ``out`` (``central.evidence.bundle_out.write_out``: a new file
+    unless ``force``); returns its path."""
     office = office_key(keys_dir)
     files["keys/office.pem"] = chain.public_pem(office.public_key()).encode("ascii")
     manifest = {"format": FORMAT, "registration": registration, "from": date_from.isoformat(),
@@ -291,7 +295,7 @@ def _write_bundle(out: str | Path, keys_dir: str | Path, files: dict[str, bytes]
         zf.writestr("manifest.sig", office.sign(body).hex() + "\n")
         for name, data in sorted(files.items()):
             zf.writestr(name, data)
-    out.write_bytes(buf.getvalue())
+    write_out(out, buf.getvalue(), force)
     return out
 
 

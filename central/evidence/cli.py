@@ -1,7 +1,7 @@
 """``portgate evidence``: a worker's evidence bundle for a labour court, and its offline check.
 
     portgate evidence export (--config central.toml | --db URL --keys-dir DIR) --registration R
-        --from D1 --to D2 --out FILE.zip [--gate-rulebook FILE ...] [--port-config port.toml]
+        --from D1 --to D2 --out FILE.zip [--force] [--gate-rulebook FILE ...] [--port-config port.toml]
     portgate evidence verify FILE.zip [--office-key FP] [--gate-key G=FP ...] [--inspector-key FP] [--pins FILE]
     portgate evidence inspector-key --dir DIR
     portgate evidence countersign-gate RECORD --key DIR/inspector.key --gate-fingerprint FP [--office-fingerprint FP]
@@ -46,14 +46,16 @@ def evidence() -> None:
 @click.option("--registration", required=True)
 @click.option("--from", "date_from", required=True, help="First work day (YYYY-MM-DD).")
 @click.option("--to", "date_to", required=True, help="Last work day (YYYY-MM-DD).")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The zip to write.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="The zip to write (new unless --force).")
+@click.option("--force", is_flag=True, help="Replace an existing --out (a bundle is never replaced silently).")
 @click.option("--gate-rulebook", "gate_rulebooks", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Gate rulebook TOML in force (repeatable). Default: config/rulebooks/gate-default.toml.")
 @click.option("--port-config", help="Port TOML (time zone). Default: the example.")
-def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, out, gate_rulebooks, port_config):
-    """Write the evidence bundle of one worker over work days [--from, --to]."""
+def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, out, force, gate_rulebooks, port_config):
+    """Write the evidence bundle of one worker over work days [--from, --to] (a new file unless --force)."""
     from central.db import make_engine  # lazy: CLI start-up
     from central.evidence.bundle import export  # lazy: CLI start-up
+    from central.evidence.bundle_out import check_request  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
     from central.pay.cli import load_setup  # lazy: CLI start-up
 
@@ -73,6 +75,7 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
         raise click.UsageError(tr("cli.evidence.give_config_or_db"))
     keys_dir_arg(keys_dir, keys_where)
     first, last = day_range(date_from, date_to)
+    check_request(registration, out, force)
     db_url_arg(db_url, must_exist=True)
     port, _rulebook, calendar = load_setup(port_config)
     upgrade(db_url)
@@ -80,7 +83,7 @@ def export_cmd(config_path, db_url, keys_dir, registration, date_from, date_to, 
     try:
         done = export(engine, keys_dir, registration, first, last, out, zone=calendar.zone,
                       gate_rulebooks=list(gate_rulebooks), now=dt.datetime.now(dt.UTC), calendar=calendar,
-                      pay_rulebook=port.rulebook)
+                      pay_rulebook=port.rulebook, force=force)
     finally:
         engine.dispose()
     gates = ", ".join(f"{g} seq {a}..{b}" for g, (a, b) in done.gates.items()) or tr("cli.evidence.no_gates")

@@ -114,16 +114,29 @@ def _quiet_pypdf():
         logger.setLevel(level)
 
 
+def _unreadable(data: bytes, path) -> BadInput:
+    """The refusal of a file pypdf cannot read: not a PDF at all (no ``%PDF-`` in its first 1024
+    bytes, where the format puts its header) or a damaged one. pypdf's own words (``Stream has ended
+    unexpectedly``) are left out: they name nothing a person can act on."""
+    if b"%PDF-" not in data[:1024]:
+        return BadInput("not a PDF file (it does not start with %PDF-)", where=str(path))
+    return BadInput("a damaged PDF: it starts as a PDF but its contents cannot be read (cut short or altered?)",
+                    where=str(path))
+
+
 def _read(path: Path) -> _Pdf:
     try:
         data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot be opened: {exc.strerror or type(exc).__name__}", where=str(path)) from exc
+    try:
         with _quiet_pypdf():
             reader = PdfReader(io.BytesIO(data))
             meta_doc = reader.metadata or {}
             subject, author = meta_doc.get("/Subject"), meta_doc.get("/Author")
             pages = page_texts(reader)
     except (PdfReadError, OSError, ValueError) as exc:
-        raise BadInput(f"not a readable PDF: {exc}", where=str(path)) from exc
+        raise _unreadable(data, path) from exc
     try:
         meta = json.loads(subject or "")
         slips = [(str(r), str(c)) for r, c in meta["slips"]]
@@ -255,7 +268,7 @@ def _added(pdf: _Pdf, rendered: PdfReader, path) -> str | None:
         with _quiet_pypdf():
             found = additions(pdf.data, pdf.reader, rendered)
     except (PdfReadError, OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise BadInput(f"not a readable PDF: {exc}", where=str(path)) from exc
+        raise _unreadable(pdf.data, path) from exc
     if found is None:
         return None
     number, what = found

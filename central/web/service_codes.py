@@ -76,7 +76,7 @@ CODES: dict[str, str | tuple[str, str]] = {
     "new_categories_many": r"at most (?P<max>\d+) new categories, not (?P<n>\d+)",
     "new_category_long": r"new category (?P<name>'.*') is longer than (?P<n>\d+) characters",
     "new_category_comma": r"new category (?P<name>'.*') contains a comma \(one name per category\)",
-    "new_category_formula": r"new category (?P<name>'.*') starts with (?P<lead>'.*'): not a category "
+    "new_category_formula": r"new category (?P<name>'.*'|\".*\") starts with (?P<lead>'.*'): not a category "
                              r"\(a spreadsheet would run it as a formula\)",
     "not_one_of": r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
     "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
@@ -106,13 +106,13 @@ CODES: dict[str, str | tuple[str, str]] = {
     # central.registry.csv_import: a CPF/PIS of another worker, a formula name (a category: not_one_of)
     "cpf_taken": r"cpf (?P<value>\d+) is already held by (?P<other>\S+)",
     "pis_taken": r"pis (?P<value>\d+) is already held by (?P<other>\S+)",
-    "name_formula": r"name (?P<name>'.*') starts with (?P<lead>'.*'): not a person's name \(a spreadsheet "
-                   r"would run it as a formula\)",
+    "name_formula": r"name (?P<name>'.*'|\".*\") starts with (?P<lead>'.*'): not a person's name \(a "
+                   r"spreadsheet would run it as a formula\)",
     # central.registry.import_checks / enrol: a registration that is no registration, or another in other case
-    "reg_formula": r"registration (?P<reg>'.*') starts with (?P<lead>'.*'): not a registration \(a spreadsheet "
-                    r"would run it as a formula\)",
-    "reg_char": r"registration (?P<reg>'.*') holds (?P<char>'.*'): a registration is letters and digits, "
-                r"with - \. / between them",
+    "reg_formula": r"registration (?P<reg>'.*'|\".*\") starts with (?P<lead>'.*'): not a registration \(a "
+                    r"spreadsheet would run it as a formula\)",
+    "reg_char": r"registration (?P<reg>'.*'|\".*\") holds (?P<char>'.*'|\".*\"): a registration is letters and "
+                r"digits, with - \. / between them",
     "reg_case_registered": r"registration (?P<reg>\S+) differs only in letter case from the registered (?P<other>\S+)",
     "reg_case_line": r"registration (?P<reg>\S+) differs only in letter case from (?P<other>\S+) at line "
                      r"(?P<line>\d+)",
@@ -385,7 +385,6 @@ CODES: dict[str, str | tuple[str, str]] = {
     "slip_options_none": r"give --config central\.toml, or --db URL --key-file FILE",
     "slip_key_unreadable": r"cannot read the payslip key: (?P<why>.+)",
     "slip_not_key": r"not a payslip key \((?P<n>\d+) bytes; a key is (?P<size>\d+) random bytes\)",
-    "pdf_unreadable": r"not a readable PDF: (?P<why>.+)",
     "not_payslip": r"not a portgate payslip \(no slip metadata\)",
     "no_slip": r"no slip to verify \(no statements in (?P<first>\S+)\.\.(?P<last>\S+)\)",
     "slip_no_statements": r"no statements in the ledger for (?P<first>\S+)\.\.(?P<last>\S+)",

@@ -20,6 +20,13 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     # central.cli_args: the commands' --from/--to work days
     "after_to": r"(?P<first>\S+) is after --to (?P<last>\S+)",
     "value_outside": r"(?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+    # central.pay.verify_slip: portgate pay verify-slip on a file that is no PDF, or a damaged one
+    "pdf_not_pdf": r"not a PDF file \(it does not start with %PDF-\)",
+    "pdf_damaged": r"a damaged PDF: it starts as a PDF but its contents cannot be read \(cut short or altered\?\)",
+    # central.inspection.cli / crew_hours: crew hours' --from/--to days and its ship
+    "crew_not_date": r"(?P<value>'.*') is not a date \(YYYY-MM-DD\)",
+    "crew_to_before_from": r"--to (?P<last>\S+) is before --from (?P<first>\S+)",
+    "crew_no_periods": r"no work periods for ship (?P<ship>'.*'|\".*\")",
     # central.inspection.work_periods / crew_hours: the crew hours book's limits and period order
     "crew_stamp_years": r"(?P<which>start|end) (?P<value>'[^']*') is outside the years (?P<first>\d{4})-(?P<last>\d{4}) \(UTC\)",
     "crew_day_years": r"(?P<option>--from|--to) is outside the years (?P<first>\d{4})-(?P<last>\d{4})",
@@ -46,6 +53,11 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "members_over_limit": r"members unpack to (?P<n>\d+) bytes in all, over the limit of (?P<max>\d+)",
     "member_damaged": r"damaged member \((?P<why>.*)\)",
     "member_longer": r"holds more than the (?P<n>\d+) bytes it declares",
+    # central.evidence.cli / bundle: portgate evidence export's --registration and --out
+    "evidence_registration_empty": r"the registration \(--registration\) is empty",
+    "evidence_nothing": r"no event or shift of (?P<reg>.+) from (?P<first>\S+) to (?P<last>\S+)",
+    "evidence_out_exists": r"(?P<path>'.*'|\".*\") already exists: an evidence bundle is never replaced silently "
+                           r"\(give another --out, or --force to replace it\)",
     # central.cli_args / central.config: the ledger's database URL and keys dir
     "not_database_url": r"(?P<value>'.*') is not a database URL \(sqlite:///path\.db or "
                          r"postgresql\+psycopg://user@host/db\): (?P<why>.+)",
@@ -84,6 +96,9 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
                              r"SQLite \(sqlite:///path\.db\) or PostgreSQL \(postgresql\+psycopg://user@host/db\)",
     # central.cli_args.day_arg: an option's time outside the plausible years (pay mark-paid --at)
     "option_outside": r"(?P<option>--[\w-]+) (?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
+    # portgate.cells.parse_aware through central.cli_args.time_arg: an option's time (pay mark-paid --at)
+    "option_not_timestamp": r"(?P<option>--[\w-]+) (?P<value>'.*'|\".*\") is not an ISO 8601 timestamp",
+    "option_no_offset": r"(?P<option>--[\w-]+) (?P<value>'.*'|\".*\") has no UTC offset",
     # central.pay.shifts_csv / central.pay.watchmen: a row of portgate pay --shifts FILE
     "exit_before_admit": r"exit_at is before admit_at",
     "not_whole_hour": r"(?P<field>\w+) (?P<value>.+) is not on a whole local hour \((?P<zone>.+)\)",

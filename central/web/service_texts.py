@@ -40,14 +40,9 @@ def known_text(msgid: str, lang: str = "pt") -> str | None:
 # field names, CSV columns and form places the services name in English -> pt-BR: msgids
 # ``field.<name>``; the old table, empty (``python -m testkit.i18n absorb`` moves what is added)
 FIELDS: dict[str, str] = {
-    # a case's texts (central.registry.cases, R7)
-    # workers.csv, cards.csv (portgate.records) and the worker form
-    # requisitions.csv, escala.csv, ships.csv and the requisition form
-    # the pages' own fields (pay, what-if, flags, reports, cases, escala changes)
-    # the admission conditions (central.registry.admission, R9) as the add-worker form names them
-    # central.rotation.service.substitute names its command-line option
-    # central.rotation.service: an entry removed or of an ended period
-    # an office of several ports: a worker's port (workers.csv, the add-worker form)
+    # a case's texts (R7); workers.csv, cards.csv and the worker form; requisitions.csv, escala.csv,
+    # ships.csv and the requisition form; the pages' own fields; the admission conditions (R9); the
+    # rotation service's option and entries; a worker's port (an office of several ports)
 }
 
 
@@ -227,6 +222,11 @@ def _word_pt(prefix: str):
     return lambda value: known_text(prefix + value) or value
 
 
+def _superseded_pt(ids: str) -> str:
+    """``S1 (by S2)`` (``pay_superseded``'s ids, each by its new version) in pt-BR: ``svc.pay_superseded_by``."""
+    return re.sub(r"([^,]+?) \(by ([^()]+)\)", lambda m: _pt("svc.pay_superseded_by").format(id=m[1], by=m[2]), ids)
+
+
 _CARD_PARAMS = {"status": _state_pt, "new": _state_pt, "kind": _word_pt("card_kind.")}
 _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_valid_toml": {"detail": toml_error_pt},
              "not_eligible": {"why": _ineligible_pt},
@@ -236,7 +236,7 @@ _PARAM_PT = {"not_toml": {"detail": toml_error_pt}, "not_valid_toml": {"detail":
              "import_sanction": {"status": _word_pt("sanction_status."), "verb": _word_pt("sanction_verb.")},
              "flag_not_one_of": {"allowed": lambda v: ", ".join(_flag_named(k) for k in v.split(", "))},
              "decision_kind": {"allowed": lambda v: ", ".join(_word_pt("decision.")(k) for k in v.split(", "))},
-             "outside_period": {"field": _word_pt("period_field.")},
+             "outside_period": {"field": _word_pt("period_field.")}, "pay_superseded": {"ids": _superseded_pt},
              "appeal_closed": {"day": lambda v: _br_date(v)},
              "past_dispatch": {"day": lambda v: _br_date(v), "end": lambda v: _br_moment(v)},
              "past_change": {"day": lambda v: _br_date(v), "end": lambda v: _br_moment(v)},

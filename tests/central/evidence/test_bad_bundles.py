@@ -16,6 +16,7 @@ import pytest
 from central.db import make_engine
 from central.evidence import verify as verify_mod
 from central.evidence.bundle import export
+from central.evidence.bundle_out import write_out
 from central.ingest.receipts import issue, office_key
 from central.evidence.verify import verify_bundle
 from central.ingest import chain as chain_check
@@ -26,7 +27,7 @@ from edge.journal import Journal
 from edge.rules.model import Now
 from portgate.config import read_secret
 from portgate.errors import BadInput
-from testkit.cli import run_here
+from testkit.cli import in_pt_and_en, run_here
 from wire import chain, topics
 from wire.events import TapPayload, encode
 
@@ -291,3 +292,59 @@ def test_the_fail_lines_in_pt_br_and_english_keep_their_place_and_exit_code(bund
     assert "FAIL: shifts.json: SHA-256 differs from the manifest (edited)" in en_fail, en.stdout
     assert "FAIL: shifts.json: not a list of objects" in en_fail, en.stdout
     assert [line.split(": ")[1] for line in pt_fail] == [line.split(": ")[1] for line in en_fail], (pt_fail, en_fail)
+
+
+def _export(url, keys, out, *more, registration="R1"):
+    return ["evidence", "export", "--db", url, "--keys-dir", str(keys), "--registration", registration,
+            "--from", "2026-03-15", "--to", "2026-03-15", "--out", str(out), *more]
+
+
+def test_an_existing_bundle_is_never_replaced_without_force(ledger, tmp_path):
+    """A bundle handed to a court is not silently replaced (docs/evidence.md): an existing --out is
+    refused before the ledger is read, one line in pt-BR (default) and English, the file untouched;
+    with --force it is replaced by a bundle that verifies."""
+    url, keys = ledger
+    out = tmp_path / "court.zip"
+    out.write_bytes(b"the bundle the court has")
+    pt, en = in_pt_and_en(_export(url, keys, out))
+    assert pt.returncode == en.returncode == 2, (pt.stderr, en.stderr)
+    assert pt.stderr == (f"portgate: --out: {str(out)!r} já existe: um pacote de provas nunca é substituído em "
+                         "silêncio (dê outro --out, ou --force para substituí-lo)\n"), pt.stderr
+    assert en.stderr == (f"portgate: --out: {str(out)!r} already exists: an evidence bundle is never replaced "
+                         "silently (give another --out, or --force to replace it)\n"), en.stderr
+    assert out.read_bytes() == b"the bundle the court has"
+    done = cli_here(*_export(url, keys, out, "--force"))
+    assert done.returncode == 0, done.stderr
+    assert verify_bundle(out)[0] == [] and not list(tmp_path.glob(".court.zip.*"))
+
+
+def test_a_file_made_meanwhile_is_not_replaced_either(tmp_path):
+    """``write_out`` opens the file exclusively: one made after the early check is kept, refused."""
+    out = tmp_path / "b.zip"
+    out.write_bytes(b"made meanwhile")
+    with pytest.raises(BadInput, match="already exists"):
+        write_out(out, b"new", force=False)
+    assert out.read_bytes() == b"made meanwhile"
+    write_out(out, b"new", force=True)
+    assert out.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["b.zip"]
+
+
+@pytest.mark.parametrize("registration, out, pt_said, en_said", [
+    ("V999", "x.zip", "nenhum evento nem turno de V999 de 15/03/2026 a 15/03/2026",
+     "no event or shift of V999 from 2026-03-15 to 2026-03-15"),
+    ("", "x.zip", "a matrícula (--registration) está vazia", "the registration (--registration) is empty"),
+    (" ", "x.zip", "a matrícula (--registration) está vazia", "the registration (--registration) is empty"),
+    ("R1", "nodir/x.zip", "não foi possível gravar a saída '{tmp}/nodir/x.zip': arquivo ou diretório inexistente",
+     "cannot write the output '{tmp}/nodir/x.zip': No such file or directory"),
+], ids=["unknown", "empty", "blank", "no-directory"])
+def test_export_refusals_are_one_line_in_portuguese_and_english(ledger, tmp_path, registration, out,
+                                                                pt_said, en_said):
+    """The fresh tester's findings: each was English in pt-BR (a raw system error for the missing
+    directory; an empty registration read ``no event or shift of  from``)."""
+    url, keys = ledger
+    pt, en = in_pt_and_en(_export(url, keys, tmp_path / out, registration=registration))
+    assert pt.returncode == en.returncode == 2, (pt.stderr, en.stderr)
+    for done, said in ((pt, pt_said), (en, en_said)):
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].endswith(said.format(tmp=tmp_path)), done.stderr
+    assert not (tmp_path / out).exists()

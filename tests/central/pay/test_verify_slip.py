@@ -288,10 +288,14 @@ def test_neither_config_nor_key_is_refused(ledger, tmp_path, capsys):
     assert "give --config central.toml, or --db URL --key-file FILE" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("content", ["passwd", "truncated"])
-def test_a_file_that_is_not_a_pdf_is_one_line_without_pypdf_warnings(ledger, tmp_path, content):
+@pytest.mark.parametrize("content, said", [
+    ("passwd", "not a PDF file (it does not start with %PDF-)"),
+    ("truncated", "a damaged PDF: it starts as a PDF but its contents cannot be read (cut short or altered?)"),
+])
+def test_a_file_that_is_not_a_pdf_is_one_line_without_pypdf_warnings(ledger, tmp_path, content, said):
     """Through the real command (pypdf's warnings go to stderr by logging's last-resort handler,
-    which pytest's own log capture would hide in-process)."""
+    which pytest's own log capture would hide in-process): one line saying which, none of pypdf's
+    own words (``Stream has ended unexpectedly``)."""
     import subprocess
     import sys
 
@@ -304,7 +308,7 @@ def test_a_file_that_is_not_a_pdf_is_one_line_without_pypdf_warnings(ledger, tmp
          "--key-file", str(tmp_path / "payslip.key"), str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"portgate: {path}: not a readable PDF: "), done.stderr
+    assert lines == [f"portgate: {path}: {said}"], done.stderr
 
 
 def test_a_slip_of_a_statement_whose_line_was_edited_in_the_ledger_is_refused(tmp_path, capsys):

@@ -341,6 +341,15 @@ SAMPLES = {
                     "(America/Sao_Paulo) overlaps periods.csv:2",
     "crew_overlaps_head": "overlapping work periods:",
     "output_unwritable": "cannot write the output 'books/overtime_book.csv': Is a directory",
+    "crew_not_date": "'2024-02-30' is not a date (YYYY-MM-DD)",
+    "crew_to_before_from": "--to 2024-06-01 is before --from 2024-06-10",
+    "crew_no_periods": "no work periods for ship '999'",
+    "option_not_timestamp": "--at 'ontem' is not an ISO 8601 timestamp",
+    "option_no_offset": "--at '2026-03-15T10:00' has no UTC offset",
+    "evidence_registration_empty": "the registration (--registration) is empty",
+    "evidence_nothing": "no event or shift of V999 from 2026-03-15 to 2026-03-16",
+    "evidence_out_exists": "'/tmp/b.zip' already exists: an evidence bundle is never replaced silently (give "
+                           "another --out, or --force to replace it)",
     "value_outside": "'1900-01-01' is outside 2000-01-01..2100-12-31",
     "suspension_lasts": "a suspension lasts 1 to 30 days (83.611 art. 21 a), not 99",
     "cells_more": "2 cell(s) more than the header has",
@@ -437,7 +446,8 @@ SAMPLES = {
     "slip_options_none": "give --config central.toml, or --db URL --key-file FILE",
     "slip_key_unreadable": "cannot read the payslip key: Permission denied",
     "slip_not_key": "not a payslip key (3 bytes; a key is 32 random bytes)",
-    "pdf_unreadable": "not a readable PDF: EOF marker not found",
+    "pdf_not_pdf": "not a PDF file (it does not start with %PDF-)",
+    "pdf_damaged": "a damaged PDF: it starts as a PDF but its contents cannot be read (cut short or altered?)",
     "not_payslip": "not a portgate payslip (no slip metadata)",
     "no_slip": "no slip to verify (no statements in 2026-03-01..2026-03-02)",
     "slip_no_statements": "no statements in the ledger for 2026-03-01..2026-03-02",
@@ -702,3 +712,29 @@ def test_a_final_cases_penalty_reason_reads_in_portuguese_with_the_flag_by_its_n
         "repreensão: processo 2: saída sem entrada (G9) (art. 9), decisão definitiva: prazo de recurso encerrado"
     assert penalty_reason("en", stored) == "case 1: borrowed card (G4) (83.611 art. 20 j/l), final: appeal waived"
     assert penalty_reason("pt", "refused dispatch 3: doente") == "recusou a escala 3: doente"  # typed words stay
+
+
+@pytest.mark.parametrize("name", ["=cmd|' /C calc'!A0", "@SUM(1+1)", '+"x"', "-'a\"b'"])
+def test_every_formula_name_refusal_reads_in_portuguese_whatever_its_quotes(name):
+    """A name holding a ``'`` is shown by ``repr`` in double quotes (``"=cmd|' /C calc'!A0"``): it
+    reads in pt-BR like ``'@SUM(1+1)'``, and in English as the service worded it (the fresh tester's
+    finding: the first stayed English in pt-BR)."""
+    from central.registry.import_checks import text_problems
+
+    for text in text_problems("V900", name) + [
+            f"registration {name!r} starts with {name[:1]!r}: not a registration (a spreadsheet would run it as "
+            "a formula)", f"new category {name!r} starts with {name[:1]!r}: not a category (a spreadsheet would "
+            "run it as a formula)"]:
+        pt = localize("pt", text)
+        assert pt.startswith(("o nome ", "a matrícula ", "a categoria nova ")), (text, pt)
+        assert repr(name) in pt and f"começa com {name[:1]!r}" in pt and "formula" not in pt, pt
+        assert localize("en", text) == text
+
+
+def test_a_superseded_statement_s_refusal_is_wholly_portuguese():
+    """``mark_paid``'s refusal names each superseded statement with the version that replaced it:
+    ``(by S2)`` reads ``(por S2)`` in pt-BR (was left in English inside the Portuguese sentence)."""
+    text = "statement: superseded: S1@p (by S1@p.2), S3 (by S4); already paid: S5"
+    assert localize("pt", text) == ("demonstrativo: substituído(s) por nova versão: S1@p (por S1@p.2), S3 (por S4); "
+                                    "já pago(s): S5")
+    assert localize("en", text) == text
