@@ -1,6 +1,6 @@
 """The refusals of configuration files, command-line arguments and evidence files (central.toml's
-ports and database URL, secret and TOML files, the --from/--to days, the evidence pins and a bundle's
-members) as error codes of ``central.web.service_texts``: the same form as
+ports and database URL, secret and TOML files, a ledger migration refused, the --from/--to days, the
+evidence pins and a bundle's members) as error codes of ``central.web.service_texts``: the same form as
 ``central.web.service_codes.CODES`` (code: pattern over the English reason; its pt-BR template is the
 catalogs' msgid ``svc.<code>``), which takes them in after its own. Changes when one of these
 refusals is added or reworded (a ``SAMPLES`` entry in tests/central/web/test_service_texts.py)."""
@@ -17,6 +17,9 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
                          r"PostgreSQL \(postgresql\+psycopg://user@host/db\)",
     "nats_without_servers": r"\[nats\] has settings but no servers: give servers \(the JetStream ingest\) or "
                              r"remove \[nats\] \(the MQTT ingest\)",
+    # central/migrations/versions/0038_worker_ids_unique.py: a ledger's numbers already on two registrations
+    "ids_repeated": r"migration 0038 refused: a CPF or PIS/NIS on two registrations \((?P<listed>.*)\): leave "
+                    r"each number on one registration and migrate again",
     # central.cli_args: the commands' --from/--to work days
     "after_to": r"(?P<first>\S+) is after --to (?P<last>\S+)",
     "value_outside": r"(?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",

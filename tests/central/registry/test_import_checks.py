@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from central.db import make_engine
-from central.registry.schema import workers
+from central.registry.schema import audit_log, workers
 from central.registry.store import save_worker
 from portgate.records import Worker, WorkerStatus
 from testkit.cli import run_here
@@ -132,6 +132,28 @@ def test_a_worker_moving_his_cpf_to_a_new_row_and_a_registered_category_pass(dem
     done = _import(demo_url, path)
     assert done.returncode == 0, done.stderr
     assert {"X200", "X101"} <= _registrations(demo_url)
+
+
+def test_two_workers_swapping_their_cpfs_in_one_file_pass_audited(demo_url, tmp_path):
+    """V001 and V002 exchanging CPFs (a typo corrected) in one file: the import's check lets each
+    row free its old number, and the ledger's unique index (0038) does not stop the move half way
+    (``ids.release``); each change is audited from the number he held."""
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + "V001,Ana Lima,vigia,active,2025-06-01,1,000.000.002-72,\n"
+                    "V002,Bruno Santos,vigia,active,2025-06-01,2,000.000.001-91,\n", encoding="utf-8")
+    done = _import(demo_url, path)
+    assert done.returncode == 0, done.stderr
+    engine = make_engine(demo_url)
+    try:
+        with engine.connect() as c:
+            assert dict(c.execute(select(workers.c.registration, workers.c.cpf).where(
+                workers.c.registration.in_(["V001", "V002"]))).all()) == {"V001": "00000000272", "V002": "00000000191"}
+            changed = {subject: detail["changed"] for subject, detail in c.execute(
+                select(audit_log.c.subject, audit_log.c.detail).where(audit_log.c.action == "worker.ids"))
+                if subject in ("V001", "V002")}
+    finally:
+        engine.dispose()
+    assert changed == {"V001": {"cpf": ["00000000191", "00000000272"]}, "V002": {"cpf": ["00000000272", "00000000191"]}}
 
 
 def test_a_new_category_opens_only_when_the_import_names_it(demo_url, tmp_path):

@@ -87,6 +87,8 @@ SAMPLES = {
     "reg_repeats": "registration V001 repeats line 2",
     "cpf_taken": "cpf 00000000191 is already held by V001",
     "pis_taken": "pis 12345678900 is already held by V001",
+    "ids_repeated": "migration 0038 refused: a CPF or PIS/NIS on two registrations (cpf 00000000191: V001/V921): "
+                    "leave each number on one registration and migrate again",
     "name_formula": "name '=cmd|calc' starts with '=': not a person's name (a spreadsheet would run it as a formula)",
     "reg_formula": "registration '=HYPERLINK(\"x\")' starts with '=': not a registration (a spreadsheet would run "
                    "it as a formula)",
