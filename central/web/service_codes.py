@@ -80,7 +80,6 @@ CODES: dict[str, str | tuple[str, str]] = {
     "new_category_formula": r"new category (?P<name>'.*') starts with (?P<lead>'.*'): not a category "
                              r"\(a spreadsheet would run it as a formula\)",
     "not_one_of": r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
-    "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
     # a ship call's arrival or departure (central.calls.service._when): the place names the field
     "time_not_timestamp": r"time (?P<value>'.*') is not an ISO 8601 timestamp",
     "time_no_offset": r"time (?P<value>'.*') has no UTC offset",

@@ -89,8 +89,14 @@ def _import(url: str, path: Path, lang: str = "en"):
     ("V9#04,Novo Um,vigia,active,2026-01-10,101,,\n",
      "workers.csv:3: registration 'V9#04' holds '#'", "workers.csv:3: a matrícula 'V9#04' contém '#'"),
     ("V9\x0704,Novo Um,vigia,active,2026-01-10,101,,\n",
-     "workers.csv:3: registration 'V9\\\\x0704' contains a control character",  # portgate.cells.text, before
-     "workers.csv:3: matrícula (registration) 'V9\\\\x0704' contém um caractere de controle"),
+     "workers.csv:3: registration 'V9<U+0007>04' contains a control character or line break (U+0007 at character "
+     "3)",  # portgate.cells.text, before
+     "workers.csv:3: matrícula (registration) 'V9<U+0007>04' contém um caractere de controle ou quebra de linha "
+     "(U+0007 no 3º caractere)"),
+    ("X101,Ana\u202eLima,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: name 'Ana<U+202E>Lima' contains an invisible format character (U+202E at character 4)",
+     "workers.csv:3: nome (name) 'Ana<U+202E>Lima' contém um caractere de formatação invisível (U+202E no 4º "
+     "caractere)"),
     ("v001,Ana Lima,vigia,active,2025-06-01,101,,\n",
      "workers.csv:3: registration v001 differs only in letter case from the registered V001",
      "workers.csv:3: a matrícula v001 difere da matrícula cadastrada V001 só em maiúsculas/minúsculas"),
@@ -99,7 +105,7 @@ def _import(url: str, path: Path, lang: str = "en"):
      "workers.csv:3: a matrícula x100 difere da matrícula X100 da linha 2 só em maiúsculas/minúsculas"),
 ], ids=["cpf-of-V001", "pis-of-V001", "cpf-twice-in-the-file", "astronaut", "formula-name", "at-name",
         "hyperlink-registration", "at-registration", "minus-registration", "plus-registration", "inner-space",
-        "hash-registration", "control-registration", "case-of-registered", "case-of-earlier-line"])
+        "hash-registration", "control-registration", "rtl-override-name", "case-of-registered", "case-of-earlier-line"])
 def test_the_row_is_refused_by_line_and_nothing_is_imported(demo_url, tmp_path, rows, en, pt):
     before = _registrations(demo_url)
     path = tmp_path / "workers.csv"

@@ -65,7 +65,9 @@ SAMPLES = {
     "not_whole": "rotation_number 'x' is not a whole number",
     "flag_not_one_of": "flag 'NOPE' is not one of BORROWED_CARD, NOT_DISPATCHED, CONFISCATION",
     "not_one_of": "status 'aposentado' is not one of active|suspended|cancelled",
-    "control_char": "name 'a\\x01' contains a control character or line break ('\\x01')",
+    "control_char": "name 'a<U+0001>' contains a control character or line break (U+0001 at character 2)",
+    "format_char": "name 'Ana<U+202E>Lima' contains an invisible format character (U+202E at character 4): a direction "
+                   "mark or zero-width character is part of no name",
     "not_timestamp": "arrival 'amanhã' is not an ISO 8601 timestamp",
     "no_offset": "arrival '2026-03-15T10:00' has no UTC offset",
     "out_of_range_date": "arrival '9999-12-31T23:59+14:00' is out of the representable date range",
@@ -312,6 +314,8 @@ SAMPLES = {
                          "missing: give the document and its date",
     "admission_late": "83.611 art. 15 c: atestado de bons antecedentes (autoridade policial) (police_record) is "
                       "dated 2026-12-02, after the registration on 2026-12-01",
+    "admission_before_birth": "83.611 art. 15 c: atestado de bons antecedentes (autoridade policial) (police_record) "
+                              "is dated 1900-01-01, before the birth on 1990-05-15",
     "admission_pair": "vision_on is required with vision",
     "admission_doc": "vision (the document) is required with vision_on",
     "foreign_share": "DL 2.032 art. 5 §3: foreigners would be 2 of 4 stevedores, at most one third (1)",
