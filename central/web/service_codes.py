@@ -24,6 +24,7 @@ CODES: dict[str, str | tuple[str, str]] = {
     # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
     "choose_ship": r"choose the ship in port",
     "not_valid_date": r"date (?P<value>'.*') is not a valid date",
+    "two_days": r"date (?P<date>'.*') and day (?P<day>'.*') name two days: give one",
     "not_br_date": r"date (?P<value>'.*') is not a date \(dd/mm/yyyy\)",
     # the ship-calls form (central.web.forms.instant_text)
     "not_date_time": r"(?P<value>'.*') is not a date and time \(dd/mm/yyyy hh:mm\)",

@@ -179,6 +179,7 @@ SAMPLES = {
     "no_call": "no ship call 7",
     "choose_ship": "choose the ship in port",
     "not_valid_date": "date '2026-02-30' is not a valid date",
+    "two_days": "date '2026-03-15' and day '2026-03-16' name two days: give one",
     "not_date_time": "'31/02/2026 10:00' is not a date and time (dd/mm/yyyy hh:mm)",
     "ship_not_in_port": "ship 9300001 is not in port on 2026-03-15",
     "call_no_gate": "the call of ship 9300001 names no gate: give it one on the ships page",
