@@ -71,3 +71,19 @@ def test_numbers_on_two_registrations_refuse_the_upgrade_until_corrected(db_url)
             assert c.execute(text("SELECT COUNT(*) FROM workers")).scalar() == 7
     finally:
         engine.dispose()
+
+
+def test_the_refusal_lists_twenty_repeated_numbers_and_counts_the_rest(db_url):
+    upgrade(db_url, "0037")
+    engine = make_engine(db_url)
+    try:
+        with engine.begin() as c:
+            for n in range(23):  # 23 PIS on two registrations each
+                _add(c, f"A{n:02d}", None, f"{n:011d}")
+                _add(c, f"B{n:02d}", None, f"{n:011d}")
+        with pytest.raises(StoreError) as refused:
+            upgrade(db_url, "0038")
+    finally:
+        engine.dispose()
+    said = str(refused.value)
+    assert said.count("pis ") == 20 and "pis 00000000019: A19/B19, … +3)" in said, said
