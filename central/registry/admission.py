@@ -100,7 +100,8 @@ def admission_problems(category: str, adm: Admission) -> list[str]:
 def admission_problem_fields(category: str, adm: Admission) -> list[tuple[str, str]]:
     """``admission_problems`` with the field each one is about: ``birth_date`` (age),
     ``nationality``, a condition's ``NAME`` (its document is missing) or ``NAME_on`` (dated after
-    the registration, or before the birth date: no document is issued to the unborn): what the office's form shows next to that field (RULES.md R9)."""
+    the registration, or before the birth date: no document is issued to the unborn): what the
+    office's form shows next to that field (RULES.md R9)."""
     rules = RULES_BY_CATEGORY.get(category)
     if rules is None:
         return []

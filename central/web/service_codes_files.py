@@ -21,8 +21,8 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     "ids_repeated": r"migration 0038 refused: a CPF or PIS/NIS on two registrations \((?P<listed>.*)\): leave "
                     r"each number on one registration and migrate again",
     # portgate.cells.text: a name or id cell of any file or form holding an unseen character
-    "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break \(U\+(?P<code>[0-9A-F]+) "
-                    r"at character (?P<at>\d+)\)",
+    "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break "
+                    r"\(U\+(?P<code>[0-9A-F]+) at character (?P<at>\d+)\)",
     "format_char": r"(?P<field>\w+) (?P<value>'.*') contains an invisible format character \(U\+(?P<code>[0-9A-F]+) "
                    r"at character (?P<at>\d+)\): a direction mark or zero-width character is part of no name",
     # central.cli_args: the commands' --from/--to work days

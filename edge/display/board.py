@@ -3,11 +3,12 @@ inspector-mode countdown and the status bar. Pure: the caller passes the journal
 look-up results and the times (no clock, database or socket here).
 
 Colours follow the indicator (``edge.indicator.COLOURS``): green ADMIT, blue EXIT, red DENY, amber
-INSPECTOR and ABOARD (G9, or the meal interval worked of P6: nothing refused). Texts are pt-BR first, English on request (``lang="en"``). The reason is the pt-BR
-message the gate journaled (``TapPayload.message``, the text of ``edge.rules.messages``) without its
-head word; in English it is worded again from the English catalog (``Shown.reason``,
-``edge.display.reason_words``) and each failed rule named in English (``RULE_TITLES``). What to do
-comes from the flags and rules (``action``).
+INSPECTOR and ABOARD (G9, or the meal interval worked of P6: nothing refused). Texts are pt-BR
+first, English on request (``lang="en"``). The reason is the pt-BR message the gate journaled
+(``TapPayload.message``, the text of ``edge.rules.messages``) without its head word; in English it
+is worded again from the English catalog (``Shown.reason``, ``edge.display.reason_words``) and each
+failed rule named in English (``RULE_TITLES``). What to do comes from the flags and rules
+(``action``).
 """
 
 from __future__ import annotations

@@ -35,11 +35,13 @@ def test_a_good_cell_is_parsed_to_its_type(parse, value, expected):
 
 @pytest.mark.parametrize("parse,value,message", [
     (lambda v: cells.required(v, "f"), None, "f is required"),
-    (lambda v: cells.text(v, "f"), "a\nb", "f 'a<U+000A>b' contains a control character or line break (U+000A at character 2)"),
+    (lambda v: cells.text(v, "f"), "a\nb",
+     "f 'a<U+000A>b' contains a control character or line break (U+000A at character 2)"),
     (lambda v: cells.text(v, "name"), "Ana\u2028Lima",
      "name 'Ana<U+2028>Lima' contains a control character or line break (U+2028 at character 4)"),
-    (lambda v: cells.text(v, "name"), "Ana\u202eLima", "name 'Ana<U+202E>Lima' contains an invisible format character "
-                                                       "(U+202E at character 4): a direction mark or zero-width character"),
+    (lambda v: cells.text(v, "name"), "Ana\u202eLima",
+     "name 'Ana<U+202E>Lima' contains an invisible format character (U+202E at character 4): a direction mark or "
+     "zero-width character"),
     (lambda v: cells.text(v, "name"), "Ana Li\u200bma", "name 'Ana Li<U+200B>ma' contains an invisible format character "
                                                         "(U+200B at character 7)"),
     (lambda v: cells.text(v, "name"), "\u2066Ana\u2069", "name '<U+2066>Ana<U+2069>' contains an invisible format "

@@ -119,7 +119,8 @@ def test_the_add_form_refuses_a_cpf_and_pis_another_worker_holds_as_the_import_d
                                              "cpf": "529.982.247-25", "csrf_token": token})
     assert r.status_code == 400 and _field_error(r.text, "cpf") == "o CPF 52998224725 já é da matrícula V919"
     with registry.connect() as conn:
-        assert conn.execute(select(workers.c.registration).where(workers.c.registration.in_(["V921", "V920"]))).all() == []
+        added = conn.execute(select(workers.c.registration).where(workers.c.registration.in_(["V921", "V920"])))
+        assert added.all() == []
 
 
 def test_the_edit_form_refuses_another_workers_cpf_and_keeps_his_own(app, registry):
