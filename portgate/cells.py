@@ -12,11 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
+import unicodedata
 from decimal import Decimal
 from typing import TypeVar
 
 from portgate.errors import BadInput
-from portgate.tables import one_line
 
 E = TypeVar("E", bound=enum.StrEnum)
 
@@ -46,15 +46,35 @@ def term(value: str | None, field: str) -> str:
     return " ".join(text(value, field).split()).lower()
 
 
+def shown(value: str) -> str:
+    """``value`` in single quotes as a message shows it: each control character, line break and
+    invisible format character (Unicode Cf) as ``<U+202E>``, every other character as it is (no
+    ``repr``: a refusal read on a page or a terminal shows no doubled backslashes)."""
+    return "'" + "".join(f"<U+{ord(c):04X}>" if _hidden(c) else c for c in value) + "'"
+
+
+def _hidden(c: str) -> bool:
+    return bool(_CONTROL.match(c)) or unicodedata.category(c) == "Cf"
+
+
 def text(value: str | None, field: str) -> str:
     """A required name or id, stripped. Raises ``BadInput`` if it is empty or holds a control
     character, a NUL or a line break (no name or id can: they end up on the gate's screen, in
-    one-line logs and in PostgreSQL, which refuses NUL)."""
+    one-line logs and in PostgreSQL, which refuses NUL), or an invisible format character (Unicode
+    category Cf: a right-to-left override U+202E shows "Ana" as "anA", a zero-width space U+200B
+    makes two names that look alike differ; no Portuguese name needs one). The refusal names the
+    first such character by its code point and its position (1: the first character)."""
     stripped = required(value, field)
-    found = _CONTROL.search(stripped)
-    if found:
-        raise BadInput(f"{field} {one_line(stripped)!r} contains a control character or line break "
-                       f"({one_line(found.group())})")
+    if stripped.isprintable():  # no Cc, Cf, Zl, Zp (nor Zs but the space): the common case, fast
+        return stripped
+    for at, c in enumerate(stripped, 1):
+        if _CONTROL.match(c):
+            raise BadInput(f"{field} {shown(stripped)} contains a control character or line break "
+                           f"(U+{ord(c):04X} at character {at})")
+        if unicodedata.category(c) == "Cf":
+            raise BadInput(f"{field} {shown(stripped)} contains an invisible format character "
+                           f"(U+{ord(c):04X} at character {at}): a direction mark or zero-width "
+                           f"character is part of no name")
     return stripped
 
 

@@ -100,7 +100,8 @@ def admission_problems(category: str, adm: Admission) -> list[str]:
 def admission_problem_fields(category: str, adm: Admission) -> list[tuple[str, str]]:
     """``admission_problems`` with the field each one is about: ``birth_date`` (age),
     ``nationality``, a condition's ``NAME`` (its document is missing) or ``NAME_on`` (dated after
-    the registration): what the office's form shows next to that field (RULES.md R9)."""
+    the registration, or before the birth date: no document is issued to the unborn): what the
+    office's form shows next to that field (RULES.md R9)."""
     rules = RULES_BY_CATEGORY.get(category)
     if rules is None:
         return []
@@ -124,6 +125,9 @@ def admission_problem_fields(category: str, adm: Admission) -> list[tuple[str, s
         elif ev.dated > adm.registered_on:
             out.append((f"{cond.name}_on", f"{cond.article}: {cond.label} ({cond.name}) is dated {ev.dated}, "
                                            f"after the registration on {adm.registered_on}"))
+        elif ev.dated < adm.birth_date:  # a police record of 1900 for a man born in 1990: a typo
+            out.append((f"{cond.name}_on", f"{cond.article}: {cond.label} ({cond.name}) is dated {ev.dated}, "
+                                           f"before the birth on {adm.birth_date}"))
     return out
 
 

@@ -323,14 +323,14 @@ def _save_workers(session: Session, workers_csv, new_workers: list[Worker], regi
     same = [w for w in new_workers if as_registered.get(w.registration) == w and w.registration not in renewed]
     changed = [w for w in new_workers if as_registered.get(w.registration) != w or w.registration in renewed]
     fresh = [w for w in changed if w.registration not in as_registered]  # new workers: written in batches
+    worker_ids.release(session, stored, given)  # a number moving to another row: unique (0038)
     import_writes.insert_new_workers(session, fresh, given, actor=actor, now=now)
-    for worker in changed:
-        if worker.registration not in as_registered:
-            continue
-        if as_registered.get(worker.registration) != worker:
+    for worker in (w for w in changed if w.registration in as_registered):
+        reg = worker.registration
+        if as_registered.get(reg) != worker:
             save_with_history(session, worker, actor=actor, now=now, action="worker.import")
-        if worker.registration in given:
-            worker_ids.set_ids(session, worker.registration, given[worker.registration], actor=actor, now=now)
+        if reg in given:
+            worker_ids.set_ids(session, reg, given[reg], actor=actor, now=now, old=stored.get(reg, WorkerIds()))
     return changed, same
 
 

@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from sqlalchemy.orm import Session
 
 from central.registry.schema import booklet_revalidations, health_exams
-from central.registry.enrol import FormRefused, ids_errors, worker_row_errors
-from central.registry.ids import set_ids
+from central.registry.enrol import FormRefused, ids_problems, save_ids, worker_row_errors
 from central.registry.store import get_worker, rotation_number_holder, save_worker
 from portgate.errors import BadInput
 from portgate.records import Worker, WorkerIds
@@ -35,12 +34,13 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
     Returns the saved worker and ``{field: [old, new]}`` (empty: nothing changed, nothing written).
     Raises ``FormRefused`` (a ``BadInput``) naming each bad field and its reason (as the CSV import
     checks a row, sizes and ranges of the ``workers`` columns included; a rotation number another
-    worker of the category holds), or ``BadInput`` for an unknown worker; nothing is written then."""
+    worker of the category holds; a CPF or PIS another registration holds, the import's rule:
+    ``enrol.ids_problems``, ``enrol.save_ids``), or ``BadInput`` for an unknown worker; nothing is written then."""
     old = get_worker(session, registration)
     cells = {k: _text(getattr(old, k)) for k in WORKER_FIELDS}
     cells.update({k: str(v).strip() for k, v in row.items() if k in EDITABLE})
     full = {"registration": registration, **cells}
-    errors = worker_row_errors(full) | ids_errors(full)
+    errors = worker_row_errors(full) | ids_problems(session, registration, full)
     if errors:
         raise FormRefused({k: errors[k] for k in EDITABLE if k in errors})
     new = Worker.from_row(full)
@@ -49,7 +49,7 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
                for f in dataclasses.fields(Worker) if getattr(old, f.name) != getattr(new, f.name)}
     if not changed:
         if ids != WorkerIds() and actor:
-            return old, set_ids(session, registration, ids, actor=actor, now=now)
+            return old, save_ids(session, registration, ids, actor=actor, now=now)
         return old, {}
     if not actor:
         raise BadInput("actor is required (who makes the change)")
@@ -59,7 +59,7 @@ def edit_worker(session: Session, registration: str, row: Mapping[str, str], *, 
             raise FormRefused({"rotation_number": f"rotation_number {new.rotation_number} is already held by "
                                                   f"{other} ({new.category})"})
     save_worker(session, new, actor=actor, now=now, action="worker.edit", detail={"changed": changed})
-    changed |= set_ids(session, registration, ids, actor=actor, now=now)
+    changed |= save_ids(session, registration, ids, actor=actor, now=now)
     if "health_exam_date" in changed and new.health_exam_date:
         session.execute(health_exams.insert().values(registration=registration,
                                                      exam_date=new.health_exam_date, recorded_at=now,

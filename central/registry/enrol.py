@@ -11,10 +11,12 @@ typed value and each error next to its field. Nothing is written then.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Mapping
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from central.registry.admission import CONDITION_NAMES, Admission, admission_problem_fields
@@ -24,7 +26,7 @@ from central.registry.admission_store import (
     foreign_share_refusal,
     record_admission,
 )
-from central.registry.ids import set_ids
+from central.registry.ids import form_clashes, set_ids
 from central.registry.schema import cards, workers
 from central.registry.store import (
     get_card,
@@ -123,6 +125,31 @@ def ids_errors(row: Mapping[str, str]) -> dict[str, str]:
     return errors
 
 
+def ids_problems(session: Session, registration: str, cells: Mapping[str, str]) -> dict[str, str]:
+    """``{field: reason}`` of the ``cpf`` and ``pis`` cells: a bad one (``ids_errors``), or a good
+    one another registration holds (``cpf X is already held by R``: the registry import's rule,
+    ``ids.form_clashes``; one person, one registration: G5 keeps a worker off two ships)."""
+    errors = ids_errors(cells)
+    good = {f: cells.get(f, "") for f in ("cpf", "pis") if f not in errors}
+    return errors | form_clashes(session, registration, WorkerIds.from_row(good))
+
+
+def save_ids(session: Session, registration: str, ids: WorkerIds, *, actor: str, now: dt.datetime) -> dict:
+    """``ids.set_ids`` for a form: a CPF or PIS another form committed after this one's
+    ``ids_problems`` (two submissions at once) is refused by the unique indexes of 0038 and
+    becomes a ``FormRefused`` naming its holder (on PostgreSQL in a savepoint, so the holder can be
+    read; SQLite's failed statement leaves the transaction usable)."""
+    pg = session.get_bind().dialect.name == "postgresql"
+    try:
+        with session.begin_nested() if pg else contextlib.nullcontext():
+            return set_ids(session, registration, ids, actor=actor, now=now)
+    except IntegrityError:
+        held = form_clashes(session, registration, ids)
+        if not held:
+            raise
+        raise FormRefused(held) from None
+
+
 def admission_row_errors(row: Mapping[str, str]) -> dict[str, str]:
     """``{field: reason}`` of an admissions.csv row's cells, each as ``admission_from_row``
     reads it (a condition's document and date are checked as a pair)."""
@@ -165,12 +192,12 @@ def add_worker(session: Session, row: Mapping[str, str], admission: Mapping[str,
     import refuses it, an unknown category, a registration already registered, a rotation number
     another worker of the category holds (R1), an unmet admission condition (R9: age, nationality,
     a missing or later-dated document; 83.611 art. 15, DL 2.032 art. 5 §1-§2) and a foreign
-    stevedore beyond one third (DL 2.032 art. 5 §3), a CPF or PIS/NIS of another length or with wrong
-    check digits (``portgate.docbr``; both optional). Otherwise writes the worker (roster change for
-    the gates, ``worker.add`` audit row, exam and booklet history) and the admission record
-    (``worker.admission`` audit row) and returns the worker."""
+    stevedore beyond one third (DL 2.032 art. 5 §3), a CPF or PIS/NIS with wrong digits (both optional)
+    or that another registration holds (``ids_problems``; one another form took meanwhile: ``save_ids``).
+    Otherwise writes the worker (roster change for the gates, ``worker.add`` audit row, exam and
+    booklet history) and the admission record (``worker.admission`` audit row); returns the worker."""
     cells = {k: str(row.get(k) or "").strip() for k in ADD_FIELDS} | {"status": "active"}
-    errors = worker_row_errors(cells) | ids_errors(cells)
+    errors = worker_row_errors(cells) | ids_problems(session, cells["registration"], cells)
     if "category" not in errors and cells["category"] not in categories(session):
         errors["category"] = (f"category {cells['category']!r} is not one of "
                               f"{', '.join(categories(session))}")
@@ -202,7 +229,7 @@ def add_worker(session: Session, row: Mapping[str, str], admission: Mapping[str,
         raise FormRefused({k: errors[k] for k in (*ADD_FIELDS, *ADMISSION_FIELDS) if k in errors})
     assert worker is not None and isinstance(adm, Admission)
     save_with_history(session, worker, actor=actor, now=now, action="worker.add")
-    set_ids(session, reg, WorkerIds.from_row(cells), actor=actor, now=now)
+    save_ids(session, reg, WorkerIds.from_row(cells), actor=actor, now=now)
     record_admission(session, worker, adm, actor=actor, now=now)
     return worker
 

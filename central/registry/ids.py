@@ -42,11 +42,16 @@ def merged(old: WorkerIds, new: WorkerIds) -> WorkerIds:
     return WorkerIds(*(getattr(new, f) or getattr(old, f) for f in FIELDS))
 
 
-def set_ids(session: Session, registration: str, ids: WorkerIds, *, actor: str, now: dt.datetime) -> dict:
+def set_ids(session: Session, registration: str, ids: WorkerIds, *, actor: str, now: dt.datetime,
+            old: WorkerIds | None = None) -> dict:
     """Give ``registration`` the identifiers ``ids`` (a None field keeps the stored one). Returns
     ``{field: [old, new]}`` of what changed (empty: nothing written); writes them with one
-    ``worker.ids`` audit row otherwise. The worker must exist (the caller saved it first)."""
-    old = ids_of(session, [registration]).get(registration, WorkerIds())
+    ``worker.ids`` audit row otherwise. The worker must exist (the caller saved it first).
+    ``old``: what he held before a ``release`` of this transaction (default: what is stored).
+    ``IntegrityError`` if another registration holds one of them (the unique indexes of 0038: a
+    writer that committed it after the caller's ``form_clashes``)."""
+    if old is None:
+        old = ids_of(session, [registration]).get(registration, WorkerIds())
     new = merged(old, ids)
     changed = {f: [getattr(old, f) or "", getattr(new, f) or ""] for f in FIELDS if getattr(old, f) != getattr(new, f)}
     if changed:
@@ -56,15 +61,11 @@ def set_ids(session: Session, registration: str, ids: WorkerIds, *, actor: str, 
     return changed
 
 
-def clashes(conn: Connection | Session, given: list[tuple[str, str, WorkerIds]]) -> list[str]:
-    """The ``where: cpf X is already held by R`` (and ``pis``) errors of ``given`` rows ``(where,
-    registration, ids)``: an identifier another registration holds in the registry (one not
-    giving that field anew in ``given``) or gave on an earlier row. A CPF and a PIS/NIS name one
-    person each (the CPF: Lei 14.534/2023 art. 1 makes it the single and sufficient number
-    identifying a citizen in public services' databases; the PIS/NIS: Decreto 97.936/1989, the
-    Cadastro Nacional do Trabalhador): two registrations with one is a typo or a double
-    registration. Queried in chunks of 500 (SQLite's parameter limit)."""
-    errors = []
+def _held(conn: Connection | Session, given: list[tuple[str, str, WorkerIds]]):
+    """``(where, field, value, other)`` of each identifier of ``given`` rows ``(where, registration,
+    ids)`` that ``other``, another registration, holds in the registry (one not giving that field
+    anew in ``given``) or gave on an earlier row. Queried in chunks of 500 (SQLite's parameter
+    limit), by the unique indexes of 0038."""
     for field in FIELDS:
         rows = [(where, reg, getattr(ids, field)) for where, reg, ids in given if getattr(ids, field)]
         regiving = {reg for _where, reg, _value in rows}
@@ -79,8 +80,41 @@ def clashes(conn: Connection | Session, given: list[tuple[str, str, WorkerIds]])
         for where, reg, value in rows:
             other = taken.setdefault(value, reg)
             if other != reg:
-                errors.append(f"{where}: {field} {value} is already held by {other}")
-    return errors
+                yield where, field, value, other
+
+
+def clashes(conn: Connection | Session, given: list[tuple[str, str, WorkerIds]]) -> list[str]:
+    """The ``where: cpf X is already held by R`` (and ``pis``) errors of ``given`` rows ``(where,
+    registration, ids)``: an identifier another registration holds in the registry (one not
+    giving that field anew in ``given``) or gave on an earlier row. A CPF and a PIS/NIS name one
+    person each (the CPF: Lei 14.534/2023 art. 1 makes it the single and sufficient number
+    identifying a citizen in public services' databases; the PIS/NIS: Decreto 97.936/1989, the
+    Cadastro Nacional do Trabalhador): two registrations with one is a typo or a double
+    registration (and one person on two registrations could be dispatched to two ships, G5).
+    The registry import, the add-worker form and the edit form all ask this (``form_clashes``)."""
+    return [f"{where}: {field} {value} is already held by {other}"
+            for where, field, value, other in _held(conn, given)]
+
+
+def form_clashes(conn: Connection | Session, registration: str, ids: WorkerIds) -> dict[str, str]:
+    """``{field: "cpf X is already held by R"}`` for each of ``ids`` another registration than
+    ``registration`` holds (``clashes``' rule, for one worker of a form: the field's reason beside
+    it); empty: none."""
+    return {field: f"{field} {value} is already held by {other}"
+            for _where, field, value, other in _held(conn, [("form", registration, ids)])}
+
+
+def release(session: Session, stored: dict[str, WorkerIds], given: dict[str, WorkerIds]) -> None:
+    """Empty the stored identifiers ``given`` replaces (``{registration: WorkerIds}`` each): an
+    import may move a number from one worker to another (one worker's own row gives him a new one,
+    another row the old one), which the unique indexes of 0038 refuse while both are stored. The
+    caller writes the new ones next (``set_ids`` with ``stored`` as what was there, for the
+    audit), in the same transaction."""
+    for field in FIELDS:
+        regs = [reg for reg, ids in given.items() if getattr(ids, field) and getattr(stored.get(reg, WorkerIds()), field)
+                and getattr(ids, field) != getattr(stored[reg], field)]
+        for i in range(0, len(regs), 500):
+            session.execute(update(workers).where(workers.c.registration.in_(regs[i:i + 500])).values({field: None}))
 
 
 def csv_ids(path: str | Path) -> dict[str, WorkerIds]:

@@ -72,6 +72,10 @@ workers = Table(
     Column("name_folded", Text, nullable=True, default=_name_folded),
 )
 Index("ix_workers_category_rotation", workers.c.category, workers.c.rotation_number)
+# one CPF and one PIS/NIS per registration (0038; NULLs repeat): a person on two registrations could
+# be dispatched to two ships (G5); two forms at once cannot both take one (``central.registry.ids``)
+Index("ux_workers_cpf", workers.c.cpf, unique=True)
+Index("ux_workers_pis", workers.c.pis, unique=True)
 # the office list (0017) and by category (0026), in the list's order; ``name_folded`` (0030) rides
 # along so that a text search walking the list's order tests each name in the index alone
 # (SQLite: 6x faster for a common name at 50,000 workers than reading each row)

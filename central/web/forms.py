@@ -28,6 +28,17 @@ def iso_date_text(typed: str) -> str:
         return text
 
 
+def query_day_text(params) -> str:
+    """The day a page's address asks for, stripped (empty: none): ``date`` (what the pages' links
+    and forms send), or ``day`` (the what-if page's name for it; typed by hand into the escala's
+    address, ``?day=2026-02-31`` was ignored and today's escala shown without a word). ``BadInput``
+    when both are given and name different days; the caller checks the text is a day."""
+    date, day = ((params.get(k) or "").strip() for k in ("date", "day"))
+    if date and day and date != day:
+        raise BadInput(f"date {date[:40]!r} and day {day[:40]!r} name two days: give one", where="date")
+    return date or day
+
+
 def br_date_text(value) -> str:
     """A date (or ISO text) as the form shows it, ``dd/mm/aaaa``; None and other text as they are."""
     if isinstance(value, dt.date):

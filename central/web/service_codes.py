@@ -23,6 +23,7 @@ CODES: dict[str, str | tuple[str, str]] = {
     # the escala page's requisition form (central.web.routes.escala): the ship chosen from the calls
     "choose_ship": r"choose the ship in port",
     "not_valid_date": r"date (?P<value>'.*') is not a valid date",
+    "two_days": r"date (?P<date>'.*') and day (?P<day>'.*') name two days: give one",
     "not_br_date": r"date (?P<value>'.*') is not a date \(dd/mm/yyyy\)",
     # the ship-calls form (central.web.forms.instant_text)
     "not_date_time": r"(?P<value>'.*') is not a date and time \(dd/mm/yyyy hh:mm\)",
@@ -79,7 +80,6 @@ CODES: dict[str, str | tuple[str, str]] = {
     "new_category_formula": r"new category (?P<name>'.*'|\".*\") starts with (?P<lead>'.*'): not a category "
                              r"\(a spreadsheet would run it as a formula\)",
     "not_one_of": r"(?P<field>\w+) (?P<value>'.*') is not one of (?P<allowed>.+)",
-    "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break (?P<what>\(.*\))",
     # a ship call's arrival or departure (central.calls.service._when): the place names the field
     "time_not_timestamp": r"time (?P<value>'.*') is not an ISO 8601 timestamp",
     "time_no_offset": r"time (?P<value>'.*') has no UTC offset",

@@ -1,6 +1,6 @@
 """The refusals of configuration files, command-line arguments and evidence files (central.toml's
-ports and database URL, secret and TOML files, the --from/--to days, the evidence pins and a bundle's
-members) as error codes of ``central.web.service_texts``: the same form as
+ports and database URL, secret and TOML files, a ledger migration refused, the --from/--to days, the
+evidence pins and a bundle's members) as error codes of ``central.web.service_texts``: the same form as
 ``central.web.service_codes.CODES`` (code: pattern over the English reason; its pt-BR template is the
 catalogs' msgid ``svc.<code>``), which takes them in after its own. Changes when one of these
 refusals is added or reworded (a ``SAMPLES`` entry in tests/central/web/test_service_texts.py)."""
@@ -17,6 +17,14 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
                          r"PostgreSQL \(postgresql\+psycopg://user@host/db\)",
     "nats_without_servers": r"\[nats\] has settings but no servers: give servers \(the JetStream ingest\) or "
                              r"remove \[nats\] \(the MQTT ingest\)",
+    # central/migrations/versions/0038_worker_ids_unique.py: a ledger's numbers already on two registrations
+    "ids_repeated": r"migration 0038 refused: a CPF or PIS/NIS on two registrations \((?P<listed>.*)\): leave "
+                    r"each number on one registration and migrate again",
+    # portgate.cells.text: a name or id cell of any file or form holding an unseen character
+    "control_char": r"(?P<field>\w+) (?P<value>'.*') contains a control character or line break "
+                    r"\(U\+(?P<code>[0-9A-F]+) at character (?P<at>\d+)\)",
+    "format_char": r"(?P<field>\w+) (?P<value>'.*') contains an invisible format character \(U\+(?P<code>[0-9A-F]+) "
+                   r"at character (?P<at>\d+)\): a direction mark or zero-width character is part of no name",
     # central.cli_args: the commands' --from/--to work days
     "after_to": r"(?P<first>\S+) is after --to (?P<last>\S+)",
     "value_outside": r"(?P<value>'[^']*') is outside (?P<first>\S+)\.\.(?P<last>\S+)",
@@ -167,7 +175,9 @@ FILE_CODES: dict[str, str | tuple[str, str]] = {
     # central.ingest.keys.gate_key_id: a gate id naming one of the office's key files in a keys dir
     "gate_id_reserved": r"gate id (?P<gate>'.*') is reserved: (?P<file>\S+) in a keys dir is the office's "
                          r"(?P<what>.+); choose another gate id",
-    # central.registry.admission: a birth date after the registration (R9; beside admission_age)
+    # central.registry.admission: a birth date after the registration, a document before the birth (R9)
     "admission_future_birth": r"(?P<art>.+?): birth date (?P<day>\S+) is in the future \(after the registration on "
                                r"(?P<registered>\S+)\)",
+    "admission_before_birth": r"(?P<art>.+?): (?P<label>.+) \((?P<name>\w+)\) is dated (?P<day>\S+), before the "
+                              r"birth on (?P<birth>\S+)",
 }

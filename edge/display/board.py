@@ -3,11 +3,12 @@ inspector-mode countdown and the status bar. Pure: the caller passes the journal
 look-up results and the times (no clock, database or socket here).
 
 Colours follow the indicator (``edge.indicator.COLOURS``): green ADMIT, blue EXIT, red DENY, amber
-INSPECTOR. Texts are pt-BR first, English on request (``lang="en"``). The reason is the pt-BR
-message the gate journaled (``TapPayload.message``, the text of ``edge.rules.messages``) without its
-head word; in English it is worded again from the English catalog (``Shown.reason``,
-``edge.display.reason_words``) and each failed rule named in English (``RULE_TITLES``). What to do
-comes from the flags and rules (``action``).
+INSPECTOR and ABOARD (G9, or the meal interval worked of P6: nothing refused). Texts are pt-BR
+first, English on request (``lang="en"``). The reason is the pt-BR message the gate journaled
+(``TapPayload.message``, the text of ``edge.rules.messages``) without its head word; in English it
+is worded again from the English catalog (``Shown.reason``, ``edge.display.reason_words``) and each
+failed rule named in English (``RULE_TITLES``). What to do comes from the flags and rules
+(``action``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from wire.flags import Flag
 HISTORY = 10
 _G_RULE = re.compile(r"G\d+")  # a gate rule of RULES.md section G (G1-G11)
 
-COLOURS = {"admit": "green", "exit": "blue", "deny": "red", "inspector": "amber"}
+# every decision of ``wire.events.TapPayload`` (the indicator's, not imported here: the screen's
+# process does not load the rules engine; tests/edge/display/test_board.py compares them)
+COLOURS = {"admit": "green", "exit": "blue", "deny": "red", "inspector": "amber", "aboard": "amber"}
 # The screen's words live in the gettext catalogs (docs/i18n.md): the outcome's head
 # ``screen_head.<outcome>``, what a rule is about in plain words (RULES.md section G)
 # ``rule_title.<rule>``, what the watchman does ``screen_action.<key>``. The two old tables below
@@ -158,6 +161,8 @@ def action_key(p: TapPayload) -> str:
         return "retain"
     if flags & _INSPECTOR_FLAGS:  # also on an EXIT: a borrowed badge is the inspector's business
         return "call_inspector"
+    if p.decision == "aboard":  # G9, P6: nothing refused, the shift stays open
+        return "meal_worked" if "MEAL_WORKED" in flags else "aboard"
     if p.decision == "admit":
         return "pass"
     if p.decision == "exit":

@@ -25,6 +25,8 @@ from portgate.records import CardKind
     (lambda v: cells.yes_no(v, "f", default=True), "Não", False),
     (lambda v: cells.yes_no(v, "f", default=False), "SIM", True),
     (lambda v: cells.choice(CardKind, v, "f"), " badge ", CardKind.BADGE),
+    (lambda v: cells.text(v, "name"), " João D'Ávila da Conceição ", "João D'Ávila da Conceição"),
+    (lambda v: cells.text(v, "name"), "Ana\u00a0Lima", "Ana\u00a0Lima"),  # a no-break space: a space, not Cf
     (lambda v: cells.parse_aware(v, "f"), "2026-03-10T07:00:00-03:00", dt.datetime(2026, 3, 10, 10, tzinfo=dt.UTC)),
 ])
 def test_a_good_cell_is_parsed_to_its_type(parse, value, expected):
@@ -33,7 +35,19 @@ def test_a_good_cell_is_parsed_to_its_type(parse, value, expected):
 
 @pytest.mark.parametrize("parse,value,message", [
     (lambda v: cells.required(v, "f"), None, "f is required"),
-    (lambda v: cells.text(v, "f"), "a\nb", "f 'a\\\\nb' contains a control character or line break (\\n)"),
+    (lambda v: cells.text(v, "f"), "a\nb",
+     "f 'a<U+000A>b' contains a control character or line break (U+000A at character 2)"),
+    (lambda v: cells.text(v, "name"), "Ana\u2028Lima",
+     "name 'Ana<U+2028>Lima' contains a control character or line break (U+2028 at character 4)"),
+    (lambda v: cells.text(v, "name"), "Ana\u202eLima",
+     "name 'Ana<U+202E>Lima' contains an invisible format character (U+202E at character 4): a direction mark or "
+     "zero-width character"),
+    (lambda v: cells.text(v, "name"), "Ana Li\u200bma", "name 'Ana Li<U+200B>ma' contains an invisible format character "
+                                                        "(U+200B at character 7)"),
+    (lambda v: cells.text(v, "name"), "\u2066Ana\u2069", "name '<U+2066>Ana<U+2069>' contains an invisible format "
+                                                          "character (U+2066 at character 1)"),
+    (lambda v: cells.text(v, "name"), "A\u00adna", "(U+00AD at character 2)"),  # a soft hyphen: Cf too
+    (lambda v: cells.text(v, "name"), "Ana\x00", "name 'Ana<U+0000>' contains a control character"),
     (lambda v: cells.date(v, "f"), "", "f is required"),
     (lambda v: cells.date(v, "f"), "2026-13-01", "f '2026-13-01' is not an ISO date (YYYY-MM-DD)"),
     (lambda v: cells.whole(v, "f"), "1.5", "f '1.5' is not a whole number"),

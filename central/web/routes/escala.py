@@ -35,7 +35,7 @@ from central.rotation.dispatch_file import dispatch_file
 from central.rotation.engine import ended_at, function_problem
 from central.rotation.ports import RotationPorts
 from central.rotation.requisitions import MAX_WORKERS
-from central.web.forms import iso_date_text
+from central.web.forms import iso_date_text, query_day_text
 from central.web.ports import of_gates, per_port
 from central.web.render import bad_input, lang_of, page
 from central.web.security import ALL_ROLES, guarded
@@ -54,7 +54,7 @@ FORM_FILE = "requisition"
 
 def day_param(request: Request, value: str | None = None) -> dt.date:
     web = request.app.state.web
-    text = value if value is not None else request.query_params.get("date", "")
+    text = value if value is not None else query_day_text(request.query_params)  # date, or day
     if not text:
         return web.now().astimezone(web.tz).date()
     try:

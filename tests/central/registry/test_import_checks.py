@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from central.db import make_engine
-from central.registry.schema import workers
+from central.registry.schema import audit_log, workers
 from central.registry.store import save_worker
 from portgate.records import Worker, WorkerStatus
 from testkit.cli import run_here
@@ -89,8 +89,14 @@ def _import(url: str, path: Path, lang: str = "en"):
     ("V9#04,Novo Um,vigia,active,2026-01-10,101,,\n",
      "workers.csv:3: registration 'V9#04' holds '#'", "workers.csv:3: a matrícula 'V9#04' contém '#'"),
     ("V9\x0704,Novo Um,vigia,active,2026-01-10,101,,\n",
-     "workers.csv:3: registration 'V9\\\\x0704' contains a control character",  # portgate.cells.text, before
-     "workers.csv:3: matrícula (registration) 'V9\\\\x0704' contém um caractere de controle"),
+     "workers.csv:3: registration 'V9<U+0007>04' contains a control character or line break (U+0007 at character "
+     "3)",  # portgate.cells.text, before
+     "workers.csv:3: matrícula (registration) 'V9<U+0007>04' contém um caractere de controle ou quebra de linha "
+     "(U+0007 no 3º caractere)"),
+    ("X101,Ana\u202eLima,vigia,active,2026-01-10,101,,\n",
+     "workers.csv:3: name 'Ana<U+202E>Lima' contains an invisible format character (U+202E at character 4)",
+     "workers.csv:3: nome (name) 'Ana<U+202E>Lima' contém um caractere de formatação invisível (U+202E no 4º "
+     "caractere)"),
     ("v001,Ana Lima,vigia,active,2025-06-01,101,,\n",
      "workers.csv:3: registration v001 differs only in letter case from the registered V001",
      "workers.csv:3: a matrícula v001 difere da matrícula cadastrada V001 só em maiúsculas/minúsculas"),
@@ -99,7 +105,7 @@ def _import(url: str, path: Path, lang: str = "en"):
      "workers.csv:3: a matrícula x100 difere da matrícula X100 da linha 2 só em maiúsculas/minúsculas"),
 ], ids=["cpf-of-V001", "pis-of-V001", "cpf-twice-in-the-file", "astronaut", "formula-name", "at-name",
         "hyperlink-registration", "at-registration", "minus-registration", "plus-registration", "inner-space",
-        "hash-registration", "control-registration", "case-of-registered", "case-of-earlier-line"])
+        "hash-registration", "control-registration", "rtl-override-name", "case-of-registered", "case-of-earlier-line"])
 def test_the_row_is_refused_by_line_and_nothing_is_imported(demo_url, tmp_path, rows, en, pt):
     before = _registrations(demo_url)
     path = tmp_path / "workers.csv"
@@ -132,6 +138,28 @@ def test_a_worker_moving_his_cpf_to_a_new_row_and_a_registered_category_pass(dem
     done = _import(demo_url, path)
     assert done.returncode == 0, done.stderr
     assert {"X200", "X101"} <= _registrations(demo_url)
+
+
+def test_two_workers_swapping_their_cpfs_in_one_file_pass_audited(demo_url, tmp_path):
+    """V001 and V002 exchanging CPFs (a typo corrected) in one file: the import's check lets each
+    row free its old number, and the ledger's unique index (0038) does not stop the move half way
+    (``ids.release``); each change is audited from the number he held."""
+    path = tmp_path / "workers.csv"
+    path.write_text(HEAD + "V001,Ana Lima,vigia,active,2025-06-01,1,000.000.002-72,\n"
+                    "V002,Bruno Santos,vigia,active,2025-06-01,2,000.000.001-91,\n", encoding="utf-8")
+    done = _import(demo_url, path)
+    assert done.returncode == 0, done.stderr
+    engine = make_engine(demo_url)
+    try:
+        with engine.connect() as c:
+            assert dict(c.execute(select(workers.c.registration, workers.c.cpf).where(
+                workers.c.registration.in_(["V001", "V002"]))).all()) == {"V001": "00000000272", "V002": "00000000191"}
+            changed = {subject: detail["changed"] for subject, detail in c.execute(
+                select(audit_log.c.subject, audit_log.c.detail).where(audit_log.c.action == "worker.ids"))
+                if subject in ("V001", "V002")}
+    finally:
+        engine.dispose()
+    assert changed == {"V001": {"cpf": ["00000000191", "00000000272"]}, "V002": {"cpf": ["00000000272", "00000000191"]}}
 
 
 def test_a_new_category_opens_only_when_the_import_names_it(demo_url, tmp_path):

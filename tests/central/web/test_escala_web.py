@@ -214,3 +214,27 @@ def test_a_boarding_without_dispatch_shows_in_the_port_s_time(app, reg):
     assert "10:05" not in listed
     assert "nenhum" in c.get("/escala", params={"date": "2026-12-03"}).text.split(
         'id="without-dispatch"')[1].split("</ul>")[0].lower()
+
+
+@pytest.mark.parametrize("query, words", [
+    ("day=2026-02-31", "data: a data &#39;2026-02-31&#39; não é uma data válida"),
+    ("date=2026-02-31", "data: a data &#39;2026-02-31&#39; não é uma data válida"),
+    ("day=31/02/2026", "data: a data &#39;31/02/2026&#39; não é uma data válida"),
+    ("day=amanha", "a data &#39;amanha&#39; não é uma data (dd/mm/aaaa)"),
+    ("date=2026-03-15&day=2026-03-16",
+     "data: a data &#39;2026-03-15&#39; e o dia &#39;2026-03-16&#39; são dois dias diferentes: informe um só"),
+], ids=["day-feb-31", "date-feb-31", "day-br-feb-31", "day-word", "two-days"])
+def test_an_impossible_day_is_refused_never_another_days_escala(app, reg, query, words):
+    """The fresh tester's ``/escala?day=2026-02-31`` showed today's escala without a word (``day``
+    was not read at all): now the page reads ``day`` as ``date`` and refuses a day that is none."""
+    c, _token = logged_in(app, "office")
+    r = c.get(f"/escala?{query}")
+    assert r.status_code == 400 and words in r.text, r.text
+
+
+def test_the_day_parameter_shows_the_day_it_names(app, reg, clock):
+    c, _token = logged_in(app, "office")
+    day = clock().date() + dt.timedelta(days=3)
+    for query in (f"day={day}", f"date={day}", f"date={day}&day={day}"):
+        r = c.get(f"/escala?{query}")
+        assert r.status_code == 200 and day.strftime("%d/%m/%Y") in r.text, query

@@ -65,7 +65,9 @@ SAMPLES = {
     "not_whole": "rotation_number 'x' is not a whole number",
     "flag_not_one_of": "flag 'NOPE' is not one of BORROWED_CARD, NOT_DISPATCHED, CONFISCATION",
     "not_one_of": "status 'aposentado' is not one of active|suspended|cancelled",
-    "control_char": "name 'a\\x01' contains a control character or line break ('\\x01')",
+    "control_char": "name 'a<U+0001>' contains a control character or line break (U+0001 at character 2)",
+    "format_char": "name 'Ana<U+202E>Lima' contains an invisible format character (U+202E at character 4): a direction "
+                   "mark or zero-width character is part of no name",
     "not_timestamp": "arrival 'amanhã' is not an ISO 8601 timestamp",
     "no_offset": "arrival '2026-03-15T10:00' has no UTC offset",
     "out_of_range_date": "arrival '9999-12-31T23:59+14:00' is out of the representable date range",
@@ -88,6 +90,8 @@ SAMPLES = {
     "reg_repeats": "registration V001 repeats line 2",
     "cpf_taken": "cpf 00000000191 is already held by V001",
     "pis_taken": "pis 12345678900 is already held by V001",
+    "ids_repeated": "migration 0038 refused: a CPF or PIS/NIS on two registrations (cpf 00000000191: V001/V921): "
+                    "leave each number on one registration and migrate again",
     "name_formula": "name '=cmd|calc' starts with '=': not a person's name (a spreadsheet would run it as a formula)",
     "reg_formula": "registration '=HYPERLINK(\"x\")' starts with '=': not a registration (a spreadsheet would run "
                    "it as a formula)",
@@ -176,6 +180,7 @@ SAMPLES = {
     "no_call": "no ship call 7",
     "choose_ship": "choose the ship in port",
     "not_valid_date": "date '2026-02-30' is not a valid date",
+    "two_days": "date '2026-03-15' and day '2026-03-16' name two days: give one",
     "not_date_time": "'31/02/2026 10:00' is not a date and time (dd/mm/yyyy hh:mm)",
     "ship_not_in_port": "ship 9300001 is not in port on 2026-03-15",
     "call_no_gate": "the call of ship 9300001 names no gate: give it one on the ships page",
@@ -311,6 +316,8 @@ SAMPLES = {
                          "missing: give the document and its date",
     "admission_late": "83.611 art. 15 c: atestado de bons antecedentes (autoridade policial) (police_record) is "
                       "dated 2026-12-02, after the registration on 2026-12-01",
+    "admission_before_birth": "83.611 art. 15 c: atestado de bons antecedentes (autoridade policial) (police_record) "
+                              "is dated 1900-01-01, before the birth on 1990-05-15",
     "admission_pair": "vision_on is required with vision",
     "admission_doc": "vision (the document) is required with vision_on",
     "foreign_share": "DL 2.032 art. 5 §3: foreigners would be 2 of 4 stevedores, at most one third (1)",

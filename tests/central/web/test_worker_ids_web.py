@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session
 
 from central.config import WebSettings
 from central.registry.schema import audit_log, downlink_changes, workers
+from central.registry import enrol
+from central.registry.enrol import ADD_FIELDS, ADMISSION_FIELDS
 from central.registry.store import import_files
 from central.web.app import create_app
 from portgate.errors import BadInput
@@ -98,6 +100,69 @@ def test_the_edit_form_changes_the_cpf_audited_and_refuses_a_bad_pis_beside_it(a
     r = c.post("/workers/V001", data=form)
     assert r.status_code == 303 and r.headers["location"] == "/workers/V001?saved=2"
     assert _ids(registry, "V001") == ("52998224725", "17033259504")
+
+
+def test_the_add_form_refuses_a_cpf_and_pis_another_worker_holds_as_the_import_does(app, registry):
+    """The fresh tester's finding: V921 with V001's CPF and PIS was added (200); V901, V919 and V920
+    all with 529.982.247-25. Now refused beside each field in the import's words, nothing written."""
+    c, token = logged_in(app, "office")
+    data = VIGIA | {"registration": "V921", "rotation_number": "921", "cpf": "000.000.001-91",
+                    "pis": "000.00000.01-9", "csrf_token": token}
+    r = c.post("/workers/new", data=data)
+    assert r.status_code == 400
+    assert _field_error(r.text, "cpf") == "o CPF 00000000191 já é da matrícula V001"
+    assert _field_error(r.text, "pis") == "o PIS 00000000019 já é da matrícula V001"
+    assert _value(r.text, "f-cpf") == "000.000.001-91"
+    r = c.post("/workers/new", data=VIGIA | {"registration": "V919", "cpf": "529.982.247-25", "csrf_token": token})
+    assert r.status_code == 303
+    r = c.post("/workers/new", data=VIGIA | {"registration": "V920", "rotation_number": "920",
+                                             "cpf": "529.982.247-25", "csrf_token": token})
+    assert r.status_code == 400 and _field_error(r.text, "cpf") == "o CPF 52998224725 já é da matrícula V919"
+    with registry.connect() as conn:
+        added = conn.execute(select(workers.c.registration).where(workers.c.registration.in_(["V921", "V920"])))
+        assert added.all() == []
+
+
+def test_the_edit_form_refuses_another_workers_cpf_and_keeps_his_own(app, registry):
+    c, token = logged_in(app, "office")
+    before = _ids(registry, "V002")
+    form = {"csrf_token": token, "name": "Ana Lima", "category": "vigia", "status": "active", "suspended_from": "",
+            "suspended_until": "", "health_exam_date": "01/06/2025", "booklet_revalidated_year": "",
+            "rotation_number": "1", "cpf": "000.000.001-91", "pis": "000.00000.01-9"}
+    r = c.post("/workers/V001", data=form)  # his own numbers: no clash with himself
+    assert r.status_code == 303
+    r = c.post("/workers/V002", data={"csrf_token": token, "cpf": "000.000.001-91", "pis": "000.00000.01-9"})
+    assert r.status_code == 400
+    assert _field_error(r.text, "cpf") == "o CPF 00000000191 já é da matrícula V001"
+    assert _field_error(r.text, "pis") == "o PIS 00000000019 já é da matrícula V001"
+    assert _ids(registry, "V002") == before
+
+
+def test_two_forms_at_once_cannot_both_take_one_cpf(registry, clock, monkeypatch):
+    """The race: the second form checks before the first commits and writes after; the ledger's
+    unique index (0038) refuses its write and it is told who holds the number; one holder only."""
+    row = {k: v for k, v in VIGIA.items() if k in ADD_FIELDS} | {"health_exam_date": "2026-01-10",
+                                                                  "cpf": "529.982.247-25"}
+    adm = {k: v for k, v in VIGIA.items() if k in ADMISSION_FIELDS}
+    adm = {k: (f"{v[6:]}-{v[3:5]}-{v[:2]}" if k.endswith("_on") or k == "birth_date" else v) for k, v in adm.items()}
+    checked = enrol.ids_problems
+    first: list = []
+
+    def check_then_the_other_commits(session, registration, cells):
+        found = checked(session, registration, cells)
+        if registration == "V922" and not first:
+            with Session(registry) as other, other.begin():
+                first.append(enrol.add_worker(other, row | {"registration": "V921", "rotation_number": "921"}, adm,
+                                              actor="t", now=clock()))
+        return found
+
+    monkeypatch.setattr(enrol, "ids_problems", check_then_the_other_commits)
+    with pytest.raises(enrol.FormRefused) as refused, Session(registry) as s, s.begin():
+        enrol.add_worker(s, row | {"registration": "V922", "rotation_number": "922"}, adm, actor="t", now=clock())
+    assert first and refused.value.fields == {"cpf": "cpf 52998224725 is already held by V921"}
+    with registry.connect() as conn:
+        assert conn.execute(select(workers.c.registration).where(workers.c.cpf == "52998224725")).scalars().all() == [
+            "V921"]
 
 
 @pytest.fixture

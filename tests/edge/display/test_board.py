@@ -4,6 +4,7 @@ the clock flag, the loopback-only setting."""
 from __future__ import annotations
 
 import dataclasses
+import typing
 import datetime as dt
 from zoneinfo import ZoneInfo
 
@@ -12,6 +13,7 @@ import pytest
 
 from edge.config import DisplayConfig
 from edge.display.board import Board, Person, action_key, age_text, is_mismatch, reason_text, shown
+from edge.display.texts import word
 from wire.events import ConfiscationPayload, Dispatch, Event, TapPayload
 
 AT = dt.datetime(2026, 3, 15, 4, 20, tzinfo=dt.UTC)
@@ -218,3 +220,56 @@ def test_a_rule_that_is_a_code_reads_in_words_on_the_main_area_and_in_the_histor
     internal = shown(_event(_tap(rules_failed=["INTERNAL"])), person=Person(None), badge=None, ship_name=None,
                      tz=ZoneInfo("America/Sao_Paulo"))
     assert internal.rule_words("pt", history=True) == [("INTERNAL", "falha do sistema")]
+
+
+KINDS = typing.get_args(typing.get_type_hints(TapPayload)["decision"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_decision_kind_has_its_words_and_the_gates_colour(kind) -> None:
+    """Each decision a tap can journal has its head in pt-BR and English (not its code in capitals)
+    and the colour the gate's indicator showed (``edge.indicator.COLOURS``), never the red fallback
+    of an unknown one: a meal-worked ABOARD was a red "ABOARD" (the fresh tester's finding)."""
+    from edge.indicator import COLOURS as GATE_COLOURS
+    from edge.rules.model import Outcome
+
+    assert {o.value for o in Outcome} == set(KINDS)
+    s = shown(_event(_tap(kind, registration="V001", message="X — y.")), person=Person("V001"), badge=None,
+              ship_name=None, tz=ZoneInfo("America/Sao_Paulo"))
+    assert s.colour == GATE_COLOURS[Outcome(kind)]
+    for lang in ("pt", "en"):
+        assert word(lang, f"screen_head.{kind}") != f"screen_head.{kind}"  # in the catalogs, not the fallback
+        assert s.words(lang) == word(lang, f"screen_head.{kind}")
+        assert not s.action(lang).startswith("screen_action.")
+    assert s.words("pt") != s.words("en")
+
+
+def test_a_meal_worked_read_is_amber_already_aboard_in_both_languages_on_the_screen() -> None:
+    """The gate's amber "JÁ A BORDO — intervalo de refeição trabalhado ..." (P6) on the screen's own
+    templates: the main area and the last reads say JÁ A BORDO in amber with the gate's reason and
+    what to do, in pt-BR and in English; no red, no "ABOARD" code."""
+    from edge.display.pages import environment
+    from edge.display.said import text
+    from edge.display.texts import labels
+    from edge.rules.messages import said
+
+    d = Dispatch(date=dt.date(2026, 3, 15), period="01-07", ship="9300001", berth="berthed", voyage="long_haul",
+                 post="portalo", function="vigia")
+    message = text(said("aboard", [("G10.meal_worked", {"period": "01-07"})], [], []), "pt")
+    assert message.startswith("JÁ A BORDO — intervalo de refeição trabalhado")
+    s = shown(_event(_tap("aboard", registration="V001", dispatch=d, flags=["MEAL_WORKED"], message=message)),
+              person=Person("V001", "Ana Lima", "vigia"), badge=None, ship_name="MSC Aurora",
+              tz=ZoneInfo("America/Sao_Paulo"))
+    assert (s.colour, s.action_key, s.needs_ack) == ("amber", "meal_worked", False)
+    board = Board()
+    board.add(s, at_mono=0.0, held=True)
+    for lang, head, reason, todo in (
+            ("pt", "JÁ A BORDO", "intervalo de refeição trabalhado registrado (período 01-07",
+             "Intervalo de refeição trabalhado registrado"),
+            ("en", "ALREADY ABOARD", "meal interval worked recorded (period 01-07", "Meal interval worked recorded")):
+        html = environment().get_template("_now.html").render(
+            board=board, main=s, status=None, t=labels(lang), lang=lang, gate_id="g1", gate_ship=None,
+            age=age_text, local_hms=str)
+        assert 'class="now amber' in html and '<span class="dot amber">' in html and "red" not in html
+        assert html.count(head) == 2 and reason in html and todo in html and "ABOARD<" not in html.replace(
+            "ALREADY ABOARD<", "")
