@@ -253,15 +253,20 @@ def test_gc_paused_long_lived_leaves_a_service_s_frozen_objects_frozen():
 
     from portgate.gctune import paused
 
+    # The collector is off around the block (and restored off by it): another thread of this
+    # worker allocating (a web test's server) cannot start the young collections that would move
+    # the fresh objects to the oldest generation on their own between the block and the check.
     gc.freeze()
+    gc.disable()
     try:
         frozen = gc.get_freeze_count()
         assert frozen > 0
         with paused(long_lived=True):
             fresh = [[] for _ in range(100)]
-        assert gc.get_freeze_count() == frozen and gc.isenabled()
+        assert gc.get_freeze_count() == frozen and not gc.isenabled()
         assert id(fresh[0]) not in {id(o) for o in gc.get_objects(generation=2)}
     finally:
+        gc.enable()
         gc.unfreeze()
     with pytest.raises(RuntimeError):  # and an error restores the collector without promoting
         with paused(long_lived=True):
