@@ -278,6 +278,7 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
         raise BadInput(f"the payment time {at.astimezone(tz).isoformat()} is more than a day after now "
                        f"({now.astimezone(tz).isoformat(timespec='seconds')})", where="--at")
     ids_given(ids)
+    ids = list(dict.fromkeys(ids))  # an id given twice is one statement, marked once
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
@@ -368,6 +369,7 @@ def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) ->
     if not note or len(note) > 255:
         raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
     ids_given(ids)
+    ids = list(dict.fromkeys(ids))
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]

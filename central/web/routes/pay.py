@@ -248,7 +248,7 @@ async def reverse_post(request: Request):
 async def release_post(request: Request):
     web = request.app.state.web
     form = await request.form()
-    ids = _ids(form)
+    ids = list(dict.fromkeys(_ids(form)))  # a statement named twice is released once
     note = f"{request.state.user.login}: {str(form.get('note') or '').strip()}"
     actor = f"web:{request.state.user.login}"
     if not ids or not str(form.get("note") or "").strip():

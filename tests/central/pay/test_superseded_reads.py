@@ -1,6 +1,6 @@
 """Only the current statement of each shift is owed (the fresh tester's finding): stored statements
 read back (``read_statements``: listed, summed, exported, on slips) leave the superseded versions
-out unless asked for them. On
+out unless asked for them; ``pay mark-paid`` with an id given twice marks and counts it once. On
 SQLite and PostgreSQL, the statements superseded by a real second pay run."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
+from app.cli import main
 from central.ledger.tables import statements
 from central.pay.payslip import build_slips
 from central.pay.statements_read import read_statements
@@ -78,3 +79,29 @@ def test_superseded_among_names_unpaid_old_versions_with_their_successor(superse
     with superseded.connect() as conn:
         assert superseded_among(conn, [NEW, OLD, OLD, "nope@x"]) == [f"{OLD} (by {NEW})"]
         assert superseded_among(conn, []) == [] and superseded_among(conn, [NEW]) == []
+
+
+def _cli(capsys, *args) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_mark_paid_with_an_id_given_twice_marks_and_counts_it_once(superseded, db_url, capsys):
+    code, out, err = _cli(capsys, "pay", "mark-paid", "--db", db_url, "--ref", "lote-1", NEW, NEW)
+    assert code == 0 and out.strip() == "1 statement(s) marked paid"
+    assert err.strip() == f"1 repeated statement id(s) counted once: {NEW}"
+    with superseded.connect() as conn:
+        subject, detail = conn.execute(select(audit_log.c.subject, audit_log.c.detail)
+                                       .where(audit_log.c.action == "pay.mark_paid")).one()
+    assert subject == "1 statement(s)" and detail["statements"] == [NEW] and len(detail["paid"]) == 1
+    code, out, err = _cli(capsys, "pay", "reverse-paid", "--db", db_url, "--reason", "lote errado", NEW, NEW)
+    assert code == 0 and out.strip() == "1 payment mark(s) reversed" and "1 repeated statement id(s)" in err
+    code, out, err = _cli(capsys, "pay", "mark-paid", "--db", db_url, NEW)  # no repetition: nothing said
+    assert code == 0 and out.strip() == "1 statement(s) marked paid" and err == ""
+
+
+def test_mark_paid_of_a_superseded_id_given_twice_is_refused_once(superseded, db_url, capsys):
+    code, out, err = _cli(capsys, "pay", "mark-paid", "--db", db_url, OLD, OLD)
+    assert code == 2 and out == "" and err.count(f"superseded: {OLD} (by {NEW})") == 1
+    assert f"{OLD} (by {NEW}), {OLD}" not in err

@@ -3,7 +3,7 @@ shift is corrected and pay is run again, the office's pay page, its payroll CSV,
 (office and worker), ``pay verify-slip`` and the worker's phone page list and sum only the current
 statement (R$ 1.020,60), never the superseded one (R$ 696,60) beside it; "select all payable"
 marks the current ones paid, and a superseded id posted is refused before the confirmation with
-its clear message. Real app, real ledger (SQLite and PostgreSQL), the real second pay run."""
+its clear message; a statement named twice is released (and counted) once. Real app, real ledger (SQLite and PostgreSQL), the real second pay run."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from central.pay.payslip import build_slips, code
 from central.pay.payslip_pdf import render
 from central.pay.slip_codes import issue
 from central.pay.statements_read import read_statements
+from central.registry.schema import audit_log
 from central.web.app import create_app
 from central.web.workeraccounts import add_account
 from tests.central.web.conftest import SECRET, engine_of, logged_in
@@ -163,3 +164,15 @@ def test_a_superseded_id_posted_is_refused_with_its_message_and_nothing_is_paid(
     assert f"substituído(s) por nova versão: {old} (by {new})" in r.text
     with engine.connect() as conn:
         assert conn.execute(select(statements.c.paid_at).where(statements.c.paid_at.is_not(None))).first() is None
+
+
+def test_a_statement_named_twice_is_released_and_counted_once(app, engine):
+    c, token = logged_in(app, "office")
+    with engine.connect() as conn:
+        held = conn.execute(select(statements.c.statement_id).where(statements.c.registration == "V008")).scalar_one()
+    r = c.post("/pay/release", data={"csrf_token": token, "statement": [held, held], "note": "revisto", **Q})
+    assert r.status_code == 303 and r.headers["location"].endswith("done=released-1")
+    with engine.connect() as conn:
+        subject, detail = conn.execute(select(audit_log.c.subject, audit_log.c.detail)
+                                       .where(audit_log.c.action == "pay.release")).one()
+    assert subject == "1 statement(s)" and detail["statements"] == [held]
