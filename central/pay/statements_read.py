@@ -97,6 +97,35 @@ def read_statements(conn: Connection, date_from: dt.date, date_to: dt.date, *,
     return out
 
 
+class OldVersion(NamedTuple):
+    """A superseded statement as its history shows it: id, total (BRL), when and why it was
+    superseded and by which statement, and its payment mark if it had one. Never owed, never summed."""
+
+    statement_id: str
+    total: Decimal
+    superseded_at: dt.datetime
+    superseded_by: str
+    reason: str | None
+    paid_at: dt.datetime | None
+
+
+def superseded_versions(conn: Connection, date_from: dt.date, date_to: dt.date, *,
+                        registration: str | None = None) -> dict[str, list[OldVersion]]:
+    """``{shift id: [its superseded statements, oldest first]}`` of work days [date_from, date_to]
+    (optionally one worker's): the history the pay page shows under a current statement."""
+    c = statements.c
+    q = (select(c.shift_id, c.statement_id, c.total_cents, c.superseded_at, c.superseded_by, c.superseded_reason,
+                c.paid_at).where(c.work_day >= date_from, c.work_day <= date_to, c.superseded_at.is_not(None))
+         .order_by(c.shift_id, c.version, c.statement_id))
+    if registration:
+        q = q.where(c.registration == registration)
+    out: dict[str, list[OldVersion]] = defaultdict(list)
+    for shift_id, sid, cents, at, by, why, paid_at in conn.execute(q):
+        out[shift_id].append(OldVersion(sid, Decimal(cents) / 100, as_utc(at), by, why,
+                                        as_utc(paid_at) if paid_at else None))
+    return dict(out)
+
+
 def _lines_of(conn: Connection, rows, date_from: dt.date, date_to: dt.date, registration: str | None,
               ids: list[str] | None, current_only: bool) -> dict[str, list[tuple[int, StoredLine]]]:
     """``statement id -> [(position, line)]`` of ``rows``' statements, unsorted, in one pass over the

@@ -3,7 +3,8 @@ hold with their reason and the release, the overdue list (48 h, Lei 9.719 art. 2
 batch paid and the payslip PDFs (one worker, or the period's batch); the payroll CSV is
 ``pay_export``. Statements are computed by ``portgate pay --db``; these screens read and mark them
 through ``central.pay``: only each shift's current statement is listed, summed, selected and
-printed (a superseded version is history: the evidence bundle keeps it, never owed)."""
+printed; a superseded version is history, shown under its current statement as such, never
+summed (the evidence bundle keeps it too)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from central.pay.integrity import altered
 from central.pay.payslip import brl, build_slips, code
 from central.pay.slip_codes import issue
 from central.pay.payslip_pdf import render
-from central.pay.statements_read import read_statements
+from central.pay.statements_read import read_statements, superseded_versions
 from central.registry.changes import audit
 from central.registry.schema import workers
 from central.web import payrun
@@ -75,6 +76,7 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
     worker = str(q.get("worker") or "").strip() or None
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
     late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
+    history = await run_in_threadpool(web.read, lambda c: superseded_versions(c, first, last, registration=worker))
     gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
     ports = partial_view(request)
     if ports is not None:  # a statement follows its worker's port; a gang its members'
@@ -91,6 +93,7 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
         selected = {r.registration for r in run if r.payable} if request.query_params.get("all") else set()
     return page(request, "pay.html", status_code=status_code, first=first, last=last, worker=worker or "",
                 found=found, held=held, late=late, total=total, brl=brl, gangs=gangs, run=run, names=names,
+                history=history,  # looked up by the shifts of ``found`` only (the view's ports')
                 qty=lambda v: quantity_text(v, lang), role=lambda v: role_label(lang, v),
                 hold_parts=payrun.hold_parts, flag_codes=set(FLAGS), selected=selected, ref=ref,
                 errors={k.lstrip("-"): localize(lang, v) for k, v in (errors or {}).items()},

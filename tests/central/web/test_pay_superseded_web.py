@@ -28,7 +28,7 @@ from central.registry.schema import audit_log
 from central.web.app import create_app
 from central.web.workeraccounts import add_account
 from tests.central.web.conftest import SECRET, engine_of, logged_in
-from tests.central.web.paydata import supersede_chief
+from tests.central.web.paydata import CHIEF_SHIFT, supersede_chief
 from tests.central.web.test_pay_web import KEY, Q, _cli_verify
 from tests.central.web.test_worker_web import WORKER_PASSWORD, worker_client
 
@@ -69,13 +69,18 @@ def _brl(cents: int) -> str:
     return f"R$ {whole:,}".replace(",", ".") + f",{c:02d}"
 
 
-def test_the_pay_page_lists_and_sums_only_the_current_statements(app, engine, versions):
+def test_the_pay_page_lists_and_sums_only_the_current_statements_and_shows_the_old_one_as_history(
+        app, engine, versions):
     old, new = versions
     current = _current(engine)
     c, _ = logged_in(app, "office")
     page = c.get("/pay", params=Q).text
     assert f'data-statement="{new}"' in page and f'data-statement="{old}"' not in page
-    assert "R$ 1.020,60" in page and "R$ 696,60" not in page
+    assert "R$ 1.020,60" in page
+    history = page.split(f'data-history="{CHIEF_SHIFT}"')[1].split("</details>")[0]  # under the current one
+    assert f'<li data-superseded="{old}">' in history and "<s>R$ 696,60</s> — substituída em" in history
+    assert "Versões anteriores, substituídas: não devidas, fora do total (1)" in history
+    assert page.replace(history, "").count("R$ 696,60") == 0  # nowhere else: not listed, not summed
     heading = re.search(r"<h2>[^<]*\d+ demonstrativos?[^<]*</h2>", page)
     assert heading and "4 demonstrativos" in heading.group(0) and _brl(sum(current.values())) in heading.group(0)
     row = page.split('<tr data-worker="V017"')[1].split("</tr>")[0]
