@@ -16,6 +16,17 @@ from central.pay.lines import money_str
 from portgate.clitext import tr
 
 
+def unique_ids(given) -> list[str]:
+    """``given`` statement ids with each repeated one kept once (first place); when some were
+    repeated, says so on stderr (``cli.pay.repeated_ids``) so the count printed after the change is
+    the statements really changed, not the arguments typed."""
+    ids = list(dict.fromkeys(given))
+    if len(ids) < len(given):
+        twice = [i for i in ids if list(given).count(i) > 1]
+        click.echo(tr("cli.pay.repeated_ids", n=len(given) - len(ids), ids=", ".join(twice)), err=True)
+    return ids
+
+
 @click.command("overdue")
 @click.option("--db", "db_url")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="central.toml (instead of --db).")
@@ -54,14 +65,16 @@ def overdue_cmd(db_url, config_path, at):
 @click.option("--ref", help="Payment reference (bank transfer id, payroll batch).")
 @click.argument("statement_ids", nargs=-1, required=True)
 def mark_paid_cmd(db_url, config_path, at, ref, statement_ids):
-    """Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed."""
+    """Mark statements paid. Unknown, already-paid, superseded or on-hold ids: error, nothing
+    changed. An id given twice is marked once (and said so)."""
     from central.pay.statements_store import mark_paid  # lazy: CLI start-up
 
     now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
     paid_at = time_arg(at, "--at") if at else now
-    on_ledger(db_url, config_path, lambda engine: mark_paid(engine, list(statement_ids), paid_at, ref,
+    ids = unique_ids(statement_ids)
+    on_ledger(db_url, config_path, lambda engine: mark_paid(engine, ids, paid_at, ref,
                                                             now=now, actor=f"cli:{login()}"))
-    click.echo(tr("cli.pay.marked_paid", n=len(statement_ids)))
+    click.echo(tr("cli.pay.marked_paid", n=len(ids)))
 
 
 @click.command("reverse-paid")
@@ -75,9 +88,10 @@ def reverse_paid_cmd(db_url, config_path, reason, statement_ids):
     from central.pay.statements_store import reverse_paid  # lazy: CLI start-up
 
     now = dt.datetime.now(dt.UTC)  # the office's clock, read here at the edge
-    on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, list(statement_ids), reason, at=now,
+    ids = unique_ids(statement_ids)
+    on_ledger(db_url, config_path, lambda engine: reverse_paid(engine, ids, reason, at=now,
                                                                actor=f"cli:{login()}"))
-    click.echo(tr("cli.pay.reversed", n=len(statement_ids)))
+    click.echo(tr("cli.pay.reversed", n=len(ids)))
 
 
 @click.command("release")
@@ -92,5 +106,6 @@ def release_cmd(db_url, config_path, at, note, statement_ids):
     from central.pay.statements_store import release_holds  # lazy: CLI start-up
 
     released_at = at_arg(at)
-    on_ledger(db_url, config_path, lambda engine: release_holds(engine, list(statement_ids), released_at, note))
-    click.echo(tr("cli.pay.released", n=len(statement_ids)))
+    ids = unique_ids(statement_ids)
+    on_ledger(db_url, config_path, lambda engine: release_holds(engine, ids, released_at, note))
+    click.echo(tr("cli.pay.released", n=len(ids)))

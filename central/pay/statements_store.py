@@ -216,6 +216,17 @@ def _payment_states(conn, ids: list[str]) -> dict:
     return {r["statement_id"]: r for r in found}
 
 
+def superseded_among(conn, ids: list[str]) -> list[str]:
+    """The unpaid superseded statements among ``ids``, each as ``"id (by newer id)"`` in the order
+    given: what ``mark_paid`` refuses as ``superseded: ...`` (a page asks before it confirms)."""
+    return _stale(_payment_states(conn, ids), list(dict.fromkeys(ids))) if ids else []
+
+
+def _stale(rows: dict, ids: list[str]) -> list[str]:
+    return [f"{i} (by {rows[i]['superseded_by']})" for i in ids if i in rows
+            and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
+
+
 def shift_start(shift_id: str, work_day: dt.date, tz: ZoneInfo) -> dt.datetime:
     """The start (aware UTC) of the shift ``shift_id`` (``registration/ship/YYYY-MM-DD/HH-HH``) on
     its ``work_day`` (the local date its period starts) in the port's time zone ``tz``; a shift id
@@ -267,12 +278,12 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
         raise BadInput(f"the payment time {at.astimezone(tz).isoformat()} is more than a day after now "
                        f"({now.astimezone(tz).isoformat(timespec='seconds')})", where="--at")
     ids_given(ids)
+    ids = list(dict.fromkeys(ids))  # an id given twice is one statement, marked once
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
         already = [i for i in ids if i in rows and rows[i]["paid_at"] is not None]
-        stale = [f"{i} (by {rows[i]['superseded_by']})" for i in ids if i in rows
-                 and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
+        stale = _stale(rows, ids)
         held = [i for i in ids if i in rows and rows[i]["paid_at"] is None
                 and not rows[i]["superseded_by"] and _on_hold(rows[i])]
         starts = {i: shift_start(rows[i]["shift_id"], rows[i]["work_day"], tz) for i in ids if i in rows}
@@ -358,6 +369,7 @@ def release_holds(engine: Engine, ids: list[str], at: dt.datetime, note: str) ->
     if not note or len(note) > 255:
         raise BadInput("a release needs a note of 1 to 255 characters", where="--note")
     ids_given(ids)
+    ids = list(dict.fromkeys(ids))
     with engine.begin() as conn:
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]

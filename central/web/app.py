@@ -41,7 +41,7 @@ from central.web.background import start_coverage
 from central.web.errors import BodyLimit, HANDLERS, NoNul
 from central.web.photos import gate_photo
 from central.web.routes import auth, cases, enrol_gate, escala, flags, live, pay, photos, registry, reports, ships
-from central.web.routes import users, whatif
+from central.web.routes import pay_export, users, whatif
 from central.web.routes import exports, logs, verify, worker as worker_routes, worker_office
 from central.web.shared_limit import SharedRateLimiter
 from central.pay.payslip import SlipHeader
@@ -198,7 +198,7 @@ class _App(Starlette):
 def routes() -> list:
     return [
         *auth.ROUTES, *live.ROUTES, *flags.ROUTES, *cases.ROUTES, *ships.ROUTES, *users.ROUTES,
-        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *escala.ROUTES, *reports.ROUTES, *whatif.ROUTES,
+        *photos.ROUTES, *registry.ROUTES, *pay.ROUTES, *pay_export.ROUTES, *escala.ROUTES, *reports.ROUTES, *whatif.ROUTES,
         *worker_routes.ROUTES, *worker_office.ROUTES, *verify.ROUTES, *logs.ROUTES, *enrol_gate.ROUTES,
         *exports.ROUTES,
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),

@@ -1,13 +1,14 @@
 """Pay screens: statements by period and worker with every line (rule id, article), statements on
 hold with their reason and the release, the overdue list (48 h, Lei 9.719 art. 2 §1), marking a
-batch paid, the payroll CSV export and the payslip PDFs (one worker, or the period's batch).
-Statements are computed by ``portgate pay --db``; these screens read and mark them through
-``central.pay``."""
+batch paid and the payslip PDFs (one worker, or the period's batch); the payroll CSV is
+``pay_export``. Statements are computed by ``portgate pay --db``; these screens read and mark them
+through ``central.pay``: only each shift's current statement is listed, summed, selected and
+printed; a superseded version is history, shown under its current statement as such, never
+summed (the evidence bundle keeps it too)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import io
 from urllib.parse import urlencode
 
 from sqlalchemy import select
@@ -19,16 +20,14 @@ from starlette.routing import Route
 from central.cli_args import FIRST_DAY, LAST_DAY
 from central.production.read import gangs_of_period
 from central.production.render import quantity_text
-from central.pay.statements_store import mark_paid, overdue, release_holds, reverse_paid
-from central.pay.lines import money_str
+from central.pay.statements_store import mark_paid, overdue, release_holds, reverse_paid, superseded_among
 from central.pay.payments import statements_port
 from central.pay.integrity import altered
 from central.pay.payslip import brl, build_slips, code
 from central.pay.slip_codes import issue
 from central.pay.payslip_pdf import render
-from central.pay.statements_read import read_statements
+from central.pay.statements_read import read_statements, superseded_versions
 from central.registry.changes import audit
-from central.registry.ids import ids_of
 from central.registry.schema import workers
 from central.web import payrun
 from central.web.flagsmodel import FLAGS
@@ -37,9 +36,7 @@ from central.web.registry_scope import partial_view, regs_in_view
 from central.web.render import bad_input, lang_of, page
 from central.web.security import guarded
 from central.web.service_texts import localize, role_label
-from portgate import csvout
 from portgate.errors import BadInput
-from portgate.records import WorkerIds
 
 READERS = ("office", "auditor", "admin")
 WRITERS = ("office",)
@@ -79,6 +76,7 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
     worker = str(q.get("worker") or "").strip() or None
     found = await run_in_threadpool(web.read, lambda c: read_statements(c, first, last, registration=worker))
     late = await run_in_threadpool(web.read, lambda c: overdue(c, web.now()))
+    history = await run_in_threadpool(web.read, lambda c: superseded_versions(c, first, last, registration=worker))
     gangs = await run_in_threadpool(web.read, lambda c: gangs_of_period(c, first, last))
     ports = partial_view(request)
     if ports is not None:  # a statement follows its worker's port; a gang its members'
@@ -95,6 +93,7 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
         selected = {r.registration for r in run if r.payable} if request.query_params.get("all") else set()
     return page(request, "pay.html", status_code=status_code, first=first, last=last, worker=worker or "",
                 found=found, held=held, late=late, total=total, brl=brl, gangs=gangs, run=run, names=names,
+                history=history,  # looked up by the shifts of ``found`` only (the view's ports')
                 qty=lambda v: quantity_text(v, lang), role=lambda v: role_label(lang, v),
                 hold_parts=payrun.hold_parts, flag_codes=set(FLAGS), selected=selected, ref=ref,
                 errors={k.lstrip("-"): localize(lang, v) for k, v in (errors or {}).items()},
@@ -116,9 +115,21 @@ async def _foreign_ids(request: Request, ids: list[str]) -> list[str]:
     if partial_view(request) is None or not ids:
         return []
     web = request.app.state.web
-    seen = await run_in_threadpool(web.read, lambda c: read_statements(c, FIRST_DAY, LAST_DAY, ids=ids[:1000]))
+    seen = await run_in_threadpool(web.read, lambda c: read_statements(c, FIRST_DAY, LAST_DAY, ids=ids[:1000],
+                                                                       current_only=False))
     mine = {s.statement_id for s in await _view_statements(request, seen)}
     return [i for i in ids if i not in mine and i in {s.statement_id for s in seen}]
+
+
+async def _refused_ids(request: Request, ids: list[str]) -> str:
+    """Why ``ids`` cannot be marked paid before the confirmation is even shown (``""``: they can be
+    asked): another port's statements (``unknown: ...``), else superseded versions (``superseded:
+    id (by newer id)``, ``mark_paid``'s words: a form posted before pay was re-run)."""
+    foreign = await _foreign_ids(request, ids)
+    if foreign:
+        return f"unknown: {', '.join(foreign)}"
+    stale = await run_in_threadpool(request.app.state.web.read, superseded_among, ids)
+    return f"superseded: {', '.join(stale)}" if stale else ""
 
 
 @guarded(*READERS)
@@ -127,7 +138,7 @@ async def statements_page(request: Request):
     return await _run_page(request)
 
 
-def _names(conn, regs: list[str]) -> dict[str, str]:
+def worker_names(conn, regs: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for i in range(0, len(regs), 500):
         out |= dict(conn.execute(select(workers.c.registration, workers.c.name)
@@ -166,10 +177,9 @@ async def mark_paid_post(request: Request):
     found = await _view_statements(request, await run_in_threadpool(web.read, lambda c: read_statements(
         c, first, last)))
     ids = _chosen(form, found)
-    foreign = await _foreign_ids(request, ids)
-    if foreign:  # another port's statement: as an unknown one
-        return await _run_page(request, status_code=400, errors={"statement": f"unknown: {', '.join(foreign)}"},
-                               ref=ref, params=form)
+    refused = await _refused_ids(request, ids)
+    if refused:  # another port's statement (as an unknown one), or a superseded version
+        return await _run_page(request, status_code=400, errors={"statement": refused}, ref=ref, params=form)
     selected = {str(v) for v in form.getlist("pay_worker")} | {s.registration for s in found if s.statement_id in ids}
     if not ids:
         return await _run_page(request, status_code=400, errors={"statement": "select at least one statement"},
@@ -204,7 +214,7 @@ async def reverse_form(request: Request):
 async def _reverse_page(request: Request, sid: str, params, *, errors=None, reason: str = "", status_code: int = 200):
     web = request.app.state.web
     st = await _view_statements(request, await run_in_threadpool(web.read, lambda c: read_statements(
-        c, FIRST_DAY, LAST_DAY, ids=[sid[:200]])))
+        c, FIRST_DAY, LAST_DAY, ids=[sid[:200]], current_only=False)))  # a paid older version too
     if not st:
         return bad_input(request, f"unknown: {sid[:200]}", status_code=404)
     names = await run_in_threadpool(web.read, _names, [st[0].registration])
@@ -241,7 +251,7 @@ async def reverse_post(request: Request):
 async def release_post(request: Request):
     web = request.app.state.web
     form = await request.form()
-    ids = _ids(form)
+    ids = list(dict.fromkeys(_ids(form)))  # a statement named twice is released once
     note = f"{request.state.user.login}: {str(form.get('note') or '').strip()}"
     actor = f"web:{request.state.user.login}"
     if not ids or not str(form.get("note") or "").strip():
@@ -265,64 +275,6 @@ def _audit(session, actor, action, ids, detail, now) -> None:
     """An audit row about statements ``ids`` with their port (``central.pay.payments.statements_port``)."""
     audit(session, actor=actor, action=action, subject=f"{len(ids)} statement(s)",
           detail={"statements": ids, "detail": detail}, now=now, port=statements_port(session.connection(), ids))
-
-
-#: The payroll CSV's columns: English (``lang`` en) and pt-BR headers, in the same order.
-PAYROLL_HEADERS = {
-    "en": ("registration", "name", "cpf", "pis_nis", "work_day", "shift_id", "statement_id", "rulebook", "rule",
-           "article", "description", "amount", "due_at", "status"),
-    "pt": ("matrícula", "nome", "cpf", "pis_nis", "dia_de_trabalho", "turno", "demonstrativo", "tabela_de_regras",
-           "regra", "artigo", "descrição", "valor", "vencimento", "situação"),
-}
-#: A statement's state in the payroll CSV (``altered_`` prefixed when its digest no longer matches).
-PAYROLL_STATUS = {"en": {"paid": "paid", "on_hold": "on_hold", "unpaid": "unpaid", "altered_": "altered_"},
-                  "pt": {"paid": "pago", "on_hold": "retido", "unpaid": "a_pagar", "altered_": "alterado_"}}
-
-
-def payroll_rows(views, names: dict, ids: dict, edited: set, lang: str):
-    """The payroll CSV's rows (header first) for statements ``views``: one row per line and a
-    ``TOTAL`` row per statement, each with the worker's name, CPF and PIS/NIS (bare digits, empty
-    when the registry has none; ``central.registry.ids``). Headers and states in ``lang`` (``pt``:
-    pt-BR; otherwise English); amounts ``1234.56`` (a dot, as every export), days and due times ISO."""
-    heads, words = PAYROLL_HEADERS.get(lang, PAYROLL_HEADERS["en"]), PAYROLL_STATUS.get(lang, PAYROLL_STATUS["en"])
-    yield heads
-    for s in views:
-        state = "paid" if s.paid_at else ("on_hold" if s.on_hold else "unpaid")
-        status = (words["altered_"] if s.statement_id in edited else "") + words[state]
-        who = ids.get(s.registration, WorkerIds())
-        head = (s.registration, names.get(s.registration, ""), who.cpf or "", who.pis or "", s.work_day.isoformat(),
-                s.shift_id, s.statement_id, s.rulebook)
-        for x in s.lines:
-            yield (*head, x.rule, x.article, x.description, money_str(x.amount), s.due_at.isoformat(), status)
-        yield (*head, "TOTAL", "", "", money_str(s.total), s.due_at.isoformat(), status)
-
-
-@guarded(*READERS)
-@per_port
-async def export_csv(request: Request):
-    """The payroll CSV of the period (``payroll_rows``), headers in the page's language."""
-    web = request.app.state.web
-    try:
-        first, last = period_param(request)
-    except BadInput as exc:
-        return bad_input(request, str(exc))
-
-    ports = partial_view(request)
-
-    def work(conn):
-        views = read_statements(conn, first, last)
-        if ports is not None:
-            mine = regs_in_view(conn, [v.registration for v in views], ports, web.ports)
-            views = [v for v in views if v.registration in mine]
-        regs = sorted({v.registration for v in views})
-        return views, set(altered(conn, views)), _names(conn, regs), ids_of(conn, regs)
-
-    found, edited, names, ids = await run_in_threadpool(web.read, work)
-    out = io.StringIO()
-    w = csvout.writer(out, lineterminator="\n")
-    w.writerows(payroll_rows(found, names, ids, edited, lang_of(request)))
-    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers={
-        "content-disposition": f'attachment; filename="folha-{first}-{last}.csv"'})
 
 
 def _known_worker(conn, registration: str) -> bool:
@@ -394,7 +346,6 @@ ROUTES = [
     Route("/pay/reverse", reverse_form, methods=["GET"]),
     Route("/pay/reverse", reverse_post, methods=["POST"]),
     Route("/pay/release", release_post, methods=["POST"]),
-    Route("/pay/export.csv", export_csv, methods=["GET"]),
     Route("/pay/slips.pdf", batch_pdf, methods=["GET"]),
     Route("/pay/slip/{registration}.pdf", slip_pdf, methods=["GET"]),
 ]

@@ -55,3 +55,27 @@ def raise_first_line(engine, registration: str, cents: int = 100) -> str:
                                                    statement_lines.c.position == 0)
                      .values(amount_cents=statement_lines.c.amount_cents + cents))
     return sid
+
+
+CHIEF_SHIFT = "V017/9300002/2026-03-15/19-01"  # worked example 2: R$ 696,60 as computed first
+
+
+def supersede_chief(engine) -> tuple[str, str]:
+    """The office corrects V017's shift (the meal interval worked, P6: ``ledger correct-meal``) and
+    pay is run again: V017's first statement (R$ 696,60, unpaid) is superseded by a second one
+    (R$ 1.020,60), as in the fresh tester's repro. Returns ``(old id, current id)``."""
+    from sqlalchemy import select
+
+    from central.ledger.corrections import record_meal
+    from central.ledger.tables import statements
+
+    now = dt.datetime(2026, 4, 6, tzinfo=dt.UTC)
+    record_meal(engine, CHIEF_SHIFT, worked=True, actor="t", reason="refeição trabalhada", now=now)
+    _port, rulebook, calendar = load_setup(None)
+    rebuild_shifts(engine, FIRST, LAST, calendar.zone, now=now)
+    pay_from_ledger(engine, FIRST, LAST, rulebook, calendar, now=now, reason="refeição corrigida")
+    with engine.connect() as conn:
+        rows = conn.execute(select(statements.c.statement_id, statements.c.superseded_at, statements.c.total_cents)
+                            .where(statements.c.shift_id == CHIEF_SHIFT).order_by(statements.c.version)).all()
+    assert [(r.superseded_at is None, r.total_cents) for r in rows] == [(False, 69660), (True, 102060)], rows
+    return rows[0].statement_id, rows[1].statement_id

@@ -139,12 +139,23 @@ def test_a_payslip_download_holds_the_worked_example_total_and_rule_ids(paid_led
 
 
 def test_marking_a_batch_paid(paid_ledger, page):
+    """After V017's shift was corrected and pay run again (its first statement superseded, the
+    fresh tester's finding), "select all" and confirm pay the three current payable statements:
+    the superseded one is neither listed, counted, summed nor paid."""
+    from decimal import Decimal
+
     from central.ledger.tables import statements
+    from central.pay.payslip import brl
+    from tests.central.web.paydata import supersede_chief
 
     office = paid_ledger
+    old, new = supersede_chief(office.engine)
     page.goto(office.url + "/pay?from=2026-03-01&to=2026-03-31")
     boxes = page.locator('#paid-form input[name="pay_worker"]')
     assert boxes.count() == 3  # V008's statement is on hold: not selectable
+    assert page.locator('#statements [data-worker="V017"] .statement').count() == 1
+    assert page.locator(f'#statements [data-statement="{new}"]').count() == 1
+    assert page.locator(f'#statements [data-statement="{old}"]').count() == 0
     with page.expect_navigation():  # a link to the page with every box ticked: count() does not wait
         page.locator("#select-all").click()  # every payable worker ticked
     assert page.locator('#paid-form input[name="pay_worker"]:checked').count() == 3
@@ -152,13 +163,19 @@ def test_marking_a_batch_paid(paid_ledger, page):
     page.get_by_role("button", name="Marcar como pagos").click()
     page.locator("#confirm-form").wait_for()  # the summary first
     assert page.locator("#sum-count").inner_text() == "3"
+    with office.engine.connect() as c:
+        owed = sum(c.execute(select(statements.c.total_cents).where(
+            statements.c.superseded_at.is_(None), statements.c.registration != "V008")).scalars())
+    assert page.locator("#sum-total").inner_text() == brl(Decimal(owed) / 100)  # 1.020,60 for V017, not 696,60 more
     page.locator("#confirm-paid").click()
     page.locator("#pay-done").wait_for()
     assert "3 marcado(s) como pago(s)" in page.locator("#pay-done").inner_text()
     assert page.locator('#statements td.state[data-state="paid"]').count() == 3
     with office.engine.connect() as c:
-        refs = dict(c.execute(select(statements.c.registration, statements.c.paid_ref)).all())
-    assert refs == {"V001": "folha-2026-03", "V003": "folha-2026-03", "V017": "folha-2026-03", "V008": None}
+        refs = dict(c.execute(select(statements.c.statement_id, statements.c.paid_ref)).all())
+    assert refs.pop(old) is None  # the superseded version stays unpaid: history, not owed
+    assert {sid.split("/")[0]: ref for sid, ref in refs.items()} == {
+        "V001": "folha-2026-03", "V003": "folha-2026-03", "V017": "folha-2026-03", "V008": None}
 
 
 def test_the_report_charts_render_in_the_browser(paid_ledger, page):
