@@ -119,11 +119,11 @@ def test_a_commands_help_in_pt_br_by_default_and_in_english_on_request() -> None
     pt = _run("pay", "mark-paid", "--help", lang=None)
     assert pt.returncode == 0
     out = _flat(pt.stdout)
-    assert "Marca demonstrativos como pagos. Ids desconhecidos, já pagos ou retidos: erro, nada muda." in out
+    assert "Marca demonstrativos como pagos. Ids desconhecidos, já pagos, substituídos ou retidos: erro, nada muda." in out
     assert "--ref TEXTO Referência do pagamento (id da transferência bancária, lote da folha)." in out
     assert "Mark statements paid" not in out
     en = _flat(_here("pay", "mark-paid", "--help", lang="en").stdout)
-    assert "Mark statements paid. Unknown, already-paid or on-hold ids: error, nothing changed." in en
+    assert "Mark statements paid. Unknown, already-paid, superseded or on-hold ids: error, nothing changed." in en
     assert "--ref TEXT Payment reference (bank transfer id, payroll batch)." in en
     group = _flat(_run("pay", "--help", lang="pt").stdout)  # a group's list of its commands
     assert "mark-paid Marca demonstrativos como pagos." in group

@@ -84,7 +84,7 @@ async def _run_page(request: Request, *, status_code: int = 200, errors: dict[st
         mine = await run_in_threadpool(web.read, regs_in_view, regs, ports, web.ports)
         found, late = [s for s in found if s.registration in mine], [s for s in late if s.registration in mine]
         gangs = [g for g in gangs if any(m["registration"] in mine for m in g.members)]
-    names = await run_in_threadpool(web.read, _names, sorted({s.registration for s in found}))
+    names = await run_in_threadpool(web.read, worker_names, sorted({s.registration for s in found}))
     held = [s for s in found if s.on_hold]
     total = sum((s.total for s in found), start=0)
     lang = lang_of(request)
@@ -187,7 +187,7 @@ async def mark_paid_post(request: Request):
     if form.get("confirm") != "yes":
         chosen = [s for s in found if s.statement_id in set(ids)]
         known = {s.statement_id for s in chosen}
-        names = await run_in_threadpool(web.read, _names, sorted({s.registration for s in chosen}))
+        names = await run_in_threadpool(web.read, worker_names, sorted({s.registration for s in chosen}))
         return page(request, "pay_confirm.html", first=first, last=last, ids=ids,
                     unknown=[i for i in ids if i not in known],
                     run=payrun.group(chosen, names), total=sum((s.total for s in chosen), start=0), brl=brl,
@@ -217,7 +217,7 @@ async def _reverse_page(request: Request, sid: str, params, *, errors=None, reas
         c, FIRST_DAY, LAST_DAY, ids=[sid[:200]], current_only=False)))  # a paid older version too
     if not st:
         return bad_input(request, f"unknown: {sid[:200]}", status_code=404)
-    names = await run_in_threadpool(web.read, _names, [st[0].registration])
+    names = await run_in_threadpool(web.read, worker_names, [st[0].registration])
     lang = lang_of(request)
     back_fields = {k: str(params.get(k) or "")[:64] for k in ("from", "to", "worker")}
     return page(request, "pay_reverse.html", status_code=status_code, s=st[0],

@@ -166,7 +166,7 @@ def test_a_superseded_id_posted_is_refused_with_its_message_and_nothing_is_paid(
     c, token = logged_in(app, "office")
     r = c.post("/pay/mark-paid", data={"csrf_token": token, "statement": [new, old], "ref": "x", **confirm, **Q})
     assert r.status_code == 400 and 'id="confirm-form"' not in r.text
-    assert f"substituído(s) por nova versão: {old} (by {new})" in r.text
+    assert f"substituído(s) por nova versão: {old} (por {new})" in r.text
     with engine.connect() as conn:
         assert conn.execute(select(statements.c.paid_at).where(statements.c.paid_at.is_not(None))).first() is None
 
