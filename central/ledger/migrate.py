@@ -28,7 +28,7 @@ from central.db import load_all_tables, make_engine, read_failure
 from portgate.errors import StoreError, StoreUnavailable
 
 if TYPE_CHECKING:
-    from alembic.config import Config
+    from alembic.config import Config  # lazy: only a migration needs Alembic (issue 32)
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 _REVISION = re.compile(r"^revision\s*(?::\s*str\s*)?=\s*['\"](\w+)['\"]\s*$", re.MULTILINE)
@@ -37,7 +37,7 @@ _DOWN = re.compile(r"^down_revision\s*(?::[^=]+)?=\s*(.+?)\s*$", re.MULTILINE)
 
 def alembic_config(url: str | None = None) -> Config:
     """An Alembic ``Config`` pointing at ``central/migrations`` (and at ``url`` if given)."""
-    from alembic.config import Config
+    from alembic.config import Config  # lazy: only a migration needs Alembic (issue 32)
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
@@ -48,7 +48,7 @@ def alembic_config(url: str | None = None) -> Config:
 
 def head() -> str:
     """The newest revision id in ``central/migrations/versions``."""
-    from alembic.script import ScriptDirectory
+    from alembic.script import ScriptDirectory  # lazy: only a migration needs Alembic (issue 32)
 
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
@@ -122,7 +122,7 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
         if at is not None:  # nothing to migrate (checked under the same lock as a migration)
             load_all_tables()  # as Alembic's env.py does: every table known to the process
             return at
-        from alembic.runtime.migration import MigrationContext
+        from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
 
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
@@ -141,7 +141,7 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
 def _run_alembic(conn: Connection, url: str, revision: str) -> None:
     """Alembic's ``upgrade`` to ``revision`` on ``conn`` (in ``upgrade_engine``'s transaction),
     a database without bookkeeping adopted first (``_adopt``)."""
-    from alembic import command
+    from alembic import command  # lazy: only a migration needs Alembic (issue 32)
 
     cfg = alembic_config(url)
     cfg.attributes["connection"] = conn
@@ -180,8 +180,8 @@ def _transactional_ddl(conn: Connection) -> Iterator[None]:
 
 def _adopt(conn: Connection, cfg: Config) -> None:
     """Bring a database without Alembic bookkeeping to a state ``upgrade`` can continue from."""
-    from alembic import command
-    from alembic.runtime.migration import MigrationContext
+    from alembic import command  # lazy: only a migration needs Alembic (issue 32)
+    from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
 
     if MigrationContext.configure(conn).get_current_revision() is not None:
         return
@@ -249,7 +249,7 @@ def existing_ledger(url: str) -> None:
 
 def _revisions() -> set[str]:
     """Every revision id of ``central/migrations/versions`` (Alembic's reading)."""
-    from alembic.script import ScriptDirectory
+    from alembic.script import ScriptDirectory  # lazy: only a migration needs Alembic (issue 32)
 
     return {s.revision for s in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
 
@@ -263,7 +263,7 @@ def _revision_of(conn: Connection, names: set[str]) -> str | None:
     rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
     if len(rows) == 1:
         return rows[0]
-    from alembic.runtime.migration import MigrationContext
+    from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
 
     return MigrationContext.configure(conn).get_current_revision()
 
@@ -292,7 +292,7 @@ def _ledger_state(url: str) -> tuple[str, set[str], str | None]:
 
 def current(url: str) -> str | None:
     """The revision the database at ``url`` is at (``None`` if never migrated)."""
-    from alembic.runtime.migration import MigrationContext
+    from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
 
     engine = make_engine(url)
     try:
