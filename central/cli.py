@@ -53,14 +53,14 @@ def run(config_path: str, instance: str | None, metrics_port: int | None) -> Non
     from central.ledger.liveness import Liveness  # lazy: CLI start-up
     from central.ledger.migrate import upgrade  # lazy: CLI start-up
 
+    lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
+    configure_central_logging(config)  # log_json for the migration's and the ledger claim's lines
     upgrade(config.database_url)  # the ingest's own migration, before the row (0037: its instance)
     # [nats]: the JetStream pull consumer (issue 37), else the MQTT ingest; one per port of `ports`;
     # its row in office_processes while it runs (``ledger home-port --set`` refuses then), which
     # refuses a second live process of this home port and instance (exit 2, instance_claim); one
     # taken over meanwhile (a process of its instance started elsewhere while this one could not
     # reach the ledger for 60 s): a clean stop, exit 0, not restarted by systemd
-    lost = functools.partial(os.kill, os.getpid(), signal.SIGTERM)
-    configure_central_logging(config)  # log_json for the ledger claim's lines (before run_central)
     with Liveness(config.database_url, "central run", config.port, instance=instance or "", on_lost=lost):
         run_central(config, lambda: ingest_for_run(config),
                     metrics_setting="$.metrics_port" if metrics_port is None else "--metrics-port")

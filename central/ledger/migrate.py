@@ -2,6 +2,11 @@
 
 ``upgrade(url)`` brings a database (SQLite or PostgreSQL) to the newest revision; the services call
 it at start-up and ``portgate ledger migrate --db URL`` calls it by hand. Safe to run twice.
+
+Alembic is imported only where a migration may run: a ledger already at the newest revision (every
+start of a service but the first after an upgrade) is recognised by reading its ``alembic_version``
+row in the same locked transaction (``head_revision``: the newest revision read from the version
+files' ``revision`` and ``down_revision`` lines), ~0.15 s of CPU less a process start (issue 32).
 """
 
 from __future__ import annotations
@@ -10,25 +15,30 @@ import contextlib
 import re
 import sqlite3
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine, func, inspect, select, table
+from sqlalchemy import create_engine, func, inspect, select, table, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from central.db import load_all_tables, make_engine, read_failure
 from portgate.errors import StoreError, StoreUnavailable
 
+if TYPE_CHECKING:
+    from alembic.config import Config  # lazy: only a migration needs Alembic (issue 32)
+
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+_REVISION = re.compile(r"^revision\s*(?::\s*str\s*)?=\s*['\"](\w+)['\"]\s*$", re.MULTILINE)
+_DOWN = re.compile(r"^down_revision\s*(?::[^=]+)?=\s*(.+?)\s*$", re.MULTILINE)
 
 
 def alembic_config(url: str | None = None) -> Config:
     """An Alembic ``Config`` pointing at ``central/migrations`` (and at ``url`` if given)."""
+    from alembic.config import Config  # lazy: only a migration needs Alembic (issue 32)
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     if url:
@@ -38,7 +48,39 @@ def alembic_config(url: str | None = None) -> Config:
 
 def head() -> str:
     """The newest revision id in ``central/migrations/versions``."""
+    from alembic.script import ScriptDirectory  # lazy: only a migration needs Alembic (issue 32)
+
     return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str | None:
+    """The newest revision id read from the version files' ``revision = '...'`` and
+    ``down_revision = ...`` lines without importing Alembic: the one revision no other names as its
+    ``down_revision``. ``None`` when that is not one revision (two heads, a line not read), and the
+    callers then ask Alembic (``head``); tests/central/ledger/test_migrate_at_head.py checks it is
+    ``head()``."""
+    revisions, downs = set(), set()
+    for path in (MIGRATIONS / "versions").glob("[!_]*.py"):
+        source = path.read_text(encoding="utf-8")
+        found, down = _REVISION.findall(source), _DOWN.findall(source)
+        if len(found) != 1 or len(down) != 1:
+            return None
+        revisions.add(found[0])
+        downs.update(re.findall(r"['\"](\w+)['\"]", down[0]))
+    heads = revisions - downs
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _at_head(conn: Connection) -> str | None:
+    """The revision of the ledger behind ``conn`` if it is the newest (``head_revision``), read with
+    plain SQL from Alembic's ``alembic_version`` table; else ``None`` (no such table, another
+    revision, several rows: Alembic decides)."""
+    newest = head_revision()
+    if newest is None or not inspect(conn).has_table("alembic_version"):
+        return None
+    rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    return newest if rows == [newest] else None
 
 
 def upgrade(url: str, revision: str = "head") -> str:
@@ -74,10 +116,14 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
     try:
         with engine.connect() as conn:
             with _transactional_ddl(conn):
-                cfg = alembic_config(url)
-                cfg.attributes["connection"] = conn
-                _adopt(conn, cfg)
-                command.upgrade(cfg, revision)
+                at = _at_head(conn) if revision == "head" else None
+                if at is None:
+                    _run_alembic(conn, url, revision)
+        if at is not None:  # nothing to migrate (checked under the same lock as a migration)
+            load_all_tables()  # as Alembic's env.py does: every table known to the process
+            return at
+        from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
+
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     except SQLAlchemyError as exc:
@@ -90,6 +136,17 @@ def upgrade_engine(engine: Engine, revision: str = "head") -> str:
         if "not a database" in first:
             raise StoreError(f"{where} is not a database (not a portgate ledger): {first}") from exc
         raise StoreError(f"migration of {where} failed: {first}") from exc
+
+
+def _run_alembic(conn: Connection, url: str, revision: str) -> None:
+    """Alembic's ``upgrade`` to ``revision`` on ``conn`` (in ``upgrade_engine``'s transaction),
+    a database without bookkeeping adopted first (``_adopt``)."""
+    from alembic import command  # lazy: only a migration needs Alembic (issue 32)
+
+    cfg = alembic_config(url)
+    cfg.attributes["connection"] = conn
+    _adopt(conn, cfg)
+    command.upgrade(cfg, revision)
 
 
 _SQLITE_BUSY = re.compile(r"database is locked|database table is locked|busy", re.IGNORECASE)
@@ -123,6 +180,9 @@ def _transactional_ddl(conn: Connection) -> Iterator[None]:
 
 def _adopt(conn: Connection, cfg: Config) -> None:
     """Bring a database without Alembic bookkeeping to a state ``upgrade`` can continue from."""
+    from alembic import command  # lazy: only a migration needs Alembic (issue 32)
+    from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
+
     if MigrationContext.configure(conn).get_current_revision() is not None:
         return
     names = set(inspect(conn).get_table_names()) - {"alembic_version"}
@@ -152,7 +212,7 @@ def require_ledger(url: str) -> None:
     (``... run `portgate ledger migrate --db URL` first``); ``StoreUnavailable`` (exit 1) for a
     server not reachable or a locked file. A SQLite URI (``?uri=true``) is opened as given."""
     where, names, revision = _ledger_state(url)
-    newest = head()
+    newest = head_revision() or head()
     if "events" not in names and revision is None:
         raise StoreError(f"{where} holds no portgate ledger (no ledger tables); a what-if stores "
                          "nothing and creates none: create the ledger with `portgate ledger migrate "
@@ -176,8 +236,7 @@ def existing_ledger(url: str) -> None:
     ``portgate ledger migrate --db URL``; what ``require_ledger`` raises for a file that is not a
     database, a server not reachable or a locked file."""
     where, names, revision = _ledger_state(url)
-    ours = revision is None or revision in {s.revision for s in
-                                            ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    ours = revision is None or revision == head_revision() or revision in _revisions()
     if ours and (revision is not None or "events" in names):
         return
     if not names:
@@ -186,6 +245,27 @@ def existing_ledger(url: str) -> None:
     shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
     raise StoreError(f"{where} holds no portgate ledger (other tables: {shown}): pay writes nothing "
                      "there, create the ledger with `portgate ledger migrate --db URL` in a database of its own")
+
+
+def _revisions() -> set[str]:
+    """Every revision id of ``central/migrations/versions`` (Alembic's reading)."""
+    from alembic.script import ScriptDirectory  # lazy: only a migration needs Alembic (issue 32)
+
+    return {s.revision for s in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+
+
+def _revision_of(conn: Connection, names: set[str]) -> str | None:
+    """The Alembic revision of the database behind ``conn`` (its tables: ``names``): the one row of
+    ``alembic_version`` read with plain SQL; Alembic reads any other state (and refuses what it
+    refuses)."""
+    if "alembic_version" not in names:
+        return None
+    rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    if len(rows) == 1:
+        return rows[0]
+    from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
+
+    return MigrationContext.configure(conn).get_current_revision()
 
 
 def _ledger_state(url: str) -> tuple[str, set[str], str | None]:
@@ -202,7 +282,7 @@ def _ledger_state(url: str) -> tuple[str, set[str], str | None]:
     try:
         with engine.connect() as conn:
             names = set(inspect(conn).get_table_names())
-            revision = MigrationContext.configure(conn).get_current_revision() if names else None
+            revision = _revision_of(conn, names)
     except SQLAlchemyError as exc:
         raise read_failure(where, engine.dialect.name, exc) from exc
     finally:
@@ -212,6 +292,8 @@ def _ledger_state(url: str) -> tuple[str, set[str], str | None]:
 
 def current(url: str) -> str | None:
     """The revision the database at ``url`` is at (``None`` if never migrated)."""
+    from alembic.runtime.migration import MigrationContext  # lazy: only a migration needs Alembic (issue 32)
+
     engine = make_engine(url)
     try:
         with engine.connect() as conn:

@@ -40,7 +40,12 @@ def json_lines(text: str) -> list[dict]:
 
 
 def test_central_run_on_a_new_ledger_writes_only_json(tmp_path, broker, notify_socket, start_service):
-    cfg = central_toml(tmp_path, broker, workers=2)  # the ledger file does not exist: migrations run
+    """A ledger one revision behind: ``central run``'s migration logs through Alembic's stdlib
+    loggers, as JSON lines (a ledger at head is checked without Alembic: no line of it)."""
+    from central.ledger.migrate import upgrade
+
+    upgrade(f"sqlite:///{tmp_path / 'ledger.db'}", "0036")  # central_toml keeps it: migrations run
+    cfg = central_toml(tmp_path, broker, workers=2)
     svc = start_service(["central", "run", "--config", str(cfg)], notify=notify_socket)
     wait_until(lambda: notify_socket.seen("READY=1") or not svc.alive(), timeout=90, what="READY=1")
     assert svc.alive(), svc.output()

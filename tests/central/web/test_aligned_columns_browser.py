@@ -10,53 +10,40 @@ from __future__ import annotations
 import pytest
 
 from testkit.aligned import misaligned_headers
-from tests.central.web.test_wrapped_words_browser import PAGES, PASSWORD, _first_flag
+from tests.central.web.demo_pages import DEMO_PAGES, LAYOUT_PAGES
+from tests.central.web.test_wrapped_words_browser import PAGES
 
 WORKERS = {"V017": ("/w/", "/w/turnos?from=2026-03-15&to=2026-03-15", "/w/pagamento?from=2026-03-15&to=2026-03-15"),
            "E001": ("/w/turnos?from=2026-02-01&to=2026-03-15", "/w/pagamento?from=2026-02-01&to=2026-03-15")}
-OPEN_DETAILS = "() => document.querySelectorAll('details:not([open])').forEach(d => d.open = true)"
+for _login, _pages in WORKERS.items():  # measured where tests/central/web/demo_pages.py loads them
+    LAYOUT_PAGES.setdefault(_login, set()).update(_pages)
 
 
-def _log_in(page, url: str, login: str, home: str) -> None:
-    page.goto(url + "/login")
-    page.locator("#login").fill(login)
-    page.locator("#password").fill(PASSWORD)
-    page.locator("form[action='/login'] button[type=submit]").click()
-    page.wait_for_url(url + home)
-
-
-def _menu(page, prefix: str) -> list[str]:
-    hrefs = page.evaluate("() => [...document.querySelectorAll('header nav a, nav a')].map(a => a.getAttribute('href'))")
+def _menu(hrefs: list[str], prefix: str) -> list[str]:
     return sorted({p for p in hrefs if p and p.startswith(prefix) and not p.startswith("/logout")})
 
 
 @pytest.mark.timeout(900)  # some 30 pages on a shared machine
 def test_every_right_aligned_column_has_a_right_aligned_header(demo_day, browser):
+    """Each page loaded once at 1280 px for every check of the session (tests/central/web/demo_pages.py):
+    its ``<details>`` opened, its tables counted and measured there."""
     url = demo_day.url.rstrip("/")
     found: dict[str, list] = {}
     tables = 0
     walks = [(login, "/", list(pages)) for login, pages in PAGES.items()]
     walks += [(login, "/w/", list(pages)) for login, pages in WORKERS.items()]
     for login, home, pages in walks:
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
-        try:
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            _log_in(page, url, login, home)
-            paths = pages + [p for p in _menu(page, home) if p not in pages and p != "/w/sair"]
-            if login == "demo":
-                paths.append(_first_flag(page, url))
-            for path in paths:
-                assert path, "no flag on the demo day"
-                response = page.goto(url + path)
-                assert response is not None and response.status == 200, (login, path, response and response.status)
-                page.evaluate(OPEN_DETAILS)
-                tables += page.locator("table").count()
-                wrong = misaligned_headers(page)
-                if wrong:
-                    found[f"{login} {path}"] = wrong
-        finally:
-            context.close()
+        menu = DEMO_PAGES.visit(browser, url, login, 1280, home, "text").nav_all
+        paths = pages + [p for p in _menu(menu, home) if p not in pages and p != "/w/sair"]
+        if login == "demo":
+            paths.append(DEMO_PAGES.visit(browser, url, login, 1280, "/flags", "text").flag)
+        for path in paths:
+            assert path, "no flag on the demo day"
+            report = DEMO_PAGES.visit(browser, url, login, 1280, path, "layout")
+            assert report.status == 200, (login, path, report.status)
+            tables += report.tables
+            if report.aligned:
+                found[f"{login} {path}"] = report.aligned
     assert tables >= 20, tables
     assert found == {}, found
 

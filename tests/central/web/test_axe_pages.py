@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from testkit.axe import axe_violations, describe
+from tests.central.web.demo_pages import AXE_PAGES, DEMO_PAGES
 
-PASSWORD = "portgate-demo"
 OFFICE_PAGES = ("/", "/flags", "/alarms", "/workers", "/workers/V017", "/workers/new",
                 "/pay?from=2026-03-15&to=2026-03-16", "/escala?date=2026-03-15", "/whatif", "/reports?month=2026-03",
                 "/ships", "/worker-requests")
@@ -21,72 +21,51 @@ INSPECTOR_LOG_PAGES = ("/reads?from=2026-03-14&to=2026-03-16",)
 WORKER_PAGES = ("/w/", "/w/turnos", "/w/pagamento", "/w/processos", "/w/cartao")
 
 
-@pytest.fixture(scope="module")
-def logged_in(browser, demo_day):
-    """``logged_in(login, width)``: the module's page logged in as ``login`` in a browser context
-    ``width`` px wide, made at its first use and kept for the module (issue 32: one login per user
-    and width instead of one per walk; each walk loads its own pages); closed at the module's end."""
-    url = demo_day.url.rstrip("/")
-    made: dict[tuple[str, int], object] = {}
-
-    def page_of(login: str, width: int):
-        if (login, width) not in made:
-            made[login, width] = _log_in(browser, url, login, width)
-        return made[login, width][1]
-
-    yield page_of
-    for context, _page in made.values():
-        context.close()
+SERIOUS = ("serious", "critical")
+WIDTHS = (1280, 390)
+# the pages axe-core checks where tests/central/web/demo_pages.py loads them for every check
+AXE_PAGES.update({("escritorio", w, p) for w in WIDTHS for p in OFFICE_PAGES + LOG_PAGES}
+                 | {("demo", w, p) for w in WIDTHS for p in INSPECTOR_PAGES + INSPECTOR_LOG_PAGES}
+                 | {("V017", 360, p) for p in WORKER_PAGES})
 
 
-def _log_in(browser, url: str, login: str, width: int):
-    context = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)  # axe is injected inline
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.goto(url + "/login")
-    page.locator("#login").fill(login)
-    page.locator("#password").fill(PASSWORD)
-    page.locator("form[action='/login'] button[type=submit]").click()
-    page.wait_for_load_state()
-    return context, page
-
-
-def _walk(page, url: str, paths) -> dict[str, str]:
-    """Each of ``paths`` loaded in ``page`` (200) and checked by axe: its serious or critical
-    violations by path."""
+def _walk(browser, url: str, login: str, width: int, paths) -> dict[str, str]:
+    """Each of ``paths`` loaded (200) for ``login`` at ``width`` and checked by axe: its serious or
+    critical violations by path. Each page is loaded once for every check of the session at that
+    width (tests/central/web/demo_pages.py), signed in once per login, width and module."""
     bad = {}
     for path in paths:
-        response = page.goto(url + path)
-        assert response is not None and response.status == 200, (path, response and response.status)
-        found = axe_violations(page, impacts=("serious", "critical"))
+        report = DEMO_PAGES.visit(browser, url, login, width, path, "axe")
+        assert report.status == 200, (path, report.status)
+        found = [v for v in report.axe if v.get("impact") in SERIOUS]
         if found:
             bad[path] = describe(found)
     return bad
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_office_pages_have_no_serious_accessibility_violation(demo_day, logged_in, width):
+def test_the_office_pages_have_no_serious_accessibility_violation(demo_day, browser, width):
     url = demo_day.url.rstrip("/")
-    bad = _walk(logged_in("escritorio", width), url, OFFICE_PAGES)
-    bad |= {f"inspector {k}": v for k, v in _walk(logged_in("demo", width), url, INSPECTOR_PAGES).items()}
+    bad = _walk(browser, url, "escritorio", width, OFFICE_PAGES)
+    bad |= {f"inspector {k}": v for k, v in _walk(browser, url, "demo", width, INSPECTOR_PAGES).items()}
     assert bad == {}, bad
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_read_log_and_the_audit_log_have_no_serious_accessibility_violation(demo_day, logged_in, width):
+def test_the_read_log_and_the_audit_log_have_no_serious_accessibility_violation(demo_day, browser, width):
     url = demo_day.url.rstrip("/")
-    page = logged_in("escritorio", width)
-    bad = _walk(page, url, LOG_PAGES)
-    bad |= {f"inspector {k}": v for k, v in _walk(logged_in("demo", width), url, INSPECTOR_LOG_PAGES).items()}
+    bad = _walk(browser, url, "escritorio", width, LOG_PAGES)
+    bad |= {f"inspector {k}": v for k, v in _walk(browser, url, "demo", width, INSPECTOR_LOG_PAGES).items()}
+    page = DEMO_PAGES.page_of(browser, url, "escritorio", width)
     assert bad == {}, bad
     for path, rows in ((LOG_PAGES[0], "#reads tbody tr"), (LOG_PAGES[2], "#audit tbody tr")):
         page.goto(url + path)  # the walk saw the logs' tables, not only their empty states
         assert page.locator(rows).count() > 0, path
 
 
-def test_the_worker_pages_and_the_login_have_no_accessibility_violation(demo_day, browser, logged_in):
+def test_the_worker_pages_and_the_login_have_no_accessibility_violation(demo_day, browser):
     url = demo_day.url.rstrip("/")
-    bad = _walk(logged_in("V017", 360), url, WORKER_PAGES)
+    bad = _walk(browser, url, "V017", 360, WORKER_PAGES)
     context = browser.new_context(viewport={"width": 360, "height": 800}, bypass_csp=True)
     try:
         page = context.new_page()

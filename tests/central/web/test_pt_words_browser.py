@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.pt_words import VISIBLE_TEXT, english_in
+from tests.central.web.demo_pages import DEMO_PAGES
+from tests.pt_words import english_in
 
-PASSWORD = "portgate-demo"
 START = {
     "escritorio": ("/", "/flags", "/alarms", "/workers", "/workers/V017", "/workers/new", "/pay?from=2026-03-15&to=2026-03-16",
                    "/escala?date=2026-03-15", "/whatif", "/reports?month=2026-03", "/ships", "/worker-requests",
@@ -27,42 +27,31 @@ SAME_SHAPE = 2  # links that differ only in their numbers (/workers/V001, /worke
 
 
 def _walk(browser, url: str, login: str) -> dict[str, list[str]]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
-    page = context.new_page()
-    page.set_default_timeout(30_000)
-    page.on("dialog", lambda dialog: dialog.dismiss())
+    """``login``'s pages from ``START[login]``, each page's links followed once; each page loaded at
+    1280 px once for every check of the session (tests/central/web/demo_pages.py)."""
     bad: dict[str, list[str]] = {}
-    try:
-        page.goto(url + "/login")
-        page.locator("#login").fill(login)
-        page.locator("#password").fill(PASSWORD)
-        page.locator("form[action='/login'] button[type=submit]").click()
-        page.wait_for_load_state()
-        queue, seen, shapes = list(START[login]), set(), collections.Counter()
-        while queue:
-            path = queue.pop(0)
-            if path in seen:
+    queue, seen, shapes = list(START[login]), set(), collections.Counter()
+    while queue:
+        path = queue.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        print(login, path, flush=True)  # the walk so far, shown when it fails
+        report = DEMO_PAGES.visit(browser, url, login, 1280, path, "text")
+        assert report.status in (200, 403), (login, path, report.status)
+        if report.status != 200:
+            continue
+        if report.english:
+            bad[f"{login} {path}"] = report.english
+        for href in report.links:
+            parts = urlsplit(href)
+            if parts.netloc or not parts.path.startswith("/") or SKIP.search(parts.path):
                 continue
-            seen.add(path)
-            print(login, path, flush=True)  # the walk so far, shown when it fails
-            response = page.goto(url + path)
-            assert response is not None and response.status in (200, 403), (login, path, response and response.status)
-            if response.status != 200:
-                continue
-            found = english_in(page.evaluate(VISIBLE_TEXT))
-            if found:
-                bad[f"{login} {path}"] = found
-            for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
-                parts = urlsplit(href)
-                if parts.netloc or not parts.path.startswith("/") or SKIP.search(parts.path):
-                    continue
-                link = parts.path + (f"?{parts.query}" if parts.query else "")
-                shape = re.sub(r"\d+", "N", parts.path)
-                if link not in seen and link not in queue and shapes[shape] < SAME_SHAPE:
-                    shapes[shape] += 1
-                    queue.append(link)
-    finally:
-        context.close()
+            link = parts.path + (f"?{parts.query}" if parts.query else "")
+            shape = re.sub(r"\d+", "N", parts.path)
+            if link not in seen and link not in queue and shapes[shape] < SAME_SHAPE:
+                shapes[shape] += 1
+                queue.append(link)
     return bad
 
 

@@ -10,51 +10,37 @@ from __future__ import annotations
 import pytest
 
 from testkit.wrapped import wrapped_words
+from tests.central.web.demo_pages import DEMO_PAGES, LAYOUT_PAGES
 
-PASSWORD = "portgate-demo"
 PAGES = {
     "escritorio": ("/", "/flags", "/alarms", "/workers", "/workers/V017", "/workers/E001", "/workers/new",
                    "/pay?from=2026-03-13&to=2026-03-16", "/escala?date=2026-03-15", "/whatif",
                    "/reports?month=2026-03", "/ships", "/worker-requests"),
     "demo": ("/", "/flags", "/cases", "/cases/1", "/alarms", "/reports?month=2026-03"),
 }
-
-
-def _first_flag(page, url: str) -> str | None:
-    page.goto(url + "/flags")
-    link = page.locator("table.flags a[href^='/flags/']").first
-    return link.get_attribute("href") if link.count() else None
+for _login, _pages in PAGES.items():  # measured where tests/central/web/demo_pages.py loads them
+    LAYOUT_PAGES.setdefault(_login, set()).update(_pages)
 
 
 @pytest.mark.parametrize("width", [1280, 1440])
 def test_no_word_is_broken_across_lines_in_a_table_or_a_button(demo_day, browser, width):
+    """Each page loaded once at each width for every check of the session
+    (tests/central/web/demo_pages.py) and measured there."""
     url = demo_day.url.rstrip("/")
     broken: dict[str, list] = {}
     walked = 0
     for login, pages in PAGES.items():
-        context = browser.new_context(viewport={"width": width, "height": 900}, locale="pt-BR")
-        try:
-            page = context.new_page()
-            page.set_default_timeout(30_000)
-            page.goto(url + "/login")
-            page.locator("#login").fill(login)
-            page.locator("#password").fill(PASSWORD)
-            page.locator("form[action='/login'] button[type=submit]").click()
-            page.wait_for_url(url + "/")
-            menu = page.evaluate("() => [...document.querySelectorAll('header nav a')].map(a => a.getAttribute('href'))")
-            paths = list(pages) + sorted({p for p in menu if p and p.startswith("/") and p not in pages})
-            if login == "demo":
-                paths.append(_first_flag(page, url))
-            for path in paths:
-                assert path, "no flag on the demo day"
-                response = page.goto(url + path)
-                assert response is not None and response.status == 200, (login, path, response and response.status)
-                walked += 1
-                found = wrapped_words(page)
-                if found:
-                    broken[f"{login} {path}"] = found[:5]
-        finally:
-            context.close()
+        menu = DEMO_PAGES.visit(browser, url, login, width, "/", "text").nav
+        paths = list(pages) + sorted({p for p in menu if p and p.startswith("/") and p not in pages})
+        if login == "demo":
+            paths.append(DEMO_PAGES.visit(browser, url, login, width, "/flags", "text").flag)
+        for path in paths:
+            assert path, "no flag on the demo day"
+            report = DEMO_PAGES.visit(browser, url, login, width, path, "layout")
+            assert report.status == 200, (login, path, report.status)
+            walked += 1
+            if report.wrapped:
+                broken[f"{login} {path}"] = report.wrapped[:5]
     assert walked >= 20, walked
     assert broken == {}, broken
 
