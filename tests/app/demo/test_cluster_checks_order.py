@@ -6,6 +6,7 @@ PORTGATE_FULL test of test_demo_cluster.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from app.demo.cluster import _checks
@@ -14,7 +15,7 @@ from app.demo.run import office_totals_line
 
 class _Port:
     def __init__(self, port: str, printed: list[tuple[str, str]], steps: list[str]) -> None:
-        self.scenario = SimpleNamespace(spec=SimpleNamespace(port=port))
+        self.scenario = SimpleNamespace(spec=SimpleNamespace(port=port), dir=Path("scenarios") / port)
         self.out = lambda line: printed.append((port, line))
         self.problems: list[str] = []
         self.steps, self.port = steps, port
@@ -47,5 +48,9 @@ def test_each_port_prints_table_totals_pay_billing_evidence_in_the_one_port_orde
     assert _checks(runs, lambda line: printed.append(("", line))) == 0
     part = ["reconciliation table", office_totals_line({"inserted": 43}), "pay", "billing", "evidence"]
     assert [p for p in printed if p[0]] == [("santos", x) for x in part] + [("paranagua", x) for x in part]
+    balanced = [line for who, line in printed if not who and line.startswith("[")]
+    assert [line.split("]")[0] for line in balanced] == ["[santos", "[paranagua"]
+    assert all(str(Path("scenarios") / port / "scenario.toml") in line
+               for port, line in zip(("santos", "paranagua"), balanced))  # the file its pay was checked against
     assert steps == ["reconcile santos", "reconcile paranagua", "stop santos", "stop paranagua"]
     assert runs[0].out("x") is None and printed[-1] == ("santos", "x")  # each port's own output again
