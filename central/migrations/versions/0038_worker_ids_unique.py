@@ -33,16 +33,18 @@ LISTED = 20
 
 
 def _repeated(conn) -> list[str]:
-    """``cpf 00000000191: V001/V921`` for each number two or more registrations hold."""
+    """``cpf 00000000191: V001/V921`` for each number two or more registrations hold, compared by
+    its digits (the registry stores bare digits since 0022; a value written around it, formatted or
+    padded with spaces, is the same number and would slip past a unique index of the text)."""
     found = []
     for field in ("cpf", "pis"):
-        rows = conn.execute(sa.text(
-            f"SELECT {field}, registration FROM workers WHERE {field} IN (SELECT {field} FROM workers "
-            f"WHERE {field} IS NOT NULL GROUP BY {field} HAVING COUNT(*) > 1) ORDER BY {field}, registration"))
         held: dict[str, list[str]] = {}
-        for value, reg in rows:
-            held.setdefault(value, []).append(reg)
-        found += [f"{field} {value}: {'/'.join(regs)}" for value, regs in held.items()]
+        for value, reg in conn.execute(sa.text(
+                f"SELECT {field}, registration FROM workers WHERE {field} IS NOT NULL ORDER BY registration")):
+            digits = "".join(ch for ch in value if ch.isdigit())
+            if digits:
+                held.setdefault(digits, []).append(reg)
+        found += [f"{field} {value}: {'/'.join(regs)}" for value, regs in sorted(held.items()) if len(regs) > 1]
     return found
 
 

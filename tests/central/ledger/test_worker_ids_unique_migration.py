@@ -11,7 +11,7 @@ import datetime as dt
 import pytest
 from alembic import command
 from sqlalchemy import inspect, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DataError, IntegrityError
 
 from central.db import make_engine
 from central.ledger.migrate import alembic_config, upgrade
@@ -87,3 +87,29 @@ def test_the_refusal_lists_twenty_repeated_numbers_and_counts_the_rest(db_url):
         engine.dispose()
     said = str(refused.value)
     assert said.count("pis ") == 20 and "pis 00000000019: A19/B19, … +3)" in said, said
+
+
+def test_a_number_written_around_its_digits_is_the_same_number(db_url):
+    """A CPF formatted or padded with spaces (the registry writes bare digits since 0022; a hand edit
+    of a SQLite ledger may not) is compared by its digits: a unique index of the text would let
+    ``000.000.003-53`` and ``00000000353`` stand side by side. PostgreSQL's 11-character column
+    refuses such a value itself."""
+    upgrade(db_url, "0037")
+    engine = make_engine(db_url)
+    try:
+        if engine.dialect.name == "postgresql":  # there the column (11 characters) keeps it out
+            with pytest.raises(DataError), engine.begin() as c:
+                _add(c, "V004", "000.000.003-53", None)
+            return
+        with engine.begin() as c:
+            _add(c, "V003", "00000000353", None)
+            _add(c, "V004", "000.000.003-53", None)
+            _add(c, "V005", None, " 00000000019 ")
+            _add(c, "V006", None, "00000000019")
+        with pytest.raises(StoreError) as refused:
+            upgrade(db_url, "0038")
+        assert "cpf 00000000353: V003/V004, pis 00000000019: V005/V006)" in str(refused.value)
+        with engine.connect() as c:
+            assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0037"
+    finally:
+        engine.dispose()
