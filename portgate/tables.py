@@ -174,13 +174,15 @@ def _read(path: str | Path, required: Iterable[str], rows: Callable,
 def _syntax_error(exc: csv.Error, name: str, at: int, record: int) -> BadInput:
     """The one-line ``BadInput`` of a CSV syntax error met at file line ``at`` while reading the
     record that starts on line ``record``. A quote never closed (strict mode's "unexpected end
-    of data") is named at the line it opens on; the field limit in our words; any other fault
-    (a character after a closing quote) as the csv module says it, at its line."""
+    of data") is named at the line it opens on; the field limit and a character after a closing
+    quote (``"a"b``) in our words; any other fault as the csv module says it, at its line."""
     text = str(exc)
     if "field larger than field limit" in text:
         text = f"a field is longer than {FIELD_LIMIT} characters"
     elif "unexpected end of data" in text:
         text, at = 'a quoted value opened on this line is never closed (a " is missing)', record
+    elif "expected after" in text:
+        text = 'a character follows a closing quote (a value in quotes ends at its comma or at the line end)'
     return BadInput(f"not a valid CSV file: {one_line(text)}", where=f"{name}:{at}")
 
 

@@ -98,6 +98,7 @@ CODES: dict[str, str | tuple[str, str]] = {
     # portgate.tables: the csv module's field limit, a quote never closed (strict mode's end of data)
     "csv_field_long": r"not a valid CSV file: a field is longer than (?P<n>\d+) characters",
     "csv_unclosed_quote": r"not a valid CSV file: a quoted value opened on this line is never closed \(a \" is missing\)",
+    "csv_after_quote": r"not a valid CSV file: a character follows a closing quote \(a value in quotes ends at its comma or at the line end\)",
     "not_csv": r"not a valid CSV file: (?P<detail>.*)",
     "file_not_found": r"file not found",
     "uid_repeats": r"uid (?P<uid>\S+) repeats line (?P<line>\d+)",

@@ -48,7 +48,10 @@ def test_every_fault_is_one_line_naming_file_and_line(tmp_path, text, where, say
 @pytest.mark.parametrize("text, where, says", [
     ('a,b\n1,2\n\n3,"x\n4,5\n6,7\n', "t.csv:4", 'a quoted value opened on this line is never closed (a " is missing)'),
     ('a,b\n"1,2\n', "t.csv:2", 'a quoted value opened on this line is never closed (a " is missing)'),
-    ('a,b\n1,2\n3,"x"y\n', "t.csv:3", "not a valid CSV file: ',' expected after '\"'"),
+    ('a,b\n1,2\n3,"x"y\n', "t.csv:3",
+     "a character follows a closing quote (a value in quotes ends at its comma or at the line end)"),
+    ('a,b\n1,2\n3,"x" \n', "t.csv:3",
+     "a character follows a closing quote (a value in quotes ends at its comma or at the line end)"),
 ])
 def test_a_quote_never_closed_or_followed_by_a_character_is_a_syntax_error_at_its_line(tmp_path, text, where, says):
     """Not a value running to the end of the file (the rows after it swallowed, the next cell

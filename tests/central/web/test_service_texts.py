@@ -83,6 +83,7 @@ SAMPLES = {
     "not_csv": "not a valid CSV file: unexpected end of data",
     "csv_field_long": "not a valid CSV file: a field is longer than 131072 characters",
     "csv_unclosed_quote": 'not a valid CSV file: a quoted value opened on this line is never closed (a " is missing)',
+    "csv_after_quote": "not a valid CSV file: a character follows a closing quote (a value in quotes ends at its comma or at the line end)",
     "time_not_timestamp": "time '15/03/2026 06:00' is not an ISO 8601 timestamp",
     "time_no_offset": "time '2026-03-15T06:00' has no UTC offset",
     "file_not_found": "file not found",
