@@ -33,8 +33,9 @@ def check_request(registration: str, out: str | Path, force: bool) -> None:
     out = Path(out)
     if out.exists() and not force:
         raise _exists(out)
-    if not out.parent.is_dir():
-        raise _unwritable(out, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT)))
+    if not out.parent.is_dir():  # a file where the directory should be is not a missing directory
+        code = errno.ENOTDIR if out.parent.exists() else errno.ENOENT
+        raise _unwritable(out, OSError(code, os.strerror(code)))
 
 
 def write_out(out: Path, data: bytes, force: bool) -> None:

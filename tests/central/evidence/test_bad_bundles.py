@@ -336,12 +336,15 @@ def test_a_file_made_meanwhile_is_not_replaced_either(tmp_path):
     (" ", "x.zip", "a matrícula (--registration) está vazia", "the registration (--registration) is empty"),
     ("R1", "nodir/x.zip", "não foi possível gravar a saída '{tmp}/nodir/x.zip': arquivo ou diretório inexistente",
      "cannot write the output '{tmp}/nodir/x.zip': No such file or directory"),
-], ids=["unknown", "empty", "blank", "no-directory"])
+    ("R1", "afile/x.zip", "não foi possível gravar a saída '{tmp}/afile/x.zip': não é um diretório",
+     "cannot write the output '{tmp}/afile/x.zip': Not a directory"),
+], ids=["unknown", "empty", "blank", "no-directory", "file-as-directory"])
 def test_export_refusals_are_one_line_in_portuguese_and_english(ledger, tmp_path, registration, out,
                                                                 pt_said, en_said):
     """The fresh tester's findings: each was English in pt-BR (a raw system error for the missing
     directory; an empty registration read ``no event or shift of  from``)."""
     url, keys = ledger
+    (tmp_path / "afile").write_text("a file where the directory should be")
     pt, en = in_pt_and_en(_export(url, keys, tmp_path / out, registration=registration))
     assert pt.returncode == en.returncode == 2, (pt.stderr, en.stderr)
     for done, said in ((pt, pt_said), (en, en_said)):
