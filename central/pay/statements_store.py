@@ -219,12 +219,19 @@ def _payment_states(conn, ids: list[str]) -> dict:
 def superseded_among(conn, ids: list[str]) -> list[str]:
     """The unpaid superseded statements among ``ids``, each as ``"id (by newer id)"`` in the order
     given: what ``mark_paid`` refuses as ``superseded: ...`` (a page asks before it confirms)."""
-    return _stale(_payment_states(conn, ids), list(dict.fromkeys(ids))) if ids else []
+    return _stale(conn, _payment_states(conn, ids), list(dict.fromkeys(ids))) if ids else []
 
 
-def _stale(rows: dict, ids: list[str]) -> list[str]:
-    return [f"{i} (by {rows[i]['superseded_by']})" for i in ids if i in rows
-            and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
+def _stale(conn, rows: dict, ids: list[str]) -> list[str]:
+    """The unpaid superseded ids among ``ids``, each named with its shift's current statement (the
+    one to pay: a version superseded twice names the newest, not the next, which is old too)."""
+    stale = [i for i in ids if i in rows and rows[i]["paid_at"] is None and rows[i]["superseded_by"]]
+    if not stale:
+        return []
+    shifts = list({rows[i]["shift_id"] for i in stale})
+    current = dict(conn.execute(select(statements.c.shift_id, statements.c.statement_id)
+                                .where(statements.c.shift_id.in_(shifts), statements.c.superseded_at.is_(None))).all())
+    return [f"{i} (by {current.get(rows[i]['shift_id'], rows[i]['superseded_by'])})" for i in stale]
 
 
 def shift_start(shift_id: str, work_day: dt.date, tz: ZoneInfo) -> dt.datetime:
@@ -283,7 +290,7 @@ def mark_paid(engine: Engine, ids: list[str], at: dt.datetime, ref: str | None =
         rows = _payment_states(conn, ids)
         unknown = [i for i in ids if i not in rows]
         already = [i for i in ids if i in rows and rows[i]["paid_at"] is not None]
-        stale = _stale(rows, ids)
+        stale = _stale(conn, rows, ids)
         held = [i for i in ids if i in rows and rows[i]["paid_at"] is None
                 and not rows[i]["superseded_by"] and _on_hold(rows[i])]
         starts = {i: shift_start(rows[i]["shift_id"], rows[i]["work_day"], tz) for i in ids if i in rows}

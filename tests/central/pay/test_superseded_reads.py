@@ -105,3 +105,16 @@ def test_mark_paid_of_a_superseded_id_given_twice_is_refused_once(superseded, db
     code, out, err = _cli(capsys, "pay", "mark-paid", "--db", db_url, OLD, OLD)
     assert code == 2 and out == "" and err.count(f"superseded: {OLD} (by {NEW})") == 1
     assert f"{OLD} (by {NEW}), {OLD}" not in err
+
+
+def test_a_version_superseded_twice_is_refused_naming_the_current_one(superseded, db_url, capsys):
+    """Paid a third time (the first rulebook again): v1 and v2 are both old; posting v1 names v3,
+    the one to pay, not v2 (old too: the second fresh tester's finding)."""
+    assert run(capsys, "pay", "--db", db_url, *MONTH, "--rulebook", "decreto-83611-1979", "--reason", "back")[0] == 0
+    with superseded.connect() as conn:
+        current = conn.execute(select(statements.c.statement_id).where(
+            statements.c.shift_id == CHIEF, statements.c.superseded_at.is_(None))).scalar_one()
+        assert current not in (OLD, NEW)
+        assert superseded_among(conn, [OLD, NEW]) == [f"{OLD} (by {current})", f"{NEW} (by {current})"]
+    code, _out, err = run(capsys, "pay", "mark-paid", "--db", db_url, OLD)
+    assert code != 0 and f"{OLD} (by {current})" in err and NEW not in err, err
