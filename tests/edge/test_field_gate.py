@@ -118,7 +118,7 @@ class FieldGate:
         code = None
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            code = self.proc.wait(30)
+            code = self.proc.wait(180)  # generous: a loaded machine took over 30 s (a CI run, 2026-12-07)
         for pty in self.ptys.values():
             pty.unplug()
         return code
