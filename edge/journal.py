@@ -49,8 +49,8 @@ WAL size (``sqlite_files.JOURNAL_WAL_PRAGMAS``, ``edge.journal_wal``): SQLite's 
 checkpoint is off on the journal's connection (it ran inside a tap's commit, before the light); the
 same PASSIVE checkpoint runs at the end of a ``batch`` block (after the loop's lights and store
 commit, or its idle tick) once the WAL holds ``WAL_AUTOCHECKPOINT_PAGES`` pages not yet copied; the
-log is truncated to ``WAL_SIZE_LIMIT`` bytes when reused and to zero at open and close, so the
-``-wal`` file stays near 1 MiB instead of SQLite's 4 MiB.
+log is truncated to ``WAL_SIZE_LIMIT`` bytes when reused and to zero at open and close (without
+waiting for a reader: ``sqlite_files.checkpoint``), so the ``-wal`` file stays near 1 MiB.
 
 Signed chain (wire/chain.py, docs/evidence.md): with a ``signer`` (the gate's Ed25519 private key)
 every event gets ``prev`` = the hash of the previous event (read back from the last row at start, so
@@ -153,7 +153,7 @@ class Journal(JournalOutbox, JournalChain, HighWaterMark):
         top = self._connect(floor)
         self._refused = {"reads": 0, "other": 0}  # appends refused for a full disk, not yet reported
         self._refused_at: list[dt.datetime] = []  # [first, last] refusal time (UTC)
-        checkpoint(self._conn, self.path)
+        checkpoint(self._conn, self.path, wait=False)  # a reader (the screen) never holds the start
         self._start_chain(reason, top, signer, clock)
 
     def _check_file(self) -> tuple[str | None, int]:
@@ -393,7 +393,7 @@ class Journal(JournalOutbox, JournalChain, HighWaterMark):
             if self._conn is None:
                 return
             self._write_hwm(None)
-            checkpoint(self._conn, self.path)
+            checkpoint(self._conn, self.path, wait=False)  # a reader never holds the stop (left in the WAL)
             self._conn.close()
             self._conn = None
             self._wal.close()  # after the connection: closing it drops the process's locks on -shm
