@@ -139,6 +139,7 @@ class GateService:
         self.cfg = cfg
         self._stop = stop if stop is not None else threading.Event()
         self._stop_asked: tuple[float, int] | None = None  # (monotonic s, signal) of the first stop asked
+        self._readers_closed_s: float | None = None  # seconds the readers' close took in the handler
         self.boot_id = str(uuid.uuid4())
         self.rulebook = load_rulebook(cfg)
         self.clock = clock or make_clock(cfg)
@@ -303,15 +304,19 @@ class GateService:
             notifier.stopping()
             asked = self._stop_asked
             log.info("gate_stopping", signal=signal.Signals(asked[1]).name if asked else None,
+                     readers_closed_s=self._readers_closed_s,
                      loop_ended_s=round(time.monotonic() - asked[0], 3) if asked else None)
             self.close()
 
     def _stop_now(self, signum: int | None = None) -> None:
         """The SIGTERM/SIGINT handler: note when (for the stop's log), stop the loop and the readers."""
-        if self._stop_asked is None:
+        first = self._stop_asked is None
+        if first:
             self._stop_asked = (time.monotonic(), signum or signal.SIGTERM)
         self._stop.set()
         self.loop.stop()
+        if first:  # the readers' close() is in the loop's stop: its seconds go in gate_stopping
+            self._readers_closed_s = round(time.monotonic() - self._stop_asked[0], 3)
 
     def close(self) -> None:
         """Stop the heartbeat, the MQTT link (``Sync.stop``), close the journal, the store and the

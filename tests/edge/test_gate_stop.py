@@ -118,6 +118,7 @@ def test_a_sigterm_d_gate_logs_each_stop_step_in_order_and_a_reader_does_not_hol
     assert steps == ["heartbeat", "journal", "store", "state_lock"]  # no [mqtt]: no link to stop
     assert names[-1] == "gate_stopped"
     assert events[stopping]["signal"] == "SIGTERM"
+    assert events[stopping]["readers_closed_s"] <= events[stopping]["loop_ended_s"]  # closed, then the loop ended
     left = [e for e in events[stopping:] if e["event"] == "sqlite_checkpoint_left"]
     assert [e["path"] for e in left] == ([str(journal_db)] if held else [])
     with closing(sqlite3.connect(f"file:{journal_db}?mode=ro", uri=True)) as db:  # nothing lost
