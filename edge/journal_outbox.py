@@ -131,6 +131,12 @@ class JournalOutbox:
                     through, pos = max(through, got[-1][0]), got[-1][0] + 1
         return rows, through
 
+    def _unsent_rows(self, low: int) -> int:
+        """The outbox's depth at open: the rows from ``low`` (no unsent row below it) that no sent
+        range holds, counted on the rowid from ``low`` (the unsent tail), never over the whole file."""
+        rows = self._conn.execute("SELECT count(*) FROM journal WHERE seq >= ?", (low,)).fetchone()[0]
+        return rows - sum(hi - max(lo, low) + 1 for lo, hi in self._sent if hi >= low)
+
     def outbox_depth(self) -> int:
         """Number of unsent events."""
         return self._depth

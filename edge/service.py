@@ -138,6 +138,8 @@ class GateService:
                  stop: threading.Event | None = None) -> None:
         self.cfg = cfg
         self._stop = stop if stop is not None else threading.Event()
+        self._stop_asked: tuple[float, int] | None = None  # (monotonic s, signal) of the first stop asked
+        self._readers_closed_s: float | None = None  # seconds the readers' close took in the handler
         self.boot_id = str(uuid.uuid4())
         self.rulebook = load_rulebook(cfg)
         self.clock = clock or make_clock(cfg)
@@ -269,7 +271,7 @@ class GateService:
 
         notifier = Notifier()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self._stop_now())
+            signal.signal(sig, lambda signum, _frame: self._stop_now(signum))
         if self._stop.is_set():  # asked during start-up: no loop, no reader read
             log.info("gate_stopped_before_start", gate_id=self.cfg.gate_id)
             self.loop.stop()  # closes the readers
@@ -300,17 +302,40 @@ class GateService:
             self.loop.run(watchdog=notifier.watchdog)
         finally:
             notifier.stopping()
+            asked = self._stop_asked
+            log.info("gate_stopping", signal=signal.Signals(asked[1]).name if asked else None,
+                     readers_closed_s=self._readers_closed_s,
+                     loop_ended_s=round(time.monotonic() - asked[0], 3) if asked else None)
             self.close()
 
-    def _stop_now(self) -> None:
+    def _stop_now(self, signum: int | None = None) -> None:
+        """The SIGTERM/SIGINT handler: note when (for the stop's log), stop the loop and the readers."""
+        first = self._stop_asked is None
+        if first:
+            self._stop_asked = (time.monotonic(), signum or signal.SIGTERM)
         self._stop.set()
         self.loop.stop()
+        if first:  # the readers' close() is in the loop's stop: its seconds go in gate_stopping
+            self._readers_closed_s = round(time.monotonic() - self._stop_asked[0], 3)
 
     def close(self) -> None:
-        if getattr(self, "heartbeat", None) is not None:
-            self.heartbeat.stop()
-        if self.sync is not None:
-            self.sync.stop()
-        self.journal.close()
-        self.store.close()
-        self.state_lock.release()
+        """Stop the heartbeat, the MQTT link (``Sync.stop``), close the journal, the store and the
+        state directory's lock, in that order. Each step is logged as it ends (``gate_stop_step``:
+        ``step``, ``seconds``; the link's with ``pump_ended`` and ``offline_acked``), then
+        ``gate_stopped`` with the seconds of the whole close and since the signal: a slow stop says
+        where it waited (docs/operations.md, "Stopping a gate")."""
+        t0 = time.monotonic()
+        heartbeat = getattr(self, "heartbeat", None)
+        steps = [("heartbeat", heartbeat.stop if heartbeat is not None else None),
+                 ("sync", self.sync.stop if self.sync is not None else None), ("journal", self.journal.close),
+                 ("store", self.store.close), ("state_lock", self.state_lock.release)]
+        for name, step in steps:
+            if step is None:
+                continue
+            t = time.monotonic()
+            said = step()
+            log.info("gate_stop_step", step=name, seconds=round(time.monotonic() - t, 3),
+                     **(said if isinstance(said, dict) else {}))
+        asked = self._stop_asked
+        log.info("gate_stopped", close_s=round(time.monotonic() - t0, 3),
+                 since_signal_s=round(time.monotonic() - asked[0], 3) if asked else None)

@@ -15,6 +15,7 @@ alert (DESIGN.md, reliability targets).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import sqlite3
 from pathlib import Path
@@ -44,15 +45,34 @@ JOURNAL_WAL_PRAGMAS = (
 )
 
 
-def checkpoint(conn, path: Path) -> bool:
+def checkpoint(conn, path: Path, *, wait: bool = True) -> bool:
     """``PRAGMA wal_checkpoint(TRUNCATE)`` on an open DB-API connection (sqlite3): copy the WAL into
     the database and truncate it to zero bytes. Best effort: returns False (and logs) when the
-    checkpoint could not complete (a reader holds an old snapshot, the disk is full)."""
+    checkpoint could not complete (a reader holds an old snapshot, the disk is full).
+
+    ``wait=False`` (the gate's open and close): no wait for a reader at all (busy timeout 0 for the
+    call, then the connection's own again). A reader on an old snapshot (the watchman's screen
+    following the journal, ``verify-journal``, a backup) otherwise holds the call for the whole
+    ``BUSY_TIMEOUT_S`` (30 s: a SIGTERM'd gate took 30 s to end); SQLite then copies what no
+    reader needs, as PASSIVE does, and the rest stays in the ``-wal`` file, committed
+    (``synchronous=FULL``): nothing is lost, the next open or checkpoint copies it
+    (``sqlite_checkpoint_left``, info)."""
+    before = None
     try:
+        if not wait:
+            before = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            conn.execute("PRAGMA busy_timeout = 0")
         busy, _frames, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except sqlite3.Error as exc:
         log.warning("sqlite_checkpoint_failed", path=str(path), error=str(exc))
         return False
+    finally:
+        if before is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA busy_timeout = {int(before)}")
+    if busy and not wait:
+        log.info("sqlite_checkpoint_left", path=str(path), why="a reader holds an older snapshot",
+                 frames=_frames, copied=_done)
     return not busy
 
 

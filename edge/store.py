@@ -356,11 +356,11 @@ class Store(OfficeCopies, JournalApply):
         return self._escala_keys.get(key)
 
     def close(self) -> None:
-        """Checkpoint the WAL into the file (truncating it) and close."""
+        """Checkpoint the WAL into the file (truncating it; a reader is not waited for) and close."""
         with self._lock:
             if self._closed:  # close() may be called twice
                 return
-            checkpoint(self._db, self.path)
+            checkpoint(self._db, self.path, wait=False)  # a reader never holds the stop (left in the WAL)
             self._db.close()
             self._closed = True
 

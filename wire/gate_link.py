@@ -120,14 +120,15 @@ class GateLink:
                     mids[i] = k * LANE_MIDS + mid
         return mids
 
-    def publish_wait(self, topic: str, body: bytes, timeout: float, *, retain: bool = False) -> None:
+    def publish_wait(self, topic: str, body: bytes, timeout: float, *, retain: bool = False) -> bool:
         """Publish at QoS 1 and wait up to ``timeout`` s for its PUBACK (on stop); no error if it
-        does not come."""
+        does not come. Returns True when it was acknowledged."""
         info = self.client.publish(topic, body, qos=1, retain=retain)
         try:
             info.wait_for_publish(timeout)
         except (RuntimeError, ValueError):
-            pass
+            return False
+        return info.is_published()
 
     def stop(self) -> None:
         for client in self.lanes:

@@ -220,15 +220,20 @@ class Sync(SyncInbound, SyncStatus):
         self.link.start()
         return self
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Publish the graceful "offline" status (if connected), disconnect, join the pump."""
+    def stop(self, timeout: float = 5.0) -> dict:
+        """Join the pump (its last marks committed), publish the graceful "offline" status (if
+        connected), disconnect; each wait at most ``timeout`` s. Returns what the gate logs of it
+        (``edge.service``): ``{"pump_ended", "offline_acked"}`` (None: not connected, not sent)."""
         self._stopping.set()
         self._wake.set()
         if self._pump:
             self._pump.join(timeout)
+        said = {"pump_ended": not (self._pump and self._pump.is_alive()), "offline_acked": None}
         if self.connected.is_set():
-            self.link.publish_wait(self.t_status, self._status("offline", "graceful"), timeout, retain=True)
+            said["offline_acked"] = self.link.publish_wait(self.t_status, self._status("offline", "graceful"),
+                                                           timeout, retain=True)
         self.link.stop()
+        return said
 
     def notify(self) -> None:
         """Tell the pump a new event was journaled (it also polls every ``poll_s``)."""
