@@ -69,7 +69,7 @@ from central.db import BACKENDS, USE
 from portgate.config import load_toml, read_secret
 from portgate.errors import BadInput, ConfigError
 from portgate.timeutil import zone
-from wire.connection import MqttConfig
+from wire.mqtt_config import MqttConfig  # not wire.connection: a command that reads the config needs no paho
 from wire.topics import check_id
 
 

@@ -14,10 +14,14 @@ import re
 import threading
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import structlog
-from PIL import Image, ImageOps, UnidentifiedImageError
 
 from portgate.errors import BadInput
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 log = structlog.get_logger(__name__)
 
@@ -39,6 +43,8 @@ _REG = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def _encode(img: Image.Image, size: tuple[int, int], max_bytes: int | None) -> bytes:
+    from PIL import Image  # lazy: Pillow only when a photo is re-encoded (the office's start-up)
+
     fitted = img.copy()
     fitted.thumbnail(size, Image.Resampling.LANCZOS)
     for quality in (85, 75, 65, 55, 45, 35, 25):
@@ -70,6 +76,8 @@ def reencode(data: bytes) -> tuple[bytes, bytes]:
 
 
 def _reencode(data: bytes) -> tuple[bytes, bytes]:
+    from PIL import Image, ImageOps, UnidentifiedImageError  # lazy: Pillow only when a photo is checked
+
     if not data:
         raise BadInput("the photo file is empty")
     if len(data) > UPLOAD_MAX_BYTES:

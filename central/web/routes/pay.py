@@ -25,7 +25,6 @@ from central.pay.payments import statements_port
 from central.pay.integrity import altered
 from central.pay.payslip import brl, build_slips, code
 from central.pay.slip_codes import issue
-from central.pay.payslip_pdf import render
 from central.pay.statements_read import read_statements, superseded_versions
 from central.registry.changes import audit
 from central.registry.schema import workers
@@ -314,6 +313,8 @@ async def payslip_response(request: Request, registration: str | None) -> Respon
             tokens = issue(conn, [(c, s.registration, first, last, int(s.total * 100)) for c, s in codes],
                            header.as_json(), now=web.now())
         # rendered after the commit: no write lock held while the PDF is drawn
+        from central.pay.payslip_pdf import render  # lazy: ReportLab and Pillow only when a PDF is drawn
+
         return render(slips, web.slip_key, tz=web.tz, date_from=first, date_to=last, header=header,
                       tokens=tokens)[0], ()
 

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from central.web import charts, reportsmodel as rm
+from central.web import reportsmodel as rm
 from central.production.render import quantity_text
 from central.rotation.ports import RotationPorts
 from central.web.i18n import t
@@ -72,6 +72,8 @@ def chart_svg(name: str, f: dict, lang: str = "pt") -> bytes:
     """The chart ``name`` of the figures ``f`` in the page's language (titles and legends from the
     catalogs, a flag by its name: ``flag_label``); its values (axis and tooltips) written as the page
     writes them (``number``)."""
+    from central.web import charts  # lazy: pygal only when a chart is drawn (the office's start-up)
+
     labels = f["months"]
     fmt = number(lang)
     w = lambda key: t(lang, key)  # noqa: E731

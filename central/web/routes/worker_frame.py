@@ -13,7 +13,6 @@ import io
 import re
 import warnings
 
-from PIL import Image, UnidentifiedImageError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -84,6 +83,8 @@ def worker_actor(request: Request) -> str:
 def checked_photo(data: bytes, name: str) -> tuple[str, str, bytes]:
     """One photo of a document: at most ``PHOTO_MAX`` bytes and ``PHOTO_MAX_PIXELS`` pixels, a JPEG
     or PNG Pillow can read. ``BadInput`` otherwise (``where`` photo-size, photo-pixels, photo-kind)."""
+    from PIL import Image, UnidentifiedImageError  # lazy: Pillow only when a photo is checked (the office's start-up)
+
     if len(data) > PHOTO_MAX:
         raise BadInput(f"attachment {name} is larger than {PHOTO_MAX // 1024 // 1024} MB", where="photo-size")
     try:
