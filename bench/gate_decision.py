@@ -30,8 +30,9 @@ Target at full speed (DESIGN.md): the ratios p50, p99 and sustained, each agains
 commit, unchanged or better than the last run on the same machine at the same sizes and options
 (a ``--seed`` or ``--dir`` filesystem other than the default's has its own reference; ``--cpu-quota``
 runs after the full-speed figures and does not change them), within ``bench/_lastrun.py``'s
-``TOLERANCE``; kept in ``$XDG_STATE_HOME/portgate/bench/last_runs.json`` (never committed), this run
-replaces it; the first run says "no previous run". Peak RSS <= 60 MB. Last line: one JSON object
+``TOLERANCE``; kept in ``$XDG_STATE_HOME/portgate/bench/last_runs.json`` (never committed): this run
+replaces it only when it met that comparison (a run that did not is reported and not recorded, so a
+regression stays "not met" until fixed); the first run says "no previous run" and is recorded. Peak RSS <= 60 MB. Last line: one JSON object
 (``previous``: the last run's ``{"at", "commit", "ratio"}`` or null; ``reference``: its key).
 """
 

@@ -244,6 +244,10 @@ def _ingest(r: dict) -> list[dict]:
     return rows
 
 
+#: The end of a last-run target's label (``_vs_last``).
+LAST_RUN = " vs the last run on this machine"
+
+
 def _vs_last(name: str, label: str, figure: str, baseline: str, r: dict) -> dict:
     """A ratio to the same-run bare commit, judged against the last run on this machine
     (``r["previous"]``, ``bench/_lastrun.py``): met when not worse beyond ``_lastrun.TOLERANCE``;
@@ -251,7 +255,7 @@ def _vs_last(name: str, label: str, figure: str, baseline: str, r: dict) -> dict
     now, prev = _g(r, "ratio", name), r.get("previous")
     before = _g(prev, "ratio", name)
     lower, tol = _lastrun.TOLERANCE[name]
-    row = {"target": f"{label} vs the last run on this machine", "figure": figure, "baseline": baseline,
+    row = {"target": f"{label}{LAST_RUN}", "figure": figure, "baseline": baseline,
            "ratio": now, "met": None}
     if not isinstance(before, (int, float)) or isinstance(before, bool):
         row.update(wanted=f"{'<=' if lower else '>='} the last run's, {tol:.0%} tolerance",
@@ -413,6 +417,8 @@ def table(results: list[dict], smoke: bool) -> str:
             + (f"; not measured in this run: {', '.join(unmeasured)}" if unmeasured else "")
             + (f"; no previous run on this machine (this run recorded for the next, {_lastrun.record_path()}): "
                f"{', '.join(first)}" if first else "")
+            + ("; a last-run comparison not met: this run NOT recorded, the reference stays the last run "
+               "that met it" if any(m.endswith(LAST_RUN) for m in missed) else "")
             + (" (smoke sizes: the verdicts say nothing of the targets)" if smoke else "") + "."]
     return "\n".join(head + rows + foot) + "\n"
 
