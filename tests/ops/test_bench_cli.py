@@ -37,6 +37,7 @@ def _run(script: str, *args: str, env: dict | None = None) -> subprocess.Complet
     ("month_close.py", ["--smoke", "--no-sqlite"]), ("gate_decision.py", ["--workers", "0"]),
     ("gate_decision.py", ["--cpu-quota", "-1"]), ("gate_decision.py", ["--cpu-quota", "nan"]),
     ("gate_decision.py", ["--cpu-quota", str((os.cpu_count() or 1) + 1)]),
+    ("gate_decision.py", ["--cpu-quota", "0.0001"]), ("gate_decision.py", ["--cpu-quota", "0.00099"]),
     ("gate_display.py", ["--workers", "0"]), ("pay_month.py", ["--workers", "0"]),
     ("payslips.py", ["--workers", "0"]), ("run_all.py", ["--only"]),
 ])
