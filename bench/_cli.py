@@ -62,6 +62,15 @@ def cpu_fraction(text: str) -> float:
     return value
 
 
+#: What a verdict at smoke sizes is worth: the foot of ``run_all``'s table, and ``smoke_caveat``.
+SMOKE_CAVEAT = " (smoke sizes: the verdicts say nothing of the targets)"
+
+
+def smoke_caveat(smoke: bool) -> str:
+    """``SMOKE_CAVEAT`` after a verdict printed by a bench run with ``--smoke``, else ``""``."""
+    return SMOKE_CAVEAT if smoke else ""
+
+
 def description(doc: str | None) -> str:
     """The first sentence of ``doc``'s first paragraph, on one line (``""`` for no docstring)."""
     text = " ".join((doc or "").strip().split("\n\n", 1)[0].split())
