@@ -6,6 +6,9 @@
 - ``at_least_zero``: an integer >= 0 (cards flagged at boot, failovers: 0 means none).
 - ``cpu_fraction``: ``--cpu-quota``: 0 (skip) or 0.001 <= q <= the number of CPUs (NaN, negative and a
   quota the kernel cannot express refused: ``_cpuquota.MIN_FRACTION``, 1 ms per period of at most 1 s).
+- ``SMOKE_CAVEAT``, ``smoke_caveat(smoke)``: the words after a verdict at smoke (or other below-full)
+  sizes, "(smoke sizes: the verdicts say nothing of the targets)": ``run_all``'s foot and every bench
+  that prints "met"/"not met" when run alone (month_close, card_block, office_web, gate_decision).
 - ``description(doc)``: the module docstring's first sentence, for ``--help`` (its first line
   stopped mid-sentence: "... -> shifts rebuilt ->").
 - ``exit_on_signals()``: SIGTERM and SIGINT raise ``SystemExit(128 + signal)`` in the main thread, so

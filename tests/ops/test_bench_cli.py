@@ -286,3 +286,24 @@ def test_run_all_refuses_an_out_it_cannot_write_before_anything_runs(tmp_path, w
     assert len(lines) == 1 and lines[0].startswith("-c: error: argument --out: "), stderr
     assert ("is a directory" if where == "a directory" else "does not exist (it is not made)") in lines[0]
     assert not (tmp_path / "benches" / "a_quick.ran").exists() and not (tmp_path / "missing").exists()
+
+
+def test_a_bench_run_alone_at_small_sizes_says_its_verdicts_say_nothing(tmp_path):
+    """month_close run alone with fewer workers than the full run (or ``--smoke``) prints "met"/"not
+    met" followed by run_all's words for smoke sizes (``_cli.SMOKE_CAVEAT``); it printed a bare "not
+    met" before. The full-size verdicts carry no caveat (``verdicts`` without it)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        from _cli import SMOKE_CAVEAT
+        import month_close
+    finally:
+        sys.path.remove(str(BENCH))
+    env = dict(os.environ, TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    out = _run("month_close.py", "--workers", "2", "--rounds", "1", "--reclose-rounds", "1", "--no-postgres",
+               env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said = [x for x in out.stdout.splitlines() if "(target <= " in x and x.startswith("[sqlite]")]
+    assert len(said) == 2 and all(x.endswith(("met" + SMOKE_CAVEAT)) for x in said), said
+    full = {"first_close_s": 1.0, "floor_s": 1.0, "fastest": "executemany", "first_to_floor": 1.0,
+            "first_to_floor_rounds": [1.0], "close_s": 1.0, "skipped": [1], "reclose_read_s": 1.0, "ratio": 1.0}
+    assert not any("smoke" in x for x in month_close.verdicts("sqlite", full))
