@@ -8,11 +8,16 @@ of a lower one (``edge check-config``), since a lower layer never imports ``app`
 
 from __future__ import annotations
 
-import importlib
 import sys
-from gettext import gettext as click_text  # what Click calls: its texts are msgids click.<English>
 
-import click
+from portgate import startup_stop
+
+startup_stop.catch(sys.argv[1:])  # `edge run`: a stop during the imports below is a clean stop (exit 0)
+
+import importlib  # noqa: E402
+from gettext import gettext as click_text  # noqa: E402  what Click calls: its texts are msgids click.<English>
+
+import click  # noqa: E402
 
 from portgate.clitext import (LANG_CHOICES, cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang,
                                use_refusal_words)

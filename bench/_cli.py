@@ -4,7 +4,11 @@
   negative value is refused with argparse's one-line error (exit status 2); it never falls back to
   the default size (``args.workers or 5000`` made ``--workers 0`` the full 5,000-worker run).
 - ``at_least_zero``: an integer >= 0 (cards flagged at boot, failovers: 0 means none).
-- ``cpu_fraction``: ``--cpu-quota``: 0 (skip) or 0 < q <= the number of CPUs (NaN, negative refused).
+- ``cpu_fraction``: ``--cpu-quota``: 0 (skip) or 0.001 <= q <= the number of CPUs (NaN, negative and a
+  quota the kernel cannot express refused: ``_cpuquota.MIN_FRACTION``, 1 ms per period of at most 1 s).
+- ``SMOKE_CAVEAT``, ``smoke_caveat(smoke)``: the words after a verdict at smoke (or other below-full)
+  sizes, "(smoke sizes: the verdicts say nothing of the targets)": ``run_all``'s foot and every bench
+  that prints "met"/"not met" when run alone (month_close, card_block, office_web, gate_decision).
 - ``description(doc)``: the module docstring's first sentence, for ``--help`` (its first line
   stopped mid-sentence: "... -> shifts rebuilt ->").
 - ``exit_on_signals()``: SIGTERM and SIGINT raise ``SystemExit(128 + signal)`` in the main thread, so
@@ -45,17 +49,29 @@ def at_least_zero(text: str) -> int:
 
 
 def cpu_fraction(text: str) -> float:
-    """A CPU quota as a fraction of one core: 0 (no quota run) or 0 < q <= the CPUs of this machine
-    (``os.cpu_count()``); a negative, NaN, infinite or larger value is refused."""
+    """A CPU quota as a fraction of one core: 0 (no quota run) or ``_cpuquota.MIN_FRACTION`` (0.001:
+    the kernel's 1 ms minimum quota in its 1 s longest period) <= q <= the CPUs of this machine
+    (``os.cpu_count()``); a negative, NaN, infinite, smaller or larger value is refused."""
+    from _cpuquota import MIN_FRACTION  # bench/ is sys.path[0] for a bench script
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     cpus = os.cpu_count() or 1
-    if value != 0 and not 0 < value <= cpus:  # NaN fails both comparisons
-        raise argparse.ArgumentTypeError(f"must be 0 (no quota run) or more than 0 and at most {cpus} "
-                                         f"(the CPUs here), got {text}")
+    if value != 0 and not MIN_FRACTION <= value <= cpus:  # NaN fails both comparisons
+        raise argparse.ArgumentTypeError(f"must be 0 (no quota run) or from {MIN_FRACTION:g} (the smallest quota "
+                                         f"the kernel can set: 1 ms per 1 s) to {cpus} (the CPUs here), got {text}")
     return value
+
+
+#: What a verdict at smoke sizes is worth: the foot of ``run_all``'s table, and ``smoke_caveat``.
+SMOKE_CAVEAT = " (smoke sizes: the verdicts say nothing of the targets)"
+
+
+def smoke_caveat(smoke: bool) -> str:
+    """``SMOKE_CAVEAT`` after a verdict printed by a bench run with ``--smoke``, else ``""``."""
+    return SMOKE_CAVEAT if smoke else ""
 
 
 def description(doc: str | None) -> str:

@@ -30,6 +30,12 @@ from pathlib import Path
 # quota under 1 ms: a small fraction gets a longer period (0.05 of one core: 20 ms).
 PERIOD_US = 10_000
 MIN_QUOTA_US = 1_000
+#: The longest CFS period the kernel takes (1 s): with the 1 ms minimum quota, the smallest fraction
+#: of one core a cgroup can express is MIN_QUOTA_US / MAX_PERIOD_US = 0.001 (``bench/_cli.cpu_fraction``
+#: refuses less before anything runs: it was "not measured (the kernel refused cpu.cfs_period_us ...)"
+#: at the end of the run).
+MAX_PERIOD_US = 1_000_000
+MIN_FRACTION = MIN_QUOTA_US / MAX_PERIOD_US
 V2_ROOT = Path("/sys/fs/cgroup")
 V1_CPU = Path("/sys/fs/cgroup/cpu")
 
@@ -47,11 +53,11 @@ class CpuQuota:
 
     @classmethod
     def create(cls, fraction: float, name: str | None = None) -> "CpuQuota | None":
-        """A new cgroup limited to ``fraction`` (0 < fraction <= 64) of one core, or ``None`` when
+        """A new cgroup limited to ``fraction`` (``MIN_FRACTION`` <= fraction <= 64) of one core, or ``None`` when
         this machine offers no writable cgroup with a CPU controller. ``QuotaRefused`` when the
         kernel refused the quota/period (the cgroup removed); ``ValueError`` for a fraction out of range."""
-        if not 0 < fraction <= 64:  # also NaN
-            raise ValueError(f"cpu quota {fraction} is not in (0, 64]")
+        if not MIN_FRACTION <= fraction <= 64:  # also NaN
+            raise ValueError(f"cpu quota {fraction} is not in [{MIN_FRACTION:g}, 64]")
         name = name or f"portgate-bench-{os.getpid()}"
         period = max(PERIOD_US, math.ceil(MIN_QUOTA_US / fraction))
         quota = max(MIN_QUOTA_US, int(period * fraction))

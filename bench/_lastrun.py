@@ -13,8 +13,12 @@ another filesystem with its like). ``at`` is an aware
 UTC ISO 8601 time, ``commit`` the tree's ``git rev-parse --short HEAD`` (None outside git),
 ``ratio`` the run's ratios to its same-run baselines (dimensionless).
 
-Only the last run is kept (DESIGN.md's words): a run that is worse but within the tolerance becomes
-the next run's reference.
+Only the last run that met its comparison is kept (DESIGN.md's words, "the last run"): a run that
+is worse but within the tolerance becomes the next run's reference; a run that did NOT meet it is
+reported and not recorded (``judge`` says so), so one large regression is "not met" at every run
+until it is fixed, instead of becoming the reference of its second run. The first run at a key
+(no previous run) is recorded. Smoke and other sizes have keys of their own (``reference_key``):
+they never move the full run's reference.
 
 ``TOLERANCE``: how much worse than the last run a ratio may be and still count as unchanged, as a
 fraction (0.15: 15 % slower), per ratio, from the spread of back-to-back runs of
@@ -157,12 +161,14 @@ def not_worse(name: str, now: float, before: float) -> bool:
 def judge(bench: str, key: str, ratio: dict[str, float], path: Path | None = None,
           ) -> tuple[dict | None, dict[str, bool], list[str]]:
     """Compare this run's ``ratio`` with the last run of ``bench`` at ``key`` (``reference_key``) on
-    this machine, then record this run in its place. Returns the last run (or None), the verdict per
-    ratio (``not_worse``; empty on the first run) and the lines to print, which name the reference:
-    its key (sizes and options), time and commit."""
+    this machine, and record this run in its place when it met the comparison (every ratio
+    ``not_worse``) or had none (the first run here at ``key``); a run that did not meet it is not
+    recorded, and the lines say so. Returns the last run (or None), the verdict per ratio
+    (``not_worse``; empty on the first run) and the lines to print, which name the reference: its
+    key (sizes and options), time and commit."""
     before = previous(bench, key, path)
-    save(bench, key, ratio, path)
     if before is None:
+        save(bench, key, ratio, path)
         return None, {}, [f"last run on this machine at {key}: none (no previous run; this one recorded in "
                           f"{path or record_path()})"]
     vs_last = {k: not_worse(k, v, before["ratio"][k]) for k, v in ratio.items()
@@ -173,4 +179,10 @@ def judge(bench: str, key: str, ratio: dict[str, float], path: Path | None = Non
         lines.append(f"{k} {v:.3f}x vs the last run's {before['ratio'].get(k)}x: "
                      f"{'met' if vs_last.get(k) else 'NOT met'} ({'lower' if lower else 'higher'} is better; "
                      f"tolerance {tol:.0%})")
+    if all(vs_last.values()):
+        save(bench, key, ratio, path)
+        lines.append(f"this run recorded as the next run's reference ({path or record_path()})")
+    else:
+        lines.append(f"this run NOT recorded (it did not meet its comparison): the reference stays the run of "
+                     f"{before['at']} ({before['commit']})")
     return before, vs_last, lines

@@ -242,12 +242,16 @@ def within_slack(page_ms: float, sql_ms: float, slack_ms: float = SLACK_MS) -> b
     return page_ms <= 2 * sql_ms + slack_ms
 
 
+#: Said after every verdict: ``_cli.smoke_caveat`` of this run (set by ``main`` for ``--smoke``).
+CAVEAT = {"text": ""}
+
+
 def page_line(name: str, page: float, sql: float, ratio: float | None) -> str:
     """The printed line of a page: its p95, its SQL's p95, the ratio and both targets, each "met"
-    or "not met" (the issue's 2x first)."""
+    or "not met" (the issue's 2x first), then ``CAVEAT`` (smoke sizes)."""
     return (f"{name:20s} page p95 {page:8.2f} ms   its SQL alone p95 {sql:8.2f} ms   ratio "
             f"{ratio if ratio is not None else float('nan'):6.2f}   p95 <= 2x SQL: {met_word(ratio)}   "
-            f"p95 <= 2x SQL + {SLACK_MS:g} ms: {'met' if within_slack(page, sql) else 'not met'}")
+            f"p95 <= 2x SQL + {SLACK_MS:g} ms: {'met' if within_slack(page, sql) else 'not met'}{CAVEAT['text']}")
 
 
 FIRST_NAMES = ("Ana", "Bruno", "Carla", "Diego", "Elisa", "Fábio", "Gustavo", "Helena", "Igor", "Joana", "Lucas",
@@ -369,7 +373,7 @@ def lists_met_slack(registry: dict, reads: dict | None) -> bool:
 
 
 def main(argv=None) -> int:
-    from _cli import count, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
+    from _cli import count, exit_on_signals, smoke_caveat  # bench/_cli.py (bench/ is sys.path[0])
 
     exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
     ap = argparse.ArgumentParser()
@@ -382,6 +386,7 @@ def main(argv=None) -> int:
                     help="a read-log ledger an earlier run kept (its taps are reused: a million take ~20 min)")
     ap.add_argument("--keep-reads", action="store_true", help="keep the read-log ledger written (--reads-ledger)")
     args = ap.parse_args(argv)
+    CAVEAT["text"] = smoke_caveat(args.smoke)
     rng = random.Random(17)
     reg_workers, reg_samples = (2_000, 10) if args.smoke else (50_000, 60)
     taps, read_samples = (20_000, 5) if args.smoke else (args.taps, 30)

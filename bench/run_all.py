@@ -9,7 +9,11 @@ process (``--smoke`` passed through) and must print, as its last line, one JSON 
 benchmark: its figures, the baseline measured in the same run, the ratio, the target, whether the
 benchmark found its target met in that run, the time it took, and ``FAILED`` with the last lines of its output if it crashed or printed no JSON line. The
 machine (CPU model, cores, Python, kernel) is written above the table, so figures are never quoted
-without the machine they came from. Exit status: 1 if any benchmark failed, else 0.
+without the machine they came from. Exit status: 1 if any benchmark failed, else 0; 2 for a
+``--out`` that cannot take the table (a directory, a parent that does not exist: never made), said
+in one line before anything runs; 130/143 when run_all is stopped by SIGINT/SIGTERM: the running
+benchmark is stopped with its process group (``stop_group``, as on ``--timeout``) and marked
+``INTERRUPTED``, and the table of what finished is printed and written all the same.
 
 The targets are DESIGN.md's "Performance targets" as they stand (``TARGETS``). Two are not a fixed
 ratio: the gate decision at full speed is "unchanged or better than the last run on the same
@@ -38,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _lastrun  # noqa: E402  (bench/_lastrun.py: the last run on this machine, its tolerance)
+from _cli import SMOKE_CAVEAT  # noqa: E402  (bench/_cli.py: the words a single bench says too)
 
 
 def discover(only: list[str] | None = None) -> list[Path]:
@@ -109,10 +114,16 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+#: run_all's exit status when stopped by a signal (``_cli.exit_on_signals``) -> the signal's name.
+STOP_CODES = {128 + signal.SIGINT: "SIGINT", 128 + signal.SIGTERM: "SIGTERM"}
+
+
 def run_one(script: Path, smoke: bool, timeout: float, grace: float = 60.0) -> dict:
     """Run one benchmark in its own session; return its JSON result plus ``seconds`` (or ``error``
     and ``tail``). On ``timeout``, or when run_all itself is stopped (SIGTERM/SIGINT), the benchmark
-    and its process group are ended by ``stop_group`` before this returns or re-raises."""
+    and its process group are ended by ``stop_group`` before this returns: a stop returns the
+    benchmark marked ``interrupted`` (run_all's exit status, 130 or 143), so the table of what
+    finished is still written; any other exception is re-raised."""
     cmd = [sys.executable, str(script), *(["--smoke"] if smoke else []), *EXTRA_ARGS.get(script.stem, [])]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE.parent,
@@ -123,7 +134,14 @@ def run_one(script: Path, smoke: bool, timeout: float, grace: float = 60.0) -> d
     except subprocess.TimeoutExpired:
         out, err = stop_group(proc, grace)
         code, err = -1, f"timeout after {timeout:g} s: stopped with its process group. {err}"
-    except BaseException:  # run_all stopped (SIGTERM, SIGINT): the benchmark's components too
+    except SystemExit as exc:  # run_all stopped (SIGTERM, SIGINT: _cli.exit_on_signals): its components too
+        out, err = stop_group(proc, grace)
+        if exc.code not in STOP_CODES:
+            raise
+        tail = "\n".join((out + "\n" + err).strip().splitlines()[-5:])
+        return {"bench": script.stem, "error": f"interrupted by {STOP_CODES[exc.code]}: stopped with its process group",
+                "tail": tail, "seconds": time.monotonic() - t0, "interrupted": exc.code}
+    except BaseException:
         stop_group(proc, grace)
         raise
     seconds = time.monotonic() - t0
@@ -244,6 +262,10 @@ def _ingest(r: dict) -> list[dict]:
     return rows
 
 
+#: The end of a last-run target's label (``_vs_last``).
+LAST_RUN = " vs the last run on this machine"
+
+
 def _vs_last(name: str, label: str, figure: str, baseline: str, r: dict) -> dict:
     """A ratio to the same-run bare commit, judged against the last run on this machine
     (``r["previous"]``, ``bench/_lastrun.py``): met when not worse beyond ``_lastrun.TOLERANCE``;
@@ -251,7 +273,7 @@ def _vs_last(name: str, label: str, figure: str, baseline: str, r: dict) -> dict
     now, prev = _g(r, "ratio", name), r.get("previous")
     before = _g(prev, "ratio", name)
     lower, tol = _lastrun.TOLERANCE[name]
-    row = {"target": f"{label} vs the last run on this machine", "figure": figure, "baseline": baseline,
+    row = {"target": f"{label}{LAST_RUN}", "figure": figure, "baseline": baseline,
            "ratio": now, "met": None}
     if not isinstance(before, (int, float)) or isinstance(before, bool):
         row.update(wanted=f"{'<=' if lower else '>='} the last run's, {tol:.0%} tolerance",
@@ -366,7 +388,8 @@ def target_rows(result: dict) -> list[dict]:
     """The table's rows of one benchmark's result: its targets (``TARGETS``), or one row with its
     own figures and verdict; a failed benchmark: one FAILED row."""
     if "error" in result:
-        return [{"target": f"FAILED ({_fmt(result['error'])}): {_fmt(result['tail'])}", "figure": "",
+        word = "INTERRUPTED" if result.get("interrupted") else "FAILED"
+        return [{"target": f"{word} ({_fmt(result['error'])}): {_fmt(result['tail'])}", "figure": "",
                  "baseline": "", "ratio": None, "wanted": "", "met": None, "failed": True}]
     spec = TARGETS.get(result["bench"])
     if spec is not None:
@@ -377,13 +400,14 @@ def target_rows(result: dict) -> list[dict]:
              "met": met if isinstance(met, bool) else None, "own": True}]
 
 
-def table(results: list[dict], smoke: bool) -> str:
+def table(results: list[dict], smoke: bool, stopped: str = "") -> str:
     """The Markdown report: the machine, then ONE table with a row per target (``target_rows``),
     each with its figure, the baseline measured in the same run, the ratio, what is wanted and
     whether it was met ("not measured" where this run could not: no cgroup, PostgreSQL skipped at
     smoke sizes; "no previous run" for a last-run target the first time on this machine;
-    "information" for a figure with no target), then the count of targets met."""
-    head = [f"# Benchmarks ({'smoke sizes' if smoke else 'full run'})", "",
+    "information" for a figure with no target), then the count of targets met; ``stopped``: what
+    stopped the run early (a signal), said in the title and the foot."""
+    head = [f"# Benchmarks ({'smoke sizes' if smoke else 'full run'}{', ' + stopped if stopped else ''})", "",
             f"- run: {dt.datetime.now(dt.UTC).isoformat(timespec='seconds')}",
             f"- machine: {machine()}",
             f"- load average (1, 5, 15 min) at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}", "",
@@ -413,7 +437,10 @@ def table(results: list[dict], smoke: bool) -> str:
             + (f"; not measured in this run: {', '.join(unmeasured)}" if unmeasured else "")
             + (f"; no previous run on this machine (this run recorded for the next, {_lastrun.record_path()}): "
                f"{', '.join(first)}" if first else "")
-            + (" (smoke sizes: the verdicts say nothing of the targets)" if smoke else "") + "."]
+            + ("; a last-run comparison not met: this run NOT recorded, the reference stays the last run "
+               "that met it" if any(m.endswith(LAST_RUN) for m in missed) else "")
+            + (SMOKE_CAVEAT if smoke else "") + "."] + ([f"Run {stopped}: the benchmarks after it did not run."]
+                                                       if stopped else [])
     return "\n".join(head + rows + foot) + "\n"
 
 
@@ -433,34 +460,72 @@ def met_word(result: dict) -> str:
     return "yes" if met is True else "**no**" if met is False else "—"
 
 
+def out_refusal(out: Path) -> str | None:
+    """Why ``--out`` cannot take the table, or None: a directory, a parent that does not exist (never
+    made: a typo would make a tree), is not a directory or cannot be written. Checked before any
+    benchmark runs (a directory there lost the whole table to a traceback at the end)."""
+    parent = out.parent
+    if out.is_dir():
+        return f"{out} is a directory: give a file name (such as {out / 'latest.md'})"
+    if not parent.exists():
+        return f"the directory {parent} does not exist (it is not made): make it, or give another path"
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        return f"{out} cannot be written (permissions)"
+    return None
+
+
+def run_benches(scripts: list[Path], smoke: bool, timeout: float) -> tuple[list[dict], int | None]:
+    """Run ``scripts`` in turn; returns the results and, when run_all was stopped by SIGINT/SIGTERM
+    (``_cli.exit_on_signals``: 130/143), that status (the interrupted benchmark's result marked
+    ``interrupted``, those after it not run), else None."""
+    results = []
+    try:
+        for script in scripts:
+            print(f"run_all: {script.stem} ...", file=sys.stderr, flush=True)
+            results.append(run_one(script, smoke, timeout))
+            if results[-1].get("interrupted"):
+                return results, results[-1]["interrupted"]
+    except SystemExit as exc:  # between two benchmarks: none running
+        if exc.code not in STOP_CODES:
+            raise
+        return results, exc.code
+    return results, None
+
+
 def main(argv: list[str] | None = None) -> int:
     from _cli import description, exit_on_signals  # bench/_cli.py (bench/ is sys.path[0])
 
-    exit_on_signals()  # SIGTERM/SIGINT: the clean-up below runs (components stopped, temp dirs removed)
+    exit_on_signals()  # SIGTERM/SIGINT: the running bench stopped with its group, the table of what finished
     ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks (names without .py)")
-    ap.add_argument("--out", default=str(HERE / "results" / "latest.md"), help="Markdown output file")
+    ap.add_argument("--out", default=None, help="Markdown output file (its directory must exist; default "
+                                                "bench/results/latest.md)")
     ap.add_argument("--timeout", type=float, default=1800.0,
                     help="seconds per benchmark; then it is stopped with its components (SIGTERM, then SIGKILL)")
     args = ap.parse_args(argv)
     if not args.timeout > 0:  # also NaN
         ap.error(f"--timeout must be more than 0 seconds, got {args.timeout}")
-    results = []
-    for script in discover(args.only):
-        print(f"run_all: {script.stem} ...", file=sys.stderr, flush=True)
-        results.append(run_one(script, args.smoke, args.timeout))
-    md = table(results, args.smoke)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out) if args.out else HERE / "results" / "latest.md"
+    if args.out is None:
+        out.parent.mkdir(parents=True, exist_ok=True)  # the default's own directory (git-ignored)
+    refused = out_refusal(out)
+    if refused:
+        print(f"{Path(sys.argv[0]).name}: error: argument --out: {refused}", file=sys.stderr)
+        return 2
+    results, stopped = run_benches(discover(args.only), args.smoke, args.timeout)
+    md = table(results, args.smoke, f"stopped by {STOP_CODES[stopped]}" if stopped else "")
     out.write_text(md)
     print(md)
     failed = [r["bench"] for r in results if "error" in r]
     missed = not_met(results)
     print(json.dumps({"bench": "run_all", "figures": {"benchmarks": len(results), "failed": failed,
                                                       "targets_not_met": missed},
-                      "baseline": {}, "ratio": None, "target": "all benchmarks print their JSON line"}))
-    return 1 if failed else 0
+                      "baseline": {}, "ratio": None, "target": "all benchmarks print their JSON line",
+                      **({"stopped": STOP_CODES[stopped]} if stopped else {})}))
+    return stopped or (1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -56,29 +56,44 @@ def replay(ctx: click.Context, workers: str, cards: str, escala: str, taps: str,
 def run(config_path: str) -> None:
     """Run the gate: readers -> rules -> journal -> indicator (and MQTT sync if configured).
 
-    SIGTERM/SIGINT during start-up (a state file locked by another process is waited for, up to
-    ``lock_wait_s``) stop the gate at once with exit status 0; a lock that outlasts the wait is one
-    line and exit status 1 (``StoreLocked``)."""
-    import signal
-    import threading
+    SIGTERM/SIGINT before the gate is ready (its imports, the configuration, a state file locked by
+    another process waited for up to ``lock_wait_s``, the journal's checks) stop it at once: one log
+    line (``gate_stopped_before_start`` or ``gate_start_cancelled``), exit status 0, nothing journaled
+    lost (``portgate.startup_stop``); a lock that outlasts the wait is one line and exit status 1
+    (``StoreLocked``). The process umask is 0o077: the state directory 0700, its files 0600."""
+    from portgate import startup_stop
 
+    startup_stop.install()  # (app.cli did it before its imports; again for an in-process call)
+    stop = startup_stop.STOP
     from edge.config import load_gate_config
     from edge.config_paths import check_gate_paths
-    from edge.service import GateService, StartCancelled
     from portgate.logs import configure_logging
 
     cfg = load_gate_config(config_path)
     check_gate_paths(cfg)  # edge check-config's refusals, in its words (state dir, FIFOs, indicator file)
     configure_logging(json=cfg.log_json, level=cfg.log_level,
                       fields={"service": "gate", "port": cfg.port, "gate_id": cfg.gate_id})
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):  # GateService.run installs its own once started
-        signal.signal(sig, lambda *_: stop.set())
+    if _stopped_before_start(stop, cfg.gate_id):
+        return
+    from edge.service import GateService, StartCancelled
+
+    if _stopped_before_start(stop, cfg.gate_id):
+        return
     try:
         service = GateService(cfg, stop=stop)
     except StartCancelled:
         return  # logged (gate_start_cancelled): a clean stop
-    service.run()
+    service.run()  # a stop asked meanwhile: gate_stopped_before_start, the files closed, exit 0
+
+
+def _stopped_before_start(stop, gate_id: str) -> bool:
+    """A stop was asked before anything of the state was opened: logged, True (a clean stop)."""
+    if not stop.is_set():
+        return False
+    import structlog
+
+    structlog.get_logger("edge.service").info("gate_stopped_before_start", gate_id=gate_id, opened=False)
+    return True
 
 
 #: Modules the screen's process never uses, set to None in ``sys.modules`` before its imports (an

@@ -8,6 +8,7 @@ benchmark's whole process group on its ``--timeout``."""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import shutil
@@ -37,6 +38,7 @@ def _run(script: str, *args: str, env: dict | None = None) -> subprocess.Complet
     ("month_close.py", ["--smoke", "--no-sqlite"]), ("gate_decision.py", ["--workers", "0"]),
     ("gate_decision.py", ["--cpu-quota", "-1"]), ("gate_decision.py", ["--cpu-quota", "nan"]),
     ("gate_decision.py", ["--cpu-quota", str((os.cpu_count() or 1) + 1)]),
+    ("gate_decision.py", ["--cpu-quota", "0.0001"]), ("gate_decision.py", ["--cpu-quota", "0.00099"]),
     ("gate_display.py", ["--workers", "0"]), ("pay_month.py", ["--workers", "0"]),
     ("payslips.py", ["--workers", "0"]), ("run_all.py", ["--only"]),
 ])
@@ -217,3 +219,91 @@ def test_the_docs_say_what_the_code_does():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     commands = [line for line in ci.splitlines() if line and not line.startswith("#")]
     assert commands[-1] == "bash scripts/test.sh" and "then a smoke run" not in ci
+
+
+QUICK = """
+import json, pathlib, sys
+pathlib.Path(sys.argv[0]).with_suffix(".ran").write_text("ran")
+print(json.dumps({"bench": "a_quick", "figures": {"x": 1}, "baseline": {"y": 1}, "ratio": 1.0,
+                  "target": "x >= y", "met": True}))
+"""
+SLOW = """
+import pathlib, sys, time
+pathlib.Path(sys.argv[0]).with_suffix(".started").write_text("started")
+print("b_slow started", flush=True)
+time.sleep(3600)
+"""
+
+
+def _fake_run_all(tmp_path: Path, *args: str) -> subprocess.Popen:
+    """``bench/run_all.py``'s ``main`` in its own process over two fake benches in ``tmp_path/benches``
+    (``a_quick``: its JSON line at once; ``b_slow``: sleeps an hour), stdout/stderr piped."""
+    benches = tmp_path / "benches"
+    benches.mkdir()
+    (benches / "a_quick.py").write_text(QUICK)
+    (benches / "b_slow.py").write_text(SLOW)
+    code = (f"import sys, pathlib; sys.path.insert(0, {str(BENCH)!r}); import run_all; "
+            f"run_all.HERE = pathlib.Path({str(benches)!r}); sys.exit(run_all.main(sys.argv[1:]))")
+    return subprocess.Popen([sys.executable, "-c", code, *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_run_all_stopped_during_a_bench_writes_the_table_of_what_finished(tmp_path, sig):
+    """SIGINT/SIGTERM while the 2nd benchmark runs: that bench stopped with its group and marked
+    INTERRUPTED, the 1st's row printed and written to --out, exit 130/143 (it exited 130 with no
+    table before)."""
+    out = tmp_path / "table.md"
+    proc = _fake_run_all(tmp_path, "--out", str(out))
+    try:
+        wait_until((tmp_path / "benches" / "b_slow.started").exists, 180, what="the second bench running")
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 128 + sig, stderr[-2000:]
+    name = signal.Signals(sig).name
+    md = out.read_text()
+    assert md in stdout and "Traceback" not in stderr
+    assert f"# Benchmarks (full run, stopped by {name})" in md
+    assert "| a_quick | x >= y |" in md and "| yes |" in md
+    assert f"| b_slow | INTERRUPTED (interrupted by {name}: stopped with its process group): b_slow started" in md
+    assert f"Run stopped by {name}: the benchmarks after it did not run." in md
+    assert json.loads(stdout.strip().splitlines()[-1])["stopped"] == name
+
+
+@pytest.mark.parametrize("where", ["a directory", "a missing parent"])
+def test_run_all_refuses_an_out_it_cannot_write_before_anything_runs(tmp_path, where):
+    """``--out /tmp`` ran every bench then lost the table to a traceback; ``--out /missing/dir/x.md``
+    made the directories. Now: one line, exit 2, no bench run, nothing made."""
+    target = tmp_path if where == "a directory" else tmp_path / "missing" / "dir" / "x.md"
+    proc = _fake_run_all(tmp_path, "--out", str(target), "--only", "a_quick")
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 2, stdout[-2000:] + stderr[-2000:]
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("-c: error: argument --out: "), stderr
+    assert ("is a directory" if where == "a directory" else "does not exist (it is not made)") in lines[0]
+    assert not (tmp_path / "benches" / "a_quick.ran").exists() and not (tmp_path / "missing").exists()
+
+
+def test_a_bench_run_alone_at_small_sizes_says_its_verdicts_say_nothing(tmp_path):
+    """month_close run alone with fewer workers than the full run (or ``--smoke``) prints "met"/"not
+    met" followed by run_all's words for smoke sizes (``_cli.SMOKE_CAVEAT``); it printed a bare "not
+    met" before. The full-size verdicts carry no caveat (``verdicts`` without it)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        from _cli import SMOKE_CAVEAT
+        import month_close
+    finally:
+        sys.path.remove(str(BENCH))
+    env = dict(os.environ, TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    out = _run("month_close.py", "--workers", "2", "--rounds", "1", "--reclose-rounds", "1", "--no-postgres",
+               env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    said = [x for x in out.stdout.splitlines() if "(target <= " in x and x.startswith("[sqlite]")]
+    assert len(said) == 2 and all(x.endswith(("met" + SMOKE_CAVEAT)) for x in said), said
+    full = {"first_close_s": 1.0, "floor_s": 1.0, "fastest": "executemany", "first_to_floor": 1.0,
+            "first_to_floor_rounds": [1.0], "close_s": 1.0, "skipped": [1], "reclose_read_s": 1.0, "ratio": 1.0}
+    assert not any("smoke" in x for x in month_close.verdicts("sqlite", full))

@@ -250,6 +250,8 @@ def test_run_all_judges_the_gate_at_full_speed_against_its_last_run_on_this_mach
     rows = _rows(md)
     assert [rows[n][6] for n in (p50, p99, sus)] == ["**no**", "**no**", "**no**"]
     assert run_all.not_met([dict(gate, previous=worse)]) == [f"gate_decision: {n}" for n in (p50, p99, sus)]
+    assert "this run NOT recorded, the reference stays the last run that met it" in md  # bench/_lastrun.judge
+    assert "NOT recorded" not in run_all.table([dict(gate, previous=within)], False)
     better = dict(gate, ratio={"p50": 1.0, "p99": 1.0, "sustained": 1.0})  # better than a worse last run
     assert run_all.not_met([dict(better, previous=worse)]) == []
 
@@ -379,3 +381,28 @@ def test_the_last_run_reference_is_kept_per_sizes_and_options(tmp_path, monkeypa
     assert before["ratio"] == {"p50": 1.0} and verdict == {"p50": True}
     assert lines[0].startswith(f"reference: the last run on this machine at {default} (")
     assert lastrun.fs_type(tmp_path) != "unknown"
+
+
+def test_a_run_that_did_not_meet_its_comparison_never_becomes_the_reference(tmp_path, monkeypatch):
+    """bench/_lastrun.py ``judge``: a run worse than its reference beyond the tolerance is reported
+    NOT met and is NOT recorded (said in its lines), so the same regression run again is judged
+    against the same good run and is "not met" again (it passed on its second run: every run
+    replaced the record); a run that met it is recorded; other sizes (a smoke run) have their own key."""
+    lastrun = _run_all()._lastrun
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    full, smoke = "workers=50000 events=1000000", "workers=500 events=2000"
+    good = {"p50": 2.0, "p99": 2.0, "sustained": 0.5}
+    bad = {"p50": 4.0, "p99": 2.0, "sustained": 0.5}  # p50 twice the reference's: beyond its 15 %
+    assert lastrun.judge("gate_decision", full, good)[0] is None  # the first run: recorded
+    for _ in range(2):
+        before, verdict, lines = lastrun.judge("gate_decision", full, bad)
+        assert before["ratio"] == good and verdict["p50"] is False
+        assert lines[-1].startswith("this run NOT recorded (it did not meet its comparison): the reference "
+                                    f"stays the run of {before['at']}")
+        assert lastrun.previous("gate_decision", full)["ratio"] == good
+    assert lastrun.judge("gate_decision", smoke, bad)[0] is None  # a smoke run: its own key, full's kept
+    assert lastrun.previous("gate_decision", full)["ratio"] == good
+    better = {"p50": 2.1, "p99": 2.5, "sustained": 0.45}  # within each tolerance: met, recorded
+    before, verdict, lines = lastrun.judge("gate_decision", full, better)
+    assert all(verdict.values()) and lines[-1].startswith("this run recorded as the next run's reference")
+    assert lastrun.previous("gate_decision", full)["ratio"] == better
