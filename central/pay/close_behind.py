@@ -6,7 +6,8 @@ triggers) while the client waits; the pay half before it only needs the rebuilt 
 output digests, which are computed before the first write. ``ShiftHalf`` runs the shift half's
 transaction (``central.ledger.reclose.rebuild_changed``, through the function it is given) on a
 worker thread; ``computed()`` returns once the shifts and digests are known (the ``ready`` call of
-``rebuild_changed``, or its end when nothing is rebuilt), and the caller computes pay while the
+``rebuild_changed``, or its end when nothing is rebuilt; on a scope's first close the shifts only,
+the ``early`` call: ``Rebuilt.partial``, whose digests follow in ``stored()``'s result), and the caller computes pay while the
 server takes the shifts in; ``stored()`` waits for the transaction's commit, and the pay half calls
 it once its statements and lines are written, before its own commit (``save_statements``'
 ``before_commit``): the server takes the statements in while it takes the shifts in, and the

@@ -31,8 +31,9 @@ AT = ("--at", "2026-04-05T12:00:00+00:00")
 # The test seam: ``python -c DRIVER STEP SIGNALS ARGS...`` runs ``app.cli.main(ARGS)`` after making
 # the close send the process SIGNALS (comma-separated names) at STEP: ``lines`` (SQLite: inside the
 # driver's bulk INSERT of the statement lines; elsewhere just before the lines are written, in the
-# statements' transaction) or ``digests`` (after the statements' commit, before the digests); any
-# other STEP: none (a plain close).
+# statements' transaction), ``digests`` (after the statements' commit, before the digests) or
+# ``later`` (as the shift inputs are digested: on PostgreSQL's first close on the shift half's
+# thread, once the pay half writes); any other STEP: none (a plain close).
 DRIVER = """
 import os, signal, sys
 import central.pay.close as close
@@ -65,6 +66,13 @@ elif step == "lines":
         return save(*a, before_lines=lines, **k)
     DefaultDialect.do_executemany = executemany
     close.save_statements = saving
+elif step == "later":  # the shift inputs digested (PostgreSQL's first close: beside the pay writes)
+    import central.ledger.close_inputs as inputs
+    digest = inputs.digest_inputs
+    def digesting(*a):
+        send()
+        return digest(*a)
+    inputs.digest_inputs = digesting
 sys.exit(main(args))
 """
 
@@ -168,3 +176,18 @@ def test_a_second_interrupt_after_the_commit_says_the_close_is_stored(ledger):
         "before its report"), err
     code, out, _err = _close(ledger, "none", "SIGINT")
     assert json.loads(out)["written"] == 0 and _current(ledger) == stored  # nothing to redo
+
+
+@pytest.mark.parametrize(("signal", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupt_as_the_shift_inputs_are_digested_stores_no_statement(ledger, signal, status):
+    """PostgreSQL's first close digests the shift inputs on the shift half's thread while the pay
+    half writes (``rebuild_changed``'s ``early``); the signal sent from there stops the close in one
+    line, no statement stored; what the shift half committed meanwhile is redone or kept by the
+    next close, which stores every statement. SQLite: the inputs are digested first, alike."""
+    code, out, err = _close(ledger, "later", signal)
+    assert (code, out) == (status, ""), err
+    assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err, err
+    assert _current(ledger) == 0
+    code, out, err = _close(ledger, "none", "SIGINT")
+    assert code == 0, err
+    assert json.loads(out)["written"] == _current(ledger) > 0
