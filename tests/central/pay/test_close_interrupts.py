@@ -33,7 +33,9 @@ AT = ("--at", "2026-04-05T12:00:00+00:00")
 # driver's bulk INSERT of the statement lines; elsewhere just before the lines are written, in the
 # statements' transaction), ``digests`` (after the statements' commit, before the digests) or
 # ``later`` (as the shift inputs are digested: on PostgreSQL's first close on the shift half's
-# thread, once the pay half writes); any other STEP: none (a plain close).
+# thread, once the pay half writes), ``copying`` (PostgreSQL: in the main thread inside psycopg's
+# start of the statement lines' COPY, once the server has answered it: the connection left in COPY
+# mode, where a real signal lands only by chance); any other STEP: none (a plain close).
 DRIVER = """
 import os, signal, sys
 import central.pay.close as close
@@ -73,6 +75,15 @@ elif step == "later":  # the shift inputs digested (PostgreSQL's first close: be
         send()
         return digest(*a)
     inputs.digest_inputs = digesting
+elif step == "copying":  # the server has answered the COPY: the client is about to return from it
+    from psycopg import Cursor
+    start = Cursor._start_copy_gen
+    def starting(self, statement, params=None):
+        done = yield from start(self, statement, params)
+        if "statement_lines" in str(statement):
+            send()
+        return done
+    Cursor._start_copy_gen = starting
 sys.exit(main(args))
 """
 
@@ -188,6 +199,24 @@ def test_an_interrupt_as_the_shift_inputs_are_digested_stores_no_statement(ledge
     assert (code, out) == (status, ""), err
     assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err, err
     assert _current(ledger) == 0
+    code, out, err = _close(ledger, "none", "SIGINT")
+    assert code == 0, err
+    assert json.loads(out)["written"] == _current(ledger) > 0
+
+
+@pytest.mark.parametrize("migrated_url", ["postgresql"], indirect=True)  # COPY: PostgreSQL's
+@pytest.mark.parametrize(("signal", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupt_inside_the_start_of_the_lines_copy_is_the_interrupt(ledger, signal, status):
+    """The fresh-clone CI failure of the thirteenth pass: the interrupt raised inside psycopg's
+    ``cur.copy(...)`` once the server had started the COPY left the connection in COPY mode, the
+    rollback on the way out failed (``another command is already in progress``, "Exception during
+    reset or similar") and the close said "saving statements failed", exit 2. Now the connection is
+    invalidated (``central.ledger.bulk._driver``): one line, the signal's status, nothing stored,
+    and the next close stores every statement."""
+    code, out, err = _close(ledger, "copying", signal)
+    assert (code, out) == (status, ""), err
+    assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err, err
+    assert "another command" not in err and _current(ledger) == 0
     code, out, err = _close(ledger, "none", "SIGINT")
     assert code == 0, err
     assert json.loads(out)["written"] == _current(ledger) > 0
