@@ -22,6 +22,7 @@ from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, InvalidatePoolError, OperationalError, SQLAlchemyError
 
 from portgate.errors import BadInput, StoreConflict, StoreError, StoreUnavailable
+from portgate.interrupts import interrupt_in
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -341,7 +342,13 @@ def store_failure(action: str, exc: SQLAlchemyError, conflict: str) -> StoreErro
     """One line for a failed database write, without SQL or parameters: ``StoreConflict`` (exit 1:
     run again) with ``action: conflict`` for a unique key another run took meanwhile or a lock it
     held; ``StoreError`` (exit 2) with ``action: <the driver's first line>`` otherwise (e.g.
-    ``attempt to write a readonly database``)."""
+    ``attempt to write a readonly database``). A failure whose chain holds an interrupt
+    (``portgate.interrupts.interrupt_in``: a rollback refused on a connection the interrupt left
+    mid-command) raises that interrupt instead: the command ends as interrupted (exit 130/143,
+    "interrompido"), not as a database failure."""
+    stop = interrupt_in(exc)
+    if stop is not None:
+        raise stop
     orig = getattr(exc, "orig", None) or exc
     first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
     if isinstance(exc, IntegrityError) or (isinstance(exc, OperationalError) and _BUSY.search(first)):

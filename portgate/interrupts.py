@@ -33,6 +33,23 @@ def exit_status(exc: BaseException | None) -> int:
     return Terminated.exit_code if isinstance(cause, Terminated) else 130
 
 
+def interrupt_in(exc: BaseException | None) -> KeyboardInterrupt | None:
+    """The interrupt (``KeyboardInterrupt``, ``Terminated``) in ``exc``'s chain of causes and
+    contexts, ``exc`` included (``None``: none): what a failure raised while it was unwinding (a
+    rollback on a connection it left mid-command) hides."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        exc = todo.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        todo += (exc.__context__, exc.__cause__)
+    return None
+
+
 class Interrupts:
     """SIGTERM as ``Terminated`` inside the ``with``; ``hold()``: keep the next signal (module docstring)."""
 

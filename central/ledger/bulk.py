@@ -21,13 +21,18 @@ events read as text).
 Tables whose statement needs Python-side column defaults for keys the rows do not carry fall back
 to ``conn.execute(insert(table), rows)``. Runs inside the caller's transaction; raises what
 SQLAlchemy raises (``SQLAlchemyError`` subclasses: ``IntegrityError`` for a duplicate key, the whole
-batch failing).
+batch failing). An interrupt (``KeyboardInterrupt``, SIGTERM's ``Terminated``, ``SystemExit``: not an
+``Exception``) raised while the driver's connection is used directly invalidates the connection
+(``_driver``: closed, its server session ended) as SQLAlchemy does for one raised inside its own
+``execute``: psycopg can leave it mid-protocol (a COPY the server had started, ``another command
+is already in progress``), where a rollback would fail and hide the interrupt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 
 from sqlalchemy import Boolean, Table, insert
@@ -37,6 +42,7 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 
 from central.ledger.changes import counted_in_bulk
+from portgate.interrupts import interrupt_in
 
 Processor = Callable[[object], object] | None
 
@@ -170,9 +176,8 @@ def _copy(conn: Connection, table: Table, names: Sequence[str], params: list[tup
     preparer = conn.dialect.identifier_preparer
     target = preparer.format_table(table)
     sql = f"COPY {target} ({', '.join(preparer.quote(n) for n in names)}) FROM STDIN"
-    dbapi_conn = conn.connection.driver_connection
     try:
-        with dbapi_conn.cursor() as cur:
+        with _driver(conn) as dbapi_conn, dbapi_conn.cursor() as cur:
             found = dict(cur.execute(_COLUMN_OIDS, (target,)).fetchall())
             oids = [found.get(n) for n in names]
             binary = all(oid in _BINARY_OIDS for oid in oids)
@@ -184,6 +189,23 @@ def _copy(conn: Connection, table: Table, names: Sequence[str], params: list[tup
     except conn.dialect.loaded_dbapi.Error as exc:
         raise DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error,
                                   dialect=conn.dialect) from exc
+
+
+@contextlib.contextmanager
+def _driver(conn: Connection) -> Iterator:
+    """``conn``'s driver connection, used directly; an interrupt raised meanwhile (a
+    ``BaseException`` that is not an ``Exception``, or a driver error raised while one unwound:
+    ``interrupt_in``) invalidates ``conn`` before it goes on: the driver's connection is closed
+    (the server ends its session and rolls its transaction back), and the caller's rollback and
+    the pool's reset do not touch it (issue 32: a Ctrl-C inside psycopg's COPY start left it in
+    COPY mode; the rollback's ``another command is already in progress`` was reported instead of
+    the interrupt, exit 2)."""
+    try:
+        yield conn.connection.driver_connection
+    except BaseException as exc:
+        if not isinstance(exc, Exception) or interrupt_in(exc) is not None:  # (psycopg's clean-up failed)
+            conn.invalidate(exc)
+        raise
 
 
 def first_column(conn: Connection, query) -> list:
@@ -202,9 +224,8 @@ def first_column(conn: Connection, query) -> list:
     compiled = query.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
     if not conn.in_transaction():  # as an execute would: the caller's commit or rollback ends it
         conn.begin()
-    dbapi_conn = conn.connection.driver_connection
     try:
-        with dbapi_conn.cursor(binary=True) as cur:
+        with _driver(conn) as dbapi_conn, dbapi_conn.cursor(binary=True) as cur:
             cur.execute(compiled.string, compiled.params)
             return [r[0] for r in cur.fetchall()]
     except dialect.loaded_dbapi.Error as exc:

@@ -23,7 +23,10 @@ otherwise it reads the stored rows (one digest of all the stored rows of the sco
 kind ``shiftall``, is compared first: when it matches, the per-worker output digests are the
 stored ones; otherwise they are computed from the rows), and runs ``reconstruct``/corrections/compare/write
 (``central.ledger.store``'s path) only for the workers where either digest differs or is missing;
-a row edited behind the ledger's back changes the output digest, so it is put right. A change to
+a row edited behind the ledger's back changes the output digest, so it is put right. On a scope's
+first close every worker is rebuilt whatever its digests: with ``early`` (the month close on
+PostgreSQL) the shifts are handed over as soon as they are rebuilt, and the input digests
+(``central.ledger.close_inputs``), the rows' binding and the output digests follow. A change to
 the rebuild code bumps ``DIGEST_VERSION``. Raises ``portgate.errors.BadInput`` for a damaged
 stored event and what SQLAlchemy raises (the caller owns the transaction).
 """
@@ -32,23 +35,22 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import operator
 from collections import defaultdict
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
-import msgspec
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from central.ledger.bulk import first_column
-from central.ledger.breaks import apply_chain_breaks, broken_events, missing_breaks
+from central.ledger.breaks import apply_chain_breaks
 from central.ledger.close_record import (CHANGES, EMPTY, WHOLE, WHOLE_SHIFTS, counted_as,  # noqa: F401
                                          counters_state, record_counters, scope_key, sorts_as_python,
                                          stored_digests, utc_times, write_digests)
-from central.ledger.corrections import apply_corrections, shift_corrections
-from central.ledger.shifts import Shift, clock_flagged, place_times, reconstruct
+from central.ledger.close_inputs import _Inputs, input_digests
+from central.ledger.corrections import apply_corrections
+from central.ledger.shifts import Shift, place_times, reconstruct
 from central.ledger.stored_shifts import (_FIRST, _by_shift_id, _by_worker, _count_stored,  # noqa: F401
                                           _output_digest, _stored_rows, _unexited_rows, _whole_digest)
 from central.ledger.store import (SHIFT_COLUMNS, _anchors, _store_changed, _taps_query, _window,
@@ -66,7 +68,6 @@ STEPS = ("marcações lidas / taps read", "entradas resumidas / inputs digested"
          "turnos gravados / shifts stored")
 _CLOSED_BY = SHIFT_COLUMNS.index("closed_by") - 1  # in a stored row without its shift_id
 _PERIOD_END = SHIFT_COLUMNS.index("period_end") - 1
-_encode = msgspec.msgpack.encode
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -75,7 +76,10 @@ class Rebuilt:
     as now stored); ``outputs``: every worker's output digest; ``unexited``: per worker, the period
     end (aware UTC) of each shift not closed by an exit (what makes pay depend on the time it
     runs); ``stored``: shifts of the dates now stored; ``in_order``: the rebuilt shifts of
-    ``shifts`` in one list, by period start, registration and shift id (``reconstruct``'s order)."""
+    ``shifts`` in one list, by period start, registration and shift id (``reconstruct``'s order);
+    ``partial``: what ``rebuild_changed`` tells its ``early`` caller, the shifts only: ``in_order``,
+    the counts and ``read`` as computed, ``outputs`` naming every worker, each ``EMPTY``, and
+    ``shifts`` and ``unexited`` empty (the final result has them)."""
 
     shifts: dict[str, list[Shift]]
     outputs: dict[str, str]
@@ -85,6 +89,7 @@ class Rebuilt:
     stored: int
     read: int = 0  # stored shift and flag rows read back for their digests (0: counters unchanged)
     in_order: tuple[Shift, ...] | list[Shift] = ()
+    partial: bool = False
 
 
 @dataclasses.dataclass(slots=True)
@@ -100,16 +105,6 @@ class _Month:
     month: list
     full: bool = False
     placed: dict | None = None
-
-
-@dataclasses.dataclass(slots=True)
-class _Inputs:
-    """Every worker's input digest, the recorded chain breaks (by event id) and whether any meal
-    correction is stored at all."""
-
-    digests: dict[str, str]
-    broken: dict
-    any_fix: bool
 
 
 @dataclasses.dataclass(slots=True)
@@ -132,27 +127,31 @@ class _Stored:
 
 def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone: ZoneInfo, *,
                     now: dt.datetime, step: Callable[[str], None] | None = None,
-                    ready: Callable[[Rebuilt], None] | None = None) -> Rebuilt:
+                    ready: Callable[[Rebuilt], None] | None = None,
+                    early: Callable[[Rebuilt], None] | None = None) -> Rebuilt:
     """Make the stored shifts of work dates [date_from, date_to] equal to the events, rebuilding
     only the workers whose input or stored-output digest differs from the last close's (see the
     module docstring); store the new digests of those workers. ``step``: told the name of each
     step of ``STEPS`` once it is done (a progress bar). ``ready``: when workers are rebuilt, called
     once their shifts and every output digest are computed, before step 5 writes anything, with
     what will be returned but ``read`` (the rows a read-back may still add; step 5 writes once it
-    returns): a caller can go on with the shifts while the writes run (nothing it gets changes)."""
+    returns): a caller can go on with the shifts while the writes run (nothing it gets changes).
+    ``early``: on a scope's first close (no shift digest of the scope stored: every worker is
+    rebuilt whatever its digests), called instead of ``ready`` as soon as the shifts are rebuilt,
+    with them only (``Rebuilt.partial``); the input digests, the rows' binding and the output
+    digests are computed once it returns (issue 32: the close pays meanwhile)."""
     told = step or _silent
     scope = scope_key(date_from, date_to, zone)
     month = _read_month(conn, *_window(date_from, date_to, zone), full=_first_close(conn, scope))
     told(STEPS[0])
-    inputs = _input_digests(conn, scope, month, date_from, date_to)
+    inputs = input_digests(conn, DIGEST_VERSION + scope.encode(), month, date_from, date_to,
+                           later=early is not None and month.full)  # a first close: digested later
     told(STEPS[1])
     known, counters = counters_state(conn, scope, SHIFT_TABLES)
     last = stored_digests(conn, scope, "shifts")
     stored = _stored_outputs(conn, scope, known, last, date_from, date_to)
-    outputs = stored.outputs
-    workers = set(inputs.digests) | set(outputs)
-    todo = {reg for reg in workers
-            if last.get(reg) != (inputs.digests.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+    workers = inputs.workers | set(stored.outputs)
+    todo = _changed(workers, last, inputs, stored.outputs)
     if todo:  # the rebuilt workers' stored rows are compared and replaced
         _read_for_rebuild(conn, stored, todo, date_from, date_to)
     unexited, n_stored = _unexited_and_count(conn, stored, todo, date_from, date_to)
@@ -162,24 +161,46 @@ def rebuild_changed(conn: Connection, date_from: dt.date, date_to: dt.date, zone
     told(STEPS[3])
     if todo:
         n_stored += len(found) - sum(len(stored.rows.get(reg, ())) for reg in todo)
+        counts = (len(todo), len(workers) - len(todo), n_stored)
+        if early is not None and not last:  # every worker rebuilt: the shifts are all the caller needs
+            early(Rebuilt({}, dict.fromkeys(workers, EMPTY), {}, *counts, stored.read, found, partial=True))
+            ready = None
         rebuilt = _store_rebuilt(conn, found, stored, todo, unexited, date_from, date_to, now, ready and (
-            lambda done: ready(Rebuilt(done, outputs, unexited, len(todo), len(workers) - len(todo), n_stored,
-                                       stored.read, found))))
-        write_digests(conn, scope, "shifts", {reg: (inputs.digests.get(reg, EMPTY), outputs[reg])
-                                              for reg in todo}, now)
-        was = counters
-        _known, counters = counters_state(conn, scope, SHIFT_TABLES)  # this transaction's writes
-        after = _as_written(conn, stored, todo, found, was, counters)
-        if after is None:  # read them back
-            after = _stored_rows(conn, date_from, date_to)
-            stored.read += len(after[0]) + len(after[1])
-        stored.whole = _whole_digest(*after)
+            lambda done: ready(Rebuilt(done, stored.outputs, unexited, *counts, stored.read, found))))
+        counters = _digest_rebuilt(conn, scope, stored, todo, found, inputs, counters, now, (date_from, date_to))
     if stored.rows is not None:  # the whole digest differed or the rows changed
         write_digests(conn, scope, WHOLE_SHIFTS, {WHOLE: (EMPTY, stored.whole)}, now)
     if not known or todo:
         record_counters(conn, scope, counters, now)
     told(STEPS[4])
-    return Rebuilt(rebuilt, outputs, unexited, len(todo), len(workers) - len(todo), n_stored, stored.read, found)
+    return Rebuilt(rebuilt, stored.outputs, unexited, len(todo), len(workers) - len(todo), n_stored,
+                   stored.read, found)
+
+
+def _changed(workers: set[str], last: dict[str, tuple[str, str]], inputs: _Inputs,
+             outputs: dict[str, str]) -> set[str]:
+    """The workers whose input or output digest differs from the last close's (``last``; none
+    stored: every worker, whatever its digests, which are not computed for it)."""
+    if not last:
+        return set(workers)
+    return {reg for reg in workers if last.get(reg) != (inputs.digests.get(reg, EMPTY), outputs.get(reg, EMPTY))}
+
+
+def _digest_rebuilt(conn: Connection, scope: str, stored: _Stored, todo: set[str], found: list[Shift],
+                    inputs: _Inputs, was: dict[str, int], now: dt.datetime,
+                    dates: tuple[dt.date, dt.date]) -> dict[str, int]:
+    """After step 5's writes: store ``todo``'s digests, set ``stored.whole`` (the digest of all
+    the stored rows, as written when ``_as_written`` can tell them, else read back) and return
+    the change counters after this transaction's writes (``was``: before them)."""
+    write_digests(conn, scope, "shifts", {reg: (inputs.digests.get(reg, EMPTY), stored.outputs[reg])
+                                          for reg in todo}, now)
+    _known, counters = counters_state(conn, scope, SHIFT_TABLES)  # this transaction's writes
+    after = _as_written(conn, stored, todo, found, was, counters)
+    if after is None:  # read them back
+        after = _stored_rows(conn, *dates)
+        stored.read += len(after[0]) + len(after[1])
+    stored.whole = _whole_digest(*after)
+    return counters
 
 
 def _as_written(conn: Connection, stored: _Stored, todo: set[str], found: list[Shift],
@@ -225,52 +246,6 @@ def _read_month(conn: Connection, lo: dt.datetime, hi: dt.datetime, full: bool =
     boots = {(e.gate_id, e.boot_id) for e in taps if not e.clock_trusted}
     anchors = _anchors(conn, boots, {e.event_id for e in taps}) if boots else []
     return _Month(raws, taps, taps + anchors if anchors else taps, full)
-
-
-def _input_digests(conn: Connection, scope: str, month: _Month, date_from: dt.date,
-                   date_to: dt.date) -> _Inputs:
-    """Step 2: every worker's input digest (the module docstring lists what it covers)."""
-    # per worker: the raw events, and the placements that are not the event's own trusted time
-    # (that one is already in its bytes)
-    if month.full:  # every worker is rebuilt: place every event once, for this step and step 4
-        month.placed = place_times(month.month)
-        flagged = {eid: p for eid, p in month.placed.items() if p[1]}  # = ``clock_flagged(month.month)``
-    else:
-        flagged = clock_flagged(month.month)
-    broken = broken_events(conn)  # a break recorded later (the audit) flags the shift: an input
-    missing = missing_breaks(conn)  # a deleted event: an input of every worker tapping at its gate
-    mine: dict[str, list[bytes]] = defaultdict(list)
-    moved: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    gates_of: dict[str, set[str]] = defaultdict(set)
-    for raw, e in zip(month.raws, month.taps):
-        reg = e.payload.registration
-        if reg is not None:
-            mine[reg].append(raw)
-            if missing:
-                gates_of[reg].add(e.gate_id)
-            if e.event_id in flagged:
-                moved[reg].append((e.event_id, repr(flagged[e.event_id])))
-            if broken and e.event_id in broken:
-                moved[reg].append((e.event_id, repr(broken[e.event_id])))
-    fixes, any_fix = _corrections(conn, date_from, date_to)
-    inputs = {}
-    head = DIGEST_VERSION + scope.encode()
-    sha = hashlib.sha256
-    for reg, own in mine.items():
-        h = sha(head)
-        own.sort()  # byte order: a set's digest whatever order the database returns it in
-        h.update(b"\0".join(own))  # JSON holds no NUL
-        if reg in moved:
-            h.update(repr(sorted(moved[reg])).encode())
-        if missing and (gone := [m for m in missing if m[0] in gates_of[reg]]):
-            h.update(repr(sorted(gone)).encode())
-        if reg in fixes:
-            h.update(_encode(fixes[reg]))
-        inputs[reg] = h.hexdigest()
-    for reg, rows in fixes.items():  # corrections of a worker with no events in the window
-        if reg not in inputs:
-            inputs[reg] = hashlib.sha256(DIGEST_VERSION + scope.encode() + _encode(rows)).hexdigest()
-    return _Inputs(inputs, broken, any_fix)
 
 
 def _stored_outputs(conn: Connection, scope: str, known: bool, last: dict[str, tuple[str, str]],
@@ -362,24 +337,6 @@ def _store_rebuilt(conn: Connection, found: list[Shift], stored: _Stored, todo: 
         ready(rebuilt)
     _store_changed(conn, found, date_from, date_to, now, stored=theirs, bound=bound)
     return rebuilt
-
-
-def _corrections(conn: Connection, date_from: dt.date, date_to: dt.date) -> tuple[dict[str, list[tuple]], bool]:
-    """``(corrections, any)``: the meal corrections (P6) of shifts of the dates, per registration,
-    in id order: ``(id, shift_id, value, actor, recorded_at ISO UTC)``; ``any``: whether any meal
-    correction is stored at all (of any dates)."""
-    c = shift_corrections.c
-    out: dict[str, list[tuple]] = defaultdict(list)
-    lo, hi = date_from.isoformat(), date_to.isoformat()
-    seen = False
-    for cid, sid, value, actor, at in conn.execute(
-            select(c.id, c.shift_id, c.value, c.actor, c.recorded_at)
-            .where(c.field == "meal_worked").order_by(c.id)):
-        seen = True
-        parts = sid.rsplit("/", 3)
-        if len(parts) == 4 and lo <= parts[2] <= hi:
-            out[parts[0]].append((cid, sid, bool(value), actor, as_utc(at).isoformat()))
-    return out, seen
 
 
 _SECOND = operator.itemgetter(1)

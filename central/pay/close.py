@@ -28,7 +28,14 @@ transactions; a close interrupted between them leaves digests that no longer mat
 sends those workers through the full path next time. On PostgreSQL the shift transaction writes on
 a thread while the stored statements are read and pay is computed, planned and written, and the
 statements are committed after it (``central.pay.close_behind``); the pay digests of the rows as
-written are computed while the statement lines are written. The cyclic collector is paused for the
+written are computed while the statement lines are written. On a scope's first close there
+(no shift digest stored) the pay half starts from the rebuilt shifts as soon as ``reconstruct``
+returns (``rebuild_changed``'s ``early``; ``Rebuilt.partial``): every worker is paid whatever its
+digests, so the shift input digests, the shift rows' binding and output digests, and the pay
+input digests are all computed once the statements are being written, when the client would
+otherwise wait for the server (issue 32: 0.9-1 s of a 5,000-worker close's Python off its path
+to the first write; docs/performance.md, thirteenth pass); with pay digests of the scope stored,
+the pay half waits for the whole shift half (its commit) and compares them. The cyclic collector is paused for the
 whole close, and what the close built (a month's events, shifts, statements: millions of tracked
 objects, none in a cycle) goes to its oldest generation when it ends instead of being scanned by
 the young collection its allocation count starts at once (``portgate.gctune.paused(long_lived=True)``:
@@ -116,18 +123,20 @@ def close_month(engine: Engine, date_from: dt.date, date_to: dt.date, zone: Zone
     scope = scope_key(date_from, date_to, zone)
     try:
         with gc_paused(long_lived=True), ShiftHalf(engine, lambda conn, step, ready: rebuild_changed(
-                conn, date_from, date_to, zone, now=now, step=step, ready=ready), told,
+                conn, date_from, date_to, zone, now=now, step=step, ready=ready,
+                early=ready if conn.dialect.name == "postgresql" else None), told,
                 what="closing the month failed", conflict=CLOSE_CONFLICT) as half, \
                 ThreadPoolExecutor(1, thread_name_prefix="close-digests") as beside:
             with engine.connect() as conn:
                 state = _read_pay_state(conn, scope, date_from, date_to)  # PostgreSQL: while the
-                ledger = half.computed()  # shifts are rebuilt; then while they are written
-                inputs = _pay_inputs(ledger, rulebook, calendar, now)
-                todo = _to_pay(state, inputs)
+                ledger, todo = _first_to_pay(half, state)  # shifts are rebuilt; then while written
+                inputs = None if ledger.partial else _pay_inputs(ledger, rulebook, calendar, now)
+                todo = _to_pay(state, inputs) if todo is None else todo
                 found = _shifts_to_pay(conn, half, ledger, todo, date_from, date_to)
             run, digested = _pay_and_store(engine, half, beside, found, state, rulebook, calendar,
                                            (date_from, date_to), now=now, by=by, reason=reason)
             ledger = half.stored(*STEPS[5:7])
+            inputs = _pay_inputs(ledger, rulebook, calendar, now) if inputs is None else inputs
         told(STEPS[7])
         n_statements, read = _record_pay_digests(engine, scope, state, inputs, todo, run, digested,
                                                  (date_from, date_to), now)
@@ -187,6 +196,20 @@ def _read_pay_state(conn: Connection, scope: str, date_from: dt.date, date_to: d
     lost = lost_payments(conn, date_from, date_to)  # paid per the audit log only
     return _PayState(known, counters, last, before, whole_differs, outputs, lines_altered, lost,
                      n_statements, read)
+
+
+def _first_to_pay(half: ShiftHalf, state: _PayState) -> tuple[Rebuilt, set[str] | None]:
+    """``(ledger, todo)``: the shift half's result as computed and, when it is the shifts only
+    (``Rebuilt.partial``: a scope's first close on PostgreSQL) and no pay digest of the scope is
+    stored either, the workers to pay (every worker, whatever its pay digests: they are computed
+    once the statements are written). ``todo`` is ``None`` otherwise (compare the digests); a
+    partial result with pay digests stored is waited for whole (the shift half's commit)."""
+    ledger = half.computed()
+    if not ledger.partial:
+        return ledger, None
+    if not state.last:
+        return ledger, _to_pay(state, ledger.outputs)
+    return half.stored(), None
 
 
 def _to_pay(state: _PayState, inputs: dict[str, str]) -> set[str]:

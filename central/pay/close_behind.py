@@ -6,7 +6,8 @@ triggers) while the client waits; the pay half before it only needs the rebuilt 
 output digests, which are computed before the first write. ``ShiftHalf`` runs the shift half's
 transaction (``central.ledger.reclose.rebuild_changed``, through the function it is given) on a
 worker thread; ``computed()`` returns once the shifts and digests are known (the ``ready`` call of
-``rebuild_changed``, or its end when nothing is rebuilt), and the caller computes pay while the
+``rebuild_changed``, or its end when nothing is rebuilt; on a scope's first close the shifts only,
+the ``early`` call: ``Rebuilt.partial``, whose digests follow in ``stored()``'s result), and the caller computes pay while the
 server takes the shifts in; ``stored()`` waits for the transaction's commit, and the pay half calls
 it once its statements and lines are written, before its own commit (``save_statements``'
 ``before_commit``): the server takes the statements in while it takes the shifts in, and the
@@ -24,26 +25,43 @@ in the caller's thread, in order, by ``computed()`` and ``stored()``. A failure 
 is raised by ``computed()`` or ``stored()``, a database one as ``central.db.store_failure``'s
 ``StoreError`` (``StoreConflict``: run again) with ``what`` and ``conflict``; leaving the ``with``
 block waits for the thread (a failing pay half leaves the shift half to finish: its commit is a
-state an interrupted close can leave, see ``central.pay.close``).
+state a failed close can leave, see ``central.pay.close``). Leaving it with an interrupt
+(Ctrl-C, SIGTERM's ``Terminated``, raised in the caller's thread wherever it was, or a failure
+with one in its chain: ``portgate.interrupts.interrupt_in``) stops the shift half before the
+thread is joined: the thread raises ``Stopped`` at its next step, before writing and before its
+commit, and the command it has on its connection is cancelled (psycopg's ``cancel_safe``, again
+every ``CANCEL_EVERY_S`` until the thread ends: a cancel that lands between two commands is
+ignored by the server), so its transaction rolls back and the close ends as interrupted at once,
+not after the shift half's writes (issue 32, docs/performance.md, fourteenth pass). Only a commit
+already under way when the interrupt came is kept (as before).
 """
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from central.db import store_failure
 from central.ledger.reclose import Rebuilt
+from portgate.interrupts import interrupt_in
 
 #: ``run(conn, step, ready)``: the shift half on ``conn`` (its transaction), telling ``step`` each
 #: step done and ``ready`` what it computed before writing (``rebuild_changed``'s arguments).
 ShiftRun = Callable[[Connection, Callable[[str], None], Callable[[Rebuilt], None]], Rebuilt]
 _WAKE = object()  # queued after either result is set: a waiting caller looks again
+#: Seconds between two cancels of the shift half's command once the close is interrupted.
+CANCEL_EVERY_S = 0.2
+
+
+class Stopped(Exception):
+    """Raised in the shift half's thread once the close is interrupted: its transaction rolls back."""
 
 
 class ShiftHalf:
@@ -59,6 +77,8 @@ class ShiftHalf:
         self._pool: ThreadPoolExecutor | None = None
         self._then_told = False
         self._go = threading.Event()  # the shift half may write (thread only)
+        self._stop = threading.Event()  # the close is interrupted: the shift half rolls back
+        self._driver = None  # the shift half's psycopg connection while its transaction is open
         if engine.dialect.name == "postgresql":
             self._pool = ThreadPoolExecutor(1, thread_name_prefix="close-shifts")
             self._final = self._pool.submit(self._transaction, engine, self._steps.put)
@@ -73,9 +93,13 @@ class ShiftHalf:
     def __enter__(self) -> ShiftHalf:
         return self
 
-    def __exit__(self, *_exc) -> None:
+    def __exit__(self, _kind, exc, _tb) -> None:
+        if interrupt_in(exc) is not None:  # interrupted (or a failure it caused): stop the shift half
+            self._stop.set()
         self._go.set()  # a failing pay half: the shift half goes on to its end
         if self._pool is not None:
+            if self._stop.is_set():
+                self._cancel_until_ended()
             self._pool.shutdown(wait=True)
 
     def write(self) -> None:
@@ -100,14 +124,40 @@ class ShiftHalf:
         return done
 
     def _transaction(self, engine: Engine, step: Callable[[str], None]) -> Rebuilt:
-        with engine.begin() as conn:
-            return self._run(conn, step, self._ready)
+        def told(name: str) -> None:
+            self._check()
+            step(name)
+
+        try:
+            with engine.begin() as conn:
+                if self._pool is not None:
+                    self._driver = conn.connection.driver_connection
+                done = self._run(conn, told, self._ready)
+                self._check()  # not committed once interrupted
+                return done
+        finally:
+            self._driver = None
 
     def _ready(self, computed: Rebuilt) -> None:
         self._early.set_result(computed)
         self._steps.put(_WAKE)
         if self._pool is not None:  # on the thread: write once the pay half does
             self._go.wait()
+        self._check()
+
+    def _check(self) -> None:
+        if self._stop.is_set():
+            raise Stopped("the close was interrupted")
+
+    def _cancel_until_ended(self) -> None:
+        """Cancel the shift half's command until its thread ends (``Stopped`` or the cancel's
+        error: its transaction rolled back), every ``CANCEL_EVERY_S``."""
+        while not self._final.done():
+            driver = self._driver
+            if driver is not None:
+                with contextlib.suppress(Exception):  # closed meanwhile, or the server gone: ends anyway
+                    driver.cancel_safe(timeout=5.0)
+            wait_for([self._final], timeout=CANCEL_EVERY_S)
 
     def _ended(self, final: Future) -> None:
         if not self._early.done():  # nothing rebuilt, or a failure before: the end is the result

@@ -2,7 +2,8 @@
 process (``app.cli.main`` with one test seam: ``DRIVER`` sends the process a real signal at a named
 step of the close): before the statements' commit the close rolls back and says "interrompido" /
 "aborted" in one line (exit 130, SIGTERM 143); an interrupt inside SQLite's bulk INSERT (the
-connection closed under it) is the same line, not a ``sqlite3.ProgrammingError`` traceback; once
+connection closed under it) is the same line, not a ``sqlite3.ProgrammingError`` traceback, and
+so is one inside PostgreSQL's COPY (the connection invalidated, not rolled back); once
 the statements are committed the close is reported (its JSON line and a line saying the interrupt
 came after), and a second interrupt there says the close is stored, not "aborted". SQLite and
 PostgreSQL."""
@@ -31,8 +32,11 @@ AT = ("--at", "2026-04-05T12:00:00+00:00")
 # The test seam: ``python -c DRIVER STEP SIGNALS ARGS...`` runs ``app.cli.main(ARGS)`` after making
 # the close send the process SIGNALS (comma-separated names) at STEP: ``lines`` (SQLite: inside the
 # driver's bulk INSERT of the statement lines; elsewhere just before the lines are written, in the
-# statements' transaction) or ``digests`` (after the statements' commit, before the digests); any
-# other STEP: none (a plain close).
+# statements' transaction), ``digests`` (after the statements' commit, before the digests) or
+# ``later`` (as the shift inputs are digested: on PostgreSQL's first close on the shift half's
+# thread, once the pay half writes), ``copying`` (PostgreSQL: in the main thread inside psycopg's
+# start of the statement lines' COPY, once the server has answered it: the connection left in COPY
+# mode, where a real signal lands only by chance); any other STEP: none (a plain close).
 DRIVER = """
 import os, signal, sys
 import central.pay.close as close
@@ -65,6 +69,22 @@ elif step == "lines":
         return save(*a, before_lines=lines, **k)
     DefaultDialect.do_executemany = executemany
     close.save_statements = saving
+elif step == "later":  # the shift inputs digested (PostgreSQL's first close: beside the pay writes)
+    import central.ledger.close_inputs as inputs
+    digest = inputs.digest_inputs
+    def digesting(*a):
+        send()
+        return digest(*a)
+    inputs.digest_inputs = digesting
+elif step == "copying":  # the server has answered the COPY: the client is about to return from it
+    from psycopg import Cursor
+    start = Cursor._start_copy_gen
+    def starting(self, statement, params=None):
+        done = yield from start(self, statement, params)
+        if "statement_lines" in str(statement):
+            send()
+        return done
+    Cursor._start_copy_gen = starting
 sys.exit(main(args))
 """
 
@@ -168,3 +188,39 @@ def test_a_second_interrupt_after_the_commit_says_the_close_is_stored(ledger):
         "before its report"), err
     code, out, _err = _close(ledger, "none", "SIGINT")
     assert json.loads(out)["written"] == 0 and _current(ledger) == stored  # nothing to redo
+
+
+@pytest.mark.parametrize(("signal", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupt_as_the_shift_inputs_are_digested_stores_no_statement(ledger, signal, status):
+    """PostgreSQL's first close digests the shift inputs on the shift half's thread while the pay
+    half writes (``rebuild_changed``'s ``early``); the signal sent from there lands in the main
+    thread wherever it is (in the fresh-clone CI run of the thirteenth pass: inside the lines' COPY,
+    exit 2; ``test_an_interrupt_inside_the_start_of_the_lines_copy_is_the_interrupt`` places it
+    there) and stops the close in one line, no statement stored; the shift half is stopped (a
+    commit already under way is kept and the next close checks it), and the next close stores
+    every statement. SQLite: the inputs are digested first, alike."""
+    code, out, err = _close(ledger, "later", signal)
+    assert (code, out) == (status, ""), err
+    assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err, err
+    assert _current(ledger) == 0
+    code, out, err = _close(ledger, "none", "SIGINT")
+    assert code == 0, err
+    assert json.loads(out)["written"] == _current(ledger) > 0
+
+
+@pytest.mark.parametrize("migrated_url", ["postgresql"], indirect=True)  # COPY: PostgreSQL's
+@pytest.mark.parametrize(("signal", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupt_inside_the_start_of_the_lines_copy_is_the_interrupt(ledger, signal, status):
+    """The fresh-clone CI failure of the thirteenth pass: the interrupt raised inside psycopg's
+    ``cur.copy(...)`` once the server had started the COPY left the connection in COPY mode, the
+    rollback on the way out failed (``another command is already in progress``, "Exception during
+    reset or similar") and the close said "saving statements failed", exit 2. Now the connection is
+    invalidated (``central.ledger.bulk._driver``): one line, the signal's status, nothing stored,
+    and the next close stores every statement."""
+    code, out, err = _close(ledger, "copying", signal)
+    assert (code, out) == (status, ""), err
+    assert err.strip().splitlines()[-1] == "interrompido" and "Traceback" not in err, err
+    assert "another command" not in err and _current(ledger) == 0
+    code, out, err = _close(ledger, "none", "SIGINT")
+    assert code == 0, err
+    assert json.loads(out)["written"] == _current(ledger) > 0
