@@ -22,7 +22,7 @@ import click  # noqa: E402
 from portgate.clitext import (LANG_CHOICES, cli_lang, help_words, install_click_texts, lang_in_args, tr, use_lang,
                                use_refusal_words)
 from portgate.errors import PortgateError
-from portgate.interrupts import exit_status
+from portgate.interrupts import exit_status, keep_held_to_the_end
 
 install_click_texts()  # Click's own "Usage:", "No such option", "Missing argument", and --help in cli_lang()
 
@@ -194,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     error (an option's value, a missing option: one line, exit 2; ``--help`` is unchanged), and an
     argument whose bytes are not UTF-8 (one line naming it, exit 2, before any command runs)."""
     args = sys.argv[1:] if argv is None else argv
+    if argv is None:  # the portgate program itself, not a command run in-process: held work stays
+        keep_held_to_the_end()  # held to the process's end (portgate.interrupts)
     given = lang_in_args(args)
     if given:  # a command's --lang: its usage errors in that language too (docs/i18n.md)
         use_lang(given)

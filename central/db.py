@@ -289,6 +289,8 @@ def say_when_waiting(engine: Engine, say: Callable[[str, str], None], after_s: f
 
 _BUSY = re.compile(r"database is locked|database table is locked|busy|deadlock|could not serialize"
                    r"|lock timeout|could not obtain lock", re.IGNORECASE)
+#: a PostgreSQL server that answered and refused the connection for good (read_failure: exit 2)
+_REFUSED = re.compile(r'(database|role) "[^"]*" does not exist|password authentication failed', re.IGNORECASE)
 
 
 _UNREACHABLE = re.compile(
@@ -325,7 +327,9 @@ def read_failure(where: str, dialect: str, exc: SQLAlchemyError) -> StoreError:
     retry) for a database server not reachable or a locked SQLite file (``database W not
     reachable: ...``); ``StoreError`` (exit 2) for a file that is not a database (``W is not a
     database``), a database without the ledger tables (``W is not a portgate ledger``) or another
-    failure. ``where``: the URL with its password hidden; ``dialect``: ``engine.dialect.name``."""
+    failure, including a server that answered but refused the connection for good (no such
+    database or role, a wrong password: ``_REFUSED``, a configuration to fix, not worth a retry).
+    ``where``: the URL with its password hidden; ``dialect``: ``engine.dialect.name``."""
     orig = getattr(exc, "orig", None) or exc
     first = (str(orig).strip().splitlines() or [type(orig).__name__])[0][:300]
     if re.search(r"file is not a database|not a database", first, re.IGNORECASE):
@@ -333,6 +337,8 @@ def read_failure(where: str, dialect: str, exc: SQLAlchemyError) -> StoreError:
     if re.search(r"no such table|does not exist", first, re.IGNORECASE) and "connection" not in first:
         return StoreError(f"{where} is not a portgate ledger (no ledger tables: run `portgate "
                           f"ledger migrate --db URL` on a new one): {first}")
+    if isinstance(exc, OperationalError) and _REFUSED.search(first):  # the server answered: no
+        return StoreError(f"reading {where} failed: {first}")  # such database or role, a wrong password
     if isinstance(exc, OperationalError) and (dialect != "sqlite" or _BUSY.search(first)):
         return StoreUnavailable(f"database {where} not reachable: {first}")
     return StoreError(f"reading {where} failed: {first}")

@@ -6,7 +6,12 @@ transaction back and ends with the same one line as Ctrl-C (``app.cli.main``: ``
 exit 143 instead of Ctrl-C's 130). ``hold()``, called once the command's work is committed, keeps
 the next SIGINT or SIGTERM instead of raising it (``got``: its signal number), so that what is
 stored is reported, not called aborted; a second one raises as before (the user insists). Leaving
-the ``with`` puts the handlers found on entry back. Off the main thread (a command run in-process
+the ``with`` puts the handlers found on entry back, except in the command line's own process
+(``keep_held_to_the_end``, called by ``app.cli.main`` when it runs as the ``portgate`` program)
+once the work was held: there a signal that comes after the ``with`` (the counts printed, the
+process tearing its heap down: on a large close a few hundred ms) is kept too, the first ignored,
+a second ending the process by that signal, so a close that finished is never reported as
+interrupted (exit 0; it was 130 "aborted" or a silent 143). Off the main thread (a command run in-process
 by another thread) it changes nothing: Python sets signal handlers on the main thread only."""
 
 from __future__ import annotations
@@ -50,6 +55,22 @@ def interrupt_in(exc: BaseException | None) -> KeyboardInterrupt | None:
     return None
 
 
+_TO_THE_END = {"on": False}  # the portgate program's own process (keep_held_to_the_end)
+
+
+def keep_held_to_the_end() -> None:
+    """In the ``portgate`` program's own process only (``app.cli.main`` run as the program, never a
+    command run in-process by a test or another program): a command whose work is held
+    (``Interrupts.hold``) keeps SIGINT and SIGTERM held after its ``with`` until the process ends."""
+    _TO_THE_END["on"] = True
+
+
+def _after_the_work(signum, _frame) -> None:
+    """A signal after held work's ``with``: the first ignored (the work is stored and reported); a
+    second ends the process by the signal's default action (the user insists)."""
+    signal.signal(signum, signal.SIG_DFL)
+
+
 class Interrupts:
     """SIGTERM as ``Terminated`` inside the ``with``; ``hold()``: keep the next signal (module docstring)."""
 
@@ -68,8 +89,9 @@ class Interrupts:
         return self
 
     def __exit__(self, *_exc) -> None:
+        after = self.holding and _TO_THE_END["on"]  # held work in the program's process: kept to its end
         for signum, handler in self._saved.items():
-            signal.signal(signum, handler)
+            signal.signal(signum, _after_the_work if after and self.got is None else handler)
 
     def hold(self) -> None:
         """From now on keep the first SIGINT or SIGTERM (``got``) instead of raising it."""

@@ -5,8 +5,8 @@ step of the close): before the statements' commit the close rolls back and says 
 connection closed under it) is the same line, not a ``sqlite3.ProgrammingError`` traceback, and
 so is one inside PostgreSQL's COPY (the connection invalidated, not rolled back); once
 the statements are committed the close is reported (its JSON line and a line saying the interrupt
-came after), and a second interrupt there says the close is stored, not "aborted". SQLite and
-PostgreSQL."""
+came after), and a second interrupt there says the close is stored, not "aborted"; after its counts
+are printed an interrupt changes nothing (exit 0). SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -85,6 +85,15 @@ elif step == "copying":  # the server has answered the COPY: the client is about
             send()
         return done
     Cursor._start_copy_gen = starting
+elif step == "ended":  # the close's ``with Interrupts()`` left: its counts printed, the process ending
+    import portgate.interrupts as interrupts
+    leave = interrupts.Interrupts.__exit__
+    def leaving(self, *exc):
+        leave(self, *exc)
+        send()
+    interrupts.Interrupts.__exit__ = leaving
+    sys.argv = ["portgate", *args]
+    sys.exit(main())  # the portgate program itself (no argv): its held work is kept to its end
 sys.exit(main(args))
 """
 
@@ -170,6 +179,21 @@ def test_an_interrupt_after_the_commit_lets_the_close_finish_and_report(ledger, 
     assert "interrompido\n" not in err and "Traceback" not in err
     code, out, _err = _close(ledger, "none", "SIGINT")
     assert json.loads(out)["pay_skipped"] == 4  # its digests were recorded: the re-close skips all
+
+
+@pytest.mark.parametrize("signal", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_after_the_close_reported_its_counts_is_no_failure(ledger, signal):
+    """A signal after the close's ``with`` (its counts printed, the process tearing down: a tester's
+    Ctrl-C right after "9/9" on a large PostgreSQL close) was "aborted", exit 130, or a silent 143,
+    for a close stored and reported; the ``portgate`` program keeps it held to its end: exit 0.
+    A second one still ends the process by that signal (the user insists)."""
+    code, out, err = _close(ledger, "ended", signal)
+    assert code == 0, err
+    assert json.loads(out)["written"] == _current(ledger) > 0
+    assert "interrompido" not in err and "Traceback" not in err
+    code, out, err = _close(ledger, "ended", f"{signal},{signal}")
+    assert code == -getattr(__import__("signal"), signal), err  # ended by the signal itself
+    assert json.loads(out)["written"] == 0  # the first close stored all: nothing redone
 
 
 def test_a_second_interrupt_after_the_commit_says_the_close_is_stored(ledger):
