@@ -70,8 +70,11 @@ def test_a_stop_during_start_up_is_a_clean_stop_with_exit_0(tmp_path, point, sig
     assert code == 0, text[-2000:]
     assert "Traceback" not in text and "aborted" not in text and "abortado" not in text
     said = [e["event"] for e in _events(err)]
-    assert "gate_started" not in said
-    assert said.count("gate_stopped_before_start") + said.count("gate_start_cancelled") == 1, said
+    if point == "roster_replaced" and "gate_started" in said:  # the rest of the start-up (a few ms) ran
+        assert "gate_stopped" in said and "gate_stopped_before_start" not in said, said  # before the
+    else:  # signal was delivered (a loaded machine): then it is the running gate's clean stop, exit 0
+        assert "gate_started" not in said
+        assert said.count("gate_stopped_before_start") + said.count("gate_start_cancelled") == 1, said
     # nothing journaled lost: the same state starts again and stops cleanly
     gate = start_gate_and_wait(cfg)
     gate.send_signal(signal.SIGTERM)

@@ -65,11 +65,16 @@ def test_a_fraction_outside_what_a_cgroup_can_hold_is_refused():
             CpuQuota.create(bad)
 
 
-def test_a_quota_the_kernel_refuses_is_said_and_its_cgroup_removed():
+def test_a_quota_the_kernel_refuses_is_said_and_its_cgroup_removed(monkeypatch):
     """0.0001 of one core needs a 10 s period; the kernel takes 1 ms - 1 s (v1 cfs_period_us; v2 cpu.max
     the same): ``QuotaRefused`` names the file, the value and the kernel's words, and the cgroup made
-    for it is gone (it was left in /sys/fs/cgroup/cpu, and the bench said "no writable cgroup")."""
+    for it is gone (it was left in /sys/fs/cgroup/cpu, and the bench said "no writable cgroup").
+    ``MIN_FRACTION`` refuses such a quota before the kernel is asked (test_bench_cli.py); lowered
+    here so that the real kernel's own refusal, kept for a kernel with other limits, is reached."""
+    import bench._cpuquota as cpuquota
     from bench._cpuquota import QuotaRefused
+
+    monkeypatch.setattr(cpuquota, "MIN_FRACTION", 0.0)
 
     _made(0.25, "probe").remove()  # skips where no cgroup is writable
     name = f"portgate-test-refused-{os.getpid()}"
@@ -78,9 +83,10 @@ def test_a_quota_the_kernel_refuses_is_said_and_its_cgroup_removed():
     assert not any(root.joinpath(name).exists() for root in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu")))
 
 
-def test_the_gate_bench_says_what_the_kernel_refused(tmp_path):
+def test_the_gate_bench_says_what_the_kernel_refused(tmp_path, monkeypatch):
     """``bench/gate_decision.under_quota`` at 0.0001 of one core: "not measured" with the kernel's
-    refusal as the reason (not "no writable cgroup"), before any gate starts."""
+    refusal as the reason (not "no writable cgroup"), before any gate starts (``MIN_FRACTION``
+    lowered as above: the command line refuses 0.0001 first)."""
     import importlib.util
 
     _made(0.25, "probe2").remove()  # skips where no cgroup is writable
@@ -88,6 +94,10 @@ def test_the_gate_bench_says_what_the_kernel_refused(tmp_path):
                                                   / "bench" / "gate_decision.py")
     gate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gate)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    import _cpuquota  # as the bench imports it: a top-level module of bench/
+
+    monkeypatch.setattr(_cpuquota, "MIN_FRACTION", 0.0)
     got = gate.under_quota(tmp_path, [], 0.0001)
     assert got["measured"] is False and got["why"].startswith("the kernel refused cpu."), got
     assert not Path(f"/sys/fs/cgroup/cpu/portgate-bench-{os.getpid()}").exists()
