@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# chromium: the real browser the screen tests drive through Playwright (never a downloaded build).
+# chromium, chromium-headless-shell: the real browser the screen tests drive through Playwright (never a
+# downloaded build; testkit/browser.py takes the headless shell of the same Debian source when it is there).
 # openssl: the TLS tests make their certificates (testkit/tls.py).
 # mosquitto-clients: bench/ingest.py times mosquitto_sub (the C client) as the broker's ceiling.
 # jq: the log tests pipe the services' output through it (journalctl -o cat | jq).
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 # patroni + etcd-server: the replicated ledger tier, 3 etcd members and 3 PostgreSQL nodes (app/cluster/patroni.py).
 # pgbackrest: the ledger's backups with WAL archiving and a point-in-time restore (tests/ops/test_backup_pitr.py).
 DEB_PACKAGES=(python3-venv python3-dev gcc swig libpcsclite-dev pcscd vsmartcard-vpcd mosquitto mosquitto-clients socat tzdata
-  chromium fonts-dejavu-core jq openssl nodejs poppler-utils e2fsprogs nats-server
+  chromium chromium-headless-shell fonts-dejavu-core jq openssl nodejs poppler-utils e2fsprogs nats-server
   patroni etcd-server pgbackrest)
 # Debian packages npm apart; a nodejs from elsewhere (NodeSource) brings its own npm and conflicts with it
 if ! command -v npm >/dev/null; then DEB_PACKAGES+=(npm); fi
