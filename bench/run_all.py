@@ -517,15 +517,27 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results, stopped = run_benches(discover(args.only), args.smoke, args.timeout)
     md = table(results, args.smoke, f"stopped by {STOP_CODES[stopped]}" if stopped else "")
-    out.write_text(md)
-    print(md)
+    print(md)  # first: a --out that fails at the write (a full disk, /dev/full) loses nothing printed
+    unwritten = write_out(out, md)
     failed = [r["bench"] for r in results if "error" in r]
     missed = not_met(results)
     print(json.dumps({"bench": "run_all", "figures": {"benchmarks": len(results), "failed": failed,
                                                       "targets_not_met": missed},
                       "baseline": {}, "ratio": None, "target": "all benchmarks print their JSON line",
                       **({"stopped": STOP_CODES[stopped]} if stopped else {})}))
-    return stopped or (1 if failed else 0)
+    return stopped or (2 if unwritten else 1 if failed else 0)
+
+
+def write_out(out: Path, md: str) -> bool:
+    """Write the table to ``out``; True (and one line on stderr) when it could not be written: the
+    table is on stdout already, the run is not lost (exit 2)."""
+    try:
+        out.write_text(md)
+    except OSError as exc:
+        print(f"{Path(sys.argv[0]).name}: error: argument --out: {out}: {exc.strerror or exc} (the table is "
+              f"printed above, not written)", file=sys.stderr)
+        return True
+    return False
 
 
 if __name__ == "__main__":

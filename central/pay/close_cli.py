@@ -74,11 +74,14 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
     with Interrupts() as stop:  # SIGTERM as Ctrl-C from here on
         engine = ledger_engine(db_url)
         try:
-            if at is not None:
-                _at_after_taps(engine, reference, first, last, calendar.zone)
-            with step_bar(tr("cli.pay.close_bar"), show_progress) as bar:
-                done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
-                                   by=by or login(), reason=reason, progress=_told(bar, stop))
+            try:
+                if at is not None:
+                    _at_after_taps(engine, reference, first, last, calendar.zone)
+                with step_bar(tr("cli.pay.close_bar"), show_progress) as bar:
+                    done = close_month(engine, first, last, calendar.zone, rulebook, calendar, now=reference,
+                                       by=by or login(), reason=reason, progress=_told(bar, stop))
+            finally:  # inside the ``except``: a second interrupt while the pool closes is reported alike
+                engine.dispose()
         except KeyboardInterrupt as exc:
             if not stop.committed:  # nothing committed: rolled back, ``app.cli.main`` says "aborted"
                 raise
@@ -86,8 +89,6 @@ def close_cmd(db_url, config_path, date_from, date_to, port_config, rulebook_nam
             click.echo(tr("cli.pay.close_stored_interrupted", first=l10n.day(first, lang), last=l10n.day(last, lang)),
                        err=True)
             raise click.exceptions.Exit(exit_status(exc)) from exc
-        finally:
-            engine.dispose()
         click.echo(json.dumps(close_counts(done, first, last, rulebook.id), ensure_ascii=False))
         warn_lost(done.run.saved)
     if stop.got is not None:

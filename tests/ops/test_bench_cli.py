@@ -288,6 +288,19 @@ def test_run_all_refuses_an_out_it_cannot_write_before_anything_runs(tmp_path, w
     assert not (tmp_path / "benches" / "a_quick.ran").exists() and not (tmp_path / "missing").exists()
 
 
+def test_run_all_whose_out_fails_at_the_write_still_prints_the_table(tmp_path):
+    """``--out /dev/full`` passes the check made before the run (a writable file) and fails at the
+    write (no space left): the table was lost to a traceback, exit 1. Now: printed first, then one
+    line naming the file and the kernel's words, exit 2."""
+    proc = _fake_run_all(tmp_path, "--out", "/dev/full", "--only", "a_quick")
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 2, stdout[-2000:] + stderr[-2000:]
+    assert "| a_quick | x >= y |" in stdout and "Traceback" not in stderr
+    [line] = [ln for ln in stderr.strip().splitlines() if "error" in ln]  # beside the progress line
+    assert line.startswith("-c: error: argument --out: /dev/full: ") and "No space left on device" in line
+    assert json.loads(stdout.strip().splitlines()[-1])["bench"] == "run_all"
+
+
 def test_a_bench_run_alone_at_small_sizes_says_its_verdicts_say_nothing(tmp_path):
     """month_close run alone with fewer workers than the full run (or ``--smoke``) prints "met"/"not
     met" followed by run_all's words for smoke sizes (``_cli.SMOKE_CAVEAT``); it printed a bare "not
