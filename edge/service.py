@@ -140,6 +140,7 @@ class GateService:
         self._stop = stop if stop is not None else threading.Event()
         self._stop_asked: tuple[float, int] | None = None  # (monotonic s, signal) of the first stop asked
         self._readers_closed_s: float | None = None  # seconds the readers' close took in the handler
+        self._stoppers: list[threading.Thread] = []  # the handler's threads (_stop_signalled)
         self.boot_id = str(uuid.uuid4())
         self.rulebook = load_rulebook(cfg)
         self.clock = clock or make_clock(cfg)
@@ -271,7 +272,7 @@ class GateService:
 
         notifier = Notifier()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda signum, _frame: self._stop_now(signum))
+            signal.signal(sig, lambda signum, _frame: self._stop_signalled(signum))
         if self._stop.is_set():  # asked during start-up: no loop, no reader read
             log.info("gate_stopped_before_start", gate_id=self.cfg.gate_id)
             self.loop.stop()  # closes the readers
@@ -302,14 +303,26 @@ class GateService:
             self.loop.run(watchdog=notifier.watchdog)
         finally:
             notifier.stopping()
+            for stopper in self._stoppers:  # the readers' close done (it does not block): its seconds
+                stopper.join(5)
             asked = self._stop_asked
             log.info("gate_stopping", signal=signal.Signals(asked[1]).name if asked else None,
                      readers_closed_s=self._readers_closed_s,
                      loop_ended_s=round(time.monotonic() - asked[0], 3) if asked else None)
             self.close()
 
+    def _stop_signalled(self, signum: int) -> None:
+        """The SIGTERM/SIGINT handler: ``_stop_now`` on a thread of its own. The handler runs in the
+        main thread between two bytecodes of the loop, which may hold the inbox queue's lock (a
+        ``Queue.get`` between its wake-up and its return): putting the stop on the inbox from the
+        handler itself waited for that lock forever (a SIGTERM'd gate that never ended, no log line,
+        in a fresh-clone run); from another thread it waits for the loop to let it go."""
+        stopper = threading.Thread(target=self._stop_now, args=(signum,), name="gate-stop", daemon=True)
+        self._stoppers.append(stopper)
+        stopper.start()
+
     def _stop_now(self, signum: int | None = None) -> None:
-        """The SIGTERM/SIGINT handler: note when (for the stop's log), stop the loop and the readers."""
+        """Note when (for the stop's log), stop the loop and the readers (``_stop_signalled``)."""
         first = self._stop_asked is None
         if first:
             self._stop_asked = (time.monotonic(), signum or signal.SIGTERM)

@@ -264,3 +264,35 @@ def test_the_gate_freezes_its_start_up_objects_before_it_says_started(tmp_path):
                if '"gate_started"' in x]
     assert len(started) == 1
     assert started[0]["gc_frozen"] > 10_000  # the imports, the store's caches, the loop
+
+
+def test_the_stop_signal_handler_takes_no_lock_the_interrupted_loop_may_hold(tmp_path):
+    """The SIGTERM/SIGINT handler runs in the main thread between two bytecodes of the loop, which
+    may hold the inbox queue's lock (a ``Queue.get`` between its wake-up and its return). The handler
+    put the stop on the inbox itself and waited for that lock forever: a SIGTERM'd gate that never
+    ended, no log line (a fresh-clone run's ``test_crash.py``). Here the handler is called by a thread
+    that holds that lock, as the interrupted loop would: it returns, and the stop reaches the loop
+    once the lock is let go."""
+    import signal
+    import threading
+
+    from testkit.wait import wait_until
+
+    svc = GateService(load_gate_config(write_gate_config(tmp_path)), indicator=RecordingIndicator())
+    try:
+        returned = threading.Event()
+
+        def interrupted_loop():
+            with svc.loop.inbox.mutex:  # the loop inside Queue.get, holding the queue's lock
+                svc._stop_signalled(signal.SIGTERM)  # the handler, in that same thread
+                returned.set()
+
+        holder = threading.Thread(target=interrupted_loop, daemon=True)
+        holder.start()
+        holder.join(60)  # a wait, not a time limit: the old handler never returned
+        assert returned.is_set(), "the stop handler waited for the lock its own thread holds"
+        wait_until(lambda: svc.loop.inbox.qsize() > 0, timeout=60, what="the stop put on the inbox")
+    finally:
+        if returned.is_set():  # else the lock stays held by the stuck thread: closing would wait too
+            svc.loop.stop()
+            svc.close()
